@@ -1,0 +1,437 @@
+//! The incremental, zero-copy parser for server ops.
+
+use bytes::{Buf, Bytes, BytesMut};
+
+use crate::decode_error::DecodeError;
+use crate::headers::HeaderBlock;
+use crate::info::ServerInfo;
+use crate::msg::{Msg, ServerOp};
+use crate::server_error::ServerError;
+use crate::subject::Subject;
+
+/// Bounds that keep a misbehaving server from making the parser buffer
+/// without limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParserLimits {
+    /// Longest accepted control line, excluding its `\r\n`. This includes
+    /// `INFO` lines, whose JSON grows with the cluster's `connect_urls`.
+    /// Default: 4096.
+    pub max_control_line: usize,
+    /// Largest accepted `MSG`/`HMSG` size (headers plus payload).
+    /// Default: 64 MiB; lower it to the server's `max_payload` once known.
+    pub max_payload: usize,
+}
+
+impl Default for ParserLimits {
+    fn default() -> Self {
+        ParserLimits {
+            max_control_line: 4096,
+            max_payload: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// Turns the byte stream from a server into [`ServerOp`]s.
+///
+/// The parser does no I/O: the caller appends received bytes to a
+/// [`BytesMut`] and calls [`Parser::decode`] until it returns `Ok(None)`.
+/// Between calls the caller may only *append* to that buffer, because the
+/// parser remembers how far it has already looked.
+#[derive(Debug, Default)]
+pub struct Parser {
+    limits: ParserLimits,
+    state: State,
+}
+
+impl Parser {
+    /// Creates a parser enforcing `limits`.
+    pub fn new(limits: ParserLimits) -> Parser {
+        Parser {
+            limits,
+            state: State::default(),
+        }
+    }
+
+    /// Changes the largest accepted message size, typically to the
+    /// `max_payload` from the server's `INFO`.
+    pub fn set_max_payload(&mut self, n: usize) {
+        self.limits.max_payload = n;
+    }
+
+    /// Returns the limits currently enforced.
+    pub fn limits(&self) -> ParserLimits {
+        self.limits
+    }
+
+    /// Decodes the next complete server op at the front of `buf`, removing
+    /// its bytes from `buf`.
+    ///
+    /// `Ok(None)`: `buf` holds only part of an op; call again after
+    /// appending more bytes. A control line that was already parsed is not
+    /// parsed again, and the search for its end resumes where it stopped.
+    ///
+    /// After an error the stream is out of sync and the connection should
+    /// be closed.
+    pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<ServerOp>, DecodeError> {
+        let head = match self.state {
+            State::ExpectPayload(head) => head,
+            State::ExpectLine { scanned } => {
+                let Some(line_len) = self.find_line_end(buf, scanned)? else {
+                    return Ok(None);
+                };
+                let line = &buf[..line_len - CRLF.len()];
+                match parse_line(line, line_len, self.limits.max_payload)? {
+                    Line::Op(op) => {
+                        buf.advance(line_len);
+                        return Ok(Some(op));
+                    }
+                    Line::Msg(head) => head,
+                }
+            }
+        };
+        if buf.len() < head.frame_len {
+            self.state = State::ExpectPayload(head);
+            return Ok(None);
+        }
+        self.state = State::default();
+        // One split per message: subject, reply and payload are views into it.
+        let frame = buf.split_to(head.frame_len).freeze();
+        head.into_msg(frame).map(|msg| Some(ServerOp::Msg(msg)))
+    }
+
+    /// Finds the `\n` ending the control line at the front of `buf`, looking
+    /// only at bytes not scanned by earlier calls. Returns the line length
+    /// including `\r\n`.
+    fn find_line_end(&mut self, buf: &[u8], scanned: usize) -> Result<Option<usize>, DecodeError> {
+        let max = self.limits.max_control_line;
+        // Searching no further than the limit makes the outcome independent
+        // of how the stream was chunked.
+        let limit = max.saturating_add(CRLF.len());
+        let window_end = buf.len().min(limit);
+        let start = scanned.min(window_end);
+        match memchr::memchr(b'\n', &buf[start..window_end]) {
+            Some(i) => {
+                let newline = start + i;
+                self.state = State::default();
+                if newline == 0 || buf[newline - 1] != b'\r' {
+                    return Err(DecodeError::MissingTerminator);
+                }
+                Ok(Some(newline + 1))
+            }
+            None if buf.len() >= limit => Err(DecodeError::ControlLineTooLong { max }),
+            None => {
+                self.state = State::ExpectLine {
+                    scanned: window_end,
+                };
+                Ok(None)
+            }
+        }
+    }
+}
+
+const CRLF: &[u8] = b"\r\n";
+
+/// What the parser waits for next.
+#[derive(Debug, Clone, Copy)]
+enum State {
+    /// The end of a control line; the first `scanned` bytes hold no `\n`.
+    ExpectLine { scanned: usize },
+    /// The rest of a `MSG`/`HMSG` frame whose control line is parsed.
+    ExpectPayload(MsgHead),
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State::ExpectLine { scanned: 0 }
+    }
+}
+
+/// A byte range within a frame (the control line starts at offset 0).
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    const EMPTY: Span = Span { start: 0, end: 0 };
+}
+
+/// A parsed `MSG`/`HMSG` control line.
+#[derive(Debug, Clone, Copy)]
+struct MsgHead {
+    subject: Span,
+    reply: Option<Span>,
+    sid: u64,
+    header_len: Option<usize>,
+    total_len: usize,
+    /// Control line length including `\r\n`.
+    line_len: usize,
+    /// Control line, headers, payload and the closing `\r\n`.
+    frame_len: usize,
+}
+
+impl MsgHead {
+    /// Builds the message from its complete frame of `self.frame_len` bytes.
+    fn into_msg(self, frame: Bytes) -> Result<Msg, DecodeError> {
+        if !frame.ends_with(CRLF) {
+            return Err(DecodeError::MissingTerminator);
+        }
+        let view = |s: Span| frame.slice(s.start..s.end);
+        let subject = Subject::from_bytes(view(self.subject))?;
+        let reply = self
+            .reply
+            .map(|r| Subject::from_bytes(view(r)))
+            .transpose()?;
+        let payload_end = self.frame_len - CRLF.len();
+        let (block, payload_start) = match self.header_len {
+            None => (None, self.line_len),
+            Some(len) => {
+                let end = self.line_len + len;
+                (Some(HeaderBlock::decode(&frame[self.line_len..end])?), end)
+            }
+        };
+        let (headers, status, description) = match block {
+            Some(b) => (Some(b.headers), b.status, b.description),
+            None => (None, None, None),
+        };
+        Ok(Msg {
+            subject,
+            sid: self.sid,
+            reply,
+            headers,
+            status,
+            description,
+            payload: frame.slice(payload_start..payload_end),
+            length: self.total_len,
+        })
+    }
+}
+
+/// A parsed control line.
+enum Line {
+    /// An op that is complete once its line is.
+    Op(ServerOp),
+    /// A message whose payload follows the line.
+    Msg(MsgHead),
+}
+
+/// Parses one control line, given without its `\r\n`.
+fn parse_line(line: &[u8], line_len: usize, max_payload: usize) -> Result<Line, DecodeError> {
+    let op_end = line.iter().position(|&b| is_blank(b)).unwrap_or(line.len());
+    let (op, args) = line.split_at(op_end);
+    // Op names are case-insensitive; MSG first as it is by far the most common.
+    if op.eq_ignore_ascii_case(b"MSG") {
+        parse_msg(line, op_end, line_len, max_payload, false).map(Line::Msg)
+    } else if op.eq_ignore_ascii_case(b"HMSG") {
+        parse_msg(line, op_end, line_len, max_payload, true).map(Line::Msg)
+    } else if op.eq_ignore_ascii_case(b"PING") {
+        expect_no_args(args, "PING").map(|()| Line::Op(ServerOp::Ping))
+    } else if op.eq_ignore_ascii_case(b"PONG") {
+        expect_no_args(args, "PONG").map(|()| Line::Op(ServerOp::Pong))
+    } else if op.eq_ignore_ascii_case(b"+OK") {
+        expect_no_args(args, "+OK").map(|()| Line::Op(ServerOp::Ok))
+    } else if op.eq_ignore_ascii_case(b"INFO") {
+        parse_info(args).map(Line::Op)
+    } else if op.eq_ignore_ascii_case(b"-ERR") {
+        Ok(Line::Op(parse_err(args)))
+    } else {
+        let shown = &op[..op.len().min(32)];
+        Err(DecodeError::UnknownOp {
+            op: String::from_utf8_lossy(shown).into_owned(),
+        })
+    }
+}
+
+/// Parses `MSG <subject> <sid> [reply] <#bytes>` or
+/// `HMSG <subject> <sid> [reply] <#header bytes> <#total bytes>`.
+fn parse_msg(
+    line: &[u8],
+    op_end: usize,
+    line_len: usize,
+    max_payload: usize,
+    with_headers: bool,
+) -> Result<MsgHead, DecodeError> {
+    let op = if with_headers { "HMSG" } else { "MSG" };
+    let mut args = [Span::EMPTY; 5];
+    let count = split_args(line, op_end, &mut args).ok_or(DecodeError::InvalidArguments { op })?;
+    let sizes = if with_headers { 2 } else { 1 };
+    let reply = match count.checked_sub(2 + sizes) {
+        Some(0) => None,
+        Some(1) => Some(args[2]),
+        _ => return Err(DecodeError::InvalidArguments { op }),
+    };
+    let arg = |s: Span| &line[s.start..s.end];
+    let sid = parse_number(arg(args[1]), op)?;
+    let total_len = to_usize(parse_number(arg(args[count - 1]), op)?, op)?;
+    let header_len = match with_headers {
+        true => Some(to_usize(parse_number(arg(args[count - 2]), op)?, op)?),
+        false => None,
+    };
+    if total_len > max_payload {
+        return Err(DecodeError::PayloadTooLarge {
+            size: total_len,
+            max: max_payload,
+        });
+    }
+    if let Some(header_len) = header_len.filter(|&h| h > total_len) {
+        return Err(DecodeError::HeaderSizeExceedsTotal {
+            header_len,
+            total_len,
+        });
+    }
+    let frame_len = line_len
+        .checked_add(total_len)
+        .and_then(|n| n.checked_add(CRLF.len()))
+        .ok_or(DecodeError::PayloadTooLarge {
+            size: total_len,
+            max: max_payload,
+        })?;
+    Ok(MsgHead {
+        subject: args[0],
+        reply,
+        sid,
+        header_len,
+        total_len,
+        line_len,
+        frame_len,
+    })
+}
+
+/// Parses `INFO {json}`; `args` starts right after the op name.
+fn parse_info(args: &[u8]) -> Result<ServerOp, DecodeError> {
+    let json = trim(args);
+    if json.is_empty() {
+        return Err(DecodeError::InvalidArguments { op: "INFO" });
+    }
+    serde_json::from_slice::<ServerInfo>(json)
+        .map(|info| ServerOp::Info(Box::new(info)))
+        .map_err(|e| DecodeError::InvalidInfo(e.to_string()))
+}
+
+/// Parses `-ERR '<text>'`; `args` starts right after the op name. The
+/// quotes are optional so that a bare text is still reported.
+fn parse_err(args: &[u8]) -> ServerOp {
+    let text = trim(args);
+    let text = match text {
+        [b'\'', inner @ .., b'\''] => inner,
+        _ => text,
+    };
+    ServerOp::Err(ServerError::from_text(&String::from_utf8_lossy(text)))
+}
+
+fn expect_no_args(args: &[u8], op: &'static str) -> Result<(), DecodeError> {
+    if args.iter().all(|&b| is_blank(b)) {
+        Ok(())
+    } else {
+        Err(DecodeError::InvalidArguments { op })
+    }
+}
+
+/// Splits `line[from..]` on runs of spaces and tabs into `out`, returning
+/// the count, or `None` if there are more arguments than `out` holds.
+fn split_args(line: &[u8], from: usize, out: &mut [Span]) -> Option<usize> {
+    let mut count = 0;
+    let mut i = from;
+    loop {
+        while i < line.len() && is_blank(line[i]) {
+            i += 1;
+        }
+        if i == line.len() {
+            return Some(count);
+        }
+        let start = i;
+        while i < line.len() && !is_blank(line[i]) {
+            i += 1;
+        }
+        *out.get_mut(count)? = Span { start, end: i };
+        count += 1;
+    }
+}
+
+/// Parses a non-empty run of ASCII digits without overflow.
+fn parse_number(digits: &[u8], op: &'static str) -> Result<u64, DecodeError> {
+    let value = match digits {
+        [] => None,
+        _ => digits.iter().try_fold(0u64, |n, &d| {
+            let digit = d.is_ascii_digit().then(|| u64::from(d - b'0'))?;
+            n.checked_mul(10)?.checked_add(digit)
+        }),
+    };
+    value.ok_or(DecodeError::InvalidNumber { op })
+}
+
+fn to_usize(n: u64, op: &'static str) -> Result<usize, DecodeError> {
+    usize::try_from(n).map_err(|_| DecodeError::InvalidNumber { op })
+}
+
+fn is_blank(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+fn trim(s: &[u8]) -> &[u8] {
+    let start = s.iter().position(|&b| !is_blank(b)).unwrap_or(s.len());
+    let end = s
+        .iter()
+        .rposition(|&b| !is_blank(b))
+        .map_or(start, |i| i + 1);
+    &s[start..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remembers_scan_position_and_parsed_head() {
+        let mut parser = Parser::default();
+        let mut buf = BytesMut::from(&b"MSG a 1 5"[..]);
+        assert_eq!(parser.decode(&mut buf), Ok(None));
+        assert!(matches!(parser.state, State::ExpectLine { scanned: 9 }));
+        buf.extend_from_slice(b"\r\nhel");
+        assert_eq!(parser.decode(&mut buf), Ok(None));
+        assert!(matches!(parser.state, State::ExpectPayload(h) if h.frame_len == 18));
+        buf.extend_from_slice(b"lo\r\n");
+        let Some(ServerOp::Msg(msg)) = parser.decode(&mut buf).unwrap() else {
+            panic!()
+        };
+        assert_eq!(&msg.payload[..], b"hello");
+        assert!(buf.is_empty());
+        assert!(matches!(parser.state, State::ExpectLine { scanned: 0 }));
+    }
+
+    #[test]
+    fn msg_views_share_the_frame_buffer() {
+        let mut parser = Parser::default();
+        let mut buf = BytesMut::from(&b"MSG foo.bar 9 reply.to 3\r\nabc\r\n"[..]);
+        let Some(ServerOp::Msg(msg)) = parser.decode(&mut buf).unwrap() else {
+            panic!()
+        };
+        let subject = msg.subject.clone().into_bytes();
+        let base = subject.as_ptr() as usize;
+        assert_eq!(
+            msg.payload.as_ptr() as usize - base,
+            "foo.bar 9 reply.to 3\r\n".len()
+        );
+    }
+
+    #[test]
+    fn split_args_bounds() {
+        let mut out = [Span::EMPTY; 2];
+        assert_eq!(split_args(b"  a \t b  ", 0, &mut out), Some(2));
+        assert_eq!((out[1].start, out[1].end), (6, 7));
+        assert_eq!(split_args(b"a b c", 0, &mut out), None);
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(parse_number(b"0", "MSG"), Ok(0));
+        assert_eq!(parse_number(b"18446744073709551615", "MSG"), Ok(u64::MAX));
+        for bad in [&b""[..], b"18446744073709551616", b"-1", b"+1", b"1a"] {
+            assert_eq!(
+                parse_number(bad, "MSG"),
+                Err(DecodeError::InvalidNumber { op: "MSG" })
+            );
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! The JSON bodies of the `INFO` (server to client) and `CONNECT`
+//! (client to server) handshake ops.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// What the server says about itself in `INFO`.
+///
+/// Every field defaults when absent and unknown fields are ignored, so newer
+/// or older servers still parse.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default)]
+pub struct ServerInfo {
+    /// Unique identifier of the server.
+    pub server_id: String,
+    /// Configured name of the server.
+    pub server_name: String,
+    /// Server version, e.g. `2.10.14`.
+    pub version: String,
+    /// Go version the server was built with.
+    pub go: String,
+    /// Host the server listens on.
+    pub host: String,
+    /// Port the server listens on.
+    pub port: u16,
+    /// Whether the server understands `HPUB`/`HMSG`.
+    pub headers: bool,
+    /// Largest payload, in bytes, the server accepts in one message.
+    pub max_payload: usize,
+    /// Protocol version the server speaks.
+    pub proto: i8,
+    /// Identifier the server assigned to this connection.
+    pub client_id: u64,
+    /// Whether the client must authenticate.
+    pub auth_required: bool,
+    /// Whether the client must use TLS.
+    pub tls_required: bool,
+    /// Whether the server verifies client certificates.
+    pub tls_verify: bool,
+    /// Whether the server offers TLS without requiring it.
+    pub tls_available: bool,
+    /// Other cluster members a client may connect to.
+    pub connect_urls: Vec<String>,
+    /// Other cluster members reachable over WebSocket.
+    pub ws_connect_urls: Vec<String>,
+    /// Whether the server is in lame duck mode and about to shut down.
+    #[serde(rename = "ldm")]
+    pub lame_duck_mode: bool,
+    /// Git commit the server was built from.
+    pub git_commit: String,
+    /// Whether JetStream is enabled on the server.
+    pub jetstream: bool,
+    /// IP address of the server.
+    pub ip: String,
+    /// IP address of the client as seen by the server.
+    pub client_ip: String,
+    /// Challenge the client signs when authenticating with an NKey or JWT.
+    pub nonce: String,
+    /// Name of the cluster the server belongs to.
+    pub cluster: String,
+    /// JetStream domain of the server.
+    pub domain: String,
+    /// Public curve key used to encrypt auth callout requests.
+    pub xkey: String,
+}
+
+/// The options and credentials the client sends in `CONNECT`.
+///
+/// `Debug` hides the password, token, JWT and signature; the NKey is a
+/// public key and is shown.
+#[derive(Clone, Serialize, Default)]
+pub struct ConnectInfo {
+    /// Ask the server to acknowledge every op with `+OK`.
+    pub verbose: bool,
+    /// Ask the server for stricter protocol checks.
+    pub pedantic: bool,
+    /// User JWT for decentralized authentication.
+    #[serde(rename = "jwt", skip_serializing_if = "Option::is_none")]
+    pub user_jwt: Option<String>,
+    /// Public NKey of the user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nkey: Option<String>,
+    /// Signature of the server's nonce, made with the user's NKey seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sig: Option<String>,
+    /// Client name shown in server monitoring.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Whether the server may deliver this connection's own publishes back to it.
+    pub echo: bool,
+    /// Implementation language of the client.
+    pub lang: String,
+    /// Version of the client library.
+    pub version: String,
+    /// Protocol version: 1 enables dynamic cluster updates (`connect_urls`).
+    pub protocol: u8,
+    /// Whether the client requires TLS.
+    pub tls_required: bool,
+    /// User name for user/password authentication.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// Password for user/password authentication.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass: Option<String>,
+    /// Token for token authentication.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth_token: Option<String>,
+    /// Whether the client understands headers.
+    pub headers: bool,
+    /// Whether the server should answer requests nobody listens to with a 503 status.
+    pub no_responders: bool,
+}
+
+impl fmt::Debug for ConnectInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let redact = |s: &Option<String>| s.as_ref().map(|_| "<redacted>");
+        f.debug_struct("ConnectInfo")
+            .field("verbose", &self.verbose)
+            .field("pedantic", &self.pedantic)
+            .field("user_jwt", &redact(&self.user_jwt))
+            .field("nkey", &self.nkey)
+            .field("sig", &redact(&self.sig))
+            .field("name", &self.name)
+            .field("echo", &self.echo)
+            .field("lang", &self.lang)
+            .field("version", &self.version)
+            .field("protocol", &self.protocol)
+            .field("tls_required", &self.tls_required)
+            .field("user", &self.user)
+            .field("pass", &redact(&self.pass))
+            .field("auth_token", &redact(&self.auth_token))
+            .field("headers", &self.headers)
+            .field("no_responders", &self.no_responders)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_info_tolerates_missing_and_unknown_fields() {
+        let json = r#"{"server_id":"S1","port":4222,"max_payload":1048576,"headers":true,
+            "ldm":true,"connect_urls":["10.0.0.1:4222"],"some_future_field":{"x":1}}"#;
+        let info: ServerInfo = serde_json::from_str(json).unwrap();
+        assert_eq!(info.server_id, "S1");
+        assert_eq!(info.port, 4222);
+        assert_eq!(info.max_payload, 1 << 20);
+        assert!(info.headers && info.lame_duck_mode);
+        assert_eq!(info.connect_urls, ["10.0.0.1:4222"]);
+        assert_eq!(info.nonce, "");
+    }
+
+    #[test]
+    fn connect_info_skips_absent_options_and_renames_jwt() {
+        let info = ConnectInfo {
+            user_jwt: Some("eyJ".into()),
+            lang: "rust".into(),
+            protocol: 1,
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&info).unwrap();
+        assert!(json.contains(r#""jwt":"eyJ""#), "{json}");
+        assert!(
+            !json.contains("pass") && !json.contains("auth_token"),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn connect_info_debug_redacts_secrets() {
+        let info = ConnectInfo {
+            user: Some("alice".into()),
+            pass: Some("hunter2".into()),
+            auth_token: Some("tok".into()),
+            user_jwt: Some("jwt".into()),
+            sig: Some("sig".into()),
+            nkey: Some("UABC".into()),
+            ..Default::default()
+        };
+        let shown = format!("{info:?}");
+        for secret in ["hunter2", "\"tok\"", "\"jwt\"", "\"sig\""] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        assert!(shown.contains("alice") && shown.contains("UABC"), "{shown}");
+    }
+}
