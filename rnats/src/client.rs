@@ -1,0 +1,353 @@
+//! The [`Client`]: a cheap, cloneable handle to one connection.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use bytes::Bytes;
+use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject};
+
+use crate::engine::Engine;
+use crate::error::{ConnectError, FlushError, PublishError, RequestError, SubscribeError};
+use crate::events::Events;
+use crate::options::ConnectOptions;
+use crate::server_addr::ServerAddr;
+use crate::shared::{Shared, Sink, SubEntry};
+use crate::statistics::Statistics;
+use crate::sub_queue::{Limits, SubQueue};
+use crate::subject::{ToSubject, has_wildcard};
+use crate::{Message, State, Subscriber, handshake, request};
+
+/// A connection to a NATS server. Clones share the connection; it closes when the last clone
+/// and the last [`Subscriber`] are dropped, or on [`Client::close`].
+#[derive(Clone)]
+pub struct Client {
+    handle: Arc<Handle>,
+}
+
+/// Owned by every clone; its drop is the "last handle gone" signal.
+struct Handle {
+    shared: Arc<Shared>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.shared.request_close();
+    }
+}
+
+/// A message ready to be queued: subject checked, size checked against `max_payload`.
+struct Outbound<'a> {
+    subject: &'a str,
+    reply: Option<&'a str>,
+    headers: Option<&'a HeaderMap>,
+    payload: &'a Bytes,
+}
+
+impl Client {
+    /// Connects to `url` with default options; see [`ConnectOptions`] for the rest.
+    pub(crate) async fn connect_with(
+        url: &str,
+        options: ConnectOptions,
+    ) -> Result<Client, ConnectError> {
+        let addr = ServerAddr::parse(url)?;
+        let established = handshake::connect(&addr, &options).await?;
+        let shared = Arc::new(Shared::new(options, established.info.clone()));
+        Statistics::add(&shared.stats.connects, 1);
+        let client = Client { handle: Arc::new(Handle { shared: Arc::clone(&shared) }) };
+        request::subscribe_inbox(&shared);
+        tokio::spawn(Engine::new(Arc::clone(&shared), established).run());
+        shared.emit(crate::Event::Connected);
+        Ok(client)
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.handle.shared
+    }
+
+    /// Publishes `payload` to `subject`.
+    ///
+    /// Returns once the message is queued for the connection, which is nearly always at once;
+    /// it waits only while the write queue is over its limit. Use [`Client::flush`] to know the
+    /// server has it.
+    pub async fn publish(
+        &self,
+        subject: impl ToSubject,
+        payload: Bytes,
+    ) -> Result<(), PublishError> {
+        let subject = checked_publish_subject(&subject)?;
+        self.send(Outbound { subject, reply: None, headers: None, payload: &payload }).await
+    }
+
+    /// Publishes with headers.
+    pub async fn publish_with_headers(
+        &self,
+        subject: impl ToSubject,
+        headers: HeaderMap,
+        payload: Bytes,
+    ) -> Result<(), PublishError> {
+        let subject = checked_publish_subject(&subject)?;
+        let out = Outbound { subject, reply: None, headers: Some(&headers), payload: &payload };
+        self.send(out).await
+    }
+
+    /// Publishes with a reply subject for the receiver to answer on.
+    pub async fn publish_with_reply(
+        &self,
+        subject: impl ToSubject,
+        reply: impl ToSubject,
+        payload: Bytes,
+    ) -> Result<(), PublishError> {
+        let subject = checked_publish_subject(&subject)?;
+        let reply = checked_publish_subject(&reply)?;
+        let out = Outbound { subject, reply: Some(reply), headers: None, payload: &payload };
+        self.send(out).await
+    }
+
+    /// Publishes with a reply subject and headers.
+    pub async fn publish_with_reply_and_headers(
+        &self,
+        subject: impl ToSubject,
+        reply: impl ToSubject,
+        headers: HeaderMap,
+        payload: Bytes,
+    ) -> Result<(), PublishError> {
+        let subject = checked_publish_subject(&subject)?;
+        let reply = checked_publish_subject(&reply)?;
+        let out =
+            Outbound { subject, reply: Some(reply), headers: Some(&headers), payload: &payload };
+        self.send(out).await
+    }
+
+    /// Sends a request and waits for the first reply, up to the configured request timeout.
+    /// A 503 status (nobody subscribed) becomes [`RequestError::NoResponders`].
+    pub async fn request(
+        &self,
+        subject: impl ToSubject,
+        payload: Bytes,
+    ) -> Result<Message, RequestError> {
+        let timeout = self.shared().options.request_timeout;
+        let subject = checked_publish_subject(&subject)?;
+        self.request_inner(subject, None, payload, timeout).await
+    }
+
+    /// Sends a request with headers; see [`Client::request`].
+    pub async fn request_with_headers(
+        &self,
+        subject: impl ToSubject,
+        headers: HeaderMap,
+        payload: Bytes,
+    ) -> Result<Message, RequestError> {
+        let timeout = self.shared().options.request_timeout;
+        let subject = checked_publish_subject(&subject)?;
+        self.request_inner(subject, Some(&headers), payload, timeout).await
+    }
+
+    /// Sends a request with its own timeout (`None`: wait until the connection closes).
+    pub async fn request_with_timeout(
+        &self,
+        subject: impl ToSubject,
+        payload: Bytes,
+        timeout: Option<Duration>,
+    ) -> Result<Message, RequestError> {
+        let subject = checked_publish_subject(&subject)?;
+        self.request_inner(subject, None, payload, timeout).await
+    }
+
+    async fn request_inner(
+        &self,
+        subject: &str,
+        headers: Option<&HeaderMap>,
+        payload: Bytes,
+        timeout: Option<Duration>,
+    ) -> Result<Message, RequestError> {
+        let pending = request::Pending::register(&self.handle.shared);
+        let out = Outbound { subject, reply: Some(pending.reply()), headers, payload: &payload };
+        self.send(out).await?;
+        pending.wait(timeout).await
+    }
+
+    /// Subscribes to `subject`, which may contain wildcards.
+    pub async fn subscribe(&self, subject: impl ToSubject) -> Result<Subscriber, SubscribeError> {
+        self.subscribe_inner(subject.to_subject()?, None)
+    }
+
+    /// Subscribes as a member of a queue group: each message goes to one member of the group.
+    pub async fn queue_subscribe(
+        &self,
+        subject: impl ToSubject,
+        queue_group: impl AsRef<str>,
+    ) -> Result<Subscriber, SubscribeError> {
+        let queue_group = QueueGroup::try_from(queue_group.as_ref())?;
+        self.subscribe_inner(subject.to_subject()?, Some(queue_group))
+    }
+
+    fn subscribe_inner(
+        &self,
+        subject: Subject,
+        queue_group: Option<QueueGroup>,
+    ) -> Result<Subscriber, SubscribeError> {
+        let shared = self.shared();
+        if shared.writes().closed {
+            return Err(SubscribeError::Closed);
+        }
+        let sid = shared.next_sid.fetch_add(1, Ordering::Relaxed);
+        let queue = Arc::new(SubQueue::new(Limits {
+            messages: shared.options.subscription_capacity,
+            bytes: shared.options.subscription_capacity_bytes,
+        }));
+        let group = queue_group.as_ref().map(|q| q.as_str().to_owned());
+        shared.subs().by_sid.insert(
+            sid,
+            SubEntry {
+                subject: subject.clone(),
+                queue_group,
+                sink: Sink::Queue(Arc::clone(&queue)),
+                delivered: 0,
+                max: None,
+            },
+        );
+        let sent = shared.push_control(|buf| {
+            rnats_proto::encode_sub(buf, subject.as_str(), group.as_deref(), sid);
+        });
+        if !sent {
+            shared.subs().by_sid.remove(&sid);
+            return Err(SubscribeError::Closed);
+        }
+        Ok(Subscriber::new(self.clone(), sid, queue))
+    }
+
+    /// Waits until the server has processed everything this client queued before the call
+    /// (a PING/PONG round trip, ADR-40). Writes queued after the call are not waited for.
+    pub async fn flush(&self) -> Result<(), FlushError> {
+        let pong = self.shared().push_ping().ok_or(FlushError::Closed)?;
+        pong.await.map_err(|_| FlushError::Closed)
+    }
+
+    /// Drains the connection: unsubscribes every subscription, lets the messages already on
+    /// their way reach the subscribers, flushes, then closes. Subscriber streams end after
+    /// their last message.
+    pub async fn drain(&self) -> Result<(), FlushError> {
+        let shared = self.shared();
+        let sids: Vec<u64> = shared
+            .subs()
+            .by_sid
+            .iter()
+            .filter(|(_, e)| matches!(e.sink, Sink::Queue(_)))
+            .map(|(sid, _)| *sid)
+            .collect();
+        for sid in &sids {
+            shared.push_control(|buf| rnats_proto::encode_unsub(buf, *sid, None));
+        }
+        // The PONG comes after every message the server sent before it saw the UNSUBs.
+        let flushed = self.flush().await;
+        crate::subscriber::close_subscriptions(shared, &sids);
+        flushed?;
+        self.close().await;
+        Ok(())
+    }
+
+    /// Closes the connection after a bounded attempt to send what is queued. Subscriber
+    /// streams end, pending requests and flushes fail with a `Closed` error.
+    pub async fn close(&self) {
+        let shared = self.shared();
+        let grace = shared.options.connection_timeout;
+        let _ = tokio::time::timeout(grace, self.flush()).await;
+        shared.request_close();
+        shared.wait_done().await;
+    }
+
+    /// The latest INFO the server sent.
+    pub fn server_info(&self) -> ServerInfo {
+        ServerInfo::clone(&crate::shared::lock(&self.shared().info))
+    }
+
+    /// Counters shared by every clone of this client.
+    pub fn statistics(&self) -> Arc<Statistics> {
+        Arc::clone(&self.shared().stats)
+    }
+
+    /// Whether the connection is up.
+    pub fn connection_state(&self) -> State {
+        self.shared().state()
+    }
+
+    /// A new unique inbox subject under the configured prefix.
+    pub fn new_inbox(&self) -> String {
+        format!("{}.{}", self.shared().options.inbox_prefix, nuid::next())
+    }
+
+    /// A stream of connection events from now on.
+    pub fn events(&self) -> Events {
+        Events::new(self.shared().events.subscribe())
+    }
+
+    /// The request timeout set in the options.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.shared().options.request_timeout
+    }
+
+    pub(crate) fn shared_arc(&self) -> &Arc<Shared> {
+        &self.handle.shared
+    }
+
+    /// Queues a message, waiting while the write queue is over its limit.
+    async fn send(&self, out: Outbound<'_>) -> Result<(), PublishError> {
+        let shared = self.shared();
+        let header_len = match out.headers {
+            Some(headers) => {
+                if !shared.headers_supported.load(Ordering::Relaxed) {
+                    return Err(PublishError::HeadersNotSupported);
+                }
+                rnats_proto::encoded_len(headers)
+            }
+            None => 0,
+        };
+        let size = header_len + out.payload.len();
+        let max = shared.max_payload.load(Ordering::Relaxed);
+        if max != 0 && size > max {
+            return Err(PublishError::MaxPayloadExceeded { size, max });
+        }
+        let frame = Pub { subject: out.subject, reply: out.reply, headers: out.headers };
+        let limit = shared.options.write_buffer_limit;
+        loop {
+            let space = {
+                let mut writes = shared.writes();
+                if writes.closed {
+                    return Err(PublishError::Closed);
+                }
+                // An empty queue always takes one message, however large.
+                if writes.queue.len() < limit || writes.queue.is_empty() {
+                    let payload_len = out.payload.len();
+                    writes
+                        .queue
+                        .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
+                    shared.kick(writes);
+                    return Ok(());
+                }
+                writes.space_waiters = true;
+                // Made while the lock is held, so the engine's notify_waiters() after it takes
+                // the queue cannot be missed.
+                shared.space.notified()
+            };
+            space.await;
+        }
+    }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client").field("state", &self.connection_state()).finish_non_exhaustive()
+    }
+}
+
+/// Validates a subject for publishing: valid, and no wildcard tokens.
+fn checked_publish_subject(subject: &impl ToSubject) -> Result<&str, PublishError> {
+    subject.check()?;
+    let text = subject.subject_str();
+    if has_wildcard(text) {
+        return Err(PublishError::WildcardSubject(text.to_owned()));
+    }
+    Ok(text)
+}

@@ -1,0 +1,400 @@
+//! The connection engine: one task owns the socket and drives reads, writes, socket flushes and
+//! keepalive from a single poll loop, so no direction ever waits for another.
+//!
+//! Each pass runs the `drive_*` steps in turn; a step that cannot progress has registered its
+//! wake-up (socket readiness, the shared [`AtomicWaker`](futures_util::task::AtomicWaker), the
+//! ping timer) and returns. The loop repeats while any step progressed, up to [`ROUNDS`] times,
+//! then yields so a busy connection cannot starve other tasks on the runtime.
+//!
+//! Writes are adaptive and timer-free: whatever publishers queued while the previous write was
+//! in flight goes out together in the next one, so idle traffic leaves at once and heavy
+//! traffic leaves in large batches.
+
+use std::future::poll_fn;
+use std::io::IoSlice;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::BytesMut;
+use rnats_proto::{Msg, Parser, PermissionOp, ServerError, ServerOp};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::{Instant, Sleep};
+
+use crate::error::SubscriberError;
+use crate::events::Event;
+use crate::handshake::{Established, effective_max_payload};
+use crate::shared::{Shared, Sink, Subscriptions};
+use crate::statistics::Statistics;
+use crate::sub_queue::{Push, SubQueue};
+use crate::write_queue::{IOVECS, Outgoing};
+use crate::{Message, State};
+
+/// Passes through the loop before yielding to the runtime.
+const ROUNDS: usize = 32;
+
+/// Why the engine stopped.
+#[derive(Debug)]
+enum Ending {
+    /// `close()` or the last client handle was dropped.
+    Requested,
+    /// The connection broke; the text says how.
+    Lost(String),
+}
+
+/// The engine for one connection.
+pub(crate) struct Engine<S> {
+    shared: Arc<Shared>,
+    stream: S,
+    read_buf: BytesMut,
+    read_capacity: usize,
+    parser: Parser,
+    out: Outgoing,
+    /// Bytes were written since the last successful socket flush.
+    needs_flush: bool,
+    keepalive: Keepalive,
+    /// Subscriber queues to wake at the end of the current read batch.
+    to_wake: Vec<Arc<SubQueue>>,
+}
+
+/// The PING timer and the count of PINGs the server has not answered.
+struct Keepalive {
+    timer: Pin<Box<Sleep>>,
+    interval: Duration,
+    outstanding: u32,
+    max_outstanding: u32,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Engine<S> {
+    pub(crate) fn new(shared: Arc<Shared>, conn: Established<S>) -> Engine<S> {
+        let interval = shared.options.ping_interval;
+        let max_outstanding = shared.options.max_pings_outstanding;
+        let read_capacity = shared.options.read_buffer_capacity;
+        let mut read_buf = conn.read_buf;
+        if read_buf.capacity() < read_capacity {
+            read_buf.reserve(read_capacity - read_buf.len());
+        }
+        Engine {
+            shared,
+            stream: conn.stream,
+            read_buf,
+            read_capacity,
+            parser: conn.parser,
+            out: Outgoing::default(),
+            needs_flush: false,
+            keepalive: Keepalive {
+                timer: Box::pin(tokio::time::sleep(interval)),
+                interval,
+                outstanding: 0,
+                max_outstanding,
+            },
+            to_wake: Vec::new(),
+        }
+    }
+
+    /// Runs the connection until it ends, then releases everyone waiting on it.
+    pub(crate) async fn run(mut self) {
+        // Frames the server sent right behind its handshake PONG are already buffered.
+        let early = self.handle_input();
+        let ending = match early {
+            Ok(()) => poll_fn(|cx| self.poll_drive(cx)).await,
+            Err(ending) => ending,
+        };
+        self.finish(ending);
+    }
+
+    fn poll_drive(&mut self, cx: &mut Context<'_>) -> Poll<Ending> {
+        self.shared.engine_waker.register(cx.waker());
+        for _ in 0..ROUNDS {
+            if self.shared.close_requested.load(Ordering::Acquire) {
+                // Best effort: whatever is writable right now still goes out.
+                let _ = self.drive_write(cx);
+                return Poll::Ready(Ending::Requested);
+            }
+            let mut progress = false;
+            for step in [Self::drive_read, Self::drive_write, Self::drive_keepalive] {
+                match step(self, cx) {
+                    Ok(stepped) => progress |= stepped,
+                    Err(ending) => return Poll::Ready(ending),
+                }
+            }
+            if !progress {
+                return Poll::Pending;
+            }
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+
+    /// Reads what the socket has into the read buffer and handles every complete op in it.
+    fn drive_read(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
+        // Keep room for a large read: many small messages per syscall (see the read-buffer
+        // sizing notes in the design). Reserving reuses the allocation when every message
+        // sliced from it has been dropped, and allocates a fresh one otherwise.
+        if self.read_buf.capacity() - self.read_buf.len() < self.read_capacity / 4 {
+            self.read_buf.reserve(self.read_capacity);
+        }
+        match tokio_util::io::poll_read_buf(Pin::new(&mut self.stream), cx, &mut self.read_buf) {
+            Poll::Pending => Ok(false),
+            Poll::Ready(Ok(0)) => Err(Ending::Lost("the server closed the connection".into())),
+            Poll::Ready(Ok(_)) => self.handle_input().map(|()| true),
+            Poll::Ready(Err(e)) => Err(Ending::Lost(format!("read failed: {e}"))),
+        }
+    }
+
+    /// Decodes and dispatches every complete op in the read buffer, then wakes each subscriber
+    /// that got messages once.
+    fn handle_input(&mut self) -> Result<(), Ending> {
+        let shared = Arc::clone(&self.shared);
+        let mut subs = None;
+        let mut in_messages = 0u64;
+        let mut in_bytes = 0u64;
+        let result = loop {
+            let op = match self.parser.decode(&mut self.read_buf) {
+                Ok(Some(op)) => op,
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(Ending::Lost(format!("protocol error: {e}"))),
+            };
+            match op {
+                ServerOp::Msg(msg) => {
+                    in_messages += 1;
+                    in_bytes += msg.length as u64;
+                    let subs = subs.get_or_insert_with(|| shared.subs());
+                    deliver(&shared, subs, msg, &mut self.to_wake);
+                }
+                other => {
+                    // Ops other than MSG may touch the write lock or the subscriptions.
+                    subs = None;
+                    if let Err(ending) = self.handle_op(other) {
+                        break Err(ending);
+                    }
+                }
+            }
+        };
+        drop(subs);
+        for queue in self.to_wake.drain(..) {
+            queue.wake();
+        }
+        Statistics::add(&shared.stats.in_messages, in_messages);
+        Statistics::add(&shared.stats.in_bytes, in_bytes);
+        result
+    }
+
+    fn handle_op(&mut self, op: ServerOp) -> Result<(), Ending> {
+        match op {
+            ServerOp::Ping => {
+                self.shared.push_control(|buf| buf.extend_from_slice(rnats_proto::PONG));
+            }
+            ServerOp::Pong => {
+                self.keepalive.outstanding = 0;
+                let waiter = self.shared.writes().pongs.pop_front();
+                if let Some(Some(waiter)) = waiter {
+                    // The flush caller may have given up; that is fine.
+                    let _ = waiter.send(());
+                }
+            }
+            ServerOp::Ok => {}
+            ServerOp::Info(info) => {
+                self.parser.set_max_payload(effective_max_payload(&info));
+                self.shared.max_payload.store(info.max_payload, Ordering::Relaxed);
+                let lame_duck = info.lame_duck_mode;
+                *crate::shared::lock(&self.shared.info) = Arc::new(*info);
+                if lame_duck {
+                    self.shared.emit(Event::LameDuckMode);
+                }
+            }
+            ServerOp::Err(error) => return self.handle_server_error(error),
+            ServerOp::Msg(_) => {}
+        }
+        Ok(())
+    }
+
+    fn handle_server_error(&mut self, error: ServerError) -> Result<(), Ending> {
+        if let ServerError::PermissionViolation { operation: PermissionOp::Subscribe, subject, queue } =
+            &error
+        {
+            fail_subscriptions(&self.shared, subject, queue.as_deref());
+        }
+        let fatal = matches!(
+            error,
+            ServerError::AuthorizationViolation
+                | ServerError::AuthenticationExpired
+                | ServerError::StaleConnection
+                | ServerError::MaxPayload
+        );
+        let reason = format!("server error: {error}");
+        self.shared.emit(Event::ServerError(error));
+        // After these the server closes the connection; do not wait for it to do so.
+        if fatal { Err(Ending::Lost(reason)) } else { Ok(()) }
+    }
+
+    /// Writes queued frames: takes the shared queue when the previous batch is fully written,
+    /// so frames queued meanwhile go out together in one (vectored) write.
+    fn drive_write(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
+        let mut progress = false;
+        loop {
+            if self.out.is_empty() && !self.take_queued() {
+                break;
+            }
+            let mut slices = [IoSlice::new(&[]); IOVECS];
+            let count = self.out.io_slices(&mut slices);
+            match Pin::new(&mut self.stream).poll_write_vectored(cx, &slices[..count]) {
+                Poll::Pending => break,
+                Poll::Ready(Ok(0)) => return Err(Ending::Lost("the socket accepted no bytes".into())),
+                Poll::Ready(Ok(n)) => {
+                    self.out.advance(n);
+                    self.needs_flush = true;
+                    progress = true;
+                }
+                Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("write failed: {e}"))),
+            }
+        }
+        if self.needs_flush {
+            match Pin::new(&mut self.stream).poll_flush(cx) {
+                Poll::Pending => {}
+                Poll::Ready(Ok(())) => self.needs_flush = false,
+                Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("flush failed: {e}"))),
+            }
+        }
+        Ok(progress)
+    }
+
+    /// Moves the shared queue into `out`. Returns false, and marks the engine idle so the next
+    /// publisher wakes it, when nothing is queued.
+    fn take_queued(&mut self) -> bool {
+        let mut writes = self.shared.writes();
+        if writes.queue.is_empty() {
+            writes.kicked = false;
+            return false;
+        }
+        writes.queue.take_into(&mut self.out);
+        let (messages, bytes) = (writes.queue.out_messages, writes.queue.out_bytes);
+        writes.queue.out_messages = 0;
+        writes.queue.out_bytes = 0;
+        let wake_publishers = std::mem::take(&mut writes.space_waiters);
+        drop(writes);
+        Statistics::add(&self.shared.stats.out_messages, messages);
+        Statistics::add(&self.shared.stats.out_bytes, bytes);
+        if wake_publishers {
+            self.shared.space.notify_waiters();
+        }
+        true
+    }
+
+    /// Sends a PING every interval; too many unanswered means the connection is stale.
+    fn drive_keepalive(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
+        if self.keepalive.timer.as_mut().poll(cx).is_pending() {
+            return Ok(false);
+        }
+        if self.keepalive.outstanding >= self.keepalive.max_outstanding {
+            return Err(Ending::Lost(format!(
+                "stale connection: {} PINGs unanswered",
+                self.keepalive.outstanding
+            )));
+        }
+        self.keepalive.outstanding += 1;
+        let mut writes = self.shared.writes();
+        writes.queue.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        writes.pongs.push_back(None);
+        drop(writes);
+        let next = Instant::now() + self.keepalive.interval;
+        self.keepalive.timer.as_mut().reset(next);
+        Ok(true)
+    }
+
+    /// Marks the client closed and releases every waiter: flushes and requests fail,
+    /// subscriptions end after what they already hold, blocked publishers wake.
+    fn finish(self, ending: Ending) {
+        let shared = self.shared;
+        shared.set_state(State::Closed);
+        {
+            let mut writes = shared.writes();
+            writes.closed = true;
+            writes.pongs.clear();
+            writes.queue = Default::default();
+        }
+        shared.space.notify_waiters();
+        let error = match &ending {
+            Ending::Requested => None,
+            Ending::Lost(reason) => Some(SubscriberError::ConnectionClosed(reason.clone())),
+        };
+        let entries = std::mem::take(&mut shared.subs().by_sid);
+        for entry in entries.into_values() {
+            if let Sink::Queue(queue) = entry.sink {
+                queue.close(error.clone());
+            }
+        }
+        shared.requests().clear();
+        if let Ending::Lost(reason) = ending {
+            tracing::debug!(%reason, "connection lost");
+            shared.emit(Event::Disconnected { reason });
+        }
+        shared.emit(Event::Closed);
+        shared.done.send_replace(true);
+    }
+}
+
+/// Hands one message to its subscription (or to the request it answers).
+fn deliver(shared: &Shared, subs: &mut Subscriptions, msg: Msg, to_wake: &mut Vec<Arc<SubQueue>>) {
+    let sid = msg.sid;
+    // A message for an unknown sid raced an unsubscribe; dropping it is correct.
+    let Some(entry) = subs.by_sid.get_mut(&sid) else { return };
+    entry.delivered += 1;
+    let finished = entry.max.is_some_and(|max| entry.delivered >= max);
+    match &entry.sink {
+        Sink::Queue(queue) => match queue.push(Message::from(msg)) {
+            Push::Queued { wake: true } => to_wake.push(Arc::clone(queue)),
+            Push::Queued { wake: false } | Push::Closed => {}
+            Push::Dropped { first } => {
+                if first {
+                    shared.emit(Event::SlowConsumer { sid, dropped: queue.dropped() });
+                }
+            }
+        },
+        Sink::Requests => deliver_reply(shared, msg),
+    }
+    if finished {
+        if let Some(entry) = subs.by_sid.remove(&sid) {
+            if let Sink::Queue(queue) = entry.sink {
+                queue.close(None);
+            }
+        }
+    }
+}
+
+/// Completes the request whose token ends the reply subject.
+fn deliver_reply(shared: &Shared, msg: Msg) {
+    let token = msg
+        .subject
+        .as_str()
+        .strip_prefix(shared.reply_prefix.as_str())
+        .and_then(|token| token.parse::<u64>().ok());
+    // Replies to requests that already gave up (timed out, dropped) are discarded.
+    if let Some(sender) = token.and_then(|token| shared.requests().remove(&token)) {
+        let _ = sender.send(Message::from(msg));
+    }
+}
+
+/// Ends the subscriptions the server refused, recording why.
+fn fail_subscriptions(shared: &Shared, subject: &str, queue: Option<&str>) {
+    let mut subs = shared.subs();
+    let refused: Vec<u64> = subs
+        .by_sid
+        .iter()
+        .filter(|(_, e)| {
+            e.subject.as_str() == subject && e.queue_group.as_ref().map(|q| q.as_str()) == queue
+        })
+        .map(|(sid, _)| *sid)
+        .collect();
+    for sid in refused {
+        if let Some(entry) = subs.by_sid.remove(&sid) {
+            if let Sink::Queue(queue) = entry.sink {
+                queue.close(Some(SubscriberError::PermissionViolation {
+                    subject: subject.to_owned(),
+                }));
+            }
+        }
+    }
+}

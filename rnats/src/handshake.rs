@@ -1,0 +1,152 @@
+//! Opening a connection: TCP connect, INFO, CONNECT, and the PING/PONG that confirms the
+//! server accepted us (ADR-40). Runs before the engine starts, so every failure here is a
+//! [`ConnectError`] returned from `connect()`.
+
+use bytes::BytesMut;
+use rnats_proto::{ConnectInfo, Parser, ParserLimits, ServerError, ServerInfo, ServerOp};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::error::ConnectError;
+use crate::options::ConnectOptions;
+use crate::server_addr::ServerAddr;
+
+/// A connection the server has accepted, with whatever it sent after its PONG still unread.
+#[derive(Debug)]
+pub(crate) struct Established<S> {
+    pub(crate) stream: S,
+    pub(crate) read_buf: BytesMut,
+    pub(crate) parser: Parser,
+    pub(crate) info: ServerInfo,
+}
+
+/// What the handshake is waiting for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    ExpectInfo,
+    ExpectPong,
+}
+
+/// Connects to `addr` and completes the handshake within the connection timeout.
+pub(crate) async fn connect(
+    addr: &ServerAddr,
+    options: &ConnectOptions,
+) -> Result<Established<TcpStream>, ConnectError> {
+    let socket_addr = addr.socket_addr();
+    let timeout = options.connection_timeout;
+    match tokio::time::timeout(timeout, handshake(&socket_addr, addr, options)).await {
+        Ok(result) => result,
+        Err(_) => Err(ConnectError::TimedOut { addr: socket_addr, timeout }),
+    }
+}
+
+async fn handshake(
+    socket_addr: &str,
+    addr: &ServerAddr,
+    options: &ConnectOptions,
+) -> Result<Established<TcpStream>, ConnectError> {
+    let io_error = |source| ConnectError::Io { addr: socket_addr.to_owned(), source };
+    let mut stream = TcpStream::connect(socket_addr).await.map_err(io_error)?;
+    stream.set_nodelay(true).map_err(io_error)?;
+
+    let mut read_buf = BytesMut::with_capacity(options.read_buffer_capacity);
+    let mut parser = Parser::new(ParserLimits::default());
+    let mut info = None;
+    let mut step = Step::ExpectInfo;
+    loop {
+        let op = next_op(&mut stream, &mut read_buf, &mut parser).await.map_err(|e| match e {
+            ReadError::Io(source) => io_error(source),
+            ReadError::Connect(e) => e,
+        })?;
+        match (step, op) {
+            (Step::ExpectInfo, ServerOp::Info(server_info)) => {
+                parser.set_max_payload(effective_max_payload(&server_info));
+                let mut out = BytesMut::new();
+                rnats_proto::encode_connect(&mut out, &connect_info(addr, options, &server_info));
+                out.extend_from_slice(rnats_proto::PING);
+                stream.write_all(&out).await.map_err(io_error)?;
+                info = Some(*server_info);
+                step = Step::ExpectPong;
+            }
+            (Step::ExpectPong, ServerOp::Pong) => break,
+            (Step::ExpectPong, ServerOp::Ok) => {}
+            (Step::ExpectPong, ServerOp::Info(server_info)) => info = Some(*server_info),
+            (Step::ExpectPong, ServerOp::Ping) => {
+                stream.write_all(rnats_proto::PONG).await.map_err(io_error)?;
+            }
+            (_, ServerOp::Err(ServerError::AuthorizationViolation)) => {
+                return Err(ConnectError::AuthorizationViolation);
+            }
+            (_, ServerOp::Err(e)) => return Err(ConnectError::Server(e)),
+            (_, op) => return Err(ConnectError::UnexpectedOp(op_name(&op))),
+        }
+    }
+    let info = info.ok_or(ConnectError::UnexpectedOp("PONG"))?;
+    Ok(Established { stream, read_buf, parser, info })
+}
+
+/// The largest message the server may send us; servers that leave `max_payload` out get the
+/// protocol's default of 1 MiB.
+pub(crate) fn effective_max_payload(info: &ServerInfo) -> usize {
+    if info.max_payload == 0 { 1024 * 1024 } else { info.max_payload }
+}
+
+enum ReadError {
+    Io(std::io::Error),
+    Connect(ConnectError),
+}
+
+async fn next_op(
+    stream: &mut TcpStream,
+    buf: &mut BytesMut,
+    parser: &mut Parser,
+) -> Result<ServerOp, ReadError> {
+    loop {
+        if let Some(op) = parser.decode(buf).map_err(|e| ReadError::Connect(e.into()))? {
+            return Ok(op);
+        }
+        if buf.capacity() - buf.len() < 1024 {
+            buf.reserve(4096);
+        }
+        let n = stream.read_buf(buf).await.map_err(ReadError::Io)?;
+        if n == 0 {
+            return Err(ReadError::Connect(ConnectError::ClosedByServer));
+        }
+    }
+}
+
+fn connect_info(addr: &ServerAddr, options: &ConnectOptions, info: &ServerInfo) -> ConnectInfo {
+    // Credentials in the URL win over those in the options, as in other NATS clients.
+    let (user, pass) = match (&addr.user, &addr.password, &options.user_and_password) {
+        (Some(u), Some(p), _) => (Some(u.clone()), Some(p.clone())),
+        (_, _, Some((u, p))) => (Some(u.clone()), Some(p.clone())),
+        _ => (None, None),
+    };
+    ConnectInfo {
+        verbose: false,
+        pedantic: false,
+        name: options.name.clone(),
+        echo: !options.no_echo,
+        lang: "rust".to_owned(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        protocol: 1,
+        tls_required: false,
+        user,
+        pass,
+        auth_token: addr.token.clone().or_else(|| options.token.clone()),
+        headers: info.headers,
+        no_responders: info.headers,
+        ..ConnectInfo::default()
+    }
+}
+
+pub(crate) fn op_name(op: &ServerOp) -> &'static str {
+    match op {
+        ServerOp::Info(_) => "INFO",
+        ServerOp::Msg(_) => "MSG",
+        ServerOp::Ping => "PING",
+        ServerOp::Pong => "PONG",
+        ServerOp::Ok => "+OK",
+        ServerOp::Err(_) => "-ERR",
+    }
+}

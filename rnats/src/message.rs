@@ -1,0 +1,40 @@
+//! A message delivered to a subscriber or returned by a request.
+
+use bytes::Bytes;
+use rnats_proto::{HeaderMap, Msg, StatusCode, Subject};
+
+/// A message received from the server.
+///
+/// Subject, reply and payload are slices of the buffer the message was read into: receiving a
+/// message does not copy it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// The subject the message was published to.
+    pub subject: Subject,
+    /// Where the publisher expects a reply, if anywhere.
+    pub reply: Option<Subject>,
+    /// The message body.
+    pub payload: Bytes,
+    /// Headers, when the message was published with headers (HMSG).
+    pub headers: Option<HeaderMap>,
+    /// The status code from the header version line (503 no responders, 408, 404, ...).
+    pub status: Option<StatusCode>,
+    /// The status description that followed the code, if any.
+    pub description: Option<String>,
+    /// Header and payload bytes together, as they were sent.
+    pub length: usize,
+}
+
+impl From<Msg> for Message {
+    fn from(msg: Msg) -> Message {
+        Message {
+            subject: msg.subject,
+            reply: msg.reply,
+            payload: msg.payload,
+            headers: msg.headers,
+            status: msg.status,
+            description: msg.description,
+            length: msg.length,
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! State shared between the client handles and the connection engine.
+//!
+//! Lock order: `subs` before `writes` (the engine holds `subs` while it may answer a PING).
+//! No code path takes `subs` while holding `writes`.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::BytesMut;
+use futures_util::task::AtomicWaker;
+use rnats_proto::{QueueGroup, ServerInfo, Subject};
+use tokio::sync::{Notify, broadcast, oneshot, watch};
+
+use crate::events::Event;
+use crate::options::ConnectOptions;
+use crate::statistics::Statistics;
+use crate::sub_queue::SubQueue;
+use crate::write_queue::{PongWaiter, WriteQueue};
+use crate::{Message, State};
+
+/// Everything the client handles and the engine share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) options: ConnectOptions,
+    pub(crate) writes: Mutex<Writes>,
+    /// The engine's waker: publishers wake it when they queue into an idle engine.
+    pub(crate) engine_waker: AtomicWaker,
+    /// Publishers waiting for room in the write queue.
+    pub(crate) space: Notify,
+    pub(crate) subs: Mutex<Subscriptions>,
+    pub(crate) requests: Mutex<HashMap<u64, oneshot::Sender<Message>>>,
+    pub(crate) info: Mutex<Arc<ServerInfo>>,
+    pub(crate) max_payload: AtomicUsize,
+    pub(crate) headers_supported: AtomicBool,
+    state: AtomicU8,
+    pub(crate) close_requested: AtomicBool,
+    pub(crate) events: broadcast::Sender<Event>,
+    pub(crate) stats: Arc<Statistics>,
+    pub(crate) next_sid: AtomicU64,
+    pub(crate) next_token: AtomicU64,
+    /// `<inbox prefix>.<nuid>.`: request replies are this plus a counter.
+    pub(crate) reply_prefix: String,
+    /// Becomes true once the engine has stopped and cleaned up.
+    pub(crate) done: watch::Sender<bool>,
+}
+
+/// The write side: the queue plus the PINGs waiting for their PONG.
+#[derive(Debug, Default)]
+pub(crate) struct Writes {
+    pub(crate) queue: WriteQueue,
+    /// The engine has been woken (or is busy) and will look at the queue without another wake.
+    pub(crate) kicked: bool,
+    /// One entry per PING sent, in order; `Some` for `flush()` callers, `None` for keepalive.
+    pub(crate) pongs: VecDeque<Option<PongWaiter>>,
+    /// Publishers are parked on [`Shared::space`].
+    pub(crate) space_waiters: bool,
+    /// No more frames are accepted.
+    pub(crate) closed: bool,
+}
+
+/// Live subscriptions by sid.
+#[derive(Debug, Default)]
+pub(crate) struct Subscriptions {
+    pub(crate) by_sid: HashMap<u64, SubEntry>,
+}
+
+/// One subscription as the engine sees it.
+#[derive(Debug)]
+pub(crate) struct SubEntry {
+    pub(crate) subject: Subject,
+    pub(crate) queue_group: Option<QueueGroup>,
+    pub(crate) sink: Sink,
+    pub(crate) delivered: u64,
+    /// Auto-unsubscribe once `delivered` reaches this.
+    pub(crate) max: Option<u64>,
+}
+
+/// Where a subscription's messages go.
+#[derive(Debug)]
+pub(crate) enum Sink {
+    /// A [`Subscriber`](crate::Subscriber)'s queue.
+    Queue(Arc<SubQueue>),
+    /// The request multiplexer's wildcard inbox.
+    Requests,
+}
+
+impl Shared {
+    pub(crate) fn new(options: ConnectOptions, info: ServerInfo) -> Shared {
+        let reply_prefix = format!("{}.{}.", options.inbox_prefix, nuid::next());
+        let (events, _) = broadcast::channel(256);
+        let (done, _) = watch::channel(false);
+        Shared {
+            options,
+            writes: Mutex::new(Writes::default()),
+            engine_waker: AtomicWaker::new(),
+            space: Notify::new(),
+            subs: Mutex::new(Subscriptions::default()),
+            requests: Mutex::new(HashMap::new()),
+            max_payload: AtomicUsize::new(info.max_payload),
+            headers_supported: AtomicBool::new(info.headers),
+            info: Mutex::new(Arc::new(info)),
+            state: AtomicU8::new(State::Connected as u8),
+            close_requested: AtomicBool::new(false),
+            events,
+            stats: Arc::new(Statistics::default()),
+            next_sid: AtomicU64::new(1),
+            next_token: AtomicU64::new(1),
+            reply_prefix,
+            done,
+        }
+    }
+
+    pub(crate) fn writes(&self) -> MutexGuard<'_, Writes> {
+        lock(&self.writes)
+    }
+
+    pub(crate) fn subs(&self) -> MutexGuard<'_, Subscriptions> {
+        lock(&self.subs)
+    }
+
+    pub(crate) fn requests(&self) -> MutexGuard<'_, HashMap<u64, oneshot::Sender<Message>>> {
+        lock(&self.requests)
+    }
+
+    pub(crate) fn state(&self) -> State {
+        State::from_u8(self.state.load(Ordering::Acquire))
+    }
+
+    pub(crate) fn set_state(&self, state: State) {
+        self.state.store(state as u8, Ordering::Release);
+    }
+
+    pub(crate) fn emit(&self, event: Event) {
+        // No listener is not an error.
+        let _ = self.events.send(event);
+    }
+
+    /// Queues a control frame (SUB, UNSUB, PING, PONG) regardless of the write limit: these are
+    /// small and must not wait behind publishes. Returns false once the connection is closed.
+    pub(crate) fn push_control(&self, encode: impl FnOnce(&mut BytesMut)) -> bool {
+        let mut writes = self.writes();
+        if writes.closed {
+            return false;
+        }
+        writes.queue.push_with(encode);
+        self.kick(writes);
+        true
+    }
+
+    /// Queues a PING whose PONG resolves the returned receiver.
+    pub(crate) fn push_ping(&self) -> Option<oneshot::Receiver<()>> {
+        let (tx, rx) = oneshot::channel();
+        let mut writes = self.writes();
+        if writes.closed {
+            return None;
+        }
+        writes.queue.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        writes.pongs.push_back(Some(tx));
+        self.kick(writes);
+        Some(rx)
+    }
+
+    /// Wakes the engine if it is idle; releases the lock first.
+    pub(crate) fn kick(&self, mut writes: MutexGuard<'_, Writes>) {
+        let wake = !writes.kicked;
+        writes.kicked = true;
+        drop(writes);
+        if wake {
+            self.engine_waker.wake();
+        }
+    }
+
+    /// Asks the engine to stop.
+    pub(crate) fn request_close(&self) {
+        self.close_requested.store(true, Ordering::Release);
+        self.engine_waker.wake();
+    }
+
+    /// Waits until the engine has stopped and cleaned up.
+    pub(crate) async fn wait_done(&self) {
+        let mut done = self.done.subscribe();
+        // An error means the sender is gone, which only happens once the engine is gone too.
+        let _ = done.wait_for(|done| *done).await;
+    }
+}
+
+/// Locks a mutex, ignoring poisoning: every critical section here leaves its data consistent
+/// at each step, so a panic elsewhere does not make it unusable.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

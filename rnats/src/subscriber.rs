@@ -1,0 +1,133 @@
+//! [`Subscriber`]: a stream of the messages of one subscription.
+
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures_core::Stream;
+
+use crate::error::{FlushError, SubscriberError, UnsubscribeError};
+use crate::shared::{Shared, Sink};
+use crate::sub_queue::SubQueue;
+use crate::{Client, Message};
+
+/// The messages of one subscription, as a [`Stream`]. Dropping it unsubscribes.
+pub struct Subscriber {
+    client: Client,
+    sid: u64,
+    queue: Arc<SubQueue>,
+    /// UNSUB already sent (or the subscription ended on its own); nothing to do on drop.
+    unsubscribed: bool,
+}
+
+impl Subscriber {
+    pub(crate) fn new(client: Client, sid: u64, queue: Arc<SubQueue>) -> Subscriber {
+        Subscriber { client, sid, queue, unsubscribed: false }
+    }
+
+    /// The subscription id on this connection.
+    pub fn sid(&self) -> u64 {
+        self.sid
+    }
+
+    /// Unsubscribes now. Messages already received stay readable; then the stream ends.
+    pub async fn unsubscribe(&mut self) -> Result<(), UnsubscribeError> {
+        self.unsubscribe_now()
+    }
+
+    /// Ends the subscription after `n` messages in all (counting those already delivered).
+    /// The server stops sending at the same count.
+    pub async fn unsubscribe_after(&mut self, n: u64) -> Result<(), UnsubscribeError> {
+        let shared = self.shared();
+        let done = {
+            let mut subs = shared.subs();
+            let Some(entry) = subs.by_sid.get_mut(&self.sid) else {
+                return Ok(());
+            };
+            entry.max = Some(n);
+            entry.delivered >= n
+        };
+        if done {
+            return self.unsubscribe_now();
+        }
+        let sid = self.sid;
+        if !shared.push_control(|buf| rnats_proto::encode_unsub(buf, sid, Some(n))) {
+            return Err(UnsubscribeError::Closed);
+        }
+        Ok(())
+    }
+
+    /// Drains the subscription: tells the server to stop sending, waits until every message it
+    /// sent before that has arrived, then ends the stream after the last one.
+    pub async fn drain(&mut self) -> Result<(), FlushError> {
+        let sid = self.sid;
+        if self.unsubscribed {
+            return Ok(());
+        }
+        self.unsubscribed = true;
+        let sent = self.shared().push_control(|buf| rnats_proto::encode_unsub(buf, sid, None));
+        let flushed = if sent { self.client.flush().await } else { Err(FlushError::Closed) };
+        close_subscriptions(self.shared(), &[sid]);
+        flushed
+    }
+
+    /// Messages dropped because this subscription's queue was full.
+    pub fn dropped(&self) -> u64 {
+        self.queue.dropped()
+    }
+
+    /// Why the subscription ended early (permission denied, connection lost), if it did.
+    pub fn take_error(&mut self) -> Option<SubscriberError> {
+        self.queue.take_error()
+    }
+
+    fn shared(&self) -> &Shared {
+        self.client.shared_arc()
+    }
+
+    fn unsubscribe_now(&mut self) -> Result<(), UnsubscribeError> {
+        if self.unsubscribed {
+            return Ok(());
+        }
+        self.unsubscribed = true;
+        close_subscriptions(self.shared(), &[self.sid]);
+        let sid = self.sid;
+        if !self.shared().push_control(|buf| rnats_proto::encode_unsub(buf, sid, None)) {
+            return Err(UnsubscribeError::Closed);
+        }
+        Ok(())
+    }
+}
+
+impl Stream for Subscriber {
+    type Item = Message;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Message>> {
+        self.queue.poll_next(cx)
+    }
+}
+
+impl Drop for Subscriber {
+    fn drop(&mut self) {
+        let _ = self.unsubscribe_now();
+    }
+}
+
+impl fmt::Debug for Subscriber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Subscriber").field("sid", &self.sid).finish_non_exhaustive()
+    }
+}
+
+/// Removes subscriptions from the engine's table and ends their streams after what they hold.
+pub(crate) fn close_subscriptions(shared: &Shared, sids: &[u64]) {
+    let mut subs = shared.subs();
+    for sid in sids {
+        if let Some(entry) = subs.by_sid.remove(sid) {
+            if let Sink::Queue(queue) = entry.sink {
+                queue.close(None);
+            }
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! Connecting, authentication, keepalive and bad peers.
+//!
+//! Tests marked "fake server" talk to a tiny TCP server written in the test, because a real
+//! nats-server never sends garbage; everything else runs against a real nats-server.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use rnats::{ConnectError, ConnectOptions, Event, FlushError, SubscriberError};
+use rnats_test_server::NatsServer;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+const INFO: &[u8] = b"INFO {\"server_id\":\"fake\",\"version\":\"2.15.1\",\"headers\":true,\"max_payload\":1048576}\r\n";
+
+/// Starts a one-connection fake server on loopback running `script` on the accepted socket.
+async fn fake_server<F, Fut>(script: F) -> String
+where
+    F: FnOnce(TcpStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (socket, _) = listener.accept().await.unwrap();
+        script(socket).await;
+    });
+    format!("nats://{addr}")
+}
+
+/// Reads client lines until a PING, i.e. through the CONNECT.
+async fn read_through_ping(reader: &mut BufReader<TcpStream>) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).await.unwrap() == 0 || line.starts_with("PING") {
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn nothing_listening_fails_within_the_timeout() {
+    // Reserve a port and close it so nothing listens there.
+    let port = rnats_test_server::free_port();
+    let started = std::time::Instant::now();
+    let err = ConnectOptions::new()
+        .connection_timeout(Duration::from_secs(2))
+        .connect(format!("nats://127.0.0.1:{port}"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ConnectError::Io { .. } | ConnectError::TimedOut { .. }), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn invalid_urls_are_rejected() {
+    for url in ["http://127.0.0.1:4222", "nats://127.0.0.1:notaport", "nats://:4222"] {
+        assert!(matches!(rnats::connect(url).await, Err(ConnectError::InvalidUrl { .. })), "{url}");
+    }
+}
+
+#[tokio::test]
+async fn token_auth_succeeds_and_fails_clearly() {
+    let server = NatsServer::builder().token("s3cret").spawn().unwrap();
+    let ok = ConnectOptions::new().token("s3cret").connect(server.url()).await.unwrap();
+    ok.flush().await.unwrap();
+    let url_token = rnats::connect(format!("nats://s3cret@127.0.0.1:{}", server.port())).await;
+    url_token.unwrap().flush().await.unwrap();
+    let err = ConnectOptions::new().token("wrong").connect(server.url()).await.unwrap_err();
+    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+    assert!(err.to_string().contains("authorization violation"));
+    let err = rnats::connect(server.url()).await.unwrap_err();
+    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+}
+
+#[tokio::test]
+async fn user_password_auth_succeeds_and_fails_clearly() {
+    let server = NatsServer::builder().user_password("alice", "wonder").spawn().unwrap();
+    let ok = ConnectOptions::new()
+        .user_and_password("alice", "wonder")
+        .connect(server.url())
+        .await
+        .unwrap();
+    ok.flush().await.unwrap();
+    let in_url = format!("nats://alice:wonder@127.0.0.1:{}", server.port());
+    rnats::connect(in_url).await.unwrap().flush().await.unwrap();
+    let err = ConnectOptions::new()
+        .user_and_password("alice", "nope")
+        .connect(server.url())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+}
+
+#[tokio::test]
+async fn subscription_permission_violation_reaches_the_subscriber_and_events() {
+    let config = r#"
+authorization {
+  users = [ { user: "limited", password: "pw", permissions: { subscribe: { deny: ["secret.>"] } } } ]
+}
+"#;
+    let server = NatsServer::builder().config(config).spawn().unwrap();
+    let client = ConnectOptions::new()
+        .user_and_password("limited", "pw")
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    let mut denied = client.subscribe("secret.plans").await.unwrap();
+    let mut allowed = client.subscribe("public").await.unwrap();
+    client.flush().await.unwrap();
+    let end = tokio::time::timeout(Duration::from_secs(10), denied.next()).await.unwrap();
+    assert!(end.is_none(), "the refused subscription ends");
+    assert_eq!(
+        denied.take_error(),
+        Some(SubscriberError::PermissionViolation { subject: "secret.plans".into() })
+    );
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap();
+    assert!(matches!(event, Some(Event::ServerError(rnats::ServerError::PermissionViolation { .. }))));
+    // The connection and the other subscription are unaffected.
+    client.publish("public", "ok".into()).await.unwrap();
+    let m = tokio::time::timeout(Duration::from_secs(10), allowed.next()).await.unwrap();
+    assert_eq!(m.unwrap().payload, Bytes::from("ok"));
+}
+
+#[tokio::test]
+async fn server_shutdown_ends_subscriptions_and_fails_flush() {
+    let mut server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let mut events = client.events();
+    let mut sub = client.subscribe("x").await.unwrap();
+    client.flush().await.unwrap();
+    server.kill();
+    let end = tokio::time::timeout(Duration::from_secs(10), sub.next()).await.unwrap();
+    assert!(end.is_none());
+    assert!(matches!(sub.take_error(), Some(SubscriberError::ConnectionClosed(_))));
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap();
+    assert!(matches!(event, Some(Event::Disconnected { .. })), "{event:?}");
+    assert_eq!(client.flush().await, Err(FlushError::Closed));
+    assert_eq!(client.connection_state(), rnats::State::Closed);
+}
+
+#[tokio::test]
+async fn close_ends_everything_promptly() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let mut sub = client.subscribe("c").await.unwrap();
+    client.publish("c", "last".into()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), client.close()).await.unwrap();
+    assert_eq!(client.connection_state(), rnats::State::Closed);
+    // Anything already delivered is still readable, then the stream ends.
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(10), sub.next()).await.unwrap() {
+        assert_eq!(m.payload, Bytes::from("last"));
+    }
+    assert_eq!(sub.take_error(), None, "a requested close is not an error");
+}
+
+#[tokio::test]
+async fn fake_server_sending_garbage_gives_a_protocol_error() {
+    let url = fake_server(|mut socket| async move {
+        socket.write_all(b"HELLO THERE\r\n").await.unwrap();
+        let _ = socket.shutdown().await;
+    })
+    .await;
+    let err = rnats::connect(url).await.unwrap_err();
+    assert!(matches!(err, ConnectError::Protocol(_)), "{err}");
+}
+
+#[tokio::test]
+async fn fake_server_with_non_json_info_gives_a_protocol_error() {
+    let url = fake_server(|mut socket| async move {
+        socket.write_all(b"INFO {not json}\r\n").await.unwrap();
+        let _ = socket.shutdown().await;
+    })
+    .await;
+    let err = rnats::connect(url).await.unwrap_err();
+    assert!(matches!(err, ConnectError::Protocol(_)), "{err}");
+}
+
+#[tokio::test]
+async fn fake_server_closing_during_handshake_is_reported() {
+    let url = fake_server(|mut socket| async move {
+        socket.write_all(b"INF").await.unwrap();
+        let _ = socket.shutdown().await;
+    })
+    .await;
+    let err = rnats::connect(url).await.unwrap_err();
+    assert!(matches!(err, ConnectError::ClosedByServer), "{err}");
+}
+
+#[tokio::test]
+async fn fake_server_that_never_speaks_times_out() {
+    let url = fake_server(|socket| async move {
+        // Hold the socket open without a word until the client gives up.
+        let mut reader = BufReader::new(socket);
+        let mut line = String::new();
+        let _ = reader.read_line(&mut line).await;
+    })
+    .await;
+    let err = ConnectOptions::new()
+        .connection_timeout(Duration::from_millis(300))
+        .connect(url)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ConnectError::TimedOut { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn fake_server_truncated_frame_then_close_ends_the_connection_cleanly() {
+    let url = fake_server(|socket| async move {
+        let mut reader = BufReader::new(socket);
+        reader.get_mut().write_all(INFO).await.unwrap();
+        read_through_ping(&mut reader).await;
+        // Accept the connection, then send half a message and hang up.
+        reader.get_mut().write_all(b"PONG\r\nMSG a 1 10\r\nhal").await.unwrap();
+        let _ = reader.get_mut().shutdown().await;
+    })
+    .await;
+    let client = rnats::connect(url).await.unwrap();
+    let mut events = client.events();
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap();
+    assert!(matches!(event, Some(Event::Disconnected { .. })), "{event:?}");
+    assert_eq!(client.flush().await, Err(FlushError::Closed));
+}
+
+#[tokio::test]
+async fn fake_server_sending_a_malformed_frame_after_connect_closes_with_a_reason() {
+    let url = fake_server(|socket| async move {
+        let mut reader = BufReader::new(socket);
+        reader.get_mut().write_all(INFO).await.unwrap();
+        read_through_ping(&mut reader).await;
+        reader.get_mut().write_all(b"PONG\r\nMSG a notanumber 5\r\nhello\r\n").await.unwrap();
+        let mut line = String::new();
+        let _ = reader.read_line(&mut line).await;
+    })
+    .await;
+    let client = rnats::connect(url).await.unwrap();
+    let mut events = client.events();
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap();
+    match event {
+        Some(Event::Disconnected { reason }) => assert!(reason.contains("protocol"), "{reason}"),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn unanswered_pings_declare_the_connection_stale() {
+    let url = fake_server(|socket| async move {
+        let mut reader = BufReader::new(socket);
+        reader.get_mut().write_all(INFO).await.unwrap();
+        read_through_ping(&mut reader).await;
+        reader.get_mut().write_all(b"PONG\r\n").await.unwrap();
+        // From now on, read everything and answer nothing.
+        let mut line = String::new();
+        while reader.read_line(&mut line).await.unwrap_or(0) > 0 {
+            line.clear();
+        }
+    })
+    .await;
+    let client = ConnectOptions::new()
+        .ping_interval(Duration::from_millis(50))
+        .max_pings_outstanding(2)
+        .connect(url)
+        .await
+        .unwrap();
+    let mut events = client.events();
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap();
+    match event {
+        Some(Event::Disconnected { reason }) => assert!(reason.contains("stale"), "{reason}"),
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(client.connection_state(), rnats::State::Closed);
+}
+
+#[tokio::test]
+async fn keepalive_pings_are_answered_by_a_real_server() {
+    let server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .ping_interval(Duration::from_millis(20))
+        .max_pings_outstanding(2)
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut sub = client.subscribe("alive").await.unwrap();
+    // Many ping intervals pass while requests keep the test synchronised on real traffic.
+    for i in 0..20 {
+        client.publish("alive", Bytes::from(i.to_string())).await.unwrap();
+        let m = tokio::time::timeout(Duration::from_secs(10), sub.next()).await.unwrap().unwrap();
+        assert_eq!(m.payload, Bytes::from(i.to_string()));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(client.connection_state(), rnats::State::Connected);
+}
+
+#[tokio::test]
+async fn server_info_is_exposed() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let info = client.server_info();
+    assert_eq!(info.version, "2.15.1");
+    assert!(info.headers);
+    assert_eq!(info.port, server.port());
+}

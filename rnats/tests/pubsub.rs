@@ -1,0 +1,323 @@
+//! Core publish/subscribe behaviour against a real nats-server.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{FutureExt, StreamExt};
+use rnats::{ConnectOptions, Event, HeaderMap, PublishError, StatusCode, SubscribeError};
+use rnats_test_server::NatsServer;
+
+/// Waits for the next message, failing the test instead of hanging.
+async fn next(sub: &mut rnats::Subscriber) -> rnats::Message {
+    tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .expect("timed out waiting for a message")
+        .expect("subscription ended early")
+}
+
+#[tokio::test]
+async fn wildcard_subscriptions_receive_matching_subjects_only() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let mut star = client.subscribe("orders.*.created").await.unwrap();
+    let mut tail = client.subscribe("orders.>").await.unwrap();
+    client.flush().await.unwrap();
+
+    client.publish("orders.eu.created", "a".into()).await.unwrap();
+    client.publish("orders.eu.shipped", "b".into()).await.unwrap();
+    client.publish("other.eu.created", "c".into()).await.unwrap();
+    client.flush().await.unwrap();
+
+    let m = next(&mut star).await;
+    assert_eq!(m.subject.as_str(), "orders.eu.created");
+    assert_eq!(m.payload, Bytes::from("a"));
+    assert_eq!(next(&mut tail).await.payload, Bytes::from("a"));
+    assert_eq!(next(&mut tail).await.payload, Bytes::from("b"));
+
+    // Nothing else is pending: a sentinel on each pattern arrives next.
+    client.publish("orders.x.created", "end".into()).await.unwrap();
+    assert_eq!(next(&mut star).await.payload, Bytes::from("end"));
+    assert_eq!(next(&mut tail).await.payload, Bytes::from("end"));
+}
+
+#[tokio::test]
+async fn queue_group_members_share_the_messages() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let mut a = client.queue_subscribe("work", "workers").await.unwrap();
+    let mut b = client.queue_subscribe("work", "workers").await.unwrap();
+    client.flush().await.unwrap();
+    let total = 200;
+    for i in 0..total {
+        client.publish("work", Bytes::from(i.to_string())).await.unwrap();
+    }
+    client.flush().await.unwrap();
+
+    let mut seen = HashSet::new();
+    let (mut from_a, mut from_b) = (0, 0);
+    while seen.len() < total {
+        tokio::select! {
+            Some(m) = a.next() => { from_a += 1; seen.insert(m.payload); }
+            Some(m) = b.next() => { from_b += 1; seen.insert(m.payload); }
+            _ = tokio::time::sleep(Duration::from_secs(10)) => panic!("only {} of {total} arrived", seen.len()),
+        }
+    }
+    assert_eq!(from_a + from_b, total, "each message goes to exactly one member");
+    assert!(from_a > 0 && from_b > 0, "both members got work: {from_a} / {from_b}");
+}
+
+#[tokio::test]
+async fn headers_round_trip_with_multiple_values() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let mut sub = client.subscribe("h").await.unwrap();
+    client.flush().await.unwrap();
+
+    let mut headers = HeaderMap::new();
+    headers.insert("Trace-Id", "abc123");
+    headers.append("X-Tag", "one");
+    headers.append("X-Tag", "two");
+    client.publish_with_headers("h", headers.clone(), "body".into()).await.unwrap();
+
+    let m = next(&mut sub).await;
+    let got = m.headers.expect("headers arrive");
+    assert_eq!(got.get("Trace-Id").unwrap().as_str(), "abc123");
+    let tags: Vec<&str> = got.get_all("X-Tag").map(|v| v.as_str()).collect();
+    assert_eq!(tags, ["one", "two"]);
+    assert_eq!(m.payload, Bytes::from("body"));
+    assert_eq!(m.status, None);
+}
+
+#[tokio::test]
+async fn unsubscribe_after_ends_the_stream_at_the_count() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let mut sub = client.subscribe("limited").await.unwrap();
+    sub.unsubscribe_after(3).await.unwrap();
+    client.flush().await.unwrap();
+    for i in 0..10 {
+        client.publish("limited", Bytes::from(i.to_string())).await.unwrap();
+    }
+    client.flush().await.unwrap();
+    let got: Vec<Bytes> = tokio::time::timeout(Duration::from_secs(10), sub.by_ref().map(|m| m.payload).collect())
+        .await
+        .unwrap();
+    assert_eq!(got, [Bytes::from("0"), Bytes::from("1"), Bytes::from("2")]);
+}
+
+#[tokio::test]
+async fn unsubscribe_stops_delivery() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let mut sub = client.subscribe("u").await.unwrap();
+    client.flush().await.unwrap();
+    client.publish("u", "before".into()).await.unwrap();
+    assert_eq!(next(&mut sub).await.payload, Bytes::from("before"));
+    sub.unsubscribe().await.unwrap();
+    client.publish("u", "after".into()).await.unwrap();
+    client.flush().await.unwrap();
+    let rest = tokio::time::timeout(Duration::from_secs(10), sub.next()).await.unwrap();
+    assert!(rest.is_none(), "stream ends after unsubscribe");
+}
+
+#[tokio::test]
+async fn subscriber_drain_delivers_in_flight_messages_then_ends() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let publisher = rnats::connect(server.url()).await.unwrap();
+    let mut sub = client.subscribe("d").await.unwrap();
+    client.flush().await.unwrap();
+    let n = 5_000;
+    for i in 0..n {
+        publisher.publish("d", Bytes::from(i.to_string())).await.unwrap();
+    }
+    publisher.flush().await.unwrap();
+    // The server has all 5,000 now; some are still on their way to `client`.
+    sub.drain().await.unwrap();
+    let got: Vec<Bytes> = tokio::time::timeout(Duration::from_secs(10), sub.by_ref().map(|m| m.payload).collect())
+        .await
+        .unwrap();
+    assert_eq!(got.len(), n);
+    assert_eq!(got[n - 1], Bytes::from((n - 1).to_string()));
+}
+
+#[tokio::test]
+async fn client_drain_ends_every_subscription_and_closes() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let mut a = client.subscribe("da").await.unwrap();
+    let mut b = client.subscribe("db").await.unwrap();
+    client.flush().await.unwrap();
+    client.publish("da", "1".into()).await.unwrap();
+    client.publish("db", "2".into()).await.unwrap();
+    client.drain().await.unwrap();
+    assert_eq!(a.next().await.unwrap().payload, Bytes::from("1"));
+    assert!(a.next().await.is_none());
+    assert_eq!(b.next().await.unwrap().payload, Bytes::from("2"));
+    assert!(b.next().await.is_none());
+    assert_eq!(client.connection_state(), rnats::State::Closed);
+    assert_eq!(client.publish("da", "x".into()).await, Err(PublishError::Closed));
+}
+
+#[tokio::test]
+async fn flush_does_not_wait_for_writes_queued_after_it() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let publisher = {
+        let client = client.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let payload = Bytes::from(vec![b'x'; 512]);
+            let mut sent = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                client.publish("flood", payload.clone()).await.unwrap();
+                sent += 1;
+                if sent % 64 == 0 {
+                    tokio::task::yield_now().await;
+                }
+            }
+            sent
+        })
+    };
+    // Each flush must finish although the publisher never stops queueing.
+    for _ in 0..20 {
+        tokio::time::timeout(Duration::from_secs(10), client.flush())
+            .await
+            .expect("flush waited for later writes")
+            .unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let sent = publisher.await.unwrap();
+    assert!(sent > 0);
+}
+
+#[tokio::test]
+async fn slow_consumer_drops_are_counted_and_reported_once() {
+    let server = NatsServer::start();
+    let client = ConnectOptions::new().subscription_capacity(10).connect(server.url()).await.unwrap();
+    let mut events = client.events();
+    let mut slow = client.subscribe("slow").await.unwrap();
+    let mut fast = client.subscribe("fast").await.unwrap();
+    client.flush().await.unwrap();
+    for i in 0..100 {
+        client.publish("slow", Bytes::from(i.to_string())).await.unwrap();
+    }
+    client.publish("fast", "still flowing".into()).await.unwrap();
+    client.flush().await.unwrap();
+    // The full queue did not block the other subscription.
+    assert_eq!(next(&mut fast).await.payload, Bytes::from("still flowing"));
+    // The PONG came after every message, and the engine dispatched them in order.
+    assert_eq!(slow.dropped(), 90);
+    for i in 0..10 {
+        assert_eq!(next(&mut slow).await.payload, Bytes::from(i.to_string()));
+    }
+    slow.unsubscribe().await.unwrap();
+    assert!(slow.next().await.is_none(), "exactly ten were queued");
+    // Exactly one report for the one episode, sent before the flush completed.
+    let mut reports = 0;
+    while let Some(Some(event)) = events.next().now_or_never() {
+        if let Event::SlowConsumer { dropped, .. } = event {
+            assert_eq!(dropped, 1, "reported at the start of the episode");
+            reports += 1;
+        }
+    }
+    assert_eq!(reports, 1);
+}
+
+#[tokio::test]
+async fn max_payload_and_invalid_subjects_fail_before_sending() {
+    let server = NatsServer::builder().max_payload(1024).spawn().unwrap();
+    let client = rnats::connect(server.url()).await.unwrap();
+    assert_eq!(client.server_info().max_payload, 1024);
+    let err = client.publish("big", Bytes::from(vec![0; 1025])).await.unwrap_err();
+    assert_eq!(err, PublishError::MaxPayloadExceeded { size: 1025, max: 1024 });
+    client.publish("big", Bytes::from(vec![0; 1024])).await.unwrap();
+
+    for bad in ["", "a..b", "has space", ".lead", "trail.", "tab\there"] {
+        assert!(
+            matches!(client.publish(bad, "x".into()).await, Err(PublishError::InvalidSubject(_))),
+            "{bad:?} accepted"
+        );
+    }
+    assert!(matches!(
+        client.publish("a.*", "x".into()).await,
+        Err(PublishError::WildcardSubject(_))
+    ));
+    assert!(matches!(client.subscribe("a..b").await, Err(SubscribeError::InvalidSubject(_))));
+    assert!(matches!(
+        client.queue_subscribe("a", "bad group").await,
+        Err(SubscribeError::InvalidQueueGroup(_))
+    ));
+    // The connection is still healthy after all of that.
+    client.flush().await.unwrap();
+    assert_eq!(client.connection_state(), rnats::State::Connected);
+}
+
+#[tokio::test]
+async fn statistics_count_messages_and_payload_bytes() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let mut sub = client.subscribe("stats").await.unwrap();
+    client.flush().await.unwrap();
+    for _ in 0..10 {
+        client.publish("stats", Bytes::from_static(b"12345")).await.unwrap();
+    }
+    client.flush().await.unwrap();
+    for _ in 0..10 {
+        next(&mut sub).await;
+    }
+    let stats = client.statistics().snapshot();
+    assert_eq!(stats.out_messages, 10);
+    assert_eq!(stats.out_bytes, 50);
+    assert_eq!(stats.in_messages, 10);
+    assert_eq!(stats.in_bytes, 50);
+    assert_eq!(stats.connects, 1);
+}
+
+#[tokio::test]
+async fn no_echo_suppresses_own_messages() {
+    let server = NatsServer::start();
+    let client = ConnectOptions::new().no_echo().connect(server.url()).await.unwrap();
+    let other = rnats::connect(server.url()).await.unwrap();
+    let mut sub = client.subscribe("echo").await.unwrap();
+    client.flush().await.unwrap();
+    client.publish("echo", "mine".into()).await.unwrap();
+    client.flush().await.unwrap();
+    other.publish("echo", "theirs".into()).await.unwrap();
+    assert_eq!(next(&mut sub).await.payload, Bytes::from("theirs"));
+}
+
+#[tokio::test]
+async fn large_payloads_arrive_intact() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let mut sub = client.subscribe("large").await.unwrap();
+    client.flush().await.unwrap();
+    let sizes = [0usize, 1, 4095, 16 * 1024, 100_000, 1024 * 1024 - 64];
+    for size in sizes {
+        let payload: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        client.publish("large", Bytes::from(payload)).await.unwrap();
+    }
+    for size in sizes {
+        let m = next(&mut sub).await;
+        assert_eq!(m.payload.len(), size);
+        assert!(m.payload.iter().enumerate().all(|(i, b)| *b == (i % 251) as u8));
+    }
+}
+
+#[tokio::test]
+async fn status_headers_are_parsed_on_no_responders() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let inbox = client.new_inbox();
+    let mut sub = client.subscribe(inbox.clone()).await.unwrap();
+    client.flush().await.unwrap();
+    // A publish with a reply to a subject nobody listens on gets a 503 status reply.
+    client.publish_with_reply("nobody.home", inbox, "?".into()).await.unwrap();
+    let m = next(&mut sub).await;
+    assert_eq!(m.status, Some(StatusCode::NO_RESPONDERS));
+    assert!(m.payload.is_empty());
+}
