@@ -126,7 +126,7 @@ impl ServerBuilder {
 
     /// Starts the server and returns once it logs that it is ready for clients.
     pub fn spawn(self) -> Result<NatsServer, TestServerError> {
-        NatsServer::launch(self.into_launch()?, self.port)
+        NatsServer::launch(self.prepare_launch()?, self.port)
     }
 
     /// Appends configuration text after whatever [`config`](Self::config) set.
@@ -139,7 +139,7 @@ impl ServerBuilder {
     }
 
     /// Writes the files the server needs and assembles its command line, minus `-p`.
-    fn into_launch(&self) -> Result<Launch, TestServerError> {
+    fn prepare_launch(&self) -> Result<Launch, TestServerError> {
         let program = match &self.binary {
             Some(path) => path.clone().into_os_string(),
             None => std::env::var_os(BIN_ENV).unwrap_or_else(|| OsString::from("nats-server")),

@@ -136,6 +136,10 @@ impl NatsServer {
 
     /// Sends a signal through `nats-server --signal <sig>=<pid>`, e.g. `ldm` (lame duck
     /// mode), `reload`, `reopen`, `stop` or `quit`.
+    ///
+    /// A server in lame duck mode with no clients left shuts itself down at once; wait on
+    /// [`wait_for_log`](Self::wait_for_log) (`"Entering lame duck mode"`) rather than on
+    /// the process.
     pub fn signal(&self, sig: &str) -> Result<(), TestServerError> {
         if self.process.is_none() {
             return Err(TestServerError::NotRunning);

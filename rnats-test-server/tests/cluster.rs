@@ -6,11 +6,11 @@ use rnats_test_server::Cluster;
 
 /// The `connect_urls` of a node's greeting INFO.
 fn connect_urls(node: &rnats_test_server::NatsServer) -> Vec<String> {
-    node.info().unwrap()["connect_urls"]
+    node.info().expect("INFO from the node")["connect_urls"]
         .as_array()
         .map(|urls| {
             urls.iter()
-                .map(|u| u.as_str().unwrap().to_owned())
+                .map(|u| u.as_str().expect("a URL string").to_owned())
                 .collect()
         })
         .unwrap_or_default()

@@ -14,10 +14,10 @@ struct Raw {
 
 impl Raw {
     fn connect(port: u16) -> Raw {
-        let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to the server");
         stream
             .set_read_timeout(Some(Duration::from_secs(5)))
-            .unwrap();
+            .expect("set a read timeout");
         Raw {
             reader: BufReader::new(stream),
         }
@@ -25,12 +25,15 @@ impl Raw {
 
     fn line(&mut self) -> String {
         let mut line = String::new();
-        self.reader.read_line(&mut line).unwrap();
+        self.reader.read_line(&mut line).expect("read a line");
         line.trim_end().to_owned()
     }
 
     fn send(&mut self, text: &str) {
-        self.reader.get_mut().write_all(text.as_bytes()).unwrap();
+        self.reader
+            .get_mut()
+            .write_all(text.as_bytes())
+            .expect("send");
     }
 }
 
@@ -195,10 +198,9 @@ fn max_payload_merges_with_a_config_file() {
 fn lame_duck_signal_reaches_the_server() {
     let server = NatsServer::start();
     server.signal("ldm").unwrap();
-    let line = server
-        .wait_for_log("lame duck", Duration::from_secs(5))
+    server
+        .wait_for_log("Entering lame duck mode", Duration::from_secs(5))
         .unwrap();
-    assert!(line.contains("lame duck"), "{line}");
 }
 
 #[test]
