@@ -16,6 +16,7 @@ use crate::server_addr::ServerAddr;
 use crate::shared::{Shared, Sink, SubEntry};
 use crate::statistics::Statistics;
 use crate::sub_queue::{Limits, SubQueue};
+use crate::write_queue::Urgency;
 use crate::subject::{ToSubject, has_wildcard};
 use crate::{Message, State, Subscriber, handshake, request};
 
@@ -53,11 +54,14 @@ impl Client {
     ) -> Result<Client, ConnectError> {
         let addr = ServerAddr::parse(url)?;
         let established = handshake::connect(&addr, &options).await?;
-        let shared = Arc::new(Shared::new(options, established.info.clone()));
+        let socket = Arc::new(established.stream);
+        let info = established.info;
+        let shared = Arc::new(Shared::new(options, info, Arc::clone(&socket)));
         Statistics::add(&shared.stats.connects, 1);
         let client = Client { handle: Arc::new(Handle { shared: Arc::clone(&shared) }) };
         request::subscribe_inbox(&shared);
-        tokio::spawn(Engine::new(Arc::clone(&shared), established).run());
+        let engine = Engine::new(Arc::clone(&shared), socket, established.read_buf, established.parser);
+        tokio::spawn(engine.run());
         shared.emit(crate::Event::Connected);
         Ok(client)
     }
@@ -323,7 +327,9 @@ impl Client {
                     writes
                         .queue
                         .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
-                    shared.kick(writes);
+                    shared.submit(writes, Urgency::Normal);
+                    Statistics::add(&shared.stats.out_messages, 1);
+                    Statistics::add(&shared.stats.out_bytes, payload_len as u64);
                     return Ok(());
                 }
                 writes.space_waiters = true;

@@ -11,7 +11,7 @@
 //! traffic leaves in large batches.
 
 use std::future::poll_fn;
-use std::io::IoSlice;
+use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -20,16 +20,16 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use rnats_proto::{Msg, Parser, PermissionOp, ServerError, ServerOp};
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
 use crate::error::SubscriberError;
 use crate::events::Event;
-use crate::handshake::{Established, effective_max_payload};
+use crate::handshake::effective_max_payload;
 use crate::shared::{Shared, Sink, Subscriptions};
 use crate::statistics::Statistics;
 use crate::sub_queue::{Push, SubQueue};
-use crate::write_queue::{IOVECS, Outgoing};
+use crate::write_queue::{Frames, Writer};
 use crate::{Message, State};
 
 /// Passes through the loop before yielding to the runtime.
@@ -45,15 +45,16 @@ enum Ending {
 }
 
 /// The engine for one connection.
-pub(crate) struct Engine<S> {
+pub(crate) struct Engine {
     shared: Arc<Shared>,
-    stream: S,
+    /// Shared with callers that write directly while the engine is idle (see [`Writer`]);
+    /// reading is the engine's alone.
+    socket: Arc<TcpStream>,
     read_buf: BytesMut,
     read_capacity: usize,
     parser: Parser,
-    out: Outgoing,
-    /// Bytes were written since the last successful socket flush.
-    needs_flush: bool,
+    /// The batch being written; owned by the engine while [`Writer::Writing`].
+    out: Frames,
     keepalive: Keepalive,
     /// Subscriber queues to wake at the end of the current read batch.
     to_wake: Vec<Arc<SubQueue>>,
@@ -67,23 +68,28 @@ struct Keepalive {
     max_outstanding: u32,
 }
 
-impl<S: AsyncRead + AsyncWrite + Unpin> Engine<S> {
-    pub(crate) fn new(shared: Arc<Shared>, conn: Established<S>) -> Engine<S> {
+impl Engine {
+    /// An engine for a connection whose handshake is done; `read_buf` holds whatever the
+    /// server sent after its handshake PONG.
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        socket: Arc<TcpStream>,
+        mut read_buf: BytesMut,
+        parser: Parser,
+    ) -> Engine {
         let interval = shared.options.ping_interval;
         let max_outstanding = shared.options.max_pings_outstanding;
         let read_capacity = shared.options.read_buffer_capacity;
-        let mut read_buf = conn.read_buf;
         if read_buf.capacity() < read_capacity {
             read_buf.reserve(read_capacity - read_buf.len());
         }
         Engine {
             shared,
-            stream: conn.stream,
+            socket,
             read_buf,
             read_capacity,
-            parser: conn.parser,
-            out: Outgoing::default(),
-            needs_flush: false,
+            parser,
+            out: Frames::default(),
             keepalive: Keepalive {
                 timer: Box::pin(tokio::time::sleep(interval)),
                 interval,
@@ -136,12 +142,28 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Engine<S> {
         if self.read_buf.capacity() - self.read_buf.len() < self.read_capacity / 4 {
             self.read_buf.reserve(self.read_capacity);
         }
-        match tokio_util::io::poll_read_buf(Pin::new(&mut self.stream), cx, &mut self.read_buf) {
-            Poll::Pending => Ok(false),
-            Poll::Ready(Ok(0)) => Err(Ending::Lost("the server closed the connection".into())),
-            Poll::Ready(Ok(_)) => self.handle_input().map(|()| true),
-            Poll::Ready(Err(e)) => Err(Ending::Lost(format!("read failed: {e}"))),
+        loop {
+            match self.socket.poll_read_ready(cx) {
+                Poll::Pending => return Ok(false),
+                Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("read failed: {e}"))),
+                Poll::Ready(Ok(())) => {}
+            }
+            match self.socket.try_read_buf(&mut self.read_buf) {
+                Ok(0) => return Err(Ending::Lost("the server closed the connection".into())),
+                Ok(_) => break,
+                // Readiness was stale; polling again registers for the next wake-up.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(Ending::Lost(format!("read failed: {e}"))),
+            }
         }
+        // Traffic came back: a caller that wrote directly may do so again (see `Writer`).
+        {
+            let mut writes = self.shared.writes();
+            if writes.writer == Writer::DirectlyWritten {
+                writes.writer = Writer::Idle;
+            }
+        }
+        self.handle_input().map(|()| true)
     }
 
     /// Decodes and dispatches every complete op in the read buffer, then wakes each subscriber
@@ -236,47 +258,33 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Engine<S> {
         let mut progress = false;
         loop {
             if self.out.is_empty() && !self.take_queued() {
-                break;
+                return Ok(progress);
             }
-            let mut slices = [IoSlice::new(&[]); IOVECS];
-            let count = self.out.io_slices(&mut slices);
-            match Pin::new(&mut self.stream).poll_write_vectored(cx, &slices[..count]) {
-                Poll::Pending => break,
-                Poll::Ready(Ok(0)) => return Err(Ending::Lost("the socket accepted no bytes".into())),
-                Poll::Ready(Ok(n)) => {
-                    self.out.advance(n);
-                    self.needs_flush = true;
-                    progress = true;
-                }
+            match self.socket.poll_write_ready(cx) {
+                Poll::Pending => return Ok(progress),
                 Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("write failed: {e}"))),
+                Poll::Ready(Ok(())) => {}
+            }
+            match self.out.try_write_to(&self.socket) {
+                Ok(0) => {} // stale readiness: the next poll registers for a wake-up
+                Ok(_) => progress = true,
+                Err(e) => return Err(Ending::Lost(format!("write failed: {e}"))),
             }
         }
-        if self.needs_flush {
-            match Pin::new(&mut self.stream).poll_flush(cx) {
-                Poll::Pending => {}
-                Poll::Ready(Ok(())) => self.needs_flush = false,
-                Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("flush failed: {e}"))),
-            }
-        }
-        Ok(progress)
     }
 
-    /// Moves the shared queue into `out`. Returns false, and marks the engine idle so the next
-    /// publisher wakes it, when nothing is queued.
+    /// Moves the shared queue into `out`. Returns false, and marks the engine idle so callers
+    /// may write directly again, when nothing is queued.
     fn take_queued(&mut self) -> bool {
         let mut writes = self.shared.writes();
         if writes.queue.is_empty() {
-            writes.kicked = false;
+            writes.writer = Writer::Idle;
             return false;
         }
         writes.queue.take_into(&mut self.out);
-        let (messages, bytes) = (writes.queue.out_messages, writes.queue.out_bytes);
-        writes.queue.out_messages = 0;
-        writes.queue.out_bytes = 0;
+        writes.writer = Writer::Writing;
         let wake_publishers = std::mem::take(&mut writes.space_waiters);
         drop(writes);
-        Statistics::add(&self.shared.stats.out_messages, messages);
-        Statistics::add(&self.shared.stats.out_bytes, bytes);
         if wake_publishers {
             self.shared.space.notify_waiters();
         }
@@ -312,8 +320,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Engine<S> {
         {
             let mut writes = shared.writes();
             writes.closed = true;
+            writes.socket = None;
             writes.pongs.clear();
-            writes.queue = Default::default();
+            writes.queue = Frames::default();
         }
         shared.space.notify_waiters();
         let error = match &ending {

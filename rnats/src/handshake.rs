@@ -13,8 +13,8 @@ use crate::server_addr::ServerAddr;
 
 /// A connection the server has accepted, with whatever it sent after its PONG still unread.
 #[derive(Debug)]
-pub(crate) struct Established<S> {
-    pub(crate) stream: S,
+pub(crate) struct Established {
+    pub(crate) stream: TcpStream,
     pub(crate) read_buf: BytesMut,
     pub(crate) parser: Parser,
     pub(crate) info: ServerInfo,
@@ -31,7 +31,7 @@ enum Step {
 pub(crate) async fn connect(
     addr: &ServerAddr,
     options: &ConnectOptions,
-) -> Result<Established<TcpStream>, ConnectError> {
+) -> Result<Established, ConnectError> {
     let socket_addr = addr.socket_addr();
     let timeout = options.connection_timeout;
     match tokio::time::timeout(timeout, handshake(&socket_addr, addr, options)).await {
@@ -44,7 +44,7 @@ async fn handshake(
     socket_addr: &str,
     addr: &ServerAddr,
     options: &ConnectOptions,
-) -> Result<Established<TcpStream>, ConnectError> {
+) -> Result<Established, ConnectError> {
     let io_error = |source| ConnectError::Io { addr: socket_addr.to_owned(), source };
     let mut stream = TcpStream::connect(socket_addr).await.map_err(io_error)?;
     stream.set_nodelay(true).map_err(io_error)?;

@@ -10,13 +10,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytes::BytesMut;
 use futures_util::task::AtomicWaker;
 use rnats_proto::{QueueGroup, ServerInfo, Subject};
+use tokio::net::TcpStream;
 use tokio::sync::{Notify, broadcast, oneshot, watch};
 
 use crate::events::Event;
 use crate::options::ConnectOptions;
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
-use crate::write_queue::{PongWaiter, WriteQueue};
+use crate::write_queue::{Frames, Urgency, Writer};
 use crate::{Message, State};
 
 /// Everything the client handles and the engine share.
@@ -45,14 +46,15 @@ pub(crate) struct Shared {
     pub(crate) done: watch::Sender<bool>,
 }
 
-/// The write side: the queue plus the PINGs waiting for their PONG.
+/// The write side: the queue, who writes it next, and the PINGs waiting for their PONG.
 #[derive(Debug, Default)]
 pub(crate) struct Writes {
-    pub(crate) queue: WriteQueue,
-    /// The engine has been woken (or is busy) and will look at the queue without another wake.
-    pub(crate) kicked: bool,
+    pub(crate) queue: Frames,
+    pub(crate) writer: Writer,
+    /// The socket, for callers allowed to write directly; `None` once closed.
+    pub(crate) socket: Option<Arc<TcpStream>>,
     /// One entry per PING sent, in order; `Some` for `flush()` callers, `None` for keepalive.
-    pub(crate) pongs: VecDeque<Option<PongWaiter>>,
+    pub(crate) pongs: VecDeque<Option<oneshot::Sender<()>>>,
     /// Publishers are parked on [`Shared::space`].
     pub(crate) space_waiters: bool,
     /// No more frames are accepted.
@@ -86,13 +88,13 @@ pub(crate) enum Sink {
 }
 
 impl Shared {
-    pub(crate) fn new(options: ConnectOptions, info: ServerInfo) -> Shared {
+    pub(crate) fn new(options: ConnectOptions, info: ServerInfo, socket: Arc<TcpStream>) -> Shared {
         let reply_prefix = format!("{}.{}.", options.inbox_prefix, nuid::next());
         let (events, _) = broadcast::channel(256);
         let (done, _) = watch::channel(false);
         Shared {
             options,
-            writes: Mutex::new(Writes::default()),
+            writes: Mutex::new(Writes { socket: Some(socket), ..Writes::default() }),
             engine_waker: AtomicWaker::new(),
             space: Notify::new(),
             subs: Mutex::new(Subscriptions::default()),
@@ -136,7 +138,7 @@ impl Shared {
         let _ = self.events.send(event);
     }
 
-    /// Queues a control frame (SUB, UNSUB, PING, PONG) regardless of the write limit: these are
+    /// Queues a control frame (SUB, UNSUB, PONG) regardless of the write limit: these are
     /// small and must not wait behind publishes. Returns false once the connection is closed.
     pub(crate) fn push_control(&self, encode: impl FnOnce(&mut BytesMut)) -> bool {
         let mut writes = self.writes();
@@ -144,7 +146,7 @@ impl Shared {
             return false;
         }
         writes.queue.push_with(encode);
-        self.kick(writes);
+        self.submit(writes, Urgency::Normal);
         true
     }
 
@@ -157,16 +159,31 @@ impl Shared {
         }
         writes.queue.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
         writes.pongs.push_back(Some(tx));
-        self.kick(writes);
+        self.submit(writes, Urgency::Flush);
         Some(rx)
     }
 
-    /// Wakes the engine if it is idle; releases the lock first.
-    pub(crate) fn kick(&self, mut writes: MutexGuard<'_, Writes>) {
-        let wake = !writes.kicked;
-        writes.kicked = true;
-        drop(writes);
-        if wake {
+    /// Gets what was just queued on its way, then releases the lock: writes the queue to the
+    /// socket directly when [`Writer`] allows it, otherwise makes sure the engine is awake.
+    pub(crate) fn submit(&self, mut writes: MutexGuard<'_, Writes>, urgency: Urgency) {
+        let writer = writes.writer;
+        if writer.may_write_directly(urgency) {
+            let Writes { queue, socket, .. } = &mut *writes;
+            if let Some(socket) = socket {
+                // A partial write, a full socket buffer or an error all leave the rest to the
+                // engine, which meets any error itself and ends the connection with it.
+                let _ = queue.try_write_to(socket);
+            }
+            if writes.queue.is_empty() {
+                if writer != Writer::Woken {
+                    writes.writer = Writer::DirectlyWritten;
+                }
+                return;
+            }
+        }
+        if matches!(writer, Writer::Idle | Writer::DirectlyWritten) {
+            writes.writer = Writer::Woken;
+            drop(writes);
             self.engine_waker.wake();
         }
     }

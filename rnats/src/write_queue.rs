@@ -1,45 +1,49 @@
-//! The shared write queue: frames encoded by callers, waiting for the engine to write them.
+//! Encoded frames waiting to be written, and the rules for who writes them.
 //!
-//! Callers encode their frames straight into this queue under a short lock, so a publish costs
-//! one lock and a memcpy instead of a channel message. Small frames are flattened into one
-//! contiguous buffer; a payload at or above [`VECTOR_THRESHOLD`] is kept as its own `Bytes`
-//! segment and written zero-copy with a vectored write.
+//! Callers encode their frames straight into the shared [`Frames`] under a short lock, so a
+//! publish costs one lock and a memcpy instead of a channel message. Small frames are
+//! flattened into one contiguous buffer; a payload at or above [`VECTOR_THRESHOLD`] is kept as
+//! its own `Bytes` segment and written zero-copy with a vectored write.
 
 use std::collections::VecDeque;
+use std::io::{self, IoSlice};
 
-use bytes::{Bytes, BytesMut};
-use tokio::sync::oneshot;
+use bytes::{Buf, Bytes, BytesMut};
+use tokio::net::TcpStream;
 
 /// Payloads this large or larger are not copied into the flat buffer but sent as their own
 /// slice. Below it a memcpy is cheaper than an extra iovec and the refcount traffic.
 pub(crate) const VECTOR_THRESHOLD: usize = 16 * 1024;
 
-/// What a `flush()` caller waits on: resolved when the PONG answering its PING arrives.
-pub(crate) type PongWaiter = oneshot::Sender<()>;
+/// At most this many slices go into one vectored write.
+const MAX_IOVECS: usize = 64;
 
-/// Frames waiting to be written, in order: every segment in `segments` precedes `flat`.
+/// Array size for [`Frames::io_slices`]: the segments plus the flat tail.
+pub(crate) const IOVECS: usize = MAX_IOVECS + 1;
+
+/// The flat buffer keeps its capacity between batches unless a burst grew it past this.
+const KEEP_FLAT_CAPACITY: usize = 1024 * 1024;
+
+/// Frames in order: every segment precedes the unwritten part of `flat`.
 #[derive(Debug, Default)]
-pub(crate) struct WriteQueue {
+pub(crate) struct Frames {
     segments: VecDeque<Bytes>,
     flat: BytesMut,
     len: usize,
-    /// Messages and payload bytes handed over since the engine last took the queue.
-    pub(crate) out_messages: u64,
-    pub(crate) out_bytes: u64,
 }
 
-impl WriteQueue {
-    /// Bytes queued and not yet taken by the engine.
+impl Frames {
+    /// Bytes not yet written.
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    /// True when nothing is queued.
+    /// True when everything has been written.
     pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
-    /// Appends a small frame with `encode`, which must write exactly what it means to send.
+    /// Appends a small frame with `encode`.
     pub(crate) fn push_with(&mut self, encode: impl FnOnce(&mut BytesMut)) {
         let before = self.flat.len();
         encode(&mut self.flat);
@@ -60,50 +64,24 @@ impl WriteQueue {
         }
         self.flat.extend_from_slice(b"\r\n");
         self.len += head_len + payload.len() + 2;
-        self.out_messages += 1;
-        self.out_bytes += payload.len() as u64;
     }
 
-    /// Moves everything queued into `out`, leaving this queue empty. `out.flat` must be empty;
-    /// its allocation is swapped in so that neither side allocates in steady state.
-    pub(crate) fn take_into(&mut self, out: &mut Outgoing) {
-        debug_assert!(out.is_empty());
-        std::mem::swap(&mut self.segments, &mut out.segments);
-        std::mem::swap(&mut self.flat, &mut out.flat);
-        out.flat_pos = 0;
-        self.len = 0;
-    }
-}
-
-/// The engine's side of the queue: bytes taken from [`WriteQueue`] and being written.
-#[derive(Debug, Default)]
-pub(crate) struct Outgoing {
-    segments: VecDeque<Bytes>,
-    flat: BytesMut,
-    flat_pos: usize,
-}
-
-/// At most this many slices go into one vectored write.
-const MAX_IOVECS: usize = 64;
-
-/// The flat buffer keeps its capacity between batches unless a burst grew it past this.
-const KEEP_FLAT_CAPACITY: usize = 1024 * 1024;
-
-impl Outgoing {
-    /// True when everything taken has been written.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.segments.is_empty() && self.flat_pos >= self.flat.len()
+    /// Swaps contents with `other`, which must be empty: the engine takes a whole batch this
+    /// way, and the two flat buffers trade allocations instead of allocating.
+    pub(crate) fn take_into(&mut self, other: &mut Frames) {
+        debug_assert!(other.is_empty());
+        std::mem::swap(self, other);
     }
 
     /// Fills `slices` with what to write next, in order; returns how many were filled.
-    pub(crate) fn io_slices<'a>(&'a self, slices: &mut [std::io::IoSlice<'a>]) -> usize {
+    pub(crate) fn io_slices<'a>(&'a self, slices: &mut [IoSlice<'a>; IOVECS]) -> usize {
         let mut n = 0;
-        for segment in self.segments.iter().take(MAX_IOVECS.min(slices.len())) {
-            slices[n] = std::io::IoSlice::new(segment);
+        for segment in self.segments.iter().take(MAX_IOVECS) {
+            slices[n] = IoSlice::new(segment);
             n += 1;
         }
-        if n < slices.len() && self.flat_pos < self.flat.len() {
-            slices[n] = std::io::IoSlice::new(&self.flat[self.flat_pos..]);
+        if !self.flat.is_empty() {
+            slices[n] = IoSlice::new(&self.flat);
             n += 1;
         }
         n
@@ -111,44 +89,87 @@ impl Outgoing {
 
     /// Records that `written` bytes from the front have gone out.
     pub(crate) fn advance(&mut self, mut written: usize) {
+        self.len -= written;
         while written > 0 {
             let Some(front) = self.segments.front_mut() else { break };
             if written >= front.len() {
                 written -= front.len();
                 self.segments.pop_front();
             } else {
-                let _ = front.split_to(written);
+                front.advance(written);
                 return;
             }
         }
-        self.flat_pos += written;
-        if self.is_empty() {
-            self.reset();
+        self.flat.advance(written);
+        if self.len == 0 && self.flat.capacity() > KEEP_FLAT_CAPACITY {
+            self.flat = BytesMut::new();
         }
     }
 
-    fn reset(&mut self) {
-        self.flat_pos = 0;
-        if self.flat.capacity() > KEEP_FLAT_CAPACITY {
-            self.flat = BytesMut::new();
-        } else {
-            self.flat.clear();
+    /// One non-blocking vectored write; returns the bytes written (0 if none could be).
+    pub(crate) fn try_write_to(&mut self, socket: &TcpStream) -> io::Result<usize> {
+        let mut slices = [IoSlice::new(&[]); IOVECS];
+        let count = self.io_slices(&mut slices);
+        match socket.try_write_vectored(&slices[..count]) {
+            Ok(0) => Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                self.advance(n);
+                Ok(n)
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
+            Err(e) => Err(e),
         }
     }
 }
 
-/// Array size for [`Outgoing::io_slices`].
-pub(crate) const IOVECS: usize = MAX_IOVECS + 1;
+/// Who writes queued frames next. Lives under the same lock as the queue.
+///
+/// A caller that finds the engine [`Idle`](Writer::Idle) writes its frame to the socket itself:
+/// an idle connection then sends at once, without waking another task. If that caller's next
+/// frame comes before the engine has run again, it queues and wakes the engine instead, so a
+/// burst of publishes batches into large writes rather than paying one syscall per frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Writer {
+    /// Nothing in flight and the engine is not woken: a caller may write directly.
+    #[default]
+    Idle,
+    /// A caller just wrote directly; the next publish queues and wakes the engine.
+    DirectlyWritten,
+    /// The engine has been woken for the queue but has not taken it yet.
+    Woken,
+    /// The engine holds a batch being written; callers only queue behind it.
+    Writing,
+}
+
+/// How urgently a caller wants its frame on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Urgency {
+    /// A publish or control frame: batch it when traffic is heavy.
+    Normal,
+    /// A flush: it waits for the server, so write now unless a batch is already in flight.
+    Flush,
+}
+
+impl Writer {
+    /// Whether a caller with `urgency` may write the queue to the socket itself.
+    pub(crate) fn may_write_directly(self, urgency: Urgency) -> bool {
+        match self {
+            Writer::Idle => true,
+            Writer::DirectlyWritten | Writer::Woken => urgency == Urgency::Flush,
+            Writer::Writing => false,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn drain(out: &mut Outgoing) -> Vec<u8> {
+    fn drain(frames: &mut Frames) -> Vec<u8> {
         let mut all = Vec::new();
-        while !out.is_empty() {
-            let mut slices = [std::io::IoSlice::new(&[]); IOVECS];
-            let n = out.io_slices(&mut slices);
+        while !frames.is_empty() {
+            let mut slices = [IoSlice::new(&[]); IOVECS];
+            let n = frames.io_slices(&mut slices);
             // Write at most 5 bytes at a time to exercise partial writes.
             let mut budget = 5;
             let mut written = 0;
@@ -161,21 +182,21 @@ mod tests {
                     break;
                 }
             }
-            out.advance(written);
+            frames.advance(written);
         }
         all
     }
 
     #[test]
     fn small_and_large_frames_keep_their_order() {
-        let mut q = WriteQueue::default();
+        let mut q = Frames::default();
         let big = Bytes::from(vec![b'x'; VECTOR_THRESHOLD]);
         q.push_with(|b| b.extend_from_slice(b"PING\r\n"));
         q.push_message(|b| b.extend_from_slice(b"PUB a 2\r\n"), &Bytes::from_static(b"hi"));
         q.push_message(|b| b.extend_from_slice(b"PUB b 16384\r\n"), &big);
         q.push_with(|b| b.extend_from_slice(b"PONG\r\n"));
         let expected_len = q.len();
-        let mut out = Outgoing::default();
+        let mut out = Frames::default();
         q.take_into(&mut out);
         assert!(q.is_empty());
         let all = drain(&mut out);
@@ -184,18 +205,25 @@ mod tests {
         want.extend_from_slice(&big);
         want.extend_from_slice(b"\r\nPONG\r\n");
         assert_eq!(all, want);
-        assert_eq!(q.out_messages, 2);
-        assert_eq!(q.out_bytes, 2 + VECTOR_THRESHOLD as u64);
     }
 
     #[test]
     fn buffers_are_reused_between_batches() {
-        let mut q = WriteQueue::default();
-        let mut out = Outgoing::default();
+        let mut q = Frames::default();
+        let mut out = Frames::default();
         for round in 0..3 {
             q.push_message(|b| b.extend_from_slice(b"PUB a 1\r\n"), &Bytes::from_static(b"z"));
             q.take_into(&mut out);
             assert_eq!(drain(&mut out), b"PUB a 1\r\nz\r\n", "round {round}");
         }
+    }
+
+    #[test]
+    fn only_flushes_may_write_past_a_recent_direct_write() {
+        assert!(Writer::Idle.may_write_directly(Urgency::Normal));
+        assert!(!Writer::DirectlyWritten.may_write_directly(Urgency::Normal));
+        assert!(Writer::DirectlyWritten.may_write_directly(Urgency::Flush));
+        assert!(Writer::Woken.may_write_directly(Urgency::Flush));
+        assert!(!Writer::Writing.may_write_directly(Urgency::Flush));
     }
 }
