@@ -74,7 +74,9 @@ fn info() {
           \"max_payload\":1048576,\"proto\":1,\"client_id\":7,\"nonce\":\"xyz\",\"ldm\":false,\
           \"connect_urls\":[\"a:4222\",\"b:4222\"],\"unknown\":[1,2]}\r\n",
     );
-    let ServerOp::Info(info) = op else { panic!("{op:?}") };
+    let ServerOp::Info(info) = op else {
+        panic!("{op:?}")
+    };
     assert_eq!(info.server_id, "NABC");
     assert_eq!(info.port, 4222);
     assert!(info.headers);
@@ -147,10 +149,8 @@ fn hmsg_no_responders() {
 
 #[test]
 fn hmsg_jetstream_statuses() {
-    let m = msg(
-        b"HMSG _INBOX.x 2 81 81\r\nNATS/1.0 408 Request Timeout\r\n\
-          Nats-Pending-Messages: 1\r\nNats-Pending-Bytes: 0\r\n\r\n\r\n",
-    );
+    let m = msg(b"HMSG _INBOX.x 2 81 81\r\nNATS/1.0 408 Request Timeout\r\n\
+          Nats-Pending-Messages: 1\r\nNats-Pending-Bytes: 0\r\n\r\n\r\n");
     assert_eq!(m.status, Some(StatusCode::TIMEOUT));
     assert_eq!(m.description.as_deref(), Some("Request Timeout"));
     let headers = m.headers.unwrap();
@@ -161,10 +161,22 @@ fn hmsg_jetstream_statuses() {
 
 #[test]
 fn err_texts() {
-    assert_eq!(server_err(b"'Authorization Violation'"), ServerError::AuthorizationViolation);
-    assert_eq!(server_err(b"'user authentication expired'"), ServerError::AuthenticationExpired);
-    assert_eq!(server_err(b"'Stale Connection'"), ServerError::StaleConnection);
-    assert_eq!(server_err(b"'Maximum Payload Violation'"), ServerError::MaxPayload);
+    assert_eq!(
+        server_err(b"'Authorization Violation'"),
+        ServerError::AuthorizationViolation
+    );
+    assert_eq!(
+        server_err(b"'user authentication expired'"),
+        ServerError::AuthenticationExpired
+    );
+    assert_eq!(
+        server_err(b"'Stale Connection'"),
+        ServerError::StaleConnection
+    );
+    assert_eq!(
+        server_err(b"'Maximum Payload Violation'"),
+        ServerError::MaxPayload
+    );
     assert_eq!(
         server_err(b"'Permissions Violation for Subscription to \"foo.bar\"'"),
         ServerError::PermissionViolation {
@@ -193,15 +205,34 @@ fn err_texts() {
         server_err(b"'Unknown Protocol Operation'"),
         ServerError::Other("Unknown Protocol Operation".into())
     );
-    assert_eq!(server_err(b"no quotes"), ServerError::Other("no quotes".into()));
-    assert_eq!(one(b"-err\t'Stale Connection'  \r\n"), ServerOp::Err(ServerError::StaleConnection));
+    assert_eq!(
+        server_err(b"no quotes"),
+        ServerError::Other("no quotes".into())
+    );
+    assert_eq!(
+        one(b"-err\t'Stale Connection'  \r\n"),
+        ServerOp::Err(ServerError::StaleConnection)
+    );
 }
 
 #[test]
 fn control_line_too_long() {
-    let limits = ParserLimits { max_control_line: 8, ..Default::default() };
+    let limits = ParserLimits {
+        max_control_line: 8,
+        ..Default::default()
+    };
     // Exactly at the limit is fine.
-    assert_eq!(run_whole(b"MSG a 1 0\r\n\r\n", ParserLimits { max_control_line: 9, ..limits }).error, None);
+    assert_eq!(
+        run_whole(
+            b"MSG a 1 0\r\n\r\n",
+            ParserLimits {
+                max_control_line: 9,
+                ..limits
+            }
+        )
+        .error,
+        None
+    );
     // Over it, with or without a newline further on, fails without waiting.
     let too_long = DecodeError::ControlLineTooLong { max: 8 };
     assert_eq!(error_with(b"MSG a 1 0\r\n\r\n", limits), too_long);
@@ -213,11 +244,25 @@ fn control_line_too_long() {
 
 #[test]
 fn unknown_ops() {
-    assert_eq!(error(b"FOO bar\r\n"), DecodeError::UnknownOp { op: "FOO".into() });
+    assert_eq!(
+        error(b"FOO bar\r\n"),
+        DecodeError::UnknownOp { op: "FOO".into() }
+    );
     assert_eq!(error(b"\r\n"), DecodeError::UnknownOp { op: String::new() });
-    assert_eq!(error(b" PING\r\n"), DecodeError::UnknownOp { op: String::new() });
-    assert_eq!(error(b"PINGX\r\n"), DecodeError::UnknownOp { op: "PINGX".into() });
-    assert_eq!(error(b"INFO{}\r\n"), DecodeError::UnknownOp { op: "INFO{}".into() });
+    assert_eq!(
+        error(b" PING\r\n"),
+        DecodeError::UnknownOp { op: String::new() }
+    );
+    assert_eq!(
+        error(b"PINGX\r\n"),
+        DecodeError::UnknownOp { op: "PINGX".into() }
+    );
+    assert_eq!(
+        error(b"INFO{}\r\n"),
+        DecodeError::UnknownOp {
+            op: "INFO{}".into()
+        }
+    );
 }
 
 #[test]
@@ -230,10 +275,22 @@ fn invalid_arguments() {
     assert_eq!(error(b"MSG a b c d e f g\r\n"), msg);
     assert_eq!(error(b"HMSG foo 1 5\r\n"), hmsg);
     assert_eq!(error(b"HMSG foo 1 r x 5 5\r\n"), hmsg);
-    assert_eq!(error(b"PING x\r\n"), DecodeError::InvalidArguments { op: "PING" });
-    assert_eq!(error(b"PONG x\r\n"), DecodeError::InvalidArguments { op: "PONG" });
-    assert_eq!(error(b"+OK x\r\n"), DecodeError::InvalidArguments { op: "+OK" });
-    assert_eq!(error(b"INFO  \r\n"), DecodeError::InvalidArguments { op: "INFO" });
+    assert_eq!(
+        error(b"PING x\r\n"),
+        DecodeError::InvalidArguments { op: "PING" }
+    );
+    assert_eq!(
+        error(b"PONG x\r\n"),
+        DecodeError::InvalidArguments { op: "PONG" }
+    );
+    assert_eq!(
+        error(b"+OK x\r\n"),
+        DecodeError::InvalidArguments { op: "+OK" }
+    );
+    assert_eq!(
+        error(b"INFO  \r\n"),
+        DecodeError::InvalidArguments { op: "INFO" }
+    );
 }
 
 #[test]
@@ -244,34 +301,55 @@ fn invalid_numbers() {
     assert_eq!(error(b"MSG foo 1 +5\r\n"), msg);
     assert_eq!(error(b"MSG foo 1 5x\r\n"), msg);
     assert_eq!(error(b"MSG foo 1 99999999999999999999999\r\n"), msg);
-    assert_eq!(error(b"HMSG foo 1 x 5\r\n"), DecodeError::InvalidNumber { op: "HMSG" });
+    assert_eq!(
+        error(b"HMSG foo 1 x 5\r\n"),
+        DecodeError::InvalidNumber { op: "HMSG" }
+    );
 }
 
 #[test]
 fn payload_too_large() {
     assert_eq!(
         error(b"MSG foo 1 67108865\r\n"),
-        DecodeError::PayloadTooLarge { size: 64 * 1024 * 1024 + 1, max: 64 * 1024 * 1024 }
+        DecodeError::PayloadTooLarge {
+            size: 64 * 1024 * 1024 + 1,
+            max: 64 * 1024 * 1024
+        }
     );
     let mut parser = Parser::new(ParserLimits::default());
     parser.set_max_payload(4);
     let mut buf = BytesMut::from(&b"MSG a 1 4\r\nabcd\r\nHMSG a 1 3 5\r\n"[..]);
-    assert!(matches!(parser.decode(&mut buf), Ok(Some(ServerOp::Msg(_)))));
-    assert_eq!(parser.decode(&mut buf), Err(DecodeError::PayloadTooLarge { size: 5, max: 4 }));
+    assert!(matches!(
+        parser.decode(&mut buf),
+        Ok(Some(ServerOp::Msg(_)))
+    ));
+    assert_eq!(
+        parser.decode(&mut buf),
+        Err(DecodeError::PayloadTooLarge { size: 5, max: 4 })
+    );
 }
 
 #[test]
 fn header_size_exceeds_total() {
     assert_eq!(
         error(b"HMSG foo 1 20 10\r\n"),
-        DecodeError::HeaderSizeExceedsTotal { header_len: 20, total_len: 10 }
+        DecodeError::HeaderSizeExceedsTotal {
+            header_len: 20,
+            total_len: 10
+        }
     );
 }
 
 #[test]
 fn missing_terminator() {
-    assert_eq!(error(b"MSG foo 1 2\r\nhiXX"), DecodeError::MissingTerminator);
-    assert_eq!(error(b"MSG foo 1 2\r\nhello\r\n"), DecodeError::MissingTerminator);
+    assert_eq!(
+        error(b"MSG foo 1 2\r\nhiXX"),
+        DecodeError::MissingTerminator
+    );
+    assert_eq!(
+        error(b"MSG foo 1 2\r\nhello\r\n"),
+        DecodeError::MissingTerminator
+    );
     assert_eq!(error(b"PING\n"), DecodeError::MissingTerminator);
     assert_eq!(error(b"\n"), DecodeError::MissingTerminator);
 }
@@ -311,7 +389,10 @@ fn invalid_header_blocks() {
 
 #[test]
 fn invalid_info() {
-    assert!(matches!(error(b"INFO {\"port\":\"x\"}\r\n"), DecodeError::InvalidInfo(_)));
+    assert!(matches!(
+        error(b"INFO {\"port\":\"x\"}\r\n"),
+        DecodeError::InvalidInfo(_)
+    ));
     assert!(matches!(error(b"INFO {\r\n"), DecodeError::InvalidInfo(_)));
     assert!(matches!(error(b"INFO 5\r\n"), DecodeError::InvalidInfo(_)));
 }
@@ -319,21 +400,35 @@ fn invalid_info() {
 #[test]
 fn errors_have_messages() {
     let e = DecodeError::PayloadTooLarge { size: 5, max: 4 };
-    assert_eq!(e.to_string(), "message of 5 bytes exceeds the limit of 4 bytes");
+    assert_eq!(
+        e.to_string(),
+        "message of 5 bytes exceeds the limit of 4 bytes"
+    );
     let e = DecodeError::InvalidSubject(SubjectError::Empty);
-    assert_eq!(e.to_string(), "invalid subject in message: subject is empty");
+    assert_eq!(
+        e.to_string(),
+        "invalid subject in message: subject is empty"
+    );
 }
 
 #[test]
 fn partial_frames_wait_for_more() {
     let mut parser = Parser::new(ParserLimits::default());
     let mut buf = BytesMut::new();
-    for piece in [&b"HM"[..], b"SG foo 1 12 14\r", b"\nNATS/1.0\r\n\r", b"\nh", b"i\r"] {
+    for piece in [
+        &b"HM"[..],
+        b"SG foo 1 12 14\r",
+        b"\nNATS/1.0\r\n\r",
+        b"\nh",
+        b"i\r",
+    ] {
         buf.extend_from_slice(piece);
         assert_eq!(parser.decode(&mut buf), Ok(None));
     }
     buf.extend_from_slice(b"\nPONG\r\n");
-    let Ok(Some(ServerOp::Msg(m))) = parser.decode(&mut buf) else { panic!() };
+    let Ok(Some(ServerOp::Msg(m))) = parser.decode(&mut buf) else {
+        panic!()
+    };
     assert_eq!(&m.payload[..], b"hi");
     assert_eq!(parser.decode(&mut buf), Ok(Some(ServerOp::Pong)));
     assert_eq!(parser.decode(&mut buf), Ok(None));

@@ -16,8 +16,8 @@ use crate::server_addr::ServerAddr;
 use crate::shared::{Shared, Sink, SubEntry};
 use crate::statistics::Statistics;
 use crate::sub_queue::{Limits, SubQueue};
-use crate::write_queue::Urgency;
 use crate::subject::{ToSubject, has_wildcard};
+use crate::write_queue::Urgency;
 use crate::{Message, State, Subscriber, handshake, request};
 
 /// A connection to a NATS server. Clones share the connection; it closes when the last clone
@@ -58,9 +58,18 @@ impl Client {
         let info = established.info;
         let shared = Arc::new(Shared::new(options, info, Arc::clone(&socket)));
         Statistics::add(&shared.stats.connects, 1);
-        let client = Client { handle: Arc::new(Handle { shared: Arc::clone(&shared) }) };
+        let client = Client {
+            handle: Arc::new(Handle {
+                shared: Arc::clone(&shared),
+            }),
+        };
         request::subscribe_inbox(&shared);
-        let engine = Engine::new(Arc::clone(&shared), socket, established.read_buf, established.parser);
+        let engine = Engine::new(
+            Arc::clone(&shared),
+            socket,
+            established.read_buf,
+            established.parser,
+        );
         tokio::spawn(engine.run());
         shared.emit(crate::Event::Connected);
         Ok(client)
@@ -81,7 +90,13 @@ impl Client {
         payload: Bytes,
     ) -> Result<(), PublishError> {
         let subject = checked_publish_subject(&subject)?;
-        self.send(Outbound { subject, reply: None, headers: None, payload: &payload }).await
+        self.send(Outbound {
+            subject,
+            reply: None,
+            headers: None,
+            payload: &payload,
+        })
+        .await
     }
 
     /// Publishes with headers.
@@ -92,7 +107,12 @@ impl Client {
         payload: Bytes,
     ) -> Result<(), PublishError> {
         let subject = checked_publish_subject(&subject)?;
-        let out = Outbound { subject, reply: None, headers: Some(&headers), payload: &payload };
+        let out = Outbound {
+            subject,
+            reply: None,
+            headers: Some(&headers),
+            payload: &payload,
+        };
         self.send(out).await
     }
 
@@ -105,7 +125,12 @@ impl Client {
     ) -> Result<(), PublishError> {
         let subject = checked_publish_subject(&subject)?;
         let reply = checked_publish_subject(&reply)?;
-        let out = Outbound { subject, reply: Some(reply), headers: None, payload: &payload };
+        let out = Outbound {
+            subject,
+            reply: Some(reply),
+            headers: None,
+            payload: &payload,
+        };
         self.send(out).await
     }
 
@@ -119,8 +144,12 @@ impl Client {
     ) -> Result<(), PublishError> {
         let subject = checked_publish_subject(&subject)?;
         let reply = checked_publish_subject(&reply)?;
-        let out =
-            Outbound { subject, reply: Some(reply), headers: Some(&headers), payload: &payload };
+        let out = Outbound {
+            subject,
+            reply: Some(reply),
+            headers: Some(&headers),
+            payload: &payload,
+        };
         self.send(out).await
     }
 
@@ -145,7 +174,8 @@ impl Client {
     ) -> Result<Message, RequestError> {
         let timeout = self.shared().options.request_timeout;
         let subject = checked_publish_subject(&subject)?;
-        self.request_inner(subject, Some(&headers), payload, timeout).await
+        self.request_inner(subject, Some(&headers), payload, timeout)
+            .await
     }
 
     /// Sends a request with its own timeout (`None`: wait until the connection closes).
@@ -167,7 +197,12 @@ impl Client {
         timeout: Option<Duration>,
     ) -> Result<Message, RequestError> {
         let pending = request::Pending::register(&self.handle.shared);
-        let out = Outbound { subject, reply: Some(pending.reply()), headers, payload: &payload };
+        let out = Outbound {
+            subject,
+            reply: Some(pending.reply()),
+            headers,
+            payload: &payload,
+        };
         self.send(out).await?;
         pending.wait(timeout).await
     }
@@ -313,7 +348,11 @@ impl Client {
         if max != 0 && size > max {
             return Err(PublishError::MaxPayloadExceeded { size, max });
         }
-        let frame = Pub { subject: out.subject, reply: out.reply, headers: out.headers };
+        let frame = Pub {
+            subject: out.subject,
+            reply: out.reply,
+            headers: out.headers,
+        };
         let limit = shared.options.write_buffer_limit;
         loop {
             let space = {
@@ -344,7 +383,9 @@ impl Client {
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Client").field("state", &self.connection_state()).finish_non_exhaustive()
+        f.debug_struct("Client")
+            .field("state", &self.connection_state())
+            .finish_non_exhaustive()
     }
 }
 

@@ -207,7 +207,8 @@ impl Engine {
     fn handle_op(&mut self, op: ServerOp) -> Result<(), Ending> {
         match op {
             ServerOp::Ping => {
-                self.shared.push_control(|buf| buf.extend_from_slice(rnats_proto::PONG));
+                self.shared
+                    .push_control(|buf| buf.extend_from_slice(rnats_proto::PONG));
             }
             ServerOp::Pong => {
                 self.keepalive.outstanding = 0;
@@ -220,7 +221,9 @@ impl Engine {
             ServerOp::Ok => {}
             ServerOp::Info(info) => {
                 self.parser.set_max_payload(effective_max_payload(&info));
-                self.shared.max_payload.store(info.max_payload, Ordering::Relaxed);
+                self.shared
+                    .max_payload
+                    .store(info.max_payload, Ordering::Relaxed);
                 let lame_duck = info.lame_duck_mode;
                 *crate::shared::lock(&self.shared.info) = Arc::new(*info);
                 if lame_duck {
@@ -234,8 +237,11 @@ impl Engine {
     }
 
     fn handle_server_error(&mut self, error: ServerError) -> Result<(), Ending> {
-        if let ServerError::PermissionViolation { operation: PermissionOp::Subscribe, subject, queue } =
-            &error
+        if let ServerError::PermissionViolation {
+            operation: PermissionOp::Subscribe,
+            subject,
+            queue,
+        } = &error
         {
             fail_subscriptions(&self.shared, subject, queue.as_deref());
         }
@@ -249,7 +255,11 @@ impl Engine {
         let reason = format!("server error: {error}");
         self.shared.emit(Event::ServerError(error));
         // After these the server closes the connection; do not wait for it to do so.
-        if fatal { Err(Ending::Lost(reason)) } else { Ok(()) }
+        if fatal {
+            Err(Ending::Lost(reason))
+        } else {
+            Ok(())
+        }
     }
 
     /// Writes queued frames: takes the shared queue when the previous batch is fully written,
@@ -304,7 +314,9 @@ impl Engine {
         }
         self.keepalive.outstanding += 1;
         let mut writes = self.shared.writes();
-        writes.queue.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        writes
+            .queue
+            .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
         writes.pongs.push_back(None);
         drop(writes);
         let next = Instant::now() + self.keepalive.interval;
@@ -349,7 +361,9 @@ impl Engine {
 fn deliver(shared: &Shared, subs: &mut Subscriptions, msg: Msg, to_wake: &mut Vec<Arc<SubQueue>>) {
     let sid = msg.sid;
     // A message for an unknown sid raced an unsubscribe; dropping it is correct.
-    let Some(entry) = subs.by_sid.get_mut(&sid) else { return };
+    let Some(entry) = subs.by_sid.get_mut(&sid) else {
+        return;
+    };
     entry.delivered += 1;
     let finished = entry.max.is_some_and(|max| entry.delivered >= max);
     match &entry.sink {
@@ -358,7 +372,10 @@ fn deliver(shared: &Shared, subs: &mut Subscriptions, msg: Msg, to_wake: &mut Ve
             Push::Queued { wake: false } | Push::Closed => {}
             Push::Dropped { first } => {
                 if first {
-                    shared.emit(Event::SlowConsumer { sid, dropped: queue.dropped() });
+                    shared.emit(Event::SlowConsumer {
+                        sid,
+                        dropped: queue.dropped(),
+                    });
                 }
             }
         },

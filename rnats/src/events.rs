@@ -69,7 +69,9 @@ impl Events {
                 Err(broadcast::error::RecvError::Closed) => None,
             }
         });
-        Events { inner: Box::pin(inner) }
+        Events {
+            inner: Box::pin(inner),
+        }
     }
 }
 

@@ -36,7 +36,10 @@ pub(crate) async fn connect(
     let timeout = options.connection_timeout;
     match tokio::time::timeout(timeout, handshake(&socket_addr, addr, options)).await {
         Ok(result) => result,
-        Err(_) => Err(ConnectError::TimedOut { addr: socket_addr, timeout }),
+        Err(_) => Err(ConnectError::TimedOut {
+            addr: socket_addr,
+            timeout,
+        }),
     }
 }
 
@@ -45,7 +48,10 @@ async fn handshake(
     addr: &ServerAddr,
     options: &ConnectOptions,
 ) -> Result<Established, ConnectError> {
-    let io_error = |source| ConnectError::Io { addr: socket_addr.to_owned(), source };
+    let io_error = |source| ConnectError::Io {
+        addr: socket_addr.to_owned(),
+        source,
+    };
     let mut stream = TcpStream::connect(socket_addr).await.map_err(io_error)?;
     stream.set_nodelay(true).map_err(io_error)?;
 
@@ -54,10 +60,12 @@ async fn handshake(
     let mut info = None;
     let mut step = Step::ExpectInfo;
     loop {
-        let op = next_op(&mut stream, &mut read_buf, &mut parser).await.map_err(|e| match e {
-            ReadError::Io(source) => io_error(source),
-            ReadError::Connect(e) => e,
-        })?;
+        let op = next_op(&mut stream, &mut read_buf, &mut parser)
+            .await
+            .map_err(|e| match e {
+                ReadError::Io(source) => io_error(source),
+                ReadError::Connect(e) => e,
+            })?;
         match (step, op) {
             (Step::ExpectInfo, ServerOp::Info(server_info)) => {
                 parser.set_max_payload(effective_max_payload(&server_info));
@@ -72,7 +80,10 @@ async fn handshake(
             (Step::ExpectPong, ServerOp::Ok) => {}
             (Step::ExpectPong, ServerOp::Info(server_info)) => info = Some(*server_info),
             (Step::ExpectPong, ServerOp::Ping) => {
-                stream.write_all(rnats_proto::PONG).await.map_err(io_error)?;
+                stream
+                    .write_all(rnats_proto::PONG)
+                    .await
+                    .map_err(io_error)?;
             }
             (_, ServerOp::Err(ServerError::AuthorizationViolation)) => {
                 return Err(ConnectError::AuthorizationViolation);
@@ -82,13 +93,22 @@ async fn handshake(
         }
     }
     let info = info.ok_or(ConnectError::UnexpectedOp("PONG"))?;
-    Ok(Established { stream, read_buf, parser, info })
+    Ok(Established {
+        stream,
+        read_buf,
+        parser,
+        info,
+    })
 }
 
 /// The largest message the server may send us; servers that leave `max_payload` out get the
 /// protocol's default of 1 MiB.
 pub(crate) fn effective_max_payload(info: &ServerInfo) -> usize {
-    if info.max_payload == 0 { 1024 * 1024 } else { info.max_payload }
+    if info.max_payload == 0 {
+        1024 * 1024
+    } else {
+        info.max_payload
+    }
 }
 
 enum ReadError {
@@ -102,7 +122,10 @@ async fn next_op(
     parser: &mut Parser,
 ) -> Result<ServerOp, ReadError> {
     loop {
-        if let Some(op) = parser.decode(buf).map_err(|e| ReadError::Connect(e.into()))? {
+        if let Some(op) = parser
+            .decode(buf)
+            .map_err(|e| ReadError::Connect(e.into()))?
+        {
             return Ok(op);
         }
         if buf.capacity() - buf.len() < 1024 {

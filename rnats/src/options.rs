@@ -79,7 +79,11 @@ impl ConnectOptions {
     }
 
     /// Authenticates with a user name and password.
-    pub fn user_and_password(mut self, user: impl Into<String>, password: impl Into<String>) -> Self {
+    pub fn user_and_password(
+        mut self,
+        user: impl Into<String>,
+        password: impl Into<String>,
+    ) -> Self {
         self.user_and_password = Some((user.into(), password.into()));
         self
     }
@@ -162,7 +166,10 @@ impl fmt::Debug for ConnectOptions {
             .field("request_timeout", &self.request_timeout)
             .field("read_buffer_capacity", &self.read_buffer_capacity)
             .field("subscription_capacity", &self.subscription_capacity)
-            .field("subscription_capacity_bytes", &self.subscription_capacity_bytes)
+            .field(
+                "subscription_capacity_bytes",
+                &self.subscription_capacity_bytes,
+            )
             .field("write_buffer_limit", &self.write_buffer_limit)
             .finish()
     }

@@ -10,19 +10,27 @@ use std::time::Duration;
 use rnats_proto::{StatusCode, Subject};
 use tokio::sync::oneshot;
 
+use crate::Message;
 use crate::error::RequestError;
 use crate::shared::{Shared, Sink, SubEntry};
-use crate::Message;
 
 /// Subscribes the connection's request inbox (`<prefix>.<nuid>.*`).
 pub(crate) fn subscribe_inbox(shared: &Shared) {
     let sid = shared.next_sid.fetch_add(1, Ordering::Relaxed);
     let pattern = format!("{}*", shared.reply_prefix);
     // The prefix was validated as part of the options; a bad one fails every request instead.
-    let Ok(subject) = Subject::try_from(pattern.as_str()) else { return };
+    let Ok(subject) = Subject::try_from(pattern.as_str()) else {
+        return;
+    };
     shared.subs().by_sid.insert(
         sid,
-        SubEntry { subject, queue_group: None, sink: Sink::Requests, delivered: 0, max: None },
+        SubEntry {
+            subject,
+            queue_group: None,
+            sink: Sink::Requests,
+            delivered: 0,
+            max: None,
+        },
     );
     shared.push_control(|buf| rnats_proto::encode_sub(buf, &pattern, None, sid));
 }
@@ -46,7 +54,13 @@ impl Pending {
         reply.push_str(itoa::Buffer::new().format(token));
         let (tx, rx) = oneshot::channel();
         shared.requests().insert(token, tx);
-        Pending { shared: Arc::clone(shared), token, reply, rx: Some(rx), answered: false }
+        Pending {
+            shared: Arc::clone(shared),
+            token,
+            reply,
+            rx: Some(rx),
+            answered: false,
+        }
     }
 
     pub(crate) fn reply(&self) -> &str {
@@ -54,7 +68,9 @@ impl Pending {
     }
 
     pub(crate) async fn wait(mut self, timeout: Option<Duration>) -> Result<Message, RequestError> {
-        let Some(rx) = self.rx.take() else { return Err(RequestError::Closed) };
+        let Some(rx) = self.rx.take() else {
+            return Err(RequestError::Closed);
+        };
         let received = match timeout {
             Some(limit) => match tokio::time::timeout(limit, rx).await {
                 Ok(received) => received,

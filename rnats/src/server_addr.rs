@@ -21,7 +21,10 @@ pub(crate) struct ServerAddr {
 impl ServerAddr {
     /// Parses one address. Accepted schemes: `nats://` (or none). TLS schemes come with TLS.
     pub(crate) fn parse(url: &str) -> Result<ServerAddr, ConnectError> {
-        let invalid = |reason| ConnectError::InvalidUrl { url: url.to_owned(), reason };
+        let invalid = |reason| ConnectError::InvalidUrl {
+            url: url.to_owned(),
+            reason,
+        };
         let url = url.trim();
         let rest = match url.split_once("://") {
             Some(("nats", rest)) => rest,
@@ -75,7 +78,10 @@ impl fmt::Debug for ServerAddr {
         f.debug_struct("ServerAddr")
             .field("host", &self.host)
             .field("port", &self.port)
-            .field("has_credentials", &(self.user.is_some() || self.token.is_some()))
+            .field(
+                "has_credentials",
+                &(self.user.is_some() || self.token.is_some()),
+            )
             .finish()
     }
 }

@@ -94,7 +94,10 @@ impl Shared {
         let (done, _) = watch::channel(false);
         Shared {
             options,
-            writes: Mutex::new(Writes { socket: Some(socket), ..Writes::default() }),
+            writes: Mutex::new(Writes {
+                socket: Some(socket),
+                ..Writes::default()
+            }),
             engine_waker: AtomicWaker::new(),
             space: Notify::new(),
             subs: Mutex::new(Subscriptions::default()),
@@ -157,7 +160,9 @@ impl Shared {
         if writes.closed {
             return None;
         }
-        writes.queue.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        writes
+            .queue
+            .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
         writes.pongs.push_back(Some(tx));
         self.submit(writes, Urgency::Flush);
         Some(rx)

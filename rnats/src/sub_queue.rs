@@ -174,7 +174,10 @@ mod tests {
 
     #[test]
     fn bounded_by_message_count_with_one_report_per_episode() {
-        let q = SubQueue::new(Limits { messages: 2, bytes: 1 << 20 });
+        let q = SubQueue::new(Limits {
+            messages: 2,
+            bytes: 1 << 20,
+        });
         assert_eq!(q.push(message(1)), Push::Queued { wake: true });
         assert_eq!(q.push(message(1)), Push::Queued { wake: false });
         assert_eq!(q.push(message(1)), Push::Dropped { first: true });
@@ -188,7 +191,10 @@ mod tests {
 
     #[test]
     fn bounded_by_bytes_but_one_oversize_message_still_fits_an_empty_queue() {
-        let q = SubQueue::new(Limits { messages: 100, bytes: 10 });
+        let q = SubQueue::new(Limits {
+            messages: 100,
+            bytes: 10,
+        });
         assert!(matches!(q.push(message(50)), Push::Queued { .. }));
         assert_eq!(q.push(message(1)), Push::Dropped { first: true });
         assert!(q.try_next().is_some());
@@ -199,7 +205,10 @@ mod tests {
 
     #[test]
     fn close_ends_after_queued_messages() {
-        let q = SubQueue::new(Limits { messages: 10, bytes: 1000 });
+        let q = SubQueue::new(Limits {
+            messages: 10,
+            bytes: 1000,
+        });
         q.push(message(1));
         q.close(None);
         assert_eq!(q.push(message(1)), Push::Closed);

@@ -23,7 +23,12 @@ pub struct Subscriber {
 
 impl Subscriber {
     pub(crate) fn new(client: Client, sid: u64, queue: Arc<SubQueue>) -> Subscriber {
-        Subscriber { client, sid, queue, unsubscribed: false }
+        Subscriber {
+            client,
+            sid,
+            queue,
+            unsubscribed: false,
+        }
     }
 
     /// The subscription id on this connection.
@@ -66,8 +71,14 @@ impl Subscriber {
             return Ok(());
         }
         self.unsubscribed = true;
-        let sent = self.shared().push_control(|buf| rnats_proto::encode_unsub(buf, sid, None));
-        let flushed = if sent { self.client.flush().await } else { Err(FlushError::Closed) };
+        let sent = self
+            .shared()
+            .push_control(|buf| rnats_proto::encode_unsub(buf, sid, None));
+        let flushed = if sent {
+            self.client.flush().await
+        } else {
+            Err(FlushError::Closed)
+        };
         close_subscriptions(self.shared(), &[sid]);
         flushed
     }
@@ -93,7 +104,10 @@ impl Subscriber {
         self.unsubscribed = true;
         close_subscriptions(self.shared(), &[self.sid]);
         let sid = self.sid;
-        if !self.shared().push_control(|buf| rnats_proto::encode_unsub(buf, sid, None)) {
+        if !self
+            .shared()
+            .push_control(|buf| rnats_proto::encode_unsub(buf, sid, None))
+        {
             return Err(UnsubscribeError::Closed);
         }
         Ok(())
@@ -116,7 +130,9 @@ impl Drop for Subscriber {
 
 impl fmt::Debug for Subscriber {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Subscriber").field("sid", &self.sid).finish_non_exhaustive()
+        f.debug_struct("Subscriber")
+            .field("sid", &self.sid)
+            .finish_non_exhaustive()
     }
 }
 

@@ -91,7 +91,9 @@ impl Frames {
     pub(crate) fn advance(&mut self, mut written: usize) {
         self.len -= written;
         while written > 0 {
-            let Some(front) = self.segments.front_mut() else { break };
+            let Some(front) = self.segments.front_mut() else {
+                break;
+            };
             if written >= front.len() {
                 written -= front.len();
                 self.segments.pop_front();
@@ -192,7 +194,10 @@ mod tests {
         let mut q = Frames::default();
         let big = Bytes::from(vec![b'x'; VECTOR_THRESHOLD]);
         q.push_with(|b| b.extend_from_slice(b"PING\r\n"));
-        q.push_message(|b| b.extend_from_slice(b"PUB a 2\r\n"), &Bytes::from_static(b"hi"));
+        q.push_message(
+            |b| b.extend_from_slice(b"PUB a 2\r\n"),
+            &Bytes::from_static(b"hi"),
+        );
         q.push_message(|b| b.extend_from_slice(b"PUB b 16384\r\n"), &big);
         q.push_with(|b| b.extend_from_slice(b"PONG\r\n"));
         let expected_len = q.len();
@@ -212,7 +217,10 @@ mod tests {
         let mut q = Frames::default();
         let mut out = Frames::default();
         for round in 0..3 {
-            q.push_message(|b| b.extend_from_slice(b"PUB a 1\r\n"), &Bytes::from_static(b"z"));
+            q.push_message(
+                |b| b.extend_from_slice(b"PUB a 1\r\n"),
+                &Bytes::from_static(b"z"),
+            );
             q.take_into(&mut out);
             assert_eq!(drain(&mut out), b"PUB a 1\r\nz\r\n", "round {round}");
         }

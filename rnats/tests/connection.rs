@@ -51,25 +51,46 @@ async fn nothing_listening_fails_within_the_timeout() {
         .connect(format!("nats://127.0.0.1:{port}"))
         .await
         .unwrap_err();
-    assert!(matches!(err, ConnectError::Io { .. } | ConnectError::TimedOut { .. }), "{err}");
+    assert!(
+        matches!(err, ConnectError::Io { .. } | ConnectError::TimedOut { .. }),
+        "{err}"
+    );
     assert!(started.elapsed() < Duration::from_secs(3));
 }
 
 #[tokio::test]
 async fn invalid_urls_are_rejected() {
-    for url in ["http://127.0.0.1:4222", "nats://127.0.0.1:notaport", "nats://:4222"] {
-        assert!(matches!(rnats::connect(url).await, Err(ConnectError::InvalidUrl { .. })), "{url}");
+    for url in [
+        "http://127.0.0.1:4222",
+        "nats://127.0.0.1:notaport",
+        "nats://:4222",
+    ] {
+        assert!(
+            matches!(
+                rnats::connect(url).await,
+                Err(ConnectError::InvalidUrl { .. })
+            ),
+            "{url}"
+        );
     }
 }
 
 #[tokio::test]
 async fn token_auth_succeeds_and_fails_clearly() {
     let server = NatsServer::builder().token("s3cret").spawn().unwrap();
-    let ok = ConnectOptions::new().token("s3cret").connect(server.url()).await.unwrap();
+    let ok = ConnectOptions::new()
+        .token("s3cret")
+        .connect(server.url())
+        .await
+        .unwrap();
     ok.flush().await.unwrap();
     let url_token = rnats::connect(format!("nats://s3cret@127.0.0.1:{}", server.port())).await;
     url_token.unwrap().flush().await.unwrap();
-    let err = ConnectOptions::new().token("wrong").connect(server.url()).await.unwrap_err();
+    let err = ConnectOptions::new()
+        .token("wrong")
+        .connect(server.url())
+        .await
+        .unwrap_err();
     assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
     assert!(err.to_string().contains("authorization violation"));
     let err = rnats::connect(server.url()).await.unwrap_err();
@@ -78,7 +99,10 @@ async fn token_auth_succeeds_and_fails_clearly() {
 
 #[tokio::test]
 async fn user_password_auth_succeeds_and_fails_clearly() {
-    let server = NatsServer::builder().user_password("alice", "wonder").spawn().unwrap();
+    let server = NatsServer::builder()
+        .user_password("alice", "wonder")
+        .spawn()
+        .unwrap();
     let ok = ConnectOptions::new()
         .user_and_password("alice", "wonder")
         .connect(server.url())
@@ -112,17 +136,30 @@ authorization {
     let mut denied = client.subscribe("secret.plans").await.unwrap();
     let mut allowed = client.subscribe("public").await.unwrap();
     client.flush().await.unwrap();
-    let end = tokio::time::timeout(Duration::from_secs(10), denied.next()).await.unwrap();
+    let end = tokio::time::timeout(Duration::from_secs(10), denied.next())
+        .await
+        .unwrap();
     assert!(end.is_none(), "the refused subscription ends");
     assert_eq!(
         denied.take_error(),
-        Some(SubscriberError::PermissionViolation { subject: "secret.plans".into() })
+        Some(SubscriberError::PermissionViolation {
+            subject: "secret.plans".into()
+        })
     );
-    let event = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap();
-    assert!(matches!(event, Some(Event::ServerError(rnats::ServerError::PermissionViolation { .. }))));
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .unwrap();
+    assert!(matches!(
+        event,
+        Some(Event::ServerError(
+            rnats::ServerError::PermissionViolation { .. }
+        ))
+    ));
     // The connection and the other subscription are unaffected.
     client.publish("public", "ok".into()).await.unwrap();
-    let m = tokio::time::timeout(Duration::from_secs(10), allowed.next()).await.unwrap();
+    let m = tokio::time::timeout(Duration::from_secs(10), allowed.next())
+        .await
+        .unwrap();
     assert_eq!(m.unwrap().payload, Bytes::from("ok"));
 }
 
@@ -134,11 +171,21 @@ async fn server_shutdown_ends_subscriptions_and_fails_flush() {
     let mut sub = client.subscribe("x").await.unwrap();
     client.flush().await.unwrap();
     server.kill();
-    let end = tokio::time::timeout(Duration::from_secs(10), sub.next()).await.unwrap();
+    let end = tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .unwrap();
     assert!(end.is_none());
-    assert!(matches!(sub.take_error(), Some(SubscriberError::ConnectionClosed(_))));
-    let event = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap();
-    assert!(matches!(event, Some(Event::Disconnected { .. })), "{event:?}");
+    assert!(matches!(
+        sub.take_error(),
+        Some(SubscriberError::ConnectionClosed(_))
+    ));
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .unwrap();
+    assert!(
+        matches!(event, Some(Event::Disconnected { .. })),
+        "{event:?}"
+    );
     assert_eq!(client.flush().await, Err(FlushError::Closed));
     assert_eq!(client.connection_state(), rnats::State::Closed);
 }
@@ -149,10 +196,15 @@ async fn close_ends_everything_promptly() {
     let client = rnats::connect(server.url()).await.unwrap();
     let mut sub = client.subscribe("c").await.unwrap();
     client.publish("c", "last".into()).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), client.close()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), client.close())
+        .await
+        .unwrap();
     assert_eq!(client.connection_state(), rnats::State::Closed);
     // Anything already delivered is still readable, then the stream ends.
-    while let Some(m) = tokio::time::timeout(Duration::from_secs(10), sub.next()).await.unwrap() {
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .unwrap()
+    {
         assert_eq!(m.payload, Bytes::from("last"));
     }
     assert_eq!(sub.take_error(), None, "a requested close is not an error");
@@ -215,14 +267,23 @@ async fn fake_server_truncated_frame_then_close_ends_the_connection_cleanly() {
         reader.get_mut().write_all(INFO).await.unwrap();
         read_through_ping(&mut reader).await;
         // Accept the connection, then send half a message and hang up.
-        reader.get_mut().write_all(b"PONG\r\nMSG a 1 10\r\nhal").await.unwrap();
+        reader
+            .get_mut()
+            .write_all(b"PONG\r\nMSG a 1 10\r\nhal")
+            .await
+            .unwrap();
         let _ = reader.get_mut().shutdown().await;
     })
     .await;
     let client = rnats::connect(url).await.unwrap();
     let mut events = client.events();
-    let event = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap();
-    assert!(matches!(event, Some(Event::Disconnected { .. })), "{event:?}");
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .unwrap();
+    assert!(
+        matches!(event, Some(Event::Disconnected { .. })),
+        "{event:?}"
+    );
     assert_eq!(client.flush().await, Err(FlushError::Closed));
 }
 
@@ -232,14 +293,20 @@ async fn fake_server_sending_a_malformed_frame_after_connect_closes_with_a_reaso
         let mut reader = BufReader::new(socket);
         reader.get_mut().write_all(INFO).await.unwrap();
         read_through_ping(&mut reader).await;
-        reader.get_mut().write_all(b"PONG\r\nMSG a notanumber 5\r\nhello\r\n").await.unwrap();
+        reader
+            .get_mut()
+            .write_all(b"PONG\r\nMSG a notanumber 5\r\nhello\r\n")
+            .await
+            .unwrap();
         let mut line = String::new();
         let _ = reader.read_line(&mut line).await;
     })
     .await;
     let client = rnats::connect(url).await.unwrap();
     let mut events = client.events();
-    let event = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .unwrap();
     match event {
         Some(Event::Disconnected { reason }) => assert!(reason.contains("protocol"), "{reason}"),
         other => panic!("unexpected {other:?}"),
@@ -267,7 +334,9 @@ async fn unanswered_pings_declare_the_connection_stale() {
         .await
         .unwrap();
     let mut events = client.events();
-    let event = tokio::time::timeout(Duration::from_secs(10), events.next()).await.unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .unwrap();
     match event {
         Some(Event::Disconnected { reason }) => assert!(reason.contains("stale"), "{reason}"),
         other => panic!("unexpected {other:?}"),
@@ -287,8 +356,14 @@ async fn keepalive_pings_are_answered_by_a_real_server() {
     let mut sub = client.subscribe("alive").await.unwrap();
     // Many ping intervals pass while requests keep the test synchronised on real traffic.
     for i in 0..20 {
-        client.publish("alive", Bytes::from(i.to_string())).await.unwrap();
-        let m = tokio::time::timeout(Duration::from_secs(10), sub.next()).await.unwrap().unwrap();
+        client
+            .publish("alive", Bytes::from(i.to_string()))
+            .await
+            .unwrap();
+        let m = tokio::time::timeout(Duration::from_secs(10), sub.next())
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(m.payload, Bytes::from(i.to_string()));
         tokio::time::sleep(Duration::from_millis(10)).await;
     }

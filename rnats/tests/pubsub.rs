@@ -25,9 +25,18 @@ async fn wildcard_subscriptions_receive_matching_subjects_only() {
     let mut tail = client.subscribe("orders.>").await.unwrap();
     client.flush().await.unwrap();
 
-    client.publish("orders.eu.created", "a".into()).await.unwrap();
-    client.publish("orders.eu.shipped", "b".into()).await.unwrap();
-    client.publish("other.eu.created", "c".into()).await.unwrap();
+    client
+        .publish("orders.eu.created", "a".into())
+        .await
+        .unwrap();
+    client
+        .publish("orders.eu.shipped", "b".into())
+        .await
+        .unwrap();
+    client
+        .publish("other.eu.created", "c".into())
+        .await
+        .unwrap();
     client.flush().await.unwrap();
 
     let m = next(&mut star).await;
@@ -37,7 +46,10 @@ async fn wildcard_subscriptions_receive_matching_subjects_only() {
     assert_eq!(next(&mut tail).await.payload, Bytes::from("b"));
 
     // Nothing else is pending: a sentinel on each pattern arrives next.
-    client.publish("orders.x.created", "end".into()).await.unwrap();
+    client
+        .publish("orders.x.created", "end".into())
+        .await
+        .unwrap();
     assert_eq!(next(&mut star).await.payload, Bytes::from("end"));
     assert_eq!(next(&mut tail).await.payload, Bytes::from("end"));
 }
@@ -51,7 +63,10 @@ async fn queue_group_members_share_the_messages() {
     client.flush().await.unwrap();
     let total = 200;
     for i in 0..total {
-        client.publish("work", Bytes::from(i.to_string())).await.unwrap();
+        client
+            .publish("work", Bytes::from(i.to_string()))
+            .await
+            .unwrap();
     }
     client.flush().await.unwrap();
 
@@ -64,8 +79,15 @@ async fn queue_group_members_share_the_messages() {
             _ = tokio::time::sleep(Duration::from_secs(10)) => panic!("only {} of {total} arrived", seen.len()),
         }
     }
-    assert_eq!(from_a + from_b, total, "each message goes to exactly one member");
-    assert!(from_a > 0 && from_b > 0, "both members got work: {from_a} / {from_b}");
+    assert_eq!(
+        from_a + from_b,
+        total,
+        "each message goes to exactly one member"
+    );
+    assert!(
+        from_a > 0 && from_b > 0,
+        "both members got work: {from_a} / {from_b}"
+    );
 }
 
 #[tokio::test]
@@ -79,7 +101,10 @@ async fn headers_round_trip_with_multiple_values() {
     headers.insert("Trace-Id", "abc123");
     headers.append("X-Tag", "one");
     headers.append("X-Tag", "two");
-    client.publish_with_headers("h", headers.clone(), "body".into()).await.unwrap();
+    client
+        .publish_with_headers("h", headers.clone(), "body".into())
+        .await
+        .unwrap();
 
     let m = next(&mut sub).await;
     let got = m.headers.expect("headers arrive");
@@ -98,12 +123,18 @@ async fn unsubscribe_after_ends_the_stream_at_the_count() {
     sub.unsubscribe_after(3).await.unwrap();
     client.flush().await.unwrap();
     for i in 0..10 {
-        client.publish("limited", Bytes::from(i.to_string())).await.unwrap();
+        client
+            .publish("limited", Bytes::from(i.to_string()))
+            .await
+            .unwrap();
     }
     client.flush().await.unwrap();
-    let got: Vec<Bytes> = tokio::time::timeout(Duration::from_secs(10), sub.by_ref().map(|m| m.payload).collect())
-        .await
-        .unwrap();
+    let got: Vec<Bytes> = tokio::time::timeout(
+        Duration::from_secs(10),
+        sub.by_ref().map(|m| m.payload).collect(),
+    )
+    .await
+    .unwrap();
     assert_eq!(got, [Bytes::from("0"), Bytes::from("1"), Bytes::from("2")]);
 }
 
@@ -118,7 +149,9 @@ async fn unsubscribe_stops_delivery() {
     sub.unsubscribe().await.unwrap();
     client.publish("u", "after".into()).await.unwrap();
     client.flush().await.unwrap();
-    let rest = tokio::time::timeout(Duration::from_secs(10), sub.next()).await.unwrap();
+    let rest = tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .unwrap();
     assert!(rest.is_none(), "stream ends after unsubscribe");
 }
 
@@ -131,14 +164,20 @@ async fn subscriber_drain_delivers_in_flight_messages_then_ends() {
     client.flush().await.unwrap();
     let n = 5_000;
     for i in 0..n {
-        publisher.publish("d", Bytes::from(i.to_string())).await.unwrap();
+        publisher
+            .publish("d", Bytes::from(i.to_string()))
+            .await
+            .unwrap();
     }
     publisher.flush().await.unwrap();
     // The server has all 5,000 now; some are still on their way to `client`.
     sub.drain().await.unwrap();
-    let got: Vec<Bytes> = tokio::time::timeout(Duration::from_secs(10), sub.by_ref().map(|m| m.payload).collect())
-        .await
-        .unwrap();
+    let got: Vec<Bytes> = tokio::time::timeout(
+        Duration::from_secs(10),
+        sub.by_ref().map(|m| m.payload).collect(),
+    )
+    .await
+    .unwrap();
     assert_eq!(got.len(), n);
     assert_eq!(got[n - 1], Bytes::from((n - 1).to_string()));
 }
@@ -158,7 +197,10 @@ async fn client_drain_ends_every_subscription_and_closes() {
     assert_eq!(b.next().await.unwrap().payload, Bytes::from("2"));
     assert!(b.next().await.is_none());
     assert_eq!(client.connection_state(), rnats::State::Closed);
-    assert_eq!(client.publish("da", "x".into()).await, Err(PublishError::Closed));
+    assert_eq!(
+        client.publish("da", "x".into()).await,
+        Err(PublishError::Closed)
+    );
 }
 
 #[tokio::test]
@@ -197,15 +239,25 @@ async fn flush_does_not_wait_for_writes_queued_after_it() {
 #[tokio::test]
 async fn slow_consumer_drops_are_counted_and_reported_once() {
     let server = NatsServer::start();
-    let client = ConnectOptions::new().subscription_capacity(10).connect(server.url()).await.unwrap();
+    let client = ConnectOptions::new()
+        .subscription_capacity(10)
+        .connect(server.url())
+        .await
+        .unwrap();
     let mut events = client.events();
     let mut slow = client.subscribe("slow").await.unwrap();
     let mut fast = client.subscribe("fast").await.unwrap();
     client.flush().await.unwrap();
     for i in 0..100 {
-        client.publish("slow", Bytes::from(i.to_string())).await.unwrap();
+        client
+            .publish("slow", Bytes::from(i.to_string()))
+            .await
+            .unwrap();
     }
-    client.publish("fast", "still flowing".into()).await.unwrap();
+    client
+        .publish("fast", "still flowing".into())
+        .await
+        .unwrap();
     client.flush().await.unwrap();
     // The full queue did not block the other subscription.
     assert_eq!(next(&mut fast).await.payload, Bytes::from("still flowing"));
@@ -232,13 +284,28 @@ async fn max_payload_and_invalid_subjects_fail_before_sending() {
     let server = NatsServer::builder().max_payload(1024).spawn().unwrap();
     let client = rnats::connect(server.url()).await.unwrap();
     assert_eq!(client.server_info().max_payload, 1024);
-    let err = client.publish("big", Bytes::from(vec![0; 1025])).await.unwrap_err();
-    assert_eq!(err, PublishError::MaxPayloadExceeded { size: 1025, max: 1024 });
-    client.publish("big", Bytes::from(vec![0; 1024])).await.unwrap();
+    let err = client
+        .publish("big", Bytes::from(vec![0; 1025]))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        PublishError::MaxPayloadExceeded {
+            size: 1025,
+            max: 1024
+        }
+    );
+    client
+        .publish("big", Bytes::from(vec![0; 1024]))
+        .await
+        .unwrap();
 
     for bad in ["", "a..b", "has space", ".lead", "trail.", "tab\there"] {
         assert!(
-            matches!(client.publish(bad, "x".into()).await, Err(PublishError::InvalidSubject(_))),
+            matches!(
+                client.publish(bad, "x".into()).await,
+                Err(PublishError::InvalidSubject(_))
+            ),
             "{bad:?} accepted"
         );
     }
@@ -246,7 +313,10 @@ async fn max_payload_and_invalid_subjects_fail_before_sending() {
         client.publish("a.*", "x".into()).await,
         Err(PublishError::WildcardSubject(_))
     ));
-    assert!(matches!(client.subscribe("a..b").await, Err(SubscribeError::InvalidSubject(_))));
+    assert!(matches!(
+        client.subscribe("a..b").await,
+        Err(SubscribeError::InvalidSubject(_))
+    ));
     assert!(matches!(
         client.queue_subscribe("a", "bad group").await,
         Err(SubscribeError::InvalidQueueGroup(_))
@@ -263,7 +333,10 @@ async fn statistics_count_messages_and_payload_bytes() {
     let mut sub = client.subscribe("stats").await.unwrap();
     client.flush().await.unwrap();
     for _ in 0..10 {
-        client.publish("stats", Bytes::from_static(b"12345")).await.unwrap();
+        client
+            .publish("stats", Bytes::from_static(b"12345"))
+            .await
+            .unwrap();
     }
     client.flush().await.unwrap();
     for _ in 0..10 {
@@ -280,7 +353,11 @@ async fn statistics_count_messages_and_payload_bytes() {
 #[tokio::test]
 async fn no_echo_suppresses_own_messages() {
     let server = NatsServer::start();
-    let client = ConnectOptions::new().no_echo().connect(server.url()).await.unwrap();
+    let client = ConnectOptions::new()
+        .no_echo()
+        .connect(server.url())
+        .await
+        .unwrap();
     let other = rnats::connect(server.url()).await.unwrap();
     let mut sub = client.subscribe("echo").await.unwrap();
     client.flush().await.unwrap();
@@ -304,7 +381,12 @@ async fn large_payloads_arrive_intact() {
     for size in sizes {
         let m = next(&mut sub).await;
         assert_eq!(m.payload.len(), size);
-        assert!(m.payload.iter().enumerate().all(|(i, b)| *b == (i % 251) as u8));
+        assert!(
+            m.payload
+                .iter()
+                .enumerate()
+                .all(|(i, b)| *b == (i % 251) as u8)
+        );
     }
 }
 
@@ -316,7 +398,10 @@ async fn status_headers_are_parsed_on_no_responders() {
     let mut sub = client.subscribe(inbox.clone()).await.unwrap();
     client.flush().await.unwrap();
     // A publish with a reply to a subject nobody listens on gets a 503 status reply.
-    client.publish_with_reply("nobody.home", inbox, "?".into()).await.unwrap();
+    client
+        .publish_with_reply("nobody.home", inbox, "?".into())
+        .await
+        .unwrap();
     let m = next(&mut sub).await;
     assert_eq!(m.status, Some(StatusCode::NO_RESPONDERS));
     assert!(m.payload.is_empty());

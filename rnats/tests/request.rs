@@ -19,9 +19,10 @@ async fn responder(client: &Client, subject: &str) -> tokio::task::JoinHandle<()
             let mut body = b"re:".to_vec();
             body.extend_from_slice(&m.payload);
             match m.headers {
-                Some(headers) => {
-                    client.publish_with_headers(reply, headers, body.into()).await.unwrap()
-                }
+                Some(headers) => client
+                    .publish_with_headers(reply, headers, body.into())
+                    .await
+                    .unwrap(),
                 None => client.publish(reply, body.into()).await.unwrap(),
             }
         }
@@ -39,7 +40,10 @@ async fn request_gets_the_reply() {
 
     let mut headers = HeaderMap::new();
     headers.insert("Id", "7");
-    let reply = client.request_with_headers("svc.echo", headers, "h".into()).await.unwrap();
+    let reply = client
+        .request_with_headers("svc.echo", headers, "h".into())
+        .await
+        .unwrap();
     assert_eq!(reply.headers.unwrap().get("Id").unwrap().as_str(), "7");
 }
 
@@ -50,7 +54,10 @@ async fn request_without_responders_fails_fast() {
     let started = std::time::Instant::now();
     let err = client.request("nobody", "x".into()).await.unwrap_err();
     assert_eq!(err, RequestError::NoResponders);
-    assert!(started.elapsed() < Duration::from_secs(5), "did not wait for the timeout");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "did not wait for the timeout"
+    );
 }
 
 #[tokio::test]
@@ -79,13 +86,19 @@ async fn a_thousand_concurrent_requests_are_all_answered() {
     let requests = (0..1000).map(|i| {
         let client = client.clone();
         async move {
-            let reply = client.request("svc.many", Bytes::from(i.to_string())).await.unwrap();
+            let reply = client
+                .request("svc.many", Bytes::from(i.to_string()))
+                .await
+                .unwrap();
             assert_eq!(reply.payload, Bytes::from(format!("re:{i}")));
         }
     });
-    tokio::time::timeout(Duration::from_secs(30), futures_util::future::join_all(requests))
-        .await
-        .expect("all requests answered");
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        futures_util::future::join_all(requests),
+    )
+    .await
+    .expect("all requests answered");
 }
 
 #[tokio::test]
@@ -118,7 +131,10 @@ async fn custom_inbox_prefix_is_used_for_replies() {
     client.flush().await.unwrap();
     let requester = client.clone();
     let request = tokio::spawn(async move { requester.request("who", "?".into()).await });
-    let m = tokio::time::timeout(Duration::from_secs(10), sub.next()).await.unwrap().unwrap();
+    let m = tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .unwrap()
+        .unwrap();
     let reply = m.reply.unwrap();
     assert!(reply.as_str().starts_with("_MY_INBOX."), "{reply}");
     client.publish(reply, "me".into()).await.unwrap();

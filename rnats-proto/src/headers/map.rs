@@ -94,11 +94,9 @@ impl HeaderMap {
 
     /// Returns every value stored under exactly `name`, in insertion order.
     pub fn get_all(&self, name: impl AsRef<str>) -> impl Iterator<Item = &HeaderValue> {
-        // Own the key so the iterator does not borrow the caller's argument.
-        let name = name.as_ref().to_owned();
         self.entries
             .iter()
-            .filter(move |(n, _)| n.as_str() == name)
+            .filter(move |(n, _)| n.as_str() == name.as_ref())
             .map(|(_, v)| v)
     }
 

@@ -22,7 +22,11 @@ pub(crate) struct Outcome {
 /// a zero length appends nothing), decoding after every append. Lengths
 /// that are all zero are treated as one byte at a time.
 pub(crate) fn run_chunked(input: &[u8], limits: ParserLimits, chunk_lens: &[usize]) -> Outcome {
-    let chunk_lens = if chunk_lens.iter().any(|&l| l > 0) { chunk_lens } else { &[1] };
+    let chunk_lens = if chunk_lens.iter().any(|&l| l > 0) {
+        chunk_lens
+    } else {
+        &[1]
+    };
     let mut parser = Parser::new(limits);
     let mut buf = BytesMut::new();
     let mut ops = Vec::new();
@@ -33,11 +37,21 @@ pub(crate) fn run_chunked(input: &[u8], limits: ParserLimits, chunk_lens: &[usiz
             match parser.decode(&mut buf) {
                 Ok(Some(op)) => ops.push(op),
                 Ok(None) => break,
-                Err(e) => return Outcome { ops, error: Some(e), leftover: 0 },
+                Err(e) => {
+                    return Outcome {
+                        ops,
+                        error: Some(e),
+                        leftover: 0,
+                    };
+                }
             }
         }
         if fed == input.len() {
-            return Outcome { ops, error: None, leftover: buf.len() };
+            return Outcome {
+                ops,
+                error: None,
+                leftover: buf.len(),
+            };
         }
         let len = lens.next().unwrap_or(1).min(input.len() - fed);
         buf.extend_from_slice(&input[fed..fed + len]);
