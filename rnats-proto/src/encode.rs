@@ -34,7 +34,9 @@ impl Pub<'_> {
     /// followed by the header block; the caller then writes the payload and
     /// [`CRLF`].
     pub fn encode_head(&self, buf: &mut BytesMut, payload_len: usize) {
-        buf.reserve(self.head_len(payload_len));
+        // A cheap upper bound (two 20-digit sizes) instead of the exact length.
+        let reply_len = self.reply.map_or(0, str::len);
+        buf.reserve(self.subject.len() + reply_len + 48);
         let mut num = itoa::Buffer::new();
         buf.extend_from_slice(if self.headers.is_some() {
             b"HPUB "

@@ -45,4 +45,4 @@ pub use info::{ConnectInfo, ServerInfo};
 pub use msg::{Msg, ServerOp};
 pub use queue_group::{QueueGroup, QueueGroupError};
 pub use server_error::{PermissionOp, ServerError};
-pub use subject::{Subject, SubjectError, validate_subject};
+pub use subject::{Subject, SubjectError, validate_publish_subject, validate_subject};

@@ -38,7 +38,8 @@ impl Subject {
     ///
     /// A token such as `a*` is a literal, not a wildcard, as on the server.
     pub fn has_wildcards(&self) -> bool {
-        self.0.split(|&b| b == b'.').any(|t| t == b"*" || t == b">")
+        // Valid by construction, so the scan only answers the wildcard question.
+        scan(&self.0).unwrap_or(false)
     }
 
     /// Builds a subject from a string constant without copying it.
@@ -69,40 +70,83 @@ impl Subject {
 /// Checks `s` against the subject rules in a single pass.
 ///
 /// This is the check behind every [`Subject`] constructor. Wildcard tokens
-/// (`*` anywhere, `>` last) are accepted; callers that publish must reject
-/// wildcards themselves with [`Subject::has_wildcards`].
+/// (`*` anywhere, `>` last) are accepted; use [`validate_publish_subject`]
+/// where they are not.
 pub fn validate_subject(s: &[u8]) -> Result<(), SubjectError> {
+    scan(s).map(|_| ())
+}
+
+/// Checks `s` as a subject to publish to: a valid subject with no wildcard
+/// tokens. One pass, for the publish hot path.
+pub fn validate_publish_subject(s: &[u8]) -> Result<(), SubjectError> {
+    match scan(s)? {
+        false => Ok(()),
+        true => Err(SubjectError::Wildcard),
+    }
+}
+
+/// Byte classes for [`scan`], as bits so one pass can OR them together.
+const INVALID: u8 = 1;
+const NON_ASCII: u8 = 2;
+const WILDCARD: u8 = 4;
+
+const CLASSES: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match b as u8 {
+            // Space, tabs, CR/LF and the other control bytes would break the
+            // whitespace-delimited wire protocol.
+            0..=b' ' | 0x7f => INVALID,
+            0x80.. => NON_ASCII,
+            b'*' | b'>' => WILDCARD,
+            _ => 0,
+        };
+        b += 1;
+    }
+    table
+};
+
+/// Validates `s`; returns whether any token is a wildcard.
+///
+/// The common case (plain ASCII, no `*`/`>`) is one branch-free pass: this
+/// runs on every publish.
+fn scan(s: &[u8]) -> Result<bool, SubjectError> {
     if s.is_empty() {
         return Err(SubjectError::Empty);
     }
-    let mut token_start = 0;
-    let mut non_ascii = false;
-    for (i, &b) in s.iter().enumerate() {
-        match b {
-            b'.' => {
-                let token = &s[token_start..i];
-                if token.is_empty() {
-                    return Err(SubjectError::EmptyToken);
-                }
-                if token == b">" {
-                    return Err(SubjectError::MisplacedFullWildcard);
-                }
-                token_start = i + 1;
-            }
-            // Space, tabs, CR/LF and the other control bytes would break the
-            // whitespace-delimited wire protocol.
-            0..=b' ' | 0x7f => return Err(SubjectError::InvalidCharacter),
-            0x80.. => non_ascii = true,
+    let mut classes = 0;
+    // A leading dot makes an empty first token, so start as if after one.
+    let mut prev = b'.';
+    let mut empty_token = false;
+    for &b in s {
+        classes |= CLASSES[b as usize];
+        empty_token |= (b == b'.') & (prev == b'.');
+        prev = b;
+    }
+    if classes & INVALID != 0 {
+        return Err(SubjectError::InvalidCharacter);
+    }
+    if empty_token || prev == b'.' {
+        return Err(SubjectError::EmptyToken);
+    }
+    if classes & NON_ASCII != 0 && std::str::from_utf8(s).is_err() {
+        return Err(SubjectError::NotUtf8);
+    }
+    if classes & WILDCARD == 0 {
+        return Ok(false);
+    }
+    // `*`/`>` bytes are wildcards only as whole tokens (`a*` is literal).
+    let mut wildcard = false;
+    let mut tokens = s.split(|&b| b == b'.').peekable();
+    while let Some(token) = tokens.next() {
+        match token {
+            b">" if tokens.peek().is_some() => return Err(SubjectError::MisplacedFullWildcard),
+            b"*" | b">" => wildcard = true,
             _ => {}
         }
     }
-    if token_start == s.len() {
-        return Err(SubjectError::EmptyToken);
-    }
-    if non_ascii && std::str::from_utf8(s).is_err() {
-        return Err(SubjectError::NotUtf8);
-    }
-    Ok(())
+    Ok(wildcard)
 }
 
 /// Why a byte string is not a valid [`Subject`].
@@ -124,6 +168,9 @@ pub enum SubjectError {
     /// The subject bytes are not valid UTF-8.
     #[error("subject is not valid UTF-8")]
     NotUtf8,
+    /// A wildcard token (`*`, `>`) where only a literal subject may go, as in a publish.
+    #[error("wildcards may be subscribed to but not published to")]
+    Wildcard,
 }
 
 impl FromStr for Subject {
@@ -220,6 +267,28 @@ impl<'de> Deserialize<'de> for Subject {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn publish_subjects_must_be_literal() {
+        for s in ["a", "foo.bar", "a*.b>", "*a", "foo.>x", "ü.ß"] {
+            assert_eq!(validate_publish_subject(s.as_bytes()), Ok(()), "{s}");
+        }
+        for s in ["*", ">", "foo.*", "foo.>", "*.bar", "a.*.b"] {
+            assert_eq!(
+                validate_publish_subject(s.as_bytes()),
+                Err(SubjectError::Wildcard),
+                "{s}"
+            );
+        }
+        assert_eq!(
+            validate_publish_subject(b"a..b"),
+            Err(SubjectError::EmptyToken)
+        );
+        assert_eq!(
+            validate_publish_subject(b">.a"),
+            Err(SubjectError::MisplacedFullWildcard)
+        );
+    }
 
     #[test]
     fn accepts_plain_and_wildcard_subjects() {

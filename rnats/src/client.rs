@@ -14,9 +14,9 @@ use crate::events::Events;
 use crate::options::ConnectOptions;
 use crate::server_addr::ServerAddr;
 use crate::shared::{Shared, Sink, SubEntry};
-use crate::statistics::Statistics;
+use crate::statistics::{Counters, Statistics};
 use crate::sub_queue::{Limits, SubQueue};
-use crate::subject::{ToSubject, has_wildcard};
+use crate::subject::ToSubject;
 use crate::write_queue::Urgency;
 use crate::{Message, State, Subscriber, handshake, request};
 
@@ -57,7 +57,7 @@ impl Client {
         let socket = Arc::new(established.stream);
         let info = established.info;
         let shared = Arc::new(Shared::new(options, info, Arc::clone(&socket)));
-        Statistics::add(&shared.stats.connects, 1);
+        Counters::add(&shared.counters.connects, 1);
         let client = Client {
             handle: Arc::new(Handle {
                 shared: Arc::clone(&shared),
@@ -302,9 +302,20 @@ impl Client {
         ServerInfo::clone(&crate::shared::lock(&self.shared().info))
     }
 
-    /// Counters shared by every clone of this client.
-    pub fn statistics(&self) -> Arc<Statistics> {
-        Arc::clone(&self.shared().stats)
+    /// The client's counters (shared by every clone) as of now.
+    pub fn statistics(&self) -> Statistics {
+        let shared = self.shared();
+        let (out_messages, out_bytes) = {
+            let writes = shared.writes();
+            (writes.out_messages, writes.out_bytes)
+        };
+        Statistics {
+            in_bytes: Counters::read(&shared.counters.in_bytes),
+            out_bytes,
+            in_messages: Counters::read(&shared.counters.in_messages),
+            out_messages,
+            connects: Counters::read(&shared.counters.connects),
+        }
     }
 
     /// Whether the connection is up.
@@ -366,9 +377,9 @@ impl Client {
                     writes
                         .queue
                         .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
+                    writes.out_messages += 1;
+                    writes.out_bytes += payload_len as u64;
                     shared.submit(writes, Urgency::Normal);
-                    Statistics::add(&shared.stats.out_messages, 1);
-                    Statistics::add(&shared.stats.out_bytes, payload_len as u64);
                     return Ok(());
                 }
                 writes.space_waiters = true;
@@ -391,10 +402,6 @@ impl fmt::Debug for Client {
 
 /// Validates a subject for publishing: valid, and no wildcard tokens.
 fn checked_publish_subject(subject: &impl ToSubject) -> Result<&str, PublishError> {
-    subject.check()?;
-    let text = subject.subject_str();
-    if has_wildcard(text) {
-        return Err(PublishError::WildcardSubject(text.to_owned()));
-    }
-    Ok(text)
+    subject.check_publish()?;
+    Ok(subject.subject_str())
 }

@@ -27,7 +27,7 @@ use crate::error::SubscriberError;
 use crate::events::Event;
 use crate::handshake::effective_max_payload;
 use crate::shared::{Shared, Sink, Subscriptions};
-use crate::statistics::Statistics;
+use crate::statistics::Counters;
 use crate::sub_queue::{Push, SubQueue};
 use crate::write_queue::{Frames, Writer};
 use crate::{Message, State};
@@ -199,8 +199,8 @@ impl Engine {
         for queue in self.to_wake.drain(..) {
             queue.wake();
         }
-        Statistics::add(&shared.stats.in_messages, in_messages);
-        Statistics::add(&shared.stats.in_bytes, in_bytes);
+        Counters::add(&shared.counters.in_messages, in_messages);
+        Counters::add(&shared.counters.in_bytes, in_bytes);
         result
     }
 

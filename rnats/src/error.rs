@@ -55,12 +55,10 @@ pub enum ConnectError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PublishError {
-    /// The subject is not a valid subject.
+    /// The subject is not a valid subject, or has wildcards (`*`, `>`), which may be
+    /// subscribed to but not published to.
     #[error("invalid subject: {0}")]
     InvalidSubject(#[from] SubjectError),
-    /// Wildcards (`*`, `>`) may be subscribed to but not published to.
-    #[error("cannot publish to wildcard subject {0:?}")]
-    WildcardSubject(String),
     /// Payload and headers together exceed the server's `max_payload`.
     #[error("message of {size} bytes exceeds the server's max_payload of {max} bytes")]
     MaxPayloadExceeded {

@@ -56,7 +56,12 @@ async fn handshake(
     stream.set_nodelay(true).map_err(io_error)?;
 
     let mut read_buf = BytesMut::with_capacity(options.read_buffer_capacity);
-    let mut parser = Parser::new(ParserLimits::default());
+    // INFO lines grow with a cluster's connect_urls; MSG control lines stay far below this.
+    let limits = ParserLimits {
+        max_control_line: 64 * 1024,
+        ..ParserLimits::default()
+    };
+    let mut parser = Parser::new(limits);
     let mut info = None;
     let mut step = Step::ExpectInfo;
     loop {

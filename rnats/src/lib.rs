@@ -46,7 +46,7 @@ pub use rnats_proto::{
     HeaderMap, HeaderName, HeaderValue, QueueGroup, ServerError, ServerInfo, StatusCode, Subject,
     SubjectError,
 };
-pub use statistics::{Statistics, StatisticsSnapshot};
+pub use statistics::Statistics;
 pub use subject::ToSubject;
 pub use subscriber::Subscriber;
 

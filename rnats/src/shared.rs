@@ -15,7 +15,7 @@ use tokio::sync::{Notify, broadcast, oneshot, watch};
 
 use crate::events::Event;
 use crate::options::ConnectOptions;
-use crate::statistics::Statistics;
+use crate::statistics::Counters;
 use crate::sub_queue::SubQueue;
 use crate::write_queue::{Frames, Urgency, Writer};
 use crate::{Message, State};
@@ -37,7 +37,7 @@ pub(crate) struct Shared {
     state: AtomicU8,
     pub(crate) close_requested: AtomicBool,
     pub(crate) events: broadcast::Sender<Event>,
-    pub(crate) stats: Arc<Statistics>,
+    pub(crate) counters: Counters,
     pub(crate) next_sid: AtomicU64,
     pub(crate) next_token: AtomicU64,
     /// `<inbox prefix>.<nuid>.`: request replies are this plus a counter.
@@ -59,6 +59,9 @@ pub(crate) struct Writes {
     pub(crate) space_waiters: bool,
     /// No more frames are accepted.
     pub(crate) closed: bool,
+    /// Messages and payload bytes published.
+    pub(crate) out_messages: u64,
+    pub(crate) out_bytes: u64,
 }
 
 /// Live subscriptions by sid.
@@ -108,7 +111,7 @@ impl Shared {
             state: AtomicU8::new(State::Connected as u8),
             close_requested: AtomicBool::new(false),
             events,
-            stats: Arc::new(Statistics::default()),
+            counters: Counters::default(),
             next_sid: AtomicU64::new(1),
             next_token: AtomicU64::new(1),
             reply_prefix,

@@ -1,15 +1,15 @@
 //! Accepting subjects as `&str`, `String` or [`Subject`].
 
-use rnats_proto::{Subject, SubjectError, validate_subject};
+use rnats_proto::{Subject, SubjectError, validate_publish_subject};
 
 /// Anything that names a subject: `&str`, `String`, or an already validated [`Subject`].
 pub trait ToSubject {
     /// The subject text.
     fn subject_str(&self) -> &str;
 
-    /// Checks the subject; free for [`Subject`], which is valid by construction.
-    fn check(&self) -> Result<(), SubjectError> {
-        validate_subject(self.subject_str().as_bytes())
+    /// Checks the subject for publishing: valid, and no wildcard tokens.
+    fn check_publish(&self) -> Result<(), SubjectError> {
+        validate_publish_subject(self.subject_str().as_bytes())
     }
 
     /// Turns it into an owned, validated [`Subject`].
@@ -41,8 +41,13 @@ impl ToSubject for Subject {
         self.as_str()
     }
 
-    fn check(&self) -> Result<(), SubjectError> {
-        Ok(())
+    fn check_publish(&self) -> Result<(), SubjectError> {
+        // Valid by construction; only the wildcard rule is left to check.
+        if self.has_wildcards() {
+            Err(SubjectError::Wildcard)
+        } else {
+            Ok(())
+        }
     }
 
     fn to_subject(&self) -> Result<Subject, SubjectError> {
@@ -55,17 +60,16 @@ impl ToSubject for &Subject {
         self.as_str()
     }
 
-    fn check(&self) -> Result<(), SubjectError> {
-        Ok(())
+    fn check_publish(&self) -> Result<(), SubjectError> {
+        // Valid by construction; only the wildcard rule is left to check.
+        if self.has_wildcards() {
+            Err(SubjectError::Wildcard)
+        } else {
+            Ok(())
+        }
     }
 
     fn to_subject(&self) -> Result<Subject, SubjectError> {
         Ok((*self).clone())
     }
-}
-
-/// True when a token of the subject is a wildcard (`*` or `>`): fine to subscribe to, not to
-/// publish to.
-pub(crate) fn has_wildcard(subject: &str) -> bool {
-    subject.contains(['*', '>']) && subject.split('.').any(|token| token == "*" || token == ">")
 }

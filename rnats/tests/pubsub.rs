@@ -309,10 +309,10 @@ async fn max_payload_and_invalid_subjects_fail_before_sending() {
             "{bad:?} accepted"
         );
     }
-    assert!(matches!(
+    assert_eq!(
         client.publish("a.*", "x".into()).await,
-        Err(PublishError::WildcardSubject(_))
-    ));
+        Err(PublishError::InvalidSubject(rnats::SubjectError::Wildcard))
+    );
     assert!(matches!(
         client.subscribe("a..b").await,
         Err(SubscribeError::InvalidSubject(_))
@@ -342,7 +342,7 @@ async fn statistics_count_messages_and_payload_bytes() {
     for _ in 0..10 {
         next(&mut sub).await;
     }
-    let stats = client.statistics().snapshot();
+    let stats = client.statistics();
     assert_eq!(stats.out_messages, 10);
     assert_eq!(stats.out_bytes, 50);
     assert_eq!(stats.in_messages, 10);
