@@ -203,7 +203,8 @@ impl Client {
             headers,
             payload: &payload,
         };
-        self.send(out).await?;
+        // A request is a latency point, like a flush: never held back for batching.
+        self.send_with(out, Urgency::Flush).await?;
         pending.wait(timeout).await
     }
 
@@ -344,6 +345,10 @@ impl Client {
 
     /// Queues a message, waiting while the write queue is over its limit.
     async fn send(&self, out: Outbound<'_>) -> Result<(), PublishError> {
+        self.send_with(out, Urgency::Normal).await
+    }
+
+    async fn send_with(&self, out: Outbound<'_>, urgency: Urgency) -> Result<(), PublishError> {
         let shared = self.shared();
         let header_len = match out.headers {
             Some(headers) => {
@@ -379,7 +384,7 @@ impl Client {
                         .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
                     writes.out_messages += 1;
                     writes.out_bytes += payload_len as u64;
-                    shared.submit(writes, Urgency::Normal);
+                    shared.submit(writes, urgency);
                     return Ok(());
                 }
                 writes.space_waiters = true;

@@ -56,6 +56,8 @@ pub(crate) struct Engine {
     /// The batch being written; owned by the engine while [`Writer::Writing`].
     out: Frames,
     keepalive: Keepalive,
+    /// Armed while queued frames linger (opt-in policy, see `ConnectOptions::linger`).
+    linger_timer: Option<Pin<Box<Sleep>>>,
     /// Subscriber queues to wake at the end of the current read batch.
     to_wake: Vec<Arc<SubQueue>>,
 }
@@ -96,6 +98,7 @@ impl Engine {
                 outstanding: 0,
                 max_outstanding,
             },
+            linger_timer: None,
             to_wake: Vec::new(),
         }
     }
@@ -267,7 +270,7 @@ impl Engine {
     fn drive_write(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
         let mut progress = false;
         loop {
-            if self.out.is_empty() && !self.take_queued() {
+            if self.out.is_empty() && !self.take_queued(cx) {
                 return Ok(progress);
             }
             match self.socket.poll_write_ready(cx) {
@@ -284,13 +287,29 @@ impl Engine {
     }
 
     /// Moves the shared queue into `out`. Returns false, and marks the engine idle so callers
-    /// may write directly again, when nothing is queued.
-    fn take_queued(&mut self) -> bool {
+    /// may write directly again, when nothing is queued; also false while lingering.
+    fn take_queued(&mut self, cx: &mut Context<'_>) -> bool {
         let mut writes = self.shared.writes();
         if writes.queue.is_empty() {
             writes.writer = Writer::Idle;
             return false;
         }
+        if let (Some(linger), Some(since)) = (self.shared.options.linger, writes.linger_since) {
+            let deadline = since + linger.delay;
+            if !writes.urgent && writes.queue.len() < linger.max_bytes && Instant::now() < deadline
+            {
+                writes.writer = Writer::Woken;
+                drop(writes);
+                let timer = self
+                    .linger_timer
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+                timer.as_mut().reset(deadline);
+                // Registers the wake-up; a deadline already past is caught on the next pass.
+                return timer.as_mut().poll(cx).is_ready() && self.take_queued(cx);
+            }
+        }
+        writes.linger_since = None;
+        writes.urgent = false;
         writes.queue.take_into(&mut self.out);
         writes.writer = Writer::Writing;
         let wake_publishers = std::mem::take(&mut writes.space_waiters);

@@ -2,10 +2,12 @@
 //! server accepted us (ADR-40). Runs before the engine starts, so every failure here is a
 //! [`ConnectError`] returned from `connect()`.
 
+use std::io;
+
 use bytes::BytesMut;
 use rnats_proto::{ConnectInfo, Parser, ParserLimits, ServerError, ServerInfo, ServerOp};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 
 use crate::error::ConnectError;
 use crate::options::ConnectOptions;
@@ -52,7 +54,7 @@ async fn handshake(
         addr: socket_addr.to_owned(),
         source,
     };
-    let mut stream = TcpStream::connect(socket_addr).await.map_err(io_error)?;
+    let mut stream = open_socket(socket_addr, options).await.map_err(io_error)?;
     stream.set_nodelay(true).map_err(io_error)?;
 
     let mut read_buf = BytesMut::with_capacity(options.read_buffer_capacity);
@@ -104,6 +106,30 @@ async fn handshake(
         parser,
         info,
     })
+}
+
+/// Resolves `socket_addr` and connects to the first address that answers, applying the
+/// socket buffer sizes from the options.
+async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<TcpStream> {
+    let mut last_error = None;
+    for addr in tokio::net::lookup_host(socket_addr).await? {
+        let socket = if addr.is_ipv4() {
+            TcpSocket::new_v4()?
+        } else {
+            TcpSocket::new_v6()?
+        };
+        if let Some(size) = options.send_buffer_size {
+            socket.set_send_buffer_size(u32::try_from(size).unwrap_or(u32::MAX))?;
+        }
+        if let Some(size) = options.recv_buffer_size {
+            socket.set_recv_buffer_size(u32::try_from(size).unwrap_or(u32::MAX))?;
+        }
+        match socket.connect(addr).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address")))
 }
 
 /// The largest message the server may send us; servers that leave `max_payload` out get the

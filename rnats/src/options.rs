@@ -33,6 +33,16 @@ pub struct ConnectOptions {
     pub(crate) subscription_capacity: usize,
     pub(crate) subscription_capacity_bytes: usize,
     pub(crate) write_buffer_limit: usize,
+    pub(crate) linger: Option<Linger>,
+    pub(crate) send_buffer_size: Option<usize>,
+    pub(crate) recv_buffer_size: Option<usize>,
+}
+
+/// The opt-in batching policy for bulk publishers; see [`ConnectOptions::linger`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Linger {
+    pub(crate) delay: Duration,
+    pub(crate) max_bytes: usize,
 }
 
 impl Default for ConnectOptions {
@@ -51,6 +61,9 @@ impl Default for ConnectOptions {
             subscription_capacity: 64 * 1024,
             subscription_capacity_bytes: 64 * 1024 * 1024,
             write_buffer_limit: 8 * 1024 * 1024,
+            linger: None,
+            send_buffer_size: None,
+            recv_buffer_size: None,
         }
     }
 }
@@ -151,6 +164,33 @@ impl ConnectOptions {
     }
 }
 
+impl ConnectOptions {
+    /// Holds publishes for up to `delay` (or until `max_bytes` are queued) so they leave in
+    /// fewer, larger writes. Off by default: the default policy already batches under load
+    /// (whatever queues while a write is in flight goes out in the next one) and sends at once
+    /// when idle. Linger trades latency for fewer syscalls; `flush()` and requests are never
+    /// held back by it. See `docs/performance.md` for measurements.
+    pub fn linger(mut self, delay: Duration, max_bytes: usize) -> Self {
+        self.linger = (!delay.is_zero()).then_some(Linger {
+            delay,
+            max_bytes: max_bytes.max(1),
+        });
+        self
+    }
+
+    /// Sets the socket's kernel send buffer (`SO_SNDBUF`); the OS default when unset.
+    pub fn send_buffer_size(mut self, bytes: usize) -> Self {
+        self.send_buffer_size = Some(bytes);
+        self
+    }
+
+    /// Sets the socket's kernel receive buffer (`SO_RCVBUF`); the OS default when unset.
+    pub fn recv_buffer_size(mut self, bytes: usize) -> Self {
+        self.recv_buffer_size = Some(bytes);
+        self
+    }
+}
+
 /// Never prints credentials.
 impl fmt::Debug for ConnectOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -171,6 +211,9 @@ impl fmt::Debug for ConnectOptions {
                 &self.subscription_capacity_bytes,
             )
             .field("write_buffer_limit", &self.write_buffer_limit)
+            .field("linger", &self.linger)
+            .field("send_buffer_size", &self.send_buffer_size)
+            .field("recv_buffer_size", &self.recv_buffer_size)
             .finish()
     }
 }

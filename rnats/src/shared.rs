@@ -12,6 +12,7 @@ use futures_util::task::AtomicWaker;
 use rnats_proto::{QueueGroup, ServerInfo, Subject};
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, broadcast, oneshot, watch};
+use tokio::time::Instant;
 
 use crate::events::Event;
 use crate::options::ConnectOptions;
@@ -59,6 +60,10 @@ pub(crate) struct Writes {
     pub(crate) space_waiters: bool,
     /// No more frames are accepted.
     pub(crate) closed: bool,
+    /// With linger on: when the oldest queued frame was queued.
+    pub(crate) linger_since: Option<Instant>,
+    /// A flush is queued: the engine writes without lingering.
+    pub(crate) urgent: bool,
     /// Messages and payload bytes published.
     pub(crate) out_messages: u64,
     pub(crate) out_bytes: u64,
@@ -174,6 +179,9 @@ impl Shared {
     /// Gets what was just queued on its way, then releases the lock: writes the queue to the
     /// socket directly when [`Writer`] allows it, otherwise makes sure the engine is awake.
     pub(crate) fn submit(&self, mut writes: MutexGuard<'_, Writes>, urgency: Urgency) {
+        if let Some(linger) = self.options.linger {
+            return self.submit_lingering(writes, urgency, linger.max_bytes);
+        }
         let writer = writes.writer;
         if writer.may_write_directly(urgency) {
             let Writes { queue, socket, .. } = &mut *writes;
@@ -190,6 +198,28 @@ impl Shared {
             }
         }
         if matches!(writer, Writer::Idle | Writer::DirectlyWritten) {
+            writes.writer = Writer::Woken;
+            drop(writes);
+            self.engine_waker.wake();
+        }
+    }
+
+    /// [`Shared::submit`] under the linger policy: publishes stay queued until the engine's
+    /// linger timer fires or `max_bytes` pile up; a flush is written at once.
+    fn submit_lingering(&self, mut writes: MutexGuard<'_, Writes>, urgency: Urgency, max: usize) {
+        let wake = match urgency {
+            Urgency::Flush => {
+                writes.urgent = true;
+                writes.writer != Writer::Writing
+            }
+            // The first frame wakes the engine to start the linger timer.
+            Urgency::Normal if writes.linger_since.is_none() => {
+                writes.linger_since = Some(Instant::now());
+                writes.writer != Writer::Writing
+            }
+            Urgency::Normal => writes.queue.len() >= max && writes.writer != Writer::Writing,
+        };
+        if wake {
             writes.writer = Writer::Woken;
             drop(writes);
             self.engine_waker.wake();

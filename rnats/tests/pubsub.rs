@@ -406,3 +406,83 @@ async fn status_headers_are_parsed_on_no_responders() {
     assert_eq!(m.status, Some(StatusCode::NO_RESPONDERS));
     assert!(m.payload.is_empty());
 }
+
+#[tokio::test]
+async fn linger_sends_on_its_timer_and_never_holds_back_flush_or_requests() {
+    let server = NatsServer::start();
+    let receiver = rnats::connect(server.url()).await.unwrap();
+    let mut sub = receiver.subscribe("linger").await.unwrap();
+    receiver.flush().await.unwrap();
+
+    let client = ConnectOptions::new()
+        .linger(Duration::from_millis(20), 1 << 20)
+        .connect(server.url())
+        .await
+        .unwrap();
+    // No flush: only the linger timer can send this.
+    client.publish("linger", "timer".into()).await.unwrap();
+    assert_eq!(next(&mut sub).await.payload, Bytes::from("timer"));
+
+    // A flush with a long linger still goes out at once, and everything before it with it.
+    let slow = ConnectOptions::new()
+        .linger(Duration::from_secs(3600), 1 << 30)
+        .connect(server.url())
+        .await
+        .unwrap();
+    for i in 0..100 {
+        slow.publish("linger", Bytes::from(i.to_string()))
+            .await
+            .unwrap();
+    }
+    tokio::time::timeout(Duration::from_secs(10), slow.flush())
+        .await
+        .unwrap()
+        .unwrap();
+    for i in 0..100 {
+        assert_eq!(next(&mut sub).await.payload, Bytes::from(i.to_string()));
+    }
+
+    // Requests are not held back either.
+    let mut service = receiver.subscribe("linger.svc").await.unwrap();
+    receiver.flush().await.unwrap();
+    let responder = receiver.clone();
+    tokio::spawn(async move {
+        while let Some(m) = service.next().await {
+            responder
+                .publish(m.reply.unwrap(), "pong".into())
+                .await
+                .unwrap();
+        }
+    });
+    let reply = tokio::time::timeout(
+        Duration::from_secs(10),
+        slow.request("linger.svc", "?".into()),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(reply.payload, Bytes::from("pong"));
+}
+
+#[tokio::test]
+async fn linger_writes_once_max_bytes_pile_up() {
+    let server = NatsServer::start();
+    let receiver = rnats::connect(server.url()).await.unwrap();
+    let mut sub = receiver.subscribe("burst").await.unwrap();
+    receiver.flush().await.unwrap();
+    let client = ConnectOptions::new()
+        .linger(Duration::from_secs(3600), 4096)
+        .connect(server.url())
+        .await
+        .unwrap();
+    // 100 x 100 B is past the 4 KiB threshold: the batch leaves without any flush or timer.
+    for _ in 0..100 {
+        client
+            .publish("burst", Bytes::from(vec![b'b'; 100]))
+            .await
+            .unwrap();
+    }
+    for _ in 0..30 {
+        assert_eq!(next(&mut sub).await.payload.len(), 100);
+    }
+}
