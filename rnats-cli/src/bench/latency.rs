@@ -1,0 +1,62 @@
+//! `lat`: one connection publishes, flushes and waits for its own message, over and over.
+
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use rnats::ConnectOptions;
+
+use super::Plan;
+use super::report::{Figures, Group};
+use super::supervisor::Supervisor;
+use crate::error::CliError;
+use crate::stats::{LatencySummary, Span};
+
+/// How long one round trip may take before the run is called off.
+const ROUND_TRIP_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Times `plan.msgs` round trips through the server.
+pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
+    let client = plan
+        .connect(ConnectOptions::new(), "rnats-bench-lat".to_owned())
+        .await?;
+    let mut echoes = client.subscribe(plan.subject.clone()).await?;
+    client.flush().await?;
+
+    let mut supervisor = Supervisor::new("round trips", plan.msgs, plan.progress);
+    let counter = supervisor.counter();
+    let subject = plan.subject.clone();
+    let payload = plan.payload.clone();
+    let rounds = plan.msgs;
+    let task = tokio::spawn(async move {
+        let mut latencies = Vec::with_capacity(usize::try_from(rounds).unwrap_or(usize::MAX));
+        let start = Instant::now();
+        for n in 1..=rounds {
+            let sent = Instant::now();
+            client.publish(subject.clone(), payload.clone()).await?;
+            client.flush().await?;
+            match tokio::time::timeout(ROUND_TRIP_TIMEOUT, echoes.next()).await {
+                Ok(Some(_)) => latencies.push(sent.elapsed()),
+                Ok(None) => return Err(CliError::SubscriptionEnded),
+                Err(_) => return Err(CliError::ReceiveTimedOut(ROUND_TRIP_TIMEOUT)),
+            }
+            counter.set(n);
+        }
+        let span = Span {
+            msgs: rounds,
+            bytes: rounds.saturating_mul(payload.len() as u64),
+            start,
+            end: Instant::now(),
+        };
+        Ok((span, latencies))
+    });
+    let mut results = supervisor.wait(vec![task]).await?;
+    drop(supervisor);
+    let Some((span, mut latencies)) = results.pop() else {
+        return Ok(Figures::default());
+    };
+    Ok(Figures {
+        round_trips: Group::from_spans(&[span]),
+        latency: LatencySummary::from_samples(&mut latencies),
+        ..Figures::default()
+    })
+}

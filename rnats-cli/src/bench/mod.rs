@@ -1,0 +1,216 @@
+//! `rnats bench`: publish, subscribe, request and round-trip benchmarks, in the manner of
+//! `nats bench`.
+//!
+//! Every run follows the same shape: connect all clients, subscribe and flush where
+//! messages are to be received, release the workers together, watch them through a
+//! [`Supervisor`](supervisor::Supervisor) (progress bar, stall detection), then turn what
+//! they measured into a [`BenchReport`](report::BenchReport).
+
+mod fanout;
+mod latency;
+mod publisher;
+mod report;
+mod request;
+mod subscriber;
+mod supervisor;
+mod target;
+
+use std::io::IsTerminal;
+
+use bytes::Bytes;
+use clap::{Args, ValueEnum};
+use rnats::{Client, ConnectOptions, Subject};
+use serde::Serialize;
+
+use crate::cli::ServerArgs;
+use crate::error::CliError;
+use report::{BenchReport, Figures};
+use target::Target;
+
+/// Options of `rnats bench`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct BenchArgs {
+    /// Which benchmark to run.
+    #[arg(value_enum)]
+    pub(crate) kind: BenchKind,
+    /// Payload size of every message, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 128)]
+    pub(crate) size: usize,
+    /// Messages to publish (pub, sub, pubsub), requests to make (req) or round trips (lat).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 100_000,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub(crate) msgs: u64,
+    /// Concurrent publisher, subscriber or requester connections, each on its own task.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+    )]
+    pub(crate) clients: usize,
+    /// Subject to publish, subscribe and request on.
+    #[arg(long, value_name = "SUBJECT", default_value = "bench", value_parser = parse_subject)]
+    pub(crate) subject: Subject,
+    /// Where the server is.
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+    /// Print one JSON object with every figure instead of a progress bar and a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// The benchmarks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum BenchKind {
+    /// `--clients` publishers share `--msgs` messages; publish rate.
+    Pub,
+    /// `--clients` subscribers each receive `--msgs` messages from one publisher.
+    Sub,
+    /// `--clients` publishers and `--clients` subscribers at once.
+    Pubsub,
+    /// `--clients` requesters share `--msgs` requests to one responder; rate and latency.
+    Req,
+    /// One connection: publish, flush, receive, `--msgs` times; round-trip latency.
+    Lat,
+}
+
+/// Runs a benchmark and prints its report on stdout.
+pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
+    args.check()?;
+    let target = Target::resolve(args.server.server.as_deref())?;
+    let plan = Plan {
+        url: target.url(),
+        subject: args.subject.clone(),
+        payload: Bytes::from(vec![b'x'; args.size]),
+        msgs: args.msgs,
+        clients: args.clients,
+        progress: !args.json && std::io::stderr().is_terminal(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    let figures = runtime.block_on(plan.execute(args.kind));
+    // Stop every connection task before the private server (dropped after us) goes away.
+    drop(runtime);
+    let report = BenchReport {
+        kind: args.kind,
+        server: plan.url,
+        private_server: target.is_private(),
+        msg_size: args.size,
+        msgs: args.msgs,
+        clients: args.clients,
+        figures: figures?,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{report}");
+    }
+    Ok(())
+}
+
+impl BenchArgs {
+    /// Rejects combinations clap cannot check on its own.
+    fn check(&self) -> Result<(), CliError> {
+        let shared_out = matches!(
+            self.kind,
+            BenchKind::Pub | BenchKind::Pubsub | BenchKind::Req
+        );
+        if shared_out && self.clients as u64 > self.msgs {
+            return Err(CliError::TooManyClients {
+                clients: self.clients,
+                msgs: self.msgs,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What every benchmark needs once the arguments are settled and a server is up.
+#[derive(Debug, Clone)]
+struct Plan {
+    /// The server to connect to.
+    url: String,
+    /// The subject everything happens on.
+    subject: Subject,
+    /// The payload of every message and request.
+    payload: Bytes,
+    /// Messages, requests or round trips in all.
+    msgs: u64,
+    /// Clients per role.
+    clients: usize,
+    /// Whether to draw a progress bar.
+    progress: bool,
+}
+
+impl Plan {
+    /// Runs the benchmark `kind` and returns what it measured.
+    async fn execute(&self, kind: BenchKind) -> Result<Figures, CliError> {
+        match kind {
+            BenchKind::Pub => fanout::run(self, fanout::Roles::publish_only(self.clients)).await,
+            BenchKind::Sub => fanout::run(self, fanout::Roles::subscribe_only(self.clients)).await,
+            BenchKind::Pubsub => fanout::run(self, fanout::Roles::both(self.clients)).await,
+            BenchKind::Req => request::run(self).await,
+            BenchKind::Lat => latency::run(self).await,
+        }
+    }
+
+    /// Connects one client named `name` (shown in the server's monitoring).
+    async fn connect(&self, options: ConnectOptions, name: String) -> Result<Client, CliError> {
+        options
+            .name(name)
+            .connect(&self.url)
+            .await
+            .map_err(|source| CliError::Connect {
+                url: self.url.clone(),
+                source,
+            })
+    }
+}
+
+/// Shares `total` out over `parts` as evenly as possible, the first ones taking one more
+/// when it does not divide.
+fn split(total: u64, parts: usize) -> Vec<u64> {
+    let parts_u64 = parts.max(1) as u64;
+    let (base, extra) = (total / parts_u64, total % parts_u64);
+    (0..parts_u64)
+        .map(|i| base + u64::from(i < extra))
+        .collect()
+}
+
+/// Parses `--subject`: a valid subject without wildcards, since it is published to.
+fn parse_subject(text: &str) -> Result<Subject, String> {
+    let subject: Subject = text.parse().map_err(|e| format!("{e}"))?;
+    if subject.has_wildcards() {
+        return Err("wildcards cannot be published to".to_owned());
+    }
+    Ok(subject)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_is_even_and_complete() {
+        assert_eq!(split(10, 3), vec![4, 3, 3]);
+        assert_eq!(split(9, 3), vec![3, 3, 3]);
+        assert_eq!(split(1, 1), vec![1]);
+        assert_eq!(split(100_000, 7).iter().sum::<u64>(), 100_000);
+    }
+
+    #[test]
+    fn subject_must_be_publishable() {
+        assert!(parse_subject("bench.a").is_ok());
+        assert!(parse_subject("bench.*").is_err());
+        assert!(parse_subject("bench.>").is_err());
+        assert!(parse_subject("bad subject").is_err());
+        assert!(parse_subject("").is_err());
+    }
+}

@@ -1,0 +1,161 @@
+//! Watching the workers of a run: progress bar, stall detection, collecting results.
+//!
+//! Workers never touch the progress bar. Each one stores its running count in a
+//! [`Counter`] (one relaxed store per message), and the supervisor reads the counters on
+//! a slow tick, so drawing costs the hot loops nothing.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio::time::MissedTickBehavior;
+
+use crate::error::CliError;
+
+/// How often counters are read.
+const TICK: Duration = Duration::from_millis(100);
+
+/// The progress bar's layout.
+const TEMPLATE: &str =
+    "{msg:>10} [{elapsed_precise}] {wide_bar:.cyan/blue} {human_pos}/{human_len} ({per_sec})";
+
+/// Owns the progress bar and the counters of one run, and waits for its workers.
+#[derive(Debug)]
+pub(super) struct Supervisor {
+    bar: ProgressBar,
+    counters: Vec<Arc<AtomicU64>>,
+    stop: watch::Sender<bool>,
+    stall_limit: Option<Duration>,
+}
+
+/// A worker's running count of messages, read by the [`Supervisor`].
+#[derive(Debug, Clone, Default)]
+pub(super) struct Counter(Arc<AtomicU64>);
+
+/// Tells a worker that waits for messages to give up; see [`Supervisor::stall_limit`].
+#[derive(Debug, Clone)]
+pub(super) struct StopSignal(watch::Receiver<bool>);
+
+impl Supervisor {
+    /// A supervisor expecting `total` counted messages, drawing a bar labelled `label` when
+    /// `visible`.
+    pub(super) fn new(label: &'static str, total: u64, visible: bool) -> Supervisor {
+        let bar = if visible {
+            let style = ProgressStyle::with_template(TEMPLATE)
+                .unwrap_or_else(|_| ProgressStyle::default_bar());
+            ProgressBar::new(total)
+                .with_style(style)
+                .with_message(label)
+        } else {
+            ProgressBar::hidden()
+        };
+        Supervisor {
+            bar,
+            counters: Vec::new(),
+            stop: watch::Sender::new(false),
+            stall_limit: None,
+        }
+    }
+
+    /// Raises the [`StopSignal`] once the counters have not moved for `limit`, so workers
+    /// waiting for messages that will never come (dropped, or lost with a connection) end
+    /// and report what they got.
+    pub(super) fn stall_limit(mut self, limit: Duration) -> Supervisor {
+        self.stall_limit = Some(limit);
+        self
+    }
+
+    /// A new counter whose value is part of the progress shown.
+    pub(super) fn counter(&mut self) -> Counter {
+        let counter = Counter::default();
+        self.counters.push(Arc::clone(&counter.0));
+        counter
+    }
+
+    /// A handle on the stop signal, for a worker that waits for messages.
+    pub(super) fn stop_signal(&self) -> StopSignal {
+        StopSignal(self.stop.subscribe())
+    }
+
+    /// Waits for every task, keeping the bar current, and returns their results in the
+    /// order given. The first failure is returned at once; the other workers are told to
+    /// stop and left to end on their own.
+    pub(super) async fn wait<T>(
+        &self,
+        tasks: Vec<JoinHandle<Result<T, CliError>>>,
+    ) -> Result<Vec<T>, CliError> {
+        let mut results: Vec<Option<T>> = tasks.iter().map(|_| None).collect();
+        let mut pending: FuturesUnordered<_> = tasks
+            .into_iter()
+            .enumerate()
+            .map(|(i, task)| async move { (i, task.await) })
+            .collect();
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+        let mut seen = 0;
+        let mut last_change = Instant::now();
+        loop {
+            tokio::select! {
+                next = pending.next() => match next {
+                    Some((i, Ok(Ok(value)))) => results[i] = Some(value),
+                    Some((_, Ok(Err(e)))) => return Err(self.fail(e)),
+                    Some((_, Err(e))) => return Err(self.fail(e.into())),
+                    None => break,
+                },
+                _ = tick.tick() => {
+                    let total = self.total();
+                    self.bar.set_position(total);
+                    if total != seen {
+                        seen = total;
+                        last_change = Instant::now();
+                    } else if self.stall_limit.is_some_and(|limit| last_change.elapsed() >= limit) {
+                        self.stop.send_replace(true);
+                    }
+                }
+            }
+        }
+        self.bar.set_position(self.total());
+        Ok(results.into_iter().flatten().collect())
+    }
+
+    /// Tells the remaining workers to stop and passes `e` on.
+    fn fail(&self, e: CliError) -> CliError {
+        self.stop.send_replace(true);
+        e
+    }
+
+    /// The sum of all counters.
+    fn total(&self) -> u64 {
+        self.counters
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum()
+    }
+}
+
+impl Drop for Supervisor {
+    /// Clears the bar so the report starts on a clean line.
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl Counter {
+    /// Records that `n` messages are done so far.
+    pub(super) fn set(&self, n: u64) {
+        self.0.store(n, Ordering::Relaxed);
+    }
+}
+
+impl StopSignal {
+    /// Resolves once the supervisor says stop, or is gone.
+    pub(super) async fn stopped(&mut self) {
+        // An error means the sender was dropped: nobody is waiting for this worker anymore.
+        let _ = self.0.wait_for(|stop| *stop).await;
+    }
+}
