@@ -23,12 +23,12 @@ use rnats_proto::{Msg, Parser, PermissionOp, ServerError, ServerOp};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
+use crate::delivery::Deliveries;
 use crate::error::SubscriberError;
 use crate::events::Event;
 use crate::handshake::effective_max_payload;
 use crate::shared::{Shared, Sink, Subscriptions};
 use crate::statistics::Counters;
-use crate::sub_queue::{Push, SubQueue};
 use crate::write_queue::{Frames, Writer};
 use crate::{Message, State};
 
@@ -58,8 +58,8 @@ pub(crate) struct Engine {
     keepalive: Keepalive,
     /// Armed while queued frames linger (opt-in policy, see `ConnectOptions::linger`).
     linger_timer: Option<Pin<Box<Sleep>>>,
-    /// Subscriber queues to wake at the end of the current read batch.
-    to_wake: Vec<Arc<SubQueue>>,
+    /// Messages of the current read, handed to subscribers at its end.
+    deliveries: Deliveries,
 }
 
 /// The PING timer and the count of PINGs the server has not answered.
@@ -99,7 +99,7 @@ impl Engine {
                 max_outstanding,
             },
             linger_timer: None,
-            to_wake: Vec::new(),
+            deliveries: Deliveries::default(),
         }
     }
 
@@ -187,11 +187,13 @@ impl Engine {
                     in_messages += 1;
                     in_bytes += msg.length as u64;
                     let subs = subs.get_or_insert_with(|| shared.subs());
-                    deliver(&shared, subs, msg, &mut self.to_wake);
+                    deliver(&shared, subs, msg, &mut self.deliveries);
                 }
                 other => {
-                    // Ops other than MSG may touch the write lock or the subscriptions.
+                    // Ops other than MSG may touch the write lock or the subscriptions, and a
+                    // PONG may complete a drain: everything before it must be handed over.
                     subs = None;
+                    self.deliveries.hand_over(&shared);
                     if let Err(ending) = self.handle_op(other) {
                         break Err(ending);
                     }
@@ -199,9 +201,7 @@ impl Engine {
             }
         };
         drop(subs);
-        for queue in self.to_wake.drain(..) {
-            queue.wake();
-        }
+        self.deliveries.hand_over(&shared);
         Counters::add(&shared.counters.in_messages, in_messages);
         Counters::add(&shared.counters.in_bytes, in_bytes);
         result
@@ -376,8 +376,8 @@ impl Engine {
     }
 }
 
-/// Hands one message to its subscription (or to the request it answers).
-fn deliver(shared: &Shared, subs: &mut Subscriptions, msg: Msg, to_wake: &mut Vec<Arc<SubQueue>>) {
+/// Hands one message to its subscription's batch (or to the request it answers).
+fn deliver(shared: &Shared, subs: &mut Subscriptions, msg: Msg, deliveries: &mut Deliveries) {
     let sid = msg.sid;
     // A message for an unknown sid raced an unsubscribe; dropping it is correct.
     let Some(entry) = subs.by_sid.get_mut(&sid) else {
@@ -386,26 +386,12 @@ fn deliver(shared: &Shared, subs: &mut Subscriptions, msg: Msg, to_wake: &mut Ve
     entry.delivered += 1;
     let finished = entry.max.is_some_and(|max| entry.delivered >= max);
     match &entry.sink {
-        Sink::Queue(queue) => match queue.push(Message::from(msg)) {
-            Push::Queued { wake: true } => to_wake.push(Arc::clone(queue)),
-            Push::Queued { wake: false } | Push::Closed => {}
-            Push::Dropped { first } => {
-                if first {
-                    shared.emit(Event::SlowConsumer {
-                        sid,
-                        dropped: queue.dropped(),
-                    });
-                }
-            }
-        },
+        Sink::Queue(queue) => deliveries.add(sid, queue, Message::from(msg)),
         Sink::Requests => deliver_reply(shared, msg),
     }
     if finished {
-        if let Some(entry) = subs.by_sid.remove(&sid) {
-            if let Sink::Queue(queue) = entry.sink {
-                queue.close(None);
-            }
-        }
+        subs.by_sid.remove(&sid);
+        deliveries.close_after(sid);
     }
 }
 

@@ -18,6 +18,7 @@
 //! queue encoded frames for it and never wait on the network to publish.
 
 mod client;
+mod delivery;
 mod engine;
 mod error;
 mod events;

@@ -4,6 +4,7 @@
 //! No code path takes `subs` while holding `writes`.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -31,7 +32,7 @@ pub(crate) struct Shared {
     /// Publishers waiting for room in the write queue.
     pub(crate) space: Notify,
     pub(crate) subs: Mutex<Subscriptions>,
-    pub(crate) requests: Mutex<HashMap<u64, oneshot::Sender<Message>>>,
+    pub(crate) requests: Mutex<SidMap<oneshot::Sender<Message>>>,
     pub(crate) info: Mutex<Arc<ServerInfo>>,
     pub(crate) max_payload: AtomicUsize,
     pub(crate) headers_supported: AtomicBool,
@@ -72,7 +73,32 @@ pub(crate) struct Writes {
 /// Live subscriptions by sid.
 #[derive(Debug, Default)]
 pub(crate) struct Subscriptions {
-    pub(crate) by_sid: HashMap<u64, SubEntry>,
+    pub(crate) by_sid: SidMap<SubEntry>,
+}
+
+/// A map keyed by sids or request tokens: small integers this client hands out in sequence.
+pub(crate) type SidMap<V> = HashMap<u64, V, BuildHasherDefault<SidHasher>>;
+
+/// Hashes sids with one multiply. SipHash's resistance to chosen keys buys nothing for keys
+/// we pick ourselves, and the engine looks a sid up for every message. Multiplying by an odd
+/// constant keeps sequential keys distinct in the low bits and mixes them into the high ones.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct SidHasher(u64);
+
+impl Hasher for SidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 /// One subscription as the engine sees it.
@@ -109,7 +135,7 @@ impl Shared {
             engine_waker: AtomicWaker::new(),
             space: Notify::new(),
             subs: Mutex::new(Subscriptions::default()),
-            requests: Mutex::new(HashMap::new()),
+            requests: Mutex::new(SidMap::default()),
             max_payload: AtomicUsize::new(info.max_payload),
             headers_supported: AtomicBool::new(info.headers),
             info: Mutex::new(Arc::new(info)),
@@ -132,7 +158,7 @@ impl Shared {
         lock(&self.subs)
     }
 
-    pub(crate) fn requests(&self) -> MutexGuard<'_, HashMap<u64, oneshot::Sender<Message>>> {
+    pub(crate) fn requests(&self) -> MutexGuard<'_, SidMap<oneshot::Sender<Message>>> {
         lock(&self.requests)
     }
 

@@ -1,8 +1,10 @@
 //! The bounded queue between the engine and one [`Subscriber`](crate::Subscriber).
 //!
-//! Written by hand instead of using `tokio::sync::mpsc` for two reasons: the bound is in
-//! messages AND bytes, and the engine must push a whole read batch and wake the subscriber
-//! once at the end of the batch rather than once per message.
+//! Written by hand instead of using `tokio::sync::mpsc` because the bound is in messages AND
+//! bytes, and because both sides move whole batches under one lock: the engine hands over
+//! everything a read produced for the subscription at once (and wakes the subscriber once),
+//! and the subscriber takes everything queued at once. When the subscriber keeps up, a batch
+//! changes hands by swapping two `VecDeque`s, without moving a single message.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -12,30 +14,28 @@ use futures_util::task::AtomicWaker;
 
 use crate::Message;
 use crate::error::SubscriberError;
+use crate::shared::lock;
 
-/// Why a queue stopped accepting messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Push {
-    /// Queued; when `wake` is true the caller must call [`SubQueue::wake`] at the end of its
-    /// batch (it is false when an earlier push of the same batch already asked for that).
-    Queued {
-        /// Whether this push is the first since the last wake.
-        wake: bool,
-    },
-    /// Dropped because the queue is full; `first` is true for the first drop of an episode.
-    Dropped { first: bool },
-    /// The subscription is closed; the message is discarded.
-    Closed,
-}
-
-/// Capacity limits for one subscription queue.
+/// Capacity limits for one subscription queue. The subscriber's own batch, taken out of the
+/// queue, is not counted, so up to twice these may be held in all.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
     pub(crate) messages: usize,
     pub(crate) bytes: usize,
 }
 
-#[derive(Debug)]
+/// What happened to a batch handed to [`SubQueue::push_batch`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Pushed {
+    /// Messages queued.
+    pub(crate) queued: usize,
+    /// Messages dropped because the queue was full.
+    pub(crate) dropped: u64,
+    /// The drops began a new slow-consumer episode, to be reported once.
+    pub(crate) new_episode: bool,
+}
+
+#[derive(Debug, Default)]
 struct Inner {
     messages: VecDeque<Message>,
     bytes: usize,
@@ -43,7 +43,6 @@ struct Inner {
     error: Option<SubscriberError>,
     dropped: u64,
     in_slow_episode: bool,
-    wake_pending: bool,
 }
 
 /// One subscription's queue; shared by the engine (producer) and the subscriber (consumer).
@@ -57,59 +56,61 @@ pub(crate) struct SubQueue {
 impl SubQueue {
     pub(crate) fn new(limits: Limits) -> SubQueue {
         SubQueue {
-            inner: Mutex::new(Inner {
-                messages: VecDeque::new(),
-                bytes: 0,
-                closed: false,
-                error: None,
-                dropped: 0,
-                in_slow_episode: false,
-                wake_pending: false,
-            }),
+            inner: Mutex::new(Inner::default()),
             waker: AtomicWaker::new(),
             limits,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        // A panic while holding this lock cannot leave the queue half-updated in a way that
-        // matters more than losing the subscription, so poisoning is ignored.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Queues a message without waking the consumer (see [`SubQueue::wake`]).
-    pub(crate) fn push(&self, message: Message) -> Push {
-        let mut inner = self.lock();
-        if inner.closed {
-            return Push::Closed;
+    /// Queues `batch` (`bytes` is the sum of its messages' lengths), leaving `batch` empty,
+    /// and wakes the subscriber if anything was queued. Messages past the limits are dropped.
+    pub(crate) fn push_batch(&self, batch: &mut VecDeque<Message>, bytes: usize) -> Pushed {
+        let mut pushed = Pushed::default();
+        {
+            let mut inner = lock(&self.inner);
+            if inner.closed {
+                batch.clear();
+                return pushed;
+            }
+            let fits = inner.messages.len() + batch.len() <= self.limits.messages
+                && inner.bytes + bytes <= self.limits.bytes;
+            if fits && inner.messages.is_empty() {
+                // The subscriber kept up: trade containers instead of moving messages.
+                std::mem::swap(&mut inner.messages, batch);
+                inner.bytes = bytes;
+                pushed.queued = inner.messages.len();
+                inner.in_slow_episode = false;
+            } else {
+                for message in batch.drain(..) {
+                    let room = inner.messages.len() < self.limits.messages
+                        && (inner.bytes + message.length <= self.limits.bytes
+                            || inner.messages.is_empty());
+                    if room {
+                        inner.bytes += message.length;
+                        inner.messages.push_back(message);
+                        inner.in_slow_episode = false;
+                        pushed.queued += 1;
+                    } else {
+                        pushed.dropped += 1;
+                        if !inner.in_slow_episode {
+                            inner.in_slow_episode = true;
+                            pushed.new_episode = true;
+                        }
+                    }
+                }
+                inner.dropped += pushed.dropped;
+            }
         }
-        let size = message.length;
-        let full = inner.messages.len() >= self.limits.messages
-            || (inner.bytes + size > self.limits.bytes && !inner.messages.is_empty());
-        if full {
-            inner.dropped += 1;
-            let first = !inner.in_slow_episode;
-            inner.in_slow_episode = true;
-            return Push::Dropped { first };
+        if pushed.queued > 0 {
+            self.waker.wake();
         }
-        inner.in_slow_episode = false;
-        inner.bytes += size;
-        inner.messages.push_back(message);
-        let wake = !inner.wake_pending;
-        inner.wake_pending = true;
-        Push::Queued { wake }
-    }
-
-    /// Wakes the consumer; called once per read batch that queued something.
-    pub(crate) fn wake(&self) {
-        self.lock().wake_pending = false;
-        self.waker.wake();
+        pushed
     }
 
     /// Ends the stream after what is already queued, optionally recording why.
     pub(crate) fn close(&self, error: Option<SubscriberError>) {
         {
-            let mut inner = self.lock();
+            let mut inner = lock(&self.inner);
             inner.closed = true;
             if inner.error.is_none() {
                 inner.error = error;
@@ -120,36 +121,42 @@ impl SubQueue {
 
     /// Messages dropped so far because the queue was full.
     pub(crate) fn dropped(&self) -> u64 {
-        self.lock().dropped
+        lock(&self.inner).dropped
     }
 
     /// Takes the error that closed the subscription, if any.
     pub(crate) fn take_error(&self) -> Option<SubscriberError> {
-        self.lock().error.take()
+        lock(&self.inner).error.take()
     }
 
-    /// Next message, `Ready(None)` once closed and empty.
-    pub(crate) fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<Message>> {
-        if let Some(ready) = self.try_next() {
+    /// Moves everything queued into `local` (which must be empty). `Ready(false)` once closed
+    /// and empty; `Pending` (with the waker registered) when there is nothing yet.
+    pub(crate) fn poll_take(
+        &self,
+        cx: &mut Context<'_>,
+        local: &mut VecDeque<Message>,
+    ) -> Poll<bool> {
+        if let Some(ready) = self.try_take(local) {
             return Poll::Ready(ready);
         }
         self.waker.register(cx.waker());
-        // Check again: a push may have landed between the first look and the registration.
-        match self.try_next() {
+        // Look again: a push may have landed between the first look and the registration.
+        match self.try_take(local) {
             Some(ready) => Poll::Ready(ready),
             None => Poll::Pending,
         }
     }
 
-    fn try_next(&self) -> Option<Option<Message>> {
-        let mut inner = self.lock();
-        match inner.messages.pop_front() {
-            Some(message) => {
-                inner.bytes -= message.length;
-                Some(Some(message))
-            }
-            None if inner.closed => Some(None),
-            None => None,
+    fn try_take(&self, local: &mut VecDeque<Message>) -> Option<bool> {
+        let mut inner = lock(&self.inner);
+        if !inner.messages.is_empty() {
+            std::mem::swap(&mut inner.messages, local);
+            inner.bytes = 0;
+            Some(true)
+        } else if inner.closed {
+            Some(false)
+        } else {
+            None
         }
     }
 }
@@ -172,21 +179,57 @@ mod tests {
         }
     }
 
+    fn batch(lens: &[usize]) -> (VecDeque<Message>, usize) {
+        (
+            lens.iter().map(|&l| message(l)).collect(),
+            lens.iter().sum(),
+        )
+    }
+
+    fn take_all(q: &SubQueue) -> Vec<usize> {
+        let mut local = VecDeque::new();
+        match q.try_take(&mut local) {
+            Some(true) => local.iter().map(|m| m.length).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     #[test]
     fn bounded_by_message_count_with_one_report_per_episode() {
         let q = SubQueue::new(Limits {
             messages: 2,
             bytes: 1 << 20,
         });
-        assert_eq!(q.push(message(1)), Push::Queued { wake: true });
-        assert_eq!(q.push(message(1)), Push::Queued { wake: false });
-        assert_eq!(q.push(message(1)), Push::Dropped { first: true });
-        assert_eq!(q.push(message(1)), Push::Dropped { first: false });
-        assert_eq!(q.dropped(), 2);
-        assert!(q.try_next().is_some());
-        q.wake();
-        assert_eq!(q.push(message(1)), Push::Queued { wake: true });
-        assert_eq!(q.push(message(1)), Push::Dropped { first: true });
+        let (mut b, n) = batch(&[1, 1, 1, 1]);
+        let pushed = q.push_batch(&mut b, n);
+        assert_eq!(
+            pushed,
+            Pushed {
+                queued: 2,
+                dropped: 2,
+                new_episode: true
+            }
+        );
+        let (mut b, n) = batch(&[1]);
+        assert_eq!(
+            q.push_batch(&mut b, n),
+            Pushed {
+                queued: 0,
+                dropped: 1,
+                new_episode: false
+            }
+        );
+        assert_eq!(q.dropped(), 3);
+        assert_eq!(take_all(&q), [1, 1]);
+        let (mut b, n) = batch(&[1, 1, 1]);
+        assert_eq!(
+            q.push_batch(&mut b, n),
+            Pushed {
+                queued: 2,
+                dropped: 1,
+                new_episode: true
+            }
+        );
     }
 
     #[test]
@@ -195,12 +238,30 @@ mod tests {
             messages: 100,
             bytes: 10,
         });
-        assert!(matches!(q.push(message(50)), Push::Queued { .. }));
-        assert_eq!(q.push(message(1)), Push::Dropped { first: true });
-        assert!(q.try_next().is_some());
-        assert!(matches!(q.push(message(6)), Push::Queued { .. }));
-        assert!(matches!(q.push(message(4)), Push::Queued { .. }));
-        assert_eq!(q.push(message(1)), Push::Dropped { first: true });
+        let (mut b, n) = batch(&[50, 1]);
+        assert_eq!(q.push_batch(&mut b, n).queued, 1);
+        assert_eq!(take_all(&q), [50]);
+        let (mut b, n) = batch(&[6, 4, 1]);
+        assert_eq!(
+            q.push_batch(&mut b, n),
+            Pushed {
+                queued: 2,
+                dropped: 1,
+                new_episode: true
+            }
+        );
+    }
+
+    #[test]
+    fn a_batch_that_fits_an_empty_queue_is_swapped_in_whole() {
+        let q = SubQueue::new(Limits {
+            messages: 10,
+            bytes: 1000,
+        });
+        let (mut b, n) = batch(&[1, 2, 3]);
+        assert_eq!(q.push_batch(&mut b, n).queued, 3);
+        assert!(b.is_empty());
+        assert_eq!(take_all(&q), [1, 2, 3]);
     }
 
     #[test]
@@ -209,10 +270,15 @@ mod tests {
             messages: 10,
             bytes: 1000,
         });
-        q.push(message(1));
+        let (mut b, n) = batch(&[1]);
+        q.push_batch(&mut b, n);
         q.close(None);
-        assert_eq!(q.push(message(1)), Push::Closed);
-        assert!(matches!(q.try_next(), Some(Some(_))));
-        assert!(matches!(q.try_next(), Some(None)));
+        let (mut b, n) = batch(&[1]);
+        assert_eq!(q.push_batch(&mut b, n).queued, 0);
+        let mut local = VecDeque::new();
+        assert_eq!(q.try_take(&mut local), Some(true));
+        assert_eq!(local.len(), 1);
+        local.clear();
+        assert_eq!(q.try_take(&mut local), Some(false));
     }
 }

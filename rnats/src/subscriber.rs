@@ -1,5 +1,6 @@
 //! [`Subscriber`]: a stream of the messages of one subscription.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -17,6 +18,8 @@ pub struct Subscriber {
     client: Client,
     sid: u64,
     queue: Arc<SubQueue>,
+    /// Messages taken from the queue in one go, handed out one by one.
+    local: VecDeque<Message>,
     /// UNSUB already sent (or the subscription ended on its own); nothing to do on drop.
     unsubscribed: bool,
 }
@@ -27,6 +30,7 @@ impl Subscriber {
             client,
             sid,
             queue,
+            local: VecDeque::new(),
             unsubscribed: false,
         }
     }
@@ -118,7 +122,15 @@ impl Stream for Subscriber {
     type Item = Message;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Message>> {
-        self.queue.poll_next(cx)
+        let this = self.get_mut();
+        if let Some(message) = this.local.pop_front() {
+            return Poll::Ready(Some(message));
+        }
+        match this.queue.poll_take(cx, &mut this.local) {
+            Poll::Ready(true) => Poll::Ready(this.local.pop_front()),
+            Poll::Ready(false) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 

