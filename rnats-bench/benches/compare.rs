@@ -1,0 +1,273 @@
+//! rnats vs async-nats, side by side, on one nats-server.
+//!
+//! `cargo bench -p rnats-bench --bench compare -- [--quick] [--rounds R] [--server URL]
+//! [--json PATH] [SCENARIO...]`
+//!
+//! One server serves the whole run. Each scenario runs `R` rounds; a round runs both clients,
+//! in an order that flips every round, on one multi-threaded tokio runtime shared by both. The
+//! table shows the median over rounds and the ratio rnats / async-nats. The `mem` scenario runs
+//! in child processes (this binary again, with `--mem-child`) because peak RSS is per process.
+//!
+//! Exits non-zero when any run was invalid (dropped messages, timeout, error). Run directly,
+//! the binary wants `--bench` as `cargo bench` passes it; without it (as under `cargo test`) it
+//! does nothing.
+
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+use rnats_bench::args::USAGE;
+use rnats_bench::{Args, ClientKind, MemChild, MemProbe, Plan, Report, Scenario, memory};
+use rnats_test_server::NatsServer;
+
+#[path = "compare/async_nats_side.rs"]
+mod async_nats_side;
+#[path = "compare/rnats_side.rs"]
+mod rnats_side;
+
+/// Any failure of a run; its message ends up in the report.
+type BenchError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Subscription limits for a connection that must not drop a message.
+#[derive(Debug, Clone, Copy)]
+struct Capacity {
+    /// Messages a subscription may buffer.
+    messages: usize,
+    /// Bytes a subscription may buffer (rnats only; async-nats counts messages).
+    bytes: usize,
+}
+
+/// Runs `$body` with `$s` naming the scenarios module of `$client`'s side.
+macro_rules! on_client {
+    ($client:expr, |$s:ident| $body:expr) => {
+        match $client {
+            ClientKind::Rnats => {
+                use rnats_side::scenarios as $s;
+                $body
+            }
+            ClientKind::AsyncNats => {
+                use async_nats_side::scenarios as $s;
+                $body
+            }
+        }
+    };
+}
+
+fn main() -> ExitCode {
+    let args = match Args::parse(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("error: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.help {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot build the tokio runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(child) = args.mem_child {
+        return run_mem_child(&runtime, &args, child);
+    }
+    if !args.bench {
+        // `cargo test --all-targets` runs bench binaries too, without `--bench`: a full
+        // comparison there would cost CI minutes and measure a debug build.
+        eprintln!(
+            "compare: not run without --bench; use `cargo bench -p rnats-bench --bench compare`"
+        );
+        return ExitCode::SUCCESS;
+    }
+    match run(&runtime, &args) {
+        Ok(report) if report.is_valid() => ExitCode::SUCCESS,
+        Ok(_) => {
+            eprintln!("error: INVALID RUN: some runs failed; see the list under the table");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The whole comparison: start the server, run every scenario, print the table.
+fn run(runtime: &tokio::runtime::Runtime, args: &Args) -> Result<Report, BenchError> {
+    for arg in &args.ignored {
+        eprintln!("note: ignoring argument {arg}");
+    }
+    // The server lives until the end of this function. A JetStream scenario (js-pub) will need
+    // `.jetstream(true)` here.
+    let (_server, url) = match &args.server {
+        Some(url) => (None, url.clone()),
+        None => {
+            let server = NatsServer::builder().spawn()?;
+            let url = server.url();
+            (Some(server), url)
+        }
+    };
+    let plan = Plan { quick: args.quick };
+    let mut report = Report::new(args.quick, args.rounds, url.clone());
+
+    // A short unmeasured publish per client: the server's and each library's first-use costs
+    // (allocations, lazy statics, page faults) should not land in the first measured run.
+    for client in ClientKind::BOTH {
+        runtime.block_on(async { on_client!(client, |s| s::publish(&url, 32, 10_000).await) })?;
+    }
+
+    for &scenario in &args.scenarios {
+        for round in 0..args.rounds {
+            for client in ClientKind::order_for_round(round) {
+                let outcome = match scenario {
+                    Scenario::Mem => run_mem(args, &url, client),
+                    _ => runtime.block_on(run_once(scenario, client, &url, plan)),
+                };
+                match outcome {
+                    Ok(values) => report.record(scenario, client, &values),
+                    Err(e) => {
+                        eprintln!(
+                            "!!! INVALID: {scenario} / {client} / round {}: {e}",
+                            round + 1
+                        );
+                        report.record_failure(scenario, client, round + 1, e.to_string());
+                    }
+                }
+            }
+        }
+        eprintln!("done: {scenario}");
+    }
+
+    let table = report.to_markdown();
+    println!("\n{table}");
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&report.to_json())?;
+        std::fs::write(path, json)?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(report)
+}
+
+/// One run of one scenario with one client, bounded in time so a hang becomes a failure.
+/// Returns the values in the order of `scenario.metrics()`.
+async fn run_once(
+    scenario: Scenario,
+    client: ClientKind,
+    url: &str,
+    plan: Plan,
+) -> Result<Vec<f64>, BenchError> {
+    // Longer than the subscriber's own receive timeout, so a run that loses messages reports
+    // how many arrived instead of a bare hang.
+    let limit = Duration::from_secs(if plan.quick { 120 } else { 300 });
+    let run = async {
+        on_client!(client, |s| match scenario {
+            Scenario::Pub(size) => {
+                let t = s::publish(url, size.bytes(), plan.messages(size)).await?;
+                Ok(vec![t.per_sec, t.mb_per_sec])
+            }
+            Scenario::Sub(size) => {
+                let t = s::subscribe(url, size.bytes(), plan.messages(size)).await?;
+                Ok(vec![t.per_sec, t.mb_per_sec])
+            }
+            Scenario::Req => {
+                let (t, latency) = s::request(url, plan.requests()).await?;
+                Ok(vec![t.per_sec, latency.p50_us, latency.p99_us])
+            }
+            Scenario::Lat => {
+                let latency = s::latency(url, plan.latency_iterations(), None).await?;
+                Ok(vec![latency.p50_us, latency.p99_us])
+            }
+            Scenario::LatIdle => {
+                let gap = Some(plan.idle_gap());
+                let latency = s::latency(url, plan.idle_latency_iterations(), gap).await?;
+                Ok(vec![latency.p50_us, latency.p99_us])
+            }
+            Scenario::Mem => Err("mem runs in child processes".into()),
+        })
+    };
+    match tokio::time::timeout(limit, run).await {
+        Ok(result) => result,
+        Err(_) => Err(format!("HANG: no result within {limit:?}").into()),
+    }
+}
+
+/// The `mem` scenario for one client: each probe in a fresh child process.
+fn run_mem(args: &Args, url: &str, client: ClientKind) -> Result<Vec<f64>, BenchError> {
+    let peak_kib = mem_probe(args, url, client, MemProbe::Publish, "peak_rss_kib")?;
+    let per_sub = mem_probe(args, url, client, MemProbe::IdleSubs, "bytes_per_sub")?;
+    Ok(vec![peak_kib / 1024.0, per_sub])
+}
+
+/// Runs this binary again as a `mem` child and reads `key` from its report line.
+fn mem_probe(
+    args: &Args,
+    url: &str,
+    client: ClientKind,
+    probe: MemProbe,
+    key: &str,
+) -> Result<f64, BenchError> {
+    let exe = std::env::current_exe()?;
+    let output = Command::new(exe)
+        .args(args.mem_child_args(url, client, probe))
+        .output()?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!(
+            "{} child failed ({}): {}",
+            probe.name(),
+            output.status,
+            stderr.trim()
+        )
+        .into());
+    }
+    let values = memory::parse_report(&stdout).ok_or("the child printed no report")?;
+    values
+        .get(key)
+        .copied()
+        .ok_or_else(|| format!("the child's report has no {key}").into())
+}
+
+/// Inside a `mem` child: run one probe and print its report line.
+fn run_mem_child(runtime: &tokio::runtime::Runtime, args: &Args, child: MemChild) -> ExitCode {
+    let Some(url) = args.server.as_deref() else {
+        eprintln!("error: --mem-child needs --server");
+        return ExitCode::from(2);
+    };
+    let plan = Plan { quick: args.quick };
+    let limit = Duration::from_secs(if plan.quick { 120 } else { 300 });
+    let result: Result<(&str, f64), BenchError> = runtime.block_on(async {
+        let probe = async {
+            on_client!(child.client, |s| match child.probe {
+                MemProbe::Publish => {
+                    let size = plan.memory_payload();
+                    let kib = s::peak_rss_publishing(url, size, plan.memory_messages()).await?;
+                    Ok(("peak_rss_kib", kib as f64))
+                }
+                MemProbe::IdleSubs => {
+                    let per_sub = s::rss_per_idle_subscription(url, plan.idle_subscriptions());
+                    Ok(("bytes_per_sub", per_sub.await?))
+                }
+            })
+        };
+        tokio::time::timeout(limit, probe)
+            .await
+            .unwrap_or_else(|_| Err("HANG".into()))
+    });
+    match result {
+        Ok((key, value)) => {
+            println!("{}", memory::format_report(&[(key, value)]));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! The scenarios run with rnats.
+
+use crate::{BenchError, Capacity};
+
+/// Connects with default options, or with subscriptions big enough to hold a whole run.
+pub(crate) async fn connect(
+    url: &str,
+    capacity: Option<Capacity>,
+) -> Result<rnats::Client, BenchError> {
+    let mut options = rnats::ConnectOptions::new();
+    if let Some(capacity) = capacity {
+        options = options
+            .subscription_capacity(capacity.messages)
+            .subscription_capacity_bytes(capacity.bytes);
+    }
+    Ok(options.connect(url).await?)
+}
+
+// The same file is compiled for each client on purpose; see its module docs.
+#[allow(clippy::duplicate_mod)]
+#[path = "scenarios.rs"]
+pub(crate) mod scenarios;

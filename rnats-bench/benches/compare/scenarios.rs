@@ -1,0 +1,206 @@
+//! The scenarios, written once against the API both clients share.
+//!
+//! This file is compiled twice: as `rnats_side::scenarios` and as `async_nats_side::scenarios`.
+//! In each, `super::connect` opens a connection with that side's client and everything else is
+//! the same method names on different types. One copy of the code is what keeps the comparison
+//! honest: both clients run exactly the same steps, with the same payloads and subjects.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use rnats_bench::memory;
+use rnats_bench::{Latency, Throughput};
+
+use super::connect;
+use crate::{BenchError, Capacity};
+
+const PUB_SUBJECT: &str = "bench.pub";
+const SUB_SUBJECT: &str = "bench.sub";
+const REQ_SUBJECT: &str = "bench.req";
+const LAT_SUBJECT: &str = "bench.lat";
+
+/// How long a subscriber may take to receive everything before the run counts as invalid.
+const RECEIVE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long one latency round trip may take before the run counts as failed.
+const ROUND_TRIP_TIMEOUT: Duration = Duration::from_secs(10);
+/// Unmeasured round trips before a latency run, so connection setup is not in the samples.
+const LATENCY_WARM_UP: usize = 10;
+/// Bytes a subscription is allowed per message beyond the payload (subject, headers, struct).
+const PER_MESSAGE_SLACK: usize = 256;
+
+/// Publishes `count` messages of `size` bytes on one connection with no subscribers, then
+/// flushes. Timed from the first publish until the flush returns.
+pub(crate) async fn publish(
+    url: &str,
+    size: usize,
+    count: usize,
+) -> Result<Throughput, BenchError> {
+    let client = connect(url, None).await?;
+    let payload = payload(size);
+    let start = Instant::now();
+    for _ in 0..count {
+        client.publish(PUB_SUBJECT, payload.clone()).await?;
+    }
+    client.flush().await?;
+    Ok(Throughput::new(count, size, start.elapsed()))
+}
+
+/// A second connection publishes `count` messages of `size` bytes; the subscriber's rate runs
+/// from the first message it receives to the last. Fewer than `count` messages within
+/// [`RECEIVE_TIMEOUT`] makes the run invalid: a benchmark that drops messages measures nothing.
+pub(crate) async fn subscribe(
+    url: &str,
+    size: usize,
+    count: usize,
+) -> Result<Throughput, BenchError> {
+    let headroom = count + 1024;
+    let capacity = Capacity {
+        messages: headroom,
+        bytes: headroom * (size + PER_MESSAGE_SLACK),
+    };
+    let receiver_client = connect(url, Some(capacity)).await?;
+    let mut subscriber = receiver_client.subscribe(SUB_SUBJECT).await?;
+    receiver_client.flush().await?;
+
+    let receiving = tokio::spawn(async move {
+        let mut received = 0usize;
+        let mut first = None;
+        let finished = tokio::time::timeout(RECEIVE_TIMEOUT, async {
+            while received < count {
+                if subscriber.next().await.is_none() {
+                    break;
+                }
+                if received == 0 {
+                    first = Some(Instant::now());
+                }
+                received += 1;
+            }
+        })
+        .await;
+        let last = Instant::now();
+        // Keep the connection open until the subscriber is done with it.
+        drop(receiver_client);
+        (received, first, last, finished.is_ok())
+    });
+
+    let publisher = connect(url, None).await?;
+    let payload = payload(size);
+    for _ in 0..count {
+        publisher.publish(SUB_SUBJECT, payload.clone()).await?;
+    }
+    publisher.flush().await?;
+
+    let (received, first, last, in_time) = receiving.await?;
+    if received != count {
+        let why = if in_time {
+            "the subscription ended"
+        } else {
+            "timed out"
+        };
+        return Err(format!(
+            "DROPPED MESSAGES: received {received} of {count} ({why}, limit {RECEIVE_TIMEOUT:?})"
+        )
+        .into());
+    }
+    let first = first.ok_or("no message received")?;
+    Ok(Throughput::new(count, size, last - first))
+}
+
+/// `count` sequential 32-byte requests to a responder on another connection that echoes each
+/// payload back to the reply subject. Returns the request rate and per-request latency.
+pub(crate) async fn request(url: &str, count: usize) -> Result<(Throughput, Latency), BenchError> {
+    let responder = connect(url, None).await?;
+    let mut requests = responder.subscribe(REQ_SUBJECT).await?;
+    responder.flush().await?;
+    let responding = tokio::spawn(async move {
+        while let Some(message) = requests.next().await {
+            if let Some(reply) = message.reply {
+                if responder.publish(reply, message.payload).await.is_err() {
+                    break;
+                }
+            }
+        }
+    });
+
+    let requester = connect(url, None).await?;
+    let payload = payload(32);
+    // One unmeasured request: a client may set up its reply subscription on first use.
+    requester.request(REQ_SUBJECT, payload.clone()).await?;
+    let mut samples = Vec::with_capacity(count);
+    let start = Instant::now();
+    for _ in 0..count {
+        let sent = Instant::now();
+        requester.request(REQ_SUBJECT, payload.clone()).await?;
+        samples.push(sent.elapsed());
+    }
+    let elapsed = start.elapsed();
+    responding.abort();
+
+    let latency = Latency::from_durations(&samples).ok_or("no requests made")?;
+    Ok((Throughput::new(count, 32, elapsed), latency))
+}
+
+/// publish -> flush -> receive on one connection subscribed to its own subject, `iterations`
+/// times. With `idle_gap`, the connection sleeps that long before each iteration (not timed),
+/// which shows what a client costs when it has gone quiet.
+pub(crate) async fn latency(
+    url: &str,
+    iterations: usize,
+    idle_gap: Option<Duration>,
+) -> Result<Latency, BenchError> {
+    let client = connect(url, None).await?;
+    let mut subscriber = client.subscribe(LAT_SUBJECT).await?;
+    client.flush().await?;
+    let payload = payload(32);
+    let mut samples = Vec::with_capacity(iterations);
+    for i in 0..LATENCY_WARM_UP + iterations {
+        if let Some(gap) = idle_gap.filter(|_| i >= LATENCY_WARM_UP) {
+            tokio::time::sleep(gap).await;
+        }
+        let start = Instant::now();
+        client.publish(LAT_SUBJECT, payload.clone()).await?;
+        client.flush().await?;
+        match tokio::time::timeout(ROUND_TRIP_TIMEOUT, subscriber.next()).await {
+            Ok(Some(_)) => {}
+            Ok(None) => return Err("subscription ended during the latency run".into()),
+            Err(_) => return Err(format!("no message within {ROUND_TRIP_TIMEOUT:?}").into()),
+        }
+        if i >= LATENCY_WARM_UP {
+            samples.push(start.elapsed());
+        }
+    }
+    Latency::from_durations(&samples).ok_or_else(|| "no iterations".into())
+}
+
+/// Publishes `count` messages of `size` bytes as fast as possible, flushes, and returns this
+/// process's peak RSS in KiB. Meant for a child process that does nothing else.
+pub(crate) async fn peak_rss_publishing(
+    url: &str,
+    size: usize,
+    count: usize,
+) -> Result<u64, BenchError> {
+    publish(url, size, count).await?;
+    Ok(memory::self_status_kib(memory::PEAK_RSS)?)
+}
+
+/// Resident bytes per idle subscription: RSS after `count` subscriptions and a flush, minus
+/// RSS before them, divided by `count`.
+pub(crate) async fn rss_per_idle_subscription(url: &str, count: usize) -> Result<f64, BenchError> {
+    let client = connect(url, None).await?;
+    client.flush().await?;
+    let before = memory::self_status_kib(memory::RSS)?;
+    let mut subscribers = Vec::with_capacity(count);
+    for i in 0..count {
+        subscribers.push(client.subscribe(format!("bench.idle.{i}")).await?);
+    }
+    client.flush().await?;
+    let after = memory::self_status_kib(memory::RSS)?;
+    drop(subscribers);
+    Ok(after.saturating_sub(before) as f64 * 1024.0 / count.max(1) as f64)
+}
+
+/// The same bytes for every message of a run; cloning a `Bytes` only bumps a reference count.
+fn payload(size: usize) -> Bytes {
+    Bytes::from(vec![b'x'; size])
+}

@@ -1,0 +1,20 @@
+//! Scratch: async-nats publish rate.
+#![allow(missing_docs, clippy::unwrap_used)]
+use std::time::Instant;
+#[tokio::main]
+async fn main() {
+    let url = std::env::args().nth(1).unwrap();
+    let size: usize = std::env::args().nth(2).unwrap_or("32".into()).parse().unwrap();
+    let n: usize = std::env::args().nth(3).unwrap_or("1000000".into()).parse().unwrap();
+    let client = async_nats::connect(&url).await.unwrap();
+    let payload = bytes::Bytes::from(vec![b'x'; size]);
+    for _ in 0..3 {
+        let t = Instant::now();
+        for _ in 0..n {
+            client.publish("bench.pub", payload.clone()).await.unwrap();
+        }
+        client.flush().await.unwrap();
+        let e = t.elapsed();
+        println!("{size} B: {:.0} msgs/s", n as f64 / e.as_secs_f64());
+    }
+}

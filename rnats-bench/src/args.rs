@@ -1,0 +1,287 @@
+//! The command line of the `compare` bench.
+//!
+//! `compare [--quick] [--rounds R] [--server URL] [--json PATH] [SCENARIO...]`. Flags this
+//! harness does not know are collected and ignored.
+//!
+//! `cargo bench` passes `--bench` to the binary and `cargo test --all-targets` runs the same
+//! binary without it; [`Args::bench`] tells the two apart so a test run does not start a
+//! benchmark.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::scenario::{ClientKind, Scenario};
+
+/// Rounds when `--rounds` is not given.
+pub const DEFAULT_ROUNDS: usize = 5;
+
+/// Usage text for `--help` and errors.
+pub const USAGE: &str = "\
+usage: cargo bench -p rnats-bench --bench compare -- \
+[--quick] [--rounds R] [--server URL] [--json PATH] [SCENARIO...]
+scenarios: pub32 pub1k pub8k sub32 sub1k sub8k req lat lat-idle mem (default: all)";
+
+/// What a run of the harness should do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Args {
+    /// About 1/50 of the full sizes: a smoke test.
+    pub quick: bool,
+    /// Rounds per scenario; each round runs both clients once.
+    pub rounds: usize,
+    /// Use this server instead of starting one.
+    pub server: Option<String>,
+    /// Also write the results as JSON here.
+    pub json: Option<PathBuf>,
+    /// Scenarios to run, in the order given (every scenario when none was named).
+    pub scenarios: Vec<Scenario>,
+    /// Print usage and exit.
+    pub help: bool,
+    /// `--bench` was given: the binary runs under `cargo bench`, not `cargo test`.
+    pub bench: bool,
+    /// Set in the child processes of the `mem` scenario; not for people.
+    pub mem_child: Option<MemChild>,
+    /// Flags that were not understood and are being ignored.
+    pub ignored: Vec<String>,
+}
+
+/// A `mem` child process: which client, and which probe to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemChild {
+    /// The client measured.
+    pub client: ClientKind,
+    /// The probe.
+    pub probe: MemProbe,
+}
+
+/// The two memory probes, each in its own process so one cannot raise the other's numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemProbe {
+    /// Peak RSS while publishing as fast as possible.
+    Publish,
+    /// RSS growth from idle subscriptions.
+    IdleSubs,
+}
+
+impl MemProbe {
+    /// The name used on the child's command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemProbe::Publish => "publish",
+            MemProbe::IdleSubs => "idle-subs",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<MemProbe> {
+        [MemProbe::Publish, MemProbe::IdleSubs]
+            .into_iter()
+            .find(|p| p.name() == name)
+    }
+}
+
+/// Why the command line was rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArgsError {
+    /// A flag that takes a value came last.
+    MissingValue(&'static str),
+    /// `--rounds` was not a positive integer.
+    BadRounds(String),
+    /// A bare word that names no scenario.
+    UnknownScenario(String),
+    /// `--mem-child` named no client or probe.
+    BadMemChild(String),
+}
+
+impl fmt::Display for ArgsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgsError::MissingValue(flag) => write!(f, "{flag} needs a value"),
+            ArgsError::BadRounds(value) => {
+                write!(f, "--rounds wants a positive integer, not {value:?}")
+            }
+            ArgsError::UnknownScenario(name) => write!(f, "unknown scenario {name:?}"),
+            ArgsError::BadMemChild(value) => write!(f, "bad --mem-child value {value:?}"),
+        }
+    }
+}
+
+impl std::error::Error for ArgsError {}
+
+impl Args {
+    /// Parses the arguments after the program name.
+    pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, ArgsError> {
+        let mut parsed = Args {
+            quick: false,
+            rounds: DEFAULT_ROUNDS,
+            server: None,
+            json: None,
+            scenarios: Vec::new(),
+            help: false,
+            bench: false,
+            mem_child: None,
+            ignored: Vec::new(),
+        };
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            // `--flag=value` is accepted as well as `--flag value`.
+            let (flag, inline) = match arg.split_once('=') {
+                Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
+                _ => (arg.as_str(), None),
+            };
+            let mut value = |name: &'static str| match &inline {
+                Some(v) => Ok(v.clone()),
+                None => args.next().ok_or(ArgsError::MissingValue(name)),
+            };
+            match flag {
+                "--quick" => parsed.quick = true,
+                "--bench" => parsed.bench = true,
+                "-h" | "--help" => parsed.help = true,
+                "--rounds" => {
+                    let raw = value("--rounds")?;
+                    parsed.rounds = match raw.parse::<usize>() {
+                        Ok(n) if n > 0 => n,
+                        _ => return Err(ArgsError::BadRounds(raw)),
+                    };
+                }
+                "--server" => parsed.server = Some(value("--server")?),
+                "--json" => parsed.json = Some(PathBuf::from(value("--json")?)),
+                "--mem-child" => {
+                    let client = value("--mem-child")?;
+                    let probe = args.next().ok_or(ArgsError::MissingValue("--mem-child"))?;
+                    parsed.mem_child = Some(MemChild {
+                        client: ClientKind::from_name(&client)
+                            .ok_or_else(|| ArgsError::BadMemChild(client.clone()))?,
+                        probe: MemProbe::from_name(&probe).ok_or(ArgsError::BadMemChild(probe))?,
+                    });
+                }
+                "all" => parsed.scenarios.extend(Scenario::ALL),
+                _ if flag.starts_with('-') => parsed.ignored.push(arg.clone()),
+                name => {
+                    let scenario = Scenario::from_name(name)
+                        .ok_or_else(|| ArgsError::UnknownScenario(name.to_owned()))?;
+                    parsed.scenarios.push(scenario);
+                }
+            }
+        }
+        if parsed.scenarios.is_empty() {
+            parsed.scenarios.extend(Scenario::ALL);
+        }
+        // Naming a scenario twice runs it once.
+        let mut seen = Vec::new();
+        parsed.scenarios.retain(|s| {
+            let first = !seen.contains(s);
+            seen.push(*s);
+            first
+        });
+        Ok(parsed)
+    }
+
+    /// The arguments that make a child process run `probe` for `client` with this run's sizes
+    /// against `server`.
+    pub fn mem_child_args(&self, server: &str, client: ClientKind, probe: MemProbe) -> Vec<String> {
+        let mut args = vec![
+            "--mem-child".to_owned(),
+            client.name().to_owned(),
+            probe.name().to_owned(),
+            "--server".to_owned(),
+            server.to_owned(),
+        ];
+        if self.quick {
+            args.push("--quick".to_owned());
+        }
+        args
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::PayloadSize;
+
+    fn parse(args: &[&str]) -> Result<Args, ArgsError> {
+        Args::parse(args.iter().map(|s| s.to_string()))
+    }
+
+    #[test]
+    fn defaults_run_everything() {
+        let args = parse(&[]).expect("parses");
+        assert!(!args.quick);
+        assert!(!args.bench);
+        assert_eq!(args.rounds, DEFAULT_ROUNDS);
+        assert_eq!(args.server, None);
+        assert_eq!(args.scenarios, Scenario::ALL.to_vec());
+        assert_eq!(args.mem_child, None);
+    }
+
+    #[test]
+    fn flags_and_scenarios() {
+        let args = parse(&[
+            "--bench",
+            "--quick",
+            "--nocapture",
+            "--rounds",
+            "3",
+            "--server=nats://127.0.0.1:4222",
+            "req",
+            "pub8k",
+            "--json",
+            "out.json",
+            "req",
+        ])
+        .expect("parses");
+        assert!(args.quick);
+        assert_eq!(args.rounds, 3);
+        assert_eq!(args.server.as_deref(), Some("nats://127.0.0.1:4222"));
+        assert_eq!(args.json, Some(PathBuf::from("out.json")));
+        assert_eq!(
+            args.scenarios,
+            vec![Scenario::Req, Scenario::Pub(PayloadSize::K8)]
+        );
+        assert!(args.bench);
+        assert_eq!(args.ignored, vec!["--nocapture".to_owned()]);
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        assert_eq!(
+            parse(&["--rounds", "0"]),
+            Err(ArgsError::BadRounds("0".into()))
+        );
+        assert_eq!(
+            parse(&["--rounds", "x"]),
+            Err(ArgsError::BadRounds("x".into()))
+        );
+        assert_eq!(
+            parse(&["--rounds"]),
+            Err(ArgsError::MissingValue("--rounds"))
+        );
+        assert_eq!(
+            parse(&["pub64"]),
+            Err(ArgsError::UnknownScenario("pub64".into()))
+        );
+        assert!(matches!(
+            parse(&["--mem-child", "nats.go", "publish"]),
+            Err(ArgsError::BadMemChild(_))
+        ));
+    }
+
+    #[test]
+    fn mem_child_round_trip() {
+        let parent = parse(&["--quick", "mem"]).expect("parses");
+        let child_args = parent.mem_child_args(
+            "nats://127.0.0.1:1234",
+            ClientKind::AsyncNats,
+            MemProbe::IdleSubs,
+        );
+        let child = Args::parse(child_args).expect("child parses");
+        assert_eq!(
+            child.mem_child,
+            Some(MemChild {
+                client: ClientKind::AsyncNats,
+                probe: MemProbe::IdleSubs
+            })
+        );
+        assert!(child.quick);
+        assert_eq!(child.server.as_deref(), Some("nats://127.0.0.1:1234"));
+    }
+}

@@ -1,0 +1,17 @@
+//! Client-agnostic parts of the rnats vs async-nats benchmark: scenarios and their targets,
+//! statistics, the command line, memory probes and the result table.
+//!
+//! The scenarios themselves live in `benches/compare.rs`, because async-nats may only be a
+//! dev-dependency. Run them with
+//! `cargo bench -p rnats-bench --bench compare -- [--quick] [--rounds R] [SCENARIO...]`.
+
+pub mod args;
+pub mod memory;
+pub mod report;
+pub mod scenario;
+pub mod stats;
+
+pub use args::{Args, ArgsError, MemChild, MemProbe};
+pub use report::Report;
+pub use scenario::{ClientKind, PayloadSize, Plan, Scenario};
+pub use stats::{Latency, Throughput};

@@ -1,0 +1,354 @@
+//! What is measured: the scenarios, their sizes and counts, their metrics and targets.
+
+use std::fmt;
+use std::time::Duration;
+
+/// One of the two clients under comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientKind {
+    /// This project's client.
+    Rnats,
+    /// The reference client, async-nats.
+    AsyncNats,
+}
+
+impl ClientKind {
+    /// Both clients, rnats first.
+    pub const BOTH: [ClientKind; 2] = [ClientKind::Rnats, ClientKind::AsyncNats];
+
+    /// The name used on the command line and in the output.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientKind::Rnats => "rnats",
+            ClientKind::AsyncNats => "async-nats",
+        }
+    }
+
+    /// Parses [`ClientKind::name`].
+    pub fn from_name(name: &str) -> Option<ClientKind> {
+        ClientKind::BOTH.into_iter().find(|c| c.name() == name)
+    }
+
+    /// The order in which both clients run in round `round`. It flips every round so neither
+    /// client always gets the warmer server or the quieter machine.
+    pub fn order_for_round(round: usize) -> [ClientKind; 2] {
+        if round % 2 == 0 {
+            [ClientKind::Rnats, ClientKind::AsyncNats]
+        } else {
+            [ClientKind::AsyncNats, ClientKind::Rnats]
+        }
+    }
+}
+
+impl fmt::Display for ClientKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Payload sizes of the throughput scenarios.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadSize {
+    /// 32 bytes: measures per-message overhead.
+    B32,
+    /// 1 KiB.
+    K1,
+    /// 8 KiB: measures copying.
+    K8,
+}
+
+impl PayloadSize {
+    /// The payload length in bytes.
+    pub fn bytes(self) -> usize {
+        match self {
+            PayloadSize::B32 => 32,
+            PayloadSize::K1 => 1024,
+            PayloadSize::K8 => 8 * 1024,
+        }
+    }
+
+    /// Messages per run in a full run; bigger payloads use fewer so each run takes similar time.
+    fn full_count(self) -> usize {
+        match self {
+            PayloadSize::B32 => 1_000_000,
+            PayloadSize::K1 => 300_000,
+            PayloadSize::K8 => 100_000,
+        }
+    }
+}
+
+/// A benchmark scenario. Each runs for both clients against the same server.
+///
+/// JetStream publish (`js-pub`, awaited one by one and pipelined) belongs here once rnats has
+/// JetStream; it is left out until then rather than stubbed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scenario {
+    /// Publish N messages on one connection with no subscribers, then flush.
+    Pub(PayloadSize),
+    /// Receive N messages published by a second connection.
+    Sub(PayloadSize),
+    /// Sequential request/reply against a responder on another connection.
+    Req,
+    /// publish -> flush -> receive on one connection, back to back.
+    Lat,
+    /// publish -> flush -> receive after an idle gap.
+    LatIdle,
+    /// Peak RSS while publishing, and the RSS cost of idle subscriptions (child processes).
+    Mem,
+}
+
+impl Scenario {
+    /// Every scenario, in the order a default run goes through them.
+    pub const ALL: [Scenario; 10] = [
+        Scenario::Pub(PayloadSize::B32),
+        Scenario::Pub(PayloadSize::K1),
+        Scenario::Pub(PayloadSize::K8),
+        Scenario::Sub(PayloadSize::B32),
+        Scenario::Sub(PayloadSize::K1),
+        Scenario::Sub(PayloadSize::K8),
+        Scenario::Req,
+        Scenario::Lat,
+        Scenario::LatIdle,
+        Scenario::Mem,
+    ];
+
+    /// The name used on the command line and in the output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::Pub(PayloadSize::B32) => "pub32",
+            Scenario::Pub(PayloadSize::K1) => "pub1k",
+            Scenario::Pub(PayloadSize::K8) => "pub8k",
+            Scenario::Sub(PayloadSize::B32) => "sub32",
+            Scenario::Sub(PayloadSize::K1) => "sub1k",
+            Scenario::Sub(PayloadSize::K8) => "sub8k",
+            Scenario::Req => "req",
+            Scenario::Lat => "lat",
+            Scenario::LatIdle => "lat-idle",
+            Scenario::Mem => "mem",
+        }
+    }
+
+    /// Parses [`Scenario::name`].
+    pub fn from_name(name: &str) -> Option<Scenario> {
+        Scenario::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// What one run of this scenario reports, in the order the run returns the values.
+    pub fn metrics(self) -> &'static [Metric] {
+        match self {
+            Scenario::Pub(PayloadSize::B32 | PayloadSize::K1) => PUB_SMALL,
+            Scenario::Pub(PayloadSize::K8) => PUB_LARGE,
+            Scenario::Sub(PayloadSize::B32) => SUB_SMALL,
+            Scenario::Sub(PayloadSize::K1 | PayloadSize::K8) => SUB_LARGE,
+            Scenario::Req => REQ,
+            Scenario::Lat => LAT,
+            Scenario::LatIdle => LAT_IDLE,
+            Scenario::Mem => MEM,
+        }
+    }
+}
+
+// The targets come from the project issue that set rnats's performance goals.
+const PUB_SMALL: &[Metric] = &[rate("msgs/s", Some(1.35)), MB_PER_SEC];
+const PUB_LARGE: &[Metric] = &[rate("msgs/s", Some(1.05)), MB_PER_SEC];
+const SUB_SMALL: &[Metric] = &[rate("msgs/s", Some(1.3)), MB_PER_SEC];
+const SUB_LARGE: &[Metric] = &[rate("msgs/s", Some(1.2)), MB_PER_SEC];
+const REQ: &[Metric] = &[rate("req/s", Some(1.5)), p50(Some(0.65)), P99];
+const LAT: &[Metric] = &[p50(Some(0.8)), P99];
+const LAT_IDLE: &[Metric] = &[p50(Some(0.75)), P99];
+const MEM: &[Metric] = &[
+    Metric {
+        name: "peak RSS, publishing",
+        unit: Unit::MiB,
+        better: Better::Lower,
+        target: Some(1.0),
+    },
+    Metric {
+        name: "RSS per idle subscription",
+        unit: Unit::Bytes,
+        better: Better::Lower,
+        target: None,
+    },
+];
+const MB_PER_SEC: Metric = Metric {
+    name: "MB/s",
+    unit: Unit::MbPerSec,
+    better: Better::Higher,
+    target: None,
+};
+const P99: Metric = Metric {
+    name: "p99 latency",
+    unit: Unit::Micros,
+    better: Better::Lower,
+    target: None,
+};
+
+const fn rate(name: &'static str, target: Option<f64>) -> Metric {
+    Metric {
+        name,
+        unit: Unit::PerSec,
+        better: Better::Higher,
+        target,
+    }
+}
+
+const fn p50(target: Option<f64>) -> Metric {
+    Metric {
+        name: "p50 latency",
+        unit: Unit::Micros,
+        better: Better::Lower,
+        target,
+    }
+}
+
+impl fmt::Display for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which direction of a metric is the good one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// Throughput: more is better.
+    Higher,
+    /// Latency and memory: less is better.
+    Lower,
+}
+
+/// How a metric's values are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Operations per second.
+    PerSec,
+    /// Megabytes (10^6 bytes) of payload per second.
+    MbPerSec,
+    /// Microseconds.
+    Micros,
+    /// Mebibytes.
+    MiB,
+    /// Bytes.
+    Bytes,
+}
+
+/// One number a scenario reports, with the ratio it should reach.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Metric {
+    /// What is measured, e.g. "msgs/s".
+    pub name: &'static str,
+    /// How the values are printed.
+    pub unit: Unit,
+    /// Which direction is better.
+    pub better: Better,
+    /// The rnats/async-nats ratio to reach: at least this when higher is better, at most this
+    /// when lower is better. `None` for metrics shown for context only.
+    pub target: Option<f64>,
+}
+
+impl Metric {
+    /// Whether `ratio` (rnats / async-nats) meets the target; `None` without a target.
+    pub fn meets_target(&self, ratio: f64) -> Option<bool> {
+        let target = self.target?;
+        Some(match self.better {
+            Better::Higher => ratio >= target,
+            Better::Lower => ratio <= target,
+        })
+    }
+}
+
+/// How much work each scenario does: the full sizes, or about 1/50 of them with `--quick`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// Smoke-test sizes.
+    pub quick: bool,
+}
+
+impl Plan {
+    /// Messages per `pub`/`sub` run.
+    pub fn messages(&self, size: PayloadSize) -> usize {
+        self.scale(size.full_count())
+    }
+
+    /// Sequential requests per `req` run.
+    pub fn requests(&self) -> usize {
+        self.scale(20_000)
+    }
+
+    /// Iterations per `lat` run (quick mode keeps enough for a p99 to mean something).
+    pub fn latency_iterations(&self) -> usize {
+        if self.quick { 200 } else { 2_000 }
+    }
+
+    /// Iterations per `lat-idle` run; each costs one idle gap of wall time.
+    pub fn idle_latency_iterations(&self) -> usize {
+        if self.quick { 20 } else { 200 }
+    }
+
+    /// The pause before each `lat-idle` iteration.
+    pub fn idle_gap(&self) -> Duration {
+        Duration::from_millis(20)
+    }
+
+    /// Messages of [`Plan::memory_payload`] bytes published in the peak-RSS probe.
+    pub fn memory_messages(&self) -> usize {
+        self.scale(1_000_000)
+    }
+
+    /// Payload size of the peak-RSS probe.
+    pub fn memory_payload(&self) -> usize {
+        1024
+    }
+
+    /// Idle subscriptions made in the RSS-per-subscription probe.
+    pub fn idle_subscriptions(&self) -> usize {
+        if self.quick { 1_000 } else { 10_000 }
+    }
+
+    fn scale(&self, full: usize) -> usize {
+        if self.quick { (full / 50).max(1) } else { full }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for scenario in Scenario::ALL {
+            assert_eq!(Scenario::from_name(scenario.name()), Some(scenario));
+        }
+        for client in ClientKind::BOTH {
+            assert_eq!(ClientKind::from_name(client.name()), Some(client));
+        }
+        assert_eq!(Scenario::from_name("js-pub"), None);
+    }
+
+    #[test]
+    fn target_direction_follows_the_metric() {
+        let msgs = Scenario::Pub(PayloadSize::B32).metrics()[0];
+        assert_eq!(msgs.meets_target(1.35), Some(true));
+        assert_eq!(msgs.meets_target(1.2), Some(false));
+        let p50 = Scenario::Req.metrics()[1];
+        assert_eq!(p50.meets_target(0.6), Some(true));
+        assert_eq!(p50.meets_target(0.7), Some(false));
+        let p99 = Scenario::Req.metrics()[2];
+        assert_eq!(p99.meets_target(5.0), None);
+    }
+
+    #[test]
+    fn quick_plan_is_about_a_fiftieth() {
+        let full = Plan { quick: false };
+        let quick = Plan { quick: true };
+        assert_eq!(full.messages(PayloadSize::B32), 1_000_000);
+        assert_eq!(quick.messages(PayloadSize::B32), 20_000);
+        assert_eq!(quick.messages(PayloadSize::K8), 2_000);
+        assert_eq!(quick.requests(), 400);
+    }
+
+    #[test]
+    fn clients_alternate_between_rounds() {
+        assert_eq!(ClientKind::order_for_round(0)[0], ClientKind::Rnats);
+        assert_eq!(ClientKind::order_for_round(1)[0], ClientKind::AsyncNats);
+    }
+}
