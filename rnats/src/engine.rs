@@ -82,6 +82,7 @@ impl Engine {
         let interval = shared.options.ping_interval;
         let max_outstanding = shared.options.max_pings_outstanding;
         let read_capacity = shared.options.read_buffer_capacity;
+        let write_limit = shared.options.write_buffer_limit;
         if read_buf.capacity() < read_capacity {
             read_buf.reserve(read_capacity - read_buf.len());
         }
@@ -91,7 +92,7 @@ impl Engine {
             read_buf,
             read_capacity,
             parser,
-            out: Frames::default(),
+            out: Frames::with_limit(write_limit),
             keepalive: Keepalive {
                 timer: Box::pin(tokio::time::sleep(interval)),
                 interval,

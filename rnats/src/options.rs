@@ -60,7 +60,7 @@ impl Default for ConnectOptions {
             read_buffer_capacity: 64 * 1024,
             subscription_capacity: 64 * 1024,
             subscription_capacity_bytes: 64 * 1024 * 1024,
-            write_buffer_limit: 8 * 1024 * 1024,
+            write_buffer_limit: 128 * 1024,
             linger: None,
             send_buffer_size: None,
             recv_buffer_size: None,
@@ -156,7 +156,8 @@ impl ConnectOptions {
         self
     }
 
-    /// Bytes of unwritten frames after which `publish` waits for the socket (default 8 MiB).
+    /// Bytes of unwritten frames after which `publish` waits for the socket (default 128 KiB:
+    /// large enough that batches saturate the server, small enough to stay in cache).
     /// Up to twice this may be held: one batch being written and one being filled.
     pub fn write_buffer_limit(mut self, bytes: usize) -> Self {
         self.write_buffer_limit = bytes.max(1024);

@@ -124,11 +124,13 @@ pub(crate) enum Sink {
 impl Shared {
     pub(crate) fn new(options: ConnectOptions, info: ServerInfo, socket: Arc<TcpStream>) -> Shared {
         let reply_prefix = format!("{}.{}.", options.inbox_prefix, nuid::next());
+        let write_limit = options.write_buffer_limit;
         let (events, _) = broadcast::channel(256);
         let (done, _) = watch::channel(false);
         Shared {
             options,
             writes: Mutex::new(Writes {
+                queue: Frames::with_limit(write_limit),
                 socket: Some(socket),
                 ..Writes::default()
             }),

@@ -21,8 +21,12 @@ const MAX_IOVECS: usize = 64;
 /// Array size for [`Frames::io_slices`]: the segments plus the flat tail.
 pub(crate) const IOVECS: usize = MAX_IOVECS + 1;
 
+/// Room past the write limit for the frame that crosses it (publishers check the limit before
+/// queueing a frame, not after).
+const FRAME_SLACK: usize = 64 * 1024;
+
 /// The flat buffer keeps its capacity between batches unless a burst grew it past this.
-const KEEP_FLAT_CAPACITY: usize = 1024 * 1024;
+const KEEP_FLAT_CAPACITY: usize = 4 * 1024 * 1024;
 
 /// Frames in order: every segment precedes the unwritten part of `flat`.
 #[derive(Debug, Default)]
@@ -33,6 +37,15 @@ pub(crate) struct Frames {
 }
 
 impl Frames {
+    /// Frames whose flat buffer will not need to grow while the queue stays under `limit`:
+    /// growing by doubling would copy the buffer and leave the old pages resident.
+    pub(crate) fn with_limit(limit: usize) -> Frames {
+        Frames {
+            flat: BytesMut::with_capacity(limit + FRAME_SLACK),
+            ..Frames::default()
+        }
+    }
+
     /// Bytes not yet written.
     pub(crate) fn len(&self) -> usize {
         self.len
