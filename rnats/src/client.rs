@@ -54,6 +54,9 @@ impl Client {
         options: ConnectOptions,
     ) -> Result<Client, ConnectError> {
         let addr = ServerAddr::parse(url)?;
+        // Inboxes are `<prefix>.<nuid>...`: the prefix must make them valid literal subjects.
+        rnats_proto::validate_publish_subject(format!("{}.x", options.inbox_prefix).as_bytes())
+            .map_err(ConnectError::InvalidInboxPrefix)?;
         let established = handshake::connect(&addr, &options).await?;
         let socket = Arc::new(established.stream);
         let info = established.info;
@@ -214,6 +217,10 @@ impl Client {
     }
 
     /// Subscribes to `subject`, which may contain wildcards.
+    ///
+    /// The SUB is queued like a publish; messages published by this client after the call
+    /// are matched, but to be sure the server has the subscription before *other*
+    /// connections publish, call [`Client::flush`].
     pub async fn subscribe(&self, subject: impl ToSubject) -> Result<Subscriber, SubscribeError> {
         self.subscribe_inner(subject.to_subject()?, None)
     }

@@ -17,6 +17,9 @@ pub enum ConnectError {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// The custom inbox prefix does not make valid inbox subjects.
+    #[error("invalid inbox prefix: {0}")]
+    InvalidInboxPrefix(SubjectError),
     /// The TCP connection could not be made.
     #[error("could not reach {addr}: {source}")]
     Io {

@@ -18,8 +18,9 @@ use crate::shared::{Shared, Sink, SubEntry};
 pub(crate) fn subscribe_inbox(shared: &Shared) {
     let sid = shared.next_sid.fetch_add(1, Ordering::Relaxed);
     let pattern = format!("{}*", shared.reply_prefix);
-    // The prefix was validated as part of the options; a bad one fails every request instead.
+    // `connect` checked the prefix, so this fails only if that check is wrong.
     let Ok(subject) = Subject::try_from(pattern.as_str()) else {
+        tracing::error!(%pattern, "request inbox is not a valid subject");
         return;
     };
     shared.subs().by_sid.insert(

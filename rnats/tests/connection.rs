@@ -379,3 +379,31 @@ async fn server_info_is_exposed() {
     assert!(info.headers);
     assert_eq!(info.port, server.port());
 }
+
+#[tokio::test]
+async fn an_invalid_inbox_prefix_is_refused_at_connect() {
+    let server = NatsServer::start();
+    for prefix in ["has space", "trailing.", "wild.*"] {
+        let err = ConnectOptions::new()
+            .custom_inbox_prefix(prefix)
+            .connect(server.url())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ConnectError::InvalidInboxPrefix(_)),
+            "{prefix}: {err}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn lame_duck_mode_is_reported_as_an_event() {
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let mut events = client.events();
+    server.signal("ldm").unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .unwrap();
+    assert_eq!(event, Some(Event::LameDuckMode));
+}

@@ -61,6 +61,43 @@ pub(crate) struct BenchArgs {
     /// Print one JSON object with every figure instead of a progress bar and a table.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Client tuning knobs, to measure them (see docs/performance.md).
+    #[command(flatten)]
+    pub(crate) tuning: Tuning,
+}
+
+/// Connection options under test; unset ones keep the client defaults.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub(crate) struct Tuning {
+    /// Hold publishes up to this many milliseconds to batch them (the linger policy).
+    #[arg(long, value_name = "MS")]
+    pub(crate) linger_ms: Option<f64>,
+    /// With --linger-ms: write as soon as this many bytes are queued.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024)]
+    pub(crate) linger_bytes: usize,
+    /// Bytes of unwritten frames after which publishing waits.
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) write_buffer_limit: Option<usize>,
+    /// Bytes read from the socket at once.
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) read_buffer_capacity: Option<usize>,
+}
+
+impl Tuning {
+    /// Applies the knobs that were given to `options`.
+    fn apply(&self, mut options: ConnectOptions) -> ConnectOptions {
+        if let Some(ms) = self.linger_ms.filter(|ms| *ms > 0.0) {
+            let delay = std::time::Duration::from_secs_f64(ms / 1000.0);
+            options = options.linger(delay, self.linger_bytes);
+        }
+        if let Some(bytes) = self.write_buffer_limit {
+            options = options.write_buffer_limit(bytes);
+        }
+        if let Some(bytes) = self.read_buffer_capacity {
+            options = options.read_buffer_capacity(bytes);
+        }
+        options
+    }
 }
 
 /// The benchmarks.
@@ -90,6 +127,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
         msgs: args.msgs,
         clients: args.clients,
         progress: !args.json && std::io::stderr().is_terminal(),
+        tuning: args.tuning,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -147,6 +185,8 @@ struct Plan {
     clients: usize,
     /// Whether to draw a progress bar.
     progress: bool,
+    /// Connection options under test, applied to every connection.
+    tuning: Tuning,
 }
 
 impl Plan {
@@ -163,7 +203,8 @@ impl Plan {
 
     /// Connects one client named `name` (shown in the server's monitoring).
     async fn connect(&self, options: ConnectOptions, name: String) -> Result<Client, CliError> {
-        options
+        self.tuning
+            .apply(options)
             .name(name)
             .connect(&self.url)
             .await
