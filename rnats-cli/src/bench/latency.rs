@@ -27,13 +27,16 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
     let subject = plan.subject.clone();
     let payload = plan.payload.clone();
     let rounds = plan.msgs;
+    let flush_each = plan.flush_each;
     let task = tokio::spawn(async move {
         let mut latencies = Vec::with_capacity(usize::try_from(rounds).unwrap_or(usize::MAX));
         let start = Instant::now();
         for n in 1..=rounds {
             let sent = Instant::now();
             client.publish(subject.clone(), payload.clone()).await?;
-            client.flush().await?;
+            if flush_each {
+                client.flush().await?;
+            }
             match tokio::time::timeout(ROUND_TRIP_TIMEOUT, echoes.next()).await {
                 Ok(Some(_)) => latencies.push(sent.elapsed()),
                 Ok(None) => return Err(CliError::SubscriptionEnded),

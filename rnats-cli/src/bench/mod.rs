@@ -61,6 +61,10 @@ pub(crate) struct BenchArgs {
     /// Print one JSON object with every figure instead of a progress bar and a table.
     #[arg(long)]
     pub(crate) json: bool,
+    /// lat only: do not flush after each publish, so the client's write policy (linger)
+    /// decides when the message leaves.
+    #[arg(long)]
+    pub(crate) no_flush: bool,
     /// Client tuning knobs, to measure them (see docs/performance.md).
     #[command(flatten)]
     pub(crate) tuning: Tuning,
@@ -128,6 +132,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
         clients: args.clients,
         progress: !args.json && std::io::stderr().is_terminal(),
         tuning: args.tuning,
+        flush_each: !args.no_flush,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -187,6 +192,8 @@ struct Plan {
     progress: bool,
     /// Connection options under test, applied to every connection.
     tuning: Tuning,
+    /// lat: flush after each publish.
+    flush_each: bool,
 }
 
 impl Plan {
