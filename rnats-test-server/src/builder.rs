@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::error::TestServerError;
 use crate::server::{Launch, NatsServer};
+use crate::tls::{TlsFiles, server_tls_block};
 
 /// Environment variable naming the `nats-server` binary to run instead of the one on `PATH`.
 const BIN_ENV: &str = "NATS_SERVER_BIN";
@@ -27,7 +28,17 @@ pub struct ServerBuilder {
     port: Option<u16>,
     auth: Option<Auth>,
     max_payload: Option<usize>,
+    tls: Option<Tls>,
+    nkey_users: Vec<String>,
     ready_timeout: Duration,
+}
+
+/// Server-side TLS settings, rendered as a `tls` block.
+#[derive(Debug, Clone)]
+struct Tls {
+    files: TlsFiles,
+    verify_clients: bool,
+    handshake_first: bool,
 }
 
 /// Client authentication passed on the command line.
@@ -49,6 +60,8 @@ impl ServerBuilder {
             port: None,
             auth: None,
             max_payload: None,
+            tls: None,
+            nkey_users: Vec::new(),
             ready_timeout: DEFAULT_READY_TIMEOUT,
         }
     }
@@ -70,8 +83,9 @@ impl ServerBuilder {
         self
     }
 
-    /// An existing configuration file. If [`config`](Self::config) text or
-    /// [`max_payload`](Self::max_payload) is also set, a generated file includes this one.
+    /// An existing configuration file. If [`config`](Self::config) text or another option
+    /// that needs a generated file ([`max_payload`](Self::max_payload), [`tls`](Self::tls),
+    /// [`nkey_users`](Self::nkey_users)) is also set, the generated file includes this one.
     pub fn config_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.config_file = Some(path.into());
         self
@@ -112,6 +126,52 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves clients over TLS with the server certificate, key and CA of `files` (see
+    /// [`TestCa::write_to`](crate::TestCa::write_to)), through a generated block:
+    ///
+    /// ```text
+    /// tls {
+    ///   cert_file: "<server_cert>"
+    ///   key_file: "<server_key>"
+    ///   ca_file: "<ca>"
+    ///   verify: <verify_clients>
+    ///   handshake_first: <handshake_first>
+    /// }
+    /// ```
+    ///
+    /// With `verify_clients` the server requires a client certificate signed by the CA.
+    /// With `handshake_first` the server expects the TLS handshake straight away and sends
+    /// nothing in plain text; otherwise it first sends a plain `INFO` with
+    /// `"tls_required":true`. The block comes after [`config`](Self::config) text, so it
+    /// wins over a `tls` block there. The files must outlive the server.
+    pub fn tls(mut self, files: &TlsFiles, verify_clients: bool, handshake_first: bool) -> Self {
+        self.tls = Some(Tls {
+            files: files.clone(),
+            verify_clients,
+            handshake_first,
+        });
+        self
+    }
+
+    /// Requires clients to authenticate as one of these nkey users (public keys `U...`,
+    /// e.g. from [`nkey_user`](crate::nkey_user)) by signing the `INFO` nonce:
+    ///
+    /// ```text
+    /// authorization {
+    ///   users = [
+    ///     { nkey: "U..." }
+    ///   ]
+    /// }
+    /// ```
+    ///
+    /// Do not combine with [`token`](Self::token) or
+    /// [`user_password`](Self::user_password), nor with an `authorization` block in
+    /// [`config`](Self::config) text.
+    pub fn nkey_users<S: AsRef<str>>(mut self, public_keys: &[S]) -> Self {
+        self.nkey_users = public_keys.iter().map(|k| k.as_ref().to_owned()).collect();
+        self
+    }
+
     /// The `nats-server` binary to run, instead of `$NATS_SERVER_BIN` or `nats-server`.
     pub fn binary(mut self, path: impl Into<PathBuf>) -> Self {
         self.binary = Some(path.into());
@@ -148,7 +208,7 @@ impl ServerBuilder {
         let mut args: Vec<OsString> = vec!["-a".into(), "127.0.0.1".into()];
 
         let mut config_dir = None;
-        if self.config_text.is_some() || self.max_payload.is_some() {
+        if self.needs_generated_config() {
             let dir = tempfile::Builder::new()
                 .prefix("rnats-test-config-")
                 .tempdir()?;
@@ -194,6 +254,14 @@ impl ServerBuilder {
         })
     }
 
+    /// Whether some option can only be passed through a generated configuration file.
+    fn needs_generated_config(&self) -> bool {
+        self.config_text.is_some()
+            || self.max_payload.is_some()
+            || self.tls.is_some()
+            || !self.nkey_users.is_empty()
+    }
+
     /// The text of the configuration file generated in `dir`.
     fn generated_config(&self, dir: &Path) -> Result<String, TestServerError> {
         let mut text = String::new();
@@ -210,6 +278,20 @@ impl ServerBuilder {
         if let Some(n) = self.max_payload {
             text.push_str(&format!("max_payload: {n}\n"));
         }
+        if let Some(tls) = &self.tls {
+            text.push_str(&server_tls_block(
+                &tls.files,
+                tls.verify_clients,
+                tls.handshake_first,
+            ));
+        }
+        if !self.nkey_users.is_empty() {
+            text.push_str("authorization {\n  users = [\n");
+            for key in &self.nkey_users {
+                text.push_str(&format!("    {{ nkey: {} }}\n", quote(key)));
+            }
+            text.push_str("  ]\n}\n");
+        }
         Ok(text)
     }
 }
@@ -218,6 +300,16 @@ impl Default for ServerBuilder {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// `path` as a double-quoted configuration string.
+pub(crate) fn quote_path(path: &Path) -> String {
+    quote(&path.to_string_lossy())
+}
+
+/// `s` as a double-quoted configuration string; the config lexer takes JSON-style escapes.
+pub(crate) fn quote(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
 }
 
 /// `file` as a path relative to `dir`, going up to the root and back down.

@@ -8,6 +8,11 @@
 //! The binary is `nats-server` from `PATH`, or the path in the `NATS_SERVER_BIN`
 //! environment variable, or whatever [`ServerBuilder::binary`] names.
 //!
+//! Fixtures for resilience and security tests sit beside the server: [`Proxy`] plays a
+//! broken network (cut, stalled or refusing links), [`TestCa`] issues certificates for
+//! [`ServerBuilder::tls`], and [`Operator`] / [`nkey_user`] make identities for operator
+//! mode (JWT) and [`ServerBuilder::nkey_users`].
+//!
 //! ```no_run
 //! use rnats_test_server::NatsServer;
 //!
@@ -16,17 +21,23 @@
 //! # Ok::<(), rnats_test_server::TestServerError>(())
 //! ```
 
+mod auth;
 mod builder;
 mod cluster;
 mod error;
 mod info;
 mod log;
+mod proxy;
 mod server;
+mod tls;
 
+pub use auth::{Account, Operator, SYSTEM_ACCOUNT_NAME, User, nkey_user, sign_nonce};
 pub use builder::ServerBuilder;
 pub use cluster::Cluster;
 pub use error::TestServerError;
+pub use proxy::Proxy;
 pub use server::NatsServer;
+pub use tls::{CLIENT_CN, CertPair, LOOPBACK_NAMES, TestCa, TlsFiles};
 
 use std::net::{Ipv4Addr, TcpListener};
 
