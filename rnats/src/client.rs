@@ -13,13 +13,14 @@ use crate::engine::Engine;
 use crate::error::{ConnectError, FlushError, PublishError, RequestError, SubscribeError};
 use crate::events::Events;
 use crate::options::ConnectOptions;
+use crate::reconnect::{self, ServerPool};
 use crate::server_addr::ServerAddr;
 use crate::shared::{Shared, Sink, SubEntry};
 use crate::statistics::{Counters, Statistics};
 use crate::sub_queue::{Limits, SubQueue};
 use crate::subject::ToSubject;
 use crate::write_queue::Urgency;
-use crate::{Message, State, Subscriber, handshake, request};
+use crate::{Message, State, Subscriber, request};
 
 /// A connection to a NATS server. Clones share the connection; it closes when the last clone
 /// and the last [`Subscriber`] are dropped, or on [`Client::close`].
@@ -53,30 +54,42 @@ impl Client {
         url: &str,
         options: ConnectOptions,
     ) -> Result<Client, ConnectError> {
-        let addr = ServerAddr::parse(url)?;
+        let servers = url
+            .split(',')
+            .filter(|part| !part.trim().is_empty())
+            .map(ServerAddr::parse)
+            .collect::<Result<Vec<_>, _>>()?;
+        if servers.is_empty() {
+            return Err(ConnectError::NoServers);
+        }
         // Inboxes are `<prefix>.<nuid>...`: the prefix must make them valid literal subjects.
         rnats_proto::validate_publish_subject(format!("{}.x", options.inbox_prefix).as_bytes())
             .map_err(ConnectError::InvalidInboxPrefix)?;
-        let established = handshake::connect(&addr, &options).await?;
-        let socket = Arc::new(established.stream);
-        let info = established.info;
-        let shared = Arc::new(Shared::new(options, info, Arc::clone(&socket)));
-        Counters::add(&shared.counters.connects, 1);
-        let client = Client {
-            handle: Arc::new(Handle {
-                shared: Arc::clone(&shared),
-            }),
+        let mut pool = ServerPool::new(servers, options.reconnect.retain_servers_order);
+        let established = match reconnect::first_connect(&options, &mut pool).await {
+            Ok(established) => Some(established),
+            Err(error) if !options.reconnect.retry_on_initial_connect => return Err(error),
+            Err(error) => {
+                tracing::debug!(%error, "initial connect failed; retrying in the background");
+                None
+            }
         };
+        let info = established
+            .as_ref()
+            .map(|e| e.info.clone())
+            .unwrap_or_default();
+        let connected = established.is_some();
+        let shared = Arc::new(Shared::new(options, info));
+        let engine = Engine::new(Arc::clone(&shared), established, pool);
         request::subscribe_inbox(&shared);
-        let engine = Engine::new(
-            Arc::clone(&shared),
-            socket,
-            established.read_buf,
-            established.parser,
-        );
         tokio::spawn(engine.run());
-        shared.emit(crate::Event::Connected);
-        Ok(client)
+        if connected {
+            Counters::add(&shared.counters.connects, 1);
+            shared.emit(crate::Event::Connected);
+        }
+        Ok(Client {
+            handle: Arc::new(Handle { shared }),
+        })
     }
 
     fn shared(&self) -> &Shared {
@@ -341,6 +354,14 @@ impl Client {
         format!("{}.{}", self.shared().options.inbox_prefix, nuid::next())
     }
 
+    /// Drops the current connection and reconnects (to the next server of the pool), as
+    /// after a failure: subscriptions are restored and publishes meanwhile are kept.
+    pub fn force_reconnect(&self) {
+        let shared = self.shared();
+        shared.reconnect_requested.store(true, Ordering::Release);
+        shared.engine_waker.wake();
+    }
+
     /// A stream of connection events from now on.
     pub fn events(&self) -> Events {
         Events::new(self.shared().events.subscribe())
@@ -407,20 +428,33 @@ impl Client {
         if max != 0 && size > max {
             return Err(PublishError::MaxPayloadExceeded { size, max });
         }
+        let frame = Pub {
+            subject: out.subject,
+            reply: out.reply,
+            headers: out.headers,
+        };
         let mut writes = shared.writes();
         if writes.closed {
             return Err(PublishError::Closed);
+        }
+        if writes.disconnected {
+            // Kept for after the reconnect, up to the reconnect buffer; never waits.
+            let limit = shared.options.reconnect.buffer_size;
+            if writes.queue.len() + frame.encoded_len(payload_len) > limit {
+                return Err(PublishError::ReconnectBufferFull { limit });
+            }
+            writes
+                .queue
+                .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
+            writes.out_messages += 1;
+            writes.out_bytes += payload_len as u64;
+            return Ok(None);
         }
         // An empty queue always takes one message, however large.
         if writes.queue.len() >= shared.options.write_buffer_limit && !writes.queue.is_empty() {
             writes.space_waiters = true;
             return Ok(Some(shared.space.notified()));
         }
-        let frame = Pub {
-            subject: out.subject,
-            reply: out.reply,
-            headers: out.headers,
-        };
         writes
             .queue
             .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);

@@ -19,14 +19,15 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::BytesMut;
-use rnats_proto::{Msg, Parser, PermissionOp, ServerError, ServerOp};
+use rnats_proto::{Msg, Parser, PermissionOp, ServerError, ServerInfo, ServerOp};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
 use crate::delivery::Deliveries;
 use crate::error::SubscriberError;
 use crate::events::Event;
-use crate::handshake::effective_max_payload;
+use crate::handshake::{Established, effective_max_payload};
+use crate::reconnect::{self, ServerPool};
 use crate::shared::{Shared, Sink, Subscriptions};
 use crate::statistics::Counters;
 use crate::write_queue::{Frames, Writer};
@@ -34,6 +35,9 @@ use crate::{Message, State};
 
 /// Passes through the loop before yielding to the runtime.
 const ROUNDS: usize = 32;
+
+/// Lame duck mode: leave the server within this long, at a random moment.
+const LAME_DUCK_JITTER: Duration = Duration::from_secs(1);
 
 /// Why the engine stopped.
 #[derive(Debug)]
@@ -49,7 +53,8 @@ pub(crate) struct Engine {
     shared: Arc<Shared>,
     /// Shared with callers that write directly while the engine is idle (see [`Writer`]);
     /// reading is the engine's alone.
-    socket: Arc<TcpStream>,
+    /// `None` while disconnected.
+    socket: Option<Arc<TcpStream>>,
     read_buf: BytesMut,
     read_capacity: usize,
     parser: Parser,
@@ -60,6 +65,10 @@ pub(crate) struct Engine {
     linger_timer: Option<Pin<Box<Sleep>>>,
     /// Messages of the current read, handed to subscribers at its end.
     deliveries: Deliveries,
+    /// Servers to reconnect to.
+    pool: ServerPool,
+    /// Armed by lame duck mode: when it fires, move to another server.
+    lame_duck_timer: Option<Pin<Box<Sleep>>>,
 }
 
 /// The PING timer and the count of PINGs the server has not answered.
@@ -71,22 +80,19 @@ struct Keepalive {
 }
 
 impl Engine {
-    /// An engine for a connection whose handshake is done; `read_buf` holds whatever the
-    /// server sent after its handshake PONG.
-    pub(crate) fn new(
-        shared: Arc<Shared>,
-        socket: Arc<TcpStream>,
-        mut read_buf: BytesMut,
-        parser: Parser,
-    ) -> Engine {
+    /// An engine for `conn`, a connection whose handshake is done (its read buffer holds
+    /// whatever the server sent after the handshake PONG), or for none yet: then it starts
+    /// by reconnecting (`retry_on_initial_connect`).
+    pub(crate) fn new(shared: Arc<Shared>, conn: Option<Established>, pool: ServerPool) -> Engine {
         let interval = shared.options.ping_interval;
         let max_outstanding = shared.options.max_pings_outstanding;
         let read_capacity = shared.options.read_buffer_capacity;
         let write_limit = shared.options.write_buffer_limit;
-        if read_buf.capacity() < read_capacity {
-            read_buf.reserve(read_capacity - read_buf.len());
-        }
-        Engine {
+        let (socket, read_buf, parser) = match conn {
+            Some(conn) => (Some(Arc::new(conn.stream)), conn.read_buf, conn.parser),
+            None => (None, BytesMut::new(), Parser::default()),
+        };
+        let mut engine = Engine {
             shared,
             socket,
             read_buf,
@@ -101,18 +107,142 @@ impl Engine {
             },
             linger_timer: None,
             deliveries: Deliveries::default(),
+            pool,
+            lame_duck_timer: None,
+        };
+        engine.reserve_read_buffer();
+        {
+            let mut writes = engine.shared.writes();
+            writes.socket = engine.socket.clone();
+            if engine.socket.is_none() {
+                // Publishes until the first connect are kept, as after a disconnect.
+                writes.disconnected = true;
+                writes.writer = Writer::Writing;
+                engine.shared.set_state(State::Disconnected);
+            }
+        }
+        engine
+    }
+
+    fn reserve_read_buffer(&mut self) {
+        if self.read_buf.capacity() < self.read_capacity {
+            self.read_buf
+                .reserve(self.read_capacity - self.read_buf.len());
         }
     }
 
-    /// Runs the connection until it ends, then releases everyone waiting on it.
+    /// Runs the connection, reconnecting as the policy allows, until the client is closed or
+    /// reconnecting gives up; then releases everyone waiting on it.
     pub(crate) async fn run(mut self) {
+        let mut ending = match self.socket {
+            Some(_) => self.drive_connection().await,
+            None => Ending::Lost("the initial connect failed".to_owned()),
+        };
+        while let Ending::Lost(reason) = &ending {
+            if self.shared.options.reconnect.max_reconnects == Some(0) {
+                break;
+            }
+            if self.shared.state() != State::Disconnected {
+                self.disconnected(reason.clone());
+            }
+            let Some(conn) = reconnect::reconnect(&self.shared, &mut self.pool).await else {
+                ending = if self.shared.close_requested.load(Ordering::Acquire) {
+                    Ending::Requested
+                } else {
+                    Ending::Lost("reconnect attempts exhausted".to_owned())
+                };
+                break;
+            };
+            self.resume(conn);
+            ending = self.drive_connection().await;
+        }
+        self.finish(ending);
+    }
+
+    /// Drives the current connection until it ends.
+    async fn drive_connection(&mut self) -> Ending {
         // Frames the server sent right behind its handshake PONG are already buffered.
-        let early = self.handle_input();
-        let ending = match early {
+        match self.handle_input() {
             Ok(()) => poll_fn(|cx| self.poll_drive(cx)).await,
             Err(ending) => ending,
-        };
-        self.finish(ending);
+        }
+    }
+
+    /// The connection is lost: stop direct writes, drop what was in flight, keep flush
+    /// waiters for after the reconnect, and tell the application.
+    fn disconnected(&mut self, reason: String) {
+        let shared = Arc::clone(&self.shared);
+        shared.set_state(State::Disconnected);
+        self.socket = None;
+        self.out = Frames::with_limit(shared.options.write_buffer_limit);
+        self.lame_duck_timer = None;
+        self.linger_timer = None;
+        self.read_buf.clear();
+        {
+            let mut writes = shared.writes();
+            writes.disconnected = true;
+            writes.socket = None;
+            // Nothing writes until the reconnect hands over a new socket.
+            writes.writer = Writer::Writing;
+            // Frames queued for the dead connection are as lost as those in flight: the
+            // queue may hold SUBs and PINGs of that connection, which must not be replayed.
+            writes.queue = Frames::with_limit(shared.options.write_buffer_limit);
+            writes.linger_since = None;
+            writes.urgent = false;
+            let waiting: Vec<_> = writes.pongs.drain(..).flatten().collect();
+            writes.flushes_after_reconnect.extend(waiting);
+        }
+        // Blocked publishers retry and now go to the reconnect buffer.
+        shared.space.notify_waiters();
+        if shared.options.reconnect.fail_requests_on_disconnect {
+            shared.requests().clear();
+        }
+        tracing::debug!(%reason, "disconnected");
+        shared.emit(Event::Disconnected { reason });
+    }
+
+    /// A new connection is up: restore every subscription, then send the publishes kept
+    /// while disconnected, then a PING for each flush that waited.
+    fn resume(&mut self, conn: Established) {
+        let shared = Arc::clone(&self.shared);
+        let socket = Arc::new(conn.stream);
+        self.socket = Some(Arc::clone(&socket));
+        self.read_buf = conn.read_buf;
+        self.reserve_read_buffer();
+        self.parser = conn.parser;
+        self.keepalive.outstanding = 0;
+        let next_ping = Instant::now() + self.keepalive.interval;
+        self.keepalive.timer.as_mut().reset(next_ping);
+        self.apply_info(&conn.info);
+        *crate::shared::lock(&shared.info) = Arc::new(conn.info);
+
+        let mut restore = Frames::with_limit(shared.options.write_buffer_limit);
+        for (sid, entry) in &shared.subs().by_sid {
+            let group = entry.queue_group.as_ref().map(|q| q.as_str());
+            restore
+                .push_with(|buf| rnats_proto::encode_sub(buf, entry.subject.as_str(), group, *sid));
+            if let Some(max) = entry.max {
+                let left = max.saturating_sub(entry.delivered);
+                restore.push_with(|buf| rnats_proto::encode_unsub(buf, *sid, Some(left)));
+            }
+        }
+        {
+            let mut writes = shared.writes();
+            let kept = std::mem::take(&mut writes.queue);
+            restore.append(kept);
+            for waiter in std::mem::take(&mut writes.flushes_after_reconnect) {
+                restore.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+                writes.pongs.push_back(Some(waiter));
+            }
+            writes.queue = restore;
+            writes.disconnected = false;
+            writes.socket = Some(socket);
+            // The engine takes the queue on its first pass.
+            writes.writer = Writer::Woken;
+        }
+        shared.set_state(State::Connected);
+        Counters::add(&shared.counters.connects, 1);
+        shared.emit(Event::Reconnected);
     }
 
     fn poll_drive(&mut self, cx: &mut Context<'_>) -> Poll<Ending> {
@@ -122,6 +252,18 @@ impl Engine {
                 // Best effort: whatever is writable right now still goes out.
                 let _ = self.drive_write(cx);
                 return Poll::Ready(Ending::Requested);
+            }
+            if self
+                .shared
+                .reconnect_requested
+                .swap(false, Ordering::AcqRel)
+            {
+                return Poll::Ready(Ending::Lost("reconnect requested".to_owned()));
+            }
+            if let Some(timer) = &mut self.lame_duck_timer {
+                if timer.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Ending::Lost("server in lame duck mode".to_owned()));
+                }
             }
             let mut progress = false;
             for step in [Self::drive_read, Self::drive_write, Self::drive_keepalive] {
@@ -146,13 +288,14 @@ impl Engine {
         if self.read_buf.capacity() - self.read_buf.len() < self.read_capacity / 4 {
             self.read_buf.reserve(self.read_capacity);
         }
+        let socket = self.socket.as_ref().ok_or_else(no_socket)?;
         loop {
-            match self.socket.poll_read_ready(cx) {
+            match socket.poll_read_ready(cx) {
                 Poll::Pending => return Ok(false),
                 Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("read failed: {e}"))),
                 Poll::Ready(Ok(())) => {}
             }
-            match self.socket.try_read_buf(&mut self.read_buf) {
+            match socket.try_read_buf(&mut self.read_buf) {
                 Ok(0) => return Err(Ending::Lost("the server closed the connection".into())),
                 Ok(_) => break,
                 // Readiness was stale; polling again registers for the next wake-up.
@@ -224,20 +367,35 @@ impl Engine {
             }
             ServerOp::Ok => {}
             ServerOp::Info(info) => {
-                self.parser.set_max_payload(effective_max_payload(&info));
-                self.shared
-                    .max_payload
-                    .store(info.max_payload, Ordering::Relaxed);
-                let lame_duck = info.lame_duck_mode;
-                *crate::shared::lock(&self.shared.info) = Arc::new(*info);
-                if lame_duck {
+                self.apply_info(&info);
+                if info.lame_duck_mode && self.lame_duck_timer.is_none() {
                     self.shared.emit(Event::LameDuckMode);
+                    // Move before the server closes us, at a random moment so that all its
+                    // clients do not land on the next server at once (ADR-40).
+                    let delay = LAME_DUCK_JITTER.mul_f64(crate::reconnect::random_unit());
+                    self.lame_duck_timer = Some(Box::pin(tokio::time::sleep(delay)));
                 }
+                *crate::shared::lock(&self.shared.info) = Arc::new(*info);
             }
             ServerOp::Err(error) => return self.handle_server_error(error),
             ServerOp::Msg(_) => {}
         }
         Ok(())
+    }
+
+    /// Takes in what an INFO says: the payload limit and the servers the cluster advertises.
+    fn apply_info(&mut self, info: &ServerInfo) {
+        self.parser.set_max_payload(effective_max_payload(info));
+        self.shared
+            .max_payload
+            .store(info.max_payload, Ordering::Relaxed);
+        self.shared
+            .headers_supported
+            .store(info.headers, Ordering::Relaxed);
+        if !self.shared.options.reconnect.ignore_discovered_servers {
+            let added = self.pool.add_discovered(&info.connect_urls);
+            crate::reconnect::report_discovered(&self.shared, added);
+        }
     }
 
     fn handle_server_error(&mut self, error: ServerError) -> Result<(), Ending> {
@@ -274,12 +432,13 @@ impl Engine {
             if self.out.is_empty() && !self.take_queued(cx) {
                 return Ok(progress);
             }
-            match self.socket.poll_write_ready(cx) {
+            let socket = self.socket.as_ref().ok_or_else(no_socket)?;
+            match socket.poll_write_ready(cx) {
                 Poll::Pending => return Ok(progress),
                 Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("write failed: {e}"))),
                 Poll::Ready(Ok(())) => {}
             }
-            match self.out.try_write_to(&self.socket) {
+            match self.out.try_write_to(socket) {
                 Ok(0) => {} // stale readiness: the next poll registers for a wake-up
                 Ok(_) => progress = true,
                 Err(e) => return Err(Ending::Lost(format!("write failed: {e}"))),
@@ -375,6 +534,11 @@ impl Engine {
         shared.emit(Event::Closed);
         shared.done.send_replace(true);
     }
+}
+
+/// The engine drives a connection only while it has a socket; this is the ending if not.
+fn no_socket() -> Ending {
+    Ending::Lost("no connection".to_owned())
 }
 
 /// Hands one message to its subscription's batch (or to the request it answers).

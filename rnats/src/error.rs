@@ -52,6 +52,9 @@ pub enum ConnectError {
     /// The server closed the connection during the handshake.
     #[error("the server closed the connection during the handshake")]
     ClosedByServer,
+    /// No server address was given.
+    #[error("no server address given")]
+    NoServers,
 }
 
 /// Why a publish was refused.
@@ -76,6 +79,13 @@ pub enum PublishError {
     /// The client is closed or draining; nothing more can be sent.
     #[error("the connection is closed")]
     Closed,
+    /// Disconnected, and the publishes kept for after the reconnect already fill the
+    /// reconnect buffer.
+    #[error("disconnected and the reconnect buffer ({limit} bytes) is full")]
+    ReconnectBufferFull {
+        /// The configured reconnect buffer size.
+        limit: usize,
+    },
 }
 
 /// Why a subscription could not be made.
@@ -109,6 +119,9 @@ pub enum RequestError {
     /// The connection closed before the reply came.
     #[error("the connection closed before a reply arrived")]
     Closed,
+    /// The connection was lost while waiting (with `fail_requests_on_disconnect`).
+    #[error("disconnected before a reply arrived")]
+    Disconnected,
 }
 
 /// Why a flush did not complete.

@@ -20,6 +20,10 @@ pub enum Event {
         /// Why the connection ended.
         reason: String,
     },
+    /// The connection is back after a disconnect (subscriptions restored).
+    Reconnected,
+    /// The cluster advertised servers the pool did not know; they were added to it.
+    DiscoveredServers(Vec<String>),
     /// The server reported an error that did not end the connection.
     ServerError(ServerError),
     /// A subscription's queue was full and messages were dropped. Reported once per episode:
@@ -43,6 +47,8 @@ impl fmt::Display for Event {
         match self {
             Event::Connected => f.write_str("connected"),
             Event::Disconnected { reason } => write!(f, "disconnected: {reason}"),
+            Event::Reconnected => f.write_str("reconnected"),
+            Event::DiscoveredServers(urls) => write!(f, "discovered servers: {}", urls.join(", ")),
             Event::ServerError(e) => write!(f, "server error: {e}"),
             Event::SlowConsumer { sid, dropped } => {
                 write!(f, "slow consumer on sid {sid}: {dropped} messages dropped")

@@ -25,6 +25,7 @@ mod events;
 mod handshake;
 mod message;
 mod options;
+mod reconnect;
 mod request;
 mod server_addr;
 mod shared;

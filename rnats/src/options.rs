@@ -1,6 +1,7 @@
 //! Connection options.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Client;
@@ -36,6 +37,37 @@ pub struct ConnectOptions {
     pub(crate) linger: Option<Linger>,
     pub(crate) send_buffer_size: Option<usize>,
     pub(crate) recv_buffer_size: Option<usize>,
+    pub(crate) reconnect: ReconnectPolicy,
+}
+
+/// When and how to reconnect; see the reconnect setters on [`ConnectOptions`].
+#[derive(Clone)]
+pub(crate) struct ReconnectPolicy {
+    /// Attempts after a disconnect before giving up; `None`: never give up, `Some(0)`: never
+    /// reconnect.
+    pub(crate) max_reconnects: Option<usize>,
+    /// Delay before a pass over the server pool, by pass number (the first pass is at once).
+    pub(crate) delay: Arc<dyn Fn(usize) -> Duration + Send + Sync>,
+    /// Bytes of publishes kept while disconnected.
+    pub(crate) buffer_size: usize,
+    pub(crate) retry_on_initial_connect: bool,
+    pub(crate) retain_servers_order: bool,
+    pub(crate) ignore_discovered_servers: bool,
+    pub(crate) fail_requests_on_disconnect: bool,
+}
+
+impl Default for ReconnectPolicy {
+    fn default() -> Self {
+        ReconnectPolicy {
+            max_reconnects: None,
+            delay: Arc::new(crate::reconnect::default_delay),
+            buffer_size: 8 * 1024 * 1024,
+            retry_on_initial_connect: false,
+            retain_servers_order: false,
+            ignore_discovered_servers: false,
+            fail_requests_on_disconnect: false,
+        }
+    }
 }
 
 /// The opt-in batching policy for bulk publishers; see [`ConnectOptions::linger`].
@@ -64,6 +96,7 @@ impl Default for ConnectOptions {
             linger: None,
             send_buffer_size: None,
             recv_buffer_size: None,
+            reconnect: ReconnectPolicy::default(),
         }
     }
 }
@@ -179,6 +212,63 @@ impl ConnectOptions {
         self
     }
 
+    /// Reconnect attempts after a lost connection before the client closes for good (default:
+    /// unlimited). Each attempt tries one server of the pool.
+    pub fn max_reconnects(mut self, attempts: Option<usize>) -> Self {
+        self.reconnect.max_reconnects = attempts;
+        self
+    }
+
+    /// Never reconnect: a lost connection closes the client.
+    pub fn no_reconnect(self) -> Self {
+        self.max_reconnects(Some(0))
+    }
+
+    /// How long to wait before each pass over the server pool, given the pass number (1 for
+    /// the first retry pass; the first pass after a disconnect runs at once). The default
+    /// doubles from 100 ms up to 5 s and adds up to 50% random jitter, so a fleet of clients
+    /// does not reconnect in lockstep.
+    pub fn reconnect_delay_callback(
+        mut self,
+        delay: impl Fn(usize) -> Duration + Send + Sync + 'static,
+    ) -> Self {
+        self.reconnect.delay = Arc::new(delay);
+        self
+    }
+
+    /// Bytes of publishes kept while disconnected and sent after reconnecting (default 8 MiB).
+    /// Past it, `publish` fails with [`PublishError::ReconnectBufferFull`](crate::PublishError).
+    pub fn reconnect_buffer_size(mut self, bytes: usize) -> Self {
+        self.reconnect.buffer_size = bytes;
+        self
+    }
+
+    /// If the first connect fails, return a client anyway and keep trying in the background,
+    /// as after a disconnect (default: the first connect's error is returned).
+    pub fn retry_on_initial_connect(mut self) -> Self {
+        self.reconnect.retry_on_initial_connect = true;
+        self
+    }
+
+    /// Try servers in the order given instead of shuffling them.
+    pub fn retain_servers_order(mut self) -> Self {
+        self.reconnect.retain_servers_order = true;
+        self
+    }
+
+    /// Do not add the servers a cluster advertises (INFO `connect_urls`) to the pool.
+    pub fn ignore_discovered_servers(mut self) -> Self {
+        self.reconnect.ignore_discovered_servers = true;
+        self
+    }
+
+    /// Fail requests in flight with [`RequestError::Disconnected`](crate::RequestError) when
+    /// the connection is lost, instead of letting them wait for a reply until their timeout.
+    pub fn fail_requests_on_disconnect(mut self) -> Self {
+        self.reconnect.fail_requests_on_disconnect = true;
+        self
+    }
+
     /// Sets the socket's kernel send buffer (`SO_SNDBUF`); the OS default when unset.
     pub fn send_buffer_size(mut self, bytes: usize) -> Self {
         self.send_buffer_size = Some(bytes);
@@ -215,6 +305,21 @@ impl fmt::Debug for ConnectOptions {
             .field("linger", &self.linger)
             .field("send_buffer_size", &self.send_buffer_size)
             .field("recv_buffer_size", &self.recv_buffer_size)
+            .field("max_reconnects", &self.reconnect.max_reconnects)
+            .field("reconnect_buffer_size", &self.reconnect.buffer_size)
+            .field(
+                "retry_on_initial_connect",
+                &self.reconnect.retry_on_initial_connect,
+            )
+            .field("retain_servers_order", &self.reconnect.retain_servers_order)
+            .field(
+                "ignore_discovered_servers",
+                &self.reconnect.ignore_discovered_servers,
+            )
+            .field(
+                "fail_requests_on_disconnect",
+                &self.reconnect.fail_requests_on_disconnect,
+            )
             .finish()
     }
 }

@@ -10,9 +10,9 @@ use std::time::Duration;
 use rnats_proto::{StatusCode, Subject};
 use tokio::sync::oneshot;
 
-use crate::Message;
 use crate::error::RequestError;
 use crate::shared::{Shared, Sink, SubEntry};
+use crate::{Message, State};
 
 /// Subscribes the connection's request inbox (`<prefix>.<nuid>.*`).
 pub(crate) fn subscribe_inbox(shared: &Shared) {
@@ -79,7 +79,12 @@ impl Pending {
             },
             None => rx.await,
         };
-        let message = received.map_err(|_| RequestError::Closed)?;
+        // The engine drops every waiting sender when the client closes, and on a disconnect
+        // when `fail_requests_on_disconnect` is set.
+        let message = received.map_err(|_| match self.shared.state() {
+            State::Disconnected => RequestError::Disconnected,
+            _ => RequestError::Closed,
+        })?;
         self.answered = true;
         if message.status == Some(StatusCode::NO_RESPONDERS) {
             return Err(RequestError::NoResponders);

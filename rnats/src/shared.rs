@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     pub(crate) headers_supported: AtomicBool,
     state: AtomicU8,
     pub(crate) close_requested: AtomicBool,
+    /// `Client::force_reconnect` or lame duck mode asked the engine to move on.
+    pub(crate) reconnect_requested: AtomicBool,
     pub(crate) events: broadcast::Sender<Event>,
     pub(crate) counters: Counters,
     pub(crate) next_sid: AtomicU64,
@@ -61,6 +63,11 @@ pub(crate) struct Writes {
     pub(crate) space_waiters: bool,
     /// No more frames are accepted.
     pub(crate) closed: bool,
+    /// The connection is lost and being re-established: publishes are kept (up to the
+    /// reconnect buffer), control frames are not queued (subscriptions are restored from the
+    /// table on reconnect), and flushes wait in `flushes_after_reconnect`.
+    pub(crate) disconnected: bool,
+    pub(crate) flushes_after_reconnect: Vec<oneshot::Sender<()>>,
     /// With linger on: when the oldest queued frame was queued.
     pub(crate) linger_since: Option<Instant>,
     /// A flush is queued: the engine writes without lingering.
@@ -122,7 +129,7 @@ pub(crate) enum Sink {
 }
 
 impl Shared {
-    pub(crate) fn new(options: ConnectOptions, info: ServerInfo, socket: Arc<TcpStream>) -> Shared {
+    pub(crate) fn new(options: ConnectOptions, info: ServerInfo) -> Shared {
         let reply_prefix = format!("{}.{}.", options.inbox_prefix, nuid::next());
         let write_limit = options.write_buffer_limit;
         let (events, _) = broadcast::channel(256);
@@ -131,7 +138,6 @@ impl Shared {
             options,
             writes: Mutex::new(Writes {
                 queue: Frames::with_limit(write_limit),
-                socket: Some(socket),
                 ..Writes::default()
             }),
             engine_waker: AtomicWaker::new(),
@@ -143,6 +149,7 @@ impl Shared {
             info: Mutex::new(Arc::new(info)),
             state: AtomicU8::new(State::Connected as u8),
             close_requested: AtomicBool::new(false),
+            reconnect_requested: AtomicBool::new(false),
             events,
             counters: Counters::default(),
             next_sid: AtomicU64::new(1),
@@ -184,6 +191,10 @@ impl Shared {
         if writes.closed {
             return false;
         }
+        if writes.disconnected {
+            // The reconnect restores subscriptions from the table; nothing to send now.
+            return true;
+        }
         writes.queue.push_with(encode);
         self.submit(writes, Urgency::Normal);
         true
@@ -195,6 +206,11 @@ impl Shared {
         let mut writes = self.writes();
         if writes.closed {
             return None;
+        }
+        if writes.disconnected {
+            // Resolved by a PING sent after the reconnect, behind the kept publishes.
+            writes.flushes_after_reconnect.push(tx);
+            return Some(rx);
         }
         writes
             .queue

@@ -79,6 +79,18 @@ impl Frames {
         self.len += head_len + payload.len() + 2;
     }
 
+    /// Appends everything in `other` after what is here (used once per reconnect).
+    pub(crate) fn append(&mut self, other: Frames) {
+        if !other.segments.is_empty() {
+            if !self.flat.is_empty() {
+                self.segments.push_back(self.flat.split().freeze());
+            }
+            self.segments.extend(other.segments);
+        }
+        self.flat.extend_from_slice(&other.flat);
+        self.len += other.len;
+    }
+
     /// Swaps contents with `other`, which must be empty: the engine takes a whole batch this
     /// way, and the two flat buffers trade allocations instead of allocating.
     pub(crate) fn take_into(&mut self, other: &mut Frames) {
@@ -223,6 +235,22 @@ mod tests {
         want.extend_from_slice(&big);
         want.extend_from_slice(b"\r\nPONG\r\n");
         assert_eq!(all, want);
+    }
+
+    #[test]
+    fn append_keeps_the_order_of_both() {
+        let big = Bytes::from(vec![b'y'; VECTOR_THRESHOLD]);
+        let mut first = Frames::default();
+        first.push_with(|b| b.extend_from_slice(b"SUB a 1\r\n"));
+        let mut second = Frames::default();
+        second.push_message(|b| b.extend_from_slice(b"PUB a 16384\r\n"), &big);
+        second.push_with(|b| b.extend_from_slice(b"PING\r\n"));
+        first.append(second);
+        let mut want = b"SUB a 1\r\nPUB a 16384\r\n".to_vec();
+        want.extend_from_slice(&big);
+        want.extend_from_slice(b"\r\nPING\r\n");
+        assert_eq!(first.len(), want.len());
+        assert_eq!(drain(&mut first), want);
     }
 
     #[test]

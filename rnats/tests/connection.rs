@@ -164,9 +164,13 @@ authorization {
 }
 
 #[tokio::test]
-async fn server_shutdown_ends_subscriptions_and_fails_flush() {
+async fn without_reconnect_server_shutdown_ends_subscriptions_and_fails_flush() {
     let mut server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = ConnectOptions::new()
+        .no_reconnect()
+        .connect(server.url())
+        .await
+        .unwrap();
     let mut events = client.events();
     let mut sub = client.subscribe("x").await.unwrap();
     client.flush().await.unwrap();
@@ -275,7 +279,11 @@ async fn fake_server_truncated_frame_then_close_ends_the_connection_cleanly() {
         let _ = reader.get_mut().shutdown().await;
     })
     .await;
-    let client = rnats::connect(url).await.unwrap();
+    let client = ConnectOptions::new()
+        .no_reconnect()
+        .connect(url)
+        .await
+        .unwrap();
     let mut events = client.events();
     let event = tokio::time::timeout(Duration::from_secs(10), events.next())
         .await
@@ -302,7 +310,11 @@ async fn fake_server_sending_a_malformed_frame_after_connect_closes_with_a_reaso
         let _ = reader.read_line(&mut line).await;
     })
     .await;
-    let client = rnats::connect(url).await.unwrap();
+    let client = ConnectOptions::new()
+        .no_reconnect()
+        .connect(url)
+        .await
+        .unwrap();
     let mut events = client.events();
     let event = tokio::time::timeout(Duration::from_secs(10), events.next())
         .await
@@ -330,6 +342,7 @@ async fn unanswered_pings_declare_the_connection_stale() {
     let client = ConnectOptions::new()
         .ping_interval(Duration::from_millis(50))
         .max_pings_outstanding(2)
+        .no_reconnect()
         .connect(url)
         .await
         .unwrap();
