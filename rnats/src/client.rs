@@ -317,8 +317,11 @@ impl Client {
     /// streams end, pending requests and flushes fail with a `Closed` error.
     pub async fn close(&self) {
         let shared = self.shared();
-        let grace = shared.options.connection_timeout;
-        let _ = tokio::time::timeout(grace, self.flush()).await;
+        // While disconnected nothing can be sent; do not wait for a reconnect.
+        if shared.state() == State::Connected {
+            let grace = shared.options.connection_timeout;
+            let _ = tokio::time::timeout(grace, self.flush()).await;
+        }
         shared.request_close();
         shared.wait_done().await;
     }

@@ -1,0 +1,363 @@
+//! Riding through server restarts, failovers and lame duck mode, against real nats-servers.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use rnats::{ConnectOptions, Event, Events, PublishError, RequestError};
+use rnats_test_server::{Cluster, NatsServer, Proxy};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// Fast retries so tests do not sit in backoff.
+fn quick() -> ConnectOptions {
+    ConnectOptions::new().reconnect_delay_callback(|_| Duration::from_millis(20))
+}
+
+/// Waits for the first event matching `want`, skipping others.
+async fn wait_for(events: &mut Events, want: impl Fn(&Event) -> bool) -> Event {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let event = events.next().await.expect("events ended");
+            if want(&event) {
+                return event;
+            }
+        }
+    })
+    .await
+    .expect("event did not come")
+}
+
+async fn next_payload(sub: &mut rnats::Subscriber) -> Bytes {
+    tokio::time::timeout(WAIT, sub.next())
+        .await
+        .expect("timed out")
+        .expect("ended")
+        .payload
+}
+
+#[tokio::test]
+async fn restart_on_the_same_port_keeps_subscriptions_and_delivers_outage_publishes() {
+    let mut server = NatsServer::start();
+    let subscriber = quick().connect(server.url()).await.unwrap();
+    let publisher = quick().connect(server.url()).await.unwrap();
+    let mut sub_events = subscriber.events();
+    let mut pub_events = publisher.events();
+    let mut sub = subscriber.subscribe("steady").await.unwrap();
+    subscriber.flush().await.unwrap();
+    publisher.publish("steady", "before".into()).await.unwrap();
+    assert_eq!(next_payload(&mut sub).await, Bytes::from("before"));
+
+    server.kill();
+    wait_for(&mut pub_events, |e| matches!(e, Event::Disconnected { .. })).await;
+    // Published during the outage: kept and sent after the reconnect, in order.
+    for i in 0..100 {
+        publisher
+            .publish("steady", Bytes::from(format!("outage {i}")))
+            .await
+            .unwrap();
+    }
+    server.restart().unwrap();
+    wait_for(&mut sub_events, |e| *e == Event::Reconnected).await;
+    wait_for(&mut pub_events, |e| *e == Event::Reconnected).await;
+    // The publisher's reconnect may beat the subscriber's; its flush waits for the server.
+    // Make sure the subscription is back before the kept publishes are judged.
+    subscriber.flush().await.unwrap();
+    publisher.flush().await.unwrap();
+    publisher.publish("steady", "after".into()).await.unwrap();
+
+    let mut got = Vec::new();
+    loop {
+        let payload = next_payload(&mut sub).await;
+        if payload == Bytes::from("after") {
+            break;
+        }
+        got.push(payload);
+    }
+    // Outage publishes reach the server before the subscriber may have resubscribed; those
+    // that arrive are in order and none is duplicated.
+    let expected: Vec<Bytes> = (0..100)
+        .map(|i| Bytes::from(format!("outage {i}")))
+        .collect();
+    let start = expected
+        .iter()
+        .position(|p| Some(p) == got.first())
+        .unwrap_or(expected.len());
+    assert_eq!(
+        got,
+        expected[start..],
+        "kept publishes arrive in order, once"
+    );
+    assert_eq!(subscriber.statistics().connects, 2);
+}
+
+#[tokio::test]
+async fn outage_publishes_all_arrive_once_in_order() {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    let publisher = quick()
+        .ignore_discovered_servers()
+        .connect(proxy.url())
+        .await
+        .unwrap();
+    let mut events = publisher.events();
+    // Cut the publisher off and keep it off while publishing.
+    proxy.refuse(true);
+    proxy.cut();
+    wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    for i in 0..500 {
+        publisher
+            .publish("kept", Bytes::from(i.to_string()))
+            .await
+            .unwrap();
+    }
+    let subscriber = rnats::connect(server.url()).await.unwrap();
+    let mut sub = subscriber.subscribe("kept").await.unwrap();
+    subscriber.flush().await.unwrap();
+    proxy.refuse(false);
+    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    publisher.flush().await.unwrap();
+    for i in 0..500 {
+        assert_eq!(next_payload(&mut sub).await, Bytes::from(i.to_string()));
+    }
+    publisher.publish("kept", "end".into()).await.unwrap();
+    assert_eq!(
+        next_payload(&mut sub).await,
+        Bytes::from("end"),
+        "no duplicates"
+    );
+}
+
+#[tokio::test]
+async fn the_reconnect_buffer_is_bounded() {
+    let mut server = NatsServer::start();
+    let client = quick()
+        .reconnect_buffer_size(1024)
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    server.kill();
+    wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    let payload = Bytes::from(vec![b'x'; 100]);
+    let mut accepted = 0;
+    let err = loop {
+        match client.publish("full", payload.clone()).await {
+            Ok(()) => accepted += 1,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(err, PublishError::ReconnectBufferFull { limit: 1024 });
+    assert!((5..=10).contains(&accepted), "{accepted}");
+    // Reconnecting empties it again.
+    server.restart().unwrap();
+    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    client.flush().await.unwrap();
+    client.publish("full", payload).await.unwrap();
+}
+
+#[tokio::test]
+async fn flush_waits_for_the_reconnect() {
+    let mut server = NatsServer::start();
+    let client = quick().connect(server.url()).await.unwrap();
+    let mut events = client.events();
+    server.kill();
+    wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    let flusher = client.clone();
+    let flush = tokio::spawn(async move { flusher.flush().await });
+    server.restart().unwrap();
+    tokio::time::timeout(WAIT, flush)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(client.connection_state(), rnats::State::Connected);
+}
+
+#[tokio::test]
+async fn requests_fail_fast_on_disconnect_when_asked() {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    let client = quick()
+        .fail_requests_on_disconnect()
+        .request_timeout(Some(Duration::from_secs(30)))
+        .connect(proxy.url())
+        .await
+        .unwrap();
+    let _silent = client.subscribe("slow").await.unwrap();
+    client.flush().await.unwrap();
+    let requester = client.clone();
+    let request = tokio::spawn(async move { requester.request("slow", "?".into()).await });
+    // The request is registered once its publish is flushed behind it.
+    client.flush().await.unwrap();
+    proxy.cut();
+    let started = Instant::now();
+    let result = tokio::time::timeout(WAIT, request).await.unwrap().unwrap();
+    assert_eq!(result.unwrap_err(), RequestError::Disconnected);
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn retry_on_initial_connect_keeps_publishes_until_the_server_is_reachable() {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    proxy.refuse(true);
+    let client = quick()
+        .retry_on_initial_connect()
+        .ignore_discovered_servers()
+        .connect(proxy.url())
+        .await
+        .unwrap();
+    assert_eq!(client.connection_state(), rnats::State::Disconnected);
+    let mut events = client.events();
+    client.publish("early", "kept".into()).await.unwrap();
+    let watcher = rnats::connect(server.url()).await.unwrap();
+    let mut sub = watcher.subscribe("early").await.unwrap();
+    watcher.flush().await.unwrap();
+    proxy.refuse(false);
+    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    assert_eq!(next_payload(&mut sub).await, Bytes::from("kept"));
+    assert_eq!(client.connection_state(), rnats::State::Connected);
+}
+
+#[tokio::test]
+async fn close_while_reconnecting_ends_promptly() {
+    let mut server = NatsServer::start();
+    let client = quick().connect(server.url()).await.unwrap();
+    let mut events = client.events();
+    let mut sub = client.subscribe("x").await.unwrap();
+    server.kill();
+    wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    tokio::time::timeout(Duration::from_secs(5), client.close())
+        .await
+        .unwrap();
+    assert_eq!(client.connection_state(), rnats::State::Closed);
+    assert!(
+        tokio::time::timeout(WAIT, sub.next())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(
+        client.publish("x", "y".into()).await,
+        Err(PublishError::Closed)
+    );
+}
+
+#[tokio::test]
+async fn max_reconnects_gives_up_and_closes() {
+    let mut server = NatsServer::start();
+    let client = quick()
+        .max_reconnects(Some(3))
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    server.kill();
+    wait_for(&mut events, |e| *e == Event::Closed).await;
+    assert_eq!(client.connection_state(), rnats::State::Closed);
+}
+
+#[tokio::test]
+async fn a_stalled_connection_is_detected_by_the_ping_timer_and_replaced() {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    // The proxy is the only way in, so the replacement goes through it too.
+    let client = quick()
+        .ping_interval(Duration::from_millis(100))
+        .max_pings_outstanding(2)
+        .ignore_discovered_servers()
+        .connect(proxy.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    let mut sub = client.subscribe("alive").await.unwrap();
+    client.flush().await.unwrap();
+    proxy.stall();
+    let event = wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    assert!(event.to_string().contains("stale"), "{event}");
+    proxy.cut();
+    proxy.resume();
+    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    client.publish("alive", "again".into()).await.unwrap();
+    assert_eq!(next_payload(&mut sub).await, Bytes::from("again"));
+}
+
+#[tokio::test]
+async fn cluster_failover_keeps_subscriptions_and_requests_working() {
+    let mut cluster = Cluster::start(3).unwrap();
+    let urls = cluster.urls().join(",");
+    let client = quick().retain_servers_order().connect(&urls).await.unwrap();
+    let service = quick().connect(cluster.urls()[2].clone()).await.unwrap();
+    let mut events = client.events();
+    let mut sub = client.subscribe("fo").await.unwrap();
+    let mut requests = service.subscribe("fo.svc").await.unwrap();
+    client.flush().await.unwrap();
+    service.flush().await.unwrap();
+    let responder = service.clone();
+    tokio::spawn(async move {
+        while let Some(m) = requests.next().await {
+            if let Some(reply) = m.reply {
+                let _ = responder.publish(reply, "pong".into()).await;
+            }
+        }
+    });
+    // With the order retained the client is on the first node; kill it.
+    assert_eq!(client.server_info().port, cluster.nodes()[0].port());
+    let killed = Instant::now();
+    cluster.node_mut(0).kill();
+    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    let failover = killed.elapsed();
+    eprintln!("failover took {failover:?}");
+    assert_ne!(client.server_info().port, cluster.nodes()[0].port());
+    client.flush().await.unwrap();
+    service
+        .publish("fo", "after failover".into())
+        .await
+        .unwrap();
+    assert_eq!(next_payload(&mut sub).await, Bytes::from("after failover"));
+    let reply = client.request("fo.svc", "ping".into()).await.unwrap();
+    assert_eq!(reply.payload, Bytes::from("pong"));
+}
+
+#[tokio::test]
+async fn lame_duck_mode_moves_the_client_before_the_server_goes() {
+    let cluster = Cluster::start(2).unwrap();
+    let first = cluster.nodes()[0].url();
+    let client = quick().connect(&first).await.unwrap();
+    let mut events = client.events();
+    let mut sub = client.subscribe("ldm").await.unwrap();
+    client.flush().await.unwrap();
+    cluster.nodes()[0].signal("ldm").unwrap();
+    wait_for(&mut events, |e| *e == Event::LameDuckMode).await;
+    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    assert_eq!(client.server_info().port, cluster.nodes()[1].port());
+    client.publish("ldm", "moved".into()).await.unwrap();
+    assert_eq!(next_payload(&mut sub).await, Bytes::from("moved"));
+}
+
+#[tokio::test]
+async fn force_reconnect_restores_subscriptions_with_their_remaining_count() {
+    let server = NatsServer::start();
+    let client = quick().connect(server.url()).await.unwrap();
+    let mut events = client.events();
+    let mut sub = client.subscribe("limited").await.unwrap();
+    sub.unsubscribe_after(3).await.unwrap();
+    client.flush().await.unwrap();
+    client.publish("limited", "1".into()).await.unwrap();
+    assert_eq!(next_payload(&mut sub).await, Bytes::from("1"));
+    client.force_reconnect();
+    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    for i in 2..=5 {
+        client
+            .publish("limited", Bytes::from(i.to_string()))
+            .await
+            .unwrap();
+    }
+    client.flush().await.unwrap();
+    let rest: Vec<Bytes> = tokio::time::timeout(WAIT, sub.by_ref().map(|m| m.payload).collect())
+        .await
+        .unwrap();
+    assert_eq!(rest, [Bytes::from("2"), Bytes::from("3")]);
+}
