@@ -70,7 +70,7 @@ async fn restart_on_the_same_port_keeps_subscriptions_and_delivers_outage_publis
     let mut got = Vec::new();
     loop {
         let payload = next_payload(&mut sub).await;
-        if payload == Bytes::from("after") {
+        if payload == "after" {
             break;
         }
         got.push(payload);
