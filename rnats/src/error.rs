@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use rnats_proto::{DecodeError, QueueGroupError, ServerError, SubjectError};
 
+use crate::auth::AuthError;
+
 /// Why connecting failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -52,6 +54,9 @@ pub enum ConnectError {
     /// The server closed the connection during the handshake.
     #[error("the server closed the connection during the handshake")]
     ClosedByServer,
+    /// The credentials could not be loaded or could not sign the server's nonce.
+    #[error("credentials: {0}")]
+    Auth(#[from] AuthError),
     /// No server address was given.
     #[error("no server address given")]
     NoServers,

@@ -77,7 +77,8 @@ async fn handshake(
             (Step::ExpectInfo, ServerOp::Info(server_info)) => {
                 parser.set_max_payload(effective_max_payload(&server_info));
                 let mut out = BytesMut::new();
-                rnats_proto::encode_connect(&mut out, &connect_info(addr, options, &server_info));
+                let connect = connect_info(addr, options, &server_info)?;
+                rnats_proto::encode_connect(&mut out, &connect);
                 out.extend_from_slice(rnats_proto::PING);
                 stream.write_all(&out).await.map_err(io_error)?;
                 info = Some(*server_info);
@@ -169,15 +170,32 @@ async fn next_op(
     }
 }
 
-fn connect_info(addr: &ServerAddr, options: &ConnectOptions, info: &ServerInfo) -> ConnectInfo {
+fn connect_info(
+    addr: &ServerAddr,
+    options: &ConnectOptions,
+    info: &ServerInfo,
+) -> Result<ConnectInfo, ConnectError> {
     // Credentials in the URL win over those in the options, as in other NATS clients.
     let (user, pass) = match (&addr.user, &addr.password, &options.user_and_password) {
         (Some(u), Some(p), _) => (Some(u.clone()), Some(p.clone())),
         (_, _, Some((u, p))) => (Some(u.clone()), Some(p.clone())),
         _ => (None, None),
     };
-    ConnectInfo {
+    // A server that checks nkeys or JWTs sends a nonce to sign; without one there is nothing
+    // to prove and the credentials are not sent.
+    let signed = match (&options.credentials, info.nonce.is_empty()) {
+        (Some(credentials), false) => Some(credentials.sign(&info.nonce)?),
+        _ => None,
+    };
+    let (user_jwt, nkey, sig) = match signed {
+        Some(signed) => (signed.jwt, signed.nkey, Some(signed.sig)),
+        None => (None, None, None),
+    };
+    Ok(ConnectInfo {
         verbose: false,
+        user_jwt,
+        nkey,
+        sig,
         pedantic: false,
         name: options.name.clone(),
         echo: !options.no_echo,
@@ -190,8 +208,7 @@ fn connect_info(addr: &ServerAddr, options: &ConnectOptions, info: &ServerInfo) 
         auth_token: addr.token.clone().or_else(|| options.token.clone()),
         headers: info.headers,
         no_responders: info.headers,
-        ..ConnectInfo::default()
-    }
+    })
 }
 
 pub(crate) fn op_name(op: &ServerOp) -> &'static str {

@@ -17,6 +17,7 @@
 //! The connection is driven by one background task that owns the socket; [`Client`] handles
 //! queue encoded frames for it and never wait on the network to publish.
 
+mod auth;
 mod client;
 mod delivery;
 mod engine;
@@ -35,6 +36,7 @@ mod subject;
 mod subscriber;
 mod write_queue;
 
+pub use auth::{AuthError, SignedAuth};
 pub use bytes::Bytes;
 pub use client::Client;
 pub use error::{

@@ -1,10 +1,12 @@
 //! Connection options.
 
 use std::fmt;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Client;
+use crate::auth::{AuthError, Credentials, Secret, SignedAuth};
 use crate::error::ConnectError;
 
 /// How to connect: credentials, timeouts and buffer sizes. Build with the setters, then call
@@ -38,6 +40,7 @@ pub struct ConnectOptions {
     pub(crate) send_buffer_size: Option<usize>,
     pub(crate) recv_buffer_size: Option<usize>,
     pub(crate) reconnect: ReconnectPolicy,
+    pub(crate) credentials: Option<Credentials>,
 }
 
 /// When and how to reconnect; see the reconnect setters on [`ConnectOptions`].
@@ -97,6 +100,7 @@ impl Default for ConnectOptions {
             send_buffer_size: None,
             recv_buffer_size: None,
             reconnect: ReconnectPolicy::default(),
+            credentials: None,
         }
     }
 }
@@ -131,6 +135,52 @@ impl ConnectOptions {
         password: impl Into<String>,
     ) -> Self {
         self.user_and_password = Some((user.into(), password.into()));
+        self
+    }
+
+    /// Authenticates as a plain nkey user: `seed` (`SU...`) signs the server's nonce. A
+    /// malformed seed fails the connect with [`ConnectError::Auth`].
+    pub fn nkey(mut self, seed: impl Into<String>) -> Self {
+        self.credentials = Some(Credentials::NKey {
+            seed: Secret::new(seed),
+        });
+        self
+    }
+
+    /// Authenticates with a user JWT and the seed that signs the server's nonce.
+    pub fn jwt_and_seed(mut self, jwt: impl Into<String>, seed: impl Into<String>) -> Self {
+        self.credentials = Some(Credentials::Jwt {
+            jwt: jwt.into(),
+            seed: Secret::new(seed),
+        });
+        self
+    }
+
+    /// Authenticates with the text of a `.creds` file (user JWT and seed).
+    pub fn credentials(mut self, creds: &str) -> Result<Self, ConnectError> {
+        self.credentials = Some(Credentials::from_creds(creds)?);
+        Ok(self)
+    }
+
+    /// Authenticates with a `.creds` file, read now.
+    pub async fn credentials_file(mut self, path: impl AsRef<Path>) -> Result<Self, ConnectError> {
+        let path = path.as_ref().to_owned();
+        let read = tokio::task::spawn_blocking(move || Credentials::from_creds_file(&path));
+        let credentials = read
+            .await
+            .map_err(|e| AuthError::Callback(e.to_string()))??;
+        self.credentials = Some(credentials);
+        Ok(self)
+    }
+
+    /// Authenticates with credentials made at each connect: `sign` gets the server's nonce and
+    /// returns the JWT and/or public nkey and the nonce signature. For credentials that rotate
+    /// or live in a key store.
+    pub fn auth_callback(
+        mut self,
+        sign: impl Fn(&[u8]) -> Result<SignedAuth, AuthError> + Send + Sync + 'static,
+    ) -> Self {
+        self.credentials = Some(Credentials::from_callback(sign));
         self
     }
 
@@ -288,6 +338,7 @@ impl fmt::Debug for ConnectOptions {
         f.debug_struct("ConnectOptions")
             .field("name", &self.name)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("credentials", &self.credentials)
             .field("user", &self.user_and_password.as_ref().map(|(u, _)| u))
             .field("no_echo", &self.no_echo)
             .field("inbox_prefix", &self.inbox_prefix)
