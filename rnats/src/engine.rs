@@ -11,7 +11,7 @@
 //! traffic leaves in large batches.
 
 use std::future::poll_fn;
-use std::io;
+use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -20,8 +20,10 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use rnats_proto::{Msg, Parser, PermissionOp, ServerError, ServerInfo, ServerOp};
+use tokio::io::AsyncWrite;
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
+use tokio_rustls::client::TlsStream;
 
 use crate::delivery::Deliveries;
 use crate::error::SubscriberError;
@@ -30,7 +32,8 @@ use crate::handshake::{Established, effective_max_payload};
 use crate::reconnect::{self, ServerPool};
 use crate::shared::{Shared, Sink, Subscriptions};
 use crate::statistics::Counters;
-use crate::write_queue::{Frames, Writer};
+use crate::tls::Transport;
+use crate::write_queue::{Frames, IOVECS, Writer};
 use crate::{Message, State};
 
 /// Passes through the loop before yielding to the runtime.
@@ -53,8 +56,13 @@ pub(crate) struct Engine {
     shared: Arc<Shared>,
     /// Shared with callers that write directly while the engine is idle (see [`Writer`]);
     /// reading is the engine's alone.
-    /// `None` while disconnected.
+    /// The plain TCP socket; `None` while disconnected or under TLS.
     socket: Option<Arc<TcpStream>>,
+    /// The TLS stream, when the connection uses TLS. It needs `&mut` access, so callers never
+    /// write to it directly; every byte goes through the engine.
+    tls: Option<Box<TlsStream<TcpStream>>>,
+    /// Bytes were written to the TLS stream since its last flush.
+    tls_needs_flush: bool,
     read_buf: BytesMut,
     read_capacity: usize,
     parser: Parser,
@@ -88,13 +96,15 @@ impl Engine {
         let max_outstanding = shared.options.max_pings_outstanding;
         let read_capacity = shared.options.read_buffer_capacity;
         let write_limit = shared.options.write_buffer_limit;
-        let (socket, read_buf, parser) = match conn {
-            Some(conn) => (Some(Arc::new(conn.stream)), conn.read_buf, conn.parser),
+        let (stream, read_buf, parser) = match conn {
+            Some(conn) => (Some(conn.stream), conn.read_buf, conn.parser),
             None => (None, BytesMut::new(), Parser::default()),
         };
         let mut engine = Engine {
             shared,
-            socket,
+            socket: None,
+            tls: None,
+            tls_needs_flush: false,
             read_buf,
             read_capacity,
             parser,
@@ -111,10 +121,11 @@ impl Engine {
             lame_duck_timer: None,
         };
         engine.reserve_read_buffer();
+        let direct = stream.map(|stream| engine.install(stream));
         {
             let mut writes = engine.shared.writes();
-            writes.socket = engine.socket.clone();
-            if engine.socket.is_none() {
+            writes.socket = direct.flatten();
+            if !engine.is_connected() {
                 // Publishes until the first connect are kept, as after a disconnect.
                 writes.disconnected = true;
                 writes.writer = Writer::Writing;
@@ -122,6 +133,29 @@ impl Engine {
             }
         }
         engine
+    }
+
+    /// Takes `stream` as the connection; returns the socket callers may write to directly
+    /// (plain TCP only).
+    fn install(&mut self, stream: Transport) -> Option<Arc<TcpStream>> {
+        self.tls_needs_flush = false;
+        match stream {
+            Transport::Tcp(tcp) => {
+                let tcp = Arc::new(tcp);
+                self.socket = Some(Arc::clone(&tcp));
+                self.tls = None;
+                Some(tcp)
+            }
+            Transport::Tls(tls) => {
+                self.socket = None;
+                self.tls = Some(tls);
+                None
+            }
+        }
+    }
+
+    fn is_connected(&self) -> bool {
+        self.socket.is_some() || self.tls.is_some()
     }
 
     fn reserve_read_buffer(&mut self) {
@@ -134,9 +168,9 @@ impl Engine {
     /// Runs the connection, reconnecting as the policy allows, until the client is closed or
     /// reconnecting gives up; then releases everyone waiting on it.
     pub(crate) async fn run(mut self) {
-        let mut ending = match self.socket {
-            Some(_) => self.drive_connection().await,
-            None => Ending::Lost("the initial connect failed".to_owned()),
+        let mut ending = match self.is_connected() {
+            true => self.drive_connection().await,
+            false => Ending::Lost("the initial connect failed".to_owned()),
         };
         while let Ending::Lost(reason) = &ending {
             if self.shared.options.reconnect.max_reconnects == Some(0) {
@@ -174,6 +208,7 @@ impl Engine {
         let shared = Arc::clone(&self.shared);
         shared.set_state(State::Disconnected);
         self.socket = None;
+        self.tls = None;
         self.out = Frames::with_limit(shared.options.write_buffer_limit);
         self.lame_duck_timer = None;
         self.linger_timer = None;
@@ -205,8 +240,7 @@ impl Engine {
     /// while disconnected, then a PING for each flush that waited.
     fn resume(&mut self, conn: Established) {
         let shared = Arc::clone(&self.shared);
-        let socket = Arc::new(conn.stream);
-        self.socket = Some(Arc::clone(&socket));
+        let direct = self.install(conn.stream);
         self.read_buf = conn.read_buf;
         self.reserve_read_buffer();
         self.parser = conn.parser;
@@ -236,7 +270,7 @@ impl Engine {
             }
             writes.queue = restore;
             writes.disconnected = false;
-            writes.socket = Some(socket);
+            writes.socket = direct;
             // The engine takes the queue on its first pass.
             writes.writer = Writer::Woken;
         }
@@ -287,6 +321,18 @@ impl Engine {
         // sliced from it has been dropped, and allocates a fresh one otherwise.
         if self.read_buf.capacity() - self.read_buf.len() < self.read_capacity / 4 {
             self.read_buf.reserve(self.read_capacity);
+        }
+        if let Some(tls) = &mut self.tls {
+            return match tokio_util::io::poll_read_buf(
+                Pin::new(tls.as_mut()),
+                cx,
+                &mut self.read_buf,
+            ) {
+                Poll::Pending => Ok(false),
+                Poll::Ready(Ok(0)) => Err(Ending::Lost("the server closed the connection".into())),
+                Poll::Ready(Ok(_)) => self.handle_input().map(|()| true),
+                Poll::Ready(Err(e)) => Err(Ending::Lost(format!("read failed: {e}"))),
+            };
         }
         let socket = self.socket.as_ref().ok_or_else(no_socket)?;
         loop {
@@ -430,7 +476,24 @@ impl Engine {
         let mut progress = false;
         loop {
             if self.out.is_empty() && !self.take_queued(cx) {
-                return Ok(progress);
+                return self.flush_tls(cx).map(|()| progress);
+            }
+            if let Some(tls) = &mut self.tls {
+                let mut slices = [IoSlice::new(&[]); IOVECS];
+                let count = self.out.io_slices(&mut slices);
+                match Pin::new(tls.as_mut()).poll_write_vectored(cx, &slices[..count]) {
+                    Poll::Pending => return self.flush_tls(cx).map(|()| progress),
+                    Poll::Ready(Ok(0)) => {
+                        return Err(Ending::Lost("write failed: no bytes taken".into()));
+                    }
+                    Poll::Ready(Ok(n)) => {
+                        self.out.advance(n);
+                        self.tls_needs_flush = true;
+                        progress = true;
+                    }
+                    Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("write failed: {e}"))),
+                }
+                continue;
             }
             let socket = self.socket.as_ref().ok_or_else(no_socket)?;
             match socket.poll_write_ready(cx) {
@@ -444,6 +507,18 @@ impl Engine {
                 Err(e) => return Err(Ending::Lost(format!("write failed: {e}"))),
             }
         }
+    }
+
+    /// Pushes what rustls buffered onto the socket.
+    fn flush_tls(&mut self, cx: &mut Context<'_>) -> Result<(), Ending> {
+        if let (Some(tls), true) = (&mut self.tls, self.tls_needs_flush) {
+            match Pin::new(tls.as_mut()).poll_flush(cx) {
+                Poll::Pending => {}
+                Poll::Ready(Ok(())) => self.tls_needs_flush = false,
+                Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("write failed: {e}"))),
+            }
+        }
+        Ok(())
     }
 
     /// Moves the shared queue into `out`. Returns false, and marks the engine idle so callers

@@ -57,6 +57,10 @@ pub enum ConnectError {
     /// The credentials could not be loaded or could not sign the server's nonce.
     #[error("credentials: {0}")]
     Auth(#[from] AuthError),
+    /// TLS could not be set up: bad certificate files, an untrusted or mismatched server
+    /// certificate, or a server without TLS when it is required.
+    #[error("TLS: {0}")]
+    Tls(String),
     /// No server address was given.
     #[error("no server address given")]
     NoServers,

@@ -12,11 +12,12 @@ use tokio::net::{TcpSocket, TcpStream};
 use crate::error::ConnectError;
 use crate::options::ConnectOptions;
 use crate::server_addr::ServerAddr;
+use crate::tls::{self, Transport};
 
 /// A connection the server has accepted, with whatever it sent after its PONG still unread.
 #[derive(Debug)]
 pub(crate) struct Established {
-    pub(crate) stream: TcpStream,
+    pub(crate) stream: Transport,
     pub(crate) read_buf: BytesMut,
     pub(crate) parser: Parser,
     pub(crate) info: ServerInfo,
@@ -54,8 +55,15 @@ async fn handshake(
         addr: socket_addr.to_owned(),
         source,
     };
-    let mut stream = open_socket(socket_addr, options).await.map_err(io_error)?;
-    stream.set_nodelay(true).map_err(io_error)?;
+    let tcp = open_socket(socket_addr, options).await.map_err(io_error)?;
+    tcp.set_nodelay(true).map_err(io_error)?;
+    let tls_wanted = options.tls.required || addr.tls;
+    let mut stream = if options.tls.first {
+        let config = options.tls.client_config()?;
+        Transport::Tls(Box::new(tls::upgrade(tcp, &addr.host, config).await?))
+    } else {
+        Transport::Tcp(tcp)
+    };
 
     let mut read_buf = BytesMut::with_capacity(options.read_buffer_capacity);
     // INFO lines grow with a cluster's connect_urls; MSG control lines stay far below this.
@@ -76,8 +84,24 @@ async fn handshake(
         match (step, op) {
             (Step::ExpectInfo, ServerOp::Info(server_info)) => {
                 parser.set_max_payload(effective_max_payload(&server_info));
+                if let Transport::Tcp(tcp) = stream {
+                    stream = match (server_info.tls_required, tls_wanted) {
+                        (false, false) => Transport::Tcp(tcp),
+                        (false, true) if !server_info.tls_available => {
+                            return Err(ConnectError::Tls(format!(
+                                "TLS is required but {} does not offer it",
+                                addr.host
+                            )));
+                        }
+                        // The server waits for the TLS handshake right after its INFO.
+                        _ => {
+                            let config = options.tls.client_config()?;
+                            Transport::Tls(Box::new(tls::upgrade(tcp, &addr.host, config).await?))
+                        }
+                    };
+                }
                 let mut out = BytesMut::new();
-                let connect = connect_info(addr, options, &server_info)?;
+                let connect = connect_info(addr, options, &server_info, &stream)?;
                 rnats_proto::encode_connect(&mut out, &connect);
                 out.extend_from_slice(rnats_proto::PING);
                 stream.write_all(&out).await.map_err(io_error)?;
@@ -149,7 +173,7 @@ enum ReadError {
 }
 
 async fn next_op(
-    stream: &mut TcpStream,
+    stream: &mut Transport,
     buf: &mut BytesMut,
     parser: &mut Parser,
 ) -> Result<ServerOp, ReadError> {
@@ -174,6 +198,7 @@ fn connect_info(
     addr: &ServerAddr,
     options: &ConnectOptions,
     info: &ServerInfo,
+    stream: &Transport,
 ) -> Result<ConnectInfo, ConnectError> {
     // Credentials in the URL win over those in the options, as in other NATS clients.
     let (user, pass) = match (&addr.user, &addr.password, &options.user_and_password) {
@@ -202,7 +227,7 @@ fn connect_info(
         lang: "rust".to_owned(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         protocol: 1,
-        tls_required: false,
+        tls_required: matches!(stream, Transport::Tls(_)),
         user,
         pass,
         auth_token: addr.token.clone().or_else(|| options.token.clone()),

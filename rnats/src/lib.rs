@@ -34,6 +34,7 @@ mod statistics;
 mod sub_queue;
 mod subject;
 mod subscriber;
+mod tls;
 mod write_queue;
 
 pub use auth::{AuthError, SignedAuth};

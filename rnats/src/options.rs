@@ -1,13 +1,14 @@
 //! Connection options.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Client;
 use crate::auth::{AuthError, Credentials, Secret, SignedAuth};
 use crate::error::ConnectError;
+use crate::tls::TlsOptions;
 
 /// How to connect: credentials, timeouts and buffer sizes. Build with the setters, then call
 /// [`ConnectOptions::connect`].
@@ -41,6 +42,7 @@ pub struct ConnectOptions {
     pub(crate) recv_buffer_size: Option<usize>,
     pub(crate) reconnect: ReconnectPolicy,
     pub(crate) credentials: Option<Credentials>,
+    pub(crate) tls: TlsOptions,
 }
 
 /// When and how to reconnect; see the reconnect setters on [`ConnectOptions`].
@@ -101,6 +103,7 @@ impl Default for ConnectOptions {
             recv_buffer_size: None,
             reconnect: ReconnectPolicy::default(),
             credentials: None,
+            tls: TlsOptions::default(),
         }
     }
 }
@@ -181,6 +184,44 @@ impl ConnectOptions {
         sign: impl Fn(&[u8]) -> Result<SignedAuth, AuthError> + Send + Sync + 'static,
     ) -> Self {
         self.credentials = Some(Credentials::from_callback(sign));
+        self
+    }
+
+    /// Refuses servers that do not offer TLS (also implied by `tls://` URLs). Servers that
+    /// require TLS get it whatever this says.
+    pub fn require_tls(mut self, required: bool) -> Self {
+        self.tls.required = required;
+        self
+    }
+
+    /// Starts TLS before the server's INFO, for servers configured with `handshake_first`.
+    pub fn tls_first(mut self) -> Self {
+        self.tls.first = true;
+        self.tls.required = true;
+        self
+    }
+
+    /// Trusts the CA certificates in this PEM file, in addition to the built-in web PKI roots.
+    /// Server host names are always verified.
+    pub fn add_root_certificates(mut self, pem_file: impl Into<PathBuf>) -> Self {
+        self.tls.root_files.push(pem_file.into());
+        self
+    }
+
+    /// Presents this certificate chain and private key (PEM files) for mutual TLS.
+    pub fn add_client_certificate(
+        mut self,
+        cert: impl Into<PathBuf>,
+        key: impl Into<PathBuf>,
+    ) -> Self {
+        self.tls.client_cert = Some((cert.into(), key.into()));
+        self
+    }
+
+    /// Uses this rustls configuration as it is, instead of one built from the TLS options
+    /// (roots, client certificate). `require_tls` and `tls_first` still apply.
+    pub fn tls_client_config(mut self, config: rustls::ClientConfig) -> Self {
+        self.tls.config = Some(Arc::new(config));
         self
     }
 
@@ -339,6 +380,7 @@ impl fmt::Debug for ConnectOptions {
             .field("name", &self.name)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("credentials", &self.credentials)
+            .field("tls", &self.tls)
             .field("user", &self.user_and_password.as_ref().map(|(u, _)| u))
             .field("no_echo", &self.no_echo)
             .field("inbox_prefix", &self.inbox_prefix)

@@ -16,20 +16,23 @@ pub(crate) struct ServerAddr {
     pub(crate) password: Option<String>,
     /// A lone user part with no password is a token, as in `nats://token@host`.
     pub(crate) token: Option<String>,
+    /// The URL said `tls://`: TLS is required.
+    pub(crate) tls: bool,
 }
 
 impl ServerAddr {
-    /// Parses one address. Accepted schemes: `nats://` (or none). TLS schemes come with TLS.
+    /// Parses one address. Accepted schemes: `nats://`, `tls://` (TLS required), or none.
     pub(crate) fn parse(url: &str) -> Result<ServerAddr, ConnectError> {
         let invalid = |reason| ConnectError::InvalidUrl {
             url: url.to_owned(),
             reason,
         };
         let url = url.trim();
-        let rest = match url.split_once("://") {
-            Some(("nats", rest)) => rest,
-            Some(_) => return Err(invalid("unsupported scheme, expected nats://")),
-            None => url,
+        let (rest, tls) = match url.split_once("://") {
+            Some(("nats", rest)) => (rest, false),
+            Some(("tls", rest)) => (rest, true),
+            Some(_) => return Err(invalid("unsupported scheme, expected nats:// or tls://")),
+            None => (url, false),
         };
         let rest = rest.trim_end_matches('/');
         let (auth, hostport) = match rest.rsplit_once('@') {
@@ -46,6 +49,7 @@ impl ServerAddr {
             user: None,
             password: None,
             token: None,
+            tls,
         };
         match auth.map(|a| a.split_once(':')) {
             None => {}
@@ -134,6 +138,7 @@ mod tests {
         assert_eq!(a.password.as_deref(), Some("s@cret"));
         let a = ServerAddr::parse("nats://tok@127.0.0.1").unwrap();
         assert_eq!(a.token.as_deref(), Some("tok"));
+        assert!(ServerAddr::parse("tls://127.0.0.1:1").unwrap().tls);
         let a = ServerAddr::parse("[::1]:5000").unwrap();
         assert_eq!(a.socket_addr(), "[::1]:5000");
     }
