@@ -77,9 +77,14 @@ async fn handshake(
     loop {
         let op = next_op(&mut stream, &mut read_buf, &mut parser)
             .await
-            .map_err(|e| match e {
-                ReadError::Io(source) => io_error(source),
-                ReadError::Connect(e) => e,
+            .map_err(|e| match (e, &stream) {
+                // Over TLS a read error is most often the server refusing us (a missing
+                // client certificate, say), not an unreachable server.
+                (ReadError::Io(source), Transport::Tls(_)) => {
+                    ConnectError::Tls(format!("the TLS connection failed: {source}"))
+                }
+                (ReadError::Io(source), Transport::Tcp(_)) => io_error(source),
+                (ReadError::Connect(e), _) => e,
             })?;
         match (step, op) {
             (Step::ExpectInfo, ServerOp::Info(server_info)) => {

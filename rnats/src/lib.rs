@@ -51,6 +51,8 @@ pub use rnats_proto::{
     HeaderMap, HeaderName, HeaderValue, QueueGroup, ServerError, ServerInfo, StatusCode, Subject,
     SubjectError,
 };
+/// The rustls version rnats uses, for [`ConnectOptions::tls_client_config`].
+pub use rustls;
 pub use statistics::Statistics;
 pub use subject::ToSubject;
 pub use subscriber::Subscriber;

@@ -1,0 +1,493 @@
+//! Nkey, user JWT, `.creds` and callback authentication against real nats-servers: operator
+//! mode with a memory resolver, and plain nkey users.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use rnats::{AuthError, Client, ConnectError, ConnectOptions, Event, Events, SignedAuth};
+use rnats_test_server::{Account, NatsServer, Operator, nkey_user, sign_nonce};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A scratch directory removed on drop (`tempfile` is not a dev-dependency of rnats).
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new() -> ScratchDir {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "rnats-auth-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).unwrap();
+        ScratchDir(path)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// An operator-mode server that knows `APP` (and the system account) through a memory
+/// resolver; returns the operator too, to make accounts the server does not know.
+fn operator_server() -> (NatsServer, Operator, Account) {
+    let operator = Operator::new();
+    let app = operator.account("APP");
+    let server = NatsServer::builder()
+        .config(operator.server_config(&[&app]))
+        .spawn()
+        .unwrap();
+    (server, operator, app)
+}
+
+/// Proves the connection is usable: a subscription gets a publish, and a request to a
+/// responder on the same connection gets its reply.
+async fn round_trip(client: &Client) {
+    let mut sub = client.subscribe("auth.echo").await.unwrap();
+    let mut service = client.subscribe("auth.service").await.unwrap();
+    client.flush().await.unwrap();
+
+    client.publish("auth.echo", "ping".into()).await.unwrap();
+    let msg = tokio::time::timeout(WAIT, sub.next())
+        .await
+        .expect("no message within the timeout")
+        .expect("subscription ended");
+    assert_eq!(msg.payload, Bytes::from("ping"));
+
+    let responder = client.clone();
+    let task = tokio::spawn(async move {
+        let request = service.next().await.expect("service subscription ended");
+        let mut body = b"re:".to_vec();
+        body.extend_from_slice(&request.payload);
+        responder
+            .publish(request.reply.expect("a reply subject"), body.into())
+            .await
+            .unwrap();
+    });
+    let reply = client.request("auth.service", "hi".into()).await.unwrap();
+    assert_eq!(reply.payload, Bytes::from("re:hi"));
+    tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
+}
+
+/// Waits for the first event matching `want`, skipping others.
+async fn wait_for(events: &mut Events, want: impl Fn(&Event) -> bool) -> Event {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let event = events.next().await.expect("events ended");
+            if want(&event) {
+                return event;
+            }
+        }
+    })
+    .await
+    .expect("event did not come")
+}
+
+/// The `ConnectError` of a connect that must fail.
+async fn connect_err(options: ConnectOptions, url: String) -> ConnectError {
+    match options.connect(url).await {
+        Ok(_) => panic!("connected although the server should refuse"),
+        Err(err) => err,
+    }
+}
+
+#[tokio::test]
+async fn creds_text_user_connects_and_round_trips() {
+    let (server, _operator, app) = operator_server();
+    let alice = app.user("alice");
+    let client = ConnectOptions::new()
+        .credentials(&alice.creds())
+        .unwrap()
+        .connect(server.url())
+        .await
+        .unwrap();
+    round_trip(&client).await;
+}
+
+#[tokio::test]
+async fn creds_file_user_connects_and_round_trips() {
+    let (server, _operator, app) = operator_server();
+    let alice = app.user("alice");
+    let dir = ScratchDir::new();
+    let path = dir.path().join("alice.creds");
+    std::fs::write(&path, alice.creds()).unwrap();
+    let client = ConnectOptions::new()
+        .credentials_file(&path)
+        .await
+        .unwrap()
+        .connect(server.url())
+        .await
+        .unwrap();
+    round_trip(&client).await;
+}
+
+#[tokio::test]
+async fn jwt_and_seed_user_connects_and_round_trips() {
+    let (server, _operator, app) = operator_server();
+    let alice = app.user("alice");
+    let client = ConnectOptions::new()
+        .jwt_and_seed(alice.jwt(), alice.seed())
+        .connect(server.url())
+        .await
+        .unwrap();
+    round_trip(&client).await;
+}
+
+#[tokio::test]
+async fn two_users_of_one_account_talk_to_each_other() {
+    let (server, _operator, app) = operator_server();
+    let alice = ConnectOptions::new()
+        .credentials(&app.user("alice").creds())
+        .unwrap()
+        .connect(server.url())
+        .await
+        .unwrap();
+    let bob = app.user("bob");
+    let bob = ConnectOptions::new()
+        .jwt_and_seed(bob.jwt(), bob.seed())
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut sub = alice.subscribe("shared").await.unwrap();
+    alice.flush().await.unwrap();
+    bob.publish("shared", "from bob".into()).await.unwrap();
+    let msg = tokio::time::timeout(WAIT, sub.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(msg.payload, Bytes::from("from bob"));
+}
+
+#[tokio::test]
+async fn seed_not_matching_the_jwt_is_an_authorization_violation() {
+    let (server, _operator, app) = operator_server();
+    let alice = app.user("alice");
+    let mallory = app.user("mallory");
+    // Alice's JWT, but the nonce signed by Mallory's key.
+    let err = connect_err(
+        ConnectOptions::new().jwt_and_seed(alice.jwt(), mallory.seed()),
+        server.url(),
+    )
+    .await;
+    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+
+    // The same mix in a .creds file.
+    let mixed = alice.creds().replace(&alice.seed(), &mallory.seed());
+    let err = connect_err(
+        ConnectOptions::new().credentials(&mixed).unwrap(),
+        server.url(),
+    )
+    .await;
+    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+}
+
+#[tokio::test]
+async fn user_of_an_account_the_server_does_not_know_is_an_authorization_violation() {
+    let (server, operator, _app) = operator_server();
+    // Signed by the trusted operator, but never preloaded into the memory resolver.
+    let stranger = operator.account("UNKNOWN").user("stranger");
+    let err = connect_err(
+        ConnectOptions::new()
+            .credentials(&stranger.creds())
+            .unwrap(),
+        server.url(),
+    )
+    .await;
+    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+
+    // An account of another operator altogether.
+    let foreign = Operator::new().account("APP").user("foreign");
+    let err = connect_err(
+        ConnectOptions::new().jwt_and_seed(foreign.jwt(), foreign.seed()),
+        server.url(),
+    )
+    .await;
+    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+}
+
+#[tokio::test]
+async fn no_credentials_against_operator_mode_is_an_authorization_violation() {
+    let (server, _operator, _app) = operator_server();
+    let err = connect_err(ConnectOptions::new(), server.url()).await;
+    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+}
+
+#[test]
+fn malformed_creds_text_is_an_auth_error() {
+    let user = Operator::new().account("APP").user("alice");
+    let creds = user.creds();
+    let without_seed = creds
+        .lines()
+        .take_while(|line| !line.contains("BEGIN USER NKEY SEED"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let without_jwt = creds
+        .lines()
+        .skip_while(|line| !line.contains("IMPORTANT"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let bad_seed = creds.replace(&user.seed(), "SUNOTAREALSEED");
+    let cases = [
+        ("empty", String::new()),
+        ("garbage", "this is not a creds file\n".to_owned()),
+        ("without the seed block", without_seed),
+        ("without the JWT block", without_jwt),
+        ("with a broken seed", bad_seed),
+    ];
+    for (what, text) in cases {
+        match ConnectOptions::new().credentials(&text) {
+            Ok(_) => panic!("creds {what} were accepted"),
+            Err(err) => {
+                assert!(matches!(err, ConnectError::Auth(_)), "{what}: {err}");
+                // The error must not echo the secret back.
+                assert!(!err.to_string().contains(&user.seed()), "{what}: {err}");
+                println!("{what}: {err}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn missing_creds_file_is_an_auth_error_naming_the_path() {
+    let dir = ScratchDir::new();
+    let path = dir.path().join("nobody-here.creds");
+    let err = match ConnectOptions::new().credentials_file(&path).await {
+        Ok(_) => panic!("a missing creds file was accepted"),
+        Err(err) => err,
+    };
+    assert!(matches!(err, ConnectError::Auth(_)), "{err}");
+    assert!(
+        err.to_string().contains("nobody-here.creds"),
+        "the error does not name the file: {err}"
+    );
+}
+
+#[tokio::test]
+async fn creds_file_is_read_at_call_time_not_at_connect() {
+    let (server, _operator, app) = operator_server();
+    let alice = app.user("alice");
+    let dir = ScratchDir::new();
+    let path = dir.path().join("alice.creds");
+    std::fs::write(&path, alice.creds()).unwrap();
+    let options = ConnectOptions::new().credentials_file(&path).await.unwrap();
+    // Whatever happens to the file afterwards, the options hold what was read.
+    std::fs::remove_file(&path).unwrap();
+    let client = options.connect(server.url()).await.unwrap();
+    client.flush().await.unwrap();
+}
+
+#[tokio::test]
+async fn plain_nkey_user_connects_and_a_wrong_seed_is_rejected() {
+    let (seed, public) = nkey_user();
+    let server = NatsServer::builder().nkey_users(&[public]).spawn().unwrap();
+    let client = ConnectOptions::new()
+        .nkey(seed)
+        .connect(server.url())
+        .await
+        .unwrap();
+    round_trip(&client).await;
+
+    let (other_seed, _) = nkey_user();
+    let err = connect_err(ConnectOptions::new().nkey(other_seed), server.url()).await;
+    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+
+    let err = connect_err(ConnectOptions::new(), server.url()).await;
+    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+}
+
+#[tokio::test]
+async fn auth_callback_signing_with_the_users_seed_connects_in_operator_mode() {
+    let (server, _operator, app) = operator_server();
+    let alice = app.user("alice");
+    let (jwt, seed) = (alice.jwt().to_owned(), alice.seed());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    let client = ConnectOptions::new()
+        .auth_callback(move |nonce: &[u8]| -> Result<SignedAuth, AuthError> {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let nonce = std::str::from_utf8(nonce).unwrap();
+            assert!(!nonce.is_empty(), "the server always sends a nonce here");
+            Ok(SignedAuth {
+                jwt: Some(jwt.clone()),
+                nkey: None,
+                sig: sign_nonce(&seed, nonce),
+            })
+        })
+        .connect(server.url())
+        .await
+        .unwrap();
+    round_trip(&client).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn auth_callback_signing_for_a_plain_nkey_user_connects() {
+    let (seed, public) = nkey_user();
+    let server = NatsServer::builder()
+        .nkey_users(std::slice::from_ref(&public))
+        .spawn()
+        .unwrap();
+    let client = ConnectOptions::new()
+        .auth_callback(move |nonce: &[u8]| -> Result<SignedAuth, AuthError> {
+            let nonce = std::str::from_utf8(nonce).unwrap();
+            Ok(SignedAuth {
+                jwt: None,
+                nkey: Some(public.clone()),
+                sig: sign_nonce(&seed, nonce),
+            })
+        })
+        .connect(server.url())
+        .await
+        .unwrap();
+    round_trip(&client).await;
+}
+
+#[tokio::test]
+async fn auth_callback_with_a_wrong_signature_is_an_authorization_violation() {
+    let (server, _operator, app) = operator_server();
+    let alice = app.user("alice");
+    let (jwt, wrong_seed) = (alice.jwt().to_owned(), app.user("mallory").seed());
+    let err = connect_err(
+        ConnectOptions::new().auth_callback(move |nonce: &[u8]| {
+            Ok(SignedAuth {
+                jwt: Some(jwt.clone()),
+                nkey: None,
+                sig: sign_nonce(&wrong_seed, std::str::from_utf8(nonce).unwrap()),
+            })
+        }),
+        server.url(),
+    )
+    .await;
+    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+}
+
+#[tokio::test]
+async fn failing_auth_callback_fails_the_connect() {
+    let (server, _operator, _app) = operator_server();
+    let result = tokio::time::timeout(
+        WAIT,
+        ConnectOptions::new()
+            .auth_callback(|_: &[u8]| Err(AuthError::Callback("vault down".into())))
+            .connect(server.url()),
+    )
+    .await
+    .expect("a failing callback must not hang the connect");
+    match result {
+        Ok(_) => panic!("connected although the callback failed"),
+        Err(err) => println!("failing callback: {err}"),
+    }
+}
+
+#[tokio::test]
+async fn jwt_user_reauthenticates_after_a_restart() {
+    let (mut server, _operator, app) = operator_server();
+    let alice = app.user("alice");
+    let client = ConnectOptions::new()
+        .credentials(&alice.creds())
+        .unwrap()
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    round_trip(&client).await;
+    // The new server process sends a new nonce; the client must sign it again.
+    server.restart().unwrap();
+    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    client.flush().await.unwrap();
+    round_trip(&client).await;
+}
+
+#[tokio::test]
+async fn auth_callback_is_called_again_on_reconnect() {
+    let (seed, public) = nkey_user();
+    let mut server = NatsServer::builder()
+        .nkey_users(std::slice::from_ref(&public))
+        .spawn()
+        .unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    let client = ConnectOptions::new()
+        .auth_callback(move |nonce: &[u8]| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok(SignedAuth {
+                jwt: None,
+                nkey: Some(public.clone()),
+                sig: sign_nonce(&seed, std::str::from_utf8(nonce).unwrap()),
+            })
+        })
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    server.restart().unwrap();
+    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    round_trip(&client).await;
+    assert!(calls.load(Ordering::SeqCst) >= 2);
+}
+
+#[tokio::test]
+async fn debug_of_options_never_shows_the_seed_or_the_jwt() {
+    let user = Operator::new().account("APP").user("alice");
+    let seed = user.seed();
+    let jwt = user.jwt().to_owned();
+    // The part after the `SU` prefix is the secret itself.
+    let secret = &seed[2..];
+    let dir = ScratchDir::new();
+    let path = dir.path().join("alice.creds");
+    std::fs::write(&path, user.creds()).unwrap();
+    let (nkey_seed, _) = nkey_user();
+
+    let shown = [
+        (
+            "credentials",
+            format!(
+                "{:?}",
+                ConnectOptions::new().credentials(&user.creds()).unwrap()
+            ),
+        ),
+        (
+            "credentials_file",
+            format!(
+                "{:?}",
+                ConnectOptions::new().credentials_file(&path).await.unwrap()
+            ),
+        ),
+        (
+            "jwt_and_seed",
+            format!(
+                "{:?}",
+                ConnectOptions::new().jwt_and_seed(jwt.clone(), seed.clone())
+            ),
+        ),
+        (
+            "nkey",
+            format!("{:?}", ConnectOptions::new().nkey(nkey_seed.clone())),
+        ),
+    ];
+    for (what, text) in shown {
+        assert!(!text.contains(secret), "{what}: seed leaked: {text}");
+        assert!(
+            !text.contains(&nkey_seed[2..]),
+            "{what}: seed leaked: {text}"
+        );
+        assert!(!text.contains(&jwt), "{what}: JWT leaked: {text}");
+        // Not even the JWT's signature part.
+        let jwt_sig = jwt.rsplit('.').next().unwrap();
+        assert!(!text.contains(jwt_sig), "{what}: JWT leaked: {text}");
+    }
+}
