@@ -142,7 +142,11 @@ async fn handshake(
 /// socket buffer sizes from the options.
 async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<TcpStream> {
     let mut last_error = None;
-    for addr in tokio::net::lookup_host(socket_addr).await? {
+    // A name may resolve to several servers: try them all, in random order (ADR-11), so
+    // that clients spread over them.
+    let mut addrs: Vec<_> = tokio::net::lookup_host(socket_addr).await?.collect();
+    crate::reconnect::shuffle(&mut addrs);
+    for addr in addrs {
         let socket = if addr.is_ipv4() {
             TcpSocket::new_v4()?
         } else {

@@ -361,3 +361,22 @@ async fn force_reconnect_restores_subscriptions_with_their_remaining_count() {
         .unwrap();
     assert_eq!(rest, [Bytes::from("2"), Bytes::from("3")]);
 }
+
+#[tokio::test]
+async fn servers_advertised_by_the_cluster_are_used_for_failover() {
+    let mut cluster = Cluster::start(3).unwrap();
+    // Only the first node is given; the others come from its INFO.
+    let client = quick().connect(cluster.nodes()[0].url()).await.unwrap();
+    let mut events = client.events();
+    let mut sub = client.subscribe("disc").await.unwrap();
+    client.flush().await.unwrap();
+    let info = client.server_info();
+    assert!(info.connect_urls.len() >= 2, "{:?}", info.connect_urls);
+    cluster.node_mut(0).kill();
+    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    let other = rnats::connect(cluster.nodes()[1].url()).await.unwrap();
+    other.flush().await.unwrap();
+    client.flush().await.unwrap();
+    other.publish("disc", "found".into()).await.unwrap();
+    assert_eq!(next_payload(&mut sub).await, Bytes::from("found"));
+}
