@@ -380,3 +380,70 @@ async fn servers_advertised_by_the_cluster_are_used_for_failover() {
     other.publish("disc", "found".into()).await.unwrap();
     assert_eq!(next_payload(&mut sub).await, Bytes::from("found"));
 }
+
+#[tokio::test]
+async fn a_steady_publisher_through_a_restart_loses_nothing_once_the_subscriber_is_back() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    let mut server = NatsServer::start();
+    let subscriber = quick().connect(server.url()).await.unwrap();
+    let publisher = quick().connect(server.url()).await.unwrap();
+    let mut sub_events = subscriber.events();
+    let mut sub = subscriber.subscribe("seq").await.unwrap();
+    subscriber.flush().await.unwrap();
+
+    let published = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let task = {
+        let (published, stop) = (published.clone(), stop.clone());
+        tokio::spawn(async move {
+            // About one message a millisecond, before, during and after the outage.
+            let mut pace = tokio::time::interval(Duration::from_millis(1));
+            let mut seq = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                pace.tick().await;
+                publisher
+                    .publish("seq", Bytes::from(seq.to_string()))
+                    .await
+                    .unwrap();
+                seq += 1;
+                published.store(seq, Ordering::Relaxed);
+            }
+        })
+    };
+    let parse = |p: Bytes| std::str::from_utf8(&p).unwrap().parse::<u64>().unwrap();
+    let mut received = vec![parse(next_payload(&mut sub).await)];
+
+    server.kill();
+    wait_for(&mut sub_events, |e| matches!(e, Event::Disconnected { .. })).await;
+    server.restart().unwrap();
+    wait_for(&mut sub_events, |e| *e == Event::Reconnected).await;
+    subscriber.flush().await.unwrap();
+    // Everything published from here on must arrive.
+    let resumed_at = published.load(Ordering::Relaxed);
+    loop {
+        let seq = parse(next_payload(&mut sub).await);
+        received.push(seq);
+        if seq >= resumed_at + 200 {
+            break;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    task.await.unwrap();
+
+    assert!(
+        received.windows(2).all(|w| w[0] < w[1]),
+        "in order, no duplicates"
+    );
+    let after: Vec<u64> = received
+        .iter()
+        .copied()
+        .filter(|s| *s >= resumed_at)
+        .collect();
+    let expected: Vec<u64> = (resumed_at..=resumed_at + 200).collect();
+    assert_eq!(
+        after, expected,
+        "nothing lost after the subscriber was back"
+    );
+}

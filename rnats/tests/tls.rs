@@ -330,3 +330,39 @@ async fn reconnects_over_mutual_tls_first_after_a_restart() {
     wait_for(&mut events, |e| *e == Event::Reconnected).await;
     round_trip(&client).await;
 }
+
+#[tokio::test]
+async fn a_user_supplied_rustls_config_is_used_as_is() {
+    use rnats::rustls;
+    let (_dir, files) = certificates();
+    let server = NatsServer::builder()
+        .tls(&files, false, false)
+        .spawn()
+        .unwrap();
+    let pem = std::fs::read(&files.ca).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls_pem_certs(&pem) {
+        roots.add(cert).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    // Only this config trusts the test CA: no add_root_certificates here.
+    let client = ConnectOptions::new()
+        .tls_client_config(config)
+        .connect(tls_url(&server))
+        .await
+        .unwrap();
+    round_trip(&client).await;
+}
+
+/// Certificates out of PEM text, through the pki-types re-exported by rustls.
+fn rustls_pem_certs(pem: &[u8]) -> Vec<rnats::rustls::pki_types::CertificateDer<'static>> {
+    use rnats::rustls::pki_types::pem::PemObject;
+    rnats::rustls::pki_types::CertificateDer::pem_slice_iter(pem)
+        .map(|c| c.unwrap())
+        .collect()
+}
