@@ -18,7 +18,7 @@ pub(crate) const VECTOR_THRESHOLD: usize = 16 * 1024;
 /// At most this many slices go into one vectored write.
 const MAX_IOVECS: usize = 64;
 
-/// Array size for [`Frames::io_slices`]: the segments plus the flat tail.
+/// Array size for [`Frames::io_slices`]: the pieces plus the flat tail.
 pub(crate) const IOVECS: usize = MAX_IOVECS + 1;
 
 /// Room past the write limit for the frame that crosses it (publishers check the limit before
@@ -28,12 +28,25 @@ const FRAME_SLACK: usize = 64 * 1024;
 /// The flat buffer keeps its capacity between batches unless a burst grew it past this.
 const KEEP_FLAT_CAPACITY: usize = 4 * 1024 * 1024;
 
-/// Frames in order: every segment precedes the unwritten part of `flat`.
+/// Frames in order. Small frames are bytes of `flat`; a large payload is a `Bytes` of its
+/// own, referenced rather than copied. `pieces` lists the order when large payloads are
+/// queued: each `Flat(n)` is the next `n` bytes of `flat`. Whatever `flat` holds past the
+/// pieces (`flat.len() - in_pieces` bytes) comes last. Without large payloads `pieces` stays
+/// empty and a publish touches nothing but `flat`.
 #[derive(Debug, Default)]
 pub(crate) struct Frames {
-    segments: VecDeque<Bytes>,
     flat: BytesMut,
+    pieces: VecDeque<Piece>,
+    /// Bytes of `flat` covered by `Flat` pieces.
+    in_pieces: usize,
     len: usize,
+}
+
+/// A run of queued bytes; see [`Frames`].
+#[derive(Debug)]
+enum Piece {
+    Flat(usize),
+    Shared(Bytes),
 }
 
 impl Frames {
@@ -64,14 +77,14 @@ impl Frames {
     }
 
     /// Appends a message: `head` writes the control line (and header block), then the payload
-    /// and the closing CRLF follow. Large payloads are queued as their own segment.
+    /// and the closing CRLF follow. Large payloads are referenced, not copied.
     pub(crate) fn push_message(&mut self, head: impl FnOnce(&mut BytesMut), payload: &Bytes) {
         let before = self.flat.len();
         head(&mut self.flat);
         let head_len = self.flat.len() - before;
         if payload.len() >= VECTOR_THRESHOLD {
-            self.segments.push_back(self.flat.split().freeze());
-            self.segments.push_back(payload.clone());
+            self.close_flat_run();
+            self.pieces.push_back(Piece::Shared(payload.clone()));
         } else {
             self.flat.extend_from_slice(payload);
         }
@@ -79,15 +92,31 @@ impl Frames {
         self.len += head_len + payload.len() + 2;
     }
 
+    /// Turns the bytes of `flat` not yet in a piece into one, so a shared piece can follow.
+    fn close_flat_run(&mut self) {
+        let tail = self.flat.len() - self.in_pieces;
+        if tail > 0 {
+            self.pieces.push_back(Piece::Flat(tail));
+            self.in_pieces += tail;
+        }
+    }
+
     /// Appends everything in `other` after what is here (used once per reconnect).
     pub(crate) fn append(&mut self, other: Frames) {
-        if !other.segments.is_empty() {
-            if !self.flat.is_empty() {
-                self.segments.push_back(self.flat.split().freeze());
+        let mut offset = 0;
+        for piece in other.pieces {
+            match piece {
+                Piece::Flat(n) => {
+                    self.flat.extend_from_slice(&other.flat[offset..offset + n]);
+                    offset += n;
+                }
+                Piece::Shared(bytes) => {
+                    self.close_flat_run();
+                    self.pieces.push_back(Piece::Shared(bytes));
+                }
             }
-            self.segments.extend(other.segments);
         }
-        self.flat.extend_from_slice(&other.flat);
+        self.flat.extend_from_slice(&other.flat[offset..]);
         self.len += other.len;
     }
 
@@ -101,12 +130,23 @@ impl Frames {
     /// Fills `slices` with what to write next, in order; returns how many were filled.
     pub(crate) fn io_slices<'a>(&'a self, slices: &mut [IoSlice<'a>; IOVECS]) -> usize {
         let mut n = 0;
-        for segment in self.segments.iter().take(MAX_IOVECS) {
-            slices[n] = IoSlice::new(segment);
+        let mut offset = 0;
+        for piece in &self.pieces {
+            if n == MAX_IOVECS {
+                // The rest, and the flat tail behind it, go in a later write.
+                return n;
+            }
+            slices[n] = match piece {
+                Piece::Flat(len) => {
+                    offset += len;
+                    IoSlice::new(&self.flat[offset - len..offset])
+                }
+                Piece::Shared(bytes) => IoSlice::new(bytes),
+            };
             n += 1;
         }
-        if !self.flat.is_empty() {
-            slices[n] = IoSlice::new(&self.flat);
+        if offset < self.flat.len() {
+            slices[n] = IoSlice::new(&self.flat[offset..]);
             n += 1;
         }
         n
@@ -116,15 +156,26 @@ impl Frames {
     pub(crate) fn advance(&mut self, mut written: usize) {
         self.len -= written;
         while written > 0 {
-            let Some(front) = self.segments.front_mut() else {
+            let Some(front) = self.pieces.front_mut() else {
                 break;
             };
-            if written >= front.len() {
-                written -= front.len();
-                self.segments.pop_front();
+            let (piece_len, flat) = match front {
+                Piece::Flat(len) => (*len, true),
+                Piece::Shared(bytes) => (bytes.len(), false),
+            };
+            let step = written.min(piece_len);
+            written -= step;
+            if flat {
+                self.flat.advance(step);
+                self.in_pieces -= step;
+            }
+            if step == piece_len {
+                self.pieces.pop_front();
             } else {
-                front.advance(written);
-                return;
+                match front {
+                    Piece::Flat(len) => *len -= step,
+                    Piece::Shared(bytes) => bytes.advance(step),
+                }
             }
         }
         self.flat.advance(written);
@@ -251,6 +302,36 @@ mod tests {
         want.extend_from_slice(b"\r\nPING\r\n");
         assert_eq!(first.len(), want.len());
         assert_eq!(drain(&mut first), want);
+    }
+
+    #[test]
+    fn more_pieces_than_one_write_takes_stay_in_order() {
+        let mut q = Frames::default();
+        let mut want = Vec::new();
+        for i in 0..100u8 {
+            let payload = Bytes::from(vec![i; VECTOR_THRESHOLD + usize::from(i)]);
+            let head = format!("PUB s {}\r\n", payload.len());
+            q.push_message(|b| b.extend_from_slice(head.as_bytes()), &payload);
+            want.extend_from_slice(head.as_bytes());
+            want.extend_from_slice(&payload);
+            want.extend_from_slice(b"\r\n");
+        }
+        assert_eq!(q.len(), want.len());
+        let mut all = Vec::new();
+        while !q.is_empty() {
+            let mut slices = [IoSlice::new(&[]); IOVECS];
+            let n = q.io_slices(&mut slices);
+            assert!(n <= MAX_IOVECS + 1);
+            // Take whole slices but stop partway through the last one.
+            let mut written = 0;
+            for (k, s) in slices[..n].iter().enumerate() {
+                let take = if k + 1 == n { s.len() / 2 + 1 } else { s.len() };
+                all.extend_from_slice(&s[..take]);
+                written += take;
+            }
+            q.advance(written);
+        }
+        assert!(all == want, "bytes out of order");
     }
 
     #[test]

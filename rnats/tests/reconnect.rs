@@ -20,6 +20,7 @@ async fn wait_for(events: &mut Events, want: impl Fn(&Event) -> bool) -> Event {
     tokio::time::timeout(WAIT, async {
         loop {
             let event = events.next().await.expect("events ended");
+            eprintln!("event: {event:?}");
             if want(&event) {
                 return event;
             }
@@ -312,13 +313,39 @@ async fn cluster_failover_keeps_subscriptions_and_requests_working() {
     eprintln!("failover took {failover:?}");
     assert_ne!(client.server_info().port, cluster.nodes()[0].port());
     client.flush().await.unwrap();
-    service
-        .publish("fo", "after failover".into())
-        .await
-        .unwrap();
-    assert_eq!(next_payload(&mut sub).await, Bytes::from("after failover"));
-    let reply = client.request("fo.svc", "ping".into()).await.unwrap();
-    assert_eq!(reply.payload, Bytes::from("pong"));
+    // The restored subscription reaches the other nodes over the routes asynchronously, so
+    // the service's node may drop the first publishes: repeat until one arrives.
+    let mut delivered = false;
+    for _ in 0..100 {
+        service
+            .publish("fo", "after failover".into())
+            .await
+            .unwrap();
+        if let Ok(Some(m)) = tokio::time::timeout(Duration::from_millis(100), sub.next()).await {
+            assert_eq!(m.payload, Bytes::from("after failover"));
+            delivered = true;
+            break;
+        }
+    }
+    assert!(delivered, "the subscription never received after failover");
+    // The same holds for the request inbox the client restored.
+    let mut answered = false;
+    for _ in 0..50 {
+        let timeout = Some(Duration::from_millis(200));
+        match client
+            .request_with_timeout("fo.svc", "ping".into(), timeout)
+            .await
+        {
+            Ok(reply) => {
+                assert_eq!(reply.payload, Bytes::from("pong"));
+                answered = true;
+                break;
+            }
+            Err(RequestError::TimedOut(_)) => continue,
+            Err(e) => panic!("request failed: {e}"),
+        }
+    }
+    assert!(answered, "requests were never answered after failover");
 }
 
 #[tokio::test]
@@ -377,8 +404,25 @@ async fn servers_advertised_by_the_cluster_are_used_for_failover() {
     let other = rnats::connect(cluster.nodes()[1].url()).await.unwrap();
     other.flush().await.unwrap();
     client.flush().await.unwrap();
-    other.publish("disc", "found".into()).await.unwrap();
-    assert_eq!(next_payload(&mut sub).await, Bytes::from("found"));
+    // Interest crosses the routes asynchronously: publish until it has.
+    assert!(publish_until_received(&other, &mut sub, "disc").await);
+}
+
+/// Publishes to `subject` from `publisher` until `sub` receives one; false if it never does.
+/// For subscriptions whose interest must first travel between cluster nodes.
+async fn publish_until_received(
+    publisher: &rnats::Client,
+    sub: &mut rnats::Subscriber,
+    subject: &'static str,
+) -> bool {
+    for _ in 0..100 {
+        publisher.publish(subject, "probe".into()).await.unwrap();
+        if let Ok(Some(m)) = tokio::time::timeout(Duration::from_millis(100), sub.next()).await {
+            assert_eq!(m.payload, Bytes::from("probe"));
+            return true;
+        }
+    }
+    false
 }
 
 #[tokio::test]
