@@ -39,9 +39,6 @@ use crate::{Message, State};
 /// Passes through the loop before yielding to the runtime.
 const ROUNDS: usize = 32;
 
-/// The read size grows up to this under sustained traffic (see `drive_read`).
-const MAX_READ_SIZE: usize = 1024 * 1024;
-
 /// Lame duck mode: leave the server within this long, at a random moment.
 const LAME_DUCK_JITTER: Duration = Duration::from_secs(1);
 
@@ -68,10 +65,6 @@ pub(crate) struct Engine {
     tls_needs_flush: bool,
     read_buf: BytesMut,
     read_capacity: usize,
-    /// How much to read at once: starts at `read_capacity`, doubles while reads come back
-    /// full, up to `read_size_max`.
-    read_size: usize,
-    read_size_max: usize,
     parser: Parser,
     /// The batch being written; owned by the engine while [`Writer::Writing`].
     out: Frames,
@@ -114,8 +107,6 @@ impl Engine {
             tls_needs_flush: false,
             read_buf,
             read_capacity,
-            read_size: read_capacity,
-            read_size_max: read_capacity.max(MAX_READ_SIZE),
             parser,
             out: Frames::with_limit(write_limit),
             keepalive: Keepalive {
@@ -328,10 +319,9 @@ impl Engine {
         // Keep room for a large read: many small messages per syscall (see the read-buffer
         // sizing notes in the design). Reserving reuses the allocation when every message
         // sliced from it has been dropped, and allocates a fresh one otherwise.
-        if self.read_buf.capacity() - self.read_buf.len() < self.read_size / 4 {
-            self.read_buf.reserve(self.read_size);
+        if self.read_buf.capacity() - self.read_buf.len() < self.read_capacity / 4 {
+            self.read_buf.reserve(self.read_capacity);
         }
-        let spare = self.read_buf.capacity() - self.read_buf.len();
         if let Some(tls) = &mut self.tls {
             return match tokio_util::io::poll_read_buf(
                 Pin::new(tls.as_mut()),
@@ -340,10 +330,7 @@ impl Engine {
             ) {
                 Poll::Pending => Ok(false),
                 Poll::Ready(Ok(0)) => Err(Ending::Lost("the server closed the connection".into())),
-                Poll::Ready(Ok(n)) => {
-                    self.grow_read_size(n, spare);
-                    self.handle_input().map(|()| true)
-                }
+                Poll::Ready(Ok(_)) => self.handle_input().map(|()| true),
                 Poll::Ready(Err(e)) => Err(Ending::Lost(format!("read failed: {e}"))),
             };
         }
@@ -356,10 +343,7 @@ impl Engine {
             }
             match socket.try_read_buf(&mut self.read_buf) {
                 Ok(0) => return Err(Ending::Lost("the server closed the connection".into())),
-                Ok(n) => {
-                    self.grow_read_size(n, spare);
-                    break;
-                }
+                Ok(_) => break,
                 // Readiness was stale; polling again registers for the next wake-up.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(Ending::Lost(format!("read failed: {e}"))),
@@ -373,14 +357,6 @@ impl Engine {
             }
         }
         self.handle_input().map(|()| true)
-    }
-
-    /// A read of `n` bytes that filled all `spare` room left data behind: read more at once
-    /// next time, up to a bound, so heavy traffic costs fewer syscalls and wake-ups.
-    fn grow_read_size(&mut self, n: usize, spare: usize) {
-        if n == spare && self.read_size < self.read_size_max {
-            self.read_size = (self.read_size * 2).min(self.read_size_max);
-        }
     }
 
     /// Decodes and dispatches every complete op in the read buffer, then wakes each subscriber
