@@ -2,43 +2,18 @@
 //! mode with a memory resolver, and plain nkey users.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::*;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats::{AuthError, Client, ConnectError, ConnectOptions, Event, Events, SignedAuth};
+use rnats::{AuthError, ConnectError, ConnectOptions, Event, SignedAuth};
 use rnats_test_server::{Account, NatsServer, Operator, nkey_user, sign_nonce};
-
-const WAIT: Duration = Duration::from_secs(20);
-
-/// A scratch directory removed on drop (`tempfile` is not a dev-dependency of rnats).
-struct ScratchDir(PathBuf);
-
-impl ScratchDir {
-    fn new() -> ScratchDir {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "rnats-auth-test-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&path).unwrap();
-        ScratchDir(path)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// An operator-mode server that knows `APP` (and the system account) through a memory
 /// resolver; returns the operator too, to make accounts the server does not know.
@@ -50,57 +25,6 @@ fn operator_server() -> (NatsServer, Operator, Account) {
         .spawn()
         .unwrap();
     (server, operator, app)
-}
-
-/// Proves the connection is usable: a subscription gets a publish, and a request to a
-/// responder on the same connection gets its reply.
-async fn round_trip(client: &Client) {
-    let mut sub = client.subscribe("auth.echo").await.unwrap();
-    let mut service = client.subscribe("auth.service").await.unwrap();
-    client.flush().await.unwrap();
-
-    client.publish("auth.echo", "ping".into()).await.unwrap();
-    let msg = tokio::time::timeout(WAIT, sub.next())
-        .await
-        .expect("no message within the timeout")
-        .expect("subscription ended");
-    assert_eq!(msg.payload, Bytes::from("ping"));
-
-    let responder = client.clone();
-    let task = tokio::spawn(async move {
-        let request = service.next().await.expect("service subscription ended");
-        let mut body = b"re:".to_vec();
-        body.extend_from_slice(&request.payload);
-        responder
-            .publish(request.reply.expect("a reply subject"), body.into())
-            .await
-            .unwrap();
-    });
-    let reply = client.request("auth.service", "hi".into()).await.unwrap();
-    assert_eq!(reply.payload, Bytes::from("re:hi"));
-    tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
-}
-
-/// Waits for the first event matching `want`, skipping others.
-async fn wait_for(events: &mut Events, want: impl Fn(&Event) -> bool) -> Event {
-    tokio::time::timeout(WAIT, async {
-        loop {
-            let event = events.next().await.expect("events ended");
-            if want(&event) {
-                return event;
-            }
-        }
-    })
-    .await
-    .expect("event did not come")
-}
-
-/// The `ConnectError` of a connect that must fail.
-async fn connect_err(options: ConnectOptions, url: String) -> ConnectError {
-    match options.connect(url).await {
-        Ok(_) => panic!("connected although the server should refuse"),
-        Err(err) => err,
-    }
 }
 
 #[tokio::test]

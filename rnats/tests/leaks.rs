@@ -2,39 +2,13 @@
 //! sockets or memory show up in the process-wide figures it reads.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::time::Duration;
+mod common;
+
+use common::*;
 
 use bytes::Bytes;
-use futures_util::StreamExt;
-use rnats::{ConnectOptions, Event, Events};
+use rnats::Event;
 use rnats_test_server::NatsServer;
-
-const WAIT: Duration = Duration::from_secs(20);
-
-async fn wait_for(events: &mut Events, want: impl Fn(&Event) -> bool) -> Event {
-    tokio::time::timeout(WAIT, async {
-        loop {
-            let event = events.next().await.expect("events ended");
-            if want(&event) {
-                return event;
-            }
-        }
-    })
-    .await
-    .expect("event did not come")
-}
-
-async fn next_payload(sub: &mut rnats::Subscriber) -> Bytes {
-    tokio::time::timeout(WAIT, sub.next())
-        .await
-        .expect("timed out")
-        .expect("ended")
-        .payload
-}
-
-fn quick() -> ConnectOptions {
-    ConnectOptions::new().reconnect_delay_callback(|_| Duration::from_millis(20))
-}
 
 /// Open file descriptors of this process.
 fn open_fds() -> usize {

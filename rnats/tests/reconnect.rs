@@ -1,42 +1,16 @@
 //! Riding through server restarts, failovers and lame duck mode, against real nats-servers.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod common;
+
+use common::*;
+
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats::{ConnectOptions, Event, Events, PublishError, RequestError};
+use rnats::{Event, PublishError, RequestError};
 use rnats_test_server::{Cluster, NatsServer, Proxy};
-
-const WAIT: Duration = Duration::from_secs(20);
-
-/// Fast retries so tests do not sit in backoff.
-fn quick() -> ConnectOptions {
-    ConnectOptions::new().reconnect_delay_callback(|_| Duration::from_millis(20))
-}
-
-/// Waits for the first event matching `want`, skipping others.
-async fn wait_for(events: &mut Events, want: impl Fn(&Event) -> bool) -> Event {
-    tokio::time::timeout(WAIT, async {
-        loop {
-            let event = events.next().await.expect("events ended");
-            eprintln!("event: {event:?}");
-            if want(&event) {
-                return event;
-            }
-        }
-    })
-    .await
-    .expect("event did not come")
-}
-
-async fn next_payload(sub: &mut rnats::Subscriber) -> Bytes {
-    tokio::time::timeout(WAIT, sub.next())
-        .await
-        .expect("timed out")
-        .expect("ended")
-        .payload
-}
 
 #[tokio::test]
 async fn restart_on_the_same_port_keeps_subscriptions_and_delivers_outage_publishes() {

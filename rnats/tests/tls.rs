@@ -2,42 +2,16 @@
 //! refusals, and reconnecting over TLS.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod common;
+
+use common::*;
+
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats::{Client, ConnectError, ConnectOptions, Event, Events};
+use rnats::{ConnectError, ConnectOptions, Event};
 use rnats_test_server::{NatsServer, TestCa, TlsFiles};
-
-const WAIT: Duration = Duration::from_secs(20);
-
-/// A scratch directory removed on drop (`tempfile` is not a dev-dependency of rnats).
-struct ScratchDir(PathBuf);
-
-impl ScratchDir {
-    fn new() -> ScratchDir {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "rnats-tls-test-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&path).unwrap();
-        ScratchDir(path)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Certificates from a fresh CA, in a directory that lives as long as the returned guard
 /// (keep it alive as long as the server: a restart reads the files again).
@@ -55,60 +29,6 @@ fn tls_url(server: &NatsServer) -> String {
 /// Options that trust the test CA of `files`.
 fn trusting(files: &TlsFiles) -> ConnectOptions {
     ConnectOptions::new().add_root_certificates(files.ca.clone())
-}
-
-/// Proves the connection is usable: a subscription gets a publish, and a request to a
-/// responder on the same connection gets its reply.
-async fn round_trip(client: &Client) {
-    let mut sub = client.subscribe("tls.echo").await.unwrap();
-    let mut service = client.subscribe("tls.service").await.unwrap();
-    client.flush().await.unwrap();
-
-    client.publish("tls.echo", "ping".into()).await.unwrap();
-    let msg = tokio::time::timeout(WAIT, sub.next())
-        .await
-        .expect("no message within the timeout")
-        .expect("subscription ended");
-    assert_eq!(msg.payload, Bytes::from("ping"));
-
-    let responder = client.clone();
-    let task = tokio::spawn(async move {
-        let request = service.next().await.expect("service subscription ended");
-        let mut body = b"re:".to_vec();
-        body.extend_from_slice(&request.payload);
-        responder
-            .publish(request.reply.expect("a reply subject"), body.into())
-            .await
-            .unwrap();
-    });
-    let reply = client.request("tls.service", "hi".into()).await.unwrap();
-    assert_eq!(reply.payload, Bytes::from("re:hi"));
-    tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
-}
-
-/// Waits for the first event matching `want`, skipping others.
-async fn wait_for(events: &mut Events, want: impl Fn(&Event) -> bool) -> Event {
-    tokio::time::timeout(WAIT, async {
-        loop {
-            let event = events.next().await.expect("events ended");
-            if want(&event) {
-                return event;
-            }
-        }
-    })
-    .await
-    .expect("event did not come")
-}
-
-/// The `ConnectError` of a connect that must fail, within a bound.
-async fn connect_err(options: ConnectOptions, url: String) -> ConnectError {
-    let result = tokio::time::timeout(WAIT, options.connect(url))
-        .await
-        .expect("a refused connect must not hang");
-    match result {
-        Ok(_) => panic!("connected although it should have failed"),
-        Err(err) => err,
-    }
 }
 
 #[tokio::test]

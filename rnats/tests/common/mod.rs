@@ -1,0 +1,105 @@
+//! Helpers shared by the integration tests. Each test binary uses a different subset.
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use rnats::{Client, ConnectError, ConnectOptions, Event, Events, Subscriber};
+
+/// How long any single wait in a test may take before the test fails instead of hanging.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// Options that retry quickly, so tests do not sit in reconnect backoff.
+pub fn quick() -> ConnectOptions {
+    ConnectOptions::new().reconnect_delay_callback(|_| Duration::from_millis(20))
+}
+
+/// Waits for the first event matching `want`, skipping others.
+pub async fn wait_for(events: &mut Events, want: impl Fn(&Event) -> bool) -> Event {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let event = events.next().await.expect("events ended");
+            if want(&event) {
+                return event;
+            }
+        }
+    })
+    .await
+    .expect("event did not come")
+}
+
+/// The payload of the next message, failing the test instead of hanging.
+pub async fn next_payload(sub: &mut Subscriber) -> Bytes {
+    tokio::time::timeout(WAIT, sub.next())
+        .await
+        .expect("timed out")
+        .expect("ended")
+        .payload
+}
+
+/// The `ConnectError` of a connect that must fail, within a bound.
+pub async fn connect_err(options: ConnectOptions, url: String) -> ConnectError {
+    let result = tokio::time::timeout(WAIT, options.connect(url))
+        .await
+        .expect("a refused connect must not hang");
+    match result {
+        Ok(_) => panic!("connected although it should have failed"),
+        Err(err) => err,
+    }
+}
+
+/// Proves the connection is usable: a subscription gets a publish, and a request to a
+/// responder on the same connection gets its reply.
+pub async fn round_trip(client: &Client) {
+    let inbox = client.new_inbox();
+    let (echo, service_subject) = (format!("{inbox}.echo"), format!("{inbox}.service"));
+    let mut sub = client.subscribe(echo.clone()).await.unwrap();
+    let mut service = client.subscribe(service_subject.clone()).await.unwrap();
+    client.flush().await.unwrap();
+
+    client.publish(echo, "ping".into()).await.unwrap();
+    assert_eq!(next_payload(&mut sub).await, Bytes::from("ping"));
+
+    let responder = client.clone();
+    let task = tokio::spawn(async move {
+        let request = service.next().await.expect("service subscription ended");
+        let mut body = b"re:".to_vec();
+        body.extend_from_slice(&request.payload);
+        responder
+            .publish(request.reply.expect("a reply subject"), body.into())
+            .await
+            .unwrap();
+    });
+    let reply = client.request(service_subject, "hi".into()).await.unwrap();
+    assert_eq!(reply.payload, Bytes::from("re:hi"));
+    tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
+}
+
+/// A scratch directory removed on drop (`tempfile` is not a dev-dependency of rnats).
+pub struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    pub fn new() -> ScratchDir {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "rnats-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).unwrap();
+        ScratchDir(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
