@@ -275,8 +275,13 @@ impl Engine {
             writes.writer = Writer::Woken;
         }
         shared.set_state(State::Connected);
-        Counters::add(&shared.counters.connects, 1);
-        shared.emit(Event::Reconnected);
+        // With `retry_on_initial_connect` the first connection is made here too.
+        let first = shared.counters.connects.fetch_add(1, Ordering::Relaxed) == 0;
+        shared.emit(if first {
+            Event::Connected
+        } else {
+            Event::Reconnected
+        });
     }
 
     fn poll_drive(&mut self, cx: &mut Context<'_>) -> Poll<Ending> {
@@ -588,6 +593,8 @@ impl Engine {
             writes.closed = true;
             writes.socket = None;
             writes.pongs.clear();
+            // Flushes made while disconnected fail now instead of waiting for a reconnect.
+            writes.flushes_after_reconnect.clear();
             writes.queue = Frames::default();
         }
         shared.space.notify_waiters();

@@ -191,9 +191,26 @@ async fn retry_on_initial_connect_keeps_publishes_until_the_server_is_reachable(
     let mut sub = watcher.subscribe("early").await.unwrap();
     watcher.flush().await.unwrap();
     proxy.refuse(false);
-    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    // The first connection made in the background is reported as `Connected`.
+    wait_for(&mut events, |e| *e == Event::Connected).await;
     assert_eq!(next_payload(&mut sub).await, Bytes::from("kept"));
     assert_eq!(client.connection_state(), rnats::State::Connected);
+}
+
+#[tokio::test]
+async fn flushes_waiting_for_a_reconnect_fail_when_the_client_closes() {
+    let mut server = NatsServer::start();
+    let client = quick().connect(server.url()).await.unwrap();
+    let mut events = client.events();
+    server.kill();
+    wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    let flusher = client.clone();
+    let flush = tokio::spawn(async move { flusher.flush().await });
+    // The flush is parked until a reconnect that will not come before the close.
+    tokio::task::yield_now().await;
+    client.close().await;
+    let result = tokio::time::timeout(WAIT, flush).await.unwrap().unwrap();
+    assert_eq!(result, Err(rnats::FlushError::Closed));
 }
 
 #[tokio::test]
