@@ -114,6 +114,31 @@ impl ConnectOptions {
         ConnectOptions::default()
     }
 
+    /// Options authenticating with a token (as in async-nats).
+    pub fn with_token(token: impl Into<String>) -> ConnectOptions {
+        ConnectOptions::new().token(token)
+    }
+
+    /// Options authenticating with a user name and password (as in async-nats).
+    pub fn with_user_and_password(
+        user: impl Into<String>,
+        password: impl Into<String>,
+    ) -> ConnectOptions {
+        ConnectOptions::new().user_and_password(user, password)
+    }
+
+    /// Options authenticating as an nkey user (as in async-nats).
+    pub fn with_nkey(seed: impl Into<String>) -> ConnectOptions {
+        ConnectOptions::new().nkey(seed)
+    }
+
+    /// Options authenticating with a `.creds` file (as in async-nats).
+    pub async fn with_credentials_file(
+        path: impl AsRef<Path>,
+    ) -> Result<ConnectOptions, ConnectError> {
+        ConnectOptions::new().credentials_file(path).await
+    }
+
     /// Connects to `url` (`nats://[user:pass@]host[:port]`) with these options.
     pub async fn connect(self, url: impl AsRef<str>) -> Result<Client, ConnectError> {
         Client::connect_with(url.as_ref(), self).await

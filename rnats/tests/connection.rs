@@ -86,6 +86,10 @@ async fn token_auth_succeeds_and_fails_clearly() {
     ok.flush().await.unwrap();
     let url_token = rnats::connect(format!("nats://s3cret@127.0.0.1:{}", server.port())).await;
     url_token.unwrap().flush().await.unwrap();
+    let with_token = ConnectOptions::with_token("s3cret")
+        .connect(server.url())
+        .await;
+    with_token.unwrap().flush().await.unwrap();
     let err = ConnectOptions::new()
         .token("wrong")
         .connect(server.url())
@@ -111,6 +115,14 @@ async fn user_password_auth_succeeds_and_fails_clearly() {
     ok.flush().await.unwrap();
     let in_url = format!("nats://alice:wonder@127.0.0.1:{}", server.port());
     rnats::connect(in_url).await.unwrap().flush().await.unwrap();
+    let with_user = ConnectOptions::with_user_and_password("alice", "wonder");
+    with_user
+        .connect(server.url())
+        .await
+        .unwrap()
+        .flush()
+        .await
+        .unwrap();
     let err = ConnectOptions::new()
         .user_and_password("alice", "nope")
         .connect(server.url())
