@@ -292,7 +292,9 @@ impl Client {
 
     /// Drains the connection: unsubscribes every subscription, lets the messages already on
     /// their way reach the subscribers, flushes, then closes. Subscriber streams end after
-    /// their last message.
+    /// their last message. If the flush does not complete within the drain timeout (for
+    /// example while disconnected), the client closes anyway and `FlushError::TimedOut` says
+    /// that messages may have been left behind.
     pub async fn drain(&self) -> Result<(), FlushError> {
         let shared = self.shared();
         let sids: Vec<u64> = shared
@@ -306,11 +308,14 @@ impl Client {
             shared.push_control(|buf| rnats_proto::encode_unsub(buf, *sid, None));
         }
         // The PONG comes after every message the server sent before it saw the UNSUBs.
-        let flushed = self.flush().await;
+        let limit = shared.options.drain_timeout;
+        let flushed = match tokio::time::timeout(limit, self.flush()).await {
+            Ok(flushed) => flushed,
+            Err(_) => Err(FlushError::TimedOut(limit)),
+        };
         crate::subscriber::close_subscriptions(shared, &sids);
-        flushed?;
         self.close().await;
-        Ok(())
+        flushed
     }
 
     /// Closes the connection after a bounded attempt to send what is queued. Subscriber

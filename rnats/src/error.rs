@@ -140,6 +140,9 @@ pub enum FlushError {
     /// The connection closed before the server answered.
     #[error("the connection closed before the flush completed")]
     Closed,
+    /// The server did not answer in time (a drain past its drain timeout).
+    #[error("no answer from the server within {0:?}")]
+    TimedOut(Duration),
 }
 
 /// Why an unsubscribe could not be sent.

@@ -33,6 +33,7 @@ pub struct ConnectOptions {
     pub(crate) max_pings_outstanding: u32,
     pub(crate) connection_timeout: Duration,
     pub(crate) request_timeout: Option<Duration>,
+    pub(crate) drain_timeout: Duration,
     pub(crate) read_buffer_capacity: usize,
     pub(crate) subscription_capacity: usize,
     pub(crate) subscription_capacity_bytes: usize,
@@ -94,6 +95,7 @@ impl Default for ConnectOptions {
             max_pings_outstanding: 2,
             connection_timeout: Duration::from_secs(5),
             request_timeout: Some(Duration::from_secs(10)),
+            drain_timeout: Duration::from_secs(30),
             read_buffer_capacity: 64 * 1024,
             subscription_capacity: 64 * 1024,
             subscription_capacity_bytes: 64 * 1024 * 1024,
@@ -286,6 +288,12 @@ impl ConnectOptions {
         self
     }
 
+    /// How long [`Client::drain`] waits for the server before closing anyway (default 30 s).
+    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
+        self.drain_timeout = timeout;
+        self
+    }
+
     /// Bytes read from the socket at once (default 64 KiB). Larger values help bursts of
     /// small messages; smaller ones save memory per connection.
     pub fn read_buffer_capacity(mut self, bytes: usize) -> Self {
@@ -413,6 +421,7 @@ impl fmt::Debug for ConnectOptions {
             .field("max_pings_outstanding", &self.max_pings_outstanding)
             .field("connection_timeout", &self.connection_timeout)
             .field("request_timeout", &self.request_timeout)
+            .field("drain_timeout", &self.drain_timeout)
             .field("read_buffer_capacity", &self.read_buffer_capacity)
             .field("subscription_capacity", &self.subscription_capacity)
             .field(

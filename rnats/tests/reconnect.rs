@@ -482,3 +482,30 @@ async fn a_steady_publisher_through_a_restart_loses_nothing_once_the_subscriber_
         "nothing lost after the subscriber was back"
     );
 }
+
+#[tokio::test]
+async fn drain_while_disconnected_gives_up_after_the_drain_timeout_and_closes() {
+    let mut server = NatsServer::start();
+    let client = quick()
+        .drain_timeout(Duration::from_millis(200))
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    let mut sub = client.subscribe("d").await.unwrap();
+    client.flush().await.unwrap();
+    server.kill();
+    wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    let result = tokio::time::timeout(WAIT, client.drain()).await.unwrap();
+    assert_eq!(
+        result,
+        Err(rnats::FlushError::TimedOut(Duration::from_millis(200)))
+    );
+    assert_eq!(client.connection_state(), rnats::State::Closed);
+    assert!(
+        tokio::time::timeout(WAIT, sub.next())
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
