@@ -587,6 +587,8 @@ impl Engine {
     /// subscriptions end after what they already hold, blocked publishers wake.
     fn finish(self, ending: Ending) {
         let shared = self.shared;
+        // A disconnect already reported (before reconnecting gave up) is not reported twice.
+        let was_connected = shared.state() == State::Connected;
         shared.set_state(State::Closed);
         {
             let mut writes = shared.writes();
@@ -609,7 +611,7 @@ impl Engine {
             }
         }
         shared.requests().clear();
-        if let Ending::Lost(reason) = ending {
+        if let (Ending::Lost(reason), true) = (ending, was_connected) {
             tracing::debug!(%reason, "connection lost");
             shared.emit(Event::Disconnected { reason });
         }

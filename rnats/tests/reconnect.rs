@@ -247,7 +247,13 @@ async fn max_reconnects_gives_up_and_closes() {
         .unwrap();
     let mut events = client.events();
     server.kill();
-    wait_for(&mut events, |e| *e == Event::Closed).await;
+    let mut disconnects = 0;
+    wait_for(&mut events, |e| {
+        disconnects += usize::from(matches!(e, Event::Disconnected { .. }));
+        *e == Event::Closed
+    })
+    .await;
+    assert_eq!(disconnects, 1, "the disconnect is reported once");
     assert_eq!(client.connection_state(), rnats::State::Closed);
 }
 

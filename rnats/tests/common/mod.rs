@@ -18,7 +18,7 @@ pub fn quick() -> ConnectOptions {
 }
 
 /// Waits for the first event matching `want`, skipping others.
-pub async fn wait_for(events: &mut Events, want: impl Fn(&Event) -> bool) -> Event {
+pub async fn wait_for(events: &mut Events, mut want: impl FnMut(&Event) -> bool) -> Event {
     tokio::time::timeout(WAIT, async {
         loop {
             let event = events.next().await.expect("events ended");
