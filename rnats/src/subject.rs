@@ -18,19 +18,13 @@ pub trait ToSubject {
     }
 }
 
-impl ToSubject for &str {
+impl ToSubject for str {
     fn subject_str(&self) -> &str {
         self
     }
 }
 
 impl ToSubject for String {
-    fn subject_str(&self) -> &str {
-        self
-    }
-}
-
-impl ToSubject for &String {
     fn subject_str(&self) -> &str {
         self
     }
@@ -55,21 +49,17 @@ impl ToSubject for Subject {
     }
 }
 
-impl ToSubject for &Subject {
+/// `&str`, `&String` and `&Subject` behave as what they point to.
+impl<T: ToSubject + ?Sized> ToSubject for &T {
     fn subject_str(&self) -> &str {
-        self.as_str()
+        (**self).subject_str()
     }
 
     fn check_publish(&self) -> Result<(), SubjectError> {
-        // Valid by construction; only the wildcard rule is left to check.
-        if self.has_wildcards() {
-            Err(SubjectError::Wildcard)
-        } else {
-            Ok(())
-        }
+        (**self).check_publish()
     }
 
     fn to_subject(&self) -> Result<Subject, SubjectError> {
-        Ok((*self).clone())
+        (**self).to_subject()
     }
 }
