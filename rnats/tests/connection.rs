@@ -30,6 +30,16 @@ where
     format!("nats://{addr}")
 }
 
+/// Connects to a fake server that sends `bytes` and hangs up; returns the connect error.
+async fn handshake_error(bytes: &'static [u8]) -> ConnectError {
+    let url = fake_server(move |mut socket| async move {
+        socket.write_all(bytes).await.unwrap();
+        let _ = socket.shutdown().await;
+    })
+    .await;
+    rnats::connect(url).await.unwrap_err()
+}
+
 /// Reads client lines until a PING, i.e. through the CONNECT.
 async fn read_through_ping(reader: &mut BufReader<TcpStream>) {
     let mut line = String::new();
@@ -228,34 +238,19 @@ async fn close_ends_everything_promptly() {
 
 #[tokio::test]
 async fn fake_server_sending_garbage_gives_a_protocol_error() {
-    let url = fake_server(|mut socket| async move {
-        socket.write_all(b"HELLO THERE\r\n").await.unwrap();
-        let _ = socket.shutdown().await;
-    })
-    .await;
-    let err = rnats::connect(url).await.unwrap_err();
+    let err = handshake_error(b"HELLO THERE\r\n").await;
     assert!(matches!(err, ConnectError::Protocol(_)), "{err}");
 }
 
 #[tokio::test]
 async fn fake_server_with_non_json_info_gives_a_protocol_error() {
-    let url = fake_server(|mut socket| async move {
-        socket.write_all(b"INFO {not json}\r\n").await.unwrap();
-        let _ = socket.shutdown().await;
-    })
-    .await;
-    let err = rnats::connect(url).await.unwrap_err();
+    let err = handshake_error(b"INFO {not json}\r\n").await;
     assert!(matches!(err, ConnectError::Protocol(_)), "{err}");
 }
 
 #[tokio::test]
 async fn fake_server_closing_during_handshake_is_reported() {
-    let url = fake_server(|mut socket| async move {
-        socket.write_all(b"INF").await.unwrap();
-        let _ = socket.shutdown().await;
-    })
-    .await;
-    let err = rnats::connect(url).await.unwrap_err();
+    let err = handshake_error(b"INF").await;
     assert!(matches!(err, ConnectError::ClosedByServer), "{err}");
 }
 
