@@ -14,8 +14,8 @@ use crate::tls::TlsOptions;
 /// [`ConnectOptions::connect`].
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), rnats::ConnectError> {
-/// let client = rnats::ConnectOptions::new()
+/// # async fn run() -> Result<(), rnats_core::ConnectError> {
+/// let client = rnats_core::ConnectOptions::new()
 ///     .name("billing")
 ///     .user_and_password("alice", "s3cret")
 ///     .connect("nats://127.0.0.1:4222")

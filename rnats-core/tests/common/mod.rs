@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats::{Client, ConnectError, ConnectOptions, Event, Events, Subscriber};
+use rnats_core::{Client, ConnectError, ConnectOptions, Event, Events, Subscriber};
 
 /// How long any single wait in a test may take before the test fails instead of hanging.
 pub const WAIT: Duration = Duration::from_secs(20);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats::{Event, PublishError, RequestError};
+use rnats_core::{Event, PublishError, RequestError};
 use rnats_test_server::{Cluster, NatsServer, Proxy};
 
 #[tokio::test]
@@ -87,7 +87,7 @@ async fn outage_publishes_all_arrive_once_in_order() {
             .await
             .unwrap();
     }
-    let subscriber = rnats::connect(server.url()).await.unwrap();
+    let subscriber = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = subscriber.subscribe("kept").await.unwrap();
     subscriber.flush().await.unwrap();
     proxy.refuse(false);
@@ -147,7 +147,7 @@ async fn flush_waits_for_the_reconnect() {
         .unwrap()
         .unwrap()
         .unwrap();
-    assert_eq!(client.connection_state(), rnats::State::Connected);
+    assert_eq!(client.connection_state(), rnats_core::State::Connected);
 }
 
 #[tokio::test]
@@ -184,17 +184,17 @@ async fn retry_on_initial_connect_keeps_publishes_until_the_server_is_reachable(
         .connect(proxy.url())
         .await
         .unwrap();
-    assert_eq!(client.connection_state(), rnats::State::Disconnected);
+    assert_eq!(client.connection_state(), rnats_core::State::Disconnected);
     let mut events = client.events();
     client.publish("early", "kept".into()).await.unwrap();
-    let watcher = rnats::connect(server.url()).await.unwrap();
+    let watcher = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = watcher.subscribe("early").await.unwrap();
     watcher.flush().await.unwrap();
     proxy.refuse(false);
     // The first connection made in the background is reported as `Connected`.
     wait_for(&mut events, |e| *e == Event::Connected).await;
     assert_eq!(next_payload(&mut sub).await, Bytes::from("kept"));
-    assert_eq!(client.connection_state(), rnats::State::Connected);
+    assert_eq!(client.connection_state(), rnats_core::State::Connected);
 }
 
 #[tokio::test]
@@ -210,7 +210,7 @@ async fn flushes_waiting_for_a_reconnect_fail_when_the_client_closes() {
     tokio::task::yield_now().await;
     client.close().await;
     let result = tokio::time::timeout(WAIT, flush).await.unwrap().unwrap();
-    assert_eq!(result, Err(rnats::FlushError::Closed));
+    assert_eq!(result, Err(rnats_core::FlushError::Closed));
 }
 
 #[tokio::test]
@@ -224,7 +224,7 @@ async fn close_while_reconnecting_ends_promptly() {
     tokio::time::timeout(Duration::from_secs(5), client.close())
         .await
         .unwrap();
-    assert_eq!(client.connection_state(), rnats::State::Closed);
+    assert_eq!(client.connection_state(), rnats_core::State::Closed);
     assert!(
         tokio::time::timeout(WAIT, sub.next())
             .await
@@ -254,7 +254,7 @@ async fn max_reconnects_gives_up_and_closes() {
     })
     .await;
     assert_eq!(disconnects, 1, "the disconnect is reported once");
-    assert_eq!(client.connection_state(), rnats::State::Closed);
+    assert_eq!(client.connection_state(), rnats_core::State::Closed);
 }
 
 #[tokio::test]
@@ -398,7 +398,7 @@ async fn servers_advertised_by_the_cluster_are_used_for_failover() {
     assert!(info.connect_urls.len() >= 2, "{:?}", info.connect_urls);
     cluster.node_mut(0).kill();
     wait_for(&mut events, |e| *e == Event::Reconnected).await;
-    let other = rnats::connect(cluster.nodes()[1].url()).await.unwrap();
+    let other = rnats_core::connect(cluster.nodes()[1].url()).await.unwrap();
     other.flush().await.unwrap();
     client.flush().await.unwrap();
     // Interest crosses the routes asynchronously: publish until it has.
@@ -408,8 +408,8 @@ async fn servers_advertised_by_the_cluster_are_used_for_failover() {
 /// Publishes to `subject` from `publisher` until `sub` receives one; false if it never does.
 /// For subscriptions whose interest must first travel between cluster nodes.
 async fn publish_until_received(
-    publisher: &rnats::Client,
-    sub: &mut rnats::Subscriber,
+    publisher: &rnats_core::Client,
+    sub: &mut rnats_core::Subscriber,
     subject: &'static str,
 ) -> bool {
     for _ in 0..100 {
@@ -505,9 +505,9 @@ async fn drain_while_disconnected_gives_up_after_the_drain_timeout_and_closes() 
     let result = tokio::time::timeout(WAIT, client.drain()).await.unwrap();
     assert_eq!(
         result,
-        Err(rnats::FlushError::TimedOut(Duration::from_millis(200)))
+        Err(rnats_core::FlushError::TimedOut(Duration::from_millis(200)))
     );
-    assert_eq!(client.connection_state(), rnats::State::Closed);
+    assert_eq!(client.connection_state(), rnats_core::State::Closed);
     assert!(
         tokio::time::timeout(WAIT, sub.next())
             .await

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 
 use bytes::Bytes;
-use rnats::Event;
+use rnats_core::Event;
 use rnats_test_server::NatsServer;
 
 /// Open file descriptors of this process.

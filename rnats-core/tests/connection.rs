@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats::{ConnectError, ConnectOptions, Event, FlushError, SubscriberError};
+use rnats_core::{ConnectError, ConnectOptions, Event, FlushError, SubscriberError};
 use rnats_test_server::NatsServer;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -37,7 +37,7 @@ async fn handshake_error(bytes: &'static [u8]) -> ConnectError {
         let _ = socket.shutdown().await;
     })
     .await;
-    rnats::connect(url).await.unwrap_err()
+    rnats_core::connect(url).await.unwrap_err()
 }
 
 /// Reads client lines until a PING, i.e. through the CONNECT.
@@ -77,7 +77,7 @@ async fn invalid_urls_are_rejected() {
     ] {
         assert!(
             matches!(
-                rnats::connect(url).await,
+                rnats_core::connect(url).await,
                 Err(ConnectError::InvalidUrl { .. })
             ),
             "{url}"
@@ -94,7 +94,7 @@ async fn token_auth_succeeds_and_fails_clearly() {
         .await
         .unwrap();
     ok.flush().await.unwrap();
-    let url_token = rnats::connect(format!("nats://s3cret@127.0.0.1:{}", server.port())).await;
+    let url_token = rnats_core::connect(format!("nats://s3cret@127.0.0.1:{}", server.port())).await;
     url_token.unwrap().flush().await.unwrap();
     let with_token = ConnectOptions::with_token("s3cret")
         .connect(server.url())
@@ -107,7 +107,7 @@ async fn token_auth_succeeds_and_fails_clearly() {
         .unwrap_err();
     assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
     assert!(err.to_string().contains("authorization violation"));
-    let err = rnats::connect(server.url()).await.unwrap_err();
+    let err = rnats_core::connect(server.url()).await.unwrap_err();
     assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
 }
 
@@ -124,7 +124,12 @@ async fn user_password_auth_succeeds_and_fails_clearly() {
         .unwrap();
     ok.flush().await.unwrap();
     let in_url = format!("nats://alice:wonder@127.0.0.1:{}", server.port());
-    rnats::connect(in_url).await.unwrap().flush().await.unwrap();
+    rnats_core::connect(in_url)
+        .await
+        .unwrap()
+        .flush()
+        .await
+        .unwrap();
     let with_user = ConnectOptions::with_user_and_password("alice", "wonder");
     with_user
         .connect(server.url())
@@ -174,7 +179,7 @@ authorization {
     assert!(matches!(
         event,
         Some(Event::ServerError(
-            rnats::ServerError::PermissionViolation { .. }
+            rnats_core::ServerError::PermissionViolation { .. }
         ))
     ));
     // The connection and the other subscription are unaffected.
@@ -213,19 +218,19 @@ async fn without_reconnect_server_shutdown_ends_subscriptions_and_fails_flush() 
         "{event:?}"
     );
     assert_eq!(client.flush().await, Err(FlushError::Closed));
-    assert_eq!(client.connection_state(), rnats::State::Closed);
+    assert_eq!(client.connection_state(), rnats_core::State::Closed);
 }
 
 #[tokio::test]
 async fn close_ends_everything_promptly() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = client.subscribe("c").await.unwrap();
     client.publish("c", "last".into()).await.unwrap();
     tokio::time::timeout(Duration::from_secs(10), client.close())
         .await
         .unwrap();
-    assert_eq!(client.connection_state(), rnats::State::Closed);
+    assert_eq!(client.connection_state(), rnats_core::State::Closed);
     // Anything already delivered is still readable, then the stream ends.
     while let Some(m) = tokio::time::timeout(Duration::from_secs(10), sub.next())
         .await
@@ -361,7 +366,7 @@ async fn unanswered_pings_declare_the_connection_stale() {
         Some(Event::Disconnected { reason }) => assert!(reason.contains("stale"), "{reason}"),
         other => panic!("unexpected {other:?}"),
     }
-    assert_eq!(client.connection_state(), rnats::State::Closed);
+    assert_eq!(client.connection_state(), rnats_core::State::Closed);
 }
 
 #[tokio::test]
@@ -388,13 +393,13 @@ async fn keepalive_pings_are_answered_by_a_real_server() {
         assert_eq!(m.payload, Bytes::from(i.to_string()));
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(client.connection_state(), rnats::State::Connected);
+    assert_eq!(client.connection_state(), rnats_core::State::Connected);
 }
 
 #[tokio::test]
 async fn server_info_is_exposed() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let info = client.server_info();
     assert_eq!(info.version, "2.15.1");
     assert!(info.headers);
@@ -420,7 +425,7 @@ async fn an_invalid_inbox_prefix_is_refused_at_connect() {
 #[tokio::test]
 async fn lame_duck_mode_is_reported_as_an_event() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let mut events = client.events();
     server.signal("ldm").unwrap();
     let event = tokio::time::timeout(Duration::from_secs(10), events.next())

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats::{Client, ConnectOptions, HeaderMap, RequestError};
+use rnats_core::{Client, ConnectOptions, HeaderMap, RequestError};
 use rnats_test_server::NatsServer;
 
 /// Answers every request on `subject` with "re:" + payload, echoing one header.
@@ -32,9 +32,9 @@ async fn responder(client: &Client, subject: &str) -> tokio::task::JoinHandle<()
 #[tokio::test]
 async fn request_gets_the_reply() {
     let server = NatsServer::start();
-    let service = rnats::connect(server.url()).await.unwrap();
+    let service = rnats_core::connect(server.url()).await.unwrap();
     let _task = responder(&service, "svc.echo").await;
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let reply = client.request("svc.echo", "hi".into()).await.unwrap();
     assert_eq!(reply.payload, Bytes::from("re:hi"));
 
@@ -50,7 +50,7 @@ async fn request_gets_the_reply() {
 #[tokio::test]
 async fn request_without_responders_fails_fast() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let started = std::time::Instant::now();
     let err = client.request("nobody", "x".into()).await.unwrap_err();
     assert_eq!(err, RequestError::NoResponders);
@@ -80,9 +80,9 @@ async fn request_times_out_when_nobody_answers() {
 #[tokio::test]
 async fn a_thousand_concurrent_requests_are_all_answered() {
     let server = NatsServer::start();
-    let service = rnats::connect(server.url()).await.unwrap();
+    let service = rnats_core::connect(server.url()).await.unwrap();
     let _task = responder(&service, "svc.many").await;
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let requests = (0..1000).map(|i| {
         let client = client.clone();
         async move {
@@ -104,7 +104,7 @@ async fn a_thousand_concurrent_requests_are_all_answered() {
 #[tokio::test]
 async fn dropped_request_futures_free_their_slot() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let _silent = client.subscribe("slow.svc").await.unwrap();
     client.flush().await.unwrap();
     // Abandon many requests mid-flight; a later one still works and nothing leaks into it.
@@ -112,7 +112,7 @@ async fn dropped_request_futures_free_their_slot() {
         let pending = client.request("slow.svc", "x".into());
         let _ = tokio::time::timeout(Duration::from_millis(1), pending).await;
     }
-    let service = rnats::connect(server.url()).await.unwrap();
+    let service = rnats_core::connect(server.url()).await.unwrap();
     let _task = responder(&service, "svc.after").await;
     let reply = client.request("svc.after", "ok".into()).await.unwrap();
     assert_eq!(reply.payload, Bytes::from("re:ok"));

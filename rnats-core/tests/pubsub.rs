@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
-use rnats::{ConnectOptions, Event, HeaderMap, PublishError, StatusCode, SubscribeError};
+use rnats_core::{ConnectOptions, Event, HeaderMap, PublishError, StatusCode, SubscribeError};
 use rnats_test_server::NatsServer;
 
 /// Waits for the next message, failing the test instead of hanging.
-async fn next(sub: &mut rnats::Subscriber) -> rnats::Message {
+async fn next(sub: &mut rnats_core::Subscriber) -> rnats_core::Message {
     tokio::time::timeout(Duration::from_secs(10), sub.next())
         .await
         .expect("timed out waiting for a message")
@@ -20,7 +20,7 @@ async fn next(sub: &mut rnats::Subscriber) -> rnats::Message {
 #[tokio::test]
 async fn wildcard_subscriptions_receive_matching_subjects_only() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let mut star = client.subscribe("orders.*.created").await.unwrap();
     let mut tail = client.subscribe("orders.>").await.unwrap();
     client.flush().await.unwrap();
@@ -57,7 +57,7 @@ async fn wildcard_subscriptions_receive_matching_subjects_only() {
 #[tokio::test]
 async fn queue_group_members_share_the_messages() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let mut a = client.queue_subscribe("work", "workers").await.unwrap();
     let mut b = client.queue_subscribe("work", "workers").await.unwrap();
     client.flush().await.unwrap();
@@ -93,7 +93,7 @@ async fn queue_group_members_share_the_messages() {
 #[tokio::test]
 async fn headers_round_trip_with_multiple_values() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = client.subscribe("h").await.unwrap();
     client.flush().await.unwrap();
 
@@ -118,7 +118,7 @@ async fn headers_round_trip_with_multiple_values() {
 #[tokio::test]
 async fn unsubscribe_after_ends_the_stream_at_the_count() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = client.subscribe("limited").await.unwrap();
     sub.unsubscribe_after(3).await.unwrap();
     client.flush().await.unwrap();
@@ -141,7 +141,7 @@ async fn unsubscribe_after_ends_the_stream_at_the_count() {
 #[tokio::test]
 async fn unsubscribe_stops_delivery() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = client.subscribe("u").await.unwrap();
     client.flush().await.unwrap();
     client.publish("u", "before".into()).await.unwrap();
@@ -158,8 +158,8 @@ async fn unsubscribe_stops_delivery() {
 #[tokio::test]
 async fn subscriber_drain_delivers_in_flight_messages_then_ends() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
-    let publisher = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    let publisher = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = client.subscribe("d").await.unwrap();
     client.flush().await.unwrap();
     let n = 5_000;
@@ -185,7 +185,7 @@ async fn subscriber_drain_delivers_in_flight_messages_then_ends() {
 #[tokio::test]
 async fn client_drain_ends_every_subscription_and_closes() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let mut a = client.subscribe("da").await.unwrap();
     let mut b = client.subscribe("db").await.unwrap();
     client.flush().await.unwrap();
@@ -196,7 +196,7 @@ async fn client_drain_ends_every_subscription_and_closes() {
     assert!(a.next().await.is_none());
     assert_eq!(b.next().await.unwrap().payload, Bytes::from("2"));
     assert!(b.next().await.is_none());
-    assert_eq!(client.connection_state(), rnats::State::Closed);
+    assert_eq!(client.connection_state(), rnats_core::State::Closed);
     assert_eq!(
         client.publish("da", "x".into()).await,
         Err(PublishError::Closed)
@@ -206,7 +206,7 @@ async fn client_drain_ends_every_subscription_and_closes() {
 #[tokio::test]
 async fn flush_does_not_wait_for_writes_queued_after_it() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let publisher = {
         let client = client.clone();
@@ -283,7 +283,7 @@ async fn slow_consumer_drops_are_counted_and_reported_once() {
 #[tokio::test]
 async fn max_payload_and_invalid_subjects_fail_before_sending() {
     let server = NatsServer::builder().max_payload(1024).spawn().unwrap();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     assert_eq!(client.server_info().max_payload, 1024);
     let err = client
         .publish("big", Bytes::from(vec![0; 1025]))
@@ -312,7 +312,9 @@ async fn max_payload_and_invalid_subjects_fail_before_sending() {
     }
     assert_eq!(
         client.publish("a.*", "x".into()).await,
-        Err(PublishError::InvalidSubject(rnats::SubjectError::Wildcard))
+        Err(PublishError::InvalidSubject(
+            rnats_core::SubjectError::Wildcard
+        ))
     );
     assert!(matches!(
         client.subscribe("a..b").await,
@@ -324,13 +326,13 @@ async fn max_payload_and_invalid_subjects_fail_before_sending() {
     ));
     // The connection is still healthy after all of that.
     client.flush().await.unwrap();
-    assert_eq!(client.connection_state(), rnats::State::Connected);
+    assert_eq!(client.connection_state(), rnats_core::State::Connected);
 }
 
 #[tokio::test]
 async fn statistics_count_messages_and_payload_bytes() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = client.subscribe("stats").await.unwrap();
     client.flush().await.unwrap();
     for _ in 0..10 {
@@ -359,7 +361,7 @@ async fn no_echo_suppresses_own_messages() {
         .connect(server.url())
         .await
         .unwrap();
-    let other = rnats::connect(server.url()).await.unwrap();
+    let other = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = client.subscribe("echo").await.unwrap();
     client.flush().await.unwrap();
     client.publish("echo", "mine".into()).await.unwrap();
@@ -371,7 +373,7 @@ async fn no_echo_suppresses_own_messages() {
 #[tokio::test]
 async fn large_payloads_arrive_intact() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = client.subscribe("large").await.unwrap();
     client.flush().await.unwrap();
     let sizes = [0usize, 1, 4095, 16 * 1024, 100_000, 1024 * 1024 - 64];
@@ -394,7 +396,7 @@ async fn large_payloads_arrive_intact() {
 #[tokio::test]
 async fn status_headers_are_parsed_on_no_responders() {
     let server = NatsServer::start();
-    let client = rnats::connect(server.url()).await.unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
     let inbox = client.new_inbox();
     let mut sub = client.subscribe(inbox.clone()).await.unwrap();
     client.flush().await.unwrap();
@@ -411,7 +413,7 @@ async fn status_headers_are_parsed_on_no_responders() {
 #[tokio::test]
 async fn linger_sends_on_its_timer_and_never_holds_back_flush_or_requests() {
     let server = NatsServer::start();
-    let receiver = rnats::connect(server.url()).await.unwrap();
+    let receiver = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = receiver.subscribe("linger").await.unwrap();
     receiver.flush().await.unwrap();
 
@@ -468,7 +470,7 @@ async fn linger_sends_on_its_timer_and_never_holds_back_flush_or_requests() {
 #[tokio::test]
 async fn linger_writes_once_max_bytes_pile_up() {
     let server = NatsServer::start();
-    let receiver = rnats::connect(server.url()).await.unwrap();
+    let receiver = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = receiver.subscribe("burst").await.unwrap();
     receiver.flush().await.unwrap();
     let client = ConnectOptions::new()

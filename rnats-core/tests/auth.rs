@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats::{AuthError, ConnectError, ConnectOptions, Event, SignedAuth};
+use rnats_core::{AuthError, ConnectError, ConnectOptions, Event, SignedAuth};
 use rnats_test_server::{Account, NatsServer, Operator, nkey_user, sign_nonce};
 
 /// An operator-mode server that knows `APP` (and the system account) through a memory

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats::{ConnectError, ConnectOptions, Event};
+use rnats_core::{ConnectError, ConnectOptions, Event};
 use rnats_test_server::{NatsServer, TestCa, TlsFiles};
 
 /// Certificates from a fresh CA, in a directory that lives as long as the returned guard
@@ -253,7 +253,7 @@ async fn reconnects_over_mutual_tls_first_after_a_restart() {
 
 #[tokio::test]
 async fn a_user_supplied_rustls_config_is_used_as_is() {
-    use rnats::rustls;
+    use rnats_core::rustls;
     let (_dir, files) = certificates();
     let server = NatsServer::builder()
         .tls(&files, false, false)
@@ -280,9 +280,9 @@ async fn a_user_supplied_rustls_config_is_used_as_is() {
 }
 
 /// Certificates out of PEM text, through the pki-types re-exported by rustls.
-fn rustls_pem_certs(pem: &[u8]) -> Vec<rnats::rustls::pki_types::CertificateDer<'static>> {
-    use rnats::rustls::pki_types::pem::PemObject;
-    rnats::rustls::pki_types::CertificateDer::pem_slice_iter(pem)
+fn rustls_pem_certs(pem: &[u8]) -> Vec<rnats_core::rustls::pki_types::CertificateDer<'static>> {
+    use rnats_core::rustls::pki_types::pem::PemObject;
+    rnats_core::rustls::pki_types::CertificateDer::pem_slice_iter(pem)
         .map(|c| c.unwrap())
         .collect()
 }
