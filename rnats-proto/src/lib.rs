@@ -3,7 +3,9 @@
 //! This crate knows the NATS wire protocol and nothing else: no sockets, no
 //! async runtime, no clocks. It provides
 //!
-//! * validated names: [`Subject`], [`QueueGroup`], [`HeaderName`], [`HeaderValue`];
+//! * names: [`Subject`], [`QueueGroup`], [`HeaderName`], [`HeaderValue`]; those parsed from the
+//!   wire are checked, those built with an infallible `From` are checked where they would
+//!   reach the wire (`validate_publish_subject`, [`HeaderMap::check`]);
 //! * message headers ([`HeaderMap`], [`StatusCode`], [`HeaderBlock`]) per ADR-4;
 //! * the handshake bodies [`ServerInfo`] and [`ConnectInfo`];
 //! * an incremental, zero-copy [`Parser`] turning server bytes into [`ServerOp`]s;
@@ -37,9 +39,10 @@ mod subject;
 pub use decode::{Parser, ParserLimits};
 pub use decode_error::DecodeError;
 pub use encode::{CRLF, PING, PONG, Pub, encode_connect, encode_sub, encode_unsub};
+pub use headers::constants as header_constants;
 pub use headers::{
-    HeaderBlock, HeaderError, HeaderMap, HeaderName, HeaderValue, IntoHeaderName, IntoHeaderValue,
-    StatusCode, encode_headers, encoded_len,
+    GetAll, HeaderBlock, HeaderError, HeaderIter, HeaderMap, HeaderName, HeaderValue,
+    IntoHeaderName, IntoHeaderValue, InvalidStatusCode, StatusCode, encode_headers, encoded_len,
 };
 pub use info::{ConnectInfo, ServerInfo};
 pub use msg::{Msg, ServerOp};

@@ -9,14 +9,24 @@ use std::str::FromStr;
 use bytes::Bytes;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// A validated NATS subject such as `orders.eu.created` or `orders.*.>`.
+/// A NATS subject such as `orders.eu.created` or `orders.*.>`.
 ///
-/// Holding a `Subject` proves the text is valid UTF-8, non-empty, made of
-/// non-empty `.`-separated tokens, free of ASCII whitespace and control
-/// characters, and that the full wildcard `>` (if any) is the last token.
+/// A valid subject is UTF-8, non-empty, made of non-empty `.`-separated tokens, free of ASCII
+/// whitespace and control characters, and has the full wildcard `>` (if any) as its last token.
 ///
-/// The bytes live in a [`Bytes`], so subjects cut out of a received frame
-/// share that frame's buffer instead of being copied.
+/// # When the text is checked
+///
+/// async-nats converts text into a subject infallibly (`Subject::from("a.b")`, `"a.b".into()`),
+/// and rnats keeps that shape, so a `Subject` does **not** by itself prove the text is valid:
+/// `From<&str>`, `From<String>`, [`Subject::from_static`] and [`Subject::from_utf8`] only
+/// guarantee UTF-8. Every place a subject can reach the wire checks it again (one cheap pass):
+/// the client's publish, request and subscribe calls refuse an invalid subject with a typed
+/// error. Subjects parsed from server frames, and those built by [`FromStr`],
+/// [`Subject::validated`], [`Subject::from_bytes`], `TryFrom<Bytes>`,
+/// [`Subject::from_static_validated`] and `Deserialize`, are checked when built.
+///
+/// The bytes live in a [`Bytes`], so subjects cut out of a received frame share that frame's
+/// buffer instead of being copied.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Subject(Bytes);
 
@@ -24,8 +34,9 @@ impl Subject {
     /// Returns the subject as text.
     #[allow(unsafe_code)]
     pub fn as_str(&self) -> &str {
-        // SAFETY: every constructor runs `validate_subject`, which rejects
-        // bytes that are not UTF-8, and the inner `Bytes` is never mutated.
+        // SAFETY: every constructor either takes a `str`/`String` or checks the bytes are UTF-8
+        // (`from_utf8`, or `validate_subject` in `from_bytes`), and the inner `Bytes` is never
+        // mutated.
         unsafe { std::str::from_utf8_unchecked(&self.0) }
     }
 
@@ -34,28 +45,65 @@ impl Subject {
         &self.0
     }
 
-    /// Returns `true` if any token is exactly `*` or `>`.
-    ///
-    /// A token such as `a*` is a literal, not a wildcard, as on the server.
-    pub fn has_wildcards(&self) -> bool {
-        // Valid by construction, so the scan only answers the wildcard question.
-        scan(&self.0).unwrap_or(false)
-    }
-
-    /// Builds a subject from a string constant without copying it.
-    ///
-    /// # Panics
-    ///
-    /// Panics if `s` is not a valid subject. Meant for literals written in
-    /// source code; use [`FromStr`] or [`TryFrom`] for anything else.
-    pub fn from_static(s: &'static str) -> Subject {
-        match validate_subject(s.as_bytes()) {
-            Ok(()) => Subject(Bytes::from_static(s.as_bytes())),
-            Err(e) => panic!("invalid static subject {s:?}: {e}"),
+    /// Returns the subject as an owned `String`.
+    pub fn into_string(self) -> String {
+        match String::from_utf8(Vec::from(self.0)) {
+            Ok(s) => s,
+            // Not reachable (the bytes are UTF-8 by construction), but never worth a panic.
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
         }
     }
 
-    /// Builds a subject from bytes without copying them, after validating them.
+    /// Returns `true` if the text follows the subject rules (wildcards allowed).
+    pub fn is_valid(&self) -> bool {
+        validate_subject(&self.0).is_ok()
+    }
+
+    /// Returns `true` if the subject is valid and any token is exactly `*` or `>`.
+    ///
+    /// A token such as `a*` is a literal, not a wildcard, as on the server.
+    pub fn has_wildcards(&self) -> bool {
+        scan(&self.0).unwrap_or(false)
+    }
+
+    /// Builds a subject from a string constant without copying or checking it; usable in
+    /// `const` items. See [`Subject::from_static_validated`] for a checked constant.
+    pub const fn from_static(s: &'static str) -> Subject {
+        Subject(Bytes::from_static(s.as_bytes()))
+    }
+
+    /// Builds a subject from a string constant without copying it, after checking it.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `s` is not a valid subject, which in a `const` item is a compile error.
+    /// Meant for literals; use [`Subject::validated`] or [`FromStr`] for anything else.
+    pub const fn from_static_validated(s: &'static str) -> Subject {
+        match check_static(s.as_bytes()) {
+            None => Subject::from_static(s),
+            Some(SubjectError::Empty) => panic!("invalid static subject: empty"),
+            Some(SubjectError::EmptyToken) => panic!("invalid static subject: empty token"),
+            Some(SubjectError::MisplacedFullWildcard) => {
+                panic!("invalid static subject: `>` must be the last token")
+            }
+            Some(_) => panic!("invalid static subject: whitespace or control character"),
+        }
+    }
+
+    /// Builds a subject from `s` after checking it against the subject rules.
+    pub fn validated(s: impl AsRef<str>) -> Result<Subject, SubjectError> {
+        s.as_ref().parse()
+    }
+
+    /// Builds a subject from bytes without copying them, checking only that they are UTF-8
+    /// (like `From<&str>`, the subject rules are checked where it is used).
+    pub fn from_utf8(bytes: impl Into<Bytes>) -> Result<Subject, std::str::Utf8Error> {
+        let bytes = bytes.into();
+        std::str::from_utf8(&bytes)?;
+        Ok(Subject(bytes))
+    }
+
+    /// Builds a subject from bytes without copying them, after checking the subject rules.
     pub fn from_bytes(bytes: Bytes) -> Result<Subject, SubjectError> {
         validate_subject(&bytes)?;
         Ok(Subject(bytes))
@@ -149,6 +197,31 @@ fn scan(s: &[u8]) -> Result<bool, SubjectError> {
     Ok(wildcard)
 }
 
+/// The subject rules of [`scan`] as a `const fn`, for literals checked at compile time. The
+/// input comes from a `str`, so UTF-8 is not checked.
+const fn check_static(s: &[u8]) -> Option<SubjectError> {
+    if s.is_empty() {
+        return Some(SubjectError::Empty);
+    }
+    let mut token_start = 0;
+    let mut i = 0;
+    while i <= s.len() {
+        if i == s.len() || s[i] == b'.' {
+            if i == token_start {
+                return Some(SubjectError::EmptyToken);
+            }
+            if i < s.len() && i - token_start == 1 && s[token_start] == b'>' {
+                return Some(SubjectError::MisplacedFullWildcard);
+            }
+            token_start = i + 1;
+        } else if s[i] <= b' ' || s[i] == 0x7f {
+            return Some(SubjectError::InvalidCharacter);
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Why a byte string is not a valid [`Subject`].
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -176,26 +249,42 @@ pub enum SubjectError {
 impl FromStr for Subject {
     type Err = SubjectError;
 
+    /// Checked, unlike `From<&str>`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         validate_subject(s.as_bytes())?;
         Ok(Subject(Bytes::copy_from_slice(s.as_bytes())))
     }
 }
 
-impl TryFrom<&str> for Subject {
-    type Error = SubjectError;
-
-    fn try_from(s: &str) -> Result<Self, Self::Error> {
-        s.parse()
+/// Unchecked (see [`Subject`]): the subject rules are checked where the subject is used.
+/// This also makes `TryFrom<&str>` infallible; use [`FromStr`] or [`Subject::validated`] to
+/// check at once.
+impl From<&str> for Subject {
+    fn from(s: &str) -> Self {
+        Subject(Bytes::copy_from_slice(s.as_bytes()))
     }
 }
 
-impl TryFrom<String> for Subject {
+/// Unchecked, like `From<&str>`; reuses the string's buffer.
+impl From<String> for Subject {
+    fn from(s: String) -> Self {
+        Subject(Bytes::from(s))
+    }
+}
+
+/// Unchecked, like `From<&str>`.
+impl From<&String> for Subject {
+    fn from(s: &String) -> Self {
+        Subject::from(s.as_str())
+    }
+}
+
+/// Checked, like [`Subject::from_bytes`].
+impl TryFrom<Bytes> for Subject {
     type Error = SubjectError;
 
-    fn try_from(s: String) -> Result<Self, Self::Error> {
-        validate_subject(s.as_bytes())?;
-        Ok(Subject(Bytes::from(s)))
+    fn try_from(bytes: Bytes) -> Result<Self, Self::Error> {
+        Subject::from_bytes(bytes)
     }
 }
 
@@ -251,16 +340,42 @@ impl PartialEq<&str> for Subject {
     }
 }
 
+impl PartialEq<String> for Subject {
+    fn eq(&self, other: &String) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<Subject> for str {
+    fn eq(&self, other: &Subject) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<Subject> for &str {
+    fn eq(&self, other: &Subject) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl PartialEq<Subject> for String {
+    fn eq(&self, other: &Subject) -> bool {
+        self == other.as_str()
+    }
+}
+
 impl Serialize for Subject {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
 }
 
+/// Checked: an invalid subject is a deserialization error.
 impl<'de> Deserialize<'de> for Subject {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let s = String::deserialize(deserializer)?;
-        Subject::try_from(s).map_err(serde::de::Error::custom)
+        validate_subject(s.as_bytes()).map_err(serde::de::Error::custom)?;
+        Ok(Subject::from(s))
     }
 }
 
@@ -332,6 +447,80 @@ mod tests {
         assert!(Subject::from_static("a.*").has_wildcards());
         assert!(Subject::from_static("a.>").has_wildcards());
         assert!(!Subject::from_static("a*.b>").has_wildcards());
+        // An invalid subject has no wildcards to speak of.
+        assert!(!Subject::from("a b.*").has_wildcards());
+    }
+
+    #[test]
+    fn infallible_conversions_keep_text_and_report_validity() {
+        for text in ["a.b", "a b", "", "a..b", "x\r\nPUB y 0"] {
+            let from_str = Subject::from(text);
+            let from_string = Subject::from(text.to_owned());
+            let into: Subject = text.into();
+            assert_eq!(from_str.as_str(), text);
+            assert_eq!(from_string, from_str);
+            assert_eq!(into, from_str);
+            assert_eq!(
+                from_str.is_valid(),
+                validate_subject(text.as_bytes()).is_ok()
+            );
+            assert_eq!(from_str.clone().into_string(), text);
+        }
+        assert!(Subject::from("orders.>").is_valid());
+        assert!(!Subject::from("a b").is_valid());
+    }
+
+    #[test]
+    fn checked_constructors_refuse_invalid_text() {
+        assert_eq!(Subject::validated("a.b").unwrap(), "a.b");
+        assert_eq!(
+            Subject::validated("a b"),
+            Err(SubjectError::InvalidCharacter)
+        );
+        assert_eq!("a..b".parse::<Subject>(), Err(SubjectError::EmptyToken));
+        assert_eq!(
+            Subject::try_from(Bytes::from_static(b"a\r\n")),
+            Err(SubjectError::InvalidCharacter)
+        );
+        assert_eq!(
+            Subject::try_from(Bytes::from_static(b"a.b")).unwrap(),
+            "a.b"
+        );
+        assert!(Subject::from_utf8(&b"\xff"[..]).is_err());
+        assert_eq!(Subject::from_utf8("a b").unwrap(), "a b");
+    }
+
+    #[test]
+    fn static_constructors_are_const() {
+        const PLAIN: Subject = Subject::from_static("events.data");
+        const CHECKED: Subject = Subject::from_static_validated("foo.*.>");
+        assert_eq!(PLAIN.as_str(), "events.data");
+        assert_eq!(CHECKED, "foo.*.>");
+    }
+
+    #[test]
+    fn static_check_matches_runtime_rules() {
+        let cases = [
+            "a", "a.b", "*", ">", "a.>", "a.*.b", "a*.b>", "ü.ß", "", ".", ".a", "a.", "a..b",
+            "a b", "a\tb", "a\r\n", "a\x7f", ">.a", "a.>.b", ">>.a",
+        ];
+        for s in cases {
+            assert_eq!(
+                check_static(s.as_bytes()),
+                validate_subject(s.as_bytes()).err(),
+                "{s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn compares_with_strings_both_ways() {
+        let s = Subject::from("a.b");
+        let owned = String::from("a.b");
+        assert!(s == "a.b" && s == *"a.b" && s == owned);
+        assert!("a.b" == s && *"a.b" == s && owned == s);
+        assert_eq!(s.as_ref() as &str, "a.b");
+        assert_eq!(&*s, "a.b");
     }
 
     #[test]
@@ -356,7 +545,7 @@ mod tests {
 
     #[test]
     #[should_panic(expected = "invalid static subject")]
-    fn from_static_panics_on_invalid() {
-        let _ = Subject::from_static("a b");
+    fn from_static_validated_panics_on_invalid() {
+        let _ = Subject::from_static_validated("a b");
     }
 }

@@ -47,9 +47,7 @@ impl HeaderBlock {
                 continue;
             }
             let (name, value) = parse_header_line(line)?;
-            headers
-                .try_append(name, value)
-                .map_err(|_| invalid("invalid header name or value"))?;
+            headers.append_valid(name, value);
         }
         if !saw_blank && !headers.is_empty() {
             return Err(invalid("header block is missing its closing blank line"));
@@ -66,23 +64,33 @@ impl HeaderBlock {
 pub fn encoded_len(headers: &HeaderMap) -> usize {
     let lines: usize = headers
         .iter()
-        .map(|(n, v)| n.as_str().len() + 2 + v.as_str().len() + CRLF.len())
+        .map(|(name, values)| {
+            let line = name.as_str().len() + 2 + CRLF.len();
+            values
+                .iter()
+                .map(|v| line + v.as_str().len())
+                .sum::<usize>()
+        })
         .sum();
     VERSION.len() + CRLF.len() + lines + CRLF.len()
 }
 
-/// Appends `NATS/1.0\r\n`, one `Name: value\r\n` per pair, then `\r\n`.
+/// Appends `NATS/1.0\r\n`, one `Name: value\r\n` per value, then `\r\n`.
 ///
-/// Clients never send a status line, so none is written.
+/// Clients never send a status line, so none is written. The map holds only checked names and
+/// values, so no text can end a line early; headers the map refused are simply absent (callers
+/// that must not send such a map check [`HeaderMap::check`] first).
 pub fn encode_headers(buf: &mut BytesMut, headers: &HeaderMap) {
     buf.reserve(encoded_len(headers));
     buf.extend_from_slice(VERSION);
     buf.extend_from_slice(CRLF);
-    for (name, value) in headers {
-        buf.extend_from_slice(name.as_str().as_bytes());
-        buf.extend_from_slice(b": ");
-        buf.extend_from_slice(value.as_str().as_bytes());
-        buf.extend_from_slice(CRLF);
+    for (name, values) in headers {
+        for value in values {
+            buf.extend_from_slice(name.as_str().as_bytes());
+            buf.extend_from_slice(b": ");
+            buf.extend_from_slice(value.as_str().as_bytes());
+            buf.extend_from_slice(CRLF);
+        }
     }
     buf.extend_from_slice(CRLF);
 }
@@ -134,7 +142,7 @@ fn parse_version_line(line: &[u8]) -> Result<(Option<StatusCode>, Option<String>
         return Err(bad_status());
     }
     let code = code.iter().fold(0u16, |n, d| n * 10 + u16::from(d - b'0'));
-    let status = StatusCode::from_u16(code).ok_or_else(bad_status)?;
+    let status = StatusCode::from_u16(code).map_err(|_| bad_status())?;
     let description = trim(after);
     if description.is_empty() {
         return Ok((Some(status), None));
@@ -151,7 +159,9 @@ fn parse_header_line(line: &[u8]) -> Result<(HeaderName, HeaderValue), DecodeErr
     let value = std::str::from_utf8(trim(&line[colon + 1..]))
         .map_err(|_| invalid("header value is not UTF-8"))?;
     let name = HeaderName::try_from(name).map_err(|_| invalid("invalid header name"))?;
-    let value = HeaderValue::try_from(value).map_err(|_| invalid("invalid header value"))?;
+    let value = value
+        .parse::<HeaderValue>()
+        .map_err(|_| invalid("invalid header value"))?;
     Ok((name, value))
 }
 
@@ -265,6 +275,20 @@ mod tests {
     }
 
     #[test]
+    fn refused_text_never_reaches_the_wire() {
+        let mut map = HeaderMap::new();
+        map.insert("A", "1\r\nForged: yes");
+        map.insert("B\r\nForged", "yes");
+        map.append("C", HeaderValue::from("x\ny"));
+        map.insert("Ok", "fine");
+        assert!(map.check().is_err());
+        let mut buf = BytesMut::new();
+        encode_headers(&mut buf, &map);
+        assert_eq!(&buf[..], b"NATS/1.0\r\nOk: fine\r\n\r\n");
+        assert_eq!(buf.len(), encoded_len(&map));
+    }
+
+    #[test]
     fn encode_round_trips_and_len_is_exact() {
         let mut map = HeaderMap::new();
         map.append("Nats-Msg-Id", "abc");
@@ -274,9 +298,10 @@ mod tests {
         let mut buf = BytesMut::new();
         encode_headers(&mut buf, &map);
         assert_eq!(buf.len(), encoded_len(&map));
+        // Values of one name are written together, names in first-insertion order.
         assert_eq!(
             &buf[..],
-            b"NATS/1.0\r\nNats-Msg-Id: abc\r\nX-Multi: 1\r\nx-multi: 2\r\nX-Multi: \r\n\r\n"
+            b"NATS/1.0\r\nNats-Msg-Id: abc\r\nX-Multi: 1\r\nX-Multi: \r\nx-multi: 2\r\n\r\n"
         );
         assert_eq!(decode(&buf).headers, map);
 

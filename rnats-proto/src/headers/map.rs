@@ -1,17 +1,44 @@
-//! The ordered, multi-valued header collection.
+//! The multi-valued header collection.
+
+use std::fmt;
+
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::name::{HeaderError, HeaderName, HeaderValue, IntoHeaderName, IntoHeaderValue};
 
-/// Message headers: an ordered list of `(name, value)` pairs.
+/// Message headers: each name with its values, names in the order first inserted.
 ///
-/// A name may appear several times. Names keep the case they were inserted
-/// or received with, and lookups by name are **exact, case-sensitive**
-/// matches: `get("nats-msg-id")` does not find `Nats-Msg-Id`. NATS servers
-/// and clients pass header names through unchanged, so the sender's spelling
-/// is the one to use.
-#[derive(Clone, Default, PartialEq, Eq, Debug)]
+/// A name may carry several values, kept in insertion order. Names keep the case they were
+/// inserted or received with, and lookups by name are **exact, case-sensitive** matches:
+/// `get("nats-msg-id")` does not find `Nats-Msg-Id`. NATS servers and clients pass header names
+/// through unchanged, so the sender's spelling is the one to use.
+///
+/// # Invalid text
+///
+/// Every name and value is checked on its way in, and a map never holds a name that is not
+/// printable ASCII or a value with `\r`/`\n`, so encoding a map cannot forge header lines.
+/// [`HeaderMap::insert`] and [`HeaderMap::append`] never panic: they drop an invalid pair and
+/// remember the error, which [`HeaderMap::check`] reports and a publish of the map refuses.
+/// [`HeaderMap::try_insert`] and [`HeaderMap::try_append`] return the error instead.
+#[derive(Clone, Default, Debug)]
 pub struct HeaderMap {
-    entries: Vec<(HeaderName, HeaderValue)>,
+    entries: Vec<(HeaderName, Vec<HeaderValue>)>,
+    /// The first error `insert`/`append` met; the pair was not stored.
+    refused: Option<HeaderError>,
+}
+
+/// The values of one header name, from [`HeaderMap::get_all`].
+#[derive(Debug, Clone)]
+pub struct GetAll<'a, T> {
+    inner: std::slice::Iter<'a, T>,
+}
+
+/// Each name with its values, from [`HeaderMap::iter`].
+#[derive(Debug, Clone)]
+pub struct HeaderIter<'a> {
+    inner: std::slice::Iter<'a, (HeaderName, Vec<HeaderValue>)>,
 }
 
 impl HeaderMap {
@@ -22,22 +49,16 @@ impl HeaderMap {
 
     /// Sets `name` to the single value `value`, dropping any earlier values.
     ///
-    /// The pair takes the position of the first earlier value, if any, so
-    /// replacing a header does not reorder the block.
-    ///
-    /// # Panics
-    ///
-    /// Panics if `name` or `value` is a string that fails validation (see
-    /// [`HeaderName`], [`HeaderValue`]). Already-validated `HeaderName` and
-    /// `HeaderValue` arguments never panic; use [`HeaderMap::try_insert`] for
-    /// untrusted text.
+    /// A name already present keeps its position. If `name` or `value` is invalid, nothing is
+    /// stored and the map remembers the error (see [`HeaderMap::check`]).
     pub fn insert(&mut self, name: impl IntoHeaderName, value: impl IntoHeaderValue) {
         if let Err(e) = self.try_insert(name, value) {
-            panic!("HeaderMap::insert: {e}");
+            self.refused.get_or_insert(e);
         }
     }
 
-    /// Like [`HeaderMap::insert`], but reports invalid input instead of panicking.
+    /// Like [`HeaderMap::insert`], but returns the error for invalid input (the map is left
+    /// unchanged and does not remember it).
     pub fn try_insert(
         &mut self,
         name: impl IntoHeaderName,
@@ -45,33 +66,24 @@ impl HeaderMap {
     ) -> Result<(), HeaderError> {
         let name = name.try_into_header_name()?;
         let value = value.try_into_header_value()?;
-        match self.entries.iter().position(|(n, _)| *n == name) {
-            Some(first) => {
-                self.entries[first].1 = value;
-                let mut i = 0;
-                self.entries.retain(|(n, _)| {
-                    i += 1;
-                    i - 1 <= first || *n != name
-                });
-            }
-            None => self.entries.push((name, value)),
+        match self.position(name.as_str()) {
+            Some(i) => self.entries[i].1 = vec![value],
+            None => self.entries.push((name, vec![value])),
         }
         Ok(())
     }
 
-    /// Adds another value for `name` after all existing pairs.
+    /// Adds another value for `name`, after its existing ones.
     ///
-    /// # Panics
-    ///
-    /// Panics under the same conditions as [`HeaderMap::insert`]; use
-    /// [`HeaderMap::try_append`] for untrusted text.
+    /// Invalid input is handled as by [`HeaderMap::insert`].
     pub fn append(&mut self, name: impl IntoHeaderName, value: impl IntoHeaderValue) {
         if let Err(e) = self.try_append(name, value) {
-            panic!("HeaderMap::append: {e}");
+            self.refused.get_or_insert(e);
         }
     }
 
-    /// Like [`HeaderMap::append`], but reports invalid input instead of panicking.
+    /// Like [`HeaderMap::append`], but returns the error for invalid input (the map is left
+    /// unchanged and does not remember it).
     pub fn try_append(
         &mut self,
         name: impl IntoHeaderName,
@@ -79,62 +91,197 @@ impl HeaderMap {
     ) -> Result<(), HeaderError> {
         let name = name.try_into_header_name()?;
         let value = value.try_into_header_value()?;
-        self.entries.push((name, value));
+        self.append_valid(name, value);
         Ok(())
     }
 
-    /// Returns the first value stored under exactly `name`.
-    pub fn get(&self, name: impl AsRef<str>) -> Option<&HeaderValue> {
-        let name = name.as_ref();
-        self.entries
-            .iter()
-            .find(|(n, _)| n.as_str() == name)
-            .map(|(_, v)| v)
+    /// Appends a pair the caller has already checked.
+    pub(super) fn append_valid(&mut self, name: HeaderName, value: HeaderValue) {
+        match self.position(name.as_str()) {
+            Some(i) => self.entries[i].1.push(value),
+            None => self.entries.push((name, vec![value])),
+        }
     }
 
-    /// Returns every value stored under exactly `name`, in insertion order.
-    pub fn get_all(&self, name: impl AsRef<str>) -> impl Iterator<Item = &HeaderValue> {
-        self.entries
-            .iter()
-            .filter(move |(n, _)| n.as_str() == name.as_ref())
-            .map(|(_, v)| v)
+    /// Reports the first name or value [`HeaderMap::insert`] or [`HeaderMap::append`] refused.
+    ///
+    /// A publish with these headers fails with this error rather than silently sending the map
+    /// without the refused header.
+    pub fn check(&self) -> Result<(), HeaderError> {
+        match &self.refused {
+            None => Ok(()),
+            Some(e) => Err(e.clone()),
+        }
     }
 
-    /// Removes every value stored under exactly `name`, returning the first.
-    pub fn remove(&mut self, name: impl AsRef<str>) -> Option<HeaderValue> {
-        let name = name.as_ref();
-        let first = self.entries.iter().position(|(n, _)| n.as_str() == name)?;
-        let (_, value) = self.entries.remove(first);
-        self.entries.retain(|(n, _)| n.as_str() != name);
-        Some(value)
+    /// Returns the first value of `name`.
+    pub fn get(&self, name: impl IntoHeaderName) -> Option<&HeaderValue> {
+        self.values(name).first()
     }
 
-    /// Iterates over every `(name, value)` pair in order; a name with several
-    /// values appears once per value.
-    pub fn iter(&self) -> impl Iterator<Item = (&HeaderName, &HeaderValue)> {
-        self.entries.iter().map(|(n, v)| (n, v))
+    /// Returns the last value of `name`.
+    pub fn get_last(&self, name: impl IntoHeaderName) -> Option<&HeaderValue> {
+        self.values(name).last()
     }
 
-    /// Returns the number of `(name, value)` pairs (not distinct names).
+    /// Returns every value of `name`, in insertion order.
+    pub fn get_all(&self, name: impl IntoHeaderName) -> GetAll<'_, HeaderValue> {
+        GetAll {
+            inner: self.values(name).iter(),
+        }
+    }
+
+    /// Removes `name` and all its values, returning the first.
+    pub fn remove(&mut self, name: impl IntoHeaderName) -> Option<HeaderValue> {
+        let i = name.with_name_str(|name| self.position(name))?;
+        self.entries.remove(i).1.into_iter().next()
+    }
+
+    /// Iterates over each name with all its values, names in the order first inserted.
+    pub fn iter(&self) -> HeaderIter<'_> {
+        HeaderIter {
+            inner: self.entries.iter(),
+        }
+    }
+
+    /// Returns the number of distinct names (not of values).
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
-    /// Returns `true` if the map holds no pairs.
+    /// Returns `true` if the map holds no headers.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    fn position(&self, name: &str) -> Option<usize> {
+        self.entries.iter().position(|(n, _)| n.as_str() == name)
+    }
+
+    fn values(&self, name: impl IntoHeaderName) -> &[HeaderValue] {
+        match name.with_name_str(|name| self.position(name)) {
+            Some(i) => &self.entries[i].1,
+            None => &[],
+        }
+    }
+}
+
+/// Equal when both hold the same names with the same values in the same order per name; the
+/// order of different names does not matter, as on the wire.
+impl PartialEq for HeaderMap {
+    fn eq(&self, other: &Self) -> bool {
+        self.refused == other.refused
+            && self.len() == other.len()
+            && self
+                .entries
+                .iter()
+                .all(|(name, values)| other.values(name) == values.as_slice())
+    }
+}
+
+impl Eq for HeaderMap {}
+
+/// Collects with [`HeaderMap::insert`], so a repeated name keeps only its last value (as in
+/// async-nats).
+impl FromIterator<(HeaderName, HeaderValue)> for HeaderMap {
+    fn from_iter<I: IntoIterator<Item = (HeaderName, HeaderValue)>>(iter: I) -> Self {
+        let mut map = HeaderMap::new();
+        for (name, value) in iter {
+            map.insert(name, value);
+        }
+        map
     }
 }
 
 impl<'a> IntoIterator for &'a HeaderMap {
-    type Item = (&'a HeaderName, &'a HeaderValue);
-    type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (HeaderName, HeaderValue)>,
-        fn(&'a (HeaderName, HeaderValue)) -> (&'a HeaderName, &'a HeaderValue),
-    >;
+    type Item = (&'a HeaderName, &'a Vec<HeaderValue>);
+    type IntoIter = HeaderIter<'a>;
 
-    fn into_iter(self) -> Self::IntoIter {
-        self.entries.iter().map(|(n, v)| (n, v))
+    fn into_iter(self) -> HeaderIter<'a> {
+        self.iter()
+    }
+}
+
+impl<'a> Iterator for HeaderIter<'a> {
+    type Item = (&'a HeaderName, &'a Vec<HeaderValue>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.inner.next().map(|(n, v)| (n, v))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for HeaderIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.inner.next_back().map(|(n, v)| (n, v))
+    }
+}
+
+impl ExactSizeIterator for HeaderIter<'_> {}
+
+impl std::iter::FusedIterator for HeaderIter<'_> {}
+
+impl<'a, T> Iterator for GetAll<'a, T> {
+    type Item = &'a T;
+
+    fn next(&mut self) -> Option<&'a T> {
+        self.inner.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}
+
+impl<T> DoubleEndedIterator for GetAll<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.inner.next_back()
+    }
+}
+
+impl<T> ExactSizeIterator for GetAll<'_, T> {}
+
+impl<T> std::iter::FusedIterator for GetAll<'_, T> {}
+
+/// A JSON-style object of name to list of values, as async-nats writes it.
+impl Serialize for HeaderMap {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (name, values) in self {
+            map.serialize_entry(name, values)?;
+        }
+        map.end()
+    }
+}
+
+/// Reads the form [`Serialize`] writes; an invalid name or value is an error.
+impl<'de> Deserialize<'de> for HeaderMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(MapVisitor)
+    }
+}
+
+struct MapVisitor;
+
+impl<'de> Visitor<'de> for MapVisitor {
+    type Value = HeaderMap;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map of header names to lists of values")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<HeaderMap, A::Error> {
+        let mut map = HeaderMap::new();
+        while let Some((name, values)) = access.next_entry::<HeaderName, Vec<HeaderValue>>()? {
+            // Both were checked by their own `Deserialize`.
+            for value in values {
+                map.append_valid(name.clone(), value);
+            }
+        }
+        Ok(map)
     }
 }
 
@@ -142,20 +289,27 @@ impl<'a> IntoIterator for &'a HeaderMap {
 mod tests {
     use super::*;
 
-    fn pairs(map: &HeaderMap) -> Vec<(&str, &str)> {
-        map.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect()
+    fn pairs(map: &HeaderMap) -> Vec<(&str, Vec<&str>)> {
+        map.iter()
+            .map(|(n, vs)| (n.as_str(), vs.iter().map(HeaderValue::as_str).collect()))
+            .collect()
     }
 
     #[test]
-    fn append_keeps_order_and_duplicates() {
+    fn append_groups_values_by_name() {
         let mut map = HeaderMap::new();
         map.append("A", "1");
         map.append("B", "2");
         map.append("A", "3");
-        assert_eq!(pairs(&map), [("A", "1"), ("B", "2"), ("A", "3")]);
+        assert_eq!(pairs(&map), [("A", vec!["1", "3"]), ("B", vec!["2"])]);
         assert_eq!(map.get("A").unwrap(), "1");
+        assert_eq!(map.get_last("A").unwrap(), "3");
         assert_eq!(map.get_all("A").collect::<Vec<_>>(), ["1", "3"]);
-        assert_eq!(map.len(), 3);
+        assert_eq!(map.get_all("A").len(), 2);
+        assert_eq!(map.get_all("missing").count(), 0);
+        assert_eq!(map.len(), 2);
+        assert_eq!(map.iter().len(), 2);
+        assert!(!map.is_empty());
     }
 
     #[test]
@@ -165,9 +319,25 @@ mod tests {
         map.append("B", "2");
         map.append("A", "3");
         map.insert("A", "x");
-        assert_eq!(pairs(&map), [("A", "x"), ("B", "2")]);
+        assert_eq!(pairs(&map), [("A", vec!["x"]), ("B", vec!["2"])]);
         map.insert("C", 5u64);
-        assert_eq!(pairs(&map), [("A", "x"), ("B", "2"), ("C", "5")]);
+        assert_eq!(map.get("C").unwrap(), "5");
+        assert_eq!(map.len(), 3);
+    }
+
+    #[test]
+    fn lookups_take_names_str_and_string() {
+        let mut map = HeaderMap::new();
+        let name = HeaderName::from_static("Nats-Msg-Id");
+        map.insert(name.clone(), HeaderValue::from("1"));
+        assert_eq!(map.get(&name).unwrap(), "1");
+        assert_eq!(map.get(name.clone()).unwrap(), "1");
+        assert_eq!(map.get("Nats-Msg-Id").unwrap(), "1");
+        assert_eq!(map.get(String::from("Nats-Msg-Id")).unwrap(), "1");
+        let owned = String::from("Nats-Msg-Id");
+        assert_eq!(map.get(&owned).unwrap(), "1");
+        // An invalid name is simply absent, not a panic.
+        assert!(map.get("bad name").is_none());
     }
 
     #[test]
@@ -185,21 +355,80 @@ mod tests {
         map.append("B", "2");
         map.append("A", "3");
         assert_eq!(map.remove("A").unwrap(), "1");
-        assert_eq!(pairs(&map), [("B", "2")]);
+        assert_eq!(pairs(&map), [("B", vec!["2"])]);
         assert!(map.remove("A").is_none());
     }
 
     #[test]
-    fn try_variants_report_errors() {
+    fn try_variants_report_errors_and_leave_map_clean() {
         let mut map = HeaderMap::new();
         assert_eq!(map.try_insert("a b", "v"), Err(HeaderError::InvalidName));
         assert_eq!(map.try_append("a", "v\r\n"), Err(HeaderError::InvalidValue));
+        assert_eq!(
+            map.try_insert("a", HeaderValue::from("v\n")),
+            Err(HeaderError::InvalidValue)
+        );
         assert!(map.is_empty());
+        assert_eq!(map.check(), Ok(()));
     }
 
     #[test]
-    #[should_panic(expected = "HeaderMap::insert")]
-    fn insert_panics_on_invalid_text() {
-        HeaderMap::new().insert("bad name", "v");
+    fn insert_refuses_invalid_text_without_panicking() {
+        let mut map = HeaderMap::new();
+        map.insert("Ok", "1");
+        map.insert("bad name", "v");
+        map.append("X", "v\r\nForged: 1");
+        map.insert("Y", HeaderValue::from("\n"));
+        assert_eq!(pairs(&map), [("Ok", vec!["1"])]);
+        // The first refusal is the one reported.
+        assert_eq!(map.check(), Err(HeaderError::InvalidName));
+        assert!(map.get("X").is_none());
+    }
+
+    #[test]
+    fn equality_ignores_order_of_names_only() {
+        let mut a = HeaderMap::new();
+        a.append("A", "1");
+        a.append("A", "2");
+        a.append("B", "3");
+        let mut b = HeaderMap::new();
+        b.append("B", "3");
+        b.append("A", "1");
+        b.append("A", "2");
+        assert_eq!(a, b);
+        let mut c = HeaderMap::new();
+        c.append("B", "3");
+        c.append("A", "2");
+        c.append("A", "1");
+        assert_ne!(a, c);
+        let mut refused = a.clone();
+        refused.insert("bad name", "x");
+        assert_ne!(a, refused);
+    }
+
+    #[test]
+    fn collects_like_insert() {
+        let map: HeaderMap = [
+            (HeaderName::from_static("A"), HeaderValue::from("1")),
+            (HeaderName::from_static("B"), HeaderValue::from(2)),
+            (HeaderName::from_static("A"), HeaderValue::from("3")),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(pairs(&map), [("A", vec!["3"]), ("B", vec!["2"])]);
+    }
+
+    #[test]
+    fn serde_round_trip() {
+        let mut map = HeaderMap::new();
+        map.append("A", "1");
+        map.append("A", "2");
+        map.append("B", "3");
+        let json = serde_json::to_string(&map).unwrap();
+        assert_eq!(json, r#"{"A":["1","2"],"B":["3"]}"#);
+        assert_eq!(serde_json::from_str::<HeaderMap>(&json).unwrap(), map);
+        assert_eq!(serde_json::to_string(&HeaderMap::new()).unwrap(), "{}");
+        assert!(serde_json::from_str::<HeaderMap>(r#"{"a b":["1"]}"#).is_err());
+        assert!(serde_json::from_str::<HeaderMap>(r#"{"A":["1\r\nB: 2"]}"#).is_err());
     }
 }
