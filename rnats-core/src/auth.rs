@@ -9,8 +9,10 @@
 //! decides whether to run it on a blocking thread.
 
 use std::fmt;
+use std::future::Future;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
 
 use base64::Engine as _;
@@ -21,6 +23,91 @@ use nkeys::{KeyPair, KeyPairType};
 ///
 /// It receives the nonce's bytes and returns everything `CONNECT` needs.
 pub(crate) type SignNonceFn = dyn Fn(&[u8]) -> Result<SignedAuth, AuthError> + Send + Sync;
+
+/// A boxed future, as the async callbacks return them.
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// async-nats' auth callback: the nonce's bytes in, every credential CONNECT may carry out.
+pub(crate) type AuthFn = dyn Fn(Vec<u8>) -> BoxFuture<Result<Auth, AuthError>> + Send + Sync;
+
+/// async-nats' JWT signer: the nonce's bytes in, the raw ed25519 signature out.
+pub(crate) type SignFn = dyn Fn(Vec<u8>) -> BoxFuture<Result<Vec<u8>, AuthError>> + Send + Sync;
+
+/// Credentials an async auth callback returns (async-nats' `Auth`): any mix of a JWT, a
+/// public nkey with the raw nonce `signature`, a user name and password, or a token.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Auth {
+    /// The user JWT.
+    pub jwt: Option<String>,
+    /// The user's public nkey.
+    pub nkey: Option<String>,
+    /// The raw ed25519 signature of the nonce (rnats encodes it for CONNECT).
+    pub signature: Option<Vec<u8>>,
+    /// A user name, sent with `password`.
+    pub username: Option<String>,
+    /// The password for `username`.
+    pub password: Option<String>,
+    /// A token.
+    pub token: Option<String>,
+}
+
+impl Auth {
+    /// No credentials yet; fill in the fields.
+    pub fn new() -> Auth {
+        Auth::default()
+    }
+}
+
+/// Never prints secrets.
+impl fmt::Debug for Auth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Auth")
+            .field("jwt_len", &self.jwt.as_ref().map(String::len))
+            .field("nkey", &self.nkey)
+            .field("username", &self.username)
+            .field("has_password", &self.password.is_some())
+            .field("has_token", &self.token.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the credentials put into CONNECT at one connect.
+#[derive(Default)]
+pub(crate) struct Proof {
+    pub(crate) jwt: Option<String>,
+    pub(crate) nkey: Option<String>,
+    /// URL-safe base64 without padding.
+    pub(crate) sig: Option<String>,
+    pub(crate) user_and_password: Option<(String, String)>,
+    pub(crate) token: Option<String>,
+}
+
+impl From<SignedAuth> for Proof {
+    fn from(signed: SignedAuth) -> Proof {
+        Proof {
+            jwt: signed.jwt,
+            nkey: signed.nkey,
+            sig: Some(signed.sig),
+            ..Proof::default()
+        }
+    }
+}
+
+impl From<Auth> for Proof {
+    fn from(auth: Auth) -> Proof {
+        let user_and_password = match (auth.username, auth.password) {
+            (Some(user), password) => Some((user, password.unwrap_or_default())),
+            (None, _) => None,
+        };
+        Proof {
+            jwt: auth.jwt,
+            nkey: auth.nkey,
+            sig: auth.signature.map(|sig| URL_SAFE_NO_PAD.encode(sig)),
+            user_and_password,
+            token: auth.token,
+        }
+    }
+}
 
 /// How the client proves who it is, beyond token/user-password.
 ///
@@ -42,6 +129,15 @@ pub(crate) enum Credentials {
     /// Called at every connect to get (jwt, signature) or just a signature from the nonce; for
     /// dynamic credentials.
     Callback(Arc<SignNonceFn>),
+    /// async-nats' auth callback, awaited at every connect.
+    AsyncCallback(Arc<AuthFn>),
+    /// A JWT whose nonce signature an async callback makes (async-nats' `with_jwt`).
+    JwtCallback {
+        /// The user JWT, sent as is.
+        jwt: String,
+        /// Signs the nonce.
+        sign: Arc<SignFn>,
+    },
 }
 
 impl Credentials {
@@ -111,6 +207,50 @@ impl Credentials {
         Credentials::Callback(Arc::new(sign_nonce))
     }
 
+    /// Wraps async-nats' async auth callback.
+    pub(crate) fn from_async_callback<F, Fut>(callback: F) -> Credentials
+    where
+        F: Fn(Vec<u8>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Auth, AuthError>> + Send + 'static,
+    {
+        Credentials::AsyncCallback(Arc::new(move |nonce| Box::pin(callback(nonce))))
+    }
+
+    /// Wraps a JWT and async-nats' async nonce signer.
+    pub(crate) fn from_jwt_callback<F, Fut>(jwt: String, sign: F) -> Credentials
+    where
+        F: Fn(Vec<u8>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<u8>, AuthError>> + Send + 'static,
+    {
+        Credentials::JwtCallback {
+            jwt,
+            sign: Arc::new(move |nonce| Box::pin(sign(nonce))),
+        }
+    }
+
+    /// What goes into CONNECT for a server that sent `nonce` (empty when it sent none).
+    ///
+    /// The async auth callback is asked at every connect, nonce or not, since it may answer
+    /// with a token or a password; the other credentials only sign a nonce, and without one
+    /// there is nothing to prove, so nothing is sent.
+    pub(crate) async fn prove(&self, nonce: &str) -> Result<Proof, AuthError> {
+        match self {
+            Credentials::AsyncCallback(callback) => {
+                Ok(callback(nonce.as_bytes().to_vec()).await?.into())
+            }
+            _ if nonce.is_empty() => Ok(Proof::default()),
+            Credentials::JwtCallback { jwt, sign } => {
+                let sig = sign(nonce.as_bytes().to_vec()).await?;
+                Ok(Proof {
+                    jwt: Some(jwt.clone()),
+                    sig: Some(URL_SAFE_NO_PAD.encode(sig)),
+                    ..Proof::default()
+                })
+            }
+            signer => Ok(signer.sign(nonce)?.into()),
+        }
+    }
+
     /// Signs the server's nonce (INFO `nonce`, as bytes of the string) and returns what CONNECT
     /// needs.
     ///
@@ -140,6 +280,9 @@ impl Credentials {
                 })
             }
             Credentials::Callback(sign) => sign(nonce.as_bytes()),
+            Credentials::AsyncCallback(_) | Credentials::JwtCallback { .. } => Err(
+                AuthError::Callback("an async callback cannot sign synchronously".to_owned()),
+            ),
         }
     }
 }
@@ -212,6 +355,14 @@ pub enum AuthError {
     Callback(String),
 }
 
+impl AuthError {
+    /// An error of the user's own signing callback, described by `reason` (async-nats'
+    /// constructor).
+    pub fn new(reason: impl ToString) -> AuthError {
+        AuthError::Callback(reason.to_string())
+    }
+}
+
 impl fmt::Debug for Credentials {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -221,10 +372,14 @@ impl fmt::Debug for Credentials {
                 .field("jwt_len", &jwt.len())
                 .field("seed", seed)
                 .finish(),
-            Credentials::Callback(_) => f
+            Credentials::Callback(_) | Credentials::AsyncCallback(_) => f
                 .debug_tuple("Callback")
                 .field(&format_args!("<fn>"))
                 .finish(),
+            Credentials::JwtCallback { jwt, .. } => f
+                .debug_struct("JwtCallback")
+                .field("jwt_len", &jwt.len())
+                .finish_non_exhaustive(),
         }
     }
 }

@@ -6,27 +6,47 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bytes::Bytes;
-use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject};
+use futures_util::StreamExt;
+use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, StatusCode, Subject, SubjectError};
 use tokio::sync::futures::Notified;
 
+use crate::connection::{LinkState, State};
 use crate::engine::Engine;
-use crate::error::{ConnectError, FlushError, PublishError, RequestError, SubscribeError};
-use crate::events::Events;
+use crate::error::{
+    ConnectCause, ConnectError, ConnectErrorKind, DrainError, FlushCause, PublishCause,
+    ReconnectError, RequestCause, SubscribeCause,
+};
+pub use crate::error::{
+    FlushError, FlushErrorKind, PublishError, PublishErrorKind, RequestError, RequestErrorKind,
+    SubscribeError, SubscribeErrorKind,
+};
+use crate::events::{ConnectionEvent, Events};
 use crate::options::ConnectOptions;
 use crate::reconnect::{self, ServerPool};
-use crate::server_addr::ServerAddr;
+pub use crate::request::Request;
+use crate::server_addr::{ServerAddr, ToServerAddrs};
 use crate::shared::{Shared, Sink, SubEntry};
-use crate::statistics::{Counters, Statistics};
+pub use crate::statistics::Statistics;
 use crate::sub_queue::{Limits, SubQueue};
 use crate::subject::ToSubject;
 use crate::write_queue::Urgency;
-use crate::{Message, State, Subscriber, request};
+use crate::{Message, Subscriber, request};
 
 /// A connection to a NATS server. Clones share the connection; it closes when the last clone
 /// and the last [`Subscriber`] are dropped, or on [`Client::close`].
-#[derive(Clone)]
 pub struct Client {
     handle: Arc<Handle>,
+    /// This clone's wait for room in the write queue, for its `Sink` implementation.
+    pub(crate) sink_wait: crate::sink::SinkWait,
+}
+
+impl Clone for Client {
+    fn clone(&self) -> Client {
+        Client {
+            handle: Arc::clone(&self.handle),
+            sink_wait: crate::sink::SinkWait::default(),
+        }
+    }
 }
 
 /// Owned by every clone; its drop is the "last handle gone" signal.
@@ -41,30 +61,29 @@ impl Drop for Handle {
 }
 
 /// A message ready to be queued: subject checked, size checked against `max_payload`.
-struct Outbound<'a> {
-    subject: &'a str,
-    reply: Option<&'a str>,
-    headers: Option<&'a HeaderMap>,
-    payload: &'a Bytes,
+pub(crate) struct Outbound<'a> {
+    pub(crate) subject: &'a str,
+    pub(crate) reply: Option<&'a str>,
+    pub(crate) headers: Option<&'a HeaderMap>,
+    pub(crate) payload: &'a Bytes,
 }
 
 impl Client {
-    /// Connects to `url` with default options; see [`ConnectOptions`] for the rest.
+    /// Connects to `addrs` with `options`; see [`ConnectOptions`].
     pub(crate) async fn connect_with(
-        url: &str,
+        addrs: impl ToServerAddrs,
         options: ConnectOptions,
     ) -> Result<Client, ConnectError> {
-        let servers = url
-            .split(',')
-            .filter(|part| !part.trim().is_empty())
-            .map(ServerAddr::parse)
-            .collect::<Result<Vec<_>, _>>()?;
+        let servers: Vec<ServerAddr> = addrs
+            .to_server_addrs()
+            .map_err(|e| ConnectError::with_source(ConnectErrorKind::ServerParse, e))?
+            .collect();
         if servers.is_empty() {
-            return Err(ConnectError::NoServers);
+            return Err(ConnectCause::NoServers.into());
         }
         // Inboxes are `<prefix>.<nuid>...`: the prefix must make them valid literal subjects.
         rnats_proto::validate_publish_subject(format!("{}.x", options.inbox_prefix).as_bytes())
-            .map_err(ConnectError::InvalidInboxPrefix)?;
+            .map_err(|e| ConnectError::from(ConnectCause::InvalidInboxPrefix(e)))?;
         let mut pool = ServerPool::new(servers, options.reconnect.retain_servers_order);
         let established = match reconnect::first_connect(&options, &mut pool).await {
             Ok(established) => Some(established),
@@ -80,19 +99,25 @@ impl Client {
             .unwrap_or_default();
         let connected = established.is_some();
         let shared = Arc::new(Shared::new(options, info));
+        // Subscribed before the engine starts and before the first event, so the callback
+        // sees the first `Connected`.
+        if let Some(callback) = shared.options.event_callback.clone() {
+            callback.spawn(shared.events.subscribe());
+        }
         let engine = Engine::new(Arc::clone(&shared), established, pool);
         request::subscribe_inbox(&shared);
         tokio::spawn(engine.run());
         if connected {
-            Counters::add(&shared.counters.connects, 1);
-            shared.emit(crate::Event::Connected);
+            Statistics::add(&shared.statistics.connects, 1);
+            shared.emit(ConnectionEvent::Connected);
         }
         Ok(Client {
             handle: Arc::new(Handle { shared }),
+            sink_wait: crate::sink::SinkWait::default(),
         })
     }
 
-    fn shared(&self) -> &Shared {
+    pub(crate) fn shared(&self) -> &Shared {
         &self.handle.shared
     }
 
@@ -106,7 +131,7 @@ impl Client {
         subject: impl ToSubject,
         payload: Bytes,
     ) -> Result<(), PublishError> {
-        let subject = checked_publish_subject(&subject)?;
+        let subject = self.checked_publish_subject(&subject)?;
         let out = Outbound {
             subject,
             reply: None,
@@ -114,7 +139,7 @@ impl Client {
             payload: &payload,
         };
         // The fast path inline: no nested future on the hottest call (see `Client::send`).
-        match self.try_send(&out, Urgency::Normal)? {
+        match self.try_send(&out, Urgency::Normal, true)? {
             None => Ok(()),
             Some(space) => self.send_when_space(space, out, Urgency::Normal).await,
         }
@@ -127,7 +152,7 @@ impl Client {
         headers: HeaderMap,
         payload: Bytes,
     ) -> Result<(), PublishError> {
-        let subject = checked_publish_subject(&subject)?;
+        let subject = self.checked_publish_subject(&subject)?;
         let out = Outbound {
             subject,
             reply: None,
@@ -144,8 +169,8 @@ impl Client {
         reply: impl ToSubject,
         payload: Bytes,
     ) -> Result<(), PublishError> {
-        let subject = checked_publish_subject(&subject)?;
-        let reply = checked_publish_subject(&reply)?;
+        let subject = self.checked_publish_subject(&subject)?;
+        let reply = self.checked_publish_subject(&reply)?;
         let out = Outbound {
             subject,
             reply: Some(reply),
@@ -163,8 +188,8 @@ impl Client {
         headers: HeaderMap,
         payload: Bytes,
     ) -> Result<(), PublishError> {
-        let subject = checked_publish_subject(&subject)?;
-        let reply = checked_publish_subject(&reply)?;
+        let subject = self.checked_publish_subject(&subject)?;
+        let reply = self.checked_publish_subject(&reply)?;
         let out = Outbound {
             subject,
             reply: Some(reply),
@@ -182,7 +207,7 @@ impl Client {
         payload: Bytes,
     ) -> Result<Message, RequestError> {
         let timeout = self.shared().options.request_timeout;
-        let subject = checked_publish_subject(&subject)?;
+        let subject = self.checked_publish_subject(&subject)?;
         self.request_inner(subject, None, payload, timeout).await
     }
 
@@ -194,7 +219,7 @@ impl Client {
         payload: Bytes,
     ) -> Result<Message, RequestError> {
         let timeout = self.shared().options.request_timeout;
-        let subject = checked_publish_subject(&subject)?;
+        let subject = self.checked_publish_subject(&subject)?;
         self.request_inner(subject, Some(&headers), payload, timeout)
             .await
     }
@@ -206,8 +231,50 @@ impl Client {
         payload: Bytes,
         timeout: Option<Duration>,
     ) -> Result<Message, RequestError> {
-        let subject = checked_publish_subject(&subject)?;
+        let subject = self.checked_publish_subject(&subject)?;
         self.request_inner(subject, None, payload, timeout).await
+    }
+
+    /// Sends a [`Request`] built with its own payload, headers, timeout or inbox, as in
+    /// async-nats. With a custom inbox the reply is awaited on a subscription made for this one
+    /// request; otherwise it goes through the shared request inbox like [`Client::request`].
+    pub async fn send_request(
+        &self,
+        subject: impl ToSubject,
+        request: Request,
+    ) -> Result<Message, RequestError> {
+        let subject = self.checked_publish_subject(&subject)?;
+        let timeout = request
+            .timeout
+            .unwrap_or(self.shared().options.request_timeout);
+        let payload = request.payload.unwrap_or_default();
+        let Some(inbox) = request.inbox else {
+            return self
+                .request_inner(subject, request.headers.as_ref(), payload, timeout)
+                .await;
+        };
+        let mut replies = self.subscribe(inbox.as_str()).await?;
+        replies.unsubscribe_after(1).await.ok();
+        let out = Outbound {
+            subject,
+            reply: Some(&inbox),
+            headers: request.headers.as_ref(),
+            payload: &payload,
+        };
+        self.send(out, Urgency::Flush).await?;
+        let reply = match timeout {
+            Some(limit) => tokio::time::timeout(limit, replies.next())
+                .await
+                .map_err(|_| RequestError::from(RequestCause::TimedOut(limit)))?,
+            None => replies.next().await,
+        };
+        match reply {
+            Some(reply) if reply.status == Some(StatusCode::NO_RESPONDERS) => {
+                Err(RequestCause::NoResponders.into())
+            }
+            Some(reply) => Ok(reply),
+            None => Err(RequestCause::Closed.into()),
+        }
     }
 
     async fn request_inner(
@@ -242,9 +309,9 @@ impl Client {
     pub async fn queue_subscribe(
         &self,
         subject: impl ToSubject,
-        queue_group: impl AsRef<str>,
+        queue_group: String,
     ) -> Result<Subscriber, SubscribeError> {
-        let queue_group = QueueGroup::try_from(queue_group.as_ref())?;
+        let queue_group = QueueGroup::try_from(queue_group.as_str())?;
         self.subscribe_inner(subject.to_subject()?, Some(queue_group))
     }
 
@@ -255,7 +322,7 @@ impl Client {
     ) -> Result<Subscriber, SubscribeError> {
         let shared = self.shared();
         if shared.writes().closed {
-            return Err(SubscribeError::Closed);
+            return Err(SubscribeCause::Closed.into());
         }
         let sid = shared.next_sid.fetch_add(1, Ordering::Relaxed);
         let queue = Arc::new(SubQueue::new(Limits {
@@ -278,7 +345,7 @@ impl Client {
         });
         if !sent {
             shared.subs().by_sid.remove(&sid);
-            return Err(SubscribeError::Closed);
+            return Err(SubscribeCause::Closed.into());
         }
         Ok(Subscriber::new(self.clone(), sid, queue))
     }
@@ -286,17 +353,22 @@ impl Client {
     /// Waits until the server has processed everything this client queued before the call
     /// (a PING/PONG round trip, ADR-40). Writes queued after the call are not waited for.
     pub async fn flush(&self) -> Result<(), FlushError> {
-        let pong = self.shared().push_ping().ok_or(FlushError::Closed)?;
-        pong.await.map_err(|_| FlushError::Closed)
+        let pong = self
+            .shared()
+            .push_ping()
+            .ok_or_else(|| FlushError::from(FlushCause::NotSent))?;
+        pong.await.map_err(|_| FlushCause::Closed.into())
     }
 
     /// Drains the connection: unsubscribes every subscription, lets the messages already on
     /// their way reach the subscribers, flushes, then closes. Subscriber streams end after
     /// their last message. If the flush does not complete within the drain timeout (for
-    /// example while disconnected), the client closes anyway and `FlushError::TimedOut` says
-    /// that messages may have been left behind.
-    pub async fn drain(&self) -> Result<(), FlushError> {
+    /// example while disconnected), the client closes anyway and the error (its source a
+    /// [`FlushError`] with [`FlushCause::TimedOut`]) says that messages may have been left
+    /// behind.
+    pub async fn drain(&self) -> Result<(), DrainError> {
         let shared = self.shared();
+        shared.emit(ConnectionEvent::Draining);
         let sids: Vec<u64> = shared
             .subs()
             .by_sid
@@ -311,11 +383,11 @@ impl Client {
         let limit = shared.options.drain_timeout;
         let flushed = match tokio::time::timeout(limit, self.flush()).await {
             Ok(flushed) => flushed,
-            Err(_) => Err(FlushError::TimedOut(limit)),
+            Err(_) => Err(FlushCause::TimedOut(limit).into()),
         };
         crate::subscriber::close_subscriptions(shared, &sids);
         self.close().await;
-        flushed
+        flushed.map_err(DrainError::from)
     }
 
     /// Closes the connection after a bounded attempt to send what is queued. Subscriber
@@ -323,7 +395,7 @@ impl Client {
     pub async fn close(&self) {
         let shared = self.shared();
         // While disconnected nothing can be sent; do not wait for a reconnect.
-        if shared.state() == State::Connected {
+        if shared.state() == LinkState::Connected {
             let grace = shared.options.connection_timeout;
             let _ = tokio::time::timeout(grace, self.flush()).await;
         }
@@ -331,30 +403,43 @@ impl Client {
         shared.wait_done().await;
     }
 
-    /// The latest INFO the server sent.
+    /// The latest INFO the server sent (a default one before the first connect).
     pub fn server_info(&self) -> ServerInfo {
         ServerInfo::clone(&crate::shared::lock(&self.shared().info))
     }
 
-    /// The client's counters (shared by every clone) as of now.
-    pub fn statistics(&self) -> Statistics {
-        let shared = self.shared();
-        let (out_messages, out_bytes) = {
-            let writes = shared.writes();
-            (writes.out_messages, writes.out_bytes)
-        };
-        Statistics {
-            in_bytes: Counters::read(&shared.counters.in_bytes),
-            out_bytes,
-            in_messages: Counters::read(&shared.counters.in_messages),
-            out_messages,
-            connects: Counters::read(&shared.counters.connects),
-        }
+    /// The latest INFO the server sent, or `None` before the first connect.
+    pub fn try_server_info(&self) -> Option<ServerInfo> {
+        let connected = self.shared().statistics.connects.load(Ordering::Acquire) > 0;
+        connected.then(|| self.server_info())
     }
 
-    /// Whether the connection is up.
+    /// The largest message (headers and payload) the server accepts.
+    pub fn max_payload(&self) -> usize {
+        self.shared().max_payload.load(Ordering::Relaxed)
+    }
+
+    /// Whether the connected server's version is at least `major.minor.patch`. A version
+    /// that does not parse (or none yet) is not compatible.
+    pub fn is_server_compatible(&self, major: i64, minor: i64, patch: i64) -> bool {
+        server_version(&self.server_info().version)
+            .is_some_and(|version| version >= (major, minor, patch))
+    }
+
+    /// The client's counters, shared by every clone: a live handle whose fields keep
+    /// changing as the connection works.
+    pub fn statistics(&self) -> Arc<Statistics> {
+        Arc::clone(&self.shared().statistics)
+    }
+
+    /// Whether the connection is up, down, or not made yet.
     pub fn connection_state(&self) -> State {
-        self.shared().state()
+        self.shared().state().public()
+    }
+
+    /// Whether the client is closed for good (by `close`, `drain`, or reconnecting giving up).
+    pub fn is_closed(&self) -> bool {
+        self.shared().state() == LinkState::Closed
     }
 
     /// A new unique inbox subject under the configured prefix.
@@ -363,11 +448,16 @@ impl Client {
     }
 
     /// Drops the current connection and reconnects (to the next server of the pool), as
-    /// after a failure: subscriptions are restored and publishes meanwhile are kept.
-    pub fn force_reconnect(&self) {
+    /// after a failure: subscriptions are restored and publishes meanwhile are kept. Returns
+    /// once the reconnect is asked for, not when it is done (watch the events for that).
+    pub async fn force_reconnect(&self) -> Result<(), ReconnectError> {
         let shared = self.shared();
+        if shared.state() == LinkState::Closed {
+            return Err(ReconnectError::closed());
+        }
         shared.reconnect_requested.store(true, Ordering::Release);
         shared.engine_waker.wake();
+        Ok(())
     }
 
     /// A stream of connection events from now on.
@@ -390,7 +480,7 @@ impl Client {
     /// path is a separate future, so a publish does not move a large nested future state
     /// around (profiling showed those copies costing a quarter of the publish path).
     async fn send(&self, out: Outbound<'_>, urgency: Urgency) -> Result<(), PublishError> {
-        match self.try_send(&out, urgency)? {
+        match self.try_send(&out, urgency, true)? {
             None => Ok(()),
             Some(space) => self.send_when_space(space, out, urgency).await,
         }
@@ -405,7 +495,7 @@ impl Client {
     ) -> Result<(), PublishError> {
         loop {
             space.await;
-            match self.try_send(&out, urgency)? {
+            match self.try_send(&out, urgency, true)? {
                 None => return Ok(()),
                 Some(next) => space = next,
             }
@@ -414,18 +504,23 @@ impl Client {
 
     /// Queues the message if the write queue has room. Otherwise returns the notification to
     /// wait for, made while the lock was held so the engine's `notify_waiters()` after it
-    /// takes the queue cannot be missed.
-    fn try_send(
+    /// takes the queue cannot be missed. With `bounded` false the message is queued even
+    /// over the limit (the `Sink` checked for room in `poll_ready`; another clone may have
+    /// filled it since).
+    pub(crate) fn try_send(
         &self,
         out: &Outbound<'_>,
         urgency: Urgency,
+        bounded: bool,
     ) -> Result<Option<Notified<'_>>, PublishError> {
         let shared = self.shared();
         let header_len = match out.headers {
             Some(headers) => {
                 if !shared.headers_supported.load(Ordering::Relaxed) {
-                    return Err(PublishError::HeadersNotSupported);
+                    return Err(PublishCause::HeadersNotSupported.into());
                 }
+                // The map refuses bad names and values as they go in; this reports the first.
+                headers.check().map_err(PublishCause::InvalidHeader)?;
                 rnats_proto::encoded_len(headers)
             }
             None => 0,
@@ -434,7 +529,7 @@ impl Client {
         let size = header_len + payload_len;
         let max = shared.max_payload.load(Ordering::Relaxed);
         if max != 0 && size > max {
-            return Err(PublishError::MaxPayloadExceeded { size, max });
+            return Err(PublishCause::MaxPayloadExceeded { size, max }.into());
         }
         let frame = Pub {
             subject: out.subject,
@@ -443,13 +538,13 @@ impl Client {
         };
         let mut writes = shared.writes();
         if writes.closed {
-            return Err(PublishError::Closed);
+            return Err(PublishCause::Closed.into());
         }
         if writes.disconnected {
             // Kept for after the reconnect, up to the reconnect buffer; never waits.
             let limit = shared.options.reconnect.buffer_size;
             if writes.queue.len() + frame.encoded_len(payload_len) > limit {
-                return Err(PublishError::ReconnectBufferFull { limit });
+                return Err(PublishCause::ReconnectBufferFull { limit }.into());
             }
             writes
                 .queue
@@ -459,7 +554,10 @@ impl Client {
             return Ok(None);
         }
         // An empty queue always takes one message, however large.
-        if writes.queue.len() >= shared.options.write_buffer_limit && !writes.queue.is_empty() {
+        if bounded
+            && writes.queue.len() >= shared.options.write_buffer_limit
+            && !writes.queue.is_empty()
+        {
             writes.space_waiters = true;
             return Ok(Some(shared.space.notified()));
         }
@@ -481,8 +579,34 @@ impl fmt::Debug for Client {
     }
 }
 
-/// Validates a subject for publishing: valid, and no wildcard tokens.
-fn checked_publish_subject(subject: &impl ToSubject) -> Result<&str, PublishError> {
-    subject.check_publish()?;
-    Ok(subject.subject_str())
+impl Client {
+    /// Validates a subject for publishing: valid, and no wildcard tokens. With
+    /// `skip_subject_validation` only what would break the protocol's framing is refused.
+    pub(crate) fn checked_publish_subject<'s>(
+        &self,
+        subject: &'s impl ToSubject,
+    ) -> Result<&'s str, PublishError> {
+        if self.shared().options.skip_subject_validation {
+            let text = subject.subject_str();
+            if text.is_empty() || text.bytes().any(|b| b.is_ascii_whitespace()) {
+                return Err(PublishCause::InvalidSubject(SubjectError::InvalidCharacter).into());
+            }
+            return Ok(text);
+        }
+        subject.check_publish()?;
+        Ok(subject.subject_str())
+    }
+}
+
+/// `major.minor.patch` of a server version such as `2.10.14` or `2.11.0-RC.1`.
+fn server_version(version: &str) -> Option<(i64, i64, i64)> {
+    let mut parts = version.trim_start_matches('v').splitn(3, '.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    let patch_text = parts.next()?;
+    let digits = patch_text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(patch_text.len());
+    let patch = patch_text[..digits].parse().ok()?;
+    Some((major, minor, patch))
 }

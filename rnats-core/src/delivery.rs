@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::Message;
-use crate::events::Event;
+use crate::events::ConnectionEvent;
 use crate::shared::{Shared, SidMap};
 use crate::sub_queue::SubQueue;
 
@@ -72,7 +72,7 @@ impl Deliveries {
                 .push_batch(&mut pending.messages, pending.bytes);
             if pushed.new_episode {
                 let dropped = pending.queue.dropped();
-                shared.emit(Event::SlowConsumer {
+                shared.emit(ConnectionEvent::SlowConsumer {
                     sid: pending.sid,
                     dropped,
                 });

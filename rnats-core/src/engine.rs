@@ -23,18 +23,18 @@ use rnats_proto::{Msg, Parser, PermissionOp, ServerError, ServerInfo, ServerOp};
 use tokio::io::AsyncWrite;
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
-use tokio_rustls::client::TlsStream;
 
+use crate::Message;
+use crate::connection::LinkState;
 use crate::delivery::Deliveries;
 use crate::error::SubscriberError;
-use crate::events::Event;
+use crate::events::{ClientError, ConnectionEvent};
 use crate::handshake::{Established, effective_max_payload};
 use crate::reconnect::{self, ServerPool};
 use crate::shared::{Shared, Sink, Subscriptions};
-use crate::statistics::Counters;
-use crate::tls::Transport;
+use crate::statistics::Statistics;
+use crate::transport::Transport;
 use crate::write_queue::{Frames, IOVECS, Writer};
-use crate::{Message, State};
 
 /// Passes through the loop before yielding to the runtime.
 const ROUNDS: usize = 32;
@@ -54,15 +54,16 @@ enum Ending {
 /// The engine for one connection.
 pub(crate) struct Engine {
     shared: Arc<Shared>,
-    /// Shared with callers that write directly while the engine is idle (see [`Writer`]);
-    /// reading is the engine's alone.
-    /// The plain TCP socket; `None` while disconnected or under TLS.
+    /// The plain TCP socket; `None` while disconnected or under TLS or WebSocket. Shared
+    /// with callers that write directly while the engine is idle (see [`Writer`]); reading
+    /// is the engine's alone.
     socket: Option<Arc<TcpStream>>,
-    /// The TLS stream, when the connection uses TLS. It needs `&mut` access, so callers never
-    /// write to it directly; every byte goes through the engine.
-    tls: Option<Box<TlsStream<TcpStream>>>,
-    /// Bytes were written to the TLS stream since its last flush.
-    tls_needs_flush: bool,
+    /// The stream when the connection is not plain TCP: TLS, or WebSocket (over TCP or
+    /// TLS). It needs `&mut` access, so callers never write to it directly; every byte goes
+    /// through the engine.
+    stream: Option<Transport>,
+    /// Bytes were written to `stream` since its last flush.
+    stream_needs_flush: bool,
     read_buf: BytesMut,
     read_capacity: usize,
     parser: Parser,
@@ -103,8 +104,8 @@ impl Engine {
         let mut engine = Engine {
             shared,
             socket: None,
-            tls: None,
-            tls_needs_flush: false,
+            stream: None,
+            stream_needs_flush: false,
             read_buf,
             read_capacity,
             parser,
@@ -129,7 +130,7 @@ impl Engine {
                 // Publishes until the first connect are kept, as after a disconnect.
                 writes.disconnected = true;
                 writes.writer = Writer::Writing;
-                engine.shared.set_state(State::Disconnected);
+                engine.shared.set_state(LinkState::Pending);
             }
         }
         engine
@@ -138,24 +139,24 @@ impl Engine {
     /// Takes `stream` as the connection; returns the socket callers may write to directly
     /// (plain TCP only).
     fn install(&mut self, stream: Transport) -> Option<Arc<TcpStream>> {
-        self.tls_needs_flush = false;
+        self.stream_needs_flush = false;
         match stream {
             Transport::Tcp(tcp) => {
                 let tcp = Arc::new(tcp);
                 self.socket = Some(Arc::clone(&tcp));
-                self.tls = None;
+                self.stream = None;
                 Some(tcp)
             }
-            Transport::Tls(tls) => {
+            other => {
                 self.socket = None;
-                self.tls = Some(tls);
+                self.stream = Some(other);
                 None
             }
         }
     }
 
     fn is_connected(&self) -> bool {
-        self.socket.is_some() || self.tls.is_some()
+        self.socket.is_some() || self.stream.is_some()
     }
 
     fn reserve_read_buffer(&mut self) {
@@ -176,13 +177,15 @@ impl Engine {
             if self.shared.options.reconnect.max_reconnects == Some(0) {
                 break;
             }
-            if self.shared.state() != State::Disconnected {
+            if self.shared.state() == LinkState::Connected {
                 self.disconnected(reason.clone());
             }
             let Some(conn) = reconnect::reconnect(&self.shared, &mut self.pool).await else {
                 ending = if self.shared.close_requested.load(Ordering::Acquire) {
                     Ending::Requested
                 } else {
+                    self.shared
+                        .emit(ConnectionEvent::ClientError(ClientError::MaxReconnects));
                     Ending::Lost("reconnect attempts exhausted".to_owned())
                 };
                 break;
@@ -206,9 +209,9 @@ impl Engine {
     /// waiters for after the reconnect, and tell the application.
     fn disconnected(&mut self, reason: String) {
         let shared = Arc::clone(&self.shared);
-        shared.set_state(State::Disconnected);
+        shared.set_state(LinkState::Disconnected);
         self.socket = None;
-        self.tls = None;
+        self.stream = None;
         self.out = Frames::with_limit(shared.options.write_buffer_limit);
         self.lame_duck_timer = None;
         self.linger_timer = None;
@@ -233,7 +236,7 @@ impl Engine {
             shared.requests().clear();
         }
         tracing::debug!(%reason, "disconnected");
-        shared.emit(Event::Disconnected { reason });
+        shared.emit(ConnectionEvent::Disconnected { reason });
     }
 
     /// A new connection is up: restore every subscription, then send the publishes kept
@@ -274,13 +277,13 @@ impl Engine {
             // The engine takes the queue on its first pass.
             writes.writer = Writer::Woken;
         }
-        shared.set_state(State::Connected);
+        shared.set_state(LinkState::Connected);
         // With `retry_on_initial_connect` the first connection is made here too.
-        let first = shared.counters.connects.fetch_add(1, Ordering::Relaxed) == 0;
+        let first = shared.statistics.connects.fetch_add(1, Ordering::Relaxed) == 0;
         shared.emit(if first {
-            Event::Connected
+            ConnectionEvent::Connected
         } else {
-            Event::Reconnected
+            ConnectionEvent::Reconnected
         });
     }
 
@@ -327,12 +330,8 @@ impl Engine {
         if self.read_buf.capacity() - self.read_buf.len() < self.read_capacity / 4 {
             self.read_buf.reserve(self.read_capacity);
         }
-        if let Some(tls) = &mut self.tls {
-            return match tokio_util::io::poll_read_buf(
-                Pin::new(tls.as_mut()),
-                cx,
-                &mut self.read_buf,
-            ) {
+        if let Some(stream) = &mut self.stream {
+            return match tokio_util::io::poll_read_buf(Pin::new(stream), cx, &mut self.read_buf) {
                 Poll::Pending => Ok(false),
                 Poll::Ready(Ok(0)) => Err(Ending::Lost("the server closed the connection".into())),
                 Poll::Ready(Ok(_)) => self.handle_input().map(|()| true),
@@ -397,8 +396,8 @@ impl Engine {
         };
         drop(subs);
         self.deliveries.hand_over(&shared);
-        Counters::add(&shared.counters.in_messages, in_messages);
-        Counters::add(&shared.counters.in_bytes, in_bytes);
+        Statistics::add(&shared.statistics.in_messages, in_messages);
+        Statistics::add(&shared.statistics.in_bytes, in_bytes);
         result
     }
 
@@ -420,7 +419,7 @@ impl Engine {
             ServerOp::Info(info) => {
                 self.apply_info(&info);
                 if info.lame_duck_mode && self.lame_duck_timer.is_none() {
-                    self.shared.emit(Event::LameDuckMode);
+                    self.shared.emit(ConnectionEvent::LameDuckMode);
                     // Move before the server closes us, at a random moment so that all its
                     // clients do not land on the next server at once (ADR-40).
                     let delay = LAME_DUCK_JITTER.mul_f64(crate::reconnect::random_unit());
@@ -444,7 +443,7 @@ impl Engine {
             .headers_supported
             .store(info.headers, Ordering::Relaxed);
         if !self.shared.options.reconnect.ignore_discovered_servers {
-            let added = self.pool.add_discovered(&info.connect_urls);
+            let added = self.pool.add_discovered(info);
             crate::reconnect::report_discovered(&self.shared, added);
         }
     }
@@ -466,7 +465,7 @@ impl Engine {
                 | ServerError::MaxPayload
         );
         let reason = format!("server error: {error}");
-        self.shared.emit(Event::ServerError(error));
+        self.shared.emit(ConnectionEvent::ServerError(error));
         // After these the server closes the connection; do not wait for it to do so.
         if fatal {
             Err(Ending::Lost(reason))
@@ -481,19 +480,19 @@ impl Engine {
         let mut progress = false;
         loop {
             if self.out.is_empty() && !self.take_queued(cx) {
-                return self.flush_tls(cx).map(|()| progress);
+                return self.flush_stream(cx).map(|()| progress);
             }
-            if let Some(tls) = &mut self.tls {
+            if let Some(stream) = &mut self.stream {
                 let mut slices = [IoSlice::new(&[]); IOVECS];
                 let count = self.out.io_slices(&mut slices);
-                match Pin::new(tls.as_mut()).poll_write_vectored(cx, &slices[..count]) {
-                    Poll::Pending => return self.flush_tls(cx).map(|()| progress),
+                match Pin::new(stream).poll_write_vectored(cx, &slices[..count]) {
+                    Poll::Pending => return self.flush_stream(cx).map(|()| progress),
                     Poll::Ready(Ok(0)) => {
                         return Err(Ending::Lost("write failed: no bytes taken".into()));
                     }
                     Poll::Ready(Ok(n)) => {
                         self.out.advance(n);
-                        self.tls_needs_flush = true;
+                        self.stream_needs_flush = true;
                         progress = true;
                     }
                     Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("write failed: {e}"))),
@@ -514,12 +513,12 @@ impl Engine {
         }
     }
 
-    /// Pushes what rustls buffered onto the socket.
-    fn flush_tls(&mut self, cx: &mut Context<'_>) -> Result<(), Ending> {
-        if let (Some(tls), true) = (&mut self.tls, self.tls_needs_flush) {
-            match Pin::new(tls.as_mut()).poll_flush(cx) {
+    /// Pushes what rustls or the WebSocket layer buffered onto the socket.
+    fn flush_stream(&mut self, cx: &mut Context<'_>) -> Result<(), Ending> {
+        if let (Some(stream), true) = (&mut self.stream, self.stream_needs_flush) {
+            match Pin::new(stream).poll_flush(cx) {
                 Poll::Pending => {}
-                Poll::Ready(Ok(())) => self.tls_needs_flush = false,
+                Poll::Ready(Ok(())) => self.stream_needs_flush = false,
                 Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("write failed: {e}"))),
             }
         }
@@ -550,6 +549,7 @@ impl Engine {
         }
         writes.linger_since = None;
         writes.urgent = false;
+        writes.count_out(&self.shared.statistics);
         writes.queue.take_into(&mut self.out);
         writes.writer = Writer::Writing;
         let wake_publishers = std::mem::take(&mut writes.space_waiters);
@@ -588,8 +588,8 @@ impl Engine {
     fn finish(self, ending: Ending) {
         let shared = self.shared;
         // A disconnect already reported (before reconnecting gave up) is not reported twice.
-        let was_connected = shared.state() == State::Connected;
-        shared.set_state(State::Closed);
+        let was_connected = shared.state() == LinkState::Connected;
+        shared.set_state(LinkState::Closed);
         {
             let mut writes = shared.writes();
             writes.closed = true;
@@ -613,9 +613,9 @@ impl Engine {
         shared.requests().clear();
         if let (Ending::Lost(reason), true) = (ending, was_connected) {
             tracing::debug!(%reason, "connection lost");
-            shared.emit(Event::Disconnected { reason });
+            shared.emit(ConnectionEvent::Disconnected { reason });
         }
-        shared.emit(Event::Closed);
+        shared.emit(ConnectionEvent::Closed);
         shared.done.send_replace(true);
     }
 }

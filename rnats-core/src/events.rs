@@ -1,19 +1,103 @@
-//! Connection events, delivered on [`Client::events`](crate::Client::events).
+//! Connection events: rnats' detailed [`ConnectionEvent`]s on [`Client::events`], and
+//! async-nats' [`Event`]s for [`ConnectOptions::event_callback`].
+//!
+//! [`Client::events`]: crate::Client::events
+//! [`ConnectOptions::event_callback`]: crate::ConnectOptions::event_callback
 
 use std::fmt;
+use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_core::Stream;
 use futures_util::stream::BoxStream;
-use rnats_proto::ServerError;
+use rnats_proto::ServerError as ProtocolError;
 use tokio::sync::broadcast;
 
-/// Something that happened to the connection.
+/// Something that happened to the connection, as async-nats reports it to an event callback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The connection is up: after the first connect and after every reconnect.
+    Connected,
+    /// The connection was lost.
+    Disconnected,
+    /// The server entered lame duck mode and will close the connection soon.
+    LameDuckMode,
+    /// The client started draining.
+    Draining,
+    /// The client was closed and its connection ended for good.
+    Closed,
+    /// A subscription's queue was full and messages were dropped (the subscription's sid).
+    SlowConsumer(u64),
+    /// The server reported an error.
+    ServerError(ServerError),
+    /// The client hit a problem of its own (reconnecting gave up, say).
+    ClientError(ClientError),
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Connected => f.write_str("connected"),
+            Event::Disconnected => f.write_str("disconnected"),
+            Event::LameDuckMode => f.write_str("lame duck mode detected"),
+            Event::Draining => f.write_str("draining"),
+            Event::Closed => f.write_str("closed"),
+            Event::SlowConsumer(sid) => write!(f, "slow consumer on subscription {sid}"),
+            Event::ServerError(error) => write!(f, "server error: {error}"),
+            Event::ClientError(error) => write!(f, "client error: {error}"),
+        }
+    }
+}
+
+/// An error the server reported, in async-nats' three shapes. rnats' finer account (permission
+/// violations with their subject, stale connection, ...) is in
+/// [`ConnectionEvent::ServerError`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServerError {
+    /// The server rejected the credentials.
+    #[error("nats: authorization violation")]
+    AuthorizationViolation,
+    /// A subscription was a slow consumer.
+    #[error("nats: subscription {0} is a slow consumer")]
+    SlowConsumer(u64),
+    /// Any other error, with the server's text.
+    #[error("nats: {0}")]
+    Other(String),
+}
+
+impl From<&ProtocolError> for ServerError {
+    fn from(error: &ProtocolError) -> Self {
+        match error {
+            ProtocolError::AuthorizationViolation => ServerError::AuthorizationViolation,
+            other => ServerError::Other(other.to_string()),
+        }
+    }
+}
+
+/// A problem of the client's own, reported as [`Event::ClientError`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientError {
+    /// Anything else, described.
+    #[error("nats: {0}")]
+    Other(String),
+    /// Reconnecting gave up after `max_reconnects` attempts.
+    #[error("nats: max reconnects reached")]
+    MaxReconnects,
+    /// A reconnect callback chose a server that is not in the pool.
+    #[error("nats: reconnect callback returned server not in pool")]
+    ServerNotInPool,
+}
+
+/// Something that happened to the connection, in rnats' detail: what [`Client::events`]
+/// streams. Each maps to at most one async-nats [`Event`] (see [`ConnectionEvent::to_event`]).
+///
+/// [`Client::events`]: crate::Client::events
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum Event {
-    /// The connection to the server is up.
+pub enum ConnectionEvent {
+    /// The first connection to the server is up.
     Connected,
     /// The connection was lost; the text says why.
     Disconnected {
@@ -25,7 +109,7 @@ pub enum Event {
     /// The cluster advertised servers the pool did not know; they were added to it.
     DiscoveredServers(Vec<String>),
     /// The server reported an error that did not end the connection.
-    ServerError(ServerError),
+    ServerError(ProtocolError),
     /// A subscription's queue was full and messages were dropped. Reported once per episode:
     /// again only after the queue has accepted a message in between.
     SlowConsumer {
@@ -36,42 +120,70 @@ pub enum Event {
     },
     /// The server entered lame duck mode and will close the connection soon.
     LameDuckMode,
+    /// `drain` started.
+    Draining,
+    /// The client hit a problem of its own.
+    ClientError(ClientError),
     /// Events were produced faster than this listener read them; this many were skipped.
     Lagged(u64),
     /// The client was closed and its connection ended for good.
     Closed,
 }
 
-impl fmt::Display for Event {
+impl ConnectionEvent {
+    /// The async-nats event this is reported as to an event callback, if any: a reconnect is
+    /// `Connected`, and discovered servers and lag have no async-nats counterpart.
+    pub fn to_event(&self) -> Option<Event> {
+        Some(match self {
+            ConnectionEvent::Connected | ConnectionEvent::Reconnected => Event::Connected,
+            ConnectionEvent::Disconnected { .. } => Event::Disconnected,
+            ConnectionEvent::ServerError(error) => Event::ServerError(error.into()),
+            ConnectionEvent::SlowConsumer { sid, .. } => Event::SlowConsumer(*sid),
+            ConnectionEvent::LameDuckMode => Event::LameDuckMode,
+            ConnectionEvent::Draining => Event::Draining,
+            ConnectionEvent::ClientError(error) => Event::ClientError(error.clone()),
+            ConnectionEvent::Closed => Event::Closed,
+            ConnectionEvent::DiscoveredServers(_) | ConnectionEvent::Lagged(_) => return None,
+        })
+    }
+}
+
+impl fmt::Display for ConnectionEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Event::Connected => f.write_str("connected"),
-            Event::Disconnected { reason } => write!(f, "disconnected: {reason}"),
-            Event::Reconnected => f.write_str("reconnected"),
-            Event::DiscoveredServers(urls) => write!(f, "discovered servers: {}", urls.join(", ")),
-            Event::ServerError(e) => write!(f, "server error: {e}"),
-            Event::SlowConsumer { sid, dropped } => {
+            ConnectionEvent::Connected => f.write_str("connected"),
+            ConnectionEvent::Disconnected { reason } => write!(f, "disconnected: {reason}"),
+            ConnectionEvent::Reconnected => f.write_str("reconnected"),
+            ConnectionEvent::DiscoveredServers(urls) => {
+                write!(f, "discovered servers: {}", urls.join(", "))
+            }
+            ConnectionEvent::ServerError(e) => write!(f, "server error: {e}"),
+            ConnectionEvent::SlowConsumer { sid, dropped } => {
                 write!(f, "slow consumer on sid {sid}: {dropped} messages dropped")
             }
-            Event::LameDuckMode => f.write_str("server entered lame duck mode"),
-            Event::Lagged(n) => write!(f, "{n} events skipped"),
-            Event::Closed => f.write_str("closed"),
+            ConnectionEvent::LameDuckMode => f.write_str("server entered lame duck mode"),
+            ConnectionEvent::Draining => f.write_str("draining"),
+            ConnectionEvent::ClientError(e) => write!(f, "client error: {e}"),
+            ConnectionEvent::Lagged(n) => write!(f, "{n} events skipped"),
+            ConnectionEvent::Closed => f.write_str("closed"),
         }
     }
 }
 
-/// A stream of [`Event`]s. Each call to `Client::events` gets its own copy of every event
-/// sent after the call.
+/// A stream of [`ConnectionEvent`]s. Each call to `Client::events` gets its own copy of every
+/// event sent after the call.
 pub struct Events {
-    inner: BoxStream<'static, Event>,
+    inner: BoxStream<'static, ConnectionEvent>,
 }
 
 impl Events {
-    pub(crate) fn new(rx: broadcast::Receiver<Event>) -> Events {
+    pub(crate) fn new(rx: broadcast::Receiver<ConnectionEvent>) -> Events {
         let inner = futures_util::stream::unfold(rx, |mut rx| async move {
             match rx.recv().await {
                 Ok(event) => Some((event, rx)),
-                Err(broadcast::error::RecvError::Lagged(n)) => Some((Event::Lagged(n), rx)),
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    Some((ConnectionEvent::Lagged(n), rx))
+                }
                 Err(broadcast::error::RecvError::Closed) => None,
             }
         });
@@ -88,9 +200,53 @@ impl fmt::Debug for Events {
 }
 
 impl Stream for Events {
-    type Item = Event;
+    type Item = ConnectionEvent;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ConnectionEvent>> {
         self.inner.as_mut().poll_next(cx)
+    }
+}
+
+/// The boxed future an event callback returns.
+type CallbackFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// An async-nats style event callback, as `ConnectOptions::event_callback` stores it.
+#[derive(Clone)]
+pub(crate) struct EventCallback(Arc<dyn Fn(Event) -> CallbackFuture + Send + Sync>);
+
+impl EventCallback {
+    pub(crate) fn new<F, Fut>(callback: F) -> EventCallback
+    where
+        F: Fn(Event) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        EventCallback(Arc::new(move |event| Box::pin(callback(event))))
+    }
+
+    /// Runs the callback for every event of `rx`, one at a time and in order, until the
+    /// client's event channel closes. `rx` is subscribed before the client's first event is
+    /// sent, so the callback sees the first `Connected`.
+    pub(crate) fn spawn(self, mut rx: broadcast::Receiver<ConnectionEvent>) {
+        tokio::spawn(async move {
+            loop {
+                match rx.recv().await {
+                    Ok(event) => {
+                        if let Some(event) = event.to_event() {
+                            (self.0)(event).await;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!(skipped = n, "event callback too slow; events skipped");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        });
+    }
+}
+
+impl fmt::Debug for EventCallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("EventCallback")
     }
 }

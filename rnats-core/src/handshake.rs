@@ -1,5 +1,6 @@
-//! Opening a connection: TCP connect, INFO, CONNECT, and the PING/PONG that confirms the
-//! server accepted us (ADR-40). Runs before the engine starts, so every failure here is a
+//! Opening a connection: TCP connect (then TLS and the WebSocket upgrade for `wss://`, or
+//! the upgrade alone for `ws://`), INFO, CONNECT, and the PING/PONG that confirms the server
+//! accepted us (ADR-40). Runs before the engine starts, so every failure here is a
 //! [`ConnectError`] returned from `connect()`.
 
 use std::io;
@@ -9,10 +10,13 @@ use rnats_proto::{ConnectInfo, Parser, ParserLimits, ServerError, ServerInfo, Se
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
-use crate::error::ConnectError;
+use crate::auth::Proof;
+use crate::error::{ConnectCause, ConnectError};
 use crate::options::ConnectOptions;
 use crate::server_addr::ServerAddr;
-use crate::tls::{self, Transport};
+use crate::tls;
+use crate::transport::Transport;
+use crate::websocket;
 
 /// A connection the server has accepted, with whatever it sent after its PONG still unread.
 #[derive(Debug)]
@@ -39,10 +43,11 @@ pub(crate) async fn connect(
     let timeout = options.connection_timeout;
     match tokio::time::timeout(timeout, handshake(&socket_addr, addr, options)).await {
         Ok(result) => result,
-        Err(_) => Err(ConnectError::TimedOut {
+        Err(_) => Err(ConnectCause::TimedOut {
             addr: socket_addr,
             timeout,
-        }),
+        }
+        .into()),
     }
 }
 
@@ -51,16 +56,26 @@ async fn handshake(
     addr: &ServerAddr,
     options: &ConnectOptions,
 ) -> Result<Established, ConnectError> {
-    let io_error = |source| ConnectError::Io {
+    let io_error = |source| ConnectCause::Io {
         addr: socket_addr.to_owned(),
         source,
     };
     let tcp = open_socket(socket_addr, options).await.map_err(io_error)?;
     tcp.set_nodelay(true).map_err(io_error)?;
-    let tls_wanted = options.tls.required || addr.tls;
-    let mut stream = if options.tls.first {
+    let tls_wanted = options.tls.required || addr.tls_required();
+    let mut stream = if addr.is_websocket() {
+        // Over WebSocket, TLS belongs to the connection under it (`wss://`), never to the
+        // NATS protocol: the server's INFO does not ask for an upgrade.
+        let under = if tls_wanted {
+            let config = options.tls.client_config()?;
+            Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
+        } else {
+            Transport::Tcp(tcp)
+        };
+        Transport::WebSocket(Box::new(websocket::upgrade(under, addr).await?))
+    } else if options.tls.first {
         let config = options.tls.client_config()?;
-        Transport::Tls(Box::new(tls::upgrade(tcp, &addr.host, config).await?))
+        Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
     } else {
         Transport::Tcp(tcp)
     };
@@ -77,14 +92,14 @@ async fn handshake(
     loop {
         let op = next_op(&mut stream, &mut read_buf, &mut parser)
             .await
-            .map_err(|e| match (e, &stream) {
+            .map_err(|e| match e {
                 // Over TLS a read error is most often the server refusing us (a missing
                 // client certificate, say), not an unreachable server.
-                (ReadError::Io(source), Transport::Tls(_)) => {
-                    ConnectError::Tls(format!("the TLS connection failed: {source}"))
+                ReadError::Io(source) if stream.is_tls() => {
+                    ConnectCause::Tls(format!("the TLS connection failed: {source}")).into()
                 }
-                (ReadError::Io(source), Transport::Tcp(_)) => io_error(source),
-                (ReadError::Connect(e), _) => e,
+                ReadError::Io(source) => io_error(source).into(),
+                ReadError::Connect(e) => e,
             })?;
         match (step, op) {
             (Step::ExpectInfo, ServerOp::Info(server_info)) => {
@@ -93,23 +108,25 @@ async fn handshake(
                     stream = match (server_info.tls_required, tls_wanted) {
                         (false, false) => Transport::Tcp(tcp),
                         (false, true) if !server_info.tls_available => {
-                            return Err(ConnectError::Tls(format!(
+                            return Err(ConnectCause::Tls(format!(
                                 "TLS is required but {} does not offer it",
-                                addr.host
-                            )));
+                                addr.host()
+                            ))
+                            .into());
                         }
                         // The server waits for the TLS handshake right after its INFO.
                         _ => {
                             let config = options.tls.client_config()?;
-                            Transport::Tls(Box::new(tls::upgrade(tcp, &addr.host, config).await?))
+                            Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
                         }
                     };
                 }
                 let mut out = BytesMut::new();
-                let connect = connect_info(addr, options, &server_info, &stream)?;
+                let tls = stream.is_tls();
+                let connect = connect_info(addr, options, &server_info, tls).await?;
                 rnats_proto::encode_connect(&mut out, &connect);
                 out.extend_from_slice(rnats_proto::PING);
-                stream.write_all(&out).await.map_err(io_error)?;
+                write(&mut stream, &out).await.map_err(io_error)?;
                 info = Some(*server_info);
                 step = Step::ExpectPong;
             }
@@ -117,19 +134,18 @@ async fn handshake(
             (Step::ExpectPong, ServerOp::Ok) => {}
             (Step::ExpectPong, ServerOp::Info(server_info)) => info = Some(*server_info),
             (Step::ExpectPong, ServerOp::Ping) => {
-                stream
-                    .write_all(rnats_proto::PONG)
+                write(&mut stream, rnats_proto::PONG)
                     .await
                     .map_err(io_error)?;
             }
             (_, ServerOp::Err(ServerError::AuthorizationViolation)) => {
-                return Err(ConnectError::AuthorizationViolation);
+                return Err(ConnectCause::AuthorizationViolation.into());
             }
-            (_, ServerOp::Err(e)) => return Err(ConnectError::Server(e)),
-            (_, op) => return Err(ConnectError::UnexpectedOp(op_name(&op))),
+            (_, ServerOp::Err(e)) => return Err(ConnectCause::Server(e).into()),
+            (_, op) => return Err(ConnectCause::UnexpectedOp(op_name(&op)).into()),
         }
     }
-    let info = info.ok_or(ConnectError::UnexpectedOp("PONG"))?;
+    let info = info.ok_or_else(|| ConnectError::from(ConnectCause::UnexpectedOp("PONG")))?;
     Ok(Established {
         stream,
         read_buf,
@@ -138,8 +154,14 @@ async fn handshake(
     })
 }
 
+/// Writes `bytes` and flushes them: TLS and WebSocket hold writes until flushed.
+async fn write(stream: &mut Transport, bytes: &[u8]) -> io::Result<()> {
+    stream.write_all(bytes).await?;
+    stream.flush().await
+}
+
 /// Resolves `socket_addr` and connects to the first address that answers, applying the
-/// socket buffer sizes from the options.
+/// socket buffer sizes and the local address from the options.
 async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<TcpStream> {
     let mut last_error = None;
     // A name may resolve to several servers: try them all, in random order (ADR-11), so
@@ -157,6 +179,17 @@ async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<
         }
         if let Some(size) = options.recv_buffer_size {
             socket.set_recv_buffer_size(u32::try_from(size).unwrap_or(u32::MAX))?;
+        }
+        if let Some(local) = options.local_address {
+            if local.is_ipv4() != addr.is_ipv4() {
+                // This local address cannot reach that server address; another may match.
+                last_error = Some(io::Error::new(
+                    io::ErrorKind::AddrNotAvailable,
+                    format!("local address {local} cannot connect to {addr}"),
+                ));
+                continue;
+            }
+            socket.bind(local)?;
         }
         match socket.connect(addr).await {
             Ok(stream) => return Ok(stream),
@@ -198,48 +231,51 @@ async fn next_op(
         }
         let n = stream.read_buf(buf).await.map_err(ReadError::Io)?;
         if n == 0 {
-            return Err(ReadError::Connect(ConnectError::ClosedByServer));
+            return Err(ReadError::Connect(ConnectCause::ClosedByServer.into()));
         }
     }
 }
 
-fn connect_info(
+async fn connect_info(
     addr: &ServerAddr,
     options: &ConnectOptions,
     info: &ServerInfo,
-    stream: &Transport,
+    tls: bool,
 ) -> Result<ConnectInfo, ConnectError> {
-    // Credentials in the URL win over those in the options, as in other NATS clients.
-    let (user, pass) = match (&addr.user, &addr.password, &options.user_and_password) {
-        (Some(u), Some(p), _) => (Some(u.clone()), Some(p.clone())),
-        (_, _, Some((u, p))) => (Some(u.clone()), Some(p.clone())),
-        _ => (None, None),
+    let proof = match &options.credentials {
+        Some(credentials) => credentials.prove(&info.nonce).await?,
+        None => Proof::default(),
     };
-    // A server that checks nkeys or JWTs sends a nonce to sign; without one there is nothing
-    // to prove and the credentials are not sent.
-    let signed = match (&options.credentials, info.nonce.is_empty()) {
-        (Some(credentials), false) => Some(credentials.sign(&info.nonce)?),
-        _ => None,
+    // Credentials in the URL win over those in the options, as in other NATS clients; an
+    // auth callback's answer wins over both.
+    let (user, pass) = match (
+        proof.user_and_password,
+        addr.user_and_password(),
+        &options.user_and_password,
+    ) {
+        (Some((u, p)), _, _) | (None, Some((u, p)), _) => (Some(u), Some(p)),
+        (None, None, Some((u, p))) => (Some(u.clone()), Some(p.clone())),
+        (None, None, None) => (None, None),
     };
-    let (user_jwt, nkey, sig) = match signed {
-        Some(signed) => (signed.jwt, signed.nkey, Some(signed.sig)),
-        None => (None, None, None),
-    };
+    let token = proof
+        .token
+        .or_else(|| addr.token())
+        .or_else(|| options.token.clone());
     Ok(ConnectInfo {
         verbose: false,
-        user_jwt,
-        nkey,
-        sig,
+        user_jwt: proof.jwt,
+        nkey: proof.nkey,
+        sig: proof.sig,
         pedantic: false,
         name: options.name.clone(),
         echo: !options.no_echo,
         lang: "rust".to_owned(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         protocol: 1,
-        tls_required: matches!(stream, Transport::Tls(_)),
+        tls_required: tls,
         user,
         pass,
-        auth_token: addr.token.clone().or_else(|| options.token.clone()),
+        auth_token: token,
         headers: info.headers,
         no_responders: info.headers,
     })

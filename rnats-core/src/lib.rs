@@ -1,9 +1,12 @@
-//! rnats: a fast, complete NATS client.
+//! Core NATS for tokio: the connection engine and the client behind the `rnats` facade.
+//!
+//! Depend on `rnats`, not on this crate: it re-exports everything here at its root, with the
+//! module paths async-nats uses (`rnats::client`, `rnats::header`, `rnats::error`, ...).
 //!
 //! ```no_run
 //! use futures_util::StreamExt;
 //!
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! # async fn run() -> Result<(), rnats_core::Error> {
 //! let client = rnats_core::connect("nats://127.0.0.1:4222").await?;
 //! let mut subscriber = client.subscribe("greetings.>").await?;
 //! client.publish("greetings.world", "hello".into()).await?;
@@ -18,70 +21,71 @@
 //! queue encoded frames for it and never wait on the network to publish.
 
 mod auth;
-mod client;
+pub mod client;
+pub mod connection;
 mod delivery;
 mod engine;
-mod error;
+pub mod error;
 mod events;
 mod handshake;
-mod message;
+pub mod header;
+pub mod message;
 mod options;
 mod reconnect;
 mod request;
 mod server_addr;
 mod shared;
+mod sink;
 mod statistics;
+pub mod status;
 mod sub_queue;
-mod subject;
+pub mod subject;
 mod subscriber;
 mod tls;
+mod transport;
+mod websocket;
 mod write_queue;
 
-pub use auth::{AuthError, SignedAuth};
+/// Any error, boxed: what `?` turns every rnats error into, as with async-nats.
+pub type Error = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+pub use auth::{Auth, AuthError, SignedAuth};
 pub use bytes::Bytes;
-pub use client::Client;
+pub use client::{
+    Client, PublishError, PublishErrorKind, Request, RequestError, RequestErrorKind, Statistics,
+    SubscribeError, SubscribeErrorKind,
+};
+pub use connection::State;
 pub use error::{
-    ConnectError, FlushError, PublishError, RequestError, SubscribeError, SubscriberError,
+    ConnectCause, ConnectError, ConnectErrorKind, DrainError, FlushCause, FlushError,
+    FlushErrorKind, PublishCause, ReconnectError, RequestCause, SubscribeCause, SubscriberError,
     UnsubscribeError,
 };
-pub use events::{Event, Events};
+pub use events::{ClientError, ConnectionEvent, Event, Events, ServerError};
+pub use header::{HeaderMap, HeaderName, HeaderValue};
 pub use message::Message;
 pub use options::ConnectOptions;
-pub use rnats_proto::{
-    HeaderMap, HeaderName, HeaderValue, QueueGroup, ServerError, ServerInfo, StatusCode, Subject,
-    SubjectError,
-};
+/// The sans-IO protocol core rnats is built on: parser, encoder, and the server's errors in
+/// full detail (`proto::ServerError`).
+pub use rnats_proto as proto;
+pub use rnats_proto::{QueueGroup, ServerInfo};
 /// The rustls version rnats uses, for [`ConnectOptions::tls_client_config`].
 pub use rustls;
-pub use statistics::Statistics;
-pub use subject::ToSubject;
+pub use server_addr::{ServerAddr, ToServerAddrs};
+pub use status::StatusCode;
+pub use subject::{Subject, SubjectError, ToSubject};
 pub use subscriber::Subscriber;
 
-/// Connects to a server with default options.
-///
-/// `url` is `nats://[user:password@]host[:port]` (or `token@host`); the port defaults to 4222.
-pub async fn connect(url: impl AsRef<str>) -> Result<Client, ConnectError> {
-    ConnectOptions::new().connect(url).await
+/// Connects to `addrs` with default options: one URL (`nats://[user:password@]host[:port]`,
+/// `tls://...`, `ws://...`), several separated by commas, or any [`ToServerAddrs`].
+pub async fn connect<A: ToServerAddrs>(addrs: A) -> Result<Client, ConnectError> {
+    ConnectOptions::new().connect(addrs).await
 }
 
-/// The state of a client's connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum State {
-    /// Connected and working.
-    Connected = 0,
-    /// The connection was lost.
-    Disconnected = 1,
-    /// Closed for good: by `close()`, `drain()`, or a failure with no reconnect.
-    Closed = 2,
-}
-
-impl State {
-    fn from_u8(n: u8) -> State {
-        match n {
-            0 => State::Connected,
-            1 => State::Disconnected,
-            _ => State::Closed,
-        }
-    }
+/// Connects to `addrs` with `options`; the same as `options.connect(addrs)`.
+pub async fn connect_with_options<A: ToServerAddrs>(
+    addrs: A,
+    options: ConnectOptions,
+) -> Result<Client, ConnectError> {
+    options.connect(addrs).await
 }

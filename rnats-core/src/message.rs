@@ -38,3 +38,16 @@ impl From<Msg> for Message {
         }
     }
 }
+
+/// A message to publish, as `Client`'s `Sink` implementation takes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboundMessage {
+    /// Where to publish.
+    pub subject: Subject,
+    /// Where the receiver should reply, if anywhere.
+    pub reply: Option<Subject>,
+    /// The message body.
+    pub payload: Bytes,
+    /// Headers to send with it.
+    pub headers: Option<HeaderMap>,
+}

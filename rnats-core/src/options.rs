@@ -1,13 +1,18 @@
 //! Connection options.
 
 use std::fmt;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Client;
-use crate::auth::{AuthError, Credentials, Secret, SignedAuth};
+use crate::auth::{Auth, AuthError, Credentials, Secret, SignedAuth};
 use crate::error::ConnectError;
+use crate::events::{Event, EventCallback};
+use crate::server_addr::ToServerAddrs;
 use crate::tls::TlsOptions;
 
 /// How to connect: credentials, timeouts and buffer sizes. Build with the setters, then call
@@ -17,7 +22,7 @@ use crate::tls::TlsOptions;
 /// # async fn run() -> Result<(), rnats_core::ConnectError> {
 /// let client = rnats_core::ConnectOptions::new()
 ///     .name("billing")
-///     .user_and_password("alice", "s3cret")
+///     .user_and_password("alice".into(), "s3cret".into())
 ///     .connect("nats://127.0.0.1:4222")
 ///     .await?;
 /// # drop(client); Ok(()) }
@@ -44,6 +49,9 @@ pub struct ConnectOptions {
     pub(crate) reconnect: ReconnectPolicy,
     pub(crate) credentials: Option<Credentials>,
     pub(crate) tls: TlsOptions,
+    pub(crate) event_callback: Option<EventCallback>,
+    pub(crate) skip_subject_validation: bool,
+    pub(crate) local_address: Option<SocketAddr>,
 }
 
 /// When and how to reconnect; see the reconnect setters on [`ConnectOptions`].
@@ -106,6 +114,9 @@ impl Default for ConnectOptions {
             reconnect: ReconnectPolicy::default(),
             credentials: None,
             tls: TlsOptions::default(),
+            event_callback: None,
+            skip_subject_validation: false,
+            local_address: None,
         }
     }
 }
@@ -116,61 +127,127 @@ impl ConnectOptions {
         ConnectOptions::default()
     }
 
-    /// Options authenticating with a token (as in async-nats).
-    pub fn with_token(token: impl Into<String>) -> ConnectOptions {
+    /// Options authenticating with a token.
+    pub fn with_token(token: String) -> ConnectOptions {
         ConnectOptions::new().token(token)
     }
 
-    /// Options authenticating with a user name and password (as in async-nats).
-    pub fn with_user_and_password(
-        user: impl Into<String>,
-        password: impl Into<String>,
-    ) -> ConnectOptions {
+    /// Options authenticating with a user name and password.
+    pub fn with_user_and_password(user: String, password: String) -> ConnectOptions {
         ConnectOptions::new().user_and_password(user, password)
     }
 
-    /// Options authenticating as an nkey user (as in async-nats).
-    pub fn with_nkey(seed: impl Into<String>) -> ConnectOptions {
+    /// Options authenticating as an nkey user.
+    pub fn with_nkey(seed: String) -> ConnectOptions {
         ConnectOptions::new().nkey(seed)
     }
 
-    /// Options authenticating with a `.creds` file (as in async-nats).
-    pub async fn with_credentials_file(
-        path: impl AsRef<Path>,
-    ) -> Result<ConnectOptions, ConnectError> {
+    /// Options authenticating with a `.creds` file, read now.
+    pub async fn with_credentials_file(path: impl AsRef<Path>) -> io::Result<ConnectOptions> {
         ConnectOptions::new().credentials_file(path).await
     }
 
-    /// Connects to `url` (`nats://[user:pass@]host[:port]`) with these options.
-    pub async fn connect(self, url: impl AsRef<str>) -> Result<Client, ConnectError> {
-        Client::connect_with(url.as_ref(), self).await
+    /// Options authenticating with the text of a `.creds` file.
+    pub fn with_credentials(creds: &str) -> io::Result<ConnectOptions> {
+        ConnectOptions::new().credentials(creds)
+    }
+
+    /// Options authenticating through `callback`, awaited at every connect with the server's
+    /// nonce (empty when it sent none). Its [`Auth`] may carry a JWT, a public nkey with the
+    /// nonce's raw signature, a user name and password, or a token.
+    pub fn with_auth_callback<F, Fut>(callback: F) -> ConnectOptions
+    where
+        F: Fn(Vec<u8>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Auth, AuthError>> + Send + Sync + 'static,
+    {
+        let mut options = ConnectOptions::new();
+        options.credentials = Some(Credentials::from_async_callback(callback));
+        options
+    }
+
+    /// Options authenticating with a user JWT whose nonce signature `sign` makes (it gets the
+    /// nonce's bytes and returns the raw ed25519 signature).
+    pub fn with_jwt<F, Fut>(jwt: String, sign: F) -> ConnectOptions
+    where
+        F: Fn(Vec<u8>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<u8>, AuthError>> + Send + Sync + 'static,
+    {
+        ConnectOptions::new().jwt(jwt, sign)
+    }
+
+    /// Authenticates with a user JWT whose nonce signature `sign` makes; see
+    /// [`ConnectOptions::with_jwt`].
+    pub fn jwt<F, Fut>(mut self, jwt: String, sign: F) -> ConnectOptions
+    where
+        F: Fn(Vec<u8>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<u8>, AuthError>> + Send + Sync + 'static,
+    {
+        self.credentials = Some(Credentials::from_jwt_callback(jwt, sign));
+        self
+    }
+
+    /// Calls `callback` with every connection event, one at a time and in order, starting
+    /// with the first `Connected`. A callback that falls far behind (more than 256 events)
+    /// misses the oldest ones. [`Client::events`] is the stream form with rnats' detail.
+    pub fn event_callback<F, Fut>(mut self, callback: F) -> ConnectOptions
+    where
+        F: Fn(Event) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + Sync + 'static,
+    {
+        self.event_callback = Some(EventCallback::new(callback));
+        self
+    }
+
+    /// Skips the subject checks on publish except the one that keeps the protocol intact:
+    /// a subject with white space (or CR/LF) is still refused, since it would break the
+    /// framing. Subscribe subjects are always checked.
+    pub fn skip_subject_validation(mut self, skip: bool) -> ConnectOptions {
+        self.skip_subject_validation = skip;
+        self
+    }
+
+    /// Binds the client's socket to this local address before connecting (port 0: any).
+    pub fn local_address(mut self, address: SocketAddr) -> ConnectOptions {
+        self.local_address = Some(address);
+        self
+    }
+
+    /// async-nats' command channel capacity. rnats has no command channel (publishes are
+    /// encoded straight into the write queue), so this sets the write queue's limit instead,
+    /// counting 1 KiB per slot: `client_capacity(2048)` is a 2 MiB limit.
+    pub fn client_capacity(self, capacity: usize) -> ConnectOptions {
+        self.write_buffer_limit(capacity.saturating_mul(1024))
+    }
+
+    /// Connects to `addrs` (one URL such as `nats://[user:pass@]host[:port]`, several
+    /// separated by commas, or any other [`ToServerAddrs`]) with these options.
+    pub async fn connect<A: ToServerAddrs>(self, addrs: A) -> Result<Client, ConnectError> {
+        Client::connect_with(addrs, self).await
     }
 
     /// The client name the server shows in monitoring.
-    pub fn name(mut self, name: impl Into<String>) -> Self {
-        self.name = Some(name.into());
+    pub fn name<T: ToString>(mut self, name: T) -> Self {
+        self.name = Some(name.to_string());
         self
     }
 
     /// Authenticates with a token.
-    pub fn token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(token.into());
+    pub fn token(mut self, token: String) -> Self {
+        self.token = Some(token);
         self
     }
 
     /// Authenticates with a user name and password.
-    pub fn user_and_password(
-        mut self,
-        user: impl Into<String>,
-        password: impl Into<String>,
-    ) -> Self {
-        self.user_and_password = Some((user.into(), password.into()));
+    pub fn user_and_password(mut self, user: String, password: String) -> Self {
+        self.user_and_password = Some((user, password));
         self
     }
 
     /// Authenticates as a plain nkey user: `seed` (`SU...`) signs the server's nonce. A
-    /// malformed seed fails the connect with [`ConnectError::Auth`].
-    pub fn nkey(mut self, seed: impl Into<String>) -> Self {
+    /// malformed seed fails the connect with [`ConnectErrorKind::Authentication`].
+    ///
+    /// [`ConnectErrorKind::Authentication`]: crate::ConnectErrorKind::Authentication
+    pub fn nkey(mut self, seed: String) -> Self {
         self.credentials = Some(Credentials::NKey {
             seed: Secret::new(seed),
         });
@@ -186,20 +263,19 @@ impl ConnectOptions {
         self
     }
 
-    /// Authenticates with the text of a `.creds` file (user JWT and seed).
-    pub fn credentials(mut self, creds: &str) -> Result<Self, ConnectError> {
-        self.credentials = Some(Credentials::from_creds(creds)?);
+    /// Authenticates with the text of a `.creds` file (user JWT and seed). Text that is not
+    /// a valid credentials file is an `InvalidData` error whose source is the [`AuthError`].
+    pub fn credentials(mut self, creds: &str) -> io::Result<Self> {
+        self.credentials = Some(Credentials::from_creds(creds).map_err(auth_io_error)?);
         Ok(self)
     }
 
     /// Authenticates with a `.creds` file, read now.
-    pub async fn credentials_file(mut self, path: impl AsRef<Path>) -> Result<Self, ConnectError> {
+    pub async fn credentials_file(mut self, path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref().to_owned();
         let read = tokio::task::spawn_blocking(move || Credentials::from_creds_file(&path));
-        let credentials = read
-            .await
-            .map_err(|e| AuthError::Callback(e.to_string()))??;
-        self.credentials = Some(credentials);
+        let credentials = read.await.map_err(io::Error::other)?;
+        self.credentials = Some(credentials.map_err(auth_io_error)?);
         Ok(self)
     }
 
@@ -214,8 +290,9 @@ impl ConnectOptions {
         self
     }
 
-    /// Refuses servers that do not offer TLS (also implied by `tls://` URLs). Servers that
-    /// require TLS get it whatever this says.
+    /// Refuses servers that do not offer TLS (also implied by `tls://` and `wss://` URLs).
+    /// Servers that require TLS get it whatever this says. For a `ws://` URL it turns the
+    /// connection into `wss://`: TLS first, then the WebSocket upgrade.
     pub fn require_tls(mut self, required: bool) -> Self {
         self.tls.required = required;
         self
@@ -228,20 +305,18 @@ impl ConnectOptions {
         self
     }
 
-    /// Trusts the CA certificates in this PEM file, in addition to the built-in web PKI roots.
-    /// Server host names are always verified.
-    pub fn add_root_certificates(mut self, pem_file: impl Into<PathBuf>) -> Self {
-        self.tls.root_files.push(pem_file.into());
+    /// Trusts the CA certificates in this PEM file instead of the operating system's
+    /// certificate store, which is what TLS connections trust by default (as in async-nats).
+    /// Call it again to trust several files; [`add_web_pki_roots`](Self::add_web_pki_roots)
+    /// adds the web PKI roots on top. Server host names are always verified.
+    pub fn add_root_certificates(mut self, pem_file: PathBuf) -> Self {
+        self.tls.root_files.push(pem_file);
         self
     }
 
     /// Presents this certificate chain and private key (PEM files) for mutual TLS.
-    pub fn add_client_certificate(
-        mut self,
-        cert: impl Into<PathBuf>,
-        key: impl Into<PathBuf>,
-    ) -> Self {
-        self.tls.client_cert = Some((cert.into(), key.into()));
+    pub fn add_client_certificate(mut self, cert: PathBuf, key: PathBuf) -> Self {
+        self.tls.client_cert = Some((cert, key));
         self
     }
 
@@ -259,8 +334,8 @@ impl ConnectOptions {
     }
 
     /// Prefix for inbox subjects (default `_INBOX`), for accounts whose permissions need one.
-    pub fn custom_inbox_prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.inbox_prefix = prefix.into();
+    pub fn custom_inbox_prefix<T: ToString>(mut self, prefix: T) -> Self {
+        self.inbox_prefix = prefix.to_string();
         self
     }
 
@@ -295,8 +370,14 @@ impl ConnectOptions {
     }
 
     /// Bytes read from the socket at once (default 64 KiB). Larger values help bursts of
-    /// small messages; smaller ones save memory per connection.
-    pub fn read_buffer_capacity(mut self, bytes: usize) -> Self {
+    /// small messages; smaller ones save memory per connection. Takes a `u16` as async-nats
+    /// does; [`ConnectOptions::read_buffer_size`] takes more.
+    pub fn read_buffer_capacity(self, bytes: u16) -> Self {
+        self.read_buffer_size(usize::from(bytes))
+    }
+
+    /// Bytes read from the socket at once, without `read_buffer_capacity`'s 64 KiB cap.
+    pub fn read_buffer_size(mut self, bytes: usize) -> Self {
         self.read_buffer_capacity = bytes.max(512);
         self
     }
@@ -336,16 +417,18 @@ impl ConnectOptions {
         self
     }
 
-    /// Reconnect attempts after a lost connection before the client closes for good (default:
-    /// unlimited). Each attempt tries one server of the pool.
-    pub fn max_reconnects(mut self, attempts: Option<usize>) -> Self {
-        self.reconnect.max_reconnects = attempts;
+    /// Reconnect attempts after a lost connection before the client closes for good. Each
+    /// attempt tries one server of the pool. `None` and `0` mean no limit (the default), as
+    /// in async-nats; [`ConnectOptions::no_reconnect`] turns reconnecting off.
+    pub fn max_reconnects<T: Into<Option<usize>>>(mut self, attempts: T) -> Self {
+        self.reconnect.max_reconnects = attempts.into().filter(|n| *n != 0);
         self
     }
 
     /// Never reconnect: a lost connection closes the client.
-    pub fn no_reconnect(self) -> Self {
-        self.max_reconnects(Some(0))
+    pub fn no_reconnect(mut self) -> Self {
+        self.reconnect.max_reconnects = Some(0);
+        self
     }
 
     /// How long to wait before each pass over the server pool, given the pass number (1 for
@@ -448,5 +531,27 @@ impl fmt::Debug for ConnectOptions {
                 &self.reconnect.fail_requests_on_disconnect,
             )
             .finish()
+    }
+}
+
+/// A credentials problem as the `io::Error` async-nats' credential loaders return.
+/// The [`AuthError`] (which names the file) stays reachable as the error's inner value.
+fn auth_io_error(error: AuthError) -> io::Error {
+    let kind = match &error {
+        AuthError::Io { source, .. } => source.kind(),
+        _ => io::ErrorKind::InvalidData,
+    };
+    io::Error::new(kind, error)
+}
+
+impl ConnectOptions {
+    /// Also trusts the web PKI roots: Mozilla's root program, compiled into rnats (the
+    /// `webpki-roots` crate), so the same on every machine. They are added to whatever else
+    /// is trusted: the operating system's store by default, or the files given to
+    /// [`add_root_certificates`](Self::add_root_certificates). Useful where the system store
+    /// is missing or incomplete, such as minimal container images.
+    pub fn add_web_pki_roots(mut self) -> Self {
+        self.tls.web_pki_roots = true;
+        self
     }
 }

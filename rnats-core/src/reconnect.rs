@@ -10,7 +10,9 @@ use std::sync::atomic::Ordering;
 use std::task::Poll;
 use std::time::Duration;
 
-use crate::events::Event;
+use rnats_proto::ServerInfo;
+
+use crate::events::ConnectionEvent;
 use crate::handshake::{self, Established};
 use crate::server_addr::ServerAddr;
 use crate::shared::Shared;
@@ -72,17 +74,37 @@ impl ServerPool {
         Some(server)
     }
 
-    /// Adds advertised `host:port` URLs not yet in the pool; returns those added.
-    pub(crate) fn add_discovered(&mut self, urls: &[String]) -> Vec<String> {
+    /// Adds the servers `info` advertises that the pool does not know yet; returns them
+    /// as advertised.
+    ///
+    /// A pool of WebSocket servers learns WebSocket addresses: `ws_connect_urls` when the
+    /// INFO has them, else `connect_urls`, which is where nats-server puts its cluster's
+    /// WebSocket addresses for a WebSocket client (it leaves `ws_connect_urls` out then).
+    /// Advertised addresses are bare `host:port`, so they get the pool's scheme (`ws` or
+    /// `wss`); parsed on their own they would mean `nats://`.
+    pub(crate) fn add_discovered(&mut self, info: &ServerInfo) -> Vec<String> {
+        let websocket_scheme = self
+            .servers
+            .first()
+            .filter(|s| s.is_websocket())
+            .map(|s| s.scheme().to_owned());
+        let urls = match websocket_scheme {
+            Some(_) if !info.ws_connect_urls.is_empty() => &info.ws_connect_urls,
+            _ => &info.connect_urls,
+        };
         let mut added = Vec::new();
         for url in urls {
-            let Ok(addr) = ServerAddr::parse(url) else {
+            let parsed = match &websocket_scheme {
+                Some(scheme) if !url.contains("://") => format!("{scheme}://{url}").parse(),
+                _ => url.parse::<ServerAddr>(),
+            };
+            let Ok(addr) = parsed else {
                 continue;
             };
-            let known = self
-                .servers
-                .iter()
-                .any(|s| s.host == addr.host && s.port == addr.port);
+            if websocket_scheme.is_some() != addr.is_websocket() {
+                continue;
+            }
+            let known = self.servers.iter().any(|s| s.same_server(&addr));
             if !known {
                 added.push(url.clone());
                 self.servers.push(addr);
@@ -131,7 +153,7 @@ pub(crate) async fn first_connect(
             Err(error) => last_error = Some(error),
         }
     }
-    Err(last_error.unwrap_or(crate::ConnectError::NoServers))
+    Err(last_error.unwrap_or_else(|| crate::error::ConnectCause::NoServers.into()))
 }
 
 /// Runs `future` unless the client is closed first (`None` then).
@@ -150,7 +172,7 @@ async fn unless_closed<F: Future>(shared: &Shared, future: F) -> Option<F::Outpu
 /// Reports servers the cluster advertised that the pool did not know.
 pub(crate) fn report_discovered(shared: &Shared, added: Vec<String>) {
     if !added.is_empty() {
-        shared.emit(Event::DiscoveredServers(added));
+        shared.emit(ConnectionEvent::DiscoveredServers(added));
     }
 }
 
@@ -172,16 +194,53 @@ mod tests {
     #[test]
     fn pool_round_robins_and_learns_new_servers_once() {
         let servers = vec![
-            ServerAddr::parse("a:1").unwrap(),
-            ServerAddr::parse("b:2").unwrap(),
+            "a:1".parse::<ServerAddr>().unwrap(),
+            "b:2".parse::<ServerAddr>().unwrap(),
         ];
         let mut pool = ServerPool::new(servers, true);
-        assert_eq!(pool.next_server().unwrap().host, "a");
-        assert_eq!(pool.next_server().unwrap().host, "b");
-        assert_eq!(pool.next_server().unwrap().host, "a");
-        let added = pool.add_discovered(&["b:2".into(), "c:3".into(), "not a url:x".into()]);
+        assert_eq!(pool.next_server().unwrap().host(), "a");
+        assert_eq!(pool.next_server().unwrap().host(), "b");
+        assert_eq!(pool.next_server().unwrap().host(), "a");
+        let added = pool.add_discovered(&advertising(
+            &["b:2", "c:3", "not a url:x"],
+            &["b:8080", "d:8080"],
+        ));
         assert_eq!(added, ["c:3"]);
         assert_eq!(pool.len(), 3);
+        assert_eq!(pool.servers[2].scheme(), "nats");
+    }
+
+    #[test]
+    fn websocket_pools_learn_websocket_servers() {
+        let servers = vec!["wss://a:443".parse::<ServerAddr>().unwrap()];
+        let mut pool = ServerPool::new(servers, true);
+        // What nats-server sends a WebSocket client: its WebSocket peers in connect_urls.
+        let added = pool.add_discovered(&advertising(&["a:443", "b:8443"], &[]));
+        assert_eq!(added, ["b:8443"]);
+        let learnt = &pool.servers[1];
+        assert_eq!(
+            (learnt.scheme(), learnt.host(), learnt.port()),
+            ("wss", "b", 8443)
+        );
+        // Where ws_connect_urls is present it wins over connect_urls.
+        let added = pool.add_discovered(&advertising(&["c:4222"], &["d:8443"]));
+        assert_eq!(added, ["d:8443"]);
+        assert_eq!(pool.servers[2].scheme(), "wss");
+        assert_eq!(pool.len(), 3);
+
+        let mut pool = ServerPool::new(vec!["ws://a:80".parse().unwrap()], true);
+        pool.add_discovered(&advertising(&["b:8080", "nats://c:4222"], &[]));
+        assert_eq!(pool.len(), 2, "a nats:// address is no WebSocket server");
+        assert_eq!(pool.servers[1].scheme(), "ws");
+    }
+
+    fn advertising(connect_urls: &[&str], ws_connect_urls: &[&str]) -> ServerInfo {
+        let owned = |urls: &[&str]| urls.iter().map(|u| (*u).to_owned()).collect();
+        ServerInfo {
+            connect_urls: owned(connect_urls),
+            ws_connect_urls: owned(ws_connect_urls),
+            ..ServerInfo::default()
+        }
     }
 
     #[test]

@@ -7,19 +7,78 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use rnats_proto::{StatusCode, Subject};
+use bytes::Bytes;
+use rnats_proto::{HeaderMap, StatusCode, Subject};
 use tokio::sync::oneshot;
 
-use crate::error::RequestError;
+use crate::Message;
+use crate::connection::LinkState;
+use crate::error::{RequestCause, RequestError};
 use crate::shared::{Shared, Sink, SubEntry};
-use crate::{Message, State};
+
+/// A request to send with [`Client::send_request`](crate::Client::send_request): payload,
+/// headers, timeout and inbox, each optional.
+///
+/// ```no_run
+/// # async fn run(client: rnats_core::Client) -> Result<(), rnats_core::Error> {
+/// use std::time::Duration;
+/// let request = rnats_core::Request::new()
+///     .payload("ping".into())
+///     .timeout(Some(Duration::from_millis(500)));
+/// let reply = client.send_request("service.ping", request).await?;
+/// # drop(reply); Ok(()) }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// The body; empty when `None`.
+    pub payload: Option<Bytes>,
+    /// Headers to send with the request.
+    pub headers: Option<HeaderMap>,
+    /// `Some(None)` waits for ever, `Some(Some(d))` waits `d`, `None` uses the client's
+    /// request timeout.
+    pub timeout: Option<Option<Duration>>,
+    /// A reply subject of the caller's choosing, subscribed for this one request, instead of
+    /// the client's shared request inbox.
+    pub inbox: Option<String>,
+}
+
+impl Request {
+    /// A request with an empty body and the client's defaults.
+    pub fn new() -> Request {
+        Request::default()
+    }
+
+    /// Sets the body.
+    pub fn payload(mut self, payload: Bytes) -> Request {
+        self.payload = Some(payload);
+        self
+    }
+
+    /// Sets the headers.
+    pub fn headers(mut self, headers: HeaderMap) -> Request {
+        self.headers = Some(headers);
+        self
+    }
+
+    /// Sets the timeout: `None` waits until a reply comes or the client closes.
+    pub fn timeout(mut self, timeout: Option<Duration>) -> Request {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sends the reply to this subject instead of the shared request inbox.
+    pub fn inbox(mut self, inbox: String) -> Request {
+        self.inbox = Some(inbox);
+        self
+    }
+}
 
 /// Subscribes the connection's request inbox (`<prefix>.<nuid>.*`).
 pub(crate) fn subscribe_inbox(shared: &Shared) {
     let sid = shared.next_sid.fetch_add(1, Ordering::Relaxed);
     let pattern = format!("{}*", shared.reply_prefix);
     // `connect` checked the prefix, so this fails only if that check is wrong.
-    let Ok(subject) = Subject::try_from(pattern.as_str()) else {
+    let Ok(subject) = Subject::validated(pattern.as_str()) else {
         tracing::error!(%pattern, "request inbox is not a valid subject");
         return;
     };
@@ -70,24 +129,24 @@ impl Pending {
 
     pub(crate) async fn wait(mut self, timeout: Option<Duration>) -> Result<Message, RequestError> {
         let Some(rx) = self.rx.take() else {
-            return Err(RequestError::Closed);
+            return Err(RequestCause::Closed.into());
         };
         let received = match timeout {
             Some(limit) => match tokio::time::timeout(limit, rx).await {
                 Ok(received) => received,
-                Err(_) => return Err(RequestError::TimedOut(limit)),
+                Err(_) => return Err(RequestCause::TimedOut(limit).into()),
             },
             None => rx.await,
         };
         // The engine drops every waiting sender when the client closes, and on a disconnect
         // when `fail_requests_on_disconnect` is set.
         let message = received.map_err(|_| match self.shared.state() {
-            State::Disconnected => RequestError::Disconnected,
-            _ => RequestError::Closed,
+            LinkState::Disconnected | LinkState::Pending => RequestCause::Disconnected,
+            _ => RequestCause::Closed,
         })?;
         self.answered = true;
         if message.status == Some(StatusCode::NO_RESPONDERS) {
-            return Err(RequestError::NoResponders);
+            return Err(RequestCause::NoResponders.into());
         }
         Ok(message)
     }

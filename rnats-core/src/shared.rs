@@ -15,12 +15,13 @@ use tokio::net::TcpStream;
 use tokio::sync::{Notify, broadcast, oneshot, watch};
 use tokio::time::Instant;
 
-use crate::events::Event;
+use crate::Message;
+use crate::connection::LinkState;
+use crate::events::ConnectionEvent;
 use crate::options::ConnectOptions;
-use crate::statistics::Counters;
+use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
 use crate::write_queue::{Frames, Urgency, Writer};
-use crate::{Message, State};
 
 /// Everything the client handles and the engine share.
 #[derive(Debug)]
@@ -40,8 +41,8 @@ pub(crate) struct Shared {
     pub(crate) close_requested: AtomicBool,
     /// `Client::force_reconnect` or lame duck mode asked the engine to move on.
     pub(crate) reconnect_requested: AtomicBool,
-    pub(crate) events: broadcast::Sender<Event>,
-    pub(crate) counters: Counters,
+    pub(crate) events: broadcast::Sender<ConnectionEvent>,
+    pub(crate) statistics: Arc<Statistics>,
     pub(crate) next_sid: AtomicU64,
     pub(crate) next_token: AtomicU64,
     /// `<inbox prefix>.<nuid>.`: request replies are this plus a counter.
@@ -72,9 +73,21 @@ pub(crate) struct Writes {
     pub(crate) linger_since: Option<Instant>,
     /// A flush is queued: the engine writes without lingering.
     pub(crate) urgent: bool,
-    /// Messages and payload bytes published.
+    /// Messages and payload bytes published and not yet added to the statistics, which
+    /// happens once per batch handed to the socket.
     pub(crate) out_messages: u64,
     pub(crate) out_bytes: u64,
+}
+
+impl Writes {
+    /// Adds the publishes counted since the last call to the statistics.
+    pub(crate) fn count_out(&mut self, statistics: &Statistics) {
+        Statistics::add(
+            &statistics.out_messages,
+            std::mem::take(&mut self.out_messages),
+        );
+        Statistics::add(&statistics.out_bytes, std::mem::take(&mut self.out_bytes));
+    }
 }
 
 /// Live subscriptions by sid.
@@ -147,11 +160,11 @@ impl Shared {
             max_payload: AtomicUsize::new(info.max_payload),
             headers_supported: AtomicBool::new(info.headers),
             info: Mutex::new(Arc::new(info)),
-            state: AtomicU8::new(State::Connected as u8),
+            state: AtomicU8::new(LinkState::Connected as u8),
             close_requested: AtomicBool::new(false),
             reconnect_requested: AtomicBool::new(false),
             events,
-            counters: Counters::default(),
+            statistics: Arc::default(),
             next_sid: AtomicU64::new(1),
             next_token: AtomicU64::new(1),
             reply_prefix,
@@ -171,15 +184,15 @@ impl Shared {
         lock(&self.requests)
     }
 
-    pub(crate) fn state(&self) -> State {
-        State::from_u8(self.state.load(Ordering::Acquire))
+    pub(crate) fn state(&self) -> LinkState {
+        LinkState::from_u8(self.state.load(Ordering::Acquire))
     }
 
-    pub(crate) fn set_state(&self, state: State) {
+    pub(crate) fn set_state(&self, state: LinkState) {
         self.state.store(state as u8, Ordering::Release);
     }
 
-    pub(crate) fn emit(&self, event: Event) {
+    pub(crate) fn emit(&self, event: ConnectionEvent) {
         // No listener is not an error.
         let _ = self.events.send(event);
     }
@@ -228,6 +241,7 @@ impl Shared {
         }
         let writer = writes.writer;
         if writer.may_write_directly(urgency) {
+            writes.count_out(&self.statistics);
             let Writes { queue, socket, .. } = &mut *writes;
             if let Some(socket) = socket {
                 // A partial write, a full socket buffer or an error all leave the rest to the

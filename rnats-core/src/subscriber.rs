@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 
 use futures_core::Stream;
 
-use crate::error::{FlushError, SubscriberError, UnsubscribeError};
+use crate::error::{FlushCause, FlushError, SubscriberError, UnsubscribeError};
 use crate::shared::{Shared, Sink};
 use crate::sub_queue::SubQueue;
 use crate::{Client, Message};
@@ -62,14 +62,14 @@ impl Subscriber {
         }
         let sid = self.sid;
         if !shared.push_control(|buf| rnats_proto::encode_unsub(buf, sid, Some(n))) {
-            return Err(UnsubscribeError::Closed);
+            return Err(UnsubscribeError::closed());
         }
         Ok(())
     }
 
     /// Drains the subscription: tells the server to stop sending, waits until every message it
     /// sent before that has arrived, then ends the stream after the last one.
-    pub async fn drain(&mut self) -> Result<(), FlushError> {
+    pub async fn drain(&mut self) -> Result<(), UnsubscribeError> {
         let sid = self.sid;
         if self.unsubscribed {
             return Ok(());
@@ -78,13 +78,13 @@ impl Subscriber {
         let sent = self
             .shared()
             .push_control(|buf| rnats_proto::encode_unsub(buf, sid, None));
-        let flushed = if sent {
+        let flushed: Result<(), FlushError> = if sent {
             self.client.flush().await
         } else {
-            Err(FlushError::Closed)
+            Err(FlushCause::NotSent.into())
         };
         close_subscriptions(self.shared(), &[sid]);
-        flushed
+        flushed.map_err(UnsubscribeError::from)
     }
 
     /// Messages dropped because this subscription's queue was full.
@@ -112,7 +112,7 @@ impl Subscriber {
             .shared()
             .push_control(|buf| rnats_proto::encode_unsub(buf, sid, None))
         {
-            return Err(UnsubscribeError::Closed);
+            return Err(UnsubscribeError::closed());
         }
         Ok(())
     }

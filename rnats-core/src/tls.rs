@@ -1,21 +1,22 @@
 //! TLS with rustls: building the client configuration and upgrading a TCP connection, either
-//! after the server's INFO (the NATS default) or before any byte (`tls_first`, for servers with
-//! `handshake_first`).
+//! after the server's INFO (the NATS default), before any byte (`tls_first`, for servers with
+//! `handshake_first`), or before the WebSocket upgrade (`wss://`).
+//!
+//! Trust follows async-nats: the operating system's certificate store by default; CA files
+//! given with `add_root_certificates` replace it; the web PKI roots (Mozilla's, compiled in)
+//! are added only when asked for.
 
 use std::fmt;
 use std::path::PathBuf;
-use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::sync::{Arc, OnceLock};
 
-use rustls::ClientConfig;
+use rustls::{ClientConfig, RootCertStore};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
-use crate::error::ConnectError;
+use crate::error::{ConnectCause, ConnectError};
 
 /// TLS settings from the options.
 #[derive(Clone, Default)]
@@ -24,8 +25,11 @@ pub(crate) struct TlsOptions {
     pub(crate) required: bool,
     /// Handshake before the server's INFO.
     pub(crate) first: bool,
-    /// PEM files of CAs trusted on top of the built-in web PKI roots.
+    /// PEM files of the CAs to trust; when there are any, they replace the operating
+    /// system's store.
     pub(crate) root_files: Vec<PathBuf>,
+    /// Also trust the web PKI roots (webpki-roots), on top of the store or files above.
+    pub(crate) web_pki_roots: bool,
     /// PEM certificate chain and key for mutual TLS.
     pub(crate) client_cert: Option<(PathBuf, PathBuf)>,
     /// A complete configuration that replaces everything above but `required` and `first`.
@@ -38,6 +42,7 @@ impl fmt::Debug for TlsOptions {
             .field("required", &self.required)
             .field("first", &self.first)
             .field("root_files", &self.root_files)
+            .field("web_pki_roots", &self.web_pki_roots)
             .field(
                 "client_cert",
                 &self.client_cert.as_ref().map(|(cert, _)| cert),
@@ -53,27 +58,7 @@ impl TlsOptions {
         if let Some(config) = &self.config {
             return Ok(Arc::clone(config));
         }
-        let mut roots = rustls::RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        for file in &self.root_files {
-            let certs = CertificateDer::pem_file_iter(file)
-                .map_err(|e| tls_error(format!("cannot read CA file {}: {e}", file.display())))?;
-            for cert in certs {
-                let cert = cert.map_err(|e| {
-                    tls_error(format!(
-                        "bad certificate in CA file {}: {e}",
-                        file.display()
-                    ))
-                })?;
-                roots.add(cert).map_err(|e| {
-                    tls_error(format!(
-                        "unusable CA certificate in {}: {e}",
-                        file.display()
-                    ))
-                })?;
-            }
-        }
-        let builder = ClientConfig::builder().with_root_certificates(roots);
+        let builder = ClientConfig::builder().with_root_certificates(self.root_store()?);
         let config = match &self.client_cert {
             None => builder.with_no_client_auth(),
             Some((cert_file, key_file)) => {
@@ -98,6 +83,82 @@ impl TlsOptions {
         };
         Ok(Arc::new(config))
     }
+
+    /// The CAs to trust: the user's files, or else the operating system's store; plus the
+    /// web PKI roots if asked for. An empty store is an error here rather than an
+    /// "unknown issuer" at every handshake.
+    fn root_store(&self) -> Result<RootCertStore, ConnectError> {
+        let mut roots = RootCertStore::empty();
+        let mut native_errors = None;
+        if self.root_files.is_empty() {
+            let native = native_roots();
+            // Stores hold certificates rustls cannot use (old formats, odd extensions);
+            // skipping them is what every rustls client does.
+            roots.add_parsable_certificates(native.certs.iter().cloned());
+            native_errors = native.errors.as_deref();
+        }
+        if self.web_pki_roots {
+            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        }
+        for file in &self.root_files {
+            let certs = CertificateDer::pem_file_iter(file)
+                .map_err(|e| tls_error(format!("cannot read CA file {}: {e}", file.display())))?;
+            for cert in certs {
+                let cert = cert.map_err(|e| {
+                    tls_error(format!(
+                        "bad certificate in CA file {}: {e}",
+                        file.display()
+                    ))
+                })?;
+                roots.add(cert).map_err(|e| {
+                    tls_error(format!(
+                        "unusable CA certificate in {}: {e}",
+                        file.display()
+                    ))
+                })?;
+            }
+        }
+        if roots.is_empty() {
+            let why = native_errors.map_or_else(String::new, |e| format!(" ({e})"));
+            return Err(tls_error(format!(
+                "no root certificate to trust: the operating system's certificate store is \
+                 empty or unreadable{why}; use add_root_certificates or add_web_pki_roots"
+            )));
+        }
+        if let Some(errors) = native_errors {
+            tracing::debug!(%errors, "some of the operating system's certificates did not load");
+        }
+        Ok(roots)
+    }
+}
+
+/// The operating system's CA certificates, as rustls-native-certs finds them (it honours
+/// `SSL_CERT_FILE` and `SSL_CERT_DIR`).
+struct NativeRoots {
+    certs: Vec<CertificateDer<'static>>,
+    /// What failed to load, joined; `None` when everything loaded.
+    errors: Option<String>,
+}
+
+/// Loads the store once per process: parsing it takes milliseconds, too long to repeat at
+/// every connect and reconnect.
+fn native_roots() -> &'static NativeRoots {
+    static NATIVE: OnceLock<NativeRoots> = OnceLock::new();
+    NATIVE.get_or_init(|| {
+        let loaded = rustls_native_certs::load_native_certs();
+        let errors = (!loaded.errors.is_empty()).then(|| {
+            loaded
+                .errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        });
+        NativeRoots {
+            certs: loaded.certs,
+            errors,
+        }
+    })
 }
 
 /// Runs the TLS handshake over `tcp`, checking the certificate against `host`.
@@ -115,80 +176,5 @@ pub(crate) async fn upgrade(
 }
 
 fn tls_error(reason: String) -> ConnectError {
-    ConnectError::Tls(reason)
-}
-
-/// The byte stream under a connection: plain TCP or TLS over TCP.
-pub(crate) enum Transport {
-    /// Plain TCP.
-    Tcp(TcpStream),
-    /// TLS over TCP.
-    Tls(Box<TlsStream<TcpStream>>),
-}
-
-impl fmt::Debug for Transport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Transport::Tcp(_) => "Transport::Tcp",
-            Transport::Tls(_) => "Transport::Tls",
-        })
-    }
-}
-
-impl AsyncRead for Transport {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Transport::Tcp(s) => Pin::new(s).poll_read(cx, buf),
-            Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Transport {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Transport::Tcp(s) => Pin::new(s).poll_write(cx, buf),
-            Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Transport::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            Transport::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match self {
-            Transport::Tcp(s) => s.is_write_vectored(),
-            Transport::Tls(s) => s.is_write_vectored(),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Transport::Tcp(s) => Pin::new(s).poll_flush(cx),
-            Transport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Transport::Tcp(s) => Pin::new(s).poll_shutdown(cx),
-            Transport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
-    }
+    ConnectCause::Tls(reason).into()
 }

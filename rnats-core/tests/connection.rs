@@ -8,7 +8,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats_core::{ConnectError, ConnectOptions, Event, FlushError, SubscriberError};
+use rnats_core::{
+    ConnectCause, ConnectError, ConnectErrorKind, ConnectOptions, ConnectionEvent, FlushCause,
+    SubscriberError,
+};
 use rnats_test_server::NatsServer;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -62,7 +65,10 @@ async fn nothing_listening_fails_within_the_timeout() {
         .await
         .unwrap_err();
     assert!(
-        matches!(err, ConnectError::Io { .. } | ConnectError::TimedOut { .. }),
+        matches!(
+            err.cause(),
+            Some(ConnectCause::Io { .. } | ConnectCause::TimedOut { .. })
+        ),
         "{err}"
     );
     assert!(started.elapsed() < Duration::from_secs(3));
@@ -78,7 +84,7 @@ async fn invalid_urls_are_rejected() {
         assert!(
             matches!(
                 rnats_core::connect(url).await,
-                Err(ConnectError::InvalidUrl { .. })
+                Err(e) if e.kind() == ConnectErrorKind::ServerParse
             ),
             "{url}"
         );
@@ -89,26 +95,32 @@ async fn invalid_urls_are_rejected() {
 async fn token_auth_succeeds_and_fails_clearly() {
     let server = NatsServer::builder().token("s3cret").spawn().unwrap();
     let ok = ConnectOptions::new()
-        .token("s3cret")
+        .token("s3cret".into())
         .connect(server.url())
         .await
         .unwrap();
     ok.flush().await.unwrap();
     let url_token = rnats_core::connect(format!("nats://s3cret@127.0.0.1:{}", server.port())).await;
     url_token.unwrap().flush().await.unwrap();
-    let with_token = ConnectOptions::with_token("s3cret")
+    let with_token = ConnectOptions::with_token("s3cret".into())
         .connect(server.url())
         .await;
     with_token.unwrap().flush().await.unwrap();
     let err = ConnectOptions::new()
-        .token("wrong")
+        .token("wrong".into())
         .connect(server.url())
         .await
         .unwrap_err();
-    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+    assert!(
+        matches!(err.cause(), Some(ConnectCause::AuthorizationViolation)),
+        "{err}"
+    );
     assert!(err.to_string().contains("authorization violation"));
     let err = rnats_core::connect(server.url()).await.unwrap_err();
-    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+    assert!(
+        matches!(err.cause(), Some(ConnectCause::AuthorizationViolation)),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -118,7 +130,7 @@ async fn user_password_auth_succeeds_and_fails_clearly() {
         .spawn()
         .unwrap();
     let ok = ConnectOptions::new()
-        .user_and_password("alice", "wonder")
+        .user_and_password("alice".into(), "wonder".into())
         .connect(server.url())
         .await
         .unwrap();
@@ -130,7 +142,7 @@ async fn user_password_auth_succeeds_and_fails_clearly() {
         .flush()
         .await
         .unwrap();
-    let with_user = ConnectOptions::with_user_and_password("alice", "wonder");
+    let with_user = ConnectOptions::with_user_and_password("alice".into(), "wonder".into());
     with_user
         .connect(server.url())
         .await
@@ -139,11 +151,14 @@ async fn user_password_auth_succeeds_and_fails_clearly() {
         .await
         .unwrap();
     let err = ConnectOptions::new()
-        .user_and_password("alice", "nope")
+        .user_and_password("alice".into(), "nope".into())
         .connect(server.url())
         .await
         .unwrap_err();
-    assert!(matches!(err, ConnectError::AuthorizationViolation), "{err}");
+    assert!(
+        matches!(err.cause(), Some(ConnectCause::AuthorizationViolation)),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -155,7 +170,7 @@ authorization {
 "#;
     let server = NatsServer::builder().config(config).spawn().unwrap();
     let client = ConnectOptions::new()
-        .user_and_password("limited", "pw")
+        .user_and_password("limited".into(), "pw".into())
         .connect(server.url())
         .await
         .unwrap();
@@ -178,8 +193,8 @@ authorization {
         .unwrap();
     assert!(matches!(
         event,
-        Some(Event::ServerError(
-            rnats_core::ServerError::PermissionViolation { .. }
+        Some(ConnectionEvent::ServerError(
+            rnats_core::proto::ServerError::PermissionViolation { .. }
         ))
     ));
     // The connection and the other subscription are unaffected.
@@ -214,11 +229,14 @@ async fn without_reconnect_server_shutdown_ends_subscriptions_and_fails_flush() 
         .await
         .unwrap();
     assert!(
-        matches!(event, Some(Event::Disconnected { .. })),
+        matches!(event, Some(ConnectionEvent::Disconnected { .. })),
         "{event:?}"
     );
-    assert_eq!(client.flush().await, Err(FlushError::Closed));
-    assert_eq!(client.connection_state(), rnats_core::State::Closed);
+    assert!(matches!(
+        client.flush().await.unwrap_err().cause(),
+        Some(FlushCause::NotSent)
+    ));
+    assert!(client.is_closed());
 }
 
 #[tokio::test]
@@ -230,7 +248,7 @@ async fn close_ends_everything_promptly() {
     tokio::time::timeout(Duration::from_secs(10), client.close())
         .await
         .unwrap();
-    assert_eq!(client.connection_state(), rnats_core::State::Closed);
+    assert!(client.is_closed());
     // Anything already delivered is still readable, then the stream ends.
     while let Some(m) = tokio::time::timeout(Duration::from_secs(10), sub.next())
         .await
@@ -244,19 +262,28 @@ async fn close_ends_everything_promptly() {
 #[tokio::test]
 async fn fake_server_sending_garbage_gives_a_protocol_error() {
     let err = handshake_error(b"HELLO THERE\r\n").await;
-    assert!(matches!(err, ConnectError::Protocol(_)), "{err}");
+    assert!(
+        matches!(err.cause(), Some(ConnectCause::Protocol(_))),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn fake_server_with_non_json_info_gives_a_protocol_error() {
     let err = handshake_error(b"INFO {not json}\r\n").await;
-    assert!(matches!(err, ConnectError::Protocol(_)), "{err}");
+    assert!(
+        matches!(err.cause(), Some(ConnectCause::Protocol(_))),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn fake_server_closing_during_handshake_is_reported() {
     let err = handshake_error(b"INF").await;
-    assert!(matches!(err, ConnectError::ClosedByServer), "{err}");
+    assert!(
+        matches!(err.cause(), Some(ConnectCause::ClosedByServer)),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -273,7 +300,10 @@ async fn fake_server_that_never_speaks_times_out() {
         .connect(url)
         .await
         .unwrap_err();
-    assert!(matches!(err, ConnectError::TimedOut { .. }), "{err}");
+    assert!(
+        matches!(err.cause(), Some(ConnectCause::TimedOut { .. })),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -301,10 +331,13 @@ async fn fake_server_truncated_frame_then_close_ends_the_connection_cleanly() {
         .await
         .unwrap();
     assert!(
-        matches!(event, Some(Event::Disconnected { .. })),
+        matches!(event, Some(ConnectionEvent::Disconnected { .. })),
         "{event:?}"
     );
-    assert_eq!(client.flush().await, Err(FlushError::Closed));
+    assert!(matches!(
+        client.flush().await.unwrap_err().cause(),
+        Some(FlushCause::NotSent)
+    ));
 }
 
 #[tokio::test]
@@ -332,7 +365,9 @@ async fn fake_server_sending_a_malformed_frame_after_connect_closes_with_a_reaso
         .await
         .unwrap();
     match event {
-        Some(Event::Disconnected { reason }) => assert!(reason.contains("protocol"), "{reason}"),
+        Some(ConnectionEvent::Disconnected { reason }) => {
+            assert!(reason.contains("protocol"), "{reason}")
+        }
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -363,10 +398,12 @@ async fn unanswered_pings_declare_the_connection_stale() {
         .await
         .unwrap();
     match event {
-        Some(Event::Disconnected { reason }) => assert!(reason.contains("stale"), "{reason}"),
+        Some(ConnectionEvent::Disconnected { reason }) => {
+            assert!(reason.contains("stale"), "{reason}")
+        }
         other => panic!("unexpected {other:?}"),
     }
-    assert_eq!(client.connection_state(), rnats_core::State::Closed);
+    assert!(client.is_closed());
 }
 
 #[tokio::test]
@@ -416,7 +453,7 @@ async fn an_invalid_inbox_prefix_is_refused_at_connect() {
             .await
             .unwrap_err();
         assert!(
-            matches!(err, ConnectError::InvalidInboxPrefix(_)),
+            matches!(err.cause(), Some(ConnectCause::InvalidInboxPrefix(_))),
             "{prefix}: {err}"
         );
     }
@@ -431,5 +468,5 @@ async fn lame_duck_mode_is_reported_as_an_event() {
     let event = tokio::time::timeout(Duration::from_secs(10), events.next())
         .await
         .unwrap();
-    assert_eq!(event, Some(Event::LameDuckMode));
+    assert_eq!(event, Some(ConnectionEvent::LameDuckMode));
 }

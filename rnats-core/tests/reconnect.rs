@@ -5,11 +5,15 @@ mod common;
 
 use common::*;
 
+use std::error::Error as _;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats_core::{Event, PublishError, RequestError};
+use rnats_core::{
+    ConnectionEvent, FlushCause, FlushError, PublishCause, RequestCause, RequestErrorKind,
+};
 use rnats_test_server::{Cluster, NatsServer, Proxy};
 
 #[tokio::test]
@@ -25,7 +29,10 @@ async fn restart_on_the_same_port_keeps_subscriptions_and_delivers_outage_publis
     assert_eq!(next_payload(&mut sub).await, Bytes::from("before"));
 
     server.kill();
-    wait_for(&mut pub_events, |e| matches!(e, Event::Disconnected { .. })).await;
+    wait_for(&mut pub_events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
     // Published during the outage: kept and sent after the reconnect, in order.
     for i in 0..100 {
         publisher
@@ -34,8 +41,8 @@ async fn restart_on_the_same_port_keeps_subscriptions_and_delivers_outage_publis
             .unwrap();
     }
     server.restart().unwrap();
-    wait_for(&mut sub_events, |e| *e == Event::Reconnected).await;
-    wait_for(&mut pub_events, |e| *e == Event::Reconnected).await;
+    wait_for(&mut sub_events, |e| *e == ConnectionEvent::Reconnected).await;
+    wait_for(&mut pub_events, |e| *e == ConnectionEvent::Reconnected).await;
     // The publisher's reconnect may beat the subscriber's; its flush waits for the server.
     // Make sure the subscription is back before the kept publishes are judged.
     subscriber.flush().await.unwrap();
@@ -64,7 +71,7 @@ async fn restart_on_the_same_port_keeps_subscriptions_and_delivers_outage_publis
         expected[start..],
         "kept publishes arrive in order, once"
     );
-    assert_eq!(subscriber.statistics().connects, 2);
+    assert_eq!(subscriber.statistics().connects.load(Ordering::Relaxed), 2);
 }
 
 #[tokio::test]
@@ -80,7 +87,10 @@ async fn outage_publishes_all_arrive_once_in_order() {
     // Cut the publisher off and keep it off while publishing.
     proxy.refuse(true);
     proxy.cut();
-    wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
     for i in 0..500 {
         publisher
             .publish("kept", Bytes::from(i.to_string()))
@@ -91,7 +101,7 @@ async fn outage_publishes_all_arrive_once_in_order() {
     let mut sub = subscriber.subscribe("kept").await.unwrap();
     subscriber.flush().await.unwrap();
     proxy.refuse(false);
-    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
     publisher.flush().await.unwrap();
     for i in 0..500 {
         assert_eq!(next_payload(&mut sub).await, Bytes::from(i.to_string()));
@@ -114,7 +124,10 @@ async fn the_reconnect_buffer_is_bounded() {
         .unwrap();
     let mut events = client.events();
     server.kill();
-    wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
     let payload = Bytes::from(vec![b'x'; 100]);
     let mut accepted = 0;
     let err = loop {
@@ -123,11 +136,14 @@ async fn the_reconnect_buffer_is_bounded() {
             Err(e) => break e,
         }
     };
-    assert_eq!(err, PublishError::ReconnectBufferFull { limit: 1024 });
+    assert_eq!(
+        err.cause(),
+        Some(&PublishCause::ReconnectBufferFull { limit: 1024 })
+    );
     assert!((5..=10).contains(&accepted), "{accepted}");
     // Reconnecting empties it again.
     server.restart().unwrap();
-    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
     client.flush().await.unwrap();
     client.publish("full", payload).await.unwrap();
 }
@@ -138,7 +154,10 @@ async fn flush_waits_for_the_reconnect() {
     let client = quick().connect(server.url()).await.unwrap();
     let mut events = client.events();
     server.kill();
-    wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
     let flusher = client.clone();
     let flush = tokio::spawn(async move { flusher.flush().await });
     server.restart().unwrap();
@@ -169,7 +188,10 @@ async fn requests_fail_fast_on_disconnect_when_asked() {
     proxy.cut();
     let started = Instant::now();
     let result = tokio::time::timeout(WAIT, request).await.unwrap().unwrap();
-    assert_eq!(result.unwrap_err(), RequestError::Disconnected);
+    assert_eq!(
+        result.unwrap_err().cause(),
+        Some(&RequestCause::Disconnected)
+    );
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
@@ -184,7 +206,7 @@ async fn retry_on_initial_connect_keeps_publishes_until_the_server_is_reachable(
         .connect(proxy.url())
         .await
         .unwrap();
-    assert_eq!(client.connection_state(), rnats_core::State::Disconnected);
+    assert_eq!(client.connection_state(), rnats_core::State::Pending);
     let mut events = client.events();
     client.publish("early", "kept".into()).await.unwrap();
     let watcher = rnats_core::connect(server.url()).await.unwrap();
@@ -192,7 +214,7 @@ async fn retry_on_initial_connect_keeps_publishes_until_the_server_is_reachable(
     watcher.flush().await.unwrap();
     proxy.refuse(false);
     // The first connection made in the background is reported as `Connected`.
-    wait_for(&mut events, |e| *e == Event::Connected).await;
+    wait_for(&mut events, |e| *e == ConnectionEvent::Connected).await;
     assert_eq!(next_payload(&mut sub).await, Bytes::from("kept"));
     assert_eq!(client.connection_state(), rnats_core::State::Connected);
 }
@@ -203,14 +225,17 @@ async fn flushes_waiting_for_a_reconnect_fail_when_the_client_closes() {
     let client = quick().connect(server.url()).await.unwrap();
     let mut events = client.events();
     server.kill();
-    wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
     let flusher = client.clone();
     let flush = tokio::spawn(async move { flusher.flush().await });
     // The flush is parked until a reconnect that will not come before the close.
     tokio::task::yield_now().await;
     client.close().await;
     let result = tokio::time::timeout(WAIT, flush).await.unwrap().unwrap();
-    assert_eq!(result, Err(rnats_core::FlushError::Closed));
+    assert_eq!(result.unwrap_err().cause(), Some(&FlushCause::Closed));
 }
 
 #[tokio::test]
@@ -220,21 +245,22 @@ async fn close_while_reconnecting_ends_promptly() {
     let mut events = client.events();
     let mut sub = client.subscribe("x").await.unwrap();
     server.kill();
-    wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
     tokio::time::timeout(Duration::from_secs(5), client.close())
         .await
         .unwrap();
-    assert_eq!(client.connection_state(), rnats_core::State::Closed);
+    assert!(client.is_closed());
     assert!(
         tokio::time::timeout(WAIT, sub.next())
             .await
             .unwrap()
             .is_none()
     );
-    assert_eq!(
-        client.publish("x", "y".into()).await,
-        Err(PublishError::Closed)
-    );
+    let err = client.publish("x", "y".into()).await.unwrap_err();
+    assert_eq!(err.cause(), Some(&PublishCause::Closed));
 }
 
 #[tokio::test]
@@ -249,12 +275,12 @@ async fn max_reconnects_gives_up_and_closes() {
     server.kill();
     let mut disconnects = 0;
     wait_for(&mut events, |e| {
-        disconnects += usize::from(matches!(e, Event::Disconnected { .. }));
-        *e == Event::Closed
+        disconnects += usize::from(matches!(e, ConnectionEvent::Disconnected { .. }));
+        *e == ConnectionEvent::Closed
     })
     .await;
     assert_eq!(disconnects, 1, "the disconnect is reported once");
-    assert_eq!(client.connection_state(), rnats_core::State::Closed);
+    assert!(client.is_closed());
 }
 
 #[tokio::test]
@@ -273,11 +299,14 @@ async fn a_stalled_connection_is_detected_by_the_ping_timer_and_replaced() {
     let mut sub = client.subscribe("alive").await.unwrap();
     client.flush().await.unwrap();
     proxy.stall();
-    let event = wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    let event = wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
     assert!(event.to_string().contains("stale"), "{event}");
     proxy.cut();
     proxy.resume();
-    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
     client.publish("alive", "again".into()).await.unwrap();
     assert_eq!(next_payload(&mut sub).await, Bytes::from("again"));
 }
@@ -305,7 +334,7 @@ async fn cluster_failover_keeps_subscriptions_and_requests_working() {
     assert_eq!(client.server_info().port, cluster.nodes()[0].port());
     let killed = Instant::now();
     cluster.node_mut(0).kill();
-    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
     let failover = killed.elapsed();
     eprintln!("failover took {failover:?}");
     assert_ne!(client.server_info().port, cluster.nodes()[0].port());
@@ -338,7 +367,7 @@ async fn cluster_failover_keeps_subscriptions_and_requests_working() {
                 answered = true;
                 break;
             }
-            Err(RequestError::TimedOut(_)) => continue,
+            Err(e) if e.kind() == RequestErrorKind::TimedOut => continue,
             Err(e) => panic!("request failed: {e}"),
         }
     }
@@ -354,8 +383,8 @@ async fn lame_duck_mode_moves_the_client_before_the_server_goes() {
     let mut sub = client.subscribe("ldm").await.unwrap();
     client.flush().await.unwrap();
     cluster.nodes()[0].signal("ldm").unwrap();
-    wait_for(&mut events, |e| *e == Event::LameDuckMode).await;
-    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    wait_for(&mut events, |e| *e == ConnectionEvent::LameDuckMode).await;
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
     assert_eq!(client.server_info().port, cluster.nodes()[1].port());
     client.publish("ldm", "moved".into()).await.unwrap();
     assert_eq!(next_payload(&mut sub).await, Bytes::from("moved"));
@@ -371,8 +400,8 @@ async fn force_reconnect_restores_subscriptions_with_their_remaining_count() {
     client.flush().await.unwrap();
     client.publish("limited", "1".into()).await.unwrap();
     assert_eq!(next_payload(&mut sub).await, Bytes::from("1"));
-    client.force_reconnect();
-    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    client.force_reconnect().await.unwrap();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
     for i in 2..=5 {
         client
             .publish("limited", Bytes::from(i.to_string()))
@@ -397,7 +426,7 @@ async fn servers_advertised_by_the_cluster_are_used_for_failover() {
     let info = client.server_info();
     assert!(info.connect_urls.len() >= 2, "{:?}", info.connect_urls);
     cluster.node_mut(0).kill();
-    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
     let other = rnats_core::connect(cluster.nodes()[1].url()).await.unwrap();
     other.flush().await.unwrap();
     client.flush().await.unwrap();
@@ -457,9 +486,12 @@ async fn a_steady_publisher_through_a_restart_loses_nothing_once_the_subscriber_
     let mut received = vec![parse(next_payload(&mut sub).await)];
 
     server.kill();
-    wait_for(&mut sub_events, |e| matches!(e, Event::Disconnected { .. })).await;
+    wait_for(&mut sub_events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
     server.restart().unwrap();
-    wait_for(&mut sub_events, |e| *e == Event::Reconnected).await;
+    wait_for(&mut sub_events, |e| *e == ConnectionEvent::Reconnected).await;
     subscriber.flush().await.unwrap();
     // Everything published from here on must arrive.
     let resumed_at = published.load(Ordering::Relaxed);
@@ -501,13 +533,21 @@ async fn drain_while_disconnected_gives_up_after_the_drain_timeout_and_closes() 
     let mut sub = client.subscribe("d").await.unwrap();
     client.flush().await.unwrap();
     server.kill();
-    wait_for(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
     let result = tokio::time::timeout(WAIT, client.drain()).await.unwrap();
+    let flush = result
+        .unwrap_err()
+        .source()
+        .and_then(|e| e.downcast_ref::<FlushError>())
+        .and_then(|e| e.cause().cloned());
     assert_eq!(
-        result,
-        Err(rnats_core::FlushError::TimedOut(Duration::from_millis(200)))
+        flush,
+        Some(FlushCause::TimedOut(Duration::from_millis(200)))
     );
-    assert_eq!(client.connection_state(), rnats_core::State::Closed);
+    assert!(client.is_closed());
     assert!(
         tokio::time::timeout(WAIT, sub.next())
             .await

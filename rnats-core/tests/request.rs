@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats_core::{Client, ConnectOptions, HeaderMap, RequestError};
+use rnats_core::{Client, ConnectOptions, HeaderMap, RequestCause, RequestErrorKind};
 use rnats_test_server::NatsServer;
 
 /// Answers every request on `subject` with "re:" + payload, echoing one header.
@@ -53,7 +53,7 @@ async fn request_without_responders_fails_fast() {
     let client = rnats_core::connect(server.url()).await.unwrap();
     let started = std::time::Instant::now();
     let err = client.request("nobody", "x".into()).await.unwrap_err();
-    assert_eq!(err, RequestError::NoResponders);
+    assert_eq!(err.kind(), RequestErrorKind::NoResponders);
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "did not wait for the timeout"
@@ -72,7 +72,11 @@ async fn request_times_out_when_nobody_answers() {
     let _silent = client.subscribe("silent").await.unwrap();
     client.flush().await.unwrap();
     let err = client.request("silent", "x".into()).await.unwrap_err();
-    assert_eq!(err, RequestError::TimedOut(Duration::from_millis(200)));
+    assert_eq!(err.kind(), RequestErrorKind::TimedOut);
+    assert_eq!(
+        err.cause(),
+        Some(&RequestCause::TimedOut(Duration::from_millis(200)))
+    );
     // The connection keeps working afterwards.
     client.flush().await.unwrap();
 }

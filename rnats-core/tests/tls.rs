@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats_core::{ConnectError, ConnectOptions, Event};
+use rnats_core::{ConnectCause, ConnectOptions, ConnectionEvent};
 use rnats_test_server::{NatsServer, TestCa, TlsFiles};
 
 /// Certificates from a fresh CA, in a directory that lives as long as the returned guard
@@ -140,7 +140,7 @@ async fn certificate_from_another_ca_is_a_tls_error() {
         .spawn()
         .unwrap();
     let err = connect_err(trusting(&other), tls_url(&server)).await;
-    assert!(matches!(err, ConnectError::Tls(_)), "{err:?}");
+    assert!(matches!(err.cause(), Some(ConnectCause::Tls(_))), "{err:?}");
     assert!(
         err.to_string().to_lowercase().contains("certificate"),
         "the error does not mention the certificate: {err}"
@@ -148,7 +148,7 @@ async fn certificate_from_another_ca_is_a_tls_error() {
 
     // Without any custom root the platform roots do not know the test CA either.
     let err = connect_err(ConnectOptions::new(), tls_url(&server)).await;
-    assert!(matches!(err, ConnectError::Tls(_)), "{err:?}");
+    assert!(matches!(err.cause(), Some(ConnectCause::Tls(_))), "{err:?}");
     assert!(
         err.to_string().to_lowercase().contains("certificate"),
         "the error does not mention the certificate: {err}"
@@ -164,14 +164,14 @@ async fn untrusted_certificate_is_a_tls_error_with_tls_first_too() {
         .spawn()
         .unwrap();
     let err = connect_err(trusting(&other).tls_first(), tls_url(&server)).await;
-    assert!(matches!(err, ConnectError::Tls(_)), "{err:?}");
+    assert!(matches!(err.cause(), Some(ConnectCause::Tls(_))), "{err:?}");
 }
 
 #[tokio::test]
 async fn require_tls_against_a_plain_server_is_a_tls_error() {
     let server = NatsServer::start();
     let err = connect_err(ConnectOptions::new().require_tls(true), server.url()).await;
-    assert!(matches!(err, ConnectError::Tls(_)), "{err:?}");
+    assert!(matches!(err.cause(), Some(ConnectCause::Tls(_))), "{err:?}");
     println!("require_tls against plain: {err}");
 
     // A `tls://` URL implies require_tls.
@@ -180,7 +180,7 @@ async fn require_tls_against_a_plain_server_is_a_tls_error() {
         format!("tls://127.0.0.1:{}", server.port()),
     )
     .await;
-    assert!(matches!(err, ConnectError::Tls(_)), "{err:?}");
+    assert!(matches!(err.cause(), Some(ConnectCause::Tls(_))), "{err:?}");
 }
 
 #[tokio::test]
@@ -217,7 +217,7 @@ async fn reconnects_over_tls_after_a_restart() {
     round_trip(&client).await;
 
     server.restart().unwrap();
-    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
     client.flush().await.unwrap();
     assert!(client.server_info().tls_required);
     round_trip(&client).await;
@@ -247,7 +247,7 @@ async fn reconnects_over_mutual_tls_first_after_a_restart() {
         .unwrap();
     let mut events = client.events();
     server.restart().unwrap();
-    wait_for(&mut events, |e| *e == Event::Reconnected).await;
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
     round_trip(&client).await;
 }
 

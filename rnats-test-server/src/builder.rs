@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::error::TestServerError;
 use crate::server::{Launch, NatsServer};
 use crate::tls::{TlsFiles, server_tls_block};
+use crate::websocket::{self, Websocket, WebsocketConf};
 
 /// Environment variable naming the `nats-server` binary to run instead of the one on `PATH`.
 const BIN_ENV: &str = "NATS_SERVER_BIN";
@@ -30,6 +31,7 @@ pub struct ServerBuilder {
     max_payload: Option<usize>,
     tls: Option<Tls>,
     nkey_users: Vec<String>,
+    websocket: Option<Websocket>,
     ready_timeout: Duration,
 }
 
@@ -62,6 +64,7 @@ impl ServerBuilder {
             max_payload: None,
             tls: None,
             nkey_users: Vec::new(),
+            websocket: None,
             ready_timeout: DEFAULT_READY_TIMEOUT,
         }
     }
@@ -172,6 +175,46 @@ impl ServerBuilder {
         self
     }
 
+    /// Also serves clients over WebSocket, in plain text (`ws://`), on a free loopback port
+    /// that [`NatsServer::websocket_url`] tells; a restart keeps the port:
+    ///
+    /// ```text
+    /// websocket {
+    ///   listen: "127.0.0.1:-1"
+    ///   no_tls: true
+    /// }
+    /// ```
+    ///
+    /// The block goes into a file of its own that the generated configuration includes, so
+    /// do not put a `websocket` block in [`config`](Self::config) text as well. Replaces
+    /// [`websocket_tls`](Self::websocket_tls).
+    pub fn websocket(mut self) -> Self {
+        self.websocket = Some(Websocket { tls: None });
+        self
+    }
+
+    /// Also serves clients over secure WebSocket (`wss://`) with the server certificate and
+    /// key of `files`, like [`websocket`](Self::websocket) otherwise:
+    ///
+    /// ```text
+    /// websocket {
+    ///   listen: "127.0.0.1:-1"
+    ///   tls {
+    ///     cert_file: "<server_cert>"
+    ///     key_file: "<server_key>"
+    ///   }
+    /// }
+    /// ```
+    ///
+    /// Independent of [`tls`](Self::tls), which secures the NATS client port. The files
+    /// must outlive the server.
+    pub fn websocket_tls(mut self, files: &TlsFiles) -> Self {
+        self.websocket = Some(Websocket {
+            tls: Some(files.clone()),
+        });
+        self
+    }
+
     /// The `nats-server` binary to run, instead of `$NATS_SERVER_BIN` or `nats-server`.
     pub fn binary(mut self, path: impl Into<PathBuf>) -> Self {
         self.binary = Some(path.into());
@@ -208,6 +251,7 @@ impl ServerBuilder {
         let mut args: Vec<OsString> = vec!["-a".into(), "127.0.0.1".into()];
 
         let mut config_dir = None;
+        let mut websocket_conf = None;
         if self.needs_generated_config() {
             let dir = tempfile::Builder::new()
                 .prefix("rnats-test-config-")
@@ -215,6 +259,10 @@ impl ServerBuilder {
             let path = dir.path().join("nats-server.conf");
             fs::write(&path, self.generated_config(dir.path())?)?;
             args.extend(["-c".into(), path.into_os_string()]);
+            websocket_conf = self.websocket.clone().map(|websocket| WebsocketConf {
+                path: dir.path().join(websocket::FILE_NAME),
+                websocket,
+            });
             config_dir = Some(dir);
         } else if let Some(file) = &self.config_file {
             args.extend(["-c".into(), file.clone().into_os_string()]);
@@ -249,6 +297,7 @@ impl ServerBuilder {
             program,
             args,
             ready_timeout: self.ready_timeout,
+            websocket: websocket_conf,
             _config_dir: config_dir,
             store_dir,
         })
@@ -260,6 +309,7 @@ impl ServerBuilder {
             || self.max_payload.is_some()
             || self.tls.is_some()
             || !self.nkey_users.is_empty()
+            || self.websocket.is_some()
     }
 
     /// The text of the configuration file generated in `dir`.
@@ -291,6 +341,10 @@ impl ServerBuilder {
                 text.push_str(&format!("    {{ nkey: {} }}\n", quote(key)));
             }
             text.push_str("  ]\n}\n");
+        }
+        if self.websocket.is_some() {
+            // Written (and rewritten on restart) by `WebsocketConf`, beside this file.
+            text.push_str(&format!("include {}\n", quote(websocket::FILE_NAME)));
         }
         Ok(text)
     }

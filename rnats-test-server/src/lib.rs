@@ -30,6 +30,7 @@ mod log;
 mod proxy;
 mod server;
 mod tls;
+mod websocket;
 
 pub use auth::{Account, Operator, SYSTEM_ACCOUNT_NAME, User, nkey_user, sign_nonce};
 pub use builder::ServerBuilder;

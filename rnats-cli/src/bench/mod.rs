@@ -98,7 +98,7 @@ impl Tuning {
             options = options.write_buffer_limit(bytes);
         }
         if let Some(bytes) = self.read_buffer_capacity {
-            options = options.read_buffer_capacity(bytes);
+            options = options.read_buffer_size(bytes);
         }
         options
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats_core::{Client, ConnectError, ConnectOptions, Event, Events, Subscriber};
+use rnats_core::{Client, ConnectError, ConnectOptions, ConnectionEvent, Events, Subscriber};
 
 /// How long any single wait in a test may take before the test fails instead of hanging.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -18,7 +18,10 @@ pub fn quick() -> ConnectOptions {
 }
 
 /// Waits for the first event matching `want`, skipping others.
-pub async fn wait_for(events: &mut Events, mut want: impl FnMut(&Event) -> bool) -> Event {
+pub async fn wait_for(
+    events: &mut Events,
+    mut want: impl FnMut(&ConnectionEvent) -> bool,
+) -> ConnectionEvent {
     tokio::time::timeout(WAIT, async {
         loop {
             let event = events.next().await.expect("events ended");

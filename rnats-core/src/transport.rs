@@ -1,0 +1,113 @@
+//! The byte stream under a connection: plain TCP, TLS over TCP, or WebSocket over either.
+//!
+//! Plain TCP is the hot path: the engine shares the socket with callers that write directly
+//! (see `Writes::socket`) and never goes through this enum's dispatch for it. TLS and
+//! WebSocket need `&mut` access to their stream state, so the engine alone reads and writes
+//! them through the `AsyncRead`/`AsyncWrite` impls below.
+
+use std::fmt;
+use std::io::{self, IoSlice};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+
+use crate::websocket::WebSocket;
+
+/// One connection's stream.
+pub(crate) enum Transport {
+    /// Plain TCP.
+    Tcp(TcpStream),
+    /// TLS over TCP.
+    Tls(Box<TlsStream<TcpStream>>),
+    /// WebSocket (`ws://`, `wss://`) over a [`Transport::Tcp`] or [`Transport::Tls`]; never
+    /// nested deeper.
+    WebSocket(Box<WebSocket>),
+}
+
+impl Transport {
+    /// Whether the bytes travel encrypted: TLS, or WebSocket over TLS (`wss://`).
+    pub(crate) fn is_tls(&self) -> bool {
+        match self {
+            Transport::Tcp(_) => false,
+            Transport::Tls(_) => true,
+            Transport::WebSocket(ws) => ws.inner().is_tls(),
+        }
+    }
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Transport::Tcp(_) => f.write_str("Transport::Tcp"),
+            Transport::Tls(_) => f.write_str("Transport::Tls"),
+            Transport::WebSocket(ws) => write!(f, "Transport::WebSocket({:?})", ws.inner()),
+        }
+    }
+}
+
+impl AsyncRead for Transport {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Transport::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Transport {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Transport::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Transport::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+            Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Transport::Tcp(s) => s.is_write_vectored(),
+            Transport::Tls(s) => s.is_write_vectored(),
+            Transport::WebSocket(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Transport::Tcp(s) => Pin::new(s).poll_flush(cx),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Transport::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}

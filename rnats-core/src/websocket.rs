@@ -1,0 +1,192 @@
+//! NATS over WebSocket (`ws://`, `wss://`): the HTTP upgrade, then a byte stream carried in
+//! binary messages.
+//!
+//! nats-server's websocket listener treats the payloads of the messages it receives as one
+//! continuous protocol stream, and frames what it sends without regard for NATS ops: a frame
+//! may hold half a `MSG` or a dozen of them. So the payloads are fed to the same parser as
+//! TCP bytes, and whatever the engine writes in one go leaves as one binary message (a whole
+//! batch of ops, up to [`MAX_MESSAGE`]). For `wss://` the TLS handshake happens first, on
+//! the TCP connection, with the same rustls configuration as `tls://`.
+
+use std::fmt;
+use std::io::{self, IoSlice};
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use bytes::{Bytes, BytesMut};
+use futures_core::Stream;
+use futures_util::Sink;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_websockets::{ClientBuilder, Config, Message, WebSocketStream};
+
+use crate::error::{ConnectCause, ConnectError};
+use crate::server_addr::ServerAddr;
+use crate::transport::Transport;
+
+/// The most bytes one write puts into one WebSocket message. Batches larger than this go
+/// out as several messages; each costs one copy (the client must mask what it sends).
+const MAX_MESSAGE: usize = 256 * 1024;
+
+/// A WebSocket connection, read and written as a byte stream.
+pub(crate) struct WebSocket {
+    stream: WebSocketStream<Transport>,
+    /// What is left of the last message received, when it did not fit the reader's buffer.
+    pending: Bytes,
+}
+
+/// Sends the HTTP upgrade request for `addr` over `stream` (TCP, or TLS for `wss://`) and
+/// waits for the server to switch protocols.
+pub(crate) async fn upgrade(
+    stream: Transport,
+    addr: &ServerAddr,
+) -> Result<WebSocket, ConnectError> {
+    let uri = upgrade_uri(addr);
+    let builder = ClientBuilder::new()
+        .uri(&uri)
+        .map_err(|e| websocket_error(format!("{addr} is not a valid WebSocket URI: {e}")))?
+        // Whatever is queued past one message is written out before the next is taken, so
+        // at most about two messages' worth of bytes wait in the WebSocket layer.
+        .config(Config::default().flush_threshold(MAX_MESSAGE));
+    let (stream, _response) = builder
+        .connect_on(stream)
+        .await
+        .map_err(|e| websocket_error(format!("the WebSocket upgrade with {addr} failed: {e}")))?;
+    Ok(WebSocket {
+        stream,
+        pending: Bytes::new(),
+    })
+}
+
+impl WebSocket {
+    /// The stream the WebSocket runs over.
+    pub(crate) fn inner(&self) -> &Transport {
+        self.stream.get_ref()
+    }
+}
+
+/// The URL of the upgrade request: the server address without credentials, which NATS
+/// sends in CONNECT, never in the HTTP request.
+fn upgrade_uri(addr: &ServerAddr) -> String {
+    let mut url = addr.clone().into_inner();
+    // Both only fail for URLs that cannot carry credentials, which then have none.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.into()
+}
+
+fn websocket_error(reason: String) -> ConnectError {
+    ConnectCause::WebSocket(reason).into()
+}
+
+/// I/O errors stay what they are; protocol errors become `io::Error`s that carry them.
+fn io_error(error: tokio_websockets::Error) -> io::Error {
+    match error {
+        tokio_websockets::Error::Io(e) => e,
+        other => io::Error::other(other),
+    }
+}
+
+impl fmt::Debug for WebSocket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebSocket")
+            .field("inner", self.inner())
+            .field("pending", &self.pending.len())
+            .finish()
+    }
+}
+
+/// Message payloads, in order, as one byte stream. End of file is the server closing the
+/// WebSocket (after the close handshake) or the connection under it.
+impl AsyncRead for WebSocket {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        loop {
+            if !this.pending.is_empty() {
+                let n = this.pending.len().min(buf.remaining());
+                buf.put_slice(&this.pending.split_to(n));
+                return Poll::Ready(Ok(()));
+            }
+            match ready!(Pin::new(&mut this.stream).poll_next(cx)) {
+                None => return Poll::Ready(Ok(())),
+                Some(Err(e)) => return Poll::Ready(Err(io_error(e))),
+                // nats-server sends binary messages; text would carry the same bytes.
+                Some(Ok(message)) if message.is_binary() || message.is_text() => {
+                    this.pending = message.into_payload().into();
+                }
+                // Pings are answered by tokio-websockets itself; pongs and the close
+                // frame carry no NATS bytes (after a close the stream ends).
+                Some(Ok(_)) => {}
+            }
+        }
+    }
+}
+
+/// Each write becomes one binary message (the slices of a vectored write joined, up to
+/// [`MAX_MESSAGE`]); `poll_flush` puts the queued messages on the wire.
+impl AsyncWrite for WebSocket {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.poll_write_vectored(cx, &[IoSlice::new(buf)])
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let len = bufs.iter().map(|b| b.len()).sum::<usize>().min(MAX_MESSAGE);
+        if len == 0 {
+            return Poll::Ready(Ok(0));
+        }
+        ready!(Pin::new(&mut this.stream).poll_ready(cx)).map_err(io_error)?;
+        let mut payload = BytesMut::with_capacity(len);
+        for buf in bufs {
+            let take = buf.len().min(len - payload.len());
+            payload.extend_from_slice(&buf[..take]);
+            if payload.len() == len {
+                break;
+            }
+        }
+        Pin::new(&mut this.stream)
+            .start_send(Message::binary(payload))
+            .map_err(io_error)?;
+        Poll::Ready(Ok(len))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream)
+            .poll_flush(cx)
+            .map_err(io_error)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream)
+            .poll_close(cx)
+            .map_err(io_error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_upgrade_request_carries_no_credentials() {
+        let addr: ServerAddr = "ws://alice:secret@127.0.0.1:8080/nats?x=1".parse().unwrap();
+        assert_eq!(upgrade_uri(&addr), "ws://127.0.0.1:8080/nats?x=1");
+        let addr: ServerAddr = "wss://token@localhost".parse().unwrap();
+        assert_eq!(upgrade_uri(&addr), "wss://localhost/");
+    }
+}
