@@ -57,10 +57,10 @@ pub struct ServerInfo {
     pub client_ip: String,
     /// Challenge the client signs when authenticating with an NKey or JWT.
     pub nonce: String,
-    /// Name of the cluster the server belongs to.
-    pub cluster: String,
-    /// JetStream domain of the server.
-    pub domain: String,
+    /// Name of the cluster the server belongs to, when it is in one.
+    pub cluster: Option<String>,
+    /// JetStream domain of the server, when it has one.
+    pub domain: Option<String>,
     /// Public curve key used to encrypt auth callout requests.
     pub xkey: String,
 }
@@ -151,6 +151,11 @@ mod tests {
         assert!(info.headers && info.lame_duck_mode);
         assert_eq!(info.connect_urls, ["10.0.0.1:4222"]);
         assert_eq!(info.nonce, "");
+        assert_eq!((info.cluster, info.domain), (None, None));
+        let info: ServerInfo =
+            serde_json::from_str(r#"{"cluster":"east","domain":"hub"}"#).unwrap();
+        assert_eq!(info.cluster.as_deref(), Some("east"));
+        assert_eq!(info.domain.as_deref(), Some("hub"));
     }
 
     #[test]
