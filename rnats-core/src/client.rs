@@ -1,5 +1,6 @@
 //! The [`Client`]: a cheap, cloneable handle to one connection.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -133,7 +134,7 @@ impl Client {
     ) -> Result<(), PublishError> {
         let subject = self.checked_publish_subject(&subject)?;
         let out = Outbound {
-            subject,
+            subject: &subject,
             reply: None,
             headers: None,
             payload: &payload,
@@ -154,7 +155,7 @@ impl Client {
     ) -> Result<(), PublishError> {
         let subject = self.checked_publish_subject(&subject)?;
         let out = Outbound {
-            subject,
+            subject: &subject,
             reply: None,
             headers: Some(&headers),
             payload: &payload,
@@ -172,8 +173,8 @@ impl Client {
         let subject = self.checked_publish_subject(&subject)?;
         let reply = self.checked_publish_subject(&reply)?;
         let out = Outbound {
-            subject,
-            reply: Some(reply),
+            subject: &subject,
+            reply: Some(&reply),
             headers: None,
             payload: &payload,
         };
@@ -191,8 +192,8 @@ impl Client {
         let subject = self.checked_publish_subject(&subject)?;
         let reply = self.checked_publish_subject(&reply)?;
         let out = Outbound {
-            subject,
-            reply: Some(reply),
+            subject: &subject,
+            reply: Some(&reply),
             headers: Some(&headers),
             payload: &payload,
         };
@@ -208,7 +209,7 @@ impl Client {
     ) -> Result<Message, RequestError> {
         let timeout = self.shared().options.request_timeout;
         let subject = self.checked_publish_subject(&subject)?;
-        self.request_inner(subject, None, payload, timeout).await
+        self.request_inner(&subject, None, payload, timeout).await
     }
 
     /// Sends a request with headers; see [`Client::request`].
@@ -220,7 +221,7 @@ impl Client {
     ) -> Result<Message, RequestError> {
         let timeout = self.shared().options.request_timeout;
         let subject = self.checked_publish_subject(&subject)?;
-        self.request_inner(subject, Some(&headers), payload, timeout)
+        self.request_inner(&subject, Some(&headers), payload, timeout)
             .await
     }
 
@@ -232,7 +233,7 @@ impl Client {
         timeout: Option<Duration>,
     ) -> Result<Message, RequestError> {
         let subject = self.checked_publish_subject(&subject)?;
-        self.request_inner(subject, None, payload, timeout).await
+        self.request_inner(&subject, None, payload, timeout).await
     }
 
     /// Sends a [`Request`] built with its own payload, headers, timeout or inbox, as in
@@ -250,13 +251,13 @@ impl Client {
         let payload = request.payload.unwrap_or_default();
         let Some(inbox) = request.inbox else {
             return self
-                .request_inner(subject, request.headers.as_ref(), payload, timeout)
+                .request_inner(&subject, request.headers.as_ref(), payload, timeout)
                 .await;
         };
         let mut replies = self.subscribe(inbox.as_str()).await?;
         replies.unsubscribe_after(1).await.ok();
         let out = Outbound {
-            subject,
+            subject: &subject,
             reply: Some(&inbox),
             headers: request.headers.as_ref(),
             payload: &payload,
@@ -286,7 +287,7 @@ impl Client {
     ) -> Result<Message, RequestError> {
         let pending = request::Pending::register(&self.handle.shared);
         let out = Outbound {
-            subject,
+            subject: &subject,
             reply: Some(pending.reply()),
             headers,
             payload: &payload,
@@ -302,7 +303,7 @@ impl Client {
     /// are matched, but to be sure the server has the subscription before *other*
     /// connections publish, call [`Client::flush`].
     pub async fn subscribe(&self, subject: impl ToSubject) -> Result<Subscriber, SubscribeError> {
-        self.subscribe_inner(subject.to_subject()?, None)
+        self.subscribe_inner(checked_subject(&subject)?, None)
     }
 
     /// Subscribes as a member of a queue group: each message goes to one member of the group.
@@ -312,7 +313,7 @@ impl Client {
         queue_group: String,
     ) -> Result<Subscriber, SubscribeError> {
         let queue_group = QueueGroup::try_from(queue_group.as_str())?;
-        self.subscribe_inner(subject.to_subject()?, Some(queue_group))
+        self.subscribe_inner(checked_subject(&subject)?, Some(queue_group))
     }
 
     fn subscribe_inner(
@@ -585,17 +586,24 @@ impl Client {
     pub(crate) fn checked_publish_subject<'s>(
         &self,
         subject: &'s impl ToSubject,
-    ) -> Result<&'s str, PublishError> {
+    ) -> Result<Cow<'s, str>, PublishError> {
+        let text = subject.subject_text();
         if self.shared().options.skip_subject_validation {
-            let text = subject.subject_str();
             if text.is_empty() || text.bytes().any(|b| b.is_ascii_whitespace()) {
                 return Err(PublishCause::InvalidSubject(SubjectError::InvalidCharacter).into());
             }
-            return Ok(text);
+        } else {
+            rnats_proto::validate_publish_subject(text.as_bytes())?;
         }
-        subject.check_publish()?;
-        Ok(subject.subject_str())
+        Ok(text)
     }
+}
+
+/// A subscription subject, checked (wildcards allowed).
+fn checked_subject(subject: &impl ToSubject) -> Result<Subject, SubscribeError> {
+    let subject = subject.to_subject();
+    rnats_proto::validate_subject(subject.as_bytes())?;
+    Ok(subject)
 }
 
 /// `major.minor.patch` of a server version such as `2.10.14` or `2.11.0-RC.1`.

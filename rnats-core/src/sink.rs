@@ -74,8 +74,8 @@ impl Sink<OutboundMessage> for Client {
             None => None,
         };
         let out = Outbound {
-            subject,
-            reply,
+            subject: &subject,
+            reply: reply.as_deref(),
             headers: message.headers.as_ref(),
             payload: &message.payload,
         };
