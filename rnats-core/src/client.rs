@@ -19,11 +19,14 @@ use crate::error::{
 };
 pub use crate::error::{
     FlushError, FlushErrorKind, PublishError, PublishErrorKind, RequestError, RequestErrorKind,
+    ServerPoolError, ServerPoolErrorKind, SetServerPoolError, SetServerPoolErrorKind,
     SubscribeError, SubscribeErrorKind,
 };
+use crate::server_pool::Server;
 use crate::events::{ConnectionEvent, Events};
 use crate::options::ConnectOptions;
-use crate::reconnect::{self, ServerPool};
+use crate::reconnect;
+use crate::server_pool::ServerPool;
 pub use crate::request::Request;
 use crate::server_addr::{ServerAddr, ToServerAddrs};
 use crate::shared::{Shared, Sink, SubEntry};
@@ -99,13 +102,13 @@ impl Client {
             .map(|e| e.info.clone())
             .unwrap_or_default();
         let connected = established.is_some();
-        let shared = Arc::new(Shared::new(options, info));
+        let shared = Arc::new(Shared::new(options, info, pool));
         // Subscribed before the engine starts and before the first event, so the callback
         // sees the first `Connected`.
         if let Some(callback) = shared.options.event_callback.clone() {
             callback.spawn(shared.events.subscribe());
         }
-        let engine = Engine::new(Arc::clone(&shared), established, pool);
+        let engine = Engine::new(Arc::clone(&shared), established);
         request::subscribe_inbox(&shared);
         tokio::spawn(engine.run());
         if connected {
@@ -436,6 +439,40 @@ impl Client {
     /// Whether the connection is up, down, or not made yet.
     pub fn connection_state(&self) -> State {
         self.shared().state().public()
+    }
+
+    /// The servers the client (re)connects to, with what it knows of each.
+    pub async fn server_pool(&self) -> Result<Vec<Server>, ServerPoolError> {
+        let shared = self.shared();
+        if shared.state() == LinkState::Closed {
+            return Err(ServerPoolError::new(ServerPoolErrorKind::Send));
+        }
+        Ok(crate::shared::lock(&shared.pool).snapshot())
+    }
+
+    /// Replaces the servers the client reconnects to (the current connection stays up). All
+    /// must be WebSocket addresses or none; servers the cluster advertises are added to the
+    /// new pool as before.
+    pub async fn set_server_pool<A: ToServerAddrs>(
+        &self,
+        addrs: A,
+    ) -> Result<(), SetServerPoolError> {
+        let servers: Vec<ServerAddr> = addrs
+            .to_server_addrs()
+            .map_err(|e| SetServerPoolError::with_source(SetServerPoolErrorKind::InvalidAddress, e))?
+            .collect();
+        let Some(first) = servers.first() else {
+            return Err(SetServerPoolError::new(SetServerPoolErrorKind::EmptyPool));
+        };
+        if servers.iter().any(|s| s.is_websocket() != first.is_websocket()) {
+            return Err(SetServerPoolError::new(SetServerPoolErrorKind::MixedSchemes));
+        }
+        let shared = self.shared();
+        if shared.state() == LinkState::Closed {
+            return Err(SetServerPoolError::new(SetServerPoolErrorKind::Send));
+        }
+        crate::shared::lock(&shared.pool).replace(servers);
+        Ok(())
     }
 
     /// Whether the client is closed for good (by `close`, `drain`, or reconnecting giving up).

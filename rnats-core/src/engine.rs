@@ -30,7 +30,7 @@ use crate::delivery::Deliveries;
 use crate::error::SubscriberError;
 use crate::events::{ClientError, ConnectionEvent};
 use crate::handshake::{Established, effective_max_payload};
-use crate::reconnect::{self, ServerPool};
+use crate::reconnect;
 use crate::shared::{Shared, Sink, Subscriptions};
 use crate::statistics::Statistics;
 use crate::transport::Transport;
@@ -75,7 +75,6 @@ pub(crate) struct Engine {
     /// Messages of the current read, handed to subscribers at its end.
     deliveries: Deliveries,
     /// Servers to reconnect to.
-    pool: ServerPool,
     /// Armed by lame duck mode: when it fires, move to another server.
     lame_duck_timer: Option<Pin<Box<Sleep>>>,
 }
@@ -92,7 +91,7 @@ impl Engine {
     /// An engine for `conn`, a connection whose handshake is done (its read buffer holds
     /// whatever the server sent after the handshake PONG), or for none yet: then it starts
     /// by reconnecting (`retry_on_initial_connect`).
-    pub(crate) fn new(shared: Arc<Shared>, conn: Option<Established>, pool: ServerPool) -> Engine {
+    pub(crate) fn new(shared: Arc<Shared>, conn: Option<Established>) -> Engine {
         let interval = shared.options.ping_interval;
         let max_outstanding = shared.options.max_pings_outstanding;
         let read_capacity = shared.options.read_buffer_capacity;
@@ -118,7 +117,6 @@ impl Engine {
             },
             linger_timer: None,
             deliveries: Deliveries::default(),
-            pool,
             lame_duck_timer: None,
         };
         engine.reserve_read_buffer();
@@ -180,7 +178,7 @@ impl Engine {
             if self.shared.state() == LinkState::Connected {
                 self.disconnected(reason.clone());
             }
-            let Some(conn) = reconnect::reconnect(&self.shared, &mut self.pool).await else {
+            let Some(conn) = reconnect::reconnect(&self.shared).await else {
                 ending = if self.shared.close_requested.load(Ordering::Acquire) {
                     Ending::Requested
                 } else {
@@ -443,7 +441,7 @@ impl Engine {
             .headers_supported
             .store(info.headers, Ordering::Relaxed);
         if !self.shared.options.reconnect.ignore_discovered_servers {
-            let added = self.pool.add_discovered(info);
+            let added = crate::shared::lock(&self.shared.pool).add_discovered(info);
             crate::reconnect::report_discovered(&self.shared, added);
         }
     }

@@ -95,13 +95,13 @@ where
     }
 }
 
-/// Defines a kind enum (async-nats' variants and texts), the error alias over it, and ties the
-/// rnats cause enum to both: `From<Cause>` picks the kind, `cause()` reads it back.
+/// Defines a kind enum (async-nats' variants and texts), the error alias over it, and, where
+/// rnats has a finer cause enum, ties it to both: `From<Cause>` picks the kind, `cause()`
+/// reads it back.
 macro_rules! failure_domain {
     (
         $(#[$kind_meta:meta])* kind $kind:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal,)+ }
         $(#[$alias_meta:meta])* error $alias:ident;
-        cause $cause:ident;
     ) => {
         $(#[$kind_meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -119,6 +119,16 @@ macro_rules! failure_domain {
 
         $(#[$alias_meta])*
         pub type $alias = Error<$kind>;
+    };
+    (
+        $(#[$kind_meta:meta])* kind $kind:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal,)+ }
+        $(#[$alias_meta:meta])* error $alias:ident;
+        cause $cause:ident;
+    ) => {
+        failure_domain! {
+            $(#[$kind_meta])* kind $kind { $($(#[$vmeta])* $variant => $text,)+ }
+            $(#[$alias_meta])* error $alias;
+        }
 
         impl From<$cause> for $alias {
             fn from(cause: $cause) -> Self {
@@ -220,6 +230,32 @@ failure_domain! {
     /// Why a flush did not complete.
     error FlushError;
     cause FlushCause;
+}
+
+failure_domain! {
+    /// The kinds of [`SetServerPoolError`].
+    kind SetServerPoolErrorKind {
+        /// The client is closed.
+        Send => "failed to set the server pool: the client is closed",
+        /// An address could not be parsed.
+        InvalidAddress => "invalid server address",
+        /// WebSocket and plain addresses were mixed.
+        MixedSchemes => "cannot mix websocket and non-websocket URLs in a server pool",
+        /// No address was given.
+        EmptyPool => "server pool cannot be empty",
+    }
+    /// Why `Client::set_server_pool` refused the new pool.
+    error SetServerPoolError;
+}
+
+failure_domain! {
+    /// The kinds of [`ServerPoolError`].
+    kind ServerPoolErrorKind {
+        /// The client is closed.
+        Send => "failed to read the server pool: the client is closed",
+    }
+    /// Why `Client::server_pool` could not answer.
+    error ServerPoolError;
 }
 
 impl From<io::Error> for ConnectError {

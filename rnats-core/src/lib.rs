@@ -34,6 +34,7 @@ mod options;
 mod reconnect;
 mod request;
 mod server_addr;
+mod server_pool;
 mod shared;
 mod sink;
 mod statistics;
@@ -52,7 +53,8 @@ pub type Error = Box<dyn std::error::Error + Send + Sync + 'static>;
 pub use auth::{Auth, AuthError, SignedAuth};
 pub use bytes::Bytes;
 pub use client::{
-    Client, PublishError, PublishErrorKind, Request, RequestError, RequestErrorKind, Statistics,
+    Client, PublishError, PublishErrorKind, Request, RequestError, RequestErrorKind,
+    ServerPoolError, ServerPoolErrorKind, SetServerPoolError, SetServerPoolErrorKind, Statistics,
     SubscribeError, SubscribeErrorKind,
 };
 pub use connection::State;
@@ -72,6 +74,7 @@ pub use rnats_proto::{QueueGroup, ServerInfo};
 /// The rustls version rnats uses, for [`ConnectOptions::tls_client_config`].
 pub use rustls;
 pub use server_addr::{ServerAddr, ToServerAddrs};
+pub use server_pool::{ReconnectToServer, Server};
 pub use status::StatusCode;
 pub use subject::{Subject, SubjectError, ToSubject};
 pub use subscriber::Subscriber;

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +13,8 @@ use crate::Client;
 use crate::auth::{Auth, AuthError, Credentials, Secret, SignedAuth};
 use crate::error::ConnectError;
 use crate::events::{Event, EventCallback};
+use crate::server_pool::{ReconnectToServer, Server};
+use rnats_proto::ServerInfo;
 use crate::server_addr::ToServerAddrs;
 use crate::tls::TlsOptions;
 
@@ -68,7 +71,14 @@ pub(crate) struct ReconnectPolicy {
     pub(crate) retain_servers_order: bool,
     pub(crate) ignore_discovered_servers: bool,
     pub(crate) fail_requests_on_disconnect: bool,
+    /// The user's `reconnect_to_server_callback`.
+    pub(crate) choose_server: Option<Arc<ChooseServerFn>>,
 }
+
+/// A `reconnect_to_server_callback`, boxed.
+pub(crate) type ChooseServerFn = dyn Fn(Vec<Server>, ServerInfo) -> Pin<Box<dyn Future<Output = Option<ReconnectToServer>> + Send>>
+    + Send
+    + Sync;
 
 impl Default for ReconnectPolicy {
     fn default() -> Self {
@@ -80,6 +90,7 @@ impl Default for ReconnectPolicy {
             retain_servers_order: false,
             ignore_discovered_servers: false,
             fail_requests_on_disconnect: false,
+            choose_server: None,
         }
     }
 }
@@ -454,6 +465,21 @@ impl ConnectOptions {
     /// as after a disconnect (default: the first connect's error is returned).
     pub fn retry_on_initial_connect(mut self) -> Self {
         self.reconnect.retry_on_initial_connect = true;
+        self
+    }
+
+    /// Lets `callback` pick the server (and the wait) for each reconnect attempt: it gets the
+    /// pool as it is (with each server's failed attempts and last error) and the last INFO,
+    /// and returns a server of the pool, or `None` for the usual round robin. A server not in
+    /// the pool is reported as `ClientError::ServerNotInPool` and the round robin is used.
+    pub fn reconnect_to_server_callback<F, Fut>(mut self, callback: F) -> ConnectOptions
+    where
+        F: Fn(Vec<Server>, ServerInfo) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Option<ReconnectToServer>> + Send + Sync + 'static,
+    {
+        self.reconnect.choose_server = Some(Arc::new(move |servers, info| {
+            Box::pin(callback(servers, info))
+        }));
         self
     }
 

@@ -12,10 +12,11 @@ use std::time::Duration;
 
 use rnats_proto::ServerInfo;
 
-use crate::events::ConnectionEvent;
+use crate::events::{ClientError, ConnectionEvent};
 use crate::handshake::{self, Established};
 use crate::server_addr::ServerAddr;
-use crate::shared::Shared;
+use crate::server_pool::ServerPool;
+use crate::shared::{Shared, lock};
 
 /// The default delay before pass `pass` over the pool: 100 ms doubling to 5 s, plus up to 50%
 /// random jitter.
@@ -43,99 +44,58 @@ pub(crate) fn shuffle<T>(items: &mut [T]) {
     }
 }
 
-/// The servers to try: those given at connect plus those the cluster advertised.
-#[derive(Debug)]
-pub(crate) struct ServerPool {
-    servers: Vec<ServerAddr>,
-    next: usize,
-}
-
-impl ServerPool {
-    /// A pool of `servers`, shuffled unless `retain_order`.
-    pub(crate) fn new(mut servers: Vec<ServerAddr>, retain_order: bool) -> ServerPool {
-        if !retain_order {
-            shuffle(&mut servers);
-        }
-        ServerPool { servers, next: 0 }
-    }
-
-    /// Number of servers.
-    pub(crate) fn len(&self) -> usize {
-        self.servers.len()
-    }
-
-    /// The next server to try, round robin.
-    pub(crate) fn next_server(&mut self) -> Option<ServerAddr> {
-        let server = self
-            .servers
-            .get(self.next % self.servers.len().max(1))?
-            .clone();
-        self.next = (self.next + 1) % self.servers.len();
-        Some(server)
-    }
-
-    /// Adds the servers `info` advertises that the pool does not know yet; returns them
-    /// as advertised.
-    ///
-    /// A pool of WebSocket servers learns WebSocket addresses: `ws_connect_urls` when the
-    /// INFO has them, else `connect_urls`, which is where nats-server puts its cluster's
-    /// WebSocket addresses for a WebSocket client (it leaves `ws_connect_urls` out then).
-    /// Advertised addresses are bare `host:port`, so they get the pool's scheme (`ws` or
-    /// `wss`); parsed on their own they would mean `nats://`.
-    pub(crate) fn add_discovered(&mut self, info: &ServerInfo) -> Vec<String> {
-        let websocket_scheme = self
-            .servers
-            .first()
-            .filter(|s| s.is_websocket())
-            .map(|s| s.scheme().to_owned());
-        let urls = match websocket_scheme {
-            Some(_) if !info.ws_connect_urls.is_empty() => &info.ws_connect_urls,
-            _ => &info.connect_urls,
-        };
-        let mut added = Vec::new();
-        for url in urls {
-            let parsed = match &websocket_scheme {
-                Some(scheme) if !url.contains("://") => format!("{scheme}://{url}").parse(),
-                _ => url.parse::<ServerAddr>(),
-            };
-            let Ok(addr) = parsed else {
-                continue;
-            };
-            if websocket_scheme.is_some() != addr.is_websocket() {
-                continue;
-            }
-            let known = self.servers.iter().any(|s| s.same_server(&addr));
-            if !known {
-                added.push(url.clone());
-                self.servers.push(addr);
-            }
-        }
-        added
-    }
-}
-
 /// Tries servers until one accepts, waiting between passes over the pool as the policy says.
 /// Returns `None` when the client is closed meanwhile or the attempts run out.
-pub(crate) async fn reconnect(shared: &Shared, pool: &mut ServerPool) -> Option<Established> {
+pub(crate) async fn reconnect(shared: &Shared) -> Option<Established> {
     let policy = &shared.options.reconnect;
     let mut attempts = 0usize;
     loop {
         if policy.max_reconnects.is_some_and(|max| attempts >= max) {
             return None;
         }
-        let pass = attempts / pool.len().max(1);
-        if attempts % pool.len().max(1) == 0 && pass > 0 {
-            unless_closed(shared, tokio::time::sleep((policy.delay)(pass))).await?;
+        let (addr, delay) = next_attempt(shared, attempts).await?;
+        if !delay.is_zero() {
+            unless_closed(shared, tokio::time::sleep(delay)).await?;
         }
-        let addr = pool.next_server()?;
         attempts += 1;
-        match unless_closed(shared, handshake::connect(&addr, &shared.options)).await? {
+        let outcome = unless_closed(shared, handshake::connect(&addr, &shared.options)).await?;
+        let noted = outcome.as_ref().map(drop).map_err(ToString::to_string);
+        lock(&shared.pool).record(&addr, noted);
+        match outcome {
             Ok(established) => return Some(established),
             Err(error) => {
                 tracing::debug!(attempt = attempts, server = ?addr, %error, "reconnect failed");
             }
         }
     }
+}
+
+/// The server for attempt `attempts` (counted from 0) and the wait before it: the pool's next
+/// server after the policy's delay at the start of each pass but the first, unless the
+/// user's `reconnect_to_server_callback` picks a server of the pool (and maybe a delay).
+async fn next_attempt(shared: &Shared, attempts: usize) -> Option<(ServerAddr, Duration)> {
+    let policy = &shared.options.reconnect;
+    let (servers, len) = {
+        let pool = lock(&shared.pool);
+        let servers = policy.choose_server.as_ref().map(|_| pool.snapshot());
+        (servers, pool.len().max(1))
+    };
+    let pass = attempts / len;
+    let delay = match attempts % len == 0 && pass > 0 {
+        true => (policy.delay)(pass),
+        false => Duration::ZERO,
+    };
+    if let (Some(choose), Some(servers)) = (&policy.choose_server, servers) {
+        let info = ServerInfo::clone(&lock(&shared.info));
+        if let Some(choice) = unless_closed(shared, choose(servers, info)).await? {
+            if lock(&shared.pool).contains(&choice.addr) {
+                return Some((choice.addr, choice.delay.unwrap_or(delay)));
+            }
+            shared.emit(ConnectionEvent::ClientError(ClientError::ServerNotInPool));
+        }
+    }
+    let addr = lock(&shared.pool).next_server()?;
+    Some((addr, delay))
 }
 
 /// Connects to the first server of the pool that accepts, one pass, for the initial connect.
@@ -149,8 +109,14 @@ pub(crate) async fn first_connect(
             break;
         };
         match handshake::connect(&addr, options).await {
-            Ok(established) => return Ok(established),
-            Err(error) => last_error = Some(error),
+            Ok(established) => {
+                pool.record(&addr, Ok(()));
+                return Ok(established);
+            }
+            Err(error) => {
+                pool.record(&addr, Err(error.to_string()));
+                last_error = Some(error);
+            }
         }
     }
     Err(last_error.unwrap_or_else(|| crate::error::ConnectCause::NoServers.into()))
@@ -188,58 +154,6 @@ mod tests {
                 Duration::from_millis(100 * (1 << (pass - 1).min(6))).min(Duration::from_secs(5));
             let d = default_delay(pass);
             assert!(d >= base && d <= base.mul_f64(1.5), "pass {pass}: {d:?}");
-        }
-    }
-
-    #[test]
-    fn pool_round_robins_and_learns_new_servers_once() {
-        let servers = vec![
-            "a:1".parse::<ServerAddr>().unwrap(),
-            "b:2".parse::<ServerAddr>().unwrap(),
-        ];
-        let mut pool = ServerPool::new(servers, true);
-        assert_eq!(pool.next_server().unwrap().host(), "a");
-        assert_eq!(pool.next_server().unwrap().host(), "b");
-        assert_eq!(pool.next_server().unwrap().host(), "a");
-        let added = pool.add_discovered(&advertising(
-            &["b:2", "c:3", "not a url:x"],
-            &["b:8080", "d:8080"],
-        ));
-        assert_eq!(added, ["c:3"]);
-        assert_eq!(pool.len(), 3);
-        assert_eq!(pool.servers[2].scheme(), "nats");
-    }
-
-    #[test]
-    fn websocket_pools_learn_websocket_servers() {
-        let servers = vec!["wss://a:443".parse::<ServerAddr>().unwrap()];
-        let mut pool = ServerPool::new(servers, true);
-        // What nats-server sends a WebSocket client: its WebSocket peers in connect_urls.
-        let added = pool.add_discovered(&advertising(&["a:443", "b:8443"], &[]));
-        assert_eq!(added, ["b:8443"]);
-        let learnt = &pool.servers[1];
-        assert_eq!(
-            (learnt.scheme(), learnt.host(), learnt.port()),
-            ("wss", "b", 8443)
-        );
-        // Where ws_connect_urls is present it wins over connect_urls.
-        let added = pool.add_discovered(&advertising(&["c:4222"], &["d:8443"]));
-        assert_eq!(added, ["d:8443"]);
-        assert_eq!(pool.servers[2].scheme(), "wss");
-        assert_eq!(pool.len(), 3);
-
-        let mut pool = ServerPool::new(vec!["ws://a:80".parse().unwrap()], true);
-        pool.add_discovered(&advertising(&["b:8080", "nats://c:4222"], &[]));
-        assert_eq!(pool.len(), 2, "a nats:// address is no WebSocket server");
-        assert_eq!(pool.servers[1].scheme(), "ws");
-    }
-
-    fn advertising(connect_urls: &[&str], ws_connect_urls: &[&str]) -> ServerInfo {
-        let owned = |urls: &[&str]| urls.iter().map(|u| (*u).to_owned()).collect();
-        ServerInfo {
-            connect_urls: owned(connect_urls),
-            ws_connect_urls: owned(ws_connect_urls),
-            ..ServerInfo::default()
         }
     }
 

@@ -19,6 +19,7 @@ use crate::Message;
 use crate::connection::LinkState;
 use crate::events::ConnectionEvent;
 use crate::options::ConnectOptions;
+use crate::server_pool::ServerPool;
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
 use crate::write_queue::{Frames, Urgency, Writer};
@@ -47,6 +48,8 @@ pub(crate) struct Shared {
     pub(crate) next_token: AtomicU64,
     /// `<inbox prefix>.<nuid>.`: request replies are this plus a counter.
     pub(crate) reply_prefix: String,
+    /// The servers to (re)connect to; locked briefly, never across an await.
+    pub(crate) pool: Mutex<ServerPool>,
     /// Becomes true once the engine has stopped and cleaned up.
     pub(crate) done: watch::Sender<bool>,
 }
@@ -142,7 +145,7 @@ pub(crate) enum Sink {
 }
 
 impl Shared {
-    pub(crate) fn new(options: ConnectOptions, info: ServerInfo) -> Shared {
+    pub(crate) fn new(options: ConnectOptions, info: ServerInfo, pool: ServerPool) -> Shared {
         let reply_prefix = format!("{}.{}.", options.inbox_prefix, nuid::next());
         let write_limit = options.write_buffer_limit;
         let (events, _) = broadcast::channel(256);
@@ -168,6 +171,7 @@ impl Shared {
             next_sid: AtomicU64::new(1),
             next_token: AtomicU64::new(1),
             reply_prefix,
+            pool: Mutex::new(pool),
             done,
         }
     }

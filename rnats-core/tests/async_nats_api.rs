@@ -13,7 +13,7 @@ use futures_util::{SinkExt, StreamExt};
 use rnats_core::message::OutboundMessage;
 use rnats_core::{
     Auth, ConnectErrorKind, ConnectOptions, ConnectionEvent, Event, HeaderMap, PublishCause,
-    PublishErrorKind, Request, RequestErrorKind, Subject,
+    PublishErrorKind, Request, RequestErrorKind, SetServerPoolErrorKind, Subject,
 };
 use rnats_test_server::NatsServer;
 use tokio::sync::mpsc;
@@ -272,4 +272,103 @@ async fn a_header_refused_by_the_map_is_reported_at_publish() {
         "{err}"
     );
     client.flush().await.unwrap();
+}
+
+#[tokio::test]
+async fn set_server_pool_moves_reconnects_to_the_new_servers() {
+    let mut first = NatsServer::start();
+    let second = NatsServer::start();
+    let client = quick()
+        .ignore_discovered_servers()
+        .connect(first.url())
+        .await
+        .unwrap();
+    let pool = client.server_pool().await.unwrap();
+    assert_eq!(pool.len(), 1);
+    assert!(pool[0].did_connect && !pool[0].is_discovered);
+
+    let err = client
+        .set_server_pool(Vec::<String>::new())
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), SetServerPoolErrorKind::EmptyPool);
+    let err = client
+        .set_server_pool(vec!["nats://127.0.0.1:1", "ws://127.0.0.1:2"])
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), SetServerPoolErrorKind::MixedSchemes);
+
+    client.set_server_pool(second.url()).await.unwrap();
+    let second_id = server_id_of(&second).await;
+    let mut events = client.events();
+    let mut sub = client.subscribe("moved").await.unwrap();
+    client.flush().await.unwrap();
+    first.kill();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    assert_eq!(client.server_info().server_id, second_id);
+    client.publish("moved", "here".into()).await.unwrap();
+    assert_eq!(next_payload(&mut sub).await, Bytes::from("here"));
+}
+
+#[tokio::test]
+async fn reconnect_to_server_callback_picks_the_server() {
+    let first = NatsServer::start();
+    let second = NatsServer::start();
+    let second_addr: rnats_core::ServerAddr = second.url().parse().unwrap();
+    let chosen = second_addr.clone();
+    let client = quick()
+        .retain_servers_order()
+        .ignore_discovered_servers()
+        .reconnect_to_server_callback(move |servers, _info| {
+            let chosen = chosen.clone();
+            async move {
+                assert_eq!(servers.len(), 2);
+                Some(rnats_core::ReconnectToServer {
+                    addr: chosen,
+                    delay: Some(Duration::ZERO),
+                })
+            }
+        })
+        .connect(vec![first.url(), second.url()])
+        .await
+        .unwrap();
+    let first_id = client.server_info().server_id;
+    assert_eq!(first_id, server_id_of(&first).await);
+    let mut events = client.events();
+    client.force_reconnect().await.unwrap();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    assert_eq!(
+        client.server_info().server_id,
+        server_id_of(&second).await
+    );
+}
+
+#[tokio::test]
+async fn a_callback_choosing_a_stranger_is_reported_and_ignored() {
+    let server = NatsServer::start();
+    let client = quick()
+        .ignore_discovered_servers()
+        .reconnect_to_server_callback(|_, _| async {
+            Some(rnats_core::ReconnectToServer {
+                addr: "nats://127.0.0.1:1".parse().unwrap(),
+                delay: None,
+            })
+        })
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    client.force_reconnect().await.unwrap();
+    wait_for(&mut events, |e| {
+        *e == ConnectionEvent::ClientError(rnats_core::ClientError::ServerNotInPool)
+    })
+    .await;
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    round_trip(&client).await;
+}
+
+/// The server id a fresh connection to `server` reports.
+async fn server_id_of(server: &NatsServer) -> String {
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    client.server_info().server_id
 }

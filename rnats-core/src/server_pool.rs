@@ -1,0 +1,255 @@
+//! The server pool: the servers given at connect plus those the cluster advertised, with what
+//! the client has learnt about each (failed attempts, last error), as
+//! [`Client::server_pool`](crate::Client::server_pool) reports it.
+
+use std::fmt;
+use std::time::Duration;
+
+use rnats_proto::ServerInfo;
+
+use crate::reconnect::shuffle;
+use crate::server_addr::ServerAddr;
+
+/// One server of the pool and what the client knows of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    /// The server's address.
+    pub addr: ServerAddr,
+    /// Failed connection attempts in a row; back to zero after a successful connect.
+    pub failed_attempts: usize,
+    /// Whether the client ever connected to it.
+    pub did_connect: bool,
+    /// Whether a cluster advertised it (INFO `connect_urls`) rather than the user naming it.
+    pub is_discovered: bool,
+    /// Why the last attempt failed, if it did.
+    pub last_error: Option<String>,
+}
+
+impl Server {
+    fn new(addr: ServerAddr, is_discovered: bool) -> Server {
+        Server {
+            addr,
+            failed_attempts: 0,
+            did_connect: false,
+            is_discovered,
+            last_error: None,
+        }
+    }
+}
+
+impl fmt::Display for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({} failed attempts)", self.addr, self.failed_attempts)
+    }
+}
+
+/// What a `reconnect_to_server_callback` chooses: the server to try next, and how long to
+/// wait first (`None`: the usual backoff).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReconnectToServer {
+    /// The server; it must be one of the pool's.
+    pub addr: ServerAddr,
+    /// The wait before connecting; `None` for the reconnect delay policy, `Some(ZERO)` for
+    /// at once.
+    pub delay: Option<Duration>,
+}
+
+/// The servers to try: those given at connect plus those the cluster advertised.
+#[derive(Debug)]
+pub(crate) struct ServerPool {
+    servers: Vec<Server>,
+    next: usize,
+}
+
+impl ServerPool {
+    /// A pool of `servers`, shuffled unless `retain_order`.
+    pub(crate) fn new(mut servers: Vec<ServerAddr>, retain_order: bool) -> ServerPool {
+        if !retain_order {
+            shuffle(&mut servers);
+        }
+        ServerPool {
+            servers: servers
+                .into_iter()
+                .map(|addr| Server::new(addr, false))
+                .collect(),
+            next: 0,
+        }
+    }
+
+    /// Number of servers.
+    pub(crate) fn len(&self) -> usize {
+        self.servers.len()
+    }
+
+    /// The next server to try, round robin.
+    pub(crate) fn next_server(&mut self) -> Option<ServerAddr> {
+        let server = self.servers.get(self.next % self.servers.len().max(1))?;
+        let addr = server.addr.clone();
+        self.next = (self.next + 1) % self.servers.len();
+        Some(addr)
+    }
+
+    /// Whether `addr` is one of the pool's servers.
+    pub(crate) fn contains(&self, addr: &ServerAddr) -> bool {
+        self.servers.iter().any(|s| s.addr.same_server(addr))
+    }
+
+    /// Notes how an attempt on `addr` went.
+    pub(crate) fn record(&mut self, addr: &ServerAddr, outcome: Result<(), String>) {
+        let Some(server) = self.servers.iter_mut().find(|s| s.addr.same_server(addr)) else {
+            return;
+        };
+        match outcome {
+            Ok(()) => {
+                server.failed_attempts = 0;
+                server.did_connect = true;
+                server.last_error = None;
+            }
+            Err(error) => {
+                server.failed_attempts += 1;
+                server.last_error = Some(error);
+            }
+        }
+    }
+
+    /// The pool as it is now.
+    pub(crate) fn snapshot(&self) -> Vec<Server> {
+        self.servers.clone()
+    }
+
+    /// Replaces the servers, keeping what is known of those that stay.
+    pub(crate) fn replace(&mut self, addrs: Vec<ServerAddr>) {
+        let old = std::mem::take(&mut self.servers);
+        self.servers = addrs
+            .into_iter()
+            .map(|addr| {
+                old.iter()
+                    .find(|s| s.addr.same_server(&addr))
+                    .map(|s| Server {
+                        addr: addr.clone(),
+                        ..s.clone()
+                    })
+                    .unwrap_or_else(|| Server::new(addr, false))
+            })
+            .collect();
+        self.next = 0;
+    }
+
+    /// Adds the servers `info` advertises that the pool does not know yet; returns them
+    /// as advertised.
+    ///
+    /// A pool of WebSocket servers learns WebSocket addresses: `ws_connect_urls` when the
+    /// INFO has them, else `connect_urls`, which is where nats-server puts its cluster's
+    /// WebSocket addresses for a WebSocket client (it leaves `ws_connect_urls` out then).
+    /// Advertised addresses are bare `host:port`, so they get the pool's scheme (`ws` or
+    /// `wss`); parsed on their own they would mean `nats://`.
+    pub(crate) fn add_discovered(&mut self, info: &ServerInfo) -> Vec<String> {
+        let websocket_scheme = self
+            .servers
+            .first()
+            .filter(|s| s.addr.is_websocket())
+            .map(|s| s.addr.scheme().to_owned());
+        let urls = match websocket_scheme {
+            Some(_) if !info.ws_connect_urls.is_empty() => &info.ws_connect_urls,
+            _ => &info.connect_urls,
+        };
+        let mut added = Vec::new();
+        for url in urls {
+            let parsed = match &websocket_scheme {
+                Some(scheme) if !url.contains("://") => format!("{scheme}://{url}").parse(),
+                _ => url.parse::<ServerAddr>(),
+            };
+            let Ok(addr) = parsed else {
+                continue;
+            };
+            if websocket_scheme.is_some() != addr.is_websocket() {
+                continue;
+            }
+            if !self.contains(&addr) {
+                added.push(url.clone());
+                self.servers.push(Server::new(addr, true));
+            }
+        }
+        added
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_round_robins_and_learns_new_servers_once() {
+        let servers = vec![
+            "a:1".parse::<ServerAddr>().unwrap(),
+            "b:2".parse::<ServerAddr>().unwrap(),
+        ];
+        let mut pool = ServerPool::new(servers, true);
+        assert_eq!(pool.next_server().unwrap().host(), "a");
+        assert_eq!(pool.next_server().unwrap().host(), "b");
+        assert_eq!(pool.next_server().unwrap().host(), "a");
+        let added = pool.add_discovered(&advertising(
+            &["b:2", "c:3", "not a url:x"],
+            &["b:8080", "d:8080"],
+        ));
+        assert_eq!(added, ["c:3"]);
+        assert_eq!(pool.len(), 3);
+        assert_eq!(pool.servers[2].addr.scheme(), "nats");
+    }
+
+    #[test]
+    fn websocket_pools_learn_websocket_servers() {
+        let servers = vec!["wss://a:443".parse::<ServerAddr>().unwrap()];
+        let mut pool = ServerPool::new(servers, true);
+        // What nats-server sends a WebSocket client: its WebSocket peers in connect_urls.
+        let added = pool.add_discovered(&advertising(&["a:443", "b:8443"], &[]));
+        assert_eq!(added, ["b:8443"]);
+        let learnt = &pool.servers[1].addr;
+        assert_eq!(
+            (learnt.scheme(), learnt.host(), learnt.port()),
+            ("wss", "b", 8443)
+        );
+        // Where ws_connect_urls is present it wins over connect_urls.
+        let added = pool.add_discovered(&advertising(&["c:4222"], &["d:8443"]));
+        assert_eq!(added, ["d:8443"]);
+        assert_eq!(pool.servers[2].addr.scheme(), "wss");
+        assert_eq!(pool.len(), 3);
+
+        let mut pool = ServerPool::new(vec!["ws://a:80".parse().unwrap()], true);
+        pool.add_discovered(&advertising(&["b:8080", "nats://c:4222"], &[]));
+        assert_eq!(pool.len(), 2, "a nats:// address is no WebSocket server");
+        assert_eq!(pool.servers[1].addr.scheme(), "ws");
+    }
+
+    fn advertising(connect_urls: &[&str], ws_connect_urls: &[&str]) -> ServerInfo {
+        let owned = |urls: &[&str]| urls.iter().map(|u| (*u).to_owned()).collect();
+        ServerInfo {
+            connect_urls: owned(connect_urls),
+            ws_connect_urls: owned(ws_connect_urls),
+            ..ServerInfo::default()
+        }
+    }
+
+    #[test]
+    fn attempts_are_recorded_and_replacing_keeps_what_is_known() {
+        let a: ServerAddr = "a:1".parse().unwrap();
+        let b: ServerAddr = "b:2".parse().unwrap();
+        let mut pool = ServerPool::new(vec![a.clone(), b.clone()], true);
+        pool.record(&a, Err("refused".to_owned()));
+        pool.record(&a, Err("refused again".to_owned()));
+        pool.record(&b, Ok(()));
+        let snapshot = pool.snapshot();
+        assert_eq!(snapshot[0].failed_attempts, 2);
+        assert_eq!(snapshot[0].last_error.as_deref(), Some("refused again"));
+        assert!(snapshot[1].did_connect && snapshot[1].last_error.is_none());
+
+        let c: ServerAddr = "c:3".parse().unwrap();
+        pool.replace(vec![c.clone(), a.clone()]);
+        let snapshot = pool.snapshot();
+        assert_eq!(snapshot.len(), 2);
+        assert_eq!(snapshot[0].addr, c);
+        assert_eq!(snapshot[1].failed_attempts, 2);
+        assert!(!pool.contains(&b));
+        assert_eq!(pool.next_server(), Some(c));
+    }
+}
