@@ -305,6 +305,59 @@ async fn auth_callback_signing_for_a_plain_nkey_user_connects() {
 }
 
 #[tokio::test]
+async fn async_auth_callback_answers_a_plain_nkey_users_nonce_with_raw_signature_bytes() {
+    let (seed, public) = nkey_user();
+    let server = NatsServer::builder()
+        .nkey_users(std::slice::from_ref(&public))
+        .spawn()
+        .unwrap();
+    let key_pair = Arc::new(nkeys::KeyPair::from_seed(&seed).unwrap());
+    let client = ConnectOptions::with_auth_callback(move |nonce: Vec<u8>| {
+        let key_pair = Arc::clone(&key_pair);
+        async move {
+            let mut auth = rnats_core::Auth::new();
+            auth.nkey = Some(key_pair.public_key());
+            auth.signature = Some(key_pair.sign(&nonce).map_err(AuthError::new)?);
+            Ok(auth)
+        }
+    })
+    .connect(server.url())
+    .await
+    .unwrap();
+    round_trip(&client).await;
+}
+
+#[tokio::test]
+async fn with_jwt_signs_the_nonce_through_an_async_callback_in_operator_mode() {
+    let (server, _operator, app) = operator_server();
+    let alice = app.user("alice");
+    let key_pair = Arc::new(nkeys::KeyPair::from_seed(&alice.seed()).unwrap());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    let client = ConnectOptions::with_jwt(alice.jwt().to_owned(), move |nonce| {
+        let key_pair = Arc::clone(&key_pair);
+        counter.fetch_add(1, Ordering::SeqCst);
+        async move { key_pair.sign(&nonce).map_err(AuthError::new) }
+    })
+    .connect(server.url())
+    .await
+    .unwrap();
+    round_trip(&client).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+
+    // A signer that fails fails the connect with the async-nats kind.
+    let err = connect_err(
+        ConnectOptions::with_jwt(alice.jwt().to_owned(), |_| async {
+            Err(AuthError::new("key store unreachable"))
+        }),
+        server.url(),
+    )
+    .await;
+    assert_eq!(err.kind(), rnats_core::ConnectErrorKind::Authentication);
+    assert!(err.to_string().contains("key store unreachable"), "{err}");
+}
+
+#[tokio::test]
 async fn auth_callback_with_a_wrong_signature_is_an_authorization_violation() {
     let (server, _operator, app) = operator_server();
     let alice = app.user("alice");
