@@ -290,7 +290,7 @@ impl Client {
     ) -> Result<Message, RequestError> {
         let pending = request::Pending::register(&self.handle.shared);
         let out = Outbound {
-            subject: &subject,
+            subject,
             reply: Some(pending.reply()),
             headers,
             payload: &payload,

@@ -96,9 +96,9 @@ impl Engine {
         let max_outstanding = shared.options.max_pings_outstanding;
         let read_capacity = shared.options.read_buffer_capacity;
         let write_limit = shared.options.write_buffer_limit;
-        let (stream, read_buf, parser) = match conn {
-            Some(conn) => (Some(conn.stream), conn.read_buf, conn.parser),
-            None => (None, BytesMut::new(), Parser::default()),
+        let (stream, read_buf, parser, info) = match conn {
+            Some(conn) => (Some(conn.stream), conn.read_buf, conn.parser, Some(conn.info)),
+            None => (None, BytesMut::new(), Parser::default(), None),
         };
         let mut engine = Engine {
             shared,
@@ -120,6 +120,13 @@ impl Engine {
             lame_duck_timer: None,
         };
         engine.reserve_read_buffer();
+        // The servers the greeting advertises join the pool now (the server sends INFO again
+        // only when its cluster changes), quietly, as async-nats does at connect: no event
+        // may come before `Connected`.
+        let discover = !engine.shared.options.reconnect.ignore_discovered_servers;
+        if let (Some(info), true) = (&info, discover) {
+            crate::shared::lock(&engine.shared.pool).add_discovered(info);
+        }
         let direct = stream.map(|stream| engine.install(stream));
         {
             let mut writes = engine.shared.writes();

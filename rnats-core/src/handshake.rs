@@ -169,6 +169,17 @@ async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<
     let mut addrs: Vec<_> = tokio::net::lookup_host(socket_addr).await?.collect();
     crate::reconnect::shuffle(&mut addrs);
     for addr in addrs {
+        if let Some(local) = options
+            .local_address
+            .filter(|l| l.is_ipv4() != addr.is_ipv4())
+        {
+            // This local address cannot reach that server address; another may match.
+            last_error = Some(io::Error::new(
+                io::ErrorKind::AddrNotAvailable,
+                format!("local address {local} cannot connect to {addr}"),
+            ));
+            continue;
+        }
         let socket = if addr.is_ipv4() {
             TcpSocket::new_v4()?
         } else {
@@ -181,14 +192,6 @@ async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<
             socket.set_recv_buffer_size(u32::try_from(size).unwrap_or(u32::MAX))?;
         }
         if let Some(local) = options.local_address {
-            if local.is_ipv4() != addr.is_ipv4() {
-                // This local address cannot reach that server address; another may match.
-                last_error = Some(io::Error::new(
-                    io::ErrorKind::AddrNotAvailable,
-                    format!("local address {local} cannot connect to {addr}"),
-                ));
-                continue;
-            }
             socket.bind(local)?;
         }
         match socket.connect(addr).await {

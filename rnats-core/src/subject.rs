@@ -82,7 +82,7 @@ mod tests {
         assert_eq!(subject.subject_text(), "orders.7");
         assert_eq!("orders.7".subject_text(), "orders.7");
         assert_eq!(String::from("orders.7").subject_text(), "orders.7");
-        assert_eq!((&subject).to_subject(), subject);
+        assert_eq!(<&Subject as ToSubject>::to_subject(&&subject), subject);
         assert_eq!(Orders(7).subject_text(), "orders.7");
         assert!(matches!("orders.7".subject_text(), Cow::Borrowed(_)));
     }

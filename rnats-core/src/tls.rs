@@ -178,3 +178,32 @@ pub(crate) async fn upgrade(
 fn tls_error(reason: String) -> ConnectError {
     ConnectCause::Tls(reason).into()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn given_roots_replace_the_system_store_and_web_pki_roots_add_to_them() {
+        let ca = std::env::temp_dir().join(format!("rnats-tls-unit-{}.pem", std::process::id()));
+        std::fs::write(&ca, rnats_test_server::TestCa::new().ca_cert_pem()).unwrap();
+        let given = TlsOptions {
+            root_files: vec![ca.clone()],
+            ..TlsOptions::default()
+        };
+        let given_only = given.root_store();
+        let with_web_pki = TlsOptions {
+            web_pki_roots: true,
+            ..given
+        }
+        .root_store();
+        std::fs::remove_file(&ca).unwrap();
+
+        // Only the given CA: the operating system's store is not loaded.
+        assert_eq!(given_only.unwrap().len(), 1);
+        assert_eq!(
+            with_web_pki.unwrap().len(),
+            1 + webpki_roots::TLS_SERVER_ROOTS.len()
+        );
+    }
+}

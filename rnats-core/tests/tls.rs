@@ -286,3 +286,90 @@ fn rustls_pem_certs(pem: &[u8]) -> Vec<rnats_core::rustls::pki_types::Certificat
         .map(|c| c.unwrap())
         .collect()
 }
+
+/// Set for the child process of [`the_operating_system_store_is_the_default_trust`]: the
+/// `tls://` URL of a server whose certificate comes from the CA in `SSL_CERT_FILE`.
+const CHILD_URL_ENV: &str = "RNATS_TEST_NATIVE_ROOTS_URL";
+/// Set for the same child: a CA file that did not sign that server's certificate.
+const CHILD_OTHER_CA_ENV: &str = "RNATS_TEST_NATIVE_ROOTS_OTHER_CA";
+
+#[tokio::test]
+async fn the_operating_system_store_is_the_default_trust() {
+    let (_dir, files) = certificates();
+    let (_other_dir, other) = certificates();
+    let server = NatsServer::builder()
+        .tls(&files, false, false)
+        .spawn()
+        .unwrap();
+    // rustls-native-certs reads the operating system's store from SSL_CERT_FILE when it is
+    // set. The environment of this process is shared by every test in it, so the checks run
+    // in a child: this test binary again, running only the ignored test below.
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "native_roots_child", "--ignored", "--nocapture"])
+        .env("SSL_CERT_FILE", &files.ca)
+        .env_remove("SSL_CERT_DIR")
+        .env(CHILD_URL_ENV, format!("tls://127.0.0.1:{}", server.port()))
+        .env(CHILD_OTHER_CA_ENV, &other.ca)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "the child ran no test: {text}");
+}
+
+/// Run by [`the_operating_system_store_is_the_default_trust`] with the test CA as the whole
+/// operating system store.
+#[tokio::test]
+#[ignore = "run by the_operating_system_store_is_the_default_trust, in a child process"]
+async fn native_roots_child() {
+    // Run on its own (`--include-ignored`), it has nothing to check.
+    let (Ok(url), Ok(other_ca)) = (
+        std::env::var(CHILD_URL_ENV),
+        std::env::var(CHILD_OTHER_CA_ENV),
+    ) else {
+        return;
+    };
+
+    // No root given: the store (here, the test CA) is trusted.
+    let client = ConnectOptions::new().connect(url.clone()).await.unwrap();
+    round_trip(&client).await;
+
+    // The web PKI roots come on top of the store, not instead of it.
+    let client = ConnectOptions::new()
+        .add_web_pki_roots()
+        .connect(url.clone())
+        .await
+        .unwrap();
+    round_trip(&client).await;
+
+    // Roots given by the user replace the store: the test CA is no longer trusted.
+    let err = connect_err(
+        ConnectOptions::new().add_root_certificates(other_ca.into()),
+        url,
+    )
+    .await;
+    assert!(matches!(err.cause(), Some(ConnectCause::Tls(_))), "{err:?}");
+}
+
+#[tokio::test]
+async fn web_pki_roots_add_to_the_given_roots() {
+    let (_dir, files) = certificates();
+    let server = NatsServer::builder()
+        .tls(&files, false, false)
+        .spawn()
+        .unwrap();
+    let client = trusting(&files)
+        .add_web_pki_roots()
+        .connect(tls_url(&server))
+        .await
+        .unwrap();
+    round_trip(&client).await;
+
+    // The web PKI does not vouch for a private CA.
+    let err = connect_err(ConnectOptions::new().add_web_pki_roots(), tls_url(&server)).await;
+    assert!(matches!(err.cause(), Some(ConnectCause::Tls(_))), "{err:?}");
+}

@@ -29,9 +29,20 @@ impl Cluster {
     /// Starts `n` nodes and returns once each one announces the client URLs of all the
     /// others in its `INFO`, which it can only have learnt over working routes.
     pub fn start(n: usize) -> Result<Cluster, TestServerError> {
+        Self::start_with(n, |node| node)
+    }
+
+    /// Like [`start`](Self::start), with each node's options passed through `configure`
+    /// first, e.g. `|node| node.websocket()` for a cluster that also serves WebSocket
+    /// clients (and advertises its nodes' WebSocket addresses to them). The cluster and
+    /// route settings are the caller's to leave alone.
+    pub fn start_with(
+        n: usize,
+        configure: impl Fn(ServerBuilder) -> ServerBuilder,
+    ) -> Result<Cluster, TestServerError> {
         let mut attempt = 1;
         let nodes = loop {
-            match start_nodes(n) {
+            match start_nodes(n, &configure) {
                 Err(TestServerError::Exited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
                 other => break other?,
             }
@@ -60,6 +71,14 @@ impl Cluster {
         self.nodes.iter().map(NatsServer::url).collect()
     }
 
+    /// The WebSocket URLs of all nodes that have a WebSocket listener, in start order.
+    pub fn websocket_urls(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter_map(NatsServer::websocket_url)
+            .collect()
+    }
+
     /// Waits until every node announces every other node's client address in its `INFO`
     /// `connect_urls`, e.g. after restarting a node. Killed nodes must not be in the
     /// cluster any more for this to succeed.
@@ -79,9 +98,14 @@ impl Cluster {
 }
 
 /// Starts `n` fully meshed nodes in parallel, each waiting for its own readiness.
-fn start_nodes(n: usize) -> Result<Vec<NatsServer>, TestServerError> {
+fn start_nodes(
+    n: usize,
+    configure: &impl Fn(ServerBuilder) -> ServerBuilder,
+) -> Result<Vec<NatsServer>, TestServerError> {
     let route_ports = crate::free_ports(n)?;
-    let builders: Vec<ServerBuilder> = (0..n).map(|i| node_builder(i, &route_ports)).collect();
+    let builders: Vec<ServerBuilder> = (0..n)
+        .map(|i| configure(node_builder(i, &route_ports)))
+        .collect();
     let results: Vec<Result<NatsServer, TestServerError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = builders
             .into_iter()

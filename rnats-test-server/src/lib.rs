@@ -10,8 +10,9 @@
 //!
 //! Fixtures for resilience and security tests sit beside the server: [`Proxy`] plays a
 //! broken network (cut, stalled or refusing links), [`TestCa`] issues certificates for
-//! [`ServerBuilder::tls`], and [`Operator`] / [`nkey_user`] make identities for operator
-//! mode (JWT) and [`ServerBuilder::nkey_users`].
+//! [`ServerBuilder::tls`] and [`ServerBuilder::websocket_tls`], and [`Operator`] /
+//! [`nkey_user`] make identities for operator mode (JWT) and [`ServerBuilder::nkey_users`].
+//! [`ServerBuilder::websocket`] adds a `ws://` listener beside the client port.
 //!
 //! ```no_run
 //! use rnats_test_server::NatsServer;

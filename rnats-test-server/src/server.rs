@@ -13,6 +13,7 @@ use crate::builder::ServerBuilder;
 use crate::error::TestServerError;
 use crate::info;
 use crate::log::{LogBuffer, ScanEnd};
+use crate::websocket::{self, WebsocketConf};
 
 /// Logged once the client listener is bound; the port follows the last `:`.
 const CLIENT_LISTENING: &str = "Listening for client connections on ";
@@ -27,6 +28,7 @@ const SERVER_READY: &str = "Server is ready";
 pub struct NatsServer {
     launch: Launch,
     port: u16,
+    websocket_port: Option<u16>,
     pid: u32,
     log: Arc<LogBuffer>,
     process: Option<Process>,
@@ -39,10 +41,19 @@ pub(crate) struct Launch {
     pub(crate) program: OsString,
     pub(crate) args: Vec<OsString>,
     pub(crate) ready_timeout: Duration,
+    /// The websocket listener's file, inside `_config_dir`, if the server has one.
+    pub(crate) websocket: Option<WebsocketConf>,
     /// Holds the generated config file; removed on drop.
     pub(crate) _config_dir: Option<TempDir>,
     /// The JetStream store; removed on drop.
     pub(crate) store_dir: Option<TempDir>,
+}
+
+/// The ports a started server listens on.
+#[derive(Debug, Clone, Copy)]
+struct Ports {
+    client: u16,
+    websocket: Option<u16>,
 }
 
 /// The live child and the thread draining its stderr.
@@ -92,6 +103,21 @@ impl NatsServer {
         format!("nats://127.0.0.1:{}", self.port)
     }
 
+    /// The websocket port on `127.0.0.1`, if the server was built with
+    /// [`ServerBuilder::websocket`] or [`ServerBuilder::websocket_tls`].
+    pub fn websocket_port(&self) -> Option<u16> {
+        self.websocket_port
+    }
+
+    /// The websocket URL, `ws://127.0.0.1:PORT` (`wss://` with
+    /// [`ServerBuilder::websocket_tls`]), if the server has a websocket listener.
+    pub fn websocket_url(&self) -> Option<String> {
+        let port = self.websocket_port?;
+        let secure = self.launch.websocket.as_ref()?.websocket.tls.is_some();
+        let scheme = if secure { "wss" } else { "ws" };
+        Some(format!("{scheme}://127.0.0.1:{port}"))
+    }
+
     /// Same as [`url`](Self::url).
     pub fn client_url(&self) -> String {
         self.url()
@@ -107,12 +133,17 @@ impl NatsServer {
         self.launch.store_dir.as_ref().map(TempDir::path)
     }
 
-    /// Kills the server and starts it again with the same arguments on the same port, then
-    /// waits for readiness. The JetStream store is kept.
+    /// Kills the server and starts it again with the same arguments on the same port (and
+    /// websocket port), then waits for readiness. The JetStream store is kept.
     pub fn restart(&mut self) -> Result<(), TestServerError> {
         self.kill();
-        let (process, log, port) = spawn_ready(&self.launch, Some(self.port))?;
-        debug_assert_eq!(port, self.port);
+        let fixed = Ports {
+            client: self.port,
+            websocket: self.websocket_port,
+        };
+        let (process, log, ports) = spawn_ready(&self.launch, Some(fixed))?;
+        debug_assert_eq!(ports.client, self.port);
+        debug_assert_eq!(ports.websocket, self.websocket_port);
         self.pid = process.child.id();
         self.log = log;
         self.process = Some(process);
@@ -189,11 +220,16 @@ impl NatsServer {
 
     /// Starts the process described by `launch` and waits for readiness.
     pub(crate) fn launch(launch: Launch, port: Option<u16>) -> Result<NatsServer, TestServerError> {
-        let (process, log, port) = spawn_ready(&launch, port)?;
+        let fixed = port.map(|client| Ports {
+            client,
+            websocket: None,
+        });
+        let (process, log, ports) = spawn_ready(&launch, fixed)?;
         Ok(NatsServer {
             pid: process.child.id(),
             launch,
-            port,
+            port: ports.client,
+            websocket_port: ports.websocket,
             log,
             process: Some(process),
         })
@@ -216,14 +252,18 @@ impl Process {
     }
 }
 
-/// Spawns the server with `-p <port>` (or `-p -1`) and waits for its readiness log lines.
-/// On failure the child is killed and reaped before returning.
+/// Spawns the server with `-p <port>` (or `-p -1`), and its websocket listener on the given
+/// port (or any), and waits for its readiness log lines. On failure the child is killed and
+/// reaped before returning.
 fn spawn_ready(
     launch: &Launch,
-    port: Option<u16>,
-) -> Result<(Process, Arc<LogBuffer>, u16), TestServerError> {
+    ports: Option<Ports>,
+) -> Result<(Process, Arc<LogBuffer>, Ports), TestServerError> {
     let deadline = Instant::now() + launch.ready_timeout;
-    let port_arg = port.map_or_else(|| "-1".to_owned(), |p| p.to_string());
+    if let Some(conf) = &launch.websocket {
+        conf.write(ports.and_then(|p| p.websocket))?;
+    }
+    let port_arg = ports.map_or_else(|| "-1".to_owned(), |p| p.client.to_string());
     let mut child = Command::new(&launch.program)
         .args(&launch.args)
         .args(["-p", &port_arg])
@@ -249,8 +289,8 @@ fn spawn_ready(
         child,
         stderr_reader,
     };
-    match wait_ready(&log, deadline) {
-        Ok(port) => Ok((process, log, port)),
+    match wait_ready(&log, deadline, launch.websocket.is_some()) {
+        Ok(ports) => Ok((process, log, ports)),
         Err(end) => {
             process.stop();
             let log = log.tail();
@@ -262,21 +302,27 @@ fn spawn_ready(
     }
 }
 
-/// Waits for the client listener line, then for the line saying start-up is complete, and
-/// returns the client port.
-fn wait_ready(log: &LogBuffer, deadline: Instant) -> Result<u16, ScanEnd> {
-    let mut port = None;
+/// Waits for the client listener line (and the websocket one, if `websocket`), then for the
+/// line saying start-up is complete, and returns the ports.
+fn wait_ready(log: &LogBuffer, deadline: Instant, websocket: bool) -> Result<Ports, ScanEnd> {
+    let mut client = None;
+    let mut websocket_port = None;
     log.scan(deadline, |line| {
         if let Some((_, addr)) = line.split_once(CLIENT_LISTENING) {
-            port = addr
+            client = addr
                 .rsplit_once(':')
                 .and_then(|(_, p)| p.trim().parse().ok());
         }
-        if line.contains(SERVER_READY) {
-            port
-        } else {
-            None
+        if let Some(port) = websocket::listening_port(line) {
+            websocket_port = Some(port);
         }
+        if !line.contains(SERVER_READY) || (websocket && websocket_port.is_none()) {
+            return None;
+        }
+        client.map(|client| Ports {
+            client,
+            websocket: websocket_port,
+        })
     })
 }
 

@@ -69,7 +69,10 @@ mod tests {
         assert_eq!(listening_port(line), Some(39231));
         let line = "[INF] Listening for websocket clients on wss://127.0.0.1:443";
         assert_eq!(listening_port(line), Some(443));
-        assert_eq!(listening_port("[INF] Listening for client connections on 127.0.0.1:4222"), None);
+        assert_eq!(
+            listening_port("[INF] Listening for client connections on 127.0.0.1:4222"),
+            None
+        );
     }
 
     #[test]
