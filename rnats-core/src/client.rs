@@ -14,21 +14,23 @@ use tokio::sync::futures::Notified;
 use crate::connection::{LinkState, State};
 use crate::engine::Engine;
 use crate::error::{
-    ConnectCause, ConnectError, ConnectErrorKind, DrainError, FlushCause, PublishCause,
-    ReconnectError, RequestCause, SubscribeCause,
+    ConnectCause, ConnectError, ConnectErrorKind, FlushCause, PublishCause, RequestCause,
+    SubscribeCause,
 };
 pub use crate::error::{
-    FlushError, FlushErrorKind, PublishError, PublishErrorKind, RequestError, RequestErrorKind,
-    ServerPoolError, ServerPoolErrorKind, SetServerPoolError, SetServerPoolErrorKind,
-    SubscribeError, SubscribeErrorKind,
+    DrainError, FlushError, FlushErrorKind, PublishError, PublishErrorKind, ReconnectError,
+    RequestError, RequestErrorKind, ServerPoolError, ServerPoolErrorKind, SetServerPoolError,
+    SetServerPoolErrorKind, SubscribeError, SubscribeErrorKind,
 };
 use crate::server_pool::Server;
+
+pub mod traits;
 use crate::events::{ConnectionEvent, Events};
 use crate::options::ConnectOptions;
 use crate::reconnect;
-use crate::server_pool::ServerPool;
 pub use crate::request::Request;
 use crate::server_addr::{ServerAddr, ToServerAddrs};
+use crate::server_pool::ServerPool;
 use crate::shared::{Shared, Sink, SubEntry};
 pub use crate::statistics::Statistics;
 use crate::sub_queue::{Limits, SubQueue};
@@ -130,9 +132,9 @@ impl Client {
     /// Returns once the message is queued for the connection, which is nearly always at once;
     /// it waits only while the write queue is over its limit. Use [`Client::flush`] to know the
     /// server has it.
-    pub async fn publish(
+    pub async fn publish<S: ToSubject>(
         &self,
-        subject: impl ToSubject,
+        subject: S,
         payload: Bytes,
     ) -> Result<(), PublishError> {
         let subject = self.checked_publish_subject(&subject)?;
@@ -150,9 +152,9 @@ impl Client {
     }
 
     /// Publishes with headers.
-    pub async fn publish_with_headers(
+    pub async fn publish_with_headers<S: ToSubject>(
         &self,
-        subject: impl ToSubject,
+        subject: S,
         headers: HeaderMap,
         payload: Bytes,
     ) -> Result<(), PublishError> {
@@ -167,10 +169,10 @@ impl Client {
     }
 
     /// Publishes with a reply subject for the receiver to answer on.
-    pub async fn publish_with_reply(
+    pub async fn publish_with_reply<S: ToSubject, R: ToSubject>(
         &self,
-        subject: impl ToSubject,
-        reply: impl ToSubject,
+        subject: S,
+        reply: R,
         payload: Bytes,
     ) -> Result<(), PublishError> {
         let subject = self.checked_publish_subject(&subject)?;
@@ -185,10 +187,10 @@ impl Client {
     }
 
     /// Publishes with a reply subject and headers.
-    pub async fn publish_with_reply_and_headers(
+    pub async fn publish_with_reply_and_headers<S: ToSubject, R: ToSubject>(
         &self,
-        subject: impl ToSubject,
-        reply: impl ToSubject,
+        subject: S,
+        reply: R,
         headers: HeaderMap,
         payload: Bytes,
     ) -> Result<(), PublishError> {
@@ -205,9 +207,9 @@ impl Client {
 
     /// Sends a request and waits for the first reply, up to the configured request timeout.
     /// A 503 status (nobody subscribed) becomes [`RequestError::NoResponders`].
-    pub async fn request(
+    pub async fn request<S: ToSubject>(
         &self,
-        subject: impl ToSubject,
+        subject: S,
         payload: Bytes,
     ) -> Result<Message, RequestError> {
         let timeout = self.shared().options.request_timeout;
@@ -216,9 +218,9 @@ impl Client {
     }
 
     /// Sends a request with headers; see [`Client::request`].
-    pub async fn request_with_headers(
+    pub async fn request_with_headers<S: ToSubject>(
         &self,
-        subject: impl ToSubject,
+        subject: S,
         headers: HeaderMap,
         payload: Bytes,
     ) -> Result<Message, RequestError> {
@@ -229,9 +231,9 @@ impl Client {
     }
 
     /// Sends a request with its own timeout (`None`: wait until the connection closes).
-    pub async fn request_with_timeout(
+    pub async fn request_with_timeout<S: ToSubject>(
         &self,
-        subject: impl ToSubject,
+        subject: S,
         payload: Bytes,
         timeout: Option<Duration>,
     ) -> Result<Message, RequestError> {
@@ -242,9 +244,9 @@ impl Client {
     /// Sends a [`Request`] built with its own payload, headers, timeout or inbox, as in
     /// async-nats. With a custom inbox the reply is awaited on a subscription made for this one
     /// request; otherwise it goes through the shared request inbox like [`Client::request`].
-    pub async fn send_request(
+    pub async fn send_request<S: ToSubject>(
         &self,
-        subject: impl ToSubject,
+        subject: S,
         request: Request,
     ) -> Result<Message, RequestError> {
         let subject = self.checked_publish_subject(&subject)?;
@@ -305,14 +307,14 @@ impl Client {
     /// The SUB is queued like a publish; messages published by this client after the call
     /// are matched, but to be sure the server has the subscription before *other*
     /// connections publish, call [`Client::flush`].
-    pub async fn subscribe(&self, subject: impl ToSubject) -> Result<Subscriber, SubscribeError> {
+    pub async fn subscribe<S: ToSubject>(&self, subject: S) -> Result<Subscriber, SubscribeError> {
         self.subscribe_inner(checked_subject(&subject)?, None)
     }
 
     /// Subscribes as a member of a queue group: each message goes to one member of the group.
-    pub async fn queue_subscribe(
+    pub async fn queue_subscribe<S: ToSubject>(
         &self,
-        subject: impl ToSubject,
+        subject: S,
         queue_group: String,
     ) -> Result<Subscriber, SubscribeError> {
         let queue_group = QueueGroup::try_from(queue_group.as_str())?;
@@ -459,13 +461,20 @@ impl Client {
     ) -> Result<(), SetServerPoolError> {
         let servers: Vec<ServerAddr> = addrs
             .to_server_addrs()
-            .map_err(|e| SetServerPoolError::with_source(SetServerPoolErrorKind::InvalidAddress, e))?
+            .map_err(|e| {
+                SetServerPoolError::with_source(SetServerPoolErrorKind::InvalidAddress, e)
+            })?
             .collect();
         let Some(first) = servers.first() else {
             return Err(SetServerPoolError::new(SetServerPoolErrorKind::EmptyPool));
         };
-        if servers.iter().any(|s| s.is_websocket() != first.is_websocket()) {
-            return Err(SetServerPoolError::new(SetServerPoolErrorKind::MixedSchemes));
+        if servers
+            .iter()
+            .any(|s| s.is_websocket() != first.is_websocket())
+        {
+            return Err(SetServerPoolError::new(
+                SetServerPoolErrorKind::MixedSchemes,
+            ));
         }
         let shared = self.shared();
         if shared.state() == LinkState::Closed {

@@ -97,7 +97,12 @@ impl Engine {
         let read_capacity = shared.options.read_buffer_capacity;
         let write_limit = shared.options.write_buffer_limit;
         let (stream, read_buf, parser, info) = match conn {
-            Some(conn) => (Some(conn.stream), conn.read_buf, conn.parser, Some(conn.info)),
+            Some(conn) => (
+                Some(conn.stream),
+                conn.read_buf,
+                conn.parser,
+                Some(conn.info),
+            ),
             None => (None, BytesMut::new(), Parser::default(), None),
         };
         let mut engine = Engine {

@@ -90,6 +90,29 @@ pub enum ClientError {
     ServerNotInPool,
 }
 
+/// An error reported to a callback: the client's or the server's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallbackError {
+    /// The client's.
+    #[error("{0}")]
+    Client(ClientError),
+    /// The server's.
+    #[error("{0}")]
+    Server(ServerError),
+}
+
+impl From<ClientError> for CallbackError {
+    fn from(error: ClientError) -> Self {
+        CallbackError::Client(error)
+    }
+}
+
+impl From<ServerError> for CallbackError {
+    fn from(error: ServerError) -> Self {
+        CallbackError::Server(error)
+    }
+}
+
 /// Something that happened to the connection, in rnats' detail: what [`Client::events`]
 /// streams. Each maps to at most one async-nats [`Event`] (see [`ConnectionEvent::to_event`]).
 ///

@@ -63,14 +63,17 @@ pub use error::{
     FlushErrorKind, PublishCause, ReconnectError, RequestCause, SubscribeCause, SubscriberError,
     UnsubscribeError,
 };
-pub use events::{ClientError, ConnectionEvent, Event, Events, ServerError};
+pub use events::{CallbackError, ClientError, ConnectionEvent, Event, Events, ServerError};
 pub use header::{HeaderMap, HeaderName, HeaderValue};
 pub use message::Message;
+/// The old name of [`message::OutboundMessage`], kept as async-nats keeps it.
+#[deprecated(note = "use `rnats::message::OutboundMessage` instead")]
+pub type PublishMessage = message::OutboundMessage;
 pub use options::ConnectOptions;
 /// The sans-IO protocol core rnats is built on: parser, encoder, and the server's errors in
 /// full detail (`proto::ServerError`).
 pub use rnats_proto as proto;
-pub use rnats_proto::{QueueGroup, ServerInfo};
+pub use rnats_proto::{ConnectInfo, Protocol, QueueGroup, ServerInfo};
 /// The rustls version rnats uses, for [`ConnectOptions::tls_client_config`].
 pub use rustls;
 pub use server_addr::{ServerAddr, ToServerAddrs};

@@ -2,12 +2,14 @@
 
 use bytes::Bytes;
 use rnats_proto::{HeaderMap, Msg, StatusCode, Subject};
+use serde::{Deserialize, Serialize};
 
 /// A message received from the server.
 ///
 /// Subject, reply and payload are slices of the buffer the message was read into: receiving a
-/// message does not copy it.
-#[derive(Debug, Clone, PartialEq)]
+/// message does not copy it. It serializes with serde (for logging or replay), as async-nats'
+/// does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     /// The subject the message was published to.
     pub subject: Subject,

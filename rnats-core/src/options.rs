@@ -13,10 +13,10 @@ use crate::Client;
 use crate::auth::{Auth, AuthError, Credentials, Secret, SignedAuth};
 use crate::error::ConnectError;
 use crate::events::{Event, EventCallback};
-use crate::server_pool::{ReconnectToServer, Server};
-use rnats_proto::ServerInfo;
 use crate::server_addr::ToServerAddrs;
+use crate::server_pool::{ReconnectToServer, Server};
 use crate::tls::TlsOptions;
+use rnats_proto::ServerInfo;
 
 /// How to connect: credentials, timeouts and buffer sizes. Build with the setters, then call
 /// [`ConnectOptions::connect`].

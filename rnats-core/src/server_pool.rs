@@ -39,7 +39,11 @@ impl Server {
 
 impl fmt::Display for Server {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({} failed attempts)", self.addr, self.failed_attempts)
+        write!(
+            f,
+            "{} ({} failed attempts)",
+            self.addr, self.failed_attempts
+        )
     }
 }
 

@@ -337,10 +337,7 @@ async fn reconnect_to_server_callback_picks_the_server() {
     let mut events = client.events();
     client.force_reconnect().await.unwrap();
     wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
-    assert_eq!(
-        client.server_info().server_id,
-        server_id_of(&second).await
-    );
+    assert_eq!(client.server_info().server_id, server_id_of(&second).await);
 }
 
 #[tokio::test]

@@ -81,9 +81,9 @@ pub struct ConnectInfo {
     /// Public NKey of the user.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nkey: Option<String>,
-    /// Signature of the server's nonce, made with the user's NKey seed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sig: Option<String>,
+    /// Signature of the server's nonce, made with the user's NKey seed (URL-safe base64).
+    #[serde(rename = "sig", skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
     /// Client name shown in server monitoring.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -93,8 +93,8 @@ pub struct ConnectInfo {
     pub lang: String,
     /// Version of the client library.
     pub version: String,
-    /// Protocol version: 1 enables dynamic cluster updates (`connect_urls`).
-    pub protocol: u8,
+    /// Protocol version: [`Protocol::Dynamic`] asks for cluster updates (`connect_urls`).
+    pub protocol: Protocol,
     /// Whether the client requires TLS.
     pub tls_required: bool,
     /// User name for user/password authentication.
@@ -112,6 +112,23 @@ pub struct ConnectInfo {
     pub no_responders: bool,
 }
 
+/// The protocol version a client speaks, sent in `CONNECT` as a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum Protocol {
+    /// The original protocol.
+    Original = 0,
+    /// With dynamic cluster updates (INFO `connect_urls`) and lame duck mode notices.
+    #[default]
+    Dynamic = 1,
+}
+
+impl Serialize for Protocol {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u8(*self as u8)
+    }
+}
+
 impl fmt::Debug for ConnectInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let redact = |s: &Option<String>| s.as_ref().map(|_| "<redacted>");
@@ -120,7 +137,7 @@ impl fmt::Debug for ConnectInfo {
             .field("pedantic", &self.pedantic)
             .field("user_jwt", &redact(&self.user_jwt))
             .field("nkey", &self.nkey)
-            .field("sig", &redact(&self.sig))
+            .field("signature", &redact(&self.signature))
             .field("name", &self.name)
             .field("echo", &self.echo)
             .field("lang", &self.lang)
@@ -163,7 +180,7 @@ mod tests {
         let info = ConnectInfo {
             user_jwt: Some("eyJ".into()),
             lang: "rust".into(),
-            protocol: 1,
+            protocol: Protocol::Dynamic,
             ..Default::default()
         };
         let json = serde_json::to_string(&info).unwrap();
@@ -181,7 +198,7 @@ mod tests {
             pass: Some("hunter2".into()),
             auth_token: Some("tok".into()),
             user_jwt: Some("jwt".into()),
-            sig: Some("sig".into()),
+            signature: Some("sig".into()),
             nkey: Some("UABC".into()),
             ..Default::default()
         };

@@ -44,7 +44,7 @@ pub use headers::{
     GetAll, HeaderBlock, HeaderError, HeaderIter, HeaderMap, HeaderName, HeaderValue,
     IntoHeaderName, IntoHeaderValue, InvalidStatusCode, StatusCode, encode_headers, encoded_len,
 };
-pub use info::{ConnectInfo, ServerInfo};
+pub use info::{ConnectInfo, Protocol, ServerInfo};
 pub use msg::{Msg, ServerOp};
 pub use queue_group::{QueueGroup, QueueGroupError};
 pub use server_error::{PermissionOp, ServerError};

@@ -109,6 +109,17 @@ impl Subject {
         Ok(Subject(bytes))
     }
 
+    /// Builds a subject from bytes without checking anything, as async-nats allows.
+    ///
+    /// # Safety
+    ///
+    /// `bytes` must be valid UTF-8: [`Subject::as_str`] relies on it. The subject rules are
+    /// still checked where the subject is used, as for `From<&str>`.
+    #[allow(unsafe_code)]
+    pub const unsafe fn from_bytes_unchecked(bytes: Bytes) -> Subject {
+        Subject(bytes)
+    }
+
     /// Gives back the underlying bytes.
     pub fn into_bytes(self) -> Bytes {
         self.0

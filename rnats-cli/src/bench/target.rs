@@ -8,7 +8,7 @@ use crate::error::CliError;
 #[derive(Debug)]
 pub(super) enum Target {
     /// A server started for this run only; dropping it kills the process.
-    Private(NatsServer),
+    Private(Box<NatsServer>),
     /// A server named with `--server`.
     External(String),
 }
@@ -19,7 +19,7 @@ impl Target {
     pub(super) fn resolve(server: Option<&str>) -> Result<Target, CliError> {
         match server {
             Some(url) => Ok(Target::External(url.to_owned())),
-            None => Ok(Target::Private(NatsServer::builder().spawn()?)),
+            None => Ok(Target::Private(Box::new(NatsServer::builder().spawn()?))),
         }
     }
 
