@@ -1,6 +1,5 @@
 //! The [`Client`]: a cheap, cloneable handle to one connection.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -28,7 +27,7 @@ pub mod traits;
 use crate::events::{ConnectionEvent, Events};
 use crate::options::ConnectOptions;
 use crate::reconnect;
-pub use crate::request::Request;
+pub use crate::request::{PendingReply, Request};
 use crate::server_addr::{ServerAddr, ToServerAddrs};
 use crate::server_pool::ServerPool;
 use crate::shared::{Shared, Sink, SubEntry};
@@ -137,9 +136,10 @@ impl Client {
         subject: S,
         payload: Bytes,
     ) -> Result<(), PublishError> {
-        let subject = self.checked_publish_subject(&subject)?;
+        let mut owned = None;
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
         let out = Outbound {
-            subject: &subject,
+            subject,
             reply: None,
             headers: None,
             payload: &payload,
@@ -158,9 +158,10 @@ impl Client {
         headers: HeaderMap,
         payload: Bytes,
     ) -> Result<(), PublishError> {
-        let subject = self.checked_publish_subject(&subject)?;
+        let mut owned = None;
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
         let out = Outbound {
-            subject: &subject,
+            subject,
             reply: None,
             headers: Some(&headers),
             payload: &payload,
@@ -175,11 +176,13 @@ impl Client {
         reply: R,
         payload: Bytes,
     ) -> Result<(), PublishError> {
-        let subject = self.checked_publish_subject(&subject)?;
-        let reply = self.checked_publish_subject(&reply)?;
+        let mut owned = None;
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        let mut owned_reply = None;
+        let reply = self.checked_publish_subject(&reply, &mut owned_reply)?;
         let out = Outbound {
-            subject: &subject,
-            reply: Some(&reply),
+            subject,
+            reply: Some(reply),
             headers: None,
             payload: &payload,
         };
@@ -194,11 +197,13 @@ impl Client {
         headers: HeaderMap,
         payload: Bytes,
     ) -> Result<(), PublishError> {
-        let subject = self.checked_publish_subject(&subject)?;
-        let reply = self.checked_publish_subject(&reply)?;
+        let mut owned = None;
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        let mut owned_reply = None;
+        let reply = self.checked_publish_subject(&reply, &mut owned_reply)?;
         let out = Outbound {
-            subject: &subject,
-            reply: Some(&reply),
+            subject,
+            reply: Some(reply),
             headers: Some(&headers),
             payload: &payload,
         };
@@ -213,8 +218,9 @@ impl Client {
         payload: Bytes,
     ) -> Result<Message, RequestError> {
         let timeout = self.shared().options.request_timeout;
-        let subject = self.checked_publish_subject(&subject)?;
-        self.request_inner(&subject, None, payload, timeout).await
+        let mut owned = None;
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        self.request_inner(subject, None, payload, timeout).await
     }
 
     /// Sends a request with headers; see [`Client::request`].
@@ -225,8 +231,9 @@ impl Client {
         payload: Bytes,
     ) -> Result<Message, RequestError> {
         let timeout = self.shared().options.request_timeout;
-        let subject = self.checked_publish_subject(&subject)?;
-        self.request_inner(&subject, Some(&headers), payload, timeout)
+        let mut owned = None;
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        self.request_inner(subject, Some(&headers), payload, timeout)
             .await
     }
 
@@ -237,8 +244,9 @@ impl Client {
         payload: Bytes,
         timeout: Option<Duration>,
     ) -> Result<Message, RequestError> {
-        let subject = self.checked_publish_subject(&subject)?;
-        self.request_inner(&subject, None, payload, timeout).await
+        let mut owned = None;
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        self.request_inner(subject, None, payload, timeout).await
     }
 
     /// Sends a [`Request`] built with its own payload, headers, timeout or inbox, as in
@@ -249,20 +257,21 @@ impl Client {
         subject: S,
         request: Request,
     ) -> Result<Message, RequestError> {
-        let subject = self.checked_publish_subject(&subject)?;
+        let mut owned = None;
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
         let timeout = request
             .timeout
             .unwrap_or(self.shared().options.request_timeout);
         let payload = request.payload.unwrap_or_default();
         let Some(inbox) = request.inbox else {
             return self
-                .request_inner(&subject, request.headers.as_ref(), payload, timeout)
+                .request_inner(subject, request.headers.as_ref(), payload, timeout)
                 .await;
         };
         let mut replies = self.subscribe(inbox.as_str()).await?;
         replies.unsubscribe_after(1).await.ok();
         let out = Outbound {
-            subject: &subject,
+            subject,
             reply: Some(&inbox),
             headers: request.headers.as_ref(),
             payload: &payload,
@@ -281,6 +290,29 @@ impl Client {
             Some(reply) => Ok(reply),
             None => Err(RequestCause::Closed.into()),
         }
+    }
+
+    /// Sends a request and returns at once with its [`PendingReply`], to be awaited later: for
+    /// callers that keep many requests in flight (JetStream's pipelined publishing). The
+    /// request is queued like a publish (no flush urgency), so a burst of them leaves in
+    /// few writes.
+    pub async fn start_request<S: ToSubject>(
+        &self,
+        subject: S,
+        headers: Option<HeaderMap>,
+        payload: Bytes,
+    ) -> Result<PendingReply, RequestError> {
+        let mut owned = None;
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        let pending = request::Pending::register(&self.handle.shared);
+        let out = Outbound {
+            subject,
+            reply: Some(pending.reply()),
+            headers: headers.as_ref(),
+            payload: &payload,
+        };
+        self.send(out, Urgency::Normal).await?;
+        Ok(PendingReply::new(pending))
     }
 
     async fn request_inner(
@@ -632,8 +664,9 @@ impl Client {
     pub(crate) fn checked_publish_subject<'s>(
         &self,
         subject: &'s impl ToSubject,
-    ) -> Result<Cow<'s, str>, PublishError> {
-        let text = subject.subject_text();
+        owned: &'s mut Option<Subject>,
+    ) -> Result<&'s str, PublishError> {
+        let text = crate::subject::text_of(subject, owned);
         if self.shared().options.skip_subject_validation {
             if text.is_empty() || text.bytes().any(|b| b.is_ascii_whitespace()) {
                 return Err(PublishCause::InvalidSubject(SubjectError::InvalidCharacter).into());

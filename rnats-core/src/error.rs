@@ -45,8 +45,9 @@ where
         self.kind.clone()
     }
 
-    /// The cause, if it is of type `C`.
-    fn source_as<C: std::error::Error + 'static>(&self) -> Option<&C> {
+    /// The source, if it is of type `C`: how crates above this one (JetStream) reach the
+    /// detail they attached, e.g. the server's JetStream error code.
+    pub fn downcast_source<C: std::error::Error + 'static>(&self) -> Option<&C> {
         self.source.as_deref()?.downcast_ref::<C>()
     }
 }
@@ -139,7 +140,7 @@ macro_rules! failure_domain {
         impl Error<$kind> {
             /// rnats' finer account of what went wrong, when it has one.
             pub fn cause(&self) -> Option<&$cause> {
-                self.source_as::<$cause>()
+                self.downcast_source::<$cause>()
             }
         }
     };

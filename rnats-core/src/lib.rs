@@ -53,7 +53,7 @@ pub type Error = Box<dyn std::error::Error + Send + Sync + 'static>;
 pub use auth::{Auth, AuthError, SignedAuth};
 pub use bytes::Bytes;
 pub use client::{
-    Client, PublishError, PublishErrorKind, Request, RequestError, RequestErrorKind,
+    Client, PendingReply, PublishError, PublishErrorKind, Request, RequestError, RequestErrorKind,
     ServerPoolError, ServerPoolErrorKind, SetServerPoolError, SetServerPoolErrorKind, Statistics,
     SubscribeError, SubscribeErrorKind,
 };

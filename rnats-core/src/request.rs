@@ -95,6 +95,41 @@ pub(crate) fn subscribe_inbox(shared: &Shared) {
     shared.push_control(|buf| rnats_proto::encode_sub(buf, &pattern, None, sid));
 }
 
+/// A request already sent whose reply is awaited later, from [`Client::start_request`]: many
+/// can be in flight at once over the client's one request inbox (pipelined JetStream publish
+/// acks are made of these). Dropping it frees its slot; a reply arriving after that is
+/// dropped.
+///
+/// [`Client::start_request`]: crate::Client::start_request
+pub struct PendingReply {
+    pending: Pending,
+}
+
+impl std::fmt::Debug for PendingReply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingReply")
+            .field("reply_subject", &self.reply_subject())
+            .finish()
+    }
+}
+
+impl PendingReply {
+    pub(crate) fn new(pending: Pending) -> PendingReply {
+        PendingReply { pending }
+    }
+
+    /// The reply subject the request was sent with.
+    pub fn reply_subject(&self) -> &str {
+        self.pending.reply()
+    }
+
+    /// Waits for the reply, up to `timeout` (`None`: until the client closes). A 503 status
+    /// becomes `RequestErrorKind::NoResponders`.
+    pub async fn wait(self, timeout: Option<Duration>) -> Result<Message, RequestError> {
+        self.pending.wait(timeout).await
+    }
+}
+
 /// One request waiting for its reply. Dropping it frees its slot, so a cancelled request
 /// leaves nothing behind.
 pub(crate) struct Pending {

@@ -68,14 +68,15 @@ impl Sink<OutboundMessage> for Client {
 
     fn start_send(self: Pin<&mut Self>, message: OutboundMessage) -> Result<(), PublishError> {
         let client = self.get_mut();
-        let subject = client.checked_publish_subject(&message.subject)?;
+        let (mut owned, mut owned_reply) = (None, None);
+        let subject = client.checked_publish_subject(&message.subject, &mut owned)?;
         let reply = match &message.reply {
-            Some(reply) => Some(client.checked_publish_subject(reply)?),
+            Some(reply) => Some(client.checked_publish_subject(reply, &mut owned_reply)?),
             None => None,
         };
         let out = Outbound {
-            subject: &subject,
-            reply: reply.as_deref(),
+            subject,
+            reply,
             headers: message.headers.as_ref(),
             payload: &message.payload,
         };
