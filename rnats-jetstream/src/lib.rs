@@ -1,11 +1,33 @@
 //! JetStream for rnats: streams, consumers and publish acknowledgements, with Key-Value
 //! (`kv` feature) and Object Store (`object-store` feature) on top.
 //!
-//! Users reach this crate as `rnats::jetstream`, the path async-nats gives it. It is built on
-//! the public API of `rnats-core` alone; where JetStream needs something the Core client does
-//! not offer, that API grows instead of this crate reaching inside it.
+//! Users reach this crate as `rnats::jetstream`, the path async-nats gives it, with the same
+//! API: a program written for async-nats' JetStream compiles against it unchanged. It is built
+//! on the public API of `rnats-core` alone; where JetStream needs something the Core client
+//! did not offer (a request whose reply is awaited later, for pipelined publish acks), that
+//! API grew instead of this crate reaching inside it.
 //!
-//! The module is reserved here; its contents arrive with the JetStream issue.
+//! ```no_run
+//! # async fn run() -> Result<(), rnats_core::Error> {
+//! let client = rnats_core::connect("nats://127.0.0.1:4222").await?;
+//! let jetstream = rnats_jetstream::new(client);
+//! // Publish, then wait for the stream's acknowledgement.
+//! let ack = jetstream.publish("orders.new", "order 1".into()).await?.await?;
+//! println!("stored as {} in {}", ack.sequence, ack.stream);
+//! # Ok(()) }
+//! ```
+
+pub mod account;
+pub mod consumer;
+mod consumer_errors;
+pub mod context;
+pub mod errors;
+pub mod message;
+mod nanos;
+pub mod publish;
+pub mod response;
+pub mod stream;
+mod stream_errors;
 
 /// Key-Value buckets (ADR-8), reserved for the Key-Value issue.
 #[cfg(feature = "kv")]
@@ -14,3 +36,34 @@ pub mod kv {}
 /// Object Store buckets (ADR-20), reserved for the Object Store issue.
 #[cfg(feature = "object-store")]
 pub mod object_store {}
+
+use rnats_core::Client;
+
+pub use context::{Context, ContextBuilder};
+pub use errors::{Error, ErrorCode};
+pub use message::{AckKind, Message};
+
+/// A JetStream context on `client`, with the default API prefix `$JS.API`.
+pub fn new(client: Client) -> Context {
+    Context::new(client)
+}
+
+/// A JetStream context for the JetStream domain `domain` (`$JS.<domain>.API`).
+pub fn with_domain<T: AsRef<str>>(client: Client, domain: T) -> Context {
+    ContextBuilder::new().domain(domain.as_ref()).build(client)
+}
+
+/// A JetStream context whose API requests go under `prefix` (for JetStream imported from
+/// another account).
+pub fn with_prefix(client: Client, prefix: &str) -> Context {
+    ContextBuilder::new().api_prefix(prefix).build(client)
+}
+
+/// Whether `name` can name a stream or consumer: not empty, and none of ` `, `.`, `*`, `>`,
+/// path separators or control characters (ADR-6).
+pub(crate) fn is_valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name
+            .bytes()
+            .any(|b| matches!(b, b' ' | b'.' | b'*' | b'>' | b'/' | b'\\') || b.is_ascii_control())
+}

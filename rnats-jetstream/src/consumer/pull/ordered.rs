@@ -1,0 +1,199 @@
+//! The ordered pull consumer (ADR-17): messages in stream order without gaps, kept so by
+//! recreating the consumer from the last stream sequence seen whenever a delivery goes
+//! missing, heartbeats stop, or the consumer disappears.
+
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, StreamExt};
+
+use super::builders::BatchConfig;
+use super::errors::ordered_error;
+use super::stream::Stream;
+use super::{
+    Config, ConsumerRecreateError, ConsumerRecreateErrorKind, DEFAULT_EXPIRES,
+    DEFAULT_IDLE_HEARTBEAT, MessagesErrorKind, ORDERED_BATCH, OrderedConfig, OrderedError,
+    OrderedErrorKind, clamp_batch, clamp_expires, clamp_heartbeat,
+};
+use crate::consumer::{Consumer, DeliverPolicy, Info, StreamError};
+use crate::context::Context;
+use crate::message::Message;
+
+impl Consumer<OrderedConfig> {
+    /// The consumer's messages, in order, recreating the consumer as needed.
+    pub async fn messages(self) -> Result<Ordered, StreamError> {
+        let stream = Stream::start(&self.as_pull(), ordered_request(&self.info)).await?;
+        Ok(Ordered {
+            context: self.context,
+            stream_name: self.info.stream_name,
+            consumer_name: self.info.name.clone(),
+            name_prefix: self.info.name,
+            serial: 0,
+            config: self.config,
+            stream: Some(stream),
+            recreate: None,
+            attempt: 0,
+            consumer_sequence: 0,
+            stream_sequence: 0,
+            limit_exceeded: false,
+        })
+    }
+
+    fn as_pull(&self) -> Consumer<Config> {
+        Consumer::new(
+            Config::from(self.config.clone()),
+            self.info.clone(),
+            self.context.clone(),
+        )
+    }
+}
+
+/// The pull requests of an ordered consumer, within its limits.
+fn ordered_request(info: &Info) -> BatchConfig {
+    let expires = clamp_expires(DEFAULT_EXPIRES, info.config.max_expires);
+    BatchConfig {
+        batch: clamp_batch(ORDERED_BATCH, info.config.max_batch),
+        expires: Some(expires),
+        idle_heartbeat: clamp_heartbeat(DEFAULT_IDLE_HEARTBEAT, expires),
+        ..Default::default()
+    }
+}
+
+/// An ordered consumer's messages; from [`Consumer<OrderedConfig>::messages`].
+pub struct Ordered {
+    context: Context,
+    stream_name: String,
+    config: OrderedConfig,
+    /// The consumer in use now.
+    consumer_name: String,
+    /// Recreated consumers are named `<prefix>_<serial>`.
+    name_prefix: String,
+    serial: u64,
+    stream: Option<Stream>,
+    recreate: Option<BoxFuture<'static, Result<Stream, ConsumerRecreateError>>>,
+    /// Failed recreations in a row.
+    attempt: u32,
+    consumer_sequence: u64,
+    stream_sequence: u64,
+    /// A request over the limits right after recreating is not going to get better.
+    limit_exceeded: bool,
+}
+
+impl Ordered {
+    /// Replaces the consumer with one that starts after the last message delivered.
+    fn start_recreate(&mut self) {
+        self.stream = None;
+        self.consumer_sequence = 0;
+        self.serial += 1;
+        let name = format!("{}_{}", self.name_prefix, self.serial);
+        let old = std::mem::replace(&mut self.consumer_name, name.clone());
+        let deliver_policy = match self.stream_sequence {
+            0 => self.config.deliver_policy,
+            last => DeliverPolicy::ByStartSequence {
+                start_sequence: last + 1,
+            },
+        };
+        let config = OrderedConfig {
+            name: Some(name),
+            deliver_policy,
+            ..self.config.clone()
+        };
+        let (context, stream_name) = (self.context.clone(), self.stream_name.clone());
+        let delay = backoff(self.attempt);
+        self.recreate = Some(Box::pin(async move {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            // The old consumer may still exist (a gap, not a deletion); it is in the way.
+            let _ = context
+                .delete_consumer_from_stream(&old, &stream_name)
+                .await;
+            let consumer = context
+                .create_consumer_on_stream(config, &stream_name)
+                .await
+                .map_err(|e| {
+                    ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Recreate, e)
+                })?;
+            Stream::start(&consumer.as_pull(), ordered_request(&consumer.info))
+                .await
+                .map_err(|e| {
+                    ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Recreate, e)
+                })
+        }));
+    }
+
+    /// Checks a delivery's place: the next consumer sequence, or a gap.
+    fn handle_message(&mut self, message: &Message) -> Result<bool, OrderedError> {
+        let info = message
+            .info()
+            .map_err(|e| OrderedError::with_source(OrderedErrorKind::Other, e))?;
+        if info.consumer_sequence != self.consumer_sequence + 1 {
+            return Ok(false);
+        }
+        self.consumer_sequence = info.consumer_sequence;
+        self.stream_sequence = info.stream_sequence;
+        self.limit_exceeded = false;
+        Ok(true)
+    }
+}
+
+/// The wait before recreation attempt `attempt` (0 for the first).
+fn backoff(attempt: u32) -> Duration {
+    match attempt {
+        0 => Duration::ZERO,
+        1..=4 => Duration::from_millis(250 * u64::from(attempt)),
+        _ => Duration::from_secs(5),
+    }
+}
+
+impl futures_util::Stream for Ordered {
+    type Item = Result<Message, OrderedError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(recreate) = this.recreate.as_mut() {
+                let result = std::task::ready!(recreate.poll_unpin(cx));
+                this.recreate = None;
+                match result {
+                    Ok(stream) => {
+                        this.attempt = 0;
+                        this.stream = Some(stream);
+                    }
+                    Err(error) => {
+                        this.attempt = this.attempt.saturating_add(1);
+                        this.start_recreate();
+                        let error = OrderedError::with_source(OrderedErrorKind::Recreate, error);
+                        return Poll::Ready(Some(Err(error)));
+                    }
+                }
+            }
+            let Some(stream) = this.stream.as_mut() else {
+                this.start_recreate();
+                continue;
+            };
+            match std::task::ready!(stream.poll_next_unpin(cx)) {
+                None => return Poll::Ready(None),
+                Some(Ok(message)) => match this.handle_message(&message) {
+                    Ok(true) => return Poll::Ready(Some(Ok(message))),
+                    Ok(false) => this.start_recreate(),
+                    Err(error) => return Poll::Ready(Some(Err(error))),
+                },
+                Some(Err(error)) => match error.kind() {
+                    MessagesErrorKind::MissingHeartbeat
+                    | MessagesErrorKind::ConsumerDeleted
+                    | MessagesErrorKind::NoResponders => this.start_recreate(),
+                    // Recreating reads the consumer's limits afresh; a second time in a row
+                    // it is the user's setting.
+                    MessagesErrorKind::RequestLimitExceeded if !this.limit_exceeded => {
+                        this.limit_exceeded = true;
+                        this.start_recreate();
+                    }
+                    _ => return Poll::Ready(Some(Err(ordered_error(error)))),
+                },
+            }
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! Push consumers: the server sends messages to the consumer's deliver subject; the client
+//! subscribes, answers flow control and watches the idle heartbeats (ADR-9).
+
+mod config;
+mod ordered;
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, StreamExt};
+use rnats_core::error::Error;
+use rnats_core::{PublishError, StatusCode, Subject, Subscriber};
+
+pub use self::config::{Config, OrderedConfig};
+pub use self::ordered::Ordered;
+use super::heartbeat::Monitor;
+use super::{Consumer, StreamError, StreamErrorKind};
+use crate::context::Context;
+use crate::message::Message;
+
+/// The header of a heartbeat from a stalled consumer: the subject that unstalls it.
+const CONSUMER_STALLED: &str = "Nats-Consumer-Stalled";
+
+impl Consumer<Config> {
+    /// Subscribes to the deliver subject (in the deliver group, if there is one).
+    pub async fn messages(&self) -> Result<Messages, StreamError> {
+        let config = &self.info.config;
+        let Some(deliver_subject) = config.deliver_subject.clone() else {
+            return Err(StreamError::with_source(
+                StreamErrorKind::Other,
+                "the consumer has no deliver subject",
+            ));
+        };
+        let client = &self.context.client;
+        let subscriber = match &config.deliver_group {
+            Some(group) => client.queue_subscribe(deliver_subject, group.clone()).await,
+            None => client.subscribe(deliver_subject).await,
+        }
+        .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
+        Ok(Messages {
+            context: self.context.clone(),
+            subscriber,
+            heartbeat: Monitor::new(config.idle_heartbeat),
+            control: Control::default(),
+            terminated: false,
+        })
+    }
+}
+
+/// A push consumer's messages; from [`Consumer::messages`].
+pub struct Messages {
+    context: Context,
+    subscriber: Subscriber,
+    heartbeat: Monitor,
+    control: Control,
+    terminated: bool,
+}
+
+impl futures_util::Stream for Messages {
+    type Item = Result<Message, MessagesError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if this.terminated {
+            return Poll::Ready(None);
+        }
+        loop {
+            if let Some(error) = this.control.drive(&this.context, cx) {
+                return Poll::Ready(Some(Err(error)));
+            }
+            let message = match this.subscriber.poll_next_unpin(cx) {
+                Poll::Ready(Some(message)) => message,
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending if this.heartbeat.poll_missed(cx) => {
+                    return Poll::Ready(Some(Err(MessagesError::new(
+                        MessagesErrorKind::MissingHeartbeat,
+                    ))));
+                }
+                Poll::Pending => return Poll::Pending,
+            };
+            this.heartbeat.seen();
+            match Control::classify(&message) {
+                Delivery::Message => {
+                    let context = this.context.clone();
+                    return Poll::Ready(Some(Ok(Message { message, context })));
+                }
+                Delivery::Control(reply) => this.control.queue(reply),
+                Delivery::Heartbeat => {}
+                Delivery::ConsumerDeleted => {
+                    this.terminated = true;
+                    return Poll::Ready(Some(Err(MessagesError::new(
+                        MessagesErrorKind::ConsumerDeleted,
+                    ))));
+                }
+            }
+        }
+    }
+}
+
+/// A push subscription's message, classified.
+pub(crate) enum Delivery {
+    /// A stream message.
+    Message,
+    /// Flow control, or a heartbeat of a stalled consumer: answer on this subject.
+    Control(Subject),
+    /// An idle heartbeat (or a status to ignore).
+    Heartbeat,
+    /// 409 `Consumer Deleted`.
+    ConsumerDeleted,
+}
+
+/// The answers owed to the server's flow control, sent one at a time without a task.
+#[derive(Default)]
+pub(crate) struct Control {
+    queued: VecDeque<Subject>,
+    sending: Option<BoxFuture<'static, Result<(), PublishError>>>,
+}
+
+impl Control {
+    /// Reads a push subscription's message.
+    pub(crate) fn classify(message: &rnats_core::Message) -> Delivery {
+        match message.status {
+            None | Some(StatusCode::OK) => Delivery::Message,
+            Some(StatusCode::IDLE_HEARTBEAT) => {
+                // Flow control requests carry a reply; heartbeats of a consumer stalled on
+                // flow control name the subject to answer in a header.
+                let stalled = message
+                    .headers
+                    .as_ref()
+                    .and_then(|headers| headers.get_last(CONSUMER_STALLED))
+                    .map(|value| Subject::from(value.as_str()));
+                match message.reply.clone().or(stalled) {
+                    Some(reply) => Delivery::Control(reply),
+                    None => Delivery::Heartbeat,
+                }
+            }
+            Some(StatusCode::CONFLICT)
+                if message
+                    .description
+                    .as_deref()
+                    .is_some_and(|d| d.eq_ignore_ascii_case("consumer deleted")) =>
+            {
+                Delivery::ConsumerDeleted
+            }
+            Some(_) => Delivery::Heartbeat,
+        }
+    }
+
+    /// Owes an answer on `reply`.
+    pub(crate) fn queue(&mut self, reply: Subject) {
+        self.queued.push_back(reply);
+    }
+
+    /// Sends the queued answers; an error if one could not be sent.
+    pub(crate) fn drive(
+        &mut self,
+        context: &Context,
+        cx: &mut TaskContext<'_>,
+    ) -> Option<MessagesError> {
+        loop {
+            if self.sending.is_none() {
+                let reply = self.queued.pop_front()?;
+                let client = context.client.clone();
+                self.sending = Some(Box::pin(async move {
+                    client.publish(reply, Bytes::new()).await
+                }));
+            }
+            let sending = self.sending.as_mut()?;
+            match sending.poll_unpin(cx) {
+                Poll::Pending => return None,
+                Poll::Ready(result) => {
+                    self.sending = None;
+                    if let Err(error) = result {
+                        return Some(MessagesError::with_source(MessagesErrorKind::Other, error));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The kinds of [`MessagesError`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MessagesErrorKind {
+    /// No message or heartbeat for two heartbeat intervals (not terminal).
+    MissingHeartbeat,
+    /// The consumer was deleted (terminal).
+    ConsumerDeleted,
+    /// The consumer is a pull consumer.
+    PullBasedConsumer,
+    /// Anything else.
+    Other,
+}
+
+impl fmt::Display for MessagesErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::MissingHeartbeat => "missed idle heartbeat",
+            Self::ConsumerDeleted => "consumer deleted",
+            Self::PullBasedConsumer => "cannot use with pull consumer",
+            Self::Other => "error",
+        })
+    }
+}
+
+/// An error item of a push consumer's message stream.
+pub type MessagesError = Error<MessagesErrorKind>;
+
+/// The kinds of [`OrderedError`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum OrderedErrorKind {
+    /// Heartbeats were missed (the consumer is being recreated).
+    MissingHeartbeat,
+    /// The consumer was deleted.
+    ConsumerDeleted,
+    /// The consumer is a pull consumer.
+    PullBasedConsumer,
+    /// Recreating the consumer failed.
+    Recreate,
+    /// Anything else.
+    Other,
+}
+
+impl fmt::Display for OrderedErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::MissingHeartbeat => "missed idle heartbeat",
+            Self::ConsumerDeleted => "consumer deleted",
+            Self::PullBasedConsumer => "cannot use with pull consumer",
+            Self::Recreate => "consumer recreation failed",
+            Self::Other => "error",
+        })
+    }
+}
+
+/// An error item of an ordered push consumer's message stream.
+pub type OrderedError = Error<OrderedErrorKind>;
+
+/// The kinds of [`ConsumerRecreateError`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConsumerRecreateErrorKind {
+    /// The stream could not be read.
+    GetStream,
+    /// Subscribing to the new deliver subject failed.
+    Subscription,
+    /// Creating the new consumer failed.
+    Recreate,
+    /// No answer in time.
+    TimedOut,
+}
+
+impl fmt::Display for ConsumerRecreateErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::GetStream => "error getting stream",
+            Self::Subscription => "failed to resubscribe",
+            Self::Recreate => "consumer creation failed",
+            Self::TimedOut => "timed out",
+        })
+    }
+}
+
+/// Why an ordered push consumer could not be recreated.
+pub type ConsumerRecreateError = Error<ConsumerRecreateErrorKind>;

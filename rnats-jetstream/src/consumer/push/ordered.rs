@@ -1,0 +1,213 @@
+//! The ordered push consumer (ADR-17): a flow-controlled ephemeral consumer on a fresh inbox,
+//! recreated from the last stream sequence seen when a delivery goes missing, the heartbeats'
+//! `Nats-Last-Consumer` disagrees, heartbeats stop, or the consumer disappears.
+
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, StreamExt};
+use rnats_core::Subscriber;
+use rnats_core::header::NATS_LAST_CONSUMER;
+
+use super::config::ORDERED_IDLE_HEARTBEAT;
+use super::{
+    ConsumerRecreateError, ConsumerRecreateErrorKind, Control, Delivery, OrderedConfig,
+    OrderedError, OrderedErrorKind,
+};
+use crate::consumer::heartbeat::Monitor;
+use crate::consumer::{Consumer, DeliverPolicy, StreamError, StreamErrorKind};
+use crate::context::Context;
+use crate::message::Message;
+
+impl Consumer<OrderedConfig> {
+    /// The consumer's messages, in order, recreating the consumer as needed.
+    pub async fn messages(self) -> Result<Ordered, StreamError> {
+        let deliver_subject = self.info.config.deliver_subject.clone().ok_or_else(|| {
+            StreamError::with_source(StreamErrorKind::Other, "no deliver subject")
+        })?;
+        let subscriber = self
+            .context
+            .client
+            .subscribe(deliver_subject)
+            .await
+            .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
+        Ok(Ordered {
+            context: self.context,
+            stream_name: self.info.stream_name,
+            consumer_name: self.info.name.clone(),
+            name_prefix: self.info.name,
+            serial: 0,
+            config: self.config,
+            subscriber: Some(subscriber),
+            recreate: None,
+            attempt: 0,
+            heartbeat: Monitor::new(ORDERED_IDLE_HEARTBEAT),
+            control: Control::default(),
+            consumer_sequence: 0,
+            stream_sequence: 0,
+        })
+    }
+}
+
+/// An ordered push consumer's messages; from [`Consumer<OrderedConfig>::messages`].
+pub struct Ordered {
+    context: Context,
+    stream_name: String,
+    config: OrderedConfig,
+    consumer_name: String,
+    name_prefix: String,
+    serial: u64,
+    subscriber: Option<Subscriber>,
+    recreate: Option<BoxFuture<'static, Result<Subscriber, ConsumerRecreateError>>>,
+    attempt: u32,
+    heartbeat: Monitor,
+    control: Control,
+    consumer_sequence: u64,
+    stream_sequence: u64,
+}
+
+impl Ordered {
+    /// Replaces the consumer with one on a fresh inbox, starting after the last message.
+    fn start_recreate(&mut self) {
+        self.subscriber = None;
+        self.consumer_sequence = 0;
+        self.serial += 1;
+        let name = format!("{}_{}", self.name_prefix, self.serial);
+        let old = std::mem::replace(&mut self.consumer_name, name.clone());
+        let deliver_policy = match self.stream_sequence {
+            0 => self.config.deliver_policy,
+            last => DeliverPolicy::ByStartSequence {
+                start_sequence: last + 1,
+            },
+        };
+        let mut config = OrderedConfig {
+            name: Some(name),
+            deliver_policy,
+            ..self.config.clone()
+        };
+        let (context, stream_name) = (self.context.clone(), self.stream_name.clone());
+        let delay = match self.attempt {
+            0 => Duration::ZERO,
+            n @ 1..=4 => Duration::from_millis(250 * u64::from(n)),
+            _ => Duration::from_secs(5),
+        };
+        self.recreate = Some(Box::pin(async move {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            let _ = context
+                .delete_consumer_from_stream(&old, &stream_name)
+                .await;
+            config.deliver_subject = context.client.new_inbox();
+            // Subscribe before creating, so the first messages find the subscription.
+            let subscriber = context
+                .client
+                .subscribe(config.deliver_subject.clone())
+                .await
+                .map_err(|e| {
+                    ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Subscription, e)
+                })?;
+            context
+                .create_consumer_on_stream(config, &stream_name)
+                .await
+                .map_err(|e| {
+                    ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Recreate, e)
+                })?;
+            Ok(subscriber)
+        }));
+    }
+
+    /// Whether a heartbeat's last consumer sequence matches what was delivered.
+    fn heartbeat_in_step(&self, message: &rnats_core::Message) -> bool {
+        let last = message
+            .headers
+            .as_ref()
+            .and_then(|headers| headers.get_last(NATS_LAST_CONSUMER))
+            .and_then(|value| value.as_str().parse::<u64>().ok());
+        last.is_none_or(|last| last == self.consumer_sequence)
+    }
+
+    /// Checks a delivery's place: the next consumer sequence, or a gap.
+    fn in_order(&mut self, message: &Message) -> Result<bool, OrderedError> {
+        let info = message
+            .info()
+            .map_err(|e| OrderedError::with_source(OrderedErrorKind::Other, e))?;
+        if info.consumer_sequence != self.consumer_sequence + 1 {
+            return Ok(false);
+        }
+        self.consumer_sequence = info.consumer_sequence;
+        self.stream_sequence = info.stream_sequence;
+        Ok(true)
+    }
+}
+
+impl futures_util::Stream for Ordered {
+    type Item = Result<Message, OrderedError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(recreate) = this.recreate.as_mut() {
+                let result = std::task::ready!(recreate.poll_unpin(cx));
+                this.recreate = None;
+                match result {
+                    Ok(subscriber) => {
+                        this.attempt = 0;
+                        this.heartbeat.seen();
+                        this.subscriber = Some(subscriber);
+                    }
+                    Err(error) => {
+                        this.attempt = this.attempt.saturating_add(1);
+                        this.start_recreate();
+                        let error = OrderedError::with_source(OrderedErrorKind::Recreate, error);
+                        return Poll::Ready(Some(Err(error)));
+                    }
+                }
+            }
+            if let Some(error) = this.control.drive(&this.context, cx) {
+                return Poll::Ready(Some(Err(OrderedError::with_source(
+                    OrderedErrorKind::Other,
+                    error,
+                ))));
+            }
+            let Some(subscriber) = this.subscriber.as_mut() else {
+                this.start_recreate();
+                continue;
+            };
+            let message = match subscriber.poll_next_unpin(cx) {
+                Poll::Ready(Some(message)) => message,
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending if this.heartbeat.poll_missed(cx) => {
+                    this.start_recreate();
+                    continue;
+                }
+                Poll::Pending => return Poll::Pending,
+            };
+            this.heartbeat.seen();
+            match Control::classify(&message) {
+                Delivery::Message => {
+                    let context = this.context.clone();
+                    let message = Message { message, context };
+                    match this.in_order(&message) {
+                        Ok(true) => return Poll::Ready(Some(Ok(message))),
+                        Ok(false) => this.start_recreate(),
+                        Err(error) => return Poll::Ready(Some(Err(error))),
+                    }
+                }
+                Delivery::Control(reply) => {
+                    // Flow control from a consumer about to be replaced is owed nothing.
+                    if message.reply.is_none() && !this.heartbeat_in_step(&message) {
+                        this.start_recreate();
+                    } else {
+                        this.control.queue(reply);
+                    }
+                }
+                Delivery::Heartbeat if !this.heartbeat_in_step(&message) => this.start_recreate(),
+                Delivery::Heartbeat => {}
+                Delivery::ConsumerDeleted => this.start_recreate(),
+            }
+        }
+    }
+}

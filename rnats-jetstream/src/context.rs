@@ -1,0 +1,506 @@
+//! The JetStream [`Context`]: the API prefix (or domain) and timeouts JetStream calls go
+//! through, publishing with acks, and the account query. Streams and consumers are managed
+//! from it too (see the `stream` and `consumer` modules for those methods).
+
+use std::fmt;
+use std::future::poll_fn;
+use std::marker::PhantomData;
+use std::sync::{Arc, OnceLock};
+use std::task::Poll;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use rnats_core::client::PendingReply;
+use rnats_core::error::Error;
+use rnats_core::header::HeaderMap;
+use rnats_core::subject::ToSubject;
+use rnats_core::{Client, Request};
+use rnats_core::{Message, RequestErrorKind as CoreRequestErrorKind};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+
+use crate::account::Account;
+pub use crate::publish::{PublishAckFuture, PublishError, PublishErrorKind};
+use crate::publish::{PublishMessage, Retry, RetryPolicy};
+use crate::response::Response;
+
+/// The message builder `send_publish` takes (async-nats' name for [`PublishMessage`]).
+pub type Publish = PublishMessage;
+
+/// The timeout of JetStream API requests when neither the context nor the client sets one.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A handle to JetStream through one client: cheap to clone (clones share the in-flight
+/// publish limit).
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) client: Client,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// What clones of a context share.
+pub(crate) struct Shared {
+    /// `$JS.API`, `$JS.<domain>.API`, or a custom prefix; no trailing dot.
+    pub(crate) prefix: String,
+    /// Permits for publishes whose ack has not come yet.
+    inflight: Arc<Semaphore>,
+    capacity: usize,
+    backpressure: bool,
+    ack_timeout: Duration,
+    retry: RetryPolicy,
+    /// The task that waits out the acks of publish futures dropped unawaited; started the
+    /// first time one is dropped.
+    acker: OnceLock<mpsc::UnboundedSender<Acking>>,
+}
+
+/// A dropped publish future's reply and permit, and how long to wait for the reply.
+type Acking = (PendingReply, OwnedSemaphorePermit, Duration);
+
+/// Marks a [`ContextBuilder`] whose API prefix may still be set.
+#[derive(Debug, Default)]
+pub struct Yes;
+
+/// Marks a [`ContextBuilder`] whose API prefix (or domain) is set.
+#[derive(Debug, Default)]
+pub struct No;
+
+/// The builder states; see [`ContextBuilder`].
+pub trait ToAssign: fmt::Debug {}
+impl ToAssign for Yes {}
+impl ToAssign for No {}
+
+/// Builds a [`Context`] with a prefix or domain (one of the two), timeouts and the in-flight
+/// publish limit.
+///
+/// ```no_run
+/// # async fn run(client: rnats_core::Client) {
+/// use std::time::Duration;
+/// let jetstream = rnats_jetstream::ContextBuilder::new()
+///     .timeout(Duration::from_secs(2))
+///     .max_ack_inflight(256)
+///     .build(client);
+/// # drop(jetstream); }
+/// ```
+#[derive(Debug)]
+pub struct ContextBuilder<PREFIX: ToAssign> {
+    prefix: String,
+    timeout: Option<Duration>,
+    capacity: usize,
+    ack_timeout: Duration,
+    backpressure: bool,
+    retry: RetryPolicy,
+    _state: PhantomData<PREFIX>,
+}
+
+impl Default for ContextBuilder<Yes> {
+    fn default() -> Self {
+        ContextBuilder {
+            prefix: "$JS.API".to_owned(),
+            timeout: None,
+            capacity: 5_000,
+            ack_timeout: Duration::from_secs(30),
+            backpressure: true,
+            retry: RetryPolicy::default(),
+            _state: PhantomData,
+        }
+    }
+}
+
+impl ContextBuilder<Yes> {
+    /// A builder with the defaults: prefix `$JS.API`, the client's request timeout (5 s when
+    /// it has none), 5,000 publishes in flight, waiting for room when they are.
+    pub fn new() -> ContextBuilder<Yes> {
+        ContextBuilder::default()
+    }
+
+    /// Sends API requests under `prefix` instead of `$JS.API` (for imported JetStream).
+    pub fn api_prefix<T: Into<String>>(self, prefix: T) -> ContextBuilder<No> {
+        let mut prefix = prefix.into();
+        while prefix.ends_with('.') {
+            prefix.pop();
+        }
+        self.with_prefix(prefix)
+    }
+
+    /// Talks to the JetStream of `domain` (`$JS.<domain>.API`).
+    pub fn domain<T: Into<String>>(self, domain: T) -> ContextBuilder<No> {
+        let domain = domain.into();
+        self.with_prefix(format!("$JS.{domain}.API"))
+    }
+
+    fn with_prefix(self, prefix: String) -> ContextBuilder<No> {
+        ContextBuilder {
+            prefix,
+            timeout: self.timeout,
+            capacity: self.capacity,
+            ack_timeout: self.ack_timeout,
+            backpressure: self.backpressure,
+            retry: self.retry,
+            _state: PhantomData,
+        }
+    }
+}
+
+impl<PREFIX: ToAssign> ContextBuilder<PREFIX> {
+    /// The timeout of API requests and awaited publish acks.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// How long an ack is waited for after its future was dropped unawaited (default 30 s);
+    /// its in-flight permit is held until then.
+    pub fn ack_timeout(mut self, ack_timeout: Duration) -> Self {
+        self.ack_timeout = ack_timeout;
+        self
+    }
+
+    /// Publishes whose ack has not come yet, at most (default 5,000).
+    pub fn max_ack_inflight(mut self, capacity: usize) -> Self {
+        self.capacity = capacity.max(1);
+        self
+    }
+
+    /// Whether a publish over `max_ack_inflight` waits for room (the default) or fails at
+    /// once with `PublishErrorKind::MaxAckPending`.
+    pub fn backpressure_on_inflight(mut self, enabled: bool) -> Self {
+        self.backpressure = enabled;
+        self
+    }
+
+    /// How a publish that no stream answers (503) is retried (ADR-22): `attempts` more
+    /// times, `wait` apart (default 2 and 250 ms; 0 attempts turns retrying off).
+    pub fn retry_on_no_responders(mut self, attempts: usize, wait: Duration) -> Self {
+        self.retry = RetryPolicy { attempts, wait };
+        self
+    }
+
+    /// async-nats' limit on the acker's concurrency; rnats' acker waits on every dropped ack
+    /// at once at no extra cost, so this is accepted and ignored.
+    pub fn concurrency_limit(self, _limit: Option<usize>) -> Self {
+        self
+    }
+
+    /// The context, on `client`.
+    pub fn build(self, client: Client) -> Context {
+        Context {
+            client,
+            shared: Arc::new(Shared {
+                prefix: self.prefix,
+                inflight: Arc::new(Semaphore::new(self.capacity)),
+                capacity: self.capacity,
+                backpressure: self.backpressure,
+                ack_timeout: self.ack_timeout,
+                retry: self.retry,
+                acker: OnceLock::new(),
+            }),
+            timeout: self.timeout,
+        }
+    }
+}
+
+impl Context {
+    /// A context on `client` with the defaults.
+    pub(crate) fn new(client: Client) -> Context {
+        ContextBuilder::new().build(client)
+    }
+
+    /// Sets the timeout of API requests and awaited publish acks.
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = Some(timeout);
+    }
+
+    /// The client this context uses.
+    pub fn client(&self) -> Client {
+        self.client.clone()
+    }
+
+    /// The API prefix requests go under (`$JS.API`, `$JS.<domain>.API`, ...).
+    pub fn prefix(&self) -> &str {
+        &self.shared.prefix
+    }
+
+    /// The timeout in force: the context's, else the client's, else 5 s.
+    pub(crate) fn timeout_or_default(&self) -> Duration {
+        self.timeout
+            .or_else(|| self.client.timeout())
+            .unwrap_or(DEFAULT_TIMEOUT)
+    }
+
+    /// Waits until every publish ack outstanding now has come (or timed out).
+    pub async fn wait_for_acks(&self) {
+        let all = u32::try_from(self.shared.capacity).unwrap_or(u32::MAX);
+        // Holding every permit at once means none is out; they go back at once.
+        drop(self.shared.inflight.acquire_many(all).await);
+    }
+
+    /// Publishes `payload` to `subject`, which a stream must store. Returns once the message
+    /// is queued, with a future for the stream's ack; awaiting it is optional.
+    pub async fn publish<S: ToSubject>(
+        &self,
+        subject: S,
+        payload: Bytes,
+    ) -> Result<PublishAckFuture, PublishError> {
+        self.send_publish(subject, PublishMessage::build().payload(payload))
+            .await
+    }
+
+    /// Publishes with headers; see [`Context::publish`].
+    pub async fn publish_with_headers<S: ToSubject>(
+        &self,
+        subject: S,
+        headers: HeaderMap,
+        payload: Bytes,
+    ) -> Result<PublishAckFuture, PublishError> {
+        self.send_publish(
+            subject,
+            PublishMessage::build().payload(payload).headers(headers),
+        )
+        .await
+    }
+
+    /// Publishes a message built with [`Publish`] (message id, expectations, TTL, ...).
+    pub async fn send_publish<S: ToSubject>(
+        &self,
+        subject: S,
+        publish: Publish,
+    ) -> Result<PublishAckFuture, PublishError> {
+        let inflight = Arc::clone(&self.shared.inflight);
+        let permit = if self.shared.backpressure {
+            inflight
+                .acquire_owned()
+                .await
+                .map_err(|e| PublishError::with_source(PublishErrorKind::Other, e))?
+        } else {
+            inflight
+                .try_acquire_owned()
+                .map_err(|_| PublishError::new(PublishErrorKind::MaxAckPending))?
+        };
+        let subject = subject.subject_text();
+        let retry = (self.shared.retry.attempts > 0).then(|| Retry {
+            subject: subject.clone().into_owned(),
+            message: publish.clone(),
+            policy: self.shared.retry,
+        });
+        let reply = self.start_publish(&subject, publish).await?;
+        Ok(PublishAckFuture {
+            reply: Some(reply),
+            permit: Some(permit),
+            timeout: self.timeout_or_default(),
+            retry,
+            context: self.clone(),
+        })
+    }
+
+    /// Sends one publish as a request over the client's request inbox.
+    pub(crate) async fn start_publish(
+        &self,
+        subject: &str,
+        publish: PublishMessage,
+    ) -> Result<PendingReply, PublishError> {
+        self.client
+            .start_request(subject, publish.headers, publish.payload)
+            .await
+            .map_err(|error| {
+                let kind = match error.kind() {
+                    CoreRequestErrorKind::MaxPayloadExceeded => {
+                        PublishErrorKind::MaxPayloadExceeded
+                    }
+                    _ => PublishErrorKind::Other,
+                };
+                PublishError::with_source(kind, error)
+            })
+    }
+
+    /// Keeps `permit` until `reply` comes or `timeout` passes, on the context's acker task.
+    pub(crate) fn hand_to_acker(
+        &self,
+        reply: PendingReply,
+        permit: OwnedSemaphorePermit,
+        timeout: Duration,
+    ) {
+        let timeout = timeout.max(self.shared.ack_timeout);
+        let acker = match self.shared.acker.get() {
+            Some(acker) => acker,
+            // Without a runtime (a drop during shutdown) the permit just goes back.
+            None if tokio::runtime::Handle::try_current().is_err() => return,
+            None => self.shared.acker.get_or_init(spawn_acker),
+        };
+        // A closed acker means the runtime is going away; the permit goes back with the item.
+        let _ = acker.send((reply, permit, timeout));
+    }
+
+    /// The account's JetStream usage and limits.
+    pub async fn query_account(&self) -> Result<Account, AccountError> {
+        let response: Response<Account> = self.request("INFO", &()).await.map_err(|e| {
+            let kind = match e.kind() {
+                RequestErrorKind::NoResponders => AccountErrorKind::JetStreamUnavailable,
+                RequestErrorKind::TimedOut => AccountErrorKind::TimedOut,
+                RequestErrorKind::InvalidSubject | RequestErrorKind::Other => {
+                    AccountErrorKind::Other
+                }
+            };
+            AccountError::with_source(kind, e)
+        })?;
+        response
+            .into_result()
+            .map_err(|error| AccountError::new(AccountErrorKind::JetStream(error)))
+    }
+
+    /// Sends a JetStream API request: `payload` as JSON to `<prefix>.<subject>`, the reply
+    /// decoded as `V` (usually a [`Response`]).
+    pub async fn request<S, T, V>(&self, subject: S, payload: &T) -> Result<V, RequestError>
+    where
+        S: ToSubject,
+        T: ?Sized + Serialize,
+        V: DeserializeOwned,
+    {
+        let body = serde_json::to_vec(payload)
+            .map_err(|e| RequestError::with_source(RequestErrorKind::Other, e))?;
+        // A request with nothing to say sends no body, not `null`.
+        let body = if body == b"null" { Vec::new() } else { body };
+        let message = self
+            .send_request(subject, Request::new().payload(Bytes::from(body)))
+            .await?;
+        serde_json::from_slice(&message.payload)
+            .map_err(|e| RequestError::with_source(RequestErrorKind::Other, e))
+    }
+
+    /// Sends a raw request to `<prefix>.<subject>` with the context's timeout unless the
+    /// request names one.
+    pub async fn send_request<S: ToSubject>(
+        &self,
+        subject: S,
+        request: Request,
+    ) -> Result<Message, RequestError> {
+        let subject = format!("{}.{}", self.shared.prefix, subject.subject_text());
+        let request = match request.timeout {
+            Some(_) => request,
+            None => request.timeout(Some(self.timeout_or_default())),
+        };
+        self.client
+            .send_request(subject, request)
+            .await
+            .map_err(request_error)
+    }
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("prefix", &self.shared.prefix)
+            .field("timeout", &self.timeout)
+            .field("max_ack_inflight", &self.shared.capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts the task that waits out the acks of dropped publish futures: one per context,
+/// waiting on all of them at once, each up to its timeout, then releasing its permit.
+fn spawn_acker() -> mpsc::UnboundedSender<Acking> {
+    // Unbounded is bounded here: every item holds one of the context's in-flight permits.
+    let (tx, mut rx) = mpsc::unbounded_channel::<Acking>();
+    tokio::spawn(async move {
+        let mut waiting = FuturesUnordered::new();
+        let mut open = true;
+        poll_fn(|cx| {
+            while open {
+                match rx.poll_recv(cx) {
+                    Poll::Ready(Some((reply, permit, timeout))) => waiting.push(async move {
+                        let _ = reply.wait(Some(timeout)).await;
+                        drop(permit);
+                    }),
+                    Poll::Ready(None) => open = false,
+                    Poll::Pending => break,
+                }
+            }
+            while let Poll::Ready(Some(())) = waiting.poll_next_unpin(cx) {}
+            match (open, waiting.is_empty()) {
+                (false, true) => Poll::Ready(()),
+                _ => Poll::Pending,
+            }
+        })
+        .await;
+    });
+    tx
+}
+
+/// The kinds of [`RequestError`] (async-nats' variants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RequestErrorKind {
+    /// The JetStream API did not answer: JetStream is off, or the resource does not exist.
+    NoResponders,
+    /// No answer within the timeout.
+    TimedOut,
+    /// The subject is not valid.
+    InvalidSubject,
+    /// Anything else; the source says what.
+    Other,
+}
+
+impl fmt::Display for RequestErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RequestErrorKind::NoResponders => "requested JetStream resource does not exist",
+            RequestErrorKind::TimedOut => "timed out",
+            RequestErrorKind::InvalidSubject => "invalid subject",
+            RequestErrorKind::Other => "request failed",
+        })
+    }
+}
+
+/// Why a JetStream API request failed.
+pub type RequestError = Error<RequestErrorKind>;
+
+impl From<crate::Error> for RequestError {
+    fn from(error: crate::Error) -> Self {
+        RequestError::with_source(RequestErrorKind::Other, error)
+    }
+}
+
+/// A Core request error as a JetStream one.
+pub(crate) fn request_error(error: rnats_core::RequestError) -> RequestError {
+    let kind = match error.kind() {
+        CoreRequestErrorKind::TimedOut => RequestErrorKind::TimedOut,
+        CoreRequestErrorKind::NoResponders => RequestErrorKind::NoResponders,
+        CoreRequestErrorKind::InvalidSubject => RequestErrorKind::InvalidSubject,
+        CoreRequestErrorKind::MaxPayloadExceeded | CoreRequestErrorKind::Other => {
+            RequestErrorKind::Other
+        }
+    };
+    RequestError::with_source(kind, error)
+}
+
+/// The kinds of [`AccountError`] (async-nats' variants).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AccountErrorKind {
+    /// No answer within the timeout.
+    TimedOut,
+    /// The server refused, with this error.
+    JetStream(crate::Error),
+    /// JetStream is not enabled (nobody answered).
+    JetStreamUnavailable,
+    /// Anything else.
+    Other,
+}
+
+impl fmt::Display for AccountErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AccountErrorKind::TimedOut => f.write_str("timed out"),
+            AccountErrorKind::JetStream(error) => write!(f, "JetStream error: {error}"),
+            AccountErrorKind::JetStreamUnavailable => f.write_str("JetStream unavailable"),
+            AccountErrorKind::Other => f.write_str("error"),
+        }
+    }
+}
+
+/// Why `query_account` failed.
+pub type AccountError = Error<AccountErrorKind>;
+
+pub use crate::consumer_errors::*;
+pub use crate::stream_errors::*;

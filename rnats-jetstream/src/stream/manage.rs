@@ -1,0 +1,301 @@
+//! Managing streams from a [`Context`]: create, get, update, delete, and finding them by name
+//! or subject, over the `STREAM.*` API.
+
+use std::borrow::{Borrow, Cow};
+
+use futures_util::StreamExt;
+
+use super::config::{Config, External, Source};
+use super::info::{DeleteStatus, Info};
+use super::list::{StreamNames, Streams};
+use super::{Stream, is_valid_subject};
+use crate::context::Context;
+use crate::errors::ErrorCode;
+use crate::is_valid_name;
+use crate::response::Response;
+use crate::stream_errors::{
+    CreateStreamError, CreateStreamErrorKind, DeleteStreamError, GetStreamByNameError,
+    GetStreamByNameErrorKind, GetStreamError, GetStreamErrorKind, UpdateStreamError,
+    create_request_error, get_stream_server_error,
+};
+
+impl Context {
+    /// Creates a stream and returns a handle with its info. Creating a stream that exists
+    /// with the same config succeeds; with another config the server refuses
+    /// (`ErrorCode::STREAM_NAME_EXIST`).
+    ///
+    /// ```no_run
+    /// # async fn run(jetstream: rnats_jetstream::Context) -> Result<(), rnats_core::Error> {
+    /// use rnats_jetstream::stream::Config;
+    /// let stream = jetstream
+    ///     .create_stream(Config {
+    ///         name: "ORDERS".to_string(),
+    ///         subjects: vec!["orders.>".to_string()],
+    ///         ..Default::default()
+    ///     })
+    ///     .await?;
+    /// # drop(stream); Ok(()) }
+    /// ```
+    pub async fn create_stream<S>(
+        &self,
+        stream_config: S,
+    ) -> Result<Stream<Info>, CreateStreamError>
+    where
+        Config: From<S>,
+    {
+        let config = Config::from(stream_config);
+        let config = checked_config(&config)?;
+        let subject = format!("STREAM.CREATE.{}", config.name);
+        let response: Response<Info> = self
+            .request(subject, &*config)
+            .await
+            .map_err(create_request_error)?;
+        let info = response.into_result()?;
+        Ok(Stream {
+            info,
+            context: self.clone(),
+            name: config.name.clone(),
+        })
+    }
+
+    /// A handle to the stream `stream` without asking the server anything: for calls that
+    /// need only the name.
+    pub async fn get_stream_no_info<T: AsRef<str>>(
+        &self,
+        stream: T,
+    ) -> Result<Stream<()>, GetStreamError> {
+        let name = checked_name(stream.as_ref())?;
+        Ok(Stream {
+            info: (),
+            context: self.clone(),
+            name: name.to_owned(),
+        })
+    }
+
+    /// A handle to the stream `stream`, with its info.
+    pub async fn get_stream<T: AsRef<str>>(&self, stream: T) -> Result<Stream, GetStreamError> {
+        let name = checked_name(stream.as_ref())?;
+        let response: Response<Info> = self
+            .request(format!("STREAM.INFO.{name}"), &())
+            .await
+            .map_err(|e| GetStreamError::with_source(GetStreamErrorKind::Request, e))?;
+        let info = response.into_result().map_err(get_stream_server_error)?;
+        Ok(Stream {
+            info,
+            context: self.clone(),
+            name: name.to_owned(),
+        })
+    }
+
+    /// The stream named in `stream_config` if it exists (its config left as it is),
+    /// otherwise a new one with this config.
+    pub async fn get_or_create_stream<S>(
+        &self,
+        stream_config: S,
+    ) -> Result<Stream, CreateStreamError>
+    where
+        S: Into<Config>,
+    {
+        let config: Config = stream_config.into();
+        checked_config(&config)?;
+        let response: Response<Info> = self
+            .request(format!("STREAM.INFO.{}", config.name), &())
+            .await
+            .map_err(create_request_error)?;
+        match response {
+            Response::Ok(info) => Ok(Stream {
+                info,
+                context: self.clone(),
+                name: config.name,
+            }),
+            Response::Err { error } if error.error_code() == ErrorCode::STREAM_NOT_FOUND => {
+                self.create_stream(config).await
+            }
+            Response::Err { error } => Err(error.into()),
+        }
+    }
+
+    /// Deletes the stream `stream` with all its messages and consumers.
+    pub async fn delete_stream<T: AsRef<str>>(
+        &self,
+        stream: T,
+    ) -> Result<DeleteStatus, DeleteStreamError> {
+        let name = checked_name(stream.as_ref())?;
+        let response: Response<DeleteStatus> = self
+            .request(format!("STREAM.DELETE.{name}"), &())
+            .await
+            .map_err(|e| DeleteStreamError::with_source(GetStreamErrorKind::Request, e))?;
+        response.into_result().map_err(get_stream_server_error)
+    }
+
+    /// Changes the config of an existing stream; a missing one fails with
+    /// `CreateStreamErrorKind::NotFound`. The server refuses changes it does not allow
+    /// (storage, retention to or from work queue, ...).
+    pub async fn update_stream<S>(&self, config: S) -> Result<Info, UpdateStreamError>
+    where
+        S: Borrow<Config>,
+    {
+        let config = checked_config(config.borrow())?;
+        let response: Response<Info> = self
+            .request(format!("STREAM.UPDATE.{}", config.name), &*config)
+            .await
+            .map_err(create_request_error)?;
+        Ok(response.into_result()?)
+    }
+
+    /// Updates the stream, creating it when it does not exist.
+    pub async fn create_or_update_stream(&self, config: Config) -> Result<Info, CreateStreamError> {
+        match self.update_stream(&config).await {
+            Err(error) if error.kind() == CreateStreamErrorKind::NotFound => {
+                Ok(self.create_stream(config).await?.info)
+            }
+            result => result,
+        }
+    }
+
+    /// The name of the stream that stores `subject`.
+    pub async fn stream_by_subject<T: Into<String>>(
+        &self,
+        subject: T,
+    ) -> Result<String, GetStreamByNameError> {
+        let subject = subject.into();
+        if !is_valid_subject(&subject) {
+            return Err(GetStreamByNameError::new(
+                GetStreamByNameErrorKind::InvalidSubject,
+            ));
+        }
+        match StreamNames::new(self.clone(), Some(subject)).next().await {
+            Some(Ok(name)) => Ok(name),
+            Some(Err(error)) => Err(match error.downcast_source::<crate::Error>() {
+                Some(refusal) => GetStreamByNameError::with_source(
+                    GetStreamByNameErrorKind::JetStream(refusal.clone()),
+                    refusal.clone(),
+                ),
+                None => GetStreamByNameError::with_source(GetStreamByNameErrorKind::Request, error),
+            }),
+            None => Err(GetStreamByNameError::new(
+                GetStreamByNameErrorKind::NotFound,
+            )),
+        }
+    }
+
+    /// The names of all streams of the account, fetched page by page as they are read.
+    ///
+    /// ```no_run
+    /// # async fn run(jetstream: rnats_jetstream::Context) -> Result<(), rnats_core::Error> {
+    /// use futures_util::TryStreamExt;
+    /// let mut names = jetstream.stream_names();
+    /// while let Some(name) = names.try_next().await? {
+    ///     println!("{name}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn stream_names(&self) -> StreamNames {
+        StreamNames::new(self.clone(), None)
+    }
+
+    /// The infos of all streams of the account, fetched page by page as they are read.
+    pub fn streams(&self) -> Streams {
+        Streams::new(self.clone())
+    }
+}
+
+/// `name` if it can name a stream.
+fn checked_name(name: &str) -> Result<&str, GetStreamError> {
+    if name.is_empty() {
+        return Err(GetStreamError::new(GetStreamErrorKind::EmptyName));
+    }
+    if !is_valid_name(name) {
+        return Err(GetStreamError::new(GetStreamErrorKind::InvalidStreamName));
+    }
+    Ok(name)
+}
+
+/// `config` checked, with each mirror or source `domain` turned into the `external` API
+/// prefix the server reads (`$JS.<domain>.API`); copied only when there is one.
+fn checked_config(config: &Config) -> Result<Cow<'_, Config>, CreateStreamError> {
+    if config.name.is_empty() {
+        return Err(CreateStreamError::new(
+            CreateStreamErrorKind::EmptyStreamName,
+        ));
+    }
+    if !is_valid_name(&config.name) {
+        return Err(CreateStreamError::new(
+            CreateStreamErrorKind::InvalidStreamName,
+        ));
+    }
+    let sources = config.mirror.iter().chain(config.sources.iter().flatten());
+    let mut has_domain = false;
+    for source in sources {
+        match (&source.domain, &source.external) {
+            (Some(_), Some(_)) => {
+                return Err(CreateStreamError::new(
+                    CreateStreamErrorKind::DomainAndExternalSet,
+                ));
+            }
+            (Some(_), None) => has_domain = true,
+            _ => {}
+        }
+    }
+    if !has_domain {
+        return Ok(Cow::Borrowed(config));
+    }
+    let mut config = config.clone();
+    let sources = config
+        .mirror
+        .iter_mut()
+        .chain(config.sources.iter_mut().flatten());
+    sources.for_each(domain_to_external);
+    Ok(Cow::Owned(config))
+}
+
+fn domain_to_external(source: &mut Source) {
+    if let Some(domain) = &source.domain {
+        source.external = Some(External {
+            api_prefix: format!("$JS.{domain}.API"),
+            delivery_prefix: None,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_domain_becomes_its_api_prefix() {
+        let source = |domain: Option<&str>| Source {
+            name: "UP".into(),
+            domain: domain.map(str::to_owned),
+            ..Default::default()
+        };
+        let config = Config {
+            name: "DOWN".into(),
+            mirror: Some(source(Some("hub"))),
+            sources: Some(vec![source(None), source(Some("leaf"))]),
+            ..Default::default()
+        };
+        let checked = checked_config(&config).unwrap();
+        let api = |source: &Source| source.external.as_ref().map(|e| e.api_prefix.clone());
+        assert_eq!(
+            api(checked.mirror.as_ref().unwrap()).unwrap(),
+            "$JS.hub.API"
+        );
+        let sources = checked.sources.as_ref().unwrap();
+        assert_eq!(api(&sources[0]), None);
+        assert_eq!(api(&sources[1]).unwrap(), "$JS.leaf.API");
+
+        let plain = Config::from("PLAIN");
+        assert!(matches!(checked_config(&plain).unwrap(), Cow::Borrowed(_)));
+
+        let mut both = source(Some("hub"));
+        both.external = Some(External::default());
+        let config = Config {
+            name: "BAD".into(),
+            sources: Some(vec![both]),
+            ..Default::default()
+        };
+        let error = checked_config(&config).unwrap_err();
+        assert_eq!(error.kind(), CreateStreamErrorKind::DomainAndExternalSet);
+    }
+}

@@ -1,0 +1,628 @@
+//! Consumers against a real nats-server with JetStream: management, fetch and batch,
+//! continuous pull consumption (ADR-37) through heartbeats, deletion and restarts, acks and
+//! message metadata, push consumers with flow control, ordered consumers (ADR-17).
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{StreamExt, TryStreamExt};
+use rnats_core::ConnectOptions;
+use rnats_jetstream::consumer::{self, AckPolicy, DeliverPolicy, PullConsumer, pull, push};
+use rnats_jetstream::context::{
+    ConsumerCreateStrictErrorKind, ConsumerInfoErrorKind, ConsumerUpdateErrorKind,
+};
+use rnats_jetstream::stream::{self, StorageType};
+use rnats_jetstream::{AckKind, Context};
+use rnats_test_server::{NatsServer, Proxy};
+
+/// How long any single wait in these tests may take before the test fails.
+const WAIT: Duration = Duration::from_secs(20);
+
+fn jetstream_server() -> NatsServer {
+    NatsServer::builder().jetstream(true).spawn().unwrap()
+}
+
+/// A client that reconnects at once (the default backs off for seconds).
+async fn connect(url: &str) -> rnats_core::Client {
+    ConnectOptions::new()
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+        .ignore_discovered_servers()
+        .connect(url)
+        .await
+        .unwrap()
+}
+
+async fn add_stream(
+    js: &Context,
+    name: &str,
+    subjects: &[&str],
+    storage: StorageType,
+) -> stream::Stream {
+    js.create_stream(stream::Config {
+        name: name.to_owned(),
+        subjects: subjects.iter().map(|s| s.to_string()).collect(),
+        storage,
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
+/// Publishes `count` messages to `subject` and waits for all their acks, pipelined in
+/// rounds below the context's in-flight limit.
+async fn publish(js: &Context, subject: &str, count: usize) {
+    for round in (0..count).collect::<Vec<_>>().chunks(1000) {
+        let mut acks = Vec::with_capacity(round.len());
+        for i in round {
+            acks.push(
+                js.publish(subject.to_owned(), Bytes::from(i.to_string()))
+                    .await
+                    .unwrap(),
+            );
+        }
+        for ack in acks {
+            ack.await.unwrap();
+        }
+    }
+}
+
+async fn next<S, T, E>(messages: &mut S) -> Result<T, E>
+where
+    S: futures_util::Stream<Item = Result<T, E>> + Unpin,
+{
+    tokio::time::timeout(WAIT, messages.next())
+        .await
+        .expect("timed out waiting for the next item")
+        .expect("the stream ended")
+}
+
+async fn durable(stream: &stream::Stream, name: &str) -> PullConsumer {
+    stream
+        .create_consumer(pull::Config {
+            durable_name: Some(name.to_owned()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn consumers_are_created_found_listed_paused_and_deleted() {
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "MGMT", &["mgmt.>"], StorageType::Memory).await;
+
+    let created = stream
+        .create_consumer(pull::Config {
+            durable_name: Some("worker".into()),
+            description: Some("the worker".into()),
+            filter_subject: "mgmt.a".into(),
+            ack_wait: Duration::from_secs(7),
+            max_ack_pending: 100,
+            metadata: [("team".to_string(), "core".to_string())].into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let info = created.cached_info();
+    assert_eq!(
+        (info.stream_name.as_str(), info.name.as_str()),
+        ("MGMT", "worker")
+    );
+    assert_eq!(info.config.ack_wait, Duration::from_secs(7));
+    assert_eq!(info.config.filter_subject, "mgmt.a");
+    assert_eq!(
+        info.config.metadata.get("team").map(String::as_str),
+        Some("core")
+    );
+
+    let mut found: PullConsumer = stream.get_consumer("worker").await.unwrap();
+    assert_eq!(found.info().await.unwrap().config.max_ack_pending, 100);
+    let from_context: PullConsumer = js.get_consumer_from_stream("worker", "MGMT").await.unwrap();
+    assert_eq!(from_context.cached_info().name, "worker");
+    // A pull consumer is not a push one.
+    assert!(stream.get_consumer::<push::Config>("worker").await.is_err());
+
+    // Strict create with another configuration, update of a missing consumer.
+    let strict = stream
+        .create_consumer_strict(pull::Config {
+            durable_name: Some("worker".into()),
+            description: Some("changed".into()),
+            filter_subject: "mgmt.a".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(strict.kind(), ConsumerCreateStrictErrorKind::AlreadyExists);
+    let update = stream
+        .update_consumer(pull::Config {
+            durable_name: Some("nobody".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(update.kind(), ConsumerUpdateErrorKind::DoesNotExist);
+    let updated = stream
+        .update_consumer(pull::Config {
+            durable_name: Some("worker".into()),
+            description: Some("updated".into()),
+            filter_subject: "mgmt.a".into(),
+            ack_wait: Duration::from_secs(7),
+            max_ack_pending: 100,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        updated.cached_info().config.description.as_deref(),
+        Some("updated")
+    );
+
+    let other = stream
+        .get_or_create_consumer(
+            "other",
+            pull::Config {
+                durable_name: Some("other".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(other.cached_info().name, "other");
+
+    let mut names: Vec<String> = stream.consumer_names().try_collect().await.unwrap();
+    names.sort();
+    assert_eq!(names, ["other", "worker"]);
+    let infos: Vec<consumer::Info> = stream.consumers().try_collect().await.unwrap();
+    assert_eq!(infos.len(), 2);
+
+    let until = time::OffsetDateTime::now_utc() + Duration::from_secs(3600);
+    let paused = stream.pause_consumer("worker", until).await.unwrap();
+    assert!(paused.paused);
+    assert!(stream.consumer_info("worker").await.unwrap().paused);
+    let resumed = stream.resume_consumer("worker").await.unwrap();
+    assert!(!resumed.paused);
+
+    assert!(stream.delete_consumer("worker").await.unwrap().success);
+    let gone = stream.consumer_info("worker").await.unwrap_err();
+    assert_eq!(gone.kind(), ConsumerInfoErrorKind::NotFound);
+    assert!(
+        js.delete_consumer_from_stream("other", "MGMT")
+            .await
+            .unwrap()
+            .success
+    );
+    let invalid = stream.consumer_info("a.b").await.unwrap_err();
+    assert_eq!(invalid.kind(), ConsumerInfoErrorKind::InvalidName);
+}
+
+#[tokio::test]
+async fn fetch_takes_what_is_there_and_batch_waits_until_expiry() {
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "FETCH", &["fetch.>"], StorageType::Memory).await;
+    let consumer = durable(&stream, "f").await;
+    publish(&js, "fetch.a", 10).await;
+
+    let first: Vec<_> = consumer
+        .fetch()
+        .max_messages(4)
+        .messages()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(first.len(), 4);
+    for message in &first {
+        message.ack().await.unwrap();
+    }
+    // No waiting: the 6 left, then the end (404), though 100 were asked for.
+    let rest: Vec<_> = consumer
+        .fetch()
+        .max_messages(100)
+        .messages()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(rest.len(), 6);
+    assert_eq!(rest[0].payload, "4");
+    for message in &rest {
+        message.double_ack().await.unwrap();
+    }
+    let nothing: Vec<_> = consumer
+        .fetch()
+        .messages()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert!(nothing.is_empty());
+
+    // A batch waits: it ends when full, or when its request expires on the server.
+    publish(&js, "fetch.b", 3).await;
+    let full: Vec<_> = consumer
+        .batch()
+        .max_messages(3)
+        .expires(Duration::from_secs(30))
+        .messages()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(full.len(), 3);
+    for message in &full {
+        message.ack().await.unwrap();
+    }
+    publish(&js, "fetch.c", 2).await;
+    let expired: Vec<_> = tokio::time::timeout(
+        WAIT,
+        consumer
+            .batch()
+            .max_messages(50)
+            .expires(Duration::from_millis(500))
+            .messages()
+            .await
+            .unwrap()
+            .try_collect::<Vec<_>>(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(expired.len(), 2);
+}
+
+#[tokio::test]
+async fn messages_delivers_ten_thousand_exactly_once_with_acks() {
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "BULK", &["bulk.>"], StorageType::Memory).await;
+    let mut consumer = durable(&stream, "bulk").await;
+    const COUNT: u64 = 10_000;
+    publish(&js, "bulk.x", COUNT as usize).await;
+
+    let mut messages = consumer
+        .stream()
+        .max_messages_per_batch(300)
+        .messages()
+        .await
+        .unwrap();
+    let mut seen = HashSet::new();
+    while (seen.len() as u64) < COUNT {
+        let message = next(&mut messages).await.unwrap();
+        let info = message.info().unwrap();
+        assert_eq!(info.delivered, 1, "no redelivery");
+        assert!(seen.insert(info.stream_sequence), "delivered twice");
+        if seen.len() as u64 == COUNT {
+            // Confirmed by the server: every ack before it is processed too.
+            message.double_ack().await.unwrap();
+        } else {
+            message.ack().await.unwrap();
+        }
+    }
+    assert_eq!(seen, (1..=COUNT).collect());
+    let info = consumer.info().await.unwrap();
+    assert_eq!(info.num_ack_pending, 0);
+    assert_eq!(info.num_pending, 0);
+    assert_eq!(info.ack_floor.stream_sequence, COUNT);
+}
+
+#[tokio::test]
+async fn acks_nak_term_progress_and_message_info() {
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "ACKS", &["acks.>"], StorageType::Memory).await;
+    let consumer = stream
+        .create_consumer(pull::Config {
+            durable_name: Some("acker".into()),
+            ack_policy: AckPolicy::Explicit,
+            ack_wait: Duration::from_secs(30),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    publish(&js, "acks.one", 3).await;
+    let mut messages = consumer.messages().await.unwrap();
+
+    let first = next(&mut messages).await.unwrap();
+    let info = first.info().unwrap();
+    assert_eq!((info.stream, info.consumer), ("ACKS", "acker"));
+    assert_eq!(
+        (info.stream_sequence, info.consumer_sequence, info.delivered),
+        (1, 1, 1)
+    );
+    assert_eq!(info.pending, 2);
+    let age = time::OffsetDateTime::now_utc() - info.published;
+    assert!(age.whole_seconds().abs() < 60, "{age}");
+    assert_eq!(first.subject.as_str(), "acks.one");
+    // A nak comes back at once, as a second delivery.
+    first.double_ack_with(AckKind::Nak(None)).await.unwrap();
+
+    let mut redelivered = None;
+    let mut others = Vec::new();
+    while redelivered.is_none() || others.len() < 2 {
+        let message = next(&mut messages).await.unwrap();
+        match message.info().unwrap().stream_sequence {
+            1 => redelivered = Some(message),
+            _ => others.push(message),
+        }
+    }
+    let again = redelivered.unwrap();
+    assert_eq!(again.info().unwrap().delivered, 2);
+    again.ack_with(AckKind::Progress).await.unwrap();
+    again.double_ack().await.unwrap();
+    // Term: never again; a delayed nak: again only after its delay.
+    others[0].double_ack_with(AckKind::Term).await.unwrap();
+    let delayed_at = std::time::Instant::now();
+    others[1]
+        .double_ack_with(AckKind::Nak(Some(Duration::from_millis(300))))
+        .await
+        .unwrap();
+    let back = next(&mut messages).await.unwrap();
+    assert!(delayed_at.elapsed() >= Duration::from_millis(300));
+    let info = back.info().unwrap();
+    assert_eq!((info.stream_sequence, info.delivered), (3, 2));
+    back.double_ack().await.unwrap();
+
+    let (core, acker) = back.split();
+    assert!(core.reply.is_none());
+    // The ack subject went with the acker.
+    acker.double_ack().await.unwrap();
+    let not_js = rnats_jetstream::Message {
+        message: core,
+        context: js.clone(),
+    };
+    assert!(not_js.info().is_err());
+    assert!(not_js.ack().await.is_err());
+}
+
+#[tokio::test]
+async fn a_stalled_link_surfaces_missed_heartbeats_and_consumption_resumes() {
+    let server = jetstream_server();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    let js = rnats_jetstream::new(connect(&proxy.url()).await);
+    let publisher = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "HB", &["hb.>"], StorageType::Memory).await;
+    let consumer = durable(&stream, "hb").await;
+    let mut messages = consumer
+        .stream()
+        .heartbeat(Duration::from_millis(500))
+        .expires(Duration::from_secs(5))
+        .messages()
+        .await
+        .unwrap();
+    publish(&publisher, "hb.a", 1).await;
+    next(&mut messages).await.unwrap().ack().await.unwrap();
+
+    proxy.stall();
+    let error = next(&mut messages).await.unwrap_err();
+    assert_eq!(error.kind(), pull::MessagesErrorKind::MissingHeartbeat);
+    proxy.resume();
+
+    publish(&publisher, "hb.a", 1).await;
+    loop {
+        match next(&mut messages).await {
+            Ok(message) => {
+                assert_eq!(message.info().unwrap().stream_sequence, 2);
+                break;
+            }
+            // More misses may be reported while the link catches up.
+            Err(error) => assert_eq!(error.kind(), pull::MessagesErrorKind::MissingHeartbeat),
+        }
+    }
+}
+
+#[tokio::test]
+async fn deleting_the_consumer_ends_its_stream_with_an_error() {
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "DEL", &["del.>"], StorageType::Memory).await;
+    let consumer = durable(&stream, "doomed").await;
+    publish(&js, "del.a", 1).await;
+    let mut messages = consumer.messages().await.unwrap();
+    next(&mut messages).await.unwrap().ack().await.unwrap();
+
+    stream.delete_consumer("doomed").await.unwrap();
+    let error = next(&mut messages).await.unwrap_err();
+    assert_eq!(error.kind(), pull::MessagesErrorKind::ConsumerDeleted);
+    let end = tokio::time::timeout(WAIT, messages.next()).await.unwrap();
+    assert!(end.is_none());
+}
+
+#[tokio::test]
+async fn messages_continue_after_a_server_restart() {
+    let mut server = jetstream_server();
+    let client = connect(&server.url()).await;
+    let js = rnats_jetstream::new(client.clone());
+    let stream = add_stream(&js, "DURABLE", &["durable.>"], StorageType::File).await;
+    let consumer = durable(&stream, "survivor").await;
+    let mut messages = consumer.messages().await.unwrap();
+    publish(&js, "durable.a", 3).await;
+    for _ in 0..3 {
+        next(&mut messages)
+            .await
+            .unwrap()
+            .double_ack()
+            .await
+            .unwrap();
+    }
+
+    let mut events = client.events();
+    server.restart().unwrap();
+    tokio::time::timeout(WAIT, async {
+        while let Some(event) = events.next().await {
+            if event == rnats_core::ConnectionEvent::Reconnected {
+                break;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    // JetStream may take a moment to be back: publish with retries on its answer.
+    let mut sent = 0;
+    while sent < 3 {
+        if let Ok(ack) = js.publish("durable.b", Bytes::from("after")).await {
+            if ack.await.is_ok() {
+                sent += 1;
+            }
+        }
+    }
+    let mut after = HashSet::new();
+    while after.len() < 3 {
+        match next(&mut messages).await {
+            Ok(message) => {
+                after.insert(message.info().unwrap().stream_sequence);
+                message.ack().await.unwrap();
+            }
+            Err(error) => assert!(
+                matches!(
+                    error.kind(),
+                    pull::MessagesErrorKind::MissingHeartbeat
+                        | pull::MessagesErrorKind::NoResponders
+                ),
+                "{error}"
+            ),
+        }
+    }
+    assert_eq!(after, HashSet::from([4, 5, 6]));
+}
+
+#[tokio::test]
+async fn push_consumers_answer_flow_control_and_see_heartbeats() {
+    let server = jetstream_server();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    let client = connect(&proxy.url()).await;
+    let js = rnats_jetstream::new(client.clone());
+    let publisher = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "PUSH", &["push.>"], StorageType::Memory).await;
+    let consumer: consumer::PushConsumer = stream
+        .create_consumer(push::Config {
+            deliver_subject: client.new_inbox(),
+            durable_name: Some("pusher".into()),
+            ack_policy: AckPolicy::None,
+            flow_control: true,
+            idle_heartbeat: Duration::from_millis(500),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    // Well past the server's flow control window: delivery stalls unless it is answered.
+    const COUNT: usize = 3000;
+    let payload = Bytes::from(vec![b'x'; 8 * 1024]);
+    for _ in 0..COUNT / 500 {
+        let mut acks = Vec::new();
+        for _ in 0..500 {
+            acks.push(
+                publisher
+                    .publish("push.big", payload.clone())
+                    .await
+                    .unwrap(),
+            );
+        }
+        for ack in acks {
+            ack.await.unwrap();
+        }
+    }
+    let mut messages = consumer.messages().await.unwrap();
+    for expected in 1..=COUNT as u64 {
+        let message = next(&mut messages).await.unwrap();
+        assert_eq!(message.info().unwrap().stream_sequence, expected);
+    }
+    // Idle now: heartbeats keep it quiet; a stalled link is a missed heartbeat.
+    proxy.stall();
+    let error = next(&mut messages).await.unwrap_err();
+    assert_eq!(error.kind(), push::MessagesErrorKind::MissingHeartbeat);
+    proxy.resume();
+}
+
+#[tokio::test]
+async fn ordered_pull_consumer_survives_its_deletion_without_gaps() {
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "ORDER", &["order.>"], StorageType::Memory).await;
+    publish(&js, "order.a", 100).await;
+    let consumer = stream
+        .create_consumer(pull::OrderedConfig {
+            filter_subject: "order.>".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let name = consumer.cached_info().name.clone();
+    assert_eq!(consumer.cached_info().config.ack_policy, AckPolicy::None);
+    let mut messages = consumer.messages().await.unwrap();
+    for expected in 1..=50 {
+        assert_eq!(
+            next(&mut messages)
+                .await
+                .unwrap()
+                .info()
+                .unwrap()
+                .stream_sequence,
+            expected
+        );
+    }
+    stream.delete_consumer(&name).await.unwrap();
+    publish(&js, "order.b", 50).await;
+    for expected in 51..=150 {
+        assert_eq!(
+            next(&mut messages)
+                .await
+                .unwrap()
+                .info()
+                .unwrap()
+                .stream_sequence,
+            expected
+        );
+    }
+}
+
+#[tokio::test]
+async fn ordered_push_consumer_delivers_in_order_from_a_start_sequence() {
+    let server = jetstream_server();
+    let client = connect(&server.url()).await;
+    let js = rnats_jetstream::new(client.clone());
+    let stream = add_stream(&js, "OPUSH", &["opush.>"], StorageType::Memory).await;
+    publish(&js, "opush.a", 20).await;
+    let consumer = stream
+        .create_consumer(push::OrderedConfig {
+            deliver_subject: client.new_inbox(),
+            deliver_policy: DeliverPolicy::ByStartSequence { start_sequence: 5 },
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let name = consumer.cached_info().name.clone();
+    let mut messages = consumer.messages().await.unwrap();
+    for expected in 5..=12 {
+        assert_eq!(
+            next(&mut messages)
+                .await
+                .unwrap()
+                .info()
+                .unwrap()
+                .stream_sequence,
+            expected
+        );
+    }
+    stream.delete_consumer(&name).await.unwrap();
+    // What was delivered before the deletion comes first; the rest needs a new consumer.
+    publish(&js, "opush.b", 10).await;
+    for expected in 13..=30 {
+        assert_eq!(
+            next(&mut messages)
+                .await
+                .unwrap()
+                .info()
+                .unwrap()
+                .stream_sequence,
+            expected
+        );
+    }
+}
