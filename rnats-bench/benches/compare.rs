@@ -13,10 +13,12 @@
 //! does nothing.
 
 use std::process::{Command, ExitCode};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rnats_bench::args::USAGE;
-use rnats_bench::{Args, ClientKind, MemChild, MemProbe, Plan, Report, Scenario, memory};
+use rnats_bench::{
+    Args, ClientKind, JS_IN_FLIGHT, MemChild, MemProbe, Plan, Report, Scenario, memory,
+};
 use rnats_test_server::NatsServer;
 
 #[path = "compare/async_nats_side.rs"]
@@ -103,12 +105,11 @@ fn run(runtime: &tokio::runtime::Runtime, args: &Args) -> Result<Report, BenchEr
     for arg in &args.ignored {
         eprintln!("note: ignoring argument {arg}");
     }
-    // The server lives until the end of this function. A JetStream scenario (js-pub) will need
-    // `.jetstream(true)` here.
+    // The server lives until the end of this function; JetStream serves the js-* scenarios.
     let (_server, url) = match &args.server {
         Some(url) => (None, url.clone()),
         None => {
-            let server = NatsServer::builder().spawn()?;
+            let server = NatsServer::builder().jetstream(true).spawn()?;
             let url = server.url();
             (Some(server), url)
         }
@@ -189,6 +190,18 @@ async fn run_once(
                 Ok(vec![latency.p50_us, latency.p99_us])
             }
             Scenario::Mem => Err("mem runs in child processes".into()),
+            Scenario::JsPub(size) => {
+                let count = plan.js_messages(false);
+                let started = Instant::now();
+                let t = s::jetstream_publish(url, size.bytes(), count, 1).await?;
+                let per_ack_us = started.elapsed().as_secs_f64() * 1e6 / count as f64;
+                Ok(vec![t.per_sec, per_ack_us])
+            }
+            Scenario::JsPipe(size) => {
+                let count = plan.js_messages(true);
+                let t = s::jetstream_publish(url, size.bytes(), count, JS_IN_FLIGHT).await?;
+                Ok(vec![t.per_sec, t.mb_per_sec])
+            }
         })
     };
     match tokio::time::timeout(limit, run).await {

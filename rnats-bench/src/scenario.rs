@@ -95,11 +95,18 @@ pub enum Scenario {
     LatIdle,
     /// Peak RSS while publishing, and the RSS cost of idle subscriptions (child processes).
     Mem,
+    /// JetStream publish to a memory stream, each ack awaited before the next publish.
+    JsPub(PayloadSize),
+    /// JetStream publish with up to [`JS_IN_FLIGHT`] acks outstanding.
+    JsPipe(PayloadSize),
 }
+
+/// Acks outstanding in the pipelined JetStream scenarios.
+pub const JS_IN_FLIGHT: usize = 256;
 
 impl Scenario {
     /// Every scenario, in the order a default run goes through them.
-    pub const ALL: [Scenario; 10] = [
+    pub const ALL: [Scenario; 14] = [
         Scenario::Pub(PayloadSize::B32),
         Scenario::Pub(PayloadSize::K1),
         Scenario::Pub(PayloadSize::K8),
@@ -110,6 +117,10 @@ impl Scenario {
         Scenario::Lat,
         Scenario::LatIdle,
         Scenario::Mem,
+        Scenario::JsPub(PayloadSize::B32),
+        Scenario::JsPub(PayloadSize::K1),
+        Scenario::JsPipe(PayloadSize::B32),
+        Scenario::JsPipe(PayloadSize::K1),
     ];
 
     /// The name used on the command line and in the output.
@@ -125,6 +136,10 @@ impl Scenario {
             Scenario::Lat => "lat",
             Scenario::LatIdle => "lat-idle",
             Scenario::Mem => "mem",
+            Scenario::JsPub(PayloadSize::B32) => "js-pub32",
+            Scenario::JsPub(_) => "js-pub1k",
+            Scenario::JsPipe(PayloadSize::B32) => "js-pipe32",
+            Scenario::JsPipe(_) => "js-pipe1k",
         }
     }
 
@@ -144,6 +159,8 @@ impl Scenario {
             Scenario::Lat => LAT,
             Scenario::LatIdle => LAT_IDLE,
             Scenario::Mem => MEM,
+            Scenario::JsPub(_) => JS_PUB,
+            Scenario::JsPipe(_) => JS_PIPE,
         }
     }
 }
@@ -156,6 +173,14 @@ const SUB_LARGE: &[Metric] = &[rate("msgs/s", Some(1.2)), MB_PER_SEC];
 const REQ: &[Metric] = &[rate("req/s", Some(1.5)), p50(Some(0.65)), P99];
 const LAT: &[Metric] = &[p50(Some(0.8)), P99];
 const LAT_IDLE: &[Metric] = &[p50(Some(0.75)), P99];
+const JS_PUB: &[Metric] = &[rate("msgs/s", Some(1.25)), MEAN_ACK];
+const JS_PIPE: &[Metric] = &[rate("msgs/s", Some(1.2)), MB_PER_SEC];
+const MEAN_ACK: Metric = Metric {
+    name: "mean publish-to-ack time",
+    unit: Unit::Micros,
+    better: Better::Lower,
+    target: None,
+};
 const MEM: &[Metric] = &[
     Metric {
         name: "peak RSS, publishing",
@@ -294,6 +319,11 @@ impl Plan {
         self.scale(1_000_000)
     }
 
+    /// Messages per JetStream publish run: each-ack runs cost a round trip per message.
+    pub fn js_messages(&self, pipelined: bool) -> usize {
+        self.scale(if pipelined { 100_000 } else { 10_000 })
+    }
+
     /// Payload size of the peak-RSS probe.
     pub fn memory_payload(&self) -> usize {
         1024
@@ -322,6 +352,10 @@ mod tests {
             assert_eq!(ClientKind::from_name(client.name()), Some(client));
         }
         assert_eq!(Scenario::from_name("js-pub"), None);
+        assert_eq!(
+            Scenario::from_name("js-pipe1k"),
+            Some(Scenario::JsPipe(PayloadSize::K1))
+        );
     }
 
     #[test]

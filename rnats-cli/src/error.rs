@@ -42,6 +42,15 @@ pub(crate) enum CliError {
     /// A request got no reply.
     #[error("request failed: {0}")]
     Request(#[from] RequestError),
+    /// A JetStream publish failed or its ack did not come.
+    #[error("JetStream publish failed: {0}")]
+    JetStreamPublish(#[from] rnats::jetstream::context::PublishError),
+    /// A JetStream API request (making the bench stream) failed.
+    #[error("JetStream request failed: {0}")]
+    JetStreamRequest(#[from] rnats::jetstream::context::RequestError),
+    /// The server refused to make the bench stream.
+    #[error("cannot create the bench stream: {0}")]
+    JetStreamRefused(rnats::jetstream::Error),
     /// A subscription stream ended while the benchmark still expected messages on it.
     #[error("the subscription ended before the benchmark was done (connection lost?)")]
     SubscriptionEnded,

@@ -112,6 +112,20 @@ fn bench_req_reports_rates_and_latency() {
 }
 
 #[test]
+fn bench_js_pub_awaits_each_ack_and_reports_its_latency() {
+    let json = bench_json("js-pub", &[]);
+    assert_group(&json, "publishers", 2000, 1);
+    assert_latency(&json, 2000);
+}
+
+#[test]
+fn bench_js_pub_pipelined_reports_the_publish_rate() {
+    let json = bench_json("js-pub", &["--in-flight", "256"]);
+    assert_group(&json, "publishers", 2000, 1);
+    assert!(json.get("latency").is_none(), "{json}");
+}
+
+#[test]
 fn bench_lat_reports_round_trip_latency() {
     let json = bench_json("lat", &[]);
     assert_group(&json, "round_trips", 2000, 1);

@@ -16,6 +16,9 @@ pub(crate) async fn connect(
     Ok(options.connect(url).await?)
 }
 
+/// The side's JetStream module, for the `js-*` scenarios.
+pub(crate) use rnats::jetstream;
+
 // The same file is compiled for each client on purpose; see its module docs.
 #[allow(clippy::duplicate_mod)]
 #[path = "scenarios.rs"]

@@ -12,13 +12,15 @@ use futures_util::StreamExt;
 use rnats_bench::memory;
 use rnats_bench::{Latency, Throughput};
 
-use super::connect;
+use super::{connect, jetstream};
 use crate::{BenchError, Capacity};
 
 const PUB_SUBJECT: &str = "bench.pub";
 const SUB_SUBJECT: &str = "bench.sub";
 const REQ_SUBJECT: &str = "bench.req";
 const LAT_SUBJECT: &str = "bench.lat";
+const JS_STREAM: &str = "BENCH";
+const JS_SUBJECT: &str = "bench.js";
 
 /// How long a subscriber may take to receive everything before the run counts as invalid.
 const RECEIVE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -203,4 +205,52 @@ pub(crate) async fn rss_per_idle_subscription(url: &str, count: usize) -> Result
 /// The same bytes for every message of a run; cloning a `Bytes` only bumps a reference count.
 fn payload(size: usize) -> Bytes {
     Bytes::from(vec![b'x'; size])
+}
+
+/// Publishes `count` messages of `size` bytes to a memory stream, awaiting each ack before the
+/// next publish (`in_flight` 1) or keeping up to `in_flight` acks outstanding. The stream is
+/// made fresh for the run through the JetStream API (both clients send the same request) and
+/// deleted after it. Timed from the first publish until the last ack.
+pub(crate) async fn jetstream_publish(
+    url: &str,
+    size: usize,
+    count: usize,
+    in_flight: usize,
+) -> Result<Throughput, BenchError> {
+    let client = connect(url, None).await?;
+    let js = jetstream::new(client);
+    let config = serde_json::json!({
+        "name": JS_STREAM,
+        "subjects": [JS_SUBJECT],
+        "storage": "memory",
+    });
+    // Left over from a run that failed half way.
+    let _: serde_json::Value = js
+        .request(format!("STREAM.DELETE.{JS_STREAM}"), &())
+        .await?;
+    let created: serde_json::Value = js
+        .request(format!("STREAM.CREATE.{JS_STREAM}"), &config)
+        .await?;
+    if let Some(error) = created.get("error") {
+        return Err(format!("cannot create the bench stream: {error}").into());
+    }
+    let payload = payload(size);
+    let mut pending = std::collections::VecDeque::with_capacity(in_flight);
+    let start = Instant::now();
+    for _ in 0..count {
+        pending.push_back(js.publish(JS_SUBJECT, payload.clone()).await?);
+        if pending.len() >= in_flight {
+            if let Some(ack) = pending.pop_front() {
+                ack.await?;
+            }
+        }
+    }
+    for ack in pending {
+        ack.await?;
+    }
+    let elapsed = start.elapsed();
+    let _: serde_json::Value = js
+        .request(format!("STREAM.DELETE.{JS_STREAM}"), &())
+        .await?;
+    Ok(Throughput::new(count, size, elapsed))
 }

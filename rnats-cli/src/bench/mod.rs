@@ -7,6 +7,7 @@
 //! they measured into a [`BenchReport`](report::BenchReport).
 
 mod fanout;
+mod jetstream;
 mod latency;
 mod publisher;
 mod report;
@@ -65,6 +66,15 @@ pub(crate) struct BenchArgs {
     /// decides when the message leaves.
     #[arg(long)]
     pub(crate) no_flush: bool,
+    /// js-pub only: publish acks outstanding at once (1: each ack awaited before the next
+    /// publish; more: pipelined).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+    )]
+    pub(crate) in_flight: usize,
     /// Client tuning knobs, to measure them (see docs/performance.md).
     #[command(flatten)]
     pub(crate) tuning: Tuning,
@@ -106,7 +116,7 @@ impl Tuning {
 
 /// The benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub(crate) enum BenchKind {
     /// `--clients` publishers share `--msgs` messages; publish rate.
     Pub,
@@ -118,12 +128,16 @@ pub(crate) enum BenchKind {
     Req,
     /// One connection: publish, flush, receive, `--msgs` times; round-trip latency.
     Lat,
+    /// JetStream: publish `--msgs` messages to a memory stream on `--subject`, with
+    /// `--in-flight` acks outstanding; rate and publish-to-ack latency.
+    JsPub,
 }
 
 /// Runs a benchmark and prints its report on stdout.
 pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
     args.check()?;
-    let target = Target::resolve(args.server.server.as_deref())?;
+    let jetstream = args.kind == BenchKind::JsPub;
+    let target = Target::resolve(args.server.server.as_deref(), jetstream)?;
     let plan = Plan {
         url: target.url(),
         subject: args.subject.clone(),
@@ -133,6 +147,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
         progress: !args.json && std::io::stderr().is_terminal(),
         tuning: args.tuning,
         flush_each: !args.no_flush,
+        in_flight: args.in_flight,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -194,6 +209,8 @@ struct Plan {
     tuning: Tuning,
     /// lat: flush after each publish.
     flush_each: bool,
+    /// js-pub: acks outstanding at once.
+    in_flight: usize,
 }
 
 impl Plan {
@@ -205,6 +222,7 @@ impl Plan {
             BenchKind::Pubsub => fanout::run(self, fanout::Roles::both(self.clients)).await,
             BenchKind::Req => request::run(self).await,
             BenchKind::Lat => latency::run(self).await,
+            BenchKind::JsPub => jetstream::run(self).await,
         }
     }
 

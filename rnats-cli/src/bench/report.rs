@@ -74,6 +74,7 @@ impl fmt::Display for BenchReport {
             BenchKind::Pubsub => "pubsub",
             BenchKind::Req => "req",
             BenchKind::Lat => "lat",
+            BenchKind::JsPub => "js-pub",
         };
         let clients = if self.clients == 1 {
             "client"

@@ -15,11 +15,15 @@ pub(super) enum Target {
 
 impl Target {
     /// Uses `server` when given, otherwise starts a private `nats-server` on a free
-    /// loopback port (found on `PATH` or through `$NATS_SERVER_BIN`).
-    pub(super) fn resolve(server: Option<&str>) -> Result<Target, CliError> {
+    /// loopback port (found on `PATH` or through `$NATS_SERVER_BIN`), with JetStream when
+    /// the benchmark needs it.
+    pub(super) fn resolve(server: Option<&str>, jetstream: bool) -> Result<Target, CliError> {
         match server {
             Some(url) => Ok(Target::External(url.to_owned())),
-            None => Ok(Target::Private(Box::new(NatsServer::builder().spawn()?))),
+            None => {
+                let server = NatsServer::builder().jetstream(jetstream).spawn()?;
+                Ok(Target::Private(Box::new(server)))
+            }
         }
     }
 
