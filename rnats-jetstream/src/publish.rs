@@ -18,7 +18,6 @@ use rnats_core::header::{
     NATS_EXPECTED_LAST_SEQUENCE, NATS_EXPECTED_LAST_SUBJECT_SEQUENCE, NATS_EXPECTED_STREAM,
     NATS_MESSAGE_ID,
 };
-use rnats_core::message::OutboundMessage;
 use rnats_core::subject::ToSubject;
 use rnats_core::{RequestErrorKind as CoreRequestErrorKind, StatusCode};
 use serde::{Deserialize, Serialize};
@@ -26,6 +25,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use crate::context::Context;
 use crate::errors::ErrorCode;
+use crate::message::OutboundMessage;
 
 /// What the server answers a stored publish with.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,14 +117,9 @@ impl PublishMessage {
         self.header(header::NATS_MESSAGE_TTL, ttl.as_secs())
     }
 
-    /// The message as a Core [`OutboundMessage`] to `subject`.
+    /// The message as an [`OutboundMessage`] to `subject`.
     pub fn outbound_message<S: ToSubject>(self, subject: S) -> OutboundMessage {
-        OutboundMessage {
-            subject: subject.to_subject(),
-            reply: None,
-            payload: self.payload,
-            headers: self.headers,
-        }
+        OutboundMessage::new(subject.to_subject(), self.payload, self.headers)
     }
 }
 

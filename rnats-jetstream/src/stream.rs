@@ -51,7 +51,10 @@ pub use self::info::{
 };
 pub use self::purge::{No, Purge, PurgeRequest, PurgeResponse, ToAssign, Yes};
 pub use self::raw::{RawMessage, RawMessageBuilder, RawMessageRequest};
-pub use crate::consumer::{ConsumerNames, Consumers, PauseResponse};
+pub use crate::consumer::{
+    ConsumerNames, ConsumerResetError, ConsumerResetErrorKind, ConsumerResetResponse, Consumers,
+    PauseResponse,
+};
 pub use crate::consumer_errors::{
     ConsumerCreateStrictError, ConsumerCreateStrictErrorKind, ConsumerError, ConsumerErrorKind,
     ConsumerUpdateError, ConsumerUpdateErrorKind,

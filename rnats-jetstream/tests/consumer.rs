@@ -279,12 +279,12 @@ async fn fetch_takes_what_is_there_and_batch_waits_until_expiry() {
 }
 
 #[tokio::test]
-async fn messages_delivers_ten_thousand_exactly_once_with_acks() {
+async fn messages_delivers_a_hundred_thousand_pipelined_messages_exactly_once_with_acks() {
     let server = jetstream_server();
     let js = rnats_jetstream::new(connect(&server.url()).await);
     let stream = add_stream(&js, "BULK", &["bulk.>"], StorageType::Memory).await;
     let mut consumer = durable(&stream, "bulk").await;
-    const COUNT: u64 = 10_000;
+    const COUNT: u64 = 100_000;
     publish(&js, "bulk.x", COUNT as usize).await;
 
     let mut messages = consumer
@@ -625,4 +625,34 @@ async fn ordered_push_consumer_delivers_in_order_from_a_start_sequence() {
             expected
         );
     }
+}
+
+#[tokio::test]
+async fn reset_moves_a_consumer_back_so_it_redelivers() {
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "RESET", &["reset.>"], StorageType::Memory).await;
+    let mut consumer = durable(&stream, "again").await;
+    publish(&js, "reset.x", 5).await;
+    let mut batch = consumer.fetch().max_messages(5).messages().await.unwrap();
+    let mut last = None;
+    while let Some(message) = batch.next().await {
+        let message = message.unwrap();
+        last = Some(message.info().unwrap().stream_sequence);
+        message.double_ack().await.unwrap();
+    }
+    assert_eq!(last, Some(5));
+
+    let reset = consumer.reset(Some(3)).await.unwrap();
+    assert_eq!(reset.info.name, "again");
+    let mut batch = consumer.fetch().max_messages(1).messages().await.unwrap();
+    let again = next(&mut batch).await.unwrap();
+    assert_eq!(
+        again.info().unwrap().stream_sequence,
+        3,
+        "redelivered from the reset point"
+    );
+    // The stream-level form answers for the same consumer.
+    let reset = stream.reset_consumer("again", None).await.unwrap();
+    assert_eq!(reset.info.stream_name, "RESET");
 }

@@ -286,6 +286,10 @@ pub enum AckPolicy {
     /// An ack acknowledges every message before it too.
     #[serde(rename = "all")]
     All = 1,
+    /// Delivery paced by the client's flow-control replies instead of acks (nats-server
+    /// 2.14+).
+    #[serde(rename = "flow_control")]
+    FlowControl = 3,
 }
 
 /// The pace of delivery.

@@ -11,6 +11,7 @@ mod listing;
 mod manage;
 pub mod pull;
 pub mod push;
+mod reset;
 
 use std::fmt;
 
@@ -21,6 +22,7 @@ pub use self::config::{
     SequenceInfo,
 };
 pub use self::listing::{ConsumerNames, Consumers, PauseResponse};
+pub use self::reset::{ConsumerResetError, ConsumerResetErrorKind, ConsumerResetResponse};
 use crate::consumer_errors::info_request_error;
 use crate::context::{ConsumerInfoError, Context};
 use crate::response::Response;
