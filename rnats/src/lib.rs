@@ -27,6 +27,45 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! JetStream, with the same paths as in async-nats:
+//!
+//! ```no_run
+//! use futures_util::StreamExt;
+//! use rnats::jetstream::{self, consumer, stream};
+//!
+//! # async fn run() -> Result<(), rnats::Error> {
+//! let client = rnats::connect("nats://127.0.0.1:4222").await?;
+//! let js = jetstream::new(client);
+//! let orders = js
+//!     .get_or_create_stream(stream::Config {
+//!         name: "ORDERS".to_string(),
+//!         subjects: vec!["orders.>".to_string()],
+//!         ..Default::default()
+//!     })
+//!     .await?;
+//! // `publish` returns once the message is queued; awaiting its future waits for the ack.
+//! let ack = js.publish("orders.new", "order 1".into()).await?.await?;
+//! println!("stored as {} in {}", ack.sequence, ack.stream);
+//! println!("{} messages", orders.cached_info().state.messages);
+//!
+//! let consumer = orders
+//!     .get_or_create_consumer(
+//!         "billing",
+//!         consumer::pull::Config {
+//!             durable_name: Some("billing".to_string()),
+//!             ..Default::default()
+//!         },
+//!     )
+//!     .await?;
+//! let mut messages = consumer.messages().await?.take(1);
+//! while let Some(message) = messages.next().await {
+//!     let message = message?;
+//!     println!("{:?}", message.payload);
+//!     message.ack().await?;
+//! }
+//! # Ok(()) }
+//! ```
 
 pub use rnats_core::*;
 
