@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use rnats_bench::args::USAGE;
 use rnats_bench::{
-    Args, ClientKind, JS_IN_FLIGHT, MemChild, MemProbe, Plan, Report, Scenario, memory,
+    Args, ClientKind, JS_FETCH_BATCH, JS_IN_FLIGHT, MemChild, MemProbe, Plan, Report, Scenario,
+    memory,
 };
 use rnats_test_server::NatsServer;
 
@@ -196,6 +197,11 @@ async fn run_once(
                 let t = s::jetstream_publish(url, size.bytes(), count, 1).await?;
                 let per_ack_us = started.elapsed().as_secs_f64() * 1e6 / count as f64;
                 Ok(vec![t.per_sec, per_ack_us])
+            }
+            Scenario::JsFetch => {
+                let count = plan.js_messages(true);
+                let t = s::jetstream_fetch(url, 32, count, JS_FETCH_BATCH).await?;
+                Ok(vec![t.per_sec, t.mb_per_sec])
             }
             Scenario::JsPipe(size) => {
                 let count = plan.js_messages(true);

@@ -13,5 +13,5 @@ pub mod stats;
 
 pub use args::{Args, ArgsError, MemChild, MemProbe};
 pub use report::Report;
-pub use scenario::{ClientKind, JS_IN_FLIGHT, PayloadSize, Plan, Scenario};
+pub use scenario::{ClientKind, JS_FETCH_BATCH, JS_IN_FLIGHT, PayloadSize, Plan, Scenario};
 pub use stats::{Latency, Throughput};

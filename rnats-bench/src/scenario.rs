@@ -99,14 +99,20 @@ pub enum Scenario {
     JsPub(PayloadSize),
     /// JetStream publish with up to [`JS_IN_FLIGHT`] acks outstanding.
     JsPipe(PayloadSize),
+    /// A pull consumer fetching batches of [`JS_FETCH_BATCH`] from a filled memory stream,
+    /// acking each message.
+    JsFetch,
 }
+
+/// Messages per fetch in the `js-fetch` scenario.
+pub const JS_FETCH_BATCH: usize = 500;
 
 /// Acks outstanding in the pipelined JetStream scenarios.
 pub const JS_IN_FLIGHT: usize = 256;
 
 impl Scenario {
     /// Every scenario, in the order a default run goes through them.
-    pub const ALL: [Scenario; 14] = [
+    pub const ALL: [Scenario; 15] = [
         Scenario::Pub(PayloadSize::B32),
         Scenario::Pub(PayloadSize::K1),
         Scenario::Pub(PayloadSize::K8),
@@ -121,6 +127,7 @@ impl Scenario {
         Scenario::JsPub(PayloadSize::K1),
         Scenario::JsPipe(PayloadSize::B32),
         Scenario::JsPipe(PayloadSize::K1),
+        Scenario::JsFetch,
     ];
 
     /// The name used on the command line and in the output.
@@ -140,6 +147,7 @@ impl Scenario {
             Scenario::JsPub(_) => "js-pub1k",
             Scenario::JsPipe(PayloadSize::B32) => "js-pipe32",
             Scenario::JsPipe(_) => "js-pipe1k",
+            Scenario::JsFetch => "js-fetch",
         }
     }
 
@@ -161,6 +169,7 @@ impl Scenario {
             Scenario::Mem => MEM,
             Scenario::JsPub(_) => JS_PUB,
             Scenario::JsPipe(_) => JS_PIPE,
+            Scenario::JsFetch => JS_FETCH,
         }
     }
 }
@@ -175,6 +184,7 @@ const LAT: &[Metric] = &[p50(Some(0.8)), P99];
 const LAT_IDLE: &[Metric] = &[p50(Some(0.75)), P99];
 const JS_PUB: &[Metric] = &[rate("msgs/s", Some(1.25)), MEAN_ACK];
 const JS_PIPE: &[Metric] = &[rate("msgs/s", Some(1.2)), MB_PER_SEC];
+const JS_FETCH: &[Metric] = &[rate("msgs/s", Some(1.2)), MB_PER_SEC];
 const MEAN_ACK: Metric = Metric {
     name: "mean publish-to-ack time",
     unit: Unit::Micros,

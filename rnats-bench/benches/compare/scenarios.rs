@@ -21,6 +21,8 @@ const REQ_SUBJECT: &str = "bench.req";
 const LAT_SUBJECT: &str = "bench.lat";
 const JS_STREAM: &str = "BENCH";
 const JS_SUBJECT: &str = "bench.js";
+const JS_FETCH_STREAM: &str = "BENCH_FETCH";
+const JS_FETCH_SUBJECT: &str = "bench.jsf";
 
 /// How long a subscriber may take to receive everything before the run counts as invalid.
 const RECEIVE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -252,5 +254,59 @@ pub(crate) async fn jetstream_publish(
     let _: serde_json::Value = js
         .request(format!("STREAM.DELETE.{JS_STREAM}"), &())
         .await?;
+    Ok(Throughput::new(count, size, elapsed))
+}
+
+/// Fills a memory stream with `count` messages of `size` bytes (pipelined, untimed), then
+/// times a durable pull consumer fetching them in batches of `batch`, acking each one.
+pub(crate) async fn jetstream_fetch(
+    url: &str,
+    size: usize,
+    count: usize,
+    batch: usize,
+) -> Result<Throughput, BenchError> {
+    let client = connect(url, None).await?;
+    let js = jetstream::new(client);
+    let stream = js
+        .get_or_create_stream(jetstream::stream::Config {
+            name: JS_FETCH_STREAM.to_string(),
+            subjects: vec![JS_FETCH_SUBJECT.to_string()],
+            storage: jetstream::stream::StorageType::Memory,
+            ..Default::default()
+        })
+        .await?;
+    stream.purge().await?;
+    let payload = payload(size);
+    let mut pending = std::collections::VecDeque::with_capacity(256);
+    for _ in 0..count {
+        pending.push_back(js.publish(JS_FETCH_SUBJECT, payload.clone()).await?);
+        if pending.len() >= 256 {
+            if let Some(ack) = pending.pop_front() {
+                ack.await?;
+            }
+        }
+    }
+    for ack in pending {
+        ack.await?;
+    }
+    let _ = stream.delete_consumer("bench").await;
+    let consumer = stream
+        .create_consumer(jetstream::consumer::pull::Config {
+            durable_name: Some("bench".to_string()),
+            ack_policy: jetstream::consumer::AckPolicy::Explicit,
+            ..Default::default()
+        })
+        .await?;
+    let start = Instant::now();
+    let mut received = 0;
+    while received < count {
+        let mut messages = consumer.fetch().max_messages(batch).messages().await?;
+        while let Some(message) = messages.next().await {
+            message?.ack().await?;
+            received += 1;
+        }
+    }
+    let elapsed = start.elapsed();
+    js.delete_stream(JS_FETCH_STREAM).await?;
     Ok(Throughput::new(count, size, elapsed))
 }
