@@ -78,6 +78,39 @@ where
         .expect("the stream ended")
 }
 
+/// Restarts `server` (same port and store) and waits until `client` is reconnected.
+async fn restart_and_reconnect(server: &mut NatsServer, client: &rnats_core::Client) {
+    let mut events = client.events();
+    server.restart().unwrap();
+    tokio::time::timeout(WAIT, async {
+        while let Some(event) = events.next().await {
+            if event == rnats_core::ConnectionEvent::Reconnected {
+                break;
+            }
+        }
+    })
+    .await
+    .unwrap();
+}
+
+/// Publishes `count` messages, each until its stream acks it: after a restart JetStream
+/// answers again only once it has recovered. Bounded by [`WAIT`].
+async fn publish_until_stored(js: &Context, subject: &str, count: usize) {
+    let attempts = async {
+        let mut stored = 0;
+        while stored < count {
+            if let Ok(ack) = js.publish(subject.to_owned(), Bytes::from("after")).await {
+                if ack.await.is_ok() {
+                    stored += 1;
+                }
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, attempts)
+        .await
+        .expect("the stream did not store the messages in time");
+}
+
 async fn durable(stream: &stream::Stream, name: &str) -> PullConsumer {
     stream
         .create_consumer(pull::Config {
@@ -453,26 +486,8 @@ async fn messages_continue_after_a_server_restart() {
             .unwrap();
     }
 
-    let mut events = client.events();
-    server.restart().unwrap();
-    tokio::time::timeout(WAIT, async {
-        while let Some(event) = events.next().await {
-            if event == rnats_core::ConnectionEvent::Reconnected {
-                break;
-            }
-        }
-    })
-    .await
-    .unwrap();
-    // JetStream may take a moment to be back: publish with retries on its answer.
-    let mut sent = 0;
-    while sent < 3 {
-        if let Ok(ack) = js.publish("durable.b", Bytes::from("after")).await {
-            if ack.await.is_ok() {
-                sent += 1;
-            }
-        }
-    }
+    restart_and_reconnect(&mut server, &client).await;
+    publish_until_stored(&js, "durable.b", 3).await;
     let mut after = HashSet::new();
     while after.len() < 3 {
         match next(&mut messages).await {
@@ -680,26 +695,8 @@ async fn ordered_pull_consumer_keeps_order_across_a_server_restart() {
         last = sequence;
     }
 
-    let mut events = client.events();
-    server.restart().unwrap();
-    tokio::time::timeout(WAIT, async {
-        while let Some(event) = events.next().await {
-            if event == rnats_core::ConnectionEvent::Reconnected {
-                break;
-            }
-        }
-    })
-    .await
-    .unwrap();
-    // JetStream may take a moment to be back: publish until the stream answers.
-    let mut sent = 0;
-    while sent < 10 {
-        if let Ok(ack) = js.publish("ordered.b", Bytes::from("after")).await {
-            if ack.await.is_ok() {
-                sent += 1;
-            }
-        }
-    }
+    restart_and_reconnect(&mut server, &client).await;
+    publish_until_stored(&js, "ordered.b", 10).await;
     // The rest of the stream, in order, each once; recreation errors may come in between.
     while last < 30 {
         match next(&mut messages).await {
