@@ -48,6 +48,9 @@ pub(crate) enum CliError {
     /// A JetStream API request (making the bench stream) failed.
     #[error("JetStream request failed: {0}")]
     JetStreamRequest(#[from] rnats::jetstream::context::RequestError),
+    /// A JetStream consumer call (making the consumer, fetching, acking) failed.
+    #[error("JetStream consumer failed: {0}")]
+    JetStreamConsumer(#[source] rnats::Error),
     /// The server refused to make the bench stream.
     #[error("cannot create the bench stream: {0}")]
     JetStreamRefused(rnats::jetstream::Error),

@@ -126,6 +126,13 @@ fn bench_js_pub_pipelined_reports_the_publish_rate() {
 }
 
 #[test]
+fn bench_js_fetch_reports_the_consume_rate() {
+    let json = bench_json("js-fetch", &["--batch", "300"]);
+    assert_group(&json, "subscribers", 2000, 1);
+    assert!(json.get("publishers").is_none(), "{json}");
+}
+
+#[test]
 fn bench_lat_reports_round_trip_latency() {
     let json = bench_json("lat", &[]);
     assert_group(&json, "round_trips", 2000, 1);

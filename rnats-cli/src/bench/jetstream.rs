@@ -1,9 +1,12 @@
-//! `js-pub`: JetStream publishing to a memory stream, each ack awaited or pipelined.
+//! `js-pub`: JetStream publishing to a memory stream, each ack awaited or pipelined;
+//! `js-fetch`: a pull consumer fetching from a filled memory stream.
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use futures_util::StreamExt;
 use rnats::ConnectOptions;
+use rnats::jetstream::consumer::{AckPolicy, pull};
 use rnats::jetstream::response::Response;
 use serde_json::json;
 
@@ -77,6 +80,75 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
     })
 }
 
+/// Fills the bench stream with `plan.msgs` messages (pipelined, not timed), then times a
+/// durable pull consumer fetching them `plan.batch` at a time and acking each one.
+pub(super) async fn fetch(plan: &Plan) -> Result<Figures, CliError> {
+    let client = plan
+        .connect(ConnectOptions::new(), "rnats-bench-js-fetch".to_owned())
+        .await?;
+    let js = rnats::jetstream::new(client);
+    recreate_stream(&js, plan.subject.as_str()).await?;
+    let mut pending = VecDeque::with_capacity(256);
+    for _ in 0..plan.msgs {
+        pending.push_back(
+            js.publish(plan.subject.clone(), plan.payload.clone())
+                .await?,
+        );
+        if pending.len() >= 256 {
+            if let Some(ack) = pending.pop_front() {
+                ack.await?;
+            }
+        }
+    }
+    for ack in pending {
+        ack.await?;
+    }
+    let stream = js.get_stream(STREAM).await.map_err(consumer_error)?;
+    let consumer = stream
+        .create_consumer(pull::Config {
+            durable_name: Some("rnats-bench".to_owned()),
+            ack_policy: AckPolicy::Explicit,
+            ..Default::default()
+        })
+        .await
+        .map_err(consumer_error)?;
+
+    let mut supervisor = Supervisor::new("msgs", plan.msgs, plan.progress);
+    let counter = supervisor.counter();
+    let (msgs, batch, size) = (plan.msgs, plan.batch, plan.payload.len() as u64);
+    let task = tokio::spawn(async move {
+        let start = Instant::now();
+        let mut received = 0;
+        while received < msgs {
+            let mut messages = consumer
+                .fetch()
+                .max_messages(batch)
+                .messages()
+                .await
+                .map_err(consumer_error)?;
+            while let Some(message) = messages.next().await {
+                let message = message.map_err(consumer_error)?;
+                message.ack().await.map_err(CliError::JetStreamConsumer)?;
+                received += 1;
+                counter.set(received);
+            }
+        }
+        Ok(Span {
+            msgs,
+            bytes: msgs.saturating_mul(size),
+            start,
+            end: Instant::now(),
+        })
+    });
+    let spans = supervisor.wait(vec![task]).await?;
+    drop(supervisor);
+    let _: serde_json::Value = js.request(format!("STREAM.DELETE.{STREAM}"), &()).await?;
+    Ok(Figures {
+        subscribers: Group::from_spans(&spans),
+        ..Figures::default()
+    })
+}
+
 /// Makes the bench stream anew (a failed earlier run may have left one).
 async fn recreate_stream(js: &rnats::jetstream::Context, subject: &str) -> Result<(), CliError> {
     let _: serde_json::Value = js.request(format!("STREAM.DELETE.{STREAM}"), &()).await?;
@@ -88,4 +160,9 @@ async fn recreate_stream(js: &rnats::jetstream::Context, subject: &str) -> Resul
         .into_result()
         .map(drop)
         .map_err(CliError::JetStreamRefused)
+}
+
+/// Any JetStream consumer-side error, boxed.
+fn consumer_error(error: impl Into<rnats::Error>) -> CliError {
+    CliError::JetStreamConsumer(error.into())
 }

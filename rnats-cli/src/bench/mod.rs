@@ -75,6 +75,14 @@ pub(crate) struct BenchArgs {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
     )]
     pub(crate) in_flight: usize,
+    /// js-fetch only: messages per fetch request.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 500,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+    )]
+    pub(crate) batch: usize,
     /// Client tuning knobs, to measure them (see docs/performance.md).
     #[command(flatten)]
     pub(crate) tuning: Tuning,
@@ -131,12 +139,15 @@ pub(crate) enum BenchKind {
     /// JetStream: publish `--msgs` messages to a memory stream on `--subject`, with
     /// `--in-flight` acks outstanding; rate and publish-to-ack latency.
     JsPub,
+    /// JetStream: fill a memory stream with `--msgs` messages, then time a pull consumer
+    /// fetching them `--batch` at a time, acking each one.
+    JsFetch,
 }
 
 /// Runs a benchmark and prints its report on stdout.
 pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
     args.check()?;
-    let jetstream = args.kind == BenchKind::JsPub;
+    let jetstream = matches!(args.kind, BenchKind::JsPub | BenchKind::JsFetch);
     let target = Target::resolve(args.server.server.as_deref(), jetstream)?;
     let plan = Plan {
         url: target.url(),
@@ -148,6 +159,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
         tuning: args.tuning,
         flush_each: !args.no_flush,
         in_flight: args.in_flight,
+        batch: args.batch,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -211,6 +223,8 @@ struct Plan {
     flush_each: bool,
     /// js-pub: acks outstanding at once.
     in_flight: usize,
+    /// js-fetch: messages per fetch.
+    batch: usize,
 }
 
 impl Plan {
@@ -223,6 +237,7 @@ impl Plan {
             BenchKind::Req => request::run(self).await,
             BenchKind::Lat => latency::run(self).await,
             BenchKind::JsPub => jetstream::run(self).await,
+            BenchKind::JsFetch => jetstream::fetch(self).await,
         }
     }
 

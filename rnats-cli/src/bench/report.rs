@@ -75,6 +75,7 @@ impl fmt::Display for BenchReport {
             BenchKind::Req => "req",
             BenchKind::Lat => "lat",
             BenchKind::JsPub => "js-pub",
+            BenchKind::JsFetch => "js-fetch",
         };
         let clients = if self.clients == 1 {
             "client"
