@@ -29,13 +29,10 @@ pub mod response;
 pub mod stream;
 mod stream_errors;
 
-/// Key-Value buckets (ADR-8), reserved for the Key-Value issue.
 #[cfg(feature = "kv")]
-pub mod kv {}
-
-/// Object Store buckets (ADR-20), reserved for the Object Store issue.
+pub mod kv;
 #[cfg(feature = "object-store")]
-pub mod object_store {}
+pub mod object_store;
 
 use rnats_core::Client;
 

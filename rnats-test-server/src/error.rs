@@ -62,4 +62,10 @@ pub enum TestServerError {
         /// The last stderr lines of the server.
         log: Vec<String>,
     },
+    /// The second client of the interchange tests (nats-py) is missing or its script failed.
+    #[error("{message}")]
+    Peer {
+        /// What went wrong, with the script's stderr when it ran.
+        message: String,
+    },
 }

@@ -12,7 +12,8 @@
 //! broken network (cut, stalled or refusing links), [`TestCa`] issues certificates for
 //! [`ServerBuilder::tls`] and [`ServerBuilder::websocket_tls`], and [`Operator`] /
 //! [`nkey_user`] make identities for operator mode (JWT) and [`ServerBuilder::nkey_users`].
-//! [`ServerBuilder::websocket`] adds a `ws://` listener beside the client port.
+//! [`ServerBuilder::websocket`] adds a `ws://` listener beside the client port, and [`nats_py`]
+//! runs nats-py scripts as a second, independent client for interchange tests.
 //!
 //! ```no_run
 //! use rnats_test_server::NatsServer;
@@ -29,6 +30,7 @@ mod error;
 mod info;
 mod log;
 mod proxy;
+mod python;
 mod server;
 mod tls;
 mod websocket;
@@ -38,6 +40,7 @@ pub use builder::ServerBuilder;
 pub use cluster::Cluster;
 pub use error::TestServerError;
 pub use proxy::Proxy;
+pub use python::{NATS_PY_VERSION, nats_py, run_nats_py};
 pub use server::NatsServer;
 pub use tls::{CLIENT_CN, CertPair, LOOPBACK_NAMES, TestCa, TlsFiles};
 

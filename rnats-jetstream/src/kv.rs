@@ -1,0 +1,1 @@
+//! Key-Value buckets (ADR-8) on JetStream streams, reserved for the Key-Value work.
