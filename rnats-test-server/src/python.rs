@@ -32,7 +32,9 @@ fn check_installed() -> Result<(), TestServerError> {
             ))
         }
     });
-    result.clone().map_err(|message| TestServerError::Peer { message })
+    result
+        .clone()
+        .map_err(|message| TestServerError::Peer { message })
 }
 
 /// A `python3 -c script` command with `NATS_URL=url` set, ready to take more arguments and be
@@ -61,7 +63,11 @@ pub fn nats_py(url: &str, script: &str) -> Result<Command, TestServerError> {
 /// [`TestServerError::Peer`] when nats-py is missing or the script exits with a failure (its
 /// stderr is in the message), [`TestServerError::Io`] when python3 cannot be started.
 pub fn run_nats_py(url: &str, script: &str, args: &[&str]) -> Result<String, TestServerError> {
-    let Output { status, stdout, stderr } = nats_py(url, script)?.args(args).output()?;
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = nats_py(url, script)?.args(args).output()?;
     if !status.success() {
         return Err(TestServerError::Peer {
             message: format!(

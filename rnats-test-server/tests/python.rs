@@ -20,8 +20,12 @@ asyncio.run(main())
 #[test]
 fn nats_py_round_trips_through_the_server() {
     let server = NatsServer::start();
-    let out = run_nats_py(&server.url(), ROUND_TRIP, &["peer.check", "hello from python"])
-        .expect("nats-py script");
+    let out = run_nats_py(
+        &server.url(),
+        ROUND_TRIP,
+        &["peer.check", "hello from python"],
+    )
+    .expect("nats-py script");
     assert_eq!(out.trim(), "hello from python");
 }
 
