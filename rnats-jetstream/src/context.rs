@@ -364,15 +364,40 @@ impl Context {
         // A request with nothing to say sends no body, not `null`.
         let body = if body == b"null" { Vec::new() } else { body };
         let message = self
-            .send_request(subject, Request::new().payload(Bytes::from(body)))
+            .api_request(subject, Request::new().payload(Bytes::from(body)))
             .await?;
         serde_json::from_slice(&message.payload)
             .map_err(|e| RequestError::with_source(RequestErrorKind::Other, e))
     }
 
-    /// Sends a raw request to `<prefix>.<subject>` with the context's timeout unless the
-    /// request names one.
+    /// Publishes `request` to `<prefix>.<subject>` with its reply going to the request's inbox
+    /// (a fresh one when it names none), without waiting for the reply: the caller subscribes
+    /// to the inbox it chose. As in async-nats, this is a publish; [`Context::request`] waits.
     pub async fn send_request<S: ToSubject>(
+        &self,
+        subject: S,
+        request: Request,
+    ) -> Result<(), rnats_core::PublishError> {
+        let subject = format!("{}.{}", self.shared.prefix, subject.subject_text());
+        let inbox = request.inbox.unwrap_or_else(|| self.client.new_inbox());
+        let payload = request.payload.unwrap_or_default();
+        match request.headers {
+            Some(headers) => {
+                self.client
+                    .publish_with_reply_and_headers(subject, inbox, headers, payload)
+                    .await
+            }
+            None => {
+                self.client
+                    .publish_with_reply(subject, inbox, payload)
+                    .await
+            }
+        }
+    }
+
+    /// Sends a raw request to `<prefix>.<subject>` and waits for the reply, with the context's
+    /// timeout unless the request names one.
+    pub(crate) async fn api_request<S: ToSubject>(
         &self,
         subject: S,
         request: Request,
@@ -501,6 +526,8 @@ impl fmt::Display for AccountErrorKind {
 
 /// Why `query_account` failed.
 pub type AccountError = Error<AccountErrorKind>;
+
+pub mod traits;
 
 pub use crate::consumer_errors::*;
 pub use crate::stream_errors::*;

@@ -164,6 +164,47 @@ async fn context_shapes(client: async_nats::Client) -> Result<(), async_nats::Er
     Ok(())
 }
 
+// Code generic over a context's capabilities, through `jetstream::context::traits`.
+#[allow(dead_code)]
+async fn generic_over_context_traits<C>(js: &C) -> Result<(), async_nats::Error>
+where
+    C: jetstream::context::traits::Requester
+        + jetstream::context::traits::RequestSender
+        + jetstream::context::traits::Publisher
+        + jetstream::context::traits::ClientProvider
+        + jetstream::context::traits::TimeoutProvider,
+{
+    let info: jetstream::response::Response<jetstream::account::Account> =
+        js.request("INFO", &()).await?;
+    drop(info);
+    let inbox = js.client().new_inbox();
+    js.send_request(
+        "STREAM.NAMES",
+        async_nats::Request::new().inbox(inbox.clone()),
+    )
+    .await?;
+    let ack = js.publish("events.one", Bytes::from_static(b"x")).await?;
+    ack.await?;
+    let message = jetstream::message::OutboundMessage {
+        subject: "events.two".into(),
+        payload: Bytes::from_static(b"y"),
+        headers: None,
+    };
+    js.publish_message(message).await?.await?;
+    let _: Duration = js.timeout();
+    Ok(())
+}
+
+// A context also serves the Core client's traits (raw, unprefixed subjects).
+#[allow(dead_code)]
+async fn context_as_core_traits(js: jetstream::Context) -> Result<(), async_nats::Error> {
+    use async_nats::client::traits::{Publisher, Requester};
+    let reply = Requester::send_request(&js, "svc.echo", async_nats::Request::new()).await?;
+    drop(reply);
+    Publisher::publish_with_reply(&js, "svc.echo", "reply.to", Bytes::new()).await?;
+    generic_over_context_traits(&js).await
+}
+
 #[allow(deprecated, dead_code)]
 async fn deprecated_publish_alias(js: jetstream::Context) -> Result<(), async_nats::Error> {
     let ack = js

@@ -133,7 +133,7 @@ impl<T> DirectGetBuilder<T> {
         };
         let message = self
             .context
-            .send_request(subject, Request::new().payload(payload))
+            .api_request(subject, Request::new().payload(payload))
             .await
             .map_err(direct_get_request_error)?;
         match message.status {
