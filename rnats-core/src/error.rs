@@ -45,10 +45,21 @@ where
         self.kind.clone()
     }
 
-    /// The source, if it is of type `C`: how crates above this one (JetStream) reach the
-    /// detail they attached, e.g. the server's JetStream error code.
+    /// The first error of type `C` in the source chain: how crates above this one
+    /// (JetStream) reach the detail they attached, e.g. the server's JetStream error code,
+    /// also through an error that wraps another.
     pub fn downcast_source<C: std::error::Error + 'static>(&self) -> Option<&C> {
-        self.source.as_deref()?.downcast_ref::<C>()
+        let mut next: Option<&(dyn std::error::Error + 'static)> = match &self.source {
+            Some(source) => Some(source.as_ref()),
+            None => None,
+        };
+        while let Some(error) = next {
+            if let Some(found) = error.downcast_ref::<C>() {
+                return Some(found);
+            }
+            next = error.source();
+        }
+        None
     }
 }
 

@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use rnats_core::client::PendingReply;
 use rnats_core::error::Error;
-use rnats_core::header::HeaderMap;
+use rnats_core::header::{HeaderMap, NATS_MESSAGE_TTL, NATS_REQUIRED_API_LEVEL};
 use rnats_core::subject::ToSubject;
 use rnats_core::{Client, Request};
 use rnats_core::{Message, RequestErrorKind as CoreRequestErrorKind};
@@ -23,6 +23,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 use crate::account::Account;
+use crate::features::{Feature, ServerVersion, Unsupported};
 pub use crate::publish::{PublishAckFuture, PublishError, PublishErrorKind};
 use crate::publish::{PublishMessage, Retry, RetryPolicy};
 use crate::response::Response;
@@ -52,6 +53,8 @@ pub(crate) struct Shared {
     backpressure: bool,
     ack_timeout: Duration,
     retry: RetryPolicy,
+    /// Sent as `Nats-Required-Api-Level` on every API request when set (ADR-44).
+    required_api_level: Option<u32>,
     /// The task that waits out the acks of publish futures dropped unawaited; started the
     /// first time one is dropped.
     acker: OnceLock<mpsc::UnboundedSender<Acking>>,
@@ -93,6 +96,7 @@ pub struct ContextBuilder<PREFIX: ToAssign> {
     ack_timeout: Duration,
     backpressure: bool,
     retry: RetryPolicy,
+    required_api_level: Option<u32>,
     _state: PhantomData<PREFIX>,
 }
 
@@ -105,6 +109,7 @@ impl Default for ContextBuilder<Yes> {
             ack_timeout: Duration::from_secs(30),
             backpressure: true,
             retry: RetryPolicy::default(),
+            required_api_level: None,
             _state: PhantomData,
         }
     }
@@ -140,6 +145,7 @@ impl ContextBuilder<Yes> {
             ack_timeout: self.ack_timeout,
             backpressure: self.backpressure,
             retry: self.retry,
+            required_api_level: self.required_api_level,
             _state: PhantomData,
         }
     }
@@ -179,6 +185,16 @@ impl<PREFIX: ToAssign> ContextBuilder<PREFIX> {
         self
     }
 
+    /// Asks the server answering each API request of this context to refuse it unless it
+    /// speaks at least JetStream API level `level` (ADR-44; nats-server 2.12 is level 2). A
+    /// refusal is a JetStream error with code
+    /// [`ErrorCode::REQUIRED_API_LEVEL`](crate::ErrorCode::REQUIRED_API_LEVEL). Servers older
+    /// than 2.12 ignore the header, so rnats refuses to send it to them. An rnats extension.
+    pub fn required_api_level(mut self, level: u32) -> Self {
+        self.required_api_level = Some(level);
+        self
+    }
+
     /// async-nats' limit on the acker's concurrency; rnats' acker waits on every dropped ack
     /// at once at no extra cost, so this is accepted and ignored.
     pub fn concurrency_limit(self, _limit: Option<usize>) -> Self {
@@ -196,6 +212,7 @@ impl<PREFIX: ToAssign> ContextBuilder<PREFIX> {
                 backpressure: self.backpressure,
                 ack_timeout: self.ack_timeout,
                 retry: self.retry,
+                required_api_level: self.required_api_level,
                 acker: OnceLock::new(),
             }),
             timeout: self.timeout,
@@ -222,6 +239,27 @@ impl Context {
     /// The API prefix requests go under (`$JS.API`, `$JS.<domain>.API`, ...).
     pub fn prefix(&self) -> &str {
         &self.shared.prefix
+    }
+
+    /// The version of the server the client is connected to now, when it announced one that
+    /// reads as `major.minor.patch` (ADR-44).
+    pub fn server_version(&self) -> Option<ServerVersion> {
+        self.client.server_info().version.parse().ok()
+    }
+
+    /// Whether the connected server has `feature`; true when its version is unknown, since
+    /// the server then has the last word. An rnats extension.
+    pub fn supports(&self, feature: Feature) -> bool {
+        self.server_version()
+            .is_none_or(|version| feature.is_supported_by(version))
+    }
+
+    /// Fails with [`Unsupported`] when the connected server lacks one of `needed`.
+    pub(crate) fn require(
+        &self,
+        needed: impl IntoIterator<Item = Feature>,
+    ) -> Result<(), Unsupported> {
+        crate::features::first_missing(self.server_version(), needed)
     }
 
     /// The timeout in force: the context's, else the client's, else 5 s.
@@ -269,6 +307,15 @@ impl Context {
         subject: S,
         publish: Publish,
     ) -> Result<PublishAckFuture, PublishError> {
+        // An older server would store the message and ignore its TTL (ADR-43, ADR-44).
+        let has_ttl = publish
+            .headers
+            .as_ref()
+            .is_some_and(|headers| headers.get(NATS_MESSAGE_TTL).is_some());
+        if has_ttl {
+            self.require([Feature::MessageTtl])
+                .map_err(|e| PublishError::with_source(PublishErrorKind::Other, e))?;
+        }
         let inflight = Arc::clone(&self.shared.inflight);
         let permit = if self.shared.backpressure {
             inflight
@@ -403,10 +450,17 @@ impl Context {
         request: Request,
     ) -> Result<Message, RequestError> {
         let subject = format!("{}.{}", self.shared.prefix, subject.subject_text());
-        let request = match request.timeout {
+        let mut request = match request.timeout {
             Some(_) => request,
             None => request.timeout(Some(self.timeout_or_default())),
         };
+        if let Some(level) = self.shared.required_api_level {
+            self.require([Feature::RequiredApiLevel])
+                .map_err(|e| RequestError::with_source(RequestErrorKind::Other, e))?;
+            let mut headers = request.headers.take().unwrap_or_default();
+            headers.insert(NATS_REQUIRED_API_LEVEL, level.to_string());
+            request.headers = Some(headers);
+        }
         self.client
             .send_request(subject, request)
             .await

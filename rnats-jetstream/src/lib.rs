@@ -22,6 +22,7 @@ pub mod consumer;
 mod consumer_errors;
 pub mod context;
 pub mod errors;
+pub mod features;
 pub mod message;
 mod nanos;
 pub mod publish;
@@ -38,6 +39,7 @@ use rnats_core::Client;
 
 pub use context::{Context, ContextBuilder};
 pub use errors::{Error, ErrorCode};
+pub use features::{Feature, ServerVersion, Unsupported};
 pub use message::{AckKind, Message};
 
 /// A JetStream context on `client`, with the default API prefix `$JS.API`.

@@ -90,14 +90,26 @@ async fn r3_stream_survives_losing_its_leader_while_publishing() {
     tokio::time::timeout(WAIT, halfway.notified())
         .await
         .expect("the first third was never acked");
-    let leader = stream.info().await.unwrap().cluster.as_ref().unwrap().leader.clone().unwrap();
+    let leader = stream
+        .info()
+        .await
+        .unwrap()
+        .cluster
+        .as_ref()
+        .unwrap()
+        .leader
+        .clone()
+        .unwrap();
     let index: usize = leader
         .strip_prefix("rnats-node-")
         .and_then(|i| i.parse().ok())
         .unwrap_or_else(|| panic!("unexpected leader name {leader}"));
     cluster.node_mut(index).kill();
     let acked_at_kill = acked.load(Ordering::Relaxed);
-    assert!(acked_at_kill < MESSAGES, "the publisher finished before the kill");
+    assert!(
+        acked_at_kill < MESSAGES,
+        "the publisher finished before the kill"
+    );
 
     tokio::time::timeout(WAIT, publisher)
         .await
@@ -112,7 +124,10 @@ async fn r3_stream_survives_losing_its_leader_while_publishing() {
     let mut seen = BTreeSet::new();
     for sequence in 1..=MESSAGES as u64 {
         let message = stream.get_raw_message(sequence).await.unwrap();
-        let n: usize = std::str::from_utf8(&message.payload).unwrap().parse().unwrap();
+        let n: usize = std::str::from_utf8(&message.payload)
+            .unwrap()
+            .parse()
+            .unwrap();
         assert!(seen.insert(n), "message {n} stored twice");
     }
     assert_eq!(seen, (0..MESSAGES).collect());

@@ -14,6 +14,7 @@ use crate::context::{
     ConsumerCreateStrictError, ConsumerError, ConsumerErrorKind, ConsumerInfoError,
     ConsumerInfoErrorKind, ConsumerUpdateError, Context,
 };
+use crate::features::Feature;
 use crate::is_valid_name;
 use crate::response::Response;
 use crate::stream::{DeleteStatus, Stream};
@@ -142,6 +143,12 @@ impl Context {
             ));
         }
         let config = config.into_consumer_config();
+        let mut needed = crate::features::consumer_features(&config);
+        if !matches!(action, Action::CreateOrUpdate) {
+            needed.push(Feature::ConsumerActions);
+        }
+        self.require(needed)
+            .map_err(|e| ConsumerError::with_source(ConsumerErrorKind::Other, e))?;
         let name = config.name.as_deref().or(config.durable_name.as_deref());
         let subject = match name {
             Some(name) if !is_valid_name(name) => {
@@ -336,6 +343,9 @@ impl<I> Stream<I> {
         if !is_valid_name(name) {
             return Err(ConsumerError::new(ConsumerErrorKind::InvalidName));
         }
+        self.context
+            .require([Feature::ConsumerPause])
+            .map_err(|e| ConsumerError::with_source(ConsumerErrorKind::Other, e))?;
         let subject = format!("CONSUMER.PAUSE.{}.{name}", self.name);
         match self
             .context

@@ -45,6 +45,7 @@ impl Context {
     {
         let config = Config::from(stream_config);
         let config = checked_config(&config)?;
+        self.require_stream_features(&config)?;
         let subject = format!("STREAM.CREATE.{}", config.name);
         let response: Response<Info> = self
             .request(subject, &*config)
@@ -136,6 +137,7 @@ impl Context {
         S: Borrow<Config>,
     {
         let config = checked_config(config.borrow())?;
+        self.require_stream_features(&config)?;
         let response: Response<Info> = self
             .request(format!("STREAM.UPDATE.{}", config.name), &*config)
             .await
@@ -213,6 +215,14 @@ fn checked_name(name: &str) -> Result<&str, GetStreamError> {
 
 /// `config` checked, with each mirror or source `domain` turned into the `external` API
 /// prefix the server reads (`$JS.<domain>.API`); copied only when there is one.
+impl Context {
+    /// Refuses a configuration whose features the connected server would drop (ADR-44).
+    fn require_stream_features(&self, config: &Config) -> Result<(), CreateStreamError> {
+        self.require(crate::features::stream_features(config))
+            .map_err(|e| CreateStreamError::with_source(CreateStreamErrorKind::Response, e))
+    }
+}
+
 fn checked_config(config: &Config) -> Result<Cow<'_, Config>, CreateStreamError> {
     if config.name.is_empty() {
         return Err(CreateStreamError::new(
