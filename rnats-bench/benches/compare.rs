@@ -220,7 +220,8 @@ async fn run_once(
 fn run_mem(args: &Args, url: &str, client: ClientKind) -> Result<Vec<f64>, BenchError> {
     let peak_kib = mem_probe(args, url, client, MemProbe::Publish, "peak_rss_kib")?;
     let per_sub = mem_probe(args, url, client, MemProbe::IdleSubs, "bytes_per_sub")?;
-    Ok(vec![peak_kib / 1024.0, per_sub])
+    let js_peak_kib = mem_probe(args, url, client, MemProbe::JsPublish, "peak_rss_kib")?;
+    Ok(vec![peak_kib / 1024.0, per_sub, js_peak_kib / 1024.0])
 }
 
 /// Runs this binary again as a `mem` child and reads `key` from its report line.
@@ -267,6 +268,12 @@ fn run_mem_child(runtime: &tokio::runtime::Runtime, args: &Args, child: MemChild
                 MemProbe::Publish => {
                     let size = plan.memory_payload();
                     let kib = s::peak_rss_publishing(url, size, plan.memory_messages()).await?;
+                    Ok(("peak_rss_kib", kib as f64))
+                }
+                MemProbe::JsPublish => {
+                    let size = plan.memory_payload();
+                    let count = plan.memory_messages();
+                    let kib = s::peak_rss_jetstream_publishing(url, size, count).await?;
                     Ok(("peak_rss_kib", kib as f64))
                 }
                 MemProbe::IdleSubs => {

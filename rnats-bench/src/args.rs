@@ -60,6 +60,8 @@ pub enum MemProbe {
     Publish,
     /// RSS growth from idle subscriptions.
     IdleSubs,
+    /// Peak RSS while publishing to JetStream with acks pipelined and left unawaited.
+    JsPublish,
 }
 
 impl MemProbe {
@@ -68,11 +70,12 @@ impl MemProbe {
         match self {
             MemProbe::Publish => "publish",
             MemProbe::IdleSubs => "idle-subs",
+            MemProbe::JsPublish => "js-publish",
         }
     }
 
     fn from_name(name: &str) -> Option<MemProbe> {
-        [MemProbe::Publish, MemProbe::IdleSubs]
+        [MemProbe::Publish, MemProbe::IdleSubs, MemProbe::JsPublish]
             .into_iter()
             .find(|p| p.name() == name)
     }

@@ -93,7 +93,8 @@ pub enum Scenario {
     Lat,
     /// publish -> flush -> receive after an idle gap.
     LatIdle,
-    /// Peak RSS while publishing, and the RSS cost of idle subscriptions (child processes).
+    /// Peak RSS while publishing (Core, then JetStream with unawaited acks bounded by the
+    /// in-flight limit), and the RSS cost of idle subscriptions (child processes).
     Mem,
     /// JetStream publish to a memory stream, each ack awaited before the next publish.
     JsPub(PayloadSize),
@@ -203,6 +204,12 @@ const MEM: &[Metric] = &[
         unit: Unit::Bytes,
         better: Better::Lower,
         target: None,
+    },
+    Metric {
+        name: "peak RSS, JetStream pipelined",
+        unit: Unit::MiB,
+        better: Better::Lower,
+        target: Some(1.0),
     },
 ];
 const MB_PER_SEC: Metric = Metric {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use rnats_bench::memory;
-use rnats_bench::{Latency, Throughput};
+use rnats_bench::{JS_IN_FLIGHT, Latency, Throughput};
 
 use super::{connect, jetstream};
 use crate::{BenchError, Capacity};
@@ -186,6 +186,47 @@ pub(crate) async fn peak_rss_publishing(
 ) -> Result<u64, BenchError> {
     publish(url, size, count).await?;
     Ok(memory::self_status_kib(memory::PEAK_RSS)?)
+}
+
+/// Publishes `count` JetStream messages of `size` bytes through a context that allows
+/// [`JS_IN_FLIGHT`] acks outstanding, dropping every ack future unawaited, so that only the
+/// client's in-flight bound keeps memory in check; then waits for one last ack and returns this
+/// process's peak RSS in KiB. The stream keeps its newest 10,000 messages, to bound the server.
+pub(crate) async fn peak_rss_jetstream_publishing(
+    url: &str,
+    size: usize,
+    count: usize,
+) -> Result<u64, BenchError> {
+    let client = connect(url, None).await?;
+    let js = jetstream::context::ContextBuilder::new()
+        .max_ack_inflight(JS_IN_FLIGHT)
+        .build(client);
+    let config = serde_json::json!({
+        "name": JS_STREAM,
+        "subjects": [JS_SUBJECT],
+        "storage": "memory",
+        "max_msgs": 10_000,
+        "discard": "old",
+    });
+    let _: serde_json::Value = js
+        .request(format!("STREAM.DELETE.{JS_STREAM}"), &())
+        .await?;
+    let created: serde_json::Value = js
+        .request(format!("STREAM.CREATE.{JS_STREAM}"), &config)
+        .await?;
+    if let Some(error) = created.get("error") {
+        return Err(format!("cannot create the bench stream: {error}").into());
+    }
+    let payload = payload(size);
+    for _ in 0..count {
+        drop(js.publish(JS_SUBJECT, payload.clone()).await?);
+    }
+    js.publish(JS_SUBJECT, payload).await?.await?;
+    let peak = memory::self_status_kib(memory::PEAK_RSS)?;
+    let _: serde_json::Value = js
+        .request(format!("STREAM.DELETE.{JS_STREAM}"), &())
+        .await?;
+    Ok(peak)
 }
 
 /// Resident bytes per idle subscription: RSS after `count` subscriptions and a flush, minus
