@@ -168,31 +168,44 @@ const CLASSES: [u8; 256] = {
 
 /// Validates `s`; returns whether any token is a wildcard.
 ///
-/// The common case (plain ASCII, no `*`/`>`) is one branch-free pass: this
-/// runs on every publish.
+/// This runs on every publish and on both subjects of every received message, and JetStream
+/// ack subjects are 60 to 100 bytes long, so the common case (plain ASCII, no `*`/`>`) looks at
+/// eight bytes per step ([`scan_word`]); the few bytes past the last full word, and the rare
+/// subjects with non-ASCII bytes or wildcards, take the byte-wise path.
 fn scan(s: &[u8]) -> Result<bool, SubjectError> {
     if s.is_empty() {
         return Err(SubjectError::Empty);
     }
+    let mut words = s.chunks_exact(8);
+    let mut flags = WordFlags {
+        // A leading dot makes an empty first token, so start as if after one.
+        prev_dot: HIGH_BIT,
+        ..WordFlags::default()
+    };
+    for word in &mut words {
+        let word = u64::from_le_bytes([
+            word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7],
+        ]);
+        scan_word(word, &mut flags);
+    }
     let mut classes = 0;
-    // A leading dot makes an empty first token, so start as if after one.
-    let mut prev = b'.';
-    let mut empty_token = false;
-    for &b in s {
+    let mut prev = if flags.prev_dot != 0 { b'.' } else { b'a' };
+    let mut empty_token = flags.empty_token != 0;
+    for &b in words.remainder() {
         classes |= CLASSES[b as usize];
         empty_token |= (b == b'.') & (prev == b'.');
         prev = b;
     }
-    if classes & INVALID != 0 {
+    if classes & INVALID != 0 || flags.invalid != 0 {
         return Err(SubjectError::InvalidCharacter);
     }
     if empty_token || prev == b'.' {
         return Err(SubjectError::EmptyToken);
     }
-    if classes & NON_ASCII != 0 && std::str::from_utf8(s).is_err() {
+    if (classes & NON_ASCII != 0 || flags.non_ascii != 0) && std::str::from_utf8(s).is_err() {
         return Err(SubjectError::NotUtf8);
     }
-    if classes & WILDCARD == 0 {
+    if classes & WILDCARD == 0 && flags.wildcard == 0 {
         return Ok(false);
     }
     // `*`/`>` bytes are wildcards only as whole tokens (`a*` is literal).
@@ -206,6 +219,44 @@ fn scan(s: &[u8]) -> Result<bool, SubjectError> {
         }
     }
     Ok(wildcard)
+}
+
+/// What [`scan_word`] found so far; each field is a mask of byte high bits, zero for "none".
+#[derive(Default)]
+struct WordFlags {
+    invalid: u64,
+    non_ascii: u64,
+    wildcard: u64,
+    empty_token: u64,
+    /// `HIGH_BIT` when the byte before the current word was a dot.
+    prev_dot: u64,
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = ONES * 0x80;
+const LOW_BITS: u64 = ONES * 0x7f;
+/// The high bit of the lowest byte: where the previous word's last dot lands.
+const HIGH_BIT: u64 = 0x80;
+
+/// The high bit of each byte of `word` that equals `byte`, exactly (no borrow crosses bytes:
+/// `(x & 0x7f) + 0x7f` stays within its byte).
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    let x = word ^ (ONES * u64::from(byte));
+    !(((x & LOW_BITS) + LOW_BITS) | x) & HIGH_BITS
+}
+
+/// Classifies the eight bytes of `word` (first byte lowest) the way [`CLASSES`] and the
+/// empty-token check do byte by byte.
+fn scan_word(word: u64, flags: &mut WordFlags) {
+    flags.non_ascii |= word & HIGH_BITS;
+    // An ASCII byte is below 0x21 when adding 0x5f to it leaves its high bit clear; bytes with
+    // the high bit set are left to the UTF-8 check.
+    let control = !((word & LOW_BITS) + ONES * 0x5f) & !word & HIGH_BITS;
+    flags.invalid |= control | bytes_equal(word, 0x7f);
+    flags.wildcard |= bytes_equal(word, b'*') | bytes_equal(word, b'>');
+    let dots = bytes_equal(word, b'.');
+    flags.empty_token |= dots & ((dots << 8) | flags.prev_dot);
+    flags.prev_dot = dots >> 56;
 }
 
 /// The subject rules of [`scan`] as a `const fn`, for literals checked at compile time. The
@@ -392,6 +443,78 @@ impl<'de> Deserialize<'de> for Subject {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
+    /// The byte-wise rules [`scan`] must agree with.
+    fn scan_bytewise(s: &[u8]) -> Result<bool, SubjectError> {
+        if s.is_empty() {
+            return Err(SubjectError::Empty);
+        }
+        let mut classes = 0;
+        let mut prev = b'.';
+        let mut empty_token = false;
+        for &b in s {
+            classes |= CLASSES[b as usize];
+            empty_token |= (b == b'.') & (prev == b'.');
+            prev = b;
+        }
+        if classes & INVALID != 0 {
+            return Err(SubjectError::InvalidCharacter);
+        }
+        if empty_token || prev == b'.' {
+            return Err(SubjectError::EmptyToken);
+        }
+        if classes & NON_ASCII != 0 && std::str::from_utf8(s).is_err() {
+            return Err(SubjectError::NotUtf8);
+        }
+        let mut wildcard = false;
+        let mut tokens = s.split(|&b| b == b'.').peekable();
+        while let Some(token) = tokens.next() {
+            match token {
+                b">" if tokens.peek().is_some() => {
+                    return Err(SubjectError::MisplacedFullWildcard);
+                }
+                b"*" | b">" => wildcard = true,
+                _ => {}
+            }
+        }
+        Ok(wildcard)
+    }
+
+    proptest! {
+        #[test]
+        fn word_scan_agrees_with_the_bytewise_rules(
+            s in proptest::collection::vec(
+                prop_oneof![
+                    4 => Just(b'a'),
+                    3 => Just(b'.'),
+                    1 => Just(b'*'),
+                    1 => Just(b'>'),
+                    1 => Just(b' '),
+                    1 => Just(0x7f_u8),
+                    1 => Just(0x20_u8),
+                    1 => Just(0x21_u8),
+                    1 => any::<u8>(),
+                ],
+                0..40,
+            )
+        ) {
+            prop_assert_eq!(scan(&s), scan_bytewise(&s));
+        }
+    }
+
+    #[test]
+    fn word_scan_sees_a_dot_pair_across_words() {
+        assert_eq!(scan(b"abcdefg..bc"), Err(SubjectError::EmptyToken));
+        assert_eq!(scan(b"abcdefgh.abcdefg."), Err(SubjectError::EmptyToken));
+        assert_eq!(scan(b".abcdefghi"), Err(SubjectError::EmptyToken));
+        assert_eq!(scan(b"abcdefg.hijklmn.x"), Ok(false));
+        assert_eq!(
+            scan(b"abcdefg\x7fhijk"),
+            Err(SubjectError::InvalidCharacter)
+        );
+    }
+
     use super::*;
 
     #[test]
