@@ -5,7 +5,13 @@
 
 mod bench;
 mod cli;
+mod conn;
+mod context;
+mod core;
 mod error;
+mod jetstream;
+mod out;
+mod parse;
 mod stats;
 
 use std::process::ExitCode;
@@ -15,6 +21,8 @@ use clap::Parser;
 fn main() -> ExitCode {
     match cli::Cli::parse().run() {
         Ok(()) => ExitCode::SUCCESS,
+        // `rnats sub | head`: the reader went away, which ends the command quietly.
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
