@@ -64,7 +64,8 @@ pub struct Stats {
 
 /// The requests sent to one endpoint, as a [`Stream`]; answer each with
 /// [`Request::respond`]. The stream ends when the service or the endpoint is stopped (after
-/// the requests already received) or the connection closes. Dropping it unsubscribes.
+/// the requests already received) or the connection closes. Dropping it unsubscribes and takes
+/// it out of INFO and STATS.
 pub struct Endpoint {
     slot: Arc<Slot>,
     record: Arc<Record>,
