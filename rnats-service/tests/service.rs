@@ -759,3 +759,45 @@ async fn discovery_collects_every_instance_and_reads_one_by_id() {
     let parsed: Value = serde_json::to_value(&one).unwrap();
     assert_eq!(parsed["type"], "io.nats.micro.v1.stats_response");
 }
+
+#[tokio::test]
+async fn stopping_one_instance_leaves_the_other_and_a_dropped_handle_keeps_serving() {
+    let server = NatsServer::start();
+    let first_client = connect(&server.url()).await;
+    let first = first_client
+        .service_builder()
+        .start("pair", "1.0.0")
+        .await
+        .unwrap();
+    serve(first.endpoint("pair.op").await.unwrap(), |_| {
+        Ok("first".into())
+    });
+    let second_client = connect(&server.url()).await;
+    let second = second_client
+        .service_builder()
+        .start("pair", "1.0.0")
+        .await
+        .unwrap();
+    let second_id = second.info().await.id;
+    serve(second.endpoint("pair.op").await.unwrap(), |_| {
+        Ok("second".into())
+    });
+    // Dropped without stop: the instance keeps running, as with async-nats.
+    drop(second);
+    first_client.flush().await.unwrap();
+    second_client.flush().await.unwrap();
+
+    within(first.stop()).await.unwrap();
+    let caller = connect(&server.url()).await;
+    for _ in 0..20 {
+        assert_eq!(request(&caller, "pair.op", "").await.payload, "second");
+    }
+    let pings = caller
+        .service_discovery()
+        .timeout(std::time::Duration::from_millis(200))
+        .ping(Some("pair"))
+        .await
+        .unwrap();
+    assert_eq!(pings.len(), 1);
+    assert_eq!(pings[0].id, second_id);
+}
