@@ -503,4 +503,9 @@ impl fmt::Display for AccountErrorKind {
 pub type AccountError = Error<AccountErrorKind>;
 
 pub use crate::consumer_errors::*;
+#[cfg(feature = "object-store")]
+pub use crate::object_store::{
+    CreateObjectStoreError, CreateObjectStoreErrorKind, DeleteObjectStore, DeleteObjectStoreKind,
+    ObjectStoreError, ObjectStoreErrorKind,
+};
 pub use crate::stream_errors::*;
