@@ -133,32 +133,44 @@ impl ObjectStore {
             chunks: 0,
             total: None,
         };
-        loop {
-            let chunk = read_chunk(data, chunk_size)
-                .await
-                .map_err(|error| PutError::with_source(PutErrorKind::ReadChunks, error))?;
-            if chunk.is_empty() {
-                break;
-            }
-            let chunk = chunk.freeze();
-            hash.update(&chunk);
-            size += chunk.len();
-            chunks += 1;
-            if acks.len() == window {
-                if let Some((ack, len)) = acks.pop_front() {
-                    wait_ack(ack, len, &mut acked, progress).await?;
+        let result = async {
+            loop {
+                let chunk = read_chunk(data, chunk_size)
+                    .await
+                    .map_err(|error| PutError::with_source(PutErrorKind::ReadChunks, error))?;
+                if chunk.is_empty() {
+                    break;
                 }
+                let chunk = chunk.freeze();
+                hash.update(&chunk);
+                size += chunk.len();
+                chunks += 1;
+                if acks.len() == window {
+                    if let Some((ack, len)) = acks.pop_front() {
+                        wait_ack(ack, len, &mut acked, progress).await?;
+                    }
+                }
+                let len = chunk.len();
+                let ack = self
+                    .context()
+                    .publish(subject.clone(), chunk)
+                    .await
+                    .map_err(|error| PutError::with_source(PutErrorKind::PublishChunks, error))?;
+                acks.push_back((ack, len));
             }
-            let len = chunk.len();
-            let ack = self
-                .context()
-                .publish(subject.clone(), chunk)
-                .await
-                .map_err(|error| PutError::with_source(PutErrorKind::PublishChunks, error))?;
-            acks.push_back((ack, len));
+            while let Some((ack, len)) = acks.pop_front() {
+                wait_ack(ack, len, &mut acked, progress).await?;
+            }
+            Ok::<_, PutError>(())
         }
-        while let Some((ack, len)) = acks.pop_front() {
-            wait_ack(ack, len, &mut acked, progress).await?;
+        .await;
+        if let Err(error) = result {
+            // Chunks still in flight must land (or fail) before the caller purges: a purge
+            // that overtook them would leave them behind.
+            for (ack, _) in acks {
+                let _ = ack.await;
+            }
+            return Err(error);
         }
         Ok(Sent {
             size,
