@@ -8,7 +8,7 @@ use bytes::BytesMut;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use super::errors::{PutError, PutErrorKind};
+use super::errors::{InfoErrorKind, PutError, PutErrorKind};
 use super::info::{ObjectInfo, ObjectMetadata, ObjectOptions};
 use super::progress::Progress;
 use super::{DEFAULT_CHUNK_SIZE, ObjectStore, format_digest, is_valid_object_name};
@@ -68,8 +68,19 @@ impl ObjectStore {
             Some(size) if size > 0 => size,
             _ => DEFAULT_CHUNK_SIZE,
         };
-        // The version this put replaces, whose chunks go once the new metadata is in.
-        let replaced = self.info(&meta.name).await.ok();
+        // The version this put replaces, whose chunks go once the new metadata is in. Not
+        // knowing it would orphan its chunks, so only "not found" lets the put go on.
+        let replaced = match self.info(&meta.name).await {
+            Ok(info) => Some(info),
+            Err(error) if error.kind() == InfoErrorKind::NotFound => None,
+            Err(error) => {
+                let kind = match error.kind() {
+                    InfoErrorKind::TimedOut => PutErrorKind::TimedOut,
+                    _ => PutErrorKind::Other,
+                };
+                return Err(PutError::with_source(kind, error));
+            }
+        };
 
         let nuid = nuid::next().to_string();
         let sent = match self
