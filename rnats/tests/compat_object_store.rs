@@ -148,19 +148,18 @@ fn takes_info<T: object_store::AsObjectInfo>(object: T) -> String {
 
 #[allow(dead_code)]
 async fn error_shapes(js: jetstream::Context, bucket: object_store::ObjectStore) {
-    match js
+    if let Err(err) = js
         .create_object_store(object_store::Config::default())
         .await
     {
-        Err(err) => match err.kind() {
+        match err.kind() {
             jetstream::context::CreateObjectStoreErrorKind::InvalidStoreName => {}
             jetstream::context::CreateObjectStoreErrorKind::BucketCreate => {}
             jetstream::context::CreateObjectStoreErrorKind::TimedOut => {}
             jetstream::context::CreateObjectStoreErrorKind::JetStream => {}
             jetstream::context::CreateObjectStoreErrorKind::TooLongHistory => {}
             jetstream::context::CreateObjectStoreErrorKind::LimitMarkersNotSupported => {}
-        },
-        Ok(_) => {}
+        }
     }
     let get: Result<_, jetstream::context::ObjectStoreError> = js.get_object_store("x").await;
     if let Err(err) = get {

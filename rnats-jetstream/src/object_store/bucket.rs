@@ -304,11 +304,7 @@ impl futures_util::Stream for ObjectStores {
 fn bucket_of(info: &stream::Info) -> Option<&str> {
     let bucket = info.config.name.strip_prefix("OBJ_")?;
     let chunks = format!("$O.{bucket}.C.>");
-    info.config
-        .subjects
-        .iter()
-        .any(|subject| *subject == chunks)
-        .then_some(bucket)
+    info.config.subjects.contains(&chunks).then_some(bucket)
 }
 
 fn stream_name(bucket: &str) -> String {

@@ -103,8 +103,9 @@ enum ReadState {
     Idle,
     /// Creating the consumer; its chunk stream, and how many chunks it has.
     Starting(BoxFuture<'static, Result<Reader, ReadError>>),
-    /// Receiving chunks.
-    Reading(Reader),
+    /// Receiving chunks (boxed: the consumer's state is large, and a read is mostly in this
+    /// state, so one allocation per object costs nothing).
+    Reading(Box<Reader>),
     /// Every chunk was read and checked.
     Done,
     /// The read failed; every later read fails the same way.
@@ -175,7 +176,7 @@ impl Object {
                             self.fail(ReadError::new(ReadErrorKind::ChunksMissing))
                         ));
                     }
-                    Poll::Ready(Ok(reader)) => self.state = ReadState::Reading(reader),
+                    Poll::Ready(Ok(reader)) => self.state = ReadState::Reading(Box::new(reader)),
                     Poll::Ready(Err(error)) => return Poll::Ready(Err(self.fail(error))),
                 },
                 ReadState::Reading(reader) => match reader.messages.poll_next_unpin(cx) {
