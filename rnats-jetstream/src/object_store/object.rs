@@ -181,39 +181,13 @@ impl Object {
                 },
                 ReadState::Reading(reader) => match reader.messages.poll_next_unpin(cx) {
                     Poll::Pending => return Poll::Pending,
-                    Poll::Ready(Some(Ok(message))) => {
-                        let pending = match message.info() {
-                            Ok(info) => info.pending,
-                            Err(error) => {
-                                let error = ReadError::with_source(ReadErrorKind::Delivery, error);
-                                return Poll::Ready(Err(self.fail(error)));
-                            }
-                        };
-                        let payload = message.message.payload;
-                        self.hash.update(&payload);
-                        self.received.bytes += payload.len() as u64;
-                        self.received.chunks += 1;
-                        if let Some(progress) = self.progress.as_mut() {
-                            progress(self.received);
-                        }
-                        if pending == 0 {
-                            if let ReadState::Reading(reader) =
-                                std::mem::replace(&mut self.state, ReadState::Done)
-                            {
-                                reader.finish();
-                            }
-                            // The last chunk is handed out only once the whole is checked.
-                            self.check_complete()?;
-                        }
-                        self.buffered = payload;
-                    }
+                    Poll::Ready(Some(Ok(message))) => self.handle_chunk(message)?,
                     // Not terminal: the stream sends a new pull request by itself.
                     Poll::Ready(Some(Err(error)))
                         if error.kind() == MessagesErrorKind::MissingHeartbeat => {}
                     Poll::Ready(Some(Err(error))) => {
-                        return Poll::Ready(Err(
-                            self.fail(ReadError::with_source(ReadErrorKind::Delivery, error))
-                        ));
+                        let error = ReadError::with_source(ReadErrorKind::Delivery, error);
+                        return Poll::Ready(Err(self.fail(error)));
                     }
                     Poll::Ready(None) => {
                         let error = ReadError::with_source(
@@ -227,6 +201,34 @@ impl Object {
                 ReadState::Failed(kind) => return Poll::Ready(Err(ReadError::new(*kind))),
             }
         }
+    }
+
+    /// Takes in one chunk: hashes and counts it, and after the last one checks the whole
+    /// before the chunk is handed out.
+    fn handle_chunk(&mut self, message: crate::message::Message) -> Result<(), ReadError> {
+        let pending = match message.info() {
+            Ok(info) => info.pending,
+            Err(error) => {
+                let error = ReadError::with_source(ReadErrorKind::Delivery, error);
+                return Err(self.fail(error));
+            }
+        };
+        let payload = message.message.payload;
+        self.hash.update(&payload);
+        self.received.bytes += payload.len() as u64;
+        self.received.chunks += 1;
+        if let Some(progress) = self.progress.as_mut() {
+            progress(self.received);
+        }
+        if pending == 0 {
+            if let ReadState::Reading(reader) = std::mem::replace(&mut self.state, ReadState::Done)
+            {
+                reader.finish();
+            }
+            self.check_complete()?;
+        }
+        self.buffered = payload;
+        Ok(())
     }
 
     /// Checks the data read against the metadata: chunk count, size, then digest.

@@ -68,19 +68,7 @@ impl ObjectStore {
             Some(size) if size > 0 => size,
             _ => DEFAULT_CHUNK_SIZE,
         };
-        // The version this put replaces, whose chunks go once the new metadata is in. Not
-        // knowing it would orphan its chunks, so only "not found" lets the put go on.
-        let replaced = match self.info(&meta.name).await {
-            Ok(info) => Some(info),
-            Err(error) if error.kind() == InfoErrorKind::NotFound => None,
-            Err(error) => {
-                let kind = match error.kind() {
-                    InfoErrorKind::TimedOut => PutErrorKind::TimedOut,
-                    _ => PutErrorKind::Other,
-                };
-                return Err(PutError::with_source(kind, error));
-            }
-        };
+        let replaced = self.replaced_version(&meta.name).await?;
 
         let nuid = nuid::next().to_string();
         let sent = match self
@@ -122,6 +110,22 @@ impl ObjectStore {
                 .map_err(|error| PutError::with_source(PutErrorKind::PurgeOldChunks, error))?;
         }
         Ok(info)
+    }
+
+    /// The version a put of `name` replaces, whose chunks go once the new metadata is in.
+    /// Not knowing it would orphan its chunks, so only "not found" lets the put go on.
+    async fn replaced_version(&self, name: &str) -> Result<Option<ObjectInfo>, PutError> {
+        match self.info(name).await {
+            Ok(info) => Ok(Some(info)),
+            Err(error) if error.kind() == InfoErrorKind::NotFound => Ok(None),
+            Err(error) => {
+                let kind = match error.kind() {
+                    InfoErrorKind::TimedOut => PutErrorKind::TimedOut,
+                    _ => PutErrorKind::Other,
+                };
+                Err(PutError::with_source(kind, error))
+            }
+        }
     }
 
     /// Reads `data` to its end in chunks of `chunk_size` and publishes them under `nuid`,
