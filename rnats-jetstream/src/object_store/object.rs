@@ -2,14 +2,15 @@
 //! [`Object`] reads that data as an `AsyncRead`, checking its size and SHA-256 digest against
 //! the metadata before it reports the end.
 //!
-//! The chunks come through an ephemeral pull consumer without acks, a few at a time: the
-//! reader holds at most about one window ([`GET_WINDOW_BYTES`]) of chunks, whatever the
-//! object's size and however slowly the caller reads.
+//! The chunks come through an ordered pull consumer (ADR-17), a few at a time: the consumer's
+//! `max_batch` caps each pull request at one window ([`GET_WINDOW_BYTES`]) of chunks, so the
+//! reader holds little more than that whatever the object's size and however slowly the
+//! caller reads. Being ordered, the consumer is recreated from the last chunk seen after a
+//! gap, missed heartbeats or a reconnect, so no chunk goes missing silently.
 
 use std::fmt;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
-use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
@@ -23,8 +24,8 @@ use super::ObjectStore;
 use super::errors::{GetError, GetErrorKind, ReadError, ReadErrorKind, get_error};
 use super::info::ObjectInfo;
 use super::progress::Progress;
-use crate::consumer::pull::{self, MessagesErrorKind};
-use crate::consumer::{AckPolicy, DeliverPolicy};
+use crate::consumer::DeliverPolicy;
+use crate::consumer::pull;
 use crate::context::Context;
 use crate::stream::{Info as StreamInfo, Stream};
 
@@ -34,10 +35,6 @@ const GET_WINDOW_BYTES: usize = 2 * 1024 * 1024;
 
 /// Links followed at most, so that links made by hand into a cycle end.
 const MAX_LINK_HOPS: usize = 8;
-
-/// How long the server keeps a reader's consumer without pull requests: the fallback for a
-/// reader dropped while no runtime could delete its consumer.
-const READER_INACTIVE_THRESHOLD: Duration = Duration::from_secs(120);
 
 impl ObjectStore {
     /// The object `object_name`, to read as an `AsyncRead`; a link is followed to the
@@ -114,7 +111,7 @@ enum ReadState {
 
 /// A consumer delivering one object's chunks.
 struct Reader {
-    messages: pull::Stream,
+    messages: pull::Ordered,
     context: Context,
     stream_name: String,
     consumer_name: String,
@@ -182,9 +179,6 @@ impl Object {
                 ReadState::Reading(reader) => match reader.messages.poll_next_unpin(cx) {
                     Poll::Pending => return Poll::Pending,
                     Poll::Ready(Some(Ok(message))) => self.handle_chunk(message)?,
-                    // Not terminal: the stream sends a new pull request by itself.
-                    Poll::Ready(Some(Err(error)))
-                        if error.kind() == MessagesErrorKind::MissingHeartbeat => {}
                     Poll::Ready(Some(Err(error))) => {
                         let error = ReadError::with_source(ReadErrorKind::Delivery, error);
                         return Poll::Ready(Err(self.fail(error)));
@@ -316,19 +310,6 @@ impl Reader {
 
 /// Creates the consumer of `info`'s chunks and starts pulling them, a window at a time.
 async fn start_reader(stream: Stream<StreamInfo>, info: ObjectInfo) -> Result<Reader, ReadError> {
-    let consumer = stream
-        .create_consumer(pull::Config {
-            description: Some("object store reader".to_owned()),
-            filter_subject: format!("$O.{}.C.{}", info.bucket, info.nuid),
-            deliver_policy: DeliverPolicy::All,
-            ack_policy: AckPolicy::None,
-            inactive_threshold: READER_INACTIVE_THRESHOLD,
-            num_replicas: 1,
-            memory_storage: true,
-            ..Default::default()
-        })
-        .await
-        .map_err(|error| ReadError::with_source(ReadErrorKind::Consumer, error))?;
     let chunk_size = info
         .options
         .as_ref()
@@ -336,11 +317,20 @@ async fn start_reader(stream: Stream<StreamInfo>, info: ObjectInfo) -> Result<Re
         .filter(|&size| size > 0)
         .unwrap_or_else(|| info.size.div_ceil(info.chunks.max(1)).max(1));
     let window = (GET_WINDOW_BYTES / chunk_size).clamp(2, 64);
+    let consumer = stream
+        .create_consumer(pull::OrderedConfig {
+            description: Some("object store reader".to_owned()),
+            filter_subject: format!("$O.{}.C.{}", info.bucket, info.nuid),
+            deliver_policy: DeliverPolicy::All,
+            // The ordered stream asks for at most this many chunks per pull request.
+            max_batch: i64::try_from(window).unwrap_or(64),
+            ..Default::default()
+        })
+        .await
+        .map_err(|error| ReadError::with_source(ReadErrorKind::Consumer, error))?;
     let pending = consumer.info.num_pending;
     let consumer_name = consumer.info.name.clone();
     let messages = consumer
-        .stream()
-        .max_messages_per_batch(window)
         .messages()
         .await
         .map_err(|error| ReadError::with_source(ReadErrorKind::Consumer, error))?;
