@@ -725,3 +725,54 @@ async fn progress_is_reported_chunk_by_chunk() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_bucket_without_direct_gets_is_read_from_the_leader() {
+    let (_server, js) = jetstream().await;
+    // As an older client may have made it: the bucket's stream without `allow_direct`.
+    js.create_stream(rnats_jetstream::stream::Config {
+        name: "OBJ_old".into(),
+        subjects: vec!["$O.old.C.>".into(), "$O.old.M.>".into()],
+        storage: StorageType::Memory,
+        allow_rollup: true,
+        discard: DiscardPolicy::New,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let store = js.get_object_store("old").await.unwrap();
+    let bytes = data(150_000, 14);
+    store.put("obj", &mut bytes.as_slice()).await.unwrap();
+    assert_eq!(store.info("obj").await.unwrap().size, 150_000);
+    assert_eq!(read_all(&store, "obj").await.unwrap(), bytes);
+    assert_eq!(
+        store.info("none").await.unwrap_err().kind(),
+        InfoErrorKind::NotFound
+    );
+}
+
+#[tokio::test]
+async fn headers_are_stored_with_the_object() {
+    let (_server, js) = jetstream().await;
+    let store = bucket(&js, "h").await;
+    let mut headers = HeaderMap::new();
+    headers.insert("Content-Type", "text/plain");
+    headers.append("X-Tag", "a");
+    headers.append("X-Tag", "b");
+    let meta = ObjectMetadata {
+        name: "doc.txt".into(),
+        headers: Some(headers.clone()),
+        ..Default::default()
+    };
+    store.put(meta, &mut &b"text"[..]).await.unwrap();
+    let info = store.info("doc.txt").await.unwrap();
+    assert_eq!(info.headers, Some(headers));
+    // On the wire as every client writes headers: a name to a list of values.
+    let stream = js.get_stream("OBJ_h").await.unwrap();
+    let raw = stream
+        .get_last_raw_message_by_subject(&meta_subject("h", "doc.txt"))
+        .await
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&raw.payload).unwrap();
+    assert_eq!(json["headers"]["X-Tag"], serde_json::json!(["a", "b"]));
+}
