@@ -776,3 +776,17 @@ async fn headers_are_stored_with_the_object() {
     let json: serde_json::Value = serde_json::from_slice(&raw.payload).unwrap();
     assert_eq!(json["headers"]["X-Tag"], serde_json::json!(["a", "b"]));
 }
+
+#[tokio::test]
+async fn an_object_dropped_mid_read_leaves_the_bucket_readable() {
+    let (_server, js) = jetstream().await;
+    let store = bucket(&js, "half").await;
+    let bytes = data(1 << 20, 15);
+    store.put("obj", &mut bytes.as_slice()).await.unwrap();
+    let mut object = store.get("obj").await.unwrap();
+    let mut first = vec![0u8; 1000];
+    object.read_exact(&mut first).await.unwrap();
+    assert_eq!(first, bytes[..1000]);
+    drop(object);
+    assert_eq!(read_all(&store, "obj").await.unwrap(), bytes);
+}
