@@ -203,6 +203,16 @@ async fn run_once(
                 let t = s::jetstream_fetch(url, 32, count, JS_FETCH_BATCH).await?;
                 Ok(vec![t.per_sec, t.mb_per_sec])
             }
+            Scenario::ObjPut => {
+                let size = plan.object_size();
+                let elapsed = s::object_put(url, size).await?;
+                Ok(object_metrics(size, elapsed))
+            }
+            Scenario::ObjGet => {
+                let size = plan.object_size();
+                let elapsed = s::object_get(url, size).await?;
+                Ok(object_metrics(size, elapsed))
+            }
             Scenario::JsPipe(size) => {
                 let count = plan.js_messages(true);
                 let t = s::jetstream_publish(url, size.bytes(), count, JS_IN_FLIGHT).await?;
@@ -214,6 +224,12 @@ async fn run_once(
         Ok(result) => result,
         Err(_) => Err(format!("HANG: no result within {limit:?}").into()),
     }
+}
+
+/// MB/s and microseconds for one object of `size` bytes moved in `elapsed`.
+fn object_metrics(size: usize, elapsed: Duration) -> Vec<f64> {
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    vec![size as f64 / 1e6 / secs, secs * 1e6]
 }
 
 /// The `mem` scenario for one client: each probe in a fresh child process.

@@ -103,6 +103,10 @@ pub enum Scenario {
     /// A pull consumer fetching batches of [`JS_FETCH_BATCH`] from a filled memory stream,
     /// acking each message.
     JsFetch,
+    /// Object Store put of one [`Plan::object_size`] object into a memory bucket.
+    ObjPut,
+    /// Object Store get of one [`Plan::object_size`] object, read to the end (digest checked).
+    ObjGet,
 }
 
 /// Messages per fetch in the `js-fetch` scenario.
@@ -113,7 +117,7 @@ pub const JS_IN_FLIGHT: usize = 256;
 
 impl Scenario {
     /// Every scenario, in the order a default run goes through them.
-    pub const ALL: [Scenario; 15] = [
+    pub const ALL: [Scenario; 17] = [
         Scenario::Pub(PayloadSize::B32),
         Scenario::Pub(PayloadSize::K1),
         Scenario::Pub(PayloadSize::K8),
@@ -129,6 +133,8 @@ impl Scenario {
         Scenario::JsPipe(PayloadSize::B32),
         Scenario::JsPipe(PayloadSize::K1),
         Scenario::JsFetch,
+        Scenario::ObjPut,
+        Scenario::ObjGet,
     ];
 
     /// The name used on the command line and in the output.
@@ -149,6 +155,8 @@ impl Scenario {
             Scenario::JsPipe(PayloadSize::B32) => "js-pipe32",
             Scenario::JsPipe(_) => "js-pipe1k",
             Scenario::JsFetch => "js-fetch",
+            Scenario::ObjPut => "obj-put",
+            Scenario::ObjGet => "obj-get",
         }
     }
 
@@ -171,6 +179,7 @@ impl Scenario {
             Scenario::JsPub(_) => JS_PUB,
             Scenario::JsPipe(_) => JS_PIPE,
             Scenario::JsFetch => JS_FETCH,
+            Scenario::ObjPut | Scenario::ObjGet => OBJ,
         }
     }
 }
@@ -186,6 +195,21 @@ const LAT_IDLE: &[Metric] = &[p50(Some(0.75)), P99];
 const JS_PUB: &[Metric] = &[rate("msgs/s", Some(1.25)), MEAN_ACK];
 const JS_PIPE: &[Metric] = &[rate("msgs/s", Some(1.2)), MB_PER_SEC];
 const JS_FETCH: &[Metric] = &[rate("msgs/s", Some(1.2)), MB_PER_SEC];
+// The Object Store must be no slower than async-nats.
+const OBJ: &[Metric] = &[
+    Metric {
+        name: "MB/s",
+        unit: Unit::MbPerSec,
+        better: Better::Higher,
+        target: Some(1.0),
+    },
+    Metric {
+        name: "time per object",
+        unit: Unit::Micros,
+        better: Better::Lower,
+        target: None,
+    },
+];
 const MEAN_ACK: Metric = Metric {
     name: "mean publish-to-ack time",
     unit: Unit::Micros,
@@ -339,6 +363,11 @@ impl Plan {
     /// Messages per JetStream publish run: each-ack runs cost a round trip per message.
     pub fn js_messages(&self, pipelined: bool) -> usize {
         self.scale(if pipelined { 100_000 } else { 10_000 })
+    }
+
+    /// Bytes of the object in the `obj-*` scenarios: 64 MiB (4 MiB with `--quick`).
+    pub fn object_size(&self) -> usize {
+        if self.quick { 4 << 20 } else { 64 << 20 }
     }
 
     /// Payload size of the peak-RSS probe.

@@ -584,4 +584,9 @@ pub type AccountError = Error<AccountErrorKind>;
 pub mod traits;
 
 pub use crate::consumer_errors::*;
+#[cfg(feature = "object-store")]
+pub use crate::object_store::{
+    CreateObjectStoreError, CreateObjectStoreErrorKind, DeleteObjectStore, DeleteObjectStoreKind,
+    ObjectStoreError, ObjectStoreErrorKind,
+};
 pub use crate::stream_errors::*;

@@ -1,1 +1,257 @@
-//! Object Store buckets (ADR-20) on JetStream streams, reserved for the Object Store work.
+//! The Object Store (ADR-20): buckets of named objects of any size, kept in a JetStream
+//! stream `OBJ_<bucket>`. An object's data is cut into chunks (128 KiB by default) published
+//! to `$O.<bucket>.C.<nuid>`, a fresh NUID per version; its metadata, an [`ObjectInfo`] with
+//! the SHA-256 digest of the data, goes to `$O.<bucket>.M.<base64url(name)>` with a rollup
+//! header, so the stream keeps only the latest metadata of each name. Buckets interchange
+//! with every other NATS client's Object Store.
+//!
+//! Memory stays bounded however large an object is: [`ObjectStore::put`] keeps a small window
+//! of chunks in flight (their acks pipelined), and an [`Object`] being read pulls a few chunks
+//! at a time.
+//!
+//! ```no_run
+//! # async fn run(jetstream: rnats_jetstream::Context) -> Result<(), rnats_core::Error> {
+//! use rnats_jetstream::object_store::Config;
+//! use tokio::io::AsyncReadExt;
+//!
+//! let bucket = jetstream
+//!     .create_object_store(Config {
+//!         bucket: "files".to_string(),
+//!         ..Default::default()
+//!     })
+//!     .await?;
+//! let mut file = tokio::fs::File::open("report.pdf").await?;
+//! let info = bucket.put("report.pdf", &mut file).await?;
+//! println!("stored {} bytes in {} chunks", info.size, info.chunks);
+//!
+//! let mut object = bucket.get("report.pdf").await?;
+//! let mut data = Vec::new();
+//! object.read_to_end(&mut data).await?; // fails if the digest does not match
+//! # Ok(()) }
+//! ```
+
+mod bucket;
+mod errors;
+mod info;
+mod link;
+mod metadata;
+mod object;
+mod progress;
+mod put;
+mod watch;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE;
+use bytes::Bytes;
+use rnats_core::HeaderMap;
+use rnats_core::header::NATS_ROLLUP;
+
+use self::errors::{delete_error, seal_error};
+use crate::context::Context;
+use crate::stream::{DirectGetErrorKind, Info as StreamInfo, LastRawMessageErrorKind, Stream};
+
+pub use self::bucket::{Config, ObjectStoreNames, ObjectStoreStatus, ObjectStores};
+pub use self::errors::{
+    AddLinkError, AddLinkErrorKind, CreateObjectStoreError, CreateObjectStoreErrorKind,
+    DeleteError, DeleteErrorKind, DeleteObjectStore, DeleteObjectStoreKind, GetError, GetErrorKind,
+    InfoError, InfoErrorKind, ListError, ListErrorKind, ListerError, ListerErrorKind,
+    ObjectStoreError, ObjectStoreErrorKind, PutError, PutErrorKind, ReadError, ReadErrorKind,
+    SealError, SealErrorKind, StatusError, UpdateMetadataError, UpdateMetadataErrorKind,
+    UpdateObjectStoreError, UpdateObjectStoreErrorKind, WatchError, WatchErrorKind, WatcherError,
+    WatcherErrorKind, server_error,
+};
+pub use self::info::{
+    AsObjectInfo, ObjectInfo, ObjectLink, ObjectMetadata, ObjectOptions, UpdateMetadata,
+};
+pub use self::object::Object;
+pub use self::progress::Progress;
+pub use self::watch::{List, Watch};
+
+/// The chunk size when the metadata names none (ADR-20).
+const DEFAULT_CHUNK_SIZE: usize = 128 * 1024;
+
+/// The rollup of the meta subject: each new metadata replaces the old.
+const ROLLUP_SUBJECT: &str = "sub";
+
+/// A bucket of objects: a handle to put, get, list, watch, link and delete them. Cheap to
+/// clone.
+#[derive(Debug, Clone)]
+pub struct ObjectStore {
+    pub(crate) name: String,
+    pub(crate) stream: Stream<StreamInfo>,
+}
+
+impl ObjectStore {
+    /// The bucket's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The metadata of the object `object_name` (deleted ones included, with `deleted` set).
+    pub async fn info<T: AsRef<str>>(&self, object_name: T) -> Result<ObjectInfo, InfoError> {
+        let object_name = object_name.as_ref();
+        if !is_valid_object_name(object_name) {
+            return Err(InfoError::new(InfoErrorKind::InvalidName));
+        }
+        let subject = self.meta_subject(object_name);
+        let payload = if self.stream.info.config.allow_direct {
+            let message = self
+                .stream
+                .direct_get_last_for_subject(subject)
+                .await
+                .map_err(|error| match error.kind() {
+                    DirectGetErrorKind::NotFound => InfoError::new(InfoErrorKind::NotFound),
+                    DirectGetErrorKind::TimedOut => {
+                        InfoError::with_source(InfoErrorKind::TimedOut, error)
+                    }
+                    _ => InfoError::with_source(InfoErrorKind::Other, error),
+                })?;
+            message.payload
+        } else {
+            let message = self
+                .stream
+                .get_last_raw_message_by_subject(&subject)
+                .await
+                .map_err(|error| match error.kind() {
+                    LastRawMessageErrorKind::NoMessageFound => {
+                        InfoError::new(InfoErrorKind::NotFound)
+                    }
+                    _ => InfoError::with_source(InfoErrorKind::Other, error),
+                })?;
+            message.payload
+        };
+        serde_json::from_slice(&payload)
+            .map_err(|error| InfoError::with_source(InfoErrorKind::Other, error))
+    }
+
+    /// Deletes the object `object_name`: its metadata becomes a deletion marker and its
+    /// chunks are purged.
+    pub async fn delete<T: AsRef<str>>(&self, object_name: T) -> Result<(), DeleteError> {
+        let mut info = self.info(object_name).await.map_err(delete_error)?;
+        info.deleted = true;
+        info.size = 0;
+        info.chunks = 0;
+        info.digest = None;
+        info.modified = Some(time::OffsetDateTime::now_utc());
+        self.publish_meta(&info)
+            .await
+            .map_err(|error| DeleteError::with_source(DeleteErrorKind::Metadata, error))?;
+        self.purge_chunks(&info.nuid)
+            .await
+            .map_err(|error| DeleteError::with_source(DeleteErrorKind::Chunks, error))?;
+        Ok(())
+    }
+
+    /// Seals the bucket: from now on it refuses puts, deletes and purges, and it cannot be
+    /// unsealed.
+    pub async fn seal(&mut self) -> Result<(), SealError> {
+        let info = self
+            .stream
+            .info()
+            .await
+            .map_err(|error| SealError::with_source(SealErrorKind::Info, error))?;
+        let mut config = info.config.clone();
+        config.sealed = true;
+        let info = self
+            .stream
+            .context
+            .update_stream(&config)
+            .await
+            .map_err(seal_error)?;
+        self.stream.info = info;
+        Ok(())
+    }
+
+    /// The bucket's configuration and usage (an rnats addition, as nats.go's `Status`).
+    pub async fn status(&self) -> Result<ObjectStoreStatus, StatusError> {
+        let info = self.stream.get_info().await?;
+        Ok(ObjectStoreStatus::new(self.name.clone(), info))
+    }
+
+    /// `$O.<bucket>.M.<base64url(name)>`.
+    fn meta_subject(&self, object_name: &str) -> String {
+        format!("$O.{}.M.{}", self.name, encode_object_name(object_name))
+    }
+
+    /// `$O.<bucket>.C.<nuid>`.
+    fn chunk_subject(&self, nuid: &str) -> String {
+        format!("$O.{}.C.{}", self.name, nuid)
+    }
+
+    /// Stores `info` on its meta subject, replacing the metadata there, and waits for the ack.
+    async fn publish_meta(&self, info: &ObjectInfo) -> Result<(), rnats_core::Error> {
+        let payload = serde_json::to_vec(info)?;
+        let mut headers = HeaderMap::new();
+        headers.insert(NATS_ROLLUP, ROLLUP_SUBJECT);
+        self.context()
+            .publish_with_headers(self.meta_subject(&info.name), headers, Bytes::from(payload))
+            .await?
+            .await?;
+        Ok(())
+    }
+
+    /// Purges the chunks of the object version `nuid`.
+    async fn purge_chunks(&self, nuid: &str) -> Result<(), crate::stream::PurgeError> {
+        self.stream
+            .purge()
+            .filter(self.chunk_subject(nuid))
+            .await
+            .map(drop)
+    }
+
+    fn context(&self) -> &Context {
+        &self.stream.context
+    }
+}
+
+/// Whether `name` may name a bucket: letters, digits, `-` and `_` (ADR-20).
+pub(crate) fn is_valid_bucket_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Whether `name` may name an object: any non-empty text, as it travels base64-encoded.
+fn is_valid_object_name(name: &str) -> bool {
+    !name.is_empty()
+}
+
+/// An object name as its meta subject's last token: base64url with padding, as nats.go.
+fn encode_object_name(name: &str) -> String {
+    URL_SAFE.encode(name)
+}
+
+/// `SHA-256=<base64url>`, the digest form of ADR-20.
+fn format_digest(hash: &[u8]) -> String {
+    format!("SHA-256={}", URL_SAFE.encode(hash))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_names_are_letters_digits_dashes_and_underscores() {
+        assert!(is_valid_bucket_name("my-files_2"));
+        for bad in ["", "a.b", "a b", "a*", "a>", "ä"] {
+            assert!(!is_valid_bucket_name(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn object_names_are_encoded_as_nats_go_encodes_them() {
+        assert_eq!(encode_object_name("a/b.txt"), "YS9iLnR4dA==");
+        assert_eq!(encode_object_name("??>"), "Pz8-");
+    }
+
+    #[test]
+    fn the_digest_of_nothing_is_the_reference_form() {
+        use sha2::Digest;
+        let hash = sha2::Sha256::digest(b"");
+        assert_eq!(
+            format_digest(&hash),
+            "SHA-256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU="
+        );
+    }
+}

@@ -15,6 +15,10 @@ use rnats_bench::{JS_IN_FLIGHT, Latency, Throughput};
 use super::{connect, jetstream};
 use crate::{BenchError, Capacity};
 
+#[path = "object_store.rs"]
+mod object_store;
+pub(crate) use object_store::{object_get, object_put};
+
 const PUB_SUBJECT: &str = "bench.pub";
 const SUB_SUBJECT: &str = "bench.sub";
 const REQ_SUBJECT: &str = "bench.req";

@@ -1,0 +1,97 @@
+//! Links (ADR-20): objects without data of their own that point to an object (in this
+//! bucket or another) or to a whole bucket. [`ObjectStore::get`] follows them.
+
+use std::collections::HashMap;
+
+use super::ObjectStore;
+use super::errors::{AddLinkError, AddLinkErrorKind, InfoErrorKind};
+use super::info::{AsObjectInfo, ObjectInfo, ObjectLink, ObjectOptions};
+
+impl ObjectStore {
+    /// Adds `name`, a link to the object `object` (an [`ObjectInfo`] or an
+    /// [`Object`](super::Object), from this bucket or another). An existing link of that
+    /// name is replaced; an existing object is not.
+    ///
+    /// ```no_run
+    /// # async fn run(bucket: rnats_jetstream::object_store::ObjectStore) -> Result<(), rnats_core::Error> {
+    /// let target = bucket.info("reports/2024.pdf").await?;
+    /// bucket.add_link("reports/latest.pdf", &target).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn add_link<T, O>(&self, name: T, object: O) -> Result<ObjectInfo, AddLinkError>
+    where
+        T: ToString,
+        O: AsObjectInfo,
+    {
+        let name = name.to_string();
+        let object = object.as_info();
+        if name.is_empty() {
+            return Err(AddLinkError::new(AddLinkErrorKind::EmptyName));
+        }
+        if object.name.is_empty() {
+            return Err(AddLinkError::new(AddLinkErrorKind::ObjectRequired));
+        }
+        if object.deleted {
+            return Err(AddLinkError::new(AddLinkErrorKind::Deleted));
+        }
+        if object.is_link() {
+            return Err(AddLinkError::new(AddLinkErrorKind::LinkToLink));
+        }
+        let link = ObjectLink {
+            name: Some(object.name.clone()),
+            bucket: object.bucket.clone(),
+        };
+        self.store_link(name, link).await
+    }
+
+    /// Adds `name`, a link to the whole bucket `bucket`. An existing link of that name is
+    /// replaced; an existing object is not.
+    pub async fn add_bucket_link<T: ToString, U: ToString>(
+        &self,
+        name: T,
+        bucket: U,
+    ) -> Result<ObjectInfo, AddLinkError> {
+        let name = name.to_string();
+        if name.is_empty() {
+            return Err(AddLinkError::new(AddLinkErrorKind::EmptyName));
+        }
+        let link = ObjectLink {
+            name: None,
+            bucket: bucket.to_string(),
+        };
+        self.store_link(name, link).await
+    }
+
+    /// Stores the link `name` unless a live object (not a link) has that name.
+    async fn store_link(&self, name: String, link: ObjectLink) -> Result<ObjectInfo, AddLinkError> {
+        match self.info(&name).await {
+            Ok(existing) if !existing.deleted && !existing.is_link() => {
+                return Err(AddLinkError::new(AddLinkErrorKind::AlreadyExists));
+            }
+            Ok(_) => {}
+            Err(error) if error.kind() == InfoErrorKind::NotFound => {}
+            Err(error) => return Err(AddLinkError::with_source(AddLinkErrorKind::Other, error)),
+        }
+        let info = ObjectInfo {
+            name,
+            description: None,
+            metadata: HashMap::new(),
+            headers: None,
+            options: Some(ObjectOptions {
+                link: Some(link),
+                max_chunk_size: None,
+            }),
+            bucket: self.name.clone(),
+            nuid: nuid::next().to_string(),
+            size: 0,
+            chunks: 0,
+            modified: Some(time::OffsetDateTime::now_utc()),
+            digest: None,
+            deleted: false,
+        };
+        self.publish_meta(&info)
+            .await
+            .map_err(|error| AddLinkError::with_source(AddLinkErrorKind::PublishMetadata, error))?;
+        Ok(info)
+    }
+}

@@ -1,0 +1,392 @@
+//! Getting an object: [`ObjectStore::get`] follows links to the object with the data, and
+//! [`Object`] reads that data as an `AsyncRead`, checking its size and SHA-256 digest against
+//! the metadata before it reports the end.
+//!
+//! The chunks come through an ordered pull consumer (ADR-17), a few at a time: the consumer's
+//! `max_batch` caps each pull request at one window ([`GET_WINDOW_BYTES`]) of chunks, so the
+//! reader holds little more than that whatever the object's size and however slowly the
+//! caller reads. Being ordered, the consumer is recreated from the last chunk seen after a
+//! gap, missed heartbeats or a reconnect, so no chunk goes missing silently.
+
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
+use base64::Engine;
+use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncRead, ReadBuf};
+
+use super::ObjectStore;
+use super::errors::{GetError, GetErrorKind, ReadError, ReadErrorKind, get_error};
+use super::info::ObjectInfo;
+use super::progress::Progress;
+use crate::consumer::DeliverPolicy;
+use crate::consumer::pull;
+use crate::context::Context;
+use crate::stream::{Info as StreamInfo, Stream};
+
+/// Chunk bytes a reader asks for per pull request; it asks again at half, so about 1.5 of
+/// this is the most it holds.
+const GET_WINDOW_BYTES: usize = 2 * 1024 * 1024;
+
+/// Links followed at most, so that links made by hand into a cycle end.
+const MAX_LINK_HOPS: usize = 8;
+
+impl ObjectStore {
+    /// The object `object_name`, to read as an `AsyncRead`; a link is followed to the
+    /// object it points to (in this bucket or another).
+    ///
+    /// ```no_run
+    /// # async fn run(bucket: rnats_jetstream::object_store::ObjectStore) -> Result<(), rnats_core::Error> {
+    /// use tokio::io::AsyncReadExt;
+    /// let mut object = bucket.get("greeting").await?;
+    /// let mut text = String::new();
+    /// object.read_to_string(&mut text).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn get<T: AsRef<str> + Send>(&self, object_name: T) -> Result<Object, GetError> {
+        let mut bucket = self.clone();
+        let mut info = bucket.info(object_name.as_ref()).await.map_err(get_error)?;
+        for _ in 0..MAX_LINK_HOPS {
+            if info.deleted {
+                return Err(GetError::new(GetErrorKind::NotFound));
+            }
+            let Some(link) = info.link().cloned() else {
+                return Ok(Object::new(info, bucket.stream));
+            };
+            let Some(name) = link.name else {
+                return Err(GetError::new(GetErrorKind::BucketLink));
+            };
+            if link.bucket != bucket.name {
+                bucket = bucket
+                    .context()
+                    .get_object_store(&link.bucket)
+                    .await
+                    .map_err(|error| GetError::with_source(GetErrorKind::Other, error))?;
+            }
+            info = bucket.info(&name).await.map_err(get_error)?;
+        }
+        Err(GetError::with_source(
+            GetErrorKind::Other,
+            "too many links in a row",
+        ))
+    }
+}
+
+/// An object's data, read as an [`AsyncRead`]; from [`ObjectStore::get`].
+///
+/// The read that would report the end fails instead when the data's size or digest is not
+/// what the metadata says: an [`std::io::ErrorKind::InvalidData`] error whose inner error is
+/// a [`ReadError`] ([`ReadErrorKind::DigestMismatch`], ...).
+pub struct Object {
+    /// The object's metadata.
+    pub info: ObjectInfo,
+    stream: Stream<StreamInfo>,
+    state: ReadState,
+    /// What is left of the chunk the caller is reading.
+    buffered: Bytes,
+    hash: Sha256,
+    received: Progress,
+    progress: Option<Box<dyn FnMut(Progress) + Send>>,
+}
+
+/// Where a read of the chunks is.
+enum ReadState {
+    /// Nothing asked yet.
+    Idle,
+    /// Creating the consumer; its chunk stream, and how many chunks it has.
+    Starting(BoxFuture<'static, Result<Reader, ReadError>>),
+    /// Receiving chunks (boxed: the consumer's state is large, and a read is mostly in this
+    /// state, so one allocation per object costs nothing).
+    Reading(Box<Reader>),
+    /// Every chunk was read and checked.
+    Done,
+    /// The read failed; every later read fails the same way.
+    Failed(ReadErrorKind),
+}
+
+/// A consumer delivering one object's chunks.
+struct Reader {
+    messages: pull::Ordered,
+    context: Context,
+    stream_name: String,
+    consumer_name: String,
+    /// Chunks the consumer had to deliver when it was created.
+    pending: u64,
+}
+
+impl Object {
+    pub(crate) fn new(info: ObjectInfo, stream: Stream<StreamInfo>) -> Object {
+        let total = Some(info.size as u64);
+        Object {
+            info,
+            stream,
+            state: ReadState::Idle,
+            buffered: Bytes::new(),
+            hash: Sha256::new(),
+            received: Progress {
+                bytes: 0,
+                chunks: 0,
+                total,
+            },
+            progress: None,
+        }
+    }
+
+    /// The object's metadata.
+    pub fn info(&self) -> &ObjectInfo {
+        &self.info
+    }
+
+    /// Calls `progress` after each chunk received (an rnats addition).
+    pub fn with_progress(mut self, progress: impl FnMut(Progress) + Send + 'static) -> Object {
+        self.progress = Some(Box::new(progress));
+        self
+    }
+
+    /// Moves the read on until there are bytes to hand out, the end, or an error.
+    fn poll_fill(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), ReadError>> {
+        loop {
+            if !self.buffered.is_empty() {
+                return Poll::Ready(Ok(()));
+            }
+            match &mut self.state {
+                ReadState::Idle if self.info.chunks == 0 => {
+                    self.state = ReadState::Done;
+                    self.check_complete()?;
+                }
+                ReadState::Idle => {
+                    self.state = ReadState::Starting(Box::pin(start_reader(
+                        self.stream.clone(),
+                        self.info.clone(),
+                    )));
+                }
+                ReadState::Starting(future) => match future.as_mut().poll(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Ok(reader)) if reader.pending == 0 => {
+                        reader.finish();
+                        return Poll::Ready(Err(
+                            self.fail(ReadError::new(ReadErrorKind::ChunksMissing))
+                        ));
+                    }
+                    Poll::Ready(Ok(reader)) => self.state = ReadState::Reading(Box::new(reader)),
+                    Poll::Ready(Err(error)) => return Poll::Ready(Err(self.fail(error))),
+                },
+                ReadState::Reading(reader) => match reader.messages.poll_next_unpin(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Some(Ok(message))) => self.handle_chunk(message)?,
+                    Poll::Ready(Some(Err(error))) => {
+                        let error = ReadError::with_source(ReadErrorKind::Delivery, error);
+                        return Poll::Ready(Err(self.fail(error)));
+                    }
+                    Poll::Ready(None) => {
+                        let error = ReadError::with_source(
+                            ReadErrorKind::Delivery,
+                            "the chunk stream ended early",
+                        );
+                        return Poll::Ready(Err(self.fail(error)));
+                    }
+                },
+                ReadState::Done => return Poll::Ready(Ok(())),
+                ReadState::Failed(kind) => return Poll::Ready(Err(ReadError::new(*kind))),
+            }
+        }
+    }
+
+    /// Takes in one chunk: hashes and counts it, and after the last one checks the whole
+    /// before the chunk is handed out.
+    fn handle_chunk(&mut self, message: crate::message::Message) -> Result<(), ReadError> {
+        let pending = match message.info() {
+            Ok(info) => info.pending,
+            Err(error) => {
+                let error = ReadError::with_source(ReadErrorKind::Delivery, error);
+                return Err(self.fail(error));
+            }
+        };
+        let payload = message.message.payload;
+        self.hash.update(&payload);
+        self.received.bytes += payload.len() as u64;
+        self.received.chunks += 1;
+        if let Some(progress) = self.progress.as_mut() {
+            progress(self.received);
+        }
+        if pending == 0 {
+            if let ReadState::Reading(reader) = std::mem::replace(&mut self.state, ReadState::Done)
+            {
+                reader.finish();
+            }
+            self.check_complete()?;
+        }
+        self.buffered = payload;
+        Ok(())
+    }
+
+    /// Checks the data read against the metadata: chunk count, size, then digest.
+    fn check_complete(&mut self) -> Result<(), ReadError> {
+        let sized = self.received.bytes == self.info.size as u64
+            && self.received.chunks == self.info.chunks;
+        if !sized {
+            return Err(self.fail(ReadError::new(ReadErrorKind::SizeMismatch)));
+        }
+        let hash: [u8; 32] = std::mem::take(&mut self.hash).finalize().into();
+        match self.info.digest.as_deref() {
+            // Metadata without a digest (very old writers) has nothing to check against.
+            None => Ok(()),
+            Some(digest) if digest_matches(digest, &hash) => Ok(()),
+            Some(_) => Err(self.fail(ReadError::new(ReadErrorKind::DigestMismatch))),
+        }
+    }
+
+    /// Ends the read with `error`: later reads fail with its kind.
+    fn fail(&mut self, error: ReadError) -> ReadError {
+        let old = std::mem::replace(&mut self.state, ReadState::Failed(error.kind()));
+        if let ReadState::Reading(reader) = old {
+            reader.finish();
+        }
+        self.buffered = Bytes::new();
+        error
+    }
+}
+
+impl AsyncRead for Object {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        match this.poll_fill(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(error)) => Poll::Ready(Err(io_error(error))),
+            Poll::Ready(Ok(())) => {
+                let n = buf.remaining().min(this.buffered.len());
+                buf.put_slice(&this.buffered.split_to(n));
+                Poll::Ready(Ok(()))
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Object {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Object")
+            .field("info", &self.info)
+            .field("received", &self.received)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Object {
+    fn drop(&mut self) {
+        if let ReadState::Reading(reader) = std::mem::replace(&mut self.state, ReadState::Done) {
+            reader.finish();
+        }
+    }
+}
+
+impl Reader {
+    /// Deletes the consumer in the background; the server would remove it when inactive
+    /// anyway, this only tidies up sooner.
+    fn finish(self) {
+        let Reader {
+            context,
+            stream_name,
+            consumer_name,
+            ..
+        } = self;
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = context
+                    .delete_consumer_from_stream(&consumer_name, &stream_name)
+                    .await;
+            });
+        }
+    }
+}
+
+/// Creates the consumer of `info`'s chunks and starts pulling them, a window at a time.
+async fn start_reader(stream: Stream<StreamInfo>, info: ObjectInfo) -> Result<Reader, ReadError> {
+    let chunk_size = info
+        .options
+        .as_ref()
+        .and_then(|options| options.max_chunk_size)
+        .filter(|&size| size > 0)
+        .unwrap_or_else(|| info.size.div_ceil(info.chunks.max(1)).max(1));
+    let window = (GET_WINDOW_BYTES / chunk_size).clamp(2, 64);
+    let consumer = stream
+        .create_consumer(pull::OrderedConfig {
+            description: Some("object store reader".to_owned()),
+            filter_subject: format!("$O.{}.C.{}", info.bucket, info.nuid),
+            deliver_policy: DeliverPolicy::All,
+            // The ordered stream asks for at most this many chunks per pull request.
+            max_batch: i64::try_from(window).unwrap_or(64),
+            ..Default::default()
+        })
+        .await
+        .map_err(|error| ReadError::with_source(ReadErrorKind::Consumer, error))?;
+    let pending = consumer.info.num_pending;
+    let consumer_name = consumer.info.name.clone();
+    let messages = consumer
+        .messages()
+        .await
+        .map_err(|error| ReadError::with_source(ReadErrorKind::Consumer, error))?;
+    Ok(Reader {
+        messages,
+        context: stream.context.clone(),
+        stream_name: stream.name.clone(),
+        consumer_name,
+        pending,
+    })
+}
+
+/// Whether `digest` (`SHA-256=<base64url>`, any case of the prefix, padded or not) is `hash`.
+fn digest_matches(digest: &str, hash: &[u8; 32]) -> bool {
+    let Some((algorithm, encoded)) = digest.split_once('=') else {
+        return false;
+    };
+    if !algorithm.eq_ignore_ascii_case("SHA-256") {
+        return false;
+    }
+    let decoded = URL_SAFE
+        .decode(encoded)
+        .or_else(|_| URL_SAFE_NO_PAD.decode(encoded));
+    decoded.is_ok_and(|decoded| decoded == hash)
+}
+
+/// A read failure as the `io::Error` `AsyncRead` returns, the [`ReadError`] inside.
+fn io_error(error: ReadError) -> std::io::Error {
+    let kind = match error.kind() {
+        ReadErrorKind::DigestMismatch
+        | ReadErrorKind::SizeMismatch
+        | ReadErrorKind::ChunksMissing => std::io::ErrorKind::InvalidData,
+        ReadErrorKind::Consumer | ReadErrorKind::Delivery => std::io::ErrorKind::Other,
+    };
+    std::io::Error::new(kind, error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_match_in_either_padding_and_prefix_case() {
+        let hash: [u8; 32] = Sha256::digest(b"").into();
+        assert!(digest_matches(
+            "SHA-256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU=",
+            &hash
+        ));
+        assert!(digest_matches(
+            "sha-256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU",
+            &hash
+        ));
+        assert!(!digest_matches(
+            "SHA-256=57DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU=",
+            &hash
+        ));
+        assert!(!digest_matches("MD5=abc", &hash));
+    }
+}

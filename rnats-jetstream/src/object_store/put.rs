@@ -1,0 +1,235 @@
+//! Putting an object: the data is read from any `AsyncRead` into chunks of the chunk size,
+//! published with their acks pipelined (a bounded window), hashed on the way, and then the
+//! metadata is stored; the chunks of the object it replaces are purged last (ADR-20).
+
+use std::collections::VecDeque;
+
+use bytes::BytesMut;
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::errors::{InfoErrorKind, PutError, PutErrorKind};
+use super::info::{ObjectInfo, ObjectMetadata, ObjectOptions};
+use super::progress::Progress;
+use super::{DEFAULT_CHUNK_SIZE, ObjectStore, format_digest, is_valid_object_name};
+use crate::publish::PublishAckFuture;
+
+/// Chunk bytes whose ack may be outstanding at once: enough to keep the link busy, few
+/// enough that a put of any size holds only a few MiB.
+const PUT_WINDOW_BYTES: usize = 4 * 1024 * 1024;
+
+impl ObjectStore {
+    /// Stores the data `data` yields as the object `meta` names (a `&str` name, or
+    /// [`ObjectMetadata`]), replacing any object of that name. Memory stays bounded by a few
+    /// chunks however large the object is.
+    ///
+    /// ```no_run
+    /// # async fn run(bucket: rnats_jetstream::object_store::ObjectStore) -> Result<(), rnats_core::Error> {
+    /// let mut data: &[u8] = b"hello";
+    /// let info = bucket.put("greeting", &mut data).await?;
+    /// assert_eq!(info.size, 5);
+    /// # Ok(()) }
+    /// ```
+    pub async fn put<T>(
+        &self,
+        meta: T,
+        data: &mut (impl AsyncRead + Unpin),
+    ) -> Result<ObjectInfo, PutError>
+    where
+        ObjectMetadata: From<T>,
+    {
+        self.put_with_progress(meta, data, |_| {}).await
+    }
+
+    /// Like [`ObjectStore::put`], calling `progress` after each chunk the server acked.
+    ///
+    /// ```no_run
+    /// # async fn run(bucket: rnats_jetstream::object_store::ObjectStore) -> Result<(), rnats_core::Error> {
+    /// let mut file = tokio::fs::File::open("backup.tar").await?;
+    /// bucket
+    ///     .put_with_progress("backup.tar", &mut file, |p| eprint!("\r{} bytes", p.bytes))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn put_with_progress<T>(
+        &self,
+        meta: T,
+        data: &mut (impl AsyncRead + Unpin),
+        mut progress: impl FnMut(Progress),
+    ) -> Result<ObjectInfo, PutError>
+    where
+        ObjectMetadata: From<T>,
+    {
+        let meta = ObjectMetadata::from(meta);
+        if !is_valid_object_name(&meta.name) {
+            return Err(PutError::new(PutErrorKind::InvalidName));
+        }
+        let chunk_size = match meta.chunk_size {
+            Some(size) if size > 0 => size,
+            _ => DEFAULT_CHUNK_SIZE,
+        };
+        let replaced = self.replaced_version(&meta.name).await?;
+
+        let nuid = nuid::next().to_string();
+        let sent = match self
+            .send_chunks(&nuid, chunk_size, data, &mut progress)
+            .await
+        {
+            Ok(sent) => sent,
+            Err(error) => {
+                // Leave no orphaned chunks behind; the put's own error is what matters.
+                let _ = self.purge_chunks(&nuid).await;
+                return Err(error);
+            }
+        };
+
+        let info = ObjectInfo {
+            name: meta.name,
+            description: meta.description,
+            metadata: meta.metadata,
+            headers: meta.headers,
+            options: Some(ObjectOptions {
+                link: None,
+                max_chunk_size: Some(chunk_size),
+            }),
+            bucket: self.name.clone(),
+            nuid,
+            size: sent.size,
+            chunks: sent.chunks,
+            modified: Some(time::OffsetDateTime::now_utc()),
+            digest: Some(format_digest(&sent.digest)),
+            deleted: false,
+        };
+        if let Err(error) = self.publish_meta(&info).await {
+            let _ = self.purge_chunks(&info.nuid).await;
+            return Err(PutError::with_source(PutErrorKind::PublishMetadata, error));
+        }
+        if let Some(replaced) = replaced.filter(|old| !old.nuid.is_empty()) {
+            self.purge_chunks(&replaced.nuid)
+                .await
+                .map_err(|error| PutError::with_source(PutErrorKind::PurgeOldChunks, error))?;
+        }
+        Ok(info)
+    }
+
+    /// The version a put of `name` replaces, whose chunks go once the new metadata is in.
+    /// Not knowing it would orphan its chunks, so only "not found" lets the put go on.
+    async fn replaced_version(&self, name: &str) -> Result<Option<ObjectInfo>, PutError> {
+        match self.info(name).await {
+            Ok(info) => Ok(Some(info)),
+            Err(error) if error.kind() == InfoErrorKind::NotFound => Ok(None),
+            Err(error) => {
+                let kind = match error.kind() {
+                    InfoErrorKind::TimedOut => PutErrorKind::TimedOut,
+                    _ => PutErrorKind::Other,
+                };
+                Err(PutError::with_source(kind, error))
+            }
+        }
+    }
+
+    /// Reads `data` to its end in chunks of `chunk_size` and publishes them under `nuid`,
+    /// with at most [`PUT_WINDOW_BYTES`] of them unacked.
+    async fn send_chunks(
+        &self,
+        nuid: &str,
+        chunk_size: usize,
+        data: &mut (impl AsyncRead + Unpin),
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<Sent, PutError> {
+        let subject = self.chunk_subject(nuid);
+        let window = (PUT_WINDOW_BYTES / chunk_size).clamp(2, 256);
+        let mut acks: VecDeque<(PublishAckFuture, usize)> = VecDeque::with_capacity(window);
+        let mut hash = Sha256::new();
+        let mut size = 0;
+        let mut chunks = 0;
+        let mut acked = Progress {
+            bytes: 0,
+            chunks: 0,
+            total: None,
+        };
+        let result = async {
+            loop {
+                let chunk = read_chunk(data, chunk_size)
+                    .await
+                    .map_err(|error| PutError::with_source(PutErrorKind::ReadChunks, error))?;
+                if chunk.is_empty() {
+                    break;
+                }
+                let chunk = chunk.freeze();
+                hash.update(&chunk);
+                size += chunk.len();
+                chunks += 1;
+                if acks.len() == window {
+                    if let Some((ack, len)) = acks.pop_front() {
+                        wait_ack(ack, len, &mut acked, progress).await?;
+                    }
+                }
+                let len = chunk.len();
+                let ack = self
+                    .context()
+                    .publish(subject.clone(), chunk)
+                    .await
+                    .map_err(|error| PutError::with_source(PutErrorKind::PublishChunks, error))?;
+                acks.push_back((ack, len));
+            }
+            while let Some((ack, len)) = acks.pop_front() {
+                wait_ack(ack, len, &mut acked, progress).await?;
+            }
+            Ok::<_, PutError>(())
+        }
+        .await;
+        if let Err(error) = result {
+            // Chunks still in flight must land (or fail) before the caller purges: a purge
+            // that overtook them would leave them behind.
+            for (ack, _) in acks {
+                let _ = ack.await;
+            }
+            return Err(error);
+        }
+        Ok(Sent {
+            size,
+            chunks,
+            digest: hash.finalize().into(),
+        })
+    }
+}
+
+/// What a put's chunks came to.
+struct Sent {
+    size: usize,
+    chunks: usize,
+    digest: [u8; 32],
+}
+
+/// Waits for one chunk's ack and reports the progress it makes.
+async fn wait_ack(
+    ack: PublishAckFuture,
+    len: usize,
+    acked: &mut Progress,
+    progress: &mut impl FnMut(Progress),
+) -> Result<(), PutError> {
+    ack.await
+        .map_err(|error| PutError::with_source(PutErrorKind::PublishChunks, error))?;
+    acked.bytes += len as u64;
+    acked.chunks += 1;
+    progress(*acked);
+    Ok(())
+}
+
+/// Reads up to `chunk_size` bytes, fewer only at the end of `data`: readers that return a
+/// little at a time (sockets, pipes) still make full chunks.
+async fn read_chunk(
+    data: &mut (impl AsyncRead + Unpin),
+    chunk_size: usize,
+) -> std::io::Result<BytesMut> {
+    let mut chunk = BytesMut::with_capacity(chunk_size);
+    while chunk.len() < chunk_size {
+        // `take` keeps `read_buf` within the chunk even if the buffer has spare capacity.
+        let limit = (chunk_size - chunk.len()) as u64;
+        if (&mut *data).take(limit).read_buf(&mut chunk).await? == 0 {
+            break;
+        }
+    }
+    Ok(chunk)
+}
