@@ -51,7 +51,7 @@ enum ConsumerCommand {
         /// The consumer's (durable) name.
         name: String,
         #[command(flatten)]
-        flags: ConsumerFlags,
+        flags: Box<ConsumerFlags>,
         /// Print the server's consumer info as JSON.
         #[arg(long)]
         json: bool,
