@@ -9,7 +9,8 @@ use crate::bench::BenchArgs;
 use crate::context::ContextArgs;
 use crate::core::{PubArgs, ReplyArgs, ReqArgs, RttArgs, SubArgs};
 use crate::error::CliError;
-use crate::jetstream::{AccountArgs, ConsumerArgs, StreamArgs};
+use crate::jetstream::{AccountArgs, ConsumerArgs, ObjectArgs, StreamArgs};
+use crate::service::ServiceArgs;
 
 /// rnats: a NATS command line built on the rnats client.
 ///
@@ -42,6 +43,10 @@ pub(crate) enum Command {
     Stream(StreamArgs),
     /// Manages JetStream consumers.
     Consumer(ConsumerArgs),
+    /// Stores and reads files in Object Store buckets.
+    Object(ObjectArgs),
+    /// Discovers Service API services and shows their info and stats.
+    Service(ServiceArgs),
     /// Shows the account's JetStream usage and limits.
     Account(AccountArgs),
     /// Manages natscli contexts (saved connection settings).
@@ -91,6 +96,8 @@ impl Cli {
             Command::Stream(args) => block_on(crate::jetstream::stream(args)),
             Command::Consumer(args) => block_on(crate::jetstream::consumer(args)),
             Command::Account(args) => block_on(crate::jetstream::account(args)),
+            Command::Object(args) => block_on(crate::jetstream::object(args)),
+            Command::Service(args) => block_on(crate::service::run(args)),
         }
     }
 }

@@ -12,6 +12,7 @@ mod error;
 mod jetstream;
 mod out;
 mod parse;
+mod service;
 mod stats;
 
 use std::process::ExitCode;
