@@ -1,7 +1,17 @@
-//! `rnats`: a command line for NATS built on the rnats client.
+//! `rnats`: a command line for NATS built on the rnats client, for people used to natscli.
 //!
-//! `rnats bench <pub|sub|pubsub|req|lat>` measures the client against a server, by default a
-//! private `nats-server` started for the run.
+//! - Core NATS: `pub`, `sub`, `req`, `reply`, `server info`, `rtt`.
+//! - JetStream: `stream ls|add|info|edit|rm|purge|get|view`,
+//!   `consumer ls|add|info|rm|next`, `account info`.
+//! - Object Store: `object ls|add|put|get|info|rm`; Services: `service ls|info|stats|ping`.
+//! - `context ls|add|edit|select|info|rm` on natscli's own context files, whose selected
+//!   context supplies the connection flags' defaults ([`conn`]).
+//! - `bench <pub|sub|pubsub|req|lat|js-pub|js-fetch>` measures the client against a server,
+//!   by default a private `nats-server` started for the run.
+//! - `completions <shell>` prints a shell completion script.
+//!
+//! Output is for people by default and JSON with `--json`; every failure is one
+//! `error: ...` line on stderr and exit code 1. See `docs/cli.md`.
 
 mod bench;
 mod cli;

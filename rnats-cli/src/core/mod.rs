@@ -22,6 +22,11 @@ use crate::error::CliError;
 pub(crate) fn body_or_stdin(body: Option<&str>) -> Result<Bytes, CliError> {
     match body {
         Some(text) if text != "-" => Ok(Bytes::copy_from_slice(text.as_bytes())),
-        _ => Ok(Bytes::from(crate::out::read_stdin()?)),
+        _ => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!("Reading the body from standard input (end it with Ctrl-D)");
+            }
+            Ok(Bytes::from(crate::out::read_stdin()?))
+        }
     }
 }

@@ -268,9 +268,6 @@ pub(crate) async fn run(args: StreamArgs) -> Result<(), CliError> {
         }
         StreamCommand::Rm { name, force } => {
             // Fail on a missing stream before asking anything.
-            js.get_stream_no_info(&name)
-                .await
-                .map_err(CliError::js(format!("cannot remove stream {name}")))?;
             raw(&js, &format!("STREAM.INFO.{name}"), &Value::Null).await?;
             out::confirm(
                 &format!("Really remove stream {name} and all its messages"),
