@@ -206,24 +206,7 @@ impl Settings {
             })?;
             options = options.nkey(seed.trim().to_owned());
         }
-        if let Some(ca) = &self.ca {
-            options = options.add_root_certificates(ca.clone()).require_tls(true);
-        }
-        match (&self.cert, &self.key) {
-            (Some(cert), Some(key)) => {
-                options = options
-                    .add_client_certificate(cert.clone(), key.clone())
-                    .require_tls(true);
-            }
-            (None, None) => {}
-            _ => {
-                return Err(CliError::InvalidArgument {
-                    what: "TLS client certificate",
-                    given: String::new(),
-                    reason: "--tls-cert and --tls-key go together".to_owned(),
-                });
-            }
-        }
+        options = self.with_tls(options)?;
         if self.tls_first {
             options = options.tls_first();
         }
@@ -237,6 +220,25 @@ impl Settings {
                 url: self.url.clone(),
                 source,
             })
+    }
+
+    /// `options` with the TLS settings: a CA or a client certificate turns TLS on.
+    fn with_tls(&self, mut options: ConnectOptions) -> Result<ConnectOptions, CliError> {
+        if let Some(ca) = &self.ca {
+            options = options.add_root_certificates(ca.clone()).require_tls(true);
+        }
+        match (&self.cert, &self.key) {
+            (Some(cert), Some(key)) => {
+                options = options
+                    .add_client_certificate(cert.clone(), key.clone())
+                    .require_tls(true);
+            }
+            (None, None) => {}
+            _ => {
+                return Err(CliError::Usage("--tls-cert and --tls-key go together"));
+            }
+        }
+        Ok(options)
     }
 
     /// A JetStream context on `client` with the context's domain or API prefix.

@@ -93,6 +93,9 @@ pub(crate) enum CliError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The command line misses something clap cannot require on its own.
+    #[error("{0}")]
+    Usage(&'static str),
     /// A file could not be read.
     #[error("cannot read {what} {}: {source}", path.display())]
     ReadFile {

@@ -78,6 +78,9 @@ enum ServiceCommand {
     },
 }
 
+/// What a failed discovery request says.
+const FAILED: &str = "service discovery failed";
+
 /// Runs a service command.
 pub(crate) async fn run(args: ServiceArgs) -> Result<(), CliError> {
     let (client, _) = args.conn.connect().await?;
@@ -85,135 +88,188 @@ pub(crate) async fn run(args: ServiceArgs) -> Result<(), CliError> {
     if let Some(n) = args.expect {
         discovery = discovery.max_replies(n);
     }
-    let failed = CliError::js("service discovery failed");
     match args.command {
-        ServiceCommand::Ls { name, json } => {
-            let mut infos = discovery.info(name.as_deref()).await.map_err(failed)?;
-            infos.sort_by(|a, b| (&a.name, &a.id).cmp(&(&b.name, &b.id)));
-            if json {
-                return out::json(&infos);
-            }
-            if infos.is_empty() {
-                eprintln!("No services answered within {:?}", args.wait);
-                return Ok(());
-            }
-            let mut by_name: BTreeMap<&str, Vec<&rnats::service::Info>> = BTreeMap::new();
-            for info in &infos {
-                by_name.entry(&info.name).or_default().push(info);
-            }
-            let mut table =
-                Table::new(["Name", "Version", "Instances", "Endpoints", "Description"]);
-            for (name, instances) in by_name {
-                let mut versions: Vec<&str> =
-                    instances.iter().map(|i| i.version.as_str()).collect();
-                versions.sort_unstable();
-                versions.dedup();
-                table.row(vec![
-                    name.to_owned(),
-                    versions.join(", "),
-                    instances.len().to_string(),
-                    instances[0].endpoints.len().to_string(),
-                    instances[0].description.clone(),
-                ]);
-            }
-            table.print()
-        }
+        ServiceCommand::Ls { name, json } => list(&discovery, name, json, args.wait).await,
         ServiceCommand::Info { name, id, json } => {
-            let mut infos = match &id {
-                Some(id) => vec![discovery.info_instance(&name, id).await.map_err(failed)?],
-                None => discovery.info(Some(&name)).await.map_err(failed)?,
-            };
-            infos.sort_by(|a, b| a.id.cmp(&b.id));
-            if json {
-                return out::json(&infos);
-            }
-            if infos.is_empty() {
-                return Err(CliError::NothingReceived {
-                    what: "no service instance answered",
-                    timeout: args.wait,
-                });
-            }
-            let mut text = String::new();
-            for info in &infos {
-                text.push_str(&format!(
-                    "Service {} {} ({})\n",
-                    info.name, info.version, info.id
-                ));
-                if !info.description.is_empty() {
-                    text.push_str(&format!("  {}\n", info.description));
-                }
-                let mut table = Table::new(["  Endpoint", "Subject", "Queue group"]);
-                for e in &info.endpoints {
-                    table.row(vec![
-                        format!("  {}", e.name),
-                        e.subject.clone(),
-                        e.queue_group.clone(),
-                    ]);
-                }
-                text.push_str(&table.render());
-                text.push('\n');
-            }
-            out::print(&text)
+            info(&discovery, name, id, json, args.wait).await
         }
         ServiceCommand::Stats { name, id, json } => {
-            let mut stats = match (&name, &id) {
-                (Some(name), Some(id)) => {
-                    vec![discovery.stats_instance(name, id).await.map_err(failed)?]
-                }
-                _ => discovery.stats(name.as_deref()).await.map_err(failed)?,
-            };
-            stats.sort_by(|a, b| (&a.name, &a.id).cmp(&(&b.name, &b.id)));
-            if json {
-                return out::json(&stats);
-            }
-            if stats.is_empty() {
-                eprintln!("No services answered within {:?}", args.wait);
-                return Ok(());
-            }
-            let mut table = Table::new([
-                "Service",
-                "ID",
-                "Endpoint",
-                "Requests",
-                "Errors",
-                "Average",
-                "Last error",
-            ]);
-            for s in &stats {
-                for e in &s.endpoints {
-                    table.row(vec![
-                        s.name.clone(),
-                        s.id.clone(),
-                        e.name.clone(),
-                        human::count(e.requests as u64),
-                        human::count(e.errors as u64),
-                        human::latency_us(e.average_processing_time.as_secs_f64() * 1e6),
-                        e.last_error
-                            .as_ref()
-                            .map(ToString::to_string)
-                            .unwrap_or_default(),
-                    ]);
-                }
-            }
-            table.print()
+            stats(&discovery, name, id, json, args.wait).await
         }
-        ServiceCommand::Ping { name, json } => {
-            let mut pongs = discovery.ping(name.as_deref()).await.map_err(failed)?;
-            pongs.sort_by(|a, b| (&a.name, &a.id).cmp(&(&b.name, &b.id)));
-            if json {
-                return out::json(&pongs);
-            }
-            if pongs.is_empty() {
-                return Err(CliError::NothingReceived {
-                    what: "no service instance answered",
-                    timeout: args.wait,
-                });
-            }
-            let mut table = Table::new(["Name", "ID", "Version"]);
-            for p in &pongs {
-                table.row(vec![p.name.clone(), p.id.clone(), p.version.clone()]);
-            }
-            table.print()
+        ServiceCommand::Ping { name, json } => ping(&discovery, name, json, args.wait).await,
+    }
+}
+
+async fn list(
+    discovery: &Discovery,
+    name: Option<String>,
+    json: bool,
+    wait: Duration,
+) -> Result<(), CliError> {
+    let mut infos = discovery
+        .info(name.as_deref())
+        .await
+        .map_err(CliError::js(FAILED))?;
+    infos.sort_by(|a, b| (&a.name, &a.id).cmp(&(&b.name, &b.id)));
+    if json {
+        return out::json(&infos);
+    }
+    if infos.is_empty() {
+        eprintln!("No services answered within {:?}", wait);
+        return Ok(());
+    }
+    let mut by_name: BTreeMap<&str, Vec<&rnats::service::Info>> = BTreeMap::new();
+    for info in &infos {
+        by_name.entry(&info.name).or_default().push(info);
+    }
+    let mut table = Table::new(["Name", "Version", "Instances", "Endpoints", "Description"]);
+    for (name, instances) in by_name {
+        let mut versions: Vec<&str> = instances.iter().map(|i| i.version.as_str()).collect();
+        versions.sort_unstable();
+        versions.dedup();
+        table.row(vec![
+            name.to_owned(),
+            versions.join(", "),
+            instances.len().to_string(),
+            instances[0].endpoints.len().to_string(),
+            instances[0].description.clone(),
+        ]);
+    }
+    table.print()
+}
+
+async fn info(
+    discovery: &Discovery,
+    name: String,
+    id: Option<String>,
+    json: bool,
+    wait: Duration,
+) -> Result<(), CliError> {
+    let mut infos = match &id {
+        Some(id) => vec![
+            discovery
+                .info_instance(&name, id)
+                .await
+                .map_err(CliError::js(FAILED))?,
+        ],
+        None => discovery
+            .info(Some(&name))
+            .await
+            .map_err(CliError::js(FAILED))?,
+    };
+    infos.sort_by(|a, b| a.id.cmp(&b.id));
+    if json {
+        return out::json(&infos);
+    }
+    if infos.is_empty() {
+        return Err(CliError::NothingReceived {
+            what: "no service instance answered",
+            timeout: wait,
+        });
+    }
+    let mut text = String::new();
+    for info in &infos {
+        text.push_str(&format!(
+            "Service {} {} ({})\n",
+            info.name, info.version, info.id
+        ));
+        if !info.description.is_empty() {
+            text.push_str(&format!("  {}\n", info.description));
+        }
+        let mut table = Table::new(["  Endpoint", "Subject", "Queue group"]);
+        for e in &info.endpoints {
+            table.row(vec![
+                format!("  {}", e.name),
+                e.subject.clone(),
+                e.queue_group.clone(),
+            ]);
+        }
+        text.push_str(&table.render());
+        text.push('\n');
+    }
+    out::print(&text)
+}
+
+async fn stats(
+    discovery: &Discovery,
+    name: Option<String>,
+    id: Option<String>,
+    json: bool,
+    wait: Duration,
+) -> Result<(), CliError> {
+    let mut stats = match (&name, &id) {
+        (Some(name), Some(id)) => {
+            vec![
+                discovery
+                    .stats_instance(name, id)
+                    .await
+                    .map_err(CliError::js(FAILED))?,
+            ]
+        }
+        _ => discovery
+            .stats(name.as_deref())
+            .await
+            .map_err(CliError::js(FAILED))?,
+    };
+    stats.sort_by(|a, b| (&a.name, &a.id).cmp(&(&b.name, &b.id)));
+    if json {
+        return out::json(&stats);
+    }
+    if stats.is_empty() {
+        eprintln!("No services answered within {:?}", wait);
+        return Ok(());
+    }
+    let mut table = Table::new([
+        "Service",
+        "ID",
+        "Endpoint",
+        "Requests",
+        "Errors",
+        "Average",
+        "Last error",
+    ]);
+    for s in &stats {
+        for e in &s.endpoints {
+            table.row(vec![
+                s.name.clone(),
+                s.id.clone(),
+                e.name.clone(),
+                human::count(e.requests as u64),
+                human::count(e.errors as u64),
+                human::latency_us(e.average_processing_time.as_secs_f64() * 1e6),
+                e.last_error
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+            ]);
         }
     }
+    table.print()
+}
+
+async fn ping(
+    discovery: &Discovery,
+    name: Option<String>,
+    json: bool,
+    wait: Duration,
+) -> Result<(), CliError> {
+    let mut pongs = discovery
+        .ping(name.as_deref())
+        .await
+        .map_err(CliError::js(FAILED))?;
+    pongs.sort_by(|a, b| (&a.name, &a.id).cmp(&(&b.name, &b.id)));
+    if json {
+        return out::json(&pongs);
+    }
+    if pongs.is_empty() {
+        return Err(CliError::NothingReceived {
+            what: "no service instance answered",
+            timeout: wait,
+        });
+    }
+    let mut table = Table::new(["Name", "ID", "Version"]);
+    for p in &pongs {
+        table.row(vec![p.name.clone(), p.id.clone(), p.version.clone()]);
+    }
+    table.print()
 }

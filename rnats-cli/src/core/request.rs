@@ -80,48 +80,62 @@ pub(crate) async fn run(args: ReqArgs) -> Result<(), CliError> {
             print_reply(&args, &reply, started, 1)?;
             continue;
         }
-        // Several replies: our own inbox, collected until enough came or time is up.
-        let inbox = client.new_inbox();
-        let mut replies = client.subscribe(inbox.clone()).await?;
-        match &headers {
-            Some(h) => {
-                client
-                    .publish_with_reply_and_headers(args.subject.clone(), inbox, h.clone(), payload)
-                    .await?
-            }
-            None => {
-                client
-                    .publish_with_reply(args.subject.clone(), inbox, payload)
-                    .await?
-            }
+        collect_replies(&client, &args, headers.as_ref(), payload, timeout, started).await?;
+    }
+    Ok(())
+}
+
+/// Sends one request with our own inbox as reply subject and prints the replies that come
+/// until `--replies` of them did or `timeout` passed.
+async fn collect_replies(
+    client: &rnats::Client,
+    args: &ReqArgs,
+    headers: Option<&rnats::HeaderMap>,
+    payload: bytes::Bytes,
+    timeout: std::time::Duration,
+    started: Instant,
+) -> Result<(), CliError> {
+    // Several replies: our own inbox, collected until enough came or time is up.
+    let inbox = client.new_inbox();
+    let mut replies = client.subscribe(inbox.clone()).await?;
+    match headers {
+        Some(h) => {
+            client
+                .publish_with_reply_and_headers(args.subject.clone(), inbox, h.clone(), payload)
+                .await?
         }
-        client.flush().await?;
-        let deadline = tokio::time::Instant::now() + timeout;
-        let mut got = 0u64;
-        loop {
-            match tokio::time::timeout_at(deadline, replies.next()).await {
-                Ok(Some(reply)) if reply.status.is_some_and(|s| s.as_u16() == 503) => {
-                    return Err(CliError::Request(rnats::RequestError::new(
-                        rnats::RequestErrorKind::NoResponders,
-                    )));
+        None => {
+            client
+                .publish_with_reply(args.subject.clone(), inbox, payload)
+                .await?
+        }
+    }
+    client.flush().await?;
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut got = 0u64;
+    loop {
+        match tokio::time::timeout_at(deadline, replies.next()).await {
+            Ok(Some(reply)) if reply.status.is_some_and(|s| s.as_u16() == 503) => {
+                return Err(CliError::Request(rnats::RequestError::new(
+                    rnats::RequestErrorKind::NoResponders,
+                )));
+            }
+            Ok(Some(reply)) => {
+                got += 1;
+                print_reply(args, &reply, started, got)?;
+                if got == args.replies {
+                    break;
                 }
-                Ok(Some(reply)) => {
-                    got += 1;
-                    print_reply(&args, &reply, started, got)?;
-                    if got == args.replies {
-                        break;
-                    }
-                }
-                Ok(None) => return Err(CliError::SubscriptionEnded),
-                Err(_) => break,
             }
+            Ok(None) => return Err(CliError::SubscriptionEnded),
+            Err(_) => break,
         }
-        if got == 0 {
-            return Err(CliError::NothingReceived {
-                what: "no reply",
-                timeout,
-            });
-        }
+    }
+    if got == 0 {
+        return Err(CliError::NothingReceived {
+            what: "no reply",
+            timeout,
+        });
     }
     Ok(())
 }

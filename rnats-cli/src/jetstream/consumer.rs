@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 use futures_util::StreamExt;
+use rnats::jetstream::Context;
 use rnats::jetstream::consumer::{self, AckPolicy, DeliverPolicy, ReplayPolicy};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
@@ -84,24 +85,28 @@ enum ConsumerCommand {
     /// Fetches messages from a pull consumer and acks them.
     ///
     /// Example: rnats consumer next ORDERS billing --count 10
-    Next {
-        /// The stream.
-        stream: String,
-        /// The pull consumer.
-        name: String,
-        /// Messages to fetch.
-        #[arg(long, short = 'c', default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-        count: usize,
-        /// Do not ack what was fetched (it will be redelivered after the ack wait).
-        #[arg(long)]
-        no_ack: bool,
-        /// One JSON object per message.
-        #[arg(long)]
-        json: bool,
-        /// Print only the bodies.
-        #[arg(long, conflicts_with = "json")]
-        raw: bool,
-    },
+    Next(NextArgs),
+}
+
+/// Options of `consumer next`.
+#[derive(Debug, Args)]
+struct NextArgs {
+    /// The stream.
+    stream: String,
+    /// The pull consumer.
+    name: String,
+    /// Messages to fetch.
+    #[arg(long, short = 'c', default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    count: usize,
+    /// Do not ack what was fetched (it will be redelivered after the ack wait).
+    #[arg(long)]
+    no_ack: bool,
+    /// One JSON object per message.
+    #[arg(long)]
+    json: bool,
+    /// Print only the bodies.
+    #[arg(long, conflicts_with = "json")]
+    raw: bool,
 }
 
 /// Consumer settings of `consumer add`.
@@ -253,181 +258,111 @@ fn deliver_policy(text: &str) -> Result<DeliverPolicy, CliError> {
 pub(crate) async fn run(args: ConsumerArgs) -> Result<(), CliError> {
     let js = crate::conn::jetstream(&args.conn).await?;
     match args.command {
-        ConsumerCommand::Ls { stream, json } => {
-            if json {
-                let list = raw_list(&js, &format!("CONSUMER.LIST.{stream}"), "consumers").await?;
-                return out::json(&list);
-            }
-            let handle = get_stream(&js, &stream).await?;
-            let mut consumers = handle.consumers();
-            let mut infos = Vec::new();
-            while let Some(info) = consumers.next().await {
-                infos.push(
-                    info.map_err(CliError::js(format!("cannot list consumers of {stream}")))?,
-                );
-            }
-            infos.sort_by(|a, b| a.name.cmp(&b.name));
-            if infos.is_empty() {
-                eprintln!("No consumers on {stream}");
-                return Ok(());
-            }
-            let mut table = Table::new([
-                "Name",
-                "Kind",
-                "Filter",
-                "Pending",
-                "Ack pending",
-                "Redelivered",
-                "Last delivery",
-            ]);
-            for info in &infos {
-                table.row(vec![
-                    info.name.clone(),
-                    kind(&info.config).to_owned(),
-                    filter(&info.config),
-                    human::count(info.num_pending),
-                    human::count(info.num_ack_pending as u64),
-                    human::count(info.num_redelivered as u64),
-                    info.delivered
-                        .last_active
-                        .map(|t| format!("{} ago", ago(t)))
-                        .unwrap_or_else(|| "never".to_owned()),
-                ]);
-            }
-            table.print()
-        }
+        ConsumerCommand::Ls { stream, json } => list(&js, stream, json).await,
         ConsumerCommand::Add {
             stream,
             name,
             flags,
             json,
-        } => {
-            let config = flags.config(&name)?;
-            let handle = get_stream(&js, &stream).await?;
-            let consumer: consumer::Consumer<consumer::Config> = handle
-                .create_consumer(config)
-                .await
-                .map_err(CliError::js(format!(
-                    "cannot create consumer {name} on {stream}"
-                )))?;
-            if json {
-                return info_json(&js, &stream, &name).await;
-            }
-            eprintln!("Created consumer {name} on {stream}");
-            out::print(&render_info(consumer.cached_info()))
-        }
-        ConsumerCommand::Info { stream, name, json } => {
-            if json {
-                return info_json(&js, &stream, &name).await;
-            }
-            let handle = get_stream(&js, &stream).await?;
-            let info = handle
-                .consumer_info(&name)
-                .await
-                .map_err(CliError::js(format!(
-                    "cannot read consumer {name} on {stream}"
-                )))?;
-            out::print(&render_info(&info))
-        }
+        } => add(&js, stream, name, flags, json).await,
+        ConsumerCommand::Info { stream, name, json } => info(&js, stream, name, json).await,
         ConsumerCommand::Rm {
             stream,
             name,
             force,
-        } => {
-            raw(&js, &format!("CONSUMER.INFO.{stream}.{name}"), &Value::Null).await?;
-            out::confirm(&format!("Really remove consumer {name} on {stream}"), force)?;
-            js.delete_consumer_from_stream(&name, &stream)
-                .await
-                .map_err(CliError::js(format!(
-                    "cannot remove consumer {name} on {stream}"
-                )))?;
-            eprintln!("Removed consumer {name} on {stream}");
-            Ok(())
-        }
-        ConsumerCommand::Next {
-            stream,
-            name,
-            count,
-            no_ack,
-            json,
-            raw: raw_only,
-        } => {
-            let handle = get_stream(&js, &stream).await?;
-            let info = handle
-                .consumer_info(&name)
-                .await
-                .map_err(CliError::js(format!(
-                    "cannot read consumer {name} on {stream}"
-                )))?;
-            if info.config.deliver_subject.is_some() {
-                return Err(CliError::NotPull {
-                    stream,
-                    consumer: name,
-                });
-            }
-            let consumer: consumer::PullConsumer =
-                handle
-                    .get_consumer(&name)
-                    .await
-                    .map_err(CliError::js(format!(
-                        "cannot read consumer {name} on {stream}"
-                    )))?;
-            let timeout = js_timeout(&args.conn);
-            let mut batch = consumer
-                .batch()
-                .max_messages(count)
-                .expires(timeout)
-                .messages()
-                .await
-                .map_err(CliError::js(format!(
-                    "cannot fetch from {name} on {stream}"
-                )))?;
-            let mut got = 0usize;
-            while let Some(message) = batch.next().await {
-                let message = message.map_err(CliError::js(format!(
-                    "cannot fetch from {name} on {stream}"
-                )))?;
-                got += 1;
-                let shown = Shown {
-                    subject: message.subject.as_str(),
-                    reply: None,
-                    headers: message.headers.as_ref(),
-                    payload: &message.payload,
-                };
-                let seq = message.info().map(|i| i.stream_sequence).unwrap_or(0);
-                if json {
-                    let mut object = shown.json();
-                    object.insert("seq".into(), json!(seq));
-                    out::json(&object)?;
-                } else if raw_only {
-                    out::print_bytes(&message.payload)?;
-                    out::print("\n")?;
-                } else {
-                    let acked = if no_ack { "" } else { " (acked)" };
-                    out::print(&shown.human(&format!(
-                        "[{stream}#{seq}] Received on {:?}{acked}",
-                        shown.subject
-                    )))?;
-                }
-                if !no_ack {
-                    message
-                        .double_ack()
-                        .await
-                        .map_err(CliError::js(format!("cannot ack message {seq}")))?;
-                }
-                if got == count {
-                    break;
-                }
-            }
-            if got == 0 {
-                return Err(CliError::NothingReceived {
-                    what: "no message",
-                    timeout,
-                });
-            }
-            Ok(())
-        }
+        } => remove(&js, stream, name, force).await,
+        ConsumerCommand::Next(next_args) => next(&js, next_args, js_timeout(&args.conn)).await,
     }
+}
+
+async fn list(js: &Context, stream: String, json: bool) -> Result<(), CliError> {
+    if json {
+        let list = raw_list(js, &format!("CONSUMER.LIST.{stream}"), "consumers").await?;
+        return out::json(&list);
+    }
+    let handle = get_stream(js, &stream).await?;
+    let mut consumers = handle.consumers();
+    let mut infos = Vec::new();
+    while let Some(info) = consumers.next().await {
+        infos.push(info.map_err(CliError::js(format!("cannot list consumers of {stream}")))?);
+    }
+    infos.sort_by(|a, b| a.name.cmp(&b.name));
+    if infos.is_empty() {
+        eprintln!("No consumers on {stream}");
+        return Ok(());
+    }
+    let mut table = Table::new([
+        "Name",
+        "Kind",
+        "Filter",
+        "Pending",
+        "Ack pending",
+        "Redelivered",
+        "Last delivery",
+    ]);
+    for info in &infos {
+        table.row(vec![
+            info.name.clone(),
+            kind(&info.config).to_owned(),
+            filter(&info.config),
+            human::count(info.num_pending),
+            human::count(info.num_ack_pending as u64),
+            human::count(info.num_redelivered as u64),
+            info.delivered
+                .last_active
+                .map(|t| format!("{} ago", ago(t)))
+                .unwrap_or_else(|| "never".to_owned()),
+        ]);
+    }
+    table.print()
+}
+
+async fn add(
+    js: &Context,
+    stream: String,
+    name: String,
+    flags: Box<ConsumerFlags>,
+    json: bool,
+) -> Result<(), CliError> {
+    let config = flags.config(&name)?;
+    let handle = get_stream(js, &stream).await?;
+    let consumer: consumer::Consumer<consumer::Config> = handle
+        .create_consumer(config)
+        .await
+        .map_err(CliError::js(format!(
+            "cannot create consumer {name} on {stream}"
+        )))?;
+    if json {
+        return info_json(js, &stream, &name).await;
+    }
+    eprintln!("Created consumer {name} on {stream}");
+    out::print(&render_info(consumer.cached_info()))
+}
+
+async fn info(js: &Context, stream: String, name: String, json: bool) -> Result<(), CliError> {
+    if json {
+        return info_json(js, &stream, &name).await;
+    }
+    let handle = get_stream(js, &stream).await?;
+    let info = handle
+        .consumer_info(&name)
+        .await
+        .map_err(CliError::js(format!(
+            "cannot read consumer {name} on {stream}"
+        )))?;
+    out::print(&render_info(&info))
+}
+
+async fn remove(js: &Context, stream: String, name: String, force: bool) -> Result<(), CliError> {
+    raw(js, &format!("CONSUMER.INFO.{stream}.{name}"), &Value::Null).await?;
+    out::confirm(&format!("Really remove consumer {name} on {stream}"), force)?;
+    js.delete_consumer_from_stream(&name, &stream)
+        .await
+        .map_err(CliError::js(format!(
+            "cannot remove consumer {name} on {stream}"
+        )))?;
+    eprintln!("Removed consumer {name} on {stream}");
+    Ok(())
 }
 
 /// How long `next` waits for messages: the connection timeout.
@@ -436,7 +371,7 @@ fn js_timeout(conn: &ConnArgs) -> Duration {
 }
 
 async fn get_stream(
-    js: &rnats::jetstream::Context,
+    js: &Context,
     stream: &str,
 ) -> Result<rnats::jetstream::stream::Stream<()>, CliError> {
     js.get_stream_no_info(stream)
@@ -444,11 +379,7 @@ async fn get_stream(
         .map_err(CliError::js(format!("cannot read stream {stream}")))
 }
 
-async fn info_json(
-    js: &rnats::jetstream::Context,
-    stream: &str,
-    name: &str,
-) -> Result<(), CliError> {
+async fn info_json(js: &Context, stream: &str, name: &str) -> Result<(), CliError> {
     let info = raw(js, &format!("CONSUMER.INFO.{stream}.{name}"), &Value::Null).await?;
     out::json_pretty(&info)
 }
@@ -525,5 +456,116 @@ fn deliver_text(policy: &DeliverPolicy) -> String {
             format!("from sequence {start_sequence}")
         }
         DeliverPolicy::ByStartTime { start_time } => format!("from {}", time(*start_time)),
+    }
+}
+
+async fn next(js: &Context, args: NextArgs, timeout: Duration) -> Result<(), CliError> {
+    let NextArgs {
+        stream,
+        name,
+        count,
+        no_ack,
+        json,
+        raw: raw_only,
+    } = args;
+    let output = match (json, raw_only) {
+        (true, _) => Output::Json,
+        (false, true) => Output::Raw,
+        (false, false) => Output::Human,
+    };
+    let handle = get_stream(js, &stream).await?;
+    let info = handle
+        .consumer_info(&name)
+        .await
+        .map_err(CliError::js(format!(
+            "cannot read consumer {name} on {stream}"
+        )))?;
+    if info.config.deliver_subject.is_some() {
+        return Err(CliError::NotPull {
+            stream,
+            consumer: name,
+        });
+    }
+    let consumer: consumer::PullConsumer =
+        handle
+            .get_consumer(&name)
+            .await
+            .map_err(CliError::js(format!(
+                "cannot read consumer {name} on {stream}"
+            )))?;
+    let mut batch = consumer
+        .batch()
+        .max_messages(count)
+        .expires(timeout)
+        .messages()
+        .await
+        .map_err(CliError::js(format!(
+            "cannot fetch from {name} on {stream}"
+        )))?;
+    let mut got = 0usize;
+    while let Some(message) = batch.next().await {
+        let message = message.map_err(CliError::js(format!(
+            "cannot fetch from {name} on {stream}"
+        )))?;
+        got += 1;
+        let seq = message.info().map(|i| i.stream_sequence).unwrap_or(0);
+        print_fetched(&stream, &message, seq, output, no_ack)?;
+        if !no_ack {
+            message
+                .double_ack()
+                .await
+                .map_err(CliError::js(format!("cannot ack message {seq}")))?;
+        }
+        if got == count {
+            break;
+        }
+    }
+    if got == 0 {
+        return Err(CliError::NothingReceived {
+            what: "no message",
+            timeout,
+        });
+    }
+    Ok(())
+}
+
+/// How `next` prints what it fetched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Output {
+    Human,
+    Json,
+    Raw,
+}
+
+fn print_fetched(
+    stream: &str,
+    message: &rnats::jetstream::Message,
+    seq: u64,
+    output: Output,
+    no_ack: bool,
+) -> Result<(), CliError> {
+    let shown = Shown {
+        subject: message.subject.as_str(),
+        reply: None,
+        headers: message.headers.as_ref(),
+        payload: &message.payload,
+    };
+    match output {
+        Output::Json => {
+            let mut object = shown.json();
+            object.insert("seq".into(), json!(seq));
+            out::json(&object)
+        }
+        Output::Raw => {
+            out::print_bytes(&message.payload)?;
+            out::print("\n")
+        }
+        Output::Human => {
+            let acked = if no_ack { "" } else { " (acked)" };
+            out::print(&shown.human(&format!(
+                "[{stream}#{seq}] Received on {:?}{acked}",
+                shown.subject
+            )))
+        }
     }
 }

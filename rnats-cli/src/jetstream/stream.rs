@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use futures_util::StreamExt;
+use rnats::jetstream::Context;
 use rnats::jetstream::consumer::DeliverPolicy;
 use rnats::jetstream::consumer::pull::OrderedConfig;
 use rnats::jetstream::message::StreamMessage;
@@ -157,128 +158,11 @@ enum StreamCommand {
 pub(crate) async fn run(args: StreamArgs) -> Result<(), CliError> {
     let js = crate::conn::jetstream(&args.conn).await?;
     match args.command {
-        StreamCommand::Ls { json, names } => {
-            if json {
-                return out::json(&raw_list(&js, "STREAM.LIST", "streams").await?);
-            }
-            let mut infos = Vec::new();
-            let mut streams = js.streams();
-            while let Some(info) = streams.next().await {
-                infos.push(info.map_err(CliError::js("cannot list streams"))?);
-            }
-            infos.sort_by(|a, b| a.config.name.cmp(&b.config.name));
-            if names {
-                let text: String = infos
-                    .iter()
-                    .map(|i| format!("{}\n", i.config.name))
-                    .collect();
-                return out::print(&text);
-            }
-            if infos.is_empty() {
-                eprintln!("No streams defined");
-                return Ok(());
-            }
-            let mut table = Table::new([
-                "Name",
-                "Subjects",
-                "Messages",
-                "Bytes",
-                "Consumers",
-                "Created",
-            ]);
-            for info in &infos {
-                table.row(vec![
-                    info.config.name.clone(),
-                    info.config.subjects.join(", "),
-                    human::count(info.state.messages),
-                    bytes(info.state.bytes),
-                    info.state.consumer_count.to_string(),
-                    time(info.created),
-                ]);
-            }
-            table.print()
-        }
-        StreamCommand::Add { name, flags, json } => {
-            let mut config: Config = match &flags.config_file {
-                Some(path) => read_json(path)?,
-                None => Config::default(),
-            };
-            if let Some(name) = name {
-                config.name = name;
-            }
-            if config.name.is_empty() {
-                return Err(CliError::InvalidArgument {
-                    what: "stream",
-                    given: String::new(),
-                    reason: "give a NAME or a --config file with a name".to_owned(),
-                });
-            }
-            flags.apply(&mut config);
-            let name = config.name.clone();
-            let mut stream = js
-                .create_stream(config)
-                .await
-                .map_err(CliError::js(format!("cannot create stream {name}")))?;
-            if json {
-                return out::json_pretty(
-                    &raw(&js, &format!("STREAM.INFO.{name}"), &Value::Null).await?,
-                );
-            }
-            eprintln!("Created stream {name}");
-            let info = stream
-                .info()
-                .await
-                .map_err(CliError::js(format!("cannot read stream {name}")))?;
-            out::print(&render_info(info))
-        }
-        StreamCommand::Info { name, json } => {
-            if json {
-                return out::json_pretty(
-                    &raw(&js, &format!("STREAM.INFO.{name}"), &Value::Null).await?,
-                );
-            }
-            let stream = js
-                .get_stream(&name)
-                .await
-                .map_err(CliError::js(format!("cannot read stream {name}")))?;
-            out::print(&render_info(stream.cached_info()))
-        }
-        StreamCommand::Edit { name, flags, json } => {
-            let stream = js
-                .get_stream(&name)
-                .await
-                .map_err(CliError::js(format!("cannot read stream {name}")))?;
-            let mut config = match &flags.config_file {
-                Some(path) => read_json(path)?,
-                None => stream.cached_info().config.clone(),
-            };
-            config.name = name.clone();
-            flags.apply(&mut config);
-            let info = js
-                .update_stream(config)
-                .await
-                .map_err(CliError::js(format!("cannot update stream {name}")))?;
-            if json {
-                return out::json_pretty(
-                    &raw(&js, &format!("STREAM.INFO.{name}"), &Value::Null).await?,
-                );
-            }
-            eprintln!("Updated stream {name}");
-            out::print(&render_info(&info))
-        }
-        StreamCommand::Rm { name, force } => {
-            // Fail on a missing stream before asking anything.
-            raw(&js, &format!("STREAM.INFO.{name}"), &Value::Null).await?;
-            out::confirm(
-                &format!("Really remove stream {name} and all its messages"),
-                force,
-            )?;
-            js.delete_stream(&name)
-                .await
-                .map_err(CliError::js(format!("cannot remove stream {name}")))?;
-            eprintln!("Removed stream {name}");
-            Ok(())
-        }
+        StreamCommand::Ls { json, names } => list(&js, json, names).await,
+        StreamCommand::Add { name, flags, json } => add(&js, name, flags, json).await,
+        StreamCommand::Info { name, json } => info(&js, name, json).await,
+        StreamCommand::Edit { name, flags, json } => edit(&js, name, flags, json).await,
+        StreamCommand::Rm { name, force } => remove(&js, name, force).await,
         StreamCommand::Purge {
             name,
             subject,
@@ -314,36 +198,7 @@ pub(crate) async fn run(args: StreamArgs) -> Result<(), CliError> {
             seq,
             last_for,
             json,
-        } => {
-            let stream = js
-                .get_stream_no_info(&name)
-                .await
-                .map_err(CliError::js(format!("cannot read stream {name}")))?;
-            let message = match (seq, &last_for) {
-                (_, Some(subject)) => stream
-                    .get_last_raw_message_by_subject(subject)
-                    .await
-                    .map_err(CliError::js(format!(
-                        "cannot get the last message on {subject} from {name}"
-                    )))?,
-                (Some(seq), None) => {
-                    stream
-                        .get_raw_message(seq)
-                        .await
-                        .map_err(CliError::js(format!(
-                            "cannot get message {seq} from {name}"
-                        )))?
-                }
-                (None, None) => {
-                    return Err(CliError::InvalidArgument {
-                        what: "message",
-                        given: String::new(),
-                        reason: "give a SEQ or --last-for SUBJECT".to_owned(),
-                    });
-                }
-            };
-            print_stream_message(&name, &message, json)
-        }
+        } => get(&js, name, seq, last_for, json).await,
         StreamCommand::View {
             name,
             count,
@@ -355,8 +210,163 @@ pub(crate) async fn run(args: StreamArgs) -> Result<(), CliError> {
     }
 }
 
+async fn list(js: &Context, json: bool, names: bool) -> Result<(), CliError> {
+    if json {
+        return out::json(&raw_list(js, "STREAM.LIST", "streams").await?);
+    }
+    let mut infos = Vec::new();
+    let mut streams = js.streams();
+    while let Some(info) = streams.next().await {
+        infos.push(info.map_err(CliError::js("cannot list streams"))?);
+    }
+    infos.sort_by(|a, b| a.config.name.cmp(&b.config.name));
+    if names {
+        let text: String = infos
+            .iter()
+            .map(|i| format!("{}\n", i.config.name))
+            .collect();
+        return out::print(&text);
+    }
+    if infos.is_empty() {
+        eprintln!("No streams defined");
+        return Ok(());
+    }
+    let mut table = Table::new([
+        "Name",
+        "Subjects",
+        "Messages",
+        "Bytes",
+        "Consumers",
+        "Created",
+    ]);
+    for info in &infos {
+        table.row(vec![
+            info.config.name.clone(),
+            info.config.subjects.join(", "),
+            human::count(info.state.messages),
+            bytes(info.state.bytes),
+            info.state.consumer_count.to_string(),
+            time(info.created),
+        ]);
+    }
+    table.print()
+}
+
+async fn add(
+    js: &Context,
+    name: Option<String>,
+    flags: StreamFlags,
+    json: bool,
+) -> Result<(), CliError> {
+    let mut config: Config = match &flags.config_file {
+        Some(path) => read_json(path)?,
+        None => Config::default(),
+    };
+    if let Some(name) = name {
+        config.name = name;
+    }
+    if config.name.is_empty() {
+        return Err(CliError::Usage(
+            "give a NAME or a --config file with a name",
+        ));
+    }
+    flags.apply(&mut config);
+    let name = config.name.clone();
+    let mut stream = js
+        .create_stream(config)
+        .await
+        .map_err(CliError::js(format!("cannot create stream {name}")))?;
+    if json {
+        return out::json_pretty(&raw(js, &format!("STREAM.INFO.{name}"), &Value::Null).await?);
+    }
+    eprintln!("Created stream {name}");
+    let info = stream
+        .info()
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    out::print(&render_info(info))
+}
+
+async fn info(js: &Context, name: String, json: bool) -> Result<(), CliError> {
+    if json {
+        return out::json_pretty(&raw(js, &format!("STREAM.INFO.{name}"), &Value::Null).await?);
+    }
+    let stream = js
+        .get_stream(&name)
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    out::print(&render_info(stream.cached_info()))
+}
+
+async fn edit(js: &Context, name: String, flags: StreamFlags, json: bool) -> Result<(), CliError> {
+    let stream = js
+        .get_stream(&name)
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    let mut config = match &flags.config_file {
+        Some(path) => read_json(path)?,
+        None => stream.cached_info().config.clone(),
+    };
+    config.name = name.clone();
+    flags.apply(&mut config);
+    let info = js
+        .update_stream(config)
+        .await
+        .map_err(CliError::js(format!("cannot update stream {name}")))?;
+    if json {
+        return out::json_pretty(&raw(js, &format!("STREAM.INFO.{name}"), &Value::Null).await?);
+    }
+    eprintln!("Updated stream {name}");
+    out::print(&render_info(&info))
+}
+
+async fn remove(js: &Context, name: String, force: bool) -> Result<(), CliError> {
+    // Fail on a missing stream before asking anything.
+    raw(js, &format!("STREAM.INFO.{name}"), &Value::Null).await?;
+    out::confirm(
+        &format!("Really remove stream {name} and all its messages"),
+        force,
+    )?;
+    js.delete_stream(&name)
+        .await
+        .map_err(CliError::js(format!("cannot remove stream {name}")))?;
+    eprintln!("Removed stream {name}");
+    Ok(())
+}
+
+async fn get(
+    js: &Context,
+    name: String,
+    seq: Option<u64>,
+    last_for: Option<String>,
+    json: bool,
+) -> Result<(), CliError> {
+    let stream = js
+        .get_stream_no_info(&name)
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    let message = match (seq, &last_for) {
+        (_, Some(subject)) => stream
+            .get_last_raw_message_by_subject(subject)
+            .await
+            .map_err(CliError::js(format!(
+                "cannot get the last message on {subject} from {name}"
+            )))?,
+        (Some(seq), None) => stream
+            .get_raw_message(seq)
+            .await
+            .map_err(CliError::js(format!(
+                "cannot get message {seq} from {name}"
+            )))?,
+        (None, None) => {
+            return Err(CliError::Usage("give a SEQ or --last-for SUBJECT"));
+        }
+    };
+    print_stream_message(&name, &message, json)
+}
+
 async fn view(
-    js: &rnats::jetstream::Context,
+    js: &Context,
     name: &str,
     count: usize,
     start: Option<u64>,
