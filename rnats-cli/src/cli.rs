@@ -17,7 +17,17 @@ use crate::service::ServiceArgs;
 /// Connection flags (--server, --user, --creds, --context, ...) default to the selected
 /// natscli context (`rnats context select NAME`), so existing `nats` contexts just work.
 #[derive(Debug, Parser)]
-#[command(name = "rnats", version, about, long_about, propagate_version = true)]
+#[command(
+    name = "rnats",
+    version,
+    about,
+    long_about,
+    propagate_version = true,
+    after_help = "Examples:\n  rnats context add local --server nats://127.0.0.1:4222 --select\n  \
+        rnats sub 'orders.>'\n  rnats pub orders.new 'hello'\n  \
+        rnats stream add ORDERS --subjects 'orders.>'\n  rnats stream ls\n\n\
+        See `rnats <command> --help` for each command's flags and an example."
+)]
 pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]

@@ -262,7 +262,7 @@ fn info(store: &Store, name: Option<String>, json: bool) -> Result<(), CliError>
         Some(name) => name,
         None => store
             .selected()?
-            .ok_or_else(|| CliError::UnknownContext(String::new()))?,
+            .ok_or(CliError::Usage("no context is selected; name one"))?,
     };
     let context = store.load(&name)?;
     let masked = context.masked();
