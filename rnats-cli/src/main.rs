@@ -28,9 +28,14 @@ mod stats;
 use std::process::ExitCode;
 
 use clap::Parser;
+use clap::error::ErrorKind;
 
 fn main() -> ExitCode {
-    match cli::Cli::parse().run() {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    match cli.run() {
         Ok(()) => ExitCode::SUCCESS,
         // `rnats sub | head`: the reader went away, which ends the command quietly.
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
@@ -39,4 +44,25 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Help and version go out as clap writes them; a usage error becomes one line on stderr
+/// (clap's first paragraph, its lines joined) and exit code 2, as usage errors have.
+fn usage_error(e: clap::Error) -> ExitCode {
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let first: Vec<&str> = text
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    eprintln!("{} (see --help)", first.join(" "));
+    ExitCode::from(2)
 }

@@ -242,3 +242,19 @@ fn help_has_examples_and_completions_are_generated() {
     let script = rnats.ok(&["completions", "bash"]);
     assert!(script.contains("rnats"), "{script}");
 }
+
+#[test]
+fn usage_errors_are_one_line_and_exit_2() {
+    let rnats = Rnats::new();
+    for args in [
+        &["pub"][..],
+        &["stream", "add", "X", "--storage", "disk"],
+        &["nope"],
+    ] {
+        let out = rnats.run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+    }
+}

@@ -229,6 +229,46 @@ fn consumer_add_next_info_rm() {
 }
 
 #[test]
+fn push_consumers_are_listed_and_next_refuses_them() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    rnats.ok(&["stream", "add", "FEED", "-s", &url]);
+    let info = rnats.json(&[
+        "consumer",
+        "add",
+        "FEED",
+        "tail",
+        "--deliver-subject",
+        "feed.out",
+        "--deliver",
+        "new",
+        "--ack",
+        "none",
+        "--json",
+        "-s",
+        &url,
+    ]);
+    assert_eq!(info["config"]["deliver_subject"], "feed.out");
+    assert_eq!(info["config"]["deliver_policy"], "new");
+    let list = rnats.json(&["consumer", "ls", "FEED", "--json", "-s", &url]);
+    assert_eq!(list[0]["name"], "tail");
+    let line = rnats.fails(&["consumer", "next", "FEED", "tail", "-s", &url]);
+    assert!(line.contains("is a push consumer"), "{line}");
+    let line = rnats.fails(&[
+        "consumer",
+        "add",
+        "FEED",
+        "x",
+        "--deliver",
+        "someday",
+        "-s",
+        &url,
+    ]);
+    assert!(line.contains("invalid --deliver"), "{line}");
+}
+
+#[test]
 fn account_info_shows_usage_and_limits() {
     let server = NatsServer::with_jetstream();
     let url = server.url();
