@@ -32,6 +32,7 @@ enum ContextCommand {
     /// Creates a context, or updates the settings given of an existing one.
     ///
     /// Example: rnats context add prod --server nats://prod:4222 --creds ~/prod.creds --select
+    #[command(alias = "save")]
     Add(AddArgs),
     /// Changes the settings given of an existing context.
     ///

@@ -8,7 +8,7 @@ use rnats::jetstream::Context;
 use rnats::jetstream::consumer::DeliverPolicy;
 use rnats::jetstream::consumer::pull::OrderedConfig;
 use rnats::jetstream::message::StreamMessage;
-use rnats::jetstream::stream::{Config, Info};
+use rnats::jetstream::stream::{ClusterInfo, Config, Info};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
@@ -533,13 +533,36 @@ fn render_info(info: &Info) -> String {
     state.add("Subjects", human::count(s.subjects_count));
     state.add("Deleted", human::count(s.deleted_count.unwrap_or(0)));
     state.add("Consumers", s.consumer_count);
-    format!(
+    let mut text = format!(
         "Stream {} created {}\n\nConfiguration:\n{}\nState:\n{}",
         c.name,
         time(info.created),
         config.render(),
         state.render()
-    )
+    );
+    if let Some(cluster) = &info.cluster {
+        text.push_str(&render_cluster(cluster));
+    }
+    text
+}
+
+/// Where a replicated stream lives: its cluster, leader and replicas.
+fn render_cluster(cluster: &ClusterInfo) -> String {
+    let mut fields = Fields::new();
+    fields.add_some("Name", cluster.name.as_deref());
+    fields.add_some("Leader", cluster.leader.as_deref());
+    for peer in &cluster.replicas {
+        let state = match (peer.offline, peer.current) {
+            (true, _) => "offline".to_owned(),
+            (false, true) => "current".to_owned(),
+            (false, false) => format!("lagging by {}", peer.lag.unwrap_or(0)),
+        };
+        fields.add(
+            "Replica",
+            format!("{}: {state}, seen {} ago", peer.name, duration(peer.active)),
+        );
+    }
+    format!("\nCluster:\n{}", fields.render())
 }
 
 fn yes_no(b: bool) -> &'static str {
