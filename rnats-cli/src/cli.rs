@@ -122,3 +122,14 @@ fn block_on<F: Future<Output = Result<(), CliError>>>(command: F) -> Result<(), 
         .map_err(CliError::Runtime)?;
     runtime.block_on(command)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_tree_is_consistent() {
+        // clap's own checks: no duplicate names or aliases, no conflicting flags.
+        Cli::command().debug_assert();
+    }
+}
