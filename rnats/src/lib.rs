@@ -76,3 +76,17 @@ pub use rnats_jetstream as jetstream;
 /// The Service API (the `service` feature).
 #[cfg(feature = "service")]
 pub use rnats_service as service;
+
+// The README and the user guides in docs/ are compiled as doc tests, so their examples stay
+// true to the API.
+#[cfg(all(doctest, feature = "jetstream", feature = "service"))]
+#[doc = include_str!("../../README.md")]
+struct ReadmeExamples;
+
+#[cfg(all(doctest, feature = "object-store"))]
+#[doc = include_str!("../../docs/object-store.md")]
+struct ObjectStoreGuide;
+
+#[cfg(all(doctest, feature = "service"))]
+#[doc = include_str!("../../docs/service.md")]
+struct ServiceGuide;
