@@ -121,6 +121,38 @@ fn stream_add_info_ls_get_view_purge_rm() {
 }
 
 #[test]
+fn stream_view_filters_by_subject_and_time_and_stops_at_the_end() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    rnats.ok(&["stream", "add", "LOG", "--subjects", "log.*", "-s", &url]);
+    rnats.ok(&["pub", "log.a", "a{{Count}}", "--count", "3", "-s", &url]);
+    rnats.ok(&["pub", "log.b", "b{{Count}}", "--count", "2", "-s", &url]);
+    let out = rnats.ok(&[
+        "stream",
+        "view",
+        "LOG",
+        "--subject",
+        "log.b",
+        "--json",
+        "-s",
+        &url,
+    ]);
+    let data: Vec<Value> = json_lines(&out).iter().map(|m| m["data"].clone()).collect();
+    assert_eq!(data, ["b1", "b2"]);
+    let out = rnats.ok(&[
+        "stream", "view", "LOG", "--since", "1h", "--count", "2", "--json", "-s", &url,
+    ]);
+    assert_eq!(json_lines(&out).len(), 2);
+    let out = rnats.run(&["stream", "view", "LOG", "--subject", "log.none", "-s", &url]);
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty());
+    // The ordered consumers are gone afterwards.
+    let consumers = rnats.json(&["consumer", "ls", "LOG", "--json", "-s", &url]);
+    assert_eq!(consumers, serde_json::json!([]));
+}
+
+#[test]
 fn stream_add_takes_a_json_config_file() {
     let server = NatsServer::with_jetstream();
     let url = server.url();

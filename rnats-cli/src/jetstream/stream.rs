@@ -401,6 +401,7 @@ async fn view(
     let consumer_name = consumer.cached_info().name.clone();
     let wanted = (count as u64).min(available);
     if wanted == 0 {
+        let _ = stream.delete_consumer(&consumer_name).await;
         eprintln!("No messages to show");
         return Ok(());
     }
