@@ -503,4 +503,9 @@ impl fmt::Display for AccountErrorKind {
 pub type AccountError = Error<AccountErrorKind>;
 
 pub use crate::consumer_errors::*;
+#[cfg(feature = "kv")]
+pub use crate::kv::{
+    CreateKeyValueError, CreateKeyValueErrorKind, KeyValueError, KeyValueErrorKind,
+    UpdateKeyValueError, UpdateKeyValueErrorKind,
+};
 pub use crate::stream_errors::*;
