@@ -61,14 +61,16 @@ impl Store {
             use_jetstream_prefix: context.prefix() != "$JS.API",
             stream: stream.clone(),
         };
-        // A mirror is read as itself but written to the bucket it mirrors, through that
-        // bucket's domain when it is in another one.
+        // A mirror holds the subjects of the bucket it mirrors and is written through that
+        // bucket (in its domain when it is in another one). nats.go and async-nats read a
+        // same-domain mirror under its own name, which finds nothing; rnats reads it under
+        // the origin's subjects, which it stores.
         if let Some(mirror) = &stream.info.config.mirror {
             let origin = mirror.name.strip_prefix("KV_").unwrap_or(&mirror.name);
+            store.prefix = format!("$KV.{origin}.");
             match &mirror.external {
                 Some(external) if !external.api_prefix.is_empty() => {
                     store.use_jetstream_prefix = false;
-                    store.prefix = format!("$KV.{origin}.");
                     store.put_prefix = Some(format!("{}.$KV.{origin}.", external.api_prefix));
                 }
                 _ => store.put_prefix = Some(format!("$KV.{origin}.")),
