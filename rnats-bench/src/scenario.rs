@@ -102,7 +102,15 @@ pub enum Scenario {
     /// A pull consumer fetching batches of [`JS_FETCH_BATCH`] from a filled memory stream,
     /// acking each message.
     JsFetch,
+    /// Key-Value puts to a memory bucket, each awaited, from this many tasks at once.
+    KvPut(usize),
+    /// Key-Value gets (direct gets of the last value) from a memory bucket, from this many
+    /// tasks at once.
+    KvGet(usize),
 }
+
+/// Tasks at once in the concurrent Key-Value scenarios (`kv-put16`, `kv-get16`).
+pub const KV_TASKS: usize = 16;
 
 /// Messages per fetch in the `js-fetch` scenario.
 pub const JS_FETCH_BATCH: usize = 500;
@@ -112,7 +120,7 @@ pub const JS_IN_FLIGHT: usize = 256;
 
 impl Scenario {
     /// Every scenario, in the order a default run goes through them.
-    pub const ALL: [Scenario; 15] = [
+    pub const ALL: [Scenario; 19] = [
         Scenario::Pub(PayloadSize::B32),
         Scenario::Pub(PayloadSize::K1),
         Scenario::Pub(PayloadSize::K8),
@@ -128,6 +136,10 @@ impl Scenario {
         Scenario::JsPipe(PayloadSize::B32),
         Scenario::JsPipe(PayloadSize::K1),
         Scenario::JsFetch,
+        Scenario::KvPut(1),
+        Scenario::KvPut(KV_TASKS),
+        Scenario::KvGet(1),
+        Scenario::KvGet(KV_TASKS),
     ];
 
     /// The name used on the command line and in the output.
@@ -148,6 +160,10 @@ impl Scenario {
             Scenario::JsPipe(PayloadSize::B32) => "js-pipe32",
             Scenario::JsPipe(_) => "js-pipe1k",
             Scenario::JsFetch => "js-fetch",
+            Scenario::KvPut(1) => "kv-put",
+            Scenario::KvPut(_) => "kv-put16",
+            Scenario::KvGet(1) => "kv-get",
+            Scenario::KvGet(_) => "kv-get16",
         }
     }
 
@@ -170,6 +186,7 @@ impl Scenario {
             Scenario::JsPub(_) => JS_PUB,
             Scenario::JsPipe(_) => JS_PIPE,
             Scenario::JsFetch => JS_FETCH,
+            Scenario::KvPut(_) | Scenario::KvGet(_) => KV,
         }
     }
 }
@@ -185,6 +202,13 @@ const LAT_IDLE: &[Metric] = &[p50(Some(0.75)), P99];
 const JS_PUB: &[Metric] = &[rate("msgs/s", Some(1.25)), MEAN_ACK];
 const JS_PIPE: &[Metric] = &[rate("msgs/s", Some(1.2)), MB_PER_SEC];
 const JS_FETCH: &[Metric] = &[rate("msgs/s", Some(1.2)), MB_PER_SEC];
+const KV: &[Metric] = &[rate("ops/s", Some(1.0)), MEAN_OP];
+const MEAN_OP: Metric = Metric {
+    name: "mean operation time",
+    unit: Unit::Micros,
+    better: Better::Lower,
+    target: None,
+};
 const MEAN_ACK: Metric = Metric {
     name: "mean publish-to-ack time",
     unit: Unit::Micros,
@@ -334,6 +358,11 @@ impl Plan {
         self.scale(if pipelined { 100_000 } else { 10_000 })
     }
 
+    /// Operations per Key-Value run, over all its tasks.
+    pub fn kv_operations(&self) -> usize {
+        self.scale(20_000)
+    }
+
     /// Payload size of the peak-RSS probe.
     pub fn memory_payload(&self) -> usize {
         1024
@@ -362,6 +391,10 @@ mod tests {
             assert_eq!(ClientKind::from_name(client.name()), Some(client));
         }
         assert_eq!(Scenario::from_name("js-pub"), None);
+        assert_eq!(
+            Scenario::from_name("kv-get16"),
+            Some(Scenario::KvGet(KV_TASKS))
+        );
         assert_eq!(
             Scenario::from_name("js-pipe1k"),
             Some(Scenario::JsPipe(PayloadSize::K1))

@@ -15,6 +15,9 @@ use rnats_bench::{Latency, Throughput};
 use super::{connect, jetstream};
 use crate::{BenchError, Capacity};
 
+/// The Key-Value scenarios, reachable from here as the other scenarios are.
+pub(crate) use super::kv;
+
 const PUB_SUBJECT: &str = "bench.pub";
 const SUB_SUBJECT: &str = "bench.sub";
 const REQ_SUBJECT: &str = "bench.req";
