@@ -667,6 +667,46 @@ async fn a_watch_resumes_after_a_server_restart_without_gaps_or_repeats() {
         assert_eq!(next_entry(&mut events).await.revision, i);
     }
 
+    restart_and_reconnect(&mut server, &client).await;
+    let mut last = 5;
+    for _ in 0..5 {
+        last = put_until_stored(&kv, "after").await;
+    }
+
+    let mut revisions = Vec::new();
+    let mut expected = 4;
+    while expected <= last {
+        let entry = next_entry(&mut events).await;
+        revisions.push(entry.revision);
+        assert_eq!(entry.revision, expected, "after {revisions:?}");
+        expected += 1;
+    }
+}
+
+#[tokio::test]
+async fn an_updates_only_watch_misses_nothing_written_right_after_a_restart() {
+    let mut server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let client = connect(&server.url()).await;
+    let js = rnats_jetstream::new(client.clone());
+    let kv = js
+        .create_key_value(kv::Config {
+            bucket: "fresh".into(),
+            storage: StorageType::File,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    kv.put("old", "before the watch".into()).await.unwrap();
+    let mut watch = kv.watch_all().await.unwrap();
+    restart_and_reconnect(&mut server, &client).await;
+    // Written before the watch is polled again, so before its consumer is recreated.
+    let revision = put_until_stored(&kv, "new").await;
+    let entry = next(&mut watch).await;
+    assert_eq!((entry.key.as_str(), entry.revision), ("new", revision));
+}
+
+/// Restarts `server` (same port and store) and waits until `client` is reconnected.
+async fn restart_and_reconnect(server: &mut NatsServer, client: &rnats_core::Client) {
     let mut connection = client.events();
     server.restart().unwrap();
     tokio::time::timeout(WAIT, async {
@@ -678,28 +718,19 @@ async fn a_watch_resumes_after_a_server_restart_without_gaps_or_repeats() {
     })
     .await
     .unwrap();
+}
 
-    // After the restart JetStream takes writes again once it has recovered.
-    let mut last = 5;
-    let writes = async {
-        let mut stored = 0;
-        while stored < 5 {
-            if let Ok(revision) = kv.put("after", "after".into()).await {
-                last = revision;
-                stored += 1;
+/// Puts until the bucket stores the value: after a restart JetStream takes writes again once
+/// it has recovered. The revision.
+async fn put_until_stored(kv: &Store, key: &str) -> u64 {
+    let attempts = async {
+        loop {
+            if let Ok(revision) = kv.put(key, "after".into()).await {
+                return revision;
             }
         }
     };
-    tokio::time::timeout(WAIT, writes).await.unwrap();
-
-    let mut revisions = Vec::new();
-    let mut expected = 4;
-    while expected <= last {
-        let entry = next_entry(&mut events).await;
-        revisions.push(entry.revision);
-        assert_eq!(entry.revision, expected, "after {revisions:?}");
-        expected += 1;
-    }
+    tokio::time::timeout(WAIT, attempts).await.unwrap()
 }
 
 #[tokio::test]

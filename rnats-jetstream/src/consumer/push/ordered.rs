@@ -35,6 +35,14 @@ impl Consumer<OrderedConfig> {
             .await
             .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
         let events = Some(self.context.client.events());
+        let mut config = self.config;
+        // "New" means after the stream's last message when the server created the consumer;
+        // a recreation must start there too, or what came in between is lost.
+        if matches!(config.deliver_policy, DeliverPolicy::New) {
+            config.deliver_policy = DeliverPolicy::ByStartSequence {
+                start_sequence: self.info.delivered.stream_sequence + 1,
+            };
+        }
         Ok(Ordered {
             events,
             context: self.context,
@@ -42,7 +50,7 @@ impl Consumer<OrderedConfig> {
             consumer_name: self.info.name.clone(),
             name_prefix: self.info.name,
             serial: 0,
-            config: self.config,
+            config,
             subscriber: Some(subscriber),
             recreate: None,
             attempt: 0,
