@@ -18,7 +18,7 @@ use rnats_jetstream::kv::{
 };
 use rnats_jetstream::stream::{self, DiscardPolicy, Source, StorageType};
 use rnats_jetstream::{Context, ErrorCode};
-use rnats_test_server::NatsServer;
+use rnats_test_server::{NatsServer, Proxy};
 
 /// How long any single wait in these tests may take before the test fails.
 const WAIT: Duration = Duration::from_secs(20);
@@ -703,6 +703,73 @@ async fn an_updates_only_watch_misses_nothing_written_right_after_a_restart() {
     let revision = put_until_stored(&kv, "new").await;
     let entry = next(&mut watch).await;
     assert_eq!((entry.key.as_str(), entry.revision), ("new", revision));
+}
+
+#[tokio::test]
+async fn a_watch_catches_up_after_a_reconnect_without_gaps_or_repeats() {
+    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    let watcher = connect(&proxy.url()).await;
+    let writer = bucket(
+        &rnats_jetstream::new(connect(&server.url()).await),
+        "cut",
+        10,
+    )
+    .await;
+    let kv = rnats_jetstream::new(watcher.clone())
+        .get_key_value("cut")
+        .await
+        .unwrap();
+    let mut events = kv
+        .watch_with_options([">"], WatchOptions::new().include_history())
+        .await
+        .unwrap()
+        .events();
+    assert_eq!(next(&mut events).await, WatchEvent::InitialValuesDone);
+    for i in 1..=3u64 {
+        writer.put("k", i.to_string().into()).await.unwrap();
+        assert_eq!(next_entry(&mut events).await.revision, i);
+    }
+
+    // While the watcher is away the server delivers into the void.
+    let mut connection = watcher.events();
+    proxy.refuse(true);
+    proxy.cut();
+    wait_for(&mut connection, |e| {
+        matches!(e, rnats_core::ConnectionEvent::Disconnected { .. })
+    })
+    .await;
+    for i in 4..=8u64 {
+        assert_eq!(writer.put("k", i.to_string().into()).await.unwrap(), i);
+    }
+    proxy.refuse(false);
+    wait_for(&mut connection, |e| {
+        *e == rnats_core::ConnectionEvent::Reconnected
+    })
+    .await;
+    writer.put("k", "9".into()).await.unwrap();
+    for i in 4..=9u64 {
+        let entry = next_entry(&mut events).await;
+        assert_eq!(
+            (entry.revision, entry.value),
+            (i, Bytes::from(i.to_string()))
+        );
+    }
+}
+
+async fn wait_for<F>(events: &mut rnats_core::Events, wanted: F)
+where
+    F: Fn(&rnats_core::ConnectionEvent) -> bool,
+{
+    tokio::time::timeout(WAIT, async {
+        while let Some(event) = events.next().await {
+            if wanted(&event) {
+                return;
+            }
+        }
+    })
+    .await
+    .unwrap();
 }
 
 /// Restarts `server` (same port and store) and waits until `client` is reconnected.
