@@ -57,7 +57,7 @@ pub use self::entry::{Entry, Operation, ParseOperationError};
 pub use self::errors::{
     CreateError, CreateErrorKind, CreateKeyValueError, CreateKeyValueErrorKind, DeleteError,
     DeleteErrorKind, EntryError, EntryErrorKind, HistoryError, HistoryErrorKind, KeyValueError,
-    KeyValueErrorKind, PurgeError, PurgeErrorKind, PutError, PutErrorKind, ServerError,
+    KeyValueErrorKind, PurgeError, PurgeErrorKind, PutError, PutErrorKind, ServerRefusal,
     StatusError, StatusErrorKind, UpdateError, UpdateErrorKind, UpdateKeyValueError,
     UpdateKeyValueErrorKind, WatchError, WatchErrorKind, WatcherError, WatcherErrorKind,
 };

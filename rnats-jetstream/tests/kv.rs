@@ -1,7 +1,8 @@
 //! Key-Value buckets against a real nats-server with JetStream (ADR-8, ADR-48): bucket
 //! management and the stream behind a bucket, puts and reads, create and update with their
 //! expectations, deletes and purges, history and keys, watches with every option (also
-//! across a server restart), per-key TTLs, mirrors and sources, and the typed errors.
+//! across a reconnect and a server restart), per-key TTLs, mirrors and sources, and the typed
+//! errors.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::time::Duration;
@@ -13,7 +14,7 @@ use rnats_jetstream::context::{
     CreateKeyValueErrorKind, KeyValueErrorKind, UpdateKeyValueErrorKind,
 };
 use rnats_jetstream::kv::{
-    self, CreateErrorKind, Entry, EntryErrorKind, Operation, PutErrorKind, ServerError, Store,
+    self, CreateErrorKind, Entry, EntryErrorKind, Operation, PutErrorKind, ServerRefusal, Store,
     UpdateErrorKind, WatchErrorKind, WatchEvent, WatchOptions,
 };
 use rnats_jetstream::stream::{self, DiscardPolicy, Source, StorageType};

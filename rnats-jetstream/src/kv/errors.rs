@@ -1,5 +1,5 @@
 //! The error types of the Key-Value store, with async-nats' kinds. A server refusal stays in
-//! the source chain; [`ServerError::jetstream_error`] finds it, with its `ErrorCode`.
+//! the source chain; [`ServerRefusal::jetstream_error`] finds it, with its `ErrorCode`.
 
 use std::fmt;
 
@@ -13,7 +13,7 @@ use crate::stream::{ConsumerError, ConsumerErrorKind, DirectGetError, DirectGetE
 
 /// Finds the JetStream API error behind any error of this crate, however deep in the source
 /// chain it sits: `err.jetstream_error().map(|e| e.error_code())`.
-pub trait ServerError {
+pub trait ServerRefusal {
     /// The server's refusal behind this error, if the server refused.
     fn jetstream_error(&self) -> Option<&crate::Error>;
 
@@ -23,7 +23,7 @@ pub trait ServerError {
     }
 }
 
-impl<E: std::error::Error + 'static> ServerError for E {
+impl<E: std::error::Error + 'static> ServerRefusal for E {
     fn jetstream_error(&self) -> Option<&crate::Error> {
         let mut next: Option<&(dyn std::error::Error + 'static)> = Some(self);
         while let Some(error) = next {

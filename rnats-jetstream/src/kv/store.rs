@@ -14,7 +14,7 @@ use super::errors::{
     PutErrorKind, StatusError, StatusErrorKind, UpdateError, UpdateErrorKind,
 };
 use super::errors::{
-    ServerError, create_of_entry, create_of_update, entry_of_direct, update_error,
+    ServerRefusal, create_of_entry, create_of_update, entry_of_direct, update_error,
 };
 use super::name::is_valid_key;
 use crate::context::{Context, RequestErrorKind};
