@@ -969,3 +969,21 @@ async fn a_domain_bucket_writes_under_the_api_prefix() {
     let domain = rnats_jetstream::with_domain(js.client(), "hub");
     assert_eq!(domain.prefix(), "$JS.hub.API");
 }
+
+#[tokio::test]
+async fn a_bucket_is_used_through_its_jetstream_domain() {
+    let server = NatsServer::builder()
+        .jetstream(true)
+        .config("jetstream { domain: hub }")
+        .spawn()
+        .unwrap();
+    let client = connect(&server.url()).await;
+    let hub = rnats_jetstream::with_domain(client, "hub");
+    let kv = bucket(&hub, "remote", 2).await;
+    assert!(kv.use_jetstream_prefix);
+    let revision = kv.put("k", "v".into()).await.unwrap();
+    assert_eq!(kv.get("k").await.unwrap(), Some(Bytes::from("v")));
+    kv.update("k", "w".into(), revision).await.unwrap();
+    kv.delete("k").await.unwrap();
+    assert_eq!(kv.get("k").await.unwrap(), None);
+}
