@@ -218,6 +218,9 @@ impl Store {
 /// A watch of a bucket's keys: a [`Stream`] of entries. Each entry's `seen_current` says
 /// whether the values current at the start have all come; [`Watch::events`] marks that
 /// moment as an item of its own, also when there were none.
+///
+/// A failed attempt to recreate the consumer (JetStream still recovering after a restart)
+/// is not an item: the attempts go on, and the watch resumes after its last revision.
 pub struct Watch {
     messages: Ordered,
     prefix: String,
@@ -258,9 +261,9 @@ impl Watch {
                 }
                 Some(Err(error)) => return Poll::Ready(Some(Err(watcher_of_ordered(error)))),
             };
-            let entry = entry_of(&message, &self.prefix, &self.bucket);
-            let Ok(mut entry) = entry else {
-                return Poll::Ready(Some(entry.map(Some)));
+            let mut entry = match entry_of(&message, &self.prefix, &self.bucket) {
+                Ok(entry) => entry,
+                Err(error) => return Poll::Ready(Some(Err(error))),
             };
             if entry.delta == 0 {
                 self.seen_current = true;
