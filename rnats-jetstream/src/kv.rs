@@ -62,6 +62,7 @@ pub use self::errors::{
     UpdateKeyValueErrorKind, WatchError, WatchErrorKind, WatcherError, WatcherErrorKind,
 };
 pub use self::history::{History, Keys};
+pub use self::name::{BucketName, InvalidName, Key};
 pub use self::store::Store;
 pub use self::watch::{Watch, WatchEvent, WatchEvents, WatchOptions};
 

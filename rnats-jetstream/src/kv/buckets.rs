@@ -8,12 +8,12 @@ use serde::Serialize;
 
 use super::Store;
 use super::bucket::Status;
-use super::config::{Config, ConfigError, stream_name_of};
+use super::config::{Config, ConfigError};
 use super::errors::{
     CreateKeyValueError, CreateKeyValueErrorKind, KeyValueError, KeyValueErrorKind,
     UpdateKeyValueError, UpdateKeyValueErrorKind,
 };
-use super::name::is_valid_bucket_name;
+use super::name::BucketName;
 use crate::context::Context;
 use crate::stream::list::{Pages, StreamNames};
 use crate::stream::{DeleteStatus, Info, Stream as JsStream};
@@ -94,18 +94,17 @@ impl Context {
     /// [`KeyValueErrorKind::InvalidStoreName`]; a missing one with
     /// [`KeyValueErrorKind::GetBucket`], whose source has the server's `STREAM_NOT_FOUND`.
     pub async fn get_key_value<T: Into<String>>(&self, bucket: T) -> Result<Store, KeyValueError> {
-        let bucket = bucket.into();
-        if !is_valid_bucket_name(&bucket) {
+        let Ok(bucket) = BucketName::try_from(bucket.into()) else {
             return Err(KeyValueError::new(KeyValueErrorKind::InvalidStoreName));
-        }
+        };
         let stream = self
-            .get_stream(stream_name_of(&bucket))
+            .get_stream(bucket.stream_name())
             .await
             .map_err(|e| KeyValueError::with_source(KeyValueErrorKind::GetBucket, e))?;
         if stream.info.config.max_messages_per_subject < 1 {
             return Err(KeyValueError::new(KeyValueErrorKind::InvalidStoreName));
         }
-        Ok(Store::new(bucket, stream))
+        Ok(Store::new(bucket.into(), stream))
     }
 
     /// The same as [`Context::get_key_value`] (nats.go's name, `KeyValue`).
@@ -118,11 +117,10 @@ impl Context {
         &self,
         bucket: T,
     ) -> Result<DeleteStatus, KeyValueError> {
-        let bucket = bucket.as_ref();
-        if !is_valid_bucket_name(bucket) {
+        let Ok(bucket) = BucketName::try_from(bucket.as_ref()) else {
             return Err(KeyValueError::new(KeyValueErrorKind::InvalidStoreName));
-        }
-        self.delete_stream(stream_name_of(bucket))
+        };
+        self.delete_stream(bucket.stream_name())
             .await
             .map_err(|e| KeyValueError::with_source(KeyValueErrorKind::JetStream, e))
     }
@@ -153,7 +151,7 @@ impl Context {
         &self,
         config: &Config,
     ) -> Result<crate::stream::Config, CreateKeyValueError> {
-        if !is_valid_bucket_name(&config.bucket) {
+        if BucketName::try_from(config.bucket.as_str()).is_err() {
             return Err(CreateKeyValueError::new(
                 CreateKeyValueErrorKind::InvalidStoreName,
             ));

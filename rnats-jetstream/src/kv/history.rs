@@ -14,7 +14,7 @@ use super::entry::{Entry, Operation};
 use super::errors::{
     HistoryError, HistoryErrorKind, PurgeError, UpdateErrorKind, WatcherError, watcher_of_ordered,
 };
-use super::name::is_valid_key;
+use super::name::Key;
 use super::watch::entry_of;
 use crate::consumer::DeliverPolicy;
 use crate::consumer::push::Ordered;
@@ -27,7 +27,7 @@ impl Store {
     /// Every stored revision of `key`, oldest first, as a stream that ends at the last.
     pub async fn history<T: AsRef<str>>(&self, key: T) -> Result<History, HistoryError> {
         let key = key.as_ref();
-        if !is_valid_key(key) {
+        if Key::try_from(key).is_err() {
             return Err(HistoryError::new(HistoryErrorKind::InvalidKey));
         }
         self.read_through([key], DeliverPolicy::All, false, "history")

@@ -16,7 +16,7 @@ use super::errors::{
 use super::errors::{
     ServerRefusal, create_of_entry, create_of_update, entry_of_direct, update_error,
 };
-use super::name::is_valid_key;
+use super::name::Key;
 use crate::context::{Context, RequestErrorKind};
 use crate::errors::ErrorCode;
 use crate::message::StreamMessage;
@@ -106,10 +106,9 @@ impl Store {
 
     /// Stores `value` under `key`; its revision.
     pub async fn put<T: AsRef<str>>(&self, key: T, value: Bytes) -> Result<u64, PutError> {
-        let key = key.as_ref();
-        if !is_valid_key(key) {
+        let Ok(key) = Key::try_from(key.as_ref()) else {
             return Err(PutError::new(PutErrorKind::InvalidKey));
-        }
+        };
         let ack = self
             .context()
             .publish(self.write_subject(key), value)
@@ -192,9 +191,9 @@ impl Store {
         revision: u64,
         ttl: Option<Duration>,
     ) -> Result<u64, UpdateError> {
-        if !is_valid_key(key) {
+        let Ok(key) = Key::try_from(key) else {
             return Err(UpdateError::new(UpdateErrorKind::InvalidKey));
-        }
+        };
         let mut headers = HeaderMap::new();
         headers.insert(NATS_EXPECTED_LAST_SUBJECT_SEQUENCE, revision.to_string());
         if let Some(ttl) = ttl {
@@ -214,10 +213,9 @@ impl Store {
         key: T,
         revision: Option<u64>,
     ) -> Result<(), DeleteError> {
-        let key = key.as_ref();
-        if !is_valid_key(key) {
+        let Ok(key) = Key::try_from(key.as_ref()) else {
             return Err(DeleteError::new(UpdateErrorKind::InvalidKey));
-        }
+        };
         let mut headers = HeaderMap::new();
         headers.insert(KV_OPERATION, Operation::Delete.as_str());
         if let Some(revision) = revision {
@@ -267,9 +265,9 @@ impl Store {
         revision: Option<u64>,
         ttl: Option<Duration>,
     ) -> Result<(), PurgeError> {
-        if !is_valid_key(key) {
+        let Ok(key) = Key::try_from(key) else {
             return Err(PurgeError::new(UpdateErrorKind::InvalidKey));
-        }
+        };
         let mut headers = HeaderMap::new();
         headers.insert(KV_OPERATION, Operation::Purge.as_str());
         headers.insert(NATS_ROLLUP, "sub");
@@ -283,7 +281,12 @@ impl Store {
     }
 
     /// Publishes to `key` with `headers` and waits for the ack; the revision.
-    async fn write(&self, key: &str, headers: HeaderMap, value: Bytes) -> Result<u64, UpdateError> {
+    async fn write(
+        &self,
+        key: Key<'_>,
+        headers: HeaderMap,
+        value: Bytes,
+    ) -> Result<u64, UpdateError> {
         let ack = self
             .context()
             .publish_with_headers(self.write_subject(key), headers, value)
@@ -295,7 +298,8 @@ impl Store {
     }
 
     /// The subject a write of `key` goes to.
-    fn write_subject(&self, key: &str) -> String {
+    fn write_subject(&self, key: Key<'_>) -> String {
+        let key = key.as_str();
         let prefix = self.put_prefix.as_deref().unwrap_or(&self.prefix);
         let api = match self.use_jetstream_prefix {
             true => self.context().prefix(),
@@ -340,7 +344,7 @@ impl Store {
         key: String,
         revision: Option<u64>,
     ) -> Result<Option<Entry>, EntryError> {
-        if !is_valid_key(&key) {
+        if Key::try_from(key.as_str()).is_err() {
             return Err(EntryError::new(EntryErrorKind::InvalidKey));
         }
         let subject = format!("{}{key}", self.prefix);
