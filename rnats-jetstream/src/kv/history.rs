@@ -1,13 +1,16 @@
 //! Reading a bucket through to its end: a key's history, the keys, and the cleanup of
 //! delete markers built on them. Each is an ordered consumer that ends once it delivered what
-//! was pending when it started.
+//! was pending when it started. If what was pending goes away before it is delivered (aged
+//! out, purged), no last message says so: after a quiet second the consumer's info decides.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use futures_util::{Stream, StreamExt, TryStreamExt};
+use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, Stream, StreamExt, TryStreamExt};
 use time::OffsetDateTime;
+use tokio::time::{Instant, Sleep};
 
 use super::Store;
 use super::entry::{Entry, Operation};
@@ -16,12 +19,16 @@ use super::errors::{
 };
 use super::name::Key;
 use super::watch::entry_of;
-use crate::consumer::DeliverPolicy;
 use crate::consumer::push::Ordered;
+use crate::consumer::{self, DeliverPolicy};
+use crate::context::ConsumerInfoError;
 
 /// How old a delete marker must be for [`Store::purge_deletes`] to remove it (nats.go's
 /// default).
 const DELETE_MARKER_AGE: Duration = Duration::from_secs(30 * 60);
+
+/// Silence after which a read-through asks the server whether anything is left.
+const QUIET: Duration = Duration::from_secs(1);
 
 impl Store {
     /// Every stored revision of `key`, oldest first, as a stream that ends at the last.
@@ -70,6 +77,10 @@ impl Store {
             prefix: self.prefix.clone(),
             bucket: self.name.clone(),
             done: pending == 0,
+            stream: self.stream.clone(),
+            last_revision: 0,
+            quiet: Box::pin(tokio::time::sleep(QUIET)),
+            check: None,
         })
     }
 
@@ -122,6 +133,39 @@ pub struct History {
     prefix: String,
     bucket: String,
     done: bool,
+    /// The bucket's stream, to ask about the consumer.
+    stream: crate::stream::Stream,
+    /// The revision of the last entry delivered.
+    last_revision: u64,
+    /// Fires after [`QUIET`] without a message.
+    quiet: Pin<Box<Sleep>>,
+    /// The consumer info asked for after a quiet spell.
+    check: Option<BoxFuture<'static, Result<consumer::Info, ConsumerInfoError>>>,
+}
+
+impl History {
+    /// Whether the server has nothing left to send, after a quiet spell; asks it once per
+    /// spell. `Poll::Pending` while waiting for the spell or the answer.
+    fn poll_quiet_and_drained(&mut self, cx: &mut TaskContext<'_>) -> Poll<bool> {
+        loop {
+            if let Some(check) = self.check.as_mut() {
+                let answer = std::task::ready!(check.poll_unpin(cx));
+                self.check = None;
+                // Everything the consumer sent has come, and it has nothing more.
+                let drained = answer.is_ok_and(|info| {
+                    info.num_pending == 0 && info.delivered.stream_sequence <= self.last_revision
+                });
+                return Poll::Ready(drained);
+            }
+            std::task::ready!(self.quiet.as_mut().poll(cx));
+            self.quiet.as_mut().reset(Instant::now() + QUIET);
+            let Some(messages) = self.messages.as_ref() else {
+                return Poll::Ready(true);
+            };
+            let (stream, name) = (self.stream.clone(), messages.consumer_name().to_owned());
+            self.check = Some(Box::pin(async move { stream.consumer_info(name).await }));
+        }
+    }
 }
 
 impl Stream for History {
@@ -129,24 +173,35 @@ impl Stream for History {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
-        if this.done {
-            this.messages = None;
-            return Poll::Ready(None);
+        loop {
+            if this.done {
+                this.messages = None;
+                return Poll::Ready(None);
+            }
+            let Some(messages) = this.messages.as_mut() else {
+                return Poll::Ready(None);
+            };
+            let message = match messages.poll_next_unpin(cx) {
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Ready(Some(Ok(message))) => message,
+                Poll::Ready(Some(Err(error))) => {
+                    return Poll::Ready(Some(Err(watcher_of_ordered(error))));
+                }
+                Poll::Pending => {
+                    this.done = std::task::ready!(this.poll_quiet_and_drained(cx));
+                    continue;
+                }
+            };
+            this.quiet.as_mut().reset(Instant::now() + QUIET);
+            this.check = None;
+            let mut entry = entry_of(&message, &this.prefix, &this.bucket)?;
+            this.last_revision = entry.revision;
+            if entry.delta == 0 {
+                this.done = true;
+            }
+            entry.seen_current = this.done;
+            return Poll::Ready(Some(Ok(entry)));
         }
-        let Some(messages) = this.messages.as_mut() else {
-            return Poll::Ready(None);
-        };
-        let message = match std::task::ready!(messages.poll_next_unpin(cx)) {
-            None => return Poll::Ready(None),
-            Some(Ok(message)) => message,
-            Some(Err(error)) => return Poll::Ready(Some(Err(watcher_of_ordered(error)))),
-        };
-        let mut entry = entry_of(&message, &this.prefix, &this.bucket)?;
-        if entry.delta == 0 {
-            this.done = true;
-        }
-        entry.seen_current = this.done;
-        Poll::Ready(Some(Ok(entry)))
     }
 }
 

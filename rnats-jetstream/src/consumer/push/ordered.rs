@@ -82,6 +82,11 @@ pub struct Ordered {
 }
 
 impl Ordered {
+    /// The name of the consumer delivering now (it changes when the consumer is recreated).
+    pub(crate) fn consumer_name(&self) -> &str {
+        &self.consumer_name
+    }
+
     /// Replaces the consumer with one on a fresh inbox, starting after the last message.
     fn start_recreate(&mut self) {
         self.subscriber = None;
