@@ -3,6 +3,7 @@
 //! expectations, deletes and purges, history and keys, watches with every option (also
 //! across a reconnect and a server restart), per-key TTLs, mirrors and sources, and the typed
 //! errors.
+#![cfg(feature = "kv")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::time::Duration;

@@ -1,6 +1,7 @@
 //! Key-Value interchange with a second, independent client, nats-py: buckets one creates the
 //! other uses, values and revisions either way, and deletes and purges as each one's watch
 //! sees them.
+#![cfg(feature = "kv")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::time::Duration;

@@ -1,3 +1,4 @@
+#![cfg(feature = "kv")]
 #![allow(missing_docs, clippy::unwrap_used)]
 use rnats as async_nats;
 

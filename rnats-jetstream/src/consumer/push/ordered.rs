@@ -83,6 +83,7 @@ pub struct Ordered {
 
 impl Ordered {
     /// The name of the consumer delivering now (it changes when the consumer is recreated).
+    #[cfg_attr(not(feature = "kv"), allow(dead_code))]
     pub(crate) fn consumer_name(&self) -> &str {
         &self.consumer_name
     }
