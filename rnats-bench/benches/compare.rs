@@ -218,6 +218,14 @@ async fn run_once(
                 let t = s::jetstream_publish(url, size.bytes(), count, JS_IN_FLIGHT).await?;
                 Ok(vec![t.per_sec, t.mb_per_sec])
             }
+            Scenario::KvPut(tasks) => {
+                let (t, mean_us) = s::kv::kv_put(url, plan.kv_operations(), tasks).await?;
+                Ok(vec![t.per_sec, mean_us])
+            }
+            Scenario::KvGet(tasks) => {
+                let (t, mean_us) = s::kv::kv_get(url, plan.kv_operations(), tasks).await?;
+                Ok(vec![t.per_sec, mean_us])
+            }
         })
     };
     match tokio::time::timeout(limit, run).await {

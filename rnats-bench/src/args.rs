@@ -20,7 +20,7 @@ pub const USAGE: &str = "\
 usage: cargo bench -p rnats-bench --bench compare -- \
 [--quick] [--rounds R] [--server URL] [--json PATH] [SCENARIO...]
 scenarios: pub32 pub1k pub8k sub32 sub1k sub8k req lat lat-idle mem js-pub32 js-pub1k \
-js-pipe32 js-pipe1k js-fetch obj-put obj-get (default: all)";
+js-pipe32 js-pipe1k js-fetch kv-put kv-put16 kv-get kv-get16 obj-put obj-get (default: all)";
 
 /// What a run of the harness should do.
 #[derive(Debug, Clone, PartialEq)]

@@ -103,11 +103,19 @@ pub enum Scenario {
     /// A pull consumer fetching batches of [`JS_FETCH_BATCH`] from a filled memory stream,
     /// acking each message.
     JsFetch,
+    /// Key-Value puts to a memory bucket, each awaited, from this many tasks at once.
+    KvPut(usize),
+    /// Key-Value gets (direct gets of the last value) from a memory bucket, from this many
+    /// tasks at once.
+    KvGet(usize),
     /// Object Store put of one [`Plan::object_size`] object into a memory bucket.
     ObjPut,
     /// Object Store get of one [`Plan::object_size`] object, read to the end (digest checked).
     ObjGet,
 }
+
+/// Tasks at once in the concurrent Key-Value scenarios (`kv-put16`, `kv-get16`).
+pub const KV_TASKS: usize = 16;
 
 /// Messages per fetch in the `js-fetch` scenario.
 pub const JS_FETCH_BATCH: usize = 500;
@@ -117,7 +125,7 @@ pub const JS_IN_FLIGHT: usize = 256;
 
 impl Scenario {
     /// Every scenario, in the order a default run goes through them.
-    pub const ALL: [Scenario; 17] = [
+    pub const ALL: [Scenario; 21] = [
         Scenario::Pub(PayloadSize::B32),
         Scenario::Pub(PayloadSize::K1),
         Scenario::Pub(PayloadSize::K8),
@@ -133,6 +141,10 @@ impl Scenario {
         Scenario::JsPipe(PayloadSize::B32),
         Scenario::JsPipe(PayloadSize::K1),
         Scenario::JsFetch,
+        Scenario::KvPut(1),
+        Scenario::KvPut(KV_TASKS),
+        Scenario::KvGet(1),
+        Scenario::KvGet(KV_TASKS),
         Scenario::ObjPut,
         Scenario::ObjGet,
     ];
@@ -155,6 +167,10 @@ impl Scenario {
             Scenario::JsPipe(PayloadSize::B32) => "js-pipe32",
             Scenario::JsPipe(_) => "js-pipe1k",
             Scenario::JsFetch => "js-fetch",
+            Scenario::KvPut(1) => "kv-put",
+            Scenario::KvPut(_) => "kv-put16",
+            Scenario::KvGet(1) => "kv-get",
+            Scenario::KvGet(_) => "kv-get16",
             Scenario::ObjPut => "obj-put",
             Scenario::ObjGet => "obj-get",
         }
@@ -179,6 +195,7 @@ impl Scenario {
             Scenario::JsPub(_) => JS_PUB,
             Scenario::JsPipe(_) => JS_PIPE,
             Scenario::JsFetch => JS_FETCH,
+            Scenario::KvPut(_) | Scenario::KvGet(_) => KV,
             Scenario::ObjPut | Scenario::ObjGet => OBJ,
         }
     }
@@ -210,6 +227,13 @@ const OBJ: &[Metric] = &[
         target: None,
     },
 ];
+const KV: &[Metric] = &[rate("ops/s", Some(1.0)), MEAN_OP];
+const MEAN_OP: Metric = Metric {
+    name: "mean operation time",
+    unit: Unit::Micros,
+    better: Better::Lower,
+    target: None,
+};
 const MEAN_ACK: Metric = Metric {
     name: "mean publish-to-ack time",
     unit: Unit::Micros,
@@ -370,6 +394,11 @@ impl Plan {
         if self.quick { 4 << 20 } else { 64 << 20 }
     }
 
+    /// Operations per Key-Value run, over all its tasks.
+    pub fn kv_operations(&self) -> usize {
+        self.scale(20_000)
+    }
+
     /// Payload size of the peak-RSS probe.
     pub fn memory_payload(&self) -> usize {
         1024
@@ -398,6 +427,10 @@ mod tests {
             assert_eq!(ClientKind::from_name(client.name()), Some(client));
         }
         assert_eq!(Scenario::from_name("js-pub"), None);
+        assert_eq!(
+            Scenario::from_name("kv-get16"),
+            Some(Scenario::KvGet(KV_TASKS))
+        );
         assert_eq!(
             Scenario::from_name("js-pipe1k"),
             Some(Scenario::JsPipe(PayloadSize::K1))

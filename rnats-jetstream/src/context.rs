@@ -584,6 +584,11 @@ pub type AccountError = Error<AccountErrorKind>;
 pub mod traits;
 
 pub use crate::consumer_errors::*;
+#[cfg(feature = "kv")]
+pub use crate::kv::{
+    CreateKeyValueError, CreateKeyValueErrorKind, KeyValueError, KeyValueErrorKind,
+    UpdateKeyValueError, UpdateKeyValueErrorKind,
+};
 #[cfg(feature = "object-store")]
 pub use crate::object_store::{
     CreateObjectStoreError, CreateObjectStoreErrorKind, DeleteObjectStore, DeleteObjectStoreKind,

@@ -31,6 +31,7 @@
 //! ```
 
 mod bucket;
+mod convenience;
 mod errors;
 mod info;
 mod link;

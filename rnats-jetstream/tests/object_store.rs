@@ -790,3 +790,43 @@ async fn an_object_dropped_mid_read_leaves_the_bucket_readable() {
     drop(object);
     assert_eq!(read_all(&store, "obj").await.unwrap(), bytes);
 }
+
+#[tokio::test]
+async fn whole_objects_go_up_and_down_as_bytes_and_files() {
+    let (_server, js) = jetstream().await;
+    let store = bucket(&js, "whole").await;
+    let bytes = data(300_000, 11);
+
+    let info = store
+        .put_bytes("blob", bytes::Bytes::from(bytes.clone()))
+        .await
+        .unwrap();
+    assert_eq!((info.size, info.chunks), (300_000, 3));
+    assert_eq!(store.get_bytes("blob").await.unwrap(), bytes);
+
+    let dir = std::env::temp_dir().join(format!("rnats-obj-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (source, target) = (dir.join("source.bin"), dir.join("target.bin"));
+    std::fs::write(&source, &bytes[..123_457]).unwrap();
+    let info = store.put_file("file", &source).await.unwrap();
+    assert_eq!(info.digest, Some(digest_of(&bytes[..123_457])));
+    let got = store.get_file("file", &target).await.unwrap();
+    assert_eq!(got.size, 123_457);
+    assert_eq!(std::fs::read(&target).unwrap(), &bytes[..123_457]);
+
+    let missing = store
+        .put_file("nope", dir.join("absent"))
+        .await
+        .unwrap_err();
+    assert_eq!(missing.kind(), PutErrorKind::ReadChunks);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // A digest that does not match fails the whole read, with the reason inside.
+    let mut tampered = store.info("blob").await.unwrap();
+    tampered.digest = Some(digest_of(b"other"));
+    publish_raw_meta(&js, &tampered).await;
+    let error = store.get_bytes("blob").await.unwrap_err();
+    assert_eq!(error.kind(), GetErrorKind::Other);
+    let io = error.downcast_source::<std::io::Error>().unwrap();
+    assert_eq!(read_error_kind(io), ReadErrorKind::DigestMismatch);
+}

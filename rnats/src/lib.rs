@@ -90,3 +90,7 @@ struct ObjectStoreGuide;
 #[cfg(all(doctest, feature = "service"))]
 #[doc = include_str!("../../docs/service.md")]
 struct ServiceGuide;
+
+#[cfg(all(doctest, feature = "kv"))]
+#[doc = include_str!("../../docs/kv.md")]
+struct KeyValueGuide;

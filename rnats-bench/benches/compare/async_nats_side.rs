@@ -23,3 +23,8 @@ pub(crate) use async_nats::jetstream;
 #[allow(clippy::duplicate_mod)]
 #[path = "scenarios.rs"]
 pub(crate) mod scenarios;
+
+// The Key-Value scenarios, compiled for each client the same way.
+#[allow(clippy::duplicate_mod)]
+#[path = "kv.rs"]
+pub(crate) mod kv;

@@ -17,6 +17,8 @@ use crate::{BenchError, Capacity};
 
 #[path = "object_store.rs"]
 mod object_store;
+/// The Key-Value scenarios, reachable from here as the other scenarios are.
+pub(crate) use super::kv;
 pub(crate) use object_store::{object_get, object_put};
 
 const PUB_SUBJECT: &str = "bench.pub";

@@ -1,6 +1,7 @@
 //! The ordered push consumer (ADR-17): a flow-controlled ephemeral consumer on a fresh inbox,
 //! recreated from the last stream sequence seen when a delivery goes missing, the heartbeats'
-//! `Nats-Last-Consumer` disagrees, heartbeats stop, or the consumer disappears.
+//! `Nats-Last-Consumer` disagrees, heartbeats stop, the consumer disappears, or the client
+//! reconnects (the server may have restarted without the consumer, as nats.go assumes too).
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -8,8 +9,8 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
-use rnats_core::Subscriber;
 use rnats_core::header::NATS_LAST_CONSUMER;
+use rnats_core::{ConnectionEvent, Events, Subscriber};
 
 use super::config::ORDERED_IDLE_HEARTBEAT;
 use super::{
@@ -33,13 +34,23 @@ impl Consumer<OrderedConfig> {
             .subscribe(deliver_subject)
             .await
             .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
+        let events = Some(self.context.client.events());
+        let mut config = self.config;
+        // "New" means after the stream's last message when the server created the consumer;
+        // a recreation must start there too, or what came in between is lost.
+        if matches!(config.deliver_policy, DeliverPolicy::New) {
+            config.deliver_policy = DeliverPolicy::ByStartSequence {
+                start_sequence: self.info.delivered.stream_sequence + 1,
+            };
+        }
         Ok(Ordered {
+            events,
             context: self.context,
             stream_name: self.info.stream_name,
             consumer_name: self.info.name.clone(),
             name_prefix: self.info.name,
             serial: 0,
-            config: self.config,
+            config,
             subscriber: Some(subscriber),
             recreate: None,
             attempt: 0,
@@ -53,6 +64,8 @@ impl Consumer<OrderedConfig> {
 
 /// An ordered push consumer's messages; from [`Consumer<OrderedConfig>::messages`].
 pub struct Ordered {
+    /// The client's connection events, until they end: a reconnect recreates the consumer.
+    events: Option<Events>,
     context: Context,
     stream_name: String,
     config: OrderedConfig,
@@ -69,6 +82,12 @@ pub struct Ordered {
 }
 
 impl Ordered {
+    /// The name of the consumer delivering now (it changes when the consumer is recreated).
+    #[cfg_attr(not(feature = "kv"), allow(dead_code))]
+    pub(crate) fn consumer_name(&self) -> &str {
+        &self.consumer_name
+    }
+
     /// Replaces the consumer with one on a fresh inbox, starting after the last message.
     fn start_recreate(&mut self) {
         self.subscriber = None;
@@ -119,6 +138,23 @@ impl Ordered {
         }));
     }
 
+    /// Follows the connection: no heartbeat is missed while it is down, and once it is back
+    /// the consumer is recreated after the last message, as the server may have lost it.
+    fn drive_events(&mut self, cx: &mut TaskContext<'_>) {
+        while let Some(events) = self.events.as_mut() {
+            match events.poll_next_unpin(cx) {
+                Poll::Ready(Some(ConnectionEvent::Disconnected { .. })) => self.heartbeat.pause(),
+                Poll::Ready(Some(ConnectionEvent::Reconnected)) => {
+                    self.heartbeat.resume();
+                    self.start_recreate();
+                }
+                Poll::Ready(Some(_)) => {}
+                Poll::Ready(None) => self.events = None,
+                Poll::Pending => break,
+            }
+        }
+    }
+
     /// Whether a heartbeat's last consumer sequence matches what was delivered.
     fn heartbeat_in_step(&self, message: &rnats_core::Message) -> bool {
         let last = message
@@ -149,6 +185,7 @@ impl futures_util::Stream for Ordered {
     fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         loop {
+            this.drive_events(cx);
             if let Some(recreate) = this.recreate.as_mut() {
                 let result = std::task::ready!(recreate.poll_unpin(cx));
                 this.recreate = None;

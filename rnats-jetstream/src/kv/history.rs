@@ -1,0 +1,226 @@
+//! Reading a bucket through to its end: a key's history, the keys, and the cleanup of
+//! delete markers built on them. Each is an ordered consumer that ends once it delivered what
+//! was pending when it started. If what was pending goes away before it is delivered (aged
+//! out, purged), no last message says so: after a quiet second the consumer's info decides.
+
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, Stream, StreamExt, TryStreamExt};
+use time::OffsetDateTime;
+use tokio::time::{Instant, Sleep};
+
+use super::Store;
+use super::entry::{Entry, Operation};
+use super::errors::{
+    HistoryError, HistoryErrorKind, PurgeError, UpdateErrorKind, WatcherError, watcher_of_ordered,
+};
+use super::name::Key;
+use super::watch::entry_of;
+use crate::consumer::push::Ordered;
+use crate::consumer::{self, DeliverPolicy};
+use crate::context::ConsumerInfoError;
+
+/// How old a delete marker must be for [`Store::purge_deletes`] to remove it (nats.go's
+/// default).
+const DELETE_MARKER_AGE: Duration = Duration::from_secs(30 * 60);
+
+/// Silence after which a read-through asks the server whether anything is left.
+const QUIET: Duration = Duration::from_secs(1);
+
+impl Store {
+    /// Every stored revision of `key`, oldest first, as a stream that ends at the last.
+    pub async fn history<T: AsRef<str>>(&self, key: T) -> Result<History, HistoryError> {
+        let key = key.as_ref();
+        if Key::try_from(key).is_err() {
+            return Err(HistoryError::new(HistoryErrorKind::InvalidKey));
+        }
+        self.read_through([key], DeliverPolicy::All, false, "history")
+            .await
+    }
+
+    /// The keys that have a value (not deleted or purged), as a stream that ends at the last.
+    pub async fn keys(&self) -> Result<Keys, HistoryError> {
+        self.keys_with_filters([">"]).await
+    }
+
+    /// The keys matching any of `filters` (wildcards allowed) that have a value.
+    pub async fn keys_with_filters<T, K>(&self, filters: K) -> Result<Keys, HistoryError>
+    where
+        T: AsRef<str>,
+        K: IntoIterator<Item = T>,
+    {
+        let inner = self
+            .read_through(filters, DeliverPolicy::LastPerSubject, true, "keys")
+            .await?;
+        Ok(Keys { inner })
+    }
+
+    async fn read_through<T, K>(
+        &self,
+        keys: K,
+        deliver_policy: DeliverPolicy,
+        headers_only: bool,
+        purpose: &str,
+    ) -> Result<History, HistoryError>
+    where
+        T: AsRef<str>,
+        K: IntoIterator<Item = T>,
+    {
+        let (messages, pending) = self
+            .ordered_consumer(keys, deliver_policy, headers_only, purpose)
+            .await?;
+        Ok(History {
+            messages: Some(messages),
+            prefix: self.prefix.clone(),
+            bucket: self.name.clone(),
+            done: pending == 0,
+            stream: self.stream.clone(),
+            last_revision: 0,
+            quiet: Box::pin(tokio::time::sleep(QUIET)),
+            check: None,
+        })
+    }
+
+    /// Removes the delete and purge markers older than 30 minutes, and the values kept
+    /// behind younger ones (nats.go's `PurgeDeletes`).
+    pub async fn purge_deletes(&self) -> Result<(), PurgeError> {
+        self.purge_deletes_older_than(DELETE_MARKER_AGE).await
+    }
+
+    /// Removes the delete and purge markers older than `age` (all of them for zero), and
+    /// keeps only the marker itself for younger ones.
+    pub async fn purge_deletes_older_than(&self, age: Duration) -> Result<(), PurgeError> {
+        let other = |e: HistoryError| PurgeError::with_source(UpdateErrorKind::Other, e);
+        let mut last = self
+            .read_through([">"], DeliverPolicy::LastPerSubject, true, "purge deletes")
+            .await
+            .map_err(other)?;
+        let mut markers = Vec::new();
+        while let Some(entry) = last
+            .try_next()
+            .await
+            .map_err(|e| PurgeError::with_source(UpdateErrorKind::Other, e))?
+        {
+            if entry.operation != Operation::Put {
+                markers.push(entry);
+            }
+        }
+        let now = OffsetDateTime::now_utc();
+        for marker in markers {
+            let young = !age.is_zero() && now - marker.created < age;
+            let purge = self
+                .stream
+                .purge()
+                .filter(format!("{}{}", self.prefix, marker.key));
+            let result = if young {
+                purge.keep(1).await
+            } else {
+                purge.await
+            };
+            result.map_err(|e| PurgeError::with_source(UpdateErrorKind::Other, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Entries read through to the last one pending at the start; from [`Store::history`].
+pub struct History {
+    /// Dropped once done, which ends the consumer's subscription.
+    messages: Option<Ordered>,
+    prefix: String,
+    bucket: String,
+    done: bool,
+    /// The bucket's stream, to ask about the consumer.
+    stream: crate::stream::Stream,
+    /// The revision of the last entry delivered.
+    last_revision: u64,
+    /// Fires after [`QUIET`] without a message.
+    quiet: Pin<Box<Sleep>>,
+    /// The consumer info asked for after a quiet spell.
+    check: Option<BoxFuture<'static, Result<consumer::Info, ConsumerInfoError>>>,
+}
+
+impl History {
+    /// Whether the server has nothing left to send, after a quiet spell; asks it once per
+    /// spell. `Poll::Pending` while waiting for the spell or the answer.
+    fn poll_quiet_and_drained(&mut self, cx: &mut TaskContext<'_>) -> Poll<bool> {
+        loop {
+            if let Some(check) = self.check.as_mut() {
+                let answer = std::task::ready!(check.poll_unpin(cx));
+                self.check = None;
+                // Everything the consumer sent has come, and it has nothing more.
+                let drained = answer.is_ok_and(|info| {
+                    info.num_pending == 0 && info.delivered.stream_sequence <= self.last_revision
+                });
+                return Poll::Ready(drained);
+            }
+            std::task::ready!(self.quiet.as_mut().poll(cx));
+            self.quiet.as_mut().reset(Instant::now() + QUIET);
+            let Some(messages) = self.messages.as_ref() else {
+                return Poll::Ready(true);
+            };
+            let (stream, name) = (self.stream.clone(), messages.consumer_name().to_owned());
+            self.check = Some(Box::pin(async move { stream.consumer_info(name).await }));
+        }
+    }
+}
+
+impl Stream for History {
+    type Item = Result<Entry, WatcherError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if this.done {
+                this.messages = None;
+                return Poll::Ready(None);
+            }
+            let Some(messages) = this.messages.as_mut() else {
+                return Poll::Ready(None);
+            };
+            let message = match messages.poll_next_unpin(cx) {
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Ready(Some(Ok(message))) => message,
+                Poll::Ready(Some(Err(error))) => {
+                    return Poll::Ready(Some(Err(watcher_of_ordered(error))));
+                }
+                Poll::Pending => {
+                    this.done = std::task::ready!(this.poll_quiet_and_drained(cx));
+                    continue;
+                }
+            };
+            this.quiet.as_mut().reset(Instant::now() + QUIET);
+            this.check = None;
+            let mut entry = entry_of(&message, &this.prefix, &this.bucket)?;
+            this.last_revision = entry.revision;
+            if entry.delta == 0 {
+                this.done = true;
+            }
+            entry.seen_current = this.done;
+            return Poll::Ready(Some(Ok(entry)));
+        }
+    }
+}
+
+/// The keys with a value, read through to the last; from [`Store::keys`].
+pub struct Keys {
+    inner: History,
+}
+
+impl Stream for Keys {
+    type Item = Result<String, WatcherError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        loop {
+            match std::task::ready!(self.inner.poll_next_unpin(cx)) {
+                Some(Ok(entry)) if entry.operation != Operation::Put => continue,
+                Some(Ok(entry)) => return Poll::Ready(Some(Ok(entry.key))),
+                Some(Err(error)) => return Poll::Ready(Some(Err(error))),
+                None => return Poll::Ready(None),
+            }
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! Key-Value interchange with a second, independent client, nats-py: buckets one creates the
+//! other uses, values and revisions either way, and deletes and purges as each one's watch
+//! sees them.
+#![cfg(feature = "kv")]
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{StreamExt, TryStreamExt};
+use rnats_jetstream::kv::{self, Operation, WatchEvent, WatchOptions};
+use rnats_jetstream::stream::StorageType;
+use rnats_test_server::{NatsServer, run_nats_py};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// nats-py writes a bucket: two values of `a`, `b` deleted, `c` purged; prints revisions.
+const PY_WRITES: &str = r#"
+import asyncio, os, sys
+import nats
+
+async def main():
+    nc = await nats.connect(os.environ["NATS_URL"])
+    js = nc.jetstream()
+    kv = await js.create_key_value(bucket=sys.argv[1], history=5)
+    revisions = [
+        await kv.put("a", b"1"),
+        await kv.put("a", b"2"),
+        await kv.put("b", b"x"),
+    ]
+    await kv.delete("b")
+    revisions.append(await kv.put("c.d", b"y"))
+    await kv.purge("c.d")
+    print(" ".join(str(r) for r in revisions))
+    await nc.close()
+
+asyncio.run(main())
+"#;
+
+/// nats-py reads a bucket and its watch with history until the initial-values marker.
+const PY_READS: &str = r#"
+import asyncio, os, sys
+import nats
+from nats.js.errors import KeyNotFoundError
+
+async def main():
+    nc = await nats.connect(os.environ["NATS_URL"])
+    js = nc.jetstream()
+    kv = await js.key_value(sys.argv[1])
+    entry = await kv.get("a")
+    print(f"get a {entry.value.decode()} {entry.revision}")
+    for key in ["b", "c.d"]:
+        try:
+            await kv.get(key)
+            print(f"get {key} present")
+        except KeyNotFoundError as e:
+            print(f"get {key} {e.op}")
+    watcher = await kv.watch(">", include_history=True)
+    while True:
+        entry = await watcher.updates(timeout=5)
+        if entry is None:
+            break
+        value = entry.value.decode() if entry.value else ""
+        print(f"watch {entry.key} {entry.operation or 'PUT'} {value} {entry.revision}")
+    await watcher.stop()
+    await nc.close()
+
+asyncio.run(main())
+"#;
+
+/// nats-py changes keys of an existing bucket while rnats watches.
+const PY_CHANGES: &str = r#"
+import asyncio, os, sys
+import nats
+
+async def main():
+    nc = await nats.connect(os.environ["NATS_URL"])
+    js = nc.jetstream()
+    kv = await js.key_value(sys.argv[1])
+    await kv.put("k", b"v")
+    await kv.delete("k")
+    await kv.put("j", b"w")
+    await kv.purge("j")
+    await nc.close()
+
+asyncio.run(main())
+"#;
+
+async fn py(url: String, script: &'static str, args: Vec<String>) -> String {
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_nats_py(&url, script, &args).unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn rnats_reads_what_nats_py_writes() {
+    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let printed = py(server.url(), PY_WRITES, vec!["frompy".into()]).await;
+    let revisions: Vec<u64> = printed
+        .split_whitespace()
+        .map(|r| r.parse().unwrap())
+        .collect();
+
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    let js = rnats_jetstream::new(client);
+    let kv = js.get_key_value("frompy").await.unwrap();
+    let entry = kv.entry("a").await.unwrap().unwrap();
+    assert_eq!(
+        (entry.value, entry.revision),
+        (Bytes::from("2"), revisions[1])
+    );
+    let first = kv
+        .entry_for_revision("a", revisions[0])
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.value, "1");
+    assert_eq!(kv.get("b").await.unwrap(), None);
+    assert_eq!(
+        kv.entry("b").await.unwrap().unwrap().operation,
+        Operation::Delete
+    );
+    assert_eq!(
+        kv.entry("c.d").await.unwrap().unwrap().operation,
+        Operation::Purge
+    );
+    let history: Vec<_> = kv.history("a").await.unwrap().try_collect().await.unwrap();
+    assert_eq!(history.len(), 2);
+    let keys: Vec<String> = kv.keys().await.unwrap().try_collect().await.unwrap();
+    assert_eq!(keys, ["a"]);
+
+    // nats-py builds the bucket's stream as rnats does.
+    let theirs = kv.stream.cached_info().config.clone();
+    let ours = js
+        .create_key_value(kv::Config {
+            bucket: "fromrust".into(),
+            history: 5,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .stream
+        .cached_info()
+        .config
+        .clone();
+    assert_eq!(theirs.subjects, ["$KV.frompy.>"]);
+    assert_eq!(ours.subjects, ["$KV.fromrust.>"]);
+    assert_eq!(
+        (
+            theirs.max_messages_per_subject,
+            theirs.discard,
+            theirs.storage
+        ),
+        (ours.max_messages_per_subject, ours.discard, ours.storage)
+    );
+    // nats-py 2.16 leaves direct gets off; rnats reads such a bucket from the leader.
+    assert_eq!(
+        (theirs.allow_rollup, theirs.deny_delete),
+        (ours.allow_rollup, ours.deny_delete)
+    );
+    assert!(ours.allow_direct && !theirs.allow_direct);
+}
+
+#[tokio::test]
+async fn nats_py_reads_and_watches_what_rnats_writes() {
+    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    let js = rnats_jetstream::new(client);
+    let kv = js
+        .create_key_value(kv::Config {
+            bucket: "fromrust".into(),
+            history: 5,
+            storage: StorageType::Memory,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    kv.put("a", "1".into()).await.unwrap();
+    let a = kv.put("a", "2".into()).await.unwrap();
+    kv.put("b", "x".into()).await.unwrap();
+    kv.delete("b").await.unwrap();
+    kv.put("c.d", "y".into()).await.unwrap();
+    kv.purge("c.d").await.unwrap();
+
+    let printed = py(server.url(), PY_READS, vec!["fromrust".into()]).await;
+    let lines: Vec<&str> = printed.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!("get a 2 {a}").as_str(),
+            "get b DEL",
+            "get c.d PURGE",
+            "watch a PUT 1 1",
+            "watch a PUT 2 2",
+            "watch b PUT x 3",
+            "watch b DEL  4",
+            "watch c.d PURGE  6",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_rnats_watch_sees_nats_py_deletes_and_purges() {
+    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    let js = rnats_jetstream::new(client);
+    let kv = js
+        .create_key_value(kv::Config {
+            bucket: "watched".into(),
+            storage: StorageType::Memory,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut events = kv
+        .watch_with_options([">"], WatchOptions::new())
+        .await
+        .unwrap()
+        .events();
+    let marker = tokio::time::timeout(WAIT, events.next()).await.unwrap();
+    assert_eq!(marker.unwrap().unwrap(), WatchEvent::InitialValuesDone);
+
+    py(server.url(), PY_CHANGES, vec!["watched".into()]).await;
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        match tokio::time::timeout(WAIT, events.next()).await.unwrap() {
+            Some(Ok(WatchEvent::Entry(entry))) => {
+                seen.push((entry.key, entry.operation, entry.revision))
+            }
+            other => panic!("expected an entry, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            ("k".to_string(), Operation::Put, 1),
+            ("k".to_string(), Operation::Delete, 2),
+            ("j".to_string(), Operation::Put, 3),
+            ("j".to_string(), Operation::Purge, 4),
+        ]
+    );
+}
