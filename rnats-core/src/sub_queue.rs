@@ -12,6 +12,9 @@ use std::task::{Context, Poll};
 
 use futures_util::task::AtomicWaker;
 
+use bytes::Bytes;
+use rnats_proto::Subject;
+
 use crate::Message;
 use crate::error::SubscriberError;
 use crate::shared::lock;
@@ -35,10 +38,19 @@ pub(crate) struct Pushed {
     pub(crate) new_episode: bool,
 }
 
+/// Batches a lagging subscription may hold as slices of the engine's read buffers; past
+/// this, messages are copied out as they are queued. Each batch is one read, so this bounds
+/// the read buffers a subscription keeps alive to about this many (plus the subscriber's own
+/// batch): without it, 65,536 queued 32-byte messages could pin 65,536 buffers of 64 KiB
+/// (issue 9, bug 6), since the byte limit counts message lengths, not what they pin.
+const MAX_PINNED_BATCHES: usize = 16;
+
 #[derive(Debug, Default)]
 struct Inner {
     messages: VecDeque<Message>,
     bytes: usize,
+    /// Batches queued since the subscriber last took the queue.
+    batches: usize,
     closed: bool,
     error: Option<SubscriberError>,
     dropped: u64,
@@ -78,14 +90,20 @@ impl SubQueue {
                 // The subscriber kept up: trade containers instead of moving messages.
                 std::mem::swap(&mut inner.messages, batch);
                 inner.bytes = bytes;
+                inner.batches = 1;
                 pushed.queued = inner.messages.len();
                 inner.in_slow_episode = false;
             } else {
-                for message in batch.drain(..) {
+                inner.batches += 1;
+                let copy = inner.batches > MAX_PINNED_BATCHES;
+                for mut message in batch.drain(..) {
                     let room = inner.messages.len() < self.limits.messages
                         && (inner.bytes + message.length <= self.limits.bytes
                             || inner.messages.is_empty());
                     if room {
+                        if copy {
+                            detach(&mut message);
+                        }
                         inner.bytes += message.length;
                         inner.messages.push_back(message);
                         inner.in_slow_episode = false;
@@ -152,6 +170,7 @@ impl SubQueue {
         if !inner.messages.is_empty() {
             std::mem::swap(&mut inner.messages, local);
             inner.bytes = 0;
+            inner.batches = 0;
             Some(true)
         } else if inner.closed {
             Some(false)
@@ -161,11 +180,19 @@ impl SubQueue {
     }
 }
 
+/// Copies a message's subject, reply and payload out of the read buffer they share, so
+/// that holding the message no longer keeps that buffer alive. (Headers are owned already.)
+fn detach(message: &mut Message) {
+    message.subject = Subject::from(message.subject.as_str());
+    if let Some(reply) = &mut message.reply {
+        *reply = Subject::from(reply.as_str());
+    }
+    message.payload = Bytes::copy_from_slice(&message.payload);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
-    use rnats_proto::Subject;
 
     fn message(len: usize) -> Message {
         Message {
@@ -262,6 +289,46 @@ mod tests {
         assert_eq!(q.push_batch(&mut b, n).queued, 3);
         assert!(b.is_empty());
         assert_eq!(take_all(&q), [1, 2, 3]);
+    }
+
+    #[test]
+    fn a_lagging_subscription_stops_pinning_read_buffers() {
+        let q = SubQueue::new(Limits {
+            messages: 1 << 20,
+            bytes: 1 << 30,
+        });
+        // Each batch is one 64 KiB read buffer with one small message sliced out of it.
+        let mut buffers = Vec::new();
+        for _ in 0..100 {
+            let buffer = Bytes::from(vec![b'r'; 64 * 1024]);
+            let mut m = message(0);
+            m.payload = buffer.slice(0..32);
+            m.length = 32;
+            let mut b: VecDeque<Message> = [m].into_iter().collect();
+            q.push_batch(&mut b, 32);
+            buffers.push(buffer);
+        }
+        let mut local = VecDeque::new();
+        assert_eq!(q.try_take(&mut local), Some(true));
+        let pinning = local
+            .iter()
+            .filter(|m| {
+                buffers.iter().any(|b| {
+                    let range = b.as_ptr_range();
+                    range.contains(&m.payload.as_ptr())
+                })
+            })
+            .count();
+        assert_eq!(local.len(), 100, "nothing dropped");
+        assert!(
+            pinning <= MAX_PINNED_BATCHES,
+            "{pinning} queued messages still pin a read buffer each"
+        );
+        assert!(
+            local
+                .iter()
+                .all(|m| m.payload.len() == 32 && m.payload[0] == b'r')
+        );
     }
 
     #[test]
