@@ -29,6 +29,7 @@ pub mod error;
 mod events;
 mod handshake;
 pub mod header;
+mod keepalive;
 pub mod message;
 mod options;
 mod reconnect;

@@ -12,7 +12,6 @@ use rnats_proto::{HeaderMap, StatusCode, Subject};
 use tokio::sync::oneshot;
 
 use crate::Message;
-use crate::connection::LinkState;
 use crate::error::{RequestCause, RequestError};
 use crate::shared::{Shared, Sink, SubEntry};
 
@@ -136,7 +135,7 @@ pub(crate) struct Pending {
     shared: Arc<Shared>,
     token: u64,
     reply: String,
-    rx: Option<oneshot::Receiver<Message>>,
+    rx: Option<oneshot::Receiver<Result<Message, RequestCause>>>,
     /// The engine delivered the reply and removed the entry itself.
     answered: bool,
 }
@@ -173,12 +172,14 @@ impl Pending {
             },
             None => rx.await,
         };
-        // The engine drops every waiting sender when the client closes, and on a disconnect
-        // when `fail_requests_on_disconnect` is set.
-        let message = received.map_err(|_| match self.shared.state() {
-            LinkState::Disconnected | LinkState::Pending => RequestCause::Disconnected,
-            _ => RequestCause::Closed,
-        })?;
+        // The engine sends the cause with the failure on a disconnect (with
+        // `fail_requests_on_disconnect`), and drops every sender when the client closes: the
+        // state at wake-up time may already be a later one.
+        let message = match received {
+            Ok(Ok(message)) => message,
+            Ok(Err(cause)) => return Err(cause.into()),
+            Err(_) => return Err(RequestCause::Closed.into()),
+        };
         self.answered = true;
         if message.status == Some(StatusCode::NO_RESPONDERS) {
             return Err(RequestCause::NoResponders.into());
