@@ -376,6 +376,7 @@ impl Client {
         let queue = Arc::new(SubQueue::new(Limits {
             messages: shared.options.subscription_capacity,
             bytes: shared.options.subscription_capacity_bytes,
+            copy_below: shared.options.read_buffer_capacity / 4,
         }));
         let group = queue_group.as_ref().map(|q| q.as_str().to_owned());
         shared.subs().by_sid.insert(

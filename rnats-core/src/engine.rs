@@ -27,7 +27,7 @@ use tokio::time::{Instant, Sleep};
 use crate::Message;
 use crate::connection::LinkState;
 use crate::delivery::Deliveries;
-use crate::error::{FlushCause, RequestCause, SubscriberError};
+use crate::error::{FlushCause, SubscriberError};
 use crate::events::{ClientError, ConnectionEvent};
 use crate::handshake::{Established, effective_max_payload};
 use crate::keepalive::{Keepalive, KeepaliveAction};
@@ -268,12 +268,15 @@ impl Engine {
         // Blocked publishers retry and now go to the reconnect buffer.
         shared.space.notify_waiters();
         if shared.options.reconnect.fail_requests_on_disconnect {
-            // The cause travels with the failure: by the time a waiter looks, a fast
-            // reconnect may already be done.
-            let failed: Vec<_> = shared.requests().drain().map(|(_, tx)| tx).collect();
-            for tx in failed {
-                let _ = tx.send(Err(RequestCause::Disconnected));
-            }
+            // Counted with the failure: by the time a waiter looks, a fast reconnect may
+            // already be done, so the state cannot tell it why.
+            let mut requests = shared.requests();
+            shared
+                .requests_failed_by_disconnect
+                .fetch_add(1, Ordering::Relaxed);
+            let failed = std::mem::take(&mut *requests);
+            drop(requests);
+            drop(failed);
         }
         tracing::debug!(%reason, "disconnected");
         shared.emit(ConnectionEvent::Disconnected { reason });
@@ -348,7 +351,16 @@ impl Engine {
 
     /// During a planned move: whether the old link is done (everything written and every
     /// PONG in), or out of time.
+    #[inline]
     fn poll_move_done(&mut self, cx: &mut Context<'_>) -> Option<Ending> {
+        match self.moving.is_some() {
+            true => self.poll_move_done_slow(cx),
+            false => None,
+        }
+    }
+
+    #[cold]
+    fn poll_move_done_slow(&mut self, cx: &mut Context<'_>) -> Option<Ending> {
         let moving = self.moving.as_mut()?;
         let written = self.out.is_empty() && !self.stream_needs_flush;
         let answered = written && self.shared.writes().pongs.is_empty();
@@ -822,7 +834,7 @@ fn deliver_reply(shared: &Shared, msg: Msg) {
         .and_then(|token| token.parse::<u64>().ok());
     // Replies to requests that already gave up (timed out, dropped) are discarded.
     if let Some(sender) = token.and_then(|token| shared.requests().remove(&token)) {
-        let _ = sender.send(Ok(Message::from(msg)));
+        let _ = sender.send(Message::from(msg));
     }
 }
 

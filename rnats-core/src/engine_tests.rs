@@ -29,6 +29,7 @@ fn subscribe(shared: &Shared, sid: u64, subject: &str, max: Option<u64>, deliver
     let queue = Arc::new(SubQueue::new(Limits {
         messages: 16,
         bytes: 1 << 16,
+        copy_below: 16 * 1024,
     }));
     shared.subs().by_sid.insert(
         sid,

@@ -135,7 +135,9 @@ pub(crate) struct Pending {
     shared: Arc<Shared>,
     token: u64,
     reply: String,
-    rx: Option<oneshot::Receiver<Result<Message, RequestCause>>>,
+    rx: Option<oneshot::Receiver<Message>>,
+    /// [`Shared::requests_failed_by_disconnect`] when this request was registered.
+    disconnects_at_start: u64,
     /// The engine delivered the reply and removed the entry itself.
     answered: bool,
 }
@@ -147,8 +149,13 @@ impl Pending {
         reply.push_str(&shared.reply_prefix);
         reply.push_str(itoa::Buffer::new().format(token));
         let (tx, rx) = oneshot::channel();
-        shared.requests().insert(token, tx);
+        let disconnects_at_start = {
+            let mut requests = shared.requests();
+            requests.insert(token, tx);
+            shared.requests_failed_by_disconnect.load(Ordering::Relaxed)
+        };
         Pending {
+            disconnects_at_start,
             shared: Arc::clone(shared),
             token,
             reply,
@@ -172,14 +179,19 @@ impl Pending {
             },
             None => rx.await,
         };
-        // The engine sends the cause with the failure on a disconnect (with
-        // `fail_requests_on_disconnect`), and drops every sender when the client closes: the
-        // state at wake-up time may already be a later one.
-        let message = match received {
-            Ok(Ok(message)) => message,
-            Ok(Err(cause)) => return Err(cause.into()),
-            Err(_) => return Err(RequestCause::Closed.into()),
-        };
+        // The engine drops every waiting sender on a disconnect (with
+        // `fail_requests_on_disconnect`) and when the client closes. The state at wake-up may
+        // already be a later one; the disconnect count says which it was.
+        let message = received.map_err(|_| {
+            let failures = self
+                .shared
+                .requests_failed_by_disconnect
+                .load(Ordering::Relaxed);
+            match failures > self.disconnects_at_start {
+                true => RequestCause::Disconnected,
+                false => RequestCause::Closed,
+            }
+        })?;
         self.answered = true;
         if message.status == Some(StatusCode::NO_RESPONDERS) {
             return Err(RequestCause::NoResponders.into());

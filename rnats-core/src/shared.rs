@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 use crate::Message;
 use crate::connection::LinkState;
-use crate::error::{FlushCause, RequestCause};
+use crate::error::FlushCause;
 use crate::events::ConnectionEvent;
 use crate::options::ConnectOptions;
 use crate::server_pool::ServerPool;
@@ -36,6 +36,11 @@ pub(crate) struct Shared {
     pub(crate) space: Notify,
     pub(crate) subs: Mutex<Subscriptions>,
     pub(crate) requests: Mutex<SidMap<ReplySender>>,
+    /// How many times a disconnect failed every waiting request
+    /// (`fail_requests_on_disconnect`); changed only under the `requests` lock. A request
+    /// whose reply sender is dropped while this is past the count it was registered at was
+    /// failed by a disconnect, whatever the state is by the time it looks (issue 9, bug 8).
+    pub(crate) requests_failed_by_disconnect: AtomicU64,
     pub(crate) info: Mutex<Arc<ServerInfo>>,
     pub(crate) max_payload: AtomicUsize,
     pub(crate) headers_supported: AtomicBool,
@@ -58,9 +63,9 @@ pub(crate) struct Shared {
     pub(crate) directly_written: AtomicBool,
 }
 
-/// Where a request's reply goes: the reply, or why none will come. Dropped unsent when the
-/// client closes (the waiter reports `Closed`).
-pub(crate) type ReplySender = oneshot::Sender<Result<Message, RequestCause>>;
+/// Where a request's reply goes. Dropped unsent when the request fails; why is told by
+/// [`Shared::requests_failed_by_disconnect`].
+pub(crate) type ReplySender = oneshot::Sender<Message>;
 
 /// Where a flush's outcome goes. Dropped unsent when the client closes (`Closed`).
 pub(crate) type FlushWaiter = oneshot::Sender<Result<(), FlushCause>>;
@@ -78,6 +83,7 @@ pub(crate) enum Pong {
 
 impl Pong {
     /// Tells the flushes this PONG was for how it went.
+    #[inline]
     pub(crate) fn resolve(self, outcome: Result<(), FlushCause>) {
         match self {
             Pong::Keepalive => {}
@@ -85,11 +91,7 @@ impl Pong {
             Pong::Flush(waiter) => {
                 let _ = waiter.send(outcome);
             }
-            Pong::Flushes(waiters) => {
-                for waiter in waiters {
-                    let _ = waiter.send(outcome.clone());
-                }
-            }
+            Pong::Flushes(waiters) => resolve_all(waiters, outcome),
         }
     }
 }
@@ -190,6 +192,14 @@ pub(crate) enum Sink {
     Requests,
 }
 
+/// Resolves the flushes one PING after a reconnect served.
+#[cold]
+fn resolve_all(waiters: Vec<FlushWaiter>, outcome: Result<(), FlushCause>) {
+    for waiter in waiters {
+        let _ = waiter.send(outcome.clone());
+    }
+}
+
 impl Shared {
     pub(crate) fn new(options: ConnectOptions, info: ServerInfo, pool: ServerPool) -> Shared {
         let reply_prefix = format!("{}.{}.", options.inbox_prefix, nuid::next());
@@ -206,6 +216,7 @@ impl Shared {
             space: Notify::new(),
             subs: Mutex::new(Subscriptions::default()),
             requests: Mutex::new(SidMap::default()),
+            requests_failed_by_disconnect: AtomicU64::new(0),
             max_payload: AtomicUsize::new(info.max_payload),
             headers_supported: AtomicBool::new(info.headers),
             info: Mutex::new(Arc::new(info)),

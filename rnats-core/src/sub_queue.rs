@@ -25,6 +25,10 @@ use crate::shared::lock;
 pub(crate) struct Limits {
     pub(crate) messages: usize,
     pub(crate) bytes: usize,
+    /// A lagging subscription copies out batches smaller than this (a quarter of the read
+    /// buffer): those pin a whole read buffer for few bytes. Larger batches use their
+    /// buffer well and stay zero-copy.
+    pub(crate) copy_below: usize,
 }
 
 /// What happened to a batch handed to [`SubQueue::push_batch`].
@@ -38,11 +42,11 @@ pub(crate) struct Pushed {
     pub(crate) new_episode: bool,
 }
 
-/// Batches a lagging subscription may hold as slices of the engine's read buffers; past
-/// this, messages are copied out as they are queued. Each batch is one read, so this bounds
-/// the read buffers a subscription keeps alive to about this many (plus the subscriber's own
-/// batch): without it, 65,536 queued 32-byte messages could pin 65,536 buffers of 64 KiB
-/// (issue 9, bug 6), since the byte limit counts message lengths, not what they pin.
+/// Batches a lagging subscription may hold as slices of the engine's read buffers before
+/// small batches are copied out as they are queued (see [`Limits::copy_below`]). Each batch
+/// is one read, so what a subscription pins is about this many buffers plus four times its
+/// queued bytes: without it, 65,536 queued 32-byte messages could pin 65,536 buffers of
+/// 64 KiB (issue 9, bug 6), since the byte limit counts message lengths, not what they pin.
 const MAX_PINNED_BATCHES: usize = 16;
 
 #[derive(Debug, Default)]
@@ -94,34 +98,48 @@ impl SubQueue {
                 pushed.queued = inner.messages.len();
                 inner.in_slow_episode = false;
             } else {
-                inner.batches += 1;
-                let copy = inner.batches > MAX_PINNED_BATCHES;
-                for mut message in batch.drain(..) {
-                    let room = inner.messages.len() < self.limits.messages
-                        && (inner.bytes + message.length <= self.limits.bytes
-                            || inner.messages.is_empty());
-                    if room {
-                        if copy {
-                            detach(&mut message);
-                        }
-                        inner.bytes += message.length;
-                        inner.messages.push_back(message);
-                        inner.in_slow_episode = false;
-                        pushed.queued += 1;
-                    } else {
-                        pushed.dropped += 1;
-                        if !inner.in_slow_episode {
-                            inner.in_slow_episode = true;
-                            pushed.new_episode = true;
-                        }
-                    }
-                }
-                inner.dropped += pushed.dropped;
+                pushed = self.push_behind(&mut inner, batch, bytes);
             }
         }
         if pushed.queued > 0 {
             self.waker.wake();
         }
+        pushed
+    }
+
+    /// The slow path of [`SubQueue::push_batch`]: the subscriber lags, so the batch goes
+    /// behind what is queued, message by message, within the limits. Out of line so the
+    /// path of a subscriber that keeps up stays small.
+    #[inline(never)]
+    fn push_behind(
+        &self,
+        inner: &mut Inner,
+        batch: &mut VecDeque<Message>,
+        bytes: usize,
+    ) -> Pushed {
+        let mut pushed = Pushed::default();
+        inner.batches += 1;
+        let copy = inner.batches > MAX_PINNED_BATCHES && bytes < self.limits.copy_below;
+        for mut message in batch.drain(..) {
+            let room = inner.messages.len() < self.limits.messages
+                && (inner.bytes + message.length <= self.limits.bytes || inner.messages.is_empty());
+            if room {
+                if copy {
+                    detach(&mut message);
+                }
+                inner.bytes += message.length;
+                inner.messages.push_back(message);
+                inner.in_slow_episode = false;
+                pushed.queued += 1;
+            } else {
+                pushed.dropped += 1;
+                if !inner.in_slow_episode {
+                    inner.in_slow_episode = true;
+                    pushed.new_episode = true;
+                }
+            }
+        }
+        inner.dropped += pushed.dropped;
         pushed
     }
 
@@ -182,6 +200,8 @@ impl SubQueue {
 
 /// Copies a message's subject, reply and payload out of the read buffer they share, so
 /// that holding the message no longer keeps that buffer alive. (Headers are owned already.)
+#[cold]
+#[inline(never)]
 fn detach(message: &mut Message) {
     message.subject = Subject::from(message.subject.as_str());
     if let Some(reply) = &mut message.reply {
@@ -226,6 +246,7 @@ mod tests {
         let q = SubQueue::new(Limits {
             messages: 2,
             bytes: 1 << 20,
+            copy_below: 16 * 1024,
         });
         let (mut b, n) = batch(&[1, 1, 1, 1]);
         let pushed = q.push_batch(&mut b, n);
@@ -264,6 +285,7 @@ mod tests {
         let q = SubQueue::new(Limits {
             messages: 100,
             bytes: 10,
+            copy_below: 16 * 1024,
         });
         let (mut b, n) = batch(&[50, 1]);
         assert_eq!(q.push_batch(&mut b, n).queued, 1);
@@ -284,6 +306,7 @@ mod tests {
         let q = SubQueue::new(Limits {
             messages: 10,
             bytes: 1000,
+            copy_below: 16 * 1024,
         });
         let (mut b, n) = batch(&[1, 2, 3]);
         assert_eq!(q.push_batch(&mut b, n).queued, 3);
@@ -296,6 +319,7 @@ mod tests {
         let q = SubQueue::new(Limits {
             messages: 1 << 20,
             bytes: 1 << 30,
+            copy_below: 16 * 1024,
         });
         // Each batch is one 64 KiB read buffer with one small message sliced out of it.
         let mut buffers = Vec::new();
@@ -332,10 +356,37 @@ mod tests {
     }
 
     #[test]
+    fn a_lagging_subscription_whose_batches_fill_their_buffers_stays_zero_copy() {
+        let q = SubQueue::new(Limits {
+            messages: 1 << 20,
+            bytes: 1 << 30,
+            copy_below: 16 * 1024,
+        });
+        let buffer = Bytes::from(vec![b'r'; 64 * 1024]);
+        for _ in 0..100 {
+            // One read's batch: 1,000 messages of 32 bytes out of one buffer.
+            let mut b: VecDeque<Message> = (0..1000)
+                .map(|i| {
+                    let mut m = message(0);
+                    m.payload = buffer.slice(i * 32..(i + 1) * 32);
+                    m.length = 32;
+                    m
+                })
+                .collect();
+            q.push_batch(&mut b, 32_000);
+        }
+        let mut local = VecDeque::new();
+        assert_eq!(q.try_take(&mut local), Some(true));
+        let range = buffer.as_ptr_range();
+        assert!(local.iter().all(|m| range.contains(&m.payload.as_ptr())));
+    }
+
+    #[test]
     fn close_ends_after_queued_messages() {
         let q = SubQueue::new(Limits {
             messages: 10,
             bytes: 1000,
+            copy_below: 16 * 1024,
         });
         let (mut b, n) = batch(&[1]);
         q.push_batch(&mut b, n);
