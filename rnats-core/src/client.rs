@@ -723,3 +723,7 @@ fn server_version(version: &str) -> Option<(i64, i64, i64)> {
     let patch = patch_text[..digits].parse().ok()?;
     Some((major, minor, patch))
 }
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod tests;

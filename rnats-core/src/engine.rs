@@ -685,6 +685,8 @@ impl Engine {
                     .queue
                     .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
                 writes.pongs.push_back(Pong::Keepalive);
+                drop(writes);
+                self.shared.keepalive_pings.fetch_add(1, Ordering::Relaxed);
                 Ok(true)
             }
         }

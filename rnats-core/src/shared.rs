@@ -61,6 +61,8 @@ pub(crate) struct Shared {
     /// A caller wrote to the socket directly since the engine last looked ([`Writer`]): lets
     /// the read path skip the write lock unless there is something to reset.
     pub(crate) directly_written: AtomicBool,
+    /// Keepalive PINGs sent, over every link (for tests and diagnostics).
+    pub(crate) keepalive_pings: AtomicU64,
 }
 
 /// Where a request's reply goes. Dropped unsent when the request fails; why is told by
@@ -231,6 +233,7 @@ impl Shared {
             pool: Mutex::new(pool),
             done,
             directly_written: AtomicBool::new(false),
+            keepalive_pings: AtomicU64::new(0),
         }
     }
 

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use rnats_core::{
     ConnectionEvent, FlushCause, FlushError, PublishCause, RequestCause, RequestErrorKind,
 };
@@ -229,12 +229,15 @@ async fn flushes_waiting_for_a_reconnect_fail_when_the_client_closes() {
         matches!(e, ConnectionEvent::Disconnected { .. })
     })
     .await;
-    let flusher = client.clone();
-    let flush = tokio::spawn(async move { flusher.flush().await });
-    // The flush is parked until a reconnect that will not come before the close.
-    tokio::task::yield_now().await;
+    // Polled once here, so it is parked for the reconnect (not started after the close,
+    // which would fail it with `NotSent` instead).
+    let mut flush = Box::pin(client.flush());
+    assert!(
+        (&mut flush).now_or_never().is_none(),
+        "parked until a reconnect"
+    );
     client.close().await;
-    let result = tokio::time::timeout(WAIT, flush).await.unwrap().unwrap();
+    let result = tokio::time::timeout(WAIT, flush).await.unwrap();
     assert_eq!(result.unwrap_err().cause(), Some(&FlushCause::Closed));
 }
 
