@@ -30,7 +30,7 @@ use crate::delivery::Deliveries;
 use crate::error::{FlushCause, SubscriberError};
 use crate::events::{ClientError, ConnectionEvent};
 use crate::handshake::{Established, effective_max_payload};
-use crate::keepalive::{Keepalive, KeepaliveAction};
+use crate::link::{Link, LinkAction};
 use crate::reconnect;
 use crate::shared::{Pong, Shared, Sink, Subscriptions};
 use crate::statistics::Statistics;
@@ -70,28 +70,17 @@ pub(crate) struct Engine {
     parser: Parser,
     /// The batch being written; owned by the engine while [`Writer::Writing`].
     out: Frames,
-    keepalive: Keepalive,
-    /// Fires at [`Keepalive::poll_timeout`]; disarmed when that is never.
-    keepalive_timer: Pin<Box<Sleep>>,
-    keepalive_armed: bool,
-    /// A planned move (`force_reconnect`, lame duck mode) is finishing the old link: what
-    /// was accepted for it is written, and its PONGs awaited, before it is dropped.
-    moving: Option<Move>,
+    /// The link's phase and protocol timers (keepalive, lame duck, planned moves): the
+    /// sans-IO part this driver feeds and obeys.
+    link: Link,
+    /// The one timer of the link, armed at [`Link::poll_timeout`].
+    timer: Pin<Box<Sleep>>,
+    /// Where `timer` is armed, if anywhere.
+    timer_at: Option<std::time::Instant>,
     /// Armed while queued frames linger (opt-in policy, see `ConnectOptions::linger`).
     linger_timer: Option<Pin<Box<Sleep>>>,
     /// Messages of the current read, handed to subscribers at its end.
     deliveries: Deliveries,
-    /// Servers to reconnect to.
-    /// Armed by lame duck mode: when it fires, move to another server.
-    lame_duck_timer: Option<Pin<Box<Sleep>>>,
-}
-
-/// A planned move to another server, under way.
-struct Move {
-    /// Why: the reason the old link ends with.
-    reason: &'static str,
-    /// Give up on the old link at this point even if it has not taken everything.
-    deadline: Pin<Box<Sleep>>,
 }
 
 impl Engine {
@@ -103,6 +92,8 @@ impl Engine {
         let max_outstanding = shared.options.max_pings_outstanding;
         let read_capacity = shared.options.read_buffer_capacity;
         let write_limit = shared.options.write_buffer_limit;
+        // A planned move waits this long for the old server to take what it accepted.
+        let move_grace = shared.options.connection_timeout;
         let (stream, read_buf, parser, info) = match conn {
             Some(conn) => (
                 Some(conn.stream),
@@ -121,13 +112,11 @@ impl Engine {
             read_capacity,
             parser,
             out: Frames::with_limit(write_limit),
-            keepalive: Keepalive::new(interval, max_outstanding),
-            keepalive_timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
-            keepalive_armed: false,
-            moving: None,
+            link: Link::new(interval, max_outstanding, move_grace),
+            timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
+            timer_at: None,
             linger_timer: None,
             deliveries: Deliveries::default(),
-            lame_duck_timer: None,
         };
         engine.reserve_read_buffer();
         // The servers the greeting advertises join the pool now (the server sends INFO again
@@ -139,8 +128,7 @@ impl Engine {
         }
         let direct = stream.map(|stream| engine.install(stream));
         if engine.is_connected() {
-            engine.keepalive.handle_connected(Instant::now().into_std());
-            engine.arm_keepalive();
+            engine.link.handle_connected(Instant::now().into_std());
         }
         {
             let mut writes = engine.shared.writes();
@@ -238,10 +226,8 @@ impl Engine {
         self.socket = None;
         self.stream = None;
         self.out = Frames::with_limit(shared.options.write_buffer_limit);
-        self.lame_duck_timer = None;
         self.linger_timer = None;
-        self.moving = None;
-        self.keepalive_armed = false;
+        self.link.handle_disconnected();
         self.read_buf.clear();
         let lost_pongs = {
             let mut writes = shared.writes();
@@ -290,8 +276,7 @@ impl Engine {
         self.read_buf = conn.read_buf;
         self.reserve_read_buffer();
         self.parser = conn.parser;
-        self.keepalive.handle_connected(Instant::now().into_std());
-        self.arm_keepalive();
+        self.link.handle_connected(Instant::now().into_std());
         self.apply_info(&conn.info);
         *crate::shared::lock(&shared.info) = Arc::new(conn.info);
         replay(&shared, direct);
@@ -305,20 +290,9 @@ impl Engine {
         });
     }
 
-    /// Arms the keepalive timer for the next PING, if one is ever due.
-    fn arm_keepalive(&mut self) {
-        match self.keepalive.poll_timeout() {
-            Some(at) => {
-                self.keepalive_timer.as_mut().reset(Instant::from_std(at));
-                self.keepalive_armed = true;
-            }
-            None => self.keepalive_armed = false,
-        }
-    }
-
     /// Starts a planned move away from a healthy server: callers queue for the next link from
     /// now on, while the engine finishes writing what this one accepted.
-    fn start_move(&mut self, reason: &'static str) {
+    fn hand_over_queue(&mut self) {
         {
             let mut writes = self.shared.writes();
             if writes.disconnected {
@@ -342,32 +316,16 @@ impl Engine {
         }
         // Blocked publishers retry and now go to the reconnect buffer.
         self.shared.space.notify_waiters();
-        let grace = self.shared.options.connection_timeout;
-        self.moving = Some(Move {
-            reason,
-            deadline: Box::pin(tokio::time::sleep(grace)),
-        });
     }
 
     /// During a planned move: whether the old link is done (everything written and every
-    /// PONG in), or out of time.
+    /// PONG in). Its deadline is the link's ([`LinkAction::GiveUp`]).
     #[inline]
-    fn poll_move_done(&mut self, cx: &mut Context<'_>) -> Option<Ending> {
-        match self.moving.is_some() {
-            true => self.poll_move_done_slow(cx),
-            false => None,
-        }
-    }
-
-    #[cold]
-    fn poll_move_done_slow(&mut self, cx: &mut Context<'_>) -> Option<Ending> {
-        let moving = self.moving.as_mut()?;
+    fn poll_move_done(&mut self) -> Option<Ending> {
+        let reason = self.link.moving()?;
         let written = self.out.is_empty() && !self.stream_needs_flush;
         let answered = written && self.shared.writes().pongs.is_empty();
-        if answered || moving.deadline.as_mut().poll(cx).is_ready() {
-            return Some(Ending::Lost(moving.reason.to_owned()));
-        }
-        None
+        answered.then(|| Ending::Lost(reason.to_owned()))
     }
 
     fn poll_drive(&mut self, cx: &mut Context<'_>) -> Poll<Ending> {
@@ -383,22 +341,19 @@ impl Engine {
                 .reconnect_requested
                 .swap(false, Ordering::AcqRel)
             {
-                self.start_move("reconnect requested");
-            }
-            if let Some(timer) = &mut self.lame_duck_timer {
-                if timer.as_mut().poll(cx).is_ready() {
-                    self.lame_duck_timer = None;
-                    self.start_move("server in lame duck mode");
+                let now = Instant::now().into_std();
+                if self.link.handle_move_requested(now, "reconnect requested") {
+                    self.hand_over_queue();
                 }
             }
             let mut progress = false;
-            for step in [Self::drive_read, Self::drive_write, Self::drive_keepalive] {
+            for step in [Self::drive_read, Self::drive_write, Self::drive_timers] {
                 match step(self, cx) {
                     Ok(stepped) => progress |= stepped,
                     Err(ending) => return Poll::Ready(ending),
                 }
             }
-            if let Some(ending) = self.poll_move_done(cx) {
+            if let Some(ending) = self.poll_move_done() {
                 return Poll::Ready(ending);
             }
             if !progress {
@@ -496,7 +451,7 @@ impl Engine {
                     .push_control(|buf| buf.extend_from_slice(rnats_proto::PONG));
             }
             ServerOp::Pong => {
-                self.keepalive.handle_pong();
+                self.link.handle_pong();
                 let waiter = self.shared.writes().pongs.pop_front();
                 if let Some(waiter) = waiter {
                     waiter.resolve(Ok(()));
@@ -505,12 +460,13 @@ impl Engine {
             ServerOp::Ok => {}
             ServerOp::Info(info) => {
                 self.apply_info(&info);
-                if info.lame_duck_mode && self.lame_duck_timer.is_none() && self.moving.is_none() {
-                    self.shared.emit(ConnectionEvent::LameDuckMode);
+                if info.lame_duck_mode {
                     // Move before the server closes us, at a random moment so that all its
                     // clients do not land on the next server at once (ADR-40).
                     let delay = LAME_DUCK_JITTER.mul_f64(crate::reconnect::random_unit());
-                    self.lame_duck_timer = Some(Box::pin(tokio::time::sleep(delay)));
+                    if self.link.handle_lame_duck(Instant::now().into_std(), delay) {
+                        self.shared.emit(ConnectionEvent::LameDuckMode);
+                    }
                 }
                 *crate::shared::lock(&self.shared.info) = Arc::new(*info);
             }
@@ -663,38 +619,60 @@ impl Engine {
         true
     }
 
-    /// Sends a PING every interval; too many unanswered means the connection is stale.
-    fn drive_keepalive(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
-        // Not on a link being left: its queue is the next link's reconnect buffer.
-        if !self.keepalive_armed || self.moving.is_some() {
-            return Ok(false);
-        }
-        if self.keepalive_timer.as_mut().poll(cx).is_pending() {
-            return Ok(false);
-        }
-        let action = self.keepalive.handle_timeout(Instant::now().into_std());
-        self.arm_keepalive();
-        match action {
-            None => Ok(false),
-            Some(KeepaliveAction::Stale { outstanding }) => Err(Ending::Lost(format!(
-                "stale connection: {outstanding} PINGs unanswered"
-            ))),
-            Some(KeepaliveAction::Ping) => {
-                let mut writes = self.shared.writes();
-                writes
-                    .queue
-                    .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-                writes.pongs.push_back(Pong::Keepalive);
-                drop(writes);
-                self.shared.keepalive_pings.fetch_add(1, Ordering::Relaxed);
-                Ok(true)
+    /// Runs the link's timers: keepalive PINGs, stale detection, the lame duck move and a
+    /// planned move's deadline, all decided by [`Link`]; this only arms one timer for
+    /// [`Link::poll_timeout`] and carries out the [`LinkAction`]s.
+    fn drive_timers(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
+        let mut progress = false;
+        loop {
+            let Some(at) = self.link.poll_timeout() else {
+                return Ok(progress);
+            };
+            if self.timer_at != Some(at) {
+                self.timer.as_mut().reset(Instant::from_std(at));
+                self.timer_at = Some(at);
             }
+            if self.timer.as_mut().poll(cx).is_pending() {
+                return Ok(progress);
+            }
+            let now = Instant::now().into_std();
+            let mut acted = false;
+            while let Some(action) = self.link.handle_timeout(now) {
+                acted = true;
+                match action {
+                    LinkAction::Ping => self.queue_keepalive_ping(),
+                    LinkAction::Stale { outstanding } => {
+                        return Err(Ending::Lost(format!(
+                            "stale connection: {outstanding} PINGs unanswered"
+                        )));
+                    }
+                    LinkAction::StartMove { .. } => self.hand_over_queue(),
+                    LinkAction::GiveUp { reason } => return Err(Ending::Lost(reason.to_owned())),
+                }
+            }
+            if !acted {
+                // The timer and the clock disagree by a hair; re-arm and look again later.
+                self.timer_at = None;
+                return Ok(progress);
+            }
+            progress = true;
         }
+    }
+
+    fn queue_keepalive_ping(&mut self) {
+        let mut writes = self.shared.writes();
+        writes
+            .queue
+            .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        writes.pongs.push_back(Pong::Keepalive);
+        drop(writes);
+        self.shared.keepalive_pings.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Marks the client closed and releases every waiter: flushes and requests fail,
     /// subscriptions end after what they already hold, blocked publishers wake.
-    fn finish(self, ending: Ending) {
+    fn finish(mut self, ending: Ending) {
+        self.link.handle_closed();
         let shared = Arc::clone(&self.shared);
         // A disconnect already reported (before reconnecting gave up) is not reported twice.
         let was_connected = shared.state() == LinkState::Connected;

@@ -30,6 +30,7 @@ mod events;
 mod handshake;
 pub mod header;
 mod keepalive;
+mod link;
 pub mod message;
 mod options;
 mod reconnect;

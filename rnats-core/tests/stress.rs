@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -15,7 +16,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
 use rnats_core::{Client, ConnectionEvent};
-use rnats_test_server::NatsServer;
+use rnats_test_server::{NatsServer, Proxy};
 
 /// Forces `rounds` reconnects one after the other, each awaited, then stops `running`.
 fn reconnect_repeatedly(
@@ -41,7 +42,7 @@ async fn subscriptions_made_while_reconnecting_are_never_lost() {
     let client = quick().connect(server.url()).await.unwrap();
     let publisher = rnats_core::connect(server.url()).await.unwrap();
     let running = Arc::new(AtomicBool::new(true));
-    let reconnects = reconnect_repeatedly(&client, 30, Arc::clone(&running));
+    let reconnects = reconnect_repeatedly(&client, 100, Arc::clone(&running));
     let mut subs = Vec::new();
     while running.load(Ordering::Acquire) {
         let subject = format!("s.{}", subs.len());
@@ -68,7 +69,7 @@ async fn subscriptions_made_while_reconnecting_are_never_lost() {
             "subscription {subject} was lost across a reconnect"
         );
     }
-    assert!(subs.len() > 30, "subscribed during the reconnects");
+    assert!(subs.len() > 100, "subscribed during the reconnects");
 }
 
 /// Frame order on one connection: a PUB never overtakes the SUB before it, nor a PING the
@@ -79,7 +80,7 @@ async fn sub_pub_flush_stay_in_order_across_reconnects() {
     let server = NatsServer::start();
     let client = quick().connect(server.url()).await.unwrap();
     let running = Arc::new(AtomicBool::new(true));
-    let reconnects = reconnect_repeatedly(&client, 20, Arc::clone(&running));
+    let reconnects = reconnect_repeatedly(&client, 100, Arc::clone(&running));
     let mut workers = Vec::new();
     for w in 0..4 {
         let client = client.clone();
@@ -124,7 +125,7 @@ async fn nothing_is_delivered_after_unsubscribe_returns_across_reconnects() {
     let server = NatsServer::start();
     let client = quick().connect(server.url()).await.unwrap();
     let running = Arc::new(AtomicBool::new(true));
-    let reconnects = reconnect_repeatedly(&client, 20, Arc::clone(&running));
+    let reconnects = reconnect_repeatedly(&client, 100, Arc::clone(&running));
     let flood = {
         let client = client.clone();
         let running = Arc::clone(&running);
@@ -157,4 +158,67 @@ async fn nothing_is_delivered_after_unsubscribe_returns_across_reconnects() {
     reconnects.await.unwrap();
     flood.await.unwrap();
     assert!(rounds > 0);
+}
+
+/// Bug 3 under broken links: a flush that returns Ok vouches for every publish before it,
+/// while the link is cut again and again under concurrent publishers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_successful_flush_vouches_for_earlier_publishes_across_cut_links() {
+    let server = NatsServer::start();
+    let proxy = Arc::new(Proxy::start(&server.url()).unwrap());
+    let receiver = rnats_core::connect(server.url()).await.unwrap();
+    let mut sub = receiver.subscribe("vouched.>").await.unwrap();
+    receiver.flush().await.unwrap();
+    let client = quick().connect(proxy.url()).await.unwrap();
+    let running = Arc::new(AtomicBool::new(true));
+    let cutter = {
+        let (client, proxy, running) = (client.clone(), Arc::clone(&proxy), Arc::clone(&running));
+        tokio::spawn(async move {
+            let mut events = client.events();
+            for _ in 0..20 {
+                // Let some traffic through, then break the link under it.
+                client.flush().await.ok();
+                proxy.cut();
+                wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+            }
+            running.store(false, Ordering::Release);
+        })
+    };
+    let mut workers = Vec::new();
+    for w in 0..3 {
+        let (client, running) = (client.clone(), Arc::clone(&running));
+        workers.push(tokio::spawn(async move {
+            let mut vouched = Vec::new();
+            let mut i = 0u64;
+            while running.load(Ordering::Acquire) {
+                i += 1;
+                let subject = format!("vouched.{w}.{i}");
+                if client.publish(subject.clone(), "v".into()).await.is_err() {
+                    continue;
+                }
+                if client.flush().await.is_ok() {
+                    vouched.push(subject);
+                }
+            }
+            vouched
+        }));
+    }
+    cutter.await.unwrap();
+    let mut vouched = HashSet::new();
+    for worker in workers {
+        vouched.extend(worker.await.unwrap());
+    }
+    receiver.flush().await.unwrap();
+    let mut received = HashSet::new();
+    while let Some(Some(m)) = sub.next().now_or_never() {
+        received.insert(m.subject.to_string());
+    }
+    let missing: Vec<_> = vouched.difference(&received).collect();
+    assert!(
+        missing.is_empty(),
+        "{} publishes vouched for by a flush never arrived: {:?}",
+        missing.len(),
+        missing.iter().take(5).collect::<Vec<_>>()
+    );
+    assert!(!vouched.is_empty());
 }
