@@ -1,14 +1,56 @@
-//! The connection engine: one task owns the socket and drives reads, writes, socket flushes and
-//! keepalive from a single poll loop, so no direction ever waits for another.
+//! The connection engine: the tokio driver of one connection. One task owns the socket and
+//! drives reads, writes, socket flushes and the link's timers from a single poll loop, so no
+//! direction ever waits for another. `docs/engine.md` has the whole picture.
+//!
+//! # The state and who owns it
+//!
+//! - [`Link`](crate::link::Link), sans-IO and owned by this driver: the link's phase
+//!   (`Disconnected`, `Connected`, `Moving`, `Closed`), keepalive and stale detection, lame
+//!   duck mode and planned moves. The driver feeds it (`handle_pong`, `handle_lame_duck`,
+//!   `handle_move_requested`, `handle_timeout`), arms one timer at its `poll_timeout`, and
+//!   carries out the `LinkAction`s it returns. The handshake (`ExpectInfo`, then `ExpectPong`
+//!   after CONNECT + PING) runs before a link exists, in `handshake.rs`.
+//! - [`Writes`](crate::shared::Writes), under a mutex shared with every caller: the write
+//!   queue, who writes next ([`Writer`]), the PINGs awaiting their PONG in order
+//!   ([`Pong`]: a keepalive, one flush, or every flush made during an outage), and whether
+//!   the queue belongs to a live link or is the reconnect buffer (`disconnected`). Callers
+//!   encode their frames straight into it under a short lock: that is the hot path, and why
+//!   this part is not behind a channel.
+//! - [`Subscriptions`](crate::shared::Subscriptions), under its own mutex: sids, subjects,
+//!   auto-unsubscribe counts (`max`, `delivered`) and where messages go. Lock order: `subs`,
+//!   then `writes`.
+//!
+//! # Transitions
+//!
+//! ```text
+//!  connect ──▶ Connected ──(read error, EOF, fatal -ERR, stale)──▶ disconnected()
+//!                │                                                   │ queue dropped; lost
+//!                │ force_reconnect / lame duck deadline              │ PINGs fail their flush
+//!                ▼                                                   │ (FlushCause::Disconnected)
+//!              Moving: the queue goes to the old link with a        ▼
+//!              last PING; callers now fill the reconnect       reconnect (backoff, pool)
+//!              buffer; ends when all is written and every            │
+//!              PONG is in, or at the deadline ───────────────────────┤
+//!                                                                    ▼
+//!  replay(): SUB (+ UNSUB max) per subscription, the kept publishes, one PING for the
+//!  outage's flushes; built with `subs` locked until callers may write again, so no
+//!  subscribe or unsubscribe racing it is lost ──▶ Connected
+//!
+//!  close / drain / last handle dropped ──▶ finish(): Closed, every waiter released
+//!  (a [`DriverGuard`] does the same if the task ends any other way, a panic included)
+//! ```
+//!
+//! # The driver loop
 //!
 //! Each pass runs the `drive_*` steps in turn; a step that cannot progress has registered its
 //! wake-up (socket readiness, the shared [`AtomicWaker`](futures_util::task::AtomicWaker), the
-//! ping timer) and returns. The loop repeats while any step progressed, up to [`ROUNDS`] times,
+//! link timer) and returns. The loop repeats while any step progressed, up to [`ROUNDS`] times,
 //! then yields so a busy connection cannot starve other tasks on the runtime.
 //!
 //! Writes are adaptive and timer-free: whatever publishers queued while the previous write was
 //! in flight goes out together in the next one, so idle traffic leaves at once and heavy
-//! traffic leaves in large batches.
+//! traffic leaves in large batches. A caller may also write a small queue to the socket
+//! itself while the engine is idle (see [`Writer`] for the rule and its invariant).
 
 use std::future::poll_fn;
 use std::io::{self, IoSlice};

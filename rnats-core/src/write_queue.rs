@@ -225,6 +225,13 @@ impl Frames {
 /// an idle connection then sends at once, without waking another task. If that caller's next
 /// frame comes before the engine has run again, it queues and wakes the engine instead, so a
 /// burst of publishes batches into large writes rather than paying one syscall per frame.
+///
+/// **The writer invariant:** a caller writes directly only when nothing is in flight, that is
+/// when the engine holds no partly written batch (`Writes::engine_holds_batch`, set by the
+/// engine when it takes the queue and cleared when it finds the queue empty with its batch
+/// done). Bytes then leave in queue order whoever writes them. `Shared::submit`
+/// `debug_assert`s it. Direct writes are further limited to small flat queues
+/// ([`Frames::is_small`]) because they run under the lock every publish takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Writer {
     /// Nothing in flight and the engine is not woken: a caller may write directly.
