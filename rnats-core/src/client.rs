@@ -221,7 +221,7 @@ impl Client {
     }
 
     /// Sends a request and waits for the first reply, up to the configured request timeout.
-    /// A 503 status (nobody subscribed) becomes [`RequestError::NoResponders`].
+    /// A 503 status (nobody subscribed) becomes [`RequestErrorKind::NoResponders`].
     pub async fn request<S: ToSubject>(
         &self,
         subject: S,
