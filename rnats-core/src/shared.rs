@@ -265,17 +265,25 @@ impl Shared {
     /// Queues a control frame (SUB, UNSUB, PONG) regardless of the write limit: these are
     /// small and must not wait behind publishes. Returns false once the connection is closed.
     pub(crate) fn push_control(&self, encode: impl FnOnce(&mut BytesMut)) -> bool {
+        self.push_control_live(encode).is_some()
+    }
+
+    /// [`Shared::push_control`], telling whether the frame went to a live link
+    /// (`Some(true)`) or was not queued because the link is down or being left
+    /// (`Some(false)`: the reconnect replays the subscription table instead); `None` once
+    /// closed.
+    pub(crate) fn push_control_live(&self, encode: impl FnOnce(&mut BytesMut)) -> Option<bool> {
         let mut writes = self.writes();
         if writes.closed {
-            return false;
+            return None;
         }
         if writes.disconnected {
             // The reconnect restores subscriptions from the table; nothing to send now.
-            return true;
+            return Some(false);
         }
         writes.queue.push_with(encode);
         self.submit(writes, Urgency::Normal);
-        true
+        Some(true)
     }
 
     /// Queues a PING whose PONG resolves the returned receiver.

@@ -8,7 +8,6 @@ use std::task::{Context, Poll};
 
 use futures_core::Stream;
 
-use crate::connection::LinkState;
 use crate::error::{FlushCause, FlushError, SubscriberError, UnsubscribeError};
 use crate::shared::{Shared, Sink};
 use crate::sub_queue::SubQueue;
@@ -80,17 +79,14 @@ impl Subscriber {
         self.unsubscribed = true;
         let shared = self.client.shared_arc();
         let mut guard = DrainGuard::new(shared, vec![sid], false);
-        if shared.state() != LinkState::Connected {
-            // Ended before any reconnect could restore it.
-            guard.finish();
-            return Ok(());
-        }
-        let sent = shared.push_control(|buf| rnats_proto::encode_unsub(buf, sid, None));
-        let flushed: Result<(), FlushError> = if sent {
-            self.client.flush().await
-        } else {
-            Err(FlushCause::NotSent.into())
-        };
+        let flushed: Result<(), FlushError> =
+            match shared.push_control_live(|buf| rnats_proto::encode_unsub(buf, sid, None)) {
+                Some(true) => self.client.flush().await,
+                // The link is down or being left (a planned move): nothing more comes for
+                // this subscription, and ending it now keeps the replay from restoring it.
+                Some(false) => Ok(()),
+                None => Err(FlushCause::NotSent.into()),
+            };
         guard.finish();
         flushed.map_err(UnsubscribeError::from)
     }

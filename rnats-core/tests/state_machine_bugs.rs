@@ -6,6 +6,7 @@ mod common;
 
 use common::*;
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -255,4 +256,39 @@ async fn header_publishes_are_kept_before_the_first_connect() {
         .unwrap();
     assert_eq!(m.payload, Bytes::from("h"));
     assert_eq!(m.headers.unwrap().get("k").map(|v| v.as_str()), Some("v"));
+}
+
+/// Bug 4: a subscription drained during an outage was re-subscribed by the next
+/// reconnect's replay (its UNSUB could not be sent), so the server kept sending for it.
+#[tokio::test]
+async fn a_subscription_drained_during_an_outage_is_not_restored() {
+    let mut server = NatsServer::start();
+    let client = quick().connect(server.url()).await.unwrap();
+    let mut events = client.events();
+    let mut sub = client.subscribe("drained").await.unwrap();
+    client.flush().await.unwrap();
+    server.kill();
+    wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
+    tokio::time::timeout(Duration::from_secs(5), sub.drain())
+        .await
+        .expect("nothing to wait for during an outage")
+        .unwrap();
+    assert!(sub.next().await.is_none());
+    server.restart().unwrap();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    client.flush().await.unwrap();
+    let received = client.statistics().in_messages.load(Ordering::Relaxed);
+    let publisher = rnats_core::connect(server.url()).await.unwrap();
+    publisher.publish("drained", "x".into()).await.unwrap();
+    publisher.flush().await.unwrap();
+    // The server handled the PUB before this PING: a MSG for a live SUB comes before the PONG.
+    client.flush().await.unwrap();
+    assert_eq!(
+        client.statistics().in_messages.load(Ordering::Relaxed),
+        received,
+        "the server has no subscription left for it"
+    );
 }
