@@ -7,9 +7,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use rnats_proto::{ServerInfo, Subject};
 
-use super::{DriverGuard, replay};
+use super::{DriverGuard, Ending, Engine, replay};
 use crate::connection::LinkState;
 use crate::error::FlushCause;
+use crate::events::ConnectionEvent;
 use crate::options::ConnectOptions;
 use crate::server_pool::ServerPool;
 use crate::shared::{Pong, Shared, Sink, SubEntry};
@@ -26,6 +27,16 @@ fn shared() -> Arc<Shared> {
 }
 
 fn subscribe(shared: &Shared, sid: u64, subject: &str, max: Option<u64>, delivered: u64) {
+    subscribe_queue(shared, sid, subject, max, delivered);
+}
+
+fn subscribe_queue(
+    shared: &Shared,
+    sid: u64,
+    subject: &str,
+    max: Option<u64>,
+    delivered: u64,
+) -> Arc<SubQueue> {
     let queue = Arc::new(SubQueue::new(Limits {
         messages: 16,
         bytes: 1 << 16,
@@ -36,11 +47,31 @@ fn subscribe(shared: &Shared, sid: u64, subject: &str, max: Option<u64>, deliver
         SubEntry {
             subject: Subject::from(subject),
             queue_group: None,
-            sink: Sink::Queue(queue),
+            sink: Sink::Queue(Arc::clone(&queue)),
             delivered,
             max,
         },
     );
+    queue
+}
+
+/// An engine with no socket, fed bytes straight into its read buffer: the driver's
+/// protocol handling without I/O. Its link counts as live for callers.
+fn engine_without_socket(shared: &Arc<Shared>) -> Engine {
+    let engine = Engine::new(Arc::clone(shared), None);
+    let mut writes = shared.writes();
+    writes.disconnected = false;
+    drop(writes);
+    shared.set_state(LinkState::Connected);
+    engine
+}
+
+fn take_messages(queue: &SubQueue) -> Vec<Bytes> {
+    let mut local = std::collections::VecDeque::new();
+    let waker = futures_util::task::noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    let _ = queue.poll_take(&mut cx, &mut local);
+    local.into_iter().map(|m| m.payload).collect()
 }
 
 /// Everything queued, as the bytes a socket would get.
@@ -173,4 +204,99 @@ async fn a_driver_that_panics_releases_every_waiter() {
     shared.wait_done().await;
     assert_eq!(shared.state(), LinkState::Closed);
     assert!(shared.push_ping().is_none(), "nothing is accepted any more");
+}
+
+#[tokio::test]
+async fn a_scripted_conversation_delivers_answers_and_ends_refused_subscriptions() {
+    let shared = shared();
+    let mut events = shared.events.subscribe();
+    let mut engine = engine_without_socket(&shared);
+    let allowed = subscribe_queue(&shared, 1, "a", Some(3), 0);
+    let refused = subscribe_queue(&shared, 2, "secret.>", None, 0);
+    let flush = shared.push_ping().expect("not closed");
+    assert_eq!(lines(&queued_bytes(&shared)), ["PING"]);
+
+    engine.read_buf.extend_from_slice(
+        b"MSG a 1 2\r\nhi\r\nPING\r\n\
+          -ERR 'Permissions Violation for Subscription to \"secret.>\"'\r\n\
+          MSG a 1 5\r\nthere\r\nPONG\r\n",
+    );
+    assert!(
+        engine.handle_input().is_ok(),
+        "a permission error is not fatal"
+    );
+
+    assert_eq!(
+        take_messages(&allowed),
+        [Bytes::from("hi"), Bytes::from("there")]
+    );
+    assert_eq!(
+        shared.subs().by_sid.get(&1).map(|e| e.delivered),
+        Some(2),
+        "auto-unsubscribe counts what was delivered"
+    );
+    assert!(
+        !shared.subs().by_sid.contains_key(&2),
+        "the refused one is gone"
+    );
+    assert!(matches!(
+        refused.take_error(),
+        Some(crate::error::SubscriberError::PermissionViolation { subject }) if subject == "secret.>"
+    ));
+    assert_eq!(
+        lines(&queued_bytes(&shared)),
+        ["PONG"],
+        "the server's PING answered"
+    );
+    assert_eq!(flush.await, Ok(Ok(())), "the PONG resolved the flush");
+    assert!(matches!(
+        events.try_recv(),
+        Ok(ConnectionEvent::ServerError(_))
+    ));
+}
+
+#[tokio::test]
+async fn auto_unsubscribe_ends_the_stream_at_the_count() {
+    let shared = shared();
+    let mut engine = engine_without_socket(&shared);
+    let queue = subscribe_queue(&shared, 5, "n", Some(2), 1);
+    engine
+        .read_buf
+        .extend_from_slice(b"MSG n 5 1\r\nx\r\nMSG n 5 1\r\ny\r\n");
+    assert!(engine.handle_input().is_ok());
+    // One was delivered before (say, on the link before a reconnect): one more ends it, and
+    // the message past the count is dropped.
+    assert_eq!(take_messages(&queue), [Bytes::from("x")]);
+    assert!(!shared.subs().by_sid.contains_key(&5));
+}
+
+#[tokio::test]
+async fn lame_duck_info_is_reported_once() {
+    let shared = shared();
+    let mut events = shared.events.subscribe();
+    let mut engine = engine_without_socket(&shared);
+    engine.link.handle_connected(std::time::Instant::now());
+    engine
+        .read_buf
+        .extend_from_slice(b"INFO {\"ldm\":true}\r\nINFO {\"ldm\":true}\r\n");
+    assert!(engine.handle_input().is_ok());
+    let mut lame_duck = 0;
+    while let Ok(event) = events.try_recv() {
+        lame_duck += usize::from(event == ConnectionEvent::LameDuckMode);
+    }
+    assert_eq!(lame_duck, 1);
+    assert!(engine.link.poll_timeout().is_some(), "a move is scheduled");
+}
+
+#[tokio::test]
+async fn a_fatal_server_error_ends_the_link() {
+    let shared = shared();
+    let mut engine = engine_without_socket(&shared);
+    engine
+        .read_buf
+        .extend_from_slice(b"-ERR 'Authorization Violation'\r\n");
+    match engine.handle_input() {
+        Err(Ending::Lost(reason)) => assert!(reason.contains("uthorization"), "{reason}"),
+        other => panic!("unexpected {other:?}"),
+    }
 }
