@@ -63,6 +63,8 @@ pub struct ReconnectToServer {
 pub(crate) struct ServerPool {
     servers: Vec<Server>,
     next: usize,
+    /// The server of the last successful connect: never pruned, even if discovered.
+    current: Option<ServerAddr>,
 }
 
 impl ServerPool {
@@ -77,6 +79,7 @@ impl ServerPool {
                 .map(|addr| Server::new(addr, false))
                 .collect(),
             next: 0,
+            current: None,
         }
     }
 
@@ -105,6 +108,7 @@ impl ServerPool {
         };
         match outcome {
             Ok(()) => {
+                self.current = Some(server.addr.clone());
                 server.failed_attempts = 0;
                 server.did_connect = true;
                 server.last_error = None;
@@ -152,7 +156,8 @@ impl ServerPool {
     /// credentials going along.
     ///
     /// A discovered server the cluster no longer advertises leaves the pool (as in nats.go),
-    /// so the pool does not only grow; servers the user named always stay.
+    /// so the pool does not only grow; servers the user named, and the one connected to,
+    /// always stay.
     pub(crate) fn add_discovered(&mut self, info: &ServerInfo) -> Vec<String> {
         let websocket_scheme = self
             .servers
@@ -189,8 +194,12 @@ impl ServerPool {
             advertised.push(addr);
         }
         if !advertised.is_empty() {
-            self.servers
-                .retain(|s| !s.is_discovered || advertised.iter().any(|a| a.same_server(&s.addr)));
+            let current = self.current.as_ref();
+            self.servers.retain(|s| {
+                !s.is_discovered
+                    || advertised.iter().any(|a| a.same_server(&s.addr))
+                    || current.is_some_and(|c| c.same_server(&s.addr))
+            });
             self.next %= self.servers.len().max(1);
         }
         added
@@ -244,6 +253,15 @@ mod tests {
             ["a", "c", "d"],
             "b went; a, named by the user, stays"
         );
+        // The server connected to stays even when it is no longer advertised.
+        pool.record(&"c:3".parse().unwrap(), Ok(()));
+        pool.add_discovered(&advertising(&["d:4"], &[]));
+        let hosts: Vec<_> = pool
+            .snapshot()
+            .iter()
+            .map(|s| s.addr.host().to_owned())
+            .collect();
+        assert_eq!(hosts, ["a", "c", "d"]);
     }
 
     #[test]
