@@ -276,7 +276,7 @@ impl Engine {
             writes.socket = None;
             // Nothing writes until the reconnect hands over a new socket.
             writes.writer = Writer::Writing;
-            writes.engine_holds_batch = false;
+            writes.note_engine_batch(false);
             if !writes.disconnected {
                 // Frames queued for the dead connection are as lost as those in flight: the
                 // queue may hold SUBs and PINGs of that connection, which must not be
@@ -353,7 +353,7 @@ impl Engine {
             writes.pongs.push_back(Pong::Keepalive);
             writes.disconnected = true;
             writes.writer = Writer::Writing;
-            writes.engine_holds_batch = true;
+            writes.note_engine_batch(true);
             writes.linger_since = None;
         }
         // Blocked publishers retry and now go to the reconnect buffer.
@@ -620,7 +620,7 @@ impl Engine {
                 return false;
             }
             writes.writer = Writer::Idle;
-            writes.engine_holds_batch = false;
+            writes.note_engine_batch(false);
             return false;
         }
         if writes.disconnected {
@@ -652,7 +652,7 @@ impl Engine {
         writes.count_out(&self.shared.statistics);
         writes.queue.take_into(&mut self.out);
         writes.writer = Writer::Writing;
-        writes.engine_holds_batch = true;
+        writes.note_engine_batch(true);
         let wake_publishers = std::mem::take(&mut writes.space_waiters);
         drop(writes);
         if wake_publishers {
@@ -744,7 +744,7 @@ pub(crate) fn release_all(shared: &Shared, error: Option<SubscriberError>) {
         let mut writes = shared.writes();
         writes.closed = true;
         writes.socket = None;
-        writes.engine_holds_batch = false;
+        writes.note_engine_batch(false);
         // Flushes made while disconnected fail now instead of waiting for a reconnect.
         writes.flushes_after_reconnect.clear();
         writes.queue = Frames::default();

@@ -120,7 +120,9 @@ pub(crate) struct Writes {
     /// which then doubles: amortised O(1) per flush, bounded by the live flushes.
     pub(crate) prune_flushes_at: usize,
     /// The engine holds a batch it has not finished writing (set and cleared by the engine
-    /// under this lock): the writer invariant is that no caller writes directly then.
+    /// under this lock): the writer invariant is that no caller writes directly then. Kept in
+    /// debug builds only, where the invariant is asserted.
+    #[cfg(debug_assertions)]
     pub(crate) engine_holds_batch: bool,
     /// With linger on: when the oldest queued frame was queued.
     pub(crate) linger_since: Option<Instant>,
@@ -133,6 +135,17 @@ pub(crate) struct Writes {
 }
 
 impl Writes {
+    /// The engine took a batch to write (`true`), or has none in flight (`false`); see the
+    /// writer invariant on [`Writer`].
+    #[inline(always)]
+    pub(crate) fn note_engine_batch(&mut self, holds: bool) {
+        #[cfg(debug_assertions)]
+        {
+            self.engine_holds_batch = holds;
+        }
+        let _ = holds;
+    }
+
     /// Adds the publishes counted since the last call to the statistics.
     pub(crate) fn count_out(&mut self, statistics: &Statistics) {
         Statistics::add(
@@ -320,6 +333,7 @@ impl Shared {
         // Only a small flat queue is written under the lock: a large one could hold the
         // lock (which every publish takes) for a long copy into the socket buffer.
         if writer.may_write_directly(urgency) && writes.queue.is_small() {
+            #[cfg(debug_assertions)]
             debug_assert!(
                 !writes.engine_holds_batch,
                 "a caller writes directly only while nothing is in flight"

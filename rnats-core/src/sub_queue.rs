@@ -80,6 +80,7 @@ impl SubQueue {
 
     /// Queues `batch` (`bytes` is the sum of its messages' lengths), leaving `batch` empty,
     /// and wakes the subscriber if anything was queued. Messages past the limits are dropped.
+    #[inline]
     pub(crate) fn push_batch(&self, batch: &mut VecDeque<Message>, bytes: usize) -> Pushed {
         let mut pushed = Pushed::default();
         {

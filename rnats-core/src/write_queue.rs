@@ -196,8 +196,9 @@ impl Frames {
             }
         }
         self.flat.advance(written);
-        let keep = KEEP_FLAT_CAPACITY.max(self.sized_for);
-        if self.len == 0 && (self.oversized || self.flat.capacity() > keep) {
+        if self.len == 0
+            && (self.oversized || self.flat.capacity() > KEEP_FLAT_CAPACITY.max(self.sized_for))
+        {
             self.flat = BytesMut::new();
             self.oversized = false;
         }
