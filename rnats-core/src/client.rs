@@ -104,6 +104,11 @@ impl Client {
             .unwrap_or_default();
         let connected = established.is_some();
         let shared = Arc::new(Shared::new(options, info, pool));
+        if !connected {
+            // Until a server says otherwise, assume it takes headers (every server since 2.2
+            // does): header publishes are kept for the first connect like any other.
+            shared.headers_supported.store(true, Ordering::Relaxed);
+        }
         // Subscribed before the engine starts and before the first event, so the callback
         // sees the first `Connected`.
         if let Some(callback) = shared.options.event_callback.clone() {
@@ -111,7 +116,12 @@ impl Client {
         }
         let engine = Engine::new(Arc::clone(&shared), established);
         request::subscribe_inbox(&shared);
-        tokio::spawn(engine.run());
+        let guard = crate::engine::DriverGuard(Arc::clone(&shared));
+        tokio::spawn(async move {
+            // Releases every waiter if the engine ends without finishing (a panic).
+            let _guard = guard;
+            engine.run().await;
+        });
         if connected {
             Statistics::add(&shared.statistics.connects, 1);
             shared.emit(ConnectionEvent::Connected);
@@ -211,7 +221,7 @@ impl Client {
     }
 
     /// Sends a request and waits for the first reply, up to the configured request timeout.
-    /// A 503 status (nobody subscribed) becomes [`RequestError::NoResponders`].
+    /// A 503 status (nobody subscribed) becomes [`RequestErrorKind::NoResponders`].
     pub async fn request<S: ToSubject>(
         &self,
         subject: S,
@@ -366,6 +376,7 @@ impl Client {
         let queue = Arc::new(SubQueue::new(Limits {
             messages: shared.options.subscription_capacity,
             bytes: shared.options.subscription_capacity_bytes,
+            copy_below: shared.options.read_buffer_capacity / 4,
         }));
         let group = queue_group.as_ref().map(|q| q.as_str().to_owned());
         shared.subs().by_sid.insert(
@@ -395,15 +406,23 @@ impl Client {
             .shared()
             .push_ping()
             .ok_or_else(|| FlushError::from(FlushCause::NotSent))?;
-        pong.await.map_err(|_| FlushCause::Closed.into())
+        match pong.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(cause)) => Err(cause.into()),
+            Err(_) => Err(FlushCause::Closed.into()),
+        }
     }
 
     /// Drains the connection: unsubscribes every subscription, lets the messages already on
     /// their way reach the subscribers, flushes, then closes. Subscriber streams end after
-    /// their last message. If the flush does not complete within the drain timeout (for
-    /// example while disconnected), the client closes anyway and the error (its source a
-    /// [`FlushError`] with [`FlushCause::TimedOut`]) says that messages may have been left
-    /// behind.
+    /// their last message. If the flush does not complete within the drain timeout, the
+    /// client closes anyway and the error (its source a [`FlushError`] with
+    /// [`FlushCause::TimedOut`]) says that messages may have been left behind.
+    ///
+    /// While the connection is down nothing can be drained: the client closes at once and
+    /// the error's cause is [`FlushCause::NotConnected`] (as nats.go, which refuses to drain
+    /// while reconnecting). A drain once started always finishes: dropping its future
+    /// still ends the subscriptions and closes the client.
     pub async fn drain(&self) -> Result<(), DrainError> {
         let shared = self.shared();
         shared.emit(ConnectionEvent::Draining);
@@ -414,7 +433,13 @@ impl Client {
             .filter(|(_, e)| matches!(e.sink, Sink::Queue(_)))
             .map(|(sid, _)| *sid)
             .collect();
-        for sid in &sids {
+        let mut guard = crate::subscriber::DrainGuard::new(shared, sids, true);
+        if shared.state() != LinkState::Connected {
+            guard.finish();
+            shared.wait_done().await;
+            return Err(FlushError::from(FlushCause::NotConnected).into());
+        }
+        for sid in guard.sids() {
             shared.push_control(|buf| rnats_proto::encode_unsub(buf, *sid, None));
         }
         // The PONG comes after every message the server sent before it saw the UNSUBs.
@@ -423,8 +448,9 @@ impl Client {
             Ok(flushed) => flushed,
             Err(_) => Err(FlushCause::TimedOut(limit).into()),
         };
-        crate::subscriber::close_subscriptions(shared, &sids);
+        guard.end_subscriptions();
         self.close().await;
+        guard.finish();
         flushed.map_err(DrainError::from)
     }
 
@@ -697,3 +723,7 @@ fn server_version(version: &str) -> Option<(i64, i64, i64)> {
     let patch = patch_text[..digits].parse().ok()?;
     Some((major, minor, patch))
 }
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod tests;

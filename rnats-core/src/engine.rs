@@ -1,14 +1,56 @@
-//! The connection engine: one task owns the socket and drives reads, writes, socket flushes and
-//! keepalive from a single poll loop, so no direction ever waits for another.
+//! The connection engine: the tokio driver of one connection. One task owns the socket and
+//! drives reads, writes, socket flushes and the link's timers from a single poll loop, so no
+//! direction ever waits for another. `docs/engine.md` has the whole picture.
+//!
+//! # The state and who owns it
+//!
+//! - [`Link`](crate::link::Link), sans-IO and owned by this driver: the link's phase
+//!   (`Disconnected`, `Connected`, `Moving`, `Closed`), keepalive and stale detection, lame
+//!   duck mode and planned moves. The driver feeds it (`handle_pong`, `handle_lame_duck`,
+//!   `handle_move_requested`, `handle_timeout`), arms one timer at its `poll_timeout`, and
+//!   carries out the `LinkAction`s it returns. The handshake (`ExpectInfo`, then `ExpectPong`
+//!   after CONNECT + PING) runs before a link exists, in `handshake.rs`.
+//! - [`Writes`](crate::shared::Writes), under a mutex shared with every caller: the write
+//!   queue, who writes next ([`Writer`]), the PINGs awaiting their PONG in order
+//!   ([`Pong`]: a keepalive, one flush, or every flush made during an outage), and whether
+//!   the queue belongs to a live link or is the reconnect buffer (`disconnected`). Callers
+//!   encode their frames straight into it under a short lock: that is the hot path, and why
+//!   this part is not behind a channel.
+//! - [`Subscriptions`](crate::shared::Subscriptions), under its own mutex: sids, subjects,
+//!   auto-unsubscribe counts (`max`, `delivered`) and where messages go. Lock order: `subs`,
+//!   then `writes`.
+//!
+//! # Transitions
+//!
+//! ```text
+//!  connect ──▶ Connected ──(read error, EOF, fatal -ERR, stale)──▶ disconnected()
+//!                │                                                   │ queue dropped; lost
+//!                │ force_reconnect / lame duck deadline              │ PINGs fail their flush
+//!                ▼                                                   │ (FlushCause::Disconnected)
+//!              Moving: the queue goes to the old link with a        ▼
+//!              last PING; callers now fill the reconnect       reconnect (backoff, pool)
+//!              buffer; ends when all is written and every            │
+//!              PONG is in, or at the deadline ───────────────────────┤
+//!                                                                    ▼
+//!  replay(): SUB (+ UNSUB max) per subscription, the kept publishes, one PING for the
+//!  outage's flushes; built with `subs` locked until callers may write again, so no
+//!  subscribe or unsubscribe racing it is lost ──▶ Connected
+//!
+//!  close / drain / last handle dropped ──▶ finish(): Closed, every waiter released
+//!  (a [`DriverGuard`] does the same if the task ends any other way, a panic included)
+//! ```
+//!
+//! # The driver loop
 //!
 //! Each pass runs the `drive_*` steps in turn; a step that cannot progress has registered its
 //! wake-up (socket readiness, the shared [`AtomicWaker`](futures_util::task::AtomicWaker), the
-//! ping timer) and returns. The loop repeats while any step progressed, up to [`ROUNDS`] times,
+//! link timer) and returns. The loop repeats while any step progressed, up to [`ROUNDS`] times,
 //! then yields so a busy connection cannot starve other tasks on the runtime.
 //!
 //! Writes are adaptive and timer-free: whatever publishers queued while the previous write was
 //! in flight goes out together in the next one, so idle traffic leaves at once and heavy
-//! traffic leaves in large batches.
+//! traffic leaves in large batches. A caller may also write a small queue to the socket
+//! itself while the engine is idle (see [`Writer`] for the rule and its invariant).
 
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
@@ -27,11 +69,12 @@ use tokio::time::{Instant, Sleep};
 use crate::Message;
 use crate::connection::LinkState;
 use crate::delivery::Deliveries;
-use crate::error::SubscriberError;
+use crate::error::{FlushCause, SubscriberError};
 use crate::events::{ClientError, ConnectionEvent};
 use crate::handshake::{Established, effective_max_payload};
+use crate::link::{Link, LinkAction};
 use crate::reconnect;
-use crate::shared::{Shared, Sink, Subscriptions};
+use crate::shared::{Pong, Shared, Sink, Subscriptions};
 use crate::statistics::Statistics;
 use crate::transport::Transport;
 use crate::write_queue::{Frames, IOVECS, Writer};
@@ -69,22 +112,17 @@ pub(crate) struct Engine {
     parser: Parser,
     /// The batch being written; owned by the engine while [`Writer::Writing`].
     out: Frames,
-    keepalive: Keepalive,
+    /// The link's phase and protocol timers (keepalive, lame duck, planned moves): the
+    /// sans-IO part this driver feeds and obeys.
+    link: Link,
+    /// The one timer of the link, armed at [`Link::poll_timeout`].
+    timer: Pin<Box<Sleep>>,
+    /// Where `timer` is armed, if anywhere.
+    timer_at: Option<std::time::Instant>,
     /// Armed while queued frames linger (opt-in policy, see `ConnectOptions::linger`).
     linger_timer: Option<Pin<Box<Sleep>>>,
     /// Messages of the current read, handed to subscribers at its end.
     deliveries: Deliveries,
-    /// Servers to reconnect to.
-    /// Armed by lame duck mode: when it fires, move to another server.
-    lame_duck_timer: Option<Pin<Box<Sleep>>>,
-}
-
-/// The PING timer and the count of PINGs the server has not answered.
-struct Keepalive {
-    timer: Pin<Box<Sleep>>,
-    interval: Duration,
-    outstanding: u32,
-    max_outstanding: u32,
 }
 
 impl Engine {
@@ -96,6 +134,8 @@ impl Engine {
         let max_outstanding = shared.options.max_pings_outstanding;
         let read_capacity = shared.options.read_buffer_capacity;
         let write_limit = shared.options.write_buffer_limit;
+        // A planned move waits this long for the old server to take what it accepted.
+        let move_grace = shared.options.connection_timeout;
         let (stream, read_buf, parser, info) = match conn {
             Some(conn) => (
                 Some(conn.stream),
@@ -114,15 +154,11 @@ impl Engine {
             read_capacity,
             parser,
             out: Frames::with_limit(write_limit),
-            keepalive: Keepalive {
-                timer: Box::pin(tokio::time::sleep(interval)),
-                interval,
-                outstanding: 0,
-                max_outstanding,
-            },
+            link: Link::new(interval, max_outstanding, move_grace),
+            timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
+            timer_at: None,
             linger_timer: None,
             deliveries: Deliveries::default(),
-            lame_duck_timer: None,
         };
         engine.reserve_read_buffer();
         // The servers the greeting advertises join the pool now (the server sends INFO again
@@ -133,6 +169,9 @@ impl Engine {
             crate::shared::lock(&engine.shared.pool).add_discovered(info);
         }
         let direct = stream.map(|stream| engine.install(stream));
+        if engine.is_connected() {
+            engine.link.handle_connected(Instant::now().into_std());
+        }
         {
             let mut writes = engine.shared.writes();
             writes.socket = direct.flatten();
@@ -190,6 +229,11 @@ impl Engine {
             if self.shared.state() == LinkState::Connected {
                 self.disconnected(reason.clone());
             }
+            // A client closed (or every handle dropped) meanwhile never dials again.
+            if self.shared.close_requested.load(Ordering::Acquire) {
+                ending = Ending::Requested;
+                break;
+            }
             let Some(conn) = reconnect::reconnect(&self.shared).await else {
                 ending = if self.shared.close_requested.load(Ordering::Acquire) {
                     Ending::Requested
@@ -215,78 +259,69 @@ impl Engine {
         }
     }
 
-    /// The connection is lost: stop direct writes, drop what was in flight, keep flush
-    /// waiters for after the reconnect, and tell the application.
+    /// The connection is lost: stop direct writes, drop what was in flight, fail the flushes
+    /// whose PINGs went with it, keep the flushes made while disconnected for after the
+    /// reconnect, and tell the application.
     fn disconnected(&mut self, reason: String) {
         let shared = Arc::clone(&self.shared);
         shared.set_state(LinkState::Disconnected);
         self.socket = None;
         self.stream = None;
         self.out = Frames::with_limit(shared.options.write_buffer_limit);
-        self.lame_duck_timer = None;
         self.linger_timer = None;
+        self.link.handle_disconnected();
         self.read_buf.clear();
-        {
+        let lost_pongs = {
             let mut writes = shared.writes();
-            writes.disconnected = true;
             writes.socket = None;
             // Nothing writes until the reconnect hands over a new socket.
             writes.writer = Writer::Writing;
-            // Frames queued for the dead connection are as lost as those in flight: the
-            // queue may hold SUBs and PINGs of that connection, which must not be replayed.
-            writes.queue = Frames::with_limit(shared.options.write_buffer_limit);
+            writes.note_engine_batch(false);
+            if !writes.disconnected {
+                // Frames queued for the dead connection are as lost as those in flight: the
+                // queue may hold SUBs and PINGs of that connection, which must not be
+                // replayed. (A planned move already took them and turned the queue into the
+                // reconnect buffer.)
+                writes.queue = Frames::with_limit(shared.options.write_buffer_limit);
+                writes.disconnected = true;
+            }
             writes.linger_since = None;
             writes.urgent = false;
-            let waiting: Vec<_> = writes.pongs.drain(..).flatten().collect();
-            writes.flushes_after_reconnect.extend(waiting);
+            std::mem::take(&mut writes.pongs)
+        };
+        // Their PINGs, and maybe publishes before them, were lost with the link.
+        for pong in lost_pongs {
+            pong.resolve(Err(FlushCause::Disconnected));
         }
         // Blocked publishers retry and now go to the reconnect buffer.
         shared.space.notify_waiters();
         if shared.options.reconnect.fail_requests_on_disconnect {
-            shared.requests().clear();
+            // Counted with the failure: by the time a waiter looks, a fast reconnect may
+            // already be done, so the state cannot tell it why.
+            let mut requests = shared.requests();
+            shared
+                .requests_failed_by_disconnect
+                .fetch_add(1, Ordering::Relaxed);
+            let failed = std::mem::take(&mut *requests);
+            drop(requests);
+            drop(failed);
         }
         tracing::debug!(%reason, "disconnected");
         shared.emit(ConnectionEvent::Disconnected { reason });
     }
 
     /// A new connection is up: restore every subscription, then send the publishes kept
-    /// while disconnected, then a PING for each flush that waited.
+    /// while disconnected, then one PING for the flushes that waited.
     fn resume(&mut self, conn: Established) {
         let shared = Arc::clone(&self.shared);
         let direct = self.install(conn.stream);
         self.read_buf = conn.read_buf;
         self.reserve_read_buffer();
         self.parser = conn.parser;
-        self.keepalive.outstanding = 0;
-        let next_ping = Instant::now() + self.keepalive.interval;
-        self.keepalive.timer.as_mut().reset(next_ping);
+        self.link.handle_connected(Instant::now().into_std());
         self.apply_info(&conn.info);
         *crate::shared::lock(&shared.info) = Arc::new(conn.info);
-
-        let mut restore = Frames::with_limit(shared.options.write_buffer_limit);
-        for (sid, entry) in &shared.subs().by_sid {
-            let group = entry.queue_group.as_ref().map(|q| q.as_str());
-            restore
-                .push_with(|buf| rnats_proto::encode_sub(buf, entry.subject.as_str(), group, *sid));
-            if let Some(max) = entry.max {
-                let left = max.saturating_sub(entry.delivered);
-                restore.push_with(|buf| rnats_proto::encode_unsub(buf, *sid, Some(left)));
-            }
-        }
-        {
-            let mut writes = shared.writes();
-            let kept = std::mem::take(&mut writes.queue);
-            restore.append(kept);
-            for waiter in std::mem::take(&mut writes.flushes_after_reconnect) {
-                restore.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-                writes.pongs.push_back(Some(waiter));
-            }
-            writes.queue = restore;
-            writes.disconnected = false;
-            writes.socket = direct;
-            // The engine takes the queue on its first pass.
-            writes.writer = Writer::Woken;
-        }
+        replay(&shared, direct);
         shared.set_state(LinkState::Connected);
         // With `retry_on_initial_connect` the first connection is made here too.
         let first = shared.statistics.connects.fetch_add(1, Ordering::Relaxed) == 0;
@@ -295,6 +330,44 @@ impl Engine {
         } else {
             ConnectionEvent::Reconnected
         });
+    }
+
+    /// Starts a planned move away from a healthy server: callers queue for the next link from
+    /// now on, while the engine finishes writing what this one accepted.
+    fn hand_over_queue(&mut self) {
+        {
+            let mut writes = self.shared.writes();
+            if writes.disconnected {
+                return;
+            }
+            let accepted = std::mem::replace(
+                &mut writes.queue,
+                Frames::with_limit(self.shared.options.write_buffer_limit),
+            );
+            writes.count_out(&self.shared.statistics);
+            self.out.append(accepted);
+            // A last PING: its PONG comes after every message the old server sends in answer
+            // to what it was given, so none of them is cut off by leaving.
+            self.out
+                .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+            writes.pongs.push_back(Pong::Keepalive);
+            writes.disconnected = true;
+            writes.writer = Writer::Writing;
+            writes.note_engine_batch(true);
+            writes.linger_since = None;
+        }
+        // Blocked publishers retry and now go to the reconnect buffer.
+        self.shared.space.notify_waiters();
+    }
+
+    /// During a planned move: whether the old link is done (everything written and every
+    /// PONG in). Its deadline is the link's ([`LinkAction::GiveUp`]).
+    #[inline]
+    fn poll_move_done(&mut self) -> Option<Ending> {
+        let reason = self.link.moving()?;
+        let written = self.out.is_empty() && !self.stream_needs_flush;
+        let answered = written && self.shared.writes().pongs.is_empty();
+        answered.then(|| Ending::Lost(reason.to_owned()))
     }
 
     fn poll_drive(&mut self, cx: &mut Context<'_>) -> Poll<Ending> {
@@ -310,19 +383,20 @@ impl Engine {
                 .reconnect_requested
                 .swap(false, Ordering::AcqRel)
             {
-                return Poll::Ready(Ending::Lost("reconnect requested".to_owned()));
-            }
-            if let Some(timer) = &mut self.lame_duck_timer {
-                if timer.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(Ending::Lost("server in lame duck mode".to_owned()));
+                let now = Instant::now().into_std();
+                if self.link.handle_move_requested(now, "reconnect requested") {
+                    self.hand_over_queue();
                 }
             }
             let mut progress = false;
-            for step in [Self::drive_read, Self::drive_write, Self::drive_keepalive] {
+            for step in [Self::drive_read, Self::drive_write, Self::drive_timers] {
                 match step(self, cx) {
                     Ok(stepped) => progress |= stepped,
                     Err(ending) => return Poll::Ready(ending),
                 }
+            }
+            if let Some(ending) = self.poll_move_done() {
+                return Poll::Ready(ending);
             }
             if !progress {
                 return Poll::Pending;
@@ -364,7 +438,8 @@ impl Engine {
             }
         }
         // Traffic came back: a caller that wrote directly may do so again (see `Writer`).
-        {
+        // The flag spares the lock on the reads that follow no direct write.
+        if self.shared.directly_written.swap(false, Ordering::AcqRel) {
             let mut writes = self.shared.writes();
             if writes.writer == Writer::DirectlyWritten {
                 writes.writer = Writer::Idle;
@@ -418,22 +493,22 @@ impl Engine {
                     .push_control(|buf| buf.extend_from_slice(rnats_proto::PONG));
             }
             ServerOp::Pong => {
-                self.keepalive.outstanding = 0;
+                self.link.handle_pong();
                 let waiter = self.shared.writes().pongs.pop_front();
-                if let Some(Some(waiter)) = waiter {
-                    // The flush caller may have given up; that is fine.
-                    let _ = waiter.send(());
+                if let Some(waiter) = waiter {
+                    waiter.resolve(Ok(()));
                 }
             }
             ServerOp::Ok => {}
             ServerOp::Info(info) => {
                 self.apply_info(&info);
-                if info.lame_duck_mode && self.lame_duck_timer.is_none() {
-                    self.shared.emit(ConnectionEvent::LameDuckMode);
+                if info.lame_duck_mode {
                     // Move before the server closes us, at a random moment so that all its
                     // clients do not land on the next server at once (ADR-40).
                     let delay = LAME_DUCK_JITTER.mul_f64(crate::reconnect::random_unit());
-                    self.lame_duck_timer = Some(Box::pin(tokio::time::sleep(delay)));
+                    if self.link.handle_lame_duck(Instant::now().into_std(), delay) {
+                        self.shared.emit(ConnectionEvent::LameDuckMode);
+                    }
                 }
                 *crate::shared::lock(&self.shared.info) = Arc::new(*info);
             }
@@ -540,12 +615,27 @@ impl Engine {
     fn take_queued(&mut self, cx: &mut Context<'_>) -> bool {
         let mut writes = self.shared.writes();
         if writes.queue.is_empty() {
+            if writes.disconnected {
+                // A planned move: the queue is the reconnect buffer now; not for this link.
+                return false;
+            }
             writes.writer = Writer::Idle;
+            writes.note_engine_batch(false);
+            return false;
+        }
+        if writes.disconnected {
             return false;
         }
         if let (Some(linger), Some(since)) = (self.shared.options.linger, writes.linger_since) {
-            let deadline = since + linger.delay;
-            if !writes.urgent && writes.queue.len() < linger.max_bytes && Instant::now() < deadline
+            // Saturates: a linger past the clock's range never fires on its own.
+            let deadline = since
+                .checked_add(linger.delay)
+                .unwrap_or_else(|| since + FAR_FUTURE);
+            let max_bytes = linger.max_bytes.min(self.shared.options.write_buffer_limit);
+            if !writes.urgent
+                && !writes.space_waiters
+                && writes.queue.len() < max_bytes
+                && Instant::now() < deadline
             {
                 writes.writer = Writer::Woken;
                 drop(writes);
@@ -562,6 +652,7 @@ impl Engine {
         writes.count_out(&self.shared.statistics);
         writes.queue.take_into(&mut self.out);
         writes.writer = Writer::Writing;
+        writes.note_engine_batch(true);
         let wake_publishers = std::mem::take(&mut writes.space_waiters);
         drop(writes);
         if wake_publishers {
@@ -570,57 +661,68 @@ impl Engine {
         true
     }
 
-    /// Sends a PING every interval; too many unanswered means the connection is stale.
-    fn drive_keepalive(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
-        if self.keepalive.timer.as_mut().poll(cx).is_pending() {
-            return Ok(false);
+    /// Runs the link's timers: keepalive PINGs, stale detection, the lame duck move and a
+    /// planned move's deadline, all decided by [`Link`]; this only arms one timer for
+    /// [`Link::poll_timeout`] and carries out the [`LinkAction`]s.
+    fn drive_timers(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
+        let mut progress = false;
+        loop {
+            let Some(at) = self.link.poll_timeout() else {
+                return Ok(progress);
+            };
+            if self.timer_at != Some(at) {
+                self.timer.as_mut().reset(Instant::from_std(at));
+                self.timer_at = Some(at);
+            }
+            if self.timer.as_mut().poll(cx).is_pending() {
+                return Ok(progress);
+            }
+            let now = Instant::now().into_std();
+            let mut acted = false;
+            while let Some(action) = self.link.handle_timeout(now) {
+                acted = true;
+                match action {
+                    LinkAction::Ping => self.queue_keepalive_ping(),
+                    LinkAction::Stale { outstanding } => {
+                        return Err(Ending::Lost(format!(
+                            "stale connection: {outstanding} PINGs unanswered"
+                        )));
+                    }
+                    LinkAction::StartMove { .. } => self.hand_over_queue(),
+                    LinkAction::GiveUp { reason } => return Err(Ending::Lost(reason.to_owned())),
+                }
+            }
+            if !acted {
+                // The timer and the clock disagree by a hair; re-arm and look again later.
+                self.timer_at = None;
+                return Ok(progress);
+            }
+            progress = true;
         }
-        if self.keepalive.outstanding >= self.keepalive.max_outstanding {
-            return Err(Ending::Lost(format!(
-                "stale connection: {} PINGs unanswered",
-                self.keepalive.outstanding
-            )));
-        }
-        self.keepalive.outstanding += 1;
+    }
+
+    fn queue_keepalive_ping(&mut self) {
         let mut writes = self.shared.writes();
         writes
             .queue
             .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-        writes.pongs.push_back(None);
+        writes.pongs.push_back(Pong::Keepalive);
         drop(writes);
-        let next = Instant::now() + self.keepalive.interval;
-        self.keepalive.timer.as_mut().reset(next);
-        Ok(true)
+        self.shared.keepalive_pings.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Marks the client closed and releases every waiter: flushes and requests fail,
     /// subscriptions end after what they already hold, blocked publishers wake.
-    fn finish(self, ending: Ending) {
-        let shared = self.shared;
+    fn finish(mut self, ending: Ending) {
+        self.link.handle_closed();
+        let shared = Arc::clone(&self.shared);
         // A disconnect already reported (before reconnecting gave up) is not reported twice.
         let was_connected = shared.state() == LinkState::Connected;
-        shared.set_state(LinkState::Closed);
-        {
-            let mut writes = shared.writes();
-            writes.closed = true;
-            writes.socket = None;
-            writes.pongs.clear();
-            // Flushes made while disconnected fail now instead of waiting for a reconnect.
-            writes.flushes_after_reconnect.clear();
-            writes.queue = Frames::default();
-        }
-        shared.space.notify_waiters();
         let error = match &ending {
             Ending::Requested => None,
             Ending::Lost(reason) => Some(SubscriberError::ConnectionClosed(reason.clone())),
         };
-        let entries = std::mem::take(&mut shared.subs().by_sid);
-        for entry in entries.into_values() {
-            if let Sink::Queue(queue) = entry.sink {
-                queue.close(error.clone());
-            }
-        }
-        shared.requests().clear();
+        release_all(&shared, error);
         if let (Ending::Lost(reason), true) = (ending, was_connected) {
             tracing::debug!(%reason, "connection lost");
             shared.emit(ConnectionEvent::Disconnected { reason });
@@ -628,6 +730,97 @@ impl Engine {
         shared.emit(ConnectionEvent::Closed);
         shared.done.send_replace(true);
     }
+}
+
+/// Far enough ahead to mean "never" for a timer, and still inside `Instant`'s range.
+const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// Closes the client for good and releases everyone waiting on the engine. Run when the
+/// engine ends, and by [`DriverGuard`] if the engine is gone without ending (a panic, or its
+/// task dropped with the runtime): no caller may wait for ever on a driver that is gone.
+pub(crate) fn release_all(shared: &Shared, error: Option<SubscriberError>) {
+    shared.set_state(LinkState::Closed);
+    let pongs = {
+        let mut writes = shared.writes();
+        writes.closed = true;
+        writes.socket = None;
+        writes.note_engine_batch(false);
+        // Flushes made while disconnected fail now instead of waiting for a reconnect.
+        writes.flushes_after_reconnect.clear();
+        writes.queue = Frames::default();
+        std::mem::take(&mut writes.pongs)
+    };
+    // Dropped unanswered: their flushes report `Closed`.
+    drop(pongs);
+    shared.space.notify_waiters();
+    let entries = std::mem::take(&mut shared.subs().by_sid);
+    for entry in entries.into_values() {
+        if let Sink::Queue(queue) = entry.sink {
+            queue.close(error.clone());
+        }
+    }
+    let requests = std::mem::take(&mut *shared.requests());
+    drop(requests);
+}
+
+/// Owned by the engine's task for its whole life; if the task ends without the engine
+/// having finished (it panicked, or the runtime dropped it), releases every waiter with an
+/// error and marks the client closed.
+pub(crate) struct DriverGuard(pub(crate) Arc<Shared>);
+
+impl Drop for DriverGuard {
+    fn drop(&mut self) {
+        if *self.0.done.borrow() {
+            return;
+        }
+        tracing::error!("the connection engine ended without closing; releasing its waiters");
+        release_all(
+            &self.0,
+            Some(SubscriberError::ConnectionClosed(
+                "the connection engine stopped".to_owned(),
+            )),
+        );
+        self.0.emit(ConnectionEvent::Closed);
+        self.0.done.send_replace(true);
+    }
+}
+
+/// Queues, for a new link, what restores the old one's state: a SUB (and the remaining
+/// auto-unsubscribe count) for every subscription, then the publishes kept while
+/// disconnected, then one PING for every flush that waited. Then lets callers write to the
+/// link.
+///
+/// The subscription table stays locked until callers may write again, so a `subscribe` or
+/// `unsubscribe` racing the replay is either in it or sends its own frame after it, never
+/// neither (issue 9, bug 1). Lock order: `subs`, then `writes`.
+pub(crate) fn replay(shared: &Shared, direct: Option<Arc<TcpStream>>) {
+    let subs = shared.subs();
+    let mut restore = Frames::with_limit(shared.options.write_buffer_limit);
+    for (sid, entry) in &subs.by_sid {
+        let group = entry.queue_group.as_ref().map(|q| q.as_str());
+        restore.push_with(|buf| rnats_proto::encode_sub(buf, entry.subject.as_str(), group, *sid));
+        if let Some(max) = entry.max {
+            let left = max.saturating_sub(entry.delivered);
+            restore.push_with(|buf| rnats_proto::encode_unsub(buf, *sid, Some(left)));
+        }
+    }
+    let mut writes = shared.writes();
+    let kept = std::mem::take(&mut writes.queue);
+    restore.append(kept);
+    let mut waiting = std::mem::take(&mut writes.flushes_after_reconnect);
+    waiting.retain(|w| !w.is_closed());
+    writes.prune_flushes_at = 0;
+    if !waiting.is_empty() {
+        restore.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        writes.pongs.push_back(Pong::Flushes(waiting));
+    }
+    writes.queue = restore;
+    writes.disconnected = false;
+    writes.socket = direct;
+    // The engine takes the queue on its first pass.
+    writes.writer = Writer::Woken;
+    drop(writes);
+    drop(subs);
 }
 
 /// The engine drives a connection only while it has a socket; this is the ending if not.
@@ -688,3 +881,7 @@ fn fail_subscriptions(shared: &Shared, subject: &str, queue: Option<&str>) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

@@ -528,6 +528,14 @@ pub enum FlushCause {
     /// The server did not answer in time (a drain past its drain timeout).
     #[error("no answer from the server within {0:?}")]
     TimedOut(Duration),
+    /// The link broke after the PING was queued or sent: it, and maybe frames queued before
+    /// it, were lost with the link, so the server may not have what came before the flush.
+    #[error("the connection was lost before the server answered; earlier writes may be lost")]
+    Disconnected,
+    /// The client was closed while the drain was waiting for a reconnect: nothing could be
+    /// drained (as nats.go, which refuses to drain while reconnecting).
+    #[error("the connection is down; nothing could be drained")]
+    NotConnected,
 }
 
 impl FlushCause {
@@ -535,7 +543,10 @@ impl FlushCause {
     pub fn kind(&self) -> FlushErrorKind {
         match self {
             FlushCause::NotSent => FlushErrorKind::SendError,
-            FlushCause::Closed | FlushCause::TimedOut(_) => FlushErrorKind::FlushError,
+            FlushCause::Closed
+            | FlushCause::TimedOut(_)
+            | FlushCause::Disconnected
+            | FlushCause::NotConnected => FlushErrorKind::FlushError,
         }
     }
 }

@@ -29,6 +29,8 @@ pub mod error;
 mod events;
 mod handshake;
 pub mod header;
+mod keepalive;
+mod link;
 pub mod message;
 mod options;
 mod reconnect;

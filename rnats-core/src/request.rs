@@ -12,7 +12,6 @@ use rnats_proto::{HeaderMap, StatusCode, Subject};
 use tokio::sync::oneshot;
 
 use crate::Message;
-use crate::connection::LinkState;
 use crate::error::{RequestCause, RequestError};
 use crate::shared::{Shared, Sink, SubEntry};
 
@@ -137,6 +136,8 @@ pub(crate) struct Pending {
     token: u64,
     reply: String,
     rx: Option<oneshot::Receiver<Message>>,
+    /// [`Shared::requests_failed_by_disconnect`] when this request was registered.
+    disconnects_at_start: u64,
     /// The engine delivered the reply and removed the entry itself.
     answered: bool,
 }
@@ -148,8 +149,13 @@ impl Pending {
         reply.push_str(&shared.reply_prefix);
         reply.push_str(itoa::Buffer::new().format(token));
         let (tx, rx) = oneshot::channel();
-        shared.requests().insert(token, tx);
+        let disconnects_at_start = {
+            let mut requests = shared.requests();
+            requests.insert(token, tx);
+            shared.requests_failed_by_disconnect.load(Ordering::Relaxed)
+        };
         Pending {
+            disconnects_at_start,
             shared: Arc::clone(shared),
             token,
             reply,
@@ -173,11 +179,18 @@ impl Pending {
             },
             None => rx.await,
         };
-        // The engine drops every waiting sender when the client closes, and on a disconnect
-        // when `fail_requests_on_disconnect` is set.
-        let message = received.map_err(|_| match self.shared.state() {
-            LinkState::Disconnected | LinkState::Pending => RequestCause::Disconnected,
-            _ => RequestCause::Closed,
+        // The engine drops every waiting sender on a disconnect (with
+        // `fail_requests_on_disconnect`) and when the client closes. The state at wake-up may
+        // already be a later one; the disconnect count says which it was.
+        let message = received.map_err(|_| {
+            let failures = self
+                .shared
+                .requests_failed_by_disconnect
+                .load(Ordering::Relaxed);
+            match failures > self.disconnects_at_start {
+                true => RequestCause::Disconnected,
+                false => RequestCause::Closed,
+            }
         })?;
         self.answered = true;
         if message.status == Some(StatusCode::NO_RESPONDERS) {

@@ -63,6 +63,8 @@ pub struct ReconnectToServer {
 pub(crate) struct ServerPool {
     servers: Vec<Server>,
     next: usize,
+    /// The server of the last successful connect: never pruned, even if discovered.
+    current: Option<ServerAddr>,
 }
 
 impl ServerPool {
@@ -77,6 +79,7 @@ impl ServerPool {
                 .map(|addr| Server::new(addr, false))
                 .collect(),
             next: 0,
+            current: None,
         }
     }
 
@@ -105,6 +108,7 @@ impl ServerPool {
         };
         match outcome {
             Ok(()) => {
+                self.current = Some(server.addr.clone());
                 server.failed_attempts = 0;
                 server.did_connect = true;
                 server.last_error = None;
@@ -146,20 +150,34 @@ impl ServerPool {
     /// INFO has them, else `connect_urls`, which is where nats-server puts its cluster's
     /// WebSocket addresses for a WebSocket client (it leaves `ws_connect_urls` out then).
     /// Advertised addresses are bare `host:port`, so they get the pool's scheme (`ws` or
-    /// `wss`); parsed on their own they would mean `nats://`.
+    /// `wss`); parsed on their own they would mean `nats://`. Likewise, when any server of
+    /// the pool is `tls://`, advertised addresses are `tls://` too, as nats.go does (its
+    /// `connScheme`): a cluster reached over TLS is never left in the clear, with the
+    /// credentials going along.
+    ///
+    /// A discovered server the cluster no longer advertises leaves the pool (as in nats.go),
+    /// so the pool does not only grow; servers the user named, and the one connected to,
+    /// always stay.
     pub(crate) fn add_discovered(&mut self, info: &ServerInfo) -> Vec<String> {
         let websocket_scheme = self
             .servers
             .first()
             .filter(|s| s.addr.is_websocket())
             .map(|s| s.addr.scheme().to_owned());
+        let secure = self.servers.iter().any(|s| s.addr.scheme() == "tls");
+        let implied_scheme = match &websocket_scheme {
+            Some(scheme) => Some(scheme.as_str()),
+            None if secure => Some("tls"),
+            None => None,
+        };
         let urls = match websocket_scheme {
             Some(_) if !info.ws_connect_urls.is_empty() => &info.ws_connect_urls,
             _ => &info.connect_urls,
         };
         let mut added = Vec::new();
+        let mut advertised = Vec::new();
         for url in urls {
-            let parsed = match &websocket_scheme {
+            let parsed = match implied_scheme {
                 Some(scheme) if !url.contains("://") => format!("{scheme}://{url}").parse(),
                 _ => url.parse::<ServerAddr>(),
             };
@@ -171,8 +189,18 @@ impl ServerPool {
             }
             if !self.contains(&addr) {
                 added.push(url.clone());
-                self.servers.push(Server::new(addr, true));
+                self.servers.push(Server::new(addr.clone(), true));
             }
+            advertised.push(addr);
+        }
+        if !advertised.is_empty() {
+            let current = self.current.as_ref();
+            self.servers.retain(|s| {
+                !s.is_discovered
+                    || advertised.iter().any(|a| a.same_server(&s.addr))
+                    || current.is_some_and(|c| c.same_server(&s.addr))
+            });
+            self.next %= self.servers.len().max(1);
         }
         added
     }
@@ -202,6 +230,41 @@ mod tests {
     }
 
     #[test]
+    fn servers_discovered_from_a_tls_pool_use_tls() {
+        let mut pool = ServerPool::new(vec!["tls://a:4222".parse().unwrap()], true);
+        pool.add_discovered(&advertising(&["a:4222", "b:4222"], &[]));
+        assert_eq!(pool.len(), 2);
+        assert_eq!(pool.servers[1].addr.scheme(), "tls", "never in the clear");
+    }
+
+    #[test]
+    fn discovered_servers_the_cluster_stops_advertising_leave_the_pool() {
+        let mut pool = ServerPool::new(vec!["a:1".parse().unwrap()], true);
+        pool.add_discovered(&advertising(&["b:2", "c:3"], &[]));
+        assert_eq!(pool.len(), 3);
+        pool.add_discovered(&advertising(&["c:3", "d:4"], &[]));
+        let hosts: Vec<_> = pool
+            .snapshot()
+            .iter()
+            .map(|s| s.addr.host().to_owned())
+            .collect();
+        assert_eq!(
+            hosts,
+            ["a", "c", "d"],
+            "b went; a, named by the user, stays"
+        );
+        // The server connected to stays even when it is no longer advertised.
+        pool.record(&"c:3".parse().unwrap(), Ok(()));
+        pool.add_discovered(&advertising(&["d:4"], &[]));
+        let hosts: Vec<_> = pool
+            .snapshot()
+            .iter()
+            .map(|s| s.addr.host().to_owned())
+            .collect();
+        assert_eq!(hosts, ["a", "c", "d"]);
+    }
+
+    #[test]
     fn websocket_pools_learn_websocket_servers() {
         let servers = vec!["wss://a:443".parse::<ServerAddr>().unwrap()];
         let mut pool = ServerPool::new(servers, true);
@@ -213,11 +276,13 @@ mod tests {
             (learnt.scheme(), learnt.host(), learnt.port()),
             ("wss", "b", 8443)
         );
-        // Where ws_connect_urls is present it wins over connect_urls.
+        // Where ws_connect_urls is present it wins over connect_urls (and b, no longer
+        // advertised, leaves the pool).
         let added = pool.add_discovered(&advertising(&["c:4222"], &["d:8443"]));
         assert_eq!(added, ["d:8443"]);
-        assert_eq!(pool.servers[2].addr.scheme(), "wss");
-        assert_eq!(pool.len(), 3);
+        assert_eq!(pool.servers[1].addr.scheme(), "wss");
+        assert_eq!(pool.servers[1].addr.host(), "d");
+        assert_eq!(pool.len(), 2);
 
         let mut pool = ServerPool::new(vec!["ws://a:80".parse().unwrap()], true);
         pool.add_discovered(&advertising(&["b:8080", "nats://c:4222"], &[]));

@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use crate::Message;
 use crate::connection::LinkState;
+use crate::error::FlushCause;
 use crate::events::ConnectionEvent;
 use crate::options::ConnectOptions;
 use crate::server_pool::ServerPool;
@@ -34,7 +35,12 @@ pub(crate) struct Shared {
     /// Publishers waiting for room in the write queue.
     pub(crate) space: Notify,
     pub(crate) subs: Mutex<Subscriptions>,
-    pub(crate) requests: Mutex<SidMap<oneshot::Sender<Message>>>,
+    pub(crate) requests: Mutex<SidMap<ReplySender>>,
+    /// How many times a disconnect failed every waiting request
+    /// (`fail_requests_on_disconnect`); changed only under the `requests` lock. A request
+    /// whose reply sender is dropped while this is past the count it was registered at was
+    /// failed by a disconnect, whatever the state is by the time it looks (issue 9, bug 8).
+    pub(crate) requests_failed_by_disconnect: AtomicU64,
     pub(crate) info: Mutex<Arc<ServerInfo>>,
     pub(crate) max_payload: AtomicUsize,
     pub(crate) headers_supported: AtomicBool,
@@ -52,6 +58,44 @@ pub(crate) struct Shared {
     pub(crate) pool: Mutex<ServerPool>,
     /// Becomes true once the engine has stopped and cleaned up.
     pub(crate) done: watch::Sender<bool>,
+    /// A caller wrote to the socket directly since the engine last looked ([`Writer`]): lets
+    /// the read path skip the write lock unless there is something to reset.
+    pub(crate) directly_written: AtomicBool,
+    /// Keepalive PINGs sent, over every link (for tests and diagnostics).
+    pub(crate) keepalive_pings: AtomicU64,
+}
+
+/// Where a request's reply goes. Dropped unsent when the request fails; why is told by
+/// [`Shared::requests_failed_by_disconnect`].
+pub(crate) type ReplySender = oneshot::Sender<Message>;
+
+/// Where a flush's outcome goes. Dropped unsent when the client closes (`Closed`).
+pub(crate) type FlushWaiter = oneshot::Sender<Result<(), FlushCause>>;
+
+/// What one PING on the wire is waiting for, in the order the PINGs were sent.
+#[derive(Debug)]
+pub(crate) enum Pong {
+    /// A keepalive PING: its PONG only proves the server is alive.
+    Keepalive,
+    /// One `flush()`.
+    Flush(FlushWaiter),
+    /// The flushes made while disconnected: one PING after the reconnect serves them all.
+    Flushes(Vec<FlushWaiter>),
+}
+
+impl Pong {
+    /// Tells the flushes this PONG was for how it went.
+    #[inline]
+    pub(crate) fn resolve(self, outcome: Result<(), FlushCause>) {
+        match self {
+            Pong::Keepalive => {}
+            // A flush caller may have given up; that is fine.
+            Pong::Flush(waiter) => {
+                let _ = waiter.send(outcome);
+            }
+            Pong::Flushes(waiters) => resolve_all(waiters, outcome),
+        }
+    }
 }
 
 /// The write side: the queue, who writes it next, and the PINGs waiting for their PONG.
@@ -61,8 +105,8 @@ pub(crate) struct Writes {
     pub(crate) writer: Writer,
     /// The socket, for callers allowed to write directly; `None` once closed.
     pub(crate) socket: Option<Arc<TcpStream>>,
-    /// One entry per PING sent, in order; `Some` for `flush()` callers, `None` for keepalive.
-    pub(crate) pongs: VecDeque<Option<oneshot::Sender<()>>>,
+    /// One entry per PING queued or sent on the current link, in order.
+    pub(crate) pongs: VecDeque<Pong>,
     /// Publishers are parked on [`Shared::space`].
     pub(crate) space_waiters: bool,
     /// No more frames are accepted.
@@ -71,7 +115,15 @@ pub(crate) struct Writes {
     /// reconnect buffer), control frames are not queued (subscriptions are restored from the
     /// table on reconnect), and flushes wait in `flushes_after_reconnect`.
     pub(crate) disconnected: bool,
-    pub(crate) flushes_after_reconnect: Vec<oneshot::Sender<()>>,
+    pub(crate) flushes_after_reconnect: Vec<FlushWaiter>,
+    /// `flushes_after_reconnect` is pruned of abandoned flushes when it reaches this length,
+    /// which then doubles: amortised O(1) per flush, bounded by the live flushes.
+    pub(crate) prune_flushes_at: usize,
+    /// The engine holds a batch it has not finished writing (set and cleared by the engine
+    /// under this lock): the writer invariant is that no caller writes directly then. Kept in
+    /// debug builds only, where the invariant is asserted.
+    #[cfg(debug_assertions)]
+    pub(crate) engine_holds_batch: bool,
     /// With linger on: when the oldest queued frame was queued.
     pub(crate) linger_since: Option<Instant>,
     /// A flush is queued: the engine writes without lingering.
@@ -83,6 +135,17 @@ pub(crate) struct Writes {
 }
 
 impl Writes {
+    /// The engine took a batch to write (`true`), or has none in flight (`false`); see the
+    /// writer invariant on [`Writer`].
+    #[inline(always)]
+    pub(crate) fn note_engine_batch(&mut self, holds: bool) {
+        #[cfg(debug_assertions)]
+        {
+            self.engine_holds_batch = holds;
+        }
+        let _ = holds;
+    }
+
     /// Adds the publishes counted since the last call to the statistics.
     pub(crate) fn count_out(&mut self, statistics: &Statistics) {
         Statistics::add(
@@ -144,6 +207,14 @@ pub(crate) enum Sink {
     Requests,
 }
 
+/// Resolves the flushes one PING after a reconnect served.
+#[cold]
+fn resolve_all(waiters: Vec<FlushWaiter>, outcome: Result<(), FlushCause>) {
+    for waiter in waiters {
+        let _ = waiter.send(outcome.clone());
+    }
+}
+
 impl Shared {
     pub(crate) fn new(options: ConnectOptions, info: ServerInfo, pool: ServerPool) -> Shared {
         let reply_prefix = format!("{}.{}.", options.inbox_prefix, nuid::next());
@@ -160,6 +231,7 @@ impl Shared {
             space: Notify::new(),
             subs: Mutex::new(Subscriptions::default()),
             requests: Mutex::new(SidMap::default()),
+            requests_failed_by_disconnect: AtomicU64::new(0),
             max_payload: AtomicUsize::new(info.max_payload),
             headers_supported: AtomicBool::new(info.headers),
             info: Mutex::new(Arc::new(info)),
@@ -173,6 +245,8 @@ impl Shared {
             reply_prefix,
             pool: Mutex::new(pool),
             done,
+            directly_written: AtomicBool::new(false),
+            keepalive_pings: AtomicU64::new(0),
         }
     }
 
@@ -184,7 +258,7 @@ impl Shared {
         lock(&self.subs)
     }
 
-    pub(crate) fn requests(&self) -> MutexGuard<'_, SidMap<oneshot::Sender<Message>>> {
+    pub(crate) fn requests(&self) -> MutexGuard<'_, SidMap<ReplySender>> {
         lock(&self.requests)
     }
 
@@ -204,35 +278,47 @@ impl Shared {
     /// Queues a control frame (SUB, UNSUB, PONG) regardless of the write limit: these are
     /// small and must not wait behind publishes. Returns false once the connection is closed.
     pub(crate) fn push_control(&self, encode: impl FnOnce(&mut BytesMut)) -> bool {
+        self.push_control_live(encode).is_some()
+    }
+
+    /// [`Shared::push_control`], telling whether the frame went to a live link
+    /// (`Some(true)`) or was not queued because the link is down or being left
+    /// (`Some(false)`: the reconnect replays the subscription table instead); `None` once
+    /// closed.
+    pub(crate) fn push_control_live(&self, encode: impl FnOnce(&mut BytesMut)) -> Option<bool> {
         let mut writes = self.writes();
         if writes.closed {
-            return false;
+            return None;
         }
         if writes.disconnected {
             // The reconnect restores subscriptions from the table; nothing to send now.
-            return true;
+            return Some(false);
         }
         writes.queue.push_with(encode);
         self.submit(writes, Urgency::Normal);
-        true
+        Some(true)
     }
 
     /// Queues a PING whose PONG resolves the returned receiver.
-    pub(crate) fn push_ping(&self) -> Option<oneshot::Receiver<()>> {
+    pub(crate) fn push_ping(&self) -> Option<oneshot::Receiver<Result<(), FlushCause>>> {
         let (tx, rx) = oneshot::channel();
         let mut writes = self.writes();
         if writes.closed {
             return None;
         }
         if writes.disconnected {
-            // Resolved by a PING sent after the reconnect, behind the kept publishes.
+            // Resolved by the one PING sent after the reconnect, behind the kept publishes.
+            if writes.flushes_after_reconnect.len() >= writes.prune_flushes_at {
+                writes.flushes_after_reconnect.retain(|w| !w.is_closed());
+                writes.prune_flushes_at = (2 * writes.flushes_after_reconnect.len()).max(16);
+            }
             writes.flushes_after_reconnect.push(tx);
             return Some(rx);
         }
         writes
             .queue
             .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-        writes.pongs.push_back(Some(tx));
+        writes.pongs.push_back(Pong::Flush(tx));
         self.submit(writes, Urgency::Flush);
         Some(rx)
     }
@@ -244,7 +330,14 @@ impl Shared {
             return self.submit_lingering(writes, urgency, linger.max_bytes);
         }
         let writer = writes.writer;
-        if writer.may_write_directly(urgency) {
+        // Only a small flat queue is written under the lock: a large one could hold the
+        // lock (which every publish takes) for a long copy into the socket buffer.
+        if writer.may_write_directly(urgency) && writes.queue.is_small() {
+            #[cfg(debug_assertions)]
+            debug_assert!(
+                !writes.engine_holds_batch,
+                "a caller writes directly only while nothing is in flight"
+            );
             writes.count_out(&self.statistics);
             let Writes { queue, socket, .. } = &mut *writes;
             if let Some(socket) = socket {
@@ -255,6 +348,7 @@ impl Shared {
             if writes.queue.is_empty() {
                 if writer != Writer::Woken {
                     writes.writer = Writer::DirectlyWritten;
+                    self.directly_written.store(true, Ordering::Release);
                 }
                 return;
             }
@@ -269,6 +363,8 @@ impl Shared {
     /// [`Shared::submit`] under the linger policy: publishes stay queued until the engine's
     /// linger timer fires or `max_bytes` pile up; a flush is written at once.
     fn submit_lingering(&self, mut writes: MutexGuard<'_, Writes>, urgency: Urgency, max: usize) {
+        // Publishers wait at the write limit: the batch must leave by then, not at the timer.
+        let max = max.min(self.options.write_buffer_limit);
         let wake = match urgency {
             Urgency::Flush => {
                 writes.urgent = true;

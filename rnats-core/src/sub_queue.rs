@@ -12,6 +12,9 @@ use std::task::{Context, Poll};
 
 use futures_util::task::AtomicWaker;
 
+use bytes::Bytes;
+use rnats_proto::Subject;
+
 use crate::Message;
 use crate::error::SubscriberError;
 use crate::shared::lock;
@@ -22,6 +25,10 @@ use crate::shared::lock;
 pub(crate) struct Limits {
     pub(crate) messages: usize,
     pub(crate) bytes: usize,
+    /// A lagging subscription copies out batches smaller than this (a quarter of the read
+    /// buffer): those pin a whole read buffer for few bytes. Larger batches use their
+    /// buffer well and stay zero-copy.
+    pub(crate) copy_below: usize,
 }
 
 /// What happened to a batch handed to [`SubQueue::push_batch`].
@@ -35,10 +42,19 @@ pub(crate) struct Pushed {
     pub(crate) new_episode: bool,
 }
 
+/// Batches a lagging subscription may hold as slices of the engine's read buffers before
+/// small batches are copied out as they are queued (see [`Limits::copy_below`]). Each batch
+/// is one read, so what a subscription pins is about this many buffers plus four times its
+/// queued bytes: without it, 65,536 queued 32-byte messages could pin 65,536 buffers of
+/// 64 KiB (issue 9, bug 6), since the byte limit counts message lengths, not what they pin.
+const MAX_PINNED_BATCHES: usize = 16;
+
 #[derive(Debug, Default)]
 struct Inner {
     messages: VecDeque<Message>,
     bytes: usize,
+    /// Batches queued since the subscriber last took the queue.
+    batches: usize,
     closed: bool,
     error: Option<SubscriberError>,
     dropped: u64,
@@ -64,6 +80,7 @@ impl SubQueue {
 
     /// Queues `batch` (`bytes` is the sum of its messages' lengths), leaving `batch` empty,
     /// and wakes the subscriber if anything was queued. Messages past the limits are dropped.
+    #[inline]
     pub(crate) fn push_batch(&self, batch: &mut VecDeque<Message>, bytes: usize) -> Pushed {
         let mut pushed = Pushed::default();
         {
@@ -78,32 +95,52 @@ impl SubQueue {
                 // The subscriber kept up: trade containers instead of moving messages.
                 std::mem::swap(&mut inner.messages, batch);
                 inner.bytes = bytes;
+                inner.batches = 1;
                 pushed.queued = inner.messages.len();
                 inner.in_slow_episode = false;
             } else {
-                for message in batch.drain(..) {
-                    let room = inner.messages.len() < self.limits.messages
-                        && (inner.bytes + message.length <= self.limits.bytes
-                            || inner.messages.is_empty());
-                    if room {
-                        inner.bytes += message.length;
-                        inner.messages.push_back(message);
-                        inner.in_slow_episode = false;
-                        pushed.queued += 1;
-                    } else {
-                        pushed.dropped += 1;
-                        if !inner.in_slow_episode {
-                            inner.in_slow_episode = true;
-                            pushed.new_episode = true;
-                        }
-                    }
-                }
-                inner.dropped += pushed.dropped;
+                pushed = self.push_behind(&mut inner, batch, bytes);
             }
         }
         if pushed.queued > 0 {
             self.waker.wake();
         }
+        pushed
+    }
+
+    /// The slow path of [`SubQueue::push_batch`]: the subscriber lags, so the batch goes
+    /// behind what is queued, message by message, within the limits. Out of line so the
+    /// path of a subscriber that keeps up stays small.
+    #[inline(never)]
+    fn push_behind(
+        &self,
+        inner: &mut Inner,
+        batch: &mut VecDeque<Message>,
+        bytes: usize,
+    ) -> Pushed {
+        let mut pushed = Pushed::default();
+        inner.batches += 1;
+        let copy = inner.batches > MAX_PINNED_BATCHES && bytes < self.limits.copy_below;
+        for mut message in batch.drain(..) {
+            let room = inner.messages.len() < self.limits.messages
+                && (inner.bytes + message.length <= self.limits.bytes || inner.messages.is_empty());
+            if room {
+                if copy {
+                    detach(&mut message);
+                }
+                inner.bytes += message.length;
+                inner.messages.push_back(message);
+                inner.in_slow_episode = false;
+                pushed.queued += 1;
+            } else {
+                pushed.dropped += 1;
+                if !inner.in_slow_episode {
+                    inner.in_slow_episode = true;
+                    pushed.new_episode = true;
+                }
+            }
+        }
+        inner.dropped += pushed.dropped;
         pushed
     }
 
@@ -152,6 +189,7 @@ impl SubQueue {
         if !inner.messages.is_empty() {
             std::mem::swap(&mut inner.messages, local);
             inner.bytes = 0;
+            inner.batches = 0;
             Some(true)
         } else if inner.closed {
             Some(false)
@@ -161,11 +199,21 @@ impl SubQueue {
     }
 }
 
+/// Copies a message's subject, reply and payload out of the read buffer they share, so
+/// that holding the message no longer keeps that buffer alive. (Headers are owned already.)
+#[cold]
+#[inline(never)]
+fn detach(message: &mut Message) {
+    message.subject = Subject::from(message.subject.as_str());
+    if let Some(reply) = &mut message.reply {
+        *reply = Subject::from(reply.as_str());
+    }
+    message.payload = Bytes::copy_from_slice(&message.payload);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
-    use rnats_proto::Subject;
 
     fn message(len: usize) -> Message {
         Message {
@@ -199,6 +247,7 @@ mod tests {
         let q = SubQueue::new(Limits {
             messages: 2,
             bytes: 1 << 20,
+            copy_below: 16 * 1024,
         });
         let (mut b, n) = batch(&[1, 1, 1, 1]);
         let pushed = q.push_batch(&mut b, n);
@@ -237,6 +286,7 @@ mod tests {
         let q = SubQueue::new(Limits {
             messages: 100,
             bytes: 10,
+            copy_below: 16 * 1024,
         });
         let (mut b, n) = batch(&[50, 1]);
         assert_eq!(q.push_batch(&mut b, n).queued, 1);
@@ -257,6 +307,7 @@ mod tests {
         let q = SubQueue::new(Limits {
             messages: 10,
             bytes: 1000,
+            copy_below: 16 * 1024,
         });
         let (mut b, n) = batch(&[1, 2, 3]);
         assert_eq!(q.push_batch(&mut b, n).queued, 3);
@@ -265,10 +316,78 @@ mod tests {
     }
 
     #[test]
+    fn a_lagging_subscription_stops_pinning_read_buffers() {
+        let q = SubQueue::new(Limits {
+            messages: 1 << 20,
+            bytes: 1 << 30,
+            copy_below: 16 * 1024,
+        });
+        // Each batch is one 64 KiB read buffer with one small message sliced out of it.
+        let mut buffers = Vec::new();
+        for _ in 0..100 {
+            let buffer = Bytes::from(vec![b'r'; 64 * 1024]);
+            let mut m = message(0);
+            m.payload = buffer.slice(0..32);
+            m.length = 32;
+            let mut b: VecDeque<Message> = [m].into_iter().collect();
+            q.push_batch(&mut b, 32);
+            buffers.push(buffer);
+        }
+        let mut local = VecDeque::new();
+        assert_eq!(q.try_take(&mut local), Some(true));
+        let pinning = local
+            .iter()
+            .filter(|m| {
+                buffers.iter().any(|b| {
+                    let range = b.as_ptr_range();
+                    range.contains(&m.payload.as_ptr())
+                })
+            })
+            .count();
+        assert_eq!(local.len(), 100, "nothing dropped");
+        assert!(
+            pinning <= MAX_PINNED_BATCHES,
+            "{pinning} queued messages still pin a read buffer each"
+        );
+        assert!(
+            local
+                .iter()
+                .all(|m| m.payload.len() == 32 && m.payload[0] == b'r')
+        );
+    }
+
+    #[test]
+    fn a_lagging_subscription_whose_batches_fill_their_buffers_stays_zero_copy() {
+        let q = SubQueue::new(Limits {
+            messages: 1 << 20,
+            bytes: 1 << 30,
+            copy_below: 16 * 1024,
+        });
+        let buffer = Bytes::from(vec![b'r'; 64 * 1024]);
+        for _ in 0..100 {
+            // One read's batch: 1,000 messages of 32 bytes out of one buffer.
+            let mut b: VecDeque<Message> = (0..1000)
+                .map(|i| {
+                    let mut m = message(0);
+                    m.payload = buffer.slice(i * 32..(i + 1) * 32);
+                    m.length = 32;
+                    m
+                })
+                .collect();
+            q.push_batch(&mut b, 32_000);
+        }
+        let mut local = VecDeque::new();
+        assert_eq!(q.try_take(&mut local), Some(true));
+        let range = buffer.as_ptr_range();
+        assert!(local.iter().all(|m| range.contains(&m.payload.as_ptr())));
+    }
+
+    #[test]
     fn close_ends_after_queued_messages() {
         let q = SubQueue::new(Limits {
             messages: 10,
             bytes: 1000,
+            copy_below: 16 * 1024,
         });
         let (mut b, n) = batch(&[1]);
         q.push_batch(&mut b, n);

@@ -68,22 +68,26 @@ impl Subscriber {
     }
 
     /// Drains the subscription: tells the server to stop sending, waits until every message it
-    /// sent before that has arrived, then ends the stream after the last one.
+    /// sent before that has arrived, then ends the stream after the last one. While the
+    /// connection is down nothing is on its way: the stream ends at once. Dropping the
+    /// future ends the stream too (after what it already holds).
     pub async fn drain(&mut self) -> Result<(), UnsubscribeError> {
         let sid = self.sid;
         if self.unsubscribed {
             return Ok(());
         }
         self.unsubscribed = true;
-        let sent = self
-            .shared()
-            .push_control(|buf| rnats_proto::encode_unsub(buf, sid, None));
-        let flushed: Result<(), FlushError> = if sent {
-            self.client.flush().await
-        } else {
-            Err(FlushCause::NotSent.into())
-        };
-        close_subscriptions(self.shared(), &[sid]);
+        let shared = self.client.shared_arc();
+        let mut guard = DrainGuard::new(shared, vec![sid], false);
+        let flushed: Result<(), FlushError> =
+            match shared.push_control_live(|buf| rnats_proto::encode_unsub(buf, sid, None)) {
+                Some(true) => self.client.flush().await,
+                // The link is down or being left (a planned move): nothing more comes for
+                // this subscription, and ending it now keeps the replay from restoring it.
+                Some(false) => Ok(()),
+                None => Err(FlushCause::NotSent.into()),
+            };
+        guard.finish();
         flushed.map_err(UnsubscribeError::from)
     }
 
@@ -157,5 +161,55 @@ pub(crate) fn close_subscriptions(shared: &Shared, sids: &[u64]) {
                 queue.close(None);
             }
         }
+    }
+}
+
+/// Makes a drain cancel-safe: whenever it is dropped (the drain finished, failed, or its
+/// future was dropped mid-way), the drained subscriptions are out of the table and their
+/// streams end, and for a client drain the client is asked to close. Without it a dropped
+/// drain left the entries in the table, so the streams never ended and a reconnect
+/// re-subscribed them.
+pub(crate) struct DrainGuard<'a> {
+    shared: &'a Shared,
+    sids: Vec<u64>,
+    close_client: bool,
+    done: bool,
+}
+
+impl<'a> DrainGuard<'a> {
+    pub(crate) fn new(shared: &'a Shared, sids: Vec<u64>, close_client: bool) -> Self {
+        DrainGuard {
+            shared,
+            sids,
+            close_client,
+            done: false,
+        }
+    }
+
+    pub(crate) fn sids(&self) -> &[u64] {
+        &self.sids
+    }
+
+    /// Ends the drained subscriptions now.
+    pub(crate) fn end_subscriptions(&self) {
+        close_subscriptions(self.shared, &self.sids);
+    }
+
+    /// Ends the subscriptions and, for a client drain, asks the client to close.
+    pub(crate) fn finish(&mut self) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        self.end_subscriptions();
+        if self.close_client {
+            self.shared.request_close();
+        }
+    }
+}
+
+impl Drop for DrainGuard<'_> {
+    fn drop(&mut self) {
+        self.finish();
     }
 }

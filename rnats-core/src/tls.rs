@@ -34,6 +34,11 @@ pub(crate) struct TlsOptions {
     pub(crate) client_cert: Option<(PathBuf, PathBuf)>,
     /// A complete configuration that replaces everything above but `required` and `first`.
     pub(crate) config: Option<Arc<ClientConfig>>,
+    /// The configuration built from the files above, once: PEM files are read on the first
+    /// connect that needs them, not again at every reconnect (a blocking read on the
+    /// runtime). Shared by clones of the options. A failed build is not kept, so a fixed
+    /// file is picked up by the next attempt.
+    built: Arc<OnceLock<Arc<ClientConfig>>>,
 }
 
 impl fmt::Debug for TlsOptions {
@@ -58,6 +63,16 @@ impl TlsOptions {
         if let Some(config) = &self.config {
             return Ok(Arc::clone(config));
         }
+        if let Some(built) = self.built.get() {
+            return Ok(Arc::clone(built));
+        }
+        let config = self.build_config()?;
+        // Two first connects racing build it twice; either result is the same.
+        Ok(Arc::clone(self.built.get_or_init(|| config)))
+    }
+
+    /// Builds the configuration from the files and flags, reading the PEM files.
+    fn build_config(&self) -> Result<Arc<ClientConfig>, ConnectError> {
         let builder = ClientConfig::builder().with_root_certificates(self.root_store()?);
         let config = match &self.client_cert {
             None => builder.with_no_client_auth(),
@@ -205,5 +220,20 @@ mod tests {
             with_web_pki.unwrap().len(),
             1 + webpki_roots::TLS_SERVER_ROOTS.len()
         );
+    }
+
+    #[test]
+    fn pem_files_are_read_once_not_at_every_reconnect() {
+        let ca = std::env::temp_dir().join(format!("rnats-tls-once-{}.pem", std::process::id()));
+        std::fs::write(&ca, rnats_test_server::TestCa::new().ca_cert_pem()).unwrap();
+        let options = TlsOptions {
+            root_files: vec![ca.clone()],
+            ..TlsOptions::default()
+        };
+        let first = options.client_config();
+        std::fs::remove_file(&ca).unwrap();
+        // A reconnect (with a clone of the options, as the engine holds) reads nothing.
+        let again = options.clone().client_config();
+        assert!(Arc::ptr_eq(&first.unwrap(), &again.unwrap()));
     }
 }

@@ -28,6 +28,10 @@ const FRAME_SLACK: usize = 64 * 1024;
 /// The flat buffer keeps its capacity between batches unless a burst grew it past this.
 const KEEP_FLAT_CAPACITY: usize = 4 * 1024 * 1024;
 
+/// A caller writes the queue to the socket itself (see [`Writer`]) only when it is flat and
+/// at most this long: the write happens under the lock every publish takes.
+const DIRECT_WRITE_MAX: usize = 64 * 1024;
+
 /// Frames in order. Small frames are bytes of `flat`; a large payload is a `Bytes` of its
 /// own, referenced rather than copied. `pieces` lists the order when large payloads are
 /// queued: each `Flat(n)` is the next `n` bytes of `flat`. Whatever `flat` holds past the
@@ -40,6 +44,12 @@ pub(crate) struct Frames {
     /// Bytes of `flat` covered by `Flat` pieces.
     in_pieces: usize,
     len: usize,
+    /// `flat` grew past [`KEEP_FLAT_CAPACITY`]: free it once everything is written. Noted
+    /// when a batch changes hands, while the capacity still counts the unwritten bytes
+    /// (`advance` consumes capacity from the front, so it cannot be measured afterwards).
+    oversized: bool,
+    /// The capacity [`Frames::with_limit`] gave: a buffer sized for the limit is kept.
+    sized_for: usize,
 }
 
 /// A run of queued bytes; see [`Frames`].
@@ -55,6 +65,7 @@ impl Frames {
     pub(crate) fn with_limit(limit: usize) -> Frames {
         Frames {
             flat: BytesMut::with_capacity(limit + FRAME_SLACK),
+            sized_for: limit + FRAME_SLACK,
             ..Frames::default()
         }
     }
@@ -67,6 +78,11 @@ impl Frames {
     /// True when everything has been written.
     pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Flat and short enough for a caller to write it directly.
+    pub(crate) fn is_small(&self) -> bool {
+        self.len <= DIRECT_WRITE_MAX && self.pieces.is_empty()
     }
 
     /// Appends a small frame with `encode`.
@@ -125,6 +141,7 @@ impl Frames {
     pub(crate) fn take_into(&mut self, other: &mut Frames) {
         debug_assert!(other.is_empty());
         std::mem::swap(self, other);
+        other.oversized |= other.flat.capacity() > KEEP_FLAT_CAPACITY.max(other.sized_for);
     }
 
     /// Fills `slices` with what to write next, in order; returns how many were filled.
@@ -179,8 +196,11 @@ impl Frames {
             }
         }
         self.flat.advance(written);
-        if self.len == 0 && self.flat.capacity() > KEEP_FLAT_CAPACITY {
+        if self.len == 0
+            && (self.oversized || self.flat.capacity() > KEEP_FLAT_CAPACITY.max(self.sized_for))
+        {
             self.flat = BytesMut::new();
+            self.oversized = false;
         }
     }
 
@@ -206,6 +226,13 @@ impl Frames {
 /// an idle connection then sends at once, without waking another task. If that caller's next
 /// frame comes before the engine has run again, it queues and wakes the engine instead, so a
 /// burst of publishes batches into large writes rather than paying one syscall per frame.
+///
+/// **The writer invariant:** a caller writes directly only when nothing is in flight, that is
+/// when the engine holds no partly written batch (`Writes::engine_holds_batch`, set by the
+/// engine when it takes the queue and cleared when it finds the queue empty with its batch
+/// done). Bytes then leave in queue order whoever writes them. `Shared::submit`
+/// `debug_assert`s it. Direct writes are further limited to small flat queues
+/// ([`Frames::is_small`]) because they run under the lock every publish takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Writer {
     /// Nothing in flight and the engine is not woken: a caller may write directly.
@@ -346,6 +373,57 @@ mod tests {
             q.take_into(&mut out);
             assert_eq!(drain(&mut out), b"PUB a 1\r\nz\r\n", "round {round}");
         }
+    }
+
+    #[test]
+    fn a_flat_buffer_grown_by_a_burst_is_freed_once_written() {
+        // Issue 9: the capacity was measured after `advance`, which consumes it from the
+        // front, so a burst's buffer was freed only if the burst left much of it unused.
+        let mut q = Frames::default();
+        let payload = Bytes::from(vec![b'p'; 1024]);
+        // Grow past the threshold by doubling, then fill the buffer almost to the end.
+        while q.flat.capacity() <= KEEP_FLAT_CAPACITY || q.flat.capacity() - q.flat.len() > 2048 {
+            q.push_message(|b| b.extend_from_slice(b"PUB a 1024\r\n"), &payload);
+        }
+        let mut out = Frames::default();
+        q.take_into(&mut out);
+        while !out.is_empty() {
+            let n = out.len().min(1 << 20);
+            out.advance(n);
+        }
+        // The next batch must not get the burst's allocation back.
+        out.push_with(|b| b.extend_from_slice(&[b'x'; 4096]));
+        assert!(
+            out.flat.capacity() <= KEEP_FLAT_CAPACITY,
+            "kept {} bytes",
+            out.flat.capacity()
+        );
+    }
+
+    #[test]
+    fn a_queue_sized_for_a_large_limit_keeps_its_buffer() {
+        let limit = 2 * KEEP_FLAT_CAPACITY;
+        let mut q = Frames::with_limit(limit);
+        let mut out = Frames::with_limit(limit);
+        q.push_with(|b| b.extend_from_slice(b"PING\r\n"));
+        q.take_into(&mut out);
+        out.advance(out.len());
+        assert!(
+            out.flat.capacity() > KEEP_FLAT_CAPACITY,
+            "no churn per batch"
+        );
+    }
+
+    #[test]
+    fn only_small_flat_queues_are_written_directly() {
+        let mut q = Frames::default();
+        q.push_with(|b| b.extend_from_slice(b"PING\r\n"));
+        assert!(q.is_small());
+        q.push_message(
+            |b| b.extend_from_slice(b"PUB b 16384\r\n"),
+            &Bytes::from(vec![b'x'; VECTOR_THRESHOLD]),
+        );
+        assert!(!q.is_small(), "a vectored payload goes through the engine");
     }
 
     #[test]

@@ -157,12 +157,21 @@ async fn unsubscribe_stops_delivery() {
     client.publish("u", "before".into()).await.unwrap();
     assert_eq!(next(&mut sub).await.payload, Bytes::from("before"));
     sub.unsubscribe().await.unwrap();
+    let received = client.statistics().in_messages.load(Ordering::Relaxed);
     client.publish("u", "after".into()).await.unwrap();
     client.flush().await.unwrap();
     let rest = tokio::time::timeout(Duration::from_secs(10), sub.next())
         .await
         .unwrap();
     assert!(rest.is_none(), "stream ends after unsubscribe");
+    // The client drops messages for a sid it no longer knows, so the stream ending proves
+    // nothing about the server. The count of messages read does: had the UNSUB not reached
+    // the server before the PUB, the server would have sent "after" back before the PONG.
+    assert_eq!(
+        client.statistics().in_messages.load(Ordering::Relaxed),
+        received,
+        "the server stopped sending: the UNSUB reached it"
+    );
 }
 
 #[tokio::test]
@@ -215,6 +224,8 @@ async fn client_drain_ends_every_subscription_and_closes() {
 async fn flush_does_not_wait_for_writes_queued_after_it() {
     let server = NatsServer::start();
     let client = rnats_core::connect(server.url()).await.unwrap();
+    let mut markers = client.subscribe("marker").await.unwrap();
+    client.flush().await.unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let publisher = {
         let client = client.clone();
@@ -232,12 +243,24 @@ async fn flush_does_not_wait_for_writes_queued_after_it() {
             sent
         })
     };
-    // Each flush must finish although the publisher never stops queueing.
-    for _ in 0..20 {
+    // Each flush must finish although the publisher never stops queueing (it does not wait
+    // for an empty queue), and must cover the write just before it: the server sends the
+    // marker back before its PONG, so the marker is queued by the time the flush returns.
+    for i in 0..20 {
+        client
+            .publish("marker", Bytes::from(i.to_string()))
+            .await
+            .unwrap();
         tokio::time::timeout(Duration::from_secs(10), client.flush())
             .await
             .expect("flush waited for later writes")
             .unwrap();
+        let marker = markers.next().now_or_never().flatten();
+        assert_eq!(
+            marker.map(|m| m.payload),
+            Some(Bytes::from(i.to_string())),
+            "the flush returned before the server had the write made before it"
+        );
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let sent = publisher.await.unwrap();

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use rnats_core::{
     ConnectionEvent, FlushCause, FlushError, PublishCause, RequestCause, RequestErrorKind,
 };
@@ -229,12 +229,15 @@ async fn flushes_waiting_for_a_reconnect_fail_when_the_client_closes() {
         matches!(e, ConnectionEvent::Disconnected { .. })
     })
     .await;
-    let flusher = client.clone();
-    let flush = tokio::spawn(async move { flusher.flush().await });
-    // The flush is parked until a reconnect that will not come before the close.
-    tokio::task::yield_now().await;
+    // Polled once here, so it is parked for the reconnect (not started after the close,
+    // which would fail it with `NotSent` instead).
+    let mut flush = Box::pin(client.flush());
+    assert!(
+        (&mut flush).now_or_never().is_none(),
+        "parked until a reconnect"
+    );
     client.close().await;
-    let result = tokio::time::timeout(WAIT, flush).await.unwrap().unwrap();
+    let result = tokio::time::timeout(WAIT, flush).await.unwrap();
     assert_eq!(result.unwrap_err().cause(), Some(&FlushCause::Closed));
 }
 
@@ -522,13 +525,41 @@ async fn a_steady_publisher_through_a_restart_loses_nothing_once_the_subscriber_
 }
 
 #[tokio::test]
-async fn drain_while_disconnected_gives_up_after_the_drain_timeout_and_closes() {
-    let mut server = NatsServer::start();
+async fn drain_of_a_stalled_connection_gives_up_after_the_drain_timeout_and_closes() {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
     let client = quick()
         .drain_timeout(Duration::from_millis(200))
-        .connect(server.url())
+        .connect(proxy.url())
         .await
         .unwrap();
+    let mut sub = client.subscribe("d").await.unwrap();
+    client.flush().await.unwrap();
+    // Still connected, but the server's answers never come.
+    proxy.stall();
+    let result = tokio::time::timeout(WAIT, client.drain()).await.unwrap();
+    let flush = result
+        .unwrap_err()
+        .source()
+        .and_then(|e| e.downcast_ref::<FlushError>())
+        .and_then(|e| e.cause().cloned());
+    assert_eq!(
+        flush,
+        Some(FlushCause::TimedOut(Duration::from_millis(200)))
+    );
+    assert!(client.is_closed());
+    assert!(
+        tokio::time::timeout(WAIT, sub.next())
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn drain_while_disconnected_closes_at_once_and_says_nothing_was_drained() {
+    let mut server = NatsServer::start();
+    let client = quick().connect(server.url()).await.unwrap();
     let mut events = client.events();
     let mut sub = client.subscribe("d").await.unwrap();
     client.flush().await.unwrap();
@@ -543,10 +574,7 @@ async fn drain_while_disconnected_gives_up_after_the_drain_timeout_and_closes() 
         .source()
         .and_then(|e| e.downcast_ref::<FlushError>())
         .and_then(|e| e.cause().cloned());
-    assert_eq!(
-        flush,
-        Some(FlushCause::TimedOut(Duration::from_millis(200)))
-    );
+    assert_eq!(flush, Some(FlushCause::NotConnected));
     assert!(client.is_closed());
     assert!(
         tokio::time::timeout(WAIT, sub.next())

@@ -1,0 +1,302 @@
+//! The engine's state transitions without a socket: replay after a reconnect, flush
+//! bookkeeping during an outage, and the release of waiters when the driver is gone.
+
+use std::io::IoSlice;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use rnats_proto::{ServerInfo, Subject};
+
+use super::{DriverGuard, Ending, Engine, replay};
+use crate::connection::LinkState;
+use crate::error::FlushCause;
+use crate::events::ConnectionEvent;
+use crate::options::ConnectOptions;
+use crate::server_pool::ServerPool;
+use crate::shared::{Pong, Shared, Sink, SubEntry};
+use crate::sub_queue::{Limits, SubQueue};
+use crate::write_queue::{Frames, IOVECS};
+
+fn shared() -> Arc<Shared> {
+    let pool = ServerPool::new(vec!["127.0.0.1:1".parse().expect("an address")], true);
+    Arc::new(Shared::new(
+        ConnectOptions::new(),
+        ServerInfo::default(),
+        pool,
+    ))
+}
+
+fn subscribe(shared: &Shared, sid: u64, subject: &str, max: Option<u64>, delivered: u64) {
+    subscribe_queue(shared, sid, subject, max, delivered);
+}
+
+fn subscribe_queue(
+    shared: &Shared,
+    sid: u64,
+    subject: &str,
+    max: Option<u64>,
+    delivered: u64,
+) -> Arc<SubQueue> {
+    let queue = Arc::new(SubQueue::new(Limits {
+        messages: 16,
+        bytes: 1 << 16,
+        copy_below: 16 * 1024,
+    }));
+    shared.subs().by_sid.insert(
+        sid,
+        SubEntry {
+            subject: Subject::from(subject),
+            queue_group: None,
+            sink: Sink::Queue(Arc::clone(&queue)),
+            delivered,
+            max,
+        },
+    );
+    queue
+}
+
+/// An engine with no socket, fed bytes straight into its read buffer: the driver's
+/// protocol handling without I/O. Its link counts as live for callers.
+fn engine_without_socket(shared: &Arc<Shared>) -> Engine {
+    let engine = Engine::new(Arc::clone(shared), None);
+    let mut writes = shared.writes();
+    writes.disconnected = false;
+    drop(writes);
+    shared.set_state(LinkState::Connected);
+    engine
+}
+
+fn take_messages(queue: &SubQueue) -> Vec<Bytes> {
+    let mut local = std::collections::VecDeque::new();
+    let waker = futures_util::task::noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    let _ = queue.poll_take(&mut cx, &mut local);
+    local.into_iter().map(|m| m.payload).collect()
+}
+
+/// Everything queued, as the bytes a socket would get.
+fn queued_bytes(shared: &Shared) -> Vec<u8> {
+    let mut frames = std::mem::take(&mut shared.writes().queue);
+    let mut all = Vec::new();
+    while !frames.is_empty() {
+        let mut slices = [IoSlice::new(&[]); IOVECS];
+        let n = frames.io_slices(&mut slices);
+        let written: usize = slices[..n].iter().map(|s| s.len()).sum();
+        for s in &slices[..n] {
+            all.extend_from_slice(s);
+        }
+        frames.advance(written);
+    }
+    all
+}
+
+fn lines(bytes: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(bytes)
+        .split("\r\n")
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn go_offline(shared: &Shared) {
+    let mut writes = shared.writes();
+    writes.disconnected = true;
+    writes.queue = Frames::default();
+    drop(writes);
+    shared.set_state(LinkState::Disconnected);
+}
+
+#[test]
+fn replay_sends_subscriptions_then_kept_publishes_then_one_ping_for_all_flushes() {
+    let shared = shared();
+    subscribe(&shared, 1, "a", None, 0);
+    subscribe(&shared, 2, "b.>", Some(5), 2);
+    go_offline(&shared);
+    shared.writes().queue.push_message(
+        |buf| buf.extend_from_slice(b"PUB kept 2\r\n"),
+        &Bytes::from_static(b"hi"),
+    );
+    let first = shared.push_ping().expect("not closed");
+    let second = shared.push_ping().expect("not closed");
+    let abandoned = shared.push_ping().expect("not closed");
+    drop(abandoned);
+    assert!(
+        shared.writes().queue.len() == b"PUB kept 2\r\nhi\r\n".len(),
+        "no PING goes out while disconnected"
+    );
+
+    replay(&shared, None);
+
+    let got = lines(&queued_bytes(&shared));
+    let mut subs: Vec<&str> = got[..3].iter().map(String::as_str).collect();
+    subs.sort_unstable();
+    assert_eq!(subs, ["SUB a 1", "SUB b.> 2", "UNSUB 2 3"]);
+    assert_eq!(got[3..], ["PUB kept 2", "hi", "PING"]);
+    let writes = shared.writes();
+    assert!(!writes.disconnected, "callers write to the new link");
+    assert_eq!(writes.pongs.len(), 1, "one PING serves every waiting flush");
+    match writes.pongs.front() {
+        Some(Pong::Flushes(waiters)) => assert_eq!(waiters.len(), 2, "abandoned pruned"),
+        other => panic!("unexpected {other:?}"),
+    }
+    drop(writes);
+    let pong = shared.writes().pongs.pop_front().expect("a PONG awaited");
+    pong.resolve(Ok(()));
+    assert_eq!(first.blocking_recv(), Ok(Ok(())));
+    assert_eq!(second.blocking_recv(), Ok(Ok(())));
+}
+
+#[test]
+fn a_subscribe_after_the_replay_sends_its_own_sub() {
+    let shared = shared();
+    go_offline(&shared);
+    // While disconnected a SUB is not queued: the replay restores it from the table.
+    subscribe(&shared, 7, "early", None, 0);
+    assert!(shared.push_control(|buf| rnats_proto::encode_sub(buf, "early", None, 7)));
+    assert_eq!(shared.writes().queue.len(), 0);
+    replay(&shared, None);
+    assert_eq!(lines(&queued_bytes(&shared)), ["SUB early 7"]);
+    // Once the replay has run, a subscription sends its own SUB.
+    subscribe(&shared, 8, "late", None, 0);
+    assert!(shared.push_control(|buf| rnats_proto::encode_sub(buf, "late", None, 8)));
+    assert_eq!(lines(&queued_bytes(&shared)), ["SUB late 8"]);
+}
+
+#[test]
+fn abandoned_flushes_made_during_an_outage_do_not_pile_up() {
+    let shared = shared();
+    go_offline(&shared);
+    for _ in 0..10_000 {
+        drop(shared.push_ping());
+    }
+    let kept = shared.writes().flushes_after_reconnect.len();
+    assert!(kept <= 32, "{kept} dropped flushes kept");
+    let live: Vec<_> = (0..100).map(|_| shared.push_ping()).collect();
+    assert!(shared.writes().flushes_after_reconnect.len() <= 100 + 2 * 32);
+    drop(live);
+}
+
+#[test]
+fn flushes_lost_with_their_link_say_so() {
+    let shared = shared();
+    let lost = shared.push_ping().expect("not closed");
+    let pongs = std::mem::take(&mut shared.writes().pongs);
+    for pong in pongs {
+        pong.resolve(Err(FlushCause::Disconnected));
+    }
+    assert_eq!(lost.blocking_recv(), Ok(Err(FlushCause::Disconnected)));
+}
+
+#[tokio::test]
+async fn a_driver_that_panics_releases_every_waiter() {
+    let shared = shared();
+    let flush = shared.push_ping().expect("not closed");
+    let pending = crate::request::Pending::register(&shared);
+    let guard = DriverGuard(Arc::clone(&shared));
+    let task = tokio::spawn(async move {
+        let _guard = guard;
+        panic!("a bug in the engine");
+    });
+    assert!(task.await.is_err(), "the task panicked");
+    assert!(flush.await.is_err(), "the flush is released (Closed)");
+    let err = pending.wait(None).await.unwrap_err();
+    assert_eq!(err.cause(), Some(&crate::error::RequestCause::Closed));
+    shared.wait_done().await;
+    assert_eq!(shared.state(), LinkState::Closed);
+    assert!(shared.push_ping().is_none(), "nothing is accepted any more");
+}
+
+#[tokio::test]
+async fn a_scripted_conversation_delivers_answers_and_ends_refused_subscriptions() {
+    let shared = shared();
+    let mut events = shared.events.subscribe();
+    let mut engine = engine_without_socket(&shared);
+    let allowed = subscribe_queue(&shared, 1, "a", Some(3), 0);
+    let refused = subscribe_queue(&shared, 2, "secret.>", None, 0);
+    let flush = shared.push_ping().expect("not closed");
+    assert_eq!(lines(&queued_bytes(&shared)), ["PING"]);
+
+    engine.read_buf.extend_from_slice(
+        b"MSG a 1 2\r\nhi\r\nPING\r\n\
+          -ERR 'Permissions Violation for Subscription to \"secret.>\"'\r\n\
+          MSG a 1 5\r\nthere\r\nPONG\r\n",
+    );
+    assert!(
+        engine.handle_input().is_ok(),
+        "a permission error is not fatal"
+    );
+
+    assert_eq!(
+        take_messages(&allowed),
+        [Bytes::from("hi"), Bytes::from("there")]
+    );
+    assert_eq!(
+        shared.subs().by_sid.get(&1).map(|e| e.delivered),
+        Some(2),
+        "auto-unsubscribe counts what was delivered"
+    );
+    assert!(
+        !shared.subs().by_sid.contains_key(&2),
+        "the refused one is gone"
+    );
+    assert!(matches!(
+        refused.take_error(),
+        Some(crate::error::SubscriberError::PermissionViolation { subject }) if subject == "secret.>"
+    ));
+    assert_eq!(
+        lines(&queued_bytes(&shared)),
+        ["PONG"],
+        "the server's PING answered"
+    );
+    assert_eq!(flush.await, Ok(Ok(())), "the PONG resolved the flush");
+    assert!(matches!(
+        events.try_recv(),
+        Ok(ConnectionEvent::ServerError(_))
+    ));
+}
+
+#[tokio::test]
+async fn auto_unsubscribe_ends_the_stream_at_the_count() {
+    let shared = shared();
+    let mut engine = engine_without_socket(&shared);
+    let queue = subscribe_queue(&shared, 5, "n", Some(2), 1);
+    engine
+        .read_buf
+        .extend_from_slice(b"MSG n 5 1\r\nx\r\nMSG n 5 1\r\ny\r\n");
+    assert!(engine.handle_input().is_ok());
+    // One was delivered before (say, on the link before a reconnect): one more ends it, and
+    // the message past the count is dropped.
+    assert_eq!(take_messages(&queue), [Bytes::from("x")]);
+    assert!(!shared.subs().by_sid.contains_key(&5));
+}
+
+#[tokio::test]
+async fn lame_duck_info_is_reported_once() {
+    let shared = shared();
+    let mut events = shared.events.subscribe();
+    let mut engine = engine_without_socket(&shared);
+    engine.link.handle_connected(std::time::Instant::now());
+    engine
+        .read_buf
+        .extend_from_slice(b"INFO {\"ldm\":true}\r\nINFO {\"ldm\":true}\r\n");
+    assert!(engine.handle_input().is_ok());
+    let mut lame_duck = 0;
+    while let Ok(event) = events.try_recv() {
+        lame_duck += usize::from(event == ConnectionEvent::LameDuckMode);
+    }
+    assert_eq!(lame_duck, 1);
+    assert!(engine.link.poll_timeout().is_some(), "a move is scheduled");
+}
+
+#[tokio::test]
+async fn a_fatal_server_error_ends_the_link() {
+    let shared = shared();
+    let mut engine = engine_without_socket(&shared);
+    engine
+        .read_buf
+        .extend_from_slice(b"-ERR 'Authorization Violation'\r\n");
+    match engine.handle_input() {
+        Err(Ending::Lost(reason)) => assert!(reason.contains("uthorization"), "{reason}"),
+        other => panic!("unexpected {other:?}"),
+    }
+}
