@@ -339,8 +339,8 @@ impl Client {
             headers,
             payload: &payload,
         };
-        // A request is a latency point, like a flush: never held back for batching.
-        self.send(out, Urgency::Flush).await?;
+        // Never held back by linger; written by the caller when the connection is idle.
+        self.send(out, Urgency::Request).await?;
         pending.wait(timeout).await
     }
 
@@ -401,6 +401,11 @@ impl Client {
 
     /// Waits until the server has processed everything this client queued before the call
     /// (a PING/PONG round trip, ADR-40). Writes queued after the call are not waited for.
+    ///
+    /// A flush whose PING is lost with its connection fails with `FlushCause::Disconnected`.
+    /// A flush made while reconnecting covers what was kept for the next connection (the
+    /// reconnect buffer) but not writes that had already gone to the connection that died:
+    /// those may be lost, which `Event::Disconnected` announces.
     pub async fn flush(&self) -> Result<(), FlushError> {
         let pong = self
             .shared()

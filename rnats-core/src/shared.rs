@@ -366,7 +366,7 @@ impl Shared {
         // Publishers wait at the write limit: the batch must leave by then, not at the timer.
         let max = max.min(self.options.write_buffer_limit);
         let wake = match urgency {
-            Urgency::Flush => {
+            Urgency::Flush | Urgency::Request => {
                 writes.urgent = true;
                 writes.writer != Writer::Writing
             }

@@ -253,6 +253,11 @@ pub(crate) enum Urgency {
     Normal,
     /// A flush: it waits for the server, so write now unless a batch is already in flight.
     Flush,
+    /// A request: written at once by its caller when the connection is idle (a lone request
+    /// pays no wake-up), but batched like a publish when others are being written or queued
+    /// (many concurrent requesters then share one write instead of a syscall each, which
+    /// also spares the server a read per request). Never lingers.
+    Request,
 }
 
 impl Writer {
@@ -261,6 +266,7 @@ impl Writer {
         match self {
             Writer::Idle => true,
             Writer::DirectlyWritten | Writer::Woken => urgency == Urgency::Flush,
+            // `Request` writes directly only when idle (above).
             Writer::Writing => false,
         }
     }
@@ -433,5 +439,8 @@ mod tests {
         assert!(Writer::DirectlyWritten.may_write_directly(Urgency::Flush));
         assert!(Writer::Woken.may_write_directly(Urgency::Flush));
         assert!(!Writer::Writing.may_write_directly(Urgency::Flush));
+        assert!(Writer::Idle.may_write_directly(Urgency::Request));
+        assert!(!Writer::DirectlyWritten.may_write_directly(Urgency::Request));
+        assert!(!Writer::Woken.may_write_directly(Urgency::Request));
     }
 }

@@ -214,24 +214,14 @@ pub(crate) async fn peak_rss_jetstream_publishing(
         "max_msgs": 10_000,
         "discard": "old",
     });
-    let _: serde_json::Value = js
-        .request(format!("STREAM.DELETE.{JS_STREAM}"), &())
-        .await?;
-    let created: serde_json::Value = js
-        .request(format!("STREAM.CREATE.{JS_STREAM}"), &config)
-        .await?;
-    if let Some(error) = created.get("error") {
-        return Err(format!("cannot create the bench stream: {error}").into());
-    }
+    recreate_bench_stream(&js, &config).await?;
     let payload = payload(size);
     for _ in 0..count {
         drop(js.publish(JS_SUBJECT, payload.clone()).await?);
     }
     js.publish(JS_SUBJECT, payload).await?.await?;
     let peak = memory::self_status_kib(memory::PEAK_RSS)?;
-    let _: serde_json::Value = js
-        .request(format!("STREAM.DELETE.{JS_STREAM}"), &())
-        .await?;
+    delete_bench_stream(&js).await?;
     Ok(peak)
 }
 
@@ -249,6 +239,30 @@ pub(crate) async fn rss_per_idle_subscription(url: &str, count: usize) -> Result
     let after = memory::self_status_kib(memory::RSS)?;
     drop(subscribers);
     Ok(after.saturating_sub(before) as f64 * 1024.0 / count.max(1) as f64)
+}
+
+/// Makes the bench stream afresh with `config` (a run that failed half way may have left one),
+/// through the JetStream API, which both clients send alike.
+async fn recreate_bench_stream(
+    js: &jetstream::Context,
+    config: &serde_json::Value,
+) -> Result<(), BenchError> {
+    delete_bench_stream(js).await?;
+    let created: serde_json::Value = js
+        .request(format!("STREAM.CREATE.{JS_STREAM}"), config)
+        .await?;
+    match created.get("error") {
+        Some(error) => Err(format!("cannot create the bench stream: {error}").into()),
+        None => Ok(()),
+    }
+}
+
+/// Deletes the bench stream; a stream that is not there is no error.
+async fn delete_bench_stream(js: &jetstream::Context) -> Result<(), BenchError> {
+    let _: serde_json::Value = js
+        .request(format!("STREAM.DELETE.{JS_STREAM}"), &())
+        .await?;
+    Ok(())
 }
 
 /// The same bytes for every message of a run; cloning a `Bytes` only bumps a reference count.
@@ -273,16 +287,7 @@ pub(crate) async fn jetstream_publish(
         "subjects": [JS_SUBJECT],
         "storage": "memory",
     });
-    // Left over from a run that failed half way.
-    let _: serde_json::Value = js
-        .request(format!("STREAM.DELETE.{JS_STREAM}"), &())
-        .await?;
-    let created: serde_json::Value = js
-        .request(format!("STREAM.CREATE.{JS_STREAM}"), &config)
-        .await?;
-    if let Some(error) = created.get("error") {
-        return Err(format!("cannot create the bench stream: {error}").into());
-    }
+    recreate_bench_stream(&js, &config).await?;
     let payload = payload(size);
     let mut pending = std::collections::VecDeque::with_capacity(in_flight);
     let start = Instant::now();
@@ -298,9 +303,7 @@ pub(crate) async fn jetstream_publish(
         ack.await?;
     }
     let elapsed = start.elapsed();
-    let _: serde_json::Value = js
-        .request(format!("STREAM.DELETE.{JS_STREAM}"), &())
-        .await?;
+    delete_bench_stream(&js).await?;
     Ok(Throughput::new(count, size, elapsed))
 }
 
