@@ -1,28 +1,76 @@
 //! The command line: global structure and the options shared between commands.
 
-use clap::{Args, Parser, Subcommand};
+use std::future::Future;
+
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap_complete::Shell;
 
 use crate::bench::BenchArgs;
+use crate::context::ContextArgs;
+use crate::core::{PubArgs, ReplyArgs, ReqArgs, RttArgs, SubArgs};
 use crate::error::CliError;
+use crate::jetstream::{AccountArgs, ConsumerArgs, ObjectArgs, StreamArgs};
+use crate::service::ServiceArgs;
 
 /// rnats: a NATS command line built on the rnats client.
+///
+/// Connection flags (--server, --user, --creds, --context, ...) default to the selected
+/// natscli context (`rnats context select NAME`), so existing `nats` contexts just work.
 #[derive(Debug, Parser)]
-#[command(name = "rnats", version, about, propagate_version = true)]
+#[command(
+    name = "rnats",
+    version,
+    about,
+    long_about,
+    propagate_version = true,
+    after_help = "Examples:\n  rnats context add local --server nats://127.0.0.1:4222 --select\n  \
+        rnats sub 'orders.>'\n  rnats pub orders.new 'hello'\n  \
+        rnats stream add ORDERS --subjects 'orders.>'\n  rnats stream ls\n\n\
+        See `rnats <command> --help` for each command's flags and an example."
+)]
 pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub(crate) command: Command,
 }
 
-/// The commands. Only `bench` exists so far; `pub`, `sub`, `req`, `reply`, `stream` and
-/// `kv` are meant to join it as further variants taking [`ServerArgs`].
+/// The commands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// Publishes messages.
+    Pub(PubArgs),
+    /// Subscribes to a subject and prints what arrives.
+    Sub(SubArgs),
+    /// Sends a request and prints the reply.
+    Req(ReqArgs),
+    /// Answers requests on a subject.
+    Reply(ReplyArgs),
+    /// Shows what the server says about itself.
+    Server(crate::core::ServerArgs),
+    /// Measures the round trip time to the server.
+    Rtt(RttArgs),
+    /// Manages JetStream streams.
+    Stream(StreamArgs),
+    /// Manages JetStream consumers.
+    Consumer(ConsumerArgs),
+    /// Stores and reads files in Object Store buckets.
+    Object(ObjectArgs),
+    /// Discovers Service API services and shows their info and stats.
+    Service(ServiceArgs),
+    /// Shows the account's JetStream usage and limits.
+    Account(AccountArgs),
+    /// Manages natscli contexts (saved connection settings).
+    Context(ContextArgs),
     /// Measures publish, subscribe, request and round-trip performance.
     Bench(BenchArgs),
+    /// Prints a shell completion script.
+    ///
+    /// Example: rnats completions bash > /etc/bash_completion.d/rnats
+    Completions(CompletionsArgs),
 }
 
-/// How to reach the server; flattened into every command that talks to one.
+/// How to reach the server; flattened into `bench`, which starts a private server when no
+/// `--server` is given.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ServerArgs {
     /// Server URL, e.g. nats://127.0.0.1:4222 (bench starts a private nats-server when omitted).
@@ -30,11 +78,58 @@ pub(crate) struct ServerArgs {
     pub(crate) server: Option<String>,
 }
 
+/// Options of `rnats completions`.
+#[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    shell: Shell,
+}
+
 impl Cli {
     /// Runs the chosen command to completion.
     pub(crate) fn run(self) -> Result<(), CliError> {
         match self.command {
             Command::Bench(args) => crate::bench::run(args),
+            Command::Context(args) => crate::context::run(args),
+            Command::Completions(args) => {
+                let mut command = Cli::command();
+                clap_complete::generate(args.shell, &mut command, "rnats", &mut std::io::stdout());
+                Ok(())
+            }
+            Command::Pub(args) => block_on(crate::core::publish(args)),
+            Command::Sub(args) => block_on(crate::core::subscribe(args)),
+            Command::Req(args) => block_on(crate::core::request(args)),
+            Command::Reply(args) => block_on(crate::core::reply(args)),
+            Command::Server(args) => block_on(crate::core::server(args)),
+            Command::Rtt(args) => block_on(crate::core::rtt(args)),
+            Command::Stream(args) => block_on(crate::jetstream::stream(args)),
+            Command::Consumer(args) => block_on(crate::jetstream::consumer(args)),
+            Command::Account(args) => block_on(crate::jetstream::account(args)),
+            Command::Object(args) => block_on(crate::jetstream::object(args)),
+            Command::Service(args) => block_on(crate::service::run(args)),
         }
+    }
+}
+
+/// Runs `command` on a small multi-threaded runtime (the connection's tasks keep going
+/// while a command blocks a worker, e.g. `reply --command`).
+fn block_on<F: Future<Output = Result<(), CliError>>>(command: F) -> Result<(), CliError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    runtime.block_on(command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_tree_is_consistent() {
+        // clap's own checks: no duplicate names or aliases, no conflicting flags.
+        Cli::command().debug_assert();
     }
 }

@@ -2,9 +2,10 @@
 
 use std::fmt;
 use std::io;
+use std::path::PathBuf;
 use std::time::Duration;
 
-use rnats::{ConnectError, FlushError, PublishError, RequestError, SubscribeError};
+use rnats::{ConnectCause, ConnectError, FlushError, PublishError, RequestError, SubscribeError};
 use rnats_test_server::TestServerError;
 use tokio::task::JoinError;
 
@@ -22,7 +23,7 @@ pub(crate) enum CliError {
     #[error("cannot start a private nats-server: {0}")]
     ServerStart(#[source] TestServerError),
     /// A connection to the server could not be made.
-    #[error("cannot connect to {url}: {source}")]
+    #[error("cannot connect to {url}: {}", connect_reason(source))]
     Connect {
         /// The URL tried.
         url: String,
@@ -82,6 +83,155 @@ pub(crate) enum CliError {
     /// The JSON report could not be produced.
     #[error("cannot encode the report as JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// A command line value could not be understood.
+    #[error("invalid {what} {given:?}: {reason}")]
+    InvalidArgument {
+        /// Which value (`--header`, `duration`, ...).
+        what: &'static str,
+        /// The text given.
+        given: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The command line misses something clap cannot require on its own.
+    #[error("{0}")]
+    Usage(&'static str),
+    /// A file could not be read.
+    #[error("cannot read {what} {}: {source}", path.display())]
+    ReadFile {
+        /// What the file is for (`credentials file`, `context`, ...).
+        what: &'static str,
+        /// Its path.
+        path: PathBuf,
+        /// Why reading failed.
+        #[source]
+        source: io::Error,
+    },
+    /// A file could not be written or removed.
+    #[error("cannot write {}: {source}", path.display())]
+    WriteFile {
+        /// Its path.
+        path: PathBuf,
+        /// Why writing failed.
+        #[source]
+        source: io::Error,
+    },
+    /// A JSON file (context, stream or consumer config) did not parse.
+    #[error("cannot parse {}: {source}", path.display())]
+    ParseFile {
+        /// Its path.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Reading standard input failed.
+    #[error("cannot read standard input: {0}")]
+    Stdin(#[source] io::Error),
+    /// Writing standard output failed (other than a closed pipe, which ends quietly).
+    #[error("cannot write standard output: {0}")]
+    Stdout(#[source] io::Error),
+    /// Neither `XDG_CONFIG_HOME` nor `HOME` is set, so there is no context directory.
+    #[error("cannot find the context directory: set XDG_CONFIG_HOME or HOME")]
+    NoConfigDir,
+    /// A context named on the command line or in `context.txt` does not exist.
+    #[error("unknown context {0:?} (see `rnats context ls`)")]
+    UnknownContext(String),
+    /// A context setting rnats cannot honour.
+    #[error("context {name:?}: {reason}")]
+    UnsupportedContext {
+        /// The context.
+        name: String,
+        /// What rnats lacks.
+        reason: &'static str,
+    },
+    /// A JetStream API call failed; `action` says what was being done.
+    #[error("{action}: {}", without_repeat(&source.to_string()))]
+    JetStream {
+        /// What was being done, e.g. `cannot create stream ORDERS`.
+        action: String,
+        /// The library's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A destructive command needs `--force` when nobody is at a terminal to confirm it.
+    #[error("{0}: pass --force to confirm (no terminal to ask on)")]
+    NeedsForce(String),
+    /// The user answered no to a confirmation.
+    #[error("cancelled")]
+    Cancelled,
+    /// Nothing came within the timeout (`req`, `consumer next`).
+    #[error("{what} within {timeout:?}")]
+    NothingReceived {
+        /// What did not come, e.g. `no reply`.
+        what: &'static str,
+        /// How long we waited.
+        timeout: Duration,
+    },
+    /// `reply --command` could not run its command.
+    #[error("cannot run {command:?}: {source}")]
+    Command {
+        /// The command line.
+        command: String,
+        /// Why it failed.
+        #[source]
+        source: io::Error,
+    },
+    /// A consumer is not of the kind a command needs.
+    #[error("consumer {consumer} on {stream} is a push consumer; `next` needs a pull consumer")]
+    NotPull {
+        /// The stream.
+        stream: String,
+        /// The consumer.
+        consumer: String,
+    },
+}
+
+impl CliError {
+    /// A [`CliError::JetStream`] for `action`, to use with `map_err`.
+    pub(crate) fn js<E>(action: impl Into<String>) -> impl FnOnce(E) -> CliError
+    where
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let action = action.into();
+        move |source| CliError::JetStream {
+            action,
+            source: source.into(),
+        }
+    }
+
+    /// Whether this is a write to a closed pipe (`rnats sub | head`), which is no failure.
+    pub(crate) fn is_broken_pipe(&self) -> bool {
+        matches!(self, CliError::Stdout(e) if e.kind() == io::ErrorKind::BrokenPipe)
+    }
+}
+
+/// `text` without a tail that repeats what came before it: the JetStream errors read
+/// "kind: cause" where the kind already quotes the server's error.
+fn without_repeat(text: &str) -> &str {
+    for (at, _) in text.match_indices(": ") {
+        let (head, tail) = (&text[..at], &text[at + 2..]);
+        if !tail.is_empty() && head.ends_with(tail) {
+            return head;
+        }
+    }
+    text
+}
+
+/// The reason a connect failed, said the short way people expect: `connection refused`,
+/// `authorization violation`, `timed out after 2s`.
+fn connect_reason(error: &ConnectError) -> String {
+    match error.cause() {
+        Some(ConnectCause::Io { source, .. }) => match source.kind() {
+            io::ErrorKind::ConnectionRefused => "connection refused".to_owned(),
+            io::ErrorKind::ConnectionReset => "connection reset".to_owned(),
+            _ => source.to_string(),
+        },
+        Some(ConnectCause::TimedOut { timeout, .. }) => format!("timed out after {timeout:?}"),
+        Some(ConnectCause::AuthorizationViolation) => "authorization violation".to_owned(),
+        Some(other) => other.to_string(),
+        None => error.to_string(),
+    }
 }
 
 impl From<TestServerError> for CliError {
@@ -123,5 +273,19 @@ impl fmt::Display for Shortfalls {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_causes_are_said_once() {
+        assert_eq!(
+            without_repeat("JetStream error: not found: not found"),
+            "JetStream error: not found"
+        );
+        assert_eq!(without_repeat("timed out: after 5s"), "timed out: after 5s");
     }
 }

@@ -1,23 +1,68 @@
-//! `rnats`: a command line for NATS built on the rnats client.
+//! `rnats`: a command line for NATS built on the rnats client, for people used to natscli.
 //!
-//! `rnats bench <pub|sub|pubsub|req|lat>` measures the client against a server, by default a
-//! private `nats-server` started for the run.
+//! - Core NATS: `pub`, `sub`, `req`, `reply`, `server info`, `rtt`.
+//! - JetStream: `stream ls|add|info|edit|rm|purge|get|view`,
+//!   `consumer ls|add|info|rm|next`, `account info`.
+//! - Object Store: `object ls|add|put|get|info|rm`; Services: `service ls|info|stats|ping`.
+//! - `context ls|add|edit|select|info|rm` on natscli's own context files, whose selected
+//!   context supplies the connection flags' defaults ([`conn`]).
+//! - `bench <pub|sub|pubsub|req|lat|js-pub|js-fetch>` measures the client against a server,
+//!   by default a private `nats-server` started for the run.
+//! - `completions <shell>` prints a shell completion script.
+//!
+//! Output is for people by default and JSON with `--json`; every failure is one
+//! `error: ...` line on stderr and exit code 1. See `docs/cli.md`.
 
 mod bench;
 mod cli;
+mod conn;
+mod context;
+mod core;
 mod error;
+mod jetstream;
+mod out;
+mod parse;
+mod service;
 mod stats;
 
 use std::process::ExitCode;
 
 use clap::Parser;
+use clap::error::ErrorKind;
 
 fn main() -> ExitCode {
-    match cli::Cli::parse().run() {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    match cli.run() {
         Ok(()) => ExitCode::SUCCESS,
+        // `rnats sub | head`: the reader went away, which ends the command quietly.
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Help and version go out as clap writes them; a usage error becomes one line on stderr
+/// (clap's first paragraph, its lines joined) and exit code 2, as usage errors have.
+fn usage_error(e: clap::Error) -> ExitCode {
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let first: Vec<&str> = text
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    eprintln!("{} (see --help)", first.join(" "));
+    ExitCode::from(2)
 }

@@ -4,7 +4,7 @@
 //! Nothing here touches the network or reads a clock: workers hand in [`Span`]s and
 //! [`Duration`](std::time::Duration)s they measured, and these types only do arithmetic.
 
-mod human;
+pub(crate) mod human;
 mod latency;
 mod throughput;
 

@@ -1,0 +1,576 @@
+//! `rnats kv`: Key-Value buckets, their keys, values and histories.
+
+use std::time::Duration;
+
+use clap::{Args, Subcommand, ValueEnum};
+use futures_util::StreamExt;
+use rnats::jetstream::Context;
+use rnats::jetstream::kv::{Config, Entry, Operation, Status, Store, WatchEvent};
+use rnats::jetstream::stream::StorageType;
+use serde_json::{Value, json};
+use time::format_description::well_known::Rfc3339;
+
+use super::{bytes, duration, time};
+use crate::conn::{ConnArgs, parse_duration};
+use crate::error::CliError;
+use crate::out::{self, Fields, Table};
+use crate::stats::human;
+
+/// Options of `rnats kv`.
+#[derive(Debug, Args)]
+pub(crate) struct KvArgs {
+    /// What to do with Key-Value buckets.
+    #[command(subcommand)]
+    command: KvCommand,
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// The Key-Value commands.
+#[derive(Debug, Subcommand)]
+enum KvCommand {
+    /// Lists the buckets, or the keys in BUCKET.
+    ///
+    /// Example: rnats kv ls config
+    #[command(alias = "list")]
+    Ls {
+        /// The bucket whose keys to list.
+        bucket: Option<String>,
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Creates a bucket.
+    ///
+    /// Example: rnats kv add config --history 5 --ttl 24h
+    Add(AddArgs),
+    /// Stores a value (from standard input when VALUE is absent or `-`); prints the revision.
+    ///
+    /// Example: rnats kv put config app.color blue
+    Put {
+        /// The bucket.
+        bucket: String,
+        /// The key.
+        key: String,
+        /// The value.
+        value: Option<String>,
+    },
+    /// Stores a value only if the key has none; prints the revision.
+    ///
+    /// Example: rnats kv create config app.owner alice
+    Create {
+        /// The bucket.
+        bucket: String,
+        /// The key.
+        key: String,
+        /// The value.
+        value: Option<String>,
+    },
+    /// Prints a key's value (or the value at --revision).
+    ///
+    /// Example: rnats kv get config app.color --raw
+    Get {
+        /// The bucket.
+        bucket: String,
+        /// The key.
+        key: String,
+        /// The value at this revision instead of the latest.
+        #[arg(long, value_name = "N")]
+        revision: Option<u64>,
+        /// Only the value.
+        #[arg(long, conflicts_with = "json")]
+        raw: bool,
+        /// The entry as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Deletes a key (its history stays until purged).
+    ///
+    /// Example: rnats kv del config app.color --force
+    #[command(alias = "delete")]
+    Del {
+        /// The bucket.
+        bucket: String,
+        /// The key.
+        key: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'f')]
+        force: bool,
+    },
+    /// Removes a key and its whole history.
+    ///
+    /// Example: rnats kv purge config app.color --force
+    Purge {
+        /// The bucket.
+        bucket: String,
+        /// The key.
+        key: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'f')]
+        force: bool,
+    },
+    /// Shows every stored revision of a key.
+    ///
+    /// Example: rnats kv history config app.color
+    History {
+        /// The bucket.
+        bucket: String,
+        /// The key.
+        key: String,
+        /// One JSON object per revision.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Prints the current values, then every change, of keys matching KEY (default: all).
+    ///
+    /// Example: rnats kv watch config 'app.>'
+    Watch {
+        /// The bucket.
+        bucket: String,
+        /// The keys to watch; wildcards allowed.
+        #[arg(default_value = ">")]
+        key: String,
+        /// Exit after this many entries.
+        #[arg(long, short = 'c')]
+        count: Option<u64>,
+        /// Only changes from now on, not the current values.
+        #[arg(long)]
+        updates_only: bool,
+        /// One JSON object per entry.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Shows a bucket's configuration and state.
+    ///
+    /// Example: rnats kv info config
+    Info {
+        /// The bucket.
+        bucket: String,
+        /// The bucket's stream info as the server's JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Removes a bucket and everything in it.
+    ///
+    /// Example: rnats kv rm config --force
+    Rm {
+        /// The bucket.
+        bucket: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'f')]
+        force: bool,
+    },
+}
+
+/// Options of `kv add`.
+#[derive(Debug, Args)]
+struct AddArgs {
+    /// The bucket's name: A-Z a-z 0-9 _ -.
+    bucket: String,
+    /// Values kept per key, 1 to 64.
+    #[arg(long, default_value_t = 1)]
+    history: i64,
+    /// How long values are kept, e.g. 24h (0: for ever).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    ttl: Option<Duration>,
+    /// Bytes the bucket may hold, e.g. 1GB (-1: no limit).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
+    max_bytes: Option<i64>,
+    /// The largest value, e.g. 1MB (-1: no limit).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
+    max_value_size: Option<i64>,
+    /// Where values are stored.
+    #[arg(long, value_enum, default_value = "file")]
+    storage: Storage,
+    /// Copies of each value in a cluster.
+    #[arg(long, default_value_t = 1)]
+    replicas: usize,
+    /// What the bucket is for.
+    #[arg(long)]
+    description: Option<String>,
+    /// Compress the values.
+    #[arg(long)]
+    compression: bool,
+}
+
+/// `--storage`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Storage {
+    File,
+    Memory,
+}
+
+fn parse_size(text: &str) -> Result<i64, String> {
+    crate::parse::size(text).map_err(|e| e.to_string())
+}
+
+/// Runs a Key-Value command.
+pub(crate) async fn run(args: KvArgs) -> Result<(), CliError> {
+    let js = crate::conn::jetstream(&args.conn).await?;
+    match args.command {
+        KvCommand::Ls { bucket: None, json } => list_buckets(&js, json).await,
+        KvCommand::Ls {
+            bucket: Some(bucket),
+            json,
+        } => list_keys(&js, &bucket, json).await,
+        KvCommand::Add(add) => create_bucket(&js, add).await,
+        KvCommand::Put { bucket, key, value } => {
+            let store = open(&js, &bucket).await?;
+            let value = crate::core::body_or_stdin(value.as_deref())?;
+            let revision = store
+                .put(&key, value)
+                .await
+                .map_err(CliError::js(format!("cannot put {key} into {bucket}")))?;
+            out::print(&format!("{revision}\n"))
+        }
+        KvCommand::Create { bucket, key, value } => {
+            let store = open(&js, &bucket).await?;
+            let value = crate::core::body_or_stdin(value.as_deref())?;
+            let revision = store
+                .create(&key, value)
+                .await
+                .map_err(CliError::js(format!("cannot create {key} in {bucket}")))?;
+            out::print(&format!("{revision}\n"))
+        }
+        KvCommand::Get {
+            bucket,
+            key,
+            revision,
+            raw,
+            json,
+        } => get(&js, &bucket, &key, revision, raw, json).await,
+        KvCommand::Del { bucket, key, force } => {
+            let store = open(&js, &bucket).await?;
+            out::confirm(&format!("Really delete {key} from {bucket}"), force)?;
+            store
+                .delete(&key)
+                .await
+                .map_err(CliError::js(format!("cannot delete {key} from {bucket}")))?;
+            eprintln!("Deleted {key} from {bucket}");
+            Ok(())
+        }
+        KvCommand::Purge { bucket, key, force } => {
+            let store = open(&js, &bucket).await?;
+            out::confirm(&format!("Really purge {key} and its history from {bucket}"), force)?;
+            store
+                .purge(&key)
+                .await
+                .map_err(CliError::js(format!("cannot purge {key} from {bucket}")))?;
+            eprintln!("Purged {key} from {bucket}");
+            Ok(())
+        }
+        KvCommand::History { bucket, key, json } => history(&js, &bucket, &key, json).await,
+        KvCommand::Watch {
+            bucket,
+            key,
+            count,
+            updates_only,
+            json,
+        } => watch(&js, &bucket, &key, count, updates_only, json).await,
+        KvCommand::Info { bucket, json } => {
+            if json {
+                let stream = format!("STREAM.INFO.KV_{bucket}");
+                return out::json_pretty(&super::raw(&js, &stream, &Value::Null).await?);
+            }
+            let store = open(&js, &bucket).await?;
+            let status = store
+                .status()
+                .await
+                .map_err(CliError::js(format!("cannot read bucket {bucket}")))?;
+            out::print(&render_status(&status))
+        }
+        KvCommand::Rm { bucket, force } => {
+            open(&js, &bucket).await?;
+            out::confirm(&format!("Really remove bucket {bucket} and every key in it"), force)?;
+            js.delete_key_value(&bucket)
+                .await
+                .map_err(CliError::js(format!("cannot remove bucket {bucket}")))?;
+            eprintln!("Removed Key-Value bucket {bucket}");
+            Ok(())
+        }
+    }
+}
+
+async fn open(js: &Context, bucket: &str) -> Result<Store, CliError> {
+    js.get_key_value(bucket)
+        .await
+        .map_err(CliError::js(format!("cannot open bucket {bucket}")))
+}
+
+async fn list_buckets(js: &Context, json: bool) -> Result<(), CliError> {
+    let mut stores = js.key_value_stores();
+    let mut all = Vec::new();
+    while let Some(status) = stores.next().await {
+        all.push(status.map_err(CliError::js("cannot list Key-Value buckets"))?);
+    }
+    all.sort_by(|a, b| a.bucket().cmp(b.bucket()));
+    if json {
+        return out::json(&all.iter().map(status_json).collect::<Vec<_>>());
+    }
+    if all.is_empty() {
+        eprintln!("No Key-Value buckets");
+        return Ok(());
+    }
+    let mut table = Table::new(["Bucket", "Description", "Values", "Size", "History", "TTL"]);
+    for s in &all {
+        table.row(vec![
+            s.bucket().to_owned(),
+            s.description().unwrap_or_default().to_owned(),
+            human::count(s.values()),
+            bytes(s.bytes()),
+            s.history().to_string(),
+            ttl(s.max_age()),
+        ]);
+    }
+    table.print()
+}
+
+async fn list_keys(js: &Context, bucket: &str, json: bool) -> Result<(), CliError> {
+    let store = open(js, bucket).await?;
+    let action = format!("cannot list the keys of {bucket}");
+    let mut keys = store.keys().await.map_err(CliError::js(&action))?;
+    let mut all = Vec::new();
+    while let Some(key) = keys.next().await {
+        all.push(key.map_err(CliError::js(&action))?);
+    }
+    all.sort();
+    if json {
+        return out::json(&all);
+    }
+    if all.is_empty() {
+        eprintln!("No keys in {bucket}");
+        return Ok(());
+    }
+    out::print(&all.iter().map(|k| format!("{k}\n")).collect::<String>())
+}
+
+async fn create_bucket(js: &Context, add: AddArgs) -> Result<(), CliError> {
+    let bucket = add.bucket;
+    let store = js
+        .create_key_value(Config {
+            bucket: bucket.clone(),
+            description: add.description.unwrap_or_default(),
+            history: add.history,
+            max_age: add.ttl.unwrap_or_default(),
+            max_bytes: add.max_bytes.unwrap_or(-1),
+            max_value_size: add
+                .max_value_size
+                .map_or(-1, |n| i32::try_from(n).unwrap_or(i32::MAX)),
+            storage: match add.storage {
+                Storage::File => StorageType::File,
+                Storage::Memory => StorageType::Memory,
+            },
+            num_replicas: add.replicas,
+            compression: add.compression,
+            ..Default::default()
+        })
+        .await
+        .map_err(CliError::js(format!("cannot create bucket {bucket}")))?;
+    eprintln!("Created Key-Value bucket {bucket}");
+    let status = store
+        .status()
+        .await
+        .map_err(CliError::js(format!("cannot read bucket {bucket}")))?;
+    out::print(&render_status(&status))
+}
+
+async fn get(
+    js: &Context,
+    bucket: &str,
+    key: &str,
+    revision: Option<u64>,
+    raw: bool,
+    json: bool,
+) -> Result<(), CliError> {
+    let store = open(js, bucket).await?;
+    let action = format!("cannot get {key} from {bucket}");
+    let entry = match revision {
+        Some(revision) => store
+            .entry_for_revision(key, revision)
+            .await
+            .map_err(CliError::js(&action))?,
+        None => store.entry(key).await.map_err(CliError::js(&action))?,
+    };
+    let entry = entry
+        .filter(|e| e.operation == Operation::Put)
+        .ok_or_else(|| CliError::KeyNotFound {
+            bucket: bucket.to_owned(),
+            key: key.to_owned(),
+        })?;
+    if json {
+        return out::json(&entry_json(&entry));
+    }
+    if raw {
+        out::print_bytes(&entry.value)?;
+        return out::print("\n");
+    }
+    out::print(&format!(
+        "{bucket} > {key} revision {} created {}\n\n{}\n",
+        entry.revision,
+        time(entry.created),
+        String::from_utf8_lossy(&entry.value)
+    ))
+}
+
+async fn history(js: &Context, bucket: &str, key: &str, json: bool) -> Result<(), CliError> {
+    let store = open(js, bucket).await?;
+    let action = format!("cannot read the history of {key} in {bucket}");
+    let mut entries = store.history(key).await.map_err(CliError::js(&action))?;
+    let mut all = Vec::new();
+    while let Some(entry) = entries.next().await {
+        all.push(entry.map_err(CliError::js(&action))?);
+    }
+    if json {
+        let text: String = all
+            .iter()
+            .map(|e| format!("{}\n", Value::Object(entry_json(e))))
+            .collect();
+        return out::print(&text);
+    }
+    if all.is_empty() {
+        return Err(CliError::KeyNotFound {
+            bucket: bucket.to_owned(),
+            key: key.to_owned(),
+        });
+    }
+    let mut table = Table::new(["Revision", "Operation", "Created", "Length", "Value"]);
+    for e in &all {
+        table.row(vec![
+            e.revision.to_string(),
+            e.operation.as_str().to_owned(),
+            time(e.created),
+            bytes(e.value.len() as u64),
+            preview(&e.value),
+        ]);
+    }
+    table.print()
+}
+
+async fn watch(
+    js: &Context,
+    bucket: &str,
+    key: &str,
+    count: Option<u64>,
+    updates_only: bool,
+    json: bool,
+) -> Result<(), CliError> {
+    let store = open(js, bucket).await?;
+    let action = format!("cannot watch {key} in {bucket}");
+    let watch = if updates_only {
+        store.watch(key).await
+    } else {
+        store.watch_with_history(key).await
+    }
+    .map_err(CliError::js(&action))?;
+    // Scripts and tests wait for this line before changing values.
+    eprintln!("Watching {key:?} in {bucket}");
+    let mut events = watch.events();
+    let mut seen = 0u64;
+    while let Some(event) = events.next().await {
+        let entry = match event.map_err(CliError::js(&action))? {
+            WatchEvent::Entry(entry) => entry,
+            WatchEvent::InitialValuesDone => {
+                if !json {
+                    eprintln!("(current values done; watching for changes)");
+                }
+                continue;
+            }
+        };
+        seen += 1;
+        if json {
+            out::json(&entry_json(&entry))?;
+        } else {
+            let value = match entry.operation {
+                Operation::Put => String::from_utf8_lossy(&entry.value).into_owned(),
+                other => other.as_str().to_owned(),
+            };
+            out::print(&format!(
+                "[{}] {} {} > {}: {value}\n",
+                time(entry.created),
+                entry.operation.as_str(),
+                entry.bucket,
+                entry.key
+            ))?;
+        }
+        if count == Some(seen) {
+            return Ok(());
+        }
+    }
+    Err(CliError::SubscriptionEnded)
+}
+
+/// The first 40 characters of a value, for tables.
+fn preview(value: &[u8]) -> String {
+    let text = String::from_utf8_lossy(value);
+    let mut out: String = text.chars().take(40).collect();
+    if text.chars().count() > 40 {
+        out.push('…');
+    }
+    out
+}
+
+fn ttl(max_age: Duration) -> String {
+    if max_age.is_zero() {
+        "forever".to_owned()
+    } else {
+        duration(max_age)
+    }
+}
+
+fn entry_json(e: &Entry) -> serde_json::Map<String, Value> {
+    let mut object = serde_json::Map::new();
+    object.insert("bucket".into(), json!(e.bucket));
+    object.insert("key".into(), json!(e.key));
+    object.insert("revision".into(), json!(e.revision));
+    object.insert("operation".into(), json!(e.operation.as_str()));
+    object.insert(
+        "created".into(),
+        json!(e.created.format(&Rfc3339).unwrap_or_default()),
+    );
+    match std::str::from_utf8(&e.value) {
+        Ok(text) => object.insert("value".into(), json!(text)),
+        Err(_) => object.insert(
+            "value_base64".into(),
+            json!(base64::Engine::encode(
+                &base64::engine::general_purpose::STANDARD,
+                &e.value
+            )),
+        ),
+    };
+    object
+}
+
+fn status_json(s: &Status) -> Value {
+    json!({
+        "bucket": s.bucket(),
+        "description": s.description(),
+        "values": s.values(),
+        "bytes": s.bytes(),
+        "history": s.history(),
+        "ttl": s.max_age().as_nanos() as u64,
+        "storage": match s.storage() { StorageType::File => "file", StorageType::Memory => "memory" },
+        "replicas": s.replicas(),
+        "compressed": s.is_compressed(),
+        "stream": s.stream_name(),
+    })
+}
+
+fn render_status(s: &Status) -> String {
+    let mut fields = Fields::new();
+    fields.add_some("Description", s.description());
+    fields.add("Values", human::count(s.values()));
+    fields.add("Size", bytes(s.bytes()));
+    fields.add("History", s.history());
+    fields.add("TTL", ttl(s.max_age()));
+    fields.add(
+        "Storage",
+        match s.storage() {
+            StorageType::File => "file",
+            StorageType::Memory => "memory",
+        },
+    );
+    fields.add("Replicas", s.replicas());
+    fields.add("Compressed", if s.is_compressed() { "yes" } else { "no" });
+    fields.add("Stream", s.stream_name());
+    format!("Key-Value bucket {}\n\n{}", s.bucket(), fields.render())
+}

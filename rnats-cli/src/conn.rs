@@ -1,0 +1,262 @@
+//! How commands reach a server: the shared connection flags, the natscli context that
+//! supplies their defaults, and the connect itself.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Args;
+use rnats::jetstream::{self, ContextBuilder};
+use rnats::{Client, ConnectOptions};
+
+use crate::context::store::{ContextFile, Store};
+use crate::error::CliError;
+
+/// The server natscli and nats.go use when nothing names one.
+pub(crate) const DEFAULT_URL: &str = "nats://127.0.0.1:4222";
+
+/// Connection flags, shared by every command that talks to a server. Unset ones come from
+/// the selected (or `--context`) natscli context; the environment variables are natscli's.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Connection")]
+pub(crate) struct ConnArgs {
+    /// Server URL(s), comma separated [default: the context's, else nats://127.0.0.1:4222].
+    #[arg(long, short = 's', env = "NATS_URL", value_name = "URL", global = true)]
+    pub(crate) server: Option<String>,
+    /// User name.
+    #[arg(long, env = "NATS_USER", global = true)]
+    pub(crate) user: Option<String>,
+    /// Password.
+    #[arg(long, env = "NATS_PASSWORD", hide_env_values = true, global = true)]
+    pub(crate) password: Option<String>,
+    /// Authentication token.
+    #[arg(long, global = true)]
+    pub(crate) token: Option<String>,
+    /// User credentials file (JWT and NKey seed).
+    #[arg(long, env = "NATS_CREDS", value_name = "FILE", global = true)]
+    pub(crate) creds: Option<PathBuf>,
+    /// NKey seed file.
+    #[arg(long, env = "NATS_NKEY", value_name = "FILE", global = true)]
+    pub(crate) nkey: Option<PathBuf>,
+    /// CA certificate(s) to verify the server with (turns TLS on).
+    #[arg(long, env = "NATS_CA", value_name = "FILE", global = true)]
+    pub(crate) tls_ca: Option<PathBuf>,
+    /// Client certificate for TLS.
+    #[arg(long, env = "NATS_CERT", value_name = "FILE", global = true)]
+    pub(crate) tls_cert: Option<PathBuf>,
+    /// Private key of the client certificate.
+    #[arg(long, env = "NATS_KEY", value_name = "FILE", global = true)]
+    pub(crate) tls_key: Option<PathBuf>,
+    /// Connect and request timeout, e.g. 2s or 500ms [default: 5s].
+    #[arg(long, env = "NATS_TIMEOUT", value_name = "DURATION", value_parser = parse_duration, global = true)]
+    pub(crate) timeout: Option<Duration>,
+    /// natscli context to use instead of the selected one (a name, or a path to a .json file).
+    #[arg(long, env = "NATS_CONTEXT", value_name = "NAME", global = true)]
+    pub(crate) context: Option<String>,
+}
+
+/// Parses a duration flag for clap.
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
+    crate::parse::duration(text).map_err(|e| e.to_string())
+}
+
+/// Flags and context merged: what a connect uses.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Settings {
+    /// Server URL(s).
+    pub(crate) url: String,
+    user: Option<String>,
+    password: Option<String>,
+    token: Option<String>,
+    creds: Option<PathBuf>,
+    nkey: Option<PathBuf>,
+    user_jwt: Option<(String, String)>,
+    ca: Option<PathBuf>,
+    cert: Option<PathBuf>,
+    key: Option<PathBuf>,
+    tls_first: bool,
+    inbox_prefix: Option<String>,
+    js_domain: Option<String>,
+    js_api_prefix: Option<String>,
+    /// Connect and request timeout.
+    pub(crate) timeout: Duration,
+}
+
+impl ConnArgs {
+    /// The settings: flags first, then the context, then the defaults.
+    pub(crate) fn settings(&self) -> Result<Settings, CliError> {
+        let context = self.load_context()?;
+        let ctx = |field: &str| {
+            context
+                .as_ref()
+                .and_then(|c| c.1.text(field).map(str::to_owned))
+        };
+        let ctx_path = |field: &str| context.as_ref().and_then(|c| c.1.path(field));
+        if let Some((name, file)) = &context {
+            if file.text("nsc").is_some()
+                || file.text("creds").is_some_and(|c| c.starts_with("nsc://"))
+            {
+                return Err(CliError::UnsupportedContext {
+                    name: name.clone(),
+                    reason: "nsc lookups are not supported; point `creds` at a credentials file",
+                });
+            }
+            if file.text("socks_proxy").is_some() {
+                return Err(CliError::UnsupportedContext {
+                    name: name.clone(),
+                    reason: "SOCKS proxies are not supported",
+                });
+            }
+        }
+        let user_jwt = context.as_ref().and_then(|(_, c)| {
+            Some((
+                c.text("user_jwt")?.to_owned(),
+                c.text("user_seed")?.to_owned(),
+            ))
+        });
+        Ok(Settings {
+            url: self
+                .server
+                .clone()
+                .or_else(|| ctx("url"))
+                .unwrap_or_else(|| DEFAULT_URL.to_owned()),
+            user: self.user.clone().or_else(|| ctx("user")),
+            password: self.password.clone().or_else(|| ctx("password")),
+            token: self.token.clone().or_else(|| ctx("token")),
+            creds: self.creds.clone().or_else(|| ctx_path("creds")),
+            nkey: self.nkey.clone().or_else(|| ctx_path("nkey")),
+            user_jwt,
+            ca: self.tls_ca.clone().or_else(|| ctx_path("ca")),
+            cert: self.tls_cert.clone().or_else(|| ctx_path("cert")),
+            key: self.tls_key.clone().or_else(|| ctx_path("key")),
+            tls_first: context.as_ref().is_some_and(|(_, c)| c.flag("tls_first")),
+            inbox_prefix: ctx("inbox_prefix"),
+            js_domain: ctx("jetstream_domain"),
+            js_api_prefix: ctx("jetstream_api_prefix"),
+            timeout: self.timeout.unwrap_or(Duration::from_secs(5)),
+        })
+    }
+
+    /// The context in force, with its name: `--context`, else the selected one, else none.
+    fn load_context(&self) -> Result<Option<(String, ContextFile)>, CliError> {
+        if let Some(name) = self.context.as_deref() {
+            if name.ends_with(".json") || name.contains('/') {
+                return Ok(Some((
+                    name.to_owned(),
+                    ContextFile::load_path(Path::new(name))?,
+                )));
+            }
+            let store = Store::locate()?;
+            return Ok(Some((name.to_owned(), store.load(name)?)));
+        }
+        // No config directory means no selected context, not an error.
+        let Ok(store) = Store::locate() else {
+            return Ok(None);
+        };
+        match store.selected()? {
+            Some(name) => {
+                let file = store.load(&name)?;
+                Ok(Some((name, file)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Connects with these flags.
+    pub(crate) async fn connect(&self) -> Result<(Client, Settings), CliError> {
+        let settings = self.settings()?;
+        let client = settings.connect().await?;
+        Ok((client, settings))
+    }
+}
+
+impl Settings {
+    /// Connects, failing at once when the server cannot be reached (no retry on the first
+    /// connect) or refuses the credentials.
+    pub(crate) async fn connect(&self) -> Result<Client, CliError> {
+        let mut options = ConnectOptions::new()
+            .name("rnats")
+            .connection_timeout(self.timeout)
+            .request_timeout(Some(self.timeout));
+        if let (Some(user), Some(password)) = (&self.user, &self.password) {
+            options = options.user_and_password(user.clone(), password.clone());
+        } else if let Some(user) = &self.user {
+            options = options.user_and_password(user.clone(), String::new());
+        }
+        if let Some(token) = &self.token {
+            options = options.token(token.clone());
+        }
+        if let Some(creds) = &self.creds {
+            options =
+                options
+                    .credentials_file(creds)
+                    .await
+                    .map_err(|source| CliError::ReadFile {
+                        what: "credentials file",
+                        path: creds.clone(),
+                        source,
+                    })?;
+        } else if let Some((jwt, seed)) = &self.user_jwt {
+            options = options.jwt_and_seed(jwt.clone(), seed.clone());
+        }
+        if let Some(nkey) = &self.nkey {
+            let seed = std::fs::read_to_string(nkey).map_err(|source| CliError::ReadFile {
+                what: "NKey seed file",
+                path: nkey.clone(),
+                source,
+            })?;
+            options = options.nkey(seed.trim().to_owned());
+        }
+        options = self.with_tls(options)?;
+        if self.tls_first {
+            options = options.tls_first();
+        }
+        if let Some(prefix) = &self.inbox_prefix {
+            options = options.custom_inbox_prefix(prefix);
+        }
+        options
+            .connect(self.url.as_str())
+            .await
+            .map_err(|source| CliError::Connect {
+                url: self.url.clone(),
+                source,
+            })
+    }
+
+    /// `options` with the TLS settings: a CA or a client certificate turns TLS on.
+    fn with_tls(&self, mut options: ConnectOptions) -> Result<ConnectOptions, CliError> {
+        if let Some(ca) = &self.ca {
+            options = options.add_root_certificates(ca.clone()).require_tls(true);
+        }
+        match (&self.cert, &self.key) {
+            (Some(cert), Some(key)) => {
+                options = options
+                    .add_client_certificate(cert.clone(), key.clone())
+                    .require_tls(true);
+            }
+            (None, None) => {}
+            _ => {
+                return Err(CliError::Usage("--tls-cert and --tls-key go together"));
+            }
+        }
+        Ok(options)
+    }
+
+    /// A JetStream context on `client` with the context's domain or API prefix.
+    pub(crate) fn jetstream(&self, client: Client) -> jetstream::Context {
+        let builder = ContextBuilder::new();
+        match (&self.js_domain, &self.js_api_prefix) {
+            (Some(domain), _) => builder.domain(domain).timeout(self.timeout).build(client),
+            (None, Some(prefix)) => builder
+                .api_prefix(prefix)
+                .timeout(self.timeout)
+                .build(client),
+            (None, None) => builder.timeout(self.timeout).build(client),
+        }
+    }
+}
+
+/// Connects and makes a JetStream context, for the JetStream commands.
+pub(crate) async fn jetstream(args: &ConnArgs) -> Result<jetstream::Context, CliError> {
+    let (client, settings) = args.connect().await?;
+    Ok(settings.jetstream(client))
+}

@@ -1,0 +1,294 @@
+//! `rnats context`: natscli's contexts, read and written in natscli's own files, so a
+//! context made with `nats context add` works with rnats and the other way round.
+
+pub(crate) mod store;
+
+use clap::{Args, Subcommand};
+use serde_json::{Map, Value};
+
+use crate::error::CliError;
+use crate::out::{self, Fields, Table};
+use store::{ContextFile, SECRET_FIELDS, Store};
+
+/// Options of `rnats context`.
+#[derive(Debug, Args)]
+pub(crate) struct ContextArgs {
+    /// What to do with contexts.
+    #[command(subcommand)]
+    command: ContextCommand,
+}
+
+/// The context commands.
+#[derive(Debug, Subcommand)]
+enum ContextCommand {
+    /// Lists the contexts, marking the selected one with `*`.
+    ///
+    /// Example: rnats context ls
+    Ls {
+        /// One JSON object per context instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Creates a context, or updates the settings given of an existing one.
+    ///
+    /// Example: rnats context add prod --server nats://prod:4222 --creds ~/prod.creds --select
+    #[command(alias = "save")]
+    Add(AddArgs),
+    /// Changes the settings given of an existing context.
+    ///
+    /// Example: rnats context edit prod --server nats://prod2:4222
+    Edit(AddArgs),
+    /// Selects the context used when --context is not given; without NAME, shows it.
+    ///
+    /// Example: rnats context select prod
+    Select {
+        /// The context to select.
+        name: Option<String>,
+    },
+    /// Shows a context's settings, secrets masked (the selected one without NAME).
+    ///
+    /// Example: rnats context info prod
+    Info {
+        /// The context.
+        name: Option<String>,
+        /// The settings as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Removes a context.
+    ///
+    /// Example: rnats context rm old --force
+    Rm {
+        /// The context.
+        name: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'f')]
+        force: bool,
+    },
+}
+
+/// Settings of `context add` and `context edit`, each written to natscli's field.
+#[derive(Debug, Args)]
+struct AddArgs {
+    /// The context's name.
+    name: String,
+    /// Server URL(s), comma separated (`url`).
+    #[arg(long, short = 's', value_name = "URL")]
+    server: Option<String>,
+    /// What the context is for (`description`).
+    #[arg(long)]
+    description: Option<String>,
+    /// User name (`user`).
+    #[arg(long)]
+    user: Option<String>,
+    /// Password (`password`).
+    #[arg(long)]
+    password: Option<String>,
+    /// Token (`token`).
+    #[arg(long)]
+    token: Option<String>,
+    /// Credentials file (`creds`).
+    #[arg(long, value_name = "FILE")]
+    creds: Option<String>,
+    /// NKey seed file (`nkey`).
+    #[arg(long, value_name = "FILE")]
+    nkey: Option<String>,
+    /// CA certificate file (`ca`).
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<String>,
+    /// Client certificate file (`cert`).
+    #[arg(long, value_name = "FILE")]
+    tls_cert: Option<String>,
+    /// Client key file (`key`).
+    #[arg(long, value_name = "FILE")]
+    tls_key: Option<String>,
+    /// Do the TLS handshake before the server's INFO (`tls_first`).
+    #[arg(long)]
+    tls_first: Option<bool>,
+    /// JetStream domain (`jetstream_domain`).
+    #[arg(long, value_name = "DOMAIN")]
+    js_domain: Option<String>,
+    /// JetStream API prefix (`jetstream_api_prefix`).
+    #[arg(long, value_name = "PREFIX")]
+    js_api_prefix: Option<String>,
+    /// JetStream event prefix (`jetstream_event_prefix`).
+    #[arg(long, value_name = "PREFIX")]
+    js_event_prefix: Option<String>,
+    /// Inbox prefix (`inbox_prefix`).
+    #[arg(long, value_name = "PREFIX")]
+    inbox_prefix: Option<String>,
+    /// Select the context afterwards.
+    #[arg(long)]
+    select: bool,
+}
+
+impl AddArgs {
+    /// Writes the settings given into `context`.
+    fn apply(&self, context: &mut ContextFile) {
+        let texts = [
+            ("url", &self.server),
+            ("description", &self.description),
+            ("user", &self.user),
+            ("password", &self.password),
+            ("token", &self.token),
+            ("creds", &self.creds),
+            ("nkey", &self.nkey),
+            ("ca", &self.tls_ca),
+            ("cert", &self.tls_cert),
+            ("key", &self.tls_key),
+            ("jetstream_domain", &self.js_domain),
+            ("jetstream_api_prefix", &self.js_api_prefix),
+            ("jetstream_event_prefix", &self.js_event_prefix),
+            ("inbox_prefix", &self.inbox_prefix),
+        ];
+        for (field, value) in texts {
+            if let Some(value) = value {
+                context.set_text(field, value);
+            }
+        }
+        if let Some(tls_first) = self.tls_first {
+            context.set_flag("tls_first", tls_first);
+        }
+    }
+}
+
+/// Runs a context command.
+pub(crate) fn run(args: ContextArgs) -> Result<(), CliError> {
+    let store = Store::locate()?;
+    match args.command {
+        ContextCommand::Ls { json } => list(&store, json),
+        ContextCommand::Add(add) => save(&store, &add, false),
+        ContextCommand::Edit(add) => save(&store, &add, true),
+        ContextCommand::Select { name: Some(name) } => {
+            if !store.exists(&name) {
+                return Err(CliError::UnknownContext(name));
+            }
+            store.select(Some(&name))?;
+            eprintln!("Selected context {name:?}");
+            Ok(())
+        }
+        ContextCommand::Select { name: None } => match store.selected()? {
+            Some(name) => out::print(&format!("{name}\n")),
+            None => {
+                eprintln!("No context is selected");
+                Ok(())
+            }
+        },
+        ContextCommand::Info { name, json } => info(&store, name, json),
+        ContextCommand::Rm { name, force } => {
+            if !store.exists(&name) {
+                return Err(CliError::UnknownContext(name));
+            }
+            out::confirm(&format!("Really remove context {name:?}"), force)?;
+            store.delete(&name)?;
+            eprintln!("Removed context {name:?}");
+            Ok(())
+        }
+    }
+}
+
+fn list(store: &Store, json: bool) -> Result<(), CliError> {
+    let selected = store.selected()?;
+    let names = store.list()?;
+    if json {
+        let mut all = Vec::new();
+        for name in names {
+            let context = store.load(&name)?;
+            let mut entry = Map::new();
+            entry.insert("name".into(), Value::String(name.clone()));
+            entry.insert(
+                "selected".into(),
+                Value::Bool(selected.as_deref() == Some(&name)),
+            );
+            entry.insert(
+                "description".into(),
+                Value::String(context.text("description").unwrap_or_default().to_owned()),
+            );
+            entry.insert(
+                "url".into(),
+                Value::String(context.text("url").unwrap_or_default().to_owned()),
+            );
+            all.push(Value::Object(entry));
+        }
+        return out::json(&all);
+    }
+    if names.is_empty() {
+        eprintln!("No contexts; make one with `rnats context add NAME --server URL`");
+        return Ok(());
+    }
+    let mut table = Table::new(["Name", "Description", "URL"]);
+    for name in names {
+        let context = store.load(&name)?;
+        let mark = if selected.as_deref() == Some(&name) {
+            "*"
+        } else {
+            ""
+        };
+        table.row(vec![
+            format!("{name}{mark}"),
+            context.text("description").unwrap_or_default().to_owned(),
+            context.text("url").unwrap_or_default().to_owned(),
+        ]);
+    }
+    table.print()
+}
+
+fn save(store: &Store, add: &AddArgs, must_exist: bool) -> Result<(), CliError> {
+    let existing = store.exists(&add.name);
+    if must_exist && !existing {
+        return Err(CliError::UnknownContext(add.name.clone()));
+    }
+    let mut context = if existing {
+        store.load(&add.name)?
+    } else {
+        ContextFile::new()
+    };
+    add.apply(&mut context);
+    store.save(&add.name, &context)?;
+    let verb = if existing { "Updated" } else { "Created" };
+    eprintln!(
+        "{verb} context {:?} in {}",
+        add.name,
+        store.path(&add.name).display()
+    );
+    if add.select {
+        store.select(Some(&add.name))?;
+        eprintln!("Selected context {:?}", add.name);
+    }
+    Ok(())
+}
+
+fn info(store: &Store, name: Option<String>, json: bool) -> Result<(), CliError> {
+    let name = match name {
+        Some(name) => name,
+        None => store
+            .selected()?
+            .ok_or(CliError::Usage("no context is selected; name one"))?,
+    };
+    let context = store.load(&name)?;
+    let masked = context.masked();
+    if json {
+        return out::json_pretty(&masked);
+    }
+    let mut fields = Fields::new();
+    fields.add("Name", &name);
+    fields.add("Path", store.path(&name).display());
+    if store.selected()?.as_deref() == Some(&name) {
+        fields.add("Selected", "yes");
+    }
+    for (field, value) in &masked {
+        let text = match value {
+            Value::String(s) if s.is_empty() => continue,
+            Value::String(s) => s.clone(),
+            Value::Bool(false) | Value::Null => continue,
+            other => other.to_string(),
+        };
+        let label = if SECRET_FIELDS.contains(&field.as_str()) {
+            field.clone()
+        } else {
+            field.replace('_', " ")
+        };
+        fields.add(&label, text);
+    }
+    out::print(&format!("Context {name:?}\n\n{}", fields.render()))
+}

@@ -1,0 +1,32 @@
+//! Core NATS commands: `pub`, `sub`, `req`, `reply`, `server info` and `rtt`.
+
+mod publish;
+mod reply;
+mod request;
+mod server;
+pub(crate) mod show;
+mod subscribe;
+pub(crate) mod template;
+
+pub(crate) use publish::{PubArgs, run as publish};
+pub(crate) use reply::{ReplyArgs, run as reply};
+pub(crate) use request::{ReqArgs, run as request};
+pub(crate) use server::{RttArgs, ServerArgs, rtt, run as server};
+pub(crate) use subscribe::{SubArgs, run as subscribe};
+
+use bytes::Bytes;
+
+use crate::error::CliError;
+
+/// A body given on the command line, or standard input when it is absent or `-`.
+pub(crate) fn body_or_stdin(body: Option<&str>) -> Result<Bytes, CliError> {
+    match body {
+        Some(text) if text != "-" => Ok(Bytes::copy_from_slice(text.as_bytes())),
+        _ => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!("Reading the body from standard input (end it with Ctrl-D)");
+            }
+            Ok(Bytes::from(crate::out::read_stdin()?))
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! `rnats reply`: answer requests on a subject with a fixed body, the request itself, or
+//! what a command prints.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use bytes::Bytes;
+use clap::Args;
+use futures_util::StreamExt;
+
+use super::show::Shown;
+use super::template::Template;
+use crate::conn::ConnArgs;
+use crate::error::CliError;
+use crate::out;
+
+/// Options of `rnats reply`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  rnats reply svc.echo\n  \
+    rnats reply time.now --command date\n  \
+    rnats reply greet 'hello #{{Count}}' --count 1")]
+pub(crate) struct ReplyArgs {
+    /// Subject to answer on; wildcards allowed.
+    subject: String,
+    /// Reply body (templates as in `pub`); without it the request is echoed back.
+    body: Option<String>,
+    /// Run this shell command per request, the request body on its standard input; its
+    /// standard output is the reply.
+    #[arg(long, value_name = "CMD", conflicts_with = "body")]
+    command: Option<String>,
+    /// Queue group to answer in, so several responders share the load.
+    #[arg(
+        long,
+        short = 'q',
+        default_value = "NATS-RPLY-22",
+        value_name = "GROUP"
+    )]
+    queue: String,
+    /// Exit after this many requests.
+    #[arg(long, short = 'c', value_parser = clap::value_parser!(u64).range(1..))]
+    count: Option<u64>,
+    /// A header to send with each reply, KEY:VALUE; repeat for more.
+    #[arg(long = "header", short = 'H', value_name = "KEY:VALUE")]
+    headers: Vec<String>,
+    /// Print each request as a JSON object.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// Runs `rnats reply`.
+pub(crate) async fn run(args: ReplyArgs) -> Result<(), CliError> {
+    let extra_headers = crate::parse::headers(&args.headers)?;
+    let body = args.body.as_deref().map(Template::parse).transpose()?;
+    let (client, _) = args.conn.connect().await?;
+    let mut requests = client
+        .queue_subscribe(args.subject.clone(), args.queue.clone())
+        .await?;
+    client.flush().await?;
+    eprintln!(
+        "Listening on {:?} in queue group {:?}",
+        args.subject, args.queue
+    );
+    let mut answered = 0u64;
+    while let Some(request) = requests.next().await {
+        answered += 1;
+        let shown = Shown {
+            subject: request.subject.as_str(),
+            reply: request.reply.as_ref().map(|r| r.as_str()),
+            headers: request.headers.as_ref(),
+            payload: &request.payload,
+        };
+        if args.json {
+            out::json(&shown.json())?;
+        } else {
+            out::print(&shown.human(&format!("[#{answered}] Received on {:?}", shown.subject)))?;
+        }
+        let Some(reply_to) = request.reply.clone() else {
+            eprintln!("[#{answered}] no reply subject, not answered");
+            continue;
+        };
+        let (payload, echo_headers) = match (&body, &args.command) {
+            (Some(template), _) => (Bytes::from(template.render(answered)), None),
+            (None, Some(command)) => (run_command(command, request.payload.clone()).await?, None),
+            (None, None) => (request.payload.clone(), request.headers.clone()),
+        };
+        match extra_headers.clone().or(echo_headers) {
+            Some(headers) => {
+                client
+                    .publish_with_headers(reply_to, headers, payload)
+                    .await?
+            }
+            None => client.publish(reply_to, payload).await?,
+        }
+        client.flush().await?;
+        if args.count == Some(answered) {
+            return Ok(());
+        }
+    }
+    Err(CliError::SubscriptionEnded)
+}
+
+/// Runs `command` through the shell with `input` on its standard input; its standard
+/// output is the reply. A command that fails still answers, with what it printed.
+async fn run_command(command: &str, input: Bytes) -> Result<Bytes, CliError> {
+    let command = command.to_owned();
+    let failed = {
+        let command = command.clone();
+        move |source| CliError::Command { command, source }
+    };
+    tokio::task::spawn_blocking(move || {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(&command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        if let Some(mut stdin) = child.stdin.take() {
+            // A command that does not read its input closes the pipe early; that is fine.
+            let _ = stdin.write_all(&input);
+        }
+        let output = child.wait_with_output()?;
+        Ok(Bytes::from(output.stdout))
+    })
+    .await?
+    .map_err(failed)
+}

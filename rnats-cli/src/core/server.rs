@@ -1,0 +1,125 @@
+//! `rnats server info` and `rnats rtt`: what the server says about itself, and how far
+//! away it is.
+
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use crate::conn::ConnArgs;
+use crate::error::CliError;
+use crate::out::{self, Fields};
+use crate::stats::human;
+
+/// Options of `rnats server`.
+#[derive(Debug, Args)]
+pub(crate) struct ServerArgs {
+    /// What to ask the server.
+    #[command(subcommand)]
+    command: ServerCommand,
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// The server commands.
+#[derive(Debug, Subcommand)]
+enum ServerCommand {
+    /// Shows the INFO the server sent: name, version, limits, JetStream, cluster.
+    ///
+    /// Example: rnats server info -s nats://127.0.0.1:4222
+    Info {
+        /// The INFO as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Options of `rnats rtt`.
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  rnats rtt --count 10")]
+pub(crate) struct RttArgs {
+    /// Round trips to time.
+    #[arg(long, short = 'c', default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    count: u64,
+    /// The samples and their average as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// Runs `rnats server ...`.
+pub(crate) async fn run(args: ServerArgs) -> Result<(), CliError> {
+    let (client, settings) = args.conn.connect().await?;
+    let ServerCommand::Info { json } = args.command;
+    let info = client.server_info();
+    if json {
+        return out::json_pretty(&info);
+    }
+    let mut fields = Fields::new();
+    fields.add("Name", &info.server_name);
+    fields.add("ID", &info.server_id);
+    fields.add("Version", &info.version);
+    fields.add("Go", &info.go);
+    fields.add("Host", format!("{}:{}", info.host, info.port));
+    fields.add("Connected to", &settings.url);
+    fields.add("Max payload", human::size(info.max_payload));
+    fields.add("Headers", yes_no(info.headers));
+    fields.add("JetStream", yes_no(info.jetstream));
+    fields.add_some("Domain", info.domain.as_deref());
+    fields.add("Cluster", info.cluster.as_deref().unwrap_or("-"));
+    fields.add("Auth required", yes_no(info.auth_required));
+    fields.add(
+        "TLS",
+        if info.tls_required {
+            "required"
+        } else if info.tls_available {
+            "available"
+        } else {
+            "no"
+        },
+    );
+    fields.add("Lame duck", yes_no(info.lame_duck_mode));
+    fields.add("Client ID", info.client_id);
+    fields.add("Client IP", &info.client_ip);
+    let urls = if info.connect_urls.is_empty() {
+        "-".to_owned()
+    } else {
+        info.connect_urls.join(", ")
+    };
+    fields.add("Connect URLs", urls);
+    out::print(&format!(
+        "Server {:?}\n\n{}",
+        info.server_name,
+        fields.render()
+    ))
+}
+
+/// Runs `rnats rtt`.
+pub(crate) async fn rtt(args: RttArgs) -> Result<(), CliError> {
+    let (client, settings) = args.conn.connect().await?;
+    let mut samples = Vec::new();
+    for _ in 0..args.count {
+        let started = Instant::now();
+        client.flush().await?;
+        samples.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    let average = samples.iter().sum::<f64>() / samples.len() as f64;
+    if args.json {
+        return out::json(&json!({
+            "server": settings.url,
+            "samples_us": samples,
+            "average_us": average,
+        }));
+    }
+    let mut text = format!("{}:\n", settings.url);
+    for sample in &samples {
+        text.push_str(&format!("  {}\n", human::latency_us(*sample)));
+    }
+    text.push_str(&format!("  average {}\n", human::latency_us(average)));
+    out::print(&text)
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}

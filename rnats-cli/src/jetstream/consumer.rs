@@ -1,0 +1,571 @@
+//! `rnats consumer`: list, add, inspect and remove consumers, and fetch from pull ones.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand, ValueEnum};
+use futures_util::StreamExt;
+use rnats::jetstream::Context;
+use rnats::jetstream::consumer::{self, AckPolicy, DeliverPolicy, ReplayPolicy};
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::{ago, duration, raw, raw_list, read_json, time};
+use crate::conn::{ConnArgs, parse_duration};
+use crate::core::show::Shown;
+use crate::error::CliError;
+use crate::out::{self, Fields, Table};
+use crate::stats::human;
+
+/// Options of `rnats consumer`.
+#[derive(Debug, Args)]
+pub(crate) struct ConsumerArgs {
+    /// What to do with consumers.
+    #[command(subcommand)]
+    command: ConsumerCommand,
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// The consumer commands.
+#[derive(Debug, Subcommand)]
+enum ConsumerCommand {
+    /// Lists a stream's consumers.
+    ///
+    /// Example: rnats consumer ls ORDERS
+    #[command(alias = "list")]
+    Ls {
+        /// The stream.
+        stream: String,
+        /// The server's consumer infos as a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Creates a durable consumer (pull unless --deliver-subject is given).
+    ///
+    /// Example: rnats consumer add ORDERS billing --filter 'orders.new' --ack explicit --deliver all
+    #[command(alias = "create")]
+    Add {
+        /// The stream.
+        stream: String,
+        /// The consumer's (durable) name.
+        name: String,
+        #[command(flatten)]
+        flags: Box<ConsumerFlags>,
+        /// Print the server's consumer info as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Shows a consumer's configuration and state.
+    ///
+    /// Example: rnats consumer info ORDERS billing
+    Info {
+        /// The stream.
+        stream: String,
+        /// The consumer.
+        name: String,
+        /// The server's JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Removes a consumer.
+    ///
+    /// Example: rnats consumer rm ORDERS billing --force
+    #[command(alias = "delete")]
+    Rm {
+        /// The stream.
+        stream: String,
+        /// The consumer.
+        name: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'f')]
+        force: bool,
+    },
+    /// Fetches messages from a pull consumer and acks them.
+    ///
+    /// Example: rnats consumer next ORDERS billing --count 10
+    Next(NextArgs),
+}
+
+/// Options of `consumer next`.
+#[derive(Debug, Args)]
+struct NextArgs {
+    /// The stream.
+    stream: String,
+    /// The pull consumer.
+    name: String,
+    /// Messages to fetch.
+    #[arg(long, short = 'c', default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    count: usize,
+    /// Do not ack what was fetched (it will be redelivered after the ack wait).
+    #[arg(long)]
+    no_ack: bool,
+    /// One JSON object per message.
+    #[arg(long)]
+    json: bool,
+    /// Print only the bodies.
+    #[arg(long, conflicts_with = "json")]
+    raw: bool,
+}
+
+/// Consumer settings of `consumer add`.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Consumer settings")]
+struct ConsumerFlags {
+    /// Take the config from this JSON file (the server's ConsumerConfig); flags override it.
+    #[arg(long = "config", value_name = "FILE")]
+    config_file: Option<PathBuf>,
+    /// A pull consumer (the default).
+    #[arg(long, conflicts_with = "deliver_subject")]
+    pull: bool,
+    /// Make a push consumer delivering to this subject.
+    #[arg(long, value_name = "SUBJECT")]
+    deliver_subject: Option<String>,
+    /// Queue group of a push consumer's subscribers.
+    #[arg(long, value_name = "GROUP", requires = "deliver_subject")]
+    deliver_group: Option<String>,
+    /// Only messages on this subject; repeat for several.
+    #[arg(long, value_name = "SUBJECT")]
+    filter: Vec<String>,
+    /// How messages are acknowledged.
+    #[arg(long, value_enum)]
+    ack: Option<Ack>,
+    /// Where to start: all, new, last, last-per-subject, a sequence, a duration ago (1h) or
+    /// an RFC 3339 time.
+    #[arg(long, value_name = "POLICY")]
+    deliver: Option<String>,
+    /// Deliveries of a message at most (-1: no limit).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    max_deliver: Option<i64>,
+    /// How long a delivery waits for its ack, e.g. 30s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    ack_wait: Option<Duration>,
+    /// Unacknowledged messages allowed at once.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    max_pending: Option<i64>,
+    /// Replay at the pace messages were stored instead of at once.
+    #[arg(long, value_enum)]
+    replay: Option<Replay>,
+    /// Replicas (0: the stream's).
+    #[arg(long, value_name = "N")]
+    replicas: Option<usize>,
+    /// What the consumer is for.
+    #[arg(long)]
+    description: Option<String>,
+}
+
+/// `--ack`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Ack {
+    Explicit,
+    None,
+    All,
+}
+
+/// `--replay`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Replay {
+    Instant,
+    Original,
+}
+
+impl ConsumerFlags {
+    /// The config: the file's or a durable default, with the flags given written in.
+    fn config(&self, name: &str) -> Result<consumer::Config, CliError> {
+        let mut config: consumer::Config = match &self.config_file {
+            Some(path) => read_json(path)?,
+            None => consumer::Config::default(),
+        };
+        config.durable_name = Some(name.to_owned());
+        config.name = Some(name.to_owned());
+        if let Some(subject) = &self.deliver_subject {
+            config.deliver_subject = Some(subject.clone());
+        }
+        if let Some(group) = &self.deliver_group {
+            config.deliver_group = Some(group.clone());
+        }
+        match self.filter.as_slice() {
+            [] => {}
+            [one] => config.filter_subject = one.clone(),
+            many => config.filter_subjects = many.to_vec(),
+        }
+        if let Some(ack) = self.ack {
+            config.ack_policy = match ack {
+                Ack::Explicit => AckPolicy::Explicit,
+                Ack::None => AckPolicy::None,
+                Ack::All => AckPolicy::All,
+            };
+        }
+        if let Some(deliver) = &self.deliver {
+            config.deliver_policy = deliver_policy(deliver)?;
+        }
+        if let Some(n) = self.max_deliver {
+            config.max_deliver = n;
+        }
+        if let Some(wait) = self.ack_wait {
+            config.ack_wait = wait;
+        }
+        if let Some(n) = self.max_pending {
+            config.max_ack_pending = n;
+        }
+        if let Some(replay) = self.replay {
+            config.replay_policy = match replay {
+                Replay::Instant => ReplayPolicy::Instant,
+                Replay::Original => ReplayPolicy::Original,
+            };
+        }
+        if let Some(n) = self.replicas {
+            config.num_replicas = n;
+        }
+        if let Some(d) = &self.description {
+            config.description = Some(d.clone());
+        }
+        Ok(config)
+    }
+}
+
+/// natscli's `--deliver` values.
+fn deliver_policy(text: &str) -> Result<DeliverPolicy, CliError> {
+    Ok(match text {
+        "all" => DeliverPolicy::All,
+        "new" => DeliverPolicy::New,
+        "last" => DeliverPolicy::Last,
+        "last-per-subject" | "last_per_subject" => DeliverPolicy::LastPerSubject,
+        _ => {
+            if let Ok(seq) = text.parse::<u64>() {
+                DeliverPolicy::ByStartSequence {
+                    start_sequence: seq.max(1),
+                }
+            } else if let Ok(start_time) = OffsetDateTime::parse(text, &Rfc3339) {
+                DeliverPolicy::ByStartTime { start_time }
+            } else if let Ok(ago) = crate::parse::duration(text) {
+                DeliverPolicy::ByStartTime {
+                    start_time: OffsetDateTime::now_utc() - ago,
+                }
+            } else {
+                return Err(CliError::InvalidArgument {
+                    what: "--deliver",
+                    given: text.to_owned(),
+                    reason: "use all, new, last, last-per-subject, a sequence, a duration or an RFC 3339 time".to_owned(),
+                });
+            }
+        }
+    })
+}
+
+/// Runs a consumer command.
+pub(crate) async fn run(args: ConsumerArgs) -> Result<(), CliError> {
+    let js = crate::conn::jetstream(&args.conn).await?;
+    match args.command {
+        ConsumerCommand::Ls { stream, json } => list(&js, stream, json).await,
+        ConsumerCommand::Add {
+            stream,
+            name,
+            flags,
+            json,
+        } => add(&js, stream, name, flags, json).await,
+        ConsumerCommand::Info { stream, name, json } => info(&js, stream, name, json).await,
+        ConsumerCommand::Rm {
+            stream,
+            name,
+            force,
+        } => remove(&js, stream, name, force).await,
+        ConsumerCommand::Next(next_args) => next(&js, next_args, js_timeout(&args.conn)).await,
+    }
+}
+
+async fn list(js: &Context, stream: String, json: bool) -> Result<(), CliError> {
+    if json {
+        let list = raw_list(js, &format!("CONSUMER.LIST.{stream}"), "consumers").await?;
+        return out::json(&list);
+    }
+    let handle = get_stream(js, &stream).await?;
+    let mut consumers = handle.consumers();
+    let mut infos = Vec::new();
+    while let Some(info) = consumers.next().await {
+        infos.push(info.map_err(CliError::js(format!("cannot list consumers of {stream}")))?);
+    }
+    infos.sort_by(|a, b| a.name.cmp(&b.name));
+    if infos.is_empty() {
+        eprintln!("No consumers on {stream}");
+        return Ok(());
+    }
+    let mut table = Table::new([
+        "Name",
+        "Kind",
+        "Filter",
+        "Pending",
+        "Ack pending",
+        "Redelivered",
+        "Last delivery",
+    ]);
+    for info in &infos {
+        table.row(vec![
+            info.name.clone(),
+            kind(&info.config).to_owned(),
+            filter(&info.config),
+            human::count(info.num_pending),
+            human::count(info.num_ack_pending as u64),
+            human::count(info.num_redelivered as u64),
+            info.delivered
+                .last_active
+                .map(|t| format!("{} ago", ago(t)))
+                .unwrap_or_else(|| "never".to_owned()),
+        ]);
+    }
+    table.print()
+}
+
+async fn add(
+    js: &Context,
+    stream: String,
+    name: String,
+    flags: Box<ConsumerFlags>,
+    json: bool,
+) -> Result<(), CliError> {
+    let config = flags.config(&name)?;
+    let handle = get_stream(js, &stream).await?;
+    let consumer: consumer::Consumer<consumer::Config> = handle
+        .create_consumer(config)
+        .await
+        .map_err(CliError::js(format!(
+            "cannot create consumer {name} on {stream}"
+        )))?;
+    if json {
+        return info_json(js, &stream, &name).await;
+    }
+    eprintln!("Created consumer {name} on {stream}");
+    out::print(&render_info(consumer.cached_info()))
+}
+
+async fn info(js: &Context, stream: String, name: String, json: bool) -> Result<(), CliError> {
+    if json {
+        return info_json(js, &stream, &name).await;
+    }
+    let handle = get_stream(js, &stream).await?;
+    let info = handle
+        .consumer_info(&name)
+        .await
+        .map_err(CliError::js(format!(
+            "cannot read consumer {name} on {stream}"
+        )))?;
+    out::print(&render_info(&info))
+}
+
+async fn remove(js: &Context, stream: String, name: String, force: bool) -> Result<(), CliError> {
+    raw(js, &format!("CONSUMER.INFO.{stream}.{name}"), &Value::Null).await?;
+    out::confirm(&format!("Really remove consumer {name} on {stream}"), force)?;
+    js.delete_consumer_from_stream(&name, &stream)
+        .await
+        .map_err(CliError::js(format!(
+            "cannot remove consumer {name} on {stream}"
+        )))?;
+    eprintln!("Removed consumer {name} on {stream}");
+    Ok(())
+}
+
+/// How long `next` waits for messages: the connection timeout.
+fn js_timeout(conn: &ConnArgs) -> Duration {
+    conn.timeout.unwrap_or(Duration::from_secs(5))
+}
+
+async fn get_stream(
+    js: &Context,
+    stream: &str,
+) -> Result<rnats::jetstream::stream::Stream<()>, CliError> {
+    js.get_stream_no_info(stream)
+        .await
+        .map_err(CliError::js(format!("cannot read stream {stream}")))
+}
+
+async fn info_json(js: &Context, stream: &str, name: &str) -> Result<(), CliError> {
+    let info = raw(js, &format!("CONSUMER.INFO.{stream}.{name}"), &Value::Null).await?;
+    out::json_pretty(&info)
+}
+
+fn kind(config: &consumer::Config) -> &'static str {
+    if config.deliver_subject.is_some() {
+        "push"
+    } else {
+        "pull"
+    }
+}
+
+fn filter(config: &consumer::Config) -> String {
+    if !config.filter_subject.is_empty() {
+        config.filter_subject.clone()
+    } else if !config.filter_subjects.is_empty() {
+        config.filter_subjects.join(", ")
+    } else {
+        "-".to_owned()
+    }
+}
+
+/// `consumer info` for people.
+fn render_info(info: &consumer::Info) -> String {
+    let c = &info.config;
+    let mut config = Fields::new();
+    config.add_some("Description", c.description.as_deref());
+    config.add("Kind", kind(c));
+    config.add_some("Deliver subject", c.deliver_subject.as_deref());
+    config.add_some("Deliver group", c.deliver_group.as_deref());
+    config.add("Filter", filter(c));
+    config.add("Deliver policy", deliver_text(&c.deliver_policy));
+    config.add("Ack policy", format!("{:?}", c.ack_policy));
+    config.add("Ack wait", duration(c.ack_wait));
+    config.add("Max deliver", super::limit(c.max_deliver));
+    config.add("Max ack pending", super::limit(c.max_ack_pending));
+    config.add("Replay policy", format!("{:?}", c.replay_policy));
+    let mut state = Fields::new();
+    state.add(
+        "Last delivered",
+        format!(
+            "consumer seq {}, stream seq {}",
+            info.delivered.consumer_sequence, info.delivered.stream_sequence
+        ),
+    );
+    state.add(
+        "Ack floor",
+        format!(
+            "consumer seq {}, stream seq {}",
+            info.ack_floor.consumer_sequence, info.ack_floor.stream_sequence
+        ),
+    );
+    state.add("Pending", human::count(info.num_pending));
+    state.add("Ack pending", human::count(info.num_ack_pending as u64));
+    state.add("Redelivered", human::count(info.num_redelivered as u64));
+    state.add("Waiting pulls", info.num_waiting);
+    format!(
+        "Consumer {} on {} created {}\n\nConfiguration:\n{}\nState:\n{}",
+        info.name,
+        info.stream_name,
+        time(info.created),
+        config.render(),
+        state.render()
+    )
+}
+
+fn deliver_text(policy: &DeliverPolicy) -> String {
+    match policy {
+        DeliverPolicy::All => "all".to_owned(),
+        DeliverPolicy::Last => "last".to_owned(),
+        DeliverPolicy::New => "new".to_owned(),
+        DeliverPolicy::LastPerSubject => "last per subject".to_owned(),
+        DeliverPolicy::ByStartSequence { start_sequence } => {
+            format!("from sequence {start_sequence}")
+        }
+        DeliverPolicy::ByStartTime { start_time } => format!("from {}", time(*start_time)),
+    }
+}
+
+async fn next(js: &Context, args: NextArgs, timeout: Duration) -> Result<(), CliError> {
+    let NextArgs {
+        stream,
+        name,
+        count,
+        no_ack,
+        json,
+        raw: raw_only,
+    } = args;
+    let output = match (json, raw_only) {
+        (true, _) => Output::Json,
+        (false, true) => Output::Raw,
+        (false, false) => Output::Human,
+    };
+    let handle = get_stream(js, &stream).await?;
+    let info = handle
+        .consumer_info(&name)
+        .await
+        .map_err(CliError::js(format!(
+            "cannot read consumer {name} on {stream}"
+        )))?;
+    if info.config.deliver_subject.is_some() {
+        return Err(CliError::NotPull {
+            stream,
+            consumer: name,
+        });
+    }
+    let consumer: consumer::PullConsumer =
+        handle
+            .get_consumer(&name)
+            .await
+            .map_err(CliError::js(format!(
+                "cannot read consumer {name} on {stream}"
+            )))?;
+    let mut batch = consumer
+        .batch()
+        .max_messages(count)
+        .expires(timeout)
+        .messages()
+        .await
+        .map_err(CliError::js(format!(
+            "cannot fetch from {name} on {stream}"
+        )))?;
+    let mut got = 0usize;
+    while let Some(message) = batch.next().await {
+        let message = message.map_err(CliError::js(format!(
+            "cannot fetch from {name} on {stream}"
+        )))?;
+        got += 1;
+        let seq = message.info().map(|i| i.stream_sequence).unwrap_or(0);
+        print_fetched(&stream, &message, seq, output, no_ack)?;
+        if !no_ack {
+            message
+                .double_ack()
+                .await
+                .map_err(CliError::js(format!("cannot ack message {seq}")))?;
+        }
+        if got == count {
+            break;
+        }
+    }
+    if got == 0 {
+        return Err(CliError::NothingReceived {
+            what: "no message",
+            timeout,
+        });
+    }
+    Ok(())
+}
+
+/// How `next` prints what it fetched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Output {
+    Human,
+    Json,
+    Raw,
+}
+
+fn print_fetched(
+    stream: &str,
+    message: &rnats::jetstream::Message,
+    seq: u64,
+    output: Output,
+    no_ack: bool,
+) -> Result<(), CliError> {
+    let shown = Shown {
+        subject: message.subject.as_str(),
+        reply: None,
+        headers: message.headers.as_ref(),
+        payload: &message.payload,
+    };
+    match output {
+        Output::Json => {
+            let mut object = shown.json();
+            object.insert("seq".into(), json!(seq));
+            out::json(&object)
+        }
+        Output::Raw => {
+            out::print_bytes(&message.payload)?;
+            out::print("\n")
+        }
+        Output::Human => {
+            let acked = if no_ack { "" } else { " (acked)" };
+            out::print(&shown.human(&format!(
+                "[{stream}#{seq}] Received on {:?}{acked}",
+                shown.subject
+            )))
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! JetStream commands: `stream`, `consumer` and `account`, with the helpers they share
+//! (raw API JSON for `--json`, human units for limits, durations and times).
+
+mod account;
+mod consumer;
+mod object;
+mod stream;
+mod stream_config;
+
+pub(crate) use account::{AccountArgs, run as account};
+pub(crate) use consumer::{ConsumerArgs, run as consumer};
+pub(crate) use object::{ObjectArgs, run as object};
+pub(crate) use stream::{StreamArgs, run as stream};
+
+use std::path::Path;
+use std::time::Duration;
+
+use rnats::jetstream::Context;
+use rnats::jetstream::response::Response;
+use serde_json::Value;
+use time::OffsetDateTime;
+
+use crate::error::CliError;
+use crate::stats::human;
+
+/// Sends a JetStream API request and returns the server's JSON as it is, for `--json`.
+pub(crate) async fn raw(js: &Context, subject: &str, body: &Value) -> Result<Value, CliError> {
+    let action = format!("JetStream API {subject}");
+    let response: Response<Value> = js
+        .request(subject.to_owned(), body)
+        .await
+        .map_err(CliError::js(action.clone()))?;
+    response.into_result().map_err(CliError::js(action))
+}
+
+/// Every item of a paged JetStream listing (`STREAM.LIST`, `CONSUMER.LIST.<stream>`).
+pub(crate) async fn raw_list(
+    js: &Context,
+    subject: &str,
+    key: &str,
+) -> Result<Vec<Value>, CliError> {
+    let mut items = Vec::new();
+    loop {
+        let page = raw(js, subject, &serde_json::json!({ "offset": items.len() })).await?;
+        let batch = page
+            .get(key)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let total = page.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let empty = batch.is_empty();
+        items.extend(batch);
+        if empty || items.len() >= total {
+            return Ok(items);
+        }
+    }
+}
+
+/// Reads a JSON config file (`--config FILE`).
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, CliError> {
+    let bytes = std::fs::read(path).map_err(|source| CliError::ReadFile {
+        what: "config file",
+        path: path.to_owned(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|source| CliError::ParseFile {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// A count limit: `unlimited` at -1 or 0.
+pub(crate) fn limit(n: i64) -> String {
+    if n <= 0 {
+        "unlimited".to_owned()
+    } else {
+        human::count(n as u64)
+    }
+}
+
+/// A byte limit: `unlimited` at -1 or 0.
+pub(crate) fn limit_bytes(n: i64) -> String {
+    if n <= 0 {
+        "unlimited".to_owned()
+    } else {
+        bytes(n as u64)
+    }
+}
+
+/// A byte count in human units.
+pub(crate) fn bytes(n: u64) -> String {
+    human::size(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// A duration as `1d2h3m4s`, `250ms`, or `zero` for none.
+pub(crate) fn duration(d: Duration) -> String {
+    if d.is_zero() {
+        return "0s".to_owned();
+    }
+    if d < Duration::from_secs(1) {
+        return format!("{}ms", d.as_millis());
+    }
+    let mut secs = d.as_secs();
+    let mut out = String::new();
+    for (unit, size) in [("d", 86_400), ("h", 3600), ("m", 60)] {
+        if secs >= size {
+            out.push_str(&format!("{}{unit}", secs / size));
+            secs %= size;
+        }
+    }
+    if secs > 0 || out.is_empty() {
+        out.push_str(&format!("{secs}s"));
+    }
+    out
+}
+
+/// A time as `2026-12-01 13:05:00 UTC`, or `never` for year 1 (Go's zero time).
+pub(crate) fn time(t: OffsetDateTime) -> String {
+    if t.year() <= 1 {
+        return "never".to_owned();
+    }
+    let t = t.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
+        t.year(),
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    )
+}
+
+/// How long ago `t` was, roughly: `5s`, `3m12s`, `2d4h`.
+pub(crate) fn ago(t: OffsetDateTime) -> String {
+    let elapsed = OffsetDateTime::now_utc() - t;
+    let secs = elapsed.whole_seconds().max(0) as u64;
+    duration(Duration::from_secs(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_like_go() {
+        assert_eq!(duration(Duration::ZERO), "0s");
+        assert_eq!(duration(Duration::from_millis(250)), "250ms");
+        assert_eq!(duration(Duration::from_secs(120)), "2m");
+        assert_eq!(duration(Duration::from_secs(90_061)), "1d1h1m1s");
+    }
+
+    #[test]
+    fn limits_say_unlimited() {
+        assert_eq!(limit(-1), "unlimited");
+        assert_eq!(limit(1000), "1,000");
+        assert_eq!(limit_bytes(0), "unlimited");
+        assert_eq!(limit_bytes(2048), "2 KiB");
+    }
+}

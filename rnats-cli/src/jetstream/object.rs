@@ -1,0 +1,523 @@
+//! `rnats object`: Object Store buckets and the files in them.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand, ValueEnum};
+use futures_util::StreamExt;
+use indicatif::{ProgressBar, ProgressStyle};
+use rnats::jetstream::Context;
+use rnats::jetstream::object_store::{
+    Config, ObjectInfo, ObjectMetadata, ObjectStore, ObjectStoreStatus,
+};
+use rnats::jetstream::stream::StorageType;
+use serde_json::json;
+
+use super::{bytes, duration, time};
+use crate::conn::{ConnArgs, parse_duration};
+use crate::error::CliError;
+use crate::out::{self, Fields, Table};
+
+/// Options of `rnats object`.
+#[derive(Debug, Args)]
+pub(crate) struct ObjectArgs {
+    /// What to do with Object Store buckets.
+    #[command(subcommand)]
+    command: ObjectCommand,
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// The Object Store commands.
+#[derive(Debug, Subcommand)]
+enum ObjectCommand {
+    /// Lists the buckets, or the objects in BUCKET.
+    ///
+    /// Example: rnats object ls files
+    #[command(alias = "list")]
+    Ls {
+        /// The bucket whose objects to list.
+        bucket: Option<String>,
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Creates a bucket.
+    ///
+    /// Example: rnats object add files --max-bytes 1GB --storage file
+    #[command(alias = "create")]
+    Add(AddArgs),
+    /// Stores a file (or standard input) as an object, with a progress bar on a terminal.
+    ///
+    /// Example: rnats object put files ./report.pdf   |   tar c . | rnats object put files --name backup.tar
+    Put(PutArgs),
+    /// Reads an object to a file or standard output, checking its digest.
+    ///
+    /// Example: rnats object get files report.pdf --output /tmp/report.pdf
+    Get {
+        /// The bucket.
+        bucket: String,
+        /// The object.
+        name: String,
+        /// Write here instead of standard output.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Shows a bucket's status, or an object's info.
+    ///
+    /// Example: rnats object info files report.pdf
+    Info {
+        /// The bucket.
+        bucket: String,
+        /// The object.
+        name: Option<String>,
+        /// JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Removes an object, or the whole bucket when no NAME is given.
+    ///
+    /// Example: rnats object rm files report.pdf --force
+    #[command(alias = "delete")]
+    Rm {
+        /// The bucket.
+        bucket: String,
+        /// The object.
+        name: Option<String>,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'f')]
+        force: bool,
+    },
+}
+
+/// Options of `object add`.
+#[derive(Debug, Args)]
+struct AddArgs {
+    /// The bucket's name.
+    bucket: String,
+    /// What the bucket is for.
+    #[arg(long)]
+    description: Option<String>,
+    /// How long objects are kept, e.g. 30d (0: for ever).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    max_age: Option<Duration>,
+    /// Bytes the bucket may hold, e.g. 1GB (-1: no limit).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
+    max_bytes: Option<i64>,
+    /// Where the data is stored.
+    #[arg(long, value_enum, default_value = "file")]
+    storage: Storage,
+    /// Copies of each chunk in a cluster.
+    #[arg(long, default_value_t = 1)]
+    replicas: usize,
+    /// Compress the data.
+    #[arg(long)]
+    compression: bool,
+}
+
+/// Options of `object put`.
+#[derive(Debug, Args)]
+struct PutArgs {
+    /// The bucket.
+    bucket: String,
+    /// The file to store; standard input when absent or `-`.
+    file: Option<PathBuf>,
+    /// The object's name (default: the file's name; required for standard input).
+    #[arg(long)]
+    name: Option<String>,
+    /// What the object is.
+    #[arg(long)]
+    description: Option<String>,
+    /// The object's info as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `--storage`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Storage {
+    File,
+    Memory,
+}
+
+fn parse_size(text: &str) -> Result<i64, String> {
+    crate::parse::size(text).map_err(|e| e.to_string())
+}
+
+/// Runs an Object Store command.
+pub(crate) async fn run(args: ObjectArgs) -> Result<(), CliError> {
+    let js = crate::conn::jetstream(&args.conn).await?;
+    match args.command {
+        ObjectCommand::Ls { bucket: None, json } => list_buckets(&js, json).await,
+        ObjectCommand::Ls {
+            bucket: Some(bucket),
+            json,
+        } => list_objects(&js, &bucket, json).await,
+        ObjectCommand::Add(add) => create(&js, add).await,
+        ObjectCommand::Put(put_args) => put(&js, put_args).await,
+        ObjectCommand::Get {
+            bucket,
+            name,
+            output,
+        } => get(&js, &bucket, &name, output).await,
+        ObjectCommand::Info { bucket, name, json } => info(&js, &bucket, name, json).await,
+        ObjectCommand::Rm {
+            bucket,
+            name,
+            force,
+        } => remove(&js, &bucket, name, force).await,
+    }
+}
+
+async fn list_buckets(js: &Context, json: bool) -> Result<(), CliError> {
+    let mut stores = js.object_stores();
+    let mut all = Vec::new();
+    while let Some(status) = stores.next().await {
+        all.push(status.map_err(CliError::js("cannot list Object Store buckets"))?);
+    }
+    all.sort_by(|a, b| a.bucket.cmp(&b.bucket));
+    if json {
+        return out::json(&all.iter().map(status_json).collect::<Vec<_>>());
+    }
+    if all.is_empty() {
+        eprintln!("No Object Store buckets");
+        return Ok(());
+    }
+    let mut table = Table::new([
+        "Bucket",
+        "Description",
+        "Size",
+        "Storage",
+        "Replicas",
+        "Sealed",
+    ]);
+    for s in &all {
+        table.row(vec![
+            s.bucket.clone(),
+            s.description.clone().unwrap_or_default(),
+            bytes(s.size),
+            storage_name(s.storage).to_owned(),
+            s.replicas.to_string(),
+            yes_no(s.sealed).to_owned(),
+        ]);
+    }
+    table.print()
+}
+
+async fn list_objects(js: &Context, bucket: &str, json: bool) -> Result<(), CliError> {
+    let store = open(js, bucket).await?;
+    let action = format!("cannot list bucket {bucket}");
+    let mut list = store.list().await.map_err(CliError::js(&action))?;
+    let mut objects = Vec::new();
+    while let Some(info) = list.next().await {
+        objects.push(info.map_err(CliError::js(&action))?);
+    }
+    objects.sort_by(|a, b| a.name.cmp(&b.name));
+    if json {
+        return out::json(&objects);
+    }
+    if objects.is_empty() {
+        eprintln!("No objects in {bucket}");
+        return Ok(());
+    }
+    let mut table = Table::new(["Name", "Size", "Chunks", "Modified"]);
+    for o in &objects {
+        table.row(vec![
+            o.name.clone(),
+            bytes(o.size as u64),
+            o.chunks.to_string(),
+            o.modified.map(time).unwrap_or_default(),
+        ]);
+    }
+    table.print()
+}
+
+async fn create(js: &Context, add: AddArgs) -> Result<(), CliError> {
+    let bucket = add.bucket;
+    let store = js
+        .create_object_store(Config {
+            bucket: bucket.clone(),
+            description: add.description,
+            max_age: add.max_age.unwrap_or_default(),
+            max_bytes: add.max_bytes.unwrap_or(-1),
+            storage: match add.storage {
+                Storage::File => StorageType::File,
+                Storage::Memory => StorageType::Memory,
+            },
+            num_replicas: add.replicas,
+            compression: add.compression,
+            ..Default::default()
+        })
+        .await
+        .map_err(CliError::js(format!("cannot create bucket {bucket}")))?;
+    eprintln!("Created Object Store bucket {bucket}");
+    let status = store
+        .status()
+        .await
+        .map_err(CliError::js(format!("cannot read bucket {bucket}")))?;
+    out::print(&render_status(&status))
+}
+
+async fn put(js: &Context, args: PutArgs) -> Result<(), CliError> {
+    let bucket = args.bucket;
+    let store = open(js, &bucket).await?;
+    let file = args.file.filter(|f| f.as_os_str() != "-");
+    let name = match (args.name, &file) {
+        (Some(name), _) => name,
+        (None, Some(path)) => path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| CliError::InvalidArgument {
+                what: "file",
+                given: path.display().to_string(),
+                reason: "has no file name; pass --name".to_owned(),
+            })?,
+        (None, None) => {
+            return Err(CliError::Usage(
+                "--name is needed when reading standard input",
+            ));
+        }
+    };
+    let meta = ObjectMetadata {
+        name: name.clone(),
+        description: args.description,
+        ..Default::default()
+    };
+    let action = format!("cannot put {name} into {bucket}");
+    let info = match &file {
+        Some(path) => {
+            let mut reader =
+                tokio::fs::File::open(path)
+                    .await
+                    .map_err(|source| CliError::ReadFile {
+                        what: "file",
+                        path: path.clone(),
+                        source,
+                    })?;
+            let total = reader.metadata().await.ok().map(|m| m.len());
+            put_from(&store, meta, &mut reader, total, action).await?
+        }
+        None => put_from(&store, meta, &mut tokio::io::stdin(), None, action).await?,
+    };
+    if args.json {
+        return out::json(&info);
+    }
+    eprintln!(
+        "Stored {name} in {bucket}: {} in {} chunks",
+        bytes(info.size as u64),
+        info.chunks
+    );
+    Ok(())
+}
+
+/// Puts what `reader` gives, with a progress bar of `total` bytes (a spinner when unknown).
+async fn put_from(
+    store: &ObjectStore,
+    meta: ObjectMetadata,
+    reader: &mut (impl tokio::io::AsyncRead + Unpin),
+    total: Option<u64>,
+    action: String,
+) -> Result<ObjectInfo, CliError> {
+    let bar = progress_bar(total);
+    let shown = bar.clone();
+    let info = store
+        .put_with_progress(meta, reader, move |p| shown.set_position(p.bytes))
+        .await
+        .map_err(CliError::js(action));
+    bar.finish_and_clear();
+    info
+}
+
+async fn get(
+    js: &Context,
+    bucket: &str,
+    name: &str,
+    output: Option<PathBuf>,
+) -> Result<(), CliError> {
+    let store = open(js, bucket).await?;
+    let object = store
+        .get(name)
+        .await
+        .map_err(CliError::js(format!("cannot get {name} from {bucket}")))?;
+    let total = object.info().size as u64;
+    let action = format!("cannot read {name} from {bucket}");
+    let Some(path) = output else {
+        let mut object = object;
+        let mut stdout = tokio::io::stdout();
+        tokio::io::copy(&mut object, &mut stdout)
+            .await
+            .map_err(CliError::js(action))?;
+        return tokio::io::AsyncWriteExt::flush(&mut stdout)
+            .await
+            .map_err(CliError::Stdout);
+    };
+    let write_failed = |source| CliError::WriteFile {
+        path: path.clone(),
+        source,
+    };
+    let bar = progress_bar(Some(total));
+    let shown = bar.clone();
+    let mut object = object.with_progress(move |p| shown.set_position(p.bytes));
+    let mut file = tokio::fs::File::create(&path).await.map_err(write_failed)?;
+    let copied = tokio::io::copy(&mut object, &mut file).await;
+    bar.finish_and_clear();
+    copied.map_err(CliError::js(action))?;
+    tokio::io::AsyncWriteExt::flush(&mut file)
+        .await
+        .map_err(write_failed)?;
+    eprintln!("Wrote {} to {}", bytes(total), path.display());
+    Ok(())
+}
+
+async fn info(
+    js: &Context,
+    bucket: &str,
+    name: Option<String>,
+    json: bool,
+) -> Result<(), CliError> {
+    let store = open(js, bucket).await?;
+    match name {
+        Some(name) => {
+            let info = store
+                .info(&name)
+                .await
+                .map_err(CliError::js(format!("cannot read {name} in {bucket}")))?;
+            if json {
+                return out::json_pretty(&info);
+            }
+            out::print(&render_object(&info))
+        }
+        None => {
+            let status = store
+                .status()
+                .await
+                .map_err(CliError::js(format!("cannot read bucket {bucket}")))?;
+            if json {
+                return out::json_pretty(&status_json(&status));
+            }
+            out::print(&render_status(&status))
+        }
+    }
+}
+
+async fn remove(
+    js: &Context,
+    bucket: &str,
+    name: Option<String>,
+    force: bool,
+) -> Result<(), CliError> {
+    let store = open(js, bucket).await?;
+    let Some(name) = name else {
+        out::confirm(
+            &format!("Really remove bucket {bucket} and every object in it"),
+            force,
+        )?;
+        js.delete_object_store(bucket)
+            .await
+            .map_err(CliError::js(format!("cannot remove bucket {bucket}")))?;
+        eprintln!("Removed Object Store bucket {bucket}");
+        return Ok(());
+    };
+    let action = format!("cannot remove {name} from {bucket}");
+    store.info(&name).await.map_err(CliError::js(&action))?;
+    out::confirm(&format!("Really remove {name} from {bucket}"), force)?;
+    store.delete(&name).await.map_err(CliError::js(&action))?;
+    eprintln!("Removed {name} from {bucket}");
+    Ok(())
+}
+
+async fn open(js: &Context, bucket: &str) -> Result<ObjectStore, CliError> {
+    js.get_object_store(bucket)
+        .await
+        .map_err(CliError::js(format!("cannot open bucket {bucket}")))
+}
+
+/// A bar on stderr when it is a terminal, hidden otherwise; a spinner with a byte count
+/// when the size is not known.
+fn progress_bar(total: Option<u64>) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    match total {
+        Some(total) => {
+            let bar = ProgressBar::new(total);
+            if let Ok(style) =
+                ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {eta}")
+            {
+                bar.set_style(style);
+            }
+            bar
+        }
+        None => {
+            let bar = ProgressBar::new_spinner();
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {bytes} {bytes_per_sec}") {
+                bar.set_style(style);
+            }
+            bar
+        }
+    }
+}
+
+fn storage_name(storage: StorageType) -> &'static str {
+    match storage {
+        StorageType::File => "file",
+        StorageType::Memory => "memory",
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+fn status_json(s: &ObjectStoreStatus) -> serde_json::Value {
+    json!({
+        "bucket": s.bucket,
+        "description": s.description,
+        "max_age": s.max_age.as_nanos() as u64,
+        "storage": storage_name(s.storage),
+        "replicas": s.replicas,
+        "sealed": s.sealed,
+        "size": s.size,
+        "compressed": s.compressed,
+        "metadata": s.metadata,
+    })
+}
+
+fn render_status(s: &ObjectStoreStatus) -> String {
+    let mut fields = Fields::new();
+    fields.add_some("Description", s.description.as_deref());
+    fields.add("Size", bytes(s.size));
+    fields.add(
+        "Max age",
+        if s.max_age.is_zero() {
+            "unlimited".to_owned()
+        } else {
+            duration(s.max_age)
+        },
+    );
+    fields.add("Storage", storage_name(s.storage));
+    fields.add("Replicas", s.replicas);
+    fields.add("Sealed", yes_no(s.sealed));
+    fields.add("Compressed", yes_no(s.compressed));
+    fields.add("Stream", &s.info.config.name);
+    format!("Object Store bucket {}\n\n{}", s.bucket, fields.render())
+}
+
+fn render_object(o: &ObjectInfo) -> String {
+    let mut fields = Fields::new();
+    fields.add("Bucket", &o.bucket);
+    fields.add_some("Description", o.description.as_deref());
+    fields.add("Size", bytes(o.size as u64));
+    fields.add("Chunks", o.chunks);
+    fields.add_some("Modified", o.modified.map(time));
+    fields.add_some("Digest", o.digest.as_deref());
+    if let Some(link) = o.link() {
+        let target = match &link.name {
+            Some(name) => format!("{}/{name}", link.bucket),
+            None => link.bucket.clone(),
+        };
+        fields.add("Link to", target);
+    }
+    format!("Object {}\n\n{}", o.name, fields.render())
+}

@@ -1,0 +1,571 @@
+//! `rnats stream`: list, add, inspect, edit, remove, purge and read streams.
+
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use futures_util::StreamExt;
+use rnats::jetstream::Context;
+use rnats::jetstream::consumer::DeliverPolicy;
+use rnats::jetstream::consumer::pull::OrderedConfig;
+use rnats::jetstream::message::StreamMessage;
+use rnats::jetstream::stream::{ClusterInfo, Config, Info};
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+
+use super::stream_config::StreamFlags;
+use super::{bytes, duration, limit, limit_bytes, raw, raw_list, read_json, time};
+use crate::conn::{ConnArgs, parse_duration};
+use crate::core::show::Shown;
+use crate::error::CliError;
+use crate::out::{self, Fields, Table};
+use crate::stats::human;
+
+/// Options of `rnats stream`.
+#[derive(Debug, Args)]
+pub(crate) struct StreamArgs {
+    /// What to do with streams.
+    #[command(subcommand)]
+    command: StreamCommand,
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// The stream commands.
+#[derive(Debug, Subcommand)]
+enum StreamCommand {
+    /// Lists the streams: name, subjects, messages, bytes, consumers, created.
+    ///
+    /// Example: rnats stream ls
+    #[command(alias = "list")]
+    Ls {
+        /// The server's stream infos as a JSON array.
+        #[arg(long)]
+        json: bool,
+        /// Only the names, one per line.
+        #[arg(long, short = 'n')]
+        names: bool,
+    },
+    /// Creates a stream.
+    ///
+    /// Example: rnats stream add ORDERS --subjects 'orders.>' --storage file --max-age 24h
+    #[command(alias = "create")]
+    Add {
+        /// The stream's name (may come from --config instead).
+        name: Option<String>,
+        #[command(flatten)]
+        flags: StreamFlags,
+        /// Print the server's stream info as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Shows a stream's configuration and state.
+    ///
+    /// Example: rnats stream info ORDERS
+    Info {
+        /// The stream.
+        name: String,
+        /// The server's JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Changes the settings given of a stream, keeping the others.
+    ///
+    /// Example: rnats stream edit ORDERS --max-msgs 100000
+    #[command(alias = "update")]
+    Edit {
+        /// The stream.
+        name: String,
+        #[command(flatten)]
+        flags: StreamFlags,
+        /// Print the server's stream info as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Removes a stream and its messages.
+    ///
+    /// Example: rnats stream rm ORDERS --force
+    #[command(alias = "delete")]
+    Rm {
+        /// The stream.
+        name: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'f')]
+        force: bool,
+    },
+    /// Removes messages: all, those on a subject, up to a sequence, or all but the newest.
+    ///
+    /// Example: rnats stream purge ORDERS --subject orders.old --keep 10 --force
+    Purge {
+        /// The stream.
+        name: String,
+        /// Only messages on this subject.
+        #[arg(long, value_name = "SUBJECT")]
+        subject: Option<String>,
+        /// Keep this many of the newest messages.
+        #[arg(long, value_name = "N", conflicts_with = "seq")]
+        keep: Option<u64>,
+        /// Remove messages below this sequence.
+        #[arg(long, value_name = "SEQ")]
+        seq: Option<u64>,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'f')]
+        force: bool,
+        /// The server's reply as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reads one message by sequence, or the last one on a subject.
+    ///
+    /// Example: rnats stream get ORDERS 42   |   rnats stream get ORDERS --last-for orders.new
+    Get {
+        /// The stream.
+        name: String,
+        /// The message's sequence.
+        #[arg(required_unless_present = "last_for", conflicts_with = "last_for")]
+        seq: Option<u64>,
+        /// The last message on this subject instead.
+        #[arg(long, value_name = "SUBJECT")]
+        last_for: Option<String>,
+        /// The message as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Pages through messages in order with an ordered consumer.
+    ///
+    /// Example: rnats stream view ORDERS --since 1h --count 20
+    View {
+        /// The stream.
+        name: String,
+        /// Messages to show at most.
+        #[arg(long, short = 'c', default_value_t = 10)]
+        count: usize,
+        /// Start at this sequence.
+        #[arg(long, value_name = "SEQ", conflicts_with = "since")]
+        start: Option<u64>,
+        /// Start with messages this recent, e.g. 1h.
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        since: Option<Duration>,
+        /// Only messages on this subject.
+        #[arg(long, value_name = "SUBJECT")]
+        subject: Option<String>,
+        /// One JSON object per message.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs a stream command.
+pub(crate) async fn run(args: StreamArgs) -> Result<(), CliError> {
+    let js = crate::conn::jetstream(&args.conn).await?;
+    match args.command {
+        StreamCommand::Ls { json, names } => list(&js, json, names).await,
+        StreamCommand::Add { name, flags, json } => add(&js, name, flags, json).await,
+        StreamCommand::Info { name, json } => info(&js, name, json).await,
+        StreamCommand::Edit { name, flags, json } => edit(&js, name, flags, json).await,
+        StreamCommand::Rm { name, force } => remove(&js, name, force).await,
+        StreamCommand::Purge {
+            name,
+            subject,
+            keep,
+            seq,
+            force,
+            json,
+        } => {
+            raw(&js, &format!("STREAM.INFO.{name}"), &Value::Null).await?;
+            out::confirm(&format!("Really purge stream {name}"), force)?;
+            let mut request = json!({});
+            if let Some(subject) = &subject {
+                request["filter"] = json!(subject);
+            }
+            if let Some(keep) = keep {
+                request["keep"] = json!(keep);
+            }
+            if let Some(seq) = seq {
+                request["seq"] = json!(seq);
+            }
+            let reply = raw(&js, &format!("STREAM.PURGE.{name}"), &request).await?;
+            if json {
+                return out::json(&reply);
+            }
+            let purged = reply.get("purged").and_then(Value::as_u64).unwrap_or(0);
+            out::print(&format!(
+                "Purged {} messages from {name}\n",
+                human::count(purged)
+            ))
+        }
+        StreamCommand::Get {
+            name,
+            seq,
+            last_for,
+            json,
+        } => get(&js, name, seq, last_for, json).await,
+        StreamCommand::View {
+            name,
+            count,
+            start,
+            since,
+            subject,
+            json,
+        } => view(&js, &name, count, start, since, subject, json).await,
+    }
+}
+
+async fn list(js: &Context, json: bool, names: bool) -> Result<(), CliError> {
+    if json {
+        return out::json(&raw_list(js, "STREAM.LIST", "streams").await?);
+    }
+    let mut infos = Vec::new();
+    let mut streams = js.streams();
+    while let Some(info) = streams.next().await {
+        infos.push(info.map_err(CliError::js("cannot list streams"))?);
+    }
+    infos.sort_by(|a, b| a.config.name.cmp(&b.config.name));
+    if names {
+        let text: String = infos
+            .iter()
+            .map(|i| format!("{}\n", i.config.name))
+            .collect();
+        return out::print(&text);
+    }
+    if infos.is_empty() {
+        eprintln!("No streams defined");
+        return Ok(());
+    }
+    let mut table = Table::new([
+        "Name",
+        "Subjects",
+        "Messages",
+        "Bytes",
+        "Consumers",
+        "Created",
+    ]);
+    for info in &infos {
+        table.row(vec![
+            info.config.name.clone(),
+            info.config.subjects.join(", "),
+            human::count(info.state.messages),
+            bytes(info.state.bytes),
+            info.state.consumer_count.to_string(),
+            time(info.created),
+        ]);
+    }
+    table.print()
+}
+
+async fn add(
+    js: &Context,
+    name: Option<String>,
+    flags: StreamFlags,
+    json: bool,
+) -> Result<(), CliError> {
+    let mut config: Config = match &flags.config_file {
+        Some(path) => read_json(path)?,
+        None => Config::default(),
+    };
+    if let Some(name) = name {
+        config.name = name;
+    }
+    if config.name.is_empty() {
+        return Err(CliError::Usage(
+            "give a NAME or a --config file with a name",
+        ));
+    }
+    flags.apply(&mut config);
+    let name = config.name.clone();
+    let mut stream = js
+        .create_stream(config)
+        .await
+        .map_err(CliError::js(format!("cannot create stream {name}")))?;
+    if json {
+        return out::json_pretty(&raw(js, &format!("STREAM.INFO.{name}"), &Value::Null).await?);
+    }
+    eprintln!("Created stream {name}");
+    let info = stream
+        .info()
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    out::print(&render_info(info))
+}
+
+async fn info(js: &Context, name: String, json: bool) -> Result<(), CliError> {
+    if json {
+        return out::json_pretty(&raw(js, &format!("STREAM.INFO.{name}"), &Value::Null).await?);
+    }
+    let stream = js
+        .get_stream(&name)
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    out::print(&render_info(stream.cached_info()))
+}
+
+async fn edit(js: &Context, name: String, flags: StreamFlags, json: bool) -> Result<(), CliError> {
+    let stream = js
+        .get_stream(&name)
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    let mut config = match &flags.config_file {
+        Some(path) => read_json(path)?,
+        None => stream.cached_info().config.clone(),
+    };
+    config.name = name.clone();
+    flags.apply(&mut config);
+    let info = js
+        .update_stream(config)
+        .await
+        .map_err(CliError::js(format!("cannot update stream {name}")))?;
+    if json {
+        return out::json_pretty(&raw(js, &format!("STREAM.INFO.{name}"), &Value::Null).await?);
+    }
+    eprintln!("Updated stream {name}");
+    out::print(&render_info(&info))
+}
+
+async fn remove(js: &Context, name: String, force: bool) -> Result<(), CliError> {
+    // Fail on a missing stream before asking anything.
+    raw(js, &format!("STREAM.INFO.{name}"), &Value::Null).await?;
+    out::confirm(
+        &format!("Really remove stream {name} and all its messages"),
+        force,
+    )?;
+    js.delete_stream(&name)
+        .await
+        .map_err(CliError::js(format!("cannot remove stream {name}")))?;
+    eprintln!("Removed stream {name}");
+    Ok(())
+}
+
+async fn get(
+    js: &Context,
+    name: String,
+    seq: Option<u64>,
+    last_for: Option<String>,
+    json: bool,
+) -> Result<(), CliError> {
+    let stream = js
+        .get_stream_no_info(&name)
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    let message = match (seq, &last_for) {
+        (_, Some(subject)) => stream
+            .get_last_raw_message_by_subject(subject)
+            .await
+            .map_err(CliError::js(format!(
+                "cannot get the last message on {subject} from {name}"
+            )))?,
+        (Some(seq), None) => stream
+            .get_raw_message(seq)
+            .await
+            .map_err(CliError::js(format!(
+                "cannot get message {seq} from {name}"
+            )))?,
+        (None, None) => {
+            return Err(CliError::Usage("give a SEQ or --last-for SUBJECT"));
+        }
+    };
+    print_stream_message(&name, &message, json)
+}
+
+async fn view(
+    js: &Context,
+    name: &str,
+    count: usize,
+    start: Option<u64>,
+    since: Option<Duration>,
+    subject: Option<String>,
+    json: bool,
+) -> Result<(), CliError> {
+    let stream = js
+        .get_stream_no_info(name)
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    let deliver_policy = match (start, since) {
+        (Some(seq), _) => DeliverPolicy::ByStartSequence {
+            start_sequence: seq.max(1),
+        },
+        (None, Some(since)) => DeliverPolicy::ByStartTime {
+            start_time: OffsetDateTime::now_utc() - since,
+        },
+        (None, None) => DeliverPolicy::All,
+    };
+    let consumer = stream
+        .create_consumer(OrderedConfig {
+            deliver_policy,
+            filter_subject: subject.unwrap_or_default(),
+            ..Default::default()
+        })
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    // The server counts what is there to read when the consumer is made: stop there rather
+    // than wait for messages that may never come.
+    let available = consumer.cached_info().num_pending;
+    let consumer_name = consumer.cached_info().name.clone();
+    let wanted = (count as u64).min(available);
+    if wanted == 0 {
+        let _ = stream.delete_consumer(&consumer_name).await;
+        eprintln!("No messages to show");
+        return Ok(());
+    }
+    let mut messages = consumer
+        .messages()
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    let mut shown = 0u64;
+    let result = show_messages(&mut messages, name, wanted, json, &mut shown).await;
+    // The ordered consumer is ephemeral; remove it now rather than leave it to time out.
+    drop(messages);
+    let _ = stream.delete_consumer(&consumer_name).await;
+    result
+}
+
+async fn show_messages(
+    messages: &mut rnats::jetstream::consumer::pull::Ordered,
+    name: &str,
+    wanted: u64,
+    json: bool,
+    shown: &mut u64,
+) -> Result<(), CliError> {
+    while let Some(message) = messages.next().await {
+        let message = message.map_err(CliError::js(format!("cannot read stream {name}")))?;
+        let (seq, published, pending) = match message.info() {
+            Ok(info) => (info.stream_sequence, info.published, info.pending),
+            Err(_) => (0, OffsetDateTime::UNIX_EPOCH, 0),
+        };
+        let as_stream = StreamMessage {
+            subject: message.subject.clone(),
+            sequence: seq,
+            headers: message.headers.clone().unwrap_or_default(),
+            payload: message.payload.clone(),
+            time: published,
+        };
+        print_stream_message(name, &as_stream, json)?;
+        *shown += 1;
+        if *shown >= wanted || pending == 0 {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// A stored message: `[NAME#SEQ] time on subject`, headers, body; or JSON.
+fn print_stream_message(stream: &str, message: &StreamMessage, json: bool) -> Result<(), CliError> {
+    let shown = Shown {
+        subject: message.subject.as_str(),
+        reply: None,
+        headers: Some(&message.headers),
+        payload: &message.payload,
+    };
+    if json {
+        let mut object = shown.json();
+        object.insert("stream".into(), json!(stream));
+        object.insert("seq".into(), json!(message.sequence));
+        object.insert(
+            "time".into(),
+            json!(
+                message
+                    .time
+                    .format(&time::format_description::well_known::Rfc3339)
+                    .unwrap_or_default()
+            ),
+        );
+        return out::json(&object);
+    }
+    let title = format!(
+        "[{stream}#{}] {} on {:?}",
+        message.sequence,
+        time(message.time),
+        message.subject.as_str()
+    );
+    out::print(&shown.human(&title))
+}
+
+/// `stream info` for people.
+fn render_info(info: &Info) -> String {
+    let c = &info.config;
+    let s = &info.state;
+    let mut config = Fields::new();
+    config.add_some("Description", c.description.as_deref());
+    config.add(
+        "Subjects",
+        if c.subjects.is_empty() {
+            c.name.clone()
+        } else {
+            c.subjects.join(", ")
+        },
+    );
+    config.add("Storage", format!("{:?}", c.storage));
+    config.add("Replicas", c.num_replicas.max(1));
+    config.add("Retention", format!("{:?}", c.retention));
+    config.add("Discard", format!("{:?}", c.discard));
+    config.add("Max messages", limit(c.max_messages));
+    config.add("Max per subject", limit(c.max_messages_per_subject));
+    config.add("Max bytes", limit_bytes(c.max_bytes));
+    config.add(
+        "Max age",
+        if c.max_age.is_zero() {
+            "unlimited".to_owned()
+        } else {
+            duration(c.max_age)
+        },
+    );
+    config.add(
+        "Max message size",
+        limit_bytes(i64::from(c.max_message_size)),
+    );
+    config.add("Max consumers", limit(i64::from(c.max_consumers)));
+    config.add("Duplicate window", duration(c.duplicate_window));
+    config.add("Allows rollups", yes_no(c.allow_rollup));
+    config.add("Allows direct get", yes_no(c.allow_direct));
+    config.add("Denies deletes", yes_no(c.deny_delete));
+    config.add("Denies purges", yes_no(c.deny_purge));
+    if c.sealed {
+        config.add("Sealed", "yes");
+    }
+    let mut state = Fields::new();
+    state.add("Messages", human::count(s.messages));
+    state.add("Bytes", bytes(s.bytes));
+    state.add(
+        "First sequence",
+        format!("{} @ {}", s.first_sequence, time(s.first_timestamp)),
+    );
+    state.add(
+        "Last sequence",
+        format!("{} @ {}", s.last_sequence, time(s.last_timestamp)),
+    );
+    state.add("Subjects", human::count(s.subjects_count));
+    state.add("Deleted", human::count(s.deleted_count.unwrap_or(0)));
+    state.add("Consumers", s.consumer_count);
+    let mut text = format!(
+        "Stream {} created {}\n\nConfiguration:\n{}\nState:\n{}",
+        c.name,
+        time(info.created),
+        config.render(),
+        state.render()
+    );
+    if let Some(cluster) = &info.cluster {
+        text.push_str(&render_cluster(cluster));
+    }
+    text
+}
+
+/// Where a replicated stream lives: its cluster, leader and replicas.
+fn render_cluster(cluster: &ClusterInfo) -> String {
+    let mut fields = Fields::new();
+    fields.add_some("Name", cluster.name.as_deref());
+    fields.add_some("Leader", cluster.leader.as_deref());
+    for peer in &cluster.replicas {
+        let state = match (peer.offline, peer.current) {
+            (true, _) => "offline".to_owned(),
+            (false, true) => "current".to_owned(),
+            (false, false) => format!("lagging by {}", peer.lag.unwrap_or(0)),
+        };
+        fields.add(
+            "Replica",
+            format!("{}: {state}, seen {} ago", peer.name, duration(peer.active)),
+        );
+    }
+    format!("\nCluster:\n{}", fields.render())
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}

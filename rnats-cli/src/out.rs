@@ -1,0 +1,195 @@
+//! Writing for people and for scripts: stdout lines, aligned tables, JSON, confirmations.
+
+use std::io::{self, BufRead, IsTerminal, Write};
+
+use serde::Serialize;
+
+use crate::error::CliError;
+
+/// Writes `text` to stdout as it is.
+pub(crate) fn print(text: &str) -> Result<(), CliError> {
+    let mut stdout = io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(CliError::Stdout)
+}
+
+/// Writes raw bytes (a message payload) to stdout.
+pub(crate) fn print_bytes(bytes: &[u8]) -> Result<(), CliError> {
+    let mut stdout = io::stdout().lock();
+    stdout
+        .write_all(bytes)
+        .and_then(|()| stdout.flush())
+        .map_err(CliError::Stdout)
+}
+
+/// Writes `value` as one line of JSON.
+pub(crate) fn json<T: Serialize + ?Sized>(value: &T) -> Result<(), CliError> {
+    let mut text = serde_json::to_string(value)?;
+    text.push('\n');
+    print(&text)
+}
+
+/// Writes `value` as indented JSON, for `info --json` output people read too.
+pub(crate) fn json_pretty<T: Serialize + ?Sized>(value: &T) -> Result<(), CliError> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    print(&text)
+}
+
+/// Whether stdout is a terminal (for colour and progress bars).
+pub(crate) fn stdout_is_tty() -> bool {
+    io::stdout().is_terminal()
+}
+
+/// A table with a header row; columns are padded to their widest cell.
+#[derive(Debug, Default)]
+pub(crate) struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these column titles.
+    pub(crate) fn new<const N: usize>(header: [&str; N]) -> Table {
+        Table {
+            header: header.iter().map(|h| (*h).to_owned()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a row.
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// Writes the table to stdout.
+    pub(crate) fn print(&self) -> Result<(), CliError> {
+        print(&self.render())
+    }
+
+    /// The table as text, the last column unpadded.
+    pub(crate) fn render(&self) -> String {
+        let columns = self.header.len();
+        let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (i, cell) in row.iter().enumerate().take(columns) {
+                widths[i] = widths[i].max(cell.chars().count());
+            }
+        }
+        let mut out = String::new();
+        let header = if stdout_is_tty() {
+            // Bold titles on a terminal, the only colour rnats uses.
+            self.header
+                .iter()
+                .map(|h| format!("\x1b[1m{h}\x1b[0m"))
+                .collect()
+        } else {
+            self.header.clone()
+        };
+        for (line, plain) in
+            std::iter::once((&header, &self.header)).chain(self.rows.iter().map(|r| (r, r)))
+        {
+            let mut text = String::new();
+            for (i, cell) in line.iter().enumerate().take(columns) {
+                if i + 1 == columns {
+                    text.push_str(cell);
+                } else {
+                    let pad = widths[i] - plain[i].chars().count();
+                    text.push_str(cell);
+                    text.push_str(&" ".repeat(pad + 2));
+                }
+            }
+            out.push_str(text.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Aligned `Label: value` lines, for `info` commands.
+#[derive(Debug, Default)]
+pub(crate) struct Fields {
+    lines: Vec<(String, String)>,
+}
+
+impl Fields {
+    /// No lines yet.
+    pub(crate) fn new() -> Fields {
+        Fields::default()
+    }
+
+    /// Adds a line.
+    pub(crate) fn add(&mut self, label: &str, value: impl std::fmt::Display) {
+        self.lines.push((label.to_owned(), value.to_string()));
+    }
+
+    /// Adds a line only when `value` is `Some`.
+    pub(crate) fn add_some<T: std::fmt::Display>(&mut self, label: &str, value: Option<T>) {
+        if let Some(value) = value {
+            self.add(label, value);
+        }
+    }
+
+    /// The lines, labels right-aligned, indented by two spaces.
+    pub(crate) fn render(&self) -> String {
+        let width = self.lines.iter().map(|(l, _)| l.len()).max().unwrap_or(0);
+        self.lines
+            .iter()
+            .map(|(label, value)| format!("  {label:>width$}: {value}\n"))
+            .collect()
+    }
+}
+
+/// Asks `question` on the terminal and returns whether the answer was yes. Without a
+/// terminal there is nobody to ask, which is an error unless `force` was given.
+pub(crate) fn confirm(question: &str, force: bool) -> Result<(), CliError> {
+    if force {
+        return Ok(());
+    }
+    if !io::stdin().is_terminal() || !io::stderr().is_terminal() {
+        return Err(CliError::NeedsForce(question.to_owned()));
+    }
+    eprint!("{question}? [y/N] ");
+    let mut answer = String::new();
+    io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(CliError::Stdin)?;
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Ok(()),
+        _ => Err(CliError::Cancelled),
+    }
+}
+
+/// Reads standard input to its end.
+pub(crate) fn read_stdin() -> Result<Vec<u8>, CliError> {
+    let mut body = Vec::new();
+    io::Read::read_to_end(&mut io::stdin().lock(), &mut body).map_err(CliError::Stdin)?;
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_pad_all_but_the_last_column() {
+        let mut table = Table::new(["Name", "Messages"]);
+        table.row(vec!["ORDERS".into(), "12".into()]);
+        table.row(vec!["A".into(), "1,000".into()]);
+        assert_eq!(
+            table.render(),
+            "Name    Messages\nORDERS  12\nA       1,000\n"
+        );
+    }
+
+    #[test]
+    fn fields_align_on_the_colon() {
+        let mut fields = Fields::new();
+        fields.add("Name", "x");
+        fields.add("Subjects", "a, b");
+        assert_eq!(fields.render(), "      Name: x\n  Subjects: a, b\n");
+    }
+}

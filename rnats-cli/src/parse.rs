@@ -1,0 +1,152 @@
+//! Values people type on the command line: durations (`90s`, `1h30m`), sizes (`512MB`),
+//! headers (`Key:Value`).
+
+use std::time::Duration;
+
+use rnats::HeaderMap;
+
+use crate::error::CliError;
+
+/// A duration such as `500ms`, `30s`, `5m`, `1h30m`, `2d` or `1w`; a bare number is seconds.
+pub(crate) fn duration(text: &str) -> Result<Duration, CliError> {
+    let bad = |reason: &str| CliError::InvalidArgument {
+        what: "duration",
+        given: text.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(bad("empty"));
+    }
+    if let Ok(secs) = text.parse::<f64>() {
+        return Duration::try_from_secs_f64(secs).map_err(|_| bad("out of range"));
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(|| bad("a number needs a unit: ms, s, m, h, d or w"))?;
+        if digits == 0 {
+            return Err(bad("expected a number such as 30s or 1h30m"));
+        }
+        let value: f64 = rest[..digits].parse().map_err(|_| bad("not a number"))?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            "d" => 86_400.0,
+            "w" => 604_800.0,
+            "y" => 31_536_000.0,
+            _ => return Err(bad("units are ns, us, ms, s, m, h, d, w and y")),
+        };
+        rest = &rest[unit_len..];
+        total += Duration::try_from_secs_f64(value * scale).map_err(|_| bad("out of range"))?;
+    }
+    Ok(total)
+}
+
+/// A byte size such as `1024`, `64KB`, `512MiB` or `1G`; K, M, G and T are powers of 1024
+/// as in natscli. `-1` means no limit.
+pub(crate) fn size(text: &str) -> Result<i64, CliError> {
+    let bad = |reason: &str| CliError::InvalidArgument {
+        what: "size",
+        given: text.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let trimmed = text.trim();
+    if trimmed == "-1" {
+        return Ok(-1);
+    }
+    let split = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let value: i64 = trimmed[..split]
+        .parse()
+        .map_err(|_| bad("expected a number such as 512MB"))?;
+    let unit = trimmed[split..].trim().to_ascii_uppercase();
+    let shift = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(bad("units are B, KB, MB, GB and TB")),
+    };
+    value
+        .checked_mul(1 << shift)
+        .ok_or_else(|| bad("out of range"))
+}
+
+/// Headers from repeated `--header Key:Value` flags.
+pub(crate) fn headers(flags: &[String]) -> Result<Option<HeaderMap>, CliError> {
+    if flags.is_empty() {
+        return Ok(None);
+    }
+    let mut map = HeaderMap::new();
+    for flag in flags {
+        let bad = |reason: &str| CliError::InvalidArgument {
+            what: "header",
+            given: flag.clone(),
+            reason: reason.to_owned(),
+        };
+        let (name, value) = flag
+            .split_once(':')
+            .ok_or_else(|| bad("expected KEY:VALUE"))?;
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(bad("the key is empty"));
+        }
+        map.try_append(name, value.trim())
+            .map_err(|e| bad(&e.to_string()))?;
+    }
+    Ok(Some(map))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_go_style_units() {
+        assert_eq!(duration("30").ok(), Some(Duration::from_secs(30)));
+        assert_eq!(duration("500ms").ok(), Some(Duration::from_millis(500)));
+        assert_eq!(duration("1h30m").ok(), Some(Duration::from_secs(5400)));
+        assert_eq!(duration("2d").ok(), Some(Duration::from_secs(172_800)));
+        assert_eq!(duration("1.5s").ok(), Some(Duration::from_millis(1500)));
+        assert!(duration("").is_err());
+        assert!(duration("5x").is_err());
+        assert!(duration("h").is_err());
+        assert!(duration("-5s").is_err());
+    }
+
+    #[test]
+    fn sizes_are_powers_of_1024() {
+        assert_eq!(size("1024").ok(), Some(1024));
+        assert_eq!(size("1KB").ok(), Some(1024));
+        assert_eq!(size("512MiB").ok(), Some(512 << 20));
+        assert_eq!(size("2g").ok(), Some(2 << 30));
+        assert_eq!(size("-1").ok(), Some(-1));
+        assert!(size("12PB").is_err());
+        assert!(size("lots").is_err());
+        assert!(size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn headers_split_on_the_first_colon() {
+        let map = headers(&["A: 1".into(), "B:x:y".into()]).ok().flatten();
+        let map = map.expect("headers");
+        assert_eq!(map.get("A").map(|v| v.as_str()), Some("1"));
+        assert_eq!(map.get("B").map(|v| v.as_str()), Some("x:y"));
+        assert!(headers(&["nocolon".into()]).is_err());
+        assert!(headers(&[":v".into()]).is_err());
+        assert!(matches!(headers(&[]), Ok(None)));
+    }
+}

@@ -1,0 +1,275 @@
+//! `rnats service`: find Service API (ADR-32) instances and read their info and stats from
+//! their `$SRV.*` replies.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use rnats::service::discovery::Discovery;
+
+use crate::conn::{ConnArgs, parse_duration};
+use crate::error::CliError;
+use crate::out::{self, Table};
+use crate::stats::human;
+
+/// Options of `rnats service`.
+#[derive(Debug, Args)]
+pub(crate) struct ServiceArgs {
+    /// What to ask the services.
+    #[command(subcommand)]
+    command: ServiceCommand,
+    /// How long to collect replies.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1s", global = true)]
+    wait: Duration,
+    /// Stop collecting once this many instances answered.
+    #[arg(long, value_name = "N", global = true)]
+    expect: Option<usize>,
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+/// The service commands.
+#[derive(Debug, Subcommand)]
+enum ServiceCommand {
+    /// Lists the services that answer, one line per name.
+    ///
+    /// Example: rnats service ls
+    #[command(alias = "list")]
+    Ls {
+        /// Only instances of this service.
+        name: Option<String>,
+        /// Every instance's INFO as a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Shows each instance of a service with its endpoints.
+    ///
+    /// Example: rnats service info adder
+    Info {
+        /// The service.
+        name: String,
+        /// Only this instance.
+        id: Option<String>,
+        /// The INFO replies as a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Shows request counts, errors and processing times per endpoint.
+    ///
+    /// Example: rnats service stats adder
+    Stats {
+        /// Only instances of this service.
+        name: Option<String>,
+        /// Only this instance.
+        id: Option<String>,
+        /// The STATS replies as a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// PINGs the instances and lists those that answer.
+    ///
+    /// Example: rnats service ping adder
+    Ping {
+        /// Only instances of this service.
+        name: Option<String>,
+        /// The PING replies as a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// What a failed discovery request says.
+const FAILED: &str = "service discovery failed";
+
+/// Runs a service command.
+pub(crate) async fn run(args: ServiceArgs) -> Result<(), CliError> {
+    let (client, _) = args.conn.connect().await?;
+    let mut discovery = Discovery::new(client).timeout(args.wait);
+    if let Some(n) = args.expect {
+        discovery = discovery.max_replies(n);
+    }
+    match args.command {
+        ServiceCommand::Ls { name, json } => list(&discovery, name, json, args.wait).await,
+        ServiceCommand::Info { name, id, json } => {
+            info(&discovery, name, id, json, args.wait).await
+        }
+        ServiceCommand::Stats { name, id, json } => {
+            stats(&discovery, name, id, json, args.wait).await
+        }
+        ServiceCommand::Ping { name, json } => ping(&discovery, name, json, args.wait).await,
+    }
+}
+
+async fn list(
+    discovery: &Discovery,
+    name: Option<String>,
+    json: bool,
+    wait: Duration,
+) -> Result<(), CliError> {
+    let mut infos = discovery
+        .info(name.as_deref())
+        .await
+        .map_err(CliError::js(FAILED))?;
+    infos.sort_by(|a, b| (&a.name, &a.id).cmp(&(&b.name, &b.id)));
+    if json {
+        return out::json(&infos);
+    }
+    if infos.is_empty() {
+        eprintln!("No services answered within {:?}", wait);
+        return Ok(());
+    }
+    let mut by_name: BTreeMap<&str, Vec<&rnats::service::Info>> = BTreeMap::new();
+    for info in &infos {
+        by_name.entry(&info.name).or_default().push(info);
+    }
+    let mut table = Table::new(["Name", "Version", "Instances", "Endpoints", "Description"]);
+    for (name, instances) in by_name {
+        let mut versions: Vec<&str> = instances.iter().map(|i| i.version.as_str()).collect();
+        versions.sort_unstable();
+        versions.dedup();
+        table.row(vec![
+            name.to_owned(),
+            versions.join(", "),
+            instances.len().to_string(),
+            instances[0].endpoints.len().to_string(),
+            instances[0].description.clone(),
+        ]);
+    }
+    table.print()
+}
+
+async fn info(
+    discovery: &Discovery,
+    name: String,
+    id: Option<String>,
+    json: bool,
+    wait: Duration,
+) -> Result<(), CliError> {
+    let mut infos = match &id {
+        Some(id) => vec![
+            discovery
+                .info_instance(&name, id)
+                .await
+                .map_err(CliError::js(FAILED))?,
+        ],
+        None => discovery
+            .info(Some(&name))
+            .await
+            .map_err(CliError::js(FAILED))?,
+    };
+    infos.sort_by(|a, b| a.id.cmp(&b.id));
+    if json {
+        return out::json(&infos);
+    }
+    if infos.is_empty() {
+        return Err(CliError::NothingReceived {
+            what: "no service instance answered",
+            timeout: wait,
+        });
+    }
+    let mut text = String::new();
+    for info in &infos {
+        text.push_str(&format!(
+            "Service {} {} ({})\n",
+            info.name, info.version, info.id
+        ));
+        if !info.description.is_empty() {
+            text.push_str(&format!("  {}\n", info.description));
+        }
+        let mut table = Table::new(["  Endpoint", "Subject", "Queue group"]);
+        for e in &info.endpoints {
+            table.row(vec![
+                format!("  {}", e.name),
+                e.subject.clone(),
+                e.queue_group.clone(),
+            ]);
+        }
+        text.push_str(&table.render());
+        text.push('\n');
+    }
+    out::print(&text)
+}
+
+async fn stats(
+    discovery: &Discovery,
+    name: Option<String>,
+    id: Option<String>,
+    json: bool,
+    wait: Duration,
+) -> Result<(), CliError> {
+    let mut stats = match (&name, &id) {
+        (Some(name), Some(id)) => {
+            vec![
+                discovery
+                    .stats_instance(name, id)
+                    .await
+                    .map_err(CliError::js(FAILED))?,
+            ]
+        }
+        _ => discovery
+            .stats(name.as_deref())
+            .await
+            .map_err(CliError::js(FAILED))?,
+    };
+    stats.sort_by(|a, b| (&a.name, &a.id).cmp(&(&b.name, &b.id)));
+    if json {
+        return out::json(&stats);
+    }
+    if stats.is_empty() {
+        eprintln!("No services answered within {:?}", wait);
+        return Ok(());
+    }
+    let mut table = Table::new([
+        "Service",
+        "ID",
+        "Endpoint",
+        "Requests",
+        "Errors",
+        "Average",
+        "Last error",
+    ]);
+    for s in &stats {
+        for e in &s.endpoints {
+            table.row(vec![
+                s.name.clone(),
+                s.id.clone(),
+                e.name.clone(),
+                human::count(e.requests as u64),
+                human::count(e.errors as u64),
+                human::latency_us(e.average_processing_time.as_secs_f64() * 1e6),
+                e.last_error
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
+            ]);
+        }
+    }
+    table.print()
+}
+
+async fn ping(
+    discovery: &Discovery,
+    name: Option<String>,
+    json: bool,
+    wait: Duration,
+) -> Result<(), CliError> {
+    let mut pongs = discovery
+        .ping(name.as_deref())
+        .await
+        .map_err(CliError::js(FAILED))?;
+    pongs.sort_by(|a, b| (&a.name, &a.id).cmp(&(&b.name, &b.id)));
+    if json {
+        return out::json(&pongs);
+    }
+    if pongs.is_empty() {
+        return Err(CliError::NothingReceived {
+            what: "no service instance answered",
+            timeout: wait,
+        });
+    }
+    let mut table = Table::new(["Name", "ID", "Version"]);
+    for p in &pongs {
+        table.row(vec![p.name.clone(), p.id.clone(), p.version.clone()]);
+    }
+    table.print()
+}

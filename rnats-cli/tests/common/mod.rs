@@ -1,0 +1,197 @@
+//! Running the built `rnats` binary in tests: a private config directory per test (so no
+//! user context leaks in), children that are killed if a test fails, and waiting on the
+//! readiness lines `sub` and `reply` print.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// The `rnats` binary with its own `XDG_CONFIG_HOME` and `HOME`.
+pub struct Rnats {
+    home: tempfile::TempDir,
+}
+
+impl Rnats {
+    /// A fresh, empty configuration directory.
+    pub fn new() -> Rnats {
+        Rnats {
+            home: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    /// `$XDG_CONFIG_HOME` of the runs.
+    pub fn config_dir(&self) -> PathBuf {
+        self.home.path().join("config")
+    }
+
+    /// The natscli directory, `$XDG_CONFIG_HOME/nats`.
+    pub fn nats_dir(&self) -> PathBuf {
+        self.config_dir().join("nats")
+    }
+
+    /// A command for `rnats args`, with no NATS_* variables from the outside.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rnats"));
+        command
+            .args(args)
+            .env("XDG_CONFIG_HOME", self.config_dir())
+            .env("HOME", self.home.path());
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("NATS_") && key != "NATS_SERVER_BIN" {
+                command.env_remove(key);
+            }
+        }
+        command
+    }
+
+    /// Runs `rnats args` with empty standard input.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("rnats runs")
+    }
+
+    /// Runs `rnats args` with `input` on standard input.
+    pub fn run_with_input(&self, args: &[&str], input: &[u8]) -> Output {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("rnats runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write stdin");
+        child.wait_with_output().expect("rnats ends")
+    }
+
+    /// Runs `rnats args`, checks it succeeded and returns its standard output.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert_success(&out, args);
+        String::from_utf8(out.stdout).expect("utf-8 stdout")
+    }
+
+    /// Runs `rnats args`, checks it succeeded and parses its standard output as JSON.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let stdout = self.ok(args);
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stdout}"))
+    }
+
+    /// Runs `rnats args`, checks it failed with one line on stderr and returns that line.
+    pub fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            !out.status.success(),
+            "{args:?} should fail; stderr: {stderr}"
+        );
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(
+            lines.len(),
+            1,
+            "{args:?}: one stderr line expected: {stderr}"
+        );
+        assert!(lines[0].starts_with("error: "), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        lines[0].to_owned()
+    }
+
+    /// Starts `rnats args` in the background and waits until it prints a line containing
+    /// `ready` on stderr (its readiness line).
+    pub fn spawn_ready(&self, args: &[&str], ready: &str) -> Running {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("rnats runs");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        let mut running = Running {
+            child: Some(child),
+            stderr: None,
+        };
+        let mut seen = String::new();
+        loop {
+            let mut line = String::new();
+            let n = stderr.read_line(&mut line).expect("read stderr");
+            if n == 0 {
+                let out = running.finish();
+                panic!(
+                    "{args:?} ended before {ready:?}: {seen}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            seen.push_str(&line);
+            if line.contains(ready) {
+                break;
+            }
+        }
+        running.stderr = Some(stderr);
+        running
+    }
+}
+
+/// A background `rnats`, killed when dropped unfinished.
+pub struct Running {
+    child: Option<Child>,
+    stderr: Option<BufReader<ChildStderr>>,
+}
+
+impl Running {
+    /// Waits for the command to end and returns its output (stderr after the ready line).
+    pub fn finish(&mut self) -> Output {
+        let child = self.child.take().expect("still running");
+        let mut rest = Vec::new();
+        if let Some(mut stderr) = self.stderr.take() {
+            std::io::Read::read_to_end(&mut stderr, &mut rest).expect("read stderr");
+        }
+        let mut out = child.wait_with_output().expect("rnats ends");
+        rest.extend_from_slice(&out.stderr);
+        out.stderr = rest;
+        out
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Panics with both streams unless `out` is a success.
+pub fn assert_success(out: &Output, args: &[&str]) {
+    assert!(
+        out.status.success(),
+        "{args:?} failed\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Every line of `text` parsed as JSON.
+pub fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// Writes `text` to `path`, making its directories.
+pub fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}

@@ -1,0 +1,174 @@
+//! natscli contexts: files written the way natscli writes them are used by rnats, and files
+//! rnats writes carry natscli's field names.
+
+mod common;
+
+use common::{Rnats, write};
+use rnats_test_server::NatsServer;
+use serde_json::Value;
+
+/// A context file as `nats context add` writes it (jsm.go `natscontext`, MarshalIndent).
+fn natscli_context(url: &str, token: &str) -> String {
+    format!(
+        r#"{{
+  "description": "made by natscli",
+  "url": "{url}",
+  "socks_proxy": "",
+  "token": "{token}",
+  "user": "",
+  "password": "",
+  "creds": "",
+  "nkey": "",
+  "cert": "",
+  "key": "",
+  "ca": "",
+  "nsc": "",
+  "jetstream_domain": "",
+  "jetstream_api_prefix": "",
+  "jetstream_event_prefix": "",
+  "inbox_prefix": "",
+  "user_jwt": "",
+  "color_scheme": "",
+  "tls_first": false,
+  "windows_cert_store": "",
+  "windows_cert_match_by": "",
+  "windows_cert_match": "",
+  "windows_ca_certs_match": null
+}}"#
+    )
+}
+
+#[test]
+fn a_selected_natscli_context_supplies_server_and_token() {
+    let server = NatsServer::builder().token("tok").spawn().expect("server");
+    let rnats = Rnats::new();
+    write(
+        &rnats.nats_dir().join("context/dev.json"),
+        &natscli_context(&server.url(), "tok"),
+    );
+    write(&rnats.nats_dir().join("context.txt"), "dev");
+    // No --server and no --token: both come from the context.
+    let info = rnats.json(&["server", "info", "--json"]);
+    assert_eq!(info["port"], server.port());
+
+    let ls = rnats.ok(&["context", "ls"]);
+    assert!(ls.contains("dev*"), "{ls}");
+    assert!(ls.contains("made by natscli"), "{ls}");
+    let info = rnats.json(&["context", "info", "dev", "--json"]);
+    assert_eq!(info["token"], "*****", "secrets are masked");
+
+    // Flags override the context.
+    let line = rnats.fails(&["rtt", "--token", "wrong"]);
+    assert!(line.contains("authorization violation"), "{line}");
+    let line = rnats.fails(&["rtt", "-s", "nats://127.0.0.1:1"]);
+    assert!(
+        line.contains("cannot connect to nats://127.0.0.1:1"),
+        "{line}"
+    );
+}
+
+#[test]
+fn context_flag_picks_another_context_and_unknown_ones_are_errors() {
+    let server = NatsServer::start();
+    let rnats = Rnats::new();
+    write(
+        &rnats.nats_dir().join("context/good.json"),
+        &natscli_context(&server.url(), ""),
+    );
+    write(
+        &rnats.nats_dir().join("context/bad.json"),
+        &natscli_context("nats://127.0.0.1:1", ""),
+    );
+    write(&rnats.nats_dir().join("context.txt"), "bad\n");
+    rnats.ok(&["rtt", "--count", "1", "--context", "good"]);
+    let line = rnats.fails(&["rtt"]);
+    assert!(line.contains("127.0.0.1:1"), "{line}");
+    let line = rnats.fails(&["rtt", "--context", "missing"]);
+    assert!(line.contains("unknown context \"missing\""), "{line}");
+}
+
+#[test]
+fn add_select_ls_rm_round_trip_in_natscli_format() {
+    let server = NatsServer::start();
+    let rnats = Rnats::new();
+    rnats.ok(&[
+        "context",
+        "add",
+        "local",
+        "--server",
+        &server.url(),
+        "--description",
+        "my box",
+        "--user",
+        "bob",
+        "--password",
+        "pw",
+        "--select",
+    ]);
+    let path = rnats.nats_dir().join("context/local.json");
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("written")).expect("JSON");
+    assert_eq!(file["url"], server.url());
+    assert_eq!(file["description"], "my box");
+    assert_eq!(file["user"], "bob");
+    assert_eq!(file["password"], "pw");
+    for field in [
+        "token",
+        "creds",
+        "nkey",
+        "cert",
+        "key",
+        "ca",
+        "jetstream_domain",
+        "inbox_prefix",
+    ] {
+        assert_eq!(file[field], "", "natscli's field {field} is written");
+    }
+    assert_eq!(file["tls_first"], false);
+    let selected = std::fs::read_to_string(rnats.nats_dir().join("context.txt")).expect("selected");
+    assert_eq!(selected, "local");
+
+    // A field rnats does not know survives an edit.
+    let mut edited = file.clone();
+    edited["windows_cert_store"] = Value::from("user");
+    std::fs::write(&path, serde_json::to_vec(&edited).expect("JSON")).expect("write");
+    rnats.ok(&["context", "edit", "local", "--description", "renamed"]);
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("written")).expect("JSON");
+    assert_eq!(file["description"], "renamed");
+    assert_eq!(file["windows_cert_store"], "user");
+    assert_eq!(file["user"], "bob");
+
+    rnats.ok(&["context", "add", "other", "--server", "nats://127.0.0.1:1"]);
+    let list = rnats.json(&["context", "ls", "--json"]);
+    let names: Vec<(&str, bool)> = list
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap_or_default(),
+                c["selected"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(names, [("local", true), ("other", false)]);
+
+    rnats.ok(&["context", "select", "other"]);
+    let previous =
+        std::fs::read_to_string(rnats.nats_dir().join("previous-context.txt")).expect("previous");
+    assert_eq!(previous, "local");
+    assert_eq!(rnats.ok(&["context", "select"]), "other\n");
+
+    let line = rnats.fails(&["context", "rm", "other"]);
+    assert!(line.contains("--force"), "{line}");
+    rnats.ok(&["context", "rm", "other", "--force"]);
+    assert!(
+        !rnats.nats_dir().join("context.txt").exists(),
+        "rm unselects"
+    );
+    let list = rnats.json(&["context", "ls", "--json"]);
+    assert_eq!(list.as_array().map(Vec::len), Some(1));
+    let line = rnats.fails(&["context", "select", "other"]);
+    assert!(line.contains("unknown context"), "{line}");
+}
