@@ -9,7 +9,7 @@ use crate::bench::BenchArgs;
 use crate::context::ContextArgs;
 use crate::core::{PubArgs, ReplyArgs, ReqArgs, RttArgs, SubArgs};
 use crate::error::CliError;
-use crate::jetstream::{AccountArgs, ConsumerArgs, ObjectArgs, StreamArgs};
+use crate::jetstream::{AccountArgs, ConsumerArgs, KvArgs, ObjectArgs, StreamArgs};
 use crate::service::ServiceArgs;
 
 /// rnats: a NATS command line built on the rnats client.
@@ -53,6 +53,8 @@ pub(crate) enum Command {
     Stream(StreamArgs),
     /// Manages JetStream consumers.
     Consumer(ConsumerArgs),
+    /// Reads and writes Key-Value buckets.
+    Kv(KvArgs),
     /// Stores and reads files in Object Store buckets.
     Object(ObjectArgs),
     /// Discovers Service API services and shows their info and stats.
@@ -106,6 +108,7 @@ impl Cli {
             Command::Stream(args) => block_on(crate::jetstream::stream(args)),
             Command::Consumer(args) => block_on(crate::jetstream::consumer(args)),
             Command::Account(args) => block_on(crate::jetstream::account(args)),
+            Command::Kv(args) => block_on(crate::jetstream::kv(args)),
             Command::Object(args) => block_on(crate::jetstream::object(args)),
             Command::Service(args) => block_on(crate::service::run(args)),
         }

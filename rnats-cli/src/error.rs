@@ -177,6 +177,14 @@ pub(crate) enum CliError {
         #[source]
         source: io::Error,
     },
+    /// A Key-Value key has no value.
+    #[error("{bucket} > {key}: key not found")]
+    KeyNotFound {
+        /// The bucket.
+        bucket: String,
+        /// The key.
+        key: String,
+    },
     /// A consumer is not of the kind a command needs.
     #[error("consumer {consumer} on {stream} is a push consumer; `next` needs a pull consumer")]
     NotPull {

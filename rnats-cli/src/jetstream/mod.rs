@@ -3,12 +3,14 @@
 
 mod account;
 mod consumer;
+mod kv;
 mod object;
 mod stream;
 mod stream_config;
 
 pub(crate) use account::{AccountArgs, run as account};
 pub(crate) use consumer::{ConsumerArgs, run as consumer};
+pub(crate) use kv::{KvArgs, run as kv};
 pub(crate) use object::{ObjectArgs, run as object};
 pub(crate) use stream::{StreamArgs, run as stream};
 
