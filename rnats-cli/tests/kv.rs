@@ -11,17 +11,59 @@ fn kv_add_put_get_history_del_rm() {
     let url = server.url();
     let rnats = Rnats::new();
     let s = ["-s", url.as_str()];
-    rnats.ok(&[&["kv", "add", "config", "--history", "5", "--storage", "memory"][..], &s[..]].concat());
-    assert_eq!(rnats.ok(&[&["kv", "put", "config", "app.color", "blue"][..], &s[..]].concat()), "1\n");
-    let out = rnats.run_with_input(&[&["kv", "put", "config", "app.color"][..], &s[..]].concat(), b"green");
+    rnats.ok(&[
+        &[
+            "kv",
+            "add",
+            "config",
+            "--history",
+            "5",
+            "--storage",
+            "memory",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    assert_eq!(
+        rnats.ok(&[&["kv", "put", "config", "app.color", "blue"][..], &s[..]].concat()),
+        "1\n"
+    );
+    let out = rnats.run_with_input(
+        &[&["kv", "put", "config", "app.color"][..], &s[..]].concat(),
+        b"green",
+    );
     assert_success(&out, &["kv", "put"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "2\n");
-    rnats.ok(&[&["kv", "create", "config", "app.owner", "alice"][..], &s[..]].concat());
+    rnats.ok(&[
+        &["kv", "create", "config", "app.owner", "alice"][..],
+        &s[..],
+    ]
+    .concat());
     let line = rnats.fails(&[&["kv", "create", "config", "app.owner", "bob"][..], &s[..]].concat());
-    assert!(line.starts_with("error: cannot create app.owner in config"), "{line}");
+    assert!(
+        line.starts_with("error: cannot create app.owner in config"),
+        "{line}"
+    );
 
-    assert_eq!(rnats.ok(&[&["kv", "get", "config", "app.color", "--raw"][..], &s[..]].concat()), "green\n");
-    let old = rnats.json(&[&["kv", "get", "config", "app.color", "--revision", "1", "--json"][..], &s[..]].concat());
+    assert_eq!(
+        rnats.ok(&[&["kv", "get", "config", "app.color", "--raw"][..], &s[..]].concat()),
+        "green\n"
+    );
+    let old = rnats.json(
+        &[
+            &[
+                "kv",
+                "get",
+                "config",
+                "app.color",
+                "--revision",
+                "1",
+                "--json",
+            ][..],
+            &s[..],
+        ]
+        .concat(),
+    );
     assert_eq!(old["value"], "blue");
     assert_eq!(old["revision"], 1);
 
@@ -31,8 +73,15 @@ fn kv_add_put_get_history_del_rm() {
     assert_eq!(buckets[0]["bucket"], "config");
     assert_eq!(buckets[0]["history"], 5);
 
-    let history = rnats.ok(&[&["kv", "history", "config", "app.color", "--json"][..], &s[..]].concat());
-    let revisions: Vec<u64> = json_lines(&history).iter().filter_map(|e| e["revision"].as_u64()).collect();
+    let history = rnats.ok(&[
+        &["kv", "history", "config", "app.color", "--json"][..],
+        &s[..],
+    ]
+    .concat());
+    let revisions: Vec<u64> = json_lines(&history)
+        .iter()
+        .filter_map(|e| e["revision"].as_u64())
+        .collect();
     assert_eq!(revisions, [1, 2]);
 
     let line = rnats.fails(&[&["kv", "del", "config", "app.color"][..], &s[..]].concat());
@@ -65,7 +114,12 @@ fn kv_watch_shows_current_values_then_changes() {
     let entries = json_lines(&String::from_utf8_lossy(&out.stdout));
     let seen: Vec<(&str, &str)> = entries
         .iter()
-        .map(|e| (e["key"].as_str().unwrap_or_default(), e["value"].as_str().unwrap_or_default()))
+        .map(|e| {
+            (
+                e["key"].as_str().unwrap_or_default(),
+                e["value"].as_str().unwrap_or_default(),
+            )
+        })
         .collect();
     assert_eq!(seen, [("a", "1"), ("b", "2")]);
 }

@@ -45,8 +45,12 @@ pub(crate) async fn run(args: PubArgs) -> Result<(), CliError> {
         _ => Body::Bytes(super::body_or_stdin(None)?),
     };
     let (client, _) = args.conn.connect().await?;
+    let bar = progress_bar(args.count, args.quiet);
     let mut bytes = 0usize;
     for n in 1..=args.count {
+        if n % PROGRESS_STEP == 0 {
+            bar.set_position(n);
+        }
         let subject = subject.render(n);
         let payload = match &body {
             Body::Template(t) => Bytes::from(t.render(n)),
@@ -73,6 +77,7 @@ pub(crate) async fn run(args: PubArgs) -> Result<(), CliError> {
         }
     }
     client.flush().await?;
+    bar.finish_and_clear();
     if !args.quiet && std::io::stderr().is_terminal() {
         let what = if args.count == 1 {
             "1 message".to_owned()
@@ -86,6 +91,25 @@ pub(crate) async fn run(args: PubArgs) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// Publishes between progress bar updates: often enough to move smoothly, rarely enough to
+/// cost nothing next to the publishes.
+const PROGRESS_STEP: u64 = 1024;
+
+/// A bar on stderr for long runs (`--count` of 10,000 or more) when stderr is a terminal;
+/// hidden otherwise, and with `--quiet`.
+fn progress_bar(count: u64, quiet: bool) -> indicatif::ProgressBar {
+    if quiet || count < 10_000 || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(count);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:40} {human_pos}/{human_len} messages {eta}")
+    {
+        bar.set_style(style);
+    }
+    bar
 }
 
 /// The body: a template rendered per message, or bytes from standard input as they are.

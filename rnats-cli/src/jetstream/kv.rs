@@ -251,7 +251,10 @@ pub(crate) async fn run(args: KvArgs) -> Result<(), CliError> {
         }
         KvCommand::Purge { bucket, key, force } => {
             let store = open(&js, &bucket).await?;
-            out::confirm(&format!("Really purge {key} and its history from {bucket}"), force)?;
+            out::confirm(
+                &format!("Really purge {key} and its history from {bucket}"),
+                force,
+            )?;
             store
                 .purge(&key)
                 .await
@@ -281,7 +284,10 @@ pub(crate) async fn run(args: KvArgs) -> Result<(), CliError> {
         }
         KvCommand::Rm { bucket, force } => {
             open(&js, &bucket).await?;
-            out::confirm(&format!("Really remove bucket {bucket} and every key in it"), force)?;
+            out::confirm(
+                &format!("Really remove bucket {bucket} and every key in it"),
+                force,
+            )?;
             js.delete_key_value(&bucket)
                 .await
                 .map_err(CliError::js(format!("cannot remove bucket {bucket}")))?;
