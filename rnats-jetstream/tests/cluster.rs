@@ -16,31 +16,23 @@ use tokio::sync::Notify;
 
 /// Bound on every wait of this file: elections on a loaded 2-core machine take seconds.
 const WAIT: Duration = Duration::from_secs(60);
-/// Pause between attempts while the cluster elects a leader; a backoff, not a race fix.
-const RETRY_PAUSE: Duration = Duration::from_millis(50);
 const MESSAGES: usize = 1_000;
 
-/// Creates the R3 stream once the cluster has a metadata leader (until then JetStream
-/// answers "temporarily unavailable" or not at all).
-async fn create_r3_stream(js: &Context, name: &str) -> Stream {
-    let attempts = async {
-        loop {
-            let config = Config {
-                name: name.to_owned(),
-                subjects: vec![format!("{name}.>")],
-                storage: StorageType::File,
-                num_replicas: 3,
-                ..Default::default()
-            };
-            match js.create_stream(config).await {
-                Ok(stream) => break stream,
-                Err(_) => tokio::time::sleep(RETRY_PAUSE).await,
-            }
-        }
+/// Creates the R3 stream once every node has logged the election of a metadata leader: until
+/// then JetStream answers "temporarily unavailable" or not at all.
+async fn create_r3_stream(cluster: &Cluster, js: &Context, name: &str) -> Stream {
+    for node in cluster.nodes() {
+        node.wait_for_log("metadata leader", WAIT)
+            .expect("no metadata leader was elected");
+    }
+    let config = Config {
+        name: name.to_owned(),
+        subjects: vec![format!("{name}.>")],
+        storage: StorageType::File,
+        num_replicas: 3,
+        ..Default::default()
     };
-    tokio::time::timeout(WAIT, attempts)
-        .await
-        .expect("the cluster never accepted the R3 stream")
+    js.create_stream(config).await.unwrap()
 }
 
 /// Publishes message `i` with message id `i` until the stream acks it; a retried publish that
@@ -50,12 +42,13 @@ async fn publish_until_acked(js: &Context, subject: &str, i: usize) {
         let publish = Publish::build()
             .payload(Bytes::from(i.to_string()))
             .message_id(i.to_string());
+        // No spin while the stream elects a leader: each failed attempt has waited out the
+        // ack timeout or the context's no-responders backoff (ADR-22).
         if let Ok(ack) = js.send_publish(subject.to_owned(), publish).await {
             if ack.await.is_ok() {
                 return;
             }
         }
-        tokio::time::sleep(RETRY_PAUSE).await;
     }
 }
 
@@ -71,7 +64,7 @@ async fn r3_stream_survives_losing_its_leader_while_publishing() {
     let js = rnats_jetstream::ContextBuilder::new()
         .timeout(Duration::from_secs(2))
         .build(client);
-    let mut stream = create_r3_stream(&js, "R3").await;
+    let mut stream = create_r3_stream(&cluster, &js, "R3").await;
 
     let acked = Arc::new(AtomicUsize::new(0));
     let halfway = Arc::new(Notify::new());
