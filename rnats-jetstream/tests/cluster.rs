@@ -8,8 +8,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_util::StreamExt;
 use rnats_jetstream::Context;
+use rnats_jetstream::context::CreateStreamErrorKind;
 use rnats_jetstream::context::Publish;
+use rnats_jetstream::errors::ErrorCode;
 use rnats_jetstream::stream::{Config, StorageType, Stream};
 use rnats_test_server::Cluster;
 use tokio::sync::Notify;
@@ -18,13 +21,36 @@ use tokio::sync::Notify;
 const WAIT: Duration = Duration::from_secs(60);
 const MESSAGES: usize = 1_000;
 
-/// Creates the R3 stream once every node has logged the election of a metadata leader: until
-/// then JetStream answers "temporarily unavailable" or not at all.
+/// Accounts of every node: the test's client lands in APP (JetStream on) without
+/// credentials, and SYS lets the test watch the servers' `STATSZ` broadcasts.
+const ACCOUNTS: &str = "accounts {
+  SYS { users: [{ user: sys, password: sys }] }
+  APP { jetstream: enabled, users: [{ user: app, password: app }] }
+}
+system_account: SYS
+no_auth_user: app
+";
+
+/// Creates the R3 stream once the cluster can place it.
+///
+/// Until every node has logged the election of a metadata leader, JetStream answers
+/// "temporarily unavailable" or not at all. After that the leader still refuses placement
+/// ("no suitable peers", 10005) on a node it has had no `STATSZ` from yet, and it logs
+/// nothing when one arrives. So the test listens to those broadcasts in the system
+/// account and tries again after each one: every retry follows a change on the server.
 async fn create_r3_stream(cluster: &Cluster, js: &Context, name: &str) -> Stream {
     for node in cluster.nodes() {
         node.wait_for_log("metadata leader", WAIT)
             .expect("no metadata leader was elected");
     }
+    let system = rnats_core::ConnectOptions::new()
+        .user_and_password("sys".into(), "sys".into())
+        .connect(cluster.urls().as_slice())
+        .await
+        .unwrap();
+    let mut statsz = system.subscribe("$SYS.SERVER.*.STATSZ").await.unwrap();
+    system.flush().await.unwrap();
+
     let config = Config {
         name: name.to_owned(),
         subjects: vec![format!("{name}.>")],
@@ -32,7 +58,22 @@ async fn create_r3_stream(cluster: &Cluster, js: &Context, name: &str) -> Stream
         num_replicas: 3,
         ..Default::default()
     };
-    js.create_stream(config).await.unwrap()
+    loop {
+        match js.create_stream(config.clone()).await {
+            Ok(stream) => return stream,
+            Err(e) => match e.kind() {
+                CreateStreamErrorKind::JetStream(js_error)
+                    if js_error.error_code() == ErrorCode::CLUSTER_NO_PEERS =>
+                {
+                    tokio::time::timeout(WAIT, statsz.next())
+                        .await
+                        .expect("no server sent STATSZ")
+                        .expect("the system subscription ended");
+                }
+                _ => panic!("creating the R3 stream failed: {e}"),
+            },
+        }
+    }
 }
 
 /// Publishes message `i` with message id `i` until the stream acks it; a retried publish that
@@ -54,7 +95,8 @@ async fn publish_until_acked(js: &Context, subject: &str, i: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn r3_stream_survives_losing_its_leader_while_publishing() {
-    let mut cluster = Cluster::start_with(3, |node| node.jetstream(true)).unwrap();
+    let mut cluster =
+        Cluster::start_with(3, |node| node.jetstream(true).append_config(ACCOUNTS)).unwrap();
     let urls = cluster.urls();
     let client = rnats_core::ConnectOptions::new()
         .retry_on_initial_connect()

@@ -232,8 +232,10 @@ impl ServerBuilder {
         NatsServer::launch(self.prepare_launch()?, self.port)
     }
 
-    /// Appends configuration text after whatever [`config`](Self::config) set.
-    pub(crate) fn append_config(mut self, text: &str) -> Self {
+    /// Appends configuration text after whatever [`config`](Self::config) (or an earlier
+    /// call) set, e.g. to add accounts to a [`Cluster`](crate::Cluster) node whose cluster
+    /// block is already there.
+    pub fn append_config(mut self, text: &str) -> Self {
         let mut merged = self.config_text.take().unwrap_or_default();
         merged.push('\n');
         merged.push_str(text);
