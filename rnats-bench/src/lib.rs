@@ -7,9 +7,11 @@
 
 pub mod args;
 pub mod memory;
+pub mod raw;
 pub mod report;
 pub mod scenario;
 pub mod stats;
+pub mod workload;
 
 pub use args::{Args, ArgsError, MemChild, MemProbe};
 pub use report::Report;
