@@ -44,7 +44,10 @@ fn messages_arrive_intact_and_in_order() {
     }
     for i in 0..1_000u32 {
         let msg = connection.next_msg().expect("message");
-        assert_eq!(msg.payload, i.to_string().repeat(i as usize % 50).as_bytes());
+        assert_eq!(
+            msg.payload,
+            i.to_string().repeat(i as usize % 50).as_bytes()
+        );
         assert_eq!(msg.reply, Some(&b"raw.reply"[..]));
     }
     // Messages that come back before the PONG are counted and consumed by the flush.

@@ -457,14 +457,26 @@ mod tests {
         let mut digits = [0u8; 20];
         assert_eq!(decimal(0, &mut digits), b"0");
         assert_eq!(decimal(8192, &mut digits), b"8192");
-        assert_eq!(decimal(usize::MAX, &mut digits), usize::MAX.to_string().as_bytes());
+        assert_eq!(
+            decimal(usize::MAX, &mut digits),
+            usize::MAX.to_string().as_bytes()
+        );
     }
 
     #[test]
     fn addresses() {
-        assert_eq!(address("nats://127.0.0.1:4333").ok(), Some("127.0.0.1:4333".into()));
-        assert_eq!(address("127.0.0.1:4333").ok(), Some("127.0.0.1:4333".into()));
-        assert_eq!(address("nats://127.0.0.1").ok(), Some("127.0.0.1:4222".into()));
+        assert_eq!(
+            address("nats://127.0.0.1:4333").ok(),
+            Some("127.0.0.1:4333".into())
+        );
+        assert_eq!(
+            address("127.0.0.1:4333").ok(),
+            Some("127.0.0.1:4333".into())
+        );
+        assert_eq!(
+            address("nats://127.0.0.1").ok(),
+            Some("127.0.0.1:4222".into())
+        );
         assert_eq!(
             address("nats://127.0.0.1:1,nats://127.0.0.1:2").ok(),
             Some("127.0.0.1:1".into())

@@ -347,7 +347,11 @@ mod tests {
         let expected = expected();
         // Every single cut, and every pair of cuts.
         for a in 0..=STREAM.len() {
-            assert_eq!(parse_in_pieces(STREAM, &[a]), Ok(expected.clone()), "cut {a}");
+            assert_eq!(
+                parse_in_pieces(STREAM, &[a]),
+                Ok(expected.clone()),
+                "cut {a}"
+            );
             for b in a..=STREAM.len() {
                 assert_eq!(
                     parse_in_pieces(STREAM, &[a, b]),
@@ -379,14 +383,20 @@ mod tests {
     fn rejects_garbage() {
         assert_eq!(parse_frame(b"HELLO\r\n"), Err(ParseError::UnknownOp));
         assert_eq!(parse_frame(b"MSG a 1\r\n"), Err(ParseError::BadMsgLine));
-        assert_eq!(parse_frame(b"MSG a b c d e\r\n"), Err(ParseError::BadMsgLine));
+        assert_eq!(
+            parse_frame(b"MSG a b c d e\r\n"),
+            Err(ParseError::BadMsgLine)
+        );
         assert_eq!(parse_frame(b"MSG a x 5\r\n"), Err(ParseError::BadMsgLine));
         assert_eq!(parse_frame(b"MSG a 1 -5\r\n"), Err(ParseError::BadMsgLine));
         assert_eq!(
             parse_frame(b"MSG a 1 99999999999999999999\r\n"),
             Err(ParseError::BadMsgLine)
         );
-        assert_eq!(parse_frame(b"HMSG a 1 9 5\r\n"), Err(ParseError::BadMsgLine));
+        assert_eq!(
+            parse_frame(b"HMSG a 1 9 5\r\n"),
+            Err(ParseError::BadMsgLine)
+        );
         assert_eq!(
             parse_frame(b"MSG a 1 2\r\nabcd\r\n"),
             Err(ParseError::BadFrameEnd)
