@@ -5,6 +5,11 @@
 //! messages are to be received, release the workers together, watch them through a
 //! [`Supervisor`](supervisor::Supervisor) (progress bar, stall detection), then turn what
 //! they measured into a [`BenchReport`](report::BenchReport).
+//!
+//! The clients run on the tokio runtime chosen with `--runtime` ([`RuntimeFlavor`]), built
+//! in [`run`]. A blocking client (`--blocking`, once `rnats::blocking` exists) plugs in at
+//! the same place: instead of building a runtime, [`run`] hands the [`Plan`] to a blocking
+//! module per [`BenchKind`], and the report says `blocking` where it now names the runtime.
 
 mod fanout;
 mod jetstream;
@@ -12,6 +17,7 @@ mod latency;
 mod publisher;
 mod report;
 mod request;
+mod runtime;
 mod subscriber;
 mod supervisor;
 mod target;
@@ -26,6 +32,7 @@ use serde::Serialize;
 use crate::cli::ServerArgs;
 use crate::error::CliError;
 use report::{BenchReport, Figures};
+pub(crate) use runtime::RuntimeFlavor;
 use target::Target;
 
 /// Options of `rnats bench`.
@@ -83,6 +90,11 @@ pub(crate) struct BenchArgs {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
     )]
     pub(crate) batch: usize,
+    /// The tokio runtime the clients run on: multi-thread (a worker per core, as
+    /// #[tokio::main] gives) or current-thread (everything on one thread, no cross-thread
+    /// wake-ups).
+    #[arg(long, value_enum, value_name = "FLAVOR", default_value_t = RuntimeFlavor::MultiThread)]
+    pub(crate) runtime: RuntimeFlavor,
     /// Client tuning knobs, to measure them (see docs/performance.md).
     #[command(flatten)]
     pub(crate) tuning: Tuning,
@@ -161,10 +173,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
         in_flight: args.in_flight,
         batch: args.batch,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(CliError::Runtime)?;
+    let runtime = args.runtime.build()?;
     let figures = runtime.block_on(plan.execute(args.kind));
     // Stop every connection task before the private server (dropped after us) goes away.
     drop(runtime);
@@ -172,6 +181,7 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
         kind: args.kind,
         server: plan.url,
         private_server: target.is_private(),
+        runtime: args.runtime,
         msg_size: args.size,
         msgs: args.msgs,
         clients: args.clients,
