@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 
 use rnats_bench::args::USAGE;
 use rnats_bench::{
-    Args, ClientKind, JS_FETCH_BATCH, JS_IN_FLIGHT, MemChild, MemProbe, Plan, Report, Scenario,
-    memory,
+    Args, ClientKind, JS_FETCH_BATCH, JS_IN_FLIGHT, MemChild, MemProbe, PayloadSize, Plan, Report,
+    Scenario, memory,
 };
 use rnats_test_server::NatsServer;
 
@@ -143,29 +143,19 @@ fn run(runtime: &tokio::runtime::Runtime, args: &Args) -> Result<Report, BenchEr
         args.runtime
     );
 
-    // A short unmeasured publish per client: the server's and each library's first-use costs
-    // (allocations, lazy statics, page faults) should not land in the first measured run.
-    let warm_up = Scenario::Pub(rnats_bench::PayloadSize::B32);
+    // A short unmeasured publish per client (a quick pub32 run): the server's and each
+    // library's first-use costs (allocations, lazy statics, page faults) should not land in
+    // the first measured run.
+    let warm_up = Scenario::Pub(PayloadSize::B32);
     for &client in &args.clients {
-        if client.is_async() {
-            runtime
-                .block_on(async { on_client!(client, |s| s::publish(&url, 32, 10_000).await) })?;
-        } else {
-            run_blocking(warm_up, client, &url, Plan { quick: true })?;
-        }
+        run_client(runtime, args, &url, warm_up, client, Plan { quick: true })?;
     }
 
     for &scenario in &args.scenarios {
         let clients = scenario.clients(&args.clients);
         for round in 0..args.rounds {
             for client in ClientKind::order_for_round(&clients, round) {
-                let outcome = match scenario {
-                    Scenario::Mem => run_mem(args, &url, client),
-                    _ if client.is_async() => {
-                        runtime.block_on(run_once(scenario, client, &url, plan))
-                    }
-                    _ => run_blocking(scenario, client, &url, plan),
-                };
+                let outcome = run_client(runtime, args, &url, scenario, client, plan);
                 match outcome {
                     Ok(values) => report.record(scenario, client, &values),
                     Err(e) => {
@@ -189,6 +179,24 @@ fn run(runtime: &tokio::runtime::Runtime, args: &Args) -> Result<Report, BenchEr
         eprintln!("wrote {}", path.display());
     }
     Ok(report)
+}
+
+/// One run of `scenario` with `client`: `mem` in child processes, an async client on the
+/// runtime, a blocking one on this thread. Returns the values in the order of
+/// `scenario.metrics()`.
+fn run_client(
+    runtime: &tokio::runtime::Runtime,
+    args: &Args,
+    url: &str,
+    scenario: Scenario,
+    client: ClientKind,
+    plan: Plan,
+) -> Result<Vec<f64>, BenchError> {
+    match scenario {
+        Scenario::Mem => run_mem(args, url, client),
+        _ if client.is_async() => runtime.block_on(run_once(scenario, client, url, plan)),
+        _ => run_blocking(scenario, client, url, plan),
+    }
 }
 
 /// One run of one scenario with a client that blocks the calling thread. Its socket

@@ -121,10 +121,14 @@ impl fmt::Display for ArgsError {
                 f,
                 "--runtime wants current-thread or multi-thread, not {value:?}"
             ),
-            ArgsError::BadClients(value) => write!(
-                f,
-                "--clients wants names from rnats,async-nats,raw, not {value:?}"
-            ),
+            ArgsError::BadClients(value) => {
+                let names: Vec<&str> = ClientKind::ALL.iter().map(|c| c.name()).collect();
+                write!(
+                    f,
+                    "--clients wants a comma-separated list from {}, not {value:?}",
+                    names.join(",")
+                )
+            }
         }
     }
 }

@@ -5,7 +5,8 @@
 //!
 //! The async clients' scenarios live in `benches/compare.rs`, because async-nats may only be a
 //! dev-dependency. Run them with
-//! `cargo bench -p rnats-bench --bench compare -- [--quick] [--rounds R] [SCENARIO...]`.
+//! `cargo bench -p rnats-bench --bench compare -- [--quick] [--rounds R]
+//! [--runtime current-thread|multi-thread] [--clients NAME,...] [SCENARIO...]`.
 
 pub mod args;
 pub mod memory;

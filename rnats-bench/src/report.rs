@@ -139,10 +139,13 @@ impl Report {
         };
         let names: Vec<&str> = self.clients.iter().map(|c| c.name()).collect();
         let pairs = self.ratio_pairs();
+        let raw_note = match self.clients.contains(&ClientKind::Raw) {
+            true => "; raw = the blocking-socket baseline, the practical limit",
+            false => "",
+        };
         let _ = writeln!(
             out,
-            "{} on {} ({mode}, {} tokio runtime, median of {} round(s); raw = blocking-socket \
-             baseline, the practical limit)\n",
+            "{} on {} ({mode}, async clients on the {} tokio runtime, median of {} round(s){raw_note})\n",
             names.join(" vs "),
             self.server,
             self.runtime,
@@ -466,6 +469,10 @@ mod tests {
         );
         let two = Report::new(true, 1, "x", Runtime::MultiThread, &[Rnats, AsyncNats]);
         assert_eq!(two.ratio_pairs(), vec![(Rnats, AsyncNats)]);
+        assert!(two.to_markdown().starts_with(
+            "rnats vs async-nats on x (quick sizes, async clients on the multi-thread tokio \
+             runtime, median of 1 round(s))\n"
+        ));
         let raw_only = Report::new(true, 1, "x", Runtime::MultiThread, &[Rnats, Raw]);
         assert_eq!(raw_only.ratio_pairs(), vec![(Rnats, Raw)]);
     }
@@ -473,7 +480,11 @@ mod tests {
     #[test]
     fn markdown_marks_targets() {
         let table = sample_report(Runtime::MultiThread).to_markdown();
-        assert!(table.starts_with("rnats vs async-nats vs raw on nats://127.0.0.1:4222 (full sizes, multi-thread tokio runtime, median of 3 round(s);"));
+        assert!(table.starts_with(
+            "rnats vs async-nats vs raw on nats://127.0.0.1:4222 (full sizes, async clients on \
+             the multi-thread tokio runtime, median of 3 round(s); raw = the blocking-socket \
+             baseline, the practical limit)\n"
+        ));
         assert!(table.contains(
             "| scenario | metric | rnats | async-nats | raw | rnats / async-nats | rnats / raw | \
              async-nats / raw | target (rnats / async-nats) | target (rnats / raw) |\n\

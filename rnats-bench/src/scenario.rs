@@ -157,7 +157,8 @@ impl PayloadSize {
     }
 }
 
-/// A benchmark scenario. Each runs for both clients against the same server.
+/// A benchmark scenario. Each runs for every client that supports it
+/// ([`ClientKind::supports`]) against the same server.
 ///
 /// JetStream publish (`js-pub`, awaited one by one and pipelined) belongs here once rnats has
 /// JetStream; it is left out until then rather than stubbed.

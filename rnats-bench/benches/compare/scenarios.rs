@@ -1,9 +1,11 @@
-//! The scenarios, written once against the API both clients share.
+//! The async scenarios, written once against the API both async clients share.
 //!
 //! This file is compiled twice: as `rnats_side::scenarios` and as `async_nats_side::scenarios`.
 //! In each, `super::connect` opens a connection with that side's client and everything else is
 //! the same method names on different types. One copy of the code is what keeps the comparison
-//! honest: both clients run exactly the same steps, with the same payloads and subjects.
+//! honest: both clients run exactly the same steps, with the same payloads and subjects. The
+//! Core scenarios take their subjects, payloads and timeouts from [`rnats_bench::workload`],
+//! which the raw client's scenarios ([`rnats_bench::raw::scenarios`]) use too.
 
 use std::time::{Duration, Instant};
 
