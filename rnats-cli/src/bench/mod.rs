@@ -7,9 +7,11 @@
 //! they measured into a [`BenchReport`](report::BenchReport).
 //!
 //! The clients run on the tokio runtime chosen with `--runtime` ([`RuntimeFlavor`]), built
-//! in [`run`]. A blocking client (`--blocking`, once `rnats::blocking` exists) plugs in at
-//! the same place: instead of building a runtime, [`run`] hands the [`Plan`] to a blocking
-//! module per [`BenchKind`], and the report says `blocking` where it now names the runtime.
+//! by `Plan::execute_on`. A blocking client (`--blocking`, once `rnats::blocking` exists)
+//! plugs in beside it: [`run`] hands the [`Plan`] to a `blocking` module (one function per
+//! [`BenchKind`], on threads, with a thread-based progress/stall watch instead of the tokio
+//! [`Supervisor`](supervisor::Supervisor)) instead of calling `execute_on`, and the report
+//! says `blocking` where it now names the runtime.
 
 mod fanout;
 mod jetstream;
@@ -173,10 +175,8 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
         in_flight: args.in_flight,
         batch: args.batch,
     };
-    let runtime = args.runtime.build()?;
-    let figures = runtime.block_on(plan.execute(args.kind));
-    // Stop every connection task before the private server (dropped after us) goes away.
-    drop(runtime);
+    // `--blocking` would choose `rnats::blocking` here instead of a runtime.
+    let figures = plan.execute_on(args.runtime, args.kind);
     let report = BenchReport {
         kind: args.kind,
         server: plan.url,
@@ -238,6 +238,15 @@ struct Plan {
 }
 
 impl Plan {
+    /// Runs the benchmark `kind` on a fresh tokio runtime of flavour `runtime`.
+    fn execute_on(&self, runtime: RuntimeFlavor, kind: BenchKind) -> Result<Figures, CliError> {
+        let runtime = runtime.build()?;
+        let figures = runtime.block_on(self.execute(kind));
+        // Stop every connection task before the private server (dropped after us) goes away.
+        drop(runtime);
+        figures
+    }
+
     /// Runs the benchmark `kind` and returns what it measured.
     async fn execute(&self, kind: BenchKind) -> Result<Figures, CliError> {
         match kind {
