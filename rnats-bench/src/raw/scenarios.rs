@@ -38,6 +38,7 @@ pub fn subscribe(url: &str, size: usize, count: usize) -> Result<Throughput, Raw
     receiver.subscribe(SUB_SUBJECT.as_bytes(), SID)?;
     receiver.flush()?;
     receiver.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
+    let stop = receiver.shutdown_handle()?;
     let receiving = thread::spawn(move || {
         let mut received = 0usize;
         let mut first = None;
@@ -57,17 +58,27 @@ pub fn subscribe(url: &str, size: usize, count: usize) -> Result<Throughput, Raw
         Ok((first, Instant::now()))
     });
 
+    if let Err(e) = publish_to_subscriber(url, size, count) {
+        // Do not leave a subscriber behind to take the next runs' messages.
+        stop.stop();
+        let _ = receiving.join();
+        return Err(e);
+    }
+
+    let (first, last) = receiving.join().map_err(|_| RawError::ThreadPanicked)??;
+    let first = first.ok_or(RawError::Unexpected("no message"))?;
+    Ok(Throughput::new(count, size, last - first))
+}
+
+/// The publishing side of [`subscribe`].
+fn publish_to_subscriber(url: &str, size: usize, count: usize) -> Result<(), RawError> {
     let mut publisher = Connection::connect(url)?;
     publisher.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
     let payload = payload(size);
     for _ in 0..count {
         publisher.publish(SUB_SUBJECT.as_bytes(), None, &payload)?;
     }
-    publisher.flush()?;
-
-    let (first, last) = receiving.join().map_err(|_| RawError::ThreadPanicked)??;
-    let first = first.ok_or(RawError::Unexpected("no message"))?;
-    Ok(Throughput::new(count, size, last - first))
+    publisher.flush().map(drop)
 }
 
 /// `count` sequential 32-byte requests to a responder on another connection (and thread)
