@@ -134,7 +134,7 @@ impl<W: Write> Writer<W> {
         payload: &[u8],
     ) -> Result<(), RawError> {
         let mut digits = [0u8; 20];
-        let len = decimal(payload.len(), &mut digits);
+        let len = decimal(payload.len() as u64, &mut digits);
         let buf = &mut self.buf;
         buf.extend_from_slice(b"PUB ");
         buf.extend_from_slice(subject);
@@ -153,7 +153,7 @@ impl<W: Write> Writer<W> {
     /// Queues `SUB <subject> <sid>`.
     pub fn subscribe(&mut self, subject: &[u8], sid: u64) -> Result<(), RawError> {
         let mut digits = [0u8; 20];
-        let sid = decimal(usize::try_from(sid).unwrap_or(usize::MAX), &mut digits);
+        let sid = decimal(sid, &mut digits);
         self.buf.extend_from_slice(b"SUB ");
         self.buf.extend_from_slice(subject);
         self.buf.push(b' ');
@@ -346,7 +346,7 @@ fn address(url: &str) -> Result<String, RawError> {
 }
 
 /// `n` in decimal, written into the end of `digits`.
-fn decimal(mut n: usize, digits: &mut [u8; 20]) -> &[u8] {
+fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &[u8] {
     let mut at = digits.len();
     loop {
         at -= 1;
@@ -458,8 +458,8 @@ mod tests {
         assert_eq!(decimal(0, &mut digits), b"0");
         assert_eq!(decimal(8192, &mut digits), b"8192");
         assert_eq!(
-            decimal(usize::MAX, &mut digits),
-            usize::MAX.to_string().as_bytes()
+            decimal(u64::MAX, &mut digits),
+            u64::MAX.to_string().as_bytes()
         );
     }
 

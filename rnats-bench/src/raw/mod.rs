@@ -2,7 +2,8 @@
 //! with nothing but the standard library and `memchr`.
 //!
 //! It is what a careful engineer writes when one workload is all that matters: no
-//! subscription bookkeeping, no channels, no wake-ups, no validation beyond the wire format.
+//! subscription bookkeeping, no channels, no hand-offs between threads, no validation beyond
+//! the wire format.
 //! Publishing copies frames into one big buffer written out in 64 KiB pieces; receiving reads
 //! 256 KiB at a time and takes messages as slices of that buffer; a request is a PUB with a
 //! reply subject and a read until the MSG. Each connection is driven by the thread that
