@@ -171,14 +171,19 @@ fn run(runtime: &tokio::runtime::Runtime, args: &Args) -> Result<Report, BenchEr
         eprintln!("done: {scenario}");
     }
 
-    let table = report.to_markdown();
-    println!("\n{table}");
+    print_report(&report, args)?;
+    Ok(report)
+}
+
+/// Prints the table, and writes the JSON where `--json` says.
+fn print_report(report: &Report, args: &Args) -> Result<(), BenchError> {
+    println!("\n{}", report.to_markdown());
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report.to_json())?;
         std::fs::write(path, json)?;
         eprintln!("wrote {}", path.display());
     }
-    Ok(report)
+    Ok(())
 }
 
 /// One run of `scenario` with `client`: `mem` in child processes, an async client on the

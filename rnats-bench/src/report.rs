@@ -162,32 +162,7 @@ impl Report {
         out.push_str(&"---:|".repeat(names.len() + pairs.len()));
         out.push_str("---|---|\n");
         for row in &self.rows {
-            let better = match row.metric.better {
-                Better::Higher => "higher",
-                Better::Lower => "lower",
-            };
-            let _ = write!(
-                out,
-                "| {} | {} ({better} is better) |",
-                row.scenario, row.metric.name
-            );
-            for &client in &self.clients {
-                let cell = match row.samples.contains_key(&client) {
-                    true => format_value(row.metric.unit, row.median(client)),
-                    false => "-".to_owned(),
-                };
-                let _ = write!(out, " {cell} |");
-            }
-            for &(num, den) in &pairs {
-                let cell = match row.samples.contains_key(&num) && row.samples.contains_key(&den) {
-                    true => row
-                        .ratio(num, den)
-                        .map_or_else(|| "n/a".to_owned(), |r| format!("{r:.2}x")),
-                    false => "-".to_owned(),
-                };
-                let _ = write!(out, " {cell} |");
-            }
-            let _ = writeln!(out, " {} | {} |", self.verdict(row), self.raw_verdict(row));
+            self.write_row(&mut out, row, &pairs);
         }
         if !self.failures.is_empty() {
             out.push_str("\n**INVALID RUN** - these runs failed and are not in the medians:\n");
@@ -211,46 +186,7 @@ impl Report {
         let rows: Vec<Value> = self
             .rows
             .iter()
-            .map(|row| {
-                let ratio = row.ratio(ClientKind::Rnats, ClientKind::AsyncNats);
-                let raw_ratio = row.ratio(ClientKind::Rnats, ClientKind::Raw);
-                let mut fields = Map::new();
-                fields.insert("scenario".into(), json!(row.scenario.name()));
-                fields.insert("metric".into(), json!(row.metric.name));
-                fields.insert("unit".into(), json!(format!("{:?}", row.metric.unit)));
-                let better = match row.metric.better {
-                    Better::Higher => "higher",
-                    Better::Lower => "lower",
-                };
-                fields.insert("better".into(), json!(better));
-                for (client, samples) in &row.samples {
-                    let key = client.json_key();
-                    fields.insert(key.into(), json!(samples));
-                    fields.insert(format!("{key}_median"), json!(row.median(*client)));
-                }
-                for &(num, den) in &pairs {
-                    let key = format!("{}_vs_{}", num.json_key(), den.json_key());
-                    fields.insert(key, json!(row.ratio(num, den)));
-                }
-                fields.insert("ratio".into(), json!(ratio));
-                fields.insert("target".into(), json!(row.metric.target));
-                fields.insert(
-                    "met".into(),
-                    json!(ratio.and_then(|r| row.metric.meets_target(r))),
-                );
-                let raw_target = row.metric.vs_raw;
-                fields.insert("raw_target".into(), json!(raw_target.map(|t| t.ratio)));
-                fields.insert(
-                    "raw_target_runtime".into(),
-                    json!(raw_target.and_then(|t| t.runtime).map(Runtime::name)),
-                );
-                fields.insert(
-                    "raw_met".into(),
-                    json!(raw_ratio.and_then(|r| row.metric.meets_raw_target(r, self.runtime))),
-                );
-                fields.insert("valid".into(), json!(!self.has_failure(row.scenario)));
-                Value::Object(fields)
-            })
+            .map(|row| self.row_json(row, &pairs))
             .collect();
         let failures: Vec<Value> = self
             .failures
@@ -275,6 +211,79 @@ impl Report {
             "rows": rows,
             "failures": failures,
         })
+    }
+
+    /// One table line: the scenario and metric, each client's median, the ratios, the
+    /// verdicts.
+    fn write_row(&self, out: &mut String, row: &Row, pairs: &[(ClientKind, ClientKind)]) {
+        let better = match row.metric.better {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+        };
+        let _ = write!(
+            out,
+            "| {} | {} ({better} is better) |",
+            row.scenario, row.metric.name
+        );
+        for &client in &self.clients {
+            let cell = match row.samples.contains_key(&client) {
+                true => format_value(row.metric.unit, row.median(client)),
+                false => "-".to_owned(),
+            };
+            let _ = write!(out, " {cell} |");
+        }
+        for &(num, den) in pairs {
+            let cell = match row.samples.contains_key(&num) && row.samples.contains_key(&den) {
+                true => row
+                    .ratio(num, den)
+                    .map_or_else(|| "n/a".to_owned(), |r| format!("{r:.2}x")),
+                false => "-".to_owned(),
+            };
+            let _ = write!(out, " {cell} |");
+        }
+        let _ = writeln!(out, " {} | {} |", self.verdict(row), self.raw_verdict(row));
+    }
+
+    /// One row of [`Report::to_json`].
+    fn row_json(&self, row: &Row, pairs: &[(ClientKind, ClientKind)]) -> Value {
+        let ratio = row.ratio(ClientKind::Rnats, ClientKind::AsyncNats);
+        let raw_ratio = row.ratio(ClientKind::Rnats, ClientKind::Raw);
+        let mut fields = Map::new();
+        fields.insert("scenario".into(), json!(row.scenario.name()));
+        fields.insert("metric".into(), json!(row.metric.name));
+        fields.insert("unit".into(), json!(format!("{:?}", row.metric.unit)));
+        let better = match row.metric.better {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+        };
+        fields.insert("better".into(), json!(better));
+        for (client, samples) in &row.samples {
+            let key = client.json_key();
+            fields.insert(key.into(), json!(samples));
+            fields.insert(format!("{key}_median"), json!(row.median(*client)));
+        }
+        for &(num, den) in pairs {
+            let key = format!("{}_vs_{}", num.json_key(), den.json_key());
+            fields.insert(key, json!(row.ratio(num, den)));
+        }
+        fields.insert("ratio".into(), json!(ratio));
+        fields.insert("target".into(), json!(row.metric.target));
+        fields.insert(
+            "met".into(),
+            json!(ratio.and_then(|r| row.metric.meets_target(r))),
+        );
+        let raw_target = row.metric.vs_raw;
+        fields.insert("raw_target".into(), json!(raw_target.map(|t| t.ratio)));
+        fields.insert(
+            "raw_target_runtime".into(),
+            json!(raw_target.and_then(|t| t.runtime).map(Runtime::name)),
+        );
+        fields.insert(
+            "raw_met".into(),
+            json!(raw_ratio.and_then(|r| row.metric.meets_raw_target(r, self.runtime))),
+        );
+        fields.insert("valid".into(), json!(!self.has_failure(row.scenario)));
+        Value::Object(fields)
     }
 
     fn row_mut(&mut self, scenario: Scenario, metric: Metric) -> &mut Row {
