@@ -1,12 +1,21 @@
-//! rnats vs async-nats, side by side, on one nats-server.
+//! rnats vs async-nats vs a raw blocking-socket baseline, side by side, on one nats-server.
 //!
-//! `cargo bench -p rnats-bench --bench compare -- [--quick] [--rounds R] [--server URL]
-//! [--json PATH] [SCENARIO...]`
+//! `cargo bench -p rnats-bench --bench compare -- [--quick] [--rounds R]
+//! [--runtime current-thread|multi-thread] [--clients NAME,...] [--server URL] [--json PATH]
+//! [SCENARIO...]`
 //!
-//! One server serves the whole run. Each scenario runs `R` rounds; a round runs both clients,
-//! in an order that flips every round, on one multi-threaded tokio runtime shared by both. The
-//! table shows the median over rounds and the ratio rnats / async-nats. The `mem` scenario runs
-//! in child processes (this binary again, with `--mem-child`) because peak RSS is per process.
+//! One server serves the whole run. Each scenario runs `R` rounds; a round runs every client
+//! that supports the scenario, in an order that rotates every round. The async clients share
+//! one tokio runtime (`--runtime`, multi-threaded by default); the raw client
+//! ([`rnats_bench::raw`], Core scenarios only) runs on plain threads outside it. The table
+//! shows the median over rounds per client and the ratios rnats / async-nats and each client /
+//! raw. The `mem` scenario runs in child processes (this binary again, with `--mem-child`)
+//! because peak RSS is per process.
+//!
+//! A client is one `*_side.rs` module: `rnats_side` and `async_nats_side` compile the shared
+//! async `scenarios.rs` against their client; `raw_side` maps scenarios onto the raw client.
+//! A blocking client (`rnats-blocking`) would be a `ClientKind` variant and a module like
+//! `raw_side`, called from [`run_blocking`].
 //!
 //! Exits non-zero when any run was invalid (dropped messages, timeout, error). Run directly,
 //! the binary wants `--bench` as `cargo bench` passes it; without it (as under `cargo test`) it
@@ -17,13 +26,15 @@ use std::time::{Duration, Instant};
 
 use rnats_bench::args::USAGE;
 use rnats_bench::{
-    Args, ClientKind, JS_FETCH_BATCH, JS_IN_FLIGHT, MemChild, MemProbe, Plan, Report, Scenario,
-    memory,
+    Args, ClientKind, JS_FETCH_BATCH, JS_IN_FLIGHT, MemChild, MemProbe, PayloadSize, Plan, Report,
+    Scenario, memory,
 };
 use rnats_test_server::NatsServer;
 
 #[path = "compare/async_nats_side.rs"]
 mod async_nats_side;
+#[path = "compare/raw_side.rs"]
+mod raw_side;
 #[path = "compare/rnats_side.rs"]
 mod rnats_side;
 
@@ -39,7 +50,8 @@ struct Capacity {
     bytes: usize,
 }
 
-/// Runs `$body` with `$s` naming the scenarios module of `$client`'s side.
+/// Runs `$body` with `$s` naming the async scenarios module of `$client`'s side; a client
+/// that is not async is an error (it runs through [`run_blocking`]).
 macro_rules! on_client {
     ($client:expr, |$s:ident| $body:expr) => {
         match $client {
@@ -51,6 +63,7 @@ macro_rules! on_client {
                 use async_nats_side::scenarios as $s;
                 $body
             }
+            client @ ClientKind::Raw => Err(format!("{client} has no async scenarios").into()),
         }
     };
 }
@@ -67,10 +80,7 @@ fn main() -> ExitCode {
         println!("{USAGE}");
         return ExitCode::SUCCESS;
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match args.runtime.build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot build the tokio runtime: {e}");
@@ -116,21 +126,36 @@ fn run(runtime: &tokio::runtime::Runtime, args: &Args) -> Result<Report, BenchEr
         }
     };
     let plan = Plan { quick: args.quick };
-    let mut report = Report::new(args.quick, args.rounds, url.clone());
+    let mut report = Report::new(
+        args.quick,
+        args.rounds,
+        url.clone(),
+        args.runtime,
+        &args.clients,
+    );
+    eprintln!(
+        "clients: {}; async clients on the {} tokio runtime",
+        args.clients
+            .iter()
+            .map(|c| c.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        args.runtime
+    );
 
-    // A short unmeasured publish per client: the server's and each library's first-use costs
-    // (allocations, lazy statics, page faults) should not land in the first measured run.
-    for client in ClientKind::BOTH {
-        runtime.block_on(async { on_client!(client, |s| s::publish(&url, 32, 10_000).await) })?;
+    // A short unmeasured publish per client (a quick pub32 run): the server's and each
+    // library's first-use costs (allocations, lazy statics, page faults) should not land in
+    // the first measured run.
+    let warm_up = Scenario::Pub(PayloadSize::B32);
+    for &client in &args.clients {
+        run_client(runtime, args, &url, warm_up, client, Plan { quick: true })?;
     }
 
     for &scenario in &args.scenarios {
+        let clients = scenario.clients(&args.clients);
         for round in 0..args.rounds {
-            for client in ClientKind::order_for_round(round) {
-                let outcome = match scenario {
-                    Scenario::Mem => run_mem(args, &url, client),
-                    _ => runtime.block_on(run_once(scenario, client, &url, plan)),
-                };
+            for client in ClientKind::order_for_round(&clients, round) {
+                let outcome = run_client(runtime, args, &url, scenario, client, plan);
                 match outcome {
                     Ok(values) => report.record(scenario, client, &values),
                     Err(e) => {
@@ -146,17 +171,58 @@ fn run(runtime: &tokio::runtime::Runtime, args: &Args) -> Result<Report, BenchEr
         eprintln!("done: {scenario}");
     }
 
-    let table = report.to_markdown();
-    println!("\n{table}");
+    print_report(&report, args)?;
+    Ok(report)
+}
+
+/// Prints the table, and writes the JSON where `--json` says.
+fn print_report(report: &Report, args: &Args) -> Result<(), BenchError> {
+    println!("\n{}", report.to_markdown());
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report.to_json())?;
         std::fs::write(path, json)?;
         eprintln!("wrote {}", path.display());
     }
-    Ok(report)
+    Ok(())
 }
 
-/// One run of one scenario with one client, bounded in time so a hang becomes a failure.
+/// One run of `scenario` with `client`: `mem` in child processes, an async client on the
+/// runtime, a blocking one on this thread. Returns the values in the order of
+/// `scenario.metrics()`.
+fn run_client(
+    runtime: &tokio::runtime::Runtime,
+    args: &Args,
+    url: &str,
+    scenario: Scenario,
+    client: ClientKind,
+    plan: Plan,
+) -> Result<Vec<f64>, BenchError> {
+    match scenario {
+        Scenario::Mem => run_mem(args, url, client),
+        _ if client.is_async() => runtime.block_on(run_once(scenario, client, url, plan)),
+        _ => run_blocking(scenario, client, url, plan),
+    }
+}
+
+/// One run of one scenario with a client that blocks the calling thread. Its socket
+/// timeouts turn a hang into a failure. Returns the values in the order of
+/// `scenario.metrics()`.
+fn run_blocking(
+    scenario: Scenario,
+    client: ClientKind,
+    url: &str,
+    plan: Plan,
+) -> Result<Vec<f64>, BenchError> {
+    match client {
+        ClientKind::Raw => raw_side::run(scenario, url, plan),
+        // The blocking rnats client plugs in here, with a `blocking_side.rs` like `raw_side`.
+        ClientKind::Rnats | ClientKind::AsyncNats => {
+            Err(format!("{client} runs on the tokio runtime").into())
+        }
+    }
+}
+
+/// One run of one scenario with an async client, bounded in time so a hang becomes a failure.
 /// Returns the values in the order of `scenario.metrics()`.
 async fn run_once(
     scenario: Scenario,

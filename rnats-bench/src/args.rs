@@ -1,7 +1,8 @@
 //! The command line of the `compare` bench.
 //!
-//! `compare [--quick] [--rounds R] [--server URL] [--json PATH] [SCENARIO...]`. Flags this
-//! harness does not know are collected and ignored.
+//! `compare [--quick] [--rounds R] [--runtime current-thread|multi-thread]
+//! [--clients NAME,...] [--server URL] [--json PATH] [SCENARIO...]`. Flags this harness does
+//! not know are collected and ignored.
 //!
 //! `cargo bench` passes `--bench` to the binary and `cargo test --all-targets` runs the same
 //! binary without it; [`Args::bench`] tells the two apart so a test run does not start a
@@ -10,7 +11,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::scenario::{ClientKind, Scenario};
+use crate::scenario::{ClientKind, Runtime, Scenario};
 
 /// Rounds when `--rounds` is not given.
 pub const DEFAULT_ROUNDS: usize = 5;
@@ -18,7 +19,10 @@ pub const DEFAULT_ROUNDS: usize = 5;
 /// Usage text for `--help` and errors.
 pub const USAGE: &str = "\
 usage: cargo bench -p rnats-bench --bench compare -- \
-[--quick] [--rounds R] [--server URL] [--json PATH] [SCENARIO...]
+[--quick] [--rounds R] [--runtime current-thread|multi-thread] \
+[--clients rnats,async-nats,raw] [--server URL] [--json PATH] [SCENARIO...]
+runtime: the tokio runtime of the async clients (default multi-thread, as #[tokio::main])
+clients: which clients to run (default all; raw runs the Core scenarios only)
 scenarios: pub32 pub1k pub8k sub32 sub1k sub8k req lat lat-idle mem js-pub32 js-pub1k \
 js-pipe32 js-pipe1k js-fetch kv-put kv-put16 kv-get kv-get16 obj-put obj-get (default: all)";
 
@@ -27,8 +31,12 @@ js-pipe32 js-pipe1k js-fetch kv-put kv-put16 kv-get kv-get16 obj-put obj-get (de
 pub struct Args {
     /// About 1/50 of the full sizes: a smoke test.
     pub quick: bool,
-    /// Rounds per scenario; each round runs both clients once.
+    /// Rounds per scenario; each round runs every client once.
     pub rounds: usize,
+    /// The tokio runtime the async clients run on.
+    pub runtime: Runtime,
+    /// The clients to run, in column order (every client unless `--clients` chose fewer).
+    pub clients: Vec<ClientKind>,
     /// Use this server instead of starting one.
     pub server: Option<String>,
     /// Also write the results as JSON here.
@@ -94,6 +102,10 @@ pub enum ArgsError {
     UnknownScenario(String),
     /// `--mem-child` named no client or probe.
     BadMemChild(String),
+    /// `--runtime` named no runtime.
+    BadRuntime(String),
+    /// `--clients` named a client that does not exist, or none.
+    BadClients(String),
 }
 
 impl fmt::Display for ArgsError {
@@ -105,6 +117,18 @@ impl fmt::Display for ArgsError {
             }
             ArgsError::UnknownScenario(name) => write!(f, "unknown scenario {name:?}"),
             ArgsError::BadMemChild(value) => write!(f, "bad --mem-child value {value:?}"),
+            ArgsError::BadRuntime(value) => write!(
+                f,
+                "--runtime wants current-thread or multi-thread, not {value:?}"
+            ),
+            ArgsError::BadClients(value) => {
+                let names: Vec<&str> = ClientKind::ALL.iter().map(|c| c.name()).collect();
+                write!(
+                    f,
+                    "--clients wants a comma-separated list from {}, not {value:?}",
+                    names.join(",")
+                )
+            }
         }
     }
 }
@@ -117,6 +141,8 @@ impl Args {
         let mut parsed = Args {
             quick: false,
             rounds: DEFAULT_ROUNDS,
+            runtime: Runtime::default(),
+            clients: ClientKind::ALL.to_vec(),
             server: None,
             json: None,
             scenarios: Vec::new(),
@@ -147,6 +173,11 @@ impl Args {
                         _ => return Err(ArgsError::BadRounds(raw)),
                     };
                 }
+                "--runtime" => {
+                    let raw = value("--runtime")?;
+                    parsed.runtime = Runtime::from_name(&raw).ok_or(ArgsError::BadRuntime(raw))?;
+                }
+                "--clients" => parsed.clients = parse_clients(&value("--clients")?)?,
                 "--server" => parsed.server = Some(value("--server")?),
                 "--json" => parsed.json = Some(PathBuf::from(value("--json")?)),
                 "--mem-child" => {
@@ -193,8 +224,25 @@ impl Args {
         if self.quick {
             args.push("--quick".to_owned());
         }
+        args.extend(["--runtime".to_owned(), self.runtime.name().to_owned()]);
         args
     }
+}
+
+/// `rnats,raw` -> those clients, in [`ClientKind::ALL`] order (the table's column order),
+/// each once.
+fn parse_clients(list: &str) -> Result<Vec<ClientKind>, ArgsError> {
+    let mut named = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        named.push(ClientKind::from_name(name).ok_or_else(|| ArgsError::BadClients(list.into()))?);
+    }
+    if named.is_empty() {
+        return Err(ArgsError::BadClients(list.into()));
+    }
+    Ok(ClientKind::ALL
+        .into_iter()
+        .filter(|c| named.contains(c))
+        .collect())
 }
 
 #[cfg(test)]
@@ -215,6 +263,34 @@ mod tests {
         assert_eq!(args.server, None);
         assert_eq!(args.scenarios, Scenario::ALL.to_vec());
         assert_eq!(args.mem_child, None);
+        assert_eq!(args.runtime, Runtime::MultiThread);
+        assert_eq!(args.clients, ClientKind::ALL.to_vec());
+    }
+
+    #[test]
+    fn runtime_and_clients() {
+        let args = parse(&["--runtime", "current-thread", "--clients=raw,rnats"]).expect("parses");
+        assert_eq!(args.runtime, Runtime::CurrentThread);
+        assert_eq!(args.clients, vec![ClientKind::Rnats, ClientKind::Raw]);
+        let args = parse(&["--runtime=multi-thread", "--clients", "async-nats"]).expect("parses");
+        assert_eq!(args.runtime, Runtime::MultiThread);
+        assert_eq!(args.clients, vec![ClientKind::AsyncNats]);
+        assert_eq!(
+            parse(&["--runtime", "single"]),
+            Err(ArgsError::BadRuntime("single".into()))
+        );
+        assert_eq!(
+            parse(&["--clients", "rnats,nats.go"]),
+            Err(ArgsError::BadClients("rnats,nats.go".into()))
+        );
+        assert_eq!(
+            parse(&["--clients", ","]),
+            Err(ArgsError::BadClients(",".into()))
+        );
+        assert_eq!(
+            parse(&["--runtime"]),
+            Err(ArgsError::MissingValue("--runtime"))
+        );
     }
 
     #[test]
@@ -271,7 +347,7 @@ mod tests {
 
     #[test]
     fn mem_child_round_trip() {
-        let parent = parse(&["--quick", "mem"]).expect("parses");
+        let parent = parse(&["--quick", "--runtime", "current-thread", "mem"]).expect("parses");
         let child_args = parent.mem_child_args(
             "nats://127.0.0.1:1234",
             ClientKind::AsyncNats,
@@ -286,6 +362,7 @@ mod tests {
             })
         );
         assert!(child.quick);
+        assert_eq!(child.runtime, Runtime::CurrentThread);
         assert_eq!(child.server.as_deref(), Some("nats://127.0.0.1:1234"));
     }
 }

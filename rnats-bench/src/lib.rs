@@ -1,17 +1,24 @@
-//! Client-agnostic parts of the rnats vs async-nats benchmark: scenarios and their targets,
-//! statistics, the command line, memory probes and the result table.
+//! Client-agnostic parts of the rnats vs async-nats vs raw benchmark: scenarios and their
+//! targets, the shared workload, statistics, the command line, memory probes and the result
+//! table; and the raw blocking-socket client ([`raw`]) with its scenarios, the practical limit
+//! every client is measured against.
 //!
-//! The scenarios themselves live in `benches/compare.rs`, because async-nats may only be a
+//! The async clients' scenarios live in `benches/compare.rs`, because async-nats may only be a
 //! dev-dependency. Run them with
-//! `cargo bench -p rnats-bench --bench compare -- [--quick] [--rounds R] [SCENARIO...]`.
+//! `cargo bench -p rnats-bench --bench compare -- [--quick] [--rounds R]
+//! [--runtime current-thread|multi-thread] [--clients NAME,...] [SCENARIO...]`.
 
 pub mod args;
 pub mod memory;
+pub mod raw;
 pub mod report;
 pub mod scenario;
 pub mod stats;
+pub mod workload;
 
 pub use args::{Args, ArgsError, MemChild, MemProbe};
 pub use report::Report;
-pub use scenario::{ClientKind, JS_FETCH_BATCH, JS_IN_FLIGHT, PayloadSize, Plan, Scenario};
+pub use scenario::{
+    ClientKind, JS_FETCH_BATCH, JS_IN_FLIGHT, PayloadSize, Plan, RawTarget, Runtime, Scenario,
+};
 pub use stats::{Latency, Throughput};

@@ -1,10 +1,16 @@
 //! Collected results: one row per scenario metric, printed as a markdown table or JSON.
+//!
+//! The columns follow the clients of the run ([`ClientKind::ALL`] unless `--clients` chose
+//! fewer): a median per client, then the ratios: rnats / async-nats (the headline ratio, with
+//! its target) and every other client / raw (the raw blocking-socket limit; rnats / raw has
+//! its own target). A client that cannot run a scenario shows `-` in its cells.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use crate::scenario::{Better, ClientKind, Metric, Scenario, Unit};
+use crate::scenario::{Better, ClientKind, Metric, Runtime, Scenario, Unit};
 use crate::stats::median;
 
 /// The results of a whole run.
@@ -14,8 +20,12 @@ pub struct Report {
     pub quick: bool,
     /// Rounds per scenario.
     pub rounds: usize,
-    /// The server both clients talked to.
+    /// The server every client talked to.
     pub server: String,
+    /// The tokio runtime the async clients ran on.
+    pub runtime: Runtime,
+    /// The clients of the run, in column order.
+    pub clients: Vec<ClientKind>,
     /// One row per metric of each scenario run, in run order.
     pub rows: Vec<Row>,
     /// Runs that did not produce valid numbers, with why. Any entry makes the run invalid.
@@ -29,10 +39,9 @@ pub struct Row {
     pub scenario: Scenario,
     /// The metric.
     pub metric: Metric,
-    /// rnats samples, one per valid round.
-    pub rnats: Vec<f64>,
-    /// async-nats samples, one per valid round.
-    pub async_nats: Vec<f64>,
+    /// Samples per client, one per valid round. A client that supports the scenario has an
+    /// entry, empty when all its runs failed.
+    pub samples: BTreeMap<ClientKind, Vec<f64>>,
 }
 
 /// A scenario run that failed or produced invalid numbers (dropped messages, timeout, error).
@@ -49,12 +58,20 @@ pub struct Failure {
 }
 
 impl Report {
-    /// An empty report.
-    pub fn new(quick: bool, rounds: usize, server: impl Into<String>) -> Report {
+    /// An empty report for a run of `clients` on `runtime`.
+    pub fn new(
+        quick: bool,
+        rounds: usize,
+        server: impl Into<String>,
+        runtime: Runtime,
+        clients: &[ClientKind],
+    ) -> Report {
         Report {
             quick,
             rounds,
             server: server.into(),
+            runtime,
+            clients: clients.to_vec(),
             rows: Vec::new(),
             failures: Vec::new(),
         }
@@ -64,10 +81,7 @@ impl Report {
     pub fn record(&mut self, scenario: Scenario, client: ClientKind, values: &[f64]) {
         for (metric, value) in scenario.metrics().iter().zip(values) {
             let row = self.row_mut(scenario, *metric);
-            match client {
-                ClientKind::Rnats => row.rnats.push(*value),
-                ClientKind::AsyncNats => row.async_nats.push(*value),
-            }
+            row.samples.entry(client).or_default().push(*value);
         }
     }
 
@@ -96,7 +110,26 @@ impl Report {
         self.failures.is_empty()
     }
 
-    /// The table: scenario | metric | rnats median | async-nats median | ratio | target.
+    /// The ratio columns, as (numerator, denominator): rnats / async-nats when both ran,
+    /// then each other client / raw when raw ran.
+    pub fn ratio_pairs(&self) -> Vec<(ClientKind, ClientKind)> {
+        let has = |c: ClientKind| self.clients.contains(&c);
+        let mut pairs = Vec::new();
+        if has(ClientKind::Rnats) && has(ClientKind::AsyncNats) {
+            pairs.push((ClientKind::Rnats, ClientKind::AsyncNats));
+        }
+        if has(ClientKind::Raw) {
+            pairs.extend(
+                self.clients
+                    .iter()
+                    .filter(|&&c| c != ClientKind::Raw)
+                    .map(|&c| (c, ClientKind::Raw)),
+            );
+        }
+        pairs
+    }
+
+    /// The table: scenario | metric | a median per client | the ratios | the targets.
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();
         let mode = if self.quick {
@@ -104,29 +137,32 @@ impl Report {
         } else {
             "full sizes"
         };
+        let names: Vec<&str> = self.clients.iter().map(|c| c.name()).collect();
+        let pairs = self.ratio_pairs();
+        let raw_note = match self.clients.contains(&ClientKind::Raw) {
+            true => "; raw = the blocking-socket baseline, the practical limit",
+            false => "",
+        };
         let _ = writeln!(
             out,
-            "rnats vs async-nats on {} ({mode}, median of {} round(s); ratio = rnats / async-nats)\n",
-            self.server, self.rounds
+            "{} on {} ({mode}, async clients on the {} tokio runtime, median of {} round(s){raw_note})\n",
+            names.join(" vs "),
+            self.server,
+            self.runtime,
+            self.rounds
         );
-        out.push_str("| scenario | metric | rnats median | async-nats median | ratio | target |\n");
-        out.push_str("|---|---|---:|---:|---:|---|\n");
+        out.push_str("| scenario | metric |");
+        for name in &names {
+            let _ = write!(out, " {name} |");
+        }
+        for (num, den) in &pairs {
+            let _ = write!(out, " {num} / {den} |");
+        }
+        out.push_str(" target (rnats / async-nats) | target (rnats / raw) |\n|---|---|");
+        out.push_str(&"---:|".repeat(names.len() + pairs.len()));
+        out.push_str("---|---|\n");
         for row in &self.rows {
-            let _ = writeln!(
-                out,
-                "| {} | {} ({} is better) | {} | {} | {} | {} |",
-                row.scenario,
-                row.metric.name,
-                match row.metric.better {
-                    Better::Higher => "higher",
-                    Better::Lower => "lower",
-                },
-                format_value(row.metric.unit, row.rnats_median()),
-                format_value(row.metric.unit, row.async_nats_median()),
-                row.ratio()
-                    .map_or_else(|| "n/a".to_owned(), |r| format!("{r:.2}x")),
-                self.verdict(row),
-            );
+            self.write_row(&mut out, row, &pairs);
         }
         if !self.failures.is_empty() {
             out.push_str("\n**INVALID RUN** - these runs failed and are not in the medians:\n");
@@ -141,31 +177,16 @@ impl Report {
         out
     }
 
-    /// Everything, samples included, as JSON.
+    /// Everything, samples included, as JSON. Per row: each client's samples under its
+    /// [`ClientKind::json_key`] and their median under `<key>_median` (absent when the client
+    /// cannot run the scenario), `ratio` (rnats / async-nats) with `target` and `met`, every
+    /// ratio column as `<num>_vs_<den>`, and the raw target as `raw_target` and `raw_met`.
     pub fn to_json(&self) -> Value {
+        let pairs = self.ratio_pairs();
         let rows: Vec<Value> = self
             .rows
             .iter()
-            .map(|row| {
-                let ratio = row.ratio();
-                json!({
-                    "scenario": row.scenario.name(),
-                    "metric": row.metric.name,
-                    "unit": format!("{:?}", row.metric.unit),
-                    "better": match row.metric.better {
-                        Better::Higher => "higher",
-                        Better::Lower => "lower",
-                    },
-                    "rnats": row.rnats,
-                    "async_nats": row.async_nats,
-                    "rnats_median": row.rnats_median(),
-                    "async_nats_median": row.async_nats_median(),
-                    "ratio": ratio,
-                    "target": row.metric.target,
-                    "met": ratio.and_then(|r| row.metric.meets_target(r)),
-                    "valid": !self.has_failure(row.scenario),
-                })
-            })
+            .map(|row| self.row_json(row, &pairs))
             .collect();
         let failures: Vec<Value> = self
             .failures
@@ -179,14 +200,90 @@ impl Report {
                 })
             })
             .collect();
+        let clients: Vec<&str> = self.clients.iter().map(|c| c.name()).collect();
         json!({
             "server": self.server,
             "quick": self.quick,
             "rounds": self.rounds,
+            "runtime": self.runtime.name(),
+            "clients": clients,
             "valid": self.is_valid(),
             "rows": rows,
             "failures": failures,
         })
+    }
+
+    /// One table line: the scenario and metric, each client's median, the ratios, the
+    /// verdicts.
+    fn write_row(&self, out: &mut String, row: &Row, pairs: &[(ClientKind, ClientKind)]) {
+        let better = match row.metric.better {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+        };
+        let _ = write!(
+            out,
+            "| {} | {} ({better} is better) |",
+            row.scenario, row.metric.name
+        );
+        for &client in &self.clients {
+            let cell = match row.samples.contains_key(&client) {
+                true => format_value(row.metric.unit, row.median(client)),
+                false => "-".to_owned(),
+            };
+            let _ = write!(out, " {cell} |");
+        }
+        for &(num, den) in pairs {
+            let cell = match row.samples.contains_key(&num) && row.samples.contains_key(&den) {
+                true => row
+                    .ratio(num, den)
+                    .map_or_else(|| "n/a".to_owned(), |r| format!("{r:.2}x")),
+                false => "-".to_owned(),
+            };
+            let _ = write!(out, " {cell} |");
+        }
+        let _ = writeln!(out, " {} | {} |", self.verdict(row), self.raw_verdict(row));
+    }
+
+    /// One row of [`Report::to_json`].
+    fn row_json(&self, row: &Row, pairs: &[(ClientKind, ClientKind)]) -> Value {
+        let ratio = row.ratio(ClientKind::Rnats, ClientKind::AsyncNats);
+        let raw_ratio = row.ratio(ClientKind::Rnats, ClientKind::Raw);
+        let mut fields = Map::new();
+        fields.insert("scenario".into(), json!(row.scenario.name()));
+        fields.insert("metric".into(), json!(row.metric.name));
+        fields.insert("unit".into(), json!(format!("{:?}", row.metric.unit)));
+        let better = match row.metric.better {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+        };
+        fields.insert("better".into(), json!(better));
+        for (client, samples) in &row.samples {
+            let key = client.json_key();
+            fields.insert(key.into(), json!(samples));
+            fields.insert(format!("{key}_median"), json!(row.median(*client)));
+        }
+        for &(num, den) in pairs {
+            let key = format!("{}_vs_{}", num.json_key(), den.json_key());
+            fields.insert(key, json!(row.ratio(num, den)));
+        }
+        fields.insert("ratio".into(), json!(ratio));
+        fields.insert("target".into(), json!(row.metric.target));
+        fields.insert(
+            "met".into(),
+            json!(ratio.and_then(|r| row.metric.meets_target(r))),
+        );
+        let raw_target = row.metric.vs_raw;
+        fields.insert("raw_target".into(), json!(raw_target.map(|t| t.ratio)));
+        fields.insert(
+            "raw_target_runtime".into(),
+            json!(raw_target.and_then(|t| t.runtime).map(Runtime::name)),
+        );
+        fields.insert(
+            "raw_met".into(),
+            json!(raw_ratio.and_then(|r| row.metric.meets_raw_target(r, self.runtime))),
+        );
+        fields.insert("valid".into(), json!(!self.has_failure(row.scenario)));
+        Value::Object(fields)
     }
 
     fn row_mut(&mut self, scenario: Scenario, metric: Metric) -> &mut Row {
@@ -195,11 +292,15 @@ impl Report {
             .iter()
             .position(|r| r.scenario == scenario && r.metric == metric);
         let at = at.unwrap_or_else(|| {
+            let samples = scenario
+                .clients(&self.clients)
+                .into_iter()
+                .map(|c| (c, Vec::new()))
+                .collect();
             self.rows.push(Row {
                 scenario,
                 metric,
-                rnats: Vec::new(),
-                async_nats: Vec::new(),
+                samples,
             });
             self.rows.len() - 1
         });
@@ -210,18 +311,39 @@ impl Report {
         self.failures.iter().any(|f| f.scenario == scenario)
     }
 
+    /// The rnats / async-nats target and whether it was met.
     fn verdict(&self, row: &Row) -> String {
         let Some(target) = row.metric.target else {
             return "-".to_owned();
         };
-        let bound = match row.metric.better {
-            Better::Higher => format!(">= {target:.2}x"),
-            Better::Lower => format!("<= {target:.2}x"),
+        let met = row
+            .ratio(ClientKind::Rnats, ClientKind::AsyncNats)
+            .and_then(|r| row.metric.meets_target(r));
+        self.judge(row, bound(row.metric.better, target), met)
+    }
+
+    /// The rnats / raw target and whether it was met; a target set for the other runtime
+    /// is shown but not judged.
+    fn raw_verdict(&self, row: &Row) -> String {
+        let Some(target) = row.metric.vs_raw else {
+            return "-".to_owned();
         };
+        let bound = bound(row.metric.better, target.ratio);
+        if !target.applies_to(self.runtime) {
+            let only = target.runtime.map_or("", Runtime::name);
+            return format!("{bound} ({only} only)");
+        }
+        let met = row
+            .ratio(ClientKind::Rnats, ClientKind::Raw)
+            .and_then(|r| row.metric.meets_raw_target(r, self.runtime));
+        self.judge(row, bound, met)
+    }
+
+    fn judge(&self, row: &Row, bound: String, met: Option<bool>) -> String {
         if self.has_failure(row.scenario) {
             return format!("{bound}: INVALID");
         }
-        match row.ratio().and_then(|r| row.metric.meets_target(r)) {
+        match met {
             Some(true) => format!("{bound}: met"),
             Some(false) => format!("{bound}: not met"),
             None => format!("{bound}: n/a"),
@@ -230,23 +352,26 @@ impl Report {
 }
 
 impl Row {
-    /// Median of the rnats samples.
-    pub fn rnats_median(&self) -> Option<f64> {
-        median(&self.rnats)
+    /// Median of `client`'s samples; `None` without any.
+    pub fn median(&self, client: ClientKind) -> Option<f64> {
+        median(self.samples.get(&client)?)
     }
 
-    /// Median of the async-nats samples.
-    pub fn async_nats_median(&self) -> Option<f64> {
-        median(&self.async_nats)
-    }
-
-    /// rnats median / async-nats median; `None` if either is missing or the divisor is zero.
-    pub fn ratio(&self) -> Option<f64> {
-        let reference = self.async_nats_median()?;
+    /// `num`'s median / `den`'s median; `None` if either is missing or the divisor is zero.
+    pub fn ratio(&self, num: ClientKind, den: ClientKind) -> Option<f64> {
+        let reference = self.median(den)?;
         if reference == 0.0 {
             return None;
         }
-        Some(self.rnats_median()? / reference)
+        Some(self.median(num)? / reference)
+    }
+}
+
+/// `>= 1.35x` or `<= 0.80x`, as the metric's direction says.
+fn bound(better: Better, ratio: f64) -> String {
+    match better {
+        Better::Higher => format!(">= {ratio:.2}x"),
+        Better::Lower => format!("<= {ratio:.2}x"),
     }
 }
 
@@ -284,15 +409,20 @@ mod tests {
 
     const PUB32: Scenario = Scenario::Pub(PayloadSize::B32);
 
-    fn sample_report() -> Report {
-        let mut report = Report::new(false, 3, "nats://127.0.0.1:4222");
-        for (rnats, async_nats) in [(3.0e6, 2.0e6), (2.8e6, 2.1e6), (3.2e6, 1.9e6)] {
+    fn sample_report(runtime: Runtime) -> Report {
+        let mut report = Report::new(false, 3, "nats://127.0.0.1:4222", runtime, &ClientKind::ALL);
+        for (rnats, async_nats, raw) in [
+            (3.0e6, 2.0e6, 4.0e6),
+            (2.8e6, 2.1e6, 3.9e6),
+            (3.2e6, 1.9e6, 4.1e6),
+        ] {
             report.record(PUB32, ClientKind::Rnats, &[rnats, rnats * 32.0 / 1e6]);
             report.record(
                 PUB32,
                 ClientKind::AsyncNats,
                 &[async_nats, async_nats * 32.0 / 1e6],
             );
+            report.record(PUB32, ClientKind::Raw, &[raw, raw * 32.0 / 1e6]);
         }
         report.record(Scenario::Req, ClientKind::Rnats, &[30_000.0, 40.0, 90.0]);
         report.record(
@@ -300,71 +430,148 @@ mod tests {
             ClientKind::AsyncNats,
             &[20_000.0, 50.0, 100.0],
         );
+        report.record(Scenario::Req, ClientKind::Raw, &[32_000.0, 30.0, 60.0]);
+        report.record(Scenario::Lat, ClientKind::Rnats, &[60.0, 200.0]);
+        report.record(Scenario::Lat, ClientKind::AsyncNats, &[80.0, 300.0]);
+        report.record(Scenario::Lat, ClientKind::Raw, &[50.0, 100.0]);
+        report.record(Scenario::KvGet(1), ClientKind::Rnats, &[10_000.0, 100.0]);
+        report.record(Scenario::KvGet(1), ClientKind::AsyncNats, &[8_000.0, 125.0]);
         report
     }
 
     #[test]
     fn rows_take_medians_and_ratios() {
-        let report = sample_report();
-        assert_eq!(report.rows.len(), 5);
+        let report = sample_report(Runtime::MultiThread);
+        assert_eq!(report.rows.len(), 9);
         let msgs = &report.rows[0];
-        assert_eq!(msgs.rnats_median(), Some(3.0e6));
-        assert_eq!(msgs.async_nats_median(), Some(2.0e6));
-        assert_eq!(msgs.ratio(), Some(1.5));
+        assert_eq!(msgs.median(ClientKind::Rnats), Some(3.0e6));
+        assert_eq!(msgs.median(ClientKind::AsyncNats), Some(2.0e6));
+        assert_eq!(msgs.median(ClientKind::Raw), Some(4.0e6));
+        assert_eq!(
+            msgs.ratio(ClientKind::Rnats, ClientKind::AsyncNats),
+            Some(1.5)
+        );
+        assert_eq!(msgs.ratio(ClientKind::Rnats, ClientKind::Raw), Some(0.75));
+        assert_eq!(
+            msgs.ratio(ClientKind::AsyncNats, ClientKind::Raw),
+            Some(0.5)
+        );
         let p50 = &report.rows[3];
         assert_eq!(p50.metric.name, "p50 latency");
-        assert_eq!(p50.ratio(), Some(0.8));
+        assert_eq!(
+            p50.ratio(ClientKind::Rnats, ClientKind::AsyncNats),
+            Some(0.8)
+        );
+        // The raw client runs no Key-Value scenario.
+        let kv = &report.rows[7];
+        assert!(!kv.samples.contains_key(&ClientKind::Raw));
+        assert_eq!(kv.ratio(ClientKind::Rnats, ClientKind::Raw), None);
+    }
+
+    #[test]
+    fn ratio_columns_follow_the_clients() {
+        let report = sample_report(Runtime::MultiThread);
+        use ClientKind::{AsyncNats, Raw, Rnats};
+        assert_eq!(
+            report.ratio_pairs(),
+            vec![(Rnats, AsyncNats), (Rnats, Raw), (AsyncNats, Raw)]
+        );
+        let two = Report::new(true, 1, "x", Runtime::MultiThread, &[Rnats, AsyncNats]);
+        assert_eq!(two.ratio_pairs(), vec![(Rnats, AsyncNats)]);
+        assert!(two.to_markdown().starts_with(
+            "rnats vs async-nats on x (quick sizes, async clients on the multi-thread tokio \
+             runtime, median of 1 round(s))\n"
+        ));
+        let raw_only = Report::new(true, 1, "x", Runtime::MultiThread, &[Rnats, Raw]);
+        assert_eq!(raw_only.ratio_pairs(), vec![(Rnats, Raw)]);
     }
 
     #[test]
     fn markdown_marks_targets() {
-        let table = sample_report().to_markdown();
-        assert!(
-            table.contains(
-                "| scenario | metric | rnats median | async-nats median | ratio | target |"
-            )
-        );
-        assert!(table.contains(
-            "| pub32 | msgs/s (higher is better) | 3,000,000 | 2,000,000 | 1.50x | >= 1.35x: met |"
+        let table = sample_report(Runtime::MultiThread).to_markdown();
+        assert!(table.starts_with(
+            "rnats vs async-nats vs raw on nats://127.0.0.1:4222 (full sizes, async clients on \
+             the multi-thread tokio runtime, median of 3 round(s); raw = the blocking-socket \
+             baseline, the practical limit)\n"
         ));
-        assert!(table.contains("| req | p50 latency (lower is better) | 40.0 µs | 50.0 µs | 0.80x | <= 0.65x: not met |"));
-        assert!(
-            table.contains(
-                "| req | p99 latency (lower is better) | 90.0 µs | 100.0 µs | 0.90x | - |"
-            )
-        );
+        assert!(table.contains(
+            "| scenario | metric | rnats | async-nats | raw | rnats / async-nats | rnats / raw | \
+             async-nats / raw | target (rnats / async-nats) | target (rnats / raw) |\n\
+             |---|---|---:|---:|---:|---:|---:|---:|---|---|\n"
+        ));
+        assert!(table.contains(
+            "| pub32 | msgs/s (higher is better) | 3,000,000 | 2,000,000 | 4,000,000 | 1.50x | \
+             0.75x | 0.50x | >= 1.35x: met | >= 0.85x: not met |"
+        ));
+        assert!(table.contains(
+            "| req | p50 latency (lower is better) | 40.0 µs | 50.0 µs | 30.0 µs | 0.80x | 1.33x | \
+             1.67x | <= 0.65x: not met | - |"
+        ));
+        assert!(table.contains(
+            "| req | p99 latency (lower is better) | 90.0 µs | 100.0 µs | 60.0 µs | 0.90x | 1.50x | \
+             1.67x | - | - |"
+        ));
+        // The lat target against raw is set for the current-thread runtime only.
+        assert!(table.contains(
+            "| 0.75x | 1.20x | 1.60x | <= 0.80x: met | <= 1.30x (current-thread only) |"
+        ));
+        assert!(table.contains(
+            "| kv-get | ops/s (higher is better) | 10,000 | 8,000 | - | 1.25x | - | - | >= 1.00x: met | - |"
+        ));
         assert!(!table.contains("INVALID"));
+        let current = sample_report(Runtime::CurrentThread).to_markdown();
+        assert!(current.contains("current-thread tokio runtime"));
+        assert!(current.contains("| <= 0.80x: met | <= 1.30x: met |"));
     }
 
     #[test]
     fn failures_make_the_run_invalid() {
-        let mut report = sample_report();
+        let mut report = sample_report(Runtime::MultiThread);
         assert!(report.is_valid());
         report.record_failure(
             Scenario::Sub(PayloadSize::K1),
-            ClientKind::Rnats,
+            ClientKind::Raw,
             2,
             "received 10 of 12",
         );
         assert!(!report.is_valid());
         let table = report.to_markdown();
         assert!(table.contains(
-            "| sub1k | msgs/s (higher is better) | n/a | n/a | n/a | >= 1.20x: INVALID |"
+            "| sub1k | msgs/s (higher is better) | n/a | n/a | n/a | n/a | n/a | n/a | \
+             >= 1.20x: INVALID | >= 0.90x: INVALID |"
         ));
-        assert!(table.contains("sub1k / rnats / round 2: received 10 of 12"));
+        assert!(table.contains("sub1k / raw / round 2: received 10 of 12"));
         let json = report.to_json();
         assert_eq!(json["valid"], false);
-        assert_eq!(json["failures"][0]["client"], "rnats");
+        assert_eq!(json["failures"][0]["client"], "raw");
     }
 
     #[test]
-    fn json_has_samples() {
-        let json = sample_report().to_json();
+    fn json_has_samples_and_every_ratio() {
+        let json = sample_report(Runtime::CurrentThread).to_json();
         assert_eq!(json["rounds"], 3);
-        assert_eq!(json["rows"][0]["scenario"], "pub32");
-        assert_eq!(json["rows"][0]["rnats"].as_array().map(Vec::len), Some(3));
-        assert_eq!(json["rows"][0]["ratio"], 1.5);
-        assert_eq!(json["rows"][0]["met"], true);
+        assert_eq!(json["runtime"], "current-thread");
+        assert_eq!(json["clients"], json!(["rnats", "async-nats", "raw"]));
+        let pub32 = &json["rows"][0];
+        assert_eq!(pub32["scenario"], "pub32");
+        assert_eq!(pub32["rnats"].as_array().map(Vec::len), Some(3));
+        assert_eq!(pub32["raw"].as_array().map(Vec::len), Some(3));
+        assert_eq!(pub32["raw_median"], 4.0e6);
+        assert_eq!(pub32["ratio"], 1.5);
+        assert_eq!(pub32["rnats_vs_async_nats"], 1.5);
+        assert_eq!(pub32["rnats_vs_raw"], 0.75);
+        assert_eq!(pub32["async_nats_vs_raw"], 0.5);
+        assert_eq!(pub32["met"], true);
+        assert_eq!(pub32["raw_target"], 0.85);
+        assert_eq!(pub32["raw_met"], false);
+        let lat = &json["rows"][5];
+        assert_eq!(lat["scenario"], "lat");
+        assert_eq!(lat["raw_target_runtime"], "current-thread");
+        assert_eq!(lat["raw_met"], true);
+        let kv = &json["rows"][7];
+        assert_eq!(kv["scenario"], "kv-get");
+        assert!(kv.get("raw").is_none());
+        assert_eq!(kv["rnats_vs_raw"], Value::Null);
     }
 
     #[test]

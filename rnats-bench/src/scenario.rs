@@ -3,44 +3,124 @@
 use std::fmt;
 use std::time::Duration;
 
-/// One of the two clients under comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One of the clients under comparison.
+///
+/// Matches on this type are exhaustive on purpose: a new client (the blocking rnats client,
+/// `rnats-blocking`, is next) is added here, and the compiler then points at every place that
+/// must learn about it ([`ClientKind::supports`], the harness's dispatch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ClientKind {
-    /// This project's client.
+    /// This project's async client.
     Rnats,
     /// The reference client, async-nats.
     AsyncNats,
+    /// The raw blocking-socket client written for the bench ([`crate::raw`]): the practical
+    /// limit for the Core scenarios.
+    Raw,
 }
 
 impl ClientKind {
-    /// Both clients, rnats first.
-    pub const BOTH: [ClientKind; 2] = [ClientKind::Rnats, ClientKind::AsyncNats];
+    /// Every client, in column order: rnats first, the raw limit last.
+    pub const ALL: [ClientKind; 3] = [ClientKind::Rnats, ClientKind::AsyncNats, ClientKind::Raw];
 
     /// The name used on the command line and in the output.
     pub fn name(self) -> &'static str {
         match self {
             ClientKind::Rnats => "rnats",
             ClientKind::AsyncNats => "async-nats",
+            ClientKind::Raw => "raw",
+        }
+    }
+
+    /// The client's key in the JSON output: [`ClientKind::name`] with `_` for `-`.
+    pub fn json_key(self) -> &'static str {
+        match self {
+            ClientKind::Rnats => "rnats",
+            ClientKind::AsyncNats => "async_nats",
+            ClientKind::Raw => "raw",
         }
     }
 
     /// Parses [`ClientKind::name`].
     pub fn from_name(name: &str) -> Option<ClientKind> {
-        ClientKind::BOTH.into_iter().find(|c| c.name() == name)
+        ClientKind::ALL.into_iter().find(|c| c.name() == name)
     }
 
-    /// The order in which both clients run in round `round`. It flips every round so neither
-    /// client always gets the warmer server or the quieter machine.
-    pub fn order_for_round(round: usize) -> [ClientKind; 2] {
-        if round % 2 == 0 {
-            [ClientKind::Rnats, ClientKind::AsyncNats]
-        } else {
-            [ClientKind::AsyncNats, ClientKind::Rnats]
+    /// Whether this client runs on the tokio runtime chosen with `--runtime` (the others
+    /// block the calling thread).
+    pub fn is_async(self) -> bool {
+        match self {
+            ClientKind::Rnats | ClientKind::AsyncNats => true,
+            ClientKind::Raw => false,
         }
+    }
+
+    /// Whether this client can run `scenario`. The raw client speaks Core NATS only and is not
+    /// a library whose memory is worth measuring, so it has no JetStream, KV, Object Store or
+    /// `mem` figures.
+    pub fn supports(self, scenario: Scenario) -> bool {
+        match self {
+            ClientKind::Rnats | ClientKind::AsyncNats => true,
+            ClientKind::Raw => scenario.is_core_messaging(),
+        }
+    }
+
+    /// The order in which `clients` run in round `round`: rotated by one place every round,
+    /// so no client always gets the warmer server or the quieter machine.
+    pub fn order_for_round(clients: &[ClientKind], round: usize) -> Vec<ClientKind> {
+        let mut order = clients.to_vec();
+        if !order.is_empty() {
+            let len = order.len();
+            order.rotate_left(round % len);
+        }
+        order
     }
 }
 
 impl fmt::Display for ClientKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The tokio runtime the async clients run on (`--runtime`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Runtime {
+    /// Everything on the thread that calls `block_on`: no cross-thread wake-ups.
+    CurrentThread,
+    /// A worker per core, as `#[tokio::main]` gives.
+    #[default]
+    MultiThread,
+}
+
+impl Runtime {
+    /// Both flavours.
+    pub const ALL: [Runtime; 2] = [Runtime::CurrentThread, Runtime::MultiThread];
+
+    /// The name used on the command line and in the output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::CurrentThread => "current-thread",
+            Runtime::MultiThread => "multi-thread",
+        }
+    }
+
+    /// Parses [`Runtime::name`].
+    pub fn from_name(name: &str) -> Option<Runtime> {
+        Runtime::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// Builds a runtime of this flavour with I/O and timers enabled.
+    pub fn build(self) -> std::io::Result<tokio::runtime::Runtime> {
+        let mut builder = match self {
+            Runtime::CurrentThread => tokio::runtime::Builder::new_current_thread(),
+            Runtime::MultiThread => tokio::runtime::Builder::new_multi_thread(),
+        };
+        builder.enable_all().build()
+    }
+}
+
+impl fmt::Display for Runtime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -77,7 +157,8 @@ impl PayloadSize {
     }
 }
 
-/// A benchmark scenario. Each runs for both clients against the same server.
+/// A benchmark scenario. Each runs for every client that supports it
+/// ([`ClientKind::supports`]) against the same server.
 ///
 /// JetStream publish (`js-pub`, awaited one by one and pipelined) belongs here once rnats has
 /// JetStream; it is left out until then rather than stubbed.
@@ -181,6 +262,35 @@ impl Scenario {
         Scenario::ALL.into_iter().find(|s| s.name() == name)
     }
 
+    /// Whether this is a Core NATS messaging scenario (`pub`, `sub`, `req`, `lat`,
+    /// `lat-idle`): plain PUB/SUB/MSG traffic that any client, the raw one included, can run.
+    pub fn is_core_messaging(self) -> bool {
+        match self {
+            Scenario::Pub(_)
+            | Scenario::Sub(_)
+            | Scenario::Req
+            | Scenario::Lat
+            | Scenario::LatIdle => true,
+            Scenario::Mem
+            | Scenario::JsPub(_)
+            | Scenario::JsPipe(_)
+            | Scenario::JsFetch
+            | Scenario::KvPut(_)
+            | Scenario::KvGet(_)
+            | Scenario::ObjPut
+            | Scenario::ObjGet => false,
+        }
+    }
+
+    /// The clients among `wanted` that can run this scenario, in the order of `wanted`.
+    pub fn clients(self, wanted: &[ClientKind]) -> Vec<ClientKind> {
+        wanted
+            .iter()
+            .copied()
+            .filter(|c| c.supports(self))
+            .collect()
+    }
+
     /// What one run of this scenario reports, in the order the run returns the values.
     pub fn metrics(self) -> &'static [Metric] {
         match self {
@@ -201,13 +311,31 @@ impl Scenario {
     }
 }
 
-// The targets come from the project issue that set rnats's performance goals.
-const PUB_SMALL: &[Metric] = &[rate("msgs/s", Some(1.35)), MB_PER_SEC];
+// The targets come from the project issues that set rnats's performance goals: ratios to
+// async-nats from the first, ratios to the raw blocking-socket limit from issue 11.
+const PUB_SMALL: &[Metric] = &[
+    rate("msgs/s", Some(1.35)).with_raw_target(0.85, None),
+    MB_PER_SEC,
+];
 const PUB_LARGE: &[Metric] = &[rate("msgs/s", Some(1.05)), MB_PER_SEC];
-const SUB_SMALL: &[Metric] = &[rate("msgs/s", Some(1.3)), MB_PER_SEC];
-const SUB_LARGE: &[Metric] = &[rate("msgs/s", Some(1.2)), MB_PER_SEC];
-const REQ: &[Metric] = &[rate("req/s", Some(1.5)), p50(Some(0.65)), P99];
-const LAT: &[Metric] = &[p50(Some(0.8)), P99];
+const SUB_SMALL: &[Metric] = &[
+    rate("msgs/s", Some(1.3)).with_raw_target(0.9, None),
+    MB_PER_SEC,
+];
+const SUB_LARGE: &[Metric] = &[
+    rate("msgs/s", Some(1.2)).with_raw_target(0.9, None),
+    MB_PER_SEC,
+];
+const REQ: &[Metric] = &[
+    rate("req/s", Some(1.5)).with_raw_target(0.9, None),
+    p50(Some(0.65)),
+    P99,
+];
+// Issue 11 sets the raw target of the busy round trip for the current-thread runtime only.
+const LAT: &[Metric] = &[
+    p50(Some(0.8)).with_raw_target(1.3, Some(Runtime::CurrentThread)),
+    P99,
+];
 const LAT_IDLE: &[Metric] = &[p50(Some(0.75)), P99];
 const JS_PUB: &[Metric] = &[rate("msgs/s", Some(1.25)), MEAN_ACK];
 const JS_PIPE: &[Metric] = &[rate("msgs/s", Some(1.2)), MB_PER_SEC];
@@ -219,12 +347,14 @@ const OBJ: &[Metric] = &[
         unit: Unit::MbPerSec,
         better: Better::Higher,
         target: Some(1.0),
+        vs_raw: None,
     },
     Metric {
         name: "time per object",
         unit: Unit::Micros,
         better: Better::Lower,
         target: None,
+        vs_raw: None,
     },
 ];
 const KV: &[Metric] = &[rate("ops/s", Some(1.0)), MEAN_OP];
@@ -233,12 +363,14 @@ const MEAN_OP: Metric = Metric {
     unit: Unit::Micros,
     better: Better::Lower,
     target: None,
+    vs_raw: None,
 };
 const MEAN_ACK: Metric = Metric {
     name: "mean publish-to-ack time",
     unit: Unit::Micros,
     better: Better::Lower,
     target: None,
+    vs_raw: None,
 };
 const MEM: &[Metric] = &[
     Metric {
@@ -246,18 +378,21 @@ const MEM: &[Metric] = &[
         unit: Unit::MiB,
         better: Better::Lower,
         target: Some(1.0),
+        vs_raw: None,
     },
     Metric {
         name: "RSS per idle subscription",
         unit: Unit::Bytes,
         better: Better::Lower,
         target: None,
+        vs_raw: None,
     },
     Metric {
         name: "peak RSS, JetStream pipelined",
         unit: Unit::MiB,
         better: Better::Lower,
         target: Some(1.0),
+        vs_raw: None,
     },
 ];
 const MB_PER_SEC: Metric = Metric {
@@ -265,12 +400,14 @@ const MB_PER_SEC: Metric = Metric {
     unit: Unit::MbPerSec,
     better: Better::Higher,
     target: None,
+    vs_raw: None,
 };
 const P99: Metric = Metric {
     name: "p99 latency",
     unit: Unit::Micros,
     better: Better::Lower,
     target: None,
+    vs_raw: None,
 };
 
 const fn rate(name: &'static str, target: Option<f64>) -> Metric {
@@ -279,6 +416,7 @@ const fn rate(name: &'static str, target: Option<f64>) -> Metric {
         unit: Unit::PerSec,
         better: Better::Higher,
         target,
+        vs_raw: None,
     }
 }
 
@@ -288,6 +426,15 @@ const fn p50(target: Option<f64>) -> Metric {
         unit: Unit::Micros,
         better: Better::Lower,
         target,
+        vs_raw: None,
+    }
+}
+
+impl Metric {
+    /// This metric with a target for rnats / raw as well.
+    const fn with_raw_target(mut self, ratio: f64, runtime: Option<Runtime>) -> Metric {
+        self.vs_raw = Some(RawTarget { ratio, runtime });
+        self
     }
 }
 
@@ -333,16 +480,45 @@ pub struct Metric {
     /// The rnats/async-nats ratio to reach: at least this when higher is better, at most this
     /// when lower is better. `None` for metrics shown for context only.
     pub target: Option<f64>,
+    /// The rnats/raw ratio to reach, read the same way; `None` without one.
+    pub vs_raw: Option<RawTarget>,
+}
+
+/// A target for the ratio of rnats to the raw blocking-socket limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RawTarget {
+    /// The ratio: at least this when higher is better, at most this when lower is better.
+    pub ratio: f64,
+    /// The runtime the target is set for; `None` for both.
+    pub runtime: Option<Runtime>,
+}
+
+impl RawTarget {
+    /// Whether the target applies to a run on `runtime`.
+    pub fn applies_to(&self, runtime: Runtime) -> bool {
+        self.runtime.is_none_or(|r| r == runtime)
+    }
 }
 
 impl Metric {
     /// Whether `ratio` (rnats / async-nats) meets the target; `None` without a target.
     pub fn meets_target(&self, ratio: f64) -> Option<bool> {
-        let target = self.target?;
-        Some(match self.better {
-            Better::Higher => ratio >= target,
-            Better::Lower => ratio <= target,
-        })
+        Some(self.meets(ratio, self.target?))
+    }
+
+    /// Whether `ratio` (rnats / raw) meets the raw target on `runtime`; `None` without a
+    /// target that applies there.
+    pub fn meets_raw_target(&self, ratio: f64, runtime: Runtime) -> Option<bool> {
+        let target = self.vs_raw.filter(|t| t.applies_to(runtime))?;
+        Some(self.meets(ratio, target.ratio))
+    }
+
+    /// `ratio` against `bound` in this metric's direction.
+    fn meets(&self, ratio: f64, bound: f64) -> bool {
+        match self.better {
+            Better::Higher => ratio >= bound,
+            Better::Lower => ratio <= bound,
+        }
     }
 }
 
@@ -423,7 +599,7 @@ mod tests {
         for scenario in Scenario::ALL {
             assert_eq!(Scenario::from_name(scenario.name()), Some(scenario));
         }
-        for client in ClientKind::BOTH {
+        for client in ClientKind::ALL {
             assert_eq!(ClientKind::from_name(client.name()), Some(client));
         }
         assert_eq!(Scenario::from_name("js-pub"), None);
@@ -460,8 +636,87 @@ mod tests {
     }
 
     #[test]
-    fn clients_alternate_between_rounds() {
-        assert_eq!(ClientKind::order_for_round(0)[0], ClientKind::Rnats);
-        assert_eq!(ClientKind::order_for_round(1)[0], ClientKind::AsyncNats);
+    fn clients_rotate_between_rounds() {
+        use ClientKind::{AsyncNats, Raw, Rnats};
+        let all = ClientKind::ALL;
+        assert_eq!(
+            ClientKind::order_for_round(&all, 0),
+            vec![Rnats, AsyncNats, Raw]
+        );
+        assert_eq!(
+            ClientKind::order_for_round(&all, 1),
+            vec![AsyncNats, Raw, Rnats]
+        );
+        assert_eq!(
+            ClientKind::order_for_round(&all, 2),
+            vec![Raw, Rnats, AsyncNats]
+        );
+        assert_eq!(
+            ClientKind::order_for_round(&all, 3),
+            vec![Rnats, AsyncNats, Raw]
+        );
+        // Each client runs first equally often.
+        for client in all {
+            let firsts = (0..6)
+                .filter(|&r| ClientKind::order_for_round(&all, r)[0] == client)
+                .count();
+            assert_eq!(firsts, 2, "{client}");
+        }
+        let two = [Rnats, AsyncNats];
+        assert_eq!(ClientKind::order_for_round(&two, 1), vec![AsyncNats, Rnats]);
+        assert_eq!(ClientKind::order_for_round(&[], 1), Vec::new());
+    }
+
+    #[test]
+    fn raw_runs_core_scenarios_only() {
+        let all = ClientKind::ALL;
+        for scenario in Scenario::ALL {
+            let clients = scenario.clients(&all);
+            assert!(clients.starts_with(&[ClientKind::Rnats, ClientKind::AsyncNats]));
+            assert_eq!(
+                clients.contains(&ClientKind::Raw),
+                scenario.is_core_messaging(),
+                "{scenario}"
+            );
+        }
+        assert!(ClientKind::Raw.supports(Scenario::LatIdle));
+        assert!(!ClientKind::Raw.supports(Scenario::Mem));
+        assert!(!ClientKind::Raw.supports(Scenario::KvGet(KV_TASKS)));
+    }
+
+    #[test]
+    fn raw_targets_follow_the_runtime() {
+        let pub32 = Scenario::Pub(PayloadSize::B32).metrics()[0];
+        assert_eq!(
+            pub32.meets_raw_target(0.9, Runtime::MultiThread),
+            Some(true)
+        );
+        assert_eq!(
+            pub32.meets_raw_target(0.8, Runtime::CurrentThread),
+            Some(false)
+        );
+        assert_eq!(
+            Scenario::Pub(PayloadSize::K8).metrics()[0].meets_raw_target(0.5, Runtime::MultiThread),
+            None
+        );
+        let lat = Scenario::Lat.metrics()[0];
+        assert_eq!(
+            lat.meets_raw_target(1.2, Runtime::CurrentThread),
+            Some(true)
+        );
+        assert_eq!(
+            lat.meets_raw_target(1.4, Runtime::CurrentThread),
+            Some(false)
+        );
+        assert_eq!(lat.meets_raw_target(1.2, Runtime::MultiThread), None);
+    }
+
+    #[test]
+    fn runtime_names_round_trip() {
+        for runtime in Runtime::ALL {
+            assert_eq!(Runtime::from_name(runtime.name()), Some(runtime));
+        }
+        assert_eq!(Runtime::default(), Runtime::MultiThread);
+        assert_eq!(Runtime::from_name("threaded"), None);
     }
 }

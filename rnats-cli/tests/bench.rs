@@ -36,6 +36,11 @@ fn bench_json(kind: &str, extra: &[&str]) -> Value {
     assert_eq!(json["msgs"], 2000);
     assert_eq!(json["msg_size"], 128);
     assert_eq!(json["private_server"], true);
+    let runtime = match extra.iter().position(|a| *a == "--runtime") {
+        Some(at) => extra[at + 1],
+        None => "multi-thread",
+    };
+    assert_eq!(json["runtime"], runtime);
     json
 }
 
@@ -137,6 +142,45 @@ fn bench_lat_reports_round_trip_latency() {
     let json = bench_json("lat", &[]);
     assert_group(&json, "round_trips", 2000, 1);
     assert_latency(&json, 2000);
+}
+
+#[test]
+fn benches_run_on_the_current_thread_runtime() {
+    let json = bench_json("lat", &["--runtime", "current-thread"]);
+    assert_latency(&json, 2000);
+    let json = bench_json("sub", &["--runtime", "current-thread", "--clients", "2"]);
+    assert_group(&json, "subscribers", 4000, 2);
+    let json = bench_json("req", &["--runtime", "current-thread"]);
+    assert_group(&json, "requesters", 2000, 1);
+}
+
+#[test]
+fn an_unknown_runtime_is_a_usage_error() {
+    let out = rnats(&["bench", "pub", "--runtime", "single"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--runtime"), "{stderr}");
+}
+
+#[test]
+fn the_table_names_the_runtime() {
+    let out = rnats(
+        &[
+            "bench",
+            "pub",
+            "--msgs",
+            "1000",
+            "--runtime",
+            "current-thread",
+        ],
+        &[],
+    );
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("rnats bench pub: 1,000 msgs of 128 B, 1 client, current-thread runtime, nats://127.0.0.1:"),
+        "{stdout}"
+    );
 }
 
 #[test]

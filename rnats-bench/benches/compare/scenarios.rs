@@ -1,15 +1,21 @@
-//! The scenarios, written once against the API both clients share.
+//! The async scenarios, written once against the API both async clients share.
 //!
 //! This file is compiled twice: as `rnats_side::scenarios` and as `async_nats_side::scenarios`.
 //! In each, `super::connect` opens a connection with that side's client and everything else is
 //! the same method names on different types. One copy of the code is what keeps the comparison
-//! honest: both clients run exactly the same steps, with the same payloads and subjects.
+//! honest: both clients run exactly the same steps, with the same payloads and subjects. The
+//! Core scenarios take their subjects, payloads and timeouts from [`rnats_bench::workload`],
+//! which the raw client's scenarios ([`rnats_bench::raw::scenarios`]) use too.
 
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
 use rnats_bench::memory;
+use rnats_bench::workload::{
+    self, LAT_SUBJECT, LATENCY_WARM_UP, PUB_SUBJECT, RECEIVE_TIMEOUT, REQ_SUBJECT,
+    ROUND_TRIP_TIMEOUT, SMALL_PAYLOAD, SUB_SUBJECT,
+};
 use rnats_bench::{JS_IN_FLIGHT, Latency, Throughput};
 
 use super::{connect, jetstream};
@@ -21,21 +27,11 @@ mod object_store;
 pub(crate) use super::kv;
 pub(crate) use object_store::{object_get, object_put};
 
-const PUB_SUBJECT: &str = "bench.pub";
-const SUB_SUBJECT: &str = "bench.sub";
-const REQ_SUBJECT: &str = "bench.req";
-const LAT_SUBJECT: &str = "bench.lat";
 const JS_STREAM: &str = "BENCH";
 const JS_SUBJECT: &str = "bench.js";
 const JS_FETCH_STREAM: &str = "BENCH_FETCH";
 const JS_FETCH_SUBJECT: &str = "bench.jsf";
 
-/// How long a subscriber may take to receive everything before the run counts as invalid.
-const RECEIVE_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long one latency round trip may take before the run counts as failed.
-const ROUND_TRIP_TIMEOUT: Duration = Duration::from_secs(10);
-/// Unmeasured round trips before a latency run, so connection setup is not in the samples.
-const LATENCY_WARM_UP: usize = 10;
 /// Bytes a subscription is allowed per message beyond the payload (subject, headers, struct).
 const PER_MESSAGE_SLACK: usize = 256;
 
@@ -134,7 +130,7 @@ pub(crate) async fn request(url: &str, count: usize) -> Result<(Throughput, Late
     });
 
     let requester = connect(url, None).await?;
-    let payload = payload(32);
+    let payload = payload(SMALL_PAYLOAD);
     // One unmeasured request: a client may set up its reply subscription on first use.
     requester.request(REQ_SUBJECT, payload.clone()).await?;
     let mut samples = Vec::with_capacity(count);
@@ -148,7 +144,7 @@ pub(crate) async fn request(url: &str, count: usize) -> Result<(Throughput, Late
     responding.abort();
 
     let latency = Latency::from_durations(&samples).ok_or("no requests made")?;
-    Ok((Throughput::new(count, 32, elapsed), latency))
+    Ok((Throughput::new(count, SMALL_PAYLOAD, elapsed), latency))
 }
 
 /// publish -> flush -> receive on one connection subscribed to its own subject, `iterations`
@@ -162,7 +158,7 @@ pub(crate) async fn latency(
     let client = connect(url, None).await?;
     let mut subscriber = client.subscribe(LAT_SUBJECT).await?;
     client.flush().await?;
-    let payload = payload(32);
+    let payload = payload(SMALL_PAYLOAD);
     let mut samples = Vec::with_capacity(iterations);
     for i in 0..LATENCY_WARM_UP + iterations {
         if let Some(gap) = idle_gap.filter(|_| i >= LATENCY_WARM_UP) {
@@ -267,7 +263,7 @@ async fn delete_bench_stream(js: &jetstream::Context) -> Result<(), BenchError> 
 
 /// The same bytes for every message of a run; cloning a `Bytes` only bumps a reference count.
 fn payload(size: usize) -> Bytes {
-    Bytes::from(vec![b'x'; size])
+    Bytes::from(workload::payload(size))
 }
 
 /// Publishes `count` messages of `size` bytes to a memory stream, awaiting each ack before the

@@ -5,6 +5,13 @@
 //! messages are to be received, release the workers together, watch them through a
 //! [`Supervisor`](supervisor::Supervisor) (progress bar, stall detection), then turn what
 //! they measured into a [`BenchReport`](report::BenchReport).
+//!
+//! The clients run on the tokio runtime chosen with `--runtime` ([`RuntimeFlavor`]), built
+//! by `Plan::execute_on`. A blocking client (`--blocking`, once `rnats::blocking` exists)
+//! plugs in beside it: [`run`] hands the [`Plan`] to a `blocking` module (one function per
+//! [`BenchKind`], on threads, with a thread-based progress/stall watch instead of the tokio
+//! [`Supervisor`](supervisor::Supervisor)) instead of calling `execute_on`, and the report
+//! says `blocking` where it now names the runtime.
 
 mod fanout;
 mod jetstream;
@@ -12,6 +19,7 @@ mod latency;
 mod publisher;
 mod report;
 mod request;
+mod runtime;
 mod subscriber;
 mod supervisor;
 mod target;
@@ -26,6 +34,7 @@ use serde::Serialize;
 use crate::cli::ServerArgs;
 use crate::error::CliError;
 use report::{BenchReport, Figures};
+pub(crate) use runtime::RuntimeFlavor;
 use target::Target;
 
 /// Options of `rnats bench`.
@@ -83,6 +92,11 @@ pub(crate) struct BenchArgs {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
     )]
     pub(crate) batch: usize,
+    /// The tokio runtime the clients run on: multi-thread (a worker per core, as
+    /// #[tokio::main] gives) or current-thread (everything on one thread, no cross-thread
+    /// wake-ups).
+    #[arg(long, value_enum, value_name = "FLAVOR", default_value_t = RuntimeFlavor::MultiThread)]
+    pub(crate) runtime: RuntimeFlavor,
     /// Client tuning knobs, to measure them (see docs/performance.md).
     #[command(flatten)]
     pub(crate) tuning: Tuning,
@@ -161,17 +175,13 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
         in_flight: args.in_flight,
         batch: args.batch,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(CliError::Runtime)?;
-    let figures = runtime.block_on(plan.execute(args.kind));
-    // Stop every connection task before the private server (dropped after us) goes away.
-    drop(runtime);
+    // `--blocking` would choose `rnats::blocking` here instead of a runtime.
+    let figures = plan.execute_on(args.runtime, args.kind);
     let report = BenchReport {
         kind: args.kind,
         server: plan.url,
         private_server: target.is_private(),
+        runtime: args.runtime,
         msg_size: args.size,
         msgs: args.msgs,
         clients: args.clients,
@@ -228,6 +238,15 @@ struct Plan {
 }
 
 impl Plan {
+    /// Runs the benchmark `kind` on a fresh tokio runtime of flavour `runtime`.
+    fn execute_on(&self, runtime: RuntimeFlavor, kind: BenchKind) -> Result<Figures, CliError> {
+        let runtime = runtime.build()?;
+        let figures = runtime.block_on(self.execute(kind));
+        // Stop every connection task before the private server (dropped after us) goes away.
+        drop(runtime);
+        figures
+    }
+
     /// Runs the benchmark `kind` and returns what it measured.
     async fn execute(&self, kind: BenchKind) -> Result<Figures, CliError> {
         match kind {

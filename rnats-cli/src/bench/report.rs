@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::BenchKind;
+use super::{BenchKind, RuntimeFlavor};
 use crate::stats::{self, LatencySummary, Span, Throughput};
 
 /// Everything a run measured, and what it was asked to do.
@@ -16,6 +16,8 @@ pub(super) struct BenchReport {
     pub(super) server: String,
     /// Whether the server was started for this run.
     pub(super) private_server: bool,
+    /// The tokio runtime the clients ran on.
+    pub(super) runtime: RuntimeFlavor,
     /// Payload bytes per message.
     pub(super) msg_size: usize,
     /// The `--msgs` value.
@@ -89,10 +91,11 @@ impl fmt::Display for BenchReport {
         };
         writeln!(
             f,
-            "rnats bench {kind}: {} msgs of {}, {} {clients}, {}{origin}",
+            "rnats bench {kind}: {} msgs of {}, {} {clients}, {} runtime, {}{origin}",
             stats::count(self.msgs),
             stats::size(self.msg_size),
             self.clients,
+            self.runtime.name(),
             self.server,
         )?;
         writeln!(f)?;
@@ -183,6 +186,7 @@ mod tests {
             kind: BenchKind::Req,
             server: "nats://127.0.0.1:4222".to_owned(),
             private_server: false,
+            runtime: RuntimeFlavor::CurrentThread,
             msg_size: 128,
             msgs: 2_000,
             clients: 2,
@@ -198,6 +202,7 @@ mod tests {
     fn json_has_flat_figures_and_omits_absent_roles() {
         let json = serde_json::to_value(report()).expect("serialisable");
         assert_eq!(json["kind"], "req");
+        assert_eq!(json["runtime"], "current-thread");
         assert_eq!(json["requesters"]["aggregate"]["msgs"], 2_000);
         assert_eq!(
             json["requesters"]["clients"].as_array().map(Vec::len),
@@ -210,7 +215,10 @@ mod tests {
     #[test]
     fn table_lists_each_client_and_the_total() {
         let text = report().to_string();
-        assert!(text.starts_with("rnats bench req: 2,000 msgs of 128 B, 2 clients"));
+        assert!(text.starts_with(
+            "rnats bench req: 2,000 msgs of 128 B, 2 clients, current-thread runtime, \
+             nats://127.0.0.1:4222\n"
+        ));
         assert!(text.contains("requesters        1         1,000         2,000"));
         assert!(text.contains("requesters      all         2,000         2,000"));
         assert!(text.contains("30.0 µs"));
