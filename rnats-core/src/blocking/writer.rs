@@ -24,9 +24,16 @@ use crate::shared::lock;
 use crate::statistics::Statistics;
 
 /// A deferred buffer this large is written by the publisher that grows it.
-const WRITE_AT: usize = 32 * 1024;
+const WRITE_AT: usize = 64 * 1024;
 /// A publish within this of the last write ends is part of a burst: deferred.
 const BURST_GAP: Duration = Duration::from_micros(20);
+/// The flusher writes deferred publishes once none came for this long (the burst is
+/// over)...
+const LINGER: Duration = Duration::from_micros(200);
+/// ...or once the oldest of them waited this long. Meanwhile a publishing loop writes its
+/// own buffer every [`WRITE_AT`] bytes, so the flusher does not compete with it (and the
+/// server) for the CPU.
+const MAX_DELAY: Duration = Duration::from_millis(1);
 /// A write buffer grown past this by a burst is freed once written.
 const KEEP_CAPACITY: usize = 256 * 1024;
 
@@ -57,6 +64,10 @@ pub(super) struct Writes {
     out_messages: u64,
     out_bytes: u64,
     last_write: Instant,
+    /// Frames queued so far: the flusher tells a running burst from a finished one.
+    appends: u64,
+    /// When the oldest deferred frame was queued.
+    oldest: Instant,
     flusher_kicked: bool,
     space_waiters: usize,
 }
@@ -75,6 +86,8 @@ impl Writes {
             out_messages: 0,
             out_bytes: 0,
             last_write: Instant::now(),
+            appends: 0,
+            oldest: Instant::now(),
             flusher_kicked: false,
             space_waiters: 0,
         }
@@ -152,6 +165,7 @@ impl Inner {
         }
         let was_empty = writes.buf.is_empty();
         frame.encode(&mut writes.buf, payload);
+        writes.appends += 1;
         writes.out_messages += 1;
         writes.out_bytes += payload.len() as u64;
         self.submit(writes, urgency, was_empty);
@@ -208,14 +222,18 @@ impl Inner {
             // The writer's next round takes it (or the next link does).
             return;
         }
-        let now = match urgency {
+        let write = match urgency {
             Urgency::Now => true,
+            Urgency::Normal if writes.buf.len() >= WRITE_AT => true,
+            // Already deferred: the flusher is on it.
+            Urgency::Normal if !was_empty => false,
             Urgency::Normal => {
-                writes.buf.len() >= WRITE_AT
-                    || (was_empty && writes.last_write.elapsed() >= BURST_GAP)
+                let now = Instant::now();
+                writes.oldest = now;
+                now.duration_since(writes.last_write) >= BURST_GAP
             }
         };
-        if now {
+        if write {
             self.write_now(writes);
         } else if !writes.flusher_kicked {
             writes.flusher_kicked = true;
@@ -247,11 +265,11 @@ impl Inner {
                 self.space.notify_all();
             }
             drop(writes);
+            // Counted as handed to the socket, before the write: a reply may beat the
+            // return of the write call.
+            Statistics::add(&self.statistics.out_messages, messages);
+            Statistics::add(&self.statistics.out_bytes, bytes);
             let result = conn.write_all(&batch);
-            if result.is_ok() {
-                Statistics::add(&self.statistics.out_messages, messages);
-                Statistics::add(&self.statistics.out_bytes, bytes);
-            }
             batch.clear();
             if let Err(error) = result {
                 self.fail_link(generation, &format!("write failed: {error}"));
@@ -273,19 +291,34 @@ impl Inner {
     pub(super) fn run_flusher(&self) {
         let mut writes = self.writes();
         loop {
-            if writes.closed {
-                return;
-            }
-            if writes.flusher_kicked {
-                if !writes.writing {
-                    writes = self.write_out(writes);
-                }
-                writes.flusher_kicked = false;
-            }
             writes = self
                 .flusher
                 .wait_while(writes, |w| !w.flusher_kicked && !w.closed)
                 .unwrap_or_else(PoisonError::into_inner);
+            if writes.closed {
+                return;
+            }
+            loop {
+                let seen = writes.appends;
+                writes = self
+                    .flusher
+                    .wait_timeout(writes, LINGER)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+                if writes.closed {
+                    return;
+                }
+                if writes.buf.is_empty() || !writes.connected {
+                    // Its publisher wrote it.
+                    break;
+                }
+                let quiet = writes.appends == seen;
+                if !writes.writing && (quiet || writes.oldest.elapsed() >= MAX_DELAY) {
+                    writes = self.write_out(writes);
+                    break;
+                }
+            }
+            writes.flusher_kicked = false;
         }
     }
 
