@@ -659,3 +659,62 @@ fn blocking_publishes_reach_an_async_subscriber() {
         task.await.unwrap();
     });
 }
+
+/// Waits (without sleeping) until `done` holds, failing the test after [`WAIT`].
+fn wait_until(mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + WAIT;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "condition not reached"
+        );
+        thread::yield_now();
+    }
+}
+
+#[test]
+fn a_stalled_link_goes_stale_and_the_client_reconnects() {
+    let server = NatsServer::start();
+    let proxy = rnats_test_server::Proxy::start(&format!("127.0.0.1:{}", server.port())).unwrap();
+    let client = quick()
+        .ping_interval(Duration::from_millis(50))
+        .max_pings_outstanding(2)
+        .connection_timeout(Duration::from_millis(500))
+        .connect_blocking(proxy.url())
+        .unwrap();
+    let mut sub = client.subscribe("after.stall").unwrap();
+    client.flush().unwrap();
+    proxy.stall();
+    // Unanswered keepalive PINGs: the background thread drops the link.
+    wait_until(|| !client.is_connected());
+    proxy.cut();
+    proxy.resume();
+    client.flush().unwrap();
+    assert!(client.statistics().connects.load(Ordering::Relaxed) >= 2);
+    client.publish("after.stall", "back".into()).unwrap();
+    assert_eq!(next(&mut sub).payload, Bytes::from("back"));
+}
+
+#[test]
+fn a_refused_subscription_ends_alone() {
+    let server = NatsServer::builder()
+        .append_config(
+            "authorization { users = [ { user: u, password: p, permissions: { \
+             subscribe: { deny: \"secret.>\" } } } ] }\n",
+        )
+        .spawn()
+        .unwrap();
+    let client = ConnectOptions::with_user_and_password("u".into(), "p".into())
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut denied = client.subscribe("secret.plans").unwrap();
+    let mut allowed = client.subscribe("public").unwrap();
+    client.flush().unwrap();
+    assert_eq!(denied.next_timeout(WAIT).unwrap(), None);
+    assert!(matches!(
+        denied.take_error(),
+        Some(rnats_core::SubscriberError::PermissionViolation { .. })
+    ));
+    client.publish("public", "ok".into()).unwrap();
+    assert_eq!(next(&mut allowed).payload, Bytes::from("ok"));
+}

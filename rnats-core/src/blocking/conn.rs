@@ -5,7 +5,8 @@
 //! A [`Conn`] is shared: one thread at a time reads (the reader role), any thread writes.
 //! Plain TCP reads and writes through two handles of one socket, so neither direction
 //! waits for the other. Under TLS the rustls state sits behind a mutex taken for the
-//! record work only, never across a blocking socket read.
+//! record work only, never across a blocking socket call; one thread writes at a time (the
+//! writer rule in `writer.rs`), so records leave in order.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
@@ -72,10 +73,8 @@ impl Conn {
                 return Ok(None);
             }
         }
-        // Alerts or key updates rustls wants to answer.
-        while tls.wants_write() {
-            tls.write_tls(&mut &self.write)?;
-        }
+        // Records rustls wants to send in answer (a key update, say) leave with the next
+        // write: only the writing thread writes the socket.
         Ok(Some(buf.len() - before))
     }
 
@@ -84,12 +83,17 @@ impl Conn {
         match &self.tls {
             None => (&self.write).write_all(data),
             Some(tls) => {
-                let mut tls = lock(tls);
-                tls.writer().write_all(data)?;
-                while tls.wants_write() {
-                    tls.write_tls(&mut &self.write)?;
+                // Encrypted under the lock, written without it: a reader processing records
+                // never waits for the socket to take a large write.
+                let mut records = Vec::with_capacity(data.len() + 64);
+                {
+                    let mut tls = lock(tls);
+                    tls.writer().write_all(data)?;
+                    while tls.wants_write() {
+                        tls.write_tls(&mut records)?;
+                    }
                 }
-                Ok(())
+                (&self.write).write_all(&records)
             }
         }
     }
