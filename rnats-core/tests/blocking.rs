@@ -552,6 +552,16 @@ fn bad_input_is_a_typed_error() {
     );
     let ws = blocking::connect("ws://127.0.0.1:1").unwrap_err();
     assert!(matches!(ws.cause(), Some(ConnectCause::WebSocket(_))));
+    // Timeouts past the clock's range mean "no deadline", not a panic.
+    let _svc = responder(&client, "huge");
+    let reply = client
+        .request_with_timeout("huge", "x".into(), Some(Duration::MAX))
+        .unwrap();
+    assert_eq!(reply.payload, Bytes::from("re:x"));
+    client.flush_timeout(Duration::MAX).unwrap();
+    let mut sub = client.subscribe("huge.sub").unwrap();
+    client.publish("huge.sub", "y".into()).unwrap();
+    assert!(sub.next_timeout(Duration::MAX).unwrap().is_some());
     // The connection is still fine.
     client.flush().unwrap();
 }
@@ -717,4 +727,43 @@ fn a_refused_subscription_ends_alone() {
     ));
     client.publish("public", "ok".into()).unwrap();
     assert_eq!(next(&mut allowed).payload, Bytes::from("ok"));
+}
+
+#[test]
+fn publishers_over_the_write_limit_wait_and_nothing_is_lost() {
+    let server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .write_buffer_limit(1024)
+        .connect_blocking(server.url())
+        .unwrap();
+    let receiver = blocking::connect(server.url()).unwrap();
+    let mut sub = receiver.subscribe("limited").unwrap();
+    receiver.flush().unwrap();
+    const THREADS: usize = 4;
+    const EACH: usize = 2000;
+    let publishers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let client = client.clone();
+            thread::spawn(move || {
+                for i in 0..EACH {
+                    let mut body = format!("{t}.{i}.").into_bytes();
+                    body.resize(300, b'x');
+                    client.publish("limited", body.into()).unwrap();
+                }
+            })
+        })
+        .collect();
+    for publisher in publishers {
+        publisher.join().unwrap();
+    }
+    client.flush().unwrap();
+    receiver.flush().unwrap();
+    let mut seen = HashSet::new();
+    while seen.len() < THREADS * EACH {
+        assert!(seen.insert(next(&mut sub).payload));
+    }
+    assert_eq!(
+        client.statistics().out_messages.load(Ordering::Relaxed),
+        (THREADS * EACH) as u64
+    );
 }

@@ -12,7 +12,7 @@ use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::conn;
-use super::state::{Inner, READ_SLICE, Reader};
+use super::state::{Inner, READ_SLICE, Reader, saturating_deadline};
 use crate::connection::LinkState;
 use crate::error::{ConnectCause, ConnectError};
 use crate::link::LinkAction;
@@ -132,7 +132,7 @@ impl Inner {
 
     /// Sleeps `delay`; false if the client closed meanwhile.
     fn sleep_unless_closed(&self, delay: Duration) -> bool {
-        let deadline = Instant::now() + delay;
+        let deadline = saturating_deadline(delay);
         let mut core = self.core();
         loop {
             if core.state == LinkState::Closed {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject, SubjectError};
 
-use super::state::{Inner, SubState};
+use super::state::{Inner, SubState, deadline_after};
 use super::subscriber::Subscriber;
 use super::writer::Urgency;
 use crate::connection::{LinkState, State};
@@ -169,7 +169,7 @@ impl Client {
             inner.forget_request(token);
             return Err(error.into());
         }
-        let deadline = timeout.map(|t| Instant::now() + t);
+        let deadline = timeout.and_then(deadline_after);
         let outcome = inner.wait_for(deadline, |core| Inner::request_outcome(core, token, lost));
         match outcome {
             Some(Ok(reply)) if reply.status == Some(StatusCode::NO_RESPONDERS) => {
@@ -239,13 +239,13 @@ impl Client {
             .inner()
             .options
             .request_timeout
-            .map(|t| Instant::now() + t);
+            .and_then(deadline_after);
         self.flush_until(deadline)
     }
 
     /// [`Client::flush`] bounded by `timeout`.
     pub fn flush_timeout(&self, timeout: Duration) -> Result<(), FlushError> {
-        self.flush_until(Some(Instant::now() + timeout))
+        self.flush_until(deadline_after(timeout))
             .map_err(|e| match e.cause() {
                 Some(FlushCause::TimedOut(_)) => FlushCause::TimedOut(timeout).into(),
                 _ => e,
@@ -301,8 +301,7 @@ impl Client {
         for sid in &sids {
             inner.unsubscribe(*sid, None, true);
         }
-        let deadline = Instant::now() + inner.options.drain_timeout;
-        let flushed = self.flush_until(Some(deadline));
+        let flushed = self.flush_until(deadline_after(inner.options.drain_timeout));
         inner.end_subscriptions(&sids);
         inner.finish_writes(inner.options.drain_timeout);
         inner.close();

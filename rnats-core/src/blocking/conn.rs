@@ -119,7 +119,7 @@ pub(super) fn dial(addr: &ServerAddr, options: &ConnectOptions) -> Result<Dialed
         .into());
     }
     let timeout = options.connection_timeout;
-    let deadline = Instant::now() + timeout;
+    let deadline = super::state::saturating_deadline(timeout);
     let socket_addr = addr.socket_addr();
     let timed_out = || {
         ConnectError::from(ConnectCause::TimedOut {

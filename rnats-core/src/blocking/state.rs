@@ -36,6 +36,20 @@ pub(super) const REQUEST_SID: u64 = 1;
 /// all land on the next one at once (ADR-40).
 const LAME_DUCK_JITTER: Duration = Duration::from_secs(1);
 
+/// `now + after`, or `None` (never) when that is past the clock's range: a huge timeout
+/// means no deadline, not a panic.
+pub(super) fn deadline_after(after: Duration) -> Option<Instant> {
+    Instant::now().checked_add(after)
+}
+
+/// `now + after`, saturating far in the future.
+pub(super) fn saturating_deadline(after: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(after)
+        .or_else(|| now.checked_add(Duration::from_secs(86_400 * 365 * 30)))
+        .unwrap_or(now)
+}
+
 /// Everything the threads of one client share.
 pub(super) struct Inner {
     pub(super) options: ConnectOptions,

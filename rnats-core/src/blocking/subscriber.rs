@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use super::client::Client;
-use super::state::Inner;
+use super::state::{Inner, deadline_after};
 use crate::connection::LinkState;
 use crate::error::{SubscriberError, UnsubscribeError};
 use crate::message::Message;
@@ -35,7 +35,7 @@ impl Subscriber {
 
     /// The next message, waiting up to `timeout`: `Ok(None)` once the subscription ended.
     pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<Message>, TimedOut> {
-        self.next_until(Some(Instant::now() + timeout))
+        self.next_until(deadline_after(timeout))
             .ok_or(TimedOut(timeout))
     }
 
@@ -65,8 +65,9 @@ impl Subscriber {
         self.check_open()?;
         let inner = self.inner();
         inner.unsubscribe(self.sid, None, true);
-        let deadline = Instant::now() + inner.options.drain_timeout;
-        let flushed = self.client.flush_until(Some(deadline));
+        let flushed = self
+            .client
+            .flush_until(deadline_after(inner.options.drain_timeout));
         inner.end_subscriptions(&[self.sid]);
         flushed.map_err(UnsubscribeError::from)
     }

@@ -325,7 +325,7 @@ impl Inner {
     /// Before closing: refuses new publishes and writes out what was queued (waiting up to
     /// `timeout` for a writer in progress).
     pub(super) fn finish_writes(&self, timeout: Duration) {
-        let deadline = Instant::now() + timeout;
+        let deadline = super::state::saturating_deadline(timeout);
         let mut writes = self.writes();
         writes.closed = true;
         self.flusher.notify_all();
