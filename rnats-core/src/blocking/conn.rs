@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use rnats_proto::{Parser, ServerInfo};
+use rnats_proto::{ConnectInfo, Parser, ServerInfo};
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use rustls_pki_types::ServerName;
 
@@ -118,94 +118,129 @@ pub(super) fn dial(addr: &ServerAddr, options: &ConnectOptions) -> Result<Dialed
         )
         .into());
     }
-    let timeout = options.connection_timeout;
-    let deadline = super::state::saturating_deadline(timeout);
-    let socket_addr = addr.socket_addr();
-    let timed_out = || {
-        ConnectError::from(ConnectCause::TimedOut {
-            addr: socket_addr.clone(),
-            timeout,
-        })
+    let dialer = Dialer {
+        addr,
+        options,
+        socket_addr: addr.socket_addr(),
+        deadline: super::state::saturating_deadline(options.connection_timeout),
     };
-    let io_error = |source: io::Error| -> ConnectError {
-        if matches!(
-            source.kind(),
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-        ) {
-            return timed_out();
-        }
-        ConnectCause::Io {
-            addr: socket_addr.clone(),
-            source,
-        }
-        .into()
-    };
-    let tcp = open_socket(&socket_addr, deadline).map_err(io_error)?;
-    tcp.set_nodelay(true).map_err(io_error)?;
-    let tls_wanted = options.tls.required || addr.tls_required();
+    let tcp = open_socket(&dialer.socket_addr, dialer.deadline).map_err(|e| dialer.io_error(e))?;
+    tcp.set_nodelay(true).map_err(|e| dialer.io_error(e))?;
     let mut stream = Stream::Tcp(tcp);
     if options.tls.first {
-        stream = stream.upgrade(addr.host(), options.tls.client_config()?, deadline)?;
+        stream = stream.upgrade(addr.host(), options.tls.client_config()?, dialer.deadline)?;
     }
-    let mut handshake = Handshake::new(
-        tls_wanted,
-        !stream.is_tls(),
-        addr.host(),
-        options.read_buffer_capacity,
-    );
-    let mut chunk = vec![0; 4096];
-    loop {
-        let left = deadline
-            .checked_duration_since(Instant::now())
-            .filter(|left| !left.is_zero())
-            .ok_or_else(timed_out)?;
-        stream.set_timeouts(left).map_err(io_error)?;
-        match handshake.poll_output()? {
-            Output::Read => {
-                let n = stream.read(&mut chunk).map_err(|source| {
-                    // Over TLS a read error is most often the server refusing us (a missing
-                    // client certificate, say), not an unreachable server.
-                    if stream.is_tls() && !is_timeout(&source) {
-                        ConnectCause::Tls(format!("the TLS connection failed: {source}")).into()
-                    } else {
-                        io_error(source)
-                    }
-                })?;
-                if n == 0 {
-                    return Err(ConnectCause::ClosedByServer.into());
-                }
-                handshake.handle_read(&chunk[..n]);
-            }
-            Output::Write(bytes) => {
-                stream.write_all(&bytes).map_err(io_error)?;
-                stream.flush().map_err(io_error)?;
-            }
-            Output::UpgradeTls => {
-                stream = stream.upgrade(addr.host(), options.tls.client_config()?, deadline)?;
-                handshake.handle_tls_upgraded();
-            }
-            Output::SendConnect => {
-                let connect = {
-                    let info = handshake
-                        .server_info()
-                        .ok_or(ConnectCause::UnexpectedOp("CONNECT"))?;
-                    // Credentials callbacks are futures; the blocking client runs them here.
-                    let proof = block_on(handshake::prove(options, info))?;
-                    handshake::connect_info(proof, addr, options, info, stream.is_tls())
-                };
-                handshake.handle_connect_info(&connect);
-            }
-            Output::Done => break,
-        }
-    }
+    let (stream, handshake) = dialer.handshake(stream)?;
     let (mut read_buf, parser, info) = handshake.finish()?;
-    let conn = stream.into_conn(&mut read_buf).map_err(io_error)?;
+    let conn = stream
+        .into_conn(&mut read_buf)
+        .map_err(|e| dialer.io_error(e))?;
     Ok(Dialed {
         conn: Arc::new(conn),
         read_buf,
         parser,
         info,
     })
+}
+
+/// One connection attempt: the blocking driver of the sans-IO [`Handshake`].
+struct Dialer<'a> {
+    addr: &'a ServerAddr,
+    options: &'a ConnectOptions,
+    socket_addr: String,
+    deadline: Instant,
+}
+
+impl Dialer<'_> {
+    /// Runs the handshake over `stream` (which it may upgrade to TLS) until the server's
+    /// PONG.
+    fn handshake(&self, mut stream: Stream) -> Result<(Stream, Handshake), ConnectError> {
+        let tls_wanted = self.options.tls.required || self.addr.tls_required();
+        let mut handshake = Handshake::new(
+            tls_wanted,
+            !stream.is_tls(),
+            self.addr.host(),
+            self.options.read_buffer_capacity,
+        );
+        let mut chunk = vec![0; 4096];
+        loop {
+            let left = self
+                .deadline
+                .checked_duration_since(Instant::now())
+                .filter(|left| !left.is_zero())
+                .ok_or_else(|| self.timed_out())?;
+            stream.set_timeouts(left).map_err(|e| self.io_error(e))?;
+            match handshake.poll_output()? {
+                Output::Read => {
+                    let n = stream
+                        .read(&mut chunk)
+                        .map_err(|e| self.read_error(stream.is_tls(), e))?;
+                    if n == 0 {
+                        return Err(ConnectCause::ClosedByServer.into());
+                    }
+                    handshake.handle_read(&chunk[..n]);
+                }
+                Output::Write(bytes) => {
+                    stream.write_all(&bytes).map_err(|e| self.io_error(e))?;
+                    stream.flush().map_err(|e| self.io_error(e))?;
+                }
+                Output::UpgradeTls => {
+                    let config = self.options.tls.client_config()?;
+                    stream = stream.upgrade(self.addr.host(), config, self.deadline)?;
+                    handshake.handle_tls_upgraded();
+                }
+                Output::SendConnect => {
+                    let connect = self.connect_info(&handshake, stream.is_tls())?;
+                    handshake.handle_connect_info(&connect);
+                }
+                Output::Done => return Ok((stream, handshake)),
+            }
+        }
+    }
+
+    /// The CONNECT body for the INFO the handshake holds.
+    fn connect_info(&self, handshake: &Handshake, tls: bool) -> Result<ConnectInfo, ConnectError> {
+        let info = handshake
+            .server_info()
+            .ok_or(ConnectCause::UnexpectedOp("CONNECT"))?;
+        // Credentials callbacks are futures; the blocking client runs them here.
+        let proof = block_on(handshake::prove(self.options, info))?;
+        Ok(handshake::connect_info(
+            proof,
+            self.addr,
+            self.options,
+            info,
+            tls,
+        ))
+    }
+
+    fn timed_out(&self) -> ConnectError {
+        ConnectCause::TimedOut {
+            addr: self.socket_addr.clone(),
+            timeout: self.options.connection_timeout,
+        }
+        .into()
+    }
+
+    fn io_error(&self, source: io::Error) -> ConnectError {
+        if is_timeout(&source) {
+            return self.timed_out();
+        }
+        ConnectCause::Io {
+            addr: self.socket_addr.clone(),
+            source,
+        }
+        .into()
+    }
+
+    /// Over TLS a read error is most often the server refusing us (a missing client
+    /// certificate, say), not an unreachable server.
+    fn read_error(&self, tls: bool, source: io::Error) -> ConnectError {
+        if tls && !is_timeout(&source) {
+            return ConnectCause::Tls(format!("the TLS connection failed: {source}")).into();
+        }
+        self.io_error(source)
+    }
 }
 
 fn is_timeout(error: &io::Error) -> bool {
