@@ -767,3 +767,41 @@ fn publishers_over_the_write_limit_wait_and_nothing_is_lost() {
         (THREADS * EACH) as u64
     );
 }
+
+#[test]
+fn jwt_creds_and_an_async_auth_callback_sign_the_nonce() {
+    let operator = rnats_test_server::Operator::new();
+    let app = operator.account("APP");
+    let server = NatsServer::builder()
+        .config(operator.server_config(&[&app]))
+        .spawn()
+        .unwrap();
+    let alice = app.user("alice");
+    let client = ConnectOptions::new()
+        .credentials(&alice.creds())
+        .unwrap()
+        .connect_blocking(server.url())
+        .unwrap();
+    let _svc = responder(&client, "creds.svc");
+    assert_eq!(
+        client.request("creds.svc", "x".into()).unwrap().payload,
+        Bytes::from("re:x")
+    );
+
+    // The async callback runs on the connecting thread, without a runtime.
+    let bob = app.user("bob");
+    let (jwt, seed) = (bob.jwt().to_owned(), bob.seed());
+    let client = ConnectOptions::with_auth_callback(move |nonce| {
+        let (jwt, seed) = (jwt.clone(), seed.clone());
+        async move {
+            let key = nkeys::KeyPair::from_seed(&seed).unwrap();
+            let mut auth = rnats_core::Auth::new();
+            auth.jwt = Some(jwt);
+            auth.signature = Some(key.sign(&nonce).unwrap());
+            Ok(auth)
+        }
+    })
+    .connect_blocking(server.url())
+    .unwrap();
+    client.flush().unwrap();
+}
