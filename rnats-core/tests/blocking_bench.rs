@@ -148,6 +148,35 @@ fn sequential_request_latency() {
 }
 
 #[test]
+#[ignore = "a benchmark: run with --release --ignored --nocapture"]
+fn request_latency_after_an_idle_gap() {
+    let server = NatsServer::start();
+    let _responder = responder(&server.url());
+    let client = blocking::connect(server.url()).unwrap();
+    let mut raw = Raw::connect(server.port());
+    raw.writer.write_all(b"SUB _RAW.r 1\r\nPING\r\n").unwrap();
+    raw.writer.flush().unwrap();
+    raw.expect_pong();
+    let (mut t_blocking, mut t_raw) = (Vec::new(), Vec::new());
+    for _ in 0..100 {
+        // The gap lets the background thread take over the idle socket.
+        thread::sleep(Duration::from_millis(20));
+        let start = Instant::now();
+        client.request("svc", "x".into()).unwrap();
+        t_blocking.push(start.elapsed());
+        thread::sleep(Duration::from_millis(20));
+        let start = Instant::now();
+        raw.request(b"x");
+        t_raw.push(start.elapsed());
+    }
+    let (b, r) = (median(t_blocking), median(t_raw));
+    println!(
+        "request after a 20 ms gap, median of 100: blocking {b:?}, raw {r:?}; ratio {:.2}",
+        b.as_secs_f64() / r.as_secs_f64()
+    );
+}
+
+#[test]
 #[ignore = "a probe for strace: blocking requests only"]
 fn probe_blocking_requests() {
     let server = NatsServer::start();

@@ -8,11 +8,11 @@
 //! for longer than one read (at most [`READ_SLICE`]); a user thread that waits meanwhile
 //! gets its result through the dispatch like any other waiter.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::conn;
-use super::state::{Inner, READ_SLICE, Reader, saturating_deadline};
+use super::state::{Core, Inner, READ_SLICE, Reader, saturating_deadline};
 use crate::connection::LinkState;
 use crate::error::{ConnectCause, ConnectError};
 use crate::link::LinkAction;
@@ -70,8 +70,7 @@ impl Inner {
                 .poll_timeout()
                 .map(|at| at.saturating_duration_since(now));
             if Inner::background_may_read(&core, IDLE) {
-                let timeout = until_timer.map_or(READ_SLICE, |t| t.min(READ_SLICE));
-                core = self.read_as(core, Reader::Background, timeout);
+                core = self.watch_socket(core);
                 continue;
             }
             let wait = until_timer.map_or(TICK, |t| t.min(TICK));
@@ -81,6 +80,40 @@ impl Inner {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
+    }
+
+    /// Waits for bytes *without* the reader role, so that a user thread arriving meanwhile
+    /// takes the role and reads its reply itself (no hand-off through this thread); reads
+    /// them only if the role is still free and nobody wants it.
+    fn watch_socket<'a>(&'a self, core: MutexGuard<'a, Core>) -> MutexGuard<'a, Core> {
+        let Some(conn) = core.conn.clone() else {
+            return core;
+        };
+        let generation = core.generation;
+        self.restore_read_timeout(&core, &conn);
+        drop(core);
+        // Up to the socket's read timeout (at most READ_SLICE): timers run that late at
+        // worst, well within any keepalive interval.
+        let ready = match conn.wait_readable() {
+            Ok(_) => true,
+            Err(e) => !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+        };
+        let core = self.core();
+        if !ready || core.generation != generation {
+            return core;
+        }
+        if Inner::role_unwanted(&core) {
+            // The bytes (or the end of the stream) are there: this read does not block.
+            return self.read_as(core, Reader::Background, READ_SLICE);
+        }
+        // A user thread reads them; look again after a while.
+        self.background
+            .wait_timeout(core, TICK)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
     }
 
     /// Tries servers until one accepts, waiting between passes over the pool as the policy

@@ -98,6 +98,12 @@ impl Conn {
         }
     }
 
+    /// Waits (up to the read timeout) until bytes can be read, without taking them: whether
+    /// there are any (`Ok(false)`: the end of the stream, which a read will report).
+    pub(super) fn wait_readable(&self) -> io::Result<bool> {
+        self.read.peek(&mut [0; 1]).map(|n| n > 0)
+    }
+
     /// Sets how long one read may block.
     pub(super) fn set_read_timeout(&self, timeout: Duration) -> io::Result<()> {
         self.read

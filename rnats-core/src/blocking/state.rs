@@ -277,10 +277,26 @@ impl Inner {
     /// Whether the background thread should read now: the role is free, nobody waits for
     /// it, and no user thread has read for `idle`.
     pub(super) fn background_may_read(core: &Core, idle: Duration) -> bool {
-        core.state == LinkState::Connected
-            && !core.reader_busy
-            && core.waiters == 0
-            && core.last_user_read.elapsed() >= idle
+        Inner::role_unwanted(core) && core.last_user_read.elapsed() >= idle
+    }
+
+    /// Sets the socket's read timeout back to [`READ_SLICE`] if a reader left a shorter one
+    /// (near its deadline), so that waiting for bytes without the role does not spin.
+    /// Only while the role is free: then no thread holds `read` (the lock order's
+    /// exception, as in [`Inner::install`]).
+    pub(super) fn restore_read_timeout(&self, core: &Core, conn: &Conn) {
+        if core.reader_busy {
+            return;
+        }
+        let mut read = lock(&self.read);
+        if read.timeout != Some(READ_SLICE) && conn.set_read_timeout(READ_SLICE).is_ok() {
+            read.timeout = Some(READ_SLICE);
+        }
+    }
+
+    /// Whether the reader role is free and no user thread waits for it.
+    pub(super) fn role_unwanted(core: &Core) -> bool {
+        core.state == LinkState::Connected && !core.reader_busy && core.waiters == 0
     }
 
     /// Takes the reader role, reads once (up to `timeout`), dispatches what came, and hands
@@ -530,7 +546,12 @@ impl Inner {
             let mut read = lock(&self.read);
             read.buf = dialed.read_buf;
             read.parser = dialed.parser;
-            read.timeout = None;
+            // Never without a timeout: the background thread waits for bytes with it.
+            read.timeout = dialed
+                .conn
+                .set_read_timeout(READ_SLICE)
+                .ok()
+                .map(|()| READ_SLICE);
         }
         self.apply_info(&mut core, dialed.info);
         let mut replay = BytesMut::new();
