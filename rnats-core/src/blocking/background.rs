@@ -1,12 +1,11 @@
 //! The background thread of a blocking client: what nobody waits for.
 //!
 //! It drives `link::Link` with `Instant`s (keepalive PINGs, stale detection, lame duck
-//! moves), reconnects after a lost link, and reads the socket when no user thread has held
-//! the reader role for a while, so server PINGs are answered and subscription queues fill
-//! while nobody calls `next`. It takes the role only when it is free and nobody waits for
-//! it, and gives it back after every read, so it never keeps a user thread off the socket
-//! for longer than one read (at most [`READ_SLICE`]); a user thread that waits meanwhile
-//! gets its result through the dispatch like any other waiter.
+//! moves), reconnects after a lost link, and covers an idle socket: once no user thread has
+//! read for a while it waits for bytes without the reader role (so a user thread coming
+//! back reads its own reply), and reads them only if the role is still free and nobody
+//! waits for it; server PINGs are answered and subscription queues fill while nobody calls
+//! `next`. It gives the role back after every read.
 
 use std::sync::{Arc, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
