@@ -224,7 +224,12 @@ impl Inner {
         }
         let write = match urgency {
             Urgency::Now => true,
-            Urgency::Normal if writes.buf.len() >= WRITE_AT => true,
+            // Past the write limit nobody else may be writing yet: this publisher does.
+            Urgency::Normal
+                if writes.buf.len() >= WRITE_AT.min(self.options.write_buffer_limit) =>
+            {
+                true
+            }
             // Already deferred: the flusher is on it.
             Urgency::Normal if !was_empty => false,
             Urgency::Normal => {
