@@ -805,3 +805,27 @@ fn jwt_creds_and_an_async_auth_callback_sign_the_nonce() {
     .unwrap();
     client.flush().unwrap();
 }
+
+#[test]
+fn handles_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Client>();
+    send_sync::<Subscriber>();
+}
+
+#[test]
+fn the_last_handle_dropped_closes_the_connection() {
+    let server = NatsServer::start();
+    let proxy = rnats_test_server::Proxy::start(&format!("127.0.0.1:{}", server.port())).unwrap();
+    let client = blocking::connect(proxy.url()).unwrap();
+    let sub = client.subscribe("gone").unwrap();
+    let clone = client.clone();
+    drop(client);
+    // A clone and a subscriber still hold it.
+    clone.flush().unwrap();
+    assert_eq!(proxy.connections(), 1);
+    drop(clone);
+    drop(sub);
+    // The socket is shut: the proxy sees the connection end.
+    wait_until(|| proxy.connections() == 0);
+}
