@@ -370,11 +370,7 @@ fn publishes_during_an_outage_are_kept_for_the_reconnect() {
     subscriber.flush().unwrap();
     server.kill();
     // Wait until the publisher knows the link is gone (its background thread reads the EOF).
-    let deadline = std::time::Instant::now() + WAIT;
-    while publisher.is_connected() {
-        assert!(std::time::Instant::now() < deadline, "loss not noticed");
-        thread::yield_now();
-    }
+    wait_until(|| !publisher.is_connected());
     for i in 0..50 {
         publisher
             .publish("outage", Bytes::from(format!("kept {i}")))
@@ -407,11 +403,7 @@ fn reconnect_buffer_full_is_an_error() {
         .connect_blocking(server.url())
         .unwrap();
     server.kill();
-    let deadline = std::time::Instant::now() + WAIT;
-    while client.is_connected() {
-        assert!(std::time::Instant::now() < deadline, "loss not noticed");
-        thread::yield_now();
-    }
+    wait_until(|| !client.is_connected());
     let payload = Bytes::from(vec![b'x'; 400]);
     client.publish("full", payload.clone()).unwrap();
     client.publish("full", payload.clone()).unwrap();
@@ -670,7 +662,9 @@ fn blocking_publishes_reach_an_async_subscriber() {
     });
 }
 
-/// Waits (without sleeping) until `done` holds, failing the test after [`WAIT`].
+/// Polls until `done` holds (the blocking client has no event stream to wait on), failing
+/// the test after [`WAIT`]. The pause between polls only spares the CPU; nothing relies on
+/// its length.
 fn wait_until(mut done: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + WAIT;
     while !done() {
@@ -678,7 +672,7 @@ fn wait_until(mut done: impl FnMut() -> bool) {
             std::time::Instant::now() < deadline,
             "condition not reached"
         );
-        thread::yield_now();
+        thread::park_timeout(Duration::from_millis(1));
     }
 }
 
@@ -828,4 +822,20 @@ fn the_last_handle_dropped_closes_the_connection() {
     drop(sub);
     // The socket is shut: the proxy sees the connection end.
     wait_until(|| proxy.connections() == 0);
+}
+
+#[test]
+fn lame_duck_mode_moves_the_client_to_another_server() {
+    let cluster = rnats_test_server::Cluster::start(2).unwrap();
+    let first = cluster.nodes()[0].url();
+    let client = quick().connect_blocking(first).unwrap();
+    let mut sub = client.subscribe("ldm").unwrap();
+    client.flush().unwrap();
+    cluster.nodes()[0].signal("ldm").unwrap();
+    // The lame duck INFO (read by the background thread) moves it within a second.
+    let second = cluster.nodes()[1].port();
+    wait_until(|| client.is_connected() && client.server_info().port == second);
+    client.flush().unwrap();
+    client.publish("ldm", "moved".into()).unwrap();
+    assert_eq!(next(&mut sub).payload, Bytes::from("moved"));
 }
