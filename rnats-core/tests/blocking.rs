@@ -839,3 +839,26 @@ fn lame_duck_mode_moves_the_client_to_another_server() {
     client.publish("ldm", "moved".into()).unwrap();
     assert_eq!(next(&mut sub).payload, Bytes::from("moved"));
 }
+
+#[test]
+fn force_reconnect_restores_subscriptions_with_their_remaining_count() {
+    let server = NatsServer::start();
+    let client = quick().connect_blocking(server.url()).unwrap();
+    let mut sub = client.subscribe("limited").unwrap();
+    sub.unsubscribe_after(3).unwrap();
+    client.publish("limited", "1".into()).unwrap();
+    assert_eq!(next(&mut sub).payload, Bytes::from("1"));
+    client.force_reconnect().unwrap();
+    // The flush waits for the next link, whose replay has the SUB and `UNSUB <sid> 2`.
+    client.flush().unwrap();
+    assert_eq!(client.statistics().connects.load(Ordering::Relaxed), 2);
+    for i in 2..=5 {
+        client
+            .publish("limited", Bytes::from(i.to_string()))
+            .unwrap();
+    }
+    let got: Vec<Bytes> = sub.by_ref().map(|m| m.payload).collect();
+    assert_eq!(got, ["2", "3"].map(Bytes::from));
+    client.close();
+    assert!(client.force_reconnect().is_err());
+}

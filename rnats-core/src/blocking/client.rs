@@ -12,8 +12,8 @@ use super::subscriber::Subscriber;
 use super::writer::Urgency;
 use crate::connection::{LinkState, State};
 use crate::error::{
-    DrainError, FlushCause, FlushError, PublishCause, PublishError, RequestCause, RequestError,
-    SubscribeCause, SubscribeError,
+    DrainError, FlushCause, FlushError, PublishCause, PublishError, ReconnectError, RequestCause,
+    RequestError, SubscribeCause, SubscribeError,
 };
 use crate::message::Message;
 use crate::statistics::Statistics;
@@ -314,6 +314,24 @@ impl Client {
         let inner = self.inner();
         inner.finish_writes(inner.options.connection_timeout);
         inner.close();
+    }
+
+    /// Drops the current connection and reconnects (to the next server of the pool), as
+    /// after a failure: what was queued is written first, subscriptions are restored, and
+    /// publishes meanwhile are kept. Returns once the link is dropped; a [`Client::flush`]
+    /// waits for the reconnect.
+    pub fn force_reconnect(&self) -> Result<(), ReconnectError> {
+        let inner = self.inner();
+        let generation = {
+            let core = inner.core();
+            if core.state == LinkState::Closed {
+                return Err(ReconnectError::closed());
+            }
+            core.generation
+        };
+        inner.write_pending();
+        inner.fail_link(generation, "reconnect requested");
+        Ok(())
     }
 
     /// The latest INFO the server sent.

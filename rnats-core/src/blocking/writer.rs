@@ -327,6 +327,14 @@ impl Inner {
         }
     }
 
+    /// Writes what is queued now, from this thread, unless another thread is writing.
+    pub(super) fn write_pending(&self) {
+        let writes = self.writes();
+        if writes.connected && !writes.buf.is_empty() {
+            self.write_now(writes);
+        }
+    }
+
     /// Before closing: refuses new publishes and writes out what was queued (waiting up to
     /// `timeout` for a writer in progress).
     pub(super) fn finish_writes(&self, timeout: Duration) {
