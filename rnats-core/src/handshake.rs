@@ -2,10 +2,20 @@
 //! the upgrade alone for `ws://`), INFO, CONNECT, and the PING/PONG that confirms the server
 //! accepted us (ADR-40). Runs before the engine starts, so every failure here is a
 //! [`ConnectError`] returned from `connect()`.
+//!
+//! The protocol part is the sans-IO [`Handshake`]: bytes the server sent go in through
+//! [`Handshake::handle_read`], and [`Handshake::poll_output`] says what the driver must do
+//! next (read, write these bytes, upgrade to TLS, send CONNECT, or stop: done). The tokio
+//! driver is [`connect`] below; the blocking client (`blocking::dial`) drives the same
+//! machine over a `std::net::TcpStream`.
+//!
+//! ```text
+//!  ExpectInfo ──INFO──▶ [UpgradeTls] ──▶ SendConnect ──CONNECT+PING──▶ ExpectPong ──PONG──▶ Done
+//! ```
 
 use std::io;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use rnats_proto::{ConnectInfo, Parser, ParserLimits, ServerError, ServerInfo, ServerOp};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
@@ -29,9 +39,176 @@ pub(crate) struct Established {
 
 /// What the handshake is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step {
+pub(crate) enum Step {
+    /// The server's first INFO.
     ExpectInfo,
+    /// The INFO asked for TLS (or we require it): the driver upgrades the stream, then calls
+    /// [`Handshake::handle_tls_upgraded`].
+    UpgradeTls,
+    /// The driver builds the CONNECT body (credentials may sign the INFO's nonce) and hands
+    /// it to [`Handshake::handle_connect_info`], which queues CONNECT and PING.
+    SendConnect,
+    /// CONNECT and PING are out; the PONG says the server accepted us.
     ExpectPong,
+    /// Accepted.
+    Done,
+}
+
+/// What the driver must do next.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Output {
+    /// Read from the stream and pass the bytes to [`Handshake::handle_read`] (end of stream:
+    /// [`ConnectCause::ClosedByServer`]).
+    Read,
+    /// Write (and flush) these bytes.
+    Write(Bytes),
+    /// Upgrade the stream to TLS, then call [`Handshake::handle_tls_upgraded`].
+    UpgradeTls,
+    /// Build the CONNECT body for [`Handshake::server_info`] and pass it to
+    /// [`Handshake::handle_connect_info`].
+    SendConnect,
+    /// The server accepted the connection: take the result with [`Handshake::finish`].
+    Done,
+}
+
+/// The NATS handshake as a sans-IO state machine: no socket, no clock, no runtime.
+#[derive(Debug)]
+pub(crate) struct Handshake {
+    step: Step,
+    /// We want TLS (`tls://`, `require_tls`) whatever the server says.
+    tls_wanted: bool,
+    /// The stream is plain TCP and may still be upgraded after INFO (not TLS-first, not
+    /// WebSocket, where TLS belongs to the layer under it).
+    upgradable: bool,
+    /// The server's name, for error messages.
+    host: String,
+    read_buf: BytesMut,
+    parser: Parser,
+    info: Option<ServerInfo>,
+    out: BytesMut,
+}
+
+impl Handshake {
+    /// A handshake about to read the INFO of `host`; see the fields for the flags.
+    pub(crate) fn new(
+        tls_wanted: bool,
+        upgradable: bool,
+        host: &str,
+        read_capacity: usize,
+    ) -> Handshake {
+        // INFO lines grow with a cluster's connect_urls; MSG control lines stay far below this.
+        let limits = ParserLimits {
+            max_control_line: 64 * 1024,
+            ..ParserLimits::default()
+        };
+        Handshake {
+            step: Step::ExpectInfo,
+            tls_wanted,
+            upgradable,
+            host: host.to_owned(),
+            read_buf: BytesMut::with_capacity(read_capacity),
+            parser: Parser::new(limits),
+            info: None,
+            out: BytesMut::new(),
+        }
+    }
+
+    /// What the handshake waits for now.
+    #[cfg(test)]
+    pub(crate) fn step(&self) -> Step {
+        self.step
+    }
+
+    /// Bytes read from the server.
+    pub(crate) fn handle_read(&mut self, bytes: &[u8]) {
+        self.read_buf.extend_from_slice(bytes);
+    }
+
+    /// The stream is now TLS.
+    pub(crate) fn handle_tls_upgraded(&mut self) {
+        if self.step == Step::UpgradeTls {
+            self.upgradable = false;
+            self.step = Step::SendConnect;
+        }
+    }
+
+    /// The CONNECT body to send: queues CONNECT and the PING whose PONG ends the handshake.
+    pub(crate) fn handle_connect_info(&mut self, connect: &ConnectInfo) {
+        if self.step == Step::SendConnect {
+            rnats_proto::encode_connect(&mut self.out, connect);
+            self.out.extend_from_slice(rnats_proto::PING);
+            self.step = Step::ExpectPong;
+        }
+    }
+
+    /// The latest INFO, once the first one is in.
+    pub(crate) fn server_info(&self) -> Option<&ServerInfo> {
+        self.info.as_ref()
+    }
+
+    /// What to do next; an error ends the handshake.
+    pub(crate) fn poll_output(&mut self) -> Result<Output, ConnectError> {
+        loop {
+            if !self.out.is_empty() {
+                return Ok(Output::Write(self.out.split().freeze()));
+            }
+            match self.step {
+                Step::UpgradeTls => return Ok(Output::UpgradeTls),
+                Step::SendConnect => return Ok(Output::SendConnect),
+                Step::Done => return Ok(Output::Done),
+                Step::ExpectInfo | Step::ExpectPong => {
+                    let Some(op) = self.parser.decode(&mut self.read_buf)? else {
+                        return Ok(Output::Read);
+                    };
+                    self.handle_op(op)?;
+                }
+            }
+        }
+    }
+
+    /// The accepted connection's unread bytes, parser and INFO.
+    pub(crate) fn finish(self) -> Result<(BytesMut, Parser, ServerInfo), ConnectError> {
+        match (self.step, self.info) {
+            (Step::Done, Some(info)) => Ok((self.read_buf, self.parser, info)),
+            _ => Err(ConnectCause::UnexpectedOp("PONG").into()),
+        }
+    }
+
+    fn handle_op(&mut self, op: ServerOp) -> Result<(), ConnectError> {
+        match (self.step, op) {
+            (Step::ExpectInfo, ServerOp::Info(server_info)) => {
+                self.parser
+                    .set_max_payload(effective_max_payload(&server_info));
+                self.step = if !self.upgradable {
+                    Step::SendConnect
+                } else {
+                    match (server_info.tls_required, self.tls_wanted) {
+                        (false, false) => Step::SendConnect,
+                        (false, true) if !server_info.tls_available => {
+                            return Err(ConnectCause::Tls(format!(
+                                "TLS is required but {} does not offer it",
+                                self.host
+                            ))
+                            .into());
+                        }
+                        // The server waits for the TLS handshake right after its INFO.
+                        _ => Step::UpgradeTls,
+                    }
+                };
+                self.info = Some(*server_info);
+            }
+            (Step::ExpectPong, ServerOp::Pong) => self.step = Step::Done,
+            (Step::ExpectPong, ServerOp::Ok) => {}
+            (Step::ExpectPong, ServerOp::Info(server_info)) => self.info = Some(*server_info),
+            (Step::ExpectPong, ServerOp::Ping) => self.out.extend_from_slice(rnats_proto::PONG),
+            (_, ServerOp::Err(ServerError::AuthorizationViolation)) => {
+                return Err(ConnectCause::AuthorizationViolation.into());
+            }
+            (_, ServerOp::Err(e)) => return Err(ConnectCause::Server(e).into()),
+            (_, op) => return Err(ConnectCause::UnexpectedOp(op_name(&op)).into()),
+        }
+        Ok(())
+    }
 }
 
 /// Connects to `addr` and completes the handshake within the connection timeout.
@@ -80,72 +257,56 @@ async fn handshake(
         Transport::Tcp(tcp)
     };
 
-    let mut read_buf = BytesMut::with_capacity(options.read_buffer_capacity);
-    // INFO lines grow with a cluster's connect_urls; MSG control lines stay far below this.
-    let limits = ParserLimits {
-        max_control_line: 64 * 1024,
-        ..ParserLimits::default()
-    };
-    let mut parser = Parser::new(limits);
-    let mut info = None;
-    let mut step = Step::ExpectInfo;
+    let upgradable = matches!(stream, Transport::Tcp(_));
+    let mut handshake = Handshake::new(
+        tls_wanted,
+        upgradable,
+        addr.host(),
+        options.read_buffer_capacity,
+    );
+    let mut chunk = vec![0; 4096];
     loop {
-        let op = next_op(&mut stream, &mut read_buf, &mut parser)
-            .await
-            .map_err(|e| match e {
-                // Over TLS a read error is most often the server refusing us (a missing
-                // client certificate, say), not an unreachable server.
-                ReadError::Io(source) if stream.is_tls() => {
-                    ConnectCause::Tls(format!("the TLS connection failed: {source}")).into()
+        match handshake.poll_output()? {
+            Output::Read => {
+                let n = stream.read(&mut chunk).await.map_err(|source| {
+                    // Over TLS a read error is most often the server refusing us (a missing
+                    // client certificate, say), not an unreachable server.
+                    if stream.is_tls() {
+                        ConnectError::from(ConnectCause::Tls(format!(
+                            "the TLS connection failed: {source}"
+                        )))
+                    } else {
+                        io_error(source).into()
+                    }
+                })?;
+                if n == 0 {
+                    return Err(ConnectCause::ClosedByServer.into());
                 }
-                ReadError::Io(source) => io_error(source).into(),
-                ReadError::Connect(e) => e,
-            })?;
-        match (step, op) {
-            (Step::ExpectInfo, ServerOp::Info(server_info)) => {
-                parser.set_max_payload(effective_max_payload(&server_info));
+                handshake.handle_read(&chunk[..n]);
+            }
+            Output::Write(bytes) => write(&mut stream, &bytes).await.map_err(io_error)?,
+            Output::UpgradeTls => {
                 if let Transport::Tcp(tcp) = stream {
-                    stream = match (server_info.tls_required, tls_wanted) {
-                        (false, false) => Transport::Tcp(tcp),
-                        (false, true) if !server_info.tls_available => {
-                            return Err(ConnectCause::Tls(format!(
-                                "TLS is required but {} does not offer it",
-                                addr.host()
-                            ))
-                            .into());
-                        }
-                        // The server waits for the TLS handshake right after its INFO.
-                        _ => {
-                            let config = options.tls.client_config()?;
-                            Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
-                        }
-                    };
+                    let config = options.tls.client_config()?;
+                    stream =
+                        Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?));
                 }
-                let mut out = BytesMut::new();
-                let tls = stream.is_tls();
-                let connect = connect_info(addr, options, &server_info, tls).await?;
-                rnats_proto::encode_connect(&mut out, &connect);
-                out.extend_from_slice(rnats_proto::PING);
-                write(&mut stream, &out).await.map_err(io_error)?;
-                info = Some(*server_info);
-                step = Step::ExpectPong;
+                handshake.handle_tls_upgraded();
             }
-            (Step::ExpectPong, ServerOp::Pong) => break,
-            (Step::ExpectPong, ServerOp::Ok) => {}
-            (Step::ExpectPong, ServerOp::Info(server_info)) => info = Some(*server_info),
-            (Step::ExpectPong, ServerOp::Ping) => {
-                write(&mut stream, rnats_proto::PONG)
-                    .await
-                    .map_err(io_error)?;
+            Output::SendConnect => {
+                let connect = {
+                    let info = handshake
+                        .server_info()
+                        .ok_or(ConnectCause::UnexpectedOp("CONNECT"))?;
+                    let proof = prove(options, info).await?;
+                    connect_info(proof, addr, options, info, stream.is_tls())
+                };
+                handshake.handle_connect_info(&connect);
             }
-            (_, ServerOp::Err(ServerError::AuthorizationViolation)) => {
-                return Err(ConnectCause::AuthorizationViolation.into());
-            }
-            (_, ServerOp::Err(e)) => return Err(ConnectCause::Server(e).into()),
-            (_, op) => return Err(ConnectCause::UnexpectedOp(op_name(&op)).into()),
+            Output::Done => break,
         }
     }
-    let info = info.ok_or_else(|| ConnectError::from(ConnectCause::UnexpectedOp("PONG")))?;
+    let (read_buf, parser, info) = handshake.finish()?;
     Ok(Established {
         stream,
         read_buf,
@@ -212,43 +373,25 @@ pub(crate) fn effective_max_payload(info: &ServerInfo) -> usize {
     }
 }
 
-enum ReadError {
-    Io(std::io::Error),
-    Connect(ConnectError),
-}
-
-async fn next_op(
-    stream: &mut Transport,
-    buf: &mut BytesMut,
-    parser: &mut Parser,
-) -> Result<ServerOp, ReadError> {
-    loop {
-        if let Some(op) = parser
-            .decode(buf)
-            .map_err(|e| ReadError::Connect(e.into()))?
-        {
-            return Ok(op);
-        }
-        if buf.capacity() - buf.len() < 1024 {
-            buf.reserve(4096);
-        }
-        let n = stream.read_buf(buf).await.map_err(ReadError::Io)?;
-        if n == 0 {
-            return Err(ReadError::Connect(ConnectCause::ClosedByServer.into()));
-        }
+/// The credentials' answer to the server's nonce (the auth callback's, if one is set).
+pub(crate) async fn prove(
+    options: &ConnectOptions,
+    info: &ServerInfo,
+) -> Result<Proof, ConnectError> {
+    match &options.credentials {
+        Some(credentials) => Ok(credentials.prove(&info.nonce).await?),
+        None => Ok(Proof::default()),
     }
 }
 
-async fn connect_info(
+/// The CONNECT body for `info`, with `proof` from [`prove`].
+pub(crate) fn connect_info(
+    proof: Proof,
     addr: &ServerAddr,
     options: &ConnectOptions,
     info: &ServerInfo,
     tls: bool,
-) -> Result<ConnectInfo, ConnectError> {
-    let proof = match &options.credentials {
-        Some(credentials) => credentials.prove(&info.nonce).await?,
-        None => Proof::default(),
-    };
+) -> ConnectInfo {
     // Credentials in the URL win over those in the options, as in other NATS clients; an
     // auth callback's answer wins over both.
     let (user, pass) = match (
@@ -264,7 +407,7 @@ async fn connect_info(
         .token
         .or_else(|| addr.token())
         .or_else(|| options.token.clone());
-    Ok(ConnectInfo {
+    ConnectInfo {
         verbose: false,
         user_jwt: proof.jwt,
         nkey: proof.nkey,
@@ -281,7 +424,7 @@ async fn connect_info(
         auth_token: token,
         headers: info.headers,
         no_responders: info.headers,
-    })
+    }
 }
 
 pub(crate) fn op_name(op: &ServerOp) -> &'static str {
@@ -292,5 +435,94 @@ pub(crate) fn op_name(op: &ServerOp) -> &'static str {
         ServerOp::Pong => "PONG",
         ServerOp::Ok => "+OK",
         ServerOp::Err(_) => "-ERR",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn connect_body() -> ConnectInfo {
+        connect_info(
+            Proof::default(),
+            &"nats://127.0.0.1:4222".parse().unwrap(),
+            &ConnectOptions::new(),
+            &ServerInfo::default(),
+            false,
+        )
+    }
+
+    #[test]
+    fn info_then_connect_and_ping_then_pong_is_done_with_leftovers_kept() {
+        let mut hs = Handshake::new(false, true, "localhost", 1024);
+        assert_eq!(hs.poll_output().unwrap(), Output::Read);
+        hs.handle_read(br#"INFO {"server_id":"a","max_payload":2048,"nonce":"n1"}"#);
+        assert_eq!(hs.poll_output().unwrap(), Output::Read);
+        hs.handle_read(b"\r\n");
+        assert_eq!(hs.poll_output().unwrap(), Output::SendConnect);
+        assert_eq!(hs.server_info().unwrap().nonce, "n1");
+        hs.handle_connect_info(&connect_body());
+        let Output::Write(bytes) = hs.poll_output().unwrap() else {
+            panic!("CONNECT expected")
+        };
+        assert!(bytes.starts_with(b"CONNECT {"));
+        assert!(bytes.ends_with(b"}\r\nPING\r\n"));
+        assert_eq!(hs.step(), Step::ExpectPong);
+        // A server PING during the handshake is answered; a PONG ends it.
+        hs.handle_read(b"PING\r\n+OK\r\nPONG\r\nMSG a 1 0\r\n\r\n");
+        assert_eq!(
+            hs.poll_output().unwrap(),
+            Output::Write(Bytes::from_static(b"PONG\r\n"))
+        );
+        assert_eq!(hs.poll_output().unwrap(), Output::Done);
+        let (rest, _, info) = hs.finish().unwrap();
+        assert_eq!(info.max_payload, 2048);
+        assert_eq!(&rest[..], b"MSG a 1 0\r\n\r\n");
+    }
+
+    #[test]
+    fn tls_is_asked_for_when_the_server_requires_it_or_we_do() {
+        let mut hs = Handshake::new(false, true, "h", 64);
+        hs.handle_read(b"INFO {\"tls_required\":true}\r\n");
+        assert_eq!(hs.poll_output().unwrap(), Output::UpgradeTls);
+        hs.handle_tls_upgraded();
+        assert_eq!(hs.poll_output().unwrap(), Output::SendConnect);
+
+        let mut hs = Handshake::new(true, true, "h", 64);
+        hs.handle_read(b"INFO {\"tls_available\":true}\r\n");
+        assert_eq!(hs.poll_output().unwrap(), Output::UpgradeTls);
+
+        let mut hs = Handshake::new(true, true, "h", 64);
+        hs.handle_read(b"INFO {}\r\n");
+        let err = hs.poll_output().unwrap_err();
+        assert!(matches!(err.cause(), Some(ConnectCause::Tls(_))));
+
+        // TLS-first (or WebSocket): the stream is already what it will be.
+        let mut hs = Handshake::new(true, false, "h", 64);
+        hs.handle_read(b"INFO {\"tls_required\":true}\r\n");
+        assert_eq!(hs.poll_output().unwrap(), Output::SendConnect);
+    }
+
+    #[test]
+    fn errors_and_unexpected_ops_end_the_handshake() {
+        let mut hs = Handshake::new(false, true, "h", 64);
+        hs.handle_read(b"PONG\r\n");
+        let err = hs.poll_output().unwrap_err();
+        assert!(matches!(
+            err.cause(),
+            Some(ConnectCause::UnexpectedOp("PONG"))
+        ));
+
+        let mut hs = Handshake::new(false, true, "h", 64);
+        hs.handle_read(b"INFO {}\r\n");
+        assert_eq!(hs.poll_output().unwrap(), Output::SendConnect);
+        hs.handle_connect_info(&connect_body());
+        assert!(matches!(hs.poll_output().unwrap(), Output::Write(_)));
+        hs.handle_read(b"-ERR 'Authorization Violation'\r\n");
+        let err = hs.poll_output().unwrap_err();
+        assert!(matches!(
+            err.cause(),
+            Some(ConnectCause::AuthorizationViolation)
+        ));
     }
 }

@@ -21,6 +21,7 @@
 //! queue encoded frames for it and never wait on the network to publish.
 
 mod auth;
+pub mod blocking;
 pub mod client;
 pub mod connection;
 mod delivery;

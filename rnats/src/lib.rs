@@ -69,6 +69,9 @@
 
 pub use rnats_core::*;
 
+/// The blocking client: no async runtime inside (see `docs/blocking.md`).
+pub use rnats_core::blocking;
+
 /// JetStream, Key-Value and Object Store (the `jetstream`, `kv` and `object-store` features).
 #[cfg(feature = "jetstream")]
 pub use rnats_jetstream as jetstream;
@@ -90,6 +93,10 @@ struct ObjectStoreGuide;
 #[cfg(all(doctest, feature = "service"))]
 #[doc = include_str!("../../docs/service.md")]
 struct ServiceGuide;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/blocking.md")]
+struct BlockingGuide;
 
 #[cfg(all(doctest, feature = "kv"))]
 #[doc = include_str!("../../docs/kv.md")]

@@ -1,0 +1,207 @@
+//! The background thread of a blocking client: what nobody waits for.
+//!
+//! It drives `link::Link` with `Instant`s (keepalive PINGs, stale detection, lame duck
+//! moves), reconnects after a lost link, and covers an idle socket: once no user thread has
+//! read for a while it waits for bytes without the reader role (so a user thread coming
+//! back reads its own reply), and reads them only if the role is still free and nobody
+//! waits for it; server PINGs are answered and subscription queues fill while nobody calls
+//! `next`. It gives the role back after every read.
+
+use std::sync::{Arc, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::conn;
+use super::state::{Core, Inner, READ_SLICE, Reader, saturating_deadline};
+use crate::connection::LinkState;
+use crate::error::{ConnectCause, ConnectError};
+use crate::link::LinkAction;
+use crate::shared::lock;
+
+/// How long no user thread must have read before the background thread does.
+const IDLE: Duration = Duration::from_millis(5);
+/// How often the background thread looks when it has nothing scheduled.
+const TICK: Duration = Duration::from_millis(10);
+
+impl Inner {
+    /// The background thread's loop; returns when the client is closed.
+    pub(super) fn run_background(self: &Arc<Self>) {
+        let mut core = self.core();
+        loop {
+            match core.state {
+                LinkState::Closed => return,
+                LinkState::Disconnected | LinkState::Pending => {
+                    drop(core);
+                    self.reconnect();
+                    core = self.core();
+                    continue;
+                }
+                LinkState::Connected => {}
+            }
+            let now = Instant::now();
+            let mut ping = false;
+            while let Some(action) = core.link.handle_timeout(now) {
+                let generation = core.generation;
+                match action {
+                    LinkAction::Ping => ping = true,
+                    LinkAction::Stale { outstanding } => {
+                        tracing::debug!(outstanding, "stale connection");
+                        self.fail_link_locked(&mut core, generation, "stale connection");
+                    }
+                    // A move off a lame duck server: the link ends and the next server of
+                    // the pool takes over (what it accepted was written; unwritten frames
+                    // are dropped as on any lost link).
+                    LinkAction::StartMove { reason } | LinkAction::GiveUp { reason } => {
+                        self.fail_link_locked(&mut core, generation, reason);
+                    }
+                }
+            }
+            if core.state != LinkState::Connected {
+                continue;
+            }
+            if ping {
+                drop(core);
+                self.push_ping();
+                core = self.core();
+                continue;
+            }
+            let until_timer = core
+                .link
+                .poll_timeout()
+                .map(|at| at.saturating_duration_since(now));
+            if Inner::background_may_read(&core, IDLE) {
+                core = self.watch_socket(core);
+                continue;
+            }
+            let wait = until_timer.map_or(TICK, |t| t.min(TICK));
+            core = self
+                .background
+                .wait_timeout(core, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Waits for bytes *without* the reader role, so that a user thread arriving meanwhile
+    /// takes the role and reads its reply itself (no hand-off through this thread); reads
+    /// them only if the role is still free and nobody wants it.
+    fn watch_socket<'a>(&'a self, core: MutexGuard<'a, Core>) -> MutexGuard<'a, Core> {
+        let Some(conn) = core.conn.clone() else {
+            return core;
+        };
+        let generation = core.generation;
+        self.restore_read_timeout(&core, &conn);
+        drop(core);
+        // Up to the socket's read timeout (at most READ_SLICE): timers run that late at
+        // worst, well within any keepalive interval.
+        let ready = match conn.wait_readable() {
+            Ok(_) => true,
+            Err(e) => !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+        };
+        let core = self.core();
+        if !ready || core.generation != generation {
+            return core;
+        }
+        if Inner::role_unwanted(&core) {
+            // The bytes (or the end of the stream) are there: this read does not block.
+            return self.read_as(core, Reader::Background, READ_SLICE);
+        }
+        // A user thread reads them; look again after a while.
+        self.background
+            .wait_timeout(core, TICK)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+    }
+
+    /// Tries servers until one accepts, waiting between passes over the pool as the policy
+    /// says; closes the client when the attempts run out.
+    fn reconnect(&self) {
+        let policy = &self.options.reconnect;
+        let mut attempts = 0usize;
+        loop {
+            if self.core().state == LinkState::Closed {
+                return;
+            }
+            if policy.max_reconnects.is_some_and(|max| attempts >= max) {
+                tracing::warn!(attempts, "giving up reconnecting");
+                self.close();
+                return;
+            }
+            let (addr, delay) = {
+                let mut pool = lock(&self.pool);
+                let len = pool.len().max(1);
+                let pass = attempts / len;
+                let delay = match attempts % len == 0 && pass > 0 {
+                    true => (policy.delay)(pass),
+                    false => Duration::ZERO,
+                };
+                (pool.next_server(), delay)
+            };
+            let Some(addr) = addr else {
+                self.close();
+                return;
+            };
+            if !delay.is_zero() && !self.sleep_unless_closed(delay) {
+                return;
+            }
+            attempts += 1;
+            let outcome = conn::dial(&addr, &self.options);
+            let noted = outcome.as_ref().map(drop).map_err(ToString::to_string);
+            lock(&self.pool).record(&addr, noted);
+            match outcome {
+                Ok(dialed) => {
+                    self.install(dialed);
+                    return;
+                }
+                Err(error) => {
+                    tracing::debug!(attempt = attempts, server = ?addr, %error, "reconnect failed");
+                }
+            }
+        }
+    }
+
+    /// Sleeps `delay`; false if the client closed meanwhile.
+    fn sleep_unless_closed(&self, delay: Duration) -> bool {
+        let deadline = saturating_deadline(delay);
+        let mut core = self.core();
+        loop {
+            if core.state == LinkState::Closed {
+                return false;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return true;
+            }
+            core = self
+                .background
+                .wait_timeout(core, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// The first connect: one pass over the pool.
+    pub(super) fn first_connect(&self) -> Result<(), ConnectError> {
+        let mut last_error = None;
+        let len = lock(&self.pool).len();
+        for _ in 0..len {
+            let Some(addr) = lock(&self.pool).next_server() else {
+                break;
+            };
+            match conn::dial(&addr, &self.options) {
+                Ok(dialed) => {
+                    lock(&self.pool).record(&addr, Ok(()));
+                    self.install(dialed);
+                    return Ok(());
+                }
+                Err(error) => {
+                    lock(&self.pool).record(&addr, Err(error.to_string()));
+                    last_error = Some(error);
+                }
+            }
+        }
+        Err(last_error.unwrap_or_else(|| ConnectCause::NoServers.into()))
+    }
+}

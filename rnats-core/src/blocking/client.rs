@@ -1,0 +1,447 @@
+//! The blocking [`Client`].
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject, SubjectError};
+
+use super::state::{Inner, SubState, deadline_after};
+use super::subscriber::Subscriber;
+use super::writer::Urgency;
+use crate::connection::{LinkState, State};
+use crate::error::{
+    DrainError, FlushCause, FlushError, PublishCause, PublishError, ReconnectError, RequestCause,
+    RequestError, SubscribeCause, SubscribeError,
+};
+use crate::message::Message;
+use crate::statistics::Statistics;
+use crate::status::StatusCode;
+use crate::subject::ToSubject;
+
+/// A blocking NATS client: every call runs on the calling thread. Cheap to clone; all
+/// clones share one connection, which closes when the last clone (or [`Subscriber`]) is
+/// dropped, or at [`Client::close`].
+#[derive(Clone)]
+pub struct Client {
+    handle: Arc<Handle>,
+}
+
+/// Closes the connection when the last handle goes.
+struct Handle {
+    inner: Arc<Inner>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.inner
+            .finish_writes(self.inner.options.connection_timeout);
+        self.inner.close();
+    }
+}
+
+impl Client {
+    pub(super) fn new(inner: Arc<Inner>) -> Client {
+        Client {
+            handle: Arc::new(Handle { inner }),
+        }
+    }
+
+    pub(super) fn inner(&self) -> &Inner {
+        &self.handle.inner
+    }
+
+    /// Publishes `payload` to `subject`.
+    ///
+    /// Returns once the message is in the write buffer: written at once when the
+    /// connection is idle, batched with others under load. It waits only while the buffer
+    /// is over the write limit. Use [`Client::flush`] to know the server has it.
+    pub fn publish<S: ToSubject>(&self, subject: S, payload: Bytes) -> Result<(), PublishError> {
+        let mut owned = None;
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        self.send(subject, None, None, &payload, Urgency::Normal)
+    }
+
+    /// Publishes with headers.
+    pub fn publish_with_headers<S: ToSubject>(
+        &self,
+        subject: S,
+        headers: HeaderMap,
+        payload: Bytes,
+    ) -> Result<(), PublishError> {
+        let mut owned = None;
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        self.send(subject, None, Some(&headers), &payload, Urgency::Normal)
+    }
+
+    /// Publishes with a reply subject for the receiver to answer on.
+    pub fn publish_with_reply<S: ToSubject, R: ToSubject>(
+        &self,
+        subject: S,
+        reply: R,
+        payload: Bytes,
+    ) -> Result<(), PublishError> {
+        let (mut owned, mut owned_reply) = (None, None);
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        let reply = self.checked_publish_subject(&reply, &mut owned_reply)?;
+        self.send(subject, Some(reply), None, &payload, Urgency::Normal)
+    }
+
+    /// Publishes with a reply subject and headers.
+    pub fn publish_with_reply_and_headers<S: ToSubject, R: ToSubject>(
+        &self,
+        subject: S,
+        reply: R,
+        headers: HeaderMap,
+        payload: Bytes,
+    ) -> Result<(), PublishError> {
+        let (mut owned, mut owned_reply) = (None, None);
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        let reply = self.checked_publish_subject(&reply, &mut owned_reply)?;
+        self.send(
+            subject,
+            Some(reply),
+            Some(&headers),
+            &payload,
+            Urgency::Normal,
+        )
+    }
+
+    /// Sends a request and waits for the first reply, up to the options' request timeout.
+    /// A 503 status (nobody subscribed) is [`RequestErrorKind::NoResponders`](crate::RequestErrorKind).
+    pub fn request<S: ToSubject>(
+        &self,
+        subject: S,
+        payload: Bytes,
+    ) -> Result<Message, RequestError> {
+        let timeout = self.inner().options.request_timeout;
+        self.request_with_headers_and_timeout(subject, None, payload, timeout)
+    }
+
+    /// Sends a request with headers; see [`Client::request`].
+    pub fn request_with_headers<S: ToSubject>(
+        &self,
+        subject: S,
+        headers: HeaderMap,
+        payload: Bytes,
+    ) -> Result<Message, RequestError> {
+        let timeout = self.inner().options.request_timeout;
+        self.request_with_headers_and_timeout(subject, Some(headers), payload, timeout)
+    }
+
+    /// Sends a request with its own timeout (`None`: wait until the connection closes).
+    pub fn request_with_timeout<S: ToSubject>(
+        &self,
+        subject: S,
+        payload: Bytes,
+        timeout: Option<Duration>,
+    ) -> Result<Message, RequestError> {
+        self.request_with_headers_and_timeout(subject, None, payload, timeout)
+    }
+
+    /// Sends a request with optional headers and its own timeout.
+    pub fn request_with_headers_and_timeout<S: ToSubject>(
+        &self,
+        subject: S,
+        headers: Option<HeaderMap>,
+        payload: Bytes,
+        timeout: Option<Duration>,
+    ) -> Result<Message, RequestError> {
+        let mut owned = None;
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        let inner = self.inner();
+        let token = inner.next_token();
+        let mut reply = String::with_capacity(inner.request_prefix.len() + 20);
+        reply.push_str(&inner.request_prefix);
+        reply.push_str(itoa::Buffer::new().format(token));
+        let lost = inner
+            .register_request(token)
+            .ok_or_else(|| RequestError::from(RequestCause::Closed))?;
+        // Never held back: written by this thread when the socket is free.
+        if let Err(error) = self.send(
+            subject,
+            Some(&reply),
+            headers.as_ref(),
+            &payload,
+            Urgency::Now,
+        ) {
+            inner.forget_request(token);
+            return Err(error.into());
+        }
+        let deadline = timeout.and_then(deadline_after);
+        let outcome = inner.wait_for(deadline, |core| Inner::request_outcome(core, token, lost));
+        match outcome {
+            Some(Ok(reply)) if reply.status == Some(StatusCode::NO_RESPONDERS) => {
+                Err(RequestCause::NoResponders.into())
+            }
+            Some(Ok(reply)) => Ok(reply),
+            Some(Err(cause)) => {
+                inner.forget_request(token);
+                Err(cause.into())
+            }
+            None => {
+                inner.forget_request(token);
+                Err(RequestCause::TimedOut(timeout.unwrap_or_default()).into())
+            }
+        }
+    }
+
+    /// Subscribes to `subject`, which may contain wildcards.
+    ///
+    /// The SUB is written at once; to be sure the server has it before *other* connections
+    /// publish, call [`Client::flush`].
+    pub fn subscribe<S: ToSubject>(&self, subject: S) -> Result<Subscriber, SubscribeError> {
+        self.subscribe_inner(checked_subject(&subject)?, None)
+    }
+
+    /// Subscribes as a member of a queue group: each message goes to one member.
+    pub fn queue_subscribe<S: ToSubject>(
+        &self,
+        subject: S,
+        queue_group: String,
+    ) -> Result<Subscriber, SubscribeError> {
+        let queue_group = QueueGroup::try_from(queue_group.as_str())?;
+        self.subscribe_inner(checked_subject(&subject)?, Some(queue_group))
+    }
+
+    fn subscribe_inner(
+        &self,
+        subject: Subject,
+        queue_group: Option<QueueGroup>,
+    ) -> Result<Subscriber, SubscribeError> {
+        let inner = self.inner();
+        let sid = inner.next_sid();
+        let mut core = inner.core();
+        if core.state == LinkState::Closed || inner.writes_closed() {
+            return Err(SubscribeCause::Closed.into());
+        }
+        let group = queue_group.as_ref().map(|q| q.as_str().to_owned());
+        core.subs
+            .insert(sid, SubState::new(subject.clone(), queue_group));
+        // While disconnected the reconnect's replay sends the SUB.
+        if core.state == LinkState::Connected {
+            let writes = inner.writes();
+            drop(core);
+            inner.send_control_locked(writes, |buf| {
+                rnats_proto::encode_sub(buf, subject.as_str(), group.as_deref(), sid);
+            });
+        }
+        Ok(Subscriber::new(self.clone(), sid))
+    }
+
+    /// Waits until the server has processed everything this client sent before the call (a
+    /// PING/PONG round trip, ADR-40), up to the request timeout of the options (or forever
+    /// without one). During an outage it waits for the reconnect, so it covers the
+    /// publishes kept for it.
+    pub fn flush(&self) -> Result<(), FlushError> {
+        let deadline = self
+            .inner()
+            .options
+            .request_timeout
+            .and_then(deadline_after);
+        self.flush_until(deadline)
+    }
+
+    /// [`Client::flush`] bounded by `timeout`.
+    pub fn flush_timeout(&self, timeout: Duration) -> Result<(), FlushError> {
+        self.flush_until(deadline_after(timeout))
+            .map_err(|e| match e.cause() {
+                Some(FlushCause::TimedOut(_)) => FlushCause::TimedOut(timeout).into(),
+                _ => e,
+            })
+    }
+
+    pub(super) fn flush_until(&self, deadline: Option<Instant>) -> Result<(), FlushError> {
+        let inner = self.inner();
+        let timed_out = || {
+            let waited = deadline.map_or(Duration::ZERO, |d| {
+                d.saturating_duration_since(Instant::now())
+            });
+            FlushError::from(FlushCause::TimedOut(waited))
+        };
+        let (generation, seq) = loop {
+            let connected = inner.wait_for(deadline, |core| match core.state {
+                LinkState::Connected => Some(true),
+                LinkState::Closed => Some(false),
+                LinkState::Disconnected | LinkState::Pending => None,
+            });
+            match connected {
+                None => return Err(timed_out()),
+                Some(false) => return Err(FlushCause::NotSent.into()),
+                Some(true) => {}
+            }
+            if inner.writes_closed() {
+                return Err(FlushCause::NotSent.into());
+            }
+            // The link may have been lost since; then wait for the next one.
+            if let Some(ticket) = inner.push_ping() {
+                break ticket;
+            }
+        };
+        match inner.wait_for(deadline, |core| Inner::pong_outcome(core, generation, seq)) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(cause)) => Err(cause.into()),
+            None => Err(timed_out()),
+        }
+    }
+
+    /// Unsubscribes every subscription, waits (up to the drain timeout) until the server
+    /// has sent what it had for them, then closes. Messages already received stay readable
+    /// from their subscribers.
+    pub fn drain(&self) -> Result<(), DrainError> {
+        let inner = self.inner();
+        let sids: Vec<u64> = inner
+            .core()
+            .subs
+            .iter()
+            .filter(|(_, sub)| sub.active())
+            .map(|(sid, _)| *sid)
+            .collect();
+        for sid in &sids {
+            inner.unsubscribe(*sid, None, true);
+        }
+        let flushed = self.flush_until(deadline_after(inner.options.drain_timeout));
+        inner.end_subscriptions(&sids);
+        inner.finish_writes(inner.options.drain_timeout);
+        inner.close();
+        flushed.map_err(DrainError::from)
+    }
+
+    /// Closes the connection: what was queued is written first (bounded by the connection
+    /// timeout); then subscriptions end, waiting requests and flushes fail.
+    pub fn close(&self) {
+        let inner = self.inner();
+        inner.finish_writes(inner.options.connection_timeout);
+        inner.close();
+    }
+
+    /// Drops the current connection and reconnects (to the next server of the pool), as
+    /// after a failure: what was queued is written first, subscriptions are restored, and
+    /// publishes meanwhile are kept. Returns once the link is dropped; a [`Client::flush`]
+    /// waits for the reconnect.
+    pub fn force_reconnect(&self) -> Result<(), ReconnectError> {
+        let inner = self.inner();
+        let generation = {
+            let core = inner.core();
+            if core.state == LinkState::Closed {
+                return Err(ReconnectError::closed());
+            }
+            core.generation
+        };
+        inner.write_pending();
+        inner.fail_link(generation, "reconnect requested");
+        Ok(())
+    }
+
+    /// The latest INFO the server sent.
+    pub fn server_info(&self) -> ServerInfo {
+        self.inner().core().info.clone()
+    }
+
+    /// The largest message (headers and payload) the server accepts.
+    pub fn max_payload(&self) -> usize {
+        self.inner()
+            .max_payload
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether the connection is up, down, or not made yet.
+    pub fn connection_state(&self) -> State {
+        self.inner().core().state.public()
+    }
+
+    /// Whether the connection is up.
+    pub fn is_connected(&self) -> bool {
+        self.inner().core().state == LinkState::Connected
+    }
+
+    /// Whether the client is closed for good (by `close`, `drain`, or reconnecting giving up).
+    pub fn is_closed(&self) -> bool {
+        self.inner().core().state == LinkState::Closed
+    }
+
+    /// The client's counters, shared by every clone.
+    pub fn statistics(&self) -> Arc<Statistics> {
+        Arc::clone(&self.inner().statistics)
+    }
+
+    /// A new unique inbox subject under the configured prefix.
+    pub fn new_inbox(&self) -> String {
+        format!("{}.{}", self.inner().options.inbox_prefix, nuid::next())
+    }
+
+    /// The request timeout set in the options.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.inner().options.request_timeout
+    }
+
+    /// Checks the size and headers, then queues the frame.
+    fn send(
+        &self,
+        subject: &str,
+        reply: Option<&str>,
+        headers: Option<&HeaderMap>,
+        payload: &[u8],
+        urgency: Urgency,
+    ) -> Result<(), PublishError> {
+        let inner = self.inner();
+        let header_len = match headers {
+            Some(headers) => {
+                if !inner
+                    .headers_supported
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                {
+                    return Err(PublishCause::HeadersNotSupported.into());
+                }
+                headers.check().map_err(PublishCause::InvalidHeader)?;
+                rnats_proto::encoded_len(headers)
+            }
+            None => 0,
+        };
+        let size = header_len + payload.len();
+        let max = inner.max_payload.load(std::sync::atomic::Ordering::Relaxed);
+        if max != 0 && size > max {
+            return Err(PublishCause::MaxPayloadExceeded { size, max }.into());
+        }
+        let frame = Pub {
+            subject,
+            reply,
+            headers,
+        };
+        inner.publish(&frame, payload, urgency)
+    }
+
+    /// Validates a subject for publishing: valid, no wildcards (with
+    /// `skip_subject_validation`, only what would break the framing is refused).
+    fn checked_publish_subject<'s>(
+        &self,
+        subject: &'s impl ToSubject,
+        owned: &'s mut Option<Subject>,
+    ) -> Result<&'s str, PublishError> {
+        let text = crate::subject::text_of(subject, owned);
+        if self.inner().options.skip_subject_validation {
+            if text.is_empty() || text.bytes().any(|b| b.is_ascii_whitespace()) {
+                return Err(PublishCause::InvalidSubject(SubjectError::InvalidCharacter).into());
+            }
+        } else {
+            rnats_proto::validate_publish_subject(text.as_bytes())?;
+        }
+        Ok(text)
+    }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("blocking::Client")
+            .field("state", &self.connection_state())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A subscription subject, checked (wildcards allowed).
+fn checked_subject(subject: &impl ToSubject) -> Result<Subject, SubscribeError> {
+    let subject = subject.to_subject();
+    rnats_proto::validate_subject(subject.as_bytes())?;
+    Ok(subject)
+}

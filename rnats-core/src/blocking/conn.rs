@@ -1,0 +1,409 @@
+//! The socket under a blocking connection (plain TCP or TLS over TCP with rustls' sync
+//! API), and dialing it: TCP connect, then the sans-IO [`Handshake`] driven over
+//! `std::net::TcpStream`.
+//!
+//! A [`Conn`] is shared: one thread at a time reads (the reader role), any thread writes.
+//! Plain TCP reads and writes through two handles of one socket, so neither direction
+//! waits for the other. Under TLS the rustls state sits behind a mutex taken for the
+//! record work only, never across a blocking socket call; one thread writes at a time (the
+//! writer rule in `writer.rs`), so records leave in order.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use rnats_proto::{ConnectInfo, Parser, ServerInfo};
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
+use rustls_pki_types::ServerName;
+
+use crate::error::{ConnectCause, ConnectError};
+use crate::handshake::{self, Handshake, Output};
+use crate::options::ConnectOptions;
+use crate::server_addr::ServerAddr;
+use crate::shared::lock;
+
+/// One connection's socket.
+pub(super) struct Conn {
+    read: TcpStream,
+    write: TcpStream,
+    tls: Option<Mutex<ClientConnection>>,
+}
+
+/// A connection the server accepted, with the bytes it sent after its PONG.
+pub(super) struct Dialed {
+    pub(super) conn: Arc<Conn>,
+    pub(super) read_buf: BytesMut,
+    pub(super) parser: Parser,
+    pub(super) info: ServerInfo,
+}
+
+impl Conn {
+    /// Reads once (blocking up to the read timeout), appending plaintext to `buf`; `None`
+    /// at the end of the stream. Under TLS a read may yield no plaintext (`Some(0)`).
+    pub(super) fn read_into(
+        &self,
+        buf: &mut BytesMut,
+        scratch: &mut [u8],
+    ) -> io::Result<Option<usize>> {
+        let n = (&self.read).read(scratch)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let Some(tls) = &self.tls else {
+            buf.extend_from_slice(&scratch[..n]);
+            return Ok(Some(n));
+        };
+        let mut tls = lock(tls);
+        let mut records = &scratch[..n];
+        let before = buf.len();
+        while !records.is_empty() {
+            tls.read_tls(&mut records)?;
+            let state = tls
+                .process_new_packets()
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            let plain = state.plaintext_bytes_to_read();
+            if plain > 0 {
+                let len = buf.len();
+                buf.resize(len + plain, 0);
+                tls.reader().read_exact(&mut buf[len..])?;
+            }
+            if state.peer_has_closed() && plain == 0 {
+                return Ok(None);
+            }
+        }
+        // Records rustls wants to send in answer (a key update, say) leave with the next
+        // write: only the writing thread writes the socket.
+        Ok(Some(buf.len() - before))
+    }
+
+    /// Writes all of `data`.
+    pub(super) fn write_all(&self, data: &[u8]) -> io::Result<()> {
+        match &self.tls {
+            None => (&self.write).write_all(data),
+            Some(tls) => {
+                // Encrypted under the lock, written without it: a reader processing records
+                // never waits for the socket to take a large write.
+                let mut records = Vec::with_capacity(data.len() + 64);
+                {
+                    let mut tls = lock(tls);
+                    tls.writer().write_all(data)?;
+                    while tls.wants_write() {
+                        tls.write_tls(&mut records)?;
+                    }
+                }
+                (&self.write).write_all(&records)
+            }
+        }
+    }
+
+    /// Waits (up to the read timeout) until bytes can be read, without taking them: whether
+    /// there are any (`Ok(false)`: the end of the stream, which a read will report).
+    pub(super) fn wait_readable(&self) -> io::Result<bool> {
+        self.read.peek(&mut [0; 1]).map(|n| n > 0)
+    }
+
+    /// Sets how long one read may block.
+    pub(super) fn set_read_timeout(&self, timeout: Duration) -> io::Result<()> {
+        self.read
+            .set_read_timeout(Some(timeout.max(Duration::from_millis(1))))
+    }
+
+    /// Ends the connection: blocked reads and writes on it return at once.
+    pub(super) fn shutdown(&self) {
+        let _ = self.read.shutdown(Shutdown::Both);
+    }
+}
+
+/// Connects to `addr` and completes the handshake within the connection timeout.
+pub(super) fn dial(addr: &ServerAddr, options: &ConnectOptions) -> Result<Dialed, ConnectError> {
+    if addr.is_websocket() {
+        return Err(ConnectCause::WebSocket(
+            "the blocking client does not support WebSocket".to_owned(),
+        )
+        .into());
+    }
+    let dialer = Dialer {
+        addr,
+        options,
+        socket_addr: addr.socket_addr(),
+        deadline: super::state::saturating_deadline(options.connection_timeout),
+    };
+    let tcp = open_socket(&dialer.socket_addr, dialer.deadline).map_err(|e| dialer.io_error(e))?;
+    tcp.set_nodelay(true).map_err(|e| dialer.io_error(e))?;
+    let mut stream = Stream::Tcp(tcp);
+    if options.tls.first {
+        stream = stream.upgrade(addr.host(), options.tls.client_config()?, dialer.deadline)?;
+    }
+    let (stream, handshake) = dialer.handshake(stream)?;
+    let (mut read_buf, parser, info) = handshake.finish()?;
+    let conn = stream
+        .into_conn(&mut read_buf)
+        .map_err(|e| dialer.io_error(e))?;
+    Ok(Dialed {
+        conn: Arc::new(conn),
+        read_buf,
+        parser,
+        info,
+    })
+}
+
+/// One connection attempt: the blocking driver of the sans-IO [`Handshake`].
+struct Dialer<'a> {
+    addr: &'a ServerAddr,
+    options: &'a ConnectOptions,
+    socket_addr: String,
+    deadline: Instant,
+}
+
+impl Dialer<'_> {
+    /// Runs the handshake over `stream` (which it may upgrade to TLS) until the server's
+    /// PONG.
+    fn handshake(&self, mut stream: Stream) -> Result<(Stream, Handshake), ConnectError> {
+        let tls_wanted = self.options.tls.required || self.addr.tls_required();
+        let mut handshake = Handshake::new(
+            tls_wanted,
+            !stream.is_tls(),
+            self.addr.host(),
+            self.options.read_buffer_capacity,
+        );
+        let mut chunk = vec![0; 4096];
+        loop {
+            let left = self
+                .deadline
+                .checked_duration_since(Instant::now())
+                .filter(|left| !left.is_zero())
+                .ok_or_else(|| self.timed_out())?;
+            stream.set_timeouts(left).map_err(|e| self.io_error(e))?;
+            match handshake.poll_output()? {
+                Output::Read => {
+                    let n = stream
+                        .read(&mut chunk)
+                        .map_err(|e| self.read_error(stream.is_tls(), e))?;
+                    if n == 0 {
+                        return Err(ConnectCause::ClosedByServer.into());
+                    }
+                    handshake.handle_read(&chunk[..n]);
+                }
+                Output::Write(bytes) => {
+                    stream.write_all(&bytes).map_err(|e| self.io_error(e))?;
+                    stream.flush().map_err(|e| self.io_error(e))?;
+                }
+                Output::UpgradeTls => {
+                    let config = self.options.tls.client_config()?;
+                    stream = stream.upgrade(self.addr.host(), config, self.deadline)?;
+                    handshake.handle_tls_upgraded();
+                }
+                Output::SendConnect => {
+                    let connect = self.connect_info(&handshake, stream.is_tls())?;
+                    handshake.handle_connect_info(&connect);
+                }
+                Output::Done => return Ok((stream, handshake)),
+            }
+        }
+    }
+
+    /// The CONNECT body for the INFO the handshake holds.
+    fn connect_info(&self, handshake: &Handshake, tls: bool) -> Result<ConnectInfo, ConnectError> {
+        let info = handshake
+            .server_info()
+            .ok_or(ConnectCause::UnexpectedOp("CONNECT"))?;
+        // Credentials callbacks are futures; the blocking client runs them here.
+        let proof = block_on(handshake::prove(self.options, info))?;
+        Ok(handshake::connect_info(
+            proof,
+            self.addr,
+            self.options,
+            info,
+            tls,
+        ))
+    }
+
+    fn timed_out(&self) -> ConnectError {
+        ConnectCause::TimedOut {
+            addr: self.socket_addr.clone(),
+            timeout: self.options.connection_timeout,
+        }
+        .into()
+    }
+
+    fn io_error(&self, source: io::Error) -> ConnectError {
+        if is_timeout(&source) {
+            return self.timed_out();
+        }
+        ConnectCause::Io {
+            addr: self.socket_addr.clone(),
+            source,
+        }
+        .into()
+    }
+
+    /// Over TLS a read error is most often the server refusing us (a missing client
+    /// certificate, say), not an unreachable server.
+    fn read_error(&self, tls: bool, source: io::Error) -> ConnectError {
+        if tls && !is_timeout(&source) {
+            return ConnectCause::Tls(format!("the TLS connection failed: {source}")).into();
+        }
+        self.io_error(source)
+    }
+}
+
+fn is_timeout(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// Resolves `socket_addr` and connects to the first address that answers, in random order
+/// (ADR-11), within the deadline.
+fn open_socket(socket_addr: &str, deadline: Instant) -> io::Result<TcpStream> {
+    let mut addrs: Vec<SocketAddr> = socket_addr.to_socket_addrs()?.collect();
+    crate::reconnect::shuffle(&mut addrs);
+    let mut last_error = None;
+    for addr in addrs {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "connect timed out"));
+        }
+        match TcpStream::connect_timeout(&addr, left) {
+            Ok(stream) => return Ok(stream),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address")))
+}
+
+/// The stream during the handshake.
+enum Stream {
+    Tcp(TcpStream),
+    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+}
+
+impl Stream {
+    fn is_tls(&self) -> bool {
+        matches!(self, Stream::Tls(_))
+    }
+
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Tcp(tcp) => tcp,
+            Stream::Tls(tls) => &tls.sock,
+        }
+    }
+
+    fn set_timeouts(&self, timeout: Duration) -> io::Result<()> {
+        self.tcp().set_read_timeout(Some(timeout))?;
+        self.tcp().set_write_timeout(Some(timeout))
+    }
+
+    /// Runs the TLS handshake, checking the certificate against `host`.
+    fn upgrade(
+        self,
+        host: &str,
+        config: Arc<ClientConfig>,
+        deadline: Instant,
+    ) -> Result<Stream, ConnectError> {
+        let Stream::Tcp(mut tcp) = self else {
+            return Ok(self);
+        };
+        let tls_error = |reason: String| ConnectError::from(ConnectCause::Tls(reason));
+        let name = ServerName::try_from(host.to_owned())
+            .map_err(|e| tls_error(format!("{host:?} is not a valid TLS server name: {e}")))?;
+        let mut conn = ClientConnection::new(config, name)
+            .map_err(|e| tls_error(format!("TLS setup for {host} failed: {e}")))?;
+        while conn.is_handshaking() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(tls_error(format!("TLS handshake with {host} timed out")));
+            }
+            let _ = tcp.set_read_timeout(Some(left));
+            conn.complete_io(&mut tcp)
+                .map_err(|e| tls_error(format!("TLS handshake with {host} failed: {e}")))?;
+        }
+        Ok(Stream::Tls(Box::new(StreamOwned::new(conn, tcp))))
+    }
+
+    /// The shared [`Conn`] for the accepted connection; plaintext rustls still holds goes
+    /// to `read_buf`.
+    fn into_conn(self, read_buf: &mut BytesMut) -> io::Result<Conn> {
+        match self {
+            Stream::Tcp(tcp) => {
+                tcp.set_write_timeout(None)?;
+                Ok(Conn {
+                    read: tcp.try_clone()?,
+                    write: tcp,
+                    tls: None,
+                })
+            }
+            Stream::Tls(tls) => {
+                let StreamOwned { mut conn, sock } = *tls;
+                sock.set_write_timeout(None)?;
+                let mut chunk = [0; 4096];
+                loop {
+                    match conn.reader().read(&mut chunk) {
+                        Ok(0) => break,
+                        Ok(n) => read_buf.extend_from_slice(&chunk[..n]),
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) => return Err(e),
+                    }
+                }
+                // Writes go out whole; the socket is the bound, not rustls' buffer.
+                conn.set_buffer_limit(None);
+                Ok(Conn {
+                    read: sock.try_clone()?,
+                    write: sock,
+                    tls: Some(Mutex::new(conn)),
+                })
+            }
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(tcp) => tcp.read(buf),
+            Stream::Tls(tls) => tls.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(tcp) => tcp.write(buf),
+            Stream::Tls(tls) => tls.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(tcp) => tcp.flush(),
+            Stream::Tls(tls) => tls.flush(),
+        }
+    }
+}
+
+/// Runs a future to completion on this thread: the credentials' callbacks are async in the
+/// shared options. A callback that needs a tokio runtime cannot run here.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    use std::task::{Context, Poll, Wake, Waker};
+
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
+}

@@ -1,0 +1,141 @@
+//! A blocking NATS client: no async runtime, every call runs on the calling thread.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! # fn run() -> Result<(), rnats_core::Error> {
+//! let client = rnats_core::blocking::connect("nats://127.0.0.1:4222")?;
+//!
+//! // A responder on its own thread.
+//! let mut service = client.subscribe("greet")?;
+//! client.flush()?;
+//! let responder = client.clone();
+//! std::thread::spawn(move || {
+//!     for request in service.by_ref() {
+//!         if let Some(reply) = request.reply {
+//!             responder.publish(reply, "hello".into()).ok();
+//!         }
+//!     }
+//! });
+//!
+//! let reply = client.request("greet", "who?".into())?;
+//! println!("{:?}", reply.payload);
+//!
+//! let mut updates = client.subscribe("updates.>")?;
+//! client.publish("updates.1", "one".into())?;
+//! client.flush()?;
+//! if let Some(message) = updates.next_timeout(Duration::from_secs(1))? {
+//!     println!("{}: {:?}", message.subject, message.payload);
+//! }
+//! client.drain()?;
+//! # Ok(()) }
+//! ```
+//!
+//! # How it works
+//!
+//! There is no driver task. A thread that waits (a [`Client::request`], a
+//! [`Client::flush`], a [`Subscriber`]'s `next`) reads and parses the socket itself when no
+//! other thread does (it takes the *reader role*), and dispatches what it parses: messages
+//! into subscription queues, replies into their requests' slots, PONGs to their flushes,
+//! and PONGs for the server's PINGs. Other waiting threads sleep until their result is in
+//! or the role is free; a single-threaded request loop thus costs one write and one read
+//! per round trip, as a hand-written socket client. `publish` encodes into a shared write
+//! buffer and writes it from the caller's thread when the socket is free; under load frames
+//! batch up. A small background thread answers server PINGs and drains the socket when no
+//! user thread reads, sends keepalive PINGs, detects stale connections and reconnects; a
+//! flusher thread writes publishes left to batch. Both end when the client is closed or
+//! its last handle dropped. See `docs/blocking.md` for the details.
+//!
+//! # Options
+//!
+//! [`ConnectOptions`] configures both clients. The blocking client applies: name, token,
+//! user and password, nkey, JWT and credentials (an async auth or JWT callback is run on
+//! the connecting thread, so it must not need a tokio runtime), TLS (`tls://`,
+//! `require_tls`, `tls_first`, root and client certificates, a custom rustls config), no
+//! echo, inbox prefix, ping interval and max pings outstanding, connection, request and
+//! drain timeouts, read buffer size, subscription capacities, write buffer limit, the
+//! reconnect policy (max reconnects, delay callback, reconnect buffer size, retry on initial
+//! connect, retain servers order, ignore discovered servers, fail requests on disconnect)
+//! and skip subject validation.
+//!
+//! Ignored: the event callback (no events are emitted), `reconnect_to_server_callback`,
+//! `linger`, `local_address`, `send_buffer_size` and `recv_buffer_size`. WebSocket
+//! addresses (`ws://`, `wss://`) are refused with a [`ConnectError`].
+
+mod background;
+mod client;
+mod conn;
+mod state;
+mod subscriber;
+mod writer;
+
+use std::sync::Arc;
+
+pub use client::Client;
+pub use subscriber::{Subscriber, TimedOut};
+
+use crate::error::{ConnectCause, ConnectError, ConnectErrorKind};
+use crate::options::ConnectOptions;
+use crate::server_addr::{ServerAddr, ToServerAddrs};
+use crate::server_pool::ServerPool;
+use state::Inner;
+
+/// Connects to `addrs` with default options: one URL (`nats://[user:password@]host[:port]`,
+/// `tls://...`), several separated by commas, or any [`ToServerAddrs`].
+pub fn connect<A: ToServerAddrs>(addrs: A) -> Result<Client, ConnectError> {
+    connect_with_options(addrs, ConnectOptions::new())
+}
+
+/// Connects to `addrs` with `options`; the same as `options.connect_blocking(addrs)`.
+pub fn connect_with_options<A: ToServerAddrs>(
+    addrs: A,
+    options: ConnectOptions,
+) -> Result<Client, ConnectError> {
+    let servers: Vec<ServerAddr> = addrs
+        .to_server_addrs()
+        .map_err(|e| ConnectError::with_source(ConnectErrorKind::ServerParse, e))?
+        .collect();
+    if servers.is_empty() {
+        return Err(ConnectCause::NoServers.into());
+    }
+    // Inboxes are `<prefix>.<nuid>...`: the prefix must make them valid literal subjects.
+    rnats_proto::validate_publish_subject(format!("{}.x", options.inbox_prefix).as_bytes())
+        .map_err(|e| ConnectError::from(ConnectCause::InvalidInboxPrefix(e)))?;
+    let pool = ServerPool::new(servers, options.reconnect.retain_servers_order);
+    let inner = Arc::new(Inner::new(options, pool));
+    match inner.first_connect() {
+        Ok(()) => {}
+        Err(error) if !inner.options.reconnect.retry_on_initial_connect => {
+            inner.close();
+            return Err(error);
+        }
+        Err(error) => {
+            tracing::debug!(%error, "initial connect failed; retrying in the background");
+        }
+    }
+    let spawn_error = |source| {
+        inner.close();
+        ConnectError::from(ConnectCause::Io {
+            addr: "background thread".to_owned(),
+            source,
+        })
+    };
+    let background = Arc::clone(&inner);
+    std::thread::Builder::new()
+        .name("rnats-blocking".to_owned())
+        .spawn(move || background.run_background())
+        .map_err(spawn_error)?;
+    let flusher = Arc::clone(&inner);
+    std::thread::Builder::new()
+        .name("rnats-blocking-flush".to_owned())
+        .spawn(move || flusher.run_flusher())
+        .map_err(spawn_error)?;
+    Ok(Client::new(inner))
+}
+
+impl ConnectOptions {
+    /// Connects a blocking client ([`blocking::Client`](Client)) with these options.
+    pub fn connect_blocking<A: ToServerAddrs>(self, addrs: A) -> Result<Client, ConnectError> {
+        connect_with_options(addrs, self)
+    }
+}

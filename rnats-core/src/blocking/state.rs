@@ -1,0 +1,665 @@
+//! What the threads of a blocking client share: the read side under the reader role, the
+//! subscription queues, request slots and PONG count they wait on, and the link's phase.
+//!
+//! Lock order: `read` (only the reader-role holder takes it), then `core`, then `writes`.
+//! No lock is held across a blocking socket call except `read` by the reader and the
+//! writer's socket handle (see `writer.rs`).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use rnats_proto::{
+    Msg, Parser, PermissionOp, QueueGroup, ServerError, ServerInfo, ServerOp, Subject,
+};
+
+use super::conn::{Conn, Dialed};
+use super::writer::Writes;
+use crate::connection::LinkState;
+use crate::error::{FlushCause, RequestCause, SubscriberError};
+use crate::link::Link;
+use crate::message::Message;
+use crate::options::ConnectOptions;
+use crate::server_pool::ServerPool;
+use crate::shared::lock;
+use crate::statistics::Statistics;
+
+/// The longest one read blocks: a reader whose wait has no deadline still comes back this
+/// often, and hands the role over if others want it.
+pub(super) const READ_SLICE: Duration = Duration::from_millis(100);
+/// The sid of the one subscription all requests' replies come in on (ADR: requests
+/// multiplex over one inbox).
+pub(super) const REQUEST_SID: u64 = 1;
+/// Lame duck mode: move at a random moment within this, so that a server's clients do not
+/// all land on the next one at once (ADR-40).
+const LAME_DUCK_JITTER: Duration = Duration::from_secs(1);
+
+/// `now + after`, or `None` (never) when that is past the clock's range: a huge timeout
+/// means no deadline, not a panic.
+pub(super) fn deadline_after(after: Duration) -> Option<Instant> {
+    Instant::now().checked_add(after)
+}
+
+/// `now + after`, saturating far in the future.
+pub(super) fn saturating_deadline(after: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(after)
+        .or_else(|| now.checked_add(Duration::from_secs(86_400 * 365 * 30)))
+        .unwrap_or(now)
+}
+
+/// Everything the threads of one client share.
+pub(super) struct Inner {
+    pub(super) options: ConnectOptions,
+    core: Mutex<Core>,
+    /// Signalled when a result may be in (a message, a reply, a PONG), the reader role is
+    /// free, or the link changed; only when somebody waits (`Core::waiters`).
+    changed: Condvar,
+    /// Wakes the background thread (a lost link, a lame duck INFO, close).
+    pub(super) background: Condvar,
+    pub(super) writes: Mutex<Writes>,
+    /// Signalled when the write buffer was taken (room for blocked publishers) or a writer
+    /// finished.
+    pub(super) space: Condvar,
+    /// Wakes the flusher thread for publishes left to it.
+    pub(super) flusher: Condvar,
+    read: Mutex<ReadSide>,
+    pub(super) statistics: Arc<Statistics>,
+    pub(super) pool: Mutex<ServerPool>,
+    pub(super) max_payload: AtomicUsize,
+    pub(super) headers_supported: AtomicBool,
+    next_sid: AtomicU64,
+    next_token: AtomicU64,
+    /// `<inbox prefix>.<nuid>.`: a request's reply subject is this and its token.
+    pub(super) request_prefix: String,
+}
+
+/// State the waiting threads look at, behind `Inner::core`.
+pub(super) struct Core {
+    pub(super) state: LinkState,
+    /// A thread holds the reader role: it alone reads and parses the socket.
+    reader_busy: bool,
+    /// Threads blocked on `changed`.
+    waiters: usize,
+    /// When a user thread last gave up the reader role; the background thread reads only
+    /// once nobody has for a while, so it does not steal the socket between requests.
+    last_user_read: Instant,
+    /// Counts lost links: a flush waits on the link it sent its PING on.
+    pub(super) generation: u64,
+    /// PONGs received on this link, matched in order with `Writes::pings`.
+    pongs: u64,
+    /// Bumped when requests are failed at a disconnect (`fail_requests_on_disconnect`).
+    lost_requests: u64,
+    pub(super) conn: Option<Arc<Conn>>,
+    pub(super) subs: HashMap<u64, SubState>,
+    requests: HashMap<u64, Option<Message>>,
+    pub(super) info: ServerInfo,
+    pub(super) link: Link,
+}
+
+/// One subscription, as the reader fills it and its `Subscriber` empties it.
+pub(super) struct SubState {
+    pub(super) subject: Subject,
+    pub(super) queue_group: Option<QueueGroup>,
+    pub(super) messages: VecDeque<Message>,
+    bytes: usize,
+    pub(super) delivered: u64,
+    /// Auto-unsubscribe: the total count after which the server stops sending.
+    pub(super) max: Option<u64>,
+    /// Unsubscribed (or drained) but still taking what the server sent before the UNSUB.
+    pub(super) draining: bool,
+    /// No more messages will come; the queue may still hold some.
+    pub(super) ended: bool,
+    pub(super) dropped: u64,
+    slow: bool,
+    pub(super) error: Option<SubscriberError>,
+}
+
+impl SubState {
+    pub(super) fn new(subject: Subject, queue_group: Option<QueueGroup>) -> SubState {
+        SubState {
+            subject,
+            queue_group,
+            messages: VecDeque::new(),
+            bytes: 0,
+            delivered: 0,
+            max: None,
+            draining: false,
+            ended: false,
+            dropped: 0,
+            slow: false,
+            error: None,
+        }
+    }
+
+    /// The next queued message.
+    pub(super) fn pop(&mut self) -> Option<Message> {
+        let message = self.messages.pop_front()?;
+        self.bytes -= message.length;
+        Some(message)
+    }
+
+    /// Whether the subscription is live on the server (replayed after a reconnect).
+    pub(super) fn active(&self) -> bool {
+        !self.ended && !self.draining
+    }
+}
+
+/// The socket's read buffer and parser: only the reader-role holder touches them.
+pub(super) struct ReadSide {
+    buf: BytesMut,
+    parser: Parser,
+    scratch: Vec<u8>,
+    /// The read timeout set on the socket, so it is set again only when it changes.
+    timeout: Option<Duration>,
+}
+
+/// What one read gave.
+#[derive(Default)]
+struct Batch {
+    ops: Vec<ServerOp>,
+    /// The link failed (end of stream, read error, bad bytes).
+    error: Option<String>,
+}
+
+/// Who is reading: a user thread, or the background thread covering for nobody.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reader {
+    User,
+    Background,
+}
+
+impl Inner {
+    pub(super) fn new(options: ConnectOptions, pool: ServerPool) -> Inner {
+        let link = Link::new(
+            options.ping_interval,
+            options.max_pings_outstanding,
+            options.connection_timeout,
+        );
+        let request_prefix = format!("{}.{}.", options.inbox_prefix, nuid::next());
+        let read_capacity = options.read_buffer_capacity;
+        let writes = Writes::new();
+        Inner {
+            core: Mutex::new(Core {
+                state: LinkState::Pending,
+                reader_busy: false,
+                waiters: 0,
+                last_user_read: Instant::now(),
+                generation: 0,
+                pongs: 0,
+                lost_requests: 0,
+                conn: None,
+                subs: HashMap::new(),
+                requests: HashMap::new(),
+                info: ServerInfo::default(),
+                link,
+            }),
+            changed: Condvar::new(),
+            background: Condvar::new(),
+            writes: Mutex::new(writes),
+            space: Condvar::new(),
+            flusher: Condvar::new(),
+            read: Mutex::new(ReadSide {
+                buf: BytesMut::new(),
+                parser: Parser::new(Default::default()),
+                scratch: vec![0; read_capacity],
+                timeout: None,
+            }),
+            statistics: Arc::new(Statistics::default()),
+            pool: Mutex::new(pool),
+            max_payload: AtomicUsize::new(0),
+            headers_supported: AtomicBool::new(true),
+            next_sid: AtomicU64::new(REQUEST_SID + 1),
+            next_token: AtomicU64::new(1),
+            request_prefix,
+            options,
+        }
+    }
+
+    pub(super) fn core(&self) -> MutexGuard<'_, Core> {
+        lock(&self.core)
+    }
+
+    pub(super) fn next_sid(&self) -> u64 {
+        self.next_sid.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(super) fn next_token(&self) -> u64 {
+        self.next_token.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Waits until `ready` gives a value or `deadline` passes (`None`), reading the socket on
+    /// this thread whenever no other thread holds the reader role.
+    pub(super) fn wait_for<T>(
+        &self,
+        deadline: Option<Instant>,
+        mut ready: impl FnMut(&mut Core) -> Option<T>,
+    ) -> Option<T> {
+        let mut core = self.core();
+        loop {
+            if let Some(value) = ready(&mut core) {
+                return Some(value);
+            }
+            let left = match deadline {
+                None => None,
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return None;
+                    }
+                    Some(left)
+                }
+            };
+            if core.state == LinkState::Connected && !core.reader_busy {
+                let timeout = left.map_or(READ_SLICE, |left| left.min(READ_SLICE));
+                core = self.read_as(core, Reader::User, timeout);
+                continue;
+            }
+            core.waiters += 1;
+            core = match left {
+                None => self
+                    .changed
+                    .wait(core)
+                    .unwrap_or_else(PoisonError::into_inner),
+                Some(left) => {
+                    self.changed
+                        .wait_timeout(core, left)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+            };
+            core.waiters -= 1;
+        }
+    }
+
+    /// Whether the background thread should read now: the role is free, nobody waits for
+    /// it, and no user thread has read for `idle`.
+    pub(super) fn background_may_read(core: &Core, idle: Duration) -> bool {
+        Inner::role_unwanted(core) && core.last_user_read.elapsed() >= idle
+    }
+
+    /// Sets the socket's read timeout back to [`READ_SLICE`] if a reader left a shorter one
+    /// (near its deadline), so that waiting for bytes without the role does not spin.
+    /// Only while the role is free: then no thread holds `read` (the lock order's
+    /// exception, as in [`Inner::install`]).
+    pub(super) fn restore_read_timeout(&self, core: &Core, conn: &Conn) {
+        if core.reader_busy {
+            return;
+        }
+        let mut read = lock(&self.read);
+        if read.timeout != Some(READ_SLICE) && conn.set_read_timeout(READ_SLICE).is_ok() {
+            read.timeout = Some(READ_SLICE);
+        }
+    }
+
+    /// Whether the reader role is free and no user thread waits for it.
+    pub(super) fn role_unwanted(core: &Core) -> bool {
+        core.state == LinkState::Connected && !core.reader_busy && core.waiters == 0
+    }
+
+    /// Takes the reader role, reads once (up to `timeout`), dispatches what came, and hands
+    /// the role back, waking whoever waits.
+    pub(super) fn read_as<'a>(
+        &'a self,
+        mut core: MutexGuard<'a, Core>,
+        reader: Reader,
+        timeout: Duration,
+    ) -> MutexGuard<'a, Core> {
+        let Some(conn) = core.conn.clone() else {
+            return core;
+        };
+        core.reader_busy = true;
+        let generation = core.generation;
+        drop(core);
+        let batch = self.read_batch(&conn, timeout);
+        let mut core = self.core();
+        core.reader_busy = false;
+        if reader == Reader::User {
+            core.last_user_read = Instant::now();
+        }
+        let pong = self.dispatch(&mut core, generation, batch);
+        self.notify_changed(&core);
+        if pong {
+            drop(core);
+            self.send_control(rnats_proto::PONG);
+            core = self.core();
+        }
+        core
+    }
+
+    /// Wakes the threads waiting on `changed`, if there are any.
+    pub(super) fn notify_changed(&self, core: &Core) {
+        if core.waiters > 0 {
+            self.changed.notify_all();
+        }
+    }
+
+    /// Waits on `changed` (for the reader role to be free, say).
+    pub(super) fn wait_changed<'a>(
+        &'a self,
+        mut core: MutexGuard<'a, Core>,
+        timeout: Duration,
+    ) -> MutexGuard<'a, Core> {
+        core.waiters += 1;
+        let mut core = self
+            .changed
+            .wait_timeout(core, timeout)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+        core.waiters -= 1;
+        core
+    }
+
+    fn read_batch(&self, conn: &Conn, timeout: Duration) -> Batch {
+        let mut read = lock(&self.read);
+        let read = &mut *read;
+        let mut batch = Batch::default();
+        // Whole ops left from the handshake or the last read go first, without a read.
+        parse(read, &mut batch);
+        if !batch.ops.is_empty() || batch.error.is_some() {
+            return batch;
+        }
+        if read.timeout != Some(timeout) {
+            if let Err(e) = conn.set_read_timeout(timeout) {
+                batch.error = Some(format!("cannot set the read timeout: {e}"));
+                return batch;
+            }
+            read.timeout = Some(timeout);
+        }
+        let capacity = self.options.read_buffer_capacity;
+        if read.buf.capacity() - read.buf.len() < capacity / 4 {
+            read.buf.reserve(capacity);
+        }
+        match conn.read_into(&mut read.buf, &mut read.scratch) {
+            Ok(Some(_)) => parse(read, &mut batch),
+            Ok(None) => batch.error = Some("connection closed by the server".to_owned()),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => batch.error = Some(format!("read failed: {e}")),
+        }
+        batch
+    }
+
+    /// Hands what one read parsed to its waiters. Returns whether the server PINGed us.
+    fn dispatch(&self, core: &mut Core, generation: u64, batch: Batch) -> bool {
+        if core.generation != generation || core.state != LinkState::Connected {
+            // Bytes of a link that is gone (or a client closed meanwhile).
+            return false;
+        }
+        let mut pinged = false;
+        let (mut messages, mut bytes) = (0u64, 0u64);
+        for op in batch.ops {
+            match op {
+                ServerOp::Msg(msg) => {
+                    messages += 1;
+                    bytes += msg.length as u64;
+                    self.deliver(core, msg);
+                }
+                ServerOp::Ping => pinged = true,
+                ServerOp::Pong => {
+                    core.pongs += 1;
+                    core.link.handle_pong();
+                }
+                ServerOp::Info(info) => self.apply_info(core, *info),
+                ServerOp::Ok => {}
+                ServerOp::Err(error) => self.handle_server_error(core, error),
+            }
+        }
+        Statistics::add(&self.statistics.in_messages, messages);
+        Statistics::add(&self.statistics.in_bytes, bytes);
+        if let Some(reason) = batch.error {
+            self.fail_link_locked(core, generation, &reason);
+        }
+        pinged
+    }
+
+    fn deliver(&self, core: &mut Core, msg: Msg) {
+        if msg.sid == REQUEST_SID {
+            let token = msg
+                .subject
+                .as_str()
+                .strip_prefix(self.request_prefix.as_str())
+                .and_then(|token| token.parse::<u64>().ok());
+            if let Some(slot) = token.and_then(|token| core.requests.get_mut(&token)) {
+                // The first reply wins; later ones are for nobody.
+                if slot.is_none() {
+                    *slot = Some(Message::from(msg));
+                }
+            }
+            return;
+        }
+        let Some(sub) = core.subs.get_mut(&msg.sid) else {
+            return;
+        };
+        if sub.ended {
+            return;
+        }
+        sub.delivered += 1;
+        let full = sub.messages.len() >= self.options.subscription_capacity
+            || sub.bytes + msg.length > self.options.subscription_capacity_bytes;
+        if full {
+            // The reader never blocks on a slow consumer (it may be that consumer): the
+            // message is dropped, counted, and the episode reported once.
+            sub.dropped += 1;
+            if !sub.slow {
+                sub.slow = true;
+                tracing::warn!(sid = msg.sid, subject = %sub.subject, "slow consumer: dropping messages");
+            }
+        } else {
+            sub.slow = false;
+            sub.bytes += msg.length;
+            sub.messages.push_back(Message::from(msg));
+        }
+        if sub.max.is_some_and(|max| sub.delivered >= max) {
+            // The server stops at the same count.
+            sub.ended = true;
+        }
+    }
+
+    /// Takes in a new INFO: limits, discovered servers, lame duck mode.
+    pub(super) fn apply_info(&self, core: &mut Core, info: ServerInfo) {
+        self.max_payload.store(info.max_payload, Ordering::Relaxed);
+        self.headers_supported
+            .store(info.headers, Ordering::Relaxed);
+        if !self.options.reconnect.ignore_discovered_servers {
+            lock(&self.pool).add_discovered(&info);
+        }
+        if info.lame_duck_mode {
+            let delay = LAME_DUCK_JITTER.mul_f64(crate::reconnect::random_unit());
+            if core.link.handle_lame_duck(Instant::now(), delay) {
+                tracing::info!("server entered lame duck mode; moving");
+                self.background.notify_all();
+            }
+        }
+        core.info = info;
+    }
+
+    fn handle_server_error(&self, core: &mut Core, error: ServerError) {
+        match &error {
+            ServerError::PermissionViolation {
+                operation: PermissionOp::Subscribe,
+                subject,
+                queue,
+            } => {
+                // Only the refused subscription ends; the connection stays up.
+                for sub in core.subs.values_mut() {
+                    let same_group =
+                        sub.queue_group.as_ref().map(|q| q.as_str()) == queue.as_deref();
+                    if sub.subject.as_str() == subject && same_group && !sub.ended {
+                        sub.ended = true;
+                        sub.error = Some(SubscriberError::PermissionViolation {
+                            subject: subject.clone(),
+                        });
+                    }
+                }
+            }
+            _ => tracing::warn!(%error, "server error"),
+        }
+    }
+
+    /// Marks the link of `generation` lost, once: its socket is shut, unwritten frames are
+    /// dropped (they may hold SUBs and PINGs of the dead link), flushes on it fail, and the
+    /// background thread reconnects.
+    pub(super) fn fail_link(&self, generation: u64, reason: &str) {
+        let mut core = self.core();
+        self.fail_link_locked(&mut core, generation, reason);
+    }
+
+    pub(super) fn fail_link_locked(&self, core: &mut Core, generation: u64, reason: &str) {
+        if core.generation != generation || core.state != LinkState::Connected {
+            return;
+        }
+        tracing::debug!(reason, "connection lost");
+        core.state = LinkState::Disconnected;
+        core.link.handle_disconnected();
+        if let Some(conn) = core.conn.take() {
+            conn.shutdown();
+        }
+        core.generation += 1;
+        core.pongs = 0;
+        if self.options.reconnect.fail_requests_on_disconnect {
+            core.lost_requests += 1;
+        }
+        self.writes().handle_disconnected(core.generation);
+        self.notify_changed(core);
+        self.background.notify_all();
+    }
+
+    /// Makes `dialed` the link: resets the read side, replays the subscriptions (with what
+    /// is left of their auto-unsubscribe counts) ahead of the publishes kept meanwhile, and
+    /// writes them. Returns false if the client was closed meanwhile.
+    pub(super) fn install(&self, dialed: Dialed) -> bool {
+        let mut core = self.core();
+        while core.reader_busy {
+            core = self.wait_changed(core, READ_SLICE);
+        }
+        if core.state == LinkState::Closed {
+            dialed.conn.shutdown();
+            return false;
+        }
+        {
+            let mut read = lock(&self.read);
+            read.buf = dialed.read_buf;
+            read.parser = dialed.parser;
+            // Never without a timeout: the background thread waits for bytes with it.
+            read.timeout = dialed
+                .conn
+                .set_read_timeout(READ_SLICE)
+                .ok()
+                .map(|()| READ_SLICE);
+        }
+        self.apply_info(&mut core, dialed.info);
+        let mut replay = BytesMut::new();
+        let inbox = format!("{}*", self.request_prefix);
+        rnats_proto::encode_sub(&mut replay, &inbox, None, REQUEST_SID);
+        for (sid, sub) in core.subs.iter().filter(|(_, sub)| sub.active()) {
+            let group = sub.queue_group.as_ref().map(|q| q.as_str());
+            rnats_proto::encode_sub(&mut replay, sub.subject.as_str(), group, *sid);
+            if let Some(max) = sub.max {
+                let left = max.saturating_sub(sub.delivered);
+                rnats_proto::encode_unsub(&mut replay, *sid, Some(left));
+            }
+        }
+        core.conn = Some(Arc::clone(&dialed.conn));
+        core.pongs = 0;
+        core.link.handle_connected(Instant::now());
+        core.state = LinkState::Connected;
+        let mut writes = self.writes();
+        writes.handle_connected(dialed.conn, core.generation, replay);
+        Statistics::add(&self.statistics.connects, 1);
+        self.notify_changed(&core);
+        drop(core);
+        self.write_now(writes);
+        true
+    }
+
+    /// Registers a request and returns the value `request_outcome` compares against.
+    pub(super) fn register_request(&self, token: u64) -> Option<u64> {
+        let mut core = self.core();
+        if core.state == LinkState::Closed {
+            return None;
+        }
+        core.requests.insert(token, None);
+        Some(core.lost_requests)
+    }
+
+    pub(super) fn forget_request(&self, token: u64) {
+        self.core().requests.remove(&token);
+    }
+
+    /// The reply of request `token`, if in; or why it will not come.
+    pub(super) fn request_outcome(
+        core: &mut Core,
+        token: u64,
+        lost: u64,
+    ) -> Option<Result<Message, RequestCause>> {
+        if let Some(Some(_)) = core.requests.get(&token) {
+            return core.requests.remove(&token).flatten().map(Ok);
+        }
+        if core.state == LinkState::Closed {
+            return Some(Err(RequestCause::Closed));
+        }
+        if core.lost_requests != lost {
+            return Some(Err(RequestCause::Disconnected));
+        }
+        None
+    }
+
+    /// Whether the PING numbered `seq` on link `generation` got its PONG; an error when
+    /// that link is gone.
+    pub(super) fn pong_outcome(
+        core: &Core,
+        generation: u64,
+        seq: u64,
+    ) -> Option<Result<(), FlushCause>> {
+        if core.generation != generation {
+            return Some(Err(FlushCause::Disconnected));
+        }
+        if core.pongs >= seq {
+            return Some(Ok(()));
+        }
+        if core.state == LinkState::Closed {
+            return Some(Err(FlushCause::Closed));
+        }
+        None
+    }
+
+    /// Closes for good: the socket is shut, subscriptions end, every waiter wakes.
+    pub(super) fn close(&self) {
+        let mut core = self.core();
+        if core.state == LinkState::Closed {
+            return;
+        }
+        core.state = LinkState::Closed;
+        core.link.handle_closed();
+        if let Some(conn) = core.conn.take() {
+            conn.shutdown();
+        }
+        for sub in core.subs.values_mut() {
+            sub.ended = true;
+        }
+        self.writes().handle_closed();
+        self.changed.notify_all();
+        self.background.notify_all();
+        self.flusher.notify_all();
+        self.space.notify_all();
+    }
+}
+
+fn parse(read: &mut ReadSide, batch: &mut Batch) {
+    loop {
+        match read.parser.decode(&mut read.buf) {
+            Ok(Some(op)) => batch.ops.push(op),
+            Ok(None) => return,
+            Err(e) => {
+                batch.error = Some(format!("protocol error: {e}"));
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! The blocking [`Subscriber`]: an iterator over one subscription's messages.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use super::client::Client;
+use super::state::{Inner, deadline_after};
+use crate::connection::LinkState;
+use crate::error::{SubscriberError, UnsubscribeError};
+use crate::message::Message;
+
+/// One subscription. Iterating blocks until a message comes or the subscription ends
+/// (unsubscribed, drained, auto-unsubscribed, refused by the server, or the client closed).
+/// A thread waiting here reads the socket itself when no other thread does. Dropping it
+/// unsubscribes.
+pub struct Subscriber {
+    client: Client,
+    sid: u64,
+}
+
+/// A wait that ran out of time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("timed out after {0:?}")]
+pub struct TimedOut(pub Duration);
+
+impl Subscriber {
+    pub(super) fn new(client: Client, sid: u64) -> Subscriber {
+        Subscriber { client, sid }
+    }
+
+    /// The subscription's id on the connection.
+    pub fn sid(&self) -> u64 {
+        self.sid
+    }
+
+    /// The next message, waiting up to `timeout`: `Ok(None)` once the subscription ended.
+    pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<Message>, TimedOut> {
+        self.next_until(deadline_after(timeout))
+            .ok_or(TimedOut(timeout))
+    }
+
+    /// The next message if one is already received; never waits.
+    pub fn try_next(&mut self) -> Option<Message> {
+        self.inner().core().subs.get_mut(&self.sid)?.pop()
+    }
+
+    /// Unsubscribes now. Messages already received stay readable; then the iterator ends.
+    pub fn unsubscribe(&mut self) -> Result<(), UnsubscribeError> {
+        self.check_open()?;
+        self.inner().unsubscribe(self.sid, None, false);
+        Ok(())
+    }
+
+    /// Ends the subscription after `n` messages in all (counting those already delivered).
+    /// The server stops sending at the same count.
+    pub fn unsubscribe_after(&mut self, n: u64) -> Result<(), UnsubscribeError> {
+        self.check_open()?;
+        self.inner().unsubscribe(self.sid, Some(n), false);
+        Ok(())
+    }
+
+    /// Unsubscribes and waits (up to the drain timeout) until the server has sent what it
+    /// had for this subscription; those messages stay readable, then the iterator ends.
+    pub fn drain(&mut self) -> Result<(), UnsubscribeError> {
+        self.check_open()?;
+        let inner = self.inner();
+        inner.unsubscribe(self.sid, None, true);
+        let flushed = self
+            .client
+            .flush_until(deadline_after(inner.options.drain_timeout));
+        inner.end_subscriptions(&[self.sid]);
+        flushed.map_err(UnsubscribeError::from)
+    }
+
+    /// Messages dropped because this subscriber fell behind its queue limits.
+    pub fn dropped(&self) -> u64 {
+        self.inner()
+            .core()
+            .subs
+            .get(&self.sid)
+            .map_or(0, |sub| sub.dropped)
+    }
+
+    /// Why the subscription ended early (permission denied), if it did.
+    pub fn take_error(&mut self) -> Option<SubscriberError> {
+        self.inner().core().subs.get_mut(&self.sid)?.error.take()
+    }
+
+    fn inner(&self) -> &Inner {
+        self.client.inner()
+    }
+
+    fn check_open(&self) -> Result<(), UnsubscribeError> {
+        if self.inner().core().state == LinkState::Closed {
+            return Err(UnsubscribeError::closed());
+        }
+        Ok(())
+    }
+
+    /// The next message (`Some(None)`: ended), or `None` when the deadline passed.
+    fn next_until(&mut self, deadline: Option<Instant>) -> Option<Option<Message>> {
+        let sid = self.sid;
+        self.inner().wait_for(deadline, |core| {
+            let closed = core.state == LinkState::Closed;
+            let Some(sub) = core.subs.get_mut(&sid) else {
+                return Some(None);
+            };
+            if let Some(message) = sub.pop() {
+                return Some(Some(message));
+            }
+            (sub.ended || closed).then_some(None)
+        })
+    }
+}
+
+impl Iterator for Subscriber {
+    type Item = Message;
+
+    fn next(&mut self) -> Option<Message> {
+        self.next_until(None).flatten()
+    }
+}
+
+impl Drop for Subscriber {
+    fn drop(&mut self) {
+        let inner = self.inner();
+        inner.unsubscribe(self.sid, None, false);
+        inner.core().subs.remove(&self.sid);
+    }
+}
+
+impl fmt::Debug for Subscriber {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("blocking::Subscriber")
+            .field("sid", &self.sid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Inner {
+    /// Sends UNSUB (`max`: after that many messages in all). With `drain` the subscription
+    /// keeps taking messages until [`Inner::end_subscriptions`].
+    pub(super) fn unsubscribe(&self, sid: u64, max: Option<u64>, drain: bool) {
+        let mut core = self.core();
+        let connected = core.state == LinkState::Connected;
+        let Some(sub) = core.subs.get_mut(&sid) else {
+            return;
+        };
+        if sub.ended || sub.draining {
+            return;
+        }
+        match max {
+            Some(n) => {
+                sub.max = Some(n);
+                if sub.delivered >= n {
+                    sub.ended = true;
+                }
+            }
+            None if drain => sub.draining = true,
+            None => sub.ended = true,
+        }
+        if connected {
+            let writes = self.writes();
+            drop(core);
+            self.send_control_locked(writes, |buf| rnats_proto::encode_unsub(buf, sid, max));
+        }
+    }
+
+    /// Ends drained subscriptions: nothing more comes for them.
+    pub(super) fn end_subscriptions(&self, sids: &[u64]) {
+        let mut core = self.core();
+        for sid in sids {
+            if let Some(sub) = core.subs.get_mut(sid) {
+                sub.ended = true;
+            }
+        }
+        self.notify_changed(&core);
+    }
+}

@@ -1,0 +1,366 @@
+//! The write side of a blocking client: one shared buffer that callers encode frames into
+//! under a short lock, and the rule for who writes it to the socket.
+//!
+//! A caller writes from its own thread when the socket is free and either the frame is
+//! urgent (a request, a flush's PING, a SUB) or the connection was idle: idle traffic and
+//! request/reply leave at once. While a write is in progress frames pile up and leave
+//! together in the writer's next round. A publish right after another write is left to the
+//! flusher thread (woken once, "kick once") unless the buffer has grown past
+//! [`WRITE_AT`], where the caller writes it itself, as a `BufWriter` would: a publishing
+//! loop makes one write per tens of KiB, not one per message. Past the write limit
+//! publishers wait for room.
+
+use std::mem;
+use std::sync::{Arc, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use rnats_proto::Pub;
+
+use super::conn::Conn;
+use super::state::Inner;
+use crate::error::{PublishCause, PublishError};
+use crate::shared::lock;
+use crate::statistics::Statistics;
+
+/// A deferred buffer this large is written by the publisher that grows it.
+const WRITE_AT: usize = 64 * 1024;
+/// A publish within this of the last write ends is part of a burst: deferred.
+const BURST_GAP: Duration = Duration::from_micros(20);
+/// The flusher writes deferred publishes once none came for this long (the burst is
+/// over)...
+const LINGER: Duration = Duration::from_micros(200);
+/// ...or once the oldest of them waited this long. Meanwhile a publishing loop writes its
+/// own buffer every [`WRITE_AT`] bytes, so the flusher does not compete with it (and the
+/// server) for the CPU.
+const MAX_DELAY: Duration = Duration::from_millis(1);
+/// A write buffer grown past this by a burst is freed once written.
+const KEEP_CAPACITY: usize = 256 * 1024;
+
+/// How soon a frame must leave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Urgency {
+    /// A publish: batched with others under load.
+    Normal,
+    /// Requests, flush PINGs, SUB/UNSUB, PONGs: written at once when the socket is free.
+    Now,
+}
+
+/// The write buffer and who is writing it, behind `Inner::writes`.
+pub(super) struct Writes {
+    /// Frames not written yet; while disconnected, the reconnect buffer.
+    buf: BytesMut,
+    /// The buffer of the last write, cleared, to swap in next.
+    spare: BytesMut,
+    /// A thread is writing (the caller or the flusher): others only append.
+    writing: bool,
+    connected: bool,
+    closed: bool,
+    conn: Option<Arc<Conn>>,
+    generation: u64,
+    /// PINGs queued on this link (keepalive and flushes), matched with PONGs in order.
+    pings: u64,
+    /// Messages and payload bytes in `buf`, counted in the statistics once written.
+    out_messages: u64,
+    out_bytes: u64,
+    last_write: Instant,
+    /// Frames queued so far: the flusher tells a running burst from a finished one.
+    appends: u64,
+    /// When the oldest deferred frame was queued.
+    oldest: Instant,
+    flusher_kicked: bool,
+    space_waiters: usize,
+}
+
+impl Writes {
+    pub(super) fn new() -> Writes {
+        Writes {
+            buf: BytesMut::new(),
+            spare: BytesMut::new(),
+            writing: false,
+            connected: false,
+            closed: false,
+            conn: None,
+            generation: 0,
+            pings: 0,
+            out_messages: 0,
+            out_bytes: 0,
+            last_write: Instant::now(),
+            appends: 0,
+            oldest: Instant::now(),
+            flusher_kicked: false,
+            space_waiters: 0,
+        }
+    }
+
+    pub(super) fn handle_disconnected(&mut self, generation: u64) {
+        self.connected = false;
+        self.conn = None;
+        self.generation = generation;
+        self.pings = 0;
+        self.buf.clear();
+        self.out_messages = 0;
+        self.out_bytes = 0;
+    }
+
+    /// A new link: `replay` (its SUBs) goes out ahead of the publishes kept meanwhile.
+    pub(super) fn handle_connected(&mut self, conn: Arc<Conn>, generation: u64, replay: BytesMut) {
+        let mut replay = replay;
+        replay.extend_from_slice(&self.buf);
+        self.buf = replay;
+        self.conn = Some(conn);
+        self.generation = generation;
+        self.pings = 0;
+        self.connected = true;
+    }
+
+    pub(super) fn handle_closed(&mut self) {
+        self.closed = true;
+        self.connected = false;
+        self.conn = None;
+        self.buf.clear();
+    }
+}
+
+impl Inner {
+    pub(super) fn writes(&self) -> MutexGuard<'_, Writes> {
+        lock(&self.writes)
+    }
+
+    /// Queues a PUB/HPUB, waiting while the buffer is over the write limit (never while
+    /// disconnected: then the reconnect buffer's limit is an error).
+    pub(super) fn publish(
+        &self,
+        frame: &Pub<'_>,
+        payload: &[u8],
+        urgency: Urgency,
+    ) -> Result<(), PublishError> {
+        let mut writes = self.writes();
+        loop {
+            if writes.closed {
+                return Err(PublishCause::Closed.into());
+            }
+            if !writes.connected {
+                let limit = self.options.reconnect.buffer_size;
+                if writes.buf.len() + frame.encoded_len(payload.len()) > limit {
+                    return Err(PublishCause::ReconnectBufferFull { limit }.into());
+                }
+                frame.encode(&mut writes.buf, payload);
+                writes.out_messages += 1;
+                writes.out_bytes += payload.len() as u64;
+                return Ok(());
+            }
+            // An empty buffer always takes one message, however large; a full one waits
+            // only for a writer that is emptying it.
+            if writes.writing && writes.buf.len() >= self.options.write_buffer_limit {
+                writes.space_waiters += 1;
+                writes = self
+                    .space
+                    .wait(writes)
+                    .unwrap_or_else(PoisonError::into_inner);
+                writes.space_waiters -= 1;
+                continue;
+            }
+            break;
+        }
+        let was_empty = writes.buf.is_empty();
+        frame.encode(&mut writes.buf, payload);
+        writes.appends += 1;
+        writes.out_messages += 1;
+        writes.out_bytes += payload.len() as u64;
+        self.submit(writes, urgency, was_empty);
+        Ok(())
+    }
+
+    /// Queues a control frame (PONG, SUB, UNSUB) and writes it at once if the socket is free.
+    /// Returns false when there is no link to send it on.
+    pub(super) fn send_control(&self, frame: &[u8]) -> bool {
+        let mut writes = self.writes();
+        if !writes.connected {
+            return false;
+        }
+        writes.buf.extend_from_slice(frame);
+        self.submit(writes, Urgency::Now, false);
+        true
+    }
+
+    /// Queues a control frame built by `encode` on an already locked buffer.
+    pub(super) fn send_control_locked(
+        &self,
+        mut writes: MutexGuard<'_, Writes>,
+        encode: impl FnOnce(&mut BytesMut),
+    ) {
+        if !writes.connected {
+            return;
+        }
+        encode(&mut writes.buf);
+        self.submit(writes, Urgency::Now, false);
+    }
+
+    /// Queues a PING and writes it; returns its link and number, for the PONG, or `None`
+    /// when disconnected or closed.
+    pub(super) fn push_ping(&self) -> Option<(u64, u64)> {
+        let mut writes = self.writes();
+        if !writes.connected {
+            return None;
+        }
+        writes.pings += 1;
+        let ticket = (writes.generation, writes.pings);
+        writes.buf.extend_from_slice(rnats_proto::PING);
+        self.submit(writes, Urgency::Now, false);
+        Some(ticket)
+    }
+
+    /// Whether the writes are closed.
+    pub(super) fn writes_closed(&self) -> bool {
+        self.writes().closed
+    }
+
+    /// Decides who writes what was just queued.
+    fn submit(&self, mut writes: MutexGuard<'_, Writes>, urgency: Urgency, was_empty: bool) {
+        if writes.writing || !writes.connected {
+            // The writer's next round takes it (or the next link does).
+            return;
+        }
+        let write = match urgency {
+            Urgency::Now => true,
+            // Past the write limit nobody else may be writing yet: this publisher does.
+            Urgency::Normal
+                if writes.buf.len() >= WRITE_AT.min(self.options.write_buffer_limit) =>
+            {
+                true
+            }
+            // Already deferred: the flusher is on it.
+            Urgency::Normal if !was_empty => false,
+            Urgency::Normal => {
+                let now = Instant::now();
+                writes.oldest = now;
+                now.duration_since(writes.last_write) >= BURST_GAP
+            }
+        };
+        if write {
+            self.write_now(writes);
+        } else if !writes.flusher_kicked {
+            writes.flusher_kicked = true;
+            self.flusher.notify_one();
+        }
+    }
+
+    /// Writes the buffer from this thread, unless another thread is writing.
+    pub(super) fn write_now(&self, writes: MutexGuard<'_, Writes>) {
+        if !writes.writing {
+            drop(self.write_out(writes));
+        }
+    }
+
+    /// Writes rounds of the buffer until it is empty: frames queued during a write leave
+    /// together in the next round.
+    fn write_out<'a>(&'a self, mut writes: MutexGuard<'a, Writes>) -> MutexGuard<'a, Writes> {
+        writes.writing = true;
+        while writes.connected && !writes.buf.is_empty() {
+            let Some(conn) = writes.conn.clone() else {
+                break;
+            };
+            let generation = writes.generation;
+            let spare = mem::take(&mut writes.spare);
+            let mut batch = mem::replace(&mut writes.buf, spare);
+            let messages = mem::take(&mut writes.out_messages);
+            let bytes = mem::take(&mut writes.out_bytes);
+            if writes.space_waiters > 0 {
+                self.space.notify_all();
+            }
+            drop(writes);
+            // Counted as handed to the socket, before the write: a reply may beat the
+            // return of the write call.
+            Statistics::add(&self.statistics.out_messages, messages);
+            Statistics::add(&self.statistics.out_bytes, bytes);
+            let result = conn.write_all(&batch);
+            batch.clear();
+            if let Err(error) = result {
+                self.fail_link(generation, &format!("write failed: {error}"));
+            }
+            writes = self.writes();
+            if batch.capacity() <= KEEP_CAPACITY && writes.spare.capacity() < batch.capacity() {
+                writes.spare = batch;
+            }
+            writes.last_write = Instant::now();
+        }
+        writes.writing = false;
+        if writes.space_waiters > 0 {
+            self.space.notify_all();
+        }
+        writes
+    }
+
+    /// The flusher thread: writes the publishes left to it, until the client closes.
+    pub(super) fn run_flusher(&self) {
+        let mut writes = self.writes();
+        loop {
+            writes = self
+                .flusher
+                .wait_while(writes, |w| !w.flusher_kicked && !w.closed)
+                .unwrap_or_else(PoisonError::into_inner);
+            if writes.closed {
+                return;
+            }
+            loop {
+                let seen = writes.appends;
+                writes = self
+                    .flusher
+                    .wait_timeout(writes, LINGER)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+                if writes.closed {
+                    return;
+                }
+                if writes.buf.is_empty() || !writes.connected {
+                    // Its publisher wrote it.
+                    break;
+                }
+                let quiet = writes.appends == seen;
+                if !writes.writing && (quiet || writes.oldest.elapsed() >= MAX_DELAY) {
+                    writes = self.write_out(writes);
+                    break;
+                }
+            }
+            writes.flusher_kicked = false;
+        }
+    }
+
+    /// Writes what is queued now, from this thread, unless another thread is writing.
+    pub(super) fn write_pending(&self) {
+        let writes = self.writes();
+        if writes.connected && !writes.buf.is_empty() {
+            self.write_now(writes);
+        }
+    }
+
+    /// Before closing: refuses new publishes and writes out what was queued (waiting up to
+    /// `timeout` for a writer in progress).
+    pub(super) fn finish_writes(&self, timeout: Duration) {
+        let deadline = super::state::saturating_deadline(timeout);
+        let mut writes = self.writes();
+        writes.closed = true;
+        self.flusher.notify_all();
+        loop {
+            if !writes.connected || writes.buf.is_empty() && !writes.writing {
+                return;
+            }
+            if !writes.writing {
+                writes = self.write_out(writes);
+                continue;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            writes.space_waiters += 1;
+            writes = self
+                .space
+                .wait_timeout(writes, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+            writes.space_waiters -= 1;
+        }
+    }
+}

@@ -1,0 +1,864 @@
+//! The blocking client against real nats-servers: pub/sub, queue groups, headers,
+//! request/reply, flush, unsubscribe, drain, close, concurrency and the reader hand-off,
+//! reconnects, auth, TLS, bad input, keepalive, and interop with the async client.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod common;
+
+use common::{ScratchDir, WAIT};
+
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::Duration;
+
+use bytes::Bytes;
+use rnats_core::blocking::{self, Client, Subscriber};
+use rnats_core::{
+    ConnectCause, ConnectErrorKind, ConnectOptions, FlushCause, HeaderMap, PublishCause,
+    PublishErrorKind, RequestErrorKind, State, SubscribeErrorKind,
+};
+use rnats_test_server::{NatsServer, TestCa, nkey_user};
+
+/// The next message, failing the test instead of hanging.
+fn next(sub: &mut Subscriber) -> rnats_core::Message {
+    sub.next_timeout(WAIT)
+        .expect("timed out")
+        .expect("subscription ended")
+}
+
+/// A thread answering every request on `subject` with "re:" and the request's payload;
+/// returns once the server has the subscription.
+fn responder(client: &Client, subject: &str) -> thread::JoinHandle<()> {
+    let mut service = client.subscribe(subject).unwrap();
+    client.flush().unwrap();
+    let replier = client.clone();
+    thread::spawn(move || {
+        for request in service.by_ref() {
+            let mut body = b"re:".to_vec();
+            body.extend_from_slice(&request.payload);
+            if let Some(reply) = request.reply {
+                replier.publish(reply, body.into()).unwrap();
+            }
+        }
+    })
+}
+
+fn quick() -> ConnectOptions {
+    common::quick()
+}
+
+#[test]
+fn publish_subscribe_and_statistics() {
+    let server = NatsServer::start();
+    let client = blocking::connect(server.url()).unwrap();
+    assert_eq!(client.connection_state(), State::Connected);
+    assert!(client.is_connected());
+    assert!(!client.server_info().server_id.is_empty());
+    let mut sub = client.subscribe("greet.*").unwrap();
+    client.flush().unwrap();
+    for i in 0..10 {
+        client
+            .publish(format!("greet.{i}"), Bytes::from(format!("hello {i}")))
+            .unwrap();
+    }
+    for i in 0..10 {
+        let message = next(&mut sub);
+        assert_eq!(message.subject.as_str(), format!("greet.{i}"));
+        assert_eq!(message.payload, Bytes::from(format!("hello {i}")));
+    }
+    assert_eq!(sub.try_next(), None);
+    let stats = client.statistics();
+    assert_eq!(stats.out_messages.load(Ordering::Relaxed), 10);
+    assert_eq!(stats.in_messages.load(Ordering::Relaxed), 10);
+    assert_eq!(stats.connects.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn queue_group_members_share_the_messages() {
+    let server = NatsServer::start();
+    let client = blocking::connect(server.url()).unwrap();
+    let mut a = client.queue_subscribe("work", "workers".into()).unwrap();
+    let mut b = client.queue_subscribe("work", "workers".into()).unwrap();
+    client.flush().unwrap();
+    for i in 0..100 {
+        client.publish("work", Bytes::from(i.to_string())).unwrap();
+    }
+    client.flush().unwrap();
+    // Everything sent before the PONG has been parsed into the queues.
+    let mut seen = HashSet::new();
+    let (mut from_a, mut from_b) = (0, 0);
+    while let Some(m) = a.try_next() {
+        from_a += 1;
+        seen.insert(m.payload);
+    }
+    while let Some(m) = b.try_next() {
+        from_b += 1;
+        seen.insert(m.payload);
+    }
+    assert_eq!(from_a + from_b, 100);
+    assert_eq!(seen.len(), 100);
+}
+
+#[test]
+fn headers_round_trip() {
+    let server = NatsServer::start();
+    let client = blocking::connect(server.url()).unwrap();
+    let mut sub = client.subscribe("with.headers").unwrap();
+    let mut headers = HeaderMap::new();
+    headers.insert("Trace-Id", "abc");
+    client
+        .publish_with_headers("with.headers", headers, "body".into())
+        .unwrap();
+    let message = next(&mut sub);
+    assert_eq!(message.payload, Bytes::from("body"));
+    let got = message.headers.expect("headers");
+    assert_eq!(got.get("Trace-Id").map(|v| v.as_str()), Some("abc"));
+}
+
+#[test]
+fn request_reply_no_responders_and_timeout() {
+    let server = NatsServer::start();
+    let client = blocking::connect(server.url()).unwrap();
+    let service = responder(&client, "svc");
+    for i in 0..100 {
+        let reply = client.request("svc", Bytes::from(format!("{i}"))).unwrap();
+        assert_eq!(reply.payload, Bytes::from(format!("re:{i}")));
+    }
+    let mut headers = HeaderMap::new();
+    headers.insert("K", "v");
+    let reply = client
+        .request_with_headers("svc", headers, "h".into())
+        .unwrap();
+    assert_eq!(reply.payload, Bytes::from("re:h"));
+
+    let err = client.request("nobody.home", "x".into()).unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::NoResponders);
+
+    // A subscriber that never answers: the request times out.
+    let _silent = client.subscribe("silent").unwrap();
+    client.flush().unwrap();
+    let err = client
+        .request_with_timeout("silent", "x".into(), Some(Duration::from_millis(100)))
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::TimedOut);
+
+    // Replies on its own inbox.
+    let inbox = client.new_inbox();
+    let mut replies = client.subscribe(inbox.as_str()).unwrap();
+    client
+        .publish_with_reply("svc", inbox.as_str(), "direct".into())
+        .unwrap();
+    assert_eq!(next(&mut replies).payload, Bytes::from("re:direct"));
+    client.close();
+    service.join().unwrap();
+}
+
+#[test]
+fn unsubscribe_and_unsubscribe_after() {
+    let server = NatsServer::start();
+    let client = blocking::connect(server.url()).unwrap();
+    let mut sub = client.subscribe("counted").unwrap();
+    sub.unsubscribe_after(3).unwrap();
+    client.flush().unwrap();
+    for i in 0..10 {
+        client
+            .publish("counted", Bytes::from(i.to_string()))
+            .unwrap();
+    }
+    client.flush().unwrap();
+    let got: Vec<Bytes> = sub.by_ref().map(|m| m.payload).collect();
+    assert_eq!(got, ["0", "1", "2"].map(Bytes::from));
+
+    let mut sub = client.subscribe("stopped").unwrap();
+    client.publish("stopped", "kept".into()).unwrap();
+    client.flush().unwrap();
+    sub.unsubscribe().unwrap();
+    client.publish("stopped", "after".into()).unwrap();
+    client.flush().unwrap();
+    // Received before the unsubscribe: still readable; then the iterator ends.
+    assert_eq!(sub.next().map(|m| m.payload), Some(Bytes::from("kept")));
+    assert_eq!(sub.next(), None);
+}
+
+#[test]
+fn subscriber_drain_keeps_what_the_server_sent() {
+    let server = NatsServer::start();
+    let client = blocking::connect(server.url()).unwrap();
+    let publisher = blocking::connect(server.url()).unwrap();
+    let mut sub = client.subscribe("drained").unwrap();
+    client.flush().unwrap();
+    for i in 0..500 {
+        publisher
+            .publish("drained", Bytes::from(i.to_string()))
+            .unwrap();
+    }
+    publisher.flush().unwrap();
+    sub.drain().unwrap();
+    assert_eq!(sub.by_ref().count(), 500);
+    assert!(client.is_connected());
+}
+
+#[test]
+fn client_drain_and_close_end_everything() {
+    let server = NatsServer::start();
+    let client = blocking::connect(server.url()).unwrap();
+    let mut sub = client.subscribe("d").unwrap();
+    client.publish("d", "one".into()).unwrap();
+    client.flush().unwrap();
+    client.drain().unwrap();
+    assert!(client.is_closed());
+    assert_eq!(sub.next().map(|m| m.payload), Some(Bytes::from("one")));
+    assert_eq!(sub.next(), None);
+    let err = client.publish("d", "late".into()).unwrap_err();
+    assert_eq!(err.cause(), Some(&PublishCause::Closed));
+    assert!(client.flush().is_err());
+    assert_eq!(
+        client.subscribe("x").unwrap_err().kind(),
+        SubscribeErrorKind::Other
+    );
+
+    // Close wakes a blocked subscriber and fails a waiting request.
+    let client = blocking::connect(server.url()).unwrap();
+    let mut sub = client.subscribe("never").unwrap();
+    let _silent = client.subscribe("silent").unwrap();
+    client.flush().unwrap();
+    let waiter = thread::spawn(move || sub.next().is_none());
+    let requester = {
+        let client = client.clone();
+        thread::spawn(move || {
+            client
+                .request_with_timeout("silent", "x".into(), None)
+                .unwrap_err()
+                .kind()
+        })
+    };
+    // Let both be in their waits; whichever order, close must end them.
+    client.flush().unwrap();
+    client.close();
+    assert!(waiter.join().unwrap());
+    assert_eq!(requester.join().unwrap(), RequestErrorKind::Other);
+}
+
+#[test]
+fn many_threads_publish_and_request_concurrently() {
+    let server = NatsServer::start();
+    let client = blocking::connect(server.url()).unwrap();
+    let service = responder(&client, "many.svc");
+    let mut sink = client.subscribe("many.pub").unwrap();
+    client.flush().unwrap();
+    const THREADS: usize = 6;
+    const EACH: usize = 300;
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let workers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let client = client.clone();
+            let barrier = Arc::clone(&barrier);
+            thread::spawn(move || {
+                barrier.wait();
+                for i in 0..EACH {
+                    client
+                        .publish("many.pub", Bytes::from(format!("{t}.{i}")))
+                        .unwrap();
+                    if i % 3 == 0 {
+                        let body = format!("{t}/{i}");
+                        let reply = client.request("many.svc", body.clone().into()).unwrap();
+                        assert_eq!(reply.payload, Bytes::from(format!("re:{body}")));
+                    }
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    client.flush().unwrap();
+    let mut seen = HashSet::new();
+    while seen.len() < THREADS * EACH {
+        seen.insert(next(&mut sink).payload);
+    }
+    assert_eq!(sink.try_next(), None);
+    client.close();
+    service.join().unwrap();
+}
+
+#[test]
+fn subscriber_thread_and_requesting_threads_share_the_socket() {
+    let server = NatsServer::start();
+    let client = blocking::connect(server.url()).unwrap();
+    let other = blocking::connect(server.url()).unwrap();
+    let service = responder(&other, "hand.svc");
+    let mut events = client.subscribe("hand.events").unwrap();
+    client.flush().unwrap();
+    const EVENTS: usize = 2000;
+    // One thread iterates the subscription (taking the reader role whenever it is free)...
+    let reader = thread::spawn(move || {
+        let mut n = 0;
+        while n < EVENTS {
+            let m = next(&mut events);
+            assert_eq!(m.payload, Bytes::from(n.to_string()));
+            n += 1;
+        }
+        n
+    });
+    // ...while others request through the same connection, and another publishes to it.
+    let requesters: Vec<_> = (0..3)
+        .map(|t| {
+            let client = client.clone();
+            thread::spawn(move || {
+                for i in 0..200 {
+                    let body = format!("{t}:{i}");
+                    let reply = client.request("hand.svc", body.clone().into()).unwrap();
+                    assert_eq!(reply.payload, Bytes::from(format!("re:{body}")));
+                }
+            })
+        })
+        .collect();
+    for i in 0..EVENTS {
+        other
+            .publish("hand.events", Bytes::from(i.to_string()))
+            .unwrap();
+    }
+    other.flush().unwrap();
+    for requester in requesters {
+        requester.join().unwrap();
+    }
+    assert_eq!(reader.join().unwrap(), EVENTS);
+    other.close();
+    service.join().unwrap();
+}
+
+#[test]
+fn reconnects_after_a_restart_and_resubscribes() {
+    let mut server = NatsServer::start();
+    let client = quick().connect_blocking(server.url()).unwrap();
+    let publisher = quick().connect_blocking(server.url()).unwrap();
+    let mut sub = client.subscribe("steady").unwrap();
+    let mut counted = client.subscribe("counted").unwrap();
+    counted.unsubscribe_after(2).unwrap();
+    client.flush().unwrap();
+    publisher.publish("steady", "before".into()).unwrap();
+    publisher.publish("counted", "c1".into()).unwrap();
+    assert_eq!(next(&mut sub).payload, Bytes::from("before"));
+    assert_eq!(next(&mut counted).payload, Bytes::from("c1"));
+
+    server.kill();
+    // Until the clients see the loss, a publish may still go to the dead socket; the flush
+    // waits for the reconnect either way.
+    server.restart().unwrap();
+    client.flush().unwrap();
+    publisher.flush().unwrap();
+    assert!(client.is_connected());
+    publisher.publish("steady", "after".into()).unwrap();
+    publisher.publish("counted", "c2".into()).unwrap();
+    publisher.publish("counted", "c3".into()).unwrap();
+    publisher.flush().unwrap();
+    assert_eq!(next(&mut sub).payload, Bytes::from("after"));
+    // The auto-unsubscribe count survives the reconnect: one message was left.
+    assert_eq!(next(&mut counted).payload, Bytes::from("c2"));
+    assert_eq!(counted.next_timeout(WAIT).unwrap(), None);
+    assert!(client.statistics().connects.load(Ordering::Relaxed) >= 2);
+}
+
+#[test]
+fn publishes_during_an_outage_are_kept_for_the_reconnect() {
+    let mut server = NatsServer::start();
+    let subscriber = quick().connect_blocking(server.url()).unwrap();
+    let publisher = quick().connect_blocking(server.url()).unwrap();
+    let mut sub = subscriber.subscribe("outage").unwrap();
+    subscriber.flush().unwrap();
+    server.kill();
+    // Wait until the publisher knows the link is gone (its background thread reads the EOF).
+    wait_until(|| !publisher.is_connected());
+    for i in 0..50 {
+        publisher
+            .publish("outage", Bytes::from(format!("kept {i}")))
+            .unwrap();
+    }
+    server.restart().unwrap();
+    // The subscriber's flush is answered only once it is back, with its subscription.
+    subscriber.flush().unwrap();
+    publisher.flush().unwrap();
+    publisher.publish("outage", "last".into()).unwrap();
+    let mut got = Vec::new();
+    loop {
+        let payload = next(&mut sub).payload;
+        if payload == "last" {
+            break;
+        }
+        got.push(payload);
+    }
+    // Kept publishes may reach the server before the subscriber resubscribed; those that
+    // arrive come in order.
+    let expected: Vec<Bytes> = (0..50).map(|i| Bytes::from(format!("kept {i}"))).collect();
+    assert!(expected.ends_with(&got), "out of order: {got:?}");
+}
+
+#[test]
+fn reconnect_buffer_full_is_an_error() {
+    let mut server = NatsServer::start();
+    let client = quick()
+        .reconnect_buffer_size(1024)
+        .connect_blocking(server.url())
+        .unwrap();
+    server.kill();
+    wait_until(|| !client.is_connected());
+    let payload = Bytes::from(vec![b'x'; 400]);
+    client.publish("full", payload.clone()).unwrap();
+    client.publish("full", payload.clone()).unwrap();
+    let err = client.publish("full", payload).unwrap_err();
+    assert_eq!(
+        err.cause(),
+        Some(&PublishCause::ReconnectBufferFull { limit: 1024 })
+    );
+}
+
+#[test]
+fn user_password_token_and_nkey_auth() {
+    let server = NatsServer::builder()
+        .user_password("alice", "s3cret")
+        .spawn()
+        .unwrap();
+    let client = ConnectOptions::with_user_and_password("alice".into(), "s3cret".into())
+        .connect_blocking(server.url())
+        .unwrap();
+    client.flush().unwrap();
+    let url = format!("nats://alice:s3cret@127.0.0.1:{}", server.port());
+    blocking::connect(url).unwrap().flush().unwrap();
+    let err = ConnectOptions::with_user_and_password("alice".into(), "wrong".into())
+        .connect_blocking(server.url())
+        .unwrap_err();
+    assert_eq!(err.kind(), ConnectErrorKind::AuthorizationViolation);
+
+    let server = NatsServer::builder().token("t0ken").spawn().unwrap();
+    let client = ConnectOptions::with_token("t0ken".into())
+        .connect_blocking(server.url())
+        .unwrap();
+    client.flush().unwrap();
+    let err = blocking::connect(server.url()).unwrap_err();
+    assert_eq!(err.kind(), ConnectErrorKind::AuthorizationViolation);
+
+    let (seed, public) = nkey_user();
+    let server = NatsServer::builder().nkey_users(&[public]).spawn().unwrap();
+    let client = ConnectOptions::new()
+        .nkey(seed)
+        .connect_blocking(server.url())
+        .unwrap();
+    let _svc = responder(&client, "nk");
+    assert_eq!(
+        client.request("nk", "x".into()).unwrap().payload,
+        Bytes::from("re:x")
+    );
+    let (other_seed, _) = nkey_user();
+    let err = ConnectOptions::new()
+        .nkey(other_seed)
+        .connect_blocking(server.url())
+        .unwrap_err();
+    assert_eq!(err.kind(), ConnectErrorKind::AuthorizationViolation);
+}
+
+#[test]
+fn tls_url_tls_required_and_tls_first() {
+    let dir = ScratchDir::new();
+    let files = TestCa::new().write_to(dir.path()).unwrap();
+    let trusting = || ConnectOptions::new().add_root_certificates(files.ca.clone());
+
+    let server = NatsServer::builder()
+        .tls(&files, false, false)
+        .spawn()
+        .unwrap();
+    let client = trusting()
+        .connect_blocking(format!("tls://localhost:{}", server.port()))
+        .unwrap();
+    assert!(client.server_info().tls_required);
+    let _svc = responder(&client, "tls.svc");
+    for i in 0..20 {
+        let reply = client
+            .request("tls.svc", Bytes::from(i.to_string()))
+            .unwrap();
+        assert_eq!(reply.payload, Bytes::from(format!("re:{i}")));
+    }
+    // A large message crosses several TLS records.
+    let mut sub = client.subscribe("tls.big").unwrap();
+    let big = Bytes::from(vec![7u8; 200_000]);
+    client.publish("tls.big", big.clone()).unwrap();
+    assert_eq!(next(&mut sub).payload, big);
+    // The server's INFO asks for TLS on a nats:// URL too.
+    let client = trusting()
+        .connect_blocking(format!("nats://localhost:{}", server.port()))
+        .unwrap();
+    client.flush().unwrap();
+    // Without the CA the certificate is refused.
+    let err = blocking::connect(format!("tls://localhost:{}", server.port())).unwrap_err();
+    assert_eq!(err.kind(), ConnectErrorKind::Tls);
+
+    let first = NatsServer::builder()
+        .tls(&files, false, true)
+        .spawn()
+        .unwrap();
+    let client = trusting()
+        .tls_first()
+        .connect_blocking(format!("tls://localhost:{}", first.port()))
+        .unwrap();
+    client.flush().unwrap();
+
+    let plain = NatsServer::start();
+    let err = trusting()
+        .require_tls(true)
+        .connect_blocking(plain.url())
+        .unwrap_err();
+    assert!(matches!(err.cause(), Some(ConnectCause::Tls(_))));
+}
+
+#[test]
+fn bad_input_is_a_typed_error() {
+    let server = NatsServer::builder().max_payload(1024).spawn().unwrap();
+    let client = blocking::connect(server.url()).unwrap();
+    for subject in ["", "a..b", "with space", "wild.*", "wild.>"] {
+        let err = client.publish(subject, "x".into()).unwrap_err();
+        assert_eq!(err.kind(), PublishErrorKind::InvalidSubject, "{subject:?}");
+    }
+    let err = client
+        .publish("big", Bytes::from(vec![0; 2048]))
+        .unwrap_err();
+    assert_eq!(err.kind(), PublishErrorKind::MaxPayloadExceeded);
+    let err = client
+        .request("big", Bytes::from(vec![0; 2048]))
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::MaxPayloadExceeded);
+    assert_eq!(
+        client.subscribe("a..b").unwrap_err().kind(),
+        SubscribeErrorKind::InvalidSubject
+    );
+    assert_eq!(
+        client
+            .queue_subscribe("ok", "bad group".into())
+            .unwrap_err()
+            .kind(),
+        SubscribeErrorKind::InvalidQueueName
+    );
+    assert_eq!(
+        blocking::connect("nats://[::1").unwrap_err().kind(),
+        ConnectErrorKind::ServerParse
+    );
+    let ws = blocking::connect("ws://127.0.0.1:1").unwrap_err();
+    assert!(matches!(ws.cause(), Some(ConnectCause::WebSocket(_))));
+    // Timeouts past the clock's range mean "no deadline", not a panic.
+    let _svc = responder(&client, "huge");
+    let reply = client
+        .request_with_timeout("huge", "x".into(), Some(Duration::MAX))
+        .unwrap();
+    assert_eq!(reply.payload, Bytes::from("re:x"));
+    client.flush_timeout(Duration::MAX).unwrap();
+    let mut sub = client.subscribe("huge.sub").unwrap();
+    client.publish("huge.sub", "y".into()).unwrap();
+    assert!(sub.next_timeout(Duration::MAX).unwrap().is_some());
+    // The connection is still fine.
+    client.flush().unwrap();
+}
+
+#[test]
+fn server_pings_are_answered_while_nobody_reads() {
+    let server = NatsServer::builder()
+        .append_config("ping_interval: \"100ms\"\nping_max: 2\n")
+        .spawn()
+        .unwrap();
+    let client = blocking::connect(server.url()).unwrap();
+    client.flush().unwrap();
+    // Nobody reads for many ping intervals: the background thread answers the server's
+    // PINGs, or the server would drop the connection as stale after 2 of them.
+    let start = std::time::Instant::now();
+    let sub_client = blocking::connect(server.url()).unwrap();
+    let mut probe = sub_client.subscribe("never").unwrap();
+    // Blocks a second on the probe connection without touching `client`.
+    assert_eq!(probe.next_timeout(Duration::from_secs(1)).ok(), None);
+    assert!(start.elapsed() >= Duration::from_secs(1));
+    assert!(client.is_connected());
+    assert_eq!(client.statistics().connects.load(Ordering::Relaxed), 1);
+    client.flush().unwrap();
+    assert!(sub_client.is_connected());
+}
+
+#[test]
+fn keepalive_pings_pair_with_flush_pongs() {
+    // The client's own PINGs every 20 ms, interleaved with flushes for 300 ms: every flush
+    // gets its own PONG and the link never goes stale.
+    let server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .ping_interval(Duration::from_millis(20))
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut sub = client.subscribe("ka").unwrap();
+    let start = std::time::Instant::now();
+    let mut i = 0u64;
+    while start.elapsed() < Duration::from_millis(300) {
+        client.publish("ka", Bytes::from(i.to_string())).unwrap();
+        client.flush().unwrap();
+        assert_eq!(next(&mut sub).payload, Bytes::from(i.to_string()));
+        i += 1;
+    }
+    assert_eq!(client.statistics().connects.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn flush_timeout_and_flush_after_close() {
+    let server = NatsServer::start();
+    let client = blocking::connect(server.url()).unwrap();
+    client.flush_timeout(WAIT).unwrap();
+    client.close();
+    let err = client.flush_timeout(Duration::from_millis(10)).unwrap_err();
+    assert_eq!(err.cause(), Some(&FlushCause::NotSent));
+}
+
+#[test]
+fn blocking_publishes_reach_an_async_subscriber() {
+    let server = NatsServer::start();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (async_client, mut sub) = runtime.block_on(async {
+        let client = rnats_core::connect(server.url()).await.unwrap();
+        let sub = client.subscribe("interop").await.unwrap();
+        client.flush().await.unwrap();
+        (client, sub)
+    });
+    let client = blocking::connect(server.url()).unwrap();
+    for i in 0..100 {
+        client
+            .publish("interop", Bytes::from(i.to_string()))
+            .unwrap();
+    }
+    client.flush().unwrap();
+    runtime.block_on(async {
+        for i in 0..100 {
+            assert_eq!(
+                common::next_payload(&mut sub).await,
+                Bytes::from(i.to_string())
+            );
+        }
+        // And an async responder answers a blocking request.
+        let mut service = async_client.subscribe("interop.svc").await.unwrap();
+        async_client.flush().await.unwrap();
+        let responder = async_client.clone();
+        let task = tokio::spawn(async move {
+            use futures_util::StreamExt;
+            let request = service.next().await.unwrap();
+            responder
+                .publish(request.reply.unwrap(), "from async".into())
+                .await
+                .unwrap();
+            responder.flush().await.unwrap();
+        });
+        let requester = client.clone();
+        let reply = tokio::task::spawn_blocking(move || {
+            requester.request("interop.svc", "q".into()).unwrap()
+        })
+        .await
+        .unwrap();
+        assert_eq!(reply.payload, Bytes::from("from async"));
+        task.await.unwrap();
+    });
+}
+
+/// Polls until `done` holds (the blocking client has no event stream to wait on), failing
+/// the test after [`WAIT`]. The pause between polls only spares the CPU; nothing relies on
+/// its length.
+fn wait_until(mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + WAIT;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "condition not reached"
+        );
+        thread::park_timeout(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_stalled_link_goes_stale_and_the_client_reconnects() {
+    let server = NatsServer::start();
+    let proxy = rnats_test_server::Proxy::start(&format!("127.0.0.1:{}", server.port())).unwrap();
+    let client = quick()
+        .ping_interval(Duration::from_millis(50))
+        .max_pings_outstanding(2)
+        .connection_timeout(Duration::from_millis(500))
+        .connect_blocking(proxy.url())
+        .unwrap();
+    let mut sub = client.subscribe("after.stall").unwrap();
+    client.flush().unwrap();
+    proxy.stall();
+    // Unanswered keepalive PINGs: the background thread drops the link.
+    wait_until(|| !client.is_connected());
+    proxy.cut();
+    proxy.resume();
+    client.flush().unwrap();
+    assert!(client.statistics().connects.load(Ordering::Relaxed) >= 2);
+    client.publish("after.stall", "back".into()).unwrap();
+    assert_eq!(next(&mut sub).payload, Bytes::from("back"));
+}
+
+#[test]
+fn a_refused_subscription_ends_alone() {
+    let server = NatsServer::builder()
+        .append_config(
+            "authorization { users = [ { user: u, password: p, permissions: { \
+             subscribe: { deny: \"secret.>\" } } } ] }\n",
+        )
+        .spawn()
+        .unwrap();
+    let client = ConnectOptions::with_user_and_password("u".into(), "p".into())
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut denied = client.subscribe("secret.plans").unwrap();
+    let mut allowed = client.subscribe("public").unwrap();
+    client.flush().unwrap();
+    assert_eq!(denied.next_timeout(WAIT).unwrap(), None);
+    assert!(matches!(
+        denied.take_error(),
+        Some(rnats_core::SubscriberError::PermissionViolation { .. })
+    ));
+    client.publish("public", "ok".into()).unwrap();
+    assert_eq!(next(&mut allowed).payload, Bytes::from("ok"));
+}
+
+#[test]
+fn publishers_over_the_write_limit_wait_and_nothing_is_lost() {
+    let server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .write_buffer_limit(1024)
+        .connect_blocking(server.url())
+        .unwrap();
+    let receiver = blocking::connect(server.url()).unwrap();
+    let mut sub = receiver.subscribe("limited").unwrap();
+    receiver.flush().unwrap();
+    const THREADS: usize = 4;
+    const EACH: usize = 2000;
+    let publishers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let client = client.clone();
+            thread::spawn(move || {
+                for i in 0..EACH {
+                    let mut body = format!("{t}.{i}.").into_bytes();
+                    body.resize(300, b'x');
+                    client.publish("limited", body.into()).unwrap();
+                }
+            })
+        })
+        .collect();
+    for publisher in publishers {
+        publisher.join().unwrap();
+    }
+    client.flush().unwrap();
+    receiver.flush().unwrap();
+    let mut seen = HashSet::new();
+    while seen.len() < THREADS * EACH {
+        assert!(seen.insert(next(&mut sub).payload));
+    }
+    assert_eq!(
+        client.statistics().out_messages.load(Ordering::Relaxed),
+        (THREADS * EACH) as u64
+    );
+}
+
+#[test]
+fn jwt_creds_and_an_async_auth_callback_sign_the_nonce() {
+    let operator = rnats_test_server::Operator::new();
+    let app = operator.account("APP");
+    let server = NatsServer::builder()
+        .config(operator.server_config(&[&app]))
+        .spawn()
+        .unwrap();
+    let alice = app.user("alice");
+    let client = ConnectOptions::new()
+        .credentials(&alice.creds())
+        .unwrap()
+        .connect_blocking(server.url())
+        .unwrap();
+    let _svc = responder(&client, "creds.svc");
+    assert_eq!(
+        client.request("creds.svc", "x".into()).unwrap().payload,
+        Bytes::from("re:x")
+    );
+
+    // The async callback runs on the connecting thread, without a runtime.
+    let bob = app.user("bob");
+    let (jwt, seed) = (bob.jwt().to_owned(), bob.seed());
+    let client = ConnectOptions::with_auth_callback(move |nonce| {
+        let (jwt, seed) = (jwt.clone(), seed.clone());
+        async move {
+            let key = nkeys::KeyPair::from_seed(&seed).unwrap();
+            let mut auth = rnats_core::Auth::new();
+            auth.jwt = Some(jwt);
+            auth.signature = Some(key.sign(&nonce).unwrap());
+            Ok(auth)
+        }
+    })
+    .connect_blocking(server.url())
+    .unwrap();
+    client.flush().unwrap();
+}
+
+#[test]
+fn handles_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Client>();
+    send_sync::<Subscriber>();
+}
+
+#[test]
+fn the_last_handle_dropped_closes_the_connection() {
+    let server = NatsServer::start();
+    let proxy = rnats_test_server::Proxy::start(&format!("127.0.0.1:{}", server.port())).unwrap();
+    let client = blocking::connect(proxy.url()).unwrap();
+    let sub = client.subscribe("gone").unwrap();
+    let clone = client.clone();
+    drop(client);
+    // A clone and a subscriber still hold it.
+    clone.flush().unwrap();
+    assert_eq!(proxy.connections(), 1);
+    drop(clone);
+    drop(sub);
+    // The socket is shut: the proxy sees the connection end.
+    wait_until(|| proxy.connections() == 0);
+}
+
+#[test]
+fn lame_duck_mode_moves_the_client_to_another_server() {
+    let cluster = rnats_test_server::Cluster::start(2).unwrap();
+    let first = cluster.nodes()[0].url();
+    let client = quick().connect_blocking(first).unwrap();
+    let mut sub = client.subscribe("ldm").unwrap();
+    client.flush().unwrap();
+    cluster.nodes()[0].signal("ldm").unwrap();
+    // The lame duck INFO (read by the background thread) moves it within a second.
+    let second = cluster.nodes()[1].port();
+    wait_until(|| client.is_connected() && client.server_info().port == second);
+    client.flush().unwrap();
+    client.publish("ldm", "moved".into()).unwrap();
+    assert_eq!(next(&mut sub).payload, Bytes::from("moved"));
+}
+
+#[test]
+fn force_reconnect_restores_subscriptions_with_their_remaining_count() {
+    let server = NatsServer::start();
+    let client = quick().connect_blocking(server.url()).unwrap();
+    let mut sub = client.subscribe("limited").unwrap();
+    sub.unsubscribe_after(3).unwrap();
+    client.publish("limited", "1".into()).unwrap();
+    assert_eq!(next(&mut sub).payload, Bytes::from("1"));
+    client.force_reconnect().unwrap();
+    // The flush waits for the next link, whose replay has the SUB and `UNSUB <sid> 2`.
+    client.flush().unwrap();
+    assert_eq!(client.statistics().connects.load(Ordering::Relaxed), 2);
+    for i in 2..=5 {
+        client
+            .publish("limited", Bytes::from(i.to_string()))
+            .unwrap();
+    }
+    let got: Vec<Bytes> = sub.by_ref().map(|m| m.payload).collect();
+    assert_eq!(got, ["2", "3"].map(Bytes::from));
+    client.close();
+    assert!(client.force_reconnect().is_err());
+}
