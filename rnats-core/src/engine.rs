@@ -429,7 +429,7 @@ impl Engine {
                 Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("read failed: {e}"))),
                 Poll::Ready(Ok(())) => {}
             }
-            match socket.try_read_buf(&mut self.read_buf) {
+            match read_draining(socket, &mut self.read_buf) {
                 Ok(0) => return Err(Ending::Lost("the server closed the connection".into())),
                 Ok(_) => break,
                 // Readiness was stale; polling again registers for the next wake-up.
@@ -821,6 +821,30 @@ pub(crate) fn replay(shared: &Shared, direct: Option<Arc<TcpStream>>) {
     writes.writer = Writer::Woken;
     drop(writes);
     drop(subs);
+}
+
+/// One non-blocking read into `buf`. A read that leaves room in the buffer has emptied the
+/// socket (epoll is edge-triggered), so it also clears the socket's read readiness: the next
+/// `poll_read_ready` then registers for a wake-up at once, instead of the engine paying one
+/// more `recvfrom` that fails with `WouldBlock` on every read (one extra syscall per round
+/// trip). Tokio's own `poll_read` does the same; `try_read_buf` does not. The readiness
+/// cleared is the one observed *before* the read (`try_io` takes it first and clears it only
+/// if no newer event arrived since), so data landing after the read still wakes the engine.
+fn read_draining(socket: &TcpStream, buf: &mut BytesMut) -> io::Result<usize> {
+    let room = buf.capacity() - buf.len();
+    let mut read = 0;
+    let outcome = socket.try_io(tokio::io::Interest::READABLE, || {
+        read = socket.try_read_buf(buf)?;
+        match read {
+            // `WouldBlock` makes `try_io` clear the readiness; the bytes are kept in `read`.
+            n if n > 0 && n < room => Err(io::ErrorKind::WouldBlock.into()),
+            n => Ok(n),
+        }
+    });
+    match outcome {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock && read > 0 => Ok(read),
+        other => other,
+    }
 }
 
 /// The engine drives a connection only while it has a socket; this is the ending if not.
