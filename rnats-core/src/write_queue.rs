@@ -227,6 +227,17 @@ impl Frames {
 /// frame comes before the engine has run again, it queues and wakes the engine instead, so a
 /// burst of publishes batches into large writes rather than paying one syscall per frame.
 ///
+/// A publish (or SUB, UNSUB, PONG) made from a tokio task, or on a current-thread runtime, is
+/// the exception: it queues and wakes the engine even when the engine is idle, so that whatever the task queues before it
+/// next yields (typically the PING of a `flush()` right behind the publish) leaves in the same
+/// write. Written apart, a publish and its flush reach the server as two segments, the server
+/// answers with the MSG and the PONG as two segments, and the round trip costs two reads and
+/// two wake-ups instead of one. Woken from a task, the engine lands in that worker's LIFO slot
+/// (or the current-thread runtime's queue) and runs as soon as the caller yields: no
+/// cross-thread wake-up. From anywhere else (`block_on` on a multi-threaded runtime, a plain
+/// thread) the wake-up would cross threads, so such a caller writes directly as before. A flush may write past a
+/// just-woken engine, which then finds the queue empty and goes idle again.
+///
 /// **The writer invariant:** a caller writes directly only when nothing is in flight, that is
 /// when the engine holds no partly written batch (`Writes::engine_holds_batch`, set by the
 /// engine when it takes the queue and cleared when it finds the queue empty with its batch
@@ -249,7 +260,8 @@ pub(crate) enum Writer {
 /// How urgently a caller wants its frame on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Urgency {
-    /// A publish or control frame: batch it when traffic is heavy.
+    /// A publish or control frame: batch it when traffic is heavy. From a task it is left to
+    /// the engine even when idle (see [`Writer`]).
     Normal,
     /// A flush: it waits for the server, so write now unless a batch is already in flight.
     Flush,
@@ -261,10 +273,12 @@ pub(crate) enum Urgency {
 }
 
 impl Writer {
-    /// Whether a caller with `urgency` may write the queue to the socket itself.
-    pub(crate) fn may_write_directly(self, urgency: Urgency) -> bool {
+    /// Whether a caller with `urgency` may write the queue to the socket itself; `in_task`:
+    /// waking the engine from the caller would not cross threads.
+    pub(crate) fn may_write_directly(self, urgency: Urgency, in_task: bool) -> bool {
         match self {
-            Writer::Idle => true,
+            // From a task, a publish is left to the engine: see the type's docs.
+            Writer::Idle => urgency != Urgency::Normal || !in_task,
             Writer::DirectlyWritten | Writer::Woken => urgency == Urgency::Flush,
             // `Request` writes directly only when idle (above).
             Writer::Writing => false,
@@ -434,13 +448,21 @@ mod tests {
 
     #[test]
     fn only_flushes_may_write_past_a_recent_direct_write() {
-        assert!(Writer::Idle.may_write_directly(Urgency::Normal));
-        assert!(!Writer::DirectlyWritten.may_write_directly(Urgency::Normal));
-        assert!(Writer::DirectlyWritten.may_write_directly(Urgency::Flush));
-        assert!(Writer::Woken.may_write_directly(Urgency::Flush));
-        assert!(!Writer::Writing.may_write_directly(Urgency::Flush));
-        assert!(Writer::Idle.may_write_directly(Urgency::Request));
-        assert!(!Writer::DirectlyWritten.may_write_directly(Urgency::Request));
-        assert!(!Writer::Woken.may_write_directly(Urgency::Request));
+        for in_task in [false, true] {
+            assert!(Writer::Idle.may_write_directly(Urgency::Flush, in_task));
+            assert!(Writer::Idle.may_write_directly(Urgency::Request, in_task));
+            assert!(!Writer::DirectlyWritten.may_write_directly(Urgency::Normal, in_task));
+            assert!(Writer::DirectlyWritten.may_write_directly(Urgency::Flush, in_task));
+            assert!(Writer::Woken.may_write_directly(Urgency::Flush, in_task));
+            assert!(!Writer::Writing.may_write_directly(Urgency::Flush, in_task));
+            assert!(!Writer::DirectlyWritten.may_write_directly(Urgency::Request, in_task));
+            assert!(!Writer::Woken.may_write_directly(Urgency::Request, in_task));
+        }
+    }
+
+    #[test]
+    fn a_publish_from_a_task_leaves_an_idle_engine_to_write() {
+        assert!(Writer::Idle.may_write_directly(Urgency::Normal, false));
+        assert!(!Writer::Idle.may_write_directly(Urgency::Normal, true));
     }
 }
