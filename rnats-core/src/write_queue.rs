@@ -12,8 +12,12 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::net::TcpStream;
 
 /// Payloads this large or larger are not copied into the flat buffer but sent as their own
-/// slice. Below it a memcpy is cheaper than an extra iovec and the refcount traffic.
-pub(crate) const VECTOR_THRESHOLD: usize = 16 * 1024;
+/// slice. Below it a memcpy is cheaper than an extra iovec and the refcount traffic. At 16 KiB,
+/// copying 8 KiB payloads was half of all the instructions of an 8 KiB publishing run (and 6x
+/// what async-nats spends copying); referenced, the run costs 3.6x fewer instructions. At
+/// 4 KiB a batch under the default write limit still fits in one vectored write (two slices
+/// per message, [`MAX_IOVECS`] slices).
+pub(crate) const VECTOR_THRESHOLD: usize = 4 * 1024;
 
 /// At most this many slices go into one vectored write.
 const MAX_IOVECS: usize = 64;
