@@ -332,7 +332,7 @@ impl Shared {
         let writer = writes.writer;
         // Only asked when it matters: a publish into an idle engine (see `Writer`).
         let in_task = writer == Writer::Idle && urgency == Urgency::Normal && wake_is_local();
-        // Only a small flat queue is written under the lock: a large one could hold the
+        // Only a small queue is written under the lock: a large one could hold the
         // lock (which every publish takes) for a long copy into the socket buffer.
         if writer.may_write_directly(urgency, in_task) && writes.queue.is_small() {
             #[cfg(debug_assertions)]

@@ -84,9 +84,11 @@ impl Frames {
         self.len == 0
     }
 
-    /// Flat and short enough for a caller to write it directly.
+    /// Short enough for a caller to write it directly. Payloads sent by reference count like
+    /// copied ones: since [`VECTOR_THRESHOLD`] is 4 KiB, a lone 8 KiB publish is vectored,
+    /// and it must not lose the direct write a copied one had.
     pub(crate) fn is_small(&self) -> bool {
-        self.len <= DIRECT_WRITE_MAX && self.pieces.is_empty()
+        self.len <= DIRECT_WRITE_MAX
     }
 
     /// Appends a small frame with `encode`.
@@ -246,7 +248,7 @@ impl Frames {
 /// when the engine holds no partly written batch (`Writes::engine_holds_batch`, set by the
 /// engine when it takes the queue and cleared when it finds the queue empty with its batch
 /// done). Bytes then leave in queue order whoever writes them. `Shared::submit`
-/// `debug_assert`s it. Direct writes are further limited to small flat queues
+/// `debug_assert`s it. Direct writes are further limited to small queues
 /// ([`Frames::is_small`]) because they run under the lock every publish takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Writer {
@@ -439,15 +441,23 @@ mod tests {
     }
 
     #[test]
-    fn only_small_flat_queues_are_written_directly() {
+    fn only_small_queues_are_written_directly() {
         let mut q = Frames::default();
         q.push_with(|b| b.extend_from_slice(b"PING\r\n"));
         assert!(q.is_small());
         q.push_message(
-            |b| b.extend_from_slice(b"PUB b 16384\r\n"),
-            &Bytes::from(vec![b'x'; VECTOR_THRESHOLD]),
+            |b| b.extend_from_slice(b"PUB b 8192\r\n"),
+            &Bytes::from(vec![b'x'; 8192]),
         );
-        assert!(!q.is_small(), "a vectored payload goes through the engine");
+        assert!(
+            q.is_small(),
+            "a payload sent by reference may be written directly"
+        );
+        q.push_message(
+            |b| b.extend_from_slice(b"PUB b 65536\r\n"),
+            &Bytes::from(vec![b'x'; DIRECT_WRITE_MAX]),
+        );
+        assert!(!q.is_small(), "a large queue goes through the engine");
     }
 
     #[test]
