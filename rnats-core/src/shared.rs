@@ -330,11 +330,9 @@ impl Shared {
             return self.submit_lingering(writes, urgency, linger.max_bytes);
         }
         let writer = writes.writer;
-        // Only asked when it matters: a publish into an idle engine (see `Writer`).
-        let in_task = writer == Writer::Idle && urgency == Urgency::Normal && wake_is_local();
         // Only a small queue is written under the lock: a large one could hold the
         // lock (which every publish takes) for a long copy into the socket buffer.
-        if writer.may_write_directly(urgency, in_task) && writes.queue.is_small() {
+        if writer.may_write_directly(urgency) && writes.queue.is_small() {
             #[cfg(debug_assertions)]
             debug_assert!(
                 !writes.engine_holds_batch,
@@ -398,18 +396,6 @@ impl Shared {
         // An error means the sender is gone, which only happens once the engine is gone too.
         let _ = done.wait_for(|done| *done).await;
     }
-}
-
-/// Whether waking the engine from here is cheap, because the engine would then run on this
-/// thread once the caller yields: the caller is a tokio task (a wake from a worker goes to
-/// that worker's LIFO slot), or runs on a current-thread runtime (`block_on` there shares the
-/// thread with every task). Outside both, for instance in `block_on` on a multi-threaded
-/// runtime, a wake-up crosses threads. See [`Writer`].
-fn wake_is_local() -> bool {
-    tokio::task::try_id().is_some()
-        || tokio::runtime::Handle::try_current().is_ok_and(|handle| {
-            handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread
-        })
 }
 
 /// Locks a mutex, ignoring poisoning: every critical section here leaves its data consistent
