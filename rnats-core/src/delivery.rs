@@ -64,12 +64,14 @@ impl Deliveries {
     }
 
     /// Hands every collected batch to its subscriber and reports new slow-consumer episodes.
-    pub(crate) fn hand_over(&mut self, shared: &Shared) {
+    /// `buffer`: how large the read buffer the messages are slices of may be (see
+    /// [`SubQueue::push_batch`]).
+    pub(crate) fn hand_over(&mut self, shared: &Shared, buffer: usize) {
         self.index.clear();
         for mut pending in self.pending.drain(..) {
             let pushed = pending
                 .queue
-                .push_batch(&mut pending.messages, pending.bytes);
+                .push_batch(&mut pending.messages, pending.bytes, buffer);
             if pushed.new_episode {
                 let dropped = pending.queue.dropped();
                 shared.emit(ConnectionEvent::SlowConsumer {

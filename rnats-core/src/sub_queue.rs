@@ -80,8 +80,17 @@ impl SubQueue {
 
     /// Queues `batch` (`bytes` is the sum of its messages' lengths), leaving `batch` empty,
     /// and wakes the subscriber if anything was queued. Messages past the limits are dropped.
+    /// `buffer` is the size of the read buffer the messages are slices of: a lagging
+    /// subscription copies out batches under a quarter of it (and under
+    /// [`Limits::copy_below`]), so what it pins stays within four times its queued bytes
+    /// however large the engine's reads have grown.
     #[inline]
-    pub(crate) fn push_batch(&self, batch: &mut VecDeque<Message>, bytes: usize) -> Pushed {
+    pub(crate) fn push_batch(
+        &self,
+        batch: &mut VecDeque<Message>,
+        bytes: usize,
+        buffer: usize,
+    ) -> Pushed {
         let mut pushed = Pushed::default();
         {
             let mut inner = lock(&self.inner);
@@ -99,7 +108,7 @@ impl SubQueue {
                 pushed.queued = inner.messages.len();
                 inner.in_slow_episode = false;
             } else {
-                pushed = self.push_behind(&mut inner, batch, bytes);
+                pushed = self.push_behind(&mut inner, batch, bytes, buffer);
             }
         }
         if pushed.queued > 0 {
@@ -117,10 +126,12 @@ impl SubQueue {
         inner: &mut Inner,
         batch: &mut VecDeque<Message>,
         bytes: usize,
+        buffer: usize,
     ) -> Pushed {
         let mut pushed = Pushed::default();
         inner.batches += 1;
-        let copy = inner.batches > MAX_PINNED_BATCHES && bytes < self.limits.copy_below;
+        let copy_below = self.limits.copy_below.max(buffer / 4);
+        let copy = inner.batches > MAX_PINNED_BATCHES && bytes < copy_below;
         for mut message in batch.drain(..) {
             let room = inner.messages.len() < self.limits.messages
                 && (inner.bytes + message.length <= self.limits.bytes || inner.messages.is_empty());
@@ -250,7 +261,7 @@ mod tests {
             copy_below: 16 * 1024,
         });
         let (mut b, n) = batch(&[1, 1, 1, 1]);
-        let pushed = q.push_batch(&mut b, n);
+        let pushed = q.push_batch(&mut b, n, 0);
         assert_eq!(
             pushed,
             Pushed {
@@ -261,7 +272,7 @@ mod tests {
         );
         let (mut b, n) = batch(&[1]);
         assert_eq!(
-            q.push_batch(&mut b, n),
+            q.push_batch(&mut b, n, 0),
             Pushed {
                 queued: 0,
                 dropped: 1,
@@ -272,7 +283,7 @@ mod tests {
         assert_eq!(take_all(&q), [1, 1]);
         let (mut b, n) = batch(&[1, 1, 1]);
         assert_eq!(
-            q.push_batch(&mut b, n),
+            q.push_batch(&mut b, n, 0),
             Pushed {
                 queued: 2,
                 dropped: 1,
@@ -289,11 +300,11 @@ mod tests {
             copy_below: 16 * 1024,
         });
         let (mut b, n) = batch(&[50, 1]);
-        assert_eq!(q.push_batch(&mut b, n).queued, 1);
+        assert_eq!(q.push_batch(&mut b, n, 0).queued, 1);
         assert_eq!(take_all(&q), [50]);
         let (mut b, n) = batch(&[6, 4, 1]);
         assert_eq!(
-            q.push_batch(&mut b, n),
+            q.push_batch(&mut b, n, 0),
             Pushed {
                 queued: 2,
                 dropped: 1,
@@ -310,7 +321,7 @@ mod tests {
             copy_below: 16 * 1024,
         });
         let (mut b, n) = batch(&[1, 2, 3]);
-        assert_eq!(q.push_batch(&mut b, n).queued, 3);
+        assert_eq!(q.push_batch(&mut b, n, 0).queued, 3);
         assert!(b.is_empty());
         assert_eq!(take_all(&q), [1, 2, 3]);
     }
@@ -330,7 +341,7 @@ mod tests {
             m.payload = buffer.slice(0..32);
             m.length = 32;
             let mut b: VecDeque<Message> = [m].into_iter().collect();
-            q.push_batch(&mut b, 32);
+            q.push_batch(&mut b, 32, 0);
             buffers.push(buffer);
         }
         let mut local = VecDeque::new();
@@ -374,12 +385,45 @@ mod tests {
                     m
                 })
                 .collect();
-            q.push_batch(&mut b, 32_000);
+            q.push_batch(&mut b, 32_000, 0);
         }
         let mut local = VecDeque::new();
         assert_eq!(q.try_take(&mut local), Some(true));
         let range = buffer.as_ptr_range();
         assert!(local.iter().all(|m| range.contains(&m.payload.as_ptr())));
+    }
+
+    #[test]
+    fn batches_under_a_quarter_of_a_grown_read_buffer_are_copied_when_lagging() {
+        let q = SubQueue::new(Limits {
+            messages: 1 << 20,
+            bytes: 1 << 30,
+            copy_below: 16 * 1024,
+        });
+        // Reads grew to 256 KiB; each batch is 32 KiB of it: over `copy_below`, but it would
+        // pin eight times its bytes.
+        let mut buffers = Vec::new();
+        for _ in 0..40 {
+            let buffer = Bytes::from(vec![b'g'; 256 * 1024]);
+            let mut m = message(0);
+            m.payload = buffer.slice(0..32 * 1024);
+            m.length = 32 * 1024;
+            let mut b: VecDeque<Message> = [m].into_iter().collect();
+            q.push_batch(&mut b, 32 * 1024, 256 * 1024);
+            buffers.push(buffer);
+        }
+        let mut local = VecDeque::new();
+        assert_eq!(q.try_take(&mut local), Some(true));
+        let pinning = local
+            .iter()
+            .filter(|m| {
+                buffers
+                    .iter()
+                    .any(|b| b.as_ptr_range().contains(&m.payload.as_ptr()))
+            })
+            .count();
+        assert_eq!(local.len(), 40, "nothing dropped");
+        assert!(pinning <= MAX_PINNED_BATCHES, "{pinning} pin a buffer each");
     }
 
     #[test]
@@ -390,10 +434,10 @@ mod tests {
             copy_below: 16 * 1024,
         });
         let (mut b, n) = batch(&[1]);
-        q.push_batch(&mut b, n);
+        q.push_batch(&mut b, n, 0);
         q.close(None);
         let (mut b, n) = batch(&[1]);
-        assert_eq!(q.push_batch(&mut b, n).queued, 0);
+        assert_eq!(q.push_batch(&mut b, n, 0).queued, 0);
         let mut local = VecDeque::new();
         assert_eq!(q.try_take(&mut local), Some(true));
         assert_eq!(local.len(), 1);
