@@ -9,6 +9,7 @@
 //! [--runtime current-thread|multi-thread] [--clients NAME,...] [SCENARIO...]`.
 
 pub mod args;
+pub mod blocking;
 pub mod memory;
 pub mod raw;
 pub mod report;
