@@ -143,9 +143,24 @@ impl Report {
         pairs
     }
 
-    /// Whether the blocking client is in the run (its target column shows then).
+    /// Whether the blocking client is in the run.
     fn has_blocking(&self) -> bool {
         self.clients.contains(&ClientKind::RnatsBlocking)
+    }
+
+    /// The target columns whose two clients both ran.
+    fn target_columns(&self) -> Vec<TargetColumn> {
+        [
+            TargetColumn::RnatsVsAsyncNats,
+            TargetColumn::RnatsVsRaw,
+            TargetColumn::BlockingVsRaw,
+        ]
+        .into_iter()
+        .filter(|column| {
+            let (num, den) = column.pair();
+            self.clients.contains(&num) && self.clients.contains(&den)
+        })
+        .collect()
     }
 
     /// The table: scenario | metric | a median per client | the ratios | the targets.
@@ -177,13 +192,14 @@ impl Report {
         for (num, den) in &pairs {
             let _ = write!(out, " {num} / {den} |");
         }
-        out.push_str(" target (rnats / async-nats) | target (rnats / raw) |");
-        if self.has_blocking() {
-            out.push_str(" target (rnats-blocking / raw) |");
+        let targets = self.target_columns();
+        for column in &targets {
+            let (num, den) = column.pair();
+            let _ = write!(out, " target ({num} / {den}) |");
         }
         out.push_str("\n|---|---|");
         out.push_str(&"---:|".repeat(names.len() + pairs.len()));
-        out.push_str(&"---|".repeat(if self.has_blocking() { 3 } else { 2 }));
+        out.push_str(&"---|".repeat(targets.len()));
         out.push('\n');
         for row in &self.rows {
             self.write_row(&mut out, row, &pairs);
@@ -265,9 +281,13 @@ impl Report {
             };
             let _ = write!(out, " {cell} |");
         }
-        let _ = write!(out, " {} | {} |", self.verdict(row), self.raw_verdict(row));
-        if self.has_blocking() {
-            let _ = write!(out, " {} |", self.blocking_verdict(row));
+        for column in self.target_columns() {
+            let verdict = match column {
+                TargetColumn::RnatsVsAsyncNats => self.verdict(row),
+                TargetColumn::RnatsVsRaw => self.raw_verdict(row),
+                TargetColumn::BlockingVsRaw => self.blocking_verdict(row),
+            };
+            let _ = write!(out, " {verdict} |");
         }
         out.push('\n');
     }
@@ -399,6 +419,28 @@ impl Report {
     }
 }
 
+/// A column of the table that judges one ratio against its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TargetColumn {
+    /// rnats / async-nats, the first performance issue's targets.
+    RnatsVsAsyncNats,
+    /// rnats / raw, issue 11.
+    RnatsVsRaw,
+    /// rnats-blocking / raw, issue 11.
+    BlockingVsRaw,
+}
+
+impl TargetColumn {
+    /// The ratio the column judges.
+    fn pair(self) -> (ClientKind, ClientKind) {
+        match self {
+            TargetColumn::RnatsVsAsyncNats => (ClientKind::Rnats, ClientKind::AsyncNats),
+            TargetColumn::RnatsVsRaw => (ClientKind::Rnats, ClientKind::Raw),
+            TargetColumn::BlockingVsRaw => (ClientKind::RnatsBlocking, ClientKind::Raw),
+        }
+    }
+}
+
 impl Row {
     /// Median of `client`'s samples; `None` without any.
     pub fn median(&self, client: ClientKind) -> Option<f64> {
@@ -521,7 +563,7 @@ mod tests {
     #[test]
     fn ratio_columns_follow_the_clients() {
         let report = sample_report(Runtime::MultiThread);
-        use ClientKind::{AsyncNats, Raw, Rnats};
+        use ClientKind::{AsyncNats, Raw, Rnats, RnatsBlocking};
         assert_eq!(
             report.ratio_pairs(),
             vec![(Rnats, AsyncNats), (Rnats, Raw), (AsyncNats, Raw)]
@@ -532,8 +574,17 @@ mod tests {
             "rnats vs async-nats on x (quick sizes, async clients on the multi-thread tokio \
              runtime, median of 1 round(s))\n"
         ));
+        assert!(two.to_markdown().contains(
+            "| scenario | metric | rnats | async-nats | rnats / async-nats | \
+             target (rnats / async-nats) |\n"
+        ));
         let raw_only = Report::new(true, 1, "x", Runtime::MultiThread, &[Rnats, Raw]);
         assert_eq!(raw_only.ratio_pairs(), vec![(Rnats, Raw)]);
+        let blocking = Report::new(true, 1, "x", Runtime::MultiThread, &[RnatsBlocking, Raw]);
+        assert!(blocking.to_markdown().contains(
+            "| scenario | metric | rnats-blocking | raw | rnats-blocking / raw | \
+             target (rnats-blocking / raw) |\n|---|---|---:|---:|---:|---|\n"
+        ));
     }
 
     #[test]
