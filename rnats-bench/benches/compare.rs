@@ -6,16 +6,15 @@
 //!
 //! One server serves the whole run. Each scenario runs `R` rounds; a round runs every client
 //! that supports the scenario, in an order that rotates every round. The async clients share
-//! one tokio runtime (`--runtime`, multi-threaded by default); the raw client
-//! ([`rnats_bench::raw`], Core scenarios only) runs on plain threads outside it. The table
-//! shows the median over rounds per client and the ratios rnats / async-nats and each client /
-//! raw. The `mem` scenario runs in child processes (this binary again, with `--mem-child`)
+//! one tokio runtime (`--runtime`, multi-threaded by default); the blocking clients, rnats's
+//! ([`rnats_bench::blocking`]) and the raw one ([`rnats_bench::raw`]), Core scenarios only,
+//! run on plain threads outside it. The table shows the median over rounds per client and the
+//! ratios of rnats and rnats-blocking to async-nats and to raw. The `mem` scenario runs in child processes (this binary again, with `--mem-child`)
 //! because peak RSS is per process.
 //!
 //! A client is one `*_side.rs` module: `rnats_side` and `async_nats_side` compile the shared
-//! async `scenarios.rs` against their client; `raw_side` maps scenarios onto the raw client.
-//! A blocking client (`rnats-blocking`) would be a `ClientKind` variant and a module like
-//! `raw_side`, called from [`run_blocking`].
+//! async `scenarios.rs` against their client; `raw_side` and `blocking_side` map scenarios
+//! onto the raw and the blocking client, called from [`run_blocking`].
 //!
 //! Exits non-zero when any run was invalid (dropped messages, timeout, error). Run directly,
 //! the binary wants `--bench` as `cargo bench` passes it; without it (as under `cargo test`) it
@@ -33,6 +32,8 @@ use rnats_test_server::NatsServer;
 
 #[path = "compare/async_nats_side.rs"]
 mod async_nats_side;
+#[path = "compare/blocking_side.rs"]
+mod blocking_side;
 #[path = "compare/raw_side.rs"]
 mod raw_side;
 #[path = "compare/rnats_side.rs"]
@@ -63,7 +64,9 @@ macro_rules! on_client {
                 use async_nats_side::scenarios as $s;
                 $body
             }
-            client @ ClientKind::Raw => Err(format!("{client} has no async scenarios").into()),
+            client @ (ClientKind::RnatsBlocking | ClientKind::Raw) => {
+                Err(format!("{client} has no async scenarios").into())
+            }
         }
     };
 }
@@ -215,7 +218,7 @@ fn run_blocking(
 ) -> Result<Vec<f64>, BenchError> {
     match client {
         ClientKind::Raw => raw_side::run(scenario, url, plan),
-        // The blocking rnats client plugs in here, with a `blocking_side.rs` like `raw_side`.
+        ClientKind::RnatsBlocking => blocking_side::run(scenario, url, plan),
         ClientKind::Rnats | ClientKind::AsyncNats => {
             Err(format!("{client} runs on the tokio runtime").into())
         }

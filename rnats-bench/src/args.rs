@@ -20,9 +20,9 @@ pub const DEFAULT_ROUNDS: usize = 5;
 pub const USAGE: &str = "\
 usage: cargo bench -p rnats-bench --bench compare -- \
 [--quick] [--rounds R] [--runtime current-thread|multi-thread] \
-[--clients rnats,async-nats,raw] [--server URL] [--json PATH] [SCENARIO...]
+[--clients rnats,async-nats,rnats-blocking,raw] [--server URL] [--json PATH] [SCENARIO...]
 runtime: the tokio runtime of the async clients (default multi-thread, as #[tokio::main])
-clients: which clients to run (default all; raw runs the Core scenarios only)
+clients: which clients to run (default all; rnats-blocking and raw run the Core scenarios only)
 scenarios: pub32 pub1k pub8k sub32 sub1k sub8k req lat lat-idle mem js-pub32 js-pub1k \
 js-pipe32 js-pipe1k js-fetch kv-put kv-put16 kv-get kv-get16 obj-put obj-get (default: all)";
 

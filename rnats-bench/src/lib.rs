@@ -1,7 +1,8 @@
 //! Client-agnostic parts of the rnats vs async-nats vs raw benchmark: scenarios and their
 //! targets, the shared workload, statistics, the command line, memory probes and the result
-//! table; and the raw blocking-socket client ([`raw`]) with its scenarios, the practical limit
-//! every client is measured against.
+//! table; the raw blocking-socket client ([`raw`]) with its scenarios, the practical limit
+//! every client is measured against; and the Core scenarios of rnats's blocking client
+//! ([`blocking`]).
 //!
 //! The async clients' scenarios live in `benches/compare.rs`, because async-nats may only be a
 //! dev-dependency. Run them with
@@ -9,6 +10,7 @@
 //! [--runtime current-thread|multi-thread] [--clients NAME,...] [SCENARIO...]`.
 
 pub mod args;
+pub mod blocking;
 pub mod memory;
 pub mod raw;
 pub mod report;

@@ -2,8 +2,10 @@
 //!
 //! The columns follow the clients of the run ([`ClientKind::ALL`] unless `--clients` chose
 //! fewer): a median per client, then the ratios: rnats / async-nats (the headline ratio, with
-//! its target) and every other client / raw (the raw blocking-socket limit; rnats / raw has
-//! its own target). A client that cannot run a scenario shows `-` in its cells.
+//! its target), rnats-blocking / async-nats, and every other client / raw (the raw
+//! blocking-socket limit; rnats / raw and rnats-blocking / raw have targets of their own). With
+//! the blocking client in the run the table leaves async-nats / raw to the JSON, to stay
+//! readable. A client that cannot run a scenario shows `-` in its cells.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -110,13 +112,15 @@ impl Report {
         self.failures.is_empty()
     }
 
-    /// The ratio columns, as (numerator, denominator): rnats / async-nats when both ran,
-    /// then each other client / raw when raw ran.
+    /// The ratios of the JSON, as (numerator, denominator): rnats / async-nats and
+    /// rnats-blocking / async-nats when both ran, then each other client / raw when raw ran.
     pub fn ratio_pairs(&self) -> Vec<(ClientKind, ClientKind)> {
         let has = |c: ClientKind| self.clients.contains(&c);
         let mut pairs = Vec::new();
-        if has(ClientKind::Rnats) && has(ClientKind::AsyncNats) {
-            pairs.push((ClientKind::Rnats, ClientKind::AsyncNats));
+        for client in [ClientKind::Rnats, ClientKind::RnatsBlocking] {
+            if has(client) && has(ClientKind::AsyncNats) {
+                pairs.push((client, ClientKind::AsyncNats));
+            }
         }
         if has(ClientKind::Raw) {
             pairs.extend(
@@ -129,6 +133,36 @@ impl Report {
         pairs
     }
 
+    /// The ratio columns of the table: [`Report::ratio_pairs`], less async-nats / raw when
+    /// the blocking client ran (it is in the JSON).
+    pub fn table_pairs(&self) -> Vec<(ClientKind, ClientKind)> {
+        let mut pairs = self.ratio_pairs();
+        if self.has_blocking() {
+            pairs.retain(|&pair| pair != (ClientKind::AsyncNats, ClientKind::Raw));
+        }
+        pairs
+    }
+
+    /// Whether the blocking client is in the run.
+    fn has_blocking(&self) -> bool {
+        self.clients.contains(&ClientKind::RnatsBlocking)
+    }
+
+    /// The target columns whose two clients both ran.
+    fn target_columns(&self) -> Vec<TargetColumn> {
+        [
+            TargetColumn::RnatsVsAsyncNats,
+            TargetColumn::RnatsVsRaw,
+            TargetColumn::BlockingVsRaw,
+        ]
+        .into_iter()
+        .filter(|column| {
+            let (num, den) = column.pair();
+            self.clients.contains(&num) && self.clients.contains(&den)
+        })
+        .collect()
+    }
+
     /// The table: scenario | metric | a median per client | the ratios | the targets.
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();
@@ -138,7 +172,7 @@ impl Report {
             "full sizes"
         };
         let names: Vec<&str> = self.clients.iter().map(|c| c.name()).collect();
-        let pairs = self.ratio_pairs();
+        let pairs = self.table_pairs();
         let raw_note = match self.clients.contains(&ClientKind::Raw) {
             true => "; raw = the blocking-socket baseline, the practical limit",
             false => "",
@@ -158,9 +192,15 @@ impl Report {
         for (num, den) in &pairs {
             let _ = write!(out, " {num} / {den} |");
         }
-        out.push_str(" target (rnats / async-nats) | target (rnats / raw) |\n|---|---|");
+        let targets = self.target_columns();
+        for column in &targets {
+            let (num, den) = column.pair();
+            let _ = write!(out, " target ({num} / {den}) |");
+        }
+        out.push_str("\n|---|---|");
         out.push_str(&"---:|".repeat(names.len() + pairs.len()));
-        out.push_str("---|---|\n");
+        out.push_str(&"---|".repeat(targets.len()));
+        out.push('\n');
         for row in &self.rows {
             self.write_row(&mut out, row, &pairs);
         }
@@ -241,7 +281,15 @@ impl Report {
             };
             let _ = write!(out, " {cell} |");
         }
-        let _ = writeln!(out, " {} | {} |", self.verdict(row), self.raw_verdict(row));
+        for column in self.target_columns() {
+            let verdict = match column {
+                TargetColumn::RnatsVsAsyncNats => self.verdict(row),
+                TargetColumn::RnatsVsRaw => self.raw_verdict(row),
+                TargetColumn::BlockingVsRaw => self.blocking_verdict(row),
+            };
+            let _ = write!(out, " {verdict} |");
+        }
+        out.push('\n');
     }
 
     /// One row of [`Report::to_json`].
@@ -281,6 +329,15 @@ impl Report {
         fields.insert(
             "raw_met".into(),
             json!(raw_ratio.and_then(|r| row.metric.meets_raw_target(r, self.runtime))),
+        );
+        let blocking_ratio = row.ratio(ClientKind::RnatsBlocking, ClientKind::Raw);
+        fields.insert(
+            "blocking_raw_target".into(),
+            json!(row.metric.blocking_vs_raw),
+        );
+        fields.insert(
+            "blocking_raw_met".into(),
+            json!(blocking_ratio.and_then(|r| row.metric.meets_blocking_target(r))),
         );
         fields.insert("valid".into(), json!(!self.has_failure(row.scenario)));
         Value::Object(fields)
@@ -339,6 +396,17 @@ impl Report {
         self.judge(row, bound, met)
     }
 
+    /// The rnats-blocking / raw target and whether it was met.
+    fn blocking_verdict(&self, row: &Row) -> String {
+        let Some(target) = row.metric.blocking_vs_raw else {
+            return "-".to_owned();
+        };
+        let met = row
+            .ratio(ClientKind::RnatsBlocking, ClientKind::Raw)
+            .and_then(|r| row.metric.meets_blocking_target(r));
+        self.judge(row, bound(row.metric.better, target), met)
+    }
+
     fn judge(&self, row: &Row, bound: String, met: Option<bool>) -> String {
         if self.has_failure(row.scenario) {
             return format!("{bound}: INVALID");
@@ -347,6 +415,28 @@ impl Report {
             Some(true) => format!("{bound}: met"),
             Some(false) => format!("{bound}: not met"),
             None => format!("{bound}: n/a"),
+        }
+    }
+}
+
+/// A column of the table that judges one ratio against its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TargetColumn {
+    /// rnats / async-nats, the first performance issue's targets.
+    RnatsVsAsyncNats,
+    /// rnats / raw, issue 11.
+    RnatsVsRaw,
+    /// rnats-blocking / raw, issue 11.
+    BlockingVsRaw,
+}
+
+impl TargetColumn {
+    /// The ratio the column judges.
+    fn pair(self) -> (ClientKind, ClientKind) {
+        match self {
+            TargetColumn::RnatsVsAsyncNats => (ClientKind::Rnats, ClientKind::AsyncNats),
+            TargetColumn::RnatsVsRaw => (ClientKind::Rnats, ClientKind::Raw),
+            TargetColumn::BlockingVsRaw => (ClientKind::RnatsBlocking, ClientKind::Raw),
         }
     }
 }
@@ -410,7 +500,9 @@ mod tests {
     const PUB32: Scenario = Scenario::Pub(PayloadSize::B32);
 
     fn sample_report(runtime: Runtime) -> Report {
-        let mut report = Report::new(false, 3, "nats://127.0.0.1:4222", runtime, &ClientKind::ALL);
+        use ClientKind::{AsyncNats, Raw, Rnats};
+        let clients = [Rnats, AsyncNats, Raw];
+        let mut report = Report::new(false, 3, "nats://127.0.0.1:4222", runtime, &clients);
         for (rnats, async_nats, raw) in [
             (3.0e6, 2.0e6, 4.0e6),
             (2.8e6, 2.1e6, 3.9e6),
@@ -471,7 +563,7 @@ mod tests {
     #[test]
     fn ratio_columns_follow_the_clients() {
         let report = sample_report(Runtime::MultiThread);
-        use ClientKind::{AsyncNats, Raw, Rnats};
+        use ClientKind::{AsyncNats, Raw, Rnats, RnatsBlocking};
         assert_eq!(
             report.ratio_pairs(),
             vec![(Rnats, AsyncNats), (Rnats, Raw), (AsyncNats, Raw)]
@@ -482,8 +574,17 @@ mod tests {
             "rnats vs async-nats on x (quick sizes, async clients on the multi-thread tokio \
              runtime, median of 1 round(s))\n"
         ));
+        assert!(two.to_markdown().contains(
+            "| scenario | metric | rnats | async-nats | rnats / async-nats | \
+             target (rnats / async-nats) |\n"
+        ));
         let raw_only = Report::new(true, 1, "x", Runtime::MultiThread, &[Rnats, Raw]);
         assert_eq!(raw_only.ratio_pairs(), vec![(Rnats, Raw)]);
+        let blocking = Report::new(true, 1, "x", Runtime::MultiThread, &[RnatsBlocking, Raw]);
+        assert!(blocking.to_markdown().contains(
+            "| scenario | metric | rnats-blocking | raw | rnats-blocking / raw | \
+             target (rnats-blocking / raw) |\n|---|---|---:|---:|---:|---|\n"
+        ));
     }
 
     #[test]
@@ -572,6 +673,70 @@ mod tests {
         assert_eq!(kv["scenario"], "kv-get");
         assert!(kv.get("raw").is_none());
         assert_eq!(kv["rnats_vs_raw"], Value::Null);
+    }
+
+    #[test]
+    fn blocking_client_has_its_ratios_and_targets() {
+        use ClientKind::{AsyncNats, Raw, Rnats, RnatsBlocking};
+        let mut report = Report::new(false, 1, "x", Runtime::MultiThread, &ClientKind::ALL);
+        report.record(PUB32, Rnats, &[3.0e6, 96.0]);
+        report.record(PUB32, AsyncNats, &[2.0e6, 64.0]);
+        report.record(PUB32, RnatsBlocking, &[3.8e6, 121.6]);
+        report.record(PUB32, Raw, &[4.0e6, 128.0]);
+        report.record(Scenario::Lat, Rnats, &[60.0, 200.0]);
+        report.record(Scenario::Lat, AsyncNats, &[80.0, 300.0]);
+        report.record(Scenario::Lat, RnatsBlocking, &[60.0, 90.0]);
+        report.record(Scenario::Lat, Raw, &[50.0, 100.0]);
+        report.record(Scenario::KvGet(1), Rnats, &[10_000.0, 100.0]);
+        report.record(Scenario::KvGet(1), AsyncNats, &[8_000.0, 125.0]);
+        assert_eq!(
+            report.ratio_pairs(),
+            vec![
+                (Rnats, AsyncNats),
+                (RnatsBlocking, AsyncNats),
+                (Rnats, Raw),
+                (AsyncNats, Raw),
+                (RnatsBlocking, Raw)
+            ]
+        );
+        assert_eq!(
+            report.table_pairs(),
+            vec![
+                (Rnats, AsyncNats),
+                (RnatsBlocking, AsyncNats),
+                (Rnats, Raw),
+                (RnatsBlocking, Raw)
+            ]
+        );
+        let table = report.to_markdown();
+        assert!(table.contains(
+            "| scenario | metric | rnats | async-nats | rnats-blocking | raw | rnats / async-nats | \
+             rnats-blocking / async-nats | rnats / raw | rnats-blocking / raw | \
+             target (rnats / async-nats) | target (rnats / raw) | target (rnats-blocking / raw) |\n\
+             |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n"
+        ));
+        assert!(table.contains(
+            "| pub32 | msgs/s (higher is better) | 3,000,000 | 2,000,000 | 3,800,000 | 4,000,000 | \
+             1.50x | 1.90x | 0.75x | 0.95x | >= 1.35x: met | >= 0.85x: not met | >= 0.90x: met |"
+        ));
+        assert!(table.contains(
+            "| lat | p50 latency (lower is better) | 60.0 µs | 80.0 µs | 60.0 µs | 50.0 µs | 0.75x | \
+             0.75x | 1.20x | 1.20x | <= 0.80x: met | <= 1.30x (current-thread only) | \
+             <= 1.15x: not met |"
+        ));
+        assert!(table.contains(
+            "| kv-get | ops/s (higher is better) | 10,000 | 8,000 | - | - | 1.25x | - | - | - | \
+             >= 1.00x: met | - | - |"
+        ));
+        let json = report.to_json();
+        let pub32 = &json["rows"][0];
+        assert_eq!(pub32["rnats_blocking_median"], 3.8e6);
+        assert_eq!(pub32["rnats_blocking_vs_raw"], 0.95);
+        assert_eq!(pub32["rnats_blocking_vs_async_nats"], 1.9);
+        assert_eq!(pub32["async_nats_vs_raw"], 0.5);
+        assert_eq!(pub32["blocking_raw_target"], 0.9);
+        assert_eq!(pub32["blocking_raw_met"], true);
+        assert_eq!(json["rows"][2]["blocking_raw_met"], false);
     }
 
     #[test]

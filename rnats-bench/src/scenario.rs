@@ -5,29 +5,39 @@ use std::time::Duration;
 
 /// One of the clients under comparison.
 ///
-/// Matches on this type are exhaustive on purpose: a new client (the blocking rnats client,
-/// `rnats-blocking`, is next) is added here, and the compiler then points at every place that
-/// must learn about it ([`ClientKind::supports`], the harness's dispatch).
+/// Matches on this type are exhaustive on purpose: a new client is added here, and the
+/// compiler then points at every place that must learn about it ([`ClientKind::supports`],
+/// the harness's dispatch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ClientKind {
     /// This project's async client.
     Rnats,
     /// The reference client, async-nats.
     AsyncNats,
+    /// This project's blocking client, [`rnats::blocking`]: Core scenarios only, on plain
+    /// threads ([`crate::blocking`]).
+    RnatsBlocking,
     /// The raw blocking-socket client written for the bench ([`crate::raw`]): the practical
     /// limit for the Core scenarios.
     Raw,
 }
 
 impl ClientKind {
-    /// Every client, in column order: rnats first, the raw limit last.
-    pub const ALL: [ClientKind; 3] = [ClientKind::Rnats, ClientKind::AsyncNats, ClientKind::Raw];
+    /// Every client, in column order: rnats first, the raw limit last, the blocking client
+    /// next to it.
+    pub const ALL: [ClientKind; 4] = [
+        ClientKind::Rnats,
+        ClientKind::AsyncNats,
+        ClientKind::RnatsBlocking,
+        ClientKind::Raw,
+    ];
 
     /// The name used on the command line and in the output.
     pub fn name(self) -> &'static str {
         match self {
             ClientKind::Rnats => "rnats",
             ClientKind::AsyncNats => "async-nats",
+            ClientKind::RnatsBlocking => "rnats-blocking",
             ClientKind::Raw => "raw",
         }
     }
@@ -37,6 +47,7 @@ impl ClientKind {
         match self {
             ClientKind::Rnats => "rnats",
             ClientKind::AsyncNats => "async_nats",
+            ClientKind::RnatsBlocking => "rnats_blocking",
             ClientKind::Raw => "raw",
         }
     }
@@ -51,17 +62,17 @@ impl ClientKind {
     pub fn is_async(self) -> bool {
         match self {
             ClientKind::Rnats | ClientKind::AsyncNats => true,
-            ClientKind::Raw => false,
+            ClientKind::RnatsBlocking | ClientKind::Raw => false,
         }
     }
 
     /// Whether this client can run `scenario`. The raw client speaks Core NATS only and is not
     /// a library whose memory is worth measuring, so it has no JetStream, KV, Object Store or
-    /// `mem` figures.
+    /// `mem` figures; the blocking client runs the same Core scenarios, to be compared with it.
     pub fn supports(self, scenario: Scenario) -> bool {
         match self {
             ClientKind::Rnats | ClientKind::AsyncNats => true,
-            ClientKind::Raw => scenario.is_core_messaging(),
+            ClientKind::RnatsBlocking | ClientKind::Raw => scenario.is_core_messaging(),
         }
     }
 
@@ -294,7 +305,8 @@ impl Scenario {
     /// What one run of this scenario reports, in the order the run returns the values.
     pub fn metrics(self) -> &'static [Metric] {
         match self {
-            Scenario::Pub(PayloadSize::B32 | PayloadSize::K1) => PUB_SMALL,
+            Scenario::Pub(PayloadSize::B32) => PUB_32,
+            Scenario::Pub(PayloadSize::K1) => PUB_1K,
             Scenario::Pub(PayloadSize::K8) => PUB_LARGE,
             Scenario::Sub(PayloadSize::B32) => SUB_SMALL,
             Scenario::Sub(PayloadSize::K1 | PayloadSize::K8) => SUB_LARGE,
@@ -312,8 +324,15 @@ impl Scenario {
 }
 
 // The targets come from the project issues that set rnats's performance goals: ratios to
-// async-nats from the first, ratios to the raw blocking-socket limit from issue 11.
-const PUB_SMALL: &[Metric] = &[
+// async-nats from the first, ratios of rnats and of the blocking client to the raw
+// blocking-socket limit from issue 11.
+const PUB_32: &[Metric] = &[
+    rate("msgs/s", Some(1.35))
+        .with_raw_target(0.85, None)
+        .with_blocking_target(0.9),
+    MB_PER_SEC,
+];
+const PUB_1K: &[Metric] = &[
     rate("msgs/s", Some(1.35)).with_raw_target(0.85, None),
     MB_PER_SEC,
 ];
@@ -327,16 +346,20 @@ const SUB_LARGE: &[Metric] = &[
     MB_PER_SEC,
 ];
 const REQ: &[Metric] = &[
-    rate("req/s", Some(1.5)).with_raw_target(0.9, None),
+    rate("req/s", Some(1.5))
+        .with_raw_target(0.9, None)
+        .with_blocking_target(0.9),
     p50(Some(0.65)),
     P99,
 ];
 // Issue 11 sets the raw target of the busy round trip for the current-thread runtime only.
 const LAT: &[Metric] = &[
-    p50(Some(0.8)).with_raw_target(1.3, Some(Runtime::CurrentThread)),
+    p50(Some(0.8))
+        .with_raw_target(1.3, Some(Runtime::CurrentThread))
+        .with_blocking_target(1.15),
     P99,
 ];
-const LAT_IDLE: &[Metric] = &[p50(Some(0.75)), P99];
+const LAT_IDLE: &[Metric] = &[p50(Some(0.75)).with_blocking_target(1.15), P99];
 const JS_PUB: &[Metric] = &[rate("msgs/s", Some(1.25)), MEAN_ACK];
 const JS_PIPE: &[Metric] = &[rate("msgs/s", Some(1.2)), MB_PER_SEC];
 const JS_FETCH: &[Metric] = &[rate("msgs/s", Some(1.2)), MB_PER_SEC];
@@ -348,6 +371,7 @@ const OBJ: &[Metric] = &[
         better: Better::Higher,
         target: Some(1.0),
         vs_raw: None,
+        blocking_vs_raw: None,
     },
     Metric {
         name: "time per object",
@@ -355,6 +379,7 @@ const OBJ: &[Metric] = &[
         better: Better::Lower,
         target: None,
         vs_raw: None,
+        blocking_vs_raw: None,
     },
 ];
 const KV: &[Metric] = &[rate("ops/s", Some(1.0)), MEAN_OP];
@@ -364,6 +389,7 @@ const MEAN_OP: Metric = Metric {
     better: Better::Lower,
     target: None,
     vs_raw: None,
+    blocking_vs_raw: None,
 };
 const MEAN_ACK: Metric = Metric {
     name: "mean publish-to-ack time",
@@ -371,6 +397,7 @@ const MEAN_ACK: Metric = Metric {
     better: Better::Lower,
     target: None,
     vs_raw: None,
+    blocking_vs_raw: None,
 };
 const MEM: &[Metric] = &[
     Metric {
@@ -379,6 +406,7 @@ const MEM: &[Metric] = &[
         better: Better::Lower,
         target: Some(1.0),
         vs_raw: None,
+        blocking_vs_raw: None,
     },
     Metric {
         name: "RSS per idle subscription",
@@ -386,6 +414,7 @@ const MEM: &[Metric] = &[
         better: Better::Lower,
         target: None,
         vs_raw: None,
+        blocking_vs_raw: None,
     },
     Metric {
         name: "peak RSS, JetStream pipelined",
@@ -393,6 +422,7 @@ const MEM: &[Metric] = &[
         better: Better::Lower,
         target: Some(1.0),
         vs_raw: None,
+        blocking_vs_raw: None,
     },
 ];
 const MB_PER_SEC: Metric = Metric {
@@ -401,6 +431,7 @@ const MB_PER_SEC: Metric = Metric {
     better: Better::Higher,
     target: None,
     vs_raw: None,
+    blocking_vs_raw: None,
 };
 const P99: Metric = Metric {
     name: "p99 latency",
@@ -408,6 +439,7 @@ const P99: Metric = Metric {
     better: Better::Lower,
     target: None,
     vs_raw: None,
+    blocking_vs_raw: None,
 };
 
 const fn rate(name: &'static str, target: Option<f64>) -> Metric {
@@ -417,6 +449,7 @@ const fn rate(name: &'static str, target: Option<f64>) -> Metric {
         better: Better::Higher,
         target,
         vs_raw: None,
+        blocking_vs_raw: None,
     }
 }
 
@@ -427,6 +460,7 @@ const fn p50(target: Option<f64>) -> Metric {
         better: Better::Lower,
         target,
         vs_raw: None,
+        blocking_vs_raw: None,
     }
 }
 
@@ -434,6 +468,13 @@ impl Metric {
     /// This metric with a target for rnats / raw as well.
     const fn with_raw_target(mut self, ratio: f64, runtime: Option<Runtime>) -> Metric {
         self.vs_raw = Some(RawTarget { ratio, runtime });
+        self
+    }
+
+    /// This metric with a target for rnats-blocking / raw as well (on any runtime: neither
+    /// client runs on it).
+    const fn with_blocking_target(mut self, ratio: f64) -> Metric {
+        self.blocking_vs_raw = Some(ratio);
         self
     }
 }
@@ -482,6 +523,8 @@ pub struct Metric {
     pub target: Option<f64>,
     /// The rnats/raw ratio to reach, read the same way; `None` without one.
     pub vs_raw: Option<RawTarget>,
+    /// The rnats-blocking/raw ratio to reach, read the same way; `None` without one.
+    pub blocking_vs_raw: Option<f64>,
 }
 
 /// A target for the ratio of rnats to the raw blocking-socket limit.
@@ -511,6 +554,11 @@ impl Metric {
     pub fn meets_raw_target(&self, ratio: f64, runtime: Runtime) -> Option<bool> {
         let target = self.vs_raw.filter(|t| t.applies_to(runtime))?;
         Some(self.meets(ratio, target.ratio))
+    }
+
+    /// Whether `ratio` (rnats-blocking / raw) meets its target; `None` without one.
+    pub fn meets_blocking_target(&self, ratio: f64) -> Option<bool> {
+        Some(self.meets(ratio, self.blocking_vs_raw?))
     }
 
     /// `ratio` against `bound` in this metric's direction.
@@ -638,7 +686,14 @@ mod tests {
     #[test]
     fn clients_rotate_between_rounds() {
         use ClientKind::{AsyncNats, Raw, Rnats};
-        let all = ClientKind::ALL;
+        // Each of all the clients runs first equally often.
+        for client in ClientKind::ALL {
+            let firsts = (0..8)
+                .filter(|&r| ClientKind::order_for_round(&ClientKind::ALL, r)[0] == client)
+                .count();
+            assert_eq!(firsts, 2, "{client}");
+        }
+        let all = [Rnats, AsyncNats, Raw];
         assert_eq!(
             ClientKind::order_for_round(&all, 0),
             vec![Rnats, AsyncNats, Raw]
@@ -668,17 +723,21 @@ mod tests {
     }
 
     #[test]
-    fn raw_runs_core_scenarios_only() {
+    fn raw_and_blocking_run_core_scenarios_only() {
         let all = ClientKind::ALL;
         for scenario in Scenario::ALL {
             let clients = scenario.clients(&all);
             assert!(clients.starts_with(&[ClientKind::Rnats, ClientKind::AsyncNats]));
-            assert_eq!(
-                clients.contains(&ClientKind::Raw),
-                scenario.is_core_messaging(),
-                "{scenario}"
-            );
+            for client in [ClientKind::RnatsBlocking, ClientKind::Raw] {
+                assert_eq!(
+                    clients.contains(&client),
+                    scenario.is_core_messaging(),
+                    "{scenario} / {client}"
+                );
+            }
         }
+        assert!(!ClientKind::RnatsBlocking.is_async());
+        assert!(!ClientKind::RnatsBlocking.supports(Scenario::JsPub(PayloadSize::B32)));
         assert!(ClientKind::Raw.supports(Scenario::LatIdle));
         assert!(!ClientKind::Raw.supports(Scenario::Mem));
         assert!(!ClientKind::Raw.supports(Scenario::KvGet(KV_TASKS)));
@@ -709,6 +768,23 @@ mod tests {
             Some(false)
         );
         assert_eq!(lat.meets_raw_target(1.2, Runtime::MultiThread), None);
+    }
+
+    #[test]
+    fn blocking_targets_are_issue_11s() {
+        let target = |scenario: Scenario, metric: usize| scenario.metrics()[metric].blocking_vs_raw;
+        assert_eq!(target(Scenario::Pub(PayloadSize::B32), 0), Some(0.9));
+        assert_eq!(target(Scenario::Pub(PayloadSize::K1), 0), None);
+        assert_eq!(target(Scenario::Req, 0), Some(0.9));
+        assert_eq!(target(Scenario::Lat, 0), Some(1.15));
+        assert_eq!(target(Scenario::LatIdle, 0), Some(1.15));
+        assert_eq!(target(Scenario::LatIdle, 1), None);
+        let lat = Scenario::Lat.metrics()[0];
+        assert_eq!(lat.meets_blocking_target(1.1), Some(true));
+        assert_eq!(lat.meets_blocking_target(1.2), Some(false));
+        let req = Scenario::Req.metrics()[0];
+        assert_eq!(req.meets_blocking_target(0.95), Some(true));
+        assert_eq!(req.meets_blocking_target(0.85), Some(false));
     }
 
     #[test]

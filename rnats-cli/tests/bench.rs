@@ -38,6 +38,7 @@ fn bench_json(kind: &str, extra: &[&str]) -> Value {
     assert_eq!(json["private_server"], true);
     let runtime = match extra.iter().position(|a| *a == "--runtime") {
         Some(at) => extra[at + 1],
+        None if extra.contains(&"--blocking") => "blocking",
         None => "multi-thread",
     };
     assert_eq!(json["runtime"], runtime);
@@ -152,6 +153,66 @@ fn benches_run_on_the_current_thread_runtime() {
     assert_group(&json, "subscribers", 4000, 2);
     let json = bench_json("req", &["--runtime", "current-thread"]);
     assert_group(&json, "requesters", 2000, 1);
+}
+
+#[test]
+fn blocking_pub_and_sub_move_every_message() {
+    let json = bench_json("pub", &["--blocking", "--clients", "2"]);
+    assert_group(&json, "publishers", 2000, 2);
+    let json = bench_json("sub", &["--blocking", "--clients", "2"]);
+    assert_group(&json, "subscribers", 4000, 2);
+    assert!(json.get("publishers").is_none());
+    let json = bench_json("pubsub", &["--blocking"]);
+    assert_group(&json, "publishers", 2000, 1);
+    assert_group(&json, "subscribers", 2000, 1);
+}
+
+#[test]
+fn blocking_req_and_lat_report_latency() {
+    let json = bench_json("req", &["--blocking", "--clients", "2"]);
+    assert_group(&json, "requesters", 2000, 2);
+    assert_latency(&json, 2000);
+    let json = bench_json("lat", &["--blocking"]);
+    assert_group(&json, "round_trips", 2000, 1);
+    assert_latency(&json, 2000);
+}
+
+#[test]
+fn blocking_jetstream_is_refused_clearly() {
+    for kind in ["js-pub", "js-fetch"] {
+        let out = rnats(&["bench", kind, "--blocking", "--msgs", "10"], &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+        assert!(
+            stderr.contains("--blocking covers pub, sub, pubsub, req and lat"),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn blocking_and_a_runtime_do_not_mix() {
+    let out = rnats(
+        &["bench", "pub", "--blocking", "--runtime", "current-thread"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--runtime"), "{stderr}");
+}
+
+#[test]
+fn the_table_names_the_blocking_client() {
+    let out = rnats(&["bench", "lat", "--msgs", "100", "--blocking"], &[]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with(
+            "rnats bench lat: 100 msgs of 128 B, 1 client, blocking client, nats://127.0.0.1:"
+        ),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -15,7 +15,7 @@ use crate::error::{CliError, Shortfall, Shortfalls};
 use crate::stats::Span;
 
 /// How long subscribers may go without a single message before the run is called off.
-const STALL_LIMIT: Duration = Duration::from_secs(5);
+pub(super) const STALL_LIMIT: Duration = Duration::from_secs(5);
 
 /// The client's default subscription queue bounds, used as a floor when sizing queues.
 const DEFAULT_QUEUE_MSGS: u64 = 64 * 1024;
@@ -27,8 +27,10 @@ const PER_MESSAGE_OVERHEAD: u64 = 64;
 /// How many clients play each role.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Roles {
-    publishers: usize,
-    subscribers: usize,
+    /// Publishing clients.
+    pub(super) publishers: usize,
+    /// Subscribing clients.
+    pub(super) subscribers: usize,
     /// Whether publisher figures belong in the report: not for `sub`, whose lone publisher
     /// only feeds the subscribers being measured.
     report_publishers: bool,
@@ -65,8 +67,10 @@ impl Roles {
 
 /// The result of one worker task.
 #[derive(Debug)]
-enum Outcome {
+pub(super) enum Outcome {
+    /// A publisher's span.
     Published(Span),
+    /// What a subscriber got.
     Received(Reception),
 }
 
@@ -130,7 +134,7 @@ pub(super) async fn run(plan: &Plan, roles: Roles) -> Result<Figures, CliError> 
 }
 
 /// Sorts the workers' outcomes by role and checks every subscriber got everything.
-fn figures(roles: Roles, outcomes: Vec<Outcome>) -> Result<Figures, CliError> {
+pub(super) fn figures(roles: Roles, outcomes: Vec<Outcome>) -> Result<Figures, CliError> {
     let mut published = Vec::new();
     let mut receptions = Vec::new();
     for outcome in outcomes {
@@ -166,7 +170,7 @@ async fn subscribe_all(plan: &Plan, n: usize) -> Result<Vec<(Client, Subscriber)
 
 /// Subscription queues big enough for the whole run, as `nats bench` lifts its pending
 /// limits: the benchmark measures throughput, not the default slow-consumer policy.
-fn subscriber_options(plan: &Plan) -> ConnectOptions {
+pub(super) fn subscriber_options(plan: &Plan) -> ConnectOptions {
     let msgs = plan.msgs.max(DEFAULT_QUEUE_MSGS);
     let per_message = plan.payload.len() as u64 + plan.subject.len() as u64 + PER_MESSAGE_OVERHEAD;
     let bytes = plan

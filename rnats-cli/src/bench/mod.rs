@@ -7,12 +7,11 @@
 //! they measured into a [`BenchReport`](report::BenchReport).
 //!
 //! The clients run on the tokio runtime chosen with `--runtime` ([`RuntimeFlavor`]), built
-//! by `Plan::execute_on`. A blocking client (`--blocking`, once `rnats::blocking` exists)
-//! plugs in beside it: [`run`] hands the [`Plan`] to a `blocking` module (one function per
-//! [`BenchKind`], on threads, with a thread-based progress/stall watch instead of the tokio
-//! [`Supervisor`](supervisor::Supervisor)) instead of calling `execute_on`, and the report
-//! says `blocking` where it now names the runtime.
+//! by `Plan::execute_on`; with `--blocking`, [`run`] hands the [`Plan`] to the [`blocking`]
+//! module instead (`rnats::blocking` clients on threads, watched by a thread-based
+//! progress/stall watch), and the report says `blocking` where it names the runtime.
 
+mod blocking;
 mod fanout;
 mod jetstream;
 mod latency;
@@ -97,6 +96,10 @@ pub(crate) struct BenchArgs {
     /// wake-ups).
     #[arg(long, value_enum, value_name = "FLAVOR", default_value_t = RuntimeFlavor::MultiThread)]
     pub(crate) runtime: RuntimeFlavor,
+    /// Run with the blocking client (rnats::blocking) on plain threads instead of the async
+    /// client on a tokio runtime: pub, sub, pubsub, req and lat only.
+    #[arg(long, conflicts_with = "runtime")]
+    pub(crate) blocking: bool,
     /// Client tuning knobs, to measure them (see docs/performance.md).
     #[command(flatten)]
     pub(crate) tuning: Tuning,
@@ -175,13 +178,20 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
         in_flight: args.in_flight,
         batch: args.batch,
     };
-    // `--blocking` would choose `rnats::blocking` here instead of a runtime.
-    let figures = plan.execute_on(args.runtime, args.kind);
+    let figures = if args.blocking {
+        blocking::run(&plan, args.kind)
+    } else {
+        plan.execute_on(args.runtime, args.kind)
+    };
     let report = BenchReport {
         kind: args.kind,
         server: plan.url,
         private_server: target.is_private(),
-        runtime: args.runtime,
+        runtime: if args.blocking {
+            report::BLOCKING
+        } else {
+            args.runtime.name()
+        },
         msg_size: args.size,
         msgs: args.msgs,
         clients: args.clients,
@@ -198,6 +208,9 @@ pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
 impl BenchArgs {
     /// Rejects combinations clap cannot check on its own.
     fn check(&self) -> Result<(), CliError> {
+        if self.blocking && !blocking::supports(self.kind) {
+            return Err(CliError::Usage(blocking::NOT_CORE));
+        }
         let shared_out = matches!(
             self.kind,
             BenchKind::Pub | BenchKind::Pubsub | BenchKind::Req

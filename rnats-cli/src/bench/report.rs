@@ -4,8 +4,11 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::{BenchKind, RuntimeFlavor};
+use super::BenchKind;
 use crate::stats::{self, LatencySummary, Span, Throughput};
+
+/// The report's `runtime` of a `--blocking` run: no runtime, the blocking client.
+pub(super) const BLOCKING: &str = "blocking";
 
 /// Everything a run measured, and what it was asked to do.
 #[derive(Debug, Clone, Serialize)]
@@ -16,8 +19,10 @@ pub(super) struct BenchReport {
     pub(super) server: String,
     /// Whether the server was started for this run.
     pub(super) private_server: bool,
-    /// The tokio runtime the clients ran on.
-    pub(super) runtime: RuntimeFlavor,
+    /// The tokio runtime the clients ran on ([`RuntimeFlavor::name`]), or [`BLOCKING`].
+    ///
+    /// [`RuntimeFlavor::name`]: super::RuntimeFlavor::name
+    pub(super) runtime: &'static str,
     /// Payload bytes per message.
     pub(super) msg_size: usize,
     /// The `--msgs` value.
@@ -89,13 +94,16 @@ impl fmt::Display for BenchReport {
         } else {
             ""
         };
+        let driver = match self.runtime {
+            BLOCKING => "blocking client".to_owned(),
+            runtime => format!("{runtime} runtime"),
+        };
         writeln!(
             f,
-            "rnats bench {kind}: {} msgs of {}, {} {clients}, {} runtime, {}{origin}",
+            "rnats bench {kind}: {} msgs of {}, {} {clients}, {driver}, {}{origin}",
             stats::count(self.msgs),
             stats::size(self.msg_size),
             self.clients,
-            self.runtime.name(),
             self.server,
         )?;
         writeln!(f)?;
@@ -186,7 +194,7 @@ mod tests {
             kind: BenchKind::Req,
             server: "nats://127.0.0.1:4222".to_owned(),
             private_server: false,
-            runtime: RuntimeFlavor::CurrentThread,
+            runtime: "current-thread",
             msg_size: 128,
             msgs: 2_000,
             clients: 2,
@@ -210,6 +218,18 @@ mod tests {
         );
         assert_eq!(json["latency"]["p99_us"], 30.0);
         assert!(json.get("publishers").is_none());
+    }
+
+    #[test]
+    fn a_blocking_run_says_so() {
+        let mut blocking = report();
+        blocking.runtime = BLOCKING;
+        assert!(blocking.to_string().starts_with(
+            "rnats bench req: 2,000 msgs of 128 B, 2 clients, blocking client, \
+             nats://127.0.0.1:4222\n"
+        ));
+        let json = serde_json::to_value(blocking).expect("serialisable");
+        assert_eq!(json["runtime"], "blocking");
     }
 
     #[test]

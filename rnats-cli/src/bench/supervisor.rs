@@ -18,7 +18,7 @@ use tokio::time::MissedTickBehavior;
 use crate::error::CliError;
 
 /// How often counters are read.
-const TICK: Duration = Duration::from_millis(100);
+pub(super) const TICK: Duration = Duration::from_millis(100);
 
 /// The progress bar's layout.
 const TEMPLATE: &str =
@@ -45,17 +45,8 @@ impl Supervisor {
     /// A supervisor expecting `total` counted messages, drawing a bar labelled `label` when
     /// `visible`.
     pub(super) fn new(label: &'static str, total: u64, visible: bool) -> Supervisor {
-        let bar = if visible {
-            let style = ProgressStyle::with_template(TEMPLATE)
-                .unwrap_or_else(|_| ProgressStyle::default_bar());
-            ProgressBar::new(total)
-                .with_style(style)
-                .with_message(label)
-        } else {
-            ProgressBar::hidden()
-        };
         Supervisor {
-            bar,
+            bar: progress_bar(label, total, visible),
             counters: Vec::new(),
             stop: watch::Sender::new(false),
             stall_limit: None,
@@ -150,6 +141,24 @@ impl Counter {
     pub(super) fn set(&self, n: u64) {
         self.0.store(n, Ordering::Relaxed);
     }
+
+    /// The count recorded last.
+    pub(super) fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A progress bar for `total` messages labelled `label`, hidden unless `visible`; shared
+/// with the blocking runs' watch.
+pub(super) fn progress_bar(label: &'static str, total: u64, visible: bool) -> ProgressBar {
+    if !visible {
+        return ProgressBar::hidden();
+    }
+    let style =
+        ProgressStyle::with_template(TEMPLATE).unwrap_or_else(|_| ProgressStyle::default_bar());
+    ProgressBar::new(total)
+        .with_style(style)
+        .with_message(label)
 }
 
 impl StopSignal {
