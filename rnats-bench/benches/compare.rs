@@ -13,8 +13,8 @@
 //! because peak RSS is per process.
 //!
 //! A client is one `*_side.rs` module: `rnats_side` and `async_nats_side` compile the shared
-//! async `scenarios.rs` against their client; `raw_side` and `blocking_side` map scenarios
-//! onto the raw and the blocking client, called from [`run_blocking`].
+//! async `scenarios.rs` against their client; `threaded_side` maps scenarios onto
+//! the raw and the blocking client, called from [`run_blocking`].
 //!
 //! Exits non-zero when any run was invalid (dropped messages, timeout, error). Run directly,
 //! the binary wants `--bench` as `cargo bench` passes it; without it (as under `cargo test`) it
@@ -32,12 +32,10 @@ use rnats_test_server::NatsServer;
 
 #[path = "compare/async_nats_side.rs"]
 mod async_nats_side;
-#[path = "compare/blocking_side.rs"]
-mod blocking_side;
-#[path = "compare/raw_side.rs"]
-mod raw_side;
 #[path = "compare/rnats_side.rs"]
 mod rnats_side;
+#[path = "compare/threaded_side.rs"]
+mod threaded_side;
 
 /// Any failure of a run; its message ends up in the report.
 type BenchError = Box<dyn std::error::Error + Send + Sync>;
@@ -217,8 +215,8 @@ fn run_blocking(
     plan: Plan,
 ) -> Result<Vec<f64>, BenchError> {
     match client {
-        ClientKind::Raw => raw_side::run(scenario, url, plan),
-        ClientKind::RnatsBlocking => blocking_side::run(scenario, url, plan),
+        ClientKind::Raw => threaded_side::RAW.run(scenario, url, plan),
+        ClientKind::RnatsBlocking => threaded_side::BLOCKING.run(scenario, url, plan),
         ClientKind::Rnats | ClientKind::AsyncNats => {
             Err(format!("{client} runs on the tokio runtime").into())
         }
