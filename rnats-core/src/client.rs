@@ -12,10 +12,7 @@ use tokio::sync::futures::Notified;
 
 use crate::connection::{LinkState, State};
 use crate::engine::Engine;
-use crate::error::{
-    ConnectCause, ConnectError, ConnectErrorKind, FlushCause, PublishCause, RequestCause,
-    SubscribeCause,
-};
+use crate::error::{ConnectError, FlushCause, PublishCause, RequestCause, SubscribeCause};
 pub use crate::error::{
     DrainError, FlushError, FlushErrorKind, PublishError, PublishErrorKind, ReconnectError,
     RequestError, RequestErrorKind, ServerPoolError, ServerPoolErrorKind, SetServerPoolError,
@@ -79,17 +76,7 @@ impl Client {
         addrs: impl ToServerAddrs,
         options: ConnectOptions,
     ) -> Result<Client, ConnectError> {
-        let servers: Vec<ServerAddr> = addrs
-            .to_server_addrs()
-            .map_err(|e| ConnectError::with_source(ConnectErrorKind::ServerParse, e))?
-            .collect();
-        if servers.is_empty() {
-            return Err(ConnectCause::NoServers.into());
-        }
-        // Inboxes are `<prefix>.<nuid>...`: the prefix must make them valid literal subjects.
-        rnats_proto::validate_publish_subject(format!("{}.x", options.inbox_prefix).as_bytes())
-            .map_err(|e| ConnectError::from(ConnectCause::InvalidInboxPrefix(e)))?;
-        let mut pool = ServerPool::new(servers, options.reconnect.retain_servers_order);
+        let mut pool = ServerPool::for_connect(addrs, &options)?;
         let established = match reconnect::first_connect(&options, &mut pool).await {
             Ok(established) => Some(established),
             Err(error) if !options.reconnect.retry_on_initial_connect => return Err(error),

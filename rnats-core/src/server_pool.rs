@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use rnats_proto::ServerInfo;
 
+use crate::error::{ConnectCause, ConnectError, ConnectErrorKind};
+use crate::options::ConnectOptions;
 use crate::reconnect::shuffle;
-use crate::server_addr::ServerAddr;
+use crate::server_addr::{ServerAddr, ToServerAddrs};
 
 /// One server of the pool and what the client knows of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +70,29 @@ pub(crate) struct ServerPool {
 }
 
 impl ServerPool {
+    /// The pool a client starts with: the servers of `addrs`, once `options` are known to
+    /// be usable (at least one server, an inbox prefix that makes valid subjects). Both the
+    /// async and the blocking client connect through here.
+    pub(crate) fn for_connect(
+        addrs: impl ToServerAddrs,
+        options: &ConnectOptions,
+    ) -> Result<ServerPool, ConnectError> {
+        let servers: Vec<ServerAddr> = addrs
+            .to_server_addrs()
+            .map_err(|e| ConnectError::with_source(ConnectErrorKind::ServerParse, e))?
+            .collect();
+        if servers.is_empty() {
+            return Err(ConnectCause::NoServers.into());
+        }
+        // Inboxes are `<prefix>.<nuid>...`: the prefix must make them valid literal subjects.
+        rnats_proto::validate_publish_subject(format!("{}.x", options.inbox_prefix).as_bytes())
+            .map_err(|e| ConnectError::from(ConnectCause::InvalidInboxPrefix(e)))?;
+        Ok(ServerPool::new(
+            servers,
+            options.reconnect.retain_servers_order,
+        ))
+    }
+
     /// A pool of `servers`, shuffled unless `retain_order`.
     pub(crate) fn new(mut servers: Vec<ServerAddr>, retain_order: bool) -> ServerPool {
         if !retain_order {

@@ -74,9 +74,9 @@ use std::sync::Arc;
 pub use client::Client;
 pub use subscriber::{Subscriber, TimedOut};
 
-use crate::error::{ConnectCause, ConnectError, ConnectErrorKind};
+use crate::error::{ConnectCause, ConnectError};
 use crate::options::ConnectOptions;
-use crate::server_addr::{ServerAddr, ToServerAddrs};
+use crate::server_addr::ToServerAddrs;
 use crate::server_pool::ServerPool;
 use state::Inner;
 
@@ -91,17 +91,7 @@ pub fn connect_with_options<A: ToServerAddrs>(
     addrs: A,
     options: ConnectOptions,
 ) -> Result<Client, ConnectError> {
-    let servers: Vec<ServerAddr> = addrs
-        .to_server_addrs()
-        .map_err(|e| ConnectError::with_source(ConnectErrorKind::ServerParse, e))?
-        .collect();
-    if servers.is_empty() {
-        return Err(ConnectCause::NoServers.into());
-    }
-    // Inboxes are `<prefix>.<nuid>...`: the prefix must make them valid literal subjects.
-    rnats_proto::validate_publish_subject(format!("{}.x", options.inbox_prefix).as_bytes())
-        .map_err(|e| ConnectError::from(ConnectCause::InvalidInboxPrefix(e)))?;
-    let pool = ServerPool::new(servers, options.reconnect.retain_servers_order);
+    let pool = ServerPool::for_connect(addrs, &options)?;
     let inner = Arc::new(Inner::new(options, pool));
     match inner.first_connect() {
         Ok(()) => {}
