@@ -47,8 +47,8 @@ impl Inner {
         // is a wasted thread wake-up on their round trip), back to [`IDLE`] once it finds
         // bytes nobody takes.
         let mut idle = IDLE;
-        // The last look at the socket found bytes but left them to a user thread.
-        let mut deferred = false;
+        // What the last look at the socket found.
+        let mut last = Watch::Quiet;
         // When a user thread had last read as this thread went to sleep.
         let mut seen_read = None;
         loop {
@@ -97,8 +97,8 @@ impl Inner {
                 .map(|at| at.saturating_duration_since(now));
             if Inner::background_may_read(&core, idle) {
                 let watch;
-                (core, watch) = self.watch_socket(core, deferred);
-                deferred = watch == Watch::LeftToUser;
+                (core, watch) = self.watch_socket(core, last);
+                last = watch;
                 idle = match watch {
                     Watch::Quiet => idle,
                     Watch::LeftToUser => (idle * 2).min(MAX_IDLE),
@@ -106,7 +106,7 @@ impl Inner {
                 };
                 continue;
             }
-            deferred = false;
+            last = Watch::Quiet;
             if seen_read.replace(core.last_user_read()) != Some(core.last_user_read()) {
                 // User threads are reading for themselves: look less often.
                 idle = (idle * 2).min(MAX_IDLE);
@@ -134,11 +134,12 @@ impl Inner {
     /// them only if the role is still free and nobody wants it. Bytes that come right
     /// after a write are most likely its answer, which the writing thread is about to read
     /// (a publish followed by a flush writes, then writes again, then reads): those are
-    /// left for one [`TICK`] first (`deferred` on return), and read if still unread then.
+    /// left for one [`TICK`] first, and read if still unread then. After a read for
+    /// nobody, the next bytes are read at once too: nobody is reading.
     fn watch_socket<'a>(
         &'a self,
         core: MutexGuard<'a, Core>,
-        deferred: bool,
+        last: Watch,
     ) -> (MutexGuard<'a, Core>, Watch) {
         let Some(conn) = core.conn.clone() else {
             return (core, Watch::Quiet);
@@ -162,8 +163,12 @@ impl Inner {
         }
         // Bytes there at once after a deferral are the ones left then, still unread: a
         // publisher that never reads must not keep them (and server PINGs) waiting.
-        let left_unread = deferred && started.elapsed() < STILL_THERE;
-        if Inner::role_unwanted(&core) && (left_unread || !self.wrote_within(IDLE)) {
+        let eager = match last {
+            Watch::Quiet => false,
+            Watch::LeftToUser => started.elapsed() < STILL_THERE,
+            Watch::ReadForNobody => true,
+        };
+        if Inner::role_unwanted(&core) && (eager || !self.wrote_within(IDLE)) {
             // The bytes (or the end of the stream) are there: this read does not block.
             let core = self.read_as(core, Reader::Background, READ_SLICE);
             return (core, Watch::ReadForNobody);
