@@ -21,11 +21,36 @@ use crate::shared::lock;
 const IDLE: Duration = Duration::from_millis(5);
 /// How often the background thread looks when it has nothing scheduled.
 const TICK: Duration = Duration::from_millis(10);
+/// The longest [`IDLE`] grows to while user threads read everything themselves. Short
+/// enough to answer the PINGs of a server with a sub-second `ping_interval` in time.
+const MAX_IDLE: Duration = Duration::from_millis(100);
+/// A wait for bytes shorter than this found them already there.
+const STILL_THERE: Duration = Duration::from_millis(1);
+
+/// What one look at the socket by the background thread found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    /// No bytes within the read timeout, or the link changed.
+    Quiet,
+    /// Bytes a user thread reads or is about to read.
+    LeftToUser,
+    /// Bytes nobody was there for: this thread read and dispatched them.
+    ReadForNobody,
+}
 
 impl Inner {
     /// The background thread's loop; returns when the client is closed.
     pub(super) fn run_background(self: &Arc<Self>) {
         let mut core = self.core();
+        // How long no user thread must have read before this thread watches the socket:
+        // grows while the bytes it wakes for turn out to be user threads' (each such wake
+        // is a wasted thread wake-up on their round trip), back to [`IDLE`] once it finds
+        // bytes nobody takes.
+        let mut idle = IDLE;
+        // What the last look at the socket found.
+        let mut last = Watch::Quiet;
+        // When a user thread had last read as this thread went to sleep.
+        let mut seen_read = None;
         loop {
             match core.state {
                 LinkState::Closed => return,
@@ -62,20 +87,43 @@ impl Inner {
                 drop(core);
                 self.push_ping();
                 core = self.core();
+                // Its PONG is for nobody but the link: watch for it soon.
+                idle = IDLE;
                 continue;
             }
             let until_timer = core
                 .link
                 .poll_timeout()
                 .map(|at| at.saturating_duration_since(now));
-            if Inner::background_may_read(&core, IDLE) {
-                core = self.watch_socket(core);
+            if Inner::background_may_read(&core, idle) {
+                let watch;
+                (core, watch) = self.watch_socket(core, last);
+                last = watch;
+                idle = match watch {
+                    Watch::Quiet => idle,
+                    Watch::LeftToUser => (idle * 2).min(MAX_IDLE),
+                    Watch::ReadForNobody => IDLE,
+                };
                 continue;
             }
-            let wait = until_timer.map_or(TICK, |t| t.min(TICK));
+            last = Watch::Quiet;
+            if seen_read.replace(core.last_user_read()) != Some(core.last_user_read()) {
+                // User threads are reading for themselves: look less often.
+                idle = (idle * 2).min(MAX_IDLE);
+            }
+            // Sleep until the watch may start (no user thread having read since), not in
+            // ticks: a user thread's round trip is then rarely met by a wake-up of this one.
+            let until_watch = match Inner::role_unwanted(&core) {
+                true => core
+                    .last_user_read()
+                    .checked_add(idle)
+                    .map_or(TICK, |at| at.saturating_duration_since(now)),
+                false => TICK,
+            };
+            let wait = until_timer.map_or(until_watch, |t| t.min(until_watch));
             core = self
                 .background
-                .wait_timeout(core, wait)
+                .wait_timeout(core, wait.max(STILL_THERE))
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
@@ -83,16 +131,25 @@ impl Inner {
 
     /// Waits for bytes *without* the reader role, so that a user thread arriving meanwhile
     /// takes the role and reads its reply itself (no hand-off through this thread); reads
-    /// them only if the role is still free and nobody wants it.
-    fn watch_socket<'a>(&'a self, core: MutexGuard<'a, Core>) -> MutexGuard<'a, Core> {
+    /// them only if the role is still free and nobody wants it. Bytes that come right
+    /// after a write are most likely its answer, which the writing thread is about to read
+    /// (a publish followed by a flush writes, then writes again, then reads): those are
+    /// left for one [`TICK`] first, and read if still unread then. After a read for
+    /// nobody, the next bytes are read at once too: nobody is reading.
+    fn watch_socket<'a>(
+        &'a self,
+        core: MutexGuard<'a, Core>,
+        last: Watch,
+    ) -> (MutexGuard<'a, Core>, Watch) {
         let Some(conn) = core.conn.clone() else {
-            return core;
+            return (core, Watch::Quiet);
         };
         let generation = core.generation;
         self.restore_read_timeout(&core, &conn);
         drop(core);
         // Up to the socket's read timeout (at most READ_SLICE): timers run that late at
         // worst, well within any keepalive interval.
+        let started = Instant::now();
         let ready = match conn.wait_readable() {
             Ok(_) => true,
             Err(e) => !matches!(
@@ -102,17 +159,27 @@ impl Inner {
         };
         let core = self.core();
         if !ready || core.generation != generation {
-            return core;
+            return (core, Watch::Quiet);
         }
-        if Inner::role_unwanted(&core) {
+        // Bytes there at once after a deferral are the ones left then, still unread: a
+        // publisher that never reads must not keep them (and server PINGs) waiting.
+        let eager = match last {
+            Watch::Quiet => false,
+            Watch::LeftToUser => started.elapsed() < STILL_THERE,
+            Watch::ReadForNobody => true,
+        };
+        if Inner::role_unwanted(&core) && (eager || !self.wrote_within(IDLE)) {
             // The bytes (or the end of the stream) are there: this read does not block.
-            return self.read_as(core, Reader::Background, READ_SLICE);
+            let core = self.read_as(core, Reader::Background, READ_SLICE);
+            return (core, Watch::ReadForNobody);
         }
-        // A user thread reads them; look again after a while.
-        self.background
+        // A user thread reads them (or is about to); look again after a while.
+        let core = self
+            .background
             .wait_timeout(core, TICK)
             .unwrap_or_else(PoisonError::into_inner)
-            .0
+            .0;
+        (core, Watch::LeftToUser)
     }
 
     /// Tries servers until one accepts, waiting between passes over the pool as the policy

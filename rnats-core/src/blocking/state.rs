@@ -171,6 +171,13 @@ pub(super) enum Reader {
     Background,
 }
 
+impl Core {
+    /// When a user thread last gave up the reader role.
+    pub(super) fn last_user_read(&self) -> Instant {
+        self.last_user_read
+    }
+}
+
 impl Inner {
     pub(super) fn new(options: ConnectOptions, pool: ServerPool) -> Inner {
         let link = Link::new(

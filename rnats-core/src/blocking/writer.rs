@@ -211,6 +211,13 @@ impl Inner {
         Some(ticket)
     }
 
+    /// Whether a write is in progress or ended less than `gap` ago: a thread is likely
+    /// about to read the answer to it.
+    pub(super) fn wrote_within(&self, gap: Duration) -> bool {
+        let writes = self.writes();
+        writes.writing || writes.last_write.elapsed() < gap
+    }
+
     /// Whether the writes are closed.
     pub(super) fn writes_closed(&self) -> bool {
         self.writes().closed
