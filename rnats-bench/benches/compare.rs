@@ -310,9 +310,15 @@ fn object_metrics(size: usize, elapsed: Duration) -> Vec<f64> {
 /// The `mem` scenario for one client: each probe in a fresh child process.
 fn run_mem(args: &Args, url: &str, client: ClientKind) -> Result<Vec<f64>, BenchError> {
     let peak_kib = mem_probe(args, url, client, MemProbe::Publish, "peak_rss_kib")?;
+    let large_kib = mem_probe(args, url, client, MemProbe::PublishLarge, "peak_rss_kib")?;
     let per_sub = mem_probe(args, url, client, MemProbe::IdleSubs, "bytes_per_sub")?;
     let js_peak_kib = mem_probe(args, url, client, MemProbe::JsPublish, "peak_rss_kib")?;
-    Ok(vec![peak_kib / 1024.0, per_sub, js_peak_kib / 1024.0])
+    Ok(vec![
+        peak_kib / 1024.0,
+        large_kib / 1024.0,
+        per_sub,
+        js_peak_kib / 1024.0,
+    ])
 }
 
 /// Runs this binary again as a `mem` child and reads `key` from its report line.
@@ -359,6 +365,12 @@ fn run_mem_child(runtime: &tokio::runtime::Runtime, args: &Args, child: MemChild
                 MemProbe::Publish => {
                     let size = plan.memory_payload();
                     let kib = s::peak_rss_publishing(url, size, plan.memory_messages()).await?;
+                    Ok(("peak_rss_kib", kib as f64))
+                }
+                MemProbe::PublishLarge => {
+                    let size = PayloadSize::K8.bytes();
+                    let count = plan.memory_large_messages();
+                    let kib = s::peak_rss_publishing(url, size, count).await?;
                     Ok(("peak_rss_kib", kib as f64))
                 }
                 MemProbe::JsPublish => {

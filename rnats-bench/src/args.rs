@@ -67,6 +67,8 @@ pub struct MemChild {
 pub enum MemProbe {
     /// Peak RSS while publishing as fast as possible.
     Publish,
+    /// Peak RSS while publishing a burst of large (8 KiB) messages as fast as possible.
+    PublishLarge,
     /// RSS growth from idle subscriptions.
     IdleSubs,
     /// Peak RSS while publishing to JetStream with acks pipelined and left unawaited.
@@ -78,15 +80,21 @@ impl MemProbe {
     pub fn name(self) -> &'static str {
         match self {
             MemProbe::Publish => "publish",
+            MemProbe::PublishLarge => "publish-large",
             MemProbe::IdleSubs => "idle-subs",
             MemProbe::JsPublish => "js-publish",
         }
     }
 
     fn from_name(name: &str) -> Option<MemProbe> {
-        [MemProbe::Publish, MemProbe::IdleSubs, MemProbe::JsPublish]
-            .into_iter()
-            .find(|p| p.name() == name)
+        [
+            MemProbe::Publish,
+            MemProbe::PublishLarge,
+            MemProbe::IdleSubs,
+            MemProbe::JsPublish,
+        ]
+        .into_iter()
+        .find(|p| p.name() == name)
     }
 }
 

@@ -409,6 +409,14 @@ const MEM: &[Metric] = &[
         blocking_vs_raw: None,
     },
     Metric {
+        name: "peak RSS, publishing 8 KiB",
+        unit: Unit::MiB,
+        better: Better::Lower,
+        target: Some(1.0),
+        vs_raw: None,
+        blocking_vs_raw: None,
+    },
+    Metric {
         name: "RSS per idle subscription",
         unit: Unit::Bytes,
         better: Better::Lower,
@@ -626,6 +634,11 @@ impl Plan {
     /// Payload size of the peak-RSS probe.
     pub fn memory_payload(&self) -> usize {
         1024
+    }
+
+    /// Messages per large-payload (8 KiB) peak-RSS probe: a burst of 800 MB in a full run.
+    pub fn memory_large_messages(&self) -> usize {
+        self.scale(100_000)
     }
 
     /// Idle subscriptions made in the RSS-per-subscription probe.
