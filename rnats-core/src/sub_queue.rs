@@ -326,6 +326,41 @@ mod tests {
         assert_eq!(take_all(&q), [1, 2, 3]);
     }
 
+    /// Pushes `count` batches of one message each, its payload the first `len` bytes of a
+    /// fresh read buffer of `buffer_len` bytes (from a read of `read_len`, 0: the default
+    /// size); returns the buffers.
+    fn push_sliced_batches(
+        q: &SubQueue,
+        count: usize,
+        buffer_len: usize,
+        len: usize,
+        read_len: usize,
+    ) -> Vec<Bytes> {
+        (0..count)
+            .map(|_| {
+                let buffer = Bytes::from(vec![b'r'; buffer_len]);
+                let mut m = message(0);
+                m.payload = buffer.slice(0..len);
+                m.length = len;
+                let mut b: VecDeque<Message> = [m].into_iter().collect();
+                q.push_batch(&mut b, len, read_len);
+                buffer
+            })
+            .collect()
+    }
+
+    /// How many of `messages` still point into one of `buffers`.
+    fn pinning(messages: &VecDeque<Message>, buffers: &[Bytes]) -> usize {
+        messages
+            .iter()
+            .filter(|m| {
+                buffers
+                    .iter()
+                    .any(|b| b.as_ptr_range().contains(&m.payload.as_ptr()))
+            })
+            .count()
+    }
+
     #[test]
     fn a_lagging_subscription_stops_pinning_read_buffers() {
         let q = SubQueue::new(Limits {
@@ -334,27 +369,10 @@ mod tests {
             copy_below: 16 * 1024,
         });
         // Each batch is one 64 KiB read buffer with one small message sliced out of it.
-        let mut buffers = Vec::new();
-        for _ in 0..100 {
-            let buffer = Bytes::from(vec![b'r'; 64 * 1024]);
-            let mut m = message(0);
-            m.payload = buffer.slice(0..32);
-            m.length = 32;
-            let mut b: VecDeque<Message> = [m].into_iter().collect();
-            q.push_batch(&mut b, 32, 0);
-            buffers.push(buffer);
-        }
+        let buffers = push_sliced_batches(&q, 100, 64 * 1024, 32, 0);
         let mut local = VecDeque::new();
         assert_eq!(q.try_take(&mut local), Some(true));
-        let pinning = local
-            .iter()
-            .filter(|m| {
-                buffers.iter().any(|b| {
-                    let range = b.as_ptr_range();
-                    range.contains(&m.payload.as_ptr())
-                })
-            })
-            .count();
+        let pinning = pinning(&local, &buffers);
         assert_eq!(local.len(), 100, "nothing dropped");
         assert!(
             pinning <= MAX_PINNED_BATCHES,
@@ -402,26 +420,10 @@ mod tests {
         });
         // Reads grew to 256 KiB; each batch is 32 KiB of it: over `copy_below`, but it would
         // pin eight times its bytes.
-        let mut buffers = Vec::new();
-        for _ in 0..40 {
-            let buffer = Bytes::from(vec![b'g'; 256 * 1024]);
-            let mut m = message(0);
-            m.payload = buffer.slice(0..32 * 1024);
-            m.length = 32 * 1024;
-            let mut b: VecDeque<Message> = [m].into_iter().collect();
-            q.push_batch(&mut b, 32 * 1024, 256 * 1024);
-            buffers.push(buffer);
-        }
+        let buffers = push_sliced_batches(&q, 40, 256 * 1024, 32 * 1024, 256 * 1024);
         let mut local = VecDeque::new();
         assert_eq!(q.try_take(&mut local), Some(true));
-        let pinning = local
-            .iter()
-            .filter(|m| {
-                buffers
-                    .iter()
-                    .any(|b| b.as_ptr_range().contains(&m.payload.as_ptr()))
-            })
-            .count();
+        let pinning = pinning(&local, &buffers);
         assert_eq!(local.len(), 40, "nothing dropped");
         assert!(pinning <= MAX_PINNED_BATCHES, "{pinning} pin a buffer each");
     }
