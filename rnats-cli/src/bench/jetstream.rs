@@ -59,12 +59,7 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
         for ack in pending {
             ack.await?;
         }
-        let span = Span {
-            msgs,
-            bytes: msgs.saturating_mul(payload.len() as u64),
-            start,
-            end: Instant::now(),
-        };
+        let span = Span::of(msgs, payload.len(), start, Instant::now());
         Ok((span, latencies))
     });
     let mut results = supervisor.wait(vec![task]).await?;

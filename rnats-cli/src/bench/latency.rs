@@ -44,12 +44,7 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
             }
             counter.set(n);
         }
-        let span = Span {
-            msgs: rounds,
-            bytes: rounds.saturating_mul(payload.len() as u64),
-            start,
-            end: Instant::now(),
-        };
+        let span = Span::of(rounds, payload.len(), start, Instant::now());
         Ok((span, latencies))
     });
     let mut results = supervisor.wait(vec![task]).await?;

@@ -40,11 +40,11 @@ impl Publisher {
             self.counter.set(n);
         }
         self.client.flush().await?;
-        Ok(Span {
-            msgs: self.msgs,
-            bytes: self.msgs.saturating_mul(self.payload.len() as u64),
+        Ok(Span::of(
+            self.msgs,
+            self.payload.len(),
             start,
-            end: Instant::now(),
-        })
+            Instant::now(),
+        ))
     }
 }

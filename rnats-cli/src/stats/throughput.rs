@@ -20,6 +20,18 @@ pub(crate) struct Span {
     pub(crate) end: Instant,
 }
 
+impl Span {
+    /// `msgs` messages of `payload_len` bytes each, moved from `start` to `end`.
+    pub(crate) fn of(msgs: u64, payload_len: usize, start: Instant, end: Instant) -> Span {
+        Span {
+            msgs,
+            bytes: msgs.saturating_mul(payload_len as u64),
+            start,
+            end,
+        }
+    }
+}
+
 /// Rates over one span of time.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub(crate) struct Throughput {

@@ -110,12 +110,7 @@ impl Publisher {
         self.client.flush()?;
         let end = Instant::now();
         self.client.close();
-        Ok(Span {
-            msgs: self.msgs,
-            bytes: self.msgs.saturating_mul(self.payload.len() as u64),
-            start,
-            end,
-        })
+        Ok(Span::of(self.msgs, self.payload.len(), start, end))
     }
 }
 

@@ -42,12 +42,7 @@ pub(super) fn run(plan: &Plan) -> Result<Figures, CliError> {
             }
             counter.set(n);
         }
-        let span = Span {
-            msgs: rounds,
-            bytes: rounds.saturating_mul(payload.len() as u64),
-            start,
-            end: Instant::now(),
-        };
+        let span = Span::of(rounds, payload.len(), start, Instant::now());
         client.close();
         Ok((span, latencies))
     });

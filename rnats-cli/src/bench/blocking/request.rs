@@ -114,12 +114,7 @@ impl Requester {
             latencies.push(sent.elapsed());
             self.counter.set(n);
         }
-        let span = Span {
-            msgs: self.requests,
-            bytes: self.requests.saturating_mul(self.payload.len() as u64),
-            start,
-            end: Instant::now(),
-        };
+        let span = Span::of(self.requests, self.payload.len(), start, Instant::now());
         self.client.close();
         Ok(Requested { span, latencies })
     }
