@@ -359,6 +359,10 @@ impl Client {
         if shared.writes().closed {
             return Err(SubscribeCause::Closed.into());
         }
+        if shared.drain_requested.load(Ordering::Acquire) {
+            // As nats.go: a subscription made now would be cut off by the close ahead.
+            return Err(SubscribeCause::Draining.into());
+        }
         let sid = shared.next_sid.fetch_add(1, Ordering::Relaxed);
         let queue = Arc::new(SubQueue::new(Limits {
             messages: shared.options.subscription_capacity,
@@ -366,21 +370,19 @@ impl Client {
             copy_below: shared.options.read_buffer_capacity / 4,
         }));
         let group = queue_group.as_ref().map(|q| q.as_str().to_owned());
-        shared.subs().by_sid.insert(
+        shared.subs().insert(
             sid,
-            SubEntry {
-                subject: subject.clone(),
+            SubEntry::new(
+                subject.clone(),
                 queue_group,
-                sink: Sink::Queue(Arc::clone(&queue)),
-                delivered: 0,
-                max: None,
-            },
+                Sink::Queue(Arc::clone(&queue)),
+            ),
         );
         let sent = shared.push_control(|buf| {
             rnats_proto::encode_sub(buf, subject.as_str(), group.as_deref(), sid);
         });
         if !sent {
-            shared.subs().by_sid.remove(&sid);
+            shared.subs().remove(sid);
             return Err(SubscribeCause::Closed.into());
         }
         Ok(Subscriber::new(self.clone(), sid, queue))
@@ -417,6 +419,7 @@ impl Client {
     /// still ends the subscriptions and closes the client.
     pub async fn drain(&self) -> Result<(), DrainError> {
         let shared = self.shared();
+        shared.request_drain();
         shared.emit(ConnectionEvent::Draining);
         let sids: Vec<u64> = shared
             .subs()

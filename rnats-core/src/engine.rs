@@ -12,7 +12,7 @@
 //!   after CONNECT + PING) runs before a link exists, in `handshake.rs`.
 //! - [`Writes`](crate::shared::Writes), under a mutex shared with every caller: the write
 //!   queue, who writes next ([`Writer`]), the PINGs awaiting their PONG in order
-//!   ([`Pong`]: a keepalive, one flush, or every flush made during an outage), and whether
+//!   ([`Pong`](crate::session::Pong): a keepalive, one flush, or every flush made during an outage), and whether
 //!   the queue belongs to a live link or is the reconnect buffer (`disconnected`). Callers
 //!   encode their frames straight into it under a short lock: that is the hot path, and why
 //!   this part is not behind a channel.
@@ -74,7 +74,8 @@ use crate::events::{ClientError, ConnectionEvent};
 use crate::handshake::{Established, effective_max_payload};
 use crate::link::{Link, LinkAction};
 use crate::reconnect;
-use crate::shared::{Pong, Shared, Sink, Subscriptions};
+use crate::session;
+use crate::shared::{Shared, Sink, Subscriptions};
 use crate::statistics::Statistics;
 use crate::transport::Transport;
 use crate::write_queue::{Frames, IOVECS, Writer};
@@ -236,6 +237,14 @@ impl Engine {
             if self.shared.options.reconnect.max_reconnects == Some(0) {
                 break;
             }
+            if self.shared.drain_requested.load(Ordering::Acquire) {
+                self.link.handle_drain();
+            }
+            if !self.link.reconnects() {
+                // A draining client closes once its drain ends; a new link would only
+                // restore subscriptions it is taking down.
+                break;
+            }
             if self.shared.state() == LinkState::Connected {
                 self.disconnected(reason.clone());
             }
@@ -298,7 +307,7 @@ impl Engine {
             }
             writes.linger_since = None;
             writes.urgent = false;
-            std::mem::take(&mut writes.pongs)
+            writes.pongs.lose_link()
         };
         // Their PINGs, and maybe publishes before them, were lost with the link.
         for pong in lost_pongs {
@@ -361,7 +370,7 @@ impl Engine {
             // to what it was given, so none of them is cut off by leaving.
             self.out
                 .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-            writes.pongs.push_back(Pong::Keepalive);
+            writes.pongs.push_keepalive();
             writes.disconnected = true;
             writes.writer = Writer::Writing;
             writes.note_engine_batch(true);
@@ -377,7 +386,7 @@ impl Engine {
     fn poll_move_done(&mut self) -> Option<Ending> {
         let reason = self.link.moving()?;
         let written = self.out.is_empty() && !self.stream_needs_flush;
-        let answered = written && self.shared.writes().pongs.is_empty();
+        let answered = written && self.shared.writes().pongs.all_answered();
         answered.then(|| Ending::Lost(reason.to_owned()))
     }
 
@@ -388,6 +397,9 @@ impl Engine {
                 // Best effort: whatever is writable right now still goes out.
                 let _ = self.drive_write(cx);
                 return Poll::Ready(Ending::Requested);
+            }
+            if self.shared.drain_requested.load(Ordering::Relaxed) && self.link.handle_drain() {
+                tracing::debug!("draining");
             }
             if self
                 .shared
@@ -519,7 +531,7 @@ impl Engine {
             }
             ServerOp::Pong => {
                 self.link.handle_pong();
-                let waiter = self.shared.writes().pongs.pop_front();
+                let waiter = self.shared.writes().pongs.on_pong();
                 if let Some(waiter) = waiter {
                     waiter.resolve(Ok(()));
                 }
@@ -567,13 +579,7 @@ impl Engine {
         {
             fail_subscriptions(&self.shared, subject, queue.as_deref());
         }
-        let fatal = matches!(
-            error,
-            ServerError::AuthorizationViolation
-                | ServerError::AuthenticationExpired
-                | ServerError::StaleConnection
-                | ServerError::MaxPayload
-        );
+        let fatal = session::ends_link(&error);
         let reason = format!("server error: {error}");
         self.shared.emit(ConnectionEvent::ServerError(error));
         // After these the server closes the connection; do not wait for it to do so.
@@ -731,7 +737,7 @@ impl Engine {
         writes
             .queue
             .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-        writes.pongs.push_back(Pong::Keepalive);
+        writes.pongs.push_keepalive();
         drop(writes);
         self.shared.keepalive_pings.fetch_add(1, Ordering::Relaxed);
     }
@@ -770,16 +776,15 @@ pub(crate) fn release_all(shared: &Shared, error: Option<SubscriberError>) {
         writes.closed = true;
         writes.socket = None;
         writes.note_engine_batch(false);
-        // Flushes made while disconnected fail now instead of waiting for a reconnect.
-        writes.flushes_after_reconnect.clear();
         writes.queue = Frames::default();
-        std::mem::take(&mut writes.pongs)
+        // Flushes made while disconnected fail now instead of waiting for a reconnect.
+        writes.pongs.close()
     };
     // Dropped unanswered: their flushes report `Closed`.
     drop(pongs);
     shared.space.notify_waiters();
-    let entries = std::mem::take(&mut shared.subs().by_sid);
-    for entry in entries.into_values() {
+    let entries: Vec<_> = shared.subs().take_all().collect();
+    for (_, entry) in entries {
         if let Sink::Queue(queue) = entry.sink {
             queue.close(error.clone());
         }
@@ -821,23 +826,12 @@ impl Drop for DriverGuard {
 pub(crate) fn replay(shared: &Shared, direct: Option<Arc<TcpStream>>) {
     let subs = shared.subs();
     let mut restore = Frames::with_limit(shared.options.write_buffer_limit);
-    for (sid, entry) in &subs.by_sid {
-        let group = entry.queue_group.as_ref().map(|q| q.as_str());
-        restore.push_with(|buf| rnats_proto::encode_sub(buf, entry.subject.as_str(), group, *sid));
-        if let Some(max) = entry.max {
-            let left = max.saturating_sub(entry.delivered);
-            restore.push_with(|buf| rnats_proto::encode_unsub(buf, *sid, Some(left)));
-        }
-    }
+    restore.push_with(|buf| subs.encode_replay(buf, |_| true));
     let mut writes = shared.writes();
     let kept = std::mem::take(&mut writes.queue);
     restore.append(kept);
-    let mut waiting = std::mem::take(&mut writes.flushes_after_reconnect);
-    waiting.retain(|w| !w.is_closed());
-    writes.prune_flushes_at = 0;
-    if !waiting.is_empty() {
+    if writes.pongs.resume() {
         restore.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-        writes.pongs.push_back(Pong::Flushes(waiting));
     }
     writes.queue = restore;
     writes.disconnected = false;
@@ -881,28 +875,22 @@ fn no_socket() -> Ending {
 fn deliver(shared: &Shared, subs: &mut Subscriptions, msg: Msg, deliveries: &mut Deliveries) {
     let sid = msg.sid;
     // A message for an unknown sid raced an unsubscribe; dropping it is correct.
-    let Some(entry) = subs.by_sid.get_mut(&sid) else {
+    let Some((sink, last)) = subs.count_message(sid) else {
         return;
     };
-    entry.delivered += 1;
-    let finished = entry.max.is_some_and(|max| entry.delivered >= max);
-    match &entry.sink {
+    match sink {
         Sink::Queue(queue) => deliveries.add(sid, queue, Message::from(msg)),
         Sink::Requests => deliver_reply(shared, msg),
     }
-    if finished {
-        subs.by_sid.remove(&sid);
+    if last {
+        subs.remove(sid);
         deliveries.close_after(sid);
     }
 }
 
 /// Completes the request whose token ends the reply subject.
 fn deliver_reply(shared: &Shared, msg: Msg) {
-    let token = msg
-        .subject
-        .as_str()
-        .strip_prefix(shared.reply_prefix.as_str())
-        .and_then(|token| token.parse::<u64>().ok());
+    let token = session::reply_token(&shared.reply_prefix, msg.subject.as_str());
     // Replies to requests that already gave up (timed out, dropped) are discarded.
     if let Some(sender) = token.and_then(|token| shared.requests().remove(&token)) {
         let _ = sender.send(Message::from(msg));
@@ -911,22 +899,12 @@ fn deliver_reply(shared: &Shared, msg: Msg) {
 
 /// Ends the subscriptions the server refused, recording why.
 fn fail_subscriptions(shared: &Shared, subject: &str, queue: Option<&str>) {
-    let mut subs = shared.subs();
-    let refused: Vec<u64> = subs
-        .by_sid
-        .iter()
-        .filter(|(_, e)| {
-            e.subject.as_str() == subject && e.queue_group.as_ref().map(|q| q.as_str()) == queue
-        })
-        .map(|(sid, _)| *sid)
-        .collect();
-    for sid in refused {
-        if let Some(entry) = subs.by_sid.remove(&sid) {
-            if let Sink::Queue(queue) = entry.sink {
-                queue.close(Some(SubscriberError::PermissionViolation {
-                    subject: subject.to_owned(),
-                }));
-            }
+    let refused = shared.subs().take_refused(subject, queue);
+    for (_, entry) in refused {
+        if let Sink::Queue(queue) = entry.sink {
+            queue.close(Some(SubscriberError::PermissionViolation {
+                subject: subject.to_owned(),
+            }));
         }
     }
 }

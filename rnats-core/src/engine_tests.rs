@@ -13,7 +13,8 @@ use crate::error::FlushCause;
 use crate::events::ConnectionEvent;
 use crate::options::ConnectOptions;
 use crate::server_pool::ServerPool;
-use crate::shared::{Pong, Shared, Sink, SubEntry};
+use crate::session::Pong;
+use crate::shared::{Shared, Sink, SubEntry};
 use crate::sub_queue::{Limits, SubQueue};
 use crate::write_queue::{Frames, IOVECS};
 
@@ -42,16 +43,14 @@ fn subscribe_queue(
         bytes: 1 << 16,
         copy_below: 16 * 1024,
     }));
-    shared.subs().by_sid.insert(
-        sid,
-        SubEntry {
-            subject: Subject::from(subject),
-            queue_group: None,
-            sink: Sink::Queue(Arc::clone(&queue)),
-            delivered,
-            max,
-        },
+    let mut entry = SubEntry::new(
+        Subject::from(subject),
+        None,
+        Sink::Queue(Arc::clone(&queue)),
     );
+    entry.delivered = delivered;
+    entry.max = max;
+    shared.subs().insert(sid, entry);
     queue
 }
 
@@ -134,13 +133,17 @@ fn replay_sends_subscriptions_then_kept_publishes_then_one_ping_for_all_flushes(
     assert_eq!(got[3..], ["PUB kept 2", "hi", "PING"]);
     let writes = shared.writes();
     assert!(!writes.disconnected, "callers write to the new link");
-    assert_eq!(writes.pongs.len(), 1, "one PING serves every waiting flush");
-    match writes.pongs.front() {
+    assert_eq!(
+        writes.pongs.outstanding(),
+        1,
+        "one PING serves every waiting flush"
+    );
+    match writes.pongs.oldest() {
         Some(Pong::Flushes(waiters)) => assert_eq!(waiters.len(), 2, "abandoned pruned"),
         other => panic!("unexpected {other:?}"),
     }
     drop(writes);
-    let pong = shared.writes().pongs.pop_front().expect("a PONG awaited");
+    let pong = shared.writes().pongs.on_pong().expect("a PONG awaited");
     pong.resolve(Ok(()));
     assert_eq!(first.blocking_recv(), Ok(Ok(())));
     assert_eq!(second.blocking_recv(), Ok(Ok(())));
@@ -169,10 +172,10 @@ fn abandoned_flushes_made_during_an_outage_do_not_pile_up() {
     for _ in 0..10_000 {
         drop(shared.push_ping());
     }
-    let kept = shared.writes().flushes_after_reconnect.len();
+    let kept = shared.writes().pongs.deferred();
     assert!(kept <= 32, "{kept} dropped flushes kept");
     let live: Vec<_> = (0..100).map(|_| shared.push_ping()).collect();
-    assert!(shared.writes().flushes_after_reconnect.len() <= 100 + 2 * 32);
+    assert!(shared.writes().pongs.deferred() <= 100 + 2 * 32);
     drop(live);
 }
 
@@ -180,7 +183,7 @@ fn abandoned_flushes_made_during_an_outage_do_not_pile_up() {
 fn flushes_lost_with_their_link_say_so() {
     let shared = shared();
     let lost = shared.push_ping().expect("not closed");
-    let pongs = std::mem::take(&mut shared.writes().pongs);
+    let pongs = shared.writes().pongs.lose_link();
     for pong in pongs {
         pong.resolve(Err(FlushCause::Disconnected));
     }
@@ -231,14 +234,11 @@ async fn a_scripted_conversation_delivers_answers_and_ends_refused_subscriptions
         [Bytes::from("hi"), Bytes::from("there")]
     );
     assert_eq!(
-        shared.subs().by_sid.get(&1).map(|e| e.delivered),
+        shared.subs().get(1).map(|e| e.delivered),
         Some(2),
         "auto-unsubscribe counts what was delivered"
     );
-    assert!(
-        !shared.subs().by_sid.contains_key(&2),
-        "the refused one is gone"
-    );
+    assert!(!shared.subs().contains(2), "the refused one is gone");
     assert!(matches!(
         refused.take_error(),
         Some(crate::error::SubscriberError::PermissionViolation { subject }) if subject == "secret.>"
@@ -267,7 +267,7 @@ async fn auto_unsubscribe_ends_the_stream_at_the_count() {
     // One was delivered before (say, on the link before a reconnect): one more ends it, and
     // the message past the count is dropped.
     assert_eq!(take_messages(&queue), [Bytes::from("x")]);
-    assert!(!shared.subs().by_sid.contains_key(&5));
+    assert!(!shared.subs().contains(5));
 }
 
 #[tokio::test]

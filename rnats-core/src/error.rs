@@ -457,9 +457,12 @@ pub enum SubscribeCause {
     /// The queue group name is not valid.
     #[error("{0}")]
     InvalidQueueGroup(#[from] QueueGroupError),
-    /// The client is closed or draining.
+    /// The client is closed.
     #[error("the connection is closed")]
     Closed,
+    /// The client is draining: it closes once the drain is done.
+    #[error("the connection is draining")]
+    Draining,
 }
 
 impl SubscribeCause {
@@ -468,7 +471,7 @@ impl SubscribeCause {
         match self {
             SubscribeCause::InvalidSubject(_) => SubscribeErrorKind::InvalidSubject,
             SubscribeCause::InvalidQueueGroup(_) => SubscribeErrorKind::InvalidQueueName,
-            SubscribeCause::Closed => SubscribeErrorKind::Other,
+            SubscribeCause::Closed | SubscribeCause::Draining => SubscribeErrorKind::Other,
         }
     }
 }

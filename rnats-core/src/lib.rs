@@ -38,6 +38,7 @@ mod reconnect;
 mod request;
 mod server_addr;
 mod server_pool;
+mod session;
 mod shared;
 mod sink;
 mod statistics;

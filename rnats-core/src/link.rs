@@ -15,12 +15,16 @@
 //!       │        handle_disconnected   │   │        deadline passing)       │
 //!       └──────────────────────────────┘   └──── handle_connected ◀─────────┘
 //!                                               (after the driver reconnects)
+//!  Connected ──handle_drain──▶ Draining ──handle_closed──▶ Closed
 //!  any ──handle_closed──▶ Closed
 //! ```
 //!
 //! While `Moving`, the old link only finishes what it accepted: no keepalive PINGs (the
 //! shared queue already belongs to the next link), and a deadline after which the driver
-//! gives up on the old server.
+//! gives up on the old server. While `Draining` (`Client::drain`: the subscriptions are
+//! unsubscribed and what the server sent before is let in, then the client closes) keepalive
+//! goes on, but no planned move starts, and a link lost meanwhile is not re-established:
+//! [`Link::reconnects`] says so to the driver.
 
 use std::time::{Duration, Instant};
 
@@ -39,6 +43,8 @@ pub(crate) enum Phase {
         reason: &'static str,
         deadline: Instant,
     },
+    /// The client is draining: it closes once what the server sent before the UNSUBs is in.
+    Draining,
     /// Closed for good.
     Closed,
 }
@@ -66,6 +72,8 @@ pub(crate) struct Link {
     lame_duck_at: Option<Instant>,
     /// How long a planned move may take before the old link is dropped.
     move_grace: Duration,
+    /// The client drains: it closes when done, and never reconnects.
+    draining: bool,
 }
 
 impl Link {
@@ -81,6 +89,7 @@ impl Link {
             keepalive: Keepalive::new(ping_interval, max_pings_outstanding),
             lame_duck_at: None,
             move_grace,
+            draining: false,
         }
     }
 
@@ -98,12 +107,34 @@ impl Link {
         }
     }
 
+    /// Whether a lost link is to be re-established: not once the client drains or closes.
+    pub(crate) fn reconnects(&self) -> bool {
+        !self.draining && self.phase != Phase::Closed
+    }
+
+    /// The client started draining. Returns whether this is news. A drain that starts while
+    /// the link is down or moving still keeps a lost link from being re-established.
+    pub(crate) fn handle_drain(&mut self) -> bool {
+        if self.draining || self.phase == Phase::Closed {
+            return false;
+        }
+        self.draining = true;
+        if self.phase == Phase::Connected {
+            self.phase = Phase::Draining;
+            self.lame_duck_at = None;
+        }
+        true
+    }
+
     /// A connection is up at `now` (the first, or after a reconnect).
     pub(crate) fn handle_connected(&mut self, now: Instant) {
         if self.phase == Phase::Closed {
             return;
         }
-        self.phase = Phase::Connected;
+        self.phase = match self.draining {
+            true => Phase::Draining,
+            false => Phase::Connected,
+        };
         self.lame_duck_at = None;
         self.keepalive.handle_connected(now);
     }
@@ -138,7 +169,7 @@ impl Link {
     }
 
     /// The user asked to move (`force_reconnect`) at `now`. Returns whether a move starts:
-    /// not when one is under way or the link is down.
+    /// not when one is under way, the link is down, or the client drains.
     pub(crate) fn handle_move_requested(&mut self, now: Instant, reason: &'static str) -> bool {
         if self.phase != Phase::Connected {
             return false;
@@ -160,6 +191,7 @@ impl Link {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             },
+            Phase::Draining => self.keepalive.poll_timeout(),
             Phase::Moving { deadline, .. } => Some(deadline),
             Phase::Disconnected | Phase::Closed => None,
         }
@@ -175,20 +207,26 @@ impl Link {
                     self.start_move(now, reason);
                     return Some(LinkAction::StartMove { reason });
                 }
-                match self.keepalive.handle_timeout(now)? {
-                    KeepaliveAction::Ping => Some(LinkAction::Ping),
-                    KeepaliveAction::Stale { outstanding } => {
-                        // The driver drops the link: nothing more is due on it.
-                        self.handle_disconnected();
-                        Some(LinkAction::Stale { outstanding })
-                    }
-                }
+                self.keepalive_due(now)
             }
+            Phase::Draining => self.keepalive_due(now),
             Phase::Moving { reason, deadline } if now >= deadline => {
                 self.handle_disconnected();
                 Some(LinkAction::GiveUp { reason })
             }
             Phase::Moving { .. } | Phase::Disconnected | Phase::Closed => None,
+        }
+    }
+
+    /// The keepalive's part of [`Link::handle_timeout`] on a working link.
+    fn keepalive_due(&mut self, now: Instant) -> Option<LinkAction> {
+        match self.keepalive.handle_timeout(now)? {
+            KeepaliveAction::Ping => Some(LinkAction::Ping),
+            KeepaliveAction::Stale { outstanding } => {
+                // The driver drops the link: nothing more is due on it.
+                self.handle_disconnected();
+                Some(LinkAction::Stale { outstanding })
+            }
         }
     }
 }
@@ -315,5 +353,48 @@ mod tests {
         assert!(far > t0 + Duration::from_secs(86_400 * 365), "not at once");
         assert!(link.handle_move_requested(t0, "x"));
         assert!(link.poll_timeout().expect("the move deadline") > far - Duration::from_secs(1));
+    }
+
+    #[test]
+    fn draining_keeps_the_keepalive_and_refuses_moves_and_reconnects() {
+        let t0 = Instant::now();
+        let mut link = link(t0);
+        assert!(link.reconnects());
+        assert!(link.handle_drain(), "news once");
+        assert!(!link.handle_drain());
+        assert_eq!(link.phase(), Phase::Draining);
+        assert!(!link.reconnects(), "a lost link is not re-established");
+        assert!(
+            !link.handle_lame_duck(t0, 10 * MS),
+            "the drain closes anyway"
+        );
+        assert!(!link.handle_move_requested(t0, "reconnect requested"));
+        assert_eq!(link.poll_timeout(), Some(t0 + 1000 * MS));
+        assert_eq!(due(&mut link, t0 + 1000 * MS), [LinkAction::Ping]);
+        assert_eq!(due(&mut link, t0 + 2000 * MS), [LinkAction::Ping]);
+        assert_eq!(
+            due(&mut link, t0 + 3000 * MS),
+            [LinkAction::Stale { outstanding: 2 }],
+            "a dead server is still detected while draining"
+        );
+        assert!(!link.reconnects());
+        link.handle_closed();
+        assert_eq!(link.phase(), Phase::Closed);
+    }
+
+    #[test]
+    fn a_drain_started_while_disconnected_still_stops_reconnecting() {
+        let t0 = Instant::now();
+        let mut link = link(t0);
+        link.handle_disconnected();
+        assert!(link.handle_drain());
+        assert_eq!(link.phase(), Phase::Disconnected);
+        assert!(!link.reconnects());
+        link.handle_connected(t0);
+        assert_eq!(
+            link.phase(),
+            Phase::Draining,
+            "a link that comes up anyway drains"
+        );
     }
 }

@@ -81,16 +81,9 @@ pub(crate) fn subscribe_inbox(shared: &Shared) {
         tracing::error!(%pattern, "request inbox is not a valid subject");
         return;
     };
-    shared.subs().by_sid.insert(
-        sid,
-        SubEntry {
-            subject,
-            queue_group: None,
-            sink: Sink::Requests,
-            delivered: 0,
-            max: None,
-        },
-    );
+    shared
+        .subs()
+        .insert(sid, SubEntry::new(subject, None, Sink::Requests));
     shared.push_control(|buf| rnats_proto::encode_sub(buf, &pattern, None, sid));
 }
 

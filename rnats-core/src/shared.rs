@@ -3,14 +3,12 @@
 //! Lock order: `subs` before `writes` (the engine holds `subs` while it may answer a PING).
 //! No code path takes `subs` while holding `writes`.
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::BytesMut;
 use futures_util::task::AtomicWaker;
-use rnats_proto::{QueueGroup, ServerInfo, Subject};
+use rnats_proto::ServerInfo;
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, broadcast, oneshot, watch};
 use tokio::time::Instant;
@@ -21,6 +19,8 @@ use crate::error::FlushCause;
 use crate::events::ConnectionEvent;
 use crate::options::ConnectOptions;
 use crate::server_pool::ServerPool;
+pub(crate) use crate::session::SidMap;
+use crate::session::{PongWaiter, Pongs, SubTable};
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
 use crate::write_queue::{Frames, Urgency, Writer};
@@ -46,6 +46,9 @@ pub(crate) struct Shared {
     pub(crate) headers_supported: AtomicBool,
     state: AtomicU8,
     pub(crate) close_requested: AtomicBool,
+    /// `Client::drain` started: subscribing is refused, and the engine does not re-establish
+    /// a link lost before the drain closes the client.
+    pub(crate) drain_requested: AtomicBool,
     /// `Client::force_reconnect` or lame duck mode asked the engine to move on.
     pub(crate) reconnect_requested: AtomicBool,
     pub(crate) events: broadcast::Sender<ConnectionEvent>,
@@ -72,29 +75,15 @@ pub(crate) type ReplySender = oneshot::Sender<Message>;
 /// Where a flush's outcome goes. Dropped unsent when the client closes (`Closed`).
 pub(crate) type FlushWaiter = oneshot::Sender<Result<(), FlushCause>>;
 
-/// What one PING on the wire is waiting for, in the order the PINGs were sent.
-#[derive(Debug)]
-pub(crate) enum Pong {
-    /// A keepalive PING: its PONG only proves the server is alive.
-    Keepalive,
-    /// One `flush()`.
-    Flush(FlushWaiter),
-    /// The flushes made while disconnected: one PING after the reconnect serves them all.
-    Flushes(Vec<FlushWaiter>),
-}
-
-impl Pong {
-    /// Tells the flushes this PONG was for how it went.
+impl PongWaiter for FlushWaiter {
     #[inline]
-    pub(crate) fn resolve(self, outcome: Result<(), FlushCause>) {
-        match self {
-            Pong::Keepalive => {}
-            // A flush caller may have given up; that is fine.
-            Pong::Flush(waiter) => {
-                let _ = waiter.send(outcome);
-            }
-            Pong::Flushes(waiters) => resolve_all(waiters, outcome),
-        }
+    fn resolve(self, outcome: Result<(), FlushCause>) {
+        // A flush caller may have given up; that is fine.
+        let _ = self.send(outcome);
+    }
+
+    fn abandoned(&self) -> bool {
+        self.is_closed()
     }
 }
 
@@ -105,20 +94,17 @@ pub(crate) struct Writes {
     pub(crate) writer: Writer,
     /// The socket, for callers allowed to write directly; `None` once closed.
     pub(crate) socket: Option<Arc<TcpStream>>,
-    /// One entry per PING queued or sent on the current link, in order.
-    pub(crate) pongs: VecDeque<Pong>,
+    /// The PINGs queued or sent on the current link, in order, and the flushes made while
+    /// disconnected.
+    pub(crate) pongs: Pongs<FlushWaiter>,
     /// Publishers are parked on [`Shared::space`].
     pub(crate) space_waiters: bool,
     /// No more frames are accepted.
     pub(crate) closed: bool,
     /// The connection is lost and being re-established: publishes are kept (up to the
     /// reconnect buffer), control frames are not queued (subscriptions are restored from the
-    /// table on reconnect), and flushes wait in `flushes_after_reconnect`.
+    /// table on reconnect), and flushes are deferred in `pongs`.
     pub(crate) disconnected: bool,
-    pub(crate) flushes_after_reconnect: Vec<FlushWaiter>,
-    /// `flushes_after_reconnect` is pruned of abandoned flushes when it reaches this length,
-    /// which then doubles: amortised O(1) per flush, bounded by the live flushes.
-    pub(crate) prune_flushes_at: usize,
     /// The engine holds a batch it has not finished writing (set and cleared by the engine
     /// under this lock): the writer invariant is that no caller writes directly then. Kept in
     /// debug builds only, where the invariant is asserted.
@@ -157,46 +143,10 @@ impl Writes {
 }
 
 /// Live subscriptions by sid.
-#[derive(Debug, Default)]
-pub(crate) struct Subscriptions {
-    pub(crate) by_sid: SidMap<SubEntry>,
-}
-
-/// A map keyed by sids or request tokens: small integers this client hands out in sequence.
-pub(crate) type SidMap<V> = HashMap<u64, V, BuildHasherDefault<SidHasher>>;
-
-/// Hashes sids with one multiply. SipHash's resistance to chosen keys buys nothing for keys
-/// we pick ourselves, and the engine looks a sid up for every message. Multiplying by an odd
-/// constant keeps sequential keys distinct in the low bits and mixes them into the high ones.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct SidHasher(u64);
-
-impl Hasher for SidHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
+pub(crate) type Subscriptions = SubTable<Sink>;
 
 /// One subscription as the engine sees it.
-#[derive(Debug)]
-pub(crate) struct SubEntry {
-    pub(crate) subject: Subject,
-    pub(crate) queue_group: Option<QueueGroup>,
-    pub(crate) sink: Sink,
-    pub(crate) delivered: u64,
-    /// Auto-unsubscribe once `delivered` reaches this.
-    pub(crate) max: Option<u64>,
-}
+pub(crate) type SubEntry = crate::session::SubEntry<Sink>;
 
 /// Where a subscription's messages go.
 #[derive(Debug)]
@@ -205,14 +155,6 @@ pub(crate) enum Sink {
     Queue(Arc<SubQueue>),
     /// The request multiplexer's wildcard inbox.
     Requests,
-}
-
-/// Resolves the flushes one PING after a reconnect served.
-#[cold]
-fn resolve_all(waiters: Vec<FlushWaiter>, outcome: Result<(), FlushCause>) {
-    for waiter in waiters {
-        let _ = waiter.send(outcome.clone());
-    }
 }
 
 impl Shared {
@@ -237,6 +179,7 @@ impl Shared {
             info: Mutex::new(Arc::new(info)),
             state: AtomicU8::new(LinkState::Connected as u8),
             close_requested: AtomicBool::new(false),
+            drain_requested: AtomicBool::new(false),
             reconnect_requested: AtomicBool::new(false),
             events,
             statistics: Arc::default(),
@@ -308,17 +251,13 @@ impl Shared {
         }
         if writes.disconnected {
             // Resolved by the one PING sent after the reconnect, behind the kept publishes.
-            if writes.flushes_after_reconnect.len() >= writes.prune_flushes_at {
-                writes.flushes_after_reconnect.retain(|w| !w.is_closed());
-                writes.prune_flushes_at = (2 * writes.flushes_after_reconnect.len()).max(16);
-            }
-            writes.flushes_after_reconnect.push(tx);
+            writes.pongs.defer(tx);
             return Some(rx);
         }
         writes
             .queue
             .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-        writes.pongs.push_back(Pong::Flush(tx));
+        writes.pongs.push_flush(tx);
         self.submit(writes, Urgency::Flush);
         Some(rx)
     }
@@ -382,6 +321,12 @@ impl Shared {
             drop(writes);
             self.engine_waker.wake();
         }
+    }
+
+    /// Tells the engine the client drains (see [`Link::handle_drain`](crate::link::Link)).
+    pub(crate) fn request_drain(&self) {
+        self.drain_requested.store(true, Ordering::Release);
+        self.engine_waker.wake();
     }
 
     /// Asks the engine to stop.

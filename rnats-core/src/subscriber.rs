@@ -49,13 +49,8 @@ impl Subscriber {
     /// The server stops sending at the same count.
     pub async fn unsubscribe_after(&mut self, n: u64) -> Result<(), UnsubscribeError> {
         let shared = self.shared();
-        let done = {
-            let mut subs = shared.subs();
-            let Some(entry) = subs.by_sid.get_mut(&self.sid) else {
-                return Ok(());
-            };
-            entry.max = Some(n);
-            entry.delivered >= n
+        let Some(done) = shared.subs().set_max(self.sid, n) else {
+            return Ok(());
         };
         if done {
             return self.unsubscribe_now();
@@ -156,7 +151,7 @@ impl fmt::Debug for Subscriber {
 pub(crate) fn close_subscriptions(shared: &Shared, sids: &[u64]) {
     let mut subs = shared.subs();
     for sid in sids {
-        if let Some(entry) = subs.by_sid.remove(sid) {
+        if let Some(entry) = subs.remove(*sid) {
             if let Sink::Queue(queue) = entry.sink {
                 queue.close(None);
             }

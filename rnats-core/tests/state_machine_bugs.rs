@@ -292,3 +292,54 @@ async fn a_subscription_drained_during_an_outage_is_not_restored() {
         "the server has no subscription left for it"
     );
 }
+
+/// The `Draining` phase: a link lost while a drain waits for its PONG is not re-established
+/// (a reconnect would only restore the subscriptions being taken down); the engine closes
+/// the client itself and the drain fails. Before the phase existed the engine reconnected
+/// and replayed the drained subscription, and only the drain's own close stopped it.
+#[tokio::test]
+async fn a_link_lost_while_draining_is_not_reestablished() {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    let client = quick().connect(proxy.url()).await.unwrap();
+    let mut events = client.events();
+    let mut sub = client.subscribe("d").await.unwrap();
+    client.flush().await.unwrap();
+    proxy.stall();
+    // Polled once here, so it has sent its UNSUB and PING; not polled again until the
+    // engine has decided, so its own close cannot be what stops a reconnect.
+    let mut drain = Box::pin(client.drain());
+    assert!(
+        (&mut drain).now_or_never().is_none(),
+        "the drain waits for its PONG"
+    );
+    assert!(
+        matches!(
+            client.subscribe("late").await.unwrap_err().cause(),
+            Some(rnats_core::SubscribeCause::Draining)
+        ),
+        "no new subscription while draining"
+    );
+    // The UNSUB and the drain's PING are with the stalled proxy; cutting it loses them.
+    proxy.cut();
+    proxy.resume();
+    let ended = wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Reconnected | ConnectionEvent::Closed)
+    })
+    .await;
+    assert_eq!(
+        ended,
+        ConnectionEvent::Closed,
+        "the draining client reconnected"
+    );
+    assert!(client.is_closed());
+    let result = tokio::time::timeout(WAIT, drain).await.unwrap();
+    assert!(result.is_err(), "the drain could not finish");
+    assert!(
+        tokio::time::timeout(WAIT, sub.next())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(client.statistics().connects.load(Ordering::Relaxed), 1);
+}
