@@ -291,24 +291,7 @@ impl Engine {
         self.link.handle_disconnected();
         self.read_buf.clear();
         self.read_size = self.read_capacity;
-        let lost_pongs = {
-            let mut writes = shared.writes();
-            writes.socket = None;
-            // Nothing writes until the reconnect hands over a new socket.
-            writes.writer = Writer::Writing;
-            writes.note_engine_batch(false);
-            if !writes.disconnected {
-                // Frames queued for the dead connection are as lost as those in flight: the
-                // queue may hold SUBs and PINGs of that connection, which must not be
-                // replayed. (A planned move already took them and turned the queue into the
-                // reconnect buffer.)
-                writes.queue = Frames::with_limit(shared.options.write_buffer_limit);
-                writes.disconnected = true;
-            }
-            writes.linger_since = None;
-            writes.urgent = false;
-            writes.pongs.lose_link()
-        };
+        let lost_pongs = shared.writes().lose_link(shared.options.write_buffer_limit);
         // Their PINGs, and maybe publishes before them, were lost with the link.
         for pong in lost_pongs {
             pong.resolve(Err(FlushCause::Disconnected));
@@ -355,29 +338,16 @@ impl Engine {
     /// Starts a planned move away from a healthy server: callers queue for the next link from
     /// now on, while the engine finishes writing what this one accepted.
     fn hand_over_queue(&mut self) {
+        let shared = &self.shared;
+        let limit = shared.options.write_buffer_limit;
+        if !shared
+            .writes()
+            .hand_over(&mut self.out, limit, &shared.statistics)
         {
-            let mut writes = self.shared.writes();
-            if writes.disconnected {
-                return;
-            }
-            let accepted = std::mem::replace(
-                &mut writes.queue,
-                Frames::with_limit(self.shared.options.write_buffer_limit),
-            );
-            writes.count_out(&self.shared.statistics);
-            self.out.append(accepted);
-            // A last PING: its PONG comes after every message the old server sends in answer
-            // to what it was given, so none of them is cut off by leaving.
-            self.out
-                .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-            writes.pongs.push_keepalive();
-            writes.disconnected = true;
-            writes.writer = Writer::Writing;
-            writes.note_engine_batch(true);
-            writes.linger_since = None;
+            return;
         }
         // Blocked publishers retry and now go to the reconnect buffer.
-        self.shared.space.notify_waiters();
+        shared.space.notify_waiters();
     }
 
     /// During a planned move: whether the old link is done (everything written and every
@@ -733,12 +703,7 @@ impl Engine {
     }
 
     fn queue_keepalive_ping(&mut self) {
-        let mut writes = self.shared.writes();
-        writes
-            .queue
-            .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-        writes.pongs.push_keepalive();
-        drop(writes);
+        self.shared.writes().push_keepalive();
         self.shared.keepalive_pings.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -771,15 +736,8 @@ const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 /// task dropped with the runtime): no caller may wait for ever on a driver that is gone.
 pub(crate) fn release_all(shared: &Shared, error: Option<SubscriberError>) {
     shared.set_state(LinkState::Closed);
-    let pongs = {
-        let mut writes = shared.writes();
-        writes.closed = true;
-        writes.socket = None;
-        writes.note_engine_batch(false);
-        writes.queue = Frames::default();
-        // Flushes made while disconnected fail now instead of waiting for a reconnect.
-        writes.pongs.close()
-    };
+    // Flushes made while disconnected fail now instead of waiting for a reconnect.
+    let pongs = shared.writes().close();
     // Dropped unanswered: their flushes report `Closed`.
     drop(pongs);
     shared.space.notify_waiters();
@@ -827,18 +785,7 @@ pub(crate) fn replay(shared: &Shared, direct: Option<Arc<TcpStream>>) {
     let subs = shared.subs();
     let mut restore = Frames::with_limit(shared.options.write_buffer_limit);
     restore.push_with(|buf| subs.encode_replay(buf, |_| true));
-    let mut writes = shared.writes();
-    let kept = std::mem::take(&mut writes.queue);
-    restore.append(kept);
-    if writes.pongs.resume() {
-        restore.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-    }
-    writes.queue = restore;
-    writes.disconnected = false;
-    writes.socket = direct;
-    // The engine takes the queue on its first pass.
-    writes.writer = Writer::Woken;
-    drop(writes);
+    shared.writes().resume(restore, direct);
     drop(subs);
 }
 

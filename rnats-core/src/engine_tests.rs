@@ -75,7 +75,12 @@ fn take_messages(queue: &SubQueue) -> Vec<Bytes> {
 
 /// Everything queued, as the bytes a socket would get.
 fn queued_bytes(shared: &Shared) -> Vec<u8> {
-    let mut frames = std::mem::take(&mut shared.writes().queue);
+    let frames = std::mem::take(&mut shared.writes().queue);
+    frame_bytes(frames)
+}
+
+/// The bytes a socket would get for `frames`.
+fn frame_bytes(mut frames: Frames) -> Vec<u8> {
     let mut all = Vec::new();
     while !frames.is_empty() {
         let mut slices = [IoSlice::new(&[]); IOVECS];
@@ -299,4 +304,52 @@ async fn a_fatal_server_error_ends_the_link() {
         Err(Ending::Lost(reason)) => assert!(reason.contains("uthorization"), "{reason}"),
         other => panic!("unexpected {other:?}"),
     }
+}
+
+#[test]
+fn a_planned_move_gives_the_old_link_what_it_accepted_and_a_last_ping() {
+    let shared = shared();
+    shared
+        .writes()
+        .queue
+        .push_with(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
+    let mut out = Frames::default();
+    let limit = shared.options.write_buffer_limit;
+    assert!(
+        shared
+            .writes()
+            .hand_over(&mut out, limit, &shared.statistics)
+    );
+    assert_eq!(lines(&frame_bytes(out)), ["PUB a 1", "x", "PING"]);
+    {
+        let writes = shared.writes();
+        assert!(writes.disconnected, "callers now fill the reconnect buffer");
+        assert!(writes.queue.is_empty());
+        assert_eq!(
+            writes.pongs.outstanding(),
+            1,
+            "the last PING awaits its PONG"
+        );
+    }
+    let mut again = Frames::default();
+    assert!(
+        !shared
+            .writes()
+            .hand_over(&mut again, limit, &shared.statistics),
+        "nothing to hand over twice"
+    );
+    // A flush made during the move waits for the next link, and a publish is kept for it.
+    let flush = shared.push_ping().expect("not closed");
+    shared
+        .writes()
+        .queue
+        .push_with(|buf| buf.extend_from_slice(b"PUB b 1\r\ny\r\n"));
+    // The old link ends with its PONG unanswered: that PING was a keepalive, so no flush
+    // fails, and the one made during the move survives to the next link.
+    assert_eq!(shared.writes().lose_link(limit).len(), 1);
+    replay(&shared, None);
+    assert_eq!(lines(&queued_bytes(&shared)), ["PUB b 1", "y", "PING"]);
+    let pong = shared.writes().pongs.on_pong().expect("the replay PING");
+    pong.resolve(Ok(()));
+    assert_eq!(flush.blocking_recv(), Ok(Ok(())));
 }

@@ -3,6 +3,7 @@
 //! Lock order: `subs` before `writes` (the engine holds `subs` while it may answer a PING).
 //! No code path takes `subs` while holding `writes`.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -20,7 +21,7 @@ use crate::events::ConnectionEvent;
 use crate::options::ConnectOptions;
 use crate::server_pool::ServerPool;
 pub(crate) use crate::session::SidMap;
-use crate::session::{PongWaiter, Pongs, SubTable};
+use crate::session::{Pong, PongWaiter, Pongs, SubTable};
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
 use crate::write_queue::{Frames, Urgency, Writer};
@@ -130,6 +131,82 @@ impl Writes {
             self.engine_holds_batch = holds;
         }
         let _ = holds;
+    }
+
+    /// The link is gone: nothing writes until a reconnect hands over a new socket, and the
+    /// frames queued for the dead link are as lost as those in flight (the queue may hold
+    /// SUBs and PINGs of that link, which must not be replayed), unless a planned move
+    /// already made the queue the reconnect buffer. Returns the PINGs lost with the link,
+    /// whose flushes the caller fails outside the lock.
+    pub(crate) fn lose_link(&mut self, write_limit: usize) -> VecDeque<Pong<FlushWaiter>> {
+        self.socket = None;
+        self.writer = Writer::Writing;
+        self.note_engine_batch(false);
+        if !self.disconnected {
+            self.queue = Frames::with_limit(write_limit);
+            self.disconnected = true;
+        }
+        self.linger_since = None;
+        self.urgent = false;
+        self.pongs.lose_link()
+    }
+
+    /// A planned move off a healthy link: what callers queued so far goes to `out`, the old
+    /// link's last batch, with a last PING; the queue becomes the reconnect buffer. Returns
+    /// false if the link is already down.
+    pub(crate) fn hand_over(
+        &mut self,
+        out: &mut Frames,
+        write_limit: usize,
+        stats: &Statistics,
+    ) -> bool {
+        if self.disconnected {
+            return false;
+        }
+        let accepted = std::mem::replace(&mut self.queue, Frames::with_limit(write_limit));
+        self.count_out(stats);
+        out.append(accepted);
+        // Its PONG comes after every message the old server sends in answer to what it was
+        // given, so none of them is cut off by leaving.
+        out.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        self.pongs.push_keepalive();
+        self.disconnected = true;
+        self.writer = Writer::Writing;
+        self.note_engine_batch(true);
+        self.linger_since = None;
+        true
+    }
+
+    /// A new link is up: `restore` (the subscription replay) goes first, then the publishes
+    /// kept meanwhile, then one PING for the flushes that waited; callers write to the new
+    /// link (through `socket` directly, when plain TCP) from now on, and the engine takes
+    /// the queue on its next pass.
+    pub(crate) fn resume(&mut self, mut restore: Frames, socket: Option<Arc<TcpStream>>) {
+        restore.append(std::mem::take(&mut self.queue));
+        if self.pongs.resume() {
+            restore.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        }
+        self.queue = restore;
+        self.disconnected = false;
+        self.socket = socket;
+        self.writer = Writer::Woken;
+    }
+
+    /// Closed for good: no more frames, nothing to write. Returns every flush waiter, for the
+    /// caller to drop (they report `Closed`) outside the lock.
+    pub(crate) fn close(&mut self) -> (VecDeque<Pong<FlushWaiter>>, Vec<FlushWaiter>) {
+        self.closed = true;
+        self.socket = None;
+        self.note_engine_batch(false);
+        self.queue = Frames::default();
+        self.pongs.close()
+    }
+
+    /// A keepalive PING, queued on the current link.
+    pub(crate) fn push_keepalive(&mut self) {
+        self.queue
+            .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        self.pongs.push_keepalive();
     }
 
     /// Adds the publishes counted since the last call to the statistics.
