@@ -5,20 +5,23 @@
 //! # The state and who owns it
 //!
 //! - [`Link`](crate::link::Link), sans-IO and owned by this driver: the link's phase
-//!   (`Disconnected`, `Connected`, `Moving`, `Closed`), keepalive and stale detection, lame
-//!   duck mode and planned moves. The driver feeds it (`handle_pong`, `handle_lame_duck`,
+//!   (`Disconnected`, `Connected`, `Moving`, `Draining`, `Closed`), keepalive and stale
+//!   detection, lame duck mode, planned moves, and whether a lost link is re-established. The driver feeds it (`handle_pong`, `handle_lame_duck`,
 //!   `handle_move_requested`, `handle_timeout`), arms one timer at its `poll_timeout`, and
 //!   carries out the `LinkAction`s it returns. The handshake (`ExpectInfo`, then `ExpectPong`
 //!   after CONNECT + PING) runs before a link exists, in `handshake.rs`.
 //! - [`Writes`](crate::shared::Writes), under a mutex shared with every caller: the write
-//!   queue, who writes next ([`Writer`]), the PINGs awaiting their PONG in order
-//!   ([`Pong`](crate::session::Pong): a keepalive, one flush, or every flush made during an outage), and whether
-//!   the queue belongs to a live link or is the reconnect buffer (`disconnected`). Callers
+//!   queue, who writes next ([`Writer`]), the PINGs awaiting their PONG in order (a
+//!   sans-IO [`Pongs`](crate::session::Pongs): a keepalive, one flush, or every flush made
+//!   during an outage), whether the queue belongs to a live link or is the reconnect buffer
+//!   (`disconnected`), and the transitions between those (`lose_link`, `hand_over`,
+//!   `resume`, `close`). Callers
 //!   encode their frames straight into it under a short lock: that is the hot path, and why
 //!   this part is not behind a channel.
-//! - [`Subscriptions`](crate::shared::Subscriptions), under its own mutex: sids, subjects,
-//!   auto-unsubscribe counts (`max`, `delivered`) and where messages go. Lock order: `subs`,
-//!   then `writes`.
+//! - [`Subscriptions`](crate::shared::Subscriptions), a sans-IO
+//!   [`SubTable`](crate::session::SubTable) under its own mutex: sids, subjects,
+//!   auto-unsubscribe counts (`max`, `delivered`), where messages go, and the replay they
+//!   encode. Lock order: `subs`, then `writes`.
 //!
 //! # Transitions
 //!
