@@ -113,6 +113,7 @@ impl<S> SubTable<S> {
         self.by_sid.get_mut(&sid)
     }
 
+    #[cfg(test)]
     pub(crate) fn contains(&self, sid: u64) -> bool {
         self.by_sid.contains_key(&sid)
     }
@@ -303,11 +304,13 @@ impl<W: PongWaiter> Pongs<W> {
     }
 
     /// PINGs awaiting their PONG.
+    #[cfg(test)]
     pub(crate) fn outstanding(&self) -> usize {
         self.sent.len()
     }
 
     /// Flushes waiting for the next link.
+    #[cfg(test)]
     pub(crate) fn deferred(&self) -> usize {
         self.deferred.len()
     }

@@ -16,6 +16,7 @@ use crate::error::{
     RequestError, SubscribeCause, SubscribeError,
 };
 use crate::message::Message;
+use crate::session::SubEntry;
 use crate::statistics::Statistics;
 use crate::status::StatusCode;
 use crate::subject::ToSubject;
@@ -217,8 +218,8 @@ impl Client {
             return Err(SubscribeCause::Closed.into());
         }
         let group = queue_group.as_ref().map(|q| q.as_str().to_owned());
-        core.subs
-            .insert(sid, SubState::new(subject.clone(), queue_group));
+        let entry = SubEntry::new(subject.clone(), queue_group, SubState::default());
+        core.subs.insert(sid, entry);
         // While disconnected the reconnect's replay sends the SUB.
         if core.state == LinkState::Connected {
             let writes = inner.writes();
@@ -294,8 +295,9 @@ impl Client {
         let sids: Vec<u64> = inner
             .core()
             .subs
+            .by_sid
             .iter()
-            .filter(|(_, sub)| sub.active())
+            .filter(|(_, entry)| entry.sink.active())
             .map(|(sid, _)| *sid)
             .collect();
         for sid in &sids {

@@ -6,14 +6,13 @@
 //! writer's socket handle (see `writer.rs`).
 
 use std::collections::{HashMap, VecDeque};
+
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use rnats_proto::{
-    Msg, Parser, PermissionOp, QueueGroup, ServerError, ServerInfo, ServerOp, Subject,
-};
+use rnats_proto::{Msg, Parser, PermissionOp, ServerError, ServerInfo, ServerOp};
 
 use super::conn::{Conn, Dialed};
 use super::writer::Writes;
@@ -23,6 +22,7 @@ use crate::link::Link;
 use crate::message::Message;
 use crate::options::ConnectOptions;
 use crate::server_pool::ServerPool;
+use crate::session::{self, SubTable};
 use crate::shared::lock;
 use crate::statistics::Statistics;
 
@@ -93,21 +93,19 @@ pub(super) struct Core {
     /// Bumped when requests are failed at a disconnect (`fail_requests_on_disconnect`).
     lost_requests: u64,
     pub(super) conn: Option<Arc<Conn>>,
-    pub(super) subs: HashMap<u64, SubState>,
+    pub(super) subs: SubTable<SubState>,
     requests: HashMap<u64, Option<Message>>,
     pub(super) info: ServerInfo,
     pub(super) link: Link,
 }
 
-/// One subscription, as the reader fills it and its `Subscriber` empties it.
+/// Where one subscription's messages wait: the reader fills it and its `Subscriber` empties
+/// it. What the server knows of the subscription (subject, group, counts) is its
+/// [`SubEntry`](crate::session::SubEntry) in the table.
+#[derive(Default)]
 pub(super) struct SubState {
-    pub(super) subject: Subject,
-    pub(super) queue_group: Option<QueueGroup>,
     pub(super) messages: VecDeque<Message>,
     bytes: usize,
-    pub(super) delivered: u64,
-    /// Auto-unsubscribe: the total count after which the server stops sending.
-    pub(super) max: Option<u64>,
     /// Unsubscribed (or drained) but still taking what the server sent before the UNSUB.
     pub(super) draining: bool,
     /// No more messages will come; the queue may still hold some.
@@ -118,22 +116,6 @@ pub(super) struct SubState {
 }
 
 impl SubState {
-    pub(super) fn new(subject: Subject, queue_group: Option<QueueGroup>) -> SubState {
-        SubState {
-            subject,
-            queue_group,
-            messages: VecDeque::new(),
-            bytes: 0,
-            delivered: 0,
-            max: None,
-            draining: false,
-            ended: false,
-            dropped: 0,
-            slow: false,
-            error: None,
-        }
-    }
-
     /// The next queued message.
     pub(super) fn pop(&mut self) -> Option<Message> {
         let message = self.messages.pop_front()?;
@@ -198,7 +180,7 @@ impl Inner {
                 pongs: 0,
                 lost_requests: 0,
                 conn: None,
-                subs: HashMap::new(),
+                subs: SubTable::default(),
                 requests: HashMap::new(),
                 info: ServerInfo::default(),
                 link,
@@ -393,7 +375,7 @@ impl Inner {
     }
 
     /// Hands what one read parsed to its waiters. Returns whether the server PINGed us.
-    fn dispatch(&self, core: &mut Core, generation: u64, batch: Batch) -> bool {
+    fn dispatch(&self, core: &mut Core, generation: u64, mut batch: Batch) -> bool {
         if core.generation != generation || core.state != LinkState::Connected {
             // Bytes of a link that is gone (or a client closed meanwhile).
             return false;
@@ -414,7 +396,12 @@ impl Inner {
                 }
                 ServerOp::Info(info) => self.apply_info(core, *info),
                 ServerOp::Ok => {}
-                ServerOp::Err(error) => self.handle_server_error(core, error),
+                ServerOp::Err(error) => {
+                    if let Some(reason) = self.handle_server_error(core, error) {
+                        // The server closes the link after these; do not wait for it to.
+                        batch.error.get_or_insert(reason);
+                    }
+                }
             }
         }
         Statistics::add(&self.statistics.in_messages, messages);
@@ -427,11 +414,7 @@ impl Inner {
 
     fn deliver(&self, core: &mut Core, msg: Msg) {
         if msg.sid == REQUEST_SID {
-            let token = msg
-                .subject
-                .as_str()
-                .strip_prefix(self.request_prefix.as_str())
-                .and_then(|token| token.parse::<u64>().ok());
+            let token = session::reply_token(&self.request_prefix, msg.subject.as_str());
             if let Some(slot) = token.and_then(|token| core.requests.get_mut(&token)) {
                 // The first reply wins; later ones are for nobody.
                 if slot.is_none() {
@@ -440,13 +423,12 @@ impl Inner {
             }
             return;
         }
-        let Some(sub) = core.subs.get_mut(&msg.sid) else {
+        let Some((sub, last)) = core.subs.count_message(msg.sid) else {
             return;
         };
         if sub.ended {
             return;
         }
-        sub.delivered += 1;
         let full = sub.messages.len() >= self.options.subscription_capacity
             || sub.bytes + msg.length > self.options.subscription_capacity_bytes;
         if full {
@@ -455,14 +437,14 @@ impl Inner {
             sub.dropped += 1;
             if !sub.slow {
                 sub.slow = true;
-                tracing::warn!(sid = msg.sid, subject = %sub.subject, "slow consumer: dropping messages");
+                tracing::warn!(sid = msg.sid, subject = %msg.subject, "slow consumer: dropping messages");
             }
         } else {
             sub.slow = false;
             sub.bytes += msg.length;
             sub.messages.push_back(Message::from(msg));
         }
-        if sub.max.is_some_and(|max| sub.delivered >= max) {
+        if last {
             // The server stops at the same count.
             sub.ended = true;
         }
@@ -486,7 +468,9 @@ impl Inner {
         core.info = info;
     }
 
-    fn handle_server_error(&self, core: &mut Core, error: ServerError) {
+    /// Takes in a `-ERR`; returns why the link ends if the error ends it.
+    fn handle_server_error(&self, core: &mut Core, error: ServerError) -> Option<String> {
+        let fatal = session::ends_link(&error).then(|| format!("server error: {error}"));
         match &error {
             ServerError::PermissionViolation {
                 operation: PermissionOp::Subscribe,
@@ -494,10 +478,9 @@ impl Inner {
                 queue,
             } => {
                 // Only the refused subscription ends; the connection stays up.
-                for sub in core.subs.values_mut() {
-                    let same_group =
-                        sub.queue_group.as_ref().map(|q| q.as_str()) == queue.as_deref();
-                    if sub.subject.as_str() == subject && same_group && !sub.ended {
+                for entry in core.subs.refused_mut(subject, queue.as_deref()) {
+                    let sub = &mut entry.sink;
+                    if !sub.ended {
                         sub.ended = true;
                         sub.error = Some(SubscriberError::PermissionViolation {
                             subject: subject.clone(),
@@ -507,6 +490,7 @@ impl Inner {
             }
             _ => tracing::warn!(%error, "server error"),
         }
+        fatal
     }
 
     /// Marks the link of `generation` lost, once: its socket is shut, unwritten frames are
@@ -564,14 +548,7 @@ impl Inner {
         let mut replay = BytesMut::new();
         let inbox = format!("{}*", self.request_prefix);
         rnats_proto::encode_sub(&mut replay, &inbox, None, REQUEST_SID);
-        for (sid, sub) in core.subs.iter().filter(|(_, sub)| sub.active()) {
-            let group = sub.queue_group.as_ref().map(|q| q.as_str());
-            rnats_proto::encode_sub(&mut replay, sub.subject.as_str(), group, *sid);
-            if let Some(max) = sub.max {
-                let left = max.saturating_sub(sub.delivered);
-                rnats_proto::encode_unsub(&mut replay, *sid, Some(left));
-            }
-        }
+        core.subs.encode_replay(&mut replay, SubState::active);
         core.conn = Some(Arc::clone(&dialed.conn));
         core.pongs = 0;
         core.link.handle_connected(Instant::now());
@@ -647,8 +624,8 @@ impl Inner {
         if let Some(conn) = core.conn.take() {
             conn.shutdown();
         }
-        for sub in core.subs.values_mut() {
-            sub.ended = true;
+        for entry in core.subs.by_sid.values_mut() {
+            entry.sink.ended = true;
         }
         self.writes().handle_closed();
         self.changed.notify_all();

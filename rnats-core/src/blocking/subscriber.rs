@@ -41,7 +41,7 @@ impl Subscriber {
 
     /// The next message if one is already received; never waits.
     pub fn try_next(&mut self) -> Option<Message> {
-        self.inner().core().subs.get_mut(&self.sid)?.pop()
+        self.inner().core().subs.get_mut(self.sid)?.sink.pop()
     }
 
     /// Unsubscribes now. Messages already received stay readable; then the iterator ends.
@@ -77,13 +77,19 @@ impl Subscriber {
         self.inner()
             .core()
             .subs
-            .get(&self.sid)
-            .map_or(0, |sub| sub.dropped)
+            .get(self.sid)
+            .map_or(0, |entry| entry.sink.dropped)
     }
 
     /// Why the subscription ended early (permission denied), if it did.
     pub fn take_error(&mut self) -> Option<SubscriberError> {
-        self.inner().core().subs.get_mut(&self.sid)?.error.take()
+        self.inner()
+            .core()
+            .subs
+            .get_mut(self.sid)?
+            .sink
+            .error
+            .take()
     }
 
     fn inner(&self) -> &Inner {
@@ -102,7 +108,7 @@ impl Subscriber {
         let sid = self.sid;
         self.inner().wait_for(deadline, |core| {
             let closed = core.state == LinkState::Closed;
-            let Some(sub) = core.subs.get_mut(&sid) else {
+            let Some(sub) = core.subs.get_mut(sid).map(|entry| &mut entry.sink) else {
                 return Some(None);
             };
             if let Some(message) = sub.pop() {
@@ -125,7 +131,7 @@ impl Drop for Subscriber {
     fn drop(&mut self) {
         let inner = self.inner();
         inner.unsubscribe(self.sid, None, false);
-        inner.core().subs.remove(&self.sid);
+        inner.core().subs.remove(self.sid);
     }
 }
 
@@ -143,21 +149,19 @@ impl Inner {
     pub(super) fn unsubscribe(&self, sid: u64, max: Option<u64>, drain: bool) {
         let mut core = self.core();
         let connected = core.state == LinkState::Connected;
-        let Some(sub) = core.subs.get_mut(&sid) else {
+        let Some(entry) = core.subs.get_mut(sid) else {
             return;
         };
-        if sub.ended || sub.draining {
+        if entry.sink.ended || entry.sink.draining {
             return;
         }
         match max {
             Some(n) => {
-                sub.max = Some(n);
-                if sub.delivered >= n {
-                    sub.ended = true;
-                }
+                entry.max = Some(n);
+                entry.sink.ended = entry.delivered >= n;
             }
-            None if drain => sub.draining = true,
-            None => sub.ended = true,
+            None if drain => entry.sink.draining = true,
+            None => entry.sink.ended = true,
         }
         if connected {
             let writes = self.writes();
@@ -170,8 +174,8 @@ impl Inner {
     pub(super) fn end_subscriptions(&self, sids: &[u64]) {
         let mut core = self.core();
         for sid in sids {
-            if let Some(sub) = core.subs.get_mut(sid) {
-                sub.ended = true;
+            if let Some(entry) = core.subs.get_mut(*sid) {
+                entry.sink.ended = true;
             }
         }
         self.notify_changed(&core);
