@@ -65,6 +65,7 @@
 mod background;
 mod client;
 mod conn;
+mod executor;
 mod state;
 mod subscriber;
 mod writer;
