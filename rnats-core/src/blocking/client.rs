@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject, SubjectError};
 
+use super::events::Events;
 use super::state::{Inner, SubState, deadline_after};
 use super::subscriber::Subscriber;
 use super::writer::Urgency;
@@ -15,6 +16,7 @@ use crate::error::{
     DrainError, FlushCause, FlushError, PublishCause, PublishError, ReconnectError, RequestCause,
     RequestError, SubscribeCause, SubscribeError,
 };
+use crate::events::ConnectionEvent;
 use crate::message::Message;
 use crate::statistics::Statistics;
 use crate::status::StatusCode;
@@ -291,6 +293,7 @@ impl Client {
     /// from their subscribers.
     pub fn drain(&self) -> Result<(), DrainError> {
         let inner = self.inner();
+        inner.events.emit(ConnectionEvent::Draining);
         let sids: Vec<u64> = inner
             .core()
             .subs
@@ -332,6 +335,13 @@ impl Client {
         inner.write_pending();
         inner.fail_link(generation, "reconnect requested");
         Ok(())
+    }
+
+    /// The connection events from now on, as an iterator; see [`Events`]. The first
+    /// connect's `Connected` came before this client was returned: an `event_callback` in
+    /// the options sees it.
+    pub fn events(&self) -> Events {
+        self.inner().events.listen()
     }
 
     /// The latest INFO the server sent.

@@ -65,6 +65,7 @@
 mod background;
 mod client;
 mod conn;
+mod events;
 mod executor;
 mod state;
 mod subscriber;
@@ -73,6 +74,7 @@ mod writer;
 use std::sync::Arc;
 
 pub use client::Client;
+pub use events::Events;
 pub use subscriber::{Subscriber, TimedOut};
 
 use crate::error::{ConnectCause, ConnectError};
@@ -94,9 +96,20 @@ pub fn connect_with_options<A: ToServerAddrs>(
 ) -> Result<Client, ConnectError> {
     let pool = ServerPool::for_connect(addrs, &options)?;
     let inner = Arc::new(Inner::new(options, pool));
+    if let Some(callback) = inner.options.event_callback.clone() {
+        // Listening before the first connect, so the callback sees the first `Connected`.
+        events::spawn_callback(callback, inner.events.listen()).map_err(|source| {
+            ConnectError::from(ConnectCause::Io {
+                addr: "event callback thread".to_owned(),
+                source,
+            })
+        })?;
+    }
     match inner.first_connect() {
         Ok(()) => {}
         Err(error) if !inner.options.reconnect.retry_on_initial_connect => {
+            // A client that never was: no `Closed` for its callback, as in the async client.
+            inner.events.end();
             inner.close();
             return Err(error);
         }
