@@ -203,17 +203,7 @@ impl Inner {
                 self.close();
                 return;
             }
-            let (addr, delay) = {
-                let mut pool = lock(&self.pool);
-                let len = pool.len().max(1);
-                let pass = attempts / len;
-                let delay = match attempts % len == 0 && pass > 0 {
-                    true => (policy.delay)(pass),
-                    false => Duration::ZERO,
-                };
-                (pool.next_server(), delay)
-            };
-            let Some(addr) = addr else {
+            let Some((addr, delay)) = self.next_attempt(attempts) else {
                 self.close();
                 return;
             };

@@ -67,6 +67,7 @@ mod client;
 mod conn;
 mod events;
 mod executor;
+mod pool;
 mod state;
 mod subscriber;
 mod writer;
