@@ -135,7 +135,10 @@ fn running_out_of_reconnects_is_a_client_error_then_closed() {
 #[test]
 fn no_reconnect_is_disconnected_then_closed() {
     let mut server = NatsServer::start();
-    let client = quick().no_reconnect().connect_blocking(server.url()).unwrap();
+    let client = quick()
+        .no_reconnect()
+        .connect_blocking(server.url())
+        .unwrap();
     let mut events = client.events();
     server.kill();
     assert!(disconnected(&next_event(&mut events)));
@@ -346,7 +349,10 @@ fn permission_violations_are_server_errors() {
         ConnectionEvent::ServerError(publish_refused.clone())
     );
     // The callback gets them in async-nats' shape.
-    assert!(matches!(received(&rx), Event::ServerError(ServerError::Other(_))));
+    assert!(matches!(
+        received(&rx),
+        Event::ServerError(ServerError::Other(_))
+    ));
     assert_eq!(
         received(&rx),
         Event::ServerError(ServerError::from(&publish_refused))
@@ -376,7 +382,10 @@ fn server_pool_reports_given_failed_and_discovered_servers() {
     let live = &pool[1];
     assert_eq!(live.addr.port(), cluster.nodes()[0].port());
     assert!(live.did_connect && !live.is_discovered);
-    assert_eq!((live.failed_attempts, live.last_error.as_deref()), (0, None));
+    assert_eq!(
+        (live.failed_attempts, live.last_error.as_deref()),
+        (0, None)
+    );
     // The other node, from the cluster's INFO.
     let discovered = &pool[2];
     assert_eq!(discovered.addr.port(), cluster.nodes()[1].port());

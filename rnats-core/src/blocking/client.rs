@@ -14,8 +14,8 @@ use super::writer::Urgency;
 use crate::connection::{LinkState, State};
 use crate::error::{
     DrainError, FlushCause, FlushError, PublishCause, PublishError, ReconnectError, RequestCause,
-    RequestError, ServerPoolError, ServerPoolErrorKind, SetServerPoolError,
-    SetServerPoolErrorKind, SubscribeCause, SubscribeError,
+    RequestError, ServerPoolError, ServerPoolErrorKind, SetServerPoolError, SetServerPoolErrorKind,
+    SubscribeCause, SubscribeError,
 };
 use crate::events::ConnectionEvent;
 use crate::message::Message;
