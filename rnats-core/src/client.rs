@@ -25,7 +25,7 @@ use crate::events::{ConnectionEvent, Events};
 use crate::options::ConnectOptions;
 use crate::reconnect;
 pub use crate::request::{PendingReply, Request};
-use crate::server_addr::{ServerAddr, ToServerAddrs};
+use crate::server_addr::ToServerAddrs;
 use crate::server_pool::ServerPool;
 use crate::shared::{Shared, Sink, SubEntry};
 pub use crate::statistics::Statistics;
@@ -512,23 +512,7 @@ impl Client {
         &self,
         addrs: A,
     ) -> Result<(), SetServerPoolError> {
-        let servers: Vec<ServerAddr> = addrs
-            .to_server_addrs()
-            .map_err(|e| {
-                SetServerPoolError::with_source(SetServerPoolErrorKind::InvalidAddress, e)
-            })?
-            .collect();
-        let Some(first) = servers.first() else {
-            return Err(SetServerPoolError::new(SetServerPoolErrorKind::EmptyPool));
-        };
-        if servers
-            .iter()
-            .any(|s| s.is_websocket() != first.is_websocket())
-        {
-            return Err(SetServerPoolError::new(
-                SetServerPoolErrorKind::MixedSchemes,
-            ));
-        }
+        let servers = ServerPool::replacement(addrs)?;
         let shared = self.shared();
         if shared.state() == LinkState::Closed {
             return Err(SetServerPoolError::new(SetServerPoolErrorKind::Send));

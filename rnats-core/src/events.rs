@@ -246,6 +246,12 @@ impl EventCallback {
         EventCallback(Arc::new(move |event| Box::pin(callback(event))))
     }
 
+    /// The callback's future for `event`, for a driver without a runtime (the blocking
+    /// client) to run itself.
+    pub(crate) fn call(&self, event: Event) -> CallbackFuture {
+        (self.0)(event)
+    }
+
     /// Runs the callback for every event of `rx`, one at a time and in order, until the
     /// client's event channel closes. `rx` is subscribed before the client's first event is
     /// sent, so the callback sees the first `Connected`.

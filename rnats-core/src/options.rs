@@ -200,6 +200,11 @@ impl ConnectOptions {
     /// Calls `callback` with every connection event, one at a time and in order, starting
     /// with the first `Connected`. A callback that falls far behind (more than 256 events)
     /// misses the oldest ones. [`Client::events`] is the stream form with rnats' detail.
+    ///
+    /// A [blocking client](crate::blocking) runs the callback on a thread of its own
+    /// (`rnats-blocking-events`, started only when a callback is set), polling each future
+    /// to completion before the next event without a tokio runtime: a future that needs one
+    /// (tokio timers, `tokio::spawn`) cannot run there.
     pub fn event_callback<F, Fut>(mut self, callback: F) -> ConnectOptions
     where
         F: Fn(Event) -> Fut + Send + Sync + 'static,
@@ -472,6 +477,9 @@ impl ConnectOptions {
     /// pool as it is (with each server's failed attempts and last error) and the last INFO,
     /// and returns a server of the pool, or `None` for the usual round robin. A server not in
     /// the pool is reported as `ClientError::ServerNotInPool` and the round robin is used.
+    ///
+    /// A [blocking client](crate::blocking) runs the future on its background thread, which
+    /// waits for it (without a tokio runtime) before the attempt.
     pub fn reconnect_to_server_callback<F, Fut>(mut self, callback: F) -> ConnectOptions
     where
         F: Fn(Vec<Server>, ServerInfo) -> Fut + Send + Sync + 'static,

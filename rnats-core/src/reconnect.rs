@@ -14,6 +14,7 @@ use rnats_proto::ServerInfo;
 
 use crate::events::{ClientError, ConnectionEvent};
 use crate::handshake::{self, Established};
+use crate::options::ReconnectPolicy;
 use crate::server_addr::ServerAddr;
 use crate::server_pool::ServerPool;
 use crate::shared::{Shared, lock};
@@ -80,11 +81,7 @@ async fn next_attempt(shared: &Shared, attempts: usize) -> Option<(ServerAddr, D
         let servers = policy.choose_server.as_ref().map(|_| pool.snapshot());
         (servers, pool.len().max(1))
     };
-    let pass = attempts / len;
-    let delay = match attempts % len == 0 && pass > 0 {
-        true => (policy.delay)(pass),
-        false => Duration::ZERO,
-    };
+    let delay = delay_before(policy, attempts, len);
     if let (Some(choose), Some(servers)) = (&policy.choose_server, servers) {
         let info = ServerInfo::clone(&lock(&shared.info));
         if let Some(choice) = unless_closed(shared, choose(servers, info)).await? {
@@ -96,6 +93,18 @@ async fn next_attempt(shared: &Shared, attempts: usize) -> Option<(ServerAddr, D
     }
     let addr = lock(&shared.pool).next_server()?;
     Some((addr, delay))
+}
+
+/// The wait before attempt `attempts` (counted from 0) over a pool of `len` servers: the
+/// policy's delay at the start of every pass but the first, none between the servers of a
+/// pass. Both clients space their attempts with it.
+pub(crate) fn delay_before(policy: &ReconnectPolicy, attempts: usize, len: usize) -> Duration {
+    let len = len.max(1);
+    let pass = attempts / len;
+    match attempts % len == 0 && pass > 0 {
+        true => (policy.delay)(pass),
+        false => Duration::ZERO,
+    }
 }
 
 /// Connects to the first server of the pool that accepts, one pass, for the initial connect.

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use rnats_proto::ServerInfo;
 
-use crate::error::{ConnectCause, ConnectError, ConnectErrorKind};
+use crate::error::{
+    ConnectCause, ConnectError, ConnectErrorKind, SetServerPoolError, SetServerPoolErrorKind,
+};
 use crate::options::ConnectOptions;
 use crate::reconnect::shuffle;
 use crate::server_addr::{ServerAddr, ToServerAddrs};
@@ -106,6 +108,31 @@ impl ServerPool {
             next: 0,
             current: None,
         }
+    }
+
+    /// The servers of a `set_server_pool` call, checked as both clients take them: they
+    /// parse, there is at least one, and WebSocket and plain addresses are not mixed.
+    pub(crate) fn replacement(
+        addrs: impl ToServerAddrs,
+    ) -> Result<Vec<ServerAddr>, SetServerPoolError> {
+        let servers: Vec<ServerAddr> = addrs
+            .to_server_addrs()
+            .map_err(|e| {
+                SetServerPoolError::with_source(SetServerPoolErrorKind::InvalidAddress, e)
+            })?
+            .collect();
+        let Some(first) = servers.first() else {
+            return Err(SetServerPoolError::new(SetServerPoolErrorKind::EmptyPool));
+        };
+        if servers
+            .iter()
+            .any(|s| s.is_websocket() != first.is_websocket())
+        {
+            return Err(SetServerPoolError::new(
+                SetServerPoolErrorKind::MixedSchemes,
+            ));
+        }
+        Ok(servers)
     }
 
     /// Number of servers.

@@ -14,10 +14,10 @@ use std::thread;
 use std::time::Duration;
 
 use bytes::Bytes;
-use rnats_core::blocking::{self, Client, Subscriber};
+use rnats_core::blocking::{self, Client, Events, Subscriber};
 use rnats_core::{
-    ConnectCause, ConnectErrorKind, ConnectOptions, FlushCause, HeaderMap, PublishCause,
-    PublishErrorKind, RequestErrorKind, State, SubscribeErrorKind,
+    ConnectCause, ConnectErrorKind, ConnectOptions, ConnectionEvent, FlushCause, HeaderMap,
+    PublishCause, PublishErrorKind, RequestErrorKind, State, SubscribeErrorKind,
 };
 use rnats_test_server::{NatsServer, TestCa, nkey_user};
 
@@ -47,6 +47,23 @@ fn responder(client: &Client, subject: &str) -> thread::JoinHandle<()> {
 
 fn quick() -> ConnectOptions {
     common::quick()
+}
+
+/// Waits for the first event `want` accepts, skipping others; fails the test after [`WAIT`]
+/// instead of hanging.
+fn wait_for_event(events: &mut Events, mut want: impl FnMut(&ConnectionEvent) -> bool) {
+    loop {
+        match events.next_timeout(WAIT) {
+            Ok(Some(event)) if want(&event) => return,
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("the events ended"),
+            Err(timed_out) => panic!("the event did not come: {timed_out}"),
+        }
+    }
+}
+
+fn disconnected(event: &ConnectionEvent) -> bool {
+    matches!(event, ConnectionEvent::Disconnected { .. })
 }
 
 #[test]
@@ -368,9 +385,10 @@ fn publishes_during_an_outage_are_kept_for_the_reconnect() {
     let publisher = quick().connect_blocking(server.url()).unwrap();
     let mut sub = subscriber.subscribe("outage").unwrap();
     subscriber.flush().unwrap();
+    let mut events = publisher.events();
     server.kill();
     // Wait until the publisher knows the link is gone (its background thread reads the EOF).
-    wait_until(|| !publisher.is_connected());
+    wait_for_event(&mut events, disconnected);
     for i in 0..50 {
         publisher
             .publish("outage", Bytes::from(format!("kept {i}")))
@@ -402,8 +420,9 @@ fn reconnect_buffer_full_is_an_error() {
         .reconnect_buffer_size(1024)
         .connect_blocking(server.url())
         .unwrap();
+    let mut events = client.events();
     server.kill();
-    wait_until(|| !client.is_connected());
+    wait_for_event(&mut events, disconnected);
     let payload = Bytes::from(vec![b'x'; 400]);
     client.publish("full", payload.clone()).unwrap();
     client.publish("full", payload.clone()).unwrap();
@@ -666,9 +685,9 @@ fn blocking_publishes_reach_an_async_subscriber() {
     });
 }
 
-/// Polls until `done` holds (the blocking client has no event stream to wait on), failing
-/// the test after [`WAIT`]. The pause between polls only spares the CPU; nothing relies on
-/// its length.
+/// Polls until `done` holds, failing the test after [`WAIT`]: for what the client's events
+/// do not tell (a proxy's count of connections). The pause between polls only spares the
+/// CPU; nothing relies on its length.
 fn wait_until(mut done: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + WAIT;
     while !done() {
@@ -692,12 +711,18 @@ fn a_stalled_link_goes_stale_and_the_client_reconnects() {
         .unwrap();
     let mut sub = client.subscribe("after.stall").unwrap();
     client.flush().unwrap();
+    let mut events = client.events();
     proxy.stall();
     // Unanswered keepalive PINGs: the background thread drops the link.
-    wait_until(|| !client.is_connected());
+    wait_for_event(&mut events, |event| {
+        *event
+            == ConnectionEvent::Disconnected {
+                reason: "stale connection".to_owned(),
+            }
+    });
     proxy.cut();
     proxy.resume();
-    client.flush().unwrap();
+    wait_for_event(&mut events, |event| *event == ConnectionEvent::Reconnected);
     assert!(client.statistics().connects.load(Ordering::Relaxed) >= 2);
     client.publish("after.stall", "back".into()).unwrap();
     assert_eq!(next(&mut sub).payload, Bytes::from("back"));
@@ -835,10 +860,12 @@ fn lame_duck_mode_moves_the_client_to_another_server() {
     let client = quick().connect_blocking(first).unwrap();
     let mut sub = client.subscribe("ldm").unwrap();
     client.flush().unwrap();
+    let mut events = client.events();
     cluster.nodes()[0].signal("ldm").unwrap();
     // The lame duck INFO (read by the background thread) moves it within a second.
-    let second = cluster.nodes()[1].port();
-    wait_until(|| client.is_connected() && client.server_info().port == second);
+    wait_for_event(&mut events, |event| *event == ConnectionEvent::LameDuckMode);
+    wait_for_event(&mut events, |event| *event == ConnectionEvent::Reconnected);
+    assert_eq!(client.server_info().port, cluster.nodes()[1].port());
     client.flush().unwrap();
     client.publish("ldm", "moved".into()).unwrap();
     assert_eq!(next(&mut sub).payload, Bytes::from("moved"));

@@ -14,6 +14,7 @@ use super::conn;
 use super::state::{Core, Inner, READ_SLICE, Reader, saturating_deadline};
 use crate::connection::LinkState;
 use crate::error::{ConnectCause, ConnectError};
+use crate::events::{ClientError, ConnectionEvent};
 use crate::link::LinkAction;
 use crate::shared::lock;
 
@@ -191,22 +192,18 @@ impl Inner {
             if self.core().state == LinkState::Closed {
                 return;
             }
-            if policy.max_reconnects.is_some_and(|max| attempts >= max) {
+            if let Some(max) = policy.max_reconnects.filter(|max| attempts >= *max) {
                 tracing::warn!(attempts, "giving up reconnecting");
+                // As in the async client: reported when attempts ran out, not when none
+                // were allowed.
+                if max > 0 {
+                    self.events
+                        .emit(ConnectionEvent::ClientError(ClientError::MaxReconnects));
+                }
                 self.close();
                 return;
             }
-            let (addr, delay) = {
-                let mut pool = lock(&self.pool);
-                let len = pool.len().max(1);
-                let pass = attempts / len;
-                let delay = match attempts % len == 0 && pass > 0 {
-                    true => (policy.delay)(pass),
-                    false => Duration::ZERO,
-                };
-                (pool.next_server(), delay)
-            };
-            let Some(addr) = addr else {
+            let Some((addr, delay)) = self.next_attempt(attempts) else {
                 self.close();
                 return;
             };

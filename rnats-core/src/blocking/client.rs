@@ -7,16 +7,22 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject, SubjectError};
 
+use super::events::Events;
 use super::state::{Inner, SubState, deadline_after};
 use super::subscriber::Subscriber;
 use super::writer::Urgency;
 use crate::connection::{LinkState, State};
 use crate::error::{
     DrainError, FlushCause, FlushError, PublishCause, PublishError, ReconnectError, RequestCause,
-    RequestError, SubscribeCause, SubscribeError,
+    RequestError, ServerPoolError, ServerPoolErrorKind, SetServerPoolError, SetServerPoolErrorKind,
+    SubscribeCause, SubscribeError,
 };
+use crate::events::ConnectionEvent;
 use crate::message::Message;
+use crate::server_addr::ToServerAddrs;
+use crate::server_pool::{Server, ServerPool};
 use crate::session::SubEntry;
+use crate::shared::lock;
 use crate::statistics::Statistics;
 use crate::status::StatusCode;
 use crate::subject::ToSubject;
@@ -292,6 +298,7 @@ impl Client {
     /// from their subscribers.
     pub fn drain(&self) -> Result<(), DrainError> {
         let inner = self.inner();
+        inner.events.emit(ConnectionEvent::Draining);
         let sids: Vec<u64> = inner
             .core()
             .subs
@@ -333,6 +340,49 @@ impl Client {
         };
         inner.write_pending();
         inner.fail_link(generation, "reconnect requested");
+        Ok(())
+    }
+
+    /// The connection events from now on, as an iterator; see [`Events`]. The first
+    /// connect's `Connected` came before this client was returned: an `event_callback` in
+    /// the options sees it.
+    pub fn events(&self) -> Events {
+        self.inner().events.listen()
+    }
+
+    /// The servers the client (re)connects to, with what it knows of each: those given at
+    /// connect (or to [`Client::set_server_pool`]) and those the cluster advertised.
+    pub fn server_pool(&self) -> Result<Vec<Server>, ServerPoolError> {
+        let inner = self.inner();
+        if inner.core().state == LinkState::Closed {
+            return Err(ServerPoolError::new(ServerPoolErrorKind::Send));
+        }
+        Ok(lock(&inner.pool).snapshot())
+    }
+
+    /// Replaces the servers the client reconnects to; the current connection stays up, and
+    /// the next reconnect (after a loss, a lame duck move or [`Client::force_reconnect`])
+    /// starts with the first of them. Servers the cluster advertises are added to the new
+    /// pool as before. Refused as in the async client (an empty pool, an address that does
+    /// not parse, WebSocket and plain addresses mixed, a closed client), and also for any
+    /// WebSocket address, which the blocking client cannot dial
+    /// ([`SetServerPoolErrorKind::InvalidAddress`]).
+    pub fn set_server_pool<A: ToServerAddrs>(&self, addrs: A) -> Result<(), SetServerPoolError> {
+        let servers = ServerPool::replacement(addrs)?;
+        if servers.iter().any(|server| server.is_websocket()) {
+            return Err(SetServerPoolError::with_source(
+                SetServerPoolErrorKind::InvalidAddress,
+                std::io::Error::new(
+                    std::io::ErrorKind::Unsupported,
+                    "the blocking client does not support WebSocket",
+                ),
+            ));
+        }
+        let inner = self.inner();
+        if inner.core().state == LinkState::Closed {
+            return Err(SetServerPoolError::new(SetServerPoolErrorKind::Send));
+        }
+        lock(&inner.pool).replace(servers);
         Ok(())
     }
 

@@ -18,6 +18,7 @@ use rnats_proto::{ConnectInfo, Parser, ServerInfo};
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use rustls_pki_types::ServerName;
 
+use super::executor::block_on;
 use crate::error::{ConnectCause, ConnectError};
 use crate::handshake::{self, Handshake, Output};
 use crate::options::ConnectOptions;
@@ -383,27 +384,5 @@ impl Write for Stream {
             Stream::Tcp(tcp) => tcp.flush(),
             Stream::Tls(tls) => tls.flush(),
         }
-    }
-}
-
-/// Runs a future to completion on this thread: the credentials' callbacks are async in the
-/// shared options. A callback that needs a tokio runtime cannot run here.
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    use std::task::{Context, Poll, Wake, Waker};
-
-    struct Unpark(std::thread::Thread);
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        std::thread::park();
     }
 }

@@ -46,6 +46,35 @@
 //! flusher thread writes publishes left to batch. Both end when the client is closed or
 //! its last handle dropped. See `docs/blocking.md` for the details.
 //!
+//! # Events
+//!
+//! [`Client::events`] gives the connection's events from then on as an iterator
+//! ([`Events`]: blocking `next`, `next_timeout`, `try_next`) of the async client's
+//! [`ConnectionEvent`](crate::ConnectionEvent)s, in the order the async client emits them:
+//! `Connected` (the first link), `Disconnected`, `Reconnected`, `LameDuckMode`,
+//! `ServerError`, `SlowConsumer`, `DiscoveredServers`, `Draining`, `ClientError`
+//! (`MaxReconnects`, `ServerNotInPool`), and `Closed` last. Each listener has a bounded
+//! queue (256 events): the client's threads never wait for a listener, so one that falls
+//! behind loses its oldest events and reads [`ConnectionEvent::Lagged`](crate::ConnectionEvent::Lagged)
+//! first. The options' `event_callback` gets the async-nats [`Event`](crate::Event)s on a
+//! thread of its own, one at a time, from the first `Connected` on.
+//!
+//! ```no_run
+//! use rnats_core::ConnectionEvent;
+//!
+//! # fn run() -> Result<(), rnats_core::Error> {
+//! let client = rnats_core::blocking::connect("nats://127.0.0.1:4222")?;
+//! let events = client.events();
+//! std::thread::spawn(move || {
+//!     for event in events {
+//!         if let ConnectionEvent::Disconnected { reason } = &event {
+//!             eprintln!("lost the server: {reason}");
+//!         }
+//!     }
+//! });
+//! # Ok(()) }
+//! ```
+//!
 //! # Options
 //!
 //! [`ConnectOptions`] configures both clients. The blocking client applies: name, token,
@@ -55,16 +84,20 @@
 //! echo, inbox prefix, ping interval and max pings outstanding, connection, request and
 //! drain timeouts, read buffer size, subscription capacities, write buffer limit, the
 //! reconnect policy (max reconnects, delay callback, reconnect buffer size, retry on initial
-//! connect, retain servers order, ignore discovered servers, fail requests on disconnect)
-//! and skip subject validation.
+//! connect, retain servers order, ignore discovered servers, fail requests on disconnect,
+//! and `reconnect_to_server_callback`, run on the background thread), the event callback
+//! (run on a thread of its own), and skip subject validation. Async callbacks run without
+//! a tokio runtime.
 //!
-//! Ignored: the event callback (no events are emitted), `reconnect_to_server_callback`,
-//! `linger`, `local_address`, `send_buffer_size` and `recv_buffer_size`. WebSocket
+//! Ignored: `linger`, `local_address`, `send_buffer_size` and `recv_buffer_size`. WebSocket
 //! addresses (`ws://`, `wss://`) are refused with a [`ConnectError`].
 
 mod background;
 mod client;
 mod conn;
+mod events;
+mod executor;
+mod pool;
 mod state;
 mod subscriber;
 mod writer;
@@ -72,6 +105,7 @@ mod writer;
 use std::sync::Arc;
 
 pub use client::Client;
+pub use events::Events;
 pub use subscriber::{Subscriber, TimedOut};
 
 use crate::error::{ConnectCause, ConnectError};
@@ -93,9 +127,20 @@ pub fn connect_with_options<A: ToServerAddrs>(
 ) -> Result<Client, ConnectError> {
     let pool = ServerPool::for_connect(addrs, &options)?;
     let inner = Arc::new(Inner::new(options, pool));
+    if let Some(callback) = inner.options.event_callback.clone() {
+        // Listening before the first connect, so the callback sees the first `Connected`.
+        events::spawn_callback(callback, inner.events.listen()).map_err(|source| {
+            ConnectError::from(ConnectCause::Io {
+                addr: "event callback thread".to_owned(),
+                source,
+            })
+        })?;
+    }
     match inner.first_connect() {
         Ok(()) => {}
         Err(error) if !inner.options.reconnect.retry_on_initial_connect => {
+            // A client that never was: no `Closed` for its callback, as in the async client.
+            inner.events.end();
             inner.close();
             return Err(error);
         }

@@ -15,9 +15,11 @@ use bytes::BytesMut;
 use rnats_proto::{Msg, Parser, PermissionOp, ServerError, ServerInfo, ServerOp};
 
 use super::conn::{Conn, Dialed};
+use super::events::EventHub;
 use super::writer::Writes;
 use crate::connection::LinkState;
 use crate::error::{FlushCause, RequestCause, SubscriberError};
+use crate::events::ConnectionEvent;
 use crate::link::Link;
 use crate::message::Message;
 use crate::options::ConnectOptions;
@@ -74,6 +76,8 @@ pub(super) struct Inner {
     next_token: AtomicU64,
     /// `<inbox prefix>.<nuid>.`: a request's reply subject is this and its token.
     pub(super) request_prefix: String,
+    /// The listeners of connection events (`Client::events`, the event callback).
+    pub(super) events: EventHub,
 }
 
 /// State the waiting threads look at, behind `Inner::core`.
@@ -203,6 +207,7 @@ impl Inner {
             next_sid: AtomicU64::new(REQUEST_SID + 1),
             next_token: AtomicU64::new(1),
             request_prefix,
+            events: EventHub::new(),
             options,
         }
     }
@@ -438,6 +443,10 @@ impl Inner {
             if !sub.slow {
                 sub.slow = true;
                 tracing::warn!(sid = msg.sid, subject = %msg.subject, "slow consumer: dropping messages");
+                self.events.emit(ConnectionEvent::SlowConsumer {
+                    sid: msg.sid,
+                    dropped: sub.dropped,
+                });
             }
         } else {
             sub.slow = false;
@@ -456,12 +465,16 @@ impl Inner {
         self.headers_supported
             .store(info.headers, Ordering::Relaxed);
         if !self.options.reconnect.ignore_discovered_servers {
-            lock(&self.pool).add_discovered(&info);
+            let added = lock(&self.pool).add_discovered(&info);
+            if !added.is_empty() {
+                self.events.emit(ConnectionEvent::DiscoveredServers(added));
+            }
         }
         if info.lame_duck_mode {
             let delay = LAME_DUCK_JITTER.mul_f64(crate::reconnect::random_unit());
             if core.link.handle_lame_duck(Instant::now(), delay) {
                 tracing::info!("server entered lame duck mode; moving");
+                self.events.emit(ConnectionEvent::LameDuckMode);
                 self.background.notify_all();
             }
         }
@@ -490,6 +503,7 @@ impl Inner {
             }
             _ => tracing::warn!(%error, "server error"),
         }
+        self.events.emit(ConnectionEvent::ServerError(error));
         fatal
     }
 
@@ -517,6 +531,9 @@ impl Inner {
             core.lost_requests += 1;
         }
         self.writes().handle_disconnected(core.generation);
+        self.events.emit(ConnectionEvent::Disconnected {
+            reason: reason.to_owned(),
+        });
         self.notify_changed(core);
         self.background.notify_all();
     }
@@ -555,7 +572,13 @@ impl Inner {
         core.state = LinkState::Connected;
         let mut writes = self.writes();
         writes.handle_connected(dialed.conn, core.generation, replay);
-        Statistics::add(&self.statistics.connects, 1);
+        // The first link is `Connected` also when the background thread made it
+        // (`retry_on_initial_connect`); every later one is `Reconnected`.
+        let first = self.statistics.connects.fetch_add(1, Ordering::Relaxed) == 0;
+        self.events.emit(match first {
+            true => ConnectionEvent::Connected,
+            false => ConnectionEvent::Reconnected,
+        });
         self.notify_changed(&core);
         drop(core);
         self.write_now(writes);
@@ -628,6 +651,9 @@ impl Inner {
             entry.sink.ended = true;
         }
         self.writes().handle_closed();
+        // The last event: every listener ends after it.
+        self.events.emit(ConnectionEvent::Closed);
+        self.events.end();
         self.changed.notify_all();
         self.background.notify_all();
         self.flusher.notify_all();
