@@ -173,6 +173,53 @@ fn request_reply_no_responders_and_timeout() {
 }
 
 #[test]
+fn send_request_with_its_own_inbox_headers_and_timeout() {
+    let server = NatsServer::start();
+    let client = blocking::connect(server.url()).unwrap();
+    let service = responder(&client, "svc");
+    let inbox = format!("custom.{}", client.new_inbox());
+    let mut headers = HeaderMap::new();
+    headers.insert("K", "v");
+    let request = rnats_core::Request::new()
+        .payload("own".into())
+        .headers(headers)
+        .inbox(inbox.clone());
+    let reply = client.send_request("svc", request).unwrap();
+    assert_eq!(reply.payload, Bytes::from("re:own"));
+    assert_eq!(
+        reply.subject.as_str(),
+        inbox,
+        "the reply came on the chosen inbox"
+    );
+    // Without an inbox: the shared one.
+    let reply = client
+        .send_request("svc", rnats_core::Request::new().payload("shared".into()))
+        .unwrap();
+    assert_eq!(reply.payload, Bytes::from("re:shared"));
+    // No responders and a timeout, on a custom inbox too.
+    let err = client
+        .send_request(
+            "nobody.home",
+            rnats_core::Request::new().inbox(client.new_inbox()),
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::NoResponders);
+    let _silent = client.subscribe("silent").unwrap();
+    client.flush().unwrap();
+    let err = client
+        .send_request(
+            "silent",
+            rnats_core::Request::new()
+                .inbox(client.new_inbox())
+                .timeout(Some(Duration::from_millis(100))),
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), RequestErrorKind::TimedOut);
+    client.close();
+    service.join().unwrap();
+}
+
+#[test]
 fn unsubscribe_and_unsubscribe_after() {
     let server = NatsServer::start();
     let client = blocking::connect(server.url()).unwrap();

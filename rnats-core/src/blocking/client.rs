@@ -194,6 +194,54 @@ impl Client {
         }
     }
 
+    /// Sends a request built with [`Request`](crate::Request): payload, headers, timeout and
+    /// a reply subject of the caller's choosing, each optional. With an inbox of its own the
+    /// request subscribes to it for this one reply; otherwise it goes over the shared request
+    /// inbox as [`Client::request`] does.
+    pub fn send_request<S: ToSubject>(
+        &self,
+        subject: S,
+        request: crate::Request,
+    ) -> Result<Message, RequestError> {
+        let timeout = request
+            .timeout
+            .unwrap_or(self.inner().options.request_timeout);
+        let payload = request.payload.unwrap_or_default();
+        let Some(inbox) = request.inbox else {
+            return self.request_with_headers_and_timeout(
+                subject,
+                request.headers,
+                payload,
+                timeout,
+            );
+        };
+        let mut owned = None;
+        let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        let mut replies = self.subscribe(inbox.as_str())?;
+        // The server forgets the inbox after the first reply.
+        replies.unsubscribe_after(1).ok();
+        self.send(
+            subject,
+            Some(&inbox),
+            request.headers.as_ref(),
+            &payload,
+            Urgency::Now,
+        )?;
+        let reply = match timeout {
+            Some(limit) => replies
+                .next_timeout(limit)
+                .map_err(|_| RequestError::from(RequestCause::TimedOut(limit)))?,
+            None => replies.next(),
+        };
+        match reply {
+            Some(reply) if reply.status == Some(StatusCode::NO_RESPONDERS) => {
+                Err(RequestCause::NoResponders.into())
+            }
+            Some(reply) => Ok(reply),
+            None => Err(RequestCause::Closed.into()),
+        }
+    }
+
     /// Subscribes to `subject`, which may contain wildcards.
     ///
     /// The SUB is written at once; to be sure the server has it before *other* connections
