@@ -64,6 +64,7 @@ impl Inner {
             }
             let now = Instant::now();
             let mut ping = false;
+            let mut moved = false;
             while let Some(action) = core.link.handle_timeout(now) {
                 let generation = core.generation;
                 match action {
@@ -72,15 +73,30 @@ impl Inner {
                         tracing::debug!(outstanding, "stale connection");
                         self.fail_link_locked(&mut core, generation, "stale connection");
                     }
-                    // A move off a lame duck server: the link ends and the next server of
-                    // the pool takes over (what it accepted was written; unwritten frames
-                    // are dropped as on any lost link).
-                    LinkAction::StartMove { reason } | LinkAction::GiveUp { reason } => {
+                    // A move off a lame duck server: the old link finishes what it
+                    // accepted while the next one waits (below).
+                    LinkAction::StartMove { .. } => {
+                        self.hand_over_locked(&mut core);
+                        moved = true;
+                    }
+                    // The old server did not finish in time: what it still had is lost,
+                    // as on any lost link.
+                    LinkAction::GiveUp { reason } => {
                         self.fail_link_locked(&mut core, generation, reason);
                     }
                 }
             }
             if core.state != LinkState::Connected {
+                continue;
+            }
+            if moved {
+                drop(core);
+                self.write_pending();
+                core = self.core();
+                continue;
+            }
+            if let Some(reason) = core.link.moving() {
+                core = self.drive_move(core, reason, now);
                 continue;
             }
             if ping {
@@ -180,6 +196,35 @@ impl Inner {
             .unwrap_or_else(PoisonError::into_inner)
             .0;
         (core, Watch::LeftToUser)
+    }
+
+    /// One step of a planned move: ends the old link once it is done (then the loop
+    /// reconnects), or else reads it for its last PONG when no user thread does, or waits
+    /// until one of them has read it (the dispatch of that PONG wakes this thread), at
+    /// most until the move's deadline.
+    fn drive_move<'a>(
+        &'a self,
+        mut core: MutexGuard<'a, Core>,
+        reason: &'static str,
+        now: Instant,
+    ) -> MutexGuard<'a, Core> {
+        if self.move_finished(&core) {
+            tracing::debug!(reason, "planned move: the old link is done");
+            let generation = core.generation;
+            self.fail_link_locked(&mut core, generation, reason);
+            return core;
+        }
+        let until_deadline = core
+            .link
+            .poll_timeout()
+            .map_or(READ_SLICE, |at| at.saturating_duration_since(now));
+        if Inner::role_unwanted(&core) {
+            return self.read_as(core, Reader::Background, until_deadline.min(READ_SLICE));
+        }
+        self.background
+            .wait_timeout(core, until_deadline.clamp(STILL_THERE, TICK))
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
     }
 
     /// Tries servers until one accepts, waiting between passes over the pool as the policy

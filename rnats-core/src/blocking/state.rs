@@ -90,6 +90,9 @@ pub(super) struct Core {
     pub(super) generation: u64,
     /// PONGs received on this link, matched in order with `Writes::pings`.
     pongs: u64,
+    /// During a planned move: the PONG count at which the old link has answered everything
+    /// (its last PING's).
+    move_pongs: Option<u64>,
     /// Bumped when requests are failed at a disconnect (`fail_requests_on_disconnect`).
     lost_requests: u64,
     pub(super) conn: Option<Arc<Conn>>,
@@ -196,6 +199,7 @@ impl Inner {
                 last_user_read: Instant::now(),
                 generation: 0,
                 pongs: 0,
+                move_pongs: None,
                 lost_requests: 0,
                 conn: None,
                 subs: HashMap::new(),
@@ -411,6 +415,10 @@ impl Inner {
                 ServerOp::Pong => {
                     core.pongs += 1;
                     core.link.handle_pong();
+                    if core.move_pongs == Some(core.pongs) {
+                        // The old link of a planned move has answered everything.
+                        self.background.notify_all();
+                    }
                 }
                 ServerOp::Info(info) => self.apply_info(core, *info),
                 ServerOp::Ok => {}
@@ -529,12 +537,54 @@ impl Inner {
         }
         core.generation += 1;
         core.pongs = 0;
+        core.move_pongs = None;
         if self.options.reconnect.fail_requests_on_disconnect {
             core.lost_requests += 1;
         }
         self.writes().handle_disconnected(core.generation);
         self.notify_changed(core);
         self.background.notify_all();
+    }
+
+    /// `force_reconnect`: starts a planned move off the current link, if it is up and not
+    /// moving already (otherwise there is nothing to move off, and the reconnect under way
+    /// serves). Returns false if the client is closed.
+    pub(super) fn request_move(&self) -> bool {
+        let mut core = self.core();
+        if core.state == LinkState::Closed {
+            return false;
+        }
+        if core.state == LinkState::Connected
+            && core
+                .link
+                .handle_move_requested(Instant::now(), "reconnect requested")
+        {
+            self.hand_over_locked(&mut core);
+            drop(core);
+            self.write_pending();
+        }
+        true
+    }
+
+    /// The write side of a planned move the link has entered (`Link` is `Moving`): the
+    /// frames accepted so far and a last PING go to the old link, new ones to the
+    /// reconnect buffer. The old link stays up (and is read) until
+    /// [`Inner::move_finished`] or the move's deadline; the background thread ends it.
+    /// The caller writes the old link's frames ([`Inner::write_pending`]) once it has let
+    /// go of `core`.
+    pub(super) fn hand_over_locked(&self, core: &mut Core) {
+        if let Some(last_ping) = self.hand_over() {
+            core.move_pongs = Some(last_ping);
+            tracing::debug!(reason = core.link.moving(), "planned move started");
+        }
+        self.background.notify_all();
+    }
+
+    /// Whether the old link of a planned move is done: every byte it was given is written
+    /// and every PING on it (the move's last one included) has its PONG, so no reply or
+    /// flush it carried is cut off.
+    pub(super) fn move_finished(&self, core: &Core) -> bool {
+        core.move_pongs.is_some_and(|last| core.pongs >= last) && self.writes().handover_written()
     }
 
     /// Makes `dialed` the link: resets the read side, replays the subscriptions (with what
@@ -574,6 +624,7 @@ impl Inner {
         }
         core.conn = Some(Arc::clone(&dialed.conn));
         core.pongs = 0;
+        core.move_pongs = None;
         core.link.handle_connected(Instant::now());
         core.state = LinkState::Connected;
         let mut writes = self.writes();
@@ -644,6 +695,7 @@ impl Inner {
         }
         core.state = LinkState::Closed;
         core.link.handle_closed();
+        core.move_pongs = None;
         if let Some(conn) = core.conn.take() {
             conn.shutdown();
         }
