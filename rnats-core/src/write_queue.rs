@@ -210,36 +210,6 @@ impl Frames {
         }
     }
 
-    /// Writes everything to a blocking `out` (the blocking client's socket or its TLS
-    /// writer) with vectored writes, leaving the frames empty; on an error, what was not
-    /// written stays queued.
-    pub(crate) fn write_all_vectored(&mut self, out: &mut impl io::Write) -> io::Result<()> {
-        while !self.is_empty() {
-            let mut slices = [IoSlice::new(&[]); IOVECS];
-            let count = self.io_slices(&mut slices);
-            match out.write_vectored(&slices[..count]) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => self.advance(n),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-
-    /// The flat buffer's capacity, for a caller that bounds what it keeps between batches.
-    pub(crate) fn flat_capacity(&self) -> usize {
-        self.flat.capacity()
-    }
-
-    /// Drops whatever is queued; the flat buffer keeps its allocation.
-    pub(crate) fn clear(&mut self) {
-        self.flat.clear();
-        self.pieces.clear();
-        self.in_pieces = 0;
-        self.len = 0;
-    }
-
     /// One non-blocking vectored write; returns the bytes written (0 if none could be).
     pub(crate) fn try_write_to(&mut self, socket: &TcpStream) -> io::Result<usize> {
         let mut slices = [IoSlice::new(&[]); IOVECS];
@@ -416,60 +386,6 @@ mod tests {
             q.advance(written);
         }
         assert!(all == want, "bytes out of order");
-    }
-
-    /// A blocking sink that takes at most 7 bytes per call and is interrupted every third.
-    struct Trickle {
-        out: Vec<u8>,
-        calls: usize,
-    }
-
-    impl io::Write for Trickle {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.calls += 1;
-            if self.calls % 3 == 0 {
-                return Err(io::ErrorKind::Interrupted.into());
-            }
-            let n = buf.len().min(7);
-            self.out.extend_from_slice(&buf[..n]);
-            Ok(n)
-        }
-
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn a_blocking_vectored_write_takes_everything_in_order() {
-        let mut q = Frames::default();
-        let big = Bytes::from(vec![b'z'; VECTOR_THRESHOLD + 3]);
-        q.push_with(|b| b.extend_from_slice(b"SUB a 1\r\n"));
-        q.push_message(|b| b.extend_from_slice(b"PUB a 4099\r\n"), &big);
-        q.push_message(
-            |b| b.extend_from_slice(b"PUB a 2\r\n"),
-            &Bytes::from_static(b"hi"),
-        );
-        let mut want = b"SUB a 1\r\nPUB a 4099\r\n".to_vec();
-        want.extend_from_slice(&big);
-        want.extend_from_slice(b"\r\nPUB a 2\r\nhi\r\n");
-        let mut sink = Trickle {
-            out: Vec::new(),
-            calls: 0,
-        };
-        q.write_all_vectored(&mut sink).unwrap();
-        assert!(q.is_empty());
-        assert!(sink.out == want, "bytes out of order");
-    }
-
-    #[test]
-    fn a_blocking_write_that_takes_nothing_is_an_error() {
-        let mut q = Frames::default();
-        q.push_with(|b| b.extend_from_slice(b"PING\r\n"));
-        let mut full: &mut [u8] = &mut [];
-        let err = q.write_all_vectored(&mut full).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::WriteZero);
-        assert_eq!(q.len(), 6, "what was not written stays queued");
     }
 
     #[test]

@@ -999,9 +999,9 @@ fn a_planned_move_off_a_silent_server_ends_at_its_deadline() {
     assert_eq!(next(&mut sub).payload, Bytes::from("kept"));
 }
 
-/// Payloads under and over the size sent by reference (4 KiB), interleaved, arrive intact
-/// and in order: over TCP and TLS, from a live link, across a planned move (the first half
-/// on the old link) and from the reconnect buffer (the second half).
+/// Payloads from empty to 300 KB, interleaved (under and over 4 KiB, where a writer might
+/// send them by reference), arrive intact and in order: over TCP and TLS, across a planned
+/// move (the first half on the old link, the second from the reconnect buffer).
 #[test]
 fn small_and_large_payloads_keep_their_order() {
     fn round_trip(client: &Client) {

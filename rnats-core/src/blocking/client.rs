@@ -379,7 +379,7 @@ impl Client {
         subject: &str,
         reply: Option<&str>,
         headers: Option<&HeaderMap>,
-        payload: &Bytes,
+        payload: &[u8],
         urgency: Urgency,
     ) -> Result<(), PublishError> {
         let inner = self.inner();

@@ -23,7 +23,6 @@ use crate::handshake::{self, Handshake, Output};
 use crate::options::ConnectOptions;
 use crate::server_addr::ServerAddr;
 use crate::shared::lock;
-use crate::write_queue::Frames;
 
 /// One connection's socket.
 pub(super) struct Conn {
@@ -79,18 +78,17 @@ impl Conn {
         Ok(Some(buf.len() - before))
     }
 
-    /// Writes all of `frames`, with vectored writes: payloads kept by reference leave
-    /// without being copied (under TLS they are copied once, into the records).
-    pub(super) fn write_frames(&self, frames: &mut Frames) -> io::Result<()> {
+    /// Writes all of `data`.
+    pub(super) fn write_all(&self, data: &[u8]) -> io::Result<()> {
         match &self.tls {
-            None => frames.write_all_vectored(&mut &self.write),
+            None => (&self.write).write_all(data),
             Some(tls) => {
                 // Encrypted under the lock, written without it: a reader processing records
                 // never waits for the socket to take a large write.
-                let mut records = Vec::with_capacity(frames.len() + 64);
+                let mut records = Vec::with_capacity(data.len() + 64);
                 {
                     let mut tls = lock(tls);
-                    frames.write_all_vectored(&mut tls.writer())?;
+                    tls.writer().write_all(data)?;
                     while tls.wants_write() {
                         tls.write_tls(&mut records)?;
                     }

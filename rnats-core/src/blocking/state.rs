@@ -628,7 +628,7 @@ impl Inner {
         core.link.handle_connected(Instant::now());
         core.state = LinkState::Connected;
         let mut writes = self.writes();
-        writes.handle_connected(dialed.conn, core.generation, &replay);
+        writes.handle_connected(dialed.conn, core.generation, replay);
         Statistics::add(&self.statistics.connects, 1);
         self.notify_changed(&core);
         drop(core);

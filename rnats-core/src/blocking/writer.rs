@@ -10,10 +10,6 @@
 //! loop makes one write per tens of KiB, not one per message. Past the write limit
 //! publishers wait for room.
 //!
-//! The buffer is the async client's [`Frames`]: small frames are copied into one flat
-//! buffer, payloads of [`VECTOR_THRESHOLD`](crate::write_queue::VECTOR_THRESHOLD) and more
-//! are kept by reference (a `Bytes` clone) and leave with a vectored write.
-//!
 //! A planned move ([`Inner::hand_over`]) splits the buffer: what was accepted so far, and a
 //! last PING, become the old link's [`Handover`], written by the next writer round ahead of
 //! anything else; the buffer becomes the reconnect buffer of the next link.
@@ -22,7 +18,7 @@ use std::mem;
 use std::sync::{Arc, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use rnats_proto::Pub;
 
 use super::conn::Conn;
@@ -30,7 +26,6 @@ use super::state::Inner;
 use crate::error::{PublishCause, PublishError};
 use crate::shared::lock;
 use crate::statistics::Statistics;
-use crate::write_queue::Frames;
 
 /// A deferred buffer this large is written by the publisher that grows it.
 const WRITE_AT: usize = 64 * 1024;
@@ -58,9 +53,9 @@ pub(super) enum Urgency {
 /// The write buffer and who is writing it, behind `Inner::writes`.
 pub(super) struct Writes {
     /// Frames not written yet; while disconnected or moving, the reconnect buffer.
-    buf: Frames,
-    /// The buffer of the last write, emptied, to swap in next.
-    spare: Frames,
+    buf: BytesMut,
+    /// The buffer of the last write, cleared, to swap in next.
+    spare: BytesMut,
     /// A thread is writing (the caller or the flusher): others only append.
     writing: bool,
     connected: bool,
@@ -89,7 +84,7 @@ struct Handover {
     conn: Arc<Conn>,
     generation: u64,
     /// Not taken by a writer yet.
-    frames: Option<Frames>,
+    frames: Option<BytesMut>,
     messages: u64,
     bytes: u64,
     /// Every byte of `frames` was handed to the socket.
@@ -99,8 +94,8 @@ struct Handover {
 impl Writes {
     pub(super) fn new() -> Writes {
         Writes {
-            buf: Frames::default(),
-            spare: Frames::default(),
+            buf: BytesMut::new(),
+            spare: BytesMut::new(),
             writing: false,
             connected: false,
             closed: false,
@@ -123,7 +118,7 @@ impl Writes {
     /// kept.
     pub(super) fn handle_disconnected(&mut self, generation: u64) {
         if self.connected {
-            self.buf = Frames::default();
+            self.buf.clear();
             self.out_messages = 0;
             self.out_bytes = 0;
         }
@@ -142,8 +137,7 @@ impl Writes {
             return None;
         }
         let conn = self.conn.take()?;
-        self.buf
-            .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        self.buf.extend_from_slice(rnats_proto::PING);
         self.pings += 1;
         self.handover = Some(Handover {
             conn,
@@ -188,12 +182,11 @@ impl Writes {
             return None;
         }
         let conn = self.conn.clone()?;
-        let mut frames = mem::take(&mut self.spare);
-        self.buf.take_into(&mut frames);
+        let spare = mem::take(&mut self.spare);
         Some(Batch {
             conn,
             generation: self.generation,
-            frames,
+            frames: mem::replace(&mut self.buf, spare),
             messages: mem::take(&mut self.out_messages),
             bytes: mem::take(&mut self.out_bytes),
             handover: false,
@@ -201,11 +194,10 @@ impl Writes {
     }
 
     /// A new link: `replay` (its SUBs) goes out ahead of the publishes kept meanwhile.
-    pub(super) fn handle_connected(&mut self, conn: Arc<Conn>, generation: u64, replay: &[u8]) {
-        let mut frames = Frames::default();
-        frames.push_with(|buf| buf.extend_from_slice(replay));
-        frames.append(mem::take(&mut self.buf));
-        self.buf = frames;
+    pub(super) fn handle_connected(&mut self, conn: Arc<Conn>, generation: u64, replay: BytesMut) {
+        let mut replay = replay;
+        replay.extend_from_slice(&self.buf);
+        self.buf = replay;
         self.conn = Some(conn);
         self.generation = generation;
         self.pings = 0;
@@ -217,7 +209,7 @@ impl Writes {
         self.connected = false;
         self.conn = None;
         self.handover = None;
-        self.buf = Frames::default();
+        self.buf.clear();
     }
 }
 
@@ -225,7 +217,7 @@ impl Writes {
 struct Batch {
     conn: Arc<Conn>,
     generation: u64,
-    frames: Frames,
+    frames: BytesMut,
     messages: u64,
     bytes: u64,
     /// The old link's frames of a planned move.
@@ -242,7 +234,7 @@ impl Inner {
     pub(super) fn publish(
         &self,
         frame: &Pub<'_>,
-        payload: &Bytes,
+        payload: &[u8],
         urgency: Urgency,
     ) -> Result<(), PublishError> {
         let mut writes = self.writes();
@@ -255,7 +247,7 @@ impl Inner {
                 if writes.buf.len() + frame.encoded_len(payload.len()) > limit {
                     return Err(PublishCause::ReconnectBufferFull { limit }.into());
                 }
-                push_message(&mut writes.buf, frame, payload);
+                frame.encode(&mut writes.buf, payload);
                 writes.out_messages += 1;
                 writes.out_bytes += payload.len() as u64;
                 return Ok(());
@@ -274,7 +266,7 @@ impl Inner {
             break;
         }
         let was_empty = writes.buf.is_empty();
-        push_message(&mut writes.buf, frame, payload);
+        frame.encode(&mut writes.buf, payload);
         writes.appends += 1;
         writes.out_messages += 1;
         writes.out_bytes += payload.len() as u64;
@@ -289,7 +281,7 @@ impl Inner {
         if !writes.connected {
             return false;
         }
-        writes.buf.push_with(|buf| buf.extend_from_slice(frame));
+        writes.buf.extend_from_slice(frame);
         self.submit(writes, Urgency::Now, false);
         true
     }
@@ -303,7 +295,7 @@ impl Inner {
         if !writes.connected {
             return;
         }
-        writes.buf.push_with(encode);
+        encode(&mut writes.buf);
         self.submit(writes, Urgency::Now, false);
     }
 
@@ -316,9 +308,7 @@ impl Inner {
         }
         writes.pings += 1;
         let ticket = (writes.generation, writes.pings);
-        writes
-            .buf
-            .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        writes.buf.extend_from_slice(rnats_proto::PING);
         self.submit(writes, Urgency::Now, false);
         Some(ticket)
     }
@@ -392,10 +382,7 @@ impl Inner {
                 handover,
                 ..
             } = batch;
-            // Measured before the write: writing consumes the flat buffer's capacity from
-            // the front.
-            let keep = frames.flat_capacity() <= KEEP_CAPACITY;
-            let result = conn.write_frames(&mut frames);
+            let result = conn.write_all(&frames);
             frames.clear();
             let failed = result.is_err();
             if let Err(error) = result {
@@ -406,9 +393,7 @@ impl Inner {
                 self.note_handover_written(writes, generation);
                 writes = self.writes();
             }
-            // The next round swaps it in. A link's batch took `spare` (one writer at a
-            // time), so nothing is lost by replacing it.
-            if keep && !handover {
+            if frames.capacity() <= KEEP_CAPACITY && writes.spare.capacity() < frames.capacity() {
                 writes.spare = frames;
             }
             writes.last_write = Instant::now();
@@ -518,9 +503,4 @@ impl Inner {
             writes.space_waiters -= 1;
         }
     }
-}
-
-/// Queues a PUB/HPUB: the head is copied, a large payload referenced.
-fn push_message(frames: &mut Frames, frame: &Pub<'_>, payload: &Bytes) {
-    frames.push_message(|buf| frame.encode_head(buf, payload.len()), payload);
 }
