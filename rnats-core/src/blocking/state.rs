@@ -517,8 +517,9 @@ impl Inner {
         }
     }
 
-    /// Marks the link of `generation` lost, once: its socket is shut, unwritten frames are
-    /// dropped (they may hold SUBs and PINGs of the dead link), flushes on it fail, and the
+    /// Marks the link of `generation` lost (or, at the end of a planned move, done), once:
+    /// its socket is shut, unwritten frames are dropped (they may hold SUBs and PINGs of
+    /// the dead link; a move's reconnect buffer is kept), flushes on it fail, and the
     /// background thread reconnects.
     pub(super) fn fail_link(&self, generation: u64, reason: &str) {
         let mut core = self.core();
