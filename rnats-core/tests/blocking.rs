@@ -1046,3 +1046,44 @@ fn small_and_large_payloads_keep_their_order() {
         .unwrap();
     round_trip(&client);
 }
+
+/// Flushes made by other threads while the client moves again and again all succeed: one
+/// whose PING went to the old link gets its PONG there, a later one waits for the next
+/// link. (Dropping the old link at once would fail the first kind with `Disconnected`.)
+#[test]
+fn flushes_racing_force_reconnect_all_succeed() {
+    use std::sync::atomic::AtomicBool;
+
+    let server = NatsServer::start();
+    let client = quick().connect_blocking(server.url()).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flushers: Vec<_> = (0..3)
+        .map(|_| {
+            let (client, stop) = (client.clone(), stop.clone());
+            thread::spawn(move || {
+                let mut flushed = 0u32;
+                while !stop.load(Ordering::Relaxed) {
+                    client.publish("racing", "x".into()).unwrap();
+                    if let Err(error) = client.flush() {
+                        panic!("flush {flushed} failed: {error}");
+                    }
+                    flushed += 1;
+                }
+                flushed
+            })
+        })
+        .collect();
+    const MOVES: u64 = 20;
+    for _ in 0..MOVES {
+        client.force_reconnect().unwrap();
+        client.flush().unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    for flusher in flushers {
+        assert!(flusher.join().unwrap() > 0);
+    }
+    assert_eq!(
+        client.statistics().connects.load(Ordering::Relaxed),
+        1 + MOVES
+    );
+}

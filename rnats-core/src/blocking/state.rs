@@ -32,6 +32,8 @@ pub(super) const READ_SLICE: Duration = Duration::from_millis(100);
 /// The sid of the one subscription all requests' replies come in on (ADR: requests
 /// multiplex over one inbox).
 pub(super) const REQUEST_SID: u64 = 1;
+/// How many ended links keep their PONG count for flushes that wake up late.
+const ENDED_LINKS: usize = 8;
 /// Lame duck mode: move at a random moment within this, so that a server's clients do not
 /// all land on the next one at once (ADR-40).
 const LAME_DUCK_JITTER: Duration = Duration::from_secs(1);
@@ -93,6 +95,10 @@ pub(super) struct Core {
     /// During a planned move: the PONG count at which the old link has answered everything
     /// (its last PING's).
     move_pongs: Option<u64>,
+    /// `(generation, pongs)` of the last few links when they ended: a flush whose PONG came
+    /// on a link that then ended (a planned move ends right after its last PONG) may look
+    /// only after that, and must still see its answer.
+    ended_links: VecDeque<(u64, u64)>,
     /// Bumped when requests are failed at a disconnect (`fail_requests_on_disconnect`).
     lost_requests: u64,
     pub(super) conn: Option<Arc<Conn>>,
@@ -200,6 +206,7 @@ impl Inner {
                 generation: 0,
                 pongs: 0,
                 move_pongs: None,
+                ended_links: VecDeque::with_capacity(ENDED_LINKS),
                 lost_requests: 0,
                 conn: None,
                 subs: HashMap::new(),
@@ -536,6 +543,10 @@ impl Inner {
         if let Some(conn) = core.conn.take() {
             conn.shutdown();
         }
+        if core.ended_links.len() == ENDED_LINKS {
+            core.ended_links.pop_front();
+        }
+        core.ended_links.push_back((core.generation, core.pongs));
         core.generation += 1;
         core.pongs = 0;
         core.move_pongs = None;
@@ -670,14 +681,21 @@ impl Inner {
     }
 
     /// Whether the PING numbered `seq` on link `generation` got its PONG; an error when
-    /// that link is gone.
+    /// that link ended without it.
     pub(super) fn pong_outcome(
         core: &Core,
         generation: u64,
         seq: u64,
     ) -> Option<Result<(), FlushCause>> {
         if core.generation != generation {
-            return Some(Err(FlushCause::Disconnected));
+            let answered = core
+                .ended_links
+                .iter()
+                .any(|&(ended, pongs)| ended == generation && pongs >= seq);
+            return Some(match answered {
+                true => Ok(()),
+                false => Err(FlushCause::Disconnected),
+            });
         }
         if core.pongs >= seq {
             return Some(Ok(()));
