@@ -940,3 +940,224 @@ fn force_reconnect_restores_subscriptions_with_their_remaining_count() {
     client.close();
     assert!(client.force_reconnect().is_err());
 }
+
+/// Publishes from another thread across eight planned moves: every publish that returned
+/// Ok (before a move, on the old link; during one, from the reconnect buffer) reaches a
+/// subscriber on a second client, exactly once.
+#[test]
+fn publishes_accepted_before_force_reconnect_all_arrive() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+    const MOVES: usize = 8;
+    const EVERY: usize = 4_000;
+    const TOTAL: usize = (MOVES + 2) * EVERY;
+    let server = NatsServer::start();
+    let receiver = ConnectOptions::new()
+        .subscription_capacity(2 * TOTAL)
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut sub = receiver.subscribe("moved.pubs").unwrap();
+    receiver.flush().unwrap();
+    let client = quick().connect_blocking(server.url()).unwrap();
+    let published = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let publisher = {
+        let (client, published, stop) = (client.clone(), published.clone(), stop.clone());
+        thread::spawn(move || {
+            let mut accepted = HashSet::new();
+            for i in 0..TOTAL {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let payload = Bytes::from(format!("{i:06}"));
+                match client.publish("moved.pubs", payload.clone()) {
+                    Ok(()) => assert!(accepted.insert(payload)),
+                    // Only a full reconnect buffer may refuse a publish here.
+                    Err(error) => assert!(
+                        matches!(
+                            error.cause(),
+                            Some(PublishCause::ReconnectBufferFull { .. })
+                        ),
+                        "{error}"
+                    ),
+                }
+                published.store(i + 1, Ordering::Relaxed);
+            }
+            accepted
+        })
+    };
+    for mark in (1..=MOVES).map(|n| n * EVERY) {
+        wait_until(|| published.load(Ordering::Relaxed) >= mark);
+        client.force_reconnect().unwrap();
+        // Waits for the next link: what was published meanwhile is in its replay.
+        client.flush().unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    let accepted = publisher.join().unwrap();
+    client.flush().unwrap();
+    assert_eq!(
+        client.statistics().connects.load(Ordering::Relaxed),
+        1 + MOVES as u64
+    );
+    let mut seen = HashSet::new();
+    while seen.len() < accepted.len() {
+        let Ok(message) = sub.next_timeout(Duration::from_secs(5)) else {
+            let lost = accepted.len() - seen.len();
+            panic!("{lost} of {} accepted publishes were lost", accepted.len());
+        };
+        let message = message.expect("subscription ended");
+        assert!(accepted.contains(&message.payload), "{:?}", message.payload);
+        assert!(seen.insert(message.payload), "delivered twice");
+    }
+    // Nothing beyond the accepted publishes: the receiver's own round trip comes after
+    // anything the server still had for it.
+    receiver.flush().unwrap();
+    assert!(sub.try_next().is_none());
+}
+
+/// The reply to a request is on its way (held by a stalled link) when the client is asked
+/// to move: the old link is read until its last PONG, so the reply still arrives.
+#[test]
+fn a_request_in_flight_across_force_reconnect_gets_its_reply() {
+    let server = NatsServer::start();
+    let proxy = rnats_test_server::Proxy::start(&format!("127.0.0.1:{}", server.port())).unwrap();
+    let responder = blocking::connect(server.url()).unwrap();
+    let mut service = responder.subscribe("moving.svc").unwrap();
+    responder.flush().unwrap();
+    let client = quick().connect_blocking(proxy.url()).unwrap();
+    let requester = {
+        let client = client.clone();
+        thread::spawn(move || client.request_with_timeout("moving.svc", "q".into(), Some(WAIT)))
+    };
+    // The request reached the responder: it went out on the first link.
+    let request = next(&mut service);
+    proxy.stall();
+    let reply_to = request.reply.unwrap();
+    responder.publish(reply_to, "answer".into()).unwrap();
+    // The server has routed the reply to the client's connection (the stalled proxy).
+    responder.flush().unwrap();
+    client.force_reconnect().unwrap();
+    proxy.resume();
+    let reply = requester.join().unwrap().unwrap();
+    assert_eq!(reply.payload, Bytes::from("answer"));
+    client.flush().unwrap();
+    assert_eq!(client.statistics().connects.load(Ordering::Relaxed), 2);
+}
+
+/// A planned move off a server that stopped answering waits for its last PONG only until
+/// the move's deadline (the connection timeout); then the next server takes over, with
+/// what was published after the move.
+#[test]
+fn a_planned_move_off_a_silent_server_ends_at_its_deadline() {
+    const GRACE: Duration = Duration::from_millis(300);
+    let server = NatsServer::start();
+    let proxy = rnats_test_server::Proxy::start(&format!("127.0.0.1:{}", server.port())).unwrap();
+    let client = quick()
+        .connection_timeout(GRACE)
+        .retain_servers_order()
+        .connect_blocking(format!("{},{}", proxy.url(), server.url()))
+        .unwrap();
+    let mut sub = client.subscribe("after.move").unwrap();
+    client.flush().unwrap();
+    proxy.stall();
+    let started = std::time::Instant::now();
+    client.force_reconnect().unwrap();
+    client.publish("after.move", "kept".into()).unwrap();
+    // Waits for the next link, which comes only once the old one has given up.
+    client.flush().unwrap();
+    assert!(
+        started.elapsed() >= GRACE,
+        "the old link was not given its grace"
+    );
+    assert_eq!(client.server_info().port, server.port());
+    assert_eq!(next(&mut sub).payload, Bytes::from("kept"));
+}
+
+/// Payloads from empty to 300 KB, interleaved (under and over 4 KiB, where a writer might
+/// send them by reference), arrive intact and in order: over TCP and TLS, across a planned
+/// move (the first half on the old link, the second from the reconnect buffer).
+#[test]
+fn small_and_large_payloads_keep_their_order() {
+    fn round_trip(client: &Client) {
+        let mut sub = client.subscribe("mixed").unwrap();
+        client.flush().unwrap();
+        const SIZES: [usize; 10] = [0, 31, 4095, 4096, 4097, 8192, 1, 65_536, 300_000, 12];
+        let sent: Vec<Bytes> = (0..80)
+            .map(|i| {
+                let mut body = vec![(i % 251) as u8; SIZES[i % SIZES.len()]];
+                let tag = format!("{i}.");
+                let n = tag.len().min(body.len());
+                body[..n].copy_from_slice(&tag.as_bytes()[..n]);
+                Bytes::from(body)
+            })
+            .collect();
+        let (before, after) = sent.split_at(sent.len() / 2);
+        for payload in before {
+            client.publish("mixed", payload.clone()).unwrap();
+        }
+        client.force_reconnect().unwrap();
+        for payload in after {
+            client.publish("mixed", payload.clone()).unwrap();
+        }
+        client.flush().unwrap();
+        for (i, payload) in sent.iter().enumerate() {
+            assert!(next(&mut sub).payload == payload, "message {i} differs");
+        }
+    }
+
+    let server = NatsServer::start();
+    round_trip(&quick().connect_blocking(server.url()).unwrap());
+
+    let dir = ScratchDir::new();
+    let files = TestCa::new().write_to(dir.path()).unwrap();
+    let tls = NatsServer::builder()
+        .tls(&files, false, false)
+        .spawn()
+        .unwrap();
+    let client = quick()
+        .add_root_certificates(files.ca.clone())
+        .connect_blocking(format!("tls://localhost:{}", tls.port()))
+        .unwrap();
+    round_trip(&client);
+}
+
+/// Flushes made by other threads while the client moves again and again all succeed: one
+/// whose PING went to the old link gets its PONG there, a later one waits for the next
+/// link. (Dropping the old link at once would fail the first kind with `Disconnected`.)
+#[test]
+fn flushes_racing_force_reconnect_all_succeed() {
+    use std::sync::atomic::AtomicBool;
+
+    let server = NatsServer::start();
+    let client = quick().connect_blocking(server.url()).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flushers: Vec<_> = (0..3)
+        .map(|_| {
+            let (client, stop) = (client.clone(), stop.clone());
+            thread::spawn(move || {
+                let mut flushed = 0u32;
+                while !stop.load(Ordering::Relaxed) {
+                    client.publish("racing", "x".into()).unwrap();
+                    if let Err(error) = client.flush() {
+                        panic!("flush {flushed} failed: {error}");
+                    }
+                    flushed += 1;
+                }
+                flushed
+            })
+        })
+        .collect();
+    const MOVES: u64 = 20;
+    for _ in 0..MOVES {
+        client.force_reconnect().unwrap();
+        client.flush().unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    for flusher in flushers {
+        assert!(flusher.join().unwrap() > 0);
+    }
+    assert_eq!(
+        client.statistics().connects.load(Ordering::Relaxed),
+        1 + MOVES
+    );
+}

@@ -1,7 +1,8 @@
 //! The background thread of a blocking client: what nobody waits for.
 //!
 //! It drives `link::Link` with `Instant`s (keepalive PINGs, stale detection, lame duck
-//! moves), reconnects after a lost link, and covers an idle socket: once no user thread has
+//! moves), finishes planned moves (reading the old link for its last PONG when nobody
+//! else does, then ending it), reconnects after a lost link, and covers an idle socket: once no user thread has
 //! read for a while it waits for bytes without the reader role (so a user thread coming
 //! back reads its own reply), and reads them only if the role is still free and nobody
 //! waits for it; server PINGs are answered and subscription queues fill while nobody calls
@@ -65,6 +66,7 @@ impl Inner {
             }
             let now = Instant::now();
             let mut ping = false;
+            let mut moved = false;
             while let Some(action) = core.link.handle_timeout(now) {
                 let generation = core.generation;
                 match action {
@@ -73,15 +75,30 @@ impl Inner {
                         tracing::debug!(outstanding, "stale connection");
                         self.fail_link_locked(&mut core, generation, "stale connection");
                     }
-                    // A move off a lame duck server: the link ends and the next server of
-                    // the pool takes over (what it accepted was written; unwritten frames
-                    // are dropped as on any lost link).
-                    LinkAction::StartMove { reason } | LinkAction::GiveUp { reason } => {
+                    // A move off a lame duck server: the old link finishes what it
+                    // accepted while the next one waits (below).
+                    LinkAction::StartMove { .. } => {
+                        self.hand_over_locked(&mut core);
+                        moved = true;
+                    }
+                    // The old server did not finish in time: what it still had is lost,
+                    // as on any lost link.
+                    LinkAction::GiveUp { reason } => {
                         self.fail_link_locked(&mut core, generation, reason);
                     }
                 }
             }
             if core.state != LinkState::Connected {
+                continue;
+            }
+            if moved {
+                drop(core);
+                self.write_pending();
+                core = self.core();
+                continue;
+            }
+            if let Some(reason) = core.link.moving() {
+                core = self.drive_move(core, reason, now);
                 continue;
             }
             if ping {
@@ -181,6 +198,35 @@ impl Inner {
             .unwrap_or_else(PoisonError::into_inner)
             .0;
         (core, Watch::LeftToUser)
+    }
+
+    /// One step of a planned move: ends the old link once it is done (then the loop
+    /// reconnects), or else reads it for its last PONG when no user thread does, or waits
+    /// until one of them has read it (the dispatch of that PONG wakes this thread), at
+    /// most until the move's deadline.
+    fn drive_move<'a>(
+        &'a self,
+        mut core: MutexGuard<'a, Core>,
+        reason: &'static str,
+        now: Instant,
+    ) -> MutexGuard<'a, Core> {
+        if self.move_finished(&core) {
+            tracing::debug!(reason, "planned move: the old link is done");
+            let generation = core.generation;
+            self.fail_link_locked(&mut core, generation, reason);
+            return core;
+        }
+        let until_deadline = core
+            .link
+            .poll_timeout()
+            .map_or(READ_SLICE, |at| at.saturating_duration_since(now));
+        if Inner::role_unwanted(&core) {
+            return self.read_as(core, Reader::Background, until_deadline.min(READ_SLICE));
+        }
+        self.background
+            .wait_timeout(core, until_deadline.clamp(STILL_THERE, TICK))
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
     }
 
     /// Tries servers until one accepts, waiting between passes over the pool as the policy

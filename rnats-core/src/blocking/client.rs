@@ -317,9 +317,11 @@ impl Client {
         };
         let (generation, seq) = loop {
             let connected = inner.wait_for(deadline, |core| match core.state {
-                LinkState::Connected => Some(true),
+                // During a planned move the PING is for the next link, as the publishes
+                // before it are.
+                LinkState::Connected if core.link.moving().is_none() => Some(true),
                 LinkState::Closed => Some(false),
-                LinkState::Disconnected | LinkState::Pending => None,
+                LinkState::Connected | LinkState::Disconnected | LinkState::Pending => None,
             });
             match connected {
                 None => return Err(timed_out()),
@@ -373,21 +375,16 @@ impl Client {
         inner.close();
     }
 
-    /// Drops the current connection and reconnects (to the next server of the pool), as
-    /// after a failure: what was queued is written first, subscriptions are restored, and
-    /// publishes meanwhile are kept. Returns once the link is dropped; a [`Client::flush`]
-    /// waits for the reconnect.
+    /// Moves to the next server of the pool (a planned move, as off a lame duck server):
+    /// what was published before the call is written to the current server, which is
+    /// still read until it has answered everything sent to it (replies and flushes in
+    /// flight complete), at most for the connection timeout; publishes from now on are
+    /// kept for the next link, where subscriptions are restored. Returns once the move has
+    /// started; a [`Client::flush`] waits for the next link.
     pub fn force_reconnect(&self) -> Result<(), ReconnectError> {
-        let inner = self.inner();
-        let generation = {
-            let core = inner.core();
-            if core.state == LinkState::Closed {
-                return Err(ReconnectError::closed());
-            }
-            core.generation
-        };
-        inner.write_pending();
-        inner.fail_link(generation, "reconnect requested");
+        if !self.inner().request_move() {
+            return Err(ReconnectError::closed());
+        }
         Ok(())
     }
 

@@ -34,6 +34,8 @@ pub(super) const READ_SLICE: Duration = Duration::from_millis(100);
 /// The sid of the one subscription all requests' replies come in on (ADR: requests
 /// multiplex over one inbox).
 pub(super) const REQUEST_SID: u64 = 1;
+/// How many ended links keep their PONG count for flushes that wake up late.
+const ENDED_LINKS: usize = 8;
 /// Lame duck mode: move at a random moment within this, so that a server's clients do not
 /// all land on the next one at once (ADR-40).
 const LAME_DUCK_JITTER: Duration = Duration::from_secs(1);
@@ -94,6 +96,13 @@ pub(super) struct Core {
     pub(super) generation: u64,
     /// PONGs received on this link, matched in order with `Writes::pings`.
     pongs: u64,
+    /// During a planned move: the PONG count at which the old link has answered everything
+    /// (its last PING's).
+    move_pongs: Option<u64>,
+    /// `(generation, pongs)` of the last few links when they ended: a flush whose PONG came
+    /// on a link that then ended (a planned move ends right after its last PONG) may look
+    /// only after that, and must still see its answer.
+    ended_links: VecDeque<(u64, u64)>,
     /// Bumped when requests are failed at a disconnect (`fail_requests_on_disconnect`).
     lost_requests: u64,
     pub(super) conn: Option<Arc<Conn>>,
@@ -182,6 +191,8 @@ impl Inner {
                 last_user_read: Instant::now(),
                 generation: 0,
                 pongs: 0,
+                move_pongs: None,
+                ended_links: VecDeque::with_capacity(ENDED_LINKS),
                 lost_requests: 0,
                 conn: None,
                 subs: SubTable::default(),
@@ -398,6 +409,10 @@ impl Inner {
                 ServerOp::Pong => {
                     core.pongs += 1;
                     core.link.handle_pong();
+                    if core.move_pongs == Some(core.pongs) {
+                        // The old link of a planned move has answered everything.
+                        self.background.notify_all();
+                    }
                 }
                 ServerOp::Info(info) => self.apply_info(core, *info),
                 ServerOp::Ok => {}
@@ -507,8 +522,9 @@ impl Inner {
         fatal
     }
 
-    /// Marks the link of `generation` lost, once: its socket is shut, unwritten frames are
-    /// dropped (they may hold SUBs and PINGs of the dead link), flushes on it fail, and the
+    /// Marks the link of `generation` lost (or, at the end of a planned move, done), once:
+    /// its socket is shut, unwritten frames are dropped (they may hold SUBs and PINGs of
+    /// the dead link; a move's reconnect buffer is kept), flushes on it fail, and the
     /// background thread reconnects.
     pub(super) fn fail_link(&self, generation: u64, reason: &str) {
         let mut core = self.core();
@@ -525,8 +541,13 @@ impl Inner {
         if let Some(conn) = core.conn.take() {
             conn.shutdown();
         }
+        if core.ended_links.len() == ENDED_LINKS {
+            core.ended_links.pop_front();
+        }
+        core.ended_links.push_back((core.generation, core.pongs));
         core.generation += 1;
         core.pongs = 0;
+        core.move_pongs = None;
         if self.options.reconnect.fail_requests_on_disconnect {
             core.lost_requests += 1;
         }
@@ -536,6 +557,47 @@ impl Inner {
         });
         self.notify_changed(core);
         self.background.notify_all();
+    }
+
+    /// `force_reconnect`: starts a planned move off the current link, if it is up and not
+    /// moving already (otherwise there is nothing to move off, and the reconnect under way
+    /// serves). Returns false if the client is closed.
+    pub(super) fn request_move(&self) -> bool {
+        let mut core = self.core();
+        if core.state == LinkState::Closed {
+            return false;
+        }
+        if core.state == LinkState::Connected
+            && core
+                .link
+                .handle_move_requested(Instant::now(), "reconnect requested")
+        {
+            self.hand_over_locked(&mut core);
+            drop(core);
+            self.write_pending();
+        }
+        true
+    }
+
+    /// The write side of a planned move the link has entered (`Link` is `Moving`): the
+    /// frames accepted so far and a last PING go to the old link, new ones to the
+    /// reconnect buffer. The old link stays up (and is read) until
+    /// [`Inner::move_finished`] or the move's deadline; the background thread ends it.
+    /// The caller writes the old link's frames ([`Inner::write_pending`]) once it has let
+    /// go of `core`.
+    pub(super) fn hand_over_locked(&self, core: &mut Core) {
+        if let Some(last_ping) = self.hand_over() {
+            core.move_pongs = Some(last_ping);
+            tracing::debug!(reason = core.link.moving(), "planned move started");
+        }
+        self.background.notify_all();
+    }
+
+    /// Whether the old link of a planned move is done: every byte it was given is written
+    /// and every PING on it (the move's last one included) has its PONG, so no reply or
+    /// flush it carried is cut off.
+    pub(super) fn move_finished(&self, core: &Core) -> bool {
+        core.move_pongs.is_some_and(|last| core.pongs >= last) && self.writes().handover_written()
     }
 
     /// Makes `dialed` the link: resets the read side, replays the subscriptions (with what
@@ -568,6 +630,7 @@ impl Inner {
         core.subs.encode_replay(&mut replay, SubState::active);
         core.conn = Some(Arc::clone(&dialed.conn));
         core.pongs = 0;
+        core.move_pongs = None;
         core.link.handle_connected(Instant::now());
         core.state = LinkState::Connected;
         let mut writes = self.writes();
@@ -618,14 +681,21 @@ impl Inner {
     }
 
     /// Whether the PING numbered `seq` on link `generation` got its PONG; an error when
-    /// that link is gone.
+    /// that link ended without it.
     pub(super) fn pong_outcome(
         core: &Core,
         generation: u64,
         seq: u64,
     ) -> Option<Result<(), FlushCause>> {
         if core.generation != generation {
-            return Some(Err(FlushCause::Disconnected));
+            let answered = core
+                .ended_links
+                .iter()
+                .any(|&(ended, pongs)| ended == generation && pongs >= seq);
+            return Some(match answered {
+                true => Ok(()),
+                false => Err(FlushCause::Disconnected),
+            });
         }
         if core.pongs >= seq {
             return Some(Ok(()));
@@ -644,6 +714,7 @@ impl Inner {
         }
         core.state = LinkState::Closed;
         core.link.handle_closed();
+        core.move_pongs = None;
         if let Some(conn) = core.conn.take() {
             conn.shutdown();
         }

@@ -9,6 +9,10 @@
 //! [`WRITE_AT`], where the caller writes it itself, as a `BufWriter` would: a publishing
 //! loop makes one write per tens of KiB, not one per message. Past the write limit
 //! publishers wait for room.
+//!
+//! A planned move ([`Inner::hand_over`]) splits the buffer: what was accepted so far, and a
+//! last PING, become the old link's [`Handover`], written by the next writer round ahead of
+//! anything else; the buffer becomes the reconnect buffer of the next link.
 
 use std::mem;
 use std::sync::{Arc, MutexGuard, PoisonError};
@@ -48,7 +52,7 @@ pub(super) enum Urgency {
 
 /// The write buffer and who is writing it, behind `Inner::writes`.
 pub(super) struct Writes {
-    /// Frames not written yet; while disconnected, the reconnect buffer.
+    /// Frames not written yet; while disconnected or moving, the reconnect buffer.
     buf: BytesMut,
     /// The buffer of the last write, cleared, to swap in next.
     spare: BytesMut,
@@ -70,6 +74,21 @@ pub(super) struct Writes {
     oldest: Instant,
     flusher_kicked: bool,
     space_waiters: usize,
+    /// During a planned move: what the old link still has to write.
+    handover: Option<Handover>,
+}
+
+/// The frames a planned move leaves to the old link: everything accepted before the move,
+/// ending with the move's last PING.
+struct Handover {
+    conn: Arc<Conn>,
+    generation: u64,
+    /// Not taken by a writer yet.
+    frames: Option<BytesMut>,
+    messages: u64,
+    bytes: u64,
+    /// Every byte of `frames` was handed to the socket.
+    written: bool,
 }
 
 impl Writes {
@@ -90,17 +109,88 @@ impl Writes {
             oldest: Instant::now(),
             flusher_kicked: false,
             space_waiters: 0,
+            handover: None,
         }
     }
 
+    /// The link is gone. Frames queued for it are dropped (they may hold SUBs and PINGs of
+    /// that link); after a planned move the buffer is already the reconnect buffer and is
+    /// kept.
     pub(super) fn handle_disconnected(&mut self, generation: u64) {
+        if self.connected {
+            self.buf.clear();
+            self.out_messages = 0;
+            self.out_bytes = 0;
+        }
         self.connected = false;
         self.conn = None;
+        self.handover = None;
         self.generation = generation;
         self.pings = 0;
-        self.buf.clear();
-        self.out_messages = 0;
-        self.out_bytes = 0;
+    }
+
+    /// Starts a planned move: what was accepted so far and a last PING are left to the
+    /// old link, and the buffer becomes the reconnect buffer. Returns the number of that
+    /// PING (its PONG ends the old link), or `None` if there is no live link.
+    fn hand_over(&mut self) -> Option<u64> {
+        if !self.connected {
+            return None;
+        }
+        let conn = self.conn.take()?;
+        self.buf.extend_from_slice(rnats_proto::PING);
+        self.pings += 1;
+        self.handover = Some(Handover {
+            conn,
+            generation: self.generation,
+            frames: Some(mem::take(&mut self.buf)),
+            messages: mem::take(&mut self.out_messages),
+            bytes: mem::take(&mut self.out_bytes),
+            written: false,
+        });
+        self.connected = false;
+        Some(self.pings)
+    }
+
+    /// Whether the old link of a planned move has had every byte handed to its socket.
+    pub(super) fn handover_written(&self) -> bool {
+        self.handover.as_ref().is_some_and(|h| h.written)
+    }
+
+    /// Whether a writer has something to write: the old link's frames of a planned move,
+    /// or the live link's buffer.
+    fn has_batch(&self) -> bool {
+        let handover = self.handover.as_ref().is_some_and(|h| h.frames.is_some());
+        handover || self.connected && !self.buf.is_empty()
+    }
+
+    /// The next batch to write, in order: a planned move's frames for the old link come
+    /// before anything queued for the next one. Takes the batch's statistics with it.
+    fn take_batch(&mut self) -> Option<Batch> {
+        if let Some(handover) = self.handover.as_mut() {
+            if let Some(frames) = handover.frames.take() {
+                return Some(Batch {
+                    conn: Arc::clone(&handover.conn),
+                    generation: handover.generation,
+                    frames,
+                    messages: handover.messages,
+                    bytes: handover.bytes,
+                    handover: true,
+                });
+            }
+        }
+        if !self.connected || self.buf.is_empty() {
+            return None;
+        }
+        let conn = self.conn.clone()?;
+        let spare = mem::take(&mut self.spare);
+        Some(Batch {
+            conn,
+            generation: self.generation,
+            frames: mem::replace(&mut self.buf, spare),
+            messages: mem::take(&mut self.out_messages),
+            bytes: mem::take(&mut self.out_bytes),
+            handover: false,
+        })
     }
 
     /// A new link: `replay` (its SUBs) goes out ahead of the publishes kept meanwhile.
@@ -118,8 +208,20 @@ impl Writes {
         self.closed = true;
         self.connected = false;
         self.conn = None;
+        self.handover = None;
         self.buf.clear();
     }
+}
+
+/// One round of writing: frames taken out of the shared buffer, for one link.
+struct Batch {
+    conn: Arc<Conn>,
+    generation: u64,
+    frames: BytesMut,
+    messages: u64,
+    bytes: u64,
+    /// The old link's frames of a planned move.
+    handover: bool,
 }
 
 impl Inner {
@@ -264,31 +366,35 @@ impl Inner {
     /// together in the next round.
     fn write_out<'a>(&'a self, mut writes: MutexGuard<'a, Writes>) -> MutexGuard<'a, Writes> {
         writes.writing = true;
-        while writes.connected && !writes.buf.is_empty() {
-            let Some(conn) = writes.conn.clone() else {
-                break;
-            };
-            let generation = writes.generation;
-            let spare = mem::take(&mut writes.spare);
-            let mut batch = mem::replace(&mut writes.buf, spare);
-            let messages = mem::take(&mut writes.out_messages);
-            let bytes = mem::take(&mut writes.out_bytes);
+        while let Some(batch) = writes.take_batch() {
             if writes.space_waiters > 0 {
                 self.space.notify_all();
             }
             drop(writes);
             // Counted as handed to the socket, before the write: a reply may beat the
             // return of the write call.
-            Statistics::add(&self.statistics.out_messages, messages);
-            Statistics::add(&self.statistics.out_bytes, bytes);
-            let result = conn.write_all(&batch);
-            batch.clear();
+            Statistics::add(&self.statistics.out_messages, batch.messages);
+            Statistics::add(&self.statistics.out_bytes, batch.bytes);
+            let Batch {
+                conn,
+                generation,
+                mut frames,
+                handover,
+                ..
+            } = batch;
+            let result = conn.write_all(&frames);
+            frames.clear();
+            let failed = result.is_err();
             if let Err(error) = result {
                 self.fail_link(generation, &format!("write failed: {error}"));
             }
             writes = self.writes();
-            if batch.capacity() <= KEEP_CAPACITY && writes.spare.capacity() < batch.capacity() {
-                writes.spare = batch;
+            if handover && !failed {
+                self.note_handover_written(writes, generation);
+                writes = self.writes();
+            }
+            if frames.capacity() <= KEEP_CAPACITY && writes.spare.capacity() < frames.capacity() {
+                writes.spare = frames;
             }
             writes.last_write = Instant::now();
         }
@@ -337,9 +443,36 @@ impl Inner {
     /// Writes what is queued now, from this thread, unless another thread is writing.
     pub(super) fn write_pending(&self) {
         let writes = self.writes();
-        if writes.connected && !writes.buf.is_empty() {
+        if writes.has_batch() {
             self.write_now(writes);
         }
+    }
+
+    /// Starts a planned move on the write side (see [`Writes::hand_over`]); the caller
+    /// holds `core`, so the old link's frames are written later, by [`Inner::write_pending`]
+    /// or the writer in progress. Returns the number of the move's last PING.
+    pub(super) fn hand_over(&self) -> Option<u64> {
+        let mut writes = self.writes();
+        let last_ping = writes.hand_over()?;
+        // Publishers waiting for room now fill the reconnect buffer.
+        if writes.space_waiters > 0 {
+            self.space.notify_all();
+        }
+        Some(last_ping)
+    }
+
+    /// The old link's frames of the move on link `generation` are all written: the
+    /// background thread, which ends the move, may be waiting for that.
+    fn note_handover_written(&self, mut writes: MutexGuard<'_, Writes>, generation: u64) {
+        match writes.handover.as_mut() {
+            Some(handover) if handover.generation == generation => handover.written = true,
+            _ => return,
+        }
+        drop(writes);
+        // Taking `core` orders this after the background thread's look at the move (it
+        // holds `core` from that look until it waits), so the wake-up is not missed.
+        let _core = self.core();
+        self.background.notify_all();
     }
 
     /// Before closing: refuses new publishes and writes out what was queued (waiting up to
@@ -350,7 +483,7 @@ impl Inner {
         writes.closed = true;
         self.flusher.notify_all();
         loop {
-            if !writes.connected || writes.buf.is_empty() && !writes.writing {
+            if !writes.has_batch() && !writes.writing {
                 return;
             }
             if !writes.writing {
