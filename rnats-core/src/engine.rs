@@ -92,9 +92,6 @@ const ROUNDS: usize = 32;
 /// stream. Bounded, so a subscriber that lags pins at most 16 such buffers (see `sub_queue`).
 const READ_GROWTH: usize = 4;
 
-/// Lame duck mode: leave the server within this long, at a random moment.
-const LAME_DUCK_JITTER: Duration = Duration::from_secs(1);
-
 /// Why the engine stopped.
 #[derive(Debug)]
 enum Ending {
@@ -515,7 +512,7 @@ impl Engine {
                 if info.lame_duck_mode {
                     // Move before the server closes us, at a random moment so that all its
                     // clients do not land on the next server at once (ADR-40).
-                    let delay = LAME_DUCK_JITTER.mul_f64(crate::reconnect::random_unit());
+                    let delay = crate::reconnect::lame_duck_delay();
                     if self.link.handle_lame_duck(Instant::now().into_std(), delay) {
                         self.shared.emit(ConnectionEvent::LameDuckMode);
                     }

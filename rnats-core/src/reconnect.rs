@@ -37,6 +37,13 @@ pub(crate) fn random_unit() -> f64 {
     bits as f64 / (1u64 << 53) as f64
 }
 
+/// How long after a lame duck INFO to leave the server: a random moment within a second, so
+/// that all its clients do not land on the next server at once (ADR-40). Both clients use it.
+pub(crate) fn lame_duck_delay() -> Duration {
+    const LAME_DUCK_JITTER: Duration = Duration::from_secs(1);
+    LAME_DUCK_JITTER.mul_f64(random_unit())
+}
+
 /// Shuffles in place (Fisher-Yates).
 pub(crate) fn shuffle<T>(items: &mut [T]) {
     for i in (1..items.len()).rev() {

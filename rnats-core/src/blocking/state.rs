@@ -36,9 +36,6 @@ pub(super) const READ_SLICE: Duration = Duration::from_millis(100);
 pub(super) const REQUEST_SID: u64 = 1;
 /// How many ended links keep their PONG count for flushes that wake up late.
 const ENDED_LINKS: usize = 8;
-/// Lame duck mode: move at a random moment within this, so that a server's clients do not
-/// all land on the next one at once (ADR-40).
-const LAME_DUCK_JITTER: Duration = Duration::from_secs(1);
 
 /// `now + after`, or `None` (never) when that is past the clock's range: a huge timeout
 /// means no deadline, not a panic.
@@ -486,7 +483,7 @@ impl Inner {
             }
         }
         if info.lame_duck_mode {
-            let delay = LAME_DUCK_JITTER.mul_f64(crate::reconnect::random_unit());
+            let delay = crate::reconnect::lame_duck_delay();
             if core.link.handle_lame_duck(Instant::now(), delay) {
                 tracing::info!("server entered lame duck mode; moving");
                 self.events.emit(ConnectionEvent::LameDuckMode);
