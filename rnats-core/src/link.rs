@@ -107,6 +107,11 @@ impl Link {
         }
     }
 
+    /// Whether the client drains (see [`Link::handle_drain`]).
+    pub(crate) fn draining(&self) -> bool {
+        self.draining
+    }
+
     /// Whether a lost link is to be re-established: not once the client drains or closes.
     pub(crate) fn reconnects(&self) -> bool {
         !self.draining && self.phase != Phase::Closed

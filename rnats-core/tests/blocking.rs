@@ -306,6 +306,63 @@ fn client_drain_and_close_end_everything() {
 }
 
 #[test]
+fn drain_during_an_outage_closes_at_once() {
+    let server = NatsServer::start();
+    let proxy = rnats_test_server::Proxy::start(&format!("127.0.0.1:{}", server.port())).unwrap();
+    let client = quick().connect_blocking(proxy.url()).unwrap();
+    let mut events = client.events();
+    let mut sub = client.subscribe("d").unwrap();
+    client.flush().unwrap();
+    proxy.refuse(true);
+    proxy.cut();
+    wait_for_event(&mut events, disconnected);
+    let started = std::time::Instant::now();
+    let err = client.drain().unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the drain waited {:?} for a reconnect",
+        started.elapsed()
+    );
+    assert!(err.to_string().contains("the connection is down"), "{err}");
+    assert!(client.is_closed());
+    assert_eq!(sub.next_timeout(WAIT).unwrap(), None);
+}
+
+#[test]
+fn a_link_lost_while_draining_is_not_reestablished() {
+    let server = NatsServer::start();
+    let proxy = rnats_test_server::Proxy::start(&format!("127.0.0.1:{}", server.port())).unwrap();
+    let client = quick().connect_blocking(proxy.url()).unwrap();
+    let mut events = client.events();
+    let mut sub = client.subscribe("d").unwrap();
+    client.flush().unwrap();
+    proxy.stall();
+    let drainer = client.clone();
+    let drain = thread::spawn(move || drainer.drain());
+    wait_for_event(&mut events, |event| *event == ConnectionEvent::Draining);
+    assert_eq!(
+        client.subscribe("late").unwrap_err().kind(),
+        SubscribeErrorKind::Other,
+        "no new subscription while draining"
+    );
+    // The UNSUB and the drain's PING are with the stalled proxy; cutting it loses them,
+    // and the proxy would take a new connection at once.
+    proxy.cut();
+    proxy.resume();
+    loop {
+        match events.next_timeout(WAIT).unwrap() {
+            Some(ConnectionEvent::Reconnected) => panic!("the draining client reconnected"),
+            Some(ConnectionEvent::Closed) | None => break,
+            Some(_) => {}
+        }
+    }
+    assert!(drain.join().unwrap().is_err(), "the drain could not finish");
+    assert!(client.is_closed());
+    assert_eq!(client.statistics().connects.load(Ordering::Relaxed), 1);
+    assert_eq!(sub.next_timeout(WAIT).unwrap(), None);
+}
+
+#[test]
 fn many_threads_publish_and_request_concurrently() {
     let server = NatsServer::start();
     let client = blocking::connect(server.url()).unwrap();

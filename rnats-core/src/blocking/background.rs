@@ -56,6 +56,13 @@ impl Inner {
         loop {
             match core.state {
                 LinkState::Closed => return,
+                LinkState::Disconnected | LinkState::Pending if !core.link.reconnects() => {
+                    // A draining client closes once its drain ends; a new link would only
+                    // restore subscriptions it is taking down.
+                    drop(core);
+                    self.close();
+                    return;
+                }
                 LinkState::Disconnected | LinkState::Pending => {
                     drop(core);
                     self.reconnect();

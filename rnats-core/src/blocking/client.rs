@@ -271,6 +271,10 @@ impl Client {
         if core.state == LinkState::Closed || inner.writes_closed() {
             return Err(SubscribeCause::Closed.into());
         }
+        if core.link.draining() {
+            // As nats.go: a subscription made now would be cut off by the close ahead.
+            return Err(SubscribeCause::Draining.into());
+        }
         let group = queue_group.as_ref().map(|q| q.as_str().to_owned());
         let entry = SubEntry::new(subject.clone(), queue_group, SubState::default());
         core.subs.insert(sid, entry);
@@ -345,10 +349,25 @@ impl Client {
 
     /// Unsubscribes every subscription, waits (up to the drain timeout) until the server
     /// has sent what it had for them, then closes. Messages already received stay readable
-    /// from their subscribers.
+    /// from their subscribers. From the start of a drain new subscriptions are refused
+    /// (`SubscribeCause::Draining`), and a link lost before the drain ends is not
+    /// re-established: the client closes and the drain fails. While the connection is down
+    /// nothing can be drained: the client closes at once and the error's cause is
+    /// [`FlushCause::NotConnected`].
     pub fn drain(&self) -> Result<(), DrainError> {
         let inner = self.inner();
+        let connected = {
+            let mut core = inner.core();
+            core.link.handle_drain();
+            core.state == LinkState::Connected
+        };
         inner.events.emit(ConnectionEvent::Draining);
+        if !connected {
+            // As nats.go, which refuses to drain while reconnecting: nothing is on its way,
+            // and waiting for a reconnect would only restore what is being taken down.
+            inner.close();
+            return Err(FlushError::from(FlushCause::NotConnected).into());
+        }
         let sids: Vec<u64> = inner
             .core()
             .subs
