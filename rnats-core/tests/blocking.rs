@@ -52,12 +52,13 @@ fn quick() -> ConnectOptions {
 /// Waits for the first event `want` accepts, skipping others; fails the test after [`WAIT`]
 /// instead of hanging.
 fn wait_for_event(events: &mut Events, mut want: impl FnMut(&ConnectionEvent) -> bool) {
+    let mut skipped = Vec::new();
     loop {
         match events.next_timeout(WAIT) {
             Ok(Some(event)) if want(&event) => return,
-            Ok(Some(_)) => {}
-            Ok(None) => panic!("the events ended"),
-            Err(timed_out) => panic!("the event did not come: {timed_out}"),
+            Ok(Some(event)) => skipped.push(event),
+            Ok(None) => panic!("the events ended; before that: {skipped:?}"),
+            Err(timed_out) => panic!("the event did not come: {timed_out}; skipped: {skipped:?}"),
         }
     }
 }
