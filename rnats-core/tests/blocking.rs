@@ -306,14 +306,27 @@ fn client_drain_and_close_end_everything() {
     assert_eq!(requester.join().unwrap(), RequestErrorKind::Other);
 }
 
-#[test]
-fn drain_during_an_outage_closes_at_once() {
+/// A client behind a proxy (to cut or stall), its events, and a subscription to `d` the
+/// server has.
+fn subscribed_through_a_proxy() -> (
+    NatsServer,
+    rnats_test_server::Proxy,
+    Client,
+    Events,
+    Subscriber,
+) {
     let server = NatsServer::start();
     let proxy = rnats_test_server::Proxy::start(&format!("127.0.0.1:{}", server.port())).unwrap();
     let client = quick().connect_blocking(proxy.url()).unwrap();
-    let mut events = client.events();
-    let mut sub = client.subscribe("d").unwrap();
+    let events = client.events();
+    let sub = client.subscribe("d").unwrap();
     client.flush().unwrap();
+    (server, proxy, client, events, sub)
+}
+
+#[test]
+fn drain_during_an_outage_closes_at_once() {
+    let (_server, proxy, client, mut events, mut sub) = subscribed_through_a_proxy();
     proxy.refuse(true);
     proxy.cut();
     wait_for_event(&mut events, disconnected);
@@ -331,12 +344,7 @@ fn drain_during_an_outage_closes_at_once() {
 
 #[test]
 fn a_link_lost_while_draining_is_not_reestablished() {
-    let server = NatsServer::start();
-    let proxy = rnats_test_server::Proxy::start(&format!("127.0.0.1:{}", server.port())).unwrap();
-    let client = quick().connect_blocking(proxy.url()).unwrap();
-    let mut events = client.events();
-    let mut sub = client.subscribe("d").unwrap();
-    client.flush().unwrap();
+    let (_server, proxy, client, mut events, mut sub) = subscribed_through_a_proxy();
     proxy.stall();
     let drainer = client.clone();
     let drain = thread::spawn(move || drainer.drain());
