@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, StatusCode, Subject, SubjectError};
+use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject, SubjectError};
 use tokio::sync::futures::Notified;
 
 use crate::connection::{LinkState, State};
@@ -280,13 +280,7 @@ impl Client {
                 .map_err(|_| RequestError::from(RequestCause::TimedOut(limit)))?,
             None => replies.next().await,
         };
-        match reply {
-            Some(reply) if reply.status == Some(StatusCode::NO_RESPONDERS) => {
-                Err(RequestCause::NoResponders.into())
-            }
-            Some(reply) => Ok(reply),
-            None => Err(RequestCause::Closed.into()),
-        }
+        crate::request::inbox_reply_outcome(reply)
     }
 
     /// Sends a request and returns at once with its [`PendingReply`], to be awaited later: for

@@ -186,11 +186,23 @@ impl Pending {
             }
         })?;
         self.answered = true;
-        if message.status == Some(StatusCode::NO_RESPONDERS) {
-            return Err(RequestCause::NoResponders.into());
-        }
-        Ok(message)
+        reply_outcome(message)
     }
+}
+
+/// A reply as its request's outcome: a 503 status says nobody was subscribed. Shared by
+/// every request path of both clients.
+pub(crate) fn reply_outcome(message: Message) -> Result<Message, RequestError> {
+    if message.status == Some(StatusCode::NO_RESPONDERS) {
+        return Err(RequestCause::NoResponders.into());
+    }
+    Ok(message)
+}
+
+/// The outcome of a request whose reply comes on an inbox of its own: the subscription's
+/// next message, or `None` when it ended with the client.
+pub(crate) fn inbox_reply_outcome(reply: Option<Message>) -> Result<Message, RequestError> {
+    reply.map_or_else(|| Err(RequestCause::Closed.into()), reply_outcome)
 }
 
 impl Drop for Pending {

@@ -24,7 +24,6 @@ use crate::server_pool::{Server, ServerPool};
 use crate::session::SubEntry;
 use crate::shared::lock;
 use crate::statistics::Statistics;
-use crate::status::StatusCode;
 use crate::subject::ToSubject;
 
 /// A blocking NATS client: every call runs on the calling thread. Cheap to clone; all
@@ -179,10 +178,7 @@ impl Client {
         let deadline = timeout.and_then(deadline_after);
         let outcome = inner.wait_for(deadline, |core| Inner::request_outcome(core, token, lost));
         match outcome {
-            Some(Ok(reply)) if reply.status == Some(StatusCode::NO_RESPONDERS) => {
-                Err(RequestCause::NoResponders.into())
-            }
-            Some(Ok(reply)) => Ok(reply),
+            Some(Ok(reply)) => crate::request::reply_outcome(reply),
             Some(Err(cause)) => {
                 inner.forget_request(token);
                 Err(cause.into())
@@ -233,13 +229,7 @@ impl Client {
                 .map_err(|_| RequestError::from(RequestCause::TimedOut(limit)))?,
             None => replies.next(),
         };
-        match reply {
-            Some(reply) if reply.status == Some(StatusCode::NO_RESPONDERS) => {
-                Err(RequestCause::NoResponders.into())
-            }
-            Some(reply) => Ok(reply),
-            None => Err(RequestCause::Closed.into()),
-        }
+        crate::request::inbox_reply_outcome(reply)
     }
 
     /// Subscribes to `subject`, which may contain wildcards.
