@@ -166,17 +166,30 @@ async fn a_dropped_client_drain_still_ends_subscriptions_and_closes() {
     assert!(client.is_closed());
 }
 
+/// A client behind a proxy (to cut or stall), its events, and a subscription to `d` the
+/// server has.
+async fn subscribed_through_a_proxy() -> (
+    NatsServer,
+    Proxy,
+    rnats_core::Client,
+    rnats_core::Events,
+    rnats_core::Subscriber,
+) {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    let client = quick().connect(proxy.url()).await.unwrap();
+    let events = client.events();
+    let sub = client.subscribe("d").await.unwrap();
+    client.flush().await.unwrap();
+    (server, proxy, client, events, sub)
+}
+
 /// Bug 4: a drain during an outage waited the whole drain timeout (30 s by default) and
 /// then re-subscribed; nats.go closes at once and reports an error. A drained client
 /// never dials again.
 #[tokio::test]
 async fn drain_during_an_outage_closes_at_once_and_never_dials_again() {
-    let server = NatsServer::start();
-    let proxy = Proxy::start(&server.url()).unwrap();
-    let client = quick().connect(proxy.url()).await.unwrap();
-    let mut events = client.events();
-    let mut sub = client.subscribe("d").await.unwrap();
-    client.flush().await.unwrap();
+    let (_server, proxy, client, mut events, mut sub) = subscribed_through_a_proxy().await;
     proxy.refuse(true);
     proxy.cut();
     wait_for(&mut events, |e| {
@@ -299,12 +312,7 @@ async fn a_subscription_drained_during_an_outage_is_not_restored() {
 /// and replayed the drained subscription, and only the drain's own close stopped it.
 #[tokio::test]
 async fn a_link_lost_while_draining_is_not_reestablished() {
-    let server = NatsServer::start();
-    let proxy = Proxy::start(&server.url()).unwrap();
-    let client = quick().connect(proxy.url()).await.unwrap();
-    let mut events = client.events();
-    let mut sub = client.subscribe("d").await.unwrap();
-    client.flush().await.unwrap();
+    let (_server, proxy, client, mut events, mut sub) = subscribed_through_a_proxy().await;
     proxy.stall();
     // Polled once here, so it has sent its UNSUB and PING; not polled again until the
     // engine has decided, so its own close cannot be what stops a reconnect.
