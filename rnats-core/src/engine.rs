@@ -237,9 +237,7 @@ impl Engine {
             if self.shared.options.reconnect.max_reconnects == Some(0) {
                 break;
             }
-            if self.shared.drain_requested.load(Ordering::Acquire) {
-                self.link.handle_drain();
-            }
+            self.note_drain();
             if !self.link.reconnects() {
                 // A draining client closes once its drain ends; a new link would only
                 // restore subscriptions it is taking down.
@@ -267,6 +265,13 @@ impl Engine {
             ending = self.drive_connection().await;
         }
         self.finish(ending);
+    }
+
+    /// Puts the link in its draining phase once `Client::drain` has started.
+    fn note_drain(&mut self) {
+        if self.shared.drain_requested.load(Ordering::Acquire) && self.link.handle_drain() {
+            tracing::debug!("draining");
+        }
     }
 
     /// Drives the current connection until it ends.
@@ -368,9 +373,7 @@ impl Engine {
                 let _ = self.drive_write(cx);
                 return Poll::Ready(Ending::Requested);
             }
-            if self.shared.drain_requested.load(Ordering::Relaxed) && self.link.handle_drain() {
-                tracing::debug!("draining");
-            }
+            self.note_drain();
             if self
                 .shared
                 .reconnect_requested
