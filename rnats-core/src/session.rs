@@ -1,32 +1,38 @@
-//! The protocol state of a client that outlives any one link, as sans-IO types both drivers
-//! (the tokio engine and the blocking client) build on: the subscription table with its
-//! auto-unsubscribe counts, the pairing of PINGs with PONGs, what a reconnect replays, and
-//! the protocol's decisions about server ops (which `-ERR` ends the link, which
+//! The protocol state of a client that outlives any one link, as one sans-IO type both
+//! drivers (the tokio engine and the blocking client) hold: [`Session`]. It brings together
+//! the link's phase and timers ([`Link`]), the subscription table with its auto-unsubscribe
+//! counts and the replay it encodes ([`SubTable`]), the pairing of PINGs with PONGs by
+//! number with the flushes deferred through an outage ([`Pings`]), the latest server INFO,
+//! and the protocol's decisions about server ops (which `-ERR` ends the link, which
 //! subscriptions a permission violation ends, which request a reply answers).
 //!
-//! No tokio, no sockets, no clock: the drivers keep these behind whatever locks their
-//! callers need (the tokio client puts the subscription table and the write side behind
-//! separate mutexes, so that publishing never contends with delivering) and feed them what
-//! the wire and the callers do. The tests below run them on byte literals.
+//! No tokio, no sockets, no clock: each driver keeps its `Session` behind one lock (the
+//! tokio client's `Shared::session`, the blocking client's `Core`), separate from the write
+//! queue, so that publishing never contends with delivering; it feeds the session what the
+//! wire, the clock and the callers do and carries out what comes back. The tests below run
+//! it on byte literals and a virtual clock.
 //!
 //! ```text
 //!  subscribe ──insert──▶ SubTable ◀──count_message── MSG
 //!                          │  └──take_refused── -ERR 'Permissions Violation for Subscription'
 //!                          └──encode_replay──▶ SUB (+ UNSUB <left>) per entry, on reconnect
 //!
-//!  flush ──push_flush──▶ Pongs ◀──on_pong── PONG
+//!  flush ──push_flush──▶ Pings ◀──on_pong── PONG (the n-th answers PING n)
 //!  (link down) ─defer─▶   │  ├──lose_link── link lost: its PINGs' flushes fail
 //!                         │  └──resume── reconnect: one PING for every deferred flush
-//!  keepalive ─push_keepalive─┘
+//!  keepalive ─push_ping──┘
 //! ```
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use rnats_proto::{QueueGroup, ServerError, Subject};
+use rnats_proto::{PermissionOp, QueueGroup, ServerError, ServerInfo, Subject};
 
 use crate::error::FlushCause;
+use crate::link::{Link, LinkAction};
 
 /// A map keyed by sids or request tokens: small integers this client hands out in sequence.
 pub(crate) type SidMap<V> = HashMap<u64, V, BuildHasherDefault<SidHasher>>;
@@ -213,6 +219,408 @@ pub(crate) trait PongWaiter {
     fn abandoned(&self) -> bool;
 }
 
+/// A driver whose flushes look up their PING's outcome ([`Pings::outcome`]) instead of
+/// being told (the blocking client's threads wait on a condition variable): it registers
+/// no waiters, so none ever exists.
+impl PongWaiter for std::convert::Infallible {
+    fn resolve(self, _: Result<(), FlushCause>) {
+        match self {}
+    }
+
+    fn abandoned(&self) -> bool {
+        match *self {}
+    }
+}
+
+/// Who waits for one PING's PONG.
+#[derive(Debug)]
+pub(crate) enum Waiting<W> {
+    /// One flush.
+    One(W),
+    /// The flushes made while disconnected: one PING after the reconnect serves them all.
+    Many(Vec<W>),
+}
+
+impl<W: PongWaiter> Waiting<W> {
+    /// Tells the flushes this PONG was for how it went.
+    #[inline]
+    pub(crate) fn resolve(self, outcome: Result<(), FlushCause>) {
+        match self {
+            Waiting::One(waiter) => waiter.resolve(outcome),
+            Waiting::Many(waiters) => resolve_all(waiters, outcome),
+        }
+    }
+}
+
+#[cold]
+fn resolve_all<W: PongWaiter>(waiters: Vec<W>, outcome: Result<(), FlushCause>) {
+    for waiter in waiters {
+        waiter.resolve(outcome.clone());
+    }
+}
+
+/// One PING: the link it went out on (links are numbered from 0 as they are lost) and its
+/// number on that link (from 1, in the order the PINGs were queued).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PingId {
+    pub(crate) link: u64,
+    pub(crate) seq: u64,
+}
+
+/// How many ended links keep their PONG count, for a flush that looks late.
+const ENDED_LINKS: usize = 8;
+
+/// The pairing of PINGs with PONGs, by number. The server answers PINGs in order, so the
+/// n-th PONG on a link answers its n-th PING: a PING is numbered where it is queued (with
+/// the write queue locked, so numbers follow wire order), and a PONG answers every PING up
+/// to the count received. A driver either registers a waiter with the number
+/// ([`Pings::push_flush`]: the tokio client, whose flushes are futures told by a channel)
+/// or looks the number up when it wakes ([`Pings::outcome`]: the blocking client). Flushes
+/// made while no link is up are deferred, and one PING after the reconnect serves them all.
+#[derive(Debug)]
+pub(crate) struct Pings<W> {
+    /// The current link's number: how many links were lost before it.
+    link: u64,
+    /// PINGs queued on the current link.
+    sent: u64,
+    /// PONGs received on it.
+    answered: u64,
+    /// Registered waiters by PING number, ascending.
+    waiters: VecDeque<(u64, Waiting<W>)>,
+    deferred: Vec<W>,
+    /// `deferred` is pruned of abandoned flushes when it reaches this length, which then
+    /// doubles: amortised O(1) per flush, bounded by the live flushes.
+    prune_at: usize,
+    /// `(link, answered)` of the last few links when they ended: a flush whose PONG came
+    /// just before its link ended (a planned move ends right after its last PONG) may look
+    /// only after that, and must still see its answer.
+    ended: VecDeque<(u64, u64)>,
+    /// During a planned move: the number of the old link's last PING.
+    last_ping: Option<u64>,
+    closed: bool,
+}
+
+impl<W> Default for Pings<W> {
+    fn default() -> Self {
+        Pings {
+            link: 0,
+            sent: 0,
+            answered: 0,
+            waiters: VecDeque::new(),
+            deferred: Vec::new(),
+            prune_at: 0,
+            ended: VecDeque::with_capacity(ENDED_LINKS),
+            last_ping: None,
+            closed: false,
+        }
+    }
+}
+
+impl<W: PongWaiter> Pings<W> {
+    /// A PING was queued on the current link: its number. (A keepalive PING's PONG only
+    /// proves the server is alive; nobody waits for it.)
+    #[inline]
+    pub(crate) fn push_ping(&mut self) -> PingId {
+        self.sent += 1;
+        PingId {
+            link: self.link,
+            seq: self.sent,
+        }
+    }
+
+    /// A flush's PING was queued on the current link; `waiter` is told when its PONG comes.
+    #[inline]
+    pub(crate) fn push_flush(&mut self, waiter: W) {
+        let id = self.push_ping();
+        self.waiters.push_back((id.seq, Waiting::One(waiter)));
+    }
+
+    /// A planned move's last PING was queued on the old link: every PING before it is
+    /// answered once it is ([`Pings::move_answered`]).
+    pub(crate) fn push_last_ping(&mut self) -> PingId {
+        let id = self.push_ping();
+        self.last_ping = Some(id.seq);
+        id
+    }
+
+    /// A flush made while no link is up: it waits for the PING [`Pings::resume`] sends.
+    pub(crate) fn defer(&mut self, waiter: W) {
+        if self.deferred.len() >= self.prune_at {
+            self.deferred.retain(|w| !w.abandoned());
+            self.prune_at = (2 * self.deferred.len()).max(16);
+        }
+        self.deferred.push(waiter);
+    }
+
+    /// A PONG came: the waiters of the PING it answers, if any registered. A PONG with no
+    /// PING awaiting it is for nobody.
+    #[inline]
+    pub(crate) fn on_pong(&mut self) -> Option<Waiting<W>> {
+        if self.answered == self.sent {
+            return None;
+        }
+        self.answered += 1;
+        match self.waiters.front() {
+            Some(&(seq, _)) if seq <= self.answered => self.waiters.pop_front().map(|(_, w)| w),
+            _ => None,
+        }
+    }
+
+    /// How the PING `id` went: `None` while its PONG is still due.
+    pub(crate) fn outcome(&self, id: PingId) -> Option<Result<(), FlushCause>> {
+        if id.link != self.link {
+            let answered = self
+                .ended
+                .iter()
+                .any(|&(link, answered)| link == id.link && answered >= id.seq);
+            return Some(match answered {
+                true => Ok(()),
+                false => Err(FlushCause::Disconnected),
+            });
+        }
+        if self.answered >= id.seq {
+            return Some(Ok(()));
+        }
+        if self.closed {
+            return Some(Err(FlushCause::Closed));
+        }
+        None
+    }
+
+    /// Whether every PING sent on the link has its PONG.
+    pub(crate) fn all_answered(&self) -> bool {
+        self.answered >= self.sent
+    }
+
+    /// Whether the old link of a planned move has answered its last PING, and so every
+    /// PING before it.
+    pub(crate) fn move_answered(&self) -> bool {
+        self.last_ping.is_some_and(|last| self.answered >= last)
+    }
+
+    /// The current link's number.
+    pub(crate) fn link(&self) -> u64 {
+        self.link
+    }
+
+    /// Flushes waiting for the next link.
+    #[cfg(test)]
+    pub(crate) fn deferred(&self) -> usize {
+        self.deferred.len()
+    }
+
+    /// Flushes waiting for a PONG on the current link (a deferred batch counts once).
+    #[cfg(test)]
+    pub(crate) fn waiting(&self) -> usize {
+        self.waiters.len()
+    }
+
+    /// PINGs of the current link still awaiting their PONG.
+    #[cfg(test)]
+    pub(crate) fn outstanding(&self) -> u64 {
+        self.sent - self.answered
+    }
+
+    /// The link is gone, and with it the PINGs sent on it: returns the waiters of the
+    /// unanswered ones, for the caller to fail (outside its locks). The next link's PINGs
+    /// count from 1 again. Deferred flushes keep waiting.
+    pub(crate) fn lose_link(&mut self) -> VecDeque<(u64, Waiting<W>)> {
+        if self.ended.len() == ENDED_LINKS {
+            self.ended.pop_front();
+        }
+        self.ended.push_back((self.link, self.answered));
+        self.link += 1;
+        self.sent = 0;
+        self.answered = 0;
+        self.last_ping = None;
+        std::mem::take(&mut self.waiters)
+    }
+
+    /// A new link is up: if any deferred flush is still wanted, one PING on it serves them
+    /// all; returns whether that PING must be queued (behind the replay and kept publishes).
+    pub(crate) fn resume(&mut self) -> bool {
+        let mut waiting = std::mem::take(&mut self.deferred);
+        waiting.retain(|w| !w.abandoned());
+        self.prune_at = 0;
+        if waiting.is_empty() {
+            return false;
+        }
+        let id = self.push_ping();
+        self.waiters.push_back((id.seq, Waiting::Many(waiting)));
+        true
+    }
+
+    /// The client is closing: every waiter, sent or deferred, for the caller to drop or
+    /// fail; unanswered PINGs report `Closed` from now on.
+    pub(crate) fn close(&mut self) -> (VecDeque<(u64, Waiting<W>)>, Vec<W>) {
+        self.closed = true;
+        self.last_ping = None;
+        (
+            std::mem::take(&mut self.waiters),
+            std::mem::take(&mut self.deferred),
+        )
+    }
+}
+
+/// The protocol state of one client, as one sans-IO type both drivers hold (the tokio
+/// engine behind `Shared::session`, the blocking client inside its `Core`): the link's
+/// phase and timers ([`Link`]: keepalive, stale detection, lame duck, planned moves,
+/// draining), the subscription table with its auto-unsubscribe counts and the replay it
+/// encodes, the PING/PONG pairing with the flushes deferred through an outage, and the
+/// latest server INFO. `S` is where a subscription's messages go and `W` who waits for a
+/// PONG, both the driver's choice.
+///
+/// Inputs are the `handle_*` methods (a connection up, a PONG, an INFO, a `-ERR`, a MSG, a
+/// lost link, time passing, the user's drain, move and close); outputs are what they
+/// return (waiters to resolve, subscriptions to end, whether the link ends, the bytes of a
+/// replay) and [`Session::poll_timeout`]. The write queue stays the driver's byte buffer:
+/// the driver queues a PING's bytes and numbers it here under the same locks, so numbers
+/// follow wire order.
+#[derive(Debug)]
+pub(crate) struct Session<S, W> {
+    pub(crate) link: Link,
+    pub(crate) subs: SubTable<S>,
+    pub(crate) pings: Pings<W>,
+    info: Arc<ServerInfo>,
+}
+
+/// What a server `-ERR` means for the session.
+#[derive(Debug)]
+pub(crate) struct ErrorVerdict<S> {
+    /// The server closes the link after it: the driver ends the link now, with this reason.
+    pub(crate) ends_link: Option<String>,
+    /// The subscriptions a permission violation refused, out of the table.
+    pub(crate) refused: Vec<(u64, SubEntry<S>)>,
+}
+
+impl<S, W: PongWaiter> Session<S, W> {
+    /// A session with no link yet, pinging every `ping_interval` once connected, stale
+    /// after `max_pings_outstanding` unanswered, giving planned moves `move_grace`.
+    pub(crate) fn new(
+        ping_interval: Duration,
+        max_pings_outstanding: u32,
+        move_grace: Duration,
+    ) -> Self {
+        Session {
+            link: Link::new(ping_interval, max_pings_outstanding, move_grace),
+            subs: SubTable::default(),
+            pings: Pings::default(),
+            info: Arc::new(ServerInfo::default()),
+        }
+    }
+
+    /// The latest INFO the server sent (a default one before the first connect).
+    pub(crate) fn info(&self) -> &Arc<ServerInfo> {
+        &self.info
+    }
+
+    /// A link is up at `now`, its handshake done with `info`. The driver then queues, in
+    /// this order: [`Session::encode_replay`], what it kept while disconnected, and a PING
+    /// if [`Session::resume_flushes`] says the deferred flushes need one.
+    pub(crate) fn handle_connected(&mut self, now: Instant, info: ServerInfo) {
+        self.link.handle_connected(now);
+        self.info = Arc::new(info);
+    }
+
+    /// Encodes what restores the subscriptions on a new link (see
+    /// [`SubTable::encode_replay`]).
+    pub(crate) fn encode_replay(&self, buf: &mut BytesMut, include: impl Fn(&S) -> bool) {
+        self.subs.encode_replay(buf, include);
+    }
+
+    /// See [`Pings::resume`].
+    pub(crate) fn resume_flushes(&mut self) -> bool {
+        self.pings.resume()
+    }
+
+    /// The link is lost (read or write error, EOF, a fatal `-ERR`, stale): returns the
+    /// waiters of its unanswered PINGs, which the driver fails with
+    /// `FlushCause::Disconnected`.
+    pub(crate) fn handle_disconnected(&mut self) -> VecDeque<(u64, Waiting<W>)> {
+        self.link.handle_disconnected();
+        self.pings.lose_link()
+    }
+
+    /// A PONG came: the waiters it resolves.
+    #[inline]
+    pub(crate) fn handle_pong(&mut self) -> Option<Waiting<W>> {
+        self.link.handle_pong();
+        self.pings.on_pong()
+    }
+
+    /// A MSG for `sid` came: see [`SubTable::count_message`].
+    #[inline]
+    pub(crate) fn handle_msg(&mut self, sid: u64) -> Option<(&mut S, bool)> {
+        self.subs.count_message(sid)
+    }
+
+    /// An INFO came at `now`. Returns whether it announced lame duck mode for the first
+    /// time: then the link moves after `lame_duck_delay` (randomised by the driver, so a
+    /// server's clients do not all land on the next one at once, ADR-40), and the driver
+    /// reports it.
+    pub(crate) fn handle_info(
+        &mut self,
+        now: Instant,
+        info: ServerInfo,
+        lame_duck_delay: impl FnOnce() -> Duration,
+    ) -> bool {
+        let lame_duck = info.lame_duck_mode && self.link.handle_lame_duck(now, lame_duck_delay());
+        self.info = Arc::new(info);
+        lame_duck
+    }
+
+    /// A `-ERR` came: whether it ends the link, and which subscriptions it refused (taken
+    /// out of the table, for the driver to end with a permission error).
+    pub(crate) fn handle_server_error(&mut self, error: &ServerError) -> ErrorVerdict<S> {
+        let refused = match error {
+            ServerError::PermissionViolation {
+                operation: PermissionOp::Subscribe,
+                subject,
+                queue,
+            } => self.subs.take_refused(subject, queue.as_deref()),
+            _ => Vec::new(),
+        };
+        ErrorVerdict {
+            ends_link: ends_link(error).then(|| format!("server error: {error}")),
+            refused,
+        }
+    }
+
+    /// When the driver must call [`Session::handle_timeout`] next; `None`: only on input.
+    #[inline]
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        self.link.poll_timeout()
+    }
+
+    /// Time has passed: the next thing due at `now` (see [`Link::handle_timeout`]). The
+    /// driver queues a PING for `LinkAction::Ping` and numbers it with
+    /// [`Pings::push_ping`]; for `StartMove` it hands the queue over and numbers the last
+    /// PING with [`Pings::push_last_ping`].
+    pub(crate) fn handle_timeout(&mut self, now: Instant) -> Option<LinkAction> {
+        self.link.handle_timeout(now)
+    }
+
+    /// The user asked for a move (`force_reconnect`) at `now`: whether one starts.
+    pub(crate) fn handle_move_requested(&mut self, now: Instant, reason: &'static str) -> bool {
+        self.link.handle_move_requested(now, reason)
+    }
+
+    /// The user started a drain: whether this is news (see [`Link::handle_drain`]).
+    pub(crate) fn handle_drain(&mut self) -> bool {
+        self.link.handle_drain()
+    }
+
+    /// Closed for good: returns every flush waiter, sent or deferred, for the driver to
+    /// drop or fail outside its locks. The subscriptions stay for the driver to end
+    /// ([`SubTable::take_all`]).
+    pub(crate) fn handle_closed(&mut self) -> (VecDeque<(u64, Waiting<W>)>, Vec<W>) {
+        self.link.handle_closed();
+        self.pings.close()
+    }
+}
+
+// TEMPORARY: the position-paired PONG queue the tokio driver still uses; goes once it
+// moves to `Pings`.
 /// What one PING on the wire is waiting for, in the order the PINGs were sent.
 #[derive(Debug)]
 pub(crate) enum Pong<W> {
@@ -234,13 +642,6 @@ impl<W: PongWaiter> Pong<W> {
             Pong::Flush(waiter) => waiter.resolve(outcome),
             Pong::Flushes(waiters) => resolve_all(waiters, outcome),
         }
-    }
-}
-
-#[cold]
-fn resolve_all<W: PongWaiter>(waiters: Vec<W>, outcome: Result<(), FlushCause>) {
-    for waiter in waiters {
-        waiter.resolve(outcome.clone());
     }
 }
 
@@ -491,68 +892,250 @@ mod tests {
     }
 
     #[test]
-    fn pongs_resolve_their_pings_in_order() {
+    fn pongs_answer_pings_by_number() {
         let (log, mut waiters) = probes(2);
-        let mut pongs = Pongs::default();
-        pongs.push_flush(waiters.remove(0));
-        pongs.push_keepalive();
-        pongs.push_flush(waiters.remove(0));
-        assert_eq!(pongs.outstanding(), 3);
-        for _ in 0..3 {
-            pongs.on_pong().expect("a PING awaits").resolve(Ok(()));
-        }
+        let mut pings = Pings::default();
+        pings.push_flush(waiters.remove(0));
+        let keepalive = pings.push_ping();
+        pings.push_flush(waiters.remove(0));
+        assert_eq!(pings.outstanding(), 3);
+        assert_eq!(pings.outcome(keepalive), None, "not answered yet");
+        let resolved: Vec<bool> = (0..3)
+            .map(|_| match pings.on_pong() {
+                Some(waiting) => {
+                    waiting.resolve(Ok(()));
+                    true
+                }
+                None => false,
+            })
+            .collect();
+        assert_eq!(resolved, [true, false, true], "the keepalive has no waiter");
         assert!(
-            pongs.on_pong().is_none(),
+            pings.on_pong().is_none(),
             "an unsolicited PONG is for nobody"
         );
-        assert!(pongs.all_answered());
+        assert!(pings.all_answered());
+        assert_eq!(pings.outcome(keepalive), Some(Ok(())));
         assert_eq!(*log.borrow(), [(0, Ok(())), (1, Ok(()))]);
     }
 
     #[test]
     fn a_lost_link_fails_its_pings_and_keeps_the_deferred_flushes() {
         let (log, mut waiters) = probes(3);
-        let mut pongs = Pongs::default();
-        pongs.push_flush(waiters.remove(0));
-        let lost = pongs.lose_link();
-        for pong in lost {
-            pong.resolve(Err(FlushCause::Disconnected));
+        let mut pings = Pings::default();
+        pings.push_flush(waiters.remove(0));
+        let answered = pings.push_ping();
+        let unanswered = pings.push_ping();
+        // Two PINGs, the flush's and the first keepalive, are answered; then the link goes.
+        pings.on_pong().expect("the flush").resolve(Ok(()));
+        assert!(pings.on_pong().is_none());
+        for (_, waiting) in pings.lose_link() {
+            waiting.resolve(Err(FlushCause::Disconnected));
         }
-        pongs.defer(waiters.remove(0));
-        pongs.defer(waiters.remove(0));
-        assert_eq!(*log.borrow(), [(0, Err(FlushCause::Disconnected))]);
-        assert!(pongs.resume(), "one PING for the two deferred flushes");
-        assert_eq!(pongs.outstanding(), 1);
-        assert_eq!(pongs.deferred(), 0);
-        pongs.on_pong().expect("the resume PING").resolve(Ok(()));
+        assert_eq!(
+            pings.outcome(answered),
+            Some(Ok(())),
+            "answered before the end"
+        );
+        assert_eq!(
+            pings.outcome(unanswered),
+            Some(Err(FlushCause::Disconnected))
+        );
+        pings.defer(waiters.remove(0));
+        pings.defer(waiters.remove(0));
+        assert_eq!(*log.borrow(), [(0, Ok(()))]);
+        assert!(pings.resume(), "one PING for the two deferred flushes");
+        assert_eq!((pings.outstanding(), pings.deferred()), (1, 0));
+        pings.on_pong().expect("the resume PING").resolve(Ok(()));
         assert_eq!(log.borrow()[1..], [(1, Ok(())), (2, Ok(()))]);
-        assert!(!pongs.resume(), "nothing deferred: no PING");
+        assert!(!pings.resume(), "nothing deferred: no PING");
+    }
+
+    #[test]
+    fn the_unanswered_pings_of_a_lost_link_fail_their_flushes() {
+        let (log, mut waiters) = probes(2);
+        let mut pings = Pings::default();
+        pings.push_flush(waiters.remove(0));
+        pings.push_flush(waiters.remove(0));
+        pings.on_pong().expect("the first").resolve(Ok(()));
+        let lost: Vec<u64> = pings
+            .lose_link()
+            .into_iter()
+            .map(|(seq, waiting)| {
+                waiting.resolve(Err(FlushCause::Disconnected));
+                seq
+            })
+            .collect();
+        assert_eq!(lost, [2]);
+        assert_eq!(
+            *log.borrow(),
+            [(0, Ok(())), (1, Err(FlushCause::Disconnected))]
+        );
+        assert_eq!(
+            pings.push_ping(),
+            PingId { link: 1, seq: 1 },
+            "counted afresh"
+        );
+    }
+
+    #[test]
+    fn a_planned_move_is_done_when_its_last_ping_is_answered() {
+        let mut pings: Pings<Probe> = Pings::default();
+        pings.push_ping();
+        assert!(!pings.move_answered(), "no move under way");
+        pings.push_last_ping();
+        assert!(pings.on_pong().is_none() && !pings.move_answered());
+        assert!(pings.on_pong().is_none() && pings.move_answered());
     }
 
     #[test]
     fn abandoned_deferred_flushes_are_pruned() {
         let (_log, waiters) = probes(100);
-        let mut pongs = Pongs::default();
+        let mut pings = Pings::default();
         for waiter in waiters {
             *waiter.2.borrow_mut() = true;
-            pongs.defer(waiter);
+            pings.defer(waiter);
         }
         assert!(
-            pongs.deferred() <= 32,
+            pings.deferred() <= 32,
             "kept {} abandoned flushes",
-            pongs.deferred()
+            pings.deferred()
         );
-        assert!(!pongs.resume(), "no PING for flushes nobody waits for");
+        assert!(!pings.resume(), "no PING for flushes nobody waits for");
     }
 
     #[test]
     fn closing_hands_back_every_waiter() {
         let (_log, mut waiters) = probes(2);
-        let mut pongs = Pongs::default();
-        pongs.push_flush(waiters.remove(0));
-        pongs.defer(waiters.remove(0));
-        let (sent, deferred) = pongs.close();
+        let mut pings = Pings::default();
+        pings.push_flush(waiters.remove(0));
+        let keepalive = pings.push_ping();
+        pings.defer(waiters.remove(0));
+        let (sent, deferred) = pings.close();
         assert_eq!((sent.len(), deferred.len()), (1, 1));
-        assert!(pongs.all_answered() && pongs.deferred() == 0);
+        assert_eq!(pings.outcome(keepalive), Some(Err(FlushCause::Closed)));
+        assert_eq!(pings.deferred(), 0);
+    }
+
+    /// A session as the blocking client holds it: no registered waiters.
+    type Polled = Session<&'static str, std::convert::Infallible>;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn session(now: Instant) -> Polled {
+        let mut session = Polled::new(1000 * MS, 2, 500 * MS);
+        session.handle_connected(now, ServerInfo::default());
+        session
+    }
+
+    /// A scripted conversation: subscriptions and their counts survive a lost link, the
+    /// replay restores them, and PINGs are counted per link.
+    #[test]
+    fn a_session_survives_a_lost_link_with_its_subscriptions_and_counts() {
+        let start = Instant::now();
+        let mut session = session(start);
+        session.subs = table();
+        session.subs.set_max(3, 4);
+        let flush = session.pings.push_ping();
+        // MSG for sid 3, then the PONG: the flush is answered.
+        assert_eq!(
+            session.handle_msg(3).map(|(s, last)| (*s, last)),
+            Some(("three", false))
+        );
+        assert!(session.handle_pong().is_none());
+        assert_eq!(session.pings.outcome(flush), Some(Ok(())));
+        let lost_flush = session.pings.push_ping();
+        assert!(
+            session.handle_disconnected().is_empty(),
+            "nobody registered"
+        );
+        assert_eq!(
+            session.pings.outcome(lost_flush),
+            Some(Err(FlushCause::Disconnected))
+        );
+        assert_eq!(
+            session.poll_timeout(),
+            None,
+            "no timers while the link is down"
+        );
+        session.handle_connected(start + 50 * MS, ServerInfo::default());
+        let mut replay = BytesMut::new();
+        session.encode_replay(&mut replay, |s| *s != "two");
+        let mut lines: Vec<&str> = std::str::from_utf8(&replay)
+            .expect("ASCII")
+            .split_terminator("\r\n")
+            .collect();
+        lines.sort_unstable();
+        assert_eq!(lines, ["SUB a.b 1", "SUB c 3", "UNSUB 3 3"]);
+        assert!(!session.resume_flushes(), "no deferred flush, no PING");
+        assert_eq!(session.pings.push_ping(), PingId { link: 1, seq: 1 });
+        assert_eq!(
+            session.poll_timeout(),
+            Some(start + 1050 * MS),
+            "keepalive restarts with the link"
+        );
+    }
+
+    #[test]
+    fn a_lame_duck_info_starts_a_move_after_its_delay() {
+        let start = Instant::now();
+        let mut session = session(start);
+        let info = ServerInfo {
+            lame_duck_mode: true,
+            ..ServerInfo::default()
+        };
+        assert!(session.handle_info(start, info.clone(), || 100 * MS));
+        assert!(
+            !session.handle_info(start, info, || 100 * MS),
+            "reported once"
+        );
+        assert!(session.info().lame_duck_mode);
+        assert_eq!(session.poll_timeout(), Some(start + 100 * MS));
+        assert_eq!(
+            session.handle_timeout(start + 100 * MS),
+            Some(LinkAction::StartMove {
+                reason: "server in lame duck mode"
+            })
+        );
+        session.pings.push_last_ping();
+        assert!(!session.pings.move_answered());
+        session.handle_pong();
+        assert!(session.pings.move_answered(), "the old link is done");
+    }
+
+    #[test]
+    fn a_permission_violation_ends_only_the_refused_subscription() {
+        let mut session = session(Instant::now());
+        session.subs = table();
+        let verdict = session.handle_server_error(&ServerError::PermissionViolation {
+            operation: PermissionOp::Subscribe,
+            subject: "c".into(),
+            queue: None,
+        });
+        assert!(verdict.ends_link.is_none());
+        assert_eq!(
+            verdict
+                .refused
+                .iter()
+                .map(|(sid, _)| *sid)
+                .collect::<Vec<_>>(),
+            [3]
+        );
+        assert!(session.subs.contains(1) && !session.subs.contains(3));
+        let fatal = session.handle_server_error(&ServerError::AuthorizationViolation);
+        assert!(fatal.ends_link.is_some() && fatal.refused.is_empty());
+    }
+
+    #[test]
+    fn a_draining_session_does_not_move_and_a_closed_one_fails_its_pings() {
+        let start = Instant::now();
+        let mut session = session(start);
+        assert!(session.handle_drain());
+        assert!(!session.handle_move_requested(start, "reconnect requested"));
+        let ping = session.pings.push_ping();
+        let (sent, deferred) = session.handle_closed();
+        assert!(sent.is_empty() && deferred.is_empty());
+        assert_eq!(session.pings.outcome(ping), Some(Err(FlushCause::Closed)));
+        assert!(!session.link.reconnects());
     }
 }
