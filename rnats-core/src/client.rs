@@ -364,7 +364,7 @@ impl Client {
             copy_below: shared.options.read_buffer_capacity / 4,
         }));
         let group = queue_group.as_ref().map(|q| q.as_str().to_owned());
-        shared.subs().insert(
+        shared.session().subs.insert(
             sid,
             SubEntry::new(
                 subject.clone(),
@@ -376,7 +376,7 @@ impl Client {
             rnats_proto::encode_sub(buf, subject.as_str(), group.as_deref(), sid);
         });
         if !sent {
-            shared.subs().remove(sid);
+            shared.session().subs.remove(sid);
             return Err(SubscribeCause::Closed.into());
         }
         Ok(Subscriber::new(self.clone(), sid, queue))
@@ -416,7 +416,8 @@ impl Client {
         shared.request_drain();
         shared.emit(ConnectionEvent::Draining);
         let sids: Vec<u64> = shared
-            .subs()
+            .session()
+            .subs
             .by_sid
             .iter()
             .filter(|(_, e)| matches!(e.sink, Sink::Queue(_)))
@@ -458,7 +459,7 @@ impl Client {
 
     /// The latest INFO the server sent (a default one before the first connect).
     pub fn server_info(&self) -> ServerInfo {
-        ServerInfo::clone(&crate::shared::lock(&self.shared().info))
+        ServerInfo::clone(self.shared().session().info())
     }
 
     /// The latest INFO the server sent, or `None` before the first connect.

@@ -4,24 +4,27 @@
 //!
 //! # The state and who owns it
 //!
-//! - [`Link`](crate::link::Link), sans-IO and owned by this driver: the link's phase
-//!   (`Disconnected`, `Connected`, `Moving`, `Draining`, `Closed`), keepalive and stale
-//!   detection, lame duck mode, planned moves, and whether a lost link is re-established. The driver feeds it (`handle_pong`, `handle_lame_duck`,
-//!   `handle_move_requested`, `handle_timeout`), arms one timer at its `poll_timeout`, and
-//!   carries out the `LinkAction`s it returns. The handshake (`ExpectInfo`, then `ExpectPong`
-//!   after CONNECT + PING) runs before a link exists, in `handshake.rs`.
+//! - The [`Session`](crate::session::Session), sans-IO, behind `Shared::session`: the
+//!   link's phase (`Disconnected`, `Connected`, `Moving`, `Draining`, `Closed`) with
+//!   keepalive, stale detection, lame duck mode and planned moves; the subscription table
+//!   (sids, subjects, auto-unsubscribe counts, where messages go, the replay they encode);
+//!   the PING/PONG pairing by number with the flushes deferred through an outage; the
+//!   latest INFO. This driver feeds it (`handle_connected`, `handle_msg`, `handle_pong`,
+//!   `handle_info`, `handle_server_error`, `handle_disconnected`, `handle_timeout`,
+//!   `handle_move_requested`, `handle_drain`, `handle_closed`), arms one timer at its
+//!   `poll_timeout`, and carries out what comes back. The blocking client drives the same
+//!   type. The handshake (`ExpectInfo`, then `ExpectPong` after CONNECT + PING) runs
+//!   before a link exists, in `handshake.rs`.
 //! - [`Writes`](crate::shared::Writes), under a mutex shared with every caller: the write
-//!   queue, who writes next ([`Writer`]), the PINGs awaiting their PONG in order (a
-//!   sans-IO [`Pongs`](crate::session::Pongs): a keepalive, one flush, or every flush made
-//!   during an outage), whether the queue belongs to a live link or is the reconnect buffer
-//!   (`disconnected`), and the transitions between those (`lose_link`, `hand_over`,
-//!   `resume`, `close`). Callers
-//!   encode their frames straight into it under a short lock: that is the hot path, and why
-//!   this part is not behind a channel.
-//! - [`Subscriptions`](crate::shared::Subscriptions), a sans-IO
-//!   [`SubTable`](crate::session::SubTable) under its own mutex: sids, subjects,
-//!   auto-unsubscribe counts (`max`, `delivered`), where messages go, and the replay they
-//!   encode. Lock order: `subs`, then `writes`.
+//!   queue, who writes next ([`Writer`]), whether the queue belongs to a live link or is
+//!   the reconnect buffer (`disconnected`), and the transitions on them (`lose_link`,
+//!   `hand_over`, `resume`, `close`). Callers encode their frames straight into it under a
+//!   short lock: that is the hot path, why this part is not behind a channel, and why it
+//!   is not inside the session (a publish never waits for a read batch being dispatched).
+//!
+//! Lock order: `session`, then `writes`. Every PING is queued in `writes` and numbered in
+//! the session with both held, so the n-th PONG answers the n-th PING; a link transition
+//! changes both under the same session lock, so a flush sees the link up or down in both.
 //!
 //! # Transitions
 //!
@@ -36,7 +39,7 @@
 //!              PONG is in, or at the deadline ───────────────────────┤
 //!                                                                    ▼
 //!  replay(): SUB (+ UNSUB max) per subscription, the kept publishes, one PING for the
-//!  outage's flushes; built with `subs` locked until callers may write again, so no
+//!  outage's flushes; built with the session locked until callers may write again, so no
 //!  subscribe or unsubscribe racing it is lost ──▶ Connected
 //!
 //!  close / drain / last handle dropped ──▶ finish(): Closed, every waiter released
@@ -64,7 +67,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::BytesMut;
-use rnats_proto::{Msg, Parser, PermissionOp, ServerError, ServerInfo, ServerOp};
+use rnats_proto::{Msg, Parser, ServerError, ServerInfo, ServerOp};
 use tokio::io::AsyncWrite;
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
@@ -75,10 +78,10 @@ use crate::delivery::Deliveries;
 use crate::error::{FlushCause, SubscriberError};
 use crate::events::{ClientError, ConnectionEvent};
 use crate::handshake::{Established, effective_max_payload};
-use crate::link::{Link, LinkAction};
+use crate::link::LinkAction;
 use crate::reconnect;
 use crate::session;
-use crate::shared::{Shared, Sink, Subscriptions};
+use crate::shared::{ClientSession, Shared, Sink};
 use crate::statistics::Statistics;
 use crate::transport::Transport;
 use crate::write_queue::{Frames, IOVECS, Writer};
@@ -122,10 +125,9 @@ pub(crate) struct Engine {
     parser: Parser,
     /// The batch being written; owned by the engine while [`Writer::Writing`].
     out: Frames,
-    /// The link's phase and protocol timers (keepalive, lame duck, planned moves): the
-    /// sans-IO part this driver feeds and obeys.
-    link: Link,
-    /// The one timer of the link, armed at [`Link::poll_timeout`].
+    /// The one timer of the session, armed at [`Session::poll_timeout`].
+    ///
+    /// [`Session::poll_timeout`]: crate::session::Session::poll_timeout
     timer: Pin<Box<Sleep>>,
     /// Where `timer` is armed, if anywhere.
     timer_at: Option<std::time::Instant>,
@@ -140,12 +142,8 @@ impl Engine {
     /// whatever the server sent after the handshake PONG), or for none yet: then it starts
     /// by reconnecting (`retry_on_initial_connect`).
     pub(crate) fn new(shared: Arc<Shared>, conn: Option<Established>) -> Engine {
-        let interval = shared.options.ping_interval;
-        let max_outstanding = shared.options.max_pings_outstanding;
         let read_capacity = shared.options.read_buffer_capacity;
         let write_limit = shared.options.write_buffer_limit;
-        // A planned move waits this long for the old server to take what it accepted.
-        let move_grace = shared.options.connection_timeout;
         let (stream, read_buf, parser, info) = match conn {
             Some(conn) => (
                 Some(conn.stream),
@@ -165,7 +163,6 @@ impl Engine {
             read_size: read_capacity,
             parser,
             out: Frames::with_limit(write_limit),
-            link: Link::new(interval, max_outstanding, move_grace),
             timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
             timer_at: None,
             linger_timer: None,
@@ -180,8 +177,9 @@ impl Engine {
             crate::shared::lock(&engine.shared.pool).add_discovered(info);
         }
         let direct = stream.map(|stream| engine.install(stream));
-        if engine.is_connected() {
-            engine.link.handle_connected(Instant::now().into_std());
+        if let (Some(info), true) = (info, engine.is_connected()) {
+            let now = Instant::now().into_std();
+            engine.shared.session().handle_connected(now, info);
         }
         {
             let mut writes = engine.shared.writes();
@@ -238,7 +236,7 @@ impl Engine {
                 break;
             }
             self.note_drain();
-            if !self.link.reconnects() {
+            if !self.shared.session().link.reconnects() {
                 // A draining client closes once its drain ends; a new link would only
                 // restore subscriptions it is taking down.
                 break;
@@ -269,7 +267,9 @@ impl Engine {
 
     /// Puts the link in its draining phase once `Client::drain` has started.
     fn note_drain(&mut self) {
-        if self.shared.drain_requested.load(Ordering::Acquire) && self.link.handle_drain() {
+        if self.shared.drain_requested.load(Ordering::Acquire)
+            && self.shared.session().handle_drain()
+        {
             tracing::debug!("draining");
         }
     }
@@ -293,13 +293,18 @@ impl Engine {
         self.stream = None;
         self.out = Frames::with_limit(shared.options.write_buffer_limit);
         self.linger_timer = None;
-        self.link.handle_disconnected();
         self.read_buf.clear();
         self.read_size = self.read_capacity;
-        let lost_pongs = shared.writes().lose_link(shared.options.write_buffer_limit);
+        let lost_pings = {
+            // Both at once: a flush sees the link either up or down in both.
+            let mut session = shared.session();
+            let lost = session.handle_disconnected();
+            shared.writes().lose_link(shared.options.write_buffer_limit);
+            lost
+        };
         // Their PINGs, and maybe publishes before them, were lost with the link.
-        for pong in lost_pongs {
-            pong.resolve(Err(FlushCause::Disconnected));
+        for (_, waiting) in lost_pings {
+            waiting.resolve(Err(FlushCause::Disconnected));
         }
         // Blocked publishers retry and now go to the reconnect buffer.
         shared.space.notify_waiters();
@@ -326,9 +331,9 @@ impl Engine {
         self.read_buf = conn.read_buf;
         self.reserve_read_buffer();
         self.parser = conn.parser;
-        self.link.handle_connected(Instant::now().into_std());
         self.apply_info(&conn.info);
-        *crate::shared::lock(&shared.info) = Arc::new(conn.info);
+        let now = Instant::now().into_std();
+        shared.session().handle_connected(now, conn.info);
         replay(&shared, direct);
         shared.set_state(LinkState::Connected);
         // With `retry_on_initial_connect` the first connection is made here too.
@@ -342,7 +347,7 @@ impl Engine {
 
     /// Starts a planned move away from a healthy server: callers queue for the next link from
     /// now on, while the engine finishes writing what this one accepted.
-    fn hand_over_queue(&mut self) {
+    fn hand_over_queue(&mut self, session: &mut ClientSession) {
         let shared = &self.shared;
         let limit = shared.options.write_buffer_limit;
         if !shared
@@ -351,18 +356,19 @@ impl Engine {
         {
             return;
         }
+        session.pings.push_last_ping();
         // Blocked publishers retry and now go to the reconnect buffer.
         shared.space.notify_waiters();
     }
 
-    /// During a planned move: whether the old link is done (everything written and every
-    /// PONG in). Its deadline is the link's ([`LinkAction::GiveUp`]).
+    /// During a planned move: whether the old link is done (everything written and its
+    /// last PING, so every PING, answered). Its deadline is the session's
+    /// ([`LinkAction::GiveUp`]).
     #[inline]
-    fn poll_move_done(&mut self) -> Option<Ending> {
-        let reason = self.link.moving()?;
-        let written = self.out.is_empty() && !self.stream_needs_flush;
-        let answered = written && self.shared.writes().pongs.all_answered();
-        answered.then(|| Ending::Lost(reason.to_owned()))
+    fn move_done(&self, session: &ClientSession) -> Option<Ending> {
+        let reason = session.link.moving()?;
+        let done = self.out.is_empty() && !self.stream_needs_flush && session.pings.move_answered();
+        done.then(|| Ending::Lost(reason.to_owned()))
     }
 
     fn poll_drive(&mut self, cx: &mut Context<'_>) -> Poll<Ending> {
@@ -380,8 +386,10 @@ impl Engine {
                 .swap(false, Ordering::AcqRel)
             {
                 let now = Instant::now().into_std();
-                if self.link.handle_move_requested(now, "reconnect requested") {
-                    self.hand_over_queue();
+                let shared = Arc::clone(&self.shared);
+                let mut session = shared.session();
+                if session.handle_move_requested(now, "reconnect requested") {
+                    self.hand_over_queue(&mut session);
                 }
             }
             let mut progress = false;
@@ -390,9 +398,6 @@ impl Engine {
                     Ok(stepped) => progress |= stepped,
                     Err(ending) => return Poll::Ready(ending),
                 }
-            }
-            if let Some(ending) = self.poll_move_done() {
-                return Poll::Ready(ending);
             }
             if !progress {
                 return Poll::Pending;
@@ -462,7 +467,7 @@ impl Engine {
     /// that got messages once.
     fn handle_input(&mut self) -> Result<(), Ending> {
         let shared = Arc::clone(&self.shared);
-        let mut subs = None;
+        let mut session = None;
         let mut in_messages = 0u64;
         let mut in_bytes = 0u64;
         let result = loop {
@@ -475,13 +480,13 @@ impl Engine {
                 ServerOp::Msg(msg) => {
                     in_messages += 1;
                     in_bytes += msg.length as u64;
-                    let subs = subs.get_or_insert_with(|| shared.subs());
-                    deliver(&shared, subs, msg, &mut self.deliveries);
+                    let session = session.get_or_insert_with(|| shared.session());
+                    deliver(&shared, session, msg, &mut self.deliveries);
                 }
                 other => {
                     // Ops other than MSG may touch the write lock or the subscriptions, and a
                     // PONG may complete a drain: everything before it must be handed over.
-                    subs = None;
+                    session = None;
                     self.deliveries.hand_over(&shared, self.read_size);
                     if let Err(ending) = self.handle_op(other) {
                         break Err(ending);
@@ -489,7 +494,7 @@ impl Engine {
                 }
             }
         };
-        drop(subs);
+        drop(session);
         self.deliveries.hand_over(&shared, self.read_size);
         Statistics::add(&shared.statistics.in_messages, in_messages);
         Statistics::add(&shared.statistics.in_bytes, in_bytes);
@@ -503,24 +508,25 @@ impl Engine {
                     .push_control(|buf| buf.extend_from_slice(rnats_proto::PONG));
             }
             ServerOp::Pong => {
-                self.link.handle_pong();
-                let waiter = self.shared.writes().pongs.on_pong();
-                if let Some(waiter) = waiter {
-                    waiter.resolve(Ok(()));
+                let waiting = self.shared.session().handle_pong();
+                if let Some(waiting) = waiting {
+                    waiting.resolve(Ok(()));
                 }
             }
             ServerOp::Ok => {}
             ServerOp::Info(info) => {
                 self.apply_info(&info);
-                if info.lame_duck_mode {
-                    // Move before the server closes us, at a random moment so that all its
-                    // clients do not land on the next server at once (ADR-40).
-                    let delay = crate::reconnect::lame_duck_delay();
-                    if self.link.handle_lame_duck(Instant::now().into_std(), delay) {
-                        self.shared.emit(ConnectionEvent::LameDuckMode);
-                    }
+                let now = Instant::now().into_std();
+                // A lame duck's clients move at random moments, so that they do not all land
+                // on the next server at once (ADR-40).
+                let lame_duck = self.shared.session().handle_info(
+                    now,
+                    *info,
+                    crate::reconnect::lame_duck_delay,
+                );
+                if lame_duck {
+                    self.shared.emit(ConnectionEvent::LameDuckMode);
                 }
-                *crate::shared::lock(&self.shared.info) = Arc::new(*info);
             }
             ServerOp::Err(error) => return self.handle_server_error(error),
             ServerOp::Msg(_) => {}
@@ -544,22 +550,21 @@ impl Engine {
     }
 
     fn handle_server_error(&mut self, error: ServerError) -> Result<(), Ending> {
-        if let ServerError::PermissionViolation {
-            operation: PermissionOp::Subscribe,
-            subject,
-            queue,
-        } = &error
-        {
-            fail_subscriptions(&self.shared, subject, queue.as_deref());
+        let verdict = self.shared.session().handle_server_error(&error);
+        for (_, entry) in verdict.refused {
+            if let (Sink::Queue(queue), ServerError::PermissionViolation { subject, .. }) =
+                (entry.sink, &error)
+            {
+                queue.close(Some(SubscriberError::PermissionViolation {
+                    subject: subject.clone(),
+                }));
+            }
         }
-        let fatal = session::ends_link(&error);
-        let reason = format!("server error: {error}");
         self.shared.emit(ConnectionEvent::ServerError(error));
         // After these the server closes the connection; do not wait for it to do so.
-        if fatal {
-            Err(Ending::Lost(reason))
-        } else {
-            Ok(())
+        match verdict.ends_link {
+            Some(reason) => Err(Ending::Lost(reason)),
+            None => Ok(()),
         }
     }
 
@@ -665,13 +670,21 @@ impl Engine {
         true
     }
 
-    /// Runs the link's timers: keepalive PINGs, stale detection, the lame duck move and a
-    /// planned move's deadline, all decided by [`Link`]; this only arms one timer for
-    /// [`Link::poll_timeout`] and carries out the [`LinkAction`]s.
+    /// Runs the session's timers (keepalive PINGs, stale detection, the lame duck move and
+    /// a planned move's deadline, all decided by the [`Session`]) and ends a planned move
+    /// whose old link is done. This only arms one timer for the session's `poll_timeout`
+    /// and carries out the [`LinkAction`]s; one session lock per pass covers it all.
+    ///
+    /// [`Session`]: crate::session::Session
     fn drive_timers(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
+        let shared = Arc::clone(&self.shared);
+        let mut session = shared.session();
+        if let Some(ending) = self.move_done(&session) {
+            return Err(ending);
+        }
         let mut progress = false;
         loop {
-            let Some(at) = self.link.poll_timeout() else {
+            let Some(at) = session.poll_timeout() else {
                 return Ok(progress);
             };
             if self.timer_at != Some(at) {
@@ -683,16 +696,20 @@ impl Engine {
             }
             let now = Instant::now().into_std();
             let mut acted = false;
-            while let Some(action) = self.link.handle_timeout(now) {
+            while let Some(action) = session.handle_timeout(now) {
                 acted = true;
                 match action {
-                    LinkAction::Ping => self.queue_keepalive_ping(),
+                    LinkAction::Ping => {
+                        shared.writes().push_ping();
+                        session.pings.push_ping();
+                        shared.keepalive_pings.fetch_add(1, Ordering::Relaxed);
+                    }
                     LinkAction::Stale { outstanding } => {
                         return Err(Ending::Lost(format!(
                             "stale connection: {outstanding} PINGs unanswered"
                         )));
                     }
-                    LinkAction::StartMove { .. } => self.hand_over_queue(),
+                    LinkAction::StartMove { .. } => self.hand_over_queue(&mut session),
                     LinkAction::GiveUp { reason } => return Err(Ending::Lost(reason.to_owned())),
                 }
             }
@@ -705,15 +722,9 @@ impl Engine {
         }
     }
 
-    fn queue_keepalive_ping(&mut self) {
-        self.shared.writes().push_keepalive();
-        self.shared.keepalive_pings.fetch_add(1, Ordering::Relaxed);
-    }
-
     /// Marks the client closed and releases every waiter: flushes and requests fail,
     /// subscriptions end after what they already hold, blocked publishers wake.
-    fn finish(mut self, ending: Ending) {
-        self.link.handle_closed();
+    fn finish(self, ending: Ending) {
         let shared = Arc::clone(&self.shared);
         // A disconnect already reported (before reconnecting gave up) is not reported twice.
         let was_connected = shared.state() == LinkState::Connected;
@@ -739,12 +750,17 @@ const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 /// task dropped with the runtime): no caller may wait for ever on a driver that is gone.
 pub(crate) fn release_all(shared: &Shared, error: Option<SubscriberError>) {
     shared.set_state(LinkState::Closed);
-    // Flushes made while disconnected fail now instead of waiting for a reconnect.
-    let pongs = shared.writes().close();
+    let (pings, entries) = {
+        let mut session = shared.session();
+        // Flushes made while disconnected fail now instead of waiting for a reconnect.
+        let pings = session.handle_closed();
+        shared.writes().close();
+        let entries: Vec<_> = session.subs.take_all().collect();
+        (pings, entries)
+    };
     // Dropped unanswered: their flushes report `Closed`.
-    drop(pongs);
+    drop(pings);
     shared.space.notify_waiters();
-    let entries: Vec<_> = shared.subs().take_all().collect();
     for (_, entry) in entries {
         if let Sink::Queue(queue) = entry.sink {
             queue.close(error.clone());
@@ -781,15 +797,16 @@ impl Drop for DriverGuard {
 /// disconnected, then one PING for every flush that waited. Then lets callers write to the
 /// link.
 ///
-/// The subscription table stays locked until callers may write again, so a `subscribe` or
+/// The session stays locked until callers may write again, so a `subscribe` or
 /// `unsubscribe` racing the replay is either in it or sends its own frame after it, never
-/// neither (issue 9, bug 1). Lock order: `subs`, then `writes`.
+/// neither (issue 9, bug 1). Lock order: `session`, then `writes`.
 pub(crate) fn replay(shared: &Shared, direct: Option<Arc<TcpStream>>) {
-    let subs = shared.subs();
+    let mut session = shared.session();
     let mut restore = Frames::with_limit(shared.options.write_buffer_limit);
-    restore.push_with(|buf| subs.encode_replay(buf, |_| true));
-    shared.writes().resume(restore, direct);
-    drop(subs);
+    restore.push_with(|buf| session.encode_replay(buf, |_| true));
+    let ping = session.resume_flushes();
+    shared.writes().resume(restore, direct, ping);
+    drop(session);
 }
 
 /// One non-blocking read into `buf`. A read that leaves room in the buffer has emptied the
@@ -822,10 +839,10 @@ fn no_socket() -> Ending {
 }
 
 /// Hands one message to its subscription's batch (or to the request it answers).
-fn deliver(shared: &Shared, subs: &mut Subscriptions, msg: Msg, deliveries: &mut Deliveries) {
+fn deliver(shared: &Shared, session: &mut ClientSession, msg: Msg, deliveries: &mut Deliveries) {
     let sid = msg.sid;
     // A message for an unknown sid raced an unsubscribe; dropping it is correct.
-    let Some((sink, last)) = subs.count_message(sid) else {
+    let Some((sink, last)) = session.handle_msg(sid) else {
         return;
     };
     match sink {
@@ -833,7 +850,7 @@ fn deliver(shared: &Shared, subs: &mut Subscriptions, msg: Msg, deliveries: &mut
         Sink::Requests => deliver_reply(shared, msg),
     }
     if last {
-        subs.remove(sid);
+        session.subs.remove(sid);
         deliveries.close_after(sid);
     }
 }
@@ -844,18 +861,6 @@ fn deliver_reply(shared: &Shared, msg: Msg) {
     // Replies to requests that already gave up (timed out, dropped) are discarded.
     if let Some(sender) = token.and_then(|token| shared.requests().remove(&token)) {
         let _ = sender.send(Message::from(msg));
-    }
-}
-
-/// Ends the subscriptions the server refused, recording why.
-fn fail_subscriptions(shared: &Shared, subject: &str, queue: Option<&str>) {
-    let refused = shared.subs().take_refused(subject, queue);
-    for (_, entry) in refused {
-        if let Sink::Queue(queue) = entry.sink {
-            queue.close(Some(SubscriberError::PermissionViolation {
-                subject: subject.to_owned(),
-            }));
-        }
     }
 }
 

@@ -13,7 +13,7 @@ use crate::error::FlushCause;
 use crate::events::ConnectionEvent;
 use crate::options::ConnectOptions;
 use crate::server_pool::ServerPool;
-use crate::session::Pong;
+use crate::session::Waiting;
 use crate::shared::{Shared, Sink, SubEntry};
 use crate::sub_queue::{Limits, SubQueue};
 use crate::write_queue::{Frames, IOVECS};
@@ -50,7 +50,7 @@ fn subscribe_queue(
     );
     entry.delivered = delivered;
     entry.max = max;
-    shared.subs().insert(sid, entry);
+    shared.session().subs.insert(sid, entry);
     queue
 }
 
@@ -136,19 +136,22 @@ fn replay_sends_subscriptions_then_kept_publishes_then_one_ping_for_all_flushes(
     subs.sort_unstable();
     assert_eq!(subs, ["SUB a 1", "SUB b.> 2", "UNSUB 2 3"]);
     assert_eq!(got[3..], ["PUB kept 2", "hi", "PING"]);
-    let writes = shared.writes();
-    assert!(!writes.disconnected, "callers write to the new link");
+    assert!(
+        !shared.writes().disconnected,
+        "callers write to the new link"
+    );
+    let session = shared.session();
     assert_eq!(
-        writes.pongs.outstanding(),
+        session.pings.outstanding(),
         1,
         "one PING serves every waiting flush"
     );
-    match writes.pongs.oldest() {
-        Some(Pong::Flushes(waiters)) => assert_eq!(waiters.len(), 2, "abandoned pruned"),
+    match session.pings.oldest() {
+        Some(Waiting::Many(waiters)) => assert_eq!(waiters.len(), 2, "abandoned pruned"),
         other => panic!("unexpected {other:?}"),
     }
-    drop(writes);
-    let pong = shared.writes().pongs.on_pong().expect("a PONG awaited");
+    drop(session);
+    let pong = shared.session().handle_pong().expect("a PONG awaited");
     pong.resolve(Ok(()));
     assert_eq!(first.blocking_recv(), Ok(Ok(())));
     assert_eq!(second.blocking_recv(), Ok(Ok(())));
@@ -177,10 +180,10 @@ fn abandoned_flushes_made_during_an_outage_do_not_pile_up() {
     for _ in 0..10_000 {
         drop(shared.push_ping());
     }
-    let kept = shared.writes().pongs.deferred();
+    let kept = shared.session().pings.deferred();
     assert!(kept <= 32, "{kept} dropped flushes kept");
     let live: Vec<_> = (0..100).map(|_| shared.push_ping()).collect();
-    assert!(shared.writes().pongs.deferred() <= 100 + 2 * 32);
+    assert!(shared.session().pings.deferred() <= 100 + 2 * 32);
     drop(live);
 }
 
@@ -188,9 +191,8 @@ fn abandoned_flushes_made_during_an_outage_do_not_pile_up() {
 fn flushes_lost_with_their_link_say_so() {
     let shared = shared();
     let lost = shared.push_ping().expect("not closed");
-    let pongs = shared.writes().pongs.lose_link();
-    for pong in pongs {
-        pong.resolve(Err(FlushCause::Disconnected));
+    for (_, waiting) in shared.session().handle_disconnected() {
+        waiting.resolve(Err(FlushCause::Disconnected));
     }
     assert_eq!(lost.blocking_recv(), Ok(Err(FlushCause::Disconnected)));
 }
@@ -239,11 +241,14 @@ async fn a_scripted_conversation_delivers_answers_and_ends_refused_subscriptions
         [Bytes::from("hi"), Bytes::from("there")]
     );
     assert_eq!(
-        shared.subs().get(1).map(|e| e.delivered),
+        shared.session().subs.get(1).map(|e| e.delivered),
         Some(2),
         "auto-unsubscribe counts what was delivered"
     );
-    assert!(!shared.subs().contains(2), "the refused one is gone");
+    assert!(
+        !shared.session().subs.contains(2),
+        "the refused one is gone"
+    );
     assert!(matches!(
         refused.take_error(),
         Some(crate::error::SubscriberError::PermissionViolation { subject }) if subject == "secret.>"
@@ -272,7 +277,7 @@ async fn auto_unsubscribe_ends_the_stream_at_the_count() {
     // One was delivered before (say, on the link before a reconnect): one more ends it, and
     // the message past the count is dropped.
     assert_eq!(take_messages(&queue), [Bytes::from("x")]);
-    assert!(!shared.subs().contains(5));
+    assert!(!shared.session().subs.contains(5));
 }
 
 #[tokio::test]
@@ -280,7 +285,9 @@ async fn lame_duck_info_is_reported_once() {
     let shared = shared();
     let mut events = shared.events.subscribe();
     let mut engine = engine_without_socket(&shared);
-    engine.link.handle_connected(std::time::Instant::now());
+    shared
+        .session()
+        .handle_connected(std::time::Instant::now(), ServerInfo::default());
     engine
         .read_buf
         .extend_from_slice(b"INFO {\"ldm\":true}\r\nINFO {\"ldm\":true}\r\n");
@@ -290,7 +297,10 @@ async fn lame_duck_info_is_reported_once() {
         lame_duck += usize::from(event == ConnectionEvent::LameDuckMode);
     }
     assert_eq!(lame_duck, 1);
-    assert!(engine.link.poll_timeout().is_some(), "a move is scheduled");
+    assert!(
+        shared.session().poll_timeout().is_some(),
+        "a move is scheduled"
+    );
 }
 
 #[tokio::test]
@@ -320,15 +330,21 @@ fn a_planned_move_gives_the_old_link_what_it_accepted_and_a_last_ping() {
             .writes()
             .hand_over(&mut out, limit, &shared.statistics)
     );
+    shared.session().pings.push_last_ping();
     assert_eq!(lines(&frame_bytes(out)), ["PUB a 1", "x", "PING"]);
     {
         let writes = shared.writes();
         assert!(writes.disconnected, "callers now fill the reconnect buffer");
         assert!(writes.queue.is_empty());
-        assert_eq!(
-            writes.pongs.outstanding(),
-            1,
+        let session = shared.session();
+        assert!(
+            !session.pings.move_answered(),
             "the last PING awaits its PONG"
+        );
+        assert_eq!(
+            session.pings.waiting(),
+            0,
+            "nobody waits on it but the move"
         );
     }
     let mut again = Frames::default();
@@ -346,10 +362,12 @@ fn a_planned_move_gives_the_old_link_what_it_accepted_and_a_last_ping() {
         .push_with(|buf| buf.extend_from_slice(b"PUB b 1\r\ny\r\n"));
     // The old link ends with its PONG unanswered: that PING was a keepalive, so no flush
     // fails, and the one made during the move survives to the next link.
-    assert_eq!(shared.writes().lose_link(limit).len(), 1);
+    let lost = shared.session().handle_disconnected();
+    assert!(lost.is_empty(), "no flush waited on the old link");
+    shared.writes().lose_link(limit);
     replay(&shared, None);
     assert_eq!(lines(&queued_bytes(&shared)), ["PUB b 1", "y", "PING"]);
-    let pong = shared.writes().pongs.on_pong().expect("the replay PING");
+    let pong = shared.session().handle_pong().expect("the replay PING");
     pong.resolve(Ok(()));
     assert_eq!(flush.blocking_recv(), Ok(Ok(())));
 }

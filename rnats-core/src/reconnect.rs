@@ -90,7 +90,7 @@ async fn next_attempt(shared: &Shared, attempts: usize) -> Option<(ServerAddr, D
     };
     let delay = delay_before(policy, attempts, len);
     if let (Some(choose), Some(servers)) = (&policy.choose_server, servers) {
-        let info = ServerInfo::clone(&lock(&shared.info));
+        let info = ServerInfo::clone(shared.session().info());
         if let Some(choice) = unless_closed(shared, choose(servers, info)).await? {
             if lock(&shared.pool).contains(&choice.addr) {
                 return Some((choice.addr, choice.delay.unwrap_or(delay)));

@@ -82,7 +82,8 @@ pub(crate) fn subscribe_inbox(shared: &Shared) {
         return;
     };
     shared
-        .subs()
+        .session()
+        .subs
         .insert(sid, SubEntry::new(subject, None, Sink::Requests));
     shared.push_control(|buf| rnats_proto::encode_sub(buf, &pattern, None, sid));
 }

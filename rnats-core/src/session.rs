@@ -387,11 +387,6 @@ impl<W: PongWaiter> Pings<W> {
         None
     }
 
-    /// Whether every PING sent on the link has its PONG.
-    pub(crate) fn all_answered(&self) -> bool {
-        self.answered >= self.sent
-    }
-
     /// Whether the old link of a planned move has answered its last PING, and so every
     /// PING before it.
     pub(crate) fn move_answered(&self) -> bool {
@@ -413,6 +408,12 @@ impl<W: PongWaiter> Pings<W> {
     #[cfg(test)]
     pub(crate) fn waiting(&self) -> usize {
         self.waiters.len()
+    }
+
+    /// The first registered waiter.
+    #[cfg(test)]
+    pub(crate) fn oldest(&self) -> Option<&Waiting<W>> {
+        self.waiters.front().map(|(_, w)| w)
     }
 
     /// PINGs of the current link still awaiting their PONG.
@@ -619,131 +620,6 @@ impl<S, W: PongWaiter> Session<S, W> {
     }
 }
 
-// TEMPORARY: the position-paired PONG queue the tokio driver still uses; goes once it
-// moves to `Pings`.
-/// What one PING on the wire is waiting for, in the order the PINGs were sent.
-#[derive(Debug)]
-pub(crate) enum Pong<W> {
-    /// A keepalive PING (or a planned move's last one): its PONG only proves the server
-    /// is alive.
-    Keepalive,
-    /// One flush.
-    Flush(W),
-    /// The flushes made while disconnected: one PING after the reconnect serves them all.
-    Flushes(Vec<W>),
-}
-
-impl<W: PongWaiter> Pong<W> {
-    /// Tells the flushes this PONG was for how it went.
-    #[inline]
-    pub(crate) fn resolve(self, outcome: Result<(), FlushCause>) {
-        match self {
-            Pong::Keepalive => {}
-            Pong::Flush(waiter) => waiter.resolve(outcome),
-            Pong::Flushes(waiters) => resolve_all(waiters, outcome),
-        }
-    }
-}
-
-/// The PINGs of the current link awaiting their PONGs, and the flushes made while no link
-/// was up, which wait for the next one.
-#[derive(Debug)]
-pub(crate) struct Pongs<W> {
-    sent: VecDeque<Pong<W>>,
-    deferred: Vec<W>,
-    /// `deferred` is pruned of abandoned flushes when it reaches this length, which then
-    /// doubles: amortised O(1) per flush, bounded by the live flushes.
-    prune_at: usize,
-}
-
-impl<W> Default for Pongs<W> {
-    fn default() -> Self {
-        Pongs {
-            sent: VecDeque::new(),
-            deferred: Vec::new(),
-            prune_at: 0,
-        }
-    }
-}
-
-impl<W: PongWaiter> Pongs<W> {
-    /// A keepalive PING was queued on the current link.
-    pub(crate) fn push_keepalive(&mut self) {
-        self.sent.push_back(Pong::Keepalive);
-    }
-
-    /// A flush's PING was queued on the current link.
-    #[inline]
-    pub(crate) fn push_flush(&mut self, waiter: W) {
-        self.sent.push_back(Pong::Flush(waiter));
-    }
-
-    /// A flush made while no link is up: it waits for the PING [`Pongs::resume`] sends.
-    pub(crate) fn defer(&mut self, waiter: W) {
-        if self.deferred.len() >= self.prune_at {
-            self.deferred.retain(|w| !w.abandoned());
-            self.prune_at = (2 * self.deferred.len()).max(16);
-        }
-        self.deferred.push(waiter);
-    }
-
-    /// A PONG came: what its PING was for (`None` for an unsolicited one).
-    #[inline]
-    pub(crate) fn on_pong(&mut self) -> Option<Pong<W>> {
-        self.sent.pop_front()
-    }
-
-    /// Whether every PING sent on the link has its PONG.
-    pub(crate) fn all_answered(&self) -> bool {
-        self.sent.is_empty()
-    }
-
-    /// The oldest PING awaiting its PONG.
-    #[cfg(test)]
-    pub(crate) fn oldest(&self) -> Option<&Pong<W>> {
-        self.sent.front()
-    }
-
-    /// PINGs awaiting their PONG.
-    #[cfg(test)]
-    pub(crate) fn outstanding(&self) -> usize {
-        self.sent.len()
-    }
-
-    /// Flushes waiting for the next link.
-    #[cfg(test)]
-    pub(crate) fn deferred(&self) -> usize {
-        self.deferred.len()
-    }
-
-    /// The link is gone, and with it the PINGs sent on it: the caller fails their flushes
-    /// (outside its locks). Deferred flushes keep waiting.
-    pub(crate) fn lose_link(&mut self) -> VecDeque<Pong<W>> {
-        std::mem::take(&mut self.sent)
-    }
-
-    /// A new link is up: if any deferred flush is still wanted, one PING on it serves them
-    /// all; returns whether that PING must be queued (behind the replay and kept publishes).
-    pub(crate) fn resume(&mut self) -> bool {
-        let mut waiting = std::mem::take(&mut self.deferred);
-        waiting.retain(|w| !w.abandoned());
-        self.prune_at = 0;
-        if waiting.is_empty() {
-            return false;
-        }
-        self.sent.push_back(Pong::Flushes(waiting));
-        true
-    }
-
-    /// The client is closing: every waiter, sent or deferred, for the caller to drop or fail.
-    pub(crate) fn close(&mut self) -> (VecDeque<Pong<W>>, Vec<W>) {
-        (
-            std::mem::take(&mut self.sent),
-            std::mem::take(&mut self.deferred),
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::cell::RefCell;
@@ -914,7 +790,7 @@ mod tests {
             pings.on_pong().is_none(),
             "an unsolicited PONG is for nobody"
         );
-        assert!(pings.all_answered());
+        assert_eq!(pings.outstanding(), 0);
         assert_eq!(pings.outcome(keepalive), Some(Ok(())));
         assert_eq!(*log.borrow(), [(0, Ok(())), (1, Ok(()))]);
     }

@@ -1,9 +1,9 @@
 //! State shared between the client handles and the connection engine.
 //!
-//! Lock order: `subs` before `writes` (the engine holds `subs` while it may answer a PING).
-//! No code path takes `subs` while holding `writes`.
+//! Lock order: `session` before `writes`: a PING's bytes are queued and numbered in the
+//! session with both held, so numbers follow wire order. No code path takes `session` while
+//! holding `writes`.
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -21,7 +21,7 @@ use crate::events::ConnectionEvent;
 use crate::options::ConnectOptions;
 use crate::server_pool::ServerPool;
 pub(crate) use crate::session::SidMap;
-use crate::session::{Pong, PongWaiter, Pongs, SubTable};
+use crate::session::{PongWaiter, Session};
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
 use crate::write_queue::{Frames, Urgency, Writer};
@@ -35,14 +35,15 @@ pub(crate) struct Shared {
     pub(crate) engine_waker: AtomicWaker,
     /// Publishers waiting for room in the write queue.
     pub(crate) space: Notify,
-    pub(crate) subs: Mutex<Subscriptions>,
+    /// The connection's protocol state (link phase and timers, subscriptions, PING/PONG
+    /// pairing, server info): one sans-IO [`Session`].
+    pub(crate) session: Mutex<ClientSession>,
     pub(crate) requests: Mutex<SidMap<ReplySender>>,
     /// How many times a disconnect failed every waiting request
     /// (`fail_requests_on_disconnect`); changed only under the `requests` lock. A request
     /// whose reply sender is dropped while this is past the count it was registered at was
     /// failed by a disconnect, whatever the state is by the time it looks (issue 9, bug 8).
     pub(crate) requests_failed_by_disconnect: AtomicU64,
-    pub(crate) info: Mutex<Arc<ServerInfo>>,
     pub(crate) max_payload: AtomicUsize,
     pub(crate) headers_supported: AtomicBool,
     state: AtomicU8,
@@ -88,23 +89,20 @@ impl PongWaiter for FlushWaiter {
     }
 }
 
-/// The write side: the queue, who writes it next, and the PINGs waiting for their PONG.
+/// The write side: the queue, and who writes it next.
 #[derive(Debug, Default)]
 pub(crate) struct Writes {
     pub(crate) queue: Frames,
     pub(crate) writer: Writer,
     /// The socket, for callers allowed to write directly; `None` once closed.
     pub(crate) socket: Option<Arc<TcpStream>>,
-    /// The PINGs queued or sent on the current link, in order, and the flushes made while
-    /// disconnected.
-    pub(crate) pongs: Pongs<FlushWaiter>,
     /// Publishers are parked on [`Shared::space`].
     pub(crate) space_waiters: bool,
     /// No more frames are accepted.
     pub(crate) closed: bool,
     /// The connection is lost and being re-established: publishes are kept (up to the
     /// reconnect buffer), control frames are not queued (subscriptions are restored from the
-    /// table on reconnect), and flushes are deferred in `pongs`.
+    /// table on reconnect), and flushes are deferred in the session.
     pub(crate) disconnected: bool,
     /// The engine holds a batch it has not finished writing (set and cleared by the engine
     /// under this lock): the writer invariant is that no caller writes directly then. Kept in
@@ -136,9 +134,8 @@ impl Writes {
     /// The link is gone: nothing writes until a reconnect hands over a new socket, and the
     /// frames queued for the dead link are as lost as those in flight (the queue may hold
     /// SUBs and PINGs of that link, which must not be replayed), unless a planned move
-    /// already made the queue the reconnect buffer. Returns the PINGs lost with the link,
-    /// whose flushes the caller fails outside the lock.
-    pub(crate) fn lose_link(&mut self, write_limit: usize) -> VecDeque<Pong<FlushWaiter>> {
+    /// already made the queue the reconnect buffer.
+    pub(crate) fn lose_link(&mut self, write_limit: usize) {
         self.socket = None;
         self.writer = Writer::Writing;
         self.note_engine_batch(false);
@@ -148,12 +145,11 @@ impl Writes {
         }
         self.linger_since = None;
         self.urgent = false;
-        self.pongs.lose_link()
     }
 
     /// A planned move off a healthy link: what callers queued so far goes to `out`, the old
-    /// link's last batch, with a last PING; the queue becomes the reconnect buffer. Returns
-    /// false if the link is already down.
+    /// link's last batch, with a last PING (the caller numbers it in the session); the
+    /// queue becomes the reconnect buffer. Returns false if the link is already down.
     pub(crate) fn hand_over(
         &mut self,
         out: &mut Frames,
@@ -169,7 +165,6 @@ impl Writes {
         // Its PONG comes after every message the old server sends in answer to what it was
         // given, so none of them is cut off by leaving.
         out.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-        self.pongs.push_keepalive();
         self.disconnected = true;
         self.writer = Writer::Writing;
         self.note_engine_batch(true);
@@ -178,12 +173,17 @@ impl Writes {
     }
 
     /// A new link is up: `restore` (the subscription replay) goes first, then the publishes
-    /// kept meanwhile, then one PING for the flushes that waited; callers write to the new
-    /// link (through `socket` directly, when plain TCP) from now on, and the engine takes
-    /// the queue on its next pass.
-    pub(crate) fn resume(&mut self, mut restore: Frames, socket: Option<Arc<TcpStream>>) {
+    /// kept meanwhile, then, if `ping`, one PING for the flushes that waited; callers write
+    /// to the new link (through `socket` directly, when plain TCP) from now on, and the
+    /// engine takes the queue on its next pass.
+    pub(crate) fn resume(
+        &mut self,
+        mut restore: Frames,
+        socket: Option<Arc<TcpStream>>,
+        ping: bool,
+    ) {
         restore.append(std::mem::take(&mut self.queue));
-        if self.pongs.resume() {
+        if ping {
             restore.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
         }
         self.queue = restore;
@@ -192,21 +192,18 @@ impl Writes {
         self.writer = Writer::Woken;
     }
 
-    /// Closed for good: no more frames, nothing to write. Returns every flush waiter, for the
-    /// caller to drop (they report `Closed`) outside the lock.
-    pub(crate) fn close(&mut self) -> (VecDeque<Pong<FlushWaiter>>, Vec<FlushWaiter>) {
+    /// Closed for good: no more frames, nothing to write.
+    pub(crate) fn close(&mut self) {
         self.closed = true;
         self.socket = None;
         self.note_engine_batch(false);
         self.queue = Frames::default();
-        self.pongs.close()
     }
 
-    /// A keepalive PING, queued on the current link.
-    pub(crate) fn push_keepalive(&mut self) {
+    /// A PING, queued on the current link; the caller numbers it in the session.
+    pub(crate) fn push_ping(&mut self) {
         self.queue
             .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-        self.pongs.push_keepalive();
     }
 
     /// Adds the publishes counted since the last call to the statistics.
@@ -219,8 +216,9 @@ impl Writes {
     }
 }
 
-/// Live subscriptions by sid.
-pub(crate) type Subscriptions = SubTable<Sink>;
+/// The tokio client's session: subscriptions deliver into [`Sink`]s, flushes wait on
+/// channels.
+pub(crate) type ClientSession = Session<Sink, FlushWaiter>;
 
 /// One subscription as the engine sees it.
 pub(crate) type SubEntry = crate::session::SubEntry<Sink>;
@@ -240,6 +238,12 @@ impl Shared {
         let write_limit = options.write_buffer_limit;
         let (events, _) = broadcast::channel(256);
         let (done, _) = watch::channel(false);
+        let session = ClientSession::new(
+            options.ping_interval,
+            options.max_pings_outstanding,
+            // A planned move waits this long for the old server to take what it accepted.
+            options.connection_timeout,
+        );
         Shared {
             options,
             writes: Mutex::new(Writes {
@@ -248,12 +252,11 @@ impl Shared {
             }),
             engine_waker: AtomicWaker::new(),
             space: Notify::new(),
-            subs: Mutex::new(Subscriptions::default()),
+            session: Mutex::new(session),
             requests: Mutex::new(SidMap::default()),
             requests_failed_by_disconnect: AtomicU64::new(0),
             max_payload: AtomicUsize::new(info.max_payload),
             headers_supported: AtomicBool::new(info.headers),
-            info: Mutex::new(Arc::new(info)),
             state: AtomicU8::new(LinkState::Connected as u8),
             close_requested: AtomicBool::new(false),
             drain_requested: AtomicBool::new(false),
@@ -274,8 +277,8 @@ impl Shared {
         lock(&self.writes)
     }
 
-    pub(crate) fn subs(&self) -> MutexGuard<'_, Subscriptions> {
-        lock(&self.subs)
+    pub(crate) fn session(&self) -> MutexGuard<'_, ClientSession> {
+        lock(&self.session)
     }
 
     pub(crate) fn requests(&self) -> MutexGuard<'_, SidMap<ReplySender>> {
@@ -322,19 +325,21 @@ impl Shared {
     /// Queues a PING whose PONG resolves the returned receiver.
     pub(crate) fn push_ping(&self) -> Option<oneshot::Receiver<Result<(), FlushCause>>> {
         let (tx, rx) = oneshot::channel();
+        // The session first (the lock order): the PING is numbered where it is queued.
+        let mut session = self.session();
         let mut writes = self.writes();
         if writes.closed {
             return None;
         }
         if writes.disconnected {
             // Resolved by the one PING sent after the reconnect, behind the kept publishes.
-            writes.pongs.defer(tx);
+            session.pings.defer(tx);
             return Some(rx);
         }
-        writes
-            .queue
-            .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-        writes.pongs.push_flush(tx);
+        writes.push_ping();
+        session.pings.push_flush(tx);
+        // The read path may take the session (a PONG) while this writes.
+        drop(session);
         self.submit(writes, Urgency::Flush);
         Some(rx)
     }

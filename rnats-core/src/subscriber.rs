@@ -49,7 +49,7 @@ impl Subscriber {
     /// The server stops sending at the same count.
     pub async fn unsubscribe_after(&mut self, n: u64) -> Result<(), UnsubscribeError> {
         let shared = self.shared();
-        let Some(done) = shared.subs().set_max(self.sid, n) else {
+        let Some(done) = shared.session().subs.set_max(self.sid, n) else {
             return Ok(());
         };
         if done {
@@ -149,7 +149,8 @@ impl fmt::Debug for Subscriber {
 
 /// Removes subscriptions from the engine's table and ends their streams after what they hold.
 pub(crate) fn close_subscriptions(shared: &Shared, sids: &[u64]) {
-    let mut subs = shared.subs();
+    let mut session = shared.session();
+    let subs = &mut session.subs;
     for sid in sids {
         if let Some(entry) = subs.remove(*sid) {
             if let Sink::Queue(queue) = entry.sink {
