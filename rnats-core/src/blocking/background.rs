@@ -56,7 +56,7 @@ impl Inner {
         loop {
             match core.state {
                 LinkState::Closed => return,
-                LinkState::Disconnected | LinkState::Pending if !core.link.reconnects() => {
+                LinkState::Disconnected | LinkState::Pending if !core.session.link.reconnects() => {
                     // A draining client closes once its drain ends; a new link would only
                     // restore subscriptions it is taking down.
                     drop(core);
@@ -74,7 +74,7 @@ impl Inner {
             let now = Instant::now();
             let mut ping = false;
             let mut moved = false;
-            while let Some(action) = core.link.handle_timeout(now) {
+            while let Some(action) = core.session.handle_timeout(now) {
                 let generation = core.generation;
                 match action {
                     LinkAction::Ping => ping = true,
@@ -104,7 +104,7 @@ impl Inner {
                 core = self.core();
                 continue;
             }
-            if let Some(reason) = core.link.moving() {
+            if let Some(reason) = core.session.link.moving() {
                 core = self.drive_move(core, reason, now);
                 continue;
             }
@@ -117,7 +117,7 @@ impl Inner {
                 continue;
             }
             let until_timer = core
-                .link
+                .session
                 .poll_timeout()
                 .map(|at| at.saturating_duration_since(now));
             if Inner::background_may_read(&core, idle) {
@@ -224,7 +224,7 @@ impl Inner {
             return core;
         }
         let until_deadline = core
-            .link
+            .session
             .poll_timeout()
             .map_or(READ_SLICE, |at| at.saturating_duration_since(now));
         if Inner::role_unwanted(&core) {

@@ -6,6 +6,7 @@
 //! writer's socket handle (see `writer.rs`).
 
 use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -20,11 +21,10 @@ use super::writer::Writes;
 use crate::connection::LinkState;
 use crate::error::{FlushCause, RequestCause, SubscriberError};
 use crate::events::ConnectionEvent;
-use crate::link::Link;
 use crate::message::Message;
 use crate::options::ConnectOptions;
 use crate::server_pool::ServerPool;
-use crate::session::{self, SubTable};
+use crate::session::{self, Session};
 use crate::shared::lock;
 use crate::statistics::Statistics;
 
@@ -103,10 +103,11 @@ pub(super) struct Core {
     /// Bumped when requests are failed at a disconnect (`fail_requests_on_disconnect`).
     lost_requests: u64,
     pub(super) conn: Option<Arc<Conn>>,
-    pub(super) subs: SubTable<SubState>,
     requests: HashMap<u64, Option<Message>>,
-    pub(super) info: ServerInfo,
-    pub(super) link: Link,
+    /// The protocol state: the link's phase and timers, the subscriptions, the PING/PONG
+    /// pairing, the server's INFO. Flushes look their PING up (`Pings::outcome`) rather
+    /// than register, so no waiter type.
+    pub(super) session: Session<SubState, Infallible>,
 }
 
 /// Where one subscription's messages wait: the reader fills it and its `Subscriber` empties
@@ -172,7 +173,7 @@ impl Core {
 
 impl Inner {
     pub(super) fn new(options: ConnectOptions, pool: ServerPool) -> Inner {
-        let link = Link::new(
+        let session = Session::new(
             options.ping_interval,
             options.max_pings_outstanding,
             options.connection_timeout,
@@ -192,10 +193,8 @@ impl Inner {
                 ended_links: VecDeque::with_capacity(ENDED_LINKS),
                 lost_requests: 0,
                 conn: None,
-                subs: SubTable::default(),
                 requests: HashMap::new(),
-                info: ServerInfo::default(),
-                link,
+                session,
             }),
             changed: Condvar::new(),
             background: Condvar::new(),
@@ -405,13 +404,13 @@ impl Inner {
                 ServerOp::Ping => pinged = true,
                 ServerOp::Pong => {
                     core.pongs += 1;
-                    core.link.handle_pong();
+                    core.session.link.handle_pong();
                     if core.move_pongs == Some(core.pongs) {
                         // The old link of a planned move has answered everything.
                         self.background.notify_all();
                     }
                 }
-                ServerOp::Info(info) => self.apply_info(core, *info),
+                ServerOp::Info(info) => self.handle_info(core, *info),
                 ServerOp::Ok => {}
                 ServerOp::Err(error) => {
                     if let Some(reason) = self.handle_server_error(core, error) {
@@ -440,7 +439,7 @@ impl Inner {
             }
             return;
         }
-        let Some((sub, last)) = core.subs.count_message(msg.sid) else {
+        let Some((sub, last)) = core.session.handle_msg(msg.sid) else {
             return;
         };
         if sub.ended {
@@ -471,26 +470,32 @@ impl Inner {
         }
     }
 
-    /// Takes in a new INFO: limits, discovered servers, lame duck mode.
-    pub(super) fn apply_info(&self, core: &mut Core, info: ServerInfo) {
+    /// Takes in an INFO that came on the live link: limits, discovered servers, lame duck
+    /// mode.
+    fn handle_info(&self, core: &mut Core, info: ServerInfo) {
+        self.apply_limits(&info);
+        let lame_duck =
+            core.session
+                .handle_info(Instant::now(), info, crate::reconnect::lame_duck_delay);
+        if lame_duck {
+            tracing::info!("server entered lame duck mode; moving");
+            self.events.emit(ConnectionEvent::LameDuckMode);
+            self.background.notify_all();
+        }
+    }
+
+    /// What an INFO (the handshake's or a later one) means beyond the session: the
+    /// limits publishers check, and the servers it makes known.
+    fn apply_limits(&self, info: &ServerInfo) {
         self.max_payload.store(info.max_payload, Ordering::Relaxed);
         self.headers_supported
             .store(info.headers, Ordering::Relaxed);
         if !self.options.reconnect.ignore_discovered_servers {
-            let added = lock(&self.pool).add_discovered(&info);
+            let added = lock(&self.pool).add_discovered(info);
             if !added.is_empty() {
                 self.events.emit(ConnectionEvent::DiscoveredServers(added));
             }
         }
-        if info.lame_duck_mode {
-            let delay = crate::reconnect::lame_duck_delay();
-            if core.link.handle_lame_duck(Instant::now(), delay) {
-                tracing::info!("server entered lame duck mode; moving");
-                self.events.emit(ConnectionEvent::LameDuckMode);
-                self.background.notify_all();
-            }
-        }
-        core.info = info;
     }
 
     /// Takes in a `-ERR`; returns why the link ends if the error ends it.
@@ -503,7 +508,7 @@ impl Inner {
                 queue,
             } => {
                 // Only the refused subscription ends; the connection stays up.
-                for entry in core.subs.refused_mut(subject, queue.as_deref()) {
+                for entry in core.session.subs.refused_mut(subject, queue.as_deref()) {
                     let sub = &mut entry.sink;
                     if !sub.ended {
                         sub.ended = true;
@@ -534,7 +539,7 @@ impl Inner {
         }
         tracing::debug!(reason, "connection lost");
         core.state = LinkState::Disconnected;
-        core.link.handle_disconnected();
+        core.session.link.handle_disconnected();
         if let Some(conn) = core.conn.take() {
             conn.shutdown();
         }
@@ -566,7 +571,7 @@ impl Inner {
         }
         if core.state == LinkState::Connected
             && core
-                .link
+                .session
                 .handle_move_requested(Instant::now(), "reconnect requested")
         {
             self.hand_over_locked(&mut core);
@@ -585,7 +590,7 @@ impl Inner {
     pub(super) fn hand_over_locked(&self, core: &mut Core) {
         if let Some(last_ping) = self.hand_over() {
             core.move_pongs = Some(last_ping);
-            tracing::debug!(reason = core.link.moving(), "planned move started");
+            tracing::debug!(reason = core.session.link.moving(), "planned move started");
         }
         self.background.notify_all();
     }
@@ -620,15 +625,17 @@ impl Inner {
                 .ok()
                 .map(|()| READ_SLICE);
         }
-        self.apply_info(&mut core, dialed.info);
+        // The handshake's INFO: a lame duck flag in it is not news yet (the link is not
+        // up when it is read), as before the session.
+        self.apply_limits(&dialed.info);
+        core.session.handle_connected(Instant::now(), dialed.info);
         let mut replay = BytesMut::new();
         let inbox = format!("{}*", self.request_prefix);
         rnats_proto::encode_sub(&mut replay, &inbox, None, REQUEST_SID);
-        core.subs.encode_replay(&mut replay, SubState::active);
+        core.session.encode_replay(&mut replay, SubState::active);
         core.conn = Some(Arc::clone(&dialed.conn));
         core.pongs = 0;
         core.move_pongs = None;
-        core.link.handle_connected(Instant::now());
         core.state = LinkState::Connected;
         let mut writes = self.writes();
         writes.handle_connected(dialed.conn, core.generation, replay);
@@ -710,12 +717,12 @@ impl Inner {
             return;
         }
         core.state = LinkState::Closed;
-        core.link.handle_closed();
+        core.session.link.handle_closed();
         core.move_pongs = None;
         if let Some(conn) = core.conn.take() {
             conn.shutdown();
         }
-        for entry in core.subs.by_sid.values_mut() {
+        for entry in core.session.subs.by_sid.values_mut() {
             entry.sink.ended = true;
         }
         self.writes().handle_closed();
