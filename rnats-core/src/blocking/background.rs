@@ -75,7 +75,7 @@ impl Inner {
             let mut ping = false;
             let mut moved = false;
             while let Some(action) = core.session.handle_timeout(now) {
-                let generation = core.generation;
+                let generation = core.session.pings.link();
                 match action {
                     LinkAction::Ping => ping = true,
                     LinkAction::Stale { outstanding } => {
@@ -109,8 +109,9 @@ impl Inner {
                 continue;
             }
             if ping {
-                drop(core);
-                self.push_ping();
+                // Numbered in the session like every PING; `core` is let go before the
+                // write.
+                self.push_ping_locked(core);
                 core = self.core();
                 // Its PONG is for nobody but the link: watch for it soon.
                 idle = IDLE;
@@ -169,7 +170,7 @@ impl Inner {
         let Some(conn) = core.conn.clone() else {
             return (core, Watch::Quiet);
         };
-        let generation = core.generation;
+        let generation = core.session.pings.link();
         self.restore_read_timeout(&core, &conn);
         drop(core);
         // Up to the socket's read timeout (at most READ_SLICE): timers run that late at
@@ -183,7 +184,7 @@ impl Inner {
             ),
         };
         let core = self.core();
-        if !ready || core.generation != generation {
+        if !ready || core.session.pings.link() != generation {
             return (core, Watch::Quiet);
         }
         // Bytes there at once after a deferral are the ones left then, still unread: a
@@ -219,7 +220,7 @@ impl Inner {
     ) -> MutexGuard<'a, Core> {
         if self.move_finished(&core) {
             tracing::debug!(reason, "planned move: the old link is done");
-            let generation = core.generation;
+            let generation = core.session.pings.link();
             self.fail_link_locked(&mut core, generation, reason);
             return core;
         }

@@ -309,7 +309,7 @@ impl Client {
             });
             FlushError::from(FlushCause::TimedOut(waited))
         };
-        let (generation, seq) = loop {
+        let ping = loop {
             let connected = inner.wait_for(deadline, |core| match core.state {
                 // During a planned move the PING is for the next link, as the publishes
                 // before it are.
@@ -326,11 +326,11 @@ impl Client {
                 return Err(FlushCause::NotSent.into());
             }
             // The link may have been lost since; then wait for the next one.
-            if let Some(ticket) = inner.push_ping() {
-                break ticket;
+            if let Some(id) = inner.push_ping() {
+                break id;
             }
         };
-        match inner.wait_for(deadline, |core| Inner::pong_outcome(core, generation, seq)) {
+        match inner.wait_for(deadline, |core| core.session.pings.outcome(ping)) {
             Some(Ok(())) => Ok(()),
             Some(Err(cause)) => Err(cause.into()),
             None => Err(timed_out()),

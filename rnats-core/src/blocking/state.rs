@@ -19,7 +19,7 @@ use super::conn::{Conn, Dialed};
 use super::events::EventHub;
 use super::writer::Writes;
 use crate::connection::LinkState;
-use crate::error::{FlushCause, RequestCause, SubscriberError};
+use crate::error::{RequestCause, SubscriberError};
 use crate::events::ConnectionEvent;
 use crate::message::Message;
 use crate::options::ConnectOptions;
@@ -34,8 +34,6 @@ pub(super) const READ_SLICE: Duration = Duration::from_millis(100);
 /// The sid of the one subscription all requests' replies come in on (ADR: requests
 /// multiplex over one inbox).
 pub(super) const REQUEST_SID: u64 = 1;
-/// How many ended links keep their PONG count for flushes that wake up late.
-const ENDED_LINKS: usize = 8;
 
 /// `now + after`, or `None` (never) when that is past the clock's range: a huge timeout
 /// means no deadline, not a panic.
@@ -89,17 +87,6 @@ pub(super) struct Core {
     /// When a user thread last gave up the reader role; the background thread reads only
     /// once nobody has for a while, so it does not steal the socket between requests.
     last_user_read: Instant,
-    /// Counts lost links: a flush waits on the link it sent its PING on.
-    pub(super) generation: u64,
-    /// PONGs received on this link, matched in order with `Writes::pings`.
-    pongs: u64,
-    /// During a planned move: the PONG count at which the old link has answered everything
-    /// (its last PING's).
-    move_pongs: Option<u64>,
-    /// `(generation, pongs)` of the last few links when they ended: a flush whose PONG came
-    /// on a link that then ended (a planned move ends right after its last PONG) may look
-    /// only after that, and must still see its answer.
-    ended_links: VecDeque<(u64, u64)>,
     /// Bumped when requests are failed at a disconnect (`fail_requests_on_disconnect`).
     lost_requests: u64,
     pub(super) conn: Option<Arc<Conn>>,
@@ -187,10 +174,6 @@ impl Inner {
                 reader_busy: false,
                 waiters: 0,
                 last_user_read: Instant::now(),
-                generation: 0,
-                pongs: 0,
-                move_pongs: None,
-                ended_links: VecDeque::with_capacity(ENDED_LINKS),
                 lost_requests: 0,
                 conn: None,
                 requests: HashMap::new(),
@@ -312,7 +295,7 @@ impl Inner {
             return core;
         };
         core.reader_busy = true;
-        let generation = core.generation;
+        let generation = core.session.pings.link();
         drop(core);
         let batch = self.read_batch(&conn, timeout);
         let mut core = self.core();
@@ -388,7 +371,7 @@ impl Inner {
 
     /// Hands what one read parsed to its waiters. Returns whether the server PINGed us.
     fn dispatch(&self, core: &mut Core, generation: u64, mut batch: Batch) -> bool {
-        if core.generation != generation || core.state != LinkState::Connected {
+        if core.session.pings.link() != generation || core.state != LinkState::Connected {
             // Bytes of a link that is gone (or a client closed meanwhile).
             return false;
         }
@@ -403,9 +386,10 @@ impl Inner {
                 }
                 ServerOp::Ping => pinged = true,
                 ServerOp::Pong => {
-                    core.pongs += 1;
-                    core.session.link.handle_pong();
-                    if core.move_pongs == Some(core.pongs) {
+                    // The flushes look their PINGs up (`Pings::outcome`): no waiters come
+                    // back.
+                    let _ = core.session.handle_pong();
+                    if core.session.pings.move_answered() {
                         // The old link of a planned move has answered everything.
                         self.background.notify_all();
                     }
@@ -534,26 +518,21 @@ impl Inner {
     }
 
     pub(super) fn fail_link_locked(&self, core: &mut Core, generation: u64, reason: &str) {
-        if core.generation != generation || core.state != LinkState::Connected {
+        if core.session.pings.link() != generation || core.state != LinkState::Connected {
             return;
         }
         tracing::debug!(reason, "connection lost");
         core.state = LinkState::Disconnected;
-        core.session.link.handle_disconnected();
+        // The next link gets the next number; the ended one's PONG count stays for
+        // flushes that look late. No waiters come back (flushes look their PINGs up).
+        let _ = core.session.handle_disconnected();
         if let Some(conn) = core.conn.take() {
             conn.shutdown();
         }
-        if core.ended_links.len() == ENDED_LINKS {
-            core.ended_links.pop_front();
-        }
-        core.ended_links.push_back((core.generation, core.pongs));
-        core.generation += 1;
-        core.pongs = 0;
-        core.move_pongs = None;
         if self.options.reconnect.fail_requests_on_disconnect {
             core.lost_requests += 1;
         }
-        self.writes().handle_disconnected(core.generation);
+        self.writes().handle_disconnected(core.session.pings.link());
         self.events.emit(ConnectionEvent::Disconnected {
             reason: reason.to_owned(),
         });
@@ -588,8 +567,7 @@ impl Inner {
     /// The caller writes the old link's frames ([`Inner::write_pending`]) once it has let
     /// go of `core`.
     pub(super) fn hand_over_locked(&self, core: &mut Core) {
-        if let Some(last_ping) = self.hand_over() {
-            core.move_pongs = Some(last_ping);
+        if self.hand_over(core).is_some() {
             tracing::debug!(reason = core.session.link.moving(), "planned move started");
         }
         self.background.notify_all();
@@ -599,7 +577,7 @@ impl Inner {
     /// and every PING on it (the move's last one included) has its PONG, so no reply or
     /// flush it carried is cut off.
     pub(super) fn move_finished(&self, core: &Core) -> bool {
-        core.move_pongs.is_some_and(|last| core.pongs >= last) && self.writes().handover_written()
+        core.session.pings.move_answered() && self.writes().handover_written()
     }
 
     /// Makes `dialed` the link: resets the read side, replays the subscriptions (with what
@@ -633,12 +611,12 @@ impl Inner {
         let inbox = format!("{}*", self.request_prefix);
         rnats_proto::encode_sub(&mut replay, &inbox, None, REQUEST_SID);
         core.session.encode_replay(&mut replay, SubState::active);
+        // No `Session::resume_flushes`: a blocking flush is never deferred (it waits for a
+        // link, then pings), so there is no PING to send for flushes made meanwhile.
         core.conn = Some(Arc::clone(&dialed.conn));
-        core.pongs = 0;
-        core.move_pongs = None;
         core.state = LinkState::Connected;
         let mut writes = self.writes();
-        writes.handle_connected(dialed.conn, core.generation, replay);
+        writes.handle_connected(dialed.conn, core.session.pings.link(), replay);
         // The first link is `Connected` also when the background thread made it
         // (`retry_on_initial_connect`); every later one is `Reconnected`.
         let first = self.statistics.connects.fetch_add(1, Ordering::Relaxed) == 0;
@@ -684,32 +662,6 @@ impl Inner {
         None
     }
 
-    /// Whether the PING numbered `seq` on link `generation` got its PONG; an error when
-    /// that link ended without it.
-    pub(super) fn pong_outcome(
-        core: &Core,
-        generation: u64,
-        seq: u64,
-    ) -> Option<Result<(), FlushCause>> {
-        if core.generation != generation {
-            let answered = core
-                .ended_links
-                .iter()
-                .any(|&(ended, pongs)| ended == generation && pongs >= seq);
-            return Some(match answered {
-                true => Ok(()),
-                false => Err(FlushCause::Disconnected),
-            });
-        }
-        if core.pongs >= seq {
-            return Some(Ok(()));
-        }
-        if core.state == LinkState::Closed {
-            return Some(Err(FlushCause::Closed));
-        }
-        None
-    }
-
     /// Closes for good: the socket is shut, subscriptions end, every waiter wakes.
     pub(super) fn close(&self) {
         let mut core = self.core();
@@ -717,8 +669,8 @@ impl Inner {
             return;
         }
         core.state = LinkState::Closed;
-        core.session.link.handle_closed();
-        core.move_pongs = None;
+        // Unanswered PINGs report `Closed` from now on; no waiters come back.
+        let _ = core.session.handle_closed();
         if let Some(conn) = core.conn.take() {
             conn.shutdown();
         }
