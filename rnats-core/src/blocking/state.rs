@@ -1,5 +1,16 @@
-//! What the threads of a blocking client share: the read side under the reader role, the
-//! subscription queues, request slots and PONG count they wait on, and the link's phase.
+//! What the threads of a blocking client share: the read side under the reader role, and
+//! behind `core` the protocol state, one [`Session`] as the tokio engine holds it (the
+//! link's phase and timers, the subscriptions with their queues, the PING/PONG pairing,
+//! the server's INFO), with the request slots and the driver's own bookkeeping (the
+//! published `LinkState`, the socket, who holds the reader role).
+//!
+//! PINGs are paired with PONGs by number: every PING this client queues (a flush's, a
+//! keepalive, a planned move's last) is numbered by `session.pings` with `core` and
+//! `writes` both held, so numbers follow wire order, and the n-th PONG on a link answers
+//! its n-th PING. A flush registers no waiter: it keeps its `PingId` and looks it up
+//! (`Pings::outcome`) whenever it wakes, hence `Session<SubState, Infallible>`. The
+//! session's link number (`Pings::link`) also tells the bytes and writes of a gone link
+//! from the live one's.
 //!
 //! Lock order: `read` (only the reader-role holder takes it), then `core`, then `writes`.
 //! No lock is held across a blocking socket call except `read` by the reader and the
