@@ -1,11 +1,12 @@
 //! The background thread of a blocking client: what nobody waits for.
 //!
 //! It drives the session's timers with `Instant`s (`Session::poll_timeout` and
-//! `handle_timeout`: keepalive PINGs, stale detection, lame duck moves), finishes planned moves (reading the old link for its last PONG when nobody
-//! else does, then ending it), reconnects after a lost link, and covers an idle socket: once no user thread has
-//! read for a while it waits for bytes without the reader role (so a user thread coming
-//! back reads its own reply), and reads them only if the role is still free and nobody
-//! waits for it; server PINGs are answered and subscription queues fill while nobody calls
+//! `handle_timeout`: keepalive PINGs, stale detection, lame duck moves), finishes planned
+//! moves (reading the old link for its last PONG when nobody else does, then ending it),
+//! reconnects after a lost link, and covers an idle socket: once no user thread has read
+//! for a while it waits for bytes without the reader role (so a user thread coming back
+//! reads its own reply), and reads them only if the role is still free and nobody waits
+//! for it; server PINGs are answered and subscription queues fill while nobody calls
 //! `next`. It gives the role back after every read.
 
 use std::sync::{Arc, MutexGuard, PoisonError};
