@@ -1,11 +1,12 @@
 //! The background thread of a blocking client: what nobody waits for.
 //!
-//! It drives `link::Link` with `Instant`s (keepalive PINGs, stale detection, lame duck
-//! moves), finishes planned moves (reading the old link for its last PONG when nobody
-//! else does, then ending it), reconnects after a lost link, and covers an idle socket: once no user thread has
-//! read for a while it waits for bytes without the reader role (so a user thread coming
-//! back reads its own reply), and reads them only if the role is still free and nobody
-//! waits for it; server PINGs are answered and subscription queues fill while nobody calls
+//! It drives the session's timers with `Instant`s (`Session::poll_timeout` and
+//! `handle_timeout`: keepalive PINGs, stale detection, lame duck moves), finishes planned
+//! moves (reading the old link for its last PONG when nobody else does, then ending it),
+//! reconnects after a lost link, and covers an idle socket: once no user thread has read
+//! for a while it waits for bytes without the reader role (so a user thread coming back
+//! reads its own reply), and reads them only if the role is still free and nobody waits
+//! for it; server PINGs are answered and subscription queues fill while nobody calls
 //! `next`. It gives the role back after every read.
 
 use std::sync::{Arc, MutexGuard, PoisonError};
@@ -56,7 +57,7 @@ impl Inner {
         loop {
             match core.state {
                 LinkState::Closed => return,
-                LinkState::Disconnected | LinkState::Pending if !core.link.reconnects() => {
+                LinkState::Disconnected | LinkState::Pending if !core.session.link.reconnects() => {
                     // A draining client closes once its drain ends; a new link would only
                     // restore subscriptions it is taking down.
                     drop(core);
@@ -74,8 +75,8 @@ impl Inner {
             let now = Instant::now();
             let mut ping = false;
             let mut moved = false;
-            while let Some(action) = core.link.handle_timeout(now) {
-                let generation = core.generation;
+            while let Some(action) = core.session.handle_timeout(now) {
+                let generation = core.session.pings.link();
                 match action {
                     LinkAction::Ping => ping = true,
                     LinkAction::Stale { outstanding } => {
@@ -104,20 +105,21 @@ impl Inner {
                 core = self.core();
                 continue;
             }
-            if let Some(reason) = core.link.moving() {
+            if let Some(reason) = core.session.link.moving() {
                 core = self.drive_move(core, reason, now);
                 continue;
             }
             if ping {
-                drop(core);
-                self.push_ping();
+                // Numbered in the session like every PING; `core` is let go before the
+                // write.
+                self.push_ping_locked(core);
                 core = self.core();
                 // Its PONG is for nobody but the link: watch for it soon.
                 idle = IDLE;
                 continue;
             }
             let until_timer = core
-                .link
+                .session
                 .poll_timeout()
                 .map(|at| at.saturating_duration_since(now));
             if Inner::background_may_read(&core, idle) {
@@ -169,7 +171,7 @@ impl Inner {
         let Some(conn) = core.conn.clone() else {
             return (core, Watch::Quiet);
         };
-        let generation = core.generation;
+        let generation = core.session.pings.link();
         self.restore_read_timeout(&core, &conn);
         drop(core);
         // Up to the socket's read timeout (at most READ_SLICE): timers run that late at
@@ -183,7 +185,7 @@ impl Inner {
             ),
         };
         let core = self.core();
-        if !ready || core.generation != generation {
+        if !ready || core.session.pings.link() != generation {
             return (core, Watch::Quiet);
         }
         // Bytes there at once after a deferral are the ones left then, still unread: a
@@ -219,12 +221,12 @@ impl Inner {
     ) -> MutexGuard<'a, Core> {
         if self.move_finished(&core) {
             tracing::debug!(reason, "planned move: the old link is done");
-            let generation = core.generation;
+            let generation = core.session.pings.link();
             self.fail_link_locked(&mut core, generation, reason);
             return core;
         }
         let until_deadline = core
-            .link
+            .session
             .poll_timeout()
             .map_or(READ_SLICE, |at| at.saturating_duration_since(now));
         if Inner::role_unwanted(&core) {

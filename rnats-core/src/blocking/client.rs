@@ -261,13 +261,13 @@ impl Client {
         if core.state == LinkState::Closed || inner.writes_closed() {
             return Err(SubscribeCause::Closed.into());
         }
-        if core.link.draining() {
+        if core.session.link.draining() {
             // As nats.go: a subscription made now would be cut off by the close ahead.
             return Err(SubscribeCause::Draining.into());
         }
         let group = queue_group.as_ref().map(|q| q.as_str().to_owned());
         let entry = SubEntry::new(subject.clone(), queue_group, SubState::default());
-        core.subs.insert(sid, entry);
+        core.session.subs.insert(sid, entry);
         // While disconnected the reconnect's replay sends the SUB.
         if core.state == LinkState::Connected {
             let writes = inner.writes();
@@ -309,11 +309,11 @@ impl Client {
             });
             FlushError::from(FlushCause::TimedOut(waited))
         };
-        let (generation, seq) = loop {
+        let ping = loop {
             let connected = inner.wait_for(deadline, |core| match core.state {
                 // During a planned move the PING is for the next link, as the publishes
                 // before it are.
-                LinkState::Connected if core.link.moving().is_none() => Some(true),
+                LinkState::Connected if core.session.link.moving().is_none() => Some(true),
                 LinkState::Closed => Some(false),
                 LinkState::Connected | LinkState::Disconnected | LinkState::Pending => None,
             });
@@ -326,11 +326,11 @@ impl Client {
                 return Err(FlushCause::NotSent.into());
             }
             // The link may have been lost since; then wait for the next one.
-            if let Some(ticket) = inner.push_ping() {
-                break ticket;
+            if let Some(id) = inner.push_ping() {
+                break id;
             }
         };
-        match inner.wait_for(deadline, |core| Inner::pong_outcome(core, generation, seq)) {
+        match inner.wait_for(deadline, |core| core.session.pings.outcome(ping)) {
             Some(Ok(())) => Ok(()),
             Some(Err(cause)) => Err(cause.into()),
             None => Err(timed_out()),
@@ -348,7 +348,7 @@ impl Client {
         let inner = self.inner();
         let connected = {
             let mut core = inner.core();
-            core.link.handle_drain();
+            core.session.handle_drain();
             core.state == LinkState::Connected
         };
         inner.events.emit(ConnectionEvent::Draining);
@@ -360,6 +360,7 @@ impl Client {
         }
         let sids: Vec<u64> = inner
             .core()
+            .session
             .subs
             .by_sid
             .iter()
@@ -442,7 +443,7 @@ impl Client {
 
     /// The latest INFO the server sent.
     pub fn server_info(&self) -> ServerInfo {
-        self.inner().core().info.clone()
+        ServerInfo::clone(self.inner().core().session.info())
     }
 
     /// The largest message (headers and payload) the server accepts.

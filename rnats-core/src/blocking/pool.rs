@@ -27,7 +27,7 @@ impl Inner {
         };
         let delay = crate::reconnect::delay_before(policy, attempts, len);
         if let (Some(choose), Some(servers)) = (&policy.choose_server, servers) {
-            let info = self.core().info.clone();
+            let info = (**self.core().session.info()).clone();
             if let Some(choice) = block_on(choose(servers, info)) {
                 if lock(&self.pool).contains(&choice.addr) {
                     return Some((choice.addr, choice.delay.unwrap_or(delay)));

@@ -1,11 +1,23 @@
-//! What the threads of a blocking client share: the read side under the reader role, the
-//! subscription queues, request slots and PONG count they wait on, and the link's phase.
+//! What the threads of a blocking client share: the read side under the reader role, and
+//! behind `core` the protocol state, one [`Session`] as the tokio engine holds it (the
+//! link's phase and timers, the subscriptions with their queues, the PING/PONG pairing,
+//! the server's INFO), with the request slots and the driver's own bookkeeping (the
+//! published `LinkState`, the socket, who holds the reader role).
+//!
+//! PINGs are paired with PONGs by number: every PING this client queues (a flush's, a
+//! keepalive, a planned move's last) is numbered by `session.pings` with `core` and
+//! `writes` both held, so numbers follow wire order, and the n-th PONG on a link answers
+//! its n-th PING. A flush registers no waiter: it keeps its `PingId` and looks it up
+//! (`Pings::outcome`) whenever it wakes, hence `Session<SubState, Infallible>`. The
+//! session's link number (`Pings::link`) also tells the bytes and writes of a gone link
+//! from the live one's.
 //!
 //! Lock order: `read` (only the reader-role holder takes it), then `core`, then `writes`.
 //! No lock is held across a blocking socket call except `read` by the reader and the
 //! writer's socket handle (see `writer.rs`).
 
 use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -18,13 +30,12 @@ use super::conn::{Conn, Dialed};
 use super::events::EventHub;
 use super::writer::Writes;
 use crate::connection::LinkState;
-use crate::error::{FlushCause, RequestCause, SubscriberError};
+use crate::error::{RequestCause, SubscriberError};
 use crate::events::ConnectionEvent;
-use crate::link::Link;
 use crate::message::Message;
 use crate::options::ConnectOptions;
 use crate::server_pool::ServerPool;
-use crate::session::{self, SubTable};
+use crate::session::{self, Session};
 use crate::shared::lock;
 use crate::statistics::Statistics;
 
@@ -34,8 +45,6 @@ pub(super) const READ_SLICE: Duration = Duration::from_millis(100);
 /// The sid of the one subscription all requests' replies come in on (ADR: requests
 /// multiplex over one inbox).
 pub(super) const REQUEST_SID: u64 = 1;
-/// How many ended links keep their PONG count for flushes that wake up late.
-const ENDED_LINKS: usize = 8;
 
 /// `now + after`, or `None` (never) when that is past the clock's range: a huge timeout
 /// means no deadline, not a panic.
@@ -89,24 +98,14 @@ pub(super) struct Core {
     /// When a user thread last gave up the reader role; the background thread reads only
     /// once nobody has for a while, so it does not steal the socket between requests.
     last_user_read: Instant,
-    /// Counts lost links: a flush waits on the link it sent its PING on.
-    pub(super) generation: u64,
-    /// PONGs received on this link, matched in order with `Writes::pings`.
-    pongs: u64,
-    /// During a planned move: the PONG count at which the old link has answered everything
-    /// (its last PING's).
-    move_pongs: Option<u64>,
-    /// `(generation, pongs)` of the last few links when they ended: a flush whose PONG came
-    /// on a link that then ended (a planned move ends right after its last PONG) may look
-    /// only after that, and must still see its answer.
-    ended_links: VecDeque<(u64, u64)>,
     /// Bumped when requests are failed at a disconnect (`fail_requests_on_disconnect`).
     lost_requests: u64,
     pub(super) conn: Option<Arc<Conn>>,
-    pub(super) subs: SubTable<SubState>,
     requests: HashMap<u64, Option<Message>>,
-    pub(super) info: ServerInfo,
-    pub(super) link: Link,
+    /// The protocol state: the link's phase and timers, the subscriptions, the PING/PONG
+    /// pairing, the server's INFO. Flushes look their PING up (`Pings::outcome`) rather
+    /// than register, so no waiter type.
+    pub(super) session: Session<SubState, Infallible>,
 }
 
 /// Where one subscription's messages wait: the reader fills it and its `Subscriber` empties
@@ -172,7 +171,7 @@ impl Core {
 
 impl Inner {
     pub(super) fn new(options: ConnectOptions, pool: ServerPool) -> Inner {
-        let link = Link::new(
+        let session = Session::new(
             options.ping_interval,
             options.max_pings_outstanding,
             options.connection_timeout,
@@ -186,16 +185,10 @@ impl Inner {
                 reader_busy: false,
                 waiters: 0,
                 last_user_read: Instant::now(),
-                generation: 0,
-                pongs: 0,
-                move_pongs: None,
-                ended_links: VecDeque::with_capacity(ENDED_LINKS),
                 lost_requests: 0,
                 conn: None,
-                subs: SubTable::default(),
                 requests: HashMap::new(),
-                info: ServerInfo::default(),
-                link,
+                session,
             }),
             changed: Condvar::new(),
             background: Condvar::new(),
@@ -313,7 +306,7 @@ impl Inner {
             return core;
         };
         core.reader_busy = true;
-        let generation = core.generation;
+        let generation = core.session.pings.link();
         drop(core);
         let batch = self.read_batch(&conn, timeout);
         let mut core = self.core();
@@ -389,7 +382,7 @@ impl Inner {
 
     /// Hands what one read parsed to its waiters. Returns whether the server PINGed us.
     fn dispatch(&self, core: &mut Core, generation: u64, mut batch: Batch) -> bool {
-        if core.generation != generation || core.state != LinkState::Connected {
+        if core.session.pings.link() != generation || core.state != LinkState::Connected {
             // Bytes of a link that is gone (or a client closed meanwhile).
             return false;
         }
@@ -404,14 +397,15 @@ impl Inner {
                 }
                 ServerOp::Ping => pinged = true,
                 ServerOp::Pong => {
-                    core.pongs += 1;
-                    core.link.handle_pong();
-                    if core.move_pongs == Some(core.pongs) {
+                    // The flushes look their PINGs up (`Pings::outcome`): no waiters come
+                    // back.
+                    let _ = core.session.handle_pong();
+                    if core.session.pings.move_answered() {
                         // The old link of a planned move has answered everything.
                         self.background.notify_all();
                     }
                 }
-                ServerOp::Info(info) => self.apply_info(core, *info),
+                ServerOp::Info(info) => self.handle_info(core, *info),
                 ServerOp::Ok => {}
                 ServerOp::Err(error) => {
                     if let Some(reason) = self.handle_server_error(core, error) {
@@ -440,7 +434,7 @@ impl Inner {
             }
             return;
         }
-        let Some((sub, last)) = core.subs.count_message(msg.sid) else {
+        let Some((sub, last)) = core.session.handle_msg(msg.sid) else {
             return;
         };
         if sub.ended {
@@ -471,26 +465,32 @@ impl Inner {
         }
     }
 
-    /// Takes in a new INFO: limits, discovered servers, lame duck mode.
-    pub(super) fn apply_info(&self, core: &mut Core, info: ServerInfo) {
+    /// Takes in an INFO that came on the live link: limits, discovered servers, lame duck
+    /// mode.
+    fn handle_info(&self, core: &mut Core, info: ServerInfo) {
+        self.apply_limits(&info);
+        let lame_duck =
+            core.session
+                .handle_info(Instant::now(), info, crate::reconnect::lame_duck_delay);
+        if lame_duck {
+            tracing::info!("server entered lame duck mode; moving");
+            self.events.emit(ConnectionEvent::LameDuckMode);
+            self.background.notify_all();
+        }
+    }
+
+    /// What an INFO (the handshake's or a later one) means beyond the session: the
+    /// limits publishers check, and the servers it makes known.
+    fn apply_limits(&self, info: &ServerInfo) {
         self.max_payload.store(info.max_payload, Ordering::Relaxed);
         self.headers_supported
             .store(info.headers, Ordering::Relaxed);
         if !self.options.reconnect.ignore_discovered_servers {
-            let added = lock(&self.pool).add_discovered(&info);
+            let added = lock(&self.pool).add_discovered(info);
             if !added.is_empty() {
                 self.events.emit(ConnectionEvent::DiscoveredServers(added));
             }
         }
-        if info.lame_duck_mode {
-            let delay = crate::reconnect::lame_duck_delay();
-            if core.link.handle_lame_duck(Instant::now(), delay) {
-                tracing::info!("server entered lame duck mode; moving");
-                self.events.emit(ConnectionEvent::LameDuckMode);
-                self.background.notify_all();
-            }
-        }
-        core.info = info;
     }
 
     /// Takes in a `-ERR`; returns why the link ends if the error ends it.
@@ -503,7 +503,7 @@ impl Inner {
                 queue,
             } => {
                 // Only the refused subscription ends; the connection stays up.
-                for entry in core.subs.refused_mut(subject, queue.as_deref()) {
+                for entry in core.session.subs.refused_mut(subject, queue.as_deref()) {
                     let sub = &mut entry.sink;
                     if !sub.ended {
                         sub.ended = true;
@@ -529,26 +529,21 @@ impl Inner {
     }
 
     pub(super) fn fail_link_locked(&self, core: &mut Core, generation: u64, reason: &str) {
-        if core.generation != generation || core.state != LinkState::Connected {
+        if core.session.pings.link() != generation || core.state != LinkState::Connected {
             return;
         }
         tracing::debug!(reason, "connection lost");
         core.state = LinkState::Disconnected;
-        core.link.handle_disconnected();
+        // The next link gets the next number; the ended one's PONG count stays for
+        // flushes that look late. No waiters come back (flushes look their PINGs up).
+        let _ = core.session.handle_disconnected();
         if let Some(conn) = core.conn.take() {
             conn.shutdown();
         }
-        if core.ended_links.len() == ENDED_LINKS {
-            core.ended_links.pop_front();
-        }
-        core.ended_links.push_back((core.generation, core.pongs));
-        core.generation += 1;
-        core.pongs = 0;
-        core.move_pongs = None;
         if self.options.reconnect.fail_requests_on_disconnect {
             core.lost_requests += 1;
         }
-        self.writes().handle_disconnected(core.generation);
+        self.writes().handle_disconnected(core.session.pings.link());
         self.events.emit(ConnectionEvent::Disconnected {
             reason: reason.to_owned(),
         });
@@ -566,7 +561,7 @@ impl Inner {
         }
         if core.state == LinkState::Connected
             && core
-                .link
+                .session
                 .handle_move_requested(Instant::now(), "reconnect requested")
         {
             self.hand_over_locked(&mut core);
@@ -583,9 +578,8 @@ impl Inner {
     /// The caller writes the old link's frames ([`Inner::write_pending`]) once it has let
     /// go of `core`.
     pub(super) fn hand_over_locked(&self, core: &mut Core) {
-        if let Some(last_ping) = self.hand_over() {
-            core.move_pongs = Some(last_ping);
-            tracing::debug!(reason = core.link.moving(), "planned move started");
+        if self.hand_over(core).is_some() {
+            tracing::debug!(reason = core.session.link.moving(), "planned move started");
         }
         self.background.notify_all();
     }
@@ -594,7 +588,7 @@ impl Inner {
     /// and every PING on it (the move's last one included) has its PONG, so no reply or
     /// flush it carried is cut off.
     pub(super) fn move_finished(&self, core: &Core) -> bool {
-        core.move_pongs.is_some_and(|last| core.pongs >= last) && self.writes().handover_written()
+        core.session.pings.move_answered() && self.writes().handover_written()
     }
 
     /// Makes `dialed` the link: resets the read side, replays the subscriptions (with what
@@ -620,18 +614,20 @@ impl Inner {
                 .ok()
                 .map(|()| READ_SLICE);
         }
-        self.apply_info(&mut core, dialed.info);
+        // The handshake's INFO: a lame duck flag in it is not news yet (the link is not
+        // up when it is read), as before the session.
+        self.apply_limits(&dialed.info);
+        core.session.handle_connected(Instant::now(), dialed.info);
         let mut replay = BytesMut::new();
         let inbox = format!("{}*", self.request_prefix);
         rnats_proto::encode_sub(&mut replay, &inbox, None, REQUEST_SID);
-        core.subs.encode_replay(&mut replay, SubState::active);
+        core.session.encode_replay(&mut replay, SubState::active);
+        // No `Session::resume_flushes`: a blocking flush is never deferred (it waits for a
+        // link, then pings), so there is no PING to send for flushes made meanwhile.
         core.conn = Some(Arc::clone(&dialed.conn));
-        core.pongs = 0;
-        core.move_pongs = None;
-        core.link.handle_connected(Instant::now());
         core.state = LinkState::Connected;
         let mut writes = self.writes();
-        writes.handle_connected(dialed.conn, core.generation, replay);
+        writes.handle_connected(dialed.conn, core.session.pings.link(), replay);
         // The first link is `Connected` also when the background thread made it
         // (`retry_on_initial_connect`); every later one is `Reconnected`.
         let first = self.statistics.connects.fetch_add(1, Ordering::Relaxed) == 0;
@@ -677,32 +673,6 @@ impl Inner {
         None
     }
 
-    /// Whether the PING numbered `seq` on link `generation` got its PONG; an error when
-    /// that link ended without it.
-    pub(super) fn pong_outcome(
-        core: &Core,
-        generation: u64,
-        seq: u64,
-    ) -> Option<Result<(), FlushCause>> {
-        if core.generation != generation {
-            let answered = core
-                .ended_links
-                .iter()
-                .any(|&(ended, pongs)| ended == generation && pongs >= seq);
-            return Some(match answered {
-                true => Ok(()),
-                false => Err(FlushCause::Disconnected),
-            });
-        }
-        if core.pongs >= seq {
-            return Some(Ok(()));
-        }
-        if core.state == LinkState::Closed {
-            return Some(Err(FlushCause::Closed));
-        }
-        None
-    }
-
     /// Closes for good: the socket is shut, subscriptions end, every waiter wakes.
     pub(super) fn close(&self) {
         let mut core = self.core();
@@ -710,12 +680,12 @@ impl Inner {
             return;
         }
         core.state = LinkState::Closed;
-        core.link.handle_closed();
-        core.move_pongs = None;
+        // Unanswered PINGs report `Closed` from now on; no waiters come back.
+        let _ = core.session.handle_closed();
         if let Some(conn) = core.conn.take() {
             conn.shutdown();
         }
-        for entry in core.subs.by_sid.values_mut() {
+        for entry in core.session.subs.by_sid.values_mut() {
             entry.sink.ended = true;
         }
         self.writes().handle_closed();

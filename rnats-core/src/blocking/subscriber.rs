@@ -41,7 +41,13 @@ impl Subscriber {
 
     /// The next message if one is already received; never waits.
     pub fn try_next(&mut self) -> Option<Message> {
-        self.inner().core().subs.get_mut(self.sid)?.sink.pop()
+        self.inner()
+            .core()
+            .session
+            .subs
+            .get_mut(self.sid)?
+            .sink
+            .pop()
     }
 
     /// Unsubscribes now. Messages already received stay readable; then the iterator ends.
@@ -76,6 +82,7 @@ impl Subscriber {
     pub fn dropped(&self) -> u64 {
         self.inner()
             .core()
+            .session
             .subs
             .get(self.sid)
             .map_or(0, |entry| entry.sink.dropped)
@@ -85,6 +92,7 @@ impl Subscriber {
     pub fn take_error(&mut self) -> Option<SubscriberError> {
         self.inner()
             .core()
+            .session
             .subs
             .get_mut(self.sid)?
             .sink
@@ -108,7 +116,7 @@ impl Subscriber {
         let sid = self.sid;
         self.inner().wait_for(deadline, |core| {
             let closed = core.state == LinkState::Closed;
-            let Some(sub) = core.subs.get_mut(sid).map(|entry| &mut entry.sink) else {
+            let Some(sub) = core.session.subs.get_mut(sid).map(|entry| &mut entry.sink) else {
                 return Some(None);
             };
             if let Some(message) = sub.pop() {
@@ -131,7 +139,7 @@ impl Drop for Subscriber {
     fn drop(&mut self) {
         let inner = self.inner();
         inner.unsubscribe(self.sid, None, false);
-        inner.core().subs.remove(self.sid);
+        inner.core().session.subs.remove(self.sid);
     }
 }
 
@@ -149,7 +157,7 @@ impl Inner {
     pub(super) fn unsubscribe(&self, sid: u64, max: Option<u64>, drain: bool) {
         let mut core = self.core();
         let connected = core.state == LinkState::Connected;
-        let Some(entry) = core.subs.get_mut(sid) else {
+        let Some(entry) = core.session.subs.get_mut(sid) else {
             return;
         };
         if entry.sink.ended || entry.sink.draining {
@@ -174,7 +182,7 @@ impl Inner {
     pub(super) fn end_subscriptions(&self, sids: &[u64]) {
         let mut core = self.core();
         for sid in sids {
-            if let Some(entry) = core.subs.get_mut(*sid) {
+            if let Some(entry) = core.session.subs.get_mut(*sid) {
                 entry.sink.ended = true;
             }
         }

@@ -22,8 +22,9 @@ use bytes::BytesMut;
 use rnats_proto::Pub;
 
 use super::conn::Conn;
-use super::state::Inner;
+use super::state::{Core, Inner};
 use crate::error::{PublishCause, PublishError};
+use crate::session::PingId;
 use crate::shared::lock;
 use crate::statistics::Statistics;
 
@@ -61,9 +62,9 @@ pub(super) struct Writes {
     connected: bool,
     closed: bool,
     conn: Option<Arc<Conn>>,
+    /// The number of the link `buf` is for (`Pings::link`): a failed write ends that link
+    /// only.
     generation: u64,
-    /// PINGs queued on this link (keepalive and flushes), matched with PONGs in order.
-    pings: u64,
     /// Messages and payload bytes in `buf`, counted in the statistics once written.
     out_messages: u64,
     out_bytes: u64,
@@ -101,7 +102,6 @@ impl Writes {
             closed: false,
             conn: None,
             generation: 0,
-            pings: 0,
             out_messages: 0,
             out_bytes: 0,
             last_write: Instant::now(),
@@ -126,19 +126,19 @@ impl Writes {
         self.conn = None;
         self.handover = None;
         self.generation = generation;
-        self.pings = 0;
     }
 
     /// Starts a planned move: what was accepted so far and a last PING are left to the
-    /// old link, and the buffer becomes the reconnect buffer. Returns the number of that
-    /// PING (its PONG ends the old link), or `None` if there is no live link.
-    fn hand_over(&mut self) -> Option<u64> {
+    /// old link, and the buffer becomes the reconnect buffer. Returns false, queuing
+    /// nothing, if there is no live link; the caller numbers the PING.
+    fn hand_over(&mut self) -> bool {
         if !self.connected {
-            return None;
+            return false;
         }
-        let conn = self.conn.take()?;
+        let Some(conn) = self.conn.take() else {
+            return false;
+        };
         self.buf.extend_from_slice(rnats_proto::PING);
-        self.pings += 1;
         self.handover = Some(Handover {
             conn,
             generation: self.generation,
@@ -148,7 +148,7 @@ impl Writes {
             written: false,
         });
         self.connected = false;
-        Some(self.pings)
+        true
     }
 
     /// Whether the old link of a planned move has had every byte handed to its socket.
@@ -200,7 +200,6 @@ impl Writes {
         self.buf = replay;
         self.conn = Some(conn);
         self.generation = generation;
-        self.pings = 0;
         self.connected = true;
     }
 
@@ -299,18 +298,27 @@ impl Inner {
         self.submit(writes, Urgency::Now, false);
     }
 
-    /// Queues a PING and writes it; returns its link and number, for the PONG, or `None`
-    /// when disconnected or closed.
-    pub(super) fn push_ping(&self) -> Option<(u64, u64)> {
+    /// Queues a PING and writes it; returns its number, for its outcome
+    /// (`Pings::outcome`), or `None` when no link is up to take it (disconnected, moving,
+    /// closed).
+    pub(super) fn push_ping(&self) -> Option<PingId> {
+        self.push_ping_locked(self.core())
+    }
+
+    /// [`Inner::push_ping`] for a caller holding `core`, which is let go before the write.
+    /// The PING is numbered with `core` and `writes` both held, as every PING is (the
+    /// lock order's `core`, then `writes`): numbers follow wire order, so the n-th PONG
+    /// answers PING n.
+    pub(super) fn push_ping_locked(&self, mut core: MutexGuard<'_, Core>) -> Option<PingId> {
         let mut writes = self.writes();
         if !writes.connected {
             return None;
         }
-        writes.pings += 1;
-        let ticket = (writes.generation, writes.pings);
+        let id = core.session.pings.push_ping();
+        drop(core);
         writes.buf.extend_from_slice(rnats_proto::PING);
         self.submit(writes, Urgency::Now, false);
-        Some(ticket)
+        Some(id)
     }
 
     /// Whether a write is in progress or ended less than `gap` ago: a thread is likely
@@ -448,12 +456,17 @@ impl Inner {
         }
     }
 
-    /// Starts a planned move on the write side (see [`Writes::hand_over`]); the caller
-    /// holds `core`, so the old link's frames are written later, by [`Inner::write_pending`]
-    /// or the writer in progress. Returns the number of the move's last PING.
-    pub(super) fn hand_over(&self) -> Option<u64> {
+    /// Starts a planned move on the write side (see [`Writes::hand_over`]) and numbers its
+    /// last PING in the session (`Pings::push_last_ping`: its PONG ends the old link); the
+    /// caller holds `core`, so the old link's frames are written later, by
+    /// [`Inner::write_pending`] or the writer in progress. Returns that PING's number, or
+    /// `None` if there is no live link.
+    pub(super) fn hand_over(&self, core: &mut Core) -> Option<PingId> {
         let mut writes = self.writes();
-        let last_ping = writes.hand_over()?;
+        if !writes.hand_over() {
+            return None;
+        }
+        let last_ping = core.session.pings.push_last_ping();
         // Publishers waiting for room now fill the reconnect buffer.
         if writes.space_waiters > 0 {
             self.space.notify_all();
