@@ -550,14 +550,23 @@ impl Engine {
     }
 
     fn handle_server_error(&mut self, error: ServerError) -> Result<(), Ending> {
-        let verdict = self.shared.session().handle_server_error(&error);
-        for (_, entry) in verdict.refused {
-            if let (Sink::Queue(queue), ServerError::PermissionViolation { subject, .. }) =
-                (entry.sink, &error)
-            {
-                queue.close(Some(SubscriberError::PermissionViolation {
-                    subject: subject.clone(),
-                }));
+        let (verdict, refused) = {
+            let mut session = self.shared.session();
+            let verdict = session.handle_server_error(&error);
+            let refused: Vec<_> = verdict
+                .refused
+                .iter()
+                .filter_map(|sid| session.subs.remove(*sid))
+                .collect();
+            (verdict, refused)
+        };
+        if let ServerError::PermissionViolation { subject, .. } = &error {
+            for entry in refused {
+                if let Sink::Queue(queue) = entry.sink {
+                    queue.close(Some(SubscriberError::PermissionViolation {
+                        subject: subject.clone(),
+                    }));
+                }
             }
         }
         self.shared.emit(ConnectionEvent::ServerError(error));

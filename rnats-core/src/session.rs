@@ -157,35 +157,15 @@ impl<S> SubTable<S> {
         }
     }
 
-    /// Takes out the subscriptions a permission violation for `subject` (in `queue`) refused;
-    /// the server refuses a SUB by subject and queue group, so every entry with both ends.
-    pub(crate) fn take_refused(
-        &mut self,
-        subject: &str,
-        queue: Option<&str>,
-    ) -> Vec<(u64, SubEntry<S>)> {
-        let refused: Vec<u64> = self
-            .by_sid
+    /// The sids of the subscriptions a permission violation for `subject` (in `queue`)
+    /// refused: the server refuses a SUB by subject and queue group, so every entry with
+    /// both ends. They stay in the table, for the driver to take out or end in place.
+    pub(crate) fn refused(&self, subject: &str, queue: Option<&str>) -> Vec<u64> {
+        self.by_sid
             .iter()
             .filter(|(_, e)| e.is(subject, queue))
             .map(|(sid, _)| *sid)
-            .collect();
-        refused
-            .into_iter()
-            .filter_map(|sid| self.by_sid.remove(&sid).map(|e| (sid, e)))
             .collect()
-    }
-
-    /// Every entry refused by a permission violation for `subject` (in `queue`), left in
-    /// the table: for a driver that ends them in place.
-    pub(crate) fn refused_mut<'a>(
-        &'a mut self,
-        subject: &'a str,
-        queue: Option<&'a str>,
-    ) -> impl Iterator<Item = &'a mut SubEntry<S>> + 'a {
-        self.by_sid
-            .values_mut()
-            .filter(move |e| e.is(subject, queue))
     }
 
     /// Empties the table (the client is closing).
@@ -487,11 +467,12 @@ pub(crate) struct Session<S, W> {
 
 /// What a server `-ERR` means for the session.
 #[derive(Debug)]
-pub(crate) struct ErrorVerdict<S> {
+pub(crate) struct ErrorVerdict {
     /// The server closes the link after it: the driver ends the link now, with this reason.
     pub(crate) ends_link: Option<String>,
-    /// The subscriptions a permission violation refused, out of the table.
-    pub(crate) refused: Vec<(u64, SubEntry<S>)>,
+    /// The sids of the subscriptions a permission violation refused (still in the table):
+    /// they end with a permission error, the link stays up.
+    pub(crate) refused: Vec<u64>,
 }
 
 impl<S, W: PongWaiter> Session<S, W> {
@@ -570,15 +551,14 @@ impl<S, W: PongWaiter> Session<S, W> {
         lame_duck
     }
 
-    /// A `-ERR` came: whether it ends the link, and which subscriptions it refused (taken
-    /// out of the table, for the driver to end with a permission error).
-    pub(crate) fn handle_server_error(&mut self, error: &ServerError) -> ErrorVerdict<S> {
+    /// A `-ERR` came: whether it ends the link, and which subscriptions it refused.
+    pub(crate) fn handle_server_error(&self, error: &ServerError) -> ErrorVerdict {
         let refused = match error {
             ServerError::PermissionViolation {
                 operation: PermissionOp::Subscribe,
                 subject,
                 queue,
-            } => self.subs.take_refused(subject, queue.as_deref()),
+            } => self.subs.refused(subject, queue.as_deref()),
             _ => Vec::new(),
         };
         ErrorVerdict {
@@ -705,23 +685,13 @@ mod tests {
     }
 
     #[test]
-    fn a_permission_violation_takes_only_the_refused_subject_and_group() {
-        let mut table = table();
-        let refused: Vec<u64> = table
-            .take_refused("a.b", Some("workers"))
-            .into_iter()
-            .map(|(sid, _)| sid)
-            .collect();
-        assert_eq!(refused, [2]);
-        assert!(table.contains(1) && table.contains(3) && !table.contains(2));
-        let plain: Vec<u64> = table
-            .take_refused("a.b", None)
-            .into_iter()
-            .map(|(sid, _)| sid)
-            .collect();
-        assert_eq!(plain, [1]);
-        assert_eq!(table.refused_mut("c", None).count(), 1);
-        assert_eq!(table.refused_mut("c", Some("workers")).count(), 0);
+    fn a_permission_violation_refuses_only_its_subject_and_group() {
+        let table = table();
+        assert_eq!(table.refused("a.b", Some("workers")), [2]);
+        assert_eq!(table.refused("a.b", None), [1]);
+        assert_eq!(table.refused("c", None), [3]);
+        assert!(table.refused("c", Some("workers")).is_empty());
+        assert!(table.contains(1) && table.contains(2) && table.contains(3));
     }
 
     #[test]
@@ -989,15 +959,7 @@ mod tests {
             queue: None,
         });
         assert!(verdict.ends_link.is_none());
-        assert_eq!(
-            verdict
-                .refused
-                .iter()
-                .map(|(sid, _)| *sid)
-                .collect::<Vec<_>>(),
-            [3]
-        );
-        assert!(session.subs.contains(1) && !session.subs.contains(3));
+        assert_eq!(verdict.refused, [3]);
         let fatal = session.handle_server_error(&ServerError::AuthorizationViolation);
         assert!(fatal.ends_link.is_some() && fatal.refused.is_empty());
     }

@@ -24,7 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use rnats_proto::{Msg, Parser, PermissionOp, ServerError, ServerInfo, ServerOp};
+use rnats_proto::{Msg, Parser, ServerError, ServerInfo, ServerOp};
 
 use super::conn::{Conn, Dialed};
 use super::events::EventHub;
@@ -495,15 +495,15 @@ impl Inner {
 
     /// Takes in a `-ERR`; returns why the link ends if the error ends it.
     fn handle_server_error(&self, core: &mut Core, error: ServerError) -> Option<String> {
-        let fatal = session::ends_link(&error).then(|| format!("server error: {error}"));
+        let verdict = core.session.handle_server_error(&error);
         match &error {
-            ServerError::PermissionViolation {
-                operation: PermissionOp::Subscribe,
-                subject,
-                queue,
-            } => {
-                // Only the refused subscription ends; the connection stays up.
-                for entry in core.session.subs.refused_mut(subject, queue.as_deref()) {
+            ServerError::PermissionViolation { subject, .. } if !verdict.refused.is_empty() => {
+                // Only the refused subscriptions end, in place: their subscribers still read
+                // what they hold. The connection stays up.
+                for sid in verdict.refused {
+                    let Some(entry) = core.session.subs.get_mut(sid) else {
+                        continue;
+                    };
                     let sub = &mut entry.sink;
                     if !sub.ended {
                         sub.ended = true;
@@ -516,7 +516,7 @@ impl Inner {
             _ => tracing::warn!(%error, "server error"),
         }
         self.events.emit(ConnectionEvent::ServerError(error));
-        fatal
+        verdict.ends_link
     }
 
     /// Marks the link of `generation` lost (or, at the end of a planned move, done), once:
