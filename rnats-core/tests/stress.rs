@@ -234,3 +234,61 @@ async fn a_successful_flush_vouches_for_earlier_publishes_across_cut_links() {
     );
     assert!(!vouched.is_empty());
 }
+
+/// PINGs paired with PONGs by number, under races: flushes from several tasks, keepalive
+/// PINGs every few milliseconds and the last PINGs of planned moves all interleave on the
+/// wire, numbered from two threads. A planned move finishes what the old link accepted, so
+/// every flush succeeds (none waits for a PONG that never comes, none fails), and the server
+/// sends a client its own messages before the PONG of a PING behind their PUB, so when a
+/// flush returns, the message published before it is in its subscriber's queue. (Which PONG
+/// answers which PING is pinned down exactly by `session::tests`: a flush resolved one PONG
+/// early is usually still beaten here by the message in the same read.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flushes_keepalives_and_planned_moves_pair_their_pongs() {
+    let server = NatsServer::start();
+    let client = quick()
+        .ping_interval(Duration::from_millis(3))
+        .connect(server.url())
+        .await
+        .unwrap();
+    let running = Arc::new(AtomicBool::new(true));
+    let mut workers = Vec::new();
+    for w in 0..3 {
+        let (client, running) = (client.clone(), Arc::clone(&running));
+        let mut sub = client.subscribe(format!("paired.{w}")).await.unwrap();
+        client.flush().await.unwrap();
+        workers.push(tokio::spawn(async move {
+            let mut i = 0u64;
+            // One more round once the moves are over.
+            loop {
+                let last = !running.load(Ordering::Acquire);
+                i += 1;
+                let payload = Bytes::from(i.to_string());
+                client
+                    .publish(format!("paired.{w}"), payload.clone())
+                    .await
+                    .unwrap();
+                let flushed = tokio::time::timeout(Duration::from_secs(10), client.flush()).await;
+                assert!(
+                    matches!(flushed, Ok(Ok(()))),
+                    "flush {i} of worker {w}: {flushed:?}"
+                );
+                let got = sub.next().now_or_never().flatten().map(|m| m.payload);
+                assert_eq!(
+                    got,
+                    Some(payload),
+                    "worker {w}: flush {i} returned before its publish came back"
+                );
+                if last {
+                    break;
+                }
+            }
+            i
+        }));
+    }
+    let moves = reconnect_repeatedly(&client, 200, Arc::clone(&running));
+    moves.await.unwrap();
+    for worker in workers {
+        assert!(worker.await.unwrap() > 1);
+    }
+}
