@@ -22,9 +22,11 @@
 //!   short lock: that is the hot path, why this part is not behind a channel, and why it
 //!   is not inside the session (a publish never waits for a read batch being dispatched).
 //!
-//! Lock order: `session`, then `writes`. Every PING is queued in `writes` and numbered in
-//! the session with both held, so the n-th PONG answers the n-th PING; a link transition
-//! changes both under the same session lock, so a flush sees the link up or down in both.
+//! Lock order: `session`, then `writes`. Every PING is numbered by `writes` where it is
+//! queued, so the n-th PONG answers the n-th PING; a flush leaves its waiter there too
+//! (it never waits for the session's lock, which the read path holds while it dispatches a
+//! batch), and the engine moves the waiters into the session before it counts a PONG or
+//! ends the link. A link transition changes both under the same session lock.
 //!
 //! # Transitions
 //!
@@ -298,9 +300,11 @@ impl Engine {
         let lost_pings = {
             // Both at once: a flush sees the link either up or down in both.
             let mut session = shared.session();
-            let lost = session.handle_disconnected();
-            shared.writes().lose_link(shared.options.write_buffer_limit);
-            lost
+            let mut writes = shared.writes();
+            writes.hand_flushes_to(&mut session.pings);
+            writes.lose_link(shared.options.write_buffer_limit);
+            drop(writes);
+            session.handle_disconnected()
         };
         // Their PINGs, and maybe publishes before them, were lost with the link.
         for (_, waiting) in lost_pings {
@@ -350,13 +354,13 @@ impl Engine {
     fn hand_over_queue(&mut self, session: &mut ClientSession) {
         let shared = &self.shared;
         let limit = shared.options.write_buffer_limit;
-        if !shared
+        let last_ping = shared
             .writes()
-            .hand_over(&mut self.out, limit, &shared.statistics)
-        {
+            .hand_over(&mut self.out, limit, &shared.statistics);
+        let Some(last_ping) = last_ping else {
             return;
-        }
-        session.pings.push_last_ping();
+        };
+        session.pings.note_last_ping(last_ping);
         // Blocked publishers retry and now go to the reconnect buffer.
         shared.space.notify_waiters();
     }
@@ -508,7 +512,12 @@ impl Engine {
                     .push_control(|buf| buf.extend_from_slice(rnats_proto::PONG));
             }
             ServerOp::Pong => {
-                let waiting = self.shared.session().handle_pong();
+                let waiting = {
+                    let mut session = self.shared.session();
+                    // The flushes queued since the last PONG first: this one may be theirs.
+                    self.shared.writes().hand_flushes_to(&mut session.pings);
+                    session.handle_pong()
+                };
                 if let Some(waiting) = waiting {
                     waiting.resolve(Ok(()));
                 }
@@ -709,8 +718,8 @@ impl Engine {
                 acted = true;
                 match action {
                     LinkAction::Ping => {
+                        // Numbered by the queue like every PING; nobody waits for its PONG.
                         shared.writes().push_ping();
-                        session.pings.push_ping();
                         shared.keepalive_pings.fetch_add(1, Ordering::Relaxed);
                     }
                     LinkAction::Stale { outstanding } => {
@@ -759,16 +768,16 @@ const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 /// task dropped with the runtime): no caller may wait for ever on a driver that is gone.
 pub(crate) fn release_all(shared: &Shared, error: Option<SubscriberError>) {
     shared.set_state(LinkState::Closed);
-    let (pings, entries) = {
+    let (pings, new_flushes, entries) = {
         let mut session = shared.session();
         // Flushes made while disconnected fail now instead of waiting for a reconnect.
         let pings = session.handle_closed();
-        shared.writes().close();
+        let new_flushes = shared.writes().close();
         let entries: Vec<_> = session.subs.take_all().collect();
-        (pings, entries)
+        (pings, new_flushes, entries)
     };
     // Dropped unanswered: their flushes report `Closed`.
-    drop(pings);
+    drop((pings, new_flushes));
     shared.space.notify_waiters();
     for (_, entry) in entries {
         if let Sink::Queue(queue) = entry.sink {
@@ -813,8 +822,11 @@ pub(crate) fn replay(shared: &Shared, direct: Option<Arc<TcpStream>>) {
     let mut session = shared.session();
     let mut restore = Frames::with_limit(shared.options.write_buffer_limit);
     restore.push_with(|buf| session.encode_replay(buf, |_| true));
-    let ping = session.resume_flushes();
-    shared.writes().resume(restore, direct, ping);
+    let resumed = session.pings.resume();
+    let seq = shared.writes().resume(restore, direct, resumed.is_some());
+    if let (Some(waiters), Some(seq)) = (resumed, seq) {
+        session.pings.register_resumed(seq, waiters);
+    }
     drop(session);
 }
 

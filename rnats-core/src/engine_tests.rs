@@ -142,12 +142,12 @@ fn replay_sends_subscriptions_then_kept_publishes_then_one_ping_for_all_flushes(
     );
     let session = shared.session();
     assert_eq!(
-        session.pings.outstanding(),
+        session.pings.waiting(),
         1,
         "one PING serves every waiting flush"
     );
     match session.pings.oldest() {
-        Some(Waiting::Many(waiters)) => assert_eq!(waiters.len(), 2, "abandoned pruned"),
+        Some((1, Waiting::Many(waiters))) => assert_eq!(waiters.len(), 2, "abandoned pruned"),
         other => panic!("unexpected {other:?}"),
     }
     drop(session);
@@ -187,14 +187,40 @@ fn abandoned_flushes_made_during_an_outage_do_not_pile_up() {
     drop(live);
 }
 
+/// The read path holds the session while it dispatches a batch; a flush must not wait for
+/// that (a flush is not held up by reads).
 #[test]
-fn flushes_lost_with_their_link_say_so() {
+fn a_flush_does_not_wait_for_the_session_lock() {
     let shared = shared();
+    let dispatching = shared.session();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let flusher = {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            let _ = tx.send(shared.push_ping().is_some());
+        })
+    };
+    let queued = rx.recv_timeout(std::time::Duration::from_secs(5));
+    drop(dispatching);
+    flusher.join().expect("the flusher ends");
+    assert_eq!(queued, Ok(true), "the flush waited for the session lock");
+    assert_eq!(lines(&queued_bytes(&shared)), ["PING"]);
+    assert_eq!(shared.writes().new_flushes.len(), 1, "left for the engine");
+}
+
+#[tokio::test]
+async fn flushes_lost_with_their_link_say_so() {
+    let shared = shared();
+    let mut engine = engine_without_socket(&shared);
+    let answered = shared.push_ping().expect("not closed");
     let lost = shared.push_ping().expect("not closed");
-    for (_, waiting) in shared.session().handle_disconnected() {
-        waiting.resolve(Err(FlushCause::Disconnected));
-    }
-    assert_eq!(lost.blocking_recv(), Ok(Err(FlushCause::Disconnected)));
+    engine.read_buf.extend_from_slice(b"PONG\r\n");
+    assert!(engine.handle_input().is_ok());
+    // The second PING's PONG never comes: its link is lost first.
+    engine.disconnected("cut".to_owned());
+    assert_eq!(answered.await, Ok(Ok(())));
+    assert_eq!(lost.await, Ok(Err(FlushCause::Disconnected)));
+    assert!(shared.writes().new_flushes.is_empty());
 }
 
 #[tokio::test]
@@ -325,12 +351,11 @@ fn a_planned_move_gives_the_old_link_what_it_accepted_and_a_last_ping() {
         .push_with(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
     let mut out = Frames::default();
     let limit = shared.options.write_buffer_limit;
-    assert!(
-        shared
-            .writes()
-            .hand_over(&mut out, limit, &shared.statistics)
-    );
-    shared.session().pings.push_last_ping();
+    let last_ping = shared
+        .writes()
+        .hand_over(&mut out, limit, &shared.statistics);
+    assert_eq!(last_ping, Some(1), "the link's first PING");
+    shared.session().pings.note_last_ping(1);
     assert_eq!(lines(&frame_bytes(out)), ["PUB a 1", "x", "PING"]);
     {
         let writes = shared.writes();
@@ -349,9 +374,10 @@ fn a_planned_move_gives_the_old_link_what_it_accepted_and_a_last_ping() {
     }
     let mut again = Frames::default();
     assert!(
-        !shared
+        shared
             .writes()
-            .hand_over(&mut again, limit, &shared.statistics),
+            .hand_over(&mut again, limit, &shared.statistics)
+            .is_none(),
         "nothing to hand over twice"
     );
     // A flush made during the move waits for the next link, and a publish is kept for it.

@@ -14,13 +14,12 @@
 //!
 //! ```text
 //!  subscribe ──insert──▶ SubTable ◀──count_message── MSG
-//!                          │  └──take_refused── -ERR 'Permissions Violation for Subscription'
+//!                          │  └──refused── -ERR 'Permissions Violation for Subscription'
 //!                          └──encode_replay──▶ SUB (+ UNSUB <left>) per entry, on reconnect
 //!
-//!  flush ──push_flush──▶ Pings ◀──on_pong── PONG (the n-th answers PING n)
-//!  (link down) ─defer─▶   │  ├──lose_link── link lost: its PINGs' flushes fail
-//!                         │  └──resume── reconnect: one PING for every deferred flush
-//!  keepalive ─push_ping──┘
+//!  flush: PING n queued ──register(n)──▶ Pings ◀──on_pong── PONG (the n-th answers PING n)
+//!  (link down) ─defer─▶                   │  ├──lose_link── link lost: its PINGs' flushes fail
+//!                                         │  └──resume── reconnect: one PING for them all
 //! ```
 
 use std::collections::{HashMap, VecDeque};
@@ -250,20 +249,22 @@ pub(crate) struct PingId {
 /// How many ended links keep their PONG count, for a flush that looks late.
 const ENDED_LINKS: usize = 8;
 
-/// The pairing of PINGs with PONGs, by number. The server answers PINGs in order, so the
-/// n-th PONG on a link answers its n-th PING: a PING is numbered where it is queued (with
-/// the write queue locked, so numbers follow wire order), and a PONG answers every PING up
-/// to the count received. A driver either registers a waiter with the number
-/// ([`Pings::push_flush`]: the tokio client, whose flushes are futures told by a channel)
-/// or looks the number up when it wakes ([`Pings::outcome`]: the blocking client). Flushes
-/// made while no link is up are deferred, and one PING after the reconnect serves them all.
+/// The pairing of PINGs with PONGs, by number. The server answers PINGs in order, so the n-th
+/// PONG on a link answers its n-th PING. The driver's write queue numbers each PING where it
+/// is queued (under the lock callers write with, so numbers follow wire order, and without
+/// this session's lock: a flush never waits for the read path); the session counts PONGs.
+/// A driver either registers a waiter with the number ([`Pings::register`]: the tokio
+/// client, whose flushes are futures told through a channel) or looks the number up when it
+/// wakes ([`Pings::outcome`]: the blocking client). Flushes made while no link is up are
+/// deferred, and one PING after the reconnect serves them all.
+///
+/// The server sends a PONG only for a PING, so PONGs are not checked against the PINGs
+/// queued: a driver that never numbers one of its PINGs would be answered one PING early.
 #[derive(Debug)]
 pub(crate) struct Pings<W> {
     /// The current link's number: how many links were lost before it.
     link: u64,
-    /// PINGs queued on the current link.
-    sent: u64,
-    /// PONGs received on it.
+    /// PONGs received on the current link.
     answered: u64,
     /// Registered waiters by PING number, ascending.
     waiters: VecDeque<(u64, Waiting<W>)>,
@@ -284,7 +285,6 @@ impl<W> Default for Pings<W> {
     fn default() -> Self {
         Pings {
             link: 0,
-            sent: 0,
             answered: 0,
             waiters: VecDeque::new(),
             deferred: Vec::new(),
@@ -297,33 +297,34 @@ impl<W> Default for Pings<W> {
 }
 
 impl<W: PongWaiter> Pings<W> {
-    /// A PING was queued on the current link: its number. (A keepalive PING's PONG only
-    /// proves the server is alive; nobody waits for it.)
+    /// PING `seq` of the current link was queued for `waiter`, which is told when its PONG
+    /// comes (at once if it already came). Registrations come in the order of their
+    /// numbers. (A keepalive PING is not registered: its PONG only proves the server is
+    /// alive.)
     #[inline]
-    pub(crate) fn push_ping(&mut self) -> PingId {
-        self.sent += 1;
-        PingId {
-            link: self.link,
-            seq: self.sent,
+    pub(crate) fn register(&mut self, seq: u64, waiter: W) {
+        self.register_waiting(seq, Waiting::One(waiter));
+    }
+
+    fn register_waiting(&mut self, seq: u64, waiting: Waiting<W>) {
+        debug_assert!(
+            self.waiters.back().is_none_or(|&(last, _)| last < seq),
+            "PINGs are registered in the order they were numbered"
+        );
+        if seq <= self.answered {
+            waiting.resolve(Ok(()));
+            return;
         }
+        self.waiters.push_back((seq, waiting));
     }
 
-    /// A flush's PING was queued on the current link; `waiter` is told when its PONG comes.
-    #[inline]
-    pub(crate) fn push_flush(&mut self, waiter: W) {
-        let id = self.push_ping();
-        self.waiters.push_back((id.seq, Waiting::One(waiter)));
+    /// A planned move's last PING, number `seq` of the old link, was queued: every PING
+    /// before it is answered once it is ([`Pings::move_answered`]).
+    pub(crate) fn note_last_ping(&mut self, seq: u64) {
+        self.last_ping = Some(seq);
     }
 
-    /// A planned move's last PING was queued on the old link: every PING before it is
-    /// answered once it is ([`Pings::move_answered`]).
-    pub(crate) fn push_last_ping(&mut self) -> PingId {
-        let id = self.push_ping();
-        self.last_ping = Some(id.seq);
-        id
-    }
-
-    /// A flush made while no link is up: it waits for the PING [`Pings::resume`] sends.
+    /// A flush made while no link is up: it waits for the PING [`Pings::resume`] asks for.
     pub(crate) fn defer(&mut self, waiter: W) {
         if self.deferred.len() >= self.prune_at {
             self.deferred.retain(|w| !w.abandoned());
@@ -332,13 +333,9 @@ impl<W: PongWaiter> Pings<W> {
         self.deferred.push(waiter);
     }
 
-    /// A PONG came: the waiters of the PING it answers, if any registered. A PONG with no
-    /// PING awaiting it is for nobody.
+    /// A PONG came: the waiters of the PING it answers, if any registered.
     #[inline]
     pub(crate) fn on_pong(&mut self) -> Option<Waiting<W>> {
-        if self.answered == self.sent {
-            return None;
-        }
         self.answered += 1;
         match self.waiters.front() {
             Some(&(seq, _)) if seq <= self.answered => self.waiters.pop_front().map(|(_, w)| w),
@@ -346,7 +343,7 @@ impl<W: PongWaiter> Pings<W> {
         }
     }
 
-    /// How the PING `id` went: `None` while its PONG is still due.
+    /// How PING `id` went: `None` while its PONG is still due.
     pub(crate) fn outcome(&self, id: PingId) -> Option<Result<(), FlushCause>> {
         if id.link != self.link {
             let answered = self
@@ -390,16 +387,10 @@ impl<W: PongWaiter> Pings<W> {
         self.waiters.len()
     }
 
-    /// The first registered waiter.
+    /// The first registered waiter, and its PING's number.
     #[cfg(test)]
-    pub(crate) fn oldest(&self) -> Option<&Waiting<W>> {
-        self.waiters.front().map(|(_, w)| w)
-    }
-
-    /// PINGs of the current link still awaiting their PONG.
-    #[cfg(test)]
-    pub(crate) fn outstanding(&self) -> u64 {
-        self.sent - self.answered
+    pub(crate) fn oldest(&self) -> Option<(u64, &Waiting<W>)> {
+        self.waiters.front().map(|(seq, w)| (*seq, w))
     }
 
     /// The link is gone, and with it the PINGs sent on it: returns the waiters of the
@@ -411,24 +402,24 @@ impl<W: PongWaiter> Pings<W> {
         }
         self.ended.push_back((self.link, self.answered));
         self.link += 1;
-        self.sent = 0;
         self.answered = 0;
         self.last_ping = None;
         std::mem::take(&mut self.waiters)
     }
 
-    /// A new link is up: if any deferred flush is still wanted, one PING on it serves them
-    /// all; returns whether that PING must be queued (behind the replay and kept publishes).
-    pub(crate) fn resume(&mut self) -> bool {
+    /// A new link is up: the deferred flushes still wanted, if any. The driver queues one
+    /// PING for them all (behind the replay and the kept publishes) and registers them with
+    /// its number ([`Pings::register_resumed`]).
+    pub(crate) fn resume(&mut self) -> Option<Vec<W>> {
         let mut waiting = std::mem::take(&mut self.deferred);
         waiting.retain(|w| !w.abandoned());
         self.prune_at = 0;
-        if waiting.is_empty() {
-            return false;
-        }
-        let id = self.push_ping();
-        self.waiters.push_back((id.seq, Waiting::Many(waiting)));
-        true
+        (!waiting.is_empty()).then_some(waiting)
+    }
+
+    /// The deferred flushes [`Pings::resume`] gave wait for PING `seq`.
+    pub(crate) fn register_resumed(&mut self, seq: u64, waiters: Vec<W>) {
+        self.register_waiting(seq, Waiting::Many(waiters));
     }
 
     /// The client is closing: every waiter, sent or deferred, for the caller to drop or
@@ -454,9 +445,9 @@ impl<W: PongWaiter> Pings<W> {
 /// Inputs are the `handle_*` methods (a connection up, a PONG, an INFO, a `-ERR`, a MSG, a
 /// lost link, time passing, the user's drain, move and close); outputs are what they
 /// return (waiters to resolve, subscriptions to end, whether the link ends, the bytes of a
-/// replay) and [`Session::poll_timeout`]. The write queue stays the driver's byte buffer:
-/// the driver queues a PING's bytes and numbers it here under the same locks, so numbers
-/// follow wire order.
+/// replay) and [`Session::poll_timeout`]. The write queue stays the driver's byte buffer,
+/// under its own lock: it numbers the PINGs it holds, and the driver registers flushes
+/// here with those numbers.
 #[derive(Debug)]
 pub(crate) struct Session<S, W> {
     pub(crate) link: Link,
@@ -498,7 +489,7 @@ impl<S, W: PongWaiter> Session<S, W> {
 
     /// A link is up at `now`, its handshake done with `info`. The driver then queues, in
     /// this order: [`Session::encode_replay`], what it kept while disconnected, and a PING
-    /// if [`Session::resume_flushes`] says the deferred flushes need one.
+    /// for the deferred flushes [`Pings::resume`] gives, if any.
     pub(crate) fn handle_connected(&mut self, now: Instant, info: ServerInfo) {
         self.link.handle_connected(now);
         self.info = Arc::new(info);
@@ -508,11 +499,6 @@ impl<S, W: PongWaiter> Session<S, W> {
     /// [`SubTable::encode_replay`]).
     pub(crate) fn encode_replay(&self, buf: &mut BytesMut, include: impl Fn(&S) -> bool) {
         self.subs.encode_replay(buf, include);
-    }
-
-    /// See [`Pings::resume`].
-    pub(crate) fn resume_flushes(&mut self) -> bool {
-        self.pings.resume()
     }
 
     /// The link is lost (read or write error, EOF, a fatal `-ERR`, stale): returns the
@@ -574,9 +560,8 @@ impl<S, W: PongWaiter> Session<S, W> {
     }
 
     /// Time has passed: the next thing due at `now` (see [`Link::handle_timeout`]). The
-    /// driver queues a PING for `LinkAction::Ping` and numbers it with
-    /// [`Pings::push_ping`]; for `StartMove` it hands the queue over and numbers the last
-    /// PING with [`Pings::push_last_ping`].
+    /// driver queues a keepalive PING for `LinkAction::Ping`; for `StartMove` it hands the
+    /// queue over with a last PING and tells its number to [`Pings::note_last_ping`].
     pub(crate) fn handle_timeout(&mut self, now: Instant) -> Option<LinkAction> {
         self.link.handle_timeout(now)
     }
@@ -737,15 +722,19 @@ mod tests {
         (log, probes)
     }
 
+    /// PING `seq` of link `link`.
+    fn ping(link: u64, seq: u64) -> PingId {
+        PingId { link, seq }
+    }
+
     #[test]
     fn pongs_answer_pings_by_number() {
         let (log, mut waiters) = probes(2);
         let mut pings = Pings::default();
-        pings.push_flush(waiters.remove(0));
-        let keepalive = pings.push_ping();
-        pings.push_flush(waiters.remove(0));
-        assert_eq!(pings.outstanding(), 3);
-        assert_eq!(pings.outcome(keepalive), None, "not answered yet");
+        // PING 1 a flush's, 2 a keepalive's (not registered), 3 a flush's.
+        pings.register(1, waiters.remove(0));
+        pings.register(3, waiters.remove(0));
+        assert_eq!(pings.outcome(ping(0, 2)), None, "not answered yet");
         let resolved: Vec<bool> = (0..3)
             .map(|_| match pings.on_pong() {
                 Some(waiting) => {
@@ -756,53 +745,59 @@ mod tests {
             })
             .collect();
         assert_eq!(resolved, [true, false, true], "the keepalive has no waiter");
-        assert!(
-            pings.on_pong().is_none(),
-            "an unsolicited PONG is for nobody"
-        );
-        assert_eq!(pings.outstanding(), 0);
-        assert_eq!(pings.outcome(keepalive), Some(Ok(())));
+        assert_eq!(pings.outcome(ping(0, 2)), Some(Ok(())));
         assert_eq!(*log.borrow(), [(0, Ok(())), (1, Ok(()))]);
+        assert_eq!(pings.waiting(), 0);
+    }
+
+    #[test]
+    fn a_waiter_registered_after_its_pong_is_answered_at_once() {
+        let (log, mut waiters) = probes(1);
+        let mut pings = Pings::default();
+        assert!(pings.on_pong().is_none());
+        pings.register(1, waiters.remove(0));
+        assert_eq!(*log.borrow(), [(0, Ok(()))]);
+        assert_eq!(pings.waiting(), 0);
     }
 
     #[test]
     fn a_lost_link_fails_its_pings_and_keeps_the_deferred_flushes() {
         let (log, mut waiters) = probes(3);
         let mut pings = Pings::default();
-        pings.push_flush(waiters.remove(0));
-        let answered = pings.push_ping();
-        let unanswered = pings.push_ping();
-        // Two PINGs, the flush's and the first keepalive, are answered; then the link goes.
+        // PING 1 a flush's, 2 and 3 keepalives; PONGs 1 and 2 come, then the link goes.
+        pings.register(1, waiters.remove(0));
         pings.on_pong().expect("the flush").resolve(Ok(()));
         assert!(pings.on_pong().is_none());
-        for (_, waiting) in pings.lose_link() {
-            waiting.resolve(Err(FlushCause::Disconnected));
-        }
+        assert!(
+            pings.lose_link().is_empty(),
+            "no registered PING was unanswered"
+        );
         assert_eq!(
-            pings.outcome(answered),
+            pings.outcome(ping(0, 2)),
             Some(Ok(())),
             "answered before the end"
         );
         assert_eq!(
-            pings.outcome(unanswered),
+            pings.outcome(ping(0, 3)),
             Some(Err(FlushCause::Disconnected))
         );
         pings.defer(waiters.remove(0));
         pings.defer(waiters.remove(0));
         assert_eq!(*log.borrow(), [(0, Ok(()))]);
-        assert!(pings.resume(), "one PING for the two deferred flushes");
-        assert_eq!((pings.outstanding(), pings.deferred()), (1, 0));
+        let resumed = pings.resume().expect("two deferred flushes");
+        assert_eq!((resumed.len(), pings.deferred()), (2, 0));
+        pings.register_resumed(1, resumed);
         pings.on_pong().expect("the resume PING").resolve(Ok(()));
         assert_eq!(log.borrow()[1..], [(1, Ok(())), (2, Ok(()))]);
-        assert!(!pings.resume(), "nothing deferred: no PING");
+        assert!(pings.resume().is_none(), "nothing deferred: no PING");
     }
 
     #[test]
     fn the_unanswered_pings_of_a_lost_link_fail_their_flushes() {
         let (log, mut waiters) = probes(2);
         let mut pings = Pings::default();
-        pings.push_flush(waiters.remove(0));
-        pings.push_flush(waiters.remove(0));
+        pings.register(1, waiters.remove(0));
+        pings.register(2, waiters.remove(0));
         pings.on_pong().expect("the first").resolve(Ok(()));
         let lost: Vec<u64> = pings
             .lose_link()
@@ -817,21 +812,23 @@ mod tests {
             *log.borrow(),
             [(0, Ok(())), (1, Err(FlushCause::Disconnected))]
         );
+        assert_eq!(pings.link(), 1);
         assert_eq!(
-            pings.push_ping(),
-            PingId { link: 1, seq: 1 },
-            "counted afresh"
+            pings.outcome(ping(1, 1)),
+            None,
+            "the next link counts afresh"
         );
     }
 
     #[test]
     fn a_planned_move_is_done_when_its_last_ping_is_answered() {
         let mut pings: Pings<Probe> = Pings::default();
-        pings.push_ping();
         assert!(!pings.move_answered(), "no move under way");
-        pings.push_last_ping();
+        pings.note_last_ping(2);
         assert!(pings.on_pong().is_none() && !pings.move_answered());
         assert!(pings.on_pong().is_none() && pings.move_answered());
+        pings.lose_link();
+        assert!(!pings.move_answered(), "a new link has no move");
     }
 
     #[test]
@@ -847,19 +844,21 @@ mod tests {
             "kept {} abandoned flushes",
             pings.deferred()
         );
-        assert!(!pings.resume(), "no PING for flushes nobody waits for");
+        assert!(
+            pings.resume().is_none(),
+            "no PING for flushes nobody waits for"
+        );
     }
 
     #[test]
     fn closing_hands_back_every_waiter() {
         let (_log, mut waiters) = probes(2);
         let mut pings = Pings::default();
-        pings.push_flush(waiters.remove(0));
-        let keepalive = pings.push_ping();
+        pings.register(1, waiters.remove(0));
         pings.defer(waiters.remove(0));
         let (sent, deferred) = pings.close();
         assert_eq!((sent.len(), deferred.len()), (1, 1));
-        assert_eq!(pings.outcome(keepalive), Some(Err(FlushCause::Closed)));
+        assert_eq!(pings.outcome(ping(0, 2)), Some(Err(FlushCause::Closed)));
         assert_eq!(pings.deferred(), 0);
     }
 
@@ -882,21 +881,20 @@ mod tests {
         let mut session = session(start);
         session.subs = table();
         session.subs.set_max(3, 4);
-        let flush = session.pings.push_ping();
-        // MSG for sid 3, then the PONG: the flush is answered.
+        // PING 1 is queued; a MSG for sid 3 comes, then PONG 1.
         assert_eq!(
             session.handle_msg(3).map(|(s, last)| (*s, last)),
             Some(("three", false))
         );
         assert!(session.handle_pong().is_none());
-        assert_eq!(session.pings.outcome(flush), Some(Ok(())));
-        let lost_flush = session.pings.push_ping();
+        assert_eq!(session.pings.outcome(ping(0, 1)), Some(Ok(())));
+        // PING 2 is queued, and the link goes before its PONG.
         assert!(
             session.handle_disconnected().is_empty(),
             "nobody registered"
         );
         assert_eq!(
-            session.pings.outcome(lost_flush),
+            session.pings.outcome(ping(0, 2)),
             Some(Err(FlushCause::Disconnected))
         );
         assert_eq!(
@@ -913,8 +911,11 @@ mod tests {
             .collect();
         lines.sort_unstable();
         assert_eq!(lines, ["SUB a.b 1", "SUB c 3", "UNSUB 3 3"]);
-        assert!(!session.resume_flushes(), "no deferred flush, no PING");
-        assert_eq!(session.pings.push_ping(), PingId { link: 1, seq: 1 });
+        assert!(
+            session.pings.resume().is_none(),
+            "no deferred flush, no PING"
+        );
+        assert_eq!(session.pings.link(), 1);
         assert_eq!(
             session.poll_timeout(),
             Some(start + 1050 * MS),
@@ -943,7 +944,7 @@ mod tests {
                 reason: "server in lame duck mode"
             })
         );
-        session.pings.push_last_ping();
+        session.pings.note_last_ping(1);
         assert!(!session.pings.move_answered());
         session.handle_pong();
         assert!(session.pings.move_answered(), "the old link is done");
@@ -970,10 +971,12 @@ mod tests {
         let mut session = session(start);
         assert!(session.handle_drain());
         assert!(!session.handle_move_requested(start, "reconnect requested"));
-        let ping = session.pings.push_ping();
         let (sent, deferred) = session.handle_closed();
         assert!(sent.is_empty() && deferred.is_empty());
-        assert_eq!(session.pings.outcome(ping), Some(Err(FlushCause::Closed)));
+        assert_eq!(
+            session.pings.outcome(ping(0, 1)),
+            Some(Err(FlushCause::Closed))
+        );
         assert!(!session.link.reconnects());
     }
 }

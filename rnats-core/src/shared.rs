@@ -1,8 +1,8 @@
 //! State shared between the client handles and the connection engine.
 //!
-//! Lock order: `session` before `writes`: a PING's bytes are queued and numbered in the
-//! session with both held, so numbers follow wire order. No code path takes `session` while
-//! holding `writes`.
+//! Lock order: `session` before `writes`. No code path takes `session` while holding
+//! `writes`. A flush takes `writes` alone: the write queue numbers its PING, and the engine
+//! moves the waiter into the session ([`Writes::hand_flushes_to`]) before it counts a PONG.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -21,7 +21,7 @@ use crate::events::ConnectionEvent;
 use crate::options::ConnectOptions;
 use crate::server_pool::ServerPool;
 pub(crate) use crate::session::SidMap;
-use crate::session::{PongWaiter, Session};
+use crate::session::{Pings, PongWaiter, Session};
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
 use crate::write_queue::{Frames, Urgency, Writer};
@@ -96,6 +96,13 @@ pub(crate) struct Writes {
     pub(crate) writer: Writer,
     /// The socket, for callers allowed to write directly; `None` once closed.
     pub(crate) socket: Option<Arc<TcpStream>>,
+    /// PINGs queued on the current link (flushes', keepalives', a planned move's last): a
+    /// PING's number, which its PONG answers (see [`Pings`]).
+    pub(crate) pings_queued: u64,
+    /// Flushes whose PINGs were queued since the engine last looked, with their numbers:
+    /// the engine moves them into the session, so a flush never waits for the session's
+    /// lock, which the read path holds while it dispatches a batch.
+    pub(crate) new_flushes: Vec<(u64, FlushWaiter)>,
     /// Publishers are parked on [`Shared::space`].
     pub(crate) space_waiters: bool,
     /// No more frames are accepted.
@@ -134,8 +141,11 @@ impl Writes {
     /// The link is gone: nothing writes until a reconnect hands over a new socket, and the
     /// frames queued for the dead link are as lost as those in flight (the queue may hold
     /// SUBs and PINGs of that link, which must not be replayed), unless a planned move
-    /// already made the queue the reconnect buffer.
+    /// already made the queue the reconnect buffer. The caller has handed the new flushes
+    /// to the session first ([`Writes::hand_flushes_to`]): they were the lost link's.
     pub(crate) fn lose_link(&mut self, write_limit: usize) {
+        debug_assert!(self.new_flushes.is_empty());
+        self.pings_queued = 0;
         self.socket = None;
         self.writer = Writer::Writing;
         self.note_engine_batch(false);
@@ -148,16 +158,17 @@ impl Writes {
     }
 
     /// A planned move off a healthy link: what callers queued so far goes to `out`, the old
-    /// link's last batch, with a last PING (the caller numbers it in the session); the
-    /// queue becomes the reconnect buffer. Returns false if the link is already down.
+    /// link's last batch, with a last PING; the queue becomes the reconnect buffer. Returns
+    /// that PING's number (for [`Pings::note_last_ping`]), or `None` if the link is already
+    /// down.
     pub(crate) fn hand_over(
         &mut self,
         out: &mut Frames,
         write_limit: usize,
         stats: &Statistics,
-    ) -> bool {
+    ) -> Option<u64> {
         if self.disconnected {
-            return false;
+            return None;
         }
         let accepted = std::mem::replace(&mut self.queue, Frames::with_limit(write_limit));
         self.count_out(stats);
@@ -165,45 +176,65 @@ impl Writes {
         // Its PONG comes after every message the old server sends in answer to what it was
         // given, so none of them is cut off by leaving.
         out.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        self.pings_queued += 1;
         self.disconnected = true;
         self.writer = Writer::Writing;
         self.note_engine_batch(true);
         self.linger_since = None;
-        true
+        Some(self.pings_queued)
     }
 
     /// A new link is up: `restore` (the subscription replay) goes first, then the publishes
-    /// kept meanwhile, then, if `ping`, one PING for the flushes that waited; callers write
-    /// to the new link (through `socket` directly, when plain TCP) from now on, and the
-    /// engine takes the queue on its next pass.
+    /// kept meanwhile, then, if `ping`, one PING for the flushes that waited (its number
+    /// is returned); callers write to the new link (through `socket` directly, when plain
+    /// TCP) from now on, and the engine takes the queue on its next pass.
     pub(crate) fn resume(
         &mut self,
         mut restore: Frames,
         socket: Option<Arc<TcpStream>>,
         ping: bool,
-    ) {
+    ) -> Option<u64> {
         restore.append(std::mem::take(&mut self.queue));
-        if ping {
+        let seq = ping.then(|| {
             restore.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-        }
+            self.pings_queued += 1;
+            self.pings_queued
+        });
         self.queue = restore;
         self.disconnected = false;
         self.socket = socket;
         self.writer = Writer::Woken;
+        seq
     }
 
-    /// Closed for good: no more frames, nothing to write.
-    pub(crate) fn close(&mut self) {
+    /// Closed for good: no more frames, nothing to write. Returns the flushes not handed to
+    /// the session yet, for the caller to drop (they report `Closed`) outside the lock.
+    pub(crate) fn close(&mut self) -> Vec<(u64, FlushWaiter)> {
         self.closed = true;
         self.socket = None;
         self.note_engine_batch(false);
         self.queue = Frames::default();
+        std::mem::take(&mut self.new_flushes)
     }
 
-    /// A PING, queued on the current link; the caller numbers it in the session.
-    pub(crate) fn push_ping(&mut self) {
+    /// A PING, queued on the current link: returns its number.
+    #[inline]
+    pub(crate) fn push_ping(&mut self) -> u64 {
         self.queue
             .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        self.pings_queued += 1;
+        self.pings_queued
+    }
+
+    /// Moves the flushes queued since the last call into the session's `pings`, in the
+    /// order of their numbers. The engine calls it, with both locks held, before it counts
+    /// a PONG and before the link ends: a flush's PING is queued (and so here) before its
+    /// PONG can come.
+    #[inline]
+    pub(crate) fn hand_flushes_to(&mut self, pings: &mut Pings<FlushWaiter>) {
+        for (seq, waiter) in self.new_flushes.drain(..) {
+            pings.register(seq, waiter);
+        }
     }
 
     /// Adds the publishes counted since the last call to the statistics.
@@ -325,21 +356,25 @@ impl Shared {
     /// Queues a PING whose PONG resolves the returned receiver.
     pub(crate) fn push_ping(&self) -> Option<oneshot::Receiver<Result<(), FlushCause>>> {
         let (tx, rx) = oneshot::channel();
-        // The session first (the lock order): the PING is numbered where it is queued.
-        let mut session = self.session();
         let mut writes = self.writes();
+        if writes.disconnected && !writes.closed {
+            // Deferred in the session (the lock order: `session` first); the reconnect may
+            // have come meanwhile, so look again.
+            drop(writes);
+            let mut session = self.session();
+            writes = self.writes();
+            if writes.disconnected && !writes.closed {
+                // Resolved by the one PING sent after the reconnect, behind the kept
+                // publishes.
+                session.pings.defer(tx);
+                return Some(rx);
+            }
+        }
         if writes.closed {
             return None;
         }
-        if writes.disconnected {
-            // Resolved by the one PING sent after the reconnect, behind the kept publishes.
-            session.pings.defer(tx);
-            return Some(rx);
-        }
-        writes.push_ping();
-        session.pings.push_flush(tx);
-        // The read path may take the session (a PONG) while this writes.
-        drop(session);
+        let seq = writes.push_ping();
+        writes.new_flushes.push((seq, tx));
         self.submit(writes, Urgency::Flush);
         Some(rx)
     }

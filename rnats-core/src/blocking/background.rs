@@ -110,9 +110,8 @@ impl Inner {
                 continue;
             }
             if ping {
-                // Numbered in the session like every PING; `core` is let go before the
-                // write.
-                self.push_ping_locked(core);
+                drop(core);
+                self.push_ping();
                 core = self.core();
                 // Its PONG is for nobody but the link: watch for it soon.
                 idle = IDLE;

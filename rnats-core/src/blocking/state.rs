@@ -5,9 +5,9 @@
 //! published `LinkState`, the socket, who holds the reader role).
 //!
 //! PINGs are paired with PONGs by number: every PING this client queues (a flush's, a
-//! keepalive, a planned move's last) is numbered by `session.pings` with `core` and
-//! `writes` both held, so numbers follow wire order, and the n-th PONG on a link answers
-//! its n-th PING. A flush registers no waiter: it keeps its `PingId` and looks it up
+//! keepalive, a planned move's last) is numbered by the write buffer where it is queued,
+//! so numbers follow wire order, and the n-th PONG on a link, counted by `session.pings`,
+//! answers its n-th PING. A flush registers no waiter: it keeps its `PingId` and looks it up
 //! (`Pings::outcome`) whenever it wakes, hence `Session<SubState, Infallible>`. The
 //! session's link number (`Pings::link`) also tells the bytes and writes of a gone link
 //! from the live one's.
@@ -622,7 +622,7 @@ impl Inner {
         let inbox = format!("{}*", self.request_prefix);
         rnats_proto::encode_sub(&mut replay, &inbox, None, REQUEST_SID);
         core.session.encode_replay(&mut replay, SubState::active);
-        // No `Session::resume_flushes`: a blocking flush is never deferred (it waits for a
+        // No `Pings::resume`: a blocking flush is never deferred (it waits for a
         // link, then pings), so there is no PING to send for flushes made meanwhile.
         core.conn = Some(Arc::clone(&dialed.conn));
         core.state = LinkState::Connected;

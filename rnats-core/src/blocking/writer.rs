@@ -65,6 +65,9 @@ pub(super) struct Writes {
     /// The number of the link `buf` is for (`Pings::link`): a failed write ends that link
     /// only.
     generation: u64,
+    /// PINGs queued on this link (flushes', keepalives', a planned move's last): a PING's
+    /// number, which the n-th PONG answers (`Pings` in the session counts those).
+    pings: u64,
     /// Messages and payload bytes in `buf`, counted in the statistics once written.
     out_messages: u64,
     out_bytes: u64,
@@ -102,6 +105,7 @@ impl Writes {
             closed: false,
             conn: None,
             generation: 0,
+            pings: 0,
             out_messages: 0,
             out_bytes: 0,
             last_write: Instant::now(),
@@ -126,19 +130,19 @@ impl Writes {
         self.conn = None;
         self.handover = None;
         self.generation = generation;
+        self.pings = 0;
     }
 
     /// Starts a planned move: what was accepted so far and a last PING are left to the
-    /// old link, and the buffer becomes the reconnect buffer. Returns false, queuing
-    /// nothing, if there is no live link; the caller numbers the PING.
-    fn hand_over(&mut self) -> bool {
+    /// old link, and the buffer becomes the reconnect buffer. Returns the number of that
+    /// PING (its PONG ends the old link), or `None` if there is no live link.
+    fn hand_over(&mut self) -> Option<u64> {
         if !self.connected {
-            return false;
+            return None;
         }
-        let Some(conn) = self.conn.take() else {
-            return false;
-        };
+        let conn = self.conn.take()?;
         self.buf.extend_from_slice(rnats_proto::PING);
+        self.pings += 1;
         self.handover = Some(Handover {
             conn,
             generation: self.generation,
@@ -148,7 +152,7 @@ impl Writes {
             written: false,
         });
         self.connected = false;
-        true
+        Some(self.pings)
     }
 
     /// Whether the old link of a planned move has had every byte handed to its socket.
@@ -300,23 +304,19 @@ impl Inner {
 
     /// Queues a PING and writes it; returns its number, for its outcome
     /// (`Pings::outcome`), or `None` when no link is up to take it (disconnected, moving,
-    /// closed).
+    /// closed). The write buffer numbers it where it is queued, so numbers follow wire
+    /// order and the n-th PONG on the link answers PING n; the session is not locked.
     pub(super) fn push_ping(&self) -> Option<PingId> {
-        self.push_ping_locked(self.core())
-    }
-
-    /// [`Inner::push_ping`] for a caller holding `core`, which is let go before the write.
-    /// The PING is numbered with `core` and `writes` both held, as every PING is (the
-    /// lock order's `core`, then `writes`): numbers follow wire order, so the n-th PONG
-    /// answers PING n.
-    pub(super) fn push_ping_locked(&self, mut core: MutexGuard<'_, Core>) -> Option<PingId> {
         let mut writes = self.writes();
         if !writes.connected {
             return None;
         }
-        let id = core.session.pings.push_ping();
-        drop(core);
         writes.buf.extend_from_slice(rnats_proto::PING);
+        writes.pings += 1;
+        let id = PingId {
+            link: writes.generation,
+            seq: writes.pings,
+        };
         self.submit(writes, Urgency::Now, false);
         Some(id)
     }
@@ -456,17 +456,15 @@ impl Inner {
         }
     }
 
-    /// Starts a planned move on the write side (see [`Writes::hand_over`]) and numbers its
-    /// last PING in the session (`Pings::push_last_ping`: its PONG ends the old link); the
-    /// caller holds `core`, so the old link's frames are written later, by
+    /// Starts a planned move on the write side (see [`Writes::hand_over`]) and tells the
+    /// session its last PING's number (`Pings::note_last_ping`: its PONG ends the old
+    /// link); the caller holds `core`, so the old link's frames are written later, by
     /// [`Inner::write_pending`] or the writer in progress. Returns that PING's number, or
     /// `None` if there is no live link.
-    pub(super) fn hand_over(&self, core: &mut Core) -> Option<PingId> {
+    pub(super) fn hand_over(&self, core: &mut Core) -> Option<u64> {
         let mut writes = self.writes();
-        if !writes.hand_over() {
-            return None;
-        }
-        let last_ping = core.session.pings.push_last_ping();
+        let last_ping = writes.hand_over()?;
+        core.session.pings.note_last_ping(last_ping);
         // Publishers waiting for room now fill the reconnect buffer.
         if writes.space_waiters > 0 {
             self.space.notify_all();
