@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use super::client::Client;
-use super::state::{Inner, deadline_after};
+use super::state::{Inner, SubState, deadline_after};
 use crate::connection::LinkState;
 use crate::error::{SubscriberError, UnsubscribeError};
 use crate::message::Message;
@@ -41,13 +41,7 @@ impl Subscriber {
 
     /// The next message if one is already received; never waits.
     pub fn try_next(&mut self) -> Option<Message> {
-        self.inner()
-            .core()
-            .session
-            .subs
-            .get_mut(self.sid)?
-            .sink
-            .pop()
+        self.with_queue(SubState::pop).flatten()
     }
 
     /// Unsubscribes now. Messages already received stay readable; then the iterator ends.
@@ -80,24 +74,21 @@ impl Subscriber {
 
     /// Messages dropped because this subscriber fell behind its queue limits.
     pub fn dropped(&self) -> u64 {
-        self.inner()
-            .core()
-            .session
-            .subs
-            .get(self.sid)
-            .map_or(0, |entry| entry.sink.dropped)
+        self.with_queue(|queue| queue.dropped).unwrap_or(0)
     }
 
     /// Why the subscription ended early (permission denied), if it did.
     pub fn take_error(&mut self) -> Option<SubscriberError> {
-        self.inner()
-            .core()
-            .session
+        self.with_queue(|queue| queue.error.take()).flatten()
+    }
+
+    /// Runs `f` on this subscription's queue, if it is still in the table.
+    fn with_queue<T>(&self, f: impl FnOnce(&mut SubState) -> T) -> Option<T> {
+        let mut core = self.inner().core();
+        core.session
             .subs
-            .get_mut(self.sid)?
-            .sink
-            .error
-            .take()
+            .get_mut(self.sid)
+            .map(|entry| f(&mut entry.sink))
     }
 
     fn inner(&self) -> &Inner {
