@@ -653,17 +653,9 @@ impl Engine {
         if writes.disconnected {
             return false;
         }
-        if let (Some(linger), Some(since)) = (self.shared.options.linger, writes.linger_since) {
-            // Saturates: a linger past the clock's range never fires on its own.
-            let deadline = since
-                .checked_add(linger.delay)
-                .unwrap_or_else(|| since + FAR_FUTURE);
-            let max_bytes = linger.max_bytes.min(self.shared.options.write_buffer_limit);
-            if !writes.urgent
-                && !writes.space_waiters
-                && writes.queue.len() < max_bytes
-                && Instant::now() < deadline
-            {
+        if let Some(linger) = self.shared.options.linger {
+            let limit = self.shared.options.write_buffer_limit;
+            if let Some(deadline) = writes.linger_until(linger, limit, Instant::now()) {
                 writes.writer = Writer::Woken;
                 drop(writes);
                 let timer = self
@@ -761,7 +753,7 @@ impl Engine {
 }
 
 /// Far enough ahead to mean "never" for a timer, and still inside `Instant`'s range.
-const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+pub(crate) const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 
 /// Closes the client for good and releases everyone waiting on the engine. Run when the
 /// engine ends, and by [`DriverGuard`] if the engine is gone without ending (a panic, or its

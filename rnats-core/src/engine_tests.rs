@@ -397,3 +397,74 @@ fn a_planned_move_gives_the_old_link_what_it_accepted_and_a_last_ping() {
     pong.resolve(Ok(()));
     assert_eq!(flush.blocking_recv(), Ok(Ok(())));
 }
+
+/// The linger policy on a virtual clock: publishes are held until the delay, `max_bytes`
+/// (clamped to the write limit) or anything urgent, and a delay past the clock's range
+/// saturates instead of overflowing.
+#[test]
+fn linger_holds_publishes_until_its_delay_its_bytes_or_a_flush() {
+    use crate::options::Linger;
+    use crate::shared::Writes;
+    use std::time::Duration;
+    use tokio::time::Instant;
+
+    const MS: Duration = Duration::from_millis(1);
+    let linger = Linger {
+        delay: 20 * MS,
+        max_bytes: 100,
+    };
+    let start = Instant::now();
+    let mut writes = Writes {
+        queue: Frames::with_limit(1 << 16),
+        ..Writes::default()
+    };
+    assert_eq!(
+        writes.linger_until(linger, 1 << 16, start),
+        None,
+        "nothing queued"
+    );
+    writes
+        .queue
+        .push_with(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
+    writes.linger_since = Some(start);
+    assert_eq!(
+        writes.linger_until(linger, 1 << 16, start + 5 * MS),
+        Some(start + 20 * MS),
+        "held until the delay"
+    );
+    assert_eq!(writes.linger_until(linger, 1 << 16, start + 20 * MS), None);
+    assert_eq!(
+        writes.linger_until(linger, 8, start + 5 * MS),
+        None,
+        "max_bytes past the write limit: publishers would wait there"
+    );
+    writes.urgent = true;
+    assert_eq!(writes.linger_until(linger, 1 << 16, start), None, "a flush");
+    writes.urgent = false;
+    writes.space_waiters = true;
+    assert_eq!(
+        writes.linger_until(linger, 1 << 16, start),
+        None,
+        "publishers wait"
+    );
+    writes.space_waiters = false;
+    while writes.queue.len() < 100 {
+        writes
+            .queue
+            .push_with(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
+    }
+    assert_eq!(
+        writes.linger_until(linger, 1 << 16, start),
+        None,
+        "max_bytes"
+    );
+    let forever = Linger {
+        delay: Duration::MAX,
+        max_bytes: usize::MAX,
+    };
+    let held = writes.linger_until(forever, usize::MAX, start + 5 * MS);
+    assert!(
+        held.is_some_and(|at| at > start + 86_400_000 * MS),
+        "{held:?}"
+    );
+}

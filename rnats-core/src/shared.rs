@@ -18,7 +18,7 @@ use crate::Message;
 use crate::connection::LinkState;
 use crate::error::FlushCause;
 use crate::events::ConnectionEvent;
-use crate::options::ConnectOptions;
+use crate::options::{ConnectOptions, Linger};
 use crate::server_pool::ServerPool;
 pub(crate) use crate::session::SidMap;
 use crate::session::{Pings, PongWaiter, Session};
@@ -235,6 +235,28 @@ impl Writes {
         for (seq, waiter) in self.new_flushes.drain(..) {
             pings.register(seq, waiter);
         }
+    }
+
+    /// With linger on (`ConnectOptions::linger`): until when the engine may keep the queue
+    /// back at `now`, or `None` to write it now. It writes at once for a flush or a request,
+    /// when publishers wait for room, once `max_bytes` (never more than the write limit,
+    /// where publishers would wait) have piled up, and once the oldest frame has waited
+    /// the delay.
+    pub(crate) fn linger_until(
+        &self,
+        linger: Linger,
+        write_limit: usize,
+        now: Instant,
+    ) -> Option<Instant> {
+        let since = self.linger_since?;
+        // Saturates: a linger past the clock's range never fires on its own.
+        let deadline = since
+            .checked_add(linger.delay)
+            .unwrap_or_else(|| since + crate::engine::FAR_FUTURE);
+        let max_bytes = linger.max_bytes.min(write_limit);
+        let hold =
+            !self.urgent && !self.space_waiters && self.queue.len() < max_bytes && now < deadline;
+        hold.then_some(deadline)
     }
 
     /// Adds the publishes counted since the last call to the statistics.
