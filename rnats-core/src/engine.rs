@@ -349,22 +349,6 @@ impl Engine {
         });
     }
 
-    /// Starts a planned move away from a healthy server: callers queue for the next link from
-    /// now on, while the engine finishes writing what this one accepted.
-    fn hand_over_queue(&mut self, session: &mut ClientSession) {
-        let shared = &self.shared;
-        let limit = shared.options.write_buffer_limit;
-        let last_ping = shared
-            .writes()
-            .hand_over(&mut self.out, limit, &shared.statistics);
-        let Some(last_ping) = last_ping else {
-            return;
-        };
-        session.pings.note_last_ping(last_ping);
-        // Blocked publishers retry and now go to the reconnect buffer.
-        shared.space.notify_waiters();
-    }
-
     /// During a planned move: whether the old link is done (everything written and its
     /// last PING, so every PING, answered). Its deadline is the session's
     /// ([`LinkAction::GiveUp`]).
@@ -390,10 +374,9 @@ impl Engine {
                 .swap(false, Ordering::AcqRel)
             {
                 let now = Instant::now().into_std();
-                let shared = Arc::clone(&self.shared);
-                let mut session = shared.session();
+                let mut session = self.shared.session();
                 if session.handle_move_requested(now, "reconnect requested") {
-                    self.hand_over_queue(&mut session);
+                    hand_over_queue(&self.shared, &mut session, &mut self.out);
                 }
             }
             let mut progress = false;
@@ -687,7 +670,7 @@ impl Engine {
     ///
     /// [`Session`]: crate::session::Session
     fn drive_timers(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
-        let shared = Arc::clone(&self.shared);
+        let shared = &*self.shared;
         let mut session = shared.session();
         if let Some(ending) = self.move_done(&session) {
             return Err(ending);
@@ -719,7 +702,9 @@ impl Engine {
                             "stale connection: {outstanding} PINGs unanswered"
                         )));
                     }
-                    LinkAction::StartMove { .. } => self.hand_over_queue(&mut session),
+                    LinkAction::StartMove { .. } => {
+                        hand_over_queue(shared, &mut session, &mut self.out);
+                    }
                     LinkAction::GiveUp { reason } => return Err(Ending::Lost(reason.to_owned())),
                 }
             }
@@ -750,6 +735,19 @@ impl Engine {
         shared.emit(ConnectionEvent::Closed);
         shared.done.send_replace(true);
     }
+}
+
+/// Starts a planned move away from a healthy server: callers queue for the next link from
+/// now on, while the engine finishes writing what this one accepted (handed to `out`).
+fn hand_over_queue(shared: &Shared, session: &mut ClientSession, out: &mut Frames) {
+    let limit = shared.options.write_buffer_limit;
+    let last_ping = shared.writes().hand_over(out, limit, &shared.statistics);
+    let Some(last_ping) = last_ping else {
+        return;
+    };
+    session.pings.note_last_ping(last_ping);
+    // Blocked publishers retry and now go to the reconnect buffer.
+    shared.space.notify_waiters();
 }
 
 /// Far enough ahead to mean "never" for a timer, and still inside `Instant`'s range.

@@ -176,12 +176,12 @@ impl Writes {
         // Its PONG comes after every message the old server sends in answer to what it was
         // given, so none of them is cut off by leaving.
         out.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-        self.pings_queued += 1;
+        let seq = self.number_ping();
         self.disconnected = true;
         self.writer = Writer::Writing;
         self.note_engine_batch(true);
         self.linger_since = None;
-        Some(self.pings_queued)
+        Some(seq)
     }
 
     /// A new link is up: `restore` (the subscription replay) goes first, then the publishes
@@ -195,12 +195,8 @@ impl Writes {
         ping: bool,
     ) -> Option<u64> {
         restore.append(std::mem::take(&mut self.queue));
-        let seq = ping.then(|| {
-            restore.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-            self.pings_queued += 1;
-            self.pings_queued
-        });
         self.queue = restore;
+        let seq = ping.then(|| self.push_ping());
         self.disconnected = false;
         self.socket = socket;
         self.writer = Writer::Woken;
@@ -222,6 +218,12 @@ impl Writes {
     pub(crate) fn push_ping(&mut self) -> u64 {
         self.queue
             .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
+        self.number_ping()
+    }
+
+    /// Numbers a PING just queued for the current link.
+    #[inline]
+    fn number_ping(&mut self) -> u64 {
         self.pings_queued += 1;
         self.pings_queued
     }
