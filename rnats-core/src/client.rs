@@ -353,10 +353,6 @@ impl Client {
         if shared.writes().closed {
             return Err(SubscribeCause::Closed.into());
         }
-        if shared.drain_requested.load(Ordering::Acquire) {
-            // As nats.go: a subscription made now would be cut off by the close ahead.
-            return Err(SubscribeCause::Draining.into());
-        }
         let sid = shared.next_sid.fetch_add(1, Ordering::Relaxed);
         let queue = Arc::new(SubQueue::new(Limits {
             messages: shared.options.subscription_capacity,
@@ -364,14 +360,20 @@ impl Client {
             copy_below: shared.options.read_buffer_capacity / 4,
         }));
         let group = queue_group.as_ref().map(|q| q.as_str().to_owned());
-        shared.session().subs.insert(
-            sid,
-            SubEntry::new(
+        {
+            let mut session = shared.session();
+            // Under the lock the drain takes its subscriptions with: none slips between.
+            if session.link.draining() {
+                // As nats.go: a subscription made now would be cut off by the close ahead.
+                return Err(SubscribeCause::Draining.into());
+            }
+            let entry = SubEntry::new(
                 subject.clone(),
                 queue_group,
                 Sink::Queue(Arc::clone(&queue)),
-            ),
-        );
+            );
+            session.subs.insert(sid, entry);
+        }
         let sent = shared.push_control(|buf| {
             rnats_proto::encode_sub(buf, subject.as_str(), group.as_deref(), sid);
         });
@@ -407,24 +409,30 @@ impl Client {
     /// client closes anyway and the error (its source a [`FlushError`] with
     /// [`FlushCause::TimedOut`]) says that messages may have been left behind.
     ///
-    /// While the connection is down nothing can be drained: the client closes at once and
+    /// While the connection is down, or moving to another server (`force_reconnect`, lame
+    /// duck mode), nothing can be drained: the client closes at once and
     /// the error's cause is [`FlushCause::NotConnected`] (as nats.go, which refuses to drain
     /// while reconnecting). A drain once started always finishes: dropping its future
     /// still ends the subscriptions and closes the client.
     pub async fn drain(&self) -> Result<(), DrainError> {
         let shared = self.shared();
-        shared.request_drain();
+        let (sids, live) = {
+            let mut session = shared.session();
+            session.handle_drain();
+            let sids: Vec<u64> = session
+                .subs
+                .by_sid
+                .iter()
+                .filter(|(_, e)| matches!(e.sink, Sink::Queue(_)))
+                .map(|(sid, _)| *sid)
+                .collect();
+            (sids, session.link.drains_link())
+        };
+        // The engine re-arms its timer for the draining link.
+        shared.engine_waker.wake();
         shared.emit(ConnectionEvent::Draining);
-        let sids: Vec<u64> = shared
-            .session()
-            .subs
-            .by_sid
-            .iter()
-            .filter(|(_, e)| matches!(e.sink, Sink::Queue(_)))
-            .map(|(sid, _)| *sid)
-            .collect();
         let mut guard = crate::subscriber::DrainGuard::new(shared, sids, true);
-        if shared.state() != LinkState::Connected {
+        if !live {
             guard.finish();
             shared.wait_done().await;
             return Err(FlushError::from(FlushCause::NotConnected).into());

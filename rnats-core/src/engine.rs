@@ -237,7 +237,6 @@ impl Engine {
             if self.shared.options.reconnect.max_reconnects == Some(0) {
                 break;
             }
-            self.note_drain();
             if !self.shared.session().link.reconnects() {
                 // A draining client closes once its drain ends; a new link would only
                 // restore subscriptions it is taking down.
@@ -265,15 +264,6 @@ impl Engine {
             ending = self.drive_connection().await;
         }
         self.finish(ending);
-    }
-
-    /// Puts the link in its draining phase once `Client::drain` has started.
-    fn note_drain(&mut self) {
-        if self.shared.drain_requested.load(Ordering::Acquire)
-            && self.shared.session().handle_drain()
-        {
-            tracing::debug!("draining");
-        }
     }
 
     /// Drives the current connection until it ends.
@@ -367,7 +357,6 @@ impl Engine {
                 let _ = self.drive_write(cx);
                 return Poll::Ready(Ending::Requested);
             }
-            self.note_drain();
             if self
                 .shared
                 .reconnect_requested

@@ -112,6 +112,13 @@ impl Link {
         self.draining
     }
 
+    /// Whether the drain runs on a live link: the link was up, and not moving to another
+    /// server, when the drain started. Otherwise nothing can be drained (as nats.go refuses
+    /// to drain while reconnecting): the driver closes at once.
+    pub(crate) fn drains_link(&self) -> bool {
+        self.phase == Phase::Draining
+    }
+
     /// Whether a lost link is to be re-established: not once the client drains or closes.
     pub(crate) fn reconnects(&self) -> bool {
         !self.draining && self.phase != Phase::Closed
@@ -368,6 +375,7 @@ mod tests {
         assert!(link.handle_drain(), "news once");
         assert!(!link.handle_drain());
         assert_eq!(link.phase(), Phase::Draining);
+        assert!(link.drains_link(), "drained on the live link");
         assert!(!link.reconnects(), "a lost link is not re-established");
         assert!(
             !link.handle_lame_duck(t0, 10 * MS),
@@ -394,6 +402,7 @@ mod tests {
         link.handle_disconnected();
         assert!(link.handle_drain());
         assert_eq!(link.phase(), Phase::Disconnected);
+        assert!(!link.drains_link(), "nothing to drain on");
         assert!(!link.reconnects());
         link.handle_connected(t0);
         assert_eq!(
@@ -401,5 +410,18 @@ mod tests {
             Phase::Draining,
             "a link that comes up anyway drains"
         );
+    }
+
+    #[test]
+    fn a_drain_started_during_a_planned_move_has_no_link_to_drain() {
+        let t0 = Instant::now();
+        let mut link = link(t0);
+        assert!(link.handle_move_requested(t0, "reconnect requested"));
+        assert!(link.handle_drain());
+        assert!(
+            !link.drains_link(),
+            "the queue already belongs to the next link"
+        );
+        assert!(!link.reconnects(), "and no next link comes");
     }
 }

@@ -48,9 +48,6 @@ pub(crate) struct Shared {
     pub(crate) headers_supported: AtomicBool,
     state: AtomicU8,
     pub(crate) close_requested: AtomicBool,
-    /// `Client::drain` started: subscribing is refused, and the engine does not re-establish
-    /// a link lost before the drain closes the client.
-    pub(crate) drain_requested: AtomicBool,
     /// `Client::force_reconnect` or lame duck mode asked the engine to move on.
     pub(crate) reconnect_requested: AtomicBool,
     pub(crate) events: broadcast::Sender<ConnectionEvent>,
@@ -314,7 +311,6 @@ impl Shared {
             headers_supported: AtomicBool::new(info.headers),
             state: AtomicU8::new(LinkState::Connected as u8),
             close_requested: AtomicBool::new(false),
-            drain_requested: AtomicBool::new(false),
             reconnect_requested: AtomicBool::new(false),
             events,
             statistics: Arc::default(),
@@ -462,12 +458,6 @@ impl Shared {
             drop(writes);
             self.engine_waker.wake();
         }
-    }
-
-    /// Tells the engine the client drains (see [`Link::handle_drain`](crate::link::Link)).
-    pub(crate) fn request_drain(&self) {
-        self.drain_requested.store(true, Ordering::Release);
-        self.engine_waker.wake();
     }
 
     /// Asks the engine to stop.

@@ -341,15 +341,16 @@ impl Client {
     /// has sent what it had for them, then closes. Messages already received stay readable
     /// from their subscribers. From the start of a drain new subscriptions are refused
     /// (`SubscribeCause::Draining`), and a link lost before the drain ends is not
-    /// re-established: the client closes and the drain fails. While the connection is down
-    /// nothing can be drained: the client closes at once and the error's cause is
+    /// re-established: the client closes and the drain fails. While the connection is down,
+    /// or moving to another server (`force_reconnect`, lame duck mode), nothing can be
+    /// drained: the client closes at once and the error's cause is
     /// [`FlushCause::NotConnected`].
     pub fn drain(&self) -> Result<(), DrainError> {
         let inner = self.inner();
         let connected = {
             let mut core = inner.core();
             core.session.handle_drain();
-            core.state == LinkState::Connected
+            core.session.link.drains_link()
         };
         inner.events.emit(ConnectionEvent::Draining);
         if !connected {
