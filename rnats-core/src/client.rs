@@ -467,7 +467,9 @@ impl Client {
 
     /// The latest INFO the server sent (a default one before the first connect).
     pub fn server_info(&self) -> ServerInfo {
-        ServerInfo::clone(self.shared().session().info())
+        // The Arc is cloned under the lock the read path takes, the INFO itself after.
+        let info = Arc::clone(self.shared().session().info());
+        ServerInfo::clone(&info)
     }
 
     /// The latest INFO the server sent, or `None` before the first connect.

@@ -7,6 +7,7 @@ use std::future::{Future, poll_fn};
 use std::hash::{BuildHasher, Hasher};
 use std::pin::pin;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ use crate::events::{ClientError, ConnectionEvent};
 use crate::handshake::{self, Established};
 use crate::options::ReconnectPolicy;
 use crate::server_addr::ServerAddr;
-use crate::server_pool::ServerPool;
+use crate::server_pool::{ReconnectToServer, Server, ServerPool};
 use crate::shared::{Shared, lock};
 
 /// The default delay before pass `pass` over the pool: 100 ms doubling to 5 s, plus up to 50%
@@ -83,22 +84,43 @@ pub(crate) async fn reconnect(shared: &Shared) -> Option<Established> {
 /// user's `reconnect_to_server_callback` picks a server of the pool (and maybe a delay).
 async fn next_attempt(shared: &Shared, attempts: usize) -> Option<(ServerAddr, Duration)> {
     let policy = &shared.options.reconnect;
-    let (servers, len) = {
-        let pool = lock(&shared.pool);
-        let servers = policy.choose_server.as_ref().map(|_| pool.snapshot());
-        (servers, pool.len().max(1))
-    };
-    let delay = delay_before(policy, attempts, len);
+    let (delay, servers) = plan_attempt(&shared.pool, policy, attempts);
+    let mut choice = None;
     if let (Some(choose), Some(servers)) = (&policy.choose_server, servers) {
-        let info = ServerInfo::clone(shared.session().info());
-        if let Some(choice) = unless_closed(shared, choose(servers, info)).await? {
-            if lock(&shared.pool).contains(&choice.addr) {
-                return Some((choice.addr, choice.delay.unwrap_or(delay)));
-            }
-            shared.emit(ConnectionEvent::ClientError(ClientError::ServerNotInPool));
-        }
+        let info = Arc::clone(shared.session().info());
+        choice = unless_closed(shared, choose(servers, ServerInfo::clone(&info))).await?;
     }
-    let addr = lock(&shared.pool).next_server()?;
+    settle_attempt(&shared.pool, choice, delay, |event| shared.emit(event))
+}
+
+/// Before reconnect attempt `attempts`: the wait before it, and the pool's servers to offer
+/// the `reconnect_to_server_callback`, if one is set. Both clients plan attempts with it.
+pub(crate) fn plan_attempt(
+    pool: &Mutex<ServerPool>,
+    policy: &ReconnectPolicy,
+    attempts: usize,
+) -> (Duration, Option<Vec<Server>>) {
+    let pool = lock(pool);
+    let servers = policy.choose_server.as_ref().map(|_| pool.snapshot());
+    (delay_before(policy, attempts, pool.len()), servers)
+}
+
+/// Where attempt goes after [`plan_attempt`]: the callback's `choice` if it names a server of
+/// the pool (otherwise `ServerNotInPool` goes to `emit`), else the pool's next server, after
+/// `delay` unless the choice says otherwise. `None`: the pool is empty.
+pub(crate) fn settle_attempt(
+    pool: &Mutex<ServerPool>,
+    choice: Option<ReconnectToServer>,
+    delay: Duration,
+    emit: impl FnOnce(ConnectionEvent),
+) -> Option<(ServerAddr, Duration)> {
+    if let Some(choice) = choice {
+        if lock(pool).contains(&choice.addr) {
+            return Some((choice.addr, choice.delay.unwrap_or(delay)));
+        }
+        emit(ConnectionEvent::ClientError(ClientError::ServerNotInPool));
+    }
+    let addr = lock(pool).next_server()?;
     Some((addr, delay))
 }
 

@@ -444,7 +444,9 @@ impl Client {
 
     /// The latest INFO the server sent.
     pub fn server_info(&self) -> ServerInfo {
-        ServerInfo::clone(self.inner().core().session.info())
+        // The Arc is cloned under the lock the readers take, the INFO itself after.
+        let info = Arc::clone(self.inner().core().session.info());
+        ServerInfo::clone(&info)
     }
 
     /// The largest message (headers and payload) the server accepts.

@@ -1,13 +1,15 @@
 //! The server pool as the blocking client uses it between links: the server of each
 //! reconnect attempt, which the user's `reconnect_to_server_callback` may choose.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use rnats_proto::ServerInfo;
 
 use super::executor::block_on;
 use super::state::Inner;
-use crate::events::{ClientError, ConnectionEvent};
+use crate::reconnect;
 use crate::server_addr::ServerAddr;
-use crate::shared::lock;
 
 impl Inner {
     /// The server for reconnect attempt `attempts` (counted from 0) and the wait before it:
@@ -20,23 +22,12 @@ impl Inner {
     /// stops the reconnects (and keeps this thread after a close) until it does.
     pub(super) fn next_attempt(&self, attempts: usize) -> Option<(ServerAddr, Duration)> {
         let policy = &self.options.reconnect;
-        let (servers, len) = {
-            let pool = lock(&self.pool);
-            let servers = policy.choose_server.as_ref().map(|_| pool.snapshot());
-            (servers, pool.len())
-        };
-        let delay = crate::reconnect::delay_before(policy, attempts, len);
+        let (delay, servers) = reconnect::plan_attempt(&self.pool, policy, attempts);
+        let mut choice = None;
         if let (Some(choose), Some(servers)) = (&policy.choose_server, servers) {
-            let info = (**self.core().session.info()).clone();
-            if let Some(choice) = block_on(choose(servers, info)) {
-                if lock(&self.pool).contains(&choice.addr) {
-                    return Some((choice.addr, choice.delay.unwrap_or(delay)));
-                }
-                self.events
-                    .emit(ConnectionEvent::ClientError(ClientError::ServerNotInPool));
-            }
+            let info = Arc::clone(self.core().session.info());
+            choice = block_on(choose(servers, ServerInfo::clone(&info)));
         }
-        let addr = lock(&self.pool).next_server()?;
-        Some((addr, delay))
+        reconnect::settle_attempt(&self.pool, choice, delay, |event| self.events.emit(event))
     }
 }
