@@ -110,7 +110,7 @@ pub(super) async fn fetch(plan: &Plan) -> Result<Figures, CliError> {
 
     let mut supervisor = Supervisor::new("msgs", plan.msgs, plan.progress);
     let counter = supervisor.counter();
-    let (msgs, batch, size) = (plan.msgs, plan.batch, plan.payload.len() as u64);
+    let (msgs, batch, size) = (plan.msgs, plan.batch, plan.payload.len());
     let task = tokio::spawn(async move {
         let start = Instant::now();
         let mut received = 0;
@@ -128,12 +128,7 @@ pub(super) async fn fetch(plan: &Plan) -> Result<Figures, CliError> {
                 counter.set(received);
             }
         }
-        Ok(Span {
-            msgs,
-            bytes: msgs.saturating_mul(size),
-            start,
-            end: Instant::now(),
-        })
+        Ok(Span::of(msgs, size, start, Instant::now()))
     });
     let spans = supervisor.wait(vec![task]).await?;
     drop(supervisor);
