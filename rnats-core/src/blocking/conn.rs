@@ -111,6 +111,12 @@ impl Conn {
             .set_read_timeout(Some(timeout.max(Duration::from_millis(1))))
     }
 
+    /// Bounds every write from now on by `timeout` (a write past it fails).
+    pub(super) fn set_write_timeout(&self, timeout: Duration) -> io::Result<()> {
+        self.read
+            .set_write_timeout(Some(timeout.max(Duration::from_millis(1))))
+    }
+
     /// Ends the connection: blocked reads and writes on it return at once.
     pub(super) fn shutdown(&self) {
         let _ = self.read.shutdown(Shutdown::Both);

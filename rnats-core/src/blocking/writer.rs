@@ -465,6 +465,15 @@ impl Inner {
         let mut writes = self.writes();
         let last_ping = writes.hand_over()?;
         core.session.pings.note_last_ping(last_ping);
+        // The old link's frames may be written by the background thread (a lame duck move),
+        // which also ends the move at its deadline: a server that stops reading must not
+        // hold that write past the deadline.
+        if let Some(handover) = &writes.handover {
+            let grace = self.options.connection_timeout;
+            if let Err(error) = handover.conn.set_write_timeout(grace) {
+                tracing::debug!(%error, "cannot bound the planned move's writes");
+            }
+        }
         // Publishers waiting for room now fill the reconnect buffer.
         if writes.space_waiters > 0 {
             self.space.notify_all();
