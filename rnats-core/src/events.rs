@@ -15,6 +15,10 @@ use futures_util::stream::BoxStream;
 use rnats_proto::ServerError as ProtocolError;
 use tokio::sync::broadcast;
 
+/// Events a listener may hold unread, in both clients; past this a listener misses the
+/// oldest and is told how many (`Lagged`).
+pub(crate) const LISTENER_CAPACITY: usize = 256;
+
 /// Something that happened to the connection, as async-nats reports it to an event callback.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {

@@ -288,7 +288,7 @@ impl Shared {
     pub(crate) fn new(options: ConnectOptions, info: ServerInfo, pool: ServerPool) -> Shared {
         let reply_prefix = format!("{}.{}.", options.inbox_prefix, nuid::next());
         let write_limit = options.write_buffer_limit;
-        let (events, _) = broadcast::channel(256);
+        let (events, _) = broadcast::channel(crate::events::LISTENER_CAPACITY);
         let (done, _) = watch::channel(false);
         let session = ClientSession::new(
             options.ping_interval,

@@ -14,12 +14,8 @@ use std::time::{Duration, Instant};
 use super::executor::block_on;
 use super::state::deadline_after;
 use super::subscriber::TimedOut;
-use crate::events::{ConnectionEvent, EventCallback};
+use crate::events::{ConnectionEvent, EventCallback, LISTENER_CAPACITY as CAPACITY};
 use crate::shared::lock;
-
-/// Events a listener may hold unread; past this the oldest go. The async client's channel
-/// holds as many.
-pub(super) const CAPACITY: usize = 256;
 
 /// Where a client's events go: the queues of its listeners.
 pub(super) struct EventHub {
