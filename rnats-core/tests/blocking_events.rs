@@ -200,11 +200,14 @@ fn a_slow_consumer_is_reported_once_per_episode() {
         .unwrap();
     let mut sub = client.subscribe("slow").unwrap();
     let mut events = client.events();
-    for i in 0..10 {
-        client.publish("slow", Bytes::from(i.to_string())).unwrap();
-    }
-    // The flush's PONG comes after the ten messages: all were dispatched by then.
-    client.flush().unwrap();
+    // The flush's PONG comes after the messages: all were dispatched by then.
+    let publish = |count: u64| {
+        for i in 0..count {
+            client.publish("slow", Bytes::from(i.to_string())).unwrap();
+        }
+        client.flush().unwrap();
+    };
+    publish(10);
     assert_eq!(
         next_event(&mut events),
         ConnectionEvent::SlowConsumer {
@@ -216,10 +219,7 @@ fn a_slow_consumer_is_reported_once_per_episode() {
     assert_eq!(sub.dropped(), 8);
     // The queue takes a message again, which ends the episode; the next overflow is new.
     while sub.try_next().is_some() {}
-    for i in 0..4 {
-        client.publish("slow", Bytes::from(i.to_string())).unwrap();
-    }
-    client.flush().unwrap();
+    publish(4);
     assert_eq!(
         next_event(&mut events),
         ConnectionEvent::SlowConsumer {
