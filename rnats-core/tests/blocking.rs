@@ -347,7 +347,23 @@ fn drain_during_an_outage_closes_at_once() {
 
 #[test]
 fn a_link_lost_while_draining_is_not_reestablished() {
-    let (_server, proxy, client, mut events, mut sub) = subscribed_through_a_proxy();
+    let server = NatsServer::start();
+    let proxy = rnats_test_server::Proxy::start(&format!("127.0.0.1:{}", server.port())).unwrap();
+    // Every reconnect attempt asks the callback first: a draining client must not ask.
+    let attempts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let client = {
+        let attempts = Arc::clone(&attempts);
+        quick()
+            .reconnect_to_server_callback(move |_servers, _info| {
+                attempts.fetch_add(1, Ordering::SeqCst);
+                async { None }
+            })
+            .connect_blocking(proxy.url())
+            .unwrap()
+    };
+    let mut events = client.events();
+    let mut sub = client.subscribe("d").unwrap();
+    client.flush().unwrap();
     proxy.stall();
     let drainer = client.clone();
     let drain = thread::spawn(move || drainer.drain());
@@ -373,6 +389,11 @@ fn a_link_lost_while_draining_is_not_reestablished() {
     assert!(drain.join().unwrap().is_err(), "the drain could not finish");
     assert!(client.is_closed());
     assert_eq!(client.statistics().connects.load(Ordering::Relaxed), 1);
+    assert_eq!(
+        attempts.load(Ordering::SeqCst),
+        0,
+        "a reconnect was attempted"
+    );
     assert_eq!(sub.next_timeout(WAIT).unwrap(), None);
 }
 
