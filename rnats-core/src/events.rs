@@ -250,8 +250,8 @@ impl EventCallback {
         EventCallback(Arc::new(move |event| Box::pin(callback(event))))
     }
 
-    /// The callback's future for `event`, for a driver without a runtime (the blocking
-    /// client) to run itself.
+    /// The callback's future for `event`: awaited on the runtime by the tokio client, run
+    /// with `block_on` by the blocking client.
     pub(crate) fn call(&self, event: Event) -> CallbackFuture {
         (self.0)(event)
     }
@@ -265,7 +265,7 @@ impl EventCallback {
                 match rx.recv().await {
                     Ok(event) => {
                         if let Some(event) = event.to_event() {
-                            (self.0)(event).await;
+                            self.call(event).await;
                         }
                     }
                     Err(broadcast::error::RecvError::Lagged(n)) => {
