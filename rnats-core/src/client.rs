@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject, SubjectError};
+use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject, SubjectCause};
 use tokio::sync::futures::Notified;
 
 use crate::connection::{LinkState, State};
@@ -679,7 +679,7 @@ impl Client {
         let text = crate::subject::text_of(subject, owned);
         if self.shared().options.skip_subject_validation {
             if text.is_empty() || text.bytes().any(|b| b.is_ascii_whitespace()) {
-                return Err(PublishCause::InvalidSubject(SubjectError::InvalidCharacter).into());
+                return Err(PublishCause::InvalidSubject(SubjectCause::InvalidCharacter).into());
             }
         } else {
             rnats_proto::validate_publish_subject(text.as_bytes())?;

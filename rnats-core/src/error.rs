@@ -10,7 +10,7 @@ use std::fmt::{self, Debug, Display};
 use std::io;
 use std::time::Duration;
 
-use rnats_proto::{DecodeError, HeaderError, QueueGroupError, ServerError, SubjectError};
+use rnats_proto::{DecodeError, HeaderError, QueueGroupError, ServerError, SubjectCause};
 
 use crate::auth::AuthError;
 
@@ -307,7 +307,7 @@ pub enum ConnectCause {
     },
     /// The custom inbox prefix does not make valid inbox subjects.
     #[error("invalid inbox prefix: {0}")]
-    InvalidInboxPrefix(SubjectError),
+    InvalidInboxPrefix(SubjectCause),
     /// The TCP connection could not be made.
     #[error("could not reach {addr}: {source}")]
     Io {
@@ -399,7 +399,7 @@ pub enum PublishCause {
     /// The subject is not a valid subject, or has wildcards (`*`, `>`), which may be
     /// subscribed to but not published to.
     #[error("{0}")]
-    InvalidSubject(#[from] SubjectError),
+    InvalidSubject(#[from] SubjectCause),
     /// Payload and headers together exceed the server's `max_payload`.
     #[error("message of {size} bytes exceeds the server's max_payload of {max} bytes")]
     MaxPayloadExceeded {
@@ -441,8 +441,8 @@ impl PublishCause {
     }
 }
 
-impl From<SubjectError> for PublishError {
-    fn from(error: SubjectError) -> Self {
+impl From<SubjectCause> for PublishError {
+    fn from(error: SubjectCause) -> Self {
         PublishCause::InvalidSubject(error).into()
     }
 }
@@ -453,7 +453,7 @@ impl From<SubjectError> for PublishError {
 pub enum SubscribeCause {
     /// The subject is not a valid subject or pattern.
     #[error("{0}")]
-    InvalidSubject(#[from] SubjectError),
+    InvalidSubject(#[from] SubjectCause),
     /// The queue group name is not valid.
     #[error("{0}")]
     InvalidQueueGroup(#[from] QueueGroupError),
@@ -476,8 +476,8 @@ impl SubscribeCause {
     }
 }
 
-impl From<SubjectError> for SubscribeError {
-    fn from(error: SubjectError) -> Self {
+impl From<SubjectCause> for SubscribeError {
+    fn from(error: SubjectCause) -> Self {
         SubscribeCause::InvalidSubject(error).into()
     }
 }

@@ -83,7 +83,7 @@ pub use rustls;
 pub use server_addr::{ServerAddr, ToServerAddrs};
 pub use server_pool::{ReconnectToServer, Server};
 pub use status::StatusCode;
-pub use subject::{Subject, SubjectError, ToSubject};
+pub use subject::{Subject, SubjectCause, SubjectError, ToSubject};
 pub use subscriber::Subscriber;
 
 /// Connects to `addrs` with default options: one URL (`nats://[user:password@]host[:port]`,

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-pub use rnats_proto::{Subject, SubjectError};
+pub use rnats_proto::{Subject, SubjectCause, SubjectError};
 
 /// Anything that names a subject: `&str`, `String`, a [`Subject`], or a type of the user's
 /// own that implements [`ToSubject::to_subject`] (async-nats' one required method).

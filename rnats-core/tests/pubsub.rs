@@ -346,7 +346,7 @@ async fn max_payload_and_invalid_subjects_fail_before_sending() {
     assert_eq!(
         err.cause(),
         Some(&PublishCause::InvalidSubject(
-            rnats_core::SubjectError::Wildcard
+            rnats_core::SubjectCause::Wildcard
         ))
     );
     let err = client.subscribe("a..b").await.unwrap_err();

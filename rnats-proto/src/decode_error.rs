@@ -1,6 +1,6 @@
 //! Why bytes received from a server could not be decoded.
 
-use crate::subject::SubjectError;
+use crate::subject::SubjectCause;
 
 /// A protocol violation found while decoding server bytes.
 ///
@@ -54,7 +54,7 @@ pub enum DecodeError {
     MissingTerminator,
     /// A message subject or reply subject is invalid.
     #[error("invalid subject in message: {0}")]
-    InvalidSubject(#[from] SubjectError),
+    InvalidSubject(#[from] SubjectCause),
     /// An `HMSG` header block is malformed.
     #[error("invalid header block: {reason}")]
     InvalidHeaders {

@@ -48,4 +48,6 @@ pub use info::{ConnectInfo, Protocol, ServerInfo};
 pub use msg::{Msg, ServerOp};
 pub use queue_group::{QueueGroup, QueueGroupError};
 pub use server_error::{PermissionOp, ServerError};
-pub use subject::{Subject, SubjectError, validate_publish_subject, validate_subject};
+pub use subject::{
+    Subject, SubjectCause, SubjectError, validate_publish_subject, validate_subject,
+};

@@ -81,9 +81,9 @@ impl Subject {
     pub const fn from_static_validated(s: &'static str) -> Subject {
         match check_static(s.as_bytes()) {
             None => Subject::from_static(s),
-            Some(SubjectError::Empty) => panic!("invalid static subject: empty"),
-            Some(SubjectError::EmptyToken) => panic!("invalid static subject: empty token"),
-            Some(SubjectError::MisplacedFullWildcard) => {
+            Some(SubjectCause::Empty) => panic!("invalid static subject: empty"),
+            Some(SubjectCause::EmptyToken) => panic!("invalid static subject: empty token"),
+            Some(SubjectCause::MisplacedFullWildcard) => {
                 panic!("invalid static subject: `>` must be the last token")
             }
             Some(_) => panic!("invalid static subject: whitespace or control character"),
@@ -91,8 +91,11 @@ impl Subject {
     }
 
     /// Builds a subject from `s` after checking it against the subject rules.
+    ///
+    /// Its error is async-nats' single [`SubjectError::InvalidFormat`]; parse with [`FromStr`]
+    /// (`s.parse::<Subject>()`) to learn which rule the text breaks ([`SubjectCause`]).
     pub fn validated(s: impl AsRef<str>) -> Result<Subject, SubjectError> {
-        s.as_ref().parse()
+        Ok(s.as_ref().parse::<Subject>()?)
     }
 
     /// Builds a subject from bytes without copying them, checking only that they are UTF-8
@@ -104,7 +107,7 @@ impl Subject {
     }
 
     /// Builds a subject from bytes without copying them, after checking the subject rules.
-    pub fn from_bytes(bytes: Bytes) -> Result<Subject, SubjectError> {
+    pub fn from_bytes(bytes: Bytes) -> Result<Subject, SubjectCause> {
         validate_subject(&bytes)?;
         Ok(Subject(bytes))
     }
@@ -131,16 +134,16 @@ impl Subject {
 /// This is the check behind every [`Subject`] constructor. Wildcard tokens
 /// (`*` anywhere, `>` last) are accepted; use [`validate_publish_subject`]
 /// where they are not.
-pub fn validate_subject(s: &[u8]) -> Result<(), SubjectError> {
+pub fn validate_subject(s: &[u8]) -> Result<(), SubjectCause> {
     scan(s).map(|_| ())
 }
 
 /// Checks `s` as a subject to publish to: a valid subject with no wildcard
 /// tokens. One pass, for the publish hot path.
-pub fn validate_publish_subject(s: &[u8]) -> Result<(), SubjectError> {
+pub fn validate_publish_subject(s: &[u8]) -> Result<(), SubjectCause> {
     match scan(s)? {
         false => Ok(()),
-        true => Err(SubjectError::Wildcard),
+        true => Err(SubjectCause::Wildcard),
     }
 }
 
@@ -172,9 +175,9 @@ const CLASSES: [u8; 256] = {
 /// ack subjects are 60 to 100 bytes long, so the common case (plain ASCII, no `*`/`>`) looks at
 /// eight bytes per step ([`scan_word`]); the few bytes past the last full word, and the rare
 /// subjects with non-ASCII bytes or wildcards, take the byte-wise path.
-fn scan(s: &[u8]) -> Result<bool, SubjectError> {
+fn scan(s: &[u8]) -> Result<bool, SubjectCause> {
     if s.is_empty() {
-        return Err(SubjectError::Empty);
+        return Err(SubjectCause::Empty);
     }
     let mut words = s.chunks_exact(8);
     let mut flags = WordFlags {
@@ -197,13 +200,13 @@ fn scan(s: &[u8]) -> Result<bool, SubjectError> {
         prev = b;
     }
     if classes & INVALID != 0 || flags.invalid != 0 {
-        return Err(SubjectError::InvalidCharacter);
+        return Err(SubjectCause::InvalidCharacter);
     }
     if empty_token || prev == b'.' {
-        return Err(SubjectError::EmptyToken);
+        return Err(SubjectCause::EmptyToken);
     }
     if (classes & NON_ASCII != 0 || flags.non_ascii != 0) && std::str::from_utf8(s).is_err() {
-        return Err(SubjectError::NotUtf8);
+        return Err(SubjectCause::NotUtf8);
     }
     if classes & WILDCARD == 0 && flags.wildcard == 0 {
         return Ok(false);
@@ -213,7 +216,7 @@ fn scan(s: &[u8]) -> Result<bool, SubjectError> {
     let mut tokens = s.split(|&b| b == b'.').peekable();
     while let Some(token) = tokens.next() {
         match token {
-            b">" if tokens.peek().is_some() => return Err(SubjectError::MisplacedFullWildcard),
+            b">" if tokens.peek().is_some() => return Err(SubjectCause::MisplacedFullWildcard),
             b"*" | b">" => wildcard = true,
             _ => {}
         }
@@ -261,33 +264,49 @@ fn scan_word(word: u64, flags: &mut WordFlags) {
 
 /// The subject rules of [`scan`] as a `const fn`, for literals checked at compile time. The
 /// input comes from a `str`, so UTF-8 is not checked.
-const fn check_static(s: &[u8]) -> Option<SubjectError> {
+const fn check_static(s: &[u8]) -> Option<SubjectCause> {
     if s.is_empty() {
-        return Some(SubjectError::Empty);
+        return Some(SubjectCause::Empty);
     }
     let mut token_start = 0;
     let mut i = 0;
     while i <= s.len() {
         if i == s.len() || s[i] == b'.' {
             if i == token_start {
-                return Some(SubjectError::EmptyToken);
+                return Some(SubjectCause::EmptyToken);
             }
             if i < s.len() && i - token_start == 1 && s[token_start] == b'>' {
-                return Some(SubjectError::MisplacedFullWildcard);
+                return Some(SubjectCause::MisplacedFullWildcard);
             }
             token_start = i + 1;
         } else if s[i] <= b' ' || s[i] == 0x7f {
-            return Some(SubjectError::InvalidCharacter);
+            return Some(SubjectCause::InvalidCharacter);
         }
         i += 1;
     }
     None
 }
 
-/// Why a byte string is not a valid [`Subject`].
+/// Why a text is not a valid [`Subject`], as async-nats reports it: one variant for every
+/// broken rule. [`SubjectCause`] tells the rules apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SubjectError {
+    /// The text breaks a subject rule: it is empty, has an empty token, white space or a
+    /// control character, or a `>` before its last token.
+    #[error("invalid subject format")]
+    InvalidFormat,
+}
+
+impl From<SubjectCause> for SubjectError {
+    fn from(_: SubjectCause) -> Self {
+        SubjectError::InvalidFormat
+    }
+}
+
+/// Which subject rule a byte string breaks (rnats' detail behind [`SubjectError`]).
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SubjectError {
+pub enum SubjectCause {
     /// The subject has no characters at all.
     #[error("subject is empty")]
     Empty,
@@ -309,7 +328,7 @@ pub enum SubjectError {
 }
 
 impl FromStr for Subject {
-    type Err = SubjectError;
+    type Err = SubjectCause;
 
     /// Checked, unlike `From<&str>`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -343,7 +362,7 @@ impl From<&String> for Subject {
 
 /// Checked, like [`Subject::from_bytes`].
 impl TryFrom<Bytes> for Subject {
-    type Error = SubjectError;
+    type Error = SubjectCause;
 
     fn try_from(bytes: Bytes) -> Result<Self, Self::Error> {
         Subject::from_bytes(bytes)
@@ -446,9 +465,9 @@ mod tests {
     use proptest::prelude::*;
 
     /// The byte-wise rules [`scan`] must agree with.
-    fn scan_bytewise(s: &[u8]) -> Result<bool, SubjectError> {
+    fn scan_bytewise(s: &[u8]) -> Result<bool, SubjectCause> {
         if s.is_empty() {
-            return Err(SubjectError::Empty);
+            return Err(SubjectCause::Empty);
         }
         let mut classes = 0;
         let mut prev = b'.';
@@ -459,20 +478,20 @@ mod tests {
             prev = b;
         }
         if classes & INVALID != 0 {
-            return Err(SubjectError::InvalidCharacter);
+            return Err(SubjectCause::InvalidCharacter);
         }
         if empty_token || prev == b'.' {
-            return Err(SubjectError::EmptyToken);
+            return Err(SubjectCause::EmptyToken);
         }
         if classes & NON_ASCII != 0 && std::str::from_utf8(s).is_err() {
-            return Err(SubjectError::NotUtf8);
+            return Err(SubjectCause::NotUtf8);
         }
         let mut wildcard = false;
         let mut tokens = s.split(|&b| b == b'.').peekable();
         while let Some(token) = tokens.next() {
             match token {
                 b">" if tokens.peek().is_some() => {
-                    return Err(SubjectError::MisplacedFullWildcard);
+                    return Err(SubjectCause::MisplacedFullWildcard);
                 }
                 b"*" | b">" => wildcard = true,
                 _ => {}
@@ -505,13 +524,13 @@ mod tests {
 
     #[test]
     fn word_scan_sees_a_dot_pair_across_words() {
-        assert_eq!(scan(b"abcdefg..bc"), Err(SubjectError::EmptyToken));
-        assert_eq!(scan(b"abcdefgh.abcdefg."), Err(SubjectError::EmptyToken));
-        assert_eq!(scan(b".abcdefghi"), Err(SubjectError::EmptyToken));
+        assert_eq!(scan(b"abcdefg..bc"), Err(SubjectCause::EmptyToken));
+        assert_eq!(scan(b"abcdefgh.abcdefg."), Err(SubjectCause::EmptyToken));
+        assert_eq!(scan(b".abcdefghi"), Err(SubjectCause::EmptyToken));
         assert_eq!(scan(b"abcdefg.hijklmn.x"), Ok(false));
         assert_eq!(
             scan(b"abcdefg\x7fhijk"),
-            Err(SubjectError::InvalidCharacter)
+            Err(SubjectCause::InvalidCharacter)
         );
     }
 
@@ -525,17 +544,17 @@ mod tests {
         for s in ["*", ">", "foo.*", "foo.>", "*.bar", "a.*.b"] {
             assert_eq!(
                 validate_publish_subject(s.as_bytes()),
-                Err(SubjectError::Wildcard),
+                Err(SubjectCause::Wildcard),
                 "{s}"
             );
         }
         assert_eq!(
             validate_publish_subject(b"a..b"),
-            Err(SubjectError::EmptyToken)
+            Err(SubjectCause::EmptyToken)
         );
         assert_eq!(
             validate_publish_subject(b">.a"),
-            Err(SubjectError::MisplacedFullWildcard)
+            Err(SubjectCause::MisplacedFullWildcard)
         );
     }
 
@@ -557,19 +576,19 @@ mod tests {
 
     #[test]
     fn rejects_each_rule() {
-        let cases: &[(&[u8], SubjectError)] = &[
-            (b"", SubjectError::Empty),
-            (b".", SubjectError::EmptyToken),
-            (b".a", SubjectError::EmptyToken),
-            (b"a.", SubjectError::EmptyToken),
-            (b"a..b", SubjectError::EmptyToken),
-            (b"a b", SubjectError::InvalidCharacter),
-            (b"a\tb", SubjectError::InvalidCharacter),
-            (b"a\r\n", SubjectError::InvalidCharacter),
-            (b"a\x7f", SubjectError::InvalidCharacter),
-            (b">.a", SubjectError::MisplacedFullWildcard),
-            (b"a.>.b", SubjectError::MisplacedFullWildcard),
-            (b"a.\xff", SubjectError::NotUtf8),
+        let cases: &[(&[u8], SubjectCause)] = &[
+            (b"", SubjectCause::Empty),
+            (b".", SubjectCause::EmptyToken),
+            (b".a", SubjectCause::EmptyToken),
+            (b"a.", SubjectCause::EmptyToken),
+            (b"a..b", SubjectCause::EmptyToken),
+            (b"a b", SubjectCause::InvalidCharacter),
+            (b"a\tb", SubjectCause::InvalidCharacter),
+            (b"a\r\n", SubjectCause::InvalidCharacter),
+            (b"a\x7f", SubjectCause::InvalidCharacter),
+            (b">.a", SubjectCause::MisplacedFullWildcard),
+            (b"a.>.b", SubjectCause::MisplacedFullWildcard),
+            (b"a.\xff", SubjectCause::NotUtf8),
         ];
         for (input, err) in cases {
             assert_eq!(validate_subject(input).as_ref(), Err(err), "{input:?}");
@@ -607,14 +626,17 @@ mod tests {
     #[test]
     fn checked_constructors_refuse_invalid_text() {
         assert_eq!(Subject::validated("a.b").unwrap(), "a.b");
+        // async-nats' one variant for every rule; the cause through `FromStr`.
+        assert_eq!(Subject::validated("a b"), Err(SubjectError::InvalidFormat));
+        assert_eq!(Subject::validated(""), Err(SubjectError::InvalidFormat));
         assert_eq!(
-            Subject::validated("a b"),
-            Err(SubjectError::InvalidCharacter)
+            "a b".parse::<Subject>(),
+            Err(SubjectCause::InvalidCharacter)
         );
-        assert_eq!("a..b".parse::<Subject>(), Err(SubjectError::EmptyToken));
+        assert_eq!("a..b".parse::<Subject>(), Err(SubjectCause::EmptyToken));
         assert_eq!(
             Subject::try_from(Bytes::from_static(b"a\r\n")),
-            Err(SubjectError::InvalidCharacter)
+            Err(SubjectCause::InvalidCharacter)
         );
         assert_eq!(
             Subject::try_from(Bytes::from_static(b"a.b")).unwrap(),

@@ -5,7 +5,7 @@ mod support;
 use bytes::BytesMut;
 use rnats_proto::{
     DecodeError, HeaderMap, Msg, Parser, ParserLimits, PermissionOp, ServerError, ServerOp,
-    StatusCode, Subject, SubjectError,
+    StatusCode, Subject, SubjectCause,
 };
 use support::run_whole;
 
@@ -358,15 +358,15 @@ fn missing_terminator() {
 fn invalid_subjects() {
     assert_eq!(
         error(b"MSG a..b 1 0\r\n\r\n"),
-        DecodeError::InvalidSubject(SubjectError::EmptyToken)
+        DecodeError::InvalidSubject(SubjectCause::EmptyToken)
     );
     assert_eq!(
         error(b"MSG a 1 >.x 0\r\n\r\n"),
-        DecodeError::InvalidSubject(SubjectError::MisplacedFullWildcard)
+        DecodeError::InvalidSubject(SubjectCause::MisplacedFullWildcard)
     );
     assert_eq!(
         error(b"MSG \xff 1 0\r\n\r\n"),
-        DecodeError::InvalidSubject(SubjectError::NotUtf8)
+        DecodeError::InvalidSubject(SubjectCause::NotUtf8)
     );
 }
 
@@ -404,7 +404,7 @@ fn errors_have_messages() {
         e.to_string(),
         "message of 5 bytes exceeds the limit of 4 bytes"
     );
-    let e = DecodeError::InvalidSubject(SubjectError::Empty);
+    let e = DecodeError::InvalidSubject(SubjectCause::Empty);
     assert_eq!(
         e.to_string(),
         "invalid subject in message: subject is empty"

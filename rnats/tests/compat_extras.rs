@@ -469,10 +469,22 @@ fn subject_extras() -> Result<(), async_nats::Error> {
     let subject = Subject::validated("a.b")?;
     assert!(subject.is_valid());
     let err: async_nats::SubjectError = Subject::validated("a..b").unwrap_err();
-    // MISMATCH: `SubjectError::InvalidFormat` does not exist in rnats (E0599; rnats has
-    // `Empty`, `EmptyToken`, ...); async-nats 0.51 has `pub enum SubjectError { InvalidFormat }`.
-    // assert_eq!(err, async_nats::subject::SubjectError::InvalidFormat);
-    assert!(!err.to_string().is_empty());
+    assert_eq!(err, async_nats::subject::SubjectError::InvalidFormat);
+    assert_eq!(err.to_string(), "invalid subject format");
+    for text in ["", "a b", "a\tb", ".a", "a.", "a.>.b"] {
+        assert!(
+            matches!(
+                Subject::validated(text),
+                Err(async_nats::SubjectError::InvalidFormat)
+            ),
+            "{text:?}"
+        );
+    }
+    // rnats' own detail stays one parse away.
+    assert_eq!(
+        "a..b".parse::<Subject>().unwrap_err(),
+        async_nats::SubjectCause::EmptyToken
+    );
     assert!(!Subject::from("bad..subject").is_valid());
     const CHECKED: Subject = Subject::from_static_validated("ok.subject");
     assert_eq!(CHECKED.as_str(), "ok.subject");

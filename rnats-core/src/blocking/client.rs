@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject, SubjectError};
+use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject, SubjectCause};
 
 use super::events::Events;
 use super::state::{Inner, SubState, deadline_after};
@@ -532,7 +532,7 @@ impl Client {
         let text = crate::subject::text_of(subject, owned);
         if self.inner().options.skip_subject_validation {
             if text.is_empty() || text.bytes().any(|b| b.is_ascii_whitespace()) {
-                return Err(PublishCause::InvalidSubject(SubjectError::InvalidCharacter).into());
+                return Err(PublishCause::InvalidSubject(SubjectCause::InvalidCharacter).into());
             }
         } else {
             rnats_proto::validate_publish_subject(text.as_bytes())?;
