@@ -64,8 +64,9 @@ pub struct Stats {
 
 /// The requests sent to one endpoint, as a [`Stream`]; answer each with
 /// [`Request::respond`]. The stream ends when the service or the endpoint is stopped (after
-/// the requests already received) or the connection closes. Dropping it unsubscribes and takes
-/// it out of INFO and STATS.
+/// the requests already received) or the connection closes. Dropping it unsubscribes, but the
+/// endpoint stays listed in INFO and STATS (as async-nats keeps it) until the service stops;
+/// [`Endpoint::stop`] is how to take it out.
 pub struct Endpoint {
     slot: Arc<Slot>,
     record: Arc<Record>,
@@ -95,12 +96,6 @@ impl Stream for Endpoint {
                 )
             })
         })
-    }
-}
-
-impl Drop for Endpoint {
-    fn drop(&mut self) {
-        self.shared.remove_endpoint(&self.record);
     }
 }
 

@@ -86,8 +86,22 @@ impl fmt::Display for ServiceErrorKind {
 
 /// Why a service could not start, an endpoint could not be added, or a stop did not drain.
 /// The async-nats shaped calls return it boxed as [`rnats_core::Error`]; downcast to read the
-/// kind.
+/// kind (an invalid name or version comes wrapped in a `std::io::Error`, see `start`).
 pub type ServiceError = rnats_core::error::Error<ServiceErrorKind>;
+
+/// Boxes a [`ServiceError`] the way async-nats reports the same failure. A name or version that
+/// does not pass validation becomes a [`std::io::Error`] of kind
+/// [`InvalidInput`](std::io::ErrorKind::InvalidInput), so code that downcasts to `io::Error`
+/// keeps working; the typed error stays inside it, reachable with `get_ref()` and a downcast
+/// to [`ServiceError`]. Every other kind is boxed as it is.
+pub(crate) fn into_boxed(error: ServiceError) -> rnats_core::Error {
+    match error.kind() {
+        ServiceErrorKind::InvalidName | ServiceErrorKind::InvalidVersion => {
+            Box::new(std::io::Error::new(std::io::ErrorKind::InvalidInput, error))
+        }
+        _ => Box::new(error),
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -198,7 +198,9 @@ impl ServiceBuilder {
         let queue_group = self
             .queue_group
             .unwrap_or_else(|| QueueGroupSetting::Named(DEFAULT_QUEUE_GROUP.to_owned()));
-        Ok(Service::start(self.client, config, queue_group).await?)
+        Service::start(self.client, config, queue_group)
+            .await
+            .map_err(error::into_boxed)
     }
 }
 
@@ -263,7 +265,9 @@ impl ServiceExt for Client {
                     .take()
                     .unwrap_or_else(|| DEFAULT_QUEUE_GROUP.to_owned()),
             );
-            Ok(Service::start(client, config, queue_group).await?)
+            Service::start(client, config, queue_group)
+                .await
+                .map_err(error::into_boxed)
         })
     }
 

@@ -573,7 +573,7 @@ async fn stop_drains_in_flight_requests_and_takes_no_new_ones() {
 }
 
 #[tokio::test]
-async fn endpoint_stop_and_drop_take_it_out_of_the_service() {
+async fn endpoint_stop_takes_it_out_of_the_service_and_drop_only_unsubscribes() {
     let server = NatsServer::start();
     let client = connect(&server.url()).await;
     let service = client
@@ -596,7 +596,8 @@ async fn endpoint_stop_and_drop_take_it_out_of_the_service() {
         .into_iter()
         .map(|e| e.name)
         .collect();
-    assert_eq!(names, ["shrink-c"]);
+    // A dropped endpoint stays listed, as async-nats keeps it; only stop() takes it out.
+    assert_eq!(names, ["shrink-b", "shrink-c"]);
     client.flush().await.unwrap();
     for gone in ["shrink.a", "shrink.b"] {
         let err = client.request(gone, Bytes::new()).await.unwrap_err();
@@ -605,7 +606,14 @@ async fn endpoint_stop_and_drop_take_it_out_of_the_service() {
     assert_eq!(request(&client, "shrink.c", "still").await.payload, "still");
 }
 
+/// The typed kind of a set-up error. An invalid name or version comes as a `std::io::Error` of
+/// kind `InvalidInput` (what async-nats returns) with rnats' typed error inside it.
 fn kind_of(error: rnats_core::Error) -> ServiceErrorKind {
+    if let Some(io) = error.downcast_ref::<std::io::Error>() {
+        assert_eq!(io.kind(), std::io::ErrorKind::InvalidInput);
+        let inner = io.get_ref().expect("the typed error is kept inside");
+        return inner.downcast_ref::<ServiceError>().unwrap().kind();
+    }
     error.downcast_ref::<ServiceError>().unwrap().kind()
 }
 
@@ -626,6 +634,11 @@ async fn names_versions_subjects_and_queue_groups_are_checked() {
             .start(name, version)
             .await
             .unwrap_err();
+        assert_eq!(
+            err.downcast_ref::<std::io::Error>().map(|e| e.kind()),
+            Some(std::io::ErrorKind::InvalidInput),
+            "{name} {version} reads as async-nats' io::Error"
+        );
         assert_eq!(kind_of(err), kind, "{name} {version}");
     }
     let err = client
