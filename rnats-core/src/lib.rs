@@ -36,6 +36,7 @@ pub mod message;
 mod options;
 mod reconnect;
 mod request;
+pub mod request_many;
 mod server_addr;
 mod server_pool;
 mod session;
@@ -70,6 +71,7 @@ pub use error::{
 pub use events::{CallbackError, ClientError, ConnectionEvent, Event, Events, ServerError};
 pub use header::{HeaderMap, HeaderName, HeaderValue};
 pub use message::Message;
+pub use request_many::{ManyEnd, ManyLimits, Replies, RequestMany};
 /// The old name of [`message::OutboundMessage`], kept as async-nats keeps it.
 #[deprecated(note = "use `rnats::message::OutboundMessage` instead")]
 pub type PublishMessage = message::OutboundMessage;

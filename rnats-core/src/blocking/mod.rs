@@ -98,6 +98,7 @@ mod conn;
 mod events;
 mod executor;
 mod pool;
+mod request_many;
 mod state;
 mod subscriber;
 mod writer;
@@ -106,6 +107,7 @@ use std::sync::Arc;
 
 pub use client::Client;
 pub use events::Events;
+pub use request_many::{Replies, RequestMany};
 pub use subscriber::{Subscriber, TimedOut};
 
 use crate::error::{ConnectCause, ConnectError};

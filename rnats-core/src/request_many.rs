@@ -1,0 +1,612 @@
+//! Request-many (ADR-47): one request, any number of replies, gathered until a limit says the
+//! request is over. Scatter-gather services are the use: ask every instance, take what comes
+//! back within the time allowed.
+//!
+//! The decision of when a gathering ends is [`Gather`], a pure state machine fed with replies
+//! and the time; the tokio client's [`Replies`] stream and the blocking client's iterator both
+//! drive it, so the two end for the same reasons at the same moments.
+
+use std::fmt;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+
+use crate::client::{Client, RequestError};
+use crate::error::RequestCause;
+use crate::header::HeaderMap;
+use crate::message::Message;
+use crate::subject::{Subject, ToSubject};
+use crate::subscriber::Subscriber;
+
+/// A predicate over each reply: `true` to keep gathering, `false` to end (ADR-47's sentinel;
+/// the message it stops at is not yielded).
+pub type Sentinel = Arc<dyn Fn(&Message) -> bool + Send + Sync>;
+
+/// When a request-many ends: the limits of ADR-47. Build it with the setters, then pass it to
+/// [`Client::request_many`]'s builder or the blocking client's `request_many`.
+#[derive(Clone, Default)]
+pub struct ManyLimits {
+    timeout: Option<Duration>,
+    stall: Option<Duration>,
+    max_messages: Option<usize>,
+    sentinel: Option<Sentinel>,
+}
+
+impl ManyLimits {
+    /// The total time to gather replies, counted from the request. Default: the client's
+    /// request timeout (none when the client has none).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The longest wait between two replies once the first has come: a gap this long ends the
+    /// request. A stall of zero, or one not shorter than the total timeout, is ignored, as
+    /// ADR-47 specifies.
+    pub fn stall_wait(mut self, stall: Duration) -> Self {
+        self.stall = Some(stall);
+        self
+    }
+
+    /// The most replies to take; the request ends with the `n`-th. The server is told to stop
+    /// delivering after as many.
+    pub fn max_messages(mut self, n: usize) -> Self {
+        self.max_messages = Some(n);
+        self
+    }
+
+    /// Ends the request at the first reply for which `keep_going` returns `false`; that reply
+    /// is not yielded. ADR-47's predicate: `true` means continue.
+    pub fn sentinel<F>(mut self, keep_going: F) -> Self
+    where
+        F: Fn(&Message) -> bool + Send + Sync + 'static,
+    {
+        self.sentinel = Some(Arc::new(keep_going));
+        self
+    }
+
+    /// ADR-47's standard sentinel: a reply with an empty payload (and no status) ends the
+    /// request, and is not yielded.
+    pub fn sentinel_empty(self) -> Self {
+        self.sentinel(|message| !message.payload.is_empty() || message.status.is_some())
+    }
+
+    /// The limit on replies, if one was set.
+    pub(crate) fn max(&self) -> Option<usize> {
+        self.max_messages
+    }
+
+    /// Starts the gathering clock at `now`; `default_timeout` is the client's request timeout.
+    pub(crate) fn start(&self, now: Instant, default_timeout: Option<Duration>) -> Gather {
+        let total = self.timeout.or(default_timeout);
+        // ADR-47: a stall of zero or one that is not shorter than the total does nothing.
+        let stall = self
+            .stall
+            .filter(|stall| !stall.is_zero() && total.is_none_or(|total| *stall < total));
+        Gather {
+            deadline: total.and_then(|total| now.checked_add(total)),
+            stall,
+            max: self.max_messages,
+            sentinel: self.sentinel.clone(),
+            received: 0,
+            last: now,
+            ended: None,
+        }
+    }
+}
+
+impl fmt::Debug for ManyLimits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ManyLimits")
+            .field("timeout", &self.timeout)
+            .field("stall", &self.stall)
+            .field("max_messages", &self.max_messages)
+            .field("sentinel", &self.sentinel.is_some())
+            .finish()
+    }
+}
+
+/// Why a request-many ended.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ManyEnd {
+    /// The total timeout passed.
+    Timeout,
+    /// No reply came within the stall wait after the previous one.
+    Stalled,
+    /// The maximum number of replies came.
+    MaxMessages,
+    /// The sentinel stopped it.
+    Sentinel,
+    /// The server answered that nobody subscribes to the subject (a 503 status).
+    NoResponders,
+    /// The subscription ended before any limit: the client closed or drained.
+    Closed,
+}
+
+/// What to do with a reply.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Verdict {
+    /// Hand it to the caller.
+    Yield(Message),
+    /// The request ended; nothing to hand over.
+    End(ManyEnd),
+    /// A 503: the request ended, and the caller is told with an error.
+    NoResponders,
+}
+
+/// The state of one gathering: what has come, and when it must end. Pure: it is told the
+/// time, it reads none.
+pub(crate) struct Gather {
+    deadline: Option<Instant>,
+    stall: Option<Duration>,
+    max: Option<usize>,
+    sentinel: Option<Sentinel>,
+    received: usize,
+    last: Instant,
+    ended: Option<ManyEnd>,
+}
+
+impl Gather {
+    /// Why it ended, once it has.
+    pub(crate) fn ended(&self) -> Option<ManyEnd> {
+        self.ended
+    }
+
+    /// Takes a reply that came at `now`. Call [`Gather::handle_timeout`] first: a reply that
+    /// comes after the request ended is not judged here.
+    pub(crate) fn handle_reply(&mut self, now: Instant, message: Message) -> Verdict {
+        if let Some(end) = self.ended {
+            return Verdict::End(end);
+        }
+        if message.status == Some(crate::StatusCode::NO_RESPONDERS) {
+            self.ended = Some(ManyEnd::NoResponders);
+            return Verdict::NoResponders;
+        }
+        if let Some(keep_going) = &self.sentinel
+            && !keep_going(&message)
+        {
+            return self.end(ManyEnd::Sentinel);
+        }
+        self.received += 1;
+        self.last = now;
+        if self.max.is_some_and(|max| self.received >= max) {
+            self.ended = Some(ManyEnd::MaxMessages);
+        }
+        Verdict::Yield(message)
+    }
+
+    /// Ends the gathering if a time limit passed by `now`; returns the reason it ended.
+    pub(crate) fn handle_timeout(&mut self, now: Instant) -> Option<ManyEnd> {
+        if self.ended.is_none() {
+            if self.deadline.is_some_and(|deadline| now >= deadline) {
+                self.ended = Some(ManyEnd::Timeout);
+            } else if self.stall_deadline().is_some_and(|stall| now >= stall) {
+                self.ended = Some(ManyEnd::Stalled);
+            }
+        }
+        self.ended
+    }
+
+    /// The subscription ended under it (the client closed).
+    pub(crate) fn handle_closed(&mut self) -> ManyEnd {
+        *self.ended.get_or_insert(ManyEnd::Closed)
+    }
+
+    /// When the next time limit falls: the total deadline, or the stall wait after the last
+    /// reply if that is sooner. `None` while nothing bounds the wait.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        match (self.deadline, self.stall_deadline()) {
+            (Some(deadline), Some(stall)) => Some(deadline.min(stall)),
+            (deadline, stall) => deadline.or(stall),
+        }
+    }
+
+    /// The stall limit applies only after the first reply (ADR-47: the first wait is the
+    /// total timeout's).
+    fn stall_deadline(&self) -> Option<Instant> {
+        if self.received == 0 {
+            return None;
+        }
+        self.stall.and_then(|stall| self.last.checked_add(stall))
+    }
+
+    fn end(&mut self, end: ManyEnd) -> Verdict {
+        self.ended = Some(end);
+        Verdict::End(end)
+    }
+}
+
+/// A request-many being set up: [`Client::request_many`] makes it, the setters shape it, and
+/// awaiting it (or [`RequestMany::send`]) subscribes to a fresh inbox and sends the request.
+#[must_use = "nothing is sent until the request is awaited"]
+pub struct RequestMany {
+    client: Client,
+    subject: Result<Subject, RequestError>,
+    payload: Bytes,
+    headers: Option<HeaderMap>,
+    limits: ManyLimits,
+}
+
+impl RequestMany {
+    /// Headers to send with the request.
+    pub fn headers(mut self, headers: HeaderMap) -> Self {
+        self.headers = Some(headers);
+        self
+    }
+
+    /// Replaces every limit at once.
+    pub fn limits(mut self, limits: ManyLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// See [`ManyLimits::timeout`].
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.limits = self.limits.timeout(timeout);
+        self
+    }
+
+    /// See [`ManyLimits::stall_wait`].
+    pub fn stall_wait(mut self, stall: Duration) -> Self {
+        self.limits = self.limits.stall_wait(stall);
+        self
+    }
+
+    /// See [`ManyLimits::max_messages`].
+    pub fn max_messages(mut self, n: usize) -> Self {
+        self.limits = self.limits.max_messages(n);
+        self
+    }
+
+    /// See [`ManyLimits::sentinel`].
+    pub fn sentinel<F>(mut self, keep_going: F) -> Self
+    where
+        F: Fn(&Message) -> bool + Send + Sync + 'static,
+    {
+        self.limits = self.limits.sentinel(keep_going);
+        self
+    }
+
+    /// See [`ManyLimits::sentinel_empty`].
+    pub fn sentinel_empty(mut self) -> Self {
+        self.limits = self.limits.sentinel_empty();
+        self
+    }
+
+    /// Subscribes to a fresh inbox, sends the request, and returns the replies as a stream.
+    pub async fn send(self) -> Result<Replies, RequestError> {
+        let subject = self.subject?;
+        let inbox = self.client.new_inbox();
+        let mut subscriber = self.client.subscribe(inbox.as_str()).await?;
+        if let Some(max) = self.limits.max() {
+            // ADR-47's optimisation: the server stops delivering at the count. A 503 or a
+            // sentinel may end it sooner; dropping the stream unsubscribes then.
+            subscriber
+                .unsubscribe_after(u64::try_from(max).unwrap_or(u64::MAX))
+                .await
+                .ok();
+        }
+        let gather = self.limits.start(Instant::now(), self.client.timeout());
+        match self.headers {
+            Some(headers) => {
+                self.client
+                    .publish_with_reply_and_headers(subject, inbox, headers, self.payload)
+                    .await?
+            }
+            None => {
+                self.client
+                    .publish_with_reply(subject, inbox, self.payload)
+                    .await?
+            }
+        }
+        Ok(Replies {
+            subscriber: Some(subscriber),
+            sleep: gather
+                .poll_timeout()
+                .map(|at| Box::pin(tokio::time::sleep_until(at.into()))),
+            gather,
+        })
+    }
+}
+
+impl IntoFuture for RequestMany {
+    type Output = Result<Replies, RequestError>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}
+
+impl fmt::Debug for RequestMany {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestMany")
+            .field("subject", &self.subject)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The replies to a request-many, as a [`Stream`]. Each item is a reply; a 503 (no
+/// responders) is one `Err` item ([`RequestErrorKind::NoResponders`](crate::RequestErrorKind))
+/// and then the stream ends. Ending for a limit is not an error: [`Replies::ended`] says which
+/// limit ended it. Dropping it unsubscribes.
+pub struct Replies {
+    subscriber: Option<Subscriber>,
+    gather: Gather,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl Replies {
+    /// Why the stream ended; `None` while it is still open.
+    pub fn ended(&self) -> Option<ManyEnd> {
+        self.gather.ended()
+    }
+
+    /// Ends the request here (ADR-47's cancelling): unsubscribes, and the stream ends.
+    pub fn cancel(&mut self) {
+        self.subscriber = None;
+        self.gather.handle_closed();
+    }
+
+    fn finish(&mut self) -> Poll<Option<Result<Message, RequestError>>> {
+        // Unsubscribes at once rather than leaving the inbox to the server.
+        self.subscriber = None;
+        self.sleep = None;
+        Poll::Ready(None)
+    }
+
+    /// Moves the timer to the gathering's next limit.
+    fn rearm(&mut self) {
+        match self.gather.poll_timeout() {
+            Some(at) => match &mut self.sleep {
+                Some(sleep) => sleep.as_mut().reset(at.into()),
+                None => self.sleep = Some(Box::pin(tokio::time::sleep_until(at.into()))),
+            },
+            None => self.sleep = None,
+        }
+    }
+}
+
+impl Stream for Replies {
+    type Item = Result<Message, RequestError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        if this.gather.ended().is_some() {
+            return this.finish();
+        }
+        let Some(subscriber) = this.subscriber.as_mut() else {
+            return Poll::Ready(None);
+        };
+        // A reply already received is taken before the clock is read: one that came in time
+        // is not lost to a timer that fired while the task was busy.
+        match subscriber.poll_next_unpin(cx) {
+            Poll::Ready(Some(message)) => {
+                if this.gather.handle_timeout(Instant::now()).is_some() {
+                    return this.finish();
+                }
+                return match this.gather.handle_reply(Instant::now(), message) {
+                    Verdict::Yield(message) => {
+                        this.rearm();
+                        Poll::Ready(Some(Ok(message)))
+                    }
+                    Verdict::NoResponders => {
+                        this.subscriber = None;
+                        Poll::Ready(Some(Err(RequestCause::NoResponders.into())))
+                    }
+                    Verdict::End(_) => this.finish(),
+                };
+            }
+            Poll::Ready(None) => {
+                this.gather.handle_closed();
+                return this.finish();
+            }
+            Poll::Pending => {}
+        }
+        if let Some(sleep) = this.sleep.as_mut()
+            && sleep.as_mut().poll(cx).is_ready()
+        {
+            if this.gather.handle_timeout(Instant::now()).is_some() {
+                return this.finish();
+            }
+            // Woken early (the deadline moved): wait for the new one.
+            this.rearm();
+            if let Some(sleep) = this.sleep.as_mut() {
+                let _ = sleep.as_mut().poll(cx);
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl fmt::Debug for Replies {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Replies")
+            .field("ended", &self.gather.ended())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Sends a request that may have many replies (ADR-47) and gathers them as a stream until
+    /// a limit ends it: the total timeout (default: the client's request timeout), a stall
+    /// between replies, a number of replies, or a sentinel. Await the returned builder to send.
+    ///
+    /// ```no_run
+    /// # async fn run(client: rnats_core::Client) -> Result<(), rnats_core::Error> {
+    /// use futures_util::StreamExt;
+    /// use std::time::Duration;
+    ///
+    /// let mut replies = client
+    ///     .request_many("inventory.count", "sku-42".into())
+    ///     .stall_wait(Duration::from_millis(200))
+    ///     .max_messages(10)
+    ///     .await?;
+    /// while let Some(reply) = replies.next().await {
+    ///     println!("{:?}", reply?.payload);
+    /// }
+    /// println!("ended by {:?}", replies.ended());
+    /// # Ok(()) }
+    /// ```
+    pub fn request_many<S: ToSubject>(&self, subject: S, payload: Bytes) -> RequestMany {
+        RequestMany {
+            client: self.clone(),
+            subject: checked_request_subject(&subject),
+            payload,
+            headers: None,
+            limits: ManyLimits::default(),
+        }
+    }
+}
+
+/// Checks a request's subject up front, as every publish does, so that the builder carries a
+/// typed error rather than a half-made request.
+pub(crate) fn checked_request_subject<S: ToSubject + ?Sized>(
+    subject: &S,
+) -> Result<Subject, RequestError> {
+    let subject = subject.to_subject();
+    rnats_proto::validate_publish_subject(subject.as_bytes())
+        .map_err(|cause| RequestError::from(crate::PublishError::from(cause)))?;
+    Ok(subject)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::StatusCode;
+
+    fn reply(payload: &'static str) -> Message {
+        Message {
+            subject: Subject::from_static("_INBOX.x"),
+            reply: None,
+            payload: Bytes::from_static(payload.as_bytes()),
+            headers: None,
+            status: None,
+            description: None,
+            length: payload.len(),
+        }
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn the_first_reply_waits_the_total_and_later_ones_the_stall() {
+        let t0 = Instant::now();
+        let mut gather = ManyLimits::default()
+            .timeout(ms(1000))
+            .stall_wait(ms(100))
+            .start(t0, None);
+        // Before the first reply only the total bounds the wait.
+        assert_eq!(gather.poll_timeout(), Some(t0 + ms(1000)));
+        assert_eq!(gather.handle_timeout(t0 + ms(500)), None);
+        assert!(matches!(
+            gather.handle_reply(t0 + ms(500), reply("a")),
+            Verdict::Yield(_)
+        ));
+        assert_eq!(gather.poll_timeout(), Some(t0 + ms(600)));
+        assert_eq!(gather.handle_timeout(t0 + ms(599)), None);
+        assert_eq!(gather.handle_timeout(t0 + ms(600)), Some(ManyEnd::Stalled));
+    }
+
+    #[test]
+    fn the_stall_never_stretches_past_the_total() {
+        let t0 = Instant::now();
+        let mut gather = ManyLimits::default()
+            .timeout(ms(1000))
+            .stall_wait(ms(300))
+            .start(t0, None);
+        assert!(matches!(
+            gather.handle_reply(t0 + ms(900), reply("a")),
+            Verdict::Yield(_)
+        ));
+        assert_eq!(gather.poll_timeout(), Some(t0 + ms(1000)));
+        assert_eq!(gather.handle_timeout(t0 + ms(1000)), Some(ManyEnd::Timeout));
+    }
+
+    #[test]
+    fn a_stall_of_zero_or_not_shorter_than_the_total_is_ignored() {
+        let t0 = Instant::now();
+        for stall in [ms(0), ms(1000), ms(5000)] {
+            let mut gather = ManyLimits::default()
+                .timeout(ms(1000))
+                .stall_wait(stall)
+                .start(t0, None);
+            let _ = gather.handle_reply(t0 + ms(10), reply("a"));
+            assert_eq!(gather.poll_timeout(), Some(t0 + ms(1000)), "{stall:?}");
+        }
+    }
+
+    #[test]
+    fn the_client_timeout_is_the_default_and_none_means_unbounded() {
+        let t0 = Instant::now();
+        let gather = ManyLimits::default().start(t0, Some(ms(2000)));
+        assert_eq!(gather.poll_timeout(), Some(t0 + ms(2000)));
+        let gather = ManyLimits::default().start(t0, None);
+        assert_eq!(gather.poll_timeout(), None);
+    }
+
+    #[test]
+    fn max_messages_ends_with_the_last_reply_yielded() {
+        let t0 = Instant::now();
+        let mut gather = ManyLimits::default().max_messages(2).start(t0, None);
+        assert!(matches!(
+            gather.handle_reply(t0, reply("a")),
+            Verdict::Yield(_)
+        ));
+        assert_eq!(gather.ended(), None);
+        assert!(matches!(
+            gather.handle_reply(t0, reply("b")),
+            Verdict::Yield(_)
+        ));
+        assert_eq!(gather.ended(), Some(ManyEnd::MaxMessages));
+        assert_eq!(
+            gather.handle_reply(t0, reply("c")),
+            Verdict::End(ManyEnd::MaxMessages)
+        );
+    }
+
+    #[test]
+    fn the_standard_sentinel_stops_at_an_empty_reply_without_yielding_it() {
+        let t0 = Instant::now();
+        let mut gather = ManyLimits::default().sentinel_empty().start(t0, None);
+        assert!(matches!(
+            gather.handle_reply(t0, reply("a")),
+            Verdict::Yield(_)
+        ));
+        assert_eq!(
+            gather.handle_reply(t0, reply("")),
+            Verdict::End(ManyEnd::Sentinel)
+        );
+        assert_eq!(gather.ended(), Some(ManyEnd::Sentinel));
+    }
+
+    #[test]
+    fn a_503_ends_the_request_as_no_responders() {
+        let t0 = Instant::now();
+        let mut gather = ManyLimits::default().sentinel_empty().start(t0, None);
+        let mut status = reply("");
+        status.status = Some(StatusCode::NO_RESPONDERS);
+        // Judged before the sentinel: an empty 503 is not a sentinel.
+        assert_eq!(gather.handle_reply(t0, status), Verdict::NoResponders);
+        assert_eq!(gather.ended(), Some(ManyEnd::NoResponders));
+    }
+
+    #[test]
+    fn a_closed_subscription_ends_it_unless_a_limit_already_did() {
+        let t0 = Instant::now();
+        let mut gather = ManyLimits::default().start(t0, None);
+        assert_eq!(gather.handle_closed(), ManyEnd::Closed);
+        let mut gather = ManyLimits::default().max_messages(1).start(t0, None);
+        let _ = gather.handle_reply(t0, reply("a"));
+        assert_eq!(gather.handle_closed(), ManyEnd::MaxMessages);
+    }
+}
