@@ -48,6 +48,7 @@ mod sub_queue;
 pub mod subject;
 mod subscriber;
 mod tls;
+pub mod trace;
 mod transport;
 mod websocket;
 mod write_queue;

@@ -282,17 +282,7 @@ impl RequestMany {
     /// Subscribes to a fresh inbox, sends the request, and returns the replies as a stream.
     pub async fn send(self) -> Result<Replies, RequestError> {
         let subject = self.subject?;
-        let inbox = self.client.new_inbox();
-        let mut subscriber = self.client.subscribe(inbox.as_str()).await?;
-        if let Some(max) = self.limits.max() {
-            // ADR-47's optimisation: the server stops delivering at the count. A 503 or a
-            // sentinel may end it sooner; dropping the stream unsubscribes then.
-            subscriber
-                .unsubscribe_after(u64::try_from(max).unwrap_or(u64::MAX))
-                .await
-                .ok();
-        }
-        let gather = self.limits.start(Instant::now(), self.client.timeout());
+        let (replies, inbox) = Replies::open(&self.client, &self.limits).await?;
         match self.headers {
             Some(headers) => {
                 self.client
@@ -305,13 +295,7 @@ impl RequestMany {
                     .await?
             }
         }
-        Ok(Replies {
-            subscriber: Some(subscriber),
-            sleep: gather
-                .poll_timeout()
-                .map(|at| Box::pin(tokio::time::sleep_until(at.into()))),
-            gather,
-        })
+        Ok(replies)
     }
 }
 
@@ -344,6 +328,33 @@ pub struct Replies {
 }
 
 impl Replies {
+    /// Subscribes to a fresh inbox for a gathering under `limits`, and starts its clock.
+    /// Returns the inbox for the caller to send the request with.
+    pub(crate) async fn open(
+        client: &Client,
+        limits: &ManyLimits,
+    ) -> Result<(Replies, String), RequestError> {
+        let inbox = client.new_inbox();
+        let mut subscriber = client.subscribe(inbox.as_str()).await?;
+        if let Some(max) = limits.max() {
+            // ADR-47's optimisation: the server stops delivering at the count. A 503 or a
+            // sentinel may end it sooner; ending unsubscribes then.
+            subscriber
+                .unsubscribe_after(u64::try_from(max).unwrap_or(u64::MAX))
+                .await
+                .ok();
+        }
+        let gather = limits.start(Instant::now(), client.timeout());
+        let replies = Replies {
+            subscriber: Some(subscriber),
+            sleep: gather
+                .poll_timeout()
+                .map(|at| Box::pin(tokio::time::sleep_until(at.into()))),
+            gather,
+        };
+        Ok((replies, inbox))
+    }
+
     /// Why the stream ended; `None` while it is still open.
     pub fn ended(&self) -> Option<ManyEnd> {
         self.gather.ended()
