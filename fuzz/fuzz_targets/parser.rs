@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
         ParserLimits::default()
     } else {
         // Small limits reach the size checks with short inputs.
-        ParserLimits { max_control_line: 64, max_payload: 256 }
+        ParserLimits { max_control_line: 64, max_info_line: 96, max_payload: 256 }
     };
     let whole = run(stream, limits, stream.len().max(1));
     let chunked = run(stream, limits, chunk);

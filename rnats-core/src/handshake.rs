@@ -96,7 +96,8 @@ impl Handshake {
         host: &str,
         read_capacity: usize,
     ) -> Handshake {
-        // INFO lines grow with a cluster's connect_urls; MSG control lines stay far below this.
+        // INFO lines have their own, much larger limit (they grow with a cluster's
+        // connect_urls); MSG control lines stay far below this one.
         let limits = ParserLimits {
             max_control_line: 64 * 1024,
             ..ParserLimits::default()

@@ -13,10 +13,15 @@ use crate::subject::Subject;
 /// without limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParserLimits {
-    /// Longest accepted control line, excluding its `\r\n`. This includes
-    /// `INFO` lines, whose JSON grows with the cluster's `connect_urls`.
-    /// Default: 4096.
+    /// Longest accepted control line other than `INFO`, excluding its `\r\n`:
+    /// what bounds the memory a lying peer can make the parser hold for a
+    /// `MSG`/`HMSG` header line. Default: 4096.
     pub max_control_line: usize,
+    /// Longest accepted `INFO` line, excluding its `\r\n`. An `INFO` grows
+    /// with the cluster (about 30 bytes per announced `connect_urls` entry),
+    /// so it gets a limit of its own, far above any other line's; the larger
+    /// of this and `max_control_line` applies. Default: 8 MiB.
+    pub max_info_line: usize,
     /// Largest accepted `MSG`/`HMSG` size (headers plus payload).
     /// Default: 64 MiB; lower it to the server's `max_payload` once known.
     pub max_payload: usize,
@@ -26,6 +31,7 @@ impl Default for ParserLimits {
     fn default() -> Self {
         ParserLimits {
             max_control_line: 4096,
+            max_info_line: 8 * 1024 * 1024,
             max_payload: 64 * 1024 * 1024,
         }
     }
@@ -103,7 +109,11 @@ impl Parser {
     /// only at bytes not scanned by earlier calls. Returns the line length
     /// including `\r\n`.
     fn find_line_end(&mut self, buf: &[u8], scanned: usize) -> Result<Option<usize>, DecodeError> {
-        let max = self.limits.max_control_line;
+        let max = if may_be_info(buf) {
+            self.limits.max_info_line.max(self.limits.max_control_line)
+        } else {
+            self.limits.max_control_line
+        };
         // Searching no further than the limit makes the outcome independent
         // of how the stream was chunked.
         let limit = max.saturating_add(CRLF.len());
@@ -130,6 +140,15 @@ impl Parser {
 }
 
 const CRLF: &[u8] = b"\r\n";
+
+/// Whether the line at the front of `buf` is, or may still turn out to be, an `INFO` (op
+/// names are case-insensitive). A line shorter than the op name counts as one while it is a
+/// prefix of it, so that the limit that applies does not depend on how the bytes arrived.
+fn may_be_info(buf: &[u8]) -> bool {
+    const INFO: &[u8] = b"INFO";
+    let n = buf.len().min(INFO.len());
+    buf[..n].eq_ignore_ascii_case(&INFO[..n])
+}
 
 /// What the parser waits for next.
 #[derive(Debug, Clone, Copy)]

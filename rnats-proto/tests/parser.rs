@@ -7,7 +7,7 @@ use rnats_proto::{
     DecodeError, HeaderMap, Msg, Parser, ParserLimits, PermissionOp, ServerError, ServerOp,
     StatusCode, Subject, SubjectCause,
 };
-use support::run_whole;
+use support::{run_bytewise, run_whole};
 
 /// Decodes `input` whole and expects it to be fully consumed without error.
 fn ops(input: &[u8]) -> Vec<ServerOp> {
@@ -213,6 +213,41 @@ fn err_texts() {
         one(b"-err\t'Stale Connection'  \r\n"),
         ServerOp::Err(ServerError::StaleConnection)
     );
+}
+
+#[test]
+fn an_info_line_has_a_limit_of_its_own() {
+    let limits = ParserLimits {
+        max_control_line: 16,
+        max_info_line: 64,
+        ..Default::default()
+    };
+    // An INFO far over the control-line limit parses (any case, any chunking).
+    let info = b"INFO {\"server_id\":\"a-server-with-a-long-id\"}\r\n";
+    assert!(info.len() > 16 + 2 && info.len() < 64);
+    for input in [
+        &info[..],
+        &b"info {\"server_id\":\"a-server-with-a-long-id\"}\r\n"[..],
+    ] {
+        let outcome = run_whole(input, limits);
+        assert_eq!(outcome.error, None);
+        assert!(matches!(outcome.ops.as_slice(), [ServerOp::Info(_)]));
+        assert_eq!(run_bytewise(input, limits).error, None);
+    }
+    // Every other line keeps the tight limit...
+    assert_eq!(
+        error_with(b"MSG a.very.long.subject.name 1 0\r\n\r\n", limits),
+        DecodeError::ControlLineTooLong { max: 16 }
+    );
+    // ...and an INFO still has one.
+    let mut huge = b"INFO {\"server_id\":\"".to_vec();
+    huge.extend(std::iter::repeat_n(b'x', 100));
+    assert_eq!(
+        error_with(&huge, limits),
+        DecodeError::ControlLineTooLong { max: 64 }
+    );
+    // The default is far above a 4,000-server cluster's INFO.
+    assert!(ParserLimits::default().max_info_line >= 4 * 1024 * 1024);
 }
 
 #[test]

@@ -110,10 +110,13 @@ fn server_op() -> impl Strategy<Value = Vec<u8>> {
 }
 
 fn small_limits() -> impl Strategy<Value = ParserLimits> {
-    (1usize..200, 0usize..300).prop_map(|(max_control_line, max_payload)| ParserLimits {
-        max_control_line,
-        max_payload,
-    })
+    (1usize..200, 0usize..400, 0usize..300).prop_map(
+        |(max_control_line, max_info_line, max_payload)| ParserLimits {
+            max_control_line,
+            max_info_line,
+            max_payload,
+        },
+    )
 }
 
 proptest! {
