@@ -2,6 +2,7 @@
 //! the client has learnt about each (failed attempts, last error), as
 //! [`Client::server_pool`](crate::Client::server_pool) reports it.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::time::Duration;
 
@@ -226,8 +227,11 @@ impl ServerPool {
             Some(_) if !info.ws_connect_urls.is_empty() => &info.ws_connect_urls,
             _ => &info.connect_urls,
         };
+        // Sets of (host, port), as `same_server` compares: a cluster may announce thousands
+        // of servers, and this runs on the connection's engine, so it must stay linear.
+        let mut known: HashSet<ServerKey> = self.servers.iter().map(|s| key(&s.addr)).collect();
         let mut added = Vec::new();
-        let mut advertised = Vec::new();
+        let mut advertised = HashSet::new();
         for url in urls {
             let parsed = match implied_scheme {
                 Some(scheme) if !url.contains("://") => format!("{scheme}://{url}").parse(),
@@ -239,23 +243,33 @@ impl ServerPool {
             if websocket_scheme.is_some() != addr.is_websocket() {
                 continue;
             }
-            if !self.contains(&addr) {
+            let server = key(&addr);
+            if known.insert(server.clone()) {
                 added.push(url.clone());
-                self.servers.push(Server::new(addr.clone(), true));
+                self.servers.push(Server::new(addr, true));
             }
-            advertised.push(addr);
+            advertised.insert(server);
         }
         if !advertised.is_empty() {
-            let current = self.current.as_ref();
+            let current = self.current.as_ref().map(key);
             self.servers.retain(|s| {
-                !s.is_discovered
-                    || advertised.iter().any(|a| a.same_server(&s.addr))
-                    || current.is_some_and(|c| c.same_server(&s.addr))
+                if !s.is_discovered {
+                    return true;
+                }
+                let server = key(&s.addr);
+                advertised.contains(&server) || current.as_ref() == Some(&server)
             });
             self.next %= self.servers.len().max(1);
         }
         added
     }
+}
+
+/// A server's identity in the pool: host and port, as [`ServerAddr::same_server`] compares.
+type ServerKey = (String, u16);
+
+fn key(addr: &ServerAddr) -> ServerKey {
+    (addr.host().to_owned(), addr.port())
 }
 
 #[cfg(test)]
@@ -340,6 +354,33 @@ mod tests {
         pool.add_discovered(&advertising(&["b:8080", "nats://c:4222"], &[]));
         assert_eq!(pool.len(), 2, "a nats:// address is no WebSocket server");
         assert_eq!(pool.servers[1].addr.scheme(), "ws");
+    }
+
+    #[test]
+    fn a_cluster_announcing_thousands_of_servers_is_merged_in_linear_time() {
+        // Guards the complexity, not a speed: the merge used to compare every announced URL
+        // with every known server (20,000 URLs: 4 x 10^8 comparisons, tens of seconds in a
+        // debug build); with sets it is a few milliseconds, far inside the bound.
+        let urls: Vec<String> = (0..20_000)
+            .map(|i| format!("10.{}.{}.{}:4222", i / 65536, (i / 256) % 256, i % 256))
+            .collect();
+        let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+        let mut pool = ServerPool::new(vec!["nats://seed:4222".parse().unwrap()], true);
+        let started = std::time::Instant::now();
+        assert_eq!(pool.add_discovered(&advertising(&urls, &[])).len(), 20_000);
+        // The same INFO again (what a cluster change re-sends): nothing new, nothing pruned.
+        assert!(pool.add_discovered(&advertising(&urls, &[])).is_empty());
+        // Half of them leave the cluster.
+        assert!(
+            pool.add_discovered(&advertising(&urls[..10_000], &[]))
+                .is_empty()
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(pool.len(), 10_001);
     }
 
     fn advertising(connect_urls: &[&str], ws_connect_urls: &[&str]) -> ServerInfo {
