@@ -1,16 +1,19 @@
 //! rnats vs async-nats vs a raw blocking-socket baseline, side by side, on one nats-server.
 //!
 //! `cargo bench -p rnats-bench --bench compare -- [--quick] [--rounds R]
-//! [--runtime current-thread|multi-thread] [--clients NAME,...] [--server URL] [--json PATH]
-//! [SCENARIO...]`
+//! [--runtime current-thread|multi-thread] [--shape block-on|spawn] [--clients NAME,...]
+//! [--server URL] [--json PATH] [SCENARIO...]`
 //!
 //! One server serves the whole run. Each scenario runs `R` rounds; a round runs every client
 //! that supports the scenario, in an order that rotates every round. The async clients share
 //! one tokio runtime (`--runtime`, multi-threaded by default); the blocking clients, rnats's
 //! ([`rnats_bench::blocking`]) and the raw one ([`rnats_bench::raw`]), Core scenarios only,
 //! run on plain threads outside it. The table shows the median over rounds per client and the
-//! ratios of rnats and rnats-blocking to async-nats and to raw. The `mem` scenario runs in child processes (this binary again, with `--mem-child`)
-//! because peak RSS is per process.
+//! ratios of rnats and rnats-blocking to async-nats and to raw, and under each scenario what a
+//! run cost the process per operation (context switches and CPU time, from `getrusage`). The
+//! async clients' code runs in `block_on` (as in `#[tokio::main]`) or, with `--shape spawn`, in
+//! a spawned task. The `mem` scenario runs in child processes (this binary again, with
+//! `--mem-child`) because peak RSS is per process.
 //!
 //! A client is one `*_side.rs` module: `rnats_side` and `async_nats_side` compile the shared
 //! async `scenarios.rs` against their client; `threaded_side` maps scenarios onto
@@ -24,9 +27,10 @@ use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 use rnats_bench::args::USAGE;
+use rnats_bench::cost::Usage;
 use rnats_bench::{
     Args, ClientKind, JS_FETCH_BATCH, JS_IN_FLIGHT, MemChild, MemProbe, PayloadSize, Plan, Report,
-    Scenario, memory,
+    Scenario, Shape, memory,
 };
 use rnats_test_server::NatsServer;
 
@@ -134,14 +138,16 @@ fn run(runtime: &tokio::runtime::Runtime, args: &Args) -> Result<Report, BenchEr
         args.runtime,
         &args.clients,
     );
+    report.shape = args.shape;
     eprintln!(
-        "clients: {}; async clients on the {} tokio runtime",
+        "clients: {}; async clients on the {} tokio runtime, in {}",
         args.clients
             .iter()
             .map(|c| c.name())
             .collect::<Vec<_>>()
             .join(", "),
-        args.runtime
+        args.runtime,
+        args.shape
     );
 
     // A short unmeasured publish per client (a quick pub32 run): the server's and each
@@ -156,9 +162,19 @@ fn run(runtime: &tokio::runtime::Runtime, args: &Args) -> Result<Report, BenchEr
         let clients = scenario.clients(&args.clients);
         for round in 0..args.rounds {
             for client in ClientKind::order_for_round(&clients, round) {
+                let before = Usage::now();
                 let outcome = run_client(runtime, args, &url, scenario, client, plan);
+                let after = Usage::now();
                 match outcome {
-                    Ok(values) => report.record(scenario, client, &values),
+                    Ok(values) => {
+                        report.record(scenario, client, &values);
+                        if let (Ok(before), Ok(after), Some(operations)) =
+                            (before, after, plan.operations(scenario))
+                        {
+                            let per_op = before.per_op_until(&after, operations);
+                            report.record_cost(scenario, client, per_op);
+                        }
+                    }
                     Err(e) => {
                         eprintln!(
                             "!!! INVALID: {scenario} / {client} / round {}: {e}",
@@ -200,7 +216,14 @@ fn run_client(
 ) -> Result<Vec<f64>, BenchError> {
     match scenario {
         Scenario::Mem => run_mem(args, url, client),
-        _ if client.is_async() => runtime.block_on(run_once(scenario, client, url, plan)),
+        _ if client.is_async() => match args.shape {
+            Shape::BlockOn => runtime.block_on(run_once(scenario, client, url, plan)),
+            Shape::Spawn => {
+                let url = url.to_owned();
+                let task = async move { run_once(scenario, client, &url, plan).await };
+                runtime.block_on(async { tokio::spawn(task).await? })
+            }
+        },
         _ => run_blocking(scenario, client, url, plan),
     }
 }

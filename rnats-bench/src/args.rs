@@ -11,7 +11,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::scenario::{ClientKind, Runtime, Scenario};
+use crate::scenario::{ClientKind, Runtime, Scenario, Shape};
 
 /// Rounds when `--rounds` is not given.
 pub const DEFAULT_ROUNDS: usize = 5;
@@ -19,9 +19,10 @@ pub const DEFAULT_ROUNDS: usize = 5;
 /// Usage text for `--help` and errors.
 pub const USAGE: &str = "\
 usage: cargo bench -p rnats-bench --bench compare -- \
-[--quick] [--rounds R] [--runtime current-thread|multi-thread] \
+[--quick] [--rounds R] [--runtime current-thread|multi-thread] [--shape block-on|spawn] \
 [--clients rnats,async-nats,rnats-blocking,raw] [--server URL] [--json PATH] [SCENARIO...]
 runtime: the tokio runtime of the async clients (default multi-thread, as #[tokio::main])
+shape: where the async clients' code runs: block-on (default, as in #[tokio::main]) or spawn (a task)
 clients: which clients to run (default all; rnats-blocking and raw run the Core scenarios only)
 scenarios: pub32 pub1k pub8k sub32 sub1k sub8k req lat lat-idle mem js-pub32 js-pub1k \
 js-pipe32 js-pipe1k js-fetch kv-put kv-put16 kv-get kv-get16 obj-put obj-get (default: all)";
@@ -35,6 +36,8 @@ pub struct Args {
     pub rounds: usize,
     /// The tokio runtime the async clients run on.
     pub runtime: Runtime,
+    /// Where the async clients' code runs.
+    pub shape: Shape,
     /// The clients to run, in column order (every client unless `--clients` chose fewer).
     pub clients: Vec<ClientKind>,
     /// Use this server instead of starting one.
@@ -112,6 +115,8 @@ pub enum ArgsError {
     BadMemChild(String),
     /// `--runtime` named no runtime.
     BadRuntime(String),
+    /// `--shape` named no shape.
+    BadShape(String),
     /// `--clients` named a client that does not exist, or none.
     BadClients(String),
 }
@@ -129,6 +134,9 @@ impl fmt::Display for ArgsError {
                 f,
                 "--runtime wants current-thread or multi-thread, not {value:?}"
             ),
+            ArgsError::BadShape(value) => {
+                write!(f, "--shape wants block-on or spawn, not {value:?}")
+            }
             ArgsError::BadClients(value) => {
                 let names: Vec<&str> = ClientKind::ALL.iter().map(|c| c.name()).collect();
                 write!(
@@ -150,6 +158,7 @@ impl Args {
             quick: false,
             rounds: DEFAULT_ROUNDS,
             runtime: Runtime::default(),
+            shape: Shape::default(),
             clients: ClientKind::ALL.to_vec(),
             server: None,
             json: None,
@@ -184,6 +193,10 @@ impl Args {
                 "--runtime" => {
                     let raw = value("--runtime")?;
                     parsed.runtime = Runtime::from_name(&raw).ok_or(ArgsError::BadRuntime(raw))?;
+                }
+                "--shape" => {
+                    let raw = value("--shape")?;
+                    parsed.shape = Shape::from_name(&raw).ok_or(ArgsError::BadShape(raw))?;
                 }
                 "--clients" => parsed.clients = parse_clients(&value("--clients")?)?,
                 "--server" => parsed.server = Some(value("--server")?),
@@ -272,7 +285,18 @@ mod tests {
         assert_eq!(args.scenarios, Scenario::ALL.to_vec());
         assert_eq!(args.mem_child, None);
         assert_eq!(args.runtime, Runtime::MultiThread);
+        assert_eq!(args.shape, Shape::BlockOn);
         assert_eq!(args.clients, ClientKind::ALL.to_vec());
+    }
+
+    #[test]
+    fn shapes() {
+        assert_eq!(parse(&["--shape", "spawn"]).unwrap().shape, Shape::Spawn);
+        assert_eq!(parse(&["--shape=block-on"]).unwrap().shape, Shape::BlockOn);
+        assert_eq!(
+            parse(&["--shape", "thread"]),
+            Err(ArgsError::BadShape("thread".into()))
+        );
     }
 
     #[test]

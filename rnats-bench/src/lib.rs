@@ -11,6 +11,7 @@
 
 pub mod args;
 pub mod blocking;
+pub mod cost;
 pub mod memory;
 pub mod raw;
 pub mod report;
@@ -21,6 +22,7 @@ pub mod workload;
 pub use args::{Args, ArgsError, MemChild, MemProbe};
 pub use report::Report;
 pub use scenario::{
-    ClientKind, JS_FETCH_BATCH, JS_IN_FLIGHT, PayloadSize, Plan, RawTarget, Runtime, Scenario,
+    COST, ClientKind, JS_FETCH_BATCH, JS_IN_FLIGHT, PayloadSize, Plan, RawTarget, Runtime,
+    Scenario, Shape,
 };
 pub use stats::{Latency, Throughput};

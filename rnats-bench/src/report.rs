@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value, json};
 
-use crate::scenario::{Better, ClientKind, Metric, Runtime, Scenario, Unit};
+use crate::scenario::{Better, COST, ClientKind, Metric, Runtime, Scenario, Shape, Unit};
 use crate::stats::median;
 
 /// The results of a whole run.
@@ -26,6 +26,8 @@ pub struct Report {
     pub server: String,
     /// The tokio runtime the async clients ran on.
     pub runtime: Runtime,
+    /// Where the async clients' code ran: in `block_on` (the default) or a spawned task.
+    pub shape: Shape,
     /// The clients of the run, in column order.
     pub clients: Vec<ClientKind>,
     /// One row per metric of each scenario run, in run order.
@@ -73,6 +75,7 @@ impl Report {
             rounds,
             server: server.into(),
             runtime,
+            shape: Shape::default(),
             clients: clients.to_vec(),
             rows: Vec::new(),
             failures: Vec::new(),
@@ -84,6 +87,14 @@ impl Report {
         for (metric, value) in scenario.metrics().iter().zip(values) {
             let row = self.row_mut(scenario, *metric);
             row.samples.entry(client).or_default().push(*value);
+        }
+    }
+
+    /// Records what one run cost the process per operation, in the order of [`COST`].
+    pub fn record_cost(&mut self, scenario: Scenario, client: ClientKind, per_op: [f64; 3]) {
+        for (metric, value) in COST.iter().zip(per_op) {
+            let row = self.row_mut(scenario, *metric);
+            row.samples.entry(client).or_default().push(value);
         }
     }
 
@@ -177,9 +188,13 @@ impl Report {
             true => "; raw = the blocking-socket baseline, the practical limit",
             false => "",
         };
+        let shape = match self.shape {
+            Shape::BlockOn => "",
+            Shape::Spawn => " in spawned tasks",
+        };
         let _ = writeln!(
             out,
-            "{} on {} ({mode}, async clients on the {} tokio runtime, median of {} round(s){raw_note})\n",
+            "{} on {} ({mode}, async clients on the {} tokio runtime{shape}, median of {} round(s){raw_note})\n",
             names.join(" vs "),
             self.server,
             self.runtime,
@@ -246,6 +261,7 @@ impl Report {
             "quick": self.quick,
             "rounds": self.rounds,
             "runtime": self.runtime.name(),
+            "shape": self.shape.name(),
             "clients": clients,
             "valid": self.is_valid(),
             "rows": rows,
@@ -476,6 +492,7 @@ pub fn format_value(unit: Unit, value: Option<f64>) -> String {
         Unit::Micros => format!("{v:.1} µs"),
         Unit::MiB => format!("{v:.1} MiB"),
         Unit::Bytes => format!("{} B", group_thousands(v.round() as u64)),
+        Unit::Count => format!("{v:.2}"),
     }
 }
 

@@ -137,6 +137,42 @@ impl fmt::Display for Runtime {
     }
 }
 
+/// Where the async clients' scenario code runs (`--shape`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Shape {
+    /// In the future given to `Runtime::block_on`: what `#[tokio::main]` code is, and on the
+    /// multi-threaded runtime a thread that is not one of the runtime's workers.
+    #[default]
+    BlockOn,
+    /// In a task spawned on the runtime, awaited from `block_on`: on the multi-threaded
+    /// runtime the code runs on a worker.
+    Spawn,
+}
+
+impl Shape {
+    /// Both shapes.
+    pub const ALL: [Shape; 2] = [Shape::BlockOn, Shape::Spawn];
+
+    /// The name used on the command line and in the output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::BlockOn => "block-on",
+            Shape::Spawn => "spawn",
+        }
+    }
+
+    /// Parses [`Shape::name`].
+    pub fn from_name(name: &str) -> Option<Shape> {
+        Shape::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Payload sizes of the throughput scenarios.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PayloadSize {
@@ -322,6 +358,37 @@ impl Scenario {
         }
     }
 }
+
+/// What every run costs the process per operation, shown under each scenario's own metrics:
+/// voluntary and involuntary context switches and CPU time (user plus system), from
+/// `getrusage` around the run, divided by the run's operations. Process-wide, so a tokio
+/// runtime's workers count as much as the calling thread; the server is another process.
+pub const COST: [Metric; 3] = [
+    Metric {
+        name: "vol. switches/op",
+        unit: Unit::Count,
+        better: Better::Lower,
+        target: None,
+        vs_raw: None,
+        blocking_vs_raw: None,
+    },
+    Metric {
+        name: "invol. switches/op",
+        unit: Unit::Count,
+        better: Better::Lower,
+        target: None,
+        vs_raw: None,
+        blocking_vs_raw: None,
+    },
+    Metric {
+        name: "CPU µs/op",
+        unit: Unit::Micros,
+        better: Better::Lower,
+        target: None,
+        vs_raw: None,
+        blocking_vs_raw: None,
+    },
+];
 
 // The targets come from the project issues that set rnats's performance goals: ratios to
 // async-nats from the first, ratios of rnats and of the blocking client to the raw
@@ -515,6 +582,8 @@ pub enum Unit {
     MiB,
     /// Bytes.
     Bytes,
+    /// A count per operation (context switches), to two decimals.
+    Count,
 }
 
 /// One number a scenario reports, with the ratio it should reach.
@@ -586,6 +655,23 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The operations a run of `scenario` makes, to divide its costs by: messages, requests
+    /// or round trips; `None` for `mem`, which runs in child processes.
+    pub fn operations(&self, scenario: Scenario) -> Option<usize> {
+        Some(match scenario {
+            Scenario::Pub(size) | Scenario::Sub(size) => self.messages(size),
+            Scenario::Req => self.requests(),
+            Scenario::Lat => self.latency_iterations(),
+            Scenario::LatIdle => self.idle_latency_iterations(),
+            Scenario::Mem => return None,
+            Scenario::JsPub(_) => self.js_messages(false),
+            Scenario::JsPipe(_) | Scenario::JsFetch => self.js_messages(true),
+            Scenario::KvPut(_) | Scenario::KvGet(_) => self.kv_operations(),
+            // Per object moved.
+            Scenario::ObjPut | Scenario::ObjGet => 1,
+        })
+    }
+
     /// Messages per `pub`/`sub` run.
     pub fn messages(&self, size: PayloadSize) -> usize {
         self.scale(size.full_count())
