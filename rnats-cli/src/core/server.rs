@@ -17,8 +17,6 @@ pub(crate) struct ServerArgs {
     /// What to ask the server.
     #[command(subcommand)]
     command: ServerCommand,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// The server commands.
@@ -44,13 +42,11 @@ pub(crate) struct RttArgs {
     /// The samples and their average as JSON.
     #[arg(long)]
     json: bool,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// Runs `rnats server ...`.
-pub(crate) async fn run(args: ServerArgs) -> Result<(), CliError> {
-    let (client, settings) = args.conn.connect().await?;
+pub(crate) async fn run(args: ServerArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let (client, settings) = conn.connect().await?;
     let ServerCommand::Info { json } = args.command;
     let info = client.server_info();
     if json {
@@ -96,8 +92,8 @@ pub(crate) async fn run(args: ServerArgs) -> Result<(), CliError> {
 }
 
 /// Runs `rnats rtt`.
-pub(crate) async fn rtt(args: RttArgs) -> Result<(), CliError> {
-    let (client, settings) = args.conn.connect().await?;
+pub(crate) async fn rtt(args: RttArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let (client, settings) = conn.connect().await?;
     let mut samples = Vec::new();
     for _ in 0..args.count {
         let started = Instant::now();

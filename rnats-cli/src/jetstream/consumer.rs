@@ -24,8 +24,6 @@ pub(crate) struct ConsumerArgs {
     /// What to do with consumers.
     #[command(subcommand)]
     command: ConsumerCommand,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// The consumer commands.
@@ -56,6 +54,9 @@ enum ConsumerCommand {
         /// Print the server's consumer info as JSON.
         #[arg(long)]
         json: bool,
+        /// Accept the defaults for what is not given (natscli's flag; rnats never prompts).
+        #[arg(long)]
+        defaults: bool,
     },
     /// Shows a consumer's configuration and state.
     ///
@@ -255,8 +256,8 @@ fn deliver_policy(text: &str) -> Result<DeliverPolicy, CliError> {
 }
 
 /// Runs a consumer command.
-pub(crate) async fn run(args: ConsumerArgs) -> Result<(), CliError> {
-    let js = crate::conn::jetstream(&args.conn).await?;
+pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let js = crate::conn::jetstream(conn).await?;
     match args.command {
         ConsumerCommand::Ls { stream, json } => list(&js, stream, json).await,
         ConsumerCommand::Add {
@@ -264,6 +265,7 @@ pub(crate) async fn run(args: ConsumerArgs) -> Result<(), CliError> {
             name,
             flags,
             json,
+            ..
         } => add(&js, stream, name, flags, json).await,
         ConsumerCommand::Info { stream, name, json } => info(&js, stream, name, json).await,
         ConsumerCommand::Rm {
@@ -271,7 +273,7 @@ pub(crate) async fn run(args: ConsumerArgs) -> Result<(), CliError> {
             name,
             force,
         } => remove(&js, stream, name, force).await,
-        ConsumerCommand::Next(next_args) => next(&js, next_args, js_timeout(&args.conn)).await,
+        ConsumerCommand::Next(next_args) => next(&js, next_args, js_timeout(conn)).await,
     }
 }
 

@@ -22,8 +22,6 @@ pub(crate) struct KvArgs {
     /// What to do with Key-Value buckets.
     #[command(subcommand)]
     command: KvCommand,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// The Key-Value commands.
@@ -205,8 +203,8 @@ fn parse_size(text: &str) -> Result<i64, String> {
 }
 
 /// Runs a Key-Value command.
-pub(crate) async fn run(args: KvArgs) -> Result<(), CliError> {
-    let js = crate::conn::jetstream(&args.conn).await?;
+pub(crate) async fn run(args: KvArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let js = crate::conn::jetstream(conn).await?;
     match args.command {
         KvCommand::Ls { bucket: None, json } => list_buckets(&js, json).await,
         KvCommand::Ls {

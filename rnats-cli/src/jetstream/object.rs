@@ -25,8 +25,6 @@ pub(crate) struct ObjectArgs {
     /// What to do with Object Store buckets.
     #[command(subcommand)]
     command: ObjectCommand,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// The Object Store commands.
@@ -146,8 +144,8 @@ fn parse_size(text: &str) -> Result<i64, String> {
 }
 
 /// Runs an Object Store command.
-pub(crate) async fn run(args: ObjectArgs) -> Result<(), CliError> {
-    let js = crate::conn::jetstream(&args.conn).await?;
+pub(crate) async fn run(args: ObjectArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let js = crate::conn::jetstream(conn).await?;
     match args.command {
         ObjectCommand::Ls { bucket: None, json } => list_buckets(&js, json).await,
         ObjectCommand::Ls {

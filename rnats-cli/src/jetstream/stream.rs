@@ -26,8 +26,6 @@ pub(crate) struct StreamArgs {
     /// What to do with streams.
     #[command(subcommand)]
     command: StreamCommand,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// The stream commands.
@@ -57,6 +55,9 @@ enum StreamCommand {
         /// Print the server's stream info as JSON.
         #[arg(long)]
         json: bool,
+        /// Accept the defaults for what is not given (natscli's flag; rnats never prompts).
+        #[arg(long)]
+        defaults: bool,
     },
     /// Shows a stream's configuration and state.
     ///
@@ -155,11 +156,13 @@ enum StreamCommand {
 }
 
 /// Runs a stream command.
-pub(crate) async fn run(args: StreamArgs) -> Result<(), CliError> {
-    let js = crate::conn::jetstream(&args.conn).await?;
+pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let js = crate::conn::jetstream(conn).await?;
     match args.command {
         StreamCommand::Ls { json, names } => list(&js, json, names).await,
-        StreamCommand::Add { name, flags, json } => add(&js, name, flags, json).await,
+        StreamCommand::Add {
+            name, flags, json, ..
+        } => add(&js, name, flags, json).await,
         StreamCommand::Info { name, json } => info(&js, name, json).await,
         StreamCommand::Edit { name, flags, json } => edit(&js, name, flags, json).await,
         StreamCommand::Rm { name, force } => remove(&js, name, force).await,
