@@ -7,6 +7,7 @@ mod kv;
 mod object;
 mod stream;
 mod stream_config;
+mod stream_report;
 
 pub(crate) use account::{AccountArgs, run as account};
 pub(crate) use consumer::{ConsumerArgs, run as consumer};

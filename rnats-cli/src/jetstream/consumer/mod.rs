@@ -1,4 +1,9 @@
-//! `rnats consumer`: list, add, inspect and remove consumers, and fetch from pull ones.
+//! `rnats consumer`: list, add, edit, inspect, pause and remove consumers, report on a
+//! stream's consumers, and read from them.
+
+mod manage;
+mod report;
+mod sub;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -87,6 +92,31 @@ enum ConsumerCommand {
     ///
     /// Example: rnats consumer next ORDERS billing --count 10
     Next(NextArgs),
+    /// Changes the settings given of a consumer, keeping the others.
+    ///
+    /// Example: rnats consumer edit ORDERS billing --max-deliver 10 --description Billing
+    #[command(alias = "update")]
+    Edit(manage::EditArgs),
+    /// Pauses a consumer until a time, or for a duration: it delivers nothing meanwhile.
+    ///
+    /// Example: rnats consumer pause ORDERS billing 1h --force
+    Pause(manage::PauseArgs),
+    /// Resumes a paused consumer.
+    ///
+    /// Example: rnats consumer resume ORDERS billing --force
+    Resume(manage::ResumeArgs),
+    /// Unpins the pinned client of a priority group, so the next client to pull gets the pin.
+    ///
+    /// Example: rnats consumer unpin ORDERS workers jobs --force
+    Unpin(manage::UnpinArgs),
+    /// Reports on every consumer of a stream: mode, acks, pending and redelivered.
+    ///
+    /// Example: rnats consumer report ORDERS
+    Report(report::ReportArgs),
+    /// Reads messages from a consumer as they come (pull or push), acking them.
+    ///
+    /// Example: rnats consumer sub ORDERS billing --count 10
+    Sub(sub::SubArgs),
 }
 
 /// Options of `consumer next`.
@@ -121,7 +151,7 @@ struct ConsumerFlags {
     #[arg(long, conflicts_with = "deliver_subject")]
     pull: bool,
     /// Make a push consumer delivering to this subject.
-    #[arg(long, value_name = "SUBJECT")]
+    #[arg(long, visible_alias = "target", value_name = "SUBJECT")]
     deliver_subject: Option<String>,
     /// Queue group of a push consumer's subscribers.
     #[arg(long, value_name = "GROUP", requires = "deliver_subject")]
@@ -140,7 +170,7 @@ struct ConsumerFlags {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     max_deliver: Option<i64>,
     /// How long a delivery waits for its ack, e.g. 30s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, visible_alias = "wait", value_name = "DURATION", value_parser = parse_duration)]
     ack_wait: Option<Duration>,
     /// Unacknowledged messages allowed at once.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -174,10 +204,19 @@ enum Replay {
 impl ConsumerFlags {
     /// The config: the file's or a durable default, with the flags given written in.
     fn config(&self, name: &str) -> Result<consumer::Config, CliError> {
-        let mut config: consumer::Config = match &self.config_file {
+        let config: consumer::Config = match &self.config_file {
             Some(path) => read_json(path)?,
             None => consumer::Config::default(),
         };
+        self.applied_to(config, name)
+    }
+
+    /// `config` named `name`, with the flags given written in.
+    fn applied_to(
+        &self,
+        mut config: consumer::Config,
+        name: &str,
+    ) -> Result<consumer::Config, CliError> {
         config.durable_name = Some(name.to_owned());
         config.name = Some(name.to_owned());
         if let Some(subject) = &self.deliver_subject {
@@ -274,6 +313,12 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
             force,
         } => remove(&js, stream, name, force).await,
         ConsumerCommand::Next(next_args) => next(&js, next_args, js_timeout(conn)).await,
+        ConsumerCommand::Edit(edit) => manage::edit(&js, edit).await,
+        ConsumerCommand::Pause(pause) => manage::pause(&js, pause).await,
+        ConsumerCommand::Resume(resume) => manage::resume(&js, resume).await,
+        ConsumerCommand::Unpin(unpin) => manage::unpin(&js, unpin).await,
+        ConsumerCommand::Report(report) => report::run(&js, report).await,
+        ConsumerCommand::Sub(sub) => sub::run(&js, sub).await,
     }
 }
 
