@@ -14,6 +14,7 @@
 //! `error: ...` line on stderr and exit code 1. See `docs/cli.md`.
 
 mod bench;
+mod check;
 mod cli;
 mod conn;
 mod context;
@@ -39,6 +40,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // `rnats sub | head`: the reader went away, which ends the command quietly.
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        // `server check` said what it found on stdout already.
+        Err(error::CliError::CheckStatus(code)) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE

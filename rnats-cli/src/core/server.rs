@@ -30,6 +30,26 @@ enum ServerCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Pings every server of the system and shows how long each took to answer (needs a
+    /// system account user).
+    ///
+    /// Example: rnats server ping 3 --user sys --password pass
+    Ping {
+        /// Servers to wait for (default: as many as the first answer says are active).
+        expect: Option<usize>,
+        /// Show each server's ID too.
+        #[arg(long)]
+        id: bool,
+    },
+    /// Lists every server of the system with its load (needs a system account user).
+    ///
+    /// Example: rnats server list --sort conns
+    #[command(alias = "ls")]
+    List(super::server_ping::ListArgs),
+    /// Health checks for monitoring systems, exiting 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+    ///
+    /// Example: rnats server check connection
+    Check(crate::check::CheckArgs),
 }
 
 /// Options of `rnats rtt`.
@@ -46,8 +66,17 @@ pub(crate) struct RttArgs {
 
 /// Runs `rnats server ...`.
 pub(crate) async fn run(args: ServerArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    match args.command {
+        ServerCommand::Info { json } => info(conn, json).await,
+        ServerCommand::Ping { expect, id } => super::server_ping::ping(conn, expect, id).await,
+        ServerCommand::List(list) => super::server_ping::list(conn, list).await,
+        ServerCommand::Check(check) => crate::check::run(check, conn).await,
+    }
+}
+
+/// Runs `server info`.
+async fn info(conn: &ConnArgs, json: bool) -> Result<(), CliError> {
     let (client, settings) = conn.connect().await?;
-    let ServerCommand::Info { json } = args.command;
     let info = client.server_info();
     if json {
         return out::json_pretty(&info);
