@@ -1,9 +1,12 @@
 //! `rnats`: a command line for NATS built on the rnats client, for people used to natscli.
 //!
-//! - Core NATS: `pub`, `sub`, `req`, `reply`, `server info`, `rtt`.
-//! - JetStream: `stream ls|add|info|edit|rm|purge|get|view`,
-//!   `consumer ls|add|info|rm|next`, `account info`.
-//! - Object Store: `object ls|add|put|get|info|rm`; Services: `service ls|info|stats|ping`.
+//! - Core NATS: `pub`, `sub`, `req`, `reply`, `server info|ping|list|check`, `rtt`.
+//! - JetStream: `stream ls|add|info|edit|copy|report|rm|purge|get|view`,
+//!   `consumer ls|add|edit|info|pause|resume|unpin|report|next|sub|rm`, `account info`.
+//! - Key-Value: `kv ls|add|put|create|get|del|purge|history|revert|watch|compact|status|rm`;
+//!   Object Store: `object ls|add|put|get|info|status|watch|seal|rm`;
+//!   Services: `service ls|info|stats|ping`.
+//! - Connection flags are global ([`conn`]), before or after the subcommand, as in natscli.
 //! - `context ls|add|edit|select|info|rm` on natscli's own context files, whose selected
 //!   context supplies the connection flags' defaults ([`conn`]).
 //! - `bench <pub|sub|pubsub|req|lat|js-pub|js-fetch>` measures the client against a server,

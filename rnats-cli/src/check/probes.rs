@@ -118,9 +118,9 @@ pub(super) async fn stream(conn: &ConnArgs, t: &StreamArgs) -> Outcome {
 
     let sources = info.sources.len();
     outcome.perf("sources", sources as f64, "", None, None);
-    if t.min_sources.is_some_and(|min| sources < min) {
-        outcome.critical(format!("{sources} sources"));
-    } else if t.max_sources.is_some_and(|max| sources > max) {
+    let too_few = t.min_sources.is_some_and(|min| sources < min);
+    let too_many = t.max_sources.is_some_and(|max| sources > max);
+    if too_few || too_many {
         outcome.critical(format!("{sources} sources"));
     } else if t.min_sources.is_some() || t.max_sources.is_some() {
         outcome.ok(format!("{sources} sources"));
