@@ -14,7 +14,8 @@
 //! - `completions <shell>` prints a shell completion script.
 //!
 //! Output is for people by default and JSON with `--json`; every failure is one
-//! `error: ...` line on stderr and exit code 1. See `docs/cli.md`.
+//! `error: ...` line on stderr and exit code 1, except `server check`, which exits with
+//! the monitoring-plugin code of its result. See `docs/cli.md`.
 
 mod bench;
 mod check;
