@@ -6,6 +6,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use clap_complete::Shell;
 
 use crate::bench::BenchArgs;
+use crate::conn::ConnArgs;
 use crate::context::ContextArgs;
 use crate::core::{PubArgs, ReplyArgs, ReqArgs, RttArgs, SubArgs};
 use crate::error::CliError;
@@ -32,6 +33,9 @@ pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub(crate) command: Command,
+    /// How to reach the server: global flags, before or after the subcommand.
+    #[command(flatten)]
+    pub(crate) conn: ConnArgs,
 }
 
 /// The commands.
@@ -71,15 +75,6 @@ pub(crate) enum Command {
     Completions(CompletionsArgs),
 }
 
-/// How to reach the server; flattened into `bench`, which starts a private server when no
-/// `--server` is given.
-#[derive(Debug, Clone, Args)]
-pub(crate) struct ServerArgs {
-    /// Server URL, e.g. nats://127.0.0.1:4222 (bench starts a private nats-server when omitted).
-    #[arg(long, short = 's', value_name = "URL")]
-    pub(crate) server: Option<String>,
-}
-
 /// Options of `rnats completions`.
 #[derive(Debug, Args)]
 pub(crate) struct CompletionsArgs {
@@ -91,26 +86,29 @@ pub(crate) struct CompletionsArgs {
 impl Cli {
     /// Runs the chosen command to completion.
     pub(crate) fn run(self) -> Result<(), CliError> {
+        let conn = &self.conn;
+        crate::out::set_trace(conn.trace);
         match self.command {
-            Command::Bench(args) => crate::bench::run(args),
-            Command::Context(args) => crate::context::run(args),
+            // A bench without --server starts a private server: no context's URL applies.
+            Command::Bench(args) => crate::bench::run(args, conn.server.as_deref()),
+            Command::Context(args) => crate::context::run(args, conn),
             Command::Completions(args) => {
                 let mut command = Cli::command();
                 clap_complete::generate(args.shell, &mut command, "rnats", &mut std::io::stdout());
                 Ok(())
             }
-            Command::Pub(args) => block_on(crate::core::publish(args)),
-            Command::Sub(args) => block_on(crate::core::subscribe(args)),
-            Command::Req(args) => block_on(crate::core::request(args)),
-            Command::Reply(args) => block_on(crate::core::reply(args)),
-            Command::Server(args) => block_on(crate::core::server(args)),
-            Command::Rtt(args) => block_on(crate::core::rtt(args)),
-            Command::Stream(args) => block_on(crate::jetstream::stream(args)),
-            Command::Consumer(args) => block_on(crate::jetstream::consumer(args)),
-            Command::Account(args) => block_on(crate::jetstream::account(args)),
-            Command::Kv(args) => block_on(crate::jetstream::kv(args)),
-            Command::Object(args) => block_on(crate::jetstream::object(args)),
-            Command::Service(args) => block_on(crate::service::run(args)),
+            Command::Pub(args) => block_on(crate::core::publish(args, conn)),
+            Command::Sub(args) => block_on(crate::core::subscribe(args, conn)),
+            Command::Req(args) => block_on(crate::core::request(args, conn)),
+            Command::Reply(args) => block_on(crate::core::reply(args, conn)),
+            Command::Server(args) => block_on(crate::core::server(args, conn)),
+            Command::Rtt(args) => block_on(crate::core::rtt(args, conn)),
+            Command::Stream(args) => block_on(crate::jetstream::stream(args, conn)),
+            Command::Consumer(args) => block_on(crate::jetstream::consumer(args, conn)),
+            Command::Account(args) => block_on(crate::jetstream::account(args, conn)),
+            Command::Kv(args) => block_on(crate::jetstream::kv(args, conn)),
+            Command::Object(args) => block_on(crate::jetstream::object(args, conn)),
+            Command::Service(args) => block_on(crate::service::run(args, conn)),
         }
     }
 }

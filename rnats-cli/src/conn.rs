@@ -14,8 +14,10 @@ use crate::error::CliError;
 /// The server natscli and nats.go use when nothing names one.
 pub(crate) const DEFAULT_URL: &str = "nats://127.0.0.1:4222";
 
-/// Connection flags, shared by every command that talks to a server. Unset ones come from
-/// the selected (or `--context`) natscli context; the environment variables are natscli's.
+/// Connection flags, global as natscli's are: they go before or after the subcommand
+/// (`rnats --context local req x hi`, `rnats req x hi --context local`). Unset ones come
+/// from the selected (or `--context`) natscli context; names and environment variables are
+/// natscli's, with rnats' earlier `--tls-*` spellings kept as aliases.
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Connection")]
 pub(crate) struct ConnArgs {
@@ -29,7 +31,7 @@ pub(crate) struct ConnArgs {
     #[arg(long, env = "NATS_PASSWORD", hide_env_values = true, global = true)]
     pub(crate) password: Option<String>,
     /// Authentication token.
-    #[arg(long, global = true)]
+    #[arg(long, env = "NATS_TOKEN", hide_env_values = true, global = true)]
     pub(crate) token: Option<String>,
     /// User credentials file (JWT and NKey seed).
     #[arg(long, env = "NATS_CREDS", value_name = "FILE", global = true)]
@@ -38,20 +40,62 @@ pub(crate) struct ConnArgs {
     #[arg(long, env = "NATS_NKEY", value_name = "FILE", global = true)]
     pub(crate) nkey: Option<PathBuf>,
     /// CA certificate(s) to verify the server with (turns TLS on).
-    #[arg(long, env = "NATS_CA", value_name = "FILE", global = true)]
+    #[arg(
+        long = "tlsca",
+        visible_alias = "tls-ca",
+        env = "NATS_CA",
+        value_name = "FILE",
+        global = true
+    )]
     pub(crate) tls_ca: Option<PathBuf>,
     /// Client certificate for TLS.
-    #[arg(long, env = "NATS_CERT", value_name = "FILE", global = true)]
+    #[arg(
+        long = "tlscert",
+        visible_alias = "tls-cert",
+        env = "NATS_CERT",
+        value_name = "FILE",
+        global = true
+    )]
     pub(crate) tls_cert: Option<PathBuf>,
     /// Private key of the client certificate.
-    #[arg(long, env = "NATS_KEY", value_name = "FILE", global = true)]
+    #[arg(
+        long = "tlskey",
+        visible_alias = "tls-key",
+        env = "NATS_KEY",
+        value_name = "FILE",
+        global = true
+    )]
     pub(crate) tls_key: Option<PathBuf>,
+    /// Do the TLS handshake before the server's INFO.
+    #[arg(long = "tlsfirst", visible_alias = "tls-first", global = true)]
+    pub(crate) tls_first: bool,
     /// Connect and request timeout, e.g. 2s or 500ms [default: 5s].
     #[arg(long, env = "NATS_TIMEOUT", value_name = "DURATION", value_parser = parse_duration, global = true)]
     pub(crate) timeout: Option<Duration>,
     /// natscli context to use instead of the selected one (a name, or a path to a .json file).
     #[arg(long, env = "NATS_CONTEXT", value_name = "NAME", global = true)]
     pub(crate) context: Option<String>,
+    /// Use no context, not even the selected one.
+    #[arg(long, global = true, conflicts_with = "context")]
+    pub(crate) no_context: bool,
+    /// The connection's name, shown in the server's monitoring.
+    #[arg(long, value_name = "NAME", global = true)]
+    pub(crate) connection_name: Option<String>,
+    /// JetStream domain to use.
+    #[arg(long, value_name = "DOMAIN", global = true)]
+    pub(crate) js_domain: Option<String>,
+    /// Subject prefix of the JetStream API.
+    #[arg(long, value_name = "PREFIX", global = true)]
+    pub(crate) js_api_prefix: Option<String>,
+    /// Subject prefix of JetStream advisories.
+    #[arg(long, value_name = "PREFIX", global = true)]
+    pub(crate) js_event_prefix: Option<String>,
+    /// Prefix of the connection's reply inboxes.
+    #[arg(long, value_name = "PREFIX", global = true)]
+    pub(crate) inbox_prefix: Option<String>,
+    /// Print each JetStream API request and its reply on stderr.
+    #[arg(long, global = true)]
+    pub(crate) trace: bool,
 }
 
 /// Parses a duration flag for clap.
@@ -77,6 +121,7 @@ pub(crate) struct Settings {
     inbox_prefix: Option<String>,
     js_domain: Option<String>,
     js_api_prefix: Option<String>,
+    connection_name: String,
     /// Connect and request timeout.
     pub(crate) timeout: Duration,
 }
@@ -128,16 +173,26 @@ impl ConnArgs {
             ca: self.tls_ca.clone().or_else(|| ctx_path("ca")),
             cert: self.tls_cert.clone().or_else(|| ctx_path("cert")),
             key: self.tls_key.clone().or_else(|| ctx_path("key")),
-            tls_first: context.as_ref().is_some_and(|(_, c)| c.flag("tls_first")),
-            inbox_prefix: ctx("inbox_prefix"),
-            js_domain: ctx("jetstream_domain"),
-            js_api_prefix: ctx("jetstream_api_prefix"),
+            tls_first: self.tls_first || context.as_ref().is_some_and(|(_, c)| c.flag("tls_first")),
+            inbox_prefix: self.inbox_prefix.clone().or_else(|| ctx("inbox_prefix")),
+            js_domain: self.js_domain.clone().or_else(|| ctx("jetstream_domain")),
+            js_api_prefix: self
+                .js_api_prefix
+                .clone()
+                .or_else(|| ctx("jetstream_api_prefix")),
+            connection_name: self
+                .connection_name
+                .clone()
+                .unwrap_or_else(|| "rnats".to_owned()),
             timeout: self.timeout.unwrap_or(Duration::from_secs(5)),
         })
     }
 
     /// The context in force, with its name: `--context`, else the selected one, else none.
     fn load_context(&self) -> Result<Option<(String, ContextFile)>, CliError> {
+        if self.no_context {
+            return Ok(None);
+        }
         if let Some(name) = self.context.as_deref() {
             if name.ends_with(".json") || name.contains('/') {
                 return Ok(Some((
@@ -174,7 +229,7 @@ impl Settings {
     /// connect) or refuses the credentials.
     pub(crate) async fn connect(&self) -> Result<Client, CliError> {
         let mut options = ConnectOptions::new()
-            .name("rnats")
+            .name(self.connection_name.clone())
             .connection_timeout(self.timeout)
             .request_timeout(Some(self.timeout));
         if let (Some(user), Some(password)) = (&self.user, &self.password) {

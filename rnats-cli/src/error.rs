@@ -185,6 +185,16 @@ pub(crate) enum CliError {
         /// The key.
         key: String,
     },
+    /// `server check` printed its result; the process exits with this monitoring-plugin
+    /// code (1 warning, 2 critical, 3 unknown) and prints nothing more.
+    #[error("check status {0}")]
+    CheckStatus(u8),
+    /// No server answered a system request: the user is not in the system account.
+    #[error("no server answered on {subject}: these requests need a user of the system account")]
+    NoSystemAccount {
+        /// The request subject.
+        subject: &'static str,
+    },
     /// A consumer is not of the kind a command needs.
     #[error("consumer {consumer} on {stream} is a push consumer; `next` needs a pull consumer")]
     NotPull {

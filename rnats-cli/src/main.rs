@@ -1,9 +1,12 @@
 //! `rnats`: a command line for NATS built on the rnats client, for people used to natscli.
 //!
-//! - Core NATS: `pub`, `sub`, `req`, `reply`, `server info`, `rtt`.
-//! - JetStream: `stream ls|add|info|edit|rm|purge|get|view`,
-//!   `consumer ls|add|info|rm|next`, `account info`.
-//! - Object Store: `object ls|add|put|get|info|rm`; Services: `service ls|info|stats|ping`.
+//! - Core NATS: `pub`, `sub`, `req`, `reply`, `server info|ping|list|check`, `rtt`.
+//! - JetStream: `stream ls|add|info|edit|copy|report|rm|purge|get|view`,
+//!   `consumer ls|add|edit|info|pause|resume|unpin|report|next|sub|rm`, `account info`.
+//! - Key-Value: `kv ls|add|put|create|get|del|purge|history|revert|watch|compact|status|rm`;
+//!   Object Store: `object ls|add|put|get|info|status|watch|seal|rm`;
+//!   Services: `service ls|info|stats|ping`.
+//! - Connection flags are global ([`conn`]), before or after the subcommand, as in natscli.
 //! - `context ls|add|edit|select|info|rm` on natscli's own context files, whose selected
 //!   context supplies the connection flags' defaults ([`conn`]).
 //! - `bench <pub|sub|pubsub|req|lat|js-pub|js-fetch>` measures the client against a server,
@@ -11,9 +14,11 @@
 //! - `completions <shell>` prints a shell completion script.
 //!
 //! Output is for people by default and JSON with `--json`; every failure is one
-//! `error: ...` line on stderr and exit code 1. See `docs/cli.md`.
+//! `error: ...` line on stderr and exit code 1, except `server check`, which exits with
+//! the monitoring-plugin code of its result. See `docs/cli.md`.
 
 mod bench;
+mod check;
 mod cli;
 mod conn;
 mod context;
@@ -39,6 +44,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // `rnats sub | head`: the reader went away, which ends the command quietly.
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        // `server check` said what it found on stdout already.
+        Err(error::CliError::CheckStatus(code)) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE

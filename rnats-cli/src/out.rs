@@ -1,10 +1,27 @@
 //! Writing for people and for scripts: stdout lines, aligned tables, JSON, confirmations.
 
 use std::io::{self, BufRead, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
 use crate::error::CliError;
+
+/// Whether `--trace` asked for JetStream API traffic on stderr.
+static TRACE: AtomicBool = AtomicBool::new(false);
+
+/// Turns `--trace` on or off for the whole run.
+pub(crate) fn set_trace(on: bool) {
+    TRACE.store(on, Ordering::Relaxed);
+}
+
+/// Writes one traced API exchange to stderr when `--trace` is on: `>>> SUBJECT BODY` for a
+/// request, `<<< SUBJECT BODY` for its reply.
+pub(crate) fn trace(direction: &str, subject: &str, body: &serde_json::Value) {
+    if TRACE.load(Ordering::Relaxed) {
+        eprintln!("{direction} {subject} {body}");
+    }
+}
 
 /// Writes `text` to stdout as it is.
 pub(crate) fn print(text: &str) -> Result<(), CliError> {

@@ -24,8 +24,6 @@ pub(crate) struct ServiceArgs {
     /// Stop collecting once this many instances answered.
     #[arg(long, value_name = "N", global = true)]
     expect: Option<usize>,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// The service commands.
@@ -82,8 +80,8 @@ enum ServiceCommand {
 const FAILED: &str = "service discovery failed";
 
 /// Runs a service command.
-pub(crate) async fn run(args: ServiceArgs) -> Result<(), CliError> {
-    let (client, _) = args.conn.connect().await?;
+pub(crate) async fn run(args: ServiceArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let (client, _) = conn.connect().await?;
     let mut discovery = Discovery::new(client).timeout(args.wait);
     if let Some(n) = args.expect {
         discovery = discovery.max_replies(n);

@@ -123,3 +123,117 @@ fn kv_watch_shows_current_values_then_changes() {
         .collect();
     assert_eq!(seen, [("a", "1"), ("b", "2")]);
 }
+
+#[test]
+fn kv_status_ls_names_revert_and_compact() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&["kv", "add", "config", "--history", "5"]);
+    run(&["kv", "add", "other"]);
+    assert_eq!(run(&["kv", "ls", "--names"]), "config\nother\n");
+    assert_eq!(run(&["kv", "ls", "-n"]), "config\nother\n");
+
+    run(&["kv", "put", "config", "app.color", "blue"]);
+    run(&["kv", "put", "config", "app.color", "green"]);
+    run(&["kv", "put", "config", "db.host", "x"]);
+    assert_eq!(run(&["kv", "ls", "config", "app.>"]), "app.color\n");
+
+    let status = run(&["kv", "status", "config"]);
+    assert!(status.starts_with("Key-Value bucket config"), "{status}");
+    assert!(status.contains("Values: 3"), "{status}");
+
+    let line = rnats.fails(&[&["kv", "revert", "config", "app.color", "1"][..], &s[..]].concat());
+    assert!(line.contains("--force"), "{line}");
+    let history = run(&["kv", "revert", "config", "app.color", "1", "--force"]);
+    assert!(history.lines().count() >= 4, "{history}");
+    assert_eq!(
+        run(&["kv", "get", "config", "app.color", "--raw"]),
+        "blue\n"
+    );
+    let entry = rnats.json(&[&["kv", "get", "config", "app.color", "--json"][..], &s[..]].concat());
+    assert_eq!(entry["revision"], 4);
+    let line = rnats.fails(
+        &[
+            &["kv", "revert", "config", "app.color", "99", "-f"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert!(line.contains("key not found"), "{line}");
+
+    // compact drops the values behind a delete marker; a marker younger than 30 minutes
+    // stays (nats.go's PurgeDeletes, as natscli does).
+    run(&["kv", "del", "config", "db.host", "-f"]);
+    let before = run(&["kv", "history", "config", "db.host", "--json"]);
+    assert_eq!(json_lines(&before).len(), 2, "{before}");
+    run(&["kv", "compact", "config", "--force"]);
+    let after = json_lines(&run(&["kv", "history", "config", "db.host", "--json"]));
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0]["operation"], "DEL");
+    assert_eq!(
+        run(&["kv", "get", "config", "app.color", "--raw"]),
+        "blue\n"
+    );
+}
+
+#[test]
+fn kv_watch_takes_natscli_flags() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    rnats.ok(&["kv", "add", "live", "--history", "3", "-s", &url]);
+    rnats.ok(&["kv", "put", "live", "a", "1", "-s", &url]);
+    rnats.ok(&["kv", "put", "live", "a", "2", "-s", &url]);
+    // --history: every stored revision, not only the last.
+    let out = rnats.ok(&[
+        "kv",
+        "watch",
+        "live",
+        "--history",
+        "--count",
+        "2",
+        "-s",
+        &url,
+    ]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].ends_with("PUT live > a: 1"), "{out}");
+    assert!(lines[1].ends_with("PUT live > a: 2"), "{out}");
+    // --revision: from that revision on.
+    let out = rnats.ok(&[
+        "kv",
+        "watch",
+        "live",
+        "--revision",
+        "2",
+        "--count",
+        "1",
+        "-s",
+        &url,
+    ]);
+    assert!(out.trim_end().ends_with("PUT live > a: 2"), "{out}");
+    // --updates with --no-deletes: a delete is skipped, the next put shows.
+    let mut watch = rnats.spawn_ready(
+        &[
+            "kv",
+            "watch",
+            "live",
+            "--updates",
+            "--no-deletes",
+            "--count",
+            "1",
+            "-s",
+            &url,
+        ],
+        "Watching",
+    );
+    rnats.ok(&["kv", "del", "live", "a", "-f", "-s", &url]);
+    rnats.ok(&["kv", "put", "live", "b", "3", "-s", &url]);
+    let out = watch.finish();
+    assert_success(&out, &["kv", "watch"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.trim_end().ends_with("PUT live > b: 3"), "{stdout}");
+}

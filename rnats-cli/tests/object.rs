@@ -71,3 +71,63 @@ fn object_add_put_get_ls_info_rm() {
     let line = rnats.fails(&["object", "ls", "files", "-s", &url]);
     assert!(line.contains("cannot open bucket files"), "{line}");
 }
+
+#[test]
+fn object_watch_seal_status_and_names() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    rnats.ok(&["object", "add", "files", "-s", &url]);
+    rnats.ok(&["object", "add", "more", "-s", &url]);
+    assert_eq!(
+        rnats.ok(&["object", "ls", "--names", "-s", &url]),
+        "files\nmore\n"
+    );
+    let out = rnats.run_with_input(
+        &["object", "put", "files", "--name", "a.txt", "-s", &url],
+        b"first",
+    );
+    assert_success(&out, &["object", "put"]);
+
+    let mut watch = rnats.spawn_ready(
+        &["object", "watch", "files", "--count", "3", "-s", &url],
+        "Watching bucket files",
+    );
+    let out = rnats.run_with_input(
+        &["object", "put", "files", "--name", "b.txt", "-s", &url],
+        b"second!",
+    );
+    assert_success(&out, &["object", "put"]);
+    rnats.ok(&["object", "rm", "files", "a.txt", "-f", "-s", &url]);
+    let out = watch.finish();
+    assert_success(&out, &["object", "watch"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(
+        lines[0].ends_with("PUT files > a.txt: 5 B in 1 chunks"),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].ends_with("PUT files > b.txt: 7 B in 1 chunks"),
+        "{stdout}"
+    );
+    assert!(lines[2].ends_with("DEL files > a.txt"), "{stdout}");
+
+    let status = rnats.ok(&["object", "status", "files", "-s", &url]);
+    assert!(status.contains("Sealed: no"), "{status}");
+    let line = rnats.fails(&["object", "seal", "files", "-s", &url]);
+    assert!(line.contains("--force"), "{line}");
+    let status = rnats.ok(&["object", "seal", "files", "--force", "-s", &url]);
+    assert!(status.contains("Sealed: yes"), "{status}");
+    let out = rnats.run_with_input(
+        &["object", "put", "files", "--name", "c.txt", "-s", &url],
+        b"refused",
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("error: cannot put c.txt into files"),
+        "{stderr}"
+    );
+}

@@ -30,7 +30,6 @@ use clap::{Args, ValueEnum};
 use rnats::{Client, ConnectOptions, Subject};
 use serde::Serialize;
 
-use crate::cli::ServerArgs;
 use crate::error::CliError;
 use report::{BenchReport, Figures};
 pub(crate) use runtime::RuntimeFlavor;
@@ -64,9 +63,6 @@ pub(crate) struct BenchArgs {
     /// Subject to publish, subscribe and request on.
     #[arg(long, value_name = "SUBJECT", default_value = "bench", value_parser = parse_subject)]
     pub(crate) subject: Subject,
-    /// Where the server is.
-    #[command(flatten)]
-    pub(crate) server: ServerArgs,
     /// Print one JSON object with every figure instead of a progress bar and a table.
     #[arg(long)]
     pub(crate) json: bool,
@@ -161,11 +157,11 @@ pub(crate) enum BenchKind {
     JsFetch,
 }
 
-/// Runs a benchmark and prints its report on stdout.
-pub(crate) fn run(args: BenchArgs) -> Result<(), CliError> {
+/// Runs a benchmark against `server` (a private nats-server when `None`) and prints its report.
+pub(crate) fn run(args: BenchArgs, server: Option<&str>) -> Result<(), CliError> {
     args.check()?;
     let jetstream = matches!(args.kind, BenchKind::JsPub | BenchKind::JsFetch);
-    let target = Target::resolve(args.server.server.as_deref(), jetstream)?;
+    let target = Target::resolve(server, jetstream)?;
     let plan = Plan {
         url: target.url(),
         subject: args.subject.clone(),

@@ -6,6 +6,7 @@ pub(crate) mod store;
 use clap::{Args, Subcommand};
 use serde_json::{Map, Value};
 
+use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::out::{self, Fields, Table};
 use store::{ContextFile, SECRET_FIELDS, Store};
@@ -67,98 +68,58 @@ enum ContextCommand {
     },
 }
 
-/// Settings of `context add` and `context edit`, each written to natscli's field.
+/// Arguments of `context add` and `context edit`; the settings themselves are the global
+/// connection flags (`--server`, `--user`, `--creds`, `--tlsca`, ...), as in natscli.
 #[derive(Debug, Args)]
 struct AddArgs {
     /// The context's name.
     name: String,
-    /// Server URL(s), comma separated (`url`).
-    #[arg(long, short = 's', value_name = "URL")]
-    server: Option<String>,
     /// What the context is for (`description`).
     #[arg(long)]
     description: Option<String>,
-    /// User name (`user`).
-    #[arg(long)]
-    user: Option<String>,
-    /// Password (`password`).
-    #[arg(long)]
-    password: Option<String>,
-    /// Token (`token`).
-    #[arg(long)]
-    token: Option<String>,
-    /// Credentials file (`creds`).
-    #[arg(long, value_name = "FILE")]
-    creds: Option<String>,
-    /// NKey seed file (`nkey`).
-    #[arg(long, value_name = "FILE")]
-    nkey: Option<String>,
-    /// CA certificate file (`ca`).
-    #[arg(long, value_name = "FILE")]
-    tls_ca: Option<String>,
-    /// Client certificate file (`cert`).
-    #[arg(long, value_name = "FILE")]
-    tls_cert: Option<String>,
-    /// Client key file (`key`).
-    #[arg(long, value_name = "FILE")]
-    tls_key: Option<String>,
-    /// Do the TLS handshake before the server's INFO (`tls_first`).
-    #[arg(long)]
-    tls_first: Option<bool>,
-    /// JetStream domain (`jetstream_domain`).
-    #[arg(long, value_name = "DOMAIN")]
-    js_domain: Option<String>,
-    /// JetStream API prefix (`jetstream_api_prefix`).
-    #[arg(long, value_name = "PREFIX")]
-    js_api_prefix: Option<String>,
-    /// JetStream event prefix (`jetstream_event_prefix`).
-    #[arg(long, value_name = "PREFIX")]
-    js_event_prefix: Option<String>,
-    /// Inbox prefix (`inbox_prefix`).
-    #[arg(long, value_name = "PREFIX")]
-    inbox_prefix: Option<String>,
     /// Select the context afterwards.
     #[arg(long)]
     select: bool,
 }
 
 impl AddArgs {
-    /// Writes the settings given into `context`.
-    fn apply(&self, context: &mut ContextFile) {
+    /// Writes the settings given into `context`: this command's and the connection flags.
+    fn apply(&self, conn: &ConnArgs, context: &mut ContextFile) {
+        let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
         let texts = [
-            ("url", &self.server),
-            ("description", &self.description),
-            ("user", &self.user),
-            ("password", &self.password),
-            ("token", &self.token),
-            ("creds", &self.creds),
-            ("nkey", &self.nkey),
-            ("ca", &self.tls_ca),
-            ("cert", &self.tls_cert),
-            ("key", &self.tls_key),
-            ("jetstream_domain", &self.js_domain),
-            ("jetstream_api_prefix", &self.js_api_prefix),
-            ("jetstream_event_prefix", &self.js_event_prefix),
-            ("inbox_prefix", &self.inbox_prefix),
+            ("url", conn.server.clone()),
+            ("description", self.description.clone()),
+            ("user", conn.user.clone()),
+            ("password", conn.password.clone()),
+            ("token", conn.token.clone()),
+            ("creds", path(&conn.creds)),
+            ("nkey", path(&conn.nkey)),
+            ("ca", path(&conn.tls_ca)),
+            ("cert", path(&conn.tls_cert)),
+            ("key", path(&conn.tls_key)),
+            ("jetstream_domain", conn.js_domain.clone()),
+            ("jetstream_api_prefix", conn.js_api_prefix.clone()),
+            ("jetstream_event_prefix", conn.js_event_prefix.clone()),
+            ("inbox_prefix", conn.inbox_prefix.clone()),
         ];
         for (field, value) in texts {
             if let Some(value) = value {
-                context.set_text(field, value);
+                context.set_text(field, &value);
             }
         }
-        if let Some(tls_first) = self.tls_first {
-            context.set_flag("tls_first", tls_first);
+        if conn.tls_first {
+            context.set_flag("tls_first", true);
         }
     }
 }
 
 /// Runs a context command.
-pub(crate) fn run(args: ContextArgs) -> Result<(), CliError> {
+pub(crate) fn run(args: ContextArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let store = Store::locate()?;
     match args.command {
         ContextCommand::Ls { json } => list(&store, json),
-        ContextCommand::Add(add) => save(&store, &add, false),
-        ContextCommand::Edit(add) => save(&store, &add, true),
+        ContextCommand::Add(add) => save(&store, &add, conn, false),
+        ContextCommand::Edit(add) => save(&store, &add, conn, true),
         ContextCommand::Select { name: Some(name) } => {
             if !store.exists(&name) {
                 return Err(CliError::UnknownContext(name));
@@ -233,7 +194,7 @@ fn list(store: &Store, json: bool) -> Result<(), CliError> {
     table.print()
 }
 
-fn save(store: &Store, add: &AddArgs, must_exist: bool) -> Result<(), CliError> {
+fn save(store: &Store, add: &AddArgs, conn: &ConnArgs, must_exist: bool) -> Result<(), CliError> {
     let existing = store.exists(&add.name);
     if must_exist && !existing {
         return Err(CliError::UnknownContext(add.name.clone()));
@@ -243,7 +204,7 @@ fn save(store: &Store, add: &AddArgs, must_exist: bool) -> Result<(), CliError> 
     } else {
         ContextFile::new()
     };
-    add.apply(&mut context);
+    add.apply(conn, &mut context);
     store.save(&add.name, &context)?;
     let verb = if existing { "Updated" } else { "Created" };
     eprintln!(

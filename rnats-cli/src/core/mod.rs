@@ -4,6 +4,7 @@ mod publish;
 mod reply;
 mod request;
 mod server;
+mod server_ping;
 pub(crate) mod show;
 mod subscribe;
 pub(crate) mod template;

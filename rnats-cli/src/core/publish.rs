@@ -32,19 +32,17 @@ pub(crate) struct PubArgs {
     /// Print nothing on success.
     #[arg(long, short = 'q')]
     quiet: bool,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// Runs `rnats pub`.
-pub(crate) async fn run(args: PubArgs) -> Result<(), CliError> {
+pub(crate) async fn run(args: PubArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let headers = crate::parse::headers(&args.headers)?;
     let subject = Template::parse(&args.subject)?;
     let body = match args.body.as_deref() {
         Some(text) if text != "-" => Body::Template(Template::parse(text)?),
         _ => Body::Bytes(super::body_or_stdin(None)?),
     };
-    let (client, _) = args.conn.connect().await?;
+    let (client, _) = conn.connect().await?;
     let bar = progress_bar(args.count, args.quiet);
     let mut bytes = 0usize;
     for n in 1..=args.count {

@@ -45,15 +45,13 @@ pub(crate) struct ReplyArgs {
     /// Print each request as a JSON object.
     #[arg(long)]
     json: bool,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// Runs `rnats reply`.
-pub(crate) async fn run(args: ReplyArgs) -> Result<(), CliError> {
+pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let extra_headers = crate::parse::headers(&args.headers)?;
     let body = args.body.as_deref().map(Template::parse).transpose()?;
-    let (client, _) = args.conn.connect().await?;
+    let (client, _) = conn.connect().await?;
     let mut requests = client
         .queue_subscribe(args.subject.clone(), args.queue.clone())
         .await?;

@@ -38,12 +38,10 @@ pub(crate) struct ReqArgs {
     /// Print only the reply bodies.
     #[arg(long, conflicts_with = "json")]
     raw: bool,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// Runs `rnats req`.
-pub(crate) async fn run(args: ReqArgs) -> Result<(), CliError> {
+pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let headers = crate::parse::headers(&args.headers)?;
     let body = match args.body.as_deref() {
         Some(text) if text != "-" => Some(Template::parse(text)?),
@@ -53,7 +51,7 @@ pub(crate) async fn run(args: ReqArgs) -> Result<(), CliError> {
         Some(_) => None,
         None => Some(super::body_or_stdin(None)?),
     };
-    let (client, settings) = args.conn.connect().await?;
+    let (client, settings) = conn.connect().await?;
     let timeout = settings.timeout;
     for n in 1..=args.count {
         let payload = match (&body, &stdin_body) {

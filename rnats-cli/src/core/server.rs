@@ -17,8 +17,6 @@ pub(crate) struct ServerArgs {
     /// What to ask the server.
     #[command(subcommand)]
     command: ServerCommand,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// The server commands.
@@ -32,6 +30,26 @@ enum ServerCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Pings every server of the system and shows how long each took to answer (needs a
+    /// system account user).
+    ///
+    /// Example: rnats server ping 3 --user sys --password pass
+    Ping {
+        /// Servers to wait for (default: as many as the first answer says are active).
+        expect: Option<usize>,
+        /// Show each server's ID too.
+        #[arg(long)]
+        id: bool,
+    },
+    /// Lists every server of the system with its load (needs a system account user).
+    ///
+    /// Example: rnats server list --sort conns
+    #[command(alias = "ls")]
+    List(super::server_ping::ListArgs),
+    /// Health checks for monitoring systems, exiting 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+    ///
+    /// Example: rnats server check connection
+    Check(crate::check::CheckArgs),
 }
 
 /// Options of `rnats rtt`.
@@ -44,14 +62,21 @@ pub(crate) struct RttArgs {
     /// The samples and their average as JSON.
     #[arg(long)]
     json: bool,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// Runs `rnats server ...`.
-pub(crate) async fn run(args: ServerArgs) -> Result<(), CliError> {
-    let (client, settings) = args.conn.connect().await?;
-    let ServerCommand::Info { json } = args.command;
+pub(crate) async fn run(args: ServerArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    match args.command {
+        ServerCommand::Info { json } => info(conn, json).await,
+        ServerCommand::Ping { expect, id } => super::server_ping::ping(conn, expect, id).await,
+        ServerCommand::List(list) => super::server_ping::list(conn, list).await,
+        ServerCommand::Check(check) => crate::check::run(check, conn).await,
+    }
+}
+
+/// Runs `server info`.
+async fn info(conn: &ConnArgs, json: bool) -> Result<(), CliError> {
+    let (client, settings) = conn.connect().await?;
     let info = client.server_info();
     if json {
         return out::json_pretty(&info);
@@ -96,8 +121,8 @@ pub(crate) async fn run(args: ServerArgs) -> Result<(), CliError> {
 }
 
 /// Runs `rnats rtt`.
-pub(crate) async fn rtt(args: RttArgs) -> Result<(), CliError> {
-    let (client, settings) = args.conn.connect().await?;
+pub(crate) async fn rtt(args: RttArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let (client, settings) = conn.connect().await?;
     let mut samples = Vec::new();
     for _ in 0..args.count {
         let started = Instant::now();

@@ -28,13 +28,11 @@ pub(crate) struct SubArgs {
     /// Print only the bodies, one per line.
     #[arg(long, conflicts_with = "json")]
     raw: bool,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// Runs `rnats sub`.
-pub(crate) async fn run(args: SubArgs) -> Result<(), CliError> {
-    let (client, _) = args.conn.connect().await?;
+pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let (client, _) = conn.connect().await?;
     let mut subscriber = match &args.queue {
         Some(group) => {
             client

@@ -15,8 +15,6 @@ pub(crate) struct AccountArgs {
     /// What to show.
     #[command(subcommand)]
     command: AccountCommand,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// The account commands.
@@ -33,8 +31,8 @@ enum AccountCommand {
 }
 
 /// Runs an account command.
-pub(crate) async fn run(args: AccountArgs) -> Result<(), CliError> {
-    let js = crate::conn::jetstream(&args.conn).await?;
+pub(crate) async fn run(args: AccountArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let js = crate::conn::jetstream(conn).await?;
     let AccountCommand::Info { json } = args.command;
     if json {
         return out::json_pretty(&raw(&js, "INFO", &Value::Null).await?);

@@ -5,7 +5,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 use futures_util::StreamExt;
 use rnats::jetstream::Context;
-use rnats::jetstream::kv::{Config, Entry, Operation, Status, Store, WatchEvent};
+use rnats::jetstream::kv::{Config, Entry, Operation, Status, Store, WatchEvent, WatchOptions};
 use rnats::jetstream::stream::StorageType;
 use serde_json::{Value, json};
 use time::format_description::well_known::Rfc3339;
@@ -22,20 +22,24 @@ pub(crate) struct KvArgs {
     /// What to do with Key-Value buckets.
     #[command(subcommand)]
     command: KvCommand,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// The Key-Value commands.
 #[derive(Debug, Subcommand)]
 enum KvCommand {
-    /// Lists the buckets, or the keys in BUCKET.
+    /// Lists the buckets, or the keys in BUCKET (those matching KEY when given).
     ///
-    /// Example: rnats kv ls config
+    /// Example: rnats kv ls --names   |   rnats kv ls config 'app.>'
     #[command(alias = "list")]
     Ls {
         /// The bucket whose keys to list.
         bucket: Option<String>,
+        /// Only keys matching this (wildcards allowed).
+        #[arg(requires = "bucket")]
+        key: Option<String>,
+        /// Only the bucket names, one per line.
+        #[arg(long, short = 'n')]
+        names: bool,
         /// JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -134,21 +138,55 @@ enum KvCommand {
         #[arg(long, short = 'c')]
         count: Option<u64>,
         /// Only changes from now on, not the current values.
-        #[arg(long)]
+        #[arg(long, visible_alias = "updates", conflicts_with_all = ["history", "revision"])]
         updates_only: bool,
+        /// Start with every stored revision, not only the last of each key.
+        #[arg(long)]
+        history: bool,
+        /// Leave out deletes and purges.
+        #[arg(long)]
+        no_deletes: bool,
+        /// Start at this revision.
+        #[arg(long, value_name = "N", conflicts_with = "history")]
+        revision: Option<u64>,
         /// One JSON object per entry.
         #[arg(long)]
         json: bool,
     },
     /// Shows a bucket's configuration and state.
     ///
-    /// Example: rnats kv info config
+    /// Example: rnats kv status config
+    #[command(visible_alias = "status", alias = "view")]
     Info {
         /// The bucket.
         bucket: String,
         /// The bucket's stream info as the server's JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Removes the history of deleted keys, reclaiming their space.
+    ///
+    /// Example: rnats kv compact config --force
+    Compact {
+        /// The bucket.
+        bucket: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'f')]
+        force: bool,
+    },
+    /// Puts a key's value at REVISION back as its latest value, then shows the history.
+    ///
+    /// Example: rnats kv revert config app.color 3 --force
+    Revert {
+        /// The bucket.
+        bucket: String,
+        /// The key.
+        key: String,
+        /// The revision whose value to restore.
+        revision: u64,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'f')]
+        force: bool,
     },
     /// Removes a bucket and everything in it.
     ///
@@ -205,14 +243,24 @@ fn parse_size(text: &str) -> Result<i64, String> {
 }
 
 /// Runs a Key-Value command.
-pub(crate) async fn run(args: KvArgs) -> Result<(), CliError> {
-    let js = crate::conn::jetstream(&args.conn).await?;
+pub(crate) async fn run(args: KvArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let js = crate::conn::jetstream(conn).await?;
     match args.command {
-        KvCommand::Ls { bucket: None, json } => list_buckets(&js, json).await,
+        KvCommand::Ls {
+            bucket: None,
+            names: true,
+            json: false,
+            ..
+        } => list_names(&js).await,
+        KvCommand::Ls {
+            bucket: None, json, ..
+        } => list_buckets(&js, json).await,
         KvCommand::Ls {
             bucket: Some(bucket),
+            key,
             json,
-        } => list_keys(&js, &bucket, json).await,
+            ..
+        } => list_keys(&js, &bucket, key.as_deref(), json).await,
         KvCommand::Add(add) => create_bucket(&js, add).await,
         KvCommand::Put { bucket, key, value } => {
             let store = open(&js, &bucket).await?;
@@ -268,8 +316,45 @@ pub(crate) async fn run(args: KvArgs) -> Result<(), CliError> {
             key,
             count,
             updates_only,
+            history,
+            no_deletes,
+            revision,
             json,
-        } => watch(&js, &bucket, &key, count, updates_only, json).await,
+        } => {
+            let mut options = WatchOptions::new();
+            if updates_only {
+                options = options.updates_only();
+            }
+            if history {
+                options = options.include_history();
+            }
+            if no_deletes {
+                options = options.ignore_deletes();
+            }
+            if let Some(revision) = revision {
+                options = options.from_revision(revision);
+            }
+            watch(&js, &bucket, &key, count, options, json).await
+        }
+        KvCommand::Compact { bucket, force } => {
+            let store = open(&js, &bucket).await?;
+            out::confirm(
+                &format!("Really remove the history of every deleted key in {bucket}"),
+                force,
+            )?;
+            store
+                .purge_deletes()
+                .await
+                .map_err(CliError::js(format!("cannot compact bucket {bucket}")))?;
+            eprintln!("Compacted Key-Value bucket {bucket}");
+            Ok(())
+        }
+        KvCommand::Revert {
+            bucket,
+            key,
+            revision,
+            force,
+        } => revert(&js, &bucket, &key, revision, force).await,
         KvCommand::Info { bucket, json } => {
             if json {
                 let stream = format!("STREAM.INFO.KV_{bucket}");
@@ -331,10 +416,29 @@ async fn list_buckets(js: &Context, json: bool) -> Result<(), CliError> {
     table.print()
 }
 
-async fn list_keys(js: &Context, bucket: &str, json: bool) -> Result<(), CliError> {
+async fn list_names(js: &Context) -> Result<(), CliError> {
+    let mut names = js.key_value_store_names();
+    let mut all = Vec::new();
+    while let Some(name) = names.next().await {
+        all.push(name.map_err(CliError::js("cannot list Key-Value buckets"))?);
+    }
+    all.sort();
+    out::print(&all.iter().map(|n| format!("{n}\n")).collect::<String>())
+}
+
+async fn list_keys(
+    js: &Context,
+    bucket: &str,
+    filter: Option<&str>,
+    json: bool,
+) -> Result<(), CliError> {
     let store = open(js, bucket).await?;
     let action = format!("cannot list the keys of {bucket}");
-    let mut keys = store.keys().await.map_err(CliError::js(&action))?;
+    let mut keys = match filter {
+        Some(filter) => store.keys_with_filters([filter]).await,
+        None => store.keys().await,
+    }
+    .map_err(CliError::js(&action))?;
     let mut all = Vec::new();
     while let Some(key) = keys.next().await {
         all.push(key.map_err(CliError::js(&action))?);
@@ -457,17 +561,15 @@ async fn watch(
     bucket: &str,
     key: &str,
     count: Option<u64>,
-    updates_only: bool,
+    options: WatchOptions,
     json: bool,
 ) -> Result<(), CliError> {
     let store = open(js, bucket).await?;
     let action = format!("cannot watch {key} in {bucket}");
-    let watch = if updates_only {
-        store.watch(key).await
-    } else {
-        store.watch_with_history(key).await
-    }
-    .map_err(CliError::js(&action))?;
+    let watch = store
+        .watch_with_options([key], options)
+        .await
+        .map_err(CliError::js(&action))?;
     // Scripts and tests wait for this line before changing values.
     eprintln!("Watching {key:?} in {bucket}");
     let mut events = watch.events();
@@ -503,6 +605,46 @@ async fn watch(
         }
     }
     Err(CliError::SubscriptionEnded)
+}
+
+/// `kv revert`: the value at `revision` written again as the key's latest, on the condition
+/// that nobody wrote the key in between (an update against the last revision seen).
+async fn revert(
+    js: &Context,
+    bucket: &str,
+    key: &str,
+    revision: u64,
+    force: bool,
+) -> Result<(), CliError> {
+    let store = open(js, bucket).await?;
+    let action = format!("cannot revert {key} in {bucket}");
+    let old = store
+        .entry_for_revision(key, revision)
+        .await
+        .map_err(CliError::js(&action))?
+        .filter(|e| e.operation == Operation::Put)
+        .ok_or_else(|| CliError::KeyNotFound {
+            bucket: bucket.to_owned(),
+            key: format!("{key} at revision {revision}"),
+        })?;
+    let latest = store
+        .entry(key)
+        .await
+        .map_err(CliError::js(&action))?
+        .map_or(0, |e| e.revision);
+    out::confirm(
+        &format!(
+            "Really make revision {revision} ({}) the value of {key}",
+            preview(&old.value)
+        ),
+        force,
+    )?;
+    let new = store
+        .update(key, old.value, latest)
+        .await
+        .map_err(CliError::js(&action))?;
+    eprintln!("Reverted {key} in {bucket} to revision {revision} as revision {new}");
+    history(js, bucket, key, false).await
 }
 
 /// The first 40 characters of a value, for tables.

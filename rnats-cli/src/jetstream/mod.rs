@@ -7,6 +7,7 @@ mod kv;
 mod object;
 mod stream;
 mod stream_config;
+mod stream_report;
 
 pub(crate) use account::{AccountArgs, run as account};
 pub(crate) use consumer::{ConsumerArgs, run as consumer};
@@ -23,16 +24,20 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use crate::error::CliError;
+use crate::out;
 use crate::stats::human;
 
 /// Sends a JetStream API request and returns the server's JSON as it is, for `--json`.
 pub(crate) async fn raw(js: &Context, subject: &str, body: &Value) -> Result<Value, CliError> {
     let action = format!("JetStream API {subject}");
+    out::trace(">>>", subject, body);
     let response: Response<Value> = js
         .request(subject.to_owned(), body)
         .await
         .map_err(CliError::js(action.clone()))?;
-    response.into_result().map_err(CliError::js(action))
+    let value = response.into_result().map_err(CliError::js(action))?;
+    out::trace("<<<", subject, &value);
+    Ok(value)
 }
 
 /// Every item of a paged JetStream listing (`STREAM.LIST`, `CONSUMER.LIST.<stream>`).

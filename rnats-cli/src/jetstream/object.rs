@@ -25,8 +25,6 @@ pub(crate) struct ObjectArgs {
     /// What to do with Object Store buckets.
     #[command(subcommand)]
     command: ObjectCommand,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// The Object Store commands.
@@ -39,6 +37,9 @@ enum ObjectCommand {
     Ls {
         /// The bucket whose objects to list.
         bucket: Option<String>,
+        /// Only the bucket names, one per line.
+        #[arg(long, short = 'n', conflicts_with = "bucket")]
+        names: bool,
         /// JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -66,7 +67,8 @@ enum ObjectCommand {
     },
     /// Shows a bucket's status, or an object's info.
     ///
-    /// Example: rnats object info files report.pdf
+    /// Example: rnats object status files   |   rnats object info files report.pdf
+    #[command(visible_alias = "status", alias = "show")]
     Info {
         /// The bucket.
         bucket: String,
@@ -75,6 +77,32 @@ enum ObjectCommand {
         /// JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Prints the bucket's objects, then every change to them (puts and deletes).
+    ///
+    /// Example: rnats object watch files
+    Watch {
+        /// The bucket.
+        bucket: String,
+        /// Exit after this many changes.
+        #[arg(long, short = 'c')]
+        count: Option<u64>,
+        /// Only changes from now on, not the current objects.
+        #[arg(long)]
+        updates_only: bool,
+        /// One JSON object (the object's info) per change.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Seals a bucket: it refuses every change from then on, for good.
+    ///
+    /// Example: rnats object seal files --force
+    Seal {
+        /// The bucket.
+        bucket: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'f')]
+        force: bool,
     },
     /// Removes an object, or the whole bucket when no NAME is given.
     ///
@@ -146,14 +174,47 @@ fn parse_size(text: &str) -> Result<i64, String> {
 }
 
 /// Runs an Object Store command.
-pub(crate) async fn run(args: ObjectArgs) -> Result<(), CliError> {
-    let js = crate::conn::jetstream(&args.conn).await?;
+pub(crate) async fn run(args: ObjectArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let js = crate::conn::jetstream(conn).await?;
     match args.command {
-        ObjectCommand::Ls { bucket: None, json } => list_buckets(&js, json).await,
+        ObjectCommand::Ls {
+            names: true,
+            json: false,
+            ..
+        } => list_names(&js).await,
+        ObjectCommand::Ls {
+            bucket: None, json, ..
+        } => list_buckets(&js, json).await,
         ObjectCommand::Ls {
             bucket: Some(bucket),
             json,
+            ..
         } => list_objects(&js, &bucket, json).await,
+        ObjectCommand::Watch {
+            bucket,
+            count,
+            updates_only,
+            json,
+        } => watch(&js, &bucket, count, updates_only, json).await,
+        ObjectCommand::Seal { bucket, force } => {
+            let mut store = open(&js, &bucket).await?;
+            out::confirm(
+                &format!(
+                    "Really seal bucket {bucket}? A sealed bucket cannot be changed or unsealed"
+                ),
+                force,
+            )?;
+            store
+                .seal()
+                .await
+                .map_err(CliError::js(format!("cannot seal bucket {bucket}")))?;
+            eprintln!("Sealed Object Store bucket {bucket}");
+            let status = store
+                .status()
+                .await
+                .map_err(CliError::js(format!("cannot read bucket {bucket}")))?;
+            out::print(&render_status(&status))
+        }
         ObjectCommand::Add(add) => create(&js, add).await,
         ObjectCommand::Put(put_args) => put(&js, put_args).await,
         ObjectCommand::Get {
@@ -203,6 +264,59 @@ async fn list_buckets(js: &Context, json: bool) -> Result<(), CliError> {
         ]);
     }
     table.print()
+}
+
+async fn list_names(js: &Context) -> Result<(), CliError> {
+    let mut names = js.object_store_names();
+    let mut all = Vec::new();
+    while let Some(name) = names.next().await {
+        all.push(name.map_err(CliError::js("cannot list Object Store buckets"))?);
+    }
+    all.sort();
+    out::print(&all.iter().map(|n| format!("{n}\n")).collect::<String>())
+}
+
+/// `object watch`: one line per change, as natscli prints them.
+async fn watch(
+    js: &Context,
+    bucket: &str,
+    count: Option<u64>,
+    updates_only: bool,
+    json: bool,
+) -> Result<(), CliError> {
+    let store = open(js, bucket).await?;
+    let action = format!("cannot watch bucket {bucket}");
+    let mut watch = if updates_only {
+        store.watch().await
+    } else {
+        store.watch_with_history().await
+    }
+    .map_err(CliError::js(&action))?;
+    // Scripts and tests wait for this line before changing objects.
+    eprintln!("Watching bucket {bucket}");
+    let mut seen = 0u64;
+    while let Some(info) = watch.next().await {
+        let info = info.map_err(CliError::js(&action))?;
+        seen += 1;
+        let when = info.modified.map(time).unwrap_or_default();
+        if json {
+            out::json(&info)?;
+        } else if info.deleted {
+            out::print(&format!("[{when}] DEL {} > {}\n", info.bucket, info.name))?;
+        } else {
+            out::print(&format!(
+                "[{when}] PUT {} > {}: {} in {} chunks\n",
+                info.bucket,
+                info.name,
+                bytes(info.size as u64),
+                info.chunks
+            ))?;
+        }
+        if count == Some(seen) {
+            return Ok(());
+        }
+    }
+    Err(CliError::SubscriptionEnded)
 }
 
 async fn list_objects(js: &Context, bucket: &str, json: bool) -> Result<(), CliError> {

@@ -26,8 +26,6 @@ pub(crate) struct StreamArgs {
     /// What to do with streams.
     #[command(subcommand)]
     command: StreamCommand,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// The stream commands.
@@ -57,7 +55,29 @@ enum StreamCommand {
         /// Print the server's stream info as JSON.
         #[arg(long)]
         json: bool,
+        /// Accept the defaults for what is not given (natscli's flag; rnats never prompts).
+        #[arg(long)]
+        defaults: bool,
     },
+    /// Creates a stream with another's configuration (not its messages); flags override it.
+    ///
+    /// Example: rnats stream copy ORDERS ARCHIVE --subjects 'archive.>'
+    #[command(alias = "cp")]
+    Copy {
+        /// The stream whose configuration to copy.
+        source: String,
+        /// The new stream.
+        destination: String,
+        #[command(flatten)]
+        flags: StreamFlags,
+        /// Print the server's stream info as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reports on every stream: storage, consumers, messages, bytes, replicas.
+    ///
+    /// Example: rnats stream report --messages
+    Report(crate::jetstream::stream_report::ReportArgs),
     /// Shows a stream's configuration and state.
     ///
     /// Example: rnats stream info ORDERS
@@ -155,12 +175,21 @@ enum StreamCommand {
 }
 
 /// Runs a stream command.
-pub(crate) async fn run(args: StreamArgs) -> Result<(), CliError> {
-    let js = crate::conn::jetstream(&args.conn).await?;
+pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let js = crate::conn::jetstream(conn).await?;
     match args.command {
         StreamCommand::Ls { json, names } => list(&js, json, names).await,
-        StreamCommand::Add { name, flags, json } => add(&js, name, flags, json).await,
+        StreamCommand::Add {
+            name, flags, json, ..
+        } => add(&js, name, flags, json).await,
         StreamCommand::Info { name, json } => info(&js, name, json).await,
+        StreamCommand::Copy {
+            source,
+            destination,
+            flags,
+            json,
+        } => copy(&js, &source, destination, flags, json).await,
+        StreamCommand::Report(report) => crate::jetstream::stream_report::run(&js, report).await,
         StreamCommand::Edit { name, flags, json } => edit(&js, name, flags, json).await,
         StreamCommand::Rm { name, force } => remove(&js, name, force).await,
         StreamCommand::Purge {
@@ -271,6 +300,11 @@ async fn add(
         ));
     }
     flags.apply(&mut config);
+    create(js, config, json).await
+}
+
+/// Creates the stream `config` describes and shows it.
+async fn create(js: &Context, config: Config, json: bool) -> Result<(), CliError> {
     let name = config.name.clone();
     let mut stream = js
         .create_stream(config)
@@ -285,6 +319,23 @@ async fn add(
         .await
         .map_err(CliError::js(format!("cannot read stream {name}")))?;
     out::print(&render_info(info))
+}
+
+async fn copy(
+    js: &Context,
+    source: &str,
+    destination: String,
+    flags: StreamFlags,
+    json: bool,
+) -> Result<(), CliError> {
+    let original = js
+        .get_stream(source)
+        .await
+        .map_err(CliError::js(format!("cannot read stream {source}")))?;
+    let mut config = original.cached_info().config.clone();
+    config.name = destination;
+    flags.apply(&mut config);
+    create(js, config, json).await
 }
 
 async fn info(js: &Context, name: String, json: bool) -> Result<(), CliError> {

@@ -1,4 +1,9 @@
-//! `rnats consumer`: list, add, inspect and remove consumers, and fetch from pull ones.
+//! `rnats consumer`: list, add, edit, inspect, pause and remove consumers, report on a
+//! stream's consumers, and read from them.
+
+mod manage;
+mod report;
+mod sub;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,8 +29,6 @@ pub(crate) struct ConsumerArgs {
     /// What to do with consumers.
     #[command(subcommand)]
     command: ConsumerCommand,
-    #[command(flatten)]
-    conn: ConnArgs,
 }
 
 /// The consumer commands.
@@ -56,6 +59,9 @@ enum ConsumerCommand {
         /// Print the server's consumer info as JSON.
         #[arg(long)]
         json: bool,
+        /// Accept the defaults for what is not given (natscli's flag; rnats never prompts).
+        #[arg(long)]
+        defaults: bool,
     },
     /// Shows a consumer's configuration and state.
     ///
@@ -86,6 +92,31 @@ enum ConsumerCommand {
     ///
     /// Example: rnats consumer next ORDERS billing --count 10
     Next(NextArgs),
+    /// Changes the settings given of a consumer, keeping the others.
+    ///
+    /// Example: rnats consumer edit ORDERS billing --max-deliver 10 --description Billing
+    #[command(alias = "update")]
+    Edit(manage::EditArgs),
+    /// Pauses a consumer until a time, or for a duration: it delivers nothing meanwhile.
+    ///
+    /// Example: rnats consumer pause ORDERS billing 1h --force
+    Pause(manage::PauseArgs),
+    /// Resumes a paused consumer.
+    ///
+    /// Example: rnats consumer resume ORDERS billing --force
+    Resume(manage::ResumeArgs),
+    /// Unpins the pinned client of a priority group, so the next client to pull gets the pin.
+    ///
+    /// Example: rnats consumer unpin ORDERS workers jobs --force
+    Unpin(manage::UnpinArgs),
+    /// Reports on every consumer of a stream: mode, acks, pending and redelivered.
+    ///
+    /// Example: rnats consumer report ORDERS
+    Report(report::ReportArgs),
+    /// Reads messages from a consumer as they come (pull or push), acking them.
+    ///
+    /// Example: rnats consumer sub ORDERS billing --count 10
+    Sub(sub::SubArgs),
 }
 
 /// Options of `consumer next`.
@@ -120,7 +151,7 @@ struct ConsumerFlags {
     #[arg(long, conflicts_with = "deliver_subject")]
     pull: bool,
     /// Make a push consumer delivering to this subject.
-    #[arg(long, value_name = "SUBJECT")]
+    #[arg(long, visible_alias = "target", value_name = "SUBJECT")]
     deliver_subject: Option<String>,
     /// Queue group of a push consumer's subscribers.
     #[arg(long, value_name = "GROUP", requires = "deliver_subject")]
@@ -139,7 +170,7 @@ struct ConsumerFlags {
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     max_deliver: Option<i64>,
     /// How long a delivery waits for its ack, e.g. 30s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, visible_alias = "wait", value_name = "DURATION", value_parser = parse_duration)]
     ack_wait: Option<Duration>,
     /// Unacknowledged messages allowed at once.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -173,10 +204,19 @@ enum Replay {
 impl ConsumerFlags {
     /// The config: the file's or a durable default, with the flags given written in.
     fn config(&self, name: &str) -> Result<consumer::Config, CliError> {
-        let mut config: consumer::Config = match &self.config_file {
+        let config: consumer::Config = match &self.config_file {
             Some(path) => read_json(path)?,
             None => consumer::Config::default(),
         };
+        self.applied_to(config, name)
+    }
+
+    /// `config` named `name`, with the flags given written in.
+    fn applied_to(
+        &self,
+        mut config: consumer::Config,
+        name: &str,
+    ) -> Result<consumer::Config, CliError> {
         config.durable_name = Some(name.to_owned());
         config.name = Some(name.to_owned());
         if let Some(subject) = &self.deliver_subject {
@@ -255,8 +295,8 @@ fn deliver_policy(text: &str) -> Result<DeliverPolicy, CliError> {
 }
 
 /// Runs a consumer command.
-pub(crate) async fn run(args: ConsumerArgs) -> Result<(), CliError> {
-    let js = crate::conn::jetstream(&args.conn).await?;
+pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let js = crate::conn::jetstream(conn).await?;
     match args.command {
         ConsumerCommand::Ls { stream, json } => list(&js, stream, json).await,
         ConsumerCommand::Add {
@@ -264,6 +304,7 @@ pub(crate) async fn run(args: ConsumerArgs) -> Result<(), CliError> {
             name,
             flags,
             json,
+            ..
         } => add(&js, stream, name, flags, json).await,
         ConsumerCommand::Info { stream, name, json } => info(&js, stream, name, json).await,
         ConsumerCommand::Rm {
@@ -271,7 +312,13 @@ pub(crate) async fn run(args: ConsumerArgs) -> Result<(), CliError> {
             name,
             force,
         } => remove(&js, stream, name, force).await,
-        ConsumerCommand::Next(next_args) => next(&js, next_args, js_timeout(&args.conn)).await,
+        ConsumerCommand::Next(next_args) => next(&js, next_args, js_timeout(conn)).await,
+        ConsumerCommand::Edit(edit) => manage::edit(&js, edit).await,
+        ConsumerCommand::Pause(pause) => manage::pause(&js, pause).await,
+        ConsumerCommand::Resume(resume) => manage::resume(&js, resume).await,
+        ConsumerCommand::Unpin(unpin) => manage::unpin(&js, unpin).await,
+        ConsumerCommand::Report(report) => report::run(&js, report).await,
+        ConsumerCommand::Sub(sub) => sub::run(&js, sub).await,
     }
 }
 

@@ -1,0 +1,241 @@
+//! `rnats server ping` and `server list`: every server of the system answers
+//! `$SYS.REQ.SERVER.PING` with its statistics (a system account request).
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use clap::{Args, ValueEnum};
+use futures_util::StreamExt;
+use serde_json::Value;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::conn::ConnArgs;
+use crate::error::CliError;
+use crate::jetstream::{bytes as size, duration};
+use crate::out::{self, Table};
+use crate::stats::human;
+
+/// The request every server answers with its statistics.
+const PING: &str = "$SYS.REQ.SERVER.PING";
+
+/// Options of `server list`.
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    /// Servers to wait for (default: as many as the first answer says are active).
+    expect: Option<usize>,
+    /// The servers' answers as a JSON array.
+    #[arg(long)]
+    json: bool,
+    /// Sort by this column.
+    #[arg(long, value_enum, default_value_t = SortKey::Rtt)]
+    sort: SortKey,
+    /// Reverse the order.
+    #[arg(long, short = 'R')]
+    reverse: bool,
+}
+
+/// `server list --sort`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SortKey {
+    Name,
+    Cluster,
+    #[value(alias = "conn")]
+    Conns,
+    #[value(alias = "sub")]
+    Subs,
+    #[value(alias = "route")]
+    Routes,
+    #[value(alias = "gw")]
+    Gws,
+    Mem,
+    Cpu,
+    Slow,
+    Uptime,
+    Rtt,
+}
+
+/// One server's answer and how long it took.
+struct Answer {
+    rtt: Duration,
+    stats: Value,
+}
+
+impl Answer {
+    fn server(&self, field: &str) -> &Value {
+        &self.stats["server"][field]
+    }
+
+    fn statz(&self, field: &str) -> &Value {
+        &self.stats["statz"][field]
+    }
+
+    fn name(&self) -> &str {
+        self.server("name").as_str().unwrap_or_default()
+    }
+
+    fn count(&self, field: &str) -> u64 {
+        self.statz(field).as_u64().unwrap_or(0)
+    }
+
+    fn len(&self, field: &str) -> u64 {
+        self.statz(field).as_array().map_or(0, |a| a.len() as u64)
+    }
+
+    fn uptime(&self) -> Duration {
+        let at = |field: &str| {
+            self.statz(field)
+                .as_str()
+                .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
+        };
+        match (at("start"), at("now")) {
+            (Some(start), Some(now)) => (now - start).unsigned_abs(),
+            _ => Duration::ZERO,
+        }
+    }
+}
+
+/// Runs `server ping`: one line per server as it answers, then the statistics.
+pub(crate) async fn ping(conn: &ConnArgs, expect: Option<usize>, id: bool) -> Result<(), CliError> {
+    let (answers, expected) = collect(conn, expect).await?;
+    let mut text = String::new();
+    for answer in &answers {
+        if id {
+            let server_id = answer.server("id").as_str().unwrap_or_default();
+            text.push_str(&format!("{server_id} "));
+        }
+        text.push_str(&format!("{:<60} rtt={:.2?}\n", answer.name(), answer.rtt));
+    }
+    let times: Vec<f64> = answers.iter().map(|a| a.rtt.as_secs_f64() * 1e3).collect();
+    text.push_str("\n---- ping statistics ----\n");
+    if !times.is_empty() {
+        let max = times.iter().copied().fold(f64::MIN, f64::max);
+        let min = times.iter().copied().fold(f64::MAX, f64::min);
+        let avg = times.iter().sum::<f64>() / times.len() as f64;
+        text.push_str(&format!(
+            "{} replies max: {max:.2} min: {min:.2} avg: {avg:.2}\n",
+            times.len()
+        ));
+    }
+    if expected > answers.len() {
+        text.push_str(&format!(
+            "\nMissing {} server(s)\n",
+            expected - answers.len()
+        ));
+    }
+    out::print(&text)
+}
+
+/// Runs `server list`: one row per server, sorted.
+pub(crate) async fn list(conn: &ConnArgs, args: ListArgs) -> Result<(), CliError> {
+    let (mut answers, expected) = collect(conn, args.expect).await?;
+    if args.json {
+        return out::json(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
+    }
+    sort(&mut answers, args.sort);
+    if args.reverse {
+        answers.reverse();
+    }
+    let mut table = Table::new([
+        "Name", "Cluster", "Host", "Version", "JS", "Conns", "Subs", "Routes", "GWs", "Mem",
+        "CPU %", "Cores", "Slow", "Uptime", "RTT",
+    ]);
+    for a in &answers {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        table.row(vec![
+            a.name().to_owned(),
+            text(a.server("cluster")),
+            text(a.server("host")),
+            text(a.server("ver")),
+            if a.server("jetstream").as_bool() == Some(true) {
+                "yes"
+            } else {
+                "no"
+            }
+            .to_owned(),
+            human::count(a.count("connections")),
+            human::count(a.count("subscriptions")),
+            a.len("routes").to_string(),
+            a.len("gateways").to_string(),
+            size(a.count("mem")),
+            format!("{:.0}", a.statz("cpu").as_f64().unwrap_or(0.0)),
+            a.count("cores").to_string(),
+            human::count(a.count("slow_consumers")),
+            duration(a.uptime()),
+            format!("{:.2?}", a.rtt),
+        ]);
+    }
+    let mut text = format!(
+        "Server overview: {} servers\n\n{}",
+        answers.len(),
+        table.render()
+    );
+    if expected > answers.len() {
+        text.push_str(&format!(
+            "\nMissing {} server(s)\n",
+            expected - answers.len()
+        ));
+    }
+    out::print(&text)
+}
+
+/// Sends the ping and gathers answers until `expect` (or as many as the first answer
+/// reports active) came, or the timeout passed; the answers and how many were expected.
+async fn collect(conn: &ConnArgs, expect: Option<usize>) -> Result<(Vec<Answer>, usize), CliError> {
+    let (client, settings) = conn.connect().await?;
+    let inbox = client.new_inbox();
+    let mut replies = client.subscribe(inbox.clone()).await?;
+    let started = Instant::now();
+    client.publish_with_reply(PING, inbox, Bytes::new()).await?;
+    let deadline = tokio::time::Instant::now() + settings.timeout;
+    let mut expected = expect.unwrap_or(0);
+    let mut answers = Vec::new();
+    while expected == 0 || answers.len() < expected {
+        let Ok(Some(message)) = tokio::time::timeout_at(deadline, replies.next()).await else {
+            break;
+        };
+        let rtt = started.elapsed();
+        // A status instead of statistics: no responders, so no system account.
+        if message.status.is_some() || message.payload.is_empty() {
+            return Err(CliError::NoSystemAccount { subject: PING });
+        }
+        let Ok(stats) = serde_json::from_slice::<Value>(&message.payload) else {
+            continue;
+        };
+        if expected == 0 {
+            expected = stats["statz"]["active_servers"].as_u64().unwrap_or(0) as usize;
+        }
+        answers.push(Answer { rtt, stats });
+    }
+    if answers.is_empty() {
+        return Err(CliError::NoSystemAccount { subject: PING });
+    }
+    Ok((answers, expected))
+}
+
+fn sort(answers: &mut [Answer], key: SortKey) {
+    answers.sort_by(|a, b| {
+        let by = |f: &dyn Fn(&Answer) -> u64| f(a).cmp(&f(b));
+        match key {
+            SortKey::Name => a.name().cmp(b.name()),
+            SortKey::Cluster => a
+                .server("cluster")
+                .as_str()
+                .cmp(&b.server("cluster").as_str()),
+            SortKey::Conns => by(&|x| x.count("connections")),
+            SortKey::Subs => by(&|x| x.count("subscriptions")),
+            SortKey::Routes => by(&|x| x.len("routes")),
+            SortKey::Gws => by(&|x| x.len("gateways")),
+            SortKey::Mem => by(&|x| x.count("mem")),
+            SortKey::Cpu => a
+                .statz("cpu")
+                .as_f64()
+                .unwrap_or(0.0)
+                .total_cmp(&b.statz("cpu").as_f64().unwrap_or(0.0)),
+            SortKey::Slow => by(&|x| x.count("slow_consumers")),
+            SortKey::Uptime => a.uptime().cmp(&b.uptime()),
+            SortKey::Rtt => a.rtt.cmp(&b.rtt),
+        }
+        .then_with(|| a.name().cmp(b.name()))
+    });
+}

@@ -1,0 +1,343 @@
+//! `rnats consumer edit|pause|resume|unpin|report|sub` against a real nats-server.
+
+mod common;
+
+use common::{Rnats, assert_success, json_lines, write};
+use rnats_test_server::NatsServer;
+
+/// A server with stream ORDERS on `orders.>` holding `n` messages.
+fn orders(rnats: &Rnats, n: usize) -> NatsServer {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    rnats.ok(&[
+        "stream",
+        "add",
+        "ORDERS",
+        "--subjects",
+        "orders.>",
+        "--storage",
+        "memory",
+        "-s",
+        &url,
+    ]);
+    if n > 0 {
+        rnats.ok(&[
+            "pub",
+            "orders.{{Count}}",
+            "order {{Count}}",
+            "--count",
+            &n.to_string(),
+            "-s",
+            &url,
+        ]);
+    }
+    server
+}
+
+#[test]
+fn edit_changes_only_what_is_given() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 0);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    rnats.ok(&[
+        &[
+            "consumer",
+            "add",
+            "ORDERS",
+            "billing",
+            "--filter",
+            "orders.new",
+            "--max-deliver",
+            "5",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    let dry = rnats.json(
+        &[
+            &[
+                "consumer",
+                "edit",
+                "ORDERS",
+                "billing",
+                "--max-deliver",
+                "9",
+                "--dry-run",
+            ][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(dry["max_deliver"], 9);
+    let info = rnats.json(
+        &[
+            &["consumer", "info", "ORDERS", "billing", "--json"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        info["config"]["max_deliver"], 5,
+        "a dry run changes nothing"
+    );
+
+    // natscli's spelling of the ack wait: --wait.
+    let info = rnats.json(
+        &[
+            &[
+                "consumer",
+                "edit",
+                "ORDERS",
+                "billing",
+                "--max-deliver",
+                "10",
+                "--wait",
+                "45s",
+                "--description",
+                "Billing",
+                "--json",
+            ][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(info["config"]["max_deliver"], 10);
+    assert_eq!(info["config"]["ack_wait"], 45_000_000_000u64);
+    assert_eq!(info["config"]["description"], "Billing");
+    assert_eq!(info["config"]["filter_subject"], "orders.new", "kept");
+    let text = rnats.ok(&[
+        &[
+            "consumer",
+            "edit",
+            "ORDERS",
+            "billing",
+            "--max-pending",
+            "50",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    assert!(text.contains("Max ack pending: 50"), "{text}");
+
+    let line = rnats.fails(
+        &[
+            &[
+                "consumer",
+                "edit",
+                "ORDERS",
+                "missing",
+                "--max-deliver",
+                "1",
+            ][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert!(
+        line.starts_with("error: cannot edit consumer missing on ORDERS"),
+        "{line}"
+    );
+}
+
+#[test]
+fn pause_resume_and_report() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 3);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    rnats.ok(&[
+        &["consumer", "add", "ORDERS", "billing", "--defaults"][..],
+        &s[..],
+    ]
+    .concat());
+    rnats.ok(&[
+        &[
+            "consumer",
+            "add",
+            "ORDERS",
+            "audit",
+            "--target",
+            "audit.orders",
+            "--deliver",
+            "all",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+
+    let line = rnats.fails(
+        &[
+            &["consumer", "pause", "ORDERS", "billing", "1h"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert!(line.contains("--force"), "{line}");
+    let line = rnats.fails(
+        &[
+            &["consumer", "pause", "ORDERS", "billing", "later", "-f"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert!(line.contains("later"), "{line}");
+    let out = rnats.ok(&[
+        &[
+            "consumer",
+            "pause",
+            "ORDERS",
+            "billing",
+            "2099-01-02 03:04:05",
+            "--force",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    assert!(
+        out.starts_with("Paused consumer billing on ORDERS until 2099-01-02 03:04:05 UTC ("),
+        "{out}"
+    );
+    let info = rnats.json(
+        &[
+            &["consumer", "info", "ORDERS", "billing", "--json"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(info["paused"], true);
+
+    let report = rnats.ok(&[&["consumer", "report", "ORDERS"][..], &s[..]].concat());
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(
+        lines[0], "Consumer report for ORDERS with 2 consumers",
+        "{report}"
+    );
+    assert!(lines[2].starts_with("Consumer"), "{report}");
+    assert!(
+        lines[3].starts_with("audit") && lines[3].contains("Push"),
+        "{report}"
+    );
+    let billing: Vec<&str> = lines[4].split_whitespace().collect();
+    assert_eq!(
+        billing[..4],
+        ["billing", "Pull", "(paused)", "Explicit"],
+        "{report}"
+    );
+    assert_eq!(
+        billing[billing.len() - 4..],
+        ["0", "0", "3", "0"],
+        "{report}"
+    );
+    let all = rnats.json(&[&["consumer", "report", "ORDERS", "--json"][..], &s[..]].concat());
+    assert_eq!(all.as_array().map(Vec::len), Some(2));
+
+    let out = rnats.ok(&[
+        &["consumer", "resume", "ORDERS", "billing", "-f"][..],
+        &s[..],
+    ]
+    .concat());
+    assert_eq!(out, "Consumer billing on ORDERS is not paused\n");
+    let info = rnats.json(
+        &[
+            &["consumer", "info", "ORDERS", "billing", "--json"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_ne!(info["paused"], true);
+}
+
+#[test]
+fn unpin_a_pinned_client_group() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 1);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("pinned.json");
+    write(
+        &config,
+        r#"{"durable_name": "workers", "ack_policy": "explicit", "deliver_policy": "all",
+            "priority_policy": "pinned_client", "priority_groups": ["jobs"],
+            "priority_timeout": 120000000000}"#,
+    );
+    let config = config.to_string_lossy().into_owned();
+    rnats.ok(&[
+        &["consumer", "add", "ORDERS", "workers", "--config", &config][..],
+        &s[..],
+    ]
+    .concat());
+    let out = rnats.ok(&[
+        &["consumer", "unpin", "ORDERS", "workers", "jobs", "--force"][..],
+        &s[..],
+    ]
+    .concat());
+    assert_eq!(out, "Unpinned group jobs of consumer workers on ORDERS\n");
+    let line = rnats.fails(
+        &[
+            &["consumer", "unpin", "ORDERS", "workers", "other", "-f"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert!(
+        line.starts_with("error: cannot unpin group other"),
+        "{line}"
+    );
+}
+
+#[test]
+fn sub_reads_pull_and_push_consumers() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 3);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    rnats.ok(&[&["consumer", "add", "ORDERS", "billing"][..], &s[..]].concat());
+    let out = rnats.ok(&[
+        &[
+            "consumer", "sub", "ORDERS", "billing", "--count", "3", "--raw",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    assert_eq!(out, "order 1\norder 2\norder 3\n");
+    let info = rnats.json(
+        &[
+            &["consumer", "info", "ORDERS", "billing", "--json"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(info["ack_floor"]["stream_seq"], 3, "acked");
+
+    rnats.ok(&[
+        &[
+            "consumer",
+            "add",
+            "ORDERS",
+            "audit",
+            "--target",
+            "audit.orders",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    let mut sub = rnats.spawn_ready(
+        &[
+            &[
+                "consumer", "sub", "ORDERS", "audit", "--count", "4", "--json",
+            ][..],
+            &s[..],
+        ]
+        .concat(),
+        "Consuming from push consumer audit",
+    );
+    rnats.ok(&[&["pub", "orders.late", "order 4"][..], &s[..]].concat());
+    let out = sub.finish();
+    assert_success(&out, &["consumer", "sub"]);
+    let messages = json_lines(&String::from_utf8_lossy(&out.stdout));
+    let seqs: Vec<u64> = messages.iter().filter_map(|m| m["seq"].as_u64()).collect();
+    assert_eq!(seqs, [1, 2, 3, 4]);
+    assert_eq!(messages[3]["data"], "order 4");
+}

@@ -1,0 +1,275 @@
+//! `rnats server ping|list|check` against real nats-servers: a system account for ping and
+//! list, a three-node cluster for the answers of several servers, and the monitoring-plugin
+//! exit codes of the checks (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN).
+
+mod common;
+
+use std::process::Output;
+
+use common::Rnats;
+use rnats_test_server::{Cluster, NatsServer};
+
+/// Accounts with a system account (user `sys`) and an application account (user `app`).
+const ACCOUNTS: &str = r#"
+accounts {
+  SYS { users = [ { user: sys, password: pass } ] }
+  APP { jetstream: enabled, users = [ { user: app, password: pass } ] }
+}
+system_account: SYS
+"#;
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn ping_and_list_need_the_system_account() {
+    let server = NatsServer::builder()
+        .jetstream(true)
+        .config(ACCOUNTS)
+        .spawn()
+        .expect("nats-server starts");
+    let url = server.url();
+    let rnats = Rnats::new();
+    let sys = ["-s", url.as_str(), "--user", "sys", "--password", "pass"];
+    // A lone server reports no active servers: name how many to wait for.
+    let out = rnats.ok(&[&["server", "ping", "1"][..], &sys[..]].concat());
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].contains("rtt="), "{out}");
+    assert!(
+        out.contains("---- ping statistics ----\n1 replies max: "),
+        "{out}"
+    );
+    assert!(!out.contains("Missing"), "{out}");
+
+    let list = rnats.json(&[&["server", "list", "1", "--json"][..], &sys[..]].concat());
+    assert_eq!(list.as_array().map(Vec::len), Some(1));
+    assert_eq!(list[0]["server"]["jetstream"], true);
+    let table = rnats.ok(&[&["server", "ls", "1"][..], &sys[..]].concat());
+    assert!(
+        table.starts_with("Server overview: 1 servers\n\nName"),
+        "{table}"
+    );
+
+    let app = ["-s", url.as_str(), "--user", "app", "--password", "pass"];
+    let line = rnats.fails(&[&["server", "ping"][..], &app[..]].concat());
+    assert!(line.contains("system account"), "{line}");
+}
+
+#[test]
+fn ping_and_list_hear_every_node_of_a_cluster() {
+    // Cluster::wait_formed connects without credentials: let those in as `app`.
+    let config = format!("{ACCOUNTS}\nno_auth_user: app\n");
+    let cluster = Cluster::start_with(3, |node| node.append_config(&config)).expect("cluster");
+    let url = cluster.urls()[0].clone();
+    let rnats = Rnats::new();
+    let sys = ["-s", url.as_str(), "--user", "sys", "--password", "pass"];
+    let out = rnats.ok(&[&["server", "ping", "3", "--id"][..], &sys[..]].concat());
+    assert!(out.contains("3 replies"), "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.contains("rtt=")).count(),
+        3,
+        "{out}"
+    );
+    let list = rnats.json(&[&["server", "list", "--json"][..], &sys[..]].concat());
+    assert_eq!(list.as_array().map(Vec::len), Some(3), "{list}");
+    let table = rnats.ok(&[&["server", "list", "--sort", "name"][..], &sys[..]].concat());
+    let rows: Vec<&str> = table.lines().skip(3).collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    let mut names: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r.split_whitespace().next())
+        .collect();
+    let sorted = {
+        let mut n = names.clone();
+        n.sort();
+        n
+    };
+    assert_eq!(names, sorted, "{table}");
+    names.dedup();
+    assert_eq!(names.len(), 3, "{table}");
+}
+
+#[test]
+fn check_connection_exit_codes() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let out = rnats.run(&["server", "check", "connection", "-s", &url]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let line = stdout(&out);
+    assert!(line.starts_with("OK Connection OK:connected to "), "{line}");
+    assert!(line.contains(" | connect_time="), "{line}");
+
+    let out = rnats.run(&["server", "check", "conn", "--rtt-warn", "0s", "-s", &url]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("WARNING Connection Warn:rtt in "),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = rnats.run(&[
+        "server",
+        "check",
+        "connection",
+        "--connect-critical",
+        "0s",
+        "--format",
+        "json",
+        "-s",
+        &url,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(result["status"], "CRITICAL");
+    assert_eq!(result["exit_code"], 2);
+
+    let out = rnats.run(&["server", "check", "connection", "-s", "nats://127.0.0.1:1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stdout(&out).starts_with("CRITICAL Connection Crit:cannot connect"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(out.stderr.is_empty());
+
+    let out = rnats.run(&["server", "check", "connection", "--context", "missing"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stdout(&out).starts_with("UNKNOWN Connection Unknown:"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn check_stream_consumer_kv_and_jetstream() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.run(&[&["server", "check"][..], args, &s[..]].concat());
+    rnats.ok(&[
+        &["stream", "add", "ORDERS", "--subjects", "orders.>"][..],
+        &s[..],
+    ]
+    .concat());
+    rnats.ok(&[
+        &["pub", "orders.{{Count}}", "x", "--count", "3"][..],
+        &s[..],
+    ]
+    .concat());
+    rnats.ok(&[&["consumer", "add", "ORDERS", "billing"][..], &s[..]].concat());
+
+    let out = run(&["stream", "--stream", "ORDERS", "--msgs-critical", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("OK Stream ORDERS OK:3 messages"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&["stream", "--stream", "ORDERS", "--msgs-warn", "10"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let out = run(&[
+        "stream",
+        "--stream",
+        "ORDERS",
+        "--msgs-critical",
+        "5",
+        "--peer-expect",
+        "3",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("Crit:1 peers, expected 3"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&["stream", "--stream", "MISSING"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+
+    let out = run(&[
+        "consumer",
+        "--stream",
+        "ORDERS",
+        "--consumer",
+        "billing",
+        "--unprocessed-critical",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("Crit:3 unprocessed messages"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&[
+        "consumer",
+        "--stream",
+        "ORDERS",
+        "--consumer",
+        "billing",
+        "--outstanding-ack-critical",
+        "0",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let out = run(&[
+        "consumer",
+        "--stream",
+        "ORDERS",
+        "--consumer",
+        "billing",
+        "--last-delivery-critical",
+        "1h",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "nothing delivered yet: {}",
+        stdout(&out)
+    );
+
+    rnats.ok(&[&["kv", "add", "config"][..], &s[..]].concat());
+    rnats.ok(&[&["kv", "put", "config", "a", "1"][..], &s[..]].concat());
+    rnats.ok(&[&["kv", "put", "config", "b", "2"][..], &s[..]].concat());
+    let out = run(&["kv", "--bucket", "config", "--key", "a"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let out = run(&["kv", "--bucket", "config", "--key", "zzz"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let out = run(&[
+        "kv",
+        "--bucket",
+        "config",
+        "--values-warn",
+        "2",
+        "--values-critical",
+        "5",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let out = run(&[
+        "kv",
+        "--bucket",
+        "config",
+        "--values-warn",
+        "5",
+        "--values-critical",
+        "2",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "fewer is worse: {}",
+        stdout(&out)
+    );
+
+    let out = run(&["jetstream"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).starts_with("OK JetStream"), "{}", stdout(&out));
+    let out = run(&["js", "--format", "text"]);
+    assert!(
+        stdout(&out).starts_with("JetStream: OK\n"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -1,0 +1,137 @@
+//! `rnats stream report` and `stream copy` against a real nats-server.
+
+mod common;
+
+use common::Rnats;
+use rnats_test_server::NatsServer;
+
+#[test]
+fn report_lists_every_stream_sorted_as_asked() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&[
+        "stream",
+        "add",
+        "BIG",
+        "--subjects",
+        "big.>",
+        "--storage",
+        "memory",
+    ]);
+    run(&[
+        "stream",
+        "add",
+        "SMALL",
+        "--subjects",
+        "small.>",
+        "--storage",
+        "file",
+    ]);
+    run(&["pub", "big.x", "0123456789", "--count", "5"]);
+    run(&["pub", "small.x", "a"]);
+    run(&["consumer", "add", "SMALL", "c1"]);
+
+    let report = run(&["stream", "report"]);
+    let lines: Vec<&str> = report.lines().collect();
+    assert_eq!(lines[0], "Stream report: 2 streams", "{report}");
+    assert!(lines[2].starts_with("Stream"), "{report}");
+    // By bytes, smallest first.
+    assert!(lines[3].starts_with("SMALL"), "{report}");
+    assert!(lines[4].starts_with("BIG"), "{report}");
+    let small: Vec<&str> = lines[3].split_whitespace().collect();
+    assert_eq!(small[..4], ["SMALL", "File", "1", "1"], "{report}");
+
+    let by_consumers = run(&["stream", "report", "--consumers"]);
+    assert!(
+        by_consumers
+            .lines()
+            .nth(3)
+            .is_some_and(|l| l.starts_with("BIG")),
+        "{by_consumers}"
+    );
+    let by_name = run(&["stream", "report", "-n"]);
+    assert!(
+        by_name.lines().nth(3).is_some_and(|l| l.starts_with("BIG")),
+        "{by_name}"
+    );
+
+    let only = rnats.json(
+        &[
+            &["stream", "report", "--subject", "small.x", "--json"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    let names: Vec<&str> = only
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|i| i["config"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["SMALL"]);
+    let raw = run(&["stream", "report", "--raw", "--messages"]);
+    assert!(
+        raw.lines().nth(4).is_some_and(|l| l.contains(" 5 ")),
+        "{raw}"
+    );
+}
+
+#[test]
+fn copy_makes_a_stream_from_another_config_without_its_messages() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    rnats.ok(&[
+        &[
+            "stream",
+            "add",
+            "ORDERS",
+            "--subjects",
+            "orders.>",
+            "--max-age",
+            "1h",
+            "--max-msgs",
+            "50",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    rnats.ok(&[&["pub", "orders.x", "hi"][..], &s[..]].concat());
+    let info = rnats.json(
+        &[
+            &[
+                "stream",
+                "copy",
+                "ORDERS",
+                "ARCHIVE",
+                "--subjects",
+                "archive.>",
+                "--max-msgs",
+                "70",
+                "--json",
+            ][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(info["config"]["name"], "ARCHIVE");
+    assert_eq!(info["config"]["subjects"], serde_json::json!(["archive.>"]));
+    assert_eq!(info["config"]["max_age"], 3_600_000_000_000u64, "copied");
+    assert_eq!(info["config"]["max_msgs"], 70, "overridden");
+    assert_eq!(info["state"]["messages"], 0, "no messages copied");
+
+    let line = rnats.fails(&[&["stream", "cp", "ORDERS", "CLASH"][..], &s[..]].concat());
+    assert!(
+        line.starts_with("error: cannot create stream CLASH"),
+        "{line}"
+    );
+    let line = rnats.fails(&[&["stream", "copy", "MISSING", "X"][..], &s[..]].concat());
+    assert!(
+        line.starts_with("error: cannot read stream MISSING"),
+        "{line}"
+    );
+}
