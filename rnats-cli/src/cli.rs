@@ -49,6 +49,8 @@ pub(crate) enum Command {
     Req(ReqArgs),
     /// Answers requests on a subject.
     Reply(ReplyArgs),
+    /// Traces a message's path through the servers (nats-server 2.11+).
+    Trace(crate::core::TraceArgs),
     /// Shows what the server says about itself.
     Server(crate::core::ServerArgs),
     /// Measures the round trip time to the server.
@@ -101,6 +103,7 @@ impl Cli {
             Command::Sub(args) => block_on(crate::core::subscribe(args, conn)),
             Command::Req(args) => block_on(crate::core::request(args, conn)),
             Command::Reply(args) => block_on(crate::core::reply(args, conn)),
+            Command::Trace(args) => block_on(crate::core::trace(args, conn)),
             Command::Server(args) => block_on(crate::core::server(args, conn)),
             Command::Rtt(args) => block_on(crate::core::rtt(args, conn)),
             Command::Stream(args) => block_on(crate::jetstream::stream(args, conn)),

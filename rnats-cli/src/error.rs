@@ -43,6 +43,9 @@ pub(crate) enum CliError {
     /// A request got no reply.
     #[error("request failed: {0}")]
     Request(#[from] RequestError),
+    /// A trace report could not be read.
+    #[error("trace failed: {0}")]
+    Trace(#[from] rnats::trace::TraceError),
     /// A JetStream publish failed or its ack did not come.
     #[error("JetStream publish failed: {0}")]
     JetStreamPublish(#[from] rnats::jetstream::context::PublishError),

@@ -135,6 +135,92 @@ fn req_collects_several_replies() {
 }
 
 #[test]
+fn req_ends_a_gathering_at_the_reply_timeout() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let mut a = rnats.spawn_ready(
+        &["reply", "some", "a", "-q", "A", "--count", "1", "-s", &url],
+        "Listening on",
+    );
+    let mut b = rnats.spawn_ready(
+        &["reply", "some", "b", "-q", "B", "--count", "1", "-s", &url],
+        "Listening on",
+    );
+    let started = std::time::Instant::now();
+    // Any number of replies, up to 30 s in all, but over once 500 ms pass without one.
+    let stdout = rnats.ok(&[
+        "req",
+        "some",
+        "x",
+        "--replies",
+        "0",
+        "--reply-timeout",
+        "500ms",
+        "--timeout",
+        "30s",
+        "--raw",
+        "-s",
+        &url,
+    ]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let mut got: Vec<&str> = stdout.lines().collect();
+    got.sort_unstable();
+    assert_eq!(got, ["a", "b"]);
+    assert_success(&a.finish(), &["reply"]);
+    assert_success(&b.finish(), &["reply"]);
+}
+
+#[test]
+fn trace_draws_the_path_without_delivering() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let mut sub = rnats.spawn_ready(
+        &["sub", "traced", "--count", "1", "--raw", "-s", &url],
+        "Subscribed to",
+    );
+    let stdout = rnats.ok(&["trace", "traced", "probe", "-s", &url]);
+    assert!(
+        stdout.starts_with("Tracing message route to subject traced\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Client \"rnats\""), "{stdout}");
+    assert!(stdout.contains("--C Client"), "{stdout}");
+    assert!(stdout.contains("subject:\"traced\""), "{stdout}");
+    assert!(stdout.contains("Egress Count:"), "{stdout}");
+    let reports = rnats.json(&["trace", "traced", "--json", "-s", &url]);
+    assert_eq!(reports.as_array().map(Vec::len), Some(1), "{reports}");
+    assert_eq!(reports[0]["events"][0]["type"], "in");
+    // Neither trace reached the subscriber; this plain publish is the first it gets.
+    rnats.ok(&["pub", "traced", "plain", "-s", &url]);
+    let out = sub.finish();
+    assert_success(&out, &["sub"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "plain\n");
+}
+
+#[test]
+fn trace_with_deliver_reaches_the_subscriber_and_notes_no_interest() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let stdout = rnats.ok(&["trace", "nobody.listens", "-s", &url]);
+    assert!(stdout.contains("--X No active interest"), "{stdout}");
+    let mut sub = rnats.spawn_ready(
+        &["sub", "delivered", "--count", "1", "--raw", "-s", &url],
+        "Subscribed to",
+    );
+    let stdout = rnats.ok(&["trace", "delivered", "real", "--deliver", "-s", &url]);
+    assert!(
+        stdout.contains("with delivery to the final destination"),
+        "{stdout}"
+    );
+    let out = sub.finish();
+    assert_success(&out, &["sub"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "real\n");
+}
+
+#[test]
 fn req_without_responders_fails_cleanly() {
     let server = NatsServer::start();
     let line = Rnats::new().fails(&["req", "nobody.home", "x", "-s", &server.url()]);

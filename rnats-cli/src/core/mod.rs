@@ -1,4 +1,4 @@
-//! Core NATS commands: `pub`, `sub`, `req`, `reply`, `server info` and `rtt`.
+//! Core NATS commands: `pub`, `sub`, `req`, `reply`, `trace`, `server info` and `rtt`.
 
 mod publish;
 mod reply;
@@ -8,12 +8,14 @@ mod server_ping;
 pub(crate) mod show;
 mod subscribe;
 pub(crate) mod template;
+mod trace;
 
 pub(crate) use publish::{PubArgs, run as publish};
 pub(crate) use reply::{ReplyArgs, run as reply};
 pub(crate) use request::{ReqArgs, run as request};
 pub(crate) use server::{RttArgs, ServerArgs, rtt, run as server};
 pub(crate) use subscribe::{SubArgs, run as subscribe};
+pub(crate) use trace::{TraceArgs, run as trace};
 
 use bytes::Bytes;
 

@@ -17,7 +17,8 @@ use crate::out;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  rnats req time.now ''\n  \
     rnats req svc.echo 'hello {{Count}}' --count 3 -H Trace:1\n  \
-    rnats req discover.all '' --replies 0 --timeout 1s")]
+    rnats req discover.all '' --replies 0 --timeout 1s\n  \
+    rnats req scatter.count '' --replies 0 --reply-timeout 100ms --wait-for-empty")]
 pub(crate) struct ReqArgs {
     /// Subject to send the request to.
     subject: String,
@@ -32,6 +33,13 @@ pub(crate) struct ReqArgs {
     /// Collect this many replies per request (0: all that come within --timeout).
     #[arg(long, default_value_t = 1)]
     replies: u64,
+    /// With more than one reply: the longest wait between two replies before the request is
+    /// over.
+    #[arg(long, default_value = "300ms", value_parser = crate::parse::duration)]
+    reply_timeout: std::time::Duration,
+    /// With more than one reply: stop at the first empty reply (ADR-47's sentinel).
+    #[arg(long)]
+    wait_for_empty: bool,
     /// One JSON object per reply.
     #[arg(long)]
     json: bool,
@@ -83,8 +91,9 @@ pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> 
     Ok(())
 }
 
-/// Sends one request with our own inbox as reply subject and prints the replies that come
-/// until `--replies` of them did or `timeout` passed.
+/// Sends one request that may have many replies (ADR-47's request-many) and prints them as
+/// they come, until `--replies` of them did, `--reply-timeout` passed between two of them, an
+/// empty one came with `--wait-for-empty`, or `timeout` passed in all.
 async fn collect_replies(
     client: &rnats::Client,
     args: &ReqArgs,
@@ -93,41 +102,26 @@ async fn collect_replies(
     timeout: std::time::Duration,
     started: Instant,
 ) -> Result<(), CliError> {
-    // Several replies: our own inbox, collected until enough came or time is up.
-    let inbox = client.new_inbox();
-    let mut replies = client.subscribe(inbox.clone()).await?;
-    match headers {
-        Some(h) => {
-            client
-                .publish_with_reply_and_headers(args.subject.clone(), inbox, h.clone(), payload)
-                .await?
-        }
-        None => {
-            client
-                .publish_with_reply(args.subject.clone(), inbox, payload)
-                .await?
-        }
+    let mut request = client
+        .request_many(args.subject.clone(), payload)
+        .timeout(timeout)
+        .stall_wait(args.reply_timeout);
+    if let Ok(max) = usize::try_from(args.replies)
+        && max > 0
+    {
+        request = request.max_messages(max);
     }
-    client.flush().await?;
-    let deadline = tokio::time::Instant::now() + timeout;
+    if args.wait_for_empty {
+        request = request.sentinel_empty();
+    }
+    if let Some(h) = headers {
+        request = request.headers(h.clone());
+    }
+    let mut replies = request.await.map_err(CliError::Request)?;
     let mut got = 0u64;
-    loop {
-        match tokio::time::timeout_at(deadline, replies.next()).await {
-            Ok(Some(reply)) if reply.status.is_some_and(|s| s.as_u16() == 503) => {
-                return Err(CliError::Request(rnats::RequestError::new(
-                    rnats::RequestErrorKind::NoResponders,
-                )));
-            }
-            Ok(Some(reply)) => {
-                got += 1;
-                print_reply(args, &reply, started, got)?;
-                if got == args.replies {
-                    break;
-                }
-            }
-            Ok(None) => return Err(CliError::SubscriptionEnded),
-            Err(_) => break,
-        }
+    while let Some(reply) = replies.next().await {
+        got += 1;
+        print_reply(args, &reply.map_err(CliError::Request)?, started, got)?;
     }
     if got == 0 {
         return Err(CliError::NothingReceived {

@@ -1,0 +1,296 @@
+//! `rnats trace`: publish a traced message (ADR-41) and draw the path the servers report, hop
+//! by hop, in natscli's form.
+
+use std::collections::BTreeMap;
+
+use clap::Args;
+use futures_util::StreamExt;
+use rnats::trace::{ConnectionKind, Egress, Ingress, TraceEvent, TraceReport};
+
+use crate::conn::ConnArgs;
+use crate::error::CliError;
+use crate::out;
+
+/// Options of `rnats trace`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  rnats trace orders.new\n  \
+    rnats trace orders.new '{\"id\":1}' --deliver -H Source:cli")]
+pub(crate) struct TraceArgs {
+    /// Subject to publish the traced message to.
+    subject: String,
+    /// Message body (empty when absent).
+    payload: Option<String>,
+    /// Deliver the message to its subscribers too; by default it is only traced.
+    #[arg(long)]
+    deliver: bool,
+    /// Show when each event happened, relative to the message's arrival.
+    #[arg(long, short = 'T')]
+    timestamp: bool,
+    /// A header, KEY:VALUE; repeat for more.
+    #[arg(long = "header", short = 'H', value_name = "KEY:VALUE")]
+    headers: Vec<String>,
+    /// The servers' reports as a JSON array, as they came.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `rnats trace`.
+pub(crate) async fn run(args: TraceArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let headers = crate::parse::headers(&args.headers)?;
+    let (client, settings) = conn.connect().await?;
+    if !client.is_server_compatible(2, 11, 0) {
+        return Err(CliError::Usage(
+            "tracing messages needs nats-server 2.11 or later",
+        ));
+    }
+    let payload = bytes::Bytes::from(args.payload.clone().unwrap_or_default());
+    let mut trace = client
+        .trace(args.subject.clone(), payload)
+        .timeout(settings.timeout);
+    if !args.deliver {
+        trace = trace.trace_only();
+    }
+    if let Some(headers) = headers {
+        trace = trace.headers(headers);
+    }
+    let mut traces = trace.await.map_err(CliError::Request)?;
+    let mut reports = Vec::new();
+    while let Some(report) = traces.next().await {
+        reports.push(report?);
+    }
+    if args.json {
+        return out::json(&serde_json::to_value(&reports)?);
+    }
+    if reports.is_empty() {
+        return Err(CliError::NothingReceived {
+            what: "no trace report",
+            timeout: settings.timeout,
+        });
+    }
+    let delivery = if args.deliver {
+        " with delivery to the final destination"
+    } else {
+        ""
+    };
+    let mut text = format!(
+        "Tracing message route to subject {}{delivery}\n\n",
+        args.subject
+    );
+    text.push_str(&render(&reports, args.timestamp));
+    out::print(&text)
+}
+
+/// The path as natscli draws it: each server's ingress, its events, and under each egress to
+/// another server that server's report, indented.
+fn render(reports: &[TraceReport], timestamps: bool) -> String {
+    let by_hop: BTreeMap<Option<&str>, &TraceReport> = reports
+        .iter()
+        .map(|report| (report.hop(), report))
+        .collect();
+    let mut lines = Vec::new();
+    let mut egress_counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+    // The origin is the report without a hop; failing that (its report was lost), the first.
+    let origin = by_hop.get(&None).copied().or(reports.first());
+    if let Some(origin) = origin {
+        let painter = Painter {
+            by_hop: &by_hop,
+            timestamps,
+        };
+        painter.report(origin, 0, &mut lines, &mut egress_counts);
+    }
+    let mut text = lines.join("\n");
+    text.push_str(
+        "\n\nLegend: Client: --C Router: --> Gateway: ==> Leafnode: ~~> JetStream: --J Error: --X\n",
+    );
+    if !egress_counts.is_empty() {
+        text.push_str("\nEgress Count:\n\n");
+        let width = egress_counts.keys().map(|k| k.len()).max().unwrap_or(0);
+        for (kind, count) in &egress_counts {
+            text.push_str(&format!("   {kind:>width$}: {count}\n"));
+        }
+    }
+    if egress_counts.get("JetStream").is_some_and(|n| *n > 1) {
+        text.push_str(&format!(
+            "\nWARNING: The message was received by {} streams\n",
+            egress_counts["JetStream"]
+        ));
+    }
+    text
+}
+
+/// Draws reports, following egresses to the servers they lead to.
+struct Painter<'a> {
+    by_hop: &'a BTreeMap<Option<&'a str>, &'a TraceReport>,
+    timestamps: bool,
+}
+
+impl Painter<'_> {
+    fn report(
+        &self,
+        report: &TraceReport,
+        depth: usize,
+        lines: &mut Vec<String>,
+        counts: &mut BTreeMap<&'static str, usize>,
+    ) {
+        let indent = " ".repeat(depth * 4);
+        let start = report.ingress().map(|i| i.timestamp);
+        let stamp = |at: time::OffsetDateTime| match (self.timestamps, start) {
+            (true, Some(start)) => {
+                let micros = (at - start).whole_microseconds();
+                format!("[+{:.3}ms] ", micros as f64 / 1000.0)
+            }
+            _ => String::new(),
+        };
+        if let Some(ingress) = report.ingress() {
+            lines.push(format!(
+                "{indent}{}{}",
+                stamp(ingress.timestamp),
+                ingress_line(report, ingress)
+            ));
+            if let Some(error) = &ingress.error {
+                lines.push(format!("{indent}--X Error: {error}"));
+            }
+        }
+        for event in &report.events {
+            match event {
+                TraceEvent::SubjectMapping(mapping) => lines.push(format!(
+                    "{indent}{}    Mapping subject:{:?}",
+                    stamp(mapping.timestamp),
+                    mapping.mapped_to
+                )),
+                TraceEvent::ServiceImport(import) => lines.push(format!(
+                    "{indent}{}    Service Import from:{:?} to:{:?} account:{:?}",
+                    stamp(import.timestamp),
+                    import.from,
+                    import.to,
+                    import.account
+                )),
+                TraceEvent::StreamExport(export) => lines.push(format!(
+                    "{indent}{}    Stream Export subject:{:?} account:{:?}",
+                    stamp(export.timestamp),
+                    export.to,
+                    export.account
+                )),
+                TraceEvent::JetStream(js) => {
+                    let action = if js.no_interest {
+                        "no interest"
+                    } else {
+                        "stored"
+                    };
+                    lines.push(format!(
+                        "{indent}{}--J JetStream action:{action:?} stream:{:?} subject:{:?}",
+                        stamp(js.timestamp),
+                        js.stream,
+                        js.subject.as_deref().unwrap_or_default()
+                    ));
+                    if let Some(error) = &js.error {
+                        lines.push(format!("{indent}--X Error: {error}"));
+                    }
+                    *counts.entry("JetStream").or_default() += 1;
+                }
+                _ => {}
+            }
+        }
+        let mut egresses = report.egresses().peekable();
+        let from_a_client = report
+            .ingress()
+            .is_some_and(|i| i.kind == ConnectionKind::Client && i.error.is_none());
+        let stored = report
+            .events
+            .iter()
+            .any(|e| matches!(e, TraceEvent::JetStream(_)));
+        if egresses.peek().is_none() && from_a_client && !stored {
+            lines.push(format!("{indent}--X No active interest"));
+        }
+        for egress in egresses {
+            lines.push(format!(
+                "{indent}{}{}",
+                stamp(egress.timestamp),
+                egress_line(egress)
+            ));
+            if let Some(error) = &egress.error {
+                lines.push(format!("{indent}  --X Error: {error}"));
+            }
+            *counts.entry(kind_name(egress.kind)).or_default() += 1;
+            if let Some(next) = egress
+                .hop
+                .as_deref()
+                .and_then(|hop| self.by_hop.get(&Some(hop)))
+            {
+                self.report(next, depth + 1, lines, counts);
+            }
+        }
+    }
+}
+
+fn ingress_line(report: &TraceReport, ingress: &Ingress) -> String {
+    let mut line = connection(ingress.kind, &ingress.name, ingress.cid);
+    let from_outside = matches!(
+        ingress.kind,
+        ConnectionKind::Client | ConnectionKind::Gateway
+    );
+    if let Some(cluster) = report.server.cluster.as_deref().filter(|_| from_outside) {
+        line.push_str(&format!(" cluster:{cluster:?}"));
+    }
+    line.push_str(&format!(
+        " server:{:?} version:{:?}",
+        report.server.name, report.server.version
+    ));
+    line
+}
+
+fn egress_line(egress: &Egress) -> String {
+    let mut line = format!(
+        "{} {}",
+        arrow(egress.kind),
+        connection(egress.kind, &egress.name, egress.cid)
+    );
+    if let Some(account) = &egress.account {
+        line.push_str(&format!(" account:{account:?}"));
+    }
+    if let Some(subject) = &egress.subscription {
+        line.push_str(&format!(" subject:{subject:?}"));
+    }
+    if let Some(queue) = &egress.queue {
+        line.push_str(&format!(" queue:{queue:?}"));
+    }
+    line
+}
+
+/// `Client "name" cid:5`, with the id prefix natscli uses for each kind.
+fn connection(kind: ConnectionKind, name: &str, cid: u64) -> String {
+    let prefix = match kind {
+        ConnectionKind::Router => "rid",
+        ConnectionKind::Gateway => "gid",
+        ConnectionKind::Leaf => "lid",
+        _ => "cid",
+    };
+    match name {
+        "" => format!("{} {prefix}:{cid}", kind_name(kind)),
+        name => format!("{} {name:?} {prefix}:{cid}", kind_name(kind)),
+    }
+}
+
+fn kind_name(kind: ConnectionKind) -> &'static str {
+    match kind {
+        ConnectionKind::Client => "Client",
+        ConnectionKind::Router => "Router",
+        ConnectionKind::Gateway => "Gateway",
+        ConnectionKind::System => "System",
+        ConnectionKind::Leaf => "Leafnode",
+        ConnectionKind::JetStream => "JetStream",
+        ConnectionKind::Account => "Account",
+        _ => "Unknown",
+    }
+}
+
+fn arrow(kind: ConnectionKind) -> &'static str {
+    match kind {
+        ConnectionKind::Client => "--C",
+        ConnectionKind::Router => "-->",
+        ConnectionKind::Gateway => "==>",
+        ConnectionKind::Leaf => "~~>",
+        ConnectionKind::JetStream => "--J",
+        _ => "-->",
+    }
+}
