@@ -792,6 +792,36 @@ async fn an_object_dropped_mid_read_leaves_the_bucket_readable() {
 }
 
 #[tokio::test]
+async fn a_reader_deletes_its_consumer_when_done_or_dropped() {
+    let (_server, js) = jetstream().await;
+    let store = bucket(&js, "tidy").await;
+    let bytes = data(1 << 20, 16);
+    store.put("obj", &mut bytes.as_slice()).await.unwrap();
+    let mut deleted = js
+        .client()
+        .subscribe("$JS.EVENT.ADVISORY.CONSUMER.DELETED.OBJ_tidy.*")
+        .await
+        .unwrap();
+    js.client().flush().await.unwrap();
+
+    // A read to the end deletes the consumer it read through.
+    assert_eq!(read_all(&store, "obj").await.unwrap(), bytes);
+    assert!(deleted.next().await.is_some());
+
+    // So does an object dropped halfway: the clean-up lives in the reader, not in `Object`,
+    // which callers may take apart (`object.info`) as with async-nats.
+    let mut object = store.get("obj").await.unwrap();
+    let mut first = vec![0u8; 1000];
+    object.read_exact(&mut first).await.unwrap();
+    drop(object);
+    assert!(deleted.next().await.is_some());
+    let info: ObjectInfo = store.get("obj").await.unwrap().info;
+    assert_eq!(info.size, bytes.len());
+    let stream = js.get_stream("OBJ_tidy").await.unwrap();
+    assert_eq!(stream.consumer_names().count().await, 0);
+}
+
+#[tokio::test]
 async fn whole_objects_go_up_and_down_as_bytes_and_files() {
     let (_server, js) = jetstream().await;
     let store = bucket(&js, "whole").await;
