@@ -88,6 +88,19 @@ impl Ordered {
         &self.consumer_name
     }
 
+    /// Whether `info`, the server's view of the consumer delivering now, shows that it has
+    /// nothing left and that everything it sent has arrived. The consumer sequence is the
+    /// measure, not the stream sequence: a purge moves the consumer's stream position past
+    /// messages it never sent.
+    #[cfg_attr(not(feature = "kv"), allow(dead_code))]
+    pub(crate) fn delivered_all(&self, info: &crate::consumer::Info) -> bool {
+        self.subscriber.is_some()
+            && self.recreate.is_none()
+            && info.name == self.consumer_name
+            && info.num_pending == 0
+            && info.delivered.consumer_sequence == self.consumer_sequence
+    }
+
     /// Replaces the consumer with one on a fresh inbox, starting after the last message.
     fn start_recreate(&mut self) {
         self.subscriber = None;
