@@ -822,6 +822,31 @@ async fn a_reader_deletes_its_consumer_when_done_or_dropped() {
 }
 
 #[tokio::test]
+async fn a_read_whose_start_times_out_fails_as_timed_out() {
+    let (mut server, js) = jetstream().await;
+    let store = bucket(&js, "slow").await;
+    store.put("obj", &mut &b"some data"[..]).await.unwrap();
+    let impatient = rnats_core::ConnectOptions::new()
+        .request_timeout(Some(std::time::Duration::from_millis(300)))
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut object = rnats_jetstream::new(impatient)
+        .get_object_store("slow")
+        .await
+        .unwrap()
+        .get("obj")
+        .await
+        .unwrap();
+    // With the server gone, the first read's consumer request gets no answer.
+    server.kill();
+    let mut buffer = [0u8; 4];
+    let error = object.read(&mut buffer).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::TimedOut, "{error:?}");
+    assert_eq!(read_error_kind(&error), ReadErrorKind::TimedOut);
+}
+
+#[tokio::test]
 async fn whole_objects_go_up_and_down_as_bytes_and_files() {
     let (_server, js) = jetstream().await;
     let store = bucket(&js, "whole").await;

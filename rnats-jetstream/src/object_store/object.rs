@@ -24,8 +24,9 @@ use super::ObjectStore;
 use super::errors::{GetError, GetErrorKind, ReadError, ReadErrorKind, get_error};
 use super::info::ObjectInfo;
 use super::progress::Progress;
-use crate::consumer::DeliverPolicy;
 use crate::consumer::pull;
+use crate::consumer::{DeliverPolicy, StreamErrorKind};
+use crate::consumer_errors::ConsumerErrorKind;
 use crate::context::Context;
 use crate::stream::{Info as StreamInfo, Stream};
 
@@ -314,13 +315,25 @@ async fn start_reader(stream: Stream<StreamInfo>, info: ObjectInfo) -> Result<Re
             ..Default::default()
         })
         .await
-        .map_err(|error| ReadError::with_source(ReadErrorKind::Consumer, error))?;
+        .map_err(|error| {
+            let kind = match error.kind() {
+                ConsumerErrorKind::TimedOut => ReadErrorKind::TimedOut,
+                _ => ReadErrorKind::Consumer,
+            };
+            ReadError::with_source(kind, error)
+        })?;
     let pending = consumer.info.num_pending;
     let consumer_name = consumer.info.name.clone();
     let messages = consumer
         .messages()
         .await
-        .map_err(|error| ReadError::with_source(ReadErrorKind::Consumer, error))?;
+        .map_err(|error| {
+            let kind = match error.kind() {
+                StreamErrorKind::TimedOut => ReadErrorKind::TimedOut,
+                _ => ReadErrorKind::Consumer,
+            };
+            ReadError::with_source(kind, error)
+        })?;
     Ok(Reader {
         messages,
         context: stream.context.clone(),
@@ -350,6 +363,8 @@ fn io_error(error: ReadError) -> std::io::Error {
         ReadErrorKind::DigestMismatch
         | ReadErrorKind::SizeMismatch
         | ReadErrorKind::ChunksMissing => std::io::ErrorKind::InvalidData,
+        // Kept visible through the `io::Error`, as async-nats keeps it.
+        ReadErrorKind::TimedOut => std::io::ErrorKind::TimedOut,
         ReadErrorKind::Consumer | ReadErrorKind::Delivery => std::io::ErrorKind::Other,
     };
     std::io::Error::new(kind, error)
