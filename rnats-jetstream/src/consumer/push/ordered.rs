@@ -2,6 +2,9 @@
 //! recreated from the last stream sequence seen when a delivery goes missing, the heartbeats'
 //! `Nats-Last-Consumer` disagrees, heartbeats stop, the consumer disappears, or the client
 //! reconnects (the server may have restarted without the consumer, as nats.go assumes too).
+//! A failed recreation is retried with a backoff until one succeeds; its requests are bounded
+//! by the context's timeout, else the client's, else 10 s, so a create lost on the way is
+//! retried too.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -119,7 +122,9 @@ impl Ordered {
             deliver_policy,
             ..self.config.clone()
         };
-        let (context, stream_name) = (self.context.clone(), self.stream_name.clone());
+        // Bounded even when nothing else bounds requests: a lost create is retried.
+        let context = self.context.recovery_context();
+        let stream_name = self.stream_name.clone();
         let delay = match self.attempt {
             0 => Duration::ZERO,
             n @ 1..=4 => Duration::from_millis(250 * u64::from(n)),
@@ -208,11 +213,13 @@ impl futures_util::Stream for Ordered {
                         this.heartbeat.seen();
                         this.subscriber = Some(subscriber);
                     }
+                    // Not an item, as in async-nats: the attempts go on (backing off) until
+                    // one succeeds, and the caller sees the next message when it comes.
                     Err(error) => {
+                        tracing::debug!(%error, attempt = this.attempt, "recreating an ordered consumer failed");
                         this.attempt = this.attempt.saturating_add(1);
                         this.start_recreate();
-                        let error = OrderedError::with_source(OrderedErrorKind::Recreate, error);
-                        return Poll::Ready(Some(Err(error)));
+                        continue;
                     }
                 }
             }
