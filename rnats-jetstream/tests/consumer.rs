@@ -513,7 +513,11 @@ async fn a_pull_stream_without_a_consumer_waits_for_the_heartbeat_before_pulling
     durable(&stream, "gone").await;
     publish(&js, "gone.a", 1).await;
     loop {
-        match tokio::time::timeout(WAIT, messages.next()).await.unwrap().unwrap() {
+        match tokio::time::timeout(WAIT, messages.next())
+            .await
+            .unwrap()
+            .unwrap()
+        {
             Ok(message) => break assert_eq!(message.payload, "0"),
             Err(error) => assert!(
                 matches!(

@@ -148,7 +148,13 @@ async fn keys_end_when_the_pending_entry_is_purged_before_delivery() {
             .await
     });
     tokio::time::timeout(WAIT, held).await.unwrap().unwrap();
-    admin.get_stream("KV_gone").await.unwrap().purge().await.unwrap();
+    admin
+        .get_stream("KV_gone")
+        .await
+        .unwrap()
+        .purge()
+        .await
+        .unwrap();
     open.send(()).unwrap();
 
     let keys = tokio::time::timeout(WAIT, keys)
@@ -172,7 +178,13 @@ async fn history_ends_when_the_pending_entry_is_purged_before_delivery() {
             .await
     });
     tokio::time::timeout(WAIT, held).await.unwrap().unwrap();
-    admin.get_stream("KV_gone").await.unwrap().purge().await.unwrap();
+    admin
+        .get_stream("KV_gone")
+        .await
+        .unwrap()
+        .purge()
+        .await
+        .unwrap();
     open.send(()).unwrap();
 
     let history = tokio::time::timeout(WAIT, history)

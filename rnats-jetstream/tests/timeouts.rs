@@ -175,7 +175,11 @@ async fn a_lost_recreate_is_retried_after_the_context_timeout_without_an_error_i
         .unwrap()
         .unwrap();
     assert_eq!(second.payload, "second");
-    assert!(start.elapsed() >= Duration::from_secs(1), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() >= Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[tokio::test]
@@ -193,7 +197,11 @@ async fn with_no_timeout_anywhere_a_lost_recreate_is_retried_after_ten_seconds()
         .unwrap()
         .unwrap();
     assert_eq!(second.payload, "second");
-    assert!(start.elapsed() >= Duration::from_secs(10), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() >= Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[tokio::test]

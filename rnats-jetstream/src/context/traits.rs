@@ -139,7 +139,8 @@ impl rnats_core::client::traits::Requester for Context {
         subject: S,
         request: Request,
     ) -> impl Future<Output = Result<rnats_core::Message, rnats_core::RequestError>> {
-        self.client.send_request(subject, self.bound_request(request))
+        self.client
+            .send_request(subject, self.bound_request(request))
     }
 }
 

@@ -324,16 +324,13 @@ async fn start_reader(stream: Stream<StreamInfo>, info: ObjectInfo) -> Result<Re
         })?;
     let pending = consumer.info.num_pending;
     let consumer_name = consumer.info.name.clone();
-    let messages = consumer
-        .messages()
-        .await
-        .map_err(|error| {
-            let kind = match error.kind() {
-                StreamErrorKind::TimedOut => ReadErrorKind::TimedOut,
-                _ => ReadErrorKind::Consumer,
-            };
-            ReadError::with_source(kind, error)
-        })?;
+    let messages = consumer.messages().await.map_err(|error| {
+        let kind = match error.kind() {
+            StreamErrorKind::TimedOut => ReadErrorKind::TimedOut,
+            _ => ReadErrorKind::Consumer,
+        };
+        ReadError::with_source(kind, error)
+    })?;
     Ok(Reader {
         messages,
         context: stream.context.clone(),
