@@ -31,8 +31,14 @@ use crate::response::Response;
 /// The message builder `send_publish` takes (async-nats' name for [`PublishMessage`]).
 pub type Publish = PublishMessage;
 
-/// The timeout of JetStream API requests when neither the context nor the client sets one.
+/// The wait for publish acks and double acks when the context sets no timeout (async-nats'
+/// default).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The bound on the requests of background recovery (ordered consumer recreation) when
+/// neither the context nor the client bounds requests: nothing awaits those requests, so a
+/// lost one must not stall the recovery for ever.
+const RECOVERY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A handle to JetStream through one client: cheap to clone (clones share the in-flight
 /// publish limit).
@@ -116,8 +122,9 @@ impl Default for ContextBuilder<Yes> {
 }
 
 impl ContextBuilder<Yes> {
-    /// A builder with the defaults: prefix `$JS.API`, the client's request timeout (5 s when
-    /// it has none), 5,000 publishes in flight, waiting for room when they are.
+    /// A builder with the defaults: prefix `$JS.API`, API requests bounded by the client's
+    /// request timeout (unbounded when it has none) and acks waited for 5 s, 5,000 publishes
+    /// in flight, waiting for room when they are.
     pub fn new() -> ContextBuilder<Yes> {
         ContextBuilder::default()
     }
@@ -152,7 +159,9 @@ impl ContextBuilder<Yes> {
 }
 
 impl<PREFIX: ToAssign> ContextBuilder<PREFIX> {
-    /// The timeout of API requests and awaited publish acks.
+    /// The timeout of API requests, awaited publish acks and double acks. It replaces the
+    /// client's request timeout for API requests, lower or higher; without it they follow the
+    /// client's (and wait for ever when the client has none), and acks wait 5 s.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
@@ -226,7 +235,8 @@ impl Context {
         ContextBuilder::new().build(client)
     }
 
-    /// Sets the timeout of API requests and awaited publish acks.
+    /// Sets the timeout of API requests, awaited publish acks and double acks, for this
+    /// context and the handles made from it afterwards; see [`ContextBuilder::timeout`].
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = Some(timeout);
     }
@@ -262,11 +272,29 @@ impl Context {
         crate::features::first_missing(self.server_version(), needed)
     }
 
-    /// The timeout in force: the context's, else the client's, else 5 s.
+    /// The wait for acks and double acks: the context's timeout, else 5 s.
     pub(crate) fn timeout_or_default(&self) -> Duration {
-        self.timeout
-            .or_else(|| self.client.timeout())
-            .unwrap_or(DEFAULT_TIMEOUT)
+        self.timeout.unwrap_or(DEFAULT_TIMEOUT)
+    }
+
+    /// `request` bounded by the context's timeout, unless it names its own timeout or the
+    /// context has none (then the client's request timeout applies).
+    pub(crate) fn bound_request(&self, request: Request) -> Request {
+        match (request.timeout, self.timeout) {
+            (None, Some(timeout)) => request.timeout(Some(timeout)),
+            _ => request,
+        }
+    }
+
+    /// A copy for the requests of background recovery, such as recreating an ordered
+    /// consumer: as this context, but bounded by 10 s when neither the context nor the
+    /// client bounds requests, since no caller is waiting to give up on a lost one.
+    pub(crate) fn recovery_context(&self) -> Context {
+        let mut context = self.clone();
+        if context.timeout.is_none() && context.client.timeout().is_none() {
+            context.timeout = Some(RECOVERY_TIMEOUT);
+        }
+        context
     }
 
     /// Waits until every publish ack outstanding now has come (or timed out).
@@ -442,18 +470,15 @@ impl Context {
         }
     }
 
-    /// Sends a raw request to `<prefix>.<subject>` and waits for the reply, with the context's
-    /// timeout unless the request names one.
+    /// Sends a raw request to `<prefix>.<subject>` and waits for the reply, bounded as
+    /// [`Context::bound_request`] says.
     pub(crate) async fn api_request<S: ToSubject>(
         &self,
         subject: S,
         request: Request,
     ) -> Result<Message, RequestError> {
         let subject = format!("{}.{}", self.shared.prefix, subject.subject_text());
-        let mut request = match request.timeout {
-            Some(_) => request,
-            None => request.timeout(Some(self.timeout_or_default())),
-        };
+        let mut request = self.bound_request(request);
         if let Some(level) = self.shared.required_api_level {
             self.require([Feature::RequiredApiLevel])
                 .map_err(|e| RequestError::with_source(RequestErrorKind::Other, e))?;

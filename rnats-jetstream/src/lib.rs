@@ -21,6 +21,7 @@ pub mod account;
 pub mod consumer;
 mod consumer_errors;
 pub mod context;
+pub mod datetime;
 pub mod errors;
 pub mod features;
 pub mod message;

@@ -482,6 +482,56 @@ async fn deleting_the_consumer_ends_its_stream_with_an_error() {
 }
 
 #[tokio::test]
+async fn a_pull_stream_without_a_consumer_waits_for_the_heartbeat_before_pulling_again() {
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "GONE", &["gone.>"], StorageType::Memory).await;
+    let consumer = durable(&stream, "gone").await;
+    stream.delete_consumer("gone").await.unwrap();
+    let mut messages = consumer
+        .stream()
+        .heartbeat(Duration::from_secs(1))
+        .expires(Duration::from_secs(2))
+        .messages()
+        .await
+        .unwrap();
+
+    // The first pull finds nobody; the next one goes out only once two heartbeats are
+    // missed, which is what the second item reports (not a second "no responders").
+    let error = tokio::time::timeout(WAIT, messages.next()).await.unwrap();
+    assert_eq!(
+        error.unwrap().unwrap_err().kind(),
+        pull::MessagesErrorKind::NoResponders
+    );
+    let error = tokio::time::timeout(WAIT, messages.next()).await.unwrap();
+    assert_eq!(
+        error.unwrap().unwrap_err().kind(),
+        pull::MessagesErrorKind::MissingHeartbeat
+    );
+
+    // With the consumer back, that new pull delivers.
+    durable(&stream, "gone").await;
+    publish(&js, "gone.a", 1).await;
+    loop {
+        match tokio::time::timeout(WAIT, messages.next())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            Ok(message) => break assert_eq!(message.payload, "0"),
+            Err(error) => assert!(
+                matches!(
+                    error.kind(),
+                    pull::MessagesErrorKind::MissingHeartbeat
+                        | pull::MessagesErrorKind::NoResponders
+                ),
+                "{error}"
+            ),
+        }
+    }
+}
+
+#[tokio::test]
 async fn messages_continue_after_a_server_restart() {
     let mut server = jetstream_server();
     let client = connect(&server.url()).await;

@@ -331,6 +331,10 @@ async fn values_are_put_and_read_by_key_and_revision() {
         assert_eq!(error.kind(), UpdateErrorKind::InvalidKey);
         let error = kv.create(bad, "x".into()).await.unwrap_err();
         assert_eq!(error.kind(), CreateErrorKind::InvalidKey);
+        // async-nats' wording, which programs match on, is in the message and its source.
+        let source = std::error::Error::source(&error).unwrap().to_string();
+        assert!(source.contains("key cannot be empty"), "{source}");
+        assert!(error.to_string().contains("key cannot be empty"));
         assert_eq!(
             kv.delete(bad).await.unwrap_err().kind(),
             UpdateErrorKind::InvalidKey

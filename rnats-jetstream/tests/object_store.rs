@@ -792,6 +792,61 @@ async fn an_object_dropped_mid_read_leaves_the_bucket_readable() {
 }
 
 #[tokio::test]
+async fn a_reader_deletes_its_consumer_when_done_or_dropped() {
+    let (_server, js) = jetstream().await;
+    let store = bucket(&js, "tidy").await;
+    let bytes = data(1 << 20, 16);
+    store.put("obj", &mut bytes.as_slice()).await.unwrap();
+    let mut deleted = js
+        .client()
+        .subscribe("$JS.EVENT.ADVISORY.CONSUMER.DELETED.OBJ_tidy.*")
+        .await
+        .unwrap();
+    js.client().flush().await.unwrap();
+
+    // A read to the end deletes the consumer it read through.
+    assert_eq!(read_all(&store, "obj").await.unwrap(), bytes);
+    assert!(deleted.next().await.is_some());
+
+    // So does an object dropped halfway: the clean-up lives in the reader, not in `Object`,
+    // which callers may take apart (`object.info`) as with async-nats.
+    let mut object = store.get("obj").await.unwrap();
+    let mut first = vec![0u8; 1000];
+    object.read_exact(&mut first).await.unwrap();
+    drop(object);
+    assert!(deleted.next().await.is_some());
+    let info: ObjectInfo = store.get("obj").await.unwrap().info;
+    assert_eq!(info.size, bytes.len());
+    let stream = js.get_stream("OBJ_tidy").await.unwrap();
+    assert_eq!(stream.consumer_names().count().await, 0);
+}
+
+#[tokio::test]
+async fn a_read_whose_start_times_out_fails_as_timed_out() {
+    let (mut server, js) = jetstream().await;
+    let store = bucket(&js, "slow").await;
+    store.put("obj", &mut &b"some data"[..]).await.unwrap();
+    let impatient = rnats_core::ConnectOptions::new()
+        .request_timeout(Some(std::time::Duration::from_millis(300)))
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut object = rnats_jetstream::new(impatient)
+        .get_object_store("slow")
+        .await
+        .unwrap()
+        .get("obj")
+        .await
+        .unwrap();
+    // With the server gone, the first read's consumer request gets no answer.
+    server.kill();
+    let mut buffer = [0u8; 4];
+    let error = object.read(&mut buffer).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::TimedOut, "{error:?}");
+    assert_eq!(read_error_kind(&error), ReadErrorKind::TimedOut);
+}
+
+#[tokio::test]
 async fn whole_objects_go_up_and_down_as_bytes_and_files() {
     let (_server, js) = jetstream().await;
     let store = bucket(&js, "whole").await;

@@ -76,6 +76,10 @@ pub use rnats_core::blocking;
 #[cfg(feature = "jetstream")]
 pub use rnats_jetstream as jetstream;
 
+/// The time type of the JetStream API and helpers to make one (the `jetstream` feature).
+#[cfg(feature = "jetstream")]
+pub use rnats_jetstream::datetime;
+
 /// The Service API (the `service` feature).
 #[cfg(feature = "service")]
 pub use rnats_service as service;

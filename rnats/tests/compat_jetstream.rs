@@ -1500,6 +1500,20 @@ fn compile_only_shapes_are_referenced() {
 }
 
 #[test]
+fn datetime_is_the_type_of_jetstream_timestamps() {
+    use async_nats::datetime::{self, DateTime};
+    let at: DateTime = datetime::parse_rfc3339("2026-01-02T03:04:05Z").unwrap();
+    let later: DateTime = datetime::add_std_duration(at, Duration::from_secs(60)).unwrap();
+    let _config = consumer::pull::Config {
+        pause_until: Some(later),
+        ..Default::default()
+    };
+    let from_nanos: OffsetDateTime = datetime::from_nanos(1_767_323_045_000_000_000).unwrap();
+    assert_eq!(from_nanos, at);
+    assert!(datetime::now() > at);
+}
+
+#[test]
 fn stream_config_defaults() {
     let config = stream::Config::default();
     assert_eq!(config.name, "");

@@ -136,6 +136,8 @@ async fn object_shapes(bucket: object_store::ObjectStore) -> Result<(), async_na
     bucket.delete("report-final.pdf").await?;
     bucket.delete(String::from("inline")).await?;
     println!("{} {}", again.size, all.len());
+    // `Object` has no `Drop` of its own, so its fields can be moved out.
+    let _moved: Option<object_store::ObjectOptions> = object.info.options;
     Ok(())
 }
 

@@ -61,6 +61,11 @@ impl Monitor {
         self.seen();
     }
 
+    /// Whether silence can ever become a miss (a limit is set).
+    pub(crate) fn is_watching(&self) -> bool {
+        !self.limit.is_zero()
+    }
+
     /// When silence becomes a miss, if it is being counted.
     pub(crate) fn deadline(&self) -> Option<Instant> {
         (!self.limit.is_zero() && !self.paused).then(|| self.last_seen + self.limit)

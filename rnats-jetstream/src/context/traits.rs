@@ -139,11 +139,8 @@ impl rnats_core::client::traits::Requester for Context {
         subject: S,
         request: Request,
     ) -> impl Future<Output = Result<rnats_core::Message, rnats_core::RequestError>> {
-        let request = match request.timeout {
-            Some(_) => request,
-            None => request.timeout(Some(self.timeout_or_default())),
-        };
-        self.client.send_request(subject, request)
+        self.client
+            .send_request(subject, self.bound_request(request))
     }
 }
 

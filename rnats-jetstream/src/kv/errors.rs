@@ -62,7 +62,7 @@ kinds! {
     /// The kinds of [`PutError`].
     PutErrorKind, PutError {
         /// The key is not valid (ADR-8).
-        InvalidKey => "invalid key: empty, starts or ends with `.`, or has a character outside `A-Z a-z 0-9 - / _ = .`",
+        InvalidKey => "key cannot be empty or start/end with `.`, and holds only `A-Z a-z 0-9 - / _ = .`",
         /// The publish could not be sent.
         Publish => "failed to put key into store",
         /// The stream did not acknowledge the value.
@@ -74,7 +74,7 @@ kinds! {
     /// The kinds of [`EntryError`] (reading an entry).
     EntryErrorKind, EntryError {
         /// The key is not valid (ADR-8).
-        InvalidKey => "invalid key: empty, starts or ends with `.`, or has a character outside `A-Z a-z 0-9 - / _ = .`",
+        InvalidKey => "key cannot be empty or start/end with `.`, and holds only `A-Z a-z 0-9 - / _ = .`",
         /// No answer within the timeout.
         TimedOut => "timed out",
         /// Anything else; the source says what.
@@ -86,7 +86,7 @@ kinds! {
     /// The kinds of [`UpdateError`], [`DeleteError`] and [`PurgeError`].
     UpdateErrorKind, UpdateError {
         /// The key is not valid (ADR-8).
-        InvalidKey => "invalid key: empty, starts or ends with `.`, or has a character outside `A-Z a-z 0-9 - / _ = .`",
+        InvalidKey => "key cannot be empty or start/end with `.`, and holds only `A-Z a-z 0-9 - / _ = .`",
         /// No answer within the timeout.
         TimedOut => "timed out",
         /// The key's last revision is not the one expected.
@@ -102,7 +102,7 @@ kinds! {
         /// The key has a value already.
         AlreadyExists => "key already exists",
         /// The key is not valid (ADR-8).
-        InvalidKey => "invalid key: empty, starts or ends with `.`, or has a character outside `A-Z a-z 0-9 - / _ = .`",
+        InvalidKey => "key cannot be empty or start/end with `.`, and holds only `A-Z a-z 0-9 - / _ = .`",
         /// The value could not be stored.
         Publish => "failed to create key in store",
         /// The stream did not acknowledge the value.

@@ -78,7 +78,6 @@ impl Store {
             bucket: self.name.clone(),
             done: pending == 0,
             stream: self.stream.clone(),
-            last_revision: 0,
             quiet: Box::pin(tokio::time::sleep(QUIET)),
             check: None,
         })
@@ -135,8 +134,6 @@ pub struct History {
     done: bool,
     /// The bucket's stream, to ask about the consumer.
     stream: crate::stream::Stream,
-    /// The revision of the last entry delivered.
-    last_revision: u64,
     /// Fires after [`QUIET`] without a message.
     quiet: Pin<Box<Sleep>>,
     /// The consumer info asked for after a quiet spell.
@@ -152,9 +149,11 @@ impl History {
                 let answer = std::task::ready!(check.poll_unpin(cx));
                 self.check = None;
                 // Everything the consumer sent has come, and it has nothing more.
-                let drained = answer.is_ok_and(|info| {
-                    info.num_pending == 0 && info.delivered.stream_sequence <= self.last_revision
-                });
+                let drained = match (answer, self.messages.as_ref()) {
+                    (Ok(info), Some(messages)) => messages.delivered_all(&info),
+                    (Err(_), Some(_)) => false,
+                    (_, None) => true,
+                };
                 return Poll::Ready(drained);
             }
             std::task::ready!(self.quiet.as_mut().poll(cx));
@@ -195,7 +194,6 @@ impl Stream for History {
             this.quiet.as_mut().reset(Instant::now() + QUIET);
             this.check = None;
             let mut entry = entry_of(&message, &this.prefix, &this.bucket)?;
-            this.last_revision = entry.revision;
             if entry.delta == 0 {
                 this.done = true;
             }

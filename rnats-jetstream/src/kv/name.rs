@@ -103,7 +103,7 @@ impl fmt::Display for InvalidName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             InvalidName::Key => {
-                "invalid key: empty, starts or ends with `.`, or has a character outside \
+                "key cannot be empty or start/end with `.`, and holds only \
                  `A-Z a-z 0-9 - / _ = .`"
             }
             InvalidName::Bucket => {

@@ -9,7 +9,6 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
 use futures_util::{Stream, StreamExt};
-use tracing::debug;
 
 use super::Store;
 use super::entry::{Entry, Operation};
@@ -18,7 +17,7 @@ use super::errors::{
     watcher_of_ordered,
 };
 use super::name::is_valid_filter;
-use crate::consumer::push::{Ordered, OrderedConfig, OrderedErrorKind};
+use crate::consumer::push::{Ordered, OrderedConfig};
 use crate::consumer::{DeliverPolicy, ReplayPolicy};
 use crate::message::Message;
 
@@ -249,29 +248,23 @@ impl Watch {
         &mut self,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Option<Result<Option<Entry>, WatcherError>>> {
-        loop {
-            let message = match std::task::ready!(self.messages.poll_next_unpin(cx)) {
-                None => return Poll::Ready(None),
-                Some(Ok(message)) => message,
-                // The consumer is being recreated and will be again until it is: the
-                // watch goes on from its last revision.
-                Some(Err(error)) if error.kind() == OrderedErrorKind::Recreate => {
-                    debug!(%error, "kv watch: recreating the consumer");
-                    continue;
-                }
-                Some(Err(error)) => return Poll::Ready(Some(Err(watcher_of_ordered(error)))),
-            };
-            let mut entry = match entry_of(&message, &self.prefix, &self.bucket) {
-                Ok(entry) => entry,
-                Err(error) => return Poll::Ready(Some(Err(error))),
-            };
-            if entry.delta == 0 {
-                self.seen_current = true;
-            }
-            entry.seen_current = self.seen_current;
-            let skipped = self.ignore_deletes && entry.operation != Operation::Put;
-            return Poll::Ready(Some(Ok((!skipped).then_some(entry))));
+        // A failed recreation of the consumer is no item: the ordered consumer retries until
+        // it succeeds, and the watch goes on from its last revision.
+        let message = match std::task::ready!(self.messages.poll_next_unpin(cx)) {
+            None => return Poll::Ready(None),
+            Some(Ok(message)) => message,
+            Some(Err(error)) => return Poll::Ready(Some(Err(watcher_of_ordered(error)))),
+        };
+        let mut entry = match entry_of(&message, &self.prefix, &self.bucket) {
+            Ok(entry) => entry,
+            Err(error) => return Poll::Ready(Some(Err(error))),
+        };
+        if entry.delta == 0 {
+            self.seen_current = true;
         }
+        entry.seen_current = self.seen_current;
+        let skipped = self.ignore_deletes && entry.operation != Operation::Put;
+        Poll::Ready(Some(Ok((!skipped).then_some(entry))))
     }
 }
 

@@ -6,8 +6,10 @@
 //! empty optional fields are left out, as nats.go leaves them out.
 
 use std::collections::HashMap;
+use std::fmt;
 
 use rnats_core::HeaderMap;
+use serde::de::{Error as _, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
@@ -29,7 +31,11 @@ pub struct ObjectInfo {
     )]
     pub metadata: HashMap<String, String>,
     /// Headers stored with the object.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "stored_headers"
+    )]
     pub headers: Option<HeaderMap>,
     /// The chunk size it was stored with, or the object it links to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,6 +179,70 @@ where
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
+/// Reads an object's headers in each form clients have stored them: a map of names to lists
+/// of values (today's form), the same map wrapped as `{"inner": {..}}` (older async-nats
+/// releases), or a map of names to single values.
+fn stored_headers<'de, D>(deserializer: D) -> Result<Option<HeaderMap>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    Ok(Option::<StoredHeaders>::deserialize(deserializer)?.map(|headers| headers.0))
+}
+
+/// A header map read by [`stored_headers`].
+struct StoredHeaders(HeaderMap);
+
+/// One entry's value in a stored header map.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StoredValues {
+    One(String),
+    Many(Vec<String>),
+    /// The whole map, under the `inner` name of the older form.
+    Wrapped(StoredHeaders),
+}
+
+impl<'de> Deserialize<'de> for StoredHeaders {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(StoredHeadersVisitor)
+    }
+}
+
+struct StoredHeadersVisitor;
+
+impl<'de> Visitor<'de> for StoredHeadersVisitor {
+    type Value = StoredHeaders;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map of header names to values")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<StoredHeaders, A::Error> {
+        let mut headers = HeaderMap::new();
+        while let Some((name, values)) = access.next_entry::<String, StoredValues>()? {
+            let values = match values {
+                StoredValues::One(value) => vec![value],
+                StoredValues::Many(values) => values,
+                StoredValues::Wrapped(inner) if name == "inner" && headers.is_empty() => {
+                    headers = inner.0;
+                    continue;
+                }
+                StoredValues::Wrapped(_) => {
+                    return Err(A::Error::custom(format!(
+                        "header {name:?} holds a map, not values"
+                    )));
+                }
+            };
+            for value in values {
+                headers
+                    .try_append(name.as_str(), value)
+                    .map_err(A::Error::custom)?;
+            }
+        }
+        Ok(StoredHeaders(headers))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,5 +286,40 @@ mod tests {
             json,
             r#"{"name":"x","options":{"link":{"bucket":"other"}},"bucket":"b","nuid":"N","size":0,"chunks":0}"#
         );
+    }
+
+    #[test]
+    fn reads_headers_in_every_stored_form() {
+        let mut expected = HeaderMap::new();
+        expected.insert("Content-Type", "text/plain");
+        expected.append("X-Tag", "a");
+        expected.append("X-Tag", "b");
+        let forms = [
+            r#"{"Content-Type":["text/plain"],"X-Tag":["a","b"]}"#,
+            r#"{"inner":{"Content-Type":["text/plain"],"X-Tag":["a","b"]}}"#,
+            r#"{"Content-Type":"text/plain","X-Tag":["a","b"]}"#,
+        ];
+        for form in forms {
+            let json = format!(r#"{{"name":"n","bucket":"b","nuid":"N","headers":{form}}}"#);
+            let info: ObjectInfo = serde_json::from_str(&json).unwrap();
+            assert_eq!(info.headers.as_ref(), Some(&expected), "{form}");
+            // Written back in today's form.
+            let again: ObjectInfo =
+                serde_json::from_str(&serde_json::to_string(&info).unwrap()).unwrap();
+            assert_eq!(again, info);
+        }
+        let null: ObjectInfo = serde_json::from_str(r#"{"name":"n","headers":null}"#).unwrap();
+        assert_eq!(null.headers, None);
+        // A header literally named `inner` is still a header.
+        let named: ObjectInfo =
+            serde_json::from_str(r#"{"name":"n","headers":{"inner":["x"]}}"#).unwrap();
+        assert_eq!(named.headers.unwrap().get("inner").unwrap(), "x");
+        for bad in [
+            r#"{"name":"n","headers":{"X":{"Y":["z"]}}}"#,
+            r#"{"name":"n","headers":{"Bad Name":["z"]}}"#,
+            r#"{"name":"n","headers":["z"]}"#,
+        ] {
+            assert!(serde_json::from_str::<ObjectInfo>(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -24,8 +24,9 @@ use super::ObjectStore;
 use super::errors::{GetError, GetErrorKind, ReadError, ReadErrorKind, get_error};
 use super::info::ObjectInfo;
 use super::progress::Progress;
-use crate::consumer::DeliverPolicy;
 use crate::consumer::pull;
+use crate::consumer::{DeliverPolicy, StreamErrorKind};
+use crate::consumer_errors::ConsumerErrorKind;
 use crate::context::Context;
 use crate::stream::{Info as StreamInfo, Stream};
 
@@ -168,7 +169,7 @@ impl Object {
                 ReadState::Starting(future) => match future.as_mut().poll(cx) {
                     Poll::Pending => return Poll::Pending,
                     Poll::Ready(Ok(reader)) if reader.pending == 0 => {
-                        reader.finish();
+                        drop(reader);
                         return Poll::Ready(Err(
                             self.fail(ReadError::new(ReadErrorKind::ChunksMissing))
                         ));
@@ -215,10 +216,8 @@ impl Object {
             progress(self.received);
         }
         if pending == 0 {
-            if let ReadState::Reading(reader) = std::mem::replace(&mut self.state, ReadState::Done)
-            {
-                reader.finish();
-            }
+            // Dropping the reader deletes its consumer.
+            self.state = ReadState::Done;
             self.check_complete()?;
         }
         self.buffered = payload;
@@ -243,10 +242,8 @@ impl Object {
 
     /// Ends the read with `error`: later reads fail with its kind.
     fn fail(&mut self, error: ReadError) -> ReadError {
-        let old = std::mem::replace(&mut self.state, ReadState::Failed(error.kind()));
-        if let ReadState::Reading(reader) = old {
-            reader.finish();
-        }
+        // Dropping a reader in the old state deletes its consumer.
+        self.state = ReadState::Failed(error.kind());
         self.buffered = Bytes::new();
         error
     }
@@ -280,24 +277,15 @@ impl fmt::Debug for Object {
     }
 }
 
-impl Drop for Object {
+// The reader, not `Object`, owns the clean-up: `Object` has no `Drop` of its own, so callers
+// can move fields (`object.info`) out of it, as they can with async-nats.
+impl Drop for Reader {
+    /// Deletes the consumer in the background once the read ends, fails or is abandoned; the
+    /// server would remove it when inactive anyway, this only tidies up sooner.
     fn drop(&mut self) {
-        if let ReadState::Reading(reader) = std::mem::replace(&mut self.state, ReadState::Done) {
-            reader.finish();
-        }
-    }
-}
-
-impl Reader {
-    /// Deletes the consumer in the background; the server would remove it when inactive
-    /// anyway, this only tidies up sooner.
-    fn finish(self) {
-        let Reader {
-            context,
-            stream_name,
-            consumer_name,
-            ..
-        } = self;
+        let context = self.context.clone();
+        let stream_name = std::mem::take(&mut self.stream_name);
+        let consumer_name = std::mem::take(&mut self.consumer_name);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 let _ = context
@@ -327,13 +315,22 @@ async fn start_reader(stream: Stream<StreamInfo>, info: ObjectInfo) -> Result<Re
             ..Default::default()
         })
         .await
-        .map_err(|error| ReadError::with_source(ReadErrorKind::Consumer, error))?;
+        .map_err(|error| {
+            let kind = match error.kind() {
+                ConsumerErrorKind::TimedOut => ReadErrorKind::TimedOut,
+                _ => ReadErrorKind::Consumer,
+            };
+            ReadError::with_source(kind, error)
+        })?;
     let pending = consumer.info.num_pending;
     let consumer_name = consumer.info.name.clone();
-    let messages = consumer
-        .messages()
-        .await
-        .map_err(|error| ReadError::with_source(ReadErrorKind::Consumer, error))?;
+    let messages = consumer.messages().await.map_err(|error| {
+        let kind = match error.kind() {
+            StreamErrorKind::TimedOut => ReadErrorKind::TimedOut,
+            _ => ReadErrorKind::Consumer,
+        };
+        ReadError::with_source(kind, error)
+    })?;
     Ok(Reader {
         messages,
         context: stream.context.clone(),
@@ -363,6 +360,8 @@ fn io_error(error: ReadError) -> std::io::Error {
         ReadErrorKind::DigestMismatch
         | ReadErrorKind::SizeMismatch
         | ReadErrorKind::ChunksMissing => std::io::ErrorKind::InvalidData,
+        // Kept visible through the `io::Error`, as async-nats keeps it.
+        ReadErrorKind::TimedOut => std::io::ErrorKind::TimedOut,
         ReadErrorKind::Consumer | ReadErrorKind::Delivery => std::io::ErrorKind::Other,
     };
     std::io::Error::new(kind, error)

@@ -1,6 +1,8 @@
 //! The ordered pull consumer (ADR-17): messages in stream order without gaps, kept so by
 //! recreating the consumer from the last stream sequence seen whenever a delivery goes
-//! missing, heartbeats stop, or the consumer disappears.
+//! missing, heartbeats stop, or the consumer disappears. A failed recreation is retried with
+//! a backoff until one succeeds; its requests are bounded by the context's timeout, else the
+//! client's, else 10 s, so a create lost on the way is retried too.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -100,7 +102,9 @@ impl Ordered {
             deliver_policy,
             ..self.config.clone()
         };
-        let (context, stream_name) = (self.context.clone(), self.stream_name.clone());
+        // Bounded even when nothing else bounds requests: a lost create is retried.
+        let context = self.context.recovery_context();
+        let stream_name = self.stream_name.clone();
         let delay = backoff(self.attempt);
         self.recreate = Some(Box::pin(async move {
             if !delay.is_zero() {
@@ -162,11 +166,13 @@ impl futures_util::Stream for Ordered {
                         this.attempt = 0;
                         this.stream = Some(stream);
                     }
+                    // Not an item, as in async-nats: the attempts go on (backing off) until
+                    // one succeeds, and the caller sees the next message when it comes.
                     Err(error) => {
+                        tracing::debug!(%error, attempt = this.attempt, "recreating an ordered consumer failed");
                         this.attempt = this.attempt.saturating_add(1);
                         this.start_recreate();
-                        let error = OrderedError::with_source(OrderedErrorKind::Recreate, error);
-                        return Poll::Ready(Some(Err(error)));
+                        continue;
                     }
                 }
             }

@@ -204,6 +204,13 @@ impl Stream {
                 }
                 None
             }
+            // Nobody serves the consumer (deleted, or JetStream down). As in async-nats, no
+            // new request goes out at once: the watch on heartbeats (or on the request's
+            // expiry) presumes the request lost when it fires, reports `MissingHeartbeat`
+            // where heartbeats were asked for, and pulls again.
+            Reply::NoResponders if self.heartbeat.is_watching() => {
+                Some(Err(reply_error(Reply::NoResponders)))
+            }
             // Transient refusals: the request is gone; pull again after a pause so that a
             // busy consumer is not hammered.
             reply @ (Reply::TooManyWaiting(_) | Reply::NoResponders) => {

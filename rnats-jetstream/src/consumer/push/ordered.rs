@@ -2,6 +2,9 @@
 //! recreated from the last stream sequence seen when a delivery goes missing, the heartbeats'
 //! `Nats-Last-Consumer` disagrees, heartbeats stop, the consumer disappears, or the client
 //! reconnects (the server may have restarted without the consumer, as nats.go assumes too).
+//! A failed recreation is retried with a backoff until one succeeds; its requests are bounded
+//! by the context's timeout, else the client's, else 10 s, so a create lost on the way is
+//! retried too.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -88,6 +91,19 @@ impl Ordered {
         &self.consumer_name
     }
 
+    /// Whether `info`, the server's view of the consumer delivering now, shows that it has
+    /// nothing left and that everything it sent has arrived. The consumer sequence is the
+    /// measure, not the stream sequence: a purge moves the consumer's stream position past
+    /// messages it never sent.
+    #[cfg_attr(not(feature = "kv"), allow(dead_code))]
+    pub(crate) fn delivered_all(&self, info: &crate::consumer::Info) -> bool {
+        self.subscriber.is_some()
+            && self.recreate.is_none()
+            && info.name == self.consumer_name
+            && info.num_pending == 0
+            && info.delivered.consumer_sequence == self.consumer_sequence
+    }
+
     /// Replaces the consumer with one on a fresh inbox, starting after the last message.
     fn start_recreate(&mut self) {
         self.subscriber = None;
@@ -106,7 +122,9 @@ impl Ordered {
             deliver_policy,
             ..self.config.clone()
         };
-        let (context, stream_name) = (self.context.clone(), self.stream_name.clone());
+        // Bounded even when nothing else bounds requests: a lost create is retried.
+        let context = self.context.recovery_context();
+        let stream_name = self.stream_name.clone();
         let delay = match self.attempt {
             0 => Duration::ZERO,
             n @ 1..=4 => Duration::from_millis(250 * u64::from(n)),
@@ -195,11 +213,13 @@ impl futures_util::Stream for Ordered {
                         this.heartbeat.seen();
                         this.subscriber = Some(subscriber);
                     }
+                    // Not an item, as in async-nats: the attempts go on (backing off) until
+                    // one succeeds, and the caller sees the next message when it comes.
                     Err(error) => {
+                        tracing::debug!(%error, attempt = this.attempt, "recreating an ordered consumer failed");
                         this.attempt = this.attempt.saturating_add(1);
                         this.start_recreate();
-                        let error = OrderedError::with_source(OrderedErrorKind::Recreate, error);
-                        return Poll::Ready(Some(Err(error)));
+                        continue;
                     }
                 }
             }
