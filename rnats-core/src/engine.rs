@@ -79,7 +79,7 @@ use crate::connection::LinkState;
 use crate::delivery::Deliveries;
 use crate::error::{FlushCause, SubscriberError};
 use crate::events::{ClientError, ConnectionEvent};
-use crate::handshake::{Established, effective_max_payload};
+use crate::handshake::{Established, inbound_limit};
 use crate::link::LinkAction;
 use crate::reconnect;
 use crate::session;
@@ -517,7 +517,7 @@ impl Engine {
 
     /// Takes in what an INFO says: the payload limit and the servers the cluster advertises.
     fn apply_info(&mut self, info: &ServerInfo) {
-        self.parser.set_max_payload(effective_max_payload(info));
+        self.parser.set_max_payload(inbound_limit(info));
         self.shared
             .max_payload
             .store(info.max_payload, Ordering::Relaxed);

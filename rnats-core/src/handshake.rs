@@ -178,8 +178,7 @@ impl Handshake {
     fn handle_op(&mut self, op: ServerOp) -> Result<(), ConnectError> {
         match (self.step, op) {
             (Step::ExpectInfo, ServerOp::Info(server_info)) => {
-                self.parser
-                    .set_max_payload(effective_max_payload(&server_info));
+                self.parser.set_max_payload(inbound_limit(&server_info));
                 self.step = if !self.upgradable {
                     Step::SendConnect
                 } else {
@@ -364,14 +363,19 @@ async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<
     Err(last_error.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address")))
 }
 
-/// The largest message the server may send us; servers that leave `max_payload` out get the
-/// protocol's default of 1 MiB.
-pub(crate) fn effective_max_payload(info: &ServerInfo) -> usize {
-    if info.max_payload == 0 {
+/// The largest message the parser accepts from the server: the server's `max_payload` (1 MiB,
+/// the protocol's default, when the INFO leaves it out), but never less than 64 MiB. The
+/// server's own replies are not bound by `max_payload` (a stream's info with a page of 100,000
+/// subjects is a few megabytes), and neither async-nats nor nats.go refuse them; the floor
+/// still bounds what a lying peer can make the parser buffer.
+pub(crate) fn inbound_limit(info: &ServerInfo) -> usize {
+    const FLOOR: usize = 64 * 1024 * 1024;
+    let max_payload = if info.max_payload == 0 {
         1024 * 1024
     } else {
         info.max_payload
-    }
+    };
+    max_payload.max(FLOOR)
 }
 
 /// The credentials' answer to the server's nonce (the auth callback's, if one is set).

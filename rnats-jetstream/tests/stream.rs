@@ -519,13 +519,10 @@ async fn info_counts_messages_per_subject() {
 
 #[tokio::test]
 async fn subject_counts_page_past_the_servers_limit() {
-    // One info reply carries at most 100,000 subjects; a larger max payload lets that page
-    // through, and the rest come in a second page.
-    let server = NatsServer::builder()
-        .jetstream(true)
-        .max_payload(8 << 20)
-        .spawn()
-        .unwrap();
+    // One info reply carries at most 100,000 subjects, a page of about 2 MB: more than the
+    // server's default 1 MiB max_payload, which binds what clients publish, not the server's
+    // own replies. The client reads the page, and the rest come in a second page.
+    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
     let client = rnats_core::connect(server.url()).await.unwrap();
     let js = rnats_jetstream::new(client.clone());
     let stream = js
