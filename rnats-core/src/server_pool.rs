@@ -177,7 +177,9 @@ impl ServerPool {
         self.servers.clone()
     }
 
-    /// Replaces the servers, keeping what is known of those that stay.
+    /// Replaces the servers, keeping what is known of those that stay. Every server of the
+    /// new pool counts as named by the user, even one the cluster advertised before (as in
+    /// async-nats): the caller chose it.
     pub(crate) fn replace(&mut self, addrs: Vec<ServerAddr>) {
         let old = std::mem::take(&mut self.servers);
         self.servers = addrs
@@ -187,6 +189,7 @@ impl ServerPool {
                     .find(|s| s.addr.same_server(&addr))
                     .map(|s| Server {
                         addr: addr.clone(),
+                        is_discovered: false,
                         ..s.clone()
                     })
                     .unwrap_or_else(|| Server::new(addr, false))
@@ -372,5 +375,15 @@ mod tests {
         assert_eq!(snapshot[1].failed_attempts, 2);
         assert!(!pool.contains(&b));
         assert_eq!(pool.next_server(), Some(c));
+    }
+
+    #[test]
+    fn a_replaced_pool_holds_no_discovered_server() {
+        let mut pool = ServerPool::new(vec!["a:1".parse().unwrap()], true);
+        pool.add_discovered(&advertising(&["b:2"], &[]));
+        let b = pool.snapshot()[1].clone();
+        assert!(b.is_discovered);
+        pool.replace(vec![b.addr.clone()]);
+        assert!(!pool.snapshot()[0].is_discovered, "named by set_server_pool now");
     }
 }
