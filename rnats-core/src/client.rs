@@ -639,7 +639,6 @@ impl Client {
                 .queue
                 .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
             writes.out_messages += 1;
-            writes.out_bytes += payload_len as u64;
             return Ok(None);
         }
         // An empty queue always takes one message, however large.
@@ -654,7 +653,6 @@ impl Client {
             .queue
             .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
         writes.out_messages += 1;
-        writes.out_bytes += payload_len as u64;
         shared.submit(writes, urgency);
         Ok(None)
     }

@@ -117,10 +117,9 @@ pub(crate) struct Writes {
     pub(crate) linger_since: Option<Instant>,
     /// A flush is queued: the engine writes without lingering.
     pub(crate) urgent: bool,
-    /// Messages and payload bytes published and not yet added to the statistics, which
-    /// happens once per batch handed to the socket.
+    /// Messages published and not yet added to the statistics, which happens once per
+    /// batch handed to the socket (bytes are counted as the socket takes them).
     pub(crate) out_messages: u64,
-    pub(crate) out_bytes: u64,
 }
 
 impl Writes {
@@ -264,7 +263,6 @@ impl Writes {
             &statistics.out_messages,
             std::mem::take(&mut self.out_messages),
         );
-        Statistics::add(&statistics.out_bytes, std::mem::take(&mut self.out_bytes));
     }
 }
 
@@ -419,7 +417,9 @@ impl Shared {
             if let Some(socket) = socket {
                 // A partial write, a full socket buffer or an error all leave the rest to the
                 // engine, which meets any error itself and ends the connection with it.
-                let _ = queue.try_write_to(socket);
+                if let Ok(written) = queue.try_write_to(socket) {
+                    Statistics::add(&self.statistics.out_bytes, written as u64);
+                }
             }
             if writes.queue.is_empty() {
                 if writer != Writer::Woken {

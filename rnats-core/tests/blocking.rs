@@ -76,18 +76,38 @@ fn publish_subscribe_and_statistics() {
     assert!(!client.server_info().server_id.is_empty());
     let mut sub = client.subscribe("greet.*").unwrap();
     client.flush().unwrap();
+    let stats = client.statistics();
+    // The handshake counts: INFO in, CONNECT and PING out.
+    let in_before = stats.in_bytes.load(Ordering::Relaxed);
+    let out_before = stats.out_bytes.load(Ordering::Relaxed);
+    assert!(in_before > 0 && out_before > 0);
     for i in 0..10 {
         client
             .publish(format!("greet.{i}"), Bytes::from(format!("hello {i}")))
             .unwrap();
     }
+    client.flush().unwrap();
+    // Whole frames, both ways: the PUBs and the flush's PING out, the MSGs and its PONG in.
+    let publishes: usize = (0..10)
+        .map(|i| format!("PUB greet.{i} 7\r\nhello {i}\r\n").len())
+        .sum();
+    let msgs: usize = (0..10)
+        .map(|i| format!("MSG greet.{i} {} 7\r\nhello {i}\r\n", sub.sid()).len())
+        .sum();
+    assert_eq!(
+        stats.out_bytes.load(Ordering::Relaxed) - out_before,
+        (publishes + 6) as u64
+    );
+    assert_eq!(
+        stats.in_bytes.load(Ordering::Relaxed) - in_before,
+        (msgs + 6) as u64
+    );
     for i in 0..10 {
         let message = next(&mut sub);
         assert_eq!(message.subject.as_str(), format!("greet.{i}"));
         assert_eq!(message.payload, Bytes::from(format!("hello {i}")));
     }
     assert_eq!(sub.try_next(), None);
-    let stats = client.statistics();
     assert_eq!(stats.out_messages.load(Ordering::Relaxed), 10);
     assert_eq!(stats.in_messages.load(Ordering::Relaxed), 10);
     assert_eq!(stats.connects.load(Ordering::Relaxed), 1);

@@ -362,11 +362,19 @@ async fn max_payload_and_invalid_subjects_fail_before_sending() {
 }
 
 #[tokio::test]
-async fn statistics_count_messages_and_payload_bytes() {
+async fn statistics_count_messages_and_every_protocol_byte() {
     let server = NatsServer::start();
     let client = rnats_core::connect(server.url()).await.unwrap();
+    let stats = client.statistics();
+    // The handshake counts: INFO in, CONNECT and PING out.
+    assert!(stats.in_bytes.load(Ordering::Relaxed) > 0);
+    assert!(stats.out_bytes.load(Ordering::Relaxed) > b"CONNECT {}\r\nPING\r\n".len() as u64);
     let mut sub = client.subscribe("stats").await.unwrap();
     client.flush().await.unwrap();
+    let (in_before, out_before) = (
+        stats.in_bytes.load(Ordering::Relaxed),
+        stats.out_bytes.load(Ordering::Relaxed),
+    );
     for _ in 0..10 {
         client
             .publish("stats", Bytes::from_static(b"12345"))
@@ -377,12 +385,20 @@ async fn statistics_count_messages_and_payload_bytes() {
     for _ in 0..10 {
         next(&mut sub).await;
     }
-    let stats = client.statistics();
     assert_eq!(stats.out_messages.load(Ordering::Relaxed), 10);
-    assert_eq!(stats.out_bytes.load(Ordering::Relaxed), 50);
     assert_eq!(stats.in_messages.load(Ordering::Relaxed), 10);
-    assert_eq!(stats.in_bytes.load(Ordering::Relaxed), 50);
     assert_eq!(stats.connects.load(Ordering::Relaxed), 1);
+    // Whole frames, both ways: ten PUBs and the flush's PING out, ten MSGs and its PONG in.
+    let publish = b"PUB stats 5\r\n12345\r\n".len() as u64;
+    let msg = format!("MSG stats {} 5\r\n12345\r\n", sub.sid()).len() as u64;
+    assert_eq!(
+        stats.out_bytes.load(Ordering::Relaxed) - out_before,
+        10 * publish + 6
+    );
+    assert_eq!(
+        stats.in_bytes.load(Ordering::Relaxed) - in_before,
+        10 * msg + 6
+    );
 }
 
 #[tokio::test]

@@ -368,7 +368,11 @@ impl Inner {
             read.buf.reserve(capacity);
         }
         match conn.read_into(&mut read.buf, &mut read.scratch) {
-            Ok(Some(_)) => parse(read, &mut batch),
+            Ok(Some(n)) => {
+                // Every protocol byte counts, as in async-nats (plaintext under TLS).
+                Statistics::add(&self.statistics.in_bytes, n as u64);
+                parse(read, &mut batch);
+            }
             Ok(None) => batch.error = Some("connection closed by the server".to_owned()),
             Err(e)
                 if matches!(
@@ -387,12 +391,11 @@ impl Inner {
             return false;
         }
         let mut pinged = false;
-        let (mut messages, mut bytes) = (0u64, 0u64);
+        let mut messages = 0u64;
         for op in batch.ops {
             match op {
                 ServerOp::Msg(msg) => {
                     messages += 1;
-                    bytes += msg.length as u64;
                     self.deliver(core, msg);
                 }
                 ServerOp::Ping => pinged = true,
@@ -416,7 +419,6 @@ impl Inner {
             }
         }
         Statistics::add(&self.statistics.in_messages, messages);
-        Statistics::add(&self.statistics.in_bytes, bytes);
         if let Some(reason) = batch.error {
             self.fail_link_locked(core, generation, &reason);
         }
@@ -617,6 +619,7 @@ impl Inner {
         // The handshake's INFO: a lame duck flag in it is not news yet (the link is not
         // up when it is read), as before the session.
         self.apply_limits(&dialed.info);
+        dialed.traffic.count_in(&self.statistics);
         core.session.handle_connected(Instant::now(), dialed.info);
         let mut replay = BytesMut::new();
         let inbox = format!("{}*", self.request_prefix);
