@@ -21,7 +21,7 @@ pub use crate::error::{
 use crate::server_pool::Server;
 
 pub mod traits;
-use crate::events::{ConnectionEvent, Events};
+use crate::events::{ConnectionEvent, EventCallback, Events};
 use crate::options::ConnectOptions;
 use crate::reconnect;
 pub use crate::request::{PendingReply, Request};
@@ -90,16 +90,14 @@ impl Client {
             .map(|e| e.info.clone())
             .unwrap_or_default();
         let connected = established.is_some();
-        let shared = Arc::new(Shared::new(options, info, pool));
+        // Made before the engine starts and before the first event, so the callback sees
+        // the first `Connected`.
+        let callback_events = options.event_callback.clone().map(EventCallback::spawn);
+        let shared = Arc::new(Shared::new(options, info, pool, callback_events));
         if !connected {
             // Until a server says otherwise, assume it takes headers (every server since 2.2
             // does): header publishes are kept for the first connect like any other.
             shared.headers_supported.store(true, Ordering::Relaxed);
-        }
-        // Subscribed before the engine starts and before the first event, so the callback
-        // sees the first `Connected`.
-        if let Some(callback) = shared.options.event_callback.clone() {
-            callback.spawn(shared.events.subscribe());
         }
         let engine = Engine::new(Arc::clone(&shared), established);
         request::subscribe_inbox(&shared);

@@ -230,6 +230,46 @@ fn a_slow_consumer_is_reported_once_per_episode() {
     assert_eq!(events.try_next(), None);
 }
 
+#[test]
+fn the_event_callback_hears_of_every_dropped_message() {
+    let server = NatsServer::start();
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let client = ConnectOptions::new()
+        .subscription_capacity(1)
+        .event_callback(move |event| {
+            let _ = tx.lock().unwrap().send(event);
+            async {}
+        })
+        .connect_blocking(server.url())
+        .unwrap();
+    let sub = client.subscribe("slow").unwrap();
+    // Two overflows in separate reads, one episode (nobody reads the queue in between).
+    for _ in 0..3 {
+        client.publish("slow", "x".into()).unwrap();
+    }
+    client.flush().unwrap();
+    client.publish("slow", "x".into()).unwrap();
+    client.flush().unwrap();
+    assert_eq!(sub.dropped(), 3);
+    let mut events = client.events();
+    client.close();
+    let slow = Event::SlowConsumer(sub.sid());
+    let mut seen = Vec::new();
+    loop {
+        let event = rx.recv_timeout(WAIT).unwrap();
+        if event == Event::Closed {
+            break;
+        }
+        seen.push(event);
+    }
+    assert_eq!(seen, [Event::Connected, slow.clone(), slow.clone(), slow]);
+    // rnats' listeners: the episode was reported once, before this listener came.
+    while let Some(event) = events.next() {
+        assert!(!matches!(event, ConnectionEvent::SlowConsumer { .. }));
+    }
+}
+
 /// A future that is pending once (waking itself) and notes whether another callback's
 /// future ran while it was unfinished.
 struct YieldOnce {

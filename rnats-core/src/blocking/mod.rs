@@ -129,7 +129,7 @@ pub fn connect_with_options<A: ToServerAddrs>(
     let inner = Arc::new(Inner::new(options, pool));
     if let Some(callback) = inner.options.event_callback.clone() {
         // Listening before the first connect, so the callback sees the first `Connected`.
-        events::spawn_callback(callback, inner.events.listen()).map_err(|source| {
+        events::spawn_callback(callback, &inner.events).map_err(|source| {
             ConnectError::from(ConnectCause::Io {
                 addr: "event callback thread".to_owned(),
                 source,

@@ -446,8 +446,11 @@ impl Inner {
             || sub.bytes + msg.length > self.options.subscription_capacity_bytes;
         if full {
             // The reader never blocks on a slow consumer (it may be that consumer): the
-            // message is dropped, counted, and the episode reported once.
+            // message is dropped, counted, and the episode reported once to listeners; the
+            // event callback hears of every dropped message, as in async-nats.
             sub.dropped += 1;
+            self.events
+                .emit_to_callback(crate::Event::SlowConsumer(msg.sid));
             if !sub.slow {
                 sub.slow = true;
                 tracing::warn!(sid = msg.sid, subject = %msg.subject, "slow consumer: dropping messages");
