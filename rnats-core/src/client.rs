@@ -12,6 +12,7 @@ use tokio::sync::futures::Notified;
 
 use crate::connection::{LinkState, State};
 use crate::engine::Engine;
+use crate::handshake::DEFAULT_MAX_PAYLOAD;
 use crate::error::{ConnectError, FlushCause, PublishCause, RequestCause, SubscribeCause};
 pub use crate::error::{
     DrainError, FlushError, FlushErrorKind, PublishError, PublishErrorKind, ReconnectError,
@@ -77,12 +78,19 @@ impl Client {
         options: ConnectOptions,
     ) -> Result<Client, ConnectError> {
         let mut pool = ServerPool::for_connect(addrs, &options)?;
-        let established = match reconnect::first_connect(&options, &mut pool).await {
-            Ok(established) => Some(established),
-            Err(error) if !options.reconnect.retry_on_initial_connect => return Err(error),
-            Err(error) => {
-                tracing::debug!(%error, "initial connect failed; retrying in the background");
-                None
+        // With `retry_on_initial_connect` the client comes back at once and connects in the
+        // background, from its first attempt on, as in async-nats. Unless it may not
+        // reconnect at all: then the one try is made here.
+        let established = if options.reconnect.connects_in_background() {
+            None
+        } else {
+            match reconnect::first_connect(&options, &mut pool).await {
+                Ok(established) => Some(established),
+                Err(error) if !options.reconnect.retry_on_initial_connect => return Err(error),
+                Err(error) => {
+                    tracing::debug!(%error, "initial connect failed and reconnecting is off");
+                    None
+                }
             }
         };
         let info = established
@@ -95,6 +103,10 @@ impl Client {
         let callback_events = options.event_callback.clone().map(EventCallback::spawn);
         let shared = Arc::new(Shared::new(options, info, pool, callback_events));
         if !connected {
+            // Until the first INFO says otherwise: the server default, as in async-nats.
+            shared
+                .max_payload
+                .store(DEFAULT_MAX_PAYLOAD, Ordering::Relaxed);
             // Until a server says otherwise, assume it takes headers (every server since 2.2
             // does): header publishes are kept for the first connect like any other.
             shared.headers_supported.store(true, Ordering::Relaxed);

@@ -135,6 +135,18 @@ pub enum ConnectionEvent {
     },
     /// The connection is back after a disconnect (subscriptions restored).
     Reconnected,
+    /// A reconnect attempt failed; the client goes on trying (up to `max_reconnects`). The
+    /// event callback hears of failures once per try instead, as
+    /// `Event::ClientError(ClientError::Other(..))` with the error's kind, as async-nats
+    /// tells them.
+    ReconnectFailed {
+        /// The attempt's number since the connection was lost, from 1.
+        attempt: usize,
+        /// The server tried.
+        server: String,
+        /// Why it failed.
+        error: String,
+    },
     /// The cluster advertised servers the pool did not know; they were added to it.
     DiscoveredServers(Vec<String>),
     /// The server reported an error that did not end the connection.
@@ -161,7 +173,8 @@ pub enum ConnectionEvent {
 
 impl ConnectionEvent {
     /// The async-nats event this is reported as to an event callback, if any: a reconnect is
-    /// `Connected`, and discovered servers and lag have no async-nats counterpart.
+    /// `Connected`; discovered servers and lag have no async-nats counterpart, and failed
+    /// reconnect attempts are told to the callback once per try, not one by one.
     pub fn to_event(&self) -> Option<Event> {
         Some(match self {
             ConnectionEvent::Connected | ConnectionEvent::Reconnected => Event::Connected,
@@ -172,7 +185,9 @@ impl ConnectionEvent {
             ConnectionEvent::Draining => Event::Draining,
             ConnectionEvent::ClientError(error) => Event::ClientError(error.clone()),
             ConnectionEvent::Closed => Event::Closed,
-            ConnectionEvent::DiscoveredServers(_) | ConnectionEvent::Lagged(_) => return None,
+            ConnectionEvent::DiscoveredServers(_)
+            | ConnectionEvent::Lagged(_)
+            | ConnectionEvent::ReconnectFailed { .. } => return None,
         })
     }
 }
@@ -196,6 +211,11 @@ impl fmt::Display for ConnectionEvent {
             ConnectionEvent::Connected => f.write_str("connected"),
             ConnectionEvent::Disconnected { reason } => write!(f, "disconnected: {reason}"),
             ConnectionEvent::Reconnected => f.write_str("reconnected"),
+            ConnectionEvent::ReconnectFailed {
+                attempt,
+                server,
+                error,
+            } => write!(f, "reconnect attempt {attempt} to {server} failed: {error}"),
             ConnectionEvent::DiscoveredServers(urls) => {
                 write!(f, "discovered servers: {}", urls.join(", "))
             }

@@ -388,11 +388,14 @@ async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<
     Err(last_error.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address")))
 }
 
+/// nats-server's default `max_payload`, 1 MiB: what a client assumes before any INFO.
+pub(crate) const DEFAULT_MAX_PAYLOAD: usize = 1024 * 1024;
+
 /// The largest message the server may send us; servers that leave `max_payload` out get the
 /// protocol's default of 1 MiB.
 pub(crate) fn effective_max_payload(info: &ServerInfo) -> usize {
     if info.max_payload == 0 {
-        1024 * 1024
+        DEFAULT_MAX_PAYLOAD
     } else {
         info.max_payload
     }

@@ -11,7 +11,7 @@ use crate::error::{
     ConnectCause, ConnectError, ConnectErrorKind, SetServerPoolError, SetServerPoolErrorKind,
 };
 use crate::options::ConnectOptions;
-use crate::reconnect::shuffle;
+use crate::reconnect::{Attempts, shuffle};
 use crate::server_addr::{ServerAddr, ToServerAddrs};
 
 /// One server of the pool and what the client knows of it.
@@ -69,6 +69,8 @@ pub(crate) struct ServerPool {
     next: usize,
     /// The server of the last successful connect: never pruned, even if discovered.
     current: Option<ServerAddr>,
+    /// The attempts since the last connection (or the last replacement of the pool).
+    pub(crate) attempts: Attempts,
 }
 
 impl ServerPool {
@@ -107,6 +109,7 @@ impl ServerPool {
                 .collect(),
             next: 0,
             current: None,
+            attempts: Attempts::default(),
         }
     }
 
@@ -160,6 +163,7 @@ impl ServerPool {
         };
         match outcome {
             Ok(()) => {
+                self.attempts = Attempts::default();
                 self.current = Some(server.addr.clone());
                 server.failed_attempts = 0;
                 server.did_connect = true;
@@ -196,6 +200,8 @@ impl ServerPool {
             })
             .collect();
         self.next = 0;
+        // The attempts start afresh, as in async-nats: `max_reconnects` counts from here.
+        self.attempts = Attempts::default();
     }
 
     /// Adds the servers `info` advertises that the pool does not know yet; returns them

@@ -136,7 +136,13 @@ pub fn connect_with_options<A: ToServerAddrs>(
             })
         })?;
     }
-    match inner.first_connect() {
+    // With `retry_on_initial_connect` the background thread makes the first connect too,
+    // from its first attempt on, as the async client does.
+    let first = match inner.options.reconnect.connects_in_background() {
+        true => Ok(()),
+        false => inner.first_connect(),
+    };
+    match first {
         Ok(()) => {}
         Err(error) if !inner.options.reconnect.retry_on_initial_connect => {
             // A client that never was: no `Closed` for its callback, as in the async client.

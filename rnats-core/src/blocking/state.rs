@@ -203,7 +203,8 @@ impl Inner {
             }),
             statistics: Arc::new(Statistics::default()),
             pool: Mutex::new(pool),
-            max_payload: AtomicUsize::new(0),
+            // Until the first INFO says otherwise: the server default, as in async-nats.
+            max_payload: AtomicUsize::new(crate::handshake::DEFAULT_MAX_PAYLOAD),
             headers_supported: AtomicBool::new(true),
             next_sid: AtomicU64::new(REQUEST_SID + 1),
             next_token: AtomicU64::new(1),
