@@ -12,13 +12,13 @@ use tokio::sync::futures::Notified;
 
 use crate::connection::{LinkState, State};
 use crate::engine::Engine;
-use crate::handshake::DEFAULT_MAX_PAYLOAD;
 use crate::error::{ConnectError, FlushCause, PublishCause, RequestCause, SubscribeCause};
 pub use crate::error::{
     DrainError, FlushError, FlushErrorKind, PublishError, PublishErrorKind, ReconnectError,
     RequestError, RequestErrorKind, ServerPoolError, ServerPoolErrorKind, SetServerPoolError,
     SetServerPoolErrorKind, SubscribeError, SubscribeErrorKind,
 };
+use crate::handshake::DEFAULT_MAX_PAYLOAD;
 use crate::server_pool::Server;
 
 pub mod traits;

@@ -6,8 +6,8 @@ use std::collections::hash_map::RandomState;
 use std::future::{Future, poll_fn};
 use std::hash::{BuildHasher, Hasher};
 use std::pin::pin;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -60,14 +60,16 @@ pub(crate) async fn reconnect(shared: &Shared) -> Option<Established> {
     let policy = &shared.options.reconnect;
     loop {
         let choice = ask_callback(shared).await?;
-        let plan = lock(&shared.pool).plan_attempt(policy, choice, true, |event| shared.emit(event));
+        let plan =
+            lock(&shared.pool).plan_attempt(policy, choice, true, |event| shared.emit(event));
         let Some(Plan::Dial(attempt)) = plan else {
             return None;
         };
         if !attempt.delay.is_zero() {
             unless_closed(shared, tokio::time::sleep(attempt.delay)).await?;
         }
-        let outcome = unless_closed(shared, handshake::connect(&attempt.addr, &shared.options)).await?;
+        let outcome =
+            unless_closed(shared, handshake::connect(&attempt.addr, &shared.options)).await?;
         match outcome {
             Ok(established) => {
                 lock(&shared.pool).record(&attempt.addr, Ok(()));
@@ -192,7 +194,11 @@ impl ServerPool {
         if starts {
             attempts.tries += 1;
         }
-        if limited && policy.max_reconnects.is_some_and(|max| attempts.count > max) {
+        if limited
+            && policy
+                .max_reconnects
+                .is_some_and(|max| attempts.count > max)
+        {
             return Some(Plan::GiveUp);
         }
         let (count, tries) = (attempts.count, attempts.tries);
@@ -348,7 +354,10 @@ mod tests {
         let mut pool = pool(&["a:1", "b:2"]);
         for n in 1..=3 {
             let attempt = dial(pool.plan_attempt(&policy, None, true, drop));
-            assert_eq!((attempt.number, attempt.delay), (n, Duration::from_millis(n as u64)));
+            assert_eq!(
+                (attempt.number, attempt.delay),
+                (n, Duration::from_millis(n as u64))
+            );
             // Once per pass over the two servers, the callback hears of the failure.
             let told = pool.note_failure(&attempt, &refused());
             assert_eq!(told.is_some(), n % 2 == 0, "attempt {n}");

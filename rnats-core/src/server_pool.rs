@@ -390,6 +390,9 @@ mod tests {
         let b = pool.snapshot()[1].clone();
         assert!(b.is_discovered);
         pool.replace(vec![b.addr.clone()]);
-        assert!(!pool.snapshot()[0].is_discovered, "named by set_server_pool now");
+        assert!(
+            !pool.snapshot()[0].is_discovered,
+            "named by set_server_pool now"
+        );
     }
 }

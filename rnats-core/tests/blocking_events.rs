@@ -299,7 +299,7 @@ fn the_event_callback_hears_of_every_dropped_message() {
     client.publish("slow", "x".into()).unwrap();
     client.flush().unwrap();
     assert_eq!(sub.dropped(), 3);
-    let mut events = client.events();
+    let events = client.events();
     client.close();
     let slow = Event::SlowConsumer(sub.sid());
     let mut seen = Vec::new();
@@ -312,7 +312,7 @@ fn the_event_callback_hears_of_every_dropped_message() {
     }
     assert_eq!(seen, [Event::Connected, slow.clone(), slow.clone(), slow]);
     // rnats' listeners: the episode was reported once, before this listener came.
-    while let Some(event) = events.next() {
+    for event in events {
         assert!(!matches!(event, ConnectionEvent::SlowConsumer { .. }));
     }
 }

@@ -176,7 +176,10 @@ impl<T> Listener<T> {
                 return Some(next);
             }
             queue = match deadline {
-                None => self.ready.wait(queue).unwrap_or_else(PoisonError::into_inner),
+                None => self
+                    .ready
+                    .wait(queue)
+                    .unwrap_or_else(PoisonError::into_inner),
                 Some(deadline) => {
                     let left = deadline.saturating_duration_since(Instant::now());
                     if left.is_zero() {
