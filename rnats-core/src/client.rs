@@ -18,10 +18,11 @@ pub use crate::error::{
     RequestError, RequestErrorKind, ServerPoolError, ServerPoolErrorKind, SetServerPoolError,
     SetServerPoolErrorKind, SubscribeError, SubscribeErrorKind,
 };
+use crate::handshake::DEFAULT_MAX_PAYLOAD;
 use crate::server_pool::Server;
 
 pub mod traits;
-use crate::events::{ConnectionEvent, Events};
+use crate::events::{ConnectionEvent, EventCallback, Events};
 use crate::options::ConnectOptions;
 use crate::reconnect;
 pub use crate::request::{PendingReply, Request};
@@ -77,12 +78,19 @@ impl Client {
         options: ConnectOptions,
     ) -> Result<Client, ConnectError> {
         let mut pool = ServerPool::for_connect(addrs, &options)?;
-        let established = match reconnect::first_connect(&options, &mut pool).await {
-            Ok(established) => Some(established),
-            Err(error) if !options.reconnect.retry_on_initial_connect => return Err(error),
-            Err(error) => {
-                tracing::debug!(%error, "initial connect failed; retrying in the background");
-                None
+        // With `retry_on_initial_connect` the client comes back at once and connects in the
+        // background, from its first attempt on, as in async-nats. Unless it may not
+        // reconnect at all: then the one try is made here.
+        let established = if options.reconnect.connects_in_background() {
+            None
+        } else {
+            match reconnect::first_connect(&options, &mut pool).await {
+                Ok(established) => Some(established),
+                Err(error) if !options.reconnect.retry_on_initial_connect => return Err(error),
+                Err(error) => {
+                    tracing::debug!(%error, "initial connect failed and reconnecting is off");
+                    None
+                }
             }
         };
         let info = established
@@ -90,16 +98,18 @@ impl Client {
             .map(|e| e.info.clone())
             .unwrap_or_default();
         let connected = established.is_some();
-        let shared = Arc::new(Shared::new(options, info, pool));
+        // Made before the engine starts and before the first event, so the callback sees
+        // the first `Connected`.
+        let callback_events = options.event_callback.clone().map(EventCallback::spawn);
+        let shared = Arc::new(Shared::new(options, info, pool, callback_events));
         if !connected {
+            // Until the first INFO says otherwise: the server default, as in async-nats.
+            shared
+                .max_payload
+                .store(DEFAULT_MAX_PAYLOAD, Ordering::Relaxed);
             // Until a server says otherwise, assume it takes headers (every server since 2.2
             // does): header publishes are kept for the first connect like any other.
             shared.headers_supported.store(true, Ordering::Relaxed);
-        }
-        // Subscribed before the engine starts and before the first event, so the callback
-        // sees the first `Connected`.
-        if let Some(callback) = shared.options.event_callback.clone() {
-            callback.spawn(shared.events.subscribe());
         }
         let engine = Engine::new(Arc::clone(&shared), established);
         request::subscribe_inbox(&shared);
@@ -639,7 +649,6 @@ impl Client {
                 .queue
                 .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
             writes.out_messages += 1;
-            writes.out_bytes += payload_len as u64;
             return Ok(None);
         }
         // An empty queue always takes one message, however large.
@@ -654,7 +663,6 @@ impl Client {
             .queue
             .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
         writes.out_messages += 1;
-        writes.out_bytes += payload_len as u64;
         shared.submit(writes, urgency);
         Ok(None)
     }

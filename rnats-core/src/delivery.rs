@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::Message;
-use crate::events::ConnectionEvent;
+use crate::events::{ConnectionEvent, Event, LISTENER_CAPACITY};
 use crate::shared::{Shared, SidMap};
 use crate::sub_queue::SubQueue;
 
@@ -63,7 +63,9 @@ impl Deliveries {
         }
     }
 
-    /// Hands every collected batch to its subscriber and reports new slow-consumer episodes.
+    /// Hands every collected batch to its subscriber and reports slow consumers: each new
+    /// episode to the listeners, each dropped message to the event callback (as async-nats
+    /// does; never more at once than the callback's queue holds).
     /// `buffer`: how large the read buffer the messages are slices of may be (see
     /// [`SubQueue::push_batch`]).
     pub(crate) fn hand_over(&mut self, shared: &Shared, buffer: usize) {
@@ -72,6 +74,10 @@ impl Deliveries {
             let pushed = pending
                 .queue
                 .push_batch(&mut pending.messages, pending.bytes, buffer);
+            let reports = pushed.dropped.min(LISTENER_CAPACITY as u64);
+            for _ in 0..reports {
+                shared.emit_to_callback(Event::SlowConsumer(pending.sid));
+            }
             if pushed.new_episode {
                 let dropped = pending.queue.dropped();
                 shared.emit(ConnectionEvent::SlowConsumer {

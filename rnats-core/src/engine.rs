@@ -147,12 +147,15 @@ impl Engine {
         let read_capacity = shared.options.read_buffer_capacity;
         let write_limit = shared.options.write_buffer_limit;
         let (stream, read_buf, parser, info) = match conn {
-            Some(conn) => (
-                Some(conn.stream),
-                conn.read_buf,
-                conn.parser,
-                Some(conn.info),
-            ),
+            Some(conn) => {
+                conn.traffic.count_in(&shared.statistics);
+                (
+                    Some(conn.stream),
+                    conn.read_buf,
+                    conn.parser,
+                    Some(conn.info),
+                )
+            }
             None => (None, BytesMut::new(), Parser::default(), None),
         };
         let mut engine = Engine {
@@ -321,6 +324,7 @@ impl Engine {
     /// while disconnected, then one PING for the flushes that waited.
     fn resume(&mut self, conn: Established) {
         let shared = Arc::clone(&self.shared);
+        conn.traffic.count_in(&shared.statistics);
         let direct = self.install(conn.stream);
         self.read_buf = conn.read_buf;
         self.reserve_read_buffer();
@@ -396,7 +400,10 @@ impl Engine {
             return match tokio_util::io::poll_read_buf(Pin::new(stream), cx, &mut self.read_buf) {
                 Poll::Pending => Ok(false),
                 Poll::Ready(Ok(0)) => Err(Ending::Lost("the server closed the connection".into())),
-                Poll::Ready(Ok(_)) => self.handle_input().map(|()| true),
+                Poll::Ready(Ok(n)) => {
+                    Statistics::add(&self.shared.statistics.in_bytes, n as u64);
+                    self.handle_input().map(|()| true)
+                }
                 Poll::Ready(Err(e)) => Err(Ending::Lost(format!("read failed: {e}"))),
             };
         }
@@ -410,6 +417,8 @@ impl Engine {
             match read_draining(socket, &mut self.read_buf) {
                 Ok(0) => return Err(Ending::Lost("the server closed the connection".into())),
                 Ok(n) => {
+                    // Every protocol byte counts, as in async-nats: one add per read.
+                    Statistics::add(&self.shared.statistics.in_bytes, n as u64);
                     self.adapt_read_size(n, room);
                     break;
                 }
@@ -445,7 +454,6 @@ impl Engine {
         let shared = Arc::clone(&self.shared);
         let mut session = None;
         let mut in_messages = 0u64;
-        let mut in_bytes = 0u64;
         let result = loop {
             let op = match self.parser.decode(&mut self.read_buf) {
                 Ok(Some(op)) => op,
@@ -455,7 +463,6 @@ impl Engine {
             match op {
                 ServerOp::Msg(msg) => {
                     in_messages += 1;
-                    in_bytes += msg.length as u64;
                     let session = session.get_or_insert_with(|| shared.session());
                     deliver(&shared, session, msg, &mut self.deliveries);
                 }
@@ -473,7 +480,6 @@ impl Engine {
         drop(session);
         self.deliveries.hand_over(&shared, self.read_size);
         Statistics::add(&shared.statistics.in_messages, in_messages);
-        Statistics::add(&shared.statistics.in_bytes, in_bytes);
         result
     }
 
@@ -576,6 +582,7 @@ impl Engine {
                     }
                     Poll::Ready(Ok(n)) => {
                         self.out.advance(n);
+                        Statistics::add(&self.shared.statistics.out_bytes, n as u64);
                         self.stream_needs_flush = true;
                         progress = true;
                     }
@@ -591,7 +598,10 @@ impl Engine {
             }
             match self.out.try_write_to(socket) {
                 Ok(0) => {} // stale readiness: the next poll registers for a wake-up
-                Ok(_) => progress = true,
+                Ok(n) => {
+                    Statistics::add(&self.shared.statistics.out_bytes, n as u64);
+                    progress = true;
+                }
                 Err(e) => return Err(Ending::Lost(format!("write failed: {e}"))),
             }
         }

@@ -24,6 +24,7 @@ fn shared() -> Arc<Shared> {
         ConnectOptions::new(),
         ServerInfo::default(),
         pool,
+        None,
     ))
 }
 

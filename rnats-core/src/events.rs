@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 use futures_core::Stream;
 use futures_util::stream::BoxStream;
 use rnats_proto::ServerError as ProtocolError;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
 /// Events a listener may hold unread, in both clients; past this a listener misses the
 /// oldest and is told how many (`Lagged`).
@@ -32,7 +32,9 @@ pub enum Event {
     Draining,
     /// The client was closed and its connection ended for good.
     Closed,
-    /// A subscription's queue was full and messages were dropped (the subscription's sid).
+    /// A subscription's queue was full and a message was dropped (the subscription's sid):
+    /// one event per dropped message, as async-nats reports them. [`ConnectionEvent`]s
+    /// report a slow consumer once per episode instead.
     SlowConsumer(u64),
     /// The server reported an error.
     ServerError(ServerError),
@@ -133,6 +135,18 @@ pub enum ConnectionEvent {
     },
     /// The connection is back after a disconnect (subscriptions restored).
     Reconnected,
+    /// A reconnect attempt failed; the client goes on trying (up to `max_reconnects`). The
+    /// event callback hears of failures once per try instead, as
+    /// `Event::ClientError(ClientError::Other(..))` with the error's kind, as async-nats
+    /// tells them.
+    ReconnectFailed {
+        /// The attempt's number since the connection was lost, from 1.
+        attempt: usize,
+        /// The server tried.
+        server: String,
+        /// Why it failed.
+        error: String,
+    },
     /// The cluster advertised servers the pool did not know; they were added to it.
     DiscoveredServers(Vec<String>),
     /// The server reported an error that did not end the connection.
@@ -159,7 +173,8 @@ pub enum ConnectionEvent {
 
 impl ConnectionEvent {
     /// The async-nats event this is reported as to an event callback, if any: a reconnect is
-    /// `Connected`, and discovered servers and lag have no async-nats counterpart.
+    /// `Connected`; discovered servers and lag have no async-nats counterpart, and failed
+    /// reconnect attempts are told to the callback once per try, not one by one.
     pub fn to_event(&self) -> Option<Event> {
         Some(match self {
             ConnectionEvent::Connected | ConnectionEvent::Reconnected => Event::Connected,
@@ -170,8 +185,23 @@ impl ConnectionEvent {
             ConnectionEvent::Draining => Event::Draining,
             ConnectionEvent::ClientError(error) => Event::ClientError(error.clone()),
             ConnectionEvent::Closed => Event::Closed,
-            ConnectionEvent::DiscoveredServers(_) | ConnectionEvent::Lagged(_) => return None,
+            ConnectionEvent::DiscoveredServers(_)
+            | ConnectionEvent::Lagged(_)
+            | ConnectionEvent::ReconnectFailed { .. } => return None,
         })
+    }
+}
+
+impl ConnectionEvent {
+    /// What the event callback gets for this event, which both clients send it along with
+    /// the listeners' copy: [`ConnectionEvent::to_event`], except for slow consumers, which
+    /// the callback hears of once per dropped message instead, as in async-nats (the
+    /// clients report those apart).
+    pub(crate) fn callback_event(&self) -> Option<Event> {
+        match self {
+            ConnectionEvent::SlowConsumer { .. } => None,
+            other => other.to_event(),
+        }
     }
 }
 
@@ -181,6 +211,11 @@ impl fmt::Display for ConnectionEvent {
             ConnectionEvent::Connected => f.write_str("connected"),
             ConnectionEvent::Disconnected { reason } => write!(f, "disconnected: {reason}"),
             ConnectionEvent::Reconnected => f.write_str("reconnected"),
+            ConnectionEvent::ReconnectFailed {
+                attempt,
+                server,
+                error,
+            } => write!(f, "reconnect attempt {attempt} to {server} failed: {error}"),
             ConnectionEvent::DiscoveredServers(urls) => {
                 write!(f, "discovered servers: {}", urls.join(", "))
             }
@@ -256,25 +291,17 @@ impl EventCallback {
         (self.0)(event)
     }
 
-    /// Runs the callback for every event of `rx`, one at a time and in order, until the
-    /// client's event channel closes. `rx` is subscribed before the client's first event is
-    /// sent, so the callback sees the first `Connected`.
-    pub(crate) fn spawn(self, mut rx: broadcast::Receiver<ConnectionEvent>) {
+    /// A queue for the callback's events and the task that runs the callback for each, one
+    /// at a time and in order, until the client is gone. Made before the client's first
+    /// event is sent, so the callback sees the first `Connected`.
+    pub(crate) fn spawn(self) -> mpsc::Sender<Event> {
+        let (tx, mut rx) = mpsc::channel(LISTENER_CAPACITY);
         tokio::spawn(async move {
-            loop {
-                match rx.recv().await {
-                    Ok(event) => {
-                        if let Some(event) = event.to_event() {
-                            self.call(event).await;
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Lagged(n)) => {
-                        tracing::warn!(skipped = n, "event callback too slow; events skipped");
-                    }
-                    Err(broadcast::error::RecvError::Closed) => break,
-                }
+            while let Some(event) = rx.recv().await {
+                self.call(event).await;
             }
         });
+        tx
     }
 }
 

@@ -35,6 +35,8 @@ pub(crate) struct Established {
     pub(crate) read_buf: BytesMut,
     pub(crate) parser: Parser,
     pub(crate) info: ServerInfo,
+    /// What the handshake read and wrote, for the statistics.
+    pub(crate) traffic: Traffic,
 }
 
 /// What the handshake is waiting for.
@@ -86,6 +88,25 @@ pub(crate) struct Handshake {
     parser: Parser,
     info: Option<ServerInfo>,
     out: BytesMut,
+    traffic: Traffic,
+}
+
+/// Protocol bytes a handshake exchanged, for the client's statistics (async-nats counts
+/// every byte of a connection, INFO and CONNECT included).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Traffic {
+    /// Bytes handed to [`Handshake::handle_read`], leftovers after the PONG included.
+    pub(crate) read: u64,
+    /// Bytes of the [`Output::Write`]s.
+    pub(crate) written: u64,
+}
+
+impl Traffic {
+    /// Adds these bytes to `statistics`.
+    pub(crate) fn count_in(self, statistics: &crate::statistics::Statistics) {
+        crate::statistics::Statistics::add(&statistics.in_bytes, self.read);
+        crate::statistics::Statistics::add(&statistics.out_bytes, self.written);
+    }
 }
 
 impl Handshake {
@@ -111,6 +132,7 @@ impl Handshake {
             parser: Parser::new(limits),
             info: None,
             out: BytesMut::new(),
+            traffic: Traffic::default(),
         }
     }
 
@@ -122,6 +144,7 @@ impl Handshake {
 
     /// Bytes read from the server.
     pub(crate) fn handle_read(&mut self, bytes: &[u8]) {
+        self.traffic.read += bytes.len() as u64;
         self.read_buf.extend_from_slice(bytes);
     }
 
@@ -151,6 +174,7 @@ impl Handshake {
     pub(crate) fn poll_output(&mut self) -> Result<Output, ConnectError> {
         loop {
             if !self.out.is_empty() {
+                self.traffic.written += self.out.len() as u64;
                 return Ok(Output::Write(self.out.split().freeze()));
             }
             match self.step {
@@ -168,9 +192,9 @@ impl Handshake {
     }
 
     /// The accepted connection's unread bytes, parser and INFO.
-    pub(crate) fn finish(self) -> Result<(BytesMut, Parser, ServerInfo), ConnectError> {
+    pub(crate) fn finish(self) -> Result<(BytesMut, Parser, ServerInfo, Traffic), ConnectError> {
         match (self.step, self.info) {
-            (Step::Done, Some(info)) => Ok((self.read_buf, self.parser, info)),
+            (Step::Done, Some(info)) => Ok((self.read_buf, self.parser, info, self.traffic)),
             _ => Err(ConnectCause::UnexpectedOp("PONG").into()),
         }
     }
@@ -306,12 +330,13 @@ async fn handshake(
             Output::Done => break,
         }
     }
-    let (read_buf, parser, info) = handshake.finish()?;
+    let (read_buf, parser, info, traffic) = handshake.finish()?;
     Ok(Established {
         stream,
         read_buf,
         parser,
         info,
+        traffic,
     })
 }
 
@@ -363,6 +388,9 @@ async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<
     Err(last_error.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address")))
 }
 
+/// nats-server's default `max_payload`, 1 MiB: what a client assumes before any INFO.
+pub(crate) const DEFAULT_MAX_PAYLOAD: usize = 1024 * 1024;
+
 /// The largest message the parser accepts from the server: the server's `max_payload` (1 MiB,
 /// the protocol's default, when the INFO leaves it out), but never less than 64 MiB. The
 /// server's own replies are not bound by `max_payload` (a stream's info with a page of 100,000
@@ -371,7 +399,7 @@ async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<
 pub(crate) fn inbound_limit(info: &ServerInfo) -> usize {
     const FLOOR: usize = 64 * 1024 * 1024;
     let max_payload = if info.max_payload == 0 {
-        1024 * 1024
+        DEFAULT_MAX_PAYLOAD
     } else {
         info.max_payload
     };
@@ -480,9 +508,14 @@ mod tests {
             Output::Write(Bytes::from_static(b"PONG\r\n"))
         );
         assert_eq!(hs.poll_output().unwrap(), Output::Done);
-        let (rest, _, info) = hs.finish().unwrap();
+        let (rest, _, info, traffic) = hs.finish().unwrap();
         assert_eq!(info.max_payload, 2048);
         assert_eq!(&rest[..], b"MSG a 1 0\r\n\r\n");
+        // Every byte either way counts, the leftovers included.
+        let info_len = br#"INFO {"server_id":"a","max_payload":2048,"nonce":"n1"}"#.len() + 2;
+        let after = b"PING\r\n+OK\r\nPONG\r\nMSG a 1 0\r\n\r\n".len();
+        assert_eq!(traffic.read, (info_len + after) as u64);
+        assert_eq!(traffic.written, (bytes.len() + b"PONG\r\n".len()) as u64);
     }
 
     #[test]

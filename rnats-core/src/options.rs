@@ -63,8 +63,9 @@ pub(crate) struct ReconnectPolicy {
     /// Attempts after a disconnect before giving up; `None`: never give up, `Some(0)`: never
     /// reconnect.
     pub(crate) max_reconnects: Option<usize>,
-    /// Delay before a pass over the server pool, by pass number (the first pass is at once).
-    pub(crate) delay: Arc<dyn Fn(usize) -> Duration + Send + Sync>,
+    /// The user's `reconnect_delay_callback`: the wait before each attempt, by its number
+    /// since the last connection. `None`: rnats' default (see `reconnect::Attempts`).
+    pub(crate) delay: Option<Arc<dyn Fn(usize) -> Duration + Send + Sync>>,
     /// Bytes of publishes kept while disconnected.
     pub(crate) buffer_size: usize,
     pub(crate) retry_on_initial_connect: bool,
@@ -80,11 +81,19 @@ pub(crate) type ChooseServerFn = dyn Fn(Vec<Server>, ServerInfo) -> Pin<Box<dyn 
     + Send
     + Sync;
 
+impl ReconnectPolicy {
+    /// With `retry_on_initial_connect`, the first connect is made in the background (the
+    /// client comes back at once), unless reconnecting is off altogether.
+    pub(crate) fn connects_in_background(&self) -> bool {
+        self.retry_on_initial_connect && self.max_reconnects != Some(0)
+    }
+}
+
 impl Default for ReconnectPolicy {
     fn default() -> Self {
         ReconnectPolicy {
             max_reconnects: None,
-            delay: Arc::new(crate::reconnect::default_delay),
+            delay: None,
             buffer_size: 8 * 1024 * 1024,
             retry_on_initial_connect: false,
             retain_servers_order: false,
@@ -447,15 +456,19 @@ impl ConnectOptions {
         self
     }
 
-    /// How long to wait before each pass over the server pool, given the pass number (1 for
-    /// the first retry pass; the first pass after a disconnect runs at once). The default
-    /// doubles from 100 ms up to 5 s and adds up to 50% random jitter, so a fleet of clients
-    /// does not reconnect in lockstep.
+    /// How long to wait before each connection attempt, given its number since the last
+    /// connection (1 for the first attempt after a disconnect, which waits too if this says
+    /// so), as in async-nats; the first connect's attempts ask it too. It is also the wait
+    /// before a server the `reconnect_to_server_callback` chose without a delay of its own.
+    ///
+    /// Without it, rnats tries the whole pool at once after a disconnect, then waits before
+    /// each later pass: 100 ms doubling up to 5 s, plus up to 50% random jitter, so a fleet
+    /// of clients does not reconnect in lockstep.
     pub fn reconnect_delay_callback(
         mut self,
         delay: impl Fn(usize) -> Duration + Send + Sync + 'static,
     ) -> Self {
-        self.reconnect.delay = Arc::new(delay);
+        self.reconnect.delay = Some(Arc::new(delay));
         self
     }
 

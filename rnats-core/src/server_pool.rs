@@ -12,7 +12,7 @@ use crate::error::{
     ConnectCause, ConnectError, ConnectErrorKind, SetServerPoolError, SetServerPoolErrorKind,
 };
 use crate::options::ConnectOptions;
-use crate::reconnect::shuffle;
+use crate::reconnect::{Attempts, shuffle};
 use crate::server_addr::{ServerAddr, ToServerAddrs};
 
 /// One server of the pool and what the client knows of it.
@@ -70,6 +70,8 @@ pub(crate) struct ServerPool {
     next: usize,
     /// The server of the last successful connect: never pruned, even if discovered.
     current: Option<ServerAddr>,
+    /// The attempts since the last connection (or the last replacement of the pool).
+    pub(crate) attempts: Attempts,
 }
 
 impl ServerPool {
@@ -108,6 +110,7 @@ impl ServerPool {
                 .collect(),
             next: 0,
             current: None,
+            attempts: Attempts::default(),
         }
     }
 
@@ -161,6 +164,7 @@ impl ServerPool {
         };
         match outcome {
             Ok(()) => {
+                self.attempts = Attempts::default();
                 self.current = Some(server.addr.clone());
                 server.failed_attempts = 0;
                 server.did_connect = true;
@@ -178,7 +182,9 @@ impl ServerPool {
         self.servers.clone()
     }
 
-    /// Replaces the servers, keeping what is known of those that stay.
+    /// Replaces the servers, keeping what is known of those that stay. Every server of the
+    /// new pool counts as named by the user, even one the cluster advertised before (as in
+    /// async-nats): the caller chose it.
     pub(crate) fn replace(&mut self, addrs: Vec<ServerAddr>) {
         let old = std::mem::take(&mut self.servers);
         self.servers = addrs
@@ -188,12 +194,15 @@ impl ServerPool {
                     .find(|s| s.addr.same_server(&addr))
                     .map(|s| Server {
                         addr: addr.clone(),
+                        is_discovered: false,
                         ..s.clone()
                     })
                     .unwrap_or_else(|| Server::new(addr, false))
             })
             .collect();
         self.next = 0;
+        // The attempts start afresh, as in async-nats: `max_reconnects` counts from here.
+        self.attempts = Attempts::default();
     }
 
     /// Adds the servers `info` advertises that the pool does not know yet; returns them
@@ -413,5 +422,18 @@ mod tests {
         assert_eq!(snapshot[1].failed_attempts, 2);
         assert!(!pool.contains(&b));
         assert_eq!(pool.next_server(), Some(c));
+    }
+
+    #[test]
+    fn a_replaced_pool_holds_no_discovered_server() {
+        let mut pool = ServerPool::new(vec!["a:1".parse().unwrap()], true);
+        pool.add_discovered(&advertising(&["b:2"], &[]));
+        let b = pool.snapshot()[1].clone();
+        assert!(b.is_discovered);
+        pool.replace(vec![b.addr.clone()]);
+        assert!(
+            !pool.snapshot()[0].is_discovered,
+            "named by set_server_pool now"
+        );
     }
 }

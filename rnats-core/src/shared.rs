@@ -11,13 +11,13 @@ use bytes::BytesMut;
 use futures_util::task::AtomicWaker;
 use rnats_proto::ServerInfo;
 use tokio::net::TcpStream;
-use tokio::sync::{Notify, broadcast, oneshot, watch};
+use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::Message;
 use crate::connection::LinkState;
 use crate::error::FlushCause;
-use crate::events::ConnectionEvent;
+use crate::events::{ConnectionEvent, Event};
 use crate::options::{ConnectOptions, Linger};
 use crate::server_pool::ServerPool;
 pub(crate) use crate::session::SidMap;
@@ -51,6 +51,9 @@ pub(crate) struct Shared {
     /// `Client::force_reconnect` or lame duck mode asked the engine to move on.
     pub(crate) reconnect_requested: AtomicBool,
     pub(crate) events: broadcast::Sender<ConnectionEvent>,
+    /// The `event_callback`'s queue, in async-nats' shape (see [`Shared::emit_to_callback`]);
+    /// `None` without a callback.
+    callback_events: Option<mpsc::Sender<Event>>,
     pub(crate) statistics: Arc<Statistics>,
     pub(crate) next_sid: AtomicU64,
     pub(crate) next_token: AtomicU64,
@@ -117,10 +120,9 @@ pub(crate) struct Writes {
     pub(crate) linger_since: Option<Instant>,
     /// A flush is queued: the engine writes without lingering.
     pub(crate) urgent: bool,
-    /// Messages and payload bytes published and not yet added to the statistics, which
-    /// happens once per batch handed to the socket.
+    /// Messages published and not yet added to the statistics, which happens once per
+    /// batch handed to the socket (bytes are counted as the socket takes them).
     pub(crate) out_messages: u64,
-    pub(crate) out_bytes: u64,
 }
 
 impl Writes {
@@ -264,7 +266,6 @@ impl Writes {
             &statistics.out_messages,
             std::mem::take(&mut self.out_messages),
         );
-        Statistics::add(&statistics.out_bytes, std::mem::take(&mut self.out_bytes));
     }
 }
 
@@ -285,7 +286,14 @@ pub(crate) enum Sink {
 }
 
 impl Shared {
-    pub(crate) fn new(options: ConnectOptions, info: ServerInfo, pool: ServerPool) -> Shared {
+    /// The state of a new client; `callback_events` is where the `event_callback`'s events
+    /// go, if it has one.
+    pub(crate) fn new(
+        options: ConnectOptions,
+        info: ServerInfo,
+        pool: ServerPool,
+        callback_events: Option<mpsc::Sender<Event>>,
+    ) -> Shared {
         let reply_prefix = format!("{}.{}.", options.inbox_prefix, nuid::next());
         let write_limit = options.write_buffer_limit;
         let (events, _) = broadcast::channel(crate::events::LISTENER_CAPACITY);
@@ -313,6 +321,7 @@ impl Shared {
             close_requested: AtomicBool::new(false),
             reconnect_requested: AtomicBool::new(false),
             events,
+            callback_events,
             statistics: Arc::default(),
             next_sid: AtomicU64::new(1),
             next_token: AtomicU64::new(1),
@@ -344,9 +353,26 @@ impl Shared {
         self.state.store(state as u8, Ordering::Release);
     }
 
+    /// Reports `event` to every [`Events`](crate::Events) listener, and to the event
+    /// callback as [`ConnectionEvent::to_event`] maps it.
     pub(crate) fn emit(&self, event: ConnectionEvent) {
+        if let Some(event) = event.callback_event() {
+            self.emit_to_callback(event);
+        }
         // No listener is not an error.
         let _ = self.events.send(event);
+    }
+
+    /// Reports `event` to the event callback only: what async-nats reports and rnats'
+    /// listeners get in their own shape, or not at all (a slow consumer's every dropped
+    /// message, where listeners get one event per episode). As in async-nats, the event is
+    /// dropped when the callback is that far behind.
+    pub(crate) fn emit_to_callback(&self, event: Event) {
+        if let Some(callback) = &self.callback_events {
+            if let Err(mpsc::error::TrySendError::Full(event)) = callback.try_send(event) {
+                tracing::debug!(%event, "event callback too slow; event dropped");
+            }
+        }
     }
 
     /// Queues a control frame (SUB, UNSUB, PONG) regardless of the write limit: these are
@@ -419,7 +445,9 @@ impl Shared {
             if let Some(socket) = socket {
                 // A partial write, a full socket buffer or an error all leave the rest to the
                 // engine, which meets any error itself and ends the connection with it.
-                let _ = queue.try_write_to(socket);
+                if let Ok(written) = queue.try_write_to(socket) {
+                    Statistics::add(&self.statistics.out_bytes, written as u64);
+                }
             }
             if writes.queue.is_empty() {
                 if writer != Writer::Woken {

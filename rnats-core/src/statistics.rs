@@ -3,17 +3,19 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A client's counters, shared by all its clones and updated as the connection works: read
-/// each field with `.load(Ordering::Relaxed)`. Bytes count message payloads (and headers on
-/// the way in), not protocol overhead, as other NATS clients do.
+/// each field with `.load(Ordering::Relaxed)`. Bytes are every protocol byte read from and
+/// written to the server (INFO, CONNECT, PING/PONG, SUB, every frame in full; plaintext under
+/// TLS and WebSocket), as async-nats counts them; messages are MSG/HMSG frames received and
+/// messages published (requests included).
 ///
-/// The engine adds to them once per read batch and once per write batch, never per message,
-/// so a publish does not pay for a shared atomic; a published message shows up here once it is
-/// handed to the socket (or kept for after a reconnect and then sent).
+/// The engine adds to them once per read and once per write, never per message, so a publish
+/// does not pay for a shared atomic; a published message shows up here once it is handed to
+/// the socket (or kept for after a reconnect and then sent).
 #[derive(Debug, Default)]
 pub struct Statistics {
-    /// Payload bytes received in messages.
+    /// Protocol bytes read from the server.
     pub in_bytes: AtomicU64,
-    /// Payload bytes published.
+    /// Protocol bytes written to the server.
     pub out_bytes: AtomicU64,
     /// Messages received.
     pub in_messages: AtomicU64,

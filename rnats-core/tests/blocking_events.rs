@@ -32,7 +32,10 @@ fn quick() -> ConnectOptions {
 fn next_event(events: &mut Events) -> ConnectionEvent {
     loop {
         match events.next_timeout(WAIT) {
-            Ok(Some(ConnectionEvent::DiscoveredServers(_))) => continue,
+            // Failed reconnect attempts come and go with the timing of a restart.
+            Ok(Some(
+                ConnectionEvent::DiscoveredServers(_) | ConnectionEvent::ReconnectFailed { .. },
+            )) => continue,
             Ok(Some(event)) => return event,
             Ok(None) => panic!("the events ended"),
             Err(timed_out) => panic!("no event: {timed_out}"),
@@ -65,8 +68,12 @@ fn the_first_connect_in_the_background_is_connected_and_closed_ends_the_events()
     assert!(!client.is_connected());
     let mut events = client.events();
     let _server = NatsServer::builder().port(port).spawn().unwrap();
-    // Failed attempts before it are not events; the first link is not a reconnect.
-    assert_eq!(next_event(&mut events), ConnectionEvent::Connected);
+    // Failed attempts before it are `ReconnectFailed`; the first link is not a reconnect.
+    let mut event = next_event(&mut events);
+    while let ConnectionEvent::ReconnectFailed { .. } = event {
+        event = next_event(&mut events);
+    }
+    assert_eq!(event, ConnectionEvent::Connected);
     client.flush().unwrap();
     assert_eq!(events.try_next(), None);
     client.close();
@@ -130,6 +137,11 @@ fn running_out_of_reconnects_is_a_client_error_then_closed() {
     let mut events = client.events();
     server.kill();
     assert!(disconnected(&next_event(&mut events)));
+    let failed = events.next_timeout(WAIT).unwrap().unwrap();
+    assert!(
+        matches!(failed, ConnectionEvent::ReconnectFailed { attempt: 1, .. }),
+        "{failed:?}"
+    );
     assert_eq!(
         next_event(&mut events),
         ConnectionEvent::ClientError(ClientError::MaxReconnects)
@@ -230,6 +242,81 @@ fn a_slow_consumer_is_reported_once_per_episode() {
     assert_eq!(events.try_next(), None);
 }
 
+#[test]
+fn a_first_connect_in_the_background_counts_and_reports_every_attempt() {
+    let port = free_port();
+    let (delays_tx, delays) = mpsc::channel();
+    let delays_tx = Mutex::new(delays_tx);
+    let (events_tx, heard) = mpsc::channel();
+    let events_tx = Mutex::new(events_tx);
+    let client = ConnectOptions::new()
+        .retry_on_initial_connect()
+        .max_reconnects(2)
+        .reconnect_delay_callback(move |attempt| {
+            let _ = delays_tx.lock().unwrap().send(attempt);
+            Duration::from_millis(10)
+        })
+        .event_callback(move |event| {
+            let _ = events_tx.lock().unwrap().send(event);
+            async {}
+        })
+        .connect_blocking(format!("nats://127.0.0.1:{port}"))
+        .unwrap();
+    // Back at once, before any INFO: the server default stands in.
+    assert_eq!(client.max_payload(), 1024 * 1024);
+    let failed = Event::ClientError(ClientError::Other("IO error".into()));
+    for expected in [
+        failed.clone(),
+        failed,
+        Event::ClientError(ClientError::MaxReconnects),
+        Event::Closed,
+    ] {
+        assert_eq!(heard.recv_timeout(WAIT).unwrap(), expected);
+    }
+    // The delay callback was asked before each attempt, the first included.
+    assert_eq!(delays.try_iter().collect::<Vec<_>>(), [1, 2]);
+}
+
+#[test]
+fn the_event_callback_hears_of_every_dropped_message() {
+    let server = NatsServer::start();
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let client = ConnectOptions::new()
+        .subscription_capacity(1)
+        .event_callback(move |event| {
+            let _ = tx.lock().unwrap().send(event);
+            async {}
+        })
+        .connect_blocking(server.url())
+        .unwrap();
+    let sub = client.subscribe("slow").unwrap();
+    // Two overflows in separate reads, one episode (nobody reads the queue in between).
+    for _ in 0..3 {
+        client.publish("slow", "x".into()).unwrap();
+    }
+    client.flush().unwrap();
+    client.publish("slow", "x".into()).unwrap();
+    client.flush().unwrap();
+    assert_eq!(sub.dropped(), 3);
+    let events = client.events();
+    client.close();
+    let slow = Event::SlowConsumer(sub.sid());
+    let mut seen = Vec::new();
+    loop {
+        let event = rx.recv_timeout(WAIT).unwrap();
+        if event == Event::Closed {
+            break;
+        }
+        seen.push(event);
+    }
+    assert_eq!(seen, [Event::Connected, slow.clone(), slow.clone(), slow]);
+    // rnats' listeners: the episode was reported once, before this listener came.
+    for event in events {
+        assert!(!matches!(event, ConnectionEvent::SlowConsumer { .. }));
+    }
+}
+
 /// A future that is pending once (waking itself) and notes whether another callback's
 /// future ran while it was unfinished.
 struct YieldOnce {
@@ -291,8 +378,13 @@ fn the_event_callback_sees_every_event_in_order_one_at_a_time() {
     server.kill();
     assert_eq!(received(&rx), Event::Disconnected);
     server.restart().unwrap();
-    // A reconnect is `Connected` to an async-nats callback.
-    assert_eq!(received(&rx), Event::Connected);
+    // Failed tries, if any, are client errors; a reconnect is `Connected` to an async-nats
+    // callback.
+    let mut event = received(&rx);
+    while let Event::ClientError(ClientError::Other(_)) = event {
+        event = received(&rx);
+    }
+    assert_eq!(event, Event::Connected);
     client.drain().unwrap();
     assert_eq!(received(&rx), Event::Draining);
     assert_eq!(received(&rx), Event::Closed);
@@ -455,8 +547,8 @@ fn set_server_pool_refuses_what_it_cannot_use() {
 fn the_reconnect_to_server_callback_chooses_the_next_server() {
     let a = NatsServer::start();
     let b = NatsServer::start();
-    let a_addr: ServerAddr = a.url().parse().unwrap();
-    // What the callback answers: 0 = server a, 1 = a server not in the pool.
+    let b_addr: ServerAddr = b.url().parse().unwrap();
+    // What the callback answers: 0 = server b, 1 = a server not in the pool.
     let mode = Arc::new(AtomicUsize::new(0));
     let calls = Arc::new(Mutex::new(Vec::new()));
     let options = {
@@ -466,7 +558,7 @@ fn the_reconnect_to_server_callback_chooses_the_next_server() {
             .reconnect_to_server_callback(move |servers, _info| {
                 calls.lock().unwrap().push(servers.len());
                 let addr = match mode.load(Ordering::SeqCst) {
-                    0 => a_addr.clone(),
+                    0 => b_addr.clone(),
                     _ => "nats://127.0.0.1:1".parse().unwrap(),
                 };
                 async move {
@@ -480,17 +572,16 @@ fn the_reconnect_to_server_callback_chooses_the_next_server() {
     let client = options
         .connect_blocking(format!("{},{}", a.url(), b.url()))
         .unwrap();
-    // The first connect is not a reconnect: the callback is not asked.
-    assert!(calls.lock().unwrap().is_empty());
-    assert_eq!(client.server_info().port, a.port());
+    // The first connect asks the callback too, as async-nats does: b, not the pool's first.
+    assert_eq!(*calls.lock().unwrap(), [2]);
+    assert_eq!(client.server_info().port, b.port());
     let mut events = client.events();
-    // The round robin would go to b next; the callback sends it back to a.
     client.force_reconnect().unwrap();
     assert!(disconnected(&next_event(&mut events)));
     assert_eq!(next_event(&mut events), ConnectionEvent::Reconnected);
-    assert_eq!(client.server_info().port, a.port());
-    assert_eq!(*calls.lock().unwrap(), [2]);
-    // A server outside the pool is reported, and the round robin goes on (to b).
+    assert_eq!(client.server_info().port, b.port());
+    assert_eq!(*calls.lock().unwrap(), [2, 2]);
+    // A server outside the pool is reported, and a pass over the pool follows (from a).
     mode.store(1, Ordering::SeqCst);
     client.force_reconnect().unwrap();
     assert!(disconnected(&next_event(&mut events)));
@@ -499,6 +590,6 @@ fn the_reconnect_to_server_callback_chooses_the_next_server() {
         ConnectionEvent::ClientError(ClientError::ServerNotInPool)
     );
     assert_eq!(next_event(&mut events), ConnectionEvent::Reconnected);
-    assert_eq!(client.server_info().port, b.port());
+    assert_eq!(client.server_info().port, a.port());
     client.flush().unwrap();
 }

@@ -312,6 +312,59 @@ async fn slow_consumer_drops_are_counted_and_reported_once() {
 }
 
 #[tokio::test]
+async fn the_event_callback_hears_of_every_dropped_message() {
+    let server = NatsServer::start();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let client = ConnectOptions::new()
+        .subscription_capacity(1)
+        .event_callback(move |event| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(event);
+            }
+        })
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    let sub = client.subscribe("slow").await.unwrap();
+    // Two overflows in separate reads, one episode (nobody reads the queue in between).
+    for _ in 0..3 {
+        client.publish("slow", "x".into()).await.unwrap();
+    }
+    client.flush().await.unwrap();
+    client.publish("slow", "x".into()).await.unwrap();
+    client.flush().await.unwrap();
+    assert_eq!(sub.dropped(), 3);
+    client.close().await;
+    // async-nats' shape for the callback: one event per dropped message, then the rest.
+    let mut callback_events = Vec::new();
+    while let Some(event) = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+        .await
+        .unwrap()
+    {
+        let closed = event == rnats_core::Event::Closed;
+        if event != rnats_core::Event::Connected {
+            callback_events.push(event);
+        }
+        if closed {
+            break;
+        }
+    }
+    let slow = rnats_core::Event::SlowConsumer(sub.sid());
+    assert_eq!(
+        callback_events,
+        [slow.clone(), slow.clone(), slow, rnats_core::Event::Closed]
+    );
+    // rnats' listeners: one report for the episode.
+    let mut reports = 0;
+    while let Some(Some(event)) = events.next().now_or_never() {
+        reports += usize::from(matches!(event, ConnectionEvent::SlowConsumer { .. }));
+    }
+    assert_eq!(reports, 1);
+}
+
+#[tokio::test]
 async fn max_payload_and_invalid_subjects_fail_before_sending() {
     let server = NatsServer::builder().max_payload(1024).spawn().unwrap();
     let client = rnats_core::connect(server.url()).await.unwrap();
@@ -362,11 +415,19 @@ async fn max_payload_and_invalid_subjects_fail_before_sending() {
 }
 
 #[tokio::test]
-async fn statistics_count_messages_and_payload_bytes() {
+async fn statistics_count_messages_and_every_protocol_byte() {
     let server = NatsServer::start();
     let client = rnats_core::connect(server.url()).await.unwrap();
+    let stats = client.statistics();
+    // The handshake counts: INFO in, CONNECT and PING out.
+    assert!(stats.in_bytes.load(Ordering::Relaxed) > 0);
+    assert!(stats.out_bytes.load(Ordering::Relaxed) > b"CONNECT {}\r\nPING\r\n".len() as u64);
     let mut sub = client.subscribe("stats").await.unwrap();
     client.flush().await.unwrap();
+    let (in_before, out_before) = (
+        stats.in_bytes.load(Ordering::Relaxed),
+        stats.out_bytes.load(Ordering::Relaxed),
+    );
     for _ in 0..10 {
         client
             .publish("stats", Bytes::from_static(b"12345"))
@@ -377,12 +438,20 @@ async fn statistics_count_messages_and_payload_bytes() {
     for _ in 0..10 {
         next(&mut sub).await;
     }
-    let stats = client.statistics();
     assert_eq!(stats.out_messages.load(Ordering::Relaxed), 10);
-    assert_eq!(stats.out_bytes.load(Ordering::Relaxed), 50);
     assert_eq!(stats.in_messages.load(Ordering::Relaxed), 10);
-    assert_eq!(stats.in_bytes.load(Ordering::Relaxed), 50);
     assert_eq!(stats.connects.load(Ordering::Relaxed), 1);
+    // Whole frames, both ways: ten PUBs and the flush's PING out, ten MSGs and its PONG in.
+    let publish = b"PUB stats 5\r\n12345\r\n".len() as u64;
+    let msg = format!("MSG stats {} 5\r\n12345\r\n", sub.sid()).len() as u64;
+    assert_eq!(
+        stats.out_bytes.load(Ordering::Relaxed) - out_before,
+        10 * publish + 6
+    );
+    assert_eq!(
+        stats.in_bytes.load(Ordering::Relaxed) - in_before,
+        10 * msg + 6
+    );
 }
 
 #[tokio::test]

@@ -220,6 +220,74 @@ async fn retry_on_initial_connect_keeps_publishes_until_the_server_is_reachable(
 }
 
 #[tokio::test]
+async fn a_first_connect_in_the_background_counts_and_reports_every_attempt() {
+    let port = rnats_test_server::free_port();
+    let (delays_tx, mut delays) = tokio::sync::mpsc::unbounded_channel();
+    let (events_tx, mut callback) = tokio::sync::mpsc::unbounded_channel();
+    let client = rnats_core::ConnectOptions::new()
+        .retry_on_initial_connect()
+        .max_reconnects(3)
+        .reconnect_delay_callback(move |attempt| {
+            let _ = delays_tx.send(attempt);
+            Duration::from_millis(10)
+        })
+        .event_callback(move |event| {
+            let tx = events_tx.clone();
+            async move {
+                let _ = tx.send(event);
+            }
+        })
+        .connect(format!("nats://127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    // Back at once, before any INFO: the defaults stand in, as in async-nats.
+    assert_eq!(client.connection_state(), rnats_core::State::Pending);
+    assert_eq!(client.max_payload(), 1024 * 1024);
+    assert_eq!(client.try_server_info(), None);
+    assert_eq!(client.server_info(), rnats_core::ServerInfo::default());
+    let mut events = client.events();
+    // Each attempt is reported to listeners, numbered from 1...
+    for n in 1..=3 {
+        let event = wait_for(&mut events, |e| {
+            matches!(e, ConnectionEvent::ReconnectFailed { .. })
+        })
+        .await;
+        assert!(
+            matches!(event, ConnectionEvent::ReconnectFailed { attempt, .. } if attempt == n),
+            "{event:?}"
+        );
+    }
+    wait_for(&mut events, |e| *e == ConnectionEvent::Closed).await;
+    // ...the delay callback was asked before each, the first included...
+    let mut asked = Vec::new();
+    while let Ok(n) = delays.try_recv() {
+        asked.push(n);
+    }
+    assert_eq!(asked, [1, 2, 3]);
+    // ...and the event callback heard of each failed try, then of the end, in async-nats'
+    // shape.
+    let mut heard = Vec::new();
+    while let Some(event) = tokio::time::timeout(WAIT, callback.recv()).await.unwrap() {
+        let closed = event == rnats_core::Event::Closed;
+        heard.push(event);
+        if closed {
+            break;
+        }
+    }
+    let failed = rnats_core::Event::ClientError(rnats_core::ClientError::Other("IO error".into()));
+    assert_eq!(
+        heard,
+        [
+            failed.clone(),
+            failed.clone(),
+            failed,
+            rnats_core::Event::ClientError(rnats_core::ClientError::MaxReconnects),
+            rnats_core::Event::Closed,
+        ]
+    );
+}
+
+#[tokio::test]
 async fn flushes_waiting_for_a_reconnect_fail_when_the_client_closes() {
     let mut server = NatsServer::start();
     let client = quick().connect(server.url()).await.unwrap();

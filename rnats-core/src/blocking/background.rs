@@ -18,6 +18,7 @@ use crate::connection::LinkState;
 use crate::error::{ConnectCause, ConnectError};
 use crate::events::{ClientError, ConnectionEvent};
 use crate::link::LinkAction;
+use crate::reconnect::Plan;
 use crate::shared::lock;
 
 /// How long no user thread must have read before the background thread does.
@@ -237,44 +238,47 @@ impl Inner {
             .0
     }
 
-    /// Tries servers until one accepts, waiting between passes over the pool as the policy
-    /// says; closes the client when the attempts run out.
+    /// Tries servers until one accepts, as the policy says (see `reconnect::Attempts`);
+    /// closes the client when the attempts run out.
     fn reconnect(&self) {
-        let policy = &self.options.reconnect;
-        let mut attempts = 0usize;
         loop {
             if self.core().state == LinkState::Closed {
                 return;
             }
-            if let Some(max) = policy.max_reconnects.filter(|max| attempts >= *max) {
-                tracing::warn!(attempts, "giving up reconnecting");
-                // As in the async client: reported when attempts ran out, not when none
-                // were allowed.
-                if max > 0 {
-                    self.events
-                        .emit(ConnectionEvent::ClientError(ClientError::MaxReconnects));
+            let attempt = match self.next_attempt(true) {
+                Some(Plan::Dial(attempt)) => attempt,
+                Some(Plan::GiveUp) => {
+                    tracing::warn!("giving up reconnecting");
+                    // As in the async client: reported when attempts ran out, not when none
+                    // were allowed.
+                    if self.options.reconnect.max_reconnects != Some(0) {
+                        self.events
+                            .emit(ConnectionEvent::ClientError(ClientError::MaxReconnects));
+                    }
+                    self.close();
+                    return;
                 }
-                self.close();
-                return;
-            }
-            let Some((addr, delay)) = self.next_attempt(attempts) else {
-                self.close();
-                return;
+                None => {
+                    self.close();
+                    return;
+                }
             };
-            if !delay.is_zero() && !self.sleep_unless_closed(delay) {
+            if !attempt.delay.is_zero() && !self.sleep_unless_closed(attempt.delay) {
                 return;
             }
-            attempts += 1;
-            let outcome = conn::dial(&addr, &self.options);
-            let noted = outcome.as_ref().map(drop).map_err(ToString::to_string);
-            lock(&self.pool).record(&addr, noted);
-            match outcome {
+            match conn::dial(&attempt.addr, &self.options) {
                 Ok(dialed) => {
+                    lock(&self.pool).record(&attempt.addr, Ok(()));
                     self.install(dialed);
                     return;
                 }
                 Err(error) => {
-                    tracing::debug!(attempt = attempts, server = ?addr, %error, "reconnect failed");
+                    tracing::debug!(attempt = attempt.number, server = ?attempt.addr, %error, "reconnect failed");
+                    let try_ended = lock(&self.pool).note_failure(&attempt, &error);
+                    self.events.emit(attempt.failed(&error));
+                    if let Some(event) = try_ended {
+                        self.events.emit_to_callback(event);
+                    }
                 }
             }
         }
@@ -300,23 +304,26 @@ impl Inner {
         }
     }
 
-    /// The first connect: one pass over the pool.
+    /// The first connect: one try (see `reconnect::Attempts`), with no `max_reconnects`
+    /// limit.
     pub(super) fn first_connect(&self) -> Result<(), ConnectError> {
         let mut last_error = None;
-        let len = lock(&self.pool).len();
-        for _ in 0..len {
-            let Some(addr) = lock(&self.pool).next_server() else {
+        while let Some(Plan::Dial(attempt)) = self.next_attempt(false) {
+            if !attempt.delay.is_zero() && !self.sleep_unless_closed(attempt.delay) {
                 break;
-            };
-            match conn::dial(&addr, &self.options) {
+            }
+            match conn::dial(&attempt.addr, &self.options) {
                 Ok(dialed) => {
-                    lock(&self.pool).record(&addr, Ok(()));
+                    lock(&self.pool).record(&attempt.addr, Ok(()));
                     self.install(dialed);
                     return Ok(());
                 }
                 Err(error) => {
-                    lock(&self.pool).record(&addr, Err(error.to_string()));
+                    let try_ended = lock(&self.pool).note_failure(&attempt, &error).is_some();
                     last_error = Some(error);
+                    if try_ended {
+                        break;
+                    }
                 }
             }
         }

@@ -38,6 +38,8 @@ pub(super) struct Dialed {
     pub(super) read_buf: BytesMut,
     pub(super) parser: Parser,
     pub(super) info: ServerInfo,
+    /// What the handshake read and wrote, for the statistics.
+    pub(super) traffic: crate::handshake::Traffic,
 }
 
 impl Conn {
@@ -144,7 +146,7 @@ pub(super) fn dial(addr: &ServerAddr, options: &ConnectOptions) -> Result<Dialed
         stream = stream.upgrade(addr.host(), options.tls.client_config()?, dialer.deadline)?;
     }
     let (stream, handshake) = dialer.handshake(stream)?;
-    let (mut read_buf, parser, info) = handshake.finish()?;
+    let (mut read_buf, parser, info, traffic) = handshake.finish()?;
     let conn = stream
         .into_conn(&mut read_buf)
         .map_err(|e| dialer.io_error(e))?;
@@ -153,6 +155,7 @@ pub(super) fn dial(addr: &ServerAddr, options: &ConnectOptions) -> Result<Dialed
         read_buf,
         parser,
         info,
+        traffic,
     })
 }
 

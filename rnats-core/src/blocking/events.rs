@@ -14,32 +14,45 @@ use std::time::{Duration, Instant};
 use super::executor::block_on;
 use super::state::deadline_after;
 use super::subscriber::TimedOut;
-use crate::events::{ConnectionEvent, EventCallback, LISTENER_CAPACITY as CAPACITY};
+use crate::events::{ConnectionEvent, Event, EventCallback, LISTENER_CAPACITY as CAPACITY};
 use crate::shared::lock;
 
-/// Where a client's events go: the queues of its listeners.
+/// Where a client's events go: the queues of its listeners, and the event callback's.
 pub(super) struct EventHub {
     state: Mutex<HubState>,
 }
 
 struct HubState {
     /// A listener dropped by its owner is pruned at the next event.
-    listeners: Vec<Weak<Listener>>,
+    listeners: Vec<Weak<Listener<ConnectionEvent>>>,
+    /// The `event_callback`'s queue, in async-nats' shape: it gets every event a listener
+    /// gets (as [`ConnectionEvent::to_event`] maps it) and a few only async-nats reports
+    /// ([`EventHub::emit_to_callback`]).
+    callback: Option<Arc<Listener<Event>>>,
     /// No event comes any more (the client closed).
     ended: bool,
 }
 
-/// One listener's queue, shared by the hub and its [`Events`].
-struct Listener {
-    queue: Mutex<Queue>,
+/// One listener's queue, shared by the hub and its reader.
+struct Listener<T> {
+    queue: Mutex<Queue<T>>,
     ready: Condvar,
 }
 
-struct Queue {
-    events: VecDeque<ConnectionEvent>,
-    /// Events dropped since the listener last read, reported as `Lagged` before the rest.
+struct Queue<T> {
+    events: VecDeque<T>,
+    /// Events dropped since the listener last read, reported before the rest.
     skipped: u64,
     ended: bool,
+}
+
+/// What a listener's queue gives next.
+enum Popped<T> {
+    Event(T),
+    /// This many events were dropped because the listener fell behind.
+    Skipped(u64),
+    /// The client closed and every event was read.
+    Ended,
 }
 
 impl EventHub {
@@ -47,6 +60,7 @@ impl EventHub {
         EventHub {
             state: Mutex::new(HubState {
                 listeners: Vec::new(),
+                callback: None,
                 ended: false,
             }),
         }
@@ -56,18 +70,21 @@ impl EventHub {
     /// has none and ends at once.
     pub(super) fn listen(&self) -> Events {
         let mut state = lock(&self.state);
-        let listener = Arc::new(Listener {
-            queue: Mutex::new(Queue {
-                events: VecDeque::new(),
-                skipped: 0,
-                ended: state.ended,
-            }),
-            ready: Condvar::new(),
-        });
+        let listener = Listener::new(state.ended);
         if !state.ended {
             state.listeners.push(Arc::downgrade(&listener));
         }
         Events { listener }
+    }
+
+    /// The event callback's queue, from now on; one per client.
+    fn listen_for_callback(&self) -> Arc<Listener<Event>> {
+        let mut state = lock(&self.state);
+        let listener = Listener::new(state.ended);
+        if !state.ended {
+            state.callback = Some(Arc::clone(&listener));
+        }
+        listener
     }
 
     /// Gives `event` to every listener without waiting for any: a full queue drops its
@@ -79,6 +96,9 @@ impl EventHub {
         if state.ended {
             return;
         }
+        if let (Some(callback), Some(event)) = (&state.callback, event.callback_event()) {
+            callback.push(event);
+        }
         state.listeners.retain(|listener| {
             let Some(listener) = listener.upgrade() else {
                 return false;
@@ -88,15 +108,28 @@ impl EventHub {
         });
     }
 
+    /// Gives `event` to the event callback only: what async-nats reports and rnats'
+    /// listeners get in their own shape, or not at all (a slow consumer's every dropped
+    /// message, where listeners get one event per episode).
+    pub(super) fn emit_to_callback(&self, event: Event) {
+        let state = lock(&self.state);
+        if let (Some(callback), false) = (&state.callback, state.ended) {
+            callback.push(event);
+        }
+    }
+
     /// No more events: every listener ends after what it holds.
     pub(super) fn end(&self) {
         let mut state = lock(&self.state);
         state.ended = true;
+        let callback = state.callback.take();
         for listener in state.listeners.drain(..) {
             if let Some(listener) = listener.upgrade() {
-                lock(&listener.queue).ended = true;
-                listener.ready.notify_all();
+                listener.end();
             }
+        }
+        if let Some(callback) = callback {
+            callback.end();
         }
     }
 }
@@ -107,8 +140,19 @@ impl Drop for EventHub {
     }
 }
 
-impl Listener {
-    fn push(&self, event: ConnectionEvent) {
+impl<T> Listener<T> {
+    fn new(ended: bool) -> Arc<Listener<T>> {
+        Arc::new(Listener {
+            queue: Mutex::new(Queue {
+                events: VecDeque::new(),
+                skipped: 0,
+                ended,
+            }),
+            ready: Condvar::new(),
+        })
+    }
+
+    fn push(&self, event: T) {
         let mut queue = lock(&self.queue);
         if queue.events.len() >= CAPACITY {
             queue.events.pop_front();
@@ -118,19 +162,60 @@ impl Listener {
         drop(queue);
         self.ready.notify_one();
     }
+
+    fn end(&self) {
+        lock(&self.queue).ended = true;
+        self.ready.notify_all();
+    }
+
+    /// The next event, waiting until `deadline` (`None`: for ever); `None` if it passed.
+    fn next_until(&self, deadline: Option<Instant>) -> Option<Popped<T>> {
+        let mut queue = lock(&self.queue);
+        loop {
+            if let Some(next) = queue.pop() {
+                return Some(next);
+            }
+            queue = match deadline {
+                None => self
+                    .ready
+                    .wait(queue)
+                    .unwrap_or_else(PoisonError::into_inner),
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return None;
+                    }
+                    self.ready
+                        .wait_timeout(queue, left)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+            };
+        }
+    }
 }
 
-impl Queue {
-    /// The next event (`Some(None)`: ended), or `None` when there is none yet.
-    fn pop(&mut self) -> Option<Option<ConnectionEvent>> {
+impl<T> Queue<T> {
+    /// The next event, or `None` when there is none yet.
+    fn pop(&mut self) -> Option<Popped<T>> {
         if self.skipped > 0 {
-            let skipped = std::mem::take(&mut self.skipped);
-            return Some(Some(ConnectionEvent::Lagged(skipped)));
+            return Some(Popped::Skipped(std::mem::take(&mut self.skipped)));
         }
         if let Some(event) = self.events.pop_front() {
-            return Some(Some(event));
+            return Some(Popped::Event(event));
         }
-        self.ended.then_some(None)
+        self.ended.then_some(Popped::Ended)
+    }
+}
+
+impl Popped<ConnectionEvent> {
+    /// As a listener reports it: `Some(None)` once ended.
+    fn into_connection_event(self) -> Option<ConnectionEvent> {
+        match self {
+            Popped::Event(event) => Some(event),
+            Popped::Skipped(n) => Some(ConnectionEvent::Lagged(n)),
+            Popped::Ended => None,
+        }
     }
 }
 
@@ -149,48 +234,24 @@ impl Queue {
 ///
 /// [`Client::events`]: super::Client::events
 pub struct Events {
-    listener: Arc<Listener>,
+    listener: Arc<Listener<ConnectionEvent>>,
 }
 
 impl Events {
     /// The next event, waiting up to `timeout`: `Ok(None)` once the client closed and every
     /// event was read.
     pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<ConnectionEvent>, TimedOut> {
-        self.next_until(deadline_after(timeout))
+        self.listener
+            .next_until(deadline_after(timeout))
+            .map(Popped::into_connection_event)
             .ok_or(TimedOut(timeout))
     }
 
     /// The next event if one is already in; never waits.
     pub fn try_next(&mut self) -> Option<ConnectionEvent> {
-        lock(&self.listener.queue).pop().flatten()
-    }
-
-    /// The next event (`Some(None)`: ended), or `None` when `deadline` passed first.
-    fn next_until(&mut self, deadline: Option<Instant>) -> Option<Option<ConnectionEvent>> {
-        let mut queue = lock(&self.listener.queue);
-        loop {
-            if let Some(next) = queue.pop() {
-                return Some(next);
-            }
-            queue = match deadline {
-                None => self
-                    .listener
-                    .ready
-                    .wait(queue)
-                    .unwrap_or_else(PoisonError::into_inner),
-                Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return None;
-                    }
-                    self.listener
-                        .ready
-                        .wait_timeout(queue, left)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0
-                }
-            };
-        }
+        lock(&self.listener.queue)
+            .pop()
+            .and_then(Popped::into_connection_event)
     }
 }
 
@@ -198,7 +259,9 @@ impl Iterator for Events {
     type Item = ConnectionEvent;
 
     fn next(&mut self) -> Option<ConnectionEvent> {
-        self.next_until(None).flatten()
+        self.listener
+            .next_until(None)
+            .and_then(Popped::into_connection_event)
     }
 }
 
@@ -208,25 +271,26 @@ impl fmt::Debug for Events {
     }
 }
 
-/// Starts the thread that runs `callback` for every event of `events`, one at a time and in
-/// order: each future is polled to completion (on this thread, without a runtime) before
-/// the next event is taken. It ends after `Closed`.
-pub(super) fn spawn_callback(callback: EventCallback, events: Events) -> std::io::Result<()> {
+/// Starts the thread that runs `callback` for every event of `hub` from now on (in
+/// async-nats' shape, see [`EventHub::emit_to_callback`]), one at a time and in order: each
+/// future is polled to completion (on this thread, without a runtime) before the next event
+/// is taken. It ends when the client has closed and every event was handed over.
+pub(super) fn spawn_callback(callback: EventCallback, hub: &EventHub) -> std::io::Result<()> {
+    let listener = hub.listen_for_callback();
     std::thread::Builder::new()
         .name("rnats-blocking-events".to_owned())
-        .spawn(move || run_callback(&callback, events))
+        .spawn(move || run_callback(&callback, &listener))
         .map(drop)
 }
 
-fn run_callback(callback: &EventCallback, events: Events) {
-    for event in events {
-        match event.to_event() {
-            Some(event) => block_on(callback.call(event)),
-            None => {
-                if let ConnectionEvent::Lagged(skipped) = event {
-                    tracing::warn!(skipped, "event callback too slow; events skipped");
-                }
+fn run_callback(callback: &EventCallback, listener: &Listener<Event>) {
+    loop {
+        match listener.next_until(None) {
+            Some(Popped::Event(event)) => block_on(callback.call(event)),
+            Some(Popped::Skipped(skipped)) => {
+                tracing::warn!(skipped, "event callback too slow; events skipped");
             }
+            Some(Popped::Ended) | None => return,
         }
     }
 }

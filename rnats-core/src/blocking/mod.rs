@@ -131,14 +131,20 @@ pub fn connect_with_options<A: ToServerAddrs>(
     let inner = Arc::new(Inner::new(options, pool));
     if let Some(callback) = inner.options.event_callback.clone() {
         // Listening before the first connect, so the callback sees the first `Connected`.
-        events::spawn_callback(callback, inner.events.listen()).map_err(|source| {
+        events::spawn_callback(callback, &inner.events).map_err(|source| {
             ConnectError::from(ConnectCause::Io {
                 addr: "event callback thread".to_owned(),
                 source,
             })
         })?;
     }
-    match inner.first_connect() {
+    // With `retry_on_initial_connect` the background thread makes the first connect too,
+    // from its first attempt on, as the async client does.
+    let first = match inner.options.reconnect.connects_in_background() {
+        true => Ok(()),
+        false => inner.first_connect(),
+    };
+    match first {
         Ok(()) => {}
         Err(error) if !inner.options.reconnect.retry_on_initial_connect => {
             // A client that never was: no `Closed` for its callback, as in the async client.

@@ -203,7 +203,8 @@ impl Inner {
             }),
             statistics: Arc::new(Statistics::default()),
             pool: Mutex::new(pool),
-            max_payload: AtomicUsize::new(0),
+            // Until the first INFO says otherwise: the server default, as in async-nats.
+            max_payload: AtomicUsize::new(crate::handshake::DEFAULT_MAX_PAYLOAD),
             headers_supported: AtomicBool::new(true),
             next_sid: AtomicU64::new(REQUEST_SID + 1),
             next_token: AtomicU64::new(1),
@@ -368,7 +369,11 @@ impl Inner {
             read.buf.reserve(capacity);
         }
         match conn.read_into(&mut read.buf, &mut read.scratch) {
-            Ok(Some(_)) => parse(read, &mut batch),
+            Ok(Some(n)) => {
+                // Every protocol byte counts, as in async-nats (plaintext under TLS).
+                Statistics::add(&self.statistics.in_bytes, n as u64);
+                parse(read, &mut batch);
+            }
             Ok(None) => batch.error = Some("connection closed by the server".to_owned()),
             Err(e)
                 if matches!(
@@ -387,12 +392,11 @@ impl Inner {
             return false;
         }
         let mut pinged = false;
-        let (mut messages, mut bytes) = (0u64, 0u64);
+        let mut messages = 0u64;
         for op in batch.ops {
             match op {
                 ServerOp::Msg(msg) => {
                     messages += 1;
-                    bytes += msg.length as u64;
                     self.deliver(core, msg);
                 }
                 ServerOp::Ping => pinged = true,
@@ -416,7 +420,6 @@ impl Inner {
             }
         }
         Statistics::add(&self.statistics.in_messages, messages);
-        Statistics::add(&self.statistics.in_bytes, bytes);
         if let Some(reason) = batch.error {
             self.fail_link_locked(core, generation, &reason);
         }
@@ -444,8 +447,11 @@ impl Inner {
             || sub.bytes + msg.length > self.options.subscription_capacity_bytes;
         if full {
             // The reader never blocks on a slow consumer (it may be that consumer): the
-            // message is dropped, counted, and the episode reported once.
+            // message is dropped, counted, and the episode reported once to listeners; the
+            // event callback hears of every dropped message, as in async-nats.
             sub.dropped += 1;
+            self.events
+                .emit_to_callback(crate::Event::SlowConsumer(msg.sid));
             if !sub.slow {
                 sub.slow = true;
                 tracing::warn!(sid = msg.sid, subject = %msg.subject, "slow consumer: dropping messages");
@@ -617,6 +623,7 @@ impl Inner {
         // The handshake's INFO: a lame duck flag in it is not news yet (the link is not
         // up when it is read), as before the session.
         self.apply_limits(&dialed.info);
+        dialed.traffic.count_in(&self.statistics);
         core.session.handle_connected(Instant::now(), dialed.info);
         let mut replay = BytesMut::new();
         let inbox = format!("{}*", self.request_prefix);

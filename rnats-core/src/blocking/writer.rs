@@ -68,9 +68,8 @@ pub(super) struct Writes {
     /// PINGs queued on this link (flushes', keepalives', a planned move's last): a PING's
     /// number, which the n-th PONG answers (`Pings` in the session counts those).
     pings: u64,
-    /// Messages and payload bytes in `buf`, counted in the statistics once written.
+    /// Messages in `buf`, counted in the statistics once written.
     out_messages: u64,
-    out_bytes: u64,
     last_write: Instant,
     /// Frames queued so far: the flusher tells a running burst from a finished one.
     appends: u64,
@@ -90,7 +89,6 @@ struct Handover {
     /// Not taken by a writer yet.
     frames: Option<BytesMut>,
     messages: u64,
-    bytes: u64,
     /// Every byte of `frames` was handed to the socket.
     written: bool,
 }
@@ -107,7 +105,6 @@ impl Writes {
             generation: 0,
             pings: 0,
             out_messages: 0,
-            out_bytes: 0,
             last_write: Instant::now(),
             appends: 0,
             oldest: Instant::now(),
@@ -124,7 +121,6 @@ impl Writes {
         if self.connected {
             self.buf.clear();
             self.out_messages = 0;
-            self.out_bytes = 0;
         }
         self.connected = false;
         self.conn = None;
@@ -148,7 +144,6 @@ impl Writes {
             generation: self.generation,
             frames: Some(mem::take(&mut self.buf)),
             messages: mem::take(&mut self.out_messages),
-            bytes: mem::take(&mut self.out_bytes),
             written: false,
         });
         self.connected = false;
@@ -177,7 +172,6 @@ impl Writes {
                     generation: handover.generation,
                     frames,
                     messages: handover.messages,
-                    bytes: handover.bytes,
                     handover: true,
                 });
             }
@@ -192,7 +186,6 @@ impl Writes {
             generation: self.generation,
             frames: mem::replace(&mut self.buf, spare),
             messages: mem::take(&mut self.out_messages),
-            bytes: mem::take(&mut self.out_bytes),
             handover: false,
         })
     }
@@ -222,7 +215,6 @@ struct Batch {
     generation: u64,
     frames: BytesMut,
     messages: u64,
-    bytes: u64,
     /// The old link's frames of a planned move.
     handover: bool,
 }
@@ -252,7 +244,6 @@ impl Inner {
                 }
                 frame.encode(&mut writes.buf, payload);
                 writes.out_messages += 1;
-                writes.out_bytes += payload.len() as u64;
                 return Ok(());
             }
             // An empty buffer always takes one message, however large; a full one waits
@@ -272,7 +263,6 @@ impl Inner {
         frame.encode(&mut writes.buf, payload);
         writes.appends += 1;
         writes.out_messages += 1;
-        writes.out_bytes += payload.len() as u64;
         self.submit(writes, urgency, was_empty);
         Ok(())
     }
@@ -382,7 +372,8 @@ impl Inner {
             // Counted as handed to the socket, before the write: a reply may beat the
             // return of the write call.
             Statistics::add(&self.statistics.out_messages, batch.messages);
-            Statistics::add(&self.statistics.out_bytes, batch.bytes);
+            // Every protocol byte counts, as in async-nats: frames, not only payloads.
+            Statistics::add(&self.statistics.out_bytes, batch.frames.len() as u64);
             let Batch {
                 conn,
                 generation,
