@@ -2,7 +2,7 @@
 //! the client has learnt about each (failed attempts, last error), as
 //! [`Client::server_pool`](crate::Client::server_pool) reports it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::time::Duration;
 
@@ -186,18 +186,20 @@ impl ServerPool {
     /// new pool counts as named by the user, even one the cluster advertised before (as in
     /// async-nats): the caller chose it.
     pub(crate) fn replace(&mut self, addrs: Vec<ServerAddr>) {
-        let old = std::mem::take(&mut self.servers);
+        // Looked up by (host, port) as in `add_discovered`: linear in the pool's size.
+        let mut old: HashMap<ServerKey, Server> = std::mem::take(&mut self.servers)
+            .into_iter()
+            .map(|s| (key(&s.addr), s))
+            .collect();
         self.servers = addrs
             .into_iter()
-            .map(|addr| {
-                old.iter()
-                    .find(|s| s.addr.same_server(&addr))
-                    .map(|s| Server {
-                        addr: addr.clone(),
-                        is_discovered: false,
-                        ..s.clone()
-                    })
-                    .unwrap_or_else(|| Server::new(addr, false))
+            .map(|addr| match old.remove(&key(&addr)) {
+                Some(known) => Server {
+                    addr,
+                    is_discovered: false,
+                    ..known
+                },
+                None => Server::new(addr, false),
             })
             .collect();
         self.next = 0;
