@@ -18,6 +18,7 @@
 //! ```
 
 pub mod account;
+pub mod batch;
 pub mod consumer;
 mod consumer_errors;
 pub mod context;
