@@ -22,6 +22,7 @@ pub mod batch;
 pub mod consumer;
 mod consumer_errors;
 pub mod context;
+pub mod counter;
 pub mod errors;
 pub mod features;
 pub mod message;
