@@ -47,12 +47,8 @@ use crate::errors::ErrorCode;
 use crate::features::{Feature, Unsupported};
 use crate::publish::{PublishAck, PublishMessage};
 
-/// The header naming the batch a message belongs to.
-pub const NATS_BATCH_ID: &str = "Nats-Batch-Id";
-/// The header with a message's place in its batch, from 1.
-pub const NATS_BATCH_SEQUENCE: &str = "Nats-Batch-Sequence";
-/// The header that commits a batch: `1` stores the message carrying it, `eob` does not.
-pub const NATS_BATCH_COMMIT: &str = "Nats-Batch-Commit";
+pub use rnats_core::header::{NATS_BATCH_COMMIT, NATS_BATCH_ID, NATS_BATCH_SEQUENCE};
+
 /// Overrides the subject a `Nats-Expected-Last-Subject-Sequence` check looks at.
 pub const NATS_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: &str =
     "Nats-Expected-Last-Subject-Sequence-Subject";
@@ -255,17 +251,9 @@ impl AtomicBatch {
         if self.checker.sent == 0 {
             return Err(BatchPublishError::new(BatchPublishErrorKind::Empty));
         }
-        if let Some(server) = self.context.server_version() {
-            let eob = crate::features::ServerVersion::new(2, 14, 0);
-            if server < eob {
-                return Err(BatchPublishError::with_source(
-                    BatchPublishErrorKind::Unsupported,
-                    format!(
-                        "committing a batch without a message needs nats-server {eob} or later; the connected server is {server}"
-                    ),
-                ));
-            }
-        }
+        self.context
+            .require([Feature::AtomicCommitEob])
+            .map_err(|e| BatchPublishError::with_source(BatchPublishErrorKind::Unsupported, e))?;
         // The end-of-batch marker is not stored, but must go to a subject of the stream.
         let subject = self.checker.last_subject.clone().unwrap_or_default();
         let reply = self

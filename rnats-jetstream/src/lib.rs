@@ -29,6 +29,7 @@ pub mod message;
 mod nanos;
 pub mod publish;
 pub mod response;
+pub mod schedule;
 pub mod stream;
 mod stream_errors;
 
