@@ -44,7 +44,7 @@ use serde::Deserialize;
 
 use crate::context::Context;
 use crate::errors::ErrorCode;
-use crate::features::{Feature, Unsupported};
+use crate::features::Feature;
 use crate::publish::{PublishAck, PublishMessage};
 
 pub use rnats_core::header::{NATS_BATCH_COMMIT, NATS_BATCH_ID, NATS_BATCH_SEQUENCE};
@@ -126,6 +126,31 @@ impl Context {
             batch.add_message(subject, message).await?;
         }
         batch.commit_message(last_subject, last).await
+    }
+}
+
+impl crate::stream::Stream {
+    /// Starts an atomic batch for this stream, refused at once when its configuration (as
+    /// last fetched) cannot take one: `allow_atomic_publish` off, or asynchronous
+    /// persistence (ADR-50). An rnats extension.
+    pub fn atomic_batch(&self) -> Result<AtomicBatch, BatchPublishError> {
+        let config = &self.cached_info().config;
+        if !config.allow_atomic_publish {
+            return Err(BatchPublishError::with_source(
+                BatchPublishErrorKind::Disabled,
+                format!("stream {} does not allow atomic publishing", config.name),
+            ));
+        }
+        if config.persist_mode == Some(crate::stream::PersistenceMode::Async) {
+            return Err(BatchPublishError::with_source(
+                BatchPublishErrorKind::Disabled,
+                format!(
+                    "stream {} persists asynchronously, which atomic batches cannot use",
+                    config.name
+                ),
+            ));
+        }
+        Ok(self.context.atomic_batch())
     }
 }
 
@@ -252,7 +277,7 @@ impl AtomicBatch {
             return Err(BatchPublishError::new(BatchPublishErrorKind::Empty));
         }
         self.context
-            .require([Feature::AtomicCommitEob])
+            .require_capability([Feature::AtomicCommitEob])
             .map_err(|e| BatchPublishError::with_source(BatchPublishErrorKind::Unsupported, e))?;
         // The end-of-batch marker is not stored, but must go to a subject of the stream.
         let subject = self.checker.last_subject.clone().unwrap_or_default();
@@ -309,8 +334,8 @@ impl AtomicBatch {
         }
         if self.checker.sent == 0 {
             self.context
-                .require([Feature::AtomicPublish])
-                .map_err(|e: Unsupported| {
+                .require_capability([Feature::AtomicPublish])
+                .map_err(|e| {
                     BatchPublishError::with_source(BatchPublishErrorKind::Unsupported, e)
                 })?;
         }

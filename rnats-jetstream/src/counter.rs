@@ -316,7 +316,7 @@ impl Context {
     /// The counters of `stream`, which must have `allow_message_counter` and `allow_direct`
     /// set (ADR-49; nats-server 2.12 or later). An rnats extension.
     pub async fn counter<T: AsRef<str>>(&self, stream: T) -> Result<Counter, CounterError> {
-        self.require([Feature::MessageCounters])
+        self.require_capability([Feature::MessageCounters])
             .map_err(|e| CounterError::with_source(CounterErrorKind::Unsupported, e))?;
         let stream = self.get_stream(stream.as_ref()).await.map_err(|e| {
             let kind = match e.kind() {

@@ -19,6 +19,7 @@
 
 pub mod account;
 pub mod batch;
+pub mod capability;
 pub mod consumer;
 mod consumer_errors;
 pub mod context;

@@ -437,7 +437,7 @@ impl Context {
         subject: S,
         message: ScheduledMessage,
     ) -> Result<PublishAck, ScheduleError> {
-        self.require(message.features())
+        self.require_capability(message.features())
             .map_err(|e| ScheduleError::with_source(ScheduleErrorKind::Unsupported, e))?;
         let subject = subject.subject_text();
         let publish = message.into_publish(&subject)?;
@@ -459,7 +459,7 @@ impl Context {
         schedule_subject: &str,
         message: PublishMessage,
     ) -> Result<PublishAck, ScheduleError> {
-        self.require([Feature::MessageSchedules])
+        self.require_capability([Feature::MessageSchedules])
             .map_err(|e| ScheduleError::with_source(ScheduleErrorKind::Unsupported, e))?;
         let subject = subject.subject_text();
         if !is_publish_subject(schedule_subject) || schedule_subject == subject {
