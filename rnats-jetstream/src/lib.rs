@@ -25,6 +25,7 @@ mod consumer_errors;
 pub mod context;
 pub mod counter;
 pub mod errors;
+pub mod fast_ingest;
 pub mod features;
 pub mod message;
 mod nanos;
