@@ -181,3 +181,81 @@ async fn streams_without_batching_are_refused() {
         FastIngestErrorKind::Empty
     );
 }
+
+#[tokio::test]
+async fn a_restart_loses_nothing_that_was_acknowledged() {
+    const WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+    let mut server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    let js = rnats_jetstream::new(client.clone());
+    js.create_stream(Config {
+        name: "DURABLE".into(),
+        subjects: vec!["durable.>".into()],
+        storage: StorageType::File,
+        allow_batch_publish: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let mut ingest = js
+        .fast_ingest()
+        .max_flow(100)
+        .ack_timeout(std::time::Duration::from_secs(2))
+        .start()
+        .await
+        .unwrap();
+    for i in 0..5_000u64 {
+        ingest
+            .publish("durable.x", Bytes::from(i.to_string()))
+            .await
+            .unwrap();
+    }
+    let acked = ingest.ack_sequence();
+    assert!(acked > 0);
+
+    let mut events = client.events();
+    server.restart().unwrap();
+    tokio::time::timeout(WAIT, async {
+        while let Some(event) = events.next().await {
+            if event == rnats_core::ConnectionEvent::Reconnected {
+                break;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    // The restarted server no longer knows the batch: going on fails, with a typed error.
+    let err = tokio::time::timeout(WAIT, async {
+        loop {
+            if let Err(err) = ingest.publish("durable.x", "after".into()).await {
+                return err;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert!(
+        matches!(
+            err.kind(),
+            FastIngestErrorKind::UnknownBatch
+                | FastIngestErrorKind::StreamNotFound
+                | FastIngestErrorKind::TimedOut
+                | FastIngestErrorKind::Ended
+        ),
+        "{err}"
+    );
+    // Everything acknowledged before the restart is stored, in order.
+    let stream = tokio::time::timeout(WAIT, async {
+        loop {
+            if let Ok(stream) = js.get_stream("DURABLE").await {
+                return stream;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    let stored = stream.get_info().await.unwrap().state.messages;
+    assert!(stored >= acked, "{stored} stored, {acked} acknowledged");
+    let last_acked = stream.get_raw_message(acked).await.unwrap();
+    assert_eq!(last_acked.payload, Bytes::from((acked - 1).to_string()));
+}
