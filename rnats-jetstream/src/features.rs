@@ -112,6 +112,12 @@ pub enum Feature {
     RequiredApiLevel,
     /// Fast batch publishing: stream `allow_batched` (ADR-50).
     BatchPublish,
+    /// Committing an atomic batch without a message (`Nats-Batch-Commit: eob`, ADR-50).
+    AtomicCommitEob,
+    /// Cron schedules in a time zone (`Nats-Schedule-Time-Zone`, ADR-51).
+    ScheduleTimeZones,
+    /// Rolling up a schedule's target (`Nats-Schedule-Rollup`, ADR-51).
+    ScheduleRollup,
 }
 
 impl Feature {
@@ -133,7 +139,10 @@ impl Feature {
             | Feature::MessageSchedules
             | Feature::PersistMode
             | Feature::RequiredApiLevel => ServerVersion::new(2, 12, 0),
-            Feature::BatchPublish => ServerVersion::new(2, 14, 0),
+            Feature::BatchPublish
+            | Feature::AtomicCommitEob
+            | Feature::ScheduleTimeZones
+            | Feature::ScheduleRollup => ServerVersion::new(2, 14, 0),
         }
     }
 
@@ -160,6 +169,9 @@ impl Feature {
             Feature::PersistMode => "stream persist modes",
             Feature::RequiredApiLevel => "required API levels",
             Feature::BatchPublish => "fast batch publishing",
+            Feature::AtomicCommitEob => "committing a batch without a message",
+            Feature::ScheduleTimeZones => "schedule time zones",
+            Feature::ScheduleRollup => "schedule rollups",
         }
     }
 }

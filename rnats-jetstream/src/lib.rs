@@ -18,16 +18,21 @@
 //! ```
 
 pub mod account;
+pub mod batch;
+pub mod capability;
 pub mod consumer;
 mod consumer_errors;
 pub mod context;
+pub mod counter;
 pub mod datetime;
 pub mod errors;
+pub mod fast_ingest;
 pub mod features;
 pub mod message;
 mod nanos;
 pub mod publish;
 pub mod response;
+pub mod schedule;
 pub mod stream;
 mod stream_errors;
 

@@ -63,6 +63,10 @@ pub struct ServerInfo {
     pub domain: Option<String>,
     /// Public curve key used to encrypt auth callout requests.
     pub xkey: String,
+    /// The highest JetStream API level the server speaks (ADR-44; `api_lvl`, announced by
+    /// nats-server 2.12 and later), 0 when not announced.
+    #[serde(rename = "api_lvl")]
+    pub api_level: u32,
 }
 
 /// The options and credentials the client sends in `CONNECT`.
@@ -173,6 +177,9 @@ mod tests {
             serde_json::from_str(r#"{"cluster":"east","domain":"hub"}"#).unwrap();
         assert_eq!(info.cluster.as_deref(), Some("east"));
         assert_eq!(info.domain.as_deref(), Some("hub"));
+        assert_eq!(info.api_level, 0);
+        let info: ServerInfo = serde_json::from_str(r#"{"api_lvl":5}"#).unwrap();
+        assert_eq!(info.api_level, 5);
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod cluster;
 mod error;
 mod info;
 mod log;
+mod node;
 mod proxy;
 mod python;
 mod server;
@@ -39,6 +40,7 @@ pub use auth::{Account, Operator, SYSTEM_ACCOUNT_NAME, User, nkey_user, sign_non
 pub use builder::ServerBuilder;
 pub use cluster::Cluster;
 pub use error::TestServerError;
+pub use node::{NATS_JS_VERSION, nats_js, run_nats_js};
 pub use proxy::Proxy;
 pub use python::{NATS_PY_VERSION, nats_py, run_nats_py};
 pub use server::NatsServer;

@@ -105,3 +105,19 @@ struct BlockingGuide;
 #[cfg(all(doctest, feature = "kv"))]
 #[doc = include_str!("../../docs/kv.md")]
 struct KeyValueGuide;
+
+#[cfg(all(doctest, feature = "jetstream"))]
+#[doc = include_str!("../../docs/batch.md")]
+struct AtomicBatchGuide;
+
+#[cfg(all(doctest, feature = "jetstream"))]
+#[doc = include_str!("../../docs/fast-ingest.md")]
+struct FastIngestGuide;
+
+#[cfg(all(doctest, feature = "jetstream"))]
+#[doc = include_str!("../../docs/counters.md")]
+struct CountersGuide;
+
+#[cfg(all(doctest, feature = "jetstream"))]
+#[doc = include_str!("../../docs/schedules.md")]
+struct SchedulesGuide;
