@@ -18,6 +18,7 @@
 //! # Ok(()) }
 //! ```
 
+mod batch;
 mod config;
 mod direct;
 mod errors;
@@ -33,6 +34,7 @@ use crate::context::Context;
 use crate::message::StreamMessage;
 use crate::response::Response;
 
+pub use self::batch::{BatchGetBuilder, DirectBatch, MultiLastBuilder};
 pub use self::config::{
     Compression, Config, ConsumerLimits, DiscardPolicy, External, PersistenceMode, Placement,
     Republish, RetentionPolicy, Source, StorageType, StreamConsumerSource, SubjectTransform,
@@ -117,6 +119,28 @@ impl<I> Stream<I> {
     /// A builder for direct gets (ADR-31; the stream needs `allow_direct`).
     pub fn direct_get_builder(&self) -> DirectGetBuilder<WithHeaders> {
         DirectGetBuilder::new(self.context.clone(), self.name.clone())
+    }
+
+    /// Every message on `subject` (wildcards allowed), from the start of the stream or from a
+    /// sequence or time set on the builder, by batched direct get (ADR-31, nats-server 2.11+).
+    /// Await the builder for a [`DirectBatch`] stream; it asks for page after page until the
+    /// server reports none pending, holding one page at a time.
+    pub fn direct_batch<S: Into<String>>(&self, subject: S) -> BatchGetBuilder {
+        BatchGetBuilder::new(self.context.clone(), self.name.clone(), subject.into())
+    }
+
+    /// The last message of every subject matching any of `filters` (wildcards allowed), now
+    /// or as of an `up_to_sequence`/`up_to_time` on the builder, by direct get's `multi_last`
+    /// (ADR-31, nats-server 2.11+). One consistent snapshot, paged; past the server's 1024
+    /// subjects per request the subjects are listed and read in groups at the same snapshot,
+    /// so `[">"]` gives the last message of every subject in the stream.
+    pub fn direct_multi_last<F, S>(&self, filters: F) -> MultiLastBuilder
+    where
+        F: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let filters = filters.into_iter().map(Into::into).collect();
+        MultiLastBuilder::new(self.context.clone(), self.name.clone(), filters)
     }
 
     /// The first message on `subject` at or after `sequence` (from the start if `None`),

@@ -14,6 +14,7 @@ pub mod push;
 mod reset;
 
 use std::fmt;
+use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
@@ -48,6 +49,9 @@ pub struct Consumer<T: IntoConsumerConfig> {
     pub(crate) context: Context,
     pub(crate) config: T,
     pub(crate) info: Info,
+    /// The pin id the server gave this handle's one-shot pulls (ADR-42 `PinnedClient`),
+    /// shared by its clones so that consecutive fetches keep the pin.
+    pub(crate) pin: Arc<Mutex<Option<String>>>,
 }
 
 /// A pull consumer.
@@ -66,6 +70,7 @@ impl<T: IntoConsumerConfig> Consumer<T> {
             context,
             config,
             info,
+            pin: Arc::default(),
         }
     }
 

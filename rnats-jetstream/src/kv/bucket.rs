@@ -1,5 +1,6 @@
 //! A bucket's status: its configuration and state, read from the stream behind it.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::stream::{Info, Placement, Republish, Source, StorageType};
@@ -96,6 +97,17 @@ impl Status {
     /// bucket has limit markers.
     pub fn limit_markers(&self) -> Option<Duration> {
         self.info.config.subject_delete_marker_ttl
+    }
+
+    /// The same as [`Status::limit_markers`], under ADR-48's name (`LimitMarkerTTL`).
+    pub fn limit_marker_ttl(&self) -> Option<Duration> {
+        self.limit_markers()
+    }
+
+    /// The bucket's metadata: the user's entries, and the server's own (`_nats.*`, such as
+    /// the API level the bucket needs).
+    pub fn metadata(&self) -> &HashMap<String, String> {
+        &self.info.config.metadata
     }
 
     /// The description given at creation, if any.

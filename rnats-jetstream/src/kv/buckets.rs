@@ -19,8 +19,8 @@ use crate::stream::list::{Pages, StreamNames};
 use crate::stream::{DeleteStatus, Info, Stream as JsStream};
 use crate::stream_errors::{CreateStreamErrorKind, StreamsError};
 
-/// The subjects every bucket stream holds; listing by them finds the buckets.
-const ALL_BUCKETS: &str = "$KV.*.>";
+// Buckets are listed as the streams named `KV_*`, not by the subjects `$KV.*.>`: a mirror
+// bucket's stream has no subjects of its own, and a subject filter would leave it out.
 
 impl Context {
     /// Creates the bucket `config` describes (its stream `KV_<bucket>`, ADR-8). Creating a
@@ -125,24 +125,21 @@ impl Context {
             .map_err(|e| KeyValueError::with_source(KeyValueErrorKind::JetStream, e))
     }
 
-    /// The names of the account's buckets, fetched page by page as they are read.
+    /// The names of the account's buckets (mirrors included), fetched page by page as they
+    /// are read.
     pub fn key_value_store_names(&self) -> KeyValueNames {
         KeyValueNames {
-            names: StreamNames::new(self.clone(), Some(ALL_BUCKETS.to_owned())),
+            names: StreamNames::new(self.clone(), None),
         }
     }
 
-    /// The statuses of the account's buckets, fetched page by page as they are read.
+    /// The statuses of the account's buckets (mirrors included), fetched page by page as
+    /// they are read.
     pub fn key_value_stores(&self) -> KeyValueStores {
         #[derive(Serialize, Clone)]
-        struct BySubject {
-            subject: &'static str,
-        }
-        let body = BySubject {
-            subject: ALL_BUCKETS,
-        };
+        struct Unfiltered {}
         KeyValueStores {
-            infos: Pages::new(self.clone(), "STREAM.LIST".to_owned(), body),
+            infos: Pages::new(self.clone(), "STREAM.LIST".to_owned(), Unfiltered {}),
         }
     }
 

@@ -3,6 +3,7 @@
 //! per-subject limit, rollups on, deletes refused, new messages refused at the limits, direct
 //! gets on.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::stream::{self, Compression, DiscardPolicy, Republish, Source, StorageType};
@@ -48,6 +49,8 @@ pub struct Config {
     /// Leaves a marker, kept this long, when a value ages out or is purged with a TTL, and
     /// allows per-key TTLs (ADR-48; nats-server 2.11 or later).
     pub limit_markers: Option<Duration>,
+    /// The user's own key-value metadata, kept on the bucket's stream (nats-server 2.10+).
+    pub metadata: HashMap<String, String>,
 }
 
 /// Why a config cannot become a stream config.
@@ -126,6 +129,7 @@ impl Config {
             placement: self.placement.clone(),
             allow_message_ttl,
             subject_delete_marker_ttl,
+            metadata: self.metadata.clone(),
             ..Default::default()
         })
     }

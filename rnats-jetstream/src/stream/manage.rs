@@ -213,8 +213,6 @@ fn checked_name(name: &str) -> Result<&str, GetStreamError> {
     Ok(name)
 }
 
-/// `config` checked, with each mirror or source `domain` turned into the `external` API
-/// prefix the server reads (`$JS.<domain>.API`); copied only when there is one.
 impl Context {
     /// Refuses a configuration whose features the connected server would drop (ADR-44).
     fn require_stream_features(&self, config: &Config) -> Result<(), CreateStreamError> {
@@ -223,6 +221,8 @@ impl Context {
     }
 }
 
+/// `config` checked, with each mirror or source `domain` turned into the `external` API
+/// prefix the server reads (`$JS.<domain>.API`); copied only when there is one.
 fn checked_config(config: &Config) -> Result<Cow<'_, Config>, CreateStreamError> {
     if config.name.is_empty() {
         return Err(CreateStreamError::new(
@@ -259,8 +259,10 @@ fn checked_config(config: &Config) -> Result<Cow<'_, Config>, CreateStreamError>
     Ok(Cow::Owned(config))
 }
 
+/// The server knows no `domain` field and refuses a config that has one (async-nats sends it:
+/// nats.rs issue 1541), so it is taken out and sent as the prefix it stands for.
 fn domain_to_external(source: &mut Source) {
-    if let Some(domain) = &source.domain {
+    if let Some(domain) = source.domain.take() {
         source.external = Some(External {
             api_prefix: format!("$JS.{domain}.API"),
             delivery_prefix: None,
@@ -294,6 +296,9 @@ mod tests {
         let sources = checked.sources.as_ref().unwrap();
         assert_eq!(api(&sources[0]), None);
         assert_eq!(api(&sources[1]).unwrap(), "$JS.leaf.API");
+        // What the server reads: no `domain` field left.
+        let json = serde_json::to_string(&*checked).unwrap();
+        assert!(!json.contains("\"domain\""), "{json}");
 
         let plain = Config::from("PLAIN");
         assert!(matches!(checked_config(&plain).unwrap(), Cow::Borrowed(_)));

@@ -5,15 +5,20 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
+use rnats_core::header::NATS_PIN_ID;
 use rnats_core::{Subject, Subscriber};
 use tokio::time::Sleep;
 
-use super::builders::BatchConfig;
+use super::builders::{BatchConfig, PullRequest};
 use super::pending::Reply;
 use super::{BatchError, BatchErrorKind, Config, MessagesError, MessagesErrorKind};
 use crate::consumer::Consumer;
+use crate::consumer::PriorityPolicy;
 use crate::consumer::heartbeat::Monitor;
 use crate::context::Context;
 use crate::message::Message;
@@ -31,6 +36,8 @@ pub struct Batch {
     /// The request's end by the client's clock, in case the server's end never comes.
     deadline: Option<Pin<Box<Sleep>>>,
     heartbeat: Monitor,
+    /// The consumer handle's pin (ADR-42), for a `PinnedClient` consumer only.
+    pin: Option<Arc<Mutex<Option<String>>>>,
     done: bool,
 }
 
@@ -40,15 +47,28 @@ impl Batch {
         consumer: &Consumer<Config>,
         request: BatchConfig,
     ) -> Result<Batch, BatchError> {
-        consumer.check_one_shot()?;
         let client = &consumer.context.client;
         let inbox = client.new_inbox();
         let subscriber = client
             .subscribe(inbox.clone())
             .await
             .map_err(|error| BatchError::with_source(BatchErrorKind::Subscribe, error))?;
-        consumer
-            .request_batch(request.clone(), Subject::from(inbox))
+        let pinned = consumer.config.priority_policy == PriorityPolicy::PinnedClient;
+        let pin = pinned.then(|| consumer.pin.clone());
+        // ADR-42: a pull to a pinned-client group carries the pin id this handle holds, if
+        // any; without one the server pins the first pull it serves and sends the id.
+        let pin_id = pin.as_ref().and_then(|pin| current_pin(pin));
+        let payload = serde_json::to_vec(&PullRequest {
+            batch: &request,
+            pin_id: pin_id.as_deref(),
+        })
+        .map_err(|error| BatchError::with_source(BatchErrorKind::Pull, error))?;
+        client
+            .publish_with_reply(
+                consumer.next_subject(),
+                Subject::from(inbox),
+                Bytes::from(payload),
+            )
             .await
             .map_err(|error| BatchError::with_source(BatchErrorKind::Pull, error))?;
         let wait = match request.expires {
@@ -63,6 +83,7 @@ impl Batch {
             remaining: request.batch,
             deadline: wait.map(|wait| Box::pin(tokio::time::sleep(wait + EXPIRY_SLACK))),
             heartbeat: Monitor::new(request.idle_heartbeat),
+            pin,
             done: false,
         })
     }
@@ -97,11 +118,27 @@ impl futures_util::Stream for Batch {
             match Reply::classify(&message) {
                 Reply::Message => {
                     this.remaining -= 1;
+                    if let Some(pin) = &this.pin {
+                        let id = message
+                            .headers
+                            .as_ref()
+                            .and_then(|h| h.get_last(NATS_PIN_ID));
+                        if let Some(id) = id {
+                            set_pin(pin, Some(id.as_str().to_owned()));
+                        }
+                    }
                     let context = this.context.clone();
                     return Poll::Ready(Some(Ok(Message { message, context })));
                 }
                 Reply::Heartbeat => {}
-                Reply::Ended { .. } => break,
+                Reply::Ended { pin_lost, .. } => {
+                    // 423: another client holds the pin now (or it was unpinned); this pull
+                    // ends, and the next one goes without an id to wait for a new pin.
+                    if let (true, Some(pin)) = (pin_lost, &this.pin) {
+                        set_pin(pin, None);
+                    }
+                    break;
+                }
                 other => {
                     this.done = true;
                     return Poll::Ready(Some(Err(reply_error(other).into())));
@@ -110,6 +147,17 @@ impl futures_util::Stream for Batch {
         }
         this.done = true;
         Poll::Ready(None)
+    }
+}
+
+/// The pin id held, if any; a poisoned lock (a panic elsewhere) reads as no pin.
+fn current_pin(pin: &Mutex<Option<String>>) -> Option<String> {
+    pin.lock().ok().and_then(|pin| pin.clone())
+}
+
+fn set_pin(pin: &Mutex<Option<String>>, id: Option<String>) {
+    if let Ok(mut pin) = pin.lock() {
+        *pin = id;
     }
 }
 

@@ -263,6 +263,12 @@ impl<'a> BatchBuilder<'a> {
         self.options.batch = Some(batch);
         self
     }
+    /// The request's priority, 0 (first) to 9, for a consumer with the `Prioritized` policy
+    /// (ADR-42): the server serves the lowest number first.
+    pub fn priority(mut self, priority: usize) -> Self {
+        self.options.priority = Some(priority);
+        self
+    }
 
     /// Sends the request; the batch ends when it is full or expires.
     pub async fn messages(self) -> Result<Batch, BatchError> {

@@ -77,7 +77,8 @@ pub enum BatchErrorKind {
     Flush,
     /// The request could not be encoded.
     Serialize,
-    /// One-shot pulls do not suit a `PinnedClient` consumer; use a message stream.
+    /// Kept for compatibility: not returned any more, since fetches and batches of a
+    /// `PinnedClient` consumer keep their pin on the handle.
     PinnedClient,
 }
 

@@ -24,7 +24,8 @@ pub use self::errors::{
 };
 pub use self::ordered::Ordered;
 pub use self::stream::Stream;
-use super::{Consumer, PriorityPolicy, StreamError};
+use super::{Consumer, StreamError};
+use crate::consumer_errors::ConsumerError;
 
 /// Messages per pull request of `messages()` when not set.
 const DEFAULT_BATCH: usize = 200;
@@ -81,7 +82,6 @@ impl Consumer<Config> {
 
     /// Batches of `batch` messages, one pull request each, for as long as it is read.
     pub fn sequence(&self, batch: usize) -> Result<Sequence, BatchError> {
-        self.check_one_shot()?;
         let request = BatchConfig {
             batch,
             expires: Some(Duration::from_secs(60)),
@@ -100,13 +100,28 @@ impl Consumer<Config> {
         )
     }
 
-    /// One-shot pulls would take a pin they never renew and hold every other client of a
-    /// pinned-client group on standby until the pin times out.
-    pub(crate) fn check_one_shot(&self) -> Result<(), BatchError> {
-        match self.config.priority_policy {
-            PriorityPolicy::PinnedClient => Err(BatchError::new(BatchErrorKind::PinnedClient)),
-            _ => Ok(()),
+    /// The pin id the server gave this handle's fetches and batches (ADR-42 `PinnedClient`
+    /// policy), if it holds one; clones of the handle share it. Continuous streams keep
+    /// their own.
+    pub fn pin_id(&self) -> Option<String> {
+        self.pin.lock().ok().and_then(|pin| pin.clone())
+    }
+
+    /// Unpins the client pinned in priority group `group` (ADR-42): the next pull of any
+    /// client in the group gets the pin. This handle forgets its own pin too.
+    pub async fn unpin<G: AsRef<str>>(&self, group: G) -> Result<(), ConsumerError> {
+        let stream = crate::stream::Stream {
+            info: (),
+            context: self.context.clone(),
+            name: self.info.stream_name.clone(),
+        };
+        stream
+            .unpin_consumer(&self.info.name, group.as_ref())
+            .await?;
+        if let Ok(mut pin) = self.pin.lock() {
+            *pin = None;
         }
+        Ok(())
     }
 }
 

@@ -1,0 +1,266 @@
+//! Key-Value completeness against a real nats-server (ADR-8, ADR-48, ADR-57): bucket
+//! metadata and limit-marker TTLs in the status, listings that include mirrors, a mirror in a
+//! JetStream domain the server accepts, a sourced bucket that takes writes of its own, and
+//! nats-py 2.16 working with a sourced bucket rnats made.
+#![cfg(feature = "kv")]
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{StreamExt, TryStreamExt};
+use rnats_jetstream::Context;
+use rnats_jetstream::kv::{self, Operation, Store, WatchOptions};
+use rnats_jetstream::stream::{Source, StorageType};
+use rnats_test_server::{NatsServer, run_nats_py};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+async fn jetstream_with(config: Option<&str>) -> (NatsServer, Context) {
+    let mut builder = NatsServer::builder().jetstream(true);
+    if let Some(config) = config {
+        builder = builder.config(config);
+    }
+    let server = builder.spawn().unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    (server, rnats_jetstream::new(client))
+}
+
+fn memory(bucket: &str) -> kv::Config {
+    kv::Config {
+        bucket: bucket.to_owned(),
+        storage: StorageType::Memory,
+        ..Default::default()
+    }
+}
+
+/// The value `key` has once a watch of it sees `value` (the bucket copies asynchronously).
+async fn wait_for_value(kv: &Store, key: &str, value: &str) {
+    // The last value first, then changes (a plain `watch` sees only changes, as in async-nats).
+    let mut watch = kv.watch_with_history(key).await.unwrap();
+    tokio::time::timeout(WAIT, async {
+        while let Some(entry) = watch.next().await {
+            let entry = entry.unwrap();
+            if entry.operation == Operation::Put && entry.value == value {
+                return;
+            }
+        }
+        panic!("watch ended");
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn status_carries_metadata_and_limit_marker_ttl() {
+    let (_server, js) = jetstream_with(None).await;
+    let metadata = HashMap::from([("owner".to_owned(), "billing".to_owned())]);
+    let kv = js
+        .create_key_value(kv::Config {
+            metadata: metadata.clone(),
+            limit_markers: Some(Duration::from_secs(5)),
+            ..memory("meta")
+        })
+        .await
+        .unwrap();
+    let status = kv.status().await.unwrap();
+    assert_eq!(status.metadata()["owner"], "billing");
+    assert_eq!(status.limit_marker_ttl(), Some(Duration::from_secs(5)));
+
+    // Metadata changes with an update.
+    js.update_key_value(kv::Config {
+        metadata: HashMap::from([("owner".to_owned(), "ops".to_owned())]),
+        limit_markers: Some(Duration::from_secs(5)),
+        ..memory("meta")
+    })
+    .await
+    .unwrap();
+    assert_eq!(kv.status().await.unwrap().metadata()["owner"], "ops");
+
+    let plain = js.create_key_value(memory("plain")).await.unwrap();
+    let status = plain.status().await.unwrap();
+    assert_eq!(status.limit_marker_ttl(), None);
+    assert!(!status.metadata().contains_key("owner"));
+}
+
+#[tokio::test]
+async fn listings_include_mirrors_and_skip_other_streams() {
+    let (_server, js) = jetstream_with(None).await;
+    js.create_key_value(memory("origin")).await.unwrap();
+    js.create_key_value(kv::Config {
+        mirror: Some(Source {
+            name: "origin".into(),
+            ..Default::default()
+        }),
+        ..memory("copy")
+    })
+    .await
+    .unwrap();
+    js.create_stream(rnats_jetstream::stream::Config {
+        name: "ORDERS".into(),
+        subjects: vec!["orders.>".into()],
+        storage: StorageType::Memory,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+
+    let mut names: Vec<String> = js.key_value_store_names().try_collect().await.unwrap();
+    names.sort();
+    assert_eq!(names, ["copy", "origin"]);
+    let mut statuses: Vec<kv::Status> = js.key_value_stores().try_collect().await.unwrap();
+    statuses.sort_by(|a, b| a.bucket().cmp(b.bucket()));
+    assert_eq!(statuses.len(), 2);
+    assert_eq!(statuses[0].bucket(), "copy");
+    assert_eq!(statuses[0].mirror().unwrap().name, "KV_origin");
+    assert_eq!(statuses[1].bucket(), "origin");
+}
+
+#[tokio::test]
+async fn a_mirror_of_a_bucket_in_another_domain_follows_it() {
+    // A hub in domain `hub`, and a leaf node in domain `leaf` connected to it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (_hub, hub) = jetstream_with(Some(&format!(
+        "jetstream {{ domain: hub }}\nleafnodes {{ listen: \"127.0.0.1:{port}\" }}"
+    )))
+    .await;
+    let (_leaf, leaf) = jetstream_with(Some(&format!(
+        "jetstream {{ domain: leaf }}\nleafnodes {{ remotes: [ {{ url: \"nats-leaf://127.0.0.1:{port}\" }} ] }}"
+    )))
+    .await;
+    let origin = hub.create_key_value(memory("origin")).await.unwrap();
+    origin.put("k", "one".into()).await.unwrap();
+
+    // async-nats sends `domain` as is, which the server refuses (nats.rs issue 1541); rnats
+    // sends the domain's API prefix as `external`.
+    let copy = leaf
+        .create_key_value(kv::Config {
+            mirror: Some(Source {
+                name: "origin".into(),
+                domain: Some("hub".into()),
+                ..Default::default()
+            }),
+            ..memory("copy")
+        })
+        .await
+        .unwrap();
+    let mirror = copy.stream.cached_info().config.mirror.clone().unwrap();
+    assert_eq!(mirror.external.unwrap().api_prefix, "$JS.hub.API");
+    assert_eq!(copy.prefix, "$KV.origin.");
+    assert_eq!(copy.put_prefix.as_deref(), Some("$JS.hub.API.$KV.origin."));
+    wait_for_value(&copy, "k", "one").await;
+    origin.put("k", "two".into()).await.unwrap();
+    wait_for_value(&copy, "k", "two").await;
+    assert_eq!(copy.get("k").await.unwrap(), Some(Bytes::from("two")));
+    let names: Vec<String> = leaf.key_value_store_names().try_collect().await.unwrap();
+    assert_eq!(names, ["copy"]);
+}
+
+#[tokio::test]
+async fn a_sourced_bucket_takes_its_own_writes_and_its_sources() {
+    let (_server, js) = jetstream_with(None).await;
+    let east = js.create_key_value(memory("east")).await.unwrap();
+    let west = js.create_key_value(memory("west")).await.unwrap();
+    let all = js
+        .create_key_value(kv::Config {
+            sources: Some(vec![
+                Source {
+                    name: "east".into(),
+                    ..Default::default()
+                },
+                Source {
+                    name: "KV_west".into(),
+                    ..Default::default()
+                },
+            ]),
+            ..memory("all")
+        })
+        .await
+        .unwrap();
+    east.put("e", "from east".into()).await.unwrap();
+    west.put("w", "from west".into()).await.unwrap();
+    all.put("own", "written here".into()).await.unwrap();
+    wait_for_value(&all, "e", "from east").await;
+    wait_for_value(&all, "w", "from west").await;
+    let mut keys: Vec<String> = all.keys().await.unwrap().try_collect().await.unwrap();
+    keys.sort();
+    assert_eq!(keys, ["e", "own", "w"]);
+    let mut some: Vec<String> = all
+        .keys_with_filters(["e", "own"])
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    some.sort();
+    assert_eq!(some, ["e", "own"]);
+
+    // Only what changes from now on, values only: a source's write shows up as an update.
+    let mut updates = all
+        .watch_with_options([">"], WatchOptions::new().updates_only().ignore_deletes())
+        .await
+        .unwrap();
+    east.delete("e").await.unwrap();
+    west.put("w", "again".into()).await.unwrap();
+    let entry = tokio::time::timeout(WAIT, updates.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (entry.key.as_str(), entry.value.as_ref()),
+        ("w", &b"again"[..])
+    );
+}
+
+/// nats-py writes to a bucket rnats made with a source, and reads back both its own write
+/// and what came from the source.
+const PY_SOURCED: &str = r#"
+import asyncio, os, sys
+import nats
+
+async def main():
+    nc = await nats.connect(os.environ["NATS_URL"])
+    js = nc.jetstream()
+    kv = await js.key_value("all")
+    await kv.put("frompy", b"py")
+    print((await kv.get("frompy")).value.decode())
+    watcher = await kv.watch("e")
+    while True:
+        entry = await watcher.updates(timeout=10)
+        if entry is not None and entry.value == b"from east":
+            print(entry.value.decode())
+            break
+    await watcher.stop()
+    await nc.close()
+
+asyncio.run(main())
+"#;
+
+#[tokio::test]
+async fn nats_py_writes_and_reads_a_sourced_bucket_rnats_made() {
+    let (server, js) = jetstream_with(None).await;
+    let east = js.create_key_value(memory("east")).await.unwrap();
+    let all = js
+        .create_key_value(kv::Config {
+            sources: Some(vec![Source {
+                name: "east".into(),
+                ..Default::default()
+            }]),
+            ..memory("all")
+        })
+        .await
+        .unwrap();
+    east.put("e", "from east".into()).await.unwrap();
+    let url = server.url();
+    let printed = tokio::task::spawn_blocking(move || run_nats_py(&url, PY_SOURCED, &[]).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(printed.lines().collect::<Vec<_>>(), ["py", "from east"]);
+    assert_eq!(all.get("frompy").await.unwrap(), Some(Bytes::from("py")));
+}
