@@ -364,31 +364,22 @@ impl Scenario {
 /// `getrusage` around the run, divided by the run's operations. Process-wide, so a tokio
 /// runtime's workers count as much as the calling thread; the server is another process.
 pub const COST: [Metric; 3] = [
-    Metric {
-        name: "vol. switches/op",
-        unit: Unit::Count,
-        better: Better::Lower,
-        target: None,
-        vs_raw: None,
-        blocking_vs_raw: None,
-    },
-    Metric {
-        name: "invol. switches/op",
-        unit: Unit::Count,
-        better: Better::Lower,
-        target: None,
-        vs_raw: None,
-        blocking_vs_raw: None,
-    },
-    Metric {
-        name: "CPU µs/op",
-        unit: Unit::Micros,
-        better: Better::Lower,
-        target: None,
-        vs_raw: None,
-        blocking_vs_raw: None,
-    },
+    cost("vol. switches/op", Unit::Count),
+    cost("invol. switches/op", Unit::Count),
+    cost("CPU µs/op", Unit::Micros),
 ];
+
+/// A cost per operation: lower is better, shown for context (no target).
+const fn cost(name: &'static str, unit: Unit) -> Metric {
+    Metric {
+        name,
+        unit,
+        better: Better::Lower,
+        target: None,
+        vs_raw: None,
+        blocking_vs_raw: None,
+    }
+}
 
 // The targets come from the project issues that set rnats's performance goals: ratios to
 // async-nats from the first, ratios of rnats and of the blocking client to the raw
