@@ -64,6 +64,7 @@ async fn other_handle(js: &Context) -> PullConsumer {
 async fn fetch(consumer: &PullConsumer, max: usize) -> Vec<String> {
     let messages: Vec<_> = consumer
         .fetch()
+        .pinned()
         .group("g")
         .max_messages(max)
         .messages()
@@ -95,6 +96,7 @@ async fn a_pinned_client_keeps_its_pin_across_fetches_until_unpinned() {
     // A batch (waiting pull) of the pinned handle keeps the same pin.
     let batch: Vec<_> = first
         .batch()
+        .pinned()
         .group("g")
         .max_messages(1)
         .expires(Duration::from_secs(5))
@@ -123,6 +125,26 @@ async fn a_pinned_client_keeps_its_pin_across_fetches_until_unpinned() {
     assert_eq!(second.pin_id(), None);
     assert_eq!(fetch(&second, 2).await, ["4", "5"]);
     assert_ne!(second.pin_id().unwrap(), new_pin);
+}
+
+#[tokio::test]
+async fn one_shot_pulls_of_a_pinned_group_need_pinned_as_in_async_nats() {
+    let (_server, js) = jetstream().await;
+    publish(&js, 1).await;
+    let consumer = consumer(&js, PriorityPolicy::PinnedClient).await;
+    // async-nats' own calls refuse, as async-nats does: nothing is pulled.
+    let error = consumer.fetch().group("g").messages().await.err().unwrap();
+    assert_eq!(error.kind(), pull::BatchErrorKind::PinnedClient);
+    let error = consumer.batch().group("g").messages().await.err().unwrap();
+    assert_eq!(error.kind(), pull::BatchErrorKind::PinnedClient);
+    assert_eq!(
+        consumer.sequence(1).err().map(|e| e.kind()),
+        Some(pull::BatchErrorKind::PinnedClient)
+    );
+    assert_eq!(consumer.pin_id(), None);
+    // With pinned() the same pull is served and the handle holds the pin.
+    assert_eq!(fetch(&consumer, 1).await, ["0"]);
+    assert!(consumer.pin_id().is_some());
 }
 
 #[tokio::test]

@@ -43,10 +43,16 @@ pub struct Batch {
 
 impl Batch {
     /// Subscribes to a fresh inbox and sends `request` with replies to it.
+    /// A `PinnedClient` consumer is refused, as async-nats refuses it, unless `keep_pin`
+    /// (the builders' `pinned()`, an rnats extension) says the handle keeps the pin.
     pub(crate) async fn start(
         consumer: &Consumer<Config>,
         request: BatchConfig,
+        keep_pin: bool,
     ) -> Result<Batch, BatchError> {
+        if !keep_pin {
+            consumer.check_one_shot()?;
+        }
         let client = &consumer.context.client;
         let inbox = client.new_inbox();
         let subscriber = client
@@ -208,7 +214,7 @@ impl futures_util::Stream for Sequence {
         let this = self.get_mut();
         let next = this.next.get_or_insert_with(|| {
             let (consumer, request) = (this.consumer.clone(), this.request.clone());
-            Box::pin(async move { Batch::start(&consumer, request).await })
+            Box::pin(async move { Batch::start(&consumer, request, false).await })
         });
         let result = std::task::ready!(next.poll_unpin(cx));
         this.next = None;

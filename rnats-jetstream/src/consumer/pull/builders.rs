@@ -195,6 +195,7 @@ impl<'a> StreamBuilder<'a> {
 pub struct FetchBuilder<'a> {
     consumer: &'a Consumer<Config>,
     options: Options,
+    keep_pin: bool,
 }
 
 pull_options!(FetchBuilder);
@@ -205,7 +206,17 @@ impl<'a> FetchBuilder<'a> {
         FetchBuilder {
             consumer,
             options: Options::default(),
+            keep_pin: false,
         }
+    }
+
+    /// Pulls from a `PinnedClient` priority group (ADR-42; an rnats extension, async-nats
+    /// refuses one-shot pulls there with [`BatchErrorKind::PinnedClient`]): this handle, and
+    /// its clones, keep the pin id the server gives across their fetches and batches, and
+    /// forget it when the server answers `423` (another client holds the pin now).
+    pub fn pinned(mut self) -> Self {
+        self.keep_pin = true;
+        self
     }
 
     /// Bytes to fetch at most.
@@ -230,7 +241,12 @@ impl<'a> FetchBuilder<'a> {
     pub async fn messages(self) -> Result<Batch, BatchError> {
         let batch = self.options.batch.unwrap_or(DEFAULT_BATCH);
         let expires = self.options.expires;
-        Batch::start(self.consumer, self.options.request(batch, expires, true)).await
+        Batch::start(
+            self.consumer,
+            self.options.request(batch, expires, true),
+            self.keep_pin,
+        )
+        .await
     }
 }
 
@@ -239,6 +255,7 @@ impl<'a> FetchBuilder<'a> {
 pub struct BatchBuilder<'a> {
     consumer: &'a Consumer<Config>,
     options: Options,
+    keep_pin: bool,
 }
 
 pull_options!(BatchBuilder);
@@ -249,7 +266,17 @@ impl<'a> BatchBuilder<'a> {
         BatchBuilder {
             consumer,
             options: Options::default(),
+            keep_pin: false,
         }
+    }
+
+    /// Pulls from a `PinnedClient` priority group (ADR-42; an rnats extension, async-nats
+    /// refuses one-shot pulls there with [`BatchErrorKind::PinnedClient`]): this handle, and
+    /// its clones, keep the pin id the server gives across their fetches and batches, and
+    /// forget it when the server answers `423` (another client holds the pin now).
+    pub fn pinned(mut self) -> Self {
+        self.keep_pin = true;
+        self
     }
 
     /// Bytes to receive at most.
@@ -274,7 +301,12 @@ impl<'a> BatchBuilder<'a> {
     pub async fn messages(self) -> Result<Batch, BatchError> {
         let batch = self.options.batch.unwrap_or(DEFAULT_BATCH);
         let expires = Some(self.options.expires.unwrap_or(Duration::ZERO));
-        Batch::start(self.consumer, self.options.request(batch, expires, false)).await
+        Batch::start(
+            self.consumer,
+            self.options.request(batch, expires, false),
+            self.keep_pin,
+        )
+        .await
     }
 }
 

@@ -77,8 +77,8 @@ pub enum BatchErrorKind {
     Flush,
     /// The request could not be encoded.
     Serialize,
-    /// Kept for compatibility: not returned any more, since fetches and batches of a
-    /// `PinnedClient` consumer keep their pin on the handle.
+    /// A one-shot pull of a `PinnedClient` consumer without `pinned()` on its builder (as in
+    /// async-nats, which has no way to keep the pin).
     PinnedClient,
 }
 

@@ -82,6 +82,7 @@ impl Consumer<Config> {
 
     /// Batches of `batch` messages, one pull request each, for as long as it is read.
     pub fn sequence(&self, batch: usize) -> Result<Sequence, BatchError> {
+        self.check_one_shot()?;
         let request = BatchConfig {
             batch,
             expires: Some(Duration::from_secs(60)),
@@ -98,6 +99,18 @@ impl Consumer<Config> {
             self.info.stream_name,
             self.info.name
         )
+    }
+
+    /// One-shot pulls would take a pin they never renew and hold every other client of a
+    /// pinned-client group on standby until the pin times out, so they are refused, as
+    /// async-nats refuses them, unless the builder's `pinned()` keeps the pin on the handle.
+    pub(crate) fn check_one_shot(&self) -> Result<(), BatchError> {
+        match self.config.priority_policy {
+            super::PriorityPolicy::PinnedClient => {
+                Err(BatchError::new(BatchErrorKind::PinnedClient))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The pin id the server gave this handle's fetches and batches (ADR-42 `PinnedClient`
