@@ -568,6 +568,29 @@ fn render_info(info: &Info) -> String {
     config.add("Allows direct get", yes_no(c.allow_direct));
     config.add("Denies deletes", yes_no(c.deny_delete));
     config.add("Denies purges", yes_no(c.deny_purge));
+    // natscli shows these only when on; so do we, to keep the common case short.
+    for (on, what) in [
+        (c.allow_atomic_publish, "Allows atomic batches"),
+        (c.allow_batch_publish, "Allows fast batches"),
+        (c.allow_message_counter, "Counter stream"),
+        (c.allow_message_ttl, "Allows per-message TTL"),
+        (c.allow_message_schedules, "Allows schedules"),
+    ] {
+        if on {
+            config.add(what, "yes");
+        }
+    }
+    // The server's own `_nats.*` entries (API levels) are not the user's metadata.
+    let mut pairs: Vec<String> = c
+        .metadata
+        .iter()
+        .filter(|(k, _)| !k.starts_with("_nats."))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !pairs.is_empty() {
+        pairs.sort();
+        config.add("Metadata", pairs.join(", "));
+    }
     if c.sealed {
         config.add("Sealed", "yes");
     }
