@@ -1,6 +1,6 @@
 //! `rnats`: a command line for NATS built on the rnats client, for people used to natscli.
 //!
-//! - Core NATS: `pub`, `sub`, `req`, `reply`, `server info|ping|list|check`, `rtt`.
+//! - Core NATS: `pub` (also to JetStream: `--jetstream`, `--atomic` batches, schedules), `sub`, `req`, `reply`, `server info|ping|list|check`, `rtt`.
 //! - JetStream: `stream ls|add|info|edit|copy|report|rm|purge|get|view`,
 //!   `consumer ls|add|edit|info|pause|resume|unpin|report|next|sub|rm`, `account info`.
 //! - Key-Value: `kv ls|add|put|create|get|del|purge|history|revert|watch|compact|status|rm`;
