@@ -65,7 +65,7 @@ const SCHEDULE_FLAGS: [&str; 8] = [
     "schedule_rollup",
 ];
 
-/// What the flags ask of each message.
+/// What the flags ask of each message (`None` for a run without schedule flags).
 #[derive(Debug, Clone)]
 pub(crate) enum Scheduling {
     /// An ordinary message.
@@ -75,7 +75,7 @@ pub(crate) enum Scheduling {
         /// When it fires.
         schedule: Schedule,
         /// The flags, for the rest of the message.
-        flags: ScheduleFlags,
+        flags: Box<ScheduleFlags>,
     },
     /// A cancellation of the schedule on `subject`.
     Cancel {
@@ -113,7 +113,7 @@ impl ScheduleFlags {
         }
         Ok(Scheduling::Schedule {
             schedule: self.schedule()?,
-            flags: self.clone(),
+            flags: Box::new(self.clone()),
         })
     }
 
