@@ -10,7 +10,7 @@ use crate::conn::ConnArgs;
 use crate::context::ContextArgs;
 use crate::core::{PubArgs, ReplyArgs, ReqArgs, RttArgs, SubArgs};
 use crate::error::CliError;
-use crate::jetstream::{AccountArgs, ConsumerArgs, KvArgs, ObjectArgs, StreamArgs};
+use crate::jetstream::{AccountArgs, ConsumerArgs, CounterArgs, KvArgs, ObjectArgs, StreamArgs};
 use crate::service::ServiceArgs;
 
 /// rnats: a NATS command line built on the rnats client.
@@ -59,6 +59,9 @@ pub(crate) enum Command {
     Stream(StreamArgs),
     /// Manages JetStream consumers.
     Consumer(ConsumerArgs),
+    /// Reads and updates distributed counters (ADR-49).
+    #[command(alias = "ctr")]
+    Counter(CounterArgs),
     /// Reads and writes Key-Value buckets.
     Kv(KvArgs),
     /// Stores and reads files in Object Store buckets.
@@ -109,6 +112,7 @@ impl Cli {
             Command::Stream(args) => block_on(crate::jetstream::stream(args, conn)),
             Command::Consumer(args) => block_on(crate::jetstream::consumer(args, conn)),
             Command::Account(args) => block_on(crate::jetstream::account(args, conn)),
+            Command::Counter(args) => block_on(crate::jetstream::counter(args, conn)),
             Command::Kv(args) => block_on(crate::jetstream::kv(args, conn)),
             Command::Object(args) => block_on(crate::jetstream::object(args, conn)),
             Command::Service(args) => block_on(crate::service::run(args, conn)),

@@ -341,3 +341,84 @@ fn sub_reads_pull_and_push_consumers() {
     assert_eq!(seqs, [1, 2, 3, 4]);
     assert_eq!(messages[3]["data"], "order 4");
 }
+
+#[test]
+fn add_takes_natscli_push_pull_and_lifetime_flags() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    let info = |name: &str| {
+        rnats.json(&[&["consumer", "info", "ORDERS", name, "--json"][..], &s[..]].concat())
+    };
+    run(&["stream", "add", "ORDERS", "--subjects", "orders.>"]);
+    run(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "pushy",
+        "--target",
+        "push.orders",
+        "--heartbeat",
+        "5s",
+        "--flow-control",
+        "--inactive-threshold",
+        "1h",
+        "--headers-only",
+        "--metadata",
+        "team=billing",
+        "--defaults",
+    ]);
+    let c = &info("pushy")["config"];
+    assert_eq!(c["idle_heartbeat"], 5_000_000_000u64, "{c}");
+    assert_eq!(c["flow_control"], true, "{c}");
+    assert_eq!(c["inactive_threshold"], 3_600_000_000_000u64, "{c}");
+    assert_eq!(c["headers_only"], true, "{c}");
+    assert_eq!(c["metadata"]["team"], "billing", "{c}");
+
+    run(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "puller",
+        "--max-waiting",
+        "10",
+        "--max-pull-batch",
+        "5",
+        "--max-pull-expire",
+        "10s",
+        "--max-pull-bytes",
+        "1024",
+        "--memory",
+    ]);
+    let c = &info("puller")["config"];
+    assert_eq!(c["max_waiting"], 10, "{c}");
+    assert_eq!(c["max_batch"], 5, "{c}");
+    assert_eq!(c["max_expires"], 10_000_000_000u64, "{c}");
+    assert_eq!(c["max_bytes"], 1024, "{c}");
+    assert_eq!(c["mem_storage"], true, "{c}");
+
+    // natscli's stream edit flags for the newer stream settings.
+    run(&[
+        "stream",
+        "edit",
+        "ORDERS",
+        "--allow-batch",
+        "--allow-schedules",
+        "--allow-msg-ttl",
+        "--metadata",
+        "owner=ops",
+        "--subject-del-markers-ttl",
+        "1m",
+    ]);
+    let stream = rnats.json(&[&["stream", "info", "ORDERS", "--json"][..], &s[..]].concat());
+    let c = &stream["config"];
+    assert_eq!(c["allow_atomic"], true, "{c}");
+    assert_eq!(c["allow_msg_schedules"], true, "{c}");
+    assert_eq!(c["allow_msg_ttl"], true, "{c}");
+    assert_eq!(c["metadata"]["owner"], "ops", "{c}");
+    assert_eq!(c["subject_delete_marker_ttl"], 60_000_000_000u64, "{c}");
+    let text = run(&["stream", "info", "ORDERS"]);
+    assert!(text.contains("owner=ops"), "{text}");
+}

@@ -237,3 +237,40 @@ fn kv_watch_takes_natscli_flags() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.trim_end().ends_with("PUT live > b: 3"), "{stdout}");
 }
+
+#[test]
+fn kv_add_takes_metadata_and_shows_it() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let added = rnats.ok(&[
+        &[
+            "kv",
+            "add",
+            "config",
+            "--metadata",
+            "owner=ops",
+            "--metadata",
+            "tier=gold",
+        ][..],
+        &[
+            "--marker-ttl",
+            "1m",
+            "--compress",
+            "--max-bucket-size",
+            "1MB",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    assert!(added.contains("owner=ops, tier=gold"), "{added}");
+    assert!(added.contains("Limit markers"), "{added}");
+    let status = rnats.ok(&[&["kv", "status", "config"][..], &s[..]].concat());
+    assert!(status.contains("owner=ops, tier=gold"), "{status}");
+    let listed = rnats.json(&[&["kv", "ls", "--json"][..], &s[..]].concat());
+    assert_eq!(listed[0]["metadata"]["owner"], "ops", "{listed}");
+    let out = rnats.run(&[&["kv", "add", "bad", "--metadata", "novalue"][..], &s[..]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("KEY=VALUE"));
+}

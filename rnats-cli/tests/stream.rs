@@ -135,3 +135,67 @@ fn copy_makes_a_stream_from_another_config_without_its_messages() {
         "{line}"
     );
 }
+
+#[test]
+fn get_last_for_a_wildcard_shows_each_subjects_last_message() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&[
+        "stream",
+        "add",
+        "ORDERS",
+        "--subjects",
+        "orders.>",
+        "--allow-direct",
+    ]);
+    run(&["pub", "orders.a", "a1", "-J"]);
+    run(&["pub", "orders.b", "b1", "-J"]);
+    run(&["pub", "orders.a", "a2", "-J"]);
+    run(&["pub", "orders.c.deep", "c1", "-J"]);
+    let one = rnats.json(
+        &[
+            &["stream", "get", "ORDERS", "-S", "orders.c.deep", "--json"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(one["seq"], 4);
+
+    let lines = rnats.ok(&[
+        &[
+            "stream",
+            "get",
+            "ORDERS",
+            "--last-for",
+            "orders.*",
+            "--json",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    let got: Vec<(String, String)> = common::json_lines(&lines)
+        .iter()
+        .map(|m| {
+            (
+                m["subject"].as_str().unwrap_or_default().to_owned(),
+                m["data"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("orders.b".to_owned(), "b1".to_owned()),
+            ("orders.a".to_owned(), "a2".to_owned())
+        ]
+    );
+    let all = run(&["stream", "get", "ORDERS", "--last-for", ">"]);
+    assert_eq!(all.matches("[ORDERS#").count(), 3, "{all}");
+
+    run(&["stream", "add", "NODIRECT", "--subjects", "nd.>"]);
+    let err = rnats.fails(&[&["stream", "get", "NODIRECT", "-S", "nd.>"][..], &s[..]].concat());
+    assert!(err.contains("direct gets"), "{err}");
+}

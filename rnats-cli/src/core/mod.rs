@@ -1,8 +1,11 @@
 //! Core NATS commands: `pub`, `sub`, `req`, `reply`, `trace`, `server info` and `rtt`.
 
+mod js_publish;
+mod messages;
 mod publish;
 mod reply;
 mod request;
+mod schedule_flags;
 mod server;
 mod server_ping;
 pub(crate) mod show;

@@ -1,19 +1,26 @@
-//! `rnats pub`: publish one message or `--count` of them, templated, then flush.
+//! `rnats pub`: publish one message or `--count` of them, templated, then flush; with
+//! `--jetstream`, `--atomic` or a schedule flag, to a stream (see [`super::js_publish`]).
 
 use std::io::IsTerminal;
 
-use bytes::Bytes;
+use std::time::Duration;
+
 use clap::Args;
 
-use super::template::Template;
-use crate::conn::ConnArgs;
+use super::js_publish::{self, AckOutput};
+use super::messages::{Messages, SendOn};
+use super::schedule_flags::{ScheduleFlags, Scheduling};
+use crate::conn::{ConnArgs, parse_duration};
 use crate::error::CliError;
 
 /// Options of `rnats pub`.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  rnats pub orders.new '{\"id\": 1}'\n  \
     rnats pub 'orders.{{Count}}' 'order {{Count}} at {{TimeStamp}}' --count 10\n  \
-    echo hello | rnats pub greet -H Source:shell")]
+    echo hello | rnats pub greet -H Source:shell\n  \
+    rnats pub orders.new '{\"id\": 1}' --jetstream\n  \
+    rnats pub 'orders.{{Count}}' --atomic --send-on newline < batch.txt\n  \
+    rnats pub schedules.daily report --schedule-cron '0 0 6 * * *' --schedule-dest reports.run")]
 pub(crate) struct PubArgs {
     /// Subject to publish to; may hold templates such as {{Count}}.
     subject: String,
@@ -27,33 +34,99 @@ pub(crate) struct PubArgs {
     #[arg(long = "header", short = 'H', value_name = "KEY:VALUE")]
     headers: Vec<String>,
     /// Reply subject to send with the message.
-    #[arg(long, value_name = "SUBJECT")]
+    #[arg(long, value_name = "SUBJECT", conflicts_with_all = ["jetstream", "atomic"])]
     reply: Option<String>,
     /// Print nothing on success.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Publish to JetStream: wait for each message's ack and print it.
+    #[arg(long, short = 'J')]
+    jetstream: bool,
+    /// Publish every message as one atomic batch (ADR-50; implies --jetstream): all are
+    /// stored or none. The messages are standard input's lines (or --count of the body).
+    #[arg(long, conflicts_with_all = ["cancel_schedule", "sleep"])]
+    atomic: bool,
+    /// When to send what standard input gives: at its end, or each line as a message.
+    #[arg(long, value_enum, default_value_t = SendOn::Eof)]
+    send_on: SendOn,
+    /// Read the body from standard input even when one is given (natscli's flag).
+    #[arg(long)]
+    force_stdin: bool,
+    /// Wait this long between messages.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    sleep: Option<Duration>,
+    /// Print each JetStream ack as JSON.
+    #[arg(long, short = 'j')]
+    json: bool,
+    #[command(flatten)]
+    schedule: ScheduleFlags,
 }
 
 /// Runs `rnats pub`.
 pub(crate) async fn run(args: PubArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let headers = crate::parse::headers(&args.headers)?;
-    let subject = Template::parse(&args.subject)?;
-    let body = match args.body.as_deref() {
-        Some(text) if text != "-" => Body::Template(Template::parse(text)?),
-        _ => Body::Bytes(super::body_or_stdin(None)?),
+    let scheduling = args.schedule.scheduling()?;
+    if args.atomic && !matches!(scheduling, Scheduling::None) {
+        return Err(CliError::Usage(
+            "atomic batch publishing does not support schedules",
+        ));
+    }
+    let body = if args.force_stdin {
+        None
+    } else {
+        args.body.as_deref()
     };
+    // An atomic batch from standard input is its lines, with or without --send-on newline.
+    let send_on = if args.atomic {
+        SendOn::Newline
+    } else {
+        args.send_on
+    };
+    let messages = Messages::new(&args.subject, body, args.count, send_on)?;
+    let output = AckOutput {
+        json: args.json,
+        quiet: args.quiet,
+    };
+    if args.atomic || args.jetstream || !matches!(scheduling, Scheduling::None) {
+        let js = crate::conn::jetstream(conn).await?;
+        if args.atomic {
+            let messages = messages.collect()?;
+            return js_publish::publish_atomic(&js, messages, headers.as_ref(), output).await;
+        }
+        return js_publish::publish(
+            &js,
+            messages,
+            headers.as_ref(),
+            &scheduling,
+            args.sleep,
+            output,
+        )
+        .await;
+    }
+    publish_core(&args, messages, headers, conn).await
+}
+
+/// Publishes on Core NATS, without acks, then flushes.
+async fn publish_core(
+    args: &PubArgs,
+    mut messages: Messages,
+    headers: Option<rnats::HeaderMap>,
+    conn: &ConnArgs,
+) -> Result<(), CliError> {
     let (client, _) = conn.connect().await?;
     let bar = progress_bar(args.count, args.quiet);
     let mut bytes = 0usize;
-    for n in 1..=args.count {
-        if n % PROGRESS_STEP == 0 {
-            bar.set_position(n);
+    let mut sent = 0u64;
+    while let Some(message) = messages.next_message()? {
+        if let (Some(pause), true) = (args.sleep, sent > 0) {
+            client.flush().await?;
+            tokio::time::sleep(pause).await;
         }
-        let subject = subject.render(n);
-        let payload = match &body {
-            Body::Template(t) => Bytes::from(t.render(n)),
-            Body::Bytes(b) => b.clone(),
-        };
+        sent += 1;
+        if sent % PROGRESS_STEP == 0 {
+            bar.set_position(sent);
+        }
+        let (subject, payload) = (message.subject, message.payload);
         bytes += payload.len();
         match (&args.reply, &headers) {
             (None, None) => client.publish(subject, payload).await?,
@@ -77,10 +150,10 @@ pub(crate) async fn run(args: PubArgs, conn: &ConnArgs) -> Result<(), CliError> 
     client.flush().await?;
     bar.finish_and_clear();
     if !args.quiet && std::io::stderr().is_terminal() {
-        let what = if args.count == 1 {
+        let what = if sent == 1 {
             "1 message".to_owned()
         } else {
-            format!("{} messages", crate::stats::human::count(args.count))
+            format!("{} messages", crate::stats::human::count(sent))
         };
         eprintln!(
             "Published {what} ({}) to {:?}",
@@ -108,10 +181,4 @@ fn progress_bar(count: u64, quiet: bool) -> indicatif::ProgressBar {
         bar.set_style(style);
     }
     bar
-}
-
-/// The body: a template rendered per message, or bytes from standard input as they are.
-enum Body {
-    Template(Template),
-    Bytes(Bytes),
 }

@@ -212,7 +212,7 @@ struct AddArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     ttl: Option<Duration>,
     /// Bytes the bucket may hold, e.g. 1GB (-1: no limit).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
+    #[arg(long, alias = "max-bucket-size", value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
     max_bytes: Option<i64>,
     /// The largest value, e.g. 1MB (-1: no limit).
     #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
@@ -227,8 +227,22 @@ struct AddArgs {
     #[arg(long)]
     description: Option<String>,
     /// Compress the values.
-    #[arg(long)]
+    #[arg(long, alias = "compress")]
     compression: bool,
+    /// Metadata, KEY=VALUE; repeat for more.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_metadata)]
+    metadata: Vec<(String, String)>,
+    /// Enable per-key TTLs and limit markers, kept this long (nats-server 2.11).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    marker_ttl: Option<Duration>,
+}
+
+/// `KEY=VALUE`, as natscli's `--metadata` takes it.
+fn parse_metadata(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        _ => Err("expected KEY=VALUE".to_owned()),
+    }
 }
 
 /// `--storage`.
@@ -472,6 +486,8 @@ async fn create_bucket(js: &Context, add: AddArgs) -> Result<(), CliError> {
             },
             num_replicas: add.replicas,
             compression: add.compression,
+            metadata: add.metadata.into_iter().collect(),
+            limit_markers: add.marker_ttl,
             ..Default::default()
         })
         .await
@@ -700,6 +716,7 @@ fn status_json(s: &Status) -> Value {
         "replicas": s.replicas(),
         "compressed": s.is_compressed(),
         "stream": s.stream_name(),
+        "metadata": s.metadata(),
     })
 }
 
@@ -720,5 +737,17 @@ fn render_status(s: &Status) -> String {
     fields.add("Replicas", s.replicas());
     fields.add("Compressed", if s.is_compressed() { "yes" } else { "no" });
     fields.add("Stream", s.stream_name());
+    fields.add_some("Limit markers", s.limit_marker_ttl().map(duration));
+    // The server's own `_nats.*` entries (API levels) are not the user's metadata.
+    let mut metadata: Vec<String> = s
+        .metadata()
+        .iter()
+        .filter(|(k, _)| !k.starts_with("_nats."))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !metadata.is_empty() {
+        metadata.sort();
+        fields.add("Metadata", metadata.join(", "));
+    }
     format!("Key-Value bucket {}\n\n{}", s.bucket(), fields.render())
 }

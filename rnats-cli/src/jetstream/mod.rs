@@ -1,8 +1,9 @@
-//! JetStream commands: `stream`, `consumer` and `account`, with the helpers they share
+//! JetStream commands: `stream`, `consumer`, `counter`, `kv`, `object` and `account`, with the helpers they share
 //! (raw API JSON for `--json`, human units for limits, durations and times).
 
 mod account;
 mod consumer;
+mod counter;
 mod kv;
 mod object;
 mod stream;
@@ -11,6 +12,7 @@ mod stream_report;
 
 pub(crate) use account::{AccountArgs, run as account};
 pub(crate) use consumer::{ConsumerArgs, run as consumer};
+pub(crate) use counter::{CounterArgs, run as counter};
 pub(crate) use kv::{KvArgs, run as kv};
 pub(crate) use object::{ObjectArgs, run as object};
 pub(crate) use stream::{StreamArgs, run as stream};

@@ -136,6 +136,9 @@ enum StreamCommand {
     },
     /// Reads one message by sequence, or the last one on a subject.
     ///
+    /// With a wildcard, --last-for prints the last message of every matching subject (one
+    /// snapshot, by direct get: the stream needs --allow-direct).
+    ///
     /// Example: rnats stream get ORDERS 42   |   rnats stream get ORDERS --last-for orders.new
     Get {
         /// The stream.
@@ -143,8 +146,8 @@ enum StreamCommand {
         /// The message's sequence.
         #[arg(required_unless_present = "last_for", conflicts_with = "last_for")]
         seq: Option<u64>,
-        /// The last message on this subject instead.
-        #[arg(long, value_name = "SUBJECT")]
+        /// The last message on this subject instead (with wildcards: on each subject).
+        #[arg(long, short = 'S', value_name = "SUBJECT")]
         last_for: Option<String>,
         /// The message as JSON.
         #[arg(long)]
@@ -397,6 +400,9 @@ async fn get(
         .await
         .map_err(CliError::js(format!("cannot read stream {name}")))?;
     let message = match (seq, &last_for) {
+        (_, Some(filter)) if is_wildcard(filter) => {
+            return last_per_subject(js, &name, filter, json).await;
+        }
         (_, Some(subject)) => stream
             .get_last_raw_message_by_subject(subject)
             .await
@@ -414,6 +420,47 @@ async fn get(
         }
     };
     print_stream_message(&name, &message, json)
+}
+
+/// Whether `subject` is a filter rather than one subject.
+fn is_wildcard(subject: &str) -> bool {
+    subject.split('.').any(|token| token == "*" || token == ">")
+}
+
+/// `stream get --last-for FILTER` with wildcards: the last message of every matching subject,
+/// one consistent snapshot read by batched direct get (ADR-31), page by page.
+async fn last_per_subject(
+    js: &Context,
+    name: &str,
+    filter: &str,
+    json: bool,
+) -> Result<(), CliError> {
+    let action = format!("cannot get the last messages on {filter} from {name}");
+    let stream = js
+        .get_stream(name)
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    if !stream.cached_info().config.allow_direct {
+        return Err(CliError::JetStream {
+            action,
+            source: "the stream does not allow direct gets (stream edit --allow-direct)".into(),
+        });
+    }
+    let mut messages = stream
+        .direct_multi_last([filter])
+        .send()
+        .await
+        .map_err(CliError::js(action.clone()))?;
+    let mut shown = 0u64;
+    while let Some(message) = messages.next().await {
+        let message = message.map_err(CliError::js(action.clone()))?;
+        print_stream_message(name, &message, json)?;
+        shown += 1;
+    }
+    if shown == 0 {
+        eprintln!("No messages on {filter}");
+    }
+    Ok(())
 }
 
 async fn view(
@@ -568,6 +615,29 @@ fn render_info(info: &Info) -> String {
     config.add("Allows direct get", yes_no(c.allow_direct));
     config.add("Denies deletes", yes_no(c.deny_delete));
     config.add("Denies purges", yes_no(c.deny_purge));
+    // natscli shows these only when on; so do we, to keep the common case short.
+    for (on, what) in [
+        (c.allow_atomic_publish, "Allows atomic batches"),
+        (c.allow_batch_publish, "Allows fast batches"),
+        (c.allow_message_counter, "Counter stream"),
+        (c.allow_message_ttl, "Allows per-message TTL"),
+        (c.allow_message_schedules, "Allows schedules"),
+    ] {
+        if on {
+            config.add(what, "yes");
+        }
+    }
+    // The server's own `_nats.*` entries (API levels) are not the user's metadata.
+    let mut pairs: Vec<String> = c
+        .metadata
+        .iter()
+        .filter(|(k, _)| !k.starts_with("_nats."))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !pairs.is_empty() {
+        pairs.sort();
+        config.add("Metadata", pairs.join(", "));
+    }
     if c.sealed {
         config.add("Sealed", "yes");
     }

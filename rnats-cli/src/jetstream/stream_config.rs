@@ -4,7 +4,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use rnats::jetstream::stream::{Config, DiscardPolicy, RetentionPolicy, StorageType};
+use rnats::jetstream::stream::{
+    Compression, Config, ConsumerLimits, DiscardPolicy, PersistenceMode, Placement,
+    RetentionPolicy, StorageType,
+};
 
 use crate::conn::parse_duration;
 
@@ -67,6 +70,68 @@ pub(crate) struct StreamFlags {
     /// Let every replica answer direct gets.
     #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
     allow_direct: Option<bool>,
+    /// Let a mirror answer direct gets for the stream it mirrors.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    allow_mirror_direct: Option<bool>,
+    /// Allow atomic batch publishing (ADR-50, nats-server 2.12).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    allow_batch: Option<bool>,
+    /// Allow fast-ingest batch publishing (ADR-50, nats-server 2.14).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    allow_fast: Option<bool>,
+    /// Make the stream a distributed counter (ADR-49; cannot be turned off later).
+    #[arg(long)]
+    allow_counter: bool,
+    /// Allow a per-message TTL (the Nats-TTL header; cannot be turned off later).
+    #[arg(long)]
+    allow_msg_ttl: bool,
+    /// Allow message schedules (ADR-51, nats-server 2.12).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    allow_schedules: Option<bool>,
+    /// Discard new messages per subject once --max-msgs-per-subject is reached.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    discard_per_subject: Option<bool>,
+    /// Storage compression (file storage only).
+    #[arg(long, value_enum)]
+    compression: Option<CompressionFlag>,
+    /// Leave a delete marker, kept this long, when max age removes a subject's last message.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    subject_del_markers_ttl: Option<Duration>,
+    /// Metadata, KEY=VALUE; repeat for more (replaces the stream's metadata).
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_metadata)]
+    metadata: Vec<(String, String)>,
+    /// The sequence the first message gets (only when adding).
+    #[arg(long, value_name = "SEQ")]
+    first_sequence: Option<u64>,
+    /// Place the stream in this cluster.
+    #[arg(long, value_name = "CLUSTER")]
+    cluster: Option<String>,
+    /// Place the stream on servers with this tag; repeat for more.
+    #[arg(long = "tag", value_name = "TAG")]
+    tags: Vec<String>,
+    /// How writes are made durable.
+    #[arg(long, value_enum)]
+    persist_mode: Option<PersistMode>,
+    /// The longest inactive threshold a consumer of the stream may have.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    limit_consumer_inactive: Option<Duration>,
+    /// The most unacknowledged messages a consumer of the stream may have.
+    #[arg(long, value_name = "N")]
+    limit_consumer_max_pending: Option<i64>,
+}
+
+/// `--compression`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum CompressionFlag {
+    None,
+    S2,
+}
+
+/// `--persist-mode`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum PersistMode {
+    Default,
+    Async,
 }
 
 /// `--storage`.
@@ -90,6 +155,14 @@ enum Retention {
 enum Discard {
     Old,
     New,
+}
+
+/// `KEY=VALUE`, as natscli's `--metadata` takes it.
+fn parse_metadata(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        _ => Err("expected KEY=VALUE".to_owned()),
+    }
 }
 
 fn parse_size(text: &str) -> Result<i64, String> {
@@ -143,6 +216,64 @@ impl StreamFlags {
         set(&mut config.deny_delete, self.deny_delete);
         set(&mut config.deny_purge, self.deny_purge);
         set(&mut config.allow_direct, self.allow_direct);
+        set(&mut config.mirror_direct, self.allow_mirror_direct);
+        set(&mut config.allow_atomic_publish, self.allow_batch);
+        set(&mut config.allow_batch_publish, self.allow_fast);
+        set(&mut config.allow_message_schedules, self.allow_schedules);
+        set(
+            &mut config.discard_new_per_subject,
+            self.discard_per_subject,
+        );
+        // Counters and TTLs cannot be turned off once on, so the flags only turn them on.
+        config.allow_message_counter |= self.allow_counter;
+        config.allow_message_ttl |= self.allow_msg_ttl;
+        if let Some(compression) = self.compression {
+            config.compression = Some(match compression {
+                CompressionFlag::None => Compression::None,
+                CompressionFlag::S2 => Compression::S2,
+            });
+        }
+        if self.subject_del_markers_ttl.is_some() {
+            config.subject_delete_marker_ttl = self.subject_del_markers_ttl;
+        }
+        if !self.metadata.is_empty() {
+            config.metadata = self.metadata.iter().cloned().collect();
+        }
+        if self.first_sequence.is_some() {
+            config.first_sequence = self.first_sequence;
+        }
+        self.apply_placement(config);
+        if let Some(mode) = self.persist_mode {
+            config.persist_mode = Some(match mode {
+                PersistMode::Default => PersistenceMode::Default,
+                PersistMode::Async => PersistenceMode::Async,
+            });
+        }
+        self.apply_consumer_limits(config);
+    }
+
+    fn apply_placement(&self, config: &mut Config) {
+        if self.cluster.is_none() && self.tags.is_empty() {
+            return;
+        }
+        let placement = config.placement.get_or_insert_with(Placement::default);
+        if self.cluster.is_some() {
+            placement.cluster = self.cluster.clone();
+        }
+        if !self.tags.is_empty() {
+            placement.tags = self.tags.clone();
+        }
+    }
+
+    fn apply_consumer_limits(&self, config: &mut Config) {
+        if self.limit_consumer_inactive.is_none() && self.limit_consumer_max_pending.is_none() {
+            return;
+        }
+        let limits = config
+            .consumer_limits
+            .get_or_insert_with(ConsumerLimits::default);
+        set(&mut limits.inactive_threshold, self.limit_consumer_inactive);
+        set(&mut limits.max_ack_pending, self.limit_consumer_max_pending);
     }
 }
 

@@ -184,6 +184,47 @@ struct ConsumerFlags {
     /// What the consumer is for.
     #[arg(long)]
     description: Option<String>,
+    /// Idle heartbeats of a push consumer, this often, e.g. 5s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    heartbeat: Option<Duration>,
+    /// Flow control for a push consumer.
+    #[arg(long)]
+    flow_control: bool,
+    /// How long the consumer may go unused before the server removes it, e.g. 1h.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    inactive_threshold: Option<Duration>,
+    /// Deliver only headers, no bodies.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    headers_only: Option<bool>,
+    /// Pull requests waiting at once, at most.
+    #[arg(long, value_name = "PULLS")]
+    max_waiting: Option<i64>,
+    /// The largest batch a pull request may ask for.
+    #[arg(long, value_name = "BATCH_SIZE")]
+    max_pull_batch: Option<i64>,
+    /// The longest expiry a pull request may ask for.
+    #[arg(long, value_name = "EXPIRES", value_parser = parse_duration)]
+    max_pull_expire: Option<Duration>,
+    /// The most bytes a pull request may ask for.
+    #[arg(long, value_name = "BYTES")]
+    max_pull_bytes: Option<i64>,
+    /// Deliver at most this many bits per second (push consumers).
+    #[arg(long, value_name = "BPS")]
+    bps: Option<u64>,
+    /// Keep the consumer's state in memory whatever the stream's storage.
+    #[arg(long)]
+    memory: bool,
+    /// Metadata, KEY=VALUE; repeat for more (replaces the consumer's metadata).
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_metadata)]
+    metadata: Vec<(String, String)>,
+}
+
+/// `KEY=VALUE`, as natscli's `--metadata` takes it.
+fn parse_metadata(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        _ => Err("expected KEY=VALUE".to_owned()),
+    }
 }
 
 /// `--ack`.
@@ -261,7 +302,31 @@ impl ConsumerFlags {
         if let Some(d) = &self.description {
             config.description = Some(d.clone());
         }
+        self.apply_delivery(&mut config);
         Ok(config)
+    }
+
+    /// The push, pull and lifetime settings natscli also takes as flags.
+    fn apply_delivery(&self, config: &mut consumer::Config) {
+        set(&mut config.idle_heartbeat, self.heartbeat);
+        config.flow_control |= self.flow_control;
+        set(&mut config.inactive_threshold, self.inactive_threshold);
+        set(&mut config.headers_only, self.headers_only);
+        set(&mut config.max_waiting, self.max_waiting);
+        set(&mut config.max_batch, self.max_pull_batch);
+        set(&mut config.max_expires, self.max_pull_expire);
+        set(&mut config.max_bytes, self.max_pull_bytes);
+        set(&mut config.rate_limit, self.bps);
+        config.memory_storage |= self.memory;
+        if !self.metadata.is_empty() {
+            config.metadata = self.metadata.iter().cloned().collect();
+        }
+    }
+}
+
+fn set<T>(field: &mut T, value: Option<T>) {
+    if let Some(value) = value {
+        *field = value;
     }
 }
 
