@@ -9,12 +9,17 @@
 //! `cargo bench -p rnats-bench --bench compare -- [--quick] [--rounds R]
 //! [--runtime current-thread|multi-thread] [--clients NAME,...] [SCENARIO...]`.
 
+// The scale probes are compiled for each client and name this crate as the async-nats side
+// does, `rnats_bench::...`.
+extern crate self as rnats_bench;
+
 pub mod args;
 pub mod blocking;
 pub mod cost;
 pub mod memory;
 pub mod raw;
 pub mod report;
+pub mod scale;
 pub mod scenario;
 pub mod stats;
 pub mod workload;

@@ -19,6 +19,7 @@ mod publisher;
 mod report;
 mod request;
 mod runtime;
+mod scale;
 mod subscriber;
 mod supervisor;
 mod target;
@@ -41,6 +42,16 @@ pub(crate) struct BenchArgs {
     /// Which benchmark to run.
     #[arg(value_enum)]
     pub(crate) kind: BenchKind,
+    /// scale only: the axis to grow along (subs, requests, servers, connections, headers,
+    /// kv-keys, objects).
+    #[arg(value_name = "AXIS", value_parser = scale::parse_axis)]
+    pub(crate) axis: Option<rnats_bench::scale::Axis>,
+    /// scale only: also draw the curve as an SVG line chart into this file.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) svg: Option<std::path::PathBuf>,
+    /// scale only: run the smallest point of the axis only.
+    #[arg(long)]
+    pub(crate) smallest: bool,
     /// Payload size of every message, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 128)]
     pub(crate) size: usize,
@@ -155,11 +166,17 @@ pub(crate) enum BenchKind {
     /// JetStream: fill a memory stream with `--msgs` messages, then time a pull consumer
     /// fetching them `--batch` at a time, acking each one.
     JsFetch,
+    /// How a cost grows along AXIS, at 4 or more points (see docs/performance.md, "How costs
+    /// grow"); side by side with async-nats in `cargo bench -p rnats-bench --bench scale`.
+    Scale,
 }
 
 /// Runs a benchmark against `server` (a private nats-server when `None`) and prints its report.
 pub(crate) fn run(args: BenchArgs, server: Option<&str>) -> Result<(), CliError> {
     args.check()?;
+    if let (BenchKind::Scale, Some(axis)) = (args.kind, args.axis) {
+        return scale::run(&args, axis, server);
+    }
     let jetstream = matches!(args.kind, BenchKind::JsPub | BenchKind::JsFetch);
     let target = Target::resolve(server, jetstream)?;
     let plan = Plan {
@@ -204,6 +221,9 @@ pub(crate) fn run(args: BenchArgs, server: Option<&str>) -> Result<(), CliError>
 impl BenchArgs {
     /// Rejects combinations clap cannot check on its own.
     fn check(&self) -> Result<(), CliError> {
+        if (self.kind == BenchKind::Scale) != self.axis.is_some() {
+            return Err(CliError::Usage(scale::NEEDS_AXIS));
+        }
         if self.blocking && !blocking::supports(self.kind) {
             return Err(CliError::Usage(blocking::NOT_CORE));
         }
@@ -266,6 +286,7 @@ impl Plan {
             BenchKind::Lat => latency::run(self).await,
             BenchKind::JsPub => jetstream::run(self).await,
             BenchKind::JsFetch => jetstream::fetch(self).await,
+            BenchKind::Scale => Err(CliError::Usage(scale::NEEDS_AXIS)),
         }
     }
 

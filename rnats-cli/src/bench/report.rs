@@ -83,6 +83,7 @@ impl fmt::Display for BenchReport {
             BenchKind::Lat => "lat",
             BenchKind::JsPub => "js-pub",
             BenchKind::JsFetch => "js-fetch",
+            BenchKind::Scale => "scale",
         };
         let clients = if self.clients == 1 {
             "client"

@@ -30,7 +30,7 @@ pub(super) fn supports(kind: BenchKind) -> bool {
         BenchKind::Pub | BenchKind::Sub | BenchKind::Pubsub | BenchKind::Req | BenchKind::Lat => {
             true
         }
-        BenchKind::JsPub | BenchKind::JsFetch => false,
+        BenchKind::JsPub | BenchKind::JsFetch | BenchKind::Scale => false,
     }
 }
 
@@ -42,7 +42,7 @@ pub(super) fn run(plan: &Plan, kind: BenchKind) -> Result<Figures, CliError> {
         BenchKind::Pubsub => fanout::run(plan, Roles::both(plan.clients)),
         BenchKind::Req => request::run(plan),
         BenchKind::Lat => latency::run(plan),
-        BenchKind::JsPub | BenchKind::JsFetch => Err(CliError::Usage(NOT_CORE)),
+        BenchKind::JsPub | BenchKind::JsFetch | BenchKind::Scale => Err(CliError::Usage(NOT_CORE)),
     }
 }
 

@@ -1,0 +1,188 @@
+//! The command line of the `scale` bench:
+//! `cargo bench -p rnats-bench --bench scale -- [--quick] [--clients NAME,...]
+//! [--server URL] [--json PATH] [--svg-dir DIR] [AXIS...]`.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use super::Axis;
+
+/// Usage text for `--help` and errors.
+pub const USAGE: &str = "\
+usage: cargo bench -p rnats-bench --bench scale -- \
+[--quick] [--clients rnats,async-nats] [--server URL] [--json PATH] [--svg-dir DIR] [AXIS...]
+quick: the smallest point of each axis only (CI)
+svg-dir: write AXIS.svg there for each axis run (docs/scale)
+axes: subs requests servers connections headers kv-keys objects (default: all)";
+
+/// The clients the scale bench knows.
+pub const CLIENTS: [&str; 2] = ["rnats", "async-nats"];
+
+/// What a run of the scale bench should do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaleArgs {
+    /// The smallest point of each axis only.
+    pub quick: bool,
+    /// Client names, in column order.
+    pub clients: Vec<&'static str>,
+    /// Use this server instead of starting one.
+    pub server: Option<String>,
+    /// Write the raw points of every axis here, as one JSON array.
+    pub json: Option<PathBuf>,
+    /// Write `AXIS.svg` here for every axis.
+    pub svg_dir: Option<PathBuf>,
+    /// Axes in the order given (all when none was named).
+    pub axes: Vec<Axis>,
+    /// `--bench` was given (as `cargo bench` does; `cargo test` runs the binary without it).
+    pub bench: bool,
+    /// Print usage and exit.
+    pub help: bool,
+}
+
+/// Why the command line was rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScaleArgsError {
+    /// A flag that takes a value came last.
+    MissingValue(&'static str),
+    /// A bare word that names no axis.
+    UnknownAxis(String),
+    /// `--clients` named an unknown client, or none.
+    BadClients(String),
+    /// A flag this bench does not know.
+    UnknownFlag(String),
+}
+
+impl fmt::Display for ScaleArgsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScaleArgsError::MissingValue(flag) => write!(f, "{flag} needs a value"),
+            ScaleArgsError::UnknownAxis(name) => write!(f, "unknown axis {name:?}"),
+            ScaleArgsError::BadClients(value) => write!(
+                f,
+                "--clients wants a comma-separated list from {}, not {value:?}",
+                CLIENTS.join(",")
+            ),
+            ScaleArgsError::UnknownFlag(flag) => write!(f, "unknown flag {flag:?}"),
+        }
+    }
+}
+
+impl std::error::Error for ScaleArgsError {}
+
+impl ScaleArgs {
+    /// Parses the arguments after the program name.
+    pub fn parse(args: impl IntoIterator<Item = String>) -> Result<ScaleArgs, ScaleArgsError> {
+        let mut parsed = ScaleArgs {
+            quick: false,
+            clients: CLIENTS.to_vec(),
+            server: None,
+            json: None,
+            svg_dir: None,
+            axes: Vec::new(),
+            bench: false,
+            help: false,
+        };
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            let (flag, inline) = match arg.split_once('=') {
+                Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
+                _ => (arg.as_str(), None),
+            };
+            let mut value = |name: &'static str| match &inline {
+                Some(v) => Ok(v.clone()),
+                None => args.next().ok_or(ScaleArgsError::MissingValue(name)),
+            };
+            match flag {
+                "--quick" => parsed.quick = true,
+                "--bench" => parsed.bench = true,
+                "-h" | "--help" => parsed.help = true,
+                "--server" => parsed.server = Some(value("--server")?),
+                "--json" => parsed.json = Some(value("--json")?.into()),
+                "--svg-dir" => parsed.svg_dir = Some(value("--svg-dir")?.into()),
+                "--clients" => {
+                    let raw = value("--clients")?;
+                    let clients: Option<Vec<&'static str>> = raw
+                        .split(',')
+                        .map(|name| CLIENTS.into_iter().find(|c| *c == name))
+                        .collect();
+                    parsed.clients = match clients {
+                        Some(c) if !c.is_empty() => c,
+                        _ => return Err(ScaleArgsError::BadClients(raw)),
+                    };
+                }
+                other if other.starts_with('-') => {
+                    return Err(ScaleArgsError::UnknownFlag(other.to_owned()));
+                }
+                name => parsed.axes.push(
+                    Axis::from_name(name)
+                        .ok_or_else(|| ScaleArgsError::UnknownAxis(name.into()))?,
+                ),
+            }
+        }
+        if parsed.axes.is_empty() {
+            parsed.axes = Axis::ALL.to_vec();
+        }
+        Ok(parsed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<ScaleArgs, ScaleArgsError> {
+        ScaleArgs::parse(args.iter().map(|s| s.to_string()))
+    }
+
+    #[test]
+    fn defaults_run_every_axis_with_both_clients() {
+        let args = parse(&["--bench"]).unwrap();
+        assert!(args.bench && !args.quick);
+        assert_eq!(args.axes, Axis::ALL.to_vec());
+        assert_eq!(args.clients, vec!["rnats", "async-nats"]);
+    }
+
+    #[test]
+    fn reads_flags_and_axes_in_order() {
+        let args = parse(&[
+            "--quick",
+            "--clients=async-nats",
+            "--json",
+            "out.json",
+            "--svg-dir",
+            "docs/scale",
+            "--server",
+            "nats://127.0.0.1:4222",
+            "requests",
+            "subs",
+        ])
+        .unwrap();
+        assert!(args.quick);
+        assert_eq!(args.clients, vec!["async-nats"]);
+        assert_eq!(args.json, Some(PathBuf::from("out.json")));
+        assert_eq!(args.svg_dir, Some(PathBuf::from("docs/scale")));
+        assert_eq!(args.server.as_deref(), Some("nats://127.0.0.1:4222"));
+        assert_eq!(args.axes, vec![Axis::Requests, Axis::Subs]);
+    }
+
+    #[test]
+    fn rejects_what_it_does_not_know() {
+        assert_eq!(
+            parse(&["bogus"]),
+            Err(ScaleArgsError::UnknownAxis("bogus".into()))
+        );
+        assert_eq!(
+            parse(&["--clients", "raw"]),
+            Err(ScaleArgsError::BadClients("raw".into()))
+        );
+        assert_eq!(
+            parse(&["--json"]),
+            Err(ScaleArgsError::MissingValue("--json"))
+        );
+        assert_eq!(
+            parse(&["--fast"]),
+            Err(ScaleArgsError::UnknownFlag("--fast".into()))
+        );
+    }
+}

@@ -1,0 +1,94 @@
+//! `rnats bench scale AXIS`: how a cost grows along one axis, with rnats alone. The probes
+//! are rnats-bench's ([`rnats_bench::scale`]), the same code the side-by-side
+//! `cargo bench -p rnats-bench --bench scale` runs for rnats and async-nats.
+//!
+//! The `rnats` binary does not count its heap allocations, so memory figures here are
+//! resident memory (RSS); the bench's are live heap bytes and the more exact of the two.
+
+use rnats_bench::scale::{Axis, rnats_side, svg, to_json, to_markdown};
+
+use super::BenchArgs;
+use super::target::Target;
+use crate::error::CliError;
+
+/// The usage error for `scale` without an axis, or an axis without `scale`.
+pub(super) const NEEDS_AXIS: &str = "`rnats bench scale` needs an AXIS (subs, requests, \
+servers, connections, headers, kv-keys, objects), and only `scale` takes one";
+
+/// Parses the AXIS argument.
+pub(super) fn parse_axis(text: &str) -> Result<Axis, String> {
+    Axis::from_name(text).ok_or_else(|| {
+        let names: Vec<&str> = Axis::ALL.iter().map(|a| a.name()).collect();
+        format!("unknown axis {text:?}; one of {}", names.join(", "))
+    })
+}
+
+/// Runs `axis` against `server` (a private JetStream-enabled nats-server when `None`) and
+/// prints the table, or the JSON with `--json`; `--svg` also draws the chart.
+pub(super) fn run(args: &BenchArgs, axis: Axis, server: Option<&str>) -> Result<(), CliError> {
+    let target = Target::resolve(server, true)?;
+    let url = target.url();
+    let runtime = args.runtime.build()?;
+    let points = axis.plan(args.smallest);
+    if !args.json {
+        eprintln!("scale {axis}: points {points:?} against {url}");
+    }
+    let curve = runtime.block_on(rnats_side::run_axis(axis, &url, points));
+    // Stop every connection task before the private server (dropped after us) goes away.
+    drop(runtime);
+    let curves = [curve];
+    if let Some(path) = &args.svg {
+        std::fs::write(path, svg::chart(axis, &curves)).map_err(|source| CliError::WriteFile {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&to_json(axis, &curves))?);
+    } else {
+        println!("{}", to_markdown(axis, &curves));
+    }
+    let failed = curves[0].points.iter().any(|(_, r)| r.is_err());
+    if failed {
+        return Err(CliError::Usage(
+            "invalid run: some points failed (see FAILED under the table)",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bench_args(argv: &[&str]) -> Result<BenchArgs, clap::Error> {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(argv)?;
+        match cli.command {
+            crate::cli::Command::Bench(args) => Ok(args),
+            _ => panic!("not a bench command"),
+        }
+    }
+
+    #[test]
+    fn scale_takes_an_axis_and_only_scale_does() {
+        let args = bench_args(&["rnats", "bench", "scale", "kv-keys", "--smallest"]).unwrap();
+        assert_eq!(args.axis, Some(Axis::KvKeys));
+        assert!(args.smallest && args.check().is_ok());
+        let bare = bench_args(&["rnats", "bench", "scale"]).unwrap();
+        assert!(bare.check().is_err());
+        let stray = bench_args(&["rnats", "bench", "pub", "subs"]).unwrap();
+        assert!(stray.check().is_err());
+        assert!(bench_args(&["rnats", "bench", "scale", "bogus"]).is_err());
+        let plain = bench_args(&["rnats", "bench", "pub"]).unwrap();
+        assert!(plain.axis.is_none() && plain.check().is_ok());
+    }
+
+    #[test]
+    fn axes_parse_by_name() {
+        assert_eq!(parse_axis("subs"), Ok(Axis::Subs));
+        assert_eq!(parse_axis("kv-keys"), Ok(Axis::KvKeys));
+        let err = parse_axis("bogus").unwrap_err();
+        assert!(err.contains("bogus") && err.contains("objects"), "{err}");
+    }
+}
