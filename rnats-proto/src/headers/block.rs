@@ -3,7 +3,7 @@
 use bytes::BytesMut;
 
 use super::VERSION;
-use super::map::HeaderMap;
+use super::map::{HeaderMap, NameIndex};
 use super::name::{HeaderName, HeaderValue, validate_value};
 use super::status::StatusCode;
 use crate::decode_error::DecodeError;
@@ -37,6 +37,7 @@ impl HeaderBlock {
         let (status, description) = parse_version_line(version_line)?;
 
         let mut headers = HeaderMap::new();
+        let mut index = NameIndex::default();
         let mut saw_blank = false;
         for line in lines {
             if saw_blank {
@@ -47,7 +48,7 @@ impl HeaderBlock {
                 continue;
             }
             let (name, value) = parse_header_line(line)?;
-            headers.append_valid(name, value);
+            headers.append_decoded(name, value, &mut index);
         }
         if !saw_blank && !headers.is_empty() {
             return Err(invalid("header block is missing its closing blank line"));
@@ -197,6 +198,27 @@ mod tests {
         assert_eq!(b.description, None);
         assert_eq!(b.headers.get_all("Foo").collect::<Vec<_>>(), ["bar", "qux"]);
         assert_eq!(b.headers.get("foo").unwrap(), "baz");
+    }
+
+    #[test]
+    fn a_block_of_many_names_decodes_as_a_map_built_one_pair_at_a_time() {
+        // Past the index threshold, repeated names still gather their values in order.
+        let mut block = b"NATS/1.0\r\n".to_vec();
+        let mut expected = HeaderMap::new();
+        for i in 0..200 {
+            let name = format!("H-{}", i % 70);
+            let value = format!("v{i}");
+            block.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+            expected.append(name.as_str(), value.as_str());
+        }
+        block.extend_from_slice(b"\r\n");
+        let decoded = decode(&block).headers;
+        assert_eq!(decoded, expected);
+        assert_eq!(decoded.len(), 70);
+        let values: Vec<&str> = decoded.get_all("H-3").map(|v| v.as_str()).collect();
+        assert_eq!(values, ["v3", "v73", "v143"]);
+        let names: Vec<&str> = decoded.iter().map(|(n, _)| n.as_str()).take(3).collect();
+        assert_eq!(names, ["H-0", "H-1", "H-2"], "names keep their first order");
     }
 
     #[test]

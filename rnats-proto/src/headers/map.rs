@@ -29,6 +29,15 @@ pub struct HeaderMap {
     refused: Option<HeaderError>,
 }
 
+/// Where each name of a map being decoded stands, once the map has many names.
+#[derive(Debug, Default)]
+pub(super) struct NameIndex(Option<std::collections::HashMap<String, usize>>);
+
+impl NameIndex {
+    /// Names a map holds before its decoder indexes them: below this a scan is cheaper.
+    const FROM: usize = 16;
+}
+
 /// The values of one header name, from [`HeaderMap::get_all`].
 #[derive(Debug, Clone)]
 pub struct GetAll<'a, T> {
@@ -100,6 +109,32 @@ impl HeaderMap {
         match self.position(name.as_str()) {
             Some(i) => self.entries[i].1.push(value),
             None => self.entries.push((name, vec![value])),
+        }
+    }
+
+    /// [`HeaderMap::append_valid`] for a decoder that appends many pairs in a row: past
+    /// [`NameIndex::FROM`] names, names are found through `index` instead of a scan, so a
+    /// block of `n` distinct names decodes in linear time rather than quadratic. Small maps,
+    /// the usual case, never build the index.
+    pub(super) fn append_decoded(
+        &mut self,
+        name: HeaderName,
+        value: HeaderValue,
+        index: &mut NameIndex,
+    ) {
+        if index.0.is_none() && self.entries.len() < NameIndex::FROM {
+            return self.append_valid(name, value);
+        }
+        let positions = index.0.get_or_insert_with(|| {
+            let names = self.entries.iter().map(|(n, _)| n.as_str().to_owned());
+            names.zip(0..).collect()
+        });
+        match positions.get(name.as_str()) {
+            Some(&i) => self.entries[i].1.push(value),
+            None => {
+                positions.insert(name.as_str().to_owned(), self.entries.len());
+                self.entries.push((name, vec![value]));
+            }
         }
     }
 
