@@ -51,6 +51,9 @@ pub(crate) enum Command {
     Reply(ReplyArgs),
     /// Traces a message's path through the servers (nats-server 2.11+).
     Trace(crate::core::TraceArgs),
+    /// Follows advisories and events: JetStream's, and the system account's connections.
+    #[command(alias = "event", alias = "e")]
+    Events(crate::core::EventsArgs),
     /// Shows what the server says about itself.
     Server(crate::core::ServerArgs),
     /// Measures the round trip time to the server.
@@ -107,6 +110,7 @@ impl Cli {
             Command::Req(args) => block_on(crate::core::request(args, conn)),
             Command::Reply(args) => block_on(crate::core::reply(args, conn)),
             Command::Trace(args) => block_on(crate::core::trace(args, conn)),
+            Command::Events(args) => block_on(crate::core::events(args, conn)),
             Command::Server(args) => block_on(crate::core::server(args, conn)),
             Command::Rtt(args) => block_on(crate::core::rtt(args, conn)),
             Command::Stream(args) => block_on(crate::jetstream::stream(args, conn)),

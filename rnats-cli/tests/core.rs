@@ -221,6 +221,66 @@ fn trace_with_deliver_reaches_the_subscriber_and_notes_no_interest() {
 }
 
 #[test]
+fn events_shows_jetstream_advisories_as_lines_and_json() {
+    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let mut lines = rnats.spawn_ready(
+        &[
+            "events",
+            "--js-advisory",
+            "--srv-advisory=false",
+            "--count",
+            "1",
+            "-s",
+            &url,
+        ],
+        "Listening for JetStream advisories on $JS.EVENT.ADVISORY.>",
+    );
+    let mut json = rnats.spawn_ready(
+        &[
+            "events",
+            "--js-advisory",
+            "--srv-advisory=false",
+            "-c",
+            "1",
+            "--json",
+            "-s",
+            &url,
+        ],
+        "Listening for JetStream advisories",
+    );
+    rnats.ok(&[
+        "stream",
+        "add",
+        "EVENTS",
+        "--subjects",
+        "ev.>",
+        "--defaults",
+        "-s",
+        &url,
+    ]);
+    let out = lines.finish();
+    assert_success(&out, &["events"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("on $JS.EVENT.ADVISORY."), "{text}");
+    assert!(text.contains("EVENTS"), "{text}");
+    let out = json.finish();
+    assert_success(&out, &["events"]);
+    let events = json_lines(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(events.len(), 1);
+    assert!(
+        events[0]["type"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("io.nats.jetstream.advisory.v1.")),
+        "{}",
+        events[0]
+    );
+    let line = Rnats::new().fails(&["events", "--srv-advisory=false", "-s", &url]);
+    assert!(line.contains("no events were chosen"), "{line}");
+}
+
+#[test]
 fn req_without_responders_fails_cleanly() {
     let server = NatsServer::start();
     let line = Rnats::new().fails(&["req", "nobody.home", "x", "-s", &server.url()]);

@@ -1,5 +1,6 @@
 //! Core NATS commands: `pub`, `sub`, `req`, `reply`, `trace`, `server info` and `rtt`.
 
+mod events;
 mod js_publish;
 mod messages;
 mod publish;
@@ -13,6 +14,7 @@ mod subscribe;
 pub(crate) mod template;
 mod trace;
 
+pub(crate) use events::{EventsArgs, run as events};
 pub(crate) use publish::{PubArgs, run as publish};
 pub(crate) use reply::{ReplyArgs, run as reply};
 pub(crate) use request::{ReqArgs, run as request};

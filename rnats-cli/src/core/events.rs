@@ -1,0 +1,191 @@
+//! `rnats events`: follow the server's advisories and metrics (JetStream's `$JS.EVENT.>`, the
+//! system account's connection events) as lines a person reads, or as JSON.
+
+use clap::Args;
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use crate::conn::ConnArgs;
+use crate::error::CliError;
+use crate::out;
+
+/// Options of `rnats events`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  rnats events --js-advisory\n  \
+    rnats events --all --json --context system")]
+pub(crate) struct EventsArgs {
+    /// Every kind below.
+    #[arg(long, short = 'a')]
+    all: bool,
+    /// JetStream advisories (`$JS.EVENT.ADVISORY.>`): API audits, stream and consumer actions,
+    /// leader elections, terminated or max-delivered messages.
+    #[arg(long)]
+    js_advisory: bool,
+    /// JetStream metrics (`$JS.EVENT.METRIC.>`), such as acknowledgement samples.
+    #[arg(long)]
+    js_metric: bool,
+    /// Connection, disconnection and authentication-error events (the system account's;
+    /// on by default, `--srv-advisory=false` to leave them out).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    srv_advisory: bool,
+    /// More subjects to follow, as events.
+    #[arg(long, value_name = "SUBJECTS", value_delimiter = ',')]
+    subjects: Vec<String>,
+    /// One JSON object per event, as the server sent it.
+    #[arg(long, short = 'j')]
+    json: bool,
+    /// One short line per event: time, kind and subject.
+    #[arg(long, conflicts_with = "json")]
+    short: bool,
+    /// Exit after this many events.
+    #[arg(long, short = 'c', value_parser = clap::value_parser!(u64).range(1..))]
+    count: Option<u64>,
+}
+
+/// Runs `rnats events`.
+pub(crate) async fn run(args: EventsArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let subjects = subjects(&args, conn.js_event_prefix.as_deref());
+    if subjects.is_empty() {
+        return Err(CliError::Usage("no events were chosen"));
+    }
+    let (client, _) = conn.connect().await?;
+    let mut streams = Vec::new();
+    for (_, subject) in &subjects {
+        streams.push(client.subscribe(subject.clone()).await?);
+    }
+    client.flush().await?;
+    // Scripts and tests wait for these lines: the server has the subscriptions by now.
+    for (what, subject) in &subjects {
+        eprintln!("Listening for {what} on {subject}");
+    }
+    let mut events = futures_util::stream::select_all(streams);
+    let mut seen = 0u64;
+    while let Some(message) = events.next().await {
+        seen += 1;
+        let body: Value = serde_json::from_slice(&message.payload).unwrap_or(Value::Null);
+        if args.json {
+            match &body {
+                Value::Null => out::json(&serde_json::json!({
+                    "subject": message.subject.as_str(),
+                    "data": String::from_utf8_lossy(&message.payload),
+                }))?,
+                body => out::json(body)?,
+            }
+        } else {
+            out::print(&format!(
+                "{}\n",
+                line(message.subject.as_str(), &body, args.short)
+            ))?;
+        }
+        if args.count == Some(seen) {
+            return Ok(());
+        }
+    }
+    Err(CliError::SubscriptionEnded)
+}
+
+/// The subjects the flags choose, each with what it carries.
+fn subjects(args: &EventsArgs, js_event_prefix: Option<&str>) -> Vec<(&'static str, String)> {
+    let js = js_event_prefix.unwrap_or("$JS.EVENT");
+    let mut chosen = Vec::new();
+    if args.all || args.js_advisory {
+        chosen.push(("JetStream advisories", format!("{js}.ADVISORY.>")));
+    }
+    if args.all || args.js_metric {
+        chosen.push(("JetStream metrics", format!("{js}.METRIC.>")));
+    }
+    if args.all || args.srv_advisory {
+        chosen.push(("client connections", "$SYS.ACCOUNT.*.CONNECT".to_owned()));
+        chosen.push((
+            "client disconnections",
+            "$SYS.ACCOUNT.*.DISCONNECT".to_owned(),
+        ));
+        chosen.push((
+            "authentication errors",
+            "$SYS.SERVER.*.CLIENT.AUTH.ERR".to_owned(),
+        ));
+    }
+    for subject in &args.subjects {
+        chosen.push(("events", subject.clone()));
+    }
+    chosen
+}
+
+/// One event as a line: `[time] kind on subject`, then, unless `short`, the event's own
+/// fields as `key=value` (the client's name and account for connection events).
+fn line(subject: &str, body: &Value, short: bool) -> String {
+    let kind = body["type"]
+        .as_str()
+        .map(|t| t.rsplit('.').next().unwrap_or(t).to_owned())
+        .unwrap_or_else(|| "event".to_owned());
+    let time = body["timestamp"]
+        .as_str()
+        .or_else(|| body["server"]["time"].as_str())
+        .and_then(|t| t.get(11..19))
+        .unwrap_or("--:--:--");
+    let mut text = format!("[{time}] {kind} on {subject}");
+    if short {
+        return text;
+    }
+    let Value::Object(fields) = body else {
+        return text;
+    };
+    for (key, value) in fields {
+        let shown = match value {
+            Value::String(s) if !matches!(key.as_str(), "type" | "id" | "timestamp") => {
+                format!("{s:?}")
+            }
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => continue,
+        };
+        text.push_str(&format!(" {key}={shown}"));
+    }
+    for key in ["name", "acc", "user", "host"] {
+        if let Some(value) = body["client"][key].as_str().filter(|v| !v.is_empty()) {
+            text.push_str(&format!(" client.{key}={value:?}"));
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_advisory_reads_as_one_line_with_its_fields() {
+        let body = serde_json::json!({
+            "type": "io.nats.jetstream.advisory.v1.stream_action",
+            "id": "abc",
+            "timestamp": "2026-12-02T06:30:01.5Z",
+            "stream": "ORDERS",
+            "action": "create",
+        });
+        let subject = "$JS.EVENT.ADVISORY.STREAM.CREATED.ORDERS";
+        assert_eq!(
+            line(subject, &body, true),
+            "[06:30:01] stream_action on $JS.EVENT.ADVISORY.STREAM.CREATED.ORDERS"
+        );
+        let full = line(subject, &body, false);
+        assert!(full.contains(" action=\"create\""), "{full}");
+        assert!(full.contains(" stream=\"ORDERS\""), "{full}");
+        assert!(!full.contains("abc"), "{full}");
+    }
+
+    #[test]
+    fn a_connection_event_names_its_client_and_anything_else_still_prints() {
+        let body = serde_json::json!({
+            "type": "io.nats.server.advisory.v1.client_connect",
+            "server": {"time": "2026-12-02T07:00:00Z"},
+            "client": {"name": "worker", "acc": "APP"},
+        });
+        assert_eq!(
+            line("$SYS.ACCOUNT.APP.CONNECT", &body, false),
+            "[07:00:00] client_connect on $SYS.ACCOUNT.APP.CONNECT client.name=\"worker\" \
+             client.acc=\"APP\""
+        );
+        assert_eq!(line("x", &Value::Null, false), "[--:--:--] event on x");
+    }
+}
