@@ -422,23 +422,28 @@ impl fmt::Debug for Trace {
     }
 }
 
-/// Counts reports against the hops announced: the first server announces its hops, each
-/// server it forwarded to reports and announces its own.
+/// Counts reports against the hops announced: the origin (the server the message entered
+/// through, whose report has no hop) announces its hops, and each server it forwarded to
+/// reports and announces its own. Reports come from different servers, so a forwarded one can
+/// arrive before the origin's: the count is complete only once the origin's is in and there
+/// is one report for it plus one per announced hop.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct Tally {
     received: usize,
     announced: usize,
+    origin_seen: bool,
 }
 
 impl Tally {
-    fn handle_report(&mut self, hops: usize) {
+    fn handle_report(&mut self, hops: usize, is_origin: bool) {
         self.received += 1;
         self.announced += hops;
+        self.origin_seen |= is_origin;
     }
 
-    /// Every report announced so far has come (the first server's counts as announced).
+    /// Every report announced so far has come, the origin's included.
     fn is_complete(&self) -> bool {
-        self.received > 0 && self.received > self.announced
+        self.origin_seen && self.received > self.announced
     }
 }
 
@@ -479,7 +484,8 @@ impl Stream for Traces {
             .map_err(TraceError::from)
             .and_then(|message| Ok(serde_json::from_slice::<TraceReport>(&message.payload)?));
         if let Ok(report) = &report {
-            this.tally.handle_report(report.hops);
+            this.tally
+                .handle_report(report.hops, report.hop().is_none());
         }
         Poll::Ready(Some(report))
     }
@@ -577,17 +583,27 @@ mod tests {
     fn the_tally_completes_when_every_announced_hop_reported() {
         let mut tally = Tally::default();
         assert!(!tally.is_complete());
-        tally.handle_report(2); // the origin forwarded to two servers
+        tally.handle_report(2, true); // the origin forwarded to two servers
         assert!(!tally.is_complete());
-        tally.handle_report(1); // one of them forwarded again
+        tally.handle_report(1, false); // one of them forwarded again
         assert!(!tally.is_complete());
-        tally.handle_report(0);
+        tally.handle_report(0, false);
         assert!(!tally.is_complete());
-        tally.handle_report(0);
+        tally.handle_report(0, false);
         assert!(tally.is_complete());
         let mut alone = Tally::default();
-        alone.handle_report(0);
+        alone.handle_report(0, true);
         assert!(alone.is_complete());
+    }
+
+    #[test]
+    fn a_forwarded_report_that_comes_first_does_not_end_the_trace() {
+        // Seen on a 3-node cluster: the remote server's report overtook the origin's.
+        let mut tally = Tally::default();
+        tally.handle_report(0, false);
+        assert!(!tally.is_complete(), "the origin has not reported yet");
+        tally.handle_report(1, true);
+        assert!(tally.is_complete());
     }
 
     #[test]
