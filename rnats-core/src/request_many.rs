@@ -158,10 +158,10 @@ impl Gather {
         self.ended
     }
 
-    /// Takes a reply that came at `now`. Call [`Gather::handle_timeout`] first: a reply that
-    /// comes after the request ended is not judged here.
+    /// Takes a reply that came at `now`. A reply that comes after a limit passed, or after
+    /// the request ended, is not judged: the verdict is the end.
     pub(crate) fn handle_reply(&mut self, now: Instant, message: Message) -> Verdict {
-        if let Some(end) = self.ended {
+        if let Some(end) = self.handle_timeout(now) {
             return Verdict::End(end);
         }
         if message.status == Some(crate::StatusCode::NO_RESPONDERS) {
@@ -400,9 +400,6 @@ impl Stream for Replies {
         // is not lost to a timer that fired while the task was busy.
         match subscriber.poll_next_unpin(cx) {
             Poll::Ready(Some(message)) => {
-                if this.gather.handle_timeout(Instant::now()).is_some() {
-                    return this.finish();
-                }
                 return match this.gather.handle_reply(Instant::now(), message) {
                     Verdict::Yield(message) => {
                         this.rearm();
@@ -541,6 +538,17 @@ mod tests {
         ));
         assert_eq!(gather.poll_timeout(), Some(t0 + ms(1000)));
         assert_eq!(gather.handle_timeout(t0 + ms(1000)), Some(ManyEnd::Timeout));
+    }
+
+    #[test]
+    fn a_reply_that_comes_after_a_limit_is_the_end_not_a_message() {
+        let t0 = Instant::now();
+        let mut gather = ManyLimits::default().timeout(ms(100)).start(t0, None);
+        assert_eq!(
+            gather.handle_reply(t0 + ms(100), reply("late")),
+            Verdict::End(ManyEnd::Timeout)
+        );
+        assert_eq!(gather.ended(), Some(ManyEnd::Timeout));
     }
 
     #[test]

@@ -114,10 +114,6 @@ impl Iterator for Replies {
                 self.subscriber = None;
                 return None;
             };
-            if self.gather.handle_timeout(Instant::now()).is_some() {
-                self.subscriber = None;
-                return None;
-            }
             return match self.gather.handle_reply(Instant::now(), message) {
                 Verdict::Yield(message) => Some(Ok(message)),
                 Verdict::NoResponders => {
