@@ -170,11 +170,7 @@ impl Args {
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
-            // `--flag=value` is accepted as well as `--flag value`.
-            let (flag, inline) = match arg.split_once('=') {
-                Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
-                _ => (arg.as_str(), None),
-            };
+            let (flag, inline) = split_flag(&arg);
             let mut value = |name: &'static str| match &inline {
                 Some(v) => Ok(v.clone()),
                 None => args.next().ok_or(ArgsError::MissingValue(name)),
@@ -247,6 +243,15 @@ impl Args {
         }
         args.extend(["--runtime".to_owned(), self.runtime.name().to_owned()]);
         args
+    }
+}
+
+/// `--flag=value` -> (`--flag`, `Some("value")`); anything else is a flag or word on its own.
+/// Both of the bench's command lines accept `--flag=value` as well as `--flag value`.
+pub(crate) fn split_flag(arg: &str) -> (&str, Option<String>) {
+    match arg.split_once('=') {
+        Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
+        _ => (arg, None),
     }
 }
 

@@ -85,10 +85,7 @@ impl ScaleArgs {
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
-            let (flag, inline) = match arg.split_once('=') {
-                Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
-                _ => (arg.as_str(), None),
-            };
+            let (flag, inline) = crate::args::split_flag(&arg);
             let mut value = |name: &'static str| match &inline {
                 Some(v) => Ok(v.clone()),
                 None => args.next().ok_or(ScaleArgsError::MissingValue(name)),
