@@ -109,28 +109,6 @@ impl BatchGetBuilder {
         self
     }
 
-    /// How many messages each request asks for (the ADR's `batch`; default 256, at least 1).
-    /// Only the page size: the stream goes on until the result is exhausted or
-    /// [`BatchGetBuilder::max_messages`] is reached.
-    pub fn batch(mut self, page: usize) -> Self {
-        self.request.batch = page.max(1);
-        self
-    }
-
-    /// The most bytes of messages each request sends back (`max_bytes`); the server stops a
-    /// page once this much is sent (the message that crosses it included). Unset, the server's
-    /// `max_pending` applies.
-    pub fn max_bytes(mut self, bytes: usize) -> Self {
-        self.request.max_bytes = Some(bytes.max(1));
-        self
-    }
-
-    /// Ends the stream after this many messages in all.
-    pub fn max_messages(mut self, messages: u64) -> Self {
-        self.limit = Some(messages);
-        self
-    }
-
     /// Sends the first request and returns the messages as a stream.
     pub async fn send(self) -> Result<DirectBatch, DirectGetError> {
         let subject = self.request.next_by_subject.as_deref().unwrap_or_default();
@@ -141,6 +119,38 @@ impl BatchGetBuilder {
         Ok(DirectBatch::from_pager(pager))
     }
 }
+
+/// The paging setters both builders share: page size, bytes per page, and a total.
+macro_rules! paging_options {
+    ($builder:ident) => {
+        impl $builder {
+            /// How many messages each request asks for (the ADR's `batch`; default 256, at
+            /// least 1). Only the page size: the stream goes on until the result is exhausted
+            /// or `max_messages` is reached.
+            pub fn batch(mut self, page: usize) -> Self {
+                self.request.batch = page.max(1);
+                self
+            }
+
+            /// The most bytes of messages each request sends back (`max_bytes`); the server
+            /// stops a page once this much is sent (the message that crosses it included).
+            /// Unset, the server's `max_pending` applies.
+            pub fn max_bytes(mut self, bytes: usize) -> Self {
+                self.request.max_bytes = Some(bytes.max(1));
+                self
+            }
+
+            /// Ends the stream after this many messages in all.
+            pub fn max_messages(mut self, messages: u64) -> Self {
+                self.limit = Some(messages);
+                self
+            }
+        }
+    };
+}
+
+paging_options!(BatchGetBuilder);
+paging_options!(MultiLastBuilder);
 
 impl std::future::IntoFuture for BatchGetBuilder {
     type Output = Result<DirectBatch, DirectGetError>;
@@ -189,24 +199,6 @@ impl MultiLastBuilder {
     pub fn up_to_time(mut self, at: OffsetDateTime) -> Self {
         self.request.up_to_time = Some(at);
         self.request.up_to_sequence = None;
-        self
-    }
-
-    /// How many messages each request asks for (default 256, at least 1).
-    pub fn batch(mut self, page: usize) -> Self {
-        self.request.batch = page.max(1);
-        self
-    }
-
-    /// The most bytes of messages each request sends back (`max_bytes`).
-    pub fn max_bytes(mut self, bytes: usize) -> Self {
-        self.request.max_bytes = Some(bytes.max(1));
-        self
-    }
-
-    /// Ends the stream after this many messages in all.
-    pub fn max_messages(mut self, messages: u64) -> Self {
-        self.limit = Some(messages);
         self
     }
 

@@ -211,7 +211,8 @@ impl<'a> FetchBuilder<'a> {
     }
 
     /// Pulls from a `PinnedClient` priority group (ADR-42; an rnats extension, async-nats
-    /// refuses one-shot pulls there with [`BatchErrorKind::PinnedClient`]): this handle, and
+    /// refuses one-shot pulls there with
+    /// [`BatchErrorKind::PinnedClient`](super::BatchErrorKind::PinnedClient)): this handle, and
     /// its clones, keep the pin id the server gives across their fetches and batches, and
     /// forget it when the server answers `423` (another client holds the pin now).
     pub fn pinned(mut self) -> Self {
@@ -271,7 +272,8 @@ impl<'a> BatchBuilder<'a> {
     }
 
     /// Pulls from a `PinnedClient` priority group (ADR-42; an rnats extension, async-nats
-    /// refuses one-shot pulls there with [`BatchErrorKind::PinnedClient`]): this handle, and
+    /// refuses one-shot pulls there with
+    /// [`BatchErrorKind::PinnedClient`](super::BatchErrorKind::PinnedClient)): this handle, and
     /// its clones, keep the pin id the server gives across their fetches and batches, and
     /// forget it when the server answers `423` (another client holds the pin now).
     pub fn pinned(mut self) -> Self {
