@@ -12,6 +12,10 @@
 //! broken network (cut, stalled or refusing links), [`TestCa`] issues certificates for
 //! [`ServerBuilder::tls`] and [`ServerBuilder::websocket_tls`], and [`Operator`] /
 //! [`nkey_user`] make identities for operator mode (JWT) and [`ServerBuilder::nkey_users`].
+//! Beyond one [`Cluster`], [`Supercluster`] joins two clusters by gateways and
+//! [`HubAndLeaf`] hangs leaf nodes with their own JetStream domain off a hub cluster, each
+//! link through a [`Proxy`] a test can cut; their readiness is read from the servers' HTTP
+//! monitoring endpoints ([`ServerBuilder::monitoring`], [`NatsServer::wait_for_monitor`]).
 //! [`ServerBuilder::websocket`] adds a `ws://` listener beside the client port, and [`nats_py`]
 //! runs nats-py scripts as a second, independent client for interchange tests.
 //!
@@ -27,12 +31,15 @@ mod auth;
 mod builder;
 mod cluster;
 mod error;
+mod hub_and_leaf;
 mod info;
 mod log;
+mod monitor;
 mod node;
 mod proxy;
 mod python;
 mod server;
+mod supercluster;
 mod tls;
 mod websocket;
 
@@ -40,10 +47,12 @@ pub use auth::{Account, Operator, SYSTEM_ACCOUNT_NAME, User, nkey_user, sign_non
 pub use builder::ServerBuilder;
 pub use cluster::Cluster;
 pub use error::TestServerError;
+pub use hub_and_leaf::{HUB_DOMAIN, HubAndLeaf, HubAndLeafBuilder, LEAF_DOMAIN, Role};
 pub use node::{NATS_JS_VERSION, nats_js, run_nats_js};
 pub use proxy::Proxy;
 pub use python::{NATS_PY_VERSION, nats_py, run_nats_py};
 pub use server::NatsServer;
+pub use supercluster::{SUPERCLUSTER_NAMES, Supercluster, SuperclusterBuilder};
 pub use tls::{CLIENT_CN, CertPair, LOOPBACK_NAMES, TestCa, TlsFiles};
 
 use std::net::{Ipv4Addr, TcpListener};
