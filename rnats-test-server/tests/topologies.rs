@@ -1,5 +1,6 @@
 //! The multi-server builders form what they say, as the servers' own monitoring endpoints
 //! show, and their links can be cut and restored.
+#![allow(clippy::unwrap_used)]
 
 use std::time::Duration;
 
