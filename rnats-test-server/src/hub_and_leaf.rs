@@ -17,6 +17,8 @@ pub const HUB_DOMAIN: &str = "hub";
 pub const LEAF_DOMAIN: &str = "leaf";
 /// How long starting or restoring waits for the cluster, the leaf links and JetStream.
 const FORM_TIMEOUT: Duration = Duration::from_secs(30);
+/// Attempts at starting the servers, each with newly picked ports.
+const START_ATTEMPTS: usize = 3;
 
 /// What [`HubAndLeafBuilder::configure`] takes: the role of the server and its options.
 type Configure = Arc<dyn Fn(Role, ServerBuilder) -> ServerBuilder + Send + Sync>;
@@ -160,6 +162,20 @@ impl HubAndLeafBuilder {
     /// Starts the hub, then the leaves, and returns once the hub's JetStream has a meta
     /// leader and every leaf is connected, as the servers' monitoring endpoints tell.
     pub fn start(self) -> Result<HubAndLeaf, TestServerError> {
+        // A pre-picked gateway, leaf node or monitoring port can be taken by someone else
+        // between the pick and the server's bind, which makes a server exit at start-up:
+        // start over with new ports.
+        let mut attempt = 1;
+        loop {
+            match self.try_start() {
+                Err(TestServerError::Exited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
+                other => return other,
+            }
+        }
+    }
+
+    /// One attempt at [`start`](Self::start).
+    fn try_start(&self) -> Result<HubAndLeaf, TestServerError> {
         let n = self.hub_nodes;
         let leafnode_ports = crate::free_ports(n)?;
         let leaf_links = leafnode_ports

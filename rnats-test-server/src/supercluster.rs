@@ -15,6 +15,8 @@ use crate::server::NatsServer;
 pub const SUPERCLUSTER_NAMES: [&str; 2] = ["east", "west"];
 /// How long starting or restoring waits for routes, gateways and the JetStream meta leader.
 const FORM_TIMEOUT: Duration = Duration::from_secs(30);
+/// Attempts at starting the servers, each with newly picked ports.
+const START_ATTEMPTS: usize = 3;
 
 /// What [`SuperclusterBuilder::configure`] takes: cluster index, node index, the node's
 /// options.
@@ -171,6 +173,20 @@ impl SuperclusterBuilder {
     /// Starts both clusters and returns once routes, gateways in both directions and (with
     /// JetStream) the meta leader are in place, as the nodes' monitoring endpoints tell.
     pub fn start(self) -> Result<Supercluster, TestServerError> {
+        // A pre-picked gateway, leaf node or monitoring port can be taken by someone else
+        // between the pick and the server's bind, which makes a server exit at start-up:
+        // start over with new ports.
+        let mut attempt = 1;
+        loop {
+            match self.try_start() {
+                Err(TestServerError::Exited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
+                other => return other,
+            }
+        }
+    }
+
+    /// One attempt at [`start`](Self::start).
+    fn try_start(&self) -> Result<Supercluster, TestServerError> {
         let n = self.nodes;
         let gateway_ports = crate::free_ports(2 * n)?;
         let gateway_links = gateway_ports
