@@ -152,6 +152,23 @@ impl ServerPool {
         Some(addr)
     }
 
+    /// Points the round robin just past the server of the last connection, so that a pass
+    /// tries it last: the server just lost is the least likely to take the client back,
+    /// and a dead host can hold an attempt for the whole connection timeout (nats.go, too,
+    /// moves it to the end of its list).
+    pub(crate) fn start_pass_after_current(&mut self) {
+        let Some(current) = &self.current else {
+            return;
+        };
+        if let Some(i) = self
+            .servers
+            .iter()
+            .position(|s| s.addr.same_server(current))
+        {
+            self.next = (i + 1) % self.servers.len();
+        }
+    }
+
     /// Whether `addr` is one of the pool's servers.
     pub(crate) fn contains(&self, addr: &ServerAddr) -> bool {
         self.servers.iter().any(|s| s.addr.same_server(addr))

@@ -371,6 +371,32 @@ async fn jetstream_by_domain(topology: &HubAndLeaf, hub: &Client, leaf: &Client)
         let kv = js.get_key_value(&bucket).await.unwrap();
         kv.delete("colour").await.unwrap();
         assert_eq!(kv.get("colour").await.unwrap(), None, "{step}");
+        let created = kv
+            .create("shape", "round".into())
+            .await
+            .unwrap_or_else(|e| panic!("{step}: create: {e}"));
+        assert!(
+            kv.create("shape", "square".into()).await.is_err(),
+            "{step}: create over a value"
+        );
+        let updated = kv
+            .update("shape", "square".into(), created)
+            .await
+            .unwrap_or_else(|e| panic!("{step}: update: {e}"));
+        assert!(
+            kv.update("shape", "oval".into(), created).await.is_err(),
+            "{step}: stale update"
+        );
+        let keys: Vec<String> = kv.keys().await.unwrap().map(Result::unwrap).collect().await;
+        assert_eq!(keys, ["shape"], "{step}");
+        let history: Vec<u64> = kv
+            .history("shape")
+            .await
+            .unwrap()
+            .map(|entry| entry.unwrap().revision)
+            .collect()
+            .await;
+        assert_eq!(history, [created, updated], "{step}");
 
         let objects = js
             .create_object_store(object_store::Config {
@@ -466,6 +492,37 @@ async fn mirrors_and_sources_across_domains(hub: &Client, leaf: &Client) {
         Some(Bytes::from("two")),
         "{step}"
     );
+    // Compare-and-set through the mirror is checked at the origin, whose revisions the
+    // mirror keeps.
+    let revision = copy.entry("k").await.unwrap().unwrap().revision;
+    assert_eq!(
+        origin.entry("k").await.unwrap().unwrap().revision,
+        revision,
+        "{step}"
+    );
+    let created = copy
+        .create("fresh", "new".into())
+        .await
+        .unwrap_or_else(|e| panic!("{step}: create through the mirror: {e}"));
+    assert!(
+        copy.create("fresh", "again".into()).await.is_err(),
+        "{step}: create over a value"
+    );
+    copy.update("fresh", "newer".into(), created)
+        .await
+        .unwrap_or_else(|e| panic!("{step}: update through the mirror: {e}"));
+    wait_for_value(&copy, "fresh", "newer", step).await;
+    let mut keys: Vec<String> = copy
+        .keys()
+        .await
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+        .await;
+    keys.sort();
+    assert_eq!(keys, ["fresh", "k"], "{step}: keys of the mirror");
+    let history = copy.history("k").await.unwrap().count().await;
+    assert_eq!(history, 2, "{step}: history of the mirror");
 
     // Sourced from two domains: the hub's `origin` and the leaf's own `local`.
     let local = leaf_js
@@ -947,6 +1004,57 @@ async fn a_stream_placed_in_the_other_region(supercluster: &Supercluster) {
     }
     let mut stream = js.get_stream("WESTERN").await.unwrap();
     assert_eq!(stream.info().await.unwrap().state.messages, 10, "{step}");
+
+    // Consumers of it from east: replies to pull requests cross the gateway back.
+    let durable = stream
+        .create_consumer(pull::Config {
+            durable_name: Some("eastern".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{step}: create consumer: {e}"));
+    let mut batch = durable.fetch().max_messages(10).messages().await.unwrap();
+    for i in 1..=10 {
+        let message = next(&mut batch, step).await.unwrap();
+        assert_eq!(sequence(&message), i, "{step}: fetch");
+        message.ack().await.unwrap();
+    }
+    let ordered = stream
+        .create_consumer(pull::OrderedConfig::default())
+        .await
+        .unwrap_or_else(|e| panic!("{step}: create ordered consumer: {e}"));
+    let mut ordered = ordered.messages().await.unwrap();
+    for i in 1..=10 {
+        assert_eq!(
+            sequence(&next(&mut ordered, step).await.unwrap()),
+            i,
+            "{step}: ordered"
+        );
+    }
+
+    // A bucket placed the same way, used from east.
+    let kv = js
+        .create_key_value(kv::Config {
+            num_replicas: 3,
+            placement: config.placement.clone(),
+            ..memory_bucket("western")
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{step}: create bucket: {e}"));
+    let placed = kv.stream.cached_info().cluster.clone().unwrap();
+    assert_eq!(
+        placed.name.as_deref(),
+        Some("west"),
+        "{step}: bucket placement"
+    );
+    let mut watch = kv.watch("k").await.unwrap();
+    kv.put("k", "v".into()).await.unwrap();
+    assert_eq!(
+        next(&mut watch, step).await.unwrap().value,
+        "v",
+        "{step}: watch"
+    );
+    assert_eq!(kv.get("k").await.unwrap(), Some(Bytes::from("v")), "{step}");
 }
 
 /// A client given one east node learns the other east nodes from INFO, and only those; when
@@ -991,8 +1099,26 @@ async fn failover_stays_in_the_region(supercluster: &mut Supercluster) {
 
     let killed_at = Instant::now();
     supercluster.cluster_mut(0).node_mut(0).kill();
-    reconnected(&mut events, step).await;
+    let mut failed_attempts = Vec::new();
+    tokio::time::timeout(WAIT, async {
+        while let Some(event) = events.next().await {
+            match event {
+                ConnectionEvent::Reconnected => return,
+                ConnectionEvent::ReconnectFailed { server, .. } => failed_attempts.push(server),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{step}: no reconnect"));
     let failover = killed_at.elapsed();
+    // The server just lost is tried last, as nats.go does: a dead host can hold a connect
+    // attempt for the whole connection timeout.
+    assert_eq!(
+        failed_attempts,
+        Vec::<String>::new(),
+        "{step}: went to the lost server first"
+    );
     println!("{step}: reconnected in {failover:?}");
     let info = client.server_info();
     assert_eq!(info.cluster.as_deref(), Some("east"), "{step}");
