@@ -1013,6 +1013,15 @@ async fn a_stream_placed_in_the_other_region(supercluster: &Supercluster) {
         })
         .await
         .unwrap_or_else(|e| panic!("{step}: create consumer: {e}"));
+    // The consumer is there once created, but east learns of its pull subject over the
+    // gateway a moment later; a one-shot fetch before that gets no responders.
+    let east_node = &supercluster.cluster(0).nodes()[1];
+    wait_gateway_interest(
+        east_node,
+        "west",
+        "$JS.API.CONSUMER.MSG.NEXT.WESTERN.eastern",
+        step,
+    );
     let mut batch = durable.fetch().max_messages(10).messages().await.unwrap();
     for i in 1..=10 {
         let message = next(&mut batch, step).await.unwrap();
@@ -1047,6 +1056,9 @@ async fn a_stream_placed_in_the_other_region(supercluster: &Supercluster) {
         Some("west"),
         "{step}: bucket placement"
     );
+    for subject in ["$KV.western.", "$JS.API.DIRECT.GET.KV_western"] {
+        wait_gateway_interest(east_node, "west", subject, step);
+    }
     let mut watch = kv.watch("k").await.unwrap();
     kv.put("k", "v".into()).await.unwrap();
     assert_eq!(
