@@ -77,7 +77,7 @@ pub(crate) fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
     value.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
-/// The object keys (or array length as indices) at `pointer`, as owned strings.
+/// The keys of the object at `pointer` (none if it is not an object).
 pub(crate) fn keys_at(value: &Value, pointer: &str) -> Vec<String> {
     match value.pointer(pointer) {
         Some(Value::Object(map)) => map.keys().cloned().collect(),
