@@ -102,7 +102,8 @@ impl Supercluster {
     }
 
     /// Waits until every node of each cluster has its outbound gateway to the other, and
-    /// each cluster has one inbound gateway from every running node of the other.
+    /// each cluster has one inbound gateway from every node of the other. Every node must be
+    /// running: a killed one fails this at once (its monitoring port refuses).
     pub fn wait_gateways(&self, deadline: Instant) -> Result<(), TestServerError> {
         for (here, there) in [(0, 1), (1, 0)] {
             let remote = SUPERCLUSTER_NAMES[there];
