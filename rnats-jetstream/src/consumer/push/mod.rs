@@ -7,6 +7,29 @@
 //! takes it as an ack of everything up to it, as `AckPolicy::All` would. The server answers
 //! an idle consumer's heartbeat with flow control too, so the ack floor moves while nothing
 //! new arrives.
+//!
+//! ```no_run
+//! # async fn run(stream: rnats_jetstream::stream::Stream) -> Result<(), rnats_core::Error> {
+//! use futures_util::StreamExt;
+//! use rnats_jetstream::consumer::{AckPolicy, PushConsumer, push};
+//!
+//! // The server adds the flow control and the one-second heartbeat the policy needs.
+//! let consumer: PushConsumer = stream
+//!     .create_consumer(push::Config {
+//!         durable_name: Some("copier".to_string()),
+//!         deliver_subject: "copier.deliver".to_string(),
+//!         ack_policy: AckPolicy::FlowControl,
+//!         max_ack_pending: 1000, // the server asks for an answer at the latest here
+//!         ..Default::default()
+//!     })
+//!     .await?;
+//! let mut messages = consumer.messages().await?;
+//! while let Some(message) = messages.next().await {
+//!     let message = message?;
+//!     println!("{}", message.subject); // no ack: the next flow-control answer covers it
+//! }
+//! # Ok(()) }
+//! ```
 
 mod config;
 mod ordered;
