@@ -28,6 +28,11 @@ use crate::publish::{PublishAckFuture, PublishMessage};
 /// enough that a put of any size holds only a few MiB.
 const PUT_WINDOW_BYTES: usize = 4 * 1024 * 1024;
 
+/// Flow acks of half a [`PUT_WINDOW_BYTES`] each that a fast-ingest put may owe: a flow ack
+/// frees a whole window at once, so one more than two keeps at least the pipelined upload's
+/// window in flight between acks (4 to 6 MiB).
+const FAST_ACKS_OWED: u16 = 3;
+
 impl ObjectStore {
     /// Stores the data `data` yields as the object `meta` names (a `&str` name, or
     /// [`ObjectMetadata`]), replacing any object of that name. Memory stays bounded by a few
@@ -227,8 +232,8 @@ impl ObjectStore {
 impl ObjectStore {
     /// Reads `data` to its end in chunks of `chunk_size` and publishes them under `nuid` as
     /// one fast-ingest batch, left open for the metadata to commit. No batch is started for
-    /// an empty object. The flow the client allows keeps about [`PUT_WINDOW_BYTES`] unacked,
-    /// as the pipelined upload does.
+    /// an empty object. A flow window is half [`PUT_WINDOW_BYTES`] of chunks, and
+    /// [`FAST_ACKS_OWED`] of them may be owed.
     async fn send_chunks_fast(
         &self,
         nuid: &str,
@@ -237,7 +242,6 @@ impl ObjectStore {
         progress: &mut impl FnMut(Progress),
     ) -> Result<(Sent, Option<FastUpload>), PutError> {
         let subject = self.chunk_subject(nuid);
-        // Two flow windows are owed at most (the builder's default), so each is half.
         let flow = (PUT_WINDOW_BYTES / chunk_size / 2).clamp(1, 500) as u16;
         let mut upload: Option<FastUpload> = None;
         let mut hash = Sha256::new();
@@ -261,6 +265,7 @@ impl ObjectStore {
                         self.context()
                             .fast_ingest()
                             .max_flow(flow)
+                            .max_outstanding_acks(FAST_ACKS_OWED)
                             .start()
                             .await
                             .map_err(chunk_error)?,
