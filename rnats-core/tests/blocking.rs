@@ -1335,7 +1335,11 @@ fn flushes_from_several_threads_cover_what_came_before_them() {
     while let Some(message) = flushed.try_next() {
         assert!(seen.insert(message.payload), "delivered twice");
     }
-    assert_eq!(seen.len(), THREADS * EACH, "publishes missing after their flush");
+    assert_eq!(
+        seen.len(),
+        THREADS * EACH,
+        "publishes missing after their flush"
+    );
     stop.store(true, Ordering::Relaxed);
     noise.join().unwrap();
     client.flush().unwrap();
