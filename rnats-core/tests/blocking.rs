@@ -1282,6 +1282,129 @@ fn flushes_racing_force_reconnect_all_succeed() {
     );
 }
 
+// A flush right after a lone publish reuses the PING that publish carried (writer.rs,
+// `Inner::flush_ping`). These pin what that must never change.
+
+/// The bytes a PUB of `payload` to `subject` takes on the wire.
+fn pub_len(subject: &str, payload: &str) -> u64 {
+    format!("PUB {subject} {}\r\n{payload}\r\n", payload.len()).len() as u64
+}
+
+/// The bytes of a PING.
+const PING_LEN: u64 = 6;
+
+/// Once a flush followed a lone publish, the next lone publish carries a PING in its own
+/// write (bytes count as handed to the socket, so the PING left with the publish), and the
+/// flush right behind it, on the same thread, waits for that PING's PONG: the round trip
+/// is one write. Anything else queued in between (another publish, a SUB) gets a PING of
+/// its own and unteaches it; a flush with nothing before it, or after the carried PING was
+/// answered, is a fresh round trip (a flush is also a barrier against other connections'
+/// traffic). A lone publish that carried a PING with no flush behind it still reaches a
+/// subscriber on another connection, and the PONG nobody waits for does not upset the next
+/// flush.
+#[test]
+fn a_flush_after_a_lone_publish_shares_its_write() {
+    let server = NatsServer::start();
+    let receiver = blocking::connect(server.url()).unwrap();
+    let mut sub = receiver.subscribe("lone.>").unwrap();
+    receiver.flush().unwrap();
+    let client = blocking::connect(server.url()).unwrap();
+    let mut own = client.subscribe("own").unwrap();
+    client.flush().unwrap();
+    let out = || client.statistics().out_bytes.load(Ordering::Relaxed);
+
+    // Taught by a publish written at once (the socket idle) with a flush behind it.
+    let mut taught = false;
+    for i in 0..100 {
+        let payload = format!("t{i}");
+        let before = out();
+        client.publish("lone.a", payload.clone().into()).unwrap();
+        taught = out() - before == pub_len("lone.a", &payload) + PING_LEN;
+        client.flush().unwrap();
+        assert_eq!(next(&mut sub).payload, payload);
+        if taught {
+            break;
+        }
+    }
+    assert!(taught, "no lone publish carried the flush's PING");
+    // Whether the flush is quick enough to use the carried PING depends on the machine's
+    // load; most are, and those add no byte.
+    let mut shared = 0;
+    for i in 0..200 {
+        let payload = format!("{i}");
+        let before = out();
+        client.publish("lone.a", payload.clone().into()).unwrap();
+        let frames = pub_len("lone.a", &payload) + PING_LEN;
+        assert_eq!(out() - before, frames, "round {i}");
+        client.flush().unwrap();
+        let added = out() - before - frames;
+        assert!(added == 0 || added == PING_LEN, "round {i}: {added}");
+        shared += usize::from(added == 0);
+        assert_eq!(next(&mut sub).payload, payload);
+        if shared >= 5 {
+            break;
+        }
+    }
+    assert!(
+        shared >= 5,
+        "only {shared} flushes shared their publish's write"
+    );
+    // A second flush with nothing in between is a fresh round trip.
+    let before = out();
+    client.flush().unwrap();
+    assert_eq!(out() - before, PING_LEN);
+
+    // The carried PING's PONG is in (read with the message) before the flush: a fresh one.
+    client.publish("own", "back".into()).unwrap();
+    assert_eq!(next(&mut own).payload, "back");
+    let before = out();
+    client.flush().unwrap();
+    assert_eq!(out() - before, PING_LEN);
+
+    // No flush behind it: the message still arrives, and the next flush is right.
+    client.publish("lone.a", "alone".into()).unwrap();
+    client.flush().unwrap();
+    client.publish("lone.a", "alone".into()).unwrap();
+    assert_eq!(next(&mut sub).payload, "alone");
+    assert_eq!(next(&mut sub).payload, "alone");
+    client.flush().unwrap();
+
+    // Two publishes before the flush: it needs a PING after the second; and then the
+    // next lone publish carries none.
+    let before = out();
+    client.publish("lone.b", "b1".into()).unwrap();
+    client.publish("lone.b", "b2".into()).unwrap();
+    client.flush().unwrap();
+    let frames = pub_len("lone.b", "b1") + pub_len("lone.b", "b2") + 2 * PING_LEN;
+    assert_eq!(out() - before, frames);
+    assert_eq!(next(&mut sub).payload, "b1");
+    assert_eq!(next(&mut sub).payload, "b2");
+    let before = out();
+    client.publish("lone.c", "c".into()).unwrap();
+    assert_ne!(out() - before, pub_len("lone.c", "c") + PING_LEN);
+    client.flush().unwrap();
+    assert_eq!(out() - before, pub_len("lone.c", "c") + PING_LEN);
+    assert_eq!(next(&mut sub).payload, "c");
+
+    // A SUB after a lone publish: the flush pings again, so the server has the SUB.
+    client.publish("lone.d", "d".into()).unwrap();
+    client.flush().unwrap();
+    assert_eq!(next(&mut sub).payload, "d");
+    client.publish("lone.d", "e".into()).unwrap();
+    let mut more = client.subscribe("more").unwrap();
+    let before = out();
+    client.flush().unwrap();
+    assert_eq!(out() - before, PING_LEN);
+    receiver.publish("more", "mine".into()).unwrap();
+    receiver.flush().unwrap();
+    assert_eq!(next(&mut more).payload, "mine");
+    assert_eq!(next(&mut sub).payload, "e");
+
+    // Nothing else came: the receiver's own round trip follows all the server had for it.
+    receiver.flush().unwrap();
+    assert_eq!(sub.try_next(), None);
+}
+
 /// Threads publish and flush at once, some flushing after every publish, one publishing
 /// flat out without flushing (to a subject nobody reads, so no receiver falls behind), and
 /// a receiver's flush is the barrier at the end: every flush
