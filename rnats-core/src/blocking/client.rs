@@ -326,18 +326,9 @@ impl Client {
                 return Err(FlushCause::NotSent.into());
             }
             // The link may have been lost since; then wait for the next one.
-            let Some((id, carried)) = inner.flush_ping() else {
-                continue;
-            };
-            // A PING carried by the publish before this flush serves only while its PONG is
-            // still to come; if it is in, the server answered before this call: ping anew.
-            if carried && matches!(inner.core().session.pings.outcome(id), Some(Ok(()))) {
-                match inner.push_ping() {
-                    Some(id) => break id,
-                    None => continue,
-                }
+            if let Some(id) = inner.push_ping() {
+                break id;
             }
-            break id;
         };
         match inner.wait_for(deadline, |core| core.session.pings.outcome(ping)) {
             Some(Ok(())) => Ok(()),

@@ -16,7 +16,6 @@
 
 use std::mem;
 use std::sync::{Arc, MutexGuard, PoisonError};
-use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
@@ -40,13 +39,6 @@ const LINGER: Duration = Duration::from_micros(200);
 /// own buffer every [`WRITE_AT`] bytes, so the flusher does not compete with it (and the
 /// server) for the CPU.
 const MAX_DELAY: Duration = Duration::from_millis(1);
-/// A flush may wait for the PING its thread's lone publish carried only this soon after
-/// that publish's write started. A flush is also used as a barrier against other
-/// connections' traffic (the server answers after everything they had sent first); the
-/// carried PING can only be processed after its write started, and no other connection
-/// can see this publish, act on it and get word back to this thread in so short a time
-/// (that takes the server's wake-up, a loopback round trip and a thread wake-up).
-const CARRY_WINDOW: Duration = Duration::from_micros(20);
 /// A write buffer grown past this by a burst is freed once written.
 const KEEP_CAPACITY: usize = 256 * 1024;
 
@@ -84,26 +76,9 @@ pub(super) struct Writes {
     /// When the oldest deferred frame was queued.
     oldest: Instant,
     flusher_kicked: bool,
-    /// The PING the last lone publish carried, while nothing was queued after it: which
-    /// thread published, when its write started, and the PING's number.
-    carried: Option<Carried>,
-    /// The last frame queued is a publish written at once on a free socket.
-    lone_publish: bool,
-    /// A flush came right after the last lone publish: the next one carries a PING, so
-    /// that a flush behind it needs no write of its own.
-    ping_with_publish: bool,
     space_waiters: usize,
     /// During a planned move: what the old link still has to write.
     handover: Option<Handover>,
-}
-
-/// A PING a lone publish carried (see [`Inner::flush_ping`]).
-#[derive(Debug, Clone, Copy)]
-struct Carried {
-    thread: ThreadId,
-    /// Taken just before the write: the server cannot have seen the PING earlier.
-    sent: Instant,
-    seq: u64,
 }
 
 /// The frames a planned move leaves to the old link: everything accepted before the move,
@@ -134,9 +109,6 @@ impl Writes {
             appends: 0,
             oldest: Instant::now(),
             flusher_kicked: false,
-            carried: None,
-            lone_publish: false,
-            ping_with_publish: false,
             space_waiters: 0,
             handover: None,
         }
@@ -155,28 +127,6 @@ impl Writes {
         self.handover = None;
         self.generation = generation;
         self.pings = 0;
-        self.carried = None;
-        self.lone_publish = false;
-    }
-
-    /// A frame other than a PING was queued: a flush needs a PING behind it, and a lone
-    /// publish followed by anything but a flush unteaches [`Writes::ping_with_publish`].
-    fn note_frame(&mut self) {
-        self.carried = None;
-        if mem::take(&mut self.lone_publish) {
-            self.ping_with_publish = false;
-        }
-    }
-
-    /// Queues a PING and numbers it.
-    fn queue_ping(&mut self) -> PingId {
-        self.buf.extend_from_slice(rnats_proto::PING);
-        self.pings += 1;
-        self.carried = None;
-        PingId {
-            link: self.generation,
-            seq: self.pings,
-        }
     }
 
     /// Starts a planned move: what was accepted so far and a last PING are left to the
@@ -189,8 +139,6 @@ impl Writes {
         let conn = self.conn.take()?;
         self.buf.extend_from_slice(rnats_proto::PING);
         self.pings += 1;
-        self.carried = None;
-        self.lone_publish = false;
         self.handover = Some(Handover {
             conn,
             generation: self.generation,
@@ -250,8 +198,6 @@ impl Writes {
         self.conn = Some(conn);
         self.generation = generation;
         self.connected = true;
-        self.carried = None;
-        self.lone_publish = false;
     }
 
     pub(super) fn handle_closed(&mut self) {
@@ -315,7 +261,6 @@ impl Inner {
         }
         let was_empty = writes.buf.is_empty();
         frame.encode(&mut writes.buf, payload);
-        writes.note_frame();
         writes.appends += 1;
         writes.out_messages += 1;
         self.submit(writes, urgency, was_empty);
@@ -330,7 +275,6 @@ impl Inner {
             return false;
         }
         writes.buf.extend_from_slice(frame);
-        writes.note_frame();
         self.submit(writes, Urgency::Now, false);
         true
     }
@@ -345,7 +289,6 @@ impl Inner {
             return;
         }
         encode(&mut writes.buf);
-        writes.note_frame();
         self.submit(writes, Urgency::Now, false);
     }
 
@@ -358,40 +301,14 @@ impl Inner {
         if !writes.connected {
             return None;
         }
-        let id = writes.queue_ping();
+        writes.buf.extend_from_slice(rnats_proto::PING);
+        writes.pings += 1;
+        let id = PingId {
+            link: writes.generation,
+            seq: writes.pings,
+        };
         self.submit(writes, Urgency::Now, false);
         Some(id)
-    }
-
-    /// A flush's PING: queues and writes one as [`Inner::push_ping`] does, unless this
-    /// thread's lone publish carried one less than [`CARRY_WINDOW`] ago and nothing was
-    /// queued after it: everything queued before this call is before that PING, so its
-    /// PONG answers this flush (ADR-40: the server has processed what the client sent
-    /// before), and the round trip costs one write, like a raw client's. Returns the PING
-    /// and whether it is such a carried one (the caller still checks it is unanswered).
-    /// A flush right after a lone publish teaches the next lone publish to carry a PING.
-    pub(super) fn flush_ping(&self) -> Option<(PingId, bool)> {
-        let mut writes = self.writes();
-        if !writes.connected {
-            return None;
-        }
-        if mem::take(&mut writes.lone_publish) {
-            writes.ping_with_publish = true;
-        }
-        if let Some(carried) = writes.carried.take() {
-            if carried.thread == std::thread::current().id()
-                && carried.sent.elapsed() < CARRY_WINDOW
-            {
-                let id = PingId {
-                    link: writes.generation,
-                    seq: carried.seq,
-                };
-                return Some((id, true));
-            }
-        }
-        let id = writes.queue_ping();
-        self.submit(writes, Urgency::Now, false);
-        Some((id, false))
     }
 
     /// Whether a write is in progress or ended less than `gap` ago: a thread is likely
@@ -425,22 +342,7 @@ impl Inner {
             Urgency::Normal => {
                 let now = Instant::now();
                 writes.oldest = now;
-                let lone =
-                    writes.ping_with_publish || now.duration_since(writes.last_write) >= BURST_GAP;
-                if lone {
-                    // Written at once on a free socket; with a PING behind it if a flush
-                    // followed the last one, so that this one's flush costs no write.
-                    if writes.ping_with_publish {
-                        let seq = writes.queue_ping().seq;
-                        writes.carried = Some(Carried {
-                            thread: std::thread::current().id(),
-                            sent: now,
-                            seq,
-                        });
-                    }
-                    writes.lone_publish = true;
-                }
-                lone
+                now.duration_since(writes.last_write) >= BURST_GAP
             }
         };
         if write {
