@@ -1388,3 +1388,33 @@ fn a_flush_behind_a_publish_survives_a_reconnect() {
     receiver.flush().unwrap();
     assert_eq!(seen.try_next(), None);
 }
+
+/// A reply published right after its request was read goes out at once, however soon
+/// after the responder's last write: it waited for input, so it is no burst to batch (a
+/// publish counts in `out_bytes` when handed to the socket; one left to the flusher would
+/// not be counted yet).
+#[test]
+fn a_reply_right_after_its_request_is_written_at_once() {
+    let server = NatsServer::start();
+    let responder = blocking::connect(server.url()).unwrap();
+    let mut requests = responder.subscribe("quick.svc").unwrap();
+    responder.flush().unwrap();
+    let requester = blocking::connect(server.url()).unwrap();
+    const REQUESTS: usize = 200;
+    let replier = thread::spawn(move || {
+        let out = || responder.statistics().out_bytes.load(Ordering::Relaxed);
+        for _ in 0..REQUESTS {
+            let request = next(&mut requests);
+            let reply = request.reply.unwrap();
+            let frame = format!("PUB {reply} 2\r\nok\r\n").len() as u64;
+            let before = out();
+            responder.publish(reply, "ok".into()).unwrap();
+            assert_eq!(out() - before, frame, "the reply was left for later");
+        }
+    });
+    for _ in 0..REQUESTS {
+        let reply = requester.request("quick.svc", "?".into()).unwrap();
+        assert_eq!(reply.payload, "ok");
+    }
+    replier.join().unwrap();
+}
