@@ -1281,3 +1281,140 @@ fn flushes_racing_force_reconnect_all_succeed() {
         1 + MOVES
     );
 }
+
+/// Threads publish and flush at once, some flushing after every publish, one publishing
+/// flat out without flushing (to a subject nobody reads, so no receiver falls behind), and
+/// a receiver's flush is the barrier at the end: every flush
+/// returns (it waits only for what came before it, not for the publishes that keep coming),
+/// and every publish made before a thread's last flush is at the server when that flush
+/// returns (a receiver's round trip after it finds them all).
+#[test]
+fn flushes_from_several_threads_cover_what_came_before_them() {
+    use std::sync::atomic::AtomicBool;
+
+    const THREADS: usize = 4;
+    const EACH: usize = 300;
+    let server = NatsServer::start();
+    let receiver = blocking::connect(server.url()).unwrap();
+    let mut flushed = receiver.subscribe("threads.flushed").unwrap();
+    receiver.flush().unwrap();
+    let client = blocking::connect(server.url()).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let barrier = Arc::new(Barrier::new(THREADS + 1));
+    let noise = {
+        let (client, stop, barrier) = (client.clone(), stop.clone(), barrier.clone());
+        thread::spawn(move || {
+            barrier.wait();
+            while !stop.load(Ordering::Relaxed) {
+                client.publish("threads.flat", "x".into()).unwrap();
+            }
+        })
+    };
+    let workers: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (client, barrier) = (client.clone(), barrier.clone());
+            thread::spawn(move || {
+                barrier.wait();
+                for i in 0..EACH {
+                    let payload = Bytes::from(format!("{t}.{i}"));
+                    client.publish("threads.flushed", payload).unwrap();
+                    if t % 2 == 0 || i % 7 == 0 {
+                        client.flush_timeout(WAIT).unwrap();
+                    }
+                }
+                client.flush_timeout(WAIT).unwrap();
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    // Every flush has returned: the server has all the flushing threads' publishes.
+    receiver.flush().unwrap();
+    let mut seen = HashSet::new();
+    while let Some(message) = flushed.try_next() {
+        assert!(seen.insert(message.payload), "delivered twice");
+    }
+    assert_eq!(
+        seen.len(),
+        THREADS * EACH,
+        "publishes missing after their flush"
+    );
+    stop.store(true, Ordering::Relaxed);
+    noise.join().unwrap();
+    client.flush().unwrap();
+}
+
+/// A publish on an idle link is right behind a planned move, or a lost link: the flush
+/// after it waits for the next link and pings there, and round trips go on.
+#[test]
+fn a_flush_behind_a_publish_survives_a_reconnect() {
+    fn round(client: &Client, subs: [&mut Subscriber; 2], payload: &'static str) {
+        client.publish("d", payload.into()).unwrap();
+        client.flush().unwrap();
+        for sub in subs {
+            // What a lost link had is at most once: skip it.
+            let mut message = next(sub);
+            while message.payload == "lost" {
+                message = next(sub);
+            }
+            assert_eq!(message.payload, payload);
+        }
+    }
+    let (server, proxy, client, mut events, mut sub) = subscribed_through_a_proxy();
+    let receiver = blocking::connect(server.url()).unwrap();
+    let mut seen = receiver.subscribe("d").unwrap();
+    receiver.flush().unwrap();
+    round(&client, [&mut sub, &mut seen], "1");
+    round(&client, [&mut sub, &mut seen], "2");
+
+    // A planned move right behind a publish: the publish is the old link's, the
+    // flush the next link's.
+    client.publish("d", "3".into()).unwrap();
+    client.force_reconnect().unwrap();
+    client.flush().unwrap();
+    wait_for_event(&mut events, |e| matches!(e, ConnectionEvent::Reconnected));
+    assert_eq!(next(&mut seen).payload, "3");
+    assert_eq!(next(&mut sub).payload, "3");
+    round(&client, [&mut sub, &mut seen], "4");
+
+    // The link is lost right behind a publish.
+    client.publish("d", "lost".into()).unwrap();
+    proxy.cut();
+    wait_for_event(&mut events, disconnected);
+    client.flush().unwrap();
+    round(&client, [&mut sub, &mut seen], "5");
+    round(&client, [&mut sub, &mut seen], "6");
+    receiver.flush().unwrap();
+    assert_eq!(seen.try_next(), None);
+}
+
+/// A reply published right after its request was read goes out at once, however soon
+/// after the responder's last write: it waited for input, so it is no burst to batch (a
+/// publish counts in `out_bytes` when handed to the socket; one left to the flusher would
+/// not be counted yet).
+#[test]
+fn a_reply_right_after_its_request_is_written_at_once() {
+    let server = NatsServer::start();
+    let responder = blocking::connect(server.url()).unwrap();
+    let mut requests = responder.subscribe("quick.svc").unwrap();
+    responder.flush().unwrap();
+    let requester = blocking::connect(server.url()).unwrap();
+    const REQUESTS: usize = 200;
+    let replier = thread::spawn(move || {
+        let out = || responder.statistics().out_bytes.load(Ordering::Relaxed);
+        for _ in 0..REQUESTS {
+            let request = next(&mut requests);
+            let reply = request.reply.unwrap();
+            let frame = format!("PUB {reply} 2\r\nok\r\n").len() as u64;
+            let before = out();
+            responder.publish(reply, "ok".into()).unwrap();
+            assert_eq!(out() - before, frame, "the reply was left for later");
+        }
+    });
+    for _ in 0..REQUESTS {
+        let reply = requester.request("quick.svc", "?".into()).unwrap();
+        assert_eq!(reply.payload, "ok");
+    }
+    replier.join().unwrap();
+}

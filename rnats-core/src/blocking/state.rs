@@ -82,6 +82,9 @@ pub(super) struct Inner {
     pub(super) headers_supported: AtomicBool,
     next_sid: AtomicU64,
     next_token: AtomicU64,
+    /// Reads that brought bytes: a publish after one is not part of a burst (see
+    /// `Inner::submit`).
+    pub(super) reads: AtomicU64,
     /// `<inbox prefix>.<nuid>.`: a request's reply subject is this and its token.
     pub(super) request_prefix: String,
     /// The listeners of connection events (`Client::events`, the event callback).
@@ -208,6 +211,7 @@ impl Inner {
             headers_supported: AtomicBool::new(true),
             next_sid: AtomicU64::new(REQUEST_SID + 1),
             next_token: AtomicU64::new(1),
+            reads: AtomicU64::new(0),
             request_prefix,
             events: EventHub::new(),
             options,
@@ -372,6 +376,7 @@ impl Inner {
             Ok(Some(n)) => {
                 // Every protocol byte counts, as in async-nats (plaintext under TLS).
                 Statistics::add(&self.statistics.in_bytes, n as u64);
+                self.reads.fetch_add(1, Ordering::Relaxed);
                 parse(read, &mut batch);
             }
             Ok(None) => batch.error = Some("connection closed by the server".to_owned()),

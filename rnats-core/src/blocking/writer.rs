@@ -4,17 +4,18 @@
 //! A caller writes from its own thread when the socket is free and either the frame is
 //! urgent (a request, a flush's PING, a SUB) or the connection was idle: idle traffic and
 //! request/reply leave at once. While a write is in progress frames pile up and leave
-//! together in the writer's next round. A publish right after another write is left to the
-//! flusher thread (woken once, "kick once") unless the buffer has grown past
-//! [`WRITE_AT`], where the caller writes it itself, as a `BufWriter` would: a publishing
-//! loop makes one write per tens of KiB, not one per message. Past the write limit
-//! publishers wait for room.
+//! together in the writer's next round. A publish right after another write, with no bytes
+//! read since, is left to the flusher thread (woken once, "kick once") unless the buffer
+//! has grown past [`WRITE_AT`], where the caller writes it itself, as a `BufWriter` would:
+//! a publishing loop makes one write per tens of KiB, not one per message. Past the write
+//! limit publishers wait for room.
 //!
 //! A planned move ([`Inner::hand_over`]) splits the buffer: what was accepted so far, and a
 //! last PING, become the old link's [`Handover`], written by the next writer round ahead of
 //! anything else; the buffer becomes the reconnect buffer of the next link.
 
 use std::mem;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -71,6 +72,8 @@ pub(super) struct Writes {
     /// Messages in `buf`, counted in the statistics once written.
     out_messages: u64,
     last_write: Instant,
+    /// `Inner::reads` when the last write ended.
+    reads_at_write: u64,
     /// Frames queued so far: the flusher tells a running burst from a finished one.
     appends: u64,
     /// When the oldest deferred frame was queued.
@@ -106,6 +109,7 @@ impl Writes {
             pings: 0,
             out_messages: 0,
             last_write: Instant::now(),
+            reads_at_write: 0,
             appends: 0,
             oldest: Instant::now(),
             flusher_kicked: false,
@@ -339,10 +343,14 @@ impl Inner {
             }
             // Already deferred: the flusher is on it.
             Urgency::Normal if !was_empty => false,
+            // Idle: no write for a while, or bytes were read since the last one (a reply
+            // to a request just read, say: the connection waited for input, whatever the
+            // time since its last write).
             Urgency::Normal => {
                 let now = Instant::now();
                 writes.oldest = now;
                 now.duration_since(writes.last_write) >= BURST_GAP
+                    || self.reads.load(Ordering::Relaxed) != writes.reads_at_write
             }
         };
         if write {
@@ -396,6 +404,7 @@ impl Inner {
                 writes.spare = frames;
             }
             writes.last_write = Instant::now();
+            writes.reads_at_write = self.reads.load(Ordering::Relaxed);
         }
         writes.writing = false;
         if writes.space_waiters > 0 {
