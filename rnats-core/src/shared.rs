@@ -432,6 +432,12 @@ impl Shared {
             return self.submit_lingering(writes, urgency, linger.max_bytes);
         }
         let writer = writes.writer;
+        // A caller outside the runtime's workers would pay a cross-thread wake-up for the
+        // engine: it writes a publish into an idle connection itself (see `Writer`).
+        let urgency = match urgency {
+            Urgency::Normal if writer == Writer::Idle && outside_workers() => Urgency::Request,
+            other => other,
+        };
         // Only a small queue is written under the lock: a large one could hold the
         // lock (which every publish takes) for a long copy into the socket buffer.
         if writer.may_write_directly(urgency) && writes.queue.is_small() {
@@ -502,8 +508,52 @@ impl Shared {
     }
 }
 
+/// Whether the caller runs outside the worker threads of the multi-threaded runtime it is
+/// in: the future given to `Runtime::block_on` (the body of `#[tokio::main]`) is polled by
+/// the thread that called it, which is not a worker and is in no task. There, waking the
+/// engine's task crosses threads (a futex wake-up and a worker unparked, with a second
+/// worker often unparked to search), so such a caller writes to an idle socket itself. The
+/// runtime's blocking threads (`spawn_blocking`, which has no task id either) count too.
+/// Tasks (`try_id` is `Some`) and the current-thread runtime (where the engine runs on the
+/// caller's thread anyway, and a publish left to it shares its write with the flush
+/// behind it) keep the engine's batching.
+pub(crate) fn outside_workers() -> bool {
+    tokio::task::try_id().is_none()
+        && tokio::runtime::Handle::try_current().is_ok_and(|handle| {
+            handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+        })
+}
+
 /// Locks a mutex, ignoring poisoning: every critical section here leaves its data consistent
 /// at each step, so a panic elsewhere does not make it unusable.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::outside_workers;
+    use tokio::runtime::Builder;
+
+    /// What tells `block_on`'s future from a task: on the multi-threaded runtime only the
+    /// former is outside the workers; the current-thread runtime and no runtime are not
+    /// counted (there a publish stays with the engine).
+    #[test]
+    fn only_block_on_on_the_multi_threaded_runtime_is_outside_the_workers() {
+        assert!(!outside_workers(), "no runtime");
+        let multi = Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap_or_else(|e| panic!("runtime: {e}"));
+        assert!(multi.block_on(async { outside_workers() }));
+        let in_task = multi.block_on(async { tokio::spawn(async { outside_workers() }).await });
+        assert_eq!(in_task.ok(), Some(false));
+        // A blocking thread is no worker either: waking the engine from it crosses threads.
+        let blocking = multi.block_on(tokio::task::spawn_blocking(outside_workers));
+        assert_eq!(blocking.ok(), Some(true));
+        let current = Builder::new_current_thread()
+            .build()
+            .unwrap_or_else(|e| panic!("runtime: {e}"));
+        assert!(!current.block_on(async { outside_workers() }));
+    }
 }

@@ -1,0 +1,181 @@
+//! Code awaiting in `Runtime::block_on` on the multi-threaded runtime (the body of
+//! `#[tokio::main]`): there the caller is not a worker, and writes to an idle connection
+//! itself instead of waking the engine's task (`shared::outside_workers`). Each test runs
+//! its own runtime, as `#[tokio::main]` does, against a real server.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod common;
+
+use common::*;
+
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use rnats_core::Client;
+use rnats_test_server::NatsServer;
+use tokio::runtime::{Builder, Runtime};
+
+/// What `#[tokio::main]` builds.
+fn main_runtime() -> Runtime {
+    Builder::new_multi_thread().enable_all().build().unwrap()
+}
+
+fn payload(i: usize) -> Bytes {
+    Bytes::from(i.to_string())
+}
+
+/// The seed program (nats.rs issue 573): publish, flush, receive, in `block_on`.
+#[test]
+fn the_seed_loop_round_trips_in_block_on() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let client = rnats_core::connect(server.url()).await.unwrap();
+        let mut sub = client.subscribe("seed").await.unwrap();
+        client.flush().await.unwrap();
+        for i in 0..200 {
+            client.publish("seed", payload(i)).await.unwrap();
+            client.flush().await.unwrap();
+            assert_eq!(next_payload(&mut sub).await, payload(i));
+        }
+    });
+}
+
+/// A publish written by the `block_on` caller needs nobody behind it: with no flush, no
+/// later call and the caller parked on something else, it still reaches the server.
+#[test]
+fn a_lone_publish_from_block_on_goes_out_without_a_flush() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let receiver = rnats_core::connect(server.url()).await.unwrap();
+        let mut sub = receiver.subscribe("lone").await.unwrap();
+        receiver.flush().await.unwrap();
+        let client = rnats_core::connect(server.url()).await.unwrap();
+        for i in 0..20 {
+            client.publish("lone", payload(i)).await.unwrap();
+            // The caller now waits on the other connection only.
+            assert_eq!(next_payload(&mut sub).await, payload(i));
+        }
+    });
+}
+
+/// Publishes from `block_on` alternate between direct writes and the engine's batches (a
+/// direct write leaves the next publish to the engine): a burst far over the write limit
+/// and lone publishes between flushes all arrive, in order.
+#[test]
+fn publishes_from_block_on_keep_their_order_through_direct_writes_and_batches() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let receiver = rnats_core::connect(server.url()).await.unwrap();
+        let mut sub = receiver.subscribe("order").await.unwrap();
+        receiver.flush().await.unwrap();
+        let client = rnats_core::ConnectOptions::new()
+            .write_buffer_limit(4096)
+            .connect(server.url())
+            .await
+            .unwrap();
+        let count = 3000;
+        let receiving = tokio::spawn(async move {
+            for i in 0..count {
+                assert_eq!(next_payload(&mut sub).await, payload(i));
+            }
+        });
+        for i in 0..count {
+            client.publish("order", payload(i)).await.unwrap();
+            if i % 7 == 0 {
+                client.flush().await.unwrap();
+            }
+        }
+        client.flush().await.unwrap();
+        tokio::time::timeout(WAIT, receiving)
+            .await
+            .unwrap()
+            .unwrap();
+    });
+}
+
+/// Requests from `block_on` and from tasks on the same connection at once, with a
+/// responder task on another: every one gets its own reply.
+#[test]
+fn requests_from_block_on_and_tasks_mixed_all_get_their_replies() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let responder = rnats_core::connect(server.url()).await.unwrap();
+        let mut service = responder.subscribe("svc").await.unwrap();
+        responder.flush().await.unwrap();
+        tokio::spawn(async move {
+            while let Some(request) = service.next().await {
+                let reply = request.reply.unwrap();
+                responder.publish(reply, request.payload).await.unwrap();
+            }
+        });
+        let client = rnats_core::connect(server.url()).await.unwrap();
+        let tasks: Vec<_> = (0..4)
+            .map(|t| {
+                let client: Client = client.clone();
+                tokio::spawn(async move {
+                    for i in 0..100 {
+                        let body = payload(t * 1000 + i);
+                        let reply = client.request("svc", body.clone()).await.unwrap();
+                        assert_eq!(reply.payload, body);
+                    }
+                })
+            })
+            .collect();
+        for i in 0..300 {
+            let body = payload(100_000 + i);
+            let reply = tokio::time::timeout(WAIT, client.request("svc", body.clone()))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(reply.payload, body);
+        }
+        for task in tasks {
+            tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
+        }
+    });
+}
+
+/// Outside any runtime's context (a plain thread polling with another executor) and on the
+/// current-thread runtime, a publish is left to the engine as before, and still goes out.
+#[test]
+fn publishes_from_other_executors_still_go_out() {
+    let server = NatsServer::start();
+    let runtime = main_runtime();
+    let (client, mut sub) = runtime.block_on(async {
+        let client = rnats_core::connect(server.url()).await.unwrap();
+        let sub = client.subscribe("other").await.unwrap();
+        client.flush().await.unwrap();
+        (client, sub)
+    });
+    block_on_plain_thread(client.publish("other", payload(1))).unwrap();
+    let current = Builder::new_current_thread().enable_all().build().unwrap();
+    current
+        .block_on(client.publish("other", payload(2)))
+        .unwrap();
+    runtime.block_on(async {
+        assert_eq!(next_payload(&mut sub).await, payload(1));
+        assert_eq!(next_payload(&mut sub).await, payload(2));
+    });
+}
+
+/// Polls `future` on this thread, parking between polls: an executor that is not tokio.
+fn block_on_plain_thread<F: Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
