@@ -11,6 +11,7 @@ use common::*;
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -178,4 +179,121 @@ fn block_on_plain_thread<F: Future>(future: F) -> F::Output {
         }
         std::thread::park();
     }
+}
+
+/// Planned moves (`force_reconnect`) while `block_on` publishes and flushes: a move hands
+/// the queue to the old link and the next publishes to the reconnect buffer, so no direct
+/// write may slip between them. Every message arrives, in order.
+#[test]
+fn publishes_from_block_on_survive_planned_moves_in_order() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let receiver = rnats_core::connect(server.url()).await.unwrap();
+        let mut sub = receiver.subscribe("moves").await.unwrap();
+        receiver.flush().await.unwrap();
+        let client = quick().connect(server.url()).await.unwrap();
+        let mut events = client.events();
+        let count = 600;
+        let receiving = tokio::spawn(async move {
+            for i in 0..count {
+                assert_eq!(next_payload(&mut sub).await, payload(i));
+            }
+        });
+        for i in 0..count {
+            if i % 150 == 76 {
+                continue; // published below, before the reconnect finished
+            }
+            client.publish("moves", payload(i)).await.unwrap();
+            if i % 150 == 75 {
+                client.force_reconnect().await.unwrap();
+                // The next publishes go to the reconnect buffer until the new link is up.
+                client.publish("moves", payload(i + 1)).await.unwrap();
+                wait_for(&mut events, |e| {
+                    *e == rnats_core::ConnectionEvent::Reconnected
+                })
+                .await;
+                client.flush().await.unwrap();
+                continue;
+            }
+            if i % 3 == 0 {
+                client.flush().await.unwrap();
+            }
+        }
+        client.flush().await.unwrap();
+        tokio::time::timeout(WAIT, receiving)
+            .await
+            .unwrap()
+            .unwrap();
+    });
+}
+
+/// A request from `block_on` that nobody answers times out (the timer fires on a worker
+/// and wakes the caller), and the connection goes on working for the same caller.
+#[test]
+fn a_request_from_block_on_times_out_and_the_next_one_works() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let client = rnats_core::connect(server.url()).await.unwrap();
+        // A subscriber that never answers keeps the server from replying "no responders".
+        let _silent = client.subscribe("silent").await.unwrap();
+        let mut echo = client.subscribe("echo").await.unwrap();
+        client.flush().await.unwrap();
+        let responder = client.clone();
+        tokio::spawn(async move {
+            while let Some(request) = echo.next().await {
+                let reply = request.reply.unwrap();
+                responder.publish(reply, request.payload).await.unwrap();
+            }
+        });
+        let limit = Duration::from_millis(100);
+        let err = client
+            .request_with_timeout("silent", payload(0), Some(limit))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.cause(),
+            Some(&rnats_core::RequestCause::TimedOut(limit))
+        );
+        let reply = client.request("echo", payload(1)).await.unwrap();
+        assert_eq!(reply.payload, payload(1));
+        client.flush().await.unwrap();
+    });
+}
+
+/// While the `block_on` thread waits for a flush or a reply, the engine on the workers goes
+/// on reading: a subscription consumed by a task gets what another connection publishes,
+/// and the task's own flushes complete, before the `block_on` caller's wait ends.
+#[test]
+fn tasks_are_served_while_block_on_waits() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let client = rnats_core::connect(server.url()).await.unwrap();
+        let mut gate = client.subscribe("gate").await.unwrap();
+        let mut feed = client.subscribe("feed").await.unwrap();
+        client.flush().await.unwrap();
+        let other = rnats_core::connect(server.url()).await.unwrap();
+        let task_client = client.clone();
+        // The task receives 100 messages and flushes after each, then opens the gate.
+        let task = tokio::spawn(async move {
+            for i in 0..100 {
+                assert_eq!(next_payload(&mut feed).await, payload(i));
+                task_client.flush().await.unwrap();
+            }
+            task_client.publish("gate", payload(0)).await.unwrap();
+            task_client.flush().await.unwrap();
+        });
+        let publishing = tokio::spawn(async move {
+            for i in 0..100 {
+                other.publish("feed", payload(i)).await.unwrap();
+            }
+            other.flush().await.unwrap();
+        });
+        // The `block_on` caller waits on the same connection meanwhile.
+        assert_eq!(next_payload(&mut gate).await, payload(0));
+        tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
+        tokio::time::timeout(WAIT, publishing)
+            .await
+            .unwrap()
+            .unwrap();
+    });
 }
