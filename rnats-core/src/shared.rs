@@ -513,9 +513,9 @@ impl Shared {
 /// the thread that called it, which is not a worker and is in no task. There, waking the
 /// engine's task crosses threads (a futex wake-up and a worker unparked, with a second
 /// worker often unparked to search), so such a caller writes to an idle socket itself.
-/// Tasks (`try_id` is `Some`, blocking ones included) and the current-thread runtime (where the engine runs on the
-/// caller's thread anyway, and a publish left to it shares its write with the flush
-/// behind it) keep the engine's batching.
+/// Tasks (`try_id` is `Some`, blocking ones included) and the current-thread runtime (where
+/// the engine runs on the caller's thread anyway, and a publish left to it shares its write
+/// with the flush behind it) keep the engine's batching.
 pub(crate) fn outside_workers() -> bool {
     tokio::task::try_id().is_none()
         && tokio::runtime::Handle::try_current().is_ok_and(|handle| {

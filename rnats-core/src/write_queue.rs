@@ -235,9 +235,9 @@ impl Frames {
 ///
 /// A publish (or SUB, UNSUB, PONG) from a task never writes directly: it queues and wakes an
 /// idle engine, so that whatever the caller queues right behind it (typically the PING of a
-/// `flush()`) leaves in the same write. Written apart, a publish and its flush reach the server as two
-/// segments, the server may answer with the MSG and the PONG as two segments, and the round
-/// trip pays two writes, two reads and up to two wake-ups instead of one each. From a tokio
+/// `flush()`) leaves in the same write. Written apart, a publish and its flush reach the
+/// server as two segments, the server may answer with the MSG and the PONG as two segments,
+/// and the round trip pays two writes, two reads and up to two wake-ups instead of one each. From a tokio
 /// task the wake is cheap: the engine lands in that worker's LIFO slot (or the current-thread
 /// runtime's queue) and runs as soon as the task yields. From `block_on` on a multi-threaded
 /// runtime (the body of `#[tokio::main]`) it would cross threads: a futex wake-up of a worker,
