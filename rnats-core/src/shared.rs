@@ -68,6 +68,10 @@ pub(crate) struct Shared {
     pub(crate) directly_written: AtomicBool,
     /// Keepalive PINGs sent, over every link (for tests and diagnostics).
     pub(crate) keepalive_pings: AtomicU64,
+    /// How many times a caller made the writer `Woken` and woke the engine; changed only
+    /// under the `writes` lock. Lets the engine tell, without that lock, whether a caller
+    /// holding it may have left frames for it (`Engine::take_queued`).
+    pub(crate) kicks: AtomicU64,
 }
 
 /// Where a request's reply goes. Dropped unsent when the request fails; why is told by
@@ -330,6 +334,7 @@ impl Shared {
             done,
             directly_written: AtomicBool::new(false),
             keepalive_pings: AtomicU64::new(0),
+            kicks: AtomicU64::new(0),
         }
     }
 
@@ -465,6 +470,7 @@ impl Shared {
         }
         if matches!(writer, Writer::Idle | Writer::DirectlyWritten) {
             writes.writer = Writer::Woken;
+            self.kicks.fetch_add(1, Ordering::Release);
             drop(writes);
             self.engine_waker.wake();
         }

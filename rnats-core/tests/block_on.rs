@@ -297,3 +297,64 @@ fn tasks_are_served_while_block_on_waits() {
             .unwrap();
     });
 }
+
+/// `block_on` and tasks publishing on one connection at once: the caller's direct writes
+/// and the tasks' batches contend for the write lock, and the engine, left idle, skips the
+/// lock while a caller holds it (`Engine::take_queued`). Nothing may be left behind: every
+/// publisher's messages all arrive, each publisher's in order.
+#[test]
+fn block_on_and_tasks_publishing_at_once_lose_nothing() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let receiver = rnats_core::connect(server.url()).await.unwrap();
+        let mut sub = receiver.subscribe("mixed.>").await.unwrap();
+        receiver.flush().await.unwrap();
+        let client = rnats_core::connect(server.url()).await.unwrap();
+        let (publishers, count) = (3, 500);
+        let receiving = tokio::spawn(async move {
+            let mut next = vec![0usize; publishers + 1];
+            for _ in 0..(publishers + 1) * count {
+                let message = tokio::time::timeout(WAIT, sub.next())
+                    .await
+                    .unwrap()
+                    .unwrap();
+                let from: usize = message.subject.as_str()["mixed.".len()..].parse().unwrap();
+                assert_eq!(message.payload, payload(next[from]), "publisher {from}");
+                next[from] += 1;
+            }
+        });
+        let tasks: Vec<_> = (0..publishers)
+            .map(|p| {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    for i in 0..count {
+                        client
+                            .publish(format!("mixed.{p}"), payload(i))
+                            .await
+                            .unwrap();
+                        if i % 64 == 0 {
+                            tokio::task::yield_now().await;
+                        }
+                    }
+                })
+            })
+            .collect();
+        for i in 0..count {
+            client
+                .publish(format!("mixed.{publishers}"), payload(i))
+                .await
+                .unwrap();
+            if i % 5 == 0 {
+                client.flush().await.unwrap();
+            }
+        }
+        for task in tasks {
+            tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
+        }
+        client.flush().await.unwrap();
+        tokio::time::timeout(WAIT, receiving)
+            .await
+            .unwrap()
+            .unwrap();
+    });
+}
