@@ -137,6 +137,11 @@ pub(crate) struct Engine {
     linger_timer: Option<Pin<Box<Sleep>>>,
     /// Messages of the current read, handed to subscribers at its end.
     deliveries: Deliveries,
+    /// The engine itself last left the writer [`Idle`](Writer::Idle) and has not touched the
+    /// queue since (see [`Engine::take_queued`]).
+    writer_idle: bool,
+    /// [`Shared::kicks`] when the engine last held the write lock.
+    seen_kicks: u64,
 }
 
 impl Engine {
@@ -172,6 +177,8 @@ impl Engine {
             timer_at: None,
             linger_timer: None,
             deliveries: Deliveries::default(),
+            writer_idle: false,
+            seen_kicks: 0,
         };
         engine.reserve_read_buffer();
         // The servers the greeting advertises join the pool now (the server sends INFO again
@@ -282,6 +289,7 @@ impl Engine {
     /// whose PINGs went with it, keep the flushes made while disconnected for after the
     /// reconnect, and tell the application.
     fn disconnected(&mut self, reason: String) {
+        self.writer_idle = false;
         let shared = Arc::clone(&self.shared);
         shared.set_state(LinkState::Disconnected);
         self.socket = None;
@@ -323,6 +331,7 @@ impl Engine {
     /// A new connection is up: restore every subscription, then send the publishes kept
     /// while disconnected, then one PING for the flushes that waited.
     fn resume(&mut self, conn: Established) {
+        self.writer_idle = false;
         let shared = Arc::clone(&self.shared);
         conn.traffic.count_in(&shared.statistics);
         let direct = self.install(conn.stream);
@@ -369,6 +378,7 @@ impl Engine {
                 let now = Instant::now().into_std();
                 let mut session = self.shared.session();
                 if session.handle_move_requested(now, "reconnect requested") {
+                    self.writer_idle = false;
                     hand_over_queue(&self.shared, &mut session, &mut self.out);
                 }
             }
@@ -622,16 +632,39 @@ impl Engine {
     /// Moves the shared queue into `out`. Returns false, and marks the engine idle so callers
     /// may write directly again, when nothing is queued; also false while lingering.
     fn take_queued(&mut self, cx: &mut Context<'_>) -> bool {
-        let mut writes = self.shared.writes();
+        let mut writes = match self.writer_idle && self.shared.options.linger.is_none() {
+            // The engine left the writer `Idle` and nobody kicked it since, so the writer is
+            // `Idle` or `DirectlyWritten`: a caller holding the lock now (a direct write from
+            // `block_on` right after the engine resolved its flush, say) either writes what
+            // it queues or kicks the engine when it unlocks (`Shared::submit`). Nothing to
+            // wait for, then: blocking on the lock would only make that caller wake this
+            // worker when it unlocks (issue 19). After a kick the queue may hold frames
+            // behind a `Woken` writer whose wake-up was this very poll: take the lock.
+            true => match self.shared.writes.try_lock() {
+                Ok(writes) => writes,
+                Err(std::sync::TryLockError::WouldBlock)
+                    if self.shared.kicks.load(Ordering::Acquire) == self.seen_kicks =>
+                {
+                    return false;
+                }
+                Err(std::sync::TryLockError::WouldBlock) => self.shared.writes(),
+                Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            },
+            false => self.shared.writes(),
+        };
+        self.seen_kicks = self.shared.kicks.load(Ordering::Relaxed);
         if writes.queue.is_empty() {
             if writes.disconnected {
                 // A planned move: the queue is the reconnect buffer now; not for this link.
+                self.writer_idle = false;
                 return false;
             }
             writes.writer = Writer::Idle;
             writes.note_engine_batch(false);
+            self.writer_idle = true;
             return false;
         }
+        self.writer_idle = false;
         if writes.disconnected {
             return false;
         }
@@ -693,6 +726,7 @@ impl Engine {
                 match action {
                     LinkAction::Ping => {
                         // Numbered by the queue like every PING; nobody waits for its PONG.
+                        self.writer_idle = false;
                         shared.writes().push_ping();
                         shared.keepalive_pings.fetch_add(1, Ordering::Relaxed);
                     }
@@ -702,6 +736,7 @@ impl Engine {
                         )));
                     }
                     LinkAction::StartMove { .. } => {
+                        self.writer_idle = false;
                         hand_over_queue(shared, &mut session, &mut self.out);
                     }
                     LinkAction::GiveUp { reason } => return Err(Ending::Lost(reason.to_owned())),

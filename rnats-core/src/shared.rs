@@ -68,6 +68,10 @@ pub(crate) struct Shared {
     pub(crate) directly_written: AtomicBool,
     /// Keepalive PINGs sent, over every link (for tests and diagnostics).
     pub(crate) keepalive_pings: AtomicU64,
+    /// How many times a caller made the writer `Woken` and woke the engine; changed only
+    /// under the `writes` lock. Lets the engine tell, without that lock, whether a caller
+    /// holding it may have left frames for it (`Engine::take_queued`).
+    pub(crate) kicks: AtomicU64,
 }
 
 /// Where a request's reply goes. Dropped unsent when the request fails; why is told by
@@ -330,6 +334,7 @@ impl Shared {
             done,
             directly_written: AtomicBool::new(false),
             keepalive_pings: AtomicU64::new(0),
+            kicks: AtomicU64::new(0),
         }
     }
 
@@ -432,6 +437,12 @@ impl Shared {
             return self.submit_lingering(writes, urgency, linger.max_bytes);
         }
         let writer = writes.writer;
+        // A caller outside the runtime's workers would pay a cross-thread wake-up for the
+        // engine: it writes a publish into an idle connection itself (see `Writer`).
+        let urgency = match urgency {
+            Urgency::Normal if writer == Writer::Idle && outside_workers() => Urgency::Request,
+            other => other,
+        };
         // Only a small queue is written under the lock: a large one could hold the
         // lock (which every publish takes) for a long copy into the socket buffer.
         if writer.may_write_directly(urgency) && writes.queue.is_small() {
@@ -459,6 +470,7 @@ impl Shared {
         }
         if matches!(writer, Writer::Idle | Writer::DirectlyWritten) {
             writes.writer = Writer::Woken;
+            self.kicks.fetch_add(1, Ordering::Release);
             drop(writes);
             self.engine_waker.wake();
         }
@@ -502,8 +514,52 @@ impl Shared {
     }
 }
 
+/// Whether the caller runs outside the worker threads of the multi-threaded runtime it is
+/// in: the future given to `Runtime::block_on` (the body of `#[tokio::main]`) is polled by
+/// the thread that called it, which is not a worker and is in no task. There, waking the
+/// engine's task crosses threads (a futex wake-up and a worker unparked, with a second
+/// worker often unparked to search), so such a caller writes to an idle socket itself.
+/// Tasks (`try_id` is `Some`, blocking ones included) and the current-thread runtime (where
+/// the engine runs on the caller's thread anyway, and a publish left to it shares its write
+/// with the flush behind it) keep the engine's batching.
+pub(crate) fn outside_workers() -> bool {
+    tokio::task::try_id().is_none()
+        && tokio::runtime::Handle::try_current().is_ok_and(|handle| {
+            handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+        })
+}
+
 /// Locks a mutex, ignoring poisoning: every critical section here leaves its data consistent
 /// at each step, so a panic elsewhere does not make it unusable.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::outside_workers;
+    use tokio::runtime::Builder;
+
+    /// What tells `block_on`'s future from a task: on the multi-threaded runtime only the
+    /// former is outside the workers; the current-thread runtime and no runtime are not
+    /// counted (there a publish stays with the engine).
+    #[test]
+    fn only_block_on_on_the_multi_threaded_runtime_is_outside_the_workers() {
+        assert!(!outside_workers(), "no runtime");
+        let multi = Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap_or_else(|e| panic!("runtime: {e}"));
+        assert!(multi.block_on(async { outside_workers() }));
+        let in_task = multi.block_on(async { tokio::spawn(async { outside_workers() }).await });
+        assert_eq!(in_task.ok(), Some(false));
+        // A blocking task has an id too: counted as a task (the publish stays with the
+        // engine), which is correct if not the cheapest.
+        let blocking = multi.block_on(async { tokio::task::spawn_blocking(outside_workers).await });
+        assert_eq!(blocking.ok(), Some(false));
+        let current = Builder::new_current_thread()
+            .build()
+            .unwrap_or_else(|e| panic!("runtime: {e}"));
+        assert!(!current.block_on(async { outside_workers() }));
+    }
 }

@@ -233,18 +233,20 @@ impl Frames {
 /// caller's next frame comes before the engine has run again, it queues and wakes the engine
 /// instead, so a burst batches into large writes rather than paying one syscall per frame.
 ///
-/// A publish (or SUB, UNSUB, PONG) never writes directly: it queues and wakes an idle engine,
-/// so that whatever the caller queues right behind it (typically the PING of a `flush()`)
-/// leaves in the same write. Written apart, a publish and its flush reach the server as two
-/// segments, the server may answer with the MSG and the PONG as two segments, and the round
-/// trip pays two writes, two reads and up to two wake-ups instead of one each. From a tokio
+/// A publish (or SUB, UNSUB, PONG) from a task never writes directly: it queues and wakes an
+/// idle engine, so that whatever the caller queues right behind it (typically the PING of a
+/// `flush()`) leaves in the same write. Written apart, a publish and its flush reach the
+/// server as two segments, the server may answer with the MSG and the PONG as two segments,
+/// and the round trip pays two writes, two reads and up to two wake-ups instead of one each. From a tokio
 /// task the wake is cheap: the engine lands in that worker's LIFO slot (or the current-thread
-/// runtime's queue) and runs as soon as the task yields. From outside the runtime (`block_on`
-/// on a multi-threaded runtime, a plain thread) it crosses threads, but a flush right behind
-/// the publish writes both frames itself (a flush may write past a woken engine, which then
-/// finds the queue empty), so the wake-up overlaps the round trip instead of lying on its
-/// path. Measured side by side, this beat writing the publish directly from `block_on` in
-/// every paired run of `lat` and `lat-idle` (docs/engine.md, Performance).
+/// runtime's queue) and runs as soon as the task yields. From `block_on` on a multi-threaded
+/// runtime (the body of `#[tokio::main]`) it would cross threads: a futex wake-up of a worker,
+/// which often unparks a second one to search for work, about two context switches per
+/// publish. There the caller writes a publish into an idle connection itself, as a request
+/// (`Shared::submit`, `shared::outside_workers`): the flush behind it then writes its PING
+/// directly too, two `writev`s that the server reads as one and answers with one segment, and
+/// no worker runs until the reply comes (docs/engine.md, issue 19). From a plain thread
+/// outside any runtime, and on the current-thread runtime, a publish still wakes the engine.
 ///
 /// **The writer invariant:** a caller writes directly only when nothing is in flight, that is
 /// when the engine holds no partly written batch (`Writes::engine_holds_batch`, set by the
@@ -268,8 +270,9 @@ pub(crate) enum Writer {
 /// How urgently a caller wants its frame on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Urgency {
-    /// A publish or control frame: left to the engine, even when it is idle (see [`Writer`]),
-    /// and batched when traffic is heavy.
+    /// A publish or control frame: left to the engine, even when it is idle (see [`Writer`];
+    /// `Shared::submit` makes it a [`Urgency::Request`] for a caller outside the runtime's
+    /// workers), and batched when traffic is heavy.
     Normal,
     /// A flush: it waits for the server, so write now unless a batch is already in flight.
     Flush,
