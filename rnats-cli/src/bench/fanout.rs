@@ -115,6 +115,8 @@ pub(super) async fn run(plan: &Plan, roles: Roles) -> Result<Figures, CliError> 
             client,
             subject: plan.subject.clone(),
             payload: plan.payload.clone(),
+            headers: plan.headers.clone(),
+            pace: plan.pace,
             msgs,
             start: Arc::clone(&start),
             counter: if receiving {
@@ -129,8 +131,9 @@ pub(super) async fn run(plan: &Plan, roles: Roles) -> Result<Figures, CliError> 
     }
 
     let outcomes = supervisor.wait(tasks).await?;
+    let timeline = supervisor.timeline();
     drop(supervisor);
-    figures(roles, outcomes)
+    Ok(figures(roles, outcomes)?.over_time(timeline))
 }
 
 /// Sorts the workers' outcomes by role and checks every subscriber got everything.

@@ -1,88 +1,198 @@
-//! `js-pub`: JetStream publishing to a memory stream, each ack awaited or pipelined;
-//! `js-fetch`: a pull consumer fetching from a filled memory stream.
+//! `js pub` (`js-pub`): JetStream publishing, each ack awaited, pipelined, or per atomic
+//! batch; `js fetch` (`js-fetch`): durable pull consumers fetching from a filled stream.
+//!
+//! The stream is `--stream` (rnats' own `RNATS_BENCH` by default). One that does not exist
+//! is made for the run and deleted after it; one that exists is used as it is (purged first
+//! with `--purge`) and kept, except rnats' own, which is made anew.
 
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use rnats::ConnectOptions;
 use rnats::jetstream::consumer::{AckPolicy, pull};
+use rnats::jetstream::context::Publish;
 use rnats::jetstream::response::Response;
 use serde_json::json;
+use tokio::sync::Barrier;
 
 use super::Plan;
+use super::args::{AckMode, DEFAULT_STREAM, JsPubMode};
 use super::report::{Figures, Group};
-use super::supervisor::Supervisor;
+use super::supervisor::{Counter, Supervisor};
 use crate::error::CliError;
-use crate::stats::{LatencySummary, Span};
+use crate::stats::{Latencies, Span};
 
-/// The stream the benchmark makes for itself and deletes afterwards.
-const STREAM: &str = "RNATS_BENCH";
+/// How long one fetch waits for messages: short, so a client whose share ran out notices.
+const FETCH_EXPIRY: Duration = Duration::from_millis(500);
 
-/// Publishes `plan.msgs` messages with up to `plan.in_flight` acks outstanding.
+/// Publishes `plan.msgs` messages from `plan.clients` clients, acks awaited as
+/// `plan.js_pub` says.
 pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
-    let client = plan
-        .connect(ConnectOptions::new(), "rnats-bench-js-pub".to_owned())
+    let admin = plan
+        .connect(ConnectOptions::new(), "rnats-bench-js-admin".to_owned())
         .await?;
-    let js = rnats::jetstream::ContextBuilder::new()
-        .max_ack_inflight(plan.in_flight)
-        .build(client);
-    recreate_stream(&js, plan.subject.as_str()).await?;
+    let admin = rnats::jetstream::new(admin);
+    let atomic = matches!(plan.js_pub, JsPubMode::Atomic(_));
+    let made = prepare_stream(&admin, plan, atomic).await?;
 
+    let mut publishers = Vec::with_capacity(plan.clients);
+    for i in 1..=plan.clients {
+        let client = plan
+            .connect(ConnectOptions::new(), format!("rnats-bench-js-pub-{i}"))
+            .await?;
+        let window = match plan.js_pub {
+            JsPubMode::Window(n) => n,
+            JsPubMode::Atomic(_) => 1,
+        };
+        publishers.push(
+            rnats::jetstream::ContextBuilder::new()
+                .max_ack_inflight(window)
+                .build(client),
+        );
+    }
     let mut supervisor = Supervisor::new("msgs", plan.msgs, plan.progress);
-    let counter = supervisor.counter();
-    let (subject, payload, msgs, in_flight) = (
-        plan.subject.clone(),
-        plan.payload.clone(),
-        plan.msgs,
-        plan.in_flight,
-    );
-    let context = js.clone();
-    let task = tokio::spawn(async move {
-        let each_ack = in_flight == 1;
-        let mut latencies = Vec::new();
-        let mut pending = VecDeque::with_capacity(in_flight);
+    let start = Arc::new(Barrier::new(plan.clients));
+    let tasks = publishers
+        .into_iter()
+        .zip(super::split(plan.msgs, plan.clients))
+        .enumerate()
+        .map(|(i, (context, msgs))| {
+            let job = JsPublisher {
+                context,
+                plan: plan.clone(),
+                msgs,
+                id_prefix: format!("{}-{i}-", nuid::next()),
+                start: Arc::clone(&start),
+                counter: supervisor.counter(),
+            };
+            tokio::spawn(job.run())
+        })
+        .collect();
+    let results = supervisor.wait(tasks).await;
+    let timeline = supervisor.timeline();
+    drop(supervisor);
+    finish_stream(&admin, &plan.store.stream, made).await?;
+    let (spans, latencies): (Vec<Span>, Vec<Latencies>) = results?.into_iter().unzip();
+    Ok(Figures {
+        publishers: Group::from_spans(&spans),
+        ..Figures::default()
+    }
+    .timed(&latencies)
+    .over_time(timeline))
+}
+
+/// One publishing client's share of a `js pub` run.
+#[derive(Debug)]
+struct JsPublisher {
+    context: rnats::jetstream::Context,
+    plan: Plan,
+    msgs: u64,
+    /// Message ids are this prefix and a sequence number (`--dedup`).
+    id_prefix: String,
+    start: Arc<Barrier>,
+    counter: Counter,
+}
+
+impl JsPublisher {
+    /// Publishes its share; the latency of each awaited ack (window 1) or atomic batch.
+    async fn run(self) -> Result<(Span, Latencies), CliError> {
+        let plan = &self.plan;
+        let mut latencies = Latencies::new();
+        self.start.wait().await;
         let start = Instant::now();
-        for n in 1..=msgs {
+        match plan.js_pub {
+            JsPubMode::Window(window) => self.windowed(window, &mut latencies).await?,
+            JsPubMode::Atomic(batch) => self.atomic(batch, &mut latencies).await?,
+        }
+        let span = Span::of(self.msgs, plan.payload.len(), start, Instant::now());
+        Ok((span, latencies))
+    }
+
+    /// Up to `window` acks outstanding; with a window of 1 each ack is timed.
+    async fn windowed(&self, window: usize, latencies: &mut Latencies) -> Result<(), CliError> {
+        let plan = &self.plan;
+        let mut pending = VecDeque::with_capacity(window);
+        let pacer = (!plan.pace.is_free()).then(|| plan.pace.start());
+        for n in 1..=self.msgs {
             let sent = Instant::now();
-            pending.push_back(context.publish(subject.clone(), payload.clone()).await?);
-            if pending.len() >= in_flight {
+            let publish = self.message(n);
+            pending.push_back(
+                self.context
+                    .send_publish(plan.subject.clone(), publish)
+                    .await?,
+            );
+            if pending.len() >= window {
                 if let Some(ack) = pending.pop_front() {
                     ack.await?;
                 }
-                if each_ack {
-                    latencies.push(sent.elapsed());
+                if window == 1 {
+                    latencies.record(sent.elapsed());
                 }
             }
-            counter.set(n);
+            self.counter.set(n);
+            if let Some(pacer) = &pacer {
+                pacer.after(n).await;
+            }
         }
         for ack in pending {
             ack.await?;
         }
-        let span = Span::of(msgs, payload.len(), start, Instant::now());
-        Ok((span, latencies))
-    });
-    let mut results = supervisor.wait(vec![task]).await?;
-    drop(supervisor);
-    let _: serde_json::Value = js.request(format!("STREAM.DELETE.{STREAM}"), &()).await?;
-    let Some((span, mut latencies)) = results.pop() else {
-        return Ok(Figures::default());
-    };
-    Ok(Figures {
-        publishers: Group::from_spans(&[span]),
-        latency: LatencySummary::from_samples(&mut latencies),
-        ..Figures::default()
-    })
+        Ok(())
+    }
+
+    /// Atomic batches of `batch` messages, each committed and its ack timed.
+    async fn atomic(&self, batch: usize, latencies: &mut Latencies) -> Result<(), CliError> {
+        let plan = &self.plan;
+        let mut n = 0;
+        while n < self.msgs {
+            let size = (self.msgs - n).min(batch as u64);
+            let sent = Instant::now();
+            let mut open = self.context.atomic_batch();
+            for i in 1..=size {
+                let message = self.message(n + i);
+                if i == size {
+                    open.commit_message(plan.subject.clone(), message)
+                        .await
+                        .map_err(|e| CliError::JetStreamConsumer(e.into()))?;
+                    break;
+                }
+                open.add_message(plan.subject.clone(), message)
+                    .await
+                    .map_err(|e| CliError::JetStreamConsumer(e.into()))?;
+            }
+            latencies.record(sent.elapsed());
+            n += size;
+            self.counter.set(n);
+        }
+        Ok(())
+    }
+
+    /// The `n`-th message: the payload, the `--header`s and, with `--dedup`, a message id.
+    fn message(&self, n: u64) -> Publish {
+        let plan = &self.plan;
+        let mut publish = Publish::build().payload(plan.payload.clone());
+        if let Some(headers) = &plan.headers {
+            publish = publish.headers(headers.clone());
+        }
+        if plan.store.dedup {
+            publish = publish.message_id(format!("{}{n}", self.id_prefix));
+        }
+        publish
+    }
 }
 
-/// Fills the bench stream with `plan.msgs` messages (pipelined, not timed), then times a
-/// durable pull consumer fetching them `plan.batch` at a time and acking each one.
+/// Fills the stream with `plan.msgs` messages (pipelined, not timed), then times
+/// `plan.clients` clients fetching them from one durable pull consumer, `plan.batch` at a
+/// time, acked as `--acks` says.
 pub(super) async fn fetch(plan: &Plan) -> Result<Figures, CliError> {
     let client = plan
         .connect(ConnectOptions::new(), "rnats-bench-js-fetch".to_owned())
         .await?;
     let js = rnats::jetstream::new(client);
-    recreate_stream(&js, plan.subject.as_str()).await?;
+    let made = prepare_stream(&js, plan, false).await?;
     let mut pending = VecDeque::with_capacity(256);
     for _ in 0..plan.msgs {
         pending.push_back(
@@ -98,58 +208,167 @@ pub(super) async fn fetch(plan: &Plan) -> Result<Figures, CliError> {
     for ack in pending {
         ack.await?;
     }
-    let stream = js.get_stream(STREAM).await.map_err(consumer_error)?;
-    let consumer = stream
+    let stream = js
+        .get_stream(plan.store.stream.as_str())
+        .await
+        .map_err(consumer_error)?;
+    let ack_policy = match plan.store.acks {
+        AckMode::Explicit => AckPolicy::Explicit,
+        AckMode::None => AckPolicy::None,
+        AckMode::All => AckPolicy::All,
+    };
+    stream
         .create_consumer(pull::Config {
-            durable_name: Some("rnats-bench".to_owned()),
-            ack_policy: AckPolicy::Explicit,
+            durable_name: Some(plan.store.consumer.clone()),
+            ack_policy,
+            filter_subject: plan.subject.to_string(),
             ..Default::default()
         })
         .await
         .map_err(consumer_error)?;
 
     let mut supervisor = Supervisor::new("msgs", plan.msgs, plan.progress);
-    let counter = supervisor.counter();
-    let (msgs, batch, size) = (plan.msgs, plan.batch, plan.payload.len());
-    let task = tokio::spawn(async move {
-        let start = Instant::now();
-        let mut received = 0;
-        while received < msgs {
-            let mut messages = consumer
-                .fetch()
-                .max_messages(batch)
-                .messages()
-                .await
-                .map_err(consumer_error)?;
-            while let Some(message) = messages.next().await {
-                let message = message.map_err(consumer_error)?;
-                message.ack().await.map_err(CliError::JetStreamConsumer)?;
-                received += 1;
-                counter.set(received);
-            }
-        }
-        Ok(Span::of(msgs, size, start, Instant::now()))
-    });
-    let spans = supervisor.wait(vec![task]).await?;
+    let received = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::with_capacity(plan.clients);
+    for i in 1..=plan.clients {
+        let client = plan
+            .connect(ConnectOptions::new(), format!("rnats-bench-js-fetch-{i}"))
+            .await?;
+        let consumer: rnats::jetstream::consumer::PullConsumer = rnats::jetstream::new(client)
+            .get_consumer_from_stream(plan.store.consumer.as_str(), plan.store.stream.as_str())
+            .await
+            .map_err(consumer_error)?;
+        let fetcher = Fetcher {
+            consumer,
+            plan: plan.clone(),
+            received: Arc::clone(&received),
+            counter: supervisor.counter(),
+        };
+        tasks.push(tokio::spawn(fetcher.run()));
+    }
+    let results = supervisor.wait(tasks).await;
+    let timeline = supervisor.timeline();
     drop(supervisor);
-    let _: serde_json::Value = js.request(format!("STREAM.DELETE.{STREAM}"), &()).await?;
+    finish_stream(&js, &plan.store.stream, made).await?;
+    let spans: Vec<Span> = results?.into_iter().flatten().collect();
     Ok(Figures {
         subscribers: Group::from_spans(&spans),
         ..Figures::default()
-    })
+    }
+    .over_time(timeline))
 }
 
-/// Makes the bench stream anew (a failed earlier run may have left one).
-async fn recreate_stream(js: &rnats::jetstream::Context, subject: &str) -> Result<(), CliError> {
-    let _: serde_json::Value = js.request(format!("STREAM.DELETE.{STREAM}"), &()).await?;
-    let config = json!({ "name": STREAM, "subjects": [subject], "storage": "memory" });
-    let created: Response<serde_json::Value> = js
-        .request(format!("STREAM.CREATE.{STREAM}"), &config)
-        .await?;
+/// One fetching client of a `js fetch` run.
+#[derive(Debug)]
+struct Fetcher {
+    consumer: rnats::jetstream::consumer::PullConsumer,
+    plan: Plan,
+    /// Messages received by all clients together.
+    received: Arc<AtomicU64>,
+    counter: Counter,
+}
+
+impl Fetcher {
+    /// Fetches until all clients together have every message; the span of what this one
+    /// got, `None` when it got nothing.
+    async fn run(self) -> Result<Option<Span>, CliError> {
+        let (msgs, batch) = (self.plan.msgs, self.plan.batch);
+        let acks = self.plan.store.acks;
+        let mut mine = 0;
+        let mut first = None;
+        while self.received.load(Ordering::Relaxed) < msgs {
+            let mut messages = self
+                .consumer
+                .fetch()
+                .max_messages(batch)
+                .expires(FETCH_EXPIRY)
+                .messages()
+                .await
+                .map_err(consumer_error)?;
+            let mut last = None;
+            while let Some(message) = messages.next().await {
+                let message = message.map_err(consumer_error)?;
+                first.get_or_insert_with(Instant::now);
+                match acks {
+                    AckMode::Explicit if self.plan.store.double_ack => {
+                        message.double_ack().await.map_err(consumer_error)?;
+                    }
+                    AckMode::Explicit => message.ack().await.map_err(consumer_error)?,
+                    AckMode::All => last = Some(message),
+                    AckMode::None => {}
+                }
+                mine += 1;
+                self.counter.set(mine);
+                self.received.fetch_add(1, Ordering::Relaxed);
+            }
+            if let Some(message) = last {
+                message.ack().await.map_err(consumer_error)?;
+            }
+        }
+        let size = self.plan.payload.len();
+        Ok(first.map(|start| Span::of(mine, size, start, Instant::now())))
+    }
+}
+
+/// Whether the run made the stream (and so deletes it afterwards).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Made {
+    /// Made for the run.
+    ForTheRun,
+    /// Existed before; kept.
+    Existing,
+}
+
+/// Makes the run's stream, or takes the existing one as the module doc says.
+pub(super) async fn prepare_stream(
+    js: &rnats::jetstream::Context,
+    plan: &Plan,
+    atomic: bool,
+) -> Result<Made, CliError> {
+    let store = &plan.store;
+    let name = store.stream.as_str();
+    let info: Response<serde_json::Value> = js.request(format!("STREAM.INFO.{name}"), &()).await?;
+    if info.into_result().is_ok() {
+        if name != DEFAULT_STREAM {
+            if store.purge {
+                let purged: Response<serde_json::Value> =
+                    js.request(format!("STREAM.PURGE.{name}"), &()).await?;
+                purged.into_result().map_err(CliError::JetStreamRefused)?;
+            }
+            return Ok(Made::Existing);
+        }
+        let _: serde_json::Value = js.request(format!("STREAM.DELETE.{name}"), &()).await?;
+    }
+    let mut config = json!({
+        "name": name,
+        "subjects": [plan.subject.as_str()],
+        "storage": store.storage,
+        "num_replicas": store.replicas,
+    });
+    if let Some(max_bytes) = store.max_bytes {
+        config["max_bytes"] = json!(max_bytes);
+    }
+    if atomic {
+        config["allow_atomic"] = json!(true);
+    }
+    let created: Response<serde_json::Value> =
+        js.request(format!("STREAM.CREATE.{name}"), &config).await?;
     created
         .into_result()
-        .map(drop)
+        .map(|_| Made::ForTheRun)
         .map_err(CliError::JetStreamRefused)
+}
+
+/// Deletes the stream when the run made it.
+pub(super) async fn finish_stream(
+    js: &rnats::jetstream::Context,
+    name: &str,
+    made: Made,
+) -> Result<(), CliError> {
+    if made == Made::ForTheRun {
+        let _: serde_json::Value = js.request(format!("STREAM.DELETE.{name}"), &()).await?;
+    }
+    Ok(())
 }
 
 /// Any JetStream consumer-side error, boxed.

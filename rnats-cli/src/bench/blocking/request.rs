@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Barrier};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use rnats::blocking::{Client, Subscriber};
@@ -13,12 +13,12 @@ use super::super::report::{Figures, Group};
 use super::super::supervisor::Counter;
 use super::watch::{Job, Watch};
 use crate::error::CliError;
-use crate::stats::{LatencySummary, Span};
+use crate::stats::{Latencies, Span};
 
 /// What one requester measured.
 struct Requested {
     span: Span,
-    latencies: Vec<Duration>,
+    latencies: Latencies,
 }
 
 /// Starts a responder, runs the requesters, and reports their rates and latencies.
@@ -45,12 +45,12 @@ pub(super) fn run(plan: &Plan) -> Result<Figures, CliError> {
     };
 
     let spans: Vec<Span> = results.iter().map(|r| r.span).collect();
-    let mut latencies: Vec<Duration> = results.into_iter().flat_map(|r| r.latencies).collect();
+    let latencies: Vec<Latencies> = results.into_iter().map(|r| r.latencies).collect();
     Ok(Figures {
         requesters: Group::from_spans(&spans),
-        latency: LatencySummary::from_samples(&mut latencies),
         ..Figures::default()
-    })
+    }
+    .timed(&latencies))
 }
 
 /// Connects the requesters and runs them, each on its own thread.
@@ -103,15 +103,14 @@ struct Requester {
 impl Requester {
     /// Makes its requests one after the other, timing each from send to reply.
     fn run(self) -> Result<Requested, CliError> {
-        let capacity = usize::try_from(self.requests).unwrap_or(usize::MAX);
-        let mut latencies = Vec::with_capacity(capacity);
+        let mut latencies = Latencies::new();
         self.start.wait();
         let start = Instant::now();
         for n in 1..=self.requests {
             let sent = Instant::now();
             self.client
                 .request(self.subject.clone(), self.payload.clone())?;
-            latencies.push(sent.elapsed());
+            latencies.record(sent.elapsed());
             self.counter.set(n);
         }
         let span = Span::of(self.requests, self.payload.len(), start, Instant::now());
