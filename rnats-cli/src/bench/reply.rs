@@ -35,12 +35,11 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
         client.flush().await?;
         responders.push((client, requests));
     }
-    if plan.progress {
-        eprintln!(
-            "answering {} requests on {} (queue group {QUEUE})",
-            plan.msgs, plan.subject
-        );
-    }
+    // The readiness line: requesters started after it are answered.
+    eprintln!(
+        "answering {} requests on {} (queue group {QUEUE})",
+        plan.msgs, plan.subject
+    );
     let mut supervisor = Supervisor::new("answered", plan.msgs, plan.progress);
     let answered = Arc::new(AtomicU64::new(0));
     let (done, finished) = watch::channel(false);
