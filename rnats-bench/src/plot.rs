@@ -94,6 +94,7 @@ fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, panel: &Panel) -> Res
 where
     DB::ErrorType: 'static,
 {
+    let quantile_end = quantile_end(panel);
     let series: Vec<(&str, Vec<(f64, f64)>)> = panel
         .series
         .iter()
@@ -101,7 +102,7 @@ where
             let points = s
                 .points
                 .iter()
-                .map(|&(x, y)| (place_x(&panel.x_axis, x), y))
+                .map(|&(x, y)| (place_x(&panel.x_axis, x).min(quantile_end), y))
                 .filter(|(x, y)| x.is_finite() && y.is_finite())
                 .collect();
             (s.name.as_str(), points)
@@ -117,7 +118,7 @@ where
     let mut chart = ChartBuilder::on(area)
         .caption(&panel.title, ("sans-serif", 15))
         .margin(10)
-        .x_label_area_size(36)
+        .x_label_area_size(44)
         .y_label_area_size(60)
         .build_cartesian_2d(x_range, 0.0..top)
         .map_err(failed)?;
@@ -160,6 +161,22 @@ where
             .map_err(failed)?;
     }
     Ok(())
+}
+
+/// Where a quantiles axis ends, in nines: the whole nine above the highest quantile short
+/// of 100% (100% itself is drawn there); no limit on other axes.
+fn quantile_end(panel: &Panel) -> f64 {
+    if panel.x_axis != XAxis::Quantiles {
+        return f64::INFINITY;
+    }
+    let highest = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .filter(|q| *q < 1.0)
+        .map(nines)
+        .fold(0.0_f64, f64::max);
+    (highest.floor() + 1.0).clamp(1.0, MAX_NINES)
 }
 
 /// Where `x` goes on an axis of kind `axis`.

@@ -10,8 +10,9 @@
 //! - Connection flags are global ([`conn`]), before or after the subcommand, as in natscli.
 //! - `context ls|add|edit|select|info|rm` on natscli's own context files, whose selected
 //!   context supplies the connection flags' defaults ([`conn`]).
-//! - `bench <pub|sub|pubsub|req|lat|js-pub|js-fetch>` measures the client against a server,
-//!   by default a private `nats-server` started for the run.
+//! - `bench pub|sub|request|reply|service|lat|js pub|js fetch|kv put|kv get` (natscli's
+//!   forms, plus `pubsub`, `req`, `js-pub`, `js-fetch`, `scale`) measures the client against
+//!   a server, by default a private `nats-server` started for the run.
 //! - `completions <shell>` prints a shell completion script.
 //!
 //! Output is for people by default and JSON with `--json`; every failure is one

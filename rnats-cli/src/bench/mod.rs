@@ -1,5 +1,12 @@
-//! `rnats bench`: publish, subscribe, request and round-trip benchmarks, in the manner of
-//! `nats bench`.
+//! `rnats bench`: publish, subscribe, request, round-trip, JetStream and Key-Value
+//! benchmarks, in natscli's command-line shape (`bench pub foo --clients 10`, `bench js pub
+//! async foo`, `bench kv get --randomize 1000`; [`args`]) and rnats' own names.
+//!
+//! Runs are self-contained: `sub` brings its publisher, `request` its responder, `js fetch`
+//! and `kv get` fill their stream or bucket first; only natscli's `service request` against
+//! a named server asks a `service serve` elsewhere. Latencies go into HdrHistograms
+//! ([`crate::stats::Latencies`]); `--csv` writes natscli's columns ([`csv`]) and `--plot`
+//! an SVG chart ([`plot`], drawn by `rnats_bench::plot`, the scale curves' code).
 //!
 //! Every run follows the same shape: connect all clients, subscribe and flush where
 //! messages are to be received, release the workers together, watch them through a
