@@ -1,7 +1,7 @@
 //! `rnats`: a command line for NATS built on the rnats client, for people used to natscli.
 //!
 //! - Core NATS: `pub` (also to JetStream: `--jetstream`, `--atomic` batches, schedules), `sub`, `req`, `reply`, `server info|ping|list|check`, `rtt`.
-//! - JetStream: `stream ls|add|info|edit|copy|report|rm|purge|get|view`,
+//! - JetStream: `stream ls|add|info|edit|copy|report|backup|restore|rm|purge|get|view`,
 //!   `consumer ls|add|edit|info|pause|resume|unpin|report|next|sub|rm`, `account info`,
 //!   `counter get|view|increment|decrement|list`.
 //! - Key-Value: `kv ls|add|put|create|get|del|purge|history|revert|watch|compact|status|rm`;

@@ -1,4 +1,5 @@
-//! `rnats stream`: list, add, inspect, edit, remove, purge and read streams.
+//! `rnats stream`: list, add, inspect, edit, copy, back up, restore, remove, purge and read
+//! streams.
 
 use std::time::Duration;
 
@@ -74,6 +75,15 @@ enum StreamCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Backs a stream up into a directory over the NATS connection (the server's snapshot).
+    ///
+    /// Example: rnats stream backup ORDERS /backups/orders
+    #[command(alias = "snapshot")]
+    Backup(crate::jetstream::stream_backup::BackupArgs),
+    /// Restores a stream from a backup directory (`stream backup`'s or natscli's).
+    ///
+    /// Example: rnats stream restore /backups/orders
+    Restore(crate::jetstream::stream_backup::RestoreArgs),
     /// Reports on every stream: storage, consumers, messages, bytes, replicas.
     ///
     /// Example: rnats stream report --messages
@@ -192,6 +202,8 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
             flags,
             json,
         } => copy(&js, &source, destination, flags, json).await,
+        StreamCommand::Backup(args) => crate::jetstream::stream_backup::backup(&js, args).await,
+        StreamCommand::Restore(args) => crate::jetstream::stream_backup::restore(&js, args).await,
         StreamCommand::Report(report) => crate::jetstream::stream_report::run(&js, report).await,
         StreamCommand::Edit { name, flags, json } => edit(&js, name, flags, json).await,
         StreamCommand::Rm { name, force } => remove(&js, name, force).await,
