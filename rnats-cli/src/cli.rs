@@ -56,6 +56,11 @@ pub(crate) enum Command {
     Events(crate::core::EventsArgs),
     /// Shows what the server says about itself.
     Server(crate::core::ServerArgs),
+    /// Looks up JetStream API error codes.
+    ///
+    /// Example: rnats errors lookup 10059
+    #[command(alias = "err", alias = "error")]
+    Errors(crate::errors::ErrorsArgs),
     /// Measures the round trip time to the server.
     Rtt(RttArgs),
     /// Manages JetStream streams.
@@ -100,6 +105,7 @@ impl Cli {
             // A bench without --server starts a private server: no context's URL applies.
             Command::Bench(args) => crate::bench::run(args, conn.server.as_deref()),
             Command::Context(args) => crate::context::run(args, conn),
+            Command::Errors(args) => crate::errors::run(args),
             Command::Completions(args) => {
                 let mut command = Cli::command();
                 clap_complete::generate(args.shell, &mut command, "rnats", &mut std::io::stdout());

@@ -13,6 +13,7 @@
 //! - `bench pub|sub|request|reply|service|lat|js pub|js fetch|kv put|kv get` (natscli's
 //!   forms, plus `pubsub`, `req`, `js-pub`, `js-fetch`, `scale`) measures the client against
 //!   a server, by default a private `nats-server` started for the run.
+//! - `errors ls|lookup` explains JetStream API error codes.
 //! - `completions <shell>` prints a shell completion script.
 //!
 //! Output is for people by default and JSON with `--json`; every failure is one
@@ -26,6 +27,7 @@ mod conn;
 mod context;
 mod core;
 mod error;
+mod errors;
 mod jetstream;
 mod out;
 mod parse;

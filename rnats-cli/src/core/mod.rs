@@ -9,6 +9,7 @@ mod request;
 mod schedule_flags;
 mod server;
 mod server_ping;
+mod server_report;
 pub(crate) mod show;
 mod subscribe;
 pub(crate) mod template;
