@@ -100,6 +100,48 @@ fn ping_and_list_need_the_system_account() {
     assert_eq!(js[0]["data"]["streams"], 1, "{js}");
     let line = rnats.fails(&[&["server", "report", "jetstream", "1"][..], &app[..]].concat());
     assert!(line.contains("system account"), "{line}");
+
+    // One server's health, by name.
+    let name = list[0]["server"]["name"]
+        .as_str()
+        .expect("a name")
+        .to_owned();
+    let check = |args: &[&str]| {
+        rnats.run(
+            &[
+                &["server", "check", "server", "--name", &name][..],
+                args,
+                &sys[..],
+            ]
+            .concat(),
+        )
+    };
+    let out = check(&[
+        "--js-required",
+        "--cpu-critical",
+        "100",
+        "--conn-critical",
+        "1000",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("OK:JetStream required"),
+        "{}",
+        stdout(&out)
+    );
+    // It has just started: up for less than an hour is a warning.
+    let out = check(&["--uptime-warn", "1h"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    // Fewer connections than the marks is worse when warn is above critical (inversion).
+    let out = check(&["--conn-warn", "1000", "--conn-critical", "500"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let out = check(&["--tls-required"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("Crit:TLS not required"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -341,4 +383,53 @@ fn check_stream_consumer_kv_and_jetstream() {
         "{}",
         stdout(&out)
     );
+
+    // The newest message on a subject: its age and content.
+    let out = run(&[
+        "message",
+        "--stream",
+        "ORDERS",
+        "--subject",
+        "orders.3",
+        "--age-critical",
+        "1h",
+        "--content",
+        "^x$",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("OK:content matches"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&["msg", "--stream", "ORDERS", "--content", "^y"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let out = run(&["message", "--stream", "ORDERS", "--subject", "orders.none"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stdout(&out).contains("Crit:no message"), "{}", stdout(&out));
+
+    // A request-reply service: answered in time with the expected body, or not at all.
+    let mut service = rnats.spawn_ready(
+        &["reply", "svc.time", "12:00", "--count", "1", "-s", &url],
+        "Listening on",
+    );
+    let out = run(&[
+        "request",
+        "--subject",
+        "svc.time",
+        "--match-payload",
+        "^\\d+:\\d+$",
+        "--response-critical",
+        "5s",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("OK Request svc.time"),
+        "{}",
+        stdout(&out)
+    );
+    common::assert_success(&service.finish(), &["reply"]);
+    let out = run(&["req", "--subject", "svc.nobody"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stdout(&out).contains("Crit:no reply"), "{}", stdout(&out));
 }
