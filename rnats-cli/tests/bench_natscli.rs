@@ -265,4 +265,20 @@ fn latency_runs_print_a_ladder_and_write_csv_and_svg() {
     let svg = std::fs::read_to_string(&svg).expect("svg written");
     assert!(svg.starts_with("<svg"), "{svg}");
     assert!(svg.contains("latency by percentile") && svg.contains("rate over time"));
+
+    // The blocking client's runs draw too.
+    let blocking = dir.path().join("blocking.svg");
+    let blocking_arg = blocking.to_string_lossy();
+    rnats.ok(&[
+        "bench",
+        "lat",
+        "--blocking",
+        "--msgs",
+        "200",
+        "--plot",
+        &blocking_arg,
+        "--json",
+    ]);
+    let svg = std::fs::read_to_string(&blocking).expect("svg written");
+    assert!(svg.contains("lat latency by percentile"), "{svg}");
 }

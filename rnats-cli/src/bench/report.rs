@@ -11,6 +11,9 @@ use crate::stats::{self, LADDER, Latencies, LatencySummary, Span, Throughput};
 
 /// The report's `runtime` of a `--blocking` run: no runtime, the blocking client.
 pub(super) const BLOCKING: &str = "blocking";
+/// A rate over time: (seconds from the start, messages a second over the tick before).
+pub(super) type Timeline = Vec<(f64, f64)>;
+
 /// The widest bar of the percentile ladder, in characters.
 const BAR_WIDTH: f64 = 40.0;
 
@@ -73,7 +76,7 @@ pub(super) struct Figures {
     pub(super) histogram: Option<Latencies>,
     /// The rate over time: (seconds from the start, messages a second over the tick before).
     #[serde(skip)]
-    pub(super) timeline: Vec<(f64, f64)>,
+    pub(super) timeline: Timeline,
 }
 
 /// The clients of one role: each on its own, and all together.
@@ -109,7 +112,7 @@ impl Figures {
     }
 
     /// Sets the rate over time.
-    pub(super) fn over_time(mut self, timeline: Vec<(f64, f64)>) -> Figures {
+    pub(super) fn over_time(mut self, timeline: Timeline) -> Figures {
         self.timeline = timeline;
         self
     }

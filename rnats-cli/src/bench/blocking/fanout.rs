@@ -84,8 +84,9 @@ pub(super) fn run(plan: &Plan, roles: Roles) -> Result<Figures, CliError> {
     }
 
     let outcomes = watch.wait(jobs)?;
+    let timeline = watch.timeline();
     drop(watch);
-    figures(roles, outcomes)
+    Ok(figures(roles, outcomes)?.over_time(timeline))
 }
 
 /// One publishing thread's work.

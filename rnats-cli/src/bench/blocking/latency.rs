@@ -47,6 +47,7 @@ pub(super) fn run(plan: &Plan) -> Result<Figures, CliError> {
         Ok((span, latencies))
     });
     let mut results = watch.wait(vec![job])?;
+    let timeline = watch.timeline();
     drop(watch);
     let Some((span, latencies)) = results.pop() else {
         return Ok(Figures::default());
@@ -55,5 +56,6 @@ pub(super) fn run(plan: &Plan) -> Result<Figures, CliError> {
         round_trips: Group::from_spans(&[span]),
         ..Figures::default()
     }
-    .timed(&[latencies]))
+    .timed(&[latencies])
+    .over_time(timeline))
 }

@@ -9,7 +9,7 @@ use rnats::blocking::{Client, Subscriber};
 use rnats::{ConnectOptions, Subject};
 
 use super::super::Plan;
-use super::super::report::{Figures, Group};
+use super::super::report::{Figures, Group, Timeline};
 use super::super::supervisor::Counter;
 use super::watch::{Job, Watch};
 use crate::error::CliError;
@@ -37,7 +37,7 @@ pub(super) fn run(plan: &Plan) -> Result<Figures, CliError> {
     // Closing ends the subscription, and with it the responder's loop.
     responder.close();
     let responded = responding.join();
-    let results = match (waited, responded) {
+    let (results, timeline) = match (waited, responded) {
         (Ok(results), _) => results,
         // A responder that failed explains the requesters' timeouts better than they do.
         (Err(_), Ok(Err(e))) => return Err(e),
@@ -50,11 +50,13 @@ pub(super) fn run(plan: &Plan) -> Result<Figures, CliError> {
         requesters: Group::from_spans(&spans),
         ..Figures::default()
     }
-    .timed(&latencies))
+    .timed(&latencies)
+    .over_time(timeline))
 }
 
-/// Connects the requesters and runs them, each on its own thread.
-fn requesters(plan: &Plan) -> Result<Vec<Requested>, CliError> {
+/// Connects the requesters and runs them, each on its own thread; what they measured and
+/// the rate over time.
+fn requesters(plan: &Plan) -> Result<(Vec<Requested>, Timeline), CliError> {
     let shares = super::super::split(plan.msgs, plan.clients);
     let mut clients = Vec::with_capacity(plan.clients);
     for i in 1..=plan.clients {
@@ -77,7 +79,8 @@ fn requesters(plan: &Plan) -> Result<Vec<Requested>, CliError> {
             Box::new(move || requester.run()) as Job<Requested>
         })
         .collect();
-    watch.wait(jobs)
+    let results = watch.wait(jobs)?;
+    Ok((results, watch.timeline()))
 }
 
 /// Answers every request with `payload` until the subscription ends.
