@@ -82,6 +82,52 @@ fn natscli_bench_command_lines_run_unchanged() {
         .unwrap_or(0.0);
     assert!(seconds >= 0.4, "{r}");
 
+    // Multi-subject mode: subscribers on foo.*, each message on a subject of its own.
+    let r = bench(
+        &rnats,
+        &url,
+        &[
+            "sub",
+            "multi",
+            "--multisubject",
+            "--clients",
+            "2",
+            "--msgs",
+            "300",
+        ],
+    );
+    assert_eq!(counted(&r, "subscribers"), (600, 2));
+    rnats.ok(&[
+        "stream",
+        "add",
+        "MS",
+        "--subjects",
+        "ms.*",
+        "--defaults",
+        "-s",
+        &url,
+    ]);
+    bench(
+        &rnats,
+        &url,
+        &[
+            "js",
+            "pub",
+            "ms",
+            "--multisubject",
+            "--multisubjectmax",
+            "10",
+            "--msgs",
+            "100",
+            "--stream",
+            "MS",
+        ],
+    );
+    let info = rnats.json(&["stream", "info", "MS", "--json", "-s", &url]);
+    assert_eq!(info["state"]["messages"], 100, "{info}");
+    assert_eq!(info["state"]["num_subjects"], 10, "{info}");
+    rnats.ok(&["stream", "rm", "MS", "-f", "-s", &url]);
+
     // natscli's service pair: `serve` here answers `request` there, and nothing else does.
     let mut serving = rnats.spawn_ready(
         &[

@@ -226,6 +226,16 @@ pub(crate) struct BenchFlags {
     /// Header added to every published message, as Key:Value (repeatable).
     #[arg(long = "header", short = 'H', value_name = "K:V", global = true)]
     pub(crate) headers: Vec<String>,
+    /// Publish each message on a subject of its own: SUBJECT.N (natscli's multi-subject
+    /// mode; subscribers and streams take SUBJECT.*).
+    #[arg(long, global = true)]
+    pub(crate) multisubject: bool,
+    /// With --multisubject: use this many subjects at most, N going round (0: no limit).
+    #[arg(long, value_name = "N", default_value_t = 100_000, global = true)]
+    pub(crate) multisubjectmax: u64,
+    /// With --multisubject: pick each message's subject at random.
+    #[arg(long, global = true)]
+    pub(crate) multisubjectrandomize: bool,
     /// Publish the contents of FILE instead of --size bytes.
     #[arg(long, value_name = "FILE", global = true)]
     pub(crate) payload: Option<PathBuf>,

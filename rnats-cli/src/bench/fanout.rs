@@ -7,6 +7,7 @@ use rnats::{Client, ConnectOptions, Subscriber};
 use tokio::sync::Barrier;
 
 use super::Plan;
+use super::multisubject::MultiSubject;
 use super::publisher::Publisher;
 use super::report::{Figures, Group};
 use super::subscriber::{Receiver, Reception};
@@ -117,6 +118,7 @@ pub(super) async fn run(plan: &Plan, roles: Roles) -> Result<Figures, CliError> 
             payload: plan.payload.clone(),
             headers: plan.headers.clone(),
             pace: plan.pace,
+            multi: plan.multi,
             msgs,
             start: Arc::clone(&start),
             counter: if receiving {
@@ -164,7 +166,14 @@ async fn subscribe_all(plan: &Plan, n: usize) -> Result<Vec<(Client, Subscriber)
     for i in 1..=n {
         let name = format!("rnats-bench-sub-{i}");
         let client = plan.connect(subscriber_options(plan), name).await?;
-        let subscription = client.subscribe(plan.subject.clone()).await?;
+        let subscription = match plan.multi {
+            Some(_) => {
+                client
+                    .subscribe(MultiSubject::filter(&plan.subject))
+                    .await?
+            }
+            None => client.subscribe(plan.subject.clone()).await?,
+        };
         client.flush().await?;
         subscriptions.push((client, subscription));
     }

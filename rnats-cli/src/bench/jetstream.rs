@@ -121,7 +121,7 @@ impl JsPublisher {
             let publish = self.message(n);
             pending.push_back(
                 self.context
-                    .send_publish(plan.subject.clone(), publish)
+                    .send_publish(self.subject_of(n), publish)
                     .await?,
             );
             if pending.len() >= window {
@@ -145,7 +145,6 @@ impl JsPublisher {
 
     /// Atomic batches of `batch` messages, each committed and its ack timed.
     async fn atomic(&self, batch: usize, latencies: &mut Latencies) -> Result<(), CliError> {
-        let plan = &self.plan;
         let mut n = 0;
         while n < self.msgs {
             let size = (self.msgs - n).min(batch as u64);
@@ -154,12 +153,12 @@ impl JsPublisher {
             for i in 1..=size {
                 let message = self.message(n + i);
                 if i == size {
-                    open.commit_message(plan.subject.clone(), message)
+                    open.commit_message(self.subject_of(n + i), message)
                         .await
                         .map_err(|e| CliError::JetStreamConsumer(e.into()))?;
                     break;
                 }
-                open.add_message(plan.subject.clone(), message)
+                open.add_message(self.subject_of(n + i), message)
                     .await
                     .map_err(|e| CliError::JetStreamConsumer(e.into()))?;
             }
@@ -168,6 +167,18 @@ impl JsPublisher {
             self.counter.set(n);
         }
         Ok(())
+    }
+
+    /// The subject of the `n`-th message: the plan's, or one of its own (`--multisubject`,
+    /// at random from a state derived from `n`).
+    fn subject_of(&self, n: u64) -> String {
+        match &self.plan.multi {
+            Some(multi) => {
+                let mut seed = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+                multi.subject(&self.plan.subject, n, &mut seed)
+            }
+            None => self.plan.subject.to_string(),
+        }
     }
 
     /// The `n`-th message: the payload, the `--header`s and, with `--dedup`, a message id.
@@ -339,9 +350,13 @@ pub(super) async fn prepare_stream(
         }
         let _: serde_json::Value = js.request(format!("STREAM.DELETE.{name}"), &()).await?;
     }
+    let subjects = match plan.multi {
+        Some(_) => super::multisubject::MultiSubject::filter(&plan.subject),
+        None => plan.subject.to_string(),
+    };
     let mut config = json!({
         "name": name,
-        "subjects": [plan.subject.as_str()],
+        "subjects": [subjects],
         "storage": store.storage,
         "num_replicas": store.replicas,
     });

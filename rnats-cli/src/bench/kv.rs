@@ -163,7 +163,7 @@ impl Worker {
 }
 
 /// The next number of a xorshift64 sequence: cheap, and random enough to spread keys.
-fn next_random(state: &mut u64) -> u64 {
+pub(super) fn next_random(state: &mut u64) -> u64 {
     let mut x = *state;
     x ^= x << 13;
     x ^= x >> 7;

@@ -25,6 +25,7 @@ mod fanout;
 mod jetstream;
 mod kv;
 mod latency;
+mod multisubject;
 mod pace;
 mod plot;
 mod publisher;
@@ -46,6 +47,7 @@ use serde::Serialize;
 use crate::error::CliError;
 pub(crate) use args::BenchArgs;
 use args::{AckMode, BenchCommand, BenchFlags, JsPubMode, Tuning};
+use multisubject::MultiSubject;
 use pace::Pace;
 use report::{BenchReport, Figures};
 pub(crate) use runtime::RuntimeFlavor;
@@ -140,6 +142,9 @@ pub(crate) fn run(args: BenchArgs, server: Option<&str>) -> Result<(), CliError>
         own_responder: chosen.own_responder || target.is_private(),
         batch: flags.batch,
         pace: Pace::new(flags.sleep, flags.throughput, flags.clients),
+        multi: flags
+            .multisubject
+            .then(|| MultiSubject::new(flags.multisubjectmax, flags.multisubjectrandomize)),
         store: Store::from_flags(flags),
     };
     let figures = if flags.blocking {
@@ -181,8 +186,19 @@ fn check(flags: &BenchFlags, kind: BenchKind, msgs: u64) -> Result<(), CliError>
     if flags.blocking && !blocking::supports(kind) {
         return Err(CliError::Usage(blocking::NOT_CORE));
     }
-    if flags.blocking && (!flags.headers.is_empty()) {
-        return Err(CliError::Usage("--header is not supported with --blocking"));
+    if flags.blocking && (!flags.headers.is_empty() || flags.multisubject) {
+        return Err(CliError::Usage(
+            "--header and --multisubject are not supported with --blocking",
+        ));
+    }
+    let spreads = matches!(
+        kind,
+        BenchKind::Pub | BenchKind::Sub | BenchKind::Pubsub | BenchKind::JsPub
+    );
+    if flags.multisubject && !spreads {
+        return Err(CliError::Usage(
+            "--multisubject applies to pub, sub, pubsub and js pub",
+        ));
     }
     let shared_out = matches!(
         kind,
@@ -290,6 +306,8 @@ struct Plan {
     batch: usize,
     /// How each client is held back (`--sleep`, `--throughput`).
     pace: Pace,
+    /// `--multisubject`: each message on a subject of its own.
+    multi: Option<MultiSubject>,
     /// Stream and bucket settings.
     store: Store,
 }

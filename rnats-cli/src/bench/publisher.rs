@@ -7,6 +7,7 @@ use bytes::Bytes;
 use rnats::{Client, HeaderMap, Subject};
 use tokio::sync::Barrier;
 
+use super::multisubject::MultiSubject;
 use super::pace::Pace;
 use super::supervisor::Counter;
 use crate::error::CliError;
@@ -25,6 +26,8 @@ pub(super) struct Publisher {
     pub(super) headers: Option<HeaderMap>,
     /// How it is held back (`--sleep`, `--throughput`).
     pub(super) pace: Pace,
+    /// `--multisubject`: each message on a subject of its own.
+    pub(super) multi: Option<MultiSubject>,
     /// How many messages.
     pub(super) msgs: u64,
     /// Released once every publisher is connected, so they start together.
@@ -39,20 +42,22 @@ impl Publisher {
         self.start.wait().await;
         let start = Instant::now();
         let pacer = (!self.pace.is_free()).then(|| self.pace.start());
+        let mut seed = u64::from(start.elapsed().subsec_nanos()) | 1;
         for n in 1..=self.msgs {
-            match &self.headers {
-                None => {
+            match (&self.headers, &self.multi) {
+                (None, None) => {
                     self.client
                         .publish(self.subject.clone(), self.payload.clone())
                         .await?
                 }
-                Some(headers) => {
+                (headers, multi) => {
+                    let subject = match multi {
+                        Some(multi) => multi.subject(&self.subject, n, &mut seed),
+                        None => self.subject.to_string(),
+                    };
+                    let headers = headers.clone().unwrap_or_default();
                     self.client
-                        .publish_with_headers(
-                            self.subject.clone(),
-                            headers.clone(),
-                            self.payload.clone(),
-                        )
+                        .publish_with_headers(subject, headers, self.payload.clone())
                         .await?
                 }
             }
