@@ -49,8 +49,8 @@ mod tests {
         let base: Subject = "bench".parse().expect("subject");
         let mut seed = 1;
         let spread = MultiSubject::new(1000, false);
-        assert_eq!(spread.subject(&base, 7, &mut seed), "bench.007");
-        assert_eq!(spread.subject(&base, 1007, &mut seed), "bench.007");
+        assert_eq!(spread.subject(&base, 7, &mut seed), "bench.0007");
+        assert_eq!(spread.subject(&base, 1007, &mut seed), "bench.0007");
         assert_eq!(
             MultiSubject::new(0, false).subject(&base, 12345, &mut seed),
             "bench.12345"
