@@ -126,6 +126,21 @@ fn natscli_bench_command_lines_run_unchanged() {
     let info = rnats.json(&["stream", "info", "MS", "--json", "-s", &url]);
     assert_eq!(info["state"]["messages"], 100, "{info}");
     assert_eq!(info["state"]["num_subjects"], 10, "{info}");
+    // natscli's pair on a stream of the user's: `js fetch` reads what `js pub` left.
+    let r = bench(
+        &rnats,
+        &url,
+        &[
+            "js", "fetch", "--stream", "MS", "--msgs", "1000", "--batch", "30",
+        ],
+    );
+    assert_eq!(counted(&r, "subscribers"), (100, 1));
+    let info = rnats.json(&["stream", "info", "MS", "--json", "-s", &url]);
+    assert_eq!(info["state"]["messages"], 100, "kept: {info}");
+    assert_eq!(
+        info["state"]["consumer_count"], 0,
+        "no consumer left: {info}"
+    );
     rnats.ok(&["stream", "rm", "MS", "-f", "-s", &url]);
 
     // natscli's service pair: `serve` here answers `request` there, and nothing else does.

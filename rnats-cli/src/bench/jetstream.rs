@@ -3,7 +3,8 @@
 //!
 //! The stream is `--stream` (rnats' own `RNATS_BENCH` by default). One that does not exist
 //! is made for the run and deleted after it; one that exists is used as it is (purged first
-//! with `--purge`) and kept, except rnats' own, which is made anew.
+//! with `--purge`; `js fetch` reads what it holds rather than filling it) and kept, except
+//! rnats' own, which is made anew.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -195,15 +196,59 @@ impl JsPublisher {
     }
 }
 
-/// Fills the stream with `plan.msgs` messages (pipelined, not timed), then times
-/// `plan.clients` clients fetching them from one durable pull consumer, `plan.batch` at a
-/// time, acked as `--acks` says.
+/// Times `plan.clients` clients fetching from one durable pull consumer, `plan.batch` at a
+/// time, acked as `--acks` says. A stream made for the run is first filled with `plan.msgs`
+/// messages (pipelined, not timed); an existing stream is read as it is (natscli's way),
+/// up to `plan.msgs` of its messages, and the consumer removed afterwards.
 pub(super) async fn fetch(plan: &Plan) -> Result<Figures, CliError> {
     let client = plan
         .connect(ConnectOptions::new(), "rnats-bench-js-fetch".to_owned())
         .await?;
     let js = rnats::jetstream::new(client);
     let made = prepare_stream(&js, plan, false).await?;
+    if made == Made::ForTheRun {
+        fill(&js, plan).await?;
+    }
+    let stream = js
+        .get_stream(plan.store.stream.as_str())
+        .await
+        .map_err(consumer_error)?;
+    let ack_policy = match plan.store.acks {
+        AckMode::Explicit => AckPolicy::Explicit,
+        AckMode::None => AckPolicy::None,
+        AckMode::All => AckPolicy::All,
+    };
+    let filter_subject = match made {
+        Made::ForTheRun => plan.subject.to_string(),
+        Made::Existing => String::new(),
+    };
+    let mut consumer: rnats::jetstream::consumer::PullConsumer = stream
+        .create_consumer(pull::Config {
+            durable_name: Some(plan.store.consumer.clone()),
+            ack_policy,
+            filter_subject,
+            ..Default::default()
+        })
+        .await
+        .map_err(consumer_error)?;
+    let available = consumer.info().await.map_err(consumer_error)?.num_pending;
+    let msgs = plan.msgs.min(available);
+    if msgs == 0 {
+        let _ = stream.delete_consumer(&plan.store.consumer).await;
+        return Err(CliError::Usage(
+            "the stream has no messages for `js fetch` to read",
+        ));
+    }
+    let result = fetch_with(plan, msgs).await;
+    if made == Made::Existing {
+        let _ = stream.delete_consumer(&plan.store.consumer).await;
+    }
+    finish_stream(&js, &plan.store.stream, made).await?;
+    result
+}
+
+/// Publishes `plan.msgs` messages to the plan's subject, up to 256 acks outstanding.
+async fn fill(js: &rnats::jetstream::Context, plan: &Plan) -> Result<(), CliError> {
     let mut pending = VecDeque::with_capacity(256);
     for _ in 0..plan.msgs {
         pending.push_back(
@@ -219,26 +264,12 @@ pub(super) async fn fetch(plan: &Plan) -> Result<Figures, CliError> {
     for ack in pending {
         ack.await?;
     }
-    let stream = js
-        .get_stream(plan.store.stream.as_str())
-        .await
-        .map_err(consumer_error)?;
-    let ack_policy = match plan.store.acks {
-        AckMode::Explicit => AckPolicy::Explicit,
-        AckMode::None => AckPolicy::None,
-        AckMode::All => AckPolicy::All,
-    };
-    stream
-        .create_consumer(pull::Config {
-            durable_name: Some(plan.store.consumer.clone()),
-            ack_policy,
-            filter_subject: plan.subject.to_string(),
-            ..Default::default()
-        })
-        .await
-        .map_err(consumer_error)?;
+    Ok(())
+}
 
-    let mut supervisor = Supervisor::new("msgs", plan.msgs, plan.progress);
+/// Runs the fetching clients until they have `msgs` messages between them.
+async fn fetch_with(plan: &Plan, msgs: u64) -> Result<Figures, CliError> {
+    let mut supervisor = Supervisor::new("msgs", msgs, plan.progress);
     let received = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::with_capacity(plan.clients);
     for i in 1..=plan.clients {
@@ -252,6 +283,7 @@ pub(super) async fn fetch(plan: &Plan) -> Result<Figures, CliError> {
         let fetcher = Fetcher {
             consumer,
             plan: plan.clone(),
+            msgs,
             received: Arc::clone(&received),
             counter: supervisor.counter(),
         };
@@ -260,7 +292,6 @@ pub(super) async fn fetch(plan: &Plan) -> Result<Figures, CliError> {
     let results = supervisor.wait(tasks).await;
     let timeline = supervisor.timeline();
     drop(supervisor);
-    finish_stream(&js, &plan.store.stream, made).await?;
     let spans: Vec<Span> = results?.into_iter().flatten().collect();
     Ok(Figures {
         subscribers: Group::from_spans(&spans),
@@ -274,6 +305,8 @@ pub(super) async fn fetch(plan: &Plan) -> Result<Figures, CliError> {
 struct Fetcher {
     consumer: rnats::jetstream::consumer::PullConsumer,
     plan: Plan,
+    /// Messages to receive between all clients.
+    msgs: u64,
     /// Messages received by all clients together.
     received: Arc<AtomicU64>,
     counter: Counter,
@@ -283,7 +316,7 @@ impl Fetcher {
     /// Fetches until all clients together have every message; the span of what this one
     /// got, `None` when it got nothing.
     async fn run(self) -> Result<Option<Span>, CliError> {
-        let (msgs, batch) = (self.plan.msgs, self.plan.batch);
+        let (msgs, batch) = (self.msgs, self.plan.batch);
         let acks = self.plan.store.acks;
         let mut mine = 0;
         let mut first = None;

@@ -2,8 +2,8 @@
 //! `--clients` clients.
 //!
 //! The bucket is `--bucket` (rnats' own `RNATS_BENCH` by default). One that does not exist
-//! is made for the run and deleted after it; one that exists is kept, except rnats' own,
-//! which is made anew. Keys are `0`, `1`, ... in order, or drawn at random below
+//! is made for the run (filled first for `kv get`) and deleted after it; one that exists is
+//! used as it is and kept, except rnats' own, which is made anew. Keys are `0`, `1`, ... in order, or drawn at random below
 //! `--randomize N`.
 
 use std::collections::VecDeque;
@@ -46,7 +46,8 @@ async fn run(plan: &Plan, op: Op) -> Result<Figures, CliError> {
         .await?;
     let js = rnats::jetstream::new(admin);
     let made = prepare_bucket(&js, plan).await?;
-    if op == Op::Get {
+    // A bucket of the user's is read as it is, as natscli reads the one its `kv put` filled.
+    if op == Op::Get && made {
         fill(&js, plan).await?;
     }
     let mut workers = Vec::with_capacity(plan.clients);
