@@ -176,7 +176,8 @@ fn quantile_end(panel: &Panel) -> f64 {
         .filter(|q| *q < 1.0)
         .map(nines)
         .fold(0.0_f64, f64::max);
-    (highest.floor() + 1.0).clamp(1.0, MAX_NINES)
+    // A hair added so 99% (two nines, give or take the float) counts as two.
+    ((highest + 1e-9).floor() + 1.0).clamp(1.0, MAX_NINES)
 }
 
 /// Where `x` goes on an axis of kind `axis`.
