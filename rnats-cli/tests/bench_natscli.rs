@@ -224,6 +224,26 @@ fn natscli_bench_command_lines_run_unchanged() {
         &url,
         &[
             "js",
+            "pub",
+            "fast",
+            "js.f",
+            "--batch",
+            "100",
+            "--max-outstanding-acks",
+            "2",
+            "--msgs",
+            "500",
+            "--stream",
+            "F",
+        ],
+    );
+    assert_eq!(counted(&r, "publishers"), (500, 1));
+    assert_eq!(r["latency"]["count"], 5, "one latency per batch: {r}");
+    let r = bench(
+        &rnats,
+        &url,
+        &[
+            "js",
             "fetch",
             "--clients",
             "4",

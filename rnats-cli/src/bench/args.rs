@@ -115,7 +115,8 @@ pub(crate) struct JsArgs {
 #[derive(Debug, Clone, Subcommand)]
 enum JsCommand {
     /// Publishes to a stream: `sync` awaits each ack, `async` keeps `--batch` acks
-    /// outstanding (the default), `atomic` commits `--batch` messages per atomic batch.
+    /// outstanding (the default), `atomic` commits `--batch` messages per atomic batch,
+    /// `fast` sends `--batch` messages per fast-ingest batch (ADR-50).
     ///
     /// Example: rnats bench js pub async foo --batch 1000 --storage memory
     Pub(JsPubArgs),
@@ -128,8 +129,8 @@ enum JsCommand {
 /// `bench js pub [MODE] [SUBJECT]`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct JsPubArgs {
-    /// `sync`, `async` or `atomic` (alias `batch`), then the subject; or the subject alone
-    /// (async).
+    /// `sync`, `async`, `atomic` (alias `batch`) or `fast`, then the subject; or the subject
+    /// alone (async).
     #[arg(value_name = "MODE|SUBJECT", num_args = 0..=2)]
     words: Vec<String>,
 }
@@ -262,6 +263,15 @@ pub(crate) struct BenchFlags {
         global = true
     )]
     pub(crate) batch: usize,
+    /// js pub fast: flow acks the server may owe before publishing waits.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u16).range(1..),
+        global = true
+    )]
+    pub(crate) max_outstanding_acks: u16,
     /// JetStream: the stream to use; one that exists is used as it is and kept, one that
     /// does not is made for the run and deleted after it.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_STREAM, global = true)]
@@ -393,6 +403,13 @@ pub(super) enum JsPubMode {
     Window(usize),
     /// Atomic batches of N messages, each committed and its ack awaited.
     Atomic(usize),
+    /// Fast-ingest batches of `batch` messages, `outstanding` flow acks owed at most.
+    Fast {
+        /// Messages per batch.
+        batch: usize,
+        /// Flow acks owed before publishing waits.
+        outstanding: u16,
+    },
 }
 
 /// What the command line asks for, settled: which benchmark, on which subject.
@@ -500,12 +517,10 @@ impl JsPubArgs {
             None | Some("async") => JsPubMode::Window(flags.in_flight.unwrap_or(flags.batch)),
             Some("sync") => JsPubMode::Window(1),
             Some("atomic" | "batch") => JsPubMode::Atomic(flags.batch),
-            Some("fast") => {
-                return Err(CliError::Usage(
-                    "`js pub fast` (fast batch publishing) is not in rnats bench yet; \
-                     use `js pub async` or `js pub atomic`",
-                ));
-            }
+            Some("fast") => JsPubMode::Fast {
+                batch: flags.batch,
+                outstanding: flags.max_outstanding_acks,
+            },
             Some(_) => {
                 return Err(CliError::Usage(
                     "js pub takes a mode (sync, async or atomic) and then a subject",
@@ -675,11 +690,14 @@ mod tests {
 
     #[test]
     fn bad_forms_are_refused() {
-        assert!(
-            bench(&["js", "pub", "fast", "foo"])
-                .expect("parses")
-                .chosen()
-                .is_err()
+        let fast =
+            bench(&["js", "pub", "fast", "foo", "--max-outstanding-acks", "3"]).expect("parses");
+        assert_eq!(
+            fast.chosen().expect("fast").js_pub,
+            JsPubMode::Fast {
+                batch: 500,
+                outstanding: 3
+            }
         );
         assert!(
             bench(&["js", "pub", "bogus", "foo"])

@@ -36,8 +36,7 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
         .connect(ConnectOptions::new(), "rnats-bench-js-admin".to_owned())
         .await?;
     let admin = rnats::jetstream::new(admin);
-    let atomic = matches!(plan.js_pub, JsPubMode::Atomic(_));
-    let made = prepare_stream(&admin, plan, atomic).await?;
+    let made = prepare_stream(&admin, plan, plan.js_pub).await?;
 
     let mut publishers = Vec::with_capacity(plan.clients);
     for i in 1..=plan.clients {
@@ -46,7 +45,7 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
             .await?;
         let window = match plan.js_pub {
             JsPubMode::Window(n) => n,
-            JsPubMode::Atomic(_) => 1,
+            JsPubMode::Atomic(_) | JsPubMode::Fast { .. } => 1,
         };
         publishers.push(
             rnats::jetstream::ContextBuilder::new()
@@ -107,6 +106,9 @@ impl JsPublisher {
         match plan.js_pub {
             JsPubMode::Window(window) => self.windowed(window, &mut latencies).await?,
             JsPubMode::Atomic(batch) => self.atomic(batch, &mut latencies).await?,
+            JsPubMode::Fast { batch, outstanding } => {
+                self.fast(batch, outstanding, &mut latencies).await?;
+            }
         }
         let span = Span::of(self.msgs, plan.payload.len(), start, Instant::now());
         Ok((span, latencies))
@@ -170,6 +172,44 @@ impl JsPublisher {
         Ok(())
     }
 
+    /// Fast-ingest batches of `batch` messages, `outstanding` flow acks owed at most, each
+    /// batch's final ack timed.
+    async fn fast(
+        &self,
+        batch: usize,
+        outstanding: u16,
+        latencies: &mut Latencies,
+    ) -> Result<(), CliError> {
+        let failed = |e: rnats::jetstream::fast_ingest::FastIngestError| {
+            CliError::JetStreamConsumer(e.into())
+        };
+        let mut n = 0;
+        while n < self.msgs {
+            let size = (self.msgs - n).min(batch as u64);
+            let sent = Instant::now();
+            let mut open = self
+                .context
+                .fast_ingest()
+                .max_outstanding_acks(outstanding)
+                .start()
+                .await
+                .map_err(failed)?;
+            for i in 1..size {
+                open.publish_message(self.subject_of(n + i), self.message(n + i))
+                    .await
+                    .map_err(failed)?;
+                self.counter.set(n + i);
+            }
+            open.commit_message(self.subject_of(n + size), self.message(n + size))
+                .await
+                .map_err(failed)?;
+            latencies.record(sent.elapsed());
+            n += size;
+            self.counter.set(n);
+        }
+        Ok(())
+    }
+
     /// The subject of the `n`-th message: the plan's, or one of its own (`--multisubject`,
     /// at random from a state derived from `n`).
     fn subject_of(&self, n: u64) -> String {
@@ -205,7 +245,7 @@ pub(super) async fn fetch(plan: &Plan) -> Result<Figures, CliError> {
         .connect(ConnectOptions::new(), "rnats-bench-js-fetch".to_owned())
         .await?;
     let js = rnats::jetstream::new(client);
-    let made = prepare_stream(&js, plan, false).await?;
+    let made = prepare_stream(&js, plan, JsPubMode::Window(1)).await?;
     if made == Made::ForTheRun {
         fill(&js, plan).await?;
     }
@@ -367,7 +407,7 @@ pub(super) enum Made {
 pub(super) async fn prepare_stream(
     js: &rnats::jetstream::Context,
     plan: &Plan,
-    atomic: bool,
+    mode: JsPubMode,
 ) -> Result<Made, CliError> {
     let store = &plan.store;
     let name = store.stream.as_str();
@@ -396,8 +436,10 @@ pub(super) async fn prepare_stream(
     if let Some(max_bytes) = store.max_bytes {
         config["max_bytes"] = json!(max_bytes);
     }
-    if atomic {
-        config["allow_atomic"] = json!(true);
+    match mode {
+        JsPubMode::Atomic(_) => config["allow_atomic"] = json!(true),
+        JsPubMode::Fast { .. } => config["allow_batched"] = json!(true),
+        JsPubMode::Window(_) => {}
     }
     let created: Response<serde_json::Value> =
         js.request(format!("STREAM.CREATE.{name}"), &config).await?;
