@@ -275,6 +275,24 @@ fn natscli_bench_command_lines_run_unchanged() {
         ],
     );
     assert_eq!(counted(&r, "subscribers"), (500, 1));
+    let r = bench(
+        &rnats,
+        &url,
+        &[
+            "js",
+            "consume",
+            "--clients",
+            "2",
+            "--msgs",
+            "1000",
+            "--stream",
+            "G",
+            "--subject",
+            "js.g",
+        ],
+    );
+    assert_eq!(r["kind"], "js-consume");
+    assert_eq!(r["subscribers"]["aggregate"]["msgs"], 1000, "{r}");
     let streams = rnats.json(&["stream", "ls", "--server", &url, "--json"]);
     assert!(
         streams.as_array().is_none_or(Vec::is_empty),

@@ -63,7 +63,8 @@ pub(crate) enum BenchCommand {
     /// One connection publishes, flushes and receives its own message, `--msgs` times;
     /// round-trip latency.
     Lat(SubjectArg),
-    /// JetStream benchmarks in natscli's form: `js pub [sync|async|atomic] SUBJECT`, `js fetch`.
+    /// JetStream benchmarks in natscli's form: `js pub [sync|async|atomic|fast] SUBJECT`,
+    /// `js fetch`, `js consume`.
     Js(JsArgs),
     /// JetStream publishing to a memory stream with `--in-flight` acks outstanding.
     #[command(name = "js-pub")]
@@ -124,6 +125,11 @@ enum JsCommand {
     ///
     /// Example: rnats bench js fetch --clients 4 --acks none --batch 1000
     Fetch,
+    /// As `fetch`, the clients consuming the durable consumer as a continuous stream of
+    /// pulls of `--batch` messages.
+    ///
+    /// Example: rnats bench js consume --clients 4
+    Consume,
 }
 
 /// `bench js pub [MODE] [SUBJECT]`.
@@ -456,6 +462,9 @@ impl BenchArgs {
             BenchCommand::Js(JsArgs {
                 command: JsCommand::Fetch,
             }) => (BenchKind::JsFetch, flags.subject.clone(), window),
+            BenchCommand::Js(JsArgs {
+                command: JsCommand::Consume,
+            }) => (BenchKind::JsConsume, flags.subject.clone(), window),
             BenchCommand::Kv(KvArgs {
                 command: KvCommand::Put,
             }) => (BenchKind::KvPut, flags.subject.clone(), window),

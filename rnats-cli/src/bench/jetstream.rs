@@ -27,7 +27,7 @@ use crate::error::CliError;
 use crate::stats::{Latencies, Span};
 
 /// How long one fetch waits for messages: short, so a client whose share ran out notices.
-const FETCH_EXPIRY: Duration = Duration::from_millis(500);
+const FETCH_EXPIRY: Duration = Duration::from_millis(250);
 
 /// Publishes `plan.msgs` messages from `plan.clients` clients, acks awaited as
 /// `plan.js_pub` says.
@@ -240,7 +240,7 @@ impl JsPublisher {
 /// time, acked as `--acks` says. A stream made for the run is first filled with `plan.msgs`
 /// messages (pipelined, not timed); an existing stream is read as it is (natscli's way),
 /// up to `plan.msgs` of its messages, and the consumer removed afterwards.
-pub(super) async fn fetch(plan: &Plan) -> Result<Figures, CliError> {
+pub(super) async fn fetch(plan: &Plan, pull: Pull) -> Result<Figures, CliError> {
     let client = plan
         .connect(ConnectOptions::new(), "rnats-bench-js-fetch".to_owned())
         .await?;
@@ -276,10 +276,10 @@ pub(super) async fn fetch(plan: &Plan) -> Result<Figures, CliError> {
     if msgs == 0 {
         let _ = stream.delete_consumer(&plan.store.consumer).await;
         return Err(CliError::Usage(
-            "the stream has no messages for `js fetch` to read",
+            "the stream has no messages for `js fetch` or `js consume` to read",
         ));
     }
-    let result = fetch_with(plan, msgs).await;
+    let result = fetch_with(plan, msgs, pull).await;
     if made == Made::Existing {
         let _ = stream.delete_consumer(&plan.store.consumer).await;
     }
@@ -308,7 +308,7 @@ async fn fill(js: &rnats::jetstream::Context, plan: &Plan) -> Result<(), CliErro
 }
 
 /// Runs the fetching clients until they have `msgs` messages between them.
-async fn fetch_with(plan: &Plan, msgs: u64) -> Result<Figures, CliError> {
+async fn fetch_with(plan: &Plan, msgs: u64, pull: Pull) -> Result<Figures, CliError> {
     let mut supervisor = Supervisor::new("msgs", msgs, plan.progress);
     let received = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::with_capacity(plan.clients);
@@ -323,6 +323,7 @@ async fn fetch_with(plan: &Plan, msgs: u64) -> Result<Figures, CliError> {
         let fetcher = Fetcher {
             consumer,
             plan: plan.clone(),
+            pull,
             msgs,
             received: Arc::clone(&received),
             counter: supervisor.counter(),
@@ -340,11 +341,21 @@ async fn fetch_with(plan: &Plan, msgs: u64) -> Result<Figures, CliError> {
     .over_time(timeline))
 }
 
-/// One fetching client of a `js fetch` run.
+/// How the clients of `js fetch` and `js consume` pull.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pull {
+    /// One fetch of `--batch` messages after another.
+    Fetch,
+    /// A continuous stream of pulls (the library's `messages()`).
+    Consume,
+}
+
+/// One fetching client of a `js fetch` or `js consume` run.
 #[derive(Debug)]
 struct Fetcher {
     consumer: rnats::jetstream::consumer::PullConsumer,
     plan: Plan,
+    pull: Pull,
     /// Messages to receive between all clients.
     msgs: u64,
     /// Messages received by all clients together.
@@ -356,6 +367,9 @@ impl Fetcher {
     /// Fetches until all clients together have every message; the span of what this one
     /// got, `None` when it got nothing.
     async fn run(self) -> Result<Option<Span>, CliError> {
+        if self.pull == Pull::Consume {
+            return self.consume().await;
+        }
         let (msgs, batch) = (self.msgs, self.plan.batch);
         let acks = self.plan.store.acks;
         let mut mine = 0;
@@ -388,6 +402,43 @@ impl Fetcher {
             if let Some(message) = last {
                 message.ack().await.map_err(consumer_error)?;
             }
+        }
+        let size = self.plan.payload.len();
+        Ok(first.map(|start| Span::of(mine, size, start, Instant::now())))
+    }
+
+    /// Consumes until all clients together have every message, acking each (or the last of
+    /// every `--batch` with `--acks all`).
+    async fn consume(self) -> Result<Option<Span>, CliError> {
+        let mut messages = self
+            .consumer
+            .stream()
+            .max_messages_per_batch(self.plan.batch)
+            .messages()
+            .await
+            .map_err(consumer_error)?;
+        let acks = self.plan.store.acks;
+        let (mut mine, mut first) = (0u64, None);
+        while self.received.load(Ordering::Relaxed) < self.msgs {
+            // Wake now and then to see whether the other clients finished the job.
+            let Ok(next) = tokio::time::timeout(FETCH_EXPIRY, messages.next()).await else {
+                continue;
+            };
+            let Some(message) = next else { break };
+            let message = message.map_err(consumer_error)?;
+            first.get_or_insert_with(Instant::now);
+            mine += 1;
+            let last_of_batch = mine % self.plan.batch as u64 == 0;
+            match acks {
+                AckMode::Explicit if self.plan.store.double_ack => {
+                    message.double_ack().await.map_err(consumer_error)?;
+                }
+                AckMode::Explicit => message.ack().await.map_err(consumer_error)?,
+                AckMode::All if last_of_batch => message.ack().await.map_err(consumer_error)?,
+                AckMode::All | AckMode::None => {}
+            }
+            self.counter.set(mine);
+            self.received.fetch_add(1, Ordering::Relaxed);
         }
         let size = self.plan.payload.len();
         Ok(first.map(|start| Span::of(mine, size, start, Instant::now())))

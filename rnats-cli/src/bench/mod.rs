@@ -73,6 +73,8 @@ pub(crate) enum BenchKind {
     JsPub,
     /// JetStream: a durable pull consumer fetching from a filled stream.
     JsFetch,
+    /// JetStream: a durable pull consumer consumed as a continuous stream.
+    JsConsume,
     /// Key-Value puts, each awaited.
     KvPut,
     /// Key-Value gets from a filled bucket, each awaited.
@@ -93,6 +95,7 @@ impl BenchKind {
             BenchKind::Lat => "lat",
             BenchKind::JsPub => "js-pub",
             BenchKind::JsFetch => "js-fetch",
+            BenchKind::JsConsume => "js-consume",
             BenchKind::KvPut => "kv-put",
             BenchKind::KvGet => "kv-get",
             BenchKind::Scale => "scale",
@@ -103,7 +106,11 @@ impl BenchKind {
     fn needs_jetstream(self) -> bool {
         matches!(
             self,
-            BenchKind::JsPub | BenchKind::JsFetch | BenchKind::KvPut | BenchKind::KvGet
+            BenchKind::JsPub
+                | BenchKind::JsFetch
+                | BenchKind::JsConsume
+                | BenchKind::KvPut
+                | BenchKind::KvGet
         )
     }
 }
@@ -332,7 +339,8 @@ impl Plan {
             BenchKind::Reply => reply::run(self).await,
             BenchKind::Lat => latency::run(self).await,
             BenchKind::JsPub => jetstream::run(self).await,
-            BenchKind::JsFetch => jetstream::fetch(self).await,
+            BenchKind::JsFetch => jetstream::fetch(self, jetstream::Pull::Fetch).await,
+            BenchKind::JsConsume => jetstream::fetch(self, jetstream::Pull::Consume).await,
             BenchKind::KvPut => kv::put(self).await,
             BenchKind::KvGet => kv::get(self).await,
             BenchKind::Scale => Err(CliError::Usage("`bench scale` runs on its own")),

@@ -33,6 +33,7 @@ pub(super) fn supports(kind: BenchKind) -> bool {
         BenchKind::Reply
         | BenchKind::JsPub
         | BenchKind::JsFetch
+        | BenchKind::JsConsume
         | BenchKind::KvPut
         | BenchKind::KvGet
         | BenchKind::Scale => false,
@@ -50,6 +51,7 @@ pub(super) fn run(plan: &Plan, kind: BenchKind) -> Result<Figures, CliError> {
         BenchKind::Reply
         | BenchKind::JsPub
         | BenchKind::JsFetch
+        | BenchKind::JsConsume
         | BenchKind::KvPut
         | BenchKind::KvGet
         | BenchKind::Scale => Err(CliError::Usage(NOT_CORE)),
