@@ -80,7 +80,8 @@ pub(crate) enum Command {
     Account(AccountArgs),
     /// Manages natscli contexts (saved connection settings).
     Context(ContextArgs),
-    /// Measures publish, subscribe, request and round-trip performance.
+    /// Measures publish, subscribe, request, round-trip, JetStream and Key-Value performance,
+    /// with natscli's `bench` command lines.
     Bench(BenchArgs),
     /// Prints a shell completion script.
     ///

@@ -54,8 +54,8 @@ pub(crate) enum BenchCommand {
     /// Example: rnats bench request foo --clients 4 --msgs 20000
     #[command(visible_alias = "request")]
     Req(SubjectArg),
-    /// Answers `--msgs` requests on SUBJECT (in queue group `rnats-bench`), for a requester
-    /// elsewhere (`rnats bench request --server URL`, or natscli's `nats bench service request`).
+    /// Answers `--msgs` requests on SUBJECT (in queue group `q`, as natscli's service does),
+    /// for requesters elsewhere (`rnats bench service request --server URL`, or natscli's).
     #[command(visible_alias = "serve")]
     Reply(SubjectArg),
     /// natscli's `service request` and `service serve`.
