@@ -293,6 +293,27 @@ fn natscli_bench_command_lines_run_unchanged() {
     );
     assert_eq!(r["kind"], "js-consume");
     assert_eq!(r["subscribers"]["aggregate"]["msgs"], 1000, "{r}");
+    let r = bench(
+        &rnats,
+        &url,
+        &[
+            "js",
+            "ordered",
+            "--clients",
+            "2",
+            "--msgs",
+            "500",
+            "--stream",
+            "H",
+            "--subject",
+            "js.h",
+        ],
+    );
+    assert_eq!(
+        counted(&r, "subscribers"),
+        (1000, 2),
+        "each client reads it all"
+    );
     let streams = rnats.json(&["stream", "ls", "--server", &url, "--json"]);
     assert!(
         streams.as_array().is_none_or(Vec::is_empty),

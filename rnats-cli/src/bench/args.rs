@@ -64,7 +64,7 @@ pub(crate) enum BenchCommand {
     /// round-trip latency.
     Lat(SubjectArg),
     /// JetStream benchmarks in natscli's form: `js pub [sync|async|atomic|fast] SUBJECT`,
-    /// `js fetch`, `js consume`.
+    /// `js fetch`, `js consume`, `js ordered`.
     Js(JsArgs),
     /// JetStream publishing to a memory stream with `--in-flight` acks outstanding.
     #[command(name = "js-pub")]
@@ -130,6 +130,10 @@ enum JsCommand {
     ///
     /// Example: rnats bench js consume --clients 4
     Consume,
+    /// Fills a stream, then every client reads it through an ordered consumer of its own.
+    ///
+    /// Example: rnats bench js ordered --clients 2
+    Ordered,
 }
 
 /// `bench js pub [MODE] [SUBJECT]`.
@@ -465,6 +469,9 @@ impl BenchArgs {
             BenchCommand::Js(JsArgs {
                 command: JsCommand::Consume,
             }) => (BenchKind::JsConsume, flags.subject.clone(), window),
+            BenchCommand::Js(JsArgs {
+                command: JsCommand::Ordered,
+            }) => (BenchKind::JsOrdered, flags.subject.clone(), window),
             BenchCommand::Kv(KvArgs {
                 command: KvCommand::Put,
             }) => (BenchKind::KvPut, flags.subject.clone(), window),
@@ -655,6 +662,14 @@ mod tests {
         assert_eq!(
             chosen(&["kv", "put", "--clients", "10"]).kind,
             BenchKind::KvPut
+        );
+        assert_eq!(
+            chosen(&["js", "ordered", "--no-progress"]).kind,
+            BenchKind::JsOrdered
+        );
+        assert_eq!(
+            chosen(&["js", "consume", "--clients", "4"]).kind,
+            BenchKind::JsConsume
         );
         let args = bench(&["kv", "get", "--randomize=100000", "--clients", "10"]).expect("parses");
         assert_eq!(args.flags.randomize, 100_000);

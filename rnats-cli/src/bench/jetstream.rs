@@ -287,6 +287,72 @@ pub(super) async fn fetch(plan: &Plan, pull: Pull) -> Result<Figures, CliError> 
     result
 }
 
+/// `js ordered`: every client reads up to `plan.msgs` messages of the stream (filled first
+/// when made for the run) through an ordered consumer of its own, as natscli's does.
+pub(super) async fn ordered(plan: &Plan) -> Result<Figures, CliError> {
+    let client = plan
+        .connect(ConnectOptions::new(), "rnats-bench-js-ordered".to_owned())
+        .await?;
+    let js = rnats::jetstream::new(client);
+    let made = prepare_stream(&js, plan, JsPubMode::Window(1)).await?;
+    if made == Made::ForTheRun {
+        fill(&js, plan).await?;
+    }
+    let stream = js
+        .get_stream(plan.store.stream.as_str())
+        .await
+        .map_err(consumer_error)?;
+    let msgs = plan.msgs.min(stream.cached_info().state.messages);
+    if msgs == 0 {
+        finish_stream(&js, &plan.store.stream, made).await?;
+        return Err(CliError::Usage(
+            "the stream has no messages for `js ordered` to read",
+        ));
+    }
+    let total = msgs.saturating_mul(plan.clients as u64);
+    let mut supervisor = Supervisor::new("received", total, plan.progress);
+    let mut tasks = Vec::with_capacity(plan.clients);
+    for i in 1..=plan.clients {
+        let client = plan
+            .connect(ConnectOptions::new(), format!("rnats-bench-js-ordered-{i}"))
+            .await?;
+        let handle = rnats::jetstream::new(client)
+            .get_stream(plan.store.stream.as_str())
+            .await
+            .map_err(consumer_error)?;
+        let counter = supervisor.counter();
+        let size = plan.payload.len();
+        tasks.push(tokio::spawn(async move {
+            let consumer = handle
+                .create_consumer(pull::OrderedConfig::default())
+                .await
+                .map_err(consumer_error)?;
+            let mut messages = consumer.messages().await.map_err(consumer_error)?;
+            let (mut received, mut first) = (0u64, None);
+            while received < msgs {
+                let Some(message) = messages.next().await else {
+                    break;
+                };
+                message.map_err(consumer_error)?;
+                first.get_or_insert_with(Instant::now);
+                received += 1;
+                counter.set(received);
+            }
+            Ok(first.map(|start| Span::of(received, size, start, Instant::now())))
+        }));
+    }
+    let results = supervisor.wait(tasks).await;
+    let timeline = supervisor.timeline();
+    drop(supervisor);
+    finish_stream(&js, &plan.store.stream, made).await?;
+    let spans: Vec<Span> = results?.into_iter().flatten().collect();
+    Ok(Figures {
+        subscribers: Group::from_spans(&spans),
+        ..Figures::default()
+    }
+    .over_time(timeline))
+}
+
 /// Publishes `plan.msgs` messages to the plan's subject, up to 256 acks outstanding.
 async fn fill(js: &rnats::jetstream::Context, plan: &Plan) -> Result<(), CliError> {
     let mut pending = VecDeque::with_capacity(256);

@@ -75,6 +75,8 @@ pub(crate) enum BenchKind {
     JsFetch,
     /// JetStream: a durable pull consumer consumed as a continuous stream.
     JsConsume,
+    /// JetStream: every client reads the stream through an ordered consumer.
+    JsOrdered,
     /// Key-Value puts, each awaited.
     KvPut,
     /// Key-Value gets from a filled bucket, each awaited.
@@ -96,6 +98,7 @@ impl BenchKind {
             BenchKind::JsPub => "js-pub",
             BenchKind::JsFetch => "js-fetch",
             BenchKind::JsConsume => "js-consume",
+            BenchKind::JsOrdered => "js-ordered",
             BenchKind::KvPut => "kv-put",
             BenchKind::KvGet => "kv-get",
             BenchKind::Scale => "scale",
@@ -109,6 +112,7 @@ impl BenchKind {
             BenchKind::JsPub
                 | BenchKind::JsFetch
                 | BenchKind::JsConsume
+                | BenchKind::JsOrdered
                 | BenchKind::KvPut
                 | BenchKind::KvGet
         )
@@ -341,6 +345,7 @@ impl Plan {
             BenchKind::JsPub => jetstream::run(self).await,
             BenchKind::JsFetch => jetstream::fetch(self, jetstream::Pull::Fetch).await,
             BenchKind::JsConsume => jetstream::fetch(self, jetstream::Pull::Consume).await,
+            BenchKind::JsOrdered => jetstream::ordered(self).await,
             BenchKind::KvPut => kv::put(self).await,
             BenchKind::KvGet => kv::get(self).await,
             BenchKind::Scale => Err(CliError::Usage("`bench scale` runs on its own")),

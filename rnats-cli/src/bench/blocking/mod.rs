@@ -34,6 +34,7 @@ pub(super) fn supports(kind: BenchKind) -> bool {
         | BenchKind::JsPub
         | BenchKind::JsFetch
         | BenchKind::JsConsume
+        | BenchKind::JsOrdered
         | BenchKind::KvPut
         | BenchKind::KvGet
         | BenchKind::Scale => false,
@@ -52,6 +53,7 @@ pub(super) fn run(plan: &Plan, kind: BenchKind) -> Result<Figures, CliError> {
         | BenchKind::JsPub
         | BenchKind::JsFetch
         | BenchKind::JsConsume
+        | BenchKind::JsOrdered
         | BenchKind::KvPut
         | BenchKind::KvGet
         | BenchKind::Scale => Err(CliError::Usage(NOT_CORE)),
