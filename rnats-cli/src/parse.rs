@@ -85,6 +85,14 @@ pub(crate) fn size(text: &str) -> Result<i64, CliError> {
         .ok_or_else(|| bad("out of range"))
 }
 
+/// One `--metadata KEY=VALUE` flag, as natscli takes it (a clap value parser).
+pub(crate) fn metadata(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        _ => Err("expected KEY=VALUE".to_owned()),
+    }
+}
+
 /// Headers from repeated `--header Key:Value` flags.
 pub(crate) fn headers(flags: &[String]) -> Result<Option<HeaderMap>, CliError> {
     if flags.is_empty() {

@@ -462,6 +462,24 @@ fn add_takes_natscli_push_pull_and_lifetime_flags() {
     assert_eq!(c["headers_only"], true, "{c}");
     assert_eq!(c["metadata"]["team"], "billing", "{c}");
 
+    // ADR-60's policy; the server sets the flow control and heartbeat it needs.
+    run(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "mirrorish",
+        "--target",
+        "push.mirror",
+        "--ack",
+        "flow_control",
+        "--max-pending",
+        "100",
+        "--defaults",
+    ]);
+    let c = &info("mirrorish")["config"];
+    assert_eq!(c["ack_policy"], "flow_control", "{c}");
+    assert_eq!(c["flow_control"], true, "{c}");
+
     run(&[
         "consumer",
         "add",

@@ -78,7 +78,17 @@ fn object_watch_seal_status_and_names() {
     let url = server.url();
     let rnats = Rnats::new();
     rnats.ok(&["object", "add", "files", "-s", &url]);
-    rnats.ok(&["object", "add", "more", "-s", &url]);
+    rnats.ok(&[
+        "object",
+        "add",
+        "more",
+        "--metadata",
+        "team=media",
+        "-s",
+        &url,
+    ]);
+    let status = rnats.ok(&["object", "status", "more", "-s", &url]);
+    assert!(status.contains("Metadata: team=media"), "{status}");
     assert_eq!(
         rnats.ok(&["object", "ls", "--names", "-s", &url]),
         "files\nmore\n"

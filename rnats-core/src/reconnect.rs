@@ -220,6 +220,7 @@ impl ServerPool {
             None => {
                 if starts {
                     self.attempts.pass_left = self.len();
+                    self.start_pass_after_current();
                 }
                 self.attempts.pass_left -= 1;
                 Attempt {
@@ -373,6 +374,26 @@ mod tests {
         assert_eq!(dial(pool.plan_attempt(&policy, None, true, drop)).number, 1);
         pool.record(&"c:3".parse().unwrap(), Ok(()));
         assert_eq!(dial(pool.plan_attempt(&policy, None, true, drop)).number, 1);
+    }
+
+    #[test]
+    fn a_pass_tries_the_server_just_lost_last() {
+        let policy = ReconnectPolicy::default();
+        // Connected to the only server given; the cluster then advertised two more.
+        let mut pool = pool(&["a:1"]);
+        let first = dial(pool.plan_attempt(&policy, None, false, drop));
+        pool.record(&first.addr, Ok(()));
+        pool.add_discovered(&ServerInfo {
+            connect_urls: vec!["b:2".into(), "c:3".into()],
+            ..ServerInfo::default()
+        });
+        let mut hosts = Vec::new();
+        for _ in 0..3 {
+            let attempt = dial(pool.plan_attempt(&policy, None, true, drop));
+            hosts.push(attempt.addr.host().to_owned());
+            pool.note_failure(&attempt, &refused());
+        }
+        assert_eq!(hosts, ["b", "c", "a"]);
     }
 
     #[test]

@@ -152,6 +152,24 @@ impl ServerPool {
         Some(addr)
     }
 
+    /// Steps the round robin past the server of the last connection when it is next, so that
+    /// a pass tries it last: the server just lost is the least likely to take the client
+    /// back, and a dead host can hold an attempt for the whole connection timeout (nats.go,
+    /// too, moves it to the end of its list). This happens when the pool grew by discovery
+    /// after the connect, or was replaced with that server first.
+    pub(crate) fn start_pass_after_current(&mut self) {
+        let Some(current) = &self.current else {
+            return;
+        };
+        let is_next = self
+            .servers
+            .get(self.next)
+            .is_some_and(|s| s.addr.same_server(current));
+        if is_next && self.servers.len() > 1 {
+            self.next = (self.next + 1) % self.servers.len();
+        }
+    }
+
     /// Whether `addr` is one of the pool's servers.
     pub(crate) fn contains(&self, addr: &ServerAddr) -> bool {
         self.servers.iter().any(|s| s.addr.same_server(addr))

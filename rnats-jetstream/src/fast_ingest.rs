@@ -630,7 +630,14 @@ impl fmt::Display for EndedEarly {
     }
 }
 
-impl std::error::Error for EndedEarly {}
+impl std::error::Error for EndedEarly {
+    /// The server's refusal, when a refused message ended the batch.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.rejected
+            .as_ref()
+            .map(|rejected| &rejected.error as &(dyn std::error::Error + 'static))
+    }
+}
 
 /// Any message the server sends on the batch's inbox.
 #[derive(Deserialize)]

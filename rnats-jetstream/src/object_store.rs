@@ -6,8 +6,8 @@
 //! with every other NATS client's Object Store.
 //!
 //! Memory stays bounded however large an object is: [`ObjectStore::put`] keeps a small window
-//! of chunks in flight (their acks pipelined), and an [`Object`] being read pulls a few chunks
-//! at a time.
+//! of chunks in flight (their acks pipelined, or as one fast-ingest batch in a bucket made
+//! with [`Config::fast_ingest`]), and an [`Object`] being read pulls a few chunks at a time.
 //!
 //! ```no_run
 //! # async fn run(jetstream: rnats_jetstream::Context) -> Result<(), rnats_core::Error> {

@@ -1,5 +1,6 @@
 //! JetStream in a three-node cluster: an R3 stream keeps taking writes when its leader dies,
-//! and loses nothing it acknowledged.
+//! and loses nothing it acknowledged; a pinned consumer (ADR-42) moves its pin to another
+//! client when the pinned one goes away, and loses no message.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::collections::BTreeSet;
@@ -8,13 +9,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::StreamExt;
+use futures_util::{StreamExt, TryStreamExt};
 use rnats_jetstream::Context;
+use rnats_jetstream::consumer::{PriorityPolicy, PullConsumer, pull};
 use rnats_jetstream::context::CreateStreamErrorKind;
 use rnats_jetstream::context::Publish;
 use rnats_jetstream::errors::ErrorCode;
 use rnats_jetstream::stream::{Config, StorageType, Stream};
-use rnats_test_server::Cluster;
+use rnats_test_server::{Cluster, Proxy};
 use tokio::sync::Notify;
 
 /// Bound on every wait of this file: elections on a loaded 2-core machine take seconds.
@@ -39,6 +41,12 @@ no_auth_user: app
 /// nothing when one arrives. So the test listens to those broadcasts in the system
 /// account and tries again after each one: every retry follows a change on the server.
 async fn create_r3_stream(cluster: &Cluster, js: &Context, name: &str) -> Stream {
+    create_stream(cluster, js, name, 3).await
+}
+
+/// Creates a stream of `replicas` copies once the cluster can place it; see
+/// [`create_r3_stream`].
+async fn create_stream(cluster: &Cluster, js: &Context, name: &str, replicas: usize) -> Stream {
     for node in cluster.nodes() {
         node.wait_for_log("metadata leader", WAIT)
             .expect("no metadata leader was elected");
@@ -55,7 +63,7 @@ async fn create_r3_stream(cluster: &Cluster, js: &Context, name: &str) -> Stream
         name: name.to_owned(),
         subjects: vec![format!("{name}.>")],
         storage: StorageType::File,
-        num_replicas: 3,
+        num_replicas: replicas,
         ..Default::default()
     };
     loop {
@@ -166,4 +174,156 @@ async fn r3_stream_survives_losing_its_leader_while_publishing() {
         assert!(seen.insert(n), "message {n} stored twice");
     }
     assert_eq!(seen, (0..MESSAGES).collect());
+}
+
+/// How long a pin outlives its client's last pull (the consumer's `priority_timeout`).
+const PINNED_TTL: Duration = Duration::from_secs(2);
+
+/// Pulls up to `max` pinned messages of group `g` waiting up to `expires`, acks them and
+/// returns their payloads.
+async fn pull_pinned(consumer: &PullConsumer, max: usize, expires: Duration) -> Vec<String> {
+    let messages: Vec<_> = consumer
+        .batch()
+        .pinned()
+        .group("g")
+        .max_messages(max)
+        .expires(expires)
+        .messages()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let mut payloads = Vec::new();
+    for message in messages {
+        message.double_ack().await.unwrap();
+        payloads.push(String::from_utf8(message.payload.to_vec()).unwrap());
+    }
+    payloads
+}
+
+/// Waits for the first of `events` that `wanted` accepts.
+async fn wait_for_event(
+    mut events: rnats_core::Events,
+    wanted: impl Fn(&rnats_core::ConnectionEvent) -> bool,
+) {
+    tokio::time::timeout(WAIT, async {
+        while let Some(event) = events.next().await {
+            if wanted(&event) {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("the connection event never came");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pin_moves_to_another_client_when_the_pinned_one_goes_away() {
+    const COUNT: usize = 20;
+    let cluster =
+        Cluster::start_with(3, |node| node.jetstream(true).append_config(ACCOUNTS)).unwrap();
+    // The first client reaches node 0 through a proxy that can take it away; the second
+    // is on node 1.
+    let proxy = Proxy::start(&cluster.nodes()[0].url()).unwrap();
+    let first = rnats_core::ConnectOptions::new()
+        .ignore_discovered_servers()
+        .reconnect_delay_callback(|_| Duration::from_millis(50))
+        .connect(proxy.url())
+        .await
+        .unwrap();
+    let second = rnats_core::connect(cluster.nodes()[1].url()).await.unwrap();
+    let first_js = rnats_jetstream::ContextBuilder::new()
+        .timeout(Duration::from_secs(5))
+        .build(first.clone());
+    let second_js = rnats_jetstream::ContextBuilder::new()
+        .timeout(Duration::from_secs(5))
+        .build(second);
+    let stream = create_stream(&cluster, &second_js, "PIN", 3).await;
+    for i in 0..COUNT {
+        publish_until_acked(&second_js, "PIN.jobs", i).await;
+    }
+    let second_handle: PullConsumer = stream
+        .create_consumer(pull::Config {
+            durable_name: Some("workers".into()),
+            priority_policy: PriorityPolicy::PinnedClient,
+            priority_groups: vec!["g".into()],
+            priority_timeout: PINNED_TTL,
+            // A message the vanished client took and never acked comes back this soon.
+            ack_wait: Duration::from_secs(2),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let first_handle: PullConsumer = first_js
+        .get_stream("PIN")
+        .await
+        .unwrap()
+        .get_consumer("workers")
+        .await
+        .unwrap();
+
+    // The first client takes the pin and five messages, acks four and vanishes.
+    let taken: Vec<_> = first_handle
+        .fetch()
+        .pinned()
+        .group("g")
+        .max_messages(5)
+        .messages()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(taken.len(), 5);
+    let mut done: BTreeSet<usize> = BTreeSet::new();
+    for message in &taken[..4] {
+        message.double_ack().await.unwrap();
+        done.insert(
+            std::str::from_utf8(&message.payload)
+                .unwrap()
+                .parse()
+                .unwrap(),
+        );
+    }
+    let first_pin = first_handle.pin_id().unwrap();
+    proxy.refuse(true);
+    let events = first.events();
+    proxy.cut();
+    wait_for_event(events, |e| {
+        matches!(e, rnats_core::ConnectionEvent::Disconnected { .. })
+    })
+    .await;
+
+    // The second client's waiting pull is served once the pin's TTL ran out, under a new
+    // pin; everything else comes to it, the unacked message again after its ack wait.
+    let mut pulls = 0;
+    while done.len() < COUNT {
+        pulls += 1;
+        assert!(pulls < 20, "only {done:?} came");
+        for payload in pull_pinned(&second_handle, COUNT, Duration::from_secs(3)).await {
+            done.insert(payload.parse().unwrap());
+        }
+    }
+    assert_eq!(done, (0..COUNT).collect());
+    let second_pin = second_handle
+        .pin_id()
+        .expect("the pin moved to the second client");
+    assert_ne!(second_pin, first_pin);
+
+    // Back again, the first client pulls with its old pin: the server answers 423, the pull
+    // ends empty, and the handle forgets the pin; no message is left for it.
+    let events = first.events();
+    proxy.refuse(false);
+    wait_for_event(events, |e| *e == rnats_core::ConnectionEvent::Reconnected).await;
+    assert_eq!(first_handle.pin_id().as_deref(), Some(first_pin.as_str()));
+    assert!(
+        pull_pinned(&first_handle, 5, Duration::from_secs(1))
+            .await
+            .is_empty()
+    );
+    assert_eq!(first_handle.pin_id(), None);
+    let info = second_handle.get_info().await.unwrap();
+    assert_eq!(info.num_pending, 0);
+    assert_eq!(info.num_ack_pending, 0);
 }

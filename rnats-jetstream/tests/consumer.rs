@@ -739,3 +739,105 @@ async fn ordered_pull_consumer_keeps_order_across_a_server_restart() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_flow_control_ack_policy_consumer_is_acked_by_its_flow_control_answers() {
+    let server = jetstream_server();
+    let client = connect(&server.url()).await;
+    let js = rnats_jetstream::new(client.clone());
+    // A work queue drops what is acked: the stream empties only if the answers ack.
+    let stream = js
+        .create_stream(stream::Config {
+            name: "FCACK".into(),
+            subjects: vec!["fc.>".into()],
+            storage: StorageType::Memory,
+            retention: stream::RetentionPolicy::WorkQueue,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    // ADR-60: a pull consumer cannot have the policy.
+    let error = stream
+        .create_consumer(pull::Config {
+            durable_name: Some("puller".into()),
+            ack_policy: AckPolicy::FlowControl,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), stream::ConsumerErrorKind::JetStream(e)
+            if e.error_code() == rnats_jetstream::ErrorCode::CONSUMER_ACK_FC_REQUIRES_PUSH),
+        "{error:?}"
+    );
+    // The server fills in flow control and the one-second heartbeat the policy needs.
+    let consumer: consumer::PushConsumer = stream
+        .create_consumer(push::Config {
+            deliver_subject: client.new_inbox(),
+            durable_name: Some("fc".into()),
+            ack_policy: AckPolicy::FlowControl,
+            max_ack_pending: 100,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let config = &consumer.cached_info().config;
+    assert_eq!(config.ack_policy, AckPolicy::FlowControl);
+    assert!(config.flow_control);
+    assert_eq!(config.idle_heartbeat, Duration::from_secs(1));
+
+    // Past max_ack_pending: delivery goes on only because the answers ack. The client's
+    // answers go to `$JS.FC.<stream>.<consumer>.*`, where this test reads them too.
+    let mut answers = client.subscribe("$JS.FC.FCACK.fc.>").await.unwrap();
+    client.flush().await.unwrap();
+    const COUNT: u64 = 250;
+    publish(&js, "fc.work", COUNT as usize).await;
+    let mut messages = consumer.messages().await.unwrap();
+    for expected in 1..=COUNT {
+        let message = next(&mut messages).await.unwrap();
+        assert_eq!(message.info().unwrap().stream_sequence, expected);
+    }
+    // The tail is acked by the flow control the idle heartbeat brings: keep the stream
+    // polled (answering) until an answer names the last message.
+    let drain = tokio::spawn(async move { while messages.next().await.is_some() {} });
+    let mut floors = Vec::new();
+    loop {
+        let answer = tokio::time::timeout(WAIT, answers.next())
+            .await
+            .unwrap()
+            .unwrap();
+        let header = |name| {
+            let headers = answer.headers.as_ref().unwrap();
+            headers
+                .get_last(name)
+                .unwrap()
+                .as_str()
+                .parse::<u64>()
+                .unwrap()
+        };
+        let (stream_seq, delivered) = (header("Nats-Last-Stream"), header("Nats-Last-Consumer"));
+        assert_eq!(stream_seq, delivered, "one delivery per message here");
+        floors.push(stream_seq);
+        if stream_seq == COUNT {
+            break;
+        }
+    }
+    assert!(floors.windows(2).all(|w| w[0] <= w[1]), "{floors:?}");
+    assert!(
+        floors.len() >= 2,
+        "max_ack_pending made the server ask mid-way: {floors:?}"
+    );
+    // Sent after that answer on the same connection, the info request sees it applied.
+    let info = consumer.get_info().await.unwrap();
+    assert_eq!(info.ack_floor.stream_sequence, COUNT);
+    assert_eq!(info.num_ack_pending, 0);
+    let state = js
+        .get_stream("FCACK")
+        .await
+        .unwrap()
+        .cached_info()
+        .state
+        .clone();
+    assert_eq!(state.messages, 0, "the work queue dropped what was acked");
+    drain.abort();
+}

@@ -1,7 +1,7 @@
 //! Key-Value completeness against a real nats-server (ADR-8, ADR-48, ADR-57): bucket
-//! metadata and limit-marker TTLs in the status, listings that include mirrors, a mirror in a
-//! JetStream domain the server accepts, a sourced bucket that takes writes of its own, and
-//! nats-py 2.16 working with a sourced bucket rnats made.
+//! metadata and limit-marker TTLs in the status, listings that include mirrors, a sourced
+//! bucket that takes writes of its own, and nats-py 2.16 working with a sourced bucket rnats
+//! made. Mirrors and sources across JetStream domains are in `topologies.rs`.
 #![cfg(feature = "kv")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -17,12 +17,8 @@ use rnats_test_server::{NatsServer, run_nats_py};
 
 const WAIT: Duration = Duration::from_secs(20);
 
-async fn jetstream_with(config: Option<&str>) -> (NatsServer, Context) {
-    let mut builder = NatsServer::builder().jetstream(true);
-    if let Some(config) = config {
-        builder = builder.config(config);
-    }
-    let server = builder.spawn().unwrap();
+async fn jetstream() -> (NatsServer, Context) {
+    let server = NatsServer::with_jetstream();
     let client = rnats_core::connect(server.url()).await.unwrap();
     (server, rnats_jetstream::new(client))
 }
@@ -54,7 +50,7 @@ async fn wait_for_value(kv: &Store, key: &str, value: &str) {
 
 #[tokio::test]
 async fn status_carries_metadata_and_limit_marker_ttl() {
-    let (_server, js) = jetstream_with(None).await;
+    let (_server, js) = jetstream().await;
     let metadata = HashMap::from([("owner".to_owned(), "billing".to_owned())]);
     let kv = js
         .create_key_value(kv::Config {
@@ -86,7 +82,7 @@ async fn status_carries_metadata_and_limit_marker_ttl() {
 
 #[tokio::test]
 async fn listings_include_mirrors_and_skip_other_streams() {
-    let (_server, js) = jetstream_with(None).await;
+    let (_server, js) = jetstream().await;
     js.create_key_value(memory("origin")).await.unwrap();
     js.create_key_value(kv::Config {
         mirror: Some(Source {
@@ -118,52 +114,8 @@ async fn listings_include_mirrors_and_skip_other_streams() {
 }
 
 #[tokio::test]
-async fn a_mirror_of_a_bucket_in_another_domain_follows_it() {
-    // A hub in domain `hub`, and a leaf node in domain `leaf` connected to it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let (_hub, hub) = jetstream_with(Some(&format!(
-        "jetstream {{ domain: hub }}\nleafnodes {{ listen: \"127.0.0.1:{port}\" }}"
-    )))
-    .await;
-    let (_leaf, leaf) = jetstream_with(Some(&format!(
-        "jetstream {{ domain: leaf }}\nleafnodes {{ remotes: [ {{ url: \"nats-leaf://127.0.0.1:{port}\" }} ] }}"
-    )))
-    .await;
-    let origin = hub.create_key_value(memory("origin")).await.unwrap();
-    origin.put("k", "one".into()).await.unwrap();
-
-    // async-nats sends `domain` as is, which the server refuses (nats.rs issue 1541); rnats
-    // sends the domain's API prefix as `external`.
-    let copy = leaf
-        .create_key_value(kv::Config {
-            mirror: Some(Source {
-                name: "origin".into(),
-                domain: Some("hub".into()),
-                ..Default::default()
-            }),
-            ..memory("copy")
-        })
-        .await
-        .unwrap();
-    let mirror = copy.stream.cached_info().config.mirror.clone().unwrap();
-    assert_eq!(mirror.external.unwrap().api_prefix, "$JS.hub.API");
-    assert_eq!(copy.prefix, "$KV.origin.");
-    assert_eq!(copy.put_prefix.as_deref(), Some("$JS.hub.API.$KV.origin."));
-    wait_for_value(&copy, "k", "one").await;
-    origin.put("k", "two".into()).await.unwrap();
-    wait_for_value(&copy, "k", "two").await;
-    assert_eq!(copy.get("k").await.unwrap(), Some(Bytes::from("two")));
-    let names: Vec<String> = leaf.key_value_store_names().try_collect().await.unwrap();
-    assert_eq!(names, ["copy"]);
-}
-
-#[tokio::test]
 async fn a_sourced_bucket_takes_its_own_writes_and_its_sources() {
-    let (_server, js) = jetstream_with(None).await;
+    let (_server, js) = jetstream().await;
     let east = js.create_key_value(memory("east")).await.unwrap();
     let west = js.create_key_value(memory("west")).await.unwrap();
     let all = js
@@ -244,7 +196,7 @@ asyncio.run(main())
 
 #[tokio::test]
 async fn nats_py_writes_and_reads_a_sourced_bucket_rnats_made() {
-    let (server, js) = jetstream_with(None).await;
+    let (server, js) = jetstream().await;
     let east = js.create_key_value(memory("east")).await.unwrap();
     let all = js
         .create_key_value(kv::Config {

@@ -1,6 +1,7 @@
 //! Key-Value interchange with a second, independent client, nats-py: buckets one creates the
-//! other uses, values and revisions either way, and deletes and purges as each one's watch
-//! sees them.
+//! other uses, values and revisions either way, deletes and purges as each one's watch sees
+//! them, and the same keys and watch results (with history, without deletes, metadata only)
+//! from both.
 #![cfg(feature = "kv")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -81,6 +82,38 @@ async def main():
     await kv.delete("k")
     await kv.put("j", b"w")
     await kv.purge("j")
+    await nc.close()
+
+asyncio.run(main())
+"#;
+
+/// nats-py reads a bucket's keys (all, and with filters) and its watches with options, each
+/// until the initial-values marker; prints one line per result.
+const PY_QUERIES: &str = r#"
+import asyncio, os, sys
+import nats
+
+async def watch(kv, key, **options):
+    watcher = await kv.watch(key, **options)
+    out = []
+    while True:
+        entry = await watcher.updates(timeout=5)
+        if entry is None:
+            break
+        value = entry.value.decode() if entry.value else ""
+        out.append(f"{entry.key} {entry.operation or 'PUT'} {value} {entry.revision}")
+    await watcher.stop()
+    return "|".join(out)
+
+async def main():
+    nc = await nats.connect(os.environ["NATS_URL"])
+    kv = await nc.jetstream().key_value(sys.argv[1])
+    print(",".join(sorted(await kv.keys())))
+    print(",".join(sorted(await kv.keys(filters=["a.1", "c.1"]))))
+    print(await watch(kv, ">", include_history=True))
+    print(await watch(kv, "a.>", include_history=True, ignore_deletes=True))
+    print(await watch(kv, "a.>"))
+    print(await watch(kv, ">", meta_only=True))
     await nc.close()
 
 asyncio.run(main())
@@ -242,4 +275,86 @@ async fn an_rnats_watch_sees_nats_py_deletes_and_purges() {
             ("j".to_string(), Operation::Purge, 4),
         ]
     );
+}
+
+/// The entries of a watch until its initial-values marker, as `key OP value revision`.
+async fn initial_entries(kv: &kv::Store, key: &str, options: WatchOptions) -> String {
+    let mut events = kv
+        .watch_with_options([key], options)
+        .await
+        .unwrap()
+        .events();
+    let mut out = Vec::new();
+    loop {
+        match tokio::time::timeout(WAIT, events.next()).await.unwrap() {
+            Some(Ok(WatchEvent::Entry(entry))) => {
+                let op = match entry.operation {
+                    Operation::Put => "PUT",
+                    Operation::Delete => "DEL",
+                    Operation::Purge => "PURGE",
+                };
+                let value = String::from_utf8_lossy(&entry.value);
+                out.push(format!("{} {op} {value} {}", entry.key, entry.revision));
+            }
+            Some(Ok(WatchEvent::InitialValuesDone)) => return out.join("|"),
+            other => panic!("expected an entry, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn keys_and_watch_options_see_the_same_data_in_rnats_and_nats_py() {
+    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    let js = rnats_jetstream::new(client);
+    let kv = js
+        .create_key_value(kv::Config {
+            bucket: "queried".into(),
+            history: 5,
+            storage: StorageType::Memory,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    kv.put("a.1", "1".into()).await.unwrap();
+    kv.put("a.1", "2".into()).await.unwrap();
+    kv.put("a.2", "x".into()).await.unwrap();
+    kv.put("b.1", "y".into()).await.unwrap();
+    kv.delete("a.2").await.unwrap();
+    kv.put("c.1", "z".into()).await.unwrap();
+    kv.put("c.d.e", "deep".into()).await.unwrap();
+    kv.purge("b.1").await.unwrap();
+
+    let out = py(server.url(), PY_QUERIES, vec!["queried".into()]).await;
+    let theirs: Vec<&str> = out.lines().collect();
+    let mut keys: Vec<String> = kv.keys().await.unwrap().try_collect().await.unwrap();
+    keys.sort();
+    assert_eq!(keys.join(","), "a.1,c.1,c.d.e");
+    assert_eq!(theirs[0], keys.join(","));
+    // nats-py's filters are substrings matched in the client; where they name whole keys
+    // they select what rnats's subject filters do.
+    let mut filtered: Vec<String> = kv
+        .keys_with_filters(["a.1", "c.1"])
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    filtered.sort();
+    assert_eq!(filtered, ["a.1", "c.1"]);
+    assert_eq!(theirs[1], filtered.join(","));
+
+    let history = initial_entries(&kv, ">", WatchOptions::new().include_history()).await;
+    assert_eq!(history.split('|').count(), 7, "{history}");
+    assert_eq!(theirs[2], history);
+    let no_deletes = WatchOptions::new().include_history().ignore_deletes();
+    let no_deletes = initial_entries(&kv, "a.>", no_deletes).await;
+    assert_eq!(no_deletes, "a.1 PUT 1 1|a.1 PUT 2 2|a.2 PUT x 3");
+    assert_eq!(theirs[3], no_deletes);
+    let last = initial_entries(&kv, "a.>", WatchOptions::new()).await;
+    assert_eq!(last, "a.1 PUT 2 2|a.2 DEL  5");
+    assert_eq!(theirs[4], last);
+    let meta_only = initial_entries(&kv, ">", WatchOptions::new().meta_only()).await;
+    assert!(!meta_only.contains("deep"), "{meta_only}");
+    assert_eq!(theirs[5], meta_only);
 }

@@ -885,3 +885,146 @@ async fn whole_objects_go_up_and_down_as_bytes_and_files() {
     let io = error.downcast_source::<std::io::Error>().unwrap();
     assert_eq!(read_error_kind(io), ReadErrorKind::DigestMismatch);
 }
+
+#[tokio::test]
+async fn bucket_metadata_and_fast_ingest_show_in_status_and_listings() {
+    let (_server, js) = jetstream().await;
+    let config = Config {
+        bucket: "tagged".into(),
+        storage: StorageType::Memory,
+        metadata: HashMap::from([("team".to_string(), "ops".to_string())]),
+        fast_ingest: true,
+        ..Default::default()
+    };
+    let store = js.create_object_store(config.clone()).await.unwrap();
+    let status = store.status().await.unwrap();
+    assert_eq!(status.metadata["team"], "ops");
+    assert!(status.fast_ingest);
+    assert!(status.info.config.allow_batch_publish);
+    bucket(&js, "plain").await;
+    let listed: Vec<_> = js.object_stores().try_collect().await.unwrap();
+    let tagged = listed.iter().find(|s| s.bucket == "tagged").unwrap();
+    assert_eq!(tagged.metadata["team"], "ops");
+    let plain = listed.iter().find(|s| s.bucket == "plain").unwrap();
+    assert!(!plain.metadata.contains_key("team") && !plain.fast_ingest);
+
+    let store = js
+        .update_object_store(Config {
+            metadata: HashMap::from([("team".to_string(), "dev".to_string())]),
+            fast_ingest: false,
+            ..config
+        })
+        .await
+        .unwrap();
+    let status = store.status().await.unwrap();
+    assert_eq!(status.metadata["team"], "dev");
+    assert!(!status.fast_ingest);
+}
+
+/// The reply subjects of the messages published to `subject` until `count` came.
+async fn replies_seen(mut sub: rnats_core::Subscriber, count: usize) -> Vec<String> {
+    let mut replies = Vec::new();
+    while replies.len() < count {
+        let message = sub.next().await.unwrap();
+        replies.push(message.reply.map(|r| r.to_string()).unwrap_or_default());
+    }
+    replies
+}
+
+#[tokio::test]
+async fn a_fast_ingest_bucket_puts_an_object_as_one_batch_and_others_do_not() {
+    let (_server, js) = jetstream().await;
+    let store = js
+        .create_object_store(Config {
+            bucket: "fast".into(),
+            storage: StorageType::Memory,
+            fast_ingest: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let client = js.client();
+    let sub = client.subscribe("$O.fast.>").await.unwrap();
+    client.flush().await.unwrap();
+    let bytes = data(1_000_000, 21);
+    let meta = || ObjectMetadata {
+        name: "big".into(),
+        chunk_size: Some(64 * 1024),
+        ..Default::default()
+    };
+    let mut steps = Vec::new();
+    let info = store
+        .put_with_progress(meta(), &mut bytes.as_slice(), |p: Progress| {
+            steps.push((p.bytes, p.chunks))
+        })
+        .await
+        .unwrap();
+    assert_eq!((info.size, info.chunks), (1_000_000, 16));
+    // Every chunk and the metadata went out as batch messages (ADR-50's `$FI` replies).
+    let replies = replies_seen(sub, 17).await;
+    assert!(replies.iter().all(|r| r.ends_with(".$FI")), "{replies:?}");
+    assert!(
+        replies[16].ends_with(".17.2.$FI"),
+        "committed by the metadata"
+    );
+    assert_eq!(steps.len(), 16);
+    assert!(
+        steps
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 + 1 == w[1].1)
+    );
+    assert_eq!(steps.last(), Some(&(1_000_000, 16)));
+    assert_eq!(read_all(&store, "big").await.unwrap(), bytes);
+
+    // A replacement leaves only its own chunks; an empty object needs no batch.
+    let replacement = data(200_000, 22);
+    store
+        .put(meta(), &mut replacement.as_slice())
+        .await
+        .unwrap();
+    store.put("empty", &mut &b""[..]).await.unwrap();
+    assert_eq!(read_all(&store, "big").await.unwrap(), replacement);
+    assert!(read_all(&store, "empty").await.unwrap().is_empty());
+    let stream = js.get_stream("OBJ_fast").await.unwrap();
+    assert_eq!(stream.cached_info().state.messages, 4 + 2);
+
+    // A bucket that does not allow batches gets the pipelined upload.
+    let plain = bucket(&js, "plain").await;
+    let sub = client.subscribe("$O.plain.C.>").await.unwrap();
+    client.flush().await.unwrap();
+    plain.put(meta(), &mut bytes.as_slice()).await.unwrap();
+    let replies = replies_seen(sub, 16).await;
+    assert!(replies.iter().all(|r| !r.ends_with(".$FI")), "{replies:?}");
+}
+
+#[tokio::test]
+async fn a_full_fast_ingest_bucket_refuses_the_put_and_keeps_no_partial_object() {
+    let (_server, js) = jetstream().await;
+    let store = js
+        .create_object_store(Config {
+            bucket: "full".into(),
+            storage: StorageType::Memory,
+            max_bytes: 100_000,
+            fast_ingest: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let bytes = data(500_000, 23);
+    let meta = ObjectMetadata {
+        name: "too-big".into(),
+        chunk_size: Some(10_000),
+        ..Default::default()
+    };
+    let error = store.put(meta, &mut bytes.as_slice()).await.unwrap_err();
+    assert_eq!(error.kind(), PutErrorKind::PublishChunks, "{error:?}");
+    // The refusal (10077), or the server's word that the batch it ended is unknown, when
+    // more chunks reach it first.
+    assert!(server_error(&error).is_some(), "{error:?}");
+    assert_eq!(
+        store.info("too-big").await.unwrap_err().kind(),
+        InfoErrorKind::NotFound
+    );
+    let stream = js.get_stream("OBJ_full").await.unwrap();
+    assert_eq!(stream.cached_info().state.messages, 0);
+}

@@ -1,6 +1,6 @@
 //! A 256 MiB object goes up and comes back with the client's memory bounded by a few chunks:
-//! put streams from a reader with a bounded window of unacked chunks, and a read pulls a few
-//! chunks at a time. Alone in its test binary, so no other test's allocations count. The put
+//! put streams from a reader with a bounded window of unacked chunks (pipelined acks, and as
+//! a fast-ingest batch, 128 MiB of it), and a read pulls a few chunks at a time. Alone in its test binary, so no other test's allocations count. The put
 //! is measured here, the read in a child process (where no memory freed by the put can hide
 //! its allocations); each resets the peak resident set (`/proc/self/clear_refs`) first and
 //! reads `VmHWM` after.
@@ -92,6 +92,30 @@ async fn a_256_mib_object_goes_up_and_down_in_bounded_memory() {
     assert_eq!(info.size as u64, OBJECT_SIZE);
     assert_eq!(info.chunks, 2048);
 
+    // The same over fast ingest, whose flow acks bound what is in flight.
+    let fast = js
+        .create_object_store(Config {
+            bucket: "large_fast".into(),
+            storage: rnats_jetstream::stream::StorageType::Memory,
+            fast_ingest: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let before_fast_put = reset_peak();
+    let mut half = Generated {
+        left: OBJECT_SIZE / 2,
+        ..generated()
+    };
+    let info = fast.put("half.bin", &mut half).await.unwrap();
+    let fast_put_peak = status_bytes("VmHWM:");
+    assert_eq!(info.chunks, 1024);
+    assert!(
+        fast_put_peak - before_fast_put < BOUND,
+        "the fast-ingest put grew the peak by {} bytes",
+        fast_put_peak - before_fast_put
+    );
+
     // The read runs in a fresh process: here, the memory the put freed would be reused
     // without showing in the resident set.
     let output = std::process::Command::new(std::env::current_exe().unwrap())
@@ -122,11 +146,12 @@ async fn a_256_mib_object_goes_up_and_down_in_bounded_memory() {
 
     let mib = |bytes: u64| bytes as f64 / 1048576.0;
     eprintln!(
-        "put: resident {:.1} MiB before, peak {:.1} MiB (+{:.1}); get (child): resident {:.1} MiB \
-         before, peak {:.1} MiB (+{:.1})",
+        "put: resident {:.1} MiB before, peak {:.1} MiB (+{:.1}); fast-ingest put: +{:.1} MiB; \
+         get (child): resident {:.1} MiB before, peak {:.1} MiB (+{:.1})",
         mib(before_put),
         mib(put_peak),
         mib(put_peak - before_put),
+        mib(fast_put_peak - before_fast_put),
         mib(get_before),
         mib(get_peak),
         mib(get_peak - get_before)

@@ -32,6 +32,7 @@ pub struct ServerBuilder {
     tls: Option<Tls>,
     nkey_users: Vec<String>,
     websocket: Option<Websocket>,
+    monitoring: bool,
     ready_timeout: Duration,
 }
 
@@ -65,6 +66,7 @@ impl ServerBuilder {
             tls: None,
             nkey_users: Vec::new(),
             websocket: None,
+            monitoring: false,
             ready_timeout: DEFAULT_READY_TIMEOUT,
         }
     }
@@ -215,6 +217,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Also serves the HTTP monitoring endpoints (`/varz`, `/routez`, `/gatewayz`, `/leafz`,
+    /// `/jsz`, ...) on a free loopback port (`-m PORT`, on the `-a 127.0.0.1` host), which
+    /// [`NatsServer::monitoring_port`] tells and [`NatsServer::monitor`] reads; a restart
+    /// keeps the port.
+    pub fn monitoring(mut self) -> Self {
+        self.monitoring = true;
+        self
+    }
+
     /// The `nats-server` binary to run, instead of `$NATS_SERVER_BIN` or `nats-server`.
     pub fn binary(mut self, path: impl Into<PathBuf>) -> Self {
         self.binary = Some(path.into());
@@ -293,9 +304,17 @@ impl ServerBuilder {
             ]),
             None => {}
         }
+        let monitoring_port = if self.monitoring {
+            let port = crate::free_port();
+            args.extend(["-m".into(), port.to_string().into()]);
+            Some(port)
+        } else {
+            None
+        };
         args.extend(self.args.iter().map(OsString::from));
 
         Ok(Launch {
+            monitoring_port,
             program,
             args,
             ready_timeout: self.ready_timeout,

@@ -5,10 +5,13 @@ use std::time::{Duration, Instant};
 use crate::builder::ServerBuilder;
 use crate::error::TestServerError;
 use crate::info::{InfoStream, connect_urls};
+use crate::monitor::{self, str_at};
 use crate::server::NatsServer;
 
-/// Name shared by all nodes' `cluster` blocks.
+/// Name shared by all nodes' `cluster` blocks of [`Cluster::start`].
 const CLUSTER_NAME: &str = "rnats-test";
+/// Server name prefix of [`Cluster::start`]'s nodes: `rnats-node-0`, ...
+const NODE_PREFIX: &str = "rnats-node";
 /// How long [`Cluster::start`] waits for the full mesh once every node is up.
 const FORM_TIMEOUT: Duration = Duration::from_secs(10);
 /// Attempts at starting the nodes: a pre-picked route port can be taken by someone else
@@ -22,6 +25,7 @@ const START_ATTEMPTS: usize = 3;
 /// ports and rejoins.
 #[derive(Debug)]
 pub struct Cluster {
+    name: String,
     nodes: Vec<NatsServer>,
 }
 
@@ -40,16 +44,37 @@ impl Cluster {
         n: usize,
         configure: impl Fn(ServerBuilder) -> ServerBuilder,
     ) -> Result<Cluster, TestServerError> {
+        Self::start_named(CLUSTER_NAME, NODE_PREFIX, n, |_, node| configure(node))
+    }
+
+    /// Like [`start_with`](Self::start_with) for a cluster called `name` whose nodes are
+    /// named `{node_prefix}-0`, `{node_prefix}-1`, ...; `configure` also gets the node's
+    /// index, for per-node settings such as a gateway or leaf node listener. A cluster of one
+    /// node has no `cluster` block at all, so that its JetStream runs standalone.
+    pub fn start_named(
+        name: &str,
+        node_prefix: &str,
+        n: usize,
+        configure: impl Fn(usize, ServerBuilder) -> ServerBuilder,
+    ) -> Result<Cluster, TestServerError> {
         let mut attempt = 1;
         let nodes = loop {
-            match start_nodes(n, &configure) {
+            match start_nodes(name, node_prefix, n, &configure) {
                 Err(TestServerError::Exited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
                 other => break other?,
             }
         };
-        let cluster = Cluster { nodes };
+        let cluster = Cluster {
+            name: name.to_owned(),
+            nodes,
+        };
         cluster.wait_formed(FORM_TIMEOUT)?;
         Ok(cluster)
+    }
+
+    /// The name of the nodes' `cluster` block.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The nodes, in start order.
@@ -99,12 +124,14 @@ impl Cluster {
 
 /// Starts `n` fully meshed nodes in parallel, each waiting for its own readiness.
 fn start_nodes(
+    name: &str,
+    node_prefix: &str,
     n: usize,
-    configure: &impl Fn(ServerBuilder) -> ServerBuilder,
+    configure: &impl Fn(usize, ServerBuilder) -> ServerBuilder,
 ) -> Result<Vec<NatsServer>, TestServerError> {
     let route_ports = crate::free_ports(n)?;
     let builders: Vec<ServerBuilder> = (0..n)
-        .map(|i| configure(node_builder(i, &route_ports)))
+        .map(|i| configure(i, node_builder(name, node_prefix, i, &route_ports)))
         .collect();
     let results: Vec<Result<NatsServer, TestServerError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = builders
@@ -123,8 +150,13 @@ fn start_nodes(
     results.into_iter().collect()
 }
 
-/// Options for node `i`: its route listener and routes to every other node.
-fn node_builder(i: usize, route_ports: &[u16]) -> ServerBuilder {
+/// Options for node `i`: its name, its route listener and routes to every other node.
+fn node_builder(name: &str, node_prefix: &str, i: usize, route_ports: &[u16]) -> ServerBuilder {
+    if route_ports.len() == 1 {
+        // A lone node routes nowhere; without a cluster block its JetStream runs standalone
+        // instead of waiting for peers that will never come.
+        return ServerBuilder::new().append_config(&format!("server_name: {node_prefix}-{i}\n"));
+    }
     let routes: Vec<String> = route_ports
         .iter()
         .enumerate()
@@ -132,8 +164,8 @@ fn node_builder(i: usize, route_ports: &[u16]) -> ServerBuilder {
         .map(|(_, port)| format!("nats://127.0.0.1:{port}"))
         .collect();
     ServerBuilder::new().append_config(&format!(
-        "server_name: rnats-node-{i}\n\
-         cluster {{\n  name: {CLUSTER_NAME}\n  listen: 127.0.0.1:{}\n  routes: [{}]\n}}\n",
+        "server_name: {node_prefix}-{i}\n\
+         cluster {{\n  name: {name}\n  listen: 127.0.0.1:{}\n  routes: [{}]\n}}\n",
         route_ports[i],
         routes.join(", "),
     ))
@@ -178,4 +210,45 @@ fn wait_for_peers(
             Err(e) => return Err(e),
         };
     }
+}
+
+/// Waits until every one of `nodes` (JetStream on, monitoring on) names the same JetStream
+/// meta leader in `/jsz` and counts all of them in the meta group.
+pub(crate) fn wait_meta_leader(
+    nodes: &[&NatsServer],
+    deadline: Instant,
+) -> Result<(), TestServerError> {
+    monitor::poll_until(
+        deadline,
+        "a JetStream meta leader known to every node",
+        |last_seen| {
+            let mut leader: Option<String> = None;
+            for node in nodes {
+                let jsz = node.monitor("/jsz")?;
+                let named = str_at(&jsz, "/meta_cluster/leader");
+                let size = jsz
+                    .pointer("/meta_cluster/cluster_size")
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0);
+                if named.is_empty() || size < nodes.len() as u64 {
+                    *last_seen = format!(
+                        "{}: {}",
+                        node.url(),
+                        jsz.get("meta_cluster")
+                            .map_or_else(String::new, ToString::to_string)
+                    );
+                    return Ok(None);
+                }
+                match &leader {
+                    Some(l) if l != named => {
+                        *last_seen = format!("leaders {l} and {named}");
+                        return Ok(None);
+                    }
+                    Some(_) => {}
+                    None => leader = Some(named.to_owned()),
+                }
+            }
+            Ok(Some(()))
+        },
+    )
 }

@@ -35,6 +35,27 @@ pub enum TestServerError {
         /// The client addresses (`127.0.0.1:PORT`) it had not announced yet.
         missing: Vec<String>,
     },
+    /// A monitoring endpoint answered with an error or with something other than JSON.
+    #[error("monitoring endpoint {path} failed: {reason}")]
+    Monitoring {
+        /// The endpoint path with its query, e.g. `/leafz?subs=1`.
+        path: String,
+        /// The HTTP status line and body, or why the body did not parse.
+        reason: String,
+    },
+    /// A multi-server topology (routes, gateways, leaf node links, JetStream meta leader)
+    /// was not formed before the deadline, or a condition polled on a monitoring endpoint did
+    /// not hold in time.
+    #[error("not formed in time: {what}; last seen: {last_seen}")]
+    NotFormed {
+        /// What was awaited.
+        what: String,
+        /// What the monitoring endpoints showed at the last poll.
+        last_seen: String,
+    },
+    /// The server was started without a monitoring port ([`ServerBuilder::monitoring`](crate::ServerBuilder::monitoring)).
+    #[error("nats-server was started without a monitoring port")]
+    NoMonitoring,
     /// The operation needs a running server, but it was killed.
     #[error("nats-server is not running")]
     NotRunning,

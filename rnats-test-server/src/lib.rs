@@ -12,6 +12,10 @@
 //! broken network (cut, stalled or refusing links), [`TestCa`] issues certificates for
 //! [`ServerBuilder::tls`] and [`ServerBuilder::websocket_tls`], and [`Operator`] /
 //! [`nkey_user`] make identities for operator mode (JWT) and [`ServerBuilder::nkey_users`].
+//! Beyond one [`Cluster`], [`Supercluster`] joins two clusters by gateways and
+//! [`HubAndLeaf`] hangs leaf nodes with their own JetStream domain off a hub cluster, each
+//! link through a [`Proxy`] a test can cut; their readiness is read from the servers' HTTP
+//! monitoring endpoints ([`ServerBuilder::monitoring`], [`NatsServer::wait_for_monitor`]).
 //! [`ServerBuilder::websocket`] adds a `ws://` listener beside the client port, and [`nats_py`]
 //! runs nats-py scripts as a second, independent client for interchange tests.
 //!
@@ -27,12 +31,15 @@ mod auth;
 mod builder;
 mod cluster;
 mod error;
+mod hub_and_leaf;
 mod info;
 mod log;
+mod monitor;
 mod node;
 mod proxy;
 mod python;
 mod server;
+mod supercluster;
 mod tls;
 mod websocket;
 
@@ -40,40 +47,81 @@ pub use auth::{Account, Operator, SYSTEM_ACCOUNT_NAME, User, nkey_user, sign_non
 pub use builder::ServerBuilder;
 pub use cluster::Cluster;
 pub use error::TestServerError;
+pub use hub_and_leaf::{HUB_DOMAIN, HubAndLeaf, HubAndLeafBuilder, LEAF_DOMAIN, Role};
 pub use node::{NATS_JS_VERSION, nats_js, run_nats_js};
 pub use proxy::Proxy;
 pub use python::{NATS_PY_VERSION, nats_py, run_nats_py};
 pub use server::NatsServer;
+pub use supercluster::{SUPERCLUSTER_NAMES, Supercluster, SuperclusterBuilder};
 pub use tls::{CLIENT_CN, CertPair, LOOPBACK_NAMES, TestCa, TlsFiles};
 
 use std::net::{Ipv4Addr, TcpListener};
 
 /// Returns a loopback TCP port that was free a moment ago.
 ///
-/// The port is found by binding `127.0.0.1:0` and dropping the listener, so another process
-/// may take it before the caller does; use it for fixed-port scenarios where `-p -1` will not
-/// do (for example a port that must be known before the server starts).
+/// The port is found by binding it on `127.0.0.1` and dropping the listener, so another
+/// process may take it before the caller does; use it for fixed-port scenarios where `-p -1`
+/// will not do (for example a port that must be known before the server starts). It is
+/// drawn below the kernel's ephemeral range where there is room, so that the ports the
+/// kernel hands out meanwhile (to `-p -1` listeners and to every outgoing connection) do not
+/// take it.
 ///
 /// # Panics
 ///
-/// Panics if the OS refuses to bind an ephemeral loopback port, which leaves no test to run.
+/// Panics if the OS refuses to bind any loopback port, which leaves no test to run.
 pub fn free_port() -> u16 {
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .unwrap_or_else(|e| panic!("cannot bind an ephemeral port on 127.0.0.1: {e}"));
-    listener
-        .local_addr()
-        .unwrap_or_else(|e| panic!("cannot read the local address of a bound listener: {e}"))
-        .port()
+    free_ports(1)
+        .ok()
+        .and_then(|ports| ports.first().copied())
+        .unwrap_or_else(|| panic!("cannot bind a free port on 127.0.0.1"))
 }
 
+/// Lowest port [`free_ports`] draws from: below are the well-known and the most used
+/// registered ports.
+const PICK_FLOOR: u16 = 10_000;
+/// Random draws before [`free_ports`] falls back to ports the kernel picks.
+const PICK_TRIES: usize = 200;
+
 /// Returns `n` distinct free loopback ports, holding every listener until all are picked so
-/// the same port is never handed out twice.
+/// the same port is never handed out twice. They are drawn at random between
+/// [`PICK_FLOOR`] and the start of the kernel's ephemeral range.
 pub(crate) fn free_ports(n: usize) -> std::io::Result<Vec<u16>> {
-    let listeners = (0..n)
-        .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
-        .collect::<std::io::Result<Vec<_>>>()?;
+    let ceiling = ephemeral_floor();
+    let mut listeners = Vec::with_capacity(n);
+    if ceiling > PICK_FLOOR {
+        let span = u64::from(ceiling - PICK_FLOOR);
+        for draw in 0..PICK_TRIES {
+            if listeners.len() == n {
+                break;
+            }
+            let port = PICK_FLOOR + u16::try_from(random(draw) % span).unwrap_or(0);
+            // Taken (or still in TIME_WAIT without SO_REUSEADDR): draw another.
+            if let Ok(listener) = TcpListener::bind((Ipv4Addr::LOCALHOST, port)) {
+                listeners.push(listener);
+            }
+        }
+    }
+    while listeners.len() < n {
+        listeners.push(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?);
+    }
     listeners
         .iter()
         .map(|l| l.local_addr().map(|a| a.port()))
         .collect()
+}
+
+/// The first port of the kernel's ephemeral range (Linux), 32768 where it cannot be read.
+fn ephemeral_floor() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32_768)
+}
+
+/// A random number, fresh per call: `RandomState` is seeded randomly per instance.
+fn random(salt: usize) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_usize(salt);
+    hasher.finish()
 }

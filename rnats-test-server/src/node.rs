@@ -1,9 +1,10 @@
-//! nats.js on node as the peer client of the JetStream publishing interchange tests.
+//! nats.js on node as the peer client of the JetStream, Key-Value and Object Store
+//! interchange tests.
 //!
 //! A test writes a short CommonJS script against nats.js (`@nats-io/transport-node`'s
-//! `connect`, `@nats-io/jetstream`) and runs it with [`run_nats_js`]: the script gets the
-//! server URL as `NATS_URL` in its environment and whatever else the test passes as
-//! arguments (`process.argv.slice(1)`). nats.js is installed by `scripts/ensure-nats-js`
+//! `connect`, `@nats-io/jetstream`, `@nats-io/kv`, `@nats-io/obj`) and runs it with
+//! [`run_nats_js`]: the script gets the server URL as `NATS_URL` in its environment and
+//! whatever else the test passes as arguments (`process.argv.slice(1)`). nats.js is installed by `scripts/ensure-nats-js`
 //! (called from `scripts/test` and `.ci/run`) into `RNATS_NATS_JS_DIR`, by default
 //! `~/.cache/rnats/nats-js-<version>`, never at test time; a missing or different version is
 //! a clear error, not a skipped test.
@@ -14,8 +15,8 @@ use std::sync::OnceLock;
 
 use crate::TestServerError;
 
-/// The nats.js release the interchange tests are written against (npm `@nats-io/jetstream`
-/// and `@nats-io/transport-node`).
+/// The nats.js release the interchange tests are written against (npm `@nats-io/jetstream`,
+/// `@nats-io/kv`, `@nats-io/obj` and `@nats-io/transport-node`).
 pub const NATS_JS_VERSION: &str = "3.4.0";
 
 /// Where `scripts/ensure-nats-js` installs nats.js.
@@ -33,7 +34,7 @@ fn check_installed() -> Result<PathBuf, TestServerError> {
     static CHECKED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let result = CHECKED.get_or_init(|| {
         let modules = install_dir().join("node_modules");
-        for package in ["jetstream", "transport-node"] {
+        for package in ["jetstream", "kv", "obj", "transport-node"] {
             let manifest = modules.join("@nats-io").join(package).join("package.json");
             let text = std::fs::read_to_string(&manifest).unwrap_or_default();
             let found = serde_json::from_str::<serde_json::Value>(&text)

@@ -13,6 +13,7 @@ use crate::builder::ServerBuilder;
 use crate::error::TestServerError;
 use crate::info;
 use crate::log::{LogBuffer, ScanEnd};
+use crate::monitor;
 use crate::websocket::{self, WebsocketConf};
 
 /// Logged once the client listener is bound; the port follows the last `:`.
@@ -41,6 +42,8 @@ pub(crate) struct Launch {
     pub(crate) program: OsString,
     pub(crate) args: Vec<OsString>,
     pub(crate) ready_timeout: Duration,
+    /// The HTTP monitoring port (`-m`), fixed for the life of the handle.
+    pub(crate) monitoring_port: Option<u16>,
     /// The websocket listener's file, inside `_config_dir`, if the server has one.
     pub(crate) websocket: Option<WebsocketConf>,
     /// Holds the generated config file; removed on drop.
@@ -116,6 +119,60 @@ impl NatsServer {
         let secure = self.launch.websocket.as_ref()?.websocket.tls.is_some();
         let scheme = if secure { "wss" } else { "ws" };
         Some(format!("{scheme}://127.0.0.1:{port}"))
+    }
+
+    /// The HTTP monitoring port on `127.0.0.1`, if the server was built with
+    /// [`ServerBuilder::monitoring`].
+    pub fn monitoring_port(&self) -> Option<u16> {
+        self.launch.monitoring_port
+    }
+
+    /// `GET path` from the monitoring endpoints (e.g. `"/leafz?subs=1"`) and its JSON body.
+    ///
+    /// # Errors
+    ///
+    /// [`TestServerError::NoMonitoring`] without [`ServerBuilder::monitoring`],
+    /// [`TestServerError::Monitoring`] on an HTTP error or a body that is not JSON, and
+    /// [`TestServerError::Io`] when the server cannot be reached.
+    pub fn monitor(&self, path: &str) -> Result<serde_json::Value, TestServerError> {
+        let port = self
+            .launch
+            .monitoring_port
+            .ok_or(TestServerError::NoMonitoring)?;
+        monitor::get(port, path)
+    }
+
+    /// Polls the monitoring endpoint `path` until `holds` accepts its body, and returns that
+    /// body: the way to wait for the server's view of interest, connections or JetStream to
+    /// catch up (e.g. a leaf node's subscription reaching the hub) without a fixed sleep.
+    ///
+    /// # Errors
+    ///
+    /// [`TestServerError::NotFormed`] with the last body seen when `timeout` passes first;
+    /// the errors of [`monitor`](Self::monitor) other than a refused connection (a server
+    /// still starting up is polled again).
+    pub fn wait_for_monitor(
+        &self,
+        path: &str,
+        timeout: Duration,
+        mut holds: impl FnMut(&serde_json::Value) -> bool,
+    ) -> Result<serde_json::Value, TestServerError> {
+        let what = format!("{path} on {} to satisfy the test's condition", self.url());
+        monitor::poll_until(Instant::now() + timeout, &what, |last_seen| {
+            let body = match self.monitor(path) {
+                Ok(body) => body,
+                Err(TestServerError::Io(e)) => {
+                    *last_seen = e.to_string();
+                    return Ok(None);
+                }
+                Err(e) => return Err(e),
+            };
+            if holds(&body) {
+                return Ok(Some(body));
+            }
+            *last_seen = body.to_string();
+            Ok(None)
+        })
     }
 
     /// Same as [`url`](Self::url).

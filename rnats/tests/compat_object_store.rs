@@ -26,6 +26,8 @@ async fn bucket_shapes(client: async_nats::Client) -> Result<(), async_nats::Err
             num_replicas: 1,
             compression: true,
             placement: None,
+            // rnats's `metadata` and `fast_ingest` (see the README's differences).
+            ..Default::default()
         })
         .await?;
     let _same = jetstream

@@ -142,6 +142,9 @@ struct AddArgs {
     /// Compress the data.
     #[arg(long)]
     compression: bool,
+    /// Metadata, KEY=VALUE; repeat for more.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = crate::parse::metadata)]
+    metadata: Vec<(String, String)>,
 }
 
 /// Options of `object put`.
@@ -361,6 +364,7 @@ async fn create(js: &Context, add: AddArgs) -> Result<(), CliError> {
             },
             num_replicas: add.replicas,
             compression: add.compression,
+            metadata: add.metadata.into_iter().collect(),
             ..Default::default()
         })
         .await
@@ -595,6 +599,7 @@ fn status_json(s: &ObjectStoreStatus) -> serde_json::Value {
         "size": s.size,
         "compressed": s.compressed,
         "metadata": s.metadata,
+        "fast_ingest": s.fast_ingest,
     })
 }
 
@@ -615,6 +620,20 @@ fn render_status(s: &ObjectStoreStatus) -> String {
     fields.add("Sealed", yes_no(s.sealed));
     fields.add("Compressed", yes_no(s.compressed));
     fields.add("Stream", &s.info.config.name);
+    if s.fast_ingest {
+        fields.add("Fast ingest", "yes");
+    }
+    // The server's own `_nats.*` entries (API levels) are not the user's metadata.
+    let mut metadata: Vec<String> = s
+        .metadata
+        .iter()
+        .filter(|(k, _)| !k.starts_with("_nats."))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !metadata.is_empty() {
+        metadata.sort();
+        fields.add("Metadata", metadata.join(", "));
+    }
     format!("Object Store bucket {}\n\n{}", s.bucket, fields.render())
 }
 

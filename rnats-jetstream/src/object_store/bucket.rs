@@ -41,6 +41,15 @@ pub struct Config {
     pub compression: bool,
     /// Where the stream is placed in a cluster.
     pub placement: Option<Placement>,
+    /// The bucket's metadata, kept as its stream's (ADR-20; nats-server 2.10 or later).
+    #[serde(default)]
+    pub metadata: HashMap<String, String>,
+    /// Whether puts may upload over fast ingest (the stream's `allow_batched`, ADR-50;
+    /// nats-server 2.14 or later): fewer acks for large objects. Buckets without it, and
+    /// puts to a server without it, use the pipelined upload. nats.js 3.4 opts in the same
+    /// way (`allowBatched`).
+    #[serde(default)]
+    pub fast_ingest: bool,
 }
 
 impl Config {
@@ -66,6 +75,8 @@ impl Config {
             allow_direct: true,
             compression: self.compression.then_some(Compression::S2),
             placement: self.placement.clone(),
+            metadata: self.metadata.clone(),
+            allow_batch_publish: self.fast_ingest,
             ..Default::default()
         }
     }
@@ -91,8 +102,10 @@ pub struct ObjectStoreStatus {
     pub size: u64,
     /// Whether the stream is compressed.
     pub compressed: bool,
-    /// The stream's metadata.
+    /// The bucket's metadata (the stream's, with the server's own `_nats.*` entries).
     pub metadata: HashMap<String, String>,
+    /// Whether puts upload over fast ingest (the stream allows batch publishing).
+    pub fast_ingest: bool,
     /// The stream's full info.
     pub info: stream::Info,
 }
@@ -110,6 +123,7 @@ impl ObjectStoreStatus {
             size: info.state.bytes,
             compressed: matches!(config.compression, Some(Compression::S2)),
             metadata: config.metadata.clone(),
+            fast_ingest: config.allow_batch_publish,
             info: info.clone(),
         }
     }
@@ -180,8 +194,8 @@ impl Context {
         Ok(())
     }
 
-    /// Changes an existing bucket's description, age and size limits, replicas, compression
-    /// and placement (an rnats addition, as nats.go's `UpdateObjectStore`); the server
+    /// Changes an existing bucket's description, age and size limits, replicas, compression,
+    /// placement, metadata and fast ingest (an rnats addition, as nats.go's `UpdateObjectStore`); the server
     /// refuses changes it does not allow, such as the storage type.
     pub async fn update_object_store(
         &self,
@@ -216,6 +230,8 @@ impl Context {
         current.num_replicas = wanted.num_replicas;
         current.compression = wanted.compression.or(Some(Compression::None));
         current.placement = wanted.placement;
+        current.metadata = wanted.metadata;
+        current.allow_batch_publish = wanted.allow_batch_publish;
         let info = self.update_stream(&current).await.map_err(|error| {
             let kind = match error.kind() {
                 CreateStreamErrorKind::TimedOut => UpdateObjectStoreErrorKind::TimedOut,

@@ -1,22 +1,37 @@
 //! Putting an object: the data is read from any `AsyncRead` into chunks of the chunk size,
 //! published with their acks pipelined (a bounded window), hashed on the way, and then the
 //! metadata is stored; the chunks of the object it replaces are purged last (ADR-20).
+//!
+//! A bucket made with [`Config::fast_ingest`](super::Config::fast_ingest) (its stream allows
+//! batch publishing, ADR-50) on a server that has it takes the chunks as one fast-ingest
+//! batch instead, acknowledged every few chunks, with the metadata as the batch's commit, as
+//! nats.js 3.4 does for buckets it opens with `allowBatched`. Any other bucket gets the
+//! pipelined upload.
 
 use std::collections::VecDeque;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
+use rnats_core::HeaderMap;
+use rnats_core::header::NATS_ROLLUP;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::errors::{InfoErrorKind, PutError, PutErrorKind};
 use super::info::{ObjectInfo, ObjectMetadata, ObjectOptions};
 use super::progress::Progress;
-use super::{DEFAULT_CHUNK_SIZE, ObjectStore, format_digest, is_valid_object_name};
-use crate::publish::PublishAckFuture;
+use super::{DEFAULT_CHUNK_SIZE, ObjectStore, ROLLUP_SUBJECT, format_digest, is_valid_object_name};
+use crate::fast_ingest::{EndedEarly, FastIngest, FastIngestError, FastIngestErrorKind};
+use crate::features::Feature;
+use crate::publish::{PublishAckFuture, PublishMessage};
 
 /// Chunk bytes whose ack may be outstanding at once: enough to keep the link busy, few
 /// enough that a put of any size holds only a few MiB.
 const PUT_WINDOW_BYTES: usize = 4 * 1024 * 1024;
+
+/// Flow acks of half a [`PUT_WINDOW_BYTES`] each that a fast-ingest put may owe: a flow ack
+/// frees a whole window at once, so one more than two keeps at least the pipelined upload's
+/// window in flight between acks (4 to 6 MiB).
+const FAST_ACKS_OWED: u16 = 3;
 
 impl ObjectStore {
     /// Stores the data `data` yields as the object `meta` names (a `&str` name, or
@@ -71,11 +86,16 @@ impl ObjectStore {
         let replaced = self.replaced_version(&meta.name).await?;
 
         let nuid = nuid::next().to_string();
-        let sent = match self
-            .send_chunks(&nuid, chunk_size, data, &mut progress)
-            .await
-        {
-            Ok(sent) => sent,
+        let upload = if self.uses_fast_ingest() {
+            self.send_chunks_fast(&nuid, chunk_size, data, &mut progress)
+                .await
+        } else {
+            self.send_chunks(&nuid, chunk_size, data, &mut progress)
+                .await
+                .map(|sent| (sent, None))
+        };
+        let (sent, batch) = match upload {
+            Ok(upload) => upload,
             Err(error) => {
                 // Leave no orphaned chunks behind; the put's own error is what matters.
                 let _ = self.purge_chunks(&nuid).await;
@@ -100,9 +120,16 @@ impl ObjectStore {
             digest: Some(format_digest(&sent.digest)),
             deleted: false,
         };
-        if let Err(error) = self.publish_meta(&info).await {
+        let stored = match batch {
+            Some(batch) => self.commit_meta(batch, &info, &mut progress).await,
+            None => self
+                .publish_meta(&info)
+                .await
+                .map_err(|error| PutError::with_source(PutErrorKind::PublishMetadata, error)),
+        };
+        if let Err(error) = stored {
             let _ = self.purge_chunks(&info.nuid).await;
-            return Err(PutError::with_source(PutErrorKind::PublishMetadata, error));
+            return Err(error);
         }
         if let Some(replaced) = replaced.filter(|old| !old.nuid.is_empty()) {
             self.purge_chunks(&replaced.nuid)
@@ -110,6 +137,13 @@ impl ObjectStore {
                 .map_err(|error| PutError::with_source(PutErrorKind::PurgeOldChunks, error))?;
         }
         Ok(info)
+    }
+
+    /// Whether puts go over fast ingest: the bucket's stream allows batch publishing (as
+    /// last fetched) and the server has it.
+    fn uses_fast_ingest(&self) -> bool {
+        self.stream.info.config.allow_batch_publish
+            && self.context().has_capability(Feature::BatchPublish)
     }
 
     /// The version a put of `name` replaces, whose chunks go once the new metadata is in.
@@ -193,6 +227,177 @@ impl ObjectStore {
             digest: hash.finalize().into(),
         })
     }
+}
+
+impl ObjectStore {
+    /// Reads `data` to its end in chunks of `chunk_size` and publishes them under `nuid` as
+    /// one fast-ingest batch, left open for the metadata to commit. No batch is started for
+    /// an empty object. A flow window is half [`PUT_WINDOW_BYTES`] of chunks, and
+    /// [`FAST_ACKS_OWED`] of them may be owed.
+    async fn send_chunks_fast(
+        &self,
+        nuid: &str,
+        chunk_size: usize,
+        data: &mut (impl AsyncRead + Unpin),
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<(Sent, Option<FastUpload>), PutError> {
+        let subject = self.chunk_subject(nuid);
+        let flow = (PUT_WINDOW_BYTES / chunk_size / 2).clamp(1, 500) as u16;
+        let mut upload: Option<FastUpload> = None;
+        let mut hash = Sha256::new();
+        let mut size = 0;
+        let mut chunks = 0;
+        let result = async {
+            loop {
+                let chunk = read_chunk(data, chunk_size)
+                    .await
+                    .map_err(|error| PutError::with_source(PutErrorKind::ReadChunks, error))?;
+                if chunk.is_empty() {
+                    break;
+                }
+                let chunk = chunk.freeze();
+                hash.update(&chunk);
+                size += chunk.len();
+                chunks += 1;
+                let upload = match &mut upload {
+                    Some(upload) => upload,
+                    None => upload.insert(FastUpload::new(
+                        self.context()
+                            .fast_ingest()
+                            .max_flow(flow)
+                            .max_outstanding_acks(FAST_ACKS_OWED)
+                            .start()
+                            .await
+                            .map_err(chunk_error)?,
+                    )),
+                };
+                upload.send(&subject, chunk, progress).await?;
+            }
+            Ok::<_, PutError>(())
+        }
+        .await;
+        if let Err(error) = result {
+            if let Some(upload) = upload {
+                // End the batch on the server so that no chunk lands after the caller's
+                // purge; a batch the server already ended answers at once.
+                let _ = upload.batch.finish().await;
+            }
+            return Err(error);
+        }
+        let sent = Sent {
+            size,
+            chunks,
+            digest: hash.finalize().into(),
+        };
+        Ok((sent, upload))
+    }
+
+    /// Stores `info` as the commit of the batch that carried its chunks, replacing the
+    /// metadata there.
+    async fn commit_meta(
+        &self,
+        upload: FastUpload,
+        info: &ObjectInfo,
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<(), PutError> {
+        let payload = serde_json::to_vec(info)
+            .map_err(|error| PutError::with_source(PutErrorKind::PublishMetadata, error))?;
+        let mut headers = HeaderMap::new();
+        headers.insert(NATS_ROLLUP, ROLLUP_SUBJECT);
+        let message = PublishMessage::build()
+            .headers(headers)
+            .payload(Bytes::from(payload));
+        let FastUpload {
+            batch,
+            unreported,
+            mut acked,
+        } = upload;
+        batch
+            .commit_message(self.meta_subject(&info.name), message)
+            .await
+            .map_err(|error| commit_error(error, info.chunks))?;
+        // The final ack covers every chunk.
+        for len in unreported {
+            acked.bytes += len as u64;
+            acked.chunks += 1;
+            progress(acked);
+        }
+        Ok(())
+    }
+}
+
+/// The chunks of a put going out as a fast-ingest batch, with what is left to report.
+struct FastUpload {
+    batch: FastIngest,
+    /// The sizes of the chunks sent but not yet reported acked, oldest first: at most two
+    /// flow windows.
+    unreported: VecDeque<usize>,
+    acked: Progress,
+}
+
+impl FastUpload {
+    fn new(batch: FastIngest) -> FastUpload {
+        FastUpload {
+            batch,
+            unreported: VecDeque::new(),
+            acked: Progress {
+                bytes: 0,
+                chunks: 0,
+                total: None,
+            },
+        }
+    }
+
+    /// Sends one chunk (waiting only when the server is behind) and reports the chunks the
+    /// server acknowledged meanwhile.
+    async fn send(
+        &mut self,
+        subject: &str,
+        chunk: Bytes,
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<(), PutError> {
+        let len = chunk.len();
+        let ack = self
+            .batch
+            .publish(subject, chunk)
+            .await
+            .map_err(chunk_error)?;
+        self.unreported.push_back(len);
+        while (self.acked.chunks as u64) < ack.ack_sequence {
+            let Some(len) = self.unreported.pop_front() else {
+                break;
+            };
+            self.acked.bytes += len as u64;
+            self.acked.chunks += 1;
+            progress(self.acked);
+        }
+        Ok(())
+    }
+}
+
+/// A failed commit of a fast-ingest put as a put error: a chunk's fault when the server
+/// ended the batch at one of the `chunks` chunks (a full bucket, say), whose refusal only
+/// comes back by the time of the commit, and the metadata's otherwise.
+fn commit_error(error: FastIngestError, chunks: usize) -> PutError {
+    let at_chunk = std::error::Error::source(&error)
+        .and_then(|source| source.downcast_ref::<EndedEarly>())
+        .and_then(|ended| ended.rejected.as_ref())
+        .is_some_and(|rejected| rejected.batch_sequence <= chunks as u64);
+    let kind = match error.kind() {
+        FastIngestErrorKind::TimedOut => PutErrorKind::TimedOut,
+        _ if at_chunk => PutErrorKind::PublishChunks,
+        _ => PutErrorKind::PublishMetadata,
+    };
+    PutError::with_source(kind, error)
+}
+
+/// A failed chunk of a fast-ingest put as a put error.
+fn chunk_error(error: FastIngestError) -> PutError {
+    let kind = match error.kind() {
+        FastIngestErrorKind::TimedOut => PutErrorKind::TimedOut,
+        _ => PutErrorKind::PublishChunks,
+    };
+    PutError::with_source(kind, error)
 }
 
 /// What a put's chunks came to.

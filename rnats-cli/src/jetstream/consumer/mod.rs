@@ -278,6 +278,9 @@ enum Ack {
     Explicit,
     None,
     All,
+    /// Acked by the answers to flow control (ADR-60; push consumers, nats-server 2.14+).
+    #[value(name = "flow_control", alias = "flowcontrol", alias = "fc")]
+    FlowControl,
 }
 
 /// `--replay`.
@@ -321,6 +324,7 @@ impl ConsumerFlags {
                 Ack::Explicit => AckPolicy::Explicit,
                 Ack::None => AckPolicy::None,
                 Ack::All => AckPolicy::All,
+                Ack::FlowControl => AckPolicy::FlowControl,
             };
         }
         if let Some(deliver) = &self.deliver {

@@ -1,5 +1,35 @@
 //! Push consumers: the server sends messages to the consumer's deliver subject; the client
 //! subscribes, answers flow control and watches the idle heartbeats (ADR-9).
+//!
+//! A consumer with [`AckPolicy::FlowControl`](crate::consumer::AckPolicy::FlowControl)
+//! (ADR-60, nats-server 2.14 or later) is acknowledged by those answers: each one names the
+//! last message the stream yielded (`Nats-Last-Stream`, `Nats-Last-Consumer`), and the server
+//! takes it as an ack of everything up to it, as `AckPolicy::All` would. The server answers
+//! an idle consumer's heartbeat with flow control too, so the ack floor moves while nothing
+//! new arrives.
+//!
+//! ```no_run
+//! # async fn run(stream: rnats_jetstream::stream::Stream) -> Result<(), rnats_core::Error> {
+//! use futures_util::StreamExt;
+//! use rnats_jetstream::consumer::{AckPolicy, PushConsumer, push};
+//!
+//! // The server adds the flow control and the one-second heartbeat the policy needs.
+//! let consumer: PushConsumer = stream
+//!     .create_consumer(push::Config {
+//!         durable_name: Some("copier".to_string()),
+//!         deliver_subject: "copier.deliver".to_string(),
+//!         ack_policy: AckPolicy::FlowControl,
+//!         max_ack_pending: 1000, // the server asks for an answer at the latest here
+//!         ..Default::default()
+//!     })
+//!     .await?;
+//! let mut messages = consumer.messages().await?;
+//! while let Some(message) = messages.next().await {
+//!     let message = message?;
+//!     println!("{}", message.subject); // no ack: the next flow-control answer covers it
+//! }
+//! # Ok(()) }
+//! ```
 
 mod config;
 mod ordered;
@@ -13,17 +43,21 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
 use rnats_core::error::Error;
-use rnats_core::{PublishError, StatusCode, Subject, Subscriber};
+use rnats_core::{HeaderMap, PublishError, StatusCode, Subject, Subscriber};
 
 pub use self::config::{Config, OrderedConfig};
 pub use self::ordered::Ordered;
 use super::heartbeat::Monitor;
-use super::{Consumer, StreamError, StreamErrorKind};
+use super::{AckPolicy, Consumer, StreamError, StreamErrorKind};
 use crate::context::Context;
 use crate::message::Message;
 
 /// The header of a heartbeat from a stalled consumer: the subject that unstalls it.
 const CONSUMER_STALLED: &str = "Nats-Consumer-Stalled";
+/// The stream sequence a flow-control answer acknowledges up to (ADR-60).
+const LAST_STREAM: &str = "Nats-Last-Stream";
+/// The delivery sequence a flow-control answer acknowledges up to (ADR-60).
+const LAST_CONSUMER: &str = "Nats-Last-Consumer";
 
 impl Consumer<Config> {
     /// Subscribes to the deliver subject (in the deliver group, if there is one).
@@ -46,6 +80,8 @@ impl Consumer<Config> {
             subscriber,
             heartbeat: Monitor::new(config.idle_heartbeat),
             control: Control::default(),
+            acks_by_flow_control: config.ack_policy == AckPolicy::FlowControl,
+            last: None,
             terminated: false,
         })
     }
@@ -57,6 +93,10 @@ pub struct Messages {
     subscriber: Subscriber,
     heartbeat: Monitor,
     control: Control,
+    /// Whether flow-control answers acknowledge (ADR-60).
+    acks_by_flow_control: bool,
+    /// The stream and delivery sequences of the last message yielded.
+    last: Option<(u64, u64)>,
     terminated: bool,
 }
 
@@ -85,10 +125,25 @@ impl futures_util::Stream for Messages {
             this.heartbeat.seen();
             match Control::classify(&message) {
                 Delivery::Message => {
-                    let context = this.context.clone();
-                    return Poll::Ready(Some(Ok(Message { message, context })));
+                    let message = Message {
+                        message,
+                        context: this.context.clone(),
+                    };
+                    if this.acks_by_flow_control {
+                        // Messages come in order; one whose ack subject does not parse
+                        // moves nothing, and is then acked with the next.
+                        if let Ok(info) = message.info() {
+                            this.last = Some((info.stream_sequence, info.consumer_sequence));
+                        }
+                    }
+                    return Poll::Ready(Some(Ok(message)));
                 }
-                Delivery::Control(reply) => this.control.queue(reply),
+                Delivery::Control(reply) => {
+                    // By now the stream was polled past every message before the flow
+                    // control: the caller is done with them, and the answer acks them.
+                    let headers = this.acks_by_flow_control.then(|| acked_up_to(this.last));
+                    this.control.queue(reply, headers);
+                }
                 Delivery::Heartbeat => {}
                 Delivery::ConsumerDeleted => {
                     this.terminated = true;
@@ -113,10 +168,20 @@ pub(crate) enum Delivery {
     ConsumerDeleted,
 }
 
+/// The headers of a flow-control answer that acknowledges up to `last` (stream and delivery
+/// sequences); zeros before any message, which the server takes as no ack.
+fn acked_up_to(last: Option<(u64, u64)>) -> HeaderMap {
+    let (stream, delivered) = last.unwrap_or_default();
+    let mut headers = HeaderMap::new();
+    headers.insert(LAST_STREAM, stream.to_string());
+    headers.insert(LAST_CONSUMER, delivered.to_string());
+    headers
+}
+
 /// The answers owed to the server's flow control, sent one at a time without a task.
 #[derive(Default)]
 pub(crate) struct Control {
-    queued: VecDeque<Subject>,
+    queued: VecDeque<(Subject, Option<HeaderMap>)>,
     sending: Option<BoxFuture<'static, Result<(), PublishError>>>,
 }
 
@@ -150,9 +215,9 @@ impl Control {
         }
     }
 
-    /// Owes an answer on `reply`.
-    pub(crate) fn queue(&mut self, reply: Subject) {
-        self.queued.push_back(reply);
+    /// Owes an answer on `reply`, with `headers` if any.
+    pub(crate) fn queue(&mut self, reply: Subject, headers: Option<HeaderMap>) {
+        self.queued.push_back((reply, headers));
     }
 
     /// Sends the queued answers; an error if one could not be sent.
@@ -163,10 +228,17 @@ impl Control {
     ) -> Option<MessagesError> {
         loop {
             if self.sending.is_none() {
-                let reply = self.queued.pop_front()?;
+                let (reply, headers) = self.queued.pop_front()?;
                 let client = context.client.clone();
                 self.sending = Some(Box::pin(async move {
-                    client.publish(reply, Bytes::new()).await
+                    match headers {
+                        Some(headers) => {
+                            client
+                                .publish_with_headers(reply, headers, Bytes::new())
+                                .await
+                        }
+                        None => client.publish(reply, Bytes::new()).await,
+                    }
                 }));
             }
             let sending = self.sending.as_mut()?;

@@ -258,7 +258,7 @@ impl futures_util::Stream for Ordered {
                     if message.reply.is_none() && !this.heartbeat_in_step(&message) {
                         this.start_recreate();
                     } else {
-                        this.control.queue(reply);
+                        this.control.queue(reply, None);
                     }
                 }
                 Delivery::Heartbeat if !this.heartbeat_in_step(&message) => this.start_recreate(),
