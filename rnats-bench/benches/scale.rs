@@ -102,7 +102,7 @@ fn run(args: &ScaleArgs) -> Result<bool, ScaleError> {
         if let Some(dir) = &args.svg_dir {
             std::fs::create_dir_all(dir)?;
             let path = dir.join(format!("{axis}.svg"));
-            std::fs::write(&path, svg::chart(axis, &curves))?;
+            std::fs::write(&path, svg::chart(axis, &curves)?)?;
             eprintln!("wrote {}", path.display());
         }
         json.push(to_json(axis, &curves));

@@ -17,6 +17,7 @@ pub mod args;
 pub mod blocking;
 pub mod cost;
 pub mod memory;
+pub mod plot;
 pub mod raw;
 pub mod report;
 pub mod scale;

@@ -56,6 +56,11 @@ pub(crate) enum Command {
     Events(crate::core::EventsArgs),
     /// Shows what the server says about itself.
     Server(crate::core::ServerArgs),
+    /// Looks up JetStream API error codes.
+    ///
+    /// Example: rnats errors lookup 10059
+    #[command(alias = "err", alias = "error")]
+    Errors(crate::errors::ErrorsArgs),
     /// Measures the round trip time to the server.
     Rtt(RttArgs),
     /// Manages JetStream streams.
@@ -75,7 +80,8 @@ pub(crate) enum Command {
     Account(AccountArgs),
     /// Manages natscli contexts (saved connection settings).
     Context(ContextArgs),
-    /// Measures publish, subscribe, request and round-trip performance.
+    /// Measures publish, subscribe, request, round-trip, JetStream and Key-Value performance,
+    /// with natscli's `bench` command lines.
     Bench(BenchArgs),
     /// Prints a shell completion script.
     ///
@@ -100,6 +106,7 @@ impl Cli {
             // A bench without --server starts a private server: no context's URL applies.
             Command::Bench(args) => crate::bench::run(args, conn.server.as_deref()),
             Command::Context(args) => crate::context::run(args, conn),
+            Command::Errors(args) => crate::errors::run(args),
             Command::Completions(args) => {
                 let mut command = Cli::command();
                 clap_complete::generate(args.shell, &mut command, "rnats", &mut std::io::stdout());

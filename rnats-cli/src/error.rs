@@ -96,6 +96,9 @@ pub(crate) enum CliError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A benchmark chart could not be drawn.
+    #[error("{0}")]
+    Plot(String),
     /// The command line misses something clap cannot require on its own.
     #[error("{0}")]
     Usage(&'static str),

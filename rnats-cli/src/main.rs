@@ -1,7 +1,7 @@
 //! `rnats`: a command line for NATS built on the rnats client, for people used to natscli.
 //!
 //! - Core NATS: `pub` (also to JetStream: `--jetstream`, `--atomic` batches, schedules), `sub`, `req`, `reply`, `server info|ping|list|check`, `rtt`.
-//! - JetStream: `stream ls|add|info|edit|copy|report|rm|purge|get|view`,
+//! - JetStream: `stream ls|add|info|edit|copy|report|backup|restore|rm|purge|get|view`,
 //!   `consumer ls|add|edit|info|pause|resume|unpin|report|next|sub|rm`, `account info`,
 //!   `counter get|view|increment|decrement|list`.
 //! - Key-Value: `kv ls|add|put|create|get|del|purge|history|revert|watch|compact|status|rm`;
@@ -10,8 +10,10 @@
 //! - Connection flags are global ([`conn`]), before or after the subcommand, as in natscli.
 //! - `context ls|add|edit|select|info|rm` on natscli's own context files, whose selected
 //!   context supplies the connection flags' defaults ([`conn`]).
-//! - `bench <pub|sub|pubsub|req|lat|js-pub|js-fetch>` measures the client against a server,
-//!   by default a private `nats-server` started for the run.
+//! - `bench pub|sub|request|reply|service|lat|js pub|js fetch|kv put|kv get` (natscli's
+//!   forms, plus `pubsub`, `req`, `js-pub`, `js-fetch`, `scale`) measures the client against
+//!   a server, by default a private `nats-server` started for the run.
+//! - `errors ls|lookup` explains JetStream API error codes.
 //! - `completions <shell>` prints a shell completion script.
 //!
 //! Output is for people by default and JSON with `--json`; every failure is one
@@ -25,6 +27,7 @@ mod conn;
 mod context;
 mod core;
 mod error;
+mod errors;
 mod jetstream;
 mod out;
 mod parse;

@@ -67,6 +67,23 @@ pub(crate) struct Table {
     rows: Vec<Vec<String>>,
 }
 
+/// `line` (the header row) with each of `titles` in bold, the only colour rnats uses; the
+/// escapes go in after the layout so they take no width.
+fn bold_titles(line: &str, titles: &[String]) -> String {
+    let mut out = String::with_capacity(line.len() + titles.len() * 8);
+    let mut rest = line;
+    for title in titles {
+        let Some(at) = rest.find(title.as_str()) else {
+            continue;
+        };
+        out.push_str(&rest[..at]);
+        out.push_str(&format!("\x1b[1m{title}\x1b[0m"));
+        rest = &rest[at + title.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 impl Table {
     /// A table with these column titles.
     pub(crate) fn new<const N: usize>(header: [&str; N]) -> Table {
@@ -86,39 +103,27 @@ impl Table {
         print(&self.render())
     }
 
-    /// The table as text, the last column unpadded.
+    /// The table as text: columns two spaces apart, the last one unpadded, laid out by
+    /// comfy-table.
     pub(crate) fn render(&self) -> String {
         let columns = self.header.len();
-        let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
+        let mut table = comfy_table::Table::new();
+        table.load_preset(comfy_table::presets::NOTHING);
+        table.set_header(self.header.clone());
         for row in &self.rows {
-            for (i, cell) in row.iter().enumerate().take(columns) {
-                widths[i] = widths[i].max(cell.chars().count());
-            }
+            table.add_row(row.iter().take(columns).cloned().collect::<Vec<_>>());
+        }
+        for (i, column) in table.column_iter_mut().enumerate() {
+            column.set_padding((0, if i + 1 == columns { 0 } else { 2 }));
         }
         let mut out = String::new();
-        let header = if stdout_is_tty() {
-            // Bold titles on a terminal, the only colour rnats uses.
-            self.header
-                .iter()
-                .map(|h| format!("\x1b[1m{h}\x1b[0m"))
-                .collect()
-        } else {
-            self.header.clone()
-        };
-        for (line, plain) in
-            std::iter::once((&header, &self.header)).chain(self.rows.iter().map(|r| (r, r)))
-        {
-            let mut text = String::new();
-            for (i, cell) in line.iter().enumerate().take(columns) {
-                if i + 1 == columns {
-                    text.push_str(cell);
-                } else {
-                    let pad = widths[i] - plain[i].chars().count();
-                    text.push_str(cell);
-                    text.push_str(&" ".repeat(pad + 2));
-                }
+        for (n, line) in table.lines().enumerate() {
+            let line = line.trim_end();
+            if n == 0 && stdout_is_tty() {
+                out.push_str(&bold_titles(line, &self.header));
+            } else {
+                out.push_str(line);
             }
-            out.push_str(text.trim_end());
             out.push('\n');
         }
         out

@@ -285,6 +285,91 @@ fn unpin_a_pinned_client_group() {
         line.starts_with("error: cannot unpin group other"),
         "{line}"
     );
+
+    // natscli's priority-group flags make the same kinds of consumer without a file.
+    let info = |name: &str| {
+        rnats.json(&[&["consumer", "info", "ORDERS", name, "--json"][..], &s[..]].concat())
+    };
+    rnats.ok(&[
+        &[
+            "consumer",
+            "add",
+            "ORDERS",
+            "pinned",
+            "--pull",
+            "--pinned-groups",
+            "a,b",
+            "--pinned-ttl",
+            "3m",
+            "--defaults",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    let pinned = info("pinned");
+    assert_eq!(
+        pinned["config"]["priority_policy"], "pinned_client",
+        "{pinned}"
+    );
+    assert_eq!(
+        pinned["config"]["priority_groups"],
+        serde_json::json!(["a", "b"])
+    );
+    assert_eq!(pinned["config"]["priority_timeout"], 180_000_000_000_u64);
+    rnats.ok(&[
+        &[
+            "consumer",
+            "add",
+            "ORDERS",
+            "over",
+            "--overflow-groups",
+            "x",
+            "--defaults",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    assert_eq!(info("over")["config"]["priority_policy"], "overflow");
+    rnats.ok(&[
+        &[
+            "consumer",
+            "add",
+            "ORDERS",
+            "prio",
+            "--priority-groups",
+            "p",
+            "--priority-policy",
+            "prioritized",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    assert_eq!(
+        info("prio")["config"]["priority_groups"],
+        serde_json::json!(["p"])
+    );
+    rnats.ok(&[
+        &["consumer", "edit", "ORDERS", "pinned", "--pinned-ttl", "5m"][..],
+        &s[..],
+    ]
+    .concat());
+    assert_eq!(
+        info("pinned")["config"]["priority_timeout"],
+        300_000_000_000_u64
+    );
+    let out = rnats.run(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "bad",
+        "--pinned-groups",
+        "a",
+        "--overflow-groups",
+        "b",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
 }
 
 #[test]

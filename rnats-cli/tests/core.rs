@@ -278,6 +278,71 @@ fn events_shows_jetstream_advisories_as_lines_and_json() {
     );
     let line = Rnats::new().fails(&["events", "--srv-advisory=false", "-s", &url]);
     assert!(line.contains("no events were chosen"), "{line}");
+
+    // Advisories kept in a stream read back with natscli's --stream, --since and --filter.
+    let s = ["-s", url.as_str()];
+    rnats.ok(&[
+        &[
+            "stream",
+            "add",
+            "ADVISORIES",
+            "--subjects",
+            "$JS.EVENT.ADVISORY.STREAM.>",
+            "--defaults",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    rnats.ok(&[
+        &[
+            "stream",
+            "add",
+            "LATER",
+            "--subjects",
+            "later.>",
+            "--defaults",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    rnats.ok(&[
+        &[
+            "stream",
+            "add",
+            "LAST",
+            "--subjects",
+            "last.>",
+            "--defaults",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    let out = rnats.ok(&[
+        &[
+            "events",
+            "--stream",
+            "ADVISORIES",
+            "--since",
+            "1h",
+            "--filter",
+            "LA[S]T",
+            "--count",
+            "1",
+            "--json",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    let events = json_lines(&out);
+    assert_eq!(events.len(), 1, "{out}");
+    assert_eq!(events[0]["stream"], "LAST", "{out}");
+    let out = rnats.ok(&[
+        &["events", "--stream", "ADVISORIES", "-c", "2", "--short"][..],
+        &s[..],
+    ]
+    .concat());
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(out.contains("CREATED.LATER"), "{out}");
 }
 
 #[test]
@@ -403,4 +468,21 @@ fn usage_errors_are_one_line_and_exit_2() {
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.starts_with("error: "), "{stderr}");
     }
+}
+
+#[test]
+fn errors_look_up_jetstream_codes() {
+    let rnats = Rnats::new();
+    let out = rnats.ok(&["errors", "lookup", "10059"]);
+    assert!(out.contains("Description: stream not found"), "{out}");
+    assert!(out.contains("HTTP Code: 404"), "{out}");
+    let json = rnats.json(&["errors", "lookup", "10014", "--json"]);
+    assert_eq!(json["description"], "consumer not found", "{json}");
+    let list = rnats.ok(&["errors", "ls", "not found"]);
+    assert!(list.lines().any(|l| l.starts_with("10059")), "{list}");
+    assert!(list.lines().all(|l| !l.starts_with("10003")), "{list}");
+    let all = rnats.json(&["errors", "ls", "--json"]);
+    assert!(all.as_array().is_some_and(|a| a.len() > 200), "{all}");
+    let line = rnats.fails(&["errors", "lookup", "1"]);
+    assert!(line.contains("not a known JetStream error code"), "{line}");
 }

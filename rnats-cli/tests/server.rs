@@ -1,4 +1,4 @@
-//! `rnats server ping|list|check` against real nats-servers: a system account for ping and
+//! `rnats server ping|list|report|check` against real nats-servers: a system account for ping and
 //! list, a three-node cluster for the answers of several servers, and the monitoring-plugin
 //! exit codes of the checks (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN).
 
@@ -54,6 +54,94 @@ fn ping_and_list_need_the_system_account() {
     let app = ["-s", url.as_str(), "--user", "app", "--password", "pass"];
     let line = rnats.fails(&[&["server", "ping"][..], &app[..]].concat());
     assert!(line.contains("system account"), "{line}");
+
+    // Reports: natscli's forms, the connections of every account and JetStream usage.
+    rnats.ok(&[
+        &["stream", "add", "R", "--subjects", "r.>", "--defaults"][..],
+        &app[..],
+    ]
+    .concat());
+    rnats.ok(&[&["pub", "r.x", "hello", "--count", "3"][..], &app[..]].concat());
+    let conns = rnats.json(
+        &[
+            &["server", "report", "connections", "1", "--json"][..],
+            &sys[..],
+        ]
+        .concat(),
+    );
+    let conns = conns.as_array().expect("an array");
+    assert!(!conns.is_empty(), "{conns:?}");
+    assert!(
+        conns.iter().all(|c| c["server_name"].is_string()),
+        "{conns:?}"
+    );
+    let text = rnats.ok(&[
+        &[
+            "server", "report", "conns", "1", "--sort", "in-msgs", "--top", "5",
+        ][..],
+        &sys[..],
+    ]
+    .concat());
+    assert!(text.starts_with("Top "), "{text}");
+    assert!(
+        text.contains("by in-msgs") && text.contains("CID"),
+        "{text}"
+    );
+    let js = rnats.ok(&[&["server", "report", "jetstream", "1"][..], &sys[..]].concat());
+    assert!(js.starts_with("JetStream summary: 1 servers"), "{js}");
+    let total = js
+        .lines()
+        .find(|l| l.starts_with("Total"))
+        .expect("a total row");
+    let cells: Vec<&str> = total.split_whitespace().collect();
+    // Total, streams 1, consumers 0, messages 3.
+    assert_eq!(cells[1..4], ["1", "0", "3"], "{js}");
+    let js = rnats.json(&[&["server", "report", "js", "1", "--json"][..], &sys[..]].concat());
+    assert_eq!(js[0]["data"]["streams"], 1, "{js}");
+    let line = rnats.fails(&[&["server", "report", "jetstream", "1"][..], &app[..]].concat());
+    assert!(line.contains("system account"), "{line}");
+
+    // One server's health, by name.
+    let name = list[0]["server"]["name"]
+        .as_str()
+        .expect("a name")
+        .to_owned();
+    let check = |args: &[&str]| {
+        rnats.run(
+            &[
+                &["server", "check", "server", "--name", &name][..],
+                args,
+                &sys[..],
+            ]
+            .concat(),
+        )
+    };
+    let out = check(&[
+        "--js-required",
+        "--cpu-critical",
+        "100",
+        "--conn-critical",
+        "1000",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("OK:JetStream required"),
+        "{}",
+        stdout(&out)
+    );
+    // It has just started: up for less than an hour is a warning.
+    let out = check(&["--uptime-warn", "1h"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    // Fewer connections than the marks is worse when warn is above critical (inversion).
+    let out = check(&["--conn-warn", "1000", "--conn-critical", "500"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let out = check(&["--tls-required"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("Crit:TLS not required"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -88,6 +176,29 @@ fn ping_and_list_hear_every_node_of_a_cluster() {
     assert_eq!(names, sorted, "{table}");
     names.dedup();
     assert_eq!(names.len(), 3, "{table}");
+
+    // Every node answers the connections report.
+    let conns = rnats.json(
+        &[
+            &[
+                "server",
+                "report",
+                "connections",
+                "--json",
+                "--state",
+                "all",
+            ][..],
+            &sys[..],
+        ]
+        .concat(),
+    );
+    let servers: std::collections::BTreeSet<&str> = conns
+        .as_array()
+        .expect("an array")
+        .iter()
+        .filter_map(|c| c["server_name"].as_str())
+        .collect();
+    assert!(!servers.is_empty(), "{conns}");
 }
 
 #[test]
@@ -272,4 +383,53 @@ fn check_stream_consumer_kv_and_jetstream() {
         "{}",
         stdout(&out)
     );
+
+    // The newest message on a subject: its age and content.
+    let out = run(&[
+        "message",
+        "--stream",
+        "ORDERS",
+        "--subject",
+        "orders.3",
+        "--age-critical",
+        "1h",
+        "--content",
+        "^x$",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("OK:content matches"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&["msg", "--stream", "ORDERS", "--content", "^y"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let out = run(&["message", "--stream", "ORDERS", "--subject", "orders.none"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stdout(&out).contains("Crit:no message"), "{}", stdout(&out));
+
+    // A request-reply service: answered in time with the expected body, or not at all.
+    let mut service = rnats.spawn_ready(
+        &["reply", "svc.time", "12:00", "--count", "1", "-s", &url],
+        "Listening on",
+    );
+    let out = run(&[
+        "request",
+        "--subject",
+        "svc.time",
+        "--match-payload",
+        "^\\d+:\\d+$",
+        "--response-critical",
+        "5s",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("OK Request svc.time"),
+        "{}",
+        stdout(&out)
+    );
+    common::assert_success(&service.finish(), &["reply"]);
+    let out = run(&["req", "--subject", "svc.nobody"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stdout(&out).contains("Crit:no reply"), "{}", stdout(&out));
 }

@@ -198,4 +198,63 @@ fn get_last_for_a_wildcard_shows_each_subjects_last_message() {
     run(&["stream", "add", "NODIRECT", "--subjects", "nd.>"]);
     let err = rnats.fails(&[&["stream", "get", "NODIRECT", "-S", "nd.>"][..], &s[..]].concat());
     assert!(err.contains("direct gets"), "{err}");
+
+    // natscli's flow flags: mirror, sources, subject transform, republish, --ack.
+    let info = |name: &str| rnats.json(&[&["stream", "info", name, "--json"][..], &s[..]].concat());
+    run(&[
+        "stream",
+        "add",
+        "MIRROR",
+        "--mirror",
+        "ORDERS",
+        "--defaults",
+    ]);
+    assert_eq!(info("MIRROR")["config"]["mirror"]["name"], "ORDERS");
+    run(&[
+        "stream", "add", "MERGED", "--source", "ORDERS", "--source", "NODIRECT",
+    ]);
+    let merged = info("MERGED");
+    let sources: Vec<&str> = merged["config"]["sources"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|s| s["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(sources, ["ORDERS", "NODIRECT"], "{merged}");
+    run(&[
+        "stream",
+        "edit",
+        "NODIRECT",
+        "--transform-source",
+        "nd.>",
+        "--transform-destination",
+        "moved.>",
+        "--republish-source",
+        "nd.>",
+        "--republish-destination",
+        "copy.>",
+        "--republish-headers",
+        "--ack=false",
+        "-f",
+    ]);
+    let edited = info("NODIRECT")["config"].clone();
+    assert_eq!(edited["subject_transform"]["dest"], "moved.>", "{edited}");
+    assert_eq!(edited["republish"]["dest"], "copy.>", "{edited}");
+    assert_eq!(edited["republish"]["headers_only"], true, "{edited}");
+    assert_eq!(edited["no_ack"], true, "{edited}");
+    let dry = run(&[
+        "stream",
+        "edit",
+        "NODIRECT",
+        "--no-republish",
+        "--no-transform",
+        "--ack",
+        "--dry-run",
+    ]);
+    let dry: serde_json::Value = serde_json::from_str(&dry).expect("the config as JSON");
+    assert!(
+        dry.get("republish").is_none_or(serde_json::Value::is_null),
+        "{dry}"
+    );
+    assert!(dry.get("no_ack").is_none_or(|v| v == false), "{dry}");
+    // A dry run changes nothing.
+    assert_eq!(info("NODIRECT")["config"]["republish"]["dest"], "copy.>");
 }

@@ -7,6 +7,7 @@ use rnats::{Client, ConnectOptions, Subscriber};
 use tokio::sync::Barrier;
 
 use super::Plan;
+use super::multisubject::MultiSubject;
 use super::publisher::Publisher;
 use super::report::{Figures, Group};
 use super::subscriber::{Receiver, Reception};
@@ -115,6 +116,9 @@ pub(super) async fn run(plan: &Plan, roles: Roles) -> Result<Figures, CliError> 
             client,
             subject: plan.subject.clone(),
             payload: plan.payload.clone(),
+            headers: plan.headers.clone(),
+            pace: plan.pace,
+            multi: plan.multi,
             msgs,
             start: Arc::clone(&start),
             counter: if receiving {
@@ -129,8 +133,9 @@ pub(super) async fn run(plan: &Plan, roles: Roles) -> Result<Figures, CliError> 
     }
 
     let outcomes = supervisor.wait(tasks).await?;
+    let timeline = supervisor.timeline();
     drop(supervisor);
-    figures(roles, outcomes)
+    Ok(figures(roles, outcomes)?.over_time(timeline))
 }
 
 /// Sorts the workers' outcomes by role and checks every subscriber got everything.
@@ -161,7 +166,14 @@ async fn subscribe_all(plan: &Plan, n: usize) -> Result<Vec<(Client, Subscriber)
     for i in 1..=n {
         let name = format!("rnats-bench-sub-{i}");
         let client = plan.connect(subscriber_options(plan), name).await?;
-        let subscription = client.subscribe(plan.subject.clone()).await?;
+        let subscription = match plan.multi {
+            Some(_) => {
+                client
+                    .subscribe(MultiSubject::filter(&plan.subject))
+                    .await?
+            }
+            None => client.subscribe(plan.subject.clone()).await?,
+        };
         client.flush().await?;
         subscriptions.push((client, subscription));
     }

@@ -9,7 +9,7 @@ use super::Plan;
 use super::report::{Figures, Group};
 use super::supervisor::Supervisor;
 use crate::error::CliError;
-use crate::stats::{LatencySummary, Span};
+use crate::stats::{Latencies, Span};
 
 /// How long one round trip may take before the run is called off.
 const ROUND_TRIP_TIMEOUT: Duration = Duration::from_secs(5);
@@ -29,7 +29,7 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
     let rounds = plan.msgs;
     let flush_each = plan.flush_each;
     let task = tokio::spawn(async move {
-        let mut latencies = Vec::with_capacity(usize::try_from(rounds).unwrap_or(usize::MAX));
+        let mut latencies = Latencies::new();
         let start = Instant::now();
         for n in 1..=rounds {
             let sent = Instant::now();
@@ -38,7 +38,7 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
                 client.flush().await?;
             }
             match tokio::time::timeout(ROUND_TRIP_TIMEOUT, echoes.next()).await {
-                Ok(Some(_)) => latencies.push(sent.elapsed()),
+                Ok(Some(_)) => latencies.record(sent.elapsed()),
                 Ok(None) => return Err(CliError::SubscriptionEnded),
                 Err(_) => return Err(CliError::ReceiveTimedOut(ROUND_TRIP_TIMEOUT)),
             }
@@ -48,13 +48,15 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
         Ok((span, latencies))
     });
     let mut results = supervisor.wait(vec![task]).await?;
+    let timeline = supervisor.timeline();
     drop(supervisor);
-    let Some((span, mut latencies)) = results.pop() else {
+    let Some((span, latencies)) = results.pop() else {
         return Ok(Figures::default());
     };
     Ok(Figures {
         round_trips: Group::from_spans(&[span]),
-        latency: LatencySummary::from_samples(&mut latencies),
         ..Figures::default()
-    })
+    }
+    .timed(&[latencies])
+    .over_time(timeline))
 }

@@ -1,5 +1,12 @@
-//! `rnats bench`: publish, subscribe, request and round-trip benchmarks, in the manner of
-//! `nats bench`.
+//! `rnats bench`: publish, subscribe, request, round-trip, JetStream and Key-Value
+//! benchmarks, in natscli's command-line shape (`bench pub foo --clients 10`, `bench js pub
+//! async foo`, `bench kv get --randomize 1000`; [`args`]) and rnats' own names.
+//!
+//! Runs are self-contained: `sub` brings its publisher, `request` its responder, `js fetch`
+//! and `kv get` fill their stream or bucket first; only natscli's `service request` against
+//! a named server asks a `service serve` elsewhere. Latencies go into HdrHistograms
+//! ([`crate::stats::Latencies`]); `--csv` writes natscli's columns ([`csv`]) and `--plot`
+//! an SVG chart ([`plot`], drawn by `rnats_bench::plot`, the scale curves' code).
 //!
 //! Every run follows the same shape: connect all clients, subscribe and flush where
 //! messages are to be received, release the workers together, watch them through a
@@ -11,11 +18,18 @@
 //! module instead (`rnats::blocking` clients on threads, watched by a thread-based
 //! progress/stall watch), and the report says `blocking` where it names the runtime.
 
+mod args;
 mod blocking;
+mod csv;
 mod fanout;
 mod jetstream;
+mod kv;
 mod latency;
+mod multisubject;
+mod pace;
+mod plot;
 mod publisher;
+mod reply;
 mod report;
 mod request;
 mod runtime;
@@ -27,127 +41,20 @@ mod target;
 use std::io::IsTerminal;
 
 use bytes::Bytes;
-use clap::{Args, ValueEnum};
-use rnats::{Client, ConnectOptions, Subject};
+use rnats::{Client, ConnectOptions, HeaderMap, Subject};
 use serde::Serialize;
 
 use crate::error::CliError;
+pub(crate) use args::BenchArgs;
+use args::{AckMode, BenchCommand, BenchFlags, JsPubMode, Tuning};
+use multisubject::MultiSubject;
+use pace::Pace;
 use report::{BenchReport, Figures};
 pub(crate) use runtime::RuntimeFlavor;
 use target::Target;
 
-/// Options of `rnats bench`.
-#[derive(Debug, Clone, Args)]
-pub(crate) struct BenchArgs {
-    /// Which benchmark to run.
-    #[arg(value_enum)]
-    pub(crate) kind: BenchKind,
-    /// scale only: the axis to grow along (subs, requests, servers, connections, headers,
-    /// kv-keys, objects).
-    #[arg(value_name = "AXIS", value_parser = scale::parse_axis)]
-    pub(crate) axis: Option<rnats_bench::scale::Axis>,
-    /// scale only: also draw the curve as an SVG line chart into this file.
-    #[arg(long, value_name = "PATH")]
-    pub(crate) svg: Option<std::path::PathBuf>,
-    /// scale only: run the smallest point of the axis only.
-    #[arg(long)]
-    pub(crate) smallest: bool,
-    /// Payload size of every message, in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = 128)]
-    pub(crate) size: usize,
-    /// Messages to publish (pub, sub, pubsub), requests to make (req) or round trips (lat).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 100_000,
-        value_parser = clap::value_parser!(u64).range(1..)
-    )]
-    pub(crate) msgs: u64,
-    /// Concurrent publisher, subscriber or requester connections, each on its own task.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 1,
-        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
-    )]
-    pub(crate) clients: usize,
-    /// Subject to publish, subscribe and request on.
-    #[arg(long, value_name = "SUBJECT", default_value = "bench", value_parser = parse_subject)]
-    pub(crate) subject: Subject,
-    /// Print one JSON object with every figure instead of a progress bar and a table.
-    #[arg(long)]
-    pub(crate) json: bool,
-    /// lat only: do not flush after each publish, so the client's write policy (linger)
-    /// decides when the message leaves.
-    #[arg(long)]
-    pub(crate) no_flush: bool,
-    /// js-pub only: publish acks outstanding at once (1: each ack awaited before the next
-    /// publish; more: pipelined).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 1,
-        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
-    )]
-    pub(crate) in_flight: usize,
-    /// js-fetch only: messages per fetch request.
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 500,
-        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
-    )]
-    pub(crate) batch: usize,
-    /// The tokio runtime the clients run on: multi-thread (a worker per core, as
-    /// #[tokio::main] gives) or current-thread (everything on one thread, no cross-thread
-    /// wake-ups).
-    #[arg(long, value_enum, value_name = "FLAVOR", default_value_t = RuntimeFlavor::MultiThread)]
-    pub(crate) runtime: RuntimeFlavor,
-    /// Run with the blocking client (rnats::blocking) on plain threads instead of the async
-    /// client on a tokio runtime: pub, sub, pubsub, req and lat only.
-    #[arg(long, conflicts_with = "runtime")]
-    pub(crate) blocking: bool,
-    /// Client tuning knobs, to measure them (see docs/performance.md).
-    #[command(flatten)]
-    pub(crate) tuning: Tuning,
-}
-
-/// Connection options under test; unset ones keep the client defaults.
-#[derive(Debug, Clone, Copy, Default, Args)]
-pub(crate) struct Tuning {
-    /// Hold publishes up to this many milliseconds to batch them (the linger policy).
-    #[arg(long, value_name = "MS")]
-    pub(crate) linger_ms: Option<f64>,
-    /// With --linger-ms: write as soon as this many bytes are queued.
-    #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024)]
-    pub(crate) linger_bytes: usize,
-    /// Bytes of unwritten frames after which publishing waits.
-    #[arg(long, value_name = "BYTES")]
-    pub(crate) write_buffer_limit: Option<usize>,
-    /// Bytes read from the socket at once.
-    #[arg(long, value_name = "BYTES")]
-    pub(crate) read_buffer_capacity: Option<usize>,
-}
-
-impl Tuning {
-    /// Applies the knobs that were given to `options`.
-    fn apply(&self, mut options: ConnectOptions) -> ConnectOptions {
-        if let Some(ms) = self.linger_ms.filter(|ms| *ms > 0.0) {
-            let delay = std::time::Duration::from_secs_f64(ms / 1000.0);
-            options = options.linger(delay, self.linger_bytes);
-        }
-        if let Some(bytes) = self.write_buffer_limit {
-            options = options.write_buffer_limit(bytes);
-        }
-        if let Some(bytes) = self.read_buffer_capacity {
-            options = options.read_buffer_size(bytes);
-        }
-        options
-    }
-}
-
-/// The benchmarks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+/// The benchmarks, as the report names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum BenchKind {
     /// `--clients` publishers share `--msgs` messages; publish rate.
@@ -158,59 +65,126 @@ pub(crate) enum BenchKind {
     Pubsub,
     /// `--clients` requesters share `--msgs` requests to one responder; rate and latency.
     Req,
+    /// `--clients` responders answer `--msgs` requests between them.
+    Reply,
     /// One connection: publish, flush, receive, `--msgs` times; round-trip latency.
     Lat,
-    /// JetStream: publish `--msgs` messages to a memory stream on `--subject`, with
-    /// `--in-flight` acks outstanding; rate and publish-to-ack latency.
+    /// JetStream publishing, acks awaited one by one, pipelined or per atomic batch.
     JsPub,
-    /// JetStream: fill a memory stream with `--msgs` messages, then time a pull consumer
-    /// fetching them `--batch` at a time, acking each one.
+    /// JetStream: a durable pull consumer fetching from a filled stream.
     JsFetch,
-    /// How a cost grows along AXIS, at 4 or more points (see docs/performance.md, "How costs
-    /// grow"); side by side with async-nats in `cargo bench -p rnats-bench --bench scale`.
+    /// JetStream: a durable pull consumer consumed as a continuous stream.
+    JsConsume,
+    /// JetStream: every client reads the stream through an ordered consumer.
+    JsOrdered,
+    /// Key-Value puts, each awaited.
+    KvPut,
+    /// Key-Value gets from a filled bucket, each awaited.
+    KvGet,
+    /// How a cost grows along an axis.
     Scale,
+}
+
+impl BenchKind {
+    /// The name in the report's first line and in JSON.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            BenchKind::Pub => "pub",
+            BenchKind::Sub => "sub",
+            BenchKind::Pubsub => "pubsub",
+            BenchKind::Req => "req",
+            BenchKind::Reply => "reply",
+            BenchKind::Lat => "lat",
+            BenchKind::JsPub => "js-pub",
+            BenchKind::JsFetch => "js-fetch",
+            BenchKind::JsConsume => "js-consume",
+            BenchKind::JsOrdered => "js-ordered",
+            BenchKind::KvPut => "kv-put",
+            BenchKind::KvGet => "kv-get",
+            BenchKind::Scale => "scale",
+        }
+    }
+
+    /// Whether the benchmark needs JetStream on the server.
+    fn needs_jetstream(self) -> bool {
+        matches!(
+            self,
+            BenchKind::JsPub
+                | BenchKind::JsFetch
+                | BenchKind::JsConsume
+                | BenchKind::JsOrdered
+                | BenchKind::KvPut
+                | BenchKind::KvGet
+        )
+    }
 }
 
 /// Runs a benchmark against `server` (a private nats-server when `None`) and prints its report.
 pub(crate) fn run(args: BenchArgs, server: Option<&str>) -> Result<(), CliError> {
-    args.check()?;
-    if let (BenchKind::Scale, Some(axis)) = (args.kind, args.axis) {
-        return scale::run(&args, axis, server);
+    if let BenchCommand::Scale(scale) = &args.command {
+        return scale::run(&args.flags, scale, server);
     }
-    let jetstream = matches!(args.kind, BenchKind::JsPub | BenchKind::JsFetch);
-    let target = Target::resolve(server, jetstream)?;
+    let chosen = args.chosen()?;
+    let kind = chosen.kind;
+    let msgs = args.msgs()?;
+    let flags = &args.flags;
+    check(flags, kind, msgs)?;
+    let payload = match &flags.payload {
+        Some(path) => Bytes::from(std::fs::read(path).map_err(|source| CliError::ReadFile {
+            what: "payload file",
+            path: path.clone(),
+            source,
+        })?),
+        None => Bytes::from(vec![b'x'; flags.size]),
+    };
+    let target = Target::resolve(server, kind.needs_jetstream())?;
     let plan = Plan {
         url: target.url(),
-        subject: args.subject.clone(),
-        payload: Bytes::from(vec![b'x'; args.size]),
-        msgs: args.msgs,
-        clients: args.clients,
-        progress: !args.json && std::io::stderr().is_terminal(),
-        tuning: args.tuning,
-        flush_each: !args.no_flush,
-        in_flight: args.in_flight,
-        batch: args.batch,
+        subject: chosen.subject,
+        msg_size: payload.len(),
+        payload,
+        headers: crate::parse::headers(&flags.headers)?,
+        msgs,
+        clients: flags.clients,
+        progress: args.wants_progress() && std::io::stderr().is_terminal(),
+        tuning: flags.tuning,
+        flush_each: !flags.no_flush,
+        js_pub: chosen.js_pub,
+        own_responder: chosen.own_responder || target.is_private(),
+        batch: flags.batch,
+        pace: Pace::new(flags.sleep, flags.throughput, flags.clients),
+        multi: flags
+            .multisubject
+            .then(|| MultiSubject::new(flags.multisubjectmax, flags.multisubjectrandomize)),
+        store: Store::from_flags(flags),
     };
-    let figures = if args.blocking {
-        blocking::run(&plan, args.kind)
+    let figures = if flags.blocking {
+        blocking::run(&plan, kind)
     } else {
-        plan.execute_on(args.runtime, args.kind)
+        plan.execute_on(flags.runtime, kind)
     };
     let report = BenchReport {
-        kind: args.kind,
+        kind,
         server: plan.url,
         private_server: target.is_private(),
-        runtime: if args.blocking {
+        runtime: if flags.blocking {
             report::BLOCKING
         } else {
-            args.runtime.name()
+            flags.runtime.name()
         },
-        msg_size: args.size,
-        msgs: args.msgs,
-        clients: args.clients,
+        msg_size: plan.msg_size,
+        msgs,
+        clients: flags.clients,
         figures: figures?,
     };
-    if args.json {
+    if let Some(path) = &flags.csv {
+        write_file(path, csv::render(&report))?;
+    }
+    if let Some(path) = &flags.plot {
+        let svg = plot::render(&report).map_err(|e| CliError::Plot(e.to_string()))?;
+        write_file(path, svg)?;
+    }
+    if flags.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
         print!("{report}");
@@ -218,26 +192,97 @@ pub(crate) fn run(args: BenchArgs, server: Option<&str>) -> Result<(), CliError>
     Ok(())
 }
 
-impl BenchArgs {
-    /// Rejects combinations clap cannot check on its own.
-    fn check(&self) -> Result<(), CliError> {
-        if (self.kind == BenchKind::Scale) != self.axis.is_some() {
-            return Err(CliError::Usage(scale::NEEDS_AXIS));
+/// Rejects combinations clap cannot check on its own.
+fn check(flags: &BenchFlags, kind: BenchKind, msgs: u64) -> Result<(), CliError> {
+    if flags.blocking && !blocking::supports(kind) {
+        return Err(CliError::Usage(blocking::NOT_CORE));
+    }
+    if flags.blocking && (!flags.headers.is_empty() || flags.multisubject) {
+        return Err(CliError::Usage(
+            "--header and --multisubject are not supported with --blocking",
+        ));
+    }
+    let spreads = matches!(
+        kind,
+        BenchKind::Pub | BenchKind::Sub | BenchKind::Pubsub | BenchKind::JsPub
+    );
+    if flags.multisubject && !spreads {
+        return Err(CliError::Usage(
+            "--multisubject applies to pub, sub, pubsub and js pub",
+        ));
+    }
+    let shared_out = matches!(
+        kind,
+        BenchKind::Pub
+            | BenchKind::Pubsub
+            | BenchKind::Req
+            | BenchKind::Reply
+            | BenchKind::KvPut
+            | BenchKind::KvGet
+    );
+    if shared_out && flags.clients as u64 > msgs {
+        return Err(CliError::TooManyClients {
+            clients: flags.clients,
+            msgs,
+        });
+    }
+    Ok(())
+}
+
+/// Writes `contents` to `path`.
+fn write_file(path: &std::path::Path, contents: String) -> Result<(), CliError> {
+    std::fs::write(path, contents).map_err(|source| CliError::WriteFile {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Where the JetStream and Key-Value benchmarks keep their messages.
+#[derive(Debug, Clone)]
+struct Store {
+    /// The stream (JetStream benchmarks).
+    stream: String,
+    /// The bucket (Key-Value benchmarks).
+    bucket: String,
+    /// Storage of what the run makes: `memory` or `file`.
+    storage: &'static str,
+    /// Replicas of what the run makes.
+    replicas: usize,
+    /// Byte limit of what the run makes.
+    max_bytes: Option<usize>,
+    /// Purge an existing stream first.
+    purge: bool,
+    /// Set a message id on each published message.
+    dedup: bool,
+    /// The fetch consumer's durable name.
+    consumer: String,
+    /// The fetch consumer's ack policy.
+    acks: AckMode,
+    /// Await the server's confirmation of each ack.
+    double_ack: bool,
+    /// History per key of a bucket the run makes.
+    history: u8,
+    /// Keys picked at random below this (0: in order).
+    randomize: u64,
+}
+
+impl Store {
+    /// The store settings the flags give.
+    fn from_flags(flags: &BenchFlags) -> Store {
+        Store {
+            stream: flags.stream.clone(),
+            bucket: flags.bucket.clone(),
+            storage: flags.storage.api_name(),
+            replicas: flags.replicas,
+            max_bytes: flags.maxbytes,
+            purge: flags.purge,
+            dedup: flags.dedup,
+            consumer: flags.consumer.clone(),
+            acks: flags.acks,
+            double_ack: flags.doubleack,
+            history: flags.history,
+            randomize: flags.randomize,
         }
-        if self.blocking && !blocking::supports(self.kind) {
-            return Err(CliError::Usage(blocking::NOT_CORE));
-        }
-        let shared_out = matches!(
-            self.kind,
-            BenchKind::Pub | BenchKind::Pubsub | BenchKind::Req
-        );
-        if shared_out && self.clients as u64 > self.msgs {
-            return Err(CliError::TooManyClients {
-                clients: self.clients,
-                msgs: self.msgs,
-            });
-        }
-        Ok(())
     }
 }
 
@@ -250,6 +295,10 @@ struct Plan {
     subject: Subject,
     /// The payload of every message and request.
     payload: Bytes,
+    /// Its length.
+    msg_size: usize,
+    /// Headers of every published message (`--header`).
+    headers: Option<HeaderMap>,
     /// Messages, requests or round trips in all.
     msgs: u64,
     /// Clients per role.
@@ -260,10 +309,18 @@ struct Plan {
     tuning: Tuning,
     /// lat: flush after each publish.
     flush_each: bool,
-    /// js-pub: acks outstanding at once.
-    in_flight: usize,
+    /// js-pub: how acks are awaited.
+    js_pub: JsPubMode,
+    /// req: start a responder for the requesters.
+    own_responder: bool,
     /// js-fetch: messages per fetch.
     batch: usize,
+    /// How each client is held back (`--sleep`, `--throughput`).
+    pace: Pace,
+    /// `--multisubject`: each message on a subject of its own.
+    multi: Option<MultiSubject>,
+    /// Stream and bucket settings.
+    store: Store,
 }
 
 impl Plan {
@@ -283,10 +340,15 @@ impl Plan {
             BenchKind::Sub => fanout::run(self, fanout::Roles::subscribe_only(self.clients)).await,
             BenchKind::Pubsub => fanout::run(self, fanout::Roles::both(self.clients)).await,
             BenchKind::Req => request::run(self).await,
+            BenchKind::Reply => reply::run(self).await,
             BenchKind::Lat => latency::run(self).await,
             BenchKind::JsPub => jetstream::run(self).await,
-            BenchKind::JsFetch => jetstream::fetch(self).await,
-            BenchKind::Scale => Err(CliError::Usage(scale::NEEDS_AXIS)),
+            BenchKind::JsFetch => jetstream::fetch(self, jetstream::Pull::Fetch).await,
+            BenchKind::JsConsume => jetstream::fetch(self, jetstream::Pull::Consume).await,
+            BenchKind::JsOrdered => jetstream::ordered(self).await,
+            BenchKind::KvPut => kv::put(self).await,
+            BenchKind::KvGet => kv::get(self).await,
+            BenchKind::Scale => Err(CliError::Usage("`bench scale` runs on its own")),
         }
     }
 
@@ -314,15 +376,6 @@ fn split(total: u64, parts: usize) -> Vec<u64> {
         .collect()
 }
 
-/// Parses `--subject`: a valid subject without wildcards, since it is published to.
-fn parse_subject(text: &str) -> Result<Subject, String> {
-    let subject: Subject = text.parse().map_err(|e| format!("{e}"))?;
-    if subject.has_wildcards() {
-        return Err("wildcards cannot be published to".to_owned());
-    }
-    Ok(subject)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,14 +386,5 @@ mod tests {
         assert_eq!(split(9, 3), vec![3, 3, 3]);
         assert_eq!(split(1, 1), vec![1]);
         assert_eq!(split(100_000, 7).iter().sum::<u64>(), 100_000);
-    }
-
-    #[test]
-    fn subject_must_be_publishable() {
-        assert!(parse_subject("bench.a").is_ok());
-        assert!(parse_subject("bench.*").is_err());
-        assert!(parse_subject("bench.>").is_err());
-        assert!(parse_subject("bad subject").is_err());
-        assert!(parse_subject("").is_err());
     }
 }

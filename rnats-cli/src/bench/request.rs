@@ -1,7 +1,7 @@
 //! `req`: requesters against one responder; request rate and latency.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -10,26 +10,38 @@ use tokio::sync::Barrier;
 use tokio::task::JoinHandle;
 
 use super::Plan;
+use super::pace::Pace;
 use super::report::{Figures, Group};
 use super::supervisor::{Counter, Supervisor};
 use crate::error::CliError;
-use crate::stats::{LatencySummary, Span};
+use crate::stats::{Latencies, Span};
 
 /// What one requester measured.
 #[derive(Debug)]
 struct Requested {
     span: Span,
-    latencies: Vec<Duration>,
+    latencies: Latencies,
 }
 
 /// Starts a responder, runs the requesters, and reports their rates and latencies.
 pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
-    let responder = plan
-        .connect(ConnectOptions::new(), "rnats-bench-responder".to_owned())
-        .await?;
-    let requests = responder.subscribe(plan.subject.clone()).await?;
-    responder.flush().await?;
-    let responding = tokio::spawn(respond(responder, requests, plan.payload.clone()));
+    // natscli's `service request` against a named server asks a `serve` elsewhere.
+    let responding = if plan.own_responder {
+        let responder = plan
+            .connect(ConnectOptions::new(), "rnats-bench-responder".to_owned())
+            .await?;
+        let requests = responder
+            .queue_subscribe(plan.subject.clone(), super::reply::QUEUE.to_owned())
+            .await?;
+        responder.flush().await?;
+        Some(tokio::spawn(respond(
+            responder,
+            requests,
+            plan.payload.clone(),
+        )))
+    } else {
+        None
+    };
 
     let shares = super::split(plan.msgs, plan.clients);
     let mut requesters = Vec::with_capacity(plan.clients);
@@ -52,26 +64,35 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
                 requests: n,
                 start: Arc::clone(&start),
                 counter: supervisor.counter(),
+                pace: plan.pace,
             };
             tokio::spawn(job.run())
         })
         .collect();
     let waited = supervisor.wait(tasks).await;
+    let supervisor_timeline = supervisor.timeline();
     drop(supervisor);
     let results = match waited {
         Ok(results) => results,
         // A responder that failed explains the requesters' timeouts better than they do.
-        Err(e) => return Err(responder_error(responding).await.unwrap_or(e)),
+        Err(e) => match responding {
+            Some(responding) => return Err(responder_error(responding).await.unwrap_or(e)),
+            None => return Err(e),
+        },
     };
-    responding.abort();
+    if let Some(responding) = responding {
+        responding.abort();
+    }
+    let timeline = supervisor_timeline;
 
     let spans: Vec<Span> = results.iter().map(|r| r.span).collect();
-    let mut latencies: Vec<Duration> = results.into_iter().flat_map(|r| r.latencies).collect();
+    let latencies: Vec<Latencies> = results.into_iter().map(|r| r.latencies).collect();
     Ok(Figures {
         requesters: Group::from_spans(&spans),
-        latency: LatencySummary::from_samples(&mut latencies),
         ..Figures::default()
-    })
+    }
+    .timed(&latencies)
+    .over_time(timeline))
 }
 
 /// Answers every request with `payload` until the subscription ends or the task is aborted.
@@ -106,22 +127,26 @@ struct Job {
     requests: u64,
     start: Arc<Barrier>,
     counter: Counter,
+    pace: Pace,
 }
 
 impl Job {
     /// Makes its requests one after the other, timing each from send to reply.
     async fn run(self) -> Result<Requested, CliError> {
-        let capacity = usize::try_from(self.requests).unwrap_or(usize::MAX);
-        let mut latencies = Vec::with_capacity(capacity);
+        let mut latencies = Latencies::new();
         self.start.wait().await;
         let start = Instant::now();
+        let pacer = (!self.pace.is_free()).then(|| self.pace.start());
         for n in 1..=self.requests {
             let sent = Instant::now();
             self.client
                 .request(self.subject.clone(), self.payload.clone())
                 .await?;
-            latencies.push(sent.elapsed());
+            latencies.record(sent.elapsed());
             self.counter.set(n);
+            if let Some(pacer) = &pacer {
+                pacer.after(n).await;
+            }
         }
         let span = Span::of(self.requests, self.payload.len(), start, Instant::now());
         Ok(Requested { span, latencies })

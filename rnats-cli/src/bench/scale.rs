@@ -7,13 +7,9 @@
 
 use rnats_bench::scale::{Axis, rnats_side, svg, to_json, to_markdown};
 
-use super::BenchArgs;
+use super::args::{BenchFlags, ScaleArgs};
 use super::target::Target;
 use crate::error::CliError;
-
-/// The usage error for `scale` without an axis, or an axis without `scale`.
-pub(super) const NEEDS_AXIS: &str = "`rnats bench scale` needs an AXIS (subs, requests, \
-servers, connections, headers, kv-keys, objects), and only `scale` takes one";
 
 /// Parses the AXIS argument.
 pub(super) fn parse_axis(text: &str) -> Result<Axis, String> {
@@ -25,12 +21,17 @@ pub(super) fn parse_axis(text: &str) -> Result<Axis, String> {
 
 /// Runs `axis` against `server` (a private JetStream-enabled nats-server when `None`) and
 /// prints the table, or the JSON with `--json`; `--svg` also draws the chart.
-pub(super) fn run(args: &BenchArgs, axis: Axis, server: Option<&str>) -> Result<(), CliError> {
+pub(super) fn run(
+    flags: &BenchFlags,
+    args: &ScaleArgs,
+    server: Option<&str>,
+) -> Result<(), CliError> {
+    let axis = args.axis;
     let target = Target::resolve(server, true)?;
     let url = target.url();
-    let runtime = args.runtime.build()?;
+    let runtime = flags.runtime.build()?;
     let points = axis.plan(args.smallest);
-    if !args.json {
+    if !flags.json {
         eprintln!("scale {axis}: points {points:?} against {url}");
     }
     let curve = runtime.block_on(rnats_side::run_axis(axis, &url, points));
@@ -38,12 +39,13 @@ pub(super) fn run(args: &BenchArgs, axis: Axis, server: Option<&str>) -> Result<
     drop(runtime);
     let curves = [curve];
     if let Some(path) = &args.svg {
-        std::fs::write(path, svg::chart(axis, &curves)).map_err(|source| CliError::WriteFile {
+        let chart = svg::chart(axis, &curves).map_err(|e| CliError::Plot(e.to_string()))?;
+        std::fs::write(path, chart).map_err(|source| CliError::WriteFile {
             path: path.clone(),
             source,
         })?;
     }
-    if args.json {
+    if flags.json {
         println!("{}", serde_json::to_string(&to_json(axis, &curves))?);
     } else {
         println!("{}", to_markdown(axis, &curves));
@@ -60,29 +62,6 @@ pub(super) fn run(args: &BenchArgs, axis: Axis, server: Option<&str>) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn bench_args(argv: &[&str]) -> Result<BenchArgs, clap::Error> {
-        use clap::Parser;
-        let cli = crate::cli::Cli::try_parse_from(argv)?;
-        match cli.command {
-            crate::cli::Command::Bench(args) => Ok(args),
-            _ => panic!("not a bench command"),
-        }
-    }
-
-    #[test]
-    fn scale_takes_an_axis_and_only_scale_does() {
-        let args = bench_args(&["rnats", "bench", "scale", "kv-keys", "--smallest"]).unwrap();
-        assert_eq!(args.axis, Some(Axis::KvKeys));
-        assert!(args.smallest && args.check().is_ok());
-        let bare = bench_args(&["rnats", "bench", "scale"]).unwrap();
-        assert!(bare.check().is_err());
-        let stray = bench_args(&["rnats", "bench", "pub", "subs"]).unwrap();
-        assert!(stray.check().is_err());
-        assert!(bench_args(&["rnats", "bench", "scale", "bogus"]).is_err());
-        let plain = bench_args(&["rnats", "bench", "pub"]).unwrap();
-        assert!(plain.axis.is_none() && plain.check().is_ok());
-    }
 
     #[test]
     fn axes_parse_by_name() {

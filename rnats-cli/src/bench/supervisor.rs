@@ -4,8 +4,8 @@
 //! [`Counter`] (one relaxed store per message), and the supervisor reads the counters on
 //! a slow tick, so drawing costs the hot loops nothing.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -31,6 +31,8 @@ pub(super) struct Supervisor {
     counters: Vec<Arc<AtomicU64>>,
     stop: watch::Sender<bool>,
     stall_limit: Option<Duration>,
+    /// (seconds from the start of [`wait`](Supervisor::wait), rate over the tick before).
+    timeline: Mutex<Vec<(f64, f64)>>,
 }
 
 /// A worker's running count of messages, read by the [`Supervisor`].
@@ -50,6 +52,7 @@ impl Supervisor {
             counters: Vec::new(),
             stop: watch::Sender::new(false),
             stall_limit: None,
+            timeline: Mutex::new(Vec::new()),
         }
     }
 
@@ -90,6 +93,7 @@ impl Supervisor {
         tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
         let mut seen = 0;
         let mut last_change = Instant::now();
+        let mut sampler = Sampler::new();
         loop {
             tokio::select! {
                 next = pending.next() => match next {
@@ -101,6 +105,7 @@ impl Supervisor {
                 _ = tick.tick() => {
                     let total = self.total();
                     self.bar.set_position(total);
+                    self.record(sampler.sample(total));
                     if total != seen {
                         seen = total;
                         last_change = Instant::now();
@@ -110,8 +115,26 @@ impl Supervisor {
                 }
             }
         }
-        self.bar.set_position(self.total());
+        let total = self.total();
+        self.bar.set_position(total);
+        self.record(sampler.sample(total));
         Ok(results.into_iter().flatten().collect())
+    }
+
+    /// The rate over time seen while waiting: (seconds from the start, messages a second
+    /// over the tick before).
+    pub(super) fn timeline(&self) -> Vec<(f64, f64)> {
+        self.timeline
+            .lock()
+            .map(|timeline| timeline.clone())
+            .unwrap_or_default()
+    }
+
+    /// Adds a point to the timeline.
+    fn record(&self, point: Option<(f64, f64)>) {
+        if let (Some(point), Ok(mut timeline)) = (point, self.timeline.lock()) {
+            timeline.push(point);
+        }
     }
 
     /// Tells the remaining workers to stop and passes `e` on.
@@ -133,6 +156,38 @@ impl Drop for Supervisor {
     /// Clears the bar so the report starts on a clean line.
     fn drop(&mut self) {
         self.bar.finish_and_clear();
+    }
+}
+
+/// Turns running totals read on each tick into rates over time; shared with the blocking
+/// runs' watch.
+#[derive(Debug)]
+pub(super) struct Sampler {
+    start: Instant,
+    last: (Instant, u64),
+}
+
+impl Sampler {
+    /// A sampler whose clock starts now.
+    pub(super) fn new() -> Sampler {
+        let now = Instant::now();
+        Sampler {
+            start: now,
+            last: (now, 0),
+        }
+    }
+
+    /// The point for a running total of `total`: seconds from the start and the rate since
+    /// the last sample; `None` when no time has passed.
+    pub(super) fn sample(&mut self, total: u64) -> Option<(f64, f64)> {
+        let now = Instant::now();
+        let seconds = now.duration_since(self.last.0).as_secs_f64();
+        if seconds <= 0.0 {
+            return None;
+        }
+        let rate = total.saturating_sub(self.last.1) as f64 / seconds;
+        self.last = (now, total);
+        Some((now.duration_since(self.start).as_secs_f64(), rate))
     }
 }
 

@@ -2,8 +2,12 @@
 //! check prints one result (Nagios line, JSON or text) and exits with the monitoring-plugin
 //! code of its status: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
 
+mod credential;
+mod message;
 mod outcome;
 mod probes;
+mod request;
+mod server;
 
 use std::time::Duration;
 
@@ -60,6 +64,26 @@ enum CheckCommand {
     /// Example: rnats server check jetstream --store-warn 70 --store-critical 85
     #[command(alias = "js")]
     Jetstream(JetStreamArgs),
+    /// Checks a request-reply service: it answers, in time, with what is expected.
+    ///
+    /// Example: rnats server check request --subject time.now --match-payload '^\d+' --response-critical 1s
+    #[command(alias = "req")]
+    Request(request::RequestArgs),
+    /// Checks the newest message on a subject of a stream: its age and content.
+    ///
+    /// Example: rnats server check message --stream METRICS --subject metrics.heartbeat --age-critical 5m
+    #[command(alias = "msg")]
+    Message(message::MessageArgs),
+    /// Checks one server's CPU, memory, connections, subscriptions, uptime and settings
+    /// (needs a system account user).
+    ///
+    /// Example: rnats server check server --name n1 --cpu-critical 90 --js-required
+    Server(server::ServerArgs),
+    /// Checks that a credentials file's JWT does not expire too soon.
+    ///
+    /// Example: rnats server check credential --credential app.creds --validity-warn 720h
+    #[command(alias = "creds")]
+    Credential(credential::CredentialArgs),
 }
 
 /// Thresholds of `check connection`.
@@ -218,6 +242,10 @@ pub(crate) async fn run(args: CheckArgs, conn: &ConnArgs) -> Result<(), CliError
         CheckCommand::Consumer(c) => probes::consumer(conn, &c).await,
         CheckCommand::Kv(k) => probes::kv(conn, &k).await,
         CheckCommand::Jetstream(j) => probes::jetstream(conn, &j).await,
+        CheckCommand::Request(r) => request::check(conn, &r).await,
+        CheckCommand::Message(m) => message::check(conn, &m).await,
+        CheckCommand::Server(s) => server::check(conn, &s).await,
+        CheckCommand::Credential(c) => credential::check(&c),
     };
     crate::out::print(&outcome.render(args.format))?;
     match outcome.status() {

@@ -348,7 +348,7 @@ pub(super) async fn jetstream(conn: &ConnArgs, t: &JetStreamArgs) -> Outcome {
 
 /// Connects and makes a JetStream context; a failure is CRITICAL (UNKNOWN for settings
 /// that cannot be read).
-async fn connect(conn: &ConnArgs, outcome: &mut Outcome) -> Option<jetstream::Context> {
+pub(super) async fn connect(conn: &ConnArgs, outcome: &mut Outcome) -> Option<jetstream::Context> {
     let settings = match conn.settings() {
         Ok(settings) => settings,
         Err(e) => {
@@ -366,7 +366,7 @@ async fn connect(conn: &ConnArgs, outcome: &mut Outcome) -> Option<jetstream::Co
 }
 
 /// A duration held to warning and critical marks, with its perf data in seconds.
-fn timed(
+pub(super) fn timed(
     outcome: &mut Outcome,
     perf: &str,
     what: &str,
@@ -422,7 +422,12 @@ fn at_most(outcome: &mut Outcome, perf: &str, what: &str, n: u64, crit: i64) {
 }
 
 /// Something that must have happened within `within` (zero: not checked).
-fn recent(outcome: &mut Outcome, what: &str, last: Option<OffsetDateTime>, within: Duration) {
+pub(super) fn recent(
+    outcome: &mut Outcome,
+    what: &str,
+    last: Option<OffsetDateTime>,
+    within: Duration,
+) {
     if within.is_zero() {
         return;
     }

@@ -1,18 +1,26 @@
 //! `rnats events`: follow the server's advisories and metrics (JetStream's `$JS.EVENT.>`, the
 //! system account's connection events) as lines a person reads, or as JSON.
 
+use std::time::Duration;
+
 use clap::Args;
 use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+use regex::Regex;
+use rnats::jetstream::consumer::DeliverPolicy;
+use rnats::jetstream::consumer::pull::OrderedConfig;
 use serde_json::Value;
+use time::OffsetDateTime;
 
-use crate::conn::ConnArgs;
+use crate::conn::{ConnArgs, parse_duration};
 use crate::error::CliError;
 use crate::out;
 
 /// Options of `rnats events`.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  rnats events --js-advisory\n  \
-    rnats events --all --json --context system")]
+    rnats events --all --json --context system\n  \
+    rnats events --stream ADVISORIES --since 1h --filter 'consumer_action|ORDERS'")]
 pub(crate) struct EventsArgs {
     /// Every kind below.
     #[arg(long, short = 'a')]
@@ -41,11 +49,66 @@ pub(crate) struct EventsArgs {
     /// Exit after this many events.
     #[arg(long, short = 'c', value_parser = clap::value_parser!(u64).range(1..))]
     count: Option<u64>,
+    /// Only events whose JSON matches this regular expression (natscli's `--filter`).
+    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    filter: Option<Regex>,
+    /// Read the events stored in this stream (one capturing advisories) instead of
+    /// subscribing, then follow the new ones.
+    #[arg(long, value_name = "STREAM")]
+    stream: Option<String>,
+    /// With --stream: start with the events this recent, e.g. 1h (default: all stored).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "stream")]
+    since: Option<Duration>,
 }
+
+/// Parses `--filter`.
+fn parse_regex(text: &str) -> Result<Regex, String> {
+    Regex::new(text).map_err(|e| e.to_string())
+}
+
+/// One event as it arrived: its subject and body.
+type Event = Result<(String, bytes::Bytes), CliError>;
 
 /// Runs `rnats events`.
 pub(crate) async fn run(args: EventsArgs, conn: &ConnArgs) -> Result<(), CliError> {
-    let subjects = subjects(&args, conn.js_event_prefix.as_deref());
+    let mut events = match &args.stream {
+        Some(stream) => from_stream(conn, stream, args.since).await?,
+        None => subscribed(&args, conn).await?,
+    };
+    let mut seen = 0u64;
+    while let Some(event) = events.next().await {
+        let (subject, payload) = event?;
+        if let Some(filter) = &args.filter {
+            if !filter.is_match(&String::from_utf8_lossy(&payload)) {
+                continue;
+            }
+        }
+        seen += 1;
+        let body: Value = serde_json::from_slice(&payload).unwrap_or(Value::Null);
+        if args.json {
+            match &body {
+                Value::Null => out::json(&serde_json::json!({
+                    "subject": subject,
+                    "data": String::from_utf8_lossy(&payload),
+                }))?,
+                body => out::json(body)?,
+            }
+        } else {
+            out::print(&format!("{}\n", line(&subject, &body, args.short)))?;
+        }
+        if args.count == Some(seen) {
+            return Ok(());
+        }
+    }
+    Err(CliError::SubscriptionEnded)
+}
+
+/// The events of the subjects the flags choose, as they are published.
+async fn subscribed(
+    args: &EventsArgs,
+    conn: &ConnArgs,
+) -> Result<BoxStream<'static, Event>, CliError> {
+    let subjects = subjects(args, conn.js_event_prefix.as_deref());
     if subjects.is_empty() {
         return Err(CliError::Usage("no events were chosen"));
     }
@@ -59,30 +122,49 @@ pub(crate) async fn run(args: EventsArgs, conn: &ConnArgs) -> Result<(), CliErro
     for (what, subject) in &subjects {
         eprintln!("Listening for {what} on {subject}");
     }
-    let mut events = futures_util::stream::select_all(streams);
-    let mut seen = 0u64;
-    while let Some(message) = events.next().await {
-        seen += 1;
-        let body: Value = serde_json::from_slice(&message.payload).unwrap_or(Value::Null);
-        if args.json {
-            match &body {
-                Value::Null => out::json(&serde_json::json!({
-                    "subject": message.subject.as_str(),
-                    "data": String::from_utf8_lossy(&message.payload),
-                }))?,
-                body => out::json(body)?,
-            }
-        } else {
-            out::print(&format!(
-                "{}\n",
-                line(message.subject.as_str(), &body, args.short)
-            ))?;
-        }
-        if args.count == Some(seen) {
-            return Ok(());
-        }
-    }
-    Err(CliError::SubscriptionEnded)
+    // The client lives as long as the stream: its subscriptions end with it.
+    let events = futures_util::stream::select_all(streams).map(move |message| {
+        let _ = &client;
+        Ok((message.subject.to_string(), message.payload))
+    });
+    Ok(events.boxed())
+}
+
+/// The events stored in `stream` (from `since` ago, else all), then the new ones, read by
+/// an ordered consumer.
+async fn from_stream(
+    conn: &ConnArgs,
+    stream: &str,
+    since: Option<Duration>,
+) -> Result<BoxStream<'static, Event>, CliError> {
+    let js = crate::conn::jetstream(conn).await?;
+    let action = format!("cannot read events from stream {stream}");
+    let deliver_policy = match since {
+        Some(since) => DeliverPolicy::ByStartTime {
+            start_time: OffsetDateTime::now_utc() - since,
+        },
+        None => DeliverPolicy::All,
+    };
+    let consumer = js
+        .get_stream(stream)
+        .await
+        .map_err(CliError::js(&action))?
+        .create_consumer(OrderedConfig {
+            deliver_policy,
+            ..Default::default()
+        })
+        .await
+        .map_err(CliError::js(&action))?;
+    let messages = consumer.messages().await.map_err(CliError::js(&action))?;
+    eprintln!("Reading events from stream {stream}");
+    let stream = stream.to_owned();
+    let events = messages.map(move |message| {
+        let message = message.map_err(CliError::js(format!(
+            "cannot read events from stream {stream}"
+        )))?;
+        Ok((message.subject.to_string(), message.payload.clone()))
+    });
+    Ok(events.boxed())
 }
 
 /// The subjects the flags choose, each with what it carries.

@@ -9,6 +9,7 @@ mod request;
 mod schedule_flags;
 mod server;
 mod server_ping;
+mod server_report;
 pub(crate) mod show;
 mod subscribe;
 pub(crate) mod template;
@@ -19,6 +20,7 @@ pub(crate) use publish::{PubArgs, run as publish};
 pub(crate) use reply::{ReplyArgs, run as reply};
 pub(crate) use request::{ReqArgs, run as request};
 pub(crate) use server::{RttArgs, ServerArgs, rtt, run as server};
+pub(crate) use server_ping::ask_every_server;
 pub(crate) use subscribe::{SubArgs, run as subscribe};
 pub(crate) use trace::{TraceArgs, run as trace};
 

@@ -46,6 +46,11 @@ enum ServerCommand {
     /// Example: rnats server list --sort conns
     #[command(alias = "ls")]
     List(super::server_ping::ListArgs),
+    /// Reports gathered from every server: connections, JetStream (needs a system account
+    /// user).
+    ///
+    /// Example: rnats server report connections --top 10
+    Report(super::server_report::ReportArgs),
     /// Health checks for monitoring systems, exiting 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
     ///
     /// Example: rnats server check connection
@@ -71,6 +76,7 @@ pub(crate) async fn run(args: ServerArgs, conn: &ConnArgs) -> Result<(), CliErro
         ServerCommand::Ping { expect, id } => super::server_ping::ping(conn, expect, id).await,
         ServerCommand::List(list) => super::server_ping::list(conn, list).await,
         ServerCommand::Check(check) => crate::check::run(check, conn).await,
+        ServerCommand::Report(report) => super::server_report::run(report, conn).await,
     }
 }
 

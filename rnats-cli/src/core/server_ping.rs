@@ -56,9 +56,11 @@ enum SortKey {
 }
 
 /// One server's answer and how long it took.
-struct Answer {
-    rtt: Duration,
-    stats: Value,
+pub(crate) struct Answer {
+    /// From the request to this answer.
+    pub(crate) rtt: Duration,
+    /// The answer: `server` (who answered) and its data (`statz`, `data`, ...).
+    pub(crate) stats: Value,
 }
 
 impl Answer {
@@ -183,11 +185,27 @@ pub(crate) async fn list(conn: &ConnArgs, args: ListArgs) -> Result<(), CliError
 /// reports active) came, or the timeout passed; the answers and how many were expected.
 async fn collect(conn: &ConnArgs, expect: Option<usize>) -> Result<(Vec<Answer>, usize), CliError> {
     let (client, settings) = conn.connect().await?;
+    ask_every_server(&client, settings.timeout, PING, Bytes::new(), expect).await
+}
+
+/// Publishes `body` to the system request `subject` and gathers the servers' answers until
+/// `expect` came (for a ping with no `expect`: as many as the first answer reports active),
+/// or `timeout` passed; the answers and how many were expected.
+///
+/// No answer at all, or a status instead of one, means the account is not the system
+/// account: [`CliError::NoSystemAccount`].
+pub(crate) async fn ask_every_server(
+    client: &rnats::Client,
+    timeout: Duration,
+    subject: &'static str,
+    body: Bytes,
+    expect: Option<usize>,
+) -> Result<(Vec<Answer>, usize), CliError> {
     let inbox = client.new_inbox();
     let mut replies = client.subscribe(inbox.clone()).await?;
     let started = Instant::now();
-    client.publish_with_reply(PING, inbox, Bytes::new()).await?;
-    let deadline = tokio::time::Instant::now() + settings.timeout;
+    client.publish_with_reply(subject, inbox, body).await?;
+    let deadline = tokio::time::Instant::now() + timeout;
     let mut expected = expect.unwrap_or(0);
     let mut answers = Vec::new();
     while expected == 0 || answers.len() < expected {
@@ -197,7 +215,7 @@ async fn collect(conn: &ConnArgs, expect: Option<usize>) -> Result<(Vec<Answer>,
         let rtt = started.elapsed();
         // A status instead of statistics: no responders, so no system account.
         if message.status.is_some() || message.payload.is_empty() {
-            return Err(CliError::NoSystemAccount { subject: PING });
+            return Err(CliError::NoSystemAccount { subject });
         }
         let Ok(stats) = serde_json::from_slice::<Value>(&message.payload) else {
             continue;
@@ -208,9 +226,25 @@ async fn collect(conn: &ConnArgs, expect: Option<usize>) -> Result<(Vec<Answer>,
         answers.push(Answer { rtt, stats });
     }
     if answers.is_empty() {
-        return Err(CliError::NoSystemAccount { subject: PING });
+        return Err(CliError::NoSystemAccount { subject });
     }
     Ok((answers, expected))
+}
+
+/// How many servers the system has: `expect` when given, else what a ping finds.
+pub(crate) async fn server_count(
+    client: &rnats::Client,
+    timeout: Duration,
+    expect: Option<usize>,
+) -> Result<usize, CliError> {
+    match expect {
+        Some(n) => Ok(n),
+        None => {
+            let (answers, expected) =
+                ask_every_server(client, timeout, PING, Bytes::new(), None).await?;
+            Ok(expected.max(answers.len()))
+        }
+    }
 }
 
 fn sort(answers: &mut [Answer], key: SortKey) {

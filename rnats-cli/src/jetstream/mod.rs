@@ -7,6 +7,7 @@ mod counter;
 mod kv;
 mod object;
 mod stream;
+mod stream_backup;
 mod stream_config;
 mod stream_report;
 

@@ -1,4 +1,5 @@
-//! `rnats stream`: list, add, inspect, edit, remove, purge and read streams.
+//! `rnats stream`: list, add, inspect, edit, copy, back up, restore, remove, purge and read
+//! streams.
 
 use std::time::Duration;
 
@@ -74,6 +75,15 @@ enum StreamCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Backs a stream up into a directory over the NATS connection (the server's snapshot).
+    ///
+    /// Example: rnats stream backup ORDERS /backups/orders
+    #[command(alias = "snapshot")]
+    Backup(crate::jetstream::stream_backup::BackupArgs),
+    /// Restores a stream from a backup directory (`stream backup`'s or natscli's).
+    ///
+    /// Example: rnats stream restore /backups/orders
+    Restore(crate::jetstream::stream_backup::RestoreArgs),
     /// Reports on every stream: storage, consumers, messages, bytes, replicas.
     ///
     /// Example: rnats stream report --messages
@@ -100,6 +110,12 @@ enum StreamCommand {
         /// Print the server's stream info as JSON.
         #[arg(long)]
         json: bool,
+        /// Print the configuration the edit would send, and change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Edit without asking (natscli's flag; rnats does not ask before an edit).
+        #[arg(long, short = 'f')]
+        force: bool,
     },
     /// Removes a stream and its messages.
     ///
@@ -192,8 +208,16 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
             flags,
             json,
         } => copy(&js, &source, destination, flags, json).await,
+        StreamCommand::Backup(args) => crate::jetstream::stream_backup::backup(&js, args).await,
+        StreamCommand::Restore(args) => crate::jetstream::stream_backup::restore(&js, args).await,
         StreamCommand::Report(report) => crate::jetstream::stream_report::run(&js, report).await,
-        StreamCommand::Edit { name, flags, json } => edit(&js, name, flags, json).await,
+        StreamCommand::Edit {
+            name,
+            flags,
+            json,
+            dry_run,
+            ..
+        } => edit(&js, name, flags, json, dry_run).await,
         StreamCommand::Rm { name, force } => remove(&js, name, force).await,
         StreamCommand::Purge {
             name,
@@ -352,7 +376,13 @@ async fn info(js: &Context, name: String, json: bool) -> Result<(), CliError> {
     out::print(&render_info(stream.cached_info()))
 }
 
-async fn edit(js: &Context, name: String, flags: StreamFlags, json: bool) -> Result<(), CliError> {
+async fn edit(
+    js: &Context,
+    name: String,
+    flags: StreamFlags,
+    json: bool,
+    dry_run: bool,
+) -> Result<(), CliError> {
     let stream = js
         .get_stream(&name)
         .await
@@ -363,6 +393,9 @@ async fn edit(js: &Context, name: String, flags: StreamFlags, json: bool) -> Res
     };
     config.name = name.clone();
     flags.apply(&mut config);
+    if dry_run {
+        return out::json_pretty(&config);
+    }
     let info = js
         .update_stream(config)
         .await

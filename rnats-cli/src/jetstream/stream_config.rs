@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use rnats::jetstream::stream::{
-    Compression, Config, ConsumerLimits, DiscardPolicy, PersistenceMode, Placement,
-    RetentionPolicy, StorageType,
+    Compression, Config, ConsumerLimits, DiscardPolicy, PersistenceMode, Placement, Republish,
+    RetentionPolicy, Source, StorageType, SubjectTransform,
 };
 
 use crate::conn::parse_duration;
@@ -118,6 +118,39 @@ pub(crate) struct StreamFlags {
     /// The most unacknowledged messages a consumer of the stream may have.
     #[arg(long, value_name = "N")]
     limit_consumer_max_pending: Option<i64>,
+    /// Acknowledge publishes (`--ack=false`: the stream stores them without answering).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    ack: Option<bool>,
+    /// Mirror this stream (all of it, nothing else).
+    #[arg(long, value_name = "STREAM", conflicts_with = "no_mirror")]
+    mirror: Option<String>,
+    /// Remove the mirror, making the stream its own (edit; nats-server 2.12+).
+    #[arg(long)]
+    no_mirror: bool,
+    /// Source messages from this stream too (repeatable; replaces the sources).
+    #[arg(long = "source", value_name = "STREAM")]
+    sources: Vec<String>,
+    /// Transform the subjects of stored messages: from these...
+    #[arg(long, value_name = "SOURCE", requires = "transform_destination")]
+    transform_source: Option<String>,
+    /// ...to these.
+    #[arg(long, value_name = "DEST", requires = "transform_source")]
+    transform_destination: Option<String>,
+    /// Remove the subject transform.
+    #[arg(long, conflicts_with = "transform_source")]
+    no_transform: bool,
+    /// Republish stored messages on these subjects...
+    #[arg(long, value_name = "SOURCE", requires = "republish_destination")]
+    republish_source: Option<String>,
+    /// ...to these.
+    #[arg(long, value_name = "DEST", requires = "republish_source")]
+    republish_destination: Option<String>,
+    /// Republish headers only, no bodies.
+    #[arg(long, requires = "republish_source")]
+    republish_headers: bool,
+    /// Remove the republishing.
+    #[arg(long, conflicts_with = "republish_source")]
+    no_republish: bool,
 }
 
 /// `--compression`.
@@ -250,6 +283,58 @@ impl StreamFlags {
             });
         }
         self.apply_consumer_limits(config);
+        self.apply_flow(config);
+    }
+
+    /// Where messages come from and go to besides publishes: mirror, sources, subject
+    /// transform, republishing; and whether publishes are acknowledged.
+    fn apply_flow(&self, config: &mut Config) {
+        if let Some(ack) = self.ack {
+            config.no_ack = !ack;
+        }
+        if let Some(mirror) = &self.mirror {
+            config.mirror = Some(Source {
+                name: mirror.clone(),
+                ..Source::default()
+            });
+        }
+        if self.no_mirror {
+            config.mirror = None;
+        }
+        if !self.sources.is_empty() {
+            config.sources = Some(
+                self.sources
+                    .iter()
+                    .map(|name| Source {
+                        name: name.clone(),
+                        ..Source::default()
+                    })
+                    .collect(),
+            );
+        }
+        if let (Some(source), Some(destination)) =
+            (&self.transform_source, &self.transform_destination)
+        {
+            config.subject_transform = Some(SubjectTransform {
+                source: source.clone(),
+                destination: destination.clone(),
+            });
+        }
+        if self.no_transform {
+            config.subject_transform = None;
+        }
+        if let (Some(source), Some(destination)) =
+            (&self.republish_source, &self.republish_destination)
+        {
+            config.republish = Some(Republish {
+                source: source.clone(),
+                destination: destination.clone(),
+                headers_only: self.republish_headers,
+            });
+        }
+        if self.no_republish {
+            config.republish = None;
+        }
     }
 
     fn apply_placement(&self, config: &mut Config) {

@@ -71,6 +71,7 @@ pub(super) fn run(plan: &Plan, roles: Roles) -> Result<Figures, CliError> {
             client,
             subject: plan.subject.clone(),
             payload: plan.payload.clone(),
+            pace: plan.pace,
             msgs,
             start: Arc::clone(&start),
             counter: if receiving {
@@ -83,8 +84,9 @@ pub(super) fn run(plan: &Plan, roles: Roles) -> Result<Figures, CliError> {
     }
 
     let outcomes = watch.wait(jobs)?;
+    let timeline = watch.timeline();
     drop(watch);
-    figures(roles, outcomes)
+    Ok(figures(roles, outcomes)?.over_time(timeline))
 }
 
 /// One publishing thread's work.
@@ -92,6 +94,7 @@ struct Publisher {
     client: Client,
     subject: Subject,
     payload: Bytes,
+    pace: super::super::pace::Pace,
     msgs: u64,
     start: Arc<Barrier>,
     counter: Counter,
@@ -102,10 +105,14 @@ impl Publisher {
     fn run(self) -> Result<Span, CliError> {
         self.start.wait();
         let start = Instant::now();
+        let pacer = (!self.pace.is_free()).then(|| self.pace.start());
         for n in 1..=self.msgs {
             self.client
                 .publish(self.subject.clone(), self.payload.clone())?;
             self.counter.set(n);
+            if let Some(pacer) = &pacer {
+                pacer.after_blocking(n);
+            }
         }
         self.client.flush()?;
         let end = Instant::now();

@@ -9,7 +9,7 @@ use super::super::Plan;
 use super::super::report::{Figures, Group};
 use super::watch::{Job, Watch};
 use crate::error::CliError;
-use crate::stats::{LatencySummary, Span};
+use crate::stats::{Latencies, Span};
 
 /// How long one round trip may take before the run is called off.
 const ROUND_TRIP_TIMEOUT: Duration = Duration::from_secs(5);
@@ -26,8 +26,8 @@ pub(super) fn run(plan: &Plan) -> Result<Figures, CliError> {
     let payload = plan.payload.clone();
     let rounds = plan.msgs;
     let flush_each = plan.flush_each;
-    let job: Job<(Span, Vec<Duration>)> = Box::new(move || {
-        let mut latencies = Vec::with_capacity(usize::try_from(rounds).unwrap_or(usize::MAX));
+    let job: Job<(Span, Latencies)> = Box::new(move || {
+        let mut latencies = Latencies::new();
         let start = Instant::now();
         for n in 1..=rounds {
             let sent = Instant::now();
@@ -36,7 +36,7 @@ pub(super) fn run(plan: &Plan) -> Result<Figures, CliError> {
                 client.flush()?;
             }
             match echoes.next_timeout(ROUND_TRIP_TIMEOUT) {
-                Ok(Some(_)) => latencies.push(sent.elapsed()),
+                Ok(Some(_)) => latencies.record(sent.elapsed()),
                 Ok(None) => return Err(CliError::SubscriptionEnded),
                 Err(_) => return Err(CliError::ReceiveTimedOut(ROUND_TRIP_TIMEOUT)),
             }
@@ -47,13 +47,15 @@ pub(super) fn run(plan: &Plan) -> Result<Figures, CliError> {
         Ok((span, latencies))
     });
     let mut results = watch.wait(vec![job])?;
+    let timeline = watch.timeline();
     drop(watch);
-    let Some((span, mut latencies)) = results.pop() else {
+    let Some((span, latencies)) = results.pop() else {
         return Ok(Figures::default());
     };
     Ok(Figures {
         round_trips: Group::from_spans(&[span]),
-        latency: LatencySummary::from_samples(&mut latencies),
         ..Figures::default()
-    })
+    }
+    .timed(&[latencies])
+    .over_time(timeline))
 }

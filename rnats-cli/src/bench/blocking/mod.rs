@@ -22,7 +22,7 @@ use crate::error::CliError;
 
 /// Why `--blocking` refuses a JetStream benchmark.
 pub(super) const NOT_CORE: &str =
-    "--blocking covers pub, sub, pubsub, req and lat; js-pub and js-fetch run on the async client";
+    "--blocking covers pub, sub, pubsub, req and lat; the others run on the async client";
 
 /// Whether `kind` has a blocking run.
 pub(super) fn supports(kind: BenchKind) -> bool {
@@ -30,7 +30,14 @@ pub(super) fn supports(kind: BenchKind) -> bool {
         BenchKind::Pub | BenchKind::Sub | BenchKind::Pubsub | BenchKind::Req | BenchKind::Lat => {
             true
         }
-        BenchKind::JsPub | BenchKind::JsFetch | BenchKind::Scale => false,
+        BenchKind::Reply
+        | BenchKind::JsPub
+        | BenchKind::JsFetch
+        | BenchKind::JsConsume
+        | BenchKind::JsOrdered
+        | BenchKind::KvPut
+        | BenchKind::KvGet
+        | BenchKind::Scale => false,
     }
 }
 
@@ -42,7 +49,14 @@ pub(super) fn run(plan: &Plan, kind: BenchKind) -> Result<Figures, CliError> {
         BenchKind::Pubsub => fanout::run(plan, Roles::both(plan.clients)),
         BenchKind::Req => request::run(plan),
         BenchKind::Lat => latency::run(plan),
-        BenchKind::JsPub | BenchKind::JsFetch | BenchKind::Scale => Err(CliError::Usage(NOT_CORE)),
+        BenchKind::Reply
+        | BenchKind::JsPub
+        | BenchKind::JsFetch
+        | BenchKind::JsConsume
+        | BenchKind::JsOrdered
+        | BenchKind::KvPut
+        | BenchKind::KvGet
+        | BenchKind::Scale => Err(CliError::Usage(NOT_CORE)),
     }
 }
 

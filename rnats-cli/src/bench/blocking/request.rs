@@ -2,23 +2,23 @@
 
 use std::sync::{Arc, Barrier};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use rnats::blocking::{Client, Subscriber};
 use rnats::{ConnectOptions, Subject};
 
 use super::super::Plan;
-use super::super::report::{Figures, Group};
+use super::super::report::{Figures, Group, Timeline};
 use super::super::supervisor::Counter;
 use super::watch::{Job, Watch};
 use crate::error::CliError;
-use crate::stats::{LatencySummary, Span};
+use crate::stats::{Latencies, Span};
 
 /// What one requester measured.
 struct Requested {
     span: Span,
-    latencies: Vec<Duration>,
+    latencies: Latencies,
 }
 
 /// Starts a responder, runs the requesters, and reports their rates and latencies.
@@ -37,7 +37,7 @@ pub(super) fn run(plan: &Plan) -> Result<Figures, CliError> {
     // Closing ends the subscription, and with it the responder's loop.
     responder.close();
     let responded = responding.join();
-    let results = match (waited, responded) {
+    let (results, timeline) = match (waited, responded) {
         (Ok(results), _) => results,
         // A responder that failed explains the requesters' timeouts better than they do.
         (Err(_), Ok(Err(e))) => return Err(e),
@@ -45,16 +45,18 @@ pub(super) fn run(plan: &Plan) -> Result<Figures, CliError> {
     };
 
     let spans: Vec<Span> = results.iter().map(|r| r.span).collect();
-    let mut latencies: Vec<Duration> = results.into_iter().flat_map(|r| r.latencies).collect();
+    let latencies: Vec<Latencies> = results.into_iter().map(|r| r.latencies).collect();
     Ok(Figures {
         requesters: Group::from_spans(&spans),
-        latency: LatencySummary::from_samples(&mut latencies),
         ..Figures::default()
-    })
+    }
+    .timed(&latencies)
+    .over_time(timeline))
 }
 
-/// Connects the requesters and runs them, each on its own thread.
-fn requesters(plan: &Plan) -> Result<Vec<Requested>, CliError> {
+/// Connects the requesters and runs them, each on its own thread; what they measured and
+/// the rate over time.
+fn requesters(plan: &Plan) -> Result<(Vec<Requested>, Timeline), CliError> {
     let shares = super::super::split(plan.msgs, plan.clients);
     let mut clients = Vec::with_capacity(plan.clients);
     for i in 1..=plan.clients {
@@ -77,7 +79,8 @@ fn requesters(plan: &Plan) -> Result<Vec<Requested>, CliError> {
             Box::new(move || requester.run()) as Job<Requested>
         })
         .collect();
-    watch.wait(jobs)
+    let results = watch.wait(jobs)?;
+    Ok((results, watch.timeline()))
 }
 
 /// Answers every request with `payload` until the subscription ends.
@@ -103,15 +106,14 @@ struct Requester {
 impl Requester {
     /// Makes its requests one after the other, timing each from send to reply.
     fn run(self) -> Result<Requested, CliError> {
-        let capacity = usize::try_from(self.requests).unwrap_or(usize::MAX);
-        let mut latencies = Vec::with_capacity(capacity);
+        let mut latencies = Latencies::new();
         self.start.wait();
         let start = Instant::now();
         for n in 1..=self.requests {
             let sent = Instant::now();
             self.client
                 .request(self.subject.clone(), self.payload.clone())?;
-            latencies.push(sent.elapsed());
+            latencies.record(sent.elapsed());
             self.counter.set(n);
         }
         let span = Span::of(self.requests, self.payload.len(), start, Instant::now());

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 
-use super::super::supervisor::{Counter, TICK, progress_bar};
+use super::super::supervisor::{Counter, Sampler, TICK, progress_bar};
 use crate::error::CliError;
 
 /// One worker: run on a thread of its own.
@@ -24,6 +24,8 @@ pub(super) struct Watch {
     counters: Vec<Counter>,
     stop: StopFlag,
     stall_limit: Option<Duration>,
+    /// (seconds from the start of [`wait`](Watch::wait), rate over the tick before).
+    timeline: std::sync::Mutex<Vec<(f64, f64)>>,
 }
 
 /// Tells a worker that waits for messages to give up; see [`Watch::stall_limit`].
@@ -39,6 +41,7 @@ impl Watch {
             counters: Vec::new(),
             stop: StopFlag::default(),
             stall_limit: None,
+            timeline: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -82,6 +85,7 @@ impl Watch {
         let mut left = count;
         let mut seen = 0;
         let mut last_change = Instant::now();
+        let mut sampler = Sampler::new();
         while left > 0 {
             match finished.recv_timeout(TICK) {
                 Ok((i, Ok(Ok(value)))) => {
@@ -95,7 +99,8 @@ impl Watch {
                 }
                 // Every thread reports before it ends, so this means none is left.
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                // A whole tick went by: a point of the rate over time.
+                Err(mpsc::RecvTimeoutError::Timeout) => self.record(sampler.sample(self.total())),
             }
             let total = self.total();
             self.bar.set_position(total);
@@ -110,7 +115,25 @@ impl Watch {
             }
         }
         self.bar.set_position(self.total());
+        self.record(sampler.sample(self.total()));
         Ok(results.into_iter().flatten().collect())
+    }
+
+    /// The rate over time seen while waiting, as [`Supervisor::timeline`] gives it.
+    ///
+    /// [`Supervisor::timeline`]: super::super::supervisor::Supervisor::timeline
+    pub(super) fn timeline(&self) -> Vec<(f64, f64)> {
+        self.timeline
+            .lock()
+            .map(|timeline| timeline.clone())
+            .unwrap_or_default()
+    }
+
+    /// Adds a point to the timeline.
+    fn record(&self, point: Option<(f64, f64)>) {
+        if let (Some(point), Ok(mut timeline)) = (point, self.timeline.lock()) {
+            timeline.push(point);
+        }
     }
 
     /// Tells the remaining workers to stop and passes `e` on.

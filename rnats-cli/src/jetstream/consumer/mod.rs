@@ -217,6 +217,51 @@ struct ConsumerFlags {
     /// Metadata, KEY=VALUE; repeat for more (replaces the consumer's metadata).
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_metadata)]
     metadata: Vec<(String, String)>,
+    /// A pinned-client consumer (ADR-42) with these priority groups (comma separated or
+    /// repeated): the server delivers to one pinned client per group.
+    #[arg(long, value_name = "GROUPS", value_delimiter = ',', conflicts_with_all = ["overflow_groups", "prioritized_groups", "priority_groups"])]
+    pinned_groups: Vec<String>,
+    /// How long a pinned client keeps its pin without pulling, e.g. 2m.
+    #[arg(long, value_name = "TTL", value_parser = parse_duration)]
+    pinned_ttl: Option<Duration>,
+    /// An overflow consumer (ADR-42) with these priority groups: pulls with min-pending or
+    /// min-ack-pending only get messages past those marks.
+    #[arg(long, value_name = "GROUPS", value_delimiter = ',', conflicts_with_all = ["prioritized_groups", "priority_groups"])]
+    overflow_groups: Vec<String>,
+    /// A prioritized consumer (ADR-42) with these priority groups: pulls with a lower
+    /// priority number are served first.
+    #[arg(
+        long,
+        value_name = "GROUPS",
+        value_delimiter = ',',
+        conflicts_with = "priority_groups"
+    )]
+    prioritized_groups: Vec<String>,
+    /// Priority groups, with --priority-policy (the generic form of the three above).
+    #[arg(
+        long,
+        value_name = "GROUPS",
+        value_delimiter = ',',
+        requires = "priority_policy"
+    )]
+    priority_groups: Vec<String>,
+    /// The priority policy of --priority-groups.
+    #[arg(long, value_enum, value_name = "POLICY")]
+    priority_policy: Option<Priority>,
+}
+
+/// `--priority-policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Priority {
+    /// No priority groups.
+    None,
+    /// Overflow: past min-pending or min-ack-pending marks.
+    Overflow,
+    /// One pinned client per group.
+    #[value(name = "pinned_client", alias = "pinned-client", alias = "pinned")]
+    PinnedClient,
+    /// Lower priority numbers first.
+    Prioritized,
 }
 
 /// `KEY=VALUE`, as natscli's `--metadata` takes it.
@@ -325,6 +370,36 @@ impl ConsumerFlags {
         if !self.metadata.is_empty() {
             config.metadata = self.metadata.iter().cloned().collect();
         }
+        self.apply_priority(config);
+    }
+
+    /// The priority groups and policy (ADR-42), natscli's flags or the generic pair.
+    fn apply_priority(&self, config: &mut consumer::Config) {
+        use consumer::PriorityPolicy as P;
+        let chosen = [
+            (&self.pinned_groups, Some(P::PinnedClient)),
+            (&self.overflow_groups, Some(P::Overflow)),
+            (&self.prioritized_groups, Some(P::Prioritized)),
+            (
+                &self.priority_groups,
+                self.priority_policy.map(|p| match p {
+                    Priority::None => P::None,
+                    Priority::Overflow => P::Overflow,
+                    Priority::PinnedClient => P::PinnedClient,
+                    Priority::Prioritized => P::Prioritized,
+                }),
+            ),
+        ]
+        .into_iter()
+        .find(|(groups, _)| !groups.is_empty());
+        if let Some((groups, Some(policy))) = chosen {
+            config.priority_groups = groups.clone();
+            config.priority_policy = policy;
+        } else if self.priority_policy == Some(Priority::None) {
+            config.priority_groups.clear();
+            config.priority_policy = P::None;
+        }
+        set(&mut config.priority_timeout, self.pinned_ttl);
     }
 }
 
