@@ -58,9 +58,11 @@ mod tests {
     #[test]
     fn work_shows_up_as_cpu_time_and_a_sleep_as_a_switch() {
         let before = Usage::now().unwrap();
+        // Spin until this thread has had 30 ms of CPU by its own clock, not 30 ms of wall time:
+        // on a loaded machine wall time passes without the CPU (the test once saw 6.8 ms).
+        let spun = thread_cpu();
         let mut x = 0u64;
-        let started = std::time::Instant::now();
-        while started.elapsed() < Duration::from_millis(30) {
+        while thread_cpu() - spun < Duration::from_millis(30) {
             x = x.wrapping_mul(31).wrapping_add(7);
         }
         std::hint::black_box(x);
@@ -71,5 +73,21 @@ mod tests {
         assert!(cpu_us >= 10_000.0, "the loop ran {cpu_us} µs");
         let [_, _, per_op] = before.per_op_until(&after, 10);
         assert!((per_op - cpu_us / 10.0).abs() < 1e-6);
+    }
+
+    /// The calling thread's CPU time, a clock apart from `getrusage`.
+    fn thread_cpu() -> Duration {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec and the clock id is a constant.
+        #[allow(unsafe_code)]
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+        Duration::new(
+            u64::try_from(ts.tv_sec).unwrap_or(0),
+            u32::try_from(ts.tv_nsec).unwrap_or(0),
+        )
     }
 }
