@@ -329,9 +329,10 @@ impl Engine {
         self.read_buf = conn.read_buf;
         self.reserve_read_buffer();
         self.parser = conn.parser;
-        self.apply_info(&conn.info);
+        let info = Arc::new(conn.info);
+        self.apply_info(&info);
         let now = Instant::now().into_std();
-        shared.session().handle_connected(now, conn.info);
+        shared.session().handle_connected(now, info);
         replay(&shared, direct);
         shared.set_state(LinkState::Connected);
         // With `retry_on_initial_connect` the first connection is made here too.
@@ -502,15 +503,15 @@ impl Engine {
             }
             ServerOp::Ok => {}
             ServerOp::Info(info) => {
+                let info = Arc::new(*info);
                 self.apply_info(&info);
                 let now = Instant::now().into_std();
                 // A lame duck's clients move at random moments, so that they do not all land
                 // on the next server at once (ADR-40).
-                let lame_duck = self.shared.session().handle_info(
-                    now,
-                    *info,
-                    crate::reconnect::lame_duck_delay,
-                );
+                let lame_duck =
+                    self.shared
+                        .session()
+                        .handle_info(now, info, crate::reconnect::lame_duck_delay);
                 if lame_duck {
                     self.shared.emit(ConnectionEvent::LameDuckMode);
                 }
@@ -522,7 +523,7 @@ impl Engine {
     }
 
     /// Takes in what an INFO says: the payload limit and the servers the cluster advertises.
-    fn apply_info(&mut self, info: &ServerInfo) {
+    fn apply_info(&mut self, info: &Arc<ServerInfo>) {
         self.parser.set_max_payload(inbound_limit(info));
         self.shared
             .max_payload
@@ -530,9 +531,13 @@ impl Engine {
         self.shared
             .headers_supported
             .store(info.headers, Ordering::Relaxed);
-        if !self.shared.options.reconnect.ignore_discovered_servers {
-            let added = crate::shared::lock(&self.shared.pool).add_discovered(info);
-            crate::reconnect::report_discovered(&self.shared, added);
+        // Merging thousands of announced servers takes milliseconds: a task does it, so the
+        // ops read behind this INFO (a PONG, messages) are not held up (issue 22).
+        if !self.shared.options.reconnect.ignore_discovered_servers
+            && crate::shared::lock(&self.shared.announcements).offer(Arc::clone(info))
+        {
+            let shared = Arc::clone(&self.shared);
+            tokio::spawn(async move { crate::reconnect::merge_announced(&shared) });
         }
     }
 
