@@ -531,13 +531,14 @@ impl Engine {
         self.shared
             .headers_supported
             .store(info.headers, Ordering::Relaxed);
-        // Merging thousands of announced servers takes milliseconds: a task does it, so the
-        // ops read behind this INFO (a PONG, messages) are not held up (issue 22).
+        // Merging thousands of announced servers takes milliseconds of CPU: a thread of the
+        // blocking pool does it, so the ops read behind this INFO (a PONG, messages) are
+        // not held up, and no worker of the runtime is (issue 22).
         if !self.shared.options.reconnect.ignore_discovered_servers
             && crate::shared::lock(&self.shared.announcements).offer(Arc::clone(info))
         {
             let shared = Arc::clone(&self.shared);
-            tokio::spawn(async move { crate::reconnect::merge_announced(&shared) });
+            tokio::task::spawn_blocking(move || crate::reconnect::merge_announced(&shared));
         }
     }
 

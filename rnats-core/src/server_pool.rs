@@ -299,6 +299,11 @@ impl Announcements {
         !std::mem::replace(&mut self.merging, true)
     }
 
+    /// Whether an update waits to be merged.
+    pub(crate) fn waiting(&self) -> bool {
+        self.waiting.is_some()
+    }
+
     /// The update to merge next, or `None` when none is left (the merge then ends, and the
     /// next [`Announcements::offer`] starts another).
     pub(crate) fn next(&mut self) -> Option<Arc<ServerInfo>> {
