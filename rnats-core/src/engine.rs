@@ -393,11 +393,10 @@ impl Engine {
         // Keep room for a large read: many small messages per syscall (see the read-buffer
         // sizing notes in the design). Reserving reuses the allocation when every message
         // sliced from it has been dropped, and allocates a fresh one otherwise.
-        if self.read_buf.capacity() - self.read_buf.len() < self.read_size / 4 {
-            self.read_buf.reserve(self.read_size);
-        }
-        let room = self.read_buf.capacity() - self.read_buf.len();
         if let Some(stream) = &mut self.stream {
+            if self.read_buf.capacity() - self.read_buf.len() < self.read_size / 4 {
+                self.read_buf.reserve(self.read_size);
+            }
             return match tokio_util::io::poll_read_buf(Pin::new(stream), cx, &mut self.read_buf) {
                 Poll::Pending => Ok(false),
                 Poll::Ready(Ok(0)) => Err(Ending::Lost("the server closed the connection".into())),
@@ -411,10 +410,23 @@ impl Engine {
         let socket = self.socket.as_ref().ok_or_else(no_socket)?;
         loop {
             match socket.poll_read_ready(cx) {
-                Poll::Pending => return Ok(false),
+                Poll::Pending => {
+                    // Nothing buffered and nothing to read: an idle connection holds no read
+                    // buffer; the next read reserves one again (issue 22).
+                    if self.read_buf.is_empty() {
+                        self.read_buf = BytesMut::new();
+                    }
+                    return Ok(false);
+                }
                 Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("read failed: {e}"))),
                 Poll::Ready(Ok(())) => {}
             }
+            // Reserved only once there is something to read, so an idle connection does not
+            // take a buffer back at every wake-up.
+            if self.read_buf.capacity() - self.read_buf.len() < self.read_size / 4 {
+                self.read_buf.reserve(self.read_size);
+            }
+            let room = self.read_buf.capacity() - self.read_buf.len();
             match read_draining(socket, &mut self.read_buf) {
                 Ok(0) => return Err(Ending::Lost("the server closed the connection".into())),
                 Ok(n) => {
