@@ -166,6 +166,11 @@ impl Frames {
         debug_assert!(other.is_empty());
         std::mem::swap(self, other);
         other.note_batch();
+        // A busy stream: the queue (empty now) takes the limit's worth at once, rather than
+        // doubling past it while it fills.
+        if other.flat.len() >= self.sized_for / 2 && self.flat.capacity() < self.sized_for {
+            self.flat = BytesMut::with_capacity(self.sized_for);
+        }
     }
 
     /// Decides, as a batch is handed over, whether `flat` is to be replaced by a small
@@ -240,12 +245,17 @@ impl Frames {
             // `note_batch` sees the whole allocation.
             let _ = self.flat.try_reclaim(self.flat.capacity() + 1);
         }
-        if self.len == 0
-            && (self.oversized || self.flat.capacity() > KEEP_FLAT_CAPACITY.max(self.sized_for))
-        {
-            self.flat = BytesMut::with_capacity(START_CAPACITY);
-            self.oversized = false;
-            self.quiet = 0;
+        if self.len == 0 {
+            let capacity = self.flat.capacity();
+            if self.oversized || capacity > KEEP_FLAT_CAPACITY.max(self.sized_for) {
+                self.flat = BytesMut::with_capacity(START_CAPACITY);
+                self.oversized = false;
+                self.quiet = 0;
+            } else if capacity > self.sized_for && self.sized_for > 0 {
+                // Doubling overshot the limit: a busy queue needs the limit's worth, no more
+                // (two such buffers are what a publishing burst holds).
+                self.flat = BytesMut::with_capacity(self.sized_for);
+            }
         }
     }
 
@@ -474,6 +484,24 @@ mod tests {
         let capacity = out.flat.capacity();
         out.advance(out.len());
         capacity
+    }
+
+    #[test]
+    fn a_burst_holds_two_buffers_of_the_limit_not_more() {
+        let limit = 128 * 1024;
+        let mut q = Frames::with_limit(limit);
+        let mut out = Frames::with_limit(limit);
+        let frame = vec![b'x'; 1000];
+        for _ in 0..4 {
+            // Publishers stop at the limit; the frame that crosses it is queued.
+            while q.len() <= limit {
+                q.push_with(|b| b.extend_from_slice(&frame));
+            }
+            q.take_into(&mut out);
+            out.advance(out.len());
+        }
+        assert_eq!(q.flat.capacity(), limit + FRAME_SLACK);
+        assert_eq!(out.flat.capacity(), limit + FRAME_SLACK);
     }
 
     #[test]
