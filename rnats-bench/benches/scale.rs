@@ -1,13 +1,15 @@
 //! How costs grow: rnats and async-nats along each scale axis, in one run on one nats-server.
 //!
-//! `cargo bench -p rnats-bench --bench scale -- [--quick] [--clients NAME,...]
-//! [--server URL] [--json PATH] [--svg-dir DIR] [AXIS...]`
+//! `cargo bench -p rnats-bench --bench scale -- [--quick] [--rounds N] [--points N,...]
+//! [--clients NAME,...] [--server URL] [--json PATH] [--svg-dir DIR] [AXIS...]`
 //!
 //! For each axis ([`rnats_bench::scale::Axis`]) and each of its points, every client runs the
-//! same probe (`src/scale/probes.rs`, compiled once per client), the clients alternating
-//! which goes first. The table shows each figure at each point and its growth (largest point
-//! over smallest); `--svg-dir` writes the curves as `AXIS.svg`. This binary counts its heap
-//! allocations ([`CountingAlloc`]), so memory figures are live heap bytes, not RSS.
+//! same probe (`src/scale/probes.rs`, compiled once per async client; the blocking client's
+//! in `src/scale/blocking_probes.rs`, on the axes where it applies), the clients alternating
+//! which goes first, `--rounds` times; each figure is the median of the rounds. The table
+//! shows each figure at each point and its growth (largest point over smallest);
+//! `--svg-dir` writes the curves as `AXIS.svg`. This binary counts its heap allocations
+//! ([`CountingAlloc`]), so memory figures are live heap bytes, not RSS.
 //!
 //! Exits non-zero when a point failed. Run directly, the binary wants `--bench` as `cargo
 //! bench` passes it; without it (as under `cargo test`) it does nothing.
@@ -17,7 +19,9 @@ use std::process::ExitCode;
 use rnats_bench::scale::args::{ScaleArgs, USAGE};
 use rnats_bench::scale::heap::CountingAlloc;
 use rnats_bench::scale::rnats_side::{self, POINT_LIMIT};
-use rnats_bench::scale::{Axis, Curve, ScaleError, svg, to_json, to_markdown};
+use rnats_bench::scale::{
+    Axis, Curve, ScaleError, blocking_probes, median_of, svg, to_json, to_markdown,
+};
 use rnats_test_server::NatsServer;
 
 #[global_allocator]
@@ -105,7 +109,9 @@ fn run(args: &ScaleArgs) -> Result<bool, ScaleError> {
             std::fs::write(&path, svg::chart(axis, &curves)?)?;
             eprintln!("wrote {}", path.display());
         }
-        json.push(to_json(axis, &curves));
+        let mut raw = to_json(axis, &curves);
+        raw["rounds"] = args.rounds.into();
+        json.push(raw);
     }
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&json)?)?;
@@ -114,45 +120,82 @@ fn run(args: &ScaleArgs) -> Result<bool, ScaleError> {
     Ok(all_ok)
 }
 
-/// One axis, every point, every client; at each point the clients take turns going first.
+/// One axis, every point, every client that runs it, `args.rounds` times; at each point the
+/// clients take turns going first, and each figure is the median of the rounds.
 fn run_axis(
     runtime: &tokio::runtime::Runtime,
     args: &ScaleArgs,
     axis: Axis,
     url: &str,
 ) -> Vec<Curve> {
-    let mut curves: Vec<Curve> = args
+    let clients: Vec<&'static str> = args
         .clients
+        .iter()
+        .copied()
+        .filter(|c| *c != "rnats-blocking" || axis.blocking_applies())
+        .collect();
+    let mut curves: Vec<Curve> = clients
         .iter()
         .map(|client| Curve {
             client: (*client).to_owned(),
             points: Vec::new(),
         })
         .collect();
-    for (i, &n) in axis.plan(args.quick).iter().enumerate() {
-        let mut order: Vec<usize> = (0..curves.len()).collect();
-        let turns = i % order.len().max(1);
-        order.rotate_left(turns);
-        for c in order {
-            let client = args.clients[c];
-            let result = runtime.block_on(async {
-                let probe = async {
-                    match client {
-                        "async-nats" => async_nats_probes::measure(axis, url, n).await,
-                        _ => rnats_side::probes::measure(axis, url, n).await,
-                    }
-                };
-                match tokio::time::timeout(POINT_LIMIT, probe).await {
-                    Ok(result) => result.map_err(|e| e.to_string()),
-                    Err(_) => Err(format!("HANG: no result within {POINT_LIMIT:?}")),
+    let points = match &args.points {
+        Some(points) => points.as_slice(),
+        None => axis.plan(args.quick),
+    };
+    for (i, &n) in points.iter().enumerate() {
+        let mut rounds: Vec<Vec<Result<Vec<f64>, String>>> = vec![Vec::new(); clients.len()];
+        for round in 0..args.rounds {
+            let mut order: Vec<usize> = (0..clients.len()).collect();
+            order.rotate_left((i + round) % clients.len().max(1));
+            for c in order {
+                let result = measure(runtime, clients[c], axis, url, n);
+                if let Err(e) = &result {
+                    eprintln!("!!! INVALID: {axis} / {} / {n}: {e}", clients[c]);
                 }
-            });
-            if let Err(e) = &result {
-                eprintln!("!!! INVALID: {axis} / {client} / {n}: {e}");
+                eprintln!("done: {axis} {n} {} round {}", clients[c], round + 1);
+                rounds[c].push(result);
             }
-            eprintln!("done: {axis} {n} {client}");
-            curves[c].points.push((n, result));
+        }
+        for (curve, rounds) in curves.iter_mut().zip(rounds) {
+            curve.points.push((n, median_of(rounds)));
         }
     }
     curves
+}
+
+/// One run of `client`'s probe for `axis` at `n`, bounded by [`POINT_LIMIT`]. The blocking
+/// client runs on a thread of its own, off the runtime.
+fn measure(
+    runtime: &tokio::runtime::Runtime,
+    client: &str,
+    axis: Axis,
+    url: &str,
+    n: usize,
+) -> Result<Vec<f64>, String> {
+    if client == "rnats-blocking" {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let url = url.to_owned();
+        std::thread::spawn(move || {
+            let result = blocking_probes::measure(axis, &url, n).map_err(|e| e.to_string());
+            let _ = sender.send(result);
+        });
+        return receiver
+            .recv_timeout(POINT_LIMIT)
+            .unwrap_or_else(|_| Err(format!("HANG: no result within {POINT_LIMIT:?}")));
+    }
+    runtime.block_on(async {
+        let probe = async {
+            match client {
+                "async-nats" => async_nats_probes::measure(axis, url, n).await,
+                _ => rnats_side::probes::measure(axis, url, n).await,
+            }
+        };
+        match tokio::time::timeout(POINT_LIMIT, probe).await {
+            Ok(result) => result.map_err(|e| e.to_string()),
+            Err(_) => Err(format!("HANG: no result within {POINT_LIMIT:?}")),
+        }
+    })
 }

@@ -338,9 +338,10 @@ impl Engine {
         self.read_buf = conn.read_buf;
         self.reserve_read_buffer();
         self.parser = conn.parser;
-        self.apply_info(&conn.info);
+        let info = Arc::new(conn.info);
+        self.apply_info(&info);
         let now = Instant::now().into_std();
-        shared.session().handle_connected(now, conn.info);
+        shared.session().handle_connected(now, info);
         replay(&shared, direct);
         shared.set_state(LinkState::Connected);
         // With `retry_on_initial_connect` the first connection is made here too.
@@ -402,11 +403,10 @@ impl Engine {
         // Keep room for a large read: many small messages per syscall (see the read-buffer
         // sizing notes in the design). Reserving reuses the allocation when every message
         // sliced from it has been dropped, and allocates a fresh one otherwise.
-        if self.read_buf.capacity() - self.read_buf.len() < self.read_size / 4 {
-            self.read_buf.reserve(self.read_size);
-        }
-        let room = self.read_buf.capacity() - self.read_buf.len();
         if let Some(stream) = &mut self.stream {
+            if self.read_buf.capacity() - self.read_buf.len() < self.read_size / 4 {
+                self.read_buf.reserve(self.read_size);
+            }
             return match tokio_util::io::poll_read_buf(Pin::new(stream), cx, &mut self.read_buf) {
                 Poll::Pending => Ok(false),
                 Poll::Ready(Ok(0)) => Err(Ending::Lost("the server closed the connection".into())),
@@ -420,10 +420,23 @@ impl Engine {
         let socket = self.socket.as_ref().ok_or_else(no_socket)?;
         loop {
             match socket.poll_read_ready(cx) {
-                Poll::Pending => return Ok(false),
+                Poll::Pending => {
+                    // Nothing buffered and nothing to read: an idle connection holds no read
+                    // buffer; the next read reserves one again (issue 22).
+                    if self.read_buf.is_empty() {
+                        self.read_buf = BytesMut::new();
+                    }
+                    return Ok(false);
+                }
                 Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("read failed: {e}"))),
                 Poll::Ready(Ok(())) => {}
             }
+            // Reserved only once there is something to read, so an idle connection does not
+            // take a buffer back at every wake-up.
+            if self.read_buf.capacity() - self.read_buf.len() < self.read_size / 4 {
+                self.read_buf.reserve(self.read_size);
+            }
+            let room = self.read_buf.capacity() - self.read_buf.len();
             match read_draining(socket, &mut self.read_buf) {
                 Ok(0) => return Err(Ending::Lost("the server closed the connection".into())),
                 Ok(n) => {
@@ -512,15 +525,15 @@ impl Engine {
             }
             ServerOp::Ok => {}
             ServerOp::Info(info) => {
+                let info = Arc::new(*info);
                 self.apply_info(&info);
                 let now = Instant::now().into_std();
                 // A lame duck's clients move at random moments, so that they do not all land
                 // on the next server at once (ADR-40).
-                let lame_duck = self.shared.session().handle_info(
-                    now,
-                    *info,
-                    crate::reconnect::lame_duck_delay,
-                );
+                let lame_duck =
+                    self.shared
+                        .session()
+                        .handle_info(now, info, crate::reconnect::lame_duck_delay);
                 if lame_duck {
                     self.shared.emit(ConnectionEvent::LameDuckMode);
                 }
@@ -532,7 +545,7 @@ impl Engine {
     }
 
     /// Takes in what an INFO says: the payload limit and the servers the cluster advertises.
-    fn apply_info(&mut self, info: &ServerInfo) {
+    fn apply_info(&mut self, info: &Arc<ServerInfo>) {
         self.parser.set_max_payload(inbound_limit(info));
         self.shared
             .max_payload
@@ -540,9 +553,14 @@ impl Engine {
         self.shared
             .headers_supported
             .store(info.headers, Ordering::Relaxed);
-        if !self.shared.options.reconnect.ignore_discovered_servers {
-            let added = crate::shared::lock(&self.shared.pool).add_discovered(info);
-            crate::reconnect::report_discovered(&self.shared, added);
+        // Merging thousands of announced servers takes milliseconds of CPU: a thread of the
+        // blocking pool does it, so the ops read behind this INFO (a PONG, messages) are
+        // not held up, and no worker of the runtime is (issue 22).
+        if !self.shared.options.reconnect.ignore_discovered_servers
+            && crate::shared::lock(&self.shared.announcements).offer(Arc::clone(info))
+        {
+            let shared = Arc::clone(&self.shared);
+            tokio::task::spawn_blocking(move || crate::reconnect::merge_announced(&shared));
         }
     }
 

@@ -301,6 +301,18 @@ async fn unless_closed<F: Future>(shared: &Shared, future: F) -> Option<F::Outpu
     .await
 }
 
+/// Merges the servers of the INFO updates in `shared.announcements` into the pool, newest
+/// last, until none is waiting; run off the engine (see [`crate::server_pool::Announcements`]).
+pub(crate) fn merge_announced(shared: &Shared) {
+    loop {
+        let Some(info) = lock(&shared.announcements).next() else {
+            return;
+        };
+        let added = lock(&shared.pool).add_discovered(&info);
+        report_discovered(shared, added);
+    }
+}
+
 /// Reports servers the cluster advertised that the pool did not know.
 pub(crate) fn report_discovered(shared: &Shared, added: Vec<String>) {
     if !added.is_empty() {

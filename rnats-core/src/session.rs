@@ -491,9 +491,9 @@ impl<S, W: PongWaiter> Session<S, W> {
     /// A link is up at `now`, its handshake done with `info`. The driver then queues, in
     /// this order: [`Session::encode_replay`], what it kept while disconnected, and a PING
     /// for the deferred flushes [`Pings::resume`] gives, if any.
-    pub(crate) fn handle_connected(&mut self, now: Instant, info: ServerInfo) {
+    pub(crate) fn handle_connected(&mut self, now: Instant, info: impl Into<Arc<ServerInfo>>) {
         self.link.handle_connected(now);
-        self.info = Arc::new(info);
+        self.info = info.into();
     }
 
     /// Encodes what restores the subscriptions on a new link (see
@@ -530,11 +530,12 @@ impl<S, W: PongWaiter> Session<S, W> {
     pub(crate) fn handle_info(
         &mut self,
         now: Instant,
-        info: ServerInfo,
+        info: impl Into<Arc<ServerInfo>>,
         lame_duck_delay: impl FnOnce() -> Duration,
     ) -> bool {
+        let info = info.into();
         let lame_duck = info.lame_duck_mode && self.link.handle_lame_duck(now, lame_duck_delay());
-        self.info = Arc::new(info);
+        self.info = info;
         lame_duck
     }
 

@@ -19,7 +19,7 @@ use crate::connection::LinkState;
 use crate::error::FlushCause;
 use crate::events::{ConnectionEvent, Event};
 use crate::options::{ConnectOptions, Linger};
-use crate::server_pool::ServerPool;
+use crate::server_pool::{Announcements, ServerPool};
 pub(crate) use crate::session::SidMap;
 use crate::session::{Pings, PongWaiter, Session};
 use crate::statistics::Statistics;
@@ -61,6 +61,9 @@ pub(crate) struct Shared {
     pub(crate) reply_prefix: String,
     /// The servers to (re)connect to; locked briefly, never across an await.
     pub(crate) pool: Mutex<ServerPool>,
+    /// INFO updates whose servers are not merged into `pool` yet (the engine hands them
+    /// off, see [`Announcements`]).
+    pub(crate) announcements: Mutex<Announcements>,
     /// Becomes true once the engine has stopped and cleaned up.
     pub(crate) done: watch::Sender<bool>,
     /// A caller wrote to the socket directly since the engine last looked ([`Writer`]): lets
@@ -331,6 +334,7 @@ impl Shared {
             next_token: AtomicU64::new(1),
             reply_prefix,
             pool: Mutex::new(pool),
+            announcements: Mutex::default(),
             done,
             directly_written: AtomicBool::new(false),
             keepalive_pings: AtomicU64::new(0),

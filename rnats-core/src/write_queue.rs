@@ -32,6 +32,18 @@ const FRAME_SLACK: usize = 64 * 1024;
 /// The flat buffer keeps its capacity between batches unless a burst grew it past this.
 const KEEP_FLAT_CAPACITY: usize = 4 * 1024 * 1024;
 
+/// A new flat buffer's capacity: a few hundred small frames. It grows with the batches (by
+/// doubling, so a burst up to the default write limit costs five reallocations) and goes
+/// back to this once they are small again ([`QUIET_BATCHES`]), so an idle connection holds
+/// kilobytes, not the write limit (issue 22: 192 KiB reserved per queue, two per
+/// connection, were most of an idle connection's 544 KiB).
+const START_CAPACITY: usize = 8 * 1024;
+
+/// A flat buffer larger than [`START_CAPACITY`] is replaced by a small one once this many
+/// batches in a row have used under a quarter of it: a burst's buffer does not outlive the
+/// burst, and a steady stream whose batch sizes vary does not reallocate at every small one.
+const QUIET_BATCHES: u8 = 4;
+
 /// A caller writes the queue to the socket itself (see [`Writer`]) only when it is flat and
 /// at most this long: the write happens under the lock every publish takes.
 const DIRECT_WRITE_MAX: usize = 64 * 1024;
@@ -48,12 +60,17 @@ pub(crate) struct Frames {
     /// Bytes of `flat` covered by `Flat` pieces.
     in_pieces: usize,
     len: usize,
-    /// `flat` grew past [`KEEP_FLAT_CAPACITY`]: free it once everything is written. Noted
-    /// when a batch changes hands, while the capacity still counts the unwritten bytes
-    /// (`advance` consumes capacity from the front, so it cannot be measured afterwards).
+    /// `flat` is to be replaced by a small buffer once everything is written: it grew past
+    /// [`KEEP_FLAT_CAPACITY`] (and the write limit), or [`QUIET_BATCHES`] batches in a row
+    /// used little of it. Decided when a batch changes hands, while the capacity still
+    /// counts the unwritten bytes (`advance` consumes capacity from the front, so it cannot
+    /// be measured afterwards).
     oversized: bool,
-    /// The capacity [`Frames::with_limit`] gave: a buffer sized for the limit is kept.
+    /// The most capacity kept between batches however they are used: the write limit plus
+    /// [`FRAME_SLACK`], at least [`KEEP_FLAT_CAPACITY`].
     sized_for: usize,
+    /// Batches in a row, up to the last handed over, that used under a quarter of `flat`.
+    quiet: u8,
 }
 
 /// A run of queued bytes; see [`Frames`].
@@ -64,11 +81,12 @@ enum Piece {
 }
 
 impl Frames {
-    /// Frames whose flat buffer will not need to grow while the queue stays under `limit`:
-    /// growing by doubling would copy the buffer and leave the old pages resident.
+    /// Frames for a queue limited to `limit` bytes: the flat buffer starts small
+    /// ([`START_CAPACITY`]) and grows with the batches, kept up to `limit` between them while
+    /// they keep using it.
     pub(crate) fn with_limit(limit: usize) -> Frames {
         Frames {
-            flat: BytesMut::with_capacity(limit + FRAME_SLACK),
+            flat: BytesMut::with_capacity(START_CAPACITY),
             sized_for: limit + FRAME_SLACK,
             ..Frames::default()
         }
@@ -147,7 +165,26 @@ impl Frames {
     pub(crate) fn take_into(&mut self, other: &mut Frames) {
         debug_assert!(other.is_empty());
         std::mem::swap(self, other);
-        other.oversized |= other.flat.capacity() > KEEP_FLAT_CAPACITY.max(other.sized_for);
+        other.note_batch();
+        // A busy stream: the queue (empty now) takes the limit's worth at once, rather than
+        // doubling past it while it fills.
+        if other.flat.len() >= self.sized_for / 2 && self.flat.capacity() < self.sized_for {
+            self.flat = BytesMut::with_capacity(self.sized_for);
+        }
+    }
+
+    /// Decides, as a batch is handed over, whether `flat` is to be replaced by a small
+    /// buffer once the batch is written: it grew past what is kept, or it has been mostly
+    /// unused for [`QUIET_BATCHES`] batches.
+    fn note_batch(&mut self) {
+        let capacity = self.flat.capacity();
+        if capacity > START_CAPACITY && self.flat.len() < capacity / 4 {
+            self.quiet = self.quiet.saturating_add(1);
+        } else {
+            self.quiet = 0;
+        }
+        self.oversized |=
+            capacity > KEEP_FLAT_CAPACITY.max(self.sized_for) || self.quiet >= QUIET_BATCHES;
     }
 
     /// Fills `slices` with what to write next, in order; returns how many were filled.
@@ -202,11 +239,23 @@ impl Frames {
             }
         }
         self.flat.advance(written);
-        if self.len == 0
-            && (self.oversized || self.flat.capacity() > KEEP_FLAT_CAPACITY.max(self.sized_for))
-        {
-            self.flat = BytesMut::new();
-            self.oversized = false;
+        if self.len == 0 {
+            // Everything is written: take back the capacity `advance` consumed from the front
+            // (nothing to copy), so the next batch starts at the buffer's start and
+            // `note_batch` sees the whole allocation.
+            let _ = self.flat.try_reclaim(self.flat.capacity() + 1);
+        }
+        if self.len == 0 {
+            let capacity = self.flat.capacity();
+            if self.oversized || capacity > KEEP_FLAT_CAPACITY.max(self.sized_for) {
+                self.flat = BytesMut::with_capacity(START_CAPACITY);
+                self.oversized = false;
+                self.quiet = 0;
+            } else if capacity > self.sized_for && self.sized_for > 0 {
+                // Doubling overshot the limit: a busy queue needs the limit's worth, no more
+                // (two such buffers are what a publishing burst holds).
+                self.flat = BytesMut::with_capacity(self.sized_for);
+            }
         }
     }
 
@@ -430,18 +479,64 @@ mod tests {
         );
     }
 
+    /// Queues `bytes` bytes as one batch, hands it over and writes it; returns the capacity
+    /// of the flat buffer the batch used.
+    fn batch(q: &mut Frames, out: &mut Frames, bytes: usize) -> usize {
+        q.push_with(|b| b.extend_from_slice(&vec![b'x'; bytes]));
+        q.take_into(out);
+        let capacity = out.flat.capacity();
+        out.advance(out.len());
+        capacity
+    }
+
     #[test]
-    fn a_queue_sized_for_a_large_limit_keeps_its_buffer() {
+    fn a_burst_holds_two_buffers_of_the_limit_not_more() {
+        let limit = 128 * 1024;
+        let mut q = Frames::with_limit(limit);
+        let mut out = Frames::with_limit(limit);
+        let frame = vec![b'x'; 1000];
+        for _ in 0..4 {
+            // Publishers stop at the limit; the frame that crosses it is queued.
+            while q.len() <= limit {
+                q.push_with(|b| b.extend_from_slice(&frame));
+            }
+            q.take_into(&mut out);
+            out.advance(out.len());
+        }
+        assert_eq!(q.flat.capacity(), limit + FRAME_SLACK);
+        assert_eq!(out.flat.capacity(), limit + FRAME_SLACK);
+    }
+
+    #[test]
+    fn a_new_queue_holds_little_whatever_its_limit() {
+        let q = Frames::with_limit(2 * KEEP_FLAT_CAPACITY);
+        assert_eq!(q.flat.capacity(), START_CAPACITY);
+    }
+
+    #[test]
+    fn a_large_buffer_is_kept_while_batches_use_it_and_shrinks_after_quiet_ones() {
         let limit = 2 * KEEP_FLAT_CAPACITY;
         let mut q = Frames::with_limit(limit);
         let mut out = Frames::with_limit(limit);
-        q.push_with(|b| b.extend_from_slice(b"PING\r\n"));
-        q.take_into(&mut out);
-        out.advance(out.len());
-        assert!(
-            out.flat.capacity() > KEEP_FLAT_CAPACITY,
-            "no churn per batch"
-        );
+        // Both buffers grow with a burst of large batches.
+        for _ in 0..2 {
+            assert!(batch(&mut q, &mut out, 1 << 20) >= 1 << 20);
+        }
+        // A few small batches in between do not cost a reallocation each...
+        for _ in 0..2 * (QUIET_BATCHES as usize - 1) {
+            assert!(
+                batch(&mut q, &mut out, 100) >= 1 << 20,
+                "no churn per batch"
+            );
+        }
+        assert!(batch(&mut q, &mut out, 1 << 20) >= 1 << 20);
+        assert!(batch(&mut q, &mut out, 1 << 20) >= 1 << 20);
+        // ...but once the burst is over, each buffer goes back to a small one.
+        for _ in 0..2 * QUIET_BATCHES {
+            batch(&mut q, &mut out, 100);
+        }
+        assert_eq!(batch(&mut q, &mut out, 100), START_CAPACITY);
+        assert_eq!(batch(&mut q, &mut out, 100), START_CAPACITY);
     }
 
     #[test]

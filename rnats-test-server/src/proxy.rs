@@ -28,6 +28,8 @@ const PUMP_BUFFER: usize = 16 * 1024;
 ///   in order: from the endpoints' point of view the link was slow, not lossy (TCP would
 ///   have retransmitted). Use [`cut`](Self::cut) while stalled to lose them instead.
 /// - [`refuse`](Self::refuse) closes new connections as soon as they are accepted.
+/// - [`inject`](Self::inject) sends every client bytes of the test's own, as if the server
+///   had sent them (an INFO no single test server would send, say).
 ///
 /// When one side closes its sending half, the proxy closes the same half towards the
 /// other side; the connection is gone once both directions have ended.
@@ -69,6 +71,9 @@ struct Gate {
 struct Link {
     client: TcpStream,
     upstream: TcpStream,
+    /// Held for each write towards the client, so an injected frame never lands inside a
+    /// forwarded chunk.
+    to_client: Mutex<()>,
     /// Set under the gate lock, so a stalled pump re-checks it on wake-up.
     closed: AtomicBool,
     /// Pumps still running; the last one to end forgets the link.
@@ -162,6 +167,20 @@ impl Proxy {
         lock(&self.shared.gate).refusing = on;
     }
 
+    /// Writes `bytes` to every live client connection, as if the server had sent them.
+    ///
+    /// They land between two chunks the proxy forwards, not necessarily between two
+    /// protocol frames: inject while the server has nothing in flight to the client (right
+    /// after a flush, say).
+    pub fn inject(&self, bytes: &[u8]) -> Result<(), TestServerError> {
+        let links: Vec<Arc<Link>> = lock(&self.shared.links).values().cloned().collect();
+        for link in links {
+            let _turn = lock(&link.to_client);
+            (&link.client).write_all(bytes)?;
+        }
+        Ok(())
+    }
+
     /// How many accepted connections are still open.
     pub fn connections(&self) -> usize {
         lock(&self.shared.links).len()
@@ -240,6 +259,7 @@ fn open_link(client: TcpStream, shared: &Arc<Shared>) -> io::Result<()> {
     let link = Arc::new(Link {
         client,
         upstream,
+        to_client: Mutex::new(()),
         closed: AtomicBool::new(false),
         pumps_left: AtomicUsize::new(2),
     });
@@ -290,7 +310,14 @@ fn pump(shared: &Shared, link: &Link, direction: Direction) {
         if !wait_open(shared, link) {
             return;
         }
-        if to.write_all(&buf[..n]).is_err() {
+        let written = match direction {
+            Direction::ToClient => {
+                let _turn = lock(&link.to_client);
+                to.write_all(&buf[..n])
+            }
+            Direction::ToUpstream => to.write_all(&buf[..n]),
+        };
+        if written.is_err() {
             break;
         }
     }

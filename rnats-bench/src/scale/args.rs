@@ -1,6 +1,6 @@
 //! The command line of the `scale` bench:
-//! `cargo bench -p rnats-bench --bench scale -- [--quick] [--clients NAME,...]
-//! [--server URL] [--json PATH] [--svg-dir DIR] [AXIS...]`.
+//! `cargo bench -p rnats-bench --bench scale -- [--quick] [--rounds N] [--points N,...]
+//! [--clients NAME,...] [--server URL] [--json PATH] [--svg-dir DIR] [AXIS...]`.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -9,20 +9,27 @@ use super::Axis;
 
 /// Usage text for `--help` and errors.
 pub const USAGE: &str = "\
-usage: cargo bench -p rnats-bench --bench scale -- \
-[--quick] [--clients rnats,async-nats] [--server URL] [--json PATH] [--svg-dir DIR] [AXIS...]
+usage: cargo bench -p rnats-bench --bench scale -- [--quick] [--rounds N] [--points N,...] \
+[--clients rnats,async-nats,rnats-blocking] [--server URL] [--json PATH] [--svg-dir DIR] [AXIS...]
 quick: the smallest point of each axis only (CI)
+rounds: measure every point N times (clients taking turns) and report each figure's median
+points: these points instead of the axis' own (say 1000000 keys, once, outside CI)
+clients: rnats-blocking runs where the blocking client applies (subs requests connections headers)
 svg-dir: write AXIS.svg there for each axis run (docs/scale)
 axes: subs requests servers connections headers kv-keys objects (default: all)";
 
 /// The clients the scale bench knows.
-pub const CLIENTS: [&str; 2] = ["rnats", "async-nats"];
+pub const CLIENTS: [&str; 3] = ["rnats", "async-nats", "rnats-blocking"];
 
 /// What a run of the scale bench should do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScaleArgs {
     /// The smallest point of each axis only.
     pub quick: bool,
+    /// Runs of every point per client; each figure reported is their median.
+    pub rounds: usize,
+    /// Points to run instead of each axis' own.
+    pub points: Option<Vec<usize>>,
     /// Client names, in column order.
     pub clients: Vec<&'static str>,
     /// Use this server instead of starting one.
@@ -49,6 +56,8 @@ pub enum ScaleArgsError {
     UnknownAxis(String),
     /// `--clients` named an unknown client, or none.
     BadClients(String),
+    /// `--rounds` or `--points` is not a positive number, or a list of them.
+    BadNumber(&'static str, String),
     /// A flag this bench does not know.
     UnknownFlag(String),
 }
@@ -64,6 +73,9 @@ impl fmt::Display for ScaleArgsError {
                 CLIENTS.join(",")
             ),
             ScaleArgsError::UnknownFlag(flag) => write!(f, "unknown flag {flag:?}"),
+            ScaleArgsError::BadNumber(flag, value) => {
+                write!(f, "{flag} wants positive numbers, not {value:?}")
+            }
         }
     }
 }
@@ -75,6 +87,8 @@ impl ScaleArgs {
     pub fn parse(args: impl IntoIterator<Item = String>) -> Result<ScaleArgs, ScaleArgsError> {
         let mut parsed = ScaleArgs {
             quick: false,
+            rounds: 1,
+            points: None,
             clients: CLIENTS.to_vec(),
             server: None,
             json: None,
@@ -96,6 +110,26 @@ impl ScaleArgs {
                 "-h" | "--help" => parsed.help = true,
                 "--server" => parsed.server = Some(value("--server")?),
                 "--json" => parsed.json = Some(value("--json")?.into()),
+                "--rounds" => {
+                    let raw = value("--rounds")?;
+                    parsed.rounds = match raw.parse() {
+                        Ok(n) if n > 0 => n,
+                        _ => return Err(ScaleArgsError::BadNumber("--rounds", raw)),
+                    };
+                }
+                "--points" => {
+                    let raw = value("--points")?;
+                    let points: Result<Vec<usize>, _> =
+                        raw.split(',').map(|n| n.trim().parse()).collect();
+                    parsed.points = match points {
+                        Ok(mut p) if !p.is_empty() => {
+                            p.sort_unstable();
+                            p.dedup();
+                            Some(p)
+                        }
+                        _ => return Err(ScaleArgsError::BadNumber("--points", raw)),
+                    };
+                }
                 "--svg-dir" => parsed.svg_dir = Some(value("--svg-dir")?.into()),
                 "--clients" => {
                     let raw = value("--clients")?;
@@ -133,18 +167,22 @@ mod tests {
     }
 
     #[test]
-    fn defaults_run_every_axis_with_both_clients() {
+    fn defaults_run_every_axis_with_every_client() {
         let args = parse(&["--bench"]).unwrap();
         assert!(args.bench && !args.quick);
+        assert_eq!((args.rounds, args.points.clone()), (1, None));
         assert_eq!(args.axes, Axis::ALL.to_vec());
-        assert_eq!(args.clients, vec!["rnats", "async-nats"]);
+        assert_eq!(args.clients, vec!["rnats", "async-nats", "rnats-blocking"]);
     }
 
     #[test]
     fn reads_flags_and_axes_in_order() {
         let args = parse(&[
             "--quick",
-            "--clients=async-nats",
+            "--rounds",
+            "3",
+            "--points=1000000,1000",
+            "--clients=async-nats,rnats-blocking",
             "--json",
             "out.json",
             "--svg-dir",
@@ -156,7 +194,9 @@ mod tests {
         ])
         .unwrap();
         assert!(args.quick);
-        assert_eq!(args.clients, vec!["async-nats"]);
+        assert_eq!(args.rounds, 3);
+        assert_eq!(args.points, Some(vec![1000, 1_000_000]));
+        assert_eq!(args.clients, vec!["async-nats", "rnats-blocking"]);
         assert_eq!(args.json, Some(PathBuf::from("out.json")));
         assert_eq!(args.svg_dir, Some(PathBuf::from("docs/scale")));
         assert_eq!(args.server.as_deref(), Some("nats://127.0.0.1:4222"));
@@ -176,6 +216,14 @@ mod tests {
         assert_eq!(
             parse(&["--json"]),
             Err(ScaleArgsError::MissingValue("--json"))
+        );
+        assert_eq!(
+            parse(&["--rounds", "0"]),
+            Err(ScaleArgsError::BadNumber("--rounds", "0".into()))
+        );
+        assert_eq!(
+            parse(&["--points", "1,x"]),
+            Err(ScaleArgsError::BadNumber("--points", "1,x".into()))
         );
         assert_eq!(
             parse(&["--fast"]),

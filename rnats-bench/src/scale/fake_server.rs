@@ -1,6 +1,7 @@
 //! A stand-in server for the servers-announced axis: it speaks just enough of the protocol
-//! for a client to connect and flush (INFO, CONNECT, PING/PONG; SUB and PUB are read and
-//! dropped), and announces as many cluster members in `connect_urls` as it is told.
+//! for a client to connect, flush and get its own messages back (INFO, CONNECT, PING/PONG,
+//! SUB, and PUB delivered as MSG to a subscription on exactly that subject; no wildcards,
+//! no headers), and announces as many cluster members in `connect_urls` as it is told.
 //!
 //! A real cluster of thousands of servers cannot run on one machine, and nats-server only
 //! fills `connect_urls` from live routes. What the axis measures is the client's handling of
@@ -8,6 +9,7 @@
 //! the bytes of that INFO: this server sends the bytes a cluster of that size would. The
 //! announced addresses (in 10.0.0.0/8) are never dialled: the client stays connected here.
 
+use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -78,7 +80,8 @@ pub fn info_line(port: u16, servers: usize, generation: usize) -> String {
     )
 }
 
-/// Sends the INFO, then answers PINGs until the client goes away.
+/// Sends the INFO, then answers PINGs and echoes publishes to subscribers until the client
+/// goes away.
 fn serve(
     stream: TcpStream,
     port: u16,
@@ -91,47 +94,74 @@ fn serve(
     *client.lock().map_err(|_| io::Error::other("poisoned"))? = Some(writer);
     let mut reader = BufReader::new(stream);
     let mut line = String::new();
+    // Subject to sid, for the subscriptions the client made.
+    let mut sids: HashMap<String, String> = HashMap::new();
     loop {
         line.clear();
         if reader.read_line(&mut line)? == 0 {
             return Ok(());
         }
-        match command(&line) {
-            Command::Ping => {
-                let mut guard = client.lock().map_err(|_| io::Error::other("poisoned"))?;
-                if let Some(stream) = guard.as_mut() {
-                    stream.write_all(b"PONG\r\n")?;
-                }
+        let reply = match command(&line) {
+            Command::Ping => b"PONG\r\n".to_vec(),
+            Command::Sub { subject, sid } => {
+                sids.insert(subject.to_owned(), sid.to_owned());
+                continue;
             }
-            Command::Payload(bytes) => {
-                // The payload and its CRLF are not looked at.
-                io::copy(&mut (&mut reader).take(bytes as u64 + 2), &mut io::sink())?;
+            Command::Payload { subject, bytes } => {
+                let mut payload = vec![0; bytes + 2];
+                reader.read_exact(&mut payload)?;
+                let Some(sid) = subject.and_then(|s| sids.get(s).map(|sid| (s, sid))) else {
+                    continue;
+                };
+                let (subject, sid) = sid;
+                let mut msg = format!("MSG {subject} {sid} {bytes}\r\n").into_bytes();
+                msg.extend_from_slice(&payload);
+                msg
             }
-            Command::Other => {}
+            Command::Other => continue,
+        };
+        let mut guard = client.lock().map_err(|_| io::Error::other("poisoned"))?;
+        if let Some(stream) = guard.as_mut() {
+            stream.write_all(&reply)?;
         }
     }
 }
 
 /// What the fake server does with one line from the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Command {
+enum Command<'a> {
     /// Answer with PONG.
     Ping,
-    /// A PUB or HPUB: skip this many bytes of payload (plus CRLF).
-    Payload(usize),
-    /// Anything else (CONNECT, SUB, UNSUB, PONG): nothing to do.
+    /// Remember the subscription.
+    Sub { subject: &'a str, sid: &'a str },
+    /// A PUB or HPUB: read this many bytes of payload (plus CRLF), and deliver them if the
+    /// subject is a PUB's that someone subscribed to (an HPUB's is not delivered).
+    Payload {
+        subject: Option<&'a str>,
+        bytes: usize,
+    },
+    /// Anything else (CONNECT, UNSUB, PONG): nothing to do.
     Other,
 }
 
-fn command(line: &str) -> Command {
-    let mut words = line.split_whitespace();
-    match words.next().map(str::to_ascii_uppercase).as_deref() {
-        Some("PING") => Command::Ping,
-        Some("PUB" | "HPUB") => line
-            .split_whitespace()
-            .last()
-            .and_then(|n| n.parse().ok())
-            .map_or(Command::Other, Command::Payload),
+fn command(line: &str) -> Command<'_> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let Some(verb) = words.first() else {
+        return Command::Other;
+    };
+    match verb.to_ascii_uppercase().as_str() {
+        "PING" => Command::Ping,
+        "SUB" if words.len() >= 3 => Command::Sub {
+            subject: words[1],
+            sid: words[words.len() - 1],
+        },
+        verb @ ("PUB" | "HPUB") => match words.last().and_then(|n| n.parse().ok()) {
+            Some(bytes) if words.len() >= 3 => Command::Payload {
+                subject: (verb == "PUB").then_some(words[1]),
+                bytes,
+            },
+            _ => Command::Other,
+        },
         _ => Command::Other,
     }
 }
@@ -161,11 +191,19 @@ mod tests {
     fn reads_commands() {
         assert_eq!(command("PING\r\n"), Command::Ping);
         assert_eq!(command("ping\r\n"), Command::Ping);
-        assert_eq!(command("PUB a.b 5\r\n"), Command::Payload(5));
-        assert_eq!(command("PUB a.b _INBOX.x 12\r\n"), Command::Payload(12));
-        assert_eq!(command("HPUB a.b 10 22\r\n"), Command::Payload(22));
+        let publish = |subject, bytes| Command::Payload { subject, bytes };
+        assert_eq!(command("PUB a.b 5\r\n"), publish(Some("a.b"), 5));
+        assert_eq!(command("PUB a.b _INBOX.x 12\r\n"), publish(Some("a.b"), 12));
+        assert_eq!(command("HPUB a.b 10 22\r\n"), publish(None, 22));
         assert_eq!(command("CONNECT {}\r\n"), Command::Other);
-        assert_eq!(command("SUB a 1\r\n"), Command::Other);
+        assert_eq!(
+            command("SUB a 1\r\n"),
+            Command::Sub {
+                subject: "a",
+                sid: "1"
+            }
+        );
+        assert_eq!(command("\r\n"), Command::Other);
     }
 
     #[test]
@@ -179,8 +217,14 @@ mod tests {
         assert!(line.contains("10.0.0.1:4222"));
         let mut writer = stream;
         writer
-            .write_all(b"CONNECT {}\r\nPUB x 3\r\nabc\r\nPING\r\n")
+            .write_all(b"CONNECT {}\r\nPUB x 3\r\nabc\r\nSUB y 7\r\nPUB y 2\r\nhi\r\nPING\r\n")
             .unwrap();
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+        assert_eq!(line, "MSG y 7 2\r\n");
+        line.clear();
+        reader.read_line(&mut line).unwrap();
+        assert_eq!(line, "hi\r\n");
         line.clear();
         reader.read_line(&mut line).unwrap();
         assert_eq!(line, "PONG\r\n");

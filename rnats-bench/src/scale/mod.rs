@@ -9,8 +9,10 @@
 //! command uses too), and in `benches/scale.rs` for async-nats (a dev-dependency only).
 
 pub mod args;
+pub mod blocking_probes;
 pub mod fake_server;
 pub mod heap;
+pub mod pattern;
 pub mod responder;
 pub mod rnats_side;
 pub mod svg;
@@ -117,8 +119,8 @@ impl Axis {
             Axis::Servers => &[1, 100, 1_000, 10_000],
             Axis::Connections => &[1, 10, 100, 1_000],
             Axis::Headers => &[0, 10, 100, 1_000],
-            Axis::KvKeys => &[100, 1_000, 10_000, 100_000],
-            Axis::Objects => &[1, 4, 16, 64],
+            Axis::KvKeys => &[1_000, 10_000, 100_000, 1_000_000],
+            Axis::Objects => &[1, 16, 64, 1024],
         }
     }
 
@@ -126,6 +128,15 @@ impl Axis {
     pub fn plan(self, quick: bool) -> &'static [usize] {
         let points = self.points();
         if quick { &points[..1] } else { points }
+    }
+
+    /// Whether the blocking client runs this axis: it has no JetStream API (KV, Object
+    /// Store), and the servers axis measures the async engine's INFO handling.
+    pub fn blocking_applies(self) -> bool {
+        matches!(
+            self,
+            Axis::Subs | Axis::Requests | Axis::Connections | Axis::Headers
+        )
     }
 
     /// The figures reported at each point, in the order the probes return them.
@@ -136,7 +147,10 @@ impl Axis {
             cost("memory", "B/sub"),
         ];
         const REQUESTS: [Metric; 2] = [cost("request", "µs/req"), cost("peak memory", "B/req")];
-        const SERVERS: [Metric; 2] = [cost("connect", "µs"), cost("flush after INFO update", "µs")];
+        const SERVERS: [Metric; 2] = [
+            cost("connect", "µs"),
+            cost("message after INFO update", "µs"),
+        ];
         const CONNECTIONS: [Metric; 3] = [
             cost("connect", "µs/conn"),
             cost("memory", "KiB/conn"),
@@ -198,6 +212,29 @@ impl Curve {
         let (first, last) = (series.first()?.1, series.last()?.1);
         (series.len() > 1 && first > 0.0).then(|| last / first)
     }
+}
+
+/// The figures of several rounds of one point as one: each figure's median (of those
+/// rounds that have it; `NaN` where none has). Any failed round fails the point, with the
+/// first round's error.
+pub fn median_of(rounds: Vec<Result<Vec<f64>, String>>) -> Result<Vec<f64>, String> {
+    let rounds: Vec<Vec<f64>> = rounds.into_iter().collect::<Result<_, _>>()?;
+    let width = rounds.iter().map(Vec::len).max().unwrap_or(0);
+    Ok((0..width)
+        .map(|m| {
+            let mut values: Vec<f64> = rounds
+                .iter()
+                .filter_map(|r| r.get(m).copied())
+                .filter(|v| v.is_finite())
+                .collect();
+            values.sort_by(f64::total_cmp);
+            match values.len() {
+                0 => f64::NAN,
+                n if n % 2 == 1 => values[n / 2],
+                n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+            }
+        })
+        .collect())
 }
 
 /// A figure as a table cell: three significant digits, "-" for none.
@@ -365,6 +402,22 @@ mod tests {
         assert!(table.contains("| 10000 | FAILED | - |"), "{table}");
         assert!(table.contains("| growth | 1.50x | 30.00x |"), "{table}");
         assert!(table.contains("FAILED: rnats at 10000: timeout"));
+    }
+
+    #[test]
+    fn rounds_become_each_figures_median() {
+        let rounds = vec![
+            Ok(vec![3.0, 10.0]),
+            Ok(vec![1.0, f64::NAN]),
+            Ok(vec![2.0, 30.0]),
+        ];
+        assert_eq!(median_of(rounds), Ok(vec![2.0, 20.0]));
+        assert_eq!(
+            median_of(vec![Ok(vec![1.0]), Err("boom".into())]),
+            Err("boom".to_owned())
+        );
+        let none = median_of(vec![Ok(vec![f64::NAN])]).unwrap();
+        assert!(none[0].is_nan());
     }
 
     #[test]

@@ -73,6 +73,13 @@ impl Inner {
                 }
                 LinkState::Connected => {}
             }
+            if lock(&self.announcements).waiting() {
+                // Not under the core lock: readers and writers go on meanwhile.
+                drop(core);
+                self.merge_announced();
+                core = self.core();
+                continue;
+            }
             let now = Instant::now();
             let mut ping = false;
             let mut moved = false;

@@ -34,7 +34,7 @@ use crate::error::{RequestCause, SubscriberError};
 use crate::events::ConnectionEvent;
 use crate::message::Message;
 use crate::options::ConnectOptions;
-use crate::server_pool::ServerPool;
+use crate::server_pool::{Announcements, ServerPool};
 use crate::session::{self, Session};
 use crate::shared::lock;
 use crate::statistics::Statistics;
@@ -78,6 +78,9 @@ pub(super) struct Inner {
     read: Mutex<ReadSide>,
     pub(super) statistics: Arc<Statistics>,
     pub(super) pool: Mutex<ServerPool>,
+    /// INFO updates whose servers the background thread has yet to merge into `pool`: the
+    /// thread that reads an INFO may be waiting for a reply behind it.
+    pub(super) announcements: Mutex<Announcements>,
     pub(super) max_payload: AtomicUsize,
     pub(super) headers_supported: AtomicBool,
     next_sid: AtomicU64,
@@ -206,6 +209,7 @@ impl Inner {
             }),
             statistics: Arc::new(Statistics::default()),
             pool: Mutex::new(pool),
+            announcements: Mutex::default(),
             // Until the first INFO says otherwise: the server default, as in async-nats.
             max_payload: AtomicUsize::new(crate::handshake::DEFAULT_MAX_PAYLOAD),
             headers_supported: AtomicBool::new(true),
@@ -479,7 +483,15 @@ impl Inner {
     /// Takes in an INFO that came on the live link: limits, discovered servers, lame duck
     /// mode.
     fn handle_info(&self, core: &mut Core, info: ServerInfo) {
-        self.apply_limits(&info);
+        self.store_limits(&info);
+        let info = Arc::new(info);
+        // Merging thousands of announced servers takes milliseconds, and this thread may be
+        // waiting for a reply behind the INFO: the background thread merges (issue 22).
+        if !self.options.reconnect.ignore_discovered_servers
+            && lock(&self.announcements).offer(Arc::clone(&info))
+        {
+            self.background.notify_all();
+        }
         let lame_duck =
             core.session
                 .handle_info(Instant::now(), info, crate::reconnect::lame_duck_delay);
@@ -490,17 +502,35 @@ impl Inner {
         }
     }
 
+    /// Merges the servers of the INFO updates [`Inner::handle_info`] left, if any; run by
+    /// the background thread.
+    pub(super) fn merge_announced(&self) {
+        while let Some(info) = lock(&self.announcements).next() {
+            self.merge_discovered(&info);
+        }
+    }
+
     /// What an INFO (the handshake's or a later one) means beyond the session: the
     /// limits publishers check, and the servers it makes known.
     fn apply_limits(&self, info: &ServerInfo) {
+        self.store_limits(info);
+        if !self.options.reconnect.ignore_discovered_servers {
+            self.merge_discovered(info);
+        }
+    }
+
+    /// The limits an INFO sets, which publishers check.
+    fn store_limits(&self, info: &ServerInfo) {
         self.max_payload.store(info.max_payload, Ordering::Relaxed);
         self.headers_supported
             .store(info.headers, Ordering::Relaxed);
-        if !self.options.reconnect.ignore_discovered_servers {
-            let added = lock(&self.pool).add_discovered(info);
-            if !added.is_empty() {
-                self.events.emit(ConnectionEvent::DiscoveredServers(added));
-            }
+    }
+
+    /// Adds the servers `info` announces to the pool, and reports the new ones.
+    fn merge_discovered(&self, info: &ServerInfo) {
+        let added = lock(&self.pool).add_discovered(info);
+        if !added.is_empty() {
+            self.events.emit(ConnectionEvent::DiscoveredServers(added));
         }
     }
 
