@@ -230,19 +230,11 @@ struct AddArgs {
     #[arg(long, alias = "compress")]
     compression: bool,
     /// Metadata, KEY=VALUE; repeat for more.
-    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_metadata)]
+    #[arg(long, value_name = "KEY=VALUE", value_parser = crate::parse::metadata)]
     metadata: Vec<(String, String)>,
     /// Enable per-key TTLs and limit markers, kept this long (nats-server 2.11).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     marker_ttl: Option<Duration>,
-}
-
-/// `KEY=VALUE`, as natscli's `--metadata` takes it.
-fn parse_metadata(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
-        _ => Err("expected KEY=VALUE".to_owned()),
-    }
 }
 
 /// `--storage`.
@@ -738,16 +730,8 @@ fn render_status(s: &Status) -> String {
     fields.add("Compressed", if s.is_compressed() { "yes" } else { "no" });
     fields.add("Stream", s.stream_name());
     fields.add_some("Limit markers", s.limit_marker_ttl().map(duration));
-    // The server's own `_nats.*` entries (API levels) are not the user's metadata.
-    let mut metadata: Vec<String> = s
-        .metadata()
-        .iter()
-        .filter(|(k, _)| !k.starts_with("_nats."))
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    if !metadata.is_empty() {
-        metadata.sort();
-        fields.add("Metadata", metadata.join(", "));
+    if let Some(metadata) = super::user_metadata(s.metadata()) {
+        fields.add("Metadata", metadata);
     }
     format!("Key-Value bucket {}\n\n{}", s.bucket(), fields.render())
 }

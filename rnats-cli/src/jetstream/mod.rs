@@ -97,6 +97,20 @@ pub(crate) fn limit_bytes(n: i64) -> String {
     }
 }
 
+/// A bucket's metadata as `key=value, ...` in key order, leaving out the server's own
+/// `_nats.*` entries (API levels), which are not the user's; `None` when nothing is left.
+pub(crate) fn user_metadata(
+    metadata: &std::collections::HashMap<String, String>,
+) -> Option<String> {
+    let mut entries: Vec<String> = metadata
+        .iter()
+        .filter(|(k, _)| !k.starts_with("_nats."))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    entries.sort();
+    (!entries.is_empty()).then(|| entries.join(", "))
+}
+
 /// A byte count in human units.
 pub(crate) fn bytes(n: u64) -> String {
     human::size(usize::try_from(n).unwrap_or(usize::MAX))

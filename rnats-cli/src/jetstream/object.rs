@@ -623,16 +623,8 @@ fn render_status(s: &ObjectStoreStatus) -> String {
     if s.fast_ingest {
         fields.add("Fast ingest", "yes");
     }
-    // The server's own `_nats.*` entries (API levels) are not the user's metadata.
-    let mut metadata: Vec<String> = s
-        .metadata
-        .iter()
-        .filter(|(k, _)| !k.starts_with("_nats."))
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    if !metadata.is_empty() {
-        metadata.sort();
-        fields.add("Metadata", metadata.join(", "));
+    if let Some(metadata) = super::user_metadata(&s.metadata) {
+        fields.add("Metadata", metadata);
     }
     format!("Object Store bucket {}\n\n{}", s.bucket, fields.render())
 }

@@ -98,7 +98,7 @@ pub(crate) struct StreamFlags {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     subject_del_markers_ttl: Option<Duration>,
     /// Metadata, KEY=VALUE; repeat for more (replaces the stream's metadata).
-    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_metadata)]
+    #[arg(long, value_name = "KEY=VALUE", value_parser = crate::parse::metadata)]
     metadata: Vec<(String, String)>,
     /// The sequence the first message gets (only when adding).
     #[arg(long, value_name = "SEQ")]
@@ -188,14 +188,6 @@ enum Retention {
 enum Discard {
     Old,
     New,
-}
-
-/// `KEY=VALUE`, as natscli's `--metadata` takes it.
-fn parse_metadata(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
-        _ => Err("expected KEY=VALUE".to_owned()),
-    }
 }
 
 fn parse_size(text: &str) -> Result<i64, String> {

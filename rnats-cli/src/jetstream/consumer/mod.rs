@@ -215,7 +215,7 @@ struct ConsumerFlags {
     #[arg(long)]
     memory: bool,
     /// Metadata, KEY=VALUE; repeat for more (replaces the consumer's metadata).
-    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_metadata)]
+    #[arg(long, value_name = "KEY=VALUE", value_parser = crate::parse::metadata)]
     metadata: Vec<(String, String)>,
     /// A pinned-client consumer (ADR-42) with these priority groups (comma separated or
     /// repeated): the server delivers to one pinned client per group.
@@ -262,14 +262,6 @@ enum Priority {
     PinnedClient,
     /// Lower priority numbers first.
     Prioritized,
-}
-
-/// `KEY=VALUE`, as natscli's `--metadata` takes it.
-fn parse_metadata(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
-        _ => Err("expected KEY=VALUE".to_owned()),
-    }
 }
 
 /// `--ack`.
