@@ -650,7 +650,7 @@ impl Engine {
     /// Moves the shared queue into `out`. Returns false, and marks the engine idle so callers
     /// may write directly again, when nothing is queued; also false while lingering.
     fn take_queued(&mut self, cx: &mut Context<'_>) -> bool {
-        let mut writes = match self.writer_idle && self.shared.options.linger.is_none() {
+        let mut writes = if self.writer_idle && self.shared.options.linger.is_none() {
             // The engine left the writer `Idle` and nobody kicked it since, so the writer is
             // `Idle` or `DirectlyWritten`: a caller holding the lock now (a direct write from
             // `block_on` right after the engine resolved its flush, say) either writes what
@@ -658,7 +658,7 @@ impl Engine {
             // wait for, then: blocking on the lock would only make that caller wake this
             // worker when it unlocks (issue 19). After a kick the queue may hold frames
             // behind a `Woken` writer whose wake-up was this very poll: take the lock.
-            true => match self.shared.writes.try_lock() {
+            match self.shared.writes.try_lock() {
                 Ok(writes) => writes,
                 Err(std::sync::TryLockError::WouldBlock)
                     if self.shared.kicks.load(Ordering::Acquire) == self.seen_kicks =>
@@ -667,8 +667,9 @@ impl Engine {
                 }
                 Err(std::sync::TryLockError::WouldBlock) => self.shared.writes(),
                 Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-            },
-            false => self.shared.writes(),
+            }
+        } else {
+            self.shared.writes()
         };
         self.seen_kicks = self.shared.kicks.load(Ordering::Relaxed);
         if writes.queue.is_empty() {

@@ -244,8 +244,6 @@ impl Frames {
             // (nothing to copy), so the next batch starts at the buffer's start and
             // `note_batch` sees the whole allocation.
             let _ = self.flat.try_reclaim(self.flat.capacity() + 1);
-        }
-        if self.len == 0 {
             let capacity = self.flat.capacity();
             if self.oversized || capacity > KEEP_FLAT_CAPACITY.max(self.sized_for) {
                 self.flat = BytesMut::with_capacity(START_CAPACITY);
