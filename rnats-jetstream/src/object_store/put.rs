@@ -117,7 +117,7 @@ impl ObjectStore {
             size: sent.size,
             chunks: sent.chunks,
             modified: Some(time::OffsetDateTime::now_utc()),
-            digest: Some(format_digest(&sent.digest)),
+            digest: Some(format_digest(&sent.hash.finalize())),
             deleted: false,
         };
         let stored = match batch {
@@ -174,26 +174,14 @@ impl ObjectStore {
         let subject = self.chunk_subject(nuid);
         let window = (PUT_WINDOW_BYTES / chunk_size).clamp(2, 256);
         let mut acks: VecDeque<(PublishAckFuture, usize)> = VecDeque::with_capacity(window);
-        let mut hash = Sha256::new();
-        let mut size = 0;
-        let mut chunks = 0;
+        let mut sent = Sent::default();
         let mut acked = Progress {
             bytes: 0,
             chunks: 0,
             total: None,
         };
         let result = async {
-            loop {
-                let chunk = read_chunk(data, chunk_size)
-                    .await
-                    .map_err(|error| PutError::with_source(PutErrorKind::ReadChunks, error))?;
-                if chunk.is_empty() {
-                    break;
-                }
-                let chunk = chunk.freeze();
-                hash.update(&chunk);
-                size += chunk.len();
-                chunks += 1;
+            while let Some(chunk) = sent.next_chunk(data, chunk_size).await? {
                 if acks.len() == window {
                     if let Some((ack, len)) = acks.pop_front() {
                         wait_ack(ack, len, &mut acked, progress).await?;
@@ -221,11 +209,7 @@ impl ObjectStore {
             }
             return Err(error);
         }
-        Ok(Sent {
-            size,
-            chunks,
-            digest: hash.finalize().into(),
-        })
+        Ok(sent)
     }
 }
 
@@ -244,21 +228,9 @@ impl ObjectStore {
         let subject = self.chunk_subject(nuid);
         let flow = (PUT_WINDOW_BYTES / chunk_size / 2).clamp(1, 500) as u16;
         let mut upload: Option<FastUpload> = None;
-        let mut hash = Sha256::new();
-        let mut size = 0;
-        let mut chunks = 0;
+        let mut sent = Sent::default();
         let result = async {
-            loop {
-                let chunk = read_chunk(data, chunk_size)
-                    .await
-                    .map_err(|error| PutError::with_source(PutErrorKind::ReadChunks, error))?;
-                if chunk.is_empty() {
-                    break;
-                }
-                let chunk = chunk.freeze();
-                hash.update(&chunk);
-                size += chunk.len();
-                chunks += 1;
+            while let Some(chunk) = sent.next_chunk(data, chunk_size).await? {
                 let upload = match &mut upload {
                     Some(upload) => upload,
                     None => upload.insert(FastUpload::new(
@@ -284,11 +256,6 @@ impl ObjectStore {
             }
             return Err(error);
         }
-        let sent = Sent {
-            size,
-            chunks,
-            digest: hash.finalize().into(),
-        };
         Ok((sent, upload))
     }
 
@@ -400,11 +367,33 @@ fn chunk_error(error: FastIngestError) -> PutError {
     PutError::with_source(kind, error)
 }
 
-/// What a put's chunks came to.
+/// What a put's chunks came to, counted as they are read.
+#[derive(Default)]
 struct Sent {
     size: usize,
     chunks: usize,
-    digest: [u8; 32],
+    hash: Sha256,
+}
+
+impl Sent {
+    /// Reads the next chunk of `data` and counts it in; `None` at the end of `data`.
+    async fn next_chunk(
+        &mut self,
+        data: &mut (impl AsyncRead + Unpin),
+        chunk_size: usize,
+    ) -> Result<Option<Bytes>, PutError> {
+        let chunk = read_chunk(data, chunk_size)
+            .await
+            .map_err(|error| PutError::with_source(PutErrorKind::ReadChunks, error))?;
+        if chunk.is_empty() {
+            return Ok(None);
+        }
+        let chunk = chunk.freeze();
+        self.hash.update(&chunk);
+        self.size += chunk.len();
+        self.chunks += 1;
+        Ok(Some(chunk))
+    }
 }
 
 /// Waits for one chunk's ack and reports the progress it makes.
