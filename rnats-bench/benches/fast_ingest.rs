@@ -15,44 +15,15 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use rnats::jetstream::{self, Context};
 use rnats_bench::JS_IN_FLIGHT;
+use rnats_bench::small_bench::{self, BenchError};
 
 const STREAM: &str = "BENCH_INGEST";
 const SUBJECT: &str = "bench.ingest";
 
-type BenchError = Box<dyn std::error::Error + Send + Sync>;
-
 fn main() -> ExitCode {
-    if !std::env::args().any(|a| a == "--bench") {
-        // `cargo test --all-targets` runs bench binaries without `--bench`: a million
-        // messages five times over in a debug build would only cost CI minutes.
-        eprintln!(
-            "fast_ingest: not run without --bench; use `cargo bench -p rnats-bench --bench fast_ingest`"
-        );
-        return ExitCode::SUCCESS;
-    }
-    let mut args = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .map(|a| a.parse::<usize>());
-    let mut next = |default: usize| args.next().and_then(Result::ok).unwrap_or(default);
-    let (count, size, runs) = (next(1_000_000), next(32), next(5));
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("no runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(compare(count, size, runs)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("fast_ingest bench failed: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    small_bench::run("fast_ingest", |number| {
+        compare(number(0, 1_000_000), number(1, 32), number(2, 5))
+    })
 }
 
 async fn compare(count: usize, size: usize, runs: usize) -> Result<(), BenchError> {

@@ -15,43 +15,14 @@ use std::time::{Duration, Instant};
 use rnats::jetstream::object_store::{Config, ObjectMetadata};
 use rnats::jetstream::{self, Context};
 use rnats_bench::cost::Usage;
+use rnats_bench::small_bench::{self, BenchError};
 
 const BUCKET: &str = "bench_put";
 
-type BenchError = Box<dyn std::error::Error + Send + Sync>;
-
 fn main() -> ExitCode {
-    if !std::env::args().any(|a| a == "--bench") {
-        // `cargo test --all-targets` runs bench binaries without `--bench`: hundreds of MiB
-        // hashed in a debug build would only cost CI minutes.
-        eprintln!(
-            "object_put: not run without --bench; use `cargo bench -p rnats-bench --bench object_put`"
-        );
-        return ExitCode::SUCCESS;
-    }
-    let mut args = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .map(|a| a.parse::<usize>());
-    let mut next = |default: usize| args.next().and_then(Result::ok).unwrap_or(default);
-    let (mib, runs, chunk_kib) = (next(64), next(5), next(128));
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("no runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(compare(mib, runs, chunk_kib * 1024)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("object_put bench failed: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    small_bench::run("object_put", |number| {
+        compare(number(0, 64), number(1, 5), number(2, 128) * 1024)
+    })
 }
 
 async fn compare(mib: usize, runs: usize, chunk: usize) -> Result<(), BenchError> {

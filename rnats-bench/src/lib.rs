@@ -22,6 +22,7 @@ pub mod raw;
 pub mod report;
 pub mod scale;
 pub mod scenario;
+pub mod small_bench;
 pub mod stats;
 pub mod workload;
 
