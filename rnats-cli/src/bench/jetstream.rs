@@ -355,12 +355,20 @@ pub(super) async fn ordered(plan: &Plan) -> Result<Figures, CliError> {
 
 /// Publishes `plan.msgs` messages to the plan's subject, up to 256 acks outstanding.
 async fn fill(js: &rnats::jetstream::Context, plan: &Plan) -> Result<(), CliError> {
+    let subjects = (0..plan.msgs).map(|_| plan.subject.clone());
+    publish_pipelined(js, subjects, &plan.payload).await
+}
+
+/// Publishes `payload` once to each of `subjects` (untimed set-up), with up to 256 acks
+/// outstanding.
+pub(super) async fn publish_pipelined<S: rnats::ToSubject>(
+    js: &rnats::jetstream::Context,
+    subjects: impl Iterator<Item = S>,
+    payload: &bytes::Bytes,
+) -> Result<(), CliError> {
     let mut pending = VecDeque::with_capacity(256);
-    for _ in 0..plan.msgs {
-        pending.push_back(
-            js.publish(plan.subject.clone(), plan.payload.clone())
-                .await?,
-        );
+    for subject in subjects {
+        pending.push_back(js.publish(subject, payload.clone()).await?);
         if pending.len() >= 256 {
             if let Some(ack) = pending.pop_front() {
                 ack.await?;

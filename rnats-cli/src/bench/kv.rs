@@ -6,7 +6,6 @@
 //! used as it is and kept, except rnats' own, which is made anew. Keys are `0`, `1`, ... in order, or drawn at random below
 //! `--randomize N`.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -210,20 +209,8 @@ async fn fill(js: &rnats::jetstream::Context, plan: &Plan) -> Result<(), CliErro
         0 => plan.msgs,
         below => below,
     };
-    let mut pending = VecDeque::with_capacity(256);
-    for key in 0..keys {
-        let subject = format!("$KV.{}.{key}", plan.store.bucket);
-        pending.push_back(js.publish(subject, plan.payload.clone()).await?);
-        if pending.len() >= 256 {
-            if let Some(ack) = pending.pop_front() {
-                ack.await?;
-            }
-        }
-    }
-    for ack in pending {
-        ack.await?;
-    }
-    Ok(())
+    let subjects = (0..keys).map(|key| format!("$KV.{}.{key}", plan.store.bucket));
+    super::jetstream::publish_pipelined(js, subjects, &plan.payload).await
 }
 
 /// Any Key-Value error, boxed.
