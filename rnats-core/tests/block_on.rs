@@ -358,3 +358,46 @@ fn block_on_and_tasks_publishing_at_once_lose_nothing() {
             .unwrap();
     });
 }
+
+/// A flush and a request waiting in `block_on` when the server dies: the flush is answered
+/// by the server that comes back (its PING is sent again on the new link), the request gets
+/// its reply (the responder is a task on the same connection, so its subscription is
+/// replayed before the request is sent again), and the caller's next direct writes go to
+/// the new link, in order.
+#[test]
+fn waits_in_block_on_span_a_lost_server() {
+    let mut server = NatsServer::start();
+    main_runtime().block_on(async {
+        let client = quick().connect(server.url()).await.unwrap();
+        let mut echo = client.subscribe("echo").await.unwrap();
+        let mut own = client.subscribe("own").await.unwrap();
+        client.flush().await.unwrap();
+        let answering = client.clone();
+        tokio::spawn(async move {
+            while let Some(request) = echo.next().await {
+                let reply = request.reply.unwrap();
+                answering.publish(reply, request.payload).await.unwrap();
+            }
+        });
+        let mut events = client.events();
+        server.kill();
+        wait_for(&mut events, |e| {
+            matches!(e, rnats_core::ConnectionEvent::Disconnected { .. })
+        })
+        .await;
+        // Both waits start during the outage, from the `block_on` thread.
+        let flush = client.flush();
+        let request = client.request("echo", payload(7));
+        server.restart().unwrap();
+        let (flushed, reply) = tokio::time::timeout(WAIT, async { tokio::join!(flush, request) })
+            .await
+            .unwrap();
+        flushed.unwrap();
+        assert_eq!(reply.unwrap().payload, payload(7));
+        for i in 0..50 {
+            client.publish("own", payload(i)).await.unwrap();
+            client.flush().await.unwrap();
+            assert_eq!(next_payload(&mut own).await, payload(i));
+        }
+    });
+}
