@@ -451,11 +451,22 @@ impl Engine {
             }
         }
         // Traffic came back: a caller that wrote directly may do so again (see `Writer`).
-        // The flag spares the lock on the reads that follow no direct write.
+        // The flag spares the lock on the reads that follow no direct write. A caller that
+        // holds the lock now (writing the flush's PING while the answer to its publish came,
+        // say) sets the writer itself; waiting for it would only have it wake this worker
+        // when it unlocks (issue 19), so the flag is kept for the next read instead.
         if self.shared.directly_written.swap(false, Ordering::AcqRel) {
-            let mut writes = self.shared.writes();
-            if writes.writer == Writer::DirectlyWritten {
-                writes.writer = Writer::Idle;
+            let writes = match self.shared.writes.try_lock() {
+                Ok(writes) => Some(writes),
+                Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => None,
+            };
+            match writes {
+                Some(mut writes) if writes.writer == Writer::DirectlyWritten => {
+                    writes.writer = Writer::Idle;
+                }
+                Some(_) => {}
+                None => self.shared.directly_written.store(true, Ordering::Release),
             }
         }
         self.handle_input().map(|()| true)
