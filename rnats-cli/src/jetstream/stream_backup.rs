@@ -113,10 +113,9 @@ pub(crate) async fn backup(js: &Context, args: BackupArgs) -> Result<(), CliErro
         .pointer("/state/bytes")
         .and_then(Value::as_u64)
         .unwrap_or(0);
-    std::fs::create_dir_all(&args.target).map_err(|source| CliError::WriteFile {
-        path: args.target.clone(),
-        source,
-    })?;
+    make_private_dir(&args.target)?;
+    // An older backup's metadata would vouch for data this run may not finish writing.
+    let _ = std::fs::remove_file(args.target.join(METADATA_FILE));
     let data_path = args.target.join(DATA_FILE);
     let mut data = std::fs::File::create(&data_path).map_err(|source| CliError::WriteFile {
         path: data_path.clone(),
@@ -139,8 +138,6 @@ pub(crate) async fn backup(js: &Context, args: BackupArgs) -> Result<(), CliErro
         request["window_size"] = json!(size);
     }
     let started = raw(js, &format!("STREAM.SNAPSHOT.{name}"), &request).await?;
-    let metadata = json!({ "config": started["config"], "state": started["state"] });
-    write_json(&args.target.join(METADATA_FILE), &metadata)?;
 
     let bar = bar(
         "backup",
@@ -184,6 +181,11 @@ pub(crate) async fn backup(js: &Context, args: BackupArgs) -> Result<(), CliErro
         path: data_path.clone(),
         source,
     })?;
+    // As natscli: the metadata only once the data is complete, so a directory with a
+    // `backup.json` holds a whole backup. Its keys, `config` and `state`, are the snapshot
+    // answer's, which natscli's restore reads into its restore request.
+    let metadata = json!({ "config": started["config"], "state": started["state"] });
+    write_json(&args.target.join(METADATA_FILE), &metadata)?;
     let messages = started
         .pointer("/state/messages")
         .and_then(Value::as_u64)
@@ -341,6 +343,19 @@ fn read_full(file: &mut std::fs::File, buffer: &mut [u8]) -> std::io::Result<usi
         }
     }
     Ok(filled)
+}
+
+/// Makes the backup directory, readable by its owner only as natscli makes it (the backup
+/// holds every message of the stream).
+fn make_private_dir(path: &Path) -> Result<(), CliError> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(path).map_err(|source| CliError::WriteFile {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Writes `value` to `path` as indented JSON.
