@@ -37,6 +37,9 @@ pub(crate) struct EventsArgs {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     srv_advisory: bool,
+    /// Leave the connection events out (natscli's `--no-srv-advisory`).
+    #[arg(long)]
+    no_srv_advisory: bool,
     /// More subjects to follow, as events.
     #[arg(long, value_name = "SUBJECTS", value_delimiter = ',')]
     subjects: Vec<String>,
@@ -214,7 +217,7 @@ fn subjects(args: &EventsArgs, js_event_prefix: Option<&str>) -> Vec<(&'static s
     if args.all || args.js_metric {
         chosen.push(("JetStream metrics", format!("{js}.METRIC.>")));
     }
-    if args.all || args.srv_advisory {
+    if args.all || (args.srv_advisory && !args.no_srv_advisory) {
         chosen.push(("client connections", "$SYS.ACCOUNT.*.CONNECT".to_owned()));
         chosen.push((
             "client disconnections",

@@ -23,6 +23,7 @@ enum AccountCommand {
     /// Shows JetStream usage, limits and API level of the account.
     ///
     /// Example: rnats account info
+    #[command(alias = "nfo")]
     Info {
         /// The server's JSON.
         #[arg(long)]

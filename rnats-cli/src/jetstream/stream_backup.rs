@@ -73,8 +73,10 @@ pub(crate) struct BackupArgs {
 /// Options of `rnats stream restore`.
 #[derive(Debug, Args)]
 pub(crate) struct RestoreArgs {
-    /// The directory holding the backup (`backup.json`, `stream.tar.s2`).
-    file: PathBuf,
+    /// The directory holding the backup (`backup.json`, `stream.tar.s2`); or, as natscli's
+    /// cheat sheet writes it, the stream's name and then the directory.
+    #[arg(value_name = "[STREAM] DIR", num_args = 1..=2, required = true)]
+    words: Vec<PathBuf>,
     /// Draw a progress bar on a terminal (the default; never when piped).
     #[arg(long, overrides_with = "no_progress")]
     progress: bool,
@@ -208,9 +210,28 @@ pub(crate) async fn backup(js: &Context, args: BackupArgs) -> Result<(), CliErro
     ))
 }
 
-/// Restores the stream backed up in `args.file`.
+impl RestoreArgs {
+    /// The backup directory and, when given before it, the stream it must hold.
+    fn dir_and_stream(&self) -> (PathBuf, Option<String>) {
+        match self.words.as_slice() {
+            [stream, dir, ..] => (dir.clone(), Some(stream.to_string_lossy().into_owned())),
+            [dir] => (dir.clone(), None),
+            [] => (PathBuf::from("."), None),
+        }
+    }
+}
+
+/// Restores the stream backed up in the directory `args` names.
 pub(crate) async fn restore(js: &Context, args: RestoreArgs) -> Result<(), CliError> {
-    let metadata: Value = super::read_json(&args.file.join(METADATA_FILE))?;
+    let (dir, expected) = args.dir_and_stream();
+    let metadata: Value = super::read_json(&dir.join(METADATA_FILE))?;
+    let backed_up = metadata["config"]["name"].as_str().unwrap_or_default();
+    if let Some(expected) = expected.filter(|e| e != backed_up) {
+        return Err(CliError::JetStream {
+            action: format!("cannot restore stream {expected}"),
+            source: format!("the backup in {} holds stream {backed_up:?}", dir.display()).into(),
+        });
+    }
     let mut config = match &args.config {
         Some(path) => super::read_json::<Value>(path)?,
         None => metadata["config"].clone(),
@@ -241,7 +262,7 @@ pub(crate) async fn restore(js: &Context, args: RestoreArgs) -> Result<(), CliEr
             source: "a stream of that name exists; remove it first".into(),
         });
     }
-    let data_path = args.file.join(DATA_FILE);
+    let data_path = dir.join(DATA_FILE);
     let mut data = std::fs::File::open(&data_path).map_err(|source| CliError::ReadFile {
         what: "backup data",
         path: data_path.clone(),
@@ -314,7 +335,7 @@ pub(crate) async fn restore(js: &Context, args: RestoreArgs) -> Result<(), CliEr
     out::print(&format!(
         "Restored stream {name} ({} messages) from {}: {} sent\n",
         human::count(messages),
-        args.file.display(),
+        dir.display(),
         super::bytes(sent),
     ))
 }
