@@ -67,6 +67,10 @@ pub(crate) enum Command {
     Errors(crate::errors::ErrorsArgs),
     /// Measures the round trip time to the server.
     Rtt(RttArgs),
+    /// Measures the latency of messages from one server (--server) to another
+    /// (--server-b), as natscli's `latency` does.
+    #[command(alias = "lat")]
+    Latency(crate::core::LatencyArgs),
     /// Manages JetStream streams.
     #[command(alias = "str", alias = "st", alias = "ms", alias = "s")]
     Stream(StreamArgs),
@@ -130,6 +134,7 @@ impl Cli {
             Command::Events(args) => block_on(crate::core::events(args, conn)),
             Command::Server(args) => block_on(crate::core::server(args, conn)),
             Command::Rtt(args) => block_on(crate::core::rtt(args, conn)),
+            Command::Latency(args) => block_on(crate::core::latency(args, conn)),
             Command::Stream(args) => block_on(crate::jetstream::stream(args, conn)),
             Command::Consumer(args) => block_on(crate::jetstream::consumer(args, conn)),
             Command::Account(args) => block_on(crate::jetstream::account(args, conn)),

@@ -7,7 +7,8 @@
 //! commands that run until interrupted get `--count N` (or are run in the background until
 //! their line appears); the system user is `--user system --password pass`; server reports
 //! get `--timeout 1s` so a lone server is not waited on for the default 5s; one quote the
-//! sheet leaves out (`-H Count:{{ Count }}`) is added. The `nats bench` sheet runs in
+//! sheet leaves out (`-H Count:{{ Count }}`) is added; durations without a unit or of 10s
+//! get a unit or shrink. The `nats bench` sheet runs in
 //! `bench_natscli.rs`. Forms rnats lacks are listed in docs/cli.md.
 
 mod common;
@@ -400,6 +401,12 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
         ])),
         "JetStream summary",
     );
+
+    // latency.md (one server plays both; 1s instead of 10s keeps the test short)
+    let out = sheet.run_plain(&[
+        "latency", "--server", &url, "--server-b", &url, "--duration", "1s",
+    ]);
+    assert!(out.contains("Received       : 1000 of 1000"), "{out}");
 
     // errors.md (1000 is no JetStream code: a real one)
     sheet.check(&["errors", "lookup", "10059"], "stream not found");

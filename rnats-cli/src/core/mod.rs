@@ -2,6 +2,7 @@
 
 mod events;
 mod js_publish;
+mod latency;
 mod messages;
 mod publish;
 mod reply;
@@ -16,6 +17,7 @@ pub(crate) mod template;
 mod trace;
 
 pub(crate) use events::{EventsArgs, run as events};
+pub(crate) use latency::{LatencyArgs, run as latency};
 pub(crate) use publish::{PubArgs, run as publish};
 pub(crate) use reply::{ReplyArgs, run as reply};
 pub(crate) use request::{ReqArgs, run as request};
