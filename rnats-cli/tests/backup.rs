@@ -199,7 +199,16 @@ fn backups_use_natscli_layout_both_ways() {
     let ours = dir.path().join("rnats");
     let s = ["-s", url.as_str()];
     let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
-    run(&["stream", "add", "NC", "--subjects", "nc.>", "--storage", "file", "--defaults"]);
+    run(&[
+        "stream",
+        "add",
+        "NC",
+        "--subjects",
+        "nc.>",
+        "--storage",
+        "file",
+        "--defaults",
+    ]);
     run(&["pub", "nc.a", "hello {{Count}}", "--count", "10"]);
     run(&["consumer", "add", "NC", "C1", "--pull", "--defaults"]);
     run(&["stream", "backup", "NC", &ours.to_string_lossy()]);
@@ -219,7 +228,11 @@ fn backups_use_natscli_layout_both_ways() {
     }
     // The snapshot is the server's s2 stream as sent: it opens with s2's stream identifier.
     let data = std::fs::read(ours.join("stream.tar.s2")).expect("data");
-    assert!(data.starts_with(b"\xff\x06\x00\x00S2sTwO"), "{:?}", &data[..16]);
+    assert!(
+        data.starts_with(b"\xff\x06\x00\x00S2sTwO"),
+        "{:?}",
+        &data[..16]
+    );
     // backup.json: indented, `config` and `state` only, with every field natscli writes.
     let text = std::fs::read_to_string(ours.join("backup.json")).expect("metadata");
     assert!(text.starts_with("{\n  \"config\": {"), "{text}");
@@ -227,10 +240,16 @@ fn backups_use_natscli_layout_both_ways() {
     let keys: Vec<&String> = metadata.as_object().expect("an object").keys().collect();
     assert_eq!(keys, ["config", "state"]);
     for field in NATSCLI_CONFIG {
-        assert!(metadata["config"].get(field).is_some(), "config.{field}: {text}");
+        assert!(
+            metadata["config"].get(field).is_some(),
+            "config.{field}: {text}"
+        );
     }
     for field in NATSCLI_STATE {
-        assert!(metadata["state"].get(field).is_some(), "state.{field}: {text}");
+        assert!(
+            metadata["state"].get(field).is_some(),
+            "state.{field}: {text}"
+        );
     }
     assert_eq!(metadata["config"]["name"], "NC");
     assert_eq!(metadata["state"]["messages"], 10);

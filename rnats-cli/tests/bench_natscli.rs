@@ -410,7 +410,15 @@ fn js_get_and_filters_read_an_existing_stream() {
     let rnats = Rnats::new();
     let s = ["--server", url.as_str()];
     rnats.ok(&[
-        &["stream", "add", "GETS", "--subjects", "g.*", "--allow-direct", "--defaults"][..],
+        &[
+            "stream",
+            "add",
+            "GETS",
+            "--subjects",
+            "g.*",
+            "--allow-direct",
+            "--defaults",
+        ][..],
         &s[..],
     ]
     .concat());
@@ -421,7 +429,17 @@ fn js_get_and_filters_read_an_existing_stream() {
     let r = bench(
         &rnats,
         &url,
-        &["js", "get", "sync", "--stream", "GETS", "--msgs", "50", "--clients", "2"],
+        &[
+            "js",
+            "get",
+            "sync",
+            "--stream",
+            "GETS",
+            "--msgs",
+            "50",
+            "--clients",
+            "2",
+        ],
     );
     assert_eq!(r["kind"], "js-get-sync");
     assert_eq!(counted(&r, "getters"), (100, 2), "each client reads it all");
@@ -441,34 +459,63 @@ fn js_get_and_filters_read_an_existing_stream() {
     let r = bench(
         &rnats,
         &url,
-        &["js", "fetch", "--stream", "GETS", "--filter", "g.a", "--msgs", "100"],
+        &[
+            "js", "fetch", "--stream", "GETS", "--filter", "g.a", "--msgs", "100",
+        ],
     );
     assert_eq!(counted(&r, "subscribers"), (30, 1));
     let r = bench(
         &rnats,
         &url,
-        &["js", "ordered", "--stream", "GETS", "--filter", "g.b", "--msgs", "100"],
+        &[
+            "js", "ordered", "--stream", "GETS", "--filter", "g.b", "--msgs", "100",
+        ],
     );
     assert_eq!(counted(&r, "subscribers"), (20, 1));
     let r = bench(
         &rnats,
         &url,
         &[
-            "js", "consume", "--stream", "GETS", "--filter", "g.a", "--filter", "g.b", "--msgs",
-            "100", "--consumer", "two",
+            "js",
+            "consume",
+            "--stream",
+            "GETS",
+            "--filter",
+            "g.a",
+            "--filter",
+            "g.b",
+            "--msgs",
+            "100",
+            "--consumer",
+            "two",
         ],
     );
     assert_eq!(counted(&r, "subscribers"), (50, 1));
     let info = rnats.json(&[&["stream", "info", "GETS", "--json"][..], &s[..]].concat());
-    assert_eq!(info["state"]["messages"], 50, "the stream is kept as it was");
+    assert_eq!(
+        info["state"]["messages"], 50,
+        "the stream is kept as it was"
+    );
 
     // natscli's stream flags for a stream the run makes: dedup window, async persistence.
     let r = bench(
         &rnats,
         &url,
         &[
-            "js", "pub", "sync", "p.x", "--stream", "P", "--storage", "file", "--dedup",
-            "--dedupwindow", "5m", "--persistasync", "--msgs", "10",
+            "js",
+            "pub",
+            "sync",
+            "p.x",
+            "--stream",
+            "P",
+            "--storage",
+            "file",
+            "--dedup",
+            "--dedupwindow",
+            "5m",
+            "--persistasync",
+            "--msgs",
+            "10",
         ],
     );
     assert_eq!(counted(&r, "publishers"), (10, 1));

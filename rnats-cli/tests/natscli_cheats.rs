@@ -104,14 +104,30 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
 
     // stream.md (with a stream to work on; `nats stream add` alone prompts)
     sheet.run(
-        &["stream", "add", "ORDERS", "--subjects", "ORDERS.>", "--defaults"],
+        &[
+            "stream",
+            "add",
+            "ORDERS",
+            "--subjects",
+            "ORDERS.>",
+            "--defaults",
+        ],
         None,
     );
-    sheet.run(&["pub", "ORDERS.new", "order {{Count}}", "--count", "20"], None);
+    sheet.run(
+        &["pub", "ORDERS.new", "order {{Count}}", "--count", "20"],
+        None,
+    );
     sheet.run(&["pub", "one.subject", "x"], None);
     sheet.check(&["stream", "info", "ORDERS"], "ORDERS");
     sheet.check(
-        &["stream", "edit", "ORDERS", "--description", "new description"],
+        &[
+            "stream",
+            "edit",
+            "ORDERS",
+            "--description",
+            "new description",
+        ],
         "new description",
     );
     sheet.check(&["stream", "list"], "ORDERS");
@@ -130,7 +146,10 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
         "Orders Archive",
     );
     sheet.check(&["stream", "get", "ORDERS", "12"], "order 12");
-    sheet.check(&["stream", "rmm", "ORDERS", "12", "-f"], "Removed message 12");
+    sheet.check(
+        &["stream", "rmm", "ORDERS", "12", "-f"],
+        "Removed message 12",
+    );
     sheet.check(&["stream", "view", "ORDERS"], "order 1");
     sheet.check(&["stream", "view", "ORDERS", "--id", "15"], "order 15");
     sheet.check(&["stream", "view", "ORDERS", "--since", "1h"], "order 2");
@@ -140,11 +159,27 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
     );
     let backup = dir.path().join("backups/orders/2026-12-02");
     let backup = backup.to_string_lossy();
-    sheet.check(&["stream", "backup", "ORDERS", &backup], "Backed up stream ORDERS");
-    sheet.check(&["stream", "purge", "ORDERS", "--seq", "10", "-f"], "Purged");
-    sheet.check(&["stream", "purge", "ORDERS", "--keep", "5", "-f"], "Purged");
     sheet.check(
-        &["stream", "purge", "ORDERS", "--subject", "one.subject", "-f"],
+        &["stream", "backup", "ORDERS", &backup],
+        "Backed up stream ORDERS",
+    );
+    sheet.check(
+        &["stream", "purge", "ORDERS", "--seq", "10", "-f"],
+        "Purged",
+    );
+    sheet.check(
+        &["stream", "purge", "ORDERS", "--keep", "5", "-f"],
+        "Purged",
+    );
+    sheet.check(
+        &[
+            "stream",
+            "purge",
+            "ORDERS",
+            "--subject",
+            "one.subject",
+            "-f",
+        ],
         "Purged",
     );
     sheet.check(&["stream", "purge", "ORDERS", "-f"], "Purged");
@@ -153,7 +188,10 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
         &["stream", "restore", "ORDERS", &backup],
         "Restored stream ORDERS (19 messages)",
     );
-    sheet.check(&["stream", "seal", "ARCHIVE", "-f"], "Sealed stream ARCHIVE");
+    sheet.check(
+        &["stream", "seal", "ARCHIVE", "-f"],
+        "Sealed stream ARCHIVE",
+    );
 
     // consumer.md (`nats consumer add` alone prompts)
     sheet.run(
@@ -162,11 +200,21 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
     );
     sheet.check(&["consumer", "info", "ORDERS", "NEW"], "NEW");
     sheet.check(
-        &["consumer", "edit", "ORDERS", "NEW", "--description", "new description"],
+        &[
+            "consumer",
+            "edit",
+            "ORDERS",
+            "NEW",
+            "--description",
+            "new description",
+        ],
         "new description",
     );
     sheet.check(&["consumer", "next", "ORDERS", "NEW", "--ack"], "order 1");
-    sheet.check(&["consumer", "next", "ORDERS", "NEW", "--no-ack"], "order 2");
+    sheet.check(
+        &["consumer", "next", "ORDERS", "NEW", "--no-ack"],
+        "order 2",
+    );
     sheet.check(
         &["consumer", "sub", "ORDERS", "NEW", "--ack", "--count", "1"],
         "order",
@@ -176,7 +224,10 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
     // kv.md (`--replicas 3` needs a cluster: one replica here)
     sheet.check(&["kv", "add", "CONFIG"], "CONFIG");
     sheet.run(&["kv", "put", "CONFIG", "username", "bob"], None);
-    assert_eq!(sheet.run(&["kv", "get", "CONFIG", "username", "--raw"], None), "bob\n");
+    assert_eq!(
+        sheet.run(&["kv", "get", "CONFIG", "username", "--raw"], None),
+        "bob\n"
+    );
     sheet.check(&["kv", "history", "CONFIG", "username"], "bob");
     sheet.check(&["kv", "status", "CONFIG"], "CONFIG");
     sheet.check(&["kv", "ls"], "CONFIG");
@@ -185,7 +236,10 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
     sheet.check(&["stream", "backup", "KV_CONFIG", &kv_backup], "KV_CONFIG");
     sheet.run(&["kv", "rm", "CONFIG", "-f"], None);
     sheet.check(&["stream", "restore", "KV_CONFIG", &kv_backup], "KV_CONFIG");
-    assert_eq!(sheet.run(&["kv", "get", "CONFIG", "username", "--raw"], None), "bob\n");
+    assert_eq!(
+        sheet.run(&["kv", "get", "CONFIG", "username", "--raw"], None),
+        "bob\n"
+    );
 
     // object.md
     std::fs::write(dir.path().join("image.jpg"), b"jpeg bytes").expect("write");
@@ -386,25 +440,42 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
             .collect()
     };
     sheet.check(&as_strs(&system(&["server", "ping", "--id"])), "rtt=");
-    sheet.check(&as_strs(&system(&["server", "list", "1"])), "Server overview");
+    sheet.check(
+        &as_strs(&system(&["server", "list", "1"])),
+        "Server overview",
+    );
     for line in [
         &["server", "report", "connections"][..],
         &["server", "report", "connz", "--account", "APP"],
         &["server", "report", "connz", "--sort", "in-msgs"],
-        &["server", "report", "connz", "--top", "10", "--sort", "in-msgs"],
+        &[
+            "server", "report", "connz", "--top", "10", "--sort", "in-msgs",
+        ],
     ] {
         sheet.check(&as_strs(&system(line)), "CID");
     }
     sheet.check(
         &as_strs(&system(&[
-            "server", "report", "jetstream", "--account", "APP", "--sort", "cluster",
+            "server",
+            "report",
+            "jetstream",
+            "--account",
+            "APP",
+            "--sort",
+            "cluster",
         ])),
         "JetStream summary",
     );
 
     // latency.md (one server plays both; 1s instead of 10s keeps the test short)
     let out = sheet.run_plain(&[
-        "latency", "--server", &url, "--server-b", &url, "--duration", "1s",
+        "latency",
+        "--server",
+        &url,
+        "--server-b",
+        &url,
+        "--duration",
+        "1s",
     ]);
     assert!(out.contains("Received       : 1000 of 1000"), "{out}");
 
@@ -413,7 +484,13 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
     sheet.check(&["errors", "ls", "stream"], "JSStreamNotFoundErr");
 
     // context.md, last: `context select` changes what every later line connects to.
-    sheet.run_plain(&["context", "add", "development", "--server", "nats.dev.example.net:4222"]);
+    sheet.run_plain(&[
+        "context",
+        "add",
+        "development",
+        "--server",
+        "nats.dev.example.net:4222",
+    ]);
     sheet.run_plain(&["context", "edit", "development", "--server", &url]);
     let listed = sheet.run_plain(&["context", "ls"]);
     assert!(listed.contains("development"), "{listed}");

@@ -450,7 +450,14 @@ fn check_meta_sees_the_jetstream_meta_cluster() {
     let meta = |args: &[&str], who: &[&str]| {
         rnats.run(&[&["server", "check", "meta"][..], args, who].concat())
     };
-    let healthy = ["--expect", "3", "--lag-critical", "1000", "--seen-critical", "1m"];
+    let healthy = [
+        "--expect",
+        "3",
+        "--lag-critical",
+        "1000",
+        "--seen-critical",
+        "1m",
+    ];
     // Right after the election a follower may not have acknowledged the leader's latest
     // entry yet ("1 not current"): look again after each server's STATSZ broadcast, a
     // change on the servers, until the followers have caught up.
@@ -459,7 +466,11 @@ fn check_meta_sees_the_jetstream_meta_cluster() {
         if out.status.code() == Some(0) || !stdout(&out).contains("not current") {
             break;
         }
-        rnats.ok(&[&["sub", "$SYS.SERVER.*.STATSZ", "--count", "1"][..], &sys[..]].concat());
+        rnats.ok(&[
+            &["sub", "$SYS.SERVER.*.STATSZ", "--count", "1"][..],
+            &sys[..],
+        ]
+        .concat());
         out = meta(&healthy, &sys);
     }
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
@@ -472,7 +483,14 @@ fn check_meta_sees_the_jetstream_meta_cluster() {
 
     // natscli's alias, and a cluster smaller than expected.
     let out = meta(
-        &["--expect", "5", "--lag-critical", "1000", "--seen-critical", "1m"],
+        &[
+            "--expect",
+            "5",
+            "--lag-critical",
+            "1000",
+            "--seen-critical",
+            "1m",
+        ],
         &sys,
     );
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
@@ -481,7 +499,14 @@ fn check_meta_sees_the_jetstream_meta_cluster() {
         "{}",
         stdout(&out)
     );
-    let out = rnats.run(&[&["server", "check", "raft", "--format", "json"][..], &healthy, &sys].concat());
+    let out = rnats.run(
+        &[
+            &["server", "check", "raft", "--format", "json"][..],
+            &healthy,
+            &sys,
+        ]
+        .concat(),
+    );
     let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(result["exit_code"], 0, "{result}");
 
@@ -489,5 +514,9 @@ fn check_meta_sees_the_jetstream_meta_cluster() {
     let app = ["-s", url.as_str(), "--user", "app", "--password", "pass"];
     let out = meta(&healthy, &app);
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
-    assert!(stdout(&out).contains("JSZ API request failed"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("JSZ API request failed"),
+        "{}",
+        stdout(&out)
+    );
 }

@@ -716,11 +716,22 @@ mod tests {
             chosen(&["js", "get", "sync"]).kind,
             BenchKind::JsGet(JsGetMode::Sync)
         );
-        let args = bench(&["js", "get", "batch", "--batch", "100", "--filter", "x.>"]).expect("parses");
-        assert_eq!(args.chosen().expect("get").kind, BenchKind::JsGet(JsGetMode::Batch));
+        let args =
+            bench(&["js", "get", "batch", "--batch", "100", "--filter", "x.>"]).expect("parses");
+        assert_eq!(
+            args.chosen().expect("get").kind,
+            BenchKind::JsGet(JsGetMode::Batch)
+        );
         assert!(bench(&["js", "get"]).is_err());
         let args = bench(&[
-            "js", "pub", "sync", "foo", "--dedup", "--dedupwindow", "5m", "--persistasync",
+            "js",
+            "pub",
+            "sync",
+            "foo",
+            "--dedup",
+            "--dedupwindow",
+            "5m",
+            "--persistasync",
         ])
         .expect("parses");
         assert_eq!(args.flags.dedupwindow, Some(Duration::from_secs(300)));

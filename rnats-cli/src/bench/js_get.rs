@@ -61,7 +61,9 @@ async fn get_all(plan: &Plan, mode: JsGetMode, filter: String) -> Result<Figures
     let state = &first.cached_info().state;
     let msgs = plan.msgs.min(state.messages);
     if msgs == 0 {
-        return Err(CliError::Usage("the stream has no messages for `js get` to read"));
+        return Err(CliError::Usage(
+            "the stream has no messages for `js get` to read",
+        ));
     }
     let first_sequence = state.first_sequence;
     let total = msgs.saturating_mul(plan.clients as u64);

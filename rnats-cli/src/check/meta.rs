@@ -68,7 +68,10 @@ fn judge(outcome: &mut Outcome, jsz: &Value, t: &MetaArgs) {
     let Some(leader) = meta["leader"].as_str().filter(|l| !l.is_empty()) else {
         return outcome.critical("No leader");
     };
-    let followers = meta["replicas"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let followers = meta["replicas"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
     let peers = followers.len() + 1;
     let expect = t.expect as f64;
     outcome.perf("peers", peers as f64, "", Some(expect), Some(expect));
@@ -162,7 +165,11 @@ mod tests {
         }
 
         let mut outcome = Outcome::new("JetStream Meta Cluster");
-        judge(&mut outcome, &json!({ "data": { "meta_cluster": {} } }), &thresholds());
+        judge(
+            &mut outcome,
+            &json!({ "data": { "meta_cluster": {} } }),
+            &thresholds(),
+        );
         assert!(outcome.render(Format::Nagios).contains("Crit:No leader"));
     }
 }

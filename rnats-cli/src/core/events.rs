@@ -191,10 +191,15 @@ const SCHEMAS: &str = "https://raw.githubusercontent.com/nats-io/jsm.go/master/s
 /// `advisory` from the type's third and fourth words, the event's `id` and `timestamp`, and
 /// its schema's address. `None` for anything that is not a NATS event.
 fn cloud_event(body: &Value) -> Option<Value> {
-    let kind = body["type"].as_str().filter(|t| t.starts_with("io.nats."))?;
+    let kind = body["type"]
+        .as_str()
+        .filter(|t| t.starts_with("io.nats."))?;
     let words: Vec<&str> = kind.split('.').collect();
     let (source, subject) = (words.get(2)?, words.get(3)?);
-    let schema = format!("{SCHEMAS}/{}.json", kind["io.nats.".len()..].replace('.', "/"));
+    let schema = format!(
+        "{SCHEMAS}/{}.json",
+        kind["io.nats.".len()..].replace('.', "/")
+    );
     Some(serde_json::json!({
         "type": kind,
         "time": body["timestamp"].as_str().unwrap_or("0001-01-01T00:00:00Z"),

@@ -55,8 +55,14 @@ pub(crate) async fn run(args: LatencyArgs, conn: &ConnArgs) -> Result<(), CliErr
     };
     let (subscriber, _) = second.connect().await?;
     let mut text = String::from("==============================\n");
-    text.push_str(&format!("Pub Server RTT : {}\n", show(rtt(&publisher).await?)));
-    text.push_str(&format!("Sub Server RTT : {}\n", show(rtt(&subscriber).await?)));
+    text.push_str(&format!(
+        "Pub Server RTT : {}\n",
+        show(rtt(&publisher).await?)
+    ));
+    text.push_str(&format!(
+        "Sub Server RTT : {}\n",
+        show(rtt(&subscriber).await?)
+    ));
     out::print(&text)?;
 
     let subject = subscriber.new_inbox();
@@ -138,7 +144,10 @@ fn report(
         "Actual Band/Sec: {}/s\n",
         human::size((rate * args.size * 2) as usize)
     ));
-    text.push_str(&format!("Received       : {} of {msgs}\n", latencies.count()));
+    text.push_str(&format!(
+        "Received       : {} of {msgs}\n",
+        latencies.count()
+    ));
     text.push_str(&format!("Minimum Latency: {}\n", at(0.0)));
     text.push_str(&format!("Median Latency : {}\n", at(0.5)));
     text.push_str(&format!("Maximum Latency: {}\n", at(1.0)));

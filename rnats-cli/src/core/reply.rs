@@ -148,7 +148,10 @@ async fn run_command(command: &str, subject: &str, body: &Bytes) -> Result<Bytes
             .arg("-c")
             .arg(&command)
             .env("NATS_REQUEST_SUBJECT", &subject)
-            .env("NATS_REQUEST_BODY", String::from_utf8_lossy(&input).as_ref())
+            .env(
+                "NATS_REQUEST_BODY",
+                String::from_utf8_lossy(&input).as_ref(),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -205,7 +205,12 @@ enum StreamCommand {
         #[arg(long, short = 'c', default_value_t = 10)]
         count: usize,
         /// Start at this sequence.
-        #[arg(long, visible_alias = "id", value_name = "SEQ", conflicts_with = "since")]
+        #[arg(
+            long,
+            visible_alias = "id",
+            value_name = "SEQ",
+            conflicts_with = "since"
+        )]
         start: Option<u64>,
         /// Start with messages this recent, e.g. 1h.
         #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
@@ -251,15 +256,17 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
             force,
         } => {
             raw(&js, &format!("STREAM.INFO.{name}"), &Value::Null).await?;
-            out::confirm(&format!("Really remove message {sequence} from {name}"), force)?;
+            out::confirm(
+                &format!("Really remove message {sequence} from {name}"),
+                force,
+            )?;
             let request = json!({ "seq": sequence });
             raw(&js, &format!("STREAM.MSG.DELETE.{name}"), &request).await?;
             out::print(&format!("Removed message {sequence} from stream {name}\n"))
         }
         StreamCommand::Seal { name, force, json } => {
-            let mut config = raw(&js, &format!("STREAM.INFO.{name}"), &Value::Null).await?
-                ["config"]
-                .take();
+            let mut config =
+                raw(&js, &format!("STREAM.INFO.{name}"), &Value::Null).await?["config"].take();
             out::confirm(&format!("Really seal stream {name}, for good"), force)?;
             config["sealed"] = json!(true);
             raw(&js, &format!("STREAM.UPDATE.{name}"), &config).await?;
