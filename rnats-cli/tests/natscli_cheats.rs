@@ -101,6 +101,12 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
 
     // account.md
     sheet.check(&["account", "info"], "JetStream");
+    // Servers answer until the timeout: 1s rather than the default 5s.
+    let report = sheet.run(
+        &["account", "report", "connections", "--timeout", "1s"],
+        None,
+    );
+    assert!(report.contains("CID") && report.contains("APP"), "{report}");
 
     // stream.md (with a stream to work on; `nats stream add` alone prompts)
     sheet.run(
