@@ -420,6 +420,47 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
     assert_success(&out, &["sub", "--dump=-"]);
     assert_eq!(out.stdout.iter().filter(|b| **b == 0).count(), 2);
 
+    // --ack and --dump on a push consumer's deliveries: acked, files named by stream sequence.
+    sheet.run(
+        &[
+            "consumer",
+            "add",
+            "ORDERS",
+            "PUSHED",
+            "--target",
+            "pushed.orders",
+            "--deliver",
+            "all",
+            "--ack",
+            "explicit",
+            "--defaults",
+        ],
+        None,
+    );
+    let pushed = dir.path().join("pushed");
+    let out = sheet.run(
+        &[
+            "sub",
+            "pushed.orders",
+            "--ack",
+            "--dump",
+            &pushed.to_string_lossy(),
+            "--count",
+            "3",
+        ],
+        None,
+    );
+    assert!(out.contains("Subscribed to"), "{out}");
+    let info = rnats.json(&["consumer", "info", "ORDERS", "PUSHED", "--json", "-s", &url]);
+    // The three it read were acked in order (the rest are still on their way).
+    assert_eq!(info["ack_floor"]["consumer_seq"], 3, "{info}");
+    let first = info["ack_floor"]["stream_seq"]
+        .as_u64()
+        .expect("an ack floor");
+    assert_eq!(std::fs::read_dir(&pushed).expect("dump dir").count(), 3);
+    let saved = std::fs::read_to_string(pushed.join(format!("{first}.json"))).expect("dump");
+    assert!(saved.contains("\"Subject\":\"ORDERS.new\""), "{saved}");
+
     // events.md: the system account's own events are off, a subject of ours on.
     let mut events = rnats.spawn_ready(
         &[

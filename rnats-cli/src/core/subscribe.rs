@@ -152,3 +152,31 @@ fn stream_sequence(message: &rnats::Message) -> Option<u64> {
     };
     tokens.get(at)?.parse().ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_reply(reply: &str) -> rnats::Message {
+        rnats::Message {
+            subject: "x".into(),
+            reply: Some(reply.into()),
+            payload: Bytes::new(),
+            headers: None,
+            status: None,
+            description: None,
+            length: 0,
+        }
+    }
+
+    #[test]
+    fn the_stream_sequence_comes_from_either_ack_subject_form() {
+        let old = with_reply("$JS.ACK.ORDERS.C1.1.42.7.1700000000000000000.0");
+        assert_eq!(stream_sequence(&old), Some(42));
+        let new = with_reply("$JS.ACK.hub.ACCHASH.ORDERS.C1.1.43.7.1700000000000000000.0");
+        assert_eq!(stream_sequence(&new), Some(43));
+        let random = with_reply("$JS.ACK.hub.ACCHASH.ORDERS.C1.1.44.7.1700000000000000000.0.r4");
+        assert_eq!(stream_sequence(&random), Some(44));
+        assert_eq!(stream_sequence(&with_reply("_INBOX.abc")), None);
+    }
+}
