@@ -152,6 +152,12 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
         "Orders Archive",
     );
     sheet.check(&["stream", "get", "ORDERS", "12"], "order 12");
+    // Not on the sheet, but in natscli's stream commands: per-subject counts.
+    sheet.check(&["stream", "subjects", "ORDERS"], "ORDERS.new  20");
+    assert_eq!(
+        sheet.run(&["stream", "subjects", "ORDERS", "--json"], None),
+        "{\"ORDERS.new\":20}\n"
+    );
     sheet.check(
         &["stream", "rmm", "ORDERS", "12", "-f"],
         "Removed message 12",

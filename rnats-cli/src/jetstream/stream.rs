@@ -129,6 +129,11 @@ enum StreamCommand {
         #[arg(long, short = 'f')]
         force: bool,
     },
+    /// Lists the stream's subjects with their message counts.
+    ///
+    /// Example: rnats stream subjects ORDERS 'orders.>' --sort name
+    #[command(alias = "subj")]
+    Subjects(crate::jetstream::stream_subjects::SubjectsArgs),
     /// Removes one message, overwriting its data (natscli's `rmm`).
     ///
     /// Example: rnats stream rmm ORDERS 42 --force
@@ -242,6 +247,7 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
         StreamCommand::Backup(args) => crate::jetstream::stream_backup::backup(&js, args).await,
         StreamCommand::Restore(args) => crate::jetstream::stream_backup::restore(&js, args).await,
         StreamCommand::Report(report) => crate::jetstream::stream_report::run(&js, report).await,
+        StreamCommand::Subjects(args) => crate::jetstream::stream_subjects::run(&js, args).await,
         StreamCommand::Edit {
             name,
             flags,
