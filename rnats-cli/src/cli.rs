@@ -42,10 +42,13 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Publishes messages.
+    #[command(alias = "publish")]
     Pub(PubArgs),
     /// Subscribes to a subject and prints what arrives.
+    #[command(alias = "subscribe")]
     Sub(SubArgs),
     /// Sends a request and prints the reply.
+    #[command(alias = "request")]
     Req(ReqArgs),
     /// Answers requests on a subject.
     Reply(ReplyArgs),
@@ -55,6 +58,7 @@ pub(crate) enum Command {
     #[command(alias = "event", alias = "e")]
     Events(crate::core::EventsArgs),
     /// Shows what the server says about itself.
+    #[command(alias = "srv", alias = "sys", alias = "system")]
     Server(crate::core::ServerArgs),
     /// Looks up JetStream API error codes.
     ///
@@ -63,9 +67,15 @@ pub(crate) enum Command {
     Errors(crate::errors::ErrorsArgs),
     /// Measures the round trip time to the server.
     Rtt(RttArgs),
+    /// Measures the latency of messages from one server (--server) to another
+    /// (--server-b), as natscli's `latency` does.
+    #[command(alias = "lat")]
+    Latency(crate::core::LatencyArgs),
     /// Manages JetStream streams.
+    #[command(alias = "str", alias = "st", alias = "ms", alias = "s")]
     Stream(StreamArgs),
     /// Manages JetStream consumers.
+    #[command(alias = "con", alias = "obs", alias = "c")]
     Consumer(ConsumerArgs),
     /// Reads and updates distributed counters (ADR-49).
     #[command(alias = "ctr")]
@@ -73,12 +83,16 @@ pub(crate) enum Command {
     /// Reads and writes Key-Value buckets.
     Kv(KvArgs),
     /// Stores and reads files in Object Store buckets.
+    #[command(alias = "obj")]
     Object(ObjectArgs),
     /// Discovers Service API services and shows their info and stats.
+    #[command(alias = "micro")]
     Service(ServiceArgs),
     /// Shows the account's JetStream usage and limits.
+    #[command(alias = "a")]
     Account(AccountArgs),
     /// Manages natscli contexts (saved connection settings).
+    #[command(alias = "ctx")]
     Context(ContextArgs),
     /// Measures publish, subscribe, request, round-trip, JetStream and Key-Value performance,
     /// with natscli's `bench` command lines.
@@ -120,6 +134,7 @@ impl Cli {
             Command::Events(args) => block_on(crate::core::events(args, conn)),
             Command::Server(args) => block_on(crate::core::server(args, conn)),
             Command::Rtt(args) => block_on(crate::core::rtt(args, conn)),
+            Command::Latency(args) => block_on(crate::core::latency(args, conn)),
             Command::Stream(args) => block_on(crate::jetstream::stream(args, conn)),
             Command::Consumer(args) => block_on(crate::jetstream::consumer(args, conn)),
             Command::Account(args) => block_on(crate::jetstream::account(args, conn)),

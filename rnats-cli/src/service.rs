@@ -32,7 +32,7 @@ enum ServiceCommand {
     /// Lists the services that answer, one line per name.
     ///
     /// Example: rnats service ls
-    #[command(alias = "list")]
+    #[command(alias = "list", alias = "l")]
     Ls {
         /// Only instances of this service.
         name: Option<String>,
@@ -43,6 +43,7 @@ enum ServiceCommand {
     /// Shows each instance of a service with its endpoints.
     ///
     /// Example: rnats service info adder
+    #[command(alias = "i")]
     Info {
         /// The service.
         name: String,

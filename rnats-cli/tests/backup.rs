@@ -157,3 +157,133 @@ fn backup_of_a_missing_stream_fails_on_one_line() {
     let line = rnats.fails(&["stream", "restore", &target, "-s", &server.url()]);
     assert!(line.contains("backup.json"), "{line}");
 }
+
+/// The stream-config fields jsm.go (natscli's library) always writes into `backup.json`,
+/// and the state fields, in its names.
+const NATSCLI_CONFIG: &[&str] = &[
+    "name",
+    "subjects",
+    "retention",
+    "max_consumers",
+    "max_msgs_per_subject",
+    "max_msgs",
+    "max_bytes",
+    "max_age",
+    "storage",
+    "discard",
+    "num_replicas",
+    "duplicate_window",
+    "sealed",
+    "deny_delete",
+    "deny_purge",
+    "allow_rollup_hdrs",
+    "allow_direct",
+    "mirror_direct",
+];
+const NATSCLI_STATE: &[&str] = &[
+    "messages",
+    "bytes",
+    "first_seq",
+    "first_ts",
+    "last_seq",
+    "last_ts",
+    "consumer_count",
+];
+
+#[test]
+fn backups_use_natscli_layout_both_ways() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ours = dir.path().join("rnats");
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&[
+        "stream",
+        "add",
+        "NC",
+        "--subjects",
+        "nc.>",
+        "--storage",
+        "file",
+        "--defaults",
+    ]);
+    run(&["pub", "nc.a", "hello {{Count}}", "--count", "10"]);
+    run(&["consumer", "add", "NC", "C1", "--pull", "--defaults"]);
+    run(&["stream", "backup", "NC", &ours.to_string_lossy()]);
+
+    // natscli's layout: exactly these two files, owner-only directory.
+    let mut names: Vec<String> = std::fs::read_dir(&ours)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["backup.json", "stream.tar.s2"]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&ours).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+    }
+    // The snapshot is the server's s2 stream as sent: it opens with s2's stream identifier.
+    let data = std::fs::read(ours.join("stream.tar.s2")).expect("data");
+    assert!(
+        data.starts_with(b"\xff\x06\x00\x00S2sTwO"),
+        "{:?}",
+        &data[..16]
+    );
+    // backup.json: indented, `config` and `state` only, with every field natscli writes.
+    let text = std::fs::read_to_string(ours.join("backup.json")).expect("metadata");
+    assert!(text.starts_with("{\n  \"config\": {"), "{text}");
+    let metadata: Value = serde_json::from_str(&text).expect("JSON");
+    let keys: Vec<&String> = metadata.as_object().expect("an object").keys().collect();
+    assert_eq!(keys, ["config", "state"]);
+    for field in NATSCLI_CONFIG {
+        assert!(
+            metadata["config"].get(field).is_some(),
+            "config.{field}: {text}"
+        );
+    }
+    for field in NATSCLI_STATE {
+        assert!(
+            metadata["state"].get(field).is_some(),
+            "state.{field}: {text}"
+        );
+    }
+    assert_eq!(metadata["config"]["name"], "NC");
+    assert_eq!(metadata["state"]["messages"], 10);
+    assert_eq!(metadata["state"]["consumer_count"], 1);
+
+    // A backup as natscli writes it (jsm.go's fields only, Go's zero times) restores here.
+    let theirs = dir.path().join("natscli");
+    std::fs::create_dir(&theirs).expect("mkdir");
+    std::fs::copy(ours.join("stream.tar.s2"), theirs.join("stream.tar.s2")).expect("copy");
+    let mut config = serde_json::Map::new();
+    for field in NATSCLI_CONFIG {
+        config.insert((*field).to_owned(), metadata["config"][field].clone());
+    }
+    config.insert("consumer_limits".to_owned(), serde_json::json!({}));
+    let mut state = serde_json::Map::new();
+    for field in NATSCLI_STATE {
+        state.insert((*field).to_owned(), metadata["state"][field].clone());
+    }
+    let natscli = serde_json::json!({ "config": config, "state": state });
+    std::fs::write(
+        theirs.join("backup.json"),
+        serde_json::to_string_pretty(&natscli).expect("JSON"),
+    )
+    .expect("write");
+    run(&["stream", "rm", "NC", "--force"]);
+    let restored: Value = serde_json::from_str(&run(&[
+        "stream",
+        "restore",
+        &theirs.to_string_lossy(),
+        "--json",
+    ]))
+    .expect("json");
+    assert_eq!(restored["state"]["messages"], 10, "{restored}");
+    assert_eq!(restored["state"]["consumer_count"], 1, "{restored}");
+    let last = rnats.json(&[&["stream", "get", "NC", "10", "--json"][..], &s[..]].concat());
+    assert_eq!(last["subject"], "nc.a", "{last}");
+}

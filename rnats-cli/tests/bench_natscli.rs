@@ -402,3 +402,121 @@ fn latency_runs_print_a_ladder_and_write_csv_and_svg() {
     let svg = std::fs::read_to_string(&blocking).expect("svg written");
     assert!(svg.contains("lat latency by percentile"), "{svg}");
 }
+
+#[test]
+fn js_get_and_filters_read_an_existing_stream() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["--server", url.as_str()];
+    rnats.ok(&[
+        &[
+            "stream",
+            "add",
+            "GETS",
+            "--subjects",
+            "g.*",
+            "--allow-direct",
+            "--defaults",
+        ][..],
+        &s[..],
+    ]
+    .concat());
+    rnats.ok(&[&["pub", "g.a", "a", "--count", "30"][..], &s[..]].concat());
+    rnats.ok(&[&["pub", "g.b", "b", "--count", "20"][..], &s[..]].concat());
+
+    // natscli: `nats bench js get sync` and `js get batch --filter`.
+    let r = bench(
+        &rnats,
+        &url,
+        &[
+            "js",
+            "get",
+            "sync",
+            "--stream",
+            "GETS",
+            "--msgs",
+            "50",
+            "--clients",
+            "2",
+        ],
+    );
+    assert_eq!(r["kind"], "js-get-sync");
+    assert_eq!(counted(&r, "getters"), (100, 2), "each client reads it all");
+    assert_eq!(r["latency"]["count"], 100, "{r}");
+    let r = bench(
+        &rnats,
+        &url,
+        &[
+            "js", "get", "batch", "--stream", "GETS", "--filter", "g.b", "--batch", "8", "--msgs",
+            "20",
+        ],
+    );
+    assert_eq!(counted(&r, "getters"), (20, 1));
+    assert_eq!(r["latency"]["count"], 3, "one latency per batch: {r}");
+
+    // --filter on the consumers: only the matching messages are there to read.
+    let r = bench(
+        &rnats,
+        &url,
+        &[
+            "js", "fetch", "--stream", "GETS", "--filter", "g.a", "--msgs", "100",
+        ],
+    );
+    assert_eq!(counted(&r, "subscribers"), (30, 1));
+    let r = bench(
+        &rnats,
+        &url,
+        &[
+            "js", "ordered", "--stream", "GETS", "--filter", "g.b", "--msgs", "100",
+        ],
+    );
+    assert_eq!(counted(&r, "subscribers"), (20, 1));
+    let r = bench(
+        &rnats,
+        &url,
+        &[
+            "js",
+            "consume",
+            "--stream",
+            "GETS",
+            "--filter",
+            "g.a",
+            "--filter",
+            "g.b",
+            "--msgs",
+            "100",
+            "--consumer",
+            "two",
+        ],
+    );
+    assert_eq!(counted(&r, "subscribers"), (50, 1));
+    let info = rnats.json(&[&["stream", "info", "GETS", "--json"][..], &s[..]].concat());
+    assert_eq!(
+        info["state"]["messages"], 50,
+        "the stream is kept as it was"
+    );
+
+    // natscli's stream flags for a stream the run makes: dedup window, async persistence.
+    let r = bench(
+        &rnats,
+        &url,
+        &[
+            "js",
+            "pub",
+            "sync",
+            "p.x",
+            "--stream",
+            "P",
+            "--storage",
+            "file",
+            "--dedup",
+            "--dedupwindow",
+            "5m",
+            "--persistasync",
+            "--msgs",
+            "10",
+        ],
+    );
+    assert_eq!(counted(&r, "publishers"), (10, 1));
+}

@@ -172,3 +172,45 @@ fn add_select_ls_rm_round_trip_in_natscli_format() {
     let line = rnats.fails(&["context", "select", "other"]);
     assert!(line.contains("unknown context"), "{line}");
 }
+
+#[test]
+fn validate_loads_connects_and_names_what_is_wrong() {
+    let server = NatsServer::builder().token("tok").spawn().expect("server");
+    let rnats = Rnats::new();
+    write(
+        &rnats.nats_dir().join("context/good.json"),
+        &natscli_context(&server.url(), "tok"),
+    );
+    let out = rnats.ok(&["context", "validate", "good", "--connect"]);
+    assert!(
+        out.contains(&format!(
+            "Context \"good\": OK, connected to {}",
+            server.url()
+        )),
+        "{out}"
+    );
+
+    // A credentials file that is not there, and a server that refuses the token.
+    let missing = natscli_context(&server.url(), "tok")
+        .replace("\"creds\": \"\"", "\"creds\": \"/nonexistent/app.creds\"");
+    write(&rnats.nats_dir().join("context/nocreds.json"), &missing);
+    write(
+        &rnats.nats_dir().join("context/badtoken.json"),
+        &natscli_context(&server.url(), "wrong"),
+    );
+    let out = rnats.run(&["context", "validate", "--connect"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Context \"nocreds\": FAILED, its credentials file /nonexistent/app.creds"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Context \"badtoken\": FAILED, "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Context \"good\": OK"), "{stdout}");
+    // Without --connect the token is not tried.
+    let out = rnats.ok(&["context", "validate", "badtoken"]);
+    assert!(out.contains("OK, settings load"), "{out}");
+}

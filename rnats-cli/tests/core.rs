@@ -250,6 +250,19 @@ fn events_shows_jetstream_advisories_as_lines_and_json() {
         ],
         "Listening for JetStream advisories",
     );
+    let mut cloud = rnats.spawn_ready(
+        &[
+            "events",
+            "--js-advisory",
+            "--srv-advisory=false",
+            "-c",
+            "1",
+            "--cloudevent",
+            "-s",
+            &url,
+        ],
+        "Listening for JetStream advisories",
+    );
     rnats.ok(&[
         "stream",
         "add",
@@ -275,6 +288,24 @@ fn events_shows_jetstream_advisories_as_lines_and_json() {
             .is_some_and(|t| t.starts_with("io.nats.jetstream.advisory.v1.")),
         "{}",
         events[0]
+    );
+    // natscli's --cloudevent: a CloudEvents v1.0 envelope around the same advisory.
+    let out = cloud.finish();
+    assert_success(&out, &["events", "--cloudevent"]);
+    let events = json_lines(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(events.len(), 1);
+    let event = &events[0];
+    assert_eq!(event["specversion"], "1.0", "{event}");
+    assert_eq!(event["source"], "urn:nats:jetstream", "{event}");
+    assert_eq!(event["subject"], "advisory", "{event}");
+    assert_eq!(event["type"], event["data"]["type"], "{event}");
+    assert_eq!(event["id"], event["data"]["id"], "{event}");
+    assert_eq!(event["time"], event["data"]["timestamp"], "{event}");
+    assert!(
+        event["dataschema"]
+            .as_str()
+            .is_some_and(|s| s.ends_with(".json") && s.contains("/schemas/jetstream/advisory/v1/")),
+        "{event}"
     );
     let line = Rnats::new().fails(&["events", "--srv-advisory=false", "-s", &url]);
     assert!(line.contains("no events were chosen"), "{line}");

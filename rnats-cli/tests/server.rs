@@ -433,3 +433,90 @@ fn check_stream_consumer_kv_and_jetstream() {
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     assert!(stdout(&out).contains("Crit:no reply"), "{}", stdout(&out));
 }
+
+#[test]
+fn check_meta_sees_the_jetstream_meta_cluster() {
+    let config = format!("{ACCOUNTS}\nno_auth_user: app\n");
+    let cluster = Cluster::start_with(3, |node| node.jetstream(true).append_config(&config))
+        .expect("cluster");
+    let wait = std::time::Duration::from_secs(60);
+    for node in cluster.nodes() {
+        node.wait_for_log("metadata leader", wait)
+            .expect("a metadata leader is elected");
+    }
+    let url = cluster.urls().join(",");
+    let rnats = Rnats::new();
+    let sys = ["-s", url.as_str(), "--user", "sys", "--password", "pass"];
+    let meta = |args: &[&str], who: &[&str]| {
+        rnats.run(&[&["server", "check", "meta"][..], args, who].concat())
+    };
+    let healthy = [
+        "--expect",
+        "3",
+        "--lag-critical",
+        "1000",
+        "--seen-critical",
+        "1m",
+    ];
+    // Right after the election a follower may not have acknowledged the leader's latest
+    // entry yet ("1 not current"): look again after each server's STATSZ broadcast, a
+    // change on the servers, until the followers have caught up.
+    let mut out = meta(&healthy, &sys);
+    for _ in 0..20 {
+        if out.status.code() == Some(0) || !stdout(&out).contains("not current") {
+            break;
+        }
+        rnats.ok(&[
+            &["sub", "$SYS.SERVER.*.STATSZ", "--count", "1"][..],
+            &sys[..],
+        ]
+        .concat());
+        out = meta(&healthy, &sys);
+    }
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let line = stdout(&out);
+    assert!(
+        line.starts_with("OK JetStream Meta Cluster OK:3 peers led by rnats-node-"),
+        "{line}"
+    );
+    assert!(line.contains("| peers=3;3;3 peer_offline=0;;"), "{line}");
+
+    // natscli's alias, and a cluster smaller than expected.
+    let out = meta(
+        &[
+            "--expect",
+            "5",
+            "--lag-critical",
+            "1000",
+            "--seen-critical",
+            "1m",
+        ],
+        &sys,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("Crit:3 peers of expected 5"),
+        "{}",
+        stdout(&out)
+    );
+    let out = rnats.run(
+        &[
+            &["server", "check", "raft", "--format", "json"][..],
+            &healthy,
+            &sys,
+        ]
+        .concat(),
+    );
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(result["exit_code"], 0, "{result}");
+
+    // Not the system account: the leader's view cannot be asked for.
+    let app = ["-s", url.as_str(), "--user", "app", "--password", "pass"];
+    let out = meta(&healthy, &app);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("JSZ API request failed"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -64,7 +64,7 @@ pub(crate) enum BenchCommand {
     /// round-trip latency.
     Lat(SubjectArg),
     /// JetStream benchmarks in natscli's form: `js pub [sync|async|atomic|fast] SUBJECT`,
-    /// `js fetch`, `js consume`, `js ordered`.
+    /// `js fetch`, `js consume`, `js ordered`, `js get sync|batch`.
     Js(JsArgs),
     /// JetStream publishing to a memory stream with `--in-flight` acks outstanding.
     #[command(name = "js-pub")]
@@ -134,6 +134,30 @@ enum JsCommand {
     ///
     /// Example: rnats bench js ordered --clients 2
     Ordered,
+    /// Reads a stream (filled first when the run makes it) by gets: `sync` times one
+    /// get per message from the first sequence, `batch` one batched direct get (ADR-31) of
+    /// `--batch` messages on `--filter` at a time.
+    ///
+    /// Example: rnats bench js get batch --batch 100 --filter 'bench.>'
+    Get(JsGetArgs),
+}
+
+/// `bench js get sync|batch`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct JsGetArgs {
+    /// How to get.
+    #[command(subcommand)]
+    mode: JsGetMode,
+}
+
+/// natscli's two ways of reading a stream by gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Subcommand)]
+pub(crate) enum JsGetMode {
+    /// One get per message, each awaited and timed (a direct get where the stream allows
+    /// them, else from the leader).
+    Sync,
+    /// Batched direct gets of `--batch` messages matching `--filter`, each batch timed.
+    Batch,
 }
 
 /// `bench js pub [MODE] [SUBJECT]`.
@@ -319,6 +343,18 @@ pub(crate) struct BenchFlags {
     /// js fetch: wait for the server to confirm each ack.
     #[arg(long, global = true)]
     pub(crate) doubleack: bool,
+    /// js fetch, consume and ordered: the consumer reads only these subjects (repeatable);
+    /// js get batch: the subject filter of the gets (one; default `>`).
+    #[arg(long, value_name = "SUBJECTS", global = true)]
+    pub(crate) filter: Vec<String>,
+    /// JetStream publish: the deduplication window of a stream the run makes (server
+    /// default: 2m).
+    #[arg(long, value_name = "DURATION", value_parser = crate::conn::parse_duration, global = true)]
+    pub(crate) dedupwindow: Option<Duration>,
+    /// JetStream publish: make the stream with asynchronous persistence (R1 streams only,
+    /// not with atomic batches; nats-server 2.12+).
+    #[arg(long, global = true)]
+    pub(crate) persistasync: bool,
     /// Key-Value: the bucket to use (made for the run when it does not exist).
     #[arg(long, value_name = "NAME", default_value = DEFAULT_BUCKET, global = true)]
     pub(crate) bucket: String,
@@ -472,6 +508,9 @@ impl BenchArgs {
             BenchCommand::Js(JsArgs {
                 command: JsCommand::Ordered,
             }) => (BenchKind::JsOrdered, flags.subject.clone(), window),
+            BenchCommand::Js(JsArgs {
+                command: JsCommand::Get(JsGetArgs { mode }),
+            }) => (BenchKind::JsGet(*mode), flags.subject.clone(), window),
             BenchCommand::Kv(KvArgs {
                 command: KvCommand::Put,
             }) => (BenchKind::KvPut, flags.subject.clone(), window),
@@ -671,6 +710,32 @@ mod tests {
             chosen(&["js", "consume", "--clients", "4"]).kind,
             BenchKind::JsConsume
         );
+        let args = bench(&["js", "fetch", "--filter", "a.>", "--filter", "b.>"]).expect("parses");
+        assert_eq!(args.flags.filter, ["a.>", "b.>"]);
+        assert_eq!(
+            chosen(&["js", "get", "sync"]).kind,
+            BenchKind::JsGet(JsGetMode::Sync)
+        );
+        let args =
+            bench(&["js", "get", "batch", "--batch", "100", "--filter", "x.>"]).expect("parses");
+        assert_eq!(
+            args.chosen().expect("get").kind,
+            BenchKind::JsGet(JsGetMode::Batch)
+        );
+        assert!(bench(&["js", "get"]).is_err());
+        let args = bench(&[
+            "js",
+            "pub",
+            "sync",
+            "foo",
+            "--dedup",
+            "--dedupwindow",
+            "5m",
+            "--persistasync",
+        ])
+        .expect("parses");
+        assert_eq!(args.flags.dedupwindow, Some(Duration::from_secs(300)));
+        assert!(args.flags.persistasync);
         let args = bench(&["kv", "get", "--randomize=100000", "--clients", "10"]).expect("parses");
         assert_eq!(args.flags.randomize, 100_000);
         let args = bench(&["pub", "foo", "--sleep=100ns", "--no-progress"]).expect("parses");

@@ -258,15 +258,20 @@ pub(super) async fn fetch(plan: &Plan, pull: Pull) -> Result<Figures, CliError> 
         AckMode::None => AckPolicy::None,
         AckMode::All => AckPolicy::All,
     };
-    let filter_subject = match made {
-        Made::ForTheRun => plan.subject.to_string(),
-        Made::Existing => String::new(),
+    // `--filter` as natscli takes it; else a stream made for the run is read on its
+    // subject and an existing one whole.
+    let (filter_subject, filter_subjects) = match (made, plan.store.filter.as_slice()) {
+        (_, [one]) => (one.clone(), Vec::new()),
+        (_, [_, _, ..]) => (String::new(), plan.store.filter.clone()),
+        (Made::ForTheRun, []) => (plan.subject.to_string(), Vec::new()),
+        (Made::Existing, []) => (String::new(), Vec::new()),
     };
     let mut consumer: rnats::jetstream::consumer::PullConsumer = stream
         .create_consumer(pull::Config {
             durable_name: Some(plan.store.consumer.clone()),
             ack_policy,
             filter_subject,
+            filter_subjects,
             ..Default::default()
         })
         .await
@@ -302,7 +307,7 @@ pub(super) async fn ordered(plan: &Plan) -> Result<Figures, CliError> {
         .get_stream(plan.store.stream.as_str())
         .await
         .map_err(consumer_error)?;
-    let msgs = plan.msgs.min(stream.cached_info().state.messages);
+    let msgs = plan.msgs.min(matching(&stream, &plan.store.filter).await?);
     if msgs == 0 {
         finish_stream(&js, &plan.store.stream, made).await?;
         return Err(CliError::Usage(
@@ -322,9 +327,13 @@ pub(super) async fn ordered(plan: &Plan) -> Result<Figures, CliError> {
             .map_err(consumer_error)?;
         let counter = supervisor.counter();
         let size = plan.payload.len();
+        let filter = plan.store.filter.clone();
         tasks.push(tokio::spawn(async move {
             let consumer = handle
-                .create_consumer(pull::OrderedConfig::default())
+                .create_consumer(pull::OrderedConfig {
+                    filter_subjects: filter,
+                    ..Default::default()
+                })
                 .await
                 .map_err(consumer_error)?;
             let mut messages = consumer.messages().await.map_err(consumer_error)?;
@@ -351,6 +360,29 @@ pub(super) async fn ordered(plan: &Plan) -> Result<Figures, CliError> {
         ..Figures::default()
     }
     .over_time(timeline))
+}
+
+/// How many messages of `stream` match `filters` (all of them when there are none): the
+/// pending count of a short-lived consumer with those filters, exact however they overlap.
+async fn matching(
+    stream: &rnats::jetstream::stream::Stream,
+    filters: &[String],
+) -> Result<u64, CliError> {
+    if filters.is_empty() {
+        return Ok(stream.cached_info().state.messages);
+    }
+    let mut probe: rnats::jetstream::consumer::PullConsumer = stream
+        .create_consumer(pull::Config {
+            filter_subjects: filters.to_vec(),
+            inactive_threshold: Duration::from_secs(10),
+            ..Default::default()
+        })
+        .await
+        .map_err(consumer_error)?;
+    let info = probe.info().await.map_err(consumer_error)?;
+    let (pending, name) = (info.num_pending, info.name.clone());
+    let _ = stream.delete_consumer(&name).await;
+    Ok(pending)
 }
 
 /// Publishes `plan.msgs` messages to the plan's subject, up to 256 acks outstanding.
@@ -557,9 +589,20 @@ pub(super) async fn prepare_stream(
         "subjects": [subjects],
         "storage": store.storage,
         "num_replicas": store.replicas,
+        // natscli's bench streams allow direct gets, which `js get` reads with.
+        "allow_direct": true,
     });
     if let Some(max_bytes) = store.max_bytes {
         config["max_bytes"] = json!(max_bytes);
+    }
+    if let Some(window) = store.dedup_window {
+        config["duplicate_window"] = json!(window.as_nanos() as u64);
+    }
+    // As natscli: asynchronous persistence only where the server allows it, on R1 file
+    // streams without atomic batches.
+    let persistable = store.replicas == 1 && store.storage == "file";
+    if store.persist_async && persistable && !matches!(mode, JsPubMode::Atomic(_)) {
+        config["persist_mode"] = json!("async");
     }
     match mode {
         JsPubMode::Atomic(_) => config["allow_atomic"] = json!(true),

@@ -23,6 +23,7 @@ mod blocking;
 mod csv;
 mod fanout;
 mod jetstream;
+mod js_get;
 mod kv;
 mod latency;
 mod multisubject;
@@ -46,7 +47,7 @@ use serde::Serialize;
 
 use crate::error::CliError;
 pub(crate) use args::BenchArgs;
-use args::{AckMode, BenchCommand, BenchFlags, JsPubMode, Tuning};
+use args::{AckMode, BenchCommand, BenchFlags, JsGetMode, JsPubMode, Tuning};
 use multisubject::MultiSubject;
 use pace::Pace;
 use report::{BenchReport, Figures};
@@ -54,8 +55,7 @@ pub(crate) use runtime::RuntimeFlavor;
 use target::Target;
 
 /// The benchmarks, as the report names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum BenchKind {
     /// `--clients` publishers share `--msgs` messages; publish rate.
     Pub,
@@ -77,6 +77,8 @@ pub(crate) enum BenchKind {
     JsConsume,
     /// JetStream: every client reads the stream through an ordered consumer.
     JsOrdered,
+    /// JetStream: every client reads the stream by gets, one by one or batched.
+    JsGet(JsGetMode),
     /// Key-Value puts, each awaited.
     KvPut,
     /// Key-Value gets from a filled bucket, each awaited.
@@ -99,6 +101,8 @@ impl BenchKind {
             BenchKind::JsFetch => "js-fetch",
             BenchKind::JsConsume => "js-consume",
             BenchKind::JsOrdered => "js-ordered",
+            BenchKind::JsGet(JsGetMode::Sync) => "js-get-sync",
+            BenchKind::JsGet(JsGetMode::Batch) => "js-get-batch",
             BenchKind::KvPut => "kv-put",
             BenchKind::KvGet => "kv-get",
             BenchKind::Scale => "scale",
@@ -113,9 +117,16 @@ impl BenchKind {
                 | BenchKind::JsFetch
                 | BenchKind::JsConsume
                 | BenchKind::JsOrdered
+                | BenchKind::JsGet(_)
                 | BenchKind::KvPut
                 | BenchKind::KvGet
         )
+    }
+}
+
+impl Serialize for BenchKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
     }
 }
 
@@ -260,6 +271,12 @@ struct Store {
     acks: AckMode,
     /// Await the server's confirmation of each ack.
     double_ack: bool,
+    /// The consumers' subject filters (`js get batch`: its one filter).
+    filter: Vec<String>,
+    /// Deduplication window of a stream the run makes.
+    dedup_window: Option<std::time::Duration>,
+    /// Make the stream with asynchronous persistence.
+    persist_async: bool,
     /// History per key of a bucket the run makes.
     history: u8,
     /// Keys picked at random below this (0: in order).
@@ -280,6 +297,9 @@ impl Store {
             consumer: flags.consumer.clone(),
             acks: flags.acks,
             double_ack: flags.doubleack,
+            filter: flags.filter.clone(),
+            dedup_window: flags.dedupwindow,
+            persist_async: flags.persistasync,
             history: flags.history,
             randomize: flags.randomize,
         }
@@ -346,6 +366,7 @@ impl Plan {
             BenchKind::JsFetch => jetstream::fetch(self, jetstream::Pull::Fetch).await,
             BenchKind::JsConsume => jetstream::fetch(self, jetstream::Pull::Consume).await,
             BenchKind::JsOrdered => jetstream::ordered(self).await,
+            BenchKind::JsGet(mode) => js_get::run(self, mode).await,
             BenchKind::KvPut => kv::put(self).await,
             BenchKind::KvGet => kv::get(self).await,
             BenchKind::Scale => Err(CliError::Usage("`bench scale` runs on its own")),

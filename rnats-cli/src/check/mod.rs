@@ -4,6 +4,7 @@
 
 mod credential;
 mod message;
+mod meta;
 mod outcome;
 mod probes;
 mod request;
@@ -84,6 +85,12 @@ enum CheckCommand {
     /// Example: rnats server check credential --credential app.creds --validity-warn 720h
     #[command(alias = "creds")]
     Credential(credential::CredentialArgs),
+    /// Checks the JetStream meta cluster: a leader, the expected peers, all current
+    /// (needs a system account user).
+    ///
+    /// Example: rnats server check meta --expect 3 --lag-critical 100 --seen-critical 5s
+    #[command(alias = "raft")]
+    Meta(meta::MetaArgs),
 }
 
 /// Thresholds of `check connection`.
@@ -246,6 +253,7 @@ pub(crate) async fn run(args: CheckArgs, conn: &ConnArgs) -> Result<(), CliError
         CheckCommand::Message(m) => message::check(conn, &m).await,
         CheckCommand::Server(s) => server::check(conn, &s).await,
         CheckCommand::Credential(c) => credential::check(&c),
+        CheckCommand::Meta(m) => meta::check(conn, &m).await,
     };
     crate::out::print(&outcome.render(args.format))?;
     match outcome.status() {

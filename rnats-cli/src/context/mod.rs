@@ -2,6 +2,7 @@
 //! context made with `nats context add` works with rnats and the other way round.
 
 pub(crate) mod store;
+mod validate;
 
 use clap::{Args, Subcommand};
 use serde_json::{Map, Value};
@@ -25,6 +26,7 @@ enum ContextCommand {
     /// Lists the contexts, marking the selected one with `*`.
     ///
     /// Example: rnats context ls
+    #[command(alias = "list", alias = "l")]
     Ls {
         /// One JSON object per context instead of a table.
         #[arg(long)]
@@ -33,15 +35,17 @@ enum ContextCommand {
     /// Creates a context, or updates the settings given of an existing one.
     ///
     /// Example: rnats context add prod --server nats://prod:4222 --creds ~/prod.creds --select
-    #[command(alias = "save")]
+    #[command(alias = "save", alias = "create")]
     Add(AddArgs),
     /// Changes the settings given of an existing context.
     ///
     /// Example: rnats context edit prod --server nats://prod2:4222
+    #[command(alias = "vi")]
     Edit(AddArgs),
     /// Selects the context used when --context is not given; without NAME, shows it.
     ///
     /// Example: rnats context select prod
+    #[command(alias = "switch", alias = "set")]
     Select {
         /// The context to select.
         name: Option<String>,
@@ -49,6 +53,7 @@ enum ContextCommand {
     /// Shows a context's settings, secrets masked (the selected one without NAME).
     ///
     /// Example: rnats context info prod
+    #[command(alias = "show", alias = "v", alias = "view")]
     Info {
         /// The context.
         name: Option<String>,
@@ -56,9 +61,21 @@ enum ContextCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Checks every context (or NAME): it loads, the files it names exist and, with
+    /// --connect, it connects.
+    ///
+    /// Example: rnats context validate --connect
+    Validate {
+        /// The context (default: all).
+        name: Option<String>,
+        /// Also connect with each context.
+        #[arg(long)]
+        connect: bool,
+    },
     /// Removes a context.
     ///
     /// Example: rnats context rm old --force
+    #[command(alias = "remove")]
     Rm {
         /// The context.
         name: String,
@@ -136,6 +153,7 @@ pub(crate) fn run(args: ContextArgs, conn: &ConnArgs) -> Result<(), CliError> {
             }
         },
         ContextCommand::Info { name, json } => info(&store, name, json),
+        ContextCommand::Validate { name, connect } => validate::run(&store, name, connect),
         ContextCommand::Rm { name, force } => {
             if !store.exists(&name) {
                 return Err(CliError::UnknownContext(name));

@@ -37,12 +37,19 @@ pub(crate) struct EventsArgs {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     srv_advisory: bool,
+    /// Leave the connection events out (natscli's `--no-srv-advisory`).
+    #[arg(long)]
+    no_srv_advisory: bool,
     /// More subjects to follow, as events.
     #[arg(long, value_name = "SUBJECTS", value_delimiter = ',')]
     subjects: Vec<String>,
     /// One JSON object per event, as the server sent it.
     #[arg(long, short = 'j')]
     json: bool,
+    /// One CloudEvents v1.0 JSON object per event (natscli's `--cloudevent`): type, id,
+    /// time, source and subject from the NATS event, the event itself as `data`.
+    #[arg(long, conflicts_with = "short")]
+    cloudevent: bool,
     /// One short line per event: time, kind and subject.
     #[arg(long, conflicts_with = "json")]
     short: bool,
@@ -85,7 +92,15 @@ pub(crate) async fn run(args: EventsArgs, conn: &ConnArgs) -> Result<(), CliErro
         }
         seen += 1;
         let body: Value = serde_json::from_slice(&payload).unwrap_or(Value::Null);
-        if args.json {
+        if args.cloudevent {
+            match cloud_event(&body) {
+                Some(event) => out::json(&event)?,
+                // As natscli: an event without a NATS event type cannot be one.
+                None => out::print(&format!(
+                    "Event error: unknown event schema on subject {subject}\n"
+                ))?,
+            }
+        } else if args.json {
             match &body {
                 Value::Null => out::json(&serde_json::json!({
                     "subject": subject,
@@ -167,6 +182,36 @@ async fn from_stream(
     Ok(events.boxed())
 }
 
+/// Where the JSON schemas of NATS events are published; a CloudEvent's `dataschema` points
+/// into it, as jsm.go's does.
+const SCHEMAS: &str = "https://raw.githubusercontent.com/nats-io/jsm.go/master/schemas";
+
+/// A NATS event (`type` like `io.nats.jetstream.advisory.v1.stream_action`) as a CloudEvent
+/// v1.0, with the attributes natscli derives: source `urn:nats:jetstream` and subject
+/// `advisory` from the type's third and fourth words, the event's `id` and `timestamp`, and
+/// its schema's address. `None` for anything that is not a NATS event.
+fn cloud_event(body: &Value) -> Option<Value> {
+    let kind = body["type"]
+        .as_str()
+        .filter(|t| t.starts_with("io.nats."))?;
+    let words: Vec<&str> = kind.split('.').collect();
+    let (source, subject) = (words.get(2)?, words.get(3)?);
+    let schema = format!(
+        "{SCHEMAS}/{}.json",
+        kind["io.nats.".len()..].replace('.', "/")
+    );
+    Some(serde_json::json!({
+        "type": kind,
+        "time": body["timestamp"].as_str().unwrap_or("0001-01-01T00:00:00Z"),
+        "id": body["id"].as_str().unwrap_or_default(),
+        "source": format!("urn:nats:{source}"),
+        "dataschema": schema,
+        "specversion": "1.0",
+        "subject": subject,
+        "data": body,
+    }))
+}
+
 /// The subjects the flags choose, each with what it carries.
 fn subjects(args: &EventsArgs, js_event_prefix: Option<&str>) -> Vec<(&'static str, String)> {
     let js = js_event_prefix.unwrap_or("$JS.EVENT");
@@ -177,7 +222,7 @@ fn subjects(args: &EventsArgs, js_event_prefix: Option<&str>) -> Vec<(&'static s
     if args.all || args.js_metric {
         chosen.push(("JetStream metrics", format!("{js}.METRIC.>")));
     }
-    if args.all || args.srv_advisory {
+    if args.all || (args.srv_advisory && !args.no_srv_advisory) {
         chosen.push(("client connections", "$SYS.ACCOUNT.*.CONNECT".to_owned()));
         chosen.push((
             "client disconnections",
@@ -269,5 +314,28 @@ mod tests {
              client.acc=\"APP\""
         );
         assert_eq!(line("x", &Value::Null, false), "[--:--:--] event on x");
+    }
+
+    #[test]
+    fn a_nats_event_becomes_a_cloud_event() {
+        let body = serde_json::json!({
+            "type": "io.nats.jetstream.advisory.v1.stream_action",
+            "id": "abc",
+            "timestamp": "2026-12-02T06:30:01.5Z",
+            "stream": "ORDERS",
+        });
+        let event = cloud_event(&body).expect("a NATS event");
+        assert_eq!(event["specversion"], "1.0");
+        assert_eq!(event["source"], "urn:nats:jetstream");
+        assert_eq!(event["subject"], "advisory");
+        assert_eq!(event["id"], "abc");
+        assert_eq!(event["time"], "2026-12-02T06:30:01.5Z");
+        assert_eq!(
+            event["dataschema"],
+            "https://raw.githubusercontent.com/nats-io/jsm.go/master/schemas/jetstream/advisory/v1/stream_action.json"
+        );
+        assert_eq!(event["data"], body);
+        assert!(cloud_event(&serde_json::json!({"type": "custom"})).is_none());
+        assert!(cloud_event(&Value::Null).is_none());
     }
 }

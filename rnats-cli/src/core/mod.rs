@@ -2,6 +2,7 @@
 
 mod events;
 mod js_publish;
+mod latency;
 mod messages;
 mod publish;
 mod reply;
@@ -16,11 +17,13 @@ pub(crate) mod template;
 mod trace;
 
 pub(crate) use events::{EventsArgs, run as events};
+pub(crate) use latency::{LatencyArgs, run as latency};
 pub(crate) use publish::{PubArgs, run as publish};
 pub(crate) use reply::{ReplyArgs, run as reply};
 pub(crate) use request::{ReqArgs, run as request};
 pub(crate) use server::{RttArgs, ServerArgs, rtt, run as server};
 pub(crate) use server_ping::ask_every_server;
+pub(crate) use server_report::{ConnectionsArgs, account_connections};
 pub(crate) use subscribe::{SubArgs, run as subscribe};
 pub(crate) use trace::{TraceArgs, run as trace};
 

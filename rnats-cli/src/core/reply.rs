@@ -25,9 +25,16 @@ pub(crate) struct ReplyArgs {
     /// Reply body (templates as in `pub`); without it the request is echoed back.
     body: Option<String>,
     /// Run this shell command per request, the request body on its standard input; its
-    /// standard output is the reply.
+    /// standard output is the reply. `{{0}}`, `{{1}}`, ... in it are the request subject's
+    /// tokens, and the command sees NATS_REQUEST_SUBJECT and NATS_REQUEST_BODY, as in natscli.
     #[arg(long, value_name = "CMD", conflicts_with = "body")]
     command: Option<String>,
+    /// Echo each request back (the default without a body or command).
+    #[arg(long, conflicts_with_all = ["body", "command"])]
+    echo: bool,
+    /// Wait a random time up to this long before each reply (natscli's `--sleep`).
+    #[arg(long, value_name = "MAX", value_parser = crate::conn::parse_duration)]
+    sleep: Option<std::time::Duration>,
     /// Queue group to answer in, so several responders share the load.
     #[arg(
         long,
@@ -78,9 +85,16 @@ pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError
             eprintln!("[#{answered}] no reply subject, not answered");
             continue;
         };
+        if let Some(max) = args.sleep.filter(|max| !max.is_zero()) {
+            tokio::time::sleep(max.mul_f64(random_fraction(answered))).await;
+        }
         let (payload, echo_headers) = match (&body, &args.command) {
             (Some(template), _) => (Bytes::from(template.render(answered)), None),
-            (None, Some(command)) => (run_command(command, request.payload.clone()).await?, None),
+            (None, Some(command)) => {
+                let command = with_subject_tokens(command, request.subject.as_str());
+                let output = run_command(&command, request.subject.as_str(), &request.payload);
+                (output.await?, None)
+            }
             (None, None) => (request.payload.clone(), request.headers.clone()),
         };
         match extra_headers.clone().or(echo_headers) {
@@ -99,10 +113,32 @@ pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError
     Err(CliError::SubscriptionEnded)
 }
 
-/// Runs `command` through the shell with `input` on its standard input; its standard
-/// output is the reply. A command that fails still answers, with what it printed.
-async fn run_command(command: &str, input: Bytes) -> Result<Bytes, CliError> {
+/// `command` with each `{{N}}` replaced by token N (from 0) of `subject`, as natscli does.
+fn with_subject_tokens(command: &str, subject: &str) -> String {
+    subject
+        .split('.')
+        .enumerate()
+        .fold(command.to_owned(), |command, (i, token)| {
+            command.replace(&format!("{{{{{i}}}}}"), token)
+        })
+}
+
+/// A number in [0, 1) that differs from request to request (for `--sleep`).
+fn random_fraction(n: u64) -> f64 {
+    let mut x = n ^ u64::from(std::process::id()) ^ 0x9e37_79b9_7f4a_7c15;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Runs `command` through the shell with the request body on its standard input and in
+/// NATS_REQUEST_BODY, and the subject in NATS_REQUEST_SUBJECT; its standard output is the
+/// reply. A command that fails still answers, with what it printed.
+async fn run_command(command: &str, subject: &str, body: &Bytes) -> Result<Bytes, CliError> {
     let command = command.to_owned();
+    let subject = subject.to_owned();
+    let input = body.clone();
     let failed = {
         let command = command.clone();
         move |source| CliError::Command { command, source }
@@ -111,6 +147,11 @@ async fn run_command(command: &str, input: Bytes) -> Result<Bytes, CliError> {
         let mut child = Command::new("sh")
             .arg("-c")
             .arg(&command)
+            .env("NATS_REQUEST_SUBJECT", &subject)
+            .env(
+                "NATS_REQUEST_BODY",
+                String::from_utf8_lossy(&input).as_ref(),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -124,4 +165,19 @@ async fn run_command(command: &str, input: Bytes) -> Result<Bytes, CliError> {
     })
     .await?
     .map_err(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subject_tokens_fill_the_command() {
+        assert_eq!(
+            with_subject_tokens("curl wttr.in/{{1}}?{{0}}{{1}}", "weather.london"),
+            "curl wttr.in/london?weatherlondon"
+        );
+        assert_eq!(with_subject_tokens("echo {{5}}", "a.b"), "echo {{5}}");
+        assert!((0.0..1.0).contains(&random_fraction(7)));
+    }
 }

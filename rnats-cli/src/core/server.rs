@@ -50,6 +50,7 @@ enum ServerCommand {
     /// user).
     ///
     /// Example: rnats server report connections --top 10
+    #[command(alias = "rep")]
     Report(super::server_report::ReportArgs),
     /// Health checks for monitoring systems, exiting 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
     ///

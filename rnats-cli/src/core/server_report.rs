@@ -17,6 +17,9 @@ use crate::stats::human;
 
 /// Every server's connections.
 const CONNZ: &str = "$SYS.REQ.SERVER.PING.CONNZ";
+/// Every server's connections of the asking account: any account may ask (the server
+/// imports this subject into each), as natscli's `account report connections` does.
+const ACCOUNT_CONNZ: &str = "$SYS.REQ.ACCOUNT.PING.CONNZ";
 /// Every server's JetStream usage.
 const JSZ: &str = "$SYS.REQ.SERVER.PING.JSZ";
 /// Connections asked of each server at most.
@@ -87,9 +90,9 @@ impl ServerFilter {
     }
 }
 
-/// Options of `server report connections`.
+/// Options of `server report connections` and `account report connections`.
 #[derive(Debug, Args)]
-struct ConnectionsArgs {
+pub(crate) struct ConnectionsArgs {
     #[command(flatten)]
     filter: ServerFilter,
     /// Only connections of this account.
@@ -165,12 +168,22 @@ enum JsSort {
 /// Runs `server report ...`.
 pub(crate) async fn run(args: ReportArgs, conn: &ConnArgs) -> Result<(), CliError> {
     match args.command {
-        ReportCommand::Connections(args) => connections(conn, args).await,
+        ReportCommand::Connections(args) => connections(conn, args, CONNZ).await,
         ReportCommand::Jetstream(args) => jetstream(conn, args).await,
     }
 }
 
+/// `account report connections`: the connections of the account the user is in.
+pub(crate) async fn account_connections(
+    conn: &ConnArgs,
+    args: ConnectionsArgs,
+) -> Result<(), CliError> {
+    connections(conn, args, ACCOUNT_CONNZ).await
+}
+
 /// Asks every server `subject` with `body`; the answers, each with its `server` and `data`.
+/// A system request waits for as many servers as a ping finds; an account's (which cannot
+/// ping) for the count given, else until the timeout.
 async fn ask(
     conn: &ConnArgs,
     subject: &'static str,
@@ -178,7 +191,11 @@ async fn ask(
     filter: &ServerFilter,
 ) -> Result<Vec<Answer>, CliError> {
     let (client, settings) = conn.connect().await?;
-    let expected = server_count(&client, settings.timeout, filter.limit).await?;
+    let expected = if subject == ACCOUNT_CONNZ {
+        filter.limit.unwrap_or(usize::MAX)
+    } else {
+        server_count(&client, settings.timeout, filter.limit).await?
+    };
     let body = Bytes::from(serde_json::to_vec(&body)?);
     let (answers, _) = ask_every_server(&client, settings.timeout, subject, body, Some(expected))
         .await
@@ -199,8 +216,13 @@ async fn ask(
     Ok(answers)
 }
 
-/// `server report connections`.
-async fn connections(conn: &ConnArgs, args: ConnectionsArgs) -> Result<(), CliError> {
+/// `server report connections` (`subject` [`CONNZ`]) and `account report connections`
+/// ([`ACCOUNT_CONNZ`]).
+async fn connections(
+    conn: &ConnArgs,
+    args: ConnectionsArgs,
+    subject: &'static str,
+) -> Result<(), CliError> {
     let mut body = json!({
         "subscriptions": true,
         "auth": true,
@@ -217,7 +239,7 @@ async fn connections(conn: &ConnArgs, args: ConnectionsArgs) -> Result<(), CliEr
         body["filter_subject"] = json!(subject);
     }
     args.filter.apply(&mut body);
-    let answers = ask(conn, CONNZ, body, &args.filter).await?;
+    let answers = ask(conn, subject, body, &args.filter).await?;
     let mut rows: Vec<Value> = Vec::new();
     for answer in &answers {
         let server = &answer.stats["server"];

@@ -23,17 +23,41 @@ enum AccountCommand {
     /// Shows JetStream usage, limits and API level of the account.
     ///
     /// Example: rnats account info
+    #[command(alias = "nfo")]
     Info {
         /// The server's JSON.
         #[arg(long)]
         json: bool,
     },
+    /// Reports on the account's connections.
+    #[command(alias = "rep")]
+    Report {
+        /// Which report.
+        #[command(subcommand)]
+        command: ReportCommand,
+    },
+}
+
+/// The account reports.
+#[derive(Debug, Subcommand)]
+enum ReportCommand {
+    /// The account's connections on every server, the busiest first (any user; servers
+    /// answer until the timeout unless their number is given).
+    ///
+    /// Example: rnats account report connections --sort in-msgs --top 10
+    #[command(visible_alias = "conns", alias = "conn", alias = "connz")]
+    Connections(crate::core::ConnectionsArgs),
 }
 
 /// Runs an account command.
 pub(crate) async fn run(args: AccountArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let json = match args.command {
+        AccountCommand::Info { json } => json,
+        AccountCommand::Report {
+            command: ReportCommand::Connections(report),
+        } => return crate::core::account_connections(conn, report).await,
+    };
     let js = crate::conn::jetstream(conn).await?;
-    let AccountCommand::Info { json } = args.command;
     if json {
         return out::json_pretty(&raw(&js, "INFO", &Value::Null).await?);
     }

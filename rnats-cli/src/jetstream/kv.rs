@@ -47,6 +47,7 @@ enum KvCommand {
     /// Creates a bucket.
     ///
     /// Example: rnats kv add config --history 5 --ttl 24h
+    #[command(alias = "new")]
     Add(AddArgs),
     /// Stores a value (from standard input when VALUE is absent or `-`); prints the revision.
     ///

@@ -10,6 +10,7 @@ mod stream;
 mod stream_backup;
 mod stream_config;
 mod stream_report;
+mod stream_subjects;
 
 pub(crate) use account::{AccountArgs, run as account};
 pub(crate) use consumer::{ConsumerArgs, run as consumer};

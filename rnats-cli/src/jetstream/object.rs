@@ -61,14 +61,18 @@ enum ObjectCommand {
         bucket: String,
         /// The object.
         name: String,
-        /// Write here instead of standard output.
-        #[arg(long, short = 'o', value_name = "FILE")]
+        /// Write here instead of standard output (`-O` as in natscli).
+        #[arg(long, short = 'o', short_alias = 'O', value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Overwrite without asking (accepted for natscli's command lines: rnats never
+        /// asks).
+        #[arg(long, short = 'f')]
+        force: bool,
     },
     /// Shows a bucket's status, or an object's info.
     ///
     /// Example: rnats object status files   |   rnats object info files report.pdf
-    #[command(visible_alias = "status", alias = "show")]
+    #[command(visible_alias = "status", alias = "show", alias = "i")]
     Info {
         /// The bucket.
         bucket: String,
@@ -107,7 +111,7 @@ enum ObjectCommand {
     /// Removes an object, or the whole bucket when no NAME is given.
     ///
     /// Example: rnats object rm files report.pdf --force
-    #[command(alias = "delete")]
+    #[command(alias = "delete", alias = "del")]
     Rm {
         /// The bucket.
         bucket: String,
@@ -224,6 +228,7 @@ pub(crate) async fn run(args: ObjectArgs, conn: &ConnArgs) -> Result<(), CliErro
             bucket,
             name,
             output,
+            force: _,
         } => get(&js, &bucket, &name, output).await,
         ObjectCommand::Info { bucket, name, json } => info(&js, &bucket, name, json).await,
         ObjectCommand::Rm {

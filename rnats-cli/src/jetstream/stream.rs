@@ -35,7 +35,7 @@ enum StreamCommand {
     /// Lists the streams: name, subjects, messages, bytes, consumers, created.
     ///
     /// Example: rnats stream ls
-    #[command(alias = "list")]
+    #[command(alias = "list", alias = "l")]
     Ls {
         /// The server's stream infos as a JSON array.
         #[arg(long)]
@@ -47,7 +47,7 @@ enum StreamCommand {
     /// Creates a stream.
     ///
     /// Example: rnats stream add ORDERS --subjects 'orders.>' --storage file --max-age 24h
-    #[command(alias = "create")]
+    #[command(alias = "create", alias = "new")]
     Add {
         /// The stream's name (may come from --config instead).
         name: Option<String>,
@@ -91,6 +91,7 @@ enum StreamCommand {
     /// Shows a stream's configuration and state.
     ///
     /// Example: rnats stream info ORDERS
+    #[command(alias = "nfo", alias = "i")]
     Info {
         /// The stream.
         name: String,
@@ -120,13 +121,43 @@ enum StreamCommand {
     /// Removes a stream and its messages.
     ///
     /// Example: rnats stream rm ORDERS --force
-    #[command(alias = "delete")]
+    #[command(alias = "delete", alias = "del")]
     Rm {
         /// The stream.
         name: String,
         /// Do not ask for confirmation.
         #[arg(long, short = 'f')]
         force: bool,
+    },
+    /// Lists the stream's subjects with their message counts.
+    ///
+    /// Example: rnats stream subjects ORDERS 'orders.>' --sort name
+    #[command(alias = "subj")]
+    Subjects(crate::jetstream::stream_subjects::SubjectsArgs),
+    /// Removes one message, overwriting its data (natscli's `rmm`).
+    ///
+    /// Example: rnats stream rmm ORDERS 42 --force
+    Rmm {
+        /// The stream.
+        name: String,
+        /// The message's sequence.
+        sequence: u64,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'f')]
+        force: bool,
+    },
+    /// Seals a stream: no more writes, deletes or purges, for good.
+    ///
+    /// Example: rnats stream seal ORDERS --force
+    Seal {
+        /// The stream.
+        name: String,
+        /// Do not ask for confirmation.
+        #[arg(long, short = 'f')]
+        force: bool,
+        /// The sealed stream's info as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Removes messages: all, those on a subject, up to a sequence, or all but the newest.
     ///
@@ -179,7 +210,12 @@ enum StreamCommand {
         #[arg(long, short = 'c', default_value_t = 10)]
         count: usize,
         /// Start at this sequence.
-        #[arg(long, value_name = "SEQ", conflicts_with = "since")]
+        #[arg(
+            long,
+            visible_alias = "id",
+            value_name = "SEQ",
+            conflicts_with = "since"
+        )]
         start: Option<u64>,
         /// Start with messages this recent, e.g. 1h.
         #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
@@ -211,6 +247,7 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
         StreamCommand::Backup(args) => crate::jetstream::stream_backup::backup(&js, args).await,
         StreamCommand::Restore(args) => crate::jetstream::stream_backup::restore(&js, args).await,
         StreamCommand::Report(report) => crate::jetstream::stream_report::run(&js, report).await,
+        StreamCommand::Subjects(args) => crate::jetstream::stream_subjects::run(&js, args).await,
         StreamCommand::Edit {
             name,
             flags,
@@ -219,6 +256,31 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
             ..
         } => edit(&js, name, flags, json, dry_run).await,
         StreamCommand::Rm { name, force } => remove(&js, name, force).await,
+        StreamCommand::Rmm {
+            name,
+            sequence,
+            force,
+        } => {
+            raw(&js, &format!("STREAM.INFO.{name}"), &Value::Null).await?;
+            out::confirm(
+                &format!("Really remove message {sequence} from {name}"),
+                force,
+            )?;
+            let request = json!({ "seq": sequence });
+            raw(&js, &format!("STREAM.MSG.DELETE.{name}"), &request).await?;
+            out::print(&format!("Removed message {sequence} from stream {name}\n"))
+        }
+        StreamCommand::Seal { name, force, json } => {
+            let mut config =
+                raw(&js, &format!("STREAM.INFO.{name}"), &Value::Null).await?["config"].take();
+            out::confirm(&format!("Really seal stream {name}, for good"), force)?;
+            config["sealed"] = json!(true);
+            raw(&js, &format!("STREAM.UPDATE.{name}"), &config).await?;
+            if !json {
+                out::print(&format!("Sealed stream {name}\n"))?;
+            }
+            info(&js, name, json).await
+        }
         StreamCommand::Purge {
             name,
             subject,

@@ -73,8 +73,10 @@ pub(crate) struct BackupArgs {
 /// Options of `rnats stream restore`.
 #[derive(Debug, Args)]
 pub(crate) struct RestoreArgs {
-    /// The directory holding the backup (`backup.json`, `stream.tar.s2`).
-    file: PathBuf,
+    /// The directory holding the backup (`backup.json`, `stream.tar.s2`); or, as natscli's
+    /// cheat sheet writes it, the stream's name and then the directory.
+    #[arg(value_name = "[STREAM] DIR", num_args = 1..=2, required = true)]
+    words: Vec<PathBuf>,
     /// Draw a progress bar on a terminal (the default; never when piped).
     #[arg(long, overrides_with = "no_progress")]
     progress: bool,
@@ -113,10 +115,9 @@ pub(crate) async fn backup(js: &Context, args: BackupArgs) -> Result<(), CliErro
         .pointer("/state/bytes")
         .and_then(Value::as_u64)
         .unwrap_or(0);
-    std::fs::create_dir_all(&args.target).map_err(|source| CliError::WriteFile {
-        path: args.target.clone(),
-        source,
-    })?;
+    make_private_dir(&args.target)?;
+    // An older backup's metadata would vouch for data this run may not finish writing.
+    let _ = std::fs::remove_file(args.target.join(METADATA_FILE));
     let data_path = args.target.join(DATA_FILE);
     let mut data = std::fs::File::create(&data_path).map_err(|source| CliError::WriteFile {
         path: data_path.clone(),
@@ -139,8 +140,6 @@ pub(crate) async fn backup(js: &Context, args: BackupArgs) -> Result<(), CliErro
         request["window_size"] = json!(size);
     }
     let started = raw(js, &format!("STREAM.SNAPSHOT.{name}"), &request).await?;
-    let metadata = json!({ "config": started["config"], "state": started["state"] });
-    write_json(&args.target.join(METADATA_FILE), &metadata)?;
 
     let bar = bar(
         "backup",
@@ -184,6 +183,11 @@ pub(crate) async fn backup(js: &Context, args: BackupArgs) -> Result<(), CliErro
         path: data_path.clone(),
         source,
     })?;
+    // As natscli: the metadata only once the data is complete, so a directory with a
+    // `backup.json` holds a whole backup. Its keys, `config` and `state`, are the snapshot
+    // answer's, which natscli's restore reads into its restore request.
+    let metadata = json!({ "config": started["config"], "state": started["state"] });
+    write_json(&args.target.join(METADATA_FILE), &metadata)?;
     let messages = started
         .pointer("/state/messages")
         .and_then(Value::as_u64)
@@ -206,9 +210,28 @@ pub(crate) async fn backup(js: &Context, args: BackupArgs) -> Result<(), CliErro
     ))
 }
 
-/// Restores the stream backed up in `args.file`.
+impl RestoreArgs {
+    /// The backup directory and, when given before it, the stream it must hold.
+    fn dir_and_stream(&self) -> (PathBuf, Option<String>) {
+        match self.words.as_slice() {
+            [stream, dir, ..] => (dir.clone(), Some(stream.to_string_lossy().into_owned())),
+            [dir] => (dir.clone(), None),
+            [] => (PathBuf::from("."), None),
+        }
+    }
+}
+
+/// Restores the stream backed up in the directory `args` names.
 pub(crate) async fn restore(js: &Context, args: RestoreArgs) -> Result<(), CliError> {
-    let metadata: Value = super::read_json(&args.file.join(METADATA_FILE))?;
+    let (dir, expected) = args.dir_and_stream();
+    let metadata: Value = super::read_json(&dir.join(METADATA_FILE))?;
+    let backed_up = metadata["config"]["name"].as_str().unwrap_or_default();
+    if let Some(expected) = expected.filter(|e| e != backed_up) {
+        return Err(CliError::JetStream {
+            action: format!("cannot restore stream {expected}"),
+            source: format!("the backup in {} holds stream {backed_up:?}", dir.display()).into(),
+        });
+    }
     let mut config = match &args.config {
         Some(path) => super::read_json::<Value>(path)?,
         None => metadata["config"].clone(),
@@ -239,7 +262,7 @@ pub(crate) async fn restore(js: &Context, args: RestoreArgs) -> Result<(), CliEr
             source: "a stream of that name exists; remove it first".into(),
         });
     }
-    let data_path = args.file.join(DATA_FILE);
+    let data_path = dir.join(DATA_FILE);
     let mut data = std::fs::File::open(&data_path).map_err(|source| CliError::ReadFile {
         what: "backup data",
         path: data_path.clone(),
@@ -312,7 +335,7 @@ pub(crate) async fn restore(js: &Context, args: RestoreArgs) -> Result<(), CliEr
     out::print(&format!(
         "Restored stream {name} ({} messages) from {}: {} sent\n",
         human::count(messages),
-        args.file.display(),
+        dir.display(),
         super::bytes(sent),
     ))
 }
@@ -341,6 +364,19 @@ fn read_full(file: &mut std::fs::File, buffer: &mut [u8]) -> std::io::Result<usi
         }
     }
     Ok(filled)
+}
+
+/// Makes the backup directory, readable by its owner only as natscli makes it (the backup
+/// holds every message of the stream).
+fn make_private_dir(path: &Path) -> Result<(), CliError> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(path).map_err(|source| CliError::WriteFile {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Writes `value` to `path` as indented JSON.

@@ -121,6 +121,7 @@ impl Rnats {
         let mut running = Running {
             child: Some(child),
             stderr: None,
+            ready: String::new(),
         };
         let mut seen = String::new();
         loop {
@@ -135,6 +136,7 @@ impl Rnats {
             }
             seen.push_str(&line);
             if line.contains(ready) {
+                running.ready = line.trim_end().to_owned();
                 break;
             }
         }
@@ -147,9 +149,15 @@ impl Rnats {
 pub struct Running {
     child: Option<Child>,
     stderr: Option<BufReader<ChildStderr>>,
+    ready: String,
 }
 
 impl Running {
+    /// The readiness line it printed.
+    pub fn ready_line(&self) -> &str {
+        &self.ready
+    }
+
     /// Waits for the command to end and returns its output (stderr after the ready line).
     pub fn finish(&mut self) -> Output {
         let child = self.child.take().expect("still running");

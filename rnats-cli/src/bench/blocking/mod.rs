@@ -35,6 +35,7 @@ pub(super) fn supports(kind: BenchKind) -> bool {
         | BenchKind::JsFetch
         | BenchKind::JsConsume
         | BenchKind::JsOrdered
+        | BenchKind::JsGet(_)
         | BenchKind::KvPut
         | BenchKind::KvGet
         | BenchKind::Scale => false,
@@ -54,6 +55,7 @@ pub(super) fn run(plan: &Plan, kind: BenchKind) -> Result<Figures, CliError> {
         | BenchKind::JsFetch
         | BenchKind::JsConsume
         | BenchKind::JsOrdered
+        | BenchKind::JsGet(_)
         | BenchKind::KvPut
         | BenchKind::KvGet
         | BenchKind::Scale => Err(CliError::Usage(NOT_CORE)),

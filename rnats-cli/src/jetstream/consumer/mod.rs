@@ -48,7 +48,7 @@ enum ConsumerCommand {
     /// Creates a durable consumer (pull unless --deliver-subject is given).
     ///
     /// Example: rnats consumer add ORDERS billing --filter 'orders.new' --ack explicit --deliver all
-    #[command(alias = "create")]
+    #[command(alias = "create", alias = "new")]
     Add {
         /// The stream.
         stream: String,
@@ -66,6 +66,7 @@ enum ConsumerCommand {
     /// Shows a consumer's configuration and state.
     ///
     /// Example: rnats consumer info ORDERS billing
+    #[command(alias = "nfo")]
     Info {
         /// The stream.
         stream: String,
@@ -78,7 +79,7 @@ enum ConsumerCommand {
     /// Removes a consumer.
     ///
     /// Example: rnats consumer rm ORDERS billing --force
-    #[command(alias = "delete")]
+    #[command(alias = "delete", alias = "del")]
     Rm {
         /// The stream.
         stream: String,
@@ -130,8 +131,11 @@ struct NextArgs {
     #[arg(long, short = 'c', default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     count: usize,
     /// Do not ack what was fetched (it will be redelivered after the ack wait).
-    #[arg(long)]
+    #[arg(long, overrides_with = "ack")]
     no_ack: bool,
+    /// Ack what was fetched (the default; natscli's `--ack`).
+    #[arg(long)]
+    ack: bool,
     /// One JSON object per message.
     #[arg(long)]
     json: bool,
@@ -648,6 +652,7 @@ async fn next(js: &Context, args: NextArgs, timeout: Duration) -> Result<(), Cli
         name,
         count,
         no_ack,
+        ack: _,
         json,
         raw: raw_only,
     } = args;

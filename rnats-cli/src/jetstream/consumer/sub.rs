@@ -22,8 +22,11 @@ pub(super) struct SubArgs {
     #[arg(long, short = 'c')]
     count: Option<u64>,
     /// Do not ack what arrives (it will be redelivered after the ack wait).
-    #[arg(long)]
+    #[arg(long, overrides_with = "ack")]
     no_ack: bool,
+    /// Ack what arrives (the default; natscli's `--ack`).
+    #[arg(long)]
+    ack: bool,
     /// Print only the bodies.
     #[arg(long, short = 'r', conflicts_with = "json")]
     raw: bool,
@@ -39,6 +42,7 @@ pub(super) async fn run(js: &Context, args: SubArgs) -> Result<(), CliError> {
         name,
         count,
         no_ack,
+        ack: _,
         raw,
         json,
     } = args;
