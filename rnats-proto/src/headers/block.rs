@@ -38,7 +38,12 @@ impl HeaderBlock {
         let version_line = lines.next().unwrap_or_default();
         let (status, description) = parse_version_line(version_line)?;
 
-        let mut headers = HeaderMap::new();
+        // One header per line after the version line, and a line is 4 bytes at least
+        // (`a:\r\n`, whatever lone `\n`s a bad block holds): sized once, the map does not
+        // grow (and copy) a block of many headers step by step.
+        let line_count = memchr::memchr_iter(b'\n', body).count();
+        let names = line_count.saturating_sub(1).min(body.len() / 4);
+        let mut headers = HeaderMap::with_capacity(names);
         let mut index = NameIndex::<RandomState>::default();
         let mut saw_blank = false;
         for line in lines {

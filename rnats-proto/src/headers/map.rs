@@ -96,6 +96,14 @@ impl HeaderMap {
         Self::default()
     }
 
+    /// An empty map with room for `names` names, for a decoder that knows about how many come.
+    pub(super) fn with_capacity(names: usize) -> Self {
+        HeaderMap {
+            entries: Vec::with_capacity(names),
+            refused: None,
+        }
+    }
+
     /// Sets `name` to the single value `value`, dropping any earlier values.
     ///
     /// A name already present keeps its position. If `name` or `value` is invalid, nothing is
@@ -167,7 +175,9 @@ impl HeaderMap {
         }
         let table = index.0.get_or_insert_with(|| {
             let keys = S::default();
-            let mut positions = HashMap::default();
+            // The map was sized for the block's names, so the table is too.
+            let mut positions =
+                HashMap::with_capacity_and_hasher(self.entries.capacity(), Default::default());
             for (i, (n, _)) in self.entries.iter().enumerate() {
                 positions.entry(keys.hash_one(n.as_str())).or_insert(i);
             }
