@@ -1,5 +1,7 @@
 //! Decoding and encoding the header block of `HMSG` / `HPUB` frames.
 
+use std::collections::hash_map::RandomState;
+
 use bytes::BytesMut;
 
 use super::VERSION;
@@ -36,8 +38,13 @@ impl HeaderBlock {
         let version_line = lines.next().unwrap_or_default();
         let (status, description) = parse_version_line(version_line)?;
 
-        let mut headers = HeaderMap::new();
-        let mut index = NameIndex::default();
+        // One header per line after the version line, and a line is 4 bytes at least
+        // (`a:\r\n`, whatever lone `\n`s a bad block holds): sized once, the map does not
+        // grow (and copy) a block of many headers step by step.
+        let line_count = memchr::memchr_iter(b'\n', body).count();
+        let names = line_count.saturating_sub(1).min(body.len() / 4);
+        let mut headers = HeaderMap::with_capacity(names);
+        let mut index = NameIndex::<RandomState>::default();
         let mut saw_blank = false;
         for line in lines {
             if saw_blank {
@@ -111,7 +118,7 @@ impl<'a> Iterator for CrlfLines<'a> {
 
     fn next(&mut self) -> Option<&'a [u8]> {
         let rest = self.rest?;
-        match memchr::memmem::find(rest, CRLF) {
+        match find_crlf(rest) {
             Some(i) => {
                 self.rest = Some(&rest[i + 2..]);
                 Some(&rest[..i])
@@ -122,6 +129,21 @@ impl<'a> Iterator for CrlfLines<'a> {
             }
         }
     }
+}
+
+/// Where the first `\r\n` of `s` starts. A search for the `\n` (checking the byte before it)
+/// rather than `memmem::find`, which builds a searcher on every call: a header line is short,
+/// and that build cost more than the search.
+fn find_crlf(s: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(b'\n', &s[from..]) {
+        let lf = from + i;
+        if lf > 0 && s[lf - 1] == b'\r' {
+            return Some(lf - 1);
+        }
+        from = lf + 1;
+    }
+    None
 }
 
 /// Parses `NATS/1.0[ <3-digit status>[ <description>]]`.
@@ -219,6 +241,20 @@ mod tests {
         assert_eq!(values, ["v3", "v73", "v143"]);
         let names: Vec<&str> = decoded.iter().map(|(n, _)| n.as_str()).take(3).collect();
         assert_eq!(names, ["H-0", "H-1", "H-2"], "names keep their first order");
+    }
+
+    #[test]
+    fn lines_split_only_at_crlf() {
+        assert_eq!(find_crlf(b"ab\r\ncd"), Some(2));
+        assert_eq!(find_crlf(b"\r\n"), Some(0));
+        assert_eq!(find_crlf(b"\na\rb\n\r\n"), Some(5));
+        assert_eq!(find_crlf(b"a\nb\rc"), None);
+        assert_eq!(find_crlf(b""), None);
+        let lines: Vec<&[u8]> = CrlfLines {
+            rest: Some(b"a\nb\r\n\rc\r\n"),
+        }
+        .collect();
+        assert_eq!(lines, [&b"a\nb"[..], b"\rc", b""]);
     }
 
     #[test]

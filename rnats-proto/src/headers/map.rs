@@ -1,6 +1,9 @@
 //! The multi-valued header collection.
 
+use std::collections::HashMap;
+use std::collections::hash_map::{Entry, RandomState};
 use std::fmt;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -29,14 +32,51 @@ pub struct HeaderMap {
     refused: Option<HeaderError>,
 }
 
-/// Where each name of a map being decoded stands, once the map has many names.
-#[derive(Debug, Default)]
-pub(super) struct NameIndex(Option<std::collections::HashMap<String, usize>>);
+/// Where each name of a map being decoded stands, once the map has many names: the position
+/// of the first name with each hash. A name is hashed once, with the std hasher's random keys
+/// (a publisher cannot craft names that collide), and the table is keyed by that hash, so it
+/// holds no copy of the name and does not hash again as it grows. Names whose hashes collide
+/// (all but never) are found by a scan.
+///
+/// `S` makes the name hashes; tests give one that makes every name collide.
+#[derive(Debug)]
+pub(super) struct NameIndex<S = RandomState>(Option<NameTable<S>>);
 
-impl NameIndex {
-    /// Names a map holds before its decoder indexes them: below this a scan is cheaper.
-    const FROM: usize = 16;
+#[derive(Debug)]
+struct NameTable<S> {
+    keys: S,
+    positions: HashMap<u64, usize, BuildHasherDefault<PrehashedKey>>,
 }
+
+/// Hashes a `u64` that is already a hash to itself.
+#[derive(Debug, Default)]
+struct PrehashedKey(u64);
+
+impl Hasher for PrehashedKey {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used; fold anything else in rather than lose it.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+impl<S> Default for NameIndex<S> {
+    fn default() -> Self {
+        NameIndex(None)
+    }
+}
+
+/// Names a map holds before its decoder indexes them: below this a scan is cheaper.
+const INDEX_FROM: usize = 16;
 
 /// The values of one header name, from [`HeaderMap::get_all`].
 #[derive(Debug, Clone)]
@@ -54,6 +94,14 @@ impl HeaderMap {
     /// Creates an empty map.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty map with room for `names` names, for a decoder that knows about how many come.
+    pub(super) fn with_capacity(names: usize) -> Self {
+        HeaderMap {
+            entries: Vec::with_capacity(names),
+            refused: None,
+        }
     }
 
     /// Sets `name` to the single value `value`, dropping any earlier values.
@@ -113,28 +161,40 @@ impl HeaderMap {
     }
 
     /// [`HeaderMap::append_valid`] for a decoder that appends many pairs in a row: past
-    /// [`NameIndex::FROM`] names, names are found through `index` instead of a scan, so a
+    /// [`INDEX_FROM`] names, names are found through `index` instead of a scan, so a
     /// block of `n` distinct names decodes in linear time rather than quadratic. Small maps,
     /// the usual case, never build the index.
-    pub(super) fn append_decoded(
+    pub(super) fn append_decoded<S: BuildHasher + Default>(
         &mut self,
         name: HeaderName,
         value: HeaderValue,
-        index: &mut NameIndex,
+        index: &mut NameIndex<S>,
     ) {
-        if index.0.is_none() && self.entries.len() < NameIndex::FROM {
+        if index.0.is_none() && self.entries.len() < INDEX_FROM {
             return self.append_valid(name, value);
         }
-        let positions = index.0.get_or_insert_with(|| {
-            let names = self.entries.iter().map(|(n, _)| n.as_str().to_owned());
-            names.zip(0..).collect()
-        });
-        match positions.get(name.as_str()) {
-            Some(&i) => self.entries[i].1.push(value),
-            None => {
-                positions.insert(name.as_str().to_owned(), self.entries.len());
-                self.entries.push((name, vec![value]));
+        let table = index.0.get_or_insert_with(|| {
+            let keys = S::default();
+            // The map was sized for the block's names, so the table is too.
+            let mut positions =
+                HashMap::with_capacity_and_hasher(self.entries.capacity(), Default::default());
+            for (i, (n, _)) in self.entries.iter().enumerate() {
+                positions.entry(keys.hash_one(n.as_str())).or_insert(i);
             }
+            NameTable { keys, positions }
+        });
+        let position = match table.positions.entry(table.keys.hash_one(name.as_str())) {
+            Entry::Vacant(slot) => {
+                slot.insert(self.entries.len());
+                None
+            }
+            Entry::Occupied(slot) if self.entries[*slot.get()].0 == name => Some(*slot.get()),
+            // Another name with the same hash: look the long way.
+            Entry::Occupied(_) => self.position(name.as_str()),
+        };
+        match position {
+            Some(i) => self.entries[i].1.push(value),
+            None => self.entries.push((name, vec![value])),
         }
     }
 
@@ -328,6 +388,43 @@ mod tests {
         map.iter()
             .map(|(n, vs)| (n.as_str(), vs.iter().map(HeaderValue::as_str).collect()))
             .collect()
+    }
+
+    /// Every name hashes alike, so an index sees only collisions.
+    #[derive(Default)]
+    struct OneHash;
+
+    impl Hasher for OneHash {
+        fn finish(&self) -> u64 {
+            7
+        }
+
+        fn write(&mut self, _: &[u8]) {}
+    }
+
+    #[test]
+    fn decoding_through_the_index_keeps_names_and_values_in_order_even_when_hashes_collide() {
+        let pairs_in: Vec<(String, String)> = (0..300)
+            .map(|i| (format!("N-{}", i % 90), format!("v{i}")))
+            .collect();
+        let mut scanned = HeaderMap::new();
+        let mut indexed = HeaderMap::new();
+        let mut colliding = HeaderMap::new();
+        let mut index = NameIndex::<RandomState>::default();
+        let mut colliding_index = NameIndex::<BuildHasherDefault<OneHash>>::default();
+        for (name, value) in &pairs_in {
+            let name = name.as_str().into_header_name();
+            let value = HeaderValue::from(value.as_str());
+            scanned.append_valid(name.clone(), value.clone());
+            indexed.append_decoded(name.clone(), value.clone(), &mut index);
+            colliding.append_decoded(name, value, &mut colliding_index);
+        }
+        assert!(index.0.is_some() && colliding_index.0.is_some());
+        assert_eq!(scanned.len(), 90);
+        assert_eq!(pairs(&indexed), pairs(&scanned));
+        assert_eq!(pairs(&colliding), pairs(&scanned));
+        let n7: Vec<&str> = indexed.get_all("N-7").map(HeaderValue::as_str).collect();
+        assert_eq!(n7, ["v7", "v97", "v187", "v277"]);
     }
 
     #[test]
