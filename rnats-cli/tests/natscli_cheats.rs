@@ -457,8 +457,16 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
         None,
     );
     assert!(out.contains("Subscribed to"), "{out}");
-    let info = rnats.json(&["consumer", "info", "ORDERS", "PUSHED", "--json", "-s", &url]);
-    // The three it read were acked in order (the rest are still on their way).
+    // The three it read were acked in order (the rest are still on their way). The server
+    // applies acks on the consumer's own queue, after the publisher's flush, so the floor
+    // is read until it gets there.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let info = loop {
+        let info = rnats.json(&["consumer", "info", "ORDERS", "PUSHED", "--json", "-s", &url]);
+        if info["ack_floor"]["consumer_seq"] == 3 || std::time::Instant::now() > deadline {
+            break info;
+        }
+    };
     assert_eq!(info["ack_floor"]["consumer_seq"], 3, "{info}");
     let first = info["ack_floor"]["stream_seq"]
         .as_u64()

@@ -54,8 +54,19 @@ fn object_add_put_get_ls_info_rm() {
     ]);
     assert_eq!(std::fs::read(&target).expect("copy"), data);
     assert_eq!(
-        rnats.ok(&["object", "get", "files", "note.txt", "-s", &url]),
+        rnats.ok(&["object", "get", "files", "note.txt", "-O", "-", "-s", &url]),
         "a small note"
+    );
+    // As natscli: with no --output, a file named after the object in the current directory.
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_rnats"))
+        .args(["object", "get", "files", "note.txt", "-s", &url])
+        .current_dir(dir.path())
+        .output()
+        .expect("rnats runs");
+    assert!(status.status.success(), "{status:?}");
+    assert_eq!(
+        std::fs::read(dir.path().join("note.txt")).expect("note.txt written"),
+        b"a small note"
     );
 
     let info = rnats.json(&["object", "info", "files", "blob.bin", "--json", "-s", &url]);

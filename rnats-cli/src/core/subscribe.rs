@@ -104,6 +104,8 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
             out::print(&shown.human(&title))?;
         }
         if args.count == Some(received) {
+            // The acks above are publishes: they must leave before the process does.
+            client.flush().await?;
             return Ok(());
         }
     }

@@ -1,7 +1,7 @@
 //! `rnats object`: Object Store buckets and the files in them.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -53,15 +53,17 @@ enum ObjectCommand {
     ///
     /// Example: rnats object put files ./report.pdf   |   tar c . | rnats object put files --name backup.tar
     Put(PutArgs),
-    /// Reads an object to a file or standard output, checking its digest.
+    /// Reads an object into a file named after it in the current directory (as natscli
+    /// does), or where `--output` says (`-` for standard output), checking its digest.
     ///
-    /// Example: rnats object get files report.pdf --output /tmp/report.pdf
+    /// Example: rnats object get files report.pdf   |   rnats object get files report.pdf -O - | less
     Get {
         /// The bucket.
         bucket: String,
         /// The object.
         name: String,
-        /// Write here instead of standard output (`-O` as in natscli).
+        /// Write here instead of a file named after the object; `-` writes to standard
+        /// output (`-O` as in natscli).
         #[arg(long, short = 'o', short_alias = 'O', value_name = "FILE")]
         output: Option<PathBuf>,
         /// Overwrite without asking (accepted for natscli's command lines: rnats never
@@ -465,7 +467,22 @@ async fn get(
         .map_err(CliError::js(format!("cannot get {name} from {bucket}")))?;
     let total = object.info().size as u64;
     let action = format!("cannot read {name} from {bucket}");
-    let Some(path) = output else {
+    // natscli's default: the object's base name, in the current directory. An object name
+    // with no base name (`dir/`, `..`) cannot name a file, so it needs `--output`.
+    let path = match output {
+        Some(path) => path,
+        None => match Path::new(&object.info().name).file_name() {
+            Some(base) => PathBuf::from(base),
+            None => {
+                return Err(CliError::InvalidArgument {
+                    what: "object name",
+                    given: name.to_owned(),
+                    reason: "it names no file: give --output FILE, or - for standard output".into(),
+                });
+            }
+        },
+    };
+    if path.as_os_str() == "-" {
         let mut object = object;
         let mut stdout = tokio::io::stdout();
         tokio::io::copy(&mut object, &mut stdout)
