@@ -94,7 +94,7 @@ async fn ask_callback(shared: &Shared) -> Option<Option<ReconnectToServer>> {
         return Some(None);
     };
     let servers = {
-        let pool = lock(&shared.pool);
+        let mut pool = lock(&shared.pool);
         if !pool.attempts.starts_try() {
             return Some(None);
         }
@@ -308,7 +308,7 @@ pub(crate) fn merge_announced(shared: &Shared) {
         let Some(info) = lock(&shared.announcements).next() else {
             return;
         };
-        let added = lock(&shared.pool).add_discovered(&info);
+        let added = lock(&shared.pool).take_announced(info);
         report_discovered(shared, added);
     }
 }

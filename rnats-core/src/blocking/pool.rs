@@ -26,7 +26,7 @@ impl Inner {
         let mut choice = None;
         if let Some(choose) = &policy.choose_server {
             let servers = {
-                let pool = lock(&self.pool);
+                let mut pool = lock(&self.pool);
                 pool.attempts.starts_try().then(|| pool.snapshot())
             };
             if let Some(servers) = servers {

@@ -485,8 +485,8 @@ impl Inner {
     fn handle_info(&self, core: &mut Core, info: ServerInfo) {
         self.store_limits(&info);
         let info = Arc::new(info);
-        // Merging thousands of announced servers takes milliseconds, and this thread may be
-        // waiting for a reply behind the INFO: the background thread merges (issue 22).
+        // Taking in thousands of announced servers is work per URL, and this thread may be
+        // waiting for a reply behind the INFO: the background thread does it (issue 22).
         if !self.options.reconnect.ignore_discovered_servers
             && lock(&self.announcements).offer(Arc::clone(&info))
         {
@@ -506,16 +506,16 @@ impl Inner {
     /// the background thread.
     pub(super) fn merge_announced(&self) {
         while let Some(info) = lock(&self.announcements).next() {
-            self.merge_discovered(&info);
+            self.merge_discovered(info);
         }
     }
 
     /// What an INFO (the handshake's or a later one) means beyond the session: the
     /// limits publishers check, and the servers it makes known.
-    fn apply_limits(&self, info: &ServerInfo) {
+    fn apply_limits(&self, info: &Arc<ServerInfo>) {
         self.store_limits(info);
         if !self.options.reconnect.ignore_discovered_servers {
-            self.merge_discovered(info);
+            self.merge_discovered(Arc::clone(info));
         }
     }
 
@@ -526,9 +526,9 @@ impl Inner {
             .store(info.headers, Ordering::Relaxed);
     }
 
-    /// Adds the servers `info` announces to the pool, and reports the new ones.
-    fn merge_discovered(&self, info: &ServerInfo) {
-        let added = lock(&self.pool).add_discovered(info);
+    /// Gives the pool the servers `info` announces, and reports the new ones.
+    fn merge_discovered(&self, info: Arc<ServerInfo>) {
+        let added = lock(&self.pool).take_announced(info);
         if !added.is_empty() {
             self.events.emit(ConnectionEvent::DiscoveredServers(added));
         }
@@ -657,9 +657,10 @@ impl Inner {
         }
         // The handshake's INFO: a lame duck flag in it is not news yet (the link is not
         // up when it is read), as before the session.
-        self.apply_limits(&dialed.info);
+        let info = Arc::new(dialed.info);
+        self.apply_limits(&info);
         dialed.traffic.count_in(&self.statistics);
-        core.session.handle_connected(Instant::now(), dialed.info);
+        core.session.handle_connected(Instant::now(), info);
         let mut replay = BytesMut::new();
         let inbox = format!("{}*", self.request_prefix);
         rnats_proto::encode_sub(&mut replay, &inbox, None, REQUEST_SID);
