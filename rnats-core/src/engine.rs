@@ -186,7 +186,7 @@ impl Engine {
         // may come before `Connected`.
         let discover = !engine.shared.options.reconnect.ignore_discovered_servers;
         if let (Some(info), true) = (&info, discover) {
-            crate::shared::lock(&engine.shared.pool).take_announced(Arc::clone(info));
+            crate::shared::lock(&engine.shared.pool).take_announced(Arc::clone(info), false);
         }
         let direct = stream.map(|stream| engine.install(stream));
         if let (Some(info), true) = (info, engine.is_connected()) {

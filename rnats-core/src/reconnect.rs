@@ -308,7 +308,9 @@ pub(crate) fn merge_announced(shared: &Shared) {
         let Some(info) = lock(&shared.announcements).next() else {
             return;
         };
-        let added = lock(&shared.pool).take_announced(info);
+        // Worked out only for a listener: nobody else hears of them.
+        let report = shared.events.receiver_count() > 0;
+        let added = lock(&shared.pool).take_announced(info, report);
         report_discovered(shared, added);
     }
 }

@@ -2,8 +2,10 @@
 //! the client has learnt about each (failed attempts, last error), as
 //! [`Client::server_pool`](crate::Client::server_pool) reports it.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -249,51 +251,50 @@ impl ServerPool {
         self.announced = None;
     }
 
-    /// Takes in the servers an INFO announces and returns those new to the pool, as
-    /// announced, for `DiscoveredServers`; they join the pool when it is next used
-    /// ([`ServerPool::settle`]).
+    /// Takes in the servers an INFO announces; with `report`, returns those new to the
+    /// pool, as announced, for `DiscoveredServers` (without, nobody listens for it). They
+    /// join the pool when it is next used ([`ServerPool::settle`]).
     ///
     /// Merging parses every announced URL (milliseconds for a cluster of thousands), and
     /// the pool is needed only to reconnect or when the user asks for it, so only what the
     /// event needs is done here: the URLs this list has and the last one had not (a
     /// cluster re-announces every member whenever one comes or goes, so these are few),
-    /// checked against the pool's servers by host and port (issue 22).
-    pub(crate) fn take_announced(&mut self, info: Arc<ServerInfo>) -> Vec<String> {
-        let added = {
-            let (urls, implied_scheme) = self.announced_urls(&info);
-            let before: HashSet<&str> = match &self.announced {
-                Some(last) => self.announced_urls(last).0.iter().map(String::as_str).collect(),
-                None => HashSet::new(),
-            };
-            let fresh: Vec<&String> = urls
-                .iter()
-                .filter(|url| !before.contains(url.as_str()))
-                .collect();
-            if fresh.is_empty() {
-                Vec::new()
-            } else {
-                let known: HashSet<(&str, u16)> = self
-                    .servers
-                    .iter()
-                    .map(|s| (s.addr.host(), s.addr.port()))
-                    .collect();
-                let websocket = matches!(implied_scheme, Some("ws" | "wss"));
-                let mut seen = HashSet::new();
-                let mut added = Vec::new();
-                for url in fresh {
-                    let Some(server) = announced_key(url, implied_scheme, websocket) else {
-                        continue;
-                    };
-                    if !known.contains(&(server.0.as_str(), server.1)) && seen.insert(server) {
-                        added.push(url.clone());
-                    }
-                }
-                added
-            }
+    /// checked against the pool's servers by host and port, without parsing (issue 22).
+    pub(crate) fn take_announced(&mut self, info: Arc<ServerInfo>, report: bool) -> Vec<String> {
+        let added = if report {
+            self.new_in(&info)
+        } else {
+            Vec::new()
         };
         self.announced = Some(info);
         self.unmerged = true;
         added
+    }
+
+    /// The URLs of `info` naming servers that neither the last announcement nor the pool
+    /// has, each once.
+    fn new_in(&self, info: &ServerInfo) -> Vec<String> {
+        let (urls, implied_scheme) = self.announced_urls(info);
+        let before: FastSet<&str> = match &self.announced {
+            Some(last) => self.announced_urls(last).0.iter().map(String::as_str).collect(),
+            None => FastSet::default(),
+        };
+        let mut fresh = urls.iter().filter(|url| !before.contains(url.as_str())).peekable();
+        if fresh.peek().is_none() {
+            return Vec::new();
+        }
+        let mut seen: FastSet<(Cow<'_, str>, u16)> = self
+            .servers
+            .iter()
+            .map(|s| (Cow::Borrowed(s.addr.host()), s.addr.port()))
+            .collect();
+        let websocket = matches!(implied_scheme, Some("ws" | "wss"));
+        fresh
+            .filter(|url| {
+                announced_key(url, implied_scheme, websocket).is_some_and(|key| seen.insert(key))
+            })
+            .cloned()
+            .collect()
     }
 
     /// Merges the newest announced servers into the pool if that is not done yet. Each
@@ -448,22 +449,27 @@ fn key(addr: &ServerAddr) -> ServerKey {
 /// What servers announce is `host:port` with an IPv4 address or a plain host name; those
 /// are split by hand, as `Url` would give them back. Anything else (a scheme, IPv6,
 /// credentials, upper case, IDNA) goes through the full parse.
-fn announced_key(url: &str, implied_scheme: Option<&str>, websocket: bool) -> Option<ServerKey> {
-    if let Some(server) = plain_host_port(url) {
-        return Some(server);
+fn announced_key<'a>(
+    url: &'a str,
+    implied_scheme: Option<&str>,
+    websocket: bool,
+) -> Option<(Cow<'a, str>, u16)> {
+    if let Some((host, port)) = plain_host_port(url) {
+        return Some((Cow::Borrowed(host), port));
     }
     let parsed = match implied_scheme {
         Some(scheme) if !url.contains("://") => format!("{scheme}://{url}").parse(),
         _ => url.parse::<ServerAddr>(),
     };
     let addr = parsed.ok().filter(|addr| addr.is_websocket() == websocket)?;
-    Some(key(&addr))
+    let (host, port) = key(&addr);
+    Some((Cow::Owned(host), port))
 }
 
 /// `host:port` with an explicit port and a host that `Url` keeps as it is: a canonical
 /// IPv4 address, or lower-case ASCII labels whose last one is not numeric and none of
 /// which is IDNA (`xn--`).
-fn plain_host_port(url: &str) -> Option<ServerKey> {
+fn plain_host_port(url: &str) -> Option<(&str, u16)> {
     let (host, port) = url.rsplit_once(':')?;
     if port.is_empty() || port.len() > 5 || !port.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -483,7 +489,33 @@ fn plain_host_port(url: &str) -> Option<ServerKey> {
             .is_some_and(|label| label.bytes().all(|b| b.is_ascii_digit()));
         labels_ok && !last_numeric
     };
-    plain.then(|| (host.to_owned(), port))
+    plain.then_some((host, port))
+}
+
+/// A hash set for the short strings of an announcement: FNV-1a, several times cheaper
+/// than the default SipHash on a few dozen bytes, and the input comes from the server the
+/// client chose to trust, not from anyone who could aim collisions at it.
+type FastSet<T> = HashSet<T, BuildHasherDefault<Fnv>>;
+
+/// The FNV-1a hash (64 bits).
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -630,7 +662,7 @@ mod tests {
     fn announced_servers_are_reported_at_once_and_join_the_pool_when_it_is_used() {
         let mut pool = ServerPool::new(vec!["nats://a:1".parse().unwrap()], true);
         let take = |pool: &mut ServerPool, urls: &[&str]| {
-            pool.take_announced(Arc::new(advertising(urls, &[])))
+            pool.take_announced(Arc::new(advertising(urls, &[])), true)
         };
         // The server connected to is announced too: it is no news.
         assert_eq!(take(&mut pool, &["a:1", "b:2", "c:3"]), ["b:2", "c:3"]);
@@ -660,7 +692,7 @@ mod tests {
         let mut pool = ServerPool::new(vec!["nats://seed:4222".parse().unwrap()], true);
         let mut announce = |urls: &[String]| {
             let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
-            pool.take_announced(Arc::new(advertising(&urls, &[]))).len()
+            pool.take_announced(Arc::new(advertising(&urls, &[])), true).len()
         };
         assert_eq!(announce(&urls), 10_000);
         let mut grown = urls.clone();
@@ -684,7 +716,8 @@ mod tests {
             "a-b.c-d:80",
         ] {
             let parsed: ServerAddr = url.parse().unwrap();
-            assert_eq!(plain_host_port(url), Some(key(&parsed)), "{url}");
+            let (host, port) = key(&parsed);
+            assert_eq!(plain_host_port(url), Some((host.as_str(), port)), "{url}");
         }
         // Left to the full parse: forms `Url` rewrites or rejects, and no port.
         for url in [

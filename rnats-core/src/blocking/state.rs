@@ -335,7 +335,9 @@ impl Inner {
             return;
         }
         let reads = self.reads.load(Ordering::Relaxed);
-        let mut core = self.read_as(core, Reader::User, DRAIN_WAIT);
+        // Read as the background thread would: not a user read, which would keep the
+        // background thread off the socket for a while.
+        let mut core = self.read_as(core, Reader::Background, DRAIN_WAIT);
         if self.reads.load(Ordering::Relaxed) == reads {
             core.inbound_for_nobody = false;
         }
@@ -570,7 +572,9 @@ impl Inner {
 
     /// Gives the pool the servers `info` announces, and reports the new ones.
     fn merge_discovered(&self, info: Arc<ServerInfo>) {
-        let added = lock(&self.pool).take_announced(info);
+        // Worked out only for a listener: nobody else hears of them.
+        let report = self.events.has_listeners();
+        let added = lock(&self.pool).take_announced(info, report);
         if !added.is_empty() {
             self.events.emit(ConnectionEvent::DiscoveredServers(added));
         }
