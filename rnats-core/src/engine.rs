@@ -553,12 +553,14 @@ impl Engine {
         self.shared
             .headers_supported
             .store(info.headers, Ordering::Relaxed);
-        // Taking in thousands of announced servers is work per URL (hashing them, to report
-        // the new ones): a thread of the blocking pool does it, so the ops read behind this
-        // INFO (a PONG, messages) are not held up, and no worker of the runtime is (issue
-        // 22). Parsing them into the pool waits until the pool is used.
+        // Taking in thousands of announced servers for a listener is work per URL (hashing
+        // them, to report the new ones): a thread of the blocking pool does it, so the ops
+        // read behind this INFO (a PONG, messages) are not held up, and no worker of the
+        // runtime is (issue 22). Without a listener it is only keeping the newest INFO,
+        // done here. Parsing them into the pool waits until the pool is used.
         if !self.shared.options.reconnect.ignore_discovered_servers
             && crate::shared::lock(&self.shared.announcements).offer(Arc::clone(info))
+            && !crate::reconnect::take_announced_here(&self.shared)
         {
             let shared = Arc::clone(&self.shared);
             tokio::task::spawn_blocking(move || crate::reconnect::merge_announced(&shared));

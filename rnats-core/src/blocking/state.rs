@@ -529,10 +529,12 @@ impl Inner {
     fn handle_info(&self, core: &mut Core, info: ServerInfo) {
         self.store_limits(&info);
         let info = Arc::new(info);
-        // Taking in thousands of announced servers is work per URL, and this thread may be
-        // waiting for a reply behind the INFO: the background thread does it (issue 22).
+        // Taking in thousands of announced servers for a listener is work per URL, and this
+        // thread may be waiting for a reply behind the INFO: the background thread does it
+        // (issue 22). Without a listener it is only keeping the newest INFO, done here.
         if !self.options.reconnect.ignore_discovered_servers
             && lock(&self.announcements).offer(Arc::clone(&info))
+            && !self.take_announced_here()
         {
             self.background.notify_all();
         }
@@ -544,6 +546,24 @@ impl Inner {
             self.events.emit(ConnectionEvent::LameDuckMode);
             self.background.notify_all();
         }
+    }
+
+    /// Takes in the INFO updates waiting in `announcements` on this thread where that costs
+    /// nothing per URL (see `reconnect::take_announced_here`); false when the background
+    /// thread must.
+    fn take_announced_here(&self) -> bool {
+        if self.events.has_listeners() {
+            return false;
+        }
+        let mut pool = match self.pool.try_lock() {
+            Ok(pool) => pool,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return false,
+        };
+        while let Some(info) = lock(&self.announcements).next() {
+            pool.take_announced(info, false);
+        }
+        true
     }
 
     /// Merges the servers of the INFO updates [`Inner::handle_info`] left, if any; run by
