@@ -276,10 +276,18 @@ impl ServerPool {
     fn new_in(&self, info: &ServerInfo) -> Vec<String> {
         let (urls, implied_scheme) = self.announced_urls(info);
         let before: FastSet<&str> = match &self.announced {
-            Some(last) => self.announced_urls(last).0.iter().map(String::as_str).collect(),
+            Some(last) => self
+                .announced_urls(last)
+                .0
+                .iter()
+                .map(String::as_str)
+                .collect(),
             None => FastSet::default(),
         };
-        let mut fresh = urls.iter().filter(|url| !before.contains(url.as_str())).peekable();
+        let mut fresh = urls
+            .iter()
+            .filter(|url| !before.contains(url.as_str()))
+            .peekable();
         if fresh.peek().is_none() {
             return Vec::new();
         }
@@ -315,7 +323,13 @@ impl ServerPool {
             .servers
             .first()
             .filter(|s| s.addr.is_websocket())
-            .map(|s| if s.addr.scheme() == "wss" { "wss" } else { "ws" });
+            .map(|s| {
+                if s.addr.scheme() == "wss" {
+                    "wss"
+                } else {
+                    "ws"
+                }
+            });
         let secure = self.servers.iter().any(|s| s.addr.scheme() == "tls");
         let implied_scheme = match websocket_scheme {
             Some(scheme) => Some(scheme),
@@ -461,7 +475,9 @@ fn announced_key<'a>(
         Some(scheme) if !url.contains("://") => format!("{scheme}://{url}").parse(),
         _ => url.parse::<ServerAddr>(),
     };
-    let addr = parsed.ok().filter(|addr| addr.is_websocket() == websocket)?;
+    let addr = parsed
+        .ok()
+        .filter(|addr| addr.is_websocket() == websocket)?;
     let (host, port) = key(&addr);
     Some((Cow::Owned(host), port))
 }
@@ -666,7 +682,10 @@ mod tests {
         };
         // The server connected to is announced too: it is no news.
         assert_eq!(take(&mut pool, &["a:1", "b:2", "c:3"]), ["b:2", "c:3"]);
-        assert_eq!(take(&mut pool, &["a:1", "b:2", "c:3"]), Vec::<String>::new());
+        assert_eq!(
+            take(&mut pool, &["a:1", "b:2", "c:3"]),
+            Vec::<String>::new()
+        );
         assert_eq!(take(&mut pool, &["a:1", "c:3", "d:4", "d:4"]), ["d:4"]);
         let hosts: Vec<_> = pool
             .snapshot()
@@ -692,7 +711,8 @@ mod tests {
         let mut pool = ServerPool::new(vec!["nats://seed:4222".parse().unwrap()], true);
         let mut announce = |urls: &[String]| {
             let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
-            pool.take_announced(Arc::new(advertising(&urls, &[])), true).len()
+            pool.take_announced(Arc::new(advertising(&urls, &[])), true)
+                .len()
         };
         assert_eq!(announce(&urls), 10_000);
         let mut grown = urls.clone();

@@ -20,7 +20,10 @@ const PAYLOAD: usize = 4 * 1024;
 #[test]
 fn a_blocking_client_publishing_past_max_pending_to_itself_receives_everything() {
     let server = NatsServer::builder()
-        .config(format!("max_pending: {MAX_PENDING}\nmax_payload: {}\n", 64 * 1024))
+        .config(format!(
+            "max_pending: {MAX_PENDING}\nmax_payload: {}\n",
+            64 * 1024
+        ))
         .spawn()
         .unwrap();
     let client = ConnectOptions::new()
@@ -56,4 +59,3 @@ fn a_blocking_client_publishing_past_max_pending_to_itself_receives_everything()
     );
     assert_eq!(received, MESSAGES, "events: {seen:?}");
 }
-

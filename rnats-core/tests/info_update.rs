@@ -163,10 +163,7 @@ fn announced_servers_are_reported_at_once_and_listed_by_the_pool() {
         proxy
             .inject(announcing(max_payload, &["10.9.0.1:4222", "10.9.0.2:4222"]).as_bytes())
             .unwrap();
-        assert_eq!(
-            next_discovered().await,
-            ["10.9.0.1:4222", "10.9.0.2:4222"]
-        );
+        assert_eq!(next_discovered().await, ["10.9.0.1:4222", "10.9.0.2:4222"]);
         proxy
             .inject(announcing(max_payload, &["10.9.0.2:4222", "10.9.0.3:4222"]).as_bytes())
             .unwrap();
@@ -186,7 +183,11 @@ fn a_blocking_client_reports_announced_servers_at_once_and_lists_them_in_its_poo
     client.flush().unwrap();
     let max_payload = client.server_info().max_payload;
     let mut next_discovered = || loop {
-        match events.next_timeout(Duration::from_secs(20)).unwrap().unwrap() {
+        match events
+            .next_timeout(Duration::from_secs(20))
+            .unwrap()
+            .unwrap()
+        {
             rnats_core::ConnectionEvent::DiscoveredServers(urls) => return urls,
             _ => continue,
         }

@@ -548,32 +548,6 @@ impl Inner {
         }
     }
 
-    /// Takes in the INFO updates waiting in `announcements` on this thread where that costs
-    /// nothing per URL (see `reconnect::take_announced_here`); false when the background
-    /// thread must.
-    fn take_announced_here(&self) -> bool {
-        if self.events.has_listeners() {
-            return false;
-        }
-        let mut pool = match self.pool.try_lock() {
-            Ok(pool) => pool,
-            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return false,
-        };
-        while let Some(info) = lock(&self.announcements).next() {
-            pool.take_announced(info, false);
-        }
-        true
-    }
-
-    /// Merges the servers of the INFO updates [`Inner::handle_info`] left, if any; run by
-    /// the background thread.
-    pub(super) fn merge_announced(&self) {
-        while let Some(info) = lock(&self.announcements).next() {
-            self.merge_discovered(info);
-        }
-    }
-
     /// What an INFO (the handshake's or a later one) means beyond the session: the
     /// limits publishers check, and the servers it makes known.
     fn apply_limits(&self, info: &Arc<ServerInfo>) {
@@ -588,16 +562,6 @@ impl Inner {
         self.max_payload.store(info.max_payload, Ordering::Relaxed);
         self.headers_supported
             .store(info.headers, Ordering::Relaxed);
-    }
-
-    /// Gives the pool the servers `info` announces, and reports the new ones.
-    fn merge_discovered(&self, info: Arc<ServerInfo>) {
-        // Worked out only for a listener: nobody else hears of them.
-        let report = self.events.has_listeners();
-        let added = lock(&self.pool).take_announced(info, report);
-        if !added.is_empty() {
-            self.events.emit(ConnectionEvent::DiscoveredServers(added));
-        }
     }
 
     /// Takes in a `-ERR`; returns why the link ends if the error ends it.
