@@ -158,7 +158,7 @@ impl Engine {
                     Some(conn.stream),
                     conn.read_buf,
                     conn.parser,
-                    Some(conn.info),
+                    Some(Arc::new(conn.info)),
                 )
             }
             None => (None, BytesMut::new(), Parser::default(), None),
@@ -186,7 +186,7 @@ impl Engine {
         // may come before `Connected`.
         let discover = !engine.shared.options.reconnect.ignore_discovered_servers;
         if let (Some(info), true) = (&info, discover) {
-            crate::shared::lock(&engine.shared.pool).add_discovered(info);
+            crate::shared::lock(&engine.shared.pool).take_announced(Arc::clone(info), false);
         }
         let direct = stream.map(|stream| engine.install(stream));
         if let (Some(info), true) = (info, engine.is_connected()) {
@@ -564,11 +564,14 @@ impl Engine {
         self.shared
             .headers_supported
             .store(info.headers, Ordering::Relaxed);
-        // Merging thousands of announced servers takes milliseconds of CPU: a thread of the
-        // blocking pool does it, so the ops read behind this INFO (a PONG, messages) are
-        // not held up, and no worker of the runtime is (issue 22).
+        // Taking in thousands of announced servers for a listener is work per URL (hashing
+        // them, to report the new ones): a thread of the blocking pool does it, so the ops
+        // read behind this INFO (a PONG, messages) are not held up, and no worker of the
+        // runtime is (issue 22). Without a listener it is only keeping the newest INFO,
+        // done here. Parsing them into the pool waits until the pool is used.
         if !self.shared.options.reconnect.ignore_discovered_servers
             && crate::shared::lock(&self.shared.announcements).offer(Arc::clone(info))
+            && !crate::reconnect::take_announced_here(&self.shared)
         {
             let shared = Arc::clone(&self.shared);
             tokio::task::spawn_blocking(move || crate::reconnect::merge_announced(&shared));

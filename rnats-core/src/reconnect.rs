@@ -94,7 +94,7 @@ async fn ask_callback(shared: &Shared) -> Option<Option<ReconnectToServer>> {
         return Some(None);
     };
     let servers = {
-        let pool = lock(&shared.pool);
+        let mut pool = lock(&shared.pool);
         if !pool.attempts.starts_try() {
             return Some(None);
         }
@@ -308,9 +308,32 @@ pub(crate) fn merge_announced(shared: &Shared) {
         let Some(info) = lock(&shared.announcements).next() else {
             return;
         };
-        let added = lock(&shared.pool).add_discovered(&info);
+        // Worked out only for a listener: nobody else hears of them.
+        let report = shared.events.receiver_count() > 0;
+        let added = lock(&shared.pool).take_announced(info, report);
         report_discovered(shared, added);
     }
+}
+
+/// Takes in the INFO updates waiting in `shared.announcements` on the calling thread (the
+/// engine), where that costs nothing per URL: nobody listens for `DiscoveredServers`, so
+/// only the newest update is kept for the pool, and the pool is free (a `server_pool()`
+/// call may be merging it). Waking another thread for that much would cost the traffic
+/// behind the INFO more, on a machine with few cores, than it saves. Returns false when
+/// the caller must run [`merge_announced`] elsewhere instead.
+pub(crate) fn take_announced_here(shared: &Shared) -> bool {
+    if shared.events.receiver_count() > 0 {
+        return false;
+    }
+    let mut pool = match shared.pool.try_lock() {
+        Ok(pool) => pool,
+        Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return false,
+    };
+    while let Some(info) = lock(&shared.announcements).next() {
+        pool.take_announced(info, false);
+    }
+    true
 }
 
 /// Reports servers the cluster advertised that the pool did not know.

@@ -2,8 +2,10 @@
 //! the client has learnt about each (failed attempts, last error), as
 //! [`Client::server_pool`](crate::Client::server_pool) reports it.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -73,6 +75,15 @@ pub(crate) struct ServerPool {
     current: Option<ServerAddr>,
     /// The attempts since the last connection (or the last replacement of the pool).
     pub(crate) attempts: Attempts,
+    /// The newest list of servers the cluster announced, taken in by
+    /// [`ServerPool::take_announced`] (its new servers reported).
+    announced: Option<Arc<ServerInfo>>,
+    /// Whether [`ServerPool::announced`] is still to be merged into `servers`: done when
+    /// the pool is next used ([`ServerPool::settle`]), not when the INFO comes.
+    unmerged: bool,
+    /// URLs parsed in full so far, for the tests of what taking in an announcement costs.
+    #[cfg(test)]
+    parsed: usize,
 }
 
 impl ServerPool {
@@ -112,6 +123,10 @@ impl ServerPool {
             next: 0,
             current: None,
             attempts: Attempts::default(),
+            announced: None,
+            unmerged: false,
+            #[cfg(test)]
+            parsed: 0,
         }
     }
 
@@ -141,12 +156,14 @@ impl ServerPool {
     }
 
     /// Number of servers.
-    pub(crate) fn len(&self) -> usize {
+    pub(crate) fn len(&mut self) -> usize {
+        self.settle();
         self.servers.len()
     }
 
     /// The next server to try, round robin.
     pub(crate) fn next_server(&mut self) -> Option<ServerAddr> {
+        self.settle();
         let server = self.servers.get(self.next % self.servers.len().max(1))?;
         let addr = server.addr.clone();
         self.next = (self.next + 1) % self.servers.len();
@@ -159,6 +176,7 @@ impl ServerPool {
     /// too, moves it to the end of its list). This happens when the pool grew by discovery
     /// after the connect, or was replaced with that server first.
     pub(crate) fn start_pass_after_current(&mut self) {
+        self.settle();
         let Some(current) = &self.current else {
             return;
         };
@@ -172,12 +190,14 @@ impl ServerPool {
     }
 
     /// Whether `addr` is one of the pool's servers.
-    pub(crate) fn contains(&self, addr: &ServerAddr) -> bool {
+    pub(crate) fn contains(&mut self, addr: &ServerAddr) -> bool {
+        self.settle();
         self.servers.iter().any(|s| s.addr.same_server(addr))
     }
 
     /// Notes how an attempt on `addr` went.
     pub(crate) fn record(&mut self, addr: &ServerAddr, outcome: Result<(), String>) {
+        self.settle();
         let Some(server) = self.servers.iter_mut().find(|s| s.addr.same_server(addr)) else {
             return;
         };
@@ -197,7 +217,8 @@ impl ServerPool {
     }
 
     /// The pool as it is now.
-    pub(crate) fn snapshot(&self) -> Vec<Server> {
+    pub(crate) fn snapshot(&mut self) -> Vec<Server> {
+        self.settle();
         self.servers.clone()
     }
 
@@ -205,6 +226,7 @@ impl ServerPool {
     /// new pool counts as named by the user, even one the cluster advertised before (as in
     /// async-nats): the caller chose it.
     pub(crate) fn replace(&mut self, addrs: Vec<ServerAddr>) {
+        self.settle();
         // Looked up by (host, port) as in `add_discovered`: linear in the pool's size.
         let mut old: HashMap<ServerKey, Server> = std::mem::take(&mut self.servers)
             .into_iter()
@@ -224,6 +246,101 @@ impl ServerPool {
         self.next = 0;
         // The attempts start afresh, as in async-nats: `max_reconnects` counts from here.
         self.attempts = Attempts::default();
+        // The cluster's next announcement is compared with this pool, not with the last
+        // announcement: its servers are new to the pool again.
+        self.announced = None;
+    }
+
+    /// Takes in the servers an INFO announces; with `report`, returns those new to the
+    /// pool, as announced, for `DiscoveredServers` (without, nobody listens for it). They
+    /// join the pool when it is next used ([`ServerPool::settle`]).
+    ///
+    /// Merging parses every announced URL (milliseconds for a cluster of thousands), and
+    /// the pool is needed only to reconnect or when the user asks for it, so only what the
+    /// event needs is done here: the URLs this list has and the last one had not (a
+    /// cluster re-announces every member whenever one comes or goes, so these are few),
+    /// checked against the pool's servers by host and port, without parsing (issue 22).
+    pub(crate) fn take_announced(&mut self, info: Arc<ServerInfo>, report: bool) -> Vec<String> {
+        let added = if report {
+            self.new_in(&info)
+        } else {
+            Vec::new()
+        };
+        self.announced = Some(info);
+        self.unmerged = true;
+        added
+    }
+
+    /// The URLs of `info` naming servers that neither the last announcement nor the pool
+    /// has, each once.
+    fn new_in(&self, info: &ServerInfo) -> Vec<String> {
+        let (urls, implied_scheme) = self.announced_urls(info);
+        let before: FastSet<&str> = match &self.announced {
+            Some(last) => self
+                .announced_urls(last)
+                .0
+                .iter()
+                .map(String::as_str)
+                .collect(),
+            None => FastSet::default(),
+        };
+        let mut fresh = urls
+            .iter()
+            .filter(|url| !before.contains(url.as_str()))
+            .peekable();
+        if fresh.peek().is_none() {
+            return Vec::new();
+        }
+        let mut seen: FastSet<(Cow<'_, str>, u16)> = self
+            .servers
+            .iter()
+            .map(|s| (Cow::Borrowed(s.addr.host()), s.addr.port()))
+            .collect();
+        let websocket = matches!(implied_scheme, Some("ws" | "wss"));
+        fresh
+            .filter(|url| {
+                announced_key(url, implied_scheme, websocket).is_some_and(|key| seen.insert(key))
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Merges the newest announced servers into the pool if that is not done yet. Each
+    /// announcement lists the whole cluster, so merging the newest alone is enough.
+    fn settle(&mut self) {
+        if !std::mem::take(&mut self.unmerged) {
+            return;
+        }
+        if let Some(info) = self.announced.clone() {
+            self.add_discovered(&info);
+        }
+    }
+
+    /// The URLs of `info` a pool like this one learns servers from, and the scheme they
+    /// take when announced bare (see [`ServerPool::add_discovered`]).
+    fn announced_urls<'a>(&self, info: &'a ServerInfo) -> (&'a [String], Option<&'static str>) {
+        let websocket_scheme = self
+            .servers
+            .first()
+            .filter(|s| s.addr.is_websocket())
+            .map(|s| {
+                if s.addr.scheme() == "wss" {
+                    "wss"
+                } else {
+                    "ws"
+                }
+            });
+        let secure = self.servers.iter().any(|s| s.addr.scheme() == "tls");
+        let implied_scheme = match websocket_scheme {
+            Some(scheme) => Some(scheme),
+            None if secure => Some("tls"),
+            None => None,
+        };
+        let urls = match websocket_scheme {
+            Some(_) if !info.ws_connect_urls.is_empty() => &info.ws_connect_urls,
+            _ => &info.connect_urls,
+        };
+        (urls, implied_scheme)
     }
 
     /// Adds the servers `info` advertises that the pool does not know yet; returns them
@@ -242,27 +359,18 @@ impl ServerPool {
     /// so the pool does not only grow; servers the user named, and the one connected to,
     /// always stay.
     pub(crate) fn add_discovered(&mut self, info: &ServerInfo) -> Vec<String> {
-        let websocket_scheme = self
-            .servers
-            .first()
-            .filter(|s| s.addr.is_websocket())
-            .map(|s| s.addr.scheme().to_owned());
-        let secure = self.servers.iter().any(|s| s.addr.scheme() == "tls");
-        let implied_scheme = match &websocket_scheme {
-            Some(scheme) => Some(scheme.as_str()),
-            None if secure => Some("tls"),
-            None => None,
-        };
-        let urls = match websocket_scheme {
-            Some(_) if !info.ws_connect_urls.is_empty() => &info.ws_connect_urls,
-            _ => &info.connect_urls,
-        };
+        let (urls, implied_scheme) = self.announced_urls(info);
+        let websocket = matches!(implied_scheme, Some("ws" | "wss"));
         // Sets of (host, port), as `same_server` compares: a cluster may announce thousands
         // of servers, and this runs on the connection's engine, so it must stay linear.
         let mut known: HashSet<ServerKey> = self.servers.iter().map(|s| key(&s.addr)).collect();
         let mut added = Vec::new();
         let mut advertised = HashSet::new();
         for url in urls {
+            #[cfg(test)]
+            {
+                self.parsed += 1;
+            }
             let parsed = match implied_scheme {
                 Some(scheme) if !url.contains("://") => format!("{scheme}://{url}").parse(),
                 _ => url.parse::<ServerAddr>(),
@@ -270,7 +378,7 @@ impl ServerPool {
             let Ok(addr) = parsed else {
                 continue;
             };
-            if websocket_scheme.is_some() != addr.is_websocket() {
+            if websocket != addr.is_websocket() {
                 continue;
             }
             let server = key(&addr);
@@ -295,11 +403,12 @@ impl ServerPool {
     }
 }
 
-/// INFO updates whose servers are still to be merged into the pool, newest last.
+/// INFO updates whose servers are still to be taken into the pool, newest last.
 ///
-/// Merging parses every announced URL, so for a cluster of thousands it takes milliseconds;
-/// the connection's engine only notes the update here and goes on reading, and a task off
-/// its path merges ([`Announcements::offer`], then [`Announcements::next`] until `None`).
+/// Taking an update in ([`ServerPool::take_announced`]) hashes every announced URL, so for a
+/// cluster of thousands it is still work per URL; the connection's engine only notes the
+/// update here and goes on reading, and a task off its path takes it in
+/// ([`Announcements::offer`], then [`Announcements::next`] until `None`).
 /// Only the newest update matters (each one announces the whole cluster), so one that comes
 /// while another waits replaces it, and one whose lists equal the last merged is skipped.
 #[derive(Debug, Default)]
@@ -345,6 +454,84 @@ type ServerKey = (String, u16);
 
 fn key(addr: &ServerAddr) -> ServerKey {
     (addr.host().to_owned(), addr.port())
+}
+
+/// The host and port of an announced URL, as its [`ServerAddr`] would have them, or `None`
+/// where [`ServerPool::add_discovered`] would skip it (it does not parse, or is a
+/// WebSocket address for a plain pool or the other way round).
+///
+/// What servers announce is `host:port` with an IPv4 address or a plain host name; those
+/// are split by hand, as `Url` would give them back. Anything else (a scheme, IPv6,
+/// credentials, upper case, IDNA) goes through the full parse.
+fn announced_key<'a>(
+    url: &'a str,
+    implied_scheme: Option<&str>,
+    websocket: bool,
+) -> Option<(Cow<'a, str>, u16)> {
+    if let Some((host, port)) = plain_host_port(url) {
+        return Some((Cow::Borrowed(host), port));
+    }
+    let parsed = match implied_scheme {
+        Some(scheme) if !url.contains("://") => format!("{scheme}://{url}").parse(),
+        _ => url.parse::<ServerAddr>(),
+    };
+    let addr = parsed
+        .ok()
+        .filter(|addr| addr.is_websocket() == websocket)?;
+    let (host, port) = key(&addr);
+    Some((Cow::Owned(host), port))
+}
+
+/// `host:port` with an explicit port and a host that `Url` keeps as it is: a canonical
+/// IPv4 address, or lower-case ASCII labels whose last one is not numeric and none of
+/// which is IDNA (`xn--`).
+fn plain_host_port(url: &str) -> Option<(&str, u16)> {
+    let (host, port) = url.rsplit_once(':')?;
+    if port.is_empty() || port.len() > 5 || !port.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let port: u16 = port.parse().ok()?;
+    let plain = host.parse::<std::net::Ipv4Addr>().is_ok() || {
+        let labels_ok = host.split('.').all(|label| {
+            !label.is_empty()
+                && !label.starts_with("xn--")
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        });
+        let last_numeric = host
+            .rsplit('.')
+            .next()
+            .is_some_and(|label| label.bytes().all(|b| b.is_ascii_digit()));
+        labels_ok && !last_numeric
+    };
+    plain.then_some((host, port))
+}
+
+/// A hash set for the short strings of an announcement: FNV-1a, several times cheaper
+/// than the default SipHash on a few dozen bytes, and the input comes from the server the
+/// client chose to trust, not from anyone who could aim collisions at it.
+type FastSet<T> = HashSet<T, BuildHasherDefault<Fnv>>;
+
+/// The FNV-1a hash (64 bits).
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -485,6 +672,89 @@ mod tests {
             large < small * 35,
             "2,000 servers merged in {small:?}, 20,000 in {large:?}"
         );
+    }
+
+    #[test]
+    fn announced_servers_are_reported_at_once_and_join_the_pool_when_it_is_used() {
+        let mut pool = ServerPool::new(vec!["nats://a:1".parse().unwrap()], true);
+        let take = |pool: &mut ServerPool, urls: &[&str]| {
+            pool.take_announced(Arc::new(advertising(urls, &[])), true)
+        };
+        // The server connected to is announced too: it is no news.
+        assert_eq!(take(&mut pool, &["a:1", "b:2", "c:3"]), ["b:2", "c:3"]);
+        assert_eq!(
+            take(&mut pool, &["a:1", "b:2", "c:3"]),
+            Vec::<String>::new()
+        );
+        assert_eq!(take(&mut pool, &["a:1", "c:3", "d:4", "d:4"]), ["d:4"]);
+        let hosts: Vec<_> = pool
+            .snapshot()
+            .iter()
+            .map(|s| s.addr.host().to_owned())
+            .collect();
+        assert_eq!(hosts, ["a", "c", "d"], "b left the cluster");
+        // A replaced pool learns the announced servers again, and hears of them.
+        pool.replace(vec!["nats://a:1".parse().unwrap()]);
+        assert_eq!(take(&mut pool, &["a:1", "c:3"]), ["c:3"]);
+        assert_eq!(pool.len(), 2);
+    }
+
+    #[test]
+    fn an_announcement_is_taken_in_without_parsing_its_urls() {
+        // A cluster of 10,000 re-announces every member whenever one joins: taking that in
+        // used to parse all 10,000 URLs on every update (milliseconds of CPU next to the
+        // traffic behind the INFO, issue 22). Now nothing is parsed until the pool is used,
+        // and then only the newest announcement.
+        let urls: Vec<String> = (0..10_000)
+            .map(|i| format!("10.0.{}.{}:4222", i / 256, i % 256))
+            .collect();
+        let mut pool = ServerPool::new(vec!["nats://seed:4222".parse().unwrap()], true);
+        let mut announce = |urls: &[String]| {
+            let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+            pool.take_announced(Arc::new(advertising(&urls, &[])), true)
+                .len()
+        };
+        assert_eq!(announce(&urls), 10_000);
+        let mut grown = urls.clone();
+        grown.push("10.1.0.0:4222".to_owned());
+        assert_eq!(announce(&grown), 1);
+        assert_eq!(announce(&urls), 0);
+        assert_eq!(pool.parsed, 0, "taking in announcements parses nothing");
+        assert_eq!(pool.len(), 10_001);
+        assert_eq!(pool.parsed, 10_000, "the newest announcement, once");
+        assert_eq!(pool.len(), 10_001);
+        assert_eq!(pool.parsed, 10_000);
+    }
+
+    #[test]
+    fn plain_host_ports_split_as_url_parses_them() {
+        for url in [
+            "10.0.0.1:4222",
+            "127.0.0.1:1",
+            "nats-1.example.com:4222",
+            "host:65535",
+            "a-b.c-d:80",
+        ] {
+            let parsed: ServerAddr = url.parse().unwrap();
+            let (host, port) = key(&parsed);
+            assert_eq!(plain_host_port(url), Some((host.as_str(), port)), "{url}");
+        }
+        // Left to the full parse: forms `Url` rewrites or rejects, and no port.
+        for url in [
+            "010.0.0.1:4222",
+            "1.2.3:4222",
+            "Host:4222",
+            "[::1]:4222",
+            "host.123:4222",
+            "xn--bcher-kva.example:4222",
+            "user@host:4222",
+            "nats://host:4222",
+            "host",
+            "host:65536",
+            "host:",
+        ] {
+            assert_eq!(plain_host_port(url), None, "{url}");
+        }
     }
 
     fn advertising(connect_urls: &[&str], ws_connect_urls: &[&str]) -> ServerInfo {

@@ -116,3 +116,90 @@ fn assert_not_held_up(without: Duration, with: Duration) {
          behind the same update with nothing to merge {without:?}"
     );
 }
+
+/// An INFO line announcing exactly `urls`.
+fn announcing(max_payload: usize, urls: &[&str]) -> String {
+    let urls: Vec<String> = urls.iter().map(|u| format!("\"{u}\"")).collect();
+    format!(
+        "INFO {{\"server_id\":\"PROXY\",\"version\":\"2.15.1\",\"proto\":1,\"headers\":true,\
+         \"max_payload\":{max_payload},\"connect_urls\":[{}]}}\r\n",
+        urls.join(",")
+    )
+}
+
+fn discovered_hosts(pool: &[rnats_core::Server]) -> Vec<String> {
+    let mut hosts: Vec<String> = pool
+        .iter()
+        .filter(|s| s.is_discovered)
+        .map(|s| format!("{}:{}", s.addr.host(), s.addr.port()))
+        .collect();
+    hosts.sort();
+    hosts
+}
+
+/// The servers of an update are reported as they come (only those new since the last
+/// update), and are in the pool when it is asked for, though they are merged into it only
+/// then.
+#[test]
+fn announced_servers_are_reported_at_once_and_listed_by_the_pool() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        use futures_util::StreamExt;
+        let client = rnats_core::connect(proxy.url()).await.unwrap();
+        let mut events = client.events();
+        client.flush().await.unwrap();
+        let max_payload = client.server_info().max_payload;
+        let mut next_discovered = async || loop {
+            let event = tokio::time::timeout(Duration::from_secs(20), events.next())
+                .await
+                .unwrap()
+                .unwrap();
+            if let rnats_core::ConnectionEvent::DiscoveredServers(urls) = event {
+                return urls;
+            }
+        };
+        proxy
+            .inject(announcing(max_payload, &["10.9.0.1:4222", "10.9.0.2:4222"]).as_bytes())
+            .unwrap();
+        assert_eq!(next_discovered().await, ["10.9.0.1:4222", "10.9.0.2:4222"]);
+        proxy
+            .inject(announcing(max_payload, &["10.9.0.2:4222", "10.9.0.3:4222"]).as_bytes())
+            .unwrap();
+        assert_eq!(next_discovered().await, ["10.9.0.3:4222"]);
+        let pool = client.server_pool().await.unwrap();
+        assert_eq!(discovered_hosts(&pool), ["10.9.0.2:4222", "10.9.0.3:4222"]);
+    });
+}
+
+#[test]
+fn a_blocking_client_reports_announced_servers_at_once_and_lists_them_in_its_pool() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    let client = rnats_core::blocking::connect(proxy.url()).unwrap();
+    let mut events = client.events();
+    client.flush().unwrap();
+    let max_payload = client.server_info().max_payload;
+    let mut next_discovered = || loop {
+        match events
+            .next_timeout(Duration::from_secs(20))
+            .unwrap()
+            .unwrap()
+        {
+            rnats_core::ConnectionEvent::DiscoveredServers(urls) => return urls,
+            _ => continue,
+        }
+    };
+    proxy
+        .inject(announcing(max_payload, &["10.9.0.1:4222", "10.9.0.2:4222"]).as_bytes())
+        .unwrap();
+    assert_eq!(next_discovered(), ["10.9.0.1:4222", "10.9.0.2:4222"]);
+    proxy
+        .inject(announcing(max_payload, &["10.9.0.2:4222", "10.9.0.3:4222"]).as_bytes())
+        .unwrap();
+    assert_eq!(next_discovered(), ["10.9.0.3:4222"]);
+    let pool = client.server_pool().unwrap();
+    assert_eq!(discovered_hosts(&pool), ["10.9.0.2:4222", "10.9.0.3:4222"]);
+}

@@ -202,7 +202,7 @@ impl Inner {
             Watch::LeftToUser => started.elapsed() < STILL_THERE,
             Watch::ReadForNobody => true,
         };
-        if Inner::role_unwanted(&core) && (eager || !self.wrote_within(IDLE)) {
+        if Inner::role_unwanted(&core) && (eager || !self.answer_expected_within(IDLE)) {
             // The bytes (or the end of the stream) are there: this read does not block.
             let core = self.read_as(core, Reader::Background, READ_SLICE);
             return (core, Watch::ReadForNobody);

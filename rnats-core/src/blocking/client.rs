@@ -268,6 +268,7 @@ impl Client {
         let group = queue_group.as_ref().map(|q| q.as_str().to_owned());
         let entry = SubEntry::new(subject.clone(), queue_group, SubState::default());
         core.session.subs.insert(sid, entry);
+        core.expect_inbound();
         // While disconnected the reconnect's replay sends the SUB.
         if core.state == LinkState::Connected {
             let writes = inner.writes();

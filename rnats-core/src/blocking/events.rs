@@ -66,6 +66,12 @@ impl EventHub {
         }
     }
 
+    /// Whether any listener would get an event sent now.
+    pub(super) fn has_listeners(&self) -> bool {
+        let state = lock(&self.state);
+        !state.ended && state.listeners.iter().any(|l| l.strong_count() > 0)
+    }
+
     /// A new listener, which gets every event sent from now on. After the client closed it
     /// has none and ends at once.
     pub(super) fn listen(&self) -> Events {

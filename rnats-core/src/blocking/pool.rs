@@ -1,5 +1,6 @@
-//! The server pool as the blocking client uses it between links: the server of each
-//! connection attempt, which the user's `reconnect_to_server_callback` may choose.
+//! The server pool as the blocking client uses it: the server of each connection attempt
+//! between links, which the user's `reconnect_to_server_callback` may choose, and the
+//! servers the cluster announces.
 
 use std::sync::Arc;
 
@@ -7,6 +8,7 @@ use rnats_proto::ServerInfo;
 
 use super::executor::block_on;
 use super::state::Inner;
+use crate::events::ConnectionEvent;
 use crate::reconnect::Plan;
 use crate::shared::lock;
 
@@ -26,7 +28,7 @@ impl Inner {
         let mut choice = None;
         if let Some(choose) = &policy.choose_server {
             let servers = {
-                let pool = lock(&self.pool);
+                let mut pool = lock(&self.pool);
                 pool.attempts.starts_try().then(|| pool.snapshot())
             };
             if let Some(servers) = servers {
@@ -35,5 +37,41 @@ impl Inner {
             }
         }
         lock(&self.pool).plan_attempt(policy, choice, limited, |event| self.events.emit(event))
+    }
+
+    /// Takes in the INFO updates waiting in `announcements` on this thread where that costs
+    /// nothing per URL (see `reconnect::take_announced_here`); false when the background
+    /// thread must.
+    pub(super) fn take_announced_here(&self) -> bool {
+        if self.events.has_listeners() {
+            return false;
+        }
+        let mut pool = match self.pool.try_lock() {
+            Ok(pool) => pool,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return false,
+        };
+        while let Some(info) = lock(&self.announcements).next() {
+            pool.take_announced(info, false);
+        }
+        true
+    }
+
+    /// Merges the servers of the INFO updates [`Inner::handle_info`] left, if any; run by
+    /// the background thread.
+    pub(super) fn merge_announced(&self) {
+        while let Some(info) = lock(&self.announcements).next() {
+            self.merge_discovered(info);
+        }
+    }
+
+    /// Gives the pool the servers `info` announces, and reports the new ones.
+    pub(super) fn merge_discovered(&self, info: Arc<ServerInfo>) {
+        // Worked out only for a listener: nobody else hears of them.
+        let report = self.events.has_listeners();
+        let added = lock(&self.pool).take_announced(info, report);
+        if !added.is_empty() {
+            self.events.emit(ConnectionEvent::DiscoveredServers(added));
+        }
     }
 }

@@ -42,6 +42,10 @@ use crate::statistics::Statistics;
 /// The longest one read blocks: a reader whose wait has no deadline still comes back this
 /// often, and hands the role over if others want it.
 pub(super) const READ_SLICE: Duration = Duration::from_millis(100);
+/// How long a publisher reading behind its batch waits for bytes
+/// ([`Inner::read_behind_publishes`]); the socket's timeout granularity, about a
+/// millisecond.
+const DRAIN_WAIT: Duration = Duration::from_millis(1);
 /// The sid of the one subscription all requests' replies come in on (ADR: requests
 /// multiplex over one inbox).
 pub(super) const REQUEST_SID: u64 = 1;
@@ -104,6 +108,11 @@ pub(super) struct Core {
     /// When a user thread last gave up the reader role; the background thread reads only
     /// once nobody has for a while, so it does not steal the socket between requests.
     last_user_read: Instant,
+    /// A subscription was made, or messages came that no thread was waiting for (the
+    /// background thread read them), and no read behind a publisher's batch has found the
+    /// socket empty since: a thread publishing in bulk then reads behind its batches
+    /// ([`Inner::read_behind_publishes`]).
+    inbound_for_nobody: bool,
     /// Bumped when requests are failed at a disconnect (`fail_requests_on_disconnect`).
     lost_requests: u64,
     pub(super) conn: Option<Arc<Conn>>,
@@ -169,6 +178,13 @@ pub(super) enum Reader {
 }
 
 impl Core {
+    /// A subscription was made: messages may come for it that nobody waits for, so a
+    /// publisher writing its own batches looks for them ([`Inner::read_behind_publishes`])
+    /// until a look finds none.
+    pub(super) fn expect_inbound(&mut self) {
+        self.inbound_for_nobody = true;
+    }
+
     /// When a user thread last gave up the reader role.
     pub(super) fn last_user_read(&self) -> Instant {
         self.last_user_read
@@ -191,6 +207,7 @@ impl Inner {
                 reader_busy: false,
                 waiters: 0,
                 last_user_read: Instant::now(),
+                inbound_for_nobody: false,
                 lost_requests: 0,
                 conn: None,
                 requests: HashMap::new(),
@@ -303,6 +320,29 @@ impl Inner {
         core.state == LinkState::Connected && !core.reader_busy && core.waiters == 0
     }
 
+    /// Called by a publisher that just wrote a batch itself: while messages come that
+    /// nobody waits for (its own subscriptions', most likely), it reads them too, once per
+    /// batch, before it publishes more. The background thread alone may fall behind a
+    /// publishing loop (both want the CPU), and what it has not read piles up in the
+    /// server, which cuts the connection as a slow consumer past its `max_pending` (64 MB
+    /// by default); read here, the publisher slows to what its subscriptions take in, as
+    /// the async client's engine does by reading and writing in turn. A read that finds
+    /// nothing within [`DRAIN_WAIT`] ends that until the background thread reads messages
+    /// for nobody again, so a publisher without such traffic never waits here.
+    pub(super) fn read_behind_publishes(&self) {
+        let core = self.core();
+        if !core.inbound_for_nobody || !Inner::role_unwanted(&core) {
+            return;
+        }
+        let reads = self.reads.load(Ordering::Relaxed);
+        // Read as the background thread would: not a user read, which would keep the
+        // background thread off the socket for a while.
+        let mut core = self.read_as(core, Reader::Background, DRAIN_WAIT);
+        if self.reads.load(Ordering::Relaxed) == reads {
+            core.inbound_for_nobody = false;
+        }
+    }
+
     /// Takes the reader role, reads once (up to `timeout`), dispatches what came, and hands
     /// the role back, waking whoever waits.
     pub(super) fn read_as<'a>(
@@ -323,7 +363,10 @@ impl Inner {
         if reader == Reader::User {
             core.last_user_read = Instant::now();
         }
-        let pong = self.dispatch(&mut core, generation, batch);
+        let (pong, messages) = self.dispatch(&mut core, generation, batch);
+        if reader == Reader::Background && messages > 0 {
+            core.inbound_for_nobody = true;
+        }
         self.notify_changed(&core);
         if pong {
             drop(core);
@@ -394,11 +437,12 @@ impl Inner {
         batch
     }
 
-    /// Hands what one read parsed to its waiters. Returns whether the server PINGed us.
-    fn dispatch(&self, core: &mut Core, generation: u64, mut batch: Batch) -> bool {
+    /// Hands what one read parsed to its waiters. Returns whether the server PINGed us,
+    /// and the messages delivered.
+    fn dispatch(&self, core: &mut Core, generation: u64, mut batch: Batch) -> (bool, u64) {
         if core.session.pings.link() != generation || core.state != LinkState::Connected {
             // Bytes of a link that is gone (or a client closed meanwhile).
-            return false;
+            return (false, 0);
         }
         let mut pinged = false;
         let mut messages = 0u64;
@@ -432,7 +476,7 @@ impl Inner {
         if let Some(reason) = batch.error {
             self.fail_link_locked(core, generation, &reason);
         }
-        pinged
+        (pinged, messages)
     }
 
     fn deliver(&self, core: &mut Core, msg: Msg) {
@@ -485,10 +529,12 @@ impl Inner {
     fn handle_info(&self, core: &mut Core, info: ServerInfo) {
         self.store_limits(&info);
         let info = Arc::new(info);
-        // Merging thousands of announced servers takes milliseconds, and this thread may be
-        // waiting for a reply behind the INFO: the background thread merges (issue 22).
+        // Taking in thousands of announced servers for a listener is work per URL, and this
+        // thread may be waiting for a reply behind the INFO: the background thread does it
+        // (issue 22). Without a listener it is only keeping the newest INFO, done here.
         if !self.options.reconnect.ignore_discovered_servers
             && lock(&self.announcements).offer(Arc::clone(&info))
+            && !self.take_announced_here()
         {
             self.background.notify_all();
         }
@@ -502,20 +548,12 @@ impl Inner {
         }
     }
 
-    /// Merges the servers of the INFO updates [`Inner::handle_info`] left, if any; run by
-    /// the background thread.
-    pub(super) fn merge_announced(&self) {
-        while let Some(info) = lock(&self.announcements).next() {
-            self.merge_discovered(&info);
-        }
-    }
-
     /// What an INFO (the handshake's or a later one) means beyond the session: the
     /// limits publishers check, and the servers it makes known.
-    fn apply_limits(&self, info: &ServerInfo) {
+    fn apply_limits(&self, info: &Arc<ServerInfo>) {
         self.store_limits(info);
         if !self.options.reconnect.ignore_discovered_servers {
-            self.merge_discovered(info);
+            self.merge_discovered(Arc::clone(info));
         }
     }
 
@@ -524,14 +562,6 @@ impl Inner {
         self.max_payload.store(info.max_payload, Ordering::Relaxed);
         self.headers_supported
             .store(info.headers, Ordering::Relaxed);
-    }
-
-    /// Adds the servers `info` announces to the pool, and reports the new ones.
-    fn merge_discovered(&self, info: &ServerInfo) {
-        let added = lock(&self.pool).add_discovered(info);
-        if !added.is_empty() {
-            self.events.emit(ConnectionEvent::DiscoveredServers(added));
-        }
     }
 
     /// Takes in a `-ERR`; returns why the link ends if the error ends it.
@@ -657,9 +687,10 @@ impl Inner {
         }
         // The handshake's INFO: a lame duck flag in it is not news yet (the link is not
         // up when it is read), as before the session.
-        self.apply_limits(&dialed.info);
+        let info = Arc::new(dialed.info);
+        self.apply_limits(&info);
         dialed.traffic.count_in(&self.statistics);
-        core.session.handle_connected(Instant::now(), dialed.info);
+        core.session.handle_connected(Instant::now(), info);
         let mut replay = BytesMut::new();
         let inbox = format!("{}*", self.request_prefix);
         rnats_proto::encode_sub(&mut replay, &inbox, None, REQUEST_SID);

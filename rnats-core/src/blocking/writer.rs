@@ -72,6 +72,11 @@ pub(super) struct Writes {
     /// Messages in `buf`, counted in the statistics once written.
     out_messages: u64,
     last_write: Instant,
+    /// When the last frame a thread reads the answer to (a flush's PING, a request, a
+    /// SUB) was queued: bytes arriving soon after are likely that answer. Publishes do not
+    /// count: a bulk publisher reads nothing, and what its subscriptions get must be read
+    /// meanwhile, or the server cuts the connection as a slow consumer.
+    last_urgent: Instant,
     /// `Inner::reads` when the last write ended.
     reads_at_write: u64,
     /// Frames queued so far: the flusher tells a running burst from a finished one.
@@ -109,6 +114,7 @@ impl Writes {
             pings: 0,
             out_messages: 0,
             last_write: Instant::now(),
+            last_urgent: Instant::now(),
             reads_at_write: 0,
             appends: 0,
             oldest: Instant::now(),
@@ -267,7 +273,12 @@ impl Inner {
         frame.encode(&mut writes.buf, payload);
         writes.appends += 1;
         writes.out_messages += 1;
-        self.submit(writes, urgency, was_empty);
+        // A publishing loop writes its own buffer every WRITE_AT bytes; then it reads what
+        // came for nobody meanwhile, if anything did (see `read_behind_publishes`).
+        let bulk = urgency == Urgency::Normal && writes.buf.len() >= self.write_at();
+        if self.submit(writes, urgency, was_empty) && bulk {
+            self.read_behind_publishes();
+        }
         Ok(())
     }
 
@@ -315,11 +326,10 @@ impl Inner {
         Some(id)
     }
 
-    /// Whether a write is in progress or ended less than `gap` ago: a thread is likely
-    /// about to read the answer to it.
-    pub(super) fn wrote_within(&self, gap: Duration) -> bool {
-        let writes = self.writes();
-        writes.writing || writes.last_write.elapsed() < gap
+    /// Whether a frame whose answer a thread reads (not a publish) was queued less than
+    /// `gap` ago: that thread is likely about to read the bytes that came.
+    pub(super) fn answer_expected_within(&self, gap: Duration) -> bool {
+        self.writes().last_urgent.elapsed() < gap
     }
 
     /// Whether the writes are closed.
@@ -327,20 +337,29 @@ impl Inner {
         self.writes().closed
     }
 
-    /// Decides who writes what was just queued.
-    fn submit(&self, mut writes: MutexGuard<'_, Writes>, urgency: Urgency, was_empty: bool) {
+    /// The size past which a publisher writes the buffer itself.
+    fn write_at(&self) -> usize {
+        WRITE_AT.min(self.options.write_buffer_limit)
+    }
+
+    /// Decides who writes what was just queued; true when this thread wrote it.
+    fn submit(
+        &self,
+        mut writes: MutexGuard<'_, Writes>,
+        urgency: Urgency,
+        was_empty: bool,
+    ) -> bool {
+        if urgency == Urgency::Now {
+            writes.last_urgent = Instant::now();
+        }
         if writes.writing || !writes.connected {
             // The writer's next round takes it (or the next link does).
-            return;
+            return false;
         }
         let write = match urgency {
             Urgency::Now => true,
             // Past the write limit nobody else may be writing yet: this publisher does.
-            Urgency::Normal
-                if writes.buf.len() >= WRITE_AT.min(self.options.write_buffer_limit) =>
-            {
-                true
-            }
+            Urgency::Normal if writes.buf.len() >= self.write_at() => true,
             // Already deferred: the flusher is on it.
             Urgency::Normal if !was_empty => false,
             // Idle: no write for a while, or bytes were read since the last one (a reply
@@ -359,6 +378,7 @@ impl Inner {
             writes.flusher_kicked = true;
             self.flusher.notify_one();
         }
+        write
     }
 
     /// Writes the buffer from this thread, unless another thread is writing.
