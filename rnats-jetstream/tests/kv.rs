@@ -482,6 +482,62 @@ async fn history_and_keys_are_streams_that_end() {
     assert_eq!(some, ["counter", "orders.1"]);
 }
 
+/// A listing whose subscription overflowed (a slow consumer) lost deliveries the server
+/// counts as sent: it goes on after the last key it took at once, instead of waiting for the
+/// consumer's 5 s idle heartbeat to show the loss (issue 22: the 5 s stall at 10k keys).
+#[tokio::test]
+async fn keys_go_on_at_once_after_their_subscription_overflowed() {
+    const KEYS: usize = 400;
+    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let client = ConnectOptions::new()
+        .subscription_capacity(16)
+        .connect(&server.url())
+        .await
+        .unwrap();
+    let js = rnats_jetstream::new(client.clone());
+    let kv = bucket(&js, "overflow", 1).await;
+    for i in 1..KEYS {
+        client
+            .publish(format!("$KV.overflow.k{i}"), "v".into())
+            .await
+            .unwrap();
+    }
+    // Acked once stored, so after every publish before it.
+    kv.put("k0", "v".into()).await.unwrap();
+
+    let mut events = client.events();
+    let mut keys = kv.keys().await.unwrap();
+    let mut listed = vec![next(&mut keys).await];
+    // Take nothing more until the server has sent every key: the subscription holds 16, so
+    // it drops the rest, the last key included, and no later delivery shows a gap.
+    wait_for(&mut events, |event| {
+        matches!(event, rnats_core::ConnectionEvent::SlowConsumer { .. })
+    })
+    .await;
+    let stream = js.get_stream("KV_overflow").await.unwrap();
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let infos: Vec<_> = stream.consumers().try_collect().await.unwrap();
+            if infos.iter().all(|info| info.num_pending == 0) {
+                break;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    client.flush().await.unwrap();
+
+    // Well under the heartbeat the listing waited for before.
+    let rest = tokio::time::timeout(Duration::from_millis(2500), collect(keys))
+        .await
+        .expect("the listing waited for the consumer's heartbeat");
+    listed.extend::<Vec<String>>(rest);
+    listed.sort();
+    let mut all: Vec<String> = (0..KEYS).map(|i| format!("k{i}")).collect();
+    all.sort();
+    assert_eq!(listed, all);
+}
+
 #[tokio::test]
 async fn watch_of_an_empty_bucket_marks_the_end_of_initial_values() {
     let (_server, js) = jetstream().await;

@@ -1,5 +1,6 @@
 //! The ordered push consumer (ADR-17): a flow-controlled ephemeral consumer on a fresh inbox,
-//! recreated from the last stream sequence seen when a delivery goes missing, the heartbeats'
+//! recreated from the last stream sequence seen when a delivery goes missing (a gap, or a
+//! message its subscription dropped as a slow consumer), the heartbeats'
 //! `Nats-Last-Consumer` disagrees, heartbeats stop, the consumer disappears, or the client
 //! reconnects (the server may have restarted without the consumer, as nats.go assumes too).
 //! A failed recreation is retried with a backoff until one succeeds; its requests are bounded
@@ -236,6 +237,19 @@ impl futures_util::Stream for Ordered {
             let message = match subscriber.poll_next_unpin(cx) {
                 Poll::Ready(Some(message)) => message,
                 Poll::Ready(None) => return Poll::Ready(None),
+                // The subscription's queue overflowed (a slow consumer): what it dropped may
+                // be the tail of the deliveries, which no later gap would reveal, or a flow
+                // control request, whose answer the server then waits for until its next
+                // idle heartbeat (5 s). Everything queued before the drop has been taken by
+                // now; go on after it at once.
+                Poll::Pending if subscriber.dropped() > 0 => {
+                    tracing::debug!(
+                        dropped = subscriber.dropped(),
+                        "an ordered consumer's subscription dropped messages; recreating it"
+                    );
+                    this.start_recreate();
+                    continue;
+                }
                 Poll::Pending if this.heartbeat.poll_missed(cx) => {
                     this.start_recreate();
                     continue;
