@@ -26,6 +26,25 @@ use crate::consumer::{Consumer, DeliverPolicy, StreamError, StreamErrorKind};
 use crate::context::Context;
 use crate::message::Message;
 
+/// The flow-control window nats-server starts a push consumer with: a sixteenth of
+/// `JsFlowControlMaxPending` (32 MiB). It sends no more until the client answers its flow
+/// control, and doubles the window with each answer, up to 32 MiB.
+const FIRST_WINDOW: usize = 2 * 1024 * 1024;
+
+/// The bounds of an ordered consumer's subscription queue, whatever the client's
+/// [`subscription_capacity`](rnats_core::ConnectOptions::subscription_capacity): a reader
+/// that keeps up takes each read's deliveries long before these fill, however small the
+/// client's capacity (each loss costs a recreation of the consumer, and a lost flow-control
+/// request stalled the consumer until its next heartbeat); a reader that lags further loses
+/// what does not fit, and the consumer is recreated after what it took, with the first
+/// window again, rather than the queue growing with the server's window (up to 32 MiB). A
+/// queued message holds several times its wire size on the heap, so the count is what bounds
+/// the memory: 4,096 KV key deliveries (about 130 bytes on the wire each) measured about
+/// 5 MiB of peak heap while listing (issue 22).
+const QUEUE_MESSAGES: usize = 4096;
+/// See [`QUEUE_MESSAGES`]: the first flow-control window.
+const QUEUE_BYTES: usize = FIRST_WINDOW;
+
 impl Consumer<OrderedConfig> {
     /// The consumer's messages, in order, recreating the consumer as needed.
     pub async fn messages(self) -> Result<Ordered, StreamError> {
@@ -35,7 +54,7 @@ impl Consumer<OrderedConfig> {
         let subscriber = self
             .context
             .client
-            .subscribe(deliver_subject)
+            .subscribe_with_capacity(deliver_subject, QUEUE_MESSAGES, QUEUE_BYTES)
             .await
             .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
         let events = Some(self.context.client.events());
@@ -142,7 +161,11 @@ impl Ordered {
             // Subscribe before creating, so the first messages find the subscription.
             let subscriber = context
                 .client
-                .subscribe(config.deliver_subject.clone())
+                .subscribe_with_capacity(
+                    config.deliver_subject.clone(),
+                    QUEUE_MESSAGES,
+                    QUEUE_BYTES,
+                )
                 .await
                 .map_err(|e| {
                     ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Subscription, e)
