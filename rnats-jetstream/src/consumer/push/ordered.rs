@@ -26,10 +26,10 @@ use crate::consumer::{Consumer, DeliverPolicy, StreamError, StreamErrorKind};
 use crate::context::Context;
 use crate::message::Message;
 
-/// The flow-control window nats-server starts a push consumer with: a sixteenth of
-/// `JsFlowControlMaxPending` (32 MiB). It sends no more until the client answers its flow
-/// control, and doubles the window with each answer, up to 32 MiB.
-const FIRST_WINDOW: usize = 2 * 1024 * 1024;
+/// The largest flow-control window nats-server gives a push consumer
+/// (`JsFlowControlMaxPending`). It starts at a sixteenth of this, sends no more until the
+/// client answers its flow control, and doubles the window with each answer.
+const LARGEST_WINDOW: usize = 32 * 1024 * 1024;
 
 /// The bounds of an ordered consumer's subscription queue, whatever the client's
 /// [`subscription_capacity`](rnats_core::ConnectOptions::subscription_capacity): a reader
@@ -42,8 +42,10 @@ const FIRST_WINDOW: usize = 2 * 1024 * 1024;
 /// the memory: 4,096 KV key deliveries (about 130 bytes on the wire each) measured about
 /// 5 MiB of peak heap while listing (issue 22).
 const QUEUE_MESSAGES: usize = 4096;
-/// See [`QUEUE_MESSAGES`]: the first flow-control window.
-const QUEUE_BYTES: usize = FIRST_WINDOW;
+/// See [`QUEUE_MESSAGES`]. In bytes the server's window is the bound: twice the largest,
+/// as the server checks it before each delivery, not after, so large messages are not lost
+/// to a client capacity made for small ones.
+const QUEUE_BYTES: usize = 2 * LARGEST_WINDOW;
 
 impl Consumer<OrderedConfig> {
     /// The consumer's messages, in order, recreating the consumer as needed.
