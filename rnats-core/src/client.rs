@@ -341,7 +341,25 @@ impl Client {
     /// are matched, but to be sure the server has the subscription before *other*
     /// connections publish, call [`Client::flush`].
     pub async fn subscribe<S: ToSubject>(&self, subject: S) -> Result<Subscriber, SubscribeError> {
-        self.subscribe_inner(checked_subject(&subject)?, None)
+        self.subscribe_inner(checked_subject(&subject)?, None, None)
+    }
+
+    /// Subscribes to `subject` with queue bounds of its own (`messages`, `bytes`) instead of
+    /// the client's [`subscription_capacity`](crate::ConnectOptions::subscription_capacity)
+    /// and [`subscription_capacity_bytes`](crate::ConnectOptions::subscription_capacity_bytes):
+    /// for a subscription whose sender bounds what it has in flight by other means, such as a
+    /// flow-controlled JetStream push consumer, which would lose messages to a smaller queue.
+    pub async fn subscribe_with_capacity<S: ToSubject>(
+        &self,
+        subject: S,
+        messages: usize,
+        bytes: usize,
+    ) -> Result<Subscriber, SubscribeError> {
+        let capacity = Capacity {
+            messages: messages.max(1),
+            bytes: bytes.max(1),
+        };
+        self.subscribe_inner(checked_subject(&subject)?, None, Some(capacity))
     }
 
     /// Subscribes as a member of a queue group: each message goes to one member of the group.
@@ -351,22 +369,27 @@ impl Client {
         queue_group: String,
     ) -> Result<Subscriber, SubscribeError> {
         let queue_group = QueueGroup::try_from(queue_group.as_str())?;
-        self.subscribe_inner(checked_subject(&subject)?, Some(queue_group))
+        self.subscribe_inner(checked_subject(&subject)?, Some(queue_group), None)
     }
 
     fn subscribe_inner(
         &self,
         subject: Subject,
         queue_group: Option<QueueGroup>,
+        capacity: Option<Capacity>,
     ) -> Result<Subscriber, SubscribeError> {
         let shared = self.shared();
         if shared.writes().closed {
             return Err(SubscribeCause::Closed.into());
         }
         let sid = shared.next_sid.fetch_add(1, Ordering::Relaxed);
-        let queue = Arc::new(SubQueue::new(Limits {
+        let capacity = capacity.unwrap_or(Capacity {
             messages: shared.options.subscription_capacity,
             bytes: shared.options.subscription_capacity_bytes,
+        });
+        let queue = Arc::new(SubQueue::new(Limits {
+            messages: capacity.messages,
+            bytes: capacity.bytes,
             copy_below: shared.options.read_buffer_capacity / 4,
         }));
         let group = queue_group.as_ref().map(|q| q.as_str().to_owned());
@@ -697,6 +720,13 @@ impl Client {
 }
 
 /// A subscription subject, checked (wildcards allowed).
+/// A subscription queue's bounds, in messages and in bytes.
+#[derive(Debug, Clone, Copy)]
+struct Capacity {
+    messages: usize,
+    bytes: usize,
+}
+
 fn checked_subject(subject: &impl ToSubject) -> Result<Subject, SubscribeError> {
     let subject = subject.to_subject();
     rnats_proto::validate_subject(subject.as_bytes())?;

@@ -312,6 +312,36 @@ async fn slow_consumer_drops_are_counted_and_reported_once() {
 }
 
 #[tokio::test]
+async fn a_subscription_with_capacity_of_its_own_keeps_to_it() {
+    let server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .subscription_capacity(10)
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut larger = client
+        .subscribe_with_capacity("larger", 50, 1 << 20)
+        .await
+        .unwrap();
+    let mut smaller = client
+        .subscribe_with_capacity("smaller", 100, 20)
+        .await
+        .unwrap();
+    client.flush().await.unwrap();
+    for i in 0..100 {
+        let payload = Bytes::from(format!("{i:02}"));
+        client.publish("larger", payload.clone()).await.unwrap();
+        client.publish("smaller", payload).await.unwrap();
+    }
+    client.flush().await.unwrap();
+    // 50 messages, above the client's 10; 20 bytes of 2-byte payloads, under its 100.
+    assert_eq!(larger.dropped(), 50);
+    assert_eq!(smaller.dropped(), 90);
+    assert_eq!(next(&mut larger).await.payload, Bytes::from("00"));
+    assert_eq!(next(&mut smaller).await.payload, Bytes::from("00"));
+}
+
+#[tokio::test]
 async fn the_event_callback_hears_of_every_dropped_message() {
     let server = NatsServer::start();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

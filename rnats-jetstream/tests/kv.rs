@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt, TryStreamExt};
+use futures_util::{FutureExt, Stream, StreamExt, TryStreamExt};
 use rnats_core::ConnectOptions;
 use rnats_jetstream::context::{
     CreateKeyValueErrorKind, KeyValueErrorKind, UpdateKeyValueErrorKind,
@@ -480,6 +480,66 @@ async fn history_and_keys_are_streams_that_end() {
         collect(kv.keys_with_filters(["orders.>", "counter"]).await.unwrap()).await;
     some.sort();
     assert_eq!(some, ["counter", "orders.1"]);
+}
+
+/// A listing that lags behind the server on a client with a small subscription capacity
+/// loses nothing: its subscription holds the consumer's flow-control window, not the
+/// client's 16 messages. Before, the queue dropped the deliveries past 16, the last key
+/// among them, and the listing waited for the consumer's 5 s idle heartbeat to show the loss
+/// (issue 22: the 5 s stall at 10k keys).
+#[tokio::test]
+async fn keys_lose_nothing_to_a_small_subscription_capacity() {
+    const KEYS: usize = 400;
+    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let client = ConnectOptions::new()
+        .subscription_capacity(16)
+        .connect(&server.url())
+        .await
+        .unwrap();
+    let js = rnats_jetstream::new(client.clone());
+    let kv = bucket(&js, "lagging", 1).await;
+    for i in 1..KEYS {
+        client
+            .publish(format!("$KV.lagging.k{i}"), "v".into())
+            .await
+            .unwrap();
+    }
+    // Acked once stored, so after every publish before it.
+    kv.put("k0", "v".into()).await.unwrap();
+
+    let mut events = client.events();
+    let mut keys = kv.keys().await.unwrap();
+    let mut listed = vec![next(&mut keys).await];
+    // Take nothing more until the server has sent every key, and they all arrived.
+    let stream = js.get_stream("KV_lagging").await.unwrap();
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let infos: Vec<_> = stream.consumers().try_collect().await.unwrap();
+            if infos.iter().all(|info| info.num_pending == 0) {
+                break;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    client.flush().await.unwrap();
+
+    // Well under the heartbeat the listing waited for before.
+    let rest = tokio::time::timeout(Duration::from_millis(2500), collect(keys))
+        .await
+        .expect("the listing waited for the consumer's heartbeat");
+    listed.extend::<Vec<String>>(rest);
+    listed.sort();
+    let mut all: Vec<String> = (0..KEYS).map(|i| format!("k{i}")).collect();
+    all.sort();
+    assert_eq!(listed, all);
+    client.flush().await.unwrap();
+    while let Some(Some(event)) = events.next().now_or_never() {
+        assert!(
+            !matches!(event, rnats_core::ConnectionEvent::SlowConsumer { .. }),
+            "{event:?}"
+        );
+    }
 }
 
 #[tokio::test]

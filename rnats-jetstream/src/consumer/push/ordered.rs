@@ -1,5 +1,6 @@
 //! The ordered push consumer (ADR-17): a flow-controlled ephemeral consumer on a fresh inbox,
-//! recreated from the last stream sequence seen when a delivery goes missing, the heartbeats'
+//! recreated from the last stream sequence seen when a delivery goes missing (a gap, or a
+//! message its subscription dropped as a slow consumer), the heartbeats'
 //! `Nats-Last-Consumer` disagrees, heartbeats stop, the consumer disappears, or the client
 //! reconnects (the server may have restarted without the consumer, as nats.go assumes too).
 //! A failed recreation is retried with a backoff until one succeeds; its requests are bounded
@@ -25,6 +26,27 @@ use crate::consumer::{Consumer, DeliverPolicy, StreamError, StreamErrorKind};
 use crate::context::Context;
 use crate::message::Message;
 
+/// The largest flow-control window nats-server gives a push consumer
+/// (`JsFlowControlMaxPending`). It starts at a sixteenth of this, sends no more until the
+/// client answers its flow control, and doubles the window with each answer.
+const LARGEST_WINDOW: usize = 32 * 1024 * 1024;
+
+/// The bounds of an ordered consumer's subscription queue, whatever the client's
+/// [`subscription_capacity`](rnats_core::ConnectOptions::subscription_capacity): a reader
+/// that keeps up takes each read's deliveries long before these fill, however small the
+/// client's capacity (each loss costs a recreation of the consumer, and a lost flow-control
+/// request stalled the consumer until its next heartbeat); a reader that lags further loses
+/// what does not fit, and the consumer is recreated after what it took, with the first
+/// window again, rather than the queue growing with the server's window (up to 32 MiB). A
+/// queued message holds several times its wire size on the heap, so the count is what bounds
+/// the memory: 4,096 KV key deliveries (about 130 bytes on the wire each) measured about
+/// 5 MiB of peak heap while listing (issue 22).
+const QUEUE_MESSAGES: usize = 4096;
+/// See [`QUEUE_MESSAGES`]. In bytes the server's window is the bound: twice the largest,
+/// as the server checks it before each delivery, not after, so large messages are not lost
+/// to a client capacity made for small ones.
+const QUEUE_BYTES: usize = 2 * LARGEST_WINDOW;
+
 impl Consumer<OrderedConfig> {
     /// The consumer's messages, in order, recreating the consumer as needed.
     pub async fn messages(self) -> Result<Ordered, StreamError> {
@@ -34,7 +56,7 @@ impl Consumer<OrderedConfig> {
         let subscriber = self
             .context
             .client
-            .subscribe(deliver_subject)
+            .subscribe_with_capacity(deliver_subject, QUEUE_MESSAGES, QUEUE_BYTES)
             .await
             .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
         let events = Some(self.context.client.events());
@@ -141,7 +163,11 @@ impl Ordered {
             // Subscribe before creating, so the first messages find the subscription.
             let subscriber = context
                 .client
-                .subscribe(config.deliver_subject.clone())
+                .subscribe_with_capacity(
+                    config.deliver_subject.clone(),
+                    QUEUE_MESSAGES,
+                    QUEUE_BYTES,
+                )
                 .await
                 .map_err(|e| {
                     ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Subscription, e)
@@ -236,6 +262,19 @@ impl futures_util::Stream for Ordered {
             let message = match subscriber.poll_next_unpin(cx) {
                 Poll::Ready(Some(message)) => message,
                 Poll::Ready(None) => return Poll::Ready(None),
+                // The subscription's queue overflowed (a slow consumer): what it dropped may
+                // be the tail of the deliveries, which no later gap would reveal, or a flow
+                // control request, whose answer the server then waits for until its next
+                // idle heartbeat (5 s). Everything queued before the drop has been taken by
+                // now; go on after it at once.
+                Poll::Pending if subscriber.dropped() > 0 => {
+                    tracing::debug!(
+                        dropped = subscriber.dropped(),
+                        "an ordered consumer's subscription dropped messages; recreating it"
+                    );
+                    this.start_recreate();
+                    continue;
+                }
                 Poll::Pending if this.heartbeat.poll_missed(cx) => {
                     this.start_recreate();
                     continue;
