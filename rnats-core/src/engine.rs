@@ -456,12 +456,7 @@ impl Engine {
         // say) sets the writer itself; waiting for it would only have it wake this worker
         // when it unlocks (issue 19), so the flag is kept for the next read instead.
         if self.shared.directly_written.swap(false, Ordering::AcqRel) {
-            let writes = match self.shared.writes.try_lock() {
-                Ok(writes) => Some(writes),
-                Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
-                Err(std::sync::TryLockError::WouldBlock) => None,
-            };
-            match writes {
+            match crate::shared::try_lock(&self.shared.writes) {
                 Some(mut writes) if writes.writer == Writer::DirectlyWritten => {
                     writes.writer = Writer::Idle;
                 }
@@ -672,15 +667,12 @@ impl Engine {
             // wait for, then: blocking on the lock would only make that caller wake this
             // worker when it unlocks (issue 19). After a kick the queue may hold frames
             // behind a `Woken` writer whose wake-up was this very poll: take the lock.
-            match self.shared.writes.try_lock() {
-                Ok(writes) => writes,
-                Err(std::sync::TryLockError::WouldBlock)
-                    if self.shared.kicks.load(Ordering::Acquire) == self.seen_kicks =>
-                {
+            match crate::shared::try_lock(&self.shared.writes) {
+                Some(writes) => writes,
+                None if self.shared.kicks.load(Ordering::Acquire) == self.seen_kicks => {
                     return false;
                 }
-                Err(std::sync::TryLockError::WouldBlock) => self.shared.writes(),
-                Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+                None => self.shared.writes(),
             }
         } else {
             self.shared.writes()
