@@ -316,24 +316,14 @@ pub(crate) fn merge_announced(shared: &Shared) {
 }
 
 /// Takes in the INFO updates waiting in `shared.announcements` on the calling thread (the
-/// engine), where that costs nothing per URL: nobody listens for `DiscoveredServers`, so
-/// only the newest update is kept for the pool, and the pool is free (a `server_pool()`
-/// call may be merging it). Waking another thread for that much would cost the traffic
-/// behind the INFO more, on a machine with few cores, than it saves. Returns false when
-/// the caller must run [`merge_announced`] elsewhere instead.
+/// engine) when nobody listens for `DiscoveredServers` and the pool is free
+/// ([`take_announced_quietly`](crate::server_pool::take_announced_quietly)): waking another
+/// thread for that much would cost the traffic behind the INFO more, on a machine with few
+/// cores, than it saves. Returns false when the caller must run [`merge_announced`]
+/// elsewhere instead.
 pub(crate) fn take_announced_here(shared: &Shared) -> bool {
-    if shared.events.receiver_count() > 0 {
-        return false;
-    }
-    let mut pool = match shared.pool.try_lock() {
-        Ok(pool) => pool,
-        Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) => return false,
-    };
-    while let Some(info) = lock(&shared.announcements).next() {
-        pool.take_announced(info, false);
-    }
-    true
+    shared.events.receiver_count() == 0
+        && crate::server_pool::take_announced_quietly(&shared.pool, &shared.announcements)
 }
 
 /// Reports servers the cluster advertised that the pool did not know.

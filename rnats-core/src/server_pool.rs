@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rnats_proto::ServerInfo;
@@ -17,6 +17,7 @@ use crate::error::{
 use crate::options::ConnectOptions;
 use crate::reconnect::{Attempts, shuffle};
 use crate::server_addr::{ServerAddr, ToServerAddrs};
+use crate::shared::{lock, try_lock};
 
 /// One server of the pool and what the client knows of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -454,6 +455,24 @@ type ServerKey = (String, u16);
 
 fn key(addr: &ServerAddr) -> ServerKey {
     (addr.host().to_owned(), addr.port())
+}
+
+/// Takes the INFO updates waiting in `announcements` into the pool without reporting them
+/// (nobody listens for `DiscoveredServers`): only the newest is kept, to merge when the
+/// pool is used, so this costs nothing per URL and the thread that read the INFO may do it.
+/// False when the pool is busy (a `server_pool()` call may be merging it): then the caller
+/// leaves the updates to another thread.
+pub(crate) fn take_announced_quietly(
+    pool: &Mutex<ServerPool>,
+    announcements: &Mutex<Announcements>,
+) -> bool {
+    let Some(mut pool) = try_lock(pool) else {
+        return false;
+    };
+    while let Some(info) = lock(announcements).next() {
+        pool.take_announced(info, false);
+    }
+    true
 }
 
 /// The host and port of an announced URL, as its [`ServerAddr`] would have them, or `None`

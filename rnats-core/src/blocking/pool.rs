@@ -43,18 +43,8 @@ impl Inner {
     /// nothing per URL (see `reconnect::take_announced_here`); false when the background
     /// thread must.
     pub(super) fn take_announced_here(&self) -> bool {
-        if self.events.has_listeners() {
-            return false;
-        }
-        let mut pool = match self.pool.try_lock() {
-            Ok(pool) => pool,
-            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return false,
-        };
-        while let Some(info) = lock(&self.announcements).next() {
-            pool.take_announced(info, false);
-        }
-        true
+        !self.events.has_listeners()
+            && crate::server_pool::take_announced_quietly(&self.pool, &self.announcements)
     }
 
     /// Merges the servers of the INFO updates [`Inner::handle_info`] left, if any; run by
