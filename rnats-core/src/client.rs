@@ -719,7 +719,6 @@ impl Client {
     }
 }
 
-/// A subscription subject, checked (wildcards allowed).
 /// A subscription queue's bounds, in messages and in bytes.
 #[derive(Debug, Clone, Copy)]
 struct Capacity {
@@ -727,6 +726,7 @@ struct Capacity {
     bytes: usize,
 }
 
+/// A subscription subject, checked (wildcards allowed).
 fn checked_subject(subject: &impl ToSubject) -> Result<Subject, SubscribeError> {
     let subject = subject.to_subject();
     rnats_proto::validate_subject(subject.as_bytes())?;
