@@ -132,9 +132,8 @@ pub(super) async fn run(plan: &Plan, roles: Roles) -> Result<Figures, CliError> 
         }));
     }
 
-    let outcomes = supervisor.wait(tasks).await?;
-    let timeline = supervisor.timeline();
-    drop(supervisor);
+    let (outcomes, timeline) = supervisor.finish(tasks).await;
+    let outcomes = outcomes?;
     Ok(figures(roles, outcomes)?.over_time(timeline))
 }
 

@@ -71,9 +71,7 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
             tokio::spawn(job.run())
         })
         .collect();
-    let results = supervisor.wait(tasks).await;
-    let timeline = supervisor.timeline();
-    drop(supervisor);
+    let (results, timeline) = supervisor.finish(tasks).await;
     finish_stream(&admin, &plan.store.stream, made).await?;
     let (spans, latencies): (Vec<Span>, Vec<Latencies>) = results?.into_iter().unzip();
     Ok(Figures {
@@ -350,9 +348,7 @@ pub(super) async fn ordered(plan: &Plan) -> Result<Figures, CliError> {
             Ok(first.map(|start| Span::of(received, size, start, Instant::now())))
         }));
     }
-    let results = supervisor.wait(tasks).await;
-    let timeline = supervisor.timeline();
-    drop(supervisor);
+    let (results, timeline) = supervisor.finish(tasks).await;
     finish_stream(&js, &plan.store.stream, made).await?;
     let spans: Vec<Span> = results?.into_iter().flatten().collect();
     Ok(Figures {
@@ -436,9 +432,7 @@ async fn fetch_with(plan: &Plan, msgs: u64, pull: Pull) -> Result<Figures, CliEr
         };
         tasks.push(tokio::spawn(fetcher.run()));
     }
-    let results = supervisor.wait(tasks).await;
-    let timeline = supervisor.timeline();
-    drop(supervisor);
+    let (results, timeline) = supervisor.finish(tasks).await;
     let spans: Vec<Span> = results?.into_iter().flatten().collect();
     Ok(Figures {
         subscribers: Group::from_spans(&spans),

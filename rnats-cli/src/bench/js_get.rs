@@ -85,9 +85,7 @@ async fn get_all(plan: &Plan, mode: JsGetMode, filter: String) -> Result<Figures
             tokio::spawn(getter.run())
         })
         .collect();
-    let results = supervisor.wait(tasks).await;
-    let timeline = supervisor.timeline();
-    drop(supervisor);
+    let (results, timeline) = supervisor.finish(tasks).await;
     let (spans, latencies): (Vec<Span>, Vec<Latencies>) = results?.into_iter().unzip();
     Ok(Figures {
         getters: Group::from_spans(&spans),

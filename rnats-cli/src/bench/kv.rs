@@ -83,9 +83,7 @@ async fn run(plan: &Plan, op: Op) -> Result<Figures, CliError> {
         offset += ops;
         tasks.push(tokio::spawn(worker.run()));
     }
-    let results = supervisor.wait(tasks).await;
-    let timeline = supervisor.timeline();
-    drop(supervisor);
+    let (results, timeline) = supervisor.finish(tasks).await;
     if made {
         js.delete_key_value(plan.store.bucket.as_str())
             .await

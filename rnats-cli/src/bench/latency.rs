@@ -47,9 +47,8 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
         let span = Span::of(rounds, payload.len(), start, Instant::now());
         Ok((span, latencies))
     });
-    let mut results = supervisor.wait(vec![task]).await?;
-    let timeline = supervisor.timeline();
-    drop(supervisor);
+    let (results, timeline) = supervisor.finish(vec![task]).await;
+    let mut results = results?;
     let Some((span, latencies)) = results.pop() else {
         return Ok(Figures::default());
     };

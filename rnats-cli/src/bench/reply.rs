@@ -61,9 +61,8 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
             tokio::spawn(responder.run())
         })
         .collect();
-    let spans = supervisor.wait(tasks).await?;
-    let timeline = supervisor.timeline();
-    drop(supervisor);
+    let (spans, timeline) = supervisor.finish(tasks).await;
+    let spans = spans?;
     let spans: Vec<Span> = spans.into_iter().flatten().collect();
     Ok(Figures {
         responders: Group::from_spans(&spans),

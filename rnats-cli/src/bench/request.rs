@@ -69,9 +69,7 @@ pub(super) async fn run(plan: &Plan) -> Result<Figures, CliError> {
             tokio::spawn(job.run())
         })
         .collect();
-    let waited = supervisor.wait(tasks).await;
-    let supervisor_timeline = supervisor.timeline();
-    drop(supervisor);
+    let (waited, supervisor_timeline) = supervisor.finish(tasks).await;
     let results = match waited {
         Ok(results) => results,
         // A responder that failed explains the requesters' timeouts better than they do.

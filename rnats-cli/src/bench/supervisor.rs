@@ -76,10 +76,20 @@ impl Supervisor {
         StopSignal(self.stop.subscribe())
     }
 
+    /// Waits for every task ([`Supervisor::wait`]), then clears the bar: the tasks' results
+    /// and the rate over time seen meanwhile ([`Supervisor::timeline`]).
+    pub(super) async fn finish<T>(
+        self,
+        tasks: Vec<JoinHandle<Result<T, CliError>>>,
+    ) -> (Result<Vec<T>, CliError>, Vec<(f64, f64)>) {
+        let results = self.wait(tasks).await;
+        (results, self.timeline())
+    }
+
     /// Waits for every task, keeping the bar current, and returns their results in the
     /// order given. The first failure is returned at once; the other workers are told to
     /// stop and left to end on their own.
-    pub(super) async fn wait<T>(
+    async fn wait<T>(
         &self,
         tasks: Vec<JoinHandle<Result<T, CliError>>>,
     ) -> Result<Vec<T>, CliError> {
@@ -123,7 +133,7 @@ impl Supervisor {
 
     /// The rate over time seen while waiting: (seconds from the start, messages a second
     /// over the tick before).
-    pub(super) fn timeline(&self) -> Vec<(f64, f64)> {
+    fn timeline(&self) -> Vec<(f64, f64)> {
         self.timeline
             .lock()
             .map(|timeline| timeline.clone())
