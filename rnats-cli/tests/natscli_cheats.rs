@@ -71,6 +71,16 @@ impl Sheet<'_> {
         assert!(out.contains(fact), "{line:?} should print {fact:?}:\n{out}");
     }
 
+    /// Starts the cheat-sheet `reply` line `reply` to answer once (`--count 1`), checks
+    /// `request` as [`check`](Self::check) does, then that the responder ended well.
+    fn check_answered(&self, reply: &[&str], request: &[&str], fact: &str) {
+        let mut args = reply.to_vec();
+        args.extend(["--count", "1", "-s", &self.url]);
+        let mut responder = self.rnats.spawn_ready(&args, "Listening on");
+        self.check(request, fact);
+        assert_success(&responder.finish(), &["reply"]);
+    }
+
     /// As [`check`](Self::check), with `input` on standard input.
     fn check_input(&self, line: &[&str], input: &[u8], fact: &str) {
         let out = self.run(line, Some(input));
@@ -299,19 +309,8 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
         b"one\ntwo\n",
     );
     let url = sheet.url.clone();
-    let mut responder = rnats.spawn_ready(
-        &[
-            "reply",
-            "destination.subject",
-            "echo {{Count}}",
-            "--count",
-            "1",
-            "-s",
-            &url,
-        ],
-        "Listening on",
-    );
-    sheet.check(
+    sheet.check_answered(
+        &["reply", "destination.subject", "echo {{Count}}"],
         &[
             "request",
             "destination.subject",
@@ -322,54 +321,28 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
         ],
         "echo 1",
     );
-    assert_success(&responder.finish(), &["reply"]);
-    let mut responder = rnats.spawn_ready(
-        &[
-            "reply",
-            "service.requests",
-            "Message {{Count}} @ {{Time}}",
-            "--count",
-            "1",
-            "-s",
-            &url,
-        ],
-        "Listening on",
+    sheet.check_answered(
+        &["reply", "service.requests", "Message {{Count}} @ {{Time}}"],
+        &["req", "service.requests", ""],
+        "Message 1 @ ",
     );
-    sheet.check(&["req", "service.requests", ""], "Message 1 @ ");
-    assert_success(&responder.finish(), &["reply"]);
-    let mut responder = rnats.spawn_ready(
+    sheet.check_answered(
         &[
             "reply",
             "service.requests.>",
             "--command",
             "echo token {{2}}",
-            "--count",
-            "1",
-            "-s",
-            &url,
         ],
-        "Listening on",
+        &["req", "service.requests.weather", ""],
+        "token weather",
     );
-    sheet.check(&["req", "service.requests.weather", ""], "token weather");
-    assert_success(&responder.finish(), &["reply"]);
 
     // natscli's `--sleep 10` has no unit, which Go's duration parser refuses: 10ms here.
-    let mut responder = rnats.spawn_ready(
-        &[
-            "reply",
-            "service.requests",
-            "--echo",
-            "--sleep",
-            "10ms",
-            "--count",
-            "1",
-            "-s",
-            &url,
-        ],
-        "Listening on",
+    sheet.check_answered(
+        &["reply", "service.requests", "--echo", "--sleep", "10ms"],
+        &["req", "service.requests", "echoed"],
+        "echoed",
     );
-    sheet.check(&["req", "service.requests", "echoed"], "echoed");
-    assert_success(&responder.finish(), &["reply"]);
 
     // subscribe.md
     let mut queue = rnats.spawn_ready(
