@@ -78,10 +78,14 @@ pub(crate) async fn run(args: LatencyArgs, conn: &ConnArgs) -> Result<(), CliErr
         human::size((args.rate * args.size * 2) as usize),
     ))?;
 
+    let gap = Duration::from_secs_f64(1.0 / args.rate as f64);
+    // A message lost on the way must not hold the report back: the receiver gives up once
+    // nothing came for twice the gap between sends (and at least the route wait).
+    let quiet = ROUTE_WAIT.max(gap * 2);
     let receiver = tokio::spawn(async move {
         let mut latencies = Latencies::new();
         for _ in 0..msgs {
-            let Some(message) = messages.next().await else {
+            let Ok(Some(message)) = tokio::time::timeout(quiet, messages.next()).await else {
                 break;
             };
             let sent = message
@@ -96,7 +100,6 @@ pub(crate) async fn run(args: LatencyArgs, conn: &ConnArgs) -> Result<(), CliErr
     });
     let mut payload = vec![0u8; args.size as usize];
     let started = Instant::now();
-    let gap = Duration::from_secs_f64(1.0 / args.rate as f64);
     for n in 0..msgs {
         payload[..8].copy_from_slice(&now_nanos().to_le_bytes());
         publisher
