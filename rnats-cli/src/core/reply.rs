@@ -86,7 +86,7 @@ pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError
             continue;
         };
         if let Some(max) = args.sleep.filter(|max| !max.is_zero()) {
-            tokio::time::sleep(max.mul_f64(random_fraction(answered))).await;
+            tokio::time::sleep(max.mul_f64(fastrand::f64())).await;
         }
         let (payload, echo_headers) = match (&body, &args.command) {
             (Some(template), _) => (Bytes::from(template.render(answered)), None),
@@ -121,15 +121,6 @@ fn with_subject_tokens(command: &str, subject: &str) -> String {
         .fold(command.to_owned(), |command, (i, token)| {
             command.replace(&format!("{{{{{i}}}}}"), token)
         })
-}
-
-/// A number in [0, 1) that differs from request to request (for `--sleep`).
-fn random_fraction(n: u64) -> f64 {
-    let mut x = n ^ u64::from(std::process::id()) ^ 0x9e37_79b9_7f4a_7c15;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    (x >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Runs `command` through the shell with the request body on its standard input and in
@@ -178,6 +169,5 @@ mod tests {
             "curl wttr.in/london?weatherlondon"
         );
         assert_eq!(with_subject_tokens("echo {{5}}", "a.b"), "echo {{5}}");
-        assert!((0.0..1.0).contains(&random_fraction(7)));
     }
 }

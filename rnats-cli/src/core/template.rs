@@ -99,23 +99,11 @@ impl Template {
     }
 }
 
-/// Between `min` and `max` letters from a small generator seeded by a fresh nuid (the
-/// nuid is random enough; this is filler text, not cryptography).
+/// Between `min` and `max` random letters and digits (filler text, not cryptography).
 fn random_letters(min: usize, max: usize) -> String {
-    const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    let mut state: u64 = nuid::next().bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    }) | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    let span = (max - min + 1) as u64;
-    let len = min + (next() % span) as usize;
-    (0..len)
-        .map(|_| LETTERS[(next() % LETTERS.len() as u64) as usize] as char)
+    let len = fastrand::usize(min..=max);
+    std::iter::repeat_with(fastrand::alphanumeric)
+        .take(len)
         .collect()
 }
 
