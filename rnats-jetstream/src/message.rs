@@ -72,7 +72,7 @@ impl Message {
         let reply = self.reply.as_ref().ok_or(MalformedAckSubject(
             "no reply subject: not a JetStream message",
         ))?;
-        Ok(Info::parse(reply.as_str())?)
+        Info::from_ack_subject(reply.as_str())
     }
 }
 
@@ -199,6 +199,13 @@ pub struct Info<'a> {
 }
 
 impl<'a> Info<'a> {
+    /// A delivery's metadata read from its ack subject (the reply subject of a message a
+    /// push or pull consumer delivered), as [`Message::info`] reads it, for code that holds
+    /// the Core message.
+    pub fn from_ack_subject(subject: &'a str) -> Result<Info<'a>, rnats_core::Error> {
+        Ok(Info::parse(subject)?)
+    }
+
     /// Reads an ack subject: `$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.
     /// <consumer seq>.<timestamp>.<pending>`, or the newer layout with `<domain>` (`_` for
     /// none) and `<account hash>` first and an optional token last (ADR-15).

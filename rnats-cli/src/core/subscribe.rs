@@ -141,18 +141,11 @@ fn dump(dir: &Path, message: &rnats::Message, count: u64) -> Result<(), CliError
     std::fs::write(&path, text).map_err(|source| CliError::WriteFile { path, source })
 }
 
-/// The stream sequence in a JetStream message's ack subject: `$JS.ACK.` then stream,
-/// consumer, delivered, stream sequence, ... (7 tokens), or, in ADR-15's newer form, a domain
-/// and an account hash first (9 tokens, 10 with its random token).
+/// The stream sequence in a JetStream message's ack subject, either layout (ADR-15).
 fn stream_sequence(message: &rnats::Message) -> Option<u64> {
-    let reply = message.reply.as_ref()?.as_str();
-    let tokens: Vec<&str> = reply.strip_prefix("$JS.ACK.")?.split('.').collect();
-    let at = match tokens.len() {
-        7 => 3,
-        9 | 10 => 5,
-        _ => return None,
-    };
-    tokens.get(at)?.parse().ok()
+    let reply = message.reply.as_ref()?;
+    let info = rnats::jetstream::message::Info::from_ack_subject(reply.as_str()).ok()?;
+    Some(info.stream_sequence)
 }
 
 #[cfg(test)]
