@@ -470,7 +470,17 @@ fn server_pool_reports_given_failed_and_discovered_servers() {
         .retain_servers_order()
         .connect_blocking(format!("{dead},{first}"))
         .unwrap();
-    let pool = client.server_pool().unwrap();
+    // The handshake's INFO names the other node, but an INFO update sent while the two
+    // nodes' routes settle may leave it out for a moment (the pool then drops it, as nats.go
+    // does): read the pool until the cluster's latest word names it again.
+    let deadline = std::time::Instant::now() + WAIT;
+    let pool = loop {
+        let pool = client.server_pool().unwrap();
+        if pool.len() == 3 || std::time::Instant::now() > deadline {
+            break pool;
+        }
+        std::thread::yield_now();
+    };
     assert_eq!(pool.len(), 3, "{pool:?}");
     let dead_port = dead.parse::<ServerAddr>().unwrap().port();
     let dead_entry = &pool[0];
