@@ -15,10 +15,19 @@ use rnats_jetstream::context::{
 };
 use rnats_jetstream::stream::{self, StorageType};
 use rnats_jetstream::{AckKind, Context};
-use rnats_test_server::{NatsServer, Proxy};
+use rnats_test_server::{NatsServer, Proxy, ServerBuilder};
 
 /// How long any single wait in these tests may take before the test fails.
 const WAIT: Duration = Duration::from_secs(20);
+
+/// Whether the test servers run with ADR-53's v2 ack and flow-control subjects
+/// (`RNATS_TEST_FEATURE_FLAGS=js_ack_fc_v2`).
+fn server_has_v2_acks() -> bool {
+    ServerBuilder::new()
+        .feature_flags()
+        .iter()
+        .any(|flag| flag == "js_ack_fc_v2")
+}
 
 fn jetstream_server() -> NatsServer {
     NatsServer::builder().jetstream(true).spawn().unwrap()
@@ -787,8 +796,14 @@ async fn a_flow_control_ack_policy_consumer_is_acked_by_its_flow_control_answers
     assert_eq!(config.idle_heartbeat, Duration::from_secs(1));
 
     // Past max_ack_pending: delivery goes on only because the answers ack. The client's
-    // answers go to `$JS.FC.<stream>.<consumer>.*`, where this test reads them too.
-    let mut answers = client.subscribe("$JS.FC.FCACK.fc.>").await.unwrap();
+    // answers go to `$JS.FC.<stream>.<consumer>.*` (with ADR-53's `js_ack_fc_v2`:
+    // `$JS.FC.<domain>.<account hash>.<stream>.<consumer>.*`), where this test reads them too.
+    let answers_subject = if server_has_v2_acks() {
+        "$JS.FC.*.*.FCACK.fc.>"
+    } else {
+        "$JS.FC.FCACK.fc.>"
+    };
+    let mut answers = client.subscribe(answers_subject).await.unwrap();
     client.flush().await.unwrap();
     const COUNT: u64 = 250;
     publish(&js, "fc.work", COUNT as usize).await;

@@ -13,6 +13,11 @@ use crate::websocket::{self, Websocket, WebsocketConf};
 /// Environment variable naming the `nats-server` binary to run instead of the one on `PATH`.
 const BIN_ENV: &str = "NATS_SERVER_BIN";
 
+/// Environment variable with server feature flags (ADR-53) to turn on in every test server,
+/// comma-separated (`RNATS_TEST_FEATURE_FLAGS=js_ack_fc_v2`): CI runs the JetStream tests once
+/// with the server's defaults and once with the flags the server is expected to turn on next.
+pub const FEATURE_FLAGS_ENV: &str = "RNATS_TEST_FEATURE_FLAGS";
+
 /// How long [`ServerBuilder::spawn`] waits for the readiness log line by default.
 const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -33,6 +38,7 @@ pub struct ServerBuilder {
     nkey_users: Vec<String>,
     websocket: Option<Websocket>,
     monitoring: bool,
+    feature_flags: Vec<String>,
     ready_timeout: Duration,
 }
 
@@ -67,8 +73,24 @@ impl ServerBuilder {
             nkey_users: Vec::new(),
             websocket: None,
             monitoring: false,
+            feature_flags: feature_flags_from_env(),
             ready_timeout: DEFAULT_READY_TIMEOUT,
         }
+    }
+
+    /// Turns on a server feature flag (ADR-53), such as `js_ack_fc_v2`, in a
+    /// `feature_flags` block. Flags named in `RNATS_TEST_FEATURE_FLAGS` are on already.
+    pub fn feature_flag(mut self, name: impl Into<String>) -> Self {
+        let name = name.into();
+        if !self.feature_flags.contains(&name) {
+            self.feature_flags.push(name);
+        }
+        self
+    }
+
+    /// The feature flags this server will have on.
+    pub fn feature_flags(&self) -> &[String] {
+        &self.feature_flags
     }
 
     /// Enables JetStream with a store directory that lives as long as the server handle
@@ -331,6 +353,7 @@ impl ServerBuilder {
             || self.tls.is_some()
             || !self.nkey_users.is_empty()
             || self.websocket.is_some()
+            || !self.feature_flags.is_empty()
     }
 
     /// The text of the configuration file generated in `dir`.
@@ -363,6 +386,13 @@ impl ServerBuilder {
             }
             text.push_str("  ]\n}\n");
         }
+        if !self.feature_flags.is_empty() {
+            text.push_str("feature_flags {\n");
+            for flag in &self.feature_flags {
+                text.push_str(&format!("  {}: true\n", quote(flag)));
+            }
+            text.push_str("}\n");
+        }
         if self.websocket.is_some() {
             // Written (and rewritten on restart) by `WebsocketConf`, beside this file.
             text.push_str(&format!("include {}\n", quote(websocket::FILE_NAME)));
@@ -375,6 +405,17 @@ impl Default for ServerBuilder {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// The feature flags named in [`FEATURE_FLAGS_ENV`], blanks and empty names left out.
+fn feature_flags_from_env() -> Vec<String> {
+    std::env::var(FEATURE_FLAGS_ENV)
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|flag| !flag.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 /// `path` as a double-quoted configuration string.

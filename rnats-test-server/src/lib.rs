@@ -44,7 +44,7 @@ mod tls;
 mod websocket;
 
 pub use auth::{Account, Operator, SYSTEM_ACCOUNT_NAME, User, nkey_user, sign_nonce};
-pub use builder::ServerBuilder;
+pub use builder::{FEATURE_FLAGS_ENV, ServerBuilder};
 pub use cluster::Cluster;
 pub use error::TestServerError;
 pub use hub_and_leaf::{HUB_DOMAIN, HubAndLeaf, HubAndLeafBuilder, LEAF_DOMAIN, Role};
