@@ -61,6 +61,8 @@ pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> 
     };
     let (client, settings) = conn.connect().await?;
     let timeout = settings.timeout;
+    // Replies are numbered across the whole run: `--count 3` shows #1, #2 and #3.
+    let mut received = 0u64;
     for n in 1..=args.count {
         let payload = match (&body, &stdin_body) {
             (Some(t), _) => bytes::Bytes::from(t.render(n)),
@@ -83,25 +85,37 @@ pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> 
                     },
                     _ => CliError::Request(e),
                 })?;
-            print_reply(&args, &reply, started, 1)?;
+            received += 1;
+            print_reply(&args, &reply, started, received)?;
             continue;
         }
-        collect_replies(&client, &args, headers.as_ref(), payload, timeout, started).await?;
+        let replies = Replies {
+            headers: headers.as_ref(),
+            payload,
+            timeout,
+            started,
+        };
+        collect_replies(&client, &args, replies, &mut received).await?;
     }
     Ok(())
 }
 
 /// Sends one request that may have many replies (ADR-47's request-many) and prints them as
 /// they come, until `--replies` of them did, `--reply-timeout` passed between two of them, an
-/// empty one came with `--wait-for-empty`, or `timeout` passed in all.
+/// empty one came with `--wait-for-empty`, or `timeout` passed in all. `received` counts
+/// the replies of the whole run, for their numbers.
 async fn collect_replies(
     client: &rnats::Client,
     args: &ReqArgs,
-    headers: Option<&rnats::HeaderMap>,
-    payload: bytes::Bytes,
-    timeout: std::time::Duration,
-    started: Instant,
+    request: Replies<'_>,
+    received: &mut u64,
 ) -> Result<(), CliError> {
+    let Replies {
+        headers,
+        payload,
+        timeout,
+        started,
+    } = request;
     let mut request = client
         .request_many(args.subject.clone(), payload)
         .timeout(timeout)
@@ -121,7 +135,8 @@ async fn collect_replies(
     let mut got = 0u64;
     while let Some(reply) = replies.next().await {
         got += 1;
-        print_reply(args, &reply.map_err(CliError::Request)?, started, got)?;
+        *received += 1;
+        print_reply(args, &reply.map_err(CliError::Request)?, started, *received)?;
     }
     if got == 0 {
         return Err(CliError::NothingReceived {
@@ -130,6 +145,14 @@ async fn collect_replies(
         });
     }
     Ok(())
+}
+
+/// One request of `collect_replies`: what it sends and when it started.
+struct Replies<'a> {
+    headers: Option<&'a rnats::HeaderMap>,
+    payload: bytes::Bytes,
+    timeout: std::time::Duration,
+    started: Instant,
 }
 
 fn print_reply(args: &ReqArgs, reply: &Message, started: Instant, n: u64) -> Result<(), CliError> {
