@@ -140,8 +140,12 @@ struct NextArgs {
     #[arg(long)]
     json: bool,
     /// Print only the bodies.
-    #[arg(long, conflicts_with = "json")]
+    #[arg(long, short = 'r', conflicts_with = "json")]
     raw: bool,
+    /// Hold each ack back for a random time up to this long, as a slow worker would
+    /// (natscli's `--wait`); the delay is printed with the ack.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "no_ack")]
+    wait: Option<Duration>,
 }
 
 /// Consumer settings of `consumer add`.
@@ -179,6 +183,10 @@ struct ConsumerFlags {
     /// Unacknowledged messages allowed at once.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     max_pending: Option<i64>,
+    /// Percentage of acks the server samples as advisories for monitoring, 0 to 100
+    /// (0: none).
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    sample: Option<u8>,
     /// Replay at the pace messages were stored instead of at once.
     #[arg(long, value_enum)]
     replay: Option<Replay>,
@@ -334,6 +342,9 @@ impl ConsumerFlags {
         }
         if let Some(n) = self.max_pending {
             config.max_ack_pending = n;
+        }
+        if let Some(percent) = self.sample {
+            config.sample_frequency = percent;
         }
         if let Some(replay) = self.replay {
             config.replay_policy = match replay {
@@ -601,6 +612,9 @@ fn render_info(info: &consumer::Info) -> String {
     config.add("Deliver policy", deliver_text(&c.deliver_policy));
     config.add("Ack policy", format!("{:?}", c.ack_policy));
     config.add("Ack wait", duration(c.ack_wait));
+    if c.sample_frequency > 0 {
+        config.add("Sampling rate", format!("{}%", c.sample_frequency));
+    }
     config.add("Max deliver", super::limit(c.max_deliver));
     config.add("Max ack pending", super::limit(c.max_ack_pending));
     config.add("Replay policy", format!("{:?}", c.replay_policy));
@@ -655,6 +669,7 @@ async fn next(js: &Context, args: NextArgs, timeout: Duration) -> Result<(), Cli
         ack: _,
         json,
         raw: raw_only,
+        wait,
     } = args;
     let output = match (json, raw_only) {
         (true, _) => Output::Json,
@@ -697,12 +712,21 @@ async fn next(js: &Context, args: NextArgs, timeout: Duration) -> Result<(), Cli
         )))?;
         got += 1;
         let seq = message.info().map(|i| i.stream_sequence).unwrap_or(0);
+        let delay = wait
+            .filter(|_| !no_ack)
+            .map(|most| most.mul_f64(fastrand::f64()));
         print_fetched(&stream, &message, seq, output, no_ack)?;
         if !no_ack {
+            if let Some(delay) = delay {
+                tokio::time::sleep(delay).await;
+            }
             message
                 .double_ack()
                 .await
                 .map_err(CliError::js(format!("cannot ack message {seq}")))?;
+            if let (Some(delay), Output::Human) = (delay, output) {
+                out::print(&format!("Acknowledged message after {delay:.2?} delay\n"))?;
+            }
         }
         if got == count {
             break;
