@@ -129,7 +129,7 @@ fn kv_put_echoes_update_checks_the_revision_and_keys_filters() {
 }
 
 #[test]
-fn consumer_next_waits_before_acking_and_add_takes_a_sample_rate() {
+fn consumer_next_waits_naks_and_terms_and_add_takes_a_sample_rate() {
     let server = NatsServer::with_jetstream();
     let url = server.url();
     let rnats = Rnats::new();
@@ -162,6 +162,22 @@ fn consumer_next_waits_before_acking_and_add_takes_a_sample_rate() {
     let info = rnats.json(&[&["consumer", "info", "S", "C", "--json"][..], &s[..]].concat());
     assert_eq!(info["num_ack_pending"], 0, "{info}");
     assert_eq!(info["ack_floor"]["stream_seq"], 2, "{info}");
+    // A nak: the server delivers the same message again; a term: never again.
+    run(&["pub", "s.a", "two", "-J"]);
+    run(&["pub", "s.a", "three", "-J"]);
+    let out = run(&["consumer", "next", "S", "C", "--nak"]);
+    assert!(
+        out.starts_with("[S#3] Received on \"s.a\" (nacked)\n"),
+        "{out}"
+    );
+    assert!(out.ends_with("Negative Acknowledged message\n"), "{out}");
+    let out = run(&["consumer", "next", "S", "C", "--term"]);
+    assert!(
+        out.starts_with("[S#3] Received on \"s.a\" (terminated)\n"),
+        "{out}"
+    );
+    assert!(out.ends_with("Terminated message\n"), "{out}");
+    assert_eq!(run(&["consumer", "next", "S", "C", "-r"]), "three\n");
     let out = rnats.run(
         &[
             &["consumer", "add", "S", "D", "--sample", "101", "--defaults"][..],
@@ -417,4 +433,61 @@ fn bench_runs_on_the_server_the_flags_or_the_context_name() {
     // --no-context and no URL: a private server, as before.
     let json = rnats.json(&["bench", "pub", "--msgs", "200", "--json", "--no-context"]);
     assert_eq!(json["private_server"], true, "{json}");
+}
+
+#[test]
+fn sub_stops_at_the_end_of_a_stream_ignores_subjects_and_shows_subjects_only() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    stream_with_messages(&rnats, &url);
+
+    // -T: everything the stream holds, then exit, without --count.
+    let all = json_lines(&rnats.ok(&["sub", "--stream", "S", "-T", "--json", "-s", &url]));
+    assert_eq!(bodies(&all), ["a1", "a2", "a3", "b4", "b5"]);
+    // Nothing stored under the filter: nothing to wait for.
+    assert_eq!(rnats.ok(&["sub", "s.none", "--all", "-T", "-s", &url]), "");
+    // -I leaves subjects out (and they do not count).
+    let b = json_lines(&rnats.ok(&[
+        "sub", "--stream", "S", "-T", "-I", "s.a", "--json", "-s", &url,
+    ]));
+    assert_eq!(bodies(&b), ["b4", "b5"]);
+    let out = rnats.ok(&[
+        "sub", "--stream", "S", "-I", "s.x,s.a", "--count", "1", "--json", "-s", &url,
+    ]);
+    assert_eq!(bodies(&json_lines(&out)), ["b4"]);
+    // --subjects-only: the title lines alone.
+    let text = rnats.ok(&["sub", "--stream", "S", "--subjects-only", "-T", "-s", &url]);
+    assert_eq!(text.lines().count(), 5, "{text}");
+    assert!(text.lines().all(|l| l.starts_with("[#")), "{text}");
+    // -d: how long ago each was stored.
+    let text = rnats.ok(&["sub", "--stream", "S", "-d", "--count", "1", "-s", &url]);
+    assert!(text.starts_with("[#1] @ "), "{text}");
+    assert!(text.contains(" Received JetStream message: "), "{text}");
+
+    let line = rnats.fails(&["sub", "s.a", "-T", "-s", &url]);
+    assert!(line.contains("--terminate-at-end"), "{line}");
+}
+
+#[test]
+fn sub_wait_ends_a_quiet_subscription() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let rnats = Rnats::new();
+    // Nothing is published: the subscription ends, successfully, once --wait passes.
+    let out = rnats.run(&["sub", "quiet.>", "--wait", "100ms", "-s", &url]);
+    assert_success(&out, &["sub", "--wait"]);
+    assert_eq!(stdout(&out), "");
+    // Messages within the wait keep it going.
+    let mut sub = rnats.spawn_ready(
+        &[
+            "sub", "quiet.>", "--wait", "30s", "--count", "2", "-r", "-s", &url,
+        ],
+        "Subscribed to",
+    );
+    rnats.ok(&["pub", "quiet.x", "one", "-s", &url]);
+    rnats.ok(&["pub", "quiet.x", "two", "-s", &url]);
+    let out = sub.finish();
+    assert_success(&out, &["sub", "--wait"]);
+    assert_eq!(stdout(&out), "one\ntwo\n");
 }

@@ -10,18 +10,17 @@ use clap::Args;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rnats::jetstream::consumer::DeliverPolicy;
-use rnats::jetstream::consumer::pull::OrderedConfig;
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use super::show::Shown;
 use crate::conn::{ConnArgs, parse_duration};
 use crate::error::CliError;
 use crate::out;
-use crate::stats::human;
+
+mod stream;
 
 /// Options of `rnats sub`.
 #[derive(Debug, Args)]
@@ -38,10 +37,10 @@ pub(crate) struct SubArgs {
     /// Read this stream (JetStream) with an ordered consumer, from its first message unless
     /// a deliver flag says otherwise; without it, a deliver flag reads the stream that holds
     /// SUBJECT.
-    #[arg(long, value_name = "STREAM", conflicts_with_all = ["queue", "inbox", "ack"])]
+    #[arg(long, value_name = "STREAM", conflicts_with_all = ["queue", "inbox"])]
     stream: Option<String>,
     #[command(flatten)]
-    deliver: DeliverFlags,
+    deliver: stream::DeliverFlags,
     /// Show only the headers, not the bodies (a stream's consumer is told to leave the
     /// bodies out).
     #[arg(long)]
@@ -49,6 +48,28 @@ pub(crate) struct SubArgs {
     /// Show when each message was stored (JetStream) or received (Core NATS).
     #[arg(long, short = 't')]
     timestamp: bool,
+    /// Show how long ago each message was stored (JetStream), or how long after the
+    /// subscription began it came (Core NATS).
+    #[arg(long, short = 'd', conflicts_with = "timestamp")]
+    delta_time: bool,
+    /// Print only each message's title line with its subject (a stream's consumer is told
+    /// to leave the bodies out).
+    #[arg(long)]
+    subjects_only: bool,
+    /// Leave out messages on this subject (wildcards allowed); repeat, or separate by commas.
+    #[arg(
+        long = "ignore-subject",
+        short = 'I',
+        value_name = "SUBJECT",
+        value_delimiter = ','
+    )]
+    ignore: Vec<String>,
+    /// Exit (successfully) after this long without a message.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    wait: Option<Duration>,
+    /// Exit once the stream has delivered everything it holds (JetStream).
+    #[arg(long, short = 'T')]
+    terminate_at_end: bool,
     /// Subscribe to a new inbox subject (printed when subscribed) instead.
     #[arg(long, short = 'i', conflicts_with = "subject")]
     inbox: bool,
@@ -74,57 +95,16 @@ pub(crate) struct SubArgs {
     raw: bool,
 }
 
-/// Where in a stream `sub` starts (natscli's flags; JetStream): at most one.
-#[derive(Debug, Default, Args)]
-#[group(id = "deliver_policy", multiple = false, conflicts_with_all = ["queue", "inbox", "ack"])]
-struct DeliverFlags {
-    /// Every message the stream holds, then the new ones.
-    #[arg(long)]
-    all: bool,
-    /// Only messages stored from now on.
-    #[arg(long)]
-    new: bool,
-    /// The last message, then the new ones.
-    #[arg(long)]
-    last: bool,
-    /// The last message of each subject, then the new ones.
-    #[arg(long)]
-    last_per_subject: bool,
-    /// Messages stored in this last span of time, e.g. 1h30m, then the new ones.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    since: Option<Duration>,
-    /// Messages from this stream sequence on.
-    #[arg(long, value_name = "SEQUENCE", value_parser = clap::value_parser!(u64).range(1..))]
-    start_sequence: Option<u64>,
-}
-
-impl DeliverFlags {
-    /// The policy asked for, or `None` when no flag was given.
-    fn policy(&self) -> Option<DeliverPolicy> {
-        if self.all {
-            Some(DeliverPolicy::All)
-        } else if self.new {
-            Some(DeliverPolicy::New)
-        } else if self.last {
-            Some(DeliverPolicy::Last)
-        } else if self.last_per_subject {
-            Some(DeliverPolicy::LastPerSubject)
-        } else if let Some(ago) = self.since {
-            Some(DeliverPolicy::ByStartTime {
-                start_time: OffsetDateTime::now_utc() - ago,
-            })
-        } else {
-            self.start_sequence
-                .map(|start_sequence| DeliverPolicy::ByStartSequence { start_sequence })
-        }
-    }
-}
-
 /// Runs `rnats sub`.
 pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let deliver = args.deliver.policy();
     if args.stream.is_some() || deliver.is_some() {
-        return read_stream(&args, deliver.unwrap_or(DeliverPolicy::All), conn).await;
+        return stream::read(&args, deliver.unwrap_or(DeliverPolicy::All), conn).await;
+    }
+    if args.terminate_at_end {
+        return Err(CliError::Usage(
+            "--terminate-at-end reads a stream: add --stream or a deliver flag",
+        ));
     }
     let (client, _) = conn.connect().await?;
     let subject = match &args.subject {
@@ -151,8 +131,17 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
         Some(group) => eprintln!("Subscribed to {subject:?} in queue group {group:?}"),
         None => eprintln!("Subscribed to {subject:?}"),
     }
+    let started = Instant::now();
     let mut received = 0u64;
-    while let Some(message) = subscriber.next().await {
+    loop {
+        let message = match next_within(&mut subscriber, args.wait).await {
+            Next::Item(message) => message,
+            Next::Quiet => return Ok(()),
+            Next::Ended => return Err(CliError::SubscriptionEnded),
+        };
+        if ignored(&args.ignore, message.subject.as_str()) {
+            continue;
+        }
         received += 1;
         let shown = Shown {
             subject: message.subject.as_str(),
@@ -177,12 +166,12 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
             out::print_bytes(&message.payload)?;
             out::print("\n")?;
         } else {
-            let at = stamp(args.timestamp, OffsetDateTime::now_utc());
+            let at = stamp(&args, OffsetDateTime::now_utc(), started.elapsed());
             let mut title = format!("[#{received}]{at} Received on {:?}", shown.subject);
             if let Some(reply) = shown.reply {
                 title.push_str(&format!(" with reply {reply:?}"));
             }
-            out::print(&shown.human(&title))?;
+            print_human(&args, &shown, &title)?;
         }
         if args.count == Some(received) {
             // The acks above are publishes: they must leave before the process does.
@@ -190,144 +179,71 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
             return Ok(());
         }
     }
-    Err(CliError::SubscriptionEnded)
 }
 
-/// `sub --stream` or a deliver flag: an ordered consumer on the stream, from `deliver` on,
-/// filtered to SUBJECT when given. No acks: an ordered consumer needs none.
-async fn read_stream(
-    args: &SubArgs,
-    deliver: DeliverPolicy,
-    conn: &ConnArgs,
-) -> Result<(), CliError> {
-    let (client, settings) = conn.connect().await?;
-    let js = settings.jetstream(client);
-    let filter = args.subject.clone().unwrap_or_default();
-    let name = match &args.stream {
-        Some(name) => name.clone(),
-        None => js
-            .stream_by_subject(filter.clone())
-            .await
-            .map_err(CliError::js(format!("no stream holds {filter:?}")))?,
-    };
-    // The server wants a filter with last-per-subject: all subjects, as natscli asks.
-    let filter = if filter.is_empty() && deliver == DeliverPolicy::LastPerSubject {
-        ">".to_owned()
-    } else {
-        filter
-    };
-    let action = format!("cannot read stream {name}");
-    let stream = js
-        .get_stream_no_info(&name)
-        .await
-        .map_err(CliError::js(&action))?;
-    let consumer = stream
-        .create_consumer(OrderedConfig {
-            deliver_policy: deliver,
-            filter_subject: filter.clone(),
-            headers_only: args.headers_only,
-            ..Default::default()
-        })
-        .await
-        .map_err(CliError::js(&action))?;
-    let mut messages = consumer.messages().await.map_err(CliError::js(&action))?;
-    if let Some(dir) = args.dump.as_deref().filter(|d| !is_stdout(d)) {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::WriteFile {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
-    // Scripts and tests wait for this line before publishing.
-    let subject = if filter.is_empty() { ">" } else { &filter };
-    eprintln!(
-        "Subscribed to {subject:?} in stream {name} {}",
-        deliver_words(&deliver)
-    );
-    let mut received = 0u64;
-    while let Some(message) = messages.next().await {
-        let message = message.map_err(CliError::js(&action))?;
-        received += 1;
-        show_stored(args, &message, received)?;
-        if args.count == Some(received) {
-            return Ok(());
-        }
-    }
-    Err(CliError::SubscriptionEnded)
+/// What waiting for the next message gave.
+enum Next<T> {
+    /// A message.
+    Item(T),
+    /// Nothing came within `--wait`.
+    Quiet,
+    /// The subscription ended.
+    Ended,
 }
 
-/// Prints one message read from a stream: natscli's `Received JetStream message` line with
-/// its stream, sequence, pending count, subject and time, or JSON with those added, or the
-/// body alone, or a dump file.
-fn show_stored(
-    args: &SubArgs,
-    message: &rnats::jetstream::Message,
-    received: u64,
-) -> Result<(), CliError> {
-    if let Some(dir) = &args.dump {
-        return dump(dir, message, received);
-    }
-    if args.raw {
-        out::print_bytes(&message.payload)?;
-        return out::print("\n");
-    }
-    let info = message.info().ok();
-    let shown = Shown {
-        subject: message.subject.as_str(),
-        reply: None,
-        headers: message.headers.as_ref(),
-        payload: if args.headers_only {
-            &[]
-        } else {
-            &message.payload
+/// The next item of `messages`, waiting at most `wait` when given.
+async fn next_within<S>(messages: &mut S, wait: Option<Duration>) -> Next<S::Item>
+where
+    S: futures_util::Stream + Unpin,
+{
+    let next = match wait {
+        Some(wait) => match tokio::time::timeout(wait, messages.next()).await {
+            Ok(next) => next,
+            Err(_) => return Next::Quiet,
         },
+        None => messages.next().await,
     };
-    if args.json {
-        let mut object = shown.json();
-        if let Some(info) = &info {
-            object.insert("stream".into(), json!(info.stream));
-            object.insert("seq".into(), json!(info.stream_sequence));
-            object.insert("pending".into(), json!(info.pending));
-            if let Ok(at) = info.published.format(&Rfc3339) {
-                object.insert("time".into(), json!(at));
-            }
-        }
-        return out::json(&object);
-    }
-    let title = match &info {
-        Some(info) => format!(
-            "[#{received}]{} Received JetStream message: stream: {} seq: {} / pending: {} / subject: {} / time: {}",
-            stamp(args.timestamp, info.published),
-            info.stream,
-            human::count(info.stream_sequence),
-            human::count(info.pending),
-            shown.subject,
-            crate::jetstream::time(info.published),
-        ),
-        None => format!("[#{received}] Received on {:?}", shown.subject),
-    };
-    out::print(&shown.human(&title))
+    next.map_or(Next::Ended, Next::Item)
 }
 
-/// How `sub`'s ready line names where in the stream it starts.
-fn deliver_words(deliver: &DeliverPolicy) -> String {
-    match deliver {
-        DeliverPolicy::All => "from its first message".to_owned(),
-        DeliverPolicy::New => "for new messages".to_owned(),
-        DeliverPolicy::Last => "from its last message".to_owned(),
-        DeliverPolicy::LastPerSubject => "from the last message of each subject".to_owned(),
-        DeliverPolicy::ByStartSequence { start_sequence } => {
-            format!("from sequence {start_sequence}")
-        }
-        DeliverPolicy::ByStartTime { start_time } => {
-            format!("since {}", crate::jetstream::time(*start_time))
-        }
+/// Prints a message for people: its title, then (unless `--subjects-only`) its headers and
+/// body.
+fn print_human(args: &SubArgs, shown: &Shown<'_>, title: &str) -> Result<(), CliError> {
+    if args.subjects_only {
+        return out::print(&format!("{title}\n"));
     }
+    out::print(&shown.human(title))
 }
 
-/// ` @ Dec  3 06:14:01.123456` (UTC, microseconds, natscli's form of `--timestamp`), or
-/// nothing when timestamps are off.
-fn stamp(on: bool, at: OffsetDateTime) -> String {
-    if !on {
+/// Whether `subject` matches one of the `--ignore-subject` patterns.
+fn ignored(patterns: &[String], subject: &str) -> bool {
+    patterns
+        .iter()
+        .any(|pattern| subject_matches(pattern, subject))
+}
+
+/// NATS subject matching: `*` stands for one token, a last `>` for one or more.
+fn subject_matches(pattern: &str, subject: &str) -> bool {
+    let mut tokens = subject.split('.');
+    for want in pattern.split('.') {
+        match (want, tokens.next()) {
+            (">", Some(_)) => return true,
+            ("*", Some(_)) => {}
+            (want, Some(token)) if want == token => {}
+            _ => return false,
+        }
+    }
+    tokens.next().is_none()
+}
+
+/// What follows the message number in a title: ` @ Dec  3 06:14:01.123456` (`at` in UTC
+/// with microseconds, natscli's form of `--timestamp`), ` @ 1.5ms` (`ago`, for
+/// `--delta-time`), or nothing.
+fn stamp(args: &SubArgs, at: OffsetDateTime, ago: Duration) -> String {
+    if args.delta_time {
+        return format!(" @ {ago:?}");
+    }
+    if !args.timestamp {
         return String::new();
     }
     const MONTHS: [&str; 12] = [
@@ -395,6 +311,18 @@ mod tests {
             description: None,
             length: 0,
         }
+    }
+
+    #[test]
+    fn ignore_patterns_match_as_nats_subjects_do() {
+        assert!(subject_matches("a.b", "a.b"));
+        assert!(subject_matches("a.*", "a.b"));
+        assert!(!subject_matches("a.*", "a.b.c"));
+        assert!(subject_matches("a.>", "a.b.c"));
+        assert!(!subject_matches("a.>", "a"));
+        assert!(!subject_matches("a.b", "a.b.c"));
+        assert!(!subject_matches("a.b.c", "a.b"));
+        assert!(subject_matches("*.b", "x.b"));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! stream's consumers, and read from them.
 
 mod manage;
+mod next;
 mod report;
 mod sub;
 
@@ -92,7 +93,7 @@ enum ConsumerCommand {
     /// Fetches messages from a pull consumer and acks them.
     ///
     /// Example: rnats consumer next ORDERS billing --count 10
-    Next(NextArgs),
+    Next(next::NextArgs),
     /// Changes the settings given of a consumer, keeping the others.
     ///
     /// Example: rnats consumer edit ORDERS billing --max-deliver 10 --description Billing
@@ -118,34 +119,6 @@ enum ConsumerCommand {
     ///
     /// Example: rnats consumer sub ORDERS billing --count 10
     Sub(sub::SubArgs),
-}
-
-/// Options of `consumer next`.
-#[derive(Debug, Args)]
-struct NextArgs {
-    /// The stream.
-    stream: String,
-    /// The pull consumer.
-    name: String,
-    /// Messages to fetch.
-    #[arg(long, short = 'c', default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    count: usize,
-    /// Do not ack what was fetched (it will be redelivered after the ack wait).
-    #[arg(long, overrides_with = "ack")]
-    no_ack: bool,
-    /// Ack what was fetched (the default; natscli's `--ack`).
-    #[arg(long)]
-    ack: bool,
-    /// One JSON object per message.
-    #[arg(long)]
-    json: bool,
-    /// Print only the bodies.
-    #[arg(long, short = 'r', conflicts_with = "json")]
-    raw: bool,
-    /// Hold each ack back for a random time up to this long, as a slow worker would
-    /// (natscli's `--wait`); the delay is printed with the ack.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "no_ack")]
-    wait: Option<Duration>,
 }
 
 /// Consumer settings of `consumer add`.
@@ -463,7 +436,7 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
             name,
             force,
         } => remove(&js, stream, name, force).await,
-        ConsumerCommand::Next(next_args) => next(&js, next_args, js_timeout(conn)).await,
+        ConsumerCommand::Next(next_args) => next::run(&js, next_args, js_timeout(conn)).await,
         ConsumerCommand::Edit(edit) => manage::edit(&js, edit).await,
         ConsumerCommand::Pause(pause) => manage::pause(&js, pause).await,
         ConsumerCommand::Resume(resume) => manage::resume(&js, resume).await,
@@ -660,87 +633,6 @@ fn deliver_text(policy: &DeliverPolicy) -> String {
     }
 }
 
-async fn next(js: &Context, args: NextArgs, timeout: Duration) -> Result<(), CliError> {
-    let NextArgs {
-        stream,
-        name,
-        count,
-        no_ack,
-        ack: _,
-        json,
-        raw: raw_only,
-        wait,
-    } = args;
-    let output = match (json, raw_only) {
-        (true, _) => Output::Json,
-        (false, true) => Output::Raw,
-        (false, false) => Output::Human,
-    };
-    let handle = get_stream(js, &stream).await?;
-    let info = handle
-        .consumer_info(&name)
-        .await
-        .map_err(CliError::js(format!(
-            "cannot read consumer {name} on {stream}"
-        )))?;
-    if info.config.deliver_subject.is_some() {
-        return Err(CliError::NotPull {
-            stream,
-            consumer: name,
-        });
-    }
-    let consumer: consumer::PullConsumer =
-        handle
-            .get_consumer(&name)
-            .await
-            .map_err(CliError::js(format!(
-                "cannot read consumer {name} on {stream}"
-            )))?;
-    let mut batch = consumer
-        .batch()
-        .max_messages(count)
-        .expires(timeout)
-        .messages()
-        .await
-        .map_err(CliError::js(format!(
-            "cannot fetch from {name} on {stream}"
-        )))?;
-    let mut got = 0usize;
-    while let Some(message) = batch.next().await {
-        let message = message.map_err(CliError::js(format!(
-            "cannot fetch from {name} on {stream}"
-        )))?;
-        got += 1;
-        let seq = message.info().map(|i| i.stream_sequence).unwrap_or(0);
-        let delay = wait
-            .filter(|_| !no_ack)
-            .map(|most| most.mul_f64(fastrand::f64()));
-        print_fetched(&stream, &message, seq, output, no_ack)?;
-        if !no_ack {
-            if let Some(delay) = delay {
-                tokio::time::sleep(delay).await;
-            }
-            message
-                .double_ack()
-                .await
-                .map_err(CliError::js(format!("cannot ack message {seq}")))?;
-            if let (Some(delay), Output::Human) = (delay, output) {
-                out::print(&format!("Acknowledged message after {delay:.2?} delay\n"))?;
-            }
-        }
-        if got == count {
-            break;
-        }
-    }
-    if got == 0 {
-        return Err(CliError::NothingReceived {
-            what: "no message",
-            timeout,
-        });
-    }
-    Ok(())
-}
-
 /// How `next` prints what it fetched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Output {
@@ -754,7 +646,7 @@ fn print_fetched(
     message: &rnats::jetstream::Message,
     seq: u64,
     output: Output,
-    no_ack: bool,
+    label: &str,
 ) -> Result<(), CliError> {
     let shown = Shown {
         subject: message.subject.as_str(),
@@ -772,12 +664,9 @@ fn print_fetched(
             out::print_bytes(&message.payload)?;
             out::print("\n")
         }
-        Output::Human => {
-            let acked = if no_ack { "" } else { " (acked)" };
-            out::print(&shown.human(&format!(
-                "[{stream}#{seq}] Received on {:?}{acked}",
-                shown.subject
-            )))
-        }
+        Output::Human => out::print(&shown.human(&format!(
+            "[{stream}#{seq}] Received on {:?}{label}",
+            shown.subject
+        ))),
     }
 }
