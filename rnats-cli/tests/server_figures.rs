@@ -1,7 +1,8 @@
-//! The figures of `rnats server list|ping|report` against what the servers themselves say on
-//! their monitoring endpoints (`/varz`, `/connz`, `/jsz`), for one server and for a
-//! three-node cluster, each with a system account: a field read under the wrong name shows
-//! up here as a zero next to the server's real number.
+//! The figures of `rnats server list|ping|report`, `account info`, `stream info` and
+//! `stream report` against what the servers themselves say on their monitoring endpoints
+//! (`/varz`, `/connz`, `/jsz`), for one server and for a three-node cluster, each with a
+//! system account: a field read under the wrong name shows up here as a zero next to the
+//! server's real number.
 
 mod common;
 
@@ -92,7 +93,11 @@ fn row_of(table: &str, name: &str) -> Vec<(String, String)> {
     let lines: Vec<&str> = table.lines().collect();
     let header = lines
         .iter()
-        .position(|l| l.starts_with("Name") || l.starts_with("CID"))
+        .position(|l| {
+            ["Name  ", "CID  ", "Stream  "]
+                .iter()
+                .any(|t| l.starts_with(t))
+        })
         .unwrap_or_else(|| panic!("no header: {table}"));
     let title: Vec<char> = lines[header].chars().collect();
     // A title starts at the line's start or after two spaces.
@@ -377,4 +382,78 @@ fn a_clusters_servers_all_answer_with_their_own_figures() {
         .collect();
     // Three replicas of one stream with four messages each.
     assert_eq!(total[1..4], ["3", "0", "12"], "{table}");
+}
+
+/// The value after `label:` on the first line of `text` that holds it.
+fn field<'a>(text: &'a str, label: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.trim_start().strip_prefix(&format!("{label}:")))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no {label}: {text}"))
+}
+
+#[test]
+fn account_and_stream_figures_are_the_servers_jetstream_usage() {
+    let server = server();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let app = app(&url);
+    rnats.ok(&args(
+        &["stream", "add", "R", "--subjects", "r.>", "--defaults"],
+        &app,
+    ));
+    rnats.ok(&args(
+        &[
+            "stream",
+            "add",
+            "M",
+            "--subjects",
+            "m.>",
+            "--storage",
+            "memory",
+            "--defaults",
+        ],
+        &app,
+    ));
+    rnats.ok(&args(&["pub", "r.x", "hello", "--count", "7", "-J"], &app));
+    rnats.ok(&args(&["pub", "m.x", "hi", "--count", "3", "-J"], &app));
+    rnats.ok(&args(&["consumer", "add", "R", "C1", "--defaults"], &app));
+    rnats.ok(&args(&["consumer", "add", "R", "C2", "--defaults"], &app));
+
+    let jsz = server
+        .monitor("/jsz?acc=APP&accounts=true&streams=true&consumers=true")
+        .expect("jsz");
+    let account = &jsz["account_details"][0];
+    assert_eq!(account["name"], "APP", "{jsz}");
+    let streams = account["stream_detail"].as_array().expect("streams");
+    assert_eq!(streams.len(), 2, "{jsz}");
+
+    // account info: the JSON is the server's; the text shows the same figures.
+    let info = rnats.json(&args(&["account", "info", "--json"], &app));
+    assert_eq!(info["memory"], account["memory"], "{info} vs {account}");
+    assert_eq!(info["storage"], account["storage"], "{info} vs {account}");
+    assert_eq!(info["streams"], 2, "{info}");
+    assert_eq!(info["consumers"], 2, "{info}");
+    assert!(
+        number(&info["memory"]) > 0 && number(&info["storage"]) > 0,
+        "{info}"
+    );
+    let text = rnats.ok(&args(&["account", "info"], &app));
+    assert_eq!(field(&text, "Streams"), "2", "{text}");
+    assert_eq!(field(&text, "Consumers"), "2", "{text}");
+
+    // stream report --raw: per stream, the server's consumers, messages and bytes.
+    let report = rnats.ok(&args(&["stream", "report", "--raw"], &app));
+    for stream in streams {
+        let name = stream["name"].as_str().expect("a name");
+        let row = row_of(&report, name);
+        let state = &stream["state"];
+        assert_eq!(cell(&row, "Consumers"), state["consumer_count"].to_string());
+        assert_eq!(cell(&row, "Messages"), state["messages"].to_string());
+        assert_eq!(cell(&row, "Bytes"), state["bytes"].to_string());
+        let info = rnats.json(&args(&["stream", "info", name, "--json"], &app));
+        assert_eq!(info["state"]["messages"], state["messages"], "{info}");
+        assert_eq!(info["state"]["bytes"], state["bytes"], "{info}");
+        assert_eq!(info["state"]["consumer_count"], state["consumer_count"]);
+    }
 }
