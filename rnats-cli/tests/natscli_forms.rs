@@ -491,3 +491,23 @@ fn sub_wait_ends_a_quiet_subscription() {
     assert_success(&out, &["sub", "--wait"]);
     assert_eq!(stdout(&out), "one\ntwo\n");
 }
+
+#[test]
+fn kv_create_and_purge_take_a_per_key_ttl() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&["kv", "add", "tt", "--marker-ttl", "1s"]);
+    assert_eq!(
+        run(&["kv", "create", "tt", "k", "v", "--ttl", "30s"]),
+        "v\n"
+    );
+    let stored = rnats.json(&[&["stream", "get", "KV_tt", "1", "--json"][..], &s[..]].concat());
+    assert_eq!(stored["headers"]["Nats-TTL"][0], "30s", "{stored}");
+    run(&["kv", "purge", "tt", "k", "--ttl", "1m", "-f"]);
+    let marker = rnats.json(&[&["stream", "get", "KV_tt", "2", "--json"][..], &s[..]].concat());
+    assert_eq!(marker["headers"]["KV-Operation"][0], "PURGE", "{marker}");
+    assert_eq!(marker["headers"]["Nats-TTL"][0], "60s", "{marker}");
+}

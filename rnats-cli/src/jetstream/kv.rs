@@ -73,6 +73,9 @@ enum KvCommand {
         key: String,
         /// The value.
         value: Option<String>,
+        /// Remove the key this long after it is stored (a bucket made with --marker-ttl).
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        ttl: Option<Duration>,
     },
     /// Stores a value only if the key's latest revision is REVISION (compare-and-set);
     /// prints the value. Fails, naming the key's latest revision, when it moved on.
@@ -142,6 +145,10 @@ enum KvCommand {
         /// Do not ask for confirmation.
         #[arg(long, short = 'f')]
         force: bool,
+        /// Keep the purge marker this long, then remove it too (a bucket made with
+        /// --marker-ttl).
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        ttl: Option<Duration>,
     },
     /// Shows every stored revision of a key.
     ///
@@ -307,13 +314,19 @@ pub(crate) async fn run(args: KvArgs, conn: &ConnArgs) -> Result<(), CliError> {
                 .map_err(CliError::js(format!("cannot put {key} into {bucket}")))?;
             echo(&value)
         }
-        KvCommand::Create { bucket, key, value } => {
+        KvCommand::Create {
+            bucket,
+            key,
+            value,
+            ttl,
+        } => {
             let store = open(&js, &bucket).await?;
             let value = crate::core::body_or_stdin(value.as_deref())?;
-            store
-                .create(&key, value.clone())
-                .await
-                .map_err(CliError::js(format!("cannot create {key} in {bucket}")))?;
+            let created = match ttl {
+                Some(ttl) => store.create_with_ttl(&key, value.clone(), ttl).await,
+                None => store.create(&key, value.clone()).await,
+            };
+            created.map_err(CliError::js(format!("cannot create {key} in {bucket}")))?;
             echo(&value)
         }
         KvCommand::Update {
@@ -344,16 +357,22 @@ pub(crate) async fn run(args: KvArgs, conn: &ConnArgs) -> Result<(), CliError> {
             eprintln!("Deleted {key} from {bucket}");
             Ok(())
         }
-        KvCommand::Purge { bucket, key, force } => {
+        KvCommand::Purge {
+            bucket,
+            key,
+            force,
+            ttl,
+        } => {
             let store = open(&js, &bucket).await?;
             out::confirm(
                 &format!("Really purge {key} and its history from {bucket}"),
                 force,
             )?;
-            store
-                .purge(&key)
-                .await
-                .map_err(CliError::js(format!("cannot purge {key} from {bucket}")))?;
+            match ttl {
+                Some(ttl) => store.purge_with_ttl(&key, ttl).await,
+                None => store.purge(&key).await,
+            }
+            .map_err(CliError::js(format!("cannot purge {key} from {bucket}")))?;
             eprintln!("Purged {key} from {bucket}");
             Ok(())
         }
