@@ -147,6 +147,9 @@ fn consumer_next_waits_naks_and_terms_and_add_takes_a_sample_rate() {
         "40",
         "--defaults",
     ]);
+    run(&["consumer", "add", "S", "B", "--pull", "--defaults"]);
+    assert_eq!(run(&["consumer", "ls", "S", "--names"]), "B\nC\n");
+    assert_eq!(run(&["consumer", "ls", "S", "-n"]), "B\nC\n");
     let info = rnats.json(&[&["consumer", "info", "S", "C", "--json"][..], &s[..]].concat());
     let sampled = info["config"]["sample_freq"].as_str().unwrap_or_default();
     assert!(sampled.starts_with("40"), "{info}");

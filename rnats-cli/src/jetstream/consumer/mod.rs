@@ -45,6 +45,9 @@ enum ConsumerCommand {
         /// The server's consumer infos as a JSON array.
         #[arg(long)]
         json: bool,
+        /// Only the names, one per line.
+        #[arg(long, short = 'n', conflicts_with = "json")]
+        names: bool,
     },
     /// Creates a durable consumer (pull unless --deliver-subject is given).
     ///
@@ -422,7 +425,11 @@ fn deliver_policy(text: &str) -> Result<DeliverPolicy, CliError> {
 pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let js = crate::conn::jetstream(conn).await?;
     match args.command {
-        ConsumerCommand::Ls { stream, json } => list(&js, stream, json).await,
+        ConsumerCommand::Ls {
+            stream,
+            json,
+            names,
+        } => list(&js, stream, json, names).await,
         ConsumerCommand::Add {
             stream,
             name,
@@ -446,7 +453,7 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
     }
 }
 
-async fn list(js: &Context, stream: String, json: bool) -> Result<(), CliError> {
+async fn list(js: &Context, stream: String, json: bool, names: bool) -> Result<(), CliError> {
     if json {
         let list = raw_list(js, &format!("CONSUMER.LIST.{stream}"), "consumers").await?;
         return out::json(&list);
@@ -458,6 +465,14 @@ async fn list(js: &Context, stream: String, json: bool) -> Result<(), CliError> 
         infos.push(info.map_err(CliError::js(format!("cannot list consumers of {stream}")))?);
     }
     infos.sort_by(|a, b| a.name.cmp(&b.name));
+    if names {
+        return out::print(
+            &infos
+                .iter()
+                .map(|i| format!("{}\n", i.name))
+                .collect::<String>(),
+        );
+    }
     if infos.is_empty() {
         eprintln!("No consumers on {stream}");
         return Ok(());
