@@ -514,3 +514,22 @@ fn kv_create_and_purge_take_a_per_key_ttl() {
     assert_eq!(marker["headers"]["KV-Operation"][0], "PURGE", "{marker}");
     assert_eq!(marker["headers"]["Nats-TTL"][0], "60s", "{marker}");
 }
+
+#[test]
+fn stream_ls_keeps_the_streams_of_a_subject() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&["stream", "add", "S", "--subjects", "s.>", "--defaults"]);
+    run(&["stream", "add", "T", "--subjects", "t.*", "--defaults"]);
+    assert_eq!(run(&["stream", "ls", "--subject", "s.a", "-n"]), "S\n");
+    assert_eq!(run(&["stream", "ls", "--subject", "t.x", "-n"]), "T\n");
+    assert_eq!(run(&["stream", "ls", "--subject", ">", "-n"]), "S\nT\n");
+    let table = run(&["stream", "ls", "--subject", "t.>"]);
+    assert!(table.contains("T ") && !table.contains("s.>"), "{table}");
+    let json = rnats.json(&[&["stream", "ls", "--subject", "s.*", "--json"][..], &s[..]].concat());
+    assert_eq!(json.as_array().map(Vec::len), Some(1), "{json}");
+    assert_eq!(json[0]["config"]["name"], "S", "{json}");
+}
