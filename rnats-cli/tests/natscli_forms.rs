@@ -533,3 +533,46 @@ fn stream_ls_keeps_the_streams_of_a_subject() {
     assert_eq!(json.as_array().map(Vec::len), Some(1), "{json}");
     assert_eq!(json[0]["config"]["name"], "S", "{json}");
 }
+
+#[test]
+fn consumer_add_takes_a_backoff_and_a_pause() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    let info =
+        |name: &str| rnats.json(&[&["consumer", "info", "S", name, "--json"][..], &s[..]].concat());
+    run(&["stream", "add", "S", "--subjects", "s.>", "--defaults"]);
+    run(&[
+        "consumer",
+        "add",
+        "S",
+        "B",
+        "--backoff",
+        "linear",
+        "--backoff-steps",
+        "3",
+        "--backoff-min",
+        "1s",
+        "--backoff-max",
+        "3s",
+        "--defaults",
+    ]);
+    let b = info("B");
+    assert_eq!(
+        b["config"]["backoff"],
+        serde_json::json!([1_000_000_000u64, 2_000_000_000u64, 3_000_000_000u64]),
+        "{b}"
+    );
+    run(&["consumer", "edit", "S", "B", "--backoff", "none"]);
+    let b = info("B");
+    assert!(
+        b["config"]["backoff"].as_array().is_none_or(Vec::is_empty),
+        "{b}"
+    );
+    run(&["consumer", "add", "S", "P", "--pause", "1h", "--defaults"]);
+    let p = info("P");
+    assert_eq!(p["paused"], true, "{p}");
+    assert!(p["config"]["pause_until"].is_string(), "{p}");
+}

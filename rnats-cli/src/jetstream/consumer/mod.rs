@@ -1,6 +1,7 @@
 //! `rnats consumer`: list, add, edit, inspect, pause and remove consumers, report on a
 //! stream's consumers, and read from them.
 
+mod backoff;
 mod manage;
 mod next;
 mod report;
@@ -163,6 +164,12 @@ struct ConsumerFlags {
     /// (0: none).
     #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
     sample: Option<u8>,
+    #[command(flatten)]
+    backoff: backoff::BackoffFlags,
+    /// Make the consumer paused until this time: a duration from now (2h), an RFC 3339
+    /// time or `YYYY-MM-DD hh:mm:ss` (UTC).
+    #[arg(long, value_name = "UNTIL")]
+    pause: Option<String>,
     /// Replay at the pace messages were stored instead of at once.
     #[arg(long, value_enum)]
     replay: Option<Replay>,
@@ -321,6 +328,12 @@ impl ConsumerFlags {
         }
         if let Some(percent) = self.sample {
             config.sample_frequency = percent;
+        }
+        if let Some(delays) = self.backoff.delays()? {
+            config.backoff = delays;
+        }
+        if let Some(until) = &self.pause {
+            config.pause_until = Some(manage::pause_until(until)?);
         }
         if let Some(replay) = self.replay {
             config.replay_policy = match replay {
