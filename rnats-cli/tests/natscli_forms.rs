@@ -576,3 +576,45 @@ fn consumer_add_takes_a_backoff_and_a_pause() {
     assert_eq!(p["paused"], true, "{p}");
     assert!(p["config"]["pause_until"].is_string(), "{p}");
 }
+
+#[test]
+fn req_sends_each_line_with_send_on_newline_and_reads_stdin_when_forced() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let mut echo = rnats.spawn_ready(
+        &["reply", "svc.*", "--count", "3", "-s", &url],
+        "Listening on",
+    );
+    // Each line is a request of its own, to a subject rendered per request.
+    let out = rnats.run_with_input(
+        &[
+            "req",
+            "svc.{{Count}}",
+            "--send-on",
+            "newline",
+            "-r",
+            "-s",
+            &url,
+        ],
+        b"alpha\nbeta\n",
+    );
+    assert_success(&out, &["req", "--send-on"]);
+    assert_eq!(stdout(&out), "alpha\nbeta\n");
+    // --force-stdin: standard input, not the body argument.
+    let out = rnats.run_with_input(
+        &[
+            "req",
+            "svc.x",
+            "ignored",
+            "--force-stdin",
+            "--raw",
+            "-s",
+            &url,
+        ],
+        b"from stdin",
+    );
+    assert_success(&out, &["req", "--force-stdin"]);
+    assert_eq!(stdout(&out), "from stdin\n");
+    assert_success(&echo.finish(), &["reply"]);
+}
