@@ -117,8 +117,8 @@ impl Cli {
         let conn = &self.conn;
         crate::out::set_trace(conn.trace);
         match self.command {
-            // A bench without --server starts a private server: no context's URL applies.
-            Command::Bench(args) => crate::bench::run(args, conn.server.as_deref()),
+            // A bench with no URL and no context starts a private server.
+            Command::Bench(args) => crate::bench::run(args, conn),
             Command::Context(args) => crate::context::run(args, conn),
             Command::Errors(args) => crate::errors::run(args),
             Command::Completions(args) => {

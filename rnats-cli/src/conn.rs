@@ -216,6 +216,13 @@ impl ConnArgs {
         }
     }
 
+    /// Whether these flags name a server: `--server` (or `NATS_URL`), or a context in force
+    /// (`--context`, `NATS_CONTEXT` or the selected one), whose URL natscli uses even when
+    /// it leaves the URL out.
+    pub(crate) fn names_a_server(&self) -> Result<bool, CliError> {
+        Ok(self.server.is_some() || self.load_context()?.is_some())
+    }
+
     /// Connects with these flags.
     pub(crate) async fn connect(&self) -> Result<(Client, Settings), CliError> {
         let settings = self.settings()?;
@@ -228,10 +235,23 @@ impl Settings {
     /// Connects, failing at once when the server cannot be reached (no retry on the first
     /// connect) or refuses the credentials.
     pub(crate) async fn connect(&self) -> Result<Client, CliError> {
-        let mut options = ConnectOptions::new()
+        let options = ConnectOptions::new()
             .name(self.connection_name.clone())
             .connection_timeout(self.timeout)
             .request_timeout(Some(self.timeout));
+        self.apply(options)?
+            .connect(self.url.as_str())
+            .await
+            .map_err(|source| CliError::Connect {
+                url: self.url.clone(),
+                source,
+            })
+    }
+
+    /// `options` with these settings' identity (user and password, token, credentials,
+    /// NKey), TLS and inbox prefix: what every connection to the server needs, whatever
+    /// else it tunes (the benchmarks add their own names and buffers).
+    pub(crate) fn apply(&self, mut options: ConnectOptions) -> Result<ConnectOptions, CliError> {
         if let (Some(user), Some(password)) = (&self.user, &self.password) {
             options = options.user_and_password(user.clone(), password.clone());
         } else if let Some(user) = &self.user {
@@ -241,15 +261,13 @@ impl Settings {
             options = options.token(token.clone());
         }
         if let Some(creds) = &self.creds {
-            options =
-                options
-                    .credentials_file(creds)
-                    .await
-                    .map_err(|source| CliError::ReadFile {
-                        what: "credentials file",
-                        path: creds.clone(),
-                        source,
-                    })?;
+            let read_failed = |source| CliError::ReadFile {
+                what: "credentials file",
+                path: creds.clone(),
+                source,
+            };
+            let text = std::fs::read_to_string(creds).map_err(read_failed)?;
+            options = options.credentials(&text).map_err(read_failed)?;
         } else if let Some((jwt, seed)) = &self.user_jwt {
             options = options.jwt_and_seed(jwt.clone(), seed.clone());
         }
@@ -268,13 +286,7 @@ impl Settings {
         if let Some(prefix) = &self.inbox_prefix {
             options = options.custom_inbox_prefix(prefix);
         }
-        options
-            .connect(self.url.as_str())
-            .await
-            .map_err(|source| CliError::Connect {
-                url: self.url.clone(),
-                source,
-            })
+        Ok(options)
     }
 
     /// `options` with the TLS settings: a CA or a client certificate turns TLS on.

@@ -183,6 +183,20 @@ pub(crate) enum CliError {
         #[source]
         source: io::Error,
     },
+    /// `kv update` named a revision that is no longer the key's latest.
+    #[error(
+        "cannot update {key} in {bucket}: revision {expected} is not its latest ({latest}); read it again and retry"
+    )]
+    RevisionMoved {
+        /// The bucket.
+        bucket: String,
+        /// The key.
+        key: String,
+        /// The revision the update expected.
+        expected: u64,
+        /// Where the key is now, in words.
+        latest: String,
+    },
     /// A Key-Value key has no value.
     #[error("{bucket} > {key}: key not found")]
     KeyNotFound {

@@ -1,11 +1,13 @@
 //! `rnats`: a command line for NATS built on the rnats client, for people used to natscli.
 //!
-//! - Core NATS: `pub` (also to JetStream: `--jetstream`, `--atomic` batches, schedules), `sub`, `req`, `reply`, `server info|ping|list|report|check`, `rtt`, `latency`, `events`.
+//! - Core NATS: `pub` (also to JetStream: `--jetstream`, `--atomic` batches, schedules), `sub`
+//!   (also a stream's messages: `--stream`, `--all`, `--last`, `--since`, ...), `req`, `reply`,
+//!   `server info|ping|list|report|check`, `rtt`, `latency`, `events`.
 //! - JetStream: `stream ls|add|info|edit|copy|report|backup|restore|rm|rmm|seal|purge|get|view`,
 //!   `consumer ls|add|edit|info|pause|resume|unpin|report|next|sub|rm`,
 //!   `account info|report connections`,
 //!   `counter get|view|increment|decrement|list`.
-//! - Key-Value: `kv ls|add|put|create|get|del|purge|history|revert|watch|compact|status|rm`;
+//! - Key-Value: `kv ls|add|put|create|update|keys|get|del|purge|history|revert|watch|compact|status|rm`;
 //!   Object Store: `object ls|add|put|get|info|status|watch|seal|rm`;
 //!   Services: `service ls|info|stats|ping`.
 //! - Connection flags are global ([`conn`]), before or after the subcommand, as in natscli;
@@ -14,7 +16,8 @@
 //!   context supplies the connection flags' defaults ([`conn`]).
 //! - `bench pub|sub|request|reply|service|lat|js pub|fetch|consume|ordered|get|kv put|get` (natscli's
 //!   forms, plus `pubsub`, `req`, `js-pub`, `js-fetch`, `scale`) measures the client against
-//!   a server, by default a private `nats-server` started for the run.
+//!   the server the connection flags or the context name, or else a private `nats-server`
+//!   started for the run.
 //! - `errors ls|lookup` explains JetStream API error codes.
 //! - `completions <shell>` prints a shell completion script.
 //!

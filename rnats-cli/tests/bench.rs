@@ -5,10 +5,21 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-/// Runs `rnats` with `args` (and extra environment) and returns its output.
+/// Runs `rnats` with `args` (and extra environment) and returns its output. No context of
+/// the machine's user and no `NATS_URL` reach it: with neither, `bench` starts its own server.
 fn rnats(args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rnats"))
+    let home = tempfile::tempdir().expect("temp dir");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rnats"));
+    command
         .args(args)
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("HOME", home.path());
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("NATS_") && key != "NATS_SERVER_BIN" {
+            command.env_remove(key);
+        }
+    }
+    command
         .envs(env.iter().copied())
         .output()
         .expect("the rnats binary runs")

@@ -26,14 +26,14 @@ fn kv_add_put_get_history_del_rm() {
     .concat());
     assert_eq!(
         rnats.ok(&[&["kv", "put", "config", "app.color", "blue"][..], &s[..]].concat()),
-        "1\n"
+        "blue\n"
     );
     let out = rnats.run_with_input(
         &[&["kv", "put", "config", "app.color"][..], &s[..]].concat(),
         b"green",
     );
     assert_success(&out, &["kv", "put"]);
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "2\n");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "green\n");
     rnats.ok(&[
         &["kv", "create", "config", "app.owner", "alice"][..],
         &s[..],

@@ -52,7 +52,9 @@ use multisubject::MultiSubject;
 use pace::Pace;
 use report::{BenchReport, Figures};
 pub(crate) use runtime::RuntimeFlavor;
-use target::Target;
+use target::{Access, Target};
+
+use crate::conn::ConnArgs;
 
 /// The benchmarks, as the report names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,10 +132,11 @@ impl Serialize for BenchKind {
     }
 }
 
-/// Runs a benchmark against `server` (a private nats-server when `None`) and prints its report.
-pub(crate) fn run(args: BenchArgs, server: Option<&str>) -> Result<(), CliError> {
+/// Runs a benchmark against the server `conn` names (a private nats-server when it names
+/// none) and prints its report.
+pub(crate) fn run(args: BenchArgs, conn: &ConnArgs) -> Result<(), CliError> {
     if let BenchCommand::Scale(scale) = &args.command {
-        return scale::run(&args.flags, scale, server);
+        return scale::run(&args.flags, scale, conn);
     }
     let chosen = args.chosen()?;
     let kind = chosen.kind;
@@ -148,9 +151,10 @@ pub(crate) fn run(args: BenchArgs, server: Option<&str>) -> Result<(), CliError>
         })?),
         None => Bytes::from(vec![b'x'; flags.size]),
     };
-    let target = Target::resolve(server, kind.needs_jetstream())?;
+    let target = Target::resolve(conn, kind.needs_jetstream())?;
     let plan = Plan {
         url: target.url(),
+        access: target.access(),
         subject: chosen.subject,
         msg_size: payload.len(),
         payload,
@@ -311,6 +315,8 @@ impl Store {
 struct Plan {
     /// The server to connect to.
     url: String,
+    /// Credentials and TLS settings of every connection.
+    access: Access,
     /// The subject everything happens on.
     subject: Subject,
     /// The payload of every message and request.
@@ -375,8 +381,8 @@ impl Plan {
 
     /// Connects one client named `name` (shown in the server's monitoring).
     async fn connect(&self, options: ConnectOptions, name: String) -> Result<Client, CliError> {
-        self.tuning
-            .apply(options)
+        self.access
+            .apply(self.tuning.apply(options))?
             .name(name)
             .connect(&self.url)
             .await

@@ -9,6 +9,7 @@ use rnats_bench::scale::{Axis, rnats_side, svg, to_json, to_markdown};
 
 use super::args::{BenchFlags, ScaleArgs};
 use super::target::Target;
+use crate::conn::ConnArgs;
 use crate::error::CliError;
 
 /// Parses the AXIS argument.
@@ -19,15 +20,12 @@ pub(super) fn parse_axis(text: &str) -> Result<Axis, String> {
     })
 }
 
-/// Runs `axis` against `server` (a private JetStream-enabled nats-server when `None`) and
+/// Runs `axis` against the server `conn` names (a private JetStream-enabled nats-server when
+/// it names none; only its URL is used) and
 /// prints the table, or the JSON with `--json`; `--svg` also draws the chart.
-pub(super) fn run(
-    flags: &BenchFlags,
-    args: &ScaleArgs,
-    server: Option<&str>,
-) -> Result<(), CliError> {
+pub(super) fn run(flags: &BenchFlags, args: &ScaleArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let axis = args.axis;
-    let target = Target::resolve(server, true)?;
+    let target = Target::resolve(conn, true)?;
     let url = target.url();
     let runtime = flags.runtime.build()?;
     let points = axis.plan(args.smallest);

@@ -115,8 +115,11 @@ async fn publish_core(
 ) -> Result<(), CliError> {
     let (client, _) = conn.connect().await?;
     let bar = progress_bar(args.count, args.quiet);
+    // natscli reports each message of a short run and only sums up a long one.
+    let each = !args.quiet && args.count <= EACH_REPORTED;
     let mut bytes = 0usize;
     let mut sent = 0u64;
+    let mut subjects: Option<(String, String)> = None;
     while let Some(message) = messages.next_message()? {
         if let (Some(pause), true) = (args.sleep, sent > 0) {
             client.flush().await?;
@@ -127,7 +130,13 @@ async fn publish_core(
             bar.set_position(sent);
         }
         let (subject, payload) = (message.subject, message.payload);
-        bytes += payload.len();
+        let size = payload.len();
+        bytes += size;
+        match &mut subjects {
+            None => subjects = Some((subject.clone(), subject.clone())),
+            Some((_, last)) => last.clone_from(&subject),
+        }
+        let shown = each.then(|| subject.clone());
         match (&args.reply, &headers) {
             (None, None) => client.publish(subject, payload).await?,
             (None, Some(h)) => {
@@ -146,23 +155,33 @@ async fn publish_core(
                     .await?
             }
         }
+        if let Some(subject) = shown {
+            eprintln!("Published {size} bytes to {subject:?}");
+        }
     }
     client.flush().await?;
     bar.finish_and_clear();
-    if !args.quiet && std::io::stderr().is_terminal() {
-        let what = if sent == 1 {
-            "1 message".to_owned()
+    if !args.quiet
+        && !each
+        && let Some((first, last)) = subjects
+    {
+        let to = if first == last {
+            format!("{first:?}")
         } else {
-            format!("{} messages", crate::stats::human::count(sent))
+            format!("{first:?} .. {last:?}")
         };
         eprintln!(
-            "Published {what} ({}) to {:?}",
+            "Published {} messages ({}) to {to}",
+            crate::stats::human::count(sent),
             crate::stats::human::size(bytes),
-            args.subject
         );
     }
     Ok(())
 }
+
+/// Runs of up to this many messages report each one (`Published 5 bytes to "x"`), as
+/// natscli does; longer ones print one summary line instead.
+const EACH_REPORTED: u64 = 20;
 
 /// Publishes between progress bar updates: often enough to move smoothly, rarely enough to
 /// cost nothing next to the publishes.

@@ -5,10 +5,10 @@ use std::time::Instant;
 
 use clap::Args;
 use futures_util::StreamExt;
-use rnats::{Message, Request};
+use rnats::Request;
 
+use super::messages::{Message, Messages, SendOn};
 use super::show::Shown;
-use super::template::Template;
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::out;
@@ -20,7 +20,7 @@ use crate::out;
     rnats req discover.all '' --replies 0 --timeout 1s\n  \
     rnats req scatter.count '' --replies 0 --reply-timeout 100ms --wait-for-empty")]
 pub(crate) struct ReqArgs {
-    /// Subject to send the request to.
+    /// Subject to send the request to; may hold templates such as {{Count}}.
     subject: String,
     /// Request body; read from standard input when absent or `-`. Templates as in `pub`.
     body: Option<String>,
@@ -44,66 +44,82 @@ pub(crate) struct ReqArgs {
     #[arg(long)]
     json: bool,
     /// Print only the reply bodies.
-    #[arg(long, conflicts_with = "json")]
+    #[arg(long, short = 'r', conflicts_with = "json")]
     raw: bool,
+    /// When to send what standard input gives: at its end, or each line as a request.
+    #[arg(long, value_enum, default_value_t = SendOn::Eof)]
+    send_on: SendOn,
+    /// Read the body from standard input even when one is given (natscli's flag).
+    #[arg(long)]
+    force_stdin: bool,
 }
 
 /// Runs `rnats req`.
 pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let headers = crate::parse::headers(&args.headers)?;
-    let body = match args.body.as_deref() {
-        Some(text) if text != "-" => Some(Template::parse(text)?),
-        _ => None,
+    let body = if args.force_stdin {
+        None
+    } else {
+        args.body.as_deref()
     };
-    let stdin_body = match body {
-        Some(_) => None,
-        None => Some(super::body_or_stdin(None)?),
-    };
+    let mut requests = Messages::new(&args.subject, body, args.count, args.send_on)?;
     let (client, settings) = conn.connect().await?;
     let timeout = settings.timeout;
-    for n in 1..=args.count {
-        let payload = match (&body, &stdin_body) {
-            (Some(t), _) => bytes::Bytes::from(t.render(n)),
-            (None, Some(b)) => b.clone(),
-            (None, None) => bytes::Bytes::new(),
-        };
+    // Replies are numbered across the whole run: `--count 3` shows #1, #2 and #3.
+    let mut received = 0u64;
+    while let Some(Message { subject, payload }) = requests.next_message()? {
         let started = Instant::now();
         if args.replies == 1 {
             let mut request = Request::new().payload(payload).timeout(Some(timeout));
             if let Some(h) = &headers {
                 request = request.headers(h.clone());
             }
-            let reply = client
-                .send_request(args.subject.clone(), request)
-                .await
-                .map_err(|e| match e.kind() {
-                    rnats::RequestErrorKind::TimedOut => CliError::NothingReceived {
-                        what: "no reply",
-                        timeout,
-                    },
-                    _ => CliError::Request(e),
-                })?;
-            print_reply(&args, &reply, started, 1)?;
+            let reply =
+                client
+                    .send_request(subject, request)
+                    .await
+                    .map_err(|e| match e.kind() {
+                        rnats::RequestErrorKind::TimedOut => CliError::NothingReceived {
+                            what: "no reply",
+                            timeout,
+                        },
+                        _ => CliError::Request(e),
+                    })?;
+            received += 1;
+            print_reply(&args, &reply, started, received)?;
             continue;
         }
-        collect_replies(&client, &args, headers.as_ref(), payload, timeout, started).await?;
+        let replies = Replies {
+            subject,
+            headers: headers.as_ref(),
+            payload,
+            timeout,
+            started,
+        };
+        collect_replies(&client, &args, replies, &mut received).await?;
     }
     Ok(())
 }
 
 /// Sends one request that may have many replies (ADR-47's request-many) and prints them as
 /// they come, until `--replies` of them did, `--reply-timeout` passed between two of them, an
-/// empty one came with `--wait-for-empty`, or `timeout` passed in all.
+/// empty one came with `--wait-for-empty`, or `timeout` passed in all. `received` counts
+/// the replies of the whole run, for their numbers.
 async fn collect_replies(
     client: &rnats::Client,
     args: &ReqArgs,
-    headers: Option<&rnats::HeaderMap>,
-    payload: bytes::Bytes,
-    timeout: std::time::Duration,
-    started: Instant,
+    request: Replies<'_>,
+    received: &mut u64,
 ) -> Result<(), CliError> {
+    let Replies {
+        subject,
+        headers,
+        payload,
+        timeout,
+        started,
+    } = request;
     let mut request = client
-        .request_many(args.subject.clone(), payload)
+        .request_many(subject, payload)
         .timeout(timeout)
         .stall_wait(args.reply_timeout);
     if let Ok(max) = usize::try_from(args.replies)
@@ -121,7 +137,8 @@ async fn collect_replies(
     let mut got = 0u64;
     while let Some(reply) = replies.next().await {
         got += 1;
-        print_reply(args, &reply.map_err(CliError::Request)?, started, got)?;
+        *received += 1;
+        print_reply(args, &reply.map_err(CliError::Request)?, started, *received)?;
     }
     if got == 0 {
         return Err(CliError::NothingReceived {
@@ -132,7 +149,21 @@ async fn collect_replies(
     Ok(())
 }
 
-fn print_reply(args: &ReqArgs, reply: &Message, started: Instant, n: u64) -> Result<(), CliError> {
+/// One request of `collect_replies`: what it sends and when it started.
+struct Replies<'a> {
+    subject: String,
+    headers: Option<&'a rnats::HeaderMap>,
+    payload: bytes::Bytes,
+    timeout: std::time::Duration,
+    started: Instant,
+}
+
+fn print_reply(
+    args: &ReqArgs,
+    reply: &rnats::Message,
+    started: Instant,
+    n: u64,
+) -> Result<(), CliError> {
     let shown = Shown {
         subject: reply.subject.as_str(),
         reply: None,

@@ -18,6 +18,9 @@ use crate::stats::human;
 
 /// The request every server answers with its statistics.
 const PING: &str = "$SYS.REQ.SERVER.PING";
+/// The field of a ping's answer that holds the server's statistics (nats-server's
+/// `ServerStatsMsg`).
+const STATSZ: &str = "statsz";
 
 /// Options of `server list`.
 #[derive(Debug, Args)]
@@ -59,7 +62,8 @@ enum SortKey {
 pub(crate) struct Answer {
     /// From the request to this answer.
     pub(crate) rtt: Duration,
-    /// The answer: `server` (who answered) and its data (`statz`, `data`, ...).
+    /// The answer: `server` (who answered) and its data (`statsz` for a ping, `data` for
+    /// the monitoring requests).
     pub(crate) stats: Value,
 }
 
@@ -68,8 +72,8 @@ impl Answer {
         &self.stats["server"][field]
     }
 
-    fn statz(&self, field: &str) -> &Value {
-        &self.stats["statz"][field]
+    fn statsz(&self, field: &str) -> &Value {
+        &self.stats[STATSZ][field]
     }
 
     fn name(&self) -> &str {
@@ -77,20 +81,21 @@ impl Answer {
     }
 
     fn count(&self, field: &str) -> u64 {
-        self.statz(field).as_u64().unwrap_or(0)
+        self.statsz(field).as_u64().unwrap_or(0)
     }
 
     fn len(&self, field: &str) -> u64 {
-        self.statz(field).as_array().map_or(0, |a| a.len() as u64)
+        self.statsz(field).as_array().map_or(0, |a| a.len() as u64)
     }
 
+    /// From the server's start (`statsz.start`) to the moment it answered (`server.time`).
     fn uptime(&self) -> Duration {
-        let at = |field: &str| {
-            self.statz(field)
+        let at = |field: &Value| {
+            field
                 .as_str()
                 .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
         };
-        match (at("start"), at("now")) {
+        match (at(self.statsz("start")), at(self.server("time"))) {
             (Some(start), Some(now)) => (now - start).unsigned_abs(),
             _ => Duration::ZERO,
         }
@@ -160,7 +165,7 @@ pub(crate) async fn list(conn: &ConnArgs, args: ListArgs) -> Result<(), CliError
             a.len("routes").to_string(),
             a.len("gateways").to_string(),
             size(a.count("mem")),
-            format!("{:.0}", a.statz("cpu").as_f64().unwrap_or(0.0)),
+            format!("{:.0}", a.statsz("cpu").as_f64().unwrap_or(0.0)),
             a.count("cores").to_string(),
             human::count(a.count("slow_consumers")),
             duration(a.uptime()),
@@ -189,7 +194,7 @@ async fn collect(conn: &ConnArgs, expect: Option<usize>) -> Result<(Vec<Answer>,
 }
 
 /// Publishes `body` to the system request `subject` and gathers the servers' answers until
-/// `expect` came (for a ping with no `expect`: as many as the first answer reports active),
+/// `expect` came (for a ping with no `expect`: as many as the answers report active),
 /// or `timeout` passed; the answers and how many were expected.
 ///
 /// No answer at all, or a status instead of one, means the account is not the system
@@ -220,8 +225,11 @@ pub(crate) async fn ask_every_server(
         let Ok(stats) = serde_json::from_slice::<Value>(&message.payload) else {
             continue;
         };
-        if expected == 0 {
-            expected = stats["statz"]["active_servers"].as_u64().unwrap_or(0) as usize;
+        if expect.is_none() {
+            // Every answer tells how many servers its sender knows; the largest count
+            // wins, so one server that has not yet heard of a peer does not end the wait.
+            let active = stats[STATSZ]["active_servers"].as_u64().unwrap_or(0);
+            expected = expected.max(usize::try_from(active).unwrap_or(usize::MAX));
         }
         answers.push(Answer { rtt, stats });
     }
@@ -262,10 +270,10 @@ fn sort(answers: &mut [Answer], key: SortKey) {
             SortKey::Gws => by(&|x| x.len("gateways")),
             SortKey::Mem => by(&|x| x.count("mem")),
             SortKey::Cpu => a
-                .statz("cpu")
+                .statsz("cpu")
                 .as_f64()
                 .unwrap_or(0.0)
-                .total_cmp(&b.statz("cpu").as_f64().unwrap_or(0.0)),
+                .total_cmp(&b.statsz("cpu").as_f64().unwrap_or(0.0)),
             SortKey::Slow => by(&|x| x.count("slow_consumers")),
             SortKey::Uptime => a.uptime().cmp(&b.uptime()),
             SortKey::Rtt => a.rtt.cmp(&b.rtt),

@@ -1,4 +1,6 @@
-//! `rnats sub`: print the messages on a subject, for people or as JSON lines.
+//! `rnats sub`: print the messages on a subject, for people or as JSON lines; with
+//! `--stream` or a deliver policy (`--all`, `--last`, `--since`, ...), the messages a
+//! stream holds and then the new ones, read with an ordered consumer as natscli does.
 
 use std::path::{Path, PathBuf};
 
@@ -8,21 +10,66 @@ use clap::Args;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+use std::time::{Duration, Instant};
+
+use rnats::jetstream::consumer::DeliverPolicy;
+use time::OffsetDateTime;
+
 use super::show::Shown;
-use crate::conn::ConnArgs;
+use crate::conn::{ConnArgs, parse_duration};
 use crate::error::CliError;
 use crate::out;
+
+mod stream;
 
 /// Options of `rnats sub`.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  rnats sub 'orders.>'\n  rnats sub jobs --queue workers --count 10 --json\n  \
-        rnats sub --inbox --dump /tmp/archive\n  rnats sub 'orders.>' --dump=- | xargs -0 -n 1 echo"
+        rnats sub --inbox --dump /tmp/archive\n  rnats sub 'orders.>' --dump=- | xargs -0 -n 1 echo\n  \
+        rnats sub --stream ORDERS --last\n  rnats sub 'orders.eu.>' --since 1h --headers-only -t"
 )]
 pub(crate) struct SubArgs {
-    /// Subject to subscribe to; wildcards `*` and `>` allowed.
-    #[arg(required_unless_present = "inbox")]
+    /// Subject to subscribe to; wildcards `*` and `>` allowed. With --stream: the stream's
+    /// subjects to read (default: all of them).
+    #[arg(required_unless_present_any = ["inbox", "stream"])]
     subject: Option<String>,
+    /// Read this stream (JetStream) with an ordered consumer, from its first message unless
+    /// a deliver flag says otherwise; without it, a deliver flag reads the stream that holds
+    /// SUBJECT.
+    #[arg(long, value_name = "STREAM", conflicts_with_all = ["queue", "inbox"])]
+    stream: Option<String>,
+    #[command(flatten)]
+    deliver: stream::DeliverFlags,
+    /// Show only the headers, not the bodies (a stream's consumer is told to leave the
+    /// bodies out).
+    #[arg(long)]
+    headers_only: bool,
+    /// Show when each message was stored (JetStream) or received (Core NATS).
+    #[arg(long, short = 't')]
+    timestamp: bool,
+    /// Show how long ago each message was stored (JetStream), or how long after the
+    /// subscription began it came (Core NATS).
+    #[arg(long, short = 'd', conflicts_with = "timestamp")]
+    delta_time: bool,
+    /// Print only each message's title line with its subject (a stream's consumer is told
+    /// to leave the bodies out).
+    #[arg(long)]
+    subjects_only: bool,
+    /// Leave out messages on this subject (wildcards allowed); repeat, or separate by commas.
+    #[arg(
+        long = "ignore-subject",
+        short = 'I',
+        value_name = "SUBJECT",
+        value_delimiter = ','
+    )]
+    ignore: Vec<String>,
+    /// Exit (successfully) after this long without a message.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    wait: Option<Duration>,
+    /// Exit once the stream has delivered everything it holds (JetStream).
+    #[arg(long, short = 'T')]
+    terminate_at_end: bool,
     /// Subscribe to a new inbox subject (printed when subscribed) instead.
     #[arg(long, short = 'i', conflicts_with = "subject")]
     inbox: bool,
@@ -44,12 +91,21 @@ pub(crate) struct SubArgs {
     #[arg(long)]
     json: bool,
     /// Print only the bodies, one per line.
-    #[arg(long, conflicts_with = "json")]
+    #[arg(long, short = 'r', conflicts_with = "json")]
     raw: bool,
 }
 
 /// Runs `rnats sub`.
 pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let deliver = args.deliver.policy();
+    if args.stream.is_some() || deliver.is_some() {
+        return stream::read(&args, deliver.unwrap_or(DeliverPolicy::All), conn).await;
+    }
+    if args.terminate_at_end {
+        return Err(CliError::Usage(
+            "--terminate-at-end reads a stream: add --stream or a deliver flag",
+        ));
+    }
     let (client, _) = conn.connect().await?;
     let subject = match &args.subject {
         Some(subject) => subject.clone(),
@@ -75,14 +131,27 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
         Some(group) => eprintln!("Subscribed to {subject:?} in queue group {group:?}"),
         None => eprintln!("Subscribed to {subject:?}"),
     }
+    let started = Instant::now();
     let mut received = 0u64;
-    while let Some(message) = subscriber.next().await {
+    loop {
+        let message = match next_within(&mut subscriber, args.wait).await {
+            Next::Item(message) => message,
+            Next::Quiet => return Ok(()),
+            Next::Ended => return Err(CliError::SubscriptionEnded),
+        };
+        if ignored(&args.ignore, message.subject.as_str()) {
+            continue;
+        }
         received += 1;
         let shown = Shown {
             subject: message.subject.as_str(),
             reply: message.reply.as_ref().map(|r| r.as_str()),
             headers: message.headers.as_ref(),
-            payload: &message.payload,
+            payload: if args.headers_only {
+                &[]
+            } else {
+                &message.payload
+            },
         };
         if args.ack && shown.reply.is_some_and(|r| r.starts_with("$JS.ACK.")) {
             if let Some(reply) = message.reply.clone() {
@@ -97,11 +166,12 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
             out::print_bytes(&message.payload)?;
             out::print("\n")?;
         } else {
-            let mut title = format!("[#{received}] Received on {:?}", shown.subject);
+            let at = stamp(&args, OffsetDateTime::now_utc(), started.elapsed());
+            let mut title = format!("[#{received}]{at} Received on {:?}", shown.subject);
             if let Some(reply) = shown.reply {
                 title.push_str(&format!(" with reply {reply:?}"));
             }
-            out::print(&shown.human(&title))?;
+            print_human(&args, &shown, &title)?;
         }
         if args.count == Some(received) {
             // The acks above are publishes: they must leave before the process does.
@@ -109,7 +179,86 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
             return Ok(());
         }
     }
-    Err(CliError::SubscriptionEnded)
+}
+
+/// What waiting for the next message gave.
+enum Next<T> {
+    /// A message.
+    Item(T),
+    /// Nothing came within `--wait`.
+    Quiet,
+    /// The subscription ended.
+    Ended,
+}
+
+/// The next item of `messages`, waiting at most `wait` when given.
+async fn next_within<S>(messages: &mut S, wait: Option<Duration>) -> Next<S::Item>
+where
+    S: futures_util::Stream + Unpin,
+{
+    let next = match wait {
+        Some(wait) => match tokio::time::timeout(wait, messages.next()).await {
+            Ok(next) => next,
+            Err(_) => return Next::Quiet,
+        },
+        None => messages.next().await,
+    };
+    next.map_or(Next::Ended, Next::Item)
+}
+
+/// Prints a message for people: its title, then (unless `--subjects-only`) its headers and
+/// body.
+fn print_human(args: &SubArgs, shown: &Shown<'_>, title: &str) -> Result<(), CliError> {
+    if args.subjects_only {
+        return out::print(&format!("{title}\n"));
+    }
+    out::print(&shown.human(title))
+}
+
+/// Whether `subject` matches one of the `--ignore-subject` patterns.
+fn ignored(patterns: &[String], subject: &str) -> bool {
+    patterns
+        .iter()
+        .any(|pattern| subject_matches(pattern, subject))
+}
+
+/// NATS subject matching: `*` stands for one token, a last `>` for one or more.
+fn subject_matches(pattern: &str, subject: &str) -> bool {
+    let mut tokens = subject.split('.');
+    for want in pattern.split('.') {
+        match (want, tokens.next()) {
+            (">", Some(_)) => return true,
+            ("*", Some(_)) => {}
+            (want, Some(token)) if want == token => {}
+            _ => return false,
+        }
+    }
+    tokens.next().is_none()
+}
+
+/// What follows the message number in a title: ` @ Dec  3 06:14:01.123456` (`at` in UTC
+/// with microseconds, natscli's form of `--timestamp`), ` @ 1.5ms` (`ago`, for
+/// `--delta-time`), or nothing.
+fn stamp(args: &SubArgs, at: OffsetDateTime, ago: Duration) -> String {
+    if args.delta_time {
+        return format!(" @ {ago:?}");
+    }
+    if !args.timestamp {
+        return String::new();
+    }
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let at = at.to_offset(time::UtcOffset::UTC);
+    format!(
+        " @ {} {:>2} {:02}:{:02}:{:02}.{:06}",
+        MONTHS[usize::from(u8::from(at.month())) - 1],
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second(),
+        at.microsecond()
+    )
 }
 
 /// Whether `--dump` names standard output.
@@ -162,6 +311,18 @@ mod tests {
             description: None,
             length: 0,
         }
+    }
+
+    #[test]
+    fn ignore_patterns_match_as_nats_subjects_do() {
+        assert!(subject_matches("a.b", "a.b"));
+        assert!(subject_matches("a.*", "a.b"));
+        assert!(!subject_matches("a.*", "a.b.c"));
+        assert!(subject_matches("a.>", "a.b.c"));
+        assert!(!subject_matches("a.>", "a"));
+        assert!(!subject_matches("a.b", "a.b.c"));
+        assert!(!subject_matches("a.b.c", "a.b"));
+        assert!(subject_matches("*.b", "x.b"));
     }
 
     #[test]

@@ -5,7 +5,9 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 use futures_util::StreamExt;
 use rnats::jetstream::Context;
-use rnats::jetstream::kv::{Config, Entry, Operation, Status, Store, WatchEvent, WatchOptions};
+use rnats::jetstream::kv::{
+    Config, Entry, Operation, Status, Store, UpdateErrorKind, WatchEvent, WatchOptions,
+};
 use rnats::jetstream::stream::StorageType;
 use serde_json::{Value, json};
 use time::format_description::well_known::Rfc3339;
@@ -49,7 +51,8 @@ enum KvCommand {
     /// Example: rnats kv add config --history 5 --ttl 24h
     #[command(alias = "new")]
     Add(AddArgs),
-    /// Stores a value (from standard input when VALUE is absent or `-`); prints the revision.
+    /// Stores a value (from standard input when VALUE is absent or `-`); prints the value,
+    /// as natscli does.
     ///
     /// Example: rnats kv put config app.color blue
     Put {
@@ -60,7 +63,7 @@ enum KvCommand {
         /// The value.
         value: Option<String>,
     },
-    /// Stores a value only if the key has none; prints the revision.
+    /// Stores a value only if the key has none (or was deleted); prints the value.
     ///
     /// Example: rnats kv create config app.owner alice
     Create {
@@ -70,6 +73,35 @@ enum KvCommand {
         key: String,
         /// The value.
         value: Option<String>,
+        /// Remove the key this long after it is stored (a bucket made with --marker-ttl).
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        ttl: Option<Duration>,
+    },
+    /// Stores a value only if the key's latest revision is REVISION (compare-and-set);
+    /// prints the value. Fails, naming the key's latest revision, when it moved on.
+    ///
+    /// Example: rnats kv update config app.color red 3
+    Update {
+        /// The bucket.
+        bucket: String,
+        /// The key.
+        key: String,
+        /// The value (`-`: from standard input).
+        value: String,
+        /// The revision the key must be at.
+        revision: u64,
+    },
+    /// Prints the keys of BUCKET, one per line (only those matching a FILTER when given).
+    ///
+    /// Example: rnats kv keys config 'app.>' 'db.*'
+    Keys {
+        /// The bucket.
+        bucket: String,
+        /// Subjects the keys must match (wildcards allowed); repeat for more.
+        filters: Vec<String>,
+        /// A JSON array instead of lines.
+        #[arg(long)]
+        json: bool,
     },
     /// Prints a key's value (or the value at --revision).
     ///
@@ -113,6 +145,10 @@ enum KvCommand {
         /// Do not ask for confirmation.
         #[arg(long, short = 'f')]
         force: bool,
+        /// Keep the purge marker this long, then remove it too (a bucket made with
+        /// --marker-ttl).
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        ttl: Option<Duration>,
     },
     /// Shows every stored revision of a key.
     ///
@@ -267,26 +303,43 @@ pub(crate) async fn run(args: KvArgs, conn: &ConnArgs) -> Result<(), CliError> {
             key,
             json,
             ..
-        } => list_keys(&js, &bucket, key.as_deref(), json).await,
+        } => list_keys(&js, &bucket, key.as_slice(), json).await,
         KvCommand::Add(add) => create_bucket(&js, add).await,
         KvCommand::Put { bucket, key, value } => {
             let store = open(&js, &bucket).await?;
             let value = crate::core::body_or_stdin(value.as_deref())?;
-            let revision = store
-                .put(&key, value)
+            store
+                .put(&key, value.clone())
                 .await
                 .map_err(CliError::js(format!("cannot put {key} into {bucket}")))?;
-            out::print(&format!("{revision}\n"))
+            echo(&value)
         }
-        KvCommand::Create { bucket, key, value } => {
+        KvCommand::Create {
+            bucket,
+            key,
+            value,
+            ttl,
+        } => {
             let store = open(&js, &bucket).await?;
             let value = crate::core::body_or_stdin(value.as_deref())?;
-            let revision = store
-                .create(&key, value)
-                .await
-                .map_err(CliError::js(format!("cannot create {key} in {bucket}")))?;
-            out::print(&format!("{revision}\n"))
+            let created = match ttl {
+                Some(ttl) => store.create_with_ttl(&key, value.clone(), ttl).await,
+                None => store.create(&key, value.clone()).await,
+            };
+            created.map_err(CliError::js(format!("cannot create {key} in {bucket}")))?;
+            echo(&value)
         }
+        KvCommand::Update {
+            bucket,
+            key,
+            value,
+            revision,
+        } => update(&js, &bucket, &key, &value, revision).await,
+        KvCommand::Keys {
+            bucket,
+            filters,
+            json,
+        } => list_keys(&js, &bucket, &filters, json).await,
         KvCommand::Get {
             bucket,
             key,
@@ -304,16 +357,22 @@ pub(crate) async fn run(args: KvArgs, conn: &ConnArgs) -> Result<(), CliError> {
             eprintln!("Deleted {key} from {bucket}");
             Ok(())
         }
-        KvCommand::Purge { bucket, key, force } => {
+        KvCommand::Purge {
+            bucket,
+            key,
+            force,
+            ttl,
+        } => {
             let store = open(&js, &bucket).await?;
             out::confirm(
                 &format!("Really purge {key} and its history from {bucket}"),
                 force,
             )?;
-            store
-                .purge(&key)
-                .await
-                .map_err(CliError::js(format!("cannot purge {key} from {bucket}")))?;
+            match ttl {
+                Some(ttl) => store.purge_with_ttl(&key, ttl).await,
+                None => store.purge(&key).await,
+            }
+            .map_err(CliError::js(format!("cannot purge {key} from {bucket}")))?;
             eprintln!("Purged {key} from {bucket}");
             Ok(())
         }
@@ -433,17 +492,58 @@ async fn list_names(js: &Context) -> Result<(), CliError> {
     out::print(&all.iter().map(|n| format!("{n}\n")).collect::<String>())
 }
 
+/// Prints a stored value as natscli's `kv put`, `create` and `update` do: the value and a
+/// newline.
+fn echo(value: &[u8]) -> Result<(), CliError> {
+    out::print_bytes(value)?;
+    out::print("\n")
+}
+
+/// `kv update`: a put that only succeeds while the key is at `revision`.
+async fn update(
+    js: &Context,
+    bucket: &str,
+    key: &str,
+    value: &str,
+    revision: u64,
+) -> Result<(), CliError> {
+    let store = open(js, bucket).await?;
+    let value = crate::core::body_or_stdin(Some(value))?;
+    let action = format!("cannot update {key} in {bucket}");
+    match store.update(key, value.clone(), revision).await {
+        Ok(_) => echo(&value),
+        Err(error) if error.kind() == UpdateErrorKind::WrongLastRevision => {
+            // Name where the key is now, so the caller can read it again and retry.
+            let latest = match store.entry(key).await {
+                Ok(Some(entry)) => format!("it is at revision {}", entry.revision),
+                Ok(None) => "it has no value".to_owned(),
+                Err(_) => "its latest revision could not be read".to_owned(),
+            };
+            Err(CliError::RevisionMoved {
+                bucket: bucket.to_owned(),
+                key: key.to_owned(),
+                expected: revision,
+                latest,
+            })
+        }
+        Err(error) => Err(CliError::js(action)(error)),
+    }
+}
+
 async fn list_keys(
     js: &Context,
     bucket: &str,
-    filter: Option<&str>,
+    filters: &[String],
     json: bool,
 ) -> Result<(), CliError> {
     let store = open(js, bucket).await?;
     let action = format!("cannot list the keys of {bucket}");
-    let mut keys = match filter {
-        Some(filter) => store.keys_with_filters([filter]).await,
-        None => store.keys().await,
+    let mut keys = if filters.is_empty() {
+        store.keys().await
+    } else {
+        store
+            .keys_with_filters(filters.iter().map(String::as_str))
+            .await
     }
     .map_err(CliError::js(&action))?;
     let mut all = Vec::new();

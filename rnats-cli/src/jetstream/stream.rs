@@ -43,6 +43,9 @@ enum StreamCommand {
         /// Only the names, one per line.
         #[arg(long, short = 'n')]
         names: bool,
+        /// Only the streams that hold messages on this subject (wildcards allowed).
+        #[arg(long, value_name = "SUBJECT")]
+        subject: Option<String>,
     },
     /// Creates a stream.
     ///
@@ -233,7 +236,11 @@ enum StreamCommand {
 pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let js = crate::conn::jetstream(conn).await?;
     match args.command {
-        StreamCommand::Ls { json, names } => list(&js, json, names).await,
+        StreamCommand::Ls {
+            json,
+            names,
+            subject,
+        } => list(&js, json, names, subject).await,
         StreamCommand::Add {
             name, flags, json, ..
         } => add(&js, name, flags, json).await,
@@ -328,14 +335,31 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
     }
 }
 
-async fn list(js: &Context, json: bool, names: bool) -> Result<(), CliError> {
-    if json {
-        return out::json(&raw_list(js, "STREAM.LIST", "streams").await?);
-    }
+async fn list(
+    js: &Context,
+    json: bool,
+    names: bool,
+    subject: Option<String>,
+) -> Result<(), CliError> {
     let mut infos = Vec::new();
-    let mut streams = js.streams();
-    while let Some(info) = streams.next().await {
-        infos.push(info.map_err(CliError::js("cannot list streams"))?);
+    match subject {
+        // The server filters: a stream is listed when its subjects overlap `subject`.
+        Some(subject) => {
+            let raw = super::stream_report::list(js, &json!({ "subject": subject })).await?;
+            if json {
+                return out::json(&raw);
+            }
+            for item in raw {
+                infos.push(serde_json::from_value::<Info>(item)?);
+            }
+        }
+        None if json => return out::json(&raw_list(js, "STREAM.LIST", "streams").await?),
+        None => {
+            let mut streams = js.streams();
+            while let Some(info) = streams.next().await {
+                infos.push(info.map_err(CliError::js("cannot list streams"))?);
+            }
+        }
     }
     infos.sort_by(|a, b| a.config.name.cmp(&b.config.name));
     if names {

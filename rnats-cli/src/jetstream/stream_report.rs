@@ -127,7 +127,7 @@ pub(crate) async fn run(js: &Context, args: ReportArgs) -> Result<(), CliError> 
 }
 
 /// Every stream the server lists for `request` (a subject filter or none), page by page.
-async fn list(js: &Context, request: &Value) -> Result<Vec<Value>, CliError> {
+pub(super) async fn list(js: &Context, request: &Value) -> Result<Vec<Value>, CliError> {
     if request.get("subject").is_none() {
         return raw_list(js, "STREAM.LIST", "streams").await;
     }

@@ -65,8 +65,8 @@ pub(super) fn run(plan: &Plan, kind: BenchKind) -> Result<Figures, CliError> {
 impl Plan {
     /// Connects one blocking client named `name` (shown in the server's monitoring).
     fn connect_blocking(&self, options: ConnectOptions, name: String) -> Result<Client, CliError> {
-        self.tuning
-            .apply(options)
+        self.access
+            .apply(self.tuning.apply(options))?
             .name(name)
             .connect_blocking(&self.url)
             .map_err(|source| CliError::Connect {

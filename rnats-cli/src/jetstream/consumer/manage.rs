@@ -187,7 +187,7 @@ fn print_pause(stream: &str, name: &str, response: &PauseResponse) -> Result<(),
 
 /// natscli's pause deadline: a duration from now, or a time (RFC 3339, or Go's
 /// `time.DateTime` layout read as UTC).
-fn pause_until(text: &str) -> Result<OffsetDateTime, CliError> {
+pub(super) fn pause_until(text: &str) -> Result<OffsetDateTime, CliError> {
     if let Ok(t) = OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339) {
         return Ok(t);
     }

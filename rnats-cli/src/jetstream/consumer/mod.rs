@@ -1,7 +1,9 @@
 //! `rnats consumer`: list, add, edit, inspect, pause and remove consumers, report on a
 //! stream's consumers, and read from them.
 
+mod backoff;
 mod manage;
+mod next;
 mod report;
 mod sub;
 
@@ -44,6 +46,9 @@ enum ConsumerCommand {
         /// The server's consumer infos as a JSON array.
         #[arg(long)]
         json: bool,
+        /// Only the names, one per line.
+        #[arg(long, short = 'n', conflicts_with = "json")]
+        names: bool,
     },
     /// Creates a durable consumer (pull unless --deliver-subject is given).
     ///
@@ -92,7 +97,7 @@ enum ConsumerCommand {
     /// Fetches messages from a pull consumer and acks them.
     ///
     /// Example: rnats consumer next ORDERS billing --count 10
-    Next(NextArgs),
+    Next(next::NextArgs),
     /// Changes the settings given of a consumer, keeping the others.
     ///
     /// Example: rnats consumer edit ORDERS billing --max-deliver 10 --description Billing
@@ -118,30 +123,6 @@ enum ConsumerCommand {
     ///
     /// Example: rnats consumer sub ORDERS billing --count 10
     Sub(sub::SubArgs),
-}
-
-/// Options of `consumer next`.
-#[derive(Debug, Args)]
-struct NextArgs {
-    /// The stream.
-    stream: String,
-    /// The pull consumer.
-    name: String,
-    /// Messages to fetch.
-    #[arg(long, short = 'c', default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    count: usize,
-    /// Do not ack what was fetched (it will be redelivered after the ack wait).
-    #[arg(long, overrides_with = "ack")]
-    no_ack: bool,
-    /// Ack what was fetched (the default; natscli's `--ack`).
-    #[arg(long)]
-    ack: bool,
-    /// One JSON object per message.
-    #[arg(long)]
-    json: bool,
-    /// Print only the bodies.
-    #[arg(long, conflicts_with = "json")]
-    raw: bool,
 }
 
 /// Consumer settings of `consumer add`.
@@ -179,6 +160,16 @@ struct ConsumerFlags {
     /// Unacknowledged messages allowed at once.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     max_pending: Option<i64>,
+    /// Percentage of acks the server samples as advisories for monitoring, 0 to 100
+    /// (0: none).
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    sample: Option<u8>,
+    #[command(flatten)]
+    backoff: backoff::BackoffFlags,
+    /// Make the consumer paused until this time: a duration from now (2h), an RFC 3339
+    /// time or `YYYY-MM-DD hh:mm:ss` (UTC).
+    #[arg(long, value_name = "UNTIL")]
+    pause: Option<String>,
     /// Replay at the pace messages were stored instead of at once.
     #[arg(long, value_enum)]
     replay: Option<Replay>,
@@ -335,6 +326,15 @@ impl ConsumerFlags {
         if let Some(n) = self.max_pending {
             config.max_ack_pending = n;
         }
+        if let Some(percent) = self.sample {
+            config.sample_frequency = percent;
+        }
+        if let Some(delays) = self.backoff.delays()? {
+            config.backoff = delays;
+        }
+        if let Some(until) = &self.pause {
+            config.pause_until = Some(manage::pause_until(until)?);
+        }
         if let Some(replay) = self.replay {
             config.replay_policy = match replay {
                 Replay::Instant => ReplayPolicy::Instant,
@@ -438,7 +438,11 @@ fn deliver_policy(text: &str) -> Result<DeliverPolicy, CliError> {
 pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let js = crate::conn::jetstream(conn).await?;
     match args.command {
-        ConsumerCommand::Ls { stream, json } => list(&js, stream, json).await,
+        ConsumerCommand::Ls {
+            stream,
+            json,
+            names,
+        } => list(&js, stream, json, names).await,
         ConsumerCommand::Add {
             stream,
             name,
@@ -452,7 +456,7 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
             name,
             force,
         } => remove(&js, stream, name, force).await,
-        ConsumerCommand::Next(next_args) => next(&js, next_args, js_timeout(conn)).await,
+        ConsumerCommand::Next(next_args) => next::run(&js, next_args, js_timeout(conn)).await,
         ConsumerCommand::Edit(edit) => manage::edit(&js, edit).await,
         ConsumerCommand::Pause(pause) => manage::pause(&js, pause).await,
         ConsumerCommand::Resume(resume) => manage::resume(&js, resume).await,
@@ -462,7 +466,7 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
     }
 }
 
-async fn list(js: &Context, stream: String, json: bool) -> Result<(), CliError> {
+async fn list(js: &Context, stream: String, json: bool, names: bool) -> Result<(), CliError> {
     if json {
         let list = raw_list(js, &format!("CONSUMER.LIST.{stream}"), "consumers").await?;
         return out::json(&list);
@@ -474,6 +478,14 @@ async fn list(js: &Context, stream: String, json: bool) -> Result<(), CliError> 
         infos.push(info.map_err(CliError::js(format!("cannot list consumers of {stream}")))?);
     }
     infos.sort_by(|a, b| a.name.cmp(&b.name));
+    if names {
+        return out::print(
+            &infos
+                .iter()
+                .map(|i| format!("{}\n", i.name))
+                .collect::<String>(),
+        );
+    }
     if infos.is_empty() {
         eprintln!("No consumers on {stream}");
         return Ok(());
@@ -601,6 +613,9 @@ fn render_info(info: &consumer::Info) -> String {
     config.add("Deliver policy", deliver_text(&c.deliver_policy));
     config.add("Ack policy", format!("{:?}", c.ack_policy));
     config.add("Ack wait", duration(c.ack_wait));
+    if c.sample_frequency > 0 {
+        config.add("Sampling rate", format!("{}%", c.sample_frequency));
+    }
     config.add("Max deliver", super::limit(c.max_deliver));
     config.add("Max ack pending", super::limit(c.max_ack_pending));
     config.add("Replay policy", format!("{:?}", c.replay_policy));
@@ -646,77 +661,6 @@ fn deliver_text(policy: &DeliverPolicy) -> String {
     }
 }
 
-async fn next(js: &Context, args: NextArgs, timeout: Duration) -> Result<(), CliError> {
-    let NextArgs {
-        stream,
-        name,
-        count,
-        no_ack,
-        ack: _,
-        json,
-        raw: raw_only,
-    } = args;
-    let output = match (json, raw_only) {
-        (true, _) => Output::Json,
-        (false, true) => Output::Raw,
-        (false, false) => Output::Human,
-    };
-    let handle = get_stream(js, &stream).await?;
-    let info = handle
-        .consumer_info(&name)
-        .await
-        .map_err(CliError::js(format!(
-            "cannot read consumer {name} on {stream}"
-        )))?;
-    if info.config.deliver_subject.is_some() {
-        return Err(CliError::NotPull {
-            stream,
-            consumer: name,
-        });
-    }
-    let consumer: consumer::PullConsumer =
-        handle
-            .get_consumer(&name)
-            .await
-            .map_err(CliError::js(format!(
-                "cannot read consumer {name} on {stream}"
-            )))?;
-    let mut batch = consumer
-        .batch()
-        .max_messages(count)
-        .expires(timeout)
-        .messages()
-        .await
-        .map_err(CliError::js(format!(
-            "cannot fetch from {name} on {stream}"
-        )))?;
-    let mut got = 0usize;
-    while let Some(message) = batch.next().await {
-        let message = message.map_err(CliError::js(format!(
-            "cannot fetch from {name} on {stream}"
-        )))?;
-        got += 1;
-        let seq = message.info().map(|i| i.stream_sequence).unwrap_or(0);
-        print_fetched(&stream, &message, seq, output, no_ack)?;
-        if !no_ack {
-            message
-                .double_ack()
-                .await
-                .map_err(CliError::js(format!("cannot ack message {seq}")))?;
-        }
-        if got == count {
-            break;
-        }
-    }
-    if got == 0 {
-        return Err(CliError::NothingReceived {
-            what: "no message",
-            timeout,
-        });
-    }
-    Ok(())
-}
-
 /// How `next` prints what it fetched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Output {
@@ -730,7 +674,7 @@ fn print_fetched(
     message: &rnats::jetstream::Message,
     seq: u64,
     output: Output,
-    no_ack: bool,
+    label: &str,
 ) -> Result<(), CliError> {
     let shown = Shown {
         subject: message.subject.as_str(),
@@ -748,12 +692,9 @@ fn print_fetched(
             out::print_bytes(&message.payload)?;
             out::print("\n")
         }
-        Output::Human => {
-            let acked = if no_ack { "" } else { " (acked)" };
-            out::print(&shown.human(&format!(
-                "[{stream}#{seq}] Received on {:?}{acked}",
-                shown.subject
-            )))
-        }
+        Output::Human => out::print(&shown.human(&format!(
+            "[{stream}#{seq}] Received on {:?}{label}",
+            shown.subject
+        ))),
     }
 }

@@ -86,7 +86,8 @@ pub(super) async fn run(js: &Context, args: SubArgs) -> Result<(), CliError> {
         let message = message?;
         seen += 1;
         let seq = message.info().map(|i| i.stream_sequence).unwrap_or(0);
-        print_fetched(&stream, &message, seq, output, no_ack)?;
+        let label = if no_ack { "" } else { " (acked)" };
+        print_fetched(&stream, &message, seq, output, label)?;
         if !no_ack {
             message
                 .double_ack()
