@@ -3,10 +3,13 @@
 // Runs every program in rnats/examples/ against a nats-server of its own (with JetStream
 // where the example needs it) and checks its exit status and the lines it prints.
 //
-// The examples are separate binaries that cargo builds into target/<profile>/examples/
-// whenever it builds all targets (`cargo test --all-targets`, `scripts/test`), next to the
-// deps/ folder that holds this test. A test that cannot find its example fails and says
-// how to build it; it never runs cargo itself.
+// The examples are separate programs in target/<profile>/examples/, next to the deps/
+// folder that holds this test. Cargo puts them there on `cargo build --examples`,
+// `cargo run --example NAME`, and a `cargo test` without target flags (which builds the
+// examples to check that they compile). `cargo test --all-targets` does not: it builds each
+// example as a test harness (under a hashed name) instead, so a script that tests that way
+// builds the examples first. A test that cannot find its example fails and says how to
+// build it; it never runs cargo itself.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -75,8 +78,8 @@ fn example_binary(name: &str) -> PathBuf {
     assert!(
         path.is_file(),
         "example binary {} is missing: build the examples first, with \
-         `cargo build -p rnats --examples` (or run the tests with `cargo test -p rnats \
-         --all-targets`, which builds them), using the same features as this test",
+         `cargo build -p rnats --examples` and the features of this test (a plain \
+         `cargo test -p rnats` builds them too; `--all-targets` does not)",
         path.display()
     );
     path
