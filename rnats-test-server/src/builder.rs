@@ -79,6 +79,11 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether [`jetstream`](Self::jetstream) is on.
+    pub(crate) fn has_jetstream(&self) -> bool {
+        self.jetstream
+    }
+
     /// Configuration file text, written to a temporary file and passed with `-c`.
     ///
     /// Command-line options set by this builder (address, port, auth, JetStream) take
