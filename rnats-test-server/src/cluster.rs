@@ -143,9 +143,7 @@ impl Cluster {
         }
         Ok(())
     }
-}
 
-impl Cluster {
     /// Waits until JetStream can take API calls: every node names the same meta leader, and
     /// the leader has every other node as a current peer. Without that a stream create can go
     /// unanswered for as long as an election takes. Does nothing for a cluster without
