@@ -148,7 +148,8 @@ fn req_ends_a_gathering_at_the_reply_timeout() {
         "Listening on",
     );
     let started = std::time::Instant::now();
-    // Any number of replies, up to 30 s in all, but over once 500 ms pass without one.
+    // Any number of replies, up to 10 minutes in all, but over once 500 ms pass without one:
+    // ending within 5 minutes tells the stall from the total whatever the machine's load.
     let stdout = rnats.ok(&[
         "req",
         "some",
@@ -158,12 +159,12 @@ fn req_ends_a_gathering_at_the_reply_timeout() {
         "--reply-timeout",
         "500ms",
         "--timeout",
-        "30s",
+        "10m",
         "--raw",
         "-s",
         &url,
     ]);
-    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(started.elapsed() < std::time::Duration::from_secs(300));
     let mut got: Vec<&str> = stdout.lines().collect();
     got.sort_unstable();
     assert_eq!(got, ["a", "b"]);

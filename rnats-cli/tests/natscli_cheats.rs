@@ -433,7 +433,9 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
     // The three it read were acked in order (the rest are still on their way). The server
     // applies acks on the consumer's own queue, after the publisher's flush, so the floor
     // is read until it gets there.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    // The deadline only guards against a floor that never moves: each look starts a process,
+    // which a loaded machine may take seconds to do.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let info = loop {
         let info = rnats.json(&["consumer", "info", "ORDERS", "PUSHED", "--json", "-s", &url]);
         if info["ack_floor"]["consumer_seq"] == 3 || std::time::Instant::now() > deadline {

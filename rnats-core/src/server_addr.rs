@@ -139,6 +139,8 @@ impl ServerAddr {
 
     /// Whether `self` and `other` are the same server (credentials and scheme aside).
     pub(crate) fn same_server(&self, other: &ServerAddr) -> bool {
+        #[cfg(test)]
+        crate::server_pool::note_comparison();
         self.host() == other.host() && self.port() == other.port()
     }
 }

@@ -186,13 +186,12 @@ async fn requests_fail_fast_on_disconnect_when_asked() {
     // The request is registered once its publish is flushed behind it.
     client.flush().await.unwrap();
     proxy.cut();
-    let started = Instant::now();
     let result = tokio::time::timeout(WAIT, request).await.unwrap().unwrap();
+    // The disconnect ended it, not the 30 s request timeout (that would be `TimedOut`).
     assert_eq!(
         result.unwrap_err().cause(),
         Some(&RequestCause::Disconnected)
     );
-    assert!(started.elapsed() < Duration::from_secs(10));
 }
 
 #[tokio::test]

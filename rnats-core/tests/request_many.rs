@@ -52,7 +52,6 @@ async fn max_messages_gathers_every_responder_without_waiting_for_the_timeout() 
     let service = rnats_core::connect(server.url()).await.unwrap();
     responders(&service, "scatter.count", 3, |_| vec!["one"]).await;
     let client = rnats_core::connect(server.url()).await.unwrap();
-    let started = Instant::now();
     let mut replies = client
         .request_many("scatter.count", "q".into())
         .timeout(Duration::from_secs(30))
@@ -60,11 +59,8 @@ async fn max_messages_gathers_every_responder_without_waiting_for_the_timeout() 
         .await
         .unwrap();
     assert_eq!(gather(&mut replies).await.len(), 3);
+    // Ended at the count, not at the 30 s timeout (that would be `ManyEnd::Timeout`).
     assert_eq!(replies.ended(), Some(ManyEnd::MaxMessages));
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "ended at the count"
-    );
 }
 
 #[tokio::test]
@@ -73,7 +69,6 @@ async fn a_stall_after_the_last_reply_ends_the_gathering() {
     let service = rnats_core::connect(server.url()).await.unwrap();
     responders(&service, "scatter.stall", 2, |_| vec!["a", "b"]).await;
     let client = rnats_core::connect(server.url()).await.unwrap();
-    let started = Instant::now();
     let mut replies = client
         .request_many("scatter.stall", "q".into())
         .timeout(Duration::from_secs(30))
@@ -81,11 +76,8 @@ async fn a_stall_after_the_last_reply_ends_the_gathering() {
         .await
         .unwrap();
     assert_eq!(gather(&mut replies).await.len(), 4);
+    // Ended by the stall, not by the 30 s total (that would be `ManyEnd::Timeout`).
     assert_eq!(replies.ended(), Some(ManyEnd::Stalled));
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "did not wait the total"
-    );
 }
 
 #[tokio::test]
@@ -102,6 +94,7 @@ async fn the_total_timeout_ends_a_gathering_with_no_other_limit() {
         .unwrap();
     assert_eq!(gather(&mut replies).await.len(), 2);
     assert_eq!(replies.ended(), Some(ManyEnd::Timeout));
+    // A lower bound only: a timer never fires early, however loaded the machine.
     assert!(started.elapsed() >= Duration::from_secs(2));
 }
 

@@ -2,7 +2,7 @@
 //! three-node cluster where the reports come from two servers.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -44,7 +44,6 @@ async fn one_server_reports_ingress_and_the_subscriber_egress() {
     let client = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = client.subscribe("traced.one").await.unwrap();
     client.flush().await.unwrap();
-    let started = Instant::now();
     let mut traces = client
         .trace("traced.one", "hello".into())
         .timeout(Duration::from_secs(30))
@@ -52,11 +51,8 @@ async fn one_server_reports_ingress_and_the_subscriber_egress() {
         .unwrap();
     let all = reports(&mut traces).await;
     assert!(traces.is_complete());
+    // Ended on the tally, not at the 30 s timeout (that would be `ManyEnd::Timeout`).
     assert_eq!(traces.ended(), Some(ManyEnd::Closed), "ended on the tally");
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "did not wait the timeout"
-    );
     assert_eq!(all.len(), 1);
     let report = &all[0];
     assert_eq!(report.hops, 0);

@@ -21,6 +21,9 @@ use tokio::sync::Notify;
 
 /// Bound on every wait of this file: elections on a loaded 2-core machine take seconds.
 const WAIT: Duration = Duration::from_secs(60);
+/// The JetStream API timeout of calls that may wait on an election (a new R3 stream or
+/// consumer elects its own leader before the server answers): seconds on a loaded machine.
+const API_TIMEOUT: Duration = Duration::from_secs(30);
 const MESSAGES: usize = 1_000;
 
 /// Accounts of every node: the test's client lands in APP (JetStream on) without
@@ -35,11 +38,11 @@ no_auth_user: app
 
 /// Creates the R3 stream once the cluster can place it.
 ///
-/// Until every node has logged the election of a metadata leader, JetStream answers
-/// "temporarily unavailable" or not at all. After that the leader still refuses placement
-/// ("no suitable peers", 10005) on a node it has had no `STATSZ` from yet, and it logs
-/// nothing when one arrives. So the test listens to those broadcasts in the system
-/// account and tries again after each one: every retry follows a change on the server.
+/// [`Cluster::start_with`] returns once the meta group has a leader with every peer current.
+/// The leader may still refuse placement ("no suitable peers", 10005) on a node it has had no
+/// `STATSZ` from yet, and it logs nothing when one arrives. So the test listens to those
+/// broadcasts in the system account and tries again after each one: every retry follows a
+/// change on the server. The stream handle asks with [`API_TIMEOUT`], whatever `js` does.
 async fn create_r3_stream(cluster: &Cluster, js: &Context, name: &str) -> Stream {
     create_stream(cluster, js, name, 3).await
 }
@@ -47,10 +50,9 @@ async fn create_r3_stream(cluster: &Cluster, js: &Context, name: &str) -> Stream
 /// Creates a stream of `replicas` copies once the cluster can place it; see
 /// [`create_r3_stream`].
 async fn create_stream(cluster: &Cluster, js: &Context, name: &str, replicas: usize) -> Stream {
-    for node in cluster.nodes() {
-        node.wait_for_log("metadata leader", WAIT)
-            .expect("no metadata leader was elected");
-    }
+    let js = rnats_jetstream::ContextBuilder::new()
+        .timeout(API_TIMEOUT)
+        .build(js.client());
     let system = rnats_core::ConnectOptions::new()
         .user_and_password("sys".into(), "sys".into())
         .connect(cluster.urls().as_slice())
@@ -234,10 +236,10 @@ async fn a_pin_moves_to_another_client_when_the_pinned_one_goes_away() {
         .unwrap();
     let second = rnats_core::connect(cluster.nodes()[1].url()).await.unwrap();
     let first_js = rnats_jetstream::ContextBuilder::new()
-        .timeout(Duration::from_secs(5))
+        .timeout(API_TIMEOUT)
         .build(first.clone());
     let second_js = rnats_jetstream::ContextBuilder::new()
-        .timeout(Duration::from_secs(5))
+        .timeout(API_TIMEOUT)
         .build(second);
     let stream = create_stream(&cluster, &second_js, "PIN", 3).await;
     for i in 0..COUNT {

@@ -491,9 +491,10 @@ async fn history_and_keys_are_streams_that_end() {
 async fn keys_lose_nothing_to_a_small_subscription_capacity() {
     const KEYS: usize = 400;
     let server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let proxy = Proxy::start(&server.url()).unwrap();
     let client = ConnectOptions::new()
         .subscription_capacity(16)
-        .connect(&server.url())
+        .connect(proxy.url())
         .await
         .unwrap();
     let js = rnats_jetstream::new(client.clone());
@@ -524,10 +525,14 @@ async fn keys_lose_nothing_to_a_small_subscription_capacity() {
     .unwrap();
     client.flush().await.unwrap();
 
-    // Well under the heartbeat the listing waited for before.
-    let rest = tokio::time::timeout(Duration::from_millis(2500), collect(keys))
+    // Everything the listing needs is in the client now: with the link stalled, no
+    // heartbeat can come, so a listing that had lost a delivery would never end (the
+    // timeout only stops that hang; it judges no speed).
+    proxy.stall();
+    let rest = tokio::time::timeout(WAIT, collect(keys))
         .await
-        .expect("the listing waited for the consumer's heartbeat");
+        .expect("the listing waited for the server (the consumer's heartbeat)");
+    proxy.resume();
     listed.extend::<Vec<String>>(rest);
     listed.sort();
     let mut all: Vec<String> = (0..KEYS).map(|i| format!("k{i}")).collect();

@@ -949,8 +949,10 @@ async fn core_across_gateways(supercluster: &Supercluster) {
 async fn a_stream_placed_in_the_other_region(supercluster: &Supercluster) {
     let step = "a stream placed in the other region";
     let east_url = supercluster.cluster(0).nodes()[1].url();
+    // Creating an R3 stream (and bucket) answers once its own group has elected a leader,
+    // across a gateway: seconds on a loaded machine, so the API timeout is a hang guard.
     let js = rnats_jetstream::ContextBuilder::new()
-        .timeout(Duration::from_secs(5))
+        .timeout(WAIT)
         .build(connect(&east_url).await);
     let config = stream::Config {
         num_replicas: 3,

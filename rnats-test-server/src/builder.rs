@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::error::TestServerError;
 use crate::server::{Launch, NatsServer};
 use crate::tls::{TlsFiles, server_tls_block};
+use crate::venv;
 use crate::websocket::{self, Websocket, WebsocketConf};
 
 /// Environment variable naming the `nats-server` binary to run instead of the one on `PATH`.
@@ -98,6 +99,11 @@ impl ServerBuilder {
     pub fn jetstream(mut self, on: bool) -> Self {
         self.jetstream = on;
         self
+    }
+
+    /// Whether [`jetstream`](Self::jetstream) is on.
+    pub(crate) fn has_jetstream(&self) -> bool {
+        self.jetstream
     }
 
     /// Configuration file text, written to a temporary file and passed with `-c`.
@@ -248,7 +254,8 @@ impl ServerBuilder {
         self
     }
 
-    /// The `nats-server` binary to run, instead of `$NATS_SERVER_BIN` or `nats-server`.
+    /// The `nats-server` binary to run, instead of `$NATS_SERVER_BIN` or `nats-server` (from
+    /// `PATH`, else from the virtual environment `scripts/ensure-nats-server` installs into).
     pub fn binary(mut self, path: impl Into<PathBuf>) -> Self {
         self.binary = Some(path.into());
         self
@@ -280,7 +287,7 @@ impl ServerBuilder {
     fn prepare_launch(&self) -> Result<Launch, TestServerError> {
         let program = match &self.binary {
             Some(path) => path.clone().into_os_string(),
-            None => std::env::var_os(BIN_ENV).unwrap_or_else(|| OsString::from("nats-server")),
+            None => std::env::var_os(BIN_ENV).unwrap_or_else(|| venv::program("nats-server")),
         };
         // Loopback only, whatever a config file says: the flag wins over `listen`.
         let mut args: Vec<OsString> = vec!["-a".into(), "127.0.0.1".into()];

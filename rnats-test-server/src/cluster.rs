@@ -14,6 +14,9 @@ const CLUSTER_NAME: &str = "rnats-test";
 const NODE_PREFIX: &str = "rnats-node";
 /// How long [`Cluster::start`] waits for the full mesh once every node is up.
 const FORM_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long [`Cluster::start`] waits for JetStream's meta group once the mesh is formed: an
+/// election on a loaded 2-core machine takes seconds, so this only guards against a hang.
+const JETSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
 /// Attempts at starting the nodes: a pre-picked route port can be taken by someone else
 /// between our probe and the server's bind, which makes a node exit at start-up.
 const START_ATTEMPTS: usize = 3;
@@ -27,11 +30,14 @@ const START_ATTEMPTS: usize = 3;
 pub struct Cluster {
     name: String,
     nodes: Vec<NatsServer>,
+    /// Whether the nodes run JetStream (and so serve monitoring, to tell its readiness).
+    jetstream: bool,
 }
 
 impl Cluster {
     /// Starts `n` nodes and returns once each one announces the client URLs of all the
-    /// others in its `INFO`, which it can only have learnt over working routes.
+    /// others in its `INFO`, which it can only have learnt over working routes, and, when the
+    /// nodes run JetStream, once it can take API calls (see [`wait_jetstream`](Self::wait_jetstream)).
     pub fn start(n: usize) -> Result<Cluster, TestServerError> {
         Self::start_with(n, |node| node)
     }
@@ -50,8 +56,24 @@ impl Cluster {
     /// Like [`start_with`](Self::start_with) for a cluster called `name` whose nodes are
     /// named `{node_prefix}-0`, `{node_prefix}-1`, ...; `configure` also gets the node's
     /// index, for per-node settings such as a gateway or leaf node listener. A cluster of one
-    /// node has no `cluster` block at all, so that its JetStream runs standalone.
+    /// node has no `cluster` block at all, so that its JetStream runs standalone. Nodes with
+    /// [`ServerBuilder::jetstream`] on also get [`ServerBuilder::monitoring`], whose `/jsz`
+    /// tells when JetStream is ready.
     pub fn start_named(
+        name: &str,
+        node_prefix: &str,
+        n: usize,
+        configure: impl Fn(usize, ServerBuilder) -> ServerBuilder,
+    ) -> Result<Cluster, TestServerError> {
+        let cluster = Self::form(name, node_prefix, n, configure)?;
+        cluster.wait_jetstream(JETSTREAM_TIMEOUT)?;
+        Ok(cluster)
+    }
+
+    /// Like [`start_named`](Self::start_named) without waiting for JetStream, for a cluster
+    /// whose meta group spans more than its own nodes (one cluster of a supercluster: its
+    /// group forms once the gateways are up).
+    pub(crate) fn form(
         name: &str,
         node_prefix: &str,
         n: usize,
@@ -66,6 +88,7 @@ impl Cluster {
         };
         let cluster = Cluster {
             name: name.to_owned(),
+            jetstream: nodes.iter().any(|node| node.store_dir().is_some()),
             nodes,
         };
         cluster.wait_formed(FORM_TIMEOUT)?;
@@ -120,6 +143,19 @@ impl Cluster {
         }
         Ok(())
     }
+
+    /// Waits until JetStream can take API calls: every node names the same meta leader, and
+    /// the leader has every other node as a current peer. Without that a stream create can go
+    /// unanswered for as long as an election takes. Does nothing for a cluster without
+    /// JetStream or of one node (whose JetStream runs standalone and is ready once it logs
+    /// readiness). Every node must be running.
+    pub fn wait_jetstream(&self, timeout: Duration) -> Result<(), TestServerError> {
+        if !self.jetstream || self.nodes.len() < 2 {
+            return Ok(());
+        }
+        let nodes: Vec<&NatsServer> = self.nodes.iter().collect();
+        wait_meta_leader(&nodes, Instant::now() + timeout)
+    }
 }
 
 /// Starts `n` fully meshed nodes in parallel, each waiting for its own readiness.
@@ -131,7 +167,14 @@ fn start_nodes(
 ) -> Result<Vec<NatsServer>, TestServerError> {
     let route_ports = crate::free_ports(n)?;
     let builders: Vec<ServerBuilder> = (0..n)
-        .map(|i| configure(i, node_builder(name, node_prefix, i, &route_ports)))
+        .map(|i| {
+            let node = configure(i, node_builder(name, node_prefix, i, &route_ports));
+            if node.has_jetstream() {
+                node.monitoring()
+            } else {
+                node
+            }
+        })
         .collect();
     let results: Vec<Result<NatsServer, TestServerError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = builders
@@ -212,15 +255,19 @@ fn wait_for_peers(
     }
 }
 
-/// Waits until every one of `nodes` (JetStream on, monitoring on) names the same JetStream
-/// meta leader in `/jsz` and counts all of them in the meta group.
+/// Waits until JetStream in `nodes` (JetStream on, monitoring on) can take API calls: every
+/// node names the same meta leader in `/jsz` and counts all of them in the meta group, and the
+/// leader sees every other node as a current peer (it has caught up with the leader's log).
+///
+/// Until then a JetStream request may go unanswered for as long as an election takes, which
+/// on a loaded machine is longer than a client's API timeout.
 pub(crate) fn wait_meta_leader(
     nodes: &[&NatsServer],
     deadline: Instant,
 ) -> Result<(), TestServerError> {
     monitor::poll_until(
         deadline,
-        "a JetStream meta leader known to every node",
+        "a JetStream meta leader known to every node, with every peer current",
         |last_seen| {
             let mut leader: Option<String> = None;
             for node in nodes {
@@ -230,13 +277,12 @@ pub(crate) fn wait_meta_leader(
                     .pointer("/meta_cluster/cluster_size")
                     .and_then(serde_json::Value::as_u64)
                     .unwrap_or(0);
+                let meta = || {
+                    jsz.get("meta_cluster")
+                        .map_or_else(String::new, ToString::to_string)
+                };
                 if named.is_empty() || size < nodes.len() as u64 {
-                    *last_seen = format!(
-                        "{}: {}",
-                        node.url(),
-                        jsz.get("meta_cluster")
-                            .map_or_else(String::new, ToString::to_string)
-                    );
+                    *last_seen = format!("{}: {}", node.url(), meta());
                     return Ok(None);
                 }
                 match &leader {
@@ -246,6 +292,21 @@ pub(crate) fn wait_meta_leader(
                     }
                     Some(_) => {}
                     None => leader = Some(named.to_owned()),
+                }
+                // A follower lists the leader among its replicas; the leader lists the
+                // others, and only it knows whether they are current.
+                let replicas = jsz
+                    .pointer("/meta_cluster/replicas")
+                    .and_then(serde_json::Value::as_array)
+                    .map_or(&[][..], Vec::as_slice);
+                let is_leader = !replicas.iter().any(|r| str_at(r, "/name") == named);
+                let current = replicas
+                    .iter()
+                    .filter(|r| r.get("current").and_then(serde_json::Value::as_bool) == Some(true))
+                    .count();
+                if is_leader && current + 1 < nodes.len() {
+                    *last_seen = format!("leader {named} at {}: {}", node.url(), meta());
+                    return Ok(None);
                 }
             }
             Ok(Some(()))

