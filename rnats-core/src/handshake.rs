@@ -26,6 +26,7 @@ use crate::options::ConnectOptions;
 use crate::server_addr::ServerAddr;
 use crate::tls;
 use crate::transport::Transport;
+#[cfg(feature = "websockets")]
 use crate::websocket;
 
 /// A connection the server has accepted, with whatever it sent after its PONG still unread.
@@ -252,6 +253,39 @@ pub(crate) async fn connect(
     }
 }
 
+/// The WebSocket (`ws://`, `wss://`) transport over `tcp`.
+#[cfg(feature = "websockets")]
+async fn websocket_under(
+    tcp: TcpStream,
+    addr: &ServerAddr,
+    options: &ConnectOptions,
+    tls_wanted: bool,
+) -> Result<Transport, ConnectError> {
+    let under = if tls_wanted {
+        let config = options.tls.client_config()?;
+        Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
+    } else {
+        Transport::Tcp(tcp)
+    };
+    Ok(Transport::WebSocket(Box::new(
+        websocket::upgrade(under, addr).await?,
+    )))
+}
+
+/// Without the `websockets` feature a WebSocket address is refused, as async-nats refuses it.
+#[cfg(not(feature = "websockets"))]
+async fn websocket_under(
+    _tcp: TcpStream,
+    addr: &ServerAddr,
+    _options: &ConnectOptions,
+    _tls_wanted: bool,
+) -> Result<Transport, ConnectError> {
+    Err(ConnectCause::WebSocket(format!(
+        "{addr} is a WebSocket address, and rnats was built without its `websockets` feature"
+    ))
+    .into())
+}
+
 async fn handshake(
     socket_addr: &str,
     addr: &ServerAddr,
@@ -267,13 +301,7 @@ async fn handshake(
     let mut stream = if addr.is_websocket() {
         // Over WebSocket, TLS belongs to the connection under it (`wss://`), never to the
         // NATS protocol: the server's INFO does not ask for an upgrade.
-        let under = if tls_wanted {
-            let config = options.tls.client_config()?;
-            Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
-        } else {
-            Transport::Tcp(tcp)
-        };
-        Transport::WebSocket(Box::new(websocket::upgrade(under, addr).await?))
+        websocket_under(tcp, addr, options, tls_wanted).await?
     } else if options.tls.first {
         let config = options.tls.client_config()?;
         Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
