@@ -503,6 +503,26 @@ pub(crate) fn op_name(op: &ServerOp) -> &'static str {
 mod tests {
     use super::*;
 
+    /// Without the `websockets` feature a `ws://` server is refused with a typed error once
+    /// the TCP connection is up, instead of speaking NATS to a WebSocket endpoint.
+    #[cfg(not(feature = "websockets"))]
+    #[tokio::test]
+    async fn a_websocket_address_needs_the_websockets_feature() {
+        // The kernel completes the TCP handshake on a listening socket without `accept`.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let addr: ServerAddr = format!("ws://127.0.0.1:{port}").parse().unwrap();
+        let Err(error) = connect(&addr, &ConnectOptions::new()).await else {
+            panic!("a WebSocket address connected without the feature");
+        };
+        assert!(
+            error
+                .to_string()
+                .contains("without its `websockets` feature"),
+            "{error}"
+        );
+    }
+
     fn connect_body() -> ConnectInfo {
         connect_info(
             Proof::default(),

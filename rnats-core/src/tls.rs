@@ -256,6 +256,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(any(feature = "ring", feature = "aws-lc-rs"))]
     fn pem_files_are_read_once_not_at_every_reconnect() {
         let ca = std::env::temp_dir().join(format!("rnats-tls-once-{}.pem", std::process::id()));
         std::fs::write(&ca, rnats_test_server::TestCa::new().ca_cert_pem()).unwrap();
@@ -268,5 +269,18 @@ mod tests {
         // A reconnect (with a clone of the options, as the engine holds) reads nothing.
         let again = options.clone().client_config();
         assert!(Arc::ptr_eq(&first.unwrap(), &again.unwrap()));
+    }
+
+    /// Without `ring` or `aws-lc-rs` (and no provider installed), TLS is a typed error that
+    /// names the fix, where rustls' own builder would panic.
+    #[test]
+    #[cfg(not(any(feature = "ring", feature = "aws-lc-rs")))]
+    fn without_a_crypto_provider_tls_is_an_error_naming_the_features() {
+        let error = TlsOptions::default().client_config().unwrap_err();
+        assert_eq!(error.kind(), crate::ConnectErrorKind::Tls);
+        assert!(
+            error.to_string().contains("`ring` or `aws-lc-rs`"),
+            "{error}"
+        );
     }
 }
