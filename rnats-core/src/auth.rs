@@ -10,13 +10,19 @@
 
 use std::fmt;
 use std::future::Future;
+#[cfg(feature = "nkeys")]
 use std::io::Read as _;
-use std::path::{Path, PathBuf};
+#[cfg(feature = "nkeys")]
+use std::path::Path;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
+#[cfg(feature = "nkeys")]
 use base64::Engine as _;
+#[cfg(feature = "nkeys")]
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+#[cfg(feature = "nkeys")]
 use nkeys::{KeyPair, KeyPairType};
 
 /// A callback that signs the server's nonce itself, for credentials held elsewhere.
@@ -31,6 +37,7 @@ type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 pub(crate) type AuthFn = dyn Fn(Vec<u8>) -> BoxFuture<Result<Auth, AuthError>> + Send + Sync;
 
 /// async-nats' JWT signer: the nonce's bytes in, the raw ed25519 signature out.
+#[cfg(feature = "nkeys")]
 pub(crate) type SignFn = dyn Fn(Vec<u8>) -> BoxFuture<Result<Vec<u8>, AuthError>> + Send + Sync;
 
 /// Credentials an async auth callback returns (async-nats' `Auth`): any mix of a JWT, a
@@ -93,20 +100,38 @@ impl From<SignedAuth> for Proof {
     }
 }
 
-impl From<Auth> for Proof {
-    fn from(auth: Auth) -> Proof {
+impl TryFrom<Auth> for Proof {
+    type Error = AuthError;
+
+    /// Fails for a `signature` without the `nkeys` feature, which encodes it (as async-nats
+    /// refuses it there).
+    fn try_from(auth: Auth) -> Result<Proof, AuthError> {
         let user_and_password = match (auth.username, auth.password) {
             (Some(user), password) => Some((user, password.unwrap_or_default())),
             (None, _) => None,
         };
-        Proof {
+        Ok(Proof {
             jwt: auth.jwt,
             nkey: auth.nkey,
-            sig: auth.signature.map(|sig| URL_SAFE_NO_PAD.encode(sig)),
+            sig: auth.signature.map(encode_signature).transpose()?,
             user_and_password,
             token: auth.token,
-        }
+        })
     }
+}
+
+/// A raw nonce signature as CONNECT carries it: URL-safe base64 without padding.
+#[cfg(feature = "nkeys")]
+fn encode_signature(sig: Vec<u8>) -> Result<String, AuthError> {
+    Ok(URL_SAFE_NO_PAD.encode(sig))
+}
+
+/// Without the `nkeys` feature there is no encoder, and so no signature.
+#[cfg(not(feature = "nkeys"))]
+fn encode_signature(_sig: Vec<u8>) -> Result<String, AuthError> {
+    Err(AuthError::Callback(
+        "the auth callback returned a signature, which needs rnats' `nkeys` feature".to_owned(),
+    ))
 }
 
 /// How the client proves who it is, beyond token/user-password.
@@ -114,11 +139,13 @@ impl From<Auth> for Proof {
 /// `Debug` never prints a seed; of a JWT it prints only the length.
 #[derive(Clone)]
 pub(crate) enum Credentials {
+    #[cfg(feature = "nkeys")]
     /// A plain nkey user: the seed signs the server's nonce, the public key goes in CONNECT.
     NKey {
         /// The user's nkey seed (`SU...`).
         seed: Secret,
     },
+    #[cfg(feature = "nkeys")]
     /// A JWT plus the seed that signs the nonce (from a .creds file or strings).
     Jwt {
         /// The user JWT, sent as is.
@@ -131,6 +158,7 @@ pub(crate) enum Credentials {
     Callback(Arc<SignNonceFn>),
     /// async-nats' auth callback, awaited at every connect.
     AsyncCallback(Arc<AuthFn>),
+    #[cfg(feature = "nkeys")]
     /// A JWT whose nonce signature an async callback makes (async-nats' `with_jwt`).
     JwtCallback {
         /// The user JWT, sent as is.
@@ -143,7 +171,7 @@ pub(crate) enum Credentials {
 impl Credentials {
     /// Builds nkey credentials from a user seed, checking that it decodes as a user seed.
     /// (`ConnectOptions::nkey` stores the seed unchecked; signing at connect checks it.)
-    #[cfg(test)]
+    #[cfg(all(test, feature = "nkeys"))]
     pub(crate) fn from_seed(seed: &str) -> Result<Credentials, AuthError> {
         let seed = seed.trim();
         user_key_pair(seed)?;
@@ -152,6 +180,7 @@ impl Credentials {
         })
     }
 
+    #[cfg(feature = "nkeys")]
     /// Parses the text of a `.creds` file: a user JWT block and a user nkey seed block.
     pub(crate) fn from_creds(text: &str) -> Result<Credentials, AuthError> {
         let blocks = CredsBlocks::parse(text)?;
@@ -164,6 +193,7 @@ impl Credentials {
         Credentials::from_jwt_and_seed(jwt, seed)
     }
 
+    #[cfg(feature = "nkeys")]
     /// Reads a `.creds` file and parses it like [`Credentials::from_creds`].
     ///
     /// This blocks on the file system.
@@ -187,6 +217,7 @@ impl Credentials {
         Credentials::from_creds(&text)
     }
 
+    #[cfg(feature = "nkeys")]
     /// Builds JWT credentials from a user JWT and the user seed that signs for it.
     pub(crate) fn from_jwt_and_seed(jwt: &str, seed: &str) -> Result<Credentials, AuthError> {
         let jwt = jwt.trim();
@@ -216,6 +247,7 @@ impl Credentials {
         Credentials::AsyncCallback(Arc::new(move |nonce| Box::pin(callback(nonce))))
     }
 
+    #[cfg(feature = "nkeys")]
     /// Wraps a JWT and async-nats' async nonce signer.
     pub(crate) fn from_jwt_callback<F, Fut>(jwt: String, sign: F) -> Credentials
     where
@@ -236,14 +268,15 @@ impl Credentials {
     pub(crate) async fn prove(&self, nonce: &str) -> Result<Proof, AuthError> {
         match self {
             Credentials::AsyncCallback(callback) => {
-                Ok(callback(nonce.as_bytes().to_vec()).await?.into())
+                callback(nonce.as_bytes().to_vec()).await?.try_into()
             }
             _ if nonce.is_empty() => Ok(Proof::default()),
+            #[cfg(feature = "nkeys")]
             Credentials::JwtCallback { jwt, sign } => {
                 let sig = sign(nonce.as_bytes().to_vec()).await?;
                 Ok(Proof {
                     jwt: Some(jwt.clone()),
-                    sig: Some(URL_SAFE_NO_PAD.encode(sig)),
+                    sig: Some(encode_signature(sig)?),
                     ..Proof::default()
                 })
             }
@@ -261,6 +294,7 @@ impl Credentials {
             return Err(AuthError::MissingNonce);
         }
         match self {
+            #[cfg(feature = "nkeys")]
             Credentials::NKey { seed } => {
                 let key_pair = user_key_pair(seed.expose())?;
                 Ok(SignedAuth {
@@ -269,6 +303,7 @@ impl Credentials {
                     sig: sign_nonce(&key_pair, nonce)?,
                 })
             }
+            #[cfg(feature = "nkeys")]
             Credentials::Jwt { jwt, seed } => {
                 let key_pair = user_key_pair(seed.expose())?;
                 // With a JWT the server takes the public key from the JWT's subject, so `nkey`
@@ -280,19 +315,25 @@ impl Credentials {
                 })
             }
             Credentials::Callback(sign) => sign(nonce.as_bytes()),
-            Credentials::AsyncCallback(_) | Credentials::JwtCallback { .. } => Err(
-                AuthError::Callback("an async callback cannot sign synchronously".to_owned()),
-            ),
+            #[cfg(feature = "nkeys")]
+            Credentials::JwtCallback { .. } => Err(AuthError::Callback(
+                "an async callback cannot sign synchronously".to_owned(),
+            )),
+            Credentials::AsyncCallback(_) => Err(AuthError::Callback(
+                "an async callback cannot sign synchronously".to_owned(),
+            )),
         }
     }
 }
 
+#[cfg(feature = "nkeys")]
 /// A secret string (an nkey seed) whose `Debug` prints `<redacted>`.
 ///
 /// The memory is not wiped on drop; the type only keeps the value out of logs.
 #[derive(Clone)]
 pub(crate) struct Secret(String);
 
+#[cfg(feature = "nkeys")]
 impl Secret {
     /// Wraps a secret value.
     pub(crate) fn new(value: impl Into<String>) -> Secret {
@@ -366,7 +407,9 @@ impl AuthError {
 impl fmt::Debug for Credentials {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            #[cfg(feature = "nkeys")]
             Credentials::NKey { seed } => f.debug_struct("NKey").field("seed", seed).finish(),
+            #[cfg(feature = "nkeys")]
             Credentials::Jwt { jwt, seed } => f
                 .debug_struct("Jwt")
                 .field("jwt_len", &jwt.len())
@@ -376,6 +419,7 @@ impl fmt::Debug for Credentials {
                 .debug_tuple("Callback")
                 .field(&format_args!("<fn>"))
                 .finish(),
+            #[cfg(feature = "nkeys")]
             Credentials::JwtCallback { jwt, .. } => f
                 .debug_struct("JwtCallback")
                 .field("jwt_len", &jwt.len())
@@ -384,6 +428,7 @@ impl fmt::Debug for Credentials {
     }
 }
 
+#[cfg(feature = "nkeys")]
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("<redacted>")
@@ -401,9 +446,11 @@ impl fmt::Debug for SignedAuth {
     }
 }
 
+#[cfg(feature = "nkeys")]
 /// The largest `.creds` file read, in bytes.
 const MAX_CREDS_FILE_LEN: u64 = 64 * 1024;
 
+#[cfg(feature = "nkeys")]
 /// Decodes a seed and checks that it belongs to a user, the only kind a client connects as.
 fn user_key_pair(seed: &str) -> Result<KeyPair, AuthError> {
     // The nkeys error is dropped on purpose: the seed must not travel into messages.
@@ -414,6 +461,7 @@ fn user_key_pair(seed: &str) -> Result<KeyPair, AuthError> {
     Ok(key_pair)
 }
 
+#[cfg(feature = "nkeys")]
 /// Signs the nonce's bytes; NATS wants the signature as URL-safe base64 without padding.
 fn sign_nonce(key_pair: &KeyPair, nonce: &str) -> Result<String, AuthError> {
     // nkeys only fails to sign for a key pair without a seed, which `from_seed` never builds.
@@ -423,6 +471,7 @@ fn sign_nonce(key_pair: &KeyPair, nonce: &str) -> Result<String, AuthError> {
     Ok(URL_SAFE_NO_PAD.encode(sig))
 }
 
+#[cfg(feature = "nkeys")]
 /// Checks the JWT enough to keep junk out of CONNECT; the server verifies it for real.
 fn check_jwt(jwt: &str) -> Result<(), AuthError> {
     if jwt.is_empty() {
@@ -440,6 +489,7 @@ fn check_jwt(jwt: &str) -> Result<(), AuthError> {
     Ok(())
 }
 
+#[cfg(feature = "nkeys")]
 /// The two blocks of a `.creds` file, borrowed from its text.
 ///
 /// The layout, as `nsc generate creds` writes it, is free text around
@@ -464,12 +514,14 @@ struct CredsBlocks<'a> {
     seed: Option<&'a str>,
 }
 
+#[cfg(feature = "nkeys")]
 /// Which value a `BEGIN` line introduces.
 enum BlockKind {
     Jwt,
     Seed,
 }
 
+#[cfg(feature = "nkeys")]
 impl<'a> CredsBlocks<'a> {
     fn parse(text: &'a str) -> Result<CredsBlocks<'a>, AuthError> {
         let mut blocks = CredsBlocks::default();
@@ -498,6 +550,7 @@ impl<'a> CredsBlocks<'a> {
     }
 }
 
+#[cfg(feature = "nkeys")]
 /// What can be wrong with one block of a `.creds` file.
 #[derive(Clone, Copy)]
 enum BlockProblem {
@@ -506,6 +559,7 @@ enum BlockProblem {
     Twice,
 }
 
+#[cfg(feature = "nkeys")]
 impl BlockKind {
     /// An error naming the block and its problem, never its content.
     fn invalid(&self, problem: BlockProblem) -> AuthError {
@@ -526,6 +580,7 @@ impl BlockKind {
     }
 }
 
+#[cfg(feature = "nkeys")]
 /// The label of a `---...---` marker line, or `None` for any other line.
 fn dashes_label(line: &str) -> Option<&str> {
     let inner = line.strip_prefix("---")?.strip_suffix("---")?;
@@ -533,6 +588,7 @@ fn dashes_label(line: &str) -> Option<&str> {
     (!label.is_empty()).then_some(label)
 }
 
+#[cfg(feature = "nkeys")]
 /// Which block a marker label opens, if it is a `BEGIN` line for one we know.
 fn begin_kind(label: &str) -> Option<BlockKind> {
     let what = label.strip_prefix("BEGIN")?.trim_start();
@@ -545,7 +601,7 @@ fn begin_kind(label: &str) -> Option<BlockKind> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "nkeys"))]
 mod tests {
     #![allow(clippy::unwrap_used)]
 

@@ -566,7 +566,11 @@ impl Client {
 
     /// A new unique inbox subject under the configured prefix.
     pub fn new_inbox(&self) -> String {
-        format!("{}.{}", self.shared().options.inbox_prefix, nuid::next())
+        format!(
+            "{}.{}",
+            self.shared().options.inbox_prefix,
+            crate::id::next()
+        )
     }
 
     /// Drops the current connection and reconnects (to the next server of the pool), as

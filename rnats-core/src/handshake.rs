@@ -26,6 +26,7 @@ use crate::options::ConnectOptions;
 use crate::server_addr::ServerAddr;
 use crate::tls;
 use crate::transport::Transport;
+#[cfg(feature = "websockets")]
 use crate::websocket;
 
 /// A connection the server has accepted, with whatever it sent after its PONG still unread.
@@ -252,6 +253,39 @@ pub(crate) async fn connect(
     }
 }
 
+/// The WebSocket (`ws://`, `wss://`) transport over `tcp`.
+#[cfg(feature = "websockets")]
+async fn websocket_under(
+    tcp: TcpStream,
+    addr: &ServerAddr,
+    options: &ConnectOptions,
+    tls_wanted: bool,
+) -> Result<Transport, ConnectError> {
+    let under = if tls_wanted {
+        let config = options.tls.client_config()?;
+        Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
+    } else {
+        Transport::Tcp(tcp)
+    };
+    Ok(Transport::WebSocket(Box::new(
+        websocket::upgrade(under, addr).await?,
+    )))
+}
+
+/// Without the `websockets` feature a WebSocket address is refused, as async-nats refuses it.
+#[cfg(not(feature = "websockets"))]
+async fn websocket_under(
+    _tcp: TcpStream,
+    addr: &ServerAddr,
+    _options: &ConnectOptions,
+    _tls_wanted: bool,
+) -> Result<Transport, ConnectError> {
+    Err(ConnectCause::WebSocket(format!(
+        "{addr} is a WebSocket address, and rnats was built without its `websockets` feature"
+    ))
+    .into())
+}
+
 async fn handshake(
     socket_addr: &str,
     addr: &ServerAddr,
@@ -267,13 +301,7 @@ async fn handshake(
     let mut stream = if addr.is_websocket() {
         // Over WebSocket, TLS belongs to the connection under it (`wss://`), never to the
         // NATS protocol: the server's INFO does not ask for an upgrade.
-        let under = if tls_wanted {
-            let config = options.tls.client_config()?;
-            Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
-        } else {
-            Transport::Tcp(tcp)
-        };
-        Transport::WebSocket(Box::new(websocket::upgrade(under, addr).await?))
+        websocket_under(tcp, addr, options, tls_wanted).await?
     } else if options.tls.first {
         let config = options.tls.client_config()?;
         Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
@@ -474,6 +502,26 @@ pub(crate) fn op_name(op: &ServerOp) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Without the `websockets` feature a `ws://` server is refused with a typed error once
+    /// the TCP connection is up, instead of speaking NATS to a WebSocket endpoint.
+    #[cfg(not(feature = "websockets"))]
+    #[tokio::test]
+    async fn a_websocket_address_needs_the_websockets_feature() {
+        // The kernel completes the TCP handshake on a listening socket without `accept`.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let addr: ServerAddr = format!("ws://127.0.0.1:{port}").parse().unwrap();
+        let Err(error) = connect(&addr, &ConnectOptions::new()).await else {
+            panic!("a WebSocket address connected without the feature");
+        };
+        assert!(
+            error
+                .to_string()
+                .contains("without its `websockets` feature"),
+            "{error}"
+        );
+    }
 
     fn connect_body() -> ConnectInfo {
         connect_info(

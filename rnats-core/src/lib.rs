@@ -19,17 +19,25 @@
 //!
 //! The connection is driven by one background task that owns the socket; [`Client`] handles
 //! queue encoded frames for it and never wait on the network to publish.
+//!
+//! The cargo features are async-nats' (`ring`, `aws-lc-rs`, `fips`, `websockets`, `nkeys`,
+//! `nuid`, `chrono`); the `rnats` facade forwards its features of the same names and lists
+//! them all.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod auth;
 pub mod blocking;
 pub mod client;
 pub mod connection;
+pub mod datetime;
 mod delivery;
 mod engine;
 pub mod error;
 mod events;
 mod handshake;
 pub mod header;
+pub mod id;
 mod keepalive;
 mod link;
 pub mod message;
@@ -50,6 +58,7 @@ mod subscriber;
 mod tls;
 pub mod trace;
 mod transport;
+#[cfg(feature = "websockets")]
 mod websocket;
 mod write_queue;
 

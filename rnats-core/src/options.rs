@@ -2,15 +2,20 @@
 
 use std::fmt;
 use std::future::Future;
+#[cfg(feature = "nkeys")]
 use std::io;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+#[cfg(feature = "nkeys")]
+use std::path::Path;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Client;
-use crate::auth::{Auth, AuthError, Credentials, Secret, SignedAuth};
+#[cfg(feature = "nkeys")]
+use crate::auth::Secret;
+use crate::auth::{Auth, AuthError, Credentials, SignedAuth};
 use crate::error::ConnectError;
 use crate::events::{Event, EventCallback};
 use crate::server_addr::ToServerAddrs;
@@ -157,16 +162,22 @@ impl ConnectOptions {
         ConnectOptions::new().user_and_password(user, password)
     }
 
+    #[cfg(feature = "nkeys")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "nkeys")))]
     /// Options authenticating as an nkey user.
     pub fn with_nkey(seed: String) -> ConnectOptions {
         ConnectOptions::new().nkey(seed)
     }
 
+    #[cfg(feature = "nkeys")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "nkeys")))]
     /// Options authenticating with a `.creds` file, read now.
     pub async fn with_credentials_file(path: impl AsRef<Path>) -> io::Result<ConnectOptions> {
         ConnectOptions::new().credentials_file(path).await
     }
 
+    #[cfg(feature = "nkeys")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "nkeys")))]
     /// Options authenticating with the text of a `.creds` file.
     pub fn with_credentials(creds: &str) -> io::Result<ConnectOptions> {
         ConnectOptions::new().credentials(creds)
@@ -185,6 +196,8 @@ impl ConnectOptions {
         options
     }
 
+    #[cfg(feature = "nkeys")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "nkeys")))]
     /// Options authenticating with a user JWT whose nonce signature `sign` makes (it gets the
     /// nonce's bytes and returns the raw ed25519 signature).
     pub fn with_jwt<F, Fut>(jwt: String, sign: F) -> ConnectOptions
@@ -195,6 +208,8 @@ impl ConnectOptions {
         ConnectOptions::new().jwt(jwt, sign)
     }
 
+    #[cfg(feature = "nkeys")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "nkeys")))]
     /// Authenticates with a user JWT whose nonce signature `sign` makes; see
     /// [`ConnectOptions::with_jwt`].
     pub fn jwt<F, Fut>(mut self, jwt: String, sign: F) -> ConnectOptions
@@ -268,6 +283,8 @@ impl ConnectOptions {
         self
     }
 
+    #[cfg(feature = "nkeys")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "nkeys")))]
     /// Authenticates as a plain nkey user: `seed` (`SU...`) signs the server's nonce. A
     /// malformed seed fails the connect with [`ConnectErrorKind::Authentication`].
     ///
@@ -279,6 +296,8 @@ impl ConnectOptions {
         self
     }
 
+    #[cfg(feature = "nkeys")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "nkeys")))]
     /// Authenticates with a user JWT and the seed that signs the server's nonce.
     pub fn jwt_and_seed(mut self, jwt: impl Into<String>, seed: impl Into<String>) -> Self {
         self.credentials = Some(Credentials::Jwt {
@@ -288,6 +307,8 @@ impl ConnectOptions {
         self
     }
 
+    #[cfg(feature = "nkeys")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "nkeys")))]
     /// Authenticates with the text of a `.creds` file (user JWT and seed). Text that is not
     /// a valid credentials file is an `InvalidData` error whose source is the [`AuthError`].
     pub fn credentials(mut self, creds: &str) -> io::Result<Self> {
@@ -295,6 +316,8 @@ impl ConnectOptions {
         Ok(self)
     }
 
+    #[cfg(feature = "nkeys")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "nkeys")))]
     /// Authenticates with a `.creds` file, read now.
     pub async fn credentials_file(mut self, path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref().to_owned();
@@ -581,6 +604,7 @@ impl fmt::Debug for ConnectOptions {
     }
 }
 
+#[cfg(feature = "nkeys")]
 /// A credentials problem as the `io::Error` async-nats' credential loaders return.
 /// The [`AuthError`] (which names the file) stays reachable as the error's inner value.
 fn auth_io_error(error: AuthError) -> io::Error {

@@ -301,7 +301,7 @@ impl Shared {
         pool: ServerPool,
         callback_events: Option<mpsc::Sender<Event>>,
     ) -> Shared {
-        let reply_prefix = format!("{}.{}.", options.inbox_prefix, nuid::next());
+        let reply_prefix = format!("{}.{}.", options.inbox_prefix, crate::id::next());
         let write_limit = options.write_buffer_limit;
         let (events, _) = broadcast::channel(crate::events::LISTENER_CAPACITY);
         let (done, _) = watch::channel(false);

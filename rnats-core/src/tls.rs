@@ -5,11 +5,18 @@
 //! Trust follows async-nats: the operating system's certificate store by default; CA files
 //! given with `add_root_certificates` replace it; the web PKI roots (Mozilla's, compiled in)
 //! are added only when asked for.
+//!
+//! The crypto behind it is rustls' provider: a process default the program installed
+//! (`CryptoProvider::install_default`) if there is one, else the one the features name:
+//! aws-lc-rs (`aws-lc-rs`, `fips`; it wins when `ring` is on too, as async-nats' own digest
+//! code prefers it) or ring (`ring`). With none of these the configuration cannot be built and
+//! a TLS connect fails with a [`ConnectCause::Tls`] that says so, where rustls would panic.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+use rustls::crypto::CryptoProvider;
 use rustls::{ClientConfig, RootCertStore};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
@@ -73,7 +80,10 @@ impl TlsOptions {
 
     /// Builds the configuration from the files and flags, reading the PEM files.
     fn build_config(&self) -> Result<Arc<ClientConfig>, ConnectError> {
-        let builder = ClientConfig::builder().with_root_certificates(self.root_store()?);
+        let builder = ClientConfig::builder_with_provider(crypto_provider()?)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| tls_error(format!("the crypto provider cannot do TLS: {e}")))?
+            .with_root_certificates(self.root_store()?);
         let config = match &self.client_cert {
             None => builder.with_no_client_auth(),
             Some((cert_file, key_file)) => {
@@ -144,6 +154,29 @@ impl TlsOptions {
             tracing::debug!(%errors, "some of the operating system's certificates did not load");
         }
         Ok(roots)
+    }
+}
+
+/// The process default provider, or else the one the features choose (see the module docs).
+fn crypto_provider() -> Result<Arc<CryptoProvider>, ConnectError> {
+    if let Some(installed) = CryptoProvider::get_default() {
+        return Ok(Arc::clone(installed));
+    }
+    #[cfg(feature = "aws-lc-rs")]
+    {
+        Ok(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+    }
+    #[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
+    {
+        Ok(Arc::new(rustls::crypto::ring::default_provider()))
+    }
+    #[cfg(not(any(feature = "ring", feature = "aws-lc-rs")))]
+    {
+        Err(tls_error(
+            "no TLS crypto provider: turn on rnats' `ring` or `aws-lc-rs` feature, or install \
+             one with rustls::crypto::CryptoProvider::install_default"
+                .to_owned(),
+        ))
     }
 }
 
@@ -223,6 +256,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(any(feature = "ring", feature = "aws-lc-rs"))]
     fn pem_files_are_read_once_not_at_every_reconnect() {
         let ca = std::env::temp_dir().join(format!("rnats-tls-once-{}.pem", std::process::id()));
         std::fs::write(&ca, rnats_test_server::TestCa::new().ca_cert_pem()).unwrap();
@@ -235,5 +269,18 @@ mod tests {
         // A reconnect (with a clone of the options, as the engine holds) reads nothing.
         let again = options.clone().client_config();
         assert!(Arc::ptr_eq(&first.unwrap(), &again.unwrap()));
+    }
+
+    /// Without `ring` or `aws-lc-rs` (and no provider installed), TLS is a typed error that
+    /// names the fix, where rustls' own builder would panic.
+    #[test]
+    #[cfg(not(any(feature = "ring", feature = "aws-lc-rs")))]
+    fn without_a_crypto_provider_tls_is_an_error_naming_the_features() {
+        let error = TlsOptions::default().client_config().unwrap_err();
+        assert_eq!(error.kind(), crate::ConnectErrorKind::Tls);
+        assert!(
+            error.to_string().contains("`ring` or `aws-lc-rs`"),
+            "{error}"
+        );
     }
 }

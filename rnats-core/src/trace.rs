@@ -29,10 +29,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use crate::datetime::DateTime;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use serde::{Deserialize, Deserializer, Serialize};
-use time::OffsetDateTime;
 
 use crate::client::{Client, RequestError};
 use crate::header::HeaderMap;
@@ -120,8 +120,8 @@ pub struct TraceServer {
     #[serde(default)]
     pub jetstream: bool,
     /// When the report was sent.
-    #[serde(with = "time::serde::rfc3339")]
-    pub time: OffsetDateTime,
+    #[serde(with = "crate::datetime::rfc3339")]
+    pub time: DateTime,
 }
 
 /// The traced message as a server received it.
@@ -167,8 +167,8 @@ pub enum TraceEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ingress {
     /// When.
-    #[serde(rename = "ts", with = "time::serde::rfc3339")]
-    pub timestamp: OffsetDateTime,
+    #[serde(rename = "ts", with = "crate::datetime::rfc3339")]
+    pub timestamp: DateTime,
     /// The kind of connection it came on.
     pub kind: ConnectionKind,
     /// That connection's id on the server.
@@ -191,8 +191,8 @@ pub struct Ingress {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SubjectMapping {
     /// When.
-    #[serde(rename = "ts", with = "time::serde::rfc3339")]
-    pub timestamp: OffsetDateTime,
+    #[serde(rename = "ts", with = "crate::datetime::rfc3339")]
+    pub timestamp: DateTime,
     /// The subject it was mapped to.
     #[serde(rename = "to")]
     pub mapped_to: String,
@@ -202,8 +202,8 @@ pub struct SubjectMapping {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamExport {
     /// When.
-    #[serde(rename = "ts", with = "time::serde::rfc3339")]
-    pub timestamp: OffsetDateTime,
+    #[serde(rename = "ts", with = "crate::datetime::rfc3339")]
+    pub timestamp: DateTime,
     /// The importing account.
     #[serde(rename = "acc")]
     pub account: String,
@@ -215,8 +215,8 @@ pub struct StreamExport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServiceImport {
     /// When.
-    #[serde(rename = "ts", with = "time::serde::rfc3339")]
-    pub timestamp: OffsetDateTime,
+    #[serde(rename = "ts", with = "crate::datetime::rfc3339")]
+    pub timestamp: DateTime,
     /// The exporting account.
     #[serde(rename = "acc")]
     pub account: String,
@@ -230,8 +230,8 @@ pub struct ServiceImport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JetStreamEvent {
     /// When.
-    #[serde(rename = "ts", with = "time::serde::rfc3339")]
-    pub timestamp: OffsetDateTime,
+    #[serde(rename = "ts", with = "crate::datetime::rfc3339")]
+    pub timestamp: DateTime,
     /// The stream.
     pub stream: String,
     /// The subject it was stored under.
@@ -249,8 +249,8 @@ pub struct JetStreamEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Egress {
     /// When.
-    #[serde(rename = "ts", with = "time::serde::rfc3339")]
-    pub timestamp: OffsetDateTime,
+    #[serde(rename = "ts", with = "crate::datetime::rfc3339")]
+    pub timestamp: DateTime,
     /// The kind of connection it left on.
     pub kind: ConnectionKind,
     /// That connection's id on the server.

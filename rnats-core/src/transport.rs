@@ -14,6 +14,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
+#[cfg(feature = "websockets")]
 use crate::websocket::WebSocket;
 
 /// One connection's stream.
@@ -24,6 +25,7 @@ pub(crate) enum Transport {
     Tls(Box<TlsStream<TcpStream>>),
     /// WebSocket (`ws://`, `wss://`) over a [`Transport::Tcp`] or [`Transport::Tls`]; never
     /// nested deeper.
+    #[cfg(feature = "websockets")]
     WebSocket(Box<WebSocket>),
 }
 
@@ -33,6 +35,7 @@ impl Transport {
         match self {
             Transport::Tcp(_) => false,
             Transport::Tls(_) => true,
+            #[cfg(feature = "websockets")]
             Transport::WebSocket(ws) => ws.inner().is_tls(),
         }
     }
@@ -43,6 +46,7 @@ impl fmt::Debug for Transport {
         match self {
             Transport::Tcp(_) => f.write_str("Transport::Tcp"),
             Transport::Tls(_) => f.write_str("Transport::Tls"),
+            #[cfg(feature = "websockets")]
             Transport::WebSocket(ws) => write!(f, "Transport::WebSocket({:?})", ws.inner()),
         }
     }
@@ -57,6 +61,7 @@ impl AsyncRead for Transport {
         match self.get_mut() {
             Transport::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            #[cfg(feature = "websockets")]
             Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
@@ -71,6 +76,7 @@ impl AsyncWrite for Transport {
         match self.get_mut() {
             Transport::Tcp(s) => Pin::new(s).poll_write(cx, buf),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            #[cfg(feature = "websockets")]
             Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
@@ -83,6 +89,7 @@ impl AsyncWrite for Transport {
         match self.get_mut() {
             Transport::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+            #[cfg(feature = "websockets")]
             Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
         }
     }
@@ -91,6 +98,7 @@ impl AsyncWrite for Transport {
         match self {
             Transport::Tcp(s) => s.is_write_vectored(),
             Transport::Tls(s) => s.is_write_vectored(),
+            #[cfg(feature = "websockets")]
             Transport::WebSocket(s) => s.is_write_vectored(),
         }
     }
@@ -99,6 +107,7 @@ impl AsyncWrite for Transport {
         match self.get_mut() {
             Transport::Tcp(s) => Pin::new(s).poll_flush(cx),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            #[cfg(feature = "websockets")]
             Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
@@ -107,6 +116,7 @@ impl AsyncWrite for Transport {
         match self.get_mut() {
             Transport::Tcp(s) => Pin::new(s).poll_shutdown(cx),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            #[cfg(feature = "websockets")]
             Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }

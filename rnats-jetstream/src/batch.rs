@@ -92,7 +92,7 @@ impl Context {
     pub fn atomic_batch(&self) -> AtomicBatch {
         AtomicBatch {
             context: self.clone(),
-            id: nuid::next().to_string(),
+            id: rnats_core::id::next(),
             max_messages: DEFAULT_MAX_MESSAGES,
             ack_every: None,
             checker: Checker::default(),

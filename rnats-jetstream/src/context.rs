@@ -610,11 +610,13 @@ pub mod traits;
 
 pub use crate::consumer_errors::*;
 #[cfg(feature = "kv")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kv")))]
 pub use crate::kv::{
     CreateKeyValueError, CreateKeyValueErrorKind, KeyValueError, KeyValueErrorKind,
     UpdateKeyValueError, UpdateKeyValueErrorKind,
 };
 #[cfg(feature = "object-store")]
+#[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use crate::object_store::{
     CreateObjectStoreError, CreateObjectStoreErrorKind, DeleteObjectStore, DeleteObjectStoreKind,
     ObjectStoreError, ObjectStoreErrorKind,

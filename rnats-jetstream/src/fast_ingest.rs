@@ -108,7 +108,7 @@ impl FastIngestBuilder {
             .require_capability([Feature::BatchPublish])
             .map_err(|e| FastIngestError::with_source(FastIngestErrorKind::Unsupported, e))?;
         let client = &self.context.client;
-        let id = nuid::next().to_string();
+        let id = rnats_core::id::next();
         let inbox = format!("{}.{id}", client.new_inbox());
         let replies = client
             .subscribe(format!("{inbox}.>"))

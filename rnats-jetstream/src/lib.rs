@@ -17,6 +17,8 @@
 //! # Ok(()) }
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod account;
 pub mod batch;
 pub mod capability;
@@ -24,7 +26,6 @@ pub mod consumer;
 mod consumer_errors;
 pub mod context;
 pub mod counter;
-pub mod datetime;
 pub mod errors;
 pub mod fast_ingest;
 pub mod features;
@@ -37,8 +38,10 @@ pub mod stream;
 mod stream_errors;
 
 #[cfg(feature = "kv")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kv")))]
 pub mod kv;
 #[cfg(feature = "object-store")]
+#[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub mod object_store;
 
 use rnats_core::Client;
@@ -47,6 +50,9 @@ pub use context::{Context, ContextBuilder};
 pub use errors::{Error, ErrorCode};
 pub use features::{Feature, ServerVersion, Unsupported};
 pub use message::{AckKind, Message};
+/// The date and time type of the API (`time`'s, or chrono's with the `chrono` feature), and
+/// helpers to make one; it lives in the core so that the Service API shares it.
+pub use rnats_core::datetime;
 
 /// A JetStream context on `client`, with the default API prefix `$JS.API`.
 pub fn new(client: Client) -> Context {

@@ -5,9 +5,9 @@ use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
+use rnats_core::datetime::DateTime;
 use rnats_core::header::{self, HeaderMap};
 use rnats_core::{Request, Subject};
-use time::OffsetDateTime;
 
 use crate::context::Context;
 pub use crate::publish::PublishMessage;
@@ -193,7 +193,7 @@ pub struct Info<'a> {
     /// Messages still to deliver after this one.
     pub pending: u64,
     /// When the message was stored.
-    pub published: OffsetDateTime,
+    pub published: DateTime,
     /// The random token at the end of the newer layout, if present.
     pub token: Option<&'a str>,
 }
@@ -249,7 +249,7 @@ impl<'a> Info<'a> {
                 .map_err(|_| MalformedAckSubject("the delivery count is not a number"))?,
             stream_sequence: number(fields[3])?,
             consumer_sequence: number(fields[4])?,
-            published: OffsetDateTime::from_unix_timestamp_nanos(nanos)
+            published: rnats_core::datetime::from_nanos(nanos)
                 .map_err(|_| MalformedAckSubject("the timestamp is out of range"))?,
             pending: number(fields[6])?,
             token,
@@ -282,7 +282,7 @@ pub struct StreamMessage {
     /// Its payload.
     pub payload: Bytes,
     /// When it was stored.
-    pub time: OffsetDateTime,
+    pub time: DateTime,
 }
 
 impl TryFrom<rnats_core::Message> for StreamMessage {
@@ -303,11 +303,8 @@ impl TryFrom<rnats_core::Message> for StreamMessage {
         let time = headers
             .get_last(header::NATS_TIME_STAMP)
             .ok_or_else(|| missing("Nats-Time-Stamp"))?;
-        let time = OffsetDateTime::parse(
-            time.as_str(),
-            &time::format_description::well_known::Rfc3339,
-        )
-        .map_err(|e| StreamMessageError::with_source(StreamMessageErrorKind::ParseError, e))?;
+        let time = rnats_core::datetime::parse_rfc3339(time.as_str())
+            .map_err(|e| StreamMessageError::with_source(StreamMessageErrorKind::ParseError, e))?;
         let subject = Subject::from(
             headers
                 .get_last(header::NATS_SUBJECT)
@@ -395,7 +392,7 @@ mod tests {
         assert_eq!(info.consumer_sequence, 17);
         assert_eq!(info.pending, 5);
         assert_eq!(
-            info.published.unix_timestamp_nanos(),
+            rnats_core::datetime::to_nanos(&info.published),
             1_714_557_600_123_456_789
         );
         assert_eq!(info.token, None);

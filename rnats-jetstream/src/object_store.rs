@@ -133,7 +133,7 @@ impl ObjectStore {
         info.size = 0;
         info.chunks = 0;
         info.digest = None;
-        info.modified = Some(time::OffsetDateTime::now_utc());
+        info.modified = Some(rnats_core::datetime::now());
         self.publish_meta(&info)
             .await
             .map_err(|error| DeleteError::with_source(DeleteErrorKind::Metadata, error))?;

@@ -30,6 +30,7 @@ use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
+use rnats_core::datetime::{self, DateTime};
 use rnats_core::error::Error;
 use rnats_core::header::{
     HeaderMap, IntoHeaderName, IntoHeaderValue, NATS_EXPECTED_LAST_SUBJECT_SEQUENCE, NATS_SCHEDULE,
@@ -37,8 +38,6 @@ use rnats_core::header::{
     NATS_SCHEDULE_TIME_ZONE, NATS_SCHEDULE_TTL, NATS_SCHEDULER,
 };
 use rnats_core::subject::ToSubject;
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use crate::batch::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT;
 use crate::context::{Context, PublishError, PublishErrorKind};
@@ -46,11 +45,13 @@ use crate::errors::ErrorCode;
 use crate::features::Feature;
 use crate::publish::{PublishAck, PublishMessage};
 
+const NANOS_PER_SECOND: i128 = 1_000_000_000;
+
 /// When a scheduled message is published.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Schedule {
     /// Once, at this time (whole seconds, UTC); a time in the past fires at once.
-    At(OffsetDateTime),
+    At(DateTime),
     /// Repeatedly, this far apart (at least a second).
     Every(Duration),
     /// On a cron schedule.
@@ -80,9 +81,10 @@ impl Cron {
 
 impl Schedule {
     /// Once at `time`. Sub-second parts are dropped: the server reads whole seconds.
-    pub fn at(time: OffsetDateTime) -> Schedule {
-        let utc = time.to_offset(time::UtcOffset::UTC);
-        Schedule::At(utc.replace_nanosecond(0).unwrap_or(utc))
+    pub fn at(time: DateTime) -> Schedule {
+        let whole_seconds =
+            datetime::to_nanos(&time).div_euclid(NANOS_PER_SECOND) * NANOS_PER_SECOND;
+        Schedule::At(datetime::from_nanos(whole_seconds).unwrap_or(time))
     }
 
     /// Every `interval`, which must be at least a second (ADR-51).
@@ -139,9 +141,9 @@ impl Schedule {
     pub fn pattern(&self) -> String {
         match self {
             Schedule::At(time) => {
-                let text = time
-                    .format(&Rfc3339)
-                    .unwrap_or_else(|_| time.unix_timestamp().to_string());
+                let text = datetime::format_rfc3339(time).unwrap_or_else(|_| {
+                    (datetime::to_nanos(time).div_euclid(NANOS_PER_SECOND)).to_string()
+                });
                 format!("@at {text}")
             }
             Schedule::Every(interval) => format!("@every {}", go_duration(*interval)),
@@ -579,11 +581,10 @@ fn publish_failure(error: PublishError) -> ScheduleError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use time::macros::datetime;
 
     #[test]
     fn patterns_are_written_as_the_server_reads_them() {
-        let at = Schedule::at(datetime!(2030-01-02 03:04:05.678 +02:00));
+        let at = Schedule::at(datetime::parse_rfc3339("2030-01-02T03:04:05.678+02:00").unwrap());
         assert_eq!(at.pattern(), "@at 2030-01-02T01:04:05Z");
         let every = Schedule::every(Duration::from_secs(90)).unwrap();
         assert_eq!(every.pattern(), "@every 90s");

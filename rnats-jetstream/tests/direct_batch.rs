@@ -101,7 +101,7 @@ async fn a_batch_starts_at_a_time() {
     for i in 0..5 {
         publish(&js, "t.a", &format!("old{i}")).await;
     }
-    let cut = stream.direct_get(5).await.unwrap().time + time::Duration::nanoseconds(1);
+    let cut = one_nanosecond_after(&stream.direct_get(5).await.unwrap().time);
     // The stored times are the server's; wait on them, not on a clock here.
     let mut i = 0;
     loop {
@@ -161,7 +161,7 @@ async fn multi_last_reads_a_past_snapshot_page_by_page() {
     // Named subjects from two filters, as of the time of the third write.
     let by_time: Vec<_> = stream
         .direct_multi_last(["u.1234.address", "u.9.name"])
-        .up_to_time(before + time::Duration::nanoseconds(1))
+        .up_to_time(one_nanosecond_after(&before))
         .await
         .unwrap()
         .try_collect()
@@ -278,4 +278,12 @@ async fn batches_report_the_servers_refusals() {
         error.kind(),
         DirectGetErrorKind::ErrorResponse(status, _) if status == StatusCode::NO_RESPONDERS
     ));
+}
+
+/// The instant just after `at`, whichever date type the `chrono` feature chose.
+fn one_nanosecond_after(
+    at: &rnats_jetstream::datetime::DateTime,
+) -> rnats_jetstream::datetime::DateTime {
+    let datetime_nanos = rnats_jetstream::datetime::to_nanos(at);
+    rnats_jetstream::datetime::from_nanos(datetime_nanos + 1).unwrap()
 }

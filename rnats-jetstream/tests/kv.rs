@@ -310,7 +310,7 @@ async fn values_are_put_and_read_by_key_and_revision() {
     assert_eq!(entry.value, "two");
     assert_eq!(entry.revision, second);
     assert_eq!(entry.operation, Operation::Put);
-    assert!(entry.created <= time::OffsetDateTime::now_utc());
+    assert!(entry.created <= rnats_jetstream::datetime::now());
 
     let old = kv.entry_for_revision("a.b", first).await.unwrap().unwrap();
     assert_eq!((old.value, old.revision), (Bytes::from("one"), first));

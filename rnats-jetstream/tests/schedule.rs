@@ -8,11 +8,11 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use rnats_jetstream::consumer::pull;
 use rnats_jetstream::context::Publish;
+use rnats_jetstream::datetime::{self, DateTime};
 use rnats_jetstream::schedule::{Schedule, ScheduleErrorKind, ScheduledMessage};
 use rnats_jetstream::stream::{Config, StorageType, Stream};
 use rnats_jetstream::{Context, Message};
 use rnats_test_server::NatsServer;
-use time::OffsetDateTime;
 
 const WAIT: Duration = Duration::from_secs(15);
 
@@ -60,9 +60,12 @@ async fn next(messages: &mut (impl futures_util::Stream<Item = Message> + Unpin)
         .expect("the consumer ended")
 }
 
-fn in_seconds(seconds: i64) -> OffsetDateTime {
-    let now = OffsetDateTime::now_utc().replace_nanosecond(0).unwrap();
-    now + time::Duration::seconds(seconds)
+const NANOS_PER_SECOND: i128 = 1_000_000_000;
+
+/// A whole second `seconds` from now.
+fn in_seconds(seconds: i64) -> DateTime {
+    let now = datetime::to_nanos(&datetime::now()).div_euclid(NANOS_PER_SECOND);
+    datetime::from_nanos((now + i128::from(seconds)) * NANOS_PER_SECOND).unwrap()
 }
 
 #[tokio::test]
@@ -82,8 +85,8 @@ async fn an_at_schedule_fires_on_time_and_a_cancelled_one_never_does() {
     let message = next(&mut fired).await;
     assert_eq!(message.payload, Bytes::from("due"));
     let published = message.info().unwrap().published;
-    let late = (published - at).abs();
-    assert!(late <= time::Duration::seconds(1), "fired {late} off");
+    let late = (datetime::to_nanos(&published) - datetime::to_nanos(&at)).abs();
+    assert!(late <= NANOS_PER_SECOND, "fired {late} ns off");
     let headers = message.headers.as_ref().unwrap();
     assert_eq!(headers.get("Nats-Scheduler").unwrap().as_str(), "sched.a");
     assert_eq!(headers.get("Nats-Schedule-Next").unwrap().as_str(), "purge");

@@ -2,8 +2,8 @@
 
 use std::collections::HashMap;
 
+use rnats_core::datetime::DateTime;
 use serde::{Deserialize, Deserializer, Serialize};
-use time::OffsetDateTime;
 
 use crate::endpoint;
 
@@ -64,7 +64,7 @@ pub struct Stats {
     pub metadata: HashMap<String, String>,
     /// When the instance started (RFC 3339, UTC).
     #[serde(with = "rfc3339")]
-    pub started: OffsetDateTime,
+    pub started: DateTime,
     /// Stats of every endpoint, in the order they were added.
     #[serde(default, deserialize_with = "null_as_default")]
     pub endpoints: Vec<endpoint::Stats>,
@@ -90,30 +90,30 @@ where
 /// `started` as RFC 3339 in UTC with microseconds, `2024-05-01T10:00:00.123456Z`: what every
 /// client parses (nats-py's `%f` takes at most six digits); read back with any precision.
 pub(crate) mod rfc3339 {
-    use serde::{Deserialize, Deserializer, Serializer, de::Error as _, ser::Error as _};
-    use time::format_description::well_known::Rfc3339;
-    use time::macros::format_description;
-    use time::{OffsetDateTime, UtcOffset};
+    use rnats_core::datetime::{self, DateTime};
+    use serde::{Deserializer, Serializer, ser::Error as _};
+
+    const NANOS_PER_SECOND: i128 = 1_000_000_000;
 
     pub(crate) fn serialize<S: Serializer>(
-        value: &OffsetDateTime,
+        value: &DateTime,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
-        let format = format_description!(
-            "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"
-        );
-        let text = value
-            .to_offset(UtcOffset::UTC)
-            .format(&format)
+        // The whole seconds as the datetime module writes them, then exactly six digits.
+        let nanos = datetime::to_nanos(value);
+        let seconds = nanos.div_euclid(NANOS_PER_SECOND) * NANOS_PER_SECOND;
+        let micros = nanos.rem_euclid(NANOS_PER_SECOND) / 1_000;
+        let whole = datetime::from_nanos(seconds)
+            .and_then(|at| datetime::format_rfc3339(&at))
             .map_err(S::Error::custom)?;
-        serializer.serialize_str(&text)
+        let whole = whole.strip_suffix('Z').unwrap_or(&whole);
+        serializer.serialize_str(&format!("{whole}.{micros:06}Z"))
     }
 
     pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
-    ) -> Result<OffsetDateTime, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        OffsetDateTime::parse(&text, &Rfc3339).map_err(D::Error::custom)
+    ) -> Result<DateTime, D::Error> {
+        datetime::rfc3339::deserialize(deserializer)
     }
 }
 

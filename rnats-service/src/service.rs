@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::stream::SelectAll;
+use rnats_core::datetime::DateTime;
 use rnats_core::{Client, Message, QueueGroup, Subscriber};
-use time::OffsetDateTime;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -52,7 +52,7 @@ impl Service {
             return Err(ServiceError::new(ServiceErrorKind::InvalidVersion));
         }
         check_queue_group(&queue_group)?;
-        let id = nuid::next().to_string();
+        let id = rnats_core::id::next();
         let mut subscribers = Vec::with_capacity(9);
         for verb in [Verb::Ping, Verb::Info, Verb::Stats] {
             for subject in [
@@ -74,7 +74,7 @@ impl Service {
             version: config.version,
             description: config.description.unwrap_or_default(),
             metadata: config.metadata.unwrap_or_default(),
-            started: OffsetDateTime::now_utc(),
+            started: rnats_core::datetime::now(),
             endpoints: Mutex::default(),
             stats_handler: Mutex::new(config.stats_handler),
             stopped: AtomicBool::new(false),
@@ -260,7 +260,7 @@ pub(crate) struct Shared {
     version: String,
     description: String,
     metadata: HashMap<String, String>,
-    started: OffsetDateTime,
+    started: DateTime,
     /// In the order they were added, which is the order INFO and STATS list them.
     endpoints: Mutex<Vec<Entry>>,
     stats_handler: Mutex<Option<StatsHandler>>,

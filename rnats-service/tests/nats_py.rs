@@ -224,7 +224,7 @@ async fn rnats_discovers_reads_and_calls_a_nats_py_micro_service() {
         ("echo", 1)
     );
     assert_eq!(stats.endpoints[1].requests, 1);
-    assert!(stats.started <= time::OffsetDateTime::now_utc());
+    assert!(stats.started <= rnats_core::datetime::now());
     // Collected STATS decode the same way.
     assert_eq!(discovery.stats(None).await.unwrap()[0].id, py_id);
 

@@ -66,6 +66,36 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! # Cargo features
+//!
+//! The features are async-nats 0.51's, with the same names, meanings and defaults, so a
+//! `Cargo.toml` that trims them for async-nats (`default-features = false` and a list) works
+//! unchanged.
+//!
+//! | Feature | Default | What it does |
+//! |---|---|---|
+//! | `jetstream` | yes | [`jetstream`]: streams, consumers, publish acks |
+//! | `kv` | yes | [`jetstream::kv`], Key-Value stores (turns on `jetstream`) |
+//! | `object-store` | yes | [`jetstream::object_store`] (turns on `jetstream` and `crypto`) |
+//! | `service` | yes | [`service`], the Service API (ADR-32) |
+//! | `ring` | yes | rustls' crypto provider is ring |
+//! | `aws-lc-rs` | no | rustls' crypto provider is aws-lc-rs (it wins if `ring` is on too) |
+//! | `fips` | no | aws-lc-rs in its FIPS mode, also for the WebSocket handshake's SHA-1; building it needs cmake and a Go toolchain |
+//! | `websockets` | yes | `ws://` and `wss://` servers; without it they fail to connect |
+//! | `nkeys` | yes | nkey, JWT and `.creds` authentication ([`ConnectOptions::nkey`], [`ConnectOptions::credentials_file`], [`ConnectOptions::with_jwt`], ...) and signatures from an auth callback |
+//! | `nuid` | yes | NUIDs for inbox subjects and other unique names; without it, 22 random letters and digits from the standard library's OS-seeded hasher ([`id::next`]) |
+//! | `crypto` | yes | accepted; async-nats' SHA-256 for Object Store, which rnats computes with the `sha2` crate whatever the features |
+//! | `chrono` | no | [`datetime::DateTime`], and every timestamp field, becomes `chrono::DateTime<chrono::Utc>` instead of `time::OffsetDateTime` |
+//! | `server_2_10`, `server_2_11`, `server_2_12`, `server_2_14` | yes | accepted, gating nothing: async-nats hides newer servers' fields and calls behind them, rnats always offers them (an older server ignores a field it does not know or refuses the call, and [`jetstream::Context::supports`] tells beforehand) |
+//! | `experimental` | no | accepted; nothing is behind it |
+//!
+//! With `default-features = false` the crate is the Core client alone: no JetStream, Service,
+//! WebSocket or nkeys code, and no TLS crypto provider, so a `tls://` connect fails with a
+//! [`ConnectErrorKind::Tls`] error unless the program installed one
+//! (`rustls::crypto::CryptoProvider::install_default`); add `ring` or `aws-lc-rs` for TLS.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use rnats_core::*;
 
@@ -74,14 +104,12 @@ pub use rnats_core::blocking;
 
 /// JetStream, Key-Value and Object Store (the `jetstream`, `kv` and `object-store` features).
 #[cfg(feature = "jetstream")]
+#[cfg_attr(docsrs, doc(cfg(feature = "jetstream")))]
 pub use rnats_jetstream as jetstream;
-
-/// The time type of the JetStream API and helpers to make one (the `jetstream` feature).
-#[cfg(feature = "jetstream")]
-pub use rnats_jetstream::datetime;
 
 /// The Service API (the `service` feature).
 #[cfg(feature = "service")]
+#[cfg_attr(docsrs, doc(cfg(feature = "service")))]
 pub use rnats_service as service;
 
 // The README and the user guides in docs/ are compiled as doc tests, so their examples stay

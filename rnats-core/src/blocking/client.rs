@@ -479,7 +479,11 @@ impl Client {
 
     /// A new unique inbox subject under the configured prefix.
     pub fn new_inbox(&self) -> String {
-        format!("{}.{}", self.inner().options.inbox_prefix, nuid::next())
+        format!(
+            "{}.{}",
+            self.inner().options.inbox_prefix,
+            crate::id::next()
+        )
     }
 
     /// The request timeout set in the options.

@@ -198,7 +198,7 @@ impl Inner {
             options.max_pings_outstanding,
             options.connection_timeout,
         );
-        let request_prefix = format!("{}.{}.", options.inbox_prefix, nuid::next());
+        let request_prefix = format!("{}.{}.", options.inbox_prefix, crate::id::next());
         let read_capacity = options.read_buffer_capacity;
         let writes = Writes::new();
         Inner {

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use rnats_core::datetime::DateTime;
 use serde::{Deserialize, Deserializer, Serialize};
-use time::OffsetDateTime;
 
 use super::{FromConsumer, IntoConsumerConfig};
 use crate::stream::ClusterInfo;
@@ -18,8 +18,8 @@ pub struct Info {
     /// The consumer's name (the durable name for durables, generated for ephemerals).
     pub name: String,
     /// When the consumer was created.
-    #[serde(with = "time::serde::rfc3339")]
-    pub created: OffsetDateTime,
+    #[serde(with = "rnats_core::datetime::rfc3339")]
+    pub created: DateTime,
     /// The configuration in force.
     pub config: Config,
     /// The last message delivered.
@@ -61,7 +61,7 @@ pub struct PriorityGroupState {
     pub pinned_client_id: Option<String>,
     /// When that client was pinned, if one is.
     #[serde(default, deserialize_with = "go_time_or_none")]
-    pub pinned_ts: Option<OffsetDateTime>,
+    pub pinned_ts: Option<DateTime>,
 }
 
 /// A position in the consumer and in the stream.
@@ -74,8 +74,8 @@ pub struct SequenceInfo {
     #[serde(rename = "stream_seq")]
     pub stream_sequence: u64,
     /// When this position last moved.
-    #[serde(default, with = "time::serde::rfc3339::option")]
-    pub last_active: Option<OffsetDateTime>,
+    #[serde(default, with = "rnats_core::datetime::rfc3339::option")]
+    pub last_active: Option<DateTime>,
 }
 
 /// Every consumer setting, pull or push: what `CONSUMER.CREATE` takes. A `deliver_subject`
@@ -197,10 +197,10 @@ pub struct Config {
     /// The consumer delivers nothing until this time.
     #[serde(
         default,
-        with = "time::serde::rfc3339::option",
+        with = "rnats_core::datetime::rfc3339::option",
         skip_serializing_if = "Option::is_none"
     )]
-    pub pause_until: Option<OffsetDateTime>,
+    pub pause_until: Option<DateTime>,
 }
 
 impl From<&Config> for Config {
@@ -264,8 +264,8 @@ pub enum DeliverPolicy {
     #[serde(rename = "by_start_time")]
     ByStartTime {
         /// The earliest time to deliver from.
-        #[serde(rename = "opt_start_time", with = "time::serde::rfc3339")]
-        start_time: OffsetDateTime,
+        #[serde(rename = "opt_start_time", with = "rnats_core::datetime::rfc3339")]
+        start_time: DateTime,
     },
     /// The last message of every subject, then what comes after.
     #[serde(rename = "last_per_subject")]
@@ -340,14 +340,14 @@ where
 /// An RFC 3339 time where Go's zero time (`0001-01-01T00:00:00Z`) or `null` means none.
 fn go_time_or_none<'de, D: Deserializer<'de>>(
     deserializer: D,
-) -> Result<Option<OffsetDateTime>, D::Error> {
+) -> Result<Option<DateTime>, D::Error> {
     let Some(text) = Option::<String>::deserialize(deserializer)? else {
         return Ok(None);
     };
     if text.starts_with("0001-01-01T00:00:00") {
         return Ok(None);
     }
-    OffsetDateTime::parse(&text, &time::format_description::well_known::Rfc3339)
+    rnats_core::datetime::parse_rfc3339(&text)
         .map(Some)
         .map_err(serde::de::Error::custom)
 }

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, Stream};
+use rnats_core::datetime::DateTime;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
-use time::OffsetDateTime;
 
 use super::Info;
 use crate::context::{Context, RequestError, RequestErrorKind};
@@ -23,8 +23,8 @@ pub struct PauseResponse {
     /// Whether the consumer is paused now.
     pub paused: bool,
     /// Until when (Go's zero time once resumed).
-    #[serde(with = "time::serde::rfc3339")]
-    pub pause_until: OffsetDateTime,
+    #[serde(with = "rnats_core::datetime::rfc3339")]
+    pub pause_until: DateTime,
     /// How long the pause has left.
     #[serde(default, with = "crate::nanos::option")]
     pub pause_remaining: Option<Duration>,

@@ -1,9 +1,9 @@
 //! Managing consumers: the `CONSUMER.*` API calls, as methods of [`Context`] (naming the
 //! stream) and of [`Stream`] (on its own stream).
 
+use rnats_core::datetime::DateTime;
 use serde::Serialize;
 use serde_json::json;
-use time::OffsetDateTime;
 
 use super::listing::{ConsumerNames, Consumers, PauseResponse};
 use super::{Consumer, FromConsumer, Info, IntoConsumerConfig};
@@ -288,7 +288,7 @@ impl<I> Stream<I> {
     pub async fn pause_consumer(
         &self,
         name: &str,
-        pause_until: OffsetDateTime,
+        pause_until: DateTime,
     ) -> Result<PauseResponse, ConsumerError> {
         self.pause_request(name, Some(pause_until)).await
     }
@@ -330,15 +330,15 @@ impl<I> Stream<I> {
     async fn pause_request(
         &self,
         name: &str,
-        pause_until: Option<OffsetDateTime>,
+        pause_until: Option<DateTime>,
     ) -> Result<PauseResponse, ConsumerError> {
         #[derive(Serialize)]
         struct PauseRequest {
             #[serde(
-                with = "time::serde::rfc3339::option",
+                with = "rnats_core::datetime::rfc3339::option",
                 skip_serializing_if = "Option::is_none"
             )]
-            pause_until: Option<OffsetDateTime>,
+            pause_until: Option<DateTime>,
         }
         if !is_valid_name(name) {
             return Err(ConsumerError::new(ConsumerErrorKind::InvalidName));

@@ -22,6 +22,7 @@ use crate::stream_errors::{CreateStreamErrorKind, StreamsError};
 // Buckets are listed as the streams named `KV_*`, not by the subjects `$KV.*.>`: a mirror
 // bucket's stream has no subjects of its own, and a subject filter would leave it out.
 
+#[cfg_attr(docsrs, doc(cfg(feature = "kv")))]
 impl Context {
     /// Creates the bucket `config` describes (its stream `KV_<bucket>`, ADR-8). Creating a
     /// bucket that exists with the same config succeeds.

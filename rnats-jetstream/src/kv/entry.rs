@@ -5,8 +5,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use bytes::Bytes;
+use rnats_core::datetime::DateTime;
 use rnats_core::header::{HeaderMap, NATS_MARKER_REASON};
-use time::OffsetDateTime;
 
 /// The header naming a KV operation other than a put.
 pub(crate) const KV_OPERATION: &str = "KV-Operation";
@@ -25,7 +25,7 @@ pub struct Entry {
     /// In a watch or history, how many entries the server still had to send after this one.
     pub delta: u64,
     /// When the value was stored.
-    pub created: OffsetDateTime,
+    pub created: DateTime,
     /// What the entry records: a put, a delete or a purge.
     pub operation: Operation,
     /// In a watch, whether the values that were current when it started have all come.

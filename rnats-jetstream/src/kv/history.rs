@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, Stream, StreamExt, TryStreamExt};
-use time::OffsetDateTime;
+use rnats_core::datetime::to_nanos;
 use tokio::time::{Instant, Sleep};
 
 use super::Store;
@@ -107,9 +107,10 @@ impl Store {
                 markers.push(entry);
             }
         }
-        let now = OffsetDateTime::now_utc();
+        let now = rnats_core::datetime::now();
         for marker in markers {
-            let young = !age.is_zero() && now - marker.created < age;
+            let marker_age = to_nanos(&now) - to_nanos(&marker.created);
+            let young = !age.is_zero() && marker_age < age.as_nanos() as i128;
             let purge = self
                 .stream
                 .purge()

@@ -129,6 +129,7 @@ impl ObjectStoreStatus {
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 impl Context {
     /// Creates the bucket `config` describes (or returns it, if it exists with the same
     /// configuration).

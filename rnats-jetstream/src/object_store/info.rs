@@ -9,9 +9,9 @@ use std::collections::HashMap;
 use std::fmt;
 
 use rnats_core::HeaderMap;
+use rnats_core::datetime::DateTime;
 use serde::de::{Error as _, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
 
 use super::Object;
 
@@ -56,10 +56,10 @@ pub struct ObjectInfo {
     #[serde(
         default,
         rename = "mtime",
-        with = "time::serde::rfc3339::option",
+        with = "rnats_core::datetime::rfc3339::option",
         skip_serializing_if = "Option::is_none"
     )]
-    pub modified: Option<OffsetDateTime>,
+    pub modified: Option<DateTime>,
     /// The data's digest, `SHA-256=<base64url of the hash>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub digest: Option<String>,
@@ -255,7 +255,10 @@ mod tests {
         let info: ObjectInfo = serde_json::from_str(json).unwrap();
         assert_eq!(info.name, "a/b.txt");
         assert_eq!(info.options.unwrap().max_chunk_size, Some(131_072));
-        assert_eq!(info.modified.unwrap().nanosecond(), 123_456_789);
+        assert_eq!(
+            rnats_core::datetime::to_nanos(&info.modified.unwrap()) % 1_000_000_000,
+            123_456_789
+        );
         assert!(!info.deleted);
     }
 

@@ -82,10 +82,10 @@ impl ObjectStore {
                 max_chunk_size: None,
             }),
             bucket: self.name.clone(),
-            nuid: nuid::next().to_string(),
+            nuid: rnats_core::id::next(),
             size: 0,
             chunks: 0,
-            modified: Some(time::OffsetDateTime::now_utc()),
+            modified: Some(rnats_core::datetime::now()),
             digest: None,
             deleted: false,
         };

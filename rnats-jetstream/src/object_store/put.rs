@@ -85,7 +85,7 @@ impl ObjectStore {
         };
         let replaced = self.replaced_version(&meta.name).await?;
 
-        let nuid = nuid::next().to_string();
+        let nuid = rnats_core::id::next();
         let upload = if self.uses_fast_ingest() {
             self.send_chunks_fast(&nuid, chunk_size, data, &mut progress)
                 .await
@@ -116,7 +116,7 @@ impl ObjectStore {
             nuid,
             size: sent.size,
             chunks: sent.chunks,
-            modified: Some(time::OffsetDateTime::now_utc()),
+            modified: Some(rnats_core::datetime::now()),
             digest: Some(format_digest(&sent.hash.finalize())),
             deleted: false,
         };

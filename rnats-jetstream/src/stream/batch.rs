@@ -21,9 +21,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::stream::BoxStream;
 use futures_util::{Stream, StreamExt};
+use rnats_core::datetime::DateTime;
 use rnats_core::{HeaderMap, Message, StatusCode, Subscriber};
 use serde::Serialize;
-use time::OffsetDateTime;
 
 use super::errors::{DirectGetError, DirectGetErrorKind};
 use super::info::InfoWithSubjects;
@@ -52,19 +52,19 @@ struct BatchRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     max_bytes: Option<usize>,
     #[serde(
-        with = "time::serde::rfc3339::option",
+        with = "rnats_core::datetime::rfc3339::option",
         skip_serializing_if = "Option::is_none"
     )]
-    start_time: Option<OffsetDateTime>,
+    start_time: Option<DateTime>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     multi_last: Vec<String>,
     #[serde(rename = "up_to_seq", skip_serializing_if = "Option::is_none")]
     up_to_sequence: Option<u64>,
     #[serde(
-        with = "time::serde::rfc3339::option",
+        with = "rnats_core::datetime::rfc3339::option",
         skip_serializing_if = "Option::is_none"
     )]
-    up_to_time: Option<OffsetDateTime>,
+    up_to_time: Option<DateTime>,
 }
 
 /// Builds a batched direct get: every message on a subject filter from a start sequence or
@@ -103,7 +103,7 @@ impl BatchGetBuilder {
     }
 
     /// Starts at the first message stored at or after this time. Replaces a start sequence.
-    pub fn start_time(mut self, start: OffsetDateTime) -> Self {
+    pub fn start_time(mut self, start: DateTime) -> Self {
         self.request.start_time = Some(start);
         self.request.sequence = None;
         self
@@ -196,7 +196,7 @@ impl MultiLastBuilder {
     }
 
     /// Reads the stream as it was at this time (`up_to_time`). Replaces an up-to sequence.
-    pub fn up_to_time(mut self, at: OffsetDateTime) -> Self {
+    pub fn up_to_time(mut self, at: DateTime) -> Self {
         self.request.up_to_time = Some(at);
         self.request.up_to_sequence = None;
         self
@@ -642,7 +642,7 @@ mod tests {
             serde_json::to_string(&request).unwrap(),
             r#"{"seq":4,"next_by_subj":"foo.>","batch":3,"max_bytes":2002}"#
         );
-        let at = OffsetDateTime::from_unix_timestamp(1_730_763_902).unwrap();
+        let at = rnats_core::datetime::from_nanos(1_730_763_902_000_000_000).unwrap();
         let request = BatchRequest {
             batch: 2,
             multi_last: vec!["foo.A".into(), "foo.D".into()],

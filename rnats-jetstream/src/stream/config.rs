@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use rnats_core::datetime::DateTime;
 use serde::{Deserialize, Deserializer, Serialize};
-use time::OffsetDateTime;
 
 /// What a stream stores and how: subjects, limits, retention, storage, replication, sourcing.
 /// Every field has a default, so a config is usually written as
@@ -128,10 +128,10 @@ pub struct Config {
     /// on it for streams).
     #[serde(
         default,
-        with = "time::serde::rfc3339::option",
+        with = "rnats_core::datetime::rfc3339::option",
         skip_serializing_if = "Option::is_none"
     )]
-    pub pause_until: Option<OffsetDateTime>,
+    pub pause_until: Option<DateTime>,
     /// Allows a per-message TTL through the `Nats-TTL` header.
     #[serde(default, skip_serializing_if = "is_default", rename = "allow_msg_ttl")]
     pub allow_message_ttl: bool,
@@ -315,9 +315,9 @@ pub struct Source {
         default,
         rename = "opt_start_time",
         skip_serializing_if = "is_default",
-        with = "time::serde::rfc3339::option"
+        with = "rnats_core::datetime::rfc3339::option"
     )]
-    pub start_time: Option<OffsetDateTime>,
+    pub start_time: Option<DateTime>,
     /// Take only the messages on these subjects.
     #[serde(default, skip_serializing_if = "is_default")]
     pub filter_subject: Option<String>,

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
+use rnats_core::datetime::DateTime;
 use serde::{Deserialize, Deserializer, Serialize};
-use time::OffsetDateTime;
 
 use super::config::{Config, SubjectTransform};
 use super::errors::InfoError;
@@ -23,8 +23,8 @@ pub struct Info {
     /// The configuration, with the server's defaults filled in.
     pub config: Config,
     /// When the stream was created.
-    #[serde(with = "time::serde::rfc3339")]
-    pub created: OffsetDateTime,
+    #[serde(with = "rnats_core::datetime::rfc3339")]
+    pub created: DateTime,
     /// Its messages, bytes, sequences and consumers.
     pub state: State,
     /// Its RAFT group's leader and replicas, in a cluster.
@@ -60,14 +60,14 @@ pub struct State {
     #[serde(rename = "first_seq")]
     pub first_sequence: u64,
     /// When the first message still stored came (year 1 when the stream is empty).
-    #[serde(with = "time::serde::rfc3339", rename = "first_ts")]
-    pub first_timestamp: OffsetDateTime,
+    #[serde(with = "rnats_core::datetime::rfc3339", rename = "first_ts")]
+    pub first_timestamp: DateTime,
     /// The sequence of the last message stored.
     #[serde(rename = "last_seq")]
     pub last_sequence: u64,
     /// When the last message came.
-    #[serde(with = "time::serde::rfc3339", rename = "last_ts")]
-    pub last_timestamp: OffsetDateTime,
+    #[serde(with = "rnats_core::datetime::rfc3339", rename = "last_ts")]
+    pub last_timestamp: DateTime,
     /// Consumers on the stream.
     pub consumer_count: usize,
     /// Distinct subjects stored.
@@ -98,8 +98,8 @@ pub struct ClusterInfo {
     #[serde(default)]
     pub leader: Option<String>,
     /// Since when it leads.
-    #[serde(default, with = "time::serde::rfc3339::option")]
-    pub leader_since: Option<OffsetDateTime>,
+    #[serde(default, with = "rnats_core::datetime::rfc3339::option")]
+    pub leader_since: Option<DateTime>,
     /// Whether `traffic_account` is the system account.
     #[serde(default)]
     pub system_account: bool,
@@ -377,7 +377,10 @@ mod tests {
         assert_eq!(info.state.messages, 3);
         assert_eq!(info.state.deleted_count, Some(1));
         assert_eq!(info.state.subjects.as_ref().unwrap().len(), 3);
-        assert_eq!(info.created.millisecond(), 500);
+        assert_eq!(
+            rnats_core::datetime::to_nanos(&info.created) % 1_000_000_000,
+            500_000_000
+        );
         let cluster = info.cluster.as_ref().unwrap();
         assert_eq!(cluster.leader.as_deref(), Some("n1"));
         assert_eq!(cluster.replicas[0].active, Duration::from_micros(1));

@@ -5,9 +5,9 @@ use std::marker::PhantomData;
 
 use bytes::Bytes;
 use rnats_core::HeaderMap;
+use rnats_core::datetime::DateTime;
 use rnats_core::proto::HeaderBlock;
 use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
 
 use super::direct::{StreamValue, WithHeaders, WithoutHeaders};
 use super::errors::{RawMessageError, RawMessageErrorKind};
@@ -31,8 +31,8 @@ pub struct RawMessage {
     #[serde(default, rename = "hdrs")]
     pub headers: Option<String>,
     /// When it was stored.
-    #[serde(with = "time::serde::rfc3339")]
-    pub time: OffsetDateTime,
+    #[serde(with = "rnats_core::datetime::rfc3339")]
+    pub time: DateTime,
 }
 
 impl TryFrom<RawMessage> for StreamMessage {
@@ -239,7 +239,10 @@ mod tests {
         assert_eq!(message.sequence, 7);
         assert_eq!(message.payload, Bytes::from("hello"));
         assert_eq!(message.headers.get("X-Kind").unwrap().as_str(), "a");
-        assert_eq!(message.time.nanosecond(), 123_456_789);
+        assert_eq!(
+            rnats_core::datetime::to_nanos(&message.time) % 1_000_000_000,
+            123_456_789
+        );
     }
 
     #[test]

@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use rnats_core::datetime::DateTime;
 use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
 
 use crate::consumer::config::{is_default, null_as_default, sample_frequency};
 use crate::consumer::{
@@ -110,10 +110,10 @@ pub struct Config {
     /// The consumer delivers nothing until this time.
     #[serde(
         default,
-        with = "time::serde::rfc3339::option",
+        with = "rnats_core::datetime::rfc3339::option",
         skip_serializing_if = "Option::is_none"
     )]
-    pub pause_until: Option<OffsetDateTime>,
+    pub pause_until: Option<DateTime>,
 }
 
 impl IntoConsumerConfig for Config {
