@@ -113,10 +113,10 @@ pub fn request(url: &str, count: usize) -> Result<(Throughput, Latency), Blockin
     let replier = responder.clone();
     let responding = thread::spawn(move || {
         for message in requests {
-            if let Some(reply) = message.reply {
-                if replier.publish(reply, message.payload).is_err() {
-                    break;
-                }
+            if let Some(reply) = message.reply
+                && replier.publish(reply, message.payload).is_err()
+            {
+                break;
             }
         }
     });

@@ -8,6 +8,11 @@
 //! dev-dependency. Run them with
 //! `cargo bench -p rnats-bench --bench compare -- [--quick] [--rounds R]
 //! [--runtime current-thread|multi-thread] [--clients NAME,...] [SCENARIO...]`.
+//!
+//! The crate is published because the `rnats` command line (`rnats-cli`) is built on it
+//! (`rnats bench`, its scale curves and charts) and must install with `cargo install`. Its API
+//! serves that command line and this repository's benchmarks; it makes no stability promise of
+//! its own.
 
 // The scale probes are compiled for each client and name this crate as the async-nats side
 // does, `rnats_bench::...`.

@@ -2,9 +2,10 @@
 //! request is over. Scatter-gather services are the use: ask every instance, take what comes
 //! back within the time allowed.
 //!
-//! The decision of when a gathering ends is [`Gather`], a pure state machine fed with replies
-//! and the time; the tokio client's [`Replies`] stream and the blocking client's iterator both
-//! drive it, so the two end for the same reasons at the same moments.
+//! The decision of when a gathering ends is made by one pure state machine (`Gather`, inside
+//! this module) fed with replies and the time; the tokio client's [`Replies`] stream and the
+//! blocking client's iterator both drive it, so the two end for the same reasons at the same
+//! moments.
 
 use std::fmt;
 use std::future::{Future, IntoFuture};

@@ -377,10 +377,10 @@ impl Shared {
     /// message, where listeners get one event per episode). As in async-nats, the event is
     /// dropped when the callback is that far behind.
     pub(crate) fn emit_to_callback(&self, event: Event) {
-        if let Some(callback) = &self.callback_events {
-            if let Err(mpsc::error::TrySendError::Full(event)) = callback.try_send(event) {
-                tracing::debug!(%event, "event callback too slow; event dropped");
-            }
+        if let Some(callback) = &self.callback_events
+            && let Err(mpsc::error::TrySendError::Full(event)) = callback.try_send(event)
+        {
+            tracing::debug!(%event, "event callback too slow; event dropped");
         }
     }
 

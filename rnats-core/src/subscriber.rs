@@ -152,10 +152,10 @@ pub(crate) fn close_subscriptions(shared: &Shared, sids: &[u64]) {
     let mut session = shared.session();
     let subs = &mut session.subs;
     for sid in sids {
-        if let Some(entry) = subs.remove(*sid) {
-            if let Sink::Queue(queue) = entry.sink {
-                queue.close(None);
-            }
+        if let Some(entry) = subs.remove(*sid)
+            && let Sink::Queue(queue) = entry.sink
+        {
+            queue.close(None);
         }
     }
 }

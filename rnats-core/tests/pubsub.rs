@@ -236,7 +236,7 @@ async fn flush_does_not_wait_for_writes_queued_after_it() {
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 client.publish("flood", payload.clone()).await.unwrap();
                 sent += 1;
-                if sent % 64 == 0 {
+                if sent.is_multiple_of(64) {
                     tokio::task::yield_now().await;
                 }
             }

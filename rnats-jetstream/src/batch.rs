@@ -230,7 +230,7 @@ impl AtomicBatch {
     ) -> Result<(), BatchPublishError> {
         let subject = subject.subject_text();
         let next = self.checker.sent + 1;
-        let wait = next == 1 || self.ack_every.is_some_and(|n| next % n == 0);
+        let wait = next == 1 || self.ack_every.is_some_and(|n| next.is_multiple_of(n));
         let reply = self.send(&subject, message, None, wait).await?;
         let Some(reply) = reply else {
             return Ok(());

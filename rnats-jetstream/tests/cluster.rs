@@ -95,10 +95,10 @@ async fn publish_until_acked(js: &Context, subject: &str, i: usize) {
             .message_id(i.to_string());
         // No spin while the stream elects a leader: each failed attempt has waited out the
         // ack timeout or the context's no-responders backoff (ADR-22).
-        if let Ok(ack) = js.send_publish(subject.to_owned(), publish).await {
-            if ack.await.is_ok() {
-                return;
-            }
+        if let Ok(ack) = js.send_publish(subject.to_owned(), publish).await
+            && ack.await.is_ok()
+        {
+            return;
         }
     }
 }

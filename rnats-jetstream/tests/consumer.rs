@@ -108,10 +108,10 @@ async fn publish_until_stored(js: &Context, subject: &str, count: usize) {
     let attempts = async {
         let mut stored = 0;
         while stored < count {
-            if let Ok(ack) = js.publish(subject.to_owned(), Bytes::from("after")).await {
-                if ack.await.is_ok() {
-                    stored += 1;
-                }
+            if let Ok(ack) = js.publish(subject.to_owned(), Bytes::from("after")).await
+                && ack.await.is_ok()
+            {
+                stored += 1;
             }
         }
     };

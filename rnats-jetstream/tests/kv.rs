@@ -699,10 +699,10 @@ async fn watch_options_select_history_deletes_values_and_start() {
     );
     for (events, expected) in [(&mut all, Some(Operation::Purge)), (&mut meta, None)] {
         let entry = loop {
-            if let WatchEvent::Entry(entry) = next(events).await {
-                if entry.revision == 5 {
-                    break entry;
-                }
+            if let WatchEvent::Entry(entry) = next(events).await
+                && entry.revision == 5
+            {
+                break entry;
             }
         };
         if let Some(operation) = expected {

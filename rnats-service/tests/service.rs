@@ -332,7 +332,7 @@ async fn stats_add_up_over_a_thousand_requests_and_reset_zeroes_them() {
             .unwrap()
             .parse()
             .unwrap();
-        if n % 10 == 0 {
+        if n.is_multiple_of(10) {
             Err(error::Error {
                 status: format!("no multiples of ten: {n}"),
                 code: 422,

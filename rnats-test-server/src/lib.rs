@@ -21,6 +21,11 @@
 //! [`ServerBuilder::websocket`] adds a `ws://` listener beside the client port, and [`nats_py`]
 //! runs nats-py scripts as a second, independent client for interchange tests.
 //!
+//! The rnats crates' integration tests run on it, and the `rnats` command line starts its
+//! private server for `rnats bench` with it; it is published so that the command line installs
+//! with `cargo install`, and any project may use it for tests against a real server. It is a
+//! test fixture: loopback only, temporary files, nothing meant for running a real deployment.
+//!
 //! ```no_run
 //! use rnats_test_server::NatsServer;
 //!

@@ -112,6 +112,8 @@ pub use rnats_jetstream as jetstream;
 #[cfg_attr(docsrs, doc(cfg(feature = "service")))]
 pub use rnats_service as service;
 
+pub mod guides;
+
 // The README and the user guides in docs/ are compiled as doc tests, so their examples stay
 // true to the API.
 #[cfg(all(doctest, feature = "jetstream", feature = "service"))]

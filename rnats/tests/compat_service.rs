@@ -153,11 +153,11 @@ async fn add_service_shapes(client: async_nats::Client) -> Result<(), async_nats
 #[allow(dead_code)]
 async fn calling_a_service(client: async_nats::Client) -> Result<(), async_nats::Error> {
     let reply = client.request("generate", "".into()).await?;
-    if let Some(headers) = &reply.headers {
-        if let Some(status) = headers.get(service::NATS_SERVICE_ERROR) {
-            let code = headers.get(service::NATS_SERVICE_ERROR_CODE);
-            println!("failed: {status} {code:?}");
-        }
+    if let Some(headers) = &reply.headers
+        && let Some(status) = headers.get(service::NATS_SERVICE_ERROR)
+    {
+        let code = headers.get(service::NATS_SERVICE_ERROR_CODE);
+        println!("failed: {status} {code:?}");
     }
     let ping = client.request("$SRV.PING.generator", "".into()).await?;
     let ping: service::PingResponse = serde_json::from_slice(&ping.payload)?;

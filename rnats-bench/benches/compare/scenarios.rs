@@ -121,10 +121,10 @@ pub(crate) async fn request(url: &str, count: usize) -> Result<(Throughput, Late
     responder.flush().await?;
     let responding = tokio::spawn(async move {
         while let Some(message) = requests.next().await {
-            if let Some(reply) = message.reply {
-                if responder.publish(reply, message.payload).await.is_err() {
-                    break;
-                }
+            if let Some(reply) = message.reply
+                && responder.publish(reply, message.payload).await.is_err()
+            {
+                break;
             }
         }
     });
@@ -289,10 +289,10 @@ pub(crate) async fn jetstream_publish(
     let start = Instant::now();
     for _ in 0..count {
         pending.push_back(js.publish(JS_SUBJECT, payload.clone()).await?);
-        if pending.len() >= in_flight {
-            if let Some(ack) = pending.pop_front() {
-                ack.await?;
-            }
+        if pending.len() >= in_flight
+            && let Some(ack) = pending.pop_front()
+        {
+            ack.await?;
         }
     }
     for ack in pending {
@@ -326,10 +326,10 @@ pub(crate) async fn jetstream_fetch(
     let mut pending = std::collections::VecDeque::with_capacity(256);
     for _ in 0..count {
         pending.push_back(js.publish(JS_FETCH_SUBJECT, payload.clone()).await?);
-        if pending.len() >= 256 {
-            if let Some(ack) = pending.pop_front() {
-                ack.await?;
-            }
+        if pending.len() >= 256
+            && let Some(ack) = pending.pop_front()
+        {
+            ack.await?;
         }
     }
     for ack in pending {

@@ -58,10 +58,10 @@ fn respond(mut connection: Connection) -> Result<(), RawError> {
     let (reader, writer) = connection.split();
     loop {
         let located = reader.next_frame(writer)?;
-        if let Op::Msg(msg) = reader.op(&located) {
-            if let Some(reply) = msg.reply {
-                writer.publish(reply, None, msg.payload)?;
-            }
+        if let Op::Msg(msg) = reader.op(&located)
+            && let Some(reply) = msg.reply
+        {
+            writer.publish(reply, None, msg.payload)?;
         }
     }
 }

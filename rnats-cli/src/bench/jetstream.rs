@@ -397,10 +397,10 @@ pub(super) async fn publish_pipelined<S: rnats::ToSubject>(
     let mut pending = VecDeque::with_capacity(256);
     for subject in subjects {
         pending.push_back(js.publish(subject, payload.clone()).await?);
-        if pending.len() >= 256 {
-            if let Some(ack) = pending.pop_front() {
-                ack.await?;
-            }
+        if pending.len() >= 256
+            && let Some(ack) = pending.pop_front()
+        {
+            ack.await?;
         }
     }
     for ack in pending {

@@ -500,13 +500,13 @@ fn check_peers(
         } else if !peer.current {
             outcome.critical(format!("{stream} replica {} not current", peer.name));
         }
-        if let (Some(max), Some(lag)) = (lag_critical, peer.lag) {
-            if lag > max {
-                outcome.critical(format!(
-                    "{stream} replica {} lags {lag} operations",
-                    peer.name
-                ));
-            }
+        if let (Some(max), Some(lag)) = (lag_critical, peer.lag)
+            && lag > max
+        {
+            outcome.critical(format!(
+                "{stream} replica {} lags {lag} operations",
+                peer.name
+            ));
         }
         if seen_critical.is_some_and(|max| peer.active > max) {
             outcome.critical(format!(

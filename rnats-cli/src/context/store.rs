@@ -247,10 +247,10 @@ impl ContextFile {
     pub(crate) fn masked(&self) -> Map<String, Value> {
         let mut fields = self.fields.clone();
         for secret in SECRET_FIELDS {
-            if let Some(value) = fields.get_mut(secret) {
-                if value.as_str().is_some_and(|v| !v.is_empty()) {
-                    *value = Value::String("*****".to_owned());
-                }
+            if let Some(value) = fields.get_mut(secret)
+                && value.as_str().is_some_and(|v| !v.is_empty())
+            {
+                *value = Value::String("*****".to_owned());
             }
         }
         fields

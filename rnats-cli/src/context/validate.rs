@@ -43,10 +43,10 @@ pub(super) fn run(store: &Store, name: Option<String>, connect: bool) -> Result<
 fn check(store: &Store, name: &str, connect: bool) -> Result<String, String> {
     let context = store.load(name).map_err(|e| e.to_string())?;
     for (field, what) in FILE_FIELDS {
-        if let Some(path) = context.path(field) {
-            if !path.is_file() {
-                return Err(format!("its {what} file {} does not exist", path.display()));
-            }
+        if let Some(path) = context.path(field)
+            && !path.is_file()
+        {
+            return Err(format!("its {what} file {} does not exist", path.display()));
         }
     }
     let conn = ConnArgs {

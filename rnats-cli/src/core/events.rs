@@ -85,10 +85,10 @@ pub(crate) async fn run(args: EventsArgs, conn: &ConnArgs) -> Result<(), CliErro
     let mut seen = 0u64;
     while let Some(event) = events.next().await {
         let (subject, payload) = event?;
-        if let Some(filter) = &args.filter {
-            if !filter.is_match(&String::from_utf8_lossy(&payload)) {
-                continue;
-            }
+        if let Some(filter) = &args.filter
+            && !filter.is_match(&String::from_utf8_lossy(&payload))
+        {
+            continue;
         }
         seen += 1;
         let body: Value = serde_json::from_slice(&payload).unwrap_or(Value::Null);

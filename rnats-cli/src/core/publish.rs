@@ -126,7 +126,7 @@ async fn publish_core(
             tokio::time::sleep(pause).await;
         }
         sent += 1;
-        if sent % PROGRESS_STEP == 0 {
+        if sent.is_multiple_of(PROGRESS_STEP) {
             bar.set_position(sent);
         }
         let (subject, payload) = (message.subject, message.payload);

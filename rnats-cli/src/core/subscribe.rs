@@ -153,10 +153,11 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
                 &message.payload
             },
         };
-        if args.ack && shown.reply.is_some_and(|r| r.starts_with("$JS.ACK.")) {
-            if let Some(reply) = message.reply.clone() {
-                client.publish(reply, Bytes::from_static(b"+ACK")).await?;
-            }
+        if args.ack
+            && shown.reply.is_some_and(|r| r.starts_with("$JS.ACK."))
+            && let Some(reply) = message.reply.clone()
+        {
+            client.publish(reply, Bytes::from_static(b"+ACK")).await?;
         }
         if let Some(dir) = &args.dump {
             dump(dir, &message, received)?;

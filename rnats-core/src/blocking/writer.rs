@@ -175,16 +175,16 @@ impl Writes {
     /// The next batch to write, in order: a planned move's frames for the old link come
     /// before anything queued for the next one. Takes the batch's statistics with it.
     fn take_batch(&mut self) -> Option<Batch> {
-        if let Some(handover) = self.handover.as_mut() {
-            if let Some(frames) = handover.frames.take() {
-                return Some(Batch {
-                    conn: Arc::clone(&handover.conn),
-                    generation: handover.generation,
-                    frames,
-                    messages: handover.messages,
-                    handover: true,
-                });
-            }
+        if let Some(handover) = self.handover.as_mut()
+            && let Some(frames) = handover.frames.take()
+        {
+            return Some(Batch {
+                conn: Arc::clone(&handover.conn),
+                generation: handover.generation,
+                frames,
+                messages: handover.messages,
+                handover: true,
+            });
         }
         if !self.connected || self.buf.is_empty() {
             return None;

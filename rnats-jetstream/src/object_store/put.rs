@@ -182,10 +182,10 @@ impl ObjectStore {
         };
         let result = async {
             while let Some(chunk) = sent.next_chunk(data, chunk_size).await? {
-                if acks.len() == window {
-                    if let Some((ack, len)) = acks.pop_front() {
-                        wait_ack(ack, len, &mut acked, progress).await?;
-                    }
+                if acks.len() == window
+                    && let Some((ack, len)) = acks.pop_front()
+                {
+                    wait_ack(ack, len, &mut acked, progress).await?;
                 }
                 let len = chunk.len();
                 let ack = self

@@ -1,7 +1,7 @@
 //! Push consumers: the server sends messages to the consumer's deliver subject; the client
 //! subscribes, answers flow control and watches the idle heartbeats (ADR-9).
 //!
-//! A consumer with [`AckPolicy::FlowControl`](crate::consumer::AckPolicy::FlowControl)
+//! A consumer with [`AckPolicy::FlowControl`]
 //! (ADR-60, nats-server 2.14 or later) is acknowledged by those answers: each one names the
 //! last message the stream yielded (`Nats-Last-Stream`, `Nats-Last-Consumer`), and the server
 //! takes it as an ack of everything up to it, as `AckPolicy::All` would. The server answers
