@@ -28,6 +28,8 @@ pub mod datetime;
 pub mod errors;
 pub mod fast_ingest;
 pub mod features;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod message;
 mod nanos;
 pub mod publish;
