@@ -225,6 +225,16 @@ def capture(port, ws_port):
     save("kv_entry", "watch", b"".join(watched))
     save("parser", "kv_watch", b"\x47" + b"".join(watched))
 
+    # Message tracing (ADR-41): the server reports a traced publish's path as JSON.
+    for name, subject in (("into_stream", b"orders.9"), ("egress", b"_INBOX.cap.traced")):
+        block = b"NATS/1.0\r\nNats-Trace-Dest: _INBOX.cap.trace\r\nNats-Trace-Only: true\r\n\r\n"
+        c.send(b"HPUB %s %d %d\r\n%sx\r\n" % (subject, len(block), len(block) + 1, block))
+        while True:
+            raw, _, _, payload = c.frame()
+            if raw.startswith(b"MSG _INBOX.cap.trace "):
+                break
+        save("trace_report", name + ".json", payload)
+
     for name, payload in api:
         save("jetstream_api", name + ".json", payload)
     save("parser", "session_tcp", b"\x47" + c.log[:4096])
