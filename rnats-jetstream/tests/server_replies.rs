@@ -6,8 +6,6 @@
 
 use std::path::PathBuf;
 
-use bytes::BytesMut;
-use rnats_core::proto::{Parser, ParserLimits, ServerOp};
 use rnats_jetstream::account::Account;
 use rnats_jetstream::consumer::{self, PauseResponse};
 use rnats_jetstream::fuzzing;
@@ -89,6 +87,8 @@ fn publish_acks_decode_through_the_publish_path() {
 #[cfg(feature = "kv")]
 #[test]
 fn kv_deliveries_decode_to_entries() {
+    use bytes::BytesMut;
+    use rnats_core::proto::{Parser, ParserLimits, ServerOp};
     use rnats_jetstream::kv::Operation;
     use rnats_jetstream::message::StreamMessage;
 
