@@ -1,14 +1,10 @@
-//! Fuzzes `rnats_proto::Parser` with arbitrary server bytes.
+//! Fuzzes `rnats_proto::Parser` with arbitrary server bytes, fed in arbitrary splits.
 //!
-//! Run from this directory with the checked-in seeds:
-//!
-//! ```text
-//! cargo +nightly fuzz run parser corpus/parser ../rnats-proto/tests/corpus
-//! ```
-//!
-//! The first input byte picks the chunk size and limits, the rest is the
-//! stream. The stream is decoded whole and in chunks; besides not panicking,
-//! both runs must produce the same ops, error and leftover.
+//! The first input byte is a knob, the rest is the stream. The stream is decoded whole, then
+//! again in two halves cut where the knob says (nats-server's own parser fuzzing feeds every
+//! input in two halves), in fixed-size chunks, and in uneven chunks whose sizes the stream's
+//! own bytes pick. Besides not panicking, every run must produce the same ops, the same error
+//! and the same leftover as the whole-buffer parse.
 
 #![no_main]
 
@@ -17,39 +13,54 @@ use libfuzzer_sys::fuzz_target;
 use rnats_proto::{DecodeError, Parser, ParserLimits, ServerOp};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&knobs, stream)) = data.split_first() else {
+    let Some((&knob, stream)) = data.split_first() else {
         return;
     };
-    let chunk = usize::from(knobs & 0x1f) + 1;
-    let limits = if knobs & 0x20 == 0 {
+    let limits = if knob & 0x80 == 0 {
         ParserLimits::default()
     } else {
         // Small limits reach the size checks with short inputs.
-        ParserLimits { max_control_line: 64, max_info_line: 96, max_payload: 256 }
+        ParserLimits {
+            max_control_line: 64,
+            max_info_line: 96,
+            max_payload: 256,
+        }
     };
-    let whole = run(stream, limits, stream.len().max(1));
-    let chunked = run(stream, limits, chunk);
-    assert_eq!(whole, chunked);
+    let whole = run(stream, limits, &mut std::iter::once(stream.len()));
+    let cut = stream.len() * usize::from(knob & 0x7f) / 0x7f;
+    let halves = run(stream, limits, &mut [cut, stream.len() - cut].into_iter());
+    assert_eq!(whole, halves, "cut at {cut}");
+    let chunk = usize::from(knob & 0x1f) + 1;
+    assert_eq!(
+        whole,
+        run(stream, limits, &mut std::iter::repeat(chunk)),
+        "chunks of {chunk}"
+    );
+    let mut uneven = stream.iter().cycle().map(|b| usize::from(b % 23) + 1);
+    assert_eq!(whole, run(stream, limits, &mut uneven), "uneven chunks");
 });
 
-/// Feeds `stream` in `chunk`-byte pieces, decoding after each, and returns
-/// the ops, the error that stopped decoding (if any) and the leftover length.
-fn run(
-    stream: &[u8],
-    limits: ParserLimits,
-    chunk: usize,
-) -> (Vec<ServerOp>, Option<DecodeError>, usize) {
+/// What decoding a stream ends with: the ops, the error that stopped decoding (if any) and
+/// the leftover length.
+type Outcome = (Vec<ServerOp>, Option<DecodeError>, usize);
+
+/// Feeds `stream` in pieces whose sizes `sizes` gives (at least 1 each), decoding after
+/// each, and returns what came out.
+fn run(stream: &[u8], limits: ParserLimits, sizes: &mut dyn Iterator<Item = usize>) -> Outcome {
     let mut parser = Parser::new(limits);
     let mut buf = BytesMut::new();
     let mut ops = Vec::new();
-    let mut pieces = stream.chunks(chunk);
+    let mut rest = stream;
     loop {
         match parser.decode(&mut buf) {
             Ok(Some(op)) => ops.push(op),
-            Ok(None) => match pieces.next() {
-                Some(piece) => buf.extend_from_slice(piece),
-                None => return (ops, None, buf.len()),
-            },
+            Ok(None) if rest.is_empty() => return (ops, None, buf.len()),
+            Ok(None) => {
+                let size = sizes.next().unwrap_or(rest.len()).min(rest.len());
+                let (piece, after) = rest.split_at(size);
+                buf.extend_from_slice(piece);
+                rest = after;
+            }
             Err(e) => return (ops, Some(e), 0),
         }
     }

@@ -35,6 +35,8 @@ mod delivery;
 mod engine;
 pub mod error;
 mod events;
+#[doc(hidden)]
+pub mod fuzzing;
 mod handshake;
 pub mod header;
 pub mod id;

@@ -27,9 +27,10 @@ use crate::transport::Transport;
 /// out as several messages; each costs one copy (the client must mask what it sends).
 const MAX_MESSAGE: usize = 256 * 1024;
 
-/// A WebSocket connection, read and written as a byte stream.
-pub(crate) struct WebSocket {
-    stream: WebSocketStream<Transport>,
+/// A WebSocket connection, read and written as a byte stream. Generic over the stream under
+/// it only so that the fuzz targets can read server frames from memory.
+pub(crate) struct WebSocket<S = Transport> {
+    stream: WebSocketStream<S>,
     /// What is left of the last message received, when it did not fit the reader's buffer.
     pending: Bytes,
 }
@@ -97,7 +98,7 @@ impl fmt::Debug for WebSocket {
 
 /// Message payloads, in order, as one byte stream. End of file is the server closing the
 /// WebSocket (after the close handshake) or the connection under it.
-impl AsyncRead for WebSocket {
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for WebSocket<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -127,7 +128,7 @@ impl AsyncRead for WebSocket {
 
 /// Each write becomes one binary message (the slices of a vectored write joined, up to
 /// [`MAX_MESSAGE`]); `poll_flush` puts the queued messages on the wire.
-impl AsyncWrite for WebSocket {
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for WebSocket<S> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -178,9 +179,55 @@ impl AsyncWrite for WebSocket {
     }
 }
 
+/// Reads `server_bytes`, the frames a WebSocket server sends after the upgrade, through the
+/// client's reader in `read_size`-byte reads (at least 1), and returns the NATS bytes it
+/// yields and the error that ended the stream, if any. For the fuzz targets: the stream under
+/// it is in memory, so every poll is ready and no runtime is needed.
+pub(crate) fn read_frames(server_bytes: &[u8], read_size: usize) -> (Vec<u8>, Option<String>) {
+    let under = tokio::io::join(server_bytes, tokio::io::sink());
+    let mut ws = WebSocket {
+        stream: ClientBuilder::new().take_over(under),
+        pending: Bytes::new(),
+    };
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    let mut scratch = vec![0; read_size.max(1)];
+    let mut out = Vec::new();
+    loop {
+        let mut buf = ReadBuf::new(&mut scratch);
+        match Pin::new(&mut ws).poll_read(&mut cx, &mut buf) {
+            Poll::Ready(Ok(())) if buf.filled().is_empty() => return (out, None),
+            Poll::Ready(Ok(())) => out.extend_from_slice(buf.filled()),
+            Poll::Ready(Err(e)) => return (out, Some(e.to_string())),
+            // Memory never makes a reader wait; say so rather than spin.
+            Poll::Pending => return (out, Some("pending".to_owned())),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn server_messages_read_as_one_byte_stream_whatever_the_read_size() {
+        let mut frames = vec![0x82, 6];
+        frames.extend_from_slice(b"INFO {");
+        frames.extend_from_slice(&[0x89, 0]); // a ping: answered, carries no NATS bytes
+        frames.extend_from_slice(&[0x81, 3]);
+        frames.extend_from_slice(b"}\r\n");
+        frames.extend_from_slice(&[0x88, 2, 0x03, 0xe8]); // close, 1000
+        for read_size in [1, 2, 5, 4096] {
+            assert_eq!(
+                read_frames(&frames, read_size),
+                (b"INFO {}\r\n".to_vec(), None),
+                "{read_size}"
+            );
+        }
+        // A masked frame from the server breaks the protocol (RFC 6455 5.1): an error, not
+        // bytes.
+        let (bytes, error) = read_frames(&[0x82, 0x81, 1, 2, 3, 4, b'x' ^ 1], 64);
+        assert!(bytes.is_empty() && error.is_some(), "{error:?}");
+    }
 
     #[test]
     fn the_upgrade_request_carries_no_credentials() {

@@ -647,7 +647,10 @@ fn staged(payload: &[u8], status: Option<StatusCode>) -> Result<(), BatchPublish
 }
 
 /// The server's answer to the commit: the batch's ack.
-fn committed(payload: &[u8], status: Option<StatusCode>) -> Result<PublishAck, BatchPublishError> {
+pub(crate) fn committed(
+    payload: &[u8],
+    status: Option<StatusCode>,
+) -> Result<PublishAck, BatchPublishError> {
     if status == Some(StatusCode::NO_RESPONDERS) {
         return Err(BatchPublishError::new(
             BatchPublishErrorKind::StreamNotFound,

@@ -583,7 +583,7 @@ struct Body {
 }
 
 /// Reads a counter's state from its last message.
-fn entry(
+pub(crate) fn entry(
     subject: String,
     sequence: u64,
     headers: &HeaderMap,

@@ -50,6 +50,8 @@ mod name;
 mod store;
 mod watch;
 
+pub(crate) use self::watch::entry_of;
+
 pub use self::bucket::Status;
 pub use self::buckets::{KeyValueNames, KeyValueStores};
 pub use self::config::Config;

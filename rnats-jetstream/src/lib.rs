@@ -29,6 +29,8 @@ pub mod counter;
 pub mod errors;
 pub mod fast_ingest;
 pub mod features;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod message;
 mod nanos;
 pub mod publish;

@@ -69,11 +69,16 @@ impl Message {
 
     /// The delivery's metadata, read from the ack subject (no server call).
     pub fn info(&self) -> Result<Info<'_>, rnats_core::Error> {
-        let reply = self.reply.as_ref().ok_or(MalformedAckSubject(
-            "no reply subject: not a JetStream message",
-        ))?;
-        Info::from_ack_subject(reply.as_str())
+        info_of(&self.message)
     }
+}
+
+/// A delivered Core message's metadata, read from its ack subject (its reply subject).
+pub(crate) fn info_of(message: &rnats_core::Message) -> Result<Info<'_>, rnats_core::Error> {
+    let reply = message.reply.as_ref().ok_or(MalformedAckSubject(
+        "no reply subject: not a JetStream message",
+    ))?;
+    Info::from_ack_subject(reply.as_str())
 }
 
 /// The ack half of a [`Message::split`].

@@ -19,7 +19,6 @@ use super::errors::{
 use super::name::is_valid_filter;
 use crate::consumer::push::{Ordered, OrderedConfig};
 use crate::consumer::{DeliverPolicy, ReplayPolicy};
-use crate::message::Message;
 
 /// How a watch starts and what it passes on; nats.go's watch options. The default is
 /// nats.go's default watch: the current value of each key, then every update.
@@ -330,12 +329,11 @@ impl Stream for WatchEvents {
 
 /// The entry a watch, history or key listing message carries.
 pub(crate) fn entry_of(
-    message: &Message,
+    message: &rnats_core::Message,
     prefix: &str,
     bucket: &str,
 ) -> Result<Entry, WatcherError> {
-    let info = message
-        .info()
+    let info = crate::message::info_of(message)
         .map_err(|e| WatcherError::with_source(WatcherErrorKind::Other, e))?;
     let operation = Operation::of_headers(message.headers.as_ref())
         .map_err(|e| WatcherError::with_source(WatcherErrorKind::Other, e))?;
