@@ -258,8 +258,15 @@ async fn fetch_takes_what_is_there_and_batch_waits_until_expiry() {
     let server = jetstream_server();
     let js = rnats_jetstream::new(connect(&server.url()).await);
     let stream = add_stream(&js, "FETCH", &["fetch.>"], StorageType::Memory).await;
-    let consumer = durable(&stream, "f").await;
+    let mut consumer = durable(&stream, "f").await;
     publish(&js, "fetch.a", 10).await;
+    // A fetch that does not wait sees what the consumer has taken in by then, which on a busy
+    // server can lag the publish acks for a moment: wait until it counts all ten.
+    tokio::time::timeout(WAIT, async {
+        while consumer.info().await.unwrap().num_pending < 10 {}
+    })
+    .await
+    .unwrap();
 
     let first: Vec<_> = consumer
         .fetch()
