@@ -133,6 +133,17 @@ where
     }
 }
 
+/// Waits until `consumer` counts `count` messages pending. A fetch that does not wait sees
+/// what the consumer has taken in by then, which on a busy server can lag the publish acks for
+/// a moment.
+async fn wait_for_pending(consumer: &mut PullConsumer, count: u64) {
+    tokio::time::timeout(WAIT, async {
+        while consumer.info().await.unwrap().num_pending < count {}
+    })
+    .await
+    .unwrap();
+}
+
 async fn durable(stream: &stream::Stream, name: &str) -> PullConsumer {
     stream
         .create_consumer(pull::Config {
@@ -260,13 +271,7 @@ async fn fetch_takes_what_is_there_and_batch_waits_until_expiry() {
     let stream = add_stream(&js, "FETCH", &["fetch.>"], StorageType::Memory).await;
     let mut consumer = durable(&stream, "f").await;
     publish(&js, "fetch.a", 10).await;
-    // A fetch that does not wait sees what the consumer has taken in by then, which on a busy
-    // server can lag the publish acks for a moment: wait until it counts all ten.
-    tokio::time::timeout(WAIT, async {
-        while consumer.info().await.unwrap().num_pending < 10 {}
-    })
-    .await
-    .unwrap();
+    wait_for_pending(&mut consumer, 10).await;
 
     let first: Vec<_> = consumer
         .fetch()
@@ -695,6 +700,7 @@ async fn reset_moves_a_consumer_back_so_it_redelivers() {
     let stream = add_stream(&js, "RESET", &["reset.>"], StorageType::Memory).await;
     let mut consumer = durable(&stream, "again").await;
     publish(&js, "reset.x", 5).await;
+    wait_for_pending(&mut consumer, 5).await;
     let mut batch = consumer.fetch().max_messages(5).messages().await.unwrap();
     let mut last = None;
     while let Some(message) = batch.next().await {
