@@ -299,8 +299,16 @@ async fn core_across_the_leaf_link(
 /// consumers, publish acks, KV and Object Store; and the hub's JetStream from a leaf that has
 /// none of its own.
 async fn jetstream_by_domain(topology: &HubAndLeaf, hub: &Client, leaf: &Client) {
-    let from_leaf = rnats_jetstream::with_domain(leaf.clone(), HUB_DOMAIN);
-    let from_hub = rnats_jetstream::with_domain(hub.clone(), LEAF_DOMAIN);
+    // Across the leaf link an API call waits on the other domain's JetStream: seconds on a
+    // loaded machine, so the API timeout is a hang guard.
+    let from_leaf = rnats_jetstream::ContextBuilder::new()
+        .timeout(WAIT)
+        .domain(HUB_DOMAIN)
+        .build(leaf.clone());
+    let from_hub = rnats_jetstream::ContextBuilder::new()
+        .timeout(WAIT)
+        .domain(LEAF_DOMAIN)
+        .build(hub.clone());
     for (js, domain, tag) in [(&from_leaf, HUB_DOMAIN, "H"), (&from_hub, LEAF_DOMAIN, "L")] {
         let step = format!("JetStream in domain {domain} from the other side");
         let step = step.as_str();
