@@ -5,6 +5,7 @@
 /// client's WebSocket reader in `read_size`-byte reads, and returns the NATS bytes it yields
 /// and the error that ended the stream, if any (as text: the frame codec's errors are
 /// tokio-websockets' own).
+#[cfg(feature = "websockets")]
 pub fn websocket_read(server_bytes: &[u8], read_size: usize) -> (Vec<u8>, Option<String>) {
     crate::websocket::read_frames(server_bytes, read_size)
 }
