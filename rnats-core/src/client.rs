@@ -1,6 +1,8 @@
 //! The [`Client`]: a cheap, cloneable handle to one connection.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -18,48 +20,57 @@ pub use crate::error::{
     RequestError, RequestErrorKind, ServerPoolError, ServerPoolErrorKind, SetServerPoolError,
     SetServerPoolErrorKind, SubscribeError, SubscribeErrorKind,
 };
+use crate::floor::server_pool::Server;
 use crate::handshake::DEFAULT_MAX_PAYLOAD;
-use crate::server_pool::Server;
 
+mod events;
 pub mod traits;
-use crate::events::{ConnectionEvent, EventCallback, Events};
+use crate::events::ConnectionEvent;
+use crate::floor::server_pool::ServerPool;
 use crate::options::ConnectOptions;
 use crate::reconnect;
 pub use crate::request::{PendingReply, Request};
 use crate::server_addr::ToServerAddrs;
-use crate::server_pool::ServerPool;
-use crate::shared::{Shared, Sink, SubEntry};
+use crate::shared::{ClientHandle, Shared, Sink, SubEntry};
 pub use crate::statistics::Statistics;
 use crate::sub_queue::{Limits, SubQueue};
 use crate::subject::ToSubject;
 use crate::write_queue::Urgency;
 use crate::{Message, Subscriber, request};
+pub use events::Events;
+use events::spawn_callback;
 
 /// A connection to a NATS server. Clones share the connection; it closes when the last clone
 /// and the last [`Subscriber`] are dropped, or on [`Client::close`].
 pub struct Client {
-    handle: Arc<Handle>,
+    handle: Arc<ClientHandle>,
     /// This clone's wait for room in the write queue, for its `Sink` implementation.
-    pub(crate) sink_wait: crate::sink::SinkWait,
+    pub(crate) sink_wait: SinkWait,
 }
 
 impl Clone for Client {
     fn clone(&self) -> Client {
         Client {
             handle: Arc::clone(&self.handle),
-            sink_wait: crate::sink::SinkWait::default(),
+            sink_wait: SinkWait::default(),
         }
     }
 }
 
-/// Owned by every clone; its drop is the "last handle gone" signal.
-struct Handle {
-    shared: Arc<Shared>,
-}
+/// A wait for room in the write queue, boxed.
+pub(crate) type Wait = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-impl Drop for Handle {
-    fn drop(&mut self) {
-        self.shared.request_close();
+/// One clone's pending wait for room, for `Client`'s `Sink` implementation (`crate::sink`).
+/// Only touched through `&mut Client`; the mutex exists to keep `Client: Sync` with a
+/// future that is only `Send`, and is never contended.
+#[derive(Default)]
+pub(crate) struct SinkWait(pub(crate) std::sync::Mutex<Option<Wait>>);
+
+impl ConnectOptions {
+    /// Connects to `addrs` (one URL such as `nats://[user:pass@]host[:port]`, several
+    /// separated by commas, or any other [`ToServerAddrs`]) with these options.
+    pub async fn connect<A: ToServerAddrs>(self, addrs: A) -> Result<Client, ConnectError> {
+        Client::connect_with(addrs, self).await
     }
 }
 
@@ -77,7 +88,11 @@ impl Client {
         addrs: impl ToServerAddrs,
         options: ConnectOptions,
     ) -> Result<Client, ConnectError> {
-        let mut pool = ServerPool::for_connect(addrs, &options)?;
+        let mut pool = ServerPool::for_connect(
+            addrs,
+            &options.inbox_prefix,
+            options.reconnect.retain_servers_order,
+        )?;
         // With `retry_on_initial_connect` the client comes back at once and connects in the
         // background, from its first attempt on, as in async-nats. Unless it may not
         // reconnect at all: then the one try is made here.
@@ -100,7 +115,7 @@ impl Client {
         let connected = established.is_some();
         // Made before the engine starts and before the first event, so the callback sees
         // the first `Connected`.
-        let callback_events = options.event_callback.clone().map(EventCallback::spawn);
+        let callback_events = options.event_callback.clone().map(spawn_callback);
         let shared = Arc::new(Shared::new(options, info, pool, callback_events));
         if !connected {
             // Until the first INFO says otherwise: the server default, as in async-nats.
@@ -124,13 +139,13 @@ impl Client {
             shared.emit(ConnectionEvent::Connected);
         }
         Ok(Client {
-            handle: Arc::new(Handle { shared }),
-            sink_wait: crate::sink::SinkWait::default(),
+            handle: Arc::new(ClientHandle::new(shared)),
+            sink_wait: SinkWait::default(),
         })
     }
 
     pub(crate) fn shared(&self) -> &Shared {
-        &self.handle.shared
+        self.handle.shared()
     }
 
     /// Publishes `payload` to `subject`.
@@ -305,7 +320,7 @@ impl Client {
     ) -> Result<PendingReply, RequestError> {
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
-        let pending = request::Pending::register(&self.handle.shared);
+        let pending = request::Pending::register(self.handle.shared());
         let out = Outbound {
             subject,
             reply: Some(pending.reply()),
@@ -323,7 +338,7 @@ impl Client {
         payload: Bytes,
         timeout: Option<Duration>,
     ) -> Result<Message, RequestError> {
-        let pending = request::Pending::register(&self.handle.shared);
+        let pending = request::Pending::register(self.handle.shared());
         let out = Outbound {
             subject,
             reply: Some(pending.reply()),
@@ -414,7 +429,7 @@ impl Client {
             shared.session().subs.remove(sid);
             return Err(SubscribeCause::Closed.into());
         }
-        Ok(Subscriber::new(self.clone(), sid, queue))
+        Ok(Subscriber::new(Arc::clone(&self.handle), sid, queue))
     }
 
     /// Waits until the server has processed everything this client queued before the call
@@ -425,15 +440,7 @@ impl Client {
     /// reconnect buffer) but not writes that had already gone to the connection that died:
     /// those may be lost, which `Event::Disconnected` announces.
     pub async fn flush(&self) -> Result<(), FlushError> {
-        let pong = self
-            .shared()
-            .push_ping()
-            .ok_or_else(|| FlushError::from(FlushCause::NotSent))?;
-        match pong.await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(cause)) => Err(cause.into()),
-            Err(_) => Err(FlushCause::Closed.into()),
-        }
+        self.shared().flush().await
     }
 
     /// Drains the connection: unsubscribes every subscription, lets the messages already on
@@ -540,7 +547,7 @@ impl Client {
         if shared.state() == LinkState::Closed {
             return Err(ServerPoolError::new(ServerPoolErrorKind::Send));
         }
-        Ok(crate::shared::lock(&shared.pool).snapshot())
+        Ok(crate::floor::sync::lock(&shared.pool).snapshot())
     }
 
     /// Replaces the servers the client reconnects to (the current connection stays up). All
@@ -555,7 +562,7 @@ impl Client {
         if shared.state() == LinkState::Closed {
             return Err(SetServerPoolError::new(SetServerPoolErrorKind::Send));
         }
-        crate::shared::lock(&shared.pool).replace(servers);
+        crate::floor::sync::lock(&shared.pool).replace(servers);
         Ok(())
     }
 
@@ -597,7 +604,7 @@ impl Client {
     }
 
     pub(crate) fn shared_arc(&self) -> &Arc<Shared> {
-        &self.handle.shared
+        self.handle.shared()
     }
 
     /// Queues a message, waiting only while the write queue is over its limit.

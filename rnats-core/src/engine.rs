@@ -4,7 +4,7 @@
 //!
 //! # The state and who owns it
 //!
-//! - The [`Session`](crate::session::Session), sans-IO, behind `Shared::session`: the
+//! - The [`Session`](crate::floor::session::Session), sans-IO, behind `Shared::session`: the
 //!   link's phase (`Disconnected`, `Connected`, `Moving`, `Draining`, `Closed`) with
 //!   keepalive, stale detection, lame duck mode and planned moves; the subscription table
 //!   (sids, subjects, auto-unsubscribe counts, where messages go, the replay they encode);
@@ -79,10 +79,10 @@ use crate::connection::LinkState;
 use crate::delivery::Deliveries;
 use crate::error::{FlushCause, SubscriberError};
 use crate::events::{ClientError, ConnectionEvent};
+use crate::floor::link::LinkAction;
+use crate::floor::session;
 use crate::handshake::{Established, inbound_limit};
-use crate::link::LinkAction;
 use crate::reconnect;
-use crate::session;
 use crate::shared::{ClientSession, Shared, Sink};
 use crate::statistics::Statistics;
 use crate::transport::Transport;
@@ -129,7 +129,7 @@ pub(crate) struct Engine {
     out: Frames,
     /// The one timer of the session, armed at [`Session::poll_timeout`].
     ///
-    /// [`Session::poll_timeout`]: crate::session::Session::poll_timeout
+    /// [`Session::poll_timeout`]: crate::floor::session::Session::poll_timeout
     timer: Pin<Box<Sleep>>,
     /// Where `timer` is armed, if anywhere.
     timer_at: Option<std::time::Instant>,
@@ -186,7 +186,7 @@ impl Engine {
         // may come before `Connected`.
         let discover = !engine.shared.options.reconnect.ignore_discovered_servers;
         if let (Some(info), true) = (&info, discover) {
-            crate::shared::lock(&engine.shared.pool).take_announced(Arc::clone(info), false);
+            crate::floor::sync::lock(&engine.shared.pool).take_announced(Arc::clone(info), false);
         }
         let direct = stream.map(|stream| engine.install(stream));
         if let (Some(info), true) = (info, engine.is_connected()) {
@@ -456,7 +456,7 @@ impl Engine {
         // say) sets the writer itself; waiting for it would only have it wake this worker
         // when it unlocks (issue 19), so the flag is kept for the next read instead.
         if self.shared.directly_written.swap(false, Ordering::AcqRel) {
-            match crate::shared::try_lock(&self.shared.writes) {
+            match crate::floor::sync::try_lock(&self.shared.writes) {
                 Some(mut writes) if writes.writer == Writer::DirectlyWritten => {
                     writes.writer = Writer::Idle;
                 }
@@ -536,10 +536,11 @@ impl Engine {
                 let now = Instant::now().into_std();
                 // A lame duck's clients move at random moments, so that they do not all land
                 // on the next server at once (ADR-40).
-                let lame_duck =
-                    self.shared
-                        .session()
-                        .handle_info(now, info, crate::reconnect::lame_duck_delay);
+                let lame_duck = self.shared.session().handle_info(
+                    now,
+                    info,
+                    crate::floor::backoff::lame_duck_delay,
+                );
                 if lame_duck {
                     self.shared.emit(ConnectionEvent::LameDuckMode);
                 }
@@ -565,7 +566,7 @@ impl Engine {
         // runtime is (issue 22). Without a listener it is only keeping the newest INFO,
         // done here. Parsing them into the pool waits until the pool is used.
         if !self.shared.options.reconnect.ignore_discovered_servers
-            && crate::shared::lock(&self.shared.announcements).offer(Arc::clone(info))
+            && crate::floor::sync::lock(&self.shared.announcements).offer(Arc::clone(info))
             && !crate::reconnect::take_announced_here(&self.shared)
         {
             let shared = Arc::clone(&self.shared);
@@ -667,7 +668,7 @@ impl Engine {
             // wait for, then: blocking on the lock would only make that caller wake this
             // worker when it unlocks (issue 19). After a kick the queue may hold frames
             // behind a `Woken` writer whose wake-up was this very poll: take the lock.
-            match crate::shared::try_lock(&self.shared.writes) {
+            match crate::floor::sync::try_lock(&self.shared.writes) {
                 Some(writes) => writes,
                 None if self.shared.kicks.load(Ordering::Acquire) == self.seen_kicks => {
                     return false;
@@ -725,7 +726,7 @@ impl Engine {
     /// whose old link is done. This only arms one timer for the session's `poll_timeout`
     /// and carries out the [`LinkAction`]s; one session lock per pass covers it all.
     ///
-    /// [`Session`]: crate::session::Session
+    /// [`Session`]: crate::floor::session::Session
     fn drive_timers(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
         let shared = &*self.shared;
         let mut session = shared.session();
@@ -808,9 +809,6 @@ fn hand_over_queue(shared: &Shared, session: &mut ClientSession, out: &mut Frame
     // Blocked publishers retry and now go to the reconnect buffer.
     shared.space.notify_waiters();
 }
-
-/// Far enough ahead to mean "never" for a timer, and still inside `Instant`'s range.
-pub(crate) const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 
 /// Closes the client for good and releases everyone waiting on the engine. Run when the
 /// engine ends, and by [`DriverGuard`] if the engine is gone without ending (a panic, or its

@@ -8,12 +8,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use futures_core::Stream;
-use futures_util::stream::BoxStream;
 use rnats_proto::ServerError as ProtocolError;
-use tokio::sync::{broadcast, mpsc};
 
 /// Events a listener may hold unread, in both clients; past this a listener misses the
 /// oldest and is told how many (`Lagged`).
@@ -232,43 +228,6 @@ impl fmt::Display for ConnectionEvent {
     }
 }
 
-/// A stream of [`ConnectionEvent`]s. Each call to `Client::events` gets its own copy of every
-/// event sent after the call.
-pub struct Events {
-    inner: BoxStream<'static, ConnectionEvent>,
-}
-
-impl Events {
-    pub(crate) fn new(rx: broadcast::Receiver<ConnectionEvent>) -> Events {
-        let inner = futures_util::stream::unfold(rx, |mut rx| async move {
-            match rx.recv().await {
-                Ok(event) => Some((event, rx)),
-                Err(broadcast::error::RecvError::Lagged(n)) => {
-                    Some((ConnectionEvent::Lagged(n), rx))
-                }
-                Err(broadcast::error::RecvError::Closed) => None,
-            }
-        });
-        Events {
-            inner: Box::pin(inner),
-        }
-    }
-}
-
-impl fmt::Debug for Events {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Events").finish_non_exhaustive()
-    }
-}
-
-impl Stream for Events {
-    type Item = ConnectionEvent;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ConnectionEvent>> {
-        self.inner.as_mut().poll_next(cx)
-    }
-}
-
 /// The boxed future an event callback returns.
 type CallbackFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
@@ -289,19 +248,6 @@ impl EventCallback {
     /// with `block_on` by the blocking client.
     pub(crate) fn call(&self, event: Event) -> CallbackFuture {
         (self.0)(event)
-    }
-
-    /// A queue for the callback's events and the task that runs the callback for each, one
-    /// at a time and in order, until the client is gone. Made before the client's first
-    /// event is sent, so the callback sees the first `Connected`.
-    pub(crate) fn spawn(self) -> mpsc::Sender<Event> {
-        let (tx, mut rx) = mpsc::channel(LISTENER_CAPACITY);
-        tokio::spawn(async move {
-            while let Some(event) = rx.recv().await {
-                self.call(event).await;
-            }
-        });
-        tx
     }
 }
 

@@ -381,7 +381,7 @@ async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<
     // A name may resolve to several servers: try them all, in random order (ADR-11), so
     // that clients spread over them.
     let mut addrs: Vec<_> = tokio::net::lookup_host(socket_addr).await?.collect();
-    crate::reconnect::shuffle(&mut addrs);
+    crate::floor::backoff::shuffle(&mut addrs);
     for addr in addrs {
         if let Some(local) = options
             .local_address

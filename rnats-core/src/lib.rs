@@ -35,21 +35,18 @@ mod delivery;
 mod engine;
 pub mod error;
 mod events;
+mod floor;
 #[doc(hidden)]
 pub mod fuzzing;
 mod handshake;
 pub mod header;
 pub mod id;
-mod keepalive;
-mod link;
 pub mod message;
 mod options;
 mod reconnect;
 mod request;
 pub mod request_many;
 mod server_addr;
-mod server_pool;
-mod session;
 mod shared;
 mod sink;
 mod statistics;
@@ -69,6 +66,7 @@ pub type Error = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 pub use auth::{Auth, AuthError, SignedAuth};
 pub use bytes::Bytes;
+pub use client::Events;
 pub use client::{
     Client, PendingReply, PublishError, PublishErrorKind, Request, RequestError, RequestErrorKind,
     ServerPoolError, ServerPoolErrorKind, SetServerPoolError, SetServerPoolErrorKind, Statistics,
@@ -80,13 +78,14 @@ pub use error::{
     FlushErrorKind, PublishCause, ReconnectError, RequestCause, SubscribeCause, SubscriberError,
     UnsubscribeError,
 };
-pub use events::{CallbackError, ClientError, ConnectionEvent, Event, Events, ServerError};
+pub use events::{CallbackError, ClientError, ConnectionEvent, Event, ServerError};
 pub use header::{HeaderMap, HeaderName, HeaderValue};
 pub use message::Message;
 pub use request_many::{ManyEnd, ManyLimits, Replies, RequestMany};
 /// The old name of [`message::OutboundMessage`], kept as async-nats keeps it.
 #[deprecated(note = "use `rnats::message::OutboundMessage` instead")]
 pub type PublishMessage = message::OutboundMessage;
+pub use floor::server_pool::{ReconnectToServer, Server};
 pub use options::ConnectOptions;
 /// The sans-IO protocol core rnats is built on: parser, encoder, and the server's errors in
 /// full detail (`proto::ServerError`).
@@ -95,7 +94,6 @@ pub use rnats_proto::{ConnectInfo, Protocol, QueueGroup, ServerInfo};
 /// The rustls version rnats uses, for [`ConnectOptions::tls_client_config`].
 pub use rustls;
 pub use server_addr::{ServerAddr, ToServerAddrs};
-pub use server_pool::{ReconnectToServer, Server};
 pub use status::StatusCode;
 pub use subject::{Subject, SubjectCause, SubjectError, ToSubject};
 pub use subscriber::Subscriber;

@@ -8,18 +8,15 @@ use std::net::SocketAddr;
 #[cfg(feature = "nkeys")]
 use std::path::Path;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::Client;
 #[cfg(feature = "nkeys")]
 use crate::auth::Secret;
 use crate::auth::{Auth, AuthError, Credentials, SignedAuth};
-use crate::error::ConnectError;
 use crate::events::{Event, EventCallback};
-use crate::server_addr::ToServerAddrs;
-use crate::server_pool::{ReconnectToServer, Server};
+use crate::floor::attempts::ReconnectPolicy;
+use crate::floor::server_pool::{ReconnectToServer, Server};
 use crate::tls::TlsOptions;
 use rnats_proto::ServerInfo;
 
@@ -60,53 +57,6 @@ pub struct ConnectOptions {
     pub(crate) event_callback: Option<EventCallback>,
     pub(crate) skip_subject_validation: bool,
     pub(crate) local_address: Option<SocketAddr>,
-}
-
-/// When and how to reconnect; see the reconnect setters on [`ConnectOptions`].
-#[derive(Clone)]
-pub(crate) struct ReconnectPolicy {
-    /// Attempts after a disconnect before giving up; `None`: never give up, `Some(0)`: never
-    /// reconnect.
-    pub(crate) max_reconnects: Option<usize>,
-    /// The user's `reconnect_delay_callback`: the wait before each attempt, by its number
-    /// since the last connection. `None`: rnats' default (see `reconnect::Attempts`).
-    pub(crate) delay: Option<Arc<dyn Fn(usize) -> Duration + Send + Sync>>,
-    /// Bytes of publishes kept while disconnected.
-    pub(crate) buffer_size: usize,
-    pub(crate) retry_on_initial_connect: bool,
-    pub(crate) retain_servers_order: bool,
-    pub(crate) ignore_discovered_servers: bool,
-    pub(crate) fail_requests_on_disconnect: bool,
-    /// The user's `reconnect_to_server_callback`.
-    pub(crate) choose_server: Option<Arc<ChooseServerFn>>,
-}
-
-/// A `reconnect_to_server_callback`, boxed.
-pub(crate) type ChooseServerFn = dyn Fn(Vec<Server>, ServerInfo) -> Pin<Box<dyn Future<Output = Option<ReconnectToServer>> + Send>>
-    + Send
-    + Sync;
-
-impl ReconnectPolicy {
-    /// With `retry_on_initial_connect`, the first connect is made in the background (the
-    /// client comes back at once), unless reconnecting is off altogether.
-    pub(crate) fn connects_in_background(&self) -> bool {
-        self.retry_on_initial_connect && self.max_reconnects != Some(0)
-    }
-}
-
-impl Default for ReconnectPolicy {
-    fn default() -> Self {
-        ReconnectPolicy {
-            max_reconnects: None,
-            delay: None,
-            buffer_size: 8 * 1024 * 1024,
-            retry_on_initial_connect: false,
-            retain_servers_order: false,
-            ignore_discovered_servers: false,
-            fail_requests_on_disconnect: false,
-            choose_server: None,
-        }
-    }
 }
 
 /// The opt-in batching policy for bulk publishers; see [`ConnectOptions::linger`].
@@ -257,12 +207,6 @@ impl ConnectOptions {
     /// counting 1 KiB per slot: `client_capacity(2048)` is a 2 MiB limit.
     pub fn client_capacity(self, capacity: usize) -> ConnectOptions {
         self.write_buffer_limit(capacity.saturating_mul(1024))
-    }
-
-    /// Connects to `addrs` (one URL such as `nats://[user:pass@]host[:port]`, several
-    /// separated by commas, or any other [`ToServerAddrs`]) with these options.
-    pub async fn connect<A: ToServerAddrs>(self, addrs: A) -> Result<Client, ConnectError> {
-        Client::connect_with(addrs, self).await
     }
 
     /// The client name the server shows in monitoring.

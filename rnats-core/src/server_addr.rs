@@ -140,7 +140,7 @@ impl ServerAddr {
     /// Whether `self` and `other` are the same server (credentials and scheme aside).
     pub(crate) fn same_server(&self, other: &ServerAddr) -> bool {
         #[cfg(test)]
-        crate::server_pool::note_comparison();
+        note_comparison();
         self.host() == other.host() && self.port() == other.port()
     }
 }
@@ -263,6 +263,25 @@ impl<T: ToServerAddrs + ?Sized> ToServerAddrs for &T {
     fn to_server_addrs(&self) -> io::Result<Self::Iter> {
         (**self).to_server_addrs()
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The pool's `ServerKey` and [`ServerAddr::same_server`] comparisons made on this thread, for the
+    /// test that the merge of an announcement stays linear.
+    static COMPARISONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one comparison of two servers' identities (tests only).
+#[cfg(test)]
+pub(crate) fn note_comparison() {
+    COMPARISONS.with(|count| count.set(count.get() + 1));
+}
+
+/// The comparisons counted on this thread so far (tests only).
+#[cfg(test)]
+pub(crate) fn comparisons() -> u64 {
+    COMPARISONS.with(std::cell::Cell::get)
 }
 
 #[cfg(test)]

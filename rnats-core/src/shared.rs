@@ -16,12 +16,14 @@ use tokio::time::Instant;
 
 use crate::Message;
 use crate::connection::LinkState;
-use crate::error::FlushCause;
+use crate::error::{FlushCause, FlushError};
 use crate::events::{ConnectionEvent, Event};
+use crate::floor::deadline::FAR_FUTURE;
+use crate::floor::server_pool::{Announcements, ServerPool};
+pub(crate) use crate::floor::session::SidMap;
+use crate::floor::session::{Pings, PongWaiter, Session};
+use crate::floor::sync::lock;
 use crate::options::{ConnectOptions, Linger};
-use crate::server_pool::{Announcements, ServerPool};
-pub(crate) use crate::session::SidMap;
-use crate::session::{Pings, PongWaiter, Session};
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
 use crate::write_queue::{Frames, Urgency, Writer};
@@ -260,7 +262,7 @@ impl Writes {
         // Saturates: a linger past the clock's range never fires on its own.
         let deadline = since
             .checked_add(linger.delay)
-            .unwrap_or_else(|| since + crate::engine::FAR_FUTURE);
+            .unwrap_or_else(|| since + FAR_FUTURE);
         let max_bytes = linger.max_bytes.min(write_limit);
         let hold =
             !self.urgent && !self.space_waiters && self.queue.len() < max_bytes && now < deadline;
@@ -281,7 +283,7 @@ impl Writes {
 pub(crate) type ClientSession = Session<Sink, FlushWaiter>;
 
 /// One subscription as the engine sees it.
-pub(crate) type SubEntry = crate::session::SubEntry<Sink>;
+pub(crate) type SubEntry = crate::floor::session::SubEntry<Sink>;
 
 /// Where a subscription's messages go.
 #[derive(Debug)]
@@ -408,6 +410,19 @@ impl Shared {
         Some(true)
     }
 
+    /// Waits until the server has processed everything queued before the call: a PING and
+    /// its PONG (`Client::flush`).
+    pub(crate) async fn flush(&self) -> Result<(), FlushError> {
+        let pong = self
+            .push_ping()
+            .ok_or_else(|| FlushError::from(FlushCause::NotSent))?;
+        match pong.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(cause)) => Err(cause.into()),
+            Err(_) => Err(FlushCause::Closed.into()),
+        }
+    }
+
     /// Queues a PING whose PONG resolves the returned receiver.
     pub(crate) fn push_ping(&self) -> Option<oneshot::Receiver<Result<(), FlushCause>>> {
         let (tx, rx) = oneshot::channel();
@@ -518,6 +533,28 @@ impl Shared {
     }
 }
 
+/// What every clone of a `Client` (and every `Subscriber`, which keeps the connection open as
+/// async-nats' does) holds: when the last one is dropped the client closes.
+pub(crate) struct ClientHandle {
+    shared: Arc<Shared>,
+}
+
+impl ClientHandle {
+    pub(crate) fn new(shared: Arc<Shared>) -> ClientHandle {
+        ClientHandle { shared }
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}
+
+impl Drop for ClientHandle {
+    fn drop(&mut self) {
+        self.shared.request_close();
+    }
+}
+
 /// Whether the caller runs outside the worker threads of the multi-threaded runtime it is
 /// in: the future given to `Runtime::block_on` (the body of `#[tokio::main]`) is polled by
 /// the thread that called it, which is not a worker and is in no task. There, waking the
@@ -531,21 +568,6 @@ pub(crate) fn outside_workers() -> bool {
         && tokio::runtime::Handle::try_current().is_ok_and(|handle| {
             handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
         })
-}
-
-/// Locks a mutex, ignoring poisoning: every critical section here leaves its data consistent
-/// at each step, so a panic elsewhere does not make it unusable.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// [`lock`] without waiting: `None` while another thread holds the mutex.
-pub(crate) fn try_lock<T>(mutex: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
-    match mutex.try_lock() {
-        Ok(guard) => Some(guard),
-        Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
-        Err(std::sync::TryLockError::WouldBlock) => None,
-    }
 }
 
 #[cfg(test)]

@@ -5,24 +5,16 @@
 //! `publish`), `start_send` queues, `poll_flush` is a no-op as far as the server goes (the
 //! engine writes on its own); call `Client::flush` to know the server has the messages.
 
-use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_util::Sink;
 
-use crate::client::{Client, Outbound};
+use crate::client::{Client, Outbound, Wait};
 use crate::error::{PublishCause, PublishError};
 use crate::message::OutboundMessage;
 use crate::write_queue::Urgency;
-
-type Wait = Pin<Box<dyn Future<Output = ()> + Send>>;
-
-/// One clone's pending wait for room. Only touched through `&mut Client`; the mutex exists
-/// to keep `Client: Sync` with a future that is only `Send`, and is never contended.
-#[derive(Default)]
-pub(crate) struct SinkWait(Mutex<Option<Wait>>);
 
 impl Sink<OutboundMessage> for Client {
     type Error = PublishError;

@@ -17,7 +17,7 @@ use rnats_proto::Subject;
 
 use crate::Message;
 use crate::error::SubscriberError;
-use crate::shared::lock;
+use crate::floor::sync::lock;
 
 /// Capacity limits for one subscription queue. The subscriber's own batch, taken out of the
 /// queue, is not counted, so up to twice these may be held in all.

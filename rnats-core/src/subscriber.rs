@@ -8,14 +8,14 @@ use std::task::{Context, Poll};
 
 use futures_core::Stream;
 
+use crate::Message;
 use crate::error::{FlushCause, FlushError, SubscriberError, UnsubscribeError};
-use crate::shared::{Shared, Sink};
+use crate::shared::{ClientHandle, Shared, Sink};
 use crate::sub_queue::SubQueue;
-use crate::{Client, Message};
 
 /// The messages of one subscription, as a [`Stream`]. Dropping it unsubscribes.
 pub struct Subscriber {
-    client: Client,
+    client: Arc<ClientHandle>,
     sid: u64,
     queue: Arc<SubQueue>,
     /// Messages taken from the queue in one go, handed out one by one.
@@ -25,7 +25,7 @@ pub struct Subscriber {
 }
 
 impl Subscriber {
-    pub(crate) fn new(client: Client, sid: u64, queue: Arc<SubQueue>) -> Subscriber {
+    pub(crate) fn new(client: Arc<ClientHandle>, sid: u64, queue: Arc<SubQueue>) -> Subscriber {
         Subscriber {
             client,
             sid,
@@ -72,11 +72,11 @@ impl Subscriber {
             return Ok(());
         }
         self.unsubscribed = true;
-        let shared = self.client.shared_arc();
+        let shared = self.client.shared();
         let mut guard = DrainGuard::new(shared, vec![sid], false);
         let flushed: Result<(), FlushError> =
             match shared.push_control_live(|buf| rnats_proto::encode_unsub(buf, sid, None)) {
-                Some(true) => self.client.flush().await,
+                Some(true) => shared.flush().await,
                 // The link is down or being left (a planned move): nothing more comes for
                 // this subscription, and ending it now keeps the replay from restoring it.
                 Some(false) => Ok(()),
@@ -97,7 +97,7 @@ impl Subscriber {
     }
 
     fn shared(&self) -> &Shared {
-        self.client.shared_arc()
+        self.client.shared()
     }
 
     fn unsubscribe_now(&mut self) -> Result<(), UnsubscribeError> {

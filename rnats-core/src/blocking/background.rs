@@ -17,9 +17,9 @@ use super::state::{Core, Inner, READ_SLICE, Reader, saturating_deadline};
 use crate::connection::LinkState;
 use crate::error::{ConnectCause, ConnectError};
 use crate::events::{ClientError, ConnectionEvent};
-use crate::link::LinkAction;
-use crate::reconnect::Plan;
-use crate::shared::lock;
+use crate::floor::attempts::Plan;
+use crate::floor::link::LinkAction;
+use crate::floor::sync::lock;
 
 /// How long no user thread must have read before the background thread does.
 const IDLE: Duration = Duration::from_millis(5);

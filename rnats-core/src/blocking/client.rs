@@ -18,11 +18,11 @@ use crate::error::{
     SubscribeCause, SubscribeError,
 };
 use crate::events::ConnectionEvent;
+use crate::floor::server_pool::{Server, ServerPool};
+use crate::floor::session::SubEntry;
+use crate::floor::sync::lock;
 use crate::message::Message;
 use crate::server_addr::ToServerAddrs;
-use crate::server_pool::{Server, ServerPool};
-use crate::session::SubEntry;
-use crate::shared::lock;
 use crate::statistics::Statistics;
 use crate::subject::ToSubject;
 

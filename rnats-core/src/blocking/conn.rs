@@ -20,10 +20,10 @@ use rustls_pki_types::ServerName;
 
 use super::executor::block_on;
 use crate::error::{ConnectCause, ConnectError};
+use crate::floor::sync::lock;
 use crate::handshake::{self, Handshake, Output};
 use crate::options::ConnectOptions;
 use crate::server_addr::ServerAddr;
-use crate::shared::lock;
 
 /// One connection's socket.
 pub(super) struct Conn {
@@ -270,7 +270,7 @@ fn is_timeout(error: &io::Error) -> bool {
 /// (ADR-11), within the deadline.
 fn open_socket(socket_addr: &str, deadline: Instant) -> io::Result<TcpStream> {
     let mut addrs: Vec<SocketAddr> = socket_addr.to_socket_addrs()?.collect();
-    crate::reconnect::shuffle(&mut addrs);
+    crate::floor::backoff::shuffle(&mut addrs);
     let mut last_error = None;
     for addr in addrs {
         let left = deadline.saturating_duration_since(Instant::now());

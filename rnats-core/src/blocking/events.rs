@@ -15,7 +15,7 @@ use super::executor::block_on;
 use super::state::deadline_after;
 use super::subscriber::TimedOut;
 use crate::events::{ConnectionEvent, Event, EventCallback, LISTENER_CAPACITY as CAPACITY};
-use crate::shared::lock;
+use crate::floor::sync::lock;
 
 /// Where a client's events go: the queues of its listeners, and the event callback's.
 pub(super) struct EventHub {

@@ -111,9 +111,9 @@ pub use request_many::{Replies, RequestMany};
 pub use subscriber::{Subscriber, TimedOut};
 
 use crate::error::{ConnectCause, ConnectError};
+use crate::floor::server_pool::ServerPool;
 use crate::options::ConnectOptions;
 use crate::server_addr::ToServerAddrs;
-use crate::server_pool::ServerPool;
 use state::Inner;
 
 /// Connects to `addrs` with default options: one URL (`nats://[user:password@]host[:port]`,
@@ -127,7 +127,11 @@ pub fn connect_with_options<A: ToServerAddrs>(
     addrs: A,
     options: ConnectOptions,
 ) -> Result<Client, ConnectError> {
-    let pool = ServerPool::for_connect(addrs, &options)?;
+    let pool = ServerPool::for_connect(
+        addrs,
+        &options.inbox_prefix,
+        options.reconnect.retain_servers_order,
+    )?;
     let inner = Arc::new(Inner::new(options, pool));
     if let Some(callback) = inner.options.event_callback.clone() {
         // Listening before the first connect, so the callback sees the first `Connected`.

@@ -9,8 +9,8 @@ use rnats_proto::ServerInfo;
 use super::executor::block_on;
 use super::state::Inner;
 use crate::events::ConnectionEvent;
-use crate::reconnect::Plan;
-use crate::shared::lock;
+use crate::floor::attempts::Plan;
+use crate::floor::sync::lock;
 
 impl Inner {
     /// The next attempt, as [`ServerPool::plan_attempt`] decides it; at the start of a try
@@ -22,7 +22,7 @@ impl Inner {
     /// down). A callback that never finishes stops the reconnects (and keeps this thread
     /// after a close) until it does.
     ///
-    /// [`ServerPool::plan_attempt`]: crate::server_pool::ServerPool::plan_attempt
+    /// [`ServerPool::plan_attempt`]: crate::floor::server_pool::ServerPool::plan_attempt
     pub(super) fn next_attempt(&self, limited: bool) -> Option<Plan> {
         let policy = &self.options.reconnect;
         let mut choice = None;
@@ -44,7 +44,7 @@ impl Inner {
     /// thread must.
     pub(super) fn take_announced_here(&self) -> bool {
         !self.events.has_listeners()
-            && crate::server_pool::take_announced_quietly(&self.pool, &self.announcements)
+            && crate::floor::server_pool::take_announced_quietly(&self.pool, &self.announcements)
     }
 
     /// Merges the servers of the INFO updates [`Inner::handle_info`] left, if any; run by

@@ -32,11 +32,12 @@ use super::writer::Writes;
 use crate::connection::LinkState;
 use crate::error::{RequestCause, SubscriberError};
 use crate::events::ConnectionEvent;
+use crate::floor::deadline::saturating_add;
+use crate::floor::server_pool::{Announcements, ServerPool};
+use crate::floor::session::{self, Session};
+use crate::floor::sync::lock;
 use crate::message::Message;
 use crate::options::ConnectOptions;
-use crate::server_pool::{Announcements, ServerPool};
-use crate::session::{self, Session};
-use crate::shared::lock;
 use crate::statistics::Statistics;
 
 /// The longest one read blocks: a reader whose wait has no deadline still comes back this
@@ -58,10 +59,7 @@ pub(super) fn deadline_after(after: Duration) -> Option<Instant> {
 
 /// `now + after`, saturating far in the future.
 pub(super) fn saturating_deadline(after: Duration) -> Instant {
-    let now = Instant::now();
-    now.checked_add(after)
-        .or_else(|| now.checked_add(Duration::from_secs(86_400 * 365 * 30)))
-        .unwrap_or(now)
+    saturating_add(Instant::now(), after)
 }
 
 /// Everything the threads of one client share.
@@ -125,7 +123,7 @@ pub(super) struct Core {
 
 /// Where one subscription's messages wait: the reader fills it and its `Subscriber` empties
 /// it. What the server knows of the subscription (subject, group, counts) is its
-/// [`SubEntry`](crate::session::SubEntry) in the table.
+/// [`SubEntry`](crate::floor::session::SubEntry) in the table.
 #[derive(Default)]
 pub(super) struct SubState {
     pub(super) messages: VecDeque<Message>,
@@ -540,7 +538,7 @@ impl Inner {
         }
         let lame_duck =
             core.session
-                .handle_info(Instant::now(), info, crate::reconnect::lame_duck_delay);
+                .handle_info(Instant::now(), info, crate::floor::backoff::lame_duck_delay);
         if lame_duck {
             tracing::info!("server entered lame duck mode; moving");
             self.events.emit(ConnectionEvent::LameDuckMode);

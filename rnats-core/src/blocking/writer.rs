@@ -25,8 +25,8 @@ use rnats_proto::Pub;
 use super::conn::Conn;
 use super::state::{Core, Inner};
 use crate::error::{PublishCause, PublishError};
-use crate::session::PingId;
-use crate::shared::lock;
+use crate::floor::session::PingId;
+use crate::floor::sync::lock;
 use crate::statistics::Statistics;
 
 /// A deferred buffer this large is written by the publisher that grows it.

@@ -28,7 +28,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::keepalive::{Keepalive, KeepaliveAction};
+use crate::floor::deadline::saturating_add;
+
+use crate::floor::keepalive::{Keepalive, KeepaliveAction};
 
 /// Where the link is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,14 +243,6 @@ impl Link {
             }
         }
     }
-}
-
-/// `now + d`, or as far ahead as the clock goes: a duration past its range means "never".
-fn saturating_add(now: Instant, d: Duration) -> Instant {
-    const FAR: Duration = Duration::from_secs(86_400 * 365 * 30);
-    now.checked_add(d)
-        .or_else(|| now.checked_add(FAR))
-        .unwrap_or(now)
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ use bytes::BytesMut;
 use rnats_proto::{PermissionOp, QueueGroup, ServerError, ServerInfo, Subject};
 
 use crate::error::FlushCause;
-use crate::link::{Link, LinkAction};
+use crate::floor::link::{Link, LinkAction};
 
 /// A map keyed by sids or request tokens: small integers this client hands out in sequence.
 pub(crate) type SidMap<V> = HashMap<u64, V, BuildHasherDefault<SidHasher>>;

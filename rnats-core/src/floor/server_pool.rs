@@ -11,13 +11,13 @@ use std::time::Duration;
 
 use rnats_proto::ServerInfo;
 
+use super::attempts::Attempts;
+use super::backoff::shuffle;
+use super::sync::{lock, try_lock};
 use crate::error::{
     ConnectCause, ConnectError, ConnectErrorKind, SetServerPoolError, SetServerPoolErrorKind,
 };
-use crate::options::ConnectOptions;
-use crate::reconnect::{Attempts, shuffle};
 use crate::server_addr::{ServerAddr, ToServerAddrs};
-use crate::shared::{lock, try_lock};
 
 /// One server of the pool and what the client knows of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,12 +88,13 @@ pub(crate) struct ServerPool {
 }
 
 impl ServerPool {
-    /// The pool a client starts with: the servers of `addrs`, once `options` are known to
-    /// be usable (at least one server, an inbox prefix that makes valid subjects). Both the
-    /// async and the blocking client connect through here.
+    /// The pool a client starts with: the servers of `addrs`, once the options are known to
+    /// be usable (at least one server, an `inbox_prefix` that makes valid subjects), shuffled
+    /// unless `retain_order`. Both the async and the blocking client connect through here.
     pub(crate) fn for_connect(
         addrs: impl ToServerAddrs,
-        options: &ConnectOptions,
+        inbox_prefix: &str,
+        retain_order: bool,
     ) -> Result<ServerPool, ConnectError> {
         let servers: Vec<ServerAddr> = addrs
             .to_server_addrs()
@@ -103,12 +104,9 @@ impl ServerPool {
             return Err(ConnectCause::NoServers.into());
         }
         // Inboxes are `<prefix>.<nuid>...`: the prefix must make them valid literal subjects.
-        rnats_proto::validate_publish_subject(format!("{}.x", options.inbox_prefix).as_bytes())
+        rnats_proto::validate_publish_subject(format!("{inbox_prefix}.x").as_bytes())
             .map_err(|e| ConnectError::from(ConnectCause::InvalidInboxPrefix(e)))?;
-        Ok(ServerPool::new(
-            servers,
-            options.reconnect.retain_servers_order,
-        ))
+        Ok(ServerPool::new(servers, retain_order))
     }
 
     /// A pool of `servers`, shuffled unless `retain_order`.
@@ -463,7 +461,7 @@ struct ServerKey {
 impl PartialEq for ServerKey {
     fn eq(&self, other: &ServerKey) -> bool {
         #[cfg(test)]
-        note_comparison();
+        crate::server_addr::note_comparison();
         self.port == other.port && self.host == other.host
     }
 }
@@ -538,7 +536,7 @@ fn plain_host_port(url: &str) -> Option<(&str, u16)> {
         return None;
     }
     let port: u16 = port.parse().ok()?;
-    let plain = host.parse::<std::net::Ipv4Addr>().is_ok() || {
+    let plain = host.parse::<core::net::Ipv4Addr>().is_ok() || {
         let labels_ok = host.split('.').all(|label| {
             !label.is_empty()
                 && !label.starts_with("xn--")
@@ -582,24 +580,11 @@ impl Hasher for Fnv {
 }
 
 #[cfg(test)]
-thread_local! {
-    /// [`ServerKey`] and [`ServerAddr::same_server`] comparisons made on this thread, for the
-    /// test that the merge of an announcement stays linear.
-    static COMPARISONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// Counts one comparison of two servers' identities (tests only).
-#[cfg(test)]
-pub(crate) fn note_comparison() {
-    COMPARISONS.with(|count| count.set(count.get() + 1));
-}
-
-#[cfg(test)]
 mod tests {
     use super::*;
 
     fn comparisons() -> u64 {
-        COMPARISONS.with(std::cell::Cell::get)
+        crate::server_addr::comparisons()
     }
 
     #[test]
