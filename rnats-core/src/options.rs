@@ -15,7 +15,7 @@ use std::time::Duration;
 use crate::auth::Secret;
 use crate::auth::{Auth, AuthError, Credentials, SignedAuth};
 use crate::events::{Event, EventCallback};
-use crate::floor::attempts::ReconnectPolicy;
+use crate::floor::server_pool::ReconnectPolicy;
 use crate::floor::server_pool::{ReconnectToServer, Server};
 use crate::tls::TlsOptions;
 use rnats_proto::ServerInfo;

@@ -26,7 +26,7 @@ pub(crate) enum Transport {
     /// WebSocket (`ws://`, `wss://`) over a [`Transport::Tcp`] or [`Transport::Tls`]; never
     /// nested deeper.
     #[cfg(feature = "websockets")]
-    WebSocket(Box<WebSocket>),
+    WebSocket(Box<WebSocket<Transport>>),
 }
 
 impl Transport {

@@ -21,15 +21,14 @@ use tokio_websockets::{ClientBuilder, Config, Message, WebSocketStream};
 
 use crate::error::{ConnectCause, ConnectError};
 use crate::server_addr::ServerAddr;
-use crate::transport::Transport;
 
 /// The most bytes one write puts into one WebSocket message. Batches larger than this go
 /// out as several messages; each costs one copy (the client must mask what it sends).
 const MAX_MESSAGE: usize = 256 * 1024;
 
-/// A WebSocket connection, read and written as a byte stream. Generic over the stream under
-/// it only so that the fuzz targets can read server frames from memory.
-pub(crate) struct WebSocket<S = Transport> {
+/// A WebSocket connection, read and written as a byte stream, over the stream `S` under it
+/// (the connection's TCP or TLS stream; memory in the fuzz targets).
+pub(crate) struct WebSocket<S> {
     stream: WebSocketStream<S>,
     /// What is left of the last message received, when it did not fit the reader's buffer.
     pending: Bytes,
@@ -37,10 +36,10 @@ pub(crate) struct WebSocket<S = Transport> {
 
 /// Sends the HTTP upgrade request for `addr` over `stream` (TCP, or TLS for `wss://`) and
 /// waits for the server to switch protocols.
-pub(crate) async fn upgrade(
-    stream: Transport,
+pub(crate) async fn upgrade<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
     addr: &ServerAddr,
-) -> Result<WebSocket, ConnectError> {
+) -> Result<WebSocket<S>, ConnectError> {
     let uri = upgrade_uri(addr);
     let builder = ClientBuilder::new()
         .uri(&uri)
@@ -58,9 +57,9 @@ pub(crate) async fn upgrade(
     })
 }
 
-impl WebSocket {
+impl<S: AsyncRead + AsyncWrite + Unpin> WebSocket<S> {
     /// The stream the WebSocket runs over.
-    pub(crate) fn inner(&self) -> &Transport {
+    pub(crate) fn inner(&self) -> &S {
         self.stream.get_ref()
     }
 }
@@ -87,7 +86,7 @@ fn io_error(error: tokio_websockets::Error) -> io::Error {
     }
 }
 
-impl fmt::Debug for WebSocket {
+impl<S: AsyncRead + AsyncWrite + Unpin + fmt::Debug> fmt::Debug for WebSocket<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WebSocket")
             .field("inner", self.inner())
