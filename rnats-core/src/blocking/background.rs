@@ -13,7 +13,8 @@ use std::sync::{Arc, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::conn;
-use super::state::{Core, Inner, READ_SLICE, Reader, saturating_deadline};
+use super::state::{Core, Inner, READ_SLICE, Reader};
+use super::time::saturating_deadline;
 use crate::connection::LinkState;
 use crate::error::{ConnectCause, ConnectError};
 use crate::events::{ClientError, ConnectionEvent};

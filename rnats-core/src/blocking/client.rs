@@ -8,8 +8,10 @@ use bytes::Bytes;
 use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject, SubjectCause};
 
 use super::events::Events;
-use super::state::{Inner, SubState, deadline_after};
+use super::handle::Handle;
+use super::state::{Inner, SubState};
 use super::subscriber::Subscriber;
+use super::time::deadline_after;
 use super::writer::Urgency;
 use crate::connection::{LinkState, State};
 use crate::error::{
@@ -34,28 +36,15 @@ pub struct Client {
     handle: Arc<Handle>,
 }
 
-/// Closes the connection when the last handle goes.
-struct Handle {
-    inner: Arc<Inner>,
-}
-
-impl Drop for Handle {
-    fn drop(&mut self) {
-        self.inner
-            .finish_writes(self.inner.options.connection_timeout);
-        self.inner.close();
-    }
-}
-
 impl Client {
     pub(super) fn new(inner: Arc<Inner>) -> Client {
         Client {
-            handle: Arc::new(Handle { inner }),
+            handle: Arc::new(Handle::new(inner)),
         }
     }
 
     pub(super) fn inner(&self) -> &Inner {
-        &self.handle.inner
+        self.handle.inner()
     }
 
     /// Publishes `payload` to `subject`.
@@ -277,7 +266,7 @@ impl Client {
                 rnats_proto::encode_sub(buf, subject.as_str(), group.as_deref(), sid);
             });
         }
-        Ok(Subscriber::new(self.clone(), sid))
+        Ok(Subscriber::new(Arc::clone(&self.handle), sid))
     }
 
     /// Waits until the server has processed everything this client sent before the call (a
@@ -303,39 +292,7 @@ impl Client {
     }
 
     pub(super) fn flush_until(&self, deadline: Option<Instant>) -> Result<(), FlushError> {
-        let inner = self.inner();
-        let timed_out = || {
-            let waited = deadline.map_or(Duration::ZERO, |d| {
-                d.saturating_duration_since(Instant::now())
-            });
-            FlushError::from(FlushCause::TimedOut(waited))
-        };
-        let ping = loop {
-            let connected = inner.wait_for(deadline, |core| match core.state {
-                // During a planned move the PING is for the next link, as the publishes
-                // before it are.
-                LinkState::Connected if core.session.link.moving().is_none() => Some(true),
-                LinkState::Closed => Some(false),
-                LinkState::Connected | LinkState::Disconnected | LinkState::Pending => None,
-            });
-            match connected {
-                None => return Err(timed_out()),
-                Some(false) => return Err(FlushCause::NotSent.into()),
-                Some(true) => {}
-            }
-            if inner.writes_closed() {
-                return Err(FlushCause::NotSent.into());
-            }
-            // The link may have been lost since; then wait for the next one.
-            if let Some(id) = inner.push_ping() {
-                break id;
-            }
-        };
-        match inner.wait_for(deadline, |core| core.session.pings.outcome(ping)) {
-            Some(Ok(())) => Ok(()),
-            Some(Err(cause)) => Err(cause.into()),
-            None => Err(timed_out()),
-        }
+        self.inner().flush_until(deadline)
     }
 
     /// Unsubscribes every subscription, waits (up to the drain timeout) until the server

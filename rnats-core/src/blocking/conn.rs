@@ -137,7 +137,7 @@ pub(super) fn dial(addr: &ServerAddr, options: &ConnectOptions) -> Result<Dialed
         addr,
         options,
         socket_addr: addr.socket_addr(),
-        deadline: super::state::saturating_deadline(options.connection_timeout),
+        deadline: super::time::saturating_deadline(options.connection_timeout),
     };
     let tcp = open_socket(&dialer.socket_addr, dialer.deadline).map_err(|e| dialer.io_error(e))?;
     tcp.set_nodelay(true).map_err(|e| dialer.io_error(e))?;

@@ -12,8 +12,8 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use super::executor::block_on;
-use super::state::deadline_after;
-use super::subscriber::TimedOut;
+use super::time::TimedOut;
+use super::time::deadline_after;
 use crate::events::{ConnectionEvent, Event, EventCallback, LISTENER_CAPACITY as CAPACITY};
 use crate::floor::sync::lock;
 

@@ -97,10 +97,13 @@ mod client;
 mod conn;
 mod events;
 mod executor;
+mod handle;
 mod pool;
 mod request_many;
 mod state;
 mod subscriber;
+mod time;
+mod write_side;
 mod writer;
 
 use std::sync::Arc;
@@ -108,7 +111,8 @@ use std::sync::Arc;
 pub use client::Client;
 pub use events::Events;
 pub use request_many::{Replies, RequestMany};
-pub use subscriber::{Subscriber, TimedOut};
+pub use subscriber::Subscriber;
+pub use time::TimedOut;
 
 use crate::error::{ConnectCause, ConnectError};
 use crate::floor::server_pool::ServerPool;

@@ -32,7 +32,6 @@ use super::writer::Writes;
 use crate::connection::LinkState;
 use crate::error::{RequestCause, SubscriberError};
 use crate::events::ConnectionEvent;
-use crate::floor::deadline::saturating_add;
 use crate::floor::server_pool::{Announcements, ServerPool};
 use crate::floor::session::{self, Session};
 use crate::floor::sync::lock;
@@ -50,17 +49,6 @@ const DRAIN_WAIT: Duration = Duration::from_millis(1);
 /// The sid of the one subscription all requests' replies come in on (ADR: requests
 /// multiplex over one inbox).
 pub(super) const REQUEST_SID: u64 = 1;
-
-/// `now + after`, or `None` (never) when that is past the clock's range: a huge timeout
-/// means no deadline, not a panic.
-pub(super) fn deadline_after(after: Duration) -> Option<Instant> {
-    Instant::now().checked_add(after)
-}
-
-/// `now + after`, saturating far in the future.
-pub(super) fn saturating_deadline(after: Duration) -> Instant {
-    saturating_add(Instant::now(), after)
-}
 
 /// Everything the threads of one client share.
 pub(super) struct Inner {

@@ -1,10 +1,12 @@
 //! The blocking [`Subscriber`]: an iterator over one subscription's messages.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::client::Client;
-use super::state::{Inner, SubState, deadline_after};
+use super::handle::Handle;
+use super::state::{Inner, SubState};
+use super::time::{TimedOut, deadline_after};
 use crate::connection::LinkState;
 use crate::error::{SubscriberError, UnsubscribeError};
 use crate::message::Message;
@@ -14,17 +16,12 @@ use crate::message::Message;
 /// A thread waiting here reads the socket itself when no other thread does. Dropping it
 /// unsubscribes.
 pub struct Subscriber {
-    client: Client,
+    client: Arc<Handle>,
     sid: u64,
 }
 
-/// A wait that ran out of time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("timed out after {0:?}")]
-pub struct TimedOut(pub Duration);
-
 impl Subscriber {
-    pub(super) fn new(client: Client, sid: u64) -> Subscriber {
+    pub(super) fn new(client: Arc<Handle>, sid: u64) -> Subscriber {
         Subscriber { client, sid }
     }
 
@@ -65,9 +62,7 @@ impl Subscriber {
         self.check_open()?;
         let inner = self.inner();
         inner.unsubscribe(self.sid, None, true);
-        let flushed = self
-            .client
-            .flush_until(deadline_after(inner.options.drain_timeout));
+        let flushed = inner.flush_until(deadline_after(inner.options.drain_timeout));
         inner.end_subscriptions(&[self.sid]);
         flushed.map_err(UnsubscribeError::from)
     }

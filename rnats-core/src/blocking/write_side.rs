@@ -1,0 +1,395 @@
+//! Who writes a blocking client's buffer to the socket, and when.
+//!
+//! A caller writes from its own thread when the socket is free and either the frame is
+//! urgent (a request, a flush's PING, a SUB) or the connection was idle: idle traffic and
+//! request/reply leave at once. While a write is in progress frames pile up and leave
+//! together in the writer's next round. A publish right after another write, with no bytes
+//! read since, is left to the flusher thread (woken once, "kick once") unless the buffer
+//! has grown past [`WRITE_AT`], where the caller writes it itself, as a `BufWriter` would:
+//! a publishing loop makes one write per tens of KiB, not one per message. Past the write
+//! limit publishers wait for room.
+//!
+//! A planned move ([`Inner::hand_over`]) splits the buffer (see [`Writes`]).
+
+use std::sync::atomic::Ordering;
+use std::sync::{MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use rnats_proto::Pub;
+
+use super::state::{Core, Inner};
+use super::writer::{Batch, Urgency, Writes};
+use crate::connection::LinkState;
+use crate::error::{FlushCause, FlushError, PublishCause, PublishError};
+use crate::floor::session::PingId;
+use crate::floor::sync::lock;
+use crate::statistics::Statistics;
+
+/// A deferred buffer this large is written by the publisher that grows it.
+const WRITE_AT: usize = 64 * 1024;
+/// A publish within this of the last write ends is part of a burst: deferred.
+const BURST_GAP: Duration = Duration::from_micros(20);
+/// The flusher writes deferred publishes once none came for this long (the burst is
+/// over)...
+const LINGER: Duration = Duration::from_micros(200);
+/// ...or once the oldest of them waited this long. Meanwhile a publishing loop writes its
+/// own buffer every [`WRITE_AT`] bytes, so the flusher does not compete with it (and the
+/// server) for the CPU.
+const MAX_DELAY: Duration = Duration::from_millis(1);
+/// A write buffer grown past this by a burst is freed once written.
+const KEEP_CAPACITY: usize = 256 * 1024;
+
+impl Inner {
+    pub(super) fn writes(&self) -> MutexGuard<'_, Writes> {
+        lock(&self.writes)
+    }
+
+    /// Queues a PUB/HPUB, waiting while the buffer is over the write limit (never while
+    /// disconnected: then the reconnect buffer's limit is an error).
+    pub(super) fn publish(
+        &self,
+        frame: &Pub<'_>,
+        payload: &[u8],
+        urgency: Urgency,
+    ) -> Result<(), PublishError> {
+        let mut writes = self.writes();
+        loop {
+            if writes.closed {
+                return Err(PublishCause::Closed.into());
+            }
+            if !writes.connected {
+                let limit = self.options.reconnect.buffer_size;
+                if writes.buf.len() + frame.encoded_len(payload.len()) > limit {
+                    return Err(PublishCause::ReconnectBufferFull { limit }.into());
+                }
+                frame.encode(&mut writes.buf, payload);
+                writes.out_messages += 1;
+                return Ok(());
+            }
+            // An empty buffer always takes one message, however large; a full one waits
+            // only for a writer that is emptying it.
+            if writes.writing && writes.buf.len() >= self.options.write_buffer_limit {
+                writes.space_waiters += 1;
+                writes = self
+                    .space
+                    .wait(writes)
+                    .unwrap_or_else(PoisonError::into_inner);
+                writes.space_waiters -= 1;
+                continue;
+            }
+            break;
+        }
+        let was_empty = writes.buf.is_empty();
+        frame.encode(&mut writes.buf, payload);
+        writes.appends += 1;
+        writes.out_messages += 1;
+        // A publishing loop writes its own buffer every WRITE_AT bytes; then it reads what
+        // came for nobody meanwhile, if anything did (see `read_behind_publishes`).
+        let bulk = urgency == Urgency::Normal && writes.buf.len() >= self.write_at();
+        if self.submit(writes, urgency, was_empty) && bulk {
+            self.read_behind_publishes();
+        }
+        Ok(())
+    }
+
+    /// Queues a control frame (PONG, SUB, UNSUB) and writes it at once if the socket is free.
+    /// Returns false when there is no link to send it on.
+    pub(super) fn send_control(&self, frame: &[u8]) -> bool {
+        let mut writes = self.writes();
+        if !writes.connected {
+            return false;
+        }
+        writes.buf.extend_from_slice(frame);
+        self.submit(writes, Urgency::Now, false);
+        true
+    }
+
+    /// Queues a control frame built by `encode` on an already locked buffer.
+    pub(super) fn send_control_locked(
+        &self,
+        mut writes: MutexGuard<'_, Writes>,
+        encode: impl FnOnce(&mut BytesMut),
+    ) {
+        if !writes.connected {
+            return;
+        }
+        encode(&mut writes.buf);
+        self.submit(writes, Urgency::Now, false);
+    }
+
+    /// Queues a PING and writes it; returns its number, for its outcome
+    /// (`Pings::outcome`), or `None` when no link is up to take it (disconnected, moving,
+    /// closed). The write buffer numbers it where it is queued, so numbers follow wire
+    /// order and the n-th PONG on the link answers PING n; the session is not locked.
+    pub(super) fn push_ping(&self) -> Option<PingId> {
+        let mut writes = self.writes();
+        if !writes.connected {
+            return None;
+        }
+        writes.buf.extend_from_slice(rnats_proto::PING);
+        writes.pings += 1;
+        let id = PingId {
+            link: writes.generation,
+            seq: writes.pings,
+        };
+        self.submit(writes, Urgency::Now, false);
+        Some(id)
+    }
+
+    /// Whether a frame whose answer a thread reads (not a publish) was queued less than
+    /// `gap` ago: that thread is likely about to read the bytes that came.
+    pub(super) fn answer_expected_within(&self, gap: Duration) -> bool {
+        self.writes().last_urgent.elapsed() < gap
+    }
+
+    /// Whether the writes are closed.
+    pub(super) fn writes_closed(&self) -> bool {
+        self.writes().closed
+    }
+
+    /// The size past which a publisher writes the buffer itself.
+    fn write_at(&self) -> usize {
+        WRITE_AT.min(self.options.write_buffer_limit)
+    }
+
+    /// Decides who writes what was just queued; true when this thread wrote it.
+    fn submit(
+        &self,
+        mut writes: MutexGuard<'_, Writes>,
+        urgency: Urgency,
+        was_empty: bool,
+    ) -> bool {
+        if urgency == Urgency::Now {
+            writes.last_urgent = Instant::now();
+        }
+        if writes.writing || !writes.connected {
+            // The writer's next round takes it (or the next link does).
+            return false;
+        }
+        let write = match urgency {
+            Urgency::Now => true,
+            // Past the write limit nobody else may be writing yet: this publisher does.
+            Urgency::Normal if writes.buf.len() >= self.write_at() => true,
+            // Already deferred: the flusher is on it.
+            Urgency::Normal if !was_empty => false,
+            // Idle: no write for a while, or bytes were read since the last one (a reply
+            // to a request just read, say: the connection waited for input, whatever the
+            // time since its last write).
+            Urgency::Normal => {
+                let now = Instant::now();
+                writes.oldest = now;
+                now.duration_since(writes.last_write) >= BURST_GAP
+                    || self.reads.load(Ordering::Relaxed) != writes.reads_at_write
+            }
+        };
+        if write {
+            self.write_now(writes);
+        } else if !writes.flusher_kicked {
+            writes.flusher_kicked = true;
+            self.flusher.notify_one();
+        }
+        write
+    }
+
+    /// Writes the buffer from this thread, unless another thread is writing.
+    pub(super) fn write_now(&self, writes: MutexGuard<'_, Writes>) {
+        if !writes.writing {
+            drop(self.write_out(writes));
+        }
+    }
+
+    /// Writes rounds of the buffer until it is empty: frames queued during a write leave
+    /// together in the next round.
+    fn write_out<'a>(&'a self, mut writes: MutexGuard<'a, Writes>) -> MutexGuard<'a, Writes> {
+        writes.writing = true;
+        while let Some(batch) = writes.take_batch() {
+            if writes.space_waiters > 0 {
+                self.space.notify_all();
+            }
+            drop(writes);
+            // Counted as handed to the socket, before the write: a reply may beat the
+            // return of the write call.
+            Statistics::add(&self.statistics.out_messages, batch.messages);
+            // Every protocol byte counts, as in async-nats: frames, not only payloads.
+            Statistics::add(&self.statistics.out_bytes, batch.frames.len() as u64);
+            let Batch {
+                conn,
+                generation,
+                mut frames,
+                handover,
+                ..
+            } = batch;
+            let result = conn.write_all(&frames);
+            frames.clear();
+            let failed = result.is_err();
+            if let Err(error) = result {
+                self.fail_link(generation, &format!("write failed: {error}"));
+            }
+            writes = self.writes();
+            if handover && !failed {
+                self.note_handover_written(writes, generation);
+                writes = self.writes();
+            }
+            if frames.capacity() <= KEEP_CAPACITY && writes.spare.capacity() < frames.capacity() {
+                writes.spare = frames;
+            }
+            writes.last_write = Instant::now();
+            writes.reads_at_write = self.reads.load(Ordering::Relaxed);
+        }
+        writes.writing = false;
+        if writes.space_waiters > 0 {
+            self.space.notify_all();
+        }
+        writes
+    }
+
+    /// The flusher thread: writes the publishes left to it, until the client closes.
+    pub(super) fn run_flusher(&self) {
+        let mut writes = self.writes();
+        loop {
+            writes = self
+                .flusher
+                .wait_while(writes, |w| !w.flusher_kicked && !w.closed)
+                .unwrap_or_else(PoisonError::into_inner);
+            if writes.closed {
+                return;
+            }
+            loop {
+                let seen = writes.appends;
+                writes = self
+                    .flusher
+                    .wait_timeout(writes, LINGER)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+                if writes.closed {
+                    return;
+                }
+                if writes.buf.is_empty() || !writes.connected {
+                    // Its publisher wrote it.
+                    break;
+                }
+                let quiet = writes.appends == seen;
+                if !writes.writing && (quiet || writes.oldest.elapsed() >= MAX_DELAY) {
+                    writes = self.write_out(writes);
+                    break;
+                }
+            }
+            writes.flusher_kicked = false;
+        }
+    }
+
+    /// Writes what is queued now, from this thread, unless another thread is writing.
+    pub(super) fn write_pending(&self) {
+        let writes = self.writes();
+        if writes.has_batch() {
+            self.write_now(writes);
+        }
+    }
+
+    /// Starts a planned move on the write side (see [`Writes::hand_over`]) and tells the
+    /// session its last PING's number (`Pings::note_last_ping`: its PONG ends the old
+    /// link); the caller holds `core`, so the old link's frames are written later, by
+    /// [`Inner::write_pending`] or the writer in progress. Returns that PING's number, or
+    /// `None` if there is no live link.
+    pub(super) fn hand_over(&self, core: &mut Core) -> Option<u64> {
+        let mut writes = self.writes();
+        let last_ping = writes.hand_over()?;
+        core.session.pings.note_last_ping(last_ping);
+        // The old link's frames may be written by the background thread (a lame duck move),
+        // which also ends the move at its deadline: a server that stops reading must not
+        // hold that write past the deadline.
+        if let Some(handover) = &writes.handover {
+            let grace = self.options.connection_timeout;
+            if let Err(error) = handover.conn.set_write_timeout(grace) {
+                tracing::debug!(%error, "cannot bound the planned move's writes");
+            }
+        }
+        // Publishers waiting for room now fill the reconnect buffer.
+        if writes.space_waiters > 0 {
+            self.space.notify_all();
+        }
+        Some(last_ping)
+    }
+
+    /// The old link's frames of the move on link `generation` are all written: the
+    /// background thread, which ends the move, may be waiting for that.
+    fn note_handover_written(&self, mut writes: MutexGuard<'_, Writes>, generation: u64) {
+        match writes.handover.as_mut() {
+            Some(handover) if handover.generation == generation => handover.written = true,
+            _ => return,
+        }
+        drop(writes);
+        // Taking `core` orders this after the background thread's look at the move (it
+        // holds `core` from that look until it waits), so the wake-up is not missed.
+        let _core = self.core();
+        self.background.notify_all();
+    }
+
+    /// Before closing: refuses new publishes and writes out what was queued (waiting up to
+    /// `timeout` for a writer in progress).
+    pub(super) fn finish_writes(&self, timeout: Duration) {
+        let deadline = super::time::saturating_deadline(timeout);
+        let mut writes = self.writes();
+        writes.closed = true;
+        self.flusher.notify_all();
+        loop {
+            if !writes.has_batch() && !writes.writing {
+                return;
+            }
+            if !writes.writing {
+                writes = self.write_out(writes);
+                continue;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            writes.space_waiters += 1;
+            writes = self
+                .space
+                .wait_timeout(writes, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+            writes.space_waiters -= 1;
+        }
+    }
+
+    /// Queues a PING once a link is up and waits for its PONG, until `deadline`
+    /// (`Client::flush`).
+    pub(super) fn flush_until(&self, deadline: Option<Instant>) -> Result<(), FlushError> {
+        let inner = self;
+        let timed_out = || {
+            let waited = deadline.map_or(Duration::ZERO, |d| {
+                d.saturating_duration_since(Instant::now())
+            });
+            FlushError::from(FlushCause::TimedOut(waited))
+        };
+        let ping = loop {
+            let connected = inner.wait_for(deadline, |core| match core.state {
+                // During a planned move the PING is for the next link, as the publishes
+                // before it are.
+                LinkState::Connected if core.session.link.moving().is_none() => Some(true),
+                LinkState::Closed => Some(false),
+                LinkState::Connected | LinkState::Disconnected | LinkState::Pending => None,
+            });
+            match connected {
+                None => return Err(timed_out()),
+                Some(false) => return Err(FlushCause::NotSent.into()),
+                Some(true) => {}
+            }
+            if inner.writes_closed() {
+                return Err(FlushCause::NotSent.into());
+            }
+            // The link may have been lost since; then wait for the next one.
+            if let Some(id) = inner.push_ping() {
+                break id;
+            }
+        };
+        match inner.wait_for(deadline, |core| core.session.pings.outcome(ping)) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(cause)) => Err(cause.into()),
+            None => Err(timed_out()),
+        }
+    }
+}
