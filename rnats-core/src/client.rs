@@ -20,8 +20,8 @@ pub use crate::error::{
     RequestError, RequestErrorKind, ServerPoolError, ServerPoolErrorKind, SetServerPoolError,
     SetServerPoolErrorKind, SubscribeError, SubscribeErrorKind,
 };
+use crate::floor::handshake::DEFAULT_MAX_PAYLOAD;
 use crate::floor::server_pool::Server;
-use crate::handshake::DEFAULT_MAX_PAYLOAD;
 
 mod events;
 pub mod traits;
@@ -35,7 +35,7 @@ use crate::shared::{ClientHandle, Shared, Sink, SubEntry};
 pub use crate::statistics::Statistics;
 use crate::sub_queue::{Limits, SubQueue};
 use crate::subject::ToSubject;
-use crate::write_queue::Urgency;
+use crate::writer::Urgency;
 use crate::{Message, Subscriber, request};
 pub use events::Events;
 use events::spawn_callback;

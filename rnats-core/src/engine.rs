@@ -77,16 +77,18 @@ use tokio::time::{Instant, Sleep};
 use crate::Message;
 use crate::connection::LinkState;
 use crate::delivery::Deliveries;
+use crate::dial::Established;
 use crate::error::{FlushCause, SubscriberError};
 use crate::events::{ClientError, ConnectionEvent};
+use crate::floor::frames::{Frames, IOVECS};
+use crate::floor::handshake::inbound_limit;
 use crate::floor::link::LinkAction;
 use crate::floor::session;
-use crate::handshake::{Established, inbound_limit};
 use crate::reconnect;
 use crate::shared::{ClientSession, Shared, Sink};
 use crate::statistics::Statistics;
 use crate::transport::Transport;
-use crate::write_queue::{Frames, IOVECS, Writer};
+use crate::writer::{Writer, try_write};
 
 /// Passes through the loop before yielding to the runtime.
 const ROUNDS: usize = 32;
@@ -634,7 +636,7 @@ impl Engine {
                 Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("write failed: {e}"))),
                 Poll::Ready(Ok(())) => {}
             }
-            match self.out.try_write_to(socket) {
+            match try_write(&mut self.out, socket) {
                 Ok(0) => {} // stale readiness: the next poll registers for a wake-up
                 Ok(n) => {
                     Statistics::add(&self.shared.statistics.out_bytes, n as u64);

@@ -11,12 +11,12 @@ use super::{DriverGuard, Ending, Engine, replay};
 use crate::connection::LinkState;
 use crate::error::FlushCause;
 use crate::events::ConnectionEvent;
+use crate::floor::frames::{Frames, IOVECS};
 use crate::floor::server_pool::ServerPool;
 use crate::floor::session::Waiting;
 use crate::options::ConnectOptions;
 use crate::shared::{Shared, Sink, SubEntry};
 use crate::sub_queue::{Limits, SubQueue};
-use crate::write_queue::{Frames, IOVECS};
 
 fn shared() -> Arc<Shared> {
     let pool = ServerPool::new(vec!["127.0.0.1:1".parse().expect("an address")], true);

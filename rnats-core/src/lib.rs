@@ -29,16 +29,17 @@
 mod auth;
 pub mod blocking;
 pub mod client;
+mod connect_info;
 pub mod connection;
 pub mod datetime;
 mod delivery;
+mod dial;
 mod engine;
 pub mod error;
 mod events;
 mod floor;
 #[doc(hidden)]
 pub mod fuzzing;
-mod handshake;
 pub mod header;
 pub mod id;
 pub mod message;
@@ -59,7 +60,7 @@ pub mod trace;
 mod transport;
 #[cfg(feature = "websockets")]
 mod websocket;
-mod write_queue;
+mod writer;
 
 /// Any error, boxed: what `?` turns every rnats error into, as with async-nats.
 pub type Error = Box<dyn std::error::Error + Send + Sync + 'static>;

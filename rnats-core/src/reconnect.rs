@@ -10,11 +10,11 @@ use std::task::Poll;
 
 use rnats_proto::ServerInfo;
 
+use crate::dial::{self, Established};
 use crate::events::ConnectionEvent;
 use crate::floor::attempts::Plan;
 use crate::floor::server_pool::{ReconnectToServer, ServerPool};
 use crate::floor::sync::lock;
-use crate::handshake::{self, Established};
 use crate::shared::Shared;
 
 /// Tries servers until one accepts, as the policy says (see [`Attempts`]). Returns `None`
@@ -31,8 +31,7 @@ pub(crate) async fn reconnect(shared: &Shared) -> Option<Established> {
         if !attempt.delay.is_zero() {
             unless_closed(shared, tokio::time::sleep(attempt.delay)).await?;
         }
-        let outcome =
-            unless_closed(shared, handshake::connect(&attempt.addr, &shared.options)).await?;
+        let outcome = unless_closed(shared, dial::connect(&attempt.addr, &shared.options)).await?;
         match outcome {
             Ok(established) => {
                 lock(&shared.pool).record(&attempt.addr, Ok(()));
@@ -83,7 +82,7 @@ pub(crate) async fn first_connect(
         if !attempt.delay.is_zero() {
             tokio::time::sleep(attempt.delay).await;
         }
-        match handshake::connect(&attempt.addr, options).await {
+        match dial::connect(&attempt.addr, options).await {
             Ok(established) => {
                 pool.record(&attempt.addr, Ok(()));
                 return Ok(established);

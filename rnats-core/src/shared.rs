@@ -19,6 +19,7 @@ use crate::connection::LinkState;
 use crate::error::{FlushCause, FlushError};
 use crate::events::{ConnectionEvent, Event};
 use crate::floor::deadline::FAR_FUTURE;
+use crate::floor::frames::Frames;
 use crate::floor::server_pool::{Announcements, ServerPool};
 pub(crate) use crate::floor::session::SidMap;
 use crate::floor::session::{Pings, PongWaiter, Session};
@@ -26,7 +27,7 @@ use crate::floor::sync::lock;
 use crate::options::{ConnectOptions, Linger};
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
-use crate::write_queue::{Frames, Urgency, Writer};
+use crate::writer::{Urgency, Writer, try_write};
 
 /// Everything the client handles and the engine share.
 #[derive(Debug)]
@@ -475,7 +476,7 @@ impl Shared {
             if let Some(socket) = socket {
                 // A partial write, a full socket buffer or an error all leave the rest to the
                 // engine, which meets any error itself and ends the connection with it.
-                if let Ok(written) = queue.try_write_to(socket) {
+                if let Ok(written) = try_write(queue, socket) {
                     Statistics::add(&self.statistics.out_bytes, written as u64);
                 }
             }

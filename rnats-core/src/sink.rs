@@ -14,7 +14,7 @@ use futures_util::Sink;
 use crate::client::{Client, Outbound, Wait};
 use crate::error::{PublishCause, PublishError};
 use crate::message::OutboundMessage;
-use crate::write_queue::Urgency;
+use crate::writer::Urgency;
 
 impl Sink<OutboundMessage> for Client {
     type Error = PublishError;

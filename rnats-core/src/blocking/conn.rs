@@ -19,9 +19,10 @@ use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use rustls_pki_types::ServerName;
 
 use super::executor::block_on;
+use crate::connect_info::{connect_info, prove};
 use crate::error::{ConnectCause, ConnectError};
+use crate::floor::handshake::{Handshake, Output, Traffic};
 use crate::floor::sync::lock;
-use crate::handshake::{self, Handshake, Output};
 use crate::options::ConnectOptions;
 use crate::server_addr::ServerAddr;
 
@@ -39,7 +40,7 @@ pub(super) struct Dialed {
     pub(super) parser: Parser,
     pub(super) info: ServerInfo,
     /// What the handshake read and wrote, for the statistics.
-    pub(super) traffic: crate::handshake::Traffic,
+    pub(super) traffic: Traffic,
 }
 
 impl Conn {
@@ -220,14 +221,8 @@ impl Dialer<'_> {
             .server_info()
             .ok_or(ConnectCause::UnexpectedOp("CONNECT"))?;
         // Credentials callbacks are futures; the blocking client runs them here.
-        let proof = block_on(handshake::prove(self.options, info))?;
-        Ok(handshake::connect_info(
-            proof,
-            self.addr,
-            self.options,
-            info,
-            tls,
-        ))
+        let proof = block_on(prove(self.options, info))?;
+        Ok(connect_info(proof, self.addr, self.options, info, tls))
     }
 
     fn timed_out(&self) -> ConnectError {

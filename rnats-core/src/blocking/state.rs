@@ -214,7 +214,7 @@ impl Inner {
             pool: Mutex::new(pool),
             announcements: Mutex::default(),
             // Until the first INFO says otherwise: the server default, as in async-nats.
-            max_payload: AtomicUsize::new(crate::handshake::DEFAULT_MAX_PAYLOAD),
+            max_payload: AtomicUsize::new(crate::floor::handshake::DEFAULT_MAX_PAYLOAD),
             headers_supported: AtomicBool::new(true),
             next_sid: AtomicU64::new(REQUEST_SID + 1),
             next_token: AtomicU64::new(1),

@@ -12,6 +12,8 @@
 pub(crate) mod attempts;
 pub(crate) mod backoff;
 pub(crate) mod deadline;
+pub(crate) mod frames;
+pub(crate) mod handshake;
 pub(crate) mod keepalive;
 pub(crate) mod link;
 pub(crate) mod server_pool;

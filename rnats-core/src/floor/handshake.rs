@@ -1,44 +1,16 @@
-//! Opening a connection: TCP connect (then TLS and the WebSocket upgrade for `wss://`, or
-//! the upgrade alone for `ws://`), INFO, CONNECT, and the PING/PONG that confirms the server
-//! accepted us (ADR-40). Runs before the engine starts, so every failure here is a
-//! [`ConnectError`] returned from `connect()`.
-//!
-//! The protocol part is the sans-IO [`Handshake`]: bytes the server sent go in through
-//! [`Handshake::handle_read`], and [`Handshake::poll_output`] says what the driver must do
-//! next (read, write these bytes, upgrade to TLS, send CONNECT, or stop: done). The tokio
-//! driver is [`connect`] below; the blocking client (`blocking::dial`) drives the same
-//! machine over a `std::net::TcpStream`.
+//! The NATS handshake as a sans-IO state machine (ADR-40): bytes the server sent go in
+//! through [`Handshake::handle_read`], and [`Handshake::poll_output`] says what the driver
+//! must do next (read, write these bytes, upgrade to TLS, send CONNECT, or stop: done). The
+//! tokio client drives it in `dial.rs`, the blocking client in `blocking/conn.rs`.
 //!
 //! ```text
 //!  ExpectInfo ──INFO──▶ [UpgradeTls] ──▶ SendConnect ──CONNECT+PING──▶ ExpectPong ──PONG──▶ Done
 //! ```
 
-use std::io;
-
 use bytes::{Bytes, BytesMut};
 use rnats_proto::{ConnectInfo, Parser, ParserLimits, ServerError, ServerInfo, ServerOp};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpSocket, TcpStream};
 
-use crate::auth::Proof;
 use crate::error::{ConnectCause, ConnectError};
-use crate::options::ConnectOptions;
-use crate::server_addr::ServerAddr;
-use crate::tls;
-use crate::transport::Transport;
-#[cfg(feature = "websockets")]
-use crate::websocket;
-
-/// A connection the server has accepted, with whatever it sent after its PONG still unread.
-#[derive(Debug)]
-pub(crate) struct Established {
-    pub(crate) stream: Transport,
-    pub(crate) read_buf: BytesMut,
-    pub(crate) parser: Parser,
-    pub(crate) info: ServerInfo,
-    /// What the handshake read and wrote, for the statistics.
-    pub(crate) traffic: Traffic,
-}
 
 /// What the handshake is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,186 +208,6 @@ impl Handshake {
     }
 }
 
-/// Connects to `addr` and completes the handshake within the connection timeout.
-pub(crate) async fn connect(
-    addr: &ServerAddr,
-    options: &ConnectOptions,
-) -> Result<Established, ConnectError> {
-    let socket_addr = addr.socket_addr();
-    let timeout = options.connection_timeout;
-    match tokio::time::timeout(timeout, handshake(&socket_addr, addr, options)).await {
-        Ok(result) => result,
-        Err(_) => Err(ConnectCause::TimedOut {
-            addr: socket_addr,
-            timeout,
-        }
-        .into()),
-    }
-}
-
-/// The WebSocket (`ws://`, `wss://`) transport over `tcp`.
-#[cfg(feature = "websockets")]
-async fn websocket_under(
-    tcp: TcpStream,
-    addr: &ServerAddr,
-    options: &ConnectOptions,
-    tls_wanted: bool,
-) -> Result<Transport, ConnectError> {
-    let under = if tls_wanted {
-        let config = options.tls.client_config()?;
-        Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
-    } else {
-        Transport::Tcp(tcp)
-    };
-    Ok(Transport::WebSocket(Box::new(
-        websocket::upgrade(under, addr).await?,
-    )))
-}
-
-/// Without the `websockets` feature a WebSocket address is refused, as async-nats refuses it.
-#[cfg(not(feature = "websockets"))]
-async fn websocket_under(
-    _tcp: TcpStream,
-    addr: &ServerAddr,
-    _options: &ConnectOptions,
-    _tls_wanted: bool,
-) -> Result<Transport, ConnectError> {
-    Err(ConnectCause::WebSocket(format!(
-        "{addr} is a WebSocket address, and rnats was built without its `websockets` feature"
-    ))
-    .into())
-}
-
-async fn handshake(
-    socket_addr: &str,
-    addr: &ServerAddr,
-    options: &ConnectOptions,
-) -> Result<Established, ConnectError> {
-    let io_error = |source| ConnectCause::Io {
-        addr: socket_addr.to_owned(),
-        source,
-    };
-    let tcp = open_socket(socket_addr, options).await.map_err(io_error)?;
-    tcp.set_nodelay(true).map_err(io_error)?;
-    let tls_wanted = options.tls.required || addr.tls_required();
-    let mut stream = if addr.is_websocket() {
-        // Over WebSocket, TLS belongs to the connection under it (`wss://`), never to the
-        // NATS protocol: the server's INFO does not ask for an upgrade.
-        websocket_under(tcp, addr, options, tls_wanted).await?
-    } else if options.tls.first {
-        let config = options.tls.client_config()?;
-        Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
-    } else {
-        Transport::Tcp(tcp)
-    };
-
-    let upgradable = matches!(stream, Transport::Tcp(_));
-    let mut handshake = Handshake::new(
-        tls_wanted,
-        upgradable,
-        addr.host(),
-        options.read_buffer_capacity,
-    );
-    let mut chunk = vec![0; 4096];
-    loop {
-        match handshake.poll_output()? {
-            Output::Read => {
-                let n = stream.read(&mut chunk).await.map_err(|source| {
-                    // Over TLS a read error is most often the server refusing us (a missing
-                    // client certificate, say), not an unreachable server.
-                    if stream.is_tls() {
-                        ConnectError::from(ConnectCause::Tls(format!(
-                            "the TLS connection failed: {source}"
-                        )))
-                    } else {
-                        io_error(source).into()
-                    }
-                })?;
-                if n == 0 {
-                    return Err(ConnectCause::ClosedByServer.into());
-                }
-                handshake.handle_read(&chunk[..n]);
-            }
-            Output::Write(bytes) => write(&mut stream, &bytes).await.map_err(io_error)?,
-            Output::UpgradeTls => {
-                if let Transport::Tcp(tcp) = stream {
-                    let config = options.tls.client_config()?;
-                    stream =
-                        Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?));
-                }
-                handshake.handle_tls_upgraded();
-            }
-            Output::SendConnect => {
-                let connect = {
-                    let info = handshake
-                        .server_info()
-                        .ok_or(ConnectCause::UnexpectedOp("CONNECT"))?;
-                    let proof = prove(options, info).await?;
-                    connect_info(proof, addr, options, info, stream.is_tls())
-                };
-                handshake.handle_connect_info(&connect);
-            }
-            Output::Done => break,
-        }
-    }
-    let (read_buf, parser, info, traffic) = handshake.finish()?;
-    Ok(Established {
-        stream,
-        read_buf,
-        parser,
-        info,
-        traffic,
-    })
-}
-
-/// Writes `bytes` and flushes them: TLS and WebSocket hold writes until flushed.
-async fn write(stream: &mut Transport, bytes: &[u8]) -> io::Result<()> {
-    stream.write_all(bytes).await?;
-    stream.flush().await
-}
-
-/// Resolves `socket_addr` and connects to the first address that answers, applying the
-/// socket buffer sizes and the local address from the options.
-async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<TcpStream> {
-    let mut last_error = None;
-    // A name may resolve to several servers: try them all, in random order (ADR-11), so
-    // that clients spread over them.
-    let mut addrs: Vec<_> = tokio::net::lookup_host(socket_addr).await?.collect();
-    crate::floor::backoff::shuffle(&mut addrs);
-    for addr in addrs {
-        if let Some(local) = options
-            .local_address
-            .filter(|l| l.is_ipv4() != addr.is_ipv4())
-        {
-            // This local address cannot reach that server address; another may match.
-            last_error = Some(io::Error::new(
-                io::ErrorKind::AddrNotAvailable,
-                format!("local address {local} cannot connect to {addr}"),
-            ));
-            continue;
-        }
-        let socket = if addr.is_ipv4() {
-            TcpSocket::new_v4()?
-        } else {
-            TcpSocket::new_v6()?
-        };
-        if let Some(size) = options.send_buffer_size {
-            socket.set_send_buffer_size(u32::try_from(size).unwrap_or(u32::MAX))?;
-        }
-        if let Some(size) = options.recv_buffer_size {
-            socket.set_recv_buffer_size(u32::try_from(size).unwrap_or(u32::MAX))?;
-        }
-        if let Some(local) = options.local_address {
-            socket.bind(local)?;
-        }
-        match socket.connect(addr).await {
-            Ok(stream) => return Ok(stream),
-            Err(e) => last_error = Some(e),
-        }
-    }
-    Err(last_error.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address")))
-}
-
 /// nats-server's default `max_payload`, 1 MiB: what a client assumes before any INFO.
 pub(crate) const DEFAULT_MAX_PAYLOAD: usize = 1024 * 1024;
 
@@ -434,60 +226,7 @@ pub(crate) fn inbound_limit(info: &ServerInfo) -> usize {
     max_payload.max(FLOOR)
 }
 
-/// The credentials' answer to the server's nonce (the auth callback's, if one is set).
-pub(crate) async fn prove(
-    options: &ConnectOptions,
-    info: &ServerInfo,
-) -> Result<Proof, ConnectError> {
-    match &options.credentials {
-        Some(credentials) => Ok(credentials.prove(&info.nonce).await?),
-        None => Ok(Proof::default()),
-    }
-}
-
-/// The CONNECT body for `info`, with `proof` from [`prove`].
-pub(crate) fn connect_info(
-    proof: Proof,
-    addr: &ServerAddr,
-    options: &ConnectOptions,
-    info: &ServerInfo,
-    tls: bool,
-) -> ConnectInfo {
-    // Credentials in the URL win over those in the options, as in other NATS clients; an
-    // auth callback's answer wins over both.
-    let (user, pass) = match (
-        proof.user_and_password,
-        addr.user_and_password(),
-        &options.user_and_password,
-    ) {
-        (Some((u, p)), _, _) | (None, Some((u, p)), _) => (Some(u), Some(p)),
-        (None, None, Some((u, p))) => (Some(u.clone()), Some(p.clone())),
-        (None, None, None) => (None, None),
-    };
-    let token = proof
-        .token
-        .or_else(|| addr.token())
-        .or_else(|| options.token.clone());
-    ConnectInfo {
-        verbose: false,
-        user_jwt: proof.jwt,
-        nkey: proof.nkey,
-        signature: proof.sig,
-        pedantic: false,
-        name: options.name.clone(),
-        echo: !options.no_echo,
-        lang: "rust".to_owned(),
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        protocol: rnats_proto::Protocol::Dynamic,
-        tls_required: tls,
-        user,
-        pass,
-        auth_token: token,
-        headers: info.headers,
-        no_responders: info.headers,
-    }
-}
-
+/// The name of a server operation, for errors.
 pub(crate) fn op_name(op: &ServerOp) -> &'static str {
     match op {
         ServerOp::Info(_) => "INFO",
@@ -503,34 +242,12 @@ pub(crate) fn op_name(op: &ServerOp) -> &'static str {
 mod tests {
     use super::*;
 
-    /// Without the `websockets` feature a `ws://` server is refused with a typed error once
-    /// the TCP connection is up, instead of speaking NATS to a WebSocket endpoint.
-    #[cfg(not(feature = "websockets"))]
-    #[tokio::test]
-    async fn a_websocket_address_needs_the_websockets_feature() {
-        // The kernel completes the TCP handshake on a listening socket without `accept`.
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let addr: ServerAddr = format!("ws://127.0.0.1:{port}").parse().unwrap();
-        let Err(error) = connect(&addr, &ConnectOptions::new()).await else {
-            panic!("a WebSocket address connected without the feature");
-        };
-        assert!(
-            error
-                .to_string()
-                .contains("without its `websockets` feature"),
-            "{error}"
-        );
-    }
-
     fn connect_body() -> ConnectInfo {
-        connect_info(
-            Proof::default(),
-            &"nats://127.0.0.1:4222".parse().unwrap(),
-            &ConnectOptions::new(),
-            &ServerInfo::default(),
-            false,
-        )
+        ConnectInfo {
+            lang: "rust".to_owned(),
+            headers: true,
+            ..ConnectInfo::default()
+        }
     }
 
     #[test]
