@@ -29,7 +29,8 @@ use crate::events::ConnectionEvent;
 use crate::floor::server_pool::ServerPool;
 use crate::options::ConnectOptions;
 use crate::reconnect;
-pub use crate::request::{PendingReply, Request};
+pub use crate::request::PendingReply;
+pub use crate::request_builder::Request;
 use crate::server_addr::ToServerAddrs;
 use crate::shared::{ClientHandle, Shared, Sink, SubEntry};
 pub use crate::statistics::Statistics;
@@ -305,7 +306,7 @@ impl Client {
                 .map_err(|_| RequestError::from(RequestCause::TimedOut(limit)))?,
             None => replies.next().await,
         };
-        crate::request::inbox_reply_outcome(reply)
+        crate::floor::replies::inbox_reply_outcome(reply)
     }
 
     /// Sends a request and returns at once with its [`PendingReply`], to be awaited later: for

@@ -5,6 +5,7 @@
 //! returned from `connect()`.
 
 use std::io;
+use std::net::SocketAddr;
 
 use bytes::BytesMut;
 use rnats_proto::{Parser, ServerInfo};
@@ -30,6 +31,13 @@ pub(crate) struct Established {
     pub(crate) info: ServerInfo,
     /// What the handshake read and wrote, for the statistics.
     pub(crate) traffic: Traffic,
+}
+
+impl ServerAddr {
+    /// Resolves the host to socket addresses.
+    pub async fn socket_addrs(&self) -> io::Result<impl Iterator<Item = SocketAddr> + '_> {
+        tokio::net::lookup_host((self.host(), self.port())).await
+    }
 }
 
 /// Connects to `addr` and completes the handshake within the connection timeout.

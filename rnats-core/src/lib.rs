@@ -23,44 +23,81 @@
 //! The cargo features are async-nats' (`ring`, `aws-lc-rs`, `fips`, `websockets`, `nkeys`,
 //! `nuid`, `chrono`); the `rnats` facade forwards its features of the same names and lists
 //! them all.
+//!
+//! # Map of the crate
+//!
+//! The crate is a tree: each layer uses only the layers under it (`tests/floor_is_pure.rs`
+//! checks the rules, `scripts/import-graph` shows that no file imports another in a circle).
+//!
+//! - **The floor** (`floor/`, private): the connection's protocol state, pure. The session
+//!   (subscriptions, pings, the link), keepalive, the handshake machine, the write queue's
+//!   frames, the server pool and its reconnect plan, the backoff, replies and request-many's
+//!   gathering, deadlines and lock helpers. Fed with bytes, events and the time, asked what to
+//!   do next; no tokio, no `std::net`, no socket, no clock, and tested that way.
+//! - **The vocabulary** (mostly public): what the API speaks in, used by the floor and both
+//!   drivers. [`error`], [`message`], [`header`], [`subject`], [`status`], [`id`],
+//!   [`connection`], the events, the server address, statistics, auth and the request
+//!   builder. No runtime here either.
+//! - **Support both drivers share**: [`ConnectOptions`], TLS settings, the CONNECT body,
+//!   [`datetime`].
+//! - **The tokio driver** (the crate root's client): [`Client`] and its clones, the engine
+//!   task that owns the socket (`engine.rs`), what the callers and the engine share
+//!   (`shared.rs`), the rule for who writes the socket (`writer.rs`), dialing and the
+//!   transports (`dial.rs`, `transport.rs`, `websocket.rs`), reconnecting, deliveries to
+//!   subscribers, requests, [`request_many`], [`trace`], the `Sink` of messages.
+//! - **The blocking driver** ([`blocking`]): the same client for threads, with no runtime.
+//!   It uses the floor, the vocabulary and the shared support, never the tokio driver's
+//!   files, and the tokio driver never uses it.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// The floor: pure protocol state.
+mod floor;
+
+// The vocabulary.
 mod auth;
-pub mod blocking;
-pub mod client;
-mod connect_info;
 pub mod connection;
-pub mod datetime;
-mod delivery;
-mod dial;
-mod engine;
 pub mod error;
 mod events;
-mod floor;
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod header;
 pub mod id;
 pub mod message;
+mod request_builder;
+mod server_addr;
+mod statistics;
+pub mod status;
+pub mod subject;
+
+// Support both drivers share.
+mod connect_info;
+pub mod datetime;
 mod options;
+mod tls;
+
+// The tokio driver.
+pub mod client;
+mod delivery;
+mod dial;
+mod engine;
 mod reconnect;
 mod request;
 pub mod request_many;
-mod server_addr;
 mod shared;
 mod sink;
-mod statistics;
-pub mod status;
 mod sub_queue;
-pub mod subject;
 mod subscriber;
-mod tls;
 pub mod trace;
 mod transport;
 #[cfg(feature = "websockets")]
 mod websocket;
 mod writer;
+
+// The blocking driver.
+pub mod blocking;
+
+// Entry points for the fuzz targets in `fuzz/`.
+#[doc(hidden)]
+pub mod fuzzing;
 
 /// Any error, boxed: what `?` turns every rnats error into, as with async-nats.
 pub type Error = Box<dyn std::error::Error + Send + Sync + 'static>;

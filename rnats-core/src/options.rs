@@ -173,7 +173,7 @@ impl ConnectOptions {
 
     /// Calls `callback` with every connection event, one at a time and in order, starting
     /// with the first `Connected`. A callback that falls far behind (more than 256 events)
-    /// misses the oldest ones. [`Client::events`] is the stream form with rnats' detail.
+    /// misses the oldest ones. [`Client::events`](crate::Client::events) is the stream form with rnats' detail.
     ///
     /// A [blocking client](crate::blocking) runs the callback on a thread of its own
     /// (`rnats-blocking-events`, started only when a callback is set), polling each future
@@ -349,13 +349,13 @@ impl ConnectOptions {
         self
     }
 
-    /// Default timeout for [`Client::request`]; `None` waits forever (default 10 s).
+    /// Default timeout for [`Client::request`](crate::Client::request); `None` waits forever (default 10 s).
     pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.request_timeout = timeout;
         self
     }
 
-    /// How long [`Client::drain`] waits for the server before closing anyway (default 30 s).
+    /// How long [`Client::drain`](crate::Client::drain) waits for the server before closing anyway (default 30 s).
     pub fn drain_timeout(mut self, timeout: Duration) -> Self {
         self.drain_timeout = timeout;
         self

@@ -3,7 +3,6 @@
 
 use std::fmt;
 use std::io;
-use std::net::SocketAddr;
 use std::str::FromStr;
 
 use url::{Host, Url};
@@ -106,11 +105,6 @@ impl ServerAddr {
     /// The password in the URL, if any, still percent-encoded.
     pub fn password(&self) -> Option<&str> {
         self.0.password()
-    }
-
-    /// Resolves the host to socket addresses.
-    pub async fn socket_addrs(&self) -> io::Result<impl Iterator<Item = SocketAddr> + '_> {
-        tokio::net::lookup_host((self.host(), self.port())).await
     }
 
     /// User and password from the URL, decoded, when both are there.

@@ -167,7 +167,7 @@ impl Client {
         let deadline = timeout.and_then(deadline_after);
         let outcome = inner.wait_for(deadline, |core| Inner::request_outcome(core, token, lost));
         match outcome {
-            Some(Ok(reply)) => crate::request::reply_outcome(reply),
+            Some(Ok(reply)) => crate::floor::replies::reply_outcome(reply),
             Some(Err(cause)) => {
                 inner.forget_request(token);
                 Err(cause.into())
@@ -186,7 +186,7 @@ impl Client {
     pub fn send_request<S: ToSubject>(
         &self,
         subject: S,
-        request: crate::Request,
+        request: crate::request_builder::Request,
     ) -> Result<Message, RequestError> {
         let timeout = request
             .timeout
@@ -218,7 +218,7 @@ impl Client {
                 .map_err(|_| RequestError::from(RequestCause::TimedOut(limit)))?,
             None => replies.next(),
         };
-        crate::request::inbox_reply_outcome(reply)
+        crate::floor::replies::inbox_reply_outcome(reply)
     }
 
     /// Subscribes to `subject`, which may contain wildcards.

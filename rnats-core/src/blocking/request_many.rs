@@ -8,11 +8,11 @@ use bytes::Bytes;
 
 use super::client::Client;
 use super::subscriber::Subscriber;
-use crate::client::RequestError;
 use crate::error::RequestCause;
+use crate::error::RequestError;
+use crate::floor::replies::{Gather, ManyEnd, ManyLimits, Verdict, checked_request_subject};
 use crate::header::HeaderMap;
 use crate::message::Message;
-use crate::request_many::{Gather, ManyEnd, ManyLimits, Verdict, checked_request_subject};
 use crate::subject::{Subject, ToSubject};
 
 /// A request-many being set up by [`Client::request_many`]; [`RequestMany::send`] sends it.

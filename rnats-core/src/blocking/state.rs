@@ -490,7 +490,7 @@ impl Inner {
             // event callback hears of every dropped message, as in async-nats.
             sub.dropped += 1;
             self.events
-                .emit_to_callback(crate::Event::SlowConsumer(msg.sid));
+                .emit_to_callback(crate::events::Event::SlowConsumer(msg.sid));
             if !sub.slow {
                 sub.slow = true;
                 tracing::warn!(sid = msg.sid, subject = %msg.subject, "slow consumer: dropping messages");
