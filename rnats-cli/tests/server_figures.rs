@@ -61,7 +61,7 @@ fn number(value: &Value) -> u64 {
 /// running after [`HANG_LIMIT`]: it must end as soon as the servers answered.
 fn run_without_waiting_out(rnats: &Rnats, args: &[&str]) -> String {
     let mut command = rnats.command(&[args, &["--timeout", LONG_TIMEOUT][..]].concat());
-    let mut child = command
+    let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
