@@ -42,6 +42,7 @@
 
 pub mod bucket;
 mod buckets;
+pub mod codec;
 mod config;
 mod entry;
 mod errors;
