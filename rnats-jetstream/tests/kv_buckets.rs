@@ -12,7 +12,7 @@ use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
 use rnats_jetstream::Context;
 use rnats_jetstream::kv::{self, Operation, Store, WatchOptions};
-use rnats_jetstream::stream::{Source, StorageType};
+use rnats_jetstream::stream::{self, Source, StorageType, SubjectTransform};
 use rnats_test_server::{NatsServer, run_nats_py};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -193,6 +193,82 @@ async def main():
 
 asyncio.run(main())
 "#;
+
+/// ADR-57: a source with subject transforms of its own is taken as given, so a stream that is
+/// not a bucket can feed one, and keys can be remapped between buckets.
+#[tokio::test]
+async fn sources_with_their_own_transforms_feed_a_bucket_from_any_stream() {
+    let (_server, js) = jetstream().await;
+    js.create_stream(stream::Config {
+        name: "EVENTS".into(),
+        subjects: vec!["events.>".into()],
+        storage: StorageType::Memory,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let cache = js
+        .create_key_value(kv::Config {
+            sources: Some(vec![Source {
+                name: "EVENTS".into(),
+                subject_transforms: vec![SubjectTransform {
+                    source: "events.processed.>".into(),
+                    destination: "$KV.event_cache.>".into(),
+                }],
+                ..Default::default()
+            }]),
+            ..memory("event_cache")
+        })
+        .await
+        .unwrap();
+    let info = cache.status().await.unwrap().info;
+    let sources = info.config.sources.unwrap();
+    assert_eq!(
+        sources[0].name, "EVENTS",
+        "the stream's own name, no KV_ prefix"
+    );
+    js.publish("events.received.order1", "ignored".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    js.publish("events.processed.order1", "done".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    wait_for_value(&cache, "order1", "done").await;
+    let keys: Vec<String> = cache.keys().await.unwrap().try_collect().await.unwrap();
+    assert_eq!(keys, ["order1"], "only the processed events became keys");
+
+    // Bucket to bucket with a key mapping: `warehouse.<site>.product.<id>` to `<id>`.
+    let inventory = js.create_key_value(memory("inventory")).await.unwrap();
+    let products = js
+        .create_key_value(kv::Config {
+            sources: Some(vec![Source {
+                name: "KV_inventory".into(),
+                subject_transforms: vec![SubjectTransform {
+                    source: "$KV.inventory.warehouse.*.product.>".into(),
+                    destination: "$KV.products.>".into(),
+                }],
+                ..Default::default()
+            }]),
+            ..memory("products")
+        })
+        .await
+        .unwrap();
+    inventory
+        .put("warehouse.nyc.product.item123", "12 in stock".into())
+        .await
+        .unwrap();
+    inventory
+        .put("warehouse.nyc.staff", "4".into())
+        .await
+        .unwrap();
+    wait_for_value(&products, "item123", "12 in stock").await;
+    let keys: Vec<String> = products.keys().await.unwrap().try_collect().await.unwrap();
+    assert_eq!(keys, ["item123"]);
+}
 
 #[tokio::test]
 async fn nats_py_writes_and_reads_a_sourced_bucket_rnats_made() {

@@ -134,10 +134,15 @@ impl Config {
         })
     }
 
-    /// `source` as this bucket sources it: named by its stream, and (as nats.go does) with
-    /// its keys moved into this bucket's subjects unless it is this bucket's namesake in
-    /// another domain.
+    /// `source` as this bucket sources it (ADR-57). With subject transforms of its own it is
+    /// taken as given, name and all: a stream that is not a bucket (`events.>` into
+    /// `$KV.<bucket>.>`), or keys mapped as the user says. Otherwise it is a bucket: named by
+    /// its stream, and (as nats.go does) with its keys moved into this bucket's subjects unless
+    /// it is this bucket's namesake in another domain.
     fn sourced(&self, source: &Source) -> Source {
+        if !source.subject_transforms.is_empty() {
+            return source.clone();
+        }
         let bucket = source.name.strip_prefix("KV_").unwrap_or(&source.name);
         let mut sourced = Source {
             name: stream_name_of(bucket),
@@ -220,6 +225,35 @@ mod tests {
             stream.subject_delete_marker_ttl,
             Some(Duration::from_secs(5))
         );
+    }
+
+    #[test]
+    fn sources_with_transforms_of_their_own_are_kept_as_given() {
+        let custom = stream::SubjectTransform {
+            source: "events.processed.>".into(),
+            destination: "$KV.cache.>".into(),
+        };
+        let config = Config {
+            bucket: "cache".into(),
+            sources: Some(vec![
+                Source {
+                    name: "EVENTS".into(),
+                    subject_transforms: vec![custom.clone()],
+                    ..Default::default()
+                },
+                Source {
+                    name: "other".into(),
+                    ..Default::default()
+                },
+            ]),
+            ..Default::default()
+        };
+        let stream = config.to_stream_config(0).unwrap();
+        let sources = stream.sources.unwrap();
+        assert_eq!(sources[0].name, "EVENTS", "not a bucket: no KV_ prefix");
+        assert_eq!(sources[0].subject_transforms, [custom]);
+        assert_eq!(sources[1].name, "KV_other");
+        assert_eq!(sources[1].subject_transforms[0].source, "$KV.other.>");
     }
 
     #[test]
