@@ -204,6 +204,16 @@ mod tests {
                 pin_lost: false
             }
         );
+        // ADR-37 rev 3: the server ends a request whose interest went away the same way.
+        assert_eq!(
+            Reply::classify(&status(408, "Interest Expired", Some(("3", "40")))),
+            Reply::Ended {
+                messages: Some(3),
+                bytes: Some(40),
+                no_messages: false,
+                pin_lost: false
+            }
+        );
         assert!(matches!(
             Reply::classify(&status(404, "No Messages", None)),
             Reply::Ended {
