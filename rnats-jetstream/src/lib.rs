@@ -45,6 +45,10 @@ pub mod kv;
 #[cfg(feature = "object-store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub mod object_store;
+// Partitioned consumer groups keep their configuration in a KV bucket.
+#[cfg(feature = "kv")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kv")))]
+pub mod pcgroups;
 
 use rnats_core::Client;
 
