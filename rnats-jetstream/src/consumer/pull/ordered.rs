@@ -13,6 +13,7 @@ use futures_util::{FutureExt, StreamExt};
 
 use super::builders::BatchConfig;
 use super::errors::ordered_error;
+use super::recovery::Recoveries;
 use super::stream::Stream;
 use super::{
     Config, ConsumerRecreateError, ConsumerRecreateErrorKind, DEFAULT_EXPIRES,
@@ -26,7 +27,9 @@ use crate::message::Message;
 impl Consumer<OrderedConfig> {
     /// The consumer's messages, in order, recreating the consumer as needed.
     pub async fn messages(self) -> Result<Ordered, StreamError> {
-        let stream = Stream::start(&self.as_pull(), ordered_request(&self.info)).await?;
+        let stream = Stream::start(&self.as_pull(), ordered_request(&self.info))
+            .await?
+            .eager_no_responders();
         Ok(Ordered {
             context: self.context,
             stream_name: self.info.stream_name,
@@ -40,6 +43,7 @@ impl Consumer<OrderedConfig> {
             consumer_sequence: 0,
             stream_sequence: 0,
             limit_exceeded: false,
+            recovered: Recoveries::default(),
         })
     }
 
@@ -81,12 +85,23 @@ pub struct Ordered {
     stream_sequence: u64,
     /// A request over the limits right after recreating is not going to get better.
     limit_exceeded: bool,
+    /// What the consumers replaced so far recovered from, and the recreations.
+    recovered: Recoveries,
 }
 
 impl Ordered {
+    /// What this stream recovered from without an error item, recreations included.
+    pub fn recoveries(&self) -> Recoveries {
+        let current = self.stream.as_ref().map(Stream::recoveries);
+        self.recovered.add(current.unwrap_or_default())
+    }
+
     /// Replaces the consumer with one that starts after the last message delivered.
     fn start_recreate(&mut self) {
-        self.stream = None;
+        if let Some(stream) = self.stream.take() {
+            self.recovered = self.recovered.add(stream.recoveries());
+        }
+        self.recovered.recreations += 1;
         self.consumer_sequence = 0;
         self.serial += 1;
         let name = format!("{}_{}", self.name_prefix, self.serial);
@@ -122,6 +137,7 @@ impl Ordered {
                 })?;
             Stream::start(&consumer.as_pull(), ordered_request(&consumer.info))
                 .await
+                .map(Stream::eager_no_responders)
                 .map_err(|e| {
                     ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Recreate, e)
                 })
@@ -143,12 +159,13 @@ impl Ordered {
     }
 }
 
-/// The wait before recreation attempt `attempt` (0 for the first).
+/// The wait before recreation attempt `attempt` (0 for the first): a few quick retries, then
+/// one every 2 s, so that a consumer comes back soon after an election ends (issue 32).
 fn backoff(attempt: u32) -> Duration {
     match attempt {
         0 => Duration::ZERO,
         1..=4 => Duration::from_millis(250 * u64::from(attempt)),
-        _ => Duration::from_secs(5),
+        _ => Duration::from_secs(2),
     }
 }
 
