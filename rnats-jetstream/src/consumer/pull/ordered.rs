@@ -125,10 +125,17 @@ impl Ordered {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            // The old consumer may still exist (a gap, not a deletion); it is in the way.
-            let _ = context
-                .delete_consumer_from_stream(&old, &stream_name)
-                .await;
+            // The old consumer may still exist (a gap, not a deletion): delete it on the side.
+            // The new one has another name, and a delete waiting on an election (its node
+            // died) must not hold the new consumer back for a whole request timeout.
+            tokio::spawn({
+                let (context, stream_name) = (context.clone(), stream_name.clone());
+                async move {
+                    let _ = context
+                        .delete_consumer_from_stream(&old, &stream_name)
+                        .await;
+                }
+            });
             let consumer = context
                 .create_consumer_on_stream(config, &stream_name)
                 .await

@@ -150,15 +150,23 @@ impl Ordered {
         let delay = match self.attempt {
             0 => Duration::ZERO,
             n @ 1..=4 => Duration::from_millis(250 * u64::from(n)),
-            _ => Duration::from_secs(5),
+            _ => Duration::from_secs(2),
         };
         self.recreate = Some(Box::pin(async move {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            let _ = context
-                .delete_consumer_from_stream(&old, &stream_name)
-                .await;
+            // The old consumer may still exist (a gap, not a deletion): delete it on the side.
+            // The new one has another name, and a delete waiting on an election (its node
+            // died) must not hold the new consumer back for a whole request timeout.
+            tokio::spawn({
+                let (context, stream_name) = (context.clone(), stream_name.clone());
+                async move {
+                    let _ = context
+                        .delete_consumer_from_stream(&old, &stream_name)
+                        .await;
+                }
+            });
             config.deliver_subject = context.client.new_inbox();
             // Subscribe before creating, so the first messages find the subscription.
             let subscriber = context
