@@ -1,8 +1,9 @@
 //! The ordered pull consumer (ADR-17): messages in stream order without gaps, kept so by
 //! recreating the consumer from the last stream sequence seen whenever a delivery goes
 //! missing, heartbeats stop, or the consumer disappears. A failed recreation is retried with
-//! a backoff until one succeeds; its requests are bounded by the context's timeout, else the
-//! client's, else 10 s, so a create lost on the way is retried too.
+//! a backoff until one succeeds; each attempt waits at most 2 s longer than the one before
+//! (2 s, 4 s, ...) and never longer than the context's timeout, else the client's, else 10 s,
+//! so a create lost on the way (to a meta leader that just died) is retried soon.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -119,6 +120,7 @@ impl Ordered {
         };
         // Bounded even when nothing else bounds requests: a lost create is retried.
         let context = self.context.recovery_context();
+        let attempt = self.context.recreation_context(self.attempt);
         let stream_name = self.stream_name.clone();
         let delay = backoff(self.attempt);
         self.recreate = Some(Box::pin(async move {
@@ -129,19 +131,21 @@ impl Ordered {
             // The new one has another name, and a delete waiting on an election (its node
             // died) must not hold the new consumer back for a whole request timeout.
             tokio::spawn({
-                let (context, stream_name) = (context.clone(), stream_name.clone());
+                let (context, stream_name) = (attempt.clone(), stream_name.clone());
                 async move {
                     let _ = context
                         .delete_consumer_from_stream(&old, &stream_name)
                         .await;
                 }
             });
-            let consumer = context
+            let consumer = attempt
                 .create_consumer_on_stream(config, &stream_name)
                 .await
                 .map_err(|e| {
                     ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Recreate, e)
                 })?;
+            // The consumer's own requests (acks, info) are bounded as usual.
+            let consumer = Consumer::new(consumer.config, consumer.info, context);
             Stream::start(&consumer.as_pull(), ordered_request(&consumer.info))
                 .await
                 .map(Stream::eager_no_responders)

@@ -3,9 +3,9 @@
 //! message its subscription dropped as a slow consumer), the heartbeats'
 //! `Nats-Last-Consumer` disagrees, heartbeats stop, the consumer disappears, or the client
 //! reconnects (the server may have restarted without the consumer, as nats.go assumes too).
-//! A failed recreation is retried with a backoff until one succeeds; its requests are bounded
-//! by the context's timeout, else the client's, else 10 s, so a create lost on the way is
-//! retried too.
+//! A failed recreation is retried with a backoff until one succeeds; each attempt waits at
+//! most 2 s longer than the one before (2 s, 4 s, ...) and never longer than the context's
+//! timeout, else the client's, else 10 s, so a create lost on the way is retried soon.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -145,7 +145,7 @@ impl Ordered {
             ..self.config.clone()
         };
         // Bounded even when nothing else bounds requests: a lost create is retried.
-        let context = self.context.recovery_context();
+        let context = self.context.recreation_context(self.attempt);
         let stream_name = self.stream_name.clone();
         let delay = match self.attempt {
             0 => Duration::ZERO,
