@@ -56,6 +56,10 @@ const PUBLISH_EVERY: Duration = Duration::from_millis(10);
 const DEFAULT_SEED: u64 = 32;
 /// Bound on every wait for the cluster or a client; past it the suite fails rather than hang.
 const WAIT: Duration = Duration::from_secs(90);
+/// How soon after a heal each consumer must deliver again. Generous for a loaded 2-core
+/// machine (the slowest round measured took 8 s, an election included), and still short of
+/// the 30 s a consumer took when it waited for two idle heartbeats to go missing.
+const CATCH_UP: Duration = Duration::from_secs(20);
 /// The JetStream API timeout of the suite's own calls, which may wait on an election.
 const API_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -619,6 +623,14 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
     // Recovering streams yield no error items (nor do async-nats' under these faults).
     assert!(durable.errors.is_empty(), "{:?}", durable.errors);
     assert!(ordered.errors.is_empty(), "{:?}", ordered.errors);
+    // Back soon after every heal (the figures of each round are printed above).
+    for round in &rounds {
+        assert!(
+            round.durable.max(round.ordered) <= CATCH_UP,
+            "a consumer took longer than {CATCH_UP:?} after healing {:?}",
+            round.fault
+        );
+    }
 }
 
 /// A consumer leader that steps down ends the pulls it held (409 `Leadership Change`) and a
