@@ -63,6 +63,10 @@ const CATCH_UP: Duration = Duration::from_secs(20);
 /// The JetStream API timeout of the suite's own calls, which may wait on an election.
 const API_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// One test of this file at a time: each runs its own cluster, and on a 2-core machine three
+/// at once would measure each other.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A fault applied to one node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fault {
@@ -372,6 +376,7 @@ struct Round {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn consumers_come_back_after_each_fault_and_lose_nothing() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let seed = std::env::var("RNATS_FAULT_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -637,6 +642,7 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
 /// new one is elected: the stream pulls again from the new leader without an error item.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_consumer_leader_stepdown_moves_the_pull_without_an_error_item() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let cluster =
         Cluster::start_with(NODES, |node| node.jetstream(true).append_config(ACCOUNTS)).unwrap();
     let client = rnats_core::ConnectOptions::new()
@@ -695,4 +701,106 @@ async fn a_consumer_leader_stepdown_moves_the_pull_without_an_error_item() {
     }
     let recoveries = messages.recoveries();
     assert!(recoveries.leader_changes >= 1, "{recoveries:?}");
+}
+
+/// How long the leaf link stays down in the leaf scenario, as in the issue's run.
+const LEAF_CUT: Duration = Duration::from_secs(5);
+
+/// An ordered consumer on a leaf node, reading the hub's domain with default settings,
+/// across a 5 s cut of the leaf link, with messages published on the hub during the cut and
+/// after it. Measures how soon after the link is back the consumer has them all, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ordered_consumer_on_a_leaf_comes_back_after_a_leaf_link_cut() {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let topology = rnats_test_server::HubAndLeaf::builder().start().unwrap();
+    let hub_node = topology
+        .hub()
+        .nodes()
+        .iter()
+        .find(|node| {
+            node.monitor("/leafz").unwrap()["leafs"]
+                .as_array()
+                .is_some_and(|leafs| {
+                    leafs
+                        .iter()
+                        .any(|l| l["name"] == rnats_test_server::LEAF_DOMAIN)
+                })
+        })
+        .expect("no hub node has the leaf");
+    let hub = rnats_core::connect(hub_node.url()).await.unwrap();
+    let leaf = rnats_core::connect(topology.leaf().url()).await.unwrap();
+    let hub_js = rnats_jetstream::new(hub);
+    let leaf_js = rnats_jetstream::with_domain(leaf, rnats_test_server::HUB_DOMAIN);
+    hub_js
+        .create_stream(Config {
+            name: "EDGE".to_owned(),
+            subjects: vec!["edge.>".to_owned()],
+            storage: StorageType::Memory,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let publish = |phase: &'static str| {
+        let hub_js = hub_js.clone();
+        async move {
+            for i in 0..10 {
+                hub_js
+                    .publish(format!("edge.{phase}"), Bytes::from(i.to_string()))
+                    .await
+                    .unwrap()
+                    .await
+                    .unwrap();
+            }
+        }
+    };
+    publish("before").await;
+    let mut ordered = leaf_js
+        .get_stream("EDGE")
+        .await
+        .unwrap()
+        .create_consumer(pull::OrderedConfig::default())
+        .await
+        .unwrap()
+        .messages()
+        .await
+        .unwrap();
+    let mut last = 0;
+    let mut errors = Vec::new();
+    let mut read_to = async |sequence: u64, last: &mut u64, errors: &mut Vec<String>| {
+        while *last < sequence {
+            match tokio::time::timeout(WAIT, ordered.next()).await {
+                Ok(Some(Ok(message))) => {
+                    let got = message.info().unwrap().stream_sequence;
+                    assert_eq!(got, *last + 1, "out of order");
+                    *last = got;
+                }
+                Ok(Some(Err(error))) => errors.push(error.to_string()),
+                Ok(None) => panic!("the ordered consumer ended"),
+                Err(_) => panic!("the ordered consumer stalled at {last}"),
+            }
+        }
+    };
+    read_to(10, &mut last, &mut errors).await;
+
+    let cut_at = Instant::now();
+    topology.cut_leaf_links();
+    hub_node
+        .wait_for_monitor("/leafz", WAIT, |l| l["leafnodes"] == 0)
+        .unwrap();
+    publish("during").await;
+    // The scenario is a link that stays down this long, not a race to paper over.
+    tokio::time::sleep(LEAF_CUT.saturating_sub(cut_at.elapsed())).await;
+    topology.restore_leaf_links().unwrap();
+    let restored = Instant::now();
+    publish("after").await;
+    let published = Instant::now();
+    read_to(30, &mut last, &mut errors).await;
+    eprintln!(
+        "leaf link cut for {:.1} s: ordered consumer caught up {:.2} s after the link was back, \
+         {:.2} s after the last publish; error items {errors:?}",
+        restored.duration_since(cut_at).as_secs_f64(),
+        restored.elapsed().as_secs_f64(),
+        published.elapsed().as_secs_f64(),
+    );
+    assert!(errors.is_empty(), "{errors:?}");
 }
