@@ -30,7 +30,7 @@ use futures_util::StreamExt;
 use rnats_core::header::NATS_MESSAGE_ID;
 use rnats_jetstream::Context;
 use rnats_jetstream::consumer::pull::Recoveries;
-use rnats_jetstream::consumer::{AckPolicy, pull};
+use rnats_jetstream::consumer::{AckPolicy, pull, push};
 use rnats_jetstream::context::{CreateStreamErrorKind, Publish};
 use rnats_jetstream::errors::ErrorCode;
 use rnats_jetstream::stream::{Config, StorageType, Stream};
@@ -372,6 +372,7 @@ struct Round {
     published: Duration,
     durable: Duration,
     ordered: Duration,
+    push: Duration,
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -427,6 +428,15 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
         .await
         .unwrap();
     let mut ordered = Reader::spawn(ordered.messages().await.unwrap(), pull::Ordered::recoveries);
+    // The push flavour, which Key-Value watchers are built on.
+    let push = reader_stream
+        .create_consumer(push::OrderedConfig {
+            deliver_subject: readers.new_inbox(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut push = Reader::spawn(push.messages().await.unwrap(), |_| Recoveries::default());
 
     let publishers_client = client_through(&proxies, 1).await;
     let publish_js = rnats_jetstream::ContextBuilder::new()
@@ -509,9 +519,10 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
             .unwrap_or_else(|_| panic!("no publish acknowledged after healing {fault:?}"))
             .unwrap();
         let published = healed.elapsed();
-        let (durable_back, ordered_back) = tokio::join!(
+        let (durable_back, ordered_back, push_back) = tokio::join!(
             durable.reached(target, "durable", healed),
             ordered.reached(target, "ordered", healed),
+            push.reached(target, "ordered push", healed),
         );
         let figures = Round {
             fault,
@@ -520,16 +531,18 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
             published,
             durable: durable_back,
             ordered: ordered_back,
+            push: push_back,
         };
         eprintln!(
             "fault {:?} on node {} for {:.1} s: publish back {:.2} s, durable {:.2} s, \
-             ordered {:.2} s after the heal",
+             ordered {:.2} s, ordered push {:.2} s after the heal",
             figures.fault,
             figures.node,
             figures.hold.as_secs_f64(),
             figures.published.as_secs_f64(),
             figures.durable.as_secs_f64(),
             figures.ordered.as_secs_f64(),
+            figures.push.as_secs_f64(),
         );
         rounds.push(figures);
         // The next fault starts on a whole cluster, so no two nodes are ever down together.
@@ -549,6 +562,7 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
     let now = Instant::now();
     durable.reached(last, "durable", now).await;
     ordered.reached(last, "ordered", now).await;
+    push.reached(last, "ordered push", now).await;
     // What a lost pull request took is redelivered after the ack wait.
     durable.delivered_all(acked.keys(), "durable").await;
 
@@ -584,12 +598,13 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
     );
     back.reached(info.state.last_sequence, "read-back", Instant::now())
         .await;
-    for reader in [&durable, &ordered, &back] {
+    for reader in [&durable, &ordered, &push, &back] {
         reader.task.abort();
     }
     let stored = back.seen.lock().unwrap();
     let durable = durable.seen.lock().unwrap();
     let ordered = ordered.seen.lock().unwrap();
+    let push = push.seen.lock().unwrap();
     eprintln!(
         "seed {seed}: {} rounds, {} ids acknowledged, {} stored, {} publish errors retried; \
          durable: {} deliveries, {} error items {:?}, {:?}; ordered: {} deliveries, \
@@ -607,6 +622,12 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
         ordered.errors,
         ordered.recoveries,
     );
+    eprintln!(
+        "ordered push: {} deliveries, {} error items {:?}",
+        push.sequences.len(),
+        push.errors.len(),
+        push.errors
+    );
 
     // No acknowledged publish lost, nothing stored twice (each id once, at its acked place).
     assert_eq!(stored.sequences.len() as u64, info.state.messages);
@@ -621,6 +642,10 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
         ordered.sequences == expected,
         "the ordered consumer skipped, repeated or reordered sequences"
     );
+    assert!(
+        push.sequences == expected,
+        "the ordered push consumer skipped, repeated or reordered sequences"
+    );
     // The durable saw everything acknowledged, at least once.
     for id in acked.keys() {
         assert!(durable.ids.contains(id), "the durable never delivered {id}");
@@ -628,10 +653,11 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
     // Recovering streams yield no error items (nor do async-nats' under these faults).
     assert!(durable.errors.is_empty(), "{:?}", durable.errors);
     assert!(ordered.errors.is_empty(), "{:?}", ordered.errors);
+    assert!(push.errors.is_empty(), "{:?}", push.errors);
     // Back soon after every heal (the figures of each round are printed above).
     for round in &rounds {
         assert!(
-            round.durable.max(round.ordered) <= CATCH_UP,
+            round.durable.max(round.ordered).max(round.push) <= CATCH_UP,
             "a consumer took longer than {CATCH_UP:?} after healing {:?}",
             round.fault
         );
