@@ -2,18 +2,21 @@
 //!
 //! A three-node cluster keeps an R3 file stream. Publishers send unique ids with
 //! `Nats-Msg-Id` and send the same id again after any error until it is acknowledged; a
-//! durable pull consumer (`messages()`, default settings) and an ordered pull consumer read
-//! along. Faults come one at a time: a node killed and restarted on the same store and ports,
-//! a node frozen with SIGSTOP and thawed with SIGCONT, the readers' client link reset, or
-//! black-holed and then reset. Every client reaches the servers through a proxy per node (and
-//! keeps to those), so its links can be cut without touching the routes.
+//! durable pull consumer (`messages()`, default settings), an ordered pull consumer and an
+//! ordered push consumer read along. Faults come one at a time: a node killed and restarted on
+//! the same store and ports, a node frozen with SIGSTOP and thawed with SIGCONT, the readers'
+//! client link reset, or black-holed and then reset. Every client reaches the servers through
+//! a proxy per node (and keeps to those), so its links can be cut without touching the routes.
 //!
 //! After each fault is healed the suite times how long the publishers take to get an ack
 //! again and how long each consumer takes to deliver that message; at the end it checks that
-//! nothing acknowledged was lost, nothing was stored twice, the ordered consumer saw every
+//! nothing acknowledged was lost, nothing was stored twice, each ordered consumer saw every
 //! stream sequence exactly once and in order, the durable one saw every acknowledged message,
-//! and neither stream yielded an error item (async-nats' streams yield none under these
-//! faults either). Every wait is bounded.
+//! no stream yielded an error item (async-nats' streams yield none under these faults either)
+//! and every consumer was back within 20 s of every heal. Every wait is bounded.
+//!
+//! Two shorter tests: a consumer leader stepping down, and a leaf-link cut under an ordered
+//! consumer on the leaf.
 //!
 //! `RNATS_FAULT_SEED` picks the order and lengths of the faults (a fixed seed by default);
 //! `RNATS_FAULT_SECONDS` keeps drawing faults for that long instead of one of each kind.
