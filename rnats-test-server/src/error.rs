@@ -61,8 +61,8 @@ pub enum TestServerError {
     /// The operation needs a running server, but it was killed.
     #[error("nats-server is not running")]
     NotRunning,
-    /// `nats-server --signal` reported a failure.
-    #[error("nats-server --signal {signal} failed ({status}): {output}")]
+    /// A signal could not be sent (`nats-server --signal`, or `kill(1)` for a freeze).
+    #[error("signal {signal} failed ({status}): {output}")]
     Signal {
         /// The signal as passed, e.g. `ldm`.
         signal: String,

@@ -214,6 +214,40 @@ impl NatsServer {
         }
     }
 
+    /// Freezes the server (SIGSTOP), as a long GC pause or a stopped VM would: its sockets
+    /// stay open and take bytes into their kernel buffers, but nothing is read, answered or
+    /// sent, so its peers and clients notice only through their own timeouts. Undone by
+    /// [`unfreeze`](Self::unfreeze); [`kill`](Self::kill) and drop work on a frozen server.
+    pub fn freeze(&self) -> Result<(), TestServerError> {
+        self.send_unix_signal("STOP")
+    }
+
+    /// Lets a server frozen by [`freeze`](Self::freeze) run again (SIGCONT).
+    pub fn unfreeze(&self) -> Result<(), TestServerError> {
+        self.send_unix_signal("CONT")
+    }
+
+    /// Sends `SIG<name>` to the server's own process with `kill(1)`; `nats-server --signal`
+    /// knows only the signals the server handles, and a stopped process handles none.
+    fn send_unix_signal(&self, name: &str) -> Result<(), TestServerError> {
+        if self.process.is_none() {
+            return Err(TestServerError::NotRunning);
+        }
+        let output = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.pid.to_string())
+            .stdin(Stdio::null())
+            .output()?;
+        if output.status.success() {
+            return Ok(());
+        }
+        Err(TestServerError::Signal {
+            signal: name.to_owned(),
+            status: output.status,
+            output: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        })
+    }
+
     /// Whether the process is still running (it has not been killed nor exited on its own).
     pub fn is_running(&mut self) -> bool {
         match &mut self.process {

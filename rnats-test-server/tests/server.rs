@@ -235,3 +235,46 @@ fn a_taken_port_makes_the_second_server_exit() {
         .unwrap_err();
     assert!(matches!(err, TestServerError::Exited { .. }), "{err:?}");
 }
+
+/// The state letter of process `pid` in `/proc/<pid>/stat` (`T` when stopped).
+fn process_state(pid: u32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read the stat");
+    // `pid (comm) S ...`: the command may hold spaces and parentheses, the state follows the
+    // last `)`.
+    let (_, rest) = stat.rsplit_once(')').expect("a stat line");
+    rest.trim_start().chars().next().expect("a state")
+}
+
+/// Waits (bounded) until `pid` is in state `state`: a signal is delivered asynchronously.
+fn wait_state(pid: u32, stopped: bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while (process_state(pid) == 'T') != stopped {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "process {pid} never {}",
+            if stopped { "stopped" } else { "ran again" }
+        );
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn a_frozen_server_answers_only_once_thawed() {
+    let mut server = NatsServer::start();
+    let mut raw = Raw::connect(server.port());
+    assert!(raw.line().starts_with("INFO "));
+    raw.send("CONNECT {\"verbose\":false}\r\n");
+
+    server.freeze().unwrap();
+    wait_state(server.pid(), true);
+    // Taken into the socket's buffer, read by nobody until the thaw.
+    raw.send("PING\r\n");
+    server.unfreeze().unwrap();
+    wait_state(server.pid(), false);
+    assert_eq!(raw.line(), "PONG");
+
+    // A frozen server can still be killed; a stopped one cannot be frozen.
+    server.freeze().unwrap();
+    server.kill();
+    assert!(matches!(server.freeze(), Err(TestServerError::NotRunning)));
+}

@@ -61,9 +61,9 @@ impl Monitor {
         self.seen();
     }
 
-    /// Whether silence can ever become a miss (a limit is set).
-    pub(crate) fn is_watching(&self) -> bool {
-        !self.limit.is_zero()
+    /// How long a silence may last before it is a miss; zero when never.
+    pub(crate) fn limit(&self) -> Duration {
+        self.limit
     }
 
     /// When silence becomes a miss, if it is being counted.

@@ -8,6 +8,7 @@ mod config;
 mod errors;
 mod ordered;
 mod pending;
+mod recovery;
 mod stream;
 
 use std::time::Duration;
@@ -23,6 +24,7 @@ pub use self::errors::{
     ConsumerRecreateErrorKind, MessagesError, MessagesErrorKind, OrderedError, OrderedErrorKind,
 };
 pub use self::ordered::Ordered;
+pub use self::recovery::Recoveries;
 pub use self::stream::Stream;
 use super::{Consumer, StreamError};
 use crate::consumer_errors::ConsumerError;

@@ -1,8 +1,9 @@
 //! The ordered pull consumer (ADR-17): messages in stream order without gaps, kept so by
 //! recreating the consumer from the last stream sequence seen whenever a delivery goes
 //! missing, heartbeats stop, or the consumer disappears. A failed recreation is retried with
-//! a backoff until one succeeds; its requests are bounded by the context's timeout, else the
-//! client's, else 10 s, so a create lost on the way is retried too.
+//! a backoff until one succeeds; each attempt waits at most 2 s longer than the one before
+//! (2 s, 4 s, ...) and never longer than the context's timeout, else the client's, else 10 s,
+//! so a create lost on the way (to a meta leader that just died) is retried soon.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -13,6 +14,7 @@ use futures_util::{FutureExt, StreamExt};
 
 use super::builders::BatchConfig;
 use super::errors::ordered_error;
+use super::recovery::Recoveries;
 use super::stream::Stream;
 use super::{
     Config, ConsumerRecreateError, ConsumerRecreateErrorKind, DEFAULT_EXPIRES,
@@ -26,7 +28,9 @@ use crate::message::Message;
 impl Consumer<OrderedConfig> {
     /// The consumer's messages, in order, recreating the consumer as needed.
     pub async fn messages(self) -> Result<Ordered, StreamError> {
-        let stream = Stream::start(&self.as_pull(), ordered_request(&self.info)).await?;
+        let stream = Stream::start(&self.as_pull(), ordered_request(&self.info))
+            .await?
+            .eager_no_responders();
         Ok(Ordered {
             context: self.context,
             stream_name: self.info.stream_name,
@@ -40,6 +44,7 @@ impl Consumer<OrderedConfig> {
             consumer_sequence: 0,
             stream_sequence: 0,
             limit_exceeded: false,
+            recovered: Recoveries::default(),
         })
     }
 
@@ -81,12 +86,23 @@ pub struct Ordered {
     stream_sequence: u64,
     /// A request over the limits right after recreating is not going to get better.
     limit_exceeded: bool,
+    /// What the consumers replaced so far recovered from, and the recreations.
+    recovered: Recoveries,
 }
 
 impl Ordered {
+    /// What this stream recovered from without an error item, recreations included.
+    pub fn recoveries(&self) -> Recoveries {
+        let current = self.stream.as_ref().map(Stream::recoveries);
+        self.recovered.add(current.unwrap_or_default())
+    }
+
     /// Replaces the consumer with one that starts after the last message delivered.
     fn start_recreate(&mut self) {
-        self.stream = None;
+        if let Some(stream) = self.stream.take() {
+            self.recovered = self.recovered.add(stream.recoveries());
+        }
+        self.recovered.recreations += 1;
         self.consumer_sequence = 0;
         self.serial += 1;
         let name = format!("{}_{}", self.name_prefix, self.serial);
@@ -104,24 +120,35 @@ impl Ordered {
         };
         // Bounded even when nothing else bounds requests: a lost create is retried.
         let context = self.context.recovery_context();
+        let attempt = self.context.recreation_context(self.attempt);
         let stream_name = self.stream_name.clone();
         let delay = backoff(self.attempt);
         self.recreate = Some(Box::pin(async move {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            // The old consumer may still exist (a gap, not a deletion); it is in the way.
-            let _ = context
-                .delete_consumer_from_stream(&old, &stream_name)
-                .await;
-            let consumer = context
+            // The old consumer may still exist (a gap, not a deletion): delete it on the side.
+            // The new one has another name, and a delete waiting on an election (its node
+            // died) must not hold the new consumer back for a whole request timeout.
+            tokio::spawn({
+                let (context, stream_name) = (attempt.clone(), stream_name.clone());
+                async move {
+                    let _ = context
+                        .delete_consumer_from_stream(&old, &stream_name)
+                        .await;
+                }
+            });
+            let consumer = attempt
                 .create_consumer_on_stream(config, &stream_name)
                 .await
                 .map_err(|e| {
                     ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Recreate, e)
                 })?;
+            // The consumer's own requests (acks, info) are bounded as usual.
+            let consumer = Consumer::new(consumer.config, consumer.info, context);
             Stream::start(&consumer.as_pull(), ordered_request(&consumer.info))
                 .await
+                .map(Stream::eager_no_responders)
                 .map_err(|e| {
                     ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Recreate, e)
                 })
@@ -143,12 +170,13 @@ impl Ordered {
     }
 }
 
-/// The wait before recreation attempt `attempt` (0 for the first).
+/// The wait before recreation attempt `attempt` (0 for the first): a few quick retries, then
+/// one every 2 s, so that a consumer comes back soon after an election ends (issue 32).
 fn backoff(attempt: u32) -> Duration {
     match attempt {
         0 => Duration::ZERO,
         1..=4 => Duration::from_millis(250 * u64::from(attempt)),
-        _ => Duration::from_secs(5),
+        _ => Duration::from_secs(2),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Continuous pull consumption (ADR-37): one reply subscription, pull requests sent whenever
 //! the buffered count falls to half a request, idle heartbeats watched, and recovery from
-//! expiries, missed heartbeats and reconnects without ending the stream.
+//! expiries, missed heartbeats, reconnects, leader changes and no responders without ending
+//! the stream (see [`recovery`](super::recovery) for what is recovered silently).
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -8,14 +9,16 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
+use futures_util::stream::Select;
 use futures_util::{FutureExt, StreamExt};
 use rnats_core::header::NATS_PIN_ID;
 use rnats_core::{ConnectionEvent, Events, PublishError, Subject, Subscriber};
-use tokio::time::Sleep;
+use tokio::time::{Instant, Sleep};
 
 use super::batch::reply_error;
 use super::builders::{BatchConfig, PullRequest};
 use super::pending::{Pending, Reply, message_size};
+use super::recovery::{Recoveries, is_leader_change, leader_advisories, retry_wait};
 use super::{Config, MessagesError, MessagesErrorKind};
 use crate::consumer::heartbeat::Monitor;
 use crate::consumer::{Consumer, PriorityPolicy, StreamError, StreamErrorKind};
@@ -38,6 +41,12 @@ const RETRY_WAIT: Duration = Duration::from_secs(1);
 /// [`MissingHeartbeat`](MessagesErrorKind::MissingHeartbeat) a new pull request goes out and
 /// the stream goes on. It ends after `ConsumerDeleted`, `PushBasedConsumer`, a request over
 /// the consumer's limits, and 400 Bad Request.
+///
+/// A request the client knows to be lost (after a reconnect, a leader change, or a reply of
+/// no responders while the consumer elects a leader) is sent again at once or after a short
+/// backoff, without an error item; [`recoveries`](Self::recoveries) counts these. No
+/// responders lasting two idle heartbeats is reported as
+/// [`NoResponders`](MessagesErrorKind::NoResponders), and the stream keeps asking.
 pub struct Stream {
     subscriber: Subscriber,
     context: Context,
@@ -59,6 +68,13 @@ pub struct Stream {
     hold: Option<Pin<Box<Sleep>>>,
     /// The pin id, tracked for a `PinnedClient` consumer only.
     pin_id: Option<Option<String>>,
+    /// New leaders of the consumer and its stream: a request at the old one may be gone.
+    advisories: Option<Select<Subscriber, Subscriber>>,
+    /// Since when, and how many times in a row, nobody served a request.
+    no_responders: Option<(Instant, u32)>,
+    /// Whether no responders is reported at once (an ordered consumer recreates itself).
+    eager_no_responders: bool,
+    recoveries: Recoveries,
     terminated: bool,
 }
 
@@ -84,6 +100,23 @@ impl Stream {
             _ => (Monitor::new(Duration::ZERO), false),
         };
         let pinned = consumer.config.priority_policy == PriorityPolicy::PinnedClient;
+        let advisories = match leader_advisories(
+            consumer.context.prefix(),
+            &consumer.info.stream_name,
+            &consumer.info.name,
+        ) {
+            // Interest only: the servers publish here on an election, never in steady state.
+            Some([consumer_leader, stream_leader]) => {
+                let consumer_leader = client.subscribe(consumer_leader).await;
+                let stream_leader = client.subscribe(stream_leader).await;
+                match (consumer_leader, stream_leader) {
+                    (Ok(a), Ok(b)) => Some(futures_util::stream::select(a, b)),
+                    // Without them a lost request is noticed by its heartbeats, as before.
+                    _ => None,
+                }
+            }
+            None => None,
+        };
         Ok(Stream {
             subscriber,
             context: consumer.context.clone(),
@@ -98,8 +131,29 @@ impl Stream {
             pull: None,
             hold: None,
             pin_id: pinned.then_some(None),
+            advisories,
+            no_responders: None,
+            eager_no_responders: false,
+            recoveries: Recoveries::default(),
             terminated: false,
         })
+    }
+
+    /// What this stream recovered from without an error item.
+    pub fn recoveries(&self) -> Recoveries {
+        self.recoveries
+    }
+
+    /// Reports no responders at once, for a caller that recreates the consumer on it.
+    pub(crate) fn eager_no_responders(mut self) -> Stream {
+        self.eager_no_responders = true;
+        self
+    }
+
+    /// Every open request is presumed gone: the next poll asks again without waiting.
+    fn pull_again_now(&mut self) {
+        self.pending.reset();
+        self.hold = None;
     }
 
     /// Follows the connection: pause on disconnect, pull anew on reconnect (ADR-37).
@@ -114,11 +168,46 @@ impl Stream {
                     self.connected = true;
                     self.heartbeat.resume();
                     // The old requests may be gone with the old connection (or server).
-                    self.pending.reset();
+                    self.pull_again_now();
+                    self.recoveries.reconnects += 1;
                 }
                 _ => {}
             }
         }
+        // A new leader holds none of the old one's requests.
+        while let Some(advisories) = self.advisories.as_mut() {
+            match advisories.poll_next_unpin(cx) {
+                Poll::Ready(Some(_)) => {
+                    self.pull_again_now();
+                    self.recoveries.leader_changes += 1;
+                }
+                Poll::Ready(None) => self.advisories = None,
+                Poll::Pending => break,
+            }
+        }
+    }
+
+    /// Nobody served a request: ask again after a backoff. An error item only where it is
+    /// one: at once for an ordered consumer, for a stream with no heartbeats to go by, or
+    /// when it has lasted as long as a missed heartbeat would take to tell.
+    fn handle_no_responders(&mut self) -> Option<Result<Message, MessagesError>> {
+        self.pending.handle_ended(None, None);
+        self.recoveries.no_responders += 1;
+        let now = Instant::now();
+        let (since, attempt) = self.no_responders.get_or_insert((now, 0));
+        let wait = retry_wait(*attempt, self.request.idle_heartbeat);
+        *attempt = attempt.saturating_add(1);
+        let report = match self.heartbeat.limit() {
+            _ if self.eager_no_responders => true,
+            limit if limit.is_zero() => true,
+            limit if now.duration_since(*since) >= limit => {
+                *since = now;
+                true
+            }
+            _ => false,
+        };
+        self.hold = Some(Box::pin(tokio::time::sleep(wait)));
+        report.then(|| Err(reply_error(Reply::NoResponders)))
     }
 
     /// Sends a pull request when the buffer ran low; an error if one could not be sent.
@@ -176,7 +265,11 @@ impl Stream {
         message: rnats_core::Message,
     ) -> Option<Result<Message, MessagesError>> {
         self.heartbeat.seen();
-        match Reply::classify(&message) {
+        let reply = Reply::classify(&message);
+        if matches!(reply, Reply::Message | Reply::Heartbeat) {
+            self.no_responders = None;
+        }
+        match reply {
             Reply::Message => {
                 self.pending.handle_message(message_size(&message));
                 if let Some(pin) = self.pin_id.as_mut() {
@@ -198,22 +291,24 @@ impl Stream {
                 pin_lost,
                 ..
             } => {
-                self.pending.handle_ended(messages, bytes);
+                if is_leader_change(&message) {
+                    // Every request lived on the leader that stepped down.
+                    self.pull_again_now();
+                    self.recoveries.leader_changes += 1;
+                } else {
+                    self.pending.handle_ended(messages, bytes);
+                }
                 if let (true, Some(pin)) = (pin_lost, self.pin_id.as_mut()) {
                     *pin = None;
                 }
                 None
             }
-            // Nobody serves the consumer (deleted, or JetStream down). As in async-nats, no
-            // new request goes out at once: the watch on heartbeats (or on the request's
-            // expiry) presumes the request lost when it fires, reports `MissingHeartbeat`
-            // where heartbeats were asked for, and pulls again.
-            Reply::NoResponders if self.heartbeat.is_watching() => {
-                Some(Err(reply_error(Reply::NoResponders)))
-            }
-            // Transient refusals: the request is gone; pull again after a pause so that a
+            // Nobody serves the consumer: no leader yet (an election after a fault), or no
+            // consumer at all.
+            Reply::NoResponders => self.handle_no_responders(),
+            // Too many requests wait: this one is gone; pull again after a pause so that a
             // busy consumer is not hammered.
-            reply @ (Reply::TooManyWaiting(_) | Reply::NoResponders) => {
+            reply @ Reply::TooManyWaiting(_) => {
                 self.pending.handle_ended(None, None);
                 let wait = match self.request.idle_heartbeat {
                     heartbeat if heartbeat.is_zero() => RETRY_WAIT,
@@ -262,6 +357,7 @@ impl futures_util::Stream for Stream {
                     }
                     // Whatever requests were open are presumed lost: pull anew.
                     this.pending.reset();
+                    this.recoveries.missed_heartbeats += 1;
                     if this.report_missed {
                         return Poll::Ready(Some(Err(MessagesError::new(
                             MessagesErrorKind::MissingHeartbeat,

@@ -3,9 +3,9 @@
 //! message its subscription dropped as a slow consumer), the heartbeats'
 //! `Nats-Last-Consumer` disagrees, heartbeats stop, the consumer disappears, or the client
 //! reconnects (the server may have restarted without the consumer, as nats.go assumes too).
-//! A failed recreation is retried with a backoff until one succeeds; its requests are bounded
-//! by the context's timeout, else the client's, else 10 s, so a create lost on the way is
-//! retried too.
+//! A failed recreation is retried with a backoff until one succeeds; each attempt waits at
+//! most 2 s longer than the one before (2 s, 4 s, ...) and never longer than the context's
+//! timeout, else the client's, else 10 s, so a create lost on the way is retried soon.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -145,20 +145,28 @@ impl Ordered {
             ..self.config.clone()
         };
         // Bounded even when nothing else bounds requests: a lost create is retried.
-        let context = self.context.recovery_context();
+        let context = self.context.recreation_context(self.attempt);
         let stream_name = self.stream_name.clone();
         let delay = match self.attempt {
             0 => Duration::ZERO,
             n @ 1..=4 => Duration::from_millis(250 * u64::from(n)),
-            _ => Duration::from_secs(5),
+            _ => Duration::from_secs(2),
         };
         self.recreate = Some(Box::pin(async move {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            let _ = context
-                .delete_consumer_from_stream(&old, &stream_name)
-                .await;
+            // The old consumer may still exist (a gap, not a deletion): delete it on the side.
+            // The new one has another name, and a delete waiting on an election (its node
+            // died) must not hold the new consumer back for a whole request timeout.
+            tokio::spawn({
+                let (context, stream_name) = (context.clone(), stream_name.clone());
+                async move {
+                    let _ = context
+                        .delete_consumer_from_stream(&old, &stream_name)
+                        .await;
+                }
+            });
             config.deliver_subject = context.client.new_inbox();
             // Subscribe before creating, so the first messages find the subscription.
             let subscriber = context
