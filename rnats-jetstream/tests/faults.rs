@@ -3,7 +3,8 @@
 //! A three-node cluster keeps an R3 file stream. Publishers send unique ids with
 //! `Nats-Msg-Id` and send the same id again after any error until it is acknowledged; a
 //! durable pull consumer (`messages()`, default settings), an ordered pull consumer and an
-//! ordered push consumer read along. Faults come one at a time: a node killed and restarted on
+//! ordered push consumer read along, and two writers race compare-and-set updates of one
+//! key of an R3 Key-Value bucket. Faults come one at a time: a node killed and restarted on
 //! the same store and ports, a node frozen with SIGSTOP and thawed with SIGCONT, the readers'
 //! client link reset, or black-holed and then reset. Every client reaches the servers through
 //! a proxy per node (and keeps to those), so its links can be cut without touching the routes.
@@ -12,8 +13,10 @@
 //! again and how long each consumer takes to deliver that message; at the end it checks that
 //! nothing acknowledged was lost, nothing was stored twice, each ordered consumer saw every
 //! stream sequence exactly once and in order, the durable one saw every acknowledged message,
-//! no stream yielded an error item (async-nats' streams yield none under these faults either)
-//! and every consumer was back within 20 s of every heal. Every wait is bounded.
+//! no stream yielded an error item (async-nats' streams yield none under these faults either),
+//! every consumer was back within 20 s of every heal, no two compare-and-set updates won from
+//! the same revision (or to the same one), and the process's memory stayed bounded. Every
+//! wait is bounded.
 //!
 //! Two shorter tests: a consumer leader stepping down, and a leaf-link cut under an ordered
 //! consumer on the leaf.
@@ -36,6 +39,7 @@ use rnats_jetstream::consumer::pull::Recoveries;
 use rnats_jetstream::consumer::{AckPolicy, pull, push};
 use rnats_jetstream::context::{CreateStreamErrorKind, Publish};
 use rnats_jetstream::errors::ErrorCode;
+use rnats_jetstream::kv;
 use rnats_jetstream::stream::{Config, StorageType, Stream};
 use rnats_test_server::{Cluster, Proxy};
 use tokio::sync::watch;
@@ -275,6 +279,53 @@ async fn publish(js: Context, publisher: usize, acks: Arc<Acks>) {
     }
 }
 
+/// The compare-and-set writers' record: every update the server confirmed, as (the revision
+/// it replaced, the revision it made, the writer).
+struct CasWins {
+    wins: Mutex<Vec<(u64, u64, usize)>>,
+    stop: AtomicBool,
+}
+
+/// The key the writers race on.
+const CAS_KEY: &str = "chain";
+
+/// Reads the key's revision and updates it from there, over and over. An update whose
+/// outcome is unknown (a timeout, a lost link) is not recorded: it may or may not have won,
+/// and either way no two confirmed updates may share a revision.
+async fn cas_writer(store: kv::Store, writer: usize, wins: Arc<CasWins>) {
+    let mut pace = tokio::time::interval(PUBLISH_EVERY * 5);
+    pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    for n in 0.. {
+        if wins.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        pace.tick().await;
+        let Ok(entry) = store.entry(CAS_KEY).await else {
+            continue;
+        };
+        let from = entry.map_or(0, |entry| entry.revision);
+        let value = Bytes::from(format!("w{writer}-{n} from {from}"));
+        let made = if from == 0 {
+            store.create(CAS_KEY, value).await.ok()
+        } else {
+            store.update(CAS_KEY, value, from).await.ok()
+        };
+        if let Some(made) = made {
+            wins.wins.lock().unwrap().push((from, made, writer));
+        }
+    }
+}
+
+/// Resident memory of this process, in KiB.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// A client that reaches the cluster only through `proxies`, trying them from `first` on.
 /// Pings every second, so a black-holed link is noticed within seconds, as in the issue's
 /// runs.
@@ -459,6 +510,25 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
         .await
         .expect("the first publishes were never acknowledged")
         .unwrap();
+    let bucket = control
+        .create_key_value(kv::Config {
+            bucket: "cas".into(),
+            num_replicas: NODES,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    drop(bucket);
+    let cas_store = publish_js.get_key_value("cas").await.unwrap();
+    let cas = Arc::new(CasWins {
+        wins: Mutex::new(Vec::new()),
+        stop: AtomicBool::new(false),
+    });
+    let cas_writers: Vec<_> = (0..2)
+        .map(|w| tokio::spawn(cas_writer(cas_store.clone(), w, cas.clone())))
+        .collect();
+    // Memory once everything runs; what follows must not grow it without bound.
+    let rss_before = rss_kib();
 
     let started = epoch();
     let mut schedule: Vec<Fault> = FAULTS.to_vec();
@@ -554,6 +624,14 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
 
     // Stop, let every publisher get its last id acknowledged, and let the readers catch up.
     acks.stop.store(true, Ordering::Relaxed);
+    cas.stop.store(true, Ordering::Relaxed);
+    for writer in cas_writers {
+        tokio::time::timeout(WAIT, writer)
+            .await
+            .expect("a compare-and-set writer hung")
+            .unwrap();
+    }
+    let rss_after = rss_kib();
     for publisher in publishers {
         tokio::time::timeout(WAIT, publisher)
             .await
@@ -648,6 +726,40 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
     assert!(
         push.sequences == expected,
         "the ordered push consumer skipped, repeated or reordered sequences"
+    );
+    // Compare-and-set: no two confirmed updates from the same revision, nor to the same one.
+    let wins = cas.wins.lock().unwrap();
+    let from: HashSet<u64> = wins.iter().map(|(from, _, _)| *from).collect();
+    let made: HashSet<u64> = wins.iter().map(|(_, made, _)| *made).collect();
+    eprintln!(
+        "compare-and-set: {} confirmed updates by {} writers; memory {} KiB before the faults, \
+         {} KiB after",
+        wins.len(),
+        wins.iter()
+            .map(|(_, _, w)| *w)
+            .collect::<HashSet<_>>()
+            .len(),
+        rss_before,
+        rss_after
+    );
+    assert!(
+        wins.len() >= 10,
+        "the writers hardly made progress: {wins:?}"
+    );
+    assert_eq!(
+        from.len(),
+        wins.len(),
+        "two updates won from one revision: {wins:?}"
+    );
+    assert_eq!(
+        made.len(),
+        wins.len(),
+        "two updates made one revision: {wins:?}"
+    );
+    // Bounded memory: reconnects, recreated consumers and retries leave nothing piling up.
+    assert!(
+        rss_after < rss_before + 64 * 1024,
+        "memory grew from {rss_before} KiB to {rss_after} KiB"
     );
     // The durable saw everything acknowledged, at least once.
     for id in acked.keys() {
