@@ -70,6 +70,7 @@ pub mod subject;
 
 // Support both drivers share.
 mod connect_info;
+pub mod connector;
 pub mod datetime;
 mod options;
 mod tls;
@@ -82,6 +83,7 @@ mod engine;
 mod reconnect;
 mod request;
 pub mod request_many;
+mod rt;
 mod shared;
 mod sink;
 mod sub_queue;
@@ -111,6 +113,7 @@ pub use client::{
     SubscribeError, SubscribeErrorKind,
 };
 pub use connection::State;
+pub use connector::{AsyncStream, BoxedStream};
 pub use error::{
     ConnectCause, ConnectError, ConnectErrorKind, DrainError, FlushCause, FlushError,
     FlushErrorKind, PublishCause, ReconnectError, RequestCause, SubscribeCause, SubscriberError,
