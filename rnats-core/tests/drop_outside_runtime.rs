@@ -22,7 +22,10 @@ fn client_subscriber_and_pending_request_drop_on_a_plain_thread() {
     let (client, subscriber, events, pending) = runtime.block_on(async {
         let client = ConnectOptions::new().connect(server.url()).await.unwrap();
         let mut subscriber = client.subscribe("drop.outside").await.unwrap();
-        client.publish("drop.outside", Bytes::from_static(b"x")).await.unwrap();
+        client
+            .publish("drop.outside", Bytes::from_static(b"x"))
+            .await
+            .unwrap();
         client.flush().await.unwrap();
         let first = subscriber.next().await.unwrap();
         assert_eq!(first.payload, "x");
