@@ -359,8 +359,8 @@ pub enum ConnectCause {
     /// No runtime can drive the client: connect from inside a tokio runtime, or build rnats
     /// with its `runtime-neutral` feature to connect from anywhere (smol, any executor).
     #[error(
-        "no tokio runtime is running here, and rnats was built without its `runtime-neutral` \
-         feature: connect inside a tokio runtime, or turn that feature on"
+        "no Tokio runtime is running here, and rnats was built without its `runtime-neutral` \
+         feature: connect inside a Tokio runtime, or turn that feature on"
     )]
     NoRuntime,
 }

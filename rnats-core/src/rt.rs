@@ -245,3 +245,40 @@ impl Rt {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_client_made_inside_tokio_runs_on_tokio() {
+        assert_eq!(Rt::current().ok(), Some(Rt::Tokio));
+    }
+
+    #[cfg(feature = "runtime-neutral")]
+    #[test]
+    fn outside_any_runtime_the_neutral_backend_is_picked() {
+        assert_eq!(Rt::current().ok(), Some(Rt::Neutral));
+    }
+
+    /// The engine polls its timer again after acting on it; a fired timer must stay ready
+    /// until it is reset, as tokio's `Sleep` does, and a reset must re-arm it.
+    #[cfg(feature = "runtime-neutral")]
+    #[test]
+    fn a_neutral_timer_stays_ready_until_reset() {
+        let rt = Rt::Neutral;
+        let mut timer = rt.timer(rt.now());
+        async_io::block_on(async {
+            (&mut timer).await;
+            let ready = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut timer).poll(cx)));
+            assert!(ready.await.is_ready());
+            timer.reset(rt.now() + Duration::from_secs(3600));
+            let ready = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut timer).poll(cx)));
+            assert!(ready.await.is_pending());
+            timer.reset(rt.now());
+            (&mut timer).await;
+        });
+        let slow = rt.timeout(Duration::from_millis(1), std::future::pending::<()>());
+        assert_eq!(async_io::block_on(slow), Err(Elapsed));
+    }
+}
