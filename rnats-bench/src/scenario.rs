@@ -787,7 +787,7 @@ mod tests {
         use ClientKind::{AsyncNats, Raw, Rnats};
         // Each of all the clients runs first equally often.
         for client in ClientKind::ALL {
-            let firsts = (0..8)
+            let firsts = (0..2 * ClientKind::ALL.len())
                 .filter(|&r| ClientKind::order_for_round(&ClientKind::ALL, r)[0] == client)
                 .count();
             assert_eq!(firsts, 2, "{client}");
