@@ -17,7 +17,8 @@
 //!
 //! A client is one `*_side.rs` module: `rnats_side` and `async_nats_side` compile the shared
 //! async `scenarios.rs` against their client; `threaded_side` maps scenarios onto
-//! the raw and the blocking client, called from [`run_blocking`].
+//! the raw and the blocking client, and `neutral_side` runs rnats' runtime-neutral backend
+//! under `async_io::block_on` outside tokio, both called from [`run_blocking`].
 //!
 //! Exits non-zero when any run was invalid (dropped messages, timeout, error). Run directly,
 //! the binary wants `--bench` as `cargo bench` passes it; without it (as under `cargo test`) it
@@ -36,6 +37,8 @@ use rnats_test_server::NatsServer;
 
 #[path = "compare/async_nats_side.rs"]
 mod async_nats_side;
+#[path = "compare/neutral_side.rs"]
+mod neutral_side;
 #[path = "compare/rnats_side.rs"]
 mod rnats_side;
 #[path = "compare/threaded_side.rs"]
@@ -66,7 +69,7 @@ macro_rules! on_client {
                 use async_nats_side::scenarios as $s;
                 $body
             }
-            client @ (ClientKind::RnatsBlocking | ClientKind::Raw) => {
+            client @ (ClientKind::RnatsNeutral | ClientKind::RnatsBlocking | ClientKind::Raw) => {
                 Err(format!("{client} has no async scenarios").into())
             }
         }
@@ -240,6 +243,7 @@ fn run_blocking(
     match client {
         ClientKind::Raw => threaded_side::RAW.run(scenario, url, plan),
         ClientKind::RnatsBlocking => threaded_side::BLOCKING.run(scenario, url, plan),
+        ClientKind::RnatsNeutral => neutral_side::run(scenario, url, plan),
         ClientKind::Rnats | ClientKind::AsyncNats => {
             Err(format!("{client} runs on the tokio runtime").into())
         }

@@ -14,6 +14,10 @@ pub enum ClientKind {
     Rnats,
     /// The reference client, async-nats.
     AsyncNats,
+    /// This project's async client on its runtime-neutral backend (the `runtime-neutral`
+    /// feature): Core scenarios only, in `async_io::block_on` on the calling thread with no
+    /// tokio runtime around.
+    RnatsNeutral,
     /// This project's blocking client, [`rnats::blocking`]: Core scenarios only, on plain
     /// threads ([`crate::blocking`]).
     RnatsBlocking,
@@ -25,9 +29,10 @@ pub enum ClientKind {
 impl ClientKind {
     /// Every client, in column order: rnats first, the raw limit last, the blocking client
     /// next to it.
-    pub const ALL: [ClientKind; 4] = [
+    pub const ALL: [ClientKind; 5] = [
         ClientKind::Rnats,
         ClientKind::AsyncNats,
+        ClientKind::RnatsNeutral,
         ClientKind::RnatsBlocking,
         ClientKind::Raw,
     ];
@@ -37,6 +42,7 @@ impl ClientKind {
         match self {
             ClientKind::Rnats => "rnats",
             ClientKind::AsyncNats => "async-nats",
+            ClientKind::RnatsNeutral => "rnats-neutral",
             ClientKind::RnatsBlocking => "rnats-blocking",
             ClientKind::Raw => "raw",
         }
@@ -47,6 +53,7 @@ impl ClientKind {
         match self {
             ClientKind::Rnats => "rnats",
             ClientKind::AsyncNats => "async_nats",
+            ClientKind::RnatsNeutral => "rnats_neutral",
             ClientKind::RnatsBlocking => "rnats_blocking",
             ClientKind::Raw => "raw",
         }
@@ -62,7 +69,7 @@ impl ClientKind {
     pub fn is_async(self) -> bool {
         match self {
             ClientKind::Rnats | ClientKind::AsyncNats => true,
-            ClientKind::RnatsBlocking | ClientKind::Raw => false,
+            ClientKind::RnatsNeutral | ClientKind::RnatsBlocking | ClientKind::Raw => false,
         }
     }
 
@@ -72,7 +79,9 @@ impl ClientKind {
     pub fn supports(self, scenario: Scenario) -> bool {
         match self {
             ClientKind::Rnats | ClientKind::AsyncNats => true,
-            ClientKind::RnatsBlocking | ClientKind::Raw => scenario.is_core_messaging(),
+            ClientKind::RnatsNeutral | ClientKind::RnatsBlocking | ClientKind::Raw => {
+                scenario.is_core_messaging()
+            }
         }
     }
 
@@ -778,7 +787,7 @@ mod tests {
         use ClientKind::{AsyncNats, Raw, Rnats};
         // Each of all the clients runs first equally often.
         for client in ClientKind::ALL {
-            let firsts = (0..8)
+            let firsts = (0..2 * ClientKind::ALL.len())
                 .filter(|&r| ClientKind::order_for_round(&ClientKind::ALL, r)[0] == client)
                 .count();
             assert_eq!(firsts, 2, "{client}");

@@ -31,6 +31,7 @@ use crate::options::ConnectOptions;
 use crate::reconnect;
 pub use crate::request::PendingReply;
 pub use crate::request_builder::Request;
+use crate::rt::Rt;
 use crate::server_addr::ToServerAddrs;
 use crate::shared::{ClientHandle, Shared, Sink, SubEntry};
 pub use crate::statistics::Statistics;
@@ -89,6 +90,8 @@ impl Client {
         addrs: impl ToServerAddrs,
         options: ConnectOptions,
     ) -> Result<Client, ConnectError> {
+        // Tokio when it runs here, else the runtime-neutral backend (or an error without it).
+        let rt = Rt::current()?;
         let mut pool = ServerPool::for_connect(
             addrs,
             &options.inbox_prefix,
@@ -100,7 +103,7 @@ impl Client {
         let established = if options.reconnect.connects_in_background() {
             None
         } else {
-            match reconnect::first_connect(&options, &mut pool).await {
+            match reconnect::first_connect(rt, &options, &mut pool).await {
                 Ok(established) => Some(established),
                 Err(error) if !options.reconnect.retry_on_initial_connect => return Err(error),
                 Err(error) => {
@@ -116,8 +119,8 @@ impl Client {
         let connected = established.is_some();
         // Made before the engine starts and before the first event, so the callback sees
         // the first `Connected`.
-        let callback_events = options.event_callback.clone().map(spawn_callback);
-        let shared = Arc::new(Shared::new(options, info, pool, callback_events));
+        let callback_events = (options.event_callback.clone()).map(|call| spawn_callback(rt, call));
+        let shared = Arc::new(Shared::new(rt, options, info, pool, callback_events));
         if !connected {
             // Until the first INFO says otherwise: the server default, as in async-nats.
             shared
@@ -130,7 +133,7 @@ impl Client {
         let engine = Engine::new(Arc::clone(&shared), established);
         request::subscribe_inbox(&shared);
         let guard = crate::engine::DriverGuard(Arc::clone(&shared));
-        tokio::spawn(async move {
+        rt.spawn(async move {
             // Releases every waiter if the engine ends without finishing (a panic).
             let _guard = guard;
             engine.run().await;
@@ -301,7 +304,7 @@ impl Client {
         };
         self.send(out, Urgency::Flush).await?;
         let reply = match timeout {
-            Some(limit) => tokio::time::timeout(limit, replies.next())
+            Some(limit) => (self.shared().rt.timeout(limit, replies.next()))
                 .await
                 .map_err(|_| RequestError::from(RequestCause::TimedOut(limit)))?,
             None => replies.next().await,
@@ -483,7 +486,7 @@ impl Client {
         }
         // The PONG comes after every message the server sent before it saw the UNSUBs.
         let limit = shared.options.drain_timeout;
-        let flushed = match tokio::time::timeout(limit, self.flush()).await {
+        let flushed = match shared.rt.timeout(limit, self.flush()).await {
             Ok(flushed) => flushed,
             Err(_) => Err(FlushCause::TimedOut(limit).into()),
         };
@@ -500,7 +503,7 @@ impl Client {
         // While disconnected nothing can be sent; do not wait for a reconnect.
         if shared.state() == LinkState::Connected {
             let grace = shared.options.connection_timeout;
-            let _ = tokio::time::timeout(grace, self.flush()).await;
+            let _ = shared.rt.timeout(grace, self.flush()).await;
         }
         shared.request_close();
         shared.wait_done().await;

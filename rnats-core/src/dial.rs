@@ -10,12 +10,12 @@ use std::net::SocketAddr;
 use bytes::BytesMut;
 use rnats_proto::{Parser, ServerInfo};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpSocket, TcpStream};
 
 use crate::connect_info::{connect_info, prove};
 use crate::error::{ConnectCause, ConnectError};
 use crate::floor::handshake::{Handshake, Output, Traffic};
 use crate::options::ConnectOptions;
+use crate::rt::{Rt, SocketSettings, Tcp};
 use crate::server_addr::ServerAddr;
 use crate::tls;
 use crate::transport::Transport;
@@ -36,18 +36,23 @@ pub(crate) struct Established {
 impl ServerAddr {
     /// Resolves the host to socket addresses.
     pub async fn socket_addrs(&self) -> io::Result<impl Iterator<Item = SocketAddr> + '_> {
-        tokio::net::lookup_host((self.host(), self.port())).await
+        let rt = Rt::current().map_err(io::Error::other)?;
+        Ok(rt.lookup(self.host(), self.port()).await?.into_iter())
     }
 }
 
-/// Connects to `addr` and completes the handshake within the connection timeout.
+/// Connects to `addr` on `rt` and completes the handshake within the connection timeout.
 pub(crate) async fn connect(
+    rt: Rt,
     addr: &ServerAddr,
     options: &ConnectOptions,
 ) -> Result<Established, ConnectError> {
     let socket_addr = addr.socket_addr();
     let timeout = options.connection_timeout;
-    match tokio::time::timeout(timeout, handshake(&socket_addr, addr, options)).await {
+    match rt
+        .timeout(timeout, handshake(rt, &socket_addr, addr, options))
+        .await
+    {
         Ok(result) => result,
         Err(_) => Err(ConnectCause::TimedOut {
             addr: socket_addr,
@@ -60,16 +65,16 @@ pub(crate) async fn connect(
 /// The WebSocket (`ws://`, `wss://`) transport over `tcp`.
 #[cfg(feature = "websockets")]
 async fn websocket_under(
-    tcp: TcpStream,
+    under: Transport,
     addr: &ServerAddr,
     options: &ConnectOptions,
     tls_wanted: bool,
 ) -> Result<Transport, ConnectError> {
     let under = if tls_wanted {
         let config = options.tls.client_config()?;
-        Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
+        Transport::Tls(Box::new(tls::upgrade(under, addr.host(), config).await?))
     } else {
-        Transport::Tcp(tcp)
+        under
     };
     Ok(Transport::WebSocket(Box::new(
         websocket::upgrade(under, addr).await?,
@@ -79,7 +84,7 @@ async fn websocket_under(
 /// Without the `websockets` feature a WebSocket address is refused, as async-nats refuses it.
 #[cfg(not(feature = "websockets"))]
 async fn websocket_under(
-    _tcp: TcpStream,
+    _under: Transport,
     addr: &ServerAddr,
     _options: &ConnectOptions,
     _tls_wanted: bool,
@@ -91,6 +96,7 @@ async fn websocket_under(
 }
 
 async fn handshake(
+    rt: Rt,
     socket_addr: &str,
     addr: &ServerAddr,
     options: &ConnectOptions,
@@ -99,21 +105,28 @@ async fn handshake(
         addr: socket_addr.to_owned(),
         source,
     };
-    let tcp = open_socket(socket_addr, options).await.map_err(io_error)?;
-    tcp.set_nodelay(true).map_err(io_error)?;
+    let under = match &options.connector {
+        // The application's own stream: TLS and WebSocket still go over it as asked.
+        Some(connector) => Transport::Stream(connector.dial(addr.clone()).await.map_err(io_error)?),
+        None => match open_socket(rt, addr, options).await.map_err(io_error)? {
+            Tcp::Tokio(tcp) => Transport::Tcp(tcp),
+            #[cfg(feature = "runtime-neutral")]
+            Tcp::Neutral(tcp) => Transport::Stream(Box::new(tcp)),
+        },
+    };
     let tls_wanted = options.tls.required || addr.tls_required();
     let mut stream = if addr.is_websocket() {
         // Over WebSocket, TLS belongs to the connection under it (`wss://`), never to the
         // NATS protocol: the server's INFO does not ask for an upgrade.
-        websocket_under(tcp, addr, options, tls_wanted).await?
+        websocket_under(under, addr, options, tls_wanted).await?
     } else if options.tls.first {
         let config = options.tls.client_config()?;
-        Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?))
+        Transport::Tls(Box::new(tls::upgrade(under, addr.host(), config).await?))
     } else {
-        Transport::Tcp(tcp)
+        under
     };
 
-    let upgradable = matches!(stream, Transport::Tcp(_));
+    let upgradable = matches!(stream, Transport::Tcp(_) | Transport::Stream(_));
     let mut handshake = Handshake::new(
         tls_wanted,
         upgradable,
@@ -142,10 +155,10 @@ async fn handshake(
             }
             Output::Write(bytes) => write(&mut stream, &bytes).await.map_err(io_error)?,
             Output::UpgradeTls => {
-                if let Transport::Tcp(tcp) = stream {
+                if upgradable {
                     let config = options.tls.client_config()?;
                     stream =
-                        Transport::Tls(Box::new(tls::upgrade(tcp, addr.host(), config).await?));
+                        Transport::Tls(Box::new(tls::upgrade(stream, addr.host(), config).await?));
                 }
                 handshake.handle_tls_upgraded();
             }
@@ -178,14 +191,19 @@ async fn write(stream: &mut Transport, bytes: &[u8]) -> io::Result<()> {
     stream.flush().await
 }
 
-/// Resolves `socket_addr` and connects to the first address that answers, applying the
+/// Resolves the host of `addr` and connects to the first address that answers, applying the
 /// socket buffer sizes and the local address from the options.
-async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<TcpStream> {
+async fn open_socket(rt: Rt, addr: &ServerAddr, options: &ConnectOptions) -> io::Result<Tcp> {
     let mut last_error = None;
     // A name may resolve to several servers: try them all, in random order (ADR-11), so
     // that clients spread over them.
-    let mut addrs: Vec<_> = tokio::net::lookup_host(socket_addr).await?.collect();
+    let mut addrs = rt.lookup(addr.host(), addr.port()).await?;
     crate::floor::backoff::shuffle(&mut addrs);
+    let settings = SocketSettings {
+        send_buffer: options.send_buffer_size,
+        recv_buffer: options.recv_buffer_size,
+        local: options.local_address,
+    };
     for addr in addrs {
         if let Some(local) = options
             .local_address
@@ -198,21 +216,7 @@ async fn open_socket(socket_addr: &str, options: &ConnectOptions) -> io::Result<
             ));
             continue;
         }
-        let socket = if addr.is_ipv4() {
-            TcpSocket::new_v4()?
-        } else {
-            TcpSocket::new_v6()?
-        };
-        if let Some(size) = options.send_buffer_size {
-            socket.set_send_buffer_size(u32::try_from(size).unwrap_or(u32::MAX))?;
-        }
-        if let Some(size) = options.recv_buffer_size {
-            socket.set_recv_buffer_size(u32::try_from(size).unwrap_or(u32::MAX))?;
-        }
-        if let Some(local) = options.local_address {
-            socket.bind(local)?;
-        }
-        match socket.connect(addr).await {
+        match rt.connect_tcp(addr, settings).await {
             Ok(stream) => return Ok(stream),
             Err(e) => last_error = Some(e),
         }
@@ -232,7 +236,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let addr: ServerAddr = format!("ws://127.0.0.1:{port}").parse().unwrap();
-        let Err(error) = connect(&addr, &ConnectOptions::new()).await else {
+        let Err(error) = connect(Rt::Tokio, &addr, &ConnectOptions::new()).await else {
             panic!("a WebSocket address connected without the feature");
         };
         assert!(

@@ -60,19 +60,18 @@
 //! traffic leaves in large batches. A caller may also write a small queue to the socket
 //! itself while the engine is idle (see [`Writer`] for the rule and its invariant).
 
+use std::future::Future;
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use bytes::BytesMut;
 use rnats_proto::{Msg, Parser, ServerError, ServerInfo, ServerOp};
 use tokio::io::AsyncWrite;
 use tokio::net::TcpStream;
-use tokio::time::{Instant, Sleep};
 
 use crate::Message;
 use crate::connection::LinkState;
@@ -85,6 +84,7 @@ use crate::floor::handshake::inbound_limit;
 use crate::floor::link::LinkAction;
 use crate::floor::session;
 use crate::reconnect;
+use crate::rt::Timer;
 use crate::shared::{ClientSession, Shared, Sink};
 use crate::statistics::Statistics;
 use crate::transport::Transport;
@@ -132,11 +132,11 @@ pub(crate) struct Engine {
     /// The one timer of the session, armed at [`Session::poll_timeout`].
     ///
     /// [`Session::poll_timeout`]: crate::floor::session::Session::poll_timeout
-    timer: Pin<Box<Sleep>>,
+    timer: Timer,
     /// Where `timer` is armed, if anywhere.
     timer_at: Option<std::time::Instant>,
     /// Armed while queued frames linger (opt-in policy, see `ConnectOptions::linger`).
-    linger_timer: Option<Pin<Box<Sleep>>>,
+    linger_timer: Option<Timer>,
     /// Messages of the current read, handed to subscribers at its end.
     deliveries: Deliveries,
     /// The engine itself last left the writer [`Idle`](Writer::Idle) and has not touched the
@@ -153,6 +153,7 @@ impl Engine {
     pub(crate) fn new(shared: Arc<Shared>, conn: Option<Established>) -> Engine {
         let read_capacity = shared.options.read_buffer_capacity;
         let write_limit = shared.options.write_buffer_limit;
+        let timer = shared.rt.timer(shared.rt.now());
         let (stream, read_buf, parser, info) = match conn {
             Some(conn) => {
                 conn.traffic.count_in(&shared.statistics);
@@ -175,7 +176,7 @@ impl Engine {
             read_size: read_capacity,
             parser,
             out: Frames::with_limit(write_limit),
-            timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
+            timer,
             timer_at: None,
             linger_timer: None,
             deliveries: Deliveries::default(),
@@ -192,7 +193,7 @@ impl Engine {
         }
         let direct = stream.map(|stream| engine.install(stream));
         if let (Some(info), true) = (info, engine.is_connected()) {
-            let now = Instant::now().into_std();
+            let now = engine.shared.rt.now();
             engine.shared.session().handle_connected(now, info);
         }
         {
@@ -342,7 +343,7 @@ impl Engine {
         self.parser = conn.parser;
         let info = Arc::new(conn.info);
         self.apply_info(&info);
-        let now = Instant::now().into_std();
+        let now = self.shared.rt.now();
         shared.session().handle_connected(now, info);
         replay(&shared, direct);
         shared.set_state(LinkState::Connected);
@@ -378,7 +379,7 @@ impl Engine {
                 .reconnect_requested
                 .swap(false, Ordering::AcqRel)
             {
-                let now = Instant::now().into_std();
+                let now = self.shared.rt.now();
                 let mut session = self.shared.session();
                 if session.handle_move_requested(now, "reconnect requested") {
                     self.writer_idle = false;
@@ -535,7 +536,7 @@ impl Engine {
             ServerOp::Info(info) => {
                 let info = Arc::new(*info);
                 self.apply_info(&info);
-                let now = Instant::now().into_std();
+                let now = self.shared.rt.now();
                 // A lame duck's clients move at random moments, so that they do not all land
                 // on the next server at once (ADR-40).
                 let lame_duck = self.shared.session().handle_info(
@@ -572,7 +573,8 @@ impl Engine {
             && !crate::reconnect::take_announced_here(&self.shared)
         {
             let shared = Arc::clone(&self.shared);
-            tokio::task::spawn_blocking(move || crate::reconnect::merge_announced(&shared));
+            let rt = shared.rt;
+            rt.spawn_blocking(move || crate::reconnect::merge_announced(&shared));
         }
     }
 
@@ -698,15 +700,14 @@ impl Engine {
         }
         if let Some(linger) = self.shared.options.linger {
             let limit = self.shared.options.write_buffer_limit;
-            if let Some(deadline) = writes.linger_until(linger, limit, Instant::now()) {
+            let rt = self.shared.rt;
+            if let Some(deadline) = writes.linger_until(linger, limit, rt.now()) {
                 writes.writer = Writer::Woken;
                 drop(writes);
-                let timer = self
-                    .linger_timer
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-                timer.as_mut().reset(deadline);
+                let timer = self.linger_timer.get_or_insert_with(|| rt.timer(deadline));
+                timer.reset(deadline);
                 // Registers the wake-up; a deadline already past is caught on the next pass.
-                return timer.as_mut().poll(cx).is_ready() && self.take_queued(cx);
+                return Pin::new(timer).poll(cx).is_ready() && self.take_queued(cx);
             }
         }
         writes.linger_since = None;
@@ -741,13 +742,13 @@ impl Engine {
                 return Ok(progress);
             };
             if self.timer_at != Some(at) {
-                self.timer.as_mut().reset(Instant::from_std(at));
+                self.timer.reset(at);
                 self.timer_at = Some(at);
             }
-            if self.timer.as_mut().poll(cx).is_pending() {
+            if Pin::new(&mut self.timer).poll(cx).is_pending() {
                 return Ok(progress);
             }
-            let now = Instant::now().into_std();
+            let now = self.shared.rt.now();
             let mut acted = false;
             while let Some(action) = session.handle_timeout(now) {
                 acted = true;

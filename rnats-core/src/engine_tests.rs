@@ -21,6 +21,7 @@ use crate::sub_queue::{Limits, SubQueue};
 fn shared() -> Arc<Shared> {
     let pool = ServerPool::new(vec!["127.0.0.1:1".parse().expect("an address")], true);
     Arc::new(Shared::new(
+        crate::rt::Rt::Tokio,
         ConnectOptions::new(),
         ServerInfo::default(),
         pool,
@@ -407,7 +408,7 @@ fn linger_holds_publishes_until_its_delay_its_bytes_or_a_flush() {
     use crate::options::Linger;
     use crate::shared::Writes;
     use std::time::Duration;
-    use tokio::time::Instant;
+    use std::time::Instant;
 
     const MS: Duration = Duration::from_millis(1);
     let linger = Linger {

@@ -356,6 +356,13 @@ pub enum ConnectCause {
     /// Every reconnect attempt allowed by `max_reconnects` failed.
     #[error("gave up after {0} reconnect attempts")]
     MaxReconnects(usize),
+    /// No runtime can drive the client: connect from inside a tokio runtime, or build rnats
+    /// with its `runtime-neutral` feature to connect from anywhere (smol, any executor).
+    #[error(
+        "no Tokio runtime is running here, and rnats was built without its `runtime-neutral` \
+         feature: connect inside a Tokio runtime, or turn that feature on"
+    )]
+    NoRuntime,
 }
 
 impl ConnectCause {
@@ -375,7 +382,8 @@ impl ConnectCause {
             | ConnectCause::Protocol(_)
             | ConnectCause::UnexpectedOp(_)
             | ConnectCause::ClosedByServer
-            | ConnectCause::WebSocket(_) => ConnectErrorKind::Io,
+            | ConnectCause::WebSocket(_)
+            | ConnectCause::NoRuntime => ConnectErrorKind::Io,
         }
     }
 }

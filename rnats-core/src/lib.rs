@@ -21,8 +21,8 @@
 //! queue encoded frames for it and never wait on the network to publish.
 //!
 //! The cargo features are async-nats' (`ring`, `aws-lc-rs`, `fips`, `websockets`, `nkeys`,
-//! `nuid`, `chrono`); the `rnats` facade forwards its features of the same names and lists
-//! them all.
+//! `nuid`, `chrono`), plus rnats' own `runtime-neutral`; the `rnats` facade forwards its
+//! features of the same names and lists them all.
 //!
 //! # Map of the crate
 //!
@@ -39,12 +39,17 @@
 //!   [`connection`], the events, the server address, statistics, auth and the request
 //!   builder. No runtime here either.
 //! - **Support both drivers share**: [`ConnectOptions`], TLS settings, the CONNECT body,
-//!   [`datetime`].
+//!   [`datetime`], and the application's own transports ([`connector`]; the async client
+//!   uses them, the blocking one ignores them).
 //! - **The tokio driver** (the crate root's client): [`Client`] and its clones, the engine
 //!   task that owns the socket (`engine.rs`), what the callers and the engine share
 //!   (`shared.rs`), the rule for who writes the socket (`writer.rs`), dialing and the
 //!   transports (`dial.rs`, `transport.rs`, `websocket.rs`), reconnecting, deliveries to
-//!   subscribers, requests, [`request_many`], [`trace`], the `Sink` of messages.
+//!   subscribers, requests, [`request_many`], [`trace`], the `Sink` of messages. What it
+//!   asks of a runtime (spawn, timers, DNS and TCP, blocking work) goes through `rt.rs`:
+//!   tokio when the client is made inside a tokio runtime, otherwise, with the
+//!   `runtime-neutral` feature, async-io and a task thread of rnats' own (`rt_neutral.rs`),
+//!   so the same driver runs under smol or any executor.
 //! - **The blocking driver** ([`blocking`]): the same client for threads, with no runtime.
 //!   It uses the floor, the vocabulary and the shared support, never the tokio driver's
 //!   files, and the tokio driver never uses it.
@@ -70,6 +75,7 @@ pub mod subject;
 
 // Support both drivers share.
 mod connect_info;
+pub mod connector;
 pub mod datetime;
 mod options;
 mod tls;
@@ -82,6 +88,7 @@ mod engine;
 mod reconnect;
 mod request;
 pub mod request_many;
+mod rt;
 mod shared;
 mod sink;
 mod sub_queue;
@@ -111,6 +118,7 @@ pub use client::{
     SubscribeError, SubscribeErrorKind,
 };
 pub use connection::State;
+pub use connector::{AsyncStream, BoxedStream};
 pub use error::{
     ConnectCause, ConnectError, ConnectErrorKind, DrainError, FlushCause, FlushError,
     FlushErrorKind, PublishCause, ReconnectError, RequestCause, SubscribeCause, SubscriberError,

@@ -14,6 +14,7 @@ use std::time::Duration;
 #[cfg(feature = "nkeys")]
 use crate::auth::Secret;
 use crate::auth::{Auth, AuthError, Credentials, SignedAuth};
+use crate::connector::{AsyncStream, Connector};
 use crate::events::{Event, EventCallback};
 use crate::floor::server_pool::ReconnectPolicy;
 use crate::floor::server_pool::{ReconnectToServer, Server};
@@ -57,6 +58,7 @@ pub struct ConnectOptions {
     pub(crate) event_callback: Option<EventCallback>,
     pub(crate) skip_subject_validation: bool,
     pub(crate) local_address: Option<SocketAddr>,
+    pub(crate) connector: Option<Connector>,
 }
 
 /// The opt-in batching policy for bulk publishers; see [`ConnectOptions::linger`].
@@ -92,6 +94,7 @@ impl Default for ConnectOptions {
             event_callback: None,
             skip_subject_validation: false,
             local_address: None,
+            connector: None,
         }
     }
 }
@@ -196,6 +199,39 @@ impl ConnectOptions {
         self
     }
 
+    /// Connects through `connect` instead of a TCP connection of rnats' own: it gets the
+    /// server address of each attempt (the first connect and every reconnect) and returns a
+    /// byte stream to that server, which the client then speaks NATS over. TLS (a `tls://`
+    /// address, [`require_tls`](Self::require_tls), a server that requires it) and the
+    /// WebSocket upgrade (`ws://`, `wss://`) are layered over the stream as they would be
+    /// over TCP; a stream that is already encrypted goes with a `nats://` address. The
+    /// socket options (buffer sizes, local address) are then the function's business.
+    ///
+    /// For the async client only, on tokio and on the `runtime-neutral` backend; the
+    /// [blocking client](crate::blocking) ignores it. A `futures-io` stream goes through
+    /// [`connector::from_futures_io`](crate::connector::from_futures_io).
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), rnats_core::ConnectError> {
+    /// let client = rnats_core::ConnectOptions::new()
+    ///     .transport(|addr: rnats_core::ServerAddr| async move {
+    ///         // A tunnel, a proxy, a socket made with special options...
+    ///         tokio::net::TcpStream::connect((addr.host().to_owned(), addr.port())).await
+    ///     })
+    ///     .connect("nats://127.0.0.1:4222")
+    ///     .await?;
+    /// # drop(client); Ok(()) }
+    /// ```
+    pub fn transport<F, Fut, S>(mut self, connect: F) -> ConnectOptions
+    where
+        F: Fn(crate::ServerAddr) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::io::Result<S>> + Send + 'static,
+        S: AsyncStream,
+    {
+        self.connector = Some(Connector::new(connect));
+        self
+    }
+
     /// Binds the client's socket to this local address before connecting (port 0: any).
     pub fn local_address(mut self, address: SocketAddr) -> ConnectOptions {
         self.local_address = Some(address);
@@ -265,8 +301,14 @@ impl ConnectOptions {
     /// Authenticates with a `.creds` file, read now.
     pub async fn credentials_file(mut self, path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref().to_owned();
-        let read = tokio::task::spawn_blocking(move || Credentials::from_creds_file(&path));
-        let credentials = read.await.map_err(io::Error::other)?;
+        // Off the caller's thread where a runtime is at hand; with none, read here.
+        let credentials = match crate::rt::Rt::current() {
+            Ok(rt) => {
+                rt.unblock(move || Credentials::from_creds_file(&path))
+                    .await?
+            }
+            Err(_) => Credentials::from_creds_file(&path),
+        };
         self.credentials = Some(credentials.map_err(auth_io_error)?);
         Ok(self)
     }
@@ -544,6 +586,7 @@ impl fmt::Debug for ConnectOptions {
                 "fail_requests_on_disconnect",
                 &self.reconnect.fail_requests_on_disconnect,
             )
+            .field("transport", &self.connector)
             .finish()
     }
 }

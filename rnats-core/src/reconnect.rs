@@ -15,6 +15,7 @@ use crate::events::ConnectionEvent;
 use crate::floor::attempts::Plan;
 use crate::floor::server_pool::{ReconnectToServer, ServerPool};
 use crate::floor::sync::lock;
+use crate::rt::Rt;
 use crate::shared::Shared;
 
 /// Tries servers until one accepts, as the policy says (see [`Attempts`]). Returns `None`
@@ -29,9 +30,10 @@ pub(crate) async fn reconnect(shared: &Shared) -> Option<Established> {
             return None;
         };
         if !attempt.delay.is_zero() {
-            unless_closed(shared, tokio::time::sleep(attempt.delay)).await?;
+            unless_closed(shared, shared.rt.sleep(attempt.delay)).await?;
         }
-        let outcome = unless_closed(shared, dial::connect(&attempt.addr, &shared.options)).await?;
+        let dialing = dial::connect(shared.rt, &attempt.addr, &shared.options);
+        let outcome = unless_closed(shared, dialing).await?;
         match outcome {
             Ok(established) => {
                 lock(&shared.pool).record(&attempt.addr, Ok(()));
@@ -68,6 +70,7 @@ async fn ask_callback(shared: &Shared) -> Option<Option<ReconnectToServer>> {
 
 /// The first connect: one try (see [`Attempts`]), with no `max_reconnects` limit.
 pub(crate) async fn first_connect(
+    rt: Rt,
     options: &crate::ConnectOptions,
     pool: &mut ServerPool,
 ) -> Result<Established, crate::ConnectError> {
@@ -80,9 +83,9 @@ pub(crate) async fn first_connect(
     // Nobody listens yet: a choice outside the pool only means a pass instead.
     while let Some(Plan::Dial(attempt)) = pool.plan_attempt(policy, choice.take(), false, drop) {
         if !attempt.delay.is_zero() {
-            tokio::time::sleep(attempt.delay).await;
+            rt.sleep(attempt.delay).await;
         }
-        match dial::connect(&attempt.addr, options).await {
+        match dial::connect(rt, &attempt.addr, options).await {
             Ok(established) => {
                 pool.record(&attempt.addr, Ok(()));
                 return Ok(established);

@@ -109,7 +109,7 @@ impl Pending {
             return Err(RequestCause::Closed.into());
         };
         let received = match timeout {
-            Some(limit) => match tokio::time::timeout(limit, rx).await {
+            Some(limit) => match self.shared.rt.timeout(limit, rx).await {
                 Ok(received) => received,
                 Err(_) => return Err(RequestCause::TimedOut(limit).into()),
             },

@@ -11,7 +11,7 @@ use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
@@ -20,6 +20,7 @@ use crate::client::{Client, RequestError};
 use crate::error::RequestCause;
 use crate::header::HeaderMap;
 use crate::message::Message;
+use crate::rt::{Rt, Timer};
 use crate::subject::{Subject, ToSubject};
 use crate::subscriber::Subscriber;
 
@@ -128,7 +129,8 @@ impl fmt::Debug for RequestMany {
 pub struct Replies {
     subscriber: Option<Subscriber>,
     gather: Gather,
-    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    sleep: Option<Timer>,
+    rt: Rt,
 }
 
 impl Replies {
@@ -148,13 +150,13 @@ impl Replies {
                 .await
                 .ok();
         }
-        let gather = limits.start(Instant::now(), client.timeout());
+        let rt = client.shared().rt;
+        let gather = limits.start(rt.now(), client.timeout());
         let replies = Replies {
             subscriber: Some(subscriber),
-            sleep: gather
-                .poll_timeout()
-                .map(|at| Box::pin(tokio::time::sleep_until(at.into()))),
+            sleep: gather.poll_timeout().map(|at| rt.timer(at)),
             gather,
+            rt,
         };
         Ok((replies, inbox))
     }
@@ -181,8 +183,8 @@ impl Replies {
     fn rearm(&mut self) {
         match self.gather.poll_timeout() {
             Some(at) => match &mut self.sleep {
-                Some(sleep) => sleep.as_mut().reset(at.into()),
-                None => self.sleep = Some(Box::pin(tokio::time::sleep_until(at.into()))),
+                Some(sleep) => sleep.reset(at),
+                None => self.sleep = Some(self.rt.timer(at)),
             },
             None => self.sleep = None,
         }
@@ -204,7 +206,7 @@ impl Stream for Replies {
         // is not lost to a timer that fired while the task was busy.
         match subscriber.poll_next_unpin(cx) {
             Poll::Ready(Some(message)) => {
-                return match this.gather.handle_reply(Instant::now(), message) {
+                return match this.gather.handle_reply(this.rt.now(), message) {
                     Verdict::Yield(message) => {
                         this.rearm();
                         Poll::Ready(Some(Ok(message)))
@@ -223,15 +225,15 @@ impl Stream for Replies {
             Poll::Pending => {}
         }
         if let Some(sleep) = this.sleep.as_mut()
-            && sleep.as_mut().poll(cx).is_ready()
+            && Pin::new(sleep).poll(cx).is_ready()
         {
-            if this.gather.handle_timeout(Instant::now()).is_some() {
+            if this.gather.handle_timeout(this.rt.now()).is_some() {
                 return this.finish();
             }
             // Woken early (the deadline moved): wait for the new one.
             this.rearm();
             if let Some(sleep) = this.sleep.as_mut() {
-                let _ = sleep.as_mut().poll(cx);
+                let _ = Pin::new(sleep).poll(cx);
             }
         }
         Poll::Pending

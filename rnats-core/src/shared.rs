@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytes::BytesMut;
 use futures_util::task::AtomicWaker;
 use rnats_proto::ServerInfo;
+use std::time::Instant;
 use tokio::net::TcpStream;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
-use tokio::time::Instant;
 
 use crate::Message;
 use crate::connection::LinkState;
@@ -25,6 +25,7 @@ pub(crate) use crate::floor::session::SidMap;
 use crate::floor::session::{Pings, PongWaiter, Session};
 use crate::floor::sync::lock;
 use crate::options::{ConnectOptions, Linger};
+use crate::rt::Rt;
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
 use crate::writer::{Urgency, Writer, try_write};
@@ -33,6 +34,8 @@ use crate::writer::{Urgency, Writer, try_write};
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) options: ConnectOptions,
+    /// The runtime the client runs on, picked at connect.
+    pub(crate) rt: Rt,
     pub(crate) writes: Mutex<Writes>,
     /// The engine's waker: publishers wake it when they queue into an idle engine.
     pub(crate) engine_waker: AtomicWaker,
@@ -299,6 +302,7 @@ impl Shared {
     /// The state of a new client; `callback_events` is where the `event_callback`'s events
     /// go, if it has one.
     pub(crate) fn new(
+        rt: Rt,
         options: ConnectOptions,
         info: ServerInfo,
         pool: ServerPool,
@@ -316,6 +320,7 @@ impl Shared {
         );
         Shared {
             options,
+            rt,
             writes: Mutex::new(Writes {
                 queue: Frames::with_limit(write_limit),
                 ..Writes::default()
@@ -508,7 +513,7 @@ impl Shared {
             }
             // The first frame wakes the engine to start the linger timer.
             Urgency::Normal if writes.linger_since.is_none() => {
-                writes.linger_since = Some(Instant::now());
+                writes.linger_since = Some(self.rt.now());
                 writes.writer != Writer::Writing
             }
             Urgency::Normal => writes.queue.len() >= max && writes.writer != Writer::Writing,

@@ -20,7 +20,7 @@ use rustls::crypto::CryptoProvider;
 use rustls::{ClientConfig, RootCertStore};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_rustls::client::TlsStream;
 
 use crate::error::{ConnectCause, ConnectError};
@@ -209,12 +209,16 @@ fn native_roots() -> &'static NativeRoots {
     })
 }
 
-/// Runs the TLS handshake over `tcp`, checking the certificate against `host`.
-pub(crate) async fn upgrade(
-    tcp: TcpStream,
+/// Runs the TLS handshake over `tcp` (any byte stream), checking the certificate against
+/// `host`.
+pub(crate) async fn upgrade<S>(
+    tcp: S,
     host: &str,
     config: Arc<ClientConfig>,
-) -> Result<TlsStream<TcpStream>, ConnectError> {
+) -> Result<TlsStream<S>, ConnectError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let name = ServerName::try_from(host.to_owned())
         .map_err(|e| tls_error(format!("{host:?} is not a valid TLS server name: {e}")))?;
     tokio_rustls::TlsConnector::from(config)

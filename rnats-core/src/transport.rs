@@ -1,8 +1,10 @@
-//! The byte stream under a connection: plain TCP, TLS over TCP, or WebSocket over either.
+//! The byte stream under a connection: tokio's plain TCP, any other stream (the
+//! runtime-neutral backend's TCP, or one the application made), TLS over either, or
+//! WebSocket over any of those.
 //!
-//! Plain TCP is the hot path: the engine shares the socket with callers that write directly
-//! (see `Writes::socket`) and never goes through this enum's dispatch for it. TLS and
-//! WebSocket need `&mut` access to their stream state, so the engine alone reads and writes
+//! Tokio's plain TCP is the hot path: the engine shares the socket with callers that write
+//! directly (see `Writes::socket`) and never goes through this enum's dispatch for it. The
+//! others need `&mut` access to their stream state, so the engine alone reads and writes
 //! them through the `AsyncRead`/`AsyncWrite` impls below.
 
 use std::fmt;
@@ -14,17 +16,21 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
+use crate::connector::BoxedStream;
+
 #[cfg(feature = "websockets")]
 use crate::websocket::WebSocket;
 
 /// One connection's stream.
 pub(crate) enum Transport {
-    /// Plain TCP.
+    /// Tokio's plain TCP.
     Tcp(TcpStream),
-    /// TLS over TCP.
-    Tls(Box<TlsStream<TcpStream>>),
-    /// WebSocket (`ws://`, `wss://`) over a [`Transport::Tcp`] or [`Transport::Tls`]; never
-    /// nested deeper.
+    /// Any other byte stream: the runtime-neutral backend's TCP, or the application's
+    /// (`ConnectOptions::transport`).
+    Stream(BoxedStream),
+    /// TLS over a [`Transport::Tcp`] or a [`Transport::Stream`].
+    Tls(Box<TlsStream<Transport>>),
+    /// WebSocket (`ws://`, `wss://`) over any of the above; never nested deeper.
     #[cfg(feature = "websockets")]
     WebSocket(Box<WebSocket<Transport>>),
 }
@@ -33,7 +39,7 @@ impl Transport {
     /// Whether the bytes travel encrypted: TLS, or WebSocket over TLS (`wss://`).
     pub(crate) fn is_tls(&self) -> bool {
         match self {
-            Transport::Tcp(_) => false,
+            Transport::Tcp(_) | Transport::Stream(_) => false,
             Transport::Tls(_) => true,
             #[cfg(feature = "websockets")]
             Transport::WebSocket(ws) => ws.inner().is_tls(),
@@ -45,6 +51,7 @@ impl fmt::Debug for Transport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Transport::Tcp(_) => f.write_str("Transport::Tcp"),
+            Transport::Stream(_) => f.write_str("Transport::Stream"),
             Transport::Tls(_) => f.write_str("Transport::Tls"),
             #[cfg(feature = "websockets")]
             Transport::WebSocket(ws) => write!(f, "Transport::WebSocket({:?})", ws.inner()),
@@ -60,6 +67,7 @@ impl AsyncRead for Transport {
     ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Transport::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Transport::Stream(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
             #[cfg(feature = "websockets")]
             Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
@@ -75,6 +83,7 @@ impl AsyncWrite for Transport {
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Transport::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Transport::Stream(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
             #[cfg(feature = "websockets")]
             Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
@@ -88,6 +97,7 @@ impl AsyncWrite for Transport {
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Transport::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Transport::Stream(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
             #[cfg(feature = "websockets")]
             Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
@@ -97,6 +107,7 @@ impl AsyncWrite for Transport {
     fn is_write_vectored(&self) -> bool {
         match self {
             Transport::Tcp(s) => s.is_write_vectored(),
+            Transport::Stream(s) => s.is_write_vectored(),
             Transport::Tls(s) => s.is_write_vectored(),
             #[cfg(feature = "websockets")]
             Transport::WebSocket(s) => s.is_write_vectored(),
@@ -106,6 +117,7 @@ impl AsyncWrite for Transport {
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Transport::Tcp(s) => Pin::new(s).poll_flush(cx),
+            Transport::Stream(s) => Pin::new(s.as_mut()).poll_flush(cx),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
             #[cfg(feature = "websockets")]
             Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_flush(cx),
@@ -115,6 +127,7 @@ impl AsyncWrite for Transport {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Transport::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            Transport::Stream(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
             #[cfg(feature = "websockets")]
             Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_shutdown(cx),

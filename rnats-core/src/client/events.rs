@@ -11,6 +11,7 @@ use futures_util::stream::BoxStream;
 use tokio::sync::{broadcast, mpsc};
 
 use crate::events::{ConnectionEvent, Event, EventCallback, LISTENER_CAPACITY};
+use crate::rt::Rt;
 
 /// A stream of [`ConnectionEvent`]s. Each call to `Client::events` gets its own copy of every
 /// event sent after the call.
@@ -52,9 +53,9 @@ impl Stream for Events {
 /// A queue for `callback`'s events and the task that runs the callback for each, one at a
 /// time and in order, until the client is gone. Made before the client's first event is
 /// sent, so the callback sees the first `Connected`.
-pub(crate) fn spawn_callback(callback: EventCallback) -> mpsc::Sender<Event> {
+pub(crate) fn spawn_callback(rt: Rt, callback: EventCallback) -> mpsc::Sender<Event> {
     let (tx, mut rx) = mpsc::channel(LISTENER_CAPACITY);
-    tokio::spawn(async move {
+    rt.spawn(async move {
         while let Some(event) = rx.recv().await {
             callback.call(event).await;
         }
