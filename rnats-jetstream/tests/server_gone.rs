@@ -179,3 +179,57 @@ async fn watchers_and_push_consumers_survive_their_server_going_away() {
         );
     }
 }
+
+/// nats.rs issue 1596: a KV watch nobody polls while its server restarts, with values put
+/// before the restart, while it is down for the watch's client, and after it, resumes when
+/// it is polled again and misses none of them, in revision order, each once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_left_unpolled_across_a_restart_misses_nothing() {
+    let mut server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let client = ConnectOptions::new()
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+        .ignore_discovered_servers()
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    let js = rnats_jetstream::new(client.clone());
+    let bucket = js
+        .create_key_value(kv::Config {
+            bucket: "unpolled".into(),
+            storage: StorageType::File,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut watch = bucket.watch_all().await.unwrap();
+    bucket.put("a", "1".into()).await.unwrap();
+    bucket.put("b", "2".into()).await.unwrap();
+
+    // Not polled from here on: the restart happens behind its back.
+    server.restart().unwrap();
+    next_event(&mut events, |e| matches!(e, ConnectionEvent::Reconnected)).await;
+    // A publish meeting JetStream still recovering is retried by the context (no responders).
+    bucket.put("c", "3".into()).await.unwrap();
+    bucket.put("a", "4".into()).await.unwrap();
+
+    let mut seen = Vec::new();
+    while seen.len() < 4 {
+        let entry = tokio::time::timeout(WAIT, watch.next())
+            .await
+            .expect("the watch resumed within the wait")
+            .expect("the watch goes on")
+            .unwrap();
+        seen.push((
+            entry.key,
+            String::from_utf8(entry.value.to_vec()).unwrap(),
+            entry.revision,
+        ));
+    }
+    let values: Vec<(&str, &str)> = seen
+        .iter()
+        .map(|(k, v, _)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(values, [("a", "1"), ("b", "2"), ("c", "3"), ("a", "4")]);
+    assert!(seen.windows(2).all(|w| w[0].2 < w[1].2), "{seen:?}");
+}
