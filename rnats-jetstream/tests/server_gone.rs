@@ -197,6 +197,8 @@ async fn a_watch_left_unpolled_across_a_restart_misses_nothing() {
     let bucket = js
         .create_key_value(kv::Config {
             bucket: "unpolled".into(),
+            // Every revision kept, so that each can still be delivered once the watch is read.
+            history: 10,
             storage: StorageType::File,
             ..Default::default()
         })
@@ -217,7 +219,7 @@ async fn a_watch_left_unpolled_across_a_restart_misses_nothing() {
     while seen.len() < 4 {
         let entry = tokio::time::timeout(WAIT, watch.next())
             .await
-            .expect("the watch resumed within the wait")
+            .unwrap_or_else(|_| panic!("the watch stopped after {seen:?}"))
             .expect("the watch goes on")
             .unwrap();
         seen.push((
