@@ -188,6 +188,10 @@ fn partition_filters(config: &StaticConfig, member: &str, filter: &str) -> Vec<S
             .take(partitions as usize)
             .collect();
         let count = members.len() as u32;
+        // No partitions (a configuration not validated yet): nothing for anyone.
+        if count == 0 {
+            return Vec::new();
+        }
         let per_member = partitions / count;
         return (0..partitions)
             .filter(|&p| {
@@ -572,6 +576,7 @@ mod tests {
             (vec![0], vec![1])
         );
         assert!(filters(&config, "c").is_empty());
+        assert!(StaticConfig::balanced(0, ["a"]).member_filters("a").is_empty());
         // Filters follow the partition token.
         let config = StaticConfig::balanced(2, ["a"]).filters(["orders.*", "refunds.>"]);
         assert_eq!(
