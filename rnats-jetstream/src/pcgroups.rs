@@ -576,7 +576,11 @@ mod tests {
             (vec![0], vec![1])
         );
         assert!(filters(&config, "c").is_empty());
-        assert!(StaticConfig::balanced(0, ["a"]).member_filters("a").is_empty());
+        assert!(
+            StaticConfig::balanced(0, ["a"])
+                .member_filters("a")
+                .is_empty()
+        );
         // Filters follow the partition token.
         let config = StaticConfig::balanced(2, ["a"]).filters(["orders.*", "refunds.>"]);
         assert_eq!(

@@ -3,18 +3,19 @@
 //! client when the pinned one goes away, and loses no message.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::{ACCOUNTS, create_placed_stream};
 use futures_util::{StreamExt, TryStreamExt};
 use rnats_jetstream::Context;
 use rnats_jetstream::consumer::{PriorityPolicy, PullConsumer, pull};
-use rnats_jetstream::context::CreateStreamErrorKind;
 use rnats_jetstream::context::Publish;
-use rnats_jetstream::errors::ErrorCode;
 use rnats_jetstream::stream::{Config, StorageType, Stream};
 use rnats_test_server::{Cluster, Proxy};
 use tokio::sync::Notify;
@@ -26,41 +27,17 @@ const WAIT: Duration = Duration::from_secs(60);
 const API_TIMEOUT: Duration = Duration::from_secs(30);
 const MESSAGES: usize = 1_000;
 
-/// Accounts of every node: the test's client lands in APP (JetStream on) without
-/// credentials, and SYS lets the test watch the servers' `STATSZ` broadcasts.
-const ACCOUNTS: &str = "accounts {
-  SYS { users: [{ user: sys, password: sys }] }
-  APP { jetstream: enabled, users: [{ user: app, password: app }] }
-}
-system_account: SYS
-no_auth_user: app
-";
-
-/// Creates the R3 stream once the cluster can place it.
-///
-/// [`Cluster::start_with`] returns once the meta group has a leader with every peer current.
-/// The leader may still refuse placement ("no suitable peers", 10005) on a node it has had no
-/// `STATSZ` from yet, and it logs nothing when one arrives. So the test listens to those
-/// broadcasts in the system account and tries again after each one: every retry follows a
-/// change on the server. The stream handle asks with [`API_TIMEOUT`], whatever `js` does.
+/// Creates the R3 stream once the cluster can place it (see [`create_placed_stream`]).
 async fn create_r3_stream(cluster: &Cluster, js: &Context, name: &str) -> Stream {
     create_stream(cluster, js, name, 3).await
 }
 
-/// Creates a stream of `replicas` copies once the cluster can place it; see
-/// [`create_r3_stream`].
+/// Creates a stream of `replicas` copies once the cluster can place it, asking with
+/// [`API_TIMEOUT`] whatever `js` does.
 async fn create_stream(cluster: &Cluster, js: &Context, name: &str, replicas: usize) -> Stream {
     let js = rnats_jetstream::ContextBuilder::new()
         .timeout(API_TIMEOUT)
         .build(js.client());
-    let system = rnats_core::ConnectOptions::new()
-        .user_and_password("sys".into(), "sys".into())
-        .connect(cluster.urls().as_slice())
-        .await
-        .unwrap();
-    let mut statsz = system.subscribe("$SYS.SERVER.*.STATSZ").await.unwrap();
-    system.flush().await.unwrap();
-
     let config = Config {
         name: name.to_owned(),
         subjects: vec![format!("{name}.>")],
@@ -68,22 +45,7 @@ async fn create_stream(cluster: &Cluster, js: &Context, name: &str, replicas: us
         num_replicas: replicas,
         ..Default::default()
     };
-    loop {
-        match js.create_stream(config.clone()).await {
-            Ok(stream) => return stream,
-            Err(e) => match e.kind() {
-                CreateStreamErrorKind::JetStream(js_error)
-                    if js_error.error_code() == ErrorCode::CLUSTER_NO_PEERS =>
-                {
-                    tokio::time::timeout(WAIT, statsz.next())
-                        .await
-                        .expect("no server sent STATSZ")
-                        .expect("the system subscription ended");
-                }
-                _ => panic!("creating the R3 stream failed: {e}"),
-            },
-        }
-    }
+    create_placed_stream(cluster, &js, config, WAIT).await
 }
 
 /// Publishes message `i` with message id `i` until the stream acks it; a retried publish that

@@ -26,34 +26,26 @@
 //! docs/faults.md has the figures.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod common;
+
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use common::{ACCOUNTS, create_placed_stream};
 use futures_util::StreamExt;
 use rnats_core::header::NATS_MESSAGE_ID;
 use rnats_jetstream::Context;
 use rnats_jetstream::consumer::pull::Recoveries;
 use rnats_jetstream::consumer::{AckPolicy, pull, push};
-use rnats_jetstream::context::{CreateStreamErrorKind, Publish};
-use rnats_jetstream::errors::ErrorCode;
+use rnats_jetstream::context::Publish;
 use rnats_jetstream::kv;
 use rnats_jetstream::stream::{Config, StorageType, Stream};
 use rnats_test_server::{Cluster, Proxy};
 use tokio::sync::watch;
 
-/// Accounts of every node: clients land in APP (JetStream on) without credentials; SYS lets
-/// the suite hear the servers' `STATSZ` broadcasts while it waits to place the stream.
-const ACCOUNTS: &str = "accounts {
-  SYS { users: [{ user: sys, password: sys }] }
-  APP { jetstream: enabled, users: [{ user: app, password: app }] }
-}
-system_account: SYS
-no_auth_user: app
-jetstream { sync_interval: always }
-";
 const NODES: usize = 3;
 const STREAM: &str = "QUEUE";
 const PUBLISHERS: usize = 3;
@@ -350,16 +342,8 @@ fn node_index(name: &str) -> usize {
         .unwrap_or_else(|| panic!("unexpected server name {name}"))
 }
 
-/// Creates the R3 stream once the cluster can place it: the meta leader may refuse placement
-/// ("no suitable peers") on a node it has had no `STATSZ` from yet, so each retry follows one.
+/// Creates the R3 stream once the cluster can place it (see [`create_placed_stream`]).
 async fn create_stream(cluster: &Cluster, js: &Context, name: &str) -> Stream {
-    let system = rnats_core::ConnectOptions::new()
-        .user_and_password("sys".into(), "sys".into())
-        .connect(cluster.urls().as_slice())
-        .await
-        .unwrap();
-    let mut statsz = system.subscribe("$SYS.SERVER.*.STATSZ").await.unwrap();
-    system.flush().await.unwrap();
     let config = Config {
         name: name.to_owned(),
         subjects: vec![format!("{name}.>")],
@@ -367,22 +351,7 @@ async fn create_stream(cluster: &Cluster, js: &Context, name: &str) -> Stream {
         num_replicas: NODES,
         ..Default::default()
     };
-    loop {
-        match js.create_stream(config.clone()).await {
-            Ok(stream) => return stream,
-            Err(e) => match e.kind() {
-                CreateStreamErrorKind::JetStream(js_error)
-                    if js_error.error_code() == ErrorCode::CLUSTER_NO_PEERS =>
-                {
-                    tokio::time::timeout(WAIT, statsz.next())
-                        .await
-                        .expect("no server sent STATSZ")
-                        .expect("the system subscription ended");
-                }
-                _ => panic!("creating the stream failed: {e}"),
-            },
-        }
-    }
+    create_placed_stream(cluster, js, config, WAIT).await
 }
 
 /// The current leader of the stream or of the durable consumer, asked until one is known.

@@ -1,0 +1,59 @@
+//! What the cluster tests share: the nodes' accounts, and creating a replicated stream once
+//! the cluster can place it.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use rnats_jetstream::Context;
+use rnats_jetstream::context::CreateStreamErrorKind;
+use rnats_jetstream::errors::ErrorCode;
+use rnats_jetstream::stream::{Config, Stream};
+use rnats_test_server::Cluster;
+
+/// Accounts of every node: clients land in APP (JetStream on) without credentials, and SYS
+/// lets a test hear the servers' `STATSZ` broadcasts while it waits to place a stream.
+pub(crate) const ACCOUNTS: &str = "accounts {
+  SYS { users: [{ user: sys, password: sys }] }
+  APP { jetstream: enabled, users: [{ user: app, password: app }] }
+}
+system_account: SYS
+no_auth_user: app
+";
+
+/// Creates the stream `config` describes once the cluster can place its replicas.
+///
+/// [`Cluster::start_with`] returns once the meta group has a leader with every peer current.
+/// The leader may still refuse placement ("no suitable peers", 10005) on a node it has had no
+/// `STATSZ` from yet, and it logs nothing when one arrives. So this listens to those
+/// broadcasts in the system account and tries again after each one (waiting at most `wait`
+/// for it): every retry follows a change on the server.
+pub(crate) async fn create_placed_stream(
+    cluster: &Cluster,
+    js: &Context,
+    config: Config,
+    wait: Duration,
+) -> Stream {
+    let system = rnats_core::ConnectOptions::new()
+        .user_and_password("sys".into(), "sys".into())
+        .connect(cluster.urls().as_slice())
+        .await
+        .unwrap();
+    let mut statsz = system.subscribe("$SYS.SERVER.*.STATSZ").await.unwrap();
+    system.flush().await.unwrap();
+    loop {
+        match js.create_stream(config.clone()).await {
+            Ok(stream) => return stream,
+            Err(e) => match e.kind() {
+                CreateStreamErrorKind::JetStream(js_error)
+                    if js_error.error_code() == ErrorCode::CLUSTER_NO_PEERS =>
+                {
+                    tokio::time::timeout(wait, statsz.next())
+                        .await
+                        .expect("no server sent STATSZ")
+                        .expect("the system subscription ended");
+                }
+                _ => panic!("creating the {} stream failed: {e}", config.name),
+            },
+        }
+    }
+}
