@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::StreamExt;
+use futures_util::{StreamExt, TryStreamExt};
 use rnats_jetstream::kv::codec::{
     Base64Codec, CodecError, CodecErrorKind, CodecStore, Error, KeyChain, KeyCodec, NoOpCodec,
     PathCodec,
@@ -106,9 +106,9 @@ async fn what_a_codec_store_puts_is_stored_encoded_and_read_back_decoded() {
         .history("Acme Inc.contact")
         .await
         .unwrap()
-        .map(Result::unwrap)
-        .collect()
-        .await;
+        .try_collect()
+        .await
+        .unwrap();
     let seen: Vec<_> = history
         .iter()
         .map(|e| (e.key.as_str(), e.value.clone(), e.revision))
@@ -124,19 +124,13 @@ async fn what_a_codec_store_puts_is_stored_encoded_and_read_back_decoded() {
         .history("Acme Inc.phone")
         .await
         .unwrap()
-        .map(Result::unwrap)
-        .collect()
-        .await;
+        .try_collect()
+        .await
+        .unwrap();
     assert_eq!(phone.last().unwrap().operation, Operation::Delete);
     assert_eq!(phone.last().unwrap().key, "Acme Inc.phone");
 
-    let keys: Vec<String> = codec
-        .keys()
-        .await
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
-        .await;
+    let keys: Vec<String> = codec.keys().await.unwrap().try_collect().await.unwrap();
     assert_eq!(keys, ["Acme Inc.contact"]);
     codec.purge("Acme Inc.contact").await.unwrap();
     assert_eq!(codec.get("Acme Inc.contact").await.unwrap(), None);
@@ -177,9 +171,9 @@ async fn filters_keep_their_wildcards_through_base64_and_paths() {
         .keys_with_filters(["users.>"])
         .await
         .unwrap()
-        .map(Result::unwrap)
-        .collect()
-        .await;
+        .try_collect()
+        .await
+        .unwrap();
     users.sort();
     assert_eq!(users, ["users.bob.color", "users.sue smith.color"]);
 
@@ -193,9 +187,9 @@ async fn filters_keep_their_wildcards_through_base64_and_paths() {
         .keys_with_filters(["/users/*/avatar"])
         .await
         .unwrap()
-        .map(Result::unwrap)
-        .collect()
-        .await;
+        .try_collect()
+        .await
+        .unwrap();
     avatars.sort();
     assert_eq!(avatars, ["/users/bob/avatar", "/users/sue/avatar"]);
 }
@@ -321,13 +315,7 @@ async fn nats_js_base64_key_codec_and_rnats_read_each_others_keys() {
         serde_json::json!(["orders.7", "users.john"])
     );
     assert_eq!(codec.get("orders.7").await.unwrap().unwrap(), "shipped");
-    let mut keys: Vec<String> = codec
-        .keys()
-        .await
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
-        .await;
+    let mut keys: Vec<String> = codec.keys().await.unwrap().try_collect().await.unwrap();
     keys.sort();
     assert_eq!(keys, ["orders.7", "users.john"]);
 }

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::StreamExt;
+use futures_util::{StreamExt, TryStreamExt};
 use rnats_jetstream::Context;
 use rnats_jetstream::consumer::pull;
 use rnats_jetstream::pcgroups::{self, PcgErrorKind, StaticConfig, StaticMember};
@@ -248,7 +248,7 @@ async fn the_configuration_is_orbits_json_and_its_end_ends_the_members() {
             .is_none()
     );
     let on = js.get_stream("ORDERS").await.unwrap();
-    let names: Vec<String> = on.consumer_names().map(Result::unwrap).collect().await;
+    let names: Vec<String> = on.consumer_names().try_collect().await.unwrap();
     assert!(names.is_empty(), "{names:?}");
     assert_eq!(
         pcgroups::static_config(&js, "ORDERS", "shipping")

@@ -72,15 +72,20 @@ async fn next_event(events: &mut rnats_core::Events, wanted: fn(&ConnectionEvent
     .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn watchers_and_push_consumers_survive_their_server_going_away() {
-    let mut server = NatsServer::builder().jetstream(true).spawn().unwrap();
-    let client = ConnectOptions::new()
+/// A client that comes back quickly once its server is back.
+async fn reconnecting_client(server: &NatsServer) -> rnats_core::Client {
+    ConnectOptions::new()
         .reconnect_delay_callback(|_| Duration::from_millis(20))
         .ignore_discovered_servers()
         .connect(server.url())
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_and_push_consumers_survive_their_server_going_away() {
+    let mut server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let client = reconnecting_client(&server).await;
     let js = rnats_jetstream::new(client.clone());
     let bucket = js
         .create_key_value(kv::Config {
@@ -186,12 +191,7 @@ async fn watchers_and_push_consumers_survive_their_server_going_away() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watch_left_unpolled_across_a_restart_misses_nothing() {
     let mut server = NatsServer::builder().jetstream(true).spawn().unwrap();
-    let client = ConnectOptions::new()
-        .reconnect_delay_callback(|_| Duration::from_millis(20))
-        .ignore_discovered_servers()
-        .connect(server.url())
-        .await
-        .unwrap();
+    let client = reconnecting_client(&server).await;
     let mut events = client.events();
     let js = rnats_jetstream::new(client.clone());
     let bucket = js
