@@ -398,7 +398,7 @@ impl Client {
         capacity: Option<Capacity>,
     ) -> Result<Subscriber, SubscribeError> {
         let shared = self.shared();
-        if shared.writes().closed {
+        if shared.writes().queue.is_closed() {
             return Err(SubscribeCause::Closed.into());
         }
         let sid = shared.next_sid.fetch_add(1, Ordering::Relaxed);
@@ -674,10 +674,10 @@ impl Client {
             headers: out.headers,
         };
         let mut writes = shared.writes();
-        if writes.closed {
+        if writes.queue.is_closed() {
             return Err(PublishCause::Closed.into());
         }
-        if writes.disconnected {
+        if !writes.queue.is_live() {
             // Kept for after the reconnect, up to the reconnect buffer; never waits.
             let limit = shared.options.reconnect.buffer_size;
             if writes.queue.len() + frame.encoded_len(payload_len) > limit {
@@ -686,7 +686,6 @@ impl Client {
             writes
                 .queue
                 .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
-            writes.out_messages += 1;
             return Ok(None);
         }
         // An empty queue always takes one message, however large.
@@ -700,7 +699,6 @@ impl Client {
         writes
             .queue
             .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
-        writes.out_messages += 1;
         shared.submit(writes, urgency);
         Ok(None)
     }

@@ -15,12 +15,13 @@
 //!   `poll_timeout`, and carries out what comes back. The blocking client drives the same
 //!   type. The handshake (`ExpectInfo`, then `ExpectPong` after CONNECT + PING) runs
 //!   before a link exists, in `handshake.rs`.
-//! - [`Writes`](crate::shared::Writes), under a mutex shared with every caller: the write
-//!   queue, who writes next ([`Writer`]), whether the queue belongs to a live link or is
-//!   the reconnect buffer (`disconnected`), and the transitions on them (`lose_link`,
-//!   `hand_over`, `resume`, `close`). Callers encode their frames straight into it under a
-//!   short lock: that is the hot path, why this part is not behind a channel, and why it
-//!   is not inside the session (a publish never waits for a read batch being dispatched).
+//! - [`Writes`](crate::writer::Writes), under a mutex shared with every caller: the floor's
+//!   write queue (the frames, whether they are a live link's or the reconnect buffer, and
+//!   the link transitions `handle_connected`, `handle_move`, `handle_disconnected`,
+//!   `handle_closed`, which the blocking client drives too) and this driver's rule for who
+//!   writes next ([`Writer`]). Callers encode their frames straight into it under a short
+//!   lock: that is the hot path, why this part is not behind a channel, and why it is not
+//!   inside the session (a publish never waits for a read batch being dispatched).
 //!
 //! Lock order: `session`, then `writes`. Every PING is numbered by `writes` where it is
 //! queued, so the n-th PONG answers the n-th PING; a flush leaves its waiter there too
@@ -88,7 +89,7 @@ use crate::rt::Timer;
 use crate::shared::{ClientSession, Shared, Sink};
 use crate::statistics::Statistics;
 use crate::transport::Transport;
-use crate::writer::{Writer, try_write};
+use crate::writer::{Look, Writer, try_write};
 
 /// Passes through the loop before yielding to the runtime.
 const ROUNDS: usize = 32;
@@ -192,16 +193,20 @@ impl Engine {
             crate::floor::sync::lock(&engine.shared.pool).take_announced(Arc::clone(info), false);
         }
         let direct = stream.map(|stream| engine.install(stream));
-        if let (Some(info), true) = (info, engine.is_connected()) {
-            let now = engine.shared.rt.now();
-            engine.shared.session().handle_connected(now, info);
-        }
         {
+            let mut session = engine.shared.session();
+            if let (Some(info), true) = (info, engine.is_connected()) {
+                let now = engine.shared.rt.now();
+                session.handle_connected(now, info);
+            }
             let mut writes = engine.shared.writes();
-            writes.socket = direct.flatten();
-            if !engine.is_connected() {
+            if engine.is_connected() {
+                let link = session.pings.link();
+                writes
+                    .queue
+                    .handle_connected(direct.flatten(), link, Frames::default());
+            } else {
                 // Publishes until the first connect are kept, as after a disconnect.
-                writes.disconnected = true;
                 writes.writer = Writer::Writing;
                 engine.shared.set_state(LinkState::Pending);
             }
@@ -306,7 +311,7 @@ impl Engine {
             let mut session = shared.session();
             let mut writes = shared.writes();
             writes.hand_flushes_to(&mut session.pings);
-            writes.lose_link(shared.options.write_buffer_limit);
+            writes.handle_disconnected();
             drop(writes);
             session.handle_disconnected()
         };
@@ -683,20 +688,17 @@ impl Engine {
             self.shared.writes()
         };
         self.seen_kicks = self.shared.kicks.load(Ordering::Relaxed);
-        if writes.queue.is_empty() {
-            if writes.disconnected {
-                // A planned move: the queue is the reconnect buffer now; not for this link.
+        match writes.engine_look() {
+            Look::Frames => self.writer_idle = false,
+            Look::Idle => {
+                self.writer_idle = true;
+                return false;
+            }
+            // A planned move: the queue is the reconnect buffer now.
+            Look::NotForThisLink => {
                 self.writer_idle = false;
                 return false;
             }
-            writes.writer = Writer::Idle;
-            writes.note_engine_batch(false);
-            self.writer_idle = true;
-            return false;
-        }
-        self.writer_idle = false;
-        if writes.disconnected {
-            return false;
         }
         if let Some(linger) = self.shared.options.linger {
             let limit = self.shared.options.write_buffer_limit;
@@ -710,13 +712,7 @@ impl Engine {
                 return Pin::new(timer).poll(cx).is_ready() && self.take_queued(cx);
             }
         }
-        writes.linger_since = None;
-        writes.urgent = false;
-        writes.count_out(&self.shared.statistics);
-        writes.queue.take_into(&mut self.out);
-        writes.writer = Writer::Writing;
-        writes.note_engine_batch(true);
-        let wake_publishers = std::mem::take(&mut writes.space_waiters);
+        let wake_publishers = writes.engine_take(&mut self.out, &self.shared.statistics);
         drop(writes);
         if wake_publishers {
             self.shared.space.notify_waiters();
@@ -803,8 +799,7 @@ impl Engine {
 /// Starts a planned move away from a healthy server: callers queue for the next link from
 /// now on, while the engine finishes writing what this one accepted (handed to `out`).
 fn hand_over_queue(shared: &Shared, session: &mut ClientSession, out: &mut Frames) {
-    let limit = shared.options.write_buffer_limit;
-    let last_ping = shared.writes().hand_over(out, limit, &shared.statistics);
+    let last_ping = shared.writes().handle_move(out, &shared.statistics);
     let Some(last_ping) = last_ping else {
         return;
     };
@@ -822,7 +817,7 @@ pub(crate) fn release_all(shared: &Shared, error: Option<SubscriberError>) {
         let mut session = shared.session();
         // Flushes made while disconnected fail now instead of waiting for a reconnect.
         let pings = session.handle_closed();
-        let new_flushes = shared.writes().close();
+        let new_flushes = shared.writes().handle_closed();
         let entries: Vec<_> = session.subs.take_all().collect();
         (pings, new_flushes, entries)
     };
@@ -873,7 +868,10 @@ pub(crate) fn replay(shared: &Shared, direct: Option<Arc<TcpStream>>) {
     let mut restore = Frames::with_limit(shared.options.write_buffer_limit);
     restore.push_with(|buf| session.encode_replay(buf, |_| true));
     let resumed = session.pings.resume();
-    let seq = shared.writes().resume(restore, direct, resumed.is_some());
+    let link = session.pings.link();
+    let seq = shared
+        .writes()
+        .handle_connected(restore, direct, link, resumed.is_some());
     if let (Some(waiters), Some(seq)) = (resumed, seq) {
         session.pings.register_resumed(seq, waiters);
     }

@@ -18,15 +18,26 @@ use crate::options::ConnectOptions;
 use crate::shared::{Shared, Sink, SubEntry};
 use crate::sub_queue::{Limits, SubQueue};
 
+/// Client state whose write queue is a live link's, with no socket (callers never write
+/// directly).
 fn shared() -> Arc<Shared> {
     let pool = ServerPool::new(vec!["127.0.0.1:1".parse().expect("an address")], true);
-    Arc::new(Shared::new(
+    let shared = Arc::new(Shared::new(
         crate::rt::Rt::Tokio,
         ConnectOptions::new(),
         ServerInfo::default(),
         pool,
         None,
-    ))
+    ));
+    go_live(&shared);
+    shared
+}
+
+fn go_live(shared: &Shared) {
+    shared
+        .writes()
+        .queue
+        .handle_connected(None, 1, Frames::default());
 }
 
 fn subscribe(shared: &Shared, sid: u64, subject: &str, max: Option<u64>, delivered: u64) {
@@ -60,9 +71,7 @@ fn subscribe_queue(
 /// protocol handling without I/O. Its link counts as live for callers.
 fn engine_without_socket(shared: &Arc<Shared>) -> Engine {
     let engine = Engine::new(Arc::clone(shared), None);
-    let mut writes = shared.writes();
-    writes.disconnected = false;
-    drop(writes);
+    go_live(shared);
     shared.set_state(LinkState::Connected);
     engine
 }
@@ -77,7 +86,7 @@ fn take_messages(queue: &SubQueue) -> Vec<Bytes> {
 
 /// Everything queued, as the bytes a socket would get.
 fn queued_bytes(shared: &Shared) -> Vec<u8> {
-    let frames = std::mem::take(&mut shared.writes().queue);
+    let frames = std::mem::take(shared.writes().queue.frames_mut());
     frame_bytes(frames)
 }
 
@@ -105,10 +114,7 @@ fn lines(bytes: &[u8]) -> Vec<String> {
 }
 
 fn go_offline(shared: &Shared) {
-    let mut writes = shared.writes();
-    writes.disconnected = true;
-    writes.queue = Frames::default();
-    drop(writes);
+    shared.writes().queue.handle_disconnected();
     shared.set_state(LinkState::Disconnected);
 }
 
@@ -139,7 +145,7 @@ fn replay_sends_subscriptions_then_kept_publishes_then_one_ping_for_all_flushes(
     assert_eq!(subs, ["SUB a 1", "SUB b.> 2", "UNSUB 2 3"]);
     assert_eq!(got[3..], ["PUB kept 2", "hi", "PING"]);
     assert!(
-        !shared.writes().disconnected,
+        shared.writes().queue.is_live(),
         "callers write to the new link"
     );
     let session = shared.session();
@@ -350,18 +356,18 @@ fn a_planned_move_gives_the_old_link_what_it_accepted_and_a_last_ping() {
     shared
         .writes()
         .queue
-        .push_with(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
+        .push_control(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
     let mut out = Frames::default();
-    let limit = shared.options.write_buffer_limit;
-    let last_ping = shared
-        .writes()
-        .hand_over(&mut out, limit, &shared.statistics);
+    let last_ping = shared.writes().handle_move(&mut out, &shared.statistics);
     assert_eq!(last_ping, Some(1), "the link's first PING");
     shared.session().pings.note_last_ping(1);
     assert_eq!(lines(&frame_bytes(out)), ["PUB a 1", "x", "PING"]);
     {
         let writes = shared.writes();
-        assert!(writes.disconnected, "callers now fill the reconnect buffer");
+        assert!(
+            !writes.queue.is_live(),
+            "callers now fill the reconnect buffer"
+        );
         assert!(writes.queue.is_empty());
         let session = shared.session();
         assert!(
@@ -378,7 +384,7 @@ fn a_planned_move_gives_the_old_link_what_it_accepted_and_a_last_ping() {
     assert!(
         shared
             .writes()
-            .hand_over(&mut again, limit, &shared.statistics)
+            .handle_move(&mut again, &shared.statistics)
             .is_none(),
         "nothing to hand over twice"
     );
@@ -387,12 +393,12 @@ fn a_planned_move_gives_the_old_link_what_it_accepted_and_a_last_ping() {
     shared
         .writes()
         .queue
-        .push_with(|buf| buf.extend_from_slice(b"PUB b 1\r\ny\r\n"));
+        .push_control(|buf| buf.extend_from_slice(b"PUB b 1\r\ny\r\n"));
     // The old link ends with its PONG unanswered: that PING was a keepalive, so no flush
     // fails, and the one made during the move survives to the next link.
     let lost = shared.session().handle_disconnected();
     assert!(lost.is_empty(), "no flush waited on the old link");
-    shared.writes().lose_link(limit);
+    shared.writes().handle_disconnected();
     replay(&shared, None);
     assert_eq!(lines(&queued_bytes(&shared)), ["PUB b 1", "y", "PING"]);
     let pong = shared.session().handle_pong().expect("the replay PING");
@@ -406,7 +412,7 @@ fn a_planned_move_gives_the_old_link_what_it_accepted_and_a_last_ping() {
 #[test]
 fn linger_holds_publishes_until_its_delay_its_bytes_or_a_flush() {
     use crate::options::Linger;
-    use crate::shared::Writes;
+    use crate::writer::Writes;
     use std::time::Duration;
     use std::time::Instant;
 
@@ -416,10 +422,7 @@ fn linger_holds_publishes_until_its_delay_its_bytes_or_a_flush() {
         max_bytes: 100,
     };
     let start = Instant::now();
-    let mut writes = Writes {
-        queue: Frames::with_limit(1 << 16),
-        ..Writes::default()
-    };
+    let mut writes = Writes::new(1 << 16);
     assert_eq!(
         writes.linger_until(linger, 1 << 16, start),
         None,
@@ -427,7 +430,7 @@ fn linger_holds_publishes_until_its_delay_its_bytes_or_a_flush() {
     );
     writes
         .queue
-        .push_with(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
+        .push_control(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
     writes.linger_since = Some(start);
     assert_eq!(
         writes.linger_until(linger, 1 << 16, start + 5 * MS),
@@ -453,7 +456,7 @@ fn linger_holds_publishes_until_its_delay_its_bytes_or_a_flush() {
     while writes.queue.len() < 100 {
         writes
             .queue
-            .push_with(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
+            .push_control(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
     }
     assert_eq!(
         writes.linger_until(linger, 1 << 16, start),

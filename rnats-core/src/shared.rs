@@ -1,8 +1,7 @@
 //! State shared between the client handles and the connection engine.
 //!
 //! Lock order: `session` before `writes`. No code path takes `session` while holding
-//! `writes`. A flush takes `writes` alone: the write queue numbers its PING, and the engine
-//! moves the waiter into the session ([`Writes::hand_flushes_to`]) before it counts a PONG.
+//! `writes`. The write side and its rule are in `writer.rs`.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -10,25 +9,22 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytes::BytesMut;
 use futures_util::task::AtomicWaker;
 use rnats_proto::ServerInfo;
-use std::time::Instant;
-use tokio::net::TcpStream;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
 use crate::Message;
 use crate::connection::LinkState;
 use crate::error::{FlushCause, FlushError};
 use crate::events::{ConnectionEvent, Event};
-use crate::floor::deadline::FAR_FUTURE;
-use crate::floor::frames::Frames;
 use crate::floor::server_pool::{Announcements, ServerPool};
 pub(crate) use crate::floor::session::SidMap;
-use crate::floor::session::{Pings, PongWaiter, Session};
+use crate::floor::session::Session;
 use crate::floor::sync::lock;
-use crate::options::{ConnectOptions, Linger};
+use crate::options::ConnectOptions;
 use crate::rt::Rt;
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
-use crate::writer::{Urgency, Writer, try_write};
+pub(crate) use crate::writer::FlushWaiter;
+use crate::writer::{Submit, Urgency, Writes};
 
 /// Everything the client handles and the engine share.
 #[derive(Debug)]
@@ -87,201 +83,6 @@ pub(crate) struct Shared {
 /// [`Shared::requests_failed_by_disconnect`].
 pub(crate) type ReplySender = oneshot::Sender<Message>;
 
-/// Where a flush's outcome goes. Dropped unsent when the client closes (`Closed`).
-pub(crate) type FlushWaiter = oneshot::Sender<Result<(), FlushCause>>;
-
-impl PongWaiter for FlushWaiter {
-    #[inline]
-    fn resolve(self, outcome: Result<(), FlushCause>) {
-        // A flush caller may have given up; that is fine.
-        let _ = self.send(outcome);
-    }
-
-    fn abandoned(&self) -> bool {
-        self.is_closed()
-    }
-}
-
-/// The write side: the queue, and who writes it next.
-#[derive(Debug, Default)]
-pub(crate) struct Writes {
-    pub(crate) queue: Frames,
-    pub(crate) writer: Writer,
-    /// The socket, for callers allowed to write directly; `None` once closed.
-    pub(crate) socket: Option<Arc<TcpStream>>,
-    /// PINGs queued on the current link (flushes', keepalives', a planned move's last): a
-    /// PING's number, which its PONG answers (see [`Pings`]).
-    pub(crate) pings_queued: u64,
-    /// Flushes whose PINGs were queued since the engine last looked, with their numbers:
-    /// the engine moves them into the session, so a flush never waits for the session's
-    /// lock, which the read path holds while it dispatches a batch.
-    pub(crate) new_flushes: Vec<(u64, FlushWaiter)>,
-    /// Publishers are parked on [`Shared::space`].
-    pub(crate) space_waiters: bool,
-    /// No more frames are accepted.
-    pub(crate) closed: bool,
-    /// The connection is lost and being re-established: publishes are kept (up to the
-    /// reconnect buffer), control frames are not queued (subscriptions are restored from the
-    /// table on reconnect), and flushes are deferred in the session.
-    pub(crate) disconnected: bool,
-    /// The engine holds a batch it has not finished writing (set and cleared by the engine
-    /// under this lock): the writer invariant is that no caller writes directly then. Kept in
-    /// debug builds only, where the invariant is asserted.
-    #[cfg(debug_assertions)]
-    pub(crate) engine_holds_batch: bool,
-    /// With linger on: when the oldest queued frame was queued.
-    pub(crate) linger_since: Option<Instant>,
-    /// A flush is queued: the engine writes without lingering.
-    pub(crate) urgent: bool,
-    /// Messages published and not yet added to the statistics, which happens once per
-    /// batch handed to the socket (bytes are counted as the socket takes them).
-    pub(crate) out_messages: u64,
-}
-
-impl Writes {
-    /// The engine took a batch to write (`true`), or has none in flight (`false`); see the
-    /// writer invariant on [`Writer`].
-    #[inline(always)]
-    pub(crate) fn note_engine_batch(&mut self, holds: bool) {
-        #[cfg(debug_assertions)]
-        {
-            self.engine_holds_batch = holds;
-        }
-        let _ = holds;
-    }
-
-    /// The link is gone: nothing writes until a reconnect hands over a new socket, and the
-    /// frames queued for the dead link are as lost as those in flight (the queue may hold
-    /// SUBs and PINGs of that link, which must not be replayed), unless a planned move
-    /// already made the queue the reconnect buffer. The caller has handed the new flushes
-    /// to the session first ([`Writes::hand_flushes_to`]): they were the lost link's.
-    pub(crate) fn lose_link(&mut self, write_limit: usize) {
-        debug_assert!(self.new_flushes.is_empty());
-        self.pings_queued = 0;
-        self.socket = None;
-        self.writer = Writer::Writing;
-        self.note_engine_batch(false);
-        if !self.disconnected {
-            self.queue = Frames::with_limit(write_limit);
-            self.disconnected = true;
-        }
-        self.linger_since = None;
-        self.urgent = false;
-    }
-
-    /// A planned move off a healthy link: what callers queued so far goes to `out`, the old
-    /// link's last batch, with a last PING; the queue becomes the reconnect buffer. Returns
-    /// that PING's number (for [`Pings::note_last_ping`]), or `None` if the link is already
-    /// down.
-    pub(crate) fn hand_over(
-        &mut self,
-        out: &mut Frames,
-        write_limit: usize,
-        stats: &Statistics,
-    ) -> Option<u64> {
-        if self.disconnected {
-            return None;
-        }
-        let accepted = std::mem::replace(&mut self.queue, Frames::with_limit(write_limit));
-        self.count_out(stats);
-        out.append(accepted);
-        // Its PONG comes after every message the old server sends in answer to what it was
-        // given, so none of them is cut off by leaving.
-        out.push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-        let seq = self.number_ping();
-        self.disconnected = true;
-        self.writer = Writer::Writing;
-        self.note_engine_batch(true);
-        self.linger_since = None;
-        Some(seq)
-    }
-
-    /// A new link is up: `restore` (the subscription replay) goes first, then the publishes
-    /// kept meanwhile, then, if `ping`, one PING for the flushes that waited (its number
-    /// is returned); callers write to the new link (through `socket` directly, when plain
-    /// TCP) from now on, and the engine takes the queue on its next pass.
-    pub(crate) fn resume(
-        &mut self,
-        mut restore: Frames,
-        socket: Option<Arc<TcpStream>>,
-        ping: bool,
-    ) -> Option<u64> {
-        restore.append(std::mem::take(&mut self.queue));
-        self.queue = restore;
-        let seq = ping.then(|| self.push_ping());
-        self.disconnected = false;
-        self.socket = socket;
-        self.writer = Writer::Woken;
-        seq
-    }
-
-    /// Closed for good: no more frames, nothing to write. Returns the flushes not handed to
-    /// the session yet, for the caller to drop (they report `Closed`) outside the lock.
-    pub(crate) fn close(&mut self) -> Vec<(u64, FlushWaiter)> {
-        self.closed = true;
-        self.socket = None;
-        self.note_engine_batch(false);
-        self.queue = Frames::default();
-        std::mem::take(&mut self.new_flushes)
-    }
-
-    /// A PING, queued on the current link: returns its number.
-    #[inline]
-    pub(crate) fn push_ping(&mut self) -> u64 {
-        self.queue
-            .push_with(|buf| buf.extend_from_slice(rnats_proto::PING));
-        self.number_ping()
-    }
-
-    /// Numbers a PING just queued for the current link.
-    #[inline]
-    fn number_ping(&mut self) -> u64 {
-        self.pings_queued += 1;
-        self.pings_queued
-    }
-
-    /// Moves the flushes queued since the last call into the session's `pings`, in the
-    /// order of their numbers. The engine calls it, with both locks held, before it counts
-    /// a PONG and before the link ends: a flush's PING is queued (and so here) before its
-    /// PONG can come.
-    #[inline]
-    pub(crate) fn hand_flushes_to(&mut self, pings: &mut Pings<FlushWaiter>) {
-        for (seq, waiter) in self.new_flushes.drain(..) {
-            pings.register(seq, waiter);
-        }
-    }
-
-    /// With linger on (`ConnectOptions::linger`): until when the engine may keep the queue
-    /// back at `now`, or `None` to write it now. It writes at once for a flush or a request,
-    /// when publishers wait for room, once `max_bytes` (never more than the write limit,
-    /// where publishers would wait) have piled up, and once the oldest frame has waited
-    /// the delay.
-    pub(crate) fn linger_until(
-        &self,
-        linger: Linger,
-        write_limit: usize,
-        now: Instant,
-    ) -> Option<Instant> {
-        let since = self.linger_since?;
-        // Saturates: a linger past the clock's range never fires on its own.
-        let deadline = since
-            .checked_add(linger.delay)
-            .unwrap_or_else(|| since + FAR_FUTURE);
-        let max_bytes = linger.max_bytes.min(write_limit);
-        let hold =
-            !self.urgent && !self.space_waiters && self.queue.len() < max_bytes && now < deadline;
-        hold.then_some(deadline)
-    }
-
-    /// Adds the publishes counted since the last call to the statistics.
-    pub(crate) fn count_out(&mut self, statistics: &Statistics) {
-        Statistics::add(
-            &statistics.out_messages,
-            std::mem::take(&mut self.out_messages),
-        );
-    }
-}
-
 /// The tokio client's session: subscriptions deliver into [`Sink`]s, flushes wait on
 /// channels.
 pub(crate) type ClientSession = Session<Sink, FlushWaiter>;
@@ -321,10 +122,7 @@ impl Shared {
         Shared {
             options,
             rt,
-            writes: Mutex::new(Writes {
-                queue: Frames::with_limit(write_limit),
-                ..Writes::default()
-            }),
+            writes: Mutex::new(Writes::new(write_limit)),
             engine_waker: AtomicWaker::new(),
             space: Notify::new(),
             session: Mutex::new(session),
@@ -404,14 +202,14 @@ impl Shared {
     /// closed.
     pub(crate) fn push_control_live(&self, encode: impl FnOnce(&mut BytesMut)) -> Option<bool> {
         let mut writes = self.writes();
-        if writes.closed {
+        if writes.queue.is_closed() {
             return None;
         }
-        if writes.disconnected {
+        if !writes.queue.is_live() {
             // The reconnect restores subscriptions from the table; nothing to send now.
             return Some(false);
         }
-        writes.queue.push_with(encode);
+        writes.queue.push_control(encode);
         self.submit(writes, Urgency::Normal);
         Some(true)
     }
@@ -433,20 +231,20 @@ impl Shared {
     pub(crate) fn push_ping(&self) -> Option<oneshot::Receiver<Result<(), FlushCause>>> {
         let (tx, rx) = oneshot::channel();
         let mut writes = self.writes();
-        if writes.disconnected && !writes.closed {
+        if !writes.queue.is_live() && !writes.queue.is_closed() {
             // Deferred in the session (the lock order: `session` first); the reconnect may
             // have come meanwhile, so look again.
             drop(writes);
             let mut session = self.session();
             writes = self.writes();
-            if writes.disconnected && !writes.closed {
+            if !writes.queue.is_live() && !writes.queue.is_closed() {
                 // Resolved by the one PING sent after the reconnect, behind the kept
                 // publishes.
                 session.pings.defer(tx);
                 return Some(rx);
             }
         }
-        if writes.closed {
+        if writes.queue.is_closed() {
             return None;
         }
         let seq = writes.push_ping();
@@ -455,71 +253,27 @@ impl Shared {
         Some(rx)
     }
 
-    /// Gets what was just queued on its way, then releases the lock: writes the queue to the
-    /// socket directly when [`Writer`] allows it, otherwise makes sure the engine is awake.
+    /// Gets what was just queued on its way, then releases the lock: the write side's rule
+    /// ([`Writes::submit`]) writes it directly or says to wake the engine.
     pub(crate) fn submit(&self, mut writes: MutexGuard<'_, Writes>, urgency: Urgency) {
-        if let Some(linger) = self.options.linger {
-            return self.submit_lingering(writes, urgency, linger.max_bytes);
-        }
-        let writer = writes.writer;
-        // A caller outside the runtime's workers would pay a cross-thread wake-up for the
-        // engine: it writes a publish into an idle connection itself (see `Writer`).
-        let urgency = match urgency {
-            Urgency::Normal if writer == Writer::Idle && outside_workers() => Urgency::Request,
-            other => other,
-        };
-        // Only a small queue is written under the lock: a large one could hold the
-        // lock (which every publish takes) for a long copy into the socket buffer.
-        if writer.may_write_directly(urgency) && writes.queue.is_small() {
-            #[cfg(debug_assertions)]
-            debug_assert!(
-                !writes.engine_holds_batch,
-                "a caller writes directly only while nothing is in flight"
-            );
-            writes.count_out(&self.statistics);
-            let Writes { queue, socket, .. } = &mut *writes;
-            if let Some(socket) = socket {
-                // A partial write, a full socket buffer or an error all leave the rest to the
-                // engine, which meets any error itself and ends the connection with it.
-                if let Ok(written) = try_write(queue, socket) {
-                    Statistics::add(&self.statistics.out_bytes, written as u64);
-                }
+        let wake = match self.options.linger {
+            // Publishers wait at the write limit: the batch must leave by then, not at the
+            // timer.
+            Some(linger) => {
+                let max = linger.max_bytes.min(self.options.write_buffer_limit);
+                writes.submit_lingering(urgency, max, || self.rt.now())
             }
-            if writes.queue.is_empty() {
-                if writer != Writer::Woken {
-                    writes.writer = Writer::DirectlyWritten;
-                    self.directly_written.store(true, Ordering::Release);
-                }
-                return;
-            }
-        }
-        if matches!(writer, Writer::Idle | Writer::DirectlyWritten) {
-            writes.writer = Writer::Woken;
-            self.kicks.fetch_add(1, Ordering::Release);
-            drop(writes);
-            self.engine_waker.wake();
-        }
-    }
-
-    /// [`Shared::submit`] under the linger policy: publishes stay queued until the engine's
-    /// linger timer fires or `max_bytes` pile up; a flush is written at once.
-    fn submit_lingering(&self, mut writes: MutexGuard<'_, Writes>, urgency: Urgency, max: usize) {
-        // Publishers wait at the write limit: the batch must leave by then, not at the timer.
-        let max = max.min(self.options.write_buffer_limit);
-        let wake = match urgency {
-            Urgency::Flush | Urgency::Request => {
-                writes.urgent = true;
-                writes.writer != Writer::Writing
-            }
-            // The first frame wakes the engine to start the linger timer.
-            Urgency::Normal if writes.linger_since.is_none() => {
-                writes.linger_since = Some(self.rt.now());
-                writes.writer != Writer::Writing
-            }
-            Urgency::Normal => writes.queue.len() >= max && writes.writer != Writer::Writing,
+            None => writes.submit(
+                urgency,
+                &Submit {
+                    statistics: &self.statistics,
+                    directly_written: &self.directly_written,
+                    kicks: &self.kicks,
+                    outside_workers,
+                },
+            ),
         };
         if wake {
-            writes.writer = Writer::Woken;
             drop(writes);
             self.engine_waker.wake();
         }

@@ -35,10 +35,10 @@ impl Sink<OutboundMessage> for Client {
                 *slot = None;
             }
             let mut writes = shared.writes();
-            if writes.closed {
+            if writes.queue.is_closed() {
                 return Poll::Ready(Err(PublishCause::Closed.into()));
             }
-            let full = !writes.disconnected
+            let full = writes.queue.is_live()
                 && !writes.queue.is_empty()
                 && writes.queue.len() >= shared.options.write_buffer_limit;
             if !full {

@@ -1,11 +1,91 @@
-//! Who writes the tokio client's queued frames to the socket, and when: the engine, or a
-//! caller writing directly into an idle connection ([`Writer`]).
+//! The tokio client's write side: the floor's [`WriteQueue`] (the frames and the link
+//! transitions both drivers share) under one lock with this driver's rule for who writes
+//! the socket, and when: the engine, or a caller writing directly into an idle connection
+//! ([`Writer`]). Every decision on who writes is made here: by a caller after it queued
+//! ([`Writes::submit`]) and by the engine when it looks for work ([`Writes::engine_look`], [`Writes::engine_take`]).
+//!
+//! Lock order: the session before `writes`. A flush takes `writes` alone: the queue numbers
+//! its PING, and the engine moves the waiter into the session
+//! ([`Writes::hand_flushes_to`]) before it counts a PONG.
 
 use std::io::{self, IoSlice};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
 
 use tokio::net::TcpStream;
+use tokio::sync::oneshot;
 
+use crate::error::FlushCause;
+use crate::floor::deadline::FAR_FUTURE;
 use crate::floor::frames::{Frames, IOVECS};
+use crate::floor::session::{Pings, PongWaiter};
+use crate::floor::write_queue::WriteQueue;
+use crate::options::Linger;
+use crate::statistics::Statistics;
+
+/// Where a flush's outcome goes. Dropped unsent when the client closes (`Closed`).
+pub(crate) type FlushWaiter = oneshot::Sender<Result<(), FlushCause>>;
+
+impl PongWaiter for FlushWaiter {
+    #[inline]
+    fn resolve(self, outcome: Result<(), FlushCause>) {
+        // A flush caller may have given up; that is fine.
+        let _ = self.send(outcome);
+    }
+
+    fn abandoned(&self) -> bool {
+        self.is_closed()
+    }
+}
+
+/// The write side: the queue, and who writes it next. Behind `Shared::writes`.
+#[derive(Debug)]
+pub(crate) struct Writes {
+    /// The frames and the link they are for; the socket in it is the one callers may
+    /// write directly (plain TCP only).
+    pub(crate) queue: WriteQueue<Arc<TcpStream>>,
+    pub(crate) writer: Writer,
+    /// Flushes whose PINGs were queued since the engine last looked, with their numbers:
+    /// the engine moves them into the session, so a flush never waits for the session's
+    /// lock, which the read path holds while it dispatches a batch.
+    pub(crate) new_flushes: Vec<(u64, FlushWaiter)>,
+    /// Publishers are parked on `Shared::space`.
+    pub(crate) space_waiters: bool,
+    /// The engine holds a batch it has not finished writing (set and cleared by the engine
+    /// under this lock): the writer invariant is that no caller writes directly then. Kept in
+    /// debug builds only, where the invariant is asserted.
+    #[cfg(debug_assertions)]
+    pub(crate) engine_holds_batch: bool,
+    /// With linger on: when the oldest queued frame was queued.
+    pub(crate) linger_since: Option<Instant>,
+    /// A flush is queued: the engine writes without lingering.
+    pub(crate) urgent: bool,
+}
+
+/// What the shared state gives [`Writes::submit`] besides the lock.
+pub(crate) struct Submit<'a> {
+    pub(crate) statistics: &'a Statistics,
+    /// Set when a caller wrote directly (see `Shared::directly_written`).
+    pub(crate) directly_written: &'a AtomicBool,
+    /// Counts the engine's wake-ups by callers (see `Shared::kicks`).
+    pub(crate) kicks: &'a AtomicU64,
+    /// Whether the caller runs outside the runtime's workers (`shared::outside_workers`);
+    /// asked only for a publish into an idle connection.
+    pub(crate) outside_workers: fn() -> bool,
+}
+
+/// What the engine finds when it looks for frames ([`Writes::engine_look`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Look {
+    /// Frames for the live link.
+    Frames,
+    /// Nothing queued: the writer is `Idle` now, callers may write directly.
+    Idle,
+    /// Nothing for this link: the queue is the reconnect buffer (a planned move, or the
+    /// link is gone).
+    NotForThisLink,
+}
 
 /// Who writes queued frames next. Lives under the same lock as the queue.
 ///
@@ -74,6 +154,227 @@ impl Writer {
             // `Request` writes directly only when idle (above).
             Writer::Writing => false,
         }
+    }
+}
+
+impl Writes {
+    /// An empty write side with no link yet, for a write limit of `write_limit`.
+    pub(crate) fn new(write_limit: usize) -> Writes {
+        Writes {
+            queue: WriteQueue::new(write_limit),
+            writer: Writer::Idle,
+            new_flushes: Vec::new(),
+            space_waiters: false,
+            #[cfg(debug_assertions)]
+            engine_holds_batch: false,
+            linger_since: None,
+            urgent: false,
+        }
+    }
+
+    /// The engine took a batch to write (`true`), or has none in flight (`false`); see the
+    /// writer invariant on [`Writer`].
+    #[inline(always)]
+    pub(crate) fn note_engine_batch(&mut self, holds: bool) {
+        #[cfg(debug_assertions)]
+        {
+            self.engine_holds_batch = holds;
+        }
+        let _ = holds;
+    }
+
+    /// A PING, queued on the current link: returns its number.
+    #[inline]
+    pub(crate) fn push_ping(&mut self) -> u64 {
+        self.queue.push_ping()
+    }
+
+    /// Adds the publishes counted since the last call to the statistics.
+    pub(crate) fn count_out(&mut self, statistics: &Statistics) {
+        Statistics::add(&statistics.out_messages, self.queue.take_messages());
+    }
+
+    /// Moves the flushes queued since the last call into the session's `pings`, in the
+    /// order of their numbers. The engine calls it, with both locks held, before it counts
+    /// a PONG and before the link ends: a flush's PING is queued (and so here) before its
+    /// PONG can come.
+    #[inline]
+    pub(crate) fn hand_flushes_to(&mut self, pings: &mut Pings<FlushWaiter>) {
+        for (seq, waiter) in self.new_flushes.drain(..) {
+            pings.register(seq, waiter);
+        }
+    }
+
+    /// A new link is up (see [`WriteQueue::handle_connected`]); then, if `ping`, one PING
+    /// for the flushes that waited (its number is returned). Callers write to the new link
+    /// (through `socket` directly, when plain TCP) from now on, and the engine takes the
+    /// queue on its next pass.
+    pub(crate) fn handle_connected(
+        &mut self,
+        restore: Frames,
+        socket: Option<Arc<TcpStream>>,
+        link_id: u64,
+        ping: bool,
+    ) -> Option<u64> {
+        self.queue.handle_connected(socket, link_id, restore);
+        let seq = ping.then(|| self.queue.push_ping());
+        self.writer = Writer::Woken;
+        seq
+    }
+
+    /// A planned move off a healthy link (see [`WriteQueue::handle_move`]): the old link's
+    /// frames go to `out`, behind the engine's batch in flight, and are counted as sent.
+    /// Returns the last PING's number (for `Pings::note_last_ping`), or `None` if the link
+    /// is already down.
+    pub(crate) fn handle_move(&mut self, out: &mut Frames, statistics: &Statistics) -> Option<u64> {
+        let handover = self.queue.handle_move()?;
+        Statistics::add(&statistics.out_messages, handover.messages);
+        out.append(handover.frames);
+        self.writer = Writer::Writing;
+        self.note_engine_batch(true);
+        self.linger_since = None;
+        Some(handover.last_ping)
+    }
+
+    /// The link is gone: nothing writes until a reconnect hands over a new socket (see
+    /// [`WriteQueue::handle_disconnected`]). The caller has handed the new flushes to the
+    /// session first ([`Writes::hand_flushes_to`]): they were the lost link's.
+    pub(crate) fn handle_disconnected(&mut self) {
+        debug_assert!(self.new_flushes.is_empty());
+        self.queue.handle_disconnected();
+        self.writer = Writer::Writing;
+        self.note_engine_batch(false);
+        self.linger_since = None;
+        self.urgent = false;
+    }
+
+    /// Closed for good: no more frames, nothing to write. Returns the flushes not handed to
+    /// the session yet, for the caller to drop (they report `Closed`) outside the lock.
+    pub(crate) fn handle_closed(&mut self) -> Vec<(u64, FlushWaiter)> {
+        self.queue.handle_closed();
+        self.note_engine_batch(false);
+        std::mem::take(&mut self.new_flushes)
+    }
+
+    /// A caller queued a frame of `urgency`: writes the queue to the socket directly when
+    /// [`Writer`] allows it, and tells whether the engine must be woken (the caller wakes
+    /// it once it has let go of the lock).
+    pub(crate) fn submit(&mut self, urgency: Urgency, cx: &Submit<'_>) -> bool {
+        let writer = self.writer;
+        // A caller outside the runtime's workers would pay a cross-thread wake-up for the
+        // engine: it writes a publish into an idle connection itself (see `Writer`).
+        let urgency = match urgency {
+            Urgency::Normal if writer == Writer::Idle && (cx.outside_workers)() => {
+                Urgency::Request
+            }
+            other => other,
+        };
+        // Only a small queue is written under the lock: a large one could hold the
+        // lock (which every publish takes) for a long copy into the socket buffer.
+        if writer.may_write_directly(urgency) && self.queue.frames_mut().is_small() {
+            #[cfg(debug_assertions)]
+            debug_assert!(
+                !self.engine_holds_batch,
+                "a caller writes directly only while nothing is in flight"
+            );
+            self.count_out(cx.statistics);
+            if let (frames, Some(socket)) = self.queue.frames_and_link() {
+                // A partial write, a full socket buffer or an error all leave the rest to the
+                // engine, which meets any error itself and ends the connection with it.
+                if let Ok(written) = try_write(frames, socket) {
+                    Statistics::add(&cx.statistics.out_bytes, written as u64);
+                }
+            }
+            if self.queue.is_empty() {
+                if writer != Writer::Woken {
+                    self.writer = Writer::DirectlyWritten;
+                    cx.directly_written.store(true, Ordering::Release);
+                }
+                return false;
+            }
+        }
+        if matches!(writer, Writer::Idle | Writer::DirectlyWritten) {
+            self.writer = Writer::Woken;
+            cx.kicks.fetch_add(1, Ordering::Release);
+            return true;
+        }
+        false
+    }
+
+    /// [`Writes::submit`] under the linger policy (`max` bytes, never more than the write
+    /// limit): publishes stay queued until the engine's linger timer fires or `max` bytes
+    /// pile up; a flush is written at once. `now` is asked only when a linger starts.
+    pub(crate) fn submit_lingering(
+        &mut self,
+        urgency: Urgency,
+        max: usize,
+        now: impl FnOnce() -> Instant,
+    ) -> bool {
+        let wake = match urgency {
+            Urgency::Flush | Urgency::Request => {
+                self.urgent = true;
+                self.writer != Writer::Writing
+            }
+            // The first frame wakes the engine to start the linger timer.
+            Urgency::Normal if self.linger_since.is_none() => {
+                self.linger_since = Some(now());
+                self.writer != Writer::Writing
+            }
+            Urgency::Normal => self.queue.len() >= max && self.writer != Writer::Writing,
+        };
+        if wake {
+            self.writer = Writer::Woken;
+        }
+        wake
+    }
+
+    /// The engine looks for frames for its link. Finding none on a live link makes the
+    /// writer `Idle`: callers may write directly until the engine is woken again.
+    pub(crate) fn engine_look(&mut self) -> Look {
+        match (self.queue.is_empty(), self.queue.is_live()) {
+            (_, false) => Look::NotForThisLink,
+            (true, true) => {
+                self.writer = Writer::Idle;
+                self.note_engine_batch(false);
+                Look::Idle
+            }
+            (false, true) => Look::Frames,
+        }
+    }
+
+    /// The engine takes what is queued into `out` (empty) and is the writer until it finds
+    /// the queue empty again. Returns whether publishers wait for the room this made.
+    pub(crate) fn engine_take(&mut self, out: &mut Frames, statistics: &Statistics) -> bool {
+        self.linger_since = None;
+        self.urgent = false;
+        if let Some(taken) = self.queue.take_batch(out) {
+            Statistics::add(&statistics.out_messages, taken.messages);
+        }
+        self.writer = Writer::Writing;
+        self.note_engine_batch(true);
+        std::mem::take(&mut self.space_waiters)
+    }
+
+    /// With linger on (`ConnectOptions::linger`): until when the engine may keep the queue
+    /// back at `now`, or `None` to write it now. It writes at once for a flush or a request,
+    /// when publishers wait for room, once `max_bytes` (never more than the write limit,
+    /// where publishers would wait) have piled up, and once the oldest frame has waited
+    /// the delay.
+    pub(crate) fn linger_until(
+        &self,
+        linger: Linger,
+        write_limit: usize,
+        now: Instant,
+    ) -> Option<Instant> {
+        let since = self.linger_since?;
+        // Saturates: a linger past the clock's range never fires on its own.
+        let deadline = since
+            .checked_add(linger.delay)
+            .unwrap_or_else(|| since + FAR_FUTURE);
+        let max_bytes = linger.max_bytes.min(write_limit);
+        let hold =
+            !self.urgent && !self.space_waiters && self.queue.len() < max_bytes && now < deadline;
+        hold.then_some(deadline)
     }
 }
 

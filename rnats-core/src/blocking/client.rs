@@ -454,7 +454,7 @@ impl Client {
         subject: &str,
         reply: Option<&str>,
         headers: Option<&HeaderMap>,
-        payload: &[u8],
+        payload: &Bytes,
         urgency: Urgency,
     ) -> Result<(), PublishError> {
         let inner = self.inner();

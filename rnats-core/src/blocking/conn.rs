@@ -6,9 +6,9 @@
 //! Plain TCP reads and writes through two handles of one socket, so neither direction
 //! waits for the other. Under TLS the rustls state sits behind a mutex taken for the
 //! record work only, never across a blocking socket call; one thread writes at a time (the
-//! writer rule in `writer.rs`), so records leave in order.
+//! writer rule in `write_side.rs`), so records leave in order.
 
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -21,6 +21,7 @@ use rustls_pki_types::ServerName;
 use super::executor::block_on;
 use crate::connect_info::{connect_info, prove};
 use crate::error::{ConnectCause, ConnectError};
+use crate::floor::frames::{Frames, IOVECS};
 use crate::floor::handshake::{Handshake, Output, Traffic};
 use crate::floor::sync::lock;
 use crate::options::ConnectOptions;
@@ -82,24 +83,41 @@ impl Conn {
         Ok(Some(buf.len() - before))
     }
 
-    /// Writes all of `data`.
-    pub(super) fn write_all(&self, data: &[u8]) -> io::Result<()> {
-        match &self.tls {
-            None => (&self.write).write_all(data),
-            Some(tls) => {
-                // Encrypted under the lock, written without it: a reader processing records
-                // never waits for the socket to take a large write.
-                let mut records = Vec::with_capacity(data.len() + 64);
-                {
-                    let mut tls = lock(tls);
-                    tls.writer().write_all(data)?;
-                    while tls.wants_write() {
-                        tls.write_tls(&mut records)?;
+    /// Writes all of `frames`. Over plain TCP one vectored write takes many frames, large
+    /// payloads by reference; under TLS a round of slices is encrypted under the lock and
+    /// written without it, so a reader processing records never waits for the socket to
+    /// take a large write.
+    pub(super) fn write_frames(&self, frames: &mut Frames) -> io::Result<()> {
+        while !frames.is_empty() {
+            let mut slices = [IoSlice::new(&[]); IOVECS];
+            let count = frames.io_slices(&mut slices);
+            let slices = &slices[..count];
+            let written = match &self.tls {
+                None => match (&self.write).write_vectored(slices) {
+                    Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                },
+                Some(tls) => {
+                    let len: usize = slices.iter().map(|slice| slice.len()).sum();
+                    let mut records = Vec::with_capacity(len + 64);
+                    {
+                        let mut tls = lock(tls);
+                        for slice in slices {
+                            tls.writer().write_all(slice)?;
+                        }
+                        while tls.wants_write() {
+                            tls.write_tls(&mut records)?;
+                        }
                     }
+                    (&self.write).write_all(&records)?;
+                    len
                 }
-                (&self.write).write_all(&records)
-            }
+            };
+            frames.advance(written);
         }
+        Ok(())
     }
 
     /// Waits (up to the read timeout) until bytes can be read, without taking them: whether

@@ -32,6 +32,7 @@ use super::writer::Writes;
 use crate::connection::LinkState;
 use crate::error::{RequestCause, SubscriberError};
 use crate::events::ConnectionEvent;
+use crate::floor::frames::Frames;
 use crate::floor::server_pool::{Announcements, ServerPool};
 use crate::floor::session::{self, Session};
 use crate::floor::sync::lock;
@@ -186,7 +187,7 @@ impl Inner {
         );
         let request_prefix = format!("{}.{}.", options.inbox_prefix, crate::id::next());
         let read_capacity = options.read_buffer_capacity;
-        let writes = Writes::new();
+        let writes = Writes::new(options.write_buffer_limit);
         Inner {
             core: Mutex::new(Core {
                 state: LinkState::Pending,
@@ -600,7 +601,7 @@ impl Inner {
         if self.options.reconnect.fail_requests_on_disconnect {
             core.lost_requests += 1;
         }
-        self.writes().handle_disconnected(core.session.pings.link());
+        self.writes().handle_disconnected();
         self.events.emit(ConnectionEvent::Disconnected {
             reason: reason.to_owned(),
         });
@@ -677,10 +678,12 @@ impl Inner {
         self.apply_limits(&info);
         dialed.traffic.count_in(&self.statistics);
         core.session.handle_connected(Instant::now(), info);
-        let mut replay = BytesMut::new();
+        let mut replay = Frames::with_limit(self.options.write_buffer_limit);
         let inbox = format!("{}*", self.request_prefix);
-        rnats_proto::encode_sub(&mut replay, &inbox, None, REQUEST_SID);
-        core.session.encode_replay(&mut replay, SubState::active);
+        replay.push_with(|buf| {
+            rnats_proto::encode_sub(buf, &inbox, None, REQUEST_SID);
+            core.session.encode_replay(buf, SubState::active);
+        });
         // No `Pings::resume`: a blocking flush is never deferred (it waits for a
         // link, then pings), so there is no PING to send for flushes made meanwhile.
         core.conn = Some(Arc::clone(&dialed.conn));

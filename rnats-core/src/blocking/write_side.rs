@@ -9,13 +9,13 @@
 //! a publishing loop makes one write per tens of KiB, not one per message. Past the write
 //! limit publishers wait for room.
 //!
-//! A planned move ([`Inner::hand_over`]) splits the buffer (see [`Writes`]).
+//! A planned move ([`Inner::hand_over`]) splits the queue (see [`Writes`]).
 
 use std::sync::atomic::Ordering;
 use std::sync::{MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use rnats_proto::Pub;
 
 use super::state::{Core, Inner};
@@ -37,8 +37,6 @@ const LINGER: Duration = Duration::from_micros(200);
 /// own buffer every [`WRITE_AT`] bytes, so the flusher does not compete with it (and the
 /// server) for the CPU.
 const MAX_DELAY: Duration = Duration::from_millis(1);
-/// A write buffer grown past this by a burst is freed once written.
-const KEEP_CAPACITY: usize = 256 * 1024;
 
 impl Inner {
     pub(super) fn writes(&self) -> MutexGuard<'_, Writes> {
@@ -50,26 +48,28 @@ impl Inner {
     pub(super) fn publish(
         &self,
         frame: &Pub<'_>,
-        payload: &[u8],
+        payload: &Bytes,
         urgency: Urgency,
     ) -> Result<(), PublishError> {
+        let payload_len = payload.len();
         let mut writes = self.writes();
         loop {
-            if writes.closed {
+            if writes.queue.is_closed() {
                 return Err(PublishCause::Closed.into());
             }
-            if !writes.connected {
+            if !writes.queue.is_live() {
                 let limit = self.options.reconnect.buffer_size;
-                if writes.buf.len() + frame.encoded_len(payload.len()) > limit {
+                if writes.queue.len() + frame.encoded_len(payload_len) > limit {
                     return Err(PublishCause::ReconnectBufferFull { limit }.into());
                 }
-                frame.encode(&mut writes.buf, payload);
-                writes.out_messages += 1;
+                writes
+                    .queue
+                    .push_message(|buf| frame.encode_head(buf, payload_len), payload);
                 return Ok(());
             }
-            // An empty buffer always takes one message, however large; a full one waits
+            // An empty queue always takes one message, however large; a full one waits
             // only for a writer that is emptying it.
-            if writes.writing && writes.buf.len() >= self.options.write_buffer_limit {
+            if writes.writing && writes.queue.len() >= self.options.write_buffer_limit {
                 writes.space_waiters += 1;
                 writes = self
                     .space
@@ -80,13 +80,14 @@ impl Inner {
             }
             break;
         }
-        let was_empty = writes.buf.is_empty();
-        frame.encode(&mut writes.buf, payload);
+        let was_empty = writes.queue.is_empty();
+        writes
+            .queue
+            .push_message(|buf| frame.encode_head(buf, payload_len), payload);
         writes.appends += 1;
-        writes.out_messages += 1;
         // A publishing loop writes its own buffer every WRITE_AT bytes; then it reads what
         // came for nobody meanwhile, if anything did (see `read_behind_publishes`).
-        let bulk = urgency == Urgency::Normal && writes.buf.len() >= self.write_at();
+        let bulk = urgency == Urgency::Normal && writes.queue.len() >= self.write_at();
         if self.submit(writes, urgency, was_empty) && bulk {
             self.read_behind_publishes();
         }
@@ -97,10 +98,12 @@ impl Inner {
     /// Returns false when there is no link to send it on.
     pub(super) fn send_control(&self, frame: &[u8]) -> bool {
         let mut writes = self.writes();
-        if !writes.connected {
+        if !writes.queue.is_live() {
             return false;
         }
-        writes.buf.extend_from_slice(frame);
+        writes
+            .queue
+            .push_control(|buf| buf.extend_from_slice(frame));
         self.submit(writes, Urgency::Now, false);
         true
     }
@@ -111,10 +114,10 @@ impl Inner {
         mut writes: MutexGuard<'_, Writes>,
         encode: impl FnOnce(&mut BytesMut),
     ) {
-        if !writes.connected {
+        if !writes.queue.is_live() {
             return;
         }
-        encode(&mut writes.buf);
+        writes.queue.push_control(encode);
         self.submit(writes, Urgency::Now, false);
     }
 
@@ -124,14 +127,12 @@ impl Inner {
     /// order and the n-th PONG on the link answers PING n; the session is not locked.
     pub(super) fn push_ping(&self) -> Option<PingId> {
         let mut writes = self.writes();
-        if !writes.connected {
+        if !writes.queue.is_live() {
             return None;
         }
-        writes.buf.extend_from_slice(rnats_proto::PING);
-        writes.pings += 1;
         let id = PingId {
-            link: writes.generation,
-            seq: writes.pings,
+            seq: writes.queue.push_ping(),
+            link: writes.queue.link_id(),
         };
         self.submit(writes, Urgency::Now, false);
         Some(id)
@@ -145,7 +146,7 @@ impl Inner {
 
     /// Whether the writes are closed.
     pub(super) fn writes_closed(&self) -> bool {
-        self.writes().closed
+        self.writes().queue.is_closed()
     }
 
     /// The size past which a publisher writes the buffer itself.
@@ -163,14 +164,14 @@ impl Inner {
         if urgency == Urgency::Now {
             writes.last_urgent = Instant::now();
         }
-        if writes.writing || !writes.connected {
+        if writes.writing || !writes.queue.is_live() {
             // The writer's next round takes it (or the next link does).
             return false;
         }
         let write = match urgency {
             Urgency::Now => true,
             // Past the write limit nobody else may be writing yet: this publisher does.
-            Urgency::Normal if writes.buf.len() >= self.write_at() => true,
+            Urgency::Normal if writes.queue.len() >= self.write_at() => true,
             // Already deferred: the flusher is on it.
             Urgency::Normal if !was_empty => false,
             // Idle: no write for a while, or bytes were read since the last one (a reply
@@ -220,8 +221,7 @@ impl Inner {
                 handover,
                 ..
             } = batch;
-            let result = conn.write_all(&frames);
-            frames.clear();
+            let result = conn.write_frames(&mut frames);
             let failed = result.is_err();
             if let Err(error) = result {
                 self.fail_link(generation, &format!("write failed: {error}"));
@@ -231,9 +231,7 @@ impl Inner {
                 self.note_handover_written(writes, generation);
                 writes = self.writes();
             }
-            if frames.capacity() <= KEEP_CAPACITY && writes.spare.capacity() < frames.capacity() {
-                writes.spare = frames;
-            }
+            writes.return_spare(frames);
             writes.last_write = Instant::now();
             writes.reads_at_write = self.reads.load(Ordering::Relaxed);
         }
@@ -250,9 +248,9 @@ impl Inner {
         loop {
             writes = self
                 .flusher
-                .wait_while(writes, |w| !w.flusher_kicked && !w.closed)
+                .wait_while(writes, |w| !w.flusher_kicked && !w.queue.is_closed())
                 .unwrap_or_else(PoisonError::into_inner);
-            if writes.closed {
+            if writes.queue.is_closed() {
                 return;
             }
             loop {
@@ -262,10 +260,10 @@ impl Inner {
                     .wait_timeout(writes, LINGER)
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
-                if writes.closed {
+                if writes.queue.is_closed() {
                     return;
                 }
-                if writes.buf.is_empty() || !writes.connected {
+                if writes.queue.is_empty() || !writes.queue.is_live() {
                     // Its publisher wrote it.
                     break;
                 }
@@ -294,7 +292,7 @@ impl Inner {
     /// `None` if there is no live link.
     pub(super) fn hand_over(&self, core: &mut Core) -> Option<u64> {
         let mut writes = self.writes();
-        let last_ping = writes.hand_over()?;
+        let last_ping = writes.handle_move()?;
         core.session.pings.note_last_ping(last_ping);
         // The old link's frames may be written by the background thread (a lame duck move),
         // which also ends the move at its deadline: a server that stops reading must not
@@ -331,7 +329,7 @@ impl Inner {
     pub(super) fn finish_writes(&self, timeout: Duration) {
         let deadline = super::time::saturating_deadline(timeout);
         let mut writes = self.writes();
-        writes.closed = true;
+        writes.queue.refuse();
         self.flusher.notify_all();
         loop {
             if !writes.has_batch() && !writes.writing {

@@ -20,3 +20,4 @@ pub(crate) mod replies;
 pub(crate) mod server_pool;
 pub(crate) mod session;
 pub(crate) mod sync;
+pub(crate) mod write_queue;
