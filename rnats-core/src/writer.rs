@@ -264,9 +264,7 @@ impl Writes {
         // A caller outside the runtime's workers would pay a cross-thread wake-up for the
         // engine: it writes a publish into an idle connection itself (see `Writer`).
         let urgency = match urgency {
-            Urgency::Normal if writer == Writer::Idle && (cx.outside_workers)() => {
-                Urgency::Request
-            }
+            Urgency::Normal if writer == Writer::Idle && (cx.outside_workers)() => Urgency::Request,
             other => other,
         };
         // Only a small queue is written under the lock: a large one could hold the

@@ -110,7 +110,7 @@ impl Inner {
             }
             if moved {
                 drop(core);
-                self.write_pending();
+                self.write.write_pending(&**self);
                 core = self.core();
                 continue;
             }
@@ -120,7 +120,7 @@ impl Inner {
             }
             if ping {
                 drop(core);
-                self.push_ping();
+                self.write.push_ping(&**self);
                 core = self.core();
                 // Its PONG is for nobody but the link: watch for it soon.
                 idle = IDLE;
@@ -203,7 +203,7 @@ impl Inner {
             Watch::LeftToUser => started.elapsed() < STILL_THERE,
             Watch::ReadForNobody => true,
         };
-        if Inner::role_unwanted(&core) && (eager || !self.answer_expected_within(IDLE)) {
+        if Inner::role_unwanted(&core) && (eager || !self.write.answer_expected_within(IDLE)) {
             // The bytes (or the end of the stream) are there: this read does not block.
             let core = self.read_as(core, Reader::Background, READ_SLICE);
             return (core, Watch::ReadForNobody);

@@ -247,7 +247,7 @@ impl Client {
         let inner = self.inner();
         let sid = inner.next_sid();
         let mut core = inner.core();
-        if core.state == LinkState::Closed || inner.writes_closed() {
+        if core.state == LinkState::Closed || inner.write.is_closed() {
             return Err(SubscribeCause::Closed.into());
         }
         if core.session.link.draining() {
@@ -260,9 +260,9 @@ impl Client {
         core.expect_inbound();
         // While disconnected the reconnect's replay sends the SUB.
         if core.state == LinkState::Connected {
-            let writes = inner.writes();
+            let writes = inner.write.writes();
             drop(core);
-            inner.send_control_locked(writes, |buf| {
+            inner.write.send_control_locked(inner, writes, |buf| {
                 rnats_proto::encode_sub(buf, subject.as_str(), group.as_deref(), sid);
             });
         }
@@ -292,7 +292,7 @@ impl Client {
     }
 
     pub(super) fn flush_until(&self, deadline: Option<Instant>) -> Result<(), FlushError> {
-        self.inner().flush_until(deadline)
+        flush_until(self.inner(), deadline)
     }
 
     /// Unsubscribes every subscription, waits (up to the drain timeout) until the server
@@ -331,7 +331,9 @@ impl Client {
         }
         let flushed = self.flush_until(deadline_after(inner.options.drain_timeout));
         inner.end_subscriptions(&sids);
-        inner.finish_writes(inner.options.drain_timeout);
+        inner
+            .write
+            .finish_writes(inner, inner.options.drain_timeout);
         inner.close();
         flushed.map_err(DrainError::from)
     }
@@ -340,7 +342,9 @@ impl Client {
     /// timeout); then subscriptions end, waiting requests and flushes fail.
     pub fn close(&self) {
         let inner = self.inner();
-        inner.finish_writes(inner.options.connection_timeout);
+        inner
+            .write
+            .finish_writes(inner, inner.options.connection_timeout);
         inner.close();
     }
 
@@ -481,7 +485,10 @@ impl Client {
             reply,
             headers,
         };
-        inner.publish(&frame, payload, urgency)
+        if inner.write.publish(inner, &frame, payload, urgency)? {
+            inner.read_behind_publishes();
+        }
+        Ok(())
     }
 
     /// Validates a subject for publishing: valid, no wildcards (with
@@ -508,6 +515,43 @@ impl fmt::Debug for Client {
         f.debug_struct("blocking::Client")
             .field("state", &self.connection_state())
             .finish_non_exhaustive()
+    }
+}
+
+/// Queues a PING once a link is up and waits for its PONG, until `deadline`
+/// (`Client::flush`).
+pub(super) fn flush_until(inner: &Inner, deadline: Option<Instant>) -> Result<(), FlushError> {
+    let timed_out = || {
+        let waited = deadline.map_or(Duration::ZERO, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
+        FlushError::from(FlushCause::TimedOut(waited))
+    };
+    let ping = loop {
+        let connected = inner.wait_for(deadline, |core| match core.state {
+            // During a planned move the PING is for the next link, as the publishes
+            // before it are.
+            LinkState::Connected if core.session.link.moving().is_none() => Some(true),
+            LinkState::Closed => Some(false),
+            LinkState::Connected | LinkState::Disconnected | LinkState::Pending => None,
+        });
+        match connected {
+            None => return Err(timed_out()),
+            Some(false) => return Err(FlushCause::NotSent.into()),
+            Some(true) => {}
+        }
+        if inner.write.is_closed() {
+            return Err(FlushCause::NotSent.into());
+        }
+        // The link may have been lost since; then wait for the next one.
+        if let Some(id) = inner.write.push_ping(inner) {
+            break id;
+        }
+    };
+    match inner.wait_for(deadline, |core| core.session.pings.outcome(ping)) {
+        Some(Ok(())) => Ok(()),
+        Some(Err(cause)) => Err(cause.into()),
+        None => Err(timed_out()),
     }
 }
 

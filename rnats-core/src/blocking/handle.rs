@@ -12,8 +12,10 @@ pub(super) struct Handle {
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        self.inner
-            .finish_writes(self.inner.options.connection_timeout);
+        let inner = &*self.inner;
+        inner
+            .write
+            .finish_writes(inner, inner.options.connection_timeout);
         self.inner.close();
     }
 }

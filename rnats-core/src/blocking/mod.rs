@@ -179,7 +179,7 @@ pub fn connect_with_options<A: ToServerAddrs>(
     let flusher = Arc::clone(&inner);
     std::thread::Builder::new()
         .name("rnats-blocking-flush".to_owned())
-        .spawn(move || flusher.run_flusher())
+        .spawn(move || flusher.write.run_flusher(&*flusher))
         .map_err(spawn_error)?;
     Ok(Client::new(inner))
 }

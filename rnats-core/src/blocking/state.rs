@@ -28,7 +28,7 @@ use rnats_proto::{Msg, Parser, ServerError, ServerInfo, ServerOp};
 
 use super::conn::{Conn, Dialed};
 use super::events::EventHub;
-use super::writer::Writes;
+use super::write_side::{Host, WriteSide};
 use crate::connection::LinkState;
 use crate::error::{RequestCause, SubscriberError};
 use crate::events::ConnectionEvent;
@@ -60,12 +60,9 @@ pub(super) struct Inner {
     changed: Condvar,
     /// Wakes the background thread (a lost link, a lame duck INFO, close).
     pub(super) background: Condvar,
-    pub(super) writes: Mutex<Writes>,
-    /// Signalled when the write buffer was taken (room for blocked publishers) or a writer
-    /// finished.
-    pub(super) space: Condvar,
-    /// Wakes the flusher thread for publishes left to it.
-    pub(super) flusher: Condvar,
+    /// The write side: the write queue and who writes it (`write_side.rs`).
+    pub(super) write: WriteSide,
+    /// The read side: the socket's read buffer and parser, for the reader-role holder.
     read: Mutex<ReadSide>,
     pub(super) statistics: Arc<Statistics>,
     pub(super) pool: Mutex<ServerPool>,
@@ -76,9 +73,6 @@ pub(super) struct Inner {
     pub(super) headers_supported: AtomicBool,
     next_sid: AtomicU64,
     next_token: AtomicU64,
-    /// Reads that brought bytes: a publish after one is not part of a burst (see
-    /// `Inner::submit`).
-    pub(super) reads: AtomicU64,
     /// `<inbox prefix>.<nuid>.`: a request's reply subject is this and its token.
     pub(super) request_prefix: String,
     /// The listeners of connection events (`Client::events`, the event callback).
@@ -187,7 +181,7 @@ impl Inner {
         );
         let request_prefix = format!("{}.{}.", options.inbox_prefix, crate::id::next());
         let read_capacity = options.read_buffer_capacity;
-        let writes = Writes::new(options.write_buffer_limit);
+        let statistics = Arc::new(Statistics::default());
         Inner {
             core: Mutex::new(Core {
                 state: LinkState::Pending,
@@ -202,16 +196,14 @@ impl Inner {
             }),
             changed: Condvar::new(),
             background: Condvar::new(),
-            writes: Mutex::new(writes),
-            space: Condvar::new(),
-            flusher: Condvar::new(),
+            write: WriteSide::new(&options, Arc::clone(&statistics)),
             read: Mutex::new(ReadSide {
                 buf: BytesMut::new(),
                 parser: Parser::new(Default::default()),
                 scratch: vec![0; read_capacity],
                 timeout: None,
             }),
-            statistics: Arc::new(Statistics::default()),
+            statistics,
             pool: Mutex::new(pool),
             announcements: Mutex::default(),
             // Until the first INFO says otherwise: the server default, as in async-nats.
@@ -219,7 +211,6 @@ impl Inner {
             headers_supported: AtomicBool::new(true),
             next_sid: AtomicU64::new(REQUEST_SID + 1),
             next_token: AtomicU64::new(1),
-            reads: AtomicU64::new(0),
             request_prefix,
             events: EventHub::new(),
             options,
@@ -321,11 +312,11 @@ impl Inner {
         if !core.inbound_for_nobody || !Inner::role_unwanted(&core) {
             return;
         }
-        let reads = self.reads.load(Ordering::Relaxed);
+        let reads = self.write.reads();
         // Read as the background thread would: not a user read, which would keep the
         // background thread off the socket for a while.
         let mut core = self.read_as(core, Reader::Background, DRAIN_WAIT);
-        if self.reads.load(Ordering::Relaxed) == reads {
+        if self.write.reads() == reads {
             core.inbound_for_nobody = false;
         }
     }
@@ -357,7 +348,7 @@ impl Inner {
         self.notify_changed(&core);
         if pong {
             drop(core);
-            self.send_control(rnats_proto::PONG);
+            self.write.send_control(self, rnats_proto::PONG);
             core = self.core();
         }
         core
@@ -410,7 +401,7 @@ impl Inner {
             Ok(Some(n)) => {
                 // Every protocol byte counts, as in async-nats (plaintext under TLS).
                 Statistics::add(&self.statistics.in_bytes, n as u64);
-                self.reads.fetch_add(1, Ordering::Relaxed);
+                self.write.note_read();
                 parse(read, &mut batch);
             }
             Ok(None) => batch.error = Some("connection closed by the server".to_owned()),
@@ -601,7 +592,7 @@ impl Inner {
         if self.options.reconnect.fail_requests_on_disconnect {
             core.lost_requests += 1;
         }
-        self.writes().handle_disconnected();
+        self.write.writes().handle_disconnected();
         self.events.emit(ConnectionEvent::Disconnected {
             reason: reason.to_owned(),
         });
@@ -624,7 +615,7 @@ impl Inner {
         {
             self.hand_over_locked(&mut core);
             drop(core);
-            self.write_pending();
+            self.write.write_pending(self);
         }
         true
     }
@@ -636,7 +627,8 @@ impl Inner {
     /// The caller writes the old link's frames ([`Inner::write_pending`]) once it has let
     /// go of `core`.
     pub(super) fn hand_over_locked(&self, core: &mut Core) {
-        if self.hand_over(core).is_some() {
+        if let Some(last_ping) = self.write.handle_move() {
+            core.session.pings.note_last_ping(last_ping);
             tracing::debug!(reason = core.session.link.moving(), "planned move started");
         }
         self.background.notify_all();
@@ -646,7 +638,7 @@ impl Inner {
     /// and every PING on it (the move's last one included) has its PONG, so no reply or
     /// flush it carried is cut off.
     pub(super) fn move_finished(&self, core: &Core) -> bool {
-        core.session.pings.move_answered() && self.writes().handover_written()
+        core.session.pings.move_answered() && self.write.writes().handover_written()
     }
 
     /// Makes `dialed` the link: resets the read side, replays the subscriptions (with what
@@ -688,7 +680,7 @@ impl Inner {
         // link, then pings), so there is no PING to send for flushes made meanwhile.
         core.conn = Some(Arc::clone(&dialed.conn));
         core.state = LinkState::Connected;
-        let mut writes = self.writes();
+        let mut writes = self.write.writes();
         writes.handle_connected(dialed.conn, core.session.pings.link(), replay);
         // The first link is `Connected` also when the background thread made it
         // (`retry_on_initial_connect`); every later one is `Reconnected`.
@@ -699,7 +691,7 @@ impl Inner {
         });
         self.notify_changed(&core);
         drop(core);
-        self.write_now(writes);
+        self.write.write_now(self, writes);
         true
     }
 
@@ -750,14 +742,26 @@ impl Inner {
         for entry in core.session.subs.by_sid.values_mut() {
             entry.sink.ended = true;
         }
-        self.writes().handle_closed();
+        self.write.writes().handle_closed();
         // The last event: every listener ends after it.
         self.events.emit(ConnectionEvent::Closed);
         self.events.end();
         self.changed.notify_all();
         self.background.notify_all();
-        self.flusher.notify_all();
-        self.space.notify_all();
+        self.write.notify_closed();
+    }
+}
+
+impl Host for Inner {
+    fn link_failed(&self, generation: u64, reason: &str) {
+        self.fail_link(generation, reason);
+    }
+
+    fn handover_written(&self) {
+        // Taking `core` orders this after the background thread's look at the move (it
+        // holds `core` from that look until it waits), so the wake-up is not missed.
+        let _core = self.core();
+        self.background.notify_all();
     }
 }
 

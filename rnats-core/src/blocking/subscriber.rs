@@ -62,7 +62,8 @@ impl Subscriber {
         self.check_open()?;
         let inner = self.inner();
         inner.unsubscribe(self.sid, None, true);
-        let flushed = inner.flush_until(deadline_after(inner.options.drain_timeout));
+        let flushed =
+            super::client::flush_until(inner, deadline_after(inner.options.drain_timeout));
         inner.end_subscriptions(&[self.sid]);
         flushed.map_err(UnsubscribeError::from)
     }
@@ -158,9 +159,10 @@ impl Inner {
             None => entry.sink.ended = true,
         }
         if connected {
-            let writes = self.writes();
+            let writes = self.write.writes();
             drop(core);
-            self.send_control_locked(writes, |buf| rnats_proto::encode_unsub(buf, sid, max));
+            self.write
+                .send_control_locked(self, writes, |buf| rnats_proto::encode_unsub(buf, sid, max));
         }
     }
 

@@ -9,21 +9,24 @@
 //! a publishing loop makes one write per tens of KiB, not one per message. Past the write
 //! limit publishers wait for room.
 //!
-//! A planned move ([`Inner::hand_over`]) splits the queue (see [`Writes`]).
+//! A planned move ([`WriteSide::handle_move`]) splits the queue (see [`Writes`]).
+//!
+//! The write side is its own part of the client's state, beside the read side and the
+//! protocol state behind `Inner::core`: it locks only its own [`Writes`], and tells the
+//! rest of the client what happened on the wire through [`Host`].
 
-use std::sync::atomic::Ordering;
-use std::sync::{MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use rnats_proto::Pub;
 
-use super::state::{Core, Inner};
 use super::writer::{Batch, Urgency, Writes};
-use crate::connection::LinkState;
-use crate::error::{FlushCause, FlushError, PublishCause, PublishError};
+use crate::error::{PublishCause, PublishError};
 use crate::floor::session::PingId;
 use crate::floor::sync::lock;
+use crate::options::ConnectOptions;
 use crate::statistics::Statistics;
 
 /// A deferred buffer this large is written by the publisher that grows it.
@@ -38,19 +41,73 @@ const LINGER: Duration = Duration::from_micros(200);
 /// server) for the CPU.
 const MAX_DELAY: Duration = Duration::from_millis(1);
 
-impl Inner {
+/// What the write side tells the rest of the client.
+pub(super) trait Host {
+    /// A write to link `generation` failed: the link is lost.
+    fn link_failed(&self, generation: u64, reason: &str);
+    /// A planned move's old link has had every byte it was left handed to its socket.
+    fn handover_written(&self);
+}
+
+/// A blocking client's write side: its queue under one lock, and the threads waiting on it.
+pub(super) struct WriteSide {
+    writes: Mutex<Writes>,
+    /// Signalled when the queue was taken (room for blocked publishers) or a writer
+    /// finished.
+    space: Condvar,
+    /// Wakes the flusher thread for publishes left to it.
+    flusher: Condvar,
+    /// Reads that brought bytes, counted by the read side: a publish after one is not part
+    /// of a burst (see [`WriteSide::submit`]).
+    reads: AtomicU64,
+    statistics: Arc<Statistics>,
+    /// Publishers wait while a writer empties a queue this long.
+    write_limit: usize,
+    /// The most a disconnected client keeps for the next link.
+    reconnect_buffer: usize,
+    /// How long a planned move's old link may take to be written.
+    move_grace: Duration,
+}
+
+impl WriteSide {
+    pub(super) fn new(options: &ConnectOptions, statistics: Arc<Statistics>) -> WriteSide {
+        WriteSide {
+            writes: Mutex::new(Writes::new(options.write_buffer_limit)),
+            space: Condvar::new(),
+            flusher: Condvar::new(),
+            reads: AtomicU64::new(0),
+            statistics,
+            write_limit: options.write_buffer_limit,
+            reconnect_buffer: options.reconnect.buffer_size,
+            move_grace: options.connection_timeout,
+        }
+    }
+
     pub(super) fn writes(&self) -> MutexGuard<'_, Writes> {
         lock(&self.writes)
     }
 
-    /// Queues a PUB/HPUB, waiting while the buffer is over the write limit (never while
-    /// disconnected: then the reconnect buffer's limit is an error).
+    /// The read side read bytes.
+    pub(super) fn note_read(&self) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many reads brought bytes so far.
+    pub(super) fn reads(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
+    }
+
+    /// Queues a PUB/HPUB, waiting while the queue is over the write limit (never while
+    /// disconnected: then the reconnect buffer's limit is an error). Returns whether this
+    /// thread wrote a publishing loop's batch itself: it then reads what came for nobody
+    /// meanwhile, if anything did (`Inner::read_behind_publishes`).
     pub(super) fn publish(
         &self,
+        host: &impl Host,
         frame: &Pub<'_>,
         payload: &Bytes,
         urgency: Urgency,
-    ) -> Result<(), PublishError> {
+    ) -> Result<bool, PublishError> {
         let payload_len = payload.len();
         let mut writes = self.writes();
         loop {
@@ -58,18 +115,18 @@ impl Inner {
                 return Err(PublishCause::Closed.into());
             }
             if !writes.queue.is_live() {
-                let limit = self.options.reconnect.buffer_size;
+                let limit = self.reconnect_buffer;
                 if writes.queue.len() + frame.encoded_len(payload_len) > limit {
                     return Err(PublishCause::ReconnectBufferFull { limit }.into());
                 }
                 writes
                     .queue
                     .push_message(|buf| frame.encode_head(buf, payload_len), payload);
-                return Ok(());
+                return Ok(false);
             }
             // An empty queue always takes one message, however large; a full one waits
             // only for a writer that is emptying it.
-            if writes.writing && writes.queue.len() >= self.options.write_buffer_limit {
+            if writes.writing && writes.queue.len() >= self.write_limit {
                 writes.space_waiters += 1;
                 writes = self
                     .space
@@ -85,18 +142,14 @@ impl Inner {
             .queue
             .push_message(|buf| frame.encode_head(buf, payload_len), payload);
         writes.appends += 1;
-        // A publishing loop writes its own buffer every WRITE_AT bytes; then it reads what
-        // came for nobody meanwhile, if anything did (see `read_behind_publishes`).
+        // A publishing loop writes its own buffer every WRITE_AT bytes.
         let bulk = urgency == Urgency::Normal && writes.queue.len() >= self.write_at();
-        if self.submit(writes, urgency, was_empty) && bulk {
-            self.read_behind_publishes();
-        }
-        Ok(())
+        Ok(self.submit(host, writes, urgency, was_empty) && bulk)
     }
 
     /// Queues a control frame (PONG, SUB, UNSUB) and writes it at once if the socket is free.
     /// Returns false when there is no link to send it on.
-    pub(super) fn send_control(&self, frame: &[u8]) -> bool {
+    pub(super) fn send_control(&self, host: &impl Host, frame: &[u8]) -> bool {
         let mut writes = self.writes();
         if !writes.queue.is_live() {
             return false;
@@ -104,13 +157,14 @@ impl Inner {
         writes
             .queue
             .push_control(|buf| buf.extend_from_slice(frame));
-        self.submit(writes, Urgency::Now, false);
+        self.submit(host, writes, Urgency::Now, false);
         true
     }
 
     /// Queues a control frame built by `encode` on an already locked buffer.
     pub(super) fn send_control_locked(
         &self,
+        host: &impl Host,
         mut writes: MutexGuard<'_, Writes>,
         encode: impl FnOnce(&mut BytesMut),
     ) {
@@ -118,14 +172,14 @@ impl Inner {
             return;
         }
         writes.queue.push_control(encode);
-        self.submit(writes, Urgency::Now, false);
+        self.submit(host, writes, Urgency::Now, false);
     }
 
     /// Queues a PING and writes it; returns its number, for its outcome
     /// (`Pings::outcome`), or `None` when no link is up to take it (disconnected, moving,
     /// closed). The write buffer numbers it where it is queued, so numbers follow wire
     /// order and the n-th PONG on the link answers PING n; the session is not locked.
-    pub(super) fn push_ping(&self) -> Option<PingId> {
+    pub(super) fn push_ping(&self, host: &impl Host) -> Option<PingId> {
         let mut writes = self.writes();
         if !writes.queue.is_live() {
             return None;
@@ -134,7 +188,7 @@ impl Inner {
             seq: writes.queue.push_ping(),
             link: writes.queue.link_id(),
         };
-        self.submit(writes, Urgency::Now, false);
+        self.submit(host, writes, Urgency::Now, false);
         Some(id)
     }
 
@@ -144,19 +198,20 @@ impl Inner {
         self.writes().last_urgent.elapsed() < gap
     }
 
-    /// Whether the writes are closed.
-    pub(super) fn writes_closed(&self) -> bool {
+    /// Whether the queue takes no more frames.
+    pub(super) fn is_closed(&self) -> bool {
         self.writes().queue.is_closed()
     }
 
     /// The size past which a publisher writes the buffer itself.
     fn write_at(&self) -> usize {
-        WRITE_AT.min(self.options.write_buffer_limit)
+        WRITE_AT.min(self.write_limit)
     }
 
     /// Decides who writes what was just queued; true when this thread wrote it.
     fn submit(
         &self,
+        host: &impl Host,
         mut writes: MutexGuard<'_, Writes>,
         urgency: Urgency,
         was_empty: bool,
@@ -185,7 +240,7 @@ impl Inner {
             }
         };
         if write {
-            self.write_now(writes);
+            self.write_now(host, writes);
         } else if !writes.flusher_kicked {
             writes.flusher_kicked = true;
             self.flusher.notify_one();
@@ -194,15 +249,19 @@ impl Inner {
     }
 
     /// Writes the buffer from this thread, unless another thread is writing.
-    pub(super) fn write_now(&self, writes: MutexGuard<'_, Writes>) {
+    pub(super) fn write_now(&self, host: &impl Host, writes: MutexGuard<'_, Writes>) {
         if !writes.writing {
-            drop(self.write_out(writes));
+            drop(self.write_out(host, writes));
         }
     }
 
     /// Writes rounds of the buffer until it is empty: frames queued during a write leave
     /// together in the next round.
-    fn write_out<'a>(&'a self, mut writes: MutexGuard<'a, Writes>) -> MutexGuard<'a, Writes> {
+    fn write_out<'a>(
+        &'a self,
+        host: &impl Host,
+        mut writes: MutexGuard<'a, Writes>,
+    ) -> MutexGuard<'a, Writes> {
         writes.writing = true;
         while let Some(batch) = writes.take_batch() {
             if writes.space_waiters > 0 {
@@ -224,16 +283,16 @@ impl Inner {
             let result = conn.write_frames(&mut frames);
             let failed = result.is_err();
             if let Err(error) = result {
-                self.fail_link(generation, &format!("write failed: {error}"));
+                host.link_failed(generation, &format!("write failed: {error}"));
             }
             writes = self.writes();
             if handover && !failed {
-                self.note_handover_written(writes, generation);
+                self.note_handover_written(host, writes, generation);
                 writes = self.writes();
             }
             writes.return_spare(frames);
             writes.last_write = Instant::now();
-            writes.reads_at_write = self.reads.load(Ordering::Relaxed);
+            writes.reads_at_write = self.reads();
         }
         writes.writing = false;
         if writes.space_waiters > 0 {
@@ -243,7 +302,7 @@ impl Inner {
     }
 
     /// The flusher thread: writes the publishes left to it, until the client closes.
-    pub(super) fn run_flusher(&self) {
+    pub(super) fn run_flusher(&self, host: &impl Host) {
         let mut writes = self.writes();
         loop {
             writes = self
@@ -269,7 +328,7 @@ impl Inner {
                 }
                 let quiet = writes.appends == seen;
                 if !writes.writing && (quiet || writes.oldest.elapsed() >= MAX_DELAY) {
-                    writes = self.write_out(writes);
+                    writes = self.write_out(host, writes);
                     break;
                 }
             }
@@ -278,30 +337,28 @@ impl Inner {
     }
 
     /// Writes what is queued now, from this thread, unless another thread is writing.
-    pub(super) fn write_pending(&self) {
+    pub(super) fn write_pending(&self, host: &impl Host) {
         let writes = self.writes();
         if writes.has_batch() {
-            self.write_now(writes);
+            self.write_now(host, writes);
         }
     }
 
-    /// Starts a planned move on the write side (see [`Writes::hand_over`]) and tells the
-    /// session its last PING's number (`Pings::note_last_ping`: its PONG ends the old
-    /// link); the caller holds `core`, so the old link's frames are written later, by
-    /// [`Inner::write_pending`] or the writer in progress. Returns that PING's number, or
-    /// `None` if there is no live link.
-    pub(super) fn hand_over(&self, core: &mut Core) -> Option<u64> {
+    /// Starts a planned move on the write side (see [`Writes::handle_move`]). Returns the
+    /// number of the old link's last PING, for the session (`Pings::note_last_ping`: its
+    /// PONG ends the old link), or `None` if there is no live link. The caller holds
+    /// `core`, so the old link's frames are written later, by [`WriteSide::write_pending`]
+    /// or the writer in progress.
+    pub(super) fn handle_move(&self) -> Option<u64> {
         let mut writes = self.writes();
         let last_ping = writes.handle_move()?;
-        core.session.pings.note_last_ping(last_ping);
         // The old link's frames may be written by the background thread (a lame duck move),
         // which also ends the move at its deadline: a server that stops reading must not
         // hold that write past the deadline.
-        if let Some(handover) = &writes.handover {
-            let grace = self.options.connection_timeout;
-            if let Err(error) = handover.conn.set_write_timeout(grace) {
-                tracing::debug!(%error, "cannot bound the planned move's writes");
-            }
+        if let Some(handover) = &writes.handover
+            && let Err(error) = handover.conn.set_write_timeout(self.move_grace)
+        {
+            tracing::debug!(%error, "cannot bound the planned move's writes");
         }
         // Publishers waiting for room now fill the reconnect buffer.
         if writes.space_waiters > 0 {
@@ -312,21 +369,23 @@ impl Inner {
 
     /// The old link's frames of the move on link `generation` are all written: the
     /// background thread, which ends the move, may be waiting for that.
-    fn note_handover_written(&self, mut writes: MutexGuard<'_, Writes>, generation: u64) {
+    fn note_handover_written(
+        &self,
+        host: &impl Host,
+        mut writes: MutexGuard<'_, Writes>,
+        generation: u64,
+    ) {
         match writes.handover.as_mut() {
             Some(handover) if handover.generation == generation => handover.written = true,
             _ => return,
         }
         drop(writes);
-        // Taking `core` orders this after the background thread's look at the move (it
-        // holds `core` from that look until it waits), so the wake-up is not missed.
-        let _core = self.core();
-        self.background.notify_all();
+        host.handover_written();
     }
 
     /// Before closing: refuses new publishes and writes out what was queued (waiting up to
     /// `timeout` for a writer in progress).
-    pub(super) fn finish_writes(&self, timeout: Duration) {
+    pub(super) fn finish_writes(&self, host: &impl Host, timeout: Duration) {
         let deadline = super::time::saturating_deadline(timeout);
         let mut writes = self.writes();
         writes.queue.refuse();
@@ -336,7 +395,7 @@ impl Inner {
                 return;
             }
             if !writes.writing {
-                writes = self.write_out(writes);
+                writes = self.write_out(host, writes);
                 continue;
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -353,41 +412,9 @@ impl Inner {
         }
     }
 
-    /// Queues a PING once a link is up and waits for its PONG, until `deadline`
-    /// (`Client::flush`).
-    pub(super) fn flush_until(&self, deadline: Option<Instant>) -> Result<(), FlushError> {
-        let inner = self;
-        let timed_out = || {
-            let waited = deadline.map_or(Duration::ZERO, |d| {
-                d.saturating_duration_since(Instant::now())
-            });
-            FlushError::from(FlushCause::TimedOut(waited))
-        };
-        let ping = loop {
-            let connected = inner.wait_for(deadline, |core| match core.state {
-                // During a planned move the PING is for the next link, as the publishes
-                // before it are.
-                LinkState::Connected if core.session.link.moving().is_none() => Some(true),
-                LinkState::Closed => Some(false),
-                LinkState::Connected | LinkState::Disconnected | LinkState::Pending => None,
-            });
-            match connected {
-                None => return Err(timed_out()),
-                Some(false) => return Err(FlushCause::NotSent.into()),
-                Some(true) => {}
-            }
-            if inner.writes_closed() {
-                return Err(FlushCause::NotSent.into());
-            }
-            // The link may have been lost since; then wait for the next one.
-            if let Some(id) = inner.push_ping() {
-                break id;
-            }
-        };
-        match inner.wait_for(deadline, |core| core.session.pings.outcome(ping)) {
-            Some(Ok(())) => Ok(()),
-            Some(Err(cause)) => Err(cause.into()),
-            None => Err(timed_out()),
-        }
+    /// The client closed: the flusher ends and blocked publishers return.
+    pub(super) fn notify_closed(&self) {
+        self.flusher.notify_all();
+        self.space.notify_all();
     }
 }

@@ -259,9 +259,7 @@ mod tests {
         let payload = Bytes::from_static(payload);
         q.push_message(
             |buf| {
-                buf.extend_from_slice(
-                    format!("PUB {subject} {}\r\n", payload.len()).as_bytes(),
-                );
+                buf.extend_from_slice(format!("PUB {subject} {}\r\n", payload.len()).as_bytes());
             },
             &payload,
         );
@@ -297,7 +295,11 @@ mod tests {
         assert_eq!(q.push_ping(), 1);
         q.handle_disconnected();
         assert!(q.is_empty() && !q.is_live() && q.frames_and_link().1.is_none());
-        assert_eq!(q.take_messages(), 0, "lost messages are not counted as sent");
+        assert_eq!(
+            q.take_messages(),
+            0,
+            "lost messages are not counted as sent"
+        );
         // Publishes meanwhile are kept for the next link, whose PINGs count from one.
         publish(&mut q, "kept", b"y");
         q.handle_connected(Some("link 2"), 2, replay(b"SUB a 1\r\n"));
@@ -342,7 +344,10 @@ mod tests {
         q.refuse();
         assert!(q.is_closed());
         let mut out = Frames::default();
-        assert!(q.take_batch(&mut out).is_some(), "a closing client writes what it had");
+        assert!(
+            q.take_batch(&mut out).is_some(),
+            "a closing client writes what it had"
+        );
         publish(&mut q, "gone", b"g");
         q.handle_closed();
         assert!(q.is_empty() && !q.is_live());
