@@ -63,7 +63,7 @@ impl Subscriber {
         let inner = self.inner();
         inner.unsubscribe(self.sid, None, true);
         let flushed =
-            super::client::flush_until(inner, deadline_after(inner.options.drain_timeout));
+            super::handle::flush_until(inner, deadline_after(inner.options.drain_timeout));
         inner.end_subscriptions(&[self.sid]);
         flushed.map_err(UnsubscribeError::from)
     }
