@@ -211,7 +211,13 @@ impl ElasticMember {
             if !config.same_partitioning(&self.config) {
                 return Some(Some(Err(PcgError::new(PcgErrorKind::ConfigChanged))));
             }
-            if config.same_membership(&self.config) && !matches!(self.state, State::Idle) {
+            let idle = matches!(self.state, State::Idle);
+            // Nothing to do: the consumer is made or being made for this membership, or
+            // there is none and this membership wants none.
+            if (!idle && config.same_membership(&self.config))
+                || (idle && !config.is_member(&self.joiner.member))
+            {
+                self.config = config;
                 continue;
             }
             let had_consumer = matches!(self.state, State::Consuming(_));

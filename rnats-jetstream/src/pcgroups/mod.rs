@@ -1,14 +1,20 @@
-//! Partitioned consumer groups, static flavour, as orbit.go's `pcgroups` keeps them: a stream
-//! whose subjects start with a partition number (a stream subject transform such as
-//! `{{partition(10,1)}}.orders.{{wildcard(1)}}` puts it there), a group of named members that
-//! share the partitions, and for each member one pull consumer filtered on its partitions with
-//! a pinned priority group, so that of the instances running under one member name exactly
-//! one is delivered to at a time, the others standing by. Every message of a partition (say,
-//! of one order) is consumed by one instance, in order.
+//! Partitioned consumer groups, as orbit.go's `pcgroups` keeps them: a group of named members
+//! shares a stream's partitions, each member consuming through one pull consumer filtered on
+//! its partitions, with a pinned priority group so that of the instances running under one
+//! member name exactly one is delivered to at a time, the others standing by. Every message
+//! of a partition (say, of one order) is consumed by one instance, in order. The groups'
+//! configurations are JSON values in orbit.go's KV buckets and format, under the key
+//! `<stream>.<group>`, so that Go and Rust members can share a group.
 //!
-//! The group's configuration is a JSON value in the KV bucket `static-consumer-groups`, under
-//! the key `<stream>.<group>`, in orbit.go's format, so Go and Rust members can share a group.
-//! A static group's membership does not change: deleting the configuration ends every
+//! Balanced membership gives each member a run of partitions in the order of the sorted
+//! member names, and the remainder round-robin ([`member_partitions`]); member mappings
+//! assign them by hand. Either way a member computes the same share in every implementation.
+//!
+//! # Static groups
+//!
+//! The stream's subjects already start with a partition number (a stream subject transform
+//! such as `{{partition(10,1)}}.orders.{{wildcard(1)}}` puts it there), and the membership
+//! does not change: deleting the configuration (bucket `static-consumer-groups`) ends every
 //! member's consumption, and any other change to it ends it with an error.
 //!
 //! ```no_run
@@ -25,6 +31,42 @@
 //!     let message = message?;
 //!     // `orders.17`: the partition number is taken off the subject.
 //!     println!("{}", message.subject);
+//!     message.ack().await?;
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! # Elastic groups
+//!
+//! Any stream will do: [`create_elastic`] makes a work-queue stream `<stream>-<group>` that
+//! sources it, hashing a partition number out of each subject (all of it, or the tokens of
+//! chosen `*` wildcards of a [`PartitioningFilter`]) and putting it in front. Members are
+//! added and dropped while the group runs ([`add_members`], [`drop_members`],
+//! [`set_member_mappings`]); every instance joined with [`join_elastic`] watches the
+//! configuration (bucket `elastic-consumer-groups`) and, on a change, recreates its member's
+//! consumer (named after the member) over its new partitions. Nothing is lost on the way:
+//! a message stays in the work queue until acked, and one that was acked is gone from it.
+//! One that was delivered and not yet acked when its partition moved comes again, to its
+//! new member. Deleting the group ends every instance's stream; changing its partitioning
+//! ends them with [`PcgErrorKind::ConfigChanged`]. An instance whose member is not (or no
+//! longer) in the membership waits, consuming nothing, until it is added.
+//!
+//! ```no_run
+//! # async fn run(js: rnats_jetstream::Context) -> Result<(), rnats_core::Error> {
+//! use futures_util::StreamExt;
+//! use rnats_jetstream::consumer::pull;
+//! use rnats_jetstream::pcgroups::{self, ElasticConfig};
+//!
+//! // Ten partitions of `orders.<id>`, keyed on the id (the first `*`).
+//! let config = ElasticConfig::new(10).partitioning_filter("orders.*", [1]);
+//! pcgroups::create_elastic(&js, "ORDERS", "shipping", &config).await?;
+//! pcgroups::add_members(&js, "ORDERS", "shipping", ["m1", "m2"]).await?;
+//! let mut messages = pcgroups::join_elastic(&js, "ORDERS", "shipping", "m1", pull::Config::default()).await?;
+//! // Elsewhere, at any time: a third member takes its share of the partitions.
+//! pcgroups::add_members(&js, "ORDERS", "shipping", ["m3"]).await?;
+//! while let Some(message) = messages.next().await {
+//!     let message = message?;
+//!     println!("{}", message.subject); // `orders.17`
 //!     message.ack().await?;
 //! }
 //! # Ok(()) }
