@@ -13,7 +13,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use rnats_jetstream::Context;
 use rnats_jetstream::consumer::{AckPolicy, pull};
-use rnats_jetstream::pcgroups::{self, ElasticConfig, MemberMapping, PcgErrorKind};
+use rnats_jetstream::pcgroups::{self, ElasticConfig, ElasticMember, MemberMapping, PcgErrorKind};
 use rnats_jetstream::stream::{self, StorageType};
 use rnats_test_server::NatsServer;
 use tokio::sync::mpsc;
@@ -86,9 +86,14 @@ impl Group {
             ack_wait,
             ..Default::default()
         };
-        let mut instance = pcgroups::join_elastic(&self.js, "ORDERS", "shipping", member, template)
+        let instance = pcgroups::join_elastic(&self.js, "ORDERS", "shipping", member, template)
             .await
             .unwrap();
+        self.spawn(member, instance);
+    }
+
+    /// Runs `instance` of `member`: it consumes, double-acks and reports each message.
+    fn spawn(&mut self, member: &str, mut instance: ElasticMember) {
         let sender = self.sender.clone();
         let name = member.to_owned();
         let task = tokio::spawn(async move {
@@ -299,12 +304,15 @@ async fn a_joining_member_takes_partitions_over_without_loss() {
     group.publish(24, 0).await;
     group.until_all_received().await;
 
-    // A third member: six partitions over three. Rounds go on until it has some of them.
+    // A third member, added while two rounds are being consumed: six partitions over
+    // three. Rounds go on until it has some of them.
+    group.publish(24, 1).await;
+    group.publish(24, 2).await;
     pcgroups::add_members(&group.js, "ORDERS", "shipping", ["m3"])
         .await
         .unwrap();
     group.join("m3", ack_wait).await;
-    let mut round = 1;
+    let mut round = 3;
     loop {
         group.publish(24, round).await;
         group.until_all_received().await;
@@ -335,6 +343,46 @@ async fn a_joining_member_takes_partitions_over_without_loss() {
 }
 
 #[tokio::test]
+async fn a_message_in_flight_moves_with_its_partition() {
+    let mut group = group().await;
+    pcgroups::add_members(&group.js, "ORDERS", "shipping", ["m1"])
+        .await
+        .unwrap();
+    let mut m1 = pcgroups::join_elastic(
+        &group.js,
+        "ORDERS",
+        "shipping",
+        "m1",
+        pull::Config::default(),
+    )
+    .await
+    .unwrap();
+    group.publish(24, 0).await;
+    // m1 holds one message, unacked, while the partitions are shared out anew.
+    let held = tokio::time::timeout(WAIT, m1.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let held_payload = String::from_utf8(held.payload.to_vec()).unwrap();
+    pcgroups::add_members(&group.js, "ORDERS", "shipping", ["m2"])
+        .await
+        .unwrap();
+    group.spawn("m1", m1);
+    group.join("m2", Duration::ZERO).await;
+    // Every message comes, the held one again: to whichever member has its partition now.
+    group.until_all_received().await;
+    assert!(received(&group.log).contains(&held_payload));
+    group.check_nothing_lost_and_acked_stays_acked();
+    assert!(
+        !messages_of(&group.log, "m2").is_empty(),
+        "m2 has half the partitions: {:#?}",
+        group.log
+    );
+    drop(held);
+}
+
+#[tokio::test]
 async fn a_leaving_member_hands_its_partitions_over() {
     let mut group = group().await;
     let ack_wait = Duration::from_secs(3);
@@ -352,21 +400,31 @@ async fn a_leaving_member_hands_its_partitions_over() {
         group.log
     );
 
-    // m3 leaves the membership; its instance stays and consumes no more.
+    // m3 leaves the membership while a round is being consumed; its instance stays and
+    // consumes nothing published after that.
+    group.publish(24, 1).await;
     let members = pcgroups::drop_members(&group.js, "ORDERS", "shipping", ["m3"])
         .await
         .unwrap();
     assert_eq!(members, ["m1", "m2"]);
-    let before = group.log.len();
-    group.publish(24, 1).await;
     group.publish(24, 2).await;
+    group.publish(24, 3).await;
     group.until_all_received().await;
     group.check_nothing_lost_and_acked_stays_acked();
-    for event in &group.log[before..] {
-        if let Event::Message { member, .. } = event {
-            assert_ne!(member, "m3", "{:#?}", &group.log[before..]);
+    for event in &group.log {
+        if let Event::Message {
+            member, payload, ..
+        } = event
+            && member == "m3"
+        {
+            assert!(
+                payload.ends_with("-0") || payload.ends_with("-1"),
+                "{:#?}",
+                group.log
+            );
         }
     }
+    let before = group.log.len();
     assert_eq!(
         pcgroups::elastic_active_members(&group.js, "ORDERS", "shipping")
             .await
@@ -378,7 +436,7 @@ async fn a_leaving_member_hands_its_partitions_over() {
     pcgroups::add_members(&group.js, "ORDERS", "shipping", ["m3"])
         .await
         .unwrap();
-    let mut round = 3;
+    let mut round = 4;
     while messages_of(&group.log[before..], "m3").is_empty() {
         group.publish(24, round).await;
         group.until_all_received().await;
@@ -567,7 +625,7 @@ async fn one_instance_per_member_consumes_and_a_standby_takes_over() {
 }
 
 /// The next message of `instance` within [`WAIT`], acked: its payload.
-async fn next(instance: &mut pcgroups::ElasticMember) -> String {
+async fn next(instance: &mut ElasticMember) -> String {
     let message = tokio::time::timeout(WAIT, instance.next())
         .await
         .expect("a message within the wait")

@@ -254,11 +254,6 @@ impl ElasticConfig {
             && self.max_buffered_msgs == other.max_buffered_msgs
             && self.max_buffered_bytes == other.max_buffered_bytes
     }
-
-    /// Whether `other` has the same membership.
-    pub(super) fn same_membership(&self, other: &ElasticConfig) -> bool {
-        self.members == other.members && self.member_mappings == other.member_mappings
-    }
 }
 
 /// `<stream>-<group>`: the group's work-queue stream, on which each member's consumer is
@@ -603,6 +598,22 @@ mod tests {
         assert_eq!(config.partitions("a"), [0, 1, 6]);
         assert_eq!(config.partitions("b"), [2, 3, 7]);
         assert_eq!(config.partitions("c"), [4, 5]);
+        // The figures orbit.go's own unit test expects, over 6, 7 and 8 partitions.
+        let mut config = ElasticConfig::new(6)
+            .partitioning_filter("foo.*.*.>", [1, 2])
+            .members(["m1", "m2", "m3"]);
+        assert_eq!(config.member_filters("m1"), ["0.foo.*.*.>", "1.foo.*.*.>"]);
+        assert_eq!(config.member_filters("m3"), ["4.foo.*.*.>", "5.foo.*.*.>"]);
+        config.max_members = 7;
+        assert_eq!(config.partitions("m1"), [0, 1, 6]);
+        assert_eq!(config.partitions("m2"), [2, 3]);
+        config.max_members = 8;
+        assert_eq!(config.partitions("m2"), [2, 3, 7]);
+        assert_eq!(config.partitions("m3"), [4, 5]);
+        assert_eq!(
+            config.transforms()[0].destination,
+            "{{Partition(8,1,2)}}.foo.{{Wildcard(1)}}.{{Wildcard(2)}}.>"
+        );
         // A fourth member: each keeps a run, `d` takes the last one.
         let config = ElasticConfig::new(8).members(["c", "a", "b", "d"]);
         assert_eq!(config.partitions("a"), [0, 1]);

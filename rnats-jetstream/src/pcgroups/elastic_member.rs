@@ -211,12 +211,16 @@ impl ElasticMember {
             if !config.same_partitioning(&self.config) {
                 return Some(Some(Err(PcgError::new(PcgErrorKind::ConfigChanged))));
             }
-            let idle = matches!(self.state, State::Idle);
-            // Nothing to do: the consumer is made or being made for this membership, or
-            // there is none and this membership wants none.
-            if (!idle && config.same_membership(&self.config))
-                || (idle && !config.is_member(&self.joiner.member))
-            {
+            // Nothing to do when this member's consumer is made (or being made) for the
+            // same partitions, which a reordered member list or another member's change
+            // leaves alone; nor when it has none and is to have none.
+            let member = self.joiner.member.as_str();
+            let unchanged = if matches!(self.state, State::Idle) {
+                !config.is_member(member)
+            } else {
+                config.member_filters(member) == self.config.member_filters(member)
+            };
+            if unchanged {
                 self.config = config;
                 continue;
             }
