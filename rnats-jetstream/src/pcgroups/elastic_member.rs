@@ -277,45 +277,57 @@ impl Stream for ElasticMember {
                     let join = this.joiner.clone().join(this.config.clone());
                     this.state = State::Joining(Box::pin(join));
                 }
-                State::Consuming(messages) => match ready!(Pin::new(&mut **messages).poll_next(cx))
-                {
-                    None => this.idle(),
-                    Some(Err(error))
-                        if matches!(
-                            error.kind(),
-                            MessagesErrorKind::ConsumerDeleted | MessagesErrorKind::NoResponders
-                        ) =>
-                    {
-                        // Another instance is recreating the consumer, or the server
-                        // removed it: make it again.
-                        this.idle();
+                State::Consuming(messages) => {
+                    match ready!(poll_consumer(messages, &mut this.pin, cx)) {
+                        Some(item) => return Poll::Ready(Some(item)),
+                        None => this.idle(),
                     }
-                    Some(Err(error)) => {
-                        return Poll::Ready(Some(Err(PcgError::with_source(
-                            PcgErrorKind::Consume,
-                            error,
-                        ))));
-                    }
-                    Some(Ok(mut message)) => {
-                        if let Some(pin) = message
-                            .message
-                            .headers
-                            .as_ref()
-                            .and_then(|headers| headers.get_last(NATS_PIN_ID))
-                        {
-                            this.pin = Some(pin.as_str().to_owned());
-                        }
-                        // `<partition>.<subject>`: the application sees `<subject>`.
-                        if let Some((_, subject)) = message.message.subject.as_str().split_once('.')
-                        {
-                            message.message.subject = subject.into();
-                        }
-                        return Poll::Ready(Some(Ok(message)));
-                    }
-                },
+                }
             }
         }
     }
+}
+
+/// The next message of the member's consumer, with the partition token taken off its
+/// subject (and the pin it carries noted), or an error worth reporting; `None` when the
+/// consumer is gone (another instance is recreating it, or the server removed it) and has
+/// to be made again.
+fn poll_consumer(
+    messages: &mut pull::Stream,
+    pin: &mut Option<String>,
+    cx: &mut TaskContext<'_>,
+) -> Poll<Option<Result<Message, PcgError>>> {
+    let mut message = match ready!(Pin::new(messages).poll_next(cx)) {
+        None => return Poll::Ready(None),
+        Some(Err(error))
+            if matches!(
+                error.kind(),
+                MessagesErrorKind::ConsumerDeleted | MessagesErrorKind::NoResponders
+            ) =>
+        {
+            return Poll::Ready(None);
+        }
+        Some(Err(error)) => {
+            return Poll::Ready(Some(Err(PcgError::with_source(
+                PcgErrorKind::Consume,
+                error,
+            ))));
+        }
+        Some(Ok(message)) => message,
+    };
+    if let Some(id) = message
+        .message
+        .headers
+        .as_ref()
+        .and_then(|headers| headers.get_last(NATS_PIN_ID))
+    {
+        *pin = Some(id.as_str().to_owned());
+    }
+    // `<partition>.<subject>`: the application sees `<subject>`.
+    if let Some((_, subject)) = message.message.subject.as_str().split_once('.') {
+        message.message.subject = subject.into();
+    }
+    Poll::Ready(Some(Ok(message)))
 }
 
 /// What an instance needs to make its member's consumer; cheap to clone into a future.
