@@ -539,6 +539,38 @@ async fn deleting_the_group_or_changing_its_partitions_ends_the_members() {
         group.log
     );
 
+    // An instance asked to end when its member is dropped says so.
+    store
+        .put(
+            "ORDERS.shipping",
+            Bytes::from(serde_json::to_vec(&same.clone().members(["m1", "m2"])).unwrap()),
+        )
+        .await
+        .unwrap();
+    let mut m2 = pcgroups::join_elastic(&js, "ORDERS", "shipping", "m2", pull::Config::default())
+        .await
+        .unwrap()
+        .end_when_dropped();
+    pcgroups::drop_members(&js, "ORDERS", "shipping", ["m2"])
+        .await
+        .unwrap();
+    loop {
+        // What it consumed before it saw the change it acks as usual (the ack may come after
+        // its consumer is gone, and then another member has the message).
+        match tokio::time::timeout(WAIT, m2.next())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            Ok(message) => drop(message.double_ack().await),
+            Err(error) => {
+                assert_eq!(error.kind(), PcgErrorKind::NotMember);
+                break;
+            }
+        }
+    }
+    assert!(m2.next().await.is_none());
+
     // Deleting the group ends every instance, member or not, and removes its work queue.
     store
         .put(

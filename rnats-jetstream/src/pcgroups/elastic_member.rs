@@ -46,7 +46,8 @@ const STANDBY_BACKOFF: Duration = Duration::from_millis(400);
 /// have the partition token taken off; ack them.
 ///
 /// An instance may join before its member is added: it consumes once it is, stops when
-/// it is dropped, and starts again if it is added back (orbit.go's behaviour). The stream
+/// it is dropped, and starts again if it is added back (orbit.go's behaviour; see
+/// [`ElasticMember::end_when_dropped`] for an end instead). The stream
 /// ends when the group is deleted, and ends with [`PcgErrorKind::ConfigChanged`] if the
 /// group's partitioning changes. The work happens while the stream is polled; dropping it
 /// leaves the group (the consumer idles out after the ack wait).
@@ -115,6 +116,7 @@ pub async fn join_elastic(
         state,
         pin: None,
         retry: None,
+        end_when_dropped: false,
         ended: false,
     })
 }
@@ -129,6 +131,7 @@ pub struct ElasticMember {
     /// The pin id of the last message: this instance held the pin then.
     pin: Option<String>,
     retry: Option<Pin<Box<Sleep>>>,
+    end_when_dropped: bool,
     ended: bool,
 }
 
@@ -174,6 +177,14 @@ impl ElasticMember {
         matches!(self.state, State::Consuming(_))
     }
 
+    /// Ends the stream with [`PcgErrorKind::NotMember`] once the member is dropped from the
+    /// membership, rather than waiting (consuming nothing) to be added back, which is
+    /// orbit.go's behaviour and the default.
+    pub fn end_when_dropped(mut self) -> ElasticMember {
+        self.end_when_dropped = true;
+        self
+    }
+
     fn idle(&mut self) {
         self.state = State::Idle;
         self.retry = None;
@@ -211,10 +222,13 @@ impl ElasticMember {
             if !config.same_partitioning(&self.config) {
                 return Some(Some(Err(PcgError::new(PcgErrorKind::ConfigChanged))));
             }
+            let member = self.joiner.member.as_str();
+            if self.end_when_dropped && self.config.is_member(member) && !config.is_member(member) {
+                return Some(Some(Err(PcgError::new(PcgErrorKind::NotMember))));
+            }
             // Nothing to do when this member's consumer is made (or being made) for the
             // same partitions, which a reordered member list or another member's change
             // leaves alone; nor when it has none and is to have none.
-            let member = self.joiner.member.as_str();
             let unchanged = if matches!(self.state, State::Idle) {
                 !config.is_member(member)
             } else {
