@@ -466,7 +466,8 @@ where
 
 /// Drops `members` from the elastic group and deletes their consumers, so that the
 /// members left take their partitions over at once rather than after the dropped ones'
-/// consumers idle out. Returns the new membership. A group assigning partitions by
+/// consumers idle out (messages a dropped member holds unacked go to the new owners of
+/// their partitions; its late acks fail). Returns the new membership. A group assigning partitions by
 /// mappings refuses with [`PcgErrorKind::InvalidConfig`].
 pub async fn drop_members<I, S>(
     js: &Context,

@@ -408,10 +408,11 @@ impl Joiner {
         let consumer = match work_queue.create_consumer_strict(template.clone()).await {
             Ok(consumer) => consumer,
             Err(error) if error.kind() == ConsumerCreateStrictErrorKind::AlreadyExists => {
-                work_queue
-                    .delete_consumer(&self.member)
-                    .await
-                    .map_err(jetstream)?;
+                // Made for another membership: replaced. Another instance may be deleting it
+                // too; whichever deletion wins, the creation below tells.
+                if let Err(error) = work_queue.delete_consumer(&self.member).await {
+                    tracing::debug!(member = %self.member, %error, "deleting the member's consumer failed");
+                }
                 work_queue
                     .create_consumer_strict(template)
                     .await
