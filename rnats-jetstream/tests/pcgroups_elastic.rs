@@ -447,6 +447,57 @@ async fn a_leaving_member_hands_its_partitions_over() {
 }
 
 #[tokio::test]
+async fn a_vanished_members_partitions_come_free_when_its_consumer_idles_out() {
+    let mut group = group().await;
+    let ack_wait = Duration::from_secs(2);
+    pcgroups::add_members(&group.js, "ORDERS", "shipping", ["m1", "m2"])
+        .await
+        .unwrap();
+    let template = pull::Config {
+        ack_wait,
+        ..Default::default()
+    };
+    let mut m2 = pcgroups::join_elastic(&group.js, "ORDERS", "shipping", "m2", template)
+        .await
+        .unwrap();
+    group.publish(24, 0).await;
+    // m2 consumes one message, then its process vanishes, leaving its consumer behind.
+    let message = tokio::time::timeout(WAIT, m2.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    message.double_ack().await.unwrap();
+    group.log.push(Event::Message {
+        member: "m2".into(),
+        subject: message.subject.to_string(),
+        payload: String::from_utf8(message.payload.to_vec()).unwrap(),
+        acked: true,
+    });
+    drop(m2);
+    // It is dropped from the membership as orbit.go does it, without deleting its
+    // consumer: m1's consumer over every partition overlaps it until the server removes it
+    // for inactivity, and m1 tries again until then.
+    group.join("m1", ack_wait).await;
+    let store = group
+        .js
+        .get_key_value(pcgroups::ELASTIC_BUCKET)
+        .await
+        .unwrap();
+    let go = r#"{"max_members":6,"partitioning_filters":[{"filter":"orders.*","partitioning_wildcards":[1]}],"members":["m1"]}"#;
+    store.put("ORDERS.shipping", Bytes::from(go)).await.unwrap();
+    group.publish(24, 1).await;
+    group.until_all_received().await;
+    group.check_nothing_lost_and_acked_stays_acked();
+    assert_eq!(
+        pcgroups::elastic_active_members(&group.js, "ORDERS", "shipping")
+            .await
+            .unwrap(),
+        ["m1"]
+    );
+}
+
+#[tokio::test]
 async fn deleting_the_group_or_changing_its_partitions_ends_the_members() {
     let mut group = group().await;
     let js = group.js.clone();
