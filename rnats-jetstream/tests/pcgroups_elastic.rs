@@ -12,7 +12,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use rnats_jetstream::Context;
-use rnats_jetstream::consumer::{AckPolicy, pull};
+use rnats_jetstream::consumer::{AckPolicy, PriorityPolicy, pull};
 use rnats_jetstream::pcgroups::{self, ElasticConfig, ElasticMember, MemberMapping, PcgErrorKind};
 use rnats_jetstream::stream::{self, StorageType};
 use rnats_test_server::NatsServer;
@@ -284,6 +284,27 @@ async fn two_members_share_the_partitions_each_message_once_and_in_order() {
         pcgroups::list_elastic(&group.js, "ORDERS").await.unwrap(),
         ["shipping"]
     );
+    // Each member's consumer is the one orbit.go makes: on the work queue, named after the
+    // member, filtered on its partitions, pinned, idling out after the ack wait.
+    let work_queue = group
+        .js
+        .get_stream(pcgroups::elastic_stream_name("ORDERS", "shipping"))
+        .await
+        .unwrap();
+    let info = work_queue.consumer_info("m2").await.unwrap();
+    assert_eq!(info.name, "m2");
+    let consumer = info.config;
+    assert_eq!(consumer.durable_name, None);
+    assert_eq!(
+        consumer.filter_subjects,
+        ["3.orders.*", "4.orders.*", "5.orders.*"]
+    );
+    assert_eq!(consumer.ack_policy, AckPolicy::Explicit);
+    assert_eq!(consumer.priority_groups, ["PCG"]);
+    assert_eq!(consumer.priority_policy, PriorityPolicy::PinnedClient);
+    assert_eq!(consumer.ack_wait, Duration::from_secs(5));
+    assert_eq!(consumer.priority_timeout, Duration::from_secs(5));
+    assert_eq!(consumer.inactive_threshold, Duration::from_secs(5));
     assert_eq!(
         pcgroups::elastic_active_members(&group.js, "ORDERS", "shipping")
             .await
