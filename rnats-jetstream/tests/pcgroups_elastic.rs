@@ -14,7 +14,9 @@ use futures_util::StreamExt;
 use rnats_jetstream::Context;
 use rnats_jetstream::consumer::{AckPolicy, PriorityPolicy, pull};
 use rnats_jetstream::pcgroups::{self, ElasticConfig, ElasticMember, MemberMapping, PcgErrorKind};
-use rnats_jetstream::stream::{self, StorageType};
+use rnats_jetstream::stream::{
+    self, DiscardPolicy, RetentionPolicy, StorageType, SubjectTransform,
+};
 use rnats_test_server::NatsServer;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -286,11 +288,26 @@ async fn two_members_share_the_partitions_each_message_once_and_in_order() {
     );
     // Each member's consumer is the one orbit.go makes: on the work queue, named after the
     // member, filtered on its partitions, pinned, idling out after the ack wait.
-    let work_queue = group
+    let mut work_queue = group
         .js
         .get_stream(pcgroups::elastic_stream_name("ORDERS", "shipping"))
         .await
         .unwrap();
+    let queue = work_queue.info().await.unwrap().config.clone();
+    assert_eq!(queue.name, "ORDERS-shipping");
+    assert_eq!(queue.retention, RetentionPolicy::WorkQueue);
+    assert_eq!(queue.discard, DiscardPolicy::New);
+    assert!(queue.allow_direct);
+    let sources = queue.sources.unwrap();
+    assert_eq!(sources.len(), 1);
+    assert_eq!(sources[0].name, "ORDERS");
+    assert_eq!(
+        sources[0].subject_transforms,
+        [SubjectTransform {
+            source: "orders.*".into(),
+            destination: "{{Partition(6,1)}}.orders.{{Wildcard(1)}}".into(),
+        }]
+    );
     let info = work_queue.consumer_info("m2").await.unwrap();
     assert_eq!(info.name, "m2");
     let consumer = info.config;
