@@ -1,14 +1,20 @@
-//! Partitioned consumer groups, static flavour, as orbit.go's `pcgroups` keeps them: a stream
-//! whose subjects start with a partition number (a stream subject transform such as
-//! `{{partition(10,1)}}.orders.{{wildcard(1)}}` puts it there), a group of named members that
-//! share the partitions, and for each member one pull consumer filtered on its partitions with
-//! a pinned priority group, so that of the instances running under one member name exactly
-//! one is delivered to at a time, the others standing by. Every message of a partition (say,
-//! of one order) is consumed by one instance, in order.
+//! Partitioned consumer groups, as orbit.go's `pcgroups` keeps them: a group of named members
+//! shares a stream's partitions, each member consuming through one pull consumer filtered on
+//! its partitions, with a pinned priority group so that of the instances running under one
+//! member name exactly one is delivered to at a time, the others standing by. Every message
+//! of a partition (say, of one order) is consumed by one instance, in order. The groups'
+//! configurations are JSON values in orbit.go's KV buckets and format, under the key
+//! `<stream>.<group>`, so that Go and Rust members can share a group.
 //!
-//! The group's configuration is a JSON value in the KV bucket `static-consumer-groups`, under
-//! the key `<stream>.<group>`, in orbit.go's format, so Go and Rust members can share a group.
-//! A static group's membership does not change: deleting the configuration ends every
+//! Balanced membership gives each member a run of partitions in the order of the sorted
+//! member names, and the remainder round-robin ([`member_partitions`]); member mappings
+//! assign them by hand. Either way a member computes the same share in every implementation.
+//!
+//! # Static groups
+//!
+//! The stream's subjects already start with a partition number (a stream subject transform
+//! such as `{{partition(10,1)}}.orders.{{wildcard(1)}}` puts it there), and the membership
+//! does not change: deleting the configuration (bucket `static-consumer-groups`) ends every
 //! member's consumption, and any other change to it ends it with an error.
 //!
 //! ```no_run
@@ -29,6 +35,42 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! # Elastic groups
+//!
+//! Any stream will do: [`create_elastic`] makes a work-queue stream `<stream>-<group>` that
+//! sources it, hashing a partition number out of each subject (all of it, or the tokens of
+//! chosen `*` wildcards of a [`PartitioningFilter`]) and putting it in front. Members are
+//! added and dropped while the group runs ([`add_members`], [`drop_members`],
+//! [`set_member_mappings`]); every instance joined with [`join_elastic`] watches the
+//! configuration (bucket `elastic-consumer-groups`) and, on a change, recreates its member's
+//! consumer (named after the member) over its new partitions. Nothing is lost on the way:
+//! a message stays in the work queue until acked, and one that was acked is gone from it.
+//! One that was delivered and not yet acked when its partition moved comes again, to its
+//! new member. Deleting the group ends every instance's stream; changing its partitioning
+//! ends them with [`PcgErrorKind::ConfigChanged`]. An instance whose member is not (or no
+//! longer) in the membership waits, consuming nothing, until it is added.
+//!
+//! ```no_run
+//! # async fn run(js: rnats_jetstream::Context) -> Result<(), rnats_core::Error> {
+//! use futures_util::StreamExt;
+//! use rnats_jetstream::consumer::pull;
+//! use rnats_jetstream::pcgroups::{self, ElasticConfig};
+//!
+//! // Ten partitions of `orders.<id>`, keyed on the id (the first `*`).
+//! let config = ElasticConfig::new(10).partitioning_filter("orders.*", [1]);
+//! pcgroups::create_elastic(&js, "ORDERS", "shipping", &config).await?;
+//! pcgroups::add_members(&js, "ORDERS", "shipping", ["m1", "m2"]).await?;
+//! let mut messages = pcgroups::join_elastic(&js, "ORDERS", "shipping", "m1", pull::Config::default()).await?;
+//! // Elsewhere, at any time: a third member takes its share of the partitions.
+//! pcgroups::add_members(&js, "ORDERS", "shipping", ["m3"]).await?;
+//! while let Some(message) = messages.next().await {
+//!     let message = message?;
+//!     println!("{}", message.subject); // `orders.17`
+//!     message.ack().await?;
+//! }
+//! # Ok(()) }
+//! ```
 
 use std::collections::{BTreeSet, HashSet};
 use std::fmt;
@@ -38,13 +80,23 @@ use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
 use rnats_core::error::Error;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::consumer::PriorityPolicy;
 use crate::consumer::pull;
 use crate::context::Context;
 use crate::kv::{self, Operation, Store};
 use crate::message::Message;
+
+mod elastic;
+mod elastic_member;
+
+pub use elastic::{
+    ELASTIC_BUCKET, ElasticConfig, PartitioningFilter, add_members, create_elastic, delete_elastic,
+    delete_member_mappings, drop_members, elastic_active_members, elastic_config,
+    elastic_step_down, elastic_stream_name, list_elastic, set_member_mappings,
+};
+pub use elastic_member::{ElasticMember, join_elastic};
 
 /// The KV bucket static groups' configurations live in (orbit.go's name).
 pub const STATIC_BUCKET: &str = "static-consumer-groups";
@@ -64,6 +116,7 @@ pub struct MemberMapping {
     /// The member's name.
     pub member: String,
     /// Its partitions, numbered from 0.
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub partitions: Vec<u32>,
 }
 
@@ -125,93 +178,161 @@ impl StaticConfig {
     /// Checks the configuration as orbit.go does: at least one partition; members or
     /// mappings, not both; mappings naming each member once and each partition exactly once.
     pub fn validate(&self) -> Result<(), PcgError> {
-        let invalid = |why: &str| Err(PcgError::with_source(PcgErrorKind::InvalidConfig, why));
         if self.max_members < 1 {
-            return invalid("the max number of members must be at least 1");
+            return Err(PcgError::with_source(
+                PcgErrorKind::InvalidConfig,
+                "the max number of members must be at least 1",
+            ));
         }
-        if !self.members.is_empty() && !self.member_mappings.is_empty() {
-            return invalid("either members or member mappings, not both");
-        }
-        if self.member_mappings.is_empty() {
-            return Ok(());
-        }
-        if self.member_mappings.len() > self.max_members as usize {
-            return invalid("more member mappings than the max number of members");
-        }
-        let mut members = HashSet::new();
-        let mut partitions = HashSet::new();
-        for mapping in &self.member_mappings {
-            if !members.insert(mapping.member.as_str()) {
-                return invalid("a member is mapped twice");
-            }
-            for &partition in &mapping.partitions {
-                if partition >= self.max_members {
-                    return invalid("a partition number past the max number of members");
-                }
-                if !partitions.insert(partition) {
-                    return invalid("a partition is mapped twice");
-                }
-            }
-        }
-        if partitions.len() != self.max_members as usize {
-            return invalid("every partition must be mapped");
-        }
-        Ok(())
+        check_membership(self.max_members, &self.members, &self.member_mappings)
     }
 
     /// The filter subjects of `member`'s consumer.
     pub fn member_filters(&self, member: &str) -> Vec<String> {
-        if self.filters.is_empty() {
-            partition_filters(self, member, ">")
-        } else {
-            self.filters
-                .iter()
-                .flat_map(|filter| partition_filters(self, member, filter))
-                .collect()
-        }
+        member_filter_subjects(
+            self.max_members,
+            &self.members,
+            &self.member_mappings,
+            member,
+            &self.filters.iter().map(String::as_str).collect::<Vec<_>>(),
+        )
     }
 }
 
-/// `member`'s filter subjects for `filter`: `<partition>.<filter>` for each of its
-/// partitions. Balanced membership is orbit.go's distribution (members sorted and
-/// deduplicated, capped at the number of partitions; runs of partitions per member, the
-/// remainder dealt round-robin), so every implementation gives a member the same partitions.
-fn partition_filters(config: &StaticConfig, member: &str, filter: &str) -> Vec<String> {
-    let partitions = config.max_members;
-    if !config.members.is_empty() {
-        let members: Vec<&str> = config
-            .members
-            .iter()
-            .map(String::as_str)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .take(partitions as usize)
-            .collect();
-        let count = members.len() as u32;
-        // No partitions (a configuration not validated yet): nothing for anyone.
-        if count == 0 {
-            return Vec::new();
+/// orbit.go's membership rules: members or mappings, not both; mappings naming each member
+/// once and each of the `max_members` partitions exactly once.
+fn check_membership(
+    max_members: u32,
+    members: &[String],
+    mappings: &[MemberMapping],
+) -> Result<(), PcgError> {
+    let invalid = |why: &str| Err(PcgError::with_source(PcgErrorKind::InvalidConfig, why));
+    if !members.is_empty() && !mappings.is_empty() {
+        return invalid("either members or member mappings, not both");
+    }
+    if mappings.is_empty() {
+        return Ok(());
+    }
+    if mappings.len() > max_members as usize {
+        return invalid("more member mappings than the max number of members");
+    }
+    let mut names = HashSet::new();
+    let mut partitions = HashSet::new();
+    for mapping in mappings {
+        if !names.insert(mapping.member.as_str()) {
+            return invalid("a member is mapped twice");
         }
-        let per_member = partitions / count;
-        return (0..partitions)
-            .filter(|&p| {
-                let index = if p < count * per_member {
-                    (p / per_member) % count
-                } else {
-                    (p - count * per_member) % count
-                };
-                members[index as usize] == member
-            })
-            .map(|p| format!("{p}.{filter}"))
+        for &partition in &mapping.partitions {
+            if partition >= max_members {
+                return invalid("a partition number past the max number of members");
+            }
+            if !partitions.insert(partition) {
+                return invalid("a partition is mapped twice");
+            }
+        }
+    }
+    if partitions.len() != max_members as usize {
+        return invalid("every partition must be mapped");
+    }
+    Ok(())
+}
+
+/// Go writes a nil slice as `null`: read it as empty.
+fn null_as_empty<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// `member`'s filter subjects for `filter`: `<partition>.<filter>` for each of its
+/// partitions; with member mappings, `<partition>.>` whatever the filter (as orbit.go does).
+fn partition_filters(
+    max_members: u32,
+    members: &[String],
+    mappings: &[MemberMapping],
+    member: &str,
+    filter: &str,
+) -> Vec<String> {
+    let partitions = member_partitions(max_members, members, mappings, member);
+    if members.is_empty() {
+        partitions.iter().map(|p| format!("{p}.>")).collect()
+    } else {
+        partitions.iter().map(|p| format!("{p}.{filter}")).collect()
+    }
+}
+
+/// The partitions `member` gets, in order, out of `max_members`, from either a balanced
+/// membership or member mappings (when `members` is empty).
+///
+/// Balanced membership is orbit.go's distribution, so that a Go member and an rnats member
+/// of one group compute the same shares: the members are deduplicated, sorted (bytewise) and
+/// capped at the number of partitions; each gets a run of `max_members / count` partitions
+/// in that order, and the remainder goes round-robin from the first member. With mappings, a
+/// member has the partitions mapped to it.
+pub fn member_partitions(
+    max_members: u32,
+    members: &[String],
+    mappings: &[MemberMapping],
+    member: &str,
+) -> Vec<u32> {
+    if members.is_empty() {
+        return mappings
+            .iter()
+            .filter(|mapping| mapping.member == member)
+            .flat_map(|mapping| mapping.partitions.iter().copied())
             .collect();
     }
-    // As orbit.go does, mappings take whole partitions whatever the filter.
-    config
-        .member_mappings
+    let sorted: Vec<&str> = members
         .iter()
-        .filter(|mapping| mapping.member == member)
-        .flat_map(|mapping| mapping.partitions.iter().map(|p| format!("{p}.>")))
+        .map(String::as_str)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .take(max_members as usize)
+        .collect();
+    let count = sorted.len() as u32;
+    // No partitions (a configuration not validated yet): nothing for anyone.
+    if count == 0 {
+        return Vec::new();
+    }
+    let per_member = max_members / count;
+    (0..max_members)
+        .filter(|&p| {
+            let index = if p < count * per_member {
+                (p / per_member) % count
+            } else {
+                (p - count * per_member) % count
+            };
+            sorted[index as usize] == member
+        })
         .collect()
+}
+
+/// The filter subjects for `member` over every one of `filters` (`>` when there are none),
+/// each subject once.
+fn member_filter_subjects(
+    max_members: u32,
+    members: &[String],
+    mappings: &[MemberMapping],
+    member: &str,
+    filters: &[&str],
+) -> Vec<String> {
+    let filters = if filters.is_empty() {
+        &[">"][..]
+    } else {
+        filters
+    };
+    let mut subjects: Vec<String> = Vec::new();
+    for filter in filters {
+        for subject in partition_filters(max_members, members, mappings, member, filter) {
+            // Mappings give `<partition>.>` for every filter: the server refuses a subject twice.
+            if !subjects.contains(&subject) {
+                subjects.push(subject);
+            }
+        }
+    }
+    subjects
 }
 
 /// What went wrong with a consumer group.
@@ -226,7 +347,9 @@ pub enum PcgErrorKind {
     Exists,
     /// The member is not in the group.
     NotMember,
-    /// The group's configuration changed under a member, which ends its consumption.
+    /// The group's configuration changed under a member in a way that ends its consumption:
+    /// any change for a static group; for an elastic group, a change of its partitions,
+    /// filters or buffer limits (membership may change).
     ConfigChanged,
     /// A JetStream request (stream, consumer, KV) failed; the source says how.
     JetStream,
@@ -241,7 +364,9 @@ impl fmt::Display for PcgErrorKind {
             PcgErrorKind::NotFound => "consumer group not found",
             PcgErrorKind::Exists => "a different consumer group of that name exists",
             PcgErrorKind::NotMember => "not a member of the consumer group",
-            PcgErrorKind::ConfigChanged => "the static consumer group's configuration changed",
+            PcgErrorKind::ConfigChanged => {
+                "the consumer group's configuration changed in a way its members cannot follow"
+            }
             PcgErrorKind::JetStream => "JetStream request failed",
             PcgErrorKind::Consume => "consuming failed",
         })
