@@ -121,8 +121,8 @@ pub use connection::State;
 pub use connector::{AsyncStream, BoxedStream};
 pub use error::{
     ConnectCause, ConnectError, ConnectErrorKind, DrainError, FlushCause, FlushError,
-    FlushErrorKind, PublishCause, ReconnectError, RequestCause, SubscribeCause, SubscriberError,
-    UnsubscribeError,
+    FlushErrorKind, PublishCause, ReconnectError, RequestCause, RttCause, RttError, RttErrorKind,
+    SubscribeCause, SubscriberError, UnsubscribeError,
 };
 pub use events::{CallbackError, ClientError, ConnectionEvent, Event, ServerError};
 pub use header::{HeaderMap, HeaderName, HeaderValue};

@@ -1426,3 +1426,32 @@ fn a_reply_right_after_its_request_is_written_at_once() {
     }
     replier.join().unwrap();
 }
+
+#[test]
+fn rtt_measures_a_round_trip_and_fails_typed_without_a_connection() {
+    let mut server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .max_reconnects(None)
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut events = client.events();
+    let rtt = client.rtt().unwrap();
+    assert!(rtt > Duration::ZERO, "{rtt:?}");
+
+    server.kill();
+    loop {
+        let event = events
+            .next_timeout(WAIT)
+            .expect("an event")
+            .expect("events");
+        if matches!(event, ConnectionEvent::Disconnected { .. }) {
+            break;
+        }
+    }
+    let error = client.rtt().unwrap_err();
+    assert_eq!(error.cause(), Some(&rnats_core::RttCause::NotConnected));
+
+    client.close();
+    let error = client.rtt().unwrap_err();
+    assert_eq!(error.cause(), Some(&rnats_core::RttCause::Closed));
+}
