@@ -5,8 +5,9 @@
 //! encoded as URL-safe base64 without padding, next to either the user's public key (`nkey`, for
 //! a plain nkey user) or the user JWT (`jwt`, for decentralised auth).
 //!
-//! Nothing here touches the network. Reading a `.creds` file is a plain blocking call; the caller
-//! decides whether to run it on a blocking thread.
+//! Nothing here touches the network. A `.creds` file given by path is read again at every
+//! connect (on a blocking thread where a runtime is at hand), so credentials rotated on disk
+//! are the ones the next reconnect presents.
 
 use std::fmt;
 use std::future::Future;
@@ -159,6 +160,10 @@ pub(crate) enum Credentials {
     /// async-nats' auth callback, awaited at every connect.
     AsyncCallback(Arc<AuthFn>),
     #[cfg(feature = "nkeys")]
+    /// A `.creds` file, read again at every connect, so a user JWT replaced on disk is the
+    /// one the next reconnect presents.
+    CredsFile(PathBuf),
+    #[cfg(feature = "nkeys")]
     /// A JWT whose nonce signature an async callback makes (async-nats' `with_jwt`).
     JwtCallback {
         /// The user JWT, sent as is.
@@ -218,6 +223,23 @@ impl Credentials {
     }
 
     #[cfg(feature = "nkeys")]
+    /// Reads and parses a `.creds` file like [`Credentials::from_creds_file`], on a thread
+    /// where blocking is fine when a runtime is at hand (here, with none).
+    pub(crate) async fn load_creds_file(path: &Path) -> Result<Credentials, AuthError> {
+        let owned = path.to_path_buf();
+        match crate::rt::Rt::current() {
+            Ok(rt) => rt
+                .unblock(move || Credentials::from_creds_file(&owned))
+                .await
+                .map_err(|source| AuthError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })?,
+            Err(_) => Credentials::from_creds_file(path),
+        }
+    }
+
+    #[cfg(feature = "nkeys")]
     /// Builds JWT credentials from a user JWT and the user seed that signs for it.
     pub(crate) fn from_jwt_and_seed(jwt: &str, seed: &str) -> Result<Credentials, AuthError> {
         let jwt = jwt.trim();
@@ -272,6 +294,11 @@ impl Credentials {
             }
             _ if nonce.is_empty() => Ok(Proof::default()),
             #[cfg(feature = "nkeys")]
+            Credentials::CredsFile(path) => Ok(Credentials::load_creds_file(path)
+                .await?
+                .sign(nonce)?
+                .into()),
+            #[cfg(feature = "nkeys")]
             Credentials::JwtCallback { jwt, sign } => {
                 let sig = sign(nonce.as_bytes().to_vec()).await?;
                 Ok(Proof {
@@ -315,6 +342,8 @@ impl Credentials {
                 })
             }
             Credentials::Callback(sign) => sign(nonce.as_bytes()),
+            #[cfg(feature = "nkeys")]
+            Credentials::CredsFile(path) => Credentials::from_creds_file(path)?.sign(nonce),
             #[cfg(feature = "nkeys")]
             Credentials::JwtCallback { .. } => Err(AuthError::Callback(
                 "an async callback cannot sign synchronously".to_owned(),
@@ -419,6 +448,8 @@ impl fmt::Debug for Credentials {
                 .debug_tuple("Callback")
                 .field(&format_args!("<fn>"))
                 .finish(),
+            #[cfg(feature = "nkeys")]
+            Credentials::CredsFile(path) => f.debug_tuple("CredsFile").field(path).finish(),
             #[cfg(feature = "nkeys")]
             Credentials::JwtCallback { jwt, .. } => f
                 .debug_struct("JwtCallback")

@@ -124,7 +124,8 @@ impl ConnectOptions {
 
     #[cfg(feature = "nkeys")]
     #[cfg_attr(docsrs, doc(cfg(feature = "nkeys")))]
-    /// Options authenticating with a `.creds` file, read now.
+    /// Options authenticating with a `.creds` file, read now and again at every connect; see
+    /// [`ConnectOptions::credentials_file`].
     pub async fn with_credentials_file(path: impl AsRef<Path>) -> io::Result<ConnectOptions> {
         ConnectOptions::new().credentials_file(path).await
     }
@@ -298,18 +299,34 @@ impl ConnectOptions {
 
     #[cfg(feature = "nkeys")]
     #[cfg_attr(docsrs, doc(cfg(feature = "nkeys")))]
-    /// Authenticates with a `.creds` file, read now.
+    /// Authenticates with a `.creds` file. It is read now, so a missing or malformed file
+    /// fails here (an `io::Error` whose inner value is the [`AuthError`]), and read again at
+    /// every connect and reconnect, so a user JWT replaced on disk before it expires is the
+    /// one the next connection presents, without a restart. async-nats reads the file once.
+    ///
+    /// Replace the file atomically (write a new file, then rename it over the old one), so
+    /// that a reconnect never reads half of it. A file that cannot be read or parsed at a
+    /// reconnect fails that attempt (a [`ConnectionEvent::ReconnectFailed`] naming the
+    /// problem, and a `ClientError` to the event callback) and the client goes on trying.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), rnats_core::Error> {
+    /// let client = rnats_core::ConnectOptions::new()
+    ///     .credentials_file("/run/secrets/app.creds")
+    ///     .await?
+    ///     .connect("nats://127.0.0.1:4222")
+    ///     .await?;
+    /// // A job rotates /run/secrets/app.creds; the next reconnect signs in with the new JWT.
+    /// # drop(client); Ok(()) }
+    /// ```
+    ///
+    /// [`ConnectionEvent::ReconnectFailed`]: crate::ConnectionEvent::ReconnectFailed
     pub async fn credentials_file(mut self, path: impl AsRef<Path>) -> io::Result<Self> {
-        let path = path.as_ref().to_owned();
-        // Off the caller's thread where a runtime is at hand; with none, read here.
-        let credentials = match crate::rt::Rt::current() {
-            Ok(rt) => {
-                rt.unblock(move || Credentials::from_creds_file(&path))
-                    .await?
-            }
-            Err(_) => Credentials::from_creds_file(&path),
-        };
-        self.credentials = Some(credentials.map_err(auth_io_error)?);
+        let path = path.as_ref();
+        Credentials::load_creds_file(path)
+            .await
+            .map_err(auth_io_error)?;
+        self.credentials = Some(Credentials::CredsFile(path.to_path_buf()));
         Ok(self)
     }
 
