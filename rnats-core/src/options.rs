@@ -19,6 +19,8 @@ use crate::events::{Event, EventCallback};
 use crate::floor::server_pool::ReconnectPolicy;
 use crate::floor::server_pool::{ReconnectToServer, Server};
 use crate::tls::TlsOptions;
+#[cfg(feature = "websockets")]
+use crate::websocket_headers::WebSocketHeaders;
 use rnats_proto::ServerInfo;
 
 /// How to connect: credentials, timeouts and buffer sizes. Build with the setters, then call
@@ -59,6 +61,8 @@ pub struct ConnectOptions {
     pub(crate) skip_subject_validation: bool,
     pub(crate) local_address: Option<SocketAddr>,
     pub(crate) connector: Option<Connector>,
+    #[cfg(feature = "websockets")]
+    pub(crate) websocket_headers: WebSocketHeaders,
 }
 
 /// The opt-in batching policy for bulk publishers; see [`ConnectOptions::linger`].
@@ -95,6 +99,8 @@ impl Default for ConnectOptions {
             skip_subject_validation: false,
             local_address: None,
             connector: None,
+            #[cfg(feature = "websockets")]
+            websocket_headers: WebSocketHeaders::None,
         }
     }
 }
@@ -565,8 +571,8 @@ impl ConnectOptions {
 /// Never prints credentials.
 impl fmt::Debug for ConnectOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConnectOptions")
-            .field("name", &self.name)
+        let mut f = f.debug_struct("ConnectOptions");
+        f.field("name", &self.name)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("credentials", &self.credentials)
             .field("tls", &self.tls)
@@ -603,8 +609,10 @@ impl fmt::Debug for ConnectOptions {
                 "fail_requests_on_disconnect",
                 &self.reconnect.fail_requests_on_disconnect,
             )
-            .field("transport", &self.connector)
-            .finish()
+            .field("transport", &self.connector);
+        #[cfg(feature = "websockets")]
+        f.field("websocket_headers", &self.websocket_headers);
+        f.finish()
     }
 }
 
@@ -617,6 +625,75 @@ fn auth_io_error(error: AuthError) -> io::Error {
         _ => io::ErrorKind::InvalidData,
     };
     io::Error::new(kind, error)
+}
+
+#[cfg(feature = "websockets")]
+#[cfg_attr(docsrs, doc(cfg(feature = "websockets")))]
+impl ConnectOptions {
+    /// Sends these HTTP headers with the WebSocket upgrade request of every connect
+    /// (`ws://`, `wss://`; other connections ignore them): a session cookie or an
+    /// `Authorization` header for a proxy in front of the server, or the cookies nats-server
+    /// takes credentials from (`websocket { jwt_cookie, user_cookie, pass_cookie,
+    /// token_cookie }`) when CONNECT carries none. Replaces
+    /// [`websocket_headers_callback`](Self::websocket_headers_callback).
+    ///
+    /// A name given several values goes out once, its values joined with `, ` (`; ` for
+    /// `Cookie`). The headers the WebSocket handshake itself sets (`Host`, `Upgrade`,
+    /// `Connection`, `Sec-WebSocket-Key`, `Sec-WebSocket-Version`, ...) cannot be
+    /// replaced: a connect with one of them fails with a WebSocket error naming it.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), rnats_core::Error> {
+    /// use rnats_core::http::{HeaderMap, HeaderValue, header};
+    ///
+    /// let mut headers = HeaderMap::new();
+    /// headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer abc123"));
+    /// let client = rnats_core::ConnectOptions::new()
+    ///     .websocket_headers(headers)
+    ///     .connect("wss://nats.example.com:443")
+    ///     .await?;
+    /// # drop(client); Ok(()) }
+    /// ```
+    pub fn websocket_headers(mut self, headers: http::HeaderMap) -> ConnectOptions {
+        self.websocket_headers = WebSocketHeaders::Static(headers);
+        self
+    }
+
+    /// Sends the HTTP headers `callback` makes with the WebSocket upgrade request; it is
+    /// awaited before every connect and reconnect, so a short-lived token is fresh each time
+    /// (nats.go's `WebSocketConnectionHeadersHandler`). An error from it fails that attempt
+    /// (the first connect's error is [`ConnectErrorKind::Authentication`]; a reconnect goes
+    /// on trying). Replaces [`websocket_headers`](Self::websocket_headers); the same rules
+    /// for repeated and reserved names apply.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), rnats_core::Error> {
+    /// use rnats_core::http::{HeaderMap, HeaderValue, header};
+    ///
+    /// # async fn fresh_token() -> String { String::new() }
+    /// let client = rnats_core::ConnectOptions::new()
+    ///     .websocket_headers_callback(|| async {
+    ///         let token = fresh_token().await;
+    ///         let mut headers = HeaderMap::new();
+    ///         let value = HeaderValue::try_from(format!("Bearer {token}"))
+    ///             .map_err(rnats_core::AuthError::new)?;
+    ///         headers.insert(header::AUTHORIZATION, value);
+    ///         Ok(headers)
+    ///     })
+    ///     .connect("wss://nats.example.com:443")
+    ///     .await?;
+    /// # drop(client); Ok(()) }
+    /// ```
+    ///
+    /// [`ConnectErrorKind::Authentication`]: crate::ConnectErrorKind::Authentication
+    pub fn websocket_headers_callback<F, Fut>(mut self, callback: F) -> ConnectOptions
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<http::HeaderMap, AuthError>> + Send + Sync + 'static,
+    {
+        self.websocket_headers = WebSocketHeaders::from_callback(callback);
+        self
+    }
 }
 
 impl ConnectOptions {
