@@ -6,8 +6,8 @@
 //! a plain nkey user) or the user JWT (`jwt`, for decentralised auth).
 //!
 //! Nothing here touches the network. A `.creds` file given by path is read again at every
-//! connect (on a blocking thread where a runtime is at hand), so credentials rotated on disk
-//! are the ones the next reconnect presents.
+//! connect, so credentials rotated on disk are the ones the next reconnect presents; reading
+//! it is a plain blocking call, which the drivers make on a blocking thread where they can.
 
 use std::fmt;
 use std::future::Future;
@@ -223,23 +223,6 @@ impl Credentials {
     }
 
     #[cfg(feature = "nkeys")]
-    /// Reads and parses a `.creds` file like [`Credentials::from_creds_file`], on a thread
-    /// where blocking is fine when a runtime is at hand (here, with none).
-    pub(crate) async fn load_creds_file(path: &Path) -> Result<Credentials, AuthError> {
-        let owned = path.to_path_buf();
-        match crate::rt::Rt::current() {
-            Ok(rt) => rt
-                .unblock(move || Credentials::from_creds_file(&owned))
-                .await
-                .map_err(|source| AuthError::Io {
-                    path: path.to_path_buf(),
-                    source,
-                })?,
-            Err(_) => Credentials::from_creds_file(path),
-        }
-    }
-
-    #[cfg(feature = "nkeys")]
     /// Builds JWT credentials from a user JWT and the user seed that signs for it.
     pub(crate) fn from_jwt_and_seed(jwt: &str, seed: &str) -> Result<Credentials, AuthError> {
         let jwt = jwt.trim();
@@ -294,11 +277,6 @@ impl Credentials {
             }
             _ if nonce.is_empty() => Ok(Proof::default()),
             #[cfg(feature = "nkeys")]
-            Credentials::CredsFile(path) => Ok(Credentials::load_creds_file(path)
-                .await?
-                .sign(nonce)?
-                .into()),
-            #[cfg(feature = "nkeys")]
             Credentials::JwtCallback { jwt, sign } => {
                 let sig = sign(nonce.as_bytes().to_vec()).await?;
                 Ok(Proof {
@@ -342,6 +320,8 @@ impl Credentials {
                 })
             }
             Credentials::Callback(sign) => sign(nonce.as_bytes()),
+            // The drivers read the file off their thread first (`connect_info::prove`); this
+            // reads it here.
             #[cfg(feature = "nkeys")]
             Credentials::CredsFile(path) => Credentials::from_creds_file(path)?.sign(nonce),
             #[cfg(feature = "nkeys")]

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use rnats_proto::ServerError as ProtocolError;
 
-use crate::Subject;
+use crate::subject::Subject;
 
 /// Events a listener may hold unread, in both clients; past this a listener misses the
 /// oldest and is told how many (`Lagged`).

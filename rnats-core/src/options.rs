@@ -329,7 +329,7 @@ impl ConnectOptions {
     /// [`ConnectionEvent::ReconnectFailed`]: crate::ConnectionEvent::ReconnectFailed
     pub async fn credentials_file(mut self, path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref();
-        Credentials::load_creds_file(path)
+        crate::connect_info::load_creds_file(path)
             .await
             .map_err(auth_io_error)?;
         self.credentials = Some(Credentials::CredsFile(path.to_path_buf()));
