@@ -332,7 +332,10 @@ impl ConnectOptions {
         crate::connect_info::load_creds_file(path)
             .await
             .map_err(auth_io_error)?;
-        self.credentials = Some(Credentials::CredsFile(path.to_path_buf()));
+        // Made absolute now (no I/O), so a later change of working directory does not move
+        // the file the reconnects read.
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        self.credentials = Some(Credentials::CredsFile(path));
         Ok(self)
     }
 
