@@ -61,3 +61,41 @@ impl fmt::Debug for WebSocketHeaders {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    #[test]
+    fn debug_shows_the_names_and_never_the_values() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            http::header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer secret-token"),
+        );
+        let shown = format!("{:?}", WebSocketHeaders::Static(headers));
+        assert!(shown.contains("authorization"), "{shown}");
+        assert!(!shown.contains("secret-token"), "{shown}");
+        let callback = WebSocketHeaders::from_callback(|| async { Ok(HeaderMap::new()) });
+        assert_eq!(format!("{callback:?}"), "Callback(<fn>)");
+    }
+
+    #[tokio::test]
+    async fn a_callback_is_asked_at_every_resolve() {
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&calls);
+        let headers = WebSocketHeaders::from_callback(move || {
+            let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move {
+                let mut headers = HeaderMap::new();
+                headers.insert("x-attempt", HeaderValue::from(n));
+                Ok(headers)
+            }
+        });
+        for n in 0..3_usize {
+            let resolved = headers.resolve().await.unwrap();
+            assert_eq!(resolved["x-attempt"], HeaderValue::from(n));
+        }
+    }
+}
