@@ -456,9 +456,9 @@ impl Client {
     /// waited for.
     ///
     /// While the client is reconnecting there is nothing to measure, and it fails at once
-    /// with [`RttCause::NotConnected`](crate::RttCause::NotConnected); a connection lost
-    /// before the PONG gives [`RttCause::Disconnected`](crate::RttCause::Disconnected), a
-    /// closed client [`RttCause::Closed`](crate::RttCause::Closed).
+    /// with [`RttCause::NotConnected`]; a connection lost
+    /// before the PONG gives [`RttCause::Disconnected`], a
+    /// closed client [`RttCause::Closed`].
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), rnats_core::Error> {

@@ -313,7 +313,9 @@ impl ConnectOptions {
     /// Replace the file atomically (write a new file, then rename it over the old one), so
     /// that a reconnect never reads half of it. A file that cannot be read or parsed at a
     /// reconnect fails that attempt (a [`ConnectionEvent::ReconnectFailed`] naming the
-    /// problem, and a `ClientError` to the event callback) and the client goes on trying.
+    /// problem, and a `ClientError` to the event callback) and the client goes on trying. To
+    /// read the file once, as async-nats does (a secret deleted after start-up, say), pass
+    /// its text to [`credentials`](Self::credentials) instead.
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), rnats_core::Error> {
