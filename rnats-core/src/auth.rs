@@ -5,8 +5,9 @@
 //! encoded as URL-safe base64 without padding, next to either the user's public key (`nkey`, for
 //! a plain nkey user) or the user JWT (`jwt`, for decentralised auth).
 //!
-//! Nothing here touches the network. Reading a `.creds` file is a plain blocking call; the caller
-//! decides whether to run it on a blocking thread.
+//! Nothing here touches the network. A `.creds` file given by path is read again at every
+//! connect, so credentials rotated on disk are the ones the next reconnect presents; reading
+//! it is a plain blocking call, which the drivers make on a blocking thread where they can.
 
 use std::fmt;
 use std::future::Future;
@@ -158,6 +159,10 @@ pub(crate) enum Credentials {
     Callback(Arc<SignNonceFn>),
     /// async-nats' auth callback, awaited at every connect.
     AsyncCallback(Arc<AuthFn>),
+    #[cfg(feature = "nkeys")]
+    /// A `.creds` file, read again at every connect, so a user JWT replaced on disk is the
+    /// one the next reconnect presents.
+    CredsFile(PathBuf),
     #[cfg(feature = "nkeys")]
     /// A JWT whose nonce signature an async callback makes (async-nats' `with_jwt`).
     JwtCallback {
@@ -315,6 +320,10 @@ impl Credentials {
                 })
             }
             Credentials::Callback(sign) => sign(nonce.as_bytes()),
+            // The drivers read the file off their thread first (`connect_info::prove`); this
+            // reads it here.
+            #[cfg(feature = "nkeys")]
+            Credentials::CredsFile(path) => Credentials::from_creds_file(path)?.sign(nonce),
             #[cfg(feature = "nkeys")]
             Credentials::JwtCallback { .. } => Err(AuthError::Callback(
                 "an async callback cannot sign synchronously".to_owned(),
@@ -419,6 +428,8 @@ impl fmt::Debug for Credentials {
                 .debug_tuple("Callback")
                 .field(&format_args!("<fn>"))
                 .finish(),
+            #[cfg(feature = "nkeys")]
+            Credentials::CredsFile(path) => f.debug_tuple("CredsFile").field(path).finish(),
             #[cfg(feature = "nkeys")]
             Credentials::JwtCallback { jwt, .. } => f
                 .debug_struct("JwtCallback")

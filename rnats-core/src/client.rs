@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -14,7 +14,9 @@ use tokio::sync::futures::Notified;
 
 use crate::connection::{LinkState, State};
 use crate::engine::Engine;
-use crate::error::{ConnectError, FlushCause, PublishCause, RequestCause, SubscribeCause};
+use crate::error::{
+    ConnectError, FlushCause, PublishCause, RequestCause, RttCause, RttError, SubscribeCause,
+};
 pub use crate::error::{
     DrainError, FlushError, FlushErrorKind, PublishError, PublishErrorKind, ReconnectError,
     RequestError, RequestErrorKind, ServerPoolError, ServerPoolErrorKind, SetServerPoolError,
@@ -445,6 +447,42 @@ impl Client {
     /// those may be lost, which `Event::Disconnected` announces.
     pub async fn flush(&self) -> Result<(), FlushError> {
         self.shared().flush().await
+    }
+
+    /// Measures a round trip to the server on the live connection: the time from queuing a
+    /// PING to reading its PONG (nats.go's `RTT`). The PING is a flush's PING, so it goes out
+    /// behind whatever this client queued before the call and the measure includes writing
+    /// that out, as [`Client::flush`] would wait for it; nothing queued after the call is
+    /// waited for.
+    ///
+    /// While the client is reconnecting there is nothing to measure, and it fails at once
+    /// with [`RttCause::NotConnected`]; a connection lost
+    /// before the PONG gives [`RttCause::Disconnected`], a
+    /// closed client [`RttCause::Closed`].
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), rnats_core::Error> {
+    /// let client = rnats_core::connect("nats://127.0.0.1:4222").await?;
+    /// let rtt = client.rtt().await?;
+    /// println!("round trip to the server: {rtt:?}");
+    /// # Ok(()) }
+    /// ```
+    pub async fn rtt(&self) -> Result<Duration, RttError> {
+        let shared = self.shared();
+        match shared.state() {
+            LinkState::Connected => {}
+            LinkState::Closed => return Err(RttCause::Closed.into()),
+            LinkState::Disconnected | LinkState::Pending => {
+                return Err(RttCause::NotConnected.into());
+            }
+        }
+        let start = Instant::now();
+        let pong = shared.push_ping().ok_or(RttCause::Closed)?;
+        match pong.await {
+            Ok(Ok(())) => Ok(start.elapsed()),
+            Ok(Err(cause)) => Err(RttCause::from(cause).into()),
+            Err(_) => Err(RttCause::Disconnected.into()),
+        }
     }
 
     /// Drains the connection: unsubscribes every subscription, lets the messages already on

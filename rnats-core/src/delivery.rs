@@ -4,10 +4,10 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::Message;
 use crate::events::{ConnectionEvent, Event, LISTENER_CAPACITY};
 use crate::shared::{Shared, SidMap};
 use crate::sub_queue::SubQueue;
+use crate::{Message, Subject};
 
 /// The messages of the current read, by subscription.
 #[derive(Debug, Default)]
@@ -71,6 +71,17 @@ impl Deliveries {
     pub(crate) fn hand_over(&mut self, shared: &Shared, buffer: usize) {
         self.index.clear();
         for mut pending in self.pending.drain(..) {
+            // A subscription that ends with this batch has already left the table; its last
+            // message's subject is the one left to name it by. Only such batches pay for it.
+            let last_subject = pending
+                .close
+                .then(|| {
+                    pending
+                        .messages
+                        .back()
+                        .map(|m| m.subject.as_str().to_owned())
+                })
+                .flatten();
             let pushed = pending
                 .queue
                 .push_batch(&mut pending.messages, pending.bytes, buffer);
@@ -82,6 +93,7 @@ impl Deliveries {
                 let dropped = pending.queue.dropped();
                 shared.emit(ConnectionEvent::SlowConsumer {
                     sid: pending.sid,
+                    subject: subscription_subject(shared, pending.sid, last_subject),
                     dropped,
                 });
             }
@@ -91,4 +103,18 @@ impl Deliveries {
             self.spare.push(pending.messages);
         }
     }
+}
+
+/// The subject subscription `sid` was made with, for a slow-consumer report: looked up only
+/// when an episode starts, so the delivery path never pays for it. `ended` names a
+/// subscription that has already left the table (it ended with the batch that overflowed).
+/// (Its text is copied out: a slice of the read buffer would pin that buffer while the event
+/// waits in the listeners' queue.)
+fn subscription_subject(shared: &Shared, sid: u64, ended: Option<String>) -> Subject {
+    let subject = shared
+        .session()
+        .subs
+        .get(sid)
+        .map(|entry| entry.subject.clone());
+    subject.unwrap_or_else(|| Subject::from(ended.unwrap_or_default()))
 }

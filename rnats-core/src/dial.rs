@@ -76,8 +76,10 @@ async fn websocket_under(
     } else {
         under
     };
+    // Asked for at every attempt: a callback's token is fresh for each reconnect.
+    let headers = options.websocket_headers.resolve().await?;
     Ok(Transport::WebSocket(Box::new(
-        websocket::upgrade(under, addr).await?,
+        websocket::upgrade(under, addr, &headers).await?,
     )))
 }
 

@@ -245,6 +245,19 @@ failure_domain! {
 }
 
 failure_domain! {
+    /// The kinds of [`RttError`] (the names of nats.rs PR 1551's `Client::rtt`).
+    kind RttErrorKind {
+        /// The PING could not be sent: the client is closed, or has no live connection.
+        SendError => "failed to send ping",
+        /// The PONG did not come: the connection ended first.
+        RecvError => "failed to get rtt",
+    }
+    /// Why `Client::rtt` measured nothing.
+    error RttError;
+    cause RttCause;
+}
+
+failure_domain! {
     /// The kinds of [`SetServerPoolError`].
     kind SetServerPoolErrorKind {
         /// The client is closed.
@@ -558,6 +571,48 @@ impl FlushCause {
             | FlushCause::TimedOut(_)
             | FlushCause::Disconnected
             | FlushCause::NotConnected => FlushErrorKind::FlushError,
+        }
+    }
+}
+
+/// Why a round trip could not be measured: the cause behind an [`RttError`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RttCause {
+    /// The client is closed; no PING was sent.
+    #[error("the connection is closed")]
+    Closed,
+    /// The client is reconnecting (or has not connected yet): there is no live connection to
+    /// measure, and a PING kept for the next one would time the outage, not the network.
+    #[error("the client is not connected")]
+    NotConnected,
+    /// The connection was lost or closed after the PING was queued, before its PONG.
+    #[error("the connection ended before the server answered")]
+    Disconnected,
+    /// The server did not answer within the blocking client's request timeout.
+    #[error("no answer from the server within {0:?}")]
+    TimedOut(Duration),
+}
+
+impl RttCause {
+    /// The kind this cause is reported as.
+    pub fn kind(&self) -> RttErrorKind {
+        match self {
+            RttCause::Closed | RttCause::NotConnected => RttErrorKind::SendError,
+            RttCause::Disconnected | RttCause::TimedOut(_) => RttErrorKind::RecvError,
+        }
+    }
+}
+
+impl From<FlushCause> for RttCause {
+    /// A PING that was queued and then failed: `NotSent` means the client closed before the
+    /// queue took it, anything else that the connection ended before the PONG.
+    fn from(cause: FlushCause) -> RttCause {
+        match cause {
+            FlushCause::NotSent => RttCause::Closed,
+            FlushCause::NotConnected => RttCause::NotConnected,
+            FlushCause::TimedOut(limit) => RttCause::TimedOut(limit),
+            FlushCause::Closed | FlushCause::Disconnected => RttCause::Disconnected,
         }
     }
 }

@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 use rnats_proto::ServerError as ProtocolError;
 
+use crate::subject::Subject;
+
 /// Events a listener may hold unread, in both clients; past this a listener misses the
 /// oldest and is told how many (`Lagged`).
 pub(crate) const LISTENER_CAPACITY: usize = 256;
@@ -152,6 +154,13 @@ pub enum ConnectionEvent {
     SlowConsumer {
         /// The subscription's id.
         sid: u64,
+        /// The subject the subscription was made with (a wildcard stays a wildcard), so a
+        /// report names the subscription without a lookup of its sid. One exception in the
+        /// async client: a subscription whose `unsubscribe_after` count ended it in the very
+        /// read that overflowed is gone by the time of the report, and is named by the
+        /// subject of its last message. async-nats' [`Event::SlowConsumer`] carries the sid
+        /// alone.
+        subject: Subject,
         /// Messages dropped on this subscription so far.
         dropped: u64,
     },
@@ -216,9 +225,14 @@ impl fmt::Display for ConnectionEvent {
                 write!(f, "discovered servers: {}", urls.join(", "))
             }
             ConnectionEvent::ServerError(e) => write!(f, "server error: {e}"),
-            ConnectionEvent::SlowConsumer { sid, dropped } => {
-                write!(f, "slow consumer on sid {sid}: {dropped} messages dropped")
-            }
+            ConnectionEvent::SlowConsumer {
+                sid,
+                subject,
+                dropped,
+            } => write!(
+                f,
+                "slow consumer on sid {sid} ({subject}): {dropped} messages dropped"
+            ),
             ConnectionEvent::LameDuckMode => f.write_str("server entered lame duck mode"),
             ConnectionEvent::Draining => f.write_str("draining"),
             ConnectionEvent::ClientError(e) => write!(f, "client error: {e}"),

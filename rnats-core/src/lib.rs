@@ -97,6 +97,8 @@ pub mod trace;
 mod transport;
 #[cfg(feature = "websockets")]
 mod websocket;
+#[cfg(feature = "websockets")]
+mod websocket_headers;
 mod writer;
 
 // The blocking driver.
@@ -121,8 +123,8 @@ pub use connection::State;
 pub use connector::{AsyncStream, BoxedStream};
 pub use error::{
     ConnectCause, ConnectError, ConnectErrorKind, DrainError, FlushCause, FlushError,
-    FlushErrorKind, PublishCause, ReconnectError, RequestCause, SubscribeCause, SubscriberError,
-    UnsubscribeError,
+    FlushErrorKind, PublishCause, ReconnectError, RequestCause, RttCause, RttError, RttErrorKind,
+    SubscribeCause, SubscriberError, UnsubscribeError,
 };
 pub use events::{CallbackError, ClientError, ConnectionEvent, Event, ServerError};
 pub use header::{HeaderMap, HeaderName, HeaderValue};
@@ -132,6 +134,10 @@ pub use request_many::{ManyEnd, ManyLimits, Replies, RequestMany};
 #[deprecated(note = "use `rnats::message::OutboundMessage` instead")]
 pub type PublishMessage = message::OutboundMessage;
 pub use floor::server_pool::{ReconnectToServer, Server};
+/// The `http` crate, whose header types [`ConnectOptions::websocket_headers`] takes.
+#[cfg(feature = "websockets")]
+#[cfg_attr(docsrs, doc(cfg(feature = "websockets")))]
+pub use http;
 pub use options::ConnectOptions;
 /// The sans-IO protocol core rnats is built on: parser, encoder, and the server's errors in
 /// full detail (`proto::ServerError`).

@@ -19,6 +19,8 @@ use crate::events::{Event, EventCallback};
 use crate::floor::server_pool::ReconnectPolicy;
 use crate::floor::server_pool::{ReconnectToServer, Server};
 use crate::tls::TlsOptions;
+#[cfg(feature = "websockets")]
+use crate::websocket_headers::WebSocketHeaders;
 use rnats_proto::ServerInfo;
 
 /// How to connect: credentials, timeouts and buffer sizes. Build with the setters, then call
@@ -59,6 +61,8 @@ pub struct ConnectOptions {
     pub(crate) skip_subject_validation: bool,
     pub(crate) local_address: Option<SocketAddr>,
     pub(crate) connector: Option<Connector>,
+    #[cfg(feature = "websockets")]
+    pub(crate) websocket_headers: WebSocketHeaders,
 }
 
 /// The opt-in batching policy for bulk publishers; see [`ConnectOptions::linger`].
@@ -95,6 +99,8 @@ impl Default for ConnectOptions {
             skip_subject_validation: false,
             local_address: None,
             connector: None,
+            #[cfg(feature = "websockets")]
+            websocket_headers: WebSocketHeaders::None,
         }
     }
 }
@@ -124,7 +130,8 @@ impl ConnectOptions {
 
     #[cfg(feature = "nkeys")]
     #[cfg_attr(docsrs, doc(cfg(feature = "nkeys")))]
-    /// Options authenticating with a `.creds` file, read now.
+    /// Options authenticating with a `.creds` file, read now and again at every connect; see
+    /// [`ConnectOptions::credentials_file`].
     pub async fn with_credentials_file(path: impl AsRef<Path>) -> io::Result<ConnectOptions> {
         ConnectOptions::new().credentials_file(path).await
     }
@@ -298,18 +305,39 @@ impl ConnectOptions {
 
     #[cfg(feature = "nkeys")]
     #[cfg_attr(docsrs, doc(cfg(feature = "nkeys")))]
-    /// Authenticates with a `.creds` file, read now.
+    /// Authenticates with a `.creds` file. It is read now, so a missing or malformed file
+    /// fails here (an `io::Error` whose inner value is the [`AuthError`]), and read again at
+    /// every connect and reconnect, so a user JWT replaced on disk before it expires is the
+    /// one the next connection presents, without a restart. async-nats reads the file once.
+    ///
+    /// Replace the file atomically (write a new file, then rename it over the old one), so
+    /// that a reconnect never reads half of it. A file that cannot be read or parsed at a
+    /// reconnect fails that attempt (a [`ConnectionEvent::ReconnectFailed`] naming the
+    /// problem, and a `ClientError` to the event callback) and the client goes on trying. To
+    /// read the file once, as async-nats does (a secret deleted after start-up, say), pass
+    /// its text to [`credentials`](Self::credentials) instead.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), rnats_core::Error> {
+    /// let client = rnats_core::ConnectOptions::new()
+    ///     .credentials_file("/run/secrets/app.creds")
+    ///     .await?
+    ///     .connect("nats://127.0.0.1:4222")
+    ///     .await?;
+    /// // A job rotates /run/secrets/app.creds; the next reconnect signs in with the new JWT.
+    /// # drop(client); Ok(()) }
+    /// ```
+    ///
+    /// [`ConnectionEvent::ReconnectFailed`]: crate::ConnectionEvent::ReconnectFailed
     pub async fn credentials_file(mut self, path: impl AsRef<Path>) -> io::Result<Self> {
-        let path = path.as_ref().to_owned();
-        // Off the caller's thread where a runtime is at hand; with none, read here.
-        let credentials = match crate::rt::Rt::current() {
-            Ok(rt) => {
-                rt.unblock(move || Credentials::from_creds_file(&path))
-                    .await?
-            }
-            Err(_) => Credentials::from_creds_file(&path),
-        };
-        self.credentials = Some(credentials.map_err(auth_io_error)?);
+        let path = path.as_ref();
+        crate::connect_info::load_creds_file(path)
+            .await
+            .map_err(auth_io_error)?;
+        // Made absolute now (no I/O), so a later change of working directory does not move
+        // the file the reconnects read.
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        self.credentials = Some(Credentials::CredsFile(path));
         Ok(self)
     }
 
@@ -548,8 +576,8 @@ impl ConnectOptions {
 /// Never prints credentials.
 impl fmt::Debug for ConnectOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ConnectOptions")
-            .field("name", &self.name)
+        let mut f = f.debug_struct("ConnectOptions");
+        f.field("name", &self.name)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("credentials", &self.credentials)
             .field("tls", &self.tls)
@@ -586,8 +614,10 @@ impl fmt::Debug for ConnectOptions {
                 "fail_requests_on_disconnect",
                 &self.reconnect.fail_requests_on_disconnect,
             )
-            .field("transport", &self.connector)
-            .finish()
+            .field("transport", &self.connector);
+        #[cfg(feature = "websockets")]
+        f.field("websocket_headers", &self.websocket_headers);
+        f.finish()
     }
 }
 
@@ -600,6 +630,75 @@ fn auth_io_error(error: AuthError) -> io::Error {
         _ => io::ErrorKind::InvalidData,
     };
     io::Error::new(kind, error)
+}
+
+#[cfg(feature = "websockets")]
+#[cfg_attr(docsrs, doc(cfg(feature = "websockets")))]
+impl ConnectOptions {
+    /// Sends these HTTP headers with the WebSocket upgrade request of every connect
+    /// (`ws://`, `wss://`; other connections ignore them): a session cookie or an
+    /// `Authorization` header for a proxy in front of the server, or the cookies nats-server
+    /// takes credentials from (`websocket { jwt_cookie, user_cookie, pass_cookie,
+    /// token_cookie }`) when CONNECT carries none. Replaces
+    /// [`websocket_headers_callback`](Self::websocket_headers_callback).
+    ///
+    /// A name given several values goes out once, its values joined with `, ` (`; ` for
+    /// `Cookie`). The headers the WebSocket handshake itself sets (`Host`, `Upgrade`,
+    /// `Connection`, `Sec-WebSocket-Key`, `Sec-WebSocket-Version`, ...) cannot be
+    /// replaced: a connect with one of them fails with a WebSocket error naming it.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), rnats_core::Error> {
+    /// use rnats_core::http::{HeaderMap, HeaderValue, header};
+    ///
+    /// let mut headers = HeaderMap::new();
+    /// headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer abc123"));
+    /// let client = rnats_core::ConnectOptions::new()
+    ///     .websocket_headers(headers)
+    ///     .connect("wss://nats.example.com:443")
+    ///     .await?;
+    /// # drop(client); Ok(()) }
+    /// ```
+    pub fn websocket_headers(mut self, headers: http::HeaderMap) -> ConnectOptions {
+        self.websocket_headers = WebSocketHeaders::Static(headers);
+        self
+    }
+
+    /// Sends the HTTP headers `callback` makes with the WebSocket upgrade request; it is
+    /// awaited before every connect and reconnect, so a short-lived token is fresh each time
+    /// (nats.go's `WebSocketConnectionHeadersHandler`). An error from it fails that attempt
+    /// (the first connect's error is [`ConnectErrorKind::Authentication`]; a reconnect goes
+    /// on trying). Replaces [`websocket_headers`](Self::websocket_headers); the same rules
+    /// for repeated and reserved names apply.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), rnats_core::Error> {
+    /// use rnats_core::http::{HeaderMap, HeaderValue, header};
+    ///
+    /// # async fn fresh_token() -> String { String::new() }
+    /// let client = rnats_core::ConnectOptions::new()
+    ///     .websocket_headers_callback(|| async {
+    ///         let token = fresh_token().await;
+    ///         let mut headers = HeaderMap::new();
+    ///         let value = HeaderValue::try_from(format!("Bearer {token}"))
+    ///             .map_err(rnats_core::AuthError::new)?;
+    ///         headers.insert(header::AUTHORIZATION, value);
+    ///         Ok(headers)
+    ///     })
+    ///     .connect("wss://nats.example.com:443")
+    ///     .await?;
+    /// # drop(client); Ok(()) }
+    /// ```
+    ///
+    /// [`ConnectErrorKind::Authentication`]: crate::ConnectErrorKind::Authentication
+    pub fn websocket_headers_callback<F, Fut>(mut self, callback: F) -> ConnectOptions
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<http::HeaderMap, AuthError>> + Send + Sync + 'static,
+    {
+        self.websocket_headers = WebSocketHeaders::from_callback(callback);
+        self
+    }
 }
 
 impl ConnectOptions {

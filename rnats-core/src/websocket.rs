@@ -16,6 +16,7 @@ use std::task::{Context, Poll, ready};
 use bytes::{Bytes, BytesMut};
 use futures_core::Stream;
 use futures_util::Sink;
+use http::{HeaderMap, HeaderName, HeaderValue, header};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_websockets::{ClientBuilder, Config, Message, WebSocketStream};
 
@@ -34,19 +35,29 @@ pub(crate) struct WebSocket<S> {
     pending: Bytes,
 }
 
-/// Sends the HTTP upgrade request for `addr` over `stream` (TCP, or TLS for `wss://`) and
-/// waits for the server to switch protocols.
+/// Sends the HTTP upgrade request for `addr` over `stream` (TCP, or TLS for `wss://`), with
+/// the application's `headers` beside the protocol's own, and waits for the server to switch
+/// protocols.
 pub(crate) async fn upgrade<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
     addr: &ServerAddr,
+    headers: &HeaderMap,
 ) -> Result<WebSocket<S>, ConnectError> {
     let uri = upgrade_uri(addr);
-    let builder = ClientBuilder::new()
+    let mut builder = ClientBuilder::new()
         .uri(&uri)
         .map_err(|e| websocket_error(format!("{addr} is not a valid WebSocket URI: {e}")))?
         // Whatever is queued past one message is written out before the next is taken, so
         // at most about two messages' worth of bytes wait in the WebSocket layer.
         .config(Config::default().flush_threshold(MAX_MESSAGE));
+    for (name, value) in one_line_per_name(headers) {
+        builder = builder.add_header(name.clone(), value).map_err(|_| {
+            websocket_error(format!(
+                "the WebSocket upgrade request cannot carry a `{name}` header of the \
+                 application's: the handshake sets it"
+            ))
+        })?;
+    }
     let (stream, _response) = builder
         .connect_on(stream)
         .await
@@ -72,6 +83,31 @@ fn upgrade_uri(addr: &ServerAddr) -> String {
     let _ = url.set_username("");
     let _ = url.set_password(None);
     url.into()
+}
+
+/// Each header name once, as the upgrade request sends it (the builder keeps one value per
+/// name): several values joined with `, `, as HTTP allows for a repeated field (RFC 9110
+/// 5.3), except `Cookie`, whose pairs a client joins with `; ` (RFC 6265 5.4).
+fn one_line_per_name(headers: &HeaderMap) -> impl Iterator<Item = (&HeaderName, HeaderValue)> {
+    headers.keys().map(move |name| {
+        let mut values = headers.get_all(name).iter();
+        let first = values
+            .next()
+            .cloned()
+            .unwrap_or_else(|| HeaderValue::from_static(""));
+        let separator: &[u8] = if name == header::COOKIE { b"; " } else { b", " };
+        let joined = values.fold(None::<Vec<u8>>, |joined, value| {
+            let mut line = joined.unwrap_or_else(|| first.as_bytes().to_vec());
+            line.extend_from_slice(separator);
+            line.extend_from_slice(value.as_bytes());
+            Some(line)
+        });
+        // Joined valid values with a visible separator are a valid value again.
+        let value = joined
+            .and_then(|line| HeaderValue::from_bytes(&line).ok())
+            .unwrap_or(first);
+        (name, value)
+    })
 }
 
 fn websocket_error(reason: String) -> ConnectError {
@@ -226,6 +262,28 @@ mod tests {
         // bytes.
         let (bytes, error) = read_frames(&[0x82, 0x81, 1, 2, 3, 4, b'x' ^ 1], 64);
         assert!(bytes.is_empty() && error.is_some(), "{error:?}");
+    }
+
+    #[test]
+    fn a_repeated_header_goes_out_once_with_its_values_joined() {
+        let mut headers = HeaderMap::new();
+        headers.append(header::COOKIE, HeaderValue::from_static("a=1"));
+        headers.append(header::COOKIE, HeaderValue::from_static("b=2"));
+        headers.append("x-trace", HeaderValue::from_static("one"));
+        headers.append("x-trace", HeaderValue::from_static("two"));
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer t"));
+        let mut lines: Vec<_> = one_line_per_name(&headers)
+            .map(|(name, value)| format!("{name}: {}", value.to_str().unwrap()))
+            .collect();
+        lines.sort();
+        assert_eq!(
+            lines,
+            [
+                "authorization: Bearer t",
+                "cookie: a=1; b=2",
+                "x-trace: one, two"
+            ]
+        );
     }
 
     #[test]

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats_core::{AuthError, ConnectCause, ConnectOptions, ConnectionEvent, SignedAuth};
+use rnats_core::{
+    AuthError, ConnectCause, ConnectErrorKind, ConnectOptions, ConnectionEvent, SignedAuth,
+};
 use rnats_test_server::{Account, NatsServer, Operator, nkey_user, sign_nonce};
 
 /// An operator-mode server that knows `APP` (and the system account) through a memory
@@ -219,17 +221,154 @@ async fn missing_creds_file_is_an_auth_error_naming_the_path() {
 }
 
 #[tokio::test]
-async fn creds_file_is_read_at_call_time_not_at_connect() {
+async fn creds_file_is_read_at_call_time_and_again_at_connect() {
     let (server, _operator, app) = operator_server();
     let alice = app.user("alice");
     let dir = ScratchDir::new();
     let path = dir.path().join("alice.creds");
     std::fs::write(&path, alice.creds()).unwrap();
     let options = ConnectOptions::new().credentials_file(&path).await.unwrap();
-    // Whatever happens to the file afterwards, the options hold what was read.
+    // The options name the file, not what it held: a file gone by the connect fails it.
     std::fs::remove_file(&path).unwrap();
+    let err = connect_err(options.clone(), server.url()).await;
+    assert_eq!(err.kind(), ConnectErrorKind::Authentication, "{err}");
+    assert!(err.to_string().contains("alice.creds"), "{err}");
+    std::fs::write(&path, alice.creds()).unwrap();
     let client = options.connect(server.url()).await.unwrap();
     client.flush().await.unwrap();
+}
+
+/// An operator-mode server like [`operator_server`], with its monitoring port open.
+fn monitored_operator_server() -> (NatsServer, Account) {
+    let operator = Operator::new();
+    let app = operator.account("APP");
+    let server = NatsServer::builder()
+        .config(operator.server_config(&[&app]))
+        .monitoring()
+        .spawn()
+        .unwrap();
+    (server, app)
+}
+
+/// The user (public nkey) the server authenticated the connection named `name` as, once
+/// the server lists exactly one such connection.
+fn authorized_user(server: &NatsServer, name: &str) -> String {
+    let named = |body: &serde_json::Value| -> Vec<serde_json::Value> {
+        body["connections"]
+            .as_array()
+            .map(|all| all.iter().filter(|c| c["name"] == name).cloned().collect())
+            .unwrap_or_default()
+    };
+    let body = server
+        .wait_for_monitor("/connz?auth=true", WAIT, |body| named(body).len() == 1)
+        .unwrap();
+    named(&body)[0]["authorized_user"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no authorized_user in {body}"))
+        .to_owned()
+}
+
+/// Writes `text` to `path` the way a rotation should: a new file renamed over the old one.
+fn replace_file(path: &std::path::Path, text: &str) {
+    let next = path.with_extension("next");
+    std::fs::write(&next, text).unwrap();
+    std::fs::rename(&next, path).unwrap();
+}
+
+#[tokio::test]
+async fn a_creds_file_replaced_on_disk_is_used_by_the_next_reconnect() {
+    let (mut server, app) = monitored_operator_server();
+    let (alice, bob) = (app.user("alice"), app.user("bob"));
+    let dir = ScratchDir::new();
+    let path = dir.path().join("app.creds");
+    std::fs::write(&path, alice.creds()).unwrap();
+    let client = quick()
+        .name("rotating")
+        .credentials_file(&path)
+        .await
+        .unwrap()
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    round_trip(&client).await;
+    assert_eq!(authorized_user(&server, "rotating"), alice.public_key());
+
+    // Alice's JWT is about to expire: the file now holds bob's, and the server restarts.
+    replace_file(&path, &bob.creds());
+    server.restart().unwrap();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    round_trip(&client).await;
+    assert_eq!(authorized_user(&server, "rotating"), bob.public_key());
+}
+
+#[tokio::test]
+async fn a_creds_file_broken_at_a_reconnect_fails_that_attempt_and_the_next_one_recovers() {
+    let (server, app) = monitored_operator_server();
+    let (alice, bob) = (app.user("alice"), app.user("bob"));
+    let dir = ScratchDir::new();
+    let path = dir.path().join("app.creds");
+    std::fs::write(&path, alice.creds()).unwrap();
+    let client = quick()
+        .name("broken")
+        .credentials_file(&path)
+        .await
+        .unwrap()
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+
+    replace_file(&path, "this is not a creds file\n");
+    client.force_reconnect().await.unwrap();
+    let failed = wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::ReconnectFailed { .. })
+    })
+    .await;
+    let ConnectionEvent::ReconnectFailed { error, .. } = failed else {
+        unreachable!()
+    };
+    assert!(
+        error.contains("JWT"),
+        "the error does not say what is wrong: {error}"
+    );
+
+    // The attempts go on, and the first one after the file is whole again gets in.
+    replace_file(&path, &bob.creds());
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    round_trip(&client).await;
+    assert_eq!(authorized_user(&server, "broken"), bob.public_key());
+}
+
+#[tokio::test]
+async fn an_async_auth_callback_rotates_the_jwt_at_every_connect() {
+    let (mut server, app) = monitored_operator_server();
+    let users = Arc::new([app.user("alice"), app.user("bob")]);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (in_callback, counter) = (Arc::clone(&users), Arc::clone(&calls));
+    let client = ConnectOptions::with_auth_callback(move |nonce: Vec<u8>| {
+        // Each connect gets the next user's JWT, as a token service would hand out.
+        let user = in_callback[counter.fetch_add(1, Ordering::SeqCst) % 2].clone();
+        async move {
+            let key_pair = nkeys::KeyPair::from_seed(&user.seed()).map_err(AuthError::new)?;
+            let mut auth = rnats_core::Auth::new();
+            auth.jwt = Some(user.jwt().to_owned());
+            auth.signature = Some(key_pair.sign(&nonce).map_err(AuthError::new)?);
+            Ok(auth)
+        }
+    })
+    .name("rotating")
+    .reconnect_delay_callback(|_| Duration::from_millis(20))
+    .connect(server.url())
+    .await
+    .unwrap();
+    let mut events = client.events();
+    assert_eq!(authorized_user(&server, "rotating"), users[0].public_key());
+    server.restart().unwrap();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    round_trip(&client).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(authorized_user(&server, "rotating"), users[1].public_key());
 }
 
 #[tokio::test]

@@ -1426,3 +1426,76 @@ fn a_reply_right_after_its_request_is_written_at_once() {
     }
     replier.join().unwrap();
 }
+
+#[test]
+fn rtt_measures_a_round_trip_and_fails_typed_without_a_connection() {
+    let mut server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .max_reconnects(None)
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut events = client.events();
+    let rtt = client.rtt().unwrap();
+    assert!(rtt > Duration::ZERO, "{rtt:?}");
+
+    server.kill();
+    loop {
+        let event = events
+            .next_timeout(WAIT)
+            .expect("an event")
+            .expect("events");
+        if matches!(event, ConnectionEvent::Disconnected { .. }) {
+            break;
+        }
+    }
+    let error = client.rtt().unwrap_err();
+    assert_eq!(error.cause(), Some(&rnats_core::RttCause::NotConnected));
+
+    client.close();
+    let error = client.rtt().unwrap_err();
+    assert_eq!(error.cause(), Some(&rnats_core::RttCause::Closed));
+}
+
+#[test]
+fn a_creds_file_replaced_on_disk_is_used_by_the_next_reconnect() {
+    let operator = rnats_test_server::Operator::new();
+    let app = operator.account("APP");
+    let server = NatsServer::builder()
+        .config(operator.server_config(&[&app]))
+        .monitoring()
+        .spawn()
+        .unwrap();
+    let (alice, bob) = (app.user("alice"), app.user("bob"));
+    let dir = ScratchDir::new();
+    let path = dir.path().join("app.creds");
+    std::fs::write(&path, alice.creds()).unwrap();
+    let options = smol::block_on(
+        ConnectOptions::new()
+            .name("rotating")
+            .credentials_file(&path),
+    )
+    .unwrap();
+    let client = options.connect_blocking(server.url()).unwrap();
+    let mut events = client.events();
+    let user = || {
+        let body = server
+            .wait_for_monitor("/connz?auth=true", WAIT, |body| {
+                body["connections"]
+                    .as_array()
+                    .is_some_and(|all| all.iter().filter(|c| c["name"] == "rotating").count() == 1)
+            })
+            .unwrap();
+        let all = body["connections"].as_array().unwrap();
+        let ours = all.iter().find(|c| c["name"] == "rotating").unwrap();
+        ours["authorized_user"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(user(), alice.public_key());
+
+    let next = path.with_extension("next");
+    std::fs::write(&next, bob.creds()).unwrap();
+    std::fs::rename(&next, &path).unwrap();
+    client.force_reconnect().unwrap();
+    wait_for_event(&mut events, |e| *e == ConnectionEvent::Reconnected);
+    client.flush().unwrap();
+    assert_eq!(user(), bob.public_key());
+}

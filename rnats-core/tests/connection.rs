@@ -485,3 +485,61 @@ async fn lame_duck_mode_is_reported_as_an_event() {
         .unwrap();
     assert_eq!(event, Some(ConnectionEvent::LameDuckMode));
 }
+
+/// The next event from `events` that `pick` accepts, failing the test instead of hanging.
+async fn event_where(
+    events: &mut rnats_core::Events,
+    pick: impl Fn(&ConnectionEvent) -> bool,
+) -> ConnectionEvent {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let event = events.next().await.expect("the event stream ended");
+            if pick(&event) {
+                return event;
+            }
+        }
+    })
+    .await
+    .expect("timed out waiting for an event")
+}
+
+#[tokio::test]
+async fn rtt_measures_a_round_trip_and_fails_typed_without_a_connection() {
+    let mut server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .max_reconnects(None)
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    // Behind a publish, as a flush would be: the server answered, so it took the publish.
+    let mut sub = client.subscribe("rtt.check").await.unwrap();
+    client.publish("rtt.check", "before".into()).await.unwrap();
+    let rtt = client.rtt().await.unwrap();
+    assert!(rtt > Duration::ZERO, "{rtt:?}");
+    assert_eq!(sub.next().await.unwrap().payload, Bytes::from("before"));
+
+    // A PING whose connection dies before the PONG: the server is frozen, the PING is
+    // queued (the first poll queues it), then the server goes away.
+    server.freeze().unwrap();
+    let lost = client.rtt();
+    tokio::pin!(lost);
+    assert!(futures_util::poll!(&mut lost).is_pending());
+    server.kill();
+    let error = lost.await.unwrap_err();
+    assert_eq!(error.cause(), Some(&rnats_core::RttCause::Disconnected));
+    assert_eq!(error.kind(), rnats_core::RttErrorKind::RecvError);
+
+    // Reconnecting: nothing to measure, and no waiting for the outage to end.
+    event_where(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
+    let error = client.rtt().await.unwrap_err();
+    assert_eq!(error.cause(), Some(&rnats_core::RttCause::NotConnected));
+    assert_eq!(error.kind(), rnats_core::RttErrorKind::SendError);
+
+    client.close().await;
+    let error = client.rtt().await.unwrap_err();
+    assert_eq!(error.cause(), Some(&rnats_core::RttCause::Closed));
+}

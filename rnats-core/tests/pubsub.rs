@@ -276,12 +276,13 @@ async fn slow_consumer_drops_are_counted_and_reported_once() {
         .await
         .unwrap();
     let mut events = client.events();
-    let mut slow = client.subscribe("slow").await.unwrap();
+    // A wildcard: the report names the subscription, not the messages' subjects.
+    let mut slow = client.subscribe("slow.*").await.unwrap();
     let mut fast = client.subscribe("fast").await.unwrap();
     client.flush().await.unwrap();
     for i in 0..100 {
         client
-            .publish("slow", Bytes::from(i.to_string()))
+            .publish(format!("slow.{i}"), Bytes::from(i.to_string()))
             .await
             .unwrap();
     }
@@ -297,12 +298,19 @@ async fn slow_consumer_drops_are_counted_and_reported_once() {
     for i in 0..10 {
         assert_eq!(next(&mut slow).await.payload, Bytes::from(i.to_string()));
     }
+    let slow_sid = slow.sid();
     slow.unsubscribe().await.unwrap();
     assert!(slow.next().await.is_none(), "exactly ten were queued");
     // Exactly one report for the one episode, sent before the flush completed.
     let mut reports = 0;
     while let Some(Some(event)) = events.next().now_or_never() {
-        if let ConnectionEvent::SlowConsumer { dropped, .. } = event {
+        if let ConnectionEvent::SlowConsumer {
+            sid,
+            subject,
+            dropped,
+        } = event
+        {
+            assert_eq!((sid, subject.as_str()), (slow_sid, "slow.*"));
             // Reported when the episode starts: after the first read that overflowed.
             assert!((1..=90).contains(&dropped), "{dropped}");
             reports += 1;

@@ -7,6 +7,9 @@ mod common;
 
 use common::*;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use bytes::Bytes;
 use futures_util::StreamExt;
 use rnats_core::{ConnectCause, ConnectOptions, ConnectionEvent, HeaderMap};
@@ -252,4 +255,121 @@ async fn local_address_binds_the_client_socket() {
             "{err:?}"
         );
     }
+}
+
+/// A server whose WebSocket listener takes credentials from the upgrade request's cookies
+/// (`user_cookie`, `pass_cookie`, `token_cookie`) when CONNECT carries none, with `auth` as
+/// its `authorization` block; returns it and its `ws://` URL.
+fn cookie_server(auth: &str) -> (NatsServer, String) {
+    let server = NatsServer::builder()
+        .config(format!(
+            "authorization {{ {auth} }}\n\
+             websocket {{\n  listen: \"127.0.0.1:-1\"\n  no_tls: true\n  \
+             user_cookie: \"nats_user\"\n  pass_cookie: \"nats_pass\"\n  \
+             token_cookie: \"nats_token\"\n}}\n"
+        ))
+        .monitoring()
+        .spawn()
+        .unwrap();
+    let line = server
+        .wait_for_log("Listening for websocket clients on ", WAIT)
+        .unwrap();
+    let port = line.rsplit(':').next().unwrap().trim().to_owned();
+    (server, format!("ws://127.0.0.1:{port}"))
+}
+
+fn cookie(value: &str) -> rnats_core::http::HeaderMap {
+    let mut headers = rnats_core::http::HeaderMap::new();
+    headers.insert(
+        rnats_core::http::header::COOKIE,
+        rnats_core::http::HeaderValue::try_from(value).unwrap(),
+    );
+    headers
+}
+
+#[tokio::test]
+async fn static_upgrade_headers_carry_a_token_cookie_the_server_accepts() {
+    let (_server, url) = cookie_server("token: \"s3cret\"");
+    // Without the cookie the server knows nothing of us.
+    let err = connect_err(ConnectOptions::new(), url.clone()).await;
+    assert_eq!(
+        err.kind(),
+        rnats_core::ConnectErrorKind::AuthorizationViolation,
+        "{err}"
+    );
+    let mut headers = cookie("nats_token=s3cret");
+    headers.insert("x-request-id", "42".parse().unwrap());
+    let client = ConnectOptions::new()
+        .websocket_headers(headers)
+        .connect(url)
+        .await
+        .unwrap();
+    round_trip(&client).await;
+}
+
+#[tokio::test]
+async fn an_upgrade_headers_callback_runs_again_for_every_reconnect() {
+    let (server, url) =
+        cookie_server("users = [ {user: alice, password: a}, {user: bob, password: b} ]");
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    let client = quick()
+        .name("cookies")
+        .websocket_headers_callback(move || {
+            // A fresh identity at each connect, as a rotating token would be.
+            let (user, pass) = match counter.fetch_add(1, Ordering::SeqCst) {
+                0 => ("alice", "a"),
+                _ => ("bob", "b"),
+            };
+            async move { Ok(cookie(&format!("nats_user={user}; nats_pass={pass}"))) }
+        })
+        .connect(url)
+        .await
+        .unwrap();
+    let mut events = client.events();
+    let user = || {
+        let body = server
+            .wait_for_monitor("/connz?auth=true", WAIT, |body| {
+                body["connections"]
+                    .as_array()
+                    .is_some_and(|all| all.iter().filter(|c| c["name"] == "cookies").count() == 1)
+            })
+            .unwrap();
+        let all = body["connections"].as_array().unwrap();
+        let ours = all.iter().find(|c| c["name"] == "cookies").unwrap();
+        ours["authorized_user"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(user(), "alice");
+
+    client.force_reconnect().await.unwrap();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    round_trip(&client).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(user(), "bob");
+}
+
+#[tokio::test]
+async fn upgrade_headers_the_handshake_owns_or_a_failing_callback_fail_the_connect() {
+    let server = websocket_server();
+    let mut headers = rnats_core::http::HeaderMap::new();
+    headers.insert(
+        rnats_core::http::header::SEC_WEBSOCKET_KEY,
+        "dGhlIHNhbXBsZSBub25jZQ==".parse().unwrap(),
+    );
+    let err = connect_err(
+        ConnectOptions::new().websocket_headers(headers),
+        ws_url(&server),
+    )
+    .await;
+    assert!(
+        matches!(err.cause(), Some(ConnectCause::WebSocket(reason)) if reason.contains("sec-websocket-key")),
+        "{err:?}"
+    );
+
+    let failing = ConnectOptions::new().websocket_headers_callback(|| async {
+        Err(rnats_core::AuthError::new("the token service is down"))
+    });
+    let err = connect_err(failing, ws_url(&server)).await;
+    assert_eq!(err.kind(), rnats_core::ConnectErrorKind::Authentication);
+    assert!(err.to_string().contains("token service is down"), "{err}");
 }

@@ -16,8 +16,8 @@ use super::writer::Urgency;
 use crate::connection::{LinkState, State};
 use crate::error::{
     DrainError, FlushCause, FlushError, PublishCause, PublishError, ReconnectError, RequestCause,
-    RequestError, ServerPoolError, ServerPoolErrorKind, SetServerPoolError, SetServerPoolErrorKind,
-    SubscribeCause, SubscribeError,
+    RequestError, RttCause, RttError, ServerPoolError, ServerPoolErrorKind, SetServerPoolError,
+    SetServerPoolErrorKind, SubscribeCause, SubscribeError,
 };
 use crate::events::ConnectionEvent;
 use crate::floor::server_pool::{Server, ServerPool};
@@ -289,6 +289,39 @@ impl Client {
                 Some(FlushCause::TimedOut(_)) => FlushCause::TimedOut(timeout).into(),
                 _ => e,
             })
+    }
+
+    /// Measures a round trip to the server on the live connection, as the async
+    /// [`Client::rtt`](crate::Client::rtt) does: a flush's PING, timed until its PONG, within
+    /// the request timeout of the options (the error's cause is then
+    /// [`RttCause::TimedOut`]). It fails at once with [`RttCause::NotConnected`] while the
+    /// client is reconnecting, rather than timing the outage.
+    ///
+    /// ```no_run
+    /// # fn run() -> Result<(), rnats_core::Error> {
+    /// let client = rnats_core::blocking::connect("nats://127.0.0.1:4222")?;
+    /// println!("round trip to the server: {:?}", client.rtt()?);
+    /// # Ok(()) }
+    /// ```
+    pub fn rtt(&self) -> Result<Duration, RttError> {
+        match self.inner().core().state {
+            LinkState::Connected => {}
+            LinkState::Closed => return Err(RttCause::Closed.into()),
+            LinkState::Disconnected | LinkState::Pending => {
+                return Err(RttCause::NotConnected.into());
+            }
+        }
+        let timeout = self.inner().options.request_timeout;
+        let start = Instant::now();
+        match self.flush_until(timeout.and_then(deadline_after)) {
+            Ok(()) => Ok(start.elapsed()),
+            Err(error) => Err(match error.cause() {
+                Some(FlushCause::TimedOut(_)) => RttCause::TimedOut(timeout.unwrap_or_default()),
+                Some(cause) => RttCause::from(cause.clone()),
+                None => RttCause::Disconnected,
+            }
+            .into()),
+        }
     }
 
     pub(super) fn flush_until(&self, deadline: Option<Instant>) -> Result<(), FlushError> {

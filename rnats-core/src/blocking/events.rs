@@ -325,13 +325,21 @@ mod tests {
         let hub = EventHub::new();
         let mut events = hub.listen();
         for sid in 0..(CAPACITY as u64 + 10) {
-            hub.emit(ConnectionEvent::SlowConsumer { sid, dropped: 1 });
+            hub.emit(ConnectionEvent::SlowConsumer {
+                sid,
+                subject: "s".into(),
+                dropped: 1,
+            });
         }
         assert_eq!(events.try_next(), Some(ConnectionEvent::Lagged(10)));
         for sid in 10..(CAPACITY as u64 + 10) {
             assert_eq!(
                 events.try_next(),
-                Some(ConnectionEvent::SlowConsumer { sid, dropped: 1 })
+                Some(ConnectionEvent::SlowConsumer {
+                    sid,
+                    subject: "s".into(),
+                    dropped: 1,
+                })
             );
         }
         assert_eq!(events.try_next(), None);

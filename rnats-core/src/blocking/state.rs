@@ -474,6 +474,7 @@ impl Inner {
         if sub.ended {
             return;
         }
+        let (sid, mut new_episode) = (msg.sid, None);
         let full = sub.messages.len() >= self.options.subscription_capacity
             || sub.bytes + msg.length > self.options.subscription_capacity_bytes;
         if full {
@@ -486,10 +487,7 @@ impl Inner {
             if !sub.slow {
                 sub.slow = true;
                 tracing::warn!(sid = msg.sid, subject = %msg.subject, "slow consumer: dropping messages");
-                self.events.emit(ConnectionEvent::SlowConsumer {
-                    sid: msg.sid,
-                    dropped: sub.dropped,
-                });
+                new_episode = Some(sub.dropped);
             }
         } else {
             sub.slow = false;
@@ -499,6 +497,15 @@ impl Inner {
         if last {
             // The server stops at the same count.
             sub.ended = true;
+        }
+        if let Some(dropped) = new_episode
+            && let Some(entry) = core.session.subs.get(sid)
+        {
+            self.events.emit(ConnectionEvent::SlowConsumer {
+                sid,
+                subject: entry.subject.clone(),
+                dropped,
+            });
         }
     }
 

@@ -110,7 +110,6 @@ impl<S> SubTable<S> {
         self.by_sid.remove(&sid)
     }
 
-    #[cfg(test)]
     pub(crate) fn get(&self, sid: u64) -> Option<&SubEntry<S>> {
         self.by_sid.get(&sid)
     }
