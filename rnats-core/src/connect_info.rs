@@ -4,15 +4,12 @@
 use rnats_proto::{ConnectInfo, ServerInfo};
 
 #[cfg(feature = "nkeys")]
-use std::path::Path;
-
+use crate::auth::Credentials;
 use crate::auth::Proof;
-#[cfg(feature = "nkeys")]
-use crate::auth::{AuthError, Credentials};
 use crate::error::ConnectError;
 use crate::options::ConnectOptions;
 #[cfg(feature = "nkeys")]
-use crate::rt::Rt;
+use crate::options::load_creds_file;
 use crate::server_addr::ServerAddr;
 
 /// The credentials' answer to the server's nonce (the auth callback's, if one is set). A
@@ -29,23 +26,6 @@ pub(crate) async fn prove(
         }
         Some(credentials) => Ok(credentials.prove(&info.nonce).await?),
         None => Ok(Proof::default()),
-    }
-}
-
-/// Reads and parses a `.creds` file, on a thread where blocking is fine when a runtime is at
-/// hand (on the calling thread with none: the blocking client's).
-#[cfg(feature = "nkeys")]
-pub(crate) async fn load_creds_file(path: &Path) -> Result<Credentials, AuthError> {
-    let owned = path.to_path_buf();
-    match Rt::current() {
-        Ok(rt) => rt
-            .unblock(move || Credentials::from_creds_file(&owned))
-            .await
-            .map_err(|source| AuthError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?,
-        Err(_) => Credentials::from_creds_file(path),
     }
 }
 

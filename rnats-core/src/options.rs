@@ -331,9 +331,7 @@ impl ConnectOptions {
     /// [`ConnectionEvent::ReconnectFailed`]: crate::ConnectionEvent::ReconnectFailed
     pub async fn credentials_file(mut self, path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref();
-        crate::connect_info::load_creds_file(path)
-            .await
-            .map_err(auth_io_error)?;
+        load_creds_file(path).await.map_err(auth_io_error)?;
         // Made absolute now (no I/O), so a later change of working directory does not move
         // the file the reconnects read.
         let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
@@ -710,5 +708,22 @@ impl ConnectOptions {
     pub fn add_web_pki_roots(mut self) -> Self {
         self.tls.web_pki_roots = true;
         self
+    }
+}
+
+/// Reads and parses a `.creds` file, on a thread where blocking is fine when a runtime is at
+/// hand (on the calling thread with none: the blocking client's).
+#[cfg(feature = "nkeys")]
+pub(crate) async fn load_creds_file(path: &Path) -> Result<Credentials, AuthError> {
+    let owned = path.to_path_buf();
+    match crate::rt::Rt::current() {
+        Ok(rt) => rt
+            .unblock(move || Credentials::from_creds_file(&owned))
+            .await
+            .map_err(|source| AuthError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?,
+        Err(_) => Credentials::from_creds_file(path),
     }
 }
