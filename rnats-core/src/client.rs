@@ -164,10 +164,11 @@ impl Client {
     ) -> Result<(), PublishError> {
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        let (_span, headers) = crate::otel::publish(self, subject, None, payload.len());
         let out = Outbound {
             subject,
             reply: None,
-            headers: None,
+            headers: headers.as_ref(),
             payload: &payload,
         };
         // The fast path inline: no nested future on the hottest call (see `Client::send`).
@@ -186,10 +187,11 @@ impl Client {
     ) -> Result<(), PublishError> {
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        let (_span, headers) = crate::otel::publish(self, subject, Some(headers), payload.len());
         let out = Outbound {
             subject,
             reply: None,
-            headers: Some(&headers),
+            headers: headers.as_ref(),
             payload: &payload,
         };
         self.send(out, Urgency::Normal).await
@@ -206,10 +208,11 @@ impl Client {
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
         let mut owned_reply = None;
         let reply = self.checked_publish_subject(&reply, &mut owned_reply)?;
+        let (_span, headers) = crate::otel::publish(self, subject, None, payload.len());
         let out = Outbound {
             subject,
             reply: Some(reply),
-            headers: None,
+            headers: headers.as_ref(),
             payload: &payload,
         };
         self.send(out, Urgency::Normal).await
@@ -227,10 +230,11 @@ impl Client {
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
         let mut owned_reply = None;
         let reply = self.checked_publish_subject(&reply, &mut owned_reply)?;
+        let (_span, headers) = crate::otel::publish(self, subject, Some(headers), payload.len());
         let out = Outbound {
             subject,
             reply: Some(reply),
-            headers: Some(&headers),
+            headers: headers.as_ref(),
             payload: &payload,
         };
         self.send(out, Urgency::Normal).await
@@ -259,7 +263,7 @@ impl Client {
         let timeout = self.shared().options.request_timeout;
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
-        self.request_inner(subject, Some(&headers), payload, timeout)
+        self.request_inner(subject, Some(headers), payload, timeout)
             .await
     }
 
@@ -291,15 +295,16 @@ impl Client {
         let payload = request.payload.unwrap_or_default();
         let Some(inbox) = request.inbox else {
             return self
-                .request_inner(subject, request.headers.as_ref(), payload, timeout)
+                .request_inner(subject, request.headers, payload, timeout)
                 .await;
         };
         let mut replies = self.subscribe(inbox.as_str()).await?;
         replies.unsubscribe_after(1).await.ok();
+        let (_span, headers) = crate::otel::request(self, subject, request.headers, payload.len());
         let out = Outbound {
             subject,
             reply: Some(&inbox),
-            headers: request.headers.as_ref(),
+            headers: headers.as_ref(),
             payload: &payload,
         };
         self.send(out, Urgency::Flush).await?;
@@ -324,6 +329,7 @@ impl Client {
     ) -> Result<PendingReply, RequestError> {
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        let (_span, headers) = crate::otel::request(self, subject, headers, payload.len());
         let pending = request::Pending::register(self.handle.shared());
         let out = Outbound {
             subject,
@@ -338,15 +344,17 @@ impl Client {
     async fn request_inner(
         &self,
         subject: &str,
-        headers: Option<&HeaderMap>,
+        headers: Option<HeaderMap>,
         payload: Bytes,
         timeout: Option<Duration>,
     ) -> Result<Message, RequestError> {
+        // The span lasts until the reply comes: the request's whole round trip.
+        let (_span, headers) = crate::otel::request(self, subject, headers, payload.len());
         let pending = request::Pending::register(self.handle.shared());
         let out = Outbound {
             subject,
             reply: Some(pending.reply()),
-            headers,
+            headers: headers.as_ref(),
             payload: &payload,
         };
         // Never held back by linger; written by the caller when the connection is idle.
@@ -609,6 +617,12 @@ impl Client {
 
     pub(crate) fn shared_arc(&self) -> &Arc<Shared> {
         self.handle.shared()
+    }
+
+    /// Whether the server takes headers (HPUB); the OpenTelemetry hooks add none otherwise.
+    #[cfg_attr(not(feature = "opentelemetry"), allow(dead_code))]
+    pub(crate) fn headers_supported(&self) -> bool {
+        self.shared().headers_supported.load(Ordering::Relaxed)
     }
 
     /// Queues a message, waiting only while the write queue is over its limit.

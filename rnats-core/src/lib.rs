@@ -21,8 +21,8 @@
 //! queue encoded frames for it and never wait on the network to publish.
 //!
 //! The cargo features are async-nats' (`ring`, `aws-lc-rs`, `fips`, `websockets`, `nkeys`,
-//! `nuid`, `chrono`), plus rnats' own `runtime-neutral`; the `rnats` facade forwards its
-//! features of the same names and lists them all.
+//! `nuid`, `chrono`), plus rnats' own `runtime-neutral` and `opentelemetry` (the `otel`
+//! module); the `rnats` facade forwards its features of the same names and lists them all.
 //!
 //! # Map of the crate
 //!
@@ -95,6 +95,14 @@ mod sub_queue;
 mod subscriber;
 pub mod trace;
 mod transport;
+// The publish and request paths' hooks: W3C trace context and spans with the feature, no-ops
+// that compile away without it.
+#[cfg(feature = "opentelemetry")]
+#[cfg_attr(docsrs, doc(cfg(feature = "opentelemetry")))]
+pub mod otel;
+#[cfg(not(feature = "opentelemetry"))]
+#[path = "otel_off.rs"]
+mod otel;
 #[cfg(feature = "websockets")]
 mod websocket;
 mod writer;
