@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use opentelemetry::trace::{SpanId, SpanKind, TraceContextExt, Tracer, TracerProvider};
+use opentelemetry::trace::{FutureExt, SpanId, SpanKind, TraceContextExt, Tracer, TracerProvider};
 use opentelemetry::{Context, KeyValue, Value};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use rnats::jetstream::{self, consumer, stream};
@@ -232,8 +232,8 @@ async fn without_a_trace_nothing_is_added() {
 
 #[tokio::test]
 async fn an_opentelemetry_context_without_tracing_is_propagated() {
-    // An application that uses the OpenTelemetry API alone: no `tracing` layer, its own
-    // span made current with `Context::attach`.
+    // An application that uses the OpenTelemetry API alone: no `tracing` layer, its own span
+    // current while the publish runs (`FutureExt::with_context` attaches it on every poll).
     let exporter = InMemorySpanExporter::default();
     let provider = SdkTracerProvider::builder()
         .with_simple_exporter(exporter.clone())
@@ -243,17 +243,13 @@ async fn an_opentelemetry_context_without_tracing_is_propagated() {
     let client = rnats::connect(server.url()).await.unwrap();
     let mut subscriber = client.subscribe("direct").await.unwrap();
 
-    let span = tracer.start("caller");
-    let cx = Context::current_with_span(span);
+    let cx = Context::current_with_span(tracer.start("caller"));
     let expected = cx.span().span_context().clone();
-    {
-        let _attached = cx.clone().attach();
-        // Polled to completion on this thread while the context is attached.
-        let publishing = client.publish("direct", "x".into());
-        futures_util::FutureExt::now_or_never(publishing)
-            .unwrap()
-            .unwrap();
-    }
+    client
+        .publish("direct", "x".into())
+        .with_context(cx)
+        .await
+        .unwrap();
     client.flush().await.unwrap();
     let message = subscriber.next().await.unwrap();
     let found = message.otel_context();
