@@ -164,11 +164,11 @@ impl Client {
     ) -> Result<(), PublishError> {
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
-        let (_span, headers) = crate::otel::publish(self, subject, None, payload.len());
+        let (_span, trace) = crate::otel::publish_plain(self, subject, payload.len());
         let out = Outbound {
             subject,
             reply: None,
-            headers: headers.as_ref(),
+            headers: trace.headers(),
             payload: &payload,
         };
         // The fast path inline: no nested future on the hottest call (see `Client::send`).
@@ -208,11 +208,11 @@ impl Client {
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
         let mut owned_reply = None;
         let reply = self.checked_publish_subject(&reply, &mut owned_reply)?;
-        let (_span, headers) = crate::otel::publish(self, subject, None, payload.len());
+        let (_span, trace) = crate::otel::publish_plain(self, subject, payload.len());
         let out = Outbound {
             subject,
             reply: Some(reply),
-            headers: headers.as_ref(),
+            headers: trace.headers(),
             payload: &payload,
         };
         self.send(out, Urgency::Normal).await

@@ -13,6 +13,9 @@
 //! | `publish <subject>` | producer | `send` |
 //! | `request <subject>` (it lasts until the reply comes) | client | `send` |
 //!
+//! (just `publish` for a reply inbox or a JetStream ack, subjects made for one message, which
+//! the conventions keep out of span names; `messaging.destination.temporary` marks them)
+//!
 //! with `messaging.system = "nats"`, `messaging.destination.name`,
 //! `messaging.operation.name` and `messaging.message.body.size`, the attributes of
 //! OpenTelemetry's messaging conventions. With `tracing-opentelemetry`'s layer installed the
@@ -107,7 +110,7 @@ impl MessageExt for Message {
         let span = tracing::info_span!(
             target: "rnats::otel",
             "process",
-            otel.name = %format_args!("process {}", self.subject),
+            otel.name = %SpanName("process", &self.subject),
             otel.kind = "consumer",
             messaging.system = "nats",
             "messaging.operation.type" = "process",
@@ -198,7 +201,28 @@ enum Operation {
     Request,
 }
 
+/// The headers made for a message that had none: the trace context, or nothing.
+pub(crate) struct TraceHeaders(Option<HeaderMap>);
+
+impl TraceHeaders {
+    pub(crate) fn headers(&self) -> Option<&HeaderMap> {
+        self.0.as_ref()
+    }
+}
+
+/// The hook for a publish without headers: its span, and headers with the trace context.
+#[inline]
+pub(crate) fn publish_plain(
+    client: &Client,
+    subject: &str,
+    payload_len: usize,
+) -> (Span, TraceHeaders) {
+    let (span, headers) = outgoing(client, Operation::Publish, subject, None, payload_len);
+    (span, TraceHeaders(headers))
+}
+
 /// The hook for a publish: its span, and `headers` with the trace context added.
+#[inline]
 pub(crate) fn publish(
     client: &Client,
     subject: &str,
@@ -210,6 +234,7 @@ pub(crate) fn publish(
 
 /// The hook for a request: its span (kept until the reply comes), and `headers` with the
 /// trace context added.
+#[inline]
 pub(crate) fn request(
     client: &Client,
     subject: &str,
@@ -230,18 +255,19 @@ fn outgoing(
         Operation::Publish => tracing::info_span!(
             target: "rnats::otel",
             "publish",
-            otel.name = %format_args!("publish {subject}"),
+            otel.name = %SpanName("publish", subject),
             otel.kind = "producer",
             messaging.system = "nats",
             "messaging.operation.type" = "send",
             messaging.operation.name = "publish",
             messaging.destination.name = subject,
+            messaging.destination.temporary = is_temporary(subject),
             messaging.message.body.size = body_size(payload_len),
         ),
         Operation::Request => tracing::info_span!(
             target: "rnats::otel",
             "request",
-            otel.name = %format_args!("request {subject}"),
+            otel.name = %SpanName("request", subject),
             otel.kind = "client",
             messaging.system = "nats",
             "messaging.operation.type" = "send",
@@ -250,8 +276,10 @@ fn outgoing(
             messaging.message.body.size = body_size(payload_len),
         ),
     };
-    let cx = sending_context(&span);
-    if !cx.span().span_context().is_valid() || !client.headers_supported() {
+    let Some(cx) = sending_context(&span) else {
+        return (span, headers);
+    };
+    if !client.headers_supported() {
         return (span, headers);
     }
     let mut headers = headers.unwrap_or_default();
@@ -260,19 +288,45 @@ fn outgoing(
 }
 
 /// The context a message goes out in: its own span's when the OpenTelemetry layer made one,
-/// otherwise whatever the OpenTelemetry API has current.
-fn sending_context(span: &Span) -> Context {
-    let cx = span.context();
-    if cx.span().span_context().is_valid() {
-        return cx;
+/// otherwise whatever the OpenTelemetry API has current; `None` with no trace active. The
+/// untraced case is every publish's: it only checks, and clones nothing.
+fn sending_context(span: &Span) -> Option<Context> {
+    if !span.is_disabled() {
+        let cx = span.context();
+        if cx.span().span_context().is_valid() {
+            return Some(cx);
+        }
     }
-    Context::current()
+    Context::map_current(|cx| cx.span().span_context().is_valid().then(|| cx.clone()))
 }
 
 /// A size as OpenTelemetry's integer attribute type: `tracing` hands an unsigned field to the
 /// layer as text.
 fn body_size(len: usize) -> i64 {
     i64::try_from(len).unwrap_or(i64::MAX)
+}
+
+/// A span's name: the operation and, as OpenTelemetry's messaging conventions ask, the
+/// subject only where it names a lasting destination. Reply inboxes and JetStream's ack and
+/// flow-control subjects are new for each message, and would make a span name per message.
+struct SpanName<'a>(&'static str, &'a str);
+
+impl std::fmt::Display for SpanName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let SpanName(operation, subject) = self;
+        match is_temporary(subject) {
+            true => f.write_str(operation),
+            false => write!(f, "{operation} {subject}"),
+        }
+    }
+}
+
+/// A subject made for one message or one exchange: a reply inbox (every NATS client's default
+/// `_INBOX.` prefix), a JetStream ack or flow-control subject.
+fn is_temporary(subject: &str) -> bool {
+    ["_INBOX.", "$JS.ACK.", "$JS.FC."]
+        .iter()
+        .any(|prefix| subject.starts_with(prefix))
 }
 
 fn has_header(headers: &HeaderMap, name: &str) -> bool {

@@ -8,6 +8,27 @@ use crate::Client;
 /// Stands where the feature keeps its span alive; holds nothing.
 pub(crate) struct NoSpan;
 
+/// Stands where the feature keeps the headers it made for a message that had none; holds
+/// nothing, so an `async fn` keeps nothing for it across an await.
+pub(crate) struct NoHeaders;
+
+impl NoHeaders {
+    #[inline(always)]
+    pub(crate) fn headers(&self) -> Option<&HeaderMap> {
+        None
+    }
+}
+
+/// A publish without headers leaves without them.
+#[inline(always)]
+pub(crate) fn publish_plain(
+    _client: &Client,
+    _subject: &str,
+    _payload_len: usize,
+) -> (NoSpan, NoHeaders) {
+    (NoSpan, NoHeaders)
+}
+
 /// A publish leaves as it came.
 #[inline(always)]
 pub(crate) fn publish(
