@@ -291,31 +291,36 @@ async fn a_jetstream_publish_and_its_consumption_are_one_trace() {
     assert_eq!(ack.sequence, 1);
     drop(checkout);
 
-    // A separate connection consumes, as another service would.
+    // A separate connection consumes, as another service would, inside a trace of its own:
+    // its JetStream API requests and pulls carry trace context too, which the server takes.
     let consuming = jetstream::new(rnats::connect(server.url()).await.unwrap());
-    let billing = consuming
-        .get_stream("ORDERS")
-        .await
-        .unwrap()
-        .get_or_create_consumer(
-            "billing",
-            consumer::pull::Config {
-                durable_name: Some("billing".to_string()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    let message = billing
-        .fetch()
-        .max_messages(1)
-        .messages()
-        .await
-        .unwrap()
-        .next()
-        .await
-        .unwrap()
-        .unwrap();
+    let message = async {
+        let billing = consuming
+            .get_stream("ORDERS")
+            .await
+            .unwrap()
+            .get_or_create_consumer(
+                "billing",
+                consumer::pull::Config {
+                    durable_name: Some("billing".to_string()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        billing
+            .fetch()
+            .max_messages(1)
+            .messages()
+            .await
+            .unwrap()
+            .next()
+            .await
+            .unwrap()
+            .unwrap()
+    }
+    .instrument(tracing::info_span!("billing"))
+    .await;
     // `rnats::jetstream::Message` derefs to the Core message, so the extension applies.
     let span = message.process_span();
     async { message.ack().await.unwrap() }
@@ -327,7 +332,41 @@ async fn a_jetstream_publish_and_its_consumption_are_one_trace() {
     let publish = collector.span("request orders.new");
     let process = collector.span("process orders.new");
     assert_child_of(&publish, &checkout);
+    // Its parent is the publisher's span from the stored headers, not the consumer's
+    // "billing" span that was current when the message was fetched.
     assert_child_of(&process, &publish);
     assert!(process.parent_span_is_remote);
     assert_eq!(process.span_kind, SpanKind::Consumer);
+    let billing = collector.span("billing");
+    assert_ne!(
+        billing.span_context.trace_id(),
+        checkout.span_context.trace_id()
+    );
+}
+
+#[tokio::test]
+async fn key_value_works_inside_a_trace() {
+    // Every KV call is a JetStream request or publish, and carries trace context here.
+    let _collector = Collector::install();
+    let server = NatsServer::with_jetstream();
+    let js = jetstream::new(rnats::connect(server.url()).await.unwrap());
+    async {
+        let kv = js
+            .create_key_value(jetstream::kv::Config {
+                bucket: "PROFILES".to_string(),
+                history: 2,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        kv.put("alice", "v1".into()).await.unwrap();
+        kv.put("alice", "v2".into()).await.unwrap();
+        assert_eq!(kv.get("alice").await.unwrap(), Some(Bytes::from("v2")));
+        let entry = kv.entry("alice").await.unwrap().unwrap();
+        assert_eq!(entry.revision, 2);
+        let keys: Vec<String> = kv.keys().await.unwrap().map(|k| k.unwrap()).collect().await;
+        assert_eq!(keys, ["alice"]);
+    }
+    .instrument(tracing::info_span!("profiles"))
+    .await;
 }
