@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -164,7 +164,8 @@ impl Client {
     ) -> Result<(), PublishError> {
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
-        let (_span, trace) = crate::otel::publish_plain(self, subject, payload.len());
+        let (_span, trace) =
+            crate::otel::publish_plain(self.header_support(), subject, payload.len());
         let out = Outbound {
             subject,
             reply: None,
@@ -187,7 +188,8 @@ impl Client {
     ) -> Result<(), PublishError> {
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
-        let (_span, headers) = crate::otel::publish(self, subject, Some(headers), payload.len());
+        let (_span, headers) =
+            crate::otel::publish(self.header_support(), subject, Some(headers), payload.len());
         let out = Outbound {
             subject,
             reply: None,
@@ -208,7 +210,8 @@ impl Client {
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
         let mut owned_reply = None;
         let reply = self.checked_publish_subject(&reply, &mut owned_reply)?;
-        let (_span, trace) = crate::otel::publish_plain(self, subject, payload.len());
+        let (_span, trace) =
+            crate::otel::publish_plain(self.header_support(), subject, payload.len());
         let out = Outbound {
             subject,
             reply: Some(reply),
@@ -230,7 +233,8 @@ impl Client {
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
         let mut owned_reply = None;
         let reply = self.checked_publish_subject(&reply, &mut owned_reply)?;
-        let (_span, headers) = crate::otel::publish(self, subject, Some(headers), payload.len());
+        let (_span, headers) =
+            crate::otel::publish(self.header_support(), subject, Some(headers), payload.len());
         let out = Outbound {
             subject,
             reply: Some(reply),
@@ -300,7 +304,12 @@ impl Client {
         };
         let mut replies = self.subscribe(inbox.as_str()).await?;
         replies.unsubscribe_after(1).await.ok();
-        let (_span, headers) = crate::otel::request(self, subject, request.headers, payload.len());
+        let (_span, headers) = crate::otel::request(
+            self.header_support(),
+            subject,
+            request.headers,
+            payload.len(),
+        );
         let out = Outbound {
             subject,
             reply: Some(&inbox),
@@ -329,7 +338,8 @@ impl Client {
     ) -> Result<PendingReply, RequestError> {
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
-        let (_span, headers) = crate::otel::request(self, subject, headers, payload.len());
+        let (_span, headers) =
+            crate::otel::request(self.header_support(), subject, headers, payload.len());
         let pending = request::Pending::register(self.handle.shared());
         let out = Outbound {
             subject,
@@ -349,7 +359,8 @@ impl Client {
         timeout: Option<Duration>,
     ) -> Result<Message, RequestError> {
         // The span lasts until the reply comes: the request's whole round trip.
-        let (_span, headers) = crate::otel::request(self, subject, headers, payload.len());
+        let (_span, headers) =
+            crate::otel::request(self.header_support(), subject, headers, payload.len());
         let pending = request::Pending::register(self.handle.shared());
         let out = Outbound {
             subject,
@@ -619,10 +630,10 @@ impl Client {
         self.handle.shared()
     }
 
-    /// Whether the server takes headers (HPUB); the OpenTelemetry hooks add none otherwise.
-    #[cfg_attr(not(feature = "opentelemetry"), allow(dead_code))]
-    pub(crate) fn headers_supported(&self) -> bool {
-        self.shared().headers_supported.load(Ordering::Relaxed)
+    /// Whether the server takes headers (HPUB): the OpenTelemetry hooks add none otherwise.
+    /// (Without the feature the hooks never read it, and the call compiles away.)
+    fn header_support(&self) -> &AtomicBool {
+        &self.shared().headers_supported
     }
 
     /// Queues a message, waiting only while the write queue is over its limit.

@@ -70,6 +70,7 @@
 //! [`Client`]: crate::Client
 
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use opentelemetry::Context;
 use opentelemetry::global;
@@ -78,8 +79,8 @@ use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, Tra
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+use crate::Message;
 use crate::header::HeaderMap;
-use crate::{Client, Message};
 
 /// The W3C header with the trace id, the sender's span id and the sampled flag.
 pub const TRACEPARENT: &str = "traceparent";
@@ -213,39 +214,57 @@ impl TraceHeaders {
 /// The hook for a publish without headers: its span, and headers with the trace context.
 #[inline]
 pub(crate) fn publish_plain(
-    client: &Client,
+    header_support: &AtomicBool,
     subject: &str,
     payload_len: usize,
 ) -> (Span, TraceHeaders) {
-    let (span, headers) = outgoing(client, Operation::Publish, subject, None, payload_len);
+    let (span, headers) = outgoing(
+        header_support,
+        Operation::Publish,
+        subject,
+        None,
+        payload_len,
+    );
     (span, TraceHeaders(headers))
 }
 
 /// The hook for a publish: its span, and `headers` with the trace context added.
 #[inline]
 pub(crate) fn publish(
-    client: &Client,
+    header_support: &AtomicBool,
     subject: &str,
     headers: Option<HeaderMap>,
     payload_len: usize,
 ) -> (Span, Option<HeaderMap>) {
-    outgoing(client, Operation::Publish, subject, headers, payload_len)
+    outgoing(
+        header_support,
+        Operation::Publish,
+        subject,
+        headers,
+        payload_len,
+    )
 }
 
 /// The hook for a request: its span (kept until the reply comes), and `headers` with the
 /// trace context added.
 #[inline]
 pub(crate) fn request(
-    client: &Client,
+    header_support: &AtomicBool,
     subject: &str,
     headers: Option<HeaderMap>,
     payload_len: usize,
 ) -> (Span, Option<HeaderMap>) {
-    outgoing(client, Operation::Request, subject, headers, payload_len)
+    outgoing(
+        header_support,
+        Operation::Request,
+        subject,
+        headers,
+        payload_len,
+    )
 }
 
 fn outgoing(
-    client: &Client,
+    header_support: &AtomicBool,
     operation: Operation,
     subject: &str,
     headers: Option<HeaderMap>,
@@ -279,7 +298,7 @@ fn outgoing(
     let Some(cx) = sending_context(&span) else {
         return (span, headers);
     };
-    if !client.headers_supported() {
+    if !header_support.load(Ordering::Relaxed) {
         return (span, headers);
     }
     let mut headers = headers.unwrap_or_default();

@@ -1,9 +1,9 @@
 //! The client's OpenTelemetry hooks without the `opentelemetry` feature: they hand the headers
 //! back untouched and hold no span, so each call site compiles to nothing.
 
-use rnats_proto::HeaderMap;
+use std::sync::atomic::AtomicBool;
 
-use crate::Client;
+use rnats_proto::HeaderMap;
 
 /// Stands where the feature keeps its span alive; holds nothing.
 pub(crate) struct NoSpan;
@@ -22,7 +22,7 @@ impl NoHeaders {
 /// A publish without headers leaves without them.
 #[inline(always)]
 pub(crate) fn publish_plain(
-    _client: &Client,
+    _header_support: &AtomicBool,
     _subject: &str,
     _payload_len: usize,
 ) -> (NoSpan, NoHeaders) {
@@ -32,7 +32,7 @@ pub(crate) fn publish_plain(
 /// A publish leaves as it came.
 #[inline(always)]
 pub(crate) fn publish(
-    _client: &Client,
+    _header_support: &AtomicBool,
     _subject: &str,
     headers: Option<HeaderMap>,
     _payload_len: usize,
@@ -43,7 +43,7 @@ pub(crate) fn publish(
 /// A request leaves as it came.
 #[inline(always)]
 pub(crate) fn request(
-    _client: &Client,
+    _header_support: &AtomicBool,
     _subject: &str,
     headers: Option<HeaderMap>,
     _payload_len: usize,
