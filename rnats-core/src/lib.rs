@@ -45,7 +45,9 @@
 //!   task that owns the socket (`engine.rs`), what the callers and the engine share
 //!   (`shared.rs`), the rule for who writes the socket (`writer.rs`), dialing and the
 //!   transports (`dial.rs`, `transport.rs`, `websocket.rs`), reconnecting, deliveries to
-//!   subscribers, requests, [`request_many`], [`trace`], the `Sink` of messages. What it
+//!   subscribers, requests, [`request_many`], [`trace`], the `Sink` of messages, the
+//!   OpenTelemetry hooks on publish and request (`otel.rs` with the `opentelemetry`
+//!   feature, the no-ops of `otel_off.rs` without it). What it
 //!   asks of a runtime (spawn, timers, DNS and TCP, blocking work) goes through `rt.rs`:
 //!   tokio when the client is made inside a tokio runtime, otherwise, with the
 //!   `runtime-neutral` feature, async-io and a task thread of rnats' own (`rt_neutral.rs`),
