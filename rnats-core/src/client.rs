@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -166,10 +166,12 @@ impl Client {
     ) -> Result<(), PublishError> {
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        let (_span, trace) =
+            crate::otel::publish_plain(self.header_support(), subject, payload.len());
         let out = Outbound {
             subject,
             reply: None,
-            headers: None,
+            headers: trace.headers(),
             payload: &payload,
         };
         // The fast path inline: no nested future on the hottest call (see `Client::send`).
@@ -188,10 +190,12 @@ impl Client {
     ) -> Result<(), PublishError> {
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        let (_span, headers) =
+            crate::otel::publish(self.header_support(), subject, Some(headers), payload.len());
         let out = Outbound {
             subject,
             reply: None,
-            headers: Some(&headers),
+            headers: headers.as_ref(),
             payload: &payload,
         };
         self.send(out, Urgency::Normal).await
@@ -208,10 +212,12 @@ impl Client {
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
         let mut owned_reply = None;
         let reply = self.checked_publish_subject(&reply, &mut owned_reply)?;
+        let (_span, trace) =
+            crate::otel::publish_plain(self.header_support(), subject, payload.len());
         let out = Outbound {
             subject,
             reply: Some(reply),
-            headers: None,
+            headers: trace.headers(),
             payload: &payload,
         };
         self.send(out, Urgency::Normal).await
@@ -229,10 +235,12 @@ impl Client {
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
         let mut owned_reply = None;
         let reply = self.checked_publish_subject(&reply, &mut owned_reply)?;
+        let (_span, headers) =
+            crate::otel::publish(self.header_support(), subject, Some(headers), payload.len());
         let out = Outbound {
             subject,
             reply: Some(reply),
-            headers: Some(&headers),
+            headers: headers.as_ref(),
             payload: &payload,
         };
         self.send(out, Urgency::Normal).await
@@ -261,7 +269,7 @@ impl Client {
         let timeout = self.shared().options.request_timeout;
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
-        self.request_inner(subject, Some(&headers), payload, timeout)
+        self.request_inner(subject, Some(headers), payload, timeout)
             .await
     }
 
@@ -293,15 +301,21 @@ impl Client {
         let payload = request.payload.unwrap_or_default();
         let Some(inbox) = request.inbox else {
             return self
-                .request_inner(subject, request.headers.as_ref(), payload, timeout)
+                .request_inner(subject, request.headers, payload, timeout)
                 .await;
         };
         let mut replies = self.subscribe(inbox.as_str()).await?;
         replies.unsubscribe_after(1).await.ok();
+        let (_span, headers) = crate::otel::request(
+            self.header_support(),
+            subject,
+            request.headers,
+            payload.len(),
+        );
         let out = Outbound {
             subject,
             reply: Some(&inbox),
-            headers: request.headers.as_ref(),
+            headers: headers.as_ref(),
             payload: &payload,
         };
         self.send(out, Urgency::Flush).await?;
@@ -326,6 +340,8 @@ impl Client {
     ) -> Result<PendingReply, RequestError> {
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        let (_span, headers) =
+            crate::otel::request(self.header_support(), subject, headers, payload.len());
         let pending = request::Pending::register(self.handle.shared());
         let out = Outbound {
             subject,
@@ -340,15 +356,18 @@ impl Client {
     async fn request_inner(
         &self,
         subject: &str,
-        headers: Option<&HeaderMap>,
+        headers: Option<HeaderMap>,
         payload: Bytes,
         timeout: Option<Duration>,
     ) -> Result<Message, RequestError> {
+        // The span lasts until the reply comes: the request's whole round trip.
+        let (_span, headers) =
+            crate::otel::request(self.header_support(), subject, headers, payload.len());
         let pending = request::Pending::register(self.handle.shared());
         let out = Outbound {
             subject,
             reply: Some(pending.reply()),
-            headers,
+            headers: headers.as_ref(),
             payload: &payload,
         };
         // Never held back by linger; written by the caller when the connection is idle.
@@ -647,6 +666,12 @@ impl Client {
 
     pub(crate) fn shared_arc(&self) -> &Arc<Shared> {
         self.handle.shared()
+    }
+
+    /// Whether the server takes headers (HPUB): the OpenTelemetry hooks add none otherwise.
+    /// (Without the feature the hooks never read it, and the call compiles away.)
+    fn header_support(&self) -> &AtomicBool {
+        &self.shared().headers_supported
     }
 
     /// Queues a message, waiting only while the write queue is over its limit.

@@ -21,8 +21,8 @@
 //! queue encoded frames for it and never wait on the network to publish.
 //!
 //! The cargo features are async-nats' (`ring`, `aws-lc-rs`, `fips`, `websockets`, `nkeys`,
-//! `nuid`, `chrono`), plus rnats' own `runtime-neutral`; the `rnats` facade forwards its
-//! features of the same names and lists them all.
+//! `nuid`, `chrono`), plus rnats' own `runtime-neutral` and `opentelemetry` (the `otel`
+//! module); the `rnats` facade forwards its features of the same names and lists them all.
 //!
 //! # Map of the crate
 //!
@@ -45,7 +45,9 @@
 //!   task that owns the socket (`engine.rs`), what the callers and the engine share
 //!   (`shared.rs`), the rule for who writes the socket (`writer.rs`), dialing and the
 //!   transports (`dial.rs`, `transport.rs`, `websocket.rs`), reconnecting, deliveries to
-//!   subscribers, requests, [`request_many`], [`trace`], the `Sink` of messages. What it
+//!   subscribers, requests, [`request_many`], [`trace`], the `Sink` of messages, the
+//!   OpenTelemetry hooks on publish and request (`otel.rs` with the `opentelemetry`
+//!   feature, the no-ops of `otel_off.rs` without it). What it
 //!   asks of a runtime (spawn, timers, DNS and TCP, blocking work) goes through `rt.rs`:
 //!   tokio when the client is made inside a tokio runtime, otherwise, with the
 //!   `runtime-neutral` feature, async-io and a task thread of rnats' own (`rt_neutral.rs`),
@@ -95,6 +97,14 @@ mod sub_queue;
 mod subscriber;
 pub mod trace;
 mod transport;
+// The publish and request paths' hooks: W3C trace context and spans with the feature, no-ops
+// that compile away without it.
+#[cfg(feature = "opentelemetry")]
+#[cfg_attr(docsrs, doc(cfg(feature = "opentelemetry")))]
+pub mod otel;
+#[cfg(not(feature = "opentelemetry"))]
+#[path = "otel_off.rs"]
+mod otel;
 #[cfg(feature = "websockets")]
 mod websocket;
 #[cfg(feature = "websockets")]

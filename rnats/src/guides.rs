@@ -13,6 +13,8 @@
 //! - [`counters`]: distributed counters (ADR-49).
 //! - [`schedules`]: messages a stream publishes later (ADR-51).
 //! - [`topologies`]: superclusters, leaf nodes and JetStream domains.
+//! - [`opentelemetry`]: traces across publish, request and JetStream (the `opentelemetry`
+//!   feature).
 //!
 //! Three documents stay with the repository rather than the crate, since they describe the
 //! workspace more than the library: the [performance figures and tuning guide], the
@@ -62,3 +64,7 @@ pub mod schedules {}
 #[cfg(not(doctest))]
 #[doc = include_str!("../guides/topologies.md")]
 pub mod topologies {}
+
+#[cfg(not(doctest))]
+#[doc = include_str!("../guides/opentelemetry.md")]
+pub mod opentelemetry {}

@@ -1,0 +1,52 @@
+//! The client's OpenTelemetry hooks without the `opentelemetry` feature: they hand the headers
+//! back untouched and hold no span, so each call site compiles to nothing.
+
+use std::sync::atomic::AtomicBool;
+
+use rnats_proto::HeaderMap;
+
+/// Stands where the feature keeps its span alive; holds nothing.
+pub(crate) struct NoSpan;
+
+/// Stands where the feature keeps the headers it made for a message that had none; holds
+/// nothing, so an `async fn` keeps nothing for it across an await.
+pub(crate) struct NoHeaders;
+
+impl NoHeaders {
+    #[inline(always)]
+    pub(crate) fn headers(&self) -> Option<&HeaderMap> {
+        None
+    }
+}
+
+/// A publish without headers leaves without them.
+#[inline(always)]
+pub(crate) fn publish_plain(
+    _header_support: &AtomicBool,
+    _subject: &str,
+    _payload_len: usize,
+) -> (NoSpan, NoHeaders) {
+    (NoSpan, NoHeaders)
+}
+
+/// A publish leaves as it came.
+#[inline(always)]
+pub(crate) fn publish(
+    _header_support: &AtomicBool,
+    _subject: &str,
+    headers: Option<HeaderMap>,
+    _payload_len: usize,
+) -> (NoSpan, Option<HeaderMap>) {
+    (NoSpan, headers)
+}
+
+/// A request leaves as it came.
+#[inline(always)]
+pub(crate) fn request(
+    _header_support: &AtomicBool,
+    _subject: &str,
+    headers: Option<HeaderMap>,
+    _payload_len: usize,
+) -> (NoSpan, Option<HeaderMap>) {
+    (NoSpan, headers)
+}
