@@ -279,8 +279,8 @@ async fn publish(js: Context, publisher: usize, acks: Arc<Acks>) {
             let publish = Publish::build()
                 .payload(Bytes::from(id.clone()))
                 .message_id(id.clone());
-            // No spin while the stream elects a leader: a failed attempt has waited out the
-            // ack timeout or the context's no-responders backoff (ADR-22).
+            // A failed attempt has waited out the ack timeout or the context's no-responders
+            // backoff (ADR-22), or was turned away at once (below).
             let acked = match js
                 .send_publish(format!("{STREAM}.{publisher}"), publish)
                 .await
@@ -301,6 +301,10 @@ async fn publish(js: Context, publisher: usize, acks: Arc<Acks>) {
                 Err(error) => {
                     acks.errors.fetch_add(1, Ordering::Relaxed);
                     *acks.error_kinds.lock().unwrap().entry(error).or_default() += 1;
+                    // While the first send of an id waits for a quorum (a partitioned stream
+                    // leader), the server refuses the next at once (10158, duplicate message
+                    // id in process): without a pause the retries spun 36,000 times a run.
+                    pace.tick().await;
                 }
             }
         }
