@@ -23,14 +23,18 @@ use crate::context::Context;
 
 /// How long a send waits for its answer before the same create is sent again.
 const RESEND_EVERY: Duration = Duration::from_secs(1);
-/// The most sends waiting at once: with the default 10 s recovery bound on each, every one
-/// of them is still waiting when the tenth goes out.
+/// The most sends waiting at once.
 const MOST_IN_FLIGHT: usize = 10;
+/// The longest one send waits, whatever the context's timeout: by then the next sends are
+/// out, and a slot is free for another. A create that the server makes later still is found
+/// by the next send (same name, same configuration).
+const SEND_BOUND: Duration = RESEND_EVERY.saturating_mul(MOST_IN_FLIGHT as u32);
 
 /// Creates (or finds) the consumer `config` describes on `stream`, sending the request again
 /// every [`RESEND_EVERY`] while none has been answered. Each send is bounded by `context`'s
-/// timeout; the first answer decides, except a send timing out, which leaves the others to
-/// answer. It never gives up on its own: the caller bounds it, or keeps trying anyway.
+/// timeout and by [`SEND_BOUND`]; the first answer decides, except a send timing out, which
+/// leaves the others to answer. It never gives up on its own: the caller bounds it, or keeps
+/// trying anyway.
 pub(crate) async fn create_resending<C>(
     context: &Context,
     config: &C,
@@ -42,7 +46,12 @@ where
     let mut sends = FuturesUnordered::new();
     loop {
         if sends.len() < MOST_IN_FLIGHT {
-            sends.push(context.create_consumer_on_stream(config.clone(), stream));
+            let send = context.create_consumer_on_stream(config.clone(), stream);
+            sends.push(async move {
+                tokio::time::timeout(SEND_BOUND, send)
+                    .await
+                    .unwrap_or_else(|_| Err(ConsumerError::new(ConsumerErrorKind::TimedOut)))
+            });
         }
         let mut resend = std::pin::pin!(tokio::time::sleep(RESEND_EVERY));
         loop {
