@@ -39,9 +39,6 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 /// neither the context nor the client bounds requests: nothing awaits those requests, so a
 /// lost one must not stall the recovery for ever.
 const RECOVERY_TIMEOUT: Duration = Duration::from_secs(10);
-/// How much longer each attempt at recreating a consumer may wait for an answer than the one
-/// before it; see [`Context::recreation_context`].
-const RECREATION_STEP: Duration = Duration::from_secs(2);
 
 /// A handle to JetStream through one client: cheap to clone (clones share the in-flight
 /// publish limit).
@@ -297,22 +294,6 @@ impl Context {
         if context.timeout.is_none() && context.client.timeout().is_none() {
             context.timeout = Some(RECOVERY_TIMEOUT);
         }
-        context
-    }
-
-    /// A copy for attempt `attempt` (0 for the first) at recreating a consumer in the
-    /// background: bounded as [`recovery_context`](Self::recovery_context) is, but at most
-    /// 2 s for the first attempt, 4 s for the second, and so on. A create sent while the meta
-    /// leader is being elected gets no answer at all, and waiting a whole request timeout for
-    /// it kept an ordered consumer away for 10 s after a node died (issue 32).
-    pub(crate) fn recreation_context(&self, attempt: u32) -> Context {
-        let mut context = self.recovery_context();
-        let bound = context
-            .timeout
-            .or_else(|| context.client.timeout())
-            .unwrap_or(RECOVERY_TIMEOUT);
-        let step = RECREATION_STEP.saturating_mul(attempt.saturating_add(1));
-        context.timeout = Some(step.min(bound));
         context
     }
 

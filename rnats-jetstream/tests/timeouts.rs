@@ -1,11 +1,12 @@
 //! How long JetStream waits for the server: API requests are bounded by the context's
 //! timeout when it has one, else by the client's request timeout, and wait for ever when
-//! neither sets one; recreating an ordered consumer is bounded even then (2 s for the first
-//! attempt, 2 s more for each next one, at most 10 s), and a lost create is retried without
-//! the caller seeing an error.
+//! neither sets one; recreating an ordered consumer sends its create again every second
+//! while unanswered, so a lost create is made up for without the caller seeing an error, and
+//! a late one does not make a second consumer.
 //!
 //! The contexts under test send their API requests under a relay prefix; a relay task on
-//! another connection forwards them to `$JS.API` late, or loses a consumer create.
+//! another connection forwards them to `$JS.API` late, or loses a consumer create, and
+//! records the server's answers to the creates it passed on.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::sync::{Arc, Mutex};
@@ -27,38 +28,77 @@ struct RelayRules {
     delay: Duration,
     /// Consumer creates still to lose.
     lose_creates: usize,
+    /// Consumer creates still to pass on late, and how late.
+    late_creates: (usize, Duration),
 }
 
-/// Passes requests on `$JS.RELAY.API.>` to `$JS.API.>` as its rules say.
-async fn start_relay(server: &NatsServer) -> Arc<Mutex<RelayRules>> {
+/// The relay: its rules, and the server's answers to the consumer creates it passed on.
+struct Relay {
+    rules: Arc<Mutex<RelayRules>>,
+    create_answers: tokio::sync::watch::Receiver<Vec<serde_json::Value>>,
+}
+
+impl std::ops::Deref for Relay {
+    type Target = Mutex<RelayRules>;
+
+    fn deref(&self) -> &Mutex<RelayRules> {
+        &self.rules
+    }
+}
+
+/// Passes requests on `$JS.RELAY.API.>` to `$JS.API.>` as its rules say. A consumer create
+/// is passed on as a request of the relay's own, whose answer it records and forwards.
+async fn start_relay(server: &NatsServer) -> Relay {
     let client = rnats_core::connect(server.url()).await.unwrap();
     let rules = Arc::new(Mutex::new(RelayRules::default()));
+    let (answers_tx, create_answers) = tokio::sync::watch::channel(Vec::new());
+    let answers_tx = Arc::new(answers_tx);
     let mut requests = client.subscribe(format!("{RELAY_PREFIX}.>")).await.unwrap();
     client.flush().await.unwrap();
     let shared = Arc::clone(&rules);
     tokio::spawn(async move {
         while let Some(request) = requests.next().await {
             let subject = request.subject.replacen(RELAY_PREFIX, "$JS.API", 1);
+            let create = subject.starts_with("$JS.API.CONSUMER.CREATE.");
             let delay = {
                 let mut rules = shared.lock().unwrap();
-                if subject.starts_with("$JS.API.CONSUMER.CREATE.") && rules.lose_creates > 0 {
+                if create && rules.lose_creates > 0 {
                     rules.lose_creates -= 1;
                     continue;
                 }
-                rules.delay
+                match rules.late_creates {
+                    (late @ 1.., delay) if create => {
+                        rules.late_creates = (late - 1, delay);
+                        delay
+                    }
+                    _ => rules.delay,
+                }
             };
             let (client, Some(reply)) = (client.clone(), request.reply) else {
                 continue;
             };
+            let answers = Arc::clone(&answers_tx);
             tokio::spawn(async move {
                 tokio::time::sleep(delay).await;
-                let _ = client
-                    .publish_with_reply(subject, reply, request.payload)
-                    .await;
+                if !create {
+                    let _ = client
+                        .publish_with_reply(subject, reply, request.payload)
+                        .await;
+                    return;
+                }
+                let Ok(answer) = client.request(subject, request.payload).await else {
+                    return;
+                };
+                let _ = client.publish(reply, answer.payload.clone()).await;
+                let answer = serde_json::from_slice(&answer.payload).unwrap();
+                answers.send_modify(|answers| answers.push(answer));
             });
         }
     });
-    rules
+    Relay {
+        rules,
+        create_answers,
+    }
 }
 
 /// A client whose requests wait for ever unless told otherwise.
@@ -133,6 +173,17 @@ async fn ordered_needing_recreation(
     js: &Context,
     relay: &Mutex<RelayRules>,
 ) -> pull::Ordered {
+    ordered_needing_recreation_with(server, js, relay, |rules| rules.lose_creates = 1).await
+}
+
+/// As [`ordered_needing_recreation`], with `rules` set for the recreation instead of losing
+/// its first create.
+async fn ordered_needing_recreation_with(
+    server: &NatsServer,
+    js: &Context,
+    relay: &Mutex<RelayRules>,
+    rules: impl FnOnce(&mut RelayRules),
+) -> pull::Ordered {
     let consumer = js
         .get_stream("events")
         .await
@@ -145,7 +196,7 @@ async fn ordered_needing_recreation(
     let first = messages.next().await.unwrap().unwrap();
     assert_eq!(first.payload, "first");
 
-    relay.lock().unwrap().lose_creates = 1;
+    rules(&mut relay.lock().unwrap());
     let admin = rnats_jetstream::new(rnats_core::connect(server.url()).await.unwrap());
     admin
         .delete_consumer_from_stream(&name, "events")
@@ -184,7 +235,7 @@ async fn a_lost_recreate_is_retried_after_the_context_timeout_without_an_error_i
 }
 
 #[tokio::test]
-async fn with_no_timeout_anywhere_a_lost_recreate_is_retried_after_two_seconds() {
+async fn with_no_timeout_anywhere_a_lost_recreate_is_sent_again_after_a_second() {
     let server = NatsServer::builder().jetstream(true).spawn().unwrap();
     events_stream(&server).await;
     let relay = start_relay(&server).await;
@@ -198,12 +249,78 @@ async fn with_no_timeout_anywhere_a_lost_recreate_is_retried_after_two_seconds()
         .unwrap()
         .unwrap();
     assert_eq!(second.payload, "second");
-    // The first attempt waited out its own bound (2 s), not a whole request timeout (10 s).
+    // The second send went out after a second without an answer, while the first (lost)
+    // one still waited for its own (10 s).
     assert!(
-        start.elapsed() >= Duration::from_secs(2),
+        start.elapsed() >= Duration::from_secs(1),
         "{:?}",
         start.elapsed()
     );
+}
+
+/// A create answered only after the next send went out: both reach the server, with the same
+/// name and configuration, and whichever comes second finds the consumer the other made. One
+/// consumer, and nothing more to recover from.
+#[tokio::test]
+async fn a_late_recreate_and_its_second_send_make_one_consumer() {
+    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    events_stream(&server).await;
+    let mut relay = start_relay(&server).await;
+    let js = rnats_jetstream::with_prefix(unbounded_client(&server).await, RELAY_PREFIX);
+    let mut messages = ordered_needing_recreation_with(&server, &js, &relay, |rules| {
+        rules.late_creates = (1, Duration::from_millis(2_500));
+    })
+    .await;
+
+    let second = tokio::time::timeout(Duration::from_secs(30), messages.next())
+        .await
+        .expect("the recreation waited for ever")
+        .unwrap()
+        .unwrap();
+    assert_eq!(second.payload, "second");
+    let recreations = messages.recoveries().recreations;
+    // Both sends of the recreation (the first one, `<name>_1`) answered, without an error.
+    let recreation = |answer: &&serde_json::Value| {
+        answer.get("error").is_some() || answer["name"].as_str().is_some_and(|n| n.ends_with("_1"))
+    };
+    let answers: Vec<serde_json::Value> = tokio::time::timeout(
+        Duration::from_secs(30),
+        relay
+            .create_answers
+            .wait_for(|answers| answers.iter().filter(recreation).count() == 2),
+    )
+    .await
+    .expect("the late create was never answered")
+    .unwrap()
+    .iter()
+    .filter(recreation)
+    .cloned()
+    .collect();
+    for answer in &answers {
+        assert!(answer.get("error").is_none(), "{answer}");
+    }
+    let info = rnats_jetstream::new(rnats_core::connect(server.url()).await.unwrap())
+        .get_stream("events")
+        .await
+        .unwrap()
+        .get_info()
+        .await
+        .unwrap();
+    assert_eq!(info.state.consumer_count, 1);
+
+    js.publish("events", "third".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let third = tokio::time::timeout(Duration::from_secs(30), messages.next())
+        .await
+        .expect("the consumer stalled")
+        .unwrap()
+        .unwrap();
+    assert_eq!(third.payload, "third");
+    // The second create changed nothing the ordered consumer had to recover from.
+    assert_eq!(messages.recoveries().recreations, recreations);
 }
 
 #[tokio::test]

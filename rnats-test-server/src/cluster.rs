@@ -6,6 +6,7 @@ use crate::builder::ServerBuilder;
 use crate::error::TestServerError;
 use crate::info::{InfoStream, connect_urls};
 use crate::monitor::{self, str_at};
+use crate::route_links::RouteLinks;
 use crate::server::NatsServer;
 
 /// Name shared by all nodes' `cluster` blocks of [`Cluster::start`].
@@ -29,12 +30,86 @@ const START_ATTEMPTS: usize = 3;
 #[derive(Debug)]
 pub struct Cluster {
     name: String,
+    /// Node `i` is called `{node_prefix}-{i}`.
+    node_prefix: String,
     nodes: Vec<NatsServer>,
     /// Whether the nodes run JetStream (and so serve monitoring, to tell its readiness).
     jetstream: bool,
+    /// The proxies the routes run through, for a cluster started with
+    /// [`ClusterBuilder::route_proxies`].
+    route_links: Option<RouteLinks>,
+}
+
+/// Options for a [`Cluster`]; [`start`](Self::start) starts it.
+pub struct ClusterBuilder {
+    nodes: usize,
+    route_proxies: bool,
+    configure: Box<dyn Fn(usize, ServerBuilder) -> ServerBuilder>,
+}
+
+impl std::fmt::Debug for ClusterBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterBuilder")
+            .field("nodes", &self.nodes)
+            .field("route_proxies", &self.route_proxies)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClusterBuilder {
+    /// Runs each node's options through `configure(index, options)` first, as
+    /// [`Cluster::start_named`] does. The cluster and route settings are the builder's.
+    pub fn configure(
+        mut self,
+        configure: impl Fn(usize, ServerBuilder) -> ServerBuilder + 'static,
+    ) -> Self {
+        self.configure = Box::new(configure);
+        self
+    }
+
+    /// Routes every pair of nodes through a [`Proxy`](crate::Proxy) of its own (default:
+    /// no), so that [`Cluster::partition`] and [`Cluster::blackhole_routes`] can split the
+    /// servers while clients still reach every node directly. The nodes also serve
+    /// monitoring, whose `/routez` tells which routes are up.
+    pub fn route_proxies(mut self, on: bool) -> Self {
+        self.route_proxies = on;
+        self
+    }
+
+    /// Starts the nodes and returns once the cluster is formed and, with JetStream, ready,
+    /// as [`Cluster::start`] does.
+    pub fn start(self) -> Result<Cluster, TestServerError> {
+        let configure = |i, node| {
+            let node = (self.configure)(i, node);
+            if self.route_proxies {
+                node.monitoring()
+            } else {
+                node
+            }
+        };
+        let cluster = Cluster::form(
+            CLUSTER_NAME,
+            NODE_PREFIX,
+            self.nodes,
+            self.route_proxies,
+            configure,
+        )?;
+        cluster.wait_jetstream(JETSTREAM_TIMEOUT)?;
+        Ok(cluster)
+    }
 }
 
 impl Cluster {
+    /// Options for a cluster of `n` nodes named as [`start`](Self::start)'s are, e.g. with
+    /// its routes through proxies a test can cut.
+    pub fn builder(n: usize) -> ClusterBuilder {
+        ClusterBuilder {
+            nodes: n,
+            route_proxies: false,
+            configure: Box::new(|_, node| node),
+        }
+    }
+
     /// Starts `n` nodes and returns once each one announces the client URLs of all the
     /// others in its `INFO`, which it can only have learnt over working routes, and, when the
     /// nodes run JetStream, once it can take API calls (see [`wait_jetstream`](Self::wait_jetstream)).
@@ -65,7 +140,7 @@ impl Cluster {
         n: usize,
         configure: impl Fn(usize, ServerBuilder) -> ServerBuilder,
     ) -> Result<Cluster, TestServerError> {
-        let cluster = Self::form(name, node_prefix, n, configure)?;
+        let cluster = Self::form(name, node_prefix, n, false, configure)?;
         cluster.wait_jetstream(JETSTREAM_TIMEOUT)?;
         Ok(cluster)
     }
@@ -77,19 +152,22 @@ impl Cluster {
         name: &str,
         node_prefix: &str,
         n: usize,
+        route_proxies: bool,
         configure: impl Fn(usize, ServerBuilder) -> ServerBuilder,
     ) -> Result<Cluster, TestServerError> {
         let mut attempt = 1;
-        let nodes = loop {
-            match start_nodes(name, node_prefix, n, &configure) {
+        let (nodes, route_links) = loop {
+            match start_nodes(name, node_prefix, n, route_proxies, &configure) {
                 Err(TestServerError::Exited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
                 other => break other?,
             }
         };
         let cluster = Cluster {
             name: name.to_owned(),
+            node_prefix: node_prefix.to_owned(),
             jetstream: nodes.iter().any(|node| node.store_dir().is_some()),
             nodes,
+            route_links,
         };
         cluster.wait_formed(FORM_TIMEOUT)?;
         Ok(cluster)
@@ -156,19 +234,187 @@ impl Cluster {
         let nodes: Vec<&NatsServer> = self.nodes.iter().collect();
         wait_meta_leader(&nodes, Instant::now() + timeout)
     }
+
+    /// Closes every route between a node of `side_a` and a node of `side_b` and refuses new
+    /// ones until [`heal_routes`](Self::heal_routes): each side goes on as a cluster of its
+    /// own, as over a failed switch. Clients still reach every node.
+    ///
+    /// # Errors
+    ///
+    /// [`TestServerError::NoRouteProxies`] unless the cluster was started with
+    /// [`ClusterBuilder::route_proxies`].
+    pub fn partition(&self, side_a: &[usize], side_b: &[usize]) -> Result<(), TestServerError> {
+        self.route_links()?.partition(side_a, side_b);
+        Ok(())
+    }
+
+    /// Forwards nothing on the routes between a node of `side_a` and a node of `side_b`
+    /// until [`heal_routes`](Self::heal_routes), while their connections stay open: a
+    /// black-holed network, noticed by the servers only when pings or replication time out.
+    ///
+    /// # Errors
+    ///
+    /// As [`partition`](Self::partition).
+    pub fn blackhole_routes(
+        &self,
+        side_a: &[usize],
+        side_b: &[usize],
+    ) -> Result<(), TestServerError> {
+        self.route_links()?.blackhole(side_a, side_b);
+        Ok(())
+    }
+
+    /// Undoes every [`partition`](Self::partition) and
+    /// [`blackhole_routes`](Self::blackhole_routes): routes are accepted again (the
+    /// servers redial them on their own, about once a second) and black-holed ones forward
+    /// what they held, as TCP would have retransmitted it.
+    ///
+    /// # Errors
+    ///
+    /// As [`partition`](Self::partition).
+    pub fn heal_routes(&self) -> Result<(), TestServerError> {
+        self.route_links()?.heal();
+        Ok(())
+    }
+
+    /// Waits until no node of `side_a` lists a route to a node of `side_b` in its `/routez`,
+    /// nor the other way round.
+    ///
+    /// # Errors
+    ///
+    /// [`TestServerError::NotFormed`] when a route is still up at `timeout`,
+    /// [`TestServerError::NoMonitoring`] for nodes without monitoring.
+    pub fn wait_partitioned(
+        &self,
+        side_a: &[usize],
+        side_b: &[usize],
+        timeout: Duration,
+    ) -> Result<(), TestServerError> {
+        let what = format!("no routes between nodes {side_a:?} and nodes {side_b:?}");
+        monitor::poll_until(Instant::now() + timeout, &what, |last_seen| {
+            for (i, node) in self.nodes.iter().enumerate() {
+                let other_side = if side_a.contains(&i) {
+                    side_b
+                } else if side_b.contains(&i) {
+                    side_a
+                } else {
+                    continue;
+                };
+                let Some(routes) = routes_of(node, last_seen)? else {
+                    return Ok(None);
+                };
+                if let Some(route) = routes
+                    .iter()
+                    .find(|r| other_side.iter().any(|&j| self.is_node(r, j)))
+                {
+                    *last_seen = format!("node {i} still has {route}");
+                    return Ok(None);
+                }
+            }
+            Ok(Some(()))
+        })
+    }
+
+    /// Waits until every node has routes to every other node, all through the route
+    /// proxies: none goes around them, so a [`partition`](Self::partition) cuts them all.
+    /// Every node must be running.
+    ///
+    /// Each route connection shows in the `/routez` of both its ends, and each one that runs
+    /// through a proxy is one of the proxy's connections, so the routes listed add up to
+    /// twice the proxies' connections exactly when none bypasses them.
+    ///
+    /// # Errors
+    ///
+    /// [`TestServerError::NotFormed`] when a route is missing or goes around the proxies at
+    /// `timeout`, [`TestServerError::NoRouteProxies`] as [`partition`](Self::partition).
+    pub fn wait_routes_proxied(&self, timeout: Duration) -> Result<(), TestServerError> {
+        let links = self.route_links()?;
+        let what = "a full mesh of routes, all through the route proxies";
+        monitor::poll_until(Instant::now() + timeout, what, |last_seen| {
+            let proxied = links.connections();
+            let mut listed = 0;
+            for (i, node) in self.nodes.iter().enumerate() {
+                let Some(routes) = routes_of(node, last_seen)? else {
+                    return Ok(None);
+                };
+                let missing = (0..self.nodes.len())
+                    .find(|&j| j != i && !routes.iter().any(|r| self.is_node(r, j)));
+                if let Some(j) = missing {
+                    *last_seen = format!("node {i} has no route to node {j}");
+                    return Ok(None);
+                }
+                listed += routes.len();
+            }
+            // Read again: a route that came or went meanwhile makes the counts disagree.
+            if listed != 2 * proxied || links.connections() != proxied {
+                *last_seen = format!(
+                    "{listed} route ends listed, {proxied} connections through the proxies"
+                );
+                return Ok(None);
+            }
+            Ok(Some(()))
+        })
+    }
+
+    /// The route proxies, or the error for a cluster without them.
+    fn route_links(&self) -> Result<&RouteLinks, TestServerError> {
+        self.route_links
+            .as_ref()
+            .ok_or(TestServerError::NoRouteProxies)
+    }
+
+    /// Whether the `/routez` entry `route` leads to node `j`, by its server name.
+    fn is_node(&self, route: &serde_json::Value, j: usize) -> bool {
+        str_at(route, "/remote_name") == format!("{}-{j}", self.node_prefix)
+    }
 }
 
-/// Starts `n` fully meshed nodes in parallel, each waiting for its own readiness.
+/// The routes in `node`'s `/routez`, or `None` (with why in `last_seen`) while it cannot
+/// be reached.
+fn routes_of(
+    node: &NatsServer,
+    last_seen: &mut String,
+) -> Result<Option<Vec<serde_json::Value>>, TestServerError> {
+    match node.monitor("/routez") {
+        Ok(body) => Ok(Some(
+            body.get("routes")
+                .and_then(serde_json::Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+        )),
+        Err(TestServerError::Io(e)) => {
+            *last_seen = format!("{}: {e}", node.url());
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Starts `n` fully meshed nodes in parallel, each waiting for its own readiness, with
+/// their routes through proxies if asked.
 fn start_nodes(
     name: &str,
     node_prefix: &str,
     n: usize,
+    route_proxies: bool,
     configure: &impl Fn(usize, ServerBuilder) -> ServerBuilder,
-) -> Result<Vec<NatsServer>, TestServerError> {
+) -> Result<(Vec<NatsServer>, Option<RouteLinks>), TestServerError> {
     let route_ports = crate::free_ports(n)?;
+    let route_links = if route_proxies && n > 1 {
+        Some(RouteLinks::start(&route_ports)?)
+    } else {
+        None
+    };
     let builders: Vec<ServerBuilder> = (0..n)
         .map(|i| {
-            let node = configure(i, node_builder(name, node_prefix, i, &route_ports));
+            let routes = match &route_links {
+                Some(links) => Routes::Proxied {
+                    urls: links.routes_of(i),
+                    advertise: links.advertise_of(i),
+                },
+                None => Routes::Direct,
+            };
+            let node = configure(i, node_builder(name, node_prefix, i, &route_ports, routes));
             if node.has_jetstream() {
                 node.monitoring()
             } else {
@@ -190,27 +436,52 @@ fn start_nodes(
             .collect()
     });
     // Any failure drops (and so kills) the nodes that did start.
-    results.into_iter().collect()
+    let nodes = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    Ok((nodes, route_links))
+}
+
+/// How a node reaches the others.
+enum Routes {
+    /// Straight to their route listeners.
+    Direct,
+    /// Through these proxies, advertising an address that refuses every connection so that
+    /// no peer opens a route around them.
+    Proxied {
+        urls: Vec<String>,
+        advertise: String,
+    },
 }
 
 /// Options for node `i`: its name, its route listener and routes to every other node.
-fn node_builder(name: &str, node_prefix: &str, i: usize, route_ports: &[u16]) -> ServerBuilder {
+fn node_builder(
+    name: &str,
+    node_prefix: &str,
+    i: usize,
+    route_ports: &[u16],
+    routes: Routes,
+) -> ServerBuilder {
     if route_ports.len() == 1 {
         // A lone node routes nowhere; without a cluster block its JetStream runs standalone
         // instead of waiting for peers that will never come.
         return ServerBuilder::new().append_config(&format!("server_name: {node_prefix}-{i}\n"));
     }
-    let routes: Vec<String> = route_ports
-        .iter()
-        .enumerate()
-        .filter(|(j, _)| *j != i)
-        .map(|(_, port)| format!("nats://127.0.0.1:{port}"))
-        .collect();
+    let (urls, advertise) = match routes {
+        Routes::Direct => {
+            let urls = route_ports
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, port)| format!("nats://127.0.0.1:{port}"))
+                .collect();
+            (urls, String::new())
+        }
+        Routes::Proxied { urls, advertise } => (urls, format!("  advertise: \"{advertise}\"\n")),
+    };
     ServerBuilder::new().append_config(&format!(
         "server_name: {node_prefix}-{i}\n\
-         cluster {{\n  name: {name}\n  listen: 127.0.0.1:{}\n  routes: [{}]\n}}\n",
+         cluster {{\n  name: {name}\n  listen: 127.0.0.1:{}\n{advertise}  routes: [{}]\n}}\n",
         route_ports[i],
-        routes.join(", "),
+        urls.join(", "),
     ))
 }
 

@@ -58,6 +58,10 @@ pub enum TestServerError {
     /// The server was started without a monitoring port ([`ServerBuilder::monitoring`](crate::ServerBuilder::monitoring)).
     #[error("nats-server was started without a monitoring port")]
     NoMonitoring,
+    /// A route partition was asked of a cluster started without route proxies
+    /// ([`ClusterBuilder::route_proxies`](crate::ClusterBuilder::route_proxies)).
+    #[error("the cluster was started without route proxies")]
+    NoRouteProxies,
     /// The operation needs a running server, but it was killed.
     #[error("nats-server is not running")]
     NotRunning,

@@ -16,7 +16,8 @@
 //! [`nkey_user`] make identities for operator mode (JWT) and [`ServerBuilder::nkey_users`].
 //! Beyond one [`Cluster`], [`Supercluster`] joins two clusters by gateways and
 //! [`HubAndLeaf`] hangs leaf nodes with their own JetStream domain off a hub cluster, each
-//! link through a [`Proxy`] a test can cut; their readiness is read from the servers' HTTP
+//! link through a [`Proxy`] a test can cut, and [`Cluster::builder`] can run a cluster's own
+//! routes through proxies, to partition its servers from each other; their readiness is read from the servers' HTTP
 //! monitoring endpoints ([`ServerBuilder::monitoring`], [`NatsServer::wait_for_monitor`]).
 //! [`ServerBuilder::websocket`] adds a `ws://` listener beside the client port, and [`nats_py`]
 //! runs nats-py scripts as a second, independent client for interchange tests.
@@ -45,6 +46,7 @@ mod monitor;
 mod node;
 mod proxy;
 mod python;
+mod route_links;
 mod server;
 mod supercluster;
 mod tls;
@@ -53,7 +55,7 @@ mod websocket;
 
 pub use auth::{Account, Operator, SYSTEM_ACCOUNT_NAME, User, nkey_user, sign_nonce};
 pub use builder::{FEATURE_FLAGS_ENV, ServerBuilder};
-pub use cluster::Cluster;
+pub use cluster::{Cluster, ClusterBuilder};
 pub use error::TestServerError;
 pub use hub_and_leaf::{HUB_DOMAIN, HubAndLeaf, HubAndLeafBuilder, LEAF_DOMAIN, Role};
 pub use node::{NATS_JS_VERSION, nats_js, run_nats_js};

@@ -226,7 +226,9 @@ impl SuperclusterBuilder {
         };
         let start = |cluster: usize| {
             let name = SUPERCLUSTER_NAMES[cluster];
-            Cluster::form(name, name, n, |i, node| node_options(cluster, i, node))
+            Cluster::form(name, name, n, false, |i, node| {
+                node_options(cluster, i, node)
+            })
         };
         let (east, west) = std::thread::scope(|scope| {
             let east = scope.spawn(|| start(0));

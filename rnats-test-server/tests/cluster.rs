@@ -46,3 +46,54 @@ fn three_nodes_form_a_mesh_and_survive_a_node_restart() {
     assert_eq!(cluster.nodes()[1].port(), port);
     cluster.wait_formed(Duration::from_secs(10)).unwrap();
 }
+
+/// The server names of the routes in a node's `/routez`.
+fn route_names(node: &rnats_test_server::NatsServer) -> Vec<String> {
+    let routez = node.monitor("/routez").expect("/routez from the node");
+    routez["routes"]
+        .as_array()
+        .map(|routes| {
+            routes
+                .iter()
+                .map(|r| r["remote_name"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn route_proxies_carry_every_route_and_partition_the_nodes() {
+    let wait = Duration::from_secs(30);
+    let cluster = Cluster::builder(3).route_proxies(true).start().unwrap();
+    cluster.wait_routes_proxied(wait).unwrap();
+
+    // Node 0 alone on one side: it loses both peers, which keep each other.
+    cluster.partition(&[0], &[1, 2]).unwrap();
+    cluster.wait_partitioned(&[0], &[1, 2], wait).unwrap();
+    assert!(route_names(&cluster.nodes()[0]).is_empty());
+    for (node, peer) in [(1, "rnats-node-2"), (2, "rnats-node-1")] {
+        let names = route_names(&cluster.nodes()[node]);
+        assert!(names.iter().all(|n| n == peer), "node {node}: {names:?}");
+        assert!(!names.is_empty(), "node {node} lost its route to {peer}");
+    }
+
+    // Healed, the mesh comes back through the proxies only: no route learnt by gossip
+    // goes around them.
+    cluster.heal_routes().unwrap();
+    cluster.wait_formed(wait).unwrap();
+    cluster.wait_routes_proxied(wait).unwrap();
+
+    // A black hole keeps the connections open; healing lets them carry on.
+    cluster.blackhole_routes(&[2], &[0, 1]).unwrap();
+    cluster.heal_routes().unwrap();
+    cluster.wait_routes_proxied(wait).unwrap();
+}
+
+#[test]
+fn a_cluster_without_route_proxies_cannot_be_partitioned() {
+    let cluster = Cluster::start(2).unwrap();
+    assert!(matches!(
+        cluster.partition(&[0], &[1]),
+        Err(rnats_test_server::TestServerError::NoRouteProxies)
+    ));
+}

@@ -11,6 +11,7 @@ mod listing;
 mod manage;
 pub mod pull;
 pub mod push;
+pub(crate) mod recreate;
 mod reset;
 
 use std::fmt;

@@ -1,9 +1,8 @@
 //! The ordered pull consumer (ADR-17): messages in stream order without gaps, kept so by
 //! recreating the consumer from the last stream sequence seen whenever a delivery goes
-//! missing, heartbeats stop, or the consumer disappears. A failed recreation is retried with
-//! a backoff until one succeeds; each attempt waits at most 2 s longer than the one before
-//! (2 s, 4 s, ...) and never longer than the context's timeout, else the client's, else 10 s,
-//! so a create lost on the way (to a meta leader that just died) is retried soon.
+//! missing, heartbeats stop, or the consumer disappears. The create is sent again every
+//! second while unanswered (see `consumer/recreate.rs`), and a recreation the server refuses
+//! is retried with a backoff until one succeeds.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -21,6 +20,7 @@ use super::{
     DEFAULT_IDLE_HEARTBEAT, MessagesErrorKind, ORDERED_BATCH, OrderedConfig, OrderedError,
     OrderedErrorKind, clamp_batch, clamp_expires, clamp_heartbeat,
 };
+use crate::consumer::recreate::create_resending;
 use crate::consumer::{Consumer, DeliverPolicy, Info, StreamError};
 use crate::context::Context;
 use crate::message::Message;
@@ -118,9 +118,8 @@ impl Ordered {
             deliver_policy,
             ..self.config.clone()
         };
-        // Bounded even when nothing else bounds requests: a lost create is retried.
+        // Bounded even when nothing else bounds requests: a lost create is sent again.
         let context = self.context.recovery_context();
-        let attempt = self.context.recreation_context(self.attempt);
         let stream_name = self.stream_name.clone();
         let delay = backoff(self.attempt);
         self.recreate = Some(Box::pin(async move {
@@ -131,15 +130,14 @@ impl Ordered {
             // The new one has another name, and a delete waiting on an election (its node
             // died) must not hold the new consumer back for a whole request timeout.
             tokio::spawn({
-                let (context, stream_name) = (attempt.clone(), stream_name.clone());
+                let (context, stream_name) = (context.clone(), stream_name.clone());
                 async move {
                     let _ = context
                         .delete_consumer_from_stream(&old, &stream_name)
                         .await;
                 }
             });
-            let consumer = attempt
-                .create_consumer_on_stream(config, &stream_name)
+            let consumer = create_resending(&context, &config, &stream_name)
                 .await
                 .map_err(|e| {
                     ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Recreate, e)

@@ -3,9 +3,8 @@
 //! message its subscription dropped as a slow consumer), the heartbeats'
 //! `Nats-Last-Consumer` disagrees, heartbeats stop, the consumer disappears, or the client
 //! reconnects (the server may have restarted without the consumer, as nats.go assumes too).
-//! A failed recreation is retried with a backoff until one succeeds; each attempt waits at
-//! most 2 s longer than the one before (2 s, 4 s, ...) and never longer than the context's
-//! timeout, else the client's, else 10 s, so a create lost on the way is retried soon.
+//! The create is sent again every second while unanswered (see `consumer/recreate.rs`), and
+//! a recreation the server refuses is retried with a backoff until one succeeds.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -22,6 +21,7 @@ use super::{
     OrderedError, OrderedErrorKind,
 };
 use crate::consumer::heartbeat::Monitor;
+use crate::consumer::recreate::create_resending;
 use crate::consumer::{Consumer, DeliverPolicy, StreamError, StreamErrorKind};
 use crate::context::Context;
 use crate::message::Message;
@@ -144,8 +144,8 @@ impl Ordered {
             deliver_policy,
             ..self.config.clone()
         };
-        // Bounded even when nothing else bounds requests: a lost create is retried.
-        let context = self.context.recreation_context(self.attempt);
+        // Bounded even when nothing else bounds requests: a lost create is sent again.
+        let context = self.context.recovery_context();
         let stream_name = self.stream_name.clone();
         let delay = match self.attempt {
             0 => Duration::ZERO,
@@ -180,8 +180,7 @@ impl Ordered {
                 .map_err(|e| {
                     ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Subscription, e)
                 })?;
-            context
-                .create_consumer_on_stream(config, &stream_name)
+            create_resending(&context, &config, &stream_name)
                 .await
                 .map_err(|e| {
                     ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Recreate, e)
