@@ -544,12 +544,15 @@ impl Engine {
                 let now = self.shared.rt.now();
                 // A lame duck's clients move at random moments, so that they do not all land
                 // on the next server at once (ADR-40).
-                let lame_duck = self.shared.session().handle_info(
+                let news = self.shared.session().handle_info(
                     now,
                     info,
                     crate::floor::backoff::lame_duck_delay,
                 );
-                if lame_duck {
+                if news.cluster_changed {
+                    self.shared.emit(ConnectionEvent::ClusterChanged);
+                }
+                if news.lame_duck {
                     self.shared.emit(ConnectionEvent::LameDuckMode);
                 }
             }

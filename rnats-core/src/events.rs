@@ -147,6 +147,11 @@ pub enum ConnectionEvent {
     },
     /// The cluster advertised servers the pool did not know; they were added to it.
     DiscoveredServers(Vec<String>),
+    /// The server names other cluster peers than before (its INFO's `connect_urls`): a
+    /// server joined or left its cluster, or a route between servers was cut or came back.
+    /// Requests in flight through such a route may have been lost without a reply; a
+    /// JetStream pull consumer asks again on this.
+    ClusterChanged,
     /// The server reported an error that did not end the connection.
     ServerError(ProtocolError),
     /// A subscription's queue was full and messages were dropped. Reported once per episode:
@@ -191,6 +196,7 @@ impl ConnectionEvent {
             ConnectionEvent::ClientError(error) => Event::ClientError(error.clone()),
             ConnectionEvent::Closed => Event::Closed,
             ConnectionEvent::DiscoveredServers(_)
+            | ConnectionEvent::ClusterChanged
             | ConnectionEvent::Lagged(_)
             | ConnectionEvent::ReconnectFailed { .. } => return None,
         })
@@ -224,6 +230,7 @@ impl fmt::Display for ConnectionEvent {
             ConnectionEvent::DiscoveredServers(urls) => {
                 write!(f, "discovered servers: {}", urls.join(", "))
             }
+            ConnectionEvent::ClusterChanged => f.write_str("the server's cluster changed"),
             ConnectionEvent::ServerError(e) => write!(f, "server error: {e}"),
             ConnectionEvent::SlowConsumer {
                 sid,

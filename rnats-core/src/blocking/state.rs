@@ -523,10 +523,13 @@ impl Inner {
         {
             self.background.notify_all();
         }
-        let lame_duck =
+        let news =
             core.session
                 .handle_info(Instant::now(), info, crate::floor::backoff::lame_duck_delay);
-        if lame_duck {
+        if news.cluster_changed {
+            self.events.emit(ConnectionEvent::ClusterChanged);
+        }
+        if news.lame_duck {
             tracing::info!("server entered lame duck mode; moving");
             self.events.emit(ConnectionEvent::LameDuckMode);
             self.background.notify_all();

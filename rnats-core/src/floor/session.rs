@@ -456,6 +456,17 @@ pub(crate) struct Session<S, W> {
     info: Arc<ServerInfo>,
 }
 
+/// What an INFO update means to the driver ([`Session::handle_info`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct InfoNews {
+    /// Lame duck mode was announced for the first time: report it; the link moves.
+    pub(crate) lame_duck: bool,
+    /// The server names other cluster peers than before (`connect_urls`): a server joined
+    /// or left its cluster, or a route between them was cut or came back. Reported as
+    /// `ConnectionEvent::ClusterChanged`.
+    pub(crate) cluster_changed: bool,
+}
+
 /// What a server `-ERR` means for the session.
 #[derive(Debug)]
 pub(crate) struct ErrorVerdict {
@@ -522,20 +533,25 @@ impl<S, W: PongWaiter> Session<S, W> {
         self.subs.count_message(sid)
     }
 
-    /// An INFO came at `now`. Returns whether it announced lame duck mode for the first
-    /// time: then the link moves after `lame_duck_delay` (randomised by the driver, so a
-    /// server's clients do not all land on the next one at once, ADR-40), and the driver
-    /// reports it.
+    /// An INFO came at `now`: what it means for the driver to report (see [`InfoNews`]). A
+    /// lame duck announced for the first time moves the link after `lame_duck_delay`
+    /// (randomised by the driver, so a server's clients do not all land on the next one at
+    /// once, ADR-40).
     pub(crate) fn handle_info(
         &mut self,
         now: Instant,
         info: impl Into<Arc<ServerInfo>>,
         lame_duck_delay: impl FnOnce() -> Duration,
-    ) -> bool {
+    ) -> InfoNews {
         let info = info.into();
         let lame_duck = info.lame_duck_mode && self.link.handle_lame_duck(now, lame_duck_delay());
+        let cluster_changed = info.connect_urls != self.info.connect_urls
+            || info.ws_connect_urls != self.info.ws_connect_urls;
         self.info = info;
-        lame_duck
+        InfoNews {
+            lame_duck,
+            cluster_changed,
+        }
     }
 
     /// A `-ERR` came: whether it ends the link, and which subscriptions it refused.
@@ -925,6 +941,31 @@ mod tests {
     }
 
     #[test]
+    fn an_info_naming_other_cluster_peers_is_news_and_the_same_again_is_not() {
+        let start = Instant::now();
+        let mut session = session(start);
+        let peers = |urls: &[&str]| ServerInfo {
+            connect_urls: urls.iter().map(|u| u.to_string()).collect(),
+            ..ServerInfo::default()
+        };
+        session.handle_connected(start, peers(&["a:4222", "b:4222"]));
+        let same = session.handle_info(start, peers(&["a:4222", "b:4222"]), || MS);
+        assert!(!same.cluster_changed && !same.lame_duck);
+        // A route cut: the server no longer names the peer behind it, and names it again once
+        // the route is back.
+        assert!(
+            session
+                .handle_info(start, peers(&["a:4222"]), || MS)
+                .cluster_changed
+        );
+        assert!(
+            session
+                .handle_info(start, peers(&["a:4222", "b:4222"]), || MS)
+                .cluster_changed
+        );
+    }
+
+    #[test]
     fn a_lame_duck_info_starts_a_move_after_its_delay() {
         let start = Instant::now();
         let mut session = session(start);
@@ -932,9 +973,13 @@ mod tests {
             lame_duck_mode: true,
             ..ServerInfo::default()
         };
-        assert!(session.handle_info(start, info.clone(), || 100 * MS));
         assert!(
-            !session.handle_info(start, info, || 100 * MS),
+            session
+                .handle_info(start, info.clone(), || 100 * MS)
+                .lame_duck
+        );
+        assert!(
+            !session.handle_info(start, info, || 100 * MS).lame_duck,
             "reported once"
         );
         assert!(session.info().lame_duck_mode);

@@ -39,6 +39,11 @@ pub struct Recoveries {
     pub missed_heartbeats: u64,
     /// Ordered consumers only: how often the consumer was recreated.
     pub recreations: u64,
+    /// Pull requests sent again because the server's cluster changed
+    /// ([`ClusterChanged`](rnats_core::ConnectionEvent::ClusterChanged)): a route between
+    /// the client's server and the consumer's leader was cut or came back, and a request
+    /// that went through it may be gone without a word.
+    pub cluster_changes: u64,
 }
 
 impl Recoveries {
@@ -50,6 +55,7 @@ impl Recoveries {
             no_responders: self.no_responders + other.no_responders,
             missed_heartbeats: self.missed_heartbeats + other.missed_heartbeats,
             recreations: self.recreations + other.recreations,
+            cluster_changes: self.cluster_changes + other.cluster_changes,
         }
     }
 }

@@ -171,6 +171,12 @@ impl Stream {
                     self.pull_again_now();
                     self.recoveries.reconnects += 1;
                 }
+                // A request routed to the consumer's leader may have died with the route,
+                // and the leader, still leader, elects nobody: nothing else would tell.
+                ConnectionEvent::ClusterChanged if self.connected => {
+                    self.pull_again_now();
+                    self.recoveries.cluster_changes += 1;
+                }
                 _ => {}
             }
         }
