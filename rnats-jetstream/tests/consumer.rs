@@ -503,7 +503,7 @@ async fn deleting_the_consumer_ends_its_stream_with_an_error() {
 }
 
 #[tokio::test]
-async fn a_pull_stream_without_a_consumer_retries_quietly_then_reports_no_responders() {
+async fn a_pull_stream_without_a_consumer_retries_quietly_then_reports_no_responders_once() {
     let server = jetstream_server();
     let js = rnats_jetstream::new(connect(&server.url()).await);
     let stream = add_stream(&js, "GONE", &["gone.>"], StorageType::Memory).await;
@@ -526,6 +526,13 @@ async fn a_pull_stream_without_a_consumer_retries_quietly_then_reports_no_respon
     );
     let recoveries = messages.recoveries();
     assert!(recoveries.no_responders >= 2, "{recoveries:?}");
+    // Told once: while it lasts, the next item is the heartbeat that no pull at the server
+    // sends, as async-nats reports it.
+    let error = tokio::time::timeout(WAIT, messages.next()).await.unwrap();
+    assert_eq!(
+        error.unwrap().unwrap_err().kind(),
+        pull::MessagesErrorKind::MissingHeartbeat
+    );
 
     // With the consumer back, a retry delivers.
     durable(&stream, "gone").await;
@@ -539,7 +546,7 @@ async fn a_pull_stream_without_a_consumer_retries_quietly_then_reports_no_respon
             Ok(message) => break assert_eq!(message.payload, "0"),
             Err(error) => assert_eq!(
                 error.kind(),
-                pull::MessagesErrorKind::NoResponders,
+                pull::MessagesErrorKind::MissingHeartbeat,
                 "{error}"
             ),
         }

@@ -70,8 +70,9 @@ pub struct Stream {
     pin_id: Option<Option<String>>,
     /// New leaders of the consumer and its stream: a request at the old one may be gone.
     advisories: Option<Select<Subscriber, Subscriber>>,
-    /// Since when, and how many times in a row, nobody served a request.
-    no_responders: Option<(Instant, u32)>,
+    /// Since when (or since the last report), and how many times in a row, nobody served a
+    /// request, and whether that was reported yet.
+    no_responders: Option<(Instant, u32, bool)>,
     /// Whether no responders is reported at once (an ordered consumer recreates itself).
     eager_no_responders: bool,
     recoveries: Recoveries,
@@ -200,7 +201,7 @@ impl Stream {
         self.pending.handle_ended(None, None);
         self.recoveries.no_responders += 1;
         let now = Instant::now();
-        let (since, attempt) = self.no_responders.get_or_insert((now, 0));
+        let (since, attempt, reported) = self.no_responders.get_or_insert((now, 0, false));
         let wait = retry_wait(*attempt, self.request.idle_heartbeat);
         *attempt = attempt.saturating_add(1);
         let report = match self.heartbeat.limit() {
@@ -213,7 +214,16 @@ impl Stream {
             _ => false,
         };
         self.hold = Some(Box::pin(tokio::time::sleep(wait)));
-        report.then(|| Err(reply_error(Reply::NoResponders)))
+        if !report {
+            return None;
+        }
+        // Told once; while it lasts, what the stream lacks next is a heartbeat, as
+        // async-nats reports it (no pull lives at the server to send one).
+        if std::mem::replace(reported, true) && !self.eager_no_responders {
+            self.recoveries.missed_heartbeats += 1;
+            return Some(Err(MessagesError::new(MessagesErrorKind::MissingHeartbeat)));
+        }
+        Some(Err(reply_error(Reply::NoResponders)))
     }
 
     /// Sends a pull request when the buffer ran low; an error if one could not be sent.
