@@ -1,40 +1,54 @@
-//! Creating an ordered consumer again after a fault: the same create, sent again every second
-//! while none has been answered, the earlier sends still waiting for theirs.
+//! Creating an ordered consumer again after a fault: the consumer it replaces is deleted
+//! first (on the wire, without waiting for the answer), then the create is sent, and sent
+//! again as soon as the connection tells of something that may have lost it.
 //!
 //! A create sent while the meta leader is being elected gets no answer at all, however long
-//! it waits. Giving up on it after a bound and only then sending the next one loses, after
-//! the election ends, whatever is left of that bound: ordered consumers came back up to 9 s
-//! after a heal that way (issue 32). Sending the same request again every second, with the
-//! same name and configuration, brings one to the new leader within a second of its
-//! election, and a create that is slow rather than lost is still answered: its send keeps
-//! waiting. Creating a consumer that already exists with the same configuration changes
-//! nothing (`CreateOrUpdate`), so a second send that lands after the first is harmless.
-//! None of this costs anything in steady state.
+//! it waits. Giving up on it only after its bound (the context's timeout, else 10 s, as in
+//! async-nats) loses whatever is left of that bound once the election is over: ordered
+//! consumers came back up to 9 s after a heal that way (issue 32). But the client hears of
+//! what ends an election: the servers' routes go and come back (each a
+//! [`ClusterChanged`](rnats_core::ConnectionEvent::ClusterChanged), as the server's INFO
+//! names other peers), or the connection itself moves. On each of those the same create is
+//! sent again at once, with the same name and configuration, while the earlier sends go on
+//! waiting: a create that was slow rather than lost is still answered, and a second one that
+//! lands after it finds the consumer it made (`CreateOrUpdate` with the same configuration
+//! changes nothing). With no such news a lost create is sent again only once its bound is
+//! up, which is what async-nats' own tests of the recreation pin. None of this costs
+//! anything in steady state.
 
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures_util::StreamExt;
-use futures_util::future::{self, Either};
 use futures_util::stream::FuturesUnordered;
+use rnats_core::{ConnectionEvent, Request};
 
 use super::{Consumer, FromConsumer, IntoConsumerConfig};
 use crate::consumer_errors::{ConsumerError, ConsumerErrorKind};
 use crate::context::Context;
 
-/// How long a send waits for its answer before the same create is sent again.
-const RESEND_EVERY: Duration = Duration::from_secs(1);
 /// The most sends waiting at once.
 const MOST_IN_FLIGHT: usize = 10;
-/// The longest one send waits, whatever the context's timeout: by then the next sends are
-/// out, and a slot is free for another. A create that the server makes later still is found
-/// by the next send (same name, same configuration).
-const SEND_BOUND: Duration = RESEND_EVERY.saturating_mul(MOST_IN_FLIGHT as u32);
+/// The longest one send waits when nothing else bounds it (no context or client timeout):
+/// async-nats' floor for a recreation.
+const SEND_BOUND: Duration = Duration::from_secs(10);
 
-/// Creates (or finds) the consumer `config` describes on `stream`, sending the request again
-/// every [`RESEND_EVERY`] while none has been answered. Each send is bounded by `context`'s
-/// timeout and by [`SEND_BOUND`]; the first answer decides, except a send timing out, which
-/// leaves the others to answer. It never gives up on its own: the caller bounds it, or keeps
-/// trying anyway.
+/// Queues the deletion of the consumer `old` on `stream` ahead of anything sent after it,
+/// without waiting for the answer: the old consumer may still exist (a gap, not a deletion),
+/// and a delete waiting on an election (its node died) must not hold the new consumer back.
+pub(crate) async fn delete_replaced(context: &Context, stream: &str, old: &str) {
+    let request = Request::new().payload(Bytes::from_static(b"{}"));
+    // A failure here (the client closing) shows in the create that follows.
+    let _ = context
+        .send_request(format!("CONSUMER.DELETE.{stream}.{old}"), request)
+        .await;
+}
+
+/// Creates (or finds) the consumer `config` describes on `stream`. Each send is bounded by
+/// `context`'s timeout and by [`SEND_BOUND`]; the same create is sent again when every send
+/// timed out, or at once on news that a send may have been lost (see the module docs). The
+/// first answer decides, except a send timing out, which leaves the others to answer. It
+/// never gives up on its own: the caller bounds it, or keeps trying anyway.
 pub(crate) async fn create_resending<C>(
     context: &Context,
     config: &C,
@@ -43,6 +57,8 @@ pub(crate) async fn create_resending<C>(
 where
     C: IntoConsumerConfig + FromConsumer + Clone,
 {
+    // Listening before the first send, so no news between is missed.
+    let mut news = Some(context.client.events());
     let mut sends = FuturesUnordered::new();
     loop {
         if sends.len() < MOST_IN_FLIGHT {
@@ -53,18 +69,43 @@ where
                     .unwrap_or_else(|_| Err(ConsumerError::new(ConsumerErrorKind::TimedOut)))
             });
         }
-        let mut resend = std::pin::pin!(tokio::time::sleep(RESEND_EVERY));
         loop {
-            match future::select(sends.next(), resend.as_mut()).await {
-                Either::Left((Some(Ok(consumer)), _)) => return Ok(consumer),
-                // Lost on the way, or not answered yet: the later sends may still be.
-                Either::Left((Some(Err(error)), _))
-                    if matches!(error.kind(), ConsumerErrorKind::TimedOut) => {}
-                Either::Left((Some(Err(error)), _)) => return Err(error),
-                // Every send timed out: send again now.
-                Either::Left((None, _)) => break,
-                Either::Right(((), _)) => break,
+            tokio::select! {
+                answer = sends.next() => match answer {
+                    Some(Ok(consumer)) => return Ok(consumer),
+                    // Lost on the way, or not answered yet: the later sends may still be.
+                    Some(Err(error)) if matches!(error.kind(), ConsumerErrorKind::TimedOut) => {}
+                    Some(Err(error)) => return Err(error),
+                    // Every send timed out: send again now.
+                    None => break,
+                },
+                event = next_event(&mut news) => match event {
+                    Some(event) if may_have_lost_a_request(&event) => break,
+                    Some(_) => {}
+                    // The client is closing: the sends end with it.
+                    None => news = None,
+                },
             }
         }
     }
+}
+
+/// The next connection event, or never once there are no more.
+async fn next_event(news: &mut Option<rnats_core::Events>) -> Option<ConnectionEvent> {
+    match news {
+        Some(events) => events.next().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// News after which a request in flight may be gone without an answer: a route cut or back,
+/// a new connection, or events missed (which may have been those).
+fn may_have_lost_a_request(event: &ConnectionEvent) -> bool {
+    matches!(
+        event,
+        ConnectionEvent::ClusterChanged
+            | ConnectionEvent::Reconnected
+            | ConnectionEvent::Connected
+            | ConnectionEvent::Lagged(_)
+    )
 }

@@ -20,7 +20,7 @@ use super::{
     DEFAULT_IDLE_HEARTBEAT, MessagesErrorKind, ORDERED_BATCH, OrderedConfig, OrderedError,
     OrderedErrorKind, clamp_batch, clamp_expires, clamp_heartbeat,
 };
-use crate::consumer::recreate::create_resending;
+use crate::consumer::recreate::{create_resending, delete_replaced};
 use crate::consumer::{Consumer, DeliverPolicy, Info, StreamError};
 use crate::context::Context;
 use crate::message::Message;
@@ -126,17 +126,7 @@ impl Ordered {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
             }
-            // The old consumer may still exist (a gap, not a deletion): delete it on the side.
-            // The new one has another name, and a delete waiting on an election (its node
-            // died) must not hold the new consumer back for a whole request timeout.
-            tokio::spawn({
-                let (context, stream_name) = (context.clone(), stream_name.clone());
-                async move {
-                    let _ = context
-                        .delete_consumer_from_stream(&old, &stream_name)
-                        .await;
-                }
-            });
+            delete_replaced(&context, &stream_name, &old).await;
             let consumer = create_resending(&context, &config, &stream_name)
                 .await
                 .map_err(|e| {
