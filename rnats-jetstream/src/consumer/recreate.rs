@@ -12,9 +12,10 @@
 //! sent again at once, with the same name and configuration, while the earlier sends go on
 //! waiting: a create that was slow rather than lost is still answered, and a second one that
 //! lands after it finds the consumer it made (`CreateOrUpdate` with the same configuration
-//! changes nothing). With no such news a lost create is sent again only once its bound is
-//! up, which is what async-nats' own tests of the recreation pin. None of this costs
-//! anything in steady state.
+//! changes nothing). From the first such news on the cluster is in flux (an election may
+//! follow a heal), so the create is also sent again every second until one is answered.
+//! With no news at all a lost create is sent again only once its bound is up, which is what
+//! async-nats' own tests of the recreation pin. None of this costs anything in steady state.
 
 use std::time::Duration;
 
@@ -27,6 +28,9 @@ use super::{Consumer, FromConsumer, IntoConsumerConfig};
 use crate::consumer_errors::{ConsumerError, ConsumerErrorKind};
 use crate::context::Context;
 
+/// Once news came (see the module docs): how long a send waits for its answer before the
+/// same create is sent again.
+const RESEND_IN_FLUX: Duration = Duration::from_secs(1);
 /// The most sends waiting at once.
 const MOST_IN_FLIGHT: usize = 10;
 /// The longest one send waits when nothing else bounds it (no context or client timeout):
@@ -46,7 +50,8 @@ pub(crate) async fn delete_replaced(context: &Context, stream: &str, old: &str) 
 
 /// Creates (or finds) the consumer `config` describes on `stream`. Each send is bounded by
 /// `context`'s timeout and by [`SEND_BOUND`]; the same create is sent again when every send
-/// timed out, or at once on news that a send may have been lost (see the module docs). The
+/// timed out, or at once on news that a send may have been lost and every
+/// [`RESEND_IN_FLUX`] after it (see the module docs). The
 /// first answer decides, except a send timing out, which leaves the others to answer. It
 /// never gives up on its own: the caller bounds it, or keeps trying anyway.
 pub(crate) async fn create_resending<C>(
@@ -59,6 +64,7 @@ where
 {
     // Listening before the first send, so no news between is missed.
     let mut news = Some(context.client.events());
+    let mut in_flux = false;
     let mut sends = FuturesUnordered::new();
     loop {
         if sends.len() < MOST_IN_FLIGHT {
@@ -69,6 +75,7 @@ where
                     .unwrap_or_else(|_| Err(ConsumerError::new(ConsumerErrorKind::TimedOut)))
             });
         }
+        let mut resend = std::pin::pin!(tokio::time::sleep(RESEND_IN_FLUX));
         loop {
             tokio::select! {
                 answer = sends.next() => match answer {
@@ -80,11 +87,15 @@ where
                     None => break,
                 },
                 event = next_event(&mut news) => match event {
-                    Some(event) if may_have_lost_a_request(&event) => break,
+                    Some(event) if may_have_lost_a_request(&event) => {
+                        in_flux = true;
+                        break;
+                    }
                     Some(_) => {}
                     // The client is closing: the sends end with it.
                     None => news = None,
                 },
+                () = resend.as_mut(), if in_flux => break,
             }
         }
     }
