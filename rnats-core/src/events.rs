@@ -183,7 +183,8 @@ pub enum ConnectionEvent {
 
 impl ConnectionEvent {
     /// The async-nats event this is reported as to an event callback, if any: a reconnect is
-    /// `Connected`; discovered servers and lag have no async-nats counterpart, and failed
+    /// `Connected`; discovered servers, a changed cluster and lag have no async-nats
+    /// counterpart, and failed
     /// reconnect attempts are told to the callback once per try, not one by one.
     pub fn to_event(&self) -> Option<Event> {
         Some(match self {
