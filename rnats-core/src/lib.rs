@@ -30,9 +30,10 @@
 //! checks the rules, `scripts/import-graph` shows that no file imports another in a circle).
 //!
 //! - **The floor** (`floor/`, private): the connection's protocol state, pure. The session
-//!   (subscriptions, pings, the link), keepalive, the handshake machine, the write queue's
-//!   frames, the server pool and its reconnect plan, the backoff, replies and request-many's
-//!   gathering, deadlines and lock helpers. Fed with bytes, events and the time, asked what to
+//!   (subscriptions, pings, the link), keepalive, the handshake machine, the write queue
+//!   (its frames, and the link transitions both drivers' write sides go through), the server
+//!   pool and its reconnect plan, the backoff, replies and request-many's gathering,
+//!   deadlines and lock helpers. Fed with bytes, events and the time, asked what to
 //!   do next; no tokio, no `std::net`, no socket, no clock, and tested that way.
 //! - **The vocabulary** (mostly public): what the API speaks in, used by the floor and both
 //!   drivers. [`error`], [`message`], [`header`], [`subject`], [`status`], [`id`],
