@@ -32,9 +32,12 @@ fn quick() -> ConnectOptions {
 fn next_event(events: &mut Events) -> ConnectionEvent {
     loop {
         match events.next_timeout(WAIT) {
-            // Failed reconnect attempts come and go with the timing of a restart.
+            // Failed reconnect attempts come and go with the timing of a restart, and news of
+            // the cluster with the timing of its routes.
             Ok(Some(
-                ConnectionEvent::DiscoveredServers(_) | ConnectionEvent::ReconnectFailed { .. },
+                ConnectionEvent::DiscoveredServers(_)
+                | ConnectionEvent::ClusterChanged
+                | ConnectionEvent::ReconnectFailed { .. },
             )) => continue,
             Ok(Some(event)) => return event,
             Ok(None) => panic!("the events ended"),
