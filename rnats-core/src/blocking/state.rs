@@ -634,8 +634,8 @@ impl Inner {
     /// frames accepted so far and a last PING go to the old link, new ones to the
     /// reconnect buffer. The old link stays up (and is read) until
     /// [`Inner::move_finished`] or the move's deadline; the background thread ends it.
-    /// The caller writes the old link's frames ([`Inner::write_pending`]) once it has let
-    /// go of `core`.
+    /// The caller writes the old link's frames (`WriteSide::write_pending`) once it has let go
+    /// of `core`.
     pub(super) fn hand_over_locked(&self, core: &mut Core) {
         if let Some(last_ping) = self.write.handle_move() {
             core.session.pings.note_last_ping(last_ping);
