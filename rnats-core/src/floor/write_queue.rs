@@ -179,10 +179,9 @@ impl<L> WriteQueue<L> {
     /// A new link is up: `restore` (the subscription replay) goes first, then whatever was
     /// kept meanwhile. `link` is the socket handle the driver lets writers use, if any.
     pub(crate) fn handle_connected(&mut self, link: Option<L>, link_id: u64, mut restore: Frames) {
-        restore.append(std::mem::replace(
-            &mut self.frames,
-            Frames::with_limit(self.limit),
-        ));
+        // The kept frames go behind the replay, whose buffer becomes the queue: the one
+        // taken out here is dropped, so it need not be a sized one.
+        restore.append(std::mem::take(&mut self.frames));
         self.frames = restore;
         self.link = link;
         self.link_id = link_id;
