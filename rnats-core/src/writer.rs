@@ -259,6 +259,7 @@ impl Writes {
     /// A caller queued a frame of `urgency`: writes the queue to the socket directly when
     /// [`Writer`] allows it, and tells whether the engine must be woken (the caller wakes
     /// it once it has let go of the lock).
+    #[inline]
     pub(crate) fn submit(&mut self, urgency: Urgency, cx: &Submit<'_>) -> bool {
         let writer = self.writer;
         // A caller outside the runtime's workers would pay a cross-thread wake-up for the
