@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     MemberMapping, PRIORITY_GROUP, PcgError, PcgErrorKind, check_membership, jetstream, key,
-    member_filter_subjects, member_partitions, null_as_empty,
+    member_filter_subjects, member_partitions, names_member, null_as_empty,
 };
 use crate::context::Context;
 use crate::kv::{self, Store};
@@ -188,8 +188,7 @@ impl ElasticConfig {
 
     /// Whether `member` is in the group's membership now.
     pub fn is_member(&self, member: &str) -> bool {
-        self.members.iter().any(|m| m == member)
-            || self.member_mappings.iter().any(|m| m.member == member)
+        names_member(&self.members, &self.member_mappings, member)
     }
 
     /// Checks the configuration as orbit.go does: at least one partition, well-formed

@@ -171,8 +171,7 @@ impl StaticConfig {
 
     /// Whether `member` is in the group.
     pub fn is_member(&self, member: &str) -> bool {
-        self.members.iter().any(|m| m == member)
-            || self.member_mappings.iter().any(|m| m.member == member)
+        names_member(&self.members, &self.member_mappings, member)
     }
 
     /// Checks the configuration as orbit.go does: at least one partition; members or
@@ -197,6 +196,11 @@ impl StaticConfig {
             &self.filters.iter().map(String::as_str).collect::<Vec<_>>(),
         )
     }
+}
+
+/// Whether `member` is among `members` or has a mapping in `mappings`.
+fn names_member(members: &[String], mappings: &[MemberMapping], member: &str) -> bool {
+    members.iter().any(|m| m == member) || mappings.iter().any(|m| m.member == member)
 }
 
 /// orbit.go's membership rules: members or mappings, not both; mappings naming each member
