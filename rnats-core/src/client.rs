@@ -12,6 +12,7 @@ use futures_util::StreamExt;
 use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject, SubjectCause};
 use tokio::sync::futures::Notified;
 
+use crate::caller_write;
 use crate::connection::{LinkState, State};
 use crate::engine::Engine;
 use crate::error::{
@@ -35,11 +36,11 @@ pub use crate::request::PendingReply;
 pub use crate::request_builder::Request;
 use crate::rt::Rt;
 use crate::server_addr::ToServerAddrs;
-use crate::shared::{ClientHandle, Shared, Sink, SubEntry};
+use crate::shared::{ClientHandle, Shared, Sink, SubEntry, outside_workers};
 pub use crate::statistics::Statistics;
 use crate::sub_queue::{Limits, SubQueue};
 use crate::subject::ToSubject;
-use crate::writer::Urgency;
+use crate::writer::{After, Urgency};
 use crate::{Message, Subscriber, request};
 pub use events::Events;
 use events::spawn_callback;
@@ -756,6 +757,16 @@ impl Client {
             && writes.queue.len() >= shared.options.write_buffer_limit
             && !writes.queue.is_empty()
         {
+            // From `#[tokio::main]`'s thread, with nothing in flight, the caller writes the
+            // queue itself rather than waiting for a worker (`caller_write.rs`).
+            let lingering = shared.options.linger.is_some();
+            if caller_write::may_take_over(&mut writes, lingering, outside_workers) {
+                writes
+                    .queue
+                    .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
+                caller_write::write_as_caller(&shared.write_side(), writes, After::Bulk);
+                return Ok(None);
+            }
             writes.space_waiters = true;
             return Ok(Some(shared.space.notified()));
         }

@@ -138,6 +138,9 @@ pub(crate) struct Engine {
     timer_at: Option<std::time::Instant>,
     /// Armed while queued frames linger (opt-in policy, see `ConnectOptions::linger`).
     linger_timer: Option<Timer>,
+    /// The tail watch of a caller's bulk run (`caller_write.rs`), and when it is due.
+    tail_timer: Option<Timer>,
+    tail_at: Option<std::time::Instant>,
     /// Messages of the current read, handed to subscribers at its end.
     deliveries: Deliveries,
     /// The engine itself last left the writer [`Idle`](Writer::Idle) and has not touched the
@@ -180,6 +183,8 @@ impl Engine {
             timer,
             timer_at: None,
             linger_timer: None,
+            tail_timer: None,
+            tail_at: None,
             deliveries: Deliveries::default(),
             writer_idle: false,
             seen_kicks: 0,
@@ -691,7 +696,11 @@ impl Engine {
             self.shared.writes()
         };
         self.seen_kicks = self.shared.kicks.load(Ordering::Relaxed);
-        match writes.engine_look() {
+        let look = writes.engine_look();
+        if look != Look::Caller {
+            self.tail_at = None;
+        }
+        match look {
             Look::Frames => self.writer_idle = false,
             Look::Idle => {
                 self.writer_idle = true;
@@ -701,6 +710,22 @@ impl Engine {
             Look::NotForThisLink => {
                 self.writer_idle = false;
                 return false;
+            }
+            Look::Caller => {
+                self.writer_idle = false;
+                let now = self.shared.rt.now();
+                let due = self.tail_at.is_some_and(|at| now >= at);
+                if !(due && writes.tail_due()) {
+                    drop(writes);
+                    return self.watch_tail(now, due, cx);
+                }
+                self.tail_at = None;
+                // The run is over: what it left is the engine's, like any queue (the caller
+                // may have written it all).
+                if writes.engine_look() == Look::Idle {
+                    self.writer_idle = true;
+                    return false;
+                }
             }
         }
         if let Some(linger) = self.shared.options.linger {
@@ -721,6 +746,25 @@ impl Engine {
             self.shared.space.notify_waiters();
         }
         true
+    }
+
+    /// Keeps watching a caller's bulk run (`caller_write.rs`): arms the tail timer a period
+    /// from `now` when it is not armed or was `due`. Returns whether the queue is to be
+    /// taken now (the timer was already past, and the run had stopped).
+    fn watch_tail(&mut self, now: std::time::Instant, due: bool, cx: &mut Context<'_>) -> bool {
+        let rt = self.shared.rt;
+        let rearm = due || self.tail_at.is_none();
+        let at = match self.tail_at {
+            Some(at) if !rearm => at,
+            _ => now + crate::caller_write::TAIL,
+        };
+        self.tail_at = Some(at);
+        let timer = self.tail_timer.get_or_insert_with(|| rt.timer(at));
+        if rearm {
+            timer.reset(at);
+        }
+        // Registers the wake-up; a deadline already past is caught on the next pass.
+        Pin::new(timer).poll(cx).is_ready() && self.take_queued(cx)
     }
 
     /// Runs the session's timers (keepalive PINGs, stale detection, the lame duck move and

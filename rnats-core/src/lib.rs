@@ -84,6 +84,7 @@ mod options;
 mod tls;
 
 // The tokio driver.
+mod caller_write;
 pub mod client;
 mod delivery;
 mod dial;

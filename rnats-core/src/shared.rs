@@ -12,6 +12,7 @@ use rnats_proto::ServerInfo;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
 use crate::Message;
+use crate::caller_write::{self, WriteSide};
 use crate::connection::LinkState;
 use crate::error::{FlushCause, FlushError};
 use crate::events::{ConnectionEvent, Event};
@@ -24,7 +25,7 @@ use crate::rt::Rt;
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
 pub(crate) use crate::writer::FlushWaiter;
-use crate::writer::{Submit, Urgency, Writes};
+use crate::writer::{Step, Submit, Urgency, Writes};
 
 /// Everything the client handles and the engine share.
 #[derive(Debug)]
@@ -73,6 +74,9 @@ pub(crate) struct Shared {
     pub(crate) directly_written: AtomicBool,
     /// Keepalive PINGs sent, over every link (for tests and diagnostics).
     pub(crate) keepalive_pings: AtomicU64,
+    /// Turns a caller outside the workers took as the writer (`caller_write.rs`; for tests
+    /// and diagnostics).
+    pub(crate) caller_turns: AtomicU64,
     /// How many times a caller made the writer `Woken` and woke the engine; changed only
     /// under the `writes` lock. Lets the engine tell, without that lock, whether a caller
     /// holding it may have left frames for it (`Engine::take_queued`).
@@ -144,6 +148,7 @@ impl Shared {
             done,
             directly_written: AtomicBool::new(false),
             keepalive_pings: AtomicU64::new(0),
+            caller_turns: AtomicU64::new(0),
             kicks: AtomicU64::new(0),
         }
     }
@@ -256,12 +261,15 @@ impl Shared {
     /// Gets what was just queued on its way, then releases the lock: the write side's rule
     /// ([`Writes::submit`]) writes it directly or says to wake the engine.
     pub(crate) fn submit(&self, mut writes: MutexGuard<'_, Writes>, urgency: Urgency) {
-        let wake = match self.options.linger {
+        let step = match self.options.linger {
             // Publishers wait at the write limit: the batch must leave by then, not at the
             // timer.
             Some(linger) => {
                 let max = linger.max_bytes.min(self.options.write_buffer_limit);
-                writes.submit_lingering(urgency, max, || self.rt.now())
+                match writes.submit_lingering(urgency, max, || self.rt.now()) {
+                    true => Step::Wake,
+                    false => Step::Done,
+                }
             }
             None => writes.submit(
                 urgency,
@@ -273,9 +281,28 @@ impl Shared {
                 },
             ),
         };
-        if wake {
-            drop(writes);
-            self.engine_waker.wake();
+        match step {
+            Step::Done => {}
+            Step::Wake => {
+                drop(writes);
+                self.engine_waker.wake();
+            }
+            Step::WriteAsCaller(after) => {
+                caller_write::write_as_caller(&self.write_side(), writes, after);
+            }
+        }
+    }
+
+    /// What a caller that takes the writer role uses (`caller_write.rs`).
+    pub(crate) fn write_side(&self) -> WriteSide<'_> {
+        WriteSide {
+            writes: &self.writes,
+            statistics: &self.statistics,
+            kicks: &self.kicks,
+            engine_waker: &self.engine_waker,
+            space: &self.space,
+            directly_written: &self.directly_written,
+            turns: &self.caller_turns,
         }
     }
 

@@ -61,7 +61,41 @@ pub(crate) struct Writes {
     pub(crate) linger_since: Option<Instant>,
     /// A flush is queued: the engine writes without lingering.
     pub(crate) urgent: bool,
+    /// Publishes queued by callers outside the workers while [`Writer::Bulk`]; the engine's
+    /// tail watch compares it with `bulk_seen` to tell whether they stopped.
+    pub(crate) bulk_publishes: u64,
+    /// `bulk_publishes` when the engine's tail watch last looked.
+    pub(crate) bulk_seen: u64,
+    /// The engine's last look found a caller writing or publishing in bulk, so its tail
+    /// watch is armed: a caller that starts a bulk run needs to wake it only when not.
+    pub(crate) bulk_watched: bool,
 }
+
+/// What a caller does after queueing ([`Writes::submit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Nothing more: the frame was written, or a writer will take it.
+    Done,
+    /// Wake the engine, once the lock is let go.
+    Wake,
+    /// Write the queue as the writer (`caller_write::write_as_caller`).
+    WriteAsCaller(After),
+}
+
+/// How a caller's turn as the writer ends once it has written the whole queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum After {
+    /// A publish: the bulk run goes on ([`Writer::Bulk`]).
+    Bulk,
+    /// A flush or a request: the run ends as a direct write does
+    /// ([`Writer::DirectlyWritten`]), and the engine is back once traffic comes back.
+    Direct,
+}
+
+/// In a bulk run, a publish that brings the queue to this many bytes (or the write limit,
+/// if lower) writes it: as the raw client and the blocking client write every 64 KiB, so
+/// the server parses one piece while the next is filled.
+pub(crate) const BULK_WRITE_AT: usize = 64 * 1024;
 
 /// What the shared state gives [`Writes::submit`] besides the lock.
 pub(crate) struct Submit<'a> {
@@ -85,6 +119,9 @@ pub(crate) enum Look {
     /// Nothing for this link: the queue is the reconnect buffer (a planned move, or the
     /// link is gone).
     NotForThisLink,
+    /// A caller is the writer ([`Writer::Caller`], [`Writer::Bulk`]): the engine keeps its
+    /// tail watch ([`Writes::tail_due`]) and leaves the queue alone.
+    Caller,
 }
 
 /// Who writes queued frames next. Lives under the same lock as the queue.
@@ -109,6 +146,10 @@ pub(crate) enum Look {
 /// no worker runs until the reply comes (docs/engine.md, issue 19). From a plain thread
 /// outside any runtime, and on the current-thread runtime, a publish still wakes the engine.
 ///
+/// At the write limit, such a caller outside the workers takes the writer role for the
+/// whole queue instead of waiting for the engine ([`Writer::Caller`], then a bulk run,
+/// [`Writer::Bulk`]; `caller_write.rs`), under the same invariant.
+///
 /// **The writer invariant:** a caller writes directly only when nothing is in flight, that is
 /// when the engine holds no partly written batch (`Writes::engine_holds_batch`, set by the
 /// engine when it takes the queue and cleared when it finds the queue empty with its batch
@@ -126,6 +167,14 @@ pub(crate) enum Writer {
     Woken,
     /// The engine holds a batch being written; callers only queue behind it.
     Writing,
+    /// A caller outside the runtime's workers writes the queue to the socket itself, within
+    /// one call and never across an await (`caller_write.rs`): nobody else writes, and
+    /// callers queue behind it.
+    Caller,
+    /// A caller outside the workers publishes in bulk: it writes each queue that reaches the
+    /// write limit itself, its publishes below the limit queue without waking anyone, and
+    /// the engine's tail watch writes what is left once they stop (`caller_write.rs`).
+    Bulk,
 }
 
 /// How urgently a caller wants its frame on the wire.
@@ -153,6 +202,8 @@ impl Writer {
             Writer::DirectlyWritten | Writer::Woken => urgency == Urgency::Flush,
             // `Request` writes directly only when idle (above).
             Writer::Writing => false,
+            // A caller is the writer: see `Writes::submit`.
+            Writer::Caller | Writer::Bulk => false,
         }
     }
 }
@@ -169,6 +220,9 @@ impl Writes {
             engine_holds_batch: false,
             linger_since: None,
             urgent: false,
+            bulk_publishes: 0,
+            bulk_seen: 0,
+            bulk_watched: false,
         }
     }
 
@@ -260,8 +314,14 @@ impl Writes {
     /// [`Writer`] allows it, and tells whether the engine must be woken (the caller wakes
     /// it once it has let go of the lock).
     #[inline]
-    pub(crate) fn submit(&mut self, urgency: Urgency, cx: &Submit<'_>) -> bool {
+    pub(crate) fn submit(&mut self, urgency: Urgency, cx: &Submit<'_>) -> Step {
         let writer = self.writer;
+        match writer {
+            // The caller's own turn writes it, and whatever comes behind it.
+            Writer::Caller => return Step::Done,
+            Writer::Bulk => return self.submit_in_bulk(urgency, cx),
+            _ => {}
+        }
         // A caller outside the runtime's workers would pay a cross-thread wake-up for the
         // engine: it writes a publish into an idle connection itself (see `Writer`).
         let urgency = match urgency {
@@ -289,15 +349,43 @@ impl Writes {
                     self.writer = Writer::DirectlyWritten;
                     cx.directly_written.store(true, Ordering::Release);
                 }
-                return false;
+                return Step::Done;
             }
         }
         if matches!(writer, Writer::Idle | Writer::DirectlyWritten) {
-            self.writer = Writer::Woken;
-            cx.kicks.fetch_add(1, Ordering::Release);
-            return true;
+            self.kick(cx);
+            return Step::Wake;
         }
-        false
+        Step::Done
+    }
+
+    /// [`Writes::submit`] during a caller's bulk run: a publish from outside the workers
+    /// joins it; a flush or request from there ends it by writing everything at once, as
+    /// the writer; anyone else hands the queue back to the engine (a task's frame is not
+    /// left waiting for the bulk publisher's next write or the tail watch).
+    #[inline]
+    fn submit_in_bulk(&mut self, urgency: Urgency, cx: &Submit<'_>) -> Step {
+        // A run only starts outside the workers; what tells a task from there is its id
+        // (cheaper than `outside_workers`, which clones the runtime's handle).
+        if tokio::task::try_id().is_some() {
+            self.kick(cx);
+            return Step::Wake;
+        }
+        match urgency {
+            Urgency::Normal if self.queue.len() < BULK_WRITE_AT => {
+                self.bulk_publishes += 1;
+                Step::Done
+            }
+            Urgency::Normal => Step::WriteAsCaller(After::Bulk),
+            Urgency::Flush | Urgency::Request => Step::WriteAsCaller(After::Direct),
+        }
+    }
+
+    /// The engine is to take the queue: marks the writer `Woken` and counts the wake-up the
+    /// caller owes it.
+    pub(crate) fn kick(&mut self, cx: &Submit<'_>) {
+        self.writer = Writer::Woken;
+        cx.kicks.fetch_add(1, Ordering::Release);
     }
 
     /// [`Writes::submit`] under the linger policy (`max` bytes, never more than the write
@@ -330,6 +418,11 @@ impl Writes {
     /// The engine looks for frames for its link. Finding none on a live link makes the
     /// writer `Idle`: callers may write directly until the engine is woken again.
     pub(crate) fn engine_look(&mut self) -> Look {
+        if self.queue.is_live() && matches!(self.writer, Writer::Caller | Writer::Bulk) {
+            self.bulk_watched = true;
+            return Look::Caller;
+        }
+        self.bulk_watched = false;
         match (self.queue.is_empty(), self.queue.is_live()) {
             (_, false) => Look::NotForThisLink,
             (true, true) => {
@@ -352,6 +445,18 @@ impl Writes {
         self.writer = Writer::Writing;
         self.note_engine_batch(true);
         std::mem::take(&mut self.space_waiters)
+    }
+
+    /// The engine's tail watch is due: if a bulk run's publishes stopped since the last
+    /// look, the engine takes the queue back (returns true, the writer is `Woken`);
+    /// otherwise it notes where they are and watches on.
+    pub(crate) fn tail_due(&mut self) -> bool {
+        let quiet = self.writer == Writer::Bulk && self.bulk_publishes == self.bulk_seen;
+        self.bulk_seen = self.bulk_publishes;
+        if quiet {
+            self.writer = Writer::Woken;
+        }
+        quiet
     }
 
     /// With linger on (`ConnectOptions::linger`): until when the engine may keep the queue

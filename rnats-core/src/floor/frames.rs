@@ -284,6 +284,57 @@ mod tests {
         all
     }
 
+    /// Frames pushed while earlier ones are partly written (a caller writing the queue it
+    /// fills, `caller_write.rs`) keep one byte stream, whatever the mix of sizes.
+    #[test]
+    fn pushes_between_partial_writes_keep_the_stream() {
+        let mut q = Frames::with_limit(16 * 1024);
+        let mut want = Vec::new();
+        let mut got = Vec::new();
+        let mut seed = 7u64;
+        let mut next = |bound: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % bound
+        };
+        for i in 0..3000u64 {
+            let size = match next(3) {
+                0 => 8192,
+                1 => 1024,
+                _ => 32,
+            } as usize;
+            let payload = Bytes::from(vec![(i % 251) as u8; size]);
+            let head = format!("PUB s {size}\r\n");
+            q.push_message(|b| b.extend_from_slice(head.as_bytes()), &payload);
+            want.extend_from_slice(head.as_bytes());
+            want.extend_from_slice(&payload);
+            want.extend_from_slice(b"\r\n");
+            if next(4) == 0 {
+                let mut slices = [IoSlice::new(&[]); IOVECS];
+                let n = q.io_slices(&mut slices);
+                let total: usize = slices[..n].iter().map(|s| s.len()).sum();
+                assert!(
+                    total > 0 || q.is_empty(),
+                    "nothing to write with {} queued",
+                    q.len()
+                );
+                let mut budget = next(total as u64 + 1) as usize;
+                let mut written = 0;
+                for s in &slices[..n] {
+                    let take = s.len().min(budget);
+                    got.extend_from_slice(&s[..take]);
+                    budget -= take;
+                    written += take;
+                }
+                q.advance(written);
+            }
+        }
+        got.extend(drain(&mut q));
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "the stream changed");
+    }
+
     #[test]
     fn small_and_large_frames_keep_their_order() {
         let mut q = Frames::default();

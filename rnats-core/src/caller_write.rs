@@ -1,0 +1,264 @@
+//! The writer role for a caller outside the runtime's workers (issue 31).
+//!
+//! Code awaited in `#[tokio::main]` runs on the thread that called `Runtime::block_on`, which
+//! is no worker. A publisher there that fills the write queue used to wait for the engine:
+//! it parked at the write limit, a worker woke when the socket drained, wrote, took the
+//! queue and unparked the publisher. Two thread wake-ups per 128 KiB, and three busy
+//! threads (publisher, worker, server) on the machine's cores. The raw blocking client
+//! instead writes its own buffer and sleeps in the kernel until the socket has room: one
+//! wake-up, two threads.
+//!
+//! So such a caller takes the writer role itself ([`Writer::Caller`]) when it reaches the
+//! write limit and the engine holds no batch (the writer invariant: bytes leave in queue
+//! order whoever writes them). It writes the whole queue, its own frame last, and while the
+//! socket is full it waits in `poll(2)` on the socket, for at most [`WAIT`]: the kernel
+//! wakes it, no worker. The role is only ever held inside one synchronous call, never
+//! across an await, so a dropped future cannot leave it held. The queue stays under the
+//! lock the whole time (it is unlocked only while waiting): a link transition that comes
+//! meanwhile (a planned move, a lost link) takes the queue, partly written frames and all,
+//! as it takes it from the engine, and the caller sees that and leaves.
+//!
+//! Once the queue is written the connection is in a bulk run ([`Writer::Bulk`]): the
+//! caller's next publishes queue without waking anyone until one of them reaches the
+//! limit again and writes. A publishing loop then never wakes a worker, as the raw client
+//! never does. What the last publishes of a run leave queued goes out through the engine's
+//! tail watch: it looks every [`TAIL`] and takes the queue back once a whole period passed
+//! with no publish (so two or three milliseconds after the run ends; a flush or a request
+//! writes at once, and a publish from a task, or from anywhere after the engine took the
+//! queue back, is the engine's again). The engine is woken once, when a run starts, to arm
+//! that watch.
+//!
+//! What is given up: a publish at the limit may hold its thread for up to [`WAIT`], where it
+//! used to await, so other futures of the same `block_on` (a `join!`, a timeout around it)
+//! wait that long too; past [`WAIT`] the queue goes back to the engine and the publisher
+//! waits for room as before. TLS and WebSocket connections, other platforms than Unix, and
+//! the linger policy keep the engine as the only writer.
+
+use std::io::{self, IoSlice};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use futures_util::task::AtomicWaker;
+use tokio::net::TcpStream;
+use tokio::sync::Notify;
+
+use crate::floor::frames::{Frames, IOVECS};
+use crate::floor::sync::lock;
+use crate::statistics::Statistics;
+use crate::writer::{After, Writer, Writes};
+
+/// The longest a caller waits in `poll(2)` for room in the socket before it hands the queue
+/// back to the engine and awaits room instead.
+pub(crate) const WAIT: Duration = Duration::from_millis(5);
+
+/// How often the engine looks whether a bulk run's publishes stopped (tokio's timers tick
+/// in milliseconds, so this is their finest).
+pub(crate) const TAIL: Duration = Duration::from_millis(1);
+
+/// What a caller's turn uses of the client's shared state (`Shared::write_side`).
+pub(crate) struct WriteSide<'a> {
+    pub(crate) writes: &'a Mutex<Writes>,
+    pub(crate) statistics: &'a Statistics,
+    /// `Shared::kicks`: counts the engine's wake-ups by callers.
+    pub(crate) kicks: &'a AtomicU64,
+    pub(crate) engine_waker: &'a AtomicWaker,
+    /// Publishers waiting for room.
+    pub(crate) space: &'a Notify,
+    /// `Shared::directly_written`.
+    pub(crate) directly_written: &'a AtomicBool,
+    /// `Shared::caller_turns`.
+    pub(crate) turns: &'a AtomicU64,
+}
+
+impl WriteSide<'_> {
+    fn writes(&self) -> MutexGuard<'_, Writes> {
+        lock(self.writes)
+    }
+}
+
+/// Whether the caller may take the writer role for a queue at the write limit: the
+/// connection is plain TCP on Unix with no linger policy (`lingering` false), nothing is in
+/// flight (the engine holds no batch and no other caller is writing), and the caller runs
+/// outside the workers (asked last, of `outside_workers`).
+pub(crate) fn may_take_over(
+    writes: &mut Writes,
+    lingering: bool,
+    outside_workers: fn() -> bool,
+) -> bool {
+    cfg!(unix)
+        && !lingering
+        && matches!(
+            writes.writer,
+            Writer::Idle | Writer::DirectlyWritten | Writer::Woken | Writer::Bulk
+        )
+        && writes.queue.frames_and_link().1.is_some()
+        && outside_workers()
+}
+
+/// Writes the queue to the socket as the writer, until it is empty, the socket stays full
+/// for [`WAIT`], or a link transition takes the queue; see the module's docs. Returns with
+/// the lock let go, the engine woken if it is owed a wake-up.
+pub(crate) fn write_as_caller(
+    shared: &WriteSide<'_>,
+    mut writes: MutexGuard<'_, Writes>,
+    after: After,
+) {
+    let link = writes.queue.link_id();
+    let socket = match writes.queue.frames_and_link() {
+        (_, Some(socket)) => Arc::clone(socket),
+        // Not plain TCP after all: the engine writes.
+        (_, None) => return hand_back(shared, writes),
+    };
+    writes.writer = Writer::Caller;
+    shared.turns.fetch_add(1, Ordering::Relaxed);
+    let mut turn = Turn {
+        shared,
+        writes: Some(writes),
+    };
+    loop {
+        let Some(writes) = turn.writes.as_mut() else {
+            return;
+        };
+        writes.count_out(shared.statistics);
+        match send(writes.queue.frames_mut(), &socket) {
+            Ok(written) => Statistics::add(&shared.statistics.out_bytes, written as u64),
+            // The engine meets the error on its side and ends the link with it.
+            Err(_) => return,
+        }
+        if writes.queue.is_empty() {
+            return turn.end(after);
+        }
+        turn.writes = None;
+        let writable = wait_writable(&socket, WAIT);
+        let writes = turn.writes.insert(shared.writes());
+        if writes.writer != Writer::Caller || writes.queue.link_id() != link {
+            // A link transition took the queue meanwhile, and the role with it.
+            turn.writes = None;
+            return turn.left();
+        }
+        if !matches!(writable, Ok(true)) {
+            // Still full: the engine waits for room, and so does the next publish.
+            return;
+        }
+    }
+}
+
+/// Gives the queue to the engine: marks the writer `Woken`, lets go of the lock and wakes it.
+fn hand_back(shared: &WriteSide<'_>, mut writes: MutexGuard<'_, Writes>) {
+    writes.writer = Writer::Woken;
+    shared.kicks.fetch_add(1, Ordering::Release);
+    drop(writes);
+    shared.engine_waker.wake();
+}
+
+/// A caller's turn as the writer, with the lock while it holds it. Dropped before
+/// [`Turn::end`] or [`Turn::left`] (an error, the socket full for too long, or this thread
+/// unwinding), it hands the queue back to the engine.
+struct Turn<'a> {
+    shared: &'a WriteSide<'a>,
+    writes: Option<MutexGuard<'a, Writes>>,
+}
+
+impl Turn<'_> {
+    /// The queue is written: the bulk run goes on, or ends as a direct write.
+    fn end(mut self, after: After) {
+        let Some(mut writes) = self.writes.take() else {
+            return self.left();
+        };
+        let shared = self.shared;
+        self.left();
+        let wake_publishers = std::mem::take(&mut writes.space_waiters);
+        let wake_engine = match after {
+            After::Bulk => {
+                writes.writer = Writer::Bulk;
+                // The engine watches for the end of the run; it needs waking only when its
+                // last look found no caller writing.
+                let watched = writes.bulk_watched;
+                if !watched {
+                    shared.kicks.fetch_add(1, Ordering::Release);
+                }
+                !watched
+            }
+            After::Direct => {
+                writes.writer = Writer::DirectlyWritten;
+                shared.directly_written.store(true, Ordering::Release);
+                false
+            }
+        };
+        drop(writes);
+        if wake_publishers {
+            shared.space.notify_waiters();
+        }
+        if wake_engine {
+            shared.engine_waker.wake();
+        }
+    }
+
+    /// The role is no longer this caller's (a link transition took it): nothing to hand back.
+    fn left(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let writes = self.writes.take().unwrap_or_else(|| self.shared.writes());
+        if writes.writer == Writer::Caller {
+            hand_back(self.shared, writes);
+        }
+    }
+}
+
+/// One non-blocking vectored write of `frames`, straight to the socket: tokio's `try_write`
+/// would answer from its cached readiness, which only a worker in the I/O driver sets again
+/// after the socket was full, and waking that worker is what this path avoids. Returns the
+/// bytes written (0 when the socket is full).
+#[cfg(unix)]
+fn send(frames: &mut Frames, socket: &TcpStream) -> io::Result<usize> {
+    use rustix::net::{SendAncillaryBuffer, SendFlags, sendmsg};
+    let mut slices = [IoSlice::new(&[]); IOVECS];
+    let count = frames.io_slices(&mut slices);
+    let mut control = SendAncillaryBuffer::default();
+    loop {
+        match sendmsg(socket, &slices[..count], &mut control, SendFlags::NOSIGNAL) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(written) => {
+                frames.advance(written);
+                return Ok(written);
+            }
+            Err(rustix::io::Errno::AGAIN) => return Ok(0),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Waits in `poll(2)` until the socket has room, for at most `bound`: `Ok(false)` if it
+/// still has none. An error or hang-up on the socket counts as room: the next write meets it.
+#[cfg(unix)]
+fn wait_writable(socket: &TcpStream, bound: Duration) -> io::Result<bool> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(socket, PollFlags::OUT)];
+    let timeout = Timespec::try_from(bound).map_err(|_| io::ErrorKind::InvalidInput)?;
+    match poll(&mut fds, Some(&timeout)) {
+        Ok(ready) => Ok(ready > 0),
+        // A signal: the caller writes again, and waits again if need be.
+        Err(rustix::io::Errno::INTR) => Ok(true),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(unix))]
+fn send(_: &mut Frames, _: &TcpStream) -> io::Result<usize> {
+    Err(io::ErrorKind::Unsupported.into())
+}
+
+#[cfg(not(unix))]
+fn wait_writable(_: &TcpStream, _: Duration) -> io::Result<bool> {
+    Ok(false)
+}
+
+#[cfg(test)]
+#[path = "caller_write_tests.rs"]
+mod tests;

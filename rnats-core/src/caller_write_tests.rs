@@ -1,0 +1,288 @@
+//! The writer role of a caller in `block_on` (`caller_write.rs`) against a real server: each
+//! test runs its own multi-threaded runtime, as `#[tokio::main]` does, and publishes from
+//! `block_on` past the write limit, so that the caller writes the queue itself.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use futures_util::StreamExt;
+use rnats_test_server::{NatsServer, Proxy};
+use tokio::runtime::{Builder, Runtime};
+use tokio::task::JoinHandle;
+
+use crate::writer::Writer;
+use crate::{Client, ConnectOptions, ConnectionEvent, Events, Subscriber};
+
+const WAIT: Duration = Duration::from_secs(30);
+/// A small write limit, so that a few hundred publishes fill the queue.
+const LIMIT: usize = 16 * 1024;
+
+/// What `#[tokio::main]` builds.
+fn main_runtime() -> Runtime {
+    Builder::new_multi_thread().enable_all().build().unwrap()
+}
+
+/// Message `i`: its number, then padding to `size` bytes.
+fn numbered(i: u64, size: usize) -> Bytes {
+    let mut payload = BytesMut::with_capacity(size.max(8));
+    payload.put_u64(i);
+    payload.resize(size.max(8), b'x');
+    payload.freeze()
+}
+
+fn number(payload: &[u8]) -> u64 {
+    u64::from_be_bytes(payload[..8].try_into().unwrap())
+}
+
+fn caller_turns(client: &Client) -> u64 {
+    client.shared().caller_turns.load(Ordering::Relaxed)
+}
+
+/// Waits for the next `Reconnected` event.
+async fn reconnected(events: &mut Events) {
+    tokio::time::timeout(WAIT, async {
+        while let Some(event) = events.next().await {
+            if matches!(event, ConnectionEvent::Reconnected) {
+                return;
+            }
+        }
+        panic!("events ended");
+    })
+    .await
+    .expect("no reconnect")
+}
+
+/// Receives until message `last` came, checking that numbers only go up: every one of them
+/// with `lossless`, otherwise gaps allowed (a lost link). Returns how many came.
+fn receive_in_order(mut sub: Subscriber, last: u64, lossless: bool) -> JoinHandle<u64> {
+    tokio::spawn(async move {
+        let mut expected = 0;
+        let mut received = 0;
+        loop {
+            let message = tokio::time::timeout(WAIT, sub.next())
+                .await
+                .expect("timed out")
+                .expect("ended");
+            let n = number(&message.payload);
+            match lossless {
+                true => assert_eq!(n, expected, "lost or out of order"),
+                false => assert!(n >= expected, "{n} came after {}", expected - 1),
+            }
+            expected = n + 1;
+            received += 1;
+            if n == last {
+                return received;
+            }
+        }
+    })
+}
+
+/// A bulk publisher in `block_on` writes its full queues itself while a task publishes on
+/// the same connection through the engine: each stream arrives whole and in order, and the
+/// end of the run, with no flush behind it, goes out through the engine's tail watch.
+#[test]
+fn a_bulk_publisher_writes_its_own_batches_beside_the_engine_in_order() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let receiver = crate::connect(server.url()).await.unwrap();
+        let main_sub = receiver.subscribe("bulk.main").await.unwrap();
+        let task_sub = receiver.subscribe("bulk.task").await.unwrap();
+        receiver.flush().await.unwrap();
+        let client = ConnectOptions::new()
+            .write_buffer_limit(LIMIT)
+            .connect(server.url())
+            .await
+            .unwrap();
+        let (count, task_count) = (20_000, 2_000);
+        let main_check = receive_in_order(main_sub, count - 1, true);
+        let task_check = receive_in_order(task_sub, task_count - 1, true);
+        let task_client = client.clone();
+        let task = tokio::spawn(async move {
+            for i in 0..task_count {
+                let payload = numbered(i, 100);
+                task_client.publish("bulk.task", payload).await.unwrap();
+                if i % 50 == 0 {
+                    tokio::task::yield_now().await;
+                }
+            }
+        });
+        for i in 0..count {
+            client.publish("bulk.main", numbered(i, 200)).await.unwrap();
+        }
+        // No flush: the caller is parked on the receivers only.
+        tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
+        tokio::time::timeout(WAIT, main_check)
+            .await
+            .unwrap()
+            .unwrap();
+        tokio::time::timeout(WAIT, task_check)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(caller_turns(&client) > 0, "the caller never wrote a batch");
+        let statistics = client.statistics();
+        assert_eq!(
+            statistics.out_messages.load(Ordering::Relaxed),
+            count + task_count,
+            "every message counted once"
+        );
+    });
+}
+
+/// Planned moves (`force_reconnect`) while the caller writes its batches: a move takes the
+/// queue, partly written frame and all, from the caller as it would from the engine. Every
+/// message arrives, in order.
+#[test]
+fn planned_moves_during_a_callers_turns_lose_and_reorder_nothing() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let receiver = crate::connect(server.url()).await.unwrap();
+        let sub = receiver.subscribe("moves").await.unwrap();
+        receiver.flush().await.unwrap();
+        let client = ConnectOptions::new()
+            .write_buffer_limit(LIMIT)
+            .reconnect_delay_callback(|_| Duration::from_millis(10))
+            .connect(server.url())
+            .await
+            .unwrap();
+        let count = 40_000;
+        let check = receive_in_order(sub, count - 1, true);
+        let progress = Arc::new(AtomicU64::new(0));
+        let mover = {
+            let (client, progress) = (client.clone(), Arc::clone(&progress));
+            tokio::spawn(async move {
+                let mut events = client.events();
+                for step in 1..=3 {
+                    while progress.load(Ordering::Relaxed) < step * count / 4 {
+                        tokio::task::yield_now().await;
+                    }
+                    client.force_reconnect().await.unwrap();
+                    reconnected(&mut events).await;
+                }
+            })
+        };
+        for i in 0..count {
+            client.publish("moves", numbered(i, 300)).await.unwrap();
+            progress.store(i, Ordering::Relaxed);
+        }
+        client.flush().await.unwrap();
+        tokio::time::timeout(WAIT, mover).await.unwrap().unwrap();
+        tokio::time::timeout(WAIT, check).await.unwrap().unwrap();
+        assert!(caller_turns(&client) > 0, "the caller never wrote a batch");
+    });
+}
+
+/// A link cut while the caller writes: what was in flight may be lost with the link, but
+/// nothing arrives twice or out of order, the publisher goes on, and what it publishes once
+/// the link is back arrives.
+#[test]
+fn a_link_lost_during_a_callers_turns_reorders_nothing() {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    main_runtime().block_on(async {
+        let receiver = crate::connect(server.url()).await.unwrap();
+        let sub = receiver.subscribe("cut").await.unwrap();
+        receiver.flush().await.unwrap();
+        let client = ConnectOptions::new()
+            .write_buffer_limit(LIMIT)
+            .reconnect_delay_callback(|_| Duration::from_millis(10))
+            .connect(proxy.url())
+            .await
+            .unwrap();
+        let mut events = client.events();
+        let count = 30_000;
+        let check = receive_in_order(sub, count - 1, false);
+        for i in 0..count / 2 {
+            client.publish("cut", numbered(i, 300)).await.unwrap();
+        }
+        assert!(caller_turns(&client) > 0, "the caller never wrote a batch");
+        proxy.cut();
+        reconnected(&mut events).await;
+        for i in count / 2..count {
+            client.publish("cut", numbered(i, 300)).await.unwrap();
+        }
+        client.flush().await.unwrap();
+        let received = tokio::time::timeout(WAIT, check).await.unwrap().unwrap();
+        assert!(received >= count / 2, "only {received} arrived");
+    });
+}
+
+/// A socket that stays full (the link stalled): the caller gives the queue back to the
+/// engine after its bounded wait, the next publish awaits room, and dropping that publish
+/// leaves nobody holding the writer role. Once the link flows again every message whose
+/// publish returned arrives, in order.
+#[test]
+fn a_stalled_link_hands_the_queue_back_and_a_dropped_publish_holds_nothing() {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    main_runtime().block_on(async {
+        let receiver = crate::connect(server.url()).await.unwrap();
+        let sub = receiver.subscribe("stall").await.unwrap();
+        receiver.flush().await.unwrap();
+        let client = ConnectOptions::new()
+            .write_buffer_limit(LIMIT)
+            .connect(proxy.url())
+            .await
+            .unwrap();
+        proxy.stall();
+        // Kernel buffers take megabytes before the socket is full.
+        let mut published = 0;
+        loop {
+            let publish = client.publish("stall", numbered(published, 4096));
+            match tokio::time::timeout(Duration::from_millis(300), publish).await {
+                Ok(result) => result.unwrap(),
+                Err(_) => break,
+            }
+            published += 1;
+            assert!(published < 100_000, "the socket never filled");
+        }
+        assert!(caller_turns(&client) > 0, "the caller never wrote a batch");
+        assert_ne!(
+            client.shared().writes().writer,
+            Writer::Caller,
+            "a dropped publish left the writer role held"
+        );
+        let check = receive_in_order(sub, published + 99, true);
+        proxy.resume();
+        for i in published..published + 100 {
+            client.publish("stall", numbered(i, 4096)).await.unwrap();
+        }
+        client.flush().await.unwrap();
+        tokio::time::timeout(WAIT, check).await.unwrap().unwrap();
+    });
+}
+
+/// Bulk runs that stop right after the caller wrote everything: the tail watch then finds
+/// the run over with nothing left to write, hands the queue back to the engine, and the
+/// link carries on (an empty batch taken as a write was once a lost link).
+#[test]
+fn bulk_runs_that_stop_fully_written_keep_the_link() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let client = ConnectOptions::new()
+            .write_buffer_limit(LIMIT)
+            .connect(server.url())
+            .await
+            .unwrap();
+        let payload = Bytes::from(vec![b'x'; 1024]);
+        for run in 1..=10 {
+            while caller_turns(&client) < run {
+                client.publish("runs", payload.clone()).await.unwrap();
+            }
+            // The run stops: the caller awaits something else until the engine's tail
+            // watch has taken the queue back (two periods, in timer ticks).
+            let mut waited = 0;
+            while client.shared().writes().writer == Writer::Bulk {
+                tokio::time::sleep(crate::caller_write::TAIL).await;
+                waited += 1;
+                assert!(waited < 1000, "the run never ended");
+            }
+        }
+        client.flush().await.unwrap();
+        let connects = client.statistics().connects.load(Ordering::Relaxed);
+        assert_eq!(connects, 1, "the link was lost");
+    });
+}
