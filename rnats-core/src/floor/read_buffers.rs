@@ -26,8 +26,7 @@ pub(crate) struct ReadBuffers {
 impl ReadBuffers {
     /// Makes room in `buf` for a read of `size` bytes, keeping the bytes it holds (a partly
     /// read frame): reclaims `buf` itself if nothing else uses it, else moves to a kept
-    /// buffer that has been released, else to a new one; `buf`'s old allocation is kept, in
-    /// place of the oldest when [`KEPT`] are.
+    /// buffer that has been released, else to a new one; `buf`'s old allocation is kept.
     pub(crate) fn make_room(&mut self, buf: &mut BytesMut, size: usize) {
         if buf.try_reclaim(size) {
             return;
@@ -41,12 +40,9 @@ impl ReadBuffers {
         next.extend_from_slice(buf);
         let mut old = std::mem::replace(buf, next);
         old.clear();
-        // The newest are kept: an older one may be too small for reads that have grown
-        // since, or pinned by a subscriber that lags.
-        if self.kept.len() == KEPT {
-            self.kept.remove(0);
+        if self.kept.len() < KEPT {
+            self.kept.push(old);
         }
-        self.kept.push(old);
     }
 
     /// `read` bytes came in.
