@@ -286,3 +286,38 @@ fn bulk_runs_that_stop_fully_written_keep_the_link() {
         assert_eq!(connects, 1, "the link was lost");
     });
 }
+
+/// The client dropped right after a bulk run, with no flush: the engine's last pass writes
+/// what the run left queued, as it writes its own queue.
+#[test]
+fn a_bulk_runs_last_publishes_go_out_when_the_client_is_dropped() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let receiver = crate::connect(server.url()).await.unwrap();
+        let sub = receiver.subscribe("dropped").await.unwrap();
+        receiver.flush().await.unwrap();
+        let client = ConnectOptions::new()
+            .write_buffer_limit(LIMIT)
+            .connect(server.url())
+            .await
+            .unwrap();
+        let mut published = 0;
+        while caller_turns(&client) == 0 {
+            client
+                .publish("dropped", numbered(published, 200))
+                .await
+                .unwrap();
+            published += 1;
+        }
+        for _ in 0..10 {
+            client
+                .publish("dropped", numbered(published, 200))
+                .await
+                .unwrap();
+            published += 1;
+        }
+        drop(client);
+        let check = receive_in_order(sub, published - 1, true);
+        tokio::time::timeout(WAIT, check).await.unwrap().unwrap();
+    });
+}

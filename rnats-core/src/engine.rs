@@ -380,7 +380,9 @@ impl Engine {
         self.shared.engine_waker.register(cx.waker());
         for _ in 0..ROUNDS {
             if self.shared.close_requested.load(Ordering::Acquire) {
-                // Best effort: whatever is writable right now still goes out.
+                // Best effort: whatever is writable right now still goes out, a bulk run's
+                // last publishes too.
+                self.shared.writes().end_bulk();
                 let _ = self.drive_write(cx);
                 return Poll::Ready(Ending::Requested);
             }

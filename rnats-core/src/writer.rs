@@ -459,6 +459,14 @@ impl Writes {
         quiet
     }
 
+    /// The engine takes the queue of a bulk run now (the client is closing): the writer is
+    /// `Woken` unless a caller is writing it this moment.
+    pub(crate) fn end_bulk(&mut self) {
+        if self.writer == Writer::Bulk {
+            self.writer = Writer::Woken;
+        }
+    }
+
     /// With linger on (`ConnectOptions::linger`): until when the engine may keep the queue
     /// back at `now`, or `None` to write it now. It writes at once for a flush or a request,
     /// when publishers wait for room, once `max_bytes` (never more than the write limit,
