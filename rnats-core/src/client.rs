@@ -160,6 +160,12 @@ impl Client {
     /// Returns once the message is queued for the connection, which is nearly always at once;
     /// it waits only while the write queue is over its limit. Use [`Client::flush`] to know the
     /// server has it.
+    ///
+    /// Awaited on the thread of `#[tokio::main]` (a multi-threaded runtime's `block_on`,
+    /// which is no worker), a publish that finds the queue at its limit writes the queue to
+    /// the socket itself rather than waiting for a worker to: while the socket is full it
+    /// may hold that thread for up to 5 ms before it waits as above, so other futures
+    /// joined with it on that thread wait as long.
     pub async fn publish<S: ToSubject>(
         &self,
         subject: S,
