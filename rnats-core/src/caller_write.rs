@@ -36,7 +36,7 @@
 
 use std::io::{self, IoSlice};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures_util::task::AtomicWaker;
@@ -82,7 +82,7 @@ impl WriteSide<'_> {
 /// flight (the engine holds no batch and no other caller is writing), and the caller runs
 /// outside the workers (asked last, of `outside_workers`).
 pub(crate) fn may_take_over(
-    writes: &mut Writes,
+    writes: &Writes,
     lingering: bool,
     outside_workers: fn() -> bool,
 ) -> bool {
@@ -92,7 +92,7 @@ pub(crate) fn may_take_over(
             writes.writer,
             Writer::Idle | Writer::DirectlyWritten | Writer::Woken | Writer::Bulk
         )
-        && writes.queue.frames_and_link().1.is_some()
+        && writes.queue.link().is_some()
         && outside_workers()
 }
 
@@ -101,109 +101,100 @@ pub(crate) fn may_take_over(
 /// the lock let go, the engine woken if it is owed a wake-up.
 pub(crate) fn write_as_caller(
     shared: &WriteSide<'_>,
-    mut writes: MutexGuard<'_, Writes>,
+    writes: MutexGuard<'_, Writes>,
     after: After,
 ) {
     let link = writes.queue.link_id();
-    let socket = match writes.queue.frames_and_link() {
-        (_, Some(socket)) => Arc::clone(socket),
+    let Some(socket) = writes.queue.link().cloned() else {
         // Not plain TCP after all: the engine writes.
-        (_, None) => return hand_back(shared, writes),
+        return hand_back(shared, writes);
     };
+    // Declared before the lock's guard below, so that on unwinding the guard is let go
+    // before the role is handed back (which locks again).
+    let role = Role { shared };
+    let mut writes = writes;
     writes.writer = Writer::Caller;
     shared.turns.fetch_add(1, Ordering::Relaxed);
-    let mut turn = Turn {
-        shared,
-        writes: Some(writes),
-    };
     loop {
-        let Some(writes) = turn.writes.as_mut() else {
-            return;
-        };
         writes.count_out(shared.statistics);
         match send(writes.queue.frames_mut(), &socket) {
             Ok(written) => Statistics::add(&shared.statistics.out_bytes, written as u64),
             // The engine meets the error on its side and ends the link with it.
-            Err(_) => return,
+            Err(_) => break,
         }
         if writes.queue.is_empty() {
-            return turn.end(after);
+            role.keep();
+            return end_turn(shared, writes, after);
         }
-        turn.writes = None;
+        drop(writes);
         let writable = wait_writable(&socket, WAIT);
-        let writes = turn.writes.insert(shared.writes());
+        writes = shared.writes();
         if writes.writer != Writer::Caller || writes.queue.link_id() != link {
             // A link transition took the queue meanwhile, and the role with it.
-            turn.writes = None;
-            return turn.left();
+            role.keep();
+            return;
         }
         if !matches!(writable, Ok(true)) {
             // Still full: the engine waits for room, and so does the next publish.
-            return;
+            break;
         }
+    }
+    role.keep();
+    hand_back(shared, writes);
+}
+
+/// The queue is written: the bulk run goes on, or ends as a direct write.
+fn end_turn(shared: &WriteSide<'_>, mut writes: MutexGuard<'_, Writes>, after: After) {
+    let wake_publishers = std::mem::take(&mut writes.space_waiters);
+    let wake_engine = match after {
+        After::Bulk => {
+            writes.writer = Writer::Bulk;
+            // The engine watches for the end of the run; it needs waking only when its last
+            // look found no caller writing.
+            let watched = writes.bulk_watched;
+            if !watched {
+                shared.kicks.fetch_add(1, Ordering::Release);
+            }
+            !watched
+        }
+        After::Direct => {
+            writes.writer = Writer::DirectlyWritten;
+            shared.directly_written.store(true, Ordering::Release);
+            false
+        }
+    };
+    drop(writes);
+    if wake_publishers {
+        shared.space.notify_waiters();
+    }
+    if wake_engine {
+        shared.engine_waker.wake();
     }
 }
 
 /// Gives the queue to the engine: marks the writer `Woken`, lets go of the lock and wakes it.
 fn hand_back(shared: &WriteSide<'_>, mut writes: MutexGuard<'_, Writes>) {
-    writes.writer = Writer::Woken;
-    shared.kicks.fetch_add(1, Ordering::Release);
+    writes.kick(shared.kicks);
     drop(writes);
     shared.engine_waker.wake();
 }
 
-/// A caller's turn as the writer, with the lock while it holds it. Dropped before
-/// [`Turn::end`] or [`Turn::left`] (an error, the socket full for too long, or this thread
-/// unwinding), it hands the queue back to the engine.
-struct Turn<'a> {
+/// The writer role while a caller holds it: should the thread unwind during the turn, the
+/// queue goes back to the engine.
+struct Role<'a> {
     shared: &'a WriteSide<'a>,
-    writes: Option<MutexGuard<'a, Writes>>,
 }
 
-impl Turn<'_> {
-    /// The queue is written: the bulk run goes on, or ends as a direct write.
-    fn end(mut self, after: After) {
-        let Some(mut writes) = self.writes.take() else {
-            return self.left();
-        };
-        let shared = self.shared;
-        self.left();
-        let wake_publishers = std::mem::take(&mut writes.space_waiters);
-        let wake_engine = match after {
-            After::Bulk => {
-                writes.writer = Writer::Bulk;
-                // The engine watches for the end of the run; it needs waking only when its
-                // last look found no caller writing.
-                let watched = writes.bulk_watched;
-                if !watched {
-                    shared.kicks.fetch_add(1, Ordering::Release);
-                }
-                !watched
-            }
-            After::Direct => {
-                writes.writer = Writer::DirectlyWritten;
-                shared.directly_written.store(true, Ordering::Release);
-                false
-            }
-        };
-        drop(writes);
-        if wake_publishers {
-            shared.space.notify_waiters();
-        }
-        if wake_engine {
-            shared.engine_waker.wake();
-        }
-    }
-
-    /// The role is no longer this caller's (a link transition took it): nothing to hand back.
-    fn left(self) {
+impl Role<'_> {
+    /// The turn ended on its own terms: nothing to hand back here.
+    fn keep(self) {
         std::mem::forget(self);
     }
 }
 
-impl Drop for Turn<'_> {
+impl Drop for Role<'_> {
     fn drop(&mut self) {
-        let writes = self.writes.take().unwrap_or_else(|| self.shared.writes());
+        let writes = self.shared.writes();
         if writes.writer == Writer::Caller {
             hand_back(self.shared, writes);
         }

@@ -766,7 +766,7 @@ impl Client {
             // From `#[tokio::main]`'s thread, with nothing in flight, the caller writes the
             // queue itself rather than waiting for a worker (`caller_write.rs`).
             let lingering = shared.options.linger.is_some();
-            if caller_write::may_take_over(&mut writes, lingering, outside_workers) {
+            if caller_write::may_take_over(&writes, lingering, outside_workers) {
                 writes
                     .queue
                     .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);

@@ -353,7 +353,7 @@ impl Writes {
             }
         }
         if matches!(writer, Writer::Idle | Writer::DirectlyWritten) {
-            self.kick(cx);
+            self.kick(cx.kicks);
             return Step::Wake;
         }
         Step::Done
@@ -368,7 +368,7 @@ impl Writes {
         // A run only starts outside the workers; what tells a task from there is its id
         // (cheaper than `outside_workers`, which clones the runtime's handle).
         if tokio::task::try_id().is_some() {
-            self.kick(cx);
+            self.kick(cx.kicks);
             return Step::Wake;
         }
         match urgency {
@@ -381,11 +381,11 @@ impl Writes {
         }
     }
 
-    /// The engine is to take the queue: marks the writer `Woken` and counts the wake-up the
-    /// caller owes it.
-    pub(crate) fn kick(&mut self, cx: &Submit<'_>) {
+    /// The engine is to take the queue: marks the writer `Woken` and counts, in `kicks`
+    /// (`Shared::kicks`), the wake-up the caller owes it.
+    pub(crate) fn kick(&mut self, kicks: &AtomicU64) {
         self.writer = Writer::Woken;
-        cx.kicks.fetch_add(1, Ordering::Release);
+        kicks.fetch_add(1, Ordering::Release);
     }
 
     /// [`Writes::submit`] under the linger policy (`max` bytes, never more than the write

@@ -111,6 +111,12 @@ impl<L> WriteQueue<L> {
         self.link_id
     }
 
+    /// The live link's handle, if the driver lets writers use one.
+    #[inline]
+    pub(crate) fn link(&self) -> Option<&L> {
+        self.link.as_ref()
+    }
+
     /// The queued frames, for a writer that writes them where they are.
     #[inline]
     pub(crate) fn frames_mut(&mut self) -> &mut Frames {
