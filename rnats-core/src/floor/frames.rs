@@ -262,24 +262,26 @@ impl Frames {
 mod tests {
     use super::*;
 
+    /// One partial write: takes at most `budget` bytes from the front of `frames` into
+    /// `out`, as a socket that takes only part of a vectored write would. Returns how many.
+    fn write_some(frames: &mut Frames, budget: usize, out: &mut Vec<u8>) -> usize {
+        let mut slices = [IoSlice::new(&[]); IOVECS];
+        let n = frames.io_slices(&mut slices);
+        let mut written = 0;
+        for s in &slices[..n] {
+            let take = s.len().min(budget - written);
+            out.extend_from_slice(&s[..take]);
+            written += take;
+        }
+        frames.advance(written);
+        written
+    }
+
     fn drain(frames: &mut Frames) -> Vec<u8> {
         let mut all = Vec::new();
         while !frames.is_empty() {
-            let mut slices = [IoSlice::new(&[]); IOVECS];
-            let n = frames.io_slices(&mut slices);
-            // Write at most 5 bytes at a time to exercise partial writes.
-            let mut budget = 5;
-            let mut written = 0;
-            for s in &slices[..n] {
-                let take = s.len().min(budget);
-                all.extend_from_slice(&s[..take]);
-                budget -= take;
-                written += take;
-                if budget == 0 {
-                    break;
-                }
-            }
-            frames.advance(written);
+            // At most 5 bytes at a time, to exercise partial writes.
+            write_some(frames, 5, &mut all);
         }
         all
     }
@@ -319,15 +321,7 @@ mod tests {
                     "nothing to write with {} queued",
                     q.len()
                 );
-                let mut budget = next(total as u64 + 1) as usize;
-                let mut written = 0;
-                for s in &slices[..n] {
-                    let take = s.len().min(budget);
-                    got.extend_from_slice(&s[..take]);
-                    budget -= take;
-                    written += take;
-                }
-                q.advance(written);
+                write_some(&mut q, next(total as u64 + 1) as usize, &mut got);
             }
         }
         got.extend(drain(&mut q));
