@@ -52,6 +52,17 @@ async fn subscribed(url: &str, subject: &str) -> Subscriber {
     sub
 }
 
+/// Publishes message `i` of a bulk stream. Every thousandth (the 500th, 1500th, ...) is
+/// followed by a flush: the engine then goes idle and the caller's next batch is its own,
+/// whatever the race between them (an engine that holds a batch when the caller reaches
+/// the limit keeps the role as long as the stream goes on).
+async fn publish_in_bulk(client: &Client, subject: &'static str, i: u64, size: usize) {
+    client.publish(subject, numbered(i, size)).await.unwrap();
+    if i % 1000 == 500 {
+        client.flush().await.unwrap();
+    }
+}
+
 fn caller_turns(client: &Client) -> u64 {
     client.shared().caller_turns.load(Ordering::Relaxed)
 }
@@ -119,7 +130,7 @@ fn a_bulk_publisher_writes_its_own_batches_beside_the_engine_in_order() {
             }
         });
         for i in 0..count {
-            client.publish("bulk.main", numbered(i, 200)).await.unwrap();
+            publish_in_bulk(&client, "bulk.main", i, 200).await;
         }
         // No flush: the caller is parked on the receivers only.
         tokio::time::timeout(WAIT, task).await.unwrap().unwrap();
@@ -169,7 +180,7 @@ fn planned_moves_during_a_callers_turns_lose_and_reorder_nothing() {
             })
         };
         for i in 0..count {
-            client.publish("moves", numbered(i, 200)).await.unwrap();
+            publish_in_bulk(&client, "moves", i, 200).await;
             progress.store(i, Ordering::Relaxed);
         }
         client.flush().await.unwrap();
@@ -193,13 +204,13 @@ fn a_link_lost_during_a_callers_turns_reorders_nothing() {
         let count = 30_000;
         let check = receive_in_order(sub, count - 1, false);
         for i in 0..count / 2 {
-            client.publish("cut", numbered(i, 300)).await.unwrap();
+            publish_in_bulk(&client, "cut", i, 300).await;
         }
         assert!(caller_turns(&client) > 0, "the caller never wrote a batch");
         proxy.cut();
         reconnected(&mut events).await;
         for i in count / 2..count {
-            client.publish("cut", numbered(i, 300)).await.unwrap();
+            publish_in_bulk(&client, "cut", i, 300).await;
         }
         client.flush().await.unwrap();
         let received = tokio::time::timeout(WAIT, check).await.unwrap().unwrap();
@@ -286,10 +297,7 @@ fn a_bulk_runs_last_publishes_go_out_when_the_client_is_dropped() {
         let client = limited().connect(server.url()).await.unwrap();
         let mut published = 0;
         while caller_turns(&client) == 0 {
-            client
-                .publish("dropped", numbered(published, 200))
-                .await
-                .unwrap();
+            publish_in_bulk(&client, "dropped", published, 200).await;
             published += 1;
         }
         for _ in 0..10 {
