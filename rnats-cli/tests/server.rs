@@ -152,7 +152,16 @@ fn ping_and_list_hear_every_node_of_a_cluster() {
     let url = cluster.urls()[0].clone();
     let rnats = Rnats::new();
     let sys = ["-s", url.as_str(), "--user", "sys", "--password", "pass"];
-    let out = rnats.ok(&[&["server", "ping", "3", "--id"][..], &sys[..]].concat());
+    // The routes are up once the cluster has started, but each node's interest in the
+    // system account's subjects reaches the others a moment later: ping until every node
+    // answers, for as long as a cluster may take to form.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let out = loop {
+        let out = rnats.ok(&[&["server", "ping", "3", "--id"][..], &sys[..]].concat());
+        if out.contains("3 replies") || std::time::Instant::now() > deadline {
+            break out;
+        }
+    };
     assert!(out.contains("3 replies"), "{out}");
     assert_eq!(
         out.lines().filter(|l| l.contains("rtt=")).count(),
