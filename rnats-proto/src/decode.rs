@@ -86,12 +86,15 @@ impl Parser {
                     return Ok(None);
                 };
                 let line = &buf[..line_len - CRLF.len()];
-                match parse_line(line, line_len, self.limits.max_payload)? {
-                    Line::Op(op) => {
+                match msg_op(line) {
+                    Some(with_headers) => {
+                        parse_msg(line, line_len, self.limits.max_payload, with_headers)?
+                    }
+                    None => {
+                        let op = parse_other(line)?;
                         buf.advance(line_len);
                         return Ok(Some(op));
                     }
-                    Line::Msg(head) => head,
                 }
             }
         };
@@ -102,7 +105,7 @@ impl Parser {
         self.state = State::default();
         // One split per message: subject, reply and payload are views into it.
         let frame = buf.split_to(head.frame_len).freeze();
-        head.into_msg(frame).map(|msg| Some(ServerOp::Msg(msg)))
+        head.into_op(frame)
     }
 
     /// Finds the `\n` ending the control line at the front of `buf`, looking
@@ -191,8 +194,12 @@ struct MsgHead {
 }
 
 impl MsgHead {
-    /// Builds the message from its complete frame of `self.frame_len` bytes.
-    fn into_msg(self, frame: Bytes) -> Result<Msg, DecodeError> {
+    /// Builds the message from its complete frame of `self.frame_len` bytes. It returns the
+    /// decoder's own result type, so the message is built where the caller receives it: the
+    /// op is 176 bytes, and each wrapping in `Some` or `ServerOp::Msg` on the way out would
+    /// otherwise be one more copy of it per message.
+    #[inline(always)]
+    fn into_op(self, frame: Bytes) -> Result<Option<ServerOp>, DecodeError> {
         if !frame.ends_with(CRLF) {
             return Err(DecodeError::MissingTerminator);
         }
@@ -214,46 +221,64 @@ impl MsgHead {
             Some(b) => (Some(b.headers), b.status, b.description),
             None => (None, None, None),
         };
-        Ok(Msg {
+        // The frame itself becomes the payload: narrowing it costs no reference count, where
+        // slicing would take one and dropping the frame give it back.
+        let mut payload = frame;
+        payload.truncate(payload_end);
+        payload.advance(payload_start);
+        Ok(Some(ServerOp::Msg(Msg {
             subject,
             sid: self.sid,
             reply,
             headers,
             status,
             description,
-            payload: frame.slice(payload_start..payload_end),
+            payload,
             length: self.total_len,
-        })
+        })))
     }
 }
 
-/// A parsed control line.
-enum Line {
-    /// An op that is complete once its line is.
-    Op(ServerOp),
-    /// A message whose payload follows the line.
-    Msg(MsgHead),
+/// Whether `line` is a `MSG` (`Some(false)`) or `HMSG` (`Some(true)`) control line. Op names
+/// are case-insensitive; the server sends them in capitals, which is looked at first.
+#[inline(always)]
+fn msg_op(line: &[u8]) -> Option<bool> {
+    match line {
+        [b'M', b'S', b'G', b' ' | b'\t', ..] => Some(false),
+        [b'H', b'M', b'S', b'G', b' ' | b'\t', ..] => Some(true),
+        _ => {
+            let op = &line[..op_end(line)];
+            if op.eq_ignore_ascii_case(b"MSG") {
+                Some(false)
+            } else if op.eq_ignore_ascii_case(b"HMSG") {
+                Some(true)
+            } else {
+                None
+            }
+        }
+    }
 }
 
-/// Parses one control line, given without its `\r\n`.
-fn parse_line(line: &[u8], line_len: usize, max_payload: usize) -> Result<Line, DecodeError> {
-    let op_end = line.iter().position(|&b| is_blank(b)).unwrap_or(line.len());
-    let (op, args) = line.split_at(op_end);
-    // Op names are case-insensitive; MSG first as it is by far the most common.
-    if op.eq_ignore_ascii_case(b"MSG") {
-        parse_msg(line, op_end, line_len, max_payload, false).map(Line::Msg)
-    } else if op.eq_ignore_ascii_case(b"HMSG") {
-        parse_msg(line, op_end, line_len, max_payload, true).map(Line::Msg)
-    } else if op.eq_ignore_ascii_case(b"PING") {
-        expect_no_args(args, "PING").map(|()| Line::Op(ServerOp::Ping))
+/// Where the op name at the front of `line` ends.
+fn op_end(line: &[u8]) -> usize {
+    line.iter().position(|&b| is_blank(b)).unwrap_or(line.len())
+}
+
+/// Parses a control line, given without its `\r\n`, that is neither `MSG` nor `HMSG`. Out of
+/// line, so that the message path keeps its state in registers.
+#[inline(never)]
+fn parse_other(line: &[u8]) -> Result<ServerOp, DecodeError> {
+    let (op, args) = line.split_at(op_end(line));
+    if op.eq_ignore_ascii_case(b"PING") {
+        expect_no_args(args, "PING").map(|()| ServerOp::Ping)
     } else if op.eq_ignore_ascii_case(b"PONG") {
-        expect_no_args(args, "PONG").map(|()| Line::Op(ServerOp::Pong))
+        expect_no_args(args, "PONG").map(|()| ServerOp::Pong)
     } else if op.eq_ignore_ascii_case(b"+OK") {
-        expect_no_args(args, "+OK").map(|()| Line::Op(ServerOp::Ok))
+        expect_no_args(args, "+OK").map(|()| ServerOp::Ok)
     } else if op.eq_ignore_ascii_case(b"INFO") {
-        parse_info(args).map(Line::Op)
+        parse_info(args)
     } else if op.eq_ignore_ascii_case(b"-ERR") {
-        Ok(Line::Op(parse_err(args)))
+        Ok(parse_err(args))
     } else {
         let shown = &op[..op.len().min(32)];
         Err(DecodeError::UnknownOp {
@@ -264,16 +289,19 @@ fn parse_line(line: &[u8], line_len: usize, max_payload: usize) -> Result<Line, 
 
 /// Parses `MSG <subject> <sid> [reply] <#bytes>` or
 /// `HMSG <subject> <sid> [reply] <#header bytes> <#total bytes>`.
+/// Inlined into [`Parser::decode`]: built in its caller's registers, the parsed head is not
+/// stored and loaded again in pieces of other sizes, which stalls the load once per message.
+#[inline(always)]
 fn parse_msg(
     line: &[u8],
-    op_end: usize,
     line_len: usize,
     max_payload: usize,
     with_headers: bool,
 ) -> Result<MsgHead, DecodeError> {
     let op = if with_headers { "HMSG" } else { "MSG" };
     let mut args = [Span::EMPTY; 5];
-    let count = split_args(line, op_end, &mut args).ok_or(DecodeError::InvalidArguments { op })?;
+    let count =
+        split_args(line, op.len(), &mut args).ok_or(DecodeError::InvalidArguments { op })?;
     let sizes = if with_headers { 2 } else { 1 };
     let reply = match count.checked_sub(2 + sizes) {
         Some(0) => None,
