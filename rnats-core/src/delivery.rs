@@ -30,30 +30,36 @@ struct Pending {
 }
 
 impl Deliveries {
-    /// Adds a message for subscription `sid`.
+    /// Adds a message for subscription `sid`. Inlined into the read loop, so the message is
+    /// moved once, into its batch.
+    #[inline]
     pub(crate) fn add(&mut self, sid: u64, queue: &Arc<SubQueue>, message: Message) {
         let at = match self.pending.last() {
             // Most reads feed one subscription, or runs of the same one.
             Some(last) if last.sid == sid => self.pending.len() - 1,
-            _ => match self.index.get(&sid) {
-                Some(&at) => at,
-                None => {
-                    let at = self.pending.len();
-                    self.pending.push(Pending {
-                        sid,
-                        queue: Arc::clone(queue),
-                        messages: self.spare.pop().unwrap_or_default(),
-                        bytes: 0,
-                        close: false,
-                    });
-                    self.index.insert(sid, at);
-                    at
-                }
-            },
+            _ => self.entry(sid, queue),
         };
         let pending = &mut self.pending[at];
         pending.bytes += message.length;
         pending.messages.push_back(message);
+    }
+
+    /// Where subscription `sid`'s batch is in `pending`, made on its first message of a read.
+    #[inline(never)]
+    fn entry(&mut self, sid: u64, queue: &Arc<SubQueue>) -> usize {
+        if let Some(&at) = self.index.get(&sid) {
+            return at;
+        }
+        let at = self.pending.len();
+        self.pending.push(Pending {
+            sid,
+            queue: Arc::clone(queue),
+            messages: self.spare.pop().unwrap_or_default(),
+            bytes: 0,
+            close: false,
+        });
+        self.index.insert(sid, at);
+        at
     }
 
     /// Marks `sid` to be ended once its messages are handed over.
