@@ -8,6 +8,7 @@ use crate::events::{ConnectionEvent, Event, LISTENER_CAPACITY};
 use crate::shared::{Shared, SidMap};
 use crate::sub_queue::SubQueue;
 use crate::{Message, Subject};
+use rnats_proto::Msg;
 
 /// The messages of the current read, by subscription.
 #[derive(Debug, Default)]
@@ -33,15 +34,16 @@ impl Deliveries {
     /// Adds a message for subscription `sid`. Inlined into the read loop, so the message is
     /// moved once, into its batch.
     #[inline]
-    pub(crate) fn add(&mut self, sid: u64, queue: &Arc<SubQueue>, message: Message) {
+    pub(crate) fn add(&mut self, sid: u64, queue: &Arc<SubQueue>, msg: Msg) {
         let at = match self.pending.last() {
             // Most reads feed one subscription, or runs of the same one.
             Some(last) if last.sid == sid => self.pending.len() - 1,
             _ => self.entry(sid, queue),
         };
         let pending = &mut self.pending[at];
-        pending.bytes += message.length;
-        pending.messages.push_back(message);
+        pending.bytes += msg.length;
+        pending.messages.reserve(1);
+        pending.messages.push_back(Message::from(msg));
     }
 
     /// Where subscription `sid`'s batch is in `pending`, made on its first message of a read.

@@ -963,7 +963,7 @@ fn deliver(shared: &Shared, session: &mut ClientSession, msg: Msg, deliveries: &
         return;
     };
     match sink {
-        Sink::Queue(queue) => deliveries.add(sid, queue, Message::from(msg)),
+        Sink::Queue(queue) => deliveries.add(sid, queue, msg),
         Sink::Requests => deliver_reply(shared, msg),
     }
     if last {
