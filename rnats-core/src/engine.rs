@@ -83,6 +83,7 @@ use crate::events::{ClientError, ConnectionEvent};
 use crate::floor::frames::{Frames, IOVECS};
 use crate::floor::handshake::inbound_limit;
 use crate::floor::link::LinkAction;
+use crate::floor::read_buffers::ReadBuffers;
 use crate::floor::session;
 use crate::reconnect;
 use crate::rt::Timer;
@@ -123,6 +124,8 @@ pub(crate) struct Engine {
     /// Bytes were written to `stream` since its last flush.
     stream_needs_flush: bool,
     read_buf: BytesMut,
+    /// Read buffers left behind while subscribers still hold their messages, for reuse.
+    buffers: ReadBuffers,
     read_capacity: usize,
     /// How much the next read may take: `read_capacity`, doubled (up to
     /// [`READ_GROWTH`] times it) while reads keep filling all the room they are given.
@@ -176,6 +179,7 @@ impl Engine {
             stream: None,
             stream_needs_flush: false,
             read_buf,
+            buffers: ReadBuffers::default(),
             read_capacity,
             read_size: read_capacity,
             parser,
@@ -310,6 +314,7 @@ impl Engine {
         self.out = Frames::with_limit(shared.options.write_buffer_limit);
         self.linger_timer = None;
         self.read_buf.clear();
+        self.buffers.clear();
         self.read_size = self.read_capacity;
         let lost_pings = {
             // Both at once: a flush sees the link either up or down in both.
@@ -417,7 +422,10 @@ impl Engine {
     fn drive_read(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
         // Keep room for a large read: many small messages per syscall (see the read-buffer
         // sizing notes in the design). Reserving reuses the allocation when every message
-        // sliced from it has been dropped, and allocates a fresh one otherwise.
+        // sliced from it has been dropped, and allocates a fresh one otherwise. TLS and
+        // WebSocket links do only that; the plain socket below also reuses the buffers it
+        // left behind (`ReadBuffers`), and lets them go when the socket goes quiet, which
+        // this path does not see.
         if let Some(stream) = &mut self.stream {
             if self.read_buf.capacity() - self.read_buf.len() < self.read_size / 4 {
                 self.read_buf.reserve(self.read_size);
@@ -436,9 +444,10 @@ impl Engine {
         loop {
             match socket.poll_read_ready(cx) {
                 Poll::Pending => {
-                    // Nothing buffered and nothing to read: an idle connection holds no read
-                    // buffer; the next read reserves one again (issue 22).
-                    if self.read_buf.is_empty() {
+                    // Nothing buffered and nothing to read: a quiet connection holds no read
+                    // buffer; the next read reserves one again (issue 22). One that streams
+                    // keeps its buffers for the next read.
+                    if !self.buffers.drained(self.read_capacity) && self.read_buf.is_empty() {
                         self.read_buf = BytesMut::new();
                     }
                     return Ok(false);
@@ -449,7 +458,7 @@ impl Engine {
             // Reserved only once there is something to read, so an idle connection does not
             // take a buffer back at every wake-up.
             if self.read_buf.capacity() - self.read_buf.len() < self.read_size / 4 {
-                self.read_buf.reserve(self.read_size);
+                self.buffers.make_room(&mut self.read_buf, self.read_size);
             }
             let room = self.read_buf.capacity() - self.read_buf.len();
             match read_draining(socket, &mut self.read_buf) {
@@ -457,6 +466,7 @@ impl Engine {
                 Ok(n) => {
                     // Every protocol byte counts, as in async-nats: one add per read.
                     Statistics::add(&self.shared.statistics.in_bytes, n as u64);
+                    self.buffers.note_read(n);
                     self.adapt_read_size(n, room);
                     break;
                 }
