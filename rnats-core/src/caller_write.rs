@@ -28,6 +28,12 @@
 //! queue back, is the engine's again). The engine is woken once, when a run starts, to arm
 //! that watch.
 //!
+//! A caller that reaches the limit while the engine holds a batch parks as any publisher
+//! does, flagged as outside the workers (`Writes::outside_waiter`); the engine, once that
+//! batch is written, hands it the queue as a bulk run rather than taking it
+//! (`Writes::hand_to_outside_waiter`), so a long stream does not stay the engine's because
+//! it happened to hold a batch when the queue first filled.
+//!
 //! What is given up: a publish at the limit may hold its thread for up to [`WAIT`], where it
 //! used to await, so other futures of the same `block_on` (a `join!`, a timeout around it)
 //! wait that long too; past [`WAIT`] the queue goes back to the engine and the publisher
@@ -146,6 +152,7 @@ pub(crate) fn write_as_caller(
 /// The queue is written: the bulk run goes on, or ends as a direct write.
 fn end_turn(shared: &WriteSide<'_>, mut writes: MutexGuard<'_, Writes>, after: After) {
     let wake_publishers = std::mem::take(&mut writes.space_waiters);
+    writes.outside_waiter = false;
     let wake_engine = match after {
         After::Bulk => {
             writes.writer = Writer::Bulk;

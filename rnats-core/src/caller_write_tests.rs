@@ -259,6 +259,51 @@ fn a_stalled_link_hands_the_queue_back_and_a_dropped_publish_holds_nothing() {
     });
 }
 
+/// A caller that reaches the limit while the engine holds a batch waits, and gets the queue
+/// when that batch ends: the engine hands it the writer role instead of taking the queue
+/// (without that, the engine kept the role for as long as the stream went on). The link
+/// is stalled so that the engine's batch cannot end before the caller waits.
+#[test]
+fn a_caller_waiting_behind_the_engines_batch_gets_the_queue_when_it_ends() {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    main_runtime().block_on(async {
+        let sub = subscribed(&server.url(), "handed").await;
+        let client = limited().connect(proxy.url()).await.unwrap();
+        proxy.stall();
+        // Publish until one waits for room: the socket is full, the caller has handed the
+        // queue back after its bounded wait, and the engine holds a batch it cannot finish.
+        let mut published = 0;
+        let mut waiting = loop {
+            let mut publish = Box::pin(client.publish("handed", numbered(published, 4096)));
+            published += 1;
+            match tokio::time::timeout(Duration::from_secs(2), publish.as_mut()).await {
+                Ok(result) => result.unwrap(),
+                Err(_) => break publish,
+            }
+            assert!(published < 100_000, "the socket never filled");
+        };
+        {
+            let writes = client.shared().writes();
+            assert!(writes.outside_waiter, "the caller does not wait for room");
+            assert_eq!(writes.writer, Writer::Writing, "the engine holds no batch");
+        }
+        let turns = caller_turns(&client);
+        let check = receive_in_order(sub, published + 99, true);
+        proxy.resume();
+        waiting.as_mut().await.unwrap();
+        assert!(
+            caller_turns(&client) > turns,
+            "the engine took the queue the caller waited for"
+        );
+        for i in published..published + 100 {
+            client.publish("handed", numbered(i, 4096)).await.unwrap();
+        }
+        client.flush().await.unwrap();
+        tokio::time::timeout(WAIT, check).await.unwrap().unwrap();
+    });
+}
+
 /// Bulk runs that stop right after the caller wrote everything: the tail watch then finds
 /// the run over with nothing left to write, hands the queue back to the engine, and the
 /// link carries on (an empty batch taken as a write was once a lost link).

@@ -774,6 +774,8 @@ impl Client {
                 return Ok(None);
             }
             writes.space_waiters = true;
+            // Such a caller gets the queue at the end of the engine's batch instead.
+            writes.outside_waiter |= outside_workers();
             return Ok(Some(shared.space.notified()));
         }
         writes

@@ -712,7 +712,15 @@ impl Engine {
             self.tail_at = None;
         }
         match look {
-            Look::Frames => self.writer_idle = false,
+            Look::Frames => {
+                self.writer_idle = false;
+                if writes.hand_to_outside_waiter(self.shared.options.linger.is_some()) {
+                    drop(writes);
+                    self.shared.space.notify_waiters();
+                    let now = self.shared.rt.now();
+                    return self.watch_tail(now, false, cx);
+                }
+            }
             Look::Idle => {
                 self.writer_idle = true;
                 return false;

@@ -52,6 +52,9 @@ pub(crate) struct Writes {
     pub(crate) new_flushes: Vec<(u64, FlushWaiter)>,
     /// Publishers are parked on `Shared::space`.
     pub(crate) space_waiters: bool,
+    /// One of them runs outside the runtime's workers: the engine hands it the queue at the
+    /// end of its batch ([`Writes::hand_to_outside_waiter`]).
+    pub(crate) outside_waiter: bool,
     /// The engine holds a batch it has not finished writing (set and cleared by the engine
     /// under this lock): the writer invariant is that no caller writes directly then. Kept in
     /// debug builds only, where the invariant is asserted.
@@ -216,6 +219,7 @@ impl Writes {
             writer: Writer::Idle,
             new_flushes: Vec::new(),
             space_waiters: false,
+            outside_waiter: false,
             #[cfg(debug_assertions)]
             engine_holds_batch: false,
             linger_since: None,
@@ -444,7 +448,36 @@ impl Writes {
         }
         self.writer = Writer::Writing;
         self.note_engine_batch(true);
+        self.outside_waiter = false;
         std::mem::take(&mut self.space_waiters)
+    }
+
+    /// The engine, with no batch in flight, finds frames queued while a publisher outside
+    /// the workers waits for room (`lingering`: the linger policy is on). Rather than take
+    /// them, it hands that publisher the writer role as a bulk run (`caller_write.rs`):
+    /// woken, it finds the queue still at the limit and writes it itself, where it would
+    /// otherwise queue behind the engine's next batch and wait again, and the role would stay
+    /// the engine's for as long as the stream goes on. Returns whether it did; the engine
+    /// then wakes the waiters and watches the run's tail, which takes the queue back should
+    /// that publisher not come back (its future dropped).
+    pub(crate) fn hand_to_outside_waiter(&mut self, lingering: bool) -> bool {
+        let hand = cfg!(unix)
+            && self.outside_waiter
+            && self.space_waiters
+            && !lingering
+            && self.queue.link().is_some();
+        if hand {
+            self.space_waiters = false;
+            self.outside_waiter = false;
+            self.writer = Writer::Bulk;
+            self.note_engine_batch(false);
+            // The engine arms its tail watch right after: the publisher's turn need not wake it.
+            self.bulk_watched = true;
+            // A sign of life for the tail watch: it takes the queue back only after a whole
+            // period in which the woken publisher did nothing.
+            self.bulk_publishes += 1;
+        }
+        hand
     }
 
     /// The engine's tail watch is due: if a bulk run's publishes stopped since the last
