@@ -53,9 +53,9 @@ async fn subscribed(url: &str, subject: &str) -> Subscriber {
 }
 
 /// Publishes message `i` of a bulk stream. Every thousandth (the 500th, 1500th, ...) is
-/// followed by a flush: the engine then goes idle and the caller's next batch is its own,
-/// whatever the race between them (an engine that holds a batch when the caller reaches
-/// the limit keeps the role as long as the stream goes on).
+/// followed by a flush: the engine then goes idle, so the next queue the caller fills is
+/// its own to write even when the engine would otherwise keep pace with the stream (taking
+/// each queue before it fills, so that the caller never needs the role).
 async fn publish_in_bulk(client: &Client, subject: &'static str, i: u64, size: usize) {
     client.publish(subject, numbered(i, size)).await.unwrap();
     if i % 1000 == 500 {
