@@ -158,7 +158,11 @@ impl Cluster {
         let mut attempt = 1;
         let (nodes, route_links) = loop {
             match start_nodes(name, node_prefix, n, route_proxies, &configure) {
-                Err(TestServerError::Exited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
+                Err(TestServerError::Exited { .. } | TestServerError::Gone { .. })
+                    if attempt < START_ATTEMPTS =>
+                {
+                    attempt += 1;
+                }
                 other => break other?,
             }
         };

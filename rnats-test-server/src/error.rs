@@ -29,6 +29,14 @@ pub enum TestServerError {
         /// The last stderr lines of the server.
         log: Vec<String>,
     },
+    /// The server refused a connection to its monitoring port because its process has
+    /// exited since it was ready: stopped by the test, or on its own (a crash, a port it
+    /// binds after its readiness line already taken).
+    #[error("nats-server has exited; last log lines:\n{}", .log.join("\n"))]
+    Gone {
+        /// The last stderr lines of the server.
+        log: Vec<String>,
+    },
     /// The cluster nodes did not all learn about each other before the deadline.
     #[error("cluster not formed in time: node {node} still misses {missing:?}")]
     ClusterNotFormed {

@@ -20,6 +20,9 @@ use crate::websocket::{self, WebsocketConf};
 const CLIENT_LISTENING: &str = "Listening for client connections on ";
 /// Logged once start-up is complete (after JetStream, before routes are connected).
 const SERVER_READY: &str = "Server is ready";
+/// How long [`NatsServer::monitor`] waits, after a refused connection, for the process's
+/// stderr to end, to tell an exited server from a refusal of a live one.
+const GONE_WITHIN: Duration = Duration::from_millis(500);
 
 /// A `nats-server` child process listening on `127.0.0.1`.
 ///
@@ -132,14 +135,34 @@ impl NatsServer {
     /// # Errors
     ///
     /// [`TestServerError::NoMonitoring`] without [`ServerBuilder::monitoring`],
-    /// [`TestServerError::Monitoring`] on an HTTP error or a body that is not JSON, and
-    /// [`TestServerError::Io`] when the server cannot be reached.
+    /// [`TestServerError::Monitoring`] on an HTTP error or a body that is not JSON,
+    /// [`TestServerError::Gone`] (with the server's last log lines) when the connection is
+    /// refused because the process has exited, and [`TestServerError::Io`] when the server
+    /// cannot be reached otherwise.
     pub fn monitor(&self, path: &str) -> Result<serde_json::Value, TestServerError> {
         let port = self
             .launch
             .monitoring_port
             .ok_or(TestServerError::NoMonitoring)?;
-        monitor::get(port, path)
+        monitor::get(port, path).map_err(|e| self.refused_because_gone(e))
+    }
+
+    /// `error`, or [`TestServerError::Gone`] when it is a refused connection and the
+    /// process's stderr ends within [`GONE_WITHIN`] (a process that just exited closes it
+    /// moments later; one that is alive keeps it open, and the refusal stands).
+    fn refused_because_gone(&self, error: TestServerError) -> TestServerError {
+        let TestServerError::Io(e) = &error else {
+            return error;
+        };
+        if e.kind() != std::io::ErrorKind::ConnectionRefused {
+            return error;
+        }
+        match self.log.scan(Instant::now() + GONE_WITHIN, |_| None::<()>) {
+            Err(ScanEnd::Closed) => TestServerError::Gone {
+                log: self.log.tail(),
+            },
+            _ => error,
+        }
     }
 
     /// Polls the monitoring endpoint `path` until `holds` accepts its body, and returns that

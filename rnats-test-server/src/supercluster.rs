@@ -177,11 +177,16 @@ impl SuperclusterBuilder {
     pub fn start(self) -> Result<Supercluster, TestServerError> {
         // A pre-picked gateway, leaf node or monitoring port can be taken by someone else
         // between the pick and the server's bind, which makes a server exit at start-up:
-        // start over with new ports.
+        // start over with new ports. So does a node that exits while the topology forms
+        // (`Gone`, its log in the error should the last attempt fail too).
         let mut attempt = 1;
         loop {
             match self.try_start() {
-                Err(TestServerError::Exited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
+                Err(TestServerError::Exited { .. } | TestServerError::Gone { .. })
+                    if attempt < START_ATTEMPTS =>
+                {
+                    attempt += 1;
+                }
                 other => return other,
             }
         }

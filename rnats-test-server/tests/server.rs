@@ -95,6 +95,21 @@ fn kill_is_idempotent_and_keeps_the_log() {
     ));
 }
 
+/// A refused monitoring request to a server whose process has exited says so, with the log,
+/// rather than as a bare refused connection: the multi-server builders start over on it.
+#[test]
+fn monitoring_a_server_that_has_exited_reports_it_gone_with_its_log() {
+    let mut server = NatsServer::builder().monitoring().spawn().unwrap();
+    assert!(server.monitor("/varz").is_ok());
+    server.kill();
+    match server.monitor("/varz") {
+        Err(TestServerError::Gone { log }) => {
+            assert!(log.iter().any(|l| l.contains("Server is ready")), "{log:?}");
+        }
+        other => panic!("expected Gone, got {other:?}"),
+    }
+}
+
 #[test]
 fn restart_comes_back_on_the_same_port_as_a_new_server() {
     let mut server = NatsServer::with_jetstream();
