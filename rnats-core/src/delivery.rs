@@ -31,8 +31,9 @@ struct Pending {
 }
 
 impl Deliveries {
-    /// Adds a message for subscription `sid`. Inlined into the read loop, so the message is
-    /// moved once, into its batch.
+    /// Adds a message for subscription `sid`. Inlined into the read loop: the `Message` is
+    /// built from the decoded `Msg` where it is pushed, rather than built by the caller and
+    /// moved in.
     #[inline]
     pub(crate) fn add(&mut self, sid: u64, queue: &Arc<SubQueue>, msg: Msg) {
         let at = match self.pending.last() {
@@ -42,6 +43,9 @@ impl Deliveries {
         };
         let pending = &mut self.pending[at];
         pending.bytes += msg.length;
+        // Grown before the message is built: no call that can unwind then comes between
+        // building and storing it, and the compiler keeps no copy of it aside (one 168-byte
+        // copy per message fewer, in the disassembly).
         pending.messages.reserve(1);
         pending.messages.push_back(Message::from(msg));
     }
