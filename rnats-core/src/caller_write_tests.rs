@@ -3,6 +3,8 @@
 //! `block_on` past the write limit, so that the caller writes the queue itself.
 #![allow(clippy::unwrap_used)]
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -61,6 +63,46 @@ async fn publish_in_bulk(client: &Client, subject: &'static str, i: u64, size: u
     if i % 1000 == 500 {
         client.flush().await.unwrap();
     }
+}
+
+/// Publishes numbered 4 KiB messages on a stalled link until one waits for room (kernel
+/// buffers take megabytes before the socket is full). Returns that publish's number (every
+/// lower one returned) and the publish itself, still waiting: awaited, it completes once the
+/// link flows; dropped, its message is never queued.
+async fn publish_until_one_waits<'a>(
+    client: &'a Client,
+    subject: &'static str,
+) -> (
+    u64,
+    Pin<Box<impl Future<Output = Result<(), crate::PublishError>> + 'a>>,
+) {
+    let mut number = 0;
+    loop {
+        let mut publish = Box::pin(client.publish(subject, numbered(number, 4096)));
+        // Long enough that only a full socket keeps a publish waiting, however busy the
+        // machine.
+        match tokio::time::timeout(Duration::from_secs(2), publish.as_mut()).await {
+            Ok(result) => result.unwrap(),
+            Err(_) => return (number, publish),
+        }
+        number += 1;
+        assert!(number < 100_000, "the socket never filled");
+    }
+}
+
+/// Publishes messages `from..from + 100` and a flush once the link flows again, then waits
+/// for `check` to have received the last of them.
+async fn publish_the_rest(
+    client: &Client,
+    subject: &'static str,
+    from: u64,
+    check: JoinHandle<u64>,
+) {
+    for i in from..from + 100 {
+        client.publish(subject, numbered(i, 4096)).await.unwrap();
+    }
+    client.flush().await.unwrap();
+    tokio::time::timeout(WAIT, check).await.unwrap().unwrap();
 }
 
 fn caller_turns(client: &Client) -> u64 {
@@ -230,19 +272,9 @@ fn a_stalled_link_hands_the_queue_back_and_a_dropped_publish_holds_nothing() {
         let sub = subscribed(&server.url(), "stall").await;
         let client = limited().connect(proxy.url()).await.unwrap();
         proxy.stall();
-        // Kernel buffers take megabytes before the socket is full.
-        let mut published = 0;
-        loop {
-            let publish = client.publish("stall", numbered(published, 4096));
-            // Long enough that only a full socket keeps a publish waiting, however busy
-            // the machine.
-            match tokio::time::timeout(Duration::from_secs(2), publish).await {
-                Ok(result) => result.unwrap(),
-                Err(_) => break,
-            }
-            published += 1;
-            assert!(published < 100_000, "the socket never filled");
-        }
+        let (published, waiting) = publish_until_one_waits(&client, "stall").await;
+        // Its message was never queued: the next publish takes its number.
+        drop(waiting);
         assert!(caller_turns(&client) > 0, "the caller never wrote a batch");
         assert_ne!(
             client.shared().writes().writer,
@@ -251,11 +283,7 @@ fn a_stalled_link_hands_the_queue_back_and_a_dropped_publish_holds_nothing() {
         );
         let check = receive_in_order(sub, published + 99, true);
         proxy.resume();
-        for i in published..published + 100 {
-            client.publish("stall", numbered(i, 4096)).await.unwrap();
-        }
-        client.flush().await.unwrap();
-        tokio::time::timeout(WAIT, check).await.unwrap().unwrap();
+        publish_the_rest(&client, "stall", published, check).await;
     });
 }
 
@@ -271,18 +299,10 @@ fn a_caller_waiting_behind_the_engines_batch_gets_the_queue_when_it_ends() {
         let sub = subscribed(&server.url(), "handed").await;
         let client = limited().connect(proxy.url()).await.unwrap();
         proxy.stall();
-        // Publish until one waits for room: the socket is full, the caller has handed the
-        // queue back after its bounded wait, and the engine holds a batch it cannot finish.
-        let mut published = 0;
-        let mut waiting = loop {
-            let mut publish = Box::pin(client.publish("handed", numbered(published, 4096)));
-            published += 1;
-            match tokio::time::timeout(Duration::from_secs(2), publish.as_mut()).await {
-                Ok(result) => result.unwrap(),
-                Err(_) => break publish,
-            }
-            assert!(published < 100_000, "the socket never filled");
-        };
+        // The caller has handed the queue back after its bounded wait, and the engine holds
+        // a batch it cannot finish.
+        let (waiting_number, mut waiting) = publish_until_one_waits(&client, "handed").await;
+        let published = waiting_number + 1;
         {
             let writes = client.shared().writes();
             assert!(writes.outside_waiter, "the caller does not wait for room");
@@ -296,11 +316,7 @@ fn a_caller_waiting_behind_the_engines_batch_gets_the_queue_when_it_ends() {
             caller_turns(&client) > turns,
             "the engine took the queue the caller waited for"
         );
-        for i in published..published + 100 {
-            client.publish("handed", numbered(i, 4096)).await.unwrap();
-        }
-        client.flush().await.unwrap();
-        tokio::time::timeout(WAIT, check).await.unwrap().unwrap();
+        publish_the_rest(&client, "handed", published, check).await;
     });
 }
 
