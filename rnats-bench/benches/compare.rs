@@ -16,9 +16,11 @@
 //! `--mem-child`) because peak RSS is per process.
 //!
 //! A client is one `*_side.rs` module: `rnats_side` and `async_nats_side` compile the shared
-//! async `scenarios.rs` against their client; `threaded_side` maps scenarios onto
-//! the raw and the blocking client, and `neutral_side` runs rnats' runtime-neutral backend
-//! under `async_io::block_on` outside tokio, both called from [`run_blocking`].
+//! async `scenarios.rs` against their client; `raw_tokio_side` runs the raw client's wire
+//! handling on tokio in the same shape (the floor of that shape); `threaded_side` maps
+//! scenarios onto the raw and the blocking client, and `neutral_side` runs rnats'
+//! runtime-neutral backend under `async_io::block_on` outside tokio, both called from
+//! [`run_blocking`].
 //!
 //! Exits non-zero when any run was invalid (dropped messages, timeout, error). Run directly,
 //! the binary wants `--bench` as `cargo bench` passes it; without it (as under `cargo test`) it
@@ -39,6 +41,8 @@ use rnats_test_server::NatsServer;
 mod async_nats_side;
 #[path = "compare/neutral_side.rs"]
 mod neutral_side;
+#[path = "compare/raw_tokio_side.rs"]
+mod raw_tokio_side;
 #[path = "compare/rnats_side.rs"]
 mod rnats_side;
 #[path = "compare/threaded_side.rs"]
@@ -69,9 +73,10 @@ macro_rules! on_client {
                 use async_nats_side::scenarios as $s;
                 $body
             }
-            client @ (ClientKind::RnatsNeutral | ClientKind::RnatsBlocking | ClientKind::Raw) => {
-                Err(format!("{client} has no async scenarios").into())
-            }
+            client @ (ClientKind::RnatsNeutral
+            | ClientKind::RnatsBlocking
+            | ClientKind::RawTokio
+            | ClientKind::Raw) => Err(format!("{client} has no async scenarios").into()),
         }
     };
 }
@@ -244,7 +249,7 @@ fn run_blocking(
         ClientKind::Raw => threaded_side::RAW.run(scenario, url, plan),
         ClientKind::RnatsBlocking => threaded_side::BLOCKING.run(scenario, url, plan),
         ClientKind::RnatsNeutral => neutral_side::run(scenario, url, plan),
-        ClientKind::Rnats | ClientKind::AsyncNats => {
+        ClientKind::Rnats | ClientKind::AsyncNats | ClientKind::RawTokio => {
             Err(format!("{client} runs on the tokio runtime").into())
         }
     }
@@ -262,6 +267,9 @@ async fn run_once(
     // how many arrived instead of a bare hang.
     let limit = Duration::from_secs(if plan.quick { 120 } else { 300 });
     let run = async {
+        if client == ClientKind::RawTokio {
+            return raw_tokio_side::run(scenario, url, plan).await;
+        }
         on_client!(client, |s| match scenario {
             Scenario::Pub(size) => {
                 let t = s::publish(url, size.bytes(), plan.messages(size)).await?;

@@ -20,10 +20,10 @@ pub const DEFAULT_ROUNDS: usize = 5;
 pub const USAGE: &str = "\
 usage: cargo bench -p rnats-bench --bench compare -- \
 [--quick] [--rounds R] [--runtime current-thread|multi-thread] [--shape block-on|spawn] \
-[--clients rnats,async-nats,rnats-neutral,rnats-blocking,raw] [--server URL] [--json PATH] [SCENARIO...]
+[--clients rnats,async-nats,rnats-neutral,rnats-blocking,raw-tokio,raw] [--server URL] [--json PATH] [SCENARIO...]
 runtime: the tokio runtime of the async clients (default multi-thread, as #[tokio::main])
 shape: where the async clients' code runs: block-on (default, as in #[tokio::main]) or spawn (a task)
-clients: which clients to run (default all; rnats-neutral, rnats-blocking and raw run the Core scenarios only)
+clients: which clients to run (default all; rnats-neutral, rnats-blocking, raw-tokio and raw run the Core scenarios only)
 scenarios: pub32 pub1k pub8k sub32 sub1k sub8k req lat lat-idle mem js-pub32 js-pub1k \
 js-pipe32 js-pipe1k js-fetch kv-put kv-put16 kv-get kv-get16 obj-put obj-get (default: all)";
 

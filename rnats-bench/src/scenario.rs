@@ -21,19 +21,24 @@ pub enum ClientKind {
     /// This project's blocking client, [`rnats::blocking`]: Core scenarios only, on plain
     /// threads ([`crate::blocking`]).
     RnatsBlocking,
+    /// The raw client's wire handling on tokio ([`crate::raw::on_tokio`]): Core scenarios
+    /// only, run on the tokio runtime in the same shape as the async clients. The floor of
+    /// that shape: what a client pays for tokio's wake-ups with no library in between.
+    RawTokio,
     /// The raw blocking-socket client written for the bench ([`crate::raw`]): the practical
     /// limit for the Core scenarios.
     Raw,
 }
 
 impl ClientKind {
-    /// Every client, in column order: rnats first, the raw limit last, the blocking client
-    /// next to it.
-    pub const ALL: [ClientKind; 5] = [
+    /// Every client, in column order: rnats first, the raw limit last, the raw client on
+    /// tokio and the blocking client before it.
+    pub const ALL: [ClientKind; 6] = [
         ClientKind::Rnats,
         ClientKind::AsyncNats,
         ClientKind::RnatsNeutral,
         ClientKind::RnatsBlocking,
+        ClientKind::RawTokio,
         ClientKind::Raw,
     ];
 
@@ -44,6 +49,7 @@ impl ClientKind {
             ClientKind::AsyncNats => "async-nats",
             ClientKind::RnatsNeutral => "rnats-neutral",
             ClientKind::RnatsBlocking => "rnats-blocking",
+            ClientKind::RawTokio => "raw-tokio",
             ClientKind::Raw => "raw",
         }
     }
@@ -55,6 +61,7 @@ impl ClientKind {
             ClientKind::AsyncNats => "async_nats",
             ClientKind::RnatsNeutral => "rnats_neutral",
             ClientKind::RnatsBlocking => "rnats_blocking",
+            ClientKind::RawTokio => "raw_tokio",
             ClientKind::Raw => "raw",
         }
     }
@@ -68,7 +75,7 @@ impl ClientKind {
     /// block the calling thread).
     pub fn is_async(self) -> bool {
         match self {
-            ClientKind::Rnats | ClientKind::AsyncNats => true,
+            ClientKind::Rnats | ClientKind::AsyncNats | ClientKind::RawTokio => true,
             ClientKind::RnatsNeutral | ClientKind::RnatsBlocking | ClientKind::Raw => false,
         }
     }
@@ -79,9 +86,10 @@ impl ClientKind {
     pub fn supports(self, scenario: Scenario) -> bool {
         match self {
             ClientKind::Rnats | ClientKind::AsyncNats => true,
-            ClientKind::RnatsNeutral | ClientKind::RnatsBlocking | ClientKind::Raw => {
-                scenario.is_core_messaging()
-            }
+            ClientKind::RnatsNeutral
+            | ClientKind::RnatsBlocking
+            | ClientKind::RawTokio
+            | ClientKind::Raw => scenario.is_core_messaging(),
         }
     }
 
@@ -827,7 +835,11 @@ mod tests {
         for scenario in Scenario::ALL {
             let clients = scenario.clients(&all);
             assert!(clients.starts_with(&[ClientKind::Rnats, ClientKind::AsyncNats]));
-            for client in [ClientKind::RnatsBlocking, ClientKind::Raw] {
+            for client in [
+                ClientKind::RnatsBlocking,
+                ClientKind::RawTokio,
+                ClientKind::Raw,
+            ] {
                 assert_eq!(
                     clients.contains(&client),
                     scenario.is_core_messaging(),
@@ -836,6 +848,7 @@ mod tests {
             }
         }
         assert!(!ClientKind::RnatsBlocking.is_async());
+        assert!(ClientKind::RawTokio.is_async());
         assert!(!ClientKind::RnatsBlocking.supports(Scenario::JsPub(PayloadSize::B32)));
         assert!(ClientKind::Raw.supports(Scenario::LatIdle));
         assert!(!ClientKind::Raw.supports(Scenario::Mem));

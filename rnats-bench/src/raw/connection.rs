@@ -13,17 +13,17 @@ pub const READ_BUFFER: usize = 256 * 1024;
 /// Bytes of frames gathered before they are written in one system call.
 pub const WRITE_BUFFER: usize = 64 * 1024;
 /// How long connecting and the handshake may take.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one write may block before the server counts as gone.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Free space below which the reader moves a partial frame to the front of its buffer
 /// rather than reading into the little room left behind it.
 const MIN_READ: usize = 16 * 1024;
 
-/// The reading half: a buffer of bytes from the server and the frames parsed off its front.
+/// The bytes read from the server and the frames parsed off their front, with no socket: the
+/// blocking [`Reader`] and the tokio client ([`super::on_tokio`]) each fill it from theirs.
 #[derive(Debug)]
-pub struct Reader<R> {
-    source: R,
+pub struct ReadBuffer {
     buf: Vec<u8>,
     /// Where the unparsed bytes start.
     start: usize,
@@ -31,7 +31,7 @@ pub struct Reader<R> {
     end: usize,
 }
 
-/// A frame found by [`Reader::next_frame`], to be looked at with [`Reader::op`].
+/// A frame found by [`ReadBuffer::next_buffered`], to be looked at with [`ReadBuffer::op`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located {
     frame: Frame,
@@ -39,49 +39,41 @@ pub struct Located {
     at: usize,
 }
 
-impl<R: Read> Reader<R> {
-    /// A reader over `source` with a buffer of `capacity` bytes (it grows for a frame that
-    /// does not fit).
-    pub fn new(source: R, capacity: usize) -> Reader<R> {
-        Reader {
-            source,
+impl Located {
+    /// Whether this is a `PING`, which the readers answer by themselves.
+    pub fn is_ping(&self) -> bool {
+        self.frame.is_ping()
+    }
+}
+
+impl ReadBuffer {
+    /// An empty buffer of `capacity` bytes (it grows for a frame that does not fit).
+    pub fn new(capacity: usize) -> ReadBuffer {
+        ReadBuffer {
             buf: vec![0; capacity.max(1)],
             start: 0,
             end: 0,
         }
     }
 
-    /// The next frame other than `PING`, which is answered through `writer`. Before blocking
-    /// on a read, whatever `writer` holds is written, so nothing waits for an answer to
-    /// frames that were never sent.
-    pub fn next_frame<W: Write>(&mut self, writer: &mut Writer<W>) -> Result<Located, RawError> {
-        loop {
-            match parse_frame(&self.buf[self.start..self.end])? {
-                Some(frame) => {
-                    let at = self.start;
-                    self.start += frame.len;
-                    if frame.is_ping() {
-                        writer.push(b"PONG\r\n")?;
-                        continue;
-                    }
-                    return Ok(Located { frame, at });
-                }
-                None => {
-                    writer.write_out()?;
-                    self.fill()?;
-                }
-            }
-        }
+    /// The next whole frame already read, or `None` when more bytes are needed.
+    pub fn next_buffered(&mut self) -> Result<Option<Located>, RawError> {
+        Ok(parse_frame(&self.buf[self.start..self.end])?.map(|frame| {
+            let at = self.start;
+            self.start += frame.len;
+            Located { frame, at }
+        }))
     }
 
-    /// The operation of a frame that [`Reader::next_frame`] returned, valid until the next
-    /// call to it.
+    /// The operation of a frame that [`ReadBuffer::next_buffered`] returned, valid until the
+    /// buffer is read into again.
     pub fn op(&self, located: &Located) -> Op<'_> {
         located.frame.op(&self.buf[located.at..])
     }
 
-    /// Reads once more from the source, making room first.
-    fn fill(&mut self) -> Result<(), RawError> {
+    /// Where the next read goes, room made first; report what was read with
+    /// [`ReadBuffer::filled`].
+    pub fn room(&mut self) -> &mut [u8] {
         if self.start == self.end {
             self.start = 0;
             self.end = 0;
@@ -95,10 +87,60 @@ impl<R: Read> Reader<R> {
             let bigger = self.buf.len() * 2;
             self.buf.resize(bigger, 0);
         }
-        match self.source.read(&mut self.buf[self.end..]) {
+        &mut self.buf[self.end..]
+    }
+
+    /// `n` bytes were read into [`ReadBuffer::room`].
+    pub fn filled(&mut self, n: usize) {
+        self.end += n;
+    }
+}
+
+/// The reading half: a [`ReadBuffer`] filled from a blocking source.
+#[derive(Debug)]
+pub struct Reader<R> {
+    source: R,
+    buffer: ReadBuffer,
+}
+
+impl<R: Read> Reader<R> {
+    /// A reader over `source` with a buffer of `capacity` bytes (it grows for a frame that
+    /// does not fit).
+    pub fn new(source: R, capacity: usize) -> Reader<R> {
+        Reader {
+            source,
+            buffer: ReadBuffer::new(capacity),
+        }
+    }
+
+    /// The next frame other than `PING`, which is answered through `writer`. Before blocking
+    /// on a read, whatever `writer` holds is written, so nothing waits for an answer to
+    /// frames that were never sent.
+    pub fn next_frame<W: Write>(&mut self, writer: &mut Writer<W>) -> Result<Located, RawError> {
+        loop {
+            match self.buffer.next_buffered()? {
+                Some(located) if located.is_ping() => writer.push(b"PONG\r\n")?,
+                Some(located) => return Ok(located),
+                None => {
+                    writer.write_out()?;
+                    self.fill()?;
+                }
+            }
+        }
+    }
+
+    /// The operation of a frame that [`Reader::next_frame`] returned, valid until the next
+    /// call to it.
+    pub fn op(&self, located: &Located) -> Op<'_> {
+        self.buffer.op(located)
+    }
+
+    /// Reads once more from the source.
+    fn fill(&mut self) -> Result<(), RawError> {
+        match self.source.read(self.buffer.room()) {
             Ok(0) => Err(RawError::Closed),
             Ok(n) => {
-                self.end += n;
+                self.buffer.filled(n);
                 Ok(())
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
@@ -133,32 +175,13 @@ impl<W: Write> Writer<W> {
         reply: Option<&[u8]>,
         payload: &[u8],
     ) -> Result<(), RawError> {
-        let mut digits = [0u8; 20];
-        let len = decimal(payload.len() as u64, &mut digits);
-        let buf = &mut self.buf;
-        buf.extend_from_slice(b"PUB ");
-        buf.extend_from_slice(subject);
-        buf.push(b' ');
-        if let Some(reply) = reply {
-            buf.extend_from_slice(reply);
-            buf.push(b' ');
-        }
-        buf.extend_from_slice(len);
-        buf.extend_from_slice(b"\r\n");
-        buf.extend_from_slice(payload);
-        buf.extend_from_slice(b"\r\n");
+        encode_publish(&mut self.buf, subject, reply, payload);
         self.write_if_full()
     }
 
     /// Queues `SUB <subject> <sid>`.
     pub fn subscribe(&mut self, subject: &[u8], sid: u64) -> Result<(), RawError> {
-        let mut digits = [0u8; 20];
-        let sid = decimal(sid, &mut digits);
-        self.buf.extend_from_slice(b"SUB ");
-        self.buf.extend_from_slice(subject);
-        self.buf.push(b' ');
-        self.buf.extend_from_slice(sid);
-        self.buf.extend_from_slice(b"\r\n");
+        encode_subscribe(&mut self.buf, subject, sid);
         self.write_if_full()
     }
 
@@ -183,6 +206,34 @@ impl<W: Write> Writer<W> {
         }
         Ok(())
     }
+}
+
+/// Appends `PUB <subject> [reply] <len>\r\n<payload>\r\n` to `buf`.
+pub fn encode_publish(buf: &mut Vec<u8>, subject: &[u8], reply: Option<&[u8]>, payload: &[u8]) {
+    let mut digits = [0u8; 20];
+    let len = decimal(payload.len() as u64, &mut digits);
+    buf.extend_from_slice(b"PUB ");
+    buf.extend_from_slice(subject);
+    buf.push(b' ');
+    if let Some(reply) = reply {
+        buf.extend_from_slice(reply);
+        buf.push(b' ');
+    }
+    buf.extend_from_slice(len);
+    buf.extend_from_slice(b"\r\n");
+    buf.extend_from_slice(payload);
+    buf.extend_from_slice(b"\r\n");
+}
+
+/// Appends `SUB <subject> <sid>\r\n` to `buf`.
+pub fn encode_subscribe(buf: &mut Vec<u8>, subject: &[u8], sid: u64) {
+    let mut digits = [0u8; 20];
+    let sid = decimal(sid, &mut digits);
+    buf.extend_from_slice(b"SUB ");
+    buf.extend_from_slice(subject);
+    buf.push(b' ');
+    buf.extend_from_slice(sid);
+    buf.extend_from_slice(b"\r\n");
 }
 
 /// A handshaken connection to a server.
@@ -303,11 +354,12 @@ impl StopHandle {
 
 /// The CONNECT this client sends: no `+OK` per frame, no subject checks by the server, no
 /// headers (the bench sends none).
-const CONNECT: &[u8] = b"CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":false,\
+pub(super) const CONNECT: &[u8] =
+    b"CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":false,\
     \"protocol\":1,\"lang\":\"rust-raw-bench\",\"version\":\"0.1.0\"}\r\n";
 
 /// Refuses servers this client cannot talk to. A substring check is enough for two flags.
-fn check_info(json: &[u8]) -> Result<(), RawError> {
+pub(super) fn check_info(json: &[u8]) -> Result<(), RawError> {
     for (flag, what) in [
         (&b"\"auth_required\":true"[..], "authentication"),
         (b"\"tls_required\":true", "TLS"),
@@ -321,7 +373,7 @@ fn check_info(json: &[u8]) -> Result<(), RawError> {
 
 /// `host:port` from `nats://host:port`, `tcp://host:port` or `host:port` (port 4222 when
 /// absent); the first URL of a comma-separated list.
-fn address(url: &str) -> Result<String, RawError> {
+pub(super) fn address(url: &str) -> Result<String, RawError> {
     let first = url.split(',').next().unwrap_or(url).trim();
     let rest = first
         .strip_prefix("nats://")

@@ -13,15 +13,20 @@
 //!
 //! Only Core NATS: the `pub`, `sub`, `req`, `lat` and `lat-idle` scenarios
 //! ([`scenarios`]), against a server with no authentication and no TLS.
+//!
+//! [`on_tokio`] runs the same wire handling on a tokio socket, in the shape the async clients
+//! run in: the `raw-tokio` column, the floor of that shape, against which rnats' distance from
+//! this blocking limit can be split into tokio's share and its own.
 
 pub mod connection;
+pub mod on_tokio;
 pub mod parser;
 pub mod scenarios;
 
 use std::fmt;
 use std::io;
 
-pub use connection::{Connection, Reader, StopHandle, Writer};
+pub use connection::{Connection, ReadBuffer, Reader, StopHandle, Writer};
 pub use parser::{Msg, Op, ParseError};
 
 /// Why the raw client or one of its scenarios failed.

@@ -180,7 +180,7 @@ pub fn latency(
 }
 
 /// A reply subject no other connection uses.
-fn unique_inbox() -> String {
+pub(super) fn unique_inbox() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
