@@ -2,8 +2,9 @@
 //!
 //! The columns follow the clients of the run ([`ClientKind::ALL`] unless `--clients` chose
 //! fewer): a median per client, then the ratios: rnats / async-nats (the headline ratio, with
-//! its target), rnats-blocking / async-nats, and every other client / raw (the raw
-//! blocking-socket limit; rnats / raw and rnats-blocking / raw have targets of their own). With
+//! its target), rnats-blocking / async-nats, rnats / raw-tokio (how far rnats is from the
+//! floor of its tokio shape), and every other client / raw (the raw blocking-socket limit;
+//! rnats / raw and rnats-blocking / raw have targets of their own). With
 //! the blocking client in the run the table leaves async-nats / raw to the JSON, to stay
 //! readable. A client that cannot run a scenario shows `-` in its cells.
 
@@ -124,7 +125,9 @@ impl Report {
     }
 
     /// The ratios of the JSON, as (numerator, denominator): rnats / async-nats and
-    /// rnats-blocking / async-nats when both ran, then each other client / raw when raw ran.
+    /// rnats-blocking / async-nats when both ran, rnats / raw-tokio (rnats' own share of the
+    /// distance to raw, tokio's taken out) when both ran, then each other client / raw when
+    /// raw ran.
     pub fn ratio_pairs(&self) -> Vec<(ClientKind, ClientKind)> {
         let has = |c: ClientKind| self.clients.contains(&c);
         let mut pairs = Vec::new();
@@ -132,6 +135,9 @@ impl Report {
             if has(client) && has(ClientKind::AsyncNats) {
                 pairs.push((client, ClientKind::AsyncNats));
             }
+        }
+        if has(ClientKind::Rnats) && has(ClientKind::RawTokio) {
+            pairs.push((ClientKind::Rnats, ClientKind::RawTokio));
         }
         if has(ClientKind::Raw) {
             pairs.extend(
@@ -580,7 +586,7 @@ mod tests {
     #[test]
     fn ratio_columns_follow_the_clients() {
         let report = sample_report(Runtime::MultiThread);
-        use ClientKind::{AsyncNats, Raw, Rnats, RnatsBlocking};
+        use ClientKind::{AsyncNats, Raw, RawTokio, Rnats, RnatsBlocking};
         assert_eq!(
             report.ratio_pairs(),
             vec![(Rnats, AsyncNats), (Rnats, Raw), (AsyncNats, Raw)]
@@ -597,6 +603,15 @@ mod tests {
         ));
         let raw_only = Report::new(true, 1, "x", Runtime::MultiThread, &[Rnats, Raw]);
         assert_eq!(raw_only.ratio_pairs(), vec![(Rnats, Raw)]);
+        let floor = Report::new(true, 1, "x", Runtime::MultiThread, &[Rnats, RawTokio, Raw]);
+        assert_eq!(
+            floor.ratio_pairs(),
+            vec![(Rnats, RawTokio), (Rnats, Raw), (RawTokio, Raw)]
+        );
+        assert!(floor.to_markdown().contains(
+            "| scenario | metric | rnats | raw-tokio | raw | rnats / raw-tokio | rnats / raw | \
+             raw-tokio / raw | target (rnats / raw) |\n"
+        ));
         let blocking = Report::new(true, 1, "x", Runtime::MultiThread, &[RnatsBlocking, Raw]);
         assert!(blocking.to_markdown().contains(
             "| scenario | metric | rnats-blocking | raw | rnats-blocking / raw | \
