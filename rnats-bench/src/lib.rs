@@ -1,8 +1,9 @@
 //! Client-agnostic parts of the rnats vs async-nats vs raw benchmark: scenarios and their
 //! targets, the shared workload, statistics, the command line, memory probes and the result
 //! table; the raw blocking-socket client ([`raw`]) with its scenarios, the practical limit
-//! every client is measured against; and the Core scenarios of rnats's blocking client
-//! ([`blocking`]).
+//! every client is measured against, and the same wire handling on tokio
+//! ([`raw::on_tokio`]), the floor of the async clients' shape; and the Core scenarios of
+//! rnats's blocking client ([`blocking`]).
 //!
 //! The async clients' scenarios live in `benches/compare.rs`, because async-nats may only be a
 //! dev-dependency. Run them with
