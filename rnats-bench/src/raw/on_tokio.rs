@@ -130,6 +130,7 @@ impl TokioConnection {
         }
     }
 
+    /// Writes everything queued.
     async fn write_out(&mut self) -> Result<(), RawError> {
         if !self.out.is_empty() {
             self.stream.write_all(&self.out).await?;
