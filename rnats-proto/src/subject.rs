@@ -205,13 +205,21 @@ fn scan(s: &[u8]) -> Result<bool, SubjectCause> {
     if empty_token || prev == b'.' {
         return Err(SubjectCause::EmptyToken);
     }
-    if (classes & NON_ASCII != 0 || flags.non_ascii != 0) && std::str::from_utf8(s).is_err() {
-        return Err(SubjectCause::NotUtf8);
-    }
-    if classes & WILDCARD == 0 && flags.wildcard == 0 {
+    if (classes & (NON_ASCII | WILDCARD)) == 0 && (flags.non_ascii | flags.wildcard) == 0 {
         return Ok(false);
     }
-    // `*`/`>` bytes are wildcards only as whole tokens (`a*` is literal).
+    scan_rare(s)
+}
+
+/// The rest of [`scan`] for the rare subjects with non-ASCII bytes (checked as UTF-8) or
+/// `*`/`>` bytes (wildcards only as whole tokens: `a*` is literal). Out of line, so the common
+/// case's code stays small.
+#[cold]
+#[inline(never)]
+fn scan_rare(s: &[u8]) -> Result<bool, SubjectCause> {
+    if std::str::from_utf8(s).is_err() {
+        return Err(SubjectCause::NotUtf8);
+    }
     let mut wildcard = false;
     let mut tokens = s.split(|&b| b == b'.').peekable();
     while let Some(token) = tokens.next() {
