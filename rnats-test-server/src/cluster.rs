@@ -18,9 +18,6 @@ const FORM_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long [`Cluster::start`] waits for JetStream's meta group once the mesh is formed: an
 /// election on a loaded 2-core machine takes seconds, so this only guards against a hang.
 const JETSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
-/// Attempts at starting the nodes: a pre-picked route port can be taken by someone else
-/// between our probe and the server's bind, which makes a node exit at start-up.
-const START_ATTEMPTS: usize = 3;
 
 /// `n` servers routed to each other in one cluster, all on `127.0.0.1`.
 ///
@@ -155,17 +152,9 @@ impl Cluster {
         route_proxies: bool,
         configure: impl Fn(usize, ServerBuilder) -> ServerBuilder,
     ) -> Result<Cluster, TestServerError> {
-        let mut attempt = 1;
-        let (nodes, route_links) = loop {
-            match start_nodes(name, node_prefix, n, route_proxies, &configure) {
-                Err(TestServerError::Exited { .. } | TestServerError::Gone { .. })
-                    if attempt < START_ATTEMPTS =>
-                {
-                    attempt += 1;
-                }
-                other => break other?,
-            }
-        };
+        let (nodes, route_links) = crate::error::start_over_when_a_node_goes(|| {
+            start_nodes(name, node_prefix, n, route_proxies, &configure)
+        })?;
         let cluster = Cluster {
             name: name.to_owned(),
             node_prefix: node_prefix.to_owned(),

@@ -104,3 +104,27 @@ pub enum TestServerError {
         message: String,
     },
 }
+
+/// Tries at starting a topology before a node that went away is reported.
+const START_ATTEMPTS: usize = 3;
+
+/// Runs `start` until it succeeds, fails for another reason than a node going away, or has
+/// had [`START_ATTEMPTS`] tries. A pre-picked route, gateway, leaf node or monitoring port can
+/// be taken by someone else between the pick and the server's bind, which makes a server exit
+/// at start-up (`Exited`); a node can also exit while the topology forms (`Gone`). Each try
+/// picks new ports; should the last fail too, its error carries the node's log.
+pub(crate) fn start_over_when_a_node_goes<T>(
+    mut start: impl FnMut() -> Result<T, TestServerError>,
+) -> Result<T, TestServerError> {
+    let mut attempt = 1;
+    loop {
+        match start() {
+            Err(TestServerError::Exited { .. } | TestServerError::Gone { .. })
+                if attempt < START_ATTEMPTS =>
+            {
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}

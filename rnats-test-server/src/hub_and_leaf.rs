@@ -18,8 +18,6 @@ pub const LEAF_DOMAIN: &str = "leaf";
 /// How long starting or restoring waits for the cluster, the leaf links and JetStream.
 /// Only a guard against a hang: elections on a loaded 2-core machine take seconds.
 const FORM_TIMEOUT: Duration = Duration::from_secs(60);
-/// Attempts at starting the servers, each with newly picked ports.
-const START_ATTEMPTS: usize = 3;
 
 /// What [`HubAndLeafBuilder::configure`] takes: the role of the server and its options.
 type Configure = Arc<dyn Fn(Role, ServerBuilder) -> ServerBuilder + Send + Sync>;
@@ -163,21 +161,7 @@ impl HubAndLeafBuilder {
     /// Starts the hub, then the leaves, and returns once the hub's JetStream has a meta
     /// leader and every leaf is connected, as the servers' monitoring endpoints tell.
     pub fn start(self) -> Result<HubAndLeaf, TestServerError> {
-        // A pre-picked gateway, leaf node or monitoring port can be taken by someone else
-        // between the pick and the server's bind, which makes a server exit at start-up:
-        // start over with new ports. So does a node that exits while the topology forms
-        // (`Gone`, its log in the error should the last attempt fail too).
-        let mut attempt = 1;
-        loop {
-            match self.try_start() {
-                Err(TestServerError::Exited { .. } | TestServerError::Gone { .. })
-                    if attempt < START_ATTEMPTS =>
-                {
-                    attempt += 1;
-                }
-                other => return other,
-            }
-        }
+        crate::error::start_over_when_a_node_goes(|| self.try_start())
     }
 
     /// One attempt at [`start`](Self::start).

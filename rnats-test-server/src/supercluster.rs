@@ -16,8 +16,6 @@ pub const SUPERCLUSTER_NAMES: [&str; 2] = ["east", "west"];
 /// How long starting or restoring waits for routes, gateways and the JetStream meta leader.
 /// Only a guard against a hang: elections on a loaded 2-core machine take seconds.
 const FORM_TIMEOUT: Duration = Duration::from_secs(60);
-/// Attempts at starting the servers, each with newly picked ports.
-const START_ATTEMPTS: usize = 3;
 
 /// What [`SuperclusterBuilder::configure`] takes: cluster index, node index, the node's
 /// options.
@@ -175,21 +173,7 @@ impl SuperclusterBuilder {
     /// Starts both clusters and returns once routes, gateways in both directions and (with
     /// JetStream) the meta leader are in place, as the nodes' monitoring endpoints tell.
     pub fn start(self) -> Result<Supercluster, TestServerError> {
-        // A pre-picked gateway, leaf node or monitoring port can be taken by someone else
-        // between the pick and the server's bind, which makes a server exit at start-up:
-        // start over with new ports. So does a node that exits while the topology forms
-        // (`Gone`, its log in the error should the last attempt fail too).
-        let mut attempt = 1;
-        loop {
-            match self.try_start() {
-                Err(TestServerError::Exited { .. } | TestServerError::Gone { .. })
-                    if attempt < START_ATTEMPTS =>
-                {
-                    attempt += 1;
-                }
-                other => return other,
-            }
-        }
+        crate::error::start_over_when_a_node_goes(|| self.try_start())
     }
 
     /// One attempt at [`start`](Self::start).
