@@ -73,7 +73,7 @@ pub enum TestServerError {
     /// The operation needs a running server, but it was killed.
     #[error("nats-server is not running")]
     NotRunning,
-    /// A signal could not be sent (`nats-server --signal`, or `kill(1)` for a freeze).
+    /// A signal could not be sent through `nats-server --signal`.
     #[error("signal {signal} failed ({status}): {output}")]
     Signal {
         /// The signal as passed, e.g. `ldm`.

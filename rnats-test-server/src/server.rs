@@ -1,12 +1,16 @@
 //! One running `nats-server` process, owned by the test that started it.
 
 use std::ffi::OsString;
+#[cfg(unix)]
+use std::io;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+#[cfg(unix)]
+use rustix::process;
 use tempfile::TempDir;
 
 use crate::builder::ServerBuilder;
@@ -241,34 +245,47 @@ impl NatsServer {
     /// stay open and take bytes into their kernel buffers, but nothing is read, answered or
     /// sent, so its peers and clients notice only through their own timeouts. Undone by
     /// [`unfreeze`](Self::unfreeze); [`kill`](Self::kill) and drop work on a frozen server.
+    ///
+    /// Returns once every thread of the server has stopped, not merely once the signal was
+    /// sent: the kernel stops a process's threads one by one, and until the last one has,
+    /// the others may still read and answer what reaches them.
+    #[cfg(unix)]
     pub fn freeze(&self) -> Result<(), TestServerError> {
-        self.send_unix_signal("STOP")
+        let pid = self.running_pid()?;
+        process::kill_process(pid, process::Signal::STOP).map_err(io::Error::from)?;
+        // The parent is told when the stop is complete (the last thread has stopped). NOWAIT
+        // leaves that report where it is, and std's own `wait` never asks for stops. EXITED:
+        // a server that dies instead of stopping must not leave this waiting.
+        let status = process::waitid(
+            process::WaitId::Pid(pid),
+            process::WaitIdOptions::STOPPED
+                | process::WaitIdOptions::EXITED
+                | process::WaitIdOptions::NOWAIT,
+        )
+        .map_err(io::Error::from)?;
+        match status {
+            Some(status) if status.stopped() => Ok(()),
+            _ => Err(TestServerError::NotRunning),
+        }
     }
 
-    /// Lets a server frozen by [`freeze`](Self::freeze) run again (SIGCONT).
+    /// Lets a server frozen by [`freeze`](Self::freeze) run again (SIGCONT). Every thread is
+    /// runnable again when this returns: the kernel wakes them as it takes the signal.
+    #[cfg(unix)]
     pub fn unfreeze(&self) -> Result<(), TestServerError> {
-        self.send_unix_signal("CONT")
+        let pid = self.running_pid()?;
+        process::kill_process(pid, process::Signal::CONT).map_err(io::Error::from)?;
+        Ok(())
     }
 
-    /// Sends `SIG<name>` to the server's own process with `kill(1)`; `nats-server --signal`
-    /// knows only the signals the server handles, and a stopped process handles none.
-    fn send_unix_signal(&self, name: &str) -> Result<(), TestServerError> {
+    /// The process to signal, while there is one.
+    #[cfg(unix)]
+    fn running_pid(&self) -> Result<process::Pid, TestServerError> {
         if self.process.is_none() {
             return Err(TestServerError::NotRunning);
         }
-        let output = Command::new("kill")
-            .arg(format!("-{name}"))
-            .arg(self.pid.to_string())
-            .stdin(Stdio::null())
-            .output()?;
-        if output.status.success() {
-            return Ok(());
-        }
-        Err(TestServerError::Signal {
-            signal: name.to_owned(),
-            status: output.status,
-            output: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-        })
+        let raw = i32::try_from(self.pid).map_err(|_| TestServerError::NotRunning)?;
+        process::Pid::from_raw(raw).ok_or(TestServerError::NotRunning)
     }
 
     /// Whether the process is still running (it has not been killed nor exited on its own).

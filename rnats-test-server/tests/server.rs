@@ -251,26 +251,20 @@ fn a_taken_port_makes_the_second_server_exit() {
     assert!(matches!(err, TestServerError::Exited { .. }), "{err:?}");
 }
 
-/// The state letter of process `pid` in `/proc/<pid>/stat` (`T` when stopped).
-fn process_state(pid: u32) -> char {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("read the stat");
-    // `pid (comm) S ...`: the command may hold spaces and parentheses, the state follows the
-    // last `)`.
-    let (_, rest) = stat.rsplit_once(')').expect("a stat line");
-    rest.trim_start().chars().next().expect("a state")
-}
-
-/// Waits (bounded) until `pid` is in state `state`: a signal is delivered asynchronously.
-fn wait_state(pid: u32, stopped: bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while (process_state(pid) == 'T') != stopped {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "process {pid} never {}",
-            if stopped { "stopped" } else { "ran again" }
-        );
-        std::thread::yield_now();
-    }
+/// The state letter of each thread of process `pid`, from `/proc/<pid>/task/*/stat` (`T`
+/// when stopped).
+fn thread_states(pid: u32) -> Vec<char> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("list the threads");
+    tasks
+        .map(|task| {
+            let stat = std::fs::read_to_string(task.expect("a thread").path().join("stat"))
+                .expect("read the stat");
+            // `tid (comm) S ...`: the command may hold spaces and parentheses, the state
+            // follows the last `)`.
+            let (_, rest) = stat.rsplit_once(')').expect("a stat line");
+            rest.trim_start().chars().next().expect("a state")
+        })
+        .collect()
 }
 
 #[test]
@@ -280,12 +274,15 @@ fn a_frozen_server_answers_only_once_thawed() {
     assert!(raw.line().starts_with("INFO "));
     raw.send("CONNECT {\"verbose\":false}\r\n");
 
+    // Stopped when freeze returns, every thread of it: none is left to answer.
     server.freeze().unwrap();
-    wait_state(server.pid(), true);
+    let states = thread_states(server.pid());
+    assert!(states.iter().all(|&s| s == 'T'), "{states:?}");
     // Taken into the socket's buffer, read by nobody until the thaw.
     raw.send("PING\r\n");
     server.unfreeze().unwrap();
-    wait_state(server.pid(), false);
+    let states = thread_states(server.pid());
+    assert!(!states.contains(&'T'), "{states:?}");
     assert_eq!(raw.line(), "PONG");
 
     // A frozen server can still be killed; a stopped one cannot be frozen.
