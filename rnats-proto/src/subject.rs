@@ -175,7 +175,62 @@ const CLASSES: [u8; 256] = {
 /// ack subjects are 60 to 100 bytes long, so the common case (plain ASCII, no `*`/`>`) looks at
 /// eight bytes per step ([`scan_word`]); the few bytes past the last full word, and the rare
 /// subjects with non-ASCII bytes or wildcards, take the byte-wise path.
+#[inline]
 fn scan(s: &[u8]) -> Result<bool, SubjectCause> {
+    match scan_short(s) {
+        Some(found) => found,
+        None => scan_long(s),
+    }
+}
+
+/// [`scan`] of a subject of 8 to 16 bytes (`bench.pub`, `orders.new`) in two words, the first
+/// eight bytes and the last eight, which overlap when it is shorter than 16: no loop and no
+/// tail, where the general path's setup costs more than such a subject's bytes. Only plain
+/// subjects are decided here, printable ASCII without `*` and `>`, where the dots alone break
+/// a rule; `None` leaves anything else to [`scan_long`], which tells the causes apart.
+#[inline(always)]
+fn scan_short(s: &[u8]) -> Option<Result<bool, SubjectCause>> {
+    if s.len() > 16 {
+        return None;
+    }
+    let first = u64::from_le_bytes(s.get(..8)?.try_into().ok()?);
+    let last = u64::from_le_bytes(s.get(s.len() - 8..)?.try_into().ok()?);
+    if not_plain(first) | not_plain(last) != 0 {
+        return None;
+    }
+    // Every two neighbouring bytes lie within one of the words, but for the pair across
+    // them at 16 bytes: the byte before the last word stands in as its previous byte.
+    let prev_dot = match s.len() {
+        9.. if s[s.len() - 9] == b'.' => HIGH_BIT,
+        _ => 0,
+    };
+    let first_dots = bytes_equal(first, b'.');
+    let last_dots = bytes_equal(last, b'.');
+    // A leading dot counts as one after a dot; a trailing one is the last word's top byte.
+    let empty_token = (first_dots & ((first_dots << 8) | HIGH_BIT))
+        | (last_dots & ((last_dots << 8) | prev_dot))
+        | (last_dots >> 63);
+    Some(match empty_token {
+        0 => Ok(false),
+        _ => Err(SubjectCause::EmptyToken),
+    })
+}
+
+/// The high bit of each byte of `word` that is not plain: a control byte or space, DEL, a
+/// byte with the high bit set, `*` or `>`.
+#[inline(always)]
+fn not_plain(word: u64) -> u64 {
+    let control = !((word & LOW_BITS) + ONES * 0x5f) & !word & HIGH_BITS;
+    control
+        | (word & HIGH_BITS)
+        | bytes_equal(word, 0x7f)
+        | bytes_equal(word, b'*')
+        | bytes_equal(word, b'>')
+}
+
+/// [`scan`] of any subject: eight bytes a step, then the bytes past the last full word.
+#[inline(never)]
+fn scan_long(s: &[u8]) -> Result<bool, SubjectCause> {
     if s.is_empty() {
         return Err(SubjectCause::Empty);
     }
@@ -524,6 +579,52 @@ mod tests {
                     1 => any::<u8>(),
                 ],
                 0..40,
+            )
+        ) {
+            prop_assert_eq!(scan(&s), scan_bytewise(&s));
+        }
+    }
+
+    #[test]
+    fn short_scan_sees_every_dot_rule() {
+        // 8 bytes: one word, read twice.
+        assert_eq!(scan(b"abcd.efg"), Ok(false));
+        assert_eq!(scan(b".abcdefg"), Err(SubjectCause::EmptyToken));
+        assert_eq!(scan(b"abcdefg."), Err(SubjectCause::EmptyToken));
+        assert_eq!(scan(b"abc..efg"), Err(SubjectCause::EmptyToken));
+        // 16 bytes: the words meet between bytes 7 and 8.
+        assert_eq!(scan(b"abcdefg..bcdefgh"), Err(SubjectCause::EmptyToken));
+        assert_eq!(scan(b"abcdefg.abcdefgh"), Ok(false));
+        assert_eq!(scan(b"abcdefgh.bcdefgh"), Ok(false));
+        assert_eq!(scan(b"abcdefghabcdefg."), Err(SubjectCause::EmptyToken));
+        // Overlapping words, 9 to 15 bytes.
+        assert_eq!(scan(b"bench.pub"), Ok(false));
+        assert_eq!(scan(b"bench..ub"), Err(SubjectCause::EmptyToken));
+        assert_eq!(scan(b"abcdefgh."), Err(SubjectCause::EmptyToken));
+        assert_eq!(scan(b"a.c.e.g.i.k.m.o"), Ok(false));
+        // Anything not plain is decided by the general path, cause for cause.
+        assert_eq!(scan(b"bench.*"), Ok(true));
+        assert_eq!(scan(b"bench.*.x"), Ok(true));
+        assert_eq!(scan(b"bench.>.x"), Err(SubjectCause::MisplacedFullWildcard));
+        assert_eq!(scan(b"bench. ..x"), Err(SubjectCause::InvalidCharacter));
+        assert_eq!(scan(b"bench.\xffx"), Err(SubjectCause::NotUtf8));
+        assert_eq!(scan("bench.\u{e9}t\u{e9}".as_bytes()), Ok(false));
+    }
+
+    proptest! {
+        /// The two-word path against the byte-wise rules, at the lengths it takes.
+        #[test]
+        fn short_scan_agrees_with_the_bytewise_rules(
+            s in proptest::collection::vec(
+                prop_oneof![
+                    6 => Just(b'a'),
+                    4 => Just(b'.'),
+                    1 => Just(b'*'),
+                    1 => Just(b'>'),
+                    1 => Just(b' '),
+                    1 => any::<u8>(),
+                ],
+                7..18,
             )
         ) {
             prop_assert_eq!(scan(&s), scan_bytewise(&s));
