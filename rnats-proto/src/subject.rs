@@ -306,7 +306,7 @@ const HIGH_BIT: u64 = 0x80;
 
 /// The high bit of each byte of `word` that equals `byte`, exactly (no borrow crosses bytes:
 /// `(x & 0x7f) + 0x7f` stays within its byte).
-fn bytes_equal(word: u64, byte: u8) -> u64 {
+pub(crate) fn bytes_equal(word: u64, byte: u8) -> u64 {
     let x = word ^ (ONES * u64::from(byte));
     !(((x & LOW_BITS) + LOW_BITS) | x) & HIGH_BITS
 }
