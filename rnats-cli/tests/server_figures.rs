@@ -400,6 +400,47 @@ fn a_clusters_servers_all_answer_with_their_own_figures() {
 }
 
 /// The value after `label:` on the first line of `text` that holds it.
+#[test]
+fn a_server_that_does_not_answer_ends_the_list_soon_after_the_others() {
+    let cluster = Cluster::start_with(3, |node: ServerBuilder| {
+        node.append_config(&format!("{ACCOUNTS}\nno_auth_user: app\n"))
+            .monitoring()
+    })
+    .expect("cluster starts");
+    let nodes = cluster.nodes();
+    let rnats = Rnats::new();
+    let sys = sys(&nodes[0].url());
+    // Every node counts the other two in the system account before one of them goes quiet.
+    let list = args(&["server", "list", "--json"], &sys);
+    let deadline = Instant::now() + SETTLE;
+    loop {
+        let answers: Value = serde_json::from_str(&rnats.ok(&list)).expect("JSON");
+        let answers = answers.as_array().expect("an array");
+        let counted = |a: &Value| a["statsz"]["active_servers"] == 3;
+        if answers.len() == 3 && answers.iter().all(counted) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never all counted: {answers:?}");
+    }
+
+    // Frozen, the third node is still counted by the others, and never answers.
+    let frozen = nodes[2].monitor("/varz").expect("varz")["server_name"].clone();
+    nodes[2].freeze().expect("freeze");
+    let table = run_without_waiting_out(&rnats, &args(&["server", "list"], &sys));
+    assert!(table.contains("Server overview: 2 servers"), "{table}");
+    assert!(table.contains("Missing 1 server(s)"), "{table}");
+    let json = run_without_waiting_out(&rnats, &list);
+    let answers: Value = serde_json::from_str(&json).expect("JSON");
+    let names: Vec<&Value> = answers
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|a| &a["server"]["name"])
+        .collect();
+    assert_eq!(names.len(), 2, "{json}");
+    assert!(!names.contains(&&frozen), "{json}");
+}
+
 fn field<'a>(text: &'a str, label: &str) -> &'a str {
     text.lines()
         .find_map(|l| l.trim_start().strip_prefix(&format!("{label}:")))

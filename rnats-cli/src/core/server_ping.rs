@@ -186,6 +186,10 @@ pub(crate) async fn list(conn: &ConnArgs, args: ListArgs) -> Result<(), CliError
     out::print(&text)
 }
 
+/// How long a ping without `expect` waits for more answers after the last one, once the
+/// answers so far have not reached the count they report (natscli waits 300 ms after each).
+const QUIET_AFTER_LAST_ANSWER: Duration = Duration::from_secs(1);
+
 /// Sends the ping and gathers answers until `expect` (or as many as the first answer
 /// reports active) came, or the timeout passed; the answers and how many were expected.
 async fn collect(conn: &ConnArgs, expect: Option<usize>) -> Result<(Vec<Answer>, usize), CliError> {
@@ -213,10 +217,17 @@ pub(crate) async fn ask_every_server(
     let deadline = tokio::time::Instant::now() + timeout;
     let mut expected = expect.unwrap_or(0);
     let mut answers = Vec::new();
+    // With a count learned from the answers, an answer that never comes (a server that went
+    // away, or one lost on a route) ends the wait a moment after the last one, as natscli's
+    // adaptive wait does, not at the timeout; an `expect` given waits the timeout out.
+    let mut until = deadline;
     while expected == 0 || answers.len() < expected {
-        let Ok(Some(message)) = tokio::time::timeout_at(deadline, replies.next()).await else {
+        let Ok(Some(message)) = tokio::time::timeout_at(until, replies.next()).await else {
             break;
         };
+        if expect.is_none() {
+            until = deadline.min(tokio::time::Instant::now() + QUIET_AFTER_LAST_ANSWER);
+        }
         let rtt = started.elapsed();
         // A status instead of statistics: no responders, so no system account.
         if message.status.is_some() || message.payload.is_empty() {
