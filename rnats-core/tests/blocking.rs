@@ -522,9 +522,14 @@ fn reconnects_after_a_restart_and_resubscribes() {
     assert_eq!(next(&mut sub).payload, Bytes::from("before"));
     assert_eq!(next(&mut counted).payload, Bytes::from("c1"));
 
+    let mut client_events = client.events();
+    let mut publisher_events = publisher.events();
     server.kill();
-    // Until the clients see the loss, a publish may still go to the dead socket; the flush
-    // waits for the reconnect either way.
+    // A flush made before its client has seen the loss sends its PING on the dead link and
+    // fails with it; a restart can be quicker than the background thread's look at an idle
+    // socket (5-100 ms). Once both know, their flushes wait for the reconnect.
+    wait_for_event(&mut client_events, disconnected);
+    wait_for_event(&mut publisher_events, disconnected);
     server.restart().unwrap();
     client.flush().unwrap();
     publisher.flush().unwrap();
@@ -548,9 +553,12 @@ fn publishes_during_an_outage_are_kept_for_the_reconnect() {
     let mut sub = subscriber.subscribe("outage").unwrap();
     subscriber.flush().unwrap();
     let mut events = publisher.events();
+    let mut subscriber_events = subscriber.events();
     server.kill();
-    // Wait until the publisher knows the link is gone (its background thread reads the EOF).
+    // Wait until both know the link is gone (each background thread reads the EOF): the
+    // subscriber's flush below must wait for the reconnect, not ping the dead link.
     wait_for_event(&mut events, disconnected);
+    wait_for_event(&mut subscriber_events, disconnected);
     for i in 0..50 {
         publisher
             .publish("outage", Bytes::from(format!("kept {i}")))
