@@ -467,13 +467,23 @@ struct Round {
     fault: Fault,
     node: usize,
     hold: Duration,
-    /// A route partition: the readers' server and the server of one of their consumers
-    /// ended up on different sides (see the `PartitionStreamLeader` arm).
-    readers_cut_off: bool,
     published: Duration,
     durable: Duration,
     ordered: Duration,
     push: Duration,
+}
+
+impl Round {
+    /// Whether the readers were cut off from a consumer's server. A route partition does
+    /// that whichever side their server is on: if theirs is the one cut off, from the
+    /// durable's leader on the other side; if not, from any consumer served there (the
+    /// durable's leader, or an ordered consumer's one replica). A run on a fast machine, the
+    /// readers on the majority side: the durable and the ordered push back 20.8 s after the
+    /// heal, the ordered pull at once. Each learns from missed idle heartbeats
+    /// (CUT_OFF_CATCH_UP).
+    fn readers_cut_off(&self) -> bool {
+        self.fault == Fault::PartitionStreamLeader
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -597,7 +607,6 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
             }
             _ => break,
         };
-        let mut readers_cut_off = false;
         let (node, hold) = match fault {
             Fault::KillConsumerLeader => {
                 let node = leader(&stream, Some("durable")).await;
@@ -640,14 +649,6 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
             Fault::PartitionStreamLeader => {
                 let node = leader(&stream, None).await;
                 let hold = rng.hold(3000, 6000);
-                // The readers end up cut off from a consumer's server either way: if theirs
-                // is the one cut off, from the durable's leader on the other side; if not,
-                // from any consumer served there (the durable's leader, or an ordered
-                // consumer's one replica, when either is on that server). A run on a
-                // fast machine, the readers on the majority side: the durable and the
-                // ordered push back 20.8 s after the heal, the ordered pull at once. Each
-                // learns from missed idle heartbeats (CUT_OFF_CATCH_UP).
-                readers_cut_off = true;
                 let others: Vec<usize> = (0..NODES).filter(|&i| i != node).collect();
                 cluster.lock().unwrap().partition(&[node], &others).unwrap();
                 tokio::time::sleep(hold).await;
@@ -672,7 +673,6 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
             fault,
             node,
             hold,
-            readers_cut_off,
             published,
             durable: durable_back,
             ordered: ordered_back,
@@ -683,7 +683,7 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
              ordered {:.2} s, ordered push {:.2} s after the heal",
             figures.fault,
             figures.node,
-            if figures.readers_cut_off {
+            if figures.readers_cut_off() {
                 " (readers cut off)"
             } else {
                 ""
@@ -848,7 +848,7 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
     // for one case: a route partition that cut the readers' server off from the durable's
     // leader (see CUT_OFF_CATCH_UP). The durable learns from the missed idle heartbeats, as
     // async-nats' does, and reports them the same way; the ordered one recreates itself.
-    let cut_off = rounds.iter().filter(|r| r.readers_cut_off).count();
+    let cut_off = rounds.iter().filter(|r| r.readers_cut_off()).count();
     assert!(
         durable.errors.len() <= cut_off
             && durable
@@ -863,14 +863,14 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
     // Back soon after every heal (the figures of each round are printed above); the
     // consumers cut off from their servers by a partition within two idle heartbeats of it.
     for round in &rounds {
-        let pull_bound = if round.readers_cut_off {
+        let bound = if round.readers_cut_off() {
             CUT_OFF_CATCH_UP
         } else {
             CATCH_UP
         };
         assert!(
-            round.durable.max(round.ordered).max(round.push) <= pull_bound,
-            "a consumer took longer than {pull_bound:?} after healing {:?}",
+            round.durable.max(round.ordered).max(round.push) <= bound,
+            "a consumer took longer than {bound:?} after healing {:?}",
             round.fault
         );
     }
