@@ -68,6 +68,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
+use std::time::Instant;
 
 use bytes::BytesMut;
 use rnats_proto::{Msg, Parser, ServerError, ServerInfo, ServerOp};
@@ -86,6 +87,7 @@ use crate::floor::link::LinkAction;
 use crate::floor::read_buffers::ReadBuffers;
 use crate::floor::session;
 use crate::reconnect;
+use crate::request::Answer;
 use crate::rt::Timer;
 use crate::shared::{ClientSession, Shared, Sink};
 use crate::statistics::Statistics;
@@ -138,12 +140,15 @@ pub(crate) struct Engine {
     /// [`Session::poll_timeout`]: crate::floor::session::Session::poll_timeout
     timer: Timer,
     /// Where `timer` is armed, if anywhere.
-    timer_at: Option<std::time::Instant>,
+    timer_at: Option<Instant>,
+    /// The earliest request deadline the timer watches besides the session's (see
+    /// `request.rs`), as last read from [`Shared::requests`].
+    request_at: Option<Instant>,
     /// Armed while queued frames linger (opt-in policy, see `ConnectOptions::linger`).
     linger_timer: Option<Timer>,
     /// The tail watch of a caller's bulk run (`caller_write.rs`), and when it is due.
     tail_timer: Option<Timer>,
-    tail_at: Option<std::time::Instant>,
+    tail_at: Option<Instant>,
     /// Messages of the current read, handed to subscribers at its end.
     deliveries: Deliveries,
     /// The engine itself last left the writer [`Idle`](Writer::Idle) and has not touched the
@@ -186,6 +191,7 @@ impl Engine {
             out: Frames::with_limit(write_limit),
             timer,
             timer_at: None,
+            request_at: None,
             linger_timer: None,
             tail_timer: None,
             tail_at: None,
@@ -277,7 +283,14 @@ impl Engine {
                 ending = Ending::Requested;
                 break;
             }
-            let Some(conn) = reconnect::reconnect(&self.shared).await else {
+            let shared = Arc::clone(&self.shared);
+            let mut reconnecting = std::pin::pin!(reconnect::reconnect(&shared));
+            let reconnected = poll_fn(|cx| {
+                self.drive_request_deadlines(cx);
+                reconnecting.as_mut().poll(cx)
+            })
+            .await;
+            let Some(conn) = reconnected else {
                 ending = if self.shared.close_requested.load(Ordering::Acquire) {
                     Ending::Requested
                 } else {
@@ -338,7 +351,7 @@ impl Engine {
             shared
                 .requests_failed_by_disconnect
                 .fetch_add(1, Ordering::Relaxed);
-            let failed = std::mem::take(&mut *requests);
+            let failed = requests.take_all();
             drop(requests);
             drop(failed);
         }
@@ -770,7 +783,7 @@ impl Engine {
     /// Keeps watching a caller's bulk run (`caller_write.rs`): arms the tail timer a period
     /// from `now` when it is not armed or was `due`. Returns whether the queue is to be
     /// taken now (the timer was already past, and the run had stopped).
-    fn watch_tail(&mut self, now: std::time::Instant, due: bool, cx: &mut Context<'_>) -> bool {
+    fn watch_tail(&mut self, now: Instant, due: bool, cx: &mut Context<'_>) -> bool {
         let rt = self.shared.rt;
         let rearm = due || self.tail_at.is_none();
         let at = match self.tail_at {
@@ -787,9 +800,10 @@ impl Engine {
     }
 
     /// Runs the session's timers (keepalive PINGs, stale detection, the lame duck move and
-    /// a planned move's deadline, all decided by the [`Session`]) and ends a planned move
-    /// whose old link is done. This only arms one timer for the session's `poll_timeout`
-    /// and carries out the [`LinkAction`]s; one session lock per pass covers it all.
+    /// a planned move's deadline, all decided by the [`Session`]) and the requests'
+    /// deadlines, and ends a planned move whose old link is done. This only arms one timer,
+    /// at the earlier of the session's `poll_timeout` and the watched request deadline, and
+    /// carries out the [`LinkAction`]s; one session lock per pass covers it all.
     ///
     /// [`Session`]: crate::floor::session::Session
     fn drive_timers(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
@@ -798,20 +812,25 @@ impl Engine {
         if let Some(ending) = self.move_done(&session) {
             return Err(ending);
         }
+        look_at_request_watch(shared, &mut self.request_at);
         let mut progress = false;
         loop {
-            let Some(at) = session.poll_timeout() else {
-                return Ok(progress);
+            let at = match (session.poll_timeout(), self.request_at) {
+                (Some(a), Some(b)) => a.min(b),
+                (at, None) | (None, at) => match at {
+                    Some(at) => at,
+                    None => return Ok(progress),
+                },
             };
-            if self.timer_at != Some(at) {
-                self.timer.reset(at);
-                self.timer_at = Some(at);
-            }
-            if Pin::new(&mut self.timer).poll(cx).is_pending() {
+            if !fired(&mut self.timer, &mut self.timer_at, at, cx) {
                 return Ok(progress);
             }
             let now = self.shared.rt.now();
             let mut acted = false;
+            if self.request_at.is_some_and(|at| at <= now) {
+                acted = true;
+                self.request_at = expire_requests(shared, now);
+            }
             while let Some(action) = session.handle_timeout(now) {
                 acted = true;
                 match action {
@@ -839,6 +858,21 @@ impl Engine {
                 return Ok(progress);
             }
             progress = true;
+        }
+    }
+
+    /// Times requests out while no link is up: the session's timers rest while the engine
+    /// reconnects, but a request's deadline does not. Registers the engine's waker, so a
+    /// request with an earlier deadline re-arms the timer.
+    fn drive_request_deadlines(&mut self, cx: &mut Context<'_>) {
+        let shared = &*self.shared;
+        shared.engine_waker.register(cx.waker());
+        look_at_request_watch(shared, &mut self.request_at);
+        while let Some(at) = self.request_at {
+            if !fired(&mut self.timer, &mut self.timer_at, at, cx) {
+                return;
+            }
+            self.request_at = expire_requests(shared, shared.rt.now());
         }
     }
 
@@ -895,8 +929,46 @@ pub(crate) fn release_all(shared: &Shared, error: Option<SubscriberError>) {
             queue.close(error.clone());
         }
     }
-    let requests = std::mem::take(&mut *shared.requests());
+    let requests = shared.requests().take_all();
     drop(requests);
+}
+
+/// Arms `timer` at `at` unless it is armed there already, and tells whether it has fired.
+fn fired(
+    timer: &mut Timer,
+    timer_at: &mut Option<Instant>,
+    at: Instant,
+    cx: &mut Context<'_>,
+) -> bool {
+    if *timer_at != Some(at) {
+        timer.reset(at);
+        *timer_at = Some(at);
+    }
+    Pin::new(timer).poll(cx).is_ready()
+}
+
+/// Reads the request deadline to watch into `request_at` when a request moved it earlier
+/// since the last look (one atomic load otherwise).
+fn look_at_request_watch(shared: &Shared, request_at: &mut Option<Instant>) {
+    if shared.request_watch_moved.load(Ordering::Relaxed)
+        && shared.request_watch_moved.swap(false, Ordering::Acquire)
+    {
+        *request_at = shared.requests().watch();
+    }
+}
+
+/// Answers every request whose deadline is not after `now` with [`Answer::TimedOut`];
+/// returns the deadline to watch next.
+fn expire_requests(shared: &Shared, now: Instant) -> Option<Instant> {
+    let (expired, watch) = {
+        let mut requests = shared.requests();
+        (requests.expire(now), requests.watch())
+    };
+    // Sent with the table unlocked: each send may wake a task.
+    for sender in expired {
+        let _ = sender.send(Answer::TimedOut);
+    }
+    watch
 }
 
 /// Owned by the engine's task for its whole life; if the task ends without the engine
@@ -994,8 +1066,8 @@ fn deliver(shared: &Shared, session: &mut ClientSession, msg: Msg, deliveries: &
 fn deliver_reply(shared: &Shared, msg: Msg) {
     let token = session::reply_token(&shared.reply_prefix, msg.subject.as_str());
     // Replies to requests that already gave up (timed out, dropped) are discarded.
-    if let Some(sender) = token.and_then(|token| shared.requests().remove(&token)) {
-        let _ = sender.send(Message::from(msg));
+    if let Some(sender) = token.and_then(|token| shared.requests().remove(token)) {
+        let _ = sender.send(Answer::Reply(Message::from(msg)));
     }
 }
 

@@ -11,7 +11,6 @@ use futures_util::task::AtomicWaker;
 use rnats_proto::ServerInfo;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
-use crate::Message;
 use crate::caller_write::{self, WriteSide};
 use crate::connection::LinkState;
 use crate::error::{FlushCause, FlushError};
@@ -21,6 +20,7 @@ use crate::floor::session::Session;
 pub(crate) use crate::floor::session::SidMap;
 use crate::floor::sync::lock;
 use crate::options::ConnectOptions;
+use crate::request::Waiting;
 use crate::rt::Rt;
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
@@ -41,7 +41,10 @@ pub(crate) struct Shared {
     /// The connection's protocol state (link phase and timers, subscriptions, PING/PONG
     /// pairing, server info): one sans-IO [`Session`].
     pub(crate) session: Mutex<ClientSession>,
-    pub(crate) requests: Mutex<SidMap<ReplySender>>,
+    pub(crate) requests: Mutex<Waiting>,
+    /// A request moved the [`Waiting`] watch earlier since the engine last looked; the
+    /// engine re-arms its timer there.
+    pub(crate) request_watch_moved: AtomicBool,
     /// How many times a disconnect failed every waiting request
     /// (`fail_requests_on_disconnect`); changed only under the `requests` lock. A request
     /// whose reply sender is dropped while this is past the count it was registered at was
@@ -82,10 +85,6 @@ pub(crate) struct Shared {
     /// holding it may have left frames for it (`Engine::take_queued`).
     pub(crate) kicks: AtomicU64,
 }
-
-/// Where a request's reply goes. Dropped unsent when the request fails; why is told by
-/// [`Shared::requests_failed_by_disconnect`].
-pub(crate) type ReplySender = oneshot::Sender<Message>;
 
 /// The tokio client's session: subscriptions deliver into [`Sink`]s, flushes wait on
 /// channels.
@@ -130,7 +129,8 @@ impl Shared {
             engine_waker: AtomicWaker::new(),
             space: Notify::new(),
             session: Mutex::new(session),
-            requests: Mutex::new(SidMap::default()),
+            requests: Mutex::new(Waiting::default()),
+            request_watch_moved: AtomicBool::new(false),
             requests_failed_by_disconnect: AtomicU64::new(0),
             max_payload: AtomicUsize::new(info.max_payload),
             headers_supported: AtomicBool::new(info.headers),
@@ -161,8 +161,17 @@ impl Shared {
         lock(&self.session)
     }
 
-    pub(crate) fn requests(&self) -> MutexGuard<'_, SidMap<ReplySender>> {
+    pub(crate) fn requests(&self) -> MutexGuard<'_, Waiting> {
         lock(&self.requests)
+    }
+
+    /// Gives request `token` its deadline, and wakes the engine when its timer must be
+    /// re-armed earlier for it.
+    pub(crate) fn watch_request(&self, token: u64, at: std::time::Instant) {
+        if self.requests().set_deadline(token, at) {
+            self.request_watch_moved.store(true, Ordering::Release);
+            self.engine_waker.wake();
+        }
     }
 
     pub(crate) fn state(&self) -> LinkState {

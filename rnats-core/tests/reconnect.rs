@@ -195,6 +195,49 @@ async fn requests_fail_fast_on_disconnect_when_asked() {
 }
 
 #[tokio::test]
+async fn requests_time_out_while_reconnecting() {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    let limit = Duration::from_millis(300);
+    let client = quick()
+        .request_timeout(Some(limit))
+        .connect(proxy.url())
+        .await
+        .unwrap();
+    let _silent = client.subscribe("slow").await.unwrap();
+    client.flush().await.unwrap();
+    let mut events = client.events();
+    // One request in flight when the link goes, its deadline already watched...
+    let requester = client.clone();
+    let long = Duration::from_secs(2);
+    let before = tokio::spawn(async move {
+        requester
+            .request_with_timeout("slow", "?".into(), Some(long))
+            .await
+    });
+    client.flush().await.unwrap();
+    proxy.refuse(true);
+    proxy.cut();
+    wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
+    // ...and one made while the client is reconnecting.
+    let during = client.request("slow", "?".into());
+    let during = tokio::time::timeout(WAIT, during).await.unwrap();
+    let before = tokio::time::timeout(WAIT, before).await.unwrap().unwrap();
+    assert_eq!(
+        before.unwrap_err().cause(),
+        Some(&RequestCause::TimedOut(long))
+    );
+    assert_eq!(
+        during.unwrap_err().cause(),
+        Some(&RequestCause::TimedOut(limit))
+    );
+    assert_ne!(client.connection_state(), rnats_core::State::Connected);
+}
+
+#[tokio::test]
 async fn retry_on_initial_connect_keeps_publishes_until_the_server_is_reachable() {
     let server = NatsServer::start();
     let proxy = Proxy::start(&server.url()).unwrap();

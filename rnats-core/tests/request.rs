@@ -1,7 +1,7 @@
 //! Request/reply over the multiplexed inbox, against a real nats-server.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
@@ -75,6 +75,49 @@ async fn request_times_out_when_nobody_answers() {
     );
     // The connection keeps working afterwards.
     client.flush().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_short_timeout_ends_on_time_behind_a_long_one() {
+    let server = NatsServer::start();
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    let _silent = client.subscribe("silent").await.unwrap();
+    client.flush().await.unwrap();
+    // The long request's deadline is watched first; the short one, in flight beside it,
+    // must move the watch earlier rather than wait behind it.
+    let long = client.request_with_timeout("silent", "long".into(), Some(Duration::from_secs(60)));
+    let mut long = Box::pin(long);
+    assert!((&mut long).now_or_never().is_none(), "registered, no reply");
+    let limits = [300, 100, 200].map(Duration::from_millis);
+    let shorts = limits.map(|limit| {
+        let client = client.clone();
+        async move {
+            let started = Instant::now();
+            let err = client
+                .request_with_timeout("silent", "short".into(), Some(limit))
+                .await
+                .unwrap_err();
+            (limit, started.elapsed(), err)
+        }
+    });
+    let ended = tokio::time::timeout(
+        Duration::from_secs(30),
+        futures_util::future::join_all(shorts),
+    )
+    .await
+    .expect("the short requests ended long before the long one's deadline");
+    for (limit, elapsed, err) in ended {
+        assert_eq!(err.cause(), Some(&RequestCause::TimedOut(limit)));
+        assert!(elapsed >= limit, "{limit:?} ended early, after {elapsed:?}");
+    }
+    // The long one still waits, and a reply still reaches it.
+    assert!((&mut long).now_or_never().is_none());
+    let _task = responder(&client, "late").await;
+    let reply = client
+        .request_with_timeout("late", "x".into(), Some(Duration::from_secs(60)))
+        .await
+        .unwrap();
+    assert_eq!(reply.payload, Bytes::from("re:x"));
 }
 
 #[tokio::test]
