@@ -87,7 +87,7 @@ use crate::floor::link::LinkAction;
 use crate::floor::read_buffers::ReadBuffers;
 use crate::floor::session;
 use crate::reconnect;
-use crate::request::Answer;
+use crate::request_table::Answer;
 use crate::rt::Timer;
 use crate::shared::{ClientSession, Shared, Sink};
 use crate::statistics::Statistics;

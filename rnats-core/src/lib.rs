@@ -92,6 +92,7 @@ mod engine;
 mod reconnect;
 mod request;
 pub mod request_many;
+mod request_table;
 mod rt;
 mod shared;
 mod sink;

@@ -20,7 +20,7 @@ use crate::floor::session::Session;
 pub(crate) use crate::floor::session::SidMap;
 use crate::floor::sync::lock;
 use crate::options::ConnectOptions;
-use crate::request::Waiting;
+use crate::request_table::Waiting;
 use crate::rt::Rt;
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
