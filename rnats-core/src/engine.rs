@@ -964,7 +964,8 @@ fn expire_requests(shared: &Shared, now: Instant) -> Option<Instant> {
         let mut requests = shared.requests();
         (requests.expire(now), requests.watch())
     };
-    // Sent with the table unlocked: each send may wake a task.
+    // Sent once the table is unlocked (the session's lock may still be held: a send only
+    // schedules the waiting task).
     for sender in expired {
         let _ = sender.send(Answer::TimedOut);
     }

@@ -418,6 +418,10 @@ impl ConnectOptions {
     }
 
     /// Default timeout for [`Client::request`](crate::Client::request); `None` waits forever (default 10 s).
+    ///
+    /// The connection's own task keeps the time for every request on the client's shared
+    /// inbox, on the runtime the client was connected on: that runtime must keep running
+    /// for requests to time out, as it must for their replies to arrive.
     pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.request_timeout = timeout;
         self

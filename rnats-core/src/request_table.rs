@@ -2,6 +2,8 @@
 //! each request's deadline and the deadline the engine's timer watches for them all (why
 //! there is no timer per request: `request.rs`).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use tokio::sync::oneshot;
@@ -22,14 +24,20 @@ pub(crate) enum Answer {
 /// [`Shared::requests_failed_by_disconnect`].
 pub(crate) type ReplySender = oneshot::Sender<Answer>;
 
+/// Stale deadlines (of requests answered before them) the heap may hold beyond twice the
+/// requests waiting before it is rebuilt from the table.
+const STALE_SLACK: usize = 64;
+
 /// The requests waiting for their replies, by token, with their deadlines.
 #[derive(Debug, Default)]
 pub(crate) struct Waiting {
     entries: SidMap<Entry>,
-    /// Where the engine's timer watches for deadlines: never later than the earliest
-    /// deadline of an entry, `None` only when no entry has one. Answered and dropped
-    /// requests leave it where it is; the engine moves it on when it fires.
-    watch: Option<Instant>,
+    /// Every waiting request's deadline, earliest on top, and stale ones of requests
+    /// answered or dropped since: those are skipped when they come up, and dropped all at
+    /// once when they outnumber the live ones (see [`STALE_SLACK`]). The top is the watch:
+    /// never later than the earliest live deadline. A heap, so that requests timing out one
+    /// after the other cost a pop each, not a pass over everything in flight.
+    deadlines: BinaryHeap<Reverse<(Instant, u64)>>,
 }
 
 #[derive(Debug)]
@@ -50,7 +58,8 @@ impl Waiting {
         );
     }
 
-    /// Takes out `token`'s request, to answer it.
+    /// Takes out `token`'s request, to answer it. Its deadline stays in the heap until it
+    /// comes up or the heap is rebuilt.
     pub(crate) fn remove(&mut self, token: u64) -> Option<ReplySender> {
         self.entries.remove(&token).map(|entry| entry.sender)
     }
@@ -63,44 +72,49 @@ impl Waiting {
             return false;
         };
         entry.deadline = Some(at);
-        let earlier = self.watch.is_none_or(|watch| at < watch);
-        if earlier {
-            self.watch = Some(at);
+        let earlier = self.watch().is_none_or(|watch| at < watch);
+        self.deadlines.push(Reverse((at, token)));
+        if self.deadlines.len() > 2 * self.entries.len() + STALE_SLACK {
+            // Only moves the watch later; the engine's earlier copy costs one look.
+            self.deadlines = self
+                .entries
+                .iter()
+                .filter_map(|(&token, entry)| entry.deadline.map(|at| Reverse((at, token))))
+                .collect();
         }
         earlier
     }
 
-    /// Takes out every request whose deadline is not after `now`, and moves the watch to the
-    /// earliest deadline left. One pass over the table, once per watched deadline.
+    /// Takes out every request whose deadline is not after `now`; the watch moves to the
+    /// earliest deadline left.
     pub(crate) fn expire(&mut self, now: Instant) -> Vec<ReplySender> {
         let mut expired = Vec::new();
-        let mut earliest: Option<Instant> = None;
-        self.entries.retain(|_, entry| match entry.deadline {
-            Some(at) if at <= now => {
-                // `retain` hands out a borrow; the sender is swapped for a closed one and
-                // this entry dropped.
-                let (closed, _) = oneshot::channel();
-                expired.push(std::mem::replace(&mut entry.sender, closed));
-                false
+        while let Some(&Reverse((at, token))) = self.deadlines.peek() {
+            if at > now {
+                break;
             }
-            Some(at) => {
-                earliest = Some(earliest.map_or(at, |e| e.min(at)));
-                true
+            self.deadlines.pop();
+            // Skips a stale deadline: its request was answered, or waits no more.
+            if self
+                .entries
+                .get(&token)
+                .is_some_and(|entry| entry.deadline == Some(at))
+                && let Some(entry) = self.entries.remove(&token)
+            {
+                expired.push(entry.sender);
             }
-            None => true,
-        });
-        self.watch = earliest;
+        }
         expired
     }
 
     /// The deadline the engine's timer should watch.
     pub(crate) fn watch(&self) -> Option<Instant> {
-        self.watch
+        self.deadlines.peek().map(|&Reverse((at, _))| at)
     }
 
     /// Takes out every request, to fail them all.
     pub(crate) fn take_all(&mut self) -> Vec<ReplySender> {
-        self.watch = None;
+        self.deadlines.clear();
         self.entries
             .drain()
             .map(|(_, entry)| entry.sender)
@@ -111,6 +125,12 @@ impl Waiting {
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// Deadlines in the heap, stale ones included.
+    #[cfg(test)]
+    fn heap_len(&self) -> usize {
+        self.deadlines.len()
     }
 }
 
@@ -183,6 +203,32 @@ mod tests {
             "only request 4 is left, without a limit"
         );
         assert_eq!(table.len(), 1);
+    }
+
+    #[test]
+    fn answered_requests_leave_a_bounded_heap_and_a_watch_never_late() {
+        let t0 = Instant::now();
+        let (mut table, _rx) = waiting(&[0]);
+        table.set_deadline(0, t0 + Duration::from_secs(100));
+        // Sequential requests: each gets a deadline and its reply, one after the other.
+        for token in 1..10_000u64 {
+            let (tx, _rx) = oneshot::channel();
+            table.insert(token, tx);
+            table.set_deadline(token, t0 + Duration::from_millis(token));
+            assert!(table.remove(token).is_some());
+            // Bounded by the requests waiting when the last deadline was set (one more).
+            assert!(table.heap_len() <= 2 * (table.len() + 1) + STALE_SLACK);
+            let watch = table.watch().unwrap();
+            assert!(
+                watch <= t0 + Duration::from_secs(100),
+                "never after a live one"
+            );
+        }
+        // Stale deadlines come up and are skipped; the live one is expired on time only.
+        assert!(table.expire(t0 + Duration::from_secs(99)).is_empty());
+        assert_eq!(table.watch(), Some(t0 + Duration::from_secs(100)));
+        assert_eq!(table.expire(t0 + Duration::from_secs(100)).len(), 1);
+        assert_eq!(table.watch(), None);
     }
 
     #[test]
