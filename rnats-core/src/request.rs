@@ -147,7 +147,8 @@ impl Pending {
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        // Requests that timed out or were cancelled still have an entry.
+        // A request dropped before its answer (cancelled) still has an entry; one that timed
+        // out was taken out by the engine.
         if !self.answered {
             self.shared.requests().remove(self.token);
         }
