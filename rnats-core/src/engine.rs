@@ -815,12 +815,13 @@ impl Engine {
         look_at_request_watch(shared, &mut self.request_at);
         let mut progress = false;
         loop {
-            let at = match (session.poll_timeout(), self.request_at) {
-                (Some(a), Some(b)) => a.min(b),
-                (at, None) | (None, at) => match at {
-                    Some(at) => at,
-                    None => return Ok(progress),
-                },
+            let Some(at) = session
+                .poll_timeout()
+                .into_iter()
+                .chain(self.request_at)
+                .min()
+            else {
+                return Ok(progress);
             };
             if !fired(&mut self.timer, &mut self.timer_at, at, cx) {
                 return Ok(progress);

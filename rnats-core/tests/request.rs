@@ -110,7 +110,7 @@ async fn a_short_timeout_ends_on_time_behind_a_long_one() {
         assert_eq!(err.cause(), Some(&RequestCause::TimedOut(limit)));
         assert!(elapsed >= limit, "{limit:?} ended early, after {elapsed:?}");
     }
-    // The long one still waits, and a reply still reaches it.
+    // The long one still waits, and requests made after the timeouts still get replies.
     assert!((&mut long).now_or_never().is_none());
     let _task = responder(&client, "late").await;
     let reply = client
