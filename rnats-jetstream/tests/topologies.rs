@@ -343,7 +343,28 @@ async fn jetstream_by_domain(topology: &HubAndLeaf, hub: &Client, leaf: &Client)
             .await
             .unwrap_or_else(|e| panic!("{step}: create consumer: {e}"));
         let mut batch = consumer.fetch().max_messages(1).messages().await.unwrap();
-        let message = next(&mut batch, step).await.unwrap();
+        let message = match tokio::time::timeout(WAIT, batch.next()).await {
+            Ok(Some(message)) => message.unwrap(),
+            Ok(None) => panic!("{step}: the fetch ended with no message"),
+            Err(_) => {
+                // Once in a CI run (the machine loaded by the fuzz build beside it) no message
+                // came. The consumer's counts tell a pull request that never reached it
+                // (nothing delivered, a pull waiting) from a message delivered and lost on
+                // its way back across the link (delivered, its ack pending).
+                let info = consumer.get_info().await;
+                let counts = info.map(|info| {
+                    format!(
+                        "delivered up to stream sequence {}, ack pending {}, pulls waiting {}, \
+                         pending {}",
+                        info.delivered.stream_sequence,
+                        info.num_ack_pending,
+                        info.num_waiting,
+                        info.num_pending
+                    )
+                });
+                panic!("{step}: no message within {WAIT:?}; the consumer: {counts:?}");
+            }
+        };
         assert_eq!(message.payload, "one", "{step}");
         message.ack().await.unwrap();
         assert_eq!(
