@@ -4,6 +4,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::collections::hash_map::Entry::Occupied;
 use std::time::Instant;
 
 use tokio::sync::oneshot;
@@ -95,13 +96,10 @@ impl Waiting {
             }
             self.deadlines.pop();
             // Skips a stale deadline: its request was answered, or waits no more.
-            if self
-                .entries
-                .get(&token)
-                .is_some_and(|entry| entry.deadline == Some(at))
-                && let Some(entry) = self.entries.remove(&token)
+            if let Occupied(entry) = self.entries.entry(token)
+                && entry.get().deadline == Some(at)
             {
-                expired.push(entry.sender);
+                expired.push(entry.remove().sender);
             }
         }
         expired
