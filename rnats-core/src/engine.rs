@@ -460,7 +460,10 @@ impl Engine {
                     // Nothing buffered and nothing to read: a quiet connection holds no read
                     // buffer; the next read reserves one again (issue 22). One that streams
                     // keeps its buffers for the next read.
-                    if !self.buffers.drained(self.read_capacity) && self.read_buf.is_empty() {
+                    let rt = self.shared.rt;
+                    if !self.buffers.drained(self.read_capacity, || rt.now())
+                        && self.read_buf.is_empty()
+                    {
                         self.read_buf = BytesMut::new();
                     }
                     return Ok(false);
