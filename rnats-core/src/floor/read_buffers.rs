@@ -17,7 +17,7 @@ use bytes::BytesMut;
 /// copied out (`sub_queue::MAX_PINNED_BATCHES`): with fewer, a subscriber a few reads behind
 /// a stream of 8 KiB messages pinned every kept buffer, each read took a new one, and the
 /// buffers let go were given back to the kernel as they were freed: 0.5 to 0.6 page faults
-/// per message received, against 0.005 for the raw client. Kept buffers cost memory only
+/// per message received, against 0.002 for raw-tokio. Kept buffers cost memory only
 /// once their messages are gone, and only while the connection streams.
 const KEPT: usize = 16;
 
