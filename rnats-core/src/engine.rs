@@ -457,15 +457,11 @@ impl Engine {
         loop {
             match socket.poll_read_ready(cx) {
                 Poll::Pending => {
-                    // Nothing buffered and nothing to read: a quiet connection holds no read
-                    // buffer; the next read reserves one again (issue 22). One that streams
-                    // keeps its buffers for the next read.
-                    let rt = self.shared.rt;
-                    if !self.buffers.drained(self.read_capacity, || rt.now())
-                        && self.read_buf.is_empty()
-                    {
-                        self.read_buf = BytesMut::new();
-                    }
+                    // Nothing to read: a connection that does not stream gives its read
+                    // buffers back (issue 22).
+                    let now = || self.shared.rt.now();
+                    let capacity = self.read_capacity;
+                    self.buffers.socket_empty(&mut self.read_buf, capacity, now);
                     return Ok(false);
                 }
                 Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("read failed: {e}"))),

@@ -105,6 +105,20 @@ impl ReadBuffers {
         self.streaming
     }
 
+    /// A read found the socket empty: the kept buffers go unless the connection streams
+    /// (see [`ReadBuffers::drained`]), and `buf` too if it holds nothing (no part of a
+    /// frame), so an idle connection holds no read buffer; the next read reserves one.
+    pub(crate) fn socket_empty(
+        &mut self,
+        buf: &mut BytesMut,
+        streaming: usize,
+        now: impl FnOnce() -> Instant,
+    ) {
+        if !self.drained(streaming, now) && buf.is_empty() {
+            *buf = BytesMut::new();
+        }
+    }
+
     /// The link is gone: nothing is kept for the next one.
     pub(crate) fn clear(&mut self) {
         *self = ReadBuffers::default();
@@ -175,6 +189,20 @@ mod tests {
             || -> Instant { panic!("a connection that never streamed looked at the clock") };
         assert!(!buffers.drained(64, never), "a quiet read lets them go");
         assert!(buffers.kept.is_empty());
+    }
+
+    #[test]
+    fn a_quiet_connection_gives_back_its_read_buffer_unless_it_holds_part_of_a_frame() {
+        let never =
+            || -> Instant { panic!("a connection that never streamed looked at the clock") };
+        let mut buffers = ReadBuffers::default();
+        let mut buf = BytesMut::with_capacity(64);
+        buf.extend_from_slice(b"MSG a 1 5\r\nhe");
+        buffers.socket_empty(&mut buf, 64, never);
+        assert_eq!(&buf[..], b"MSG a 1 5\r\nhe", "part of a frame was dropped");
+        buf.clear();
+        buffers.socket_empty(&mut buf, 64, never);
+        assert_eq!(buf.capacity(), 0, "an idle connection kept its read buffer");
     }
 
     /// A fast stream empties the socket between the server's writes, each time after less
