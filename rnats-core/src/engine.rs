@@ -53,8 +53,9 @@
 //!
 //! Each pass runs the `drive_*` steps in turn; a step that cannot progress has registered its
 //! wake-up (socket readiness, the shared [`AtomicWaker`](futures_util::task::AtomicWaker), the
-//! link timer) and returns. The loop repeats while any step progressed, up to [`ROUNDS`] times,
-//! then yields so a busy connection cannot starve other tasks on the runtime.
+//! link timer) and returns. Each goes as far as it can, so the loop repeats only while a step
+//! left work for another pass (a read that filled its buffer, a timer that queued a PING), up
+//! to [`ROUNDS`] times, then yields so a busy connection cannot starve other tasks.
 //!
 //! Writes are adaptive and timer-free: whatever publishers queued while the previous write was
 //! in flight goes out together in the next one, so idle traffic leaves at once and heavy
@@ -91,7 +92,7 @@ use crate::request_table::Answer;
 use crate::rt::Timer;
 use crate::shared::{ClientSession, Shared, Sink};
 use crate::statistics::Statistics;
-use crate::transport::Transport;
+use crate::transport::{Transport, read_draining};
 use crate::writer::{Look, Writer, try_write};
 
 /// Passes through the loop before yielding to the runtime.
@@ -132,6 +133,9 @@ pub(crate) struct Engine {
     /// How much the next read may take: `read_capacity`, doubled (up to
     /// [`READ_GROWTH`] times it) while reads keep filling all the room they are given.
     read_size: usize,
+    /// The socket was seen readable after the last read, in this poll: the next read need
+    /// not ask again.
+    seen_readable: bool,
     parser: Parser,
     /// The batch being written; owned by the engine while [`Writer::Writing`].
     out: Frames,
@@ -187,6 +191,7 @@ impl Engine {
             buffers: ReadBuffers::default(),
             read_capacity,
             read_size: read_capacity,
+            seen_readable: false,
             parser,
             out: Frames::with_limit(write_limit),
             timer,
@@ -396,6 +401,7 @@ impl Engine {
 
     fn poll_drive(&mut self, cx: &mut Context<'_>) -> Poll<Ending> {
         self.shared.engine_waker.register(cx.waker());
+        self.seen_readable = false;
         for _ in 0..ROUNDS {
             if self.shared.close_requested.load(Ordering::Acquire) {
                 // Best effort: whatever is writable right now still goes out, a bulk run's
@@ -416,14 +422,17 @@ impl Engine {
                     hand_over_queue(&self.shared, &mut session, &mut self.out);
                 }
             }
-            let mut progress = false;
+            // Each step goes until it would wait (its wake-up registered) or says it left
+            // work for another pass: a pass of nothing but confirmations costs a poll of the
+            // socket, the write lock, the session lock and the timer (issue 31).
+            let mut again = false;
             for step in [Self::drive_read, Self::drive_write, Self::drive_timers] {
                 match step(self, cx) {
-                    Ok(stepped) => progress |= stepped,
+                    Ok(more) => again |= more,
                     Err(ending) => return Poll::Ready(ending),
                 }
             }
-            if !progress {
+            if !again {
                 return Poll::Pending;
             }
         }
@@ -453,20 +462,11 @@ impl Engine {
                 Poll::Ready(Err(e)) => Err(Ending::Lost(format!("read failed: {e}"))),
             };
         }
-        let socket = self.socket.as_ref().ok_or_else(no_socket)?;
-        loop {
-            match socket.poll_read_ready(cx) {
-                Poll::Pending => {
-                    // Nothing to read: a connection that does not stream gives its read
-                    // buffers back (issue 22).
-                    let now = || self.shared.rt.now();
-                    let capacity = self.read_capacity;
-                    self.buffers.socket_empty(&mut self.read_buf, capacity, now);
-                    return Ok(false);
-                }
-                Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("read failed: {e}"))),
-                Poll::Ready(Ok(())) => {}
+        let filled = loop {
+            if !std::mem::take(&mut self.seen_readable) && !self.poll_readable(cx)? {
+                return Ok(false);
             }
+            let socket = self.socket.as_ref().ok_or_else(no_socket)?;
             // Reserved only once there is something to read, so an idle connection does not
             // take a buffer back at every wake-up.
             if self.read_buf.capacity() - self.read_buf.len() < self.read_size / 4 {
@@ -480,13 +480,13 @@ impl Engine {
                     Statistics::add(&self.shared.statistics.in_bytes, n as u64);
                     self.buffers.note_read(n);
                     self.adapt_read_size(n, room);
-                    break;
+                    break n == room;
                 }
                 // Readiness was stale; polling again registers for the next wake-up.
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(Ending::Lost(format!("read failed: {e}"))),
             }
-        }
+        };
         // Traffic came back: a caller that wrote directly may do so again (see `Writer`).
         // The flag spares the lock on the reads that follow no direct write. A caller that
         // holds the lock now (writing the flush's PING while the answer to its publish came,
@@ -501,7 +501,31 @@ impl Engine {
                 None => self.shared.directly_written.store(true, Ordering::Release),
             }
         }
-        self.handle_input().map(|()| true)
+        self.handle_input()?;
+        // A read that filled its room leaves more behind: the next pass reads it, after the
+        // writes. One that did not cleared the readiness; looking again now registers the
+        // wake-up, so the pass need not come back just to find the socket empty.
+        if filled {
+            Ok(true)
+        } else {
+            self.poll_readable(cx)
+        }
+    }
+
+    /// Whether the socket has something to read; if not, its wake-up is registered, and a
+    /// connection that does not stream gives its read buffers back (issue 22).
+    fn poll_readable(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
+        let socket = self.socket.as_ref().ok_or_else(no_socket)?;
+        match socket.poll_read_ready(cx) {
+            Poll::Ready(Ok(())) => Ok(true),
+            Poll::Ready(Err(e)) => Err(Ending::Lost(format!("read failed: {e}"))),
+            Poll::Pending => {
+                let now = || self.shared.rt.now();
+                let capacity = self.read_capacity;
+                self.buffers.socket_empty(&mut self.read_buf, capacity, now);
+                Ok(false)
+            }
+        }
     }
 
     /// Grows the next read while reads fill all their room (the socket has more waiting), and
@@ -643,18 +667,18 @@ impl Engine {
     }
 
     /// Writes queued frames: takes the shared queue when the previous batch is fully written,
-    /// so frames queued meanwhile go out together in one (vectored) write.
+    /// so frames queued meanwhile go out together in one (vectored) write. Goes until the
+    /// queue is empty or the socket full, so it leaves nothing for another pass.
     fn drive_write(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
-        let mut progress = false;
         loop {
             if self.out.is_empty() && !self.take_queued(cx) {
-                return self.flush_stream(cx).map(|()| progress);
+                return self.flush_stream(cx).map(|()| false);
             }
             if let Some(stream) = &mut self.stream {
                 let mut slices = [IoSlice::new(&[]); IOVECS];
                 let count = self.out.io_slices(&mut slices);
                 match Pin::new(stream).poll_write_vectored(cx, &slices[..count]) {
-                    Poll::Pending => return self.flush_stream(cx).map(|()| progress),
+                    Poll::Pending => return self.flush_stream(cx).map(|()| false),
                     Poll::Ready(Ok(0)) => {
                         return Err(Ending::Lost("write failed: no bytes taken".into()));
                     }
@@ -662,7 +686,6 @@ impl Engine {
                         self.out.advance(n);
                         Statistics::add(&self.shared.statistics.out_bytes, n as u64);
                         self.stream_needs_flush = true;
-                        progress = true;
                     }
                     Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("write failed: {e}"))),
                 }
@@ -670,16 +693,13 @@ impl Engine {
             }
             let socket = self.socket.as_ref().ok_or_else(no_socket)?;
             match socket.poll_write_ready(cx) {
-                Poll::Pending => return Ok(progress),
+                Poll::Pending => return Ok(false),
                 Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("write failed: {e}"))),
                 Poll::Ready(Ok(())) => {}
             }
             match try_write(&mut self.out, socket) {
                 Ok(0) => {} // stale readiness: the next poll registers for a wake-up
-                Ok(n) => {
-                    Statistics::add(&self.shared.statistics.out_bytes, n as u64);
-                    progress = true;
-                }
+                Ok(n) => Statistics::add(&self.shared.statistics.out_bytes, n as u64),
                 Err(e) => return Err(Ending::Lost(format!("write failed: {e}"))),
             }
         }
@@ -1015,30 +1035,6 @@ pub(crate) fn replay(shared: &Shared, direct: Option<Arc<TcpStream>>) {
         session.pings.register_resumed(seq, waiters);
     }
     drop(session);
-}
-
-/// One non-blocking read into `buf`. A read that leaves room in the buffer has emptied the
-/// socket (epoll is edge-triggered), so it also clears the socket's read readiness: the next
-/// `poll_read_ready` then registers for a wake-up at once, instead of the engine paying one
-/// more `recvfrom` that fails with `WouldBlock` on every read (one extra syscall per round
-/// trip). Tokio's own `poll_read` does the same; `try_read_buf` does not. The readiness
-/// cleared is the one observed *before* the read (`try_io` takes it first and clears it only
-/// if no newer event arrived since), so data landing after the read still wakes the engine.
-fn read_draining(socket: &TcpStream, buf: &mut BytesMut) -> io::Result<usize> {
-    let room = buf.capacity() - buf.len();
-    let mut read = 0;
-    let outcome = socket.try_io(tokio::io::Interest::READABLE, || {
-        read = socket.try_read_buf(buf)?;
-        match read {
-            // `WouldBlock` makes `try_io` clear the readiness; the bytes are kept in `read`.
-            n if n > 0 && n < room => Err(io::ErrorKind::WouldBlock.into()),
-            n => Ok(n),
-        }
-    });
-    match outcome {
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock && read > 0 => Ok(read),
-        other => other,
-    }
 }
 
 /// The engine drives a connection only while it has a socket; this is the ending if not.

@@ -12,6 +12,7 @@ use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
@@ -132,5 +133,29 @@ impl AsyncWrite for Transport {
             #[cfg(feature = "websockets")]
             Transport::WebSocket(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
+    }
+}
+
+/// One non-blocking read of tokio's plain TCP into `buf` (the engine's hot path). A read that leaves room in the buffer has emptied the
+/// socket (epoll is edge-triggered), so it also clears the socket's read readiness: the next
+/// `poll_read_ready` then registers for a wake-up at once, instead of the engine paying one
+/// more `recvfrom` that fails with `WouldBlock` on every read (one extra syscall per round
+/// trip). Tokio's own `poll_read` does the same; `try_read_buf` does not. The readiness
+/// cleared is the one observed *before* the read (`try_io` takes it first and clears it only
+/// if no newer event arrived since), so data landing after the read still wakes the engine.
+pub(crate) fn read_draining(socket: &TcpStream, buf: &mut BytesMut) -> io::Result<usize> {
+    let room = buf.capacity() - buf.len();
+    let mut read = 0;
+    let outcome = socket.try_io(tokio::io::Interest::READABLE, || {
+        read = socket.try_read_buf(buf)?;
+        match read {
+            // `WouldBlock` makes `try_io` clear the readiness; the bytes are kept in `read`.
+            n if n > 0 && n < room => Err(io::ErrorKind::WouldBlock.into()),
+            n => Ok(n),
+        }
+    });
+    match outcome {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock && read > 0 => Ok(read),
+        other => other,
     }
 }
