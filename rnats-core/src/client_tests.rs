@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use futures_util::FutureExt;
+use futures_util::{FutureExt, StreamExt};
 use rnats_test_server::NatsServer;
 
 use crate::ConnectOptions;
@@ -37,6 +37,45 @@ async fn dropped_request_futures_free_their_slot() {
         client.shared().requests().len() == 0,
         "every dropped, timed-out or abandoned request freed its slot"
     );
+}
+
+#[tokio::test]
+async fn each_reply_costs_the_requesting_engine_one_pass() {
+    const REQUESTS: u64 = 200;
+    let server = NatsServer::start();
+    let responder = crate::connect(server.url()).await.unwrap();
+    let mut requests = responder.subscribe("svc.echo").await.unwrap();
+    responder.flush().await.unwrap();
+    let answering = tokio::spawn(async move {
+        while let Some(request) = requests.next().await {
+            let reply = request.reply.expect("a request has a reply subject");
+            responder.publish(reply, request.payload).await.unwrap();
+        }
+    });
+    let client = crate::connect(server.url()).await.unwrap();
+    // The first request sets up the reply subscription.
+    client.request("svc.echo", "first".into()).await.unwrap();
+    let passes = || client.shared().engine_passes.load(Ordering::Relaxed);
+    let before = passes();
+    for i in 0..REQUESTS {
+        let answer = client
+            .request("svc.echo", i.to_string().into())
+            .await
+            .unwrap();
+        assert_eq!(answer.payload, i.to_string().as_bytes());
+    }
+    // The request is written by its caller into the idle connection; the engine wakes only
+    // for the reply and, having read it, has nothing left for a second pass.
+    let made = passes() - before;
+    assert!(
+        made >= REQUESTS,
+        "every reply was read by the engine: {made}"
+    );
+    assert!(
+        made < REQUESTS * 3 / 2,
+        "{made} passes for {REQUESTS} replies: the engine went round again for nothing"
+    );
+    answering.abort();
 }
 
 #[tokio::test]

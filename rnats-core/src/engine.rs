@@ -133,9 +133,6 @@ pub(crate) struct Engine {
     /// How much the next read may take: `read_capacity`, doubled (up to
     /// [`READ_GROWTH`] times it) while reads keep filling all the room they are given.
     read_size: usize,
-    /// The socket was seen readable after the last read, in this poll: the next read need
-    /// not ask again.
-    seen_readable: bool,
     parser: Parser,
     /// The batch being written; owned by the engine while [`Writer::Writing`].
     out: Frames,
@@ -191,7 +188,6 @@ impl Engine {
             buffers: ReadBuffers::default(),
             read_capacity,
             read_size: read_capacity,
-            seen_readable: false,
             parser,
             out: Frames::with_limit(write_limit),
             timer,
@@ -401,7 +397,6 @@ impl Engine {
 
     fn poll_drive(&mut self, cx: &mut Context<'_>) -> Poll<Ending> {
         self.shared.engine_waker.register(cx.waker());
-        self.seen_readable = false;
         for _ in 0..ROUNDS {
             if self.shared.close_requested.load(Ordering::Acquire) {
                 // Best effort: whatever is writable right now still goes out, a bulk run's
@@ -425,6 +420,8 @@ impl Engine {
             // Each step goes until it would wait (its wake-up registered) or says it left
             // work for another pass: a pass of nothing but confirmations costs a poll of the
             // socket, the write lock, the session lock and the timer (issue 31).
+            #[cfg(test)]
+            self.shared.engine_passes.fetch_add(1, Ordering::Relaxed);
             let mut again = false;
             for step in [Self::drive_read, Self::drive_write, Self::drive_timers] {
                 match step(self, cx) {
@@ -463,7 +460,7 @@ impl Engine {
             };
         }
         let filled = loop {
-            if !std::mem::take(&mut self.seen_readable) && !self.poll_readable(cx)? {
+            if !self.poll_readable(cx)? {
                 return Ok(false);
             }
             let socket = self.socket.as_ref().ok_or_else(no_socket)?;

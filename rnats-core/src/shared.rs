@@ -77,6 +77,9 @@ pub(crate) struct Shared {
     pub(crate) directly_written: AtomicBool,
     /// Keepalive PINGs sent, over every link (for tests and diagnostics).
     pub(crate) keepalive_pings: AtomicU64,
+    /// Passes the engine made through its loop (`Engine::poll_drive`), for tests.
+    #[cfg(test)]
+    pub(crate) engine_passes: AtomicU64,
     /// Turns a caller outside the workers took as the writer (`caller_write.rs`; for tests
     /// and diagnostics).
     pub(crate) caller_turns: AtomicU64,
@@ -148,6 +151,8 @@ impl Shared {
             done,
             directly_written: AtomicBool::new(false),
             keepalive_pings: AtomicU64::new(0),
+            #[cfg(test)]
+            engine_passes: AtomicU64::new(0),
             caller_turns: AtomicU64::new(0),
             kicks: AtomicU64::new(0),
         }
