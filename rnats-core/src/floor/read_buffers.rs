@@ -170,6 +170,11 @@ mod tests {
         drop(held);
     }
 
+    /// The clock of a connection that never streamed: asking it fails the test.
+    fn never_asked() -> Instant {
+        panic!("a connection that never streamed looked at the clock")
+    }
+
     /// Leaves one left-behind buffer in `buffers`, as a read while a subscriber holds a
     /// message of the last one does; returns that message.
     fn leave_one_behind(buffers: &mut ReadBuffers) -> Bytes {
@@ -185,23 +190,22 @@ mod tests {
         let mut buffers = ReadBuffers::default();
         let _held = leave_one_behind(&mut buffers);
         buffers.note_read(10);
-        let never =
-            || -> Instant { panic!("a connection that never streamed looked at the clock") };
-        assert!(!buffers.drained(64, never), "a quiet read lets them go");
+        assert!(
+            !buffers.drained(64, never_asked),
+            "a quiet read lets them go"
+        );
         assert!(buffers.kept.is_empty());
     }
 
     #[test]
     fn a_quiet_connection_gives_back_its_read_buffer_unless_it_holds_part_of_a_frame() {
-        let never =
-            || -> Instant { panic!("a connection that never streamed looked at the clock") };
         let mut buffers = ReadBuffers::default();
         let mut buf = BytesMut::with_capacity(64);
         buf.extend_from_slice(b"MSG a 1 5\r\nhe");
-        buffers.socket_empty(&mut buf, 64, never);
+        buffers.socket_empty(&mut buf, 64, never_asked);
         assert_eq!(&buf[..], b"MSG a 1 5\r\nhe", "part of a frame was dropped");
         buf.clear();
-        buffers.socket_empty(&mut buf, 64, never);
+        buffers.socket_empty(&mut buf, 64, never_asked);
         assert_eq!(buf.capacity(), 0, "an idle connection kept its read buffer");
     }
 
