@@ -34,6 +34,15 @@
 //! (`Writes::hand_to_outside_waiter`), so a long stream does not stay the engine's because
 //! it happened to hold a batch when the queue first filled.
 //!
+//! A task (on a worker) at the write limit does less: when the engine was woken for the
+//! queue but has not taken it, the task writes it itself, as far as the socket takes it
+//! without waiting, and queues its own frame if that made room ([`write_for_task`]); the
+//! role is never held past that write, and a full socket leaves the rest to the engine and
+//! the task awaiting room, as before. A publishing loop in a task and the engine used to
+//! take turns through the worker's LIFO slot at every full queue, and tokio wakes a second
+//! worker after three such hand-offs in a row; now the task yields to the engine once
+//! every [`TASK_TURNS`] queues, or when the socket is full.
+//!
 //! What is given up: a publish at the limit may hold its thread for up to [`WAIT`], where it
 //! used to await, so other futures of the same `block_on` (a `join!`, a timeout around it)
 //! wait that long too; past [`WAIT`] the queue goes back to the engine and the publisher
@@ -100,6 +109,55 @@ pub(crate) fn may_take_over(
         )
         && writes.queue.link().is_some()
         && outside_workers()
+}
+
+/// At most this many queues in a row a task writes at the write limit
+/// ([`write_for_task`]) before it waits for the engine once: the engine, woken by the
+/// task's first publish, sits in that worker's LIFO slot, where no other worker takes it,
+/// and reads nothing until the task yields. 32 queues of the default limit are 4 MiB, a
+/// few milliseconds of writing: about what tokio's budget lets a task write to a plain
+/// socket before it must yield (128 writes).
+pub(crate) const TASK_TURNS: u32 = 32;
+
+/// A task (on a worker) at the write limit writes the queue itself, without waiting, when
+/// the engine was woken for it but has not taken it (so it holds no batch: the writer
+/// invariant), the link is plain TCP and no linger policy is on. It writes until the queue
+/// is empty or the socket is full, under the lock, as the engine would, and leaves the
+/// writer `Woken`: the engine takes what is left when it runs. Returns whether it wrote;
+/// the caller then looks for room again, and awaits it as before if there is none.
+///
+/// Without it, a task publishing in a loop and the engine took turns through the worker's
+/// LIFO slot, task, engine, task, ..., and tokio, after three such hand-offs in a row,
+/// queues the next one where other workers may steal it and wakes a parked worker: one
+/// wake-up of a second worker (through the I/O driver) for every two queues written.
+pub(crate) fn write_for_task(shared: &WriteSide<'_>, writes: &mut Writes, lingering: bool) -> bool {
+    if lingering
+        || writes.writer != Writer::Woken
+        || writes.task_turns >= TASK_TURNS
+        || tokio::task::try_id().is_none()
+    {
+        return false;
+    }
+    let Some(socket) = writes.queue.link().cloned() else {
+        return false;
+    };
+    #[cfg(debug_assertions)]
+    debug_assert!(
+        !writes.engine_holds_batch,
+        "a task writes only while nothing is in flight"
+    );
+    writes.task_turns += 1;
+    shared.turns.fetch_add(1, Ordering::Relaxed);
+    writes.count_out(shared.statistics);
+    // A full socket or an error stops it: the engine waits for room, or meets the error and
+    // ends the link with it.
+    while let Ok(written @ 1..) = crate::writer::try_write(writes.queue.frames_mut(), &socket) {
+        Statistics::add(&shared.statistics.out_bytes, written as u64);
+        if writes.queue.is_empty() {
+            break;
+        }
+    }
+    true
 }
 
 /// Writes the queue to the socket as the writer, until it is empty, the socket stays full

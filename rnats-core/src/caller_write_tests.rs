@@ -1,6 +1,7 @@
-//! The writer role of a caller in `block_on` (`caller_write.rs`) against a real server: each
-//! test runs its own multi-threaded runtime, as `#[tokio::main]` does, and publishes from
-//! `block_on` past the write limit, so that the caller writes the queue itself.
+//! The writer role of a caller in `block_on`, and a task's writes at the write limit
+//! (`caller_write.rs`), against a real server: each test runs its own multi-threaded
+//! runtime, as `#[tokio::main]` does, and publishes past the write limit, from `block_on`
+//! or from spawned tasks, so that the caller writes the queue itself.
 #![allow(clippy::unwrap_used)]
 
 use std::future::Future;
@@ -371,5 +372,107 @@ fn a_bulk_runs_last_publishes_go_out_when_the_client_is_dropped() {
         drop(client);
         let check = receive_in_order(sub, published - 1, true);
         tokio::time::timeout(WAIT, check).await.unwrap().unwrap();
+    });
+}
+
+/// Publishes `count` numbered messages of `size` bytes from a task, flushing as
+/// [`publish_in_bulk`] does, and returns once the last publish returned.
+fn publish_from_task(
+    client: &Client,
+    subject: &'static str,
+    count: u64,
+    size: usize,
+) -> JoinHandle<()> {
+    let client = client.clone();
+    tokio::spawn(async move {
+        for i in 0..count {
+            publish_in_bulk(&client, subject, i, size).await;
+        }
+    })
+}
+
+/// Two tasks publish on one connection past the write limit: each writes the full queues
+/// the engine was woken for but had not taken (`write_for_task`), the engine writes the
+/// rest, and both streams arrive whole and in order, every message counted once.
+#[test]
+fn tasks_publishing_in_bulk_write_their_full_queues_in_order() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let first_sub = subscribed(&server.url(), "tasks.first").await;
+        let second_sub = subscribed(&server.url(), "tasks.second").await;
+        let client = limited().connect(server.url()).await.unwrap();
+        let (first_count, second_count) = (20_000, 5_000);
+        let first_check = receive_in_order(first_sub, first_count - 1, true);
+        let second_check = receive_in_order(second_sub, second_count - 1, true);
+        let first = publish_from_task(&client, "tasks.first", first_count, 200);
+        let second = publish_from_task(&client, "tasks.second", second_count, 100);
+        for done in [first, second] {
+            tokio::time::timeout(WAIT, done).await.unwrap().unwrap();
+        }
+        client.flush().await.unwrap();
+        for check in [first_check, second_check] {
+            tokio::time::timeout(WAIT, check).await.unwrap().unwrap();
+        }
+        assert!(caller_turns(&client) > 0, "no task wrote a queue");
+        let statistics = client.statistics();
+        assert_eq!(
+            statistics.out_messages.load(Ordering::Relaxed),
+            first_count + second_count,
+            "every message counted once"
+        );
+    });
+}
+
+/// Planned moves while a task writes the queues it fills: a move takes the queue from
+/// under the lock the task writes it with, so nothing is lost or reordered.
+#[test]
+fn planned_moves_during_a_tasks_turns_lose_and_reorder_nothing() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let sub = subscribed(&server.url(), "task.moves").await;
+        let client = limited().connect(server.url()).await.unwrap();
+        let count = 20_000;
+        let check = receive_in_order(sub, count - 1, true);
+        let publisher = publish_from_task(&client, "task.moves", count, 200);
+        let mut events = client.events();
+        for _ in 0..3 {
+            client.force_reconnect().await.unwrap();
+            reconnected(&mut events).await;
+        }
+        tokio::time::timeout(WAIT, publisher)
+            .await
+            .unwrap()
+            .unwrap();
+        client.flush().await.unwrap();
+        tokio::time::timeout(WAIT, check).await.unwrap().unwrap();
+        assert!(caller_turns(&client) > 0, "the task never wrote a queue");
+    });
+}
+
+/// A task meets a full socket (the link stalled): its write leaves the rest queued, it
+/// awaits room as before, and dropping that publish leaves the engine writing. Once the link
+/// flows, every message whose publish returned arrives, in order.
+#[test]
+fn a_task_on_a_stalled_link_awaits_room_and_loses_nothing() {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    main_runtime().block_on(async {
+        let sub = subscribed(&server.url(), "task.stall").await;
+        let client = limited().connect(proxy.url()).await.unwrap();
+        proxy.stall();
+        let task_client = client.clone();
+        let published = tokio::spawn(async move {
+            let (published, waiting) = publish_until_one_waits(&task_client, "task.stall").await;
+            drop(waiting);
+            published
+        });
+        let published = tokio::time::timeout(WAIT, published)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(caller_turns(&client) > 0, "the task never wrote a queue");
+        let check = receive_in_order(sub, published + 99, true);
+        proxy.resume();
+        publish_the_rest(&client, "task.stall", published, check).await;
     });
 }

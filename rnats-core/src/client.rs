@@ -777,6 +777,21 @@ impl Client {
                 caller_write::write_as_caller(&shared.write_side(), writes, After::Bulk);
                 return Ok(None);
             }
+            // From a task, it writes the queue the engine was woken for but has not taken.
+            if caller_write::write_for_task(&shared.write_side(), &mut writes, lingering)
+                && writes.queue.len() < shared.options.write_buffer_limit
+            {
+                writes
+                    .queue
+                    .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
+                // Publishers parked for room have some now too.
+                let waiters = std::mem::take(&mut writes.space_waiters);
+                shared.submit(writes, urgency);
+                if waiters {
+                    shared.space.notify_waiters();
+                }
+                return Ok(None);
+            }
             writes.space_waiters = true;
             // Such a caller gets the queue at the end of the engine's batch instead.
             writes.outside_waiter |= outside_workers();

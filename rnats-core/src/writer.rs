@@ -72,6 +72,9 @@ pub(crate) struct Writes {
     /// The engine's last look found a caller writing or publishing in bulk, so its tail
     /// watch is armed: a caller that starts a bulk run needs to wake it only when not.
     pub(crate) bulk_watched: bool,
+    /// Queues a task wrote at the write limit since the engine last took one
+    /// (`caller_write::write_for_task`).
+    pub(crate) task_turns: u32,
 }
 
 /// What a caller does after queueing ([`Writes::submit`]).
@@ -151,7 +154,9 @@ pub(crate) enum Look {
 ///
 /// At the write limit, such a caller outside the workers takes the writer role for the
 /// whole queue instead of waiting for the engine ([`Writer::Caller`], then a bulk run,
-/// [`Writer::Bulk`]; `caller_write.rs`), under the same invariant.
+/// [`Writer::Bulk`]; `caller_write.rs`), under the same invariant. A task at the write
+/// limit writes the queue the engine was woken for but has not taken, as far as the socket
+/// takes it, and leaves the engine `Woken` for the rest (`caller_write::write_for_task`).
 ///
 /// **The writer invariant:** a caller writes directly only when nothing is in flight, that is
 /// when the engine holds no partly written batch (`Writes::engine_holds_batch`, set by the
@@ -227,6 +232,7 @@ impl Writes {
             bulk_publishes: 0,
             bulk_seen: 0,
             bulk_watched: false,
+            task_turns: 0,
         }
     }
 
@@ -449,6 +455,7 @@ impl Writes {
         self.writer = Writer::Writing;
         self.note_engine_batch(true);
         self.outside_waiter = false;
+        self.task_turns = 0;
         std::mem::take(&mut self.space_waiters)
     }
 
