@@ -449,9 +449,9 @@ fn planned_moves_during_a_tasks_turns_lose_and_reorder_nothing() {
     });
 }
 
-/// A task meets a full socket (the link stalled): its write leaves the rest queued, it
-/// awaits room as before, and dropping that publish leaves the engine writing. Once the link
-/// flows, every message whose publish returned arrives, in order.
+/// A task meets a full socket (the link stalled): its write leaves the rest queued and it
+/// awaits room as before; that publish is dropped while it waits. Once the link flows, the
+/// engine writes what was queued: every message whose publish returned arrives, in order.
 #[test]
 fn a_task_on_a_stalled_link_awaits_room_and_loses_nothing() {
     let server = NatsServer::start();

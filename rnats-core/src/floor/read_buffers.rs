@@ -44,8 +44,9 @@ pub(crate) struct ReadBuffers {
     streamed: usize,
     /// Reads since then.
     reads: u32,
-    /// The connection streams: it read at least the streaming amount within the window that
-    /// began at `window_at`, or within the one before it.
+    /// The connection streams: it read at least the streaming amount, or made
+    /// [`STREAMING_READS`] reads, within the window that began at `window_at`, or within the
+    /// one before it.
     streaming: bool,
     window_at: Option<Instant>,
 }
@@ -90,8 +91,8 @@ impl ReadBuffers {
     /// The socket has nothing more to read. Returns whether the connection streams: it
     /// has read at least `streaming` bytes, or made [`STREAMING_READS`] reads, since it
     /// connected or last streamed, or within the current or the last [`WINDOW`] (`now` is
-    /// called only then). A connection that streams
-    /// keeps its buffers for the next read. Otherwise the kept ones are let go (the caller
+    /// called only then). A connection that streams keeps its buffers for the next read.
+    /// Otherwise the kept ones are let go (the caller
     /// lets go of its empty read buffer too), so a quiet connection holds none: a stream
     /// that stops lets them go at the first empty socket a window after its last full
     /// window, at the latest the server's answer to a keepalive PING.
