@@ -92,10 +92,10 @@ impl ReadBuffers {
     /// has read at least `streaming` bytes, or made [`STREAMING_READS`] reads, since it
     /// connected or last streamed, or within the current or the last [`WINDOW`] (`now` is
     /// called only then). A connection that streams keeps its buffers for the next read.
-    /// Otherwise the kept ones are let go (the caller
-    /// lets go of its empty read buffer too), so a quiet connection holds none: a stream
-    /// that stops lets them go at the first empty socket a window after its last full
-    /// window, at the latest the server's answer to a keepalive PING.
+    /// Otherwise the kept ones are let go (the caller lets go of its empty read buffer too),
+    /// so a quiet connection holds none: a stream that stops lets them go at the first empty
+    /// socket a window after its last full window, at the latest the server's answer to a
+    /// keepalive PING.
     pub(crate) fn drained(&mut self, streaming: usize, now: impl FnOnce() -> Instant) -> bool {
         if !self.streaming {
             if !self.read_enough(streaming) {
