@@ -138,9 +138,9 @@ pub(crate) fn write_for_task(shared: &WriteSide<'_>, writes: &mut Writes, linger
     {
         return false;
     }
-    let Some(socket) = writes.queue.link().cloned() else {
+    if writes.queue.link().is_none() {
         return false;
-    };
+    }
     #[cfg(debug_assertions)]
     debug_assert!(
         !writes.engine_holds_batch,
@@ -151,10 +151,12 @@ pub(crate) fn write_for_task(shared: &WriteSide<'_>, writes: &mut Writes, linger
     writes.count_out(shared.statistics);
     // A full socket or an error stops it: the engine waits for room, or meets the error and
     // ends the link with it.
-    while let Ok(written @ 1..) = crate::writer::try_write(writes.queue.frames_mut(), &socket) {
-        Statistics::add(&shared.statistics.out_bytes, written as u64);
-        if writes.queue.is_empty() {
-            break;
+    if let (frames, Some(socket)) = writes.queue.frames_and_link() {
+        while let Ok(written @ 1..) = crate::writer::try_write(frames, socket) {
+            Statistics::add(&shared.statistics.out_bytes, written as u64);
+            if frames.is_empty() {
+                break;
+            }
         }
     }
     true
