@@ -44,10 +44,9 @@ pub(crate) struct ReadBuffers {
     streamed: usize,
     /// Reads since then.
     reads: u32,
-    /// The connection streams: it read at least the streaming amount, or made
-    /// [`STREAMING_READS`] reads, within the window that began at `window_at`, or within the
-    /// one before it.
-    streaming: bool,
+    /// While the connection streams, when its current window began; `None` while it does
+    /// not (it read less than the streaming amount, in bytes and in reads, in its last whole
+    /// window, or has not streamed yet).
     window_at: Option<Instant>,
 }
 
@@ -97,31 +96,28 @@ impl ReadBuffers {
     /// socket a window after its last full window, at the latest the server's answer to a
     /// keepalive PING.
     pub(crate) fn drained(&mut self, streaming: usize, now: impl FnOnce() -> Instant) -> bool {
-        if !self.streaming {
-            if !self.read_enough(streaming) {
+        match self.window_at {
+            // Not streaming: counted since it connected or last streamed, without the clock.
+            None if !self.read_enough(streaming) => {
                 self.kept.clear();
                 return false;
             }
-            self.streaming = true;
-            self.streamed = 0;
-            self.reads = 0;
-            self.window_at = Some(now());
-            return true;
+            None => self.window_at = Some(now()),
+            Some(at) => {
+                let now = now();
+                if now.duration_since(at) < WINDOW {
+                    return true;
+                }
+                // A window ended: the next one streams if this one read enough.
+                self.window_at = self.read_enough(streaming).then_some(now);
+            }
         }
-        let now = now();
-        if self
-            .window_at
-            .is_none_or(|at| now.duration_since(at) >= WINDOW)
-        {
-            self.streaming = self.read_enough(streaming);
-            self.streamed = 0;
-            self.reads = 0;
-            self.window_at = Some(now);
-        }
-        if !self.streaming {
+        self.streamed = 0;
+        self.reads = 0;
+        if self.window_at.is_none() {
             self.kept.clear();
         }
-        self.streaming
+        self.window_at.is_some()
     }
 
     /// A read found the socket empty: the kept buffers go unless the connection streams
