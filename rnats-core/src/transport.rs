@@ -140,9 +140,10 @@ impl AsyncWrite for Transport {
 /// leaves room in the buffer has emptied the socket (epoll is edge-triggered), so it also
 /// clears the socket's read readiness: the next `poll_read_ready` then registers for a
 /// wake-up at once, instead of the engine paying one more `recvfrom` that fails with
-/// `WouldBlock` on every read (one extra syscall per round trip). Tokio's own `poll_read` does the same; `try_read_buf` does not. The readiness
-/// cleared is the one observed *before* the read (`try_io` takes it first and clears it only
-/// if no newer event arrived since), so data landing after the read still wakes the engine.
+/// `WouldBlock` on every read (one extra syscall per round trip). Tokio's own `poll_read`
+/// does the same; `try_read_buf` does not. The readiness cleared is the one observed
+/// *before* the read (`try_io` takes it first and clears it only if no newer event arrived
+/// since), so data landing after the read still wakes the engine.
 pub(crate) fn read_draining(socket: &TcpStream, buf: &mut BytesMut) -> io::Result<usize> {
     let room = buf.capacity() - buf.len();
     let mut read = 0;
