@@ -158,6 +158,7 @@ impl Shared {
         }
     }
 
+    #[inline]
     pub(crate) fn writes(&self) -> MutexGuard<'_, Writes> {
         lock(&self.writes)
     }

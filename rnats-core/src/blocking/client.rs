@@ -486,6 +486,7 @@ impl Client {
     }
 
     /// Checks the size and headers, then queues the frame.
+    #[inline]
     fn send(
         &self,
         subject: &str,

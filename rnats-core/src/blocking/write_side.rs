@@ -209,6 +209,7 @@ impl WriteSide {
     }
 
     /// Decides who writes what was just queued; true when this thread wrote it.
+    #[inline]
     fn submit(
         &self,
         host: &impl Host,
