@@ -310,11 +310,17 @@ fn a_caller_waiting_behind_the_engines_batch_gets_the_queue_when_it_ends() {
             assert_eq!(writes.writer, Writer::Writing, "the engine holds no batch");
         }
         let turns = caller_turns(&client);
+        let runs = client.shared().writes().bulk_publishes;
         let check = receive_in_order(sub, published + 99, true);
         proxy.resume();
         waiting.as_mut().await.unwrap();
+        // Handed the queue, the caller starts a bulk run (`bulk_publishes` counts its start)
+        // and normally writes the queue itself. On a loaded machine it may not run within
+        // the engine's tail watch (two 1 ms periods), which then takes the queue back, as it
+        // should: the hand-off is what this test is about, not the scheduler.
+        let handed = client.shared().writes().bulk_publishes > runs;
         assert!(
-            caller_turns(&client) > turns,
+            handed || caller_turns(&client) > turns,
             "the engine took the queue the caller waited for"
         );
         publish_the_rest(&client, "handed", published, check).await;
