@@ -219,8 +219,7 @@ fn scan_short(s: &[u8]) -> Option<Result<bool, SubjectCause>> {
 /// Non-zero when some byte of `word` is not plain: a control byte or space, DEL, a byte with
 /// the high bit set, `*` or `>`. Only whether it is zero means anything: the borrow tests
 /// below answer "is there such a byte" exactly but may mark bytes above a true one, and the
-/// short path needs no more than the answer, at about half the operations of an exact mask
-/// per byte.
+/// short path needs no more than the answer, in fewer operations than an exact mask.
 #[inline(always)]
 fn not_plain(word: u64) -> u64 {
     // Subtracting 0x21 from each byte borrows out of one that is below it (ASCII only: a byte
