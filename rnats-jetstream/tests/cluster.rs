@@ -166,6 +166,35 @@ async fn pull_pinned(consumer: &PullConsumer, max: usize, expires: Duration) -> 
     payloads
 }
 
+/// Fetches up to `max` messages of group `g` with a pin, asking again while the pull has no
+/// responders: the consumer was made through another node, and the interest in its pull
+/// subject reaches this client's node over the routes a moment after the API answered (a
+/// pull before it got a 503 on a loaded machine). Each try is a round trip to the server,
+/// which is the event waited for.
+async fn first_pinned_fetch(consumer: &PullConsumer, max: usize) -> Vec<rnats_jetstream::Message> {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let batch = consumer
+                .fetch()
+                .pinned()
+                .group("g")
+                .max_messages(max)
+                .messages()
+                .await
+                .unwrap();
+            match batch.try_collect::<Vec<_>>().await {
+                Ok(messages) => return messages,
+                Err(e)
+                    if e.downcast_ref::<pull::MessagesError>().map(|e| e.kind())
+                        == Some(pull::MessagesErrorKind::NoResponders) => {}
+                Err(e) => panic!("the first fetch failed: {e}"),
+            }
+        }
+    })
+    .await
+    .expect("the consumer's pull subject never reached the first client's node")
+}
+
 /// Waits for the first of `events` that `wanted` accepts.
 async fn wait_for_event(
     mut events: rnats_core::Events,
@@ -228,17 +257,7 @@ async fn a_pin_moves_to_another_client_when_the_pinned_one_goes_away() {
         .unwrap();
 
     // The first client takes the pin and five messages, acks four and vanishes.
-    let taken: Vec<_> = first_handle
-        .fetch()
-        .pinned()
-        .group("g")
-        .max_messages(5)
-        .messages()
-        .await
-        .unwrap()
-        .try_collect()
-        .await
-        .unwrap();
+    let taken = first_pinned_fetch(&first_handle, 5).await;
     assert_eq!(taken.len(), 5);
     let mut done: BTreeSet<usize> = BTreeSet::new();
     for message in &taken[..4] {
