@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject, SubjectCause};
+use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject};
 use tokio::sync::futures::Notified;
 
 use crate::caller_write;
@@ -39,7 +39,7 @@ use crate::server_addr::ToServerAddrs;
 use crate::shared::{ClientHandle, Shared, Sink, SubEntry, outside_workers};
 pub use crate::statistics::Statistics;
 use crate::sub_queue::{Limits, SubQueue};
-use crate::subject::ToSubject;
+use crate::subject::{SubjectCheck, ToSubject, check_publish};
 use crate::writer::{After, Urgency};
 use crate::{Message, Subscriber, request};
 pub use events::Events;
@@ -85,6 +85,8 @@ pub(crate) struct Outbound<'a> {
     pub(crate) reply: Option<&'a str>,
     pub(crate) headers: Option<&'a HeaderMap>,
     pub(crate) payload: &'a Bytes,
+    /// Whether `subject` is still to be checked (under the write lock).
+    pub(crate) check: SubjectCheck,
 }
 
 impl Client {
@@ -172,7 +174,8 @@ impl Client {
         payload: Bytes,
     ) -> Result<(), PublishError> {
         let mut owned = None;
-        let subject = self.checked_publish_subject(&subject, &mut owned)?;
+        // Checked under the write lock, where a subject the queue just took needs no check.
+        let subject = crate::subject::text_of(&subject, &mut owned);
         let (_span, trace) =
             crate::otel::publish_plain(self.header_support(), subject, payload.len());
         let out = Outbound {
@@ -180,6 +183,9 @@ impl Client {
             reply: None,
             headers: trace.headers(),
             payload: &payload,
+            check: SubjectCheck::Publish {
+                skip_validation: self.shared().options.skip_subject_validation,
+            },
         };
         // The fast path inline: no nested future on the hottest call (see `Client::send`).
         match self.try_send(&out, Urgency::Normal, true)? {
@@ -204,6 +210,7 @@ impl Client {
             reply: None,
             headers: headers.as_ref(),
             payload: &payload,
+            check: SubjectCheck::Done,
         };
         self.send(out, Urgency::Normal).await
     }
@@ -226,6 +233,7 @@ impl Client {
             reply: Some(reply),
             headers: trace.headers(),
             payload: &payload,
+            check: SubjectCheck::Done,
         };
         self.send(out, Urgency::Normal).await
     }
@@ -249,6 +257,7 @@ impl Client {
             reply: Some(reply),
             headers: headers.as_ref(),
             payload: &payload,
+            check: SubjectCheck::Done,
         };
         self.send(out, Urgency::Normal).await
     }
@@ -324,6 +333,7 @@ impl Client {
             reply: Some(&inbox),
             headers: headers.as_ref(),
             payload: &payload,
+            check: SubjectCheck::Done,
         };
         self.send(out, Urgency::Flush).await?;
         let reply = match timeout {
@@ -355,6 +365,7 @@ impl Client {
             reply: Some(pending.reply()),
             headers: headers.as_ref(),
             payload: &payload,
+            check: SubjectCheck::Done,
         };
         self.send(out, Urgency::Normal).await?;
         Ok(PendingReply::new(pending))
@@ -376,6 +387,7 @@ impl Client {
             reply: Some(pending.reply()),
             headers: headers.as_ref(),
             payload: &payload,
+            check: SubjectCheck::Done,
         };
         // Never held back by linger; written by the caller when the connection is idle.
         self.send(out, Urgency::Request).await?;
@@ -740,6 +752,7 @@ impl Client {
         let size = header_len + payload_len;
         let max = shared.max_payload.load(Ordering::Relaxed);
         if max != 0 && size > max {
+            out.check.run_now(out.subject)?;
             return Err(PublishCause::MaxPayloadExceeded { size, max }.into());
         }
         let frame = Pub {
@@ -748,6 +761,7 @@ impl Client {
             headers: out.headers,
         };
         let mut writes = shared.writes();
+        out.check.run(&writes.queue, out.subject)?;
         if writes.queue.is_closed() {
             return Err(PublishCause::Closed.into());
         }
@@ -757,9 +771,7 @@ impl Client {
             if writes.queue.len() + frame.encoded_len(payload_len) > limit {
                 return Err(PublishCause::ReconnectBufferFull { limit }.into());
             }
-            writes
-                .queue
-                .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
+            writes.queue.push_pub(&frame, out.payload);
             return Ok(None);
         }
         // An empty queue always takes one message, however large.
@@ -771,9 +783,7 @@ impl Client {
             // queue itself rather than waiting for a worker (`caller_write.rs`).
             let lingering = shared.options.linger.is_some();
             if caller_write::may_take_over(&writes, lingering, outside_workers) {
-                writes
-                    .queue
-                    .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
+                writes.queue.push_pub(&frame, out.payload);
                 caller_write::write_as_caller(&shared.write_side(), writes, After::Bulk);
                 return Ok(None);
             }
@@ -781,9 +791,7 @@ impl Client {
             if caller_write::write_for_task(&shared.write_side(), &mut writes, lingering)
                 && writes.queue.len() < shared.options.write_buffer_limit
             {
-                writes
-                    .queue
-                    .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
+                writes.queue.push_pub(&frame, out.payload);
                 // Publishers parked for room have some now too.
                 let waiters = std::mem::take(&mut writes.space_waiters);
                 shared.submit(writes, urgency);
@@ -797,9 +805,7 @@ impl Client {
             writes.outside_waiter |= outside_workers();
             return Ok(Some(shared.space.notified()));
         }
-        writes
-            .queue
-            .push_message(|buf| frame.encode_head(buf, payload_len), out.payload);
+        writes.queue.push_pub(&frame, out.payload);
         shared.submit(writes, urgency);
         Ok(None)
     }
@@ -822,13 +828,7 @@ impl Client {
         owned: &'s mut Option<Subject>,
     ) -> Result<&'s str, PublishError> {
         let text = crate::subject::text_of(subject, owned);
-        if self.shared().options.skip_subject_validation {
-            if text.is_empty() || text.bytes().any(|b| b.is_ascii_whitespace()) {
-                return Err(PublishCause::InvalidSubject(SubjectCause::InvalidCharacter).into());
-            }
-        } else {
-            rnats_proto::validate_publish_subject(text.as_bytes())?;
-        }
+        check_publish(text, self.shared().options.skip_subject_validation)?;
         Ok(text)
     }
 }

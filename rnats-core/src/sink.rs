@@ -14,6 +14,7 @@ use futures_util::Sink;
 use crate::client::{Client, Outbound, Wait};
 use crate::error::{PublishCause, PublishError};
 use crate::message::OutboundMessage;
+use crate::subject::SubjectCheck;
 use crate::writer::Urgency;
 
 impl Sink<OutboundMessage> for Client {
@@ -71,6 +72,7 @@ impl Sink<OutboundMessage> for Client {
             reply,
             headers: message.headers.as_ref(),
             payload: &message.payload,
+            check: SubjectCheck::Done,
         };
         client.try_send(&out, Urgency::Normal, false).map(drop)
     }

@@ -2,6 +2,9 @@
 
 use std::borrow::Cow;
 
+use crate::error::{PublishCause, PublishError};
+use crate::floor::write_queue::WriteQueue;
+
 pub use rnats_proto::{Subject, SubjectCause, SubjectError};
 
 /// Anything that names a subject: `&str`, `String`, a [`Subject`], or a type of the user's
@@ -27,6 +30,59 @@ pub trait ToSubject {
         match self.subject_str() {
             Some(text) => Cow::Borrowed(text),
             None => Cow::Owned(self.to_subject().into_string()),
+        }
+    }
+}
+
+/// Checks `text` as a subject to publish to: valid, and no wildcard tokens. With
+/// `skip_validation` (the `skip_subject_validation` option) only what would break the
+/// protocol's framing is refused.
+pub(crate) fn check_publish(text: &str, skip_validation: bool) -> Result<(), PublishError> {
+    if skip_validation {
+        if text.is_empty() || text.bytes().any(|b| b.is_ascii_whitespace()) {
+            return Err(PublishCause::InvalidSubject(SubjectCause::InvalidCharacter).into());
+        }
+    } else {
+        rnats_proto::validate_publish_subject(text.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Whether a publish's subject is still to be checked ([`check_publish`]) when it reaches
+/// the write queue. A plain publish leaves it to the queue's lock: a subject equal to that of
+/// the `PUB` line the queue keeps passed the same check when that line was queued (every
+/// way into the queue checks its subjects, and the queue belongs to one client, whose
+/// options do not change), so a publisher that keeps to one subject checks it once rather
+/// than at about 90 instructions a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SubjectCheck {
+    /// Checked already.
+    Done,
+    /// To be checked, unless the write queue knows it.
+    Publish {
+        /// The client's `skip_subject_validation`.
+        skip_validation: bool,
+    },
+}
+
+impl SubjectCheck {
+    /// Checks `subject` unless it needs no check or `queue` knows it.
+    #[inline(always)]
+    pub(crate) fn run<L>(self, queue: &WriteQueue<L>, subject: &str) -> Result<(), PublishError> {
+        match self {
+            SubjectCheck::Publish { skip_validation } if !queue.is_last_subject(subject) => {
+                check_publish(subject, skip_validation)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks `subject` in any case: for an error path that must report a bad subject
+    /// first, as an eager check would have.
+    pub(crate) fn run_now(self, subject: &str) -> Result<(), PublishError> {
+        match self {
+            SubjectCheck::Publish { skip_validation } => check_publish(subject, skip_validation),
+            SubjectCheck::Done => Ok(()),
         }
     }
 }

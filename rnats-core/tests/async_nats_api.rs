@@ -255,6 +255,11 @@ async fn skip_subject_validation_still_refuses_what_breaks_framing() {
     client.publish("a.*", "x".into()).await.unwrap();
     let err = client.publish("a b", "x".into()).await.unwrap_err();
     assert_eq!(err.kind(), PublishErrorKind::InvalidSubject);
+    // Right after a subject of the same length that passed, too.
+    client.publish("a.b", "x".into()).await.unwrap();
+    let err = client.publish("a\tb", "x".into()).await.unwrap_err();
+    assert_eq!(err.kind(), PublishErrorKind::InvalidSubject);
+    client.publish("a..b", "x".into()).await.unwrap();
     client.flush().await.unwrap();
 }
 

@@ -708,6 +708,17 @@ fn bad_input_is_a_typed_error() {
         let err = client.publish(subject, "x".into()).unwrap_err();
         assert_eq!(err.kind(), PublishErrorKind::InvalidSubject, "{subject:?}");
     }
+    // Right after a good subject like them (the write queue knows the last one), and
+    // before an oversize payload is reported.
+    for subject in ["wild.a.", "wild..a", "wild.*", "wild.a.>", "wild.a "] {
+        client.publish("wild.a", "x".into()).unwrap();
+        let err = client.publish(subject, "x".into()).unwrap_err();
+        assert_eq!(err.kind(), PublishErrorKind::InvalidSubject, "{subject:?}");
+        let err = client
+            .publish(subject, Bytes::from(vec![0; 2048]))
+            .unwrap_err();
+        assert_eq!(err.kind(), PublishErrorKind::InvalidSubject, "{subject:?}");
+    }
     let err = client
         .publish("big", Bytes::from(vec![0; 2048]))
         .unwrap_err();

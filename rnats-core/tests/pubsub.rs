@@ -402,6 +402,68 @@ async fn the_event_callback_hears_of_every_dropped_message() {
     assert_eq!(reports, 1);
 }
 
+/// Subjects like the last one published, which the write queue knows to be good, and the
+/// line it reuses for them: every bad one is still refused (before an oversize payload is
+/// reported, as when checked first), and what goes out is exactly what was published.
+#[tokio::test]
+async fn subjects_like_the_last_one_published_are_still_checked() {
+    let server = NatsServer::builder().max_payload(1024).spawn().unwrap();
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    let mut all = client.subscribe(">").await.unwrap();
+    client.flush().await.unwrap();
+    let mut sent = Vec::new();
+    client.publish("orders.eu", "1".into()).await.unwrap();
+    sent.push(("orders.eu", "1".to_owned()));
+    for bad in [
+        "orders.e.",
+        "orders..u",
+        "orders.*",
+        "orders.eu.>",
+        "orders.e ",
+        "orders.eu\r",
+    ] {
+        let err = client.publish(bad, "x".into()).await.unwrap_err();
+        assert_eq!(err.kind(), PublishErrorKind::InvalidSubject, "{bad:?}");
+        let err = client
+            .publish(bad, Bytes::from(vec![0; 2048]))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), PublishErrorKind::InvalidSubject, "{bad:?}");
+        let payload = format!("after {bad:?}");
+        client
+            .publish("orders.eu", payload.clone().into())
+            .await
+            .unwrap();
+        sent.push(("orders.eu", payload));
+    }
+    let err = client
+        .publish("orders.eu", Bytes::from(vec![0; 2048]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), PublishErrorKind::MaxPayloadExceeded);
+    // The same subject at other sizes, other subjects of its length, shorter and longer.
+    for (subject, payload) in [
+        ("orders.eu", "22"),
+        ("orders.eu", "33"),
+        ("orders.us", "33"),
+        ("orders.u", "33"),
+        ("orders.us.today", "4444"),
+        ("orders.eu", ""),
+        ("orders.eu", ""),
+    ] {
+        client.publish(subject, payload.into()).await.unwrap();
+        sent.push((subject, payload.to_owned()));
+    }
+    client.flush().await.unwrap();
+    for (subject, payload) in sent {
+        let message = next(&mut all).await;
+        assert_eq!(
+            (message.subject.as_str(), &message.payload[..]),
+            (subject, payload.as_bytes())
+        );
+    }
+}
+
 #[tokio::test]
 async fn max_payload_and_invalid_subjects_fail_before_sending() {
     let server = NatsServer::builder().max_payload(1024).spawn().unwrap();

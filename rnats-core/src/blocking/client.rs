@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject, SubjectCause};
+use rnats_proto::{HeaderMap, Pub, QueueGroup, ServerInfo, Subject};
 
 use super::events::Events;
 use super::handle::Handle;
@@ -26,7 +26,7 @@ use crate::floor::sync::lock;
 use crate::message::Message;
 use crate::server_addr::ToServerAddrs;
 use crate::statistics::Statistics;
-use crate::subject::ToSubject;
+use crate::subject::{SubjectCheck, ToSubject, check_publish};
 
 /// A blocking NATS client: every call runs on the calling thread. Cheap to clone; all
 /// clones share one connection, which closes when the last clone (or [`Subscriber`]) is
@@ -54,8 +54,12 @@ impl Client {
     /// is over the write limit. Use [`Client::flush`] to know the server has it.
     pub fn publish<S: ToSubject>(&self, subject: S, payload: Bytes) -> Result<(), PublishError> {
         let mut owned = None;
-        let subject = self.checked_publish_subject(&subject, &mut owned)?;
-        self.send(subject, None, None, &payload, Urgency::Normal)
+        // Checked under the write lock, where a subject the queue just took needs no check.
+        let subject = crate::subject::text_of(&subject, &mut owned);
+        let check = SubjectCheck::Publish {
+            skip_validation: self.inner().options.skip_subject_validation,
+        };
+        self.send(subject, None, None, &payload, Urgency::Normal, check)
     }
 
     /// Publishes with headers.
@@ -67,7 +71,14 @@ impl Client {
     ) -> Result<(), PublishError> {
         let mut owned = None;
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
-        self.send(subject, None, Some(&headers), &payload, Urgency::Normal)
+        self.send(
+            subject,
+            None,
+            Some(&headers),
+            &payload,
+            Urgency::Normal,
+            SubjectCheck::Done,
+        )
     }
 
     /// Publishes with a reply subject for the receiver to answer on.
@@ -80,7 +91,14 @@ impl Client {
         let (mut owned, mut owned_reply) = (None, None);
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
         let reply = self.checked_publish_subject(&reply, &mut owned_reply)?;
-        self.send(subject, Some(reply), None, &payload, Urgency::Normal)
+        self.send(
+            subject,
+            Some(reply),
+            None,
+            &payload,
+            Urgency::Normal,
+            SubjectCheck::Done,
+        )
     }
 
     /// Publishes with a reply subject and headers.
@@ -100,6 +118,7 @@ impl Client {
             Some(&headers),
             &payload,
             Urgency::Normal,
+            SubjectCheck::Done,
         )
     }
 
@@ -160,6 +179,7 @@ impl Client {
             headers.as_ref(),
             &payload,
             Urgency::Now,
+            SubjectCheck::Done,
         ) {
             inner.forget_request(token);
             return Err(error.into());
@@ -211,6 +231,7 @@ impl Client {
             request.headers.as_ref(),
             &payload,
             Urgency::Now,
+            SubjectCheck::Done,
         )?;
         let reply = match timeout {
             Some(limit) => replies
@@ -494,6 +515,7 @@ impl Client {
         headers: Option<&HeaderMap>,
         payload: &Bytes,
         urgency: Urgency,
+        check: SubjectCheck,
     ) -> Result<(), PublishError> {
         let inner = self.inner();
         let header_len = match headers {
@@ -512,6 +534,7 @@ impl Client {
         let size = header_len + payload.len();
         let max = inner.max_payload.load(std::sync::atomic::Ordering::Relaxed);
         if max != 0 && size > max {
+            check.run_now(subject)?;
             return Err(PublishCause::MaxPayloadExceeded { size, max }.into());
         }
         let frame = Pub {
@@ -519,7 +542,10 @@ impl Client {
             reply,
             headers,
         };
-        if inner.write.publish(inner, &frame, payload, urgency)? {
+        if inner
+            .write
+            .publish(inner, &frame, payload, urgency, check)?
+        {
             inner.read_behind_publishes();
         }
         Ok(())
@@ -533,13 +559,7 @@ impl Client {
         owned: &'s mut Option<Subject>,
     ) -> Result<&'s str, PublishError> {
         let text = crate::subject::text_of(subject, owned);
-        if self.inner().options.skip_subject_validation {
-            if text.is_empty() || text.bytes().any(|b| b.is_ascii_whitespace()) {
-                return Err(PublishCause::InvalidSubject(SubjectCause::InvalidCharacter).into());
-            }
-        } else {
-            rnats_proto::validate_publish_subject(text.as_bytes())?;
-        }
+        check_publish(text, self.inner().options.skip_subject_validation)?;
         Ok(text)
     }
 }

@@ -28,6 +28,7 @@ use crate::floor::session::PingId;
 use crate::floor::sync::lock;
 use crate::options::ConnectOptions;
 use crate::statistics::Statistics;
+use crate::subject::SubjectCheck;
 
 /// A deferred buffer this large is written by the publisher that grows it.
 const WRITE_AT: usize = 64 * 1024;
@@ -107,9 +108,11 @@ impl WriteSide {
         frame: &Pub<'_>,
         payload: &Bytes,
         urgency: Urgency,
+        check: SubjectCheck,
     ) -> Result<bool, PublishError> {
         let payload_len = payload.len();
         let mut writes = self.writes();
+        check.run(&writes.queue, frame.subject)?;
         loop {
             if writes.queue.is_closed() {
                 return Err(PublishCause::Closed.into());
@@ -119,9 +122,7 @@ impl WriteSide {
                 if writes.queue.len() + frame.encoded_len(payload_len) > limit {
                     return Err(PublishCause::ReconnectBufferFull { limit }.into());
                 }
-                writes
-                    .queue
-                    .push_message(|buf| frame.encode_head(buf, payload_len), payload);
+                writes.queue.push_pub(frame, payload);
                 return Ok(false);
             }
             // An empty queue always takes one message, however large; a full one waits
@@ -138,9 +139,7 @@ impl WriteSide {
             break;
         }
         let was_empty = writes.queue.is_empty();
-        writes
-            .queue
-            .push_message(|buf| frame.encode_head(buf, payload_len), payload);
+        writes.queue.push_pub(frame, payload);
         writes.appends += 1;
         // A publishing loop writes its own buffer every WRITE_AT bytes.
         let bulk = urgency == Urgency::Normal && writes.queue.len() >= self.write_at();

@@ -118,6 +118,7 @@ impl Frames {
 
     /// Appends a message: `head` writes the control line (and header block), then the payload
     /// and the closing CRLF follow. Large payloads are referenced, not copied.
+    #[inline]
     pub(crate) fn push_message(&mut self, head: impl FnOnce(&mut BytesMut), payload: &Bytes) {
         let before = self.flat.len();
         head(&mut self.flat);
