@@ -49,5 +49,5 @@ pub use msg::{Msg, ServerOp};
 pub use queue_group::{QueueGroup, QueueGroupError};
 pub use server_error::{PermissionOp, ServerError};
 pub use subject::{
-    Subject, SubjectCause, SubjectError, validate_publish_subject, validate_subject,
+    Subject, SubjectCause, SubjectError, same_subject, validate_publish_subject, validate_subject,
 };

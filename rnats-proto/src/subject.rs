@@ -127,6 +127,30 @@ impl Subject {
     pub fn into_bytes(self) -> Bytes {
         self.0
     }
+
+    /// A subject of bytes that passed [`validate_subject`] (or equal bytes that did).
+    pub(crate) fn from_checked(bytes: Bytes) -> Subject {
+        Subject(bytes)
+    }
+}
+
+/// Whether two subjects are the same bytes. For the hot paths that remember the last subject
+/// they checked, to skip checking it again: one of 8 to 16 bytes is compared as two words
+/// (its first eight bytes and its last eight, overlapping below 16), where comparing slices
+/// is a call.
+#[inline(always)]
+pub fn same_subject(a: &[u8], b: &[u8]) -> bool {
+    fn word(s: &[u8], at: usize) -> Option<u64> {
+        Some(u64::from_le_bytes(s.get(at..at + 8)?.try_into().ok()?))
+    }
+    let len = a.len();
+    if len != b.len() {
+        return false;
+    }
+    if (8..=16).contains(&len) {
+        return word(a, 0) == word(b, 0) && word(a, len - 8) == word(b, len - 8);
+    }
+    a == b
 }
 
 /// Checks `s` against the subject rules in a single pass.
@@ -846,5 +870,24 @@ mod tests {
     #[should_panic(expected = "invalid static subject")]
     fn from_static_validated_panics_on_invalid() {
         let _ = Subject::from_static_validated("a b");
+    }
+
+    #[test]
+    fn same_subject_is_equality_at_every_length_and_position() {
+        for len in 0..=40usize {
+            let a: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(same_subject(&a, &a.clone()), "{len}");
+            for at in 0..len {
+                let mut b = a.clone();
+                b[at] ^= 0x01;
+                assert!(!same_subject(&a, &b), "{len} at {at}");
+            }
+            let mut longer = a.clone();
+            longer.push(b'z');
+            assert!(
+                !same_subject(&a, &longer) && !same_subject(&longer, &a),
+                "{len}"
+            );
+        }
     }
 }

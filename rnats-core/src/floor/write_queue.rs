@@ -18,7 +18,7 @@
 //! frames it belongs to.
 
 use bytes::{Bytes, BytesMut};
-use rnats_proto::Pub;
+use rnats_proto::{Pub, same_subject};
 
 use super::frames::Frames;
 
@@ -73,7 +73,7 @@ impl LastHead {
     fn has_subject(&self, subject: &str) -> bool {
         self.line
             .get(PUB_OP.len()..self.subject_end)
-            .is_some_and(|last| same_bytes(last, subject.as_bytes()))
+            .is_some_and(|last| same_subject(last, subject.as_bytes()))
     }
 
     /// Keeps `line`, just encoded for `subject` and `payload_len`, unless it is longer than
@@ -87,23 +87,6 @@ impl LastHead {
         self.subject_end = PUB_OP.len() + subject.len();
         self.payload_len = payload_len;
     }
-}
-
-/// `a == b`, for subjects: those of 8 to 16 bytes as two words each (the first eight bytes
-/// and the last eight, overlapping below 16), where the general comparison is a call.
-#[inline(always)]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    fn word(s: &[u8], at: usize) -> Option<u64> {
-        Some(u64::from_le_bytes(s.get(at..at + 8)?.try_into().ok()?))
-    }
-    let len = a.len();
-    if len != b.len() {
-        return false;
-    }
-    if (8..=16).contains(&len) {
-        return word(a, 0) == word(b, 0) && word(a, len - 8) == word(b, len - 8);
-    }
-    a == b
 }
 
 /// The longest control line [`LastHead`] keeps: a subject of some 230 bytes. Longer ones
@@ -577,24 +560,5 @@ mod tests {
         assert!(q.is_last_subject("short") && !q.is_last_subject(&long));
         // Growing by doubling, the kept line never holds more than twice the longest kept.
         assert!(q.last_head.line.capacity() <= 2 * MAX_KEPT_LINE);
-    }
-
-    #[test]
-    fn same_bytes_is_equality_at_every_length_and_position() {
-        for len in 0..=40usize {
-            let a: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
-            assert!(same_bytes(&a, &a.clone()), "{len}");
-            for at in 0..len {
-                let mut b = a.clone();
-                b[at] ^= 0x01;
-                assert!(!same_bytes(&a, &b), "{len} at {at}");
-            }
-            let mut longer = a.clone();
-            longer.push(b'z');
-            assert!(
-                !same_bytes(&a, &longer) && !same_bytes(&longer, &a),
-                "{len}"
-            );
-        }
     }
 }
