@@ -402,6 +402,47 @@ async fn the_event_callback_hears_of_every_dropped_message() {
     assert_eq!(reports, 1);
 }
 
+/// A publisher on another client (here a raw socket) may give any reply the server takes,
+/// and the server relays it as given: a subscriber gets such a message with its reply as it
+/// came, as async-nats delivers it, and keeps its connection. Answering on such a reply is
+/// refused by the publish check.
+#[tokio::test]
+async fn messages_with_replies_the_client_would_refuse_are_delivered_as_they_came() {
+    use std::io::{Read, Write};
+    let server = NatsServer::start();
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    let mut sub = client.subscribe("odd.>").await.unwrap();
+    client.flush().await.unwrap();
+    let replies = ["a..b", "a.>.b", ".lead", "trail.", "x\u{1}y", "wild.*"];
+    let mut raw = std::net::TcpStream::connect(("127.0.0.1", server.port())).unwrap();
+    let mut frames = String::from("CONNECT {\"verbose\":false}\r\n");
+    for (i, reply) in replies.iter().enumerate() {
+        frames.push_str(&format!("PUB odd.{i} {reply} 1\r\n{i}\r\n"));
+    }
+    frames.push_str("PING\r\n");
+    raw.write_all(frames.as_bytes()).unwrap();
+    // The INFO, then the PONG once the server has taken every PUB before it.
+    let mut seen = Vec::new();
+    let mut chunk = [0; 4096];
+    while !seen.ends_with(b"PONG\r\n") {
+        let n = raw.read(&mut chunk).unwrap();
+        assert!(n > 0, "the server closed the raw connection");
+        seen.extend_from_slice(&chunk[..n]);
+    }
+    for (i, reply) in replies.iter().enumerate() {
+        let message = next(&mut sub).await;
+        assert_eq!(message.subject.as_str(), format!("odd.{i}"));
+        assert_eq!(message.reply.as_ref().map(|r| r.as_str()), Some(*reply));
+        let err = client
+            .publish(message.reply.unwrap(), "answer".into())
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), PublishErrorKind::InvalidSubject, "{reply:?}");
+    }
+    assert_eq!(client.statistics().connects.load(Ordering::Relaxed), 1);
+    client.flush().await.unwrap();
+}
+
 /// Subjects like the last one published, which the write queue knows to be good, and the
 /// line it reuses for them: every bad one is still refused (before an oversize payload is
 /// reported, as when checked first), and what goes out is exactly what was published.

@@ -7,7 +7,7 @@ use crate::headers::HeaderBlock;
 use crate::info::ServerInfo;
 use crate::msg::{Msg, ServerOp};
 use crate::server_error::ServerError;
-use crate::subject::{Subject, bytes_equal, same_subject};
+use crate::subject::{Subject, bytes_equal};
 
 /// Bounds that keep a misbehaving server from making the parser buffer
 /// without limit.
@@ -47,38 +47,6 @@ impl Default for ParserLimits {
 pub struct Parser {
     limits: ParserLimits,
     state: State,
-    last_subject: LastSubject,
-}
-
-/// A copy of the last message subject that passed the subject check. A subscription fed by
-/// one subject (a stream of readings, a JetStream consumer's deliveries, all on one subject
-/// with a reply each) gets it on every message, and comparing it here is some 10
-/// instructions where the check was about 90. Replies are checked each time: they differ from
-/// message to message.
-#[derive(Debug, Default)]
-struct LastSubject(Vec<u8>);
-
-/// The longest subject [`LastSubject`] keeps; a longer one is checked each time.
-const MAX_KEPT_SUBJECT: usize = 128;
-
-impl LastSubject {
-    /// `bytes` as a subject, checked unless it is the last one kept.
-    #[inline(always)]
-    fn subject(&mut self, bytes: Bytes) -> Result<Subject, DecodeError> {
-        if !self.0.is_empty() && same_subject(&self.0, &bytes) {
-            return Ok(Subject::from_checked(bytes));
-        }
-        self.check_and_keep(bytes)
-    }
-
-    fn check_and_keep(&mut self, bytes: Bytes) -> Result<Subject, DecodeError> {
-        let subject = Subject::from_bytes(bytes)?;
-        if subject.len() <= MAX_KEPT_SUBJECT {
-            self.0.clear();
-            self.0.extend_from_slice(subject.as_bytes());
-        }
-        Ok(subject)
-    }
 }
 
 impl Parser {
@@ -87,7 +55,6 @@ impl Parser {
         Parser {
             limits,
             state: State::default(),
-            last_subject: LastSubject::default(),
         }
     }
 
@@ -138,7 +105,7 @@ impl Parser {
         self.state = State::default();
         // One split per message: subject, reply and payload are views into it.
         let frame = buf.split_to(head.frame_len).freeze();
-        head.into_op(frame, &mut self.last_subject)
+        head.into_op(frame)
     }
 
     /// Finds the `\n` ending the control line at the front of `buf`, looking
@@ -232,19 +199,15 @@ impl MsgHead {
     /// op is 176 bytes, and each wrapping in `Some` or `ServerOp::Msg` on the way out would
     /// otherwise be one more copy of it per message.
     #[inline(always)]
-    fn into_op(
-        self,
-        frame: Bytes,
-        last_subject: &mut LastSubject,
-    ) -> Result<Option<ServerOp>, DecodeError> {
+    fn into_op(self, frame: Bytes) -> Result<Option<ServerOp>, DecodeError> {
         if !frame.ends_with(CRLF) {
             return Err(DecodeError::MissingTerminator);
         }
         let view = |s: Span| frame.slice(s.start..s.end);
-        let subject = last_subject.subject(view(self.subject))?;
+        let subject = Subject::from_received(view(self.subject))?;
         let reply = self
             .reply
-            .map(|r| Subject::from_bytes(view(r)))
+            .map(|r| Subject::from_received(view(r)))
             .transpose()?;
         let payload_end = self.frame_len - CRLF.len();
         let (block, payload_start) = match self.header_len {
@@ -584,59 +547,33 @@ mod tests {
     }
 
     #[test]
-    fn a_subject_like_the_last_good_one_is_still_checked() {
-        // Each bad subject comes right after a good one of its length (the one the parser
-        // keeps), in one buffer and across buffers; the parser is fresh after each error,
-        // as a connection's would be.
-        let good = "orders.eu.created";
-        for bad in [
-            "orders.eu.create.",
-            "orders..u.created",
-            ".rders.eu.created",
-            "orders.eu.creat\x01d",
-            "orders.eu.creat\u{7f}d",
-        ] {
-            for split in [false, true] {
-                let mut parser = Parser::default();
-                let first = format!("MSG {good} 1 1\r\na\r\n");
-                let second = format!("MSG {bad} 1 1\r\nb\r\n");
-                let mut buf = BytesMut::from(first.as_bytes());
-                if !split {
-                    buf.extend_from_slice(second.as_bytes());
-                }
-                let Some(ServerOp::Msg(msg)) = parser.decode(&mut buf).unwrap() else {
-                    panic!("the good message")
-                };
-                assert_eq!(msg.subject.as_str(), good);
-                if split {
-                    buf.extend_from_slice(second.as_bytes());
-                }
-                assert!(
-                    matches!(parser.decode(&mut buf), Err(DecodeError::InvalidSubject(_))),
-                    "{bad:?} accepted after {good:?}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn the_kept_subject_is_the_last_good_one_up_to_its_bound() {
+    fn received_subjects_and_replies_need_only_be_utf8() {
+        // The server relays replies (and subjects, to wildcard subscriptions) as publishers
+        // gave them: what the subject rules refuse is delivered as it came.
         let mut parser = Parser::default();
-        let long = format!("a.{}", "b".repeat(MAX_KEPT_SUBJECT));
-        let mut buf = BytesMut::new();
-        for subject in ["first.subject", "second.subject", &long, "second.subject"] {
-            buf.extend_from_slice(format!("MSG {subject} 1 0\r\n\r\n").as_bytes());
+        for (subject, reply) in [
+            ("a..b", "x.>.y"),
+            (".lead", "trail."),
+            ("ctl\u{1}", "del\u{7f}"),
+            ("wild.*", "caf\u{e9}.>"),
+        ] {
+            let mut buf = BytesMut::from(format!("MSG {subject} 1 {reply} 2\r\nhi\r\n").as_bytes());
             let Some(ServerOp::Msg(msg)) = parser.decode(&mut buf).unwrap() else {
-                panic!("{subject}")
+                panic!("{subject} {reply}")
             };
             assert_eq!(msg.subject.as_str(), subject);
-            let kept = std::str::from_utf8(&parser.last_subject.0).unwrap();
-            let want = if subject == long {
-                "second.subject"
-            } else {
-                subject
-            };
-            assert_eq!(kept, want);
+            assert_eq!(msg.reply.as_ref().map(|r| r.as_str()), Some(reply));
+        }
+        // Bytes that are not UTF-8 cannot make a `Subject`: the frame is refused.
+        for line in [
+            &b"MSG a\xff 1 2\r\nhi\r\n"[..],
+            b"MSG a 1 r\xc3 2\r\nhi\r\n",
+        ] {
+            let mut buf = BytesMut::from(line);
+            assert_eq!(
+                Parser::default().decode(&mut buf),
+                Err(DecodeError::InvalidSubject(crate::SubjectCause::NotUtf8))
+            );
         }
     }
 

@@ -4,7 +4,8 @@
 //! async runtime, no clocks. It provides
 //!
 //! * names: [`Subject`], [`QueueGroup`], [`HeaderName`], [`HeaderValue`]; those parsed from the
-//!   wire are checked, those built with an infallible `From` are checked where they would
+//!   wire are checked (a received subject or reply only for UTF-8: the server relays what
+//!   publishers gave it), those built with an infallible `From` are checked where they would
 //!   reach the wire (`validate_publish_subject`, [`HeaderMap::check`]);
 //! * message headers ([`HeaderMap`], [`StatusCode`], [`HeaderBlock`]) per ADR-4;
 //! * the handshake bodies [`ServerInfo`] and [`ConnectInfo`];

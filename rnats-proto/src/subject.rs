@@ -21,9 +21,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// `From<&str>`, `From<String>`, [`Subject::from_static`] and [`Subject::from_utf8`] only
 /// guarantee UTF-8. Every place a subject can reach the wire checks it again (one cheap pass):
 /// the client's publish, request and subscribe calls refuse an invalid subject with a typed
-/// error. Subjects parsed from server frames, and those built by [`FromStr`],
-/// [`Subject::validated`], [`Subject::from_bytes`], `TryFrom<Bytes>`,
-/// [`Subject::from_static_validated`] and `Deserialize`, are checked when built.
+/// error. Those built by [`FromStr`], [`Subject::validated`], [`Subject::from_bytes`],
+/// `TryFrom<Bytes>`, [`Subject::from_static_validated`] and `Deserialize` are checked when
+/// built. The subject and reply of a received message are only checked to be UTF-8: the
+/// server relays a reply as its publisher gave it (`a..b` included), and the message is
+/// delivered so, as async-nats delivers it.
 ///
 /// The bytes live in a [`Bytes`], so subjects cut out of a received frame share that frame's
 /// buffer instead of being copied.
@@ -128,10 +130,32 @@ impl Subject {
         self.0
     }
 
-    /// A subject of bytes that passed [`validate_subject`] (or equal bytes that did).
-    pub(crate) fn from_checked(bytes: Bytes) -> Subject {
-        Subject(bytes)
+    /// A subject or reply read from a server frame, already split on blanks. The server
+    /// relays a reply (and, to a wildcard subscription, a subject) as its publisher gave it,
+    /// whatever the subject rules say, so only what [`Subject::as_str`] relies on is required
+    /// here: UTF-8. async-nats takes such messages too; answering on such a reply is refused
+    /// by the publish check.
+    #[inline(always)]
+    pub(crate) fn from_received(bytes: Bytes) -> Result<Subject, SubjectCause> {
+        if ascii(&bytes) || std::str::from_utf8(&bytes).is_ok() {
+            Ok(Subject(bytes))
+        } else {
+            Err(SubjectCause::NotUtf8)
+        }
     }
+}
+
+/// Whether `s` is ASCII: one of 8 to 16 bytes in two words (its first eight bytes and its last
+/// eight), where `is_ascii` is a call with its own setup.
+#[inline(always)]
+fn ascii(s: &[u8]) -> bool {
+    if (8..=16).contains(&s.len()) {
+        let word = |at: usize| s.get(at..at + 8).and_then(|w| w.try_into().ok());
+        if let (Some(first), Some(last)) = (word(0), word(s.len() - 8)) {
+            return (u64::from_le_bytes(first) | u64::from_le_bytes(last)) & HIGH_BITS == 0;
+        }
+    }
+    s.is_ascii()
 }
 
 /// Whether two subjects are the same bytes. For the hot paths that remember the last subject
@@ -888,6 +912,19 @@ mod tests {
                 !same_subject(&a, &longer) && !same_subject(&longer, &a),
                 "{len}"
             );
+        }
+    }
+
+    #[test]
+    fn ascii_at_every_length_and_position() {
+        for len in 0..=40usize {
+            let plain: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(ascii(&plain), "{len}");
+            for at in 0..len {
+                let mut high = plain.clone();
+                high[at] |= 0x80;
+                assert!(!ascii(&high), "{len} at {at}");
+            }
         }
     }
 }

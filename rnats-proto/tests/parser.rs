@@ -390,19 +390,24 @@ fn missing_terminator() {
 }
 
 #[test]
-fn invalid_subjects() {
-    assert_eq!(
-        error(b"MSG a..b 1 0\r\n\r\n"),
-        DecodeError::InvalidSubject(SubjectCause::EmptyToken)
-    );
-    assert_eq!(
-        error(b"MSG a 1 >.x 0\r\n\r\n"),
-        DecodeError::InvalidSubject(SubjectCause::MisplacedFullWildcard)
-    );
+fn received_subjects_must_be_utf8_and_nothing_more() {
+    // The server relays what publishers gave it: a subject or reply outside the subject
+    // rules is delivered as it came; only bytes that are not UTF-8 end the frame.
     assert_eq!(
         error(b"MSG \xff 1 0\r\n\r\n"),
         DecodeError::InvalidSubject(SubjectCause::NotUtf8)
     );
+    assert_eq!(
+        error(b"MSG a 1 r\xe9 0\r\n\r\n"),
+        DecodeError::InvalidSubject(SubjectCause::NotUtf8)
+    );
+    let mut parser = Parser::new(ParserLimits::default());
+    let mut buf = BytesMut::from(&b"MSG a..b 1 >.x 0\r\n\r\n"[..]);
+    let Ok(Some(ServerOp::Msg(msg))) = parser.decode(&mut buf) else {
+        panic!("refused")
+    };
+    assert_eq!(msg.subject.as_str(), "a..b");
+    assert_eq!(msg.reply.as_ref().map(|r| r.as_str()), Some(">.x"));
 }
 
 #[test]
