@@ -264,6 +264,54 @@ fn scan_short(s: &[u8]) -> Option<Result<bool, SubjectCause>> {
     })
 }
 
+/// [`scan`] of a plain subject of 8 bytes or more (inboxes, JetStream ack subjects: 30 to 100
+/// bytes), as [`scan_short`] does it for 8 to 16: a word a step, asking only whether some byte
+/// is not plain, and the last eight bytes as one word overlapping the one before, instead of
+/// a step per byte past the last full word. `None` leaves anything not plain, and anything
+/// shorter, to the exact path, which tells the causes apart.
+#[inline(always)]
+fn scan_plain(s: &[u8]) -> Option<Result<bool, SubjectCause>> {
+    let word = |at: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(
+            s.get(at..at.checked_add(8)?)?.try_into().ok()?,
+        ))
+    };
+    let len = s.len();
+    if len < 8 {
+        return None;
+    }
+    let mut odd = 0;
+    let mut empty_token = 0;
+    // A leading dot makes an empty first token, so start as if after one.
+    let mut prev_dot = HIGH_BIT;
+    let mut at = 0;
+    while at + 8 <= len {
+        let w = word(at)?;
+        odd |= not_plain(w);
+        let dots = bytes_equal(w, b'.');
+        empty_token |= dots & ((dots << 8) | prev_dot);
+        prev_dot = dots >> 56;
+        at += 8;
+    }
+    if at < len {
+        // Every pair of neighbours before the last eight bytes was seen above; those within
+        // them are seen here, some again, which changes nothing.
+        let w = word(len.checked_sub(8)?)?;
+        odd |= not_plain(w);
+        let dots = bytes_equal(w, b'.');
+        empty_token |= dots & (dots << 8);
+        prev_dot = dots >> 56;
+    }
+    if odd != 0 {
+        return None;
+    }
+    // `prev_dot` is now the last byte's: a trailing dot ends in an empty token.
+    Some(match empty_token | prev_dot {
+        0 => Ok(false),
+        _ => Err(SubjectCause::EmptyToken),
+    })
+}
+
 /// Non-zero when some byte of `word` is not plain: a control byte or space, DEL, a byte with
 /// the high bit set, `*` or `>`. Only whether it is zero means anything: the borrow tests
 /// below answer "is there such a byte" exactly but may mark bytes above a true one, and the
@@ -290,6 +338,9 @@ fn has_byte(word: u64, byte: u8) -> u64 {
 /// [`scan`] of any subject: eight bytes a step, then the bytes past the last full word.
 #[inline(never)]
 fn scan_long(s: &[u8]) -> Result<bool, SubjectCause> {
+    if let Some(found) = scan_plain(s) {
+        return found;
+    }
     if s.is_empty() {
         return Err(SubjectCause::Empty);
     }
@@ -671,9 +722,9 @@ mod tests {
     }
 
     proptest! {
-        /// The two-word path against the byte-wise rules, at the lengths it takes.
+        /// The word paths against the byte-wise rules, at the lengths they take.
         #[test]
-        fn short_scan_agrees_with_the_bytewise_rules(
+        fn word_scans_agree_with_the_bytewise_rules(
             s in proptest::collection::vec(
                 prop_oneof![
                     6 => Just(b'a'),
@@ -683,7 +734,7 @@ mod tests {
                     1 => Just(b' '),
                     1 => any::<u8>(),
                 ],
-                7..18,
+                7..50,
             )
         ) {
             prop_assert_eq!(scan(&s), scan_bytewise(&s));
@@ -691,10 +742,11 @@ mod tests {
     }
 
     #[test]
-    fn short_scan_sees_every_byte_value_at_every_position() {
-        // The two-word path only asks whether some byte is not plain; each value at each
-        // place of each length it takes must still be decided as the byte-wise rules say.
-        for len in 8..=16 {
+    fn word_scans_see_every_byte_value_at_every_position() {
+        // The word paths only ask whether some byte is not plain; each value at each place
+        // of each length they take (two words to 16 bytes, the long path past it, with and
+        // without a last word that overlaps) must still be decided as the byte-wise rules say.
+        for len in 8..=41 {
             for at in 0..len {
                 for b in 0..=255u8 {
                     let mut s = vec![b'a'; len];
@@ -711,6 +763,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn long_scan_sees_every_dot_pair_and_both_ends() {
+        // Lengths past 16 with and without an overlapping last word: a pair of dots at each
+        // place, and a dot at either end.
+        for len in 17..=41 {
+            let plain: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            assert_eq!(scan(&plain), Ok(false), "{plain:?}");
+            for at in 0..len - 1 {
+                let mut s = plain.clone();
+                s[at] = b'.';
+                s[at + 1] = b'.';
+                assert_eq!(scan(&s), Err(SubjectCause::EmptyToken), "{s:?}");
+                assert_eq!(scan(&s), scan_bytewise(&s), "{s:?}");
+            }
+            for at in [0, len - 1] {
+                let mut s = plain.clone();
+                s[at] = b'.';
+                assert_eq!(scan(&s), Err(SubjectCause::EmptyToken), "{s:?}");
+            }
+        }
+        let ack = b"$JS.ACK.ORDERS.workers.1.42.42.1733370000000000000.0";
+        assert_eq!(scan(ack), Ok(false));
+        assert_eq!(scan(b"_INBOX.Abcdefghijklmnopqrstuv.12345"), Ok(false));
     }
 
     #[test]
