@@ -335,7 +335,8 @@ fn has_byte(word: u64, byte: u8) -> u64 {
     x.wrapping_sub(ONES) & !x & HIGH_BITS
 }
 
-/// [`scan`] of any subject: eight bytes a step, then the bytes past the last full word.
+/// [`scan`] of any subject: a plain one of 8 bytes or more by [`scan_plain`], any other
+/// eight bytes a step through the exact rules, then the bytes past the last full word.
 #[inline(never)]
 fn scan_long(s: &[u8]) -> Result<bool, SubjectCause> {
     if let Some(found) = scan_plain(s) {
