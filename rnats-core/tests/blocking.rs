@@ -705,21 +705,11 @@ fn tls_url_tls_required_and_tls_first() {
 /// in pubsub.rs, for this one).
 #[test]
 fn a_reply_outside_the_subject_rules_is_delivered_as_it_came() {
-    use std::io::{Read, Write};
     let server = NatsServer::start();
     let client = blocking::connect(server.url()).unwrap();
     let mut sub = client.subscribe("odd").unwrap();
     client.flush().unwrap();
-    let mut raw = std::net::TcpStream::connect(("127.0.0.1", server.port())).unwrap();
-    raw.write_all(b"CONNECT {\"verbose\":false}\r\nPUB odd a..b 1\r\nx\r\nPING\r\n")
-        .unwrap();
-    let mut seen = Vec::new();
-    let mut chunk = [0; 4096];
-    while !seen.ends_with(b"PONG\r\n") {
-        let n = raw.read(&mut chunk).unwrap();
-        assert!(n > 0, "the server closed the raw connection");
-        seen.extend_from_slice(&chunk[..n]);
-    }
+    common::publish_raw(server.port(), "PUB odd a..b 1\r\nx\r\n");
     let message = sub.next_timeout(WAIT).unwrap().expect("the message");
     assert_eq!(message.reply.as_ref().map(|r| r.as_str()), Some("a..b"));
     let err = client

@@ -1,6 +1,8 @@
 //! Core publish/subscribe behaviour against a real nats-server.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod common;
+
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -408,27 +410,17 @@ async fn the_event_callback_hears_of_every_dropped_message() {
 /// refused by the publish check.
 #[tokio::test]
 async fn messages_with_replies_the_client_would_refuse_are_delivered_as_they_came() {
-    use std::io::{Read, Write};
     let server = NatsServer::start();
     let client = rnats_core::connect(server.url()).await.unwrap();
     let mut sub = client.subscribe("odd.>").await.unwrap();
     client.flush().await.unwrap();
     let replies = ["a..b", "a.>.b", ".lead", "trail.", "x\u{1}y", "wild.*"];
-    let mut raw = std::net::TcpStream::connect(("127.0.0.1", server.port())).unwrap();
-    let mut frames = String::from("CONNECT {\"verbose\":false}\r\n");
-    for (i, reply) in replies.iter().enumerate() {
-        frames.push_str(&format!("PUB odd.{i} {reply} 1\r\n{i}\r\n"));
-    }
-    frames.push_str("PING\r\n");
-    raw.write_all(frames.as_bytes()).unwrap();
-    // The INFO, then the PONG once the server has taken every PUB before it.
-    let mut seen = Vec::new();
-    let mut chunk = [0; 4096];
-    while !seen.ends_with(b"PONG\r\n") {
-        let n = raw.read(&mut chunk).unwrap();
-        assert!(n > 0, "the server closed the raw connection");
-        seen.extend_from_slice(&chunk[..n]);
-    }
+    let frames: String = replies
+        .iter()
+        .enumerate()
+        .map(|(i, reply)| format!("PUB odd.{i} {reply} 1\r\n{i}\r\n"))
+        .collect();
+    common::publish_raw(server.port(), &frames);
     for (i, reply) in replies.iter().enumerate() {
         let message = next(&mut sub).await;
         assert_eq!(message.subject.as_str(), format!("odd.{i}"));

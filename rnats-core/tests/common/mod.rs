@@ -12,6 +12,24 @@ use rnats_core::{Client, ConnectError, ConnectOptions, ConnectionEvent, Events, 
 /// How long any single wait in a test may take before the test fails instead of hanging.
 pub const WAIT: Duration = Duration::from_secs(20);
 
+/// Publishes `frames` (`PUB` lines and their payloads, as written) to the server on `port`
+/// from a raw socket, as another client might, whatever the subject rules say, and returns
+/// once the server has taken them all: the PONG to a PING behind them has come back.
+pub fn publish_raw(port: u16, frames: &str) {
+    use std::io::{Read, Write};
+    let mut raw = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let all = format!("CONNECT {{\"verbose\":false}}\r\n{frames}PING\r\n");
+    raw.write_all(all.as_bytes()).unwrap();
+    // The INFO, then the PONG.
+    let mut seen = Vec::new();
+    let mut chunk = [0; 4096];
+    while !seen.ends_with(b"PONG\r\n") {
+        let n = raw.read(&mut chunk).unwrap();
+        assert!(n > 0, "the server closed the raw connection");
+        seen.extend_from_slice(&chunk[..n]);
+    }
+}
+
 /// Options that retry quickly, so tests do not sit in reconnect backoff.
 pub fn quick() -> ConnectOptions {
     ConnectOptions::new().reconnect_delay_callback(|_| Duration::from_millis(20))
