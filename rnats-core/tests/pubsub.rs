@@ -723,3 +723,59 @@ async fn linger_writes_once_max_bytes_pile_up() {
         assert_eq!(next(&mut sub).await.payload.len(), 100);
     }
 }
+
+/// A publish or request that finds the write queue full waits for room in a future of its
+/// own, made only then: the futures callers hold and move stay small (async-nats 0.51's are
+/// 568 bytes for a publish and 1,152 for a request), and publishers from many tasks that
+/// keep meeting the write limit still deliver everything, each task's messages in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publishes_waiting_for_room_arrive_in_order_from_small_futures() {
+    let server = NatsServer::start();
+    let receiver = rnats_core::connect(server.url()).await.unwrap();
+    let mut sub = receiver.subscribe("room.>").await.unwrap();
+    receiver.flush().await.unwrap();
+    let client = ConnectOptions::new()
+        .write_buffer_limit(1024)
+        .connect(server.url())
+        .await
+        .unwrap();
+
+    let publish = std::mem::size_of_val(&client.publish("room.size", Bytes::new()));
+    let with_reply =
+        std::mem::size_of_val(&client.publish_with_reply("room.size", "r", Bytes::new()));
+    let request = std::mem::size_of_val(&client.request("room.size", Bytes::new()));
+    assert!(
+        publish <= 256 && with_reply <= 384 && request <= 640,
+        "future sizes: publish {publish}, publish_with_reply {with_reply}, request {request} bytes"
+    );
+
+    let (tasks, each) = (4usize, 300usize);
+    let publishers: Vec<_> = (0..tasks)
+        .map(|t| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                for i in 0..each {
+                    // 200 bytes: five fill the write limit, which some publishes then wait out.
+                    let payload = Bytes::from(format!("{i:0>200}"));
+                    client.publish(format!("room.{t}"), payload).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for publisher in publishers {
+        publisher.await.unwrap();
+    }
+    client.flush().await.unwrap();
+    let mut next_of = vec![0usize; tasks];
+    for _ in 0..tasks * each {
+        let message = next(&mut sub).await;
+        let task: usize = message.subject.as_str()["room.".len()..].parse().unwrap();
+        let i: usize = std::str::from_utf8(&message.payload)
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(i, next_of[task], "messages of task {task} out of order");
+        next_of[task] += 1;
+    }
+    assert_eq!(next_of, vec![each; tasks]);
+}
