@@ -744,8 +744,11 @@ async fn publishes_waiting_for_room_arrive_in_order_from_small_futures() {
     let with_reply =
         std::mem::size_of_val(&client.publish_with_reply("room.size", "r", Bytes::new()));
     let request = std::mem::size_of_val(&client.request("room.size", Bytes::new()));
+    // Bounds with room for the `opentelemetry` feature's span and trace headers (208, 344
+    // and 568 bytes without it, in a release build); waiting in place, they were 592, 728
+    // and 896.
     assert!(
-        publish <= 256 && with_reply <= 384 && request <= 640,
+        publish <= 320 && with_reply <= 448 && request <= 640,
         "future sizes: publish {publish}, publish_with_reply {with_reply}, request {request} bytes"
     );
 
