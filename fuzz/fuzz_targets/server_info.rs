@@ -21,10 +21,10 @@ fuzz_target!(|data: &[u8]| {
     line.extend_from_slice(data);
     line.extend_from_slice(b"\r\n");
     let mut parser = Parser::new(ParserLimits::default());
-    if let Ok(Some(ServerOp::Info(info))) = parser.decode(&mut line) {
-        if !data.contains(&b'\n') {
-            let direct = direct.expect("the parser accepted what serde_json refuses");
-            assert_eq!(*info, direct);
-        }
+    if let Ok(Some(ServerOp::Info(info))) = parser.decode(&mut line)
+        && !data.contains(&b'\n')
+    {
+        let direct = direct.expect("the parser accepted what serde_json refuses");
+        assert_eq!(*info, direct);
     }
 });
