@@ -149,13 +149,20 @@ impl Subject {
 /// eight), where `is_ascii` is a call with its own setup.
 #[inline(always)]
 fn ascii(s: &[u8]) -> bool {
-    if (8..=16).contains(&s.len()) {
-        let word = |at: usize| s.get(at..at + 8).and_then(|w| w.try_into().ok());
-        if let (Some(first), Some(last)) = (word(0), word(s.len() - 8)) {
-            return (u64::from_le_bytes(first) | u64::from_le_bytes(last)) & HIGH_BITS == 0;
-        }
+    if (8..=16).contains(&s.len())
+        && let (Some(first), Some(last)) = (word_at(s, 0), word_at(s, s.len() - 8))
+    {
+        return (first | last) & HIGH_BITS == 0;
     }
     s.is_ascii()
+}
+
+/// The eight bytes of `s` from `at` as one little-endian word, if there are eight.
+#[inline(always)]
+fn word_at(s: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(
+        s.get(at..at.checked_add(8)?)?.try_into().ok()?,
+    ))
 }
 
 /// Whether two subjects are the same bytes. For the hot paths that remember the last subject
@@ -164,15 +171,12 @@ fn ascii(s: &[u8]) -> bool {
 /// is a call.
 #[inline(always)]
 pub fn same_subject(a: &[u8], b: &[u8]) -> bool {
-    fn word(s: &[u8], at: usize) -> Option<u64> {
-        Some(u64::from_le_bytes(s.get(at..at + 8)?.try_into().ok()?))
-    }
     let len = a.len();
     if len != b.len() {
         return false;
     }
     if (8..=16).contains(&len) {
-        return word(a, 0) == word(b, 0) && word(a, len - 8) == word(b, len - 8);
+        return word_at(a, 0) == word_at(b, 0) && word_at(a, len - 8) == word_at(b, len - 8);
     }
     a == b
 }
@@ -241,8 +245,8 @@ fn scan_short(s: &[u8]) -> Option<Result<bool, SubjectCause>> {
     if s.len() > 16 {
         return None;
     }
-    let first = u64::from_le_bytes(s.get(..8)?.try_into().ok()?);
-    let last = u64::from_le_bytes(s.get(s.len() - 8..)?.try_into().ok()?);
+    let first = word_at(s, 0)?;
+    let last = word_at(s, s.len() - 8)?;
     if not_plain(first) | not_plain(last) != 0 {
         return None;
     }
@@ -271,11 +275,7 @@ fn scan_short(s: &[u8]) -> Option<Result<bool, SubjectCause>> {
 /// shorter, to the exact path, which tells the causes apart.
 #[inline(always)]
 fn scan_plain(s: &[u8]) -> Option<Result<bool, SubjectCause>> {
-    let word = |at: usize| -> Option<u64> {
-        Some(u64::from_le_bytes(
-            s.get(at..at.checked_add(8)?)?.try_into().ok()?,
-        ))
-    };
+    let word = |at: usize| word_at(s, at);
     let len = s.len();
     if len < 8 {
         return None;
