@@ -47,7 +47,7 @@
 //! used to await, so other futures of the same `block_on` (a `join!`, a timeout around it)
 //! wait that long too; past [`WAIT`] the queue goes back to the engine and the publisher
 //! waits for room as before. TLS and WebSocket connections, other platforms than Unix, and
-//! the linger policy keep the engine as the only writer.
+//! the linger policy leave a full queue to the engine.
 
 use std::io::{self, IoSlice};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

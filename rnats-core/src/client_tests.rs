@@ -104,3 +104,141 @@ async fn keepalive_pings_are_sent_and_answered() {
     assert_eq!(client.connection_state(), crate::State::Connected);
     assert_eq!(client.statistics().connects.load(Ordering::Relaxed), 1);
 }
+
+/// Under linger, a publisher that flushes after each publish from `block_on` (outside the
+/// runtime's workers) wakes the engine for neither: the flush's caller writes the publish
+/// with its PING, and the linger timer the engine keeps armed covers the lingers that start
+/// meanwhile. The engine runs for the answers it reads, and a few times for its timer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lingering_publishes_leave_with_their_flush_and_wake_nobody() {
+    const ROUND_TRIPS: u64 = 200;
+    let server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .linger(Duration::from_secs(60), 1 << 20)
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut messages = client.subscribe("lat.linger").await.unwrap();
+    client.flush().await.unwrap();
+    // The first linger wakes the engine, which arms its timer.
+    client.publish("lat.linger", "first".into()).await.unwrap();
+    client.flush().await.unwrap();
+    assert_eq!(messages.next().await.unwrap().payload, "first");
+    let passes = || client.shared().engine_passes.load(Ordering::Relaxed);
+    let before = passes();
+    for i in 0..ROUND_TRIPS {
+        client
+            .publish("lat.linger", i.to_string().into())
+            .await
+            .unwrap();
+        client.flush().await.unwrap();
+        let message = messages.next().await.unwrap();
+        assert_eq!(message.payload, i.to_string().as_bytes());
+    }
+    let made = passes() - before;
+    assert!(
+        made < ROUND_TRIPS * 3 / 2,
+        "{made} engine passes for {ROUND_TRIPS} round trips: publishes or flushes woke it"
+    );
+}
+
+/// A publish that starts a linger while the engine's linger timer is armed wakes nobody,
+/// yet leaves by its deadline: the timer brings the engine back, and the engine holds the new
+/// linger to its own deadline. Once a delay has passed since the last linger began, the
+/// timer is let go (the next linger wakes the engine again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lingering_publish_nobody_woke_the_engine_for_leaves_on_its_timer() {
+    const DELAY: Duration = Duration::from_millis(300);
+    let server = NatsServer::start();
+    let receiver = crate::connect(server.url()).await.unwrap();
+    let mut messages = receiver.subscribe("linger.lone").await.unwrap();
+    receiver.flush().await.unwrap();
+    let client = ConnectOptions::new()
+        .linger(DELAY, 1 << 20)
+        .connect(server.url())
+        .await
+        .unwrap();
+    let armed = || client.shared().writes().linger_armed;
+    let mut lone_while_armed = 0;
+    for round in 0..3 {
+        let flushed = format!("flushed {round}");
+        client
+            .publish("linger.lone", flushed.clone().into())
+            .await
+            .unwrap();
+        client.flush().await.unwrap();
+        let message = messages.next().await.unwrap();
+        assert_eq!(message.payload, flushed.as_bytes());
+        // The engine, woken for that linger, arms its timer (bounded: a stalled machine may
+        // let the delay pass first, and then nothing is armed).
+        let until = Instant::now() + Duration::from_secs(5);
+        while !armed() && Instant::now() < until {
+            tokio::task::yield_now().await;
+        }
+        lone_while_armed += u32::from(armed());
+        let lone = format!("lone {round}");
+        client
+            .publish("linger.lone", lone.clone().into())
+            .await
+            .unwrap();
+        let message = tokio::time::timeout(Duration::from_secs(10), messages.next())
+            .await
+            .expect("a lingering publish never left")
+            .unwrap();
+        assert_eq!(message.payload, lone.as_bytes());
+        assert!(!armed(), "the linger timer outlived the last linger");
+    }
+    assert!(
+        lone_while_armed > 0,
+        "no publish started a linger while armed"
+    );
+}
+
+/// A flush or a request made while a publish lingers (its timer an hour away) goes out at
+/// once, and the lingering publish with it, also when the engine has looked at the queue and
+/// held it back meanwhile (here: woken by a message it reads; `Writes::engine_holds`, whose
+/// states `flushes_and_requests_take_what_a_linger_holds` goes through one by one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flushes_and_requests_take_a_lingering_publish_with_them() {
+    let server = NatsServer::start();
+    let receiver = crate::connect(server.url()).await.unwrap();
+    let mut messages = receiver.subscribe("linger.held").await.unwrap();
+    let mut service = receiver.subscribe("linger.svc").await.unwrap();
+    receiver.flush().await.unwrap();
+    let responder = receiver.clone();
+    tokio::spawn(async move {
+        while let Some(request) = service.next().await {
+            let reply = request.reply.unwrap();
+            responder.publish(reply, "pong".into()).await.unwrap();
+        }
+    });
+    for urgent in ["flush", "request"] {
+        let client = ConnectOptions::new()
+            .linger(Duration::from_secs(3600), 1 << 20)
+            .connect(server.url())
+            .await
+            .unwrap();
+        let mut nudges = client.subscribe("linger.nudge").await.unwrap();
+        // Sets up the reply subscription, and gets the SUBs above out.
+        let reply = client.request("linger.svc", "?".into()).await.unwrap();
+        assert_eq!(reply.payload, "pong");
+        client.publish("linger.held", urgent.into()).await.unwrap();
+        // A message for the client: its engine reads it and looks at the lingering queue.
+        receiver.publish("linger.nudge", "".into()).await.unwrap();
+        receiver.flush().await.unwrap();
+        nudges.next().await.unwrap();
+        let sent = async {
+            if urgent == "flush" {
+                client.flush().await.unwrap();
+            } else {
+                let reply = client.request("linger.svc", "?".into()).await.unwrap();
+                assert_eq!(reply.payload, "pong");
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), sent)
+            .await
+            .unwrap_or_else(|_| panic!("the {urgent} was held back"));
+        let message = messages.next().await.unwrap();
+        assert_eq!(message.payload, urgent.as_bytes());
+    }
+}

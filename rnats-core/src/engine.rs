@@ -736,6 +736,10 @@ impl Engine {
             self.shared.writes()
         };
         self.seen_kicks = self.shared.kicks.load(Ordering::Relaxed);
+        if let Some(linger) = self.shared.options.linger {
+            let rt = self.shared.rt;
+            writes.watch_lingers(&mut self.linger_timer, rt, linger.delay, cx);
+        }
         let look = writes.engine_look();
         if look != Look::Caller {
             self.tail_at = None;
@@ -778,14 +782,15 @@ impl Engine {
         }
         if let Some(linger) = self.shared.options.linger {
             let limit = self.shared.options.write_buffer_limit;
-            let rt = self.shared.rt;
-            if let Some(deadline) = writes.linger_until(linger, limit, rt.now()) {
-                writes.writer = Writer::Woken;
-                drop(writes);
-                let timer = self.linger_timer.get_or_insert_with(|| rt.timer(deadline));
-                timer.reset(deadline);
-                // Registers the wake-up; a deadline already past is caught on the next pass.
-                return Pin::new(timer).poll(cx).is_ready() && self.take_queued(cx);
+            // The linger timer, armed above for the same deadline, brings the engine back
+            // (unless it has fired: then the queue goes now).
+            if writes.linger_armed
+                && writes
+                    .linger_until(linger, limit, self.shared.rt.now())
+                    .is_some()
+            {
+                writes.engine_holds();
+                return false;
             }
         }
         let wake_publishers = writes.engine_take(&mut self.out, &self.shared.statistics);

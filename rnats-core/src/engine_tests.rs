@@ -473,3 +473,65 @@ fn linger_holds_publishes_until_its_delay_its_bytes_or_a_flush() {
         "{held:?}"
     );
 }
+
+/// Under linger, the engine holds a linger back until its timer, after writing a batch; a
+/// flush or a request then writes the queue itself or wakes the engine (here, with no
+/// socket, it wakes it), without tripping the writer invariant asserted in `Writes::submit`
+/// (the batch is out), and the engine takes everything at once. A publish that starts a
+/// linger while the engine's timer is armed wakes nobody.
+#[tokio::test]
+async fn flushes_and_requests_take_what_a_linger_holds() {
+    use crate::writer::{Urgency, Writer};
+    let pool = ServerPool::new(vec!["127.0.0.1:1".parse().expect("an address")], true);
+    let shared = Arc::new(Shared::new(
+        crate::rt::Rt::Tokio,
+        ConnectOptions::new().linger(std::time::Duration::from_secs(3600), 1 << 20),
+        ServerInfo::default(),
+        pool,
+        None,
+    ));
+    let mut engine = engine_without_socket(&shared);
+    let waker = futures_util::task::noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    let queue = |payload: &str, urgency: Urgency| {
+        let mut writes = shared.writes();
+        writes.queue.push_control(|buf| {
+            buf.extend_from_slice(format!("PUB a {}\r\n{payload}\r\n", payload.len()).as_bytes());
+        });
+        shared.submit(writes, urgency);
+    };
+    let kicks = || shared.kicks.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(!engine.take_queued(&mut cx), "nothing queued yet");
+    assert_eq!(shared.writes().writer, Writer::Idle);
+    queue("x", Urgency::Normal);
+    assert_eq!(
+        shared.writes().writer,
+        Writer::Woken,
+        "the first linger wakes the engine"
+    );
+    assert!(!engine.take_queued(&mut cx), "held back");
+    assert!(shared.writes().linger_armed);
+    for (urgent, last, count) in [("flush", "PING", 3), ("request", "req", 4)] {
+        let before = kicks();
+        if urgent == "flush" {
+            let _pong = shared.push_ping().expect("not closed");
+        } else {
+            queue("req", Urgency::Request);
+        }
+        assert_eq!(kicks(), before + 1, "the {urgent} did not wake the engine");
+        assert!(shared.writes().urgent);
+        assert!(engine.take_queued(&mut cx), "taken for the {urgent}");
+        let written = lines(&frame_bytes(std::mem::take(&mut engine.out)));
+        assert_eq!(written.last().map(String::as_str), Some(last));
+        assert_eq!(written.len(), count, "{written:?}");
+        // The next linger, while the timer is armed, wakes nobody.
+        queue("y", Urgency::Normal);
+        assert_eq!(
+            shared.writes().writer,
+            Writer::Writing,
+            "a linger that starts while the timer is armed woke the engine"
+        );
+        assert!(!engine.take_queued(&mut cx), "held back");
+        assert_eq!(shared.writes().writer, Writer::Idle);
+    }
+}

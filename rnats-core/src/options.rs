@@ -472,7 +472,11 @@ impl ConnectOptions {
     /// fewer, larger writes. Off by default: the default policy already batches under load
     /// (whatever queues while a write is in flight goes out in the next one) and sends at once
     /// when idle. Linger trades latency for fewer syscalls; `flush()` and requests are never
-    /// held back by it. See `docs/performance.md` for measurements.
+    /// held back by it, and take what lingers with them: a publisher that flushes after its
+    /// publishes (or makes requests) sends each publish with the flush in one write, and,
+    /// in `#[tokio::main]`, without waking the connection's task (its own timer, armed at
+    /// most once a `delay`, covers publishes that are not flushed). See `docs/performance.md`
+    /// for measurements.
     pub fn linger(mut self, delay: Duration, max_bytes: usize) -> Self {
         self.linger = (!delay.is_zero()).then_some(Linger {
             delay,

@@ -166,6 +166,19 @@ pub(crate) enum Timer {
 }
 
 impl Timer {
+    /// Moves the deadline to `at` unless it is there already (a reset registers the timer
+    /// with the runtime's timer wheel anew, under its lock).
+    pub(crate) fn arm(&mut self, at: Instant) {
+        let there = match self {
+            Timer::Tokio(sleep) => sleep.deadline().into_std() == at,
+            #[cfg(feature = "runtime-neutral")]
+            Timer::Neutral(_, deadline) => *deadline == at,
+        };
+        if !there {
+            self.reset(at);
+        }
+    }
+
     /// Moves the deadline to `at`.
     pub(crate) fn reset(&mut self, at: Instant) {
         match self {

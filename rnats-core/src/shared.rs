@@ -279,22 +279,30 @@ impl Shared {
         let step = match self.options.linger {
             // Publishers wait at the write limit: the batch must leave by then, not at the
             // timer.
-            Some(linger) => {
+            Some(linger) if urgency == Urgency::Normal => {
                 let max = linger.max_bytes.min(self.options.write_buffer_limit);
-                match writes.submit_lingering(urgency, max, || self.rt.now()) {
+                match writes.submit_lingering(max, || self.rt.now()) {
                     true => Step::Wake,
                     false => Step::Done,
                 }
             }
-            None => writes.submit(
-                urgency,
-                &Submit {
-                    statistics: &self.statistics,
-                    directly_written: &self.directly_written,
-                    kicks: &self.kicks,
-                    outside_workers,
-                },
-            ),
+            // A flush or a request is never held back, lingering or not: written at once
+            // with what lingers before it when the connection is idle, by its caller.
+            linger => {
+                let step = writes.submit(
+                    urgency,
+                    &Submit {
+                        statistics: &self.statistics,
+                        directly_written: &self.directly_written,
+                        kicks: &self.kicks,
+                        outside_workers,
+                    },
+                );
+                if linger.is_some() {
+                    writes.urgent_submitted();
+                }
+                step
+            }
         };
         match step {
             Step::Done => {}

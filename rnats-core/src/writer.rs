@@ -8,20 +8,24 @@
 //! its PING, and the engine moves the waiter into the session
 //! ([`Writes::hand_flushes_to`]) before it counts a PONG.
 
+use std::future::Future;
 use std::io::{self, IoSlice};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
+use std::task::Context;
+use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 
 use crate::error::FlushCause;
-use crate::floor::deadline::FAR_FUTURE;
+use crate::floor::deadline::{FAR_FUTURE, saturating_add};
 use crate::floor::frames::{Frames, IOVECS};
 use crate::floor::session::{Pings, PongWaiter};
 use crate::floor::write_queue::WriteQueue;
 use crate::options::Linger;
+use crate::rt::{Rt, Timer};
 use crate::statistics::Statistics;
 
 /// Where a flush's outcome goes. Dropped unsent when the client closes (`Closed`).
@@ -64,6 +68,16 @@ pub(crate) struct Writes {
     pub(crate) linger_since: Option<Instant>,
     /// A flush is queued: the engine writes without lingering.
     pub(crate) urgent: bool,
+    /// With linger on: when the last linger began (unlike `linger_since`, kept when the
+    /// queue is written).
+    pub(crate) last_linger_start: Option<Instant>,
+    /// With linger on: the engine's linger timer is armed for a delay after
+    /// `last_linger_start`, so the engine will look at the queue again by the deadline of any
+    /// linger that starts now (set by the engine under this lock at each look). A linger
+    /// that starts then needs no wake-up: a publisher that flushes after its publishes (from
+    /// `block_on`, where a wake-up crosses threads) wakes nobody, and each publish leaves
+    /// with the flush's PING in one write, the flush's caller writing both.
+    pub(crate) linger_armed: bool,
     /// Publishes queued by callers outside the workers while [`Writer::Bulk`]; the engine's
     /// tail watch compares it with `bulk_seen` to tell whether they stopped.
     pub(crate) bulk_publishes: u64,
@@ -229,6 +243,8 @@ impl Writes {
             engine_holds_batch: false,
             linger_since: None,
             urgent: false,
+            last_linger_start: None,
+            linger_armed: false,
             bulk_publishes: 0,
             bulk_seen: 0,
             bulk_watched: false,
@@ -297,6 +313,8 @@ impl Writes {
         self.writer = Writer::Writing;
         self.note_engine_batch(true);
         self.linger_since = None;
+        self.last_linger_start = None;
+        self.linger_armed = false;
         Some(handover.last_ping)
     }
 
@@ -310,6 +328,8 @@ impl Writes {
         self.note_engine_batch(false);
         self.linger_since = None;
         self.urgent = false;
+        self.last_linger_start = None;
+        self.linger_armed = false;
     }
 
     /// Closed for good: no more frames, nothing to write. Returns the flushes not handed to
@@ -398,31 +418,69 @@ impl Writes {
         kicks.fetch_add(1, Ordering::Release);
     }
 
-    /// [`Writes::submit`] under the linger policy (`max` bytes, never more than the write
-    /// limit): publishes stay queued until the engine's linger timer fires or `max` bytes
-    /// pile up; a flush is written at once. `now` is asked only when a linger starts.
-    pub(crate) fn submit_lingering(
-        &mut self,
-        urgency: Urgency,
-        max: usize,
-        now: impl FnOnce() -> Instant,
-    ) -> bool {
-        let wake = match urgency {
-            Urgency::Flush | Urgency::Request => {
-                self.urgent = true;
-                self.writer != Writer::Writing
-            }
-            // The first frame wakes the engine to start the linger timer.
-            Urgency::Normal if self.linger_since.is_none() => {
-                self.linger_since = Some(now());
-                self.writer != Writer::Writing
-            }
-            Urgency::Normal => self.queue.len() >= max && self.writer != Writer::Writing,
+    /// A publish under the linger policy (`max` bytes, never more than the write limit):
+    /// it stays queued until the engine's linger timer fires or `max` bytes pile up. Returns
+    /// whether the engine must be woken: to arm its timer when the first frame of a linger
+    /// comes and the timer is not armed ([`Writes::linger_armed`]), or to write once `max`
+    /// bytes are queued. `now` is asked only when a linger starts. (Flushes and requests go
+    /// through [`Writes::submit`] and [`Writes::urgent_submitted`].)
+    pub(crate) fn submit_lingering(&mut self, max: usize, now: impl FnOnce() -> Instant) -> bool {
+        let wake = if self.linger_since.is_none() {
+            self.linger_since = Some(now());
+            self.last_linger_start = self.linger_since;
+            !self.linger_armed && self.writer != Writer::Writing
+        } else {
+            self.queue.len() >= max && self.writer != Writer::Writing
         };
         if wake {
             self.writer = Writer::Woken;
         }
         wake
+    }
+
+    /// With linger on, a flush or a request went through [`Writes::submit`]: written with
+    /// everything queued before it (nothing lingers then), or left to the engine, which must
+    /// then write without lingering.
+    pub(crate) fn urgent_submitted(&mut self) {
+        if self.queue.is_empty() {
+            self.linger_since = None;
+            self.urgent = false;
+        } else {
+            self.urgent = true;
+        }
+    }
+
+    /// The engine, under linger, keeps the queue back until its timer; any batch it had is
+    /// written (it looks only once its batch is out). The writer is `Idle`, as the engine
+    /// waits for nothing but its timer: a flush or a request writes the queue directly or
+    /// wakes the engine ([`Writes::submit`]), a publish lingers on.
+    pub(crate) fn engine_holds(&mut self) {
+        self.writer = Writer::Idle;
+        self.note_engine_batch(false);
+    }
+
+    /// With linger on (`delay`): until when the engine keeps its linger timer armed at
+    /// `now`, a delay after the last linger began, or `None` once that has passed.
+    pub(crate) fn linger_watch(&self, delay: Duration, now: Instant) -> Option<Instant> {
+        let at = saturating_add(self.last_linger_start?, delay);
+        (at > now).then_some(at)
+    }
+
+    /// The engine, under linger, keeps its linger `timer` armed until a delay after the last
+    /// linger began ([`Writes::linger_watch`]), and says whether it is
+    /// ([`Writes::linger_armed`]): lingers that start meanwhile need not wake it.
+    pub(crate) fn watch_lingers(
+        &mut self,
+        timer: &mut Option<Timer>,
+        rt: Rt,
+        delay: Duration,
+        cx: &mut Context<'_>,
+    ) {
+        self.linger_armed = self.linger_watch(delay, rt.now()).is_some_and(|at| {
+            let timer = timer.get_or_insert_with(|| rt.timer(at));
+            timer.arm(at);
+            Pin::new(timer).poll(cx).is_pending()
+        });
     }
 
     /// The engine looks for frames for its link. Finding none on a live link makes the
