@@ -147,15 +147,20 @@ fn run(runtime: &tokio::runtime::Runtime, args: &Args) -> Result<Report, BenchEr
         &args.clients,
     );
     report.shape = args.shape;
+    let linger = args.linger_ms.map(Duration::from_millis);
+    if let Some(delay) = linger {
+        let _ = rnats_side::LINGER.set(delay);
+    }
     eprintln!(
-        "clients: {}; async clients on the {} tokio runtime, in {}",
+        "clients: {}; async clients on the {} tokio runtime, in {}{}",
         args.clients
             .iter()
             .map(|c| c.name())
             .collect::<Vec<_>>()
             .join(", "),
         args.runtime,
-        args.shape
+        args.shape,
+        linger.map_or(String::new(), |d| format!("; rnats lingers {d:?}")),
     );
 
     // A short unmeasured publish per client (a quick pub32 run): the server's and each

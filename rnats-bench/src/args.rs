@@ -19,10 +19,11 @@ pub const DEFAULT_ROUNDS: usize = 5;
 /// Usage text for `--help` and errors.
 pub const USAGE: &str = "\
 usage: cargo bench -p rnats-bench --bench compare -- \
-[--quick] [--rounds R] [--runtime current-thread|multi-thread] [--shape block-on|spawn] \
+[--quick] [--rounds R] [--runtime current-thread|multi-thread] [--shape block-on|spawn] [--linger-ms MS] \
 [--clients rnats,async-nats,rnats-neutral,rnats-blocking,raw-tokio,raw] [--server URL] [--json PATH] [SCENARIO...]
 runtime: the tokio runtime of the async clients (default multi-thread, as #[tokio::main])
 shape: where the async clients' code runs: block-on (default, as in #[tokio::main]) or spawn (a task)
+linger-ms: rnats (async) connects with ConnectOptions::linger(MS milliseconds, 1 MiB); the others have no such option
 clients: which clients to run (default all; rnats-neutral, rnats-blocking, raw-tokio and raw run the Core scenarios only)
 scenarios: pub32 pub1k pub8k sub32 sub1k sub8k req lat lat-idle mem js-pub32 js-pub1k \
 js-pipe32 js-pipe1k js-fetch kv-put kv-put16 kv-get kv-get16 obj-put obj-get (default: all)";
@@ -38,6 +39,8 @@ pub struct Args {
     pub runtime: Runtime,
     /// Where the async clients' code runs.
     pub shape: Shape,
+    /// The async rnats client connects with this linger delay (`ConnectOptions::linger`).
+    pub linger_ms: Option<u64>,
     /// The clients to run, in column order (every client unless `--clients` chose fewer).
     pub clients: Vec<ClientKind>,
     /// Use this server instead of starting one.
@@ -117,6 +120,8 @@ pub enum ArgsError {
     BadRuntime(String),
     /// `--shape` named no shape.
     BadShape(String),
+    /// `--linger-ms` was not a positive number of milliseconds.
+    BadLinger(String),
     /// `--clients` named a client that does not exist, or none.
     BadClients(String),
 }
@@ -136,6 +141,12 @@ impl fmt::Display for ArgsError {
             ),
             ArgsError::BadShape(value) => {
                 write!(f, "--shape wants block-on or spawn, not {value:?}")
+            }
+            ArgsError::BadLinger(value) => {
+                write!(
+                    f,
+                    "--linger-ms wants a positive number of milliseconds, not {value:?}"
+                )
             }
             ArgsError::BadClients(value) => {
                 let names: Vec<&str> = ClientKind::ALL.iter().map(|c| c.name()).collect();
@@ -159,6 +170,7 @@ impl Args {
             rounds: DEFAULT_ROUNDS,
             runtime: Runtime::default(),
             shape: Shape::default(),
+            linger_ms: None,
             clients: ClientKind::ALL.to_vec(),
             server: None,
             json: None,
@@ -193,6 +205,13 @@ impl Args {
                 "--shape" => {
                     let raw = value("--shape")?;
                     parsed.shape = Shape::from_name(&raw).ok_or(ArgsError::BadShape(raw))?;
+                }
+                "--linger-ms" => {
+                    let raw = value("--linger-ms")?;
+                    parsed.linger_ms = match raw.parse::<u64>() {
+                        Ok(ms) if ms > 0 => Some(ms),
+                        _ => return Err(ArgsError::BadLinger(raw)),
+                    };
                 }
                 "--clients" => parsed.clients = parse_clients(&value("--clients")?)?,
                 "--server" => parsed.server = Some(value("--server")?),
@@ -292,6 +311,20 @@ mod tests {
         assert_eq!(args.runtime, Runtime::MultiThread);
         assert_eq!(args.shape, Shape::BlockOn);
         assert_eq!(args.clients, ClientKind::ALL.to_vec());
+    }
+
+    #[test]
+    fn linger() {
+        assert_eq!(parse(&[]).unwrap().linger_ms, None);
+        assert_eq!(parse(&["--linger-ms", "10"]).unwrap().linger_ms, Some(10));
+        assert_eq!(
+            parse(&["--linger-ms=0"]),
+            Err(ArgsError::BadLinger("0".into()))
+        );
+        assert_eq!(
+            parse(&["--linger-ms", "soon"]),
+            Err(ArgsError::BadLinger("soon".into()))
+        );
     }
 
     #[test]

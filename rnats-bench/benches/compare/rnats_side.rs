@@ -1,13 +1,23 @@
 //! The scenarios run with rnats.
 
+use std::sync::OnceLock;
+use std::time::Duration;
+
 use crate::{BenchError, Capacity};
 
-/// Connects with default options, or with subscriptions big enough to hold a whole run.
+/// The linger delay `--linger-ms` asked for, set once before the first run.
+pub(crate) static LINGER: OnceLock<Duration> = OnceLock::new();
+
+/// Connects with default options (but `--linger-ms`), or with subscriptions big enough to
+/// hold a whole run.
 pub(crate) async fn connect(
     url: &str,
     capacity: Option<Capacity>,
 ) -> Result<rnats::Client, BenchError> {
     let mut options = rnats::ConnectOptions::new();
+    if let Some(delay) = LINGER.get() {
+        options = options.linger(*delay, 1 << 20);
+    }
     if let Some(capacity) = capacity {
         options = options
             .subscription_capacity(capacity.messages)
