@@ -535,3 +535,45 @@ async fn flushes_and_requests_take_what_a_linger_holds() {
         assert_eq!(shared.writes().writer, Writer::Idle);
     }
 }
+
+/// Under linger, a publish that brings the queue to `max_bytes` wakes the engine to write,
+/// also when it is the first of a linger and the engine's timer is armed.
+#[tokio::test]
+async fn a_linger_that_starts_at_max_bytes_wakes_the_engine_though_its_timer_is_armed() {
+    use crate::writer::{Urgency, Writer};
+    let pool = ServerPool::new(vec!["127.0.0.1:1".parse().expect("an address")], true);
+    let shared = Arc::new(Shared::new(
+        crate::rt::Rt::Tokio,
+        ConnectOptions::new().linger(std::time::Duration::from_secs(3600), 64),
+        ServerInfo::default(),
+        pool,
+        None,
+    ));
+    let mut engine = engine_without_socket(&shared);
+    let waker = futures_util::task::noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    let queue = |payload: &str| {
+        let mut writes = shared.writes();
+        writes.queue.push_control(|buf| {
+            buf.extend_from_slice(format!("PUB a {}\r\n{payload}\r\n", payload.len()).as_bytes());
+        });
+        shared.submit(writes, Urgency::Normal);
+    };
+    assert!(!engine.take_queued(&mut cx), "nothing queued yet");
+    queue("small");
+    assert!(!engine.take_queued(&mut cx), "held back");
+    assert!(shared.writes().linger_armed);
+    let _pong = shared.push_ping().expect("not closed");
+    assert!(engine.take_queued(&mut cx), "taken for the flush");
+    engine.out = Frames::default(); // written
+    assert_eq!(shared.writes().writer, Writer::Writing);
+    assert!(!engine.take_queued(&mut cx), "nothing queued");
+    assert_eq!(shared.writes().writer, Writer::Idle);
+    queue(&"x".repeat(64));
+    assert_eq!(
+        shared.writes().writer,
+        Writer::Woken,
+        "a linger that starts at max_bytes left for the timer"
+    );
+    assert!(engine.take_queued(&mut cx), "written at max_bytes");
+}

@@ -425,13 +425,13 @@ impl Writes {
     /// bytes are queued. `now` is asked only when a linger starts. (Flushes and requests go
     /// through [`Writes::submit`] and [`Writes::urgent_submitted`].)
     pub(crate) fn submit_lingering(&mut self, max: usize, now: impl FnOnce() -> Instant) -> bool {
-        let wake = if self.linger_since.is_none() {
+        let starts = self.linger_since.is_none();
+        if starts {
             self.linger_since = Some(now());
             self.last_linger_start = self.linger_since;
-            !self.linger_armed && self.writer != Writer::Writing
-        } else {
-            self.queue.len() >= max && self.writer != Writer::Writing
-        };
+        }
+        let wake = (self.queue.len() >= max || starts && !self.linger_armed)
+            && self.writer != Writer::Writing;
         if wake {
             self.writer = Writer::Woken;
         }
