@@ -571,10 +571,7 @@ impl Engine {
 
     fn handle_op(&mut self, op: ServerOp) -> Result<(), Ending> {
         match op {
-            ServerOp::Ping => {
-                self.shared
-                    .push_control(|buf| buf.extend_from_slice(rnats_proto::PONG));
-            }
+            ServerOp::Ping => self.shared.push_pong(),
             ServerOp::Pong => {
                 let waiting = {
                     let mut session = self.shared.session();

@@ -234,6 +234,22 @@ impl Shared {
         Some(true)
     }
 
+    /// Answers a server PING. Never held back by linger: a server whose PINGs go unanswered
+    /// for `ping_max` of its ping intervals counts the connection stale and closes it.
+    pub(crate) fn push_pong(&self) {
+        let mut writes = self.writes();
+        if !writes.queue.is_live() {
+            return;
+        }
+        writes
+            .queue
+            .push_control(|buf| buf.extend_from_slice(rnats_proto::PONG));
+        if self.options.linger.is_some() {
+            writes.urgent = true;
+        }
+        self.submit(writes, Urgency::Normal);
+    }
+
     /// Waits until the server has processed everything queued before the call: a PING and
     /// its PONG (`Client::flush`).
     pub(crate) async fn flush(&self) -> Result<(), FlushError> {

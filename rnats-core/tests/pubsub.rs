@@ -701,6 +701,35 @@ async fn linger_sends_on_its_timer_and_never_holds_back_flush_or_requests() {
     assert_eq!(reply.payload, Bytes::from("pong"));
 }
 
+/// The answer to a server PING does not linger: held for the linger's hour, the server
+/// would count the connection stale after `ping_max` unanswered PINGs and close it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lingering_client_answers_server_pings_at_once() {
+    // Ten unanswered PINGs, a second, before the server drops the client (a starved client
+    // on a loaded machine may take a few hundred ms to answer one).
+    let server = NatsServer::builder()
+        .append_config("ping_interval: \"100ms\"\nping_max: 10\n")
+        .spawn()
+        .unwrap();
+    let client = ConnectOptions::new()
+        .linger(Duration::from_secs(3600), 1 << 30)
+        .connect(server.url())
+        .await
+        .unwrap();
+    let probe = rnats_core::connect(server.url()).await.unwrap();
+    let mut silent = probe.subscribe("never").await.unwrap();
+    // Three seconds, three times what the server allows a silent client, without touching
+    // `client`.
+    let waited = tokio::time::timeout(Duration::from_secs(3), silent.next()).await;
+    assert!(
+        waited.is_err(),
+        "a message on a subject nobody publishes to"
+    );
+    assert_eq!(client.statistics().connects.load(Ordering::Relaxed), 1);
+    assert_eq!(client.connection_state(), rnats_core::State::Connected);
+    client.flush().await.unwrap();
+}
+
 #[tokio::test]
 async fn linger_writes_once_max_bytes_pile_up() {
     let server = NatsServer::start();
