@@ -474,6 +474,29 @@ fn linger_holds_publishes_until_its_delay_its_bytes_or_a_flush() {
     );
 }
 
+/// Client state lingering an hour (up to `max_bytes`), live with no socket, and its engine.
+fn lingering(max_bytes: usize) -> (Arc<Shared>, Engine) {
+    let pool = ServerPool::new(vec!["127.0.0.1:1".parse().expect("an address")], true);
+    let shared = Arc::new(Shared::new(
+        crate::rt::Rt::Tokio,
+        ConnectOptions::new().linger(std::time::Duration::from_secs(3600), max_bytes),
+        ServerInfo::default(),
+        pool,
+        None,
+    ));
+    let engine = engine_without_socket(&shared);
+    (shared, engine)
+}
+
+/// Queues a `PUB a` of `payload` as a caller would, with `urgency`.
+fn queue_pub(shared: &Shared, payload: &str, urgency: crate::writer::Urgency) {
+    let mut writes = shared.writes();
+    writes.queue.push_control(|buf| {
+        buf.extend_from_slice(format!("PUB a {}\r\n{payload}\r\n", payload.len()).as_bytes());
+    });
+    shared.submit(writes, urgency);
+}
+
 /// Under linger, the engine holds a linger back until its timer, after writing a batch; a
 /// flush or a request then writes the queue itself or wakes the engine (here, with no
 /// socket, it wakes it), without tripping the writer invariant asserted in `Writes::submit`
@@ -482,24 +505,10 @@ fn linger_holds_publishes_until_its_delay_its_bytes_or_a_flush() {
 #[tokio::test]
 async fn flushes_and_requests_take_what_a_linger_holds() {
     use crate::writer::{Urgency, Writer};
-    let pool = ServerPool::new(vec!["127.0.0.1:1".parse().expect("an address")], true);
-    let shared = Arc::new(Shared::new(
-        crate::rt::Rt::Tokio,
-        ConnectOptions::new().linger(std::time::Duration::from_secs(3600), 1 << 20),
-        ServerInfo::default(),
-        pool,
-        None,
-    ));
-    let mut engine = engine_without_socket(&shared);
+    let (shared, mut engine) = lingering(1 << 20);
     let waker = futures_util::task::noop_waker();
     let mut cx = std::task::Context::from_waker(&waker);
-    let queue = |payload: &str, urgency: Urgency| {
-        let mut writes = shared.writes();
-        writes.queue.push_control(|buf| {
-            buf.extend_from_slice(format!("PUB a {}\r\n{payload}\r\n", payload.len()).as_bytes());
-        });
-        shared.submit(writes, urgency);
-    };
+    let queue = |payload: &str, urgency: Urgency| queue_pub(&shared, payload, urgency);
     let kicks = || shared.kicks.load(std::sync::atomic::Ordering::Relaxed);
     assert!(!engine.take_queued(&mut cx), "nothing queued yet");
     assert_eq!(shared.writes().writer, Writer::Idle);
@@ -541,24 +550,10 @@ async fn flushes_and_requests_take_what_a_linger_holds() {
 #[tokio::test]
 async fn a_linger_that_starts_at_max_bytes_wakes_the_engine_though_its_timer_is_armed() {
     use crate::writer::{Urgency, Writer};
-    let pool = ServerPool::new(vec!["127.0.0.1:1".parse().expect("an address")], true);
-    let shared = Arc::new(Shared::new(
-        crate::rt::Rt::Tokio,
-        ConnectOptions::new().linger(std::time::Duration::from_secs(3600), 64),
-        ServerInfo::default(),
-        pool,
-        None,
-    ));
-    let mut engine = engine_without_socket(&shared);
+    let (shared, mut engine) = lingering(64);
     let waker = futures_util::task::noop_waker();
     let mut cx = std::task::Context::from_waker(&waker);
-    let queue = |payload: &str| {
-        let mut writes = shared.writes();
-        writes.queue.push_control(|buf| {
-            buf.extend_from_slice(format!("PUB a {}\r\n{payload}\r\n", payload.len()).as_bytes());
-        });
-        shared.submit(writes, Urgency::Normal);
-    };
+    let queue = |payload: &str| queue_pub(&shared, payload, Urgency::Normal);
     assert!(!engine.take_queued(&mut cx), "nothing queued yet");
     queue("small");
     assert!(!engine.take_queued(&mut cx), "held back");
