@@ -221,6 +221,22 @@ impl Shared {
     /// (`Some(false)`: the reconnect replays the subscription table instead); `None` once
     /// closed.
     pub(crate) fn push_control_live(&self, encode: impl FnOnce(&mut BytesMut)) -> Option<bool> {
+        self.push_control_lingering(encode, true)
+    }
+
+    /// Answers a server PING. Never held back by linger: a server whose PINGs go unanswered
+    /// for `ping_max` of its ping intervals counts the connection stale and closes it.
+    pub(crate) fn push_pong(&self) {
+        self.push_control_lingering(|buf| buf.extend_from_slice(rnats_proto::PONG), false);
+    }
+
+    /// [`Shared::push_control_live`]; a frame that may not `linger` marks the queue urgent
+    /// when the linger policy is on.
+    fn push_control_lingering(
+        &self,
+        encode: impl FnOnce(&mut BytesMut),
+        linger: bool,
+    ) -> Option<bool> {
         let mut writes = self.writes();
         if writes.queue.is_closed() {
             return None;
@@ -230,24 +246,11 @@ impl Shared {
             return Some(false);
         }
         writes.queue.push_control(encode);
-        self.submit(writes, Urgency::Normal);
-        Some(true)
-    }
-
-    /// Answers a server PING. Never held back by linger: a server whose PINGs go unanswered
-    /// for `ping_max` of its ping intervals counts the connection stale and closes it.
-    pub(crate) fn push_pong(&self) {
-        let mut writes = self.writes();
-        if !writes.queue.is_live() {
-            return;
-        }
-        writes
-            .queue
-            .push_control(|buf| buf.extend_from_slice(rnats_proto::PONG));
-        if self.options.linger.is_some() {
+        if !linger && self.options.linger.is_some() {
             writes.urgent = true;
         }
         self.submit(writes, Urgency::Normal);
+        Some(true)
     }
 
     /// Waits until the server has processed everything queued before the call: a PING and
