@@ -733,10 +733,12 @@ impl Engine {
             self.shared.writes()
         };
         self.seen_kicks = self.shared.kicks.load(Ordering::Relaxed);
-        if let Some(linger) = self.shared.options.linger {
-            let rt = self.shared.rt;
-            writes.watch_lingers(&mut self.linger_timer, rt, linger.delay, cx);
-        }
+        // Under linger, one clock read serves the watch and the hold below.
+        let linger_now = self.shared.options.linger.map(|linger| {
+            let (rt, now) = (self.shared.rt, self.shared.rt.now());
+            writes.watch_lingers(&mut self.linger_timer, rt, linger.delay, now, cx);
+            now
+        });
         let look = writes.engine_look();
         if look != Look::Caller {
             self.tail_at = None;
@@ -777,15 +779,11 @@ impl Engine {
                 }
             }
         }
-        if let Some(linger) = self.shared.options.linger {
+        if let (Some(linger), Some(now)) = (self.shared.options.linger, linger_now) {
             let limit = self.shared.options.write_buffer_limit;
             // The linger timer, armed above for the same deadline, brings the engine back
             // (unless it has fired: then the queue goes now).
-            if writes.linger_armed
-                && writes
-                    .linger_until(linger, limit, self.shared.rt.now())
-                    .is_some()
-            {
+            if writes.linger_armed && writes.linger_until(linger, limit, now).is_some() {
                 writes.engine_holds();
                 return false;
             }

@@ -467,16 +467,17 @@ impl Writes {
     }
 
     /// The engine, under linger, keeps its linger `timer` armed until a delay after the last
-    /// linger began ([`Writes::linger_watch`]), and says whether it is
+    /// linger began ([`Writes::linger_watch`]) at `now`, and says whether it is
     /// ([`Writes::linger_armed`]): lingers that start meanwhile need not wake it.
     pub(crate) fn watch_lingers(
         &mut self,
         timer: &mut Option<Timer>,
         rt: Rt,
         delay: Duration,
+        now: Instant,
         cx: &mut Context<'_>,
     ) {
-        self.linger_armed = self.linger_watch(delay, rt.now()).is_some_and(|at| {
+        self.linger_armed = self.linger_watch(delay, now).is_some_and(|at| {
             let timer = timer.get_or_insert_with(|| rt.timer(at));
             timer.arm(at);
             Pin::new(timer).poll(cx).is_pending()
