@@ -256,3 +256,61 @@ async fn flushes_and_requests_take_a_lingering_publish_with_them() {
         assert_eq!(message.payload, urgent.as_bytes());
     }
 }
+
+/// A subscriber on the engine's own thread takes what each two reads brought before the
+/// engine reads on: a stream waiting in the socket is read [`ROUNDS`] full buffers at a
+/// time, then the engine yields and the subscriber it woke runs. Reading 32 buffers at a
+/// time, the engine ran megabytes ahead of it, into memory long out of cache (issue 31).
+///
+/// [`ROUNDS`]: crate::engine::ROUNDS
+#[test]
+fn a_subscriber_on_the_engines_thread_runs_every_two_reads() {
+    const SIZE: usize = 8 * 1024;
+    const COUNT: u64 = 1024;
+    let server = NatsServer::start();
+    // One thread for the engine and the subscriber, as on a worker that runs both.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (client, mut messages) = runtime.block_on(async {
+        let client = crate::connect(server.url()).await.unwrap();
+        let messages = client.subscribe("lag.stream").await.unwrap();
+        client.flush().await.unwrap();
+        (client, messages)
+    });
+    // While its runtime does not run, the client reads nothing: the stream waits for it in
+    // its socket and in the server.
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let publisher = crate::connect(server.url()).await.unwrap();
+        for _ in 0..COUNT {
+            let payload = bytes::Bytes::from(vec![b'x'; SIZE]);
+            publisher.publish("lag.stream", payload).await.unwrap();
+        }
+        publisher.flush().await.unwrap();
+    });
+    let statistics = client.statistics();
+    let receiving = runtime.spawn(async move {
+        let mut most_ahead = 0;
+        for received in 0..COUNT {
+            let message = messages.next().await.unwrap();
+            assert_eq!(message.payload.len(), SIZE);
+            // Counted once a read's messages have been handed over.
+            let read = statistics.in_messages.load(Ordering::Relaxed);
+            most_ahead = most_ahead.max(read - (received + 1));
+        }
+        most_ahead
+    });
+    let most_ahead = runtime.block_on(receiving).unwrap();
+    // Two reads at most. A read takes at most the default 64 KiB read buffer grown
+    // READ_GROWTH times (and the room a reused buffer has beyond it, less than a message),
+    // and may end a message the read before it began. (Reading 32 buffers at a time, the
+    // engine ran 980 messages ahead here.)
+    let per_read = (64 * 1024 * crate::engine::READ_GROWTH / SIZE) as u64 + 2;
+    let bound = 2 * per_read;
+    assert!(
+        most_ahead <= bound,
+        "the engine read {most_ahead} messages ahead of its subscriber (at most {bound})"
+    );
+    drop(client);
+}
