@@ -11,12 +11,12 @@ use std::sync::Once;
 use async_executor::Executor;
 use async_io::Async;
 use socket2::{Domain, Protocol, Socket, Type};
-use tokio_util::compat::{Compat, FuturesAsyncReadCompatExt};
 
 use super::SocketSettings;
+use crate::connector::FuturesIo;
 
 /// A TCP stream on async-io's reactor, behind tokio's I/O traits.
-pub(crate) type Stream = Compat<Async<TcpStream>>;
+pub(crate) type Stream = FuturesIo<Async<TcpStream>>;
 
 /// Every runtime-neutral client's tasks: engines, event callbacks, blocking-pool results.
 static TASKS: Executor<'static> = Executor::new();
@@ -72,5 +72,5 @@ pub(crate) async fn connect(addr: SocketAddr, settings: SocketSettings) -> io::R
     }
     // Connected, or the peer address is missing: then the connect failed.
     stream.get_ref().peer_addr()?;
-    Ok(stream.compat())
+    Ok(FuturesIo::new(stream))
 }

@@ -126,6 +126,37 @@ fn publish_subscribe_headers_and_flush() {
     });
 }
 
+/// Messages of every size from one byte to 64 KiB, more than the write limit at once, arrive
+/// whole and in order: the backend writes the queue's slices in one vectored write and
+/// goes on from wherever the socket cut it, and reads with room that grows and shrinks
+/// with what comes in.
+#[test]
+fn messages_of_every_size_arrive_whole_and_in_order() {
+    const COUNT: usize = 600;
+    let server = NatsServer::start();
+    let payload = |i: usize| -> Bytes {
+        let size = [1, 100, 1_000, 8 * 1024, 20_000, 64 * 1024][i % 6] + i;
+        (0..size).map(|at| (at * 31 + i) as u8).collect()
+    };
+    on_smol(async {
+        let client = ConnectOptions::new()
+            .write_buffer_limit(16 * 1024)
+            .connect(server.url())
+            .await
+            .unwrap();
+        let mut sub = client.subscribe("neutral.sizes").await.unwrap();
+        client.flush().await.unwrap();
+        for i in 0..COUNT {
+            client.publish("neutral.sizes", payload(i)).await.unwrap();
+        }
+        client.flush().await.unwrap();
+        for i in 0..COUNT {
+            let message = within(sub.next()).await.unwrap();
+            assert!(message.payload == payload(i), "message {i} differs");
+        }
+    });
+}
+
 #[test]
 fn queue_groups_share_the_messages() {
     let server = NatsServer::start();
