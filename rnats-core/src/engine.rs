@@ -445,20 +445,27 @@ impl Engine {
     /// Reads what the socket has into the read buffer and handles every complete op in it.
     fn drive_read(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
         // Keep room for a large read: many small messages per syscall (see the read-buffer
-        // sizing notes in the design). Reserving reuses the allocation when every message
-        // sliced from it has been dropped, and allocates a fresh one otherwise. TLS and
-        // WebSocket links do only that; the plain socket below also reuses the buffers it
-        // left behind (`ReadBuffers`), and lets them go when the socket goes quiet, which
-        // this path does not see.
+        // sizing notes in the design), in a buffer whose messages are all gone, or one the
+        // connection kept (`ReadBuffers`). TLS, WebSocket and other streams read here; a
+        // stream with nothing to read lets the kept buffers go unless it streams, as the
+        // plain socket below does when it runs empty.
         if let Some(stream) = &mut self.stream {
             if self.read_buf.capacity() - self.read_buf.len() < self.read_size / 4 {
-                self.read_buf.reserve(self.read_size);
+                self.buffers.make_room(&mut self.read_buf, self.read_size);
             }
+            let room = self.read_buf.capacity() - self.read_buf.len();
             return match tokio_util::io::poll_read_buf(Pin::new(stream), cx, &mut self.read_buf) {
-                Poll::Pending => Ok(false),
+                Poll::Pending => {
+                    let now = || self.shared.rt.now();
+                    let capacity = self.read_capacity;
+                    self.buffers.socket_empty(&mut self.read_buf, capacity, now);
+                    Ok(false)
+                }
                 Poll::Ready(Ok(0)) => Err(Ending::Lost("the server closed the connection".into())),
                 Poll::Ready(Ok(n)) => {
                     Statistics::add(&self.shared.statistics.in_bytes, n as u64);
+                    self.buffers.note_read(n);
+                    self.adapt_read_size(n, room);
                     self.handle_input().map(|()| true)
                 }
                 Poll::Ready(Err(e)) => Err(Ending::Lost(format!("read failed: {e}"))),
