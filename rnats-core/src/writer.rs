@@ -20,7 +20,7 @@ use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 
 use crate::error::FlushCause;
-use crate::floor::deadline::{FAR_FUTURE, saturating_add};
+use crate::floor::deadline::saturating_add;
 use crate::floor::frames::{Frames, IOVECS};
 use crate::floor::session::{Pings, PongWaiter};
 use crate::floor::write_queue::WriteQueue;
@@ -577,11 +577,8 @@ impl Writes {
         write_limit: usize,
         now: Instant,
     ) -> Option<Instant> {
-        let since = self.linger_since?;
         // Saturates: a linger past the clock's range never fires on its own.
-        let deadline = since
-            .checked_add(linger.delay)
-            .unwrap_or_else(|| since + FAR_FUTURE);
+        let deadline = saturating_add(self.linger_since?, linger.delay);
         let max_bytes = linger.max_bytes.min(write_limit);
         let hold =
             !self.urgent && !self.space_waiters && self.queue.len() < max_bytes && now < deadline;
