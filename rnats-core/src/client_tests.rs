@@ -312,5 +312,4 @@ fn a_subscriber_on_the_engines_thread_runs_every_two_reads() {
         most_ahead <= bound,
         "the engine read {most_ahead} messages ahead of its subscriber (at most {bound})"
     );
-    drop(client);
 }
