@@ -55,11 +55,11 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures_util::task::AtomicWaker;
-use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
 use crate::floor::frames::{Frames, IOVECS};
 use crate::floor::sync::lock;
+use crate::socket::Socket;
 use crate::statistics::Statistics;
 use crate::writer::{After, Writer, Writes};
 
@@ -152,7 +152,7 @@ pub(crate) fn write_for_task(shared: &WriteSide<'_>, writes: &mut Writes, linger
     // A full socket or an error stops it: the engine waits for room, or meets the error and
     // ends the link with it.
     if let (frames, Some(socket)) = writes.queue.frames_and_link() {
-        while let Ok(written @ 1..) = crate::writer::try_write(frames, socket) {
+        while let Ok(written @ 1..) = crate::socket::try_write(frames, socket) {
             Statistics::add(&shared.statistics.out_bytes, written as u64);
             if frames.is_empty() {
                 break;
@@ -273,7 +273,7 @@ impl Drop for Role<'_> {
 /// after the socket was full, and waking that worker is what this path avoids. Returns the
 /// bytes written (0 when the socket is full).
 #[cfg(unix)]
-fn send(frames: &mut Frames, socket: &TcpStream) -> io::Result<usize> {
+fn send(frames: &mut Frames, socket: &Socket) -> io::Result<usize> {
     use rustix::net::{SendAncillaryBuffer, SendFlags, sendmsg};
     let mut slices = [IoSlice::new(&[]); IOVECS];
     let count = frames.io_slices(&mut slices);
@@ -295,7 +295,7 @@ fn send(frames: &mut Frames, socket: &TcpStream) -> io::Result<usize> {
 /// Waits in `poll(2)` until the socket has room, for at most `bound`: `Ok(false)` if it
 /// still has none. An error or hang-up on the socket counts as room: the next write meets it.
 #[cfg(unix)]
-fn wait_writable(socket: &TcpStream, bound: Duration) -> io::Result<bool> {
+fn wait_writable(socket: &Socket, bound: Duration) -> io::Result<bool> {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let mut fds = [PollFd::new(socket, PollFlags::OUT)];
     let timeout = Timespec::try_from(bound).map_err(|_| io::ErrorKind::InvalidInput)?;
@@ -308,12 +308,12 @@ fn wait_writable(socket: &TcpStream, bound: Duration) -> io::Result<bool> {
 }
 
 #[cfg(not(unix))]
-fn send(_: &mut Frames, _: &TcpStream) -> io::Result<usize> {
+fn send(_: &mut Frames, _: &Socket) -> io::Result<usize> {
     Err(io::ErrorKind::Unsupported.into())
 }
 
 #[cfg(not(unix))]
-fn wait_writable(_: &TcpStream, _: Duration) -> io::Result<bool> {
+fn wait_writable(_: &Socket, _: Duration) -> io::Result<bool> {
     Ok(false)
 }
 

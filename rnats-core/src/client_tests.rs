@@ -313,3 +313,61 @@ fn a_subscriber_on_the_engines_thread_runs_every_two_reads() {
         "the engine read {most_ahead} messages ahead of its subscriber (at most {bound})"
     );
 }
+
+/// On the runtime-neutral backend, a caller on its own thread writes a publish, a flush and
+/// a request into an idle plain-TCP connection itself, as `block_on`'s thread does on tokio,
+/// and so does a responder's reply: rnats' task thread is not woken to write them
+/// (`Shared::kicks`), and everything arrives. (The engine used to write every byte of such a
+/// connection, woken once per frame.)
+#[test]
+fn a_neutral_caller_writes_into_an_idle_connection_itself() {
+    let server = NatsServer::start();
+    async_io::block_on(async {
+        assert!(
+            tokio::runtime::Handle::try_current().is_err(),
+            "no tokio here"
+        );
+        let client = crate::connect(server.url()).await.unwrap();
+        let responder = crate::connect(server.url()).await.unwrap();
+        let mut requests = responder.subscribe("direct.svc").await.unwrap();
+        responder.flush().await.unwrap();
+        let mut echoes = client.subscribe("direct.echo").await.unwrap();
+        client.flush().await.unwrap();
+        let kicks = |c: &crate::Client| c.shared().kicks.load(Ordering::Relaxed);
+        let (client_kicks, responder_kicks) = (kicks(&client), kicks(&responder));
+        for i in 0..20 {
+            let payload = bytes::Bytes::from(format!("{i}"));
+            client
+                .publish("direct.echo", payload.clone())
+                .await
+                .unwrap();
+            assert_eq!(echoes.next().await.unwrap().payload, payload);
+            client.flush().await.unwrap();
+            let answer = async {
+                let request = requests.next().await.unwrap();
+                let reply = request.reply.unwrap();
+                responder.publish(reply, request.payload).await.unwrap();
+            };
+            let (reply, ()) =
+                futures_util::join!(client.request("direct.svc", payload.clone()), answer);
+            assert_eq!(reply.unwrap().payload, payload);
+        }
+        // Through the engine, each of the 60 frames the client writes and the 20 the responder
+        // does would cost a wake-up. A caller descheduled between its write and letting go of
+        // the lock can have the engine read the answer first and leave the writer as the
+        // direct write left it, so the next request goes through the engine: that may happen
+        // once or twice on a busy machine.
+        let (client_woken, responder_woken) = (
+            kicks(&client) - client_kicks,
+            kicks(&responder) - responder_kicks,
+        );
+        assert!(
+            client_woken <= 3,
+            "the client's engine was woken {client_woken} times to write"
+        );
+        assert!(
+            responder_woken <= 3,
+            "the responder's engine was woken {responder_woken} times to write"
+        );
+    });
+}

@@ -58,6 +58,12 @@ impl<S> FuturesIo<S> {
             read_room: MIN_READ_ROOM,
         }
     }
+
+    /// The stream itself; the adapter holds no bytes of it.
+    #[cfg(feature = "runtime-neutral")]
+    pub(crate) fn into_inner(self) -> S {
+        self.inner
+    }
 }
 
 impl<S: futures_io::AsyncRead + Unpin> AsyncRead for FuturesIo<S> {

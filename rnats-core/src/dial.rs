@@ -113,7 +113,7 @@ async fn handshake(
         None => match open_socket(rt, addr, options).await.map_err(io_error)? {
             Tcp::Tokio(tcp) => Transport::Tcp(tcp),
             #[cfg(feature = "runtime-neutral")]
-            Tcp::Neutral(tcp) => Transport::Stream(Box::new(tcp)),
+            Tcp::Neutral(tcp) => Transport::Neutral(tcp),
         },
     };
     let tls_wanted = options.tls.required || addr.tls_required();
@@ -128,7 +128,7 @@ async fn handshake(
         under
     };
 
-    let upgradable = matches!(stream, Transport::Tcp(_) | Transport::Stream(_));
+    let upgradable = stream.is_plain();
     let mut handshake = Handshake::new(
         tls_wanted,
         upgradable,

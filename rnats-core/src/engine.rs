@@ -75,7 +75,6 @@ use std::time::Instant;
 use bytes::BytesMut;
 use rnats_proto::{Msg, Parser, ServerError, ServerInfo, ServerOp};
 use tokio::io::AsyncWrite;
-use tokio::net::TcpStream;
 
 use crate::Message;
 use crate::connection::LinkState;
@@ -92,9 +91,10 @@ use crate::reconnect;
 use crate::request_table::Answer;
 use crate::rt::Timer;
 use crate::shared::{ClientSession, Shared, Sink};
+use crate::socket::{Socket, try_write};
 use crate::statistics::Statistics;
-use crate::transport::{Transport, read_draining};
-use crate::writer::{Look, Writer, try_write};
+use crate::transport::Transport;
+use crate::writer::{Look, Writer};
 
 /// Passes through the loop before yielding to the runtime: each may read a full buffer, so
 /// this bounds how far the engine reads ahead of a subscriber it woke on its own worker (a
@@ -124,7 +124,7 @@ pub(crate) struct Engine {
     /// The plain TCP socket; `None` while disconnected or under TLS or WebSocket. Shared
     /// with callers that write directly while the engine is idle (see [`Writer`]); reading
     /// is the engine's alone.
-    socket: Option<Arc<TcpStream>>,
+    socket: Option<Arc<Socket>>,
     /// The stream when the connection is not plain TCP: TLS, or WebSocket (over TCP or
     /// TLS). It needs `&mut` access, so callers never write to it directly; every byte goes
     /// through the engine.
@@ -237,16 +237,16 @@ impl Engine {
 
     /// Takes `stream` as the connection; returns the socket callers may write to directly
     /// (plain TCP only).
-    fn install(&mut self, stream: Transport) -> Option<Arc<TcpStream>> {
+    fn install(&mut self, stream: Transport) -> Option<Arc<Socket>> {
         self.stream_needs_flush = false;
-        match stream {
-            Transport::Tcp(tcp) => {
-                let tcp = Arc::new(tcp);
-                self.socket = Some(Arc::clone(&tcp));
+        match stream.into_socket() {
+            Ok(socket) => {
+                let socket = Arc::new(socket);
+                self.socket = Some(Arc::clone(&socket));
                 self.stream = None;
-                Some(tcp)
+                Some(socket)
             }
-            other => {
+            Err(other) => {
                 self.socket = None;
                 self.stream = Some(other);
                 None
@@ -482,7 +482,7 @@ impl Engine {
                 self.buffers.make_room(&mut self.read_buf, self.read_size);
             }
             let room = self.read_buf.capacity() - self.read_buf.len();
-            match read_draining(socket, &mut self.read_buf) {
+            match socket.read_draining(&mut self.read_buf) {
                 Ok(0) => return Err(Ending::Lost("the server closed the connection".into())),
                 Ok(n) => {
                     // Every protocol byte counts, as in async-nats: one add per read.
@@ -1031,7 +1031,7 @@ impl Drop for DriverGuard {
 /// The session stays locked until callers may write again, so a `subscribe` or
 /// `unsubscribe` racing the replay is either in it or sends its own frame after it, never
 /// neither (issue 9, bug 1). Lock order: `session`, then `writes`.
-pub(crate) fn replay(shared: &Shared, direct: Option<Arc<TcpStream>>) {
+pub(crate) fn replay(shared: &Shared, direct: Option<Arc<Socket>>) {
     let mut session = shared.session();
     let mut restore = Frames::with_limit(shared.options.write_buffer_limit);
     restore.push_with(|buf| session.encode_replay(buf, |_| true));

@@ -96,6 +96,7 @@ mod request_table;
 mod rt;
 mod shared;
 mod sink;
+mod socket;
 mod sub_queue;
 mod subscriber;
 pub mod trace;

@@ -23,6 +23,9 @@ use crate::error::ConnectError;
 #[path = "rt_neutral.rs"]
 mod neutral;
 
+#[cfg(feature = "runtime-neutral")]
+pub(crate) use neutral::off_the_task_thread;
+
 /// Which runtime a client runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Rt {

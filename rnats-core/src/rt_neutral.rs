@@ -21,6 +21,17 @@ pub(crate) type Stream = FuturesIo<Async<TcpStream>>;
 /// Every runtime-neutral client's tasks: engines, event callbacks, blocking-pool results.
 static TASKS: Executor<'static> = Executor::new();
 
+std::thread_local! {
+    /// Set on the thread that runs [`TASKS`].
+    static ON_TASK_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the calling thread is not the one that runs rnats' tasks: a publish from there
+/// into an idle connection is written by its caller (`shared::Shared::caller_elsewhere`).
+pub(crate) fn off_the_task_thread() -> bool {
+    !ON_TASK_THREAD.with(std::cell::Cell::get)
+}
+
 /// Starts the thread that runs [`TASKS`], once per process. It parks in async-io's reactor
 /// (or on its own parker while another thread's `block_on` drives the reactor) whenever no
 /// task is ready, and lives as long as the process.
@@ -29,7 +40,10 @@ fn start() {
     STARTED.call_once(|| {
         let spawned = std::thread::Builder::new()
             .name("rnats-tasks".to_owned())
-            .spawn(|| async_io::block_on(TASKS.run(std::future::pending::<()>())));
+            .spawn(|| {
+                ON_TASK_THREAD.with(|on| on.set(true));
+                async_io::block_on(TASKS.run(std::future::pending::<()>()))
+            });
         if let Err(error) = spawned {
             // Tasks then wait until a later spawn finds a thread; nothing else can be done.
             tracing::error!(%error, "could not start rnats' task thread");

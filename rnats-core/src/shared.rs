@@ -314,7 +314,7 @@ impl Shared {
                         statistics: &self.statistics,
                         directly_written: &self.directly_written,
                         kicks: &self.kicks,
-                        outside_workers,
+                        outside_workers: self.caller_elsewhere(),
                     },
                 );
                 if linger.is_some() {
@@ -332,6 +332,18 @@ impl Shared {
             Step::WriteAsCaller(after) => {
                 caller_write::write_as_caller(&self.write_side(), writes, after);
             }
+        }
+    }
+
+    /// What tells a caller from a thread the engine does not run on, whose publish into an
+    /// idle connection is written directly rather than paying a cross-thread wake-up of the
+    /// engine (`Writes::submit`): `block_on`'s thread on tokio's multi-threaded runtime, any
+    /// thread but rnats' task thread on the runtime-neutral backend.
+    fn caller_elsewhere(&self) -> fn() -> bool {
+        match self.rt {
+            Rt::Tokio => outside_workers,
+            #[cfg(feature = "runtime-neutral")]
+            Rt::Neutral => crate::rt::off_the_task_thread,
         }
     }
 

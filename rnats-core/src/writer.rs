@@ -9,23 +9,22 @@
 //! ([`Writes::hand_flushes_to`]) before it counts a PONG.
 
 use std::future::Future;
-use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::Context;
 use std::time::{Duration, Instant};
 
-use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 
 use crate::error::FlushCause;
 use crate::floor::deadline::saturating_add;
-use crate::floor::frames::{Frames, IOVECS};
+use crate::floor::frames::Frames;
 use crate::floor::session::{Pings, PongWaiter};
 use crate::floor::write_queue::WriteQueue;
 use crate::options::Linger;
 use crate::rt::{Rt, Timer};
+use crate::socket::{Socket, try_write};
 use crate::statistics::Statistics;
 
 /// Where a flush's outcome goes. Dropped unsent when the client closes (`Closed`).
@@ -48,7 +47,7 @@ impl PongWaiter for FlushWaiter {
 pub(crate) struct Writes {
     /// The frames and the link they are for; the socket in it is the one callers may
     /// write directly (plain TCP only).
-    pub(crate) queue: WriteQueue<Arc<TcpStream>>,
+    pub(crate) queue: WriteQueue<Arc<Socket>>,
     pub(crate) writer: Writer,
     /// Flushes whose PINGs were queued since the engine last looked, with their numbers:
     /// the engine moves them into the session, so a flush never waits for the session's
@@ -292,7 +291,7 @@ impl Writes {
     pub(crate) fn handle_connected(
         &mut self,
         restore: Frames,
-        socket: Option<Arc<TcpStream>>,
+        socket: Option<Arc<Socket>>,
         link_id: u64,
         ping: bool,
     ) -> Option<u64> {
@@ -583,22 +582,6 @@ impl Writes {
         let hold =
             !self.urgent && !self.space_waiters && self.queue.len() < max_bytes && now < deadline;
         hold.then_some(deadline)
-    }
-}
-
-/// One non-blocking vectored write of `frames` to `socket`; returns the bytes written (0 if
-/// none could be).
-pub(crate) fn try_write(frames: &mut Frames, socket: &TcpStream) -> io::Result<usize> {
-    let mut slices = [IoSlice::new(&[]); IOVECS];
-    let count = frames.io_slices(&mut slices);
-    match socket.try_write_vectored(&slices[..count]) {
-        Ok(0) => Err(io::ErrorKind::WriteZero.into()),
-        Ok(n) => {
-            frames.advance(n);
-            Ok(n)
-        }
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
-        Err(e) => Err(e),
     }
 }
 
