@@ -94,7 +94,7 @@ use crate::shared::{ClientSession, Shared, Sink};
 use crate::socket::{Socket, try_write};
 use crate::statistics::Statistics;
 use crate::transport::Transport;
-use crate::writer::{Look, Writer};
+use crate::writer::{Look, Writer, Writes};
 
 /// Passes through the loop before yielding to the runtime: each may read a full buffer, so
 /// this bounds how far the engine reads ahead of a subscriber it woke on its own worker (a
@@ -162,6 +162,8 @@ pub(crate) struct Engine {
     writer_idle: bool,
     /// [`Shared::kicks`] when the engine last held the write lock.
     seen_kicks: u64,
+    /// The engine took a batch since its last read (`Writes::quiet` is false).
+    took_since_read: bool,
 }
 
 impl Engine {
@@ -204,6 +206,7 @@ impl Engine {
             deliveries: Deliveries::default(),
             writer_idle: false,
             seen_kicks: 0,
+            took_since_read: false,
         };
         engine.reserve_read_buffer();
         // The servers the greeting advertises join the pool now (the server sends INFO again
@@ -496,19 +499,16 @@ impl Engine {
                 Err(e) => return Err(Ending::Lost(format!("read failed: {e}"))),
             }
         };
-        // Traffic came back: a caller that wrote directly may do so again (see `Writer`).
-        // The flag spares the lock on the reads that follow no direct write. A caller that
-        // holds the lock now (writing the flush's PING while the answer to its publish came,
-        // say) sets the writer itself; waiting for it would only have it wake this worker
-        // when it unlocks (issue 19), so the flag is kept for the next read instead.
-        if self.shared.directly_written.swap(false, Ordering::AcqRel) {
-            match crate::floor::sync::try_lock(&self.shared.writes) {
-                Some(mut writes) if writes.writer == Writer::DirectlyWritten => {
-                    writes.writer = Writer::Idle;
-                }
-                Some(_) => {}
-                None => self.shared.directly_written.store(true, Ordering::Release),
-            }
+        // Traffic came back (`Writes::answered`); the flags spare the lock otherwise. While a
+        // caller holds it (writing a flush's PING as its publish's answer came, say) they are
+        // kept for the next read: waiting would only have it wake this worker (issue 19).
+        let direct = self.shared.directly_written.swap(false, Ordering::AcqRel);
+        if (direct || self.took_since_read) && !Writes::answered(&self.shared.writes) {
+            self.shared
+                .directly_written
+                .fetch_or(direct, Ordering::Release);
+        } else {
+            self.took_since_read = false;
         }
         self.handle_input()?;
         // A read that filled its room leaves more behind: the next pass reads it, after the
@@ -801,6 +801,7 @@ impl Engine {
             }
         }
         let wake_publishers = writes.engine_take(&mut self.out, &self.shared.statistics);
+        self.took_since_read = true;
         drop(writes);
         if wake_publishers {
             self.shared.space.notify_waiters();

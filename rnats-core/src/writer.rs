@@ -10,8 +10,8 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::Context;
 use std::time::{Duration, Instant};
 
@@ -88,6 +88,11 @@ pub(crate) struct Writes {
     /// Queues a task wrote at the write limit since the engine last took one
     /// (`caller_write::write_for_task`).
     pub(crate) task_turns: u32,
+    /// The engine has read since it last took a batch (set by its read path, cleared by
+    /// [`Writes::engine_take`]): the connection's rhythm is request and answer, not a
+    /// stream of publishes. Only then does a publish from outside the engine's thread write
+    /// into an idle connection itself (see [`Writer`]).
+    pub(crate) quiet: bool,
 }
 
 /// What a caller does after queueing ([`Writes::submit`]).
@@ -162,8 +167,13 @@ pub(crate) enum Look {
 /// publish. There the caller writes a publish into an idle connection itself, as a request
 /// (`Shared::submit`, `shared::outside_workers`): the flush behind it then writes its PING
 /// directly too, two `writev`s that the server reads as one and answers with one segment, and
-/// no worker runs until the reply comes (docs/engine.md, issue 19). From a plain thread
-/// outside any runtime, and on the current-thread runtime, a publish still wakes the engine.
+/// no worker runs until the reply comes (docs/engine.md, issue 19). It does so only while the
+/// connection is [`quiet`](Writes::quiet), the server having answered since the engine last
+/// took a batch: in a stream of publishes the engine, once it catches up, would otherwise
+/// get one of them written alone, a small segment more for the server to read, and be woken
+/// by the next anyway. On the runtime-neutral backend every thread but rnats' task thread
+/// counts as outside (`Shared::caller_elsewhere`). A tokio client's publish from a plain
+/// thread outside any runtime, or on the current-thread runtime, still wakes the engine.
 ///
 /// At the write limit, such a caller outside the workers takes the writer role for the
 /// whole queue instead of waiting for the engine ([`Writer::Caller`], then a bulk run,
@@ -248,6 +258,7 @@ impl Writes {
             bulk_seen: 0,
             bulk_watched: false,
             task_turns: 0,
+            quiet: true,
         }
     }
 
@@ -354,7 +365,9 @@ impl Writes {
         // A caller outside the runtime's workers would pay a cross-thread wake-up for the
         // engine: it writes a publish into an idle connection itself (see `Writer`).
         let urgency = match urgency {
-            Urgency::Normal if writer == Writer::Idle && (cx.outside_workers)() => Urgency::Request,
+            Urgency::Normal if writer == Writer::Idle && self.quiet && (cx.outside_workers)() => {
+                Urgency::Request
+            }
             other => other,
         };
         // Only a small queue is written under the lock: a large one could hold the
@@ -502,6 +515,20 @@ impl Writes {
         }
     }
 
+    /// The engine read: a caller that wrote directly may do so again, and the connection is
+    /// [`quiet`](Writes::quiet). Returns false, and changes nothing, while a caller holds
+    /// the lock (the engine does not wait for it).
+    pub(crate) fn answered(writes: &Mutex<Writes>) -> bool {
+        let Some(mut writes) = crate::floor::sync::try_lock(writes) else {
+            return false;
+        };
+        if writes.writer == Writer::DirectlyWritten {
+            writes.writer = Writer::Idle;
+        }
+        writes.quiet = true;
+        true
+    }
+
     /// The engine takes what is queued into `out` (empty) and is the writer until it finds
     /// the queue empty again. Returns whether publishers wait for the room this made.
     pub(crate) fn engine_take(&mut self, out: &mut Frames, statistics: &Statistics) -> bool {
@@ -514,6 +541,7 @@ impl Writes {
         self.note_engine_batch(true);
         self.outside_waiter = false;
         self.task_turns = 0;
+        self.quiet = false;
         std::mem::take(&mut self.space_waiters)
     }
 
@@ -604,5 +632,66 @@ mod tests {
     #[test]
     fn a_publish_leaves_an_idle_engine_to_write() {
         assert!(!Writer::Idle.may_write_directly(Urgency::Normal));
+    }
+
+    /// A publish from outside the engine's thread is written by its caller into an idle
+    /// connection only while the connection is quiet: once the engine has taken a batch it
+    /// wakes the engine instead, until the engine reads again.
+    #[tokio::test]
+    async fn a_publish_from_outside_writes_directly_only_into_a_quiet_connection() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let (ours, theirs) = tokio::join!(tokio::net::TcpStream::connect(addr), listener.accept());
+        let (ours, _theirs) = (ours.expect("connect"), theirs.expect("accept"));
+        let socket = Arc::new(Socket::Tokio(ours));
+        let (statistics, directly_written, kicks) = (
+            Statistics::default(),
+            AtomicBool::new(false),
+            AtomicU64::new(0),
+        );
+        let cx = Submit {
+            statistics: &statistics,
+            directly_written: &directly_written,
+            kicks: &kicks,
+            outside_workers: || true,
+        };
+        let shared = Mutex::new(Writes::new(1 << 16));
+        let mut writes = shared.lock().expect("not poisoned");
+        writes.handle_connected(Frames::default(), Some(socket), 1, false);
+        let mut out = Frames::default();
+        // The engine has taken a batch and found nothing more: idle, and not quiet.
+        writes.engine_take(&mut out, &statistics);
+        assert_eq!(writes.engine_look(), Look::Idle);
+        let publish = |writes: &mut Writes| {
+            writes
+                .queue
+                .push_control(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
+            writes.submit(Urgency::Normal, &cx)
+        };
+        assert_eq!(
+            publish(&mut writes),
+            Step::Wake,
+            "right after a batch, the engine writes"
+        );
+        assert_eq!(writes.writer, Writer::Woken);
+        writes.engine_take(&mut out, &statistics);
+        assert_eq!(writes.engine_look(), Look::Idle);
+        // The server answered: the next publish is written by its caller. (While a caller
+        // holds the lock, the engine leaves it be and tries again at its next read.)
+        assert!(!Writes::answered(&shared), "the lock is held");
+        assert!(!writes.quiet);
+        drop(writes);
+        assert!(Writes::answered(&shared));
+        let mut writes = shared.lock().expect("not poisoned");
+        assert_eq!(publish(&mut writes), Step::Done);
+        assert_eq!(writes.writer, Writer::DirectlyWritten);
+        assert!(writes.queue.is_empty(), "written to the socket");
+        assert_eq!(
+            kicks.load(Ordering::Relaxed),
+            1,
+            "one wake-up, for the first publish"
+        );
     }
 }
