@@ -376,6 +376,23 @@ async fn client_through(proxies: &[Proxy], first: usize) -> rnats_core::Client {
         .unwrap()
 }
 
+/// What `make` makes, asked again after an error until [`WAIT`] has passed (then its last
+/// error fails the test). For the set-up calls of the readers' context, which keeps the
+/// default five-second timeout since its recoveries are what the test measures: on a busy
+/// machine a consumer created on a fresh R3 cluster can take longer than that to answer.
+async fn made<T, E: std::fmt::Debug, F: std::future::Future<Output = Result<T, E>>>(
+    mut make: impl FnMut() -> F,
+) -> T {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        match make().await {
+            Ok(made) => return made,
+            Err(e) if Instant::now() >= deadline => panic!("set-up failed: {e:?}"),
+            Err(_) => {}
+        }
+    }
+}
+
 /// The index of node `rnats-node-<i>`.
 fn node_index(name: &str) -> usize {
     name.strip_prefix("rnats-node-")
@@ -524,33 +541,29 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
     // The readers share one client (on node 0's proxy first), the publishers another.
     let readers = client_through(&proxies, 0).await;
     let readers_js = rnats_jetstream::new(readers.clone());
-    let reader_stream = readers_js.get_stream(STREAM).await.unwrap();
-    let durable = reader_stream
-        .create_consumer(pull::Config {
-            durable_name: Some("durable".into()),
-            ack_policy: AckPolicy::Explicit,
-            // Deliveries lost with a fault come again after this; acks lost with one must not
-            // stall delivery either.
-            ack_wait: Duration::from_secs(5),
-            max_ack_pending: 100_000,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let reader_stream = made(|| readers_js.get_stream(STREAM)).await;
+    let durable = pull::Config {
+        durable_name: Some("durable".into()),
+        ack_policy: AckPolicy::Explicit,
+        // Deliveries lost with a fault come again after this; acks lost with one must not
+        // stall delivery either.
+        ack_wait: Duration::from_secs(5),
+        max_ack_pending: 100_000,
+        ..Default::default()
+    };
+    let durable = made(|| reader_stream.create_consumer(durable.clone())).await;
     let mut durable = Reader::spawn(durable.messages().await.unwrap(), pull::Stream::recoveries);
-    let ordered = reader_stream
-        .create_consumer(pull::OrderedConfig::default())
-        .await
-        .unwrap();
+    let ordered = made(|| reader_stream.create_consumer(pull::OrderedConfig::default())).await;
     let mut ordered = Reader::spawn(ordered.messages().await.unwrap(), pull::Ordered::recoveries);
-    // The push flavour, which Key-Value watchers are built on.
-    let push = reader_stream
-        .create_consumer(push::OrderedConfig {
+    // The push flavour, which Key-Value watchers are built on. A fresh inbox for each try:
+    // a consumer a timed-out try made after all then delivers where nobody listens.
+    let push = made(|| {
+        reader_stream.create_consumer(push::OrderedConfig {
             deliver_subject: readers.new_inbox(),
             ..Default::default()
         })
-        .await
-        .unwrap();
+    })
+    .await;
     let mut push = Reader::spawn(push.messages().await.unwrap(), |_| Recoveries::default());
 
     let publishers_client = client_through(&proxies, 1).await;
