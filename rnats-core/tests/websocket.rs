@@ -241,12 +241,22 @@ async fn a_cluster_advertises_its_websocket_addresses_for_failover() {
 async fn local_address_binds_the_client_socket() {
     let server = websocket_server();
     for url in [ws_url(&server), server.url()] {
-        let local = std::net::SocketAddr::from(([127, 0, 0, 1], rnats_test_server::free_port()));
-        let client = ConnectOptions::new()
-            .local_address(local)
-            .connect(url.clone())
-            .await
-            .unwrap();
+        // A port found free may be taken before the client binds it (by another test run on
+        // the machine): then another one is tried.
+        let mut tries = 0;
+        let (client, local) = loop {
+            let local =
+                std::net::SocketAddr::from(([127, 0, 0, 1], rnats_test_server::free_port()));
+            match ConnectOptions::new()
+                .local_address(local)
+                .connect(url.clone())
+                .await
+            {
+                Ok(client) => break (client, local),
+                Err(e) if tries < 10 && is_addr_in_use(&e) => tries += 1,
+                Err(e) => panic!("connecting from {local}: {e:?}"),
+            }
+        };
         round_trip(&client).await;
         // The address is taken by the first connection: a second one bound to it fails.
         let err = connect_err(ConnectOptions::new().local_address(local), url).await;
@@ -255,6 +265,12 @@ async fn local_address_binds_the_client_socket() {
             "{err:?}"
         );
     }
+}
+
+/// Whether `error` is the local address being taken.
+fn is_addr_in_use(error: &rnats_core::ConnectError) -> bool {
+    matches!(error.cause(), Some(ConnectCause::Io { source, .. })
+        if source.kind() == std::io::ErrorKind::AddrInUse)
 }
 
 /// A server whose WebSocket listener takes credentials from the upgrade request's cookies
