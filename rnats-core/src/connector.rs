@@ -49,7 +49,21 @@ pub(crate) struct FuturesIo<S> {
 }
 
 /// The room a read starts with, and the least it is given.
-const MIN_READ_ROOM: usize = 4 * 1024;
+pub(crate) const MIN_READ_ROOM: usize = 4 * 1024;
+
+/// The room the next read into zeroed memory gets, after one that was given `given` bytes
+/// of room (at most `current`) and read `read`: twice as much while reads fill it, half while
+/// they bring under a quarter of it, so a 100-byte reply does not pay for zeroing a whole
+/// buffer. Shared by [`FuturesIo`] and the runtime-neutral socket's reads.
+pub(crate) fn next_read_room(current: usize, given: usize, read: usize) -> usize {
+    if read == given {
+        current.saturating_mul(2)
+    } else if read < given / 4 {
+        (current / 2).max(MIN_READ_ROOM)
+    } else {
+        current
+    }
+}
 
 impl<S> FuturesIo<S> {
     pub(crate) fn new(inner: S) -> FuturesIo<S> {
@@ -77,11 +91,7 @@ impl<S: futures_io::AsyncRead + Unpin> AsyncRead for FuturesIo<S> {
         let read =
             ready!(Pin::new(&mut this.inner).poll_read(cx, buf.initialize_unfilled_to(room)))?;
         buf.advance(read);
-        if read == room {
-            this.read_room = this.read_room.saturating_mul(2);
-        } else if read < room / 4 {
-            this.read_room = (this.read_room / 2).max(MIN_READ_ROOM);
-        }
+        this.read_room = next_read_room(this.read_room, room, read);
         Poll::Ready(Ok(()))
     }
 }

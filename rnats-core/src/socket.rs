@@ -129,6 +129,8 @@ pub(crate) mod neutral {
     use async_io::Async;
     use bytes::BytesMut;
 
+    use crate::connector::{MIN_READ_ROOM, next_read_room};
+
     /// Ready while `flag` says the socket may be ready; else asks the reactor. A `Pending`
     /// from the reactor sets the flag again, so that the wake-up it registered is met with
     /// the read or write itself: async-io counts an event of the reactor turn in which the
@@ -149,9 +151,6 @@ pub(crate) mod neutral {
         }
         ready
     }
-
-    /// The least room a read is given (see [`NeutralSocket::read_draining`]).
-    const MIN_READ_ROOM: usize = 4 * 1024;
 
     /// async-io's socket with the readiness the engine expects (see the module's docs).
     #[derive(Debug)]
@@ -186,12 +185,13 @@ pub(crate) mod neutral {
         }
 
         /// Reads into zeroed room at the end of `buf`, as `std`'s safe `read` needs
-        /// initialised memory. The room follows what reads bring (it doubles while they fill
-        /// it, halves while they bring under a quarter of it), so a 100-byte reply does not
-        /// pay for zeroing the whole buffer; `buf` keeps exactly what was read.
+        /// initialised memory, in room that follows what reads bring
+        /// (`connector::next_read_room`, as `FuturesIo`'s reads); `buf` keeps exactly what
+        /// was read.
         pub(super) fn read_draining(&self, buf: &mut BytesMut) -> io::Result<usize> {
             let spare = buf.capacity() - buf.len();
-            let room = spare.min(self.read_room.load(Ordering::Relaxed)).max(1);
+            let current = self.read_room.load(Ordering::Relaxed);
+            let room = spare.min(current).max(1);
             let start = buf.len();
             buf.resize(start + room, 0);
             let mut stream: &TcpStream = self.io.get_ref();
@@ -200,13 +200,8 @@ pub(crate) mod neutral {
             buf.truncate(start + read);
             match outcome {
                 Ok(n) => {
-                    if n == room {
-                        self.read_room
-                            .store(room.saturating_mul(2), Ordering::Relaxed);
-                    } else if n < room / 4 {
-                        self.read_room
-                            .store((room / 2).max(MIN_READ_ROOM), Ordering::Relaxed);
-                    }
+                    let next = next_read_room(current, room, n);
+                    self.read_room.store(next, Ordering::Relaxed);
                     // A read short of its room emptied the socket.
                     if n > 0 && n < room {
                         self.readable.store(false, Ordering::Release);
