@@ -376,19 +376,20 @@ async fn client_through(proxies: &[Proxy], first: usize) -> rnats_core::Client {
         .unwrap()
 }
 
-/// What `make` makes, asked again after an error until [`WAIT`] has passed (then its last
-/// error fails the test). For the set-up calls of the readers' context, which keeps the
-/// default five-second timeout since its recoveries are what the test measures: on a busy
-/// machine a consumer created on a fresh R3 cluster can take longer than that to answer.
+/// What `make` makes, asked up to five times (the last error fails the test). For the
+/// set-up calls of the readers' context, which keeps the default five-second timeout since
+/// its recoveries are what the test measures: on a busy machine a consumer created on a fresh
+/// R3 cluster can take longer than that to answer. A count, not a deadline, so that an error
+/// the server gives at once is not asked again in a tight loop.
 async fn made<T, E: std::fmt::Debug, F: std::future::Future<Output = Result<T, E>>>(
     mut make: impl FnMut() -> F,
 ) -> T {
-    let deadline = Instant::now() + WAIT;
+    let mut tries = 1;
     loop {
         match make().await {
             Ok(made) => return made,
-            Err(e) if Instant::now() >= deadline => panic!("set-up failed: {e:?}"),
-            Err(_) => {}
+            Err(e) if tries == 5 => panic!("set-up failed after {tries} tries: {e:?}"),
+            Err(_) => tries += 1,
         }
     }
 }
