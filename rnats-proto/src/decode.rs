@@ -79,6 +79,23 @@ impl Parser {
     /// After an error the stream is out of sync and the connection should
     /// be closed.
     pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<ServerOp>, DecodeError> {
+        self.decode_with(buf, ServerOp::Msg, |op| op)
+    }
+
+    /// [`Parser::decode`], with the decoded op handed to `on_msg` (a `MSG` or `HMSG`) or
+    /// `on_other` (any other op), whose result it returns.
+    ///
+    /// For a caller that stores each message somewhere: `on_msg` gets the [`Msg`] where it is
+    /// built, so the message can be moved straight to where it is kept. Matching on the
+    /// [`ServerOp`] that [`Parser::decode`] returns moves its 176 bytes out of the result
+    /// first, one copy more per message.
+    #[inline]
+    pub fn decode_with<T>(
+        &mut self,
+        buf: &mut BytesMut,
+        on_msg: impl FnOnce(Msg) -> T,
+        on_other: impl FnOnce(ServerOp) -> T,
+    ) -> Result<Option<T>, DecodeError> {
         let head = match self.state {
             State::ExpectPayload(head) => head,
             State::ExpectLine { scanned } => {
@@ -93,7 +110,7 @@ impl Parser {
                     None => {
                         let op = parse_other(line)?;
                         buf.advance(line_len);
-                        return Ok(Some(op));
+                        return Ok(Some(on_other(op)));
                     }
                 }
             }
@@ -105,7 +122,7 @@ impl Parser {
         self.state = State::default();
         // One split per message: subject, reply and payload are views into it.
         let frame = buf.split_to(head.frame_len).freeze();
-        head.into_op(frame)
+        head.into_msg(frame).map(|msg| Some(on_msg(msg)))
     }
 
     /// Finds the `\n` ending the control line at the front of `buf`, looking
@@ -194,12 +211,9 @@ struct MsgHead {
 }
 
 impl MsgHead {
-    /// Builds the message from its complete frame of `self.frame_len` bytes. It returns the
-    /// decoder's own result type, so the message is built where the caller receives it: the
-    /// op is 176 bytes, and each wrapping in `Some` or `ServerOp::Msg` on the way out would
-    /// otherwise be one more copy of it per message.
+    /// Builds the message from its complete frame of `self.frame_len` bytes.
     #[inline(always)]
-    fn into_op(self, frame: Bytes) -> Result<Option<ServerOp>, DecodeError> {
+    fn into_msg(self, frame: Bytes) -> Result<Msg, DecodeError> {
         if !frame.ends_with(CRLF) {
             return Err(DecodeError::MissingTerminator);
         }
@@ -226,7 +240,7 @@ impl MsgHead {
         let mut payload = frame;
         payload.truncate(payload_end);
         payload.advance(payload_start);
-        Ok(Some(ServerOp::Msg(Msg {
+        Ok(Msg {
             subject,
             sid: self.sid,
             reply,
@@ -235,7 +249,7 @@ impl MsgHead {
             description,
             payload,
             length: self.total_len,
-        })))
+        })
     }
 }
 
@@ -544,6 +558,46 @@ mod tests {
             msg.payload.as_ptr() as usize - base,
             "foo.bar 9 reply.to 3\r\n".len()
         );
+    }
+
+    #[test]
+    fn decode_with_hands_each_op_to_its_callback() {
+        #[derive(Debug, PartialEq)]
+        enum Got {
+            Msg(u64, Bytes),
+            Other(ServerOp),
+        }
+        let mut parser = Parser::default();
+        let mut buf = BytesMut::from(
+            &b"MSG a 7 2\r\nhi\r\nPING\r\nHMSG b 8 12 14\r\nNATS/1.0\r\n\r\nyo\r\nMSG c 9 5\r\nab"
+                [..],
+        );
+        let mut got = Vec::new();
+        loop {
+            let decoded =
+                parser.decode_with(&mut buf, |msg| Got::Msg(msg.sid, msg.payload), Got::Other);
+            match decoded {
+                Ok(Some(op)) => got.push(op),
+                Ok(None) => break,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(
+            got,
+            [
+                Got::Msg(7, Bytes::from_static(b"hi")),
+                Got::Other(ServerOp::Ping),
+                Got::Msg(8, Bytes::from_static(b"yo")),
+            ]
+        );
+        // The incomplete frame is kept and finished by the bytes that follow, as `decode` does.
+        buf.extend_from_slice(b"cde\r\n");
+        let decoded = parser.decode_with(&mut buf, |msg| msg.payload, |op| panic!("{op:?}"));
+        assert_eq!(decoded, Ok(Some(Bytes::from_static(b"abcde"))));
+        // A broken frame reaches neither callback.
+        let mut buf = BytesMut::from(&b"MSG a 1 2\r\nhi!!"[..]);
+        let decoded = parser.decode_with(&mut buf, |_| panic!(), |_| panic!());
+        assert_eq!(decoded, Err(DecodeError::MissingTerminator));
     }
 
     #[test]
