@@ -554,17 +554,23 @@ impl Engine {
         let mut session = None;
         let mut in_messages = 0u64;
         let result = loop {
-            // One match on the decoder's result, not one to unwrap it and another for the op:
-            // each binding of an op by value may copy its 176 bytes, once per message.
-            match self.parser.decode(&mut self.read_buf) {
-                Ok(Some(ServerOp::Msg(msg))) => {
+            // Each message is stored where the decoder builds it: a match on a returned op
+            // would copy its 176 bytes out first.
+            let decoded = self.parser.decode_with(
+                &mut self.read_buf,
+                |msg| {
                     in_messages += 1;
                     let session = session.get_or_insert_with(|| shared.session());
                     deliver(&shared, session, msg, &mut self.deliveries);
-                }
+                    None
+                },
+                Some,
+            );
+            match decoded {
+                Ok(Some(None)) => {}
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(Ending::Lost(format!("protocol error: {e}"))),
-                Ok(Some(other)) => {
+                Ok(Some(Some(other))) => {
                     // Ops other than MSG may touch the write lock or the subscriptions, and a
                     // PONG may complete a drain: everything before it must be handed over.
                     session = None;

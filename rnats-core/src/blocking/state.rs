@@ -777,8 +777,19 @@ impl Host for Inner {
 
 fn parse(read: &mut ReadSide, batch: &mut Batch) {
     loop {
-        match read.parser.decode(&mut read.buf) {
-            Ok(Some(op)) => batch.ops.push(op),
+        // Each message is pushed where the decoder builds it, not copied out of a returned op.
+        let ops = &mut batch.ops;
+        let decoded = read.parser.decode_with(
+            &mut read.buf,
+            |msg| {
+                ops.push(ServerOp::Msg(msg));
+                None
+            },
+            Some,
+        );
+        match decoded {
+            Ok(Some(None)) => {}
+            Ok(Some(Some(op))) => batch.ops.push(op),
             Ok(None) => return,
             Err(e) => {
                 batch.error = Some(format!("protocol error: {e}"));
