@@ -5,7 +5,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::events::{ConnectionEvent, Event, LISTENER_CAPACITY};
-use crate::shared::{Shared, SidMap};
+use crate::floor::session;
+use crate::request_table::Answer;
+use crate::shared::{ClientSession, Shared, SidMap, Sink};
 use crate::sub_queue::SubQueue;
 use crate::{Message, Subject};
 use rnats_proto::Msg;
@@ -31,11 +33,29 @@ struct Pending {
 }
 
 impl Deliveries {
+    /// Hands one message to its subscription's batch (or to the request it answers).
+    #[inline]
+    pub(crate) fn deliver(&mut self, shared: &Shared, session: &mut ClientSession, msg: Msg) {
+        let sid = msg.sid;
+        // A message for an unknown sid raced an unsubscribe; dropping it is correct.
+        let Some((sink, last)) = session.handle_msg(sid) else {
+            return;
+        };
+        match sink {
+            Sink::Queue(queue) => self.add(sid, queue, msg),
+            Sink::Requests => deliver_reply(shared, msg),
+        }
+        if last {
+            session.subs.remove(sid);
+            self.close_after(sid);
+        }
+    }
+
     /// Adds a message for subscription `sid`. Inlined into the read loop: the `Message` is
     /// built from the decoded `Msg` where it is pushed, rather than built by the caller and
     /// moved in.
     #[inline]
-    pub(crate) fn add(&mut self, sid: u64, queue: &Arc<SubQueue>, msg: Msg) {
+    fn add(&mut self, sid: u64, queue: &Arc<SubQueue>, msg: Msg) {
         let at = match self.pending.last() {
             // Most reads feed one subscription, or runs of the same one.
             Some(last) if last.sid == sid => self.pending.len() - 1,
@@ -69,7 +89,7 @@ impl Deliveries {
     }
 
     /// Marks `sid` to be ended once its messages are handed over.
-    pub(crate) fn close_after(&mut self, sid: u64) {
+    fn close_after(&mut self, sid: u64) {
         if let Some(&at) = self.index.get(&sid) {
             self.pending[at].close = true;
         }
@@ -114,6 +134,15 @@ impl Deliveries {
             }
             self.spare.push(pending.messages);
         }
+    }
+}
+
+/// Completes the request whose token ends the reply subject.
+fn deliver_reply(shared: &Shared, msg: Msg) {
+    let token = session::reply_token(&shared.reply_prefix, msg.subject.as_str());
+    // Replies to requests that already gave up (timed out, dropped) are discarded.
+    if let Some(sender) = token.and_then(|token| shared.requests().remove(token)) {
+        let _ = sender.send(Answer::Reply(Message::from(msg)));
     }
 }
 

@@ -73,10 +73,9 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use bytes::BytesMut;
-use rnats_proto::{Msg, Parser, ServerError, ServerInfo, ServerOp};
+use rnats_proto::{Parser, ServerError, ServerInfo, ServerOp};
 use tokio::io::AsyncWrite;
 
-use crate::Message;
 use crate::connection::LinkState;
 use crate::delivery::Deliveries;
 use crate::dial::Established;
@@ -86,7 +85,6 @@ use crate::floor::frames::{Frames, IOVECS};
 use crate::floor::handshake::inbound_limit;
 use crate::floor::link::LinkAction;
 use crate::floor::read_buffers::ReadBuffers;
-use crate::floor::session;
 use crate::reconnect;
 use crate::request_table::Answer;
 use crate::rt::Timer;
@@ -561,7 +559,7 @@ impl Engine {
                 |msg| {
                     in_messages += 1;
                     let session = session.get_or_insert_with(|| shared.session());
-                    deliver(&shared, session, msg, &mut self.deliveries);
+                    self.deliveries.deliver(&shared, session, msg);
                     None
                 },
                 Some,
@@ -1056,32 +1054,6 @@ pub(crate) fn replay(shared: &Shared, direct: Option<Arc<Socket>>) {
 /// The engine drives a connection only while it has a socket; this is the ending if not.
 fn no_socket() -> Ending {
     Ending::Lost("no connection".to_owned())
-}
-
-/// Hands one message to its subscription's batch (or to the request it answers).
-fn deliver(shared: &Shared, session: &mut ClientSession, msg: Msg, deliveries: &mut Deliveries) {
-    let sid = msg.sid;
-    // A message for an unknown sid raced an unsubscribe; dropping it is correct.
-    let Some((sink, last)) = session.handle_msg(sid) else {
-        return;
-    };
-    match sink {
-        Sink::Queue(queue) => deliveries.add(sid, queue, msg),
-        Sink::Requests => deliver_reply(shared, msg),
-    }
-    if last {
-        session.subs.remove(sid);
-        deliveries.close_after(sid);
-    }
-}
-
-/// Completes the request whose token ends the reply subject.
-fn deliver_reply(shared: &Shared, msg: Msg) {
-    let token = session::reply_token(&shared.reply_prefix, msg.subject.as_str());
-    // Replies to requests that already gave up (timed out, dropped) are discarded.
-    if let Some(sender) = token.and_then(|token| shared.requests().remove(token)) {
-        let _ = sender.send(Answer::Reply(Message::from(msg)));
-    }
 }
 
 #[cfg(test)]
