@@ -42,7 +42,8 @@ impl Default for ParserLimits {
 /// The parser does no I/O: the caller appends received bytes to a
 /// [`BytesMut`] and calls [`Parser::decode`] until it returns `Ok(None)`.
 /// Between calls the caller may only *append* to that buffer, because the
-/// parser remembers how far it has already looked.
+/// parser remembers how far it has already looked. A caller that stores each
+/// message as it comes can use [`Parser::decode_with`] instead.
 #[derive(Debug, Default)]
 pub struct Parser {
     limits: ParserLimits,
