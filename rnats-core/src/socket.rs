@@ -156,11 +156,11 @@ pub(crate) mod neutral {
     #[derive(Debug)]
     pub(crate) struct NeutralSocket {
         io: Async<TcpStream>,
-        /// Reads may find bytes: set when the reactor says so, cleared by a read that
-        /// emptied the socket. Only the engine reads.
+        /// Reads may find bytes: set when the reactor says so or registers a wake-up
+        /// ([`poll_ready`]), cleared by a read that emptied the socket. Only the engine reads.
         readable: AtomicBool,
-        /// Writes may find room: set when the reactor says so, cleared by a write (the
-        /// engine's or a direct writer's) that found none.
+        /// Writes may find room: set as `readable` is, cleared by a write (the engine's or a
+        /// direct writer's) that found none.
         writable: AtomicBool,
         /// How much zeroed room the next read gets (the engine's alone).
         read_room: AtomicUsize,
