@@ -10,10 +10,11 @@
 //! ([`rnats_bench::blocking`]) and the raw one ([`rnats_bench::raw`]), Core scenarios only,
 //! run on plain threads outside it. The table shows the median over rounds per client and the
 //! ratios of rnats and rnats-blocking to async-nats and to raw, and under each scenario what a
-//! run cost the process per operation (context switches and CPU time, from `getrusage`). The
-//! async clients' code runs in `block_on` (as in `#[tokio::main]`) or, with `--shape spawn`, in
-//! a spawned task. The `mem` scenario runs in child processes (this binary again, with
-//! `--mem-child`) because peak RSS is per process.
+//! run cost the process per operation (context switches and CPU time, from `getrusage`) and,
+//! when the server's process is known (started here, or `--server-pid`), the server's CPU
+//! time per operation. The async clients' code runs in `block_on` (as in `#[tokio::main]`)
+//! or, with `--shape spawn`, in a spawned task. The `mem` scenario runs in child processes
+//! (this binary again, with `--mem-child`) because peak RSS is per process.
 //!
 //! A client is one `*_side.rs` module: `rnats_side` and `async_nats_side` compile the shared
 //! async `scenarios.rs` against their client; `raw_tokio_side` runs the raw client's wire
@@ -30,7 +31,7 @@ use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
 use rnats_bench::args::USAGE;
-use rnats_bench::cost::Usage;
+use rnats_bench::cost::{self, Usage};
 use rnats_bench::{
     Args, ClientKind, JS_FETCH_BATCH, JS_IN_FLIGHT, MemChild, MemProbe, PayloadSize, Plan, Report,
     Scenario, Shape, memory,
@@ -130,14 +131,22 @@ fn run(runtime: &tokio::runtime::Runtime, args: &Args) -> Result<Report, BenchEr
         eprintln!("note: ignoring argument {arg}");
     }
     // The server lives until the end of this function; JetStream serves the js-* scenarios.
-    let (_server, url) = match &args.server {
-        Some(url) => (None, url.clone()),
+    let (_server, url, server_pid) = match &args.server {
+        Some(url) => (None, url.clone(), args.server_pid),
         None => {
             let server = NatsServer::builder().jetstream(true).spawn()?;
             let url = server.url();
-            (Some(server), url)
+            let pid = server.pid();
+            (Some(server), url, Some(pid))
         }
     };
+    // The server's CPU time around each run; a server that cannot be read (gone, another
+    // machine's pid) is said once and left out of the table.
+    let server_cpu = || server_pid.map(cost::process_cpu).transpose();
+    if let Err(e) = server_cpu() {
+        eprintln!("note: the server's CPU time cannot be read ({e}); no server CPU row");
+    }
+    let server_cpu = || server_cpu().ok().flatten();
     let plan = Plan { quick: args.quick };
     let mut report = Report::new(
         args.quick,
@@ -176,16 +185,24 @@ fn run(runtime: &tokio::runtime::Runtime, args: &Args) -> Result<Report, BenchEr
         for round in 0..args.rounds {
             for client in ClientKind::order_for_round(&clients, round) {
                 let before = Usage::now();
+                let server_before = server_cpu();
                 let outcome = run_client(runtime, args, &url, scenario, client, plan);
+                let server_after = server_cpu();
                 let after = Usage::now();
                 match outcome {
                     Ok(values) => {
                         report.record(scenario, client, &values);
-                        if let (Ok(before), Ok(after), Some(operations)) =
-                            (before, after, plan.operations(scenario))
-                        {
+                        let Some(operations) = plan.operations(scenario) else {
+                            continue;
+                        };
+                        if let (Ok(before), Ok(after)) = (before, after) {
                             let per_op = before.per_op_until(&after, operations);
                             report.record_cost(scenario, client, per_op);
+                        }
+                        if let (Some(before), Some(after)) = (server_before, server_after) {
+                            let used = after.saturating_sub(before).as_secs_f64();
+                            let cpu_us = used * 1e6 / operations.max(1) as f64;
+                            report.record_server_cost(scenario, client, cpu_us);
                         }
                     }
                     Err(e) => {

@@ -20,10 +20,11 @@ pub const DEFAULT_ROUNDS: usize = 5;
 pub const USAGE: &str = "\
 usage: cargo bench -p rnats-bench --bench compare -- \
 [--quick] [--rounds R] [--runtime current-thread|multi-thread] [--shape block-on|spawn] [--linger-ms MS] \
-[--clients rnats,async-nats,rnats-neutral,rnats-blocking,raw-tokio,raw] [--server URL] [--json PATH] [SCENARIO...]
+[--clients rnats,async-nats,rnats-neutral,rnats-blocking,raw-tokio,raw] [--server URL [--server-pid PID]] [--json PATH] [SCENARIO...]
 runtime: the tokio runtime of the async clients (default multi-thread, as #[tokio::main])
 shape: where the async clients' code runs: block-on (default, as in #[tokio::main]) or spawn (a task)
 linger-ms: rnats (async) connects with ConnectOptions::linger(MS milliseconds, 1 MiB); the others have no such option
+server-pid: the process of the --server, to report its CPU per operation (a server the bench starts is known)
 clients: which clients to run (default all; rnats-neutral, rnats-blocking, raw-tokio and raw run the Core scenarios only)
 scenarios: pub32 pub1k pub8k sub32 sub1k sub8k req lat lat-idle mem js-pub32 js-pub1k \
 js-pipe32 js-pipe1k js-fetch kv-put kv-put16 kv-get kv-get16 obj-put obj-get (default: all)";
@@ -45,6 +46,8 @@ pub struct Args {
     pub clients: Vec<ClientKind>,
     /// Use this server instead of starting one.
     pub server: Option<String>,
+    /// The process of `server`, whose CPU time each run then reports.
+    pub server_pid: Option<u32>,
     /// Also write the results as JSON here.
     pub json: Option<PathBuf>,
     /// Scenarios to run, in the order given (every scenario when none was named).
@@ -122,6 +125,8 @@ pub enum ArgsError {
     BadShape(String),
     /// `--linger-ms` was not a positive number of milliseconds.
     BadLinger(String),
+    /// `--server-pid` was not a process id.
+    BadServerPid(String),
     /// `--clients` named a client that does not exist, or none.
     BadClients(String),
 }
@@ -148,6 +153,9 @@ impl fmt::Display for ArgsError {
                     "--linger-ms wants a positive number of milliseconds, not {value:?}"
                 )
             }
+            ArgsError::BadServerPid(value) => {
+                write!(f, "--server-pid wants a process id, not {value:?}")
+            }
             ArgsError::BadClients(value) => {
                 let names: Vec<&str> = ClientKind::ALL.iter().map(|c| c.name()).collect();
                 write!(
@@ -173,6 +181,7 @@ impl Args {
             linger_ms: None,
             clients: ClientKind::ALL.to_vec(),
             server: None,
+            server_pid: None,
             json: None,
             scenarios: Vec::new(),
             help: false,
@@ -215,6 +224,13 @@ impl Args {
                 }
                 "--clients" => parsed.clients = parse_clients(&value("--clients")?)?,
                 "--server" => parsed.server = Some(value("--server")?),
+                "--server-pid" => {
+                    let raw = value("--server-pid")?;
+                    parsed.server_pid = match raw.parse::<u32>() {
+                        Ok(pid) if pid > 0 => Some(pid),
+                        _ => return Err(ArgsError::BadServerPid(raw)),
+                    };
+                }
                 "--json" => parsed.json = Some(PathBuf::from(value("--json")?)),
                 "--mem-child" => {
                     let client = value("--mem-child")?;
@@ -325,6 +341,19 @@ mod tests {
             parse(&["--linger-ms", "soon"]),
             Err(ArgsError::BadLinger("soon".into()))
         );
+    }
+
+    #[test]
+    fn server_pid() {
+        assert_eq!(parse(&[]).unwrap().server_pid, None);
+        let args = parse(&["--server", "nats://127.0.0.1:4222", "--server-pid=4321"]).unwrap();
+        assert_eq!(args.server_pid, Some(4321));
+        for bad in ["0", "-3", "server"] {
+            assert_eq!(
+                parse(&["--server-pid", bad]),
+                Err(ArgsError::BadServerPid(bad.into()))
+            );
+        }
     }
 
     #[test]

@@ -36,6 +36,6 @@ pub use args::{Args, ArgsError, MemChild, MemProbe};
 pub use report::Report;
 pub use scenario::{
     COST, ClientKind, JS_FETCH_BATCH, JS_IN_FLIGHT, PayloadSize, Plan, RawTarget, Runtime,
-    Scenario, Shape,
+    SERVER_COST, Scenario, Shape,
 };
 pub use stats::{Latency, Throughput};

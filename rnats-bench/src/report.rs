@@ -13,7 +13,9 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value, json};
 
-use crate::scenario::{Better, COST, ClientKind, Metric, Runtime, Scenario, Shape, Unit};
+use crate::scenario::{
+    Better, COST, ClientKind, Metric, Runtime, SERVER_COST, Scenario, Shape, Unit,
+};
 use crate::stats::median;
 
 /// The results of a whole run.
@@ -97,6 +99,12 @@ impl Report {
             let row = self.row_mut(scenario, *metric);
             row.samples.entry(client).or_default().push(value);
         }
+    }
+
+    /// Records what one run cost the server per operation ([`SERVER_COST`]).
+    pub fn record_server_cost(&mut self, scenario: Scenario, client: ClientKind, cpu_us: f64) {
+        let row = self.row_mut(scenario, SERVER_COST);
+        row.samples.entry(client).or_default().push(cpu_us);
     }
 
     /// Records a run that produced no valid numbers.
@@ -495,6 +503,8 @@ pub fn format_value(unit: Unit, value: Option<f64>) -> String {
     match unit {
         Unit::PerSec => group_thousands(v.round() as u64),
         Unit::MbPerSec => format!("{v:.1}"),
+        // CPU per small message is a fraction of a microsecond: keep three figures of it.
+        Unit::Micros if v.abs() < 1.0 => format!("{v:.3} µs"),
         Unit::Micros => format!("{v:.1} µs"),
         Unit::MiB => format!("{v:.1} MiB"),
         Unit::Bytes => format!("{} B", group_thousands(v.round() as u64)),
@@ -773,12 +783,50 @@ mod tests {
     }
 
     #[test]
+    fn server_cost_is_a_row_of_its_own_after_the_process_costs() {
+        use ClientKind::{Raw, Rnats};
+        let mut report = Report::new(false, 2, "x", Runtime::MultiThread, &[Rnats, Raw]);
+        for (rnats, raw) in [(3.0e6, 4.0e6), (3.2e6, 4.2e6)] {
+            report.record(PUB32, Rnats, &[rnats, rnats * 32.0 / 1e6]);
+            report.record(PUB32, Raw, &[raw, raw * 32.0 / 1e6]);
+            report.record_cost(PUB32, Rnats, [0.01, 0.0, 0.06]);
+            report.record_cost(PUB32, Raw, [0.0, 0.0, 0.03]);
+        }
+        report.record_server_cost(PUB32, Rnats, 0.20);
+        report.record_server_cost(PUB32, Rnats, 0.24);
+        report.record_server_cost(PUB32, Raw, 0.25);
+        let metrics: Vec<&str> = report.rows.iter().map(|r| r.metric.name).collect();
+        assert_eq!(
+            metrics,
+            [
+                "msgs/s",
+                "MB/s",
+                "vol. switches/op",
+                "invol. switches/op",
+                "CPU µs/op",
+                "server CPU µs/op"
+            ]
+        );
+        let table = report.to_markdown();
+        assert!(
+            table.contains(
+                "| pub32 | server CPU µs/op (lower is better) | 0.220 µs | 0.250 µs | 0.88x |"
+            ),
+            "{table}"
+        );
+        let json = report.to_json();
+        assert_eq!(json["rows"][5]["rnats"], json!([0.20, 0.24]));
+        assert_eq!(json["rows"][5]["raw_median"], 0.25);
+    }
+
+    #[test]
     fn value_formats() {
         assert_eq!(group_thousands(0), "0");
         assert_eq!(group_thousands(999), "999");
         assert_eq!(group_thousands(1000), "1,000");
         assert_eq!(group_thousands(1_234_567), "1,234,567");
         assert_eq!(format_value(Unit::Micros, Some(12.34)), "12.3 µs");
+        assert_eq!(format_value(Unit::Micros, Some(0.0634)), "0.063 µs");
         assert_eq!(format_value(Unit::Bytes, Some(1536.0)), "1,536 B");
         assert_eq!(format_value(Unit::PerSec, None), "n/a");
     }

@@ -386,6 +386,13 @@ pub const COST: [Metric; 3] = [
     cost("CPU µs/op", Unit::Micros),
 ];
 
+/// What every run costs the server, when the harness knows its process (it started the server,
+/// or was given `--server-pid`): its CPU time per operation. Times a row's rate, it is the cores
+/// the server kept busy; the server reads a connection on one thread, so a publishing row that
+/// keeps it about one core busy is bound by the server, whatever the client does. Connecting
+/// and setting up are inside the run, as for [`COST`].
+pub const SERVER_COST: Metric = cost("server CPU µs/op", Unit::Micros);
+
 /// A cost per operation: lower is better, shown for context (no target).
 const fn cost(name: &'static str, unit: Unit) -> Metric {
     Metric {
