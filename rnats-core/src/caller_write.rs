@@ -45,8 +45,19 @@
 //!
 //! What is given up: a publish at the limit may hold its thread for up to [`WAIT`], where it
 //! used to await, so other futures of the same `block_on` (a `join!`, a timeout around it)
-//! wait that long too; past [`WAIT`] the queue goes back to the engine and the publisher
-//! waits for room as before. TLS and WebSocket connections, other platforms than Unix, and
+//! wait that long too. Past [`WAIT`] the run stays the caller's ([`Turn::Paused`]): the
+//! publish, its own frame not queued yet, yields to its executor once ([`YieldOnce`]) and
+//! takes its next turn, so those futures are polled at least once every [`WAIT`] while the
+//! socket stays full, and no worker is woken. A stream that outpaces the server meets this
+//! all the time: the socket's room comes back in pieces of a third of its buffer, tens of
+//! milliseconds apart. Handing the queue to the engine there (as this did until issue 31's
+//! eighteenth stop) put the rest of the stream on the engine's batches, with a wake-up of a
+//! worker and one of the publisher for each. Publishes that other futures of the same
+//! thread make meanwhile queue up to the limit without waiting in `poll(2)` themselves
+//! (`Writes::bulk_paused`); a flush or a request whose turn finds the socket full for
+//! [`WAIT`] hands the queue to the engine, as anything from a task does. Should the paused
+//! publish be dropped, the tail watch takes the queue back: each pause is a sign of the
+//! run, as each publish is. TLS and WebSocket connections, other platforms than Unix, and
 //! the linger policy leave a full queue to the engine.
 
 use std::io::{self, IoSlice};
@@ -162,6 +173,21 @@ pub(crate) fn write_for_task(shared: &WriteSide<'_>, writes: &mut Writes, linger
     true
 }
 
+/// How a caller's turn as the writer ended ([`write_as_caller`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub(crate) enum Turn {
+    /// The whole queue is written.
+    Written,
+    /// A bulk run's socket stayed full for [`WAIT`]: the run is still the caller's
+    /// ([`Writer::Bulk`], nobody writing meanwhile). A publish that has not queued its frame
+    /// yet lets its executor run other futures once ([`YieldOnce`]) and tries again.
+    Paused,
+    /// The queue went to the engine (an error, not plain TCP, or a flush's or request's
+    /// socket full for [`WAIT`]) or to a link transition.
+    Left,
+}
+
 /// Writes the queue to the socket as the writer, until it is empty, the socket stays full
 /// for [`WAIT`], or a link transition takes the queue; see the module's docs. Returns with
 /// the lock let go, the engine woken if it is owed a wake-up.
@@ -169,17 +195,19 @@ pub(crate) fn write_as_caller(
     shared: &WriteSide<'_>,
     writes: MutexGuard<'_, Writes>,
     after: After,
-) {
+) -> Turn {
     let link = writes.queue.link_id();
     let Some(socket) = writes.queue.link().cloned() else {
         // Not plain TCP after all: the engine writes.
-        return hand_back(shared, writes);
+        hand_back(shared, writes);
+        return Turn::Left;
     };
     // Declared before the lock's guard below, so that on unwinding the guard is let go
     // before the role is handed back (which locks again).
     let role = Role { shared };
     let mut writes = writes;
     writes.writer = Writer::Caller;
+    writes.bulk_paused = false;
     shared.turns.fetch_add(1, Ordering::Relaxed);
     loop {
         writes.count_out(shared.statistics);
@@ -190,7 +218,8 @@ pub(crate) fn write_as_caller(
         }
         if writes.queue.is_empty() {
             role.keep();
-            return end_turn(shared, writes, after);
+            end_turn(shared, writes, after);
+            return Turn::Written;
         }
         drop(writes);
         let writable = wait_writable(&socket, WAIT);
@@ -198,15 +227,69 @@ pub(crate) fn write_as_caller(
         if writes.writer != Writer::Caller || writes.queue.link_id() != link {
             // A link transition took the queue meanwhile, and the role with it.
             role.keep();
-            return;
+            return Turn::Left;
         }
-        if !matches!(writable, Ok(true)) {
-            // Still full: the engine waits for room, and so does the next publish.
-            break;
+        match writable {
+            Ok(true) => {}
+            // A bulk run keeps the queue: the server reads slower than the caller publishes,
+            // and handing the queue to the engine here put the whole stream on the engine's
+            // batches, with two thread wake-ups each (issue 31, eighteenth stop).
+            Ok(false) if after == After::Bulk => {
+                role.keep();
+                pause_run(shared, writes);
+                return Turn::Paused;
+            }
+            // A flush or a request: the engine waits for room and writes it.
+            Ok(false) | Err(_) => break,
         }
     }
     role.keep();
     hand_back(shared, writes);
+    Turn::Left
+}
+
+/// A bulk run's socket stayed full for [`WAIT`]: the run stays the caller's, written by its
+/// next turn, and the engine's tail watch, which takes the queue back once a whole period
+/// passes with no sign of the run, is told that it goes on.
+fn pause_run(shared: &WriteSide<'_>, mut writes: MutexGuard<'_, Writes>) {
+    writes.writer = Writer::Bulk;
+    writes.bulk_paused = true;
+    writes.bulk_publishes += 1;
+    let wake_engine = !writes.bulk_watched;
+    if wake_engine {
+        shared.kicks.fetch_add(1, Ordering::Release);
+    }
+    drop(writes);
+    if wake_engine {
+        shared.engine_waker.wake();
+    }
+}
+
+/// Lets the executor run other futures once: wakes its own task and is pending on the first
+/// poll, ready on the next. A publish whose bulk run paused ([`Turn::Paused`]) awaits it
+/// before its next turn, so a `join!` or `select!` beside it in the same `block_on` (a
+/// timeout, a signal) is polled at least once every [`WAIT`] while the socket stays full.
+/// Not `tokio::task::yield_now`: the publish may run outside tokio (the runtime-neutral
+/// backend), and this needs nothing of a runtime.
+#[derive(Debug, Default)]
+pub(crate) struct YieldOnce {
+    yielded: bool,
+}
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.yielded {
+            return std::task::Poll::Ready(());
+        }
+        self.yielded = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
 }
 
 /// The queue is written: the bulk run goes on, or ends as a direct write.

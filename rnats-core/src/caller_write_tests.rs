@@ -261,22 +261,44 @@ fn a_link_lost_during_a_callers_turns_reorders_nothing() {
     });
 }
 
-/// A socket that stays full (the link stalled): the caller gives the queue back to the
-/// engine after its bounded wait, the next publish awaits room, and dropping that publish
-/// leaves nobody holding the writer role. Once the link flows again every message whose
-/// publish returned arrives, in order.
+/// A socket that stays full (the link stalled): the caller keeps its bulk run through every
+/// bounded wait, so the engine is handed no batch and the queue stays at the limit, the
+/// waiting publish's frame not in it; between waits the publish yields, so the timeout
+/// beside it in the same `block_on` (`publish_until_one_waits`) fires. Dropping that
+/// publish leaves nobody holding the writer role, and once the link flows again every
+/// message whose publish returned arrives, in order.
 #[test]
-fn a_stalled_link_hands_the_queue_back_and_a_dropped_publish_holds_nothing() {
+fn a_stalled_link_keeps_the_run_and_a_dropped_publish_holds_nothing() {
     let server = NatsServer::start();
     let proxy = Proxy::start(&server.url()).unwrap();
     main_runtime().block_on(async {
         let sub = subscribed(&server.url(), "stall").await;
         let client = limited().connect(proxy.url()).await.unwrap();
         proxy.stall();
-        let (published, waiting) = publish_until_one_waits(&client, "stall").await;
+        let (published, mut waiting) = publish_until_one_waits(&client, "stall").await;
+        // Still waiting, it takes a turn every `caller_write::WAIT` and yields between them.
+        let turns = caller_turns(&client);
+        let more = tokio::time::timeout(Duration::from_millis(100), waiting.as_mut()).await;
+        assert!(more.is_err(), "a publish went through a stalled link");
+        assert!(
+            caller_turns(&client) > turns,
+            "the waiting publish took no turn while it waited"
+        );
+        {
+            let writes = client.shared().writes();
+            assert_eq!(
+                writes.writer,
+                Writer::Bulk,
+                "the run went to the engine while the socket was full"
+            );
+            assert!(
+                writes.queue.len() < 2 * LIMIT,
+                "the queue grew to {} bytes past its limit of {LIMIT}",
+                writes.queue.len()
+            );
+        }
         // Its message was never queued: the next publish takes its number.
         drop(waiting);
-        assert!(caller_turns(&client) > 0, "the caller never wrote a batch");
         assert_ne!(
             client.shared().writes().writer,
             Writer::Caller,
@@ -291,7 +313,8 @@ fn a_stalled_link_hands_the_queue_back_and_a_dropped_publish_holds_nothing() {
 /// A caller that reaches the limit while the engine holds a batch waits, and gets the queue
 /// when that batch ends: the engine hands it the writer role instead of taking the queue
 /// (without that, the engine kept the role for as long as the stream went on). The link
-/// is stalled so that the engine's batch cannot end before the caller waits.
+/// is stalled so that the engine's batch cannot end before the caller waits; a task's
+/// publish hands the engine the caller's paused run, as a publish from a task does.
 #[test]
 fn a_caller_waiting_behind_the_engines_batch_gets_the_queue_when_it_ends() {
     let server = NatsServer::start();
@@ -300,10 +323,32 @@ fn a_caller_waiting_behind_the_engines_batch_gets_the_queue_when_it_ends() {
         let sub = subscribed(&server.url(), "handed").await;
         let client = limited().connect(proxy.url()).await.unwrap();
         proxy.stall();
-        // The caller has handed the queue back after its bounded wait, and the engine holds
-        // a batch it cannot finish.
-        let (waiting_number, mut waiting) = publish_until_one_waits(&client, "handed").await;
-        let published = waiting_number + 1;
+        let (first_waiting, mut waiting) = publish_until_one_waits(&client, "handed").await;
+        // A task's publish (on another subject, so the check sees one stream) wakes the
+        // engine, which takes the queue as a batch it cannot finish.
+        let task_client = client.clone();
+        tokio::spawn(async move { task_client.publish("handed.task", "x".into()).await })
+            .await
+            .unwrap()
+            .unwrap();
+        let deadline = Instant::now() + WAIT;
+        while client.shared().writes().writer != Writer::Writing {
+            assert!(Instant::now() < deadline, "the engine never took the queue");
+            tokio::task::yield_now().await;
+        }
+        // The waiting publish queues into the room the engine's batch left, and the next
+        // ones fill the queue again and wait behind that batch.
+        waiting.as_mut().await.unwrap();
+        let mut number = first_waiting + 1;
+        let mut waiting = loop {
+            let mut publish = Box::pin(client.publish("handed", numbered(number, 4096)));
+            match tokio::time::timeout(Duration::from_secs(2), publish.as_mut()).await {
+                Ok(result) => result.unwrap(),
+                Err(_) => break publish,
+            }
+            number += 1;
+        };
+        let published = number + 1;
         {
             let writes = client.shared().writes();
             assert!(writes.outside_waiter, "the caller does not wait for room");

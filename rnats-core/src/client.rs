@@ -28,6 +28,7 @@ use crate::floor::server_pool::Server;
 
 mod events;
 pub mod traits;
+use crate::caller_write::Turn;
 use crate::events::ConnectionEvent;
 use crate::floor::server_pool::ServerPool;
 use crate::options::ConnectOptions;
@@ -188,10 +189,10 @@ impl Client {
             },
         };
         // The fast path inline: no nested future on the hottest call (see `Client::send`).
-        let Some(space) = self.try_send(&out, Urgency::Normal, true)? else {
+        let Some(wait) = self.try_send(&out, Urgency::Normal, true)? else {
             return Ok(());
         };
-        Box::pin(self.send_when_space(space, out, Urgency::Normal)).await
+        Box::pin(self.send_when_space(wait, out, Urgency::Normal)).await
     }
 
     /// Publishes with headers.
@@ -702,31 +703,36 @@ impl Client {
     /// and request future made them 592 and 896 bytes, against 208 and 568 now, each copied
     /// whenever a caller's future moves.
     async fn send(&self, out: Outbound<'_>, urgency: Urgency) -> Result<(), PublishError> {
-        let Some(space) = self.try_send(&out, urgency, true)? else {
+        let Some(wait) = self.try_send(&out, urgency, true)? else {
             return Ok(());
         };
-        Box::pin(self.send_when_space(space, out, urgency)).await
+        Box::pin(self.send_when_space(wait, out, urgency)).await
     }
 
     /// Waits for room in the write queue, then queues.
     async fn send_when_space(
         &self,
-        mut space: Notified<'_>,
+        mut wait: Room<'_>,
         out: Outbound<'_>,
         urgency: Urgency,
     ) -> Result<(), PublishError> {
         loop {
-            space.await;
+            match wait {
+                Room::Notified(space) => space.await,
+                Room::NextTurn => caller_write::YieldOnce::default().await,
+            }
             match self.try_send(&out, urgency, true)? {
                 None => return Ok(()),
-                Some(next) => space = next,
+                Some(next) => wait = next,
             }
         }
     }
 
-    /// Queues the message if the write queue has room. Otherwise returns the notification to
-    /// wait for, made while the lock was held so the engine's `notify_waiters()` after it
-    /// takes the queue cannot be missed. With `bounded` false the message is queued even
+    /// Queues the message if the write queue has room. Otherwise returns what to wait for:
+    /// the notification of room, made while the lock was held so the engine's
+    /// `notify_waiters()` after it takes the queue cannot be missed, or, for a caller whose
+    /// bulk run found the socket full ([`caller_write::Turn::Paused`]), one yield to its
+    /// executor before its next turn. With `bounded` false the message is queued even
     /// over the limit (the `Sink` checked for room in `poll_ready`; another clone may have
     /// filled it since).
     ///
@@ -738,7 +744,7 @@ impl Client {
         out: &Outbound<'_>,
         urgency: Urgency,
         bounded: bool,
-    ) -> Result<Option<Notified<'_>>, PublishError> {
+    ) -> Result<Option<Room<'_>>, PublishError> {
         let shared = self.shared();
         let header_len = match out.headers {
             Some(headers) => {
@@ -764,32 +770,45 @@ impl Client {
             headers: out.headers,
         };
         let mut writes = shared.writes();
-        out.check.run(&writes.queue, out.subject)?;
-        if writes.queue.is_closed() {
-            return Err(PublishCause::Closed.into());
-        }
-        if !writes.queue.is_live() {
-            // Kept for after the reconnect, up to the reconnect buffer; never waits.
-            let limit = shared.options.reconnect.buffer_size;
-            if writes.queue.len() + frame.encoded_len(payload_len) > limit {
-                return Err(PublishCause::ReconnectBufferFull { limit }.into());
+        // At most one turn as the writer per call: after it the queue has room, or the caller
+        // waits like any publisher.
+        let mut took_turn = false;
+        let lingering = shared.options.linger.is_some();
+        let full = loop {
+            out.check.run(&writes.queue, out.subject)?;
+            if writes.queue.is_closed() {
+                return Err(PublishCause::Closed.into());
             }
-            writes.queue.push_pub(&frame, out.payload);
-            return Ok(None);
-        }
-        // An empty queue always takes one message, however large.
-        if bounded
-            && writes.queue.len() >= shared.options.write_buffer_limit
-            && !writes.queue.is_empty()
-        {
-            // From `#[tokio::main]`'s thread, with nothing in flight, the caller writes the
-            // queue itself rather than waiting for a worker (`caller_write.rs`).
-            let lingering = shared.options.linger.is_some();
-            if caller_write::may_take_over(&writes, lingering, outside_workers) {
+            if !writes.queue.is_live() {
+                // Kept for after the reconnect, up to the reconnect buffer; never waits.
+                let limit = shared.options.reconnect.buffer_size;
+                if writes.queue.len() + frame.encoded_len(payload_len) > limit {
+                    return Err(PublishCause::ReconnectBufferFull { limit }.into());
+                }
                 writes.queue.push_pub(&frame, out.payload);
-                caller_write::write_as_caller(&shared.write_side(), writes, After::Bulk);
                 return Ok(None);
             }
+            // From `#[tokio::main]`'s thread, with nothing in flight, a publish that finds
+            // the queue full writes it itself rather than waiting for a worker
+            // (`caller_write.rs`), then queues its own frame into the room that made. Its
+            // frame waits until then: a socket that stays full keeps the queue at the limit.
+            let full = bounded
+                && writes.queue.len() >= shared.options.write_buffer_limit
+                && !writes.queue.is_empty();
+            if !full
+                || took_turn
+                || !caller_write::may_take_over(&writes, lingering, outside_workers)
+            {
+                break full;
+            }
+            took_turn = true;
+            match caller_write::write_as_caller(&shared.write_side(), writes, After::Bulk) {
+                Turn::Paused => return Ok(Some(Room::NextTurn)),
+                Turn::Written | Turn::Left => writes = shared.writes(),
+            }
+        };
+        // An empty queue always takes one message, however large.
+        if full {
             // From a task, it writes the queue the engine was woken for but has not taken.
             if caller_write::write_for_task(&shared.write_side(), &mut writes, lingering)
                 && writes.queue.len() < shared.options.write_buffer_limit
@@ -806,12 +825,22 @@ impl Client {
             writes.space_waiters = true;
             // Such a caller gets the queue at the end of the engine's batch instead.
             writes.outside_waiter |= outside_workers();
-            return Ok(Some(shared.space.notified()));
+            return Ok(Some(Room::Notified(shared.space.notified())));
         }
         writes.queue.push_pub(&frame, out.payload);
         shared.submit(writes, urgency);
         Ok(None)
     }
+}
+
+/// What a publish that found no room waits for before it tries again
+/// ([`Client::try_send`]).
+pub(crate) enum Room<'a> {
+    /// Room in the write queue: the engine or a writing caller notifies it.
+    Notified(Notified<'a>),
+    /// One yield to the executor: the caller's own bulk run paused on a full socket
+    /// (`caller_write::Turn::Paused`), and its next turn is the caller's to take.
+    NextTurn,
 }
 
 impl fmt::Debug for Client {

@@ -330,7 +330,9 @@ impl Shared {
                 self.engine_waker.wake();
             }
             Step::WriteAsCaller(after) => {
-                caller_write::write_as_caller(&self.write_side(), writes, after);
+                // The frame is queued already, so however the turn ends this caller is done:
+                // a paused run's next publishes queue up to the limit (`Writes::bulk_paused`).
+                let _ = caller_write::write_as_caller(&self.write_side(), writes, after);
             }
         }
     }

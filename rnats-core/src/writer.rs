@@ -85,6 +85,11 @@ pub(crate) struct Writes {
     /// The engine's last look found a caller writing or publishing in bulk, so its tail
     /// watch is armed: a caller that starts a bulk run needs to wake it only when not.
     pub(crate) bulk_watched: bool,
+    /// The bulk run's last turn found the socket full for a whole `caller_write::WAIT`
+    /// (`caller_write::Turn::Paused`): its publishes queue up to the write limit, where the
+    /// next turn starts, rather than each waiting in `poll(2)` again from
+    /// [`BULK_WRITE_AT`] on. Cleared when a turn starts.
+    pub(crate) bulk_paused: bool,
     /// Queues a task wrote at the write limit since the engine last took one
     /// (`caller_write::write_for_task`).
     pub(crate) task_turns: u32,
@@ -257,6 +262,7 @@ impl Writes {
             bulk_publishes: 0,
             bulk_seen: 0,
             bulk_watched: false,
+            bulk_paused: false,
             task_turns: 0,
             quiet: true,
         }
@@ -414,7 +420,7 @@ impl Writes {
             return Step::Wake;
         }
         match urgency {
-            Urgency::Normal if self.queue.len() < BULK_WRITE_AT => {
+            Urgency::Normal if self.queue.len() < BULK_WRITE_AT || self.bulk_paused => {
                 self.bulk_publishes += 1;
                 Step::Done
             }
@@ -563,6 +569,7 @@ impl Writes {
             self.space_waiters = false;
             self.outside_waiter = false;
             self.writer = Writer::Bulk;
+            self.bulk_paused = false;
             self.note_engine_batch(false);
             // The engine arms its tail watch right after: the publisher's turn need not wake it.
             self.bulk_watched = true;
@@ -693,5 +700,68 @@ mod tests {
             1,
             "one wake-up, for the first publish"
         );
+    }
+
+    /// A bulk run whose last turn found the socket full for a whole wait
+    /// (`caller_write::Turn::Paused`) queues its publishes past [`BULK_WRITE_AT`] without
+    /// a turn each (every one of them would wait in `poll(2)` again); the publish at the
+    /// write limit takes the next turn (`Client::try_send`). A run that did not pause writes
+    /// from [`BULK_WRITE_AT`] on.
+    #[tokio::test]
+    async fn a_paused_bulk_run_queues_its_publishes_up_to_the_limit() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let (ours, theirs) = tokio::join!(tokio::net::TcpStream::connect(addr), listener.accept());
+        let (ours, _theirs) = (ours.expect("connect"), theirs.expect("accept"));
+        let (statistics, directly_written, kicks) = (
+            Statistics::default(),
+            AtomicBool::new(false),
+            AtomicU64::new(0),
+        );
+        let cx = Submit {
+            statistics: &statistics,
+            directly_written: &directly_written,
+            kicks: &kicks,
+            outside_workers: || true,
+        };
+        let mut writes = Writes::new(4 * BULK_WRITE_AT);
+        writes.handle_connected(
+            Frames::default(),
+            Some(Arc::new(Socket::Tokio(ours))),
+            1,
+            false,
+        );
+        let publish = |writes: &mut Writes| {
+            writes.queue.push_control(|buf| {
+                buf.extend_from_slice(b"PUB a 1000\r\n");
+                buf.extend_from_slice(&[b'x'; 1000]);
+                buf.extend_from_slice(b"\r\n");
+            });
+            writes.submit(Urgency::Normal, &cx)
+        };
+        writes.writer = Writer::Bulk;
+        writes.bulk_paused = true;
+        let runs = writes.bulk_publishes;
+        while writes.queue.len() < 2 * BULK_WRITE_AT {
+            assert_eq!(
+                publish(&mut writes),
+                Step::Done,
+                "a paused run's publish queues"
+            );
+        }
+        assert!(
+            writes.bulk_publishes > runs,
+            "the tail watch saw no sign of the run"
+        );
+        assert_eq!(writes.writer, Writer::Bulk);
+        writes.bulk_paused = false;
+        assert_eq!(
+            publish(&mut writes),
+            Step::WriteAsCaller(After::Bulk),
+            "past BULK_WRITE_AT a running publish writes"
+        );
+        assert_eq!(kicks.load(Ordering::Relaxed), 0, "nobody woke the engine");
     }
 }
