@@ -10,9 +10,10 @@
 //!
 //! So such a caller takes the writer role itself ([`Writer::Caller`]) when it reaches the
 //! write limit and the engine holds no batch (the writer invariant: bytes leave in queue
-//! order whoever writes them). It writes the whole queue, its own frame last, and while the
-//! socket is full it waits in `poll(2)` on the socket, for at most [`WAIT`]: the kernel
-//! wakes it, no worker. The role is only ever held inside one synchronous call, never
+//! order whoever writes them). It writes the whole queue, then queues its own frame in the
+//! room that made (a request's frame goes first and the turn ends as a direct write), and
+//! while the socket is full it waits in `poll(2)` on the socket, for at most [`WAIT`]: the
+//! kernel wakes it, no worker. The role is only ever held inside one synchronous call, never
 //! across an await, so a dropped future cannot leave it held. The queue stays under the
 //! lock the whole time (it is unlocked only while waiting): a link transition that comes
 //! meanwhile (a planned move, a lost link) takes the queue, partly written frames and all,
@@ -46,24 +47,29 @@
 //! What is given up: a publish at the limit may hold its thread for up to [`WAIT`], where it
 //! used to await, so other futures of the same `block_on` (a `join!`, a timeout around it)
 //! wait that long too. Past [`WAIT`] the run stays the caller's ([`Turn::Paused`]): the
-//! publish, its own frame not queued yet, yields to its executor once ([`YieldOnce`]) and
-//! takes its next turn, so those futures are polled at least once every [`WAIT`] while the
-//! socket stays full, and no worker is woken. A stream that outpaces the server meets this
-//! all the time: the socket's room comes back in pieces of a third of its buffer, tens of
-//! milliseconds apart. Handing the queue to the engine there (as this did until issue 31's
-//! eighteenth stop) put the rest of the stream on the engine's batches, with a wake-up of a
-//! worker and one of the publisher for each. Publishes that other futures of the same
-//! thread make meanwhile queue up to the limit without waiting in `poll(2)` themselves
-//! (`Writes::bulk_paused`); a flush or a request whose turn finds the socket full for
-//! [`WAIT`] hands the queue to the engine, as anything from a task does. Should the paused
-//! publish be dropped, the tail watch takes the queue back: each pause is a sign of the
-//! run, as each publish is. TLS and WebSocket connections, other platforms than Unix, and
-//! the linger policy leave a full queue to the engine.
+//! publish queues its frame if the turn made room, yields to its executor once
+//! ([`YieldOnce`]), and returns or takes its next turn, so those futures are polled at least
+//! once every [`WAIT`] while the socket stays full, and no worker is woken. A stream that
+//! outpaces the server meets this all the time: the socket's room comes back in pieces of a
+//! third of its buffer, 10-20 ms apart. Handing the queue to the engine there (as this did
+//! until issue 31's eighteenth stop) put the rest of the stream on the engine's batches,
+//! with a wake-up of a worker and one of the publisher for each. Publishes that other
+//! futures of the same thread make meanwhile queue up to the limit without waiting in
+//! `poll(2)` themselves (`Writes::bulk_paused`), and publishers parked for room look again.
+//! A server that reads nothing at all is another matter: once the run's turns have written
+//! nothing for [`STALL`], the queue goes to the engine, which waits for room with no thread
+//! awake, and the publisher awaits room (`Writes::bulk_stalled` keeps the engine from
+//! handing it straight back). A flush or a request whose turn finds the socket full for
+//! [`WAIT`] hands the queue to the engine too, and a task that finds a run's queue full
+//! wakes the engine to take it. Should a paused publish be dropped, the tail watch takes
+//! the queue back: each pause is a sign of the run, as each publish is. TLS and WebSocket
+//! connections, other platforms than Unix, and the linger policy leave a full queue to the
+//! engine.
 
 use std::io::{self, IoSlice};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::task::AtomicWaker;
 use tokio::sync::Notify;
@@ -74,9 +80,17 @@ use crate::socket::Socket;
 use crate::statistics::Statistics;
 use crate::writer::{After, Writer, Writes};
 
-/// The longest a caller waits in `poll(2)` for room in the socket before it hands the queue
-/// back to the engine and awaits room instead.
+/// The longest a caller waits in `poll(2)` for room in the socket in one turn: then a bulk
+/// run pauses ([`Turn::Paused`]), a flush's or request's turn hands the queue to the engine.
 pub(crate) const WAIT: Duration = Duration::from_millis(5);
+
+/// How long a bulk run's turns may write nothing at all before the run goes to the engine:
+/// the server has stopped reading (a stalled link, a stopped server), not just fallen behind
+/// (a stream that outpaces it finds room every 10-20 ms). The engine then waits for room
+/// with no thread awake and the publisher awaits room, where paused turns would wake the
+/// caller every [`WAIT`] and the engine's tail watch every [`TAIL`] for as long as the
+/// stall lasts.
+pub(crate) const STALL: Duration = Duration::from_millis(50);
 
 /// How often the engine looks whether a bulk run's publishes stopped (tokio's timers tick
 /// in milliseconds, so this is their finest).
@@ -180,11 +194,12 @@ pub(crate) enum Turn {
     /// The whole queue is written.
     Written,
     /// A bulk run's socket stayed full for [`WAIT`]: the run is still the caller's
-    /// ([`Writer::Bulk`], nobody writing meanwhile). A publish that has not queued its frame
-    /// yet lets its executor run other futures once ([`YieldOnce`]) and tries again.
+    /// ([`Writer::Bulk`], nobody writing meanwhile). The publish queues its frame if the turn
+    /// made room, lets its executor run other futures once ([`YieldOnce`]), and returns or
+    /// tries again.
     Paused,
-    /// The queue went to the engine (an error, not plain TCP, or a flush's or request's
-    /// socket full for [`WAIT`]) or to a link transition.
+    /// The queue went to the engine (an error, not plain TCP, a flush's or request's socket
+    /// full for [`WAIT`], a run that wrote nothing for [`STALL`]) or to a link transition.
     Left,
 }
 
@@ -212,7 +227,12 @@ pub(crate) fn write_as_caller(
     loop {
         writes.count_out(shared.statistics);
         match send(writes.queue.frames_mut(), &socket) {
-            Ok(written) => Statistics::add(&shared.statistics.out_bytes, written as u64),
+            Ok(written) => {
+                if written > 0 {
+                    writes.bulk_stuck_since = None;
+                }
+                Statistics::add(&shared.statistics.out_bytes, written as u64);
+            }
             // The engine meets the error on its side and ends the link with it.
             Err(_) => break,
         }
@@ -235,9 +255,15 @@ pub(crate) fn write_as_caller(
             // and handing the queue to the engine here put the whole stream on the engine's
             // batches, with two thread wake-ups each (issue 31, eighteenth stop).
             Ok(false) if after == After::Bulk => {
-                role.keep();
-                pause_run(shared, writes);
-                return Turn::Paused;
+                if !stalled(&mut writes) {
+                    role.keep();
+                    pause_run(shared, writes);
+                    return Turn::Paused;
+                }
+                // Nothing written for `STALL`: the engine takes the queue as a batch and
+                // waits for room, and the publisher awaits room.
+                writes.bulk_stalled = true;
+                break;
             }
             // A flush or a request: the engine waits for room and writes it.
             Ok(false) | Err(_) => break,
@@ -248,18 +274,42 @@ pub(crate) fn write_as_caller(
     Turn::Left
 }
 
+/// Whether a bulk run whose turn just waited [`WAIT`] in vain has written nothing for
+/// [`STALL`]; the first such turn starts the clock. A stalled run's clock is stopped, as
+/// the run goes to the engine.
+fn stalled(writes: &mut Writes) -> bool {
+    let now = Instant::now();
+    match writes.bulk_stuck_since {
+        Some(since) if now.saturating_duration_since(since) >= STALL => {
+            writes.bulk_stuck_since = None;
+            true
+        }
+        Some(_) => false,
+        None => {
+            writes.bulk_stuck_since = Some(now);
+            false
+        }
+    }
+}
+
 /// A bulk run's socket stayed full for [`WAIT`]: the run stays the caller's, written by its
 /// next turn, and the engine's tail watch, which takes the queue back once a whole period
-/// passes with no sign of the run, is told that it goes on.
+/// passes with no sign of the run, is told that it goes on. Publishers parked for room look
+/// again, as the turn may have made some.
 fn pause_run(shared: &WriteSide<'_>, mut writes: MutexGuard<'_, Writes>) {
     writes.writer = Writer::Bulk;
     writes.bulk_paused = true;
     writes.bulk_publishes += 1;
+    let wake_publishers = std::mem::take(&mut writes.space_waiters);
+    writes.outside_waiter = false;
     let wake_engine = !writes.bulk_watched;
     if wake_engine {
         shared.kicks.fetch_add(1, Ordering::Release);
     }
     drop(writes);
+    if wake_publishers {
+        shared.space.notify_waiters();
+    }
     if wake_engine {
         shared.engine_waker.wake();
     }

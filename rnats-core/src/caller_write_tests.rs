@@ -261,14 +261,12 @@ fn a_link_lost_during_a_callers_turns_reorders_nothing() {
     });
 }
 
-/// A socket that stays full (the link stalled): the caller keeps its bulk run through every
-/// bounded wait, so the engine is handed no batch and the queue stays at the limit, the
-/// waiting publish's frame not in it; between waits the publish yields, so the timeout
-/// beside it in the same `block_on` (`publish_until_one_waits`) fires. Dropping that
-/// publish leaves nobody holding the writer role, and once the link flows again every
-/// message whose publish returned arrives, in order.
+/// A socket that stays full (the link stalled): the caller's turns pause until they have
+/// written nothing for `STALL`, then the run goes to the engine, the next publish awaits
+/// room without taking turns, and dropping that publish leaves nobody holding the writer
+/// role. Once the link flows again every message whose publish returned arrives, in order.
 #[test]
-fn a_stalled_link_keeps_the_run_and_a_dropped_publish_holds_nothing() {
+fn a_stalled_link_goes_to_the_engine_and_a_dropped_publish_holds_nothing() {
     let server = NatsServer::start();
     let proxy = Proxy::start(&server.url()).unwrap();
     main_runtime().block_on(async {
@@ -276,29 +274,23 @@ fn a_stalled_link_keeps_the_run_and_a_dropped_publish_holds_nothing() {
         let client = limited().connect(proxy.url()).await.unwrap();
         proxy.stall();
         let (published, mut waiting) = publish_until_one_waits(&client, "stall").await;
-        // Still waiting, it takes a turn every `caller_write::WAIT` and yields between them.
+        {
+            let writes = client.shared().writes();
+            assert_eq!(writes.writer, Writer::Writing, "the engine holds no batch");
+            assert!(writes.outside_waiter, "the caller does not wait for room");
+        }
+        // Waiting for room, it takes no turns: nothing is awake for a stalled link.
         let turns = caller_turns(&client);
         let more = tokio::time::timeout(Duration::from_millis(100), waiting.as_mut()).await;
         assert!(more.is_err(), "a publish went through a stalled link");
-        assert!(
-            caller_turns(&client) > turns,
-            "the waiting publish took no turn while it waited"
+        assert_eq!(
+            caller_turns(&client),
+            turns,
+            "the waiting publish took turns"
         );
-        {
-            let writes = client.shared().writes();
-            assert_eq!(
-                writes.writer,
-                Writer::Bulk,
-                "the run went to the engine while the socket was full"
-            );
-            assert!(
-                writes.queue.len() < 2 * LIMIT,
-                "the queue grew to {} bytes past its limit of {LIMIT}",
-                writes.queue.len()
-            );
-        }
         // Its message was never queued: the next publish takes its number.
         drop(waiting);
+        assert!(caller_turns(&client) > 0, "the caller never wrote a batch");
         assert_ne!(
             client.shared().writes().writer,
             Writer::Caller,
@@ -313,8 +305,7 @@ fn a_stalled_link_keeps_the_run_and_a_dropped_publish_holds_nothing() {
 /// A caller that reaches the limit while the engine holds a batch waits, and gets the queue
 /// when that batch ends: the engine hands it the writer role instead of taking the queue
 /// (without that, the engine kept the role for as long as the stream went on). The link
-/// is stalled so that the engine's batch cannot end before the caller waits; a task's
-/// publish hands the engine the caller's paused run, as a publish from a task does.
+/// is stalled so that the engine's batch cannot end before the caller waits.
 #[test]
 fn a_caller_waiting_behind_the_engines_batch_gets_the_queue_when_it_ends() {
     let server = NatsServer::start();
@@ -323,32 +314,10 @@ fn a_caller_waiting_behind_the_engines_batch_gets_the_queue_when_it_ends() {
         let sub = subscribed(&server.url(), "handed").await;
         let client = limited().connect(proxy.url()).await.unwrap();
         proxy.stall();
-        let (first_waiting, mut waiting) = publish_until_one_waits(&client, "handed").await;
-        // A task's publish (on another subject, so the check sees one stream) wakes the
-        // engine, which takes the queue as a batch it cannot finish.
-        let task_client = client.clone();
-        tokio::spawn(async move { task_client.publish("handed.task", "x".into()).await })
-            .await
-            .unwrap()
-            .unwrap();
-        let deadline = Instant::now() + WAIT;
-        while client.shared().writes().writer != Writer::Writing {
-            assert!(Instant::now() < deadline, "the engine never took the queue");
-            tokio::task::yield_now().await;
-        }
-        // The waiting publish queues into the room the engine's batch left, and the next
-        // ones fill the queue again and wait behind that batch.
-        waiting.as_mut().await.unwrap();
-        let mut number = first_waiting + 1;
-        let mut waiting = loop {
-            let mut publish = Box::pin(client.publish("handed", numbered(number, 4096)));
-            match tokio::time::timeout(Duration::from_secs(2), publish.as_mut()).await {
-                Ok(result) => result.unwrap(),
-                Err(_) => break publish,
-            }
-            number += 1;
-        };
-        let published = number + 1;
+        // The caller's turns have written nothing for `STALL`, so the run went to the
+        // engine, which holds a batch it cannot finish.
+        let (waiting_number, mut waiting) = publish_until_one_waits(&client, "handed").await;
+        let published = waiting_number + 1;
         {
             let writes = client.shared().writes();
             assert!(writes.outside_waiter, "the caller does not wait for room");
@@ -526,4 +495,118 @@ fn a_task_on_a_stalled_link_awaits_room_and_loses_nothing() {
         proxy.resume();
         publish_the_rest(&client, "task.stall", published, check).await;
     });
+}
+
+/// The turns of a bulk run whose socket takes nothing (the peer reads nothing): each waits
+/// `WAIT` and pauses, leaving the run the caller's (writer `Bulk`) and waking nobody, until
+/// the turns have written nothing for `STALL`; then the run goes to the engine. A turn that
+/// writes starts that clock again.
+#[tokio::test]
+async fn a_bulk_runs_turns_pause_on_a_full_socket_until_it_stalls() {
+    use tokio::io::AsyncReadExt;
+
+    use super::{STALL, Turn, WriteSide, write_as_caller};
+    use crate::floor::frames::Frames;
+    use crate::floor::sync::lock;
+    use crate::socket::Socket;
+    use crate::statistics::Statistics;
+    use crate::writer::{After, Writes};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (ours, theirs) = tokio::join!(tokio::net::TcpStream::connect(addr), listener.accept());
+    let (ours, (mut theirs, _)) = (ours.unwrap(), theirs.unwrap());
+    let writes = std::sync::Mutex::new(Writes::new(1 << 20));
+    let (statistics, kicks, turns) = (Statistics::default(), AtomicU64::new(0), AtomicU64::new(0));
+    let (engine_waker, space) = (
+        futures_util::task::AtomicWaker::new(),
+        tokio::sync::Notify::new(),
+    );
+    let directly_written = std::sync::atomic::AtomicBool::new(false);
+    let side = WriteSide {
+        writes: &writes,
+        statistics: &statistics,
+        kicks: &kicks,
+        engine_waker: &engine_waker,
+        space: &space,
+        directly_written: &directly_written,
+        turns: &turns,
+    };
+    {
+        let mut writes = lock(&writes);
+        writes.handle_connected(
+            Frames::default(),
+            Some(Arc::new(Socket::Tokio(ours))),
+            1,
+            false,
+        );
+        // Far more than the kernel's buffers on both ends take.
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..32 {
+            writes
+                .queue
+                .push_control(|buf| buf.extend_from_slice(&chunk));
+        }
+        writes.writer = Writer::Bulk;
+        // As an engine whose tail watch is armed: a pause need not wake it.
+        writes.bulk_watched = true;
+    }
+    let started = Instant::now();
+    assert_eq!(
+        write_as_caller(&side, lock(&writes), After::Bulk),
+        Turn::Paused
+    );
+    {
+        let writes = lock(&writes);
+        assert_eq!(writes.writer, Writer::Bulk);
+        assert!(writes.bulk_paused);
+        assert!(writes.bulk_stuck_since.is_some(), "the clock did not start");
+    }
+    let mut paused = 1;
+    loop {
+        match write_as_caller(&side, lock(&writes), After::Bulk) {
+            Turn::Paused => paused += 1,
+            Turn::Left => break,
+            Turn::Written => panic!("a peer that reads nothing took 32 MiB"),
+        }
+        assert!(started.elapsed() < WAIT, "the run never stalled");
+    }
+    assert!(
+        started.elapsed() >= STALL,
+        "stalled after {:?}",
+        started.elapsed()
+    );
+    assert!(paused >= 2, "only {paused} turn(s) paused before the stall");
+    {
+        let writes = lock(&writes);
+        assert_eq!(
+            writes.writer,
+            Writer::Woken,
+            "the engine was not given the run"
+        );
+        assert!(writes.bulk_stuck_since.is_none());
+        assert!(
+            writes.bulk_stalled,
+            "the engine would hand the run straight back"
+        );
+    }
+    assert_eq!(
+        kicks.load(Ordering::Relaxed),
+        1,
+        "only the hand-back wakes the engine"
+    );
+    // The peer reads some: the next turn writes, and its clock starts again.
+    let mut drained = vec![0; 1 << 20];
+    theirs.read_exact(&mut drained).await.unwrap();
+    lock(&writes).writer = Writer::Bulk;
+    let before = Instant::now();
+    assert_eq!(
+        write_as_caller(&side, lock(&writes), After::Bulk),
+        Turn::Paused
+    );
+    let since = lock(&writes).bulk_stuck_since;
+    assert!(
+        since.is_some_and(|at| at >= before),
+        "the clock ran on through a write"
+    );
 }

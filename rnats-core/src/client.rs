@@ -41,7 +41,7 @@ use crate::shared::{ClientHandle, Shared, Sink, SubEntry, outside_workers};
 pub use crate::statistics::Statistics;
 use crate::sub_queue::{Limits, SubQueue};
 use crate::subject::{SubjectCheck, ToSubject, check_publish};
-use crate::writer::{After, Urgency};
+use crate::writer::{After, Urgency, Writer};
 use crate::{Message, Subscriber, request};
 pub use events::Events;
 use events::spawn_callback;
@@ -189,10 +189,10 @@ impl Client {
             },
         };
         // The fast path inline: no nested future on the hottest call (see `Client::send`).
-        let Some(wait) = self.try_send(&out, Urgency::Normal, true)? else {
+        let Some(held) = self.try_send(&out, Urgency::Normal, true)? else {
             return Ok(());
         };
-        Box::pin(self.send_when_space(wait, out, Urgency::Normal)).await
+        Box::pin(self.send_when_space(held, out, Urgency::Normal)).await
     }
 
     /// Publishes with headers.
@@ -703,38 +703,42 @@ impl Client {
     /// and request future made them 592 and 896 bytes, against 208 and 568 now, each copied
     /// whenever a caller's future moves.
     async fn send(&self, out: Outbound<'_>, urgency: Urgency) -> Result<(), PublishError> {
-        let Some(wait) = self.try_send(&out, urgency, true)? else {
+        let Some(held) = self.try_send(&out, urgency, true)? else {
             return Ok(());
         };
-        Box::pin(self.send_when_space(wait, out, urgency)).await
+        Box::pin(self.send_when_space(held, out, urgency)).await
     }
 
     /// Waits for room in the write queue, then queues.
     async fn send_when_space(
         &self,
-        mut wait: Room<'_>,
+        mut held: Held<'_>,
         out: Outbound<'_>,
         urgency: Urgency,
     ) -> Result<(), PublishError> {
         loop {
-            match wait {
-                Room::Notified(space) => space.await,
-                Room::NextTurn => caller_write::YieldOnce::default().await,
+            match held {
+                Held::Room(space) => space.await,
+                Held::Turn => caller_write::YieldOnce::default().await,
+                Held::Yield => {
+                    caller_write::YieldOnce::default().await;
+                    return Ok(());
+                }
             }
             match self.try_send(&out, urgency, true)? {
                 None => return Ok(()),
-                Some(next) => wait = next,
+                Some(next) => held = next,
             }
         }
     }
 
-    /// Queues the message if the write queue has room. Otherwise returns what to wait for:
-    /// the notification of room, made while the lock was held so the engine's
-    /// `notify_waiters()` after it takes the queue cannot be missed, or, for a caller whose
-    /// bulk run found the socket full ([`caller_write::Turn::Paused`]), one yield to its
-    /// executor before its next turn. With `bounded` false the message is queued even
-    /// over the limit (the `Sink` checked for room in `poll_ready`; another clone may have
-    /// filled it since).
+    /// Queues the message if the write queue has room, and says what holds the publish back,
+    /// if anything ([`Held`]): the notification of room, made while the lock was held so the
+    /// engine's `notify_waiters()` after it takes the queue cannot be missed, or, for a
+    /// caller whose bulk run's turn paused on a full socket ([`caller_write::Turn::Paused`]),
+    /// one yield to its executor, before its next turn or before it returns. With `bounded`
+    /// false the message is queued even over the limit (the `Sink` checked for room in
+    /// `poll_ready`; another clone may have filled it since).
     ///
     /// Always inlined: its result is some 80 bytes, and in a call it goes through memory and
     /// back on every publish, where inlined the common `Ok(None)` is a branch.
@@ -744,7 +748,7 @@ impl Client {
         out: &Outbound<'_>,
         urgency: Urgency,
         bounded: bool,
-    ) -> Result<Option<Room<'_>>, PublishError> {
+    ) -> Result<Option<Held<'_>>, PublishError> {
         let shared = self.shared();
         let header_len = match out.headers {
             Some(headers) => {
@@ -770,10 +774,10 @@ impl Client {
             headers: out.headers,
         };
         let mut writes = shared.writes();
-        // At most one turn as the writer per call: after it the queue has room, or the caller
-        // waits like any publisher.
-        let mut took_turn = false;
         let lingering = shared.options.linger.is_some();
+        // How this call's turn as the writer ended, if it took one: at most one, after which
+        // the queue has room or the caller waits like any publisher.
+        let mut turn = None;
         let full = loop {
             out.check.run(&writes.queue, out.subject)?;
             if writes.queue.is_closed() {
@@ -788,27 +792,40 @@ impl Client {
                 writes.queue.push_pub(&frame, out.payload);
                 return Ok(None);
             }
-            // From `#[tokio::main]`'s thread, with nothing in flight, a publish that finds
-            // the queue full writes it itself rather than waiting for a worker
-            // (`caller_write.rs`), then queues its own frame into the room that made. Its
-            // frame waits until then: a socket that stays full keeps the queue at the limit.
             let full = bounded
                 && writes.queue.len() >= shared.options.write_buffer_limit
                 && !writes.queue.is_empty();
             if !full
-                || took_turn
+                || turn.is_some()
                 || !caller_write::may_take_over(&writes, lingering, outside_workers)
             {
                 break full;
             }
-            took_turn = true;
-            match caller_write::write_as_caller(&shared.write_side(), writes, After::Bulk) {
-                Turn::Paused => return Ok(Some(Room::NextTurn)),
-                Turn::Written | Turn::Left => writes = shared.writes(),
+            // From `#[tokio::main]`'s thread, with nothing in flight, the caller writes the
+            // queue itself rather than waiting for a worker (`caller_write.rs`).
+            if urgency != Urgency::Normal {
+                // A request: queued, then written with the rest or left to the engine, whose
+                // write its reply's timeout does not wait on.
+                writes.queue.push_pub(&frame, out.payload);
+                let _ = caller_write::write_as_caller(&shared.write_side(), writes, After::Direct);
+                return Ok(None);
             }
+            // A publish queues its frame into the room its turn made: a socket that stays
+            // full keeps the queue at the limit.
+            turn = Some(caller_write::write_as_caller(
+                &shared.write_side(),
+                writes,
+                After::Bulk,
+            ));
+            writes = shared.writes();
         };
+        // A turn that paused owes the caller's executor a yield (`caller_write::YieldOnce`).
+        let paused = turn == Some(Turn::Paused);
         // An empty queue always takes one message, however large.
         if full {
+            if paused {
+                return Ok(Some(Held::Turn));
+            }
             // From a task, it writes the queue the engine was woken for but has not taken.
             if caller_write::write_for_task(&shared.write_side(), &mut writes, lingering)
                 && writes.queue.len() < shared.options.write_buffer_limit
@@ -823,24 +840,39 @@ impl Client {
                 return Ok(None);
             }
             writes.space_waiters = true;
+            let outside = outside_workers();
             // Such a caller gets the queue at the end of the engine's batch instead.
-            writes.outside_waiter |= outside_workers();
-            return Ok(Some(Room::Notified(shared.space.notified())));
+            writes.outside_waiter |= outside;
+            // A task is not left behind a run of `block_on`'s caller, which may be paused on a
+            // full socket: the engine takes the queue.
+            let kick = !outside && writes.writer == Writer::Bulk;
+            if kick {
+                writes.kick(&shared.kicks);
+            }
+            let space = shared.space.notified();
+            drop(writes);
+            if kick {
+                shared.engine_waker.wake();
+            }
+            return Ok(Some(Held::Room(space)));
         }
         writes.queue.push_pub(&frame, out.payload);
         shared.submit(writes, urgency);
-        Ok(None)
+        Ok(paused.then_some(Held::Yield))
     }
 }
 
-/// What a publish that found no room waits for before it tries again
-/// ([`Client::try_send`]).
-pub(crate) enum Room<'a> {
-    /// Room in the write queue: the engine or a writing caller notifies it.
-    Notified(Notified<'a>),
-    /// One yield to the executor: the caller's own bulk run paused on a full socket
-    /// (`caller_write::Turn::Paused`), and its next turn is the caller's to take.
-    NextTurn,
+/// What holds a publish back ([`Client::try_send`]).
+pub(crate) enum Held<'a> {
+    /// Room in the write queue, which the engine or a writing caller notifies; then it tries
+    /// again.
+    Room(Notified<'a>),
+    /// One yield to the executor, then the caller's next turn: its bulk run paused on a full
+    /// socket (`caller_write::Turn::Paused`) before its frame found room.
+    Turn,
+    /// One yield to the executor before the publish returns: its frame is queued, in the room
+    /// a turn that then paused made.
+    Yield,
 }
 
 impl fmt::Debug for Client {

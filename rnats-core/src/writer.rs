@@ -90,6 +90,15 @@ pub(crate) struct Writes {
     /// next turn starts, rather than each waiting in `poll(2)` again from
     /// [`BULK_WRITE_AT`] on. Cleared when a turn starts.
     pub(crate) bulk_paused: bool,
+    /// Since when a bulk run's turns have written nothing (set when a turn's wait runs out,
+    /// cleared by any byte a turn writes): past `caller_write::STALL` the run goes to the
+    /// engine.
+    pub(crate) bulk_stuck_since: Option<Instant>,
+    /// A bulk run stalled and went to the engine: the engine takes the queue as a batch
+    /// rather than handing it straight back to the caller waiting for room
+    /// ([`Writes::hand_to_outside_waiter`]), which would only pause and stall again. Cleared
+    /// when the engine takes a batch.
+    pub(crate) bulk_stalled: bool,
     /// Queues a task wrote at the write limit since the engine last took one
     /// (`caller_write::write_for_task`).
     pub(crate) task_turns: u32,
@@ -263,6 +272,8 @@ impl Writes {
             bulk_seen: 0,
             bulk_watched: false,
             bulk_paused: false,
+            bulk_stuck_since: None,
+            bulk_stalled: false,
             task_turns: 0,
             quiet: true,
         }
@@ -545,6 +556,7 @@ impl Writes {
         }
         self.writer = Writer::Writing;
         self.note_engine_batch(true);
+        self.bulk_stalled = false;
         self.outside_waiter = false;
         self.task_turns = 0;
         self.quiet = false;
@@ -564,6 +576,7 @@ impl Writes {
             && self.outside_waiter
             && self.space_waiters
             && !lingering
+            && !self.bulk_stalled
             && self.queue.link().is_some();
         if hand {
             self.space_waiters = false;
