@@ -562,10 +562,11 @@ async fn a_bulk_runs_turns_pause_on_a_full_socket_until_it_stalls() {
         assert!(writes.bulk_paused);
         assert!(writes.bulk_stuck_since.is_some(), "the clock did not start");
     }
-    let mut paused = 1;
+    // Turns go on pausing (a descheduled test thread may see only one more) until the
+    // clock, started by the first, passes `STALL`.
     loop {
         match write_as_caller(&side, lock(&writes), After::Bulk) {
-            Turn::Paused => paused += 1,
+            Turn::Paused => {}
             Turn::Left => break,
             Turn::Written => panic!("a peer that reads nothing took 32 MiB"),
         }
@@ -576,7 +577,6 @@ async fn a_bulk_runs_turns_pause_on_a_full_socket_until_it_stalls() {
         "stalled after {:?}",
         started.elapsed()
     );
-    assert!(paused >= 2, "only {paused} turn(s) paused before the stall");
     {
         let writes = lock(&writes);
         assert_eq!(

@@ -775,8 +775,8 @@ impl Client {
         };
         let mut writes = shared.writes();
         let lingering = shared.options.linger.is_some();
-        // How this call's turn as the writer ended, if it took one: at most one, after which
-        // the queue has room or the caller waits like any publisher.
+        // How this call's turn as the writer at the limit ended, if it took one: at most one,
+        // after which the queue has room or the caller waits like any publisher.
         let mut turn = None;
         let full = loop {
             out.check.run(&writes.queue, out.subject)?;
