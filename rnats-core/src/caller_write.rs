@@ -47,15 +47,18 @@
 //! What is given up: a publish at the limit may hold its thread for up to [`WAIT`], where it
 //! used to await, so other futures of the same `block_on` (a `join!`, a timeout around it)
 //! wait that long too. Past [`WAIT`] the run stays the caller's ([`Turn::Paused`]): the
-//! publish queues its frame if the turn made room, yields to its executor once
-//! ([`YieldOnce`]), and returns or takes its next turn, so those futures are polled at least
+//! publish yields to its executor once ([`YieldOnce`]) with its frame not queued (a publish
+//! still pending has queued nothing, so a timeout that drops it sends nothing), then queues
+//! it into the room the turn made or takes its next turn. Those futures are polled at least
 //! once every [`WAIT`] while the socket stays full, and no worker is woken. A stream that
 //! outpaces the server meets this all the time: the socket's room comes back in pieces of a
 //! third of its buffer, 10-20 ms apart. Handing the queue to the engine there (as this did
 //! until issue 31's eighteenth stop) put the rest of the stream on the engine's batches,
-//! with a wake-up of a worker and one of the publisher for each. Publishes that other
-//! futures of the same thread make meanwhile queue up to the limit without waiting in
-//! `poll(2)` themselves (`Writes::bulk_paused`), and publishers parked for room look again.
+//! with a wake-up of a worker and one of the publisher for each. A publish below the limit
+//! that brings the queue to 64 KiB writes what the socket takes and never waits for room it
+//! does not need; once a turn found the socket full, publishes queue up to the limit
+//! (`Writes::bulk_paused`), where the next turn waits. A pause lets publishers parked for
+//! room look again.
 //! A server that reads nothing at all is another matter: once the run's turns have written
 //! nothing for [`STALL`], the queue goes to the engine, which waits for room with no thread
 //! awake, and the publisher awaits room (`Writes::bulk_stalled` keeps the engine from
@@ -132,6 +135,8 @@ pub(crate) fn may_take_over(
             writes.writer,
             Writer::Idle | Writer::DirectlyWritten | Writer::Woken | Writer::Bulk
         )
+        // A run that stalled is the engine's until it has taken a batch.
+        && !writes.bulk_stalled
         && writes.queue.link().is_some()
         && outside_workers()
 }
@@ -176,13 +181,18 @@ pub(crate) fn write_for_task(shared: &WriteSide<'_>, writes: &mut Writes, linger
     writes.count_out(shared.statistics);
     // A full socket or an error stops it: the engine waits for room, or meets the error and
     // ends the link with it.
+    let mut wrote = false;
     if let (frames, Some(socket)) = writes.queue.frames_and_link() {
         while let Ok(written @ 1..) = crate::socket::try_write(frames, socket) {
+            wrote = true;
             Statistics::add(&shared.statistics.out_bytes, written as u64);
             if frames.is_empty() {
                 break;
             }
         }
+    }
+    if wrote {
+        writes.bulk_stuck_since = None;
     }
     true
 }
@@ -193,10 +203,9 @@ pub(crate) fn write_for_task(shared: &WriteSide<'_>, writes: &mut Writes, linger
 pub(crate) enum Turn {
     /// The whole queue is written.
     Written,
-    /// A bulk run's socket stayed full for [`WAIT`]: the run is still the caller's
-    /// ([`Writer::Bulk`], nobody writing meanwhile). The publish queues its frame if the turn
-    /// made room, lets its executor run other futures once ([`YieldOnce`]), and returns or
-    /// tries again.
+    /// A bulk run's socket stayed full for the turn's wait: the run is still the caller's
+    /// ([`Writer::Bulk`], nobody writing meanwhile). A publish that has not queued its frame
+    /// lets its executor run other futures once ([`YieldOnce`]) and tries again.
     Paused,
     /// The queue went to the engine (an error, not plain TCP, a flush's or request's socket
     /// full for [`WAIT`], a run that wrote nothing for [`STALL`]) or to a link transition.
@@ -204,12 +213,14 @@ pub(crate) enum Turn {
 }
 
 /// Writes the queue to the socket as the writer, until it is empty, the socket stays full
-/// for [`WAIT`], or a link transition takes the queue; see the module's docs. Returns with
-/// the lock let go, the engine woken if it is owed a wake-up.
+/// for `wait` (at most [`WAIT`]; zero for a publish below the write limit, which needs no
+/// room), or a link transition takes the queue; see the module's docs. Returns with the
+/// lock let go, the engine woken if it is owed a wake-up.
 pub(crate) fn write_as_caller(
     shared: &WriteSide<'_>,
     writes: MutexGuard<'_, Writes>,
     after: After,
+    wait: Duration,
 ) -> Turn {
     let link = writes.queue.link_id();
     let Some(socket) = writes.queue.link().cloned() else {
@@ -241,14 +252,19 @@ pub(crate) fn write_as_caller(
             end_turn(shared, writes, after);
             return Turn::Written;
         }
-        drop(writes);
-        let writable = wait_writable(&socket, WAIT);
-        writes = shared.writes();
-        if writes.writer != Writer::Caller || writes.queue.link_id() != link {
-            // A link transition took the queue meanwhile, and the role with it.
-            role.keep();
-            return Turn::Left;
-        }
+        let writable = if wait.is_zero() {
+            Ok(false)
+        } else {
+            drop(writes);
+            let writable = wait_writable(&socket, wait);
+            writes = shared.writes();
+            if writes.writer != Writer::Caller || writes.queue.link_id() != link {
+                // A link transition took the queue meanwhile, and the role with it.
+                role.keep();
+                return Turn::Left;
+            }
+            writable
+        };
         match writable {
             Ok(true) => {}
             // A bulk run keeps the queue: the server reads slower than the caller publishes,

@@ -505,7 +505,7 @@ fn a_task_on_a_stalled_link_awaits_room_and_loses_nothing() {
 async fn a_bulk_runs_turns_pause_on_a_full_socket_until_it_stalls() {
     use tokio::io::AsyncReadExt;
 
-    use super::{STALL, Turn, WriteSide, write_as_caller};
+    use super::{STALL, Turn, WAIT as TURN_WAIT, WriteSide, may_take_over, write_as_caller};
     use crate::floor::frames::Frames;
     use crate::floor::sync::lock;
     use crate::socket::Socket;
@@ -553,7 +553,7 @@ async fn a_bulk_runs_turns_pause_on_a_full_socket_until_it_stalls() {
     }
     let started = Instant::now();
     assert_eq!(
-        write_as_caller(&side, lock(&writes), After::Bulk),
+        write_as_caller(&side, lock(&writes), After::Bulk, TURN_WAIT),
         Turn::Paused
     );
     {
@@ -565,7 +565,7 @@ async fn a_bulk_runs_turns_pause_on_a_full_socket_until_it_stalls() {
     // Turns go on pausing (a descheduled test thread may see only one more) until the
     // clock, started by the first, passes `STALL`.
     loop {
-        match write_as_caller(&side, lock(&writes), After::Bulk) {
+        match write_as_caller(&side, lock(&writes), After::Bulk, TURN_WAIT) {
             Turn::Paused => {}
             Turn::Left => break,
             Turn::Written => panic!("a peer that reads nothing took 32 MiB"),
@@ -595,18 +595,38 @@ async fn a_bulk_runs_turns_pause_on_a_full_socket_until_it_stalls() {
         1,
         "only the hand-back wakes the engine"
     );
-    // The peer reads some: the next turn writes, and its clock starts again.
-    let mut drained = vec![0; 1 << 20];
-    theirs.read_exact(&mut drained).await.unwrap();
+    // Until the engine takes a batch, no caller takes the stalled run back either.
+    assert!(
+        !may_take_over(&lock(&writes), false, || true),
+        "a caller may take back a stalled run"
+    );
+    // A turn that finds no room starts the clock afresh (the stall stopped it)...
     lock(&writes).writer = Writer::Bulk;
-    let before = Instant::now();
     assert_eq!(
-        write_as_caller(&side, lock(&writes), After::Bulk),
+        write_as_caller(&side, lock(&writes), After::Bulk, TURN_WAIT),
         Turn::Paused
+    );
+    let first = lock(&writes)
+        .bulk_stuck_since
+        .expect("the clock did not start");
+    // ...and one that writes starts it again, once the peer has read some.
+    let mut drained = vec![0; 1 << 20];
+    tokio::time::timeout(WAIT, theirs.read_exact(&mut drained))
+        .await
+        .expect("the peer found no MiB to read")
+        .unwrap();
+    let out = statistics.out_bytes.load(Ordering::Relaxed);
+    assert_eq!(
+        write_as_caller(&side, lock(&writes), After::Bulk, TURN_WAIT),
+        Turn::Paused
+    );
+    assert!(
+        statistics.out_bytes.load(Ordering::Relaxed) > out,
+        "the turn wrote nothing into the room the peer's read made"
     );
     let since = lock(&writes).bulk_stuck_since;
     assert!(
-        since.is_some_and(|at| at >= before),
+        since.is_some_and(|at| at > first),
         "the clock ran on through a write"
     );
 }

@@ -720,10 +720,6 @@ impl Client {
             match held {
                 Held::Room(space) => space.await,
                 Held::Turn => caller_write::YieldOnce::default().await,
-                Held::Yield => {
-                    caller_write::YieldOnce::default().await;
-                    return Ok(());
-                }
             }
             match self.try_send(&out, urgency, true)? {
                 None => return Ok(()),
@@ -736,7 +732,7 @@ impl Client {
     /// if anything ([`Held`]): the notification of room, made while the lock was held so the
     /// engine's `notify_waiters()` after it takes the queue cannot be missed, or, for a
     /// caller whose bulk run's turn paused on a full socket ([`caller_write::Turn::Paused`]),
-    /// one yield to its executor, before its next turn or before it returns. With `bounded`
+    /// one yield to its executor before it tries again. With `bounded`
     /// false the message is queued even over the limit (the `Sink` checked for room in
     /// `poll_ready`; another clone may have filled it since).
     ///
@@ -807,25 +803,32 @@ impl Client {
                 // A request: queued, then written with the rest or left to the engine, whose
                 // write its reply's timeout does not wait on.
                 writes.queue.push_pub(&frame, out.payload);
-                let _ = caller_write::write_as_caller(&shared.write_side(), writes, After::Direct);
+                let _ = caller_write::write_as_caller(
+                    &shared.write_side(),
+                    writes,
+                    After::Direct,
+                    caller_write::WAIT,
+                );
                 return Ok(None);
             }
-            // A publish queues its frame into the room its turn made: a socket that stays
-            // full keeps the queue at the limit.
+            // A publish queues its frame into the room its turn made, on a later poll if the
+            // turn paused: a publish still pending has queued nothing, and a socket that
+            // stays full keeps the queue at the limit.
             turn = Some(caller_write::write_as_caller(
                 &shared.write_side(),
                 writes,
                 After::Bulk,
+                caller_write::WAIT,
             ));
             writes = shared.writes();
         };
-        // A turn that paused owes the caller's executor a yield (`caller_write::YieldOnce`).
-        let paused = turn == Some(Turn::Paused);
+        // A turn that paused owes the caller's executor a yield (`caller_write::YieldOnce`)
+        // before the publish queues its frame or takes its next turn.
+        if turn == Some(Turn::Paused) {
+            return Ok(Some(Held::Turn));
+        }
         // An empty queue always takes one message, however large.
         if full {
-            if paused {
-                return Ok(Some(Held::Turn));
-            }
             // From a task, it writes the queue the engine was woken for but has not taken.
             if caller_write::write_for_task(&shared.write_side(), &mut writes, lingering)
                 && writes.queue.len() < shared.options.write_buffer_limit
@@ -858,7 +861,7 @@ impl Client {
         }
         writes.queue.push_pub(&frame, out.payload);
         shared.submit(writes, urgency);
-        Ok(paused.then_some(Held::Yield))
+        Ok(None)
     }
 }
 
@@ -867,12 +870,9 @@ pub(crate) enum Held<'a> {
     /// Room in the write queue, which the engine or a writing caller notifies; then it tries
     /// again.
     Room(Notified<'a>),
-    /// One yield to the executor, then the caller's next turn: its bulk run paused on a full
-    /// socket (`caller_write::Turn::Paused`) before its frame found room.
+    /// One yield to the executor, then it tries again (queueing its frame, or taking its next
+    /// turn): its bulk run's turn paused on a full socket (`caller_write::Turn::Paused`).
     Turn,
-    /// One yield to the executor before the publish returns: its frame is queued, in the room
-    /// a turn that then paused made.
-    Yield,
 }
 
 impl fmt::Debug for Client {

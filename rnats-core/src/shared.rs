@@ -5,6 +5,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use bytes::BytesMut;
 use futures_util::task::AtomicWaker;
@@ -25,7 +26,7 @@ use crate::rt::Rt;
 use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
 pub(crate) use crate::writer::FlushWaiter;
-use crate::writer::{Step, Submit, Urgency, Writes};
+use crate::writer::{After, Step, Submit, Urgency, Writes};
 
 /// Everything the client handles and the engine share.
 #[derive(Debug)]
@@ -330,9 +331,15 @@ impl Shared {
                 self.engine_waker.wake();
             }
             Step::WriteAsCaller(after) => {
-                // The frame is queued already, so however the turn ends this caller is done:
-                // a paused run's next publishes queue up to the limit (`Writes::bulk_paused`).
-                let _ = caller_write::write_as_caller(&self.write_side(), writes, after);
+                // The frame is queued already, so however the turn ends this caller is done.
+                // A publish below the limit needs no room, so it does not wait for any: a
+                // full socket pauses the run at once, and the publishes after it queue up to
+                // the limit (`Writes::bulk_paused`), where a turn waits.
+                let wait = match after {
+                    After::Bulk => Duration::ZERO,
+                    After::Direct => caller_write::WAIT,
+                };
+                let _ = caller_write::write_as_caller(&self.write_side(), writes, after, wait);
             }
         }
     }

@@ -90,9 +90,9 @@ pub(crate) struct Writes {
     /// next turn starts, rather than each waiting in `poll(2)` again from
     /// [`BULK_WRITE_AT`] on. Cleared when a turn starts.
     pub(crate) bulk_paused: bool,
-    /// Since when a bulk run's turns have written nothing (set when a turn's wait runs out,
-    /// cleared by any byte a turn writes): past `caller_write::STALL` the run goes to the
-    /// engine.
+    /// Since when a bulk run's turns have written nothing (set when a turn's wait runs out;
+    /// cleared by any byte a turn or a task writes, and when the engine takes a batch or
+    /// hands a run over): past `caller_write::STALL` the run goes to the engine.
     pub(crate) bulk_stuck_since: Option<Instant>,
     /// A bulk run stalled and went to the engine: the engine takes the queue as a batch
     /// rather than handing it straight back to the caller waiting for room
@@ -557,6 +557,7 @@ impl Writes {
         self.writer = Writer::Writing;
         self.note_engine_batch(true);
         self.bulk_stalled = false;
+        self.bulk_stuck_since = None;
         self.outside_waiter = false;
         self.task_turns = 0;
         self.quiet = false;
@@ -583,6 +584,7 @@ impl Writes {
             self.outside_waiter = false;
             self.writer = Writer::Bulk;
             self.bulk_paused = false;
+            self.bulk_stuck_since = None;
             self.note_engine_batch(false);
             // The engine arms its tail watch right after: the publisher's turn need not wake it.
             self.bulk_watched = true;
