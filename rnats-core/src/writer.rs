@@ -656,35 +656,51 @@ mod tests {
         assert!(!Writer::Idle.may_write_directly(Urgency::Normal));
     }
 
-    /// A publish from outside the engine's thread is written by its caller into an idle
-    /// connection only while the connection is quiet: once the engine has taken a batch it
-    /// wakes the engine instead, until the engine reads again.
-    #[tokio::test]
-    async fn a_publish_from_outside_writes_directly_only_into_a_quiet_connection() {
+    /// What [`Writes::submit`] counts into, for tests without a client; callers are outside
+    /// the workers.
+    #[derive(Default)]
+    struct Counters {
+        statistics: Statistics,
+        directly_written: AtomicBool,
+        kicks: AtomicU64,
+    }
+
+    impl Counters {
+        fn cx(&self) -> Submit<'_> {
+            Submit {
+                statistics: &self.statistics,
+                directly_written: &self.directly_written,
+                kicks: &self.kicks,
+                outside_workers: || true,
+            }
+        }
+    }
+
+    /// Both ends of a TCP connection on the loopback interface: ours, and the peer's.
+    async fn loopback() -> (tokio::net::TcpStream, tokio::net::TcpStream) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("address");
         let (ours, theirs) = tokio::join!(tokio::net::TcpStream::connect(addr), listener.accept());
-        let (ours, _theirs) = (ours.expect("connect"), theirs.expect("accept"));
+        (ours.expect("connect"), theirs.expect("accept").0)
+    }
+
+    /// A publish from outside the engine's thread is written by its caller into an idle
+    /// connection only while the connection is quiet: once the engine has taken a batch it
+    /// wakes the engine instead, until the engine reads again.
+    #[tokio::test]
+    async fn a_publish_from_outside_writes_directly_only_into_a_quiet_connection() {
+        let (ours, _theirs) = loopback().await;
         let socket = Arc::new(Socket::Tokio(ours));
-        let (statistics, directly_written, kicks) = (
-            Statistics::default(),
-            AtomicBool::new(false),
-            AtomicU64::new(0),
-        );
-        let cx = Submit {
-            statistics: &statistics,
-            directly_written: &directly_written,
-            kicks: &kicks,
-            outside_workers: || true,
-        };
+        let counters = Counters::default();
+        let (cx, statistics, kicks) = (counters.cx(), &counters.statistics, &counters.kicks);
         let shared = Mutex::new(Writes::new(1 << 16));
         let mut writes = shared.lock().expect("not poisoned");
         writes.handle_connected(Frames::default(), Some(socket), 1, false);
         let mut out = Frames::default();
         // The engine has taken a batch and found nothing more: idle, and not quiet.
-        writes.engine_take(&mut out, &statistics);
+        writes.engine_take(&mut out, statistics);
         assert_eq!(writes.engine_look(), Look::Idle);
         let publish = |writes: &mut Writes| {
             writes
@@ -698,7 +714,7 @@ mod tests {
             "right after a batch, the engine writes"
         );
         assert_eq!(writes.writer, Writer::Woken);
-        writes.engine_take(&mut out, &statistics);
+        writes.engine_take(&mut out, statistics);
         assert_eq!(writes.engine_look(), Look::Idle);
         // The server answered: the next publish is written by its caller. (While a caller
         // holds the lock, the engine leaves it be and tries again at its next read.)
@@ -724,23 +740,9 @@ mod tests {
     /// from [`BULK_WRITE_AT`] on.
     #[tokio::test]
     async fn a_paused_bulk_run_queues_its_publishes_up_to_the_limit() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("address");
-        let (ours, theirs) = tokio::join!(tokio::net::TcpStream::connect(addr), listener.accept());
-        let (ours, _theirs) = (ours.expect("connect"), theirs.expect("accept"));
-        let (statistics, directly_written, kicks) = (
-            Statistics::default(),
-            AtomicBool::new(false),
-            AtomicU64::new(0),
-        );
-        let cx = Submit {
-            statistics: &statistics,
-            directly_written: &directly_written,
-            kicks: &kicks,
-            outside_workers: || true,
-        };
+        let (ours, _theirs) = loopback().await;
+        let counters = Counters::default();
+        let (cx, kicks) = (counters.cx(), &counters.kicks);
         let mut writes = Writes::new(4 * BULK_WRITE_AT);
         writes.handle_connected(
             Frames::default(),
