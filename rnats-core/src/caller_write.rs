@@ -290,8 +290,8 @@ pub(crate) fn write_as_caller(
     Turn::Left
 }
 
-/// Whether a bulk run whose turn just waited [`WAIT`] in vain has written nothing for
-/// [`STALL`]; the first such turn starts the clock. A stalled run's clock is stopped, as
+/// Whether a bulk run whose turn just found no room has written nothing for [`STALL`]; the
+/// first such turn starts the clock. A stalled run's clock is stopped, as
 /// the run goes to the engine.
 fn stalled(writes: &mut Writes) -> bool {
     let now = Instant::now();
@@ -308,8 +308,8 @@ fn stalled(writes: &mut Writes) -> bool {
     }
 }
 
-/// A bulk run's socket stayed full for [`WAIT`]: the run stays the caller's, written by its
-/// next turn, and the engine's tail watch, which takes the queue back once a whole period
+/// A bulk run's socket stayed full for its turn's wait: the run stays the caller's, written
+/// by its next turn, and the engine's tail watch, which takes the queue back once a whole period
 /// passes with no sign of the run, is told that it goes on. Publishers parked for room look
 /// again, as the turn may have made some.
 fn pause_run(shared: &WriteSide<'_>, mut writes: MutexGuard<'_, Writes>) {

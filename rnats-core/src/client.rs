@@ -732,9 +732,9 @@ impl Client {
     /// if anything ([`Held`]): the notification of room, made while the lock was held so the
     /// engine's `notify_waiters()` after it takes the queue cannot be missed, or, for a
     /// caller whose bulk run's turn paused on a full socket ([`caller_write::Turn::Paused`]),
-    /// one yield to its executor before it tries again. With `bounded`
-    /// false the message is queued even over the limit (the `Sink` checked for room in
-    /// `poll_ready`; another clone may have filled it since).
+    /// one yield to its executor before it tries again. With `bounded` false the message is
+    /// queued even over the limit (the `Sink` checked for room in `poll_ready`; another clone
+    /// may have filled it since).
     ///
     /// Always inlined: its result is some 80 bytes, and in a call it goes through memory and
     /// back on every publish, where inlined the common `Ok(None)` is a branch.

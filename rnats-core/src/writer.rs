@@ -85,10 +85,10 @@ pub(crate) struct Writes {
     /// The engine's last look found a caller writing or publishing in bulk, so its tail
     /// watch is armed: a caller that starts a bulk run needs to wake it only when not.
     pub(crate) bulk_watched: bool,
-    /// The bulk run's last turn found the socket full for a whole `caller_write::WAIT`
-    /// (`caller_write::Turn::Paused`): its publishes queue up to the write limit, where the
-    /// next turn starts, rather than each waiting in `poll(2)` again from
-    /// [`BULK_WRITE_AT`] on. Cleared when a turn starts.
+    /// The bulk run's last turn found no room (`caller_write::Turn::Paused`): its publishes
+    /// queue up to the write limit, where the next turn starts and waits for room, rather
+    /// than each trying the full socket again from [`BULK_WRITE_AT`] on. Cleared when a turn
+    /// starts.
     pub(crate) bulk_paused: bool,
     /// Since when a bulk run's turns have written nothing (set when a turn's wait runs out;
     /// cleared by any byte a turn or a task writes, and when the engine takes a batch or
@@ -733,11 +733,10 @@ mod tests {
         );
     }
 
-    /// A bulk run whose last turn found the socket full for a whole wait
-    /// (`caller_write::Turn::Paused`) queues its publishes past [`BULK_WRITE_AT`] without
-    /// a turn each (every one of them would wait in `poll(2)` again); the publish at the
-    /// write limit takes the next turn (`Client::try_send`). A run that did not pause writes
-    /// from [`BULK_WRITE_AT`] on.
+    /// A bulk run whose last turn found no room (`caller_write::Turn::Paused`) queues its
+    /// publishes past [`BULK_WRITE_AT`] without a turn each (every one of them would try
+    /// the full socket again); the publish at the write limit takes the next turn
+    /// (`Client::try_send`). A run that did not pause writes from [`BULK_WRITE_AT`] on.
     #[tokio::test]
     async fn a_paused_bulk_run_queues_its_publishes_up_to_the_limit() {
         let (ours, _theirs) = loopback().await;
