@@ -313,22 +313,10 @@ fn stalled(writes: &mut Writes) -> bool {
 /// passes with no sign of the run, is told that it goes on. Publishers parked for room look
 /// again, as the turn may have made some.
 fn pause_run(shared: &WriteSide<'_>, mut writes: MutexGuard<'_, Writes>) {
-    writes.writer = Writer::Bulk;
     writes.bulk_paused = true;
     writes.bulk_publishes += 1;
-    let wake_publishers = std::mem::take(&mut writes.space_waiters);
-    writes.outside_waiter = false;
-    let wake_engine = !writes.bulk_watched;
-    if wake_engine {
-        shared.kicks.fetch_add(1, Ordering::Release);
-    }
-    drop(writes);
-    if wake_publishers {
-        shared.space.notify_waiters();
-    }
-    if wake_engine {
-        shared.engine_waker.wake();
-    }
+    // Otherwise it ends as a turn that wrote the queue does: the run goes on.
+    end_turn(shared, writes, After::Bulk);
 }
 
 /// Lets the executor run other futures once: wakes its own task and is pending on the first
@@ -358,7 +346,8 @@ impl std::future::Future for YieldOnce {
     }
 }
 
-/// The queue is written: the bulk run goes on, or ends as a direct write.
+/// The turn is over (the queue written, or a run paused): the bulk run goes on, or ends as a
+/// direct write.
 fn end_turn(shared: &WriteSide<'_>, mut writes: MutexGuard<'_, Writes>, after: After) {
     let wake_publishers = std::mem::take(&mut writes.space_waiters);
     writes.outside_waiter = false;
