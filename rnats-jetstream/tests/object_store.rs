@@ -792,6 +792,28 @@ async fn an_object_dropped_mid_read_leaves_the_bucket_readable() {
     assert_eq!(read_all(&store, "obj").await.unwrap(), bytes);
 }
 
+/// The names of `stream`'s consumers.
+async fn consumer_names(js: &Context, stream: &str) -> Vec<String> {
+    let stream = js.get_stream(stream).await.unwrap();
+    stream.consumer_names().try_collect().await.unwrap()
+}
+
+/// Waits until `stream` has no consumers, looking again after each deletion advisory that
+/// `deleted` receives; fails when none comes for 10 s while a consumer is left.
+async fn until_no_consumers(js: &Context, stream: &str, deleted: &mut rnats_core::Subscriber) {
+    loop {
+        let names = consumer_names(js, stream).await;
+        if names.is_empty() {
+            return;
+        }
+        let advisory = tokio::time::timeout(std::time::Duration::from_secs(10), deleted.next());
+        assert!(
+            advisory.await.unwrap_or(None).is_some(),
+            "nobody deleted {names:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_reader_deletes_its_consumer_when_done_or_dropped() {
     let (_server, js) = jetstream().await;
@@ -805,21 +827,68 @@ async fn a_reader_deletes_its_consumer_when_done_or_dropped() {
         .unwrap();
     js.client().flush().await.unwrap();
 
-    // A read to the end deletes the consumer it read through.
+    // A read to the end deletes the consumer it read through. (Counted rather than matched
+    // to advisories one for one: a recreated consumer adds a deletion of its own.)
     assert_eq!(read_all(&store, "obj").await.unwrap(), bytes);
-    assert!(deleted.next().await.is_some());
+    until_no_consumers(&js, "OBJ_tidy", &mut deleted).await;
 
     // So does an object dropped halfway: the clean-up lives in the reader, not in `Object`,
     // which callers may take apart (`object.info`) as with async-nats.
     let mut object = store.get("obj").await.unwrap();
     let mut first = vec![0u8; 1000];
     object.read_exact(&mut first).await.unwrap();
+    assert_eq!(consumer_names(&js, "OBJ_tidy").await.len(), 1);
     drop(object);
-    assert!(deleted.next().await.is_some());
+    until_no_consumers(&js, "OBJ_tidy", &mut deleted).await;
     let info: ObjectInfo = store.get("obj").await.unwrap().info;
     assert_eq!(info.size, bytes.len());
-    let stream = js.get_stream("OBJ_tidy").await.unwrap();
-    assert_eq!(stream.consumer_names().count().await, 0);
+}
+
+#[tokio::test]
+async fn a_reader_deletes_the_consumer_that_replaced_its_first() {
+    let (_server, js) = jetstream().await;
+    let store = bucket(&js, "renewed").await;
+    let bytes = data(300_000, 17);
+    let meta = ObjectMetadata {
+        name: "obj".into(),
+        chunk_size: Some(1_000),
+        ..Default::default()
+    };
+    store.put(meta, &mut bytes.as_slice()).await.unwrap();
+    let mut object = store.get("obj").await.unwrap();
+    let mut first = vec![0u8; 1000];
+    object.read_exact(&mut first).await.unwrap();
+    let names = consumer_names(&js, "OBJ_renewed").await;
+    let [name] = names.as_slice() else {
+        panic!("one consumer expected, found {names:?}");
+    };
+
+    // Deleting the consumer mid-read makes the ordered stream go on through a new one (the
+    // 300 chunks take several pull requests), which the reader deletes in its turn.
+    let replacement = format!("{name}_1");
+    let mut deleted = js
+        .client()
+        .subscribe(format!(
+            "$JS.EVENT.ADVISORY.CONSUMER.DELETED.OBJ_renewed.{replacement}"
+        ))
+        .await
+        .unwrap();
+    js.client().flush().await.unwrap();
+    let stream = js.get_stream("OBJ_renewed").await.unwrap();
+    stream.delete_consumer(name).await.unwrap();
+    let mut rest = Vec::new();
+    object.read_to_end(&mut rest).await.unwrap();
+    assert_eq!([first, rest].concat(), bytes);
+    drop(object);
+    let advisory = tokio::time::timeout(std::time::Duration::from_secs(10), deleted.next());
+    assert!(
+        advisory.await.unwrap_or(None).is_some(),
+        "{replacement} was not deleted"
+    );
+    assert_eq!(
+        consumer_names(&js, "OBJ_renewed").await,
+        Vec::<String>::new()
+    );
 }
 
 #[tokio::test]

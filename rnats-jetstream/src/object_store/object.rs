@@ -115,7 +115,6 @@ struct Reader {
     messages: pull::Ordered,
     context: Context,
     stream_name: String,
-    consumer_name: String,
     /// Chunks the consumer had to deliver when it was created.
     pending: u64,
 }
@@ -281,11 +280,13 @@ impl fmt::Debug for Object {
 // can move fields (`object.info`) out of it, as they can with async-nats.
 impl Drop for Reader {
     /// Deletes the consumer in the background once the read ends, fails or is abandoned; the
-    /// server would remove it when inactive anyway, this only tidies up sooner.
+    /// server would remove it when inactive anyway, this only tidies up sooner. The one
+    /// deleted is the one in use now, which differs from the first after a recreation (a
+    /// missed heartbeat or a deleted consumer): the ordered stream deletes those it replaces.
     fn drop(&mut self) {
         let context = self.context.clone();
         let stream_name = std::mem::take(&mut self.stream_name);
-        let consumer_name = std::mem::take(&mut self.consumer_name);
+        let consumer_name = self.messages.consumer_name().to_owned();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 let _ = context
@@ -323,7 +324,6 @@ async fn start_reader(stream: Stream<StreamInfo>, info: ObjectInfo) -> Result<Re
             ReadError::with_source(kind, error)
         })?;
     let pending = consumer.info.num_pending;
-    let consumer_name = consumer.info.name.clone();
     let messages = consumer.messages().await.map_err(|error| {
         let kind = match error.kind() {
             StreamErrorKind::TimedOut => ReadErrorKind::TimedOut,
@@ -335,7 +335,6 @@ async fn start_reader(stream: Stream<StreamInfo>, info: ObjectInfo) -> Result<Re
         messages,
         context: stream.context.clone(),
         stream_name: stream.name.clone(),
-        consumer_name,
         pending,
     })
 }
