@@ -28,7 +28,8 @@
 //! `RNATS_FAULT_SEED` picks the order and lengths of the faults (a fixed seed by default);
 //! `RNATS_FAULT_SECONDS` keeps drawing faults for that long instead of one of each kind;
 //! `RNATS_FAULTS` names the kinds to draw from (e.g. `FreezeConsumerLeader,ResetReaderLink`).
-//! docs/faults.md has the figures.
+//! docs/faults.md has the figures. The suite's compare-and-set writers need the `kv` feature.
+#![cfg(feature = "kv")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;

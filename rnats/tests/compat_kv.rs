@@ -1,5 +1,5 @@
-#![cfg(feature = "kv")]
 #![allow(missing_docs, clippy::unwrap_used)]
+#![cfg(feature = "kv")]
 use rnats as async_nats;
 
 // Compile-level compatibility with async-nats 0.51's Key-Value API, written as an async-nats

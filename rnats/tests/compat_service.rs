@@ -1,4 +1,7 @@
 #![allow(missing_docs, clippy::unwrap_used)]
+// Timestamps are pinned as async-nats' default type, `time::OffsetDateTime`; with the `chrono`
+// feature they are chrono's, in async-nats as here, and this file is left out.
+#![cfg(all(feature = "service", not(feature = "chrono")))]
 use rnats as async_nats;
 
 // Compile-level compatibility with async-nats 0.51's Service API: only `async_nats::...` paths,
