@@ -798,6 +798,12 @@ async fn consumer_names(js: &Context, stream: &str) -> Vec<String> {
     stream.consumer_names().try_collect().await.unwrap()
 }
 
+/// Whether `advisories` receives one within 10 s.
+async fn advised(advisories: &mut rnats_core::Subscriber) -> bool {
+    let next = tokio::time::timeout(std::time::Duration::from_secs(10), advisories.next());
+    next.await.unwrap_or(None).is_some()
+}
+
 /// Waits until `stream` has no consumers, looking again after each deletion advisory that
 /// `deleted` receives; fails when none comes for 10 s while a consumer is left.
 async fn until_no_consumers(js: &Context, stream: &str, deleted: &mut rnats_core::Subscriber) {
@@ -806,11 +812,7 @@ async fn until_no_consumers(js: &Context, stream: &str, deleted: &mut rnats_core
         if names.is_empty() {
             return;
         }
-        let advisory = tokio::time::timeout(std::time::Duration::from_secs(10), deleted.next());
-        assert!(
-            advisory.await.unwrap_or(None).is_some(),
-            "nobody deleted {names:?}"
-        );
+        assert!(advised(deleted).await, "nobody deleted {names:?}");
     }
 }
 
@@ -880,11 +882,7 @@ async fn a_reader_deletes_the_consumer_that_replaced_its_first() {
     object.read_to_end(&mut rest).await.unwrap();
     assert_eq!([first, rest].concat(), bytes);
     drop(object);
-    let advisory = tokio::time::timeout(std::time::Duration::from_secs(10), deleted.next());
-    assert!(
-        advisory.await.unwrap_or(None).is_some(),
-        "{replacement} was not deleted"
-    );
+    assert!(advised(&mut deleted).await, "{replacement} was not deleted");
     assert_eq!(
         consumer_names(&js, "OBJ_renewed").await,
         Vec::<String>::new()
