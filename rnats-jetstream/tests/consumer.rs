@@ -674,6 +674,73 @@ async fn ordered_pull_consumer_survives_its_deletion_without_gaps() {
     expect_sequences(&mut messages, 51..=150).await;
 }
 
+/// A stream with three messages on `fresh.old` and none on `fresh.new`, where the tests'
+/// consumers read.
+async fn stream_with_nothing_for_the_consumer(js: &Context) -> stream::Stream {
+    let stream = add_stream(js, "FRESH", &["fresh.>"], StorageType::Memory).await;
+    publish(js, "fresh.old", 3).await;
+    stream
+}
+
+#[tokio::test]
+async fn an_ordered_pull_consumer_recreated_before_its_first_message_starts_where_it_was_made() {
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = stream_with_nothing_for_the_consumer(&js).await;
+    let consumer = stream
+        .create_consumer(pull::OrderedConfig {
+            filter_subject: "fresh.new".into(),
+            deliver_policy: DeliverPolicy::LastPerSubject,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(consumer.cached_info().num_pending, 0);
+    let name = consumer.cached_info().name.clone();
+    let mut messages = consumer.messages().await.unwrap();
+    // Deleted and three messages stored before the stream is first polled, so the
+    // recreation comes after them: made again as the last per subject, it would deliver
+    // only the third.
+    stream.delete_consumer(&name).await.unwrap();
+    publish(&js, "fresh.new", 3).await;
+    expect_sequences(&mut messages, 4..=6).await;
+}
+
+#[tokio::test]
+async fn an_ordered_push_consumer_recreated_before_its_first_message_starts_where_it_was_made() {
+    let server = jetstream_server();
+    let client = connect(&server.url()).await;
+    let js = rnats_jetstream::new(client.clone());
+    let stream = stream_with_nothing_for_the_consumer(&js).await;
+    let consumer = stream
+        .create_consumer(push::OrderedConfig {
+            deliver_subject: client.new_inbox(),
+            filter_subject: "fresh.new".into(),
+            deliver_policy: DeliverPolicy::LastPerSubject,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(consumer.cached_info().num_pending, 0);
+    let mut messages = consumer.messages().await.unwrap();
+    // Three messages stored, then a reconnect, before the stream is first polled: it
+    // recreates the consumer first (what the old one delivered is dropped with its inbox),
+    // which as the last per subject would deliver only the third.
+    publish(&js, "fresh.new", 3).await;
+    let mut events = client.events();
+    client.force_reconnect().await.unwrap();
+    tokio::time::timeout(WAIT, async {
+        while let Some(event) = events.next().await {
+            if event == rnats_core::ConnectionEvent::Reconnected {
+                break;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    expect_sequences(&mut messages, 4..=6).await;
+}
+
 #[tokio::test]
 async fn ordered_push_consumer_delivers_in_order_from_a_start_sequence() {
     let server = jetstream_server();

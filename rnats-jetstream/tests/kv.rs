@@ -828,6 +828,43 @@ async fn a_watch_catches_up_after_a_reconnect_without_gaps_or_repeats() {
     }
 }
 
+#[tokio::test]
+async fn a_watch_of_an_empty_bucket_loses_no_revision_to_a_reconnect_before_its_first_entry() {
+    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    let writer = bucket(
+        &rnats_jetstream::new(connect(&server.url()).await),
+        "fresh",
+        10,
+    )
+    .await;
+    let watcher = connect(&server.url()).await;
+    let kv = rnats_jetstream::new(watcher.clone())
+        .get_key_value("fresh")
+        .await
+        .unwrap();
+    let mut events = kv
+        .watch_with_options([">"], WatchOptions::new())
+        .await
+        .unwrap()
+        .events();
+    assert_eq!(next(&mut events).await, WatchEvent::InitialValuesDone);
+    // Written, then a reconnect, before the watch looks again: it makes its consumer again
+    // first, which must start where the first one did, not at each key's last revision.
+    for (key, revision) in [("k", 1), ("k", 2), ("j", 3)] {
+        assert_eq!(writer.put(key, "v".into()).await.unwrap(), revision);
+    }
+    let mut connection = watcher.events();
+    watcher.force_reconnect().await.unwrap();
+    wait_for(&mut connection, |e| {
+        *e == rnats_core::ConnectionEvent::Reconnected
+    })
+    .await;
+    for (key, revision) in [("k", 1), ("k", 2), ("j", 3)] {
+        let entry = next_entry(&mut events).await;
+        assert_eq!((entry.key.as_str(), entry.revision), (key, revision));
+    }
+}
+
 async fn wait_for<F>(events: &mut rnats_core::Events, wanted: F)
 where
     F: Fn(&rnats_core::ConnectionEvent) -> bool,

@@ -24,7 +24,7 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use rnats_core::{ConnectionEvent, Request};
 
-use super::{Consumer, FromConsumer, IntoConsumerConfig};
+use super::{Consumer, DeliverPolicy, FromConsumer, Info, IntoConsumerConfig};
 use crate::consumer_errors::{ConsumerError, ConsumerErrorKind};
 use crate::context::Context;
 
@@ -36,6 +36,30 @@ const MOST_IN_FLIGHT: usize = 10;
 /// The longest one send waits when nothing else bounds it (no context or client timeout):
 /// async-nats' floor for a recreation.
 const SEND_BOUND: Duration = Duration::from_secs(10);
+
+/// Where an ordered consumer made as `info` says starts again when it is recreated before it
+/// delivered anything: with `policy`, its own, unless that policy picks its start at the
+/// moment the consumer is made. Such a consumer delivers what is stored after the stream
+/// position it was made at (`info.delivered.stream_sequence`): always for `New`, and for
+/// `Last` and `LastPerSubject` when it had nothing pending then (a watch of an empty bucket,
+/// say). Made again with its own policy it would skip what came in between (`New`) or keep
+/// only the last of it for each subject (the watch would miss every revision of a key but
+/// the last), so it starts after that position instead.
+pub(crate) fn first_start(policy: DeliverPolicy, info: &Info) -> DeliverPolicy {
+    let after_position = match policy {
+        DeliverPolicy::New => true,
+        DeliverPolicy::Last | DeliverPolicy::LastPerSubject => info.num_pending == 0,
+        DeliverPolicy::All
+        | DeliverPolicy::ByStartSequence { .. }
+        | DeliverPolicy::ByStartTime { .. } => false,
+    };
+    match after_position {
+        true => DeliverPolicy::ByStartSequence {
+            start_sequence: info.delivered.stream_sequence + 1,
+        },
+        false => policy,
+    }
+}
 
 /// Queues the deletion of the consumer `old` on `stream` ahead of anything sent after it,
 /// without waiting for the answer: the old consumer may still exist (a gap, not a deletion),

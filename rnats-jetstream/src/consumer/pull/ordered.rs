@@ -20,7 +20,7 @@ use super::{
     DEFAULT_IDLE_HEARTBEAT, MessagesErrorKind, ORDERED_BATCH, OrderedConfig, OrderedError,
     OrderedErrorKind, clamp_batch, clamp_expires, clamp_heartbeat,
 };
-use crate::consumer::recreate::{create_resending, delete_replaced};
+use crate::consumer::recreate::{create_resending, delete_replaced, first_start};
 use crate::consumer::{Consumer, DeliverPolicy, Info, StreamError};
 use crate::context::Context;
 use crate::message::Message;
@@ -31,13 +31,16 @@ impl Consumer<OrderedConfig> {
         let stream = Stream::start(&self.as_pull(), ordered_request(&self.info))
             .await?
             .eager_no_responders();
+        let mut config = self.config;
+        // A recreation before the first delivery starts where this consumer did.
+        config.deliver_policy = first_start(config.deliver_policy, &self.info);
         Ok(Ordered {
             context: self.context,
             stream_name: self.info.stream_name,
             consumer_name: self.info.name.clone(),
             name_prefix: self.info.name,
             serial: 0,
-            config: self.config,
+            config,
             stream: Some(stream),
             recreate: None,
             attempt: 0,

@@ -21,7 +21,7 @@ use super::{
     OrderedError, OrderedErrorKind,
 };
 use crate::consumer::heartbeat::Monitor;
-use crate::consumer::recreate::{create_resending, delete_replaced};
+use crate::consumer::recreate::{create_resending, delete_replaced, first_start};
 use crate::consumer::{Consumer, DeliverPolicy, StreamError, StreamErrorKind};
 use crate::context::Context;
 use crate::message::Message;
@@ -61,13 +61,8 @@ impl Consumer<OrderedConfig> {
             .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
         let events = Some(self.context.client.events());
         let mut config = self.config;
-        // "New" means after the stream's last message when the server created the consumer;
-        // a recreation must start there too, or what came in between is lost.
-        if matches!(config.deliver_policy, DeliverPolicy::New) {
-            config.deliver_policy = DeliverPolicy::ByStartSequence {
-                start_sequence: self.info.delivered.stream_sequence + 1,
-            };
-        }
+        // A recreation before the first delivery starts where this consumer did.
+        config.deliver_policy = first_start(config.deliver_policy, &self.info);
         Ok(Ordered {
             events,
             context: self.context,
