@@ -674,11 +674,11 @@ async fn ordered_pull_consumer_survives_its_deletion_without_gaps() {
     expect_sequences(&mut messages, 51..=150).await;
 }
 
-/// A stream with three messages on `fresh.old` and none on `fresh.new`, where the tests'
-/// consumers read.
-async fn stream_with_nothing_for_the_consumer(js: &Context) -> stream::Stream {
-    let stream = add_stream(js, "FRESH", &["fresh.>"], StorageType::Memory).await;
-    publish(js, "fresh.old", 3).await;
+/// A stream `name` with three messages on `<name>.old` and none on `<name>.new`.
+async fn stream_with_old_messages(js: &Context, name: &str) -> stream::Stream {
+    let subjects = format!("{name}.>");
+    let stream = add_stream(js, name, &[subjects.as_str()], StorageType::Memory).await;
+    publish(js, &format!("{name}.old"), 3).await;
     stream
 }
 
@@ -686,24 +686,37 @@ async fn stream_with_nothing_for_the_consumer(js: &Context) -> stream::Stream {
 async fn an_ordered_pull_consumer_recreated_before_its_first_message_starts_where_it_was_made() {
     let server = jetstream_server();
     let js = rnats_jetstream::new(connect(&server.url()).await);
-    let stream = stream_with_nothing_for_the_consumer(&js).await;
-    let consumer = stream
-        .create_consumer(pull::OrderedConfig {
-            filter_subject: "fresh.new".into(),
-            deliver_policy: DeliverPolicy::LastPerSubject,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    assert_eq!(consumer.cached_info().num_pending, 0);
-    let name = consumer.cached_info().name.clone();
-    let mut messages = consumer.messages().await.unwrap();
-    // Deleted and three messages stored before the stream is first polled, so the
-    // recreation comes after them: made again as the last per subject, it would deliver
-    // only the third.
-    stream.delete_consumer(&name).await.unwrap();
-    publish(&js, "fresh.new", 3).await;
-    expect_sequences(&mut messages, 4..=6).await;
+    // The last of each subject of `.new` (none: nothing pending), and the last of the
+    // stream (the third `.old`); each then gets three `.new` messages.
+    let cases = [
+        (
+            "PERSUBJECT",
+            "PERSUBJECT.new",
+            DeliverPolicy::LastPerSubject,
+            4..=6,
+        ),
+        ("LAST", "LAST.>", DeliverPolicy::Last, 3..=6),
+    ];
+    for (name, filter, deliver_policy, expected) in cases {
+        let stream = stream_with_old_messages(&js, name).await;
+        let consumer = stream
+            .create_consumer(pull::OrderedConfig {
+                filter_subject: filter.into(),
+                deliver_policy,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let consumer_name = consumer.cached_info().name.clone();
+        let mut messages = consumer.messages().await.unwrap();
+        // Deleted and three messages stored before the stream is first polled, so the
+        // recreation comes after them: made again with its own policy, it would deliver only
+        // the last of them.
+        stream.delete_consumer(&consumer_name).await.unwrap();
+        publish(&js, &format!("{name}.new"), 3).await;
+        expect_sequences(&mut messages, expected).await;
+        assert_eq!(messages.recoveries().recreations, 1, "{name}");
+    }
 }
 
 #[tokio::test]
@@ -711,11 +724,11 @@ async fn an_ordered_push_consumer_recreated_before_its_first_message_starts_wher
     let server = jetstream_server();
     let client = connect(&server.url()).await;
     let js = rnats_jetstream::new(client.clone());
-    let stream = stream_with_nothing_for_the_consumer(&js).await;
+    let stream = stream_with_old_messages(&js, "FRESH").await;
     let consumer = stream
         .create_consumer(push::OrderedConfig {
             deliver_subject: client.new_inbox(),
-            filter_subject: "fresh.new".into(),
+            filter_subject: "FRESH.new".into(),
             deliver_policy: DeliverPolicy::LastPerSubject,
             ..Default::default()
         })
@@ -726,7 +739,7 @@ async fn an_ordered_push_consumer_recreated_before_its_first_message_starts_wher
     // Three messages stored, then a reconnect, before the stream is first polled: it
     // recreates the consumer first (what the old one delivered is dropped with its inbox),
     // which as the last per subject would deliver only the third.
-    publish(&js, "fresh.new", 3).await;
+    publish(&js, "FRESH.new", 3).await;
     let mut events = client.events();
     client.force_reconnect().await.unwrap();
     tokio::time::timeout(WAIT, async {

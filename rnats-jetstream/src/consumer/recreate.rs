@@ -39,21 +39,27 @@ const SEND_BOUND: Duration = Duration::from_secs(10);
 
 /// Where an ordered consumer made as `info` says starts again when it is recreated before it
 /// delivered anything: with `policy`, its own, unless that policy picks its start at the
-/// moment the consumer is made. Such a consumer delivers what is stored after the stream
-/// position it was made at (`info.delivered.stream_sequence`): always for `New`, and for
-/// `Last` and `LastPerSubject` when it had nothing pending then (a watch of an empty bucket,
-/// say). Made again with its own policy it would skip what came in between (`New`) or keep
-/// only the last of it for each subject (the watch would miss every revision of a key but
-/// the last), so it starts after that position instead.
+/// moment the consumer is made. The server starts such a consumer at a sequence and reads
+/// on from there, and reports the sequence before it as `info.delivered.stream_sequence`:
+/// `New` and `Last` always, and `LastPerSubject` when nothing matched it then (a watch of an
+/// empty bucket, say). Made again with its own policy, it would skip what was stored in
+/// between (`New`), or keep only the last of it (`Last`) or the last of each subject (the
+/// watch would miss every revision of a key but its last), so it starts after that sequence
+/// instead. A `LastPerSubject` consumer that had messages pending cannot be made again
+/// that way: it keeps its policy, and what was stored in between comes as the last of
+/// each subject.
+///
+/// `info` must be what the server answered when it made the consumer, as
+/// [`Consumer::cached_info`] is for a consumer fresh from `create_consumer`.
 pub(crate) fn first_start(policy: DeliverPolicy, info: &Info) -> DeliverPolicy {
-    let after_position = match policy {
-        DeliverPolicy::New => true,
-        DeliverPolicy::Last | DeliverPolicy::LastPerSubject => info.num_pending == 0,
+    let from_made_at = match policy {
+        DeliverPolicy::New | DeliverPolicy::Last => true,
+        DeliverPolicy::LastPerSubject => info.num_pending == 0,
         DeliverPolicy::All
         | DeliverPolicy::ByStartSequence { .. }
         | DeliverPolicy::ByStartTime { .. } => false,
     };
-    match after_position {
+    match from_made_at {
         true => DeliverPolicy::ByStartSequence {
             start_sequence: info.delivered.stream_sequence + 1,
         },

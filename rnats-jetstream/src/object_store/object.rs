@@ -282,7 +282,9 @@ impl Drop for Reader {
     /// Deletes the consumer in the background once the read ends, fails or is abandoned; the
     /// server would remove it when inactive anyway, this only tidies up sooner. The one
     /// deleted is the one in use now, which differs from the first after a recreation (a
-    /// missed heartbeat or a deleted consumer): the ordered stream deletes those it replaces.
+    /// missed heartbeat or a deleted consumer): the ordered stream deletes each one it
+    /// replaces as its recreation begins. A reader dropped in the middle of a recreation
+    /// may leave one of the two to the server's inactivity timeout.
     fn drop(&mut self) {
         let context = self.context.clone();
         let stream_name = std::mem::take(&mut self.stream_name);

@@ -26,7 +26,10 @@ use crate::context::Context;
 use crate::message::Message;
 
 impl Consumer<OrderedConfig> {
-    /// The consumer's messages, in order, recreating the consumer as needed.
+    /// The consumer's messages, in order, recreating the consumer as needed. A recreation
+    /// starts after the last message delivered; before the first, where this consumer
+    /// started, judged from its cached info (see `Consumer::cached_info`), which for a
+    /// consumer just made is the server's answer to the create.
     pub async fn messages(self) -> Result<Ordered, StreamError> {
         let stream = Stream::start(&self.as_pull(), ordered_request(&self.info))
             .await?

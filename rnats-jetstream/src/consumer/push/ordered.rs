@@ -48,7 +48,10 @@ const QUEUE_MESSAGES: usize = 4096;
 const QUEUE_BYTES: usize = 2 * LARGEST_WINDOW;
 
 impl Consumer<OrderedConfig> {
-    /// The consumer's messages, in order, recreating the consumer as needed.
+    /// The consumer's messages, in order, recreating the consumer as needed. A recreation
+    /// starts after the last message delivered; before the first, where this consumer
+    /// started, judged from its cached info (see `Consumer::cached_info`), which for a
+    /// consumer just made is the server's answer to the create.
     pub async fn messages(self) -> Result<Ordered, StreamError> {
         let deliver_subject = self.info.config.deliver_subject.clone().ok_or_else(|| {
             StreamError::with_source(StreamErrorKind::Other, "no deliver subject")
