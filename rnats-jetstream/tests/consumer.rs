@@ -91,6 +91,11 @@ where
 async fn restart_and_reconnect(server: &mut NatsServer, client: &rnats_core::Client) {
     let mut events = client.events();
     server.restart().unwrap();
+    reconnected(&mut events).await;
+}
+
+/// Waits (bounded by [`WAIT`]) until `events` tells of a reconnect.
+async fn reconnected(events: &mut rnats_core::Events) {
     tokio::time::timeout(WAIT, async {
         while let Some(event) = events.next().await {
             if event == rnats_core::ConnectionEvent::Reconnected {
@@ -742,15 +747,7 @@ async fn an_ordered_push_consumer_recreated_before_its_first_message_starts_wher
     publish(&js, "FRESH.new", 3).await;
     let mut events = client.events();
     client.force_reconnect().await.unwrap();
-    tokio::time::timeout(WAIT, async {
-        while let Some(event) = events.next().await {
-            if event == rnats_core::ConnectionEvent::Reconnected {
-                break;
-            }
-        }
-    })
-    .await
-    .unwrap();
+    reconnected(&mut events).await;
     expect_sequences(&mut messages, 4..=6).await;
 }
 

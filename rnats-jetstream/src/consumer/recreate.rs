@@ -39,15 +39,15 @@ const SEND_BOUND: Duration = Duration::from_secs(10);
 
 /// Where an ordered consumer made as `info` says starts again when it is recreated before it
 /// delivered anything: with `policy`, its own, unless that policy picks its start at the
-/// moment the consumer is made. The server starts such a consumer at a sequence and reads
-/// on from there, and reports the sequence before it as `info.delivered.stream_sequence`:
-/// `New` and `Last` always, and `LastPerSubject` when nothing matched it then (a watch of an
-/// empty bucket, say). Made again with its own policy, it would skip what was stored in
-/// between (`New`), or keep only the last of it (`Last`) or the last of each subject (the
-/// watch would miss every revision of a key but its last), so it starts after that sequence
-/// instead. A `LastPerSubject` consumer that had messages pending cannot be made again
-/// that way: it keeps its policy, and what was stored in between comes as the last of
-/// each subject.
+/// moment the consumer is made, which `New` and `Last` always do, and `LastPerSubject` when
+/// nothing matched it then (a watch of an empty bucket, say). The server starts such a
+/// consumer at one sequence and reads on from there, and reports the sequence before it as
+/// `info.delivered.stream_sequence`. Made again with its own policy, the consumer would skip
+/// what was stored in between (`New`), or keep only the last of it (`Last`) or the last of
+/// each subject (the watch would miss every revision of a key but its last), so it starts
+/// after that sequence instead. A `LastPerSubject` consumer that had messages pending cannot
+/// be made again that way: it keeps its policy, and what was stored in between comes as the
+/// last of each subject.
 ///
 /// `info` must be what the server answered when it made the consumer, as
 /// [`Consumer::cached_info`] is for a consumer fresh from `create_consumer`.
