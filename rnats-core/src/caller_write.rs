@@ -291,8 +291,8 @@ pub(crate) fn write_as_caller(
 }
 
 /// Whether a bulk run whose turn just found no room has written nothing for [`STALL`]; the
-/// first such turn starts the clock. A stalled run's clock is stopped, as
-/// the run goes to the engine.
+/// first such turn starts the clock. A stalled run's clock is stopped, as the run goes to
+/// the engine.
 fn stalled(writes: &mut Writes) -> bool {
     let now = Instant::now();
     match writes.bulk_stuck_since {

@@ -512,10 +512,7 @@ async fn a_bulk_runs_turns_pause_on_a_full_socket_until_it_stalls() {
     use crate::statistics::Statistics;
     use crate::writer::{After, Writes};
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (ours, theirs) = tokio::join!(tokio::net::TcpStream::connect(addr), listener.accept());
-    let (ours, (mut theirs, _)) = (ours.unwrap(), theirs.unwrap());
+    let (ours, mut theirs) = crate::writer::tests::loopback().await;
     let writes = std::sync::Mutex::new(Writes::new(1 << 20));
     let (statistics, kicks, turns) = (Statistics::default(), AtomicU64::new(0), AtomicU64::new(0));
     let (engine_waker, space) = (

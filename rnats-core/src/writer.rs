@@ -636,7 +636,7 @@ impl Writes {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -676,8 +676,9 @@ mod tests {
         }
     }
 
-    /// Both ends of a TCP connection on the loopback interface: ours, and the peer's.
-    async fn loopback() -> (tokio::net::TcpStream, tokio::net::TcpStream) {
+    /// Both ends of a TCP connection on the loopback interface: ours, and the peer's (also
+    /// for `caller_write`'s tests).
+    pub(crate) async fn loopback() -> (tokio::net::TcpStream, tokio::net::TcpStream) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
