@@ -3,8 +3,10 @@
 //! The first input byte is a knob, the rest is the stream. The stream is decoded whole, then
 //! again in two halves cut where the knob says (nats-server's own parser fuzzing feeds every
 //! input in two halves), in fixed-size chunks, and in uneven chunks whose sizes the stream's
-//! own bytes pick. Besides not panicking, every run must produce the same ops, the same error
-//! and the same leftover as the whole-buffer parse, and every subject and reply in them must be
+//! own bytes pick, and whole once more keeping each message as the connection's engine does
+//! (a `MsgFrame`), detached from the buffer as a lagging subscription's are, and cut into its
+//! parts after. Besides not panicking, every run must produce the same ops, the same error and
+//! the same leftover as the whole-buffer parse, and every subject and reply in them must be
 //! one whole token.
 
 #![no_main]
@@ -51,7 +53,32 @@ fuzz_target!(|data: &[u8]| {
     );
     let mut uneven = stream.iter().cycle().map(|b| usize::from(b % 23) + 1);
     assert_eq!(whole, run(stream, limits, &mut uneven), "uneven chunks");
+    assert_eq!(whole, run_detached(stream, limits), "frames detached");
 });
+
+/// Decodes `stream` whole as the connection's engine does (`Parser::decode_frame_with`), as
+/// a lagging subscription would keep each message (detached from the read buffer), and cuts
+/// each into its `Msg` only then.
+fn run_detached(stream: &[u8], limits: ParserLimits) -> Outcome {
+    let mut parser = Parser::new(limits);
+    let mut buf = BytesMut::from(stream);
+    let mut ops = Vec::new();
+    loop {
+        let decoded = parser.decode_frame_with(
+            &mut buf,
+            |mut frame| {
+                frame.detach();
+                ServerOp::Msg(frame.into_msg())
+            },
+            |op| op,
+        );
+        match decoded {
+            Ok(Some(op)) => ops.push(op),
+            Ok(None) => return (ops, None, buf.len()),
+            Err(e) => return (ops, Some(e), 0),
+        }
+    }
+}
 
 /// What decoding a stream ends with: the ops, the error that stopped decoding (if any) and
 /// the leftover length.

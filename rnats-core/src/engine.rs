@@ -554,7 +554,7 @@ impl Engine {
         let result = loop {
             // Each message is stored where the decoder builds it: a match on a returned op
             // would copy its 176 bytes out first.
-            let decoded = self.parser.decode_with(
+            let decoded = self.parser.decode_frame_with(
                 &mut self.read_buf,
                 |msg| {
                     in_messages += 1;

@@ -81,7 +81,7 @@ fn take_messages(queue: &SubQueue) -> Vec<Bytes> {
     let waker = futures_util::task::noop_waker();
     let mut cx = std::task::Context::from_waker(&waker);
     let _ = queue.poll_take(&mut cx, &mut local);
-    local.into_iter().map(|m| m.payload).collect()
+    local.into_iter().map(|m| m.into_msg().payload).collect()
 }
 
 /// Everything queued, as the bytes a socket would get.

@@ -12,10 +12,8 @@ use std::task::{Context, Poll};
 
 use futures_util::task::AtomicWaker;
 
-use bytes::Bytes;
-use rnats_proto::Subject;
+use rnats_proto::MsgFrame;
 
-use crate::Message;
 use crate::error::SubscriberError;
 use crate::floor::sync::lock;
 
@@ -51,7 +49,7 @@ const MAX_PINNED_BATCHES: usize = 16;
 
 #[derive(Debug, Default)]
 struct Inner {
-    messages: VecDeque<Message>,
+    messages: VecDeque<MsgFrame>,
     bytes: usize,
     /// Batches queued since the subscriber last took the queue.
     batches: usize,
@@ -87,7 +85,7 @@ impl SubQueue {
     #[inline]
     pub(crate) fn push_batch(
         &self,
-        batch: &mut VecDeque<Message>,
+        batch: &mut VecDeque<MsgFrame>,
         bytes: usize,
         buffer: usize,
     ) -> Pushed {
@@ -124,7 +122,7 @@ impl SubQueue {
     fn push_behind(
         &self,
         inner: &mut Inner,
-        batch: &mut VecDeque<Message>,
+        batch: &mut VecDeque<MsgFrame>,
         bytes: usize,
         buffer: usize,
         fits: bool,
@@ -144,12 +142,13 @@ impl SubQueue {
         }
         for mut message in batch.drain(..) {
             let room = inner.messages.len() < self.limits.messages
-                && (inner.bytes + message.length <= self.limits.bytes || inner.messages.is_empty());
+                && (inner.bytes + message.length() <= self.limits.bytes
+                    || inner.messages.is_empty());
             if room {
                 if copy {
-                    detach(&mut message);
+                    message.detach();
                 }
-                inner.bytes += message.length;
+                inner.bytes += message.length();
                 inner.messages.push_back(message);
                 inner.in_slow_episode = false;
                 pushed.queued += 1;
@@ -192,7 +191,7 @@ impl SubQueue {
     pub(crate) fn poll_take(
         &self,
         cx: &mut Context<'_>,
-        local: &mut VecDeque<Message>,
+        local: &mut VecDeque<MsgFrame>,
     ) -> Poll<bool> {
         if let Some(ready) = self.try_take(local) {
             return Poll::Ready(ready);
@@ -205,7 +204,7 @@ impl SubQueue {
         }
     }
 
-    fn try_take(&self, local: &mut VecDeque<Message>) -> Option<bool> {
+    fn try_take(&self, local: &mut VecDeque<MsgFrame>) -> Option<bool> {
         let mut inner = lock(&self.inner);
         if !inner.messages.is_empty() {
             std::mem::swap(&mut inner.messages, local);
@@ -220,45 +219,66 @@ impl SubQueue {
     }
 }
 
-/// Copies a message's subject, reply and payload out of the read buffer they share, so
-/// that holding the message no longer keeps that buffer alive. (Headers are owned already.)
-#[cold]
-#[inline(never)]
-fn detach(message: &mut Message) {
-    message.subject = Subject::from(message.subject.as_str());
-    if let Some(reply) = &mut message.reply {
-        *reply = Subject::from(reply.as_str());
-    }
-    message.payload = Bytes::copy_from_slice(&message.payload);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn message(len: usize) -> Message {
-        Message {
-            subject: Subject::from_static("a"),
-            reply: None,
-            payload: Bytes::from(vec![0; len]),
-            headers: None,
-            status: None,
-            description: None,
-            length: len,
+    use bytes::{Bytes, BytesMut};
+    use rnats_proto::Parser;
+
+    /// A read buffer: where its memory lies, and the part of it no message took, which
+    /// holds on to it so that the memory is not reused while a test looks at where messages
+    /// point.
+    struct Buffer {
+        memory: std::ops::Range<usize>,
+        _rest: Bytes,
+    }
+
+    impl Buffer {
+        fn holds(&self, message: &MsgFrame) -> bool {
+            self.memory
+                .contains(&(message.as_bytes().as_ptr() as usize))
         }
     }
 
-    fn batch(lens: &[usize]) -> (VecDeque<Message>, usize) {
-        (
-            lens.iter().map(|&l| message(l)).collect(),
-            lens.iter().sum(),
-        )
+    /// A read buffer of at least `buffer_len` bytes holding `MSG`s with payloads of `lens`
+    /// bytes (each byte `r`), then filler; returns those messages as the engine decodes them
+    /// (views into the buffer), and the buffer.
+    fn read(lens: &[usize], buffer_len: usize) -> (VecDeque<MsgFrame>, Buffer) {
+        let mut wire = Vec::new();
+        for &len in lens {
+            wire.extend_from_slice(format!("MSG a 1 {len}\r\n").as_bytes());
+            wire.resize(wire.len() + len, b'r');
+            wire.extend_from_slice(b"\r\n");
+        }
+        let mut buf = BytesMut::with_capacity(buffer_len.max(wire.len()));
+        buf.extend_from_slice(&wire);
+        buf.resize(buf.capacity(), b'-');
+        let start = buf.as_ptr() as usize;
+        let memory = start..start + buf.len();
+        let mut parser = Parser::default();
+        let frames = lens
+            .iter()
+            .map(|_| {
+                let decoded = parser.decode_frame_with(&mut buf, Some, |_| None);
+                decoded.ok().flatten().flatten().expect("a whole MSG")
+            })
+            .collect();
+        let buffer = Buffer {
+            memory,
+            _rest: buf.freeze(),
+        };
+        (frames, buffer)
+    }
+
+    fn batch(lens: &[usize]) -> (VecDeque<MsgFrame>, usize) {
+        (read(lens, 0).0, lens.iter().sum())
     }
 
     fn take_all(q: &SubQueue) -> Vec<usize> {
         let mut local = VecDeque::new();
         match q.try_take(&mut local) {
-            Some(true) => local.iter().map(|m| m.length).collect(),
+            Some(true) => local.iter().map(|m| m.length()).collect(),
             _ => Vec::new(),
         }
     }
@@ -364,7 +384,7 @@ mod tests {
         );
     }
 
-    /// Pushes `count` batches of one message each, its payload the first `len` bytes of a
+    /// Pushes `count` batches of one message each, its payload `len` bytes at the start of a
     /// fresh read buffer of `buffer_len` bytes (from a read of `read_len`, 0: the default
     /// size); returns the buffers.
     fn push_sliced_batches(
@@ -373,14 +393,10 @@ mod tests {
         buffer_len: usize,
         len: usize,
         read_len: usize,
-    ) -> Vec<Bytes> {
+    ) -> Vec<Buffer> {
         (0..count)
             .map(|_| {
-                let buffer = Bytes::from(vec![b'r'; buffer_len]);
-                let mut m = message(0);
-                m.payload = buffer.slice(0..len);
-                m.length = len;
-                let mut b: VecDeque<Message> = [m].into_iter().collect();
+                let (mut b, buffer) = read(&[len], buffer_len);
                 q.push_batch(&mut b, len, read_len);
                 buffer
             })
@@ -388,14 +404,10 @@ mod tests {
     }
 
     /// How many of `messages` still point into one of `buffers`.
-    fn pinning(messages: &VecDeque<Message>, buffers: &[Bytes]) -> usize {
+    fn pinning(messages: &VecDeque<MsgFrame>, buffers: &[Buffer]) -> usize {
         messages
             .iter()
-            .filter(|m| {
-                buffers
-                    .iter()
-                    .any(|b| b.as_ptr_range().contains(&m.payload.as_ptr()))
-            })
+            .filter(|m| buffers.iter().any(|b| b.holds(m)))
             .count()
     }
 
@@ -416,11 +428,10 @@ mod tests {
             pinning <= MAX_PINNED_BATCHES,
             "{pinning} queued messages still pin a read buffer each"
         );
-        assert!(
-            local
-                .iter()
-                .all(|m| m.payload.len() == 32 && m.payload[0] == b'r')
-        );
+        assert!(local.iter().all(|m| {
+            let payload = m.clone().into_msg().payload;
+            payload.len() == 32 && payload[0] == b'r'
+        }));
     }
 
     #[test]
@@ -430,23 +441,17 @@ mod tests {
             bytes: 1 << 30,
             copy_below: 16 * 1024,
         });
-        let buffer = Bytes::from(vec![b'r'; 64 * 1024]);
+        // One read's batch: 1,000 messages of 32 bytes out of one buffer, handed over 100
+        // times.
+        let (read_batch, buffer) = read(&[32; 1000], 64 * 1024);
         for _ in 0..100 {
-            // One read's batch: 1,000 messages of 32 bytes out of one buffer.
-            let mut b: VecDeque<Message> = (0..1000)
-                .map(|i| {
-                    let mut m = message(0);
-                    m.payload = buffer.slice(i * 32..(i + 1) * 32);
-                    m.length = 32;
-                    m
-                })
-                .collect();
+            let mut b = read_batch.clone();
             q.push_batch(&mut b, 32_000, 0);
         }
         let mut local = VecDeque::new();
         assert_eq!(q.try_take(&mut local), Some(true));
-        let range = buffer.as_ptr_range();
-        assert!(local.iter().all(|m| range.contains(&m.payload.as_ptr())));
+        assert_eq!(local.len(), 100_000);
+        assert!(local.iter().all(|m| buffer.holds(m)));
     }
 
     #[test]

@@ -12,14 +12,16 @@ use crate::Message;
 use crate::error::{FlushCause, FlushError, SubscriberError, UnsubscribeError};
 use crate::shared::{ClientHandle, Shared, Sink};
 use crate::sub_queue::SubQueue;
+use rnats_proto::MsgFrame;
 
 /// The messages of one subscription, as a [`Stream`]. Dropping it unsubscribes.
 pub struct Subscriber {
     client: Arc<ClientHandle>,
     sid: u64,
     queue: Arc<SubQueue>,
-    /// Messages taken from the queue in one go, handed out one by one.
-    local: VecDeque<Message>,
+    /// Messages taken from the queue in one go, handed out one by one (each cut from its
+    /// frame as it goes).
+    local: VecDeque<MsgFrame>,
     /// UNSUB already sent (or the subscription ended on its own); nothing to do on drop.
     unsubscribed: bool,
 }
@@ -122,11 +124,15 @@ impl Stream for Subscriber {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Message>> {
         let this = self.get_mut();
-        if let Some(message) = this.local.pop_front() {
-            return Poll::Ready(Some(message));
+        if let Some(frame) = this.local.pop_front() {
+            return Poll::Ready(Some(Message::from(frame.into_msg())));
         }
         match this.queue.poll_take(cx, &mut this.local) {
-            Poll::Ready(true) => Poll::Ready(this.local.pop_front()),
+            Poll::Ready(true) => Poll::Ready(
+                this.local
+                    .pop_front()
+                    .map(|frame| Message::from(frame.into_msg())),
+            ),
             Poll::Ready(false) => Poll::Ready(None),
             Poll::Pending => Poll::Pending,
         }

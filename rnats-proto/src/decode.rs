@@ -5,9 +5,9 @@ use bytes::{Buf, BytesMut};
 use crate::decode_error::DecodeError;
 use crate::headers::HeaderBlock;
 use crate::info::ServerInfo;
-use crate::msg::{Msg, ServerOp};
+use crate::msg::{Msg, MsgFrame, ServerOp};
 use crate::server_error::ServerError;
-use crate::subject::{Subject, bytes_equal};
+use crate::subject::{bytes_equal, check_received};
 
 /// Bounds that keep a misbehaving server from making the parser buffer
 /// without limit.
@@ -97,6 +97,20 @@ impl Parser {
         on_msg: impl FnOnce(Msg) -> T,
         on_other: impl FnOnce(ServerOp) -> T,
     ) -> Result<Option<T>, DecodeError> {
+        self.decode_frame_with(buf, |frame| on_msg(frame.into_msg()), on_other)
+    }
+
+    /// [`Parser::decode_with`], with each `MSG` or `HMSG` handed over whole, checked as
+    /// [`Parser::decode`] checks it but not cut into its parts ([`MsgFrame`]): for a caller
+    /// that stores messages for a while, in less than half the room, and cuts each where it
+    /// is used.
+    #[inline]
+    pub fn decode_frame_with<T>(
+        &mut self,
+        buf: &mut BytesMut,
+        on_msg: impl FnOnce(MsgFrame) -> T,
+        on_other: impl FnOnce(ServerOp) -> T,
+    ) -> Result<Option<T>, DecodeError> {
         let head = match self.state {
             State::ExpectPayload(head) => head,
             State::ExpectLine { scanned } => {
@@ -123,7 +137,7 @@ impl Parser {
         self.state = State::default();
         // One split per message: subject, reply and payload are views into it.
         let frame = buf.split_to(head.frame_len);
-        head.into_msg(frame).map(|msg| Some(on_msg(msg)))
+        head.into_frame(frame).map(|msg| Some(on_msg(msg)))
     }
 
     /// Finds the `\n` ending the control line at the front of `buf`, looking
@@ -195,6 +209,12 @@ struct Span {
 
 impl Span {
     const EMPTY: Span = Span { start: 0, end: 0 };
+
+    /// The span as `u32`s, for a span within a `MSG` control line (`parse_msg` refuses one
+    /// of `u32::MAX` bytes or more).
+    fn narrow(self) -> (u32, u32) {
+        (self.start as u32, self.end as u32)
+    }
 }
 
 /// A parsed `MSG`/`HMSG` control line.
@@ -212,9 +232,9 @@ struct MsgHead {
 }
 
 impl MsgHead {
-    /// Builds the message from its complete frame of `self.frame_len` bytes.
+    /// Checks the complete frame of `self.frame_len` bytes and keeps it whole.
     #[inline(always)]
-    fn into_msg(self, mut frame: BytesMut) -> Result<Msg, DecodeError> {
+    fn into_frame(self, mut frame: BytesMut) -> Result<MsgFrame, DecodeError> {
         if !frame.ends_with(CRLF) {
             return Err(DecodeError::MissingTerminator);
         }
@@ -223,36 +243,30 @@ impl MsgHead {
         // there, a load that waited on the stores just made (15% of the read loop's samples).
         frame.truncate(self.frame_len - CRLF.len());
         let frame = frame.freeze();
-        let view = |s: Span| frame.slice(s.start..s.end);
-        let subject = Subject::from_received(view(self.subject))?;
-        let reply = self
-            .reply
-            .map(|r| Subject::from_received(view(r)))
-            .transpose()?;
-        let (block, payload_start) = match self.header_len {
+        check_received(&frame[self.subject.start..self.subject.end])?;
+        let reply = match self.reply {
+            Some(r) => {
+                check_received(&frame[r.start..r.end])?;
+                r
+            }
+            None => Span::EMPTY,
+        };
+        let (header, payload_start) = match self.header_len {
             None => (None, self.line_len),
             Some(len) => {
                 let end = self.line_len + len;
-                (Some(HeaderBlock::decode(&frame[self.line_len..end])?), end)
+                let block = HeaderBlock::decode(&frame[self.line_len..end])?;
+                (Some(Box::new(block)), end)
             }
         };
-        let (headers, status, description) = match block {
-            Some(b) => (Some(b.headers), b.status, b.description),
-            None => (None, None, None),
-        };
-        // The frame itself becomes the payload: narrowing it costs no reference count, where
-        // slicing would take one and dropping the frame give it back.
-        let mut payload = frame;
-        payload.advance(payload_start);
-        Ok(Msg {
-            subject,
+        Ok(MsgFrame {
+            frame,
             sid: self.sid,
-            reply,
-            headers,
-            status,
-            description,
-            payload,
             length: self.total_len,
+            payload_start,
+            subject: self.subject.narrow(),
+            reply: reply.narrow(),
+            header,
         })
     }
 }
@@ -343,6 +357,12 @@ fn parse_msg(
         return Err(DecodeError::HeaderSizeExceedsTotal {
             header_len,
             total_len,
+        });
+    }
+    // Spans within the line are kept as `u32`s (`MsgFrame`).
+    if line_len > u32::MAX as usize {
+        return Err(DecodeError::ControlLineTooLong {
+            max: u32::MAX as usize,
         });
     }
     let frame_len = line_len

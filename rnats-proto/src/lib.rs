@@ -46,7 +46,7 @@ pub use headers::{
     IntoHeaderName, IntoHeaderValue, InvalidStatusCode, StatusCode, encode_headers, encoded_len,
 };
 pub use info::{ConnectInfo, Protocol, ServerInfo};
-pub use msg::{Msg, ServerOp};
+pub use msg::{Msg, MsgFrame, ServerOp};
 pub use queue_group::{QueueGroup, QueueGroupError};
 pub use server_error::{PermissionOp, ServerError};
 pub use subject::{

@@ -1,8 +1,8 @@
 //! The ops a server sends, as produced by [`Parser`](crate::Parser).
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes, BytesMut};
 
-use crate::headers::{HeaderMap, StatusCode};
+use crate::headers::{HeaderBlock, HeaderMap, StatusCode};
 use crate::info::ServerInfo;
 use crate::server_error::ServerError;
 use crate::subject::Subject;
@@ -46,4 +46,106 @@ pub struct Msg {
     pub payload: Bytes,
     /// Header plus payload bytes, as announced on the wire.
     pub length: usize,
+}
+
+/// A `MSG` or `HMSG` checked but not yet cut into its parts: the frame as received (control
+/// line, header block and payload, a view into the read buffer) and where each part lies in
+/// it. It takes 80 bytes where a [`Msg`] takes 176, for a caller that stores messages for a
+/// while before they are used: each move of a stored message, and its first read on another
+/// core, touches a cache line and a quarter instead of three. [`MsgFrame::into_msg`] cuts it.
+/// Produced by [`Parser::decode_frame_with`](crate::Parser::decode_frame_with).
+#[derive(Debug, Clone)]
+pub struct MsgFrame {
+    pub(crate) frame: Bytes,
+    pub(crate) sid: u64,
+    pub(crate) length: usize,
+    pub(crate) payload_start: usize,
+    /// The subject's range in the frame (it lies in the control line, which the parser keeps
+    /// under `u32::MAX` bytes).
+    pub(crate) subject: (u32, u32),
+    /// The reply's range; empty when there is none (a reply is never empty).
+    pub(crate) reply: (u32, u32),
+    /// The decoded header block of an `HMSG`.
+    pub(crate) header: Option<Box<HeaderBlock>>,
+}
+
+impl MsgFrame {
+    /// Subscription id the message is delivered for.
+    pub fn sid(&self) -> u64 {
+        self.sid
+    }
+
+    /// Header plus payload bytes, as announced on the wire.
+    pub fn length(&self) -> usize {
+        self.length
+    }
+
+    /// The subject the message was published to (a view into the frame).
+    pub fn subject(&self) -> Subject {
+        Subject::from_checked(
+            self.frame
+                .slice(self.subject.0 as usize..self.subject.1 as usize),
+        )
+    }
+
+    /// The frame as received: control line, header block and payload, without the closing
+    /// `\r\n`.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.frame
+    }
+
+    /// Copies subject, reply and payload out of the buffer the frame shares with other
+    /// messages, into one allocation of their own, so that holding the message no longer
+    /// keeps that buffer alive. (The header block is decoded already.)
+    pub fn detach(&mut self) {
+        let part = |(start, end): (u32, u32)| &self.frame[start as usize..end as usize];
+        let (subject, reply) = (part(self.subject), part(self.reply));
+        let payload = &self.frame[self.payload_start..];
+        let mut own = BytesMut::with_capacity(subject.len() + reply.len() + payload.len());
+        own.extend_from_slice(subject);
+        own.extend_from_slice(reply);
+        own.extend_from_slice(payload);
+        // Both lengths are within the old control line's, so they fit.
+        let subject_end = subject.len() as u32;
+        let reply_end = subject_end + reply.len() as u32;
+        self.subject = (0, subject_end);
+        self.reply = if reply.is_empty() {
+            (0, 0)
+        } else {
+            (subject_end, reply_end)
+        };
+        self.payload_start = reply_end as usize;
+        self.frame = own.freeze();
+    }
+
+    /// Cuts the frame into a [`Msg`]: subject and reply are views into it, and it becomes
+    /// the payload.
+    #[inline]
+    pub fn into_msg(self) -> Msg {
+        let view = |(start, end): (u32, u32)| self.frame.slice(start as usize..end as usize);
+        // Both were checked when the frame was decoded (`check_received`).
+        let subject = Subject::from_checked(view(self.subject));
+        let reply = (self.reply.1 > self.reply.0).then(|| Subject::from_checked(view(self.reply)));
+        let (headers, status, description) = match self.header {
+            Some(block) => {
+                let block = *block;
+                (Some(block.headers), block.status, block.description)
+            }
+            None => (None, None, None),
+        };
+        // The frame itself becomes the payload: narrowing it costs no reference count, where
+        // slicing would take one and dropping the frame give it back.
+        let mut payload = self.frame;
+        payload.advance(self.payload_start);
+        Msg {
+            subject,
+            sid: self.sid,
+            reply,
+            headers,
+            status,
+            description,
+            payload,
+            length: self.length,
+        }
+    }
 }

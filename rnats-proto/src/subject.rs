@@ -130,18 +130,24 @@ impl Subject {
         self.0
     }
 
-    /// A subject or reply read from a server frame, already split on blanks. The server
-    /// relays a reply (and, to a wildcard subscription, a subject) as its publisher gave it,
-    /// whatever the subject rules say, so only what [`Subject::as_str`] relies on is required
-    /// here: UTF-8. async-nats takes such messages too; answering on such a reply is refused
-    /// by the publish check.
+    /// A subject from bytes [`check_received`] has passed.
     #[inline(always)]
-    pub(crate) fn from_received(bytes: Bytes) -> Result<Subject, SubjectCause> {
-        if ascii(&bytes) || std::str::from_utf8(&bytes).is_ok() {
-            Ok(Subject(bytes))
-        } else {
-            Err(SubjectCause::NotUtf8)
-        }
+    pub(crate) fn from_checked(bytes: Bytes) -> Subject {
+        Subject(bytes)
+    }
+}
+
+/// What a subject or reply read from a server frame (already split on blanks) must be. The
+/// server relays a reply (and, to a wildcard subscription, a subject) as its publisher gave
+/// it, whatever the subject rules say, so only what [`Subject::as_str`] relies on is required
+/// here: UTF-8. async-nats takes such messages too; answering on such a reply is refused by
+/// the publish check.
+#[inline(always)]
+pub(crate) fn check_received(bytes: &[u8]) -> Result<(), SubjectCause> {
+    if ascii(bytes) || std::str::from_utf8(bytes).is_ok() {
+        Ok(())
+    } else {
+        Err(SubjectCause::NotUtf8)
     }
 }
 
