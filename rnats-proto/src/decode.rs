@@ -570,6 +570,14 @@ mod tests {
         assert!(matches!(parser.state, State::ExpectLine { scanned: 0 }));
     }
 
+    /// What `MsgFrame`'s and the engine's documentation say of their sizes.
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn a_kept_frame_takes_under_half_the_room_of_a_message() {
+        assert_eq!(std::mem::size_of::<MsgFrame>(), 80);
+        assert_eq!(std::mem::size_of::<Msg>(), 176);
+    }
+
     #[test]
     fn msg_views_share_the_frame_buffer() {
         let mut parser = Parser::default();

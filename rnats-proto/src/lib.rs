@@ -9,7 +9,8 @@
 //!   reach the wire (`validate_publish_subject`, [`HeaderMap::check`]);
 //! * message headers ([`HeaderMap`], [`StatusCode`], [`HeaderBlock`]) per ADR-4;
 //! * the handshake bodies [`ServerInfo`] and [`ConnectInfo`];
-//! * an incremental, zero-copy [`Parser`] turning server bytes into [`ServerOp`]s;
+//! * an incremental, zero-copy [`Parser`] turning server bytes into [`ServerOp`]s, or, for a
+//!   caller that queues messages, into [`MsgFrame`]s to be cut into their parts later;
 //! * encoders for client ops ([`Pub`], [`encode_sub`], [`encode_unsub`], [`encode_connect`]).
 //!
 //! ```

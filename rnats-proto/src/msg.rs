@@ -88,8 +88,9 @@ impl MsgFrame {
         )
     }
 
-    /// The frame as received: control line, header block and payload, without the closing
-    /// `\r\n`.
+    /// The bytes the message holds: the frame as received (control line, header block and
+    /// payload, without the closing `\r\n`), or once [detached](MsgFrame::detach) its subject,
+    /// reply and payload.
     pub fn as_bytes(&self) -> &[u8] {
         &self.frame
     }
