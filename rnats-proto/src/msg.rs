@@ -120,8 +120,11 @@ impl MsgFrame {
     }
 
     /// Cuts the frame into a [`Msg`]: subject and reply are views into it, and it becomes
-    /// the payload.
-    #[inline]
+    /// the payload. Always inlined: a caller that turns the result into a message of its
+    /// own and returns it then builds that in its return slot, where a call left a copy of
+    /// 152 bytes a message to make (in rnats' `Subscriber::poll_next`, 9% of the CPU
+    /// receiving 32-byte messages).
+    #[inline(always)]
     pub fn into_msg(self) -> Msg {
         let view = |(start, end): (u32, u32)| self.frame.slice(start as usize..end as usize);
         // Both were checked when the frame was decoded (`check_received`).
