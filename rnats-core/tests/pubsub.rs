@@ -404,6 +404,54 @@ async fn the_event_callback_hears_of_every_dropped_message() {
     assert_eq!(reports, 1);
 }
 
+/// A subscriber that falls behind by many small batches has them copied out of the read
+/// buffers as they are queued (past 16 such batches, each would pin a buffer of its own):
+/// every message still arrives whole and in order, its subject, reply, headers and payload
+/// as sent.
+#[tokio::test]
+async fn a_subscriber_far_behind_gets_every_message_whole() {
+    let server = NatsServer::start();
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    let mut sub = client.subscribe("lag.>").await.unwrap();
+    client.flush().await.unwrap();
+    let publisher = rnats_core::connect(server.url()).await.unwrap();
+    const COUNT: usize = 60;
+    // One message a round trip, so that each comes in a read of its own: a batch.
+    for i in 0..COUNT {
+        let subject = format!("lag.{i}");
+        let payload = Bytes::from(format!("payload {i}"));
+        if i % 2 == 0 {
+            let mut headers = HeaderMap::new();
+            headers.insert("Seq", i.to_string().as_str());
+            publisher
+                .publish_with_reply_and_headers(subject, format!("reply.{i}"), headers, payload)
+                .await
+                .unwrap();
+        } else {
+            publisher.publish(subject, payload).await.unwrap();
+        }
+        publisher.flush().await.unwrap();
+    }
+    // The server wrote every message to this connection before the answer to this PING:
+    // all of them are queued before the subscriber takes the first.
+    client.flush().await.unwrap();
+    for i in 0..COUNT {
+        let m = next(&mut sub).await;
+        assert_eq!(m.subject.as_str(), format!("lag.{i}"));
+        assert_eq!(m.payload, Bytes::from(format!("payload {i}")));
+        if i % 2 == 0 {
+            assert_eq!(
+                m.reply.as_ref().map(|r| r.as_str()),
+                Some(format!("reply.{i}").as_str())
+            );
+            let headers = m.headers.expect("headers arrive");
+            assert_eq!(headers.get("Seq").unwrap().as_str(), i.to_string());
+        } else {
+            assert_eq!((m.reply, m.headers), (None, None));
+        }
+    }
+}
+
 /// A publisher on another client (here a raw socket) may give any reply the server takes,
 /// and the server relays it as given: a subscriber gets such a message with its reply as it
 /// came, as async-nats delivers it, and keeps its connection. Answering on such a reply is
