@@ -355,18 +355,19 @@ fn a_neutral_caller_writes_into_an_idle_connection_itself() {
         // Through the engine, each of the 60 frames the client writes and the 20 the responder
         // does would cost a wake-up. A caller descheduled between its write and letting go of
         // the lock can have the engine read the answer first and leave the writer as the
-        // direct write left it, so the next request goes through the engine: that may happen
-        // once or twice on a busy machine.
+        // direct write left it, so the next request goes through the engine: none in ten runs
+        // beside two busy loops, but 6 once with the machine running two test suites besides.
+        // A fifth of the frames still tells the two apart.
         let (client_woken, responder_woken) = (
             kicks(&client) - client_kicks,
             kicks(&responder) - responder_kicks,
         );
         assert!(
-            client_woken <= 3,
+            client_woken <= 12,
             "the client's engine was woken {client_woken} times to write"
         );
         assert!(
-            responder_woken <= 3,
+            responder_woken <= 4,
             "the responder's engine was woken {responder_woken} times to write"
         );
     });
