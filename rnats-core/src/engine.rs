@@ -552,8 +552,9 @@ impl Engine {
         let mut session = None;
         let mut in_messages = 0u64;
         let result = loop {
-            // Each message is stored where the decoder builds it: a match on a returned op
-            // would copy its 176 bytes out first.
+            // Each message is stored whole where the decoder checks it (a `MsgFrame`, cut
+            // into its `Message` by the subscriber): a match on a returned op would copy it
+            // out first.
             let decoded = self.parser.decode_frame_with(
                 &mut self.read_buf,
                 |msg| {

@@ -133,7 +133,7 @@ impl SubQueue {
         let copy = inner.batches > MAX_PINNED_BATCHES && bytes < copy_below;
         if fits && !copy && !batch.is_empty() {
             // A subscriber a few batches behind: the batch moves in one block copy rather
-            // than one call per 168-byte message.
+            // than one call per message.
             pushed.queued = batch.len();
             inner.bytes += bytes;
             inner.messages.append(batch);
@@ -251,14 +251,19 @@ mod tests {
             wire.resize(wire.len() + len, b'r');
             wire.extend_from_slice(b"\r\n");
         }
+        read_wire(&wire, lens.len(), buffer_len)
+    }
+
+    /// A read buffer of at least `buffer_len` bytes holding `wire`, then filler; returns the
+    /// `count` messages `wire` holds as the engine decodes them, and the buffer.
+    fn read_wire(wire: &[u8], count: usize, buffer_len: usize) -> (VecDeque<MsgFrame>, Buffer) {
         let mut buf = BytesMut::with_capacity(buffer_len.max(wire.len()));
-        buf.extend_from_slice(&wire);
+        buf.extend_from_slice(wire);
         buf.resize(buf.capacity(), b'-');
         let start = buf.as_ptr() as usize;
         let memory = start..start + buf.len();
         let mut parser = Parser::default();
-        let frames = lens
-            .iter()
+        let frames = (0..count)
             .map(|_| {
                 let decoded = parser.decode_frame_with(&mut buf, Some, |_| None);
                 decoded.ok().flatten().flatten().expect("a whole MSG")
@@ -469,6 +474,49 @@ mod tests {
         let pinning = pinning(&local, &buffers);
         assert_eq!(local.len(), 40, "nothing dropped");
         assert!(pinning <= MAX_PINNED_BATCHES, "{pinning} pin a buffer each");
+    }
+
+    #[test]
+    fn a_message_copied_out_keeps_its_subject_reply_headers_and_payload() {
+        let q = SubQueue::new(Limits {
+            messages: 1 << 20,
+            bytes: 1 << 30,
+            copy_below: 16 * 1024,
+        });
+        let count = 2 * MAX_PINNED_BATCHES + 8;
+        let buffers: Vec<Buffer> = (0..count)
+            .map(|i| {
+                let payload = format!("payload {i}");
+                let block = format!("NATS/1.0\r\nSeq: {i}\r\n\r\n");
+                let (head, total) = (block.len(), block.len() + payload.len());
+                let wire = format!("HMSG a.{i} 1 r.{i} {head} {total}\r\n{block}{payload}\r\n");
+                let (mut b, buffer) = read_wire(wire.as_bytes(), 1, 64 * 1024);
+                q.push_batch(&mut b, total, 0);
+                buffer
+            })
+            .collect();
+        let mut local = VecDeque::new();
+        assert_eq!(q.try_take(&mut local), Some(true));
+        assert_eq!(local.len(), count, "nothing dropped");
+        let pinning = pinning(&local, &buffers);
+        assert!(pinning <= MAX_PINNED_BATCHES, "{pinning} pin a buffer each");
+        for (i, frame) in local.into_iter().enumerate() {
+            let msg = frame.into_msg();
+            assert_eq!(msg.subject.as_str(), format!("a.{i}"));
+            let reply = msg.reply.as_ref().map(|r| r.as_str().to_owned());
+            assert_eq!(reply, Some(format!("r.{i}")));
+            let headers = msg.headers.expect("headers");
+            assert_eq!(headers.get("Seq").unwrap().as_str(), i.to_string());
+            assert_eq!(&msg.payload[..], format!("payload {i}").as_bytes());
+        }
+    }
+
+    /// What the delivery's documentation says of a message's size against its frame's.
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn a_message_takes_168_bytes_where_its_frame_takes_80() {
+        assert_eq!(std::mem::size_of::<crate::Message>(), 168);
+        assert_eq!(std::mem::size_of::<MsgFrame>(), 80);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use bytes::{Buf, BytesMut};
 use crate::decode_error::DecodeError;
 use crate::headers::HeaderBlock;
 use crate::info::ServerInfo;
-use crate::msg::{Msg, MsgFrame, ServerOp};
+use crate::msg::{Msg, MsgFrame, MsgParts, ServerOp};
 use crate::server_error::ServerError;
 use crate::subject::{bytes_equal, check_received};
 
@@ -43,7 +43,8 @@ impl Default for ParserLimits {
 /// [`BytesMut`] and calls [`Parser::decode`] until it returns `Ok(None)`.
 /// Between calls the caller may only *append* to that buffer, because the
 /// parser remembers how far it has already looked. A caller that stores each
-/// message as it comes can use [`Parser::decode_with`] instead.
+/// message as it comes can use [`Parser::decode_with`] instead, or, to keep it
+/// whole until it is used, [`Parser::decode_frame_with`].
 #[derive(Debug, Default)]
 pub struct Parser {
     limits: ParserLimits,
@@ -97,7 +98,7 @@ impl Parser {
         on_msg: impl FnOnce(Msg) -> T,
         on_other: impl FnOnce(ServerOp) -> T,
     ) -> Result<Option<T>, DecodeError> {
-        self.decode_frame_with(buf, |frame| on_msg(frame.into_msg()), on_other)
+        self.decode_parts_with(buf, |parts| on_msg(parts.into_msg()), on_other)
     }
 
     /// [`Parser::decode_with`], with each `MSG` or `HMSG` handed over whole, checked as
@@ -109,6 +110,18 @@ impl Parser {
         &mut self,
         buf: &mut BytesMut,
         on_msg: impl FnOnce(MsgFrame) -> T,
+        on_other: impl FnOnce(ServerOp) -> T,
+    ) -> Result<Option<T>, DecodeError> {
+        self.decode_parts_with(buf, |parts| on_msg(parts.into_frame()), on_other)
+    }
+
+    /// What [`Parser::decode_with`] and [`Parser::decode_frame_with`] share: each message is
+    /// handed to `on_msg` checked, for it to make a [`Msg`] or a [`MsgFrame`] of.
+    #[inline(always)]
+    fn decode_parts_with<T>(
+        &mut self,
+        buf: &mut BytesMut,
+        on_msg: impl FnOnce(MsgParts) -> T,
         on_other: impl FnOnce(ServerOp) -> T,
     ) -> Result<Option<T>, DecodeError> {
         let head = match self.state {
@@ -137,7 +150,7 @@ impl Parser {
         self.state = State::default();
         // One split per message: subject, reply and payload are views into it.
         let frame = buf.split_to(head.frame_len);
-        head.into_frame(frame).map(|msg| Some(on_msg(msg)))
+        head.check(frame).map(|msg| Some(on_msg(msg)))
     }
 
     /// Finds the `\n` ending the control line at the front of `buf`, looking
@@ -211,7 +224,7 @@ impl Span {
     const EMPTY: Span = Span { start: 0, end: 0 };
 
     /// The span as `u32`s, for a span within a `MSG` control line (`parse_msg` refuses one
-    /// of `u32::MAX` bytes or more).
+    /// whose length with its `\r\n` does not fit a `u32`).
     fn narrow(self) -> (u32, u32) {
         (self.start as u32, self.end as u32)
     }
@@ -232,9 +245,9 @@ struct MsgHead {
 }
 
 impl MsgHead {
-    /// Checks the complete frame of `self.frame_len` bytes and keeps it whole.
+    /// Checks the complete frame of `self.frame_len` bytes and decodes its header block.
     #[inline(always)]
-    fn into_frame(self, mut frame: BytesMut) -> Result<MsgFrame, DecodeError> {
+    fn check(self, mut frame: BytesMut) -> Result<MsgParts, DecodeError> {
         if !frame.ends_with(CRLF) {
             return Err(DecodeError::MissingTerminator);
         }
@@ -255,11 +268,10 @@ impl MsgHead {
             None => (None, self.line_len),
             Some(len) => {
                 let end = self.line_len + len;
-                let block = HeaderBlock::decode(&frame[self.line_len..end])?;
-                (Some(Box::new(block)), end)
+                (Some(HeaderBlock::decode(&frame[self.line_len..end])?), end)
             }
         };
-        Ok(MsgFrame {
+        Ok(MsgParts {
             frame,
             sid: self.sid,
             length: self.total_len,
@@ -360,9 +372,9 @@ fn parse_msg(
         });
     }
     // Spans within the line are kept as `u32`s (`MsgFrame`).
-    if line_len > u32::MAX as usize {
+    if u32::try_from(line_len).is_err() {
         return Err(DecodeError::ControlLineTooLong {
-            max: u32::MAX as usize,
+            max: u32::MAX as usize - CRLF.len(),
         });
     }
     let frame_len = line_len
@@ -570,7 +582,7 @@ mod tests {
         assert!(matches!(parser.state, State::ExpectLine { scanned: 0 }));
     }
 
-    /// What `MsgFrame`'s and the engine's documentation say of their sizes.
+    /// What `MsgFrame`'s documentation says of its size against `Msg`'s.
     #[cfg(target_pointer_width = "64")]
     #[test]
     fn a_kept_frame_takes_under_half_the_room_of_a_message() {

@@ -126,15 +126,58 @@ impl MsgFrame {
     /// receiving 32-byte messages).
     #[inline(always)]
     pub fn into_msg(self) -> Msg {
+        MsgParts {
+            frame: self.frame,
+            sid: self.sid,
+            length: self.length,
+            payload_start: self.payload_start,
+            subject: self.subject,
+            reply: self.reply,
+            header: self.header.map(|block| *block),
+        }
+        .into_msg()
+    }
+}
+
+/// A `MSG` or `HMSG` checked, its header block decoded: what the parser makes a [`Msg`] or a
+/// [`MsgFrame`] of. Its fields are [`MsgFrame`]'s, the header block not boxed: a [`Msg`]
+/// made straight from it allocates nothing for the block's place.
+#[derive(Debug)]
+pub(crate) struct MsgParts {
+    pub(crate) frame: Bytes,
+    pub(crate) sid: u64,
+    pub(crate) length: usize,
+    pub(crate) payload_start: usize,
+    pub(crate) subject: (u32, u32),
+    pub(crate) reply: (u32, u32),
+    pub(crate) header: Option<HeaderBlock>,
+}
+
+impl MsgParts {
+    /// Keeps the message whole.
+    #[inline(always)]
+    pub(crate) fn into_frame(self) -> MsgFrame {
+        MsgFrame {
+            frame: self.frame,
+            sid: self.sid,
+            length: self.length,
+            payload_start: self.payload_start,
+            subject: self.subject,
+            reply: self.reply,
+            header: self.header.map(Box::new),
+        }
+    }
+
+    /// Cuts the frame into a [`Msg`] (see [`MsgFrame::into_msg`]).
+    #[inline(always)]
+    pub(crate) fn into_msg(self) -> Msg {
         let view = |(start, end): (u32, u32)| self.frame.slice(start as usize..end as usize);
-        // Both were checked when the frame was decoded (`check_received`).
+        // Both were checked when the frame was decoded (`check_received`), or copied exactly
+        // from such a frame (`MsgFrame::detach`).
         let subject = Subject::from_checked(view(self.subject));
         let reply = (self.reply.1 > self.reply.0).then(|| Subject::from_checked(view(self.reply)));
         let (headers, status, description) = match self.header {
-            Some(block) => {
-                let block = *block;
-                (Some(block.headers), block.status, block.description)
-            }
+            Some(block) => (Some(block.headers), block.status, block.description),
             None => (None, None, None),
         };
         // The frame itself becomes the payload: narrowing it costs no reference count, where

@@ -36,9 +36,11 @@ impl Subject {
     /// Returns the subject as text.
     #[allow(unsafe_code)]
     pub fn as_str(&self) -> &str {
-        // SAFETY: every constructor either takes a `str`/`String` or checks the bytes are UTF-8
-        // (`from_utf8`, or `validate_subject` in `from_bytes`), and the inner `Bytes` is never
-        // mutated.
+        // SAFETY: every constructor either takes a `str`/`String` or is given bytes checked
+        // to be UTF-8 (`from_utf8`; `validate_subject` in `from_bytes`; `check_received` for
+        // `from_checked`, whose callers are `MsgFrame`'s, on the spans checked when the frame
+        // was decoded, or copied exactly by `MsgFrame::detach`), or is `unsafe` with that as
+        // its contract, and the inner `Bytes` is never mutated.
         unsafe { std::str::from_utf8_unchecked(&self.0) }
     }
 
@@ -130,9 +132,11 @@ impl Subject {
         self.0
     }
 
-    /// A subject from bytes [`check_received`] has passed.
+    /// A subject from bytes [`check_received`] has passed (which [`Subject::as_str`] relies
+    /// on: each caller must keep to it).
     #[inline(always)]
     pub(crate) fn from_checked(bytes: Bytes) -> Subject {
+        debug_assert!(std::str::from_utf8(&bytes).is_ok(), "unchecked subject");
         Subject(bytes)
     }
 }
