@@ -55,7 +55,72 @@ pub struct Msg {
 /// core, touches a cache line and a quarter instead of three. [`MsgFrame::into_msg`] cuts it.
 /// Produced by [`Parser::decode_frame_with`](crate::Parser::decode_frame_with).
 #[derive(Debug, Clone)]
-pub struct MsgFrame {
+pub struct MsgFrame(Parts<Box<HeaderBlock>>);
+
+impl MsgFrame {
+    /// Subscription id the message is delivered for.
+    pub fn sid(&self) -> u64 {
+        self.0.sid
+    }
+
+    /// Header plus payload bytes, as announced on the wire.
+    pub fn length(&self) -> usize {
+        self.0.length
+    }
+
+    /// The subject the message was published to (a view into the frame).
+    pub fn subject(&self) -> Subject {
+        let (start, end) = self.0.subject;
+        Subject::from_checked(self.0.frame.slice(start as usize..end as usize))
+    }
+
+    /// The bytes the message holds: the frame as received (control line, header block and
+    /// payload, without the closing `\r\n`), or once [detached](MsgFrame::detach) its subject,
+    /// reply and payload.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0.frame
+    }
+
+    /// Copies subject, reply and payload out of the buffer the frame shares with other
+    /// messages, into one allocation of their own, so that holding the message no longer
+    /// keeps that buffer alive. (The header block is decoded already.)
+    pub fn detach(&mut self) {
+        let parts = &mut self.0;
+        let part = |(start, end): (u32, u32)| &parts.frame[start as usize..end as usize];
+        let (subject, reply) = (part(parts.subject), part(parts.reply));
+        let payload = &parts.frame[parts.payload_start..];
+        let mut own = BytesMut::with_capacity(subject.len() + reply.len() + payload.len());
+        own.extend_from_slice(subject);
+        own.extend_from_slice(reply);
+        own.extend_from_slice(payload);
+        // Both lengths are within the old control line's, so they fit.
+        let subject_end = subject.len() as u32;
+        let reply_end = subject_end + reply.len() as u32;
+        parts.subject = (0, subject_end);
+        parts.reply = if reply.is_empty() {
+            (0, 0)
+        } else {
+            (subject_end, reply_end)
+        };
+        parts.payload_start = reply_end as usize;
+        parts.frame = own.freeze();
+    }
+
+    /// Cuts the frame into a [`Msg`]: subject and reply are views into it, and it becomes
+    /// the payload. Always inlined: a caller that turns the result into a message of its
+    /// own and returns it then builds that in its return slot, where a call left a copy of
+    /// 152 bytes a message to make (in rnats' `Subscriber::poll_next`, 9% of the CPU
+    /// receiving 32-byte messages).
+    #[inline(always)]
+    pub fn into_msg(self) -> Msg {
+        self.0.map_header(|block| *block).into_msg()
+    }
+}
+
+/// A `MSG` or `HMSG` checked, its header block decoded (`H`: kept as it is, or boxed in a
+/// [`MsgFrame`]): the frame and where each part lies in it.
+#[derive(Debug, Clone)]
+pub(crate) struct Parts<H> {
     pub(crate) frame: Bytes,
     pub(crate) sid: u64,
     pub(crate) length: usize,
@@ -66,106 +131,33 @@ pub struct MsgFrame {
     /// The reply's range; empty when there is none (a reply is never empty).
     pub(crate) reply: (u32, u32),
     /// The decoded header block of an `HMSG`.
-    pub(crate) header: Option<Box<HeaderBlock>>,
+    pub(crate) header: Option<H>,
 }
 
-impl MsgFrame {
-    /// Subscription id the message is delivered for.
-    pub fn sid(&self) -> u64 {
-        self.sid
-    }
+/// What the parser makes a [`Msg`] or a [`MsgFrame`] of: a [`Msg`] made straight from it
+/// allocates nothing for the header block's place.
+pub(crate) type MsgParts = Parts<HeaderBlock>;
 
-    /// Header plus payload bytes, as announced on the wire.
-    pub fn length(&self) -> usize {
-        self.length
-    }
-
-    /// The subject the message was published to (a view into the frame).
-    pub fn subject(&self) -> Subject {
-        Subject::from_checked(
-            self.frame
-                .slice(self.subject.0 as usize..self.subject.1 as usize),
-        )
-    }
-
-    /// The bytes the message holds: the frame as received (control line, header block and
-    /// payload, without the closing `\r\n`), or once [detached](MsgFrame::detach) its subject,
-    /// reply and payload.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.frame
-    }
-
-    /// Copies subject, reply and payload out of the buffer the frame shares with other
-    /// messages, into one allocation of their own, so that holding the message no longer
-    /// keeps that buffer alive. (The header block is decoded already.)
-    pub fn detach(&mut self) {
-        let part = |(start, end): (u32, u32)| &self.frame[start as usize..end as usize];
-        let (subject, reply) = (part(self.subject), part(self.reply));
-        let payload = &self.frame[self.payload_start..];
-        let mut own = BytesMut::with_capacity(subject.len() + reply.len() + payload.len());
-        own.extend_from_slice(subject);
-        own.extend_from_slice(reply);
-        own.extend_from_slice(payload);
-        // Both lengths are within the old control line's, so they fit.
-        let subject_end = subject.len() as u32;
-        let reply_end = subject_end + reply.len() as u32;
-        self.subject = (0, subject_end);
-        self.reply = if reply.is_empty() {
-            (0, 0)
-        } else {
-            (subject_end, reply_end)
-        };
-        self.payload_start = reply_end as usize;
-        self.frame = own.freeze();
-    }
-
-    /// Cuts the frame into a [`Msg`]: subject and reply are views into it, and it becomes
-    /// the payload. Always inlined: a caller that turns the result into a message of its
-    /// own and returns it then builds that in its return slot, where a call left a copy of
-    /// 152 bytes a message to make (in rnats' `Subscriber::poll_next`, 9% of the CPU
-    /// receiving 32-byte messages).
+impl<H> Parts<H> {
     #[inline(always)]
-    pub fn into_msg(self) -> Msg {
-        MsgParts {
+    fn map_header<G>(self, f: impl FnOnce(H) -> G) -> Parts<G> {
+        Parts {
             frame: self.frame,
             sid: self.sid,
             length: self.length,
             payload_start: self.payload_start,
             subject: self.subject,
             reply: self.reply,
-            header: self.header.map(|block| *block),
+            header: self.header.map(f),
         }
-        .into_msg()
     }
-}
-
-/// A `MSG` or `HMSG` checked, its header block decoded: what the parser makes a [`Msg`] or a
-/// [`MsgFrame`] of. Its fields are [`MsgFrame`]'s, the header block not boxed: a [`Msg`]
-/// made straight from it allocates nothing for the block's place.
-#[derive(Debug)]
-pub(crate) struct MsgParts {
-    pub(crate) frame: Bytes,
-    pub(crate) sid: u64,
-    pub(crate) length: usize,
-    pub(crate) payload_start: usize,
-    pub(crate) subject: (u32, u32),
-    pub(crate) reply: (u32, u32),
-    pub(crate) header: Option<HeaderBlock>,
 }
 
 impl MsgParts {
     /// Keeps the message whole.
     #[inline(always)]
     pub(crate) fn into_frame(self) -> MsgFrame {
-        MsgFrame {
-            frame: self.frame,
-            sid: self.sid,
-            length: self.length,
-            payload_start: self.payload_start,
-            subject: self.subject,
-            reply: self.reply,
-            header: self.header.map(Box::new),
-        }
+        MsgFrame(self.map_header(Box::new))
     }
 
     /// Cuts the frame into a [`Msg`] (see [`MsgFrame::into_msg`]).
