@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::future::Future;
+use std::ops::RangeInclusive;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -124,29 +125,90 @@ async fn reconnected(events: &mut Events) {
     .expect("no reconnect")
 }
 
-/// Receives until message `last` came, checking that numbers only go up: every one of them
-/// with `lossless`, otherwise gaps allowed (a lost link). Returns how many came.
-fn receive_in_order(mut sub: Subscriber, last: u64, lossless: bool) -> JoinHandle<u64> {
+/// Receives until message `last` came, checking that numbers only go up: every one of them,
+/// unless the link was cut (`cut`: where the second link's numbers may begin); then gaps are
+/// allowed, and what each of the two links carried must be in order (`two_runs_in_order`).
+/// Returns how many came.
+fn receive_in_order(
+    mut sub: Subscriber,
+    last: u64,
+    cut: Option<RangeInclusive<u64>>,
+) -> JoinHandle<u64> {
     tokio::spawn(async move {
         let mut expected = 0;
-        let mut received = 0;
+        let mut arrived = Vec::new();
         loop {
             let message = tokio::time::timeout(WAIT, sub.next())
                 .await
                 .expect("timed out")
                 .expect("ended");
             let n = number(&message.payload);
-            match lossless {
-                true => assert_eq!(n, expected, "lost or out of order"),
-                false => assert!(n >= expected, "{n} came after {}", expected - 1),
+            if cut.is_none() {
+                assert_eq!(n, expected, "lost or out of order");
+                expected = n + 1;
             }
-            expected = n + 1;
-            received += 1;
+            arrived.push(n);
             if n == last {
-                return received;
+                if let Some(second_begins) = cut {
+                    two_runs_in_order(&arrived, second_begins);
+                }
+                return arrived.len() as u64;
             }
         }
     })
+}
+
+/// Checks numbers that crossed two links one after the other: the first link carried them
+/// up to where the second took over (somewhere in `second_begins`), each link in order. The
+/// server reads its two connections apart, so it may route the first link's tail (bytes
+/// still in its socket when the link was cut) after the second link's first messages: the
+/// arrivals must be the two runs interleaved. A number that came after a larger one can only
+/// be the first link's, and one that a smaller one came after only the second's: the second
+/// link must begin above every number of the first kind and at or below every one of the
+/// second, within `second_begins`.
+fn two_runs_in_order(arrived: &[u64], second_begins: RangeInclusive<u64>) {
+    let mut late = None;
+    let mut largest_yet = None;
+    for &n in arrived {
+        if largest_yet.is_some_and(|largest| n <= largest) {
+            late = late.max(Some(n));
+        }
+        largest_yet = largest_yet.max(Some(n));
+    }
+    let mut overtaking = None::<u64>;
+    let mut smallest_after = None::<u64>;
+    for &n in arrived.iter().rev() {
+        if smallest_after.is_some_and(|smallest| n >= smallest) {
+            overtaking = Some(overtaking.map_or(n, |o| o.min(n)));
+        }
+        smallest_after = Some(smallest_after.map_or(n, |s| s.min(n)));
+    }
+    let from = late.map_or(*second_begins.start(), |n| {
+        (n + 1).max(*second_begins.start())
+    });
+    let to = overtaking.map_or(*second_begins.end(), |n| n.min(*second_begins.end()));
+    assert!(
+        from <= to,
+        "not two runs in order, the second beginning in {second_begins:?}: {late:?} came \
+         after a larger number, {overtaking:?} before a smaller one"
+    );
+}
+
+#[test]
+fn two_runs_in_order_takes_the_links_interleaved_and_nothing_else() {
+    let ok = |arrived: &[u64], second: RangeInclusive<u64>| {
+        std::panic::catch_unwind(|| two_runs_in_order(arrived, second)).is_ok()
+    };
+    // The first link's 3 and 4 routed after the second's 5 and 6; a gap where 8 was lost.
+    assert!(ok(&[0, 1, 2, 5, 6, 3, 4, 7, 9], 3..=5));
+    assert!(ok(&[0, 1, 2, 3, 4], 2..=4));
+    // The second link cannot have begun below 5, nor above 3.
+    assert!(!ok(&[0, 1, 2, 5, 6, 3, 4, 7], 2..=3));
+    assert!(!ok(&[0, 1, 2, 5, 6, 3, 4, 7], 6..=7));
+    // Out of order within one link, or a number twice.
+    assert!(!ok(&[0, 2, 1, 3, 4], 3..=4));
+    assert!(!ok(&[0, 1, 5, 7, 6, 8], 4..=5));
+    assert!(!ok(&[0, 1, 2, 2, 3], 1..=4));
 }
 
 /// A bulk publisher in `block_on` writes its full queues itself while a task publishes on
@@ -160,8 +222,8 @@ fn a_bulk_publisher_writes_its_own_batches_beside_the_engine_in_order() {
         let task_sub = subscribed(&server.url(), "bulk.task").await;
         let client = limited().connect(server.url()).await.unwrap();
         let (count, task_count) = (20_000, 2_000);
-        let main_check = receive_in_order(main_sub, count - 1, true);
-        let task_check = receive_in_order(task_sub, task_count - 1, true);
+        let main_check = receive_in_order(main_sub, count - 1, None);
+        let task_check = receive_in_order(task_sub, task_count - 1, None);
         let task_client = client.clone();
         let task = tokio::spawn(async move {
             for i in 0..task_count {
@@ -207,7 +269,7 @@ fn planned_moves_during_a_callers_turns_lose_and_reorder_nothing() {
         // 20,000 messages of 200 bytes fit in the reconnect buffer (8 MiB) however slow the
         // moves are: publishes made while the client moves never wait, they are kept.
         let count = 20_000;
-        let check = receive_in_order(sub, count - 1, true);
+        let check = receive_in_order(sub, count - 1, None);
         let progress = Arc::new(AtomicU64::new(0));
         let mover = {
             let (client, progress) = (client.clone(), Arc::clone(&progress));
@@ -245,7 +307,11 @@ fn a_link_lost_during_a_callers_turns_reorders_nothing() {
         let client = limited().connect(proxy.url()).await.unwrap();
         let mut events = client.events();
         let count = 30_000;
-        let check = receive_in_order(sub, count - 1, false);
+        // Everything up to the last flush before the cut (`publish_in_bulk` flushes at each
+        // ...500) reached the server on the first link; the second carries at most what
+        // follows it.
+        let last_flushed = (count / 2 - 1) / 1000 * 1000 + 500;
+        let check = receive_in_order(sub, count - 1, Some(last_flushed + 1..=count / 2));
         for i in 0..count / 2 {
             publish_in_bulk(&client, "cut", i, 300).await;
         }
@@ -296,7 +362,7 @@ fn a_stalled_link_goes_to_the_engine_and_a_dropped_publish_holds_nothing() {
             Writer::Caller,
             "a dropped publish left the writer role held"
         );
-        let check = receive_in_order(sub, published + 99, true);
+        let check = receive_in_order(sub, published + 99, None);
         proxy.resume();
         publish_the_rest(&client, "stall", published, check).await;
     });
@@ -325,7 +391,7 @@ fn a_caller_waiting_behind_the_engines_batch_gets_the_queue_when_it_ends() {
         }
         let turns = caller_turns(&client);
         let runs = client.shared().writes().bulk_publishes;
-        let check = receive_in_order(sub, published + 99, true);
+        let check = receive_in_order(sub, published + 99, None);
         proxy.resume();
         waiting.as_mut().await.unwrap();
         // Handed the queue, the caller starts a bulk run (`bulk_publishes` counts its start)
@@ -390,7 +456,7 @@ fn a_bulk_runs_last_publishes_go_out_when_the_client_is_dropped() {
             published += 1;
         }
         drop(client);
-        let check = receive_in_order(sub, published - 1, true);
+        let check = receive_in_order(sub, published - 1, None);
         tokio::time::timeout(WAIT, check).await.unwrap().unwrap();
     });
 }
@@ -422,8 +488,8 @@ fn tasks_publishing_in_bulk_write_their_full_queues_in_order() {
         let second_sub = subscribed(&server.url(), "tasks.second").await;
         let client = limited().connect(server.url()).await.unwrap();
         let (first_count, second_count) = (20_000, 5_000);
-        let first_check = receive_in_order(first_sub, first_count - 1, true);
-        let second_check = receive_in_order(second_sub, second_count - 1, true);
+        let first_check = receive_in_order(first_sub, first_count - 1, None);
+        let second_check = receive_in_order(second_sub, second_count - 1, None);
         let first = publish_from_task(&client, "tasks.first", first_count, 200);
         let second = publish_from_task(&client, "tasks.second", second_count, 100);
         for done in [first, second] {
@@ -452,7 +518,7 @@ fn planned_moves_during_a_tasks_turns_lose_and_reorder_nothing() {
         let sub = subscribed(&server.url(), "task.moves").await;
         let client = limited().connect(server.url()).await.unwrap();
         let count = 20_000;
-        let check = receive_in_order(sub, count - 1, true);
+        let check = receive_in_order(sub, count - 1, None);
         let publisher = publish_from_task(&client, "task.moves", count, 200);
         let mut events = client.events();
         for _ in 0..3 {
@@ -491,7 +557,7 @@ fn a_task_on_a_stalled_link_awaits_room_and_loses_nothing() {
             .unwrap()
             .unwrap();
         assert!(caller_turns(&client) > 0, "the task never wrote a queue");
-        let check = receive_in_order(sub, published + 99, true);
+        let check = receive_in_order(sub, published + 99, None);
         proxy.resume();
         publish_the_rest(&client, "task.stall", published, check).await;
     });
