@@ -155,6 +155,52 @@ fn headers_round_trip() {
     assert_eq!(got.get("Trace-Id").map(|v| v.as_str()), Some("abc"));
 }
 
+/// A subscription's byte limit counts the header and payload bytes of what waits in its
+/// queue, and a message taken gives its bytes back.
+#[test]
+fn a_byte_limited_subscription_holds_what_fits_and_frees_what_is_taken() {
+    let server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .subscription_capacity_bytes(350)
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut sub = client.subscribe("bytes").unwrap();
+    let mut headers = HeaderMap::new();
+    headers.insert("K", "v");
+    // `NATS/1.0\r\nK: v\r\n\r\n`: 18 bytes of header block.
+    let header_len = 18;
+    let body = |i: u8, len: usize| Bytes::from(vec![b'a' + i; len]);
+    // 100 + 100 + (18 + 82) fit in 350; 100 more do not, nor 51.
+    let publish_round = || {
+        client.publish("bytes", body(0, 100)).unwrap();
+        client.publish("bytes", body(1, 100)).unwrap();
+        client
+            .publish_with_headers("bytes", headers.clone(), body(2, 100 - header_len))
+            .unwrap();
+        client.publish("bytes", body(3, 100)).unwrap();
+        client.publish("bytes", body(4, 51)).unwrap();
+        client.flush().unwrap();
+    };
+    publish_round();
+    assert_eq!(sub.dropped(), 2, "three messages of 100 bytes fill 350");
+    let take_three = |sub: &mut Subscriber| {
+        for i in 0..3u8 {
+            let message = sub.try_next().expect("queued before the flush returned");
+            assert_eq!(message.length, 100);
+            let payload_len = if i == 2 { 100 - header_len } else { 100 };
+            assert_eq!(message.payload, body(i, payload_len));
+            assert_eq!(message.subject.as_str(), "bytes");
+            assert_eq!(message.headers.is_some(), i == 2);
+        }
+        assert!(sub.try_next().is_none());
+    };
+    take_three(&mut sub);
+    // The three taken gave their bytes back: the same round fits as far again.
+    publish_round();
+    assert_eq!(sub.dropped(), 4);
+    take_three(&mut sub);
+}
+
 #[test]
 fn request_reply_no_responders_and_timeout() {
     let server = NatsServer::start();

@@ -24,7 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use rnats_proto::{Msg, Parser, ServerError, ServerInfo, ServerOp};
+use rnats_proto::{MsgFrame, Parser, ServerError, ServerInfo, ServerOp};
 
 use super::conn::{Conn, Dialed};
 use super::events::EventHub;
@@ -106,10 +106,11 @@ pub(super) struct Core {
 
 /// Where one subscription's messages wait: the reader fills it and its `Subscriber` empties
 /// it. What the server knows of the subscription (subject, group, counts) is its
-/// [`SubEntry`](crate::floor::session::SubEntry) in the table.
+/// [`SubEntry`](crate::floor::session::SubEntry) in the table. Messages wait whole, as the
+/// tokio engine's do (`sub_queue.rs`): each is cut into its [`Message`] as it is taken.
 #[derive(Default)]
 pub(super) struct SubState {
-    pub(super) messages: VecDeque<Message>,
+    messages: VecDeque<MsgFrame>,
     bytes: usize,
     /// Unsubscribed (or drained) but still taking what the server sent before the UNSUB.
     pub(super) draining: bool,
@@ -123,9 +124,9 @@ pub(super) struct SubState {
 impl SubState {
     /// The next queued message.
     pub(super) fn pop(&mut self) -> Option<Message> {
-        let message = self.messages.pop_front()?;
-        self.bytes -= message.length;
-        Some(message)
+        let frame = self.messages.pop_front()?;
+        self.bytes -= frame.length();
+        Some(Message::from(frame.into_msg()))
     }
 
     /// Whether the subscription is live on the server (replayed after a reconnect).
@@ -143,10 +144,12 @@ pub(super) struct ReadSide {
     timeout: Option<Duration>,
 }
 
-/// What one read gave.
+/// What one read gave: its messages, whole, and the few other ops, each with the number of
+/// messages that came before it (its place in the stream).
 #[derive(Default)]
 struct Batch {
-    ops: Vec<ServerOp>,
+    frames: Vec<MsgFrame>,
+    others: Vec<(usize, ServerOp)>,
     /// The link failed (end of stream, read error, bad bytes).
     error: Option<String>,
 }
@@ -383,7 +386,7 @@ impl Inner {
         let mut batch = Batch::default();
         // Whole ops left from the handshake or the last read go first, without a read.
         parse(read, &mut batch);
-        if !batch.ops.is_empty() || batch.error.is_some() {
+        if !batch.frames.is_empty() || !batch.others.is_empty() || batch.error.is_some() {
             return batch;
         }
         if read.timeout != Some(timeout) {
@@ -423,13 +426,18 @@ impl Inner {
             return (false, 0);
         }
         let mut pinged = false;
-        let mut messages = 0u64;
-        for op in batch.ops {
+        let messages = batch.frames.len() as u64;
+        let mut frames = batch.frames.into_iter();
+        let mut delivered = 0;
+        for (at, op) in batch.others {
+            // The messages before this op first, in the order they came.
+            for frame in frames.by_ref().take(at - delivered) {
+                self.deliver(core, frame);
+            }
+            delivered = at;
             match op {
-                ServerOp::Msg(msg) => {
-                    messages += 1;
-                    self.deliver(core, msg);
-                }
+                // Decoded as frames, never here.
+                ServerOp::Msg(_) => {}
                 ServerOp::Ping => pinged = true,
                 ServerOp::Pong => {
                     // The flushes look their PINGs up (`Pings::outcome`): no waiters come
@@ -450,6 +458,9 @@ impl Inner {
                 }
             }
         }
+        for frame in frames {
+            self.deliver(core, frame);
+        }
         Statistics::add(&self.statistics.in_messages, messages);
         if let Some(reason) = batch.error {
             self.fail_link_locked(core, generation, &reason);
@@ -457,8 +468,9 @@ impl Inner {
         (pinged, messages)
     }
 
-    fn deliver(&self, core: &mut Core, msg: Msg) {
-        if msg.sid == REQUEST_SID {
+    fn deliver(&self, core: &mut Core, frame: MsgFrame) {
+        if frame.sid() == REQUEST_SID {
+            let msg = frame.into_msg();
             let token = session::reply_token(&self.request_prefix, msg.subject.as_str());
             if let Some(slot) = token.and_then(|token| core.requests.get_mut(&token)) {
                 // The first reply wins; later ones are for nobody.
@@ -468,31 +480,32 @@ impl Inner {
             }
             return;
         }
-        let Some((sub, last)) = core.session.handle_msg(msg.sid) else {
+        let sid = frame.sid();
+        let Some((sub, last)) = core.session.handle_msg(sid) else {
             return;
         };
         if sub.ended {
             return;
         }
-        let (sid, mut new_episode) = (msg.sid, None);
+        let mut new_episode = None;
         let full = sub.messages.len() >= self.options.subscription_capacity
-            || sub.bytes + msg.length > self.options.subscription_capacity_bytes;
+            || sub.bytes + frame.length() > self.options.subscription_capacity_bytes;
         if full {
             // The reader never blocks on a slow consumer (it may be that consumer): the
             // message is dropped, counted, and the episode reported once to listeners; the
             // event callback hears of every dropped message, as in async-nats.
             sub.dropped += 1;
             self.events
-                .emit_to_callback(crate::events::Event::SlowConsumer(msg.sid));
+                .emit_to_callback(crate::events::Event::SlowConsumer(sid));
             if !sub.slow {
                 sub.slow = true;
-                tracing::warn!(sid = msg.sid, subject = %msg.subject, "slow consumer: dropping messages");
+                tracing::warn!(sid, subject = %frame.subject(), "slow consumer: dropping messages");
                 new_episode = Some(sub.dropped);
             }
         } else {
             sub.slow = false;
-            sub.bytes += msg.length;
-            sub.messages.push_back(Message::from(msg));
+            sub.bytes += frame.length();
+            sub.messages.push_back(frame);
         }
         if last {
             // The server stops at the same count.
@@ -777,19 +790,20 @@ impl Host for Inner {
 
 fn parse(read: &mut ReadSide, batch: &mut Batch) {
     loop {
-        // Each message is pushed where the decoder builds it, not copied out of a returned op.
-        let ops = &mut batch.ops;
-        let decoded = read.parser.decode_with(
+        // Each message is pushed whole where the decoder checks it, not copied out of a
+        // returned op.
+        let frames = &mut batch.frames;
+        let decoded = read.parser.decode_frame_with(
             &mut read.buf,
-            |msg| {
-                ops.push(ServerOp::Msg(msg));
+            |frame| {
+                frames.push(frame);
                 None
             },
             Some,
         );
         match decoded {
             Ok(Some(None)) => {}
-            Ok(Some(Some(op))) => batch.ops.push(op),
+            Ok(Some(Some(op))) => batch.others.push((batch.frames.len(), op)),
             Ok(None) => return,
             Err(e) => {
                 batch.error = Some(format!("protocol error: {e}"));
