@@ -21,9 +21,14 @@ const JETSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// `n` servers routed to each other in one cluster, all on `127.0.0.1`.
 ///
-/// Route ports are picked up front and every node lists all the others as routes, so a
-/// node restarted with [`NatsServer::restart`] comes back on the same client and route
-/// ports and rejoins.
+/// Route ports are picked up front. Each node lists the nodes before it (and itself) as
+/// routes and the nodes start one after another, so every route is dialed once its peer listens: started
+/// together, each node listing all the others, a node's dials to peers not yet listening
+/// failed and were retried a second later, when the peer had dialed in meanwhile, and the
+/// duplicate routes were closed again. That churn, a second into the cluster's life, fell
+/// under the first JetStream calls of a test on a loaded machine, and some of their replies
+/// never came. A node restarted with [`NatsServer::restart`] comes back on the same client
+/// and route ports: it dials the nodes before it, and the nodes after it dial it again.
 #[derive(Debug)]
 pub struct Cluster {
     name: String,
@@ -415,21 +420,30 @@ fn start_nodes(
             }
         })
         .collect();
-    let results: Vec<Result<NatsServer, TestServerError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = builders
-            .into_iter()
-            .map(|builder| scope.spawn(move || builder.spawn()))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
     // Any failure drops (and so kills) the nodes that did start.
-    let nodes = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let nodes = if route_links.is_some() {
+        // Through proxies every node lists every other (the proxies listen from the start).
+        let results: Vec<Result<NatsServer, TestServerError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = builders
+                .into_iter()
+                .map(|builder| scope.spawn(move || builder.spawn()))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        results.into_iter().collect::<Result<Vec<_>, _>>()?
+    } else {
+        // In order: a node is spawned once the nodes it dials listen (see `Cluster`).
+        builders
+            .into_iter()
+            .map(ServerBuilder::spawn)
+            .collect::<Result<Vec<_>, _>>()?
+    };
     Ok((nodes, route_links))
 }
 
@@ -445,7 +459,8 @@ enum Routes {
     },
 }
 
-/// Options for node `i`: its name, its route listener and routes to every other node.
+/// Options for node `i`: its name, its route listener and its routes: straight to itself and
+/// the nodes before it (see [`Cluster`]), or through the proxies to every other node.
 fn node_builder(
     name: &str,
     node_prefix: &str,
@@ -462,9 +477,10 @@ fn node_builder(
         Routes::Direct => {
             let urls = route_ports
                 .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .map(|(_, port)| format!("nats://127.0.0.1:{port}"))
+                // Its own too: clustered JetStream wants routes configured even on the
+                // first node, and a server drops a route to itself once it sees it is one.
+                .take(i + 1)
+                .map(|port| format!("nats://127.0.0.1:{port}"))
                 .collect();
             (urls, String::new())
         }
