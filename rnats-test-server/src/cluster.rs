@@ -22,13 +22,14 @@ const JETSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
 /// `n` servers routed to each other in one cluster, all on `127.0.0.1`.
 ///
 /// Route ports are picked up front. Each node lists the nodes before it (and itself) as
-/// routes and the nodes start one after another, so every route is dialed once its peer listens: started
-/// together, each node listing all the others, a node's dials to peers not yet listening
-/// failed and were retried a second later, when the peer had dialed in meanwhile, and the
-/// duplicate routes were closed again. That churn, a second into the cluster's life, fell
-/// under the first JetStream calls of a test on a loaded machine, and some of their replies
-/// never came. A node restarted with [`NatsServer::restart`] comes back on the same client
-/// and route ports: it dials the nodes before it, and the nodes after it dial it again.
+/// routes and the nodes start one after another, so every route is dialed once its peer
+/// listens. Started together, each node listing all the others, a node's dials to peers
+/// not yet listening failed and were retried a second later, when the peer had dialed in
+/// meanwhile, and the duplicate routes were closed again: that churn, a second into the
+/// cluster's life, fell under the first JetStream calls of a test on a loaded machine, and
+/// some of their replies never came. A node restarted with [`NatsServer::restart`] comes
+/// back on the same client and route ports: it dials the nodes before it, and the nodes
+/// after it dial it again.
 #[derive(Debug)]
 pub struct Cluster {
     name: String,
