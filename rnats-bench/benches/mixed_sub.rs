@@ -63,7 +63,7 @@ async fn compare(size: usize, count: usize, rounds: usize) -> Result<(), BenchEr
     let (url, pid) = (server.url(), server.pid());
     // One short untimed run of each pair warms up the server and the runtime.
     for pair in PAIRS {
-        run(&url, pid, pair, size, count / 10).await?;
+        run(&url, pid, pair, size, (count / 10).max(1)).await?;
     }
     let mut runs: Vec<Vec<Run>> = vec![Vec::new(); PAIRS.len()];
     for _ in 0..rounds.max(1) {
@@ -126,7 +126,7 @@ async fn run(
 ) -> Result<Run, BenchError> {
     let (before, server_before) = (Usage::now()?, process_cpu(server_pid)?);
     let receiving = match subscriber {
-        Side::Rnats => receive_rnats(url, count).await?,
+        Side::Rnats => receive_rnats(url, size, count).await?,
         Side::Raw => receive_raw(url, count)?,
     };
     let body = payload(size);
@@ -142,6 +142,8 @@ async fn run(
         // Blocking calls on `block_on`'s thread, which is no worker.
         Side::Raw => {
             let mut connection = Connection::connect(url)?;
+            // Its flush's PONG comes after the server forwarded everything before it.
+            connection.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
             for _ in 0..count {
                 connection.publish(SUB_SUBJECT.as_bytes(), None, &body)?;
             }
@@ -158,26 +160,39 @@ async fn run(
     })
 }
 
-/// An rnats subscriber in a spawned task, as the compare suite's.
-async fn receive_rnats(url: &str, count: usize) -> Result<Receiving, BenchError> {
+/// Room a subscription keeps a message in beyond its payload (subject, reply, bookkeeping):
+/// the compare suite's figure.
+const PER_MESSAGE_SLACK: usize = 256;
+
+/// An rnats subscriber in a spawned task, with room for the whole run, as the compare
+/// suite's: a message dropped for want of room makes the run fail.
+async fn receive_rnats(url: &str, size: usize, count: usize) -> Result<Receiving, BenchError> {
+    let headroom = count + 1024;
     let client = rnats::ConnectOptions::new()
-        .subscription_capacity(count + 1024)
+        .subscription_capacity(headroom)
+        .subscription_capacity_bytes(headroom * (size + PER_MESSAGE_SLACK))
         .connect(url)
         .await?;
     let mut subscriber = client.subscribe(SUB_SUBJECT).await?;
     client.flush().await?;
     Ok(Receiving::Task(tokio::spawn(async move {
-        let mut first = None;
-        tokio::time::timeout(RECEIVE_TIMEOUT, async {
-            for _ in 0..count {
-                subscriber.next().await.ok_or("the subscription ended")?;
+        let (mut first, mut received) = (None, 0);
+        let in_time = tokio::time::timeout(RECEIVE_TIMEOUT, async {
+            while received < count && subscriber.next().await.is_some() {
                 first.get_or_insert_with(Instant::now);
+                received += 1;
             }
-            Ok::<_, BenchError>(())
         })
-        .await??;
+        .await;
         let last = Instant::now();
         drop(client);
+        if received < count {
+            let why = match in_time {
+                Ok(()) => "the subscription ended",
+                Err(_) => "timed out",
+            };
+            return Err(format!("DROPPED MESSAGES: received {received} of {count} ({why})").into());
+        }
         Ok((first.ok_or("no message")?, last))
     })))
 }
@@ -190,8 +205,10 @@ fn receive_raw(url: &str, count: usize) -> Result<Receiving, BenchError> {
     connection.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
     Ok(Receiving::Thread(thread::spawn(move || {
         let mut first = None;
-        for _ in 0..count {
-            connection.next_msg()?;
+        for received in 0..count {
+            connection
+                .next_msg()
+                .map_err(|e| format!("DROPPED MESSAGES: received {received} of {count} ({e})"))?;
             first.get_or_insert_with(Instant::now);
         }
         Ok((first.ok_or("no message")?, Instant::now()))

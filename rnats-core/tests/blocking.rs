@@ -156,7 +156,7 @@ fn headers_round_trip() {
 }
 
 /// A subscription's byte limit counts the header and payload bytes of what waits in its
-/// queue, and a message taken gives its bytes back.
+/// queue, exactly, and a message taken gives all of its bytes back.
 #[test]
 fn a_byte_limited_subscription_holds_what_fits_and_frees_what_is_taken() {
     let server = NatsServer::start();
@@ -170,35 +170,47 @@ fn a_byte_limited_subscription_holds_what_fits_and_frees_what_is_taken() {
     // `NATS/1.0\r\nK: v\r\n\r\n`: 18 bytes of header block.
     let header_len = 18;
     let body = |i: u8, len: usize| Bytes::from(vec![b'a' + i; len]);
-    // 100 + 100 + (18 + 82) fit in 350; 100 more do not, nor 51.
+    // Sent in this order; those marked kept fit in 350 bytes one after the other.
+    let round: [(u8, usize, bool); 6] = [
+        (0, 100, true),              // 100
+        (1, 100, true),              // 200
+        (2, 100 - header_len, true), // 300, with the header block
+        (3, 100, false),             // 400 would not fit
+        (4, 51, false),              // nor 351
+        (5, 50, true),               // 350 fits, exactly
+    ];
     let publish_round = || {
-        client.publish("bytes", body(0, 100)).unwrap();
-        client.publish("bytes", body(1, 100)).unwrap();
-        client
-            .publish_with_headers("bytes", headers.clone(), body(2, 100 - header_len))
-            .unwrap();
-        client.publish("bytes", body(3, 100)).unwrap();
-        client.publish("bytes", body(4, 51)).unwrap();
+        for (i, len, _) in round {
+            if i == 2 {
+                client
+                    .publish_with_headers("bytes", headers.clone(), body(i, len))
+                    .unwrap();
+            } else {
+                client.publish("bytes", body(i, len)).unwrap();
+            }
+        }
         client.flush().unwrap();
     };
-    publish_round();
-    assert_eq!(sub.dropped(), 2, "three messages of 100 bytes fill 350");
-    let take_three = |sub: &mut Subscriber| {
-        for i in 0..3u8 {
+    let take_kept = |sub: &mut Subscriber| {
+        for (i, len, _) in round.into_iter().filter(|(_, _, kept)| *kept) {
             let message = sub.try_next().expect("queued before the flush returned");
-            assert_eq!(message.length, 100);
-            let payload_len = if i == 2 { 100 - header_len } else { 100 };
-            assert_eq!(message.payload, body(i, payload_len));
-            assert_eq!(message.subject.as_str(), "bytes");
-            assert_eq!(message.headers.is_some(), i == 2);
+            assert_eq!(message.payload, body(i, len));
+            let with_header = i == 2;
+            assert_eq!(message.headers.is_some(), with_header);
+            assert_eq!(
+                message.length,
+                len + if with_header { header_len } else { 0 }
+            );
         }
         assert!(sub.try_next().is_none());
     };
-    take_three(&mut sub);
-    // The three taken gave their bytes back: the same round fits as far again.
+    publish_round();
+    assert_eq!(sub.dropped(), 2);
+    take_kept(&mut sub);
+    // Every byte came back: a byte still counted would drop the last 50 this time.
     publish_round();
     assert_eq!(sub.dropped(), 4);
-    take_three(&mut sub);
+    take_kept(&mut sub);
 }
 
 #[test]

@@ -21,15 +21,17 @@ const JETSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// `n` servers routed to each other in one cluster, all on `127.0.0.1`.
 ///
-/// Route ports are picked up front. Each node lists the nodes before it (and itself) as
-/// routes and the nodes start one after another, so every route is dialed once its peer
-/// listens. Started together, each node listing all the others, a node's dials to peers
-/// not yet listening failed and were retried a second later, when the peer had dialed in
+/// Route ports are picked up front. Without route proxies, each node lists the nodes before
+/// it (and itself) as routes and the nodes start one after another, each once the route
+/// listeners of those before it are open, so every route is dialed once its peer listens.
+/// Started together, each node listing all the others, a node's dials to peers not yet
+/// listening failed and were retried a second later, when the peer had dialed in
 /// meanwhile, and the duplicate routes were closed again: that churn, a second into the
 /// cluster's life, fell under the first JetStream calls of a test on a loaded machine, and
 /// some of their replies never came. A node restarted with [`NatsServer::restart`] comes
 /// back on the same client and route ports: it dials the nodes before it, and the nodes
-/// after it dial it again.
+/// after it dial it again. (Through route proxies the nodes still start together, each
+/// listing every other.)
 #[derive(Debug)]
 pub struct Cluster {
     name: String,
@@ -389,8 +391,9 @@ fn routes_of(
     }
 }
 
-/// Starts `n` fully meshed nodes in parallel, each waiting for its own readiness, with
-/// their routes through proxies if asked.
+/// Starts `n` nodes, each waiting for its own readiness: one after another, each routed to
+/// itself and the nodes before it, or, with their routes through proxies, all together,
+/// each routed to every other.
 fn start_nodes(
     name: &str,
     node_prefix: &str,
@@ -439,11 +442,18 @@ fn start_nodes(
         });
         results.into_iter().collect::<Result<Vec<_>, _>>()?
     } else {
-        // In order: a node is spawned once the nodes it dials listen (see `Cluster`).
-        builders
-            .into_iter()
-            .map(ServerBuilder::spawn)
-            .collect::<Result<Vec<_>, _>>()?
+        // In order: a node is spawned once the nodes it dials listen for routes (see
+        // `Cluster`). A server opens its route listener just after it says it is ready, so
+        // that is waited for apart.
+        let mut nodes = Vec::with_capacity(n);
+        for builder in builders {
+            let node = builder.spawn()?;
+            if n > 1 {
+                node.wait_for_log("Listening for route connections on", FORM_TIMEOUT)?;
+            }
+            nodes.push(node);
+        }
+        nodes
     };
     Ok((nodes, route_links))
 }

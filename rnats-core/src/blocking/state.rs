@@ -107,7 +107,8 @@ pub(super) struct Core {
 /// Where one subscription's messages wait: the reader fills it and its `Subscriber` empties
 /// it. What the server knows of the subscription (subject, group, counts) is its
 /// [`SubEntry`](crate::floor::session::SubEntry) in the table. Messages wait whole, as the
-/// tokio engine's do (`sub_queue.rs`): each is cut into its [`Message`] as it is taken.
+/// tokio engine's do (`sub_queue.rs`): each is cut into its [`Message`] as its `Subscriber`
+/// takes it.
 #[derive(Default)]
 pub(super) struct SubState {
     messages: VecDeque<MsgFrame>,
@@ -122,11 +123,11 @@ pub(super) struct SubState {
 }
 
 impl SubState {
-    /// The next queued message.
-    pub(super) fn pop(&mut self) -> Option<Message> {
+    /// The next queued message, whole (its `Subscriber` cuts it once the lock is released).
+    pub(super) fn pop(&mut self) -> Option<MsgFrame> {
         let frame = self.messages.pop_front()?;
         self.bytes -= frame.length();
-        Some(Message::from(frame.into_msg()))
+        Some(frame)
     }
 
     /// Whether the subscription is live on the server (replayed after a reconnect).

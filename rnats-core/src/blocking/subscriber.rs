@@ -38,7 +38,8 @@ impl Subscriber {
 
     /// The next message if one is already received; never waits.
     pub fn try_next(&mut self) -> Option<Message> {
-        self.with_queue(SubState::pop).flatten()
+        let frame = self.with_queue(SubState::pop).flatten()?;
+        Some(Message::from(frame.into_msg()))
     }
 
     /// Unsubscribes now. Messages already received stay readable; then the iterator ends.
@@ -101,16 +102,18 @@ impl Subscriber {
     /// The next message (`Some(None)`: ended), or `None` when the deadline passed.
     fn next_until(&mut self, deadline: Option<Instant>) -> Option<Option<Message>> {
         let sid = self.sid;
-        self.inner().wait_for(deadline, |core| {
+        let next = self.inner().wait_for(deadline, |core| {
             let closed = core.state == LinkState::Closed;
             let Some(sub) = core.session.subs.get_mut(sid).map(|entry| &mut entry.sink) else {
                 return Some(None);
             };
-            if let Some(message) = sub.pop() {
-                return Some(Some(message));
+            if let Some(frame) = sub.pop() {
+                return Some(Some(frame));
             }
             (sub.ended || closed).then_some(None)
-        })
+        });
+        // Cut outside the state lock, which the reader needs to deliver the next ones.
+        next.map(|frame| frame.map(|frame| Message::from(frame.into_msg())))
     }
 }
 
