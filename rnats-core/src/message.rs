@@ -1,7 +1,7 @@
 //! A message delivered to a subscriber or returned by a request.
 
 use bytes::Bytes;
-use rnats_proto::{HeaderMap, Msg, StatusCode, Subject};
+use rnats_proto::{HeaderMap, Msg, MsgFrame, StatusCode, Subject};
 use serde::{Deserialize, Serialize};
 
 /// A message received from the server.
@@ -25,6 +25,16 @@ pub struct Message {
     pub description: Option<String>,
     /// Header and payload bytes together, as they were sent.
     pub length: usize,
+}
+
+impl Message {
+    /// The message a queued frame holds, cut where a subscriber hands it out. Always
+    /// inlined, as `MsgFrame::into_msg` is: the message is then built in its caller's return
+    /// slot, not copied there.
+    #[inline(always)]
+    pub(crate) fn from_frame(frame: MsgFrame) -> Message {
+        Message::from(frame.into_msg())
+    }
 }
 
 impl From<Msg> for Message {

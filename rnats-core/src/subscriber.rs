@@ -125,14 +125,10 @@ impl Stream for Subscriber {
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Message>> {
         let this = self.get_mut();
         if let Some(frame) = this.local.pop_front() {
-            return Poll::Ready(Some(Message::from(frame.into_msg())));
+            return Poll::Ready(Some(Message::from_frame(frame)));
         }
         match this.queue.poll_take(cx, &mut this.local) {
-            Poll::Ready(true) => Poll::Ready(
-                this.local
-                    .pop_front()
-                    .map(|frame| Message::from(frame.into_msg())),
-            ),
+            Poll::Ready(true) => Poll::Ready(this.local.pop_front().map(Message::from_frame)),
             Poll::Ready(false) => Poll::Ready(None),
             Poll::Pending => Poll::Pending,
         }

@@ -39,7 +39,7 @@ impl Subscriber {
     /// The next message if one is already received; never waits.
     pub fn try_next(&mut self) -> Option<Message> {
         let frame = self.with_queue(SubState::pop).flatten()?;
-        Some(Message::from(frame.into_msg()))
+        Some(Message::from_frame(frame))
     }
 
     /// Unsubscribes now. Messages already received stay readable; then the iterator ends.
@@ -113,7 +113,7 @@ impl Subscriber {
             (sub.ended || closed).then_some(None)
         });
         // Cut outside the state lock, which the reader needs to deliver the next ones.
-        next.map(|frame| frame.map(|frame| Message::from(frame.into_msg())))
+        next.map(|frame| frame.map(Message::from_frame))
     }
 }
 
