@@ -59,6 +59,7 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn compare(size: usize, count: usize, rounds: usize) -> Result<(), BenchError> {
+    let rounds = rounds.max(1);
     let server = rnats_test_server::NatsServer::builder().spawn()?;
     let (url, pid) = (server.url(), server.pid());
     // One short untimed run of each pair warms up the server and the runtime.
@@ -66,7 +67,7 @@ async fn compare(size: usize, count: usize, rounds: usize) -> Result<(), BenchEr
         run(&url, pid, pair, size, (count / 10).max(1)).await?;
     }
     let mut runs: Vec<Vec<Run>> = vec![Vec::new(); PAIRS.len()];
-    for _ in 0..rounds.max(1) {
+    for _ in 0..rounds {
         for (at, pair) in PAIRS.into_iter().enumerate() {
             runs[at].push(run(&url, pid, pair, size, count).await?);
         }
