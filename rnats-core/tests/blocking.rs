@@ -213,6 +213,47 @@ fn a_byte_limited_subscription_holds_what_fits_and_frees_what_is_taken() {
     take_kept(&mut sub);
 }
 
+/// A subscriber takes everything queued for it at once, as the tokio client's does: the
+/// limit then bounds what waits behind the messages it holds, and those come out first, in
+/// the order they came.
+#[test]
+fn a_subscriber_takes_its_whole_queue_and_frees_the_limit_for_what_follows() {
+    let server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .subscription_capacity(2)
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut sub = client.subscribe("taken").unwrap();
+    let publish = |bodies: &[&'static str]| {
+        for body in bodies {
+            client
+                .publish("taken", Bytes::from_static(body.as_bytes()))
+                .unwrap();
+        }
+        client.flush().unwrap();
+    };
+    publish(&["a", "b"]);
+    let first = sub.try_next().expect("queued before the flush returned");
+    assert_eq!(first.payload, "a");
+    // `b` left the queue with `a`: two more fit, and nothing is dropped.
+    publish(&["c", "d"]);
+    assert_eq!(sub.dropped(), 0);
+    // The limit holds for what waits in the queue: `g` finds it full.
+    for expected in ["b", "c", "d"] {
+        assert_eq!(next(&mut sub).payload, expected);
+    }
+    publish(&["e", "f", "g"]);
+    assert_eq!(sub.dropped(), 1);
+    for expected in ["e", "f"] {
+        let message = sub
+            .next_timeout(Duration::from_secs(5))
+            .unwrap()
+            .expect("the subscription is open");
+        assert_eq!(message.payload, expected);
+    }
+    assert!(sub.try_next().is_none());
+}
+
 #[test]
 fn request_reply_no_responders_and_timeout() {
     let server = NatsServer::start();

@@ -123,11 +123,18 @@ pub(super) struct SubState {
 }
 
 impl SubState {
-    /// The next queued message, whole (its `Subscriber` cuts it once the lock is released).
-    pub(super) fn pop(&mut self) -> Option<MsgFrame> {
-        let frame = self.messages.pop_front()?;
-        self.bytes -= frame.length();
-        Some(frame)
+    /// Moves every queued message, whole, into `local` (empty), freeing the room they took:
+    /// its `Subscriber` hands them out one by one without the state lock or a look at the
+    /// clock, cutting each as it goes, as the tokio client's subscriber takes its queue.
+    /// Returns whether there was any.
+    pub(super) fn take_all(&mut self, local: &mut VecDeque<MsgFrame>) -> bool {
+        if self.messages.is_empty() {
+            return false;
+        }
+        debug_assert!(local.is_empty(), "taken while messages were left");
+        std::mem::swap(&mut self.messages, local);
+        self.bytes = 0;
+        true
     }
 
     /// Whether the subscription is live on the server (replayed after a reconnect).

@@ -1,5 +1,6 @@
 //! The blocking [`Subscriber`]: an iterator over one subscription's messages.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,19 +11,31 @@ use super::time::{TimedOut, deadline_after};
 use crate::connection::LinkState;
 use crate::error::{SubscriberError, UnsubscribeError};
 use crate::message::Message;
+use rnats_proto::MsgFrame;
 
 /// One subscription. Iterating blocks until a message comes or the subscription ends
 /// (unsubscribed, drained, auto-unsubscribed, refused by the server, or the client closed).
 /// A thread waiting here reads the socket itself when no other thread does. Dropping it
 /// unsubscribes.
+///
+/// It takes every message queued for it at once and hands them out one by one: a
+/// subscription's limits (`subscription_capacity`, `subscription_capacity_bytes`) bound what
+/// waits in its queue, not what its `Subscriber` has taken and not yet handed out.
 pub struct Subscriber {
     client: Arc<Handle>,
     sid: u64,
+    /// Messages taken from the queue in one go, handed out one by one (each cut from its
+    /// frame as it goes).
+    local: VecDeque<MsgFrame>,
 }
 
 impl Subscriber {
     pub(super) fn new(client: Arc<Handle>, sid: u64) -> Subscriber {
-        Subscriber { client, sid }
+        Subscriber {
+            client,
+            sid,
+            local: VecDeque::new(),
+        }
     }
 
     /// The subscription's id on the connection.
@@ -32,14 +45,28 @@ impl Subscriber {
 
     /// The next message, waiting up to `timeout`: `Ok(None)` once the subscription ended.
     pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<Message>, TimedOut> {
+        // One taken already needs no deadline: no look at the clock a message.
+        if let Some(message) = self.next_taken() {
+            return Ok(Some(message));
+        }
         self.next_until(deadline_after(timeout))
             .ok_or(TimedOut(timeout))
     }
 
     /// The next message if one is already received; never waits.
     pub fn try_next(&mut self) -> Option<Message> {
-        let frame = self.with_queue(SubState::pop).flatten()?;
-        Some(Message::from_frame(frame))
+        if self.local.is_empty() {
+            let mut core = self.client.inner().core();
+            if let Some(entry) = core.session.subs.get_mut(self.sid) {
+                entry.sink.take_all(&mut self.local);
+            }
+        }
+        self.next_taken()
+    }
+
+    /// The next of the messages taken from the queue, cut from its frame.
+    fn next_taken(&mut self) -> Option<Message> {
+        self.local.pop_front().map(Message::from_frame)
     }
 
     /// Unsubscribes now. Messages already received stay readable; then the iterator ends.
@@ -101,19 +128,23 @@ impl Subscriber {
 
     /// The next message (`Some(None)`: ended), or `None` when the deadline passed.
     fn next_until(&mut self, deadline: Option<Instant>) -> Option<Option<Message>> {
+        if let Some(message) = self.next_taken() {
+            return Some(Some(message));
+        }
         let sid = self.sid;
-        let next = self.inner().wait_for(deadline, |core| {
+        let local = &mut self.local;
+        let taken = self.client.inner().wait_for(deadline, |core| {
             let closed = core.state == LinkState::Closed;
             let Some(sub) = core.session.subs.get_mut(sid).map(|entry| &mut entry.sink) else {
-                return Some(None);
+                return Some(false);
             };
-            if let Some(frame) = sub.pop() {
-                return Some(Some(frame));
+            if sub.take_all(local) {
+                return Some(true);
             }
-            (sub.ended || closed).then_some(None)
-        });
+            (sub.ended || closed).then_some(false)
+        })?;
         // Cut outside the state lock, which the reader needs to deliver the next ones.
-        next.map(|frame| frame.map(Message::from_frame))
+        Some(taken.then(|| self.next_taken()).flatten())
     }
 }
 
