@@ -446,13 +446,16 @@ impl ConnectOptions {
         self
     }
 
-    /// Messages a subscription buffers before it counts as a slow consumer (default 65,536).
+    /// Messages a subscription's queue holds before it counts as a slow consumer (default
+    /// 65,536). Its subscriber takes the queue in batches: those it has taken and not yet
+    /// handed out are no longer counted.
     pub fn subscription_capacity(mut self, messages: usize) -> Self {
         self.subscription_capacity = messages.max(1);
         self
     }
 
-    /// Bytes a subscription buffers before it counts as a slow consumer (default 64 MiB).
+    /// Bytes a subscription's queue holds before it counts as a slow consumer (default 64 MiB),
+    /// counted as [`ConnectOptions::subscription_capacity`] counts messages.
     pub fn subscription_capacity_bytes(mut self, bytes: usize) -> Self {
         self.subscription_capacity_bytes = bytes.max(1);
         self

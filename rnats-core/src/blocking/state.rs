@@ -107,8 +107,8 @@ pub(super) struct Core {
 /// Where one subscription's messages wait: the reader fills it and its `Subscriber` empties
 /// it. What the server knows of the subscription (subject, group, counts) is its
 /// [`SubEntry`](crate::floor::session::SubEntry) in the table. Messages wait whole, as the
-/// tokio engine's do (`sub_queue.rs`): each is cut into its [`Message`] as its `Subscriber`
-/// takes it.
+/// tokio engine's do (`sub_queue.rs`): its `Subscriber` takes them all at once and cuts each
+/// into its [`Message`] as it hands it out.
 #[derive(Default)]
 pub(super) struct SubState {
     messages: VecDeque<MsgFrame>,
