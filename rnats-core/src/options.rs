@@ -455,7 +455,8 @@ impl ConnectOptions {
     }
 
     /// Bytes a subscription's queue holds before it counts as a slow consumer (default 64 MiB),
-    /// counted as [`ConnectOptions::subscription_capacity`] counts messages.
+    /// counted as [`ConnectOptions::subscription_capacity`] counts messages. An empty queue
+    /// takes one message however large.
     pub fn subscription_capacity_bytes(mut self, bytes: usize) -> Self {
         self.subscription_capacity_bytes = bytes.max(1);
         self

@@ -213,6 +213,29 @@ fn a_byte_limited_subscription_holds_what_fits_and_frees_what_is_taken() {
     take_kept(&mut sub);
 }
 
+/// A message larger than the byte limit still fits an empty queue, as in the tokio client;
+/// behind it the queue is full.
+#[test]
+fn a_message_over_the_byte_limit_fits_an_empty_queue() {
+    let server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .subscription_capacity_bytes(100)
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut sub = client.subscribe("large").unwrap();
+    let (large, small) = (Bytes::from(vec![b'l'; 150]), Bytes::from_static(b"small"));
+    client.publish("large", large.clone()).unwrap();
+    client.publish("large", small.clone()).unwrap();
+    client.flush().unwrap();
+    assert_eq!(sub.dropped(), 1);
+    assert_eq!(next(&mut sub).payload, large);
+    client.publish("large", small.clone()).unwrap();
+    client.flush().unwrap();
+    assert_eq!(next(&mut sub).payload, small);
+    assert_eq!(sub.dropped(), 1);
+    assert!(sub.try_next().is_none());
+}
+
 /// A subscriber takes everything queued for it at once, as the tokio client's does: the
 /// limit then bounds what waits behind the messages it holds, and those come out first, in
 /// the order they came.

@@ -496,8 +496,11 @@ impl Inner {
             return;
         }
         let mut new_episode = None;
+        // An empty queue takes one message however large, as the tokio client's does: a
+        // message over the byte limit is not lost to every subscription with that limit.
         let full = sub.messages.len() >= self.options.subscription_capacity
-            || sub.bytes + frame.length() > self.options.subscription_capacity_bytes;
+            || (sub.bytes + frame.length() > self.options.subscription_capacity_bytes
+                && !sub.messages.is_empty());
         if full {
             // The reader never blocks on a slow consumer (it may be that consumer): the
             // message is dropped, counted, and the episode reported once to listeners; the
