@@ -19,7 +19,7 @@ use rnats_bench::cost::{Usage, process_cpu};
 use rnats_bench::raw::Connection;
 use rnats_bench::small_bench::{self, BenchError};
 use rnats_bench::stats::median;
-use rnats_bench::workload::{RECEIVE_TIMEOUT, SUB_SUBJECT, payload};
+use rnats_bench::workload::{RECEIVE_TIMEOUT, SUB_SUBJECT, payload, room_for_run};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Side {
@@ -161,17 +161,13 @@ async fn run(
     })
 }
 
-/// Room a subscription keeps a message in beyond its payload (subject, reply, bookkeeping):
-/// the compare suite's figure.
-const PER_MESSAGE_SLACK: usize = 256;
-
 /// An rnats subscriber in a spawned task, with room for the whole run, as the compare
 /// suite's: a message dropped for want of room makes the run fail.
 async fn receive_rnats(url: &str, size: usize, count: usize) -> Result<Receiving, BenchError> {
-    let headroom = count + 1024;
+    let (messages, bytes) = room_for_run(count, size);
     let client = rnats::ConnectOptions::new()
-        .subscription_capacity(headroom)
-        .subscription_capacity_bytes(headroom * (size + PER_MESSAGE_SLACK))
+        .subscription_capacity(messages)
+        .subscription_capacity_bytes(bytes)
         .connect(url)
         .await?;
     let mut subscriber = client.subscribe(SUB_SUBJECT).await?;

@@ -12,24 +12,19 @@ use rnats::blocking::{Client, Subscriber};
 use crate::stats::{Latency, Throughput};
 use crate::workload::{
     LAT_SUBJECT, LATENCY_WARM_UP, PUB_SUBJECT, RECEIVE_TIMEOUT, REQ_SUBJECT, ROUND_TRIP_TIMEOUT,
-    SMALL_PAYLOAD, SUB_SUBJECT, payload,
+    SMALL_PAYLOAD, SUB_SUBJECT, payload, room_for_run,
 };
 
 /// Any failure of a blocking scenario; its message ends up in the report.
 pub type BlockingError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Bytes a subscription is allowed per message beyond the payload (subject, headers, struct),
-/// as the async clients' `sub` scenario allows.
-const PER_MESSAGE_SLACK: usize = 256;
-
-/// Connects with default options, or with subscriptions big enough to hold `messages` of
-/// `size` bytes.
+/// Connects with default options, or with subscriptions that hold `(messages, bytes)`.
 fn connect(url: &str, capacity: Option<(usize, usize)>) -> Result<Client, BlockingError> {
     let mut options = rnats::ConnectOptions::new();
-    if let Some((messages, size)) = capacity {
+    if let Some((messages, bytes)) = capacity {
         options = options
             .subscription_capacity(messages)
-            .subscription_capacity_bytes(messages * (size + PER_MESSAGE_SLACK));
+            .subscription_capacity_bytes(bytes);
     }
     Ok(options.connect_blocking(url)?)
 }
@@ -53,7 +48,7 @@ pub fn publish(url: &str, size: usize, count: usize) -> Result<Throughput, Block
 /// thread, times from the first message it receives to the last. Fewer than `count` messages
 /// within [`RECEIVE_TIMEOUT`] makes the run invalid.
 pub fn subscribe(url: &str, size: usize, count: usize) -> Result<Throughput, BlockingError> {
-    let receiver = connect(url, Some((count + 1024, size)))?;
+    let receiver = connect(url, Some(room_for_run(count, size)))?;
     let subscriber = receiver.subscribe(SUB_SUBJECT)?;
     receiver.flush()?;
     let receiving = thread::spawn(move || receive(subscriber, count));

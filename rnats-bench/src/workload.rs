@@ -22,6 +22,16 @@ pub const ROUND_TRIP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Unmeasured round trips before a latency run, so connection setup is not in the samples.
 pub const LATENCY_WARM_UP: usize = 10;
 
+/// Room, in messages and bytes, for a subscription to hold a whole receiving run of `count`
+/// messages of `size` bytes and some to spare (each message allowed 256 bytes beyond its
+/// payload for subject, headers and bookkeeping), so that a run never drops a message for
+/// want of room in any client.
+pub fn room_for_run(count: usize, size: usize) -> (usize, usize) {
+    const PER_MESSAGE_SLACK: usize = 256;
+    let messages = count + 1024;
+    (messages, messages * (size + PER_MESSAGE_SLACK))
+}
+
 /// The payload of every message of a run: `size` bytes of `x`.
 pub fn payload(size: usize) -> Vec<u8> {
     vec![b'x'; size]

@@ -86,9 +86,7 @@ async fn publish(url: &str, size: usize, count: usize) -> Result<Throughput, Ben
 }
 
 async fn subscribe(url: &str, size: usize, count: usize) -> Result<Throughput, BenchError> {
-    // Room for the whole run, as `scenarios.rs` gives it (256 bytes of slack per message).
-    let headroom = count + 1024;
-    let receiver = connect(url, Some((headroom, headroom * (size + 256)))).await?;
+    let receiver = connect(url, Some(workload::room_for_run(count, size))).await?;
     let mut subscriber = receiver.subscribe(SUB_SUBJECT).await?;
     receiver.flush().await?;
     let publisher = connect(url, None).await?;

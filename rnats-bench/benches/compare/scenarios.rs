@@ -32,9 +32,6 @@ const JS_SUBJECT: &str = "bench.js";
 const JS_FETCH_STREAM: &str = "BENCH_FETCH";
 const JS_FETCH_SUBJECT: &str = "bench.jsf";
 
-/// Bytes a subscription is allowed per message beyond the payload (subject, headers, struct).
-const PER_MESSAGE_SLACK: usize = 256;
-
 /// Publishes `count` messages of `size` bytes on one connection with no subscribers, then
 /// flushes. Timed from the first publish until the flush returns.
 pub(crate) async fn publish(
@@ -60,11 +57,8 @@ pub(crate) async fn subscribe(
     size: usize,
     count: usize,
 ) -> Result<Throughput, BenchError> {
-    let headroom = count + 1024;
-    let capacity = Capacity {
-        messages: headroom,
-        bytes: headroom * (size + PER_MESSAGE_SLACK),
-    };
+    let (messages, bytes) = workload::room_for_run(count, size);
+    let capacity = Capacity { messages, bytes };
     let receiver_client = connect(url, Some(capacity)).await?;
     let mut subscriber = receiver_client.subscribe(SUB_SUBJECT).await?;
     receiver_client.flush().await?;
