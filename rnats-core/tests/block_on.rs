@@ -14,7 +14,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use rnats_core::Client;
 use rnats_test_server::NatsServer;
 use tokio::runtime::{Builder, Runtime};
@@ -398,6 +398,85 @@ fn waits_in_block_on_span_a_lost_server() {
             client.publish("own", payload(i)).await.unwrap();
             client.flush().await.unwrap();
             assert_eq!(next_payload(&mut own).await, payload(i));
+        }
+    });
+}
+
+/// A flush from `block_on` covers every publish queued before it, whatever came between
+/// (a second publish, a PING of `rtt`'s own, a flush from a task): by the time it returns,
+/// the publishes' own subscription has each of them, the server sending a connection's
+/// messages to it ahead of the PONG.
+#[test]
+fn a_flush_from_block_on_covers_every_publish_before_it() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let client = rnats_core::connect(server.url()).await.unwrap();
+        let mut sub = client.subscribe("covered").await.unwrap();
+        client.flush().await.unwrap();
+        let (mut sent, mut received) = (0, 0);
+        for i in 0..300 {
+            client.publish("covered", payload(sent)).await.unwrap();
+            sent += 1;
+            match i % 5 {
+                2 => {
+                    client.publish("covered", payload(sent)).await.unwrap();
+                    sent += 1;
+                }
+                3 => drop(client.rtt().await.unwrap()),
+                4 => {
+                    let flusher = client.clone();
+                    let flushed = tokio::spawn(async move { flusher.flush().await });
+                    flushed.await.unwrap().unwrap();
+                }
+                _ => {}
+            }
+            client.flush().await.unwrap();
+            while received < sent {
+                let message = sub.next().now_or_never().flatten();
+                let message = message.unwrap_or_else(|| {
+                    panic!("message {received} of {sent} not in when the flush returned")
+                });
+                assert_eq!(message.payload, payload(received));
+                received += 1;
+            }
+        }
+    });
+}
+
+/// A flush is a barrier for what other connections sent: once another client's flush has
+/// returned, a flush here returns only after this connection has received what that client
+/// published to it. So it pings after it is called, even right behind a publish of its own
+/// from `block_on` that a PING could have gone out with, before the other client's message
+/// reached the server (docs/blocking.md, "Why main keeps the two writes").
+#[test]
+fn a_flush_right_after_a_publish_still_covers_another_connections_messages() {
+    let server = NatsServer::start();
+    main_runtime().block_on(async {
+        let client = rnats_core::connect(server.url()).await.unwrap();
+        let mut sub = client.subscribe("barrier.in").await.unwrap();
+        let mut own = client.subscribe("barrier.out").await.unwrap();
+        client.flush().await.unwrap();
+        let other = rnats_core::connect(server.url()).await.unwrap();
+        for i in 0..200 {
+            // Publish-then-flush, as a loop that always flushes its publishes does.
+            client.publish("barrier.out", payload(i)).await.unwrap();
+            client.flush().await.unwrap();
+            client.publish("barrier.out", payload(i)).await.unwrap();
+            // Whatever the server sent right behind that publish's message is in too.
+            for _ in 0..2 {
+                assert_eq!(next_payload(&mut own).await, payload(i));
+            }
+            // The other side publishes to this one and flushes: the server has it...
+            other.publish("barrier.in", payload(i)).await.unwrap();
+            other.flush().await.unwrap();
+            // ...so after this flush, so does this connection's subscription.
+            client.flush().await.unwrap();
+            let message = sub.next().now_or_never().flatten();
+            assert_eq!(
+                message.map(|m| m.payload),
+                Some(payload(i)),
+                "round {i}: the other side's message was not in after the flush"
+            );
         }
     });
 }

@@ -1655,3 +1655,79 @@ fn a_creds_file_replaced_on_disk_is_used_by_the_next_reconnect() {
     client.flush().unwrap();
     assert_eq!(user(), bob.public_key());
 }
+
+/// A flush covers every publish queued before it, whatever came between (a second publish,
+/// a PING of `rtt`'s own, a flush from another thread): by the time it returns, the
+/// publishes' own subscription has each of them, the server sending a connection's messages
+/// to it ahead of the PONG.
+#[test]
+fn a_flush_covers_every_publish_before_it() {
+    let server = NatsServer::start();
+    let client = blocking::connect(server.url()).unwrap();
+    let mut sub = client.subscribe("covered").unwrap();
+    client.flush().unwrap();
+    let payload = |i: usize| Bytes::from(i.to_string());
+    let (mut sent, mut received) = (0, 0);
+    for i in 0..300 {
+        client.publish("covered", payload(sent)).unwrap();
+        sent += 1;
+        match i % 5 {
+            2 => {
+                client.publish("covered", payload(sent)).unwrap();
+                sent += 1;
+            }
+            3 => drop(client.rtt().unwrap()),
+            4 => {
+                let flusher = client.clone();
+                thread::spawn(move || flusher.flush())
+                    .join()
+                    .unwrap()
+                    .unwrap();
+            }
+            _ => {}
+        }
+        client.flush().unwrap();
+        while received < sent {
+            let message = sub.try_next().unwrap_or_else(|| {
+                panic!("message {received} of {sent} not in when the flush returned")
+            });
+            assert_eq!(message.payload, payload(received));
+            received += 1;
+        }
+    }
+}
+
+/// A flush is a barrier for what other connections sent: once another client's flush has
+/// returned, a flush here returns only after this connection has received what that client
+/// published to it, even right behind a publish of its own into an idle connection that a
+/// PING could have gone out with (docs/blocking.md, "Why main keeps the two writes").
+#[test]
+fn a_flush_right_after_a_publish_still_covers_another_connections_messages() {
+    let server = NatsServer::start();
+    let client = blocking::connect(server.url()).unwrap();
+    let mut sub = client.subscribe("barrier.in").unwrap();
+    let mut own = client.subscribe("barrier.out").unwrap();
+    client.flush().unwrap();
+    let other = blocking::connect(server.url()).unwrap();
+    for i in 0..200 {
+        let payload = Bytes::from(i.to_string());
+        // Publish-then-flush, as a loop that always flushes its publishes does.
+        client.publish("barrier.out", payload.clone()).unwrap();
+        client.flush().unwrap();
+        client.publish("barrier.out", payload.clone()).unwrap();
+        // Whatever the server sent right behind that publish's message is in too.
+        for _ in 0..2 {
+            assert_eq!(next(&mut own).payload, payload);
+        }
+        // The other side publishes to this one and flushes: the server has it...
+        other.publish("barrier.in", payload.clone()).unwrap();
+        other.flush().unwrap();
+        // ...so after this flush, so does this connection's subscription.
+        client.flush().unwrap();
+        assert_eq!(
+            sub.try_next().map(|m| m.payload),
+            Some(payload),
+            "round {i}: the other side's message was not in after the flush"
+        );
+    }
+}
