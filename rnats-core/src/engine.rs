@@ -731,7 +731,7 @@ impl Engine {
     /// Moves the shared queue into `out`. Returns false, and marks the engine idle so callers
     /// may write directly again, when nothing is queued; also false while lingering.
     fn take_queued(&mut self, cx: &mut Context<'_>) -> bool {
-        let mut writes = if self.writer_idle && self.shared.options.linger.is_none() {
+        let writes = if self.writer_idle && self.shared.options.linger.is_none() {
             // The engine left the writer `Idle` and nobody kicked it since, so the writer is
             // `Idle` or `DirectlyWritten`: a caller holding the lock now (a direct write from
             // `block_on` right after the engine resolved its flush, say) either writes what
@@ -746,9 +746,23 @@ impl Engine {
                 }
                 None => self.shared.writes(),
             }
+        } else if self.tail_at.is_some() && self.shared.options.linger.is_none() {
+            // The engine watches a caller's bulk run (`Look::Caller`), and that caller holds
+            // the lock through each write it makes (`caller_write::write_as_caller`), most of
+            // its time at 8 KiB: blocking on the lock at each tail look parked this worker
+            // until the write ended and made the caller wake it as it unlocked, a switch on
+            // each side. A caller holding the lock is a run still going, so unless someone
+            // kicked the engine since, it watches on.
+            let tried = crate::floor::sync::try_lock(&self.shared.writes);
+            if tried.is_none() && self.shared.kicks.load(Ordering::Acquire) == self.seen_kicks {
+                drop(tried);
+                return self.watch_run_in_writing(cx);
+            }
+            tried.unwrap_or_else(|| self.shared.writes())
         } else {
             self.shared.writes()
         };
+        let mut writes = writes;
         self.seen_kicks = self.shared.kicks.load(Ordering::Relaxed);
         // Under linger, one clock read serves the watch and the hold below.
         let linger_now = self.shared.options.linger.map(|linger| {
@@ -812,6 +826,14 @@ impl Engine {
             self.shared.space.notify_waiters();
         }
         true
+    }
+
+    /// A caller's bulk run holds the lock ([`Engine::take_queued`]): it is going on, so the
+    /// tail watch goes on, from now if its period is over.
+    fn watch_run_in_writing(&mut self, cx: &mut Context<'_>) -> bool {
+        let now = self.shared.rt.now();
+        let due = self.tail_at.is_some_and(|at| now >= at);
+        self.watch_tail(now, due, cx)
     }
 
     /// Keeps watching a caller's bulk run (`caller_write.rs`): arms the tail timer a period

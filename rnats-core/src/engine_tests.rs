@@ -572,3 +572,59 @@ async fn a_linger_that_starts_at_max_bytes_wakes_the_engine_though_its_timer_is_
     );
     assert!(engine.take_queued(&mut cx), "written at max_bytes");
 }
+
+/// While the engine watches a caller's bulk run (`Look::Caller`), a caller holding the
+/// write lock is that run going on: the engine's look does not wait for the lock, which
+/// would park its worker until the caller's write ended and make the caller wake it as it
+/// unlocked. Once someone kicks it, the queue may be its own: then it waits.
+#[tokio::test]
+async fn a_look_at_a_bulk_run_does_not_wait_for_the_callers_lock() {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use crate::writer::Writer;
+
+    let shared = shared();
+    let mut engine = engine_without_socket(&shared);
+    shared.writes().writer = Writer::Bulk;
+    engine.tail_at = Some(shared.rt.now() + crate::caller_write::TAIL);
+    let waker = futures_util::task::noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    // A caller mid-write: it holds the lock until told to let go, or for ten seconds.
+    let (locked_tx, locked_rx) = mpsc::channel();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let holder = {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            let writes = shared.writes();
+            locked_tx.send(()).expect("the test waits");
+            let told = done_rx.recv_timeout(Duration::from_secs(10)).is_ok();
+            drop(writes);
+            told
+        })
+    };
+    locked_rx.recv().expect("the holder locks");
+    assert!(!engine.take_queued(&mut cx), "nothing to take mid-run");
+    assert!(engine.tail_at.is_some(), "the watch goes on");
+    done_tx.send(()).expect("the holder waits");
+    assert!(
+        holder.join().expect("the holder ends"),
+        "the look waited for the caller's lock"
+    );
+    // A kick: the look takes the lock and the queue, which the run handed back.
+    {
+        let mut writes = shared.writes();
+        writes
+            .queue
+            .push_control(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
+        writes.kick(&shared.kicks);
+    }
+    assert!(
+        engine.take_queued(&mut cx),
+        "the kicked engine took no queue"
+    );
+    assert_eq!(
+        lines(&frame_bytes(std::mem::take(&mut engine.out))),
+        ["PUB a 1", "x"]
+    );
+}
