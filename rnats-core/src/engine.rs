@@ -327,6 +327,8 @@ impl Engine {
     /// reconnect, and tell the application.
     fn disconnected(&mut self, reason: String) {
         self.writer_idle = false;
+        // A bulk run ends with its link; the next link's queue is the engine's.
+        self.tail_at = None;
         let shared = Arc::clone(&self.shared);
         shared.set_state(LinkState::Disconnected);
         self.socket = None;
@@ -406,8 +408,10 @@ impl Engine {
         for _ in 0..ROUNDS {
             if self.shared.close_requested.load(Ordering::Acquire) {
                 // Best effort: whatever is writable right now still goes out, a bulk run's
-                // last publishes too.
+                // last publishes too. The run is over, whoever holds the lock: the look
+                // waits for it (`take_queued`).
                 self.shared.writes().end_bulk();
+                self.tail_at = None;
                 let _ = self.drive_write(cx);
                 return Poll::Ready(Ending::Requested);
             }
@@ -420,6 +424,7 @@ impl Engine {
                 let mut session = self.shared.session();
                 if session.handle_move_requested(now, "reconnect requested") {
                     self.writer_idle = false;
+                    self.tail_at = None;
                     hand_over_queue(&self.shared, &mut session, &mut self.out);
                 }
             }
@@ -747,12 +752,12 @@ impl Engine {
                 None => self.shared.writes(),
             }
         } else if self.tail_at.is_some() && self.shared.options.linger.is_none() {
-            // The engine watches a caller's bulk run (`Look::Caller`), and that caller holds
-            // the lock through each write it makes (`caller_write::write_as_caller`), most of
-            // its time at 8 KiB: blocking on the lock at each tail look parked this worker
-            // until the write ended and made the caller wake it as it unlocked, a switch on
-            // each side. A caller holding the lock is a run still going, so unless someone
-            // kicked the engine since, it watches on.
+            // The engine watches a caller's bulk run (`Look::Caller`; the watch ends with the
+            // link, a planned move or a close), and that caller holds the lock through each
+            // write it makes (`caller_write::write_as_caller`), most of its time at 8 KiB:
+            // blocking on the lock at each tail look parked this worker until the write
+            // ended, and the caller's unlock had to wake it. A caller holding the lock is a
+            // run still going, so unless someone kicked the engine since, it watches on.
             let tried = crate::floor::sync::try_lock(&self.shared.writes);
             if tried.is_none() && self.shared.kicks.load(Ordering::Acquire) == self.seen_kicks {
                 drop(tried);
@@ -904,6 +909,7 @@ impl Engine {
                     }
                     LinkAction::StartMove { .. } => {
                         self.writer_idle = false;
+                        self.tail_at = None;
                         hand_over_queue(shared, &mut session, &mut self.out);
                     }
                     LinkAction::GiveUp { reason } => return Err(Ending::Lost(reason.to_owned())),

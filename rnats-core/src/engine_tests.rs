@@ -611,18 +611,33 @@ async fn a_look_at_a_bulk_run_does_not_wait_for_the_callers_lock() {
         holder.join().expect("the holder ends"),
         "the look waited for the caller's lock"
     );
-    // A kick: the look takes the lock and the queue, which the run handed back.
-    {
-        let mut writes = shared.writes();
-        writes
-            .queue
-            .push_control(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
-        writes.kick(&shared.kicks);
-    }
+    // A kick while the lock is held (a task's frame, a run handed back): the queue may be
+    // the engine's now, so the look waits for the lock and takes it. The holder lets go
+    // after a bound the look cannot return before, unless it skips the lock.
+    let (locked_tx, locked_rx) = mpsc::channel();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let holder = {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            let mut writes = shared.writes();
+            writes
+                .queue
+                .push_control(|buf| buf.extend_from_slice(b"PUB a 1\r\nx\r\n"));
+            writes.kick(&shared.kicks);
+            locked_tx.send(()).expect("the test waits");
+            let told = done_rx.recv_timeout(Duration::from_millis(200)).is_ok();
+            drop(writes);
+            told
+        })
+    };
+    locked_rx.recv().expect("the holder locks");
+    let took = engine.take_queued(&mut cx);
+    let _ = done_tx.send(());
     assert!(
-        engine.take_queued(&mut cx),
-        "the kicked engine took no queue"
+        !holder.join().expect("the holder ends"),
+        "the kicked look did not wait for the lock"
     );
+    assert!(took, "the kicked engine took no queue");
     assert_eq!(
         lines(&frame_bytes(std::mem::take(&mut engine.out))),
         ["PUB a 1", "x"]
