@@ -736,7 +736,7 @@ impl Engine {
     /// Moves the shared queue into `out`. Returns false, and marks the engine idle so callers
     /// may write directly again, when nothing is queued; also false while lingering.
     fn take_queued(&mut self, cx: &mut Context<'_>) -> bool {
-        let writes = if self.writer_idle && self.shared.options.linger.is_none() {
+        let mut writes = if self.writer_idle && self.shared.options.linger.is_none() {
             // The engine left the writer `Idle` and nobody kicked it since, so the writer is
             // `Idle` or `DirectlyWritten`: a caller holding the lock now (a direct write from
             // `block_on` right after the engine resolved its flush, say) either writes what
@@ -767,7 +767,6 @@ impl Engine {
         } else {
             self.shared.writes()
         };
-        let mut writes = writes;
         self.seen_kicks = self.shared.kicks.load(Ordering::Relaxed);
         // Under linger, one clock read serves the watch and the hold below.
         let linger_now = self.shared.options.linger.map(|linger| {
