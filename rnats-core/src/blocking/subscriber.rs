@@ -58,10 +58,8 @@ impl Subscriber {
     /// The next message if one is already received; never waits.
     pub fn try_next(&mut self) -> Option<Message> {
         if self.local.is_empty() {
-            let mut core = self.client.inner().core();
-            if let Some(entry) = core.session.subs.get_mut(self.sid) {
-                entry.sink.take_all(&mut self.local);
-            }
+            let local = &mut self.local;
+            queue_of(&self.client, self.sid, |queue| queue.take_all(local));
         }
         self.local.pop_front().map(Message::from_frame)
     }
@@ -105,11 +103,7 @@ impl Subscriber {
 
     /// Runs `f` on this subscription's queue, if it is still in the table.
     fn with_queue<T>(&self, f: impl FnOnce(&mut SubState) -> T) -> Option<T> {
-        let mut core = self.inner().core();
-        core.session
-            .subs
-            .get_mut(self.sid)
-            .map(|entry| f(&mut entry.sink))
+        queue_of(&self.client, self.sid, f)
     }
 
     fn inner(&self) -> &Inner {
@@ -146,6 +140,16 @@ impl Subscriber {
             false => None,
         })
     }
+}
+
+/// Runs `f` on the queue of subscription `sid` of `client`, if it is still in the table
+/// (apart from [`Subscriber::with_queue`] so that a caller may lend `f` its own fields).
+fn queue_of<T>(client: &Handle, sid: u64, f: impl FnOnce(&mut SubState) -> T) -> Option<T> {
+    let mut core = client.inner().core();
+    core.session
+        .subs
+        .get_mut(sid)
+        .map(|entry| f(&mut entry.sink))
 }
 
 impl Iterator for Subscriber {
