@@ -408,8 +408,10 @@ impl Engine {
         for _ in 0..ROUNDS {
             if self.shared.close_requested.load(Ordering::Acquire) {
                 // Best effort: whatever is writable right now still goes out, a bulk run's
-                // last publishes too. The run is over, whoever holds the lock: the look
-                // waits for it (`take_queued`).
+                // last publishes too: the run is over, and the look waits for the lock
+                // (`take_queued`). A caller's turn still under way (waiting for the socket
+                // to take more) keeps the queue; what it has not written when the client
+                // ends is dropped with it.
                 self.shared.writes().end_bulk();
                 self.tail_at = None;
                 let _ = self.drive_write(cx);
