@@ -65,12 +65,14 @@ pub use server::NatsServer;
 pub use supercluster::{SUPERCLUSTER_NAMES, Supercluster, SuperclusterBuilder};
 pub use tls::{CLIENT_CN, CertPair, LOOPBACK_NAMES, TestCa, TlsFiles};
 
+use std::collections::BTreeSet;
 use std::net::{Ipv4Addr, TcpListener};
 
 /// Returns a loopback TCP port that was free a moment ago.
 ///
 /// The port is found by binding it on `127.0.0.1` and dropping the listener, so another
-/// process may take it before the caller does; use it for fixed-port scenarios where `-p -1`
+/// process may take it before the caller does (this process never hands it out again, here
+/// or as a cluster's port); use it for fixed-port scenarios where `-p -1`
 /// will not do (for example a port that must be known before the server starts). It is
 /// drawn below the kernel's ephemeral range where there is room, so that the ports the
 /// kernel hands out meanwhile (to `-p -1` listeners and to every outgoing connection) do not
@@ -92,10 +94,21 @@ const PICK_FLOOR: u16 = 10_000;
 /// Random draws before [`free_ports`] falls back to ports the kernel picks.
 const PICK_TRIES: usize = 200;
 
-/// Returns `n` distinct free loopback ports, holding every listener until all are picked so
-/// the same port is never handed out twice. They are drawn at random between
+/// Ports this process has handed out, never handed out again. A port is free when drawn
+/// but released before its server binds it (a cluster's route ports are all drawn before its
+/// first node starts, a node's monitoring port when the node starts), so without this a later
+/// draw could return it again: a node once got its own route port as its monitoring port
+/// and failed to start.
+static HANDED_OUT: std::sync::Mutex<BTreeSet<u16>> = std::sync::Mutex::new(BTreeSet::new());
+
+/// Returns `n` distinct free loopback ports that this process has not handed out before,
+/// holding every listener until all are picked. They are drawn at random between
 /// [`PICK_FLOOR`] and the start of the kernel's ephemeral range.
 pub(crate) fn free_ports(n: usize) -> std::io::Result<Vec<u16>> {
+    // A test that panicked while holding the lock left the set whole.
+    let mut handed_out = HANDED_OUT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let ceiling = ephemeral_floor();
     let mut listeners = Vec::with_capacity(n);
     if ceiling > PICK_FLOOR {
@@ -105,19 +118,32 @@ pub(crate) fn free_ports(n: usize) -> std::io::Result<Vec<u16>> {
                 break;
             }
             let port = PICK_FLOOR + u16::try_from(random(draw) % span).unwrap_or(0);
+            if handed_out.contains(&port) {
+                continue;
+            }
             // Taken (or still in TIME_WAIT without SO_REUSEADDR): draw another.
             if let Ok(listener) = TcpListener::bind((Ipv4Addr::LOCALHOST, port)) {
                 listeners.push(listener);
             }
         }
     }
+    // The kernel never gives a port that one of `listeners` holds, but may give one this
+    // process handed out and released: those are kept bound until the end, then let go.
+    let mut refused = Vec::new();
     while listeners.len() < n {
-        listeners.push(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?);
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+        if handed_out.contains(&listener.local_addr()?.port()) {
+            refused.push(listener);
+        } else {
+            listeners.push(listener);
+        }
     }
-    listeners
+    let ports = listeners
         .iter()
         .map(|l| l.local_addr().map(|a| a.port()))
-        .collect()
+        .collect::<std::io::Result<Vec<u16>>>()?;
+    handed_out.extend(&ports);
+    Ok(ports)
 }
 
 /// The first port of the kernel's ephemeral range (Linux), 32768 where it cannot be read.
@@ -134,4 +160,27 @@ fn random(salt: usize) -> u64 {
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_usize(salt);
     hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::{free_port, free_ports};
+
+    #[test]
+    fn no_port_is_handed_out_twice() {
+        // One at a time, each released at once (as a node's monitoring port is before the
+        // node binds it), then a group: over a thousand draws from some twenty thousand
+        // ports, where draws that forgot what they gave would repeat themselves dozens of
+        // times.
+        let mut seen = HashSet::new();
+        for _ in 0..1_000 {
+            let port = free_port();
+            assert!(seen.insert(port), "port {port} handed out twice");
+        }
+        for port in free_ports(100).expect("loopback ports") {
+            assert!(seen.insert(port), "port {port} handed out twice");
+        }
+    }
 }
