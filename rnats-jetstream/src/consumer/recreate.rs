@@ -60,10 +60,27 @@ pub(crate) fn first_start(policy: DeliverPolicy, info: &Info) -> DeliverPolicy {
         | DeliverPolicy::ByStartTime { .. } => false,
     };
     match from_made_at {
-        true => DeliverPolicy::ByStartSequence {
-            start_sequence: info.delivered.stream_sequence + 1,
-        },
+        true => after(info.delivered.stream_sequence),
         false => policy,
+    }
+}
+
+/// Where an ordered consumer made again starts: with `policy`, its first start (see
+/// [`first_start`]), while it has delivered nothing, else right after `last_delivered`, the
+/// stream sequence of the last message it delivered.
+pub(crate) fn restart_at(policy: DeliverPolicy, last_delivered: u64) -> DeliverPolicy {
+    match last_delivered {
+        0 => policy,
+        last => after(last),
+    }
+}
+
+/// The start right after stream sequence `sequence`. The sequence is the server's word (an
+/// answer's field, an ack subject's token): one at `u64::MAX` starts there again rather than
+/// overflowing.
+fn after(sequence: u64) -> DeliverPolicy {
+    DeliverPolicy::ByStartSequence {
+        start_sequence: sequence.saturating_add(1),
     }
 }
 
@@ -149,4 +166,66 @@ fn may_have_lost_a_request(event: &ConnectionEvent) -> bool {
             | ConnectionEvent::Connected
             | ConnectionEvent::Lagged(_)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A consumer's create answer with `num_pending` and the stream sequence it started after.
+    fn info(num_pending: u64, stream_sequence: u64) -> Info {
+        serde_json::from_value(serde_json::json!({
+            "stream_name": "S",
+            "name": "C",
+            "created": "2026-12-06T10:00:00Z",
+            "config": { "deliver_policy": "all", "ack_policy": "none", "replay_policy": "instant" },
+            "delivered": { "consumer_seq": 0, "stream_seq": stream_sequence },
+            "ack_floor": { "consumer_seq": 0, "stream_seq": 0 },
+            "num_ack_pending": 0,
+            "num_redelivered": 0,
+            "num_waiting": 0,
+            "num_pending": num_pending,
+        }))
+        .unwrap()
+    }
+
+    fn from(start_sequence: u64) -> DeliverPolicy {
+        DeliverPolicy::ByStartSequence { start_sequence }
+    }
+
+    #[test]
+    fn a_policy_that_starts_where_it_was_made_starts_after_that_sequence() {
+        assert_eq!(first_start(DeliverPolicy::New, &info(0, 41)), from(42));
+        assert_eq!(first_start(DeliverPolicy::Last, &info(1, 41)), from(42));
+        assert_eq!(
+            first_start(DeliverPolicy::LastPerSubject, &info(0, 41)),
+            from(42)
+        );
+        // Pending messages: the last of each subject still has to come.
+        assert_eq!(
+            first_start(DeliverPolicy::LastPerSubject, &info(3, 41)),
+            DeliverPolicy::LastPerSubject
+        );
+        assert_eq!(
+            first_start(DeliverPolicy::All, &info(0, 41)),
+            DeliverPolicy::All
+        );
+    }
+
+    #[test]
+    fn a_restart_goes_on_after_the_last_message_delivered() {
+        assert_eq!(restart_at(DeliverPolicy::All, 0), DeliverPolicy::All);
+        assert_eq!(restart_at(DeliverPolicy::All, 7), from(8));
+        assert_eq!(restart_at(DeliverPolicy::New, 7), from(8));
+    }
+
+    #[test]
+    fn a_sequence_at_the_top_of_its_range_does_not_overflow() {
+        // Both come off the network: a create answer's field, an ack subject's token.
+        assert_eq!(
+            first_start(DeliverPolicy::New, &info(0, u64::MAX)),
+            from(u64::MAX)
+        );
+        assert_eq!(restart_at(DeliverPolicy::All, u64::MAX), from(u64::MAX));
+    }
 }

@@ -20,8 +20,8 @@ use super::{
     DEFAULT_IDLE_HEARTBEAT, MessagesErrorKind, ORDERED_BATCH, OrderedConfig, OrderedError,
     OrderedErrorKind, clamp_batch, clamp_expires, clamp_heartbeat,
 };
-use crate::consumer::recreate::{create_resending, delete_replaced, first_start};
-use crate::consumer::{Consumer, DeliverPolicy, Info, StreamError};
+use crate::consumer::recreate::{create_resending, delete_replaced, first_start, restart_at};
+use crate::consumer::{Consumer, Info, StreamError};
 use crate::context::Context;
 use crate::message::Message;
 
@@ -119,12 +119,7 @@ impl Ordered {
         self.serial += 1;
         let name = format!("{}_{}", self.name_prefix, self.serial);
         let old = std::mem::replace(&mut self.consumer_name, name.clone());
-        let deliver_policy = match self.stream_sequence {
-            0 => self.config.deliver_policy,
-            last => DeliverPolicy::ByStartSequence {
-                start_sequence: last + 1,
-            },
-        };
+        let deliver_policy = restart_at(self.config.deliver_policy, self.stream_sequence);
         let config = OrderedConfig {
             name: Some(name),
             deliver_policy,
