@@ -534,19 +534,10 @@ impl MultiGet {
     }
 
     fn read(&mut self, message: Message) -> Result<CounterEntry, CounterError> {
-        let headers = message.headers.unwrap_or_default();
-        let missing = |name: &str| {
-            CounterError::with_source(CounterErrorKind::Broken, format!("no {name} header"))
-        };
-        let subject = headers
-            .get("Nats-Subject")
-            .ok_or_else(|| missing("Nats-Subject"))?
-            .as_str()
-            .to_owned();
-        let sequence = header_u64(&Some(headers.clone()), "Nats-Sequence")
-            .ok_or_else(|| missing("Nats-Sequence"))?;
-        self.start = sequence + 1;
-        entry(subject, sequence, &headers, &message.payload)
+        let entry = page_entry(message)?;
+        // The server's sequence: at the top of its range the next page starts there again.
+        self.start = entry.sequence.saturating_add(1);
+        Ok(entry)
     }
 
     async fn request_page(&mut self) -> Result<rnats_core::Subscriber, CounterError> {
@@ -570,6 +561,22 @@ impl MultiGet {
             .map_err(|e| CounterError::with_source(CounterErrorKind::Request, e))?;
         Ok(page)
     }
+}
+
+/// The counter a multi-get's message holds.
+fn page_entry(message: Message) -> Result<CounterEntry, CounterError> {
+    let headers = message.headers.unwrap_or_default();
+    let missing = |name: &str| {
+        CounterError::with_source(CounterErrorKind::Broken, format!("no {name} header"))
+    };
+    let subject = headers
+        .get("Nats-Subject")
+        .ok_or_else(|| missing("Nats-Subject"))?
+        .as_str()
+        .to_owned();
+    let sequence = header_u64(&Some(headers.clone()), "Nats-Sequence")
+        .ok_or_else(|| missing("Nats-Sequence"))?;
+    entry(subject, sequence, &headers, &message.payload)
 }
 
 fn header_u64(headers: &Option<HeaderMap>, name: &str) -> Option<u64> {
@@ -736,6 +743,59 @@ mod tests {
         assert_eq!(entry.sources["US"]["hits.us"], value("-2"));
         let broken = super::entry("x".into(), 1, &HeaderMap::new(), b"7").unwrap_err();
         assert_eq!(broken.kind(), CounterErrorKind::Broken);
+    }
+
+    /// A multi-get's answer for `subject` at stream sequence `sequence`.
+    fn answer(subject: &str, sequence: &str) -> Message {
+        let mut headers = HeaderMap::new();
+        headers.insert("Nats-Subject", subject);
+        headers.insert("Nats-Sequence", sequence);
+        let payload = Bytes::from_static(br#"{"val":"3"}"#);
+        Message {
+            subject: "_INBOX.x".into(),
+            reply: None,
+            length: payload.len(),
+            payload,
+            headers: Some(headers),
+            status: None,
+            description: None,
+        }
+    }
+
+    #[test]
+    fn a_page_entry_carries_its_subject_and_sequence() {
+        let entry = page_entry(answer("hits", "12")).unwrap();
+        assert_eq!((entry.subject.as_str(), entry.sequence), ("hits", 12));
+        assert_eq!(entry.value, value("3"));
+        for bad in ["", "-1", "18446744073709551616"] {
+            let error = page_entry(answer("hits", bad)).unwrap_err();
+            assert_eq!(error.kind(), CounterErrorKind::Broken, "{bad:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_next_page_starts_after_the_entry_read_without_overflowing() {
+        // A client that never reaches a server is enough: reading a page sends nothing.
+        let client = rnats_core::ConnectOptions::new()
+            .retry_on_initial_connect()
+            .connect("127.0.0.1:1")
+            .await
+            .unwrap();
+        let mut get = MultiGet {
+            context: crate::new(client),
+            stream: "KV_c".into(),
+            subjects: vec![">".into()],
+            page: None,
+            start: 0,
+            up_to: 0,
+            done: false,
+        };
+        get.read(answer("hits", "41")).unwrap();
+        assert_eq!(get.start, 42);
+        // The last sequence a stream can hold, as the server's header says it.
+        let entry = get.read(answer("hits", "18446744073709551615")).unwrap();
+        assert_eq!(entry.sequence, u64::MAX);
+        assert_eq!(get.start, u64::MAX);
     }
 
     proptest! {
