@@ -322,7 +322,7 @@ impl FastIngest {
         } else {
             self.read_ready()?;
             let window = self.flow * self.max_outstanding_acks;
-            if self.acked + window <= self.sequence {
+            if owes_the_limit(self.acked, window, self.sequence) {
                 let acked = self.acked;
                 self.wait_until(|ingest| ingest.acked > acked).await?;
             }
@@ -850,9 +850,25 @@ fn kind_of(code: ErrorCode) -> FastIngestErrorKind {
     }
 }
 
+/// Whether a batch that sent `sent` messages, flow-acked up to `acked`, owes the most flow
+/// acks it may (`window` messages, the flow times the acks allowed outstanding). `acked` is
+/// the server's word, so the sum saturates: an ack past every sequence owes nothing.
+fn owes_the_limit(acked: u64, window: u64, sent: u64) -> bool {
+    acked.saturating_add(window) <= sent
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_publish_waits_once_the_window_past_the_last_ack_is_sent() {
+        assert!(!owes_the_limit(10, 1000, 1009));
+        assert!(owes_the_limit(10, 1000, 1010));
+        // An ack at the top of the sequence range (a broken or hostile server).
+        assert!(!owes_the_limit(u64::MAX, 1000, 5));
+        assert!(owes_the_limit(u64::MAX - 1, 1, u64::MAX));
+    }
 
     #[test]
     fn server_codes_become_kinds() {
