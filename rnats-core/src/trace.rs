@@ -436,8 +436,9 @@ struct Tally {
 
 impl Tally {
     fn handle_report(&mut self, hops: usize, is_origin: bool) {
-        self.received += 1;
-        self.announced += hops;
+        self.received = self.received.saturating_add(1);
+        // A report's count, as its server wrote it: a bogus one must not overflow.
+        self.announced = self.announced.saturating_add(hops);
         self.origin_seen |= is_origin;
     }
 
@@ -594,6 +595,17 @@ mod tests {
         let mut alone = Tally::default();
         alone.handle_report(0, true);
         assert!(alone.is_complete());
+    }
+
+    #[test]
+    fn hop_counts_at_the_top_of_their_range_do_not_overflow() {
+        let mut tally = Tally::default();
+        tally.handle_report(usize::MAX, true);
+        tally.handle_report(usize::MAX, false);
+        assert!(
+            !tally.is_complete(),
+            "more hops announced than can ever report"
+        );
     }
 
     #[test]
