@@ -278,10 +278,13 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
             out::print(&format!("Removed message {sequence} from stream {name}\n"))
         }
         StreamCommand::Seal { name, force, json } => {
-            let mut config =
-                raw(&js, &format!("STREAM.INFO.{name}"), &Value::Null).await?["config"].take();
+            let answer = raw(&js, &format!("STREAM.INFO.{name}"), &Value::Null).await?;
+            let config = sealed(answer).ok_or_else(|| {
+                CliError::js(format!("cannot seal stream {name}"))(
+                    "STREAM.INFO answered without a stream configuration",
+                )
+            })?;
             out::confirm(&format!("Really seal stream {name}, for good"), force)?;
-            config["sealed"] = json!(true);
             raw(&js, &format!("STREAM.UPDATE.{name}"), &config).await?;
             if !json {
                 out::print(&format!("Sealed stream {name}\n"))?;
@@ -539,6 +542,14 @@ async fn get(
         }
     };
     print_stream_message(&name, &message, json)
+}
+
+/// The configuration that seals the stream `STREAM.INFO` answered `info` for: its own, with
+/// `sealed` set. `None` when the answer holds no configuration object.
+fn sealed(mut info: Value) -> Option<Value> {
+    let mut config = info.get_mut("config")?.take();
+    config.as_object_mut()?.insert("sealed".into(), json!(true));
+    Some(config)
 }
 
 /// Whether `subject` is a filter rather than one subject.
@@ -808,4 +819,31 @@ fn render_cluster(cluster: &ClusterInfo) -> String {
 
 fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sealing_keeps_the_configuration_and_sets_sealed() {
+        let info = json!({ "config": { "name": "S", "subjects": ["s.>"] }, "state": {} });
+        assert_eq!(
+            sealed(info),
+            Some(json!({ "name": "S", "subjects": ["s.>"], "sealed": true }))
+        );
+    }
+
+    #[test]
+    fn an_answer_without_a_configuration_object_seals_nothing() {
+        for info in [
+            json!([]),
+            json!(null),
+            json!({}),
+            json!({ "config": [] }),
+            json!({ "config": 7 }),
+        ] {
+            assert_eq!(sealed(info.clone()), None, "{info}");
+        }
+    }
 }
