@@ -242,16 +242,7 @@ async fn connections(
     let answers = ask(conn, subject, body, &args.filter).await?;
     let mut rows: Vec<Value> = Vec::new();
     for answer in &answers {
-        let server = &answer.stats["server"];
-        let list = answer.stats["data"]["connections"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        for mut connection in list {
-            connection["server_name"] = server["name"].clone();
-            connection["cluster"] = server["cluster"].clone();
-            rows.push(connection);
-        }
+        connection_rows(&answer.stats, &mut rows);
     }
     sort_connections(&mut rows, args.sort);
     if args.filter.reverse {
@@ -294,8 +285,12 @@ async fn connections(
             human::count(number(row, "subscriptions")),
         ]);
     }
-    let (in_msgs, out_msgs) = rows.iter().fold((0, 0), |(i, o), row| {
-        (i + number(row, "in_msgs"), o + number(row, "out_msgs"))
+    // Counts are the servers' word: a bogus one saturates the total rather than overflow.
+    let (in_msgs, out_msgs) = rows.iter().fold((0u64, 0u64), |(i, o), row| {
+        (
+            i.saturating_add(number(row, "in_msgs")),
+            o.saturating_add(number(row, "out_msgs")),
+        )
     });
     out::print(&format!(
         "Top {} connections out of {} by {}\n\n{}\nTotal: {} in msgs, {} out msgs\n",
@@ -385,12 +380,14 @@ impl JsRow {
                     .cloned()
                     .unwrap_or_default();
                 row.streams = streams.len() as u64;
-                row.consumers = streams
-                    .iter()
-                    .map(|s| n(&s["state"]["consumer_count"]))
-                    .sum();
-                row.messages = streams.iter().map(|s| n(&s["state"]["messages"])).sum();
-                row.bytes = n(&detail["memory"]) + n(&detail["storage"]);
+                let total = |field: &str| {
+                    (streams.iter())
+                        .map(|s| n(&s["state"][field]))
+                        .fold(0, u64::saturating_add)
+                };
+                row.consumers = total("consumer_count");
+                row.messages = total("messages");
+                row.bytes = n(&detail["memory"]).saturating_add(n(&detail["storage"]));
                 row.memory = n(&detail["memory"]);
                 row.file = n(&detail["storage"]);
             }
@@ -402,6 +399,42 @@ impl JsRow {
             }
         }
         row
+    }
+
+    /// Adds `row`'s counts to this one's (a total). The servers' numbers saturate it rather
+    /// than overflow.
+    fn add(&mut self, row: &JsRow) {
+        for (sum, n) in [
+            (&mut self.streams, row.streams),
+            (&mut self.consumers, row.consumers),
+            (&mut self.messages, row.messages),
+            (&mut self.bytes, row.bytes),
+            (&mut self.memory, row.memory),
+            (&mut self.file, row.file),
+            (&mut self.api, row.api),
+            (&mut self.errors, row.errors),
+            (&mut self.pending, row.pending),
+        ] {
+            *sum = sum.saturating_add(n);
+        }
+    }
+}
+
+/// The connections of one server's CONNZ answer (`stats`), each with the server's name and
+/// cluster added, onto `rows`. An entry that is not an object is no connection: left out.
+fn connection_rows(stats: &Value, rows: &mut Vec<Value>) {
+    let server = &stats["server"];
+    let Some(list) = stats["data"]["connections"].as_array() else {
+        return;
+    };
+    for connection in list {
+        let mut connection = connection.clone();
+        let Some(fields) = connection.as_object_mut() else {
+            continue;
+        };
+        fields.insert("server_name".into(), server["name"].clone());
+        fields.insert("cluster".into(), server["cluster"].clone());
+        rows.push(connection);
     }
 }
 
@@ -462,15 +495,7 @@ async fn jetstream(conn: &ConnArgs, args: JetStreamArgs) -> Result<(), CliError>
             row.cluster.clone(),
             row,
         ));
-        total.streams += row.streams;
-        total.consumers += row.consumers;
-        total.messages += row.messages;
-        total.bytes += row.bytes;
-        total.memory += row.memory;
-        total.file += row.file;
-        total.api += row.api;
-        total.errors += row.errors;
-        total.pending += row.pending;
+        total.add(row);
     }
     table.row(js_cells("Total".to_owned(), String::new(), &total));
     let title = match &args.account {
@@ -499,4 +524,59 @@ fn js_cells(name: String, cluster: String, row: &JsRow) -> Vec<String> {
         human::count(row.errors),
         human::count(row.pending),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn connections_carry_their_server_and_entries_that_are_not_objects_are_left_out() {
+        let stats = json!({
+            "server": { "name": "n1", "cluster": "c" },
+            "data": { "connections": [0, { "cid": 4 }, "x", { "cid": 5 }] },
+        });
+        let mut rows = Vec::new();
+        connection_rows(&stats, &mut rows);
+        connection_rows(&json!({ "data": { "connections": 7 } }), &mut rows);
+        assert_eq!(
+            rows,
+            [
+                json!({ "cid": 4, "server_name": "n1", "cluster": "c" }),
+                json!({ "cid": 5, "server_name": "n1", "cluster": "c" }),
+            ]
+        );
+    }
+
+    #[test]
+    fn jetstream_counts_at_the_top_of_their_range_saturate() {
+        let max = u64::MAX;
+        let answer = Answer {
+            rtt: Duration::ZERO,
+            stats: json!({
+                "server": { "name": "n1" },
+                "data": {
+                    "account_details": [{
+                        "memory": max,
+                        "storage": max,
+                        "stream_detail": [
+                            { "state": { "consumer_count": max, "messages": 2 } },
+                            { "state": { "consumer_count": 1, "messages": 3 } },
+                        ],
+                    }],
+                    "api": { "total": max },
+                },
+            }),
+        };
+        let row = JsRow::of(&answer, Some("A"));
+        assert_eq!((row.streams, row.consumers, row.messages), (2, max, 5));
+        assert_eq!((row.bytes, row.memory, row.file), (max, max, max));
+        let mut total = JsRow::default();
+        total.add(&row);
+        total.add(&row);
+        assert_eq!((total.streams, total.messages), (4, 10));
+        assert_eq!((total.consumers, total.bytes, total.api), (max, max, max));
+    }
 }
