@@ -1,7 +1,8 @@
 //! `rnats trace`: publish a traced message (ADR-41) and draw the path the servers report, hop
 //! by hop, in natscli's form.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 
 use clap::Args;
 use futures_util::StreamExt;
@@ -95,6 +96,7 @@ fn render(reports: &[TraceReport], timestamps: bool) -> String {
         let painter = Painter {
             by_hop: &by_hop,
             timestamps,
+            drawn: RefCell::default(),
         };
         painter.report(origin, 0, &mut lines, &mut egress_counts);
     }
@@ -122,16 +124,23 @@ fn render(reports: &[TraceReport], timestamps: bool) -> String {
 struct Painter<'a> {
     by_hop: &'a BTreeMap<Option<&'a str>, &'a TraceReport>,
     timestamps: bool,
+    /// The hops of the reports drawn so far: each is drawn once, so an egress that leads back
+    /// to a report already drawn (hops the servers got wrong) ends the path instead of
+    /// drawing it again for ever.
+    drawn: RefCell<BTreeSet<Option<&'a str>>>,
 }
 
-impl Painter<'_> {
+impl<'a> Painter<'a> {
     fn report(
         &self,
-        report: &TraceReport,
+        report: &'a TraceReport,
         depth: usize,
         lines: &mut Vec<String>,
         counts: &mut BTreeMap<&'static str, usize>,
     ) {
+        if !self.drawn.borrow_mut().insert(report.hop()) {
+            return;
+        }
         let indent = " ".repeat(depth * 4);
         let start = report.ingress().map(|i| i.timestamp);
         let stamp = |at: time::OffsetDateTime| match (self.timestamps, start) {
@@ -292,5 +301,77 @@ fn arrow(kind: ConnectionKind) -> &'static str {
         ConnectionKind::Leaf => "~~>",
         ConnectionKind::JetStream => "--J",
         _ => "-->",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report from server `name`, reached through `hop` (none: the origin), with an egress
+    /// to a route for each of `egresses`.
+    fn report(name: &str, hop: Option<&str>, egresses: &[&str]) -> TraceReport {
+        let header = match hop {
+            Some(hop) => serde_json::json!({ "Nats-Trace-Hop": [hop] }),
+            None => serde_json::json!({}),
+        };
+        let mut events = vec![serde_json::json!({
+            "type": "in", "ts": "2026-12-06T10:00:00Z", "kind": 1, "cid": 1,
+            "name": "up", "acc": "A", "subj": "x",
+        })];
+        for egress in egresses {
+            events.push(serde_json::json!({
+                "type": "eg", "ts": "2026-12-06T10:00:00Z", "kind": 1, "cid": 2,
+                "name": "next", "hop": egress,
+            }));
+        }
+        serde_json::from_value(serde_json::json!({
+            "server": { "name": name, "host": "h", "id": "N", "ver": "2.15.1", "jetstream": false,
+                        "flags": 0, "seq": 1, "time": "2026-12-06T10:00:00Z" },
+            "request": { "header": header, "msgsize": 1 },
+            "hops": egresses.len(),
+            "events": events,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn each_report_is_drawn_under_the_egress_that_leads_to_it() {
+        let reports = [
+            report("n1", None, &["1"]),
+            report("n2", Some("1"), &["1.1"]),
+            report("n3", Some("1.1"), &[]),
+        ];
+        let text = render(&reports, false);
+        let at = |name: &str| {
+            assert_eq!(
+                text.matches(&format!("server:{name:?}")).count(),
+                1,
+                "{text}"
+            );
+            text.find(&format!("server:{name:?}"))
+        };
+        assert!(at("n1") < at("n2") && at("n2") < at("n3"), "{text}");
+    }
+
+    #[test]
+    fn hops_that_lead_back_to_a_drawn_report_end_the_path() {
+        // A report whose egress names its own hop, with no origin's report; and an origin
+        // and a forwarded report that name each other.
+        for reports in [
+            vec![report("n1", Some("1"), &["1"])],
+            vec![
+                report("n1", None, &["1"]),
+                report("n2", Some("1"), &["1", "2"]),
+            ],
+        ] {
+            let text = render(&reports, false);
+            for server in &reports {
+                let drawn = text
+                    .matches(&format!("server:{:?}", server.server.name))
+                    .count();
+                assert_eq!(drawn, 1, "{text}");
+            }
+        }
     }
 }
