@@ -34,9 +34,12 @@ pub type DateTime = chrono::DateTime<chrono::Utc>;
 /// Parses an RFC 3339 timestamp (`2026-01-02T03:04:05Z`), given back in UTC whatever offset
 /// the text carries.
 pub fn parse_rfc3339(text: &str) -> Result<DateTime, Error> {
+    // The text may hold an instant `time` cannot hold in UTC (9999-12-31T23:59:59-01:00 is in
+    // the year 10000): an error, where `to_offset` would panic.
     #[cfg(not(feature = "chrono"))]
     let parsed = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)?
-        .to_offset(time::UtcOffset::UTC);
+        .checked_to_offset(time::UtcOffset::UTC)
+        .ok_or_else(out_of_range)?;
     #[cfg(feature = "chrono")]
     let parsed = chrono::DateTime::parse_from_rfc3339(text)?.with_timezone(&chrono::Utc);
     Ok(parsed)
@@ -49,9 +52,10 @@ pub fn format_rfc3339(at: &DateTime) -> Result<String, Error> {
     #[cfg(not(feature = "chrono"))]
     {
         // time writes only the fractional digits it needs, as Go's RFC3339Nano does.
-        Ok(at
-            .to_offset(time::UtcOffset::UTC)
-            .format(&time::format_description::well_known::Rfc3339)?)
+        let utc = at
+            .checked_to_offset(time::UtcOffset::UTC)
+            .ok_or_else(out_of_range)?;
+        Ok(utc.format(&time::format_description::well_known::Rfc3339)?)
     }
     #[cfg(feature = "chrono")]
     {
@@ -179,6 +183,21 @@ mod tests {
         assert_eq!(at, parse_rfc3339("2026-01-02T03:04:05Z").unwrap());
         assert_eq!(format_rfc3339(&at).unwrap(), "2026-01-02T03:04:05Z");
         assert!(parse_rfc3339("yesterday").is_err());
+    }
+
+    #[test]
+    fn text_at_the_edges_of_the_range_reads_or_fails_without_panicking() {
+        // In range once in UTC, or not: the default backend holds the years 0 to 9999.
+        let last = parse_rfc3339("9999-12-31T23:59:59+01:00").unwrap();
+        assert_eq!(format_rfc3339(&last).unwrap(), "9999-12-31T22:59:59Z");
+        let first = parse_rfc3339("0000-01-01T00:00:00-01:00").unwrap();
+        assert_eq!(format_rfc3339(&first).unwrap(), "0000-01-01T01:00:00Z");
+        // Past the end of the range once in UTC: an error under `time`, a date under chrono.
+        let past = parse_rfc3339("9999-12-31T23:59:59-01:00");
+        #[cfg(not(feature = "chrono"))]
+        assert!(past.is_err());
+        #[cfg(feature = "chrono")]
+        assert_eq!(to_nanos(&past.unwrap()), 253_402_304_399_000_000_000);
     }
 
     #[test]
