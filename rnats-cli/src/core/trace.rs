@@ -1,7 +1,6 @@
 //! `rnats trace`: publish a traced message (ADR-41) and draw the path the servers report, hop
 //! by hop, in natscli's form.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use clap::Args;
@@ -96,9 +95,8 @@ fn render(reports: &[TraceReport], timestamps: bool) -> String {
         let painter = Painter {
             by_hop: &by_hop,
             timestamps,
-            drawn: RefCell::default(),
         };
-        painter.report(origin, 0, &mut lines, &mut egress_counts);
+        painter.draw(origin, &mut lines, &mut egress_counts);
     }
     let mut text = lines.join("\n");
     text.push_str(
@@ -124,32 +122,60 @@ fn render(reports: &[TraceReport], timestamps: bool) -> String {
 struct Painter<'a> {
     by_hop: &'a BTreeMap<Option<&'a str>, &'a TraceReport>,
     timestamps: bool,
-    /// The hops of the reports drawn so far: each is drawn once, so an egress that leads back
-    /// to a report already drawn (hops the servers got wrong) ends the path instead of
-    /// drawing it again for ever.
-    drawn: RefCell<BTreeSet<Option<&'a str>>>,
 }
 
 impl<'a> Painter<'a> {
-    fn report(
+    /// Draws `origin`'s report and, under each egress that leads to another server, that
+    /// server's report, depth first. Each report is drawn once: an egress that leads back to
+    /// one already drawn (hops the servers got wrong) ends its path. The path is kept on a
+    /// stack of its own rather than the call stack, as the servers say how long it is.
+    fn draw(
+        &self,
+        origin: &'a TraceReport,
+        lines: &mut Vec<String>,
+        counts: &mut BTreeMap<&'static str, usize>,
+    ) {
+        let mut drawn = BTreeSet::from([origin.hop()]);
+        // The reports on the path being drawn, each with the egresses it has left to draw.
+        let mut path = vec![(origin, self.head(origin, 0, lines, counts))];
+        while let Some((report, egresses)) = path.last_mut() {
+            let report = *report;
+            let Some(egress) = egresses.next() else {
+                path.pop();
+                continue;
+            };
+            let depth = path.len() - 1;
+            let indent = indent(depth);
+            lines.push(format!(
+                "{indent}{}{}",
+                self.stamp(report, egress.timestamp),
+                egress_line(egress)
+            ));
+            if let Some(error) = &egress.error {
+                lines.push(format!("{indent}  --X Error: {error}"));
+            }
+            *counts.entry(kind_name(egress.kind)).or_default() += 1;
+            let next = (egress.hop.as_deref()).and_then(|hop| self.by_hop.get(&Some(hop)));
+            if let Some(&next) = next
+                && drawn.insert(next.hop())
+            {
+                let egresses = self.head(next, depth + 1, lines, counts);
+                path.push((next, egresses));
+            }
+        }
+    }
+
+    /// Draws what `report`'s server did with the message up to its egresses, which it returns
+    /// to be drawn one by one.
+    fn head(
         &self,
         report: &'a TraceReport,
         depth: usize,
         lines: &mut Vec<String>,
         counts: &mut BTreeMap<&'static str, usize>,
-    ) {
-        if !self.drawn.borrow_mut().insert(report.hop()) {
-            return;
-        }
-        let indent = " ".repeat(depth * 4);
-        let start = report.ingress().map(|i| i.timestamp);
-        let stamp = |at: time::OffsetDateTime| match (self.timestamps, start) {
-            (true, Some(start)) => {
-                let micros = (at - start).whole_microseconds();
-                format!("[+{:.3}ms] ", micros as f64 / 1000.0)
-            }
-            _ => String::new(),
-        };
+    ) -> std::vec::IntoIter<&'a Egress> {
+        let indent = indent(depth);
+        let stamp = |at: time::OffsetDateTime| self.stamp(report, at);
         if let Some(ingress) = report.ingress() {
             lines.push(format!(
                 "{indent}{}{}",
@@ -200,7 +226,7 @@ impl<'a> Painter<'a> {
                 _ => {}
             }
         }
-        let mut egresses = report.egresses().peekable();
+        let egresses: Vec<&'a Egress> = report.egresses().collect();
         let from_a_client = report
             .ingress()
             .is_some_and(|i| i.kind == ConnectionKind::Client && i.error.is_none());
@@ -208,29 +234,33 @@ impl<'a> Painter<'a> {
             .events
             .iter()
             .any(|e| matches!(e, TraceEvent::JetStream(_)));
-        if egresses.peek().is_none() && from_a_client && !stored {
+        if egresses.is_empty() && from_a_client && !stored {
             lines.push(format!("{indent}--X No active interest"));
         }
-        for egress in egresses {
-            lines.push(format!(
-                "{indent}{}{}",
-                stamp(egress.timestamp),
-                egress_line(egress)
-            ));
-            if let Some(error) = &egress.error {
-                lines.push(format!("{indent}  --X Error: {error}"));
+        egresses.into_iter()
+    }
+
+    /// When `at` was, after the message reached `report`'s server, with `--timestamp`.
+    fn stamp(&self, report: &TraceReport, at: time::OffsetDateTime) -> String {
+        match (self.timestamps, report.ingress()) {
+            (true, Some(ingress)) => {
+                let micros = (at - ingress.timestamp).whole_microseconds();
+                format!("[+{:.3}ms] ", micros as f64 / 1000.0)
             }
-            *counts.entry(kind_name(egress.kind)).or_default() += 1;
-            if let Some(next) = egress
-                .hop
-                .as_deref()
-                .and_then(|hop| self.by_hop.get(&Some(hop)))
-            {
-                self.report(next, depth + 1, lines, counts);
-            }
+            _ => String::new(),
         }
     }
 }
+
+/// The indent of a report `depth` servers from the origin's, which stops growing past
+/// [`MAX_INDENT`] levels so that a long path (a broken or hostile server's) draws in room
+/// that grows with its length, not its square.
+fn indent(depth: usize) -> String {
+    " ".repeat(depth.min(MAX_INDENT) * 4)
+}
+
+/// The deepest a report is indented.
+const MAX_INDENT: usize = 32;
 
 fn ingress_line(report: &TraceReport, ingress: &Ingress) -> String {
     let mut line = connection(ingress.kind, &ingress.name, ingress.cid);
@@ -352,6 +382,27 @@ mod tests {
             text.find(&format!("server:{name:?}"))
         };
         assert!(at("n1") < at("n2") && at("n2") < at("n3"), "{text}");
+    }
+
+    #[test]
+    fn a_path_as_long_as_the_servers_say_draws_in_room_that_grows_with_it() {
+        // Each report forwards to the next: far deeper than a call stack per report allows.
+        const SERVERS: usize = 20_000;
+        let hops: Vec<String> = (0..SERVERS).map(|i| i.to_string()).collect();
+        let mut reports = vec![report("origin", None, &[hops[0].as_str()])];
+        for (i, hop) in hops.iter().enumerate() {
+            let next: Vec<&str> = hops.get(i + 1).map(String::as_str).into_iter().collect();
+            reports.push(report(&format!("n{i}"), Some(hop), &next));
+        }
+        let text = render(&reports, false);
+        assert_eq!(text.matches("server:").count(), SERVERS + 1);
+        let deepest = " ".repeat(MAX_INDENT * 4);
+        assert!(
+            text.lines()
+                .all(|line| !line.starts_with(&format!("{deepest} "))),
+            "indented past the cap"
+        );
+        assert!(text.len() < SERVERS * 1024, "{} bytes", text.len());
     }
 
     #[test]
