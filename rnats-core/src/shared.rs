@@ -227,8 +227,18 @@ impl Shared {
 
     /// Answers a server PING. Never held back by linger: a server whose PINGs go unanswered
     /// for `ping_max` of its ping intervals counts the connection stale and closes it.
+    /// One PONG waits to leave at most (`WriteQueue::push_pong`): a server that sends PINGs
+    /// while it reads nothing does not grow the queue.
     pub(crate) fn push_pong(&self) {
-        self.push_control_lingering(|buf| buf.extend_from_slice(rnats_proto::PONG), false);
+        let mut writes = self.writes();
+        if !writes.queue.is_live() || writes.queue.is_closed() || !writes.queue.push_pong() {
+            // No link to answer on, or the PONG already queued answers this PING too.
+            return;
+        }
+        if self.options.linger.is_some() {
+            writes.urgent = true;
+        }
+        self.submit(writes, Urgency::Normal);
     }
 
     /// [`Shared::push_control_live`]; a frame that may not `linger` marks the queue urgent

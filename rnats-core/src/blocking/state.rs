@@ -359,7 +359,7 @@ impl Inner {
         self.notify_changed(&core);
         if pong {
             drop(core);
-            self.write.send_control(self, rnats_proto::PONG);
+            self.write.send_pong(self);
             core = self.core();
         }
         core

@@ -146,18 +146,13 @@ impl WriteSide {
         Ok(self.submit(host, writes, urgency, was_empty) && bulk)
     }
 
-    /// Queues a control frame (PONG, SUB, UNSUB) and writes it at once if the socket is free.
-    /// Returns false when there is no link to send it on.
-    pub(super) fn send_control(&self, host: &impl Host, frame: &[u8]) -> bool {
+    /// Answers a server PING, unless the PONG already queued answers it too
+    /// (`WriteQueue::push_pong`).
+    pub(super) fn send_pong(&self, host: &impl Host) {
         let mut writes = self.writes();
-        if !writes.queue.is_live() {
-            return false;
+        if writes.queue.is_live() && writes.queue.push_pong() {
+            self.submit(host, writes, Urgency::Now, false);
         }
-        writes
-            .queue
-            .push_control(|buf| buf.extend_from_slice(frame));
-        self.submit(host, writes, Urgency::Now, false);
-        true
     }
 
     /// Queues a control frame built by `encode` on an already locked buffer.

@@ -71,6 +71,9 @@ pub(crate) struct Frames {
     sized_for: usize,
     /// Batches in a row, up to the last handed over, that used under a quarter of `flat`.
     quiet: u8,
+    /// Bytes that have left the front since these frames were made, written (`advance`) or
+    /// handed to a writer (`take_into`): where a frame queued at a known point has got to.
+    gone: u64,
 }
 
 /// A run of queued bytes; see [`Frames`].
@@ -95,6 +98,12 @@ impl Frames {
     /// Bytes not yet written.
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// Bytes that have left the front so far, written or handed over: a frame pushed when
+    /// `gone() + len()` was `n` has left once `gone()` reaches `n`.
+    pub(crate) fn gone(&self) -> u64 {
+        self.gone
     }
 
     /// True when everything has been written.
@@ -165,7 +174,9 @@ impl Frames {
     /// way, and the two flat buffers trade allocations instead of allocating.
     pub(crate) fn take_into(&mut self, other: &mut Frames) {
         debug_assert!(other.is_empty());
+        let gone = self.gone + self.len as u64;
         std::mem::swap(self, other);
+        self.gone = gone;
         other.note_batch();
         // A busy stream: the queue (empty now) takes the limit's worth at once, rather than
         // doubling past it while it fills.
@@ -216,6 +227,7 @@ impl Frames {
     /// Records that `written` bytes from the front have gone out.
     pub(crate) fn advance(&mut self, mut written: usize) {
         self.len -= written;
+        self.gone += written as u64;
         while written > 0 {
             let Some(front) = self.pieces.front_mut() else {
                 break;

@@ -44,6 +44,9 @@ pub(crate) struct WriteQueue<L> {
     limit: usize,
     /// The control line of the last plain `PUB` queued ([`WriteQueue::push_pub`]).
     last_head: LastHead,
+    /// Where the last PONG queued leaves the queue: the frames' [`Frames::gone`] once it
+    /// has (see [`WriteQueue::push_pong`]). Only for the frames of now.
+    pong_leaves_at: Option<u64>,
 }
 
 /// The control line of the last plain `PUB` (no reply, no headers) queued, `PUB <subject>
@@ -134,6 +137,7 @@ impl<L> WriteQueue<L> {
             messages: 0,
             limit,
             last_head: LastHead::default(),
+            pong_leaves_at: None,
         }
     }
 
@@ -233,6 +237,24 @@ impl<L> WriteQueue<L> {
         self.frames.push_with(encode);
     }
 
+    /// Queues a PONG, the answer to a server's PING, unless the last one queued has not left
+    /// the queue yet; true when it queued one. nats-server takes one PONG as the answer to
+    /// every PING it has outstanding, and a server that keeps sending PINGs while it reads
+    /// nothing (its socket full) would otherwise have them pile up here, the write limit
+    /// holding back publishes only.
+    pub(crate) fn push_pong(&mut self) -> bool {
+        if self
+            .pong_leaves_at
+            .is_some_and(|at| self.frames.gone() < at)
+        {
+            return false;
+        }
+        self.frames
+            .push_with(|buf| buf.extend_from_slice(rnats_proto::PONG));
+        self.pong_leaves_at = Some(self.frames.gone() + self.frames.len() as u64);
+        true
+    }
+
     /// Queues a PING on the current link and returns its number.
     #[inline]
     pub(crate) fn push_ping(&mut self) -> u64 {
@@ -278,6 +300,7 @@ impl<L> WriteQueue<L> {
         // taken out here is dropped, so it need not be a sized one.
         restore.append(std::mem::take(&mut self.frames));
         self.frames = restore;
+        self.pong_leaves_at = None;
         self.link = link;
         self.link_id = link_id;
         self.pings = 0;
@@ -298,7 +321,7 @@ impl<L> WriteQueue<L> {
         Some(Handover {
             link: self.link.take(),
             link_id: self.link_id,
-            frames: std::mem::replace(&mut self.frames, Frames::with_limit(self.limit)),
+            frames: self.replace_frames(Frames::with_limit(self.limit)),
             messages: self.take_messages(),
             last_ping,
         })
@@ -309,7 +332,7 @@ impl<L> WriteQueue<L> {
     /// the queue the reconnect buffer.
     pub(crate) fn handle_disconnected(&mut self) {
         if self.live {
-            self.frames = Frames::with_limit(self.limit);
+            self.replace_frames(Frames::with_limit(self.limit));
             self.messages = 0;
         }
         self.live = false;
@@ -322,8 +345,14 @@ impl<L> WriteQueue<L> {
         self.closed = true;
         self.live = false;
         self.link = None;
-        self.frames = Frames::default();
+        self.replace_frames(Frames::default());
         self.messages = 0;
+    }
+
+    /// Puts `frames` in place of the queue's, returning those.
+    fn replace_frames(&mut self, frames: Frames) -> Frames {
+        self.pong_leaves_at = None;
+        std::mem::replace(&mut self.frames, frames)
     }
 }
 
@@ -363,6 +392,39 @@ mod tests {
         let mut frames = Frames::with_limit(1024);
         frames.push_with(|buf| buf.extend_from_slice(bytes));
         frames
+    }
+
+    #[test]
+    fn one_pong_waits_to_leave_however_many_pings_come() {
+        let mut q = WriteQueue::new(1024);
+        q.handle_connected(Some("link 1"), 1, Frames::default());
+        // A server that pings while it reads nothing: one PONG answers them all.
+        assert!(q.push_pong());
+        publish(&mut q, "a", b"1");
+        for _ in 0..1000 {
+            assert!(!q.push_pong());
+        }
+        assert_eq!(q.len(), b"PONG\r\nPUB a 1\r\n1\r\n".len());
+        // Written in place up to the PONG's last byte: the next PING gets its own.
+        let (frames, _) = q.frames_and_link();
+        frames.advance(5);
+        assert!(!q.push_pong(), "one byte of it left");
+        q.frames_and_link().0.advance(1);
+        assert!(q.push_pong());
+        // Taken by a writer: the queue's PONG has left, though not the socket yet.
+        let mut out = Frames::default();
+        q.take_batch(&mut out).unwrap();
+        assert!(q.push_pong());
+        assert!(!q.push_pong());
+        assert_eq!(drain(&mut out), b"PUB a 1\r\n1\r\nPONG\r\n");
+        let mut again = Frames::default();
+        q.take_batch(&mut again).unwrap();
+        assert_eq!(drain(&mut again), b"PONG\r\n");
+        // A new link starts with none waiting.
+        assert!(q.push_pong());
+        q.handle_disconnected();
+        q.handle_connected(Some("link 2"), 2, Frames::default());
+        assert!(q.push_pong());
     }
 
     #[test]
