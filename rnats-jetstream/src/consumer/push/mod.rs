@@ -34,7 +34,6 @@
 mod config;
 mod ordered;
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -178,10 +177,14 @@ fn acked_up_to(last: Option<(u64, u64)>) -> HeaderMap {
     headers
 }
 
-/// The answers owed to the server's flow control, sent one at a time without a task.
+/// The answers owed to the server's flow control, sent one at a time without a task. Only
+/// the newest waits: the server heeds an answer only on the subject of its latest request
+/// (and one that acks, acks everything before it too), as nats.go keeps one reply per
+/// subscription. A queue of them would grow with every request a server sends while the
+/// answer before is stuck behind a full socket.
 #[derive(Default)]
 pub(crate) struct Control {
-    queued: VecDeque<(Subject, Option<HeaderMap>)>,
+    queued: Option<(Subject, Option<HeaderMap>)>,
     sending: Option<BoxFuture<'static, Result<(), PublishError>>>,
 }
 
@@ -215,12 +218,12 @@ impl Control {
         }
     }
 
-    /// Owes an answer on `reply`, with `headers` if any.
+    /// Owes an answer on `reply`, with `headers` if any, in place of one not sent yet.
     pub(crate) fn queue(&mut self, reply: Subject, headers: Option<HeaderMap>) {
-        self.queued.push_back((reply, headers));
+        self.queued = Some((reply, headers));
     }
 
-    /// Sends the queued answers; an error if one could not be sent.
+    /// Sends the answer owed; an error if one could not be sent.
     pub(crate) fn drive(
         &mut self,
         context: &Context,
@@ -228,7 +231,7 @@ impl Control {
     ) -> Option<MessagesError> {
         loop {
             if self.sending.is_none() {
-                let (reply, headers) = self.queued.pop_front()?;
+                let (reply, headers) = self.queued.take()?;
                 let client = context.client.clone();
                 self.sending = Some(Box::pin(async move {
                     match headers {
@@ -338,3 +341,23 @@ impl fmt::Display for ConsumerRecreateErrorKind {
 
 /// Why an ordered push consumer could not be recreated.
 pub type ConsumerRecreateError = Error<ConsumerRecreateErrorKind>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_newest_flow_control_answer_waits() {
+        let mut control = Control::default();
+        // Requests keep coming while no answer can be sent (a full socket, say).
+        for n in 0..10_000u64 {
+            let headers = acked_up_to(Some((n, n)));
+            control.queue(Subject::from(format!("$JS.FC.S.C.{n}")), Some(headers));
+        }
+        let (reply, headers) = control.queued.take().expect("the newest answer");
+        assert_eq!(reply.as_str(), "$JS.FC.S.C.9999");
+        let headers = headers.unwrap();
+        assert_eq!(headers.get(LAST_STREAM).unwrap().as_str(), "9999");
+        assert!(control.queued.is_none());
+    }
+}
