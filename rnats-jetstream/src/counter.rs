@@ -435,6 +435,7 @@ impl Counter {
             page: None,
             start: 0,
             up_to: 0,
+            on_page: 0,
             done: false,
         };
         stream::unfold(request, |mut request| async move {
@@ -465,6 +466,8 @@ struct MultiGet {
     start: u64,
     /// The stream's last sequence when the first page was read, so pages agree.
     up_to: u64,
+    /// Entries the page being read has brought so far.
+    on_page: usize,
     done: bool,
 }
 
@@ -505,14 +508,7 @@ impl MultiGet {
                     return Ok(None);
                 }
                 Some(status) if status.as_u16() == 204 => {
-                    // End of page: more pending means another page.
-                    self.page = None;
-                    let pending = header_u64(&message.headers, "Nats-Num-Pending").unwrap_or(0);
-                    if let Some(up_to) = header_u64(&message.headers, "Nats-UpTo-Sequence") {
-                        self.up_to = up_to;
-                    }
-                    if pending == 0 {
-                        self.done = true;
+                    if self.end_page(&message.headers)? {
                         return Ok(None);
                     }
                 }
@@ -533,7 +529,30 @@ impl MultiGet {
         }
     }
 
+    /// Reads the end of a page: true when nothing more is pending, else the next page is
+    /// to be asked for. A page that brought nothing while entries are pending is an error:
+    /// asking again would bring the same, for ever.
+    fn end_page(&mut self, headers: &Option<HeaderMap>) -> Result<bool, CounterError> {
+        self.page = None;
+        let pending = header_u64(headers, "Nats-Num-Pending").unwrap_or(0);
+        if let Some(up_to) = header_u64(headers, "Nats-UpTo-Sequence") {
+            self.up_to = up_to;
+        }
+        if pending == 0 {
+            self.done = true;
+            return Ok(true);
+        }
+        if std::mem::take(&mut self.on_page) == 0 {
+            return Err(CounterError::with_source(
+                CounterErrorKind::Request,
+                format!("multi-get: an empty page with {pending} entries pending"),
+            ));
+        }
+        Ok(false)
+    }
+
     fn read(&mut self, message: Message) -> Result<CounterEntry, CounterError> {
+        self.on_page += 1;
         let entry = page_entry(message)?;
         // The server's sequence: at the top of its range the next page starts there again.
         self.start = entry.sequence.saturating_add(1);
@@ -773,23 +792,46 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn the_next_page_starts_after_the_entry_read_without_overflowing() {
-        // A client that never reaches a server is enough: reading a page sends nothing.
+    /// A multi-get whose client never reaches a server: reading pages sends nothing.
+    async fn multi_get() -> MultiGet {
         let client = rnats_core::ConnectOptions::new()
             .retry_on_initial_connect()
             .connect("127.0.0.1:1")
             .await
             .unwrap();
-        let mut get = MultiGet {
+        MultiGet {
             context: crate::new(client),
             stream: "KV_c".into(),
             subjects: vec![">".into()],
             page: None,
             start: 0,
             up_to: 0,
+            on_page: 0,
             done: false,
-        };
+        }
+    }
+
+    fn end_of_page(pending: &str) -> Option<HeaderMap> {
+        let mut headers = HeaderMap::new();
+        headers.insert("Nats-Num-Pending", pending);
+        Some(headers)
+    }
+
+    #[tokio::test]
+    async fn a_page_that_brings_nothing_while_entries_are_pending_fails() {
+        let mut get = multi_get().await;
+        get.read(answer("a", "1")).unwrap();
+        assert!(!get.end_page(&end_of_page("3")).unwrap(), "the next page");
+        let error = get.end_page(&end_of_page("3")).unwrap_err();
+        assert_eq!(error.kind(), CounterErrorKind::Request);
+        let mut get = multi_get().await;
+        assert!(get.end_page(&end_of_page("0")).unwrap(), "nothing pending");
+        assert!(get.done);
+    }
+
+    #[tokio::test]
+    async fn the_next_page_starts_after_the_entry_read_without_overflowing() {
+        let mut get = multi_get().await;
         get.read(answer("hits", "41")).unwrap();
         assert_eq!(get.start, 42);
         // The last sequence a stream can hold, as the server's header says it.

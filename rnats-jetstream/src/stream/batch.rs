@@ -344,6 +344,8 @@ struct Pager {
     timeout: Duration,
     /// The first message, read by `open` to surface a refusal early.
     peeked: Option<StreamMessage>,
+    /// Messages the page being read has brought so far.
+    on_page: usize,
     done: bool,
 }
 
@@ -373,6 +375,7 @@ impl Pager {
             limit,
             timeout,
             peeked: None,
+            on_page: 0,
             done: limit == Some(0),
         };
         if !pager.done {
@@ -468,6 +471,7 @@ impl Pager {
                 if let Some(limit) = self.limit.as_mut() {
                     *limit = limit.saturating_sub(1);
                 }
+                self.on_page += 1;
                 if !batched || self.limit == Some(0) {
                     self.done = true;
                 }
@@ -482,6 +486,14 @@ impl Pager {
                 };
                 if end.pending == 0 || self.limit == Some(0) {
                     return Step::End;
+                }
+                // A page brings one message at least while any are pending: an empty one
+                // that says more are would have the pages asked for again and again.
+                if std::mem::take(&mut self.on_page) == 0 {
+                    return Step::Fail(DirectGetError::with_source(
+                        DirectGetErrorKind::Other,
+                        format!("an empty page with {} messages pending", end.pending),
+                    ));
                 }
                 // ADR-31: the next page starts after the last sequence sent; a multi-subject
                 // read also pins the snapshot to the sequence the first page was cut at.
@@ -653,6 +665,84 @@ mod tests {
             serde_json::to_string(&request).unwrap(),
             r#"{"batch":2,"multi_last":["foo.A","foo.D"],"up_to_time":"2024-11-04T23:45:02Z"}"#
         );
+    }
+
+    /// A pager whose client never reaches a server: `handle` reads replies, sending nothing.
+    async fn pager() -> Pager {
+        let client = rnats_core::ConnectOptions::new()
+            .retry_on_initial_connect()
+            .connect("127.0.0.1:1")
+            .await
+            .unwrap();
+        let subscriber = client.subscribe("_INBOX.pager").await.unwrap();
+        Pager {
+            context: crate::new(client),
+            subject: "$JS.API.DIRECT.GET.S".into(),
+            inbox: "_INBOX.pager".into(),
+            subscriber,
+            request: BatchRequest {
+                batch: 2,
+                ..Default::default()
+            },
+            limit: None,
+            timeout: Duration::from_secs(1),
+            peeked: None,
+            on_page: 0,
+            done: false,
+        }
+    }
+
+    fn reply(status: Option<u16>, headers: &[(&str, &str)]) -> Message {
+        let mut map = HeaderMap::new();
+        for (name, value) in headers {
+            map.insert(*name, *value);
+        }
+        Message {
+            subject: "_INBOX.pager".into(),
+            reply: None,
+            payload: Bytes::new(),
+            headers: Some(map),
+            status: status.map(|code| StatusCode::from_u16(code).unwrap()),
+            description: None,
+            length: 0,
+        }
+    }
+
+    fn stored(sequence: &str) -> Message {
+        reply(
+            None,
+            &[
+                ("Nats-Subject", "foo"),
+                ("Nats-Sequence", sequence),
+                ("Nats-Time-Stamp", "2026-12-06T10:00:00Z"),
+                ("Nats-Num-Pending", "5"),
+            ],
+        )
+    }
+
+    fn end_of_page(pending: &str, last: &str) -> Message {
+        let headers = [("Nats-Num-Pending", pending), ("Nats-Last-Sequence", last)];
+        reply(Some(204), &headers)
+    }
+
+    #[tokio::test]
+    async fn a_page_with_messages_pending_asks_for_the_next_and_an_empty_one_fails() {
+        let mut reading = pager().await;
+        assert!(matches!(reading.handle(stored("3")), Step::Yield(_)));
+        assert!(matches!(reading.handle(stored("4")), Step::Yield(_)));
+        assert!(matches!(
+            reading.handle(end_of_page("5", "4")),
+            Step::NextPage
+        ));
+        assert_eq!(reading.request.sequence, Some(5));
+        // The next page brings nothing, yet says five are pending: no third request.
+        match reading.handle(end_of_page("5", "4")) {
+            Step::Fail(error) => assert_eq!(error.kind(), DirectGetErrorKind::Other),
+            _ => panic!("an empty page must end the read"),
+        }
+        // Nothing pending ends it, empty or not.
+        let mut fresh = pager().await;
+        assert!(matches!(fresh.handle(end_of_page("0", "4")), Step::End));
     }
 
     #[test]
