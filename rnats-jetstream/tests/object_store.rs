@@ -439,6 +439,43 @@ async fn missing_or_extra_chunks_fail_the_read() {
 }
 
 #[tokio::test]
+async fn a_read_hands_out_nothing_past_the_announced_size() {
+    let (_server, js) = jetstream().await;
+    let store = bucket(&js, "x").await;
+    let bytes = data(3_000, 5);
+    let meta = ObjectMetadata {
+        name: "grown".into(),
+        chunk_size: Some(1_000),
+        ..Default::default()
+    };
+    let info = store.put(meta, &mut bytes.as_slice()).await.unwrap();
+    // Chunks the metadata does not count, stored after the object's own.
+    for _ in 0..5 {
+        js.publish(
+            format!("$O.x.C.{}", info.nuid),
+            Bytes::from(vec![7u8; 1_000]),
+        )
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    }
+    let mut object = store.get("grown").await.unwrap();
+    let mut read = Vec::new();
+    let mut buf = [0u8; 512];
+    let error = loop {
+        match object.read(&mut buf).await {
+            Ok(0) => panic!("the read ended without an error after {} bytes", read.len()),
+            Ok(n) => read.extend_from_slice(&buf[..n]),
+            Err(error) => break error,
+        }
+    };
+    assert_eq!(read_error_kind(&error), ReadErrorKind::SizeMismatch);
+    // The object's own bytes come, and the first chunk past them fails the read.
+    assert_eq!(read, bytes);
+}
+
+#[tokio::test]
 async fn deleted_objects_are_gone_but_leave_a_marker() {
     let (_server, js) = jetstream().await;
     let store = bucket(&js, "d").await;

@@ -211,6 +211,12 @@ impl Object {
         self.hash.update(&payload);
         self.received.bytes += payload.len() as u64;
         self.received.chunks += 1;
+        // More than the metadata announced is an error at once, not after the last chunk: a
+        // stream that keeps saying more are pending would otherwise be read (and, by
+        // `get_bytes`, kept) for ever.
+        if self.received.bytes > self.info.size as u64 || self.received.chunks > self.info.chunks {
+            return Err(self.fail(ReadError::new(ReadErrorKind::SizeMismatch)));
+        }
         if let Some(progress) = self.progress.as_mut() {
             progress(self.received);
         }
