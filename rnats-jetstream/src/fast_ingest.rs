@@ -468,15 +468,20 @@ impl FastIngest {
         done: impl Fn(&FastIngest) -> bool,
     ) -> Result<(), FastIngestError> {
         let mut pinged = false;
+        let mut wait = Wait::new(self);
         while !done(self) && self.final_ack.is_none() && self.failure.is_none() && !self.ending {
-            match tokio::time::timeout(self.timeout, self.replies.next()).await {
-                Ok(Some(message)) => self.handle(&message)?,
+            match tokio::time::timeout_at(wait.deadline, self.replies.next()).await {
+                Ok(Some(message)) => {
+                    self.handle(&message)?;
+                    wait.after_reply(self);
+                }
                 Ok(None) => return self.fail(FastIngestErrorKind::BrokenPipe, None),
                 Err(_) if !pinged && self.sequence > 1 => {
                     pinged = true;
                     let subject = self.last_subject.clone().unwrap_or_default();
                     self.send(&subject, PublishMessage::build(), Op::Ping)
                         .await?;
+                    wait.restart(self);
                 }
                 Err(_) => return self.fail(FastIngestErrorKind::TimedOut, None),
             }
@@ -487,6 +492,7 @@ impl FastIngest {
     /// Waits for the final ack after a commit.
     async fn wait_for_final(mut self) -> Result<PublishAck, FastIngestError> {
         let mut pinged = false;
+        let mut wait = Wait::new(&self);
         loop {
             if self.final_ack.is_some() && self.ending {
                 // Ended before the commit (Fail mode): an error that carries the ack.
@@ -501,14 +507,18 @@ impl FastIngest {
                     None => FastIngestError::new(*kind),
                 });
             }
-            match tokio::time::timeout(self.timeout, self.replies.next()).await {
-                Ok(Some(message)) => self.handle(&message)?,
+            match tokio::time::timeout_at(wait.deadline, self.replies.next()).await {
+                Ok(Some(message)) => {
+                    self.handle(&message)?;
+                    wait.after_reply(&self);
+                }
                 Ok(None) => return self.fail(FastIngestErrorKind::BrokenPipe, None),
                 Err(_) if !pinged => {
                     pinged = true;
                     let subject = self.last_subject.clone().unwrap_or_default();
                     self.send(&subject, PublishMessage::build(), Op::Ping)
                         .await?;
+                    wait.restart(&self);
                 }
                 Err(_) => return self.fail(FastIngestErrorKind::TimedOut, None),
             }
@@ -847,6 +857,57 @@ fn kind_of(code: ErrorCode) -> FastIngestErrorKind {
         ErrorCode::BATCH_PUBLISH_TOO_MANY_INFLIGHT => FastIngestErrorKind::TooManyInflight,
         ErrorCode::STREAM_NOT_FOUND => FastIngestErrorKind::StreamNotFound,
         _ => FastIngestErrorKind::Ended,
+    }
+}
+
+/// The limit on a wait for the server, which only an answer that moves the batch on (a
+/// later ack, the start, the end) puts off: replies that change nothing (a repeated ack, a
+/// gap notice), however often they come, do not keep a wait going past its timeout.
+struct Wait {
+    deadline: tokio::time::Instant,
+    seen: Progress,
+}
+
+/// Where the server's answers have got a batch.
+#[derive(PartialEq, Eq, Clone, Copy)]
+struct Progress {
+    acked: u64,
+    started: bool,
+    over: bool,
+}
+
+impl Progress {
+    fn of(ingest: &FastIngest) -> Progress {
+        Progress {
+            acked: ingest.acked,
+            started: ingest.started,
+            over: ingest.final_ack.is_some() || ingest.failure.is_some() || ingest.ending,
+        }
+    }
+}
+
+impl Wait {
+    fn new(ingest: &FastIngest) -> Wait {
+        // A timeout past the clock's range (`Duration::MAX`) waits as good as for ever.
+        let now = tokio::time::Instant::now();
+        let far = now + Duration::from_secs(100 * 365 * 86_400);
+        Wait {
+            deadline: now.checked_add(ingest.timeout).unwrap_or(far).min(far),
+            seen: Progress::of(ingest),
+        }
+    }
+
+    /// A reply came: the limit starts over only if it moved the batch on.
+    fn after_reply(&mut self, ingest: &FastIngest) {
+        let now = Progress::of(ingest);
+        if now != self.seen {
+            *self = Wait::new(ingest);
+        }
+    }
+
+    /// A ping went out: its answer gets a whole timeout.
+    fn restart(&mut self, ingest: &FastIngest) {
+        *self = Wait::new(ingest);
     }
 }
 

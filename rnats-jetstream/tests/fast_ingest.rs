@@ -2,6 +2,8 @@
 //! publishing, the final ack, the Sink, refused messages in both gap modes, the refusals.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+use std::time::{Duration, Instant};
+
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use rnats_jetstream::Context;
@@ -258,4 +260,63 @@ async fn a_restart_loses_nothing_that_was_acknowledged() {
     assert!(stored >= acked, "{stored} stored, {acked} acknowledged");
     let last_acked = stream.get_raw_message(acked).await.unwrap();
     assert_eq!(last_acked.payload, Bytes::from((acked - 1).to_string()));
+}
+
+/// A peer on the batch's subject answers in the server's place with acks that move nothing
+/// on, again and again, more often than the ack timeout: the wait still ends at its limit.
+#[tokio::test]
+async fn acks_that_move_nothing_do_not_keep_a_wait_going() {
+    let (server, js) = jetstream().await;
+    let peer = rnats_core::connect(server.url()).await.unwrap();
+    let mut seen = peer.subscribe("nostream.>").await.unwrap();
+    peer.flush().await.unwrap();
+    let answering = tokio::spawn(async move {
+        let mut first = true;
+        while let Some(message) = seen.next().await {
+            let Some(reply) = message.reply else { continue };
+            // The start gets a real-looking answer (flow 1); then nothing but repeats.
+            let body = if first {
+                r#"{"type":"ack","seq":0,"msgs":1}"#
+            } else {
+                r#"{"type":"ack","seq":0}"#
+            };
+            first = false;
+            let peer = peer.clone();
+            tokio::spawn(async move {
+                // Every 50 ms: the pace of the scenario, faster than the ack timeout.
+                let mut every = tokio::time::interval(Duration::from_millis(50));
+                loop {
+                    every.tick().await;
+                    if peer.publish(reply.clone(), body.into()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    const WAIT: Duration = Duration::from_secs(20);
+    let limit = Duration::from_millis(300);
+    let mut ingest = js
+        .fast_ingest()
+        .max_outstanding_acks(1)
+        .ack_timeout(limit)
+        .start()
+        .await
+        .unwrap();
+    ingest.publish("nostream.a", "1".into()).await.unwrap();
+    let started = Instant::now();
+    // The second publish owes an ack (flow 1, one outstanding) that never comes.
+    let outcome = tokio::time::timeout(WAIT, async {
+        loop {
+            if let Err(error) = ingest.publish("nostream.a", "2".into()).await {
+                return error;
+            }
+        }
+    })
+    .await
+    .expect("the wait ended");
+    assert_eq!(outcome.kind(), FastIngestErrorKind::TimedOut, "{outcome}");
+    // One limit before the ping, one after it.
+    assert!(started.elapsed() >= 2 * limit, "{:?}", started.elapsed());
+    answering.abort();
 }
