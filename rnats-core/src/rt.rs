@@ -93,7 +93,9 @@ impl Rt {
 
     /// Waits for `delay`.
     pub(crate) async fn sleep(self, delay: Duration) {
-        let at = self.now() + delay;
+        // A delay past the clock's range (a callback's `Duration::MAX`) sleeps as good as
+        // for ever, where adding it would panic.
+        let at = crate::floor::deadline::saturating_add(self.now(), delay);
         self.timer(at).await;
     }
 
@@ -269,6 +271,14 @@ mod tests {
     #[tokio::test]
     async fn a_client_made_inside_tokio_runs_on_tokio() {
         assert_eq!(Rt::current().ok(), Some(Rt::Tokio));
+    }
+
+    /// A delay past the clock's range (a reconnect delay callback's `Duration::MAX`) is a
+    /// sleep without end, not a panic.
+    #[tokio::test]
+    async fn a_sleep_past_the_clock_s_range_waits() {
+        let slept = Rt::Tokio.timeout(Duration::from_millis(20), Rt::Tokio.sleep(Duration::MAX));
+        assert_eq!(slept.await, Err(Elapsed));
     }
 
     #[cfg(feature = "runtime-neutral")]
