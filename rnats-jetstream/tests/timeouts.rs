@@ -398,3 +398,45 @@ async fn publish_acks_wait_five_seconds_whatever_the_client_request_timeout() {
     let ack = js.publish("late", "x".into()).await.unwrap().await.unwrap();
     assert_eq!((ack.stream.as_str(), ack.sequence), ("late", 1));
 }
+
+/// Durations past what the clock holds (`Duration::MAX`), given for a pull's expiry and
+/// heartbeat, wait as good as for ever instead of panicking where a deadline is computed.
+#[tokio::test]
+async fn pulls_given_durations_past_the_clock_s_range_still_deliver() {
+    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
+    events_stream(&server).await;
+    let js = rnats_jetstream::new(rnats_core::connect(server.url()).await.unwrap());
+    let stream = js.get_stream("events").await.unwrap();
+    let consumer = stream
+        .create_consumer(pull::Config {
+            durable_name: Some("far".to_owned()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let within = Duration::from_secs(10);
+    let mut batch = consumer
+        .batch()
+        .expires(Duration::MAX)
+        .heartbeat(Duration::MAX)
+        .max_messages(1)
+        .messages()
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(within, batch.next()).await.unwrap();
+    assert_eq!(first.unwrap().unwrap().payload, "first");
+    let mut messages = consumer
+        .stream()
+        .expires(Duration::MAX)
+        .heartbeat(Duration::MAX)
+        .messages()
+        .await
+        .unwrap();
+    js.publish("events", "second".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let next = tokio::time::timeout(within, messages.next()).await.unwrap();
+    assert_eq!(next.unwrap().unwrap().payload, "second");
+}

@@ -66,9 +66,11 @@ impl Monitor {
         self.limit
     }
 
-    /// When silence becomes a miss, if it is being counted.
+    /// When silence becomes a miss, if it is being counted (never, for a limit past the
+    /// clock's range).
     pub(crate) fn deadline(&self) -> Option<Instant> {
-        (!self.limit.is_zero() && !self.paused).then(|| self.last_seen + self.limit)
+        let counted = !self.limit.is_zero() && !self.paused;
+        counted.then(|| self.last_seen.checked_add(self.limit))?
     }
 
     /// Whether the silence passed the limit at `now`; then counting restarts from `now`.

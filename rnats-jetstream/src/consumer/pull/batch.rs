@@ -87,7 +87,8 @@ impl Batch {
             subscriber,
             context: consumer.context.clone(),
             remaining: request.batch,
-            deadline: wait.map(|wait| Box::pin(tokio::time::sleep(wait + EXPIRY_SLACK))),
+            deadline: wait
+                .map(|wait| Box::pin(tokio::time::sleep(wait.saturating_add(EXPIRY_SLACK)))),
             heartbeat: Monitor::new(request.idle_heartbeat),
             pin,
             done: false,

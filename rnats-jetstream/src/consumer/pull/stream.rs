@@ -95,9 +95,10 @@ impl Stream {
             .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
         let (heartbeat, report_missed) = match (request.idle_heartbeat, request.expires) {
             (heartbeat, _) if !heartbeat.is_zero() => (Monitor::new(heartbeat), true),
-            (_, Some(expires)) if !expires.is_zero() => {
-                (Monitor::with_limit(expires + EXPIRY_SLACK), false)
-            }
+            (_, Some(expires)) if !expires.is_zero() => (
+                Monitor::with_limit(expires.saturating_add(EXPIRY_SLACK)),
+                false,
+            ),
             _ => (Monitor::new(Duration::ZERO), false),
         };
         let pinned = consumer.config.priority_policy == PriorityPolicy::PinnedClient;
