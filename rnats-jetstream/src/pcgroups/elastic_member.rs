@@ -282,7 +282,8 @@ impl Stream for ElasticMember {
                         // The watch wakes us when that changes.
                         return Poll::Pending;
                     }
-                    let again = this.joiner.template.ack_wait + Duration::from_millis(500);
+                    let again =
+                        (this.joiner.template.ack_wait).saturating_add(Duration::from_millis(500));
                     let retry = this
                         .retry
                         .get_or_insert_with(|| Box::pin(tokio::time::sleep(again)));
