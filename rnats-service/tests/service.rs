@@ -720,6 +720,13 @@ async fn discovery_collects_every_instance_and_reads_one_by_id() {
         .collect();
     assert_eq!(everyone, expected);
 
+    // A timeout past the clock's range waits for the replies asked for.
+    let far = caller
+        .service_discovery()
+        .timeout(std::time::Duration::MAX)
+        .max_replies(1);
+    assert_eq!(far.ping(Some("beta")).await.unwrap().len(), 1);
+
     // Only two alphas answer: without max_replies the timeout ends the wait.
     let alphas = caller
         .service_discovery()
