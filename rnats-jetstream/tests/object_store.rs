@@ -439,6 +439,22 @@ async fn missing_or_extra_chunks_fail_the_read() {
 }
 
 #[tokio::test]
+async fn a_chunk_size_over_the_server_s_limit_is_refused_before_reading() {
+    let (_server, js) = jetstream().await;
+    let store = bucket(&js, "big").await;
+    for chunk_size in [usize::MAX, js.client().max_payload() + 1] {
+        let meta = ObjectMetadata {
+            name: "huge".into(),
+            chunk_size: Some(chunk_size),
+            ..Default::default()
+        };
+        let error = store.put(meta, &mut &b"data"[..]).await.unwrap_err();
+        assert_eq!(error.kind(), PutErrorKind::PublishChunks, "{error}");
+    }
+    assert!(store.info("huge").await.is_err(), "nothing stored");
+}
+
+#[tokio::test]
 async fn a_read_hands_out_nothing_past_the_announced_size() {
     let (_server, js) = jetstream().await;
     let store = bucket(&js, "x").await;

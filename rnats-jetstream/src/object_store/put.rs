@@ -83,6 +83,17 @@ impl ObjectStore {
             Some(size) if size > 0 => size,
             _ => DEFAULT_CHUNK_SIZE,
         };
+        // A chunk the server would refuse is refused here, before room is made for it (a
+        // `usize::MAX` chunk size would not fit in memory). Zero: no server's word yet.
+        let max_payload = self.stream.context.client.max_payload();
+        if max_payload > 0 && chunk_size > max_payload {
+            return Err(PutError::with_source(
+                PutErrorKind::PublishChunks,
+                format!(
+                    "a chunk of {chunk_size} bytes is over the server's limit of {max_payload}"
+                ),
+            ));
+        }
         let replaced = self.replaced_version(&meta.name).await?;
 
         let nuid = rnats_core::id::next();
