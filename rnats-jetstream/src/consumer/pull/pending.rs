@@ -127,8 +127,9 @@ impl Pending {
 
     /// A request went out.
     pub(crate) fn handle_pull_sent(&mut self) {
-        self.messages += self.batch;
-        self.bytes += self.max_bytes;
+        // The caller's sizes: `usize::MAX` asks for as much as there is, and saturates.
+        self.messages = self.messages.saturating_add(self.batch);
+        self.bytes = self.bytes.saturating_add(self.max_bytes);
     }
 
     /// A request could not be sent after all.
@@ -187,6 +188,15 @@ mod tests {
             description: (!description.is_empty()).then(|| description.to_owned()),
             length: 0,
         }
+    }
+
+    #[test]
+    fn requests_sized_past_what_fits_saturate_the_count() {
+        let mut pending = Pending::new(usize::MAX, usize::MAX);
+        pending.handle_pull_sent();
+        pending.handle_pull_sent();
+        assert_eq!((pending.messages, pending.bytes), (usize::MAX, usize::MAX));
+        assert!(!pending.wants_pull());
     }
 
     #[test]
