@@ -48,7 +48,11 @@ pub(crate) fn duration(text: &str) -> Result<Duration, CliError> {
             _ => return Err(bad("units are ns, us, ms, s, m, h, d, w and y")),
         };
         rest = &rest[unit_len..];
-        total += Duration::try_from_secs_f64(value * scale).map_err(|_| bad("out of range"))?;
+        let part = Duration::try_from_secs_f64(value * scale).map_err(|_| bad("out of range"))?;
+        // Each part may fit on its own and still overflow the sum; `+=` would panic.
+        total = total
+            .checked_add(part)
+            .ok_or_else(|| bad("out of range"))?;
     }
     Ok(total)
 }
@@ -133,6 +137,13 @@ mod tests {
         assert!(duration("5x").is_err());
         assert!(duration("h").is_err());
         assert!(duration("-5s").is_err());
+    }
+
+    #[test]
+    fn durations_too_long_to_add_up_are_refused() {
+        // Each part fits a Duration on its own; their sum does not.
+        assert!(duration("500000000000y500000000000y").is_err());
+        assert!(duration(&"500000000000y".repeat(3)).is_err());
     }
 
     #[test]
