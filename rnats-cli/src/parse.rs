@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use rnats::HeaderMap;
+use time::OffsetDateTime;
 
 use crate::error::CliError;
 
@@ -50,11 +51,58 @@ pub(crate) fn duration(text: &str) -> Result<Duration, CliError> {
         rest = &rest[unit_len..];
         let part = Duration::try_from_secs_f64(value * scale).map_err(|_| bad("out of range"))?;
         // Each part may fit on its own and still overflow the sum; `+=` would panic.
-        total = total
-            .checked_add(part)
-            .ok_or_else(|| bad("out of range"))?;
+        total = total.checked_add(part).ok_or_else(|| bad("out of range"))?;
     }
     Ok(total)
+}
+
+/// The moment `span` before now, for flags such as `--since 1h`. `OffsetDateTime - span`
+/// panics once the result falls before the earliest year the `time` crate holds (-9999),
+/// so a span reaching back that far is refused; `what` names the flag in the error.
+pub(crate) fn time_ago(what: &'static str, span: Duration) -> Result<OffsetDateTime, CliError> {
+    shift(OffsetDateTime::now_utc(), what, span, false)
+}
+
+/// The moment `span` after now, for flags such as `--schedule-after 1h`; refused past the
+/// latest year the `time` crate holds (9999), as [`time_ago`] is before the earliest.
+pub(crate) fn time_ahead(what: &'static str, span: Duration) -> Result<OffsetDateTime, CliError> {
+    shift(OffsetDateTime::now_utc(), what, span, true)
+}
+
+/// `from` moved by `span`, later when `ahead`, or an error when that is out of range.
+fn shift(
+    from: OffsetDateTime,
+    what: &'static str,
+    span: Duration,
+    ahead: bool,
+) -> Result<OffsetDateTime, CliError> {
+    // A std Duration holds up to u64::MAX seconds and a time::Duration only i64::MAX, so
+    // the conversion can fail too; either way the answer is out of range.
+    let moved = time::Duration::try_from(span).ok().and_then(|span| {
+        if ahead {
+            from.checked_add(span)
+        } else {
+            from.checked_sub(span)
+        }
+    });
+    moved.ok_or_else(|| {
+        let reason = if ahead {
+            format!(
+                "reaches past year {}, the latest a time can be",
+                time::Date::MAX.year()
+            )
+        } else {
+            format!(
+                "reaches before year {}, the earliest a time can be",
+                time::Date::MIN.year()
+            )
+        };
+        CliError::InvalidArgument {
+            what,
+            given: crate::jetstream::duration(span),
+            reason,
+        }
+    })
 }
 
 /// A byte size such as `1024`, `64KB`, `512MiB` or `1G`; K, M, G and T are powers of 1024
@@ -144,6 +192,27 @@ mod tests {
         // Each part fits a Duration on its own; their sum does not.
         assert!(duration("500000000000y500000000000y").is_err());
         assert!(duration(&"500000000000y".repeat(3)).is_err());
+    }
+
+    #[test]
+    fn times_shifted_past_the_calendar_are_refused() {
+        let now = OffsetDateTime::now_utc();
+        let year = Duration::from_secs(31_536_000);
+        let hour = Duration::from_secs(3600);
+        assert_eq!(
+            shift(now, "--since", hour, false).ok(),
+            Some(now - time::Duration::HOUR)
+        );
+        assert_eq!(
+            shift(now, "--since", hour, true).ok(),
+            Some(now + time::Duration::HOUR)
+        );
+        assert!(shift(now, "--since", year * 20_000, false).is_err());
+        assert!(shift(now, "--since", year * 8_000, true).is_err());
+        // Too long even for time::Duration.
+        assert!(shift(now, "--since", Duration::MAX, false).is_err());
+        assert!(time_ago("--since", year * 20_000).is_err());
+        assert!(time_ahead("--since", year * 8_000).is_err());
     }
 
     #[test]

@@ -10,7 +10,6 @@ use regex::Regex;
 use rnats::jetstream::consumer::DeliverPolicy;
 use rnats::jetstream::consumer::pull::OrderedConfig;
 use serde_json::Value;
-use time::OffsetDateTime;
 
 use crate::conn::{ConnArgs, parse_duration};
 use crate::error::CliError;
@@ -156,7 +155,7 @@ async fn from_stream(
     let action = format!("cannot read events from stream {stream}");
     let deliver_policy = match since {
         Some(since) => DeliverPolicy::ByStartTime {
-            start_time: OffsetDateTime::now_utc() - since,
+            start_time: crate::parse::time_ago("--since", since)?,
         },
         None => DeliverPolicy::All,
     };

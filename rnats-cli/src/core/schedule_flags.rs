@@ -139,7 +139,10 @@ impl ScheduleFlags {
                 if after.is_zero() {
                     return Err(CliError::Usage("--schedule-after must be greater than 0"));
                 }
-                Ok(Schedule::at(OffsetDateTime::now_utc() + after))
+                Ok(Schedule::at(crate::parse::time_ahead(
+                    "--schedule-after",
+                    after,
+                )?))
             }
             (None, None, Some(every), None) => Schedule::every(every).map_err(invalid),
             (None, None, None, Some(cron)) => {
@@ -198,5 +201,19 @@ pub(crate) fn cancellation(
     match sequence {
         Some(sequence) => message.expected_last_subject_sequence_for(subject, sequence),
         None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_past_year_9999_are_refused() {
+        let flags = ScheduleFlags {
+            schedule_after: Some(Duration::from_secs(8_000 * 31_536_000)),
+            ..ScheduleFlags::default()
+        };
+        assert!(flags.schedule().is_err());
     }
 }

@@ -97,7 +97,7 @@ pub(crate) struct SubArgs {
 
 /// Runs `rnats sub`.
 pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> {
-    let deliver = args.deliver.policy();
+    let deliver = args.deliver.policy()?;
     if args.stream.is_some() || deliver.is_some() {
         return stream::read(&args, deliver.unwrap_or(DeliverPolicy::All), conn).await;
     }

@@ -611,7 +611,7 @@ async fn view(
             start_sequence: seq.max(1),
         },
         (None, Some(since)) => DeliverPolicy::ByStartTime {
-            start_time: OffsetDateTime::now_utc() - since,
+            start_time: crate::parse::time_ago("--since", since)?,
         },
         (None, None) => DeliverPolicy::All,
     };

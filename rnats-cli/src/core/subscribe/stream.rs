@@ -42,9 +42,10 @@ pub(super) struct DeliverFlags {
 }
 
 impl DeliverFlags {
-    /// The policy asked for, or `None` when no flag was given.
-    pub(super) fn policy(&self) -> Option<DeliverPolicy> {
-        if self.all {
+    /// The policy asked for, or `None` when no flag was given; an error when `--since`
+    /// reaches back before the earliest time there is.
+    pub(super) fn policy(&self) -> Result<Option<DeliverPolicy>, CliError> {
+        Ok(if self.all {
             Some(DeliverPolicy::All)
         } else if self.new {
             Some(DeliverPolicy::New)
@@ -54,12 +55,12 @@ impl DeliverFlags {
             Some(DeliverPolicy::LastPerSubject)
         } else if let Some(ago) = self.since {
             Some(DeliverPolicy::ByStartTime {
-                start_time: OffsetDateTime::now_utc() - ago,
+                start_time: crate::parse::time_ago("--since", ago)?,
             })
         } else {
             self.start_sequence
                 .map(|start_sequence| DeliverPolicy::ByStartSequence { start_sequence })
-        }
+        })
     }
 }
 
@@ -207,5 +208,19 @@ fn deliver_words(deliver: &DeliverPolicy) -> String {
         DeliverPolicy::ByStartTime { start_time } => {
             format!("since {}", crate::jetstream::time(*start_time))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_before_year_minus_9999_is_refused() {
+        let flags = DeliverFlags {
+            since: Some(Duration::from_secs(20_000 * 31_536_000)),
+            ..DeliverFlags::default()
+        };
+        assert!(flags.policy().is_err());
     }
 }

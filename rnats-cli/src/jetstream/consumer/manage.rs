@@ -196,7 +196,7 @@ pub(super) fn pause_until(text: &str) -> Result<OffsetDateTime, CliError> {
         return Ok(t.assume_utc());
     }
     match crate::parse::duration(text) {
-        Ok(d) if !d.is_zero() => Ok(OffsetDateTime::now_utc() + d),
+        Ok(d) if !d.is_zero() => crate::parse::time_ahead("pause time", d),
         _ => Err(CliError::InvalidArgument {
             what: "pause time",
             given: text.to_owned(),
@@ -219,5 +219,10 @@ mod tests {
         assert!(later > OffsetDateTime::now_utc());
         assert!(pause_until("soon").is_err());
         assert!(pause_until("0s").is_err());
+    }
+
+    #[test]
+    fn pauses_past_year_9999_are_refused() {
+        assert!(pause_until("8000y").is_err());
     }
 }

@@ -421,7 +421,7 @@ fn deliver_policy(text: &str) -> Result<DeliverPolicy, CliError> {
                 DeliverPolicy::ByStartTime { start_time }
             } else if let Ok(ago) = crate::parse::duration(text) {
                 DeliverPolicy::ByStartTime {
-                    start_time: OffsetDateTime::now_utc() - ago,
+                    start_time: crate::parse::time_ago("--deliver", ago)?,
                 }
             } else {
                 return Err(CliError::InvalidArgument {
@@ -696,5 +696,19 @@ fn print_fetched(
             "[{stream}#{seq}] Received on {:?}{label}",
             shown.subject
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deliver_times_before_year_minus_9999_are_refused() {
+        assert!(deliver_policy("20000y").is_err());
+        assert!(matches!(
+            deliver_policy("1h"),
+            Ok(DeliverPolicy::ByStartTime { .. })
+        ));
     }
 }
