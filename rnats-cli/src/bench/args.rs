@@ -412,8 +412,8 @@ pub(crate) enum AckMode {
 #[derive(Debug, Clone, Copy, Default, Args)]
 pub(crate) struct Tuning {
     /// Hold publishes up to this many milliseconds to batch them (the linger policy).
-    #[arg(long, value_name = "MS", global = true)]
-    pub(crate) linger_ms: Option<f64>,
+    #[arg(long, value_name = "MS", global = true, value_parser = parse_linger_ms)]
+    pub(crate) linger_ms: Option<Duration>,
     /// With --linger-ms: write as soon as this many bytes are queued.
     #[arg(long, value_name = "BYTES", default_value_t = 64 * 1024, global = true)]
     pub(crate) linger_bytes: usize,
@@ -428,8 +428,7 @@ pub(crate) struct Tuning {
 impl Tuning {
     /// Applies the knobs that were given to `options`.
     pub(super) fn apply(&self, mut options: ConnectOptions) -> ConnectOptions {
-        if let Some(ms) = self.linger_ms.filter(|ms| *ms > 0.0) {
-            let delay = Duration::from_secs_f64(ms / 1000.0);
+        if let Some(delay) = self.linger_ms.filter(|delay| !delay.is_zero()) {
             options = options.linger(delay, self.linger_bytes);
         }
         if let Some(bytes) = self.write_buffer_limit {
@@ -614,6 +613,31 @@ fn parse_size(text: &str) -> Result<usize, String> {
     usize::try_from(bytes).map_err(|_| format!("{text} is not a size in bytes"))
 }
 
+/// Parses `--linger-ms`: milliseconds, fractions allowed, 0 for no linger. Read here rather
+/// than where the delay is used, so that a value no `Duration` holds (negative, NaN,
+/// `inf`, `1e300`) is refused with the other flags instead of panicking later.
+fn parse_linger_ms(text: &str) -> Result<Duration, String> {
+    let bad = |reason: &str| {
+        CliError::InvalidArgument {
+            what: "--linger-ms",
+            given: text.to_owned(),
+            reason: reason.to_owned(),
+        }
+        .to_string()
+    };
+    let ms: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| bad("expected a number of milliseconds"))?;
+    Duration::try_from_secs_f64(ms / 1000.0).map_err(|_| {
+        bad(if ms >= 0.0 {
+            "too long for a duration"
+        } else {
+            "expected 0 or more milliseconds"
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -625,6 +649,22 @@ mod tests {
         assert!(parse_subject("bench.>").is_err());
         assert!(parse_subject("bad subject").is_err());
         assert!(parse_subject("").is_err());
+    }
+
+    #[test]
+    fn lingers_a_duration_cannot_hold_are_refused() {
+        for bad in ["inf", "1e300", "-5", "NaN"] {
+            // Accepting the flag is the fault; before the fix, using it panicked.
+            if let Ok(args) = bench(&["pub", "foo", "--linger-ms", bad]) {
+                let _ = args.flags.tuning.apply(ConnectOptions::new());
+                panic!("--linger-ms {bad} was accepted");
+            }
+        }
+        let args = bench(&["pub", "foo", "--linger-ms", "2.5"]).expect("a linger");
+        assert_eq!(
+            args.flags.tuning.linger_ms,
+            Some(Duration::from_micros(2500))
+        );
     }
 
     /// The bench arguments of `argv`, as the whole command line parses them.
