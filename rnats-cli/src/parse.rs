@@ -105,6 +105,26 @@ fn shift(
     })
 }
 
+/// The largest message a nats-server takes: `max_payload` cannot be set above 64 MiB, so
+/// a larger `--size` could never be sent, and is refused before its buffer is allocated.
+pub(crate) const MAX_MESSAGE_SIZE: usize = 64 << 20;
+
+/// The size of a message to send (`--size`): a [`size`] from 0 to [`MAX_MESSAGE_SIZE`].
+pub(crate) fn message_size(text: &str) -> Result<usize, CliError> {
+    let bad = |reason: &str| CliError::InvalidArgument {
+        what: "message size",
+        given: text.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let bytes = usize::try_from(size(text)?).map_err(|_| bad("not a size in bytes"))?;
+    if bytes > MAX_MESSAGE_SIZE {
+        return Err(bad(
+            "above 64MiB, the most a nats-server takes in one message",
+        ));
+    }
+    Ok(bytes)
+}
+
 /// A byte size such as `1024`, `64KB`, `512MiB` or `1G`; K, M, G and T are powers of 1024
 /// as in natscli. `-1` means no limit.
 pub(crate) fn size(text: &str) -> Result<i64, CliError> {
@@ -225,6 +245,15 @@ mod tests {
         assert!(size("12PB").is_err());
         assert!(size("lots").is_err());
         assert!(size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn message_sizes_stop_at_64_mib() {
+        assert_eq!(message_size("64MiB").ok(), Some(MAX_MESSAGE_SIZE));
+        assert_eq!(message_size("0").ok(), Some(0));
+        assert!(message_size("1TB").is_err());
+        assert!(message_size("67108865").is_err());
+        assert!(message_size("-1").is_err());
     }
 
     #[test]

@@ -210,7 +210,7 @@ pub(crate) struct ScaleArgs {
 #[command(next_help_heading = "Benchmark")]
 pub(crate) struct BenchFlags {
     /// Payload size of every message: 128, 128B, 1KB, 1MiB, ...
-    #[arg(long, value_name = "SIZE", default_value = "128", value_parser = parse_size, global = true)]
+    #[arg(long, value_name = "SIZE", default_value = "128", value_parser = parse_message_size, global = true)]
     pub(crate) size: usize,
     /// Messages to publish, requests to make, round trips, puts or gets.
     #[arg(
@@ -638,6 +638,12 @@ fn parse_linger_ms(text: &str) -> Result<Duration, String> {
     })
 }
 
+/// Parses `--size`: a [`parse_size`] no larger than a server takes in one message, so
+/// the payload is never a buffer too large to allocate.
+fn parse_message_size(text: &str) -> Result<usize, String> {
+    crate::parse::message_size(text).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -846,5 +852,14 @@ mod tests {
         assert_eq!(parse_size("1KB"), Ok(1024));
         assert!(parse_size("-1").is_err());
         assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn message_sizes_past_what_a_server_takes_are_refused() {
+        // Before the fix this parsed, and the run aborted allocating a 1 TiB payload.
+        assert!(bench(&["pub", "foo", "--size", "1TB"]).is_err());
+        assert!(bench(&["pub", "foo", "--size", "65MiB"]).is_err());
+        let args = bench(&["pub", "foo", "--size", "64MiB"]).expect("the largest size");
+        assert_eq!(args.flags.size, 64 << 20);
     }
 }

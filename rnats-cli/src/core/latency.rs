@@ -28,9 +28,9 @@ pub(crate) struct LatencyArgs {
     /// The second server, where the subscriber connects.
     #[arg(long, value_name = "URL")]
     server_b: String,
-    /// Bytes per message (at least 8: the send time).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(8..))]
-    size: u64,
+    /// Bytes per message (at least 8: the send time; at most 64MiB).
+    #[arg(long, default_value_t = 8, value_parser = parse_size)]
+    size: usize,
     /// Messages a second.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     rate: u64,
@@ -72,10 +72,10 @@ pub(crate) async fn run(args: LatencyArgs, conn: &ConnArgs) -> Result<(), CliErr
     out::print(&format!(
         "Message Payload: {}\nTarget Duration: {:?}\nTarget Msgs/Sec: {}\n\
          Target Band/Sec: {}/s\n==============================\n",
-        human::size(args.size as usize),
+        human::size(args.size),
         args.duration,
         args.rate,
-        human::size((args.rate * args.size * 2) as usize),
+        human::size(band(args.rate, args.size)),
     ))?;
 
     let gap = Duration::from_secs_f64(1.0 / args.rate as f64);
@@ -98,7 +98,7 @@ pub(crate) async fn run(args: LatencyArgs, conn: &ConnArgs) -> Result<(), CliErr
         }
         latencies
     });
-    let mut payload = vec![0u8; args.size as usize];
+    let mut payload = vec![0u8; args.size];
     let started = Instant::now();
     for n in 0..msgs {
         payload[..8].copy_from_slice(&now_nanos().to_le_bytes());
@@ -116,6 +116,28 @@ pub(crate) async fn run(args: LatencyArgs, conn: &ConnArgs) -> Result<(), CliErr
     let latencies = receiver.await?;
     let received_after = started.elapsed();
     report(&args, &latencies, msgs, sent_for, received_after)
+}
+
+/// Bytes a second the test moves: each message goes out to one server and in from the
+/// other. Only a figure to print, so a `--rate` too large to multiply saturates.
+fn band(rate: u64, size: usize) -> usize {
+    let size = u64::try_from(size).unwrap_or(u64::MAX);
+    usize::try_from(rate.saturating_mul(size).saturating_mul(2)).unwrap_or(usize::MAX)
+}
+
+/// Parses `--size`: at least the 8 bytes of the send time, and no more than a server
+/// takes in one message, so the payload is never a buffer too large to allocate.
+fn parse_size(text: &str) -> Result<usize, String> {
+    let bytes = crate::parse::message_size(text).map_err(|e| e.to_string())?;
+    if bytes < 8 {
+        return Err(CliError::InvalidArgument {
+            what: "message size",
+            given: text.to_owned(),
+            reason: "at least 8 bytes are needed to carry the send time".to_owned(),
+        }
+        .to_string());
+    }
+    Ok(bytes)
 }
 
 /// Prints natscli's summary: percentiles, rates and wall times.
@@ -145,7 +167,7 @@ fn report(
     text.push_str(&format!("Actual Msgs/Sec: {rate}\n"));
     text.push_str(&format!(
         "Actual Band/Sec: {}/s\n",
-        human::size((rate * args.size * 2) as usize)
+        human::size(band(rate, args.size))
     ));
     text.push_str(&format!(
         "Received       : {} of {msgs}\n",
@@ -209,4 +231,33 @@ fn now_nanos() -> u64 {
 /// A duration for people.
 fn show(d: Duration) -> String {
     human::latency_us(d.as_secs_f64() * 1e6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The latency arguments of `argv`, as the whole command line parses them.
+    fn latency(argv: &[&str]) -> Result<LatencyArgs, clap::Error> {
+        use clap::Parser;
+        let mut full = vec!["rnats", "latency", "--server-b", "nats://b:4222"];
+        full.extend_from_slice(argv);
+        match crate::cli::Cli::try_parse_from(full)?.command {
+            crate::cli::Command::Latency(args) => Ok(args),
+            other => panic!("not a latency command: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn message_sizes_past_what_a_server_takes_are_refused() {
+        assert!(latency(&["--size", "1099511627776"]).is_err());
+        assert!(latency(&["--size", "7"]).is_err());
+        assert!(latency(&["--size", "1024"]).is_ok());
+    }
+
+    #[test]
+    fn the_bandwidth_figure_saturates() {
+        assert_eq!(band(1000, 8), 16_000);
+        assert_eq!(band(u64::MAX, 64 << 20), usize::MAX);
+    }
 }
