@@ -47,6 +47,12 @@ impl BackoffFlags {
     }
 }
 
+/// The most delays `--backoff-steps` makes. The server refuses a back-off longer than the
+/// consumer's max_deliver, and a message redelivered more than a few thousand times is
+/// nobody's plan; the cap keeps a typo such as 4294967295 from building a list of 64 GiB
+/// before the server ever sees it.
+const MAX_STEPS: u32 = 10_000;
+
 /// `steps` delays from `min` to `max`, evenly apart (one step: `min` alone).
 fn linear(steps: u32, min: Duration, max: Duration) -> Result<Vec<Duration>, CliError> {
     if min.is_zero() || max < min {
@@ -54,6 +60,13 @@ fn linear(steps: u32, min: Duration, max: Duration) -> Result<Vec<Duration>, Cli
             what: "--backoff-min/--backoff-max",
             given: format!("{min:?}/{max:?}"),
             reason: "the shortest delay must be above zero and at most the longest".to_owned(),
+        });
+    }
+    if steps > MAX_STEPS {
+        return Err(CliError::InvalidArgument {
+            what: "--backoff-steps",
+            given: steps.to_string(),
+            reason: format!("at most {MAX_STEPS} delays are made"),
         });
     }
     if steps == 1 {
@@ -77,5 +90,16 @@ mod tests {
         assert_eq!(linear(1, s(60), s(300)).expect("valid"), [s(60)]);
         assert!(linear(3, s(60), s(30)).is_err());
         assert!(linear(3, Duration::ZERO, s(30)).is_err());
+    }
+
+    #[test]
+    fn steps_past_the_cap_are_refused() {
+        let s = Duration::from_secs;
+        assert!(linear(u32::MAX, s(1), s(2)).is_err());
+        assert!(linear(MAX_STEPS + 1, s(1), s(2)).is_err());
+        assert_eq!(
+            linear(MAX_STEPS, s(1), s(2)).map(|d| d.len()).ok(),
+            Some(10_000)
+        );
     }
 }
