@@ -439,19 +439,23 @@ async fn missing_or_extra_chunks_fail_the_read() {
 }
 
 #[tokio::test]
-async fn a_chunk_size_over_the_server_s_limit_is_refused_before_reading() {
+async fn a_chunk_size_over_the_server_s_limit_is_cut_to_it() {
     let (_server, js) = jetstream().await;
     let store = bucket(&js, "big").await;
-    for chunk_size in [usize::MAX, js.client().max_payload() + 1] {
+    let max_payload = js.client().max_payload();
+    // Two chunks' worth at the server's limit, and a little.
+    let bytes = data(2 * max_payload + 10, 3);
+    for (name, chunk_size) in [("max", usize::MAX), ("over", max_payload + 1)] {
         let meta = ObjectMetadata {
-            name: "huge".into(),
+            name: name.into(),
             chunk_size: Some(chunk_size),
             ..Default::default()
         };
-        let error = store.put(meta, &mut &b"data"[..]).await.unwrap_err();
-        assert_eq!(error.kind(), PutErrorKind::PublishChunks, "{error}");
+        let info = store.put(meta, &mut bytes.as_slice()).await.unwrap();
+        assert_eq!(info.chunks, 3, "{name}");
+        assert_eq!(info.options.unwrap().max_chunk_size, Some(max_payload));
+        assert_eq!(read_all(&store, name).await.unwrap(), bytes);
     }
-    assert!(store.info("huge").await.is_err(), "nothing stored");
 }
 
 #[tokio::test]

@@ -83,17 +83,15 @@ impl ObjectStore {
             Some(size) if size > 0 => size,
             _ => DEFAULT_CHUNK_SIZE,
         };
-        // A chunk the server would refuse is refused here, before room is made for it (a
-        // `usize::MAX` chunk size would not fit in memory). Zero: no server's word yet.
-        let max_payload = self.stream.context.client.max_payload();
-        if max_payload > 0 && chunk_size > max_payload {
-            return Err(PutError::with_source(
-                PutErrorKind::PublishChunks,
-                format!(
-                    "a chunk of {chunk_size} bytes is over the server's limit of {max_payload}"
-                ),
-            ));
-        }
+        // No chunk larger than the server takes, as nats.js does: room is made for a whole
+        // chunk before reading (a `usize::MAX` chunk size would not fit in memory), and a
+        // larger one could never be stored. Before the server's word (zero), its hard
+        // ceiling of 64 MiB.
+        let max_payload = match self.stream.context.client.max_payload() {
+            0 => MAX_PAYLOAD_CEILING,
+            max => max,
+        };
+        let chunk_size = chunk_size.min(max_payload);
         let replaced = self.replaced_version(&meta.name).await?;
 
         let nuid = rnats_core::id::next();
@@ -406,6 +404,9 @@ impl Sent {
         Ok(Some(chunk))
     }
 }
+
+/// The most a nats-server's `max_payload` may be set to.
+const MAX_PAYLOAD_CEILING: usize = 64 << 20;
 
 /// Waits for one chunk's ack and reports the progress it makes.
 async fn wait_ack(
