@@ -58,7 +58,8 @@ pub(crate) fn duration(text: &str) -> Result<Duration, CliError> {
 
 /// The moment `span` before now, for flags such as `--since 1h`. `OffsetDateTime - span`
 /// panics once the result falls before the earliest year the `time` crate holds (-9999),
-/// so a span reaching back that far is refused; `what` names the flag in the error.
+/// and RFC 3339, in which such a time is sent, has no year before 0: a span reaching back
+/// past that is refused; `what` names the flag in the error.
 pub(crate) fn time_ago(what: &'static str, span: Duration) -> Result<OffsetDateTime, CliError> {
     shift(OffsetDateTime::now_utc(), what, span, false)
 }
@@ -82,7 +83,7 @@ fn shift(
         if ahead {
             from.checked_add(span)
         } else {
-            from.checked_sub(span)
+            from.checked_sub(span).filter(|at| at.year() >= 0)
         }
     });
     moved.ok_or_else(|| {
@@ -92,10 +93,7 @@ fn shift(
                 time::Date::MAX.year()
             )
         } else {
-            format!(
-                "reaches before year {}, the earliest a time can be",
-                time::Date::MIN.year()
-            )
+            "reaches before year 0, the earliest a time can be sent as".to_owned()
         };
         CliError::InvalidArgument {
             what,
@@ -228,6 +226,9 @@ mod tests {
             Some(now + time::Duration::HOUR)
         );
         assert!(shift(now, "--since", year * 20_000, false).is_err());
+        // Before year 0: no RFC 3339 form to send it in.
+        assert!(shift(now, "--since", year * 3_000, false).is_err());
+        assert!(shift(now, "--since", year * 2_000, false).is_ok());
         assert!(shift(now, "--since", year * 8_000, true).is_err());
         // Too long even for time::Duration.
         assert!(shift(now, "--since", Duration::MAX, false).is_err());
