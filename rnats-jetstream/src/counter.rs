@@ -794,13 +794,8 @@ mod tests {
 
     /// A multi-get whose client never reaches a server: reading pages sends nothing.
     async fn multi_get() -> MultiGet {
-        let client = rnats_core::ConnectOptions::new()
-            .retry_on_initial_connect()
-            .connect("127.0.0.1:1")
-            .await
-            .unwrap();
         MultiGet {
-            context: crate::new(client),
+            context: crate::new(crate::test_support::unconnected_client().await),
             stream: "KV_c".into(),
             subjects: vec![">".into()],
             page: None,

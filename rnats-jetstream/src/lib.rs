@@ -38,6 +38,8 @@ pub mod response;
 pub mod schedule;
 pub mod stream;
 mod stream_errors;
+#[cfg(test)]
+mod test_support;
 
 #[cfg(feature = "kv")]
 #[cfg_attr(docsrs, doc(cfg(feature = "kv")))]

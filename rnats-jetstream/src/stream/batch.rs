@@ -669,11 +669,7 @@ mod tests {
 
     /// A pager whose client never reaches a server: `handle` reads replies, sending nothing.
     async fn pager() -> Pager {
-        let client = rnats_core::ConnectOptions::new()
-            .retry_on_initial_connect()
-            .connect("127.0.0.1:1")
-            .await
-            .unwrap();
+        let client = crate::test_support::unconnected_client().await;
         let subscriber = client.subscribe("_INBOX.pager").await.unwrap();
         Pager {
             context: crate::new(client),
