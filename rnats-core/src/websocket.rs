@@ -58,9 +58,19 @@ pub(crate) async fn upgrade<S: AsyncRead + AsyncWrite + Unpin>(
             ))
         })?;
     }
-    let (stream, _response) = builder
-        .connect_on(stream)
+    // tokio-websockets 0.13.3 decodes the server's `Sec-WebSocket-Accept` into a 20-byte
+    // array with base64's unchecked decoder, which panics on a longer value: a server, or
+    // anyone between, could end the connecting task. The panic is caught here and made the
+    // failed upgrade it is (the upgrade's own state is dropped with it).
+    let upgrade = std::panic::AssertUnwindSafe(builder.connect_on(stream));
+    let (stream, _response) = futures_util::FutureExt::catch_unwind(upgrade)
         .await
+        .map_err(|_| {
+            websocket_error(format!(
+                "the WebSocket upgrade with {addr} failed: its Sec-WebSocket-Accept header \
+                 does not decode to a SHA-1 digest"
+            ))
+        })?
         .map_err(|e| websocket_error(format!("the WebSocket upgrade with {addr} failed: {e}")))?;
     Ok(WebSocket {
         stream,

@@ -389,3 +389,39 @@ async fn upgrade_headers_the_handshake_owns_or_a_failing_callback_fail_the_conne
     assert_eq!(err.kind(), rnats_core::ConnectErrorKind::Authentication);
     assert!(err.to_string().contains("token service is down"), "{err}");
 }
+
+/// Something that is not a NATS server (or is in the way of one) answers the upgrade with a
+/// `Sec-WebSocket-Accept` too long for a SHA-1 digest: a failed connect, not a panic.
+#[tokio::test]
+async fn an_upgrade_answered_with_a_malformed_accept_fails_the_connect() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let answering = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !request.ends_with(b"\r\n\r\n") {
+            let n = socket.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the request ended early");
+            request.extend_from_slice(&buf[..n]);
+        }
+        let accept = "A".repeat(40);
+        let response = format!(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
+             Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+        );
+        socket.write_all(response.as_bytes()).await.unwrap();
+        // Held open until the client gives up.
+        let _ = socket.read(&mut buf).await;
+    });
+    let error = ConnectOptions::new()
+        .connect(format!("ws://127.0.0.1:{port}"))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("Sec-WebSocket-Accept"),
+        "{error}"
+    );
+    answering.await.unwrap();
+}
