@@ -374,8 +374,14 @@ impl ServerPool {
             {
                 self.parsed += 1;
             }
-            let parsed = match implied_scheme {
-                Some(scheme) if !url.contains("://") => format!("{scheme}://{url}").parse(),
+            let parsed = match (implied_scheme, url.split_once("://")) {
+                (Some(scheme), None) => format!("{scheme}://{url}").parse(),
+                // A pool reached over TLS takes no server in the clear whatever the
+                // announcement names (the INFO that names it is read before the upgrade,
+                // where anyone in between may have written it): its scheme is the pool's.
+                (Some(scheme @ ("tls" | "wss")), Some((_, rest))) => {
+                    format!("{scheme}://{rest}").parse()
+                }
                 _ => url.parse::<ServerAddr>(),
             };
             let Ok(addr) = parsed else {
@@ -779,6 +785,11 @@ mod tests {
         pool.add_discovered(&advertising(&["a:4222", "b:4222"], &[]));
         assert_eq!(pool.len(), 2);
         assert_eq!(pool.servers[1].addr.scheme(), "tls", "never in the clear");
+        // Nor when the announcement names a scheme in the clear.
+        pool.add_discovered(&advertising(&["b:4222", "nats://c:4222"], &[]));
+        assert_eq!(pool.len(), 3);
+        assert_eq!(pool.servers[2].addr.host(), "c");
+        assert_eq!(pool.servers[2].addr.scheme(), "tls", "never in the clear");
     }
 
     #[test]
