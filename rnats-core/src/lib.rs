@@ -122,6 +122,33 @@ pub mod blocking;
 #[doc(hidden)]
 pub mod fuzzing;
 
+// Deadlines that cannot overflow the clock, for the crates built on this one: a timeout of
+// `Duration::MAX` means "never", not a panic.
+#[doc(hidden)]
+pub mod deadline {
+    use std::time::Duration;
+
+    pub use crate::floor::deadline::{FAR_FUTURE, saturating_add};
+
+    /// `timeout` from now on tokio's clock, or [`FAR_FUTURE`] ahead when that overflows.
+    pub fn after(timeout: Duration) -> tokio::time::Instant {
+        let now = tokio::time::Instant::now();
+        tokio::time::Instant::from_std(saturating_add(now.into_std(), timeout))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_timeout_past_what_the_clock_holds_waits_without_end() {
+            let now = tokio::time::Instant::now();
+            assert!(after(Duration::from_secs(5)) > now);
+            assert!(after(Duration::MAX) > now + Duration::from_secs(86_400 * 365));
+        }
+    }
+}
+
 /// Any error, boxed: what `?` turns every rnats error into, as with async-nats.
 pub type Error = Box<dyn std::error::Error + Send + Sync + 'static>;
 

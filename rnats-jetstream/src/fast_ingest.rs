@@ -888,11 +888,8 @@ impl Progress {
 
 impl Wait {
     fn new(ingest: &FastIngest) -> Wait {
-        // A timeout past the clock's range (`Duration::MAX`) waits as good as for ever.
-        let now = tokio::time::Instant::now();
-        let far = now + Duration::from_secs(100 * 365 * 86_400);
         Wait {
-            deadline: now.checked_add(ingest.timeout).unwrap_or(far).min(far),
+            deadline: rnats_core::deadline::after(ingest.timeout),
             seen: Progress::of(ingest),
         }
     }

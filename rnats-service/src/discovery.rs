@@ -162,10 +162,7 @@ impl Discovery {
             .publish_with_reply(subject.clone(), inbox, Bytes::new())
             .await
             .map_err(|e| DiscoveryError::with_source(DiscoveryErrorKind::Publish, e))?;
-        // A timeout past the clock's range (`Duration::MAX`) waits as good as for ever.
-        let now = tokio::time::Instant::now();
-        let far = now + Duration::from_secs(100 * 365 * 86_400);
-        let deadline = now.checked_add(self.timeout).unwrap_or(far).min(far);
+        let deadline = rnats_core::deadline::after(self.timeout);
         let mut found = Vec::new();
         while self.max_replies.is_none_or(|max| found.len() < max) {
             let message = match tokio::time::timeout_at(deadline, replies.next()).await {

@@ -197,15 +197,6 @@ async fn collect(conn: &ConnArgs, expect: Option<usize>) -> Result<(Vec<Answer>,
     ask_every_server(&client, settings.timeout, PING, Bytes::new(), expect).await
 }
 
-/// The moment `timeout` from now. `Instant + Duration` panics past what the clock holds
-/// (`--timeout 300000000000y`); such a timeout means no deadline, so it waits 30 years
-/// instead, as tokio does for a sleep that never ends.
-fn deadline_after(timeout: Duration) -> tokio::time::Instant {
-    const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
-    let now = tokio::time::Instant::now();
-    now.checked_add(timeout).unwrap_or_else(|| now + FAR_FUTURE)
-}
-
 /// Publishes `body` to the system request `subject` and gathers the servers' answers until
 /// `expect` came (for a ping with no `expect`: as many as the answers report active),
 /// or `timeout` passed; the answers and how many were expected.
@@ -223,7 +214,7 @@ pub(crate) async fn ask_every_server(
     let mut replies = client.subscribe(inbox.clone()).await?;
     let started = Instant::now();
     client.publish_with_reply(subject, inbox, body).await?;
-    let deadline = deadline_after(timeout);
+    let deadline = rnats::deadline::after(timeout);
     let mut expected = expect.unwrap_or(0);
     let mut answers = Vec::new();
     // With a count learned from the answers, an answer that never comes (a server that went
@@ -300,16 +291,4 @@ fn sort(answers: &mut [Answer], key: SortKey) {
         }
         .then_with(|| a.name().cmp(b.name()))
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_timeout_past_what_the_clock_holds_waits_without_end() {
-        let now = tokio::time::Instant::now();
-        assert!(deadline_after(Duration::from_secs(5)) > now);
-        assert!(deadline_after(Duration::MAX) > now + Duration::from_secs(86_400 * 365));
-    }
 }

@@ -4,11 +4,11 @@ use std::time::{Duration, Instant};
 
 /// Far enough ahead to mean "never" for a timer, and still inside `Instant`'s range (std's
 /// and tokio's alike).
-pub(crate) const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+pub const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 
 /// `now + after`, or [`FAR_FUTURE`] ahead when that overflows: a duration past the clock's
 /// range means "never".
-pub(crate) fn saturating_add(now: Instant, after: Duration) -> Instant {
+pub fn saturating_add(now: Instant, after: Duration) -> Instant {
     now.checked_add(after)
         .or_else(|| now.checked_add(FAR_FUTURE))
         .unwrap_or(now)
