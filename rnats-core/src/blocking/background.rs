@@ -8,6 +8,10 @@
 //! reads its own reply), and reads them only if the role is still free and nobody waits
 //! for it; server PINGs are answered and subscription queues fill while nobody calls
 //! `next`. It gives the role back after every read.
+//!
+//! It never writes to the socket itself (`Urgency::Soon`; a lame duck move's old link,
+//! written under its own write timeout, aside): it is what finds a link whose server stopped
+//! reading stale, and shuts the socket every blocked writer waits on.
 
 use std::sync::{Arc, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -15,6 +19,7 @@ use std::time::{Duration, Instant};
 use super::conn;
 use super::state::{Core, Inner, READ_SLICE, Reader};
 use super::time::saturating_deadline;
+use super::writer::Urgency;
 use crate::connection::LinkState;
 use crate::error::{ConnectCause, ConnectError};
 use crate::events::{ClientError, ConnectionEvent};
@@ -120,7 +125,7 @@ impl Inner {
             }
             if ping {
                 drop(core);
-                self.write.push_ping(&**self);
+                self.write.push_ping(&**self, Urgency::Soon);
                 core = self.core();
                 // Its PONG is for nobody but the link: watch for it soon.
                 idle = IDLE;
@@ -277,7 +282,7 @@ impl Inner {
             match conn::dial(&attempt.addr, &self.options) {
                 Ok(dialed) => {
                     lock(&self.pool).record(&attempt.addr, Ok(()));
-                    self.install(dialed);
+                    self.install(dialed, Urgency::Soon);
                     return;
                 }
                 Err(error) => {
@@ -323,7 +328,7 @@ impl Inner {
             match conn::dial(&attempt.addr, &self.options) {
                 Ok(dialed) => {
                     lock(&self.pool).record(&attempt.addr, Ok(()));
-                    self.install(dialed);
+                    self.install(dialed, Urgency::Now);
                     return Ok(());
                 }
                 Err(error) => {

@@ -32,6 +32,8 @@ pub(super) struct Conn {
     read: TcpStream,
     write: TcpStream,
     tls: Option<Mutex<ClientConnection>>,
+    #[cfg(test)]
+    pub(super) stall: Stall,
 }
 
 /// A connection the server accepted, with the bytes it sent after its PONG.
@@ -89,6 +91,8 @@ impl Conn {
     /// take a large write.
     pub(super) fn write_frames(&self, frames: &mut Frames) -> io::Result<()> {
         while !frames.is_empty() {
+            #[cfg(test)]
+            self.stall.wait()?;
             let mut slices = [IoSlice::new(&[]); IOVECS];
             let count = frames.io_slices(&mut slices);
             let slices = &slices[..count];
@@ -140,7 +144,48 @@ impl Conn {
 
     /// Ends the connection: blocked reads and writes on it return at once.
     pub(super) fn shutdown(&self) {
+        #[cfg(test)]
+        self.stall.shut();
         let _ = self.read.shutdown(Shutdown::Both);
+    }
+}
+
+/// Test-only: writes that wait as on a socket whose peer reads nothing, until the
+/// connection is shut. (Filling a real socket does not stay full: the kernel grows its
+/// buffers and finds a little room as it waits.)
+#[cfg(test)]
+#[derive(Default)]
+pub(super) struct Stall {
+    /// Whether writes wait, and whether the connection was shut.
+    state: Mutex<(bool, bool)>,
+    changed: std::sync::Condvar,
+}
+
+#[cfg(test)]
+impl Stall {
+    /// Writes wait from now on.
+    pub(super) fn start(&self) {
+        lock(&self.state).0 = true;
+    }
+
+    /// Waits while writes are stalled; an error once the connection is shut.
+    fn wait(&self) -> io::Result<()> {
+        let mut state = lock(&self.state);
+        while state.0 && !state.1 {
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        match state.1 {
+            true => Err(io::ErrorKind::BrokenPipe.into()),
+            false => Ok(()),
+        }
+    }
+
+    fn shut(&self) {
+        lock(&self.state).1 = true;
+        self.changed.notify_all();
     }
 }
 
@@ -358,6 +403,8 @@ impl Stream {
                     read: tcp.try_clone()?,
                     write: tcp,
                     tls: None,
+                    #[cfg(test)]
+                    stall: Stall::default(),
                 })
             }
             Stream::Tls(tls) => {
@@ -378,6 +425,8 @@ impl Stream {
                     read: sock.try_clone()?,
                     write: sock,
                     tls: Some(Mutex::new(conn)),
+                    #[cfg(test)]
+                    stall: Stall::default(),
                 })
             }
         }

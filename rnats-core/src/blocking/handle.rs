@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::state::Inner;
+use super::writer::Urgency;
 use crate::connection::LinkState;
 use crate::error::{FlushCause, FlushError};
 
@@ -59,7 +60,7 @@ pub(super) fn flush_until(inner: &Inner, deadline: Option<Instant>) -> Result<()
             return Err(FlushCause::NotSent.into());
         }
         // The link may have been lost since; then wait for the next one.
-        if let Some(id) = inner.write.push_ping(inner) {
+        if let Some(id) = inner.write.push_ping(inner, Urgency::Now) {
             break id;
         }
     };

@@ -100,6 +100,8 @@ mod executor;
 mod handle;
 mod pool;
 mod request_many;
+#[cfg(test)]
+mod stall_tests;
 mod state;
 mod subscriber;
 mod time;

@@ -29,6 +29,7 @@ use rnats_proto::{MsgFrame, Parser, ServerError, ServerInfo, ServerOp};
 use super::conn::{Conn, Dialed};
 use super::events::EventHub;
 use super::write_side::{Host, WriteSide};
+use super::writer::Urgency;
 use crate::connection::LinkState;
 use crate::error::{RequestCause, SubscriberError};
 use crate::events::ConnectionEvent;
@@ -359,7 +360,12 @@ impl Inner {
         self.notify_changed(&core);
         if pong {
             drop(core);
-            self.write.send_pong(self);
+            // The background thread never writes (see `Urgency::Soon`).
+            let urgency = match reader {
+                Reader::User => Urgency::Now,
+                Reader::Background => Urgency::Soon,
+            };
+            self.write.send_pong(self, urgency);
             core = self.core();
         }
         core
@@ -677,8 +683,8 @@ impl Inner {
 
     /// Makes `dialed` the link: resets the read side, replays the subscriptions (with what
     /// is left of their auto-unsubscribe counts) ahead of the publishes kept meanwhile, and
-    /// writes them. Returns false if the client was closed meanwhile.
-    pub(super) fn install(&self, dialed: Dialed) -> bool {
+    /// sends them as `urgency` says. Returns false if the client was closed meanwhile.
+    pub(super) fn install(&self, dialed: Dialed, urgency: Urgency) -> bool {
         let mut core = self.core();
         while core.reader_busy {
             core = self.wait_changed(core, READ_SLICE);
@@ -725,7 +731,7 @@ impl Inner {
         });
         self.notify_changed(&core);
         drop(core);
-        self.write.write_now(self, writes);
+        self.write.send_queued(self, writes, urgency);
         true
     }
 

@@ -148,11 +148,22 @@ impl WriteSide {
 
     /// Answers a server PING, unless the PONG already queued answers it too
     /// (`WriteQueue::push_pong`).
-    pub(super) fn send_pong(&self, host: &impl Host) {
+    pub(super) fn send_pong(&self, host: &impl Host, urgency: Urgency) {
         let mut writes = self.writes();
         if writes.queue.is_live() && writes.queue.push_pong() {
-            self.submit(host, writes, Urgency::Now, false);
+            self.submit(host, writes, urgency, false);
         }
+    }
+
+    /// Sends what is already queued on a locked buffer (a new link's subscriptions), as
+    /// `urgency` says.
+    pub(super) fn send_queued(
+        &self,
+        host: &impl Host,
+        writes: MutexGuard<'_, Writes>,
+        urgency: Urgency,
+    ) {
+        self.submit(host, writes, urgency, false);
     }
 
     /// Queues a control frame built by `encode` on an already locked buffer.
@@ -173,7 +184,7 @@ impl WriteSide {
     /// (`Pings::outcome`), or `None` when no link is up to take it (disconnected, moving,
     /// closed). The write buffer numbers it where it is queued, so numbers follow wire
     /// order and the n-th PONG on the link answers PING n; the session is not locked.
-    pub(super) fn push_ping(&self, host: &impl Host) -> Option<PingId> {
+    pub(super) fn push_ping(&self, host: &impl Host, urgency: Urgency) -> Option<PingId> {
         let mut writes = self.writes();
         if !writes.queue.is_live() {
             return None;
@@ -182,7 +193,7 @@ impl WriteSide {
             seq: writes.queue.push_ping(),
             link: writes.queue.link_id(),
         };
-        self.submit(host, writes, Urgency::Now, false);
+        self.submit(host, writes, urgency, false);
         Some(id)
     }
 
@@ -220,6 +231,7 @@ impl WriteSide {
         }
         let write = match urgency {
             Urgency::Now => true,
+            Urgency::Soon => false,
             // Past the write limit nobody else may be writing yet: this publisher does.
             Urgency::Normal if writes.queue.len() >= self.write_at() => true,
             // Already deferred: the flusher is on it.

@@ -20,6 +20,12 @@ pub(super) enum Urgency {
     Normal,
     /// Requests, flush PINGs, SUB/UNSUB, PONGs: written at once when the socket is free.
     Now,
+    /// Written by the flusher thread within its linger, never by the thread that queued
+    /// it: the background thread's frames (keepalive PINGs, the PONGs it owes, a new
+    /// link's subscriptions). That thread finds a stale link and shuts its socket, which
+    /// is what frees a thread blocked writing to a server that stopped reading; blocked
+    /// in a write itself, it would find nothing.
+    Soon,
 }
 
 /// The write queue and who is writing it, behind `WriteSide::writes`.
