@@ -253,7 +253,7 @@ impl Dialer<'_> {
             match handshake.poll_output()? {
                 Output::Read => {
                     let n = stream
-                        .read(&mut chunk)
+                        .read_within(&mut chunk, self.deadline)
                         .map_err(|e| self.read_error(stream.is_tls(), e))?;
                     if n == 0 {
                         return Err(ConnectCause::ClosedByServer.into());
@@ -381,16 +381,45 @@ impl Stream {
             .map_err(|e| tls_error(format!("{host:?} is not a valid TLS server name: {e}")))?;
         let mut conn = ClientConnection::new(config, name)
             .map_err(|e| tls_error(format!("TLS setup for {host} failed: {e}")))?;
-        while conn.is_handshaking() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(tls_error(format!("TLS handshake with {host} timed out")));
+        // Not `complete_io`: it reads on while a record is incomplete, so a server sending
+        // one a byte at a time would hold the handshake past the deadline. Each read here
+        // gets what is left of it.
+        while conn.is_handshaking() || conn.wants_write() {
+            match step_tls(&mut conn, &mut tcp, deadline) {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(tls_error(format!(
+                        "{host} closed the connection during the TLS handshake"
+                    )));
+                }
+                Err(e) if is_timeout(&e) => {
+                    return Err(tls_error(format!("TLS handshake with {host} timed out")));
+                }
+                Err(e) => {
+                    return Err(tls_error(format!("TLS handshake with {host} failed: {e}")));
+                }
             }
-            let _ = tcp.set_read_timeout(Some(left));
-            conn.complete_io(&mut tcp)
-                .map_err(|e| tls_error(format!("TLS handshake with {host} failed: {e}")))?;
         }
         Ok(Stream::Tls(Box::new(StreamOwned::new(conn, tcp))))
+    }
+
+    /// Reads plaintext into `buf`, giving up at `deadline`: under TLS, records are read
+    /// one socket read at a time, each under what is left of the deadline (see
+    /// [`step_tls`]). `Ok(0)` at the end of the stream.
+    fn read_within(&mut self, buf: &mut [u8], deadline: Instant) -> io::Result<usize> {
+        let tls = match self {
+            Stream::Tcp(tcp) => return tcp.read(buf),
+            Stream::Tls(tls) => tls,
+        };
+        loop {
+            match tls.conn.reader().read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                read => return read,
+            }
+            if !step_tls(&mut tls.conn, &mut tls.sock, deadline)? {
+                return Ok(0);
+            }
+        }
     }
 
     /// The shared [`Conn`] for the accepted connection; plaintext rustls still holds goes
@@ -433,13 +462,30 @@ impl Stream {
     }
 }
 
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(tcp) => tcp.read(buf),
-            Stream::Tls(tls) => tls.read(buf),
-        }
+/// One step of TLS I/O under `deadline`: writes what rustls has to send, else reads the
+/// socket once (under what is left of the deadline) and processes what came. False at
+/// the end of the stream; a `TimedOut` error past the deadline.
+fn step_tls(
+    conn: &mut ClientConnection,
+    tcp: &mut TcpStream,
+    deadline: Instant,
+) -> io::Result<bool> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(io::ErrorKind::TimedOut.into());
     }
+    if conn.wants_write() {
+        tcp.set_write_timeout(Some(left))?;
+        conn.write_tls(tcp)?;
+        return Ok(true);
+    }
+    tcp.set_read_timeout(Some(left))?;
+    if conn.read_tls(tcp)? == 0 {
+        return Ok(false);
+    }
+    conn.process_new_packets()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    Ok(true)
 }
 
 impl Write for Stream {
