@@ -85,6 +85,7 @@ use crate::floor::frames::{Frames, IOVECS};
 use crate::floor::handshake::inbound_limit;
 use crate::floor::link::LinkAction;
 use crate::floor::read_buffers::ReadBuffers;
+use crate::floor::session::Pong;
 use crate::reconnect;
 use crate::request_table::Answer;
 use crate::rt::Timer;
@@ -596,17 +597,13 @@ impl Engine {
     fn handle_op(&mut self, op: ServerOp) -> Result<(), Ending> {
         match op {
             ServerOp::Ping => self.shared.push_pong(),
-            ServerOp::Pong => {
-                let waiting = {
-                    let mut session = self.shared.session();
-                    // The flushes queued since the last PONG first: this one may be theirs.
-                    self.shared.writes().hand_flushes_to(&mut session.pings);
-                    session.handle_pong()
-                };
-                if let Some(waiting) = waiting {
-                    waiting.resolve(Ok(()));
-                }
-            }
+            ServerOp::Pong => match self.shared.count_pong() {
+                Pong::Answered(Some(waiting)) => waiting.resolve(Ok(())),
+                Pong::Answered(None) => {}
+                // nats-server never sends one: a broken server or something in between did.
+                // Not worth ending a working link for.
+                Pong::Unasked => tracing::debug!("ignored a PONG that answers no PING"),
+            },
             ServerOp::Ok => {}
             ServerOp::Info(info) => {
                 let info = Arc::new(*info);

@@ -13,7 +13,7 @@ use crate::error::FlushCause;
 use crate::events::ConnectionEvent;
 use crate::floor::frames::{Frames, IOVECS};
 use crate::floor::server_pool::ServerPool;
-use crate::floor::session::Waiting;
+use crate::floor::session::{Pong, Waiting};
 use crate::options::ConnectOptions;
 use crate::shared::{Shared, Sink, SubEntry};
 use crate::sub_queue::{Limits, SubQueue};
@@ -113,6 +113,15 @@ fn lines(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
+/// The waiters of a PONG that must answer a flush's PING.
+fn answered(pong: Pong<crate::shared::FlushWaiter>) -> Waiting<crate::shared::FlushWaiter> {
+    match pong {
+        Pong::Answered(Some(waiting)) => waiting,
+        Pong::Answered(None) => panic!("the PONG answered a PING nobody waits for"),
+        Pong::Unasked => panic!("the PONG answered no PING"),
+    }
+}
+
 fn go_offline(shared: &Shared) {
     shared.writes().queue.handle_disconnected();
     shared.set_state(LinkState::Disconnected);
@@ -159,8 +168,7 @@ fn replay_sends_subscriptions_then_kept_publishes_then_one_ping_for_all_flushes(
         other => panic!("unexpected {other:?}"),
     }
     drop(session);
-    let pong = shared.session().handle_pong().expect("a PONG awaited");
-    pong.resolve(Ok(()));
+    answered(shared.count_pong()).resolve(Ok(()));
     assert_eq!(first.blocking_recv(), Ok(Ok(())));
     assert_eq!(second.blocking_recv(), Ok(Ok(())));
 }
@@ -401,8 +409,7 @@ fn a_planned_move_gives_the_old_link_what_it_accepted_and_a_last_ping() {
     shared.writes().handle_disconnected();
     replay(&shared, None);
     assert_eq!(lines(&queued_bytes(&shared)), ["PUB b 1", "y", "PING"]);
-    let pong = shared.session().handle_pong().expect("the replay PING");
-    pong.resolve(Ok(()));
+    answered(shared.count_pong()).resolve(Ok(()));
     assert_eq!(flush.blocking_recv(), Ok(Ok(())));
 }
 

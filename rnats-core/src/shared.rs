@@ -17,8 +17,8 @@ use crate::connection::LinkState;
 use crate::error::{FlushCause, FlushError};
 use crate::events::{ConnectionEvent, Event};
 use crate::floor::server_pool::{Announcements, ServerPool};
-use crate::floor::session::Session;
 pub(crate) use crate::floor::session::SidMap;
+use crate::floor::session::{Pong, Session};
 use crate::floor::sync::lock;
 use crate::options::ConnectOptions;
 use crate::request_table::Waiting;
@@ -301,6 +301,19 @@ impl Shared {
         writes.new_flushes.push((seq, tx));
         self.submit(writes, Urgency::Flush);
         Some(rx)
+    }
+
+    /// Counts a PONG the link sent: what it answers (see `Pings::on_pong`), for the engine
+    /// to resolve outside the locks.
+    pub(crate) fn count_pong(&self) -> Pong<FlushWaiter> {
+        let mut session = self.session();
+        let mut writes = self.writes();
+        // The flushes queued since the last PONG first: this one may be theirs. The PINGs
+        // queued so far with them, under both locks: a PONG past the last answers nothing.
+        writes.hand_flushes_to(&mut session.pings);
+        let queued = writes.queue.pings_queued();
+        drop(writes);
+        session.handle_pong(queued)
     }
 
     /// Gets what was just queued on its way, then releases the lock: the write side's rule

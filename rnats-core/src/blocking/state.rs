@@ -455,8 +455,13 @@ impl Inner {
                 ServerOp::Ping => pinged = true,
                 ServerOp::Pong => {
                     // The flushes look their PINGs up (`Pings::outcome`): no waiters come
-                    // back.
-                    let _ = core.session.handle_pong();
+                    // back. The count is this link's: every link transition of the queue
+                    // holds `core` too.
+                    let queued = self.write.pings_queued();
+                    if let session::Pong::Unasked = core.session.handle_pong(queued) {
+                        // As in the tokio engine: logged, never fatal.
+                        tracing::debug!("ignored a PONG that answers no PING");
+                    }
                     if core.session.pings.move_answered() {
                         // The old link of a planned move has answered everything.
                         self.background.notify_all();

@@ -197,6 +197,12 @@ impl WriteSide {
         Some(id)
     }
 
+    /// How many PINGs were queued on the current link, for the session's PONG count
+    /// (`Pings::on_pong`).
+    pub(super) fn pings_queued(&self) -> u64 {
+        self.writes().queue.pings_queued()
+    }
+
     /// Whether a frame whose answer a thread reads (not a publish) was queued less than
     /// `gap` ago: that thread is likely about to read the bytes that came.
     pub(super) fn answer_expected_within(&self, gap: Duration) -> bool {

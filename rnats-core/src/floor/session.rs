@@ -17,7 +17,8 @@
 //!                          │  └──refused── -ERR 'Permissions Violation for Subscription'
 //!                          └──encode_replay──▶ SUB (+ UNSUB <left>) per entry, on reconnect
 //!
-//!  flush: PING n queued ──register(n)──▶ Pings ◀──on_pong── PONG (the n-th answers PING n)
+//!  flush: PING n queued ──register(n)──▶ Pings ◀──on_pong── PONG (the n-th answers PING n;
+//!                                         │                 none past the PINGs queued)
 //!  (link down) ─defer─▶                   │  ├──lose_link── link lost: its PINGs' flushes fail
 //!                                         │  └──resume── reconnect: one PING for them all
 //! ```
@@ -191,6 +192,16 @@ pub(crate) fn reply_token(prefix: &str, subject: &str) -> Option<u64> {
     subject.strip_prefix(prefix)?.parse().ok()
 }
 
+/// What a PONG answered ([`Pings::on_pong`]).
+#[derive(Debug)]
+pub(crate) enum Pong<W> {
+    /// The link's next unanswered PING, and the flushes that wait for it (none for a
+    /// keepalive's).
+    Answered(Option<Waiting<W>>),
+    /// No PING: every one queued on the link has its PONG already. The PONG is ignored.
+    Unasked,
+}
+
 /// Someone waiting for a PONG: told once how its PING went.
 pub(crate) trait PongWaiter {
     fn resolve(self, outcome: Result<(), FlushCause>);
@@ -258,8 +269,9 @@ const ENDED_LINKS: usize = 8;
 /// wakes ([`Pings::outcome`]: the blocking client). Flushes made while no link is up are
 /// deferred, and one PING after the reconnect serves them all.
 ///
-/// The server sends a PONG only for a PING, so PONGs are not checked against the PINGs
-/// queued: a driver that never numbers one of its PINGs would be answered one PING early.
+/// A PONG counts only up to the PINGs queued on its link ([`Pings::on_pong`]): one that
+/// nobody asked for (nats-server sends none, but a broken server or something in between
+/// may) would otherwise answer every later PING one PING early, a flush among them.
 #[derive(Debug)]
 pub(crate) struct Pings<W> {
     /// The current link's number: how many links were lost before it.
@@ -333,14 +345,26 @@ impl<W: PongWaiter> Pings<W> {
         self.deferred.push(waiter);
     }
 
-    /// A PONG came: the waiters of the PING it answers, if any registered.
+    /// A PONG came on the current link, on which the driver's write queue has numbered
+    /// `queued` PINGs so far: what it answers.
+    ///
+    /// The queue's count is passed in, not kept here, because PINGs are numbered under the
+    /// write lock alone (a flush never waits for the session's), and a keepalive's is never
+    /// registered; the driver reads the count under both locks, as it counts the PONG. A
+    /// PING's PONG cannot come before the PING is queued, so the cap never drops a real
+    /// answer. During a planned move the queue already fills for the next link, so the old
+    /// link's last PING is the move's ([`Pings::note_last_ping`]), whatever the queue says.
     #[inline]
-    pub(crate) fn on_pong(&mut self) -> Option<Waiting<W>> {
+    pub(crate) fn on_pong(&mut self, queued: u64) -> Pong<W> {
+        let sent = self.last_ping.unwrap_or(queued);
+        if self.answered >= sent {
+            return Pong::Unasked;
+        }
         self.answered += 1;
-        match self.waiters.front() {
+        Pong::Answered(match self.waiters.front() {
             Some(&(seq, _)) if seq <= self.answered => self.waiters.pop_front().map(|(_, w)| w),
             _ => None,
-        }
+        })
     }
 
     /// How PING `id` went: `None` while its PONG is still due.
@@ -520,11 +544,15 @@ impl<S, W: PongWaiter> Session<S, W> {
         self.pings.lose_link()
     }
 
-    /// A PONG came: the waiters it resolves.
+    /// A PONG came, with `queued` PINGs queued on the link so far (see [`Pings::on_pong`]):
+    /// what it answers. An unasked one changes nothing, the keepalive's count included.
     #[inline]
-    pub(crate) fn handle_pong(&mut self) -> Option<Waiting<W>> {
-        self.link.handle_pong();
-        self.pings.on_pong()
+    pub(crate) fn handle_pong(&mut self, queued: u64) -> Pong<W> {
+        let pong = self.pings.on_pong(queued);
+        if let Pong::Answered(_) = pong {
+            self.link.handle_pong();
+        }
+        pong
     }
 
     /// A MSG for `sid` came: see [`SubTable::count_message`].
@@ -744,6 +772,14 @@ mod tests {
         PingId { link, seq }
     }
 
+    /// A PONG on a link with `queued` PINGs queued, which must answer one: its waiters.
+    fn answer<W: PongWaiter>(pings: &mut Pings<W>, queued: u64) -> Option<Waiting<W>> {
+        match pings.on_pong(queued) {
+            Pong::Answered(waiting) => waiting,
+            Pong::Unasked => panic!("a PONG owed with {queued} PINGs queued was ignored"),
+        }
+    }
+
     #[test]
     fn pongs_answer_pings_by_number() {
         let (log, mut waiters) = probes(2);
@@ -753,7 +789,7 @@ mod tests {
         pings.register(3, waiters.remove(0));
         assert_eq!(pings.outcome(ping(0, 2)), None, "not answered yet");
         let resolved: Vec<bool> = (0..3)
-            .map(|_| match pings.on_pong() {
+            .map(|_| match answer(&mut pings, 3) {
                 Some(waiting) => {
                     waiting.resolve(Ok(()));
                     true
@@ -771,7 +807,8 @@ mod tests {
     fn a_waiter_registered_after_its_pong_is_answered_at_once() {
         let (log, mut waiters) = probes(1);
         let mut pings = Pings::default();
-        assert!(pings.on_pong().is_none());
+        // PING 1 is queued, and its PONG counted before the flush registers.
+        assert!(answer(&mut pings, 1).is_none());
         pings.register(1, waiters.remove(0));
         assert_eq!(*log.borrow(), [(0, Ok(()))]);
         assert_eq!(pings.waiting(), 0);
@@ -783,8 +820,8 @@ mod tests {
         let mut pings = Pings::default();
         // PING 1 a flush's, 2 and 3 keepalives; PONGs 1 and 2 come, then the link goes.
         pings.register(1, waiters.remove(0));
-        pings.on_pong().expect("the flush").resolve(Ok(()));
-        assert!(pings.on_pong().is_none());
+        answer(&mut pings, 3).expect("the flush").resolve(Ok(()));
+        assert!(answer(&mut pings, 3).is_none());
         assert!(
             pings.lose_link().is_empty(),
             "no registered PING was unanswered"
@@ -804,7 +841,9 @@ mod tests {
         let resumed = pings.resume().expect("two deferred flushes");
         assert_eq!((resumed.len(), pings.deferred()), (2, 0));
         pings.register_resumed(1, resumed);
-        pings.on_pong().expect("the resume PING").resolve(Ok(()));
+        answer(&mut pings, 1)
+            .expect("the resume PING")
+            .resolve(Ok(()));
         assert_eq!(log.borrow()[1..], [(1, Ok(())), (2, Ok(()))]);
         assert!(pings.resume().is_none(), "nothing deferred: no PING");
     }
@@ -815,7 +854,7 @@ mod tests {
         let mut pings = Pings::default();
         pings.register(1, waiters.remove(0));
         pings.register(2, waiters.remove(0));
-        pings.on_pong().expect("the first").resolve(Ok(()));
+        answer(&mut pings, 2).expect("the first").resolve(Ok(()));
         let lost: Vec<u64> = pings
             .lose_link()
             .into_iter()
@@ -842,10 +881,46 @@ mod tests {
         let mut pings: Pings<Probe> = Pings::default();
         assert!(!pings.move_answered(), "no move under way");
         pings.note_last_ping(2);
-        assert!(pings.on_pong().is_none() && !pings.move_answered());
-        assert!(pings.on_pong().is_none() && pings.move_answered());
+        assert!(answer(&mut pings, 2).is_none() && !pings.move_answered());
+        assert!(answer(&mut pings, 2).is_none() && pings.move_answered());
         pings.lose_link();
         assert!(!pings.move_answered(), "a new link has no move");
+    }
+
+    #[test]
+    fn a_pong_before_any_ping_does_not_answer_ping_1() {
+        let (log, mut waiters) = probes(1);
+        let mut pings = Pings::default();
+        assert!(matches!(pings.on_pong(0), Pong::Unasked), "no PING queued");
+        // A flush's PING 1 is queued after it: the stray PONG is not its answer.
+        pings.register(1, waiters.remove(0));
+        assert_eq!(pings.outcome(ping(0, 1)), None);
+        assert!(log.borrow().is_empty(), "the flush is not answered yet");
+        answer(&mut pings, 1).expect("the flush").resolve(Ok(()));
+        assert_eq!(*log.borrow(), [(0, Ok(()))]);
+        // Once every PING queued has its PONG, one more answers nothing again.
+        assert!(matches!(pings.on_pong(1), Pong::Unasked));
+        assert_eq!(pings.outcome(ping(0, 2)), None, "PING 2 is not answered");
+    }
+
+    #[test]
+    fn an_unasked_pong_during_a_move_answers_nothing_past_its_last_ping() {
+        let mut pings: Pings<Probe> = Pings::default();
+        // PING 1 and the move's last, PING 2, went to the old link; the write queue now
+        // fills for the next link, and may have numbered a PING 3 there.
+        pings.note_last_ping(2);
+        assert!(answer(&mut pings, 3).is_none() && !pings.move_answered());
+        assert!(answer(&mut pings, 3).is_none() && pings.move_answered());
+        assert!(
+            matches!(pings.on_pong(3), Pong::Unasked),
+            "no PING 3 went to the old link"
+        );
+        pings.lose_link();
+        assert_eq!(
+            pings.outcome(ping(0, 3)),
+            Some(Err(FlushCause::Disconnected)),
+            "the old link answered two PINGs, not three"
+        );
     }
 
     #[test]
@@ -903,7 +978,7 @@ mod tests {
             session.handle_msg(3).map(|(s, last)| (*s, last)),
             Some(("three", false))
         );
-        assert!(session.handle_pong().is_none());
+        assert!(matches!(session.handle_pong(1), Pong::Answered(None)));
         assert_eq!(session.pings.outcome(ping(0, 1)), Some(Ok(())));
         // PING 2 is queued, and the link goes before its PONG.
         assert!(
@@ -938,6 +1013,17 @@ mod tests {
             Some(start + 1050 * MS),
             "keepalive restarts with the link"
         );
+    }
+
+    #[test]
+    fn an_unasked_pong_leaves_the_session_as_it_was() {
+        let start = Instant::now();
+        let mut session = session(start);
+        assert!(matches!(session.handle_pong(0), Pong::Unasked));
+        // The blocking client's flush looks its PING up: PING 1, queued now, is unanswered.
+        assert_eq!(session.pings.outcome(ping(0, 1)), None);
+        assert!(matches!(session.handle_pong(1), Pong::Answered(None)));
+        assert_eq!(session.pings.outcome(ping(0, 1)), Some(Ok(())));
     }
 
     #[test]
@@ -992,7 +1078,7 @@ mod tests {
         );
         session.pings.note_last_ping(1);
         assert!(!session.pings.move_answered());
-        session.handle_pong();
+        assert!(matches!(session.handle_pong(1), Pong::Answered(None)));
         assert!(session.pings.move_answered(), "the old link is done");
     }
 

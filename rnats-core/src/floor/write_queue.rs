@@ -264,6 +264,14 @@ impl<L> WriteQueue<L> {
         self.pings
     }
 
+    /// How many PINGs were queued on the current link (the number of the last one): the
+    /// most PONGs the link can owe, which the session caps its PONG count with
+    /// (`Pings::on_pong`).
+    #[inline]
+    pub(crate) fn pings_queued(&self) -> u64 {
+        self.pings
+    }
+
     /// The messages queued since the last call, for the statistics.
     #[inline]
     pub(crate) fn take_messages(&mut self) -> u64 {
@@ -448,8 +456,11 @@ mod tests {
         let mut q = WriteQueue::new(1024);
         q.handle_connected(Some("link 1"), 1, Frames::default());
         publish(&mut q, "lost", b"x");
+        assert_eq!(q.pings_queued(), 0, "a PONG now answers nothing");
         assert_eq!(q.push_ping(), 1);
+        assert_eq!(q.pings_queued(), 1);
         q.handle_disconnected();
+        assert_eq!(q.pings_queued(), 0);
         assert!(q.is_empty() && !q.is_live() && q.frames_and_link().1.is_none());
         assert_eq!(
             q.take_messages(),
@@ -476,6 +487,7 @@ mod tests {
         assert_eq!(handover.link, Some("old"));
         assert_eq!((handover.link_id, handover.messages), (1, 1));
         assert_eq!(handover.last_ping, 2, "numbered after the flush's PING");
+        assert_eq!(q.pings_queued(), 2, "the old link's, until it is gone");
         assert_eq!(
             drain(&mut handover.frames),
             b"PING\r\nPUB before 1\r\nb\r\nPING\r\n"
