@@ -958,6 +958,75 @@ fn flush_timeout_and_flush_after_close() {
     assert_eq!(err.cause(), Some(&FlushCause::NotSent));
 }
 
+/// Reads client lines until one is `want` (without its CRLF); false at EOF.
+fn read_until_line(reader: &mut impl std::io::BufRead, want: &str) -> bool {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return false;
+        }
+        if line.trim_end() == want {
+            return true;
+        }
+    }
+}
+
+#[test]
+fn an_unasked_pong_answers_no_later_flush() {
+    use std::io::{BufReader, Write};
+    use std::sync::mpsc;
+
+    // A fake server: nats-server never sends a PONG unasked.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("nats://{}", listener.local_addr().unwrap());
+    let (stray_read_tx, stray_read) = mpsc::channel();
+    let (go_tx, go) = mpsc::channel::<()>();
+    let server = thread::spawn(move || {
+        let (mut socket, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(socket.try_clone().unwrap());
+        socket
+            .write_all(
+                b"INFO {\"server_id\":\"fake\",\"version\":\"2.15.1\",\"max_payload\":1048576}\r\n",
+            )
+            .unwrap();
+        assert!(read_until_line(&mut reader, "PING"), "the handshake's PING");
+        socket.write_all(b"PONG\r\n").unwrap();
+        // A PONG nobody asked for, then a PING of our own: the client answers in order, so
+        // its PONG says it has taken in the unasked one.
+        socket.write_all(b"PONG\r\nPING\r\n").unwrap();
+        assert!(read_until_line(&mut reader, "PONG"));
+        stray_read_tx.send(()).unwrap();
+        // The flush's PING, answered only when the test says so; then every later one.
+        assert!(read_until_line(&mut reader, "PING"));
+        go.recv().unwrap();
+        socket.write_all(b"PONG\r\n").unwrap();
+        while read_until_line(&mut reader, "PING") {
+            socket.write_all(b"PONG\r\n").unwrap();
+        }
+    });
+    let client = ConnectOptions::new()
+        .no_reconnect()
+        .connect_blocking(url)
+        .unwrap();
+    stray_read.recv_timeout(WAIT).unwrap();
+    // The server has not answered this PING: the flush may only time out (a wait that
+    // cannot flake this way, only miss a late wrong answer).
+    let early = client.flush_timeout(Duration::from_millis(200));
+    assert!(
+        matches!(
+            early.as_ref().map_err(|e| e.cause()),
+            Err(Some(FlushCause::TimedOut(_)))
+        ),
+        "the flush was answered by the unasked PONG: {early:?}"
+    );
+    // The PONG for that PING comes, then the next flush's PING has its own.
+    go_tx.send(()).unwrap();
+    client.flush_timeout(WAIT).unwrap();
+    client.close();
+    server.join().unwrap();
+}
+
 #[test]
 fn blocking_publishes_reach_an_async_subscriber() {
     let server = NatsServer::start();

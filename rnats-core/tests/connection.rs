@@ -543,3 +543,77 @@ async fn rtt_measures_a_round_trip_and_fails_typed_without_a_connection() {
     let error = client.rtt().await.unwrap_err();
     assert_eq!(error.cause(), Some(&rnats_core::RttCause::Closed));
 }
+
+/// Reads client lines until one is `want` (without its CRLF); false at EOF.
+async fn read_until_line(reader: &mut BufReader<TcpStream>, want: &str) -> bool {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
+            return false;
+        }
+        if line.trim_end() == want {
+            return true;
+        }
+    }
+}
+
+#[tokio::test]
+async fn fake_server_sending_an_unasked_pong_answers_no_later_flush() {
+    let (stray_read_tx, stray_read) = tokio::sync::oneshot::channel();
+    let (go_tx, go) = tokio::sync::oneshot::channel::<()>();
+    let url = fake_server(|socket| async move {
+        let mut reader = BufReader::new(socket);
+        reader.get_mut().write_all(INFO).await.unwrap();
+        read_through_ping(&mut reader).await;
+        reader.get_mut().write_all(b"PONG\r\n").await.unwrap();
+        // A PONG nobody asked for, then a PING of our own: the client answers in order, so
+        // its PONG says it has taken in the unasked one.
+        reader
+            .get_mut()
+            .write_all(b"PONG\r\nPING\r\n")
+            .await
+            .unwrap();
+        assert!(read_until_line(&mut reader, "PONG").await);
+        stray_read_tx.send(()).unwrap();
+        // The two flushes' PINGs: only the first is answered until the test says so.
+        assert!(read_until_line(&mut reader, "PING").await);
+        assert!(read_until_line(&mut reader, "PING").await);
+        reader.get_mut().write_all(b"PONG\r\n").await.unwrap();
+        go.await.unwrap();
+        reader.get_mut().write_all(b"PONG\r\n").await.unwrap();
+        while read_until_line(&mut reader, "PING").await {
+            reader.get_mut().write_all(b"PONG\r\n").await.unwrap();
+        }
+    })
+    .await;
+    let client = ConnectOptions::new()
+        .no_reconnect()
+        .connect(url)
+        .await
+        .unwrap();
+    stray_read.await.unwrap();
+    // The first poll of each queues its PING: 1, then 2. The tokio client pairs a flush
+    // with its PING when the next PONG comes, so it takes two flushes and one PONG to see
+    // the unasked PONG counted: it would make that PONG the second PING's answer too.
+    let first = client.flush();
+    let second = client.flush();
+    tokio::pin!(first, second);
+    assert!(futures_util::poll!(&mut first).is_pending());
+    assert!(futures_util::poll!(&mut second).is_pending());
+    let answered = tokio::time::timeout(Duration::from_secs(20), &mut first).await;
+    assert!(matches!(answered, Ok(Ok(()))), "{answered:?}");
+    // The server has not answered PING 2: nothing may say it did (a wait that cannot
+    // flake this way, only miss a late wrong answer).
+    let early = tokio::time::timeout(Duration::from_millis(200), &mut second).await;
+    assert!(
+        early.is_err(),
+        "the second flush was answered by the unasked PONG: {early:?}"
+    );
+    go_tx.send(()).unwrap();
+    let answered = tokio::time::timeout(Duration::from_secs(20), &mut second).await;
+    assert!(matches!(answered, Ok(Ok(()))), "{answered:?}");
+    // Pairing goes on one PONG per PING.
+    let again = tokio::time::timeout(Duration::from_secs(20), client.flush()).await;
+    assert!(matches!(again, Ok(Ok(()))), "{again:?}");
+}
