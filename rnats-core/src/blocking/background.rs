@@ -10,7 +10,7 @@
 //! `next`. It gives the role back after every read.
 //!
 //! It never writes to the socket itself (`Urgency::Soon`; a lame duck move's old link,
-//! written under its own write timeout, aside): it is what finds a link whose server stopped
+//! written up to the move's deadline, aside): it is what finds a link whose server stopped
 //! reading stale, and shuts the socket every blocked writer waits on.
 
 use std::sync::{Arc, MutexGuard, PoisonError};

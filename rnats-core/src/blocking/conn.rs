@@ -13,7 +13,7 @@ use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
+use bytes::{Buf, BufMut, BytesMut};
 use rnats_proto::{ConnectInfo, Parser, ServerInfo};
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use rustls_pki_types::ServerName;
@@ -27,13 +27,32 @@ use crate::floor::sync::lock;
 use crate::options::ConnectOptions;
 use crate::server_addr::ServerAddr;
 
+/// The longest one socket write waits for room: writers with a deadline (`write_frames`)
+/// look at the clock this often while a server takes nothing.
+pub(super) const WRITE_SLICE: Duration = Duration::from_millis(10);
+
 /// One connection's socket.
 pub(super) struct Conn {
     read: TcpStream,
     write: TcpStream,
-    tls: Option<Mutex<ClientConnection>>,
+    tls: Option<Tls>,
     #[cfg(test)]
     pub(super) stall: Stall,
+}
+
+/// How far [`Conn::write_frames`] got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Written {
+    All,
+    /// Stopped at its deadline, with the rest left.
+    Stopped,
+}
+
+/// The rustls state of a TLS connection, and the records it encrypted that the socket has
+/// not taken yet: they leave ahead of anything else, whoever writes next.
+struct Tls {
+    conn: Mutex<ClientConnection>,
+    unsent: Mutex<BytesMut>,
 }
 
 /// A connection the server accepted, with the bytes it sent after its PONG.
@@ -62,7 +81,7 @@ impl Conn {
             buf.extend_from_slice(&scratch[..n]);
             return Ok(Some(n));
         };
-        let mut tls = lock(tls);
+        let mut tls = lock(&tls.conn);
         let mut records = &scratch[..n];
         let before = buf.len();
         while !records.is_empty() {
@@ -85,43 +104,61 @@ impl Conn {
         Ok(Some(buf.len() - before))
     }
 
-    /// Writes all of `frames`. Over plain TCP one vectored write takes many frames, large
-    /// payloads by reference; under TLS a round of slices is encrypted under the lock and
-    /// written without it, so a reader processing records never waits for the socket to
-    /// take a large write.
-    pub(super) fn write_frames(&self, frames: &mut Frames) -> io::Result<()> {
-        while !frames.is_empty() {
-            #[cfg(test)]
-            self.stall.wait()?;
-            let mut slices = [IoSlice::new(&[]); IOVECS];
-            let count = frames.io_slices(&mut slices);
-            let slices = &slices[..count];
-            let written = match &self.tls {
-                None => match (&self.write).write_vectored(slices) {
-                    Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                    Ok(n) => n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(e),
-                },
-                Some(tls) => {
-                    let len: usize = slices.iter().map(|slice| slice.len()).sum();
-                    let mut records = Vec::with_capacity(len + 64);
-                    {
-                        let mut tls = lock(tls);
-                        for slice in slices {
-                            tls.writer().write_all(slice)?;
-                        }
-                        while tls.wants_write() {
-                            tls.write_tls(&mut records)?;
-                        }
+    /// Writes all of `frames`, or up to `until`: past it (checked between socket writes,
+    /// each of which waits at most [`WRITE_SLICE`] for room) it stops and leaves the rest
+    /// in `frames`, for the next writer. Over plain TCP one vectored write takes many
+    /// frames, large payloads by reference; under TLS a round of slices is encrypted under
+    /// the lock and written without it, so a reader processing records never waits for
+    /// the socket to take a large write (records not written yet wait in the connection
+    /// for the next call, ahead of anything else).
+    pub(super) fn write_frames(
+        &self,
+        frames: &mut Frames,
+        until: Option<Instant>,
+    ) -> io::Result<Written> {
+        let mut unsent = self.tls.as_ref().map(|tls| lock(&tls.unsent));
+        loop {
+            let encrypted = unsent.as_deref().is_some_and(|unsent| !unsent.is_empty());
+            if frames.is_empty() && !encrypted {
+                return Ok(Written::All);
+            }
+            if until.is_some_and(|until| Instant::now() >= until) {
+                return Ok(Written::Stopped);
+            }
+            let written = match (&self.tls, unsent.as_deref_mut()) {
+                (Some(tls), Some(unsent)) => {
+                    if unsent.is_empty() {
+                        let mut slices = [IoSlice::new(&[]); IOVECS];
+                        let count = frames.io_slices(&mut slices);
+                        let len = encrypt(&tls.conn, &slices[..count], unsent)?;
+                        frames.advance(len);
                     }
-                    (&self.write).write_all(&records)?;
-                    len
+                    self.send(|mut socket| socket.write(unsent))
+                }
+                _ => {
+                    let mut slices = [IoSlice::new(&[]); IOVECS];
+                    let count = frames.io_slices(&mut slices);
+                    self.send(|mut socket| socket.write_vectored(&slices[..count]))
                 }
             };
-            frames.advance(written);
+            match written {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => match unsent.as_deref_mut() {
+                    Some(unsent) => unsent.advance(n),
+                    None => frames.advance(n),
+                },
+                // No room within the slice: try again, unless `until` has passed.
+                Err(e) if is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
-        Ok(())
+    }
+
+    /// One write to the socket (in tests, held up while the connection's [`Stall`] is on).
+    fn send(&self, write: impl FnOnce(&TcpStream) -> io::Result<usize>) -> io::Result<usize> {
+        #[cfg(test)]
+        self.stall.wait(self.write.write_timeout()?)?;
+        write(&self.write)
     }
 
     /// Waits (up to the read timeout) until bytes can be read, without taking them: whether
@@ -134,12 +171,6 @@ impl Conn {
     pub(super) fn set_read_timeout(&self, timeout: Duration) -> io::Result<()> {
         self.read
             .set_read_timeout(Some(timeout.max(Duration::from_millis(1))))
-    }
-
-    /// Bounds every write from now on by `timeout` (a write past it fails).
-    pub(super) fn set_write_timeout(&self, timeout: Duration) -> io::Result<()> {
-        self.read
-            .set_write_timeout(Some(timeout.max(Duration::from_millis(1))))
     }
 
     /// Ends the connection: blocked reads and writes on it return at once.
@@ -168,18 +199,34 @@ impl Stall {
         lock(&self.state).0 = true;
     }
 
-    /// Waits while writes are stalled; an error once the connection is shut.
-    fn wait(&self) -> io::Result<()> {
+    /// Writes go on.
+    pub(super) fn end(&self) {
+        lock(&self.state).0 = false;
+        self.changed.notify_all();
+    }
+
+    /// Waits while writes are stalled, up to the socket's write timeout as a socket would
+    /// (then `WouldBlock`); an error once the connection is shut.
+    fn wait(&self, timeout: Option<Duration>) -> io::Result<()> {
         let mut state = lock(&self.state);
-        while state.0 && !state.1 {
-            state = self
-                .changed
-                .wait(state)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if state.0 && !state.1 {
+            state = match timeout {
+                Some(timeout) => {
+                    self.changed
+                        .wait_timeout(state, timeout)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .0
+                }
+                None => self
+                    .changed
+                    .wait_while(state, |state| state.0 && !state.1)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            };
         }
-        match state.1 {
-            true => Err(io::ErrorKind::BrokenPipe.into()),
-            false => Ok(()),
+        match *state {
+            (_, true) => Err(io::ErrorKind::BrokenPipe.into()),
+            (true, false) => Err(io::ErrorKind::WouldBlock.into()),
+            (false, false) => Ok(()),
         }
     }
 
@@ -187,6 +234,24 @@ impl Stall {
         lock(&self.state).1 = true;
         self.changed.notify_all();
     }
+}
+
+/// Encrypts `slices` into `records` under the TLS lock; returns the plaintext bytes taken.
+fn encrypt(
+    tls: &Mutex<ClientConnection>,
+    slices: &[IoSlice<'_>],
+    records: &mut BytesMut,
+) -> io::Result<usize> {
+    let len: usize = slices.iter().map(|slice| slice.len()).sum();
+    let mut tls = lock(tls);
+    for slice in slices {
+        tls.writer().write_all(slice)?;
+    }
+    let mut out = records.writer();
+    while tls.wants_write() {
+        tls.write_tls(&mut out)?;
+    }
+    Ok(len)
 }
 
 /// Connects to `addr` and completes the handshake within the connection timeout.
@@ -427,7 +492,7 @@ impl Stream {
     fn into_conn(self, read_buf: &mut BytesMut) -> io::Result<Conn> {
         match self {
             Stream::Tcp(tcp) => {
-                tcp.set_write_timeout(None)?;
+                tcp.set_write_timeout(Some(WRITE_SLICE))?;
                 Ok(Conn {
                     read: tcp.try_clone()?,
                     write: tcp,
@@ -438,7 +503,7 @@ impl Stream {
             }
             Stream::Tls(tls) => {
                 let StreamOwned { mut conn, sock } = *tls;
-                sock.set_write_timeout(None)?;
+                sock.set_write_timeout(Some(WRITE_SLICE))?;
                 let mut chunk = [0; 4096];
                 loop {
                     match conn.reader().read(&mut chunk) {
@@ -453,7 +518,10 @@ impl Stream {
                 Ok(Conn {
                     read: sock.try_clone()?,
                     write: sock,
-                    tls: Some(Mutex::new(conn)),
+                    tls: Some(Tls {
+                        conn: Mutex::new(conn),
+                        unsent: Mutex::new(BytesMut::new()),
+                    }),
                     #[cfg(test)]
                     stall: Stall::default(),
                 })

@@ -5,12 +5,13 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
 
 use super::Client;
-use crate::error::FlushCause;
+use super::conn::Conn;
+use crate::error::{FlushCause, RequestCause};
 use crate::events::ConnectionEvent;
 use crate::options::ConnectOptions;
 
@@ -19,20 +20,31 @@ const INFO: &[u8] =
 /// Bounds each wait so a regression fails the test instead of hanging it.
 const WAIT: Duration = Duration::from_secs(20);
 
-/// A server that takes one connection, answers its handshake, and reads nothing after it,
-/// so the client's keepalive PINGs go unanswered: the link is stale at the third tick.
+/// A server that takes one connection, answers its handshake, and reads nothing after it
+/// (so the client's keepalive PINGs go unanswered) until the test says.
 struct StopsReading {
     client: Client,
-    /// The server sends a PING on the first message and closes on the end of the channel.
-    ping: mpsc::Sender<()>,
+    say: mpsc::Sender<Say>,
+    /// What the server read when told to read.
+    read: mpsc::Receiver<Vec<u8>>,
     thread: thread::JoinHandle<()>,
 }
 
+/// What the test tells the server to do.
+enum Say {
+    /// Send a PING.
+    Ping,
+    /// Read until these bytes have come, and hand over what came.
+    ReadUntil(&'static [u8]),
+}
+
 impl StopsReading {
-    fn start() -> StopsReading {
+    /// With a keepalive PING every `ping_interval`: the link is stale at the third tick.
+    fn start(ping_interval: Duration) -> StopsReading {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let (ping, ping_rx) = mpsc::channel::<()>();
+        let (say, said) = mpsc::channel();
+        let (read_tx, read) = mpsc::channel();
         let thread = thread::spawn(move || {
             let (mut socket, _) = listener.accept().unwrap();
             // One connection: the reconnects after it are refused.
@@ -40,46 +52,49 @@ impl StopsReading {
             socket.write_all(INFO).unwrap();
             read_until(&mut socket, b"PING\r\n");
             socket.write_all(b"PONG\r\n").unwrap();
-            if ping_rx.recv().is_ok() {
-                socket.write_all(b"PING\r\n").unwrap();
-                // Holds the connection until the test is done.
-                let _ = ping_rx.recv();
+            // Until the test is done.
+            for say in said {
+                match say {
+                    Say::Ping => socket.write_all(b"PING\r\n").unwrap(),
+                    Say::ReadUntil(end) => read_tx.send(read_until(&mut socket, end)).unwrap(),
+                }
             }
         });
         let client = ConnectOptions::new()
-            .ping_interval(Duration::from_millis(200))
+            .ping_interval(ping_interval)
             .max_pings_outstanding(2)
             .connect_blocking(addr.to_string())
             .unwrap();
         StopsReading {
             client,
-            ping,
+            say,
+            read,
             thread,
         }
     }
 
-    /// From now on the client's writes wait, as on a socket that takes nothing more.
-    fn stall(&self) {
-        let conn = self.client.inner().core().conn.clone().expect("connected");
-        conn.stall.start();
+    /// The client's connection.
+    fn conn(&self) -> Arc<Conn> {
+        self.client.inner().core().conn.clone().expect("connected")
     }
 
     fn finish(self) {
-        drop(self.ping);
+        drop(self.say);
         drop(self.client);
         self.thread.join().unwrap();
     }
 }
 
-/// Reads from `socket` until `end` has come.
-fn read_until(socket: &mut TcpStream, end: &[u8]) {
+/// Reads from `socket` until `end` has come; returns what came.
+fn read_until(socket: &mut TcpStream, end: &[u8]) -> Vec<u8> {
     let mut seen = Vec::new();
     let mut chunk = [0; 4096];
     while !seen.windows(end.len()).any(|window| window == end) {
-        let n = socket.read(&mut chunk).expect("the client's handshake");
-        assert_ne!(n, 0, "the client left during its handshake");
+        let n = socket.read(&mut chunk).expect("what the client sent");
+        assert_ne!(n, 0, "the client left");
         seen.extend_from_slice(&chunk[..n]);
     }
+    seen
 }
 
 /// Waits for the link to be dropped as stale.
@@ -100,26 +115,101 @@ fn wait_for_stale(events: &mut super::Events) {
 
 #[test]
 fn the_background_thread_never_blocks_writing_its_pong_or_pings() {
-    let server = StopsReading::start();
+    let server = StopsReading::start(Duration::from_millis(200));
     let mut events = server.client.events();
-    server.stall();
+    server.conn().stall.start();
     // A PING the client owes a PONG for: the background thread, which reads it (nobody
     // else reads), must not write that PONG itself, nor its keepalive PINGs, or nothing
     // counts them unanswered.
-    server.ping.send(()).unwrap();
+    server.say.send(Say::Ping).unwrap();
     wait_for_stale(&mut events);
     server.finish();
 }
 
 #[test]
 fn a_flush_blocked_writing_fails_once_the_link_is_stale() {
-    let server = StopsReading::start();
+    let server = StopsReading::start(Duration::from_millis(200));
     let mut events = server.client.events();
-    server.stall();
-    // The flushing thread writes its PING itself and waits in that write until the
-    // background thread finds the link stale and shuts it.
+    server.conn().stall.start();
+    // The flushing thread hands its PING to the flusher thread, which waits in that write
+    // until the background thread finds the link stale and shuts it.
     let error = server.client.flush().unwrap_err();
     wait_for_stale(&mut events);
     assert_eq!(error.cause(), Some(&FlushCause::Disconnected), "{error}");
     server.finish();
+}
+
+#[test]
+fn a_request_times_out_on_time_while_the_socket_takes_nothing_and_keeps_its_place() {
+    // No keepalive within the test: only the request's own timeout can end its wait.
+    let server = StopsReading::start(Duration::from_secs(3600));
+    let conn = server.conn();
+    conn.stall.start();
+    let client = server.client.clone();
+    let (done, outcome) = mpsc::channel();
+    thread::spawn(move || {
+        let request = crate::Request::new()
+            .payload("first".into())
+            .timeout(Some(Duration::from_millis(300)));
+        let _ = done.send(client.send_request("service", request));
+    });
+    // The caller writes its request for a slice, hands the rest to the flusher thread, and
+    // waits for its reply until its own deadline.
+    let error = match outcome.recv_timeout(WAIT) {
+        Ok(result) => result.unwrap_err(),
+        Err(_) => panic!("the request was still held after {WAIT:?}"),
+    };
+    assert!(
+        matches!(error.cause(), Some(RequestCause::TimedOut(_))),
+        "{error}"
+    );
+    // What comes after it leaves after it, once the socket takes bytes again.
+    server.client.publish("after", "second".into()).unwrap();
+    conn.stall.end();
+    server.say.send(Say::ReadUntil(b"second\r\n")).unwrap();
+    let read = String::from_utf8(server.read.recv_timeout(WAIT).unwrap()).unwrap();
+    let request = read.find("PUB service").expect("the request was written");
+    let after = read.find("PUB after").expect("the publish was written");
+    assert!(request < after, "out of order: {read:?}");
+    server.finish();
+}
+
+#[test]
+fn records_encrypted_before_a_hand_off_leave_first_and_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = rnats_test_server::TestCa::new()
+        .write_to(dir.path())
+        .unwrap();
+    let server = rnats_test_server::NatsServer::builder()
+        .tls(&files, false, false)
+        .spawn()
+        .unwrap();
+    let client = ConnectOptions::new()
+        .add_root_certificates(files.ca.clone())
+        .connect_blocking(format!("tls://localhost:{}", server.port()))
+        .unwrap();
+    let mut sub = client.subscribe("tls.>").unwrap();
+    client.flush().unwrap();
+    let conn = client.inner().core().conn.clone().expect("connected");
+    conn.stall.start();
+    // The request's frame is encrypted, then the socket takes nothing: its records wait
+    // in the connection while the flusher thread holds the writer's role.
+    let request = crate::Request::new()
+        .payload("first".into())
+        .timeout(Some(Duration::from_millis(300)));
+    let error = client.send_request("tls.service", request).unwrap_err();
+    assert!(
+        matches!(error.cause(), Some(RequestCause::TimedOut(_))),
+        "{error}"
+    );
+    client.publish("tls.after", "second".into()).unwrap();
+    conn.stall.end();
+    // The server decrypts both, in order: the records were not lost, cut or reordered.
+    for (subject, payload) in [("tls.service", "first"), ("tls.after", "second")] {
+        let message = sub.next_timeout(WAIT).unwrap().expect("a message");
+        assert_eq!(
+            (message.subject.as_str(), &message.payload[..]),
+            (subject, payload.as_bytes())
+        );
+    }
 }

@@ -9,6 +9,10 @@
 //! a publishing loop makes one write per tens of KiB, not one per message. Past the write
 //! limit publishers wait for room.
 //!
+//! A caller with an answer to wait for (urgent frames) is never held by a socket that takes
+//! nothing: after [`WRITE_SLICE`] it hands the rest of its batch, and the writer's role, to
+//! the flusher thread. The background thread never writes (`Urgency::Soon`).
+//!
 //! A planned move ([`WriteSide::handle_move`]) splits the queue (see [`Writes`]).
 //!
 //! The write side is its own part of the client's state, beside the read side and the
@@ -22,6 +26,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use rnats_proto::Pub;
 
+use super::conn::{WRITE_SLICE, Written};
 use super::writer::{Batch, Urgency, Writes};
 use crate::error::{PublishCause, PublishError};
 use crate::floor::session::PingId;
@@ -253,7 +258,14 @@ impl WriteSide {
             }
         };
         if write {
-            self.write_now(host, writes);
+            // A caller with an answer to wait for (a request, a flush) is not held by a
+            // socket that takes nothing: after a slice the flusher writes on. A publisher
+            // is: its wait is the back-pressure.
+            let hand_off = match urgency {
+                Urgency::Now => Some(Instant::now() + WRITE_SLICE),
+                Urgency::Normal | Urgency::Soon => None,
+            };
+            self.write_now(host, writes, hand_off);
         } else if !writes.flusher_kicked {
             writes.flusher_kicked = true;
             self.flusher.notify_one();
@@ -261,31 +273,41 @@ impl WriteSide {
         write
     }
 
-    /// Writes the buffer from this thread, unless another thread is writing.
-    pub(super) fn write_now(&self, host: &impl Host, writes: MutexGuard<'_, Writes>) {
+    /// Writes the buffer from this thread, unless another thread is writing; past
+    /// `hand_off`, what is left goes to the flusher thread (see [`WriteSide::write_out`]).
+    pub(super) fn write_now(
+        &self,
+        host: &impl Host,
+        writes: MutexGuard<'_, Writes>,
+        hand_off: Option<Instant>,
+    ) {
         if !writes.writing {
-            drop(self.write_out(host, writes));
+            drop(self.write_out(host, writes, None, hand_off));
         }
     }
 
-    /// Writes rounds of the buffer until it is empty: frames queued during a write leave
-    /// together in the next round.
+    /// Writes rounds of the buffer until it is empty, from `first` if given (a batch the
+    /// last writer handed over): frames queued during a write leave together in the next
+    /// round.
+    ///
+    /// A writer that is still writing at `hand_off` leaves the rest of its batch, and the
+    /// writer's role with it, to the flusher thread ([`Writes::hand_off`]), and returns:
+    /// nobody else writes meanwhile, so no byte changes places. A planned move's old link
+    /// is written up to the move's deadline instead, then dropped.
     fn write_out<'a>(
         &'a self,
         host: &impl Host,
         mut writes: MutexGuard<'a, Writes>,
+        first: Option<Batch>,
+        hand_off: Option<Instant>,
     ) -> MutexGuard<'a, Writes> {
         writes.writing = true;
-        while let Some(batch) = writes.take_batch() {
+        let mut next = first.or_else(|| self.take_batch(&mut writes));
+        while let Some(batch) = next {
             if writes.space_waiters > 0 {
                 self.space.notify_all();
             }
             drop(writes);
-            // Counted as handed to the socket, before the write: a reply may beat the
-            // return of the write call.
-            Statistics::add(&self.statistics.out_messages, batch.messages);
-            // Every protocol byte counts, as in async-nats: frames, not only payloads.
-            Statistics::add(&self.statistics.out_bytes, batch.frames.len() as u64);
             let Batch {
                 conn,
                 generation,
@@ -293,19 +315,45 @@ impl WriteSide {
                 handover,
                 ..
             } = batch;
-            let result = conn.write_frames(&mut frames);
-            let failed = result.is_err();
-            if let Err(error) = result {
-                host.link_failed(generation, &format!("write failed: {error}"));
-            }
+            let until = match handover {
+                Some(deadline) => Some(deadline),
+                None => hand_off,
+            };
+            let result = conn.write_frames(&mut frames, until);
             writes = self.writes();
-            if handover && !failed {
-                self.note_handover_written(host, writes, generation);
-                writes = self.writes();
+            match result {
+                Ok(Written::Stopped) if handover.is_none() => {
+                    writes.hand_off = Some(Batch {
+                        conn,
+                        generation,
+                        frames,
+                        messages: 0,
+                        handover: None,
+                    });
+                    writes.flusher_kicked = true;
+                    self.flusher.notify_one();
+                    return writes;
+                }
+                Ok(Written::Stopped) => {
+                    drop(writes);
+                    host.link_failed(generation, "the old link took nothing until the move's end");
+                    writes = self.writes();
+                }
+                Err(error) => {
+                    drop(writes);
+                    host.link_failed(generation, &format!("write failed: {error}"));
+                    writes = self.writes();
+                }
+                Ok(Written::All) if handover.is_some() => {
+                    self.note_handover_written(host, writes, generation);
+                    writes = self.writes();
+                }
+                Ok(Written::All) => {}
             }
             writes.return_spare(frames);
             writes.last_write = Instant::now();
             writes.reads_at_write = self.reads();
+            next = self.take_batch(&mut writes);
         }
         writes.writing = false;
         if writes.space_waiters > 0 {
@@ -314,14 +362,34 @@ impl WriteSide {
         writes
     }
 
-    /// The flusher thread: writes the publishes left to it, until the client closes.
+    /// The next batch to write (see [`Writes::take_batch`]), counted in the statistics as
+    /// handed to the socket, before the write: a reply may beat the return of the write
+    /// call.
+    fn take_batch(&self, writes: &mut Writes) -> Option<Batch> {
+        let batch = writes.take_batch()?;
+        Statistics::add(&self.statistics.out_messages, batch.messages);
+        // Every protocol byte counts, as in async-nats: frames, not only payloads.
+        Statistics::add(&self.statistics.out_bytes, batch.frames.len() as u64);
+        Some(batch)
+    }
+
+    /// The flusher thread: writes the publishes left to it, and the batches writers hand
+    /// it, until the client closes.
     pub(super) fn run_flusher(&self, host: &impl Host) {
         let mut writes = self.writes();
         loop {
             writes = self
                 .flusher
-                .wait_while(writes, |w| !w.flusher_kicked && !w.queue.is_closed())
+                .wait_while(writes, |w| {
+                    !w.flusher_kicked && w.hand_off.is_none() && !w.queue.is_closed()
+                })
                 .unwrap_or_else(PoisonError::into_inner);
+            // First, even when closing: the writer's role came with it.
+            if let Some(batch) = writes.hand_off.take() {
+                writes = self.write_out(host, writes, Some(batch), None);
+                writes.flusher_kicked = false;
+                continue;
+            }
             if writes.queue.is_closed() {
                 return;
             }
@@ -332,8 +400,8 @@ impl WriteSide {
                     .wait_timeout(writes, LINGER)
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
-                if writes.queue.is_closed() {
-                    return;
+                if writes.hand_off.is_some() || writes.queue.is_closed() {
+                    break;
                 }
                 if writes.queue.is_empty() || !writes.queue.is_live() {
                     // Its publisher wrote it.
@@ -341,7 +409,7 @@ impl WriteSide {
                 }
                 let quiet = writes.appends == seen;
                 if !writes.writing && (quiet || writes.oldest.elapsed() >= MAX_DELAY) {
-                    writes = self.write_out(host, writes);
+                    writes = self.write_out(host, writes, None, None);
                     break;
                 }
             }
@@ -353,7 +421,8 @@ impl WriteSide {
     pub(super) fn write_pending(&self, host: &impl Host) {
         let writes = self.writes();
         if writes.has_batch() {
-            self.write_now(host, writes);
+            // The background thread calls this too: it must not be held (see `Urgency::Soon`).
+            self.write_now(host, writes, Some(Instant::now() + WRITE_SLICE));
         }
     }
 
@@ -364,15 +433,9 @@ impl WriteSide {
     /// or the writer in progress.
     pub(super) fn handle_move(&self) -> Option<u64> {
         let mut writes = self.writes();
-        let last_ping = writes.handle_move()?;
-        // The old link's frames may be written by the background thread (a lame duck move),
-        // which also ends the move at its deadline: a server that stops reading must not
-        // hold that write past the deadline.
-        if let Some(handover) = &writes.handover
-            && let Err(error) = handover.conn.set_write_timeout(self.move_grace)
-        {
-            tracing::debug!(%error, "cannot bound the planned move's writes");
-        }
+        // A server that stops reading must not hold the old link's writes past the move's
+        // deadline (the background thread ends the move then).
+        let last_ping = writes.handle_move(super::time::saturating_deadline(self.move_grace))?;
         // Publishers waiting for room now fill the reconnect buffer.
         if writes.space_waiters > 0 {
             self.space.notify_all();
@@ -408,7 +471,7 @@ impl WriteSide {
                 return;
             }
             if !writes.writing {
-                writes = self.write_out(host, writes);
+                writes = self.write_out(host, writes, None, Some(deadline));
                 continue;
             }
             let left = deadline.saturating_duration_since(Instant::now());

@@ -18,7 +18,9 @@ use crate::floor::write_queue::WriteQueue;
 pub(super) enum Urgency {
     /// A publish: batched with others under load.
     Normal,
-    /// Requests, flush PINGs, SUB/UNSUB, PONGs: written at once when the socket is free.
+    /// Requests, flush PINGs, SUB/UNSUB, PONGs: written at once when the socket is free,
+    /// by a caller that hands what is left after a slice to the flusher thread (it has an
+    /// answer to wait for, under its own deadline).
     Now,
     /// Written by the flusher thread within its linger, never by the thread that queued
     /// it: the background thread's frames (keepalive PINGs, the PONGs it owes, a new
@@ -53,6 +55,10 @@ pub(super) struct Writes {
     pub(super) space_waiters: usize,
     /// During a planned move: what the old link still has to write.
     pub(super) handover: Option<Handover>,
+    /// The rest of a batch a writer with somewhere else to be left unwritten, for the
+    /// flusher thread, with the writer's role (`writing` stays set): it leaves before
+    /// anything else.
+    pub(super) hand_off: Option<Batch>,
 }
 
 /// The frames a planned move leaves to the old link: everything accepted before the move,
@@ -60,6 +66,8 @@ pub(super) struct Writes {
 pub(super) struct Handover {
     pub(super) conn: Arc<Conn>,
     pub(super) generation: u64,
+    /// The move's deadline: the old link is not written past it.
+    until: Instant,
     /// Not taken by a writer yet.
     frames: Option<Frames>,
     messages: u64,
@@ -83,6 +91,7 @@ impl Writes {
             flusher_kicked: false,
             space_waiters: 0,
             handover: None,
+            hand_off: None,
         }
     }
 
@@ -97,13 +106,14 @@ impl Writes {
     /// and a last PING are left to the old link, and the queue becomes the reconnect
     /// buffer. Returns the number of that PING (its PONG ends the old link), or `None` if
     /// there is no live link.
-    pub(super) fn handle_move(&mut self) -> Option<u64> {
+    pub(super) fn handle_move(&mut self, until: Instant) -> Option<u64> {
         let handover = self.queue.handle_move()?;
         // A live link of this driver always has its connection (`handle_connected`).
         let conn = handover.link?;
         self.handover = Some(Handover {
             conn,
             generation: handover.link_id,
+            until,
             frames: Some(handover.frames),
             messages: handover.messages,
             written: false,
@@ -134,7 +144,7 @@ impl Writes {
                 generation: handover.generation,
                 frames,
                 messages: handover.messages,
-                handover: true,
+                handover: Some(handover.until),
             });
         }
         let mut frames = mem::take(&mut self.spare);
@@ -149,7 +159,7 @@ impl Writes {
             generation: taken.link_id,
             frames,
             messages: taken.messages,
-            handover: false,
+            handover: None,
         })
     }
 
@@ -179,6 +189,6 @@ pub(super) struct Batch {
     pub(super) generation: u64,
     pub(super) frames: Frames,
     pub(super) messages: u64,
-    /// The old link's frames of a planned move.
-    pub(super) handover: bool,
+    /// The old link's frames of a planned move: the move's deadline.
+    pub(super) handover: Option<Instant>,
 }
