@@ -33,7 +33,15 @@ pub(crate) struct WebSocket<S> {
     stream: WebSocketStream<S>,
     /// What is left of the last message received, when it did not fit the reader's buffer.
     pending: Bytes,
+    /// Pings received since the queue of frames to send was last empty: their pongs wait.
+    pongs_waiting: u32,
 }
+
+/// The most pings a server may send while the pongs tokio-websockets queues for them
+/// (one each, unconditionally) cannot leave: a server that pings and reads nothing would
+/// otherwise grow that queue for ever. About 130 KiB of pongs at most; a server that
+/// reads takes them long before (a ping every few seconds is what proxies send).
+const MAX_PONGS_WAITING: u32 = 1024;
 
 /// Sends the HTTP upgrade request for `addr` over `stream` (TCP, or TLS for `wss://`), with
 /// the application's `headers` beside the protocol's own, and waits for the server to switch
@@ -75,6 +83,7 @@ pub(crate) async fn upgrade<S: AsyncRead + AsyncWrite + Unpin>(
     Ok(WebSocket {
         stream,
         pending: Bytes::new(),
+        pongs_waiting: 0,
     })
 }
 
@@ -163,8 +172,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for WebSocket<S> {
                 Some(Ok(message)) if message.is_binary() || message.is_text() => {
                     this.pending = message.into_payload().into();
                 }
-                // Pings are answered by tokio-websockets itself; pongs and the close
-                // frame carry no NATS bytes (after a close the stream ends).
+                // tokio-websockets has queued its pong: see that it can leave. (The task
+                // reading is the one writing, so the waker this leaves is the writer's.)
+                Some(Ok(message)) if message.is_ping() => {
+                    match Pin::new(&mut this.stream).poll_flush(cx) {
+                        Poll::Ready(Ok(())) => this.pongs_waiting = 0,
+                        Poll::Ready(Err(e)) => return Poll::Ready(Err(io_error(e))),
+                        Poll::Pending => this.pongs_waiting += 1,
+                    }
+                    if this.pongs_waiting > MAX_PONGS_WAITING {
+                        return Poll::Ready(Err(io::Error::other(format!(
+                            "the server sent {MAX_PONGS_WAITING} WebSocket pings while \
+                             taking none of their pongs"
+                        ))));
+                    }
+                }
+                // Pongs and the close frame carry no NATS bytes (after a close the stream
+                // ends).
                 Some(Ok(_)) => {}
             }
         }
@@ -233,6 +257,7 @@ pub(crate) fn read_frames(server_bytes: &[u8], read_size: usize) -> (Vec<u8>, Op
     let mut ws = WebSocket {
         stream: ClientBuilder::new().take_over(under),
         pending: Bytes::new(),
+        pongs_waiting: 0,
     };
     let mut cx = Context::from_waker(std::task::Waker::noop());
     let mut scratch = vec![0; read_size.max(1)];
@@ -272,6 +297,66 @@ mod tests {
         // bytes.
         let (bytes, error) = read_frames(&[0x82, 0x81, 1, 2, 3, 4, b'x' ^ 1], 64);
         assert!(bytes.is_empty() && error.is_some(), "{error:?}");
+    }
+
+    /// A connection whose far end takes nothing.
+    struct TakesNothing;
+
+    impl AsyncWrite for TakesNothing {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            _: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            Poll::Pending
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Pending
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Pending
+        }
+    }
+
+    /// Reads `pings` empty ping frames, then `INFO {}`, over a connection whose far end
+    /// takes what the client sends, or (`takes_nothing`) nothing.
+    fn read_pings(pings: usize, takes_nothing: bool) -> io::Result<Vec<u8>> {
+        let mut frames = [0x89, 0].repeat(pings);
+        frames.extend_from_slice(&[0x82, 9]);
+        frames.extend_from_slice(b"INFO {}\r\n");
+        match takes_nothing {
+            true => read_once(tokio::io::join(&frames[..], TakesNothing)),
+            false => read_once(tokio::io::join(&frames[..], tokio::io::sink())),
+        }
+    }
+
+    /// One read of a WebSocket client over `under` (in memory: it never waits to read).
+    fn read_once<S: AsyncRead + AsyncWrite + Unpin>(under: S) -> io::Result<Vec<u8>> {
+        let mut ws = WebSocket {
+            stream: ClientBuilder::new().take_over(under),
+            pending: Bytes::new(),
+            pongs_waiting: 0,
+        };
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut scratch = [0; 64];
+        let mut buf = ReadBuf::new(&mut scratch);
+        match Pin::new(&mut ws).poll_read(&mut cx, &mut buf) {
+            Poll::Ready(result) => result.map(|()| buf.filled().to_vec()),
+            Poll::Pending => panic!("memory never makes a reader wait"),
+        }
+    }
+
+    #[test]
+    fn pings_whose_pongs_cannot_leave_end_the_connection() {
+        let error = read_pings(5000, true).unwrap_err();
+        assert!(error.to_string().contains("pings"), "{error}");
+        // Up to the limit they are only pings.
+        let limit = MAX_PONGS_WAITING as usize;
+        assert_eq!(read_pings(limit, true).unwrap(), b"INFO {}\r\n");
+        // Pongs that leave never add up, however many pings came.
+        assert_eq!(read_pings(5000, false).unwrap(), b"INFO {}\r\n");
     }
 
     #[test]
