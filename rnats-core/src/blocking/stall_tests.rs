@@ -14,6 +14,7 @@ use super::conn::Conn;
 use crate::error::{FlushCause, RequestCause};
 use crate::events::ConnectionEvent;
 use crate::options::ConnectOptions;
+use crate::request_builder::Request;
 
 const INFO: &[u8] =
     b"INFO {\"server_id\":\"stops-reading\",\"version\":\"2.15.1\",\"max_payload\":1048576}\r\n";
@@ -148,7 +149,7 @@ fn a_request_times_out_on_time_while_the_socket_takes_nothing_and_keeps_its_plac
     let client = server.client.clone();
     let (done, outcome) = mpsc::channel();
     thread::spawn(move || {
-        let request = crate::Request::new()
+        let request = Request::new()
             .payload("first".into())
             .timeout(Some(Duration::from_millis(300)));
         let _ = done.send(client.send_request("service", request));
@@ -194,7 +195,7 @@ fn records_encrypted_before_a_hand_off_leave_first_and_whole() {
     conn.stall.start();
     // The request's frame is encrypted, then the socket takes nothing: its records wait
     // in the connection while the flusher thread holds the writer's role.
-    let request = crate::Request::new()
+    let request = Request::new()
         .payload("first".into())
         .timeout(Some(Duration::from_millis(300)));
     let error = client.send_request("tls.service", request).unwrap_err();
