@@ -15,7 +15,8 @@ use super::errors::{
 };
 use super::name::BucketName;
 use crate::context::Context;
-use crate::stream::list::{Pages, StreamNames};
+use crate::paging::Pages;
+use crate::stream::list::StreamNames;
 use crate::stream::{DeleteStatus, Info, Stream as JsStream};
 use crate::stream_errors::{CreateStreamErrorKind, StreamsError};
 
