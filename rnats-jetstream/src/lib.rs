@@ -33,7 +33,7 @@ pub mod features;
 pub mod fuzzing;
 pub mod message;
 mod nanos;
-mod paging;
+pub mod paging;
 pub mod publish;
 pub mod response;
 pub mod schedule;

@@ -14,6 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::config::{Config, SubjectTransform};
 use super::errors::InfoError;
 use crate::context::Context;
+use crate::paging::{PageCursor, UnexpectedPageError};
 use crate::response::Response;
 use crate::stream_errors::server_request_error;
 
@@ -39,6 +40,16 @@ pub struct Info {
     /// Where this page of subject details sits in all of them.
     #[serde(flatten)]
     paged_info: Option<PagedInfo>,
+}
+
+impl Info {
+    /// The `offset` and `total` of the subject counts this info is a page of; both 0 when the
+    /// reply had no place, which a later page cannot pass for (see [`PageCursor`]).
+    fn page_place(&self) -> (usize, usize) {
+        self.paged_info
+            .as_ref()
+            .map_or((0, 0), |paged| (paged.offset, paged.total))
+    }
 }
 
 /// The place of one page in a paged reply.
@@ -220,25 +231,31 @@ pub struct InfoWithSubjects {
     context: Context,
     /// The info of the first page.
     pub info: Info,
-    offset: usize,
+    cursor: PageCursor,
     subjects: hash_map::IntoIter<String, usize>,
+    /// The first page's refusal, yielded before anything else.
+    refused: Option<UnexpectedPageError>,
     info_request: Option<BoxFuture<'static, Result<Info, InfoError>>>,
     subjects_filter: String,
-    pages_done: bool,
 }
 
 impl InfoWithSubjects {
     /// Starts from `info`, the first page for `subject`, holding its subject counts.
     pub fn new(context: Context, mut info: Info, subject: String) -> Self {
         let subjects = info.state.subjects.take().unwrap_or_default();
-        let total = info.paged_info.as_ref().map_or(0, |paged| paged.total);
+        let mut cursor = PageCursor::new();
+        let (offset, total) = info.page_place();
+        let (subjects, refused) = match cursor.handle_page(offset, total, subjects.len()) {
+            Ok(()) => (subjects, None),
+            Err(error) => (HashMap::new(), Some(error)),
+        };
         InfoWithSubjects {
             stream: info.config.name.clone(),
             context,
             info,
-            offset: subjects.len(),
-            pages_done: subjects.is_empty() || total <= subjects.len(),
+            cursor,
             subjects: subjects.into_iter(),
+            refused,
             info_request: None,
             subjects_filter: subject,
         }
@@ -253,7 +270,10 @@ impl futures_util::Stream for InfoWithSubjects {
             if let Some(entry) = self.subjects.next() {
                 return Poll::Ready(Some(Ok(entry)));
             }
-            if self.pages_done {
+            if let Some(error) = self.refused.take() {
+                return Poll::Ready(Some(Err(error.into())));
+            }
+            if self.cursor.is_done() {
                 return Poll::Ready(None);
             }
             let this = &mut *self;
@@ -262,7 +282,7 @@ impl futures_util::Stream for InfoWithSubjects {
                     this.context.clone(),
                     this.stream.clone(),
                     StreamInfoRequest {
-                        offset: this.offset,
+                        offset: this.cursor.offset(),
                         deleted_details: false,
                         subjects_filter: this.subjects_filter.clone(),
                     },
@@ -274,20 +294,19 @@ impl futures_util::Stream for InfoWithSubjects {
                 Poll::Pending => return Poll::Pending,
             };
             this.info_request = None;
-            match result {
-                Ok(mut info) => {
-                    let subjects = info.state.subjects.take().unwrap_or_default();
-                    this.offset += subjects.len();
-                    let total = info.paged_info.map_or(0, |paged| paged.total);
-                    // An empty page ends it too, so a server that miscounts cannot loop us.
-                    this.pages_done = subjects.is_empty() || total <= this.offset;
-                    this.subjects = subjects.into_iter();
-                }
+            let mut info = match result {
+                Ok(info) => info,
                 Err(error) => {
-                    this.pages_done = true;
+                    this.cursor.finish();
                     return Poll::Ready(Some(Err(error)));
                 }
+            };
+            let subjects = info.state.subjects.take().unwrap_or_default();
+            let (offset, total) = info.page_place();
+            if let Err(error) = this.cursor.handle_page(offset, total, subjects.len()) {
+                return Poll::Ready(Some(Err(error.into())));
             }
+            this.subjects = subjects.into_iter();
         }
     }
 }
