@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::Rnats;
+use common::{Rnats, assert_success};
 use rnats_test_server::NatsServer;
 
 #[test]
@@ -257,4 +257,35 @@ fn get_last_for_a_wildcard_shows_each_subjects_last_message() {
     assert!(dry.get("no_ack").is_none_or(|v| v == false), "{dry}");
     // A dry run changes nothing.
     assert_eq!(info("NODIRECT")["config"]["republish"]["dest"], "copy.>");
+}
+
+#[test]
+fn stream_ls_ends_at_a_page_that_ignores_the_offset() {
+    // A server without JetStream leaves `$JS.API` free: `rnats reply` answers `STREAM.LIST` in
+    // its place with the same page every time (offset 0 of a million), twice. nats-server
+    // echoes the offset asked for, so the second reply, to offset 2, is not the page asked
+    // for and the listing ends there with an error; it used to go on asking for more.
+    let server = NatsServer::start();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let page = r#"{"total":1000000,"offset":0,"limit":256,"streams":["A","B"]}"#;
+    let mut peer = rnats.spawn_ready(
+        &[
+            "reply",
+            "$JS.API.STREAM.LIST",
+            page,
+            "--count",
+            "2",
+            "-s",
+            &url,
+        ],
+        "Listening on",
+    );
+    let error = rnats.fails(&["stream", "ls", "--json", "-s", &url]);
+    assert!(
+        error.ends_with("asked for the page at offset 2, got the page at offset 0"),
+        "{error}"
+    );
+    let answered = peer.finish();
+    assert_success(&answered, &["reply"]);
 }

@@ -23,6 +23,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use rnats::jetstream::Context;
+use rnats::jetstream::paging::PageCursor;
 use rnats::jetstream::response::Response;
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -50,21 +51,42 @@ pub(crate) async fn raw_list(
     subject: &str,
     key: &str,
 ) -> Result<Vec<Value>, CliError> {
+    raw_list_for(js, subject, &serde_json::json!({}), key).await
+}
+
+/// Every item of a paged JetStream listing, each page asked for with `request` (a JSON
+/// object) and the page's offset. The library's cursor walks it, so a reply at another offset
+/// than asked for ends the listing with an error instead of repeating items.
+pub(crate) async fn raw_list_for(
+    js: &Context,
+    subject: &str,
+    request: &Value,
+    key: &str,
+) -> Result<Vec<Value>, CliError> {
     let mut items = Vec::new();
-    loop {
-        let page = raw(js, subject, &serde_json::json!({ "offset": items.len() })).await?;
+    let mut cursor = PageCursor::new();
+    while !cursor.is_done() {
+        let mut page_request = request.clone();
+        page_request["offset"] = Value::from(cursor.offset());
+        let page = raw(js, subject, &page_request).await?;
         let batch = page
             .get(key)
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        let total = page.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
-        let empty = batch.is_empty();
+        // A missing offset reads as 0, as the library reads it, so a later page without one
+        // is refused; a missing total reads as 0, the last page; a huge number saturates.
+        let number = |field: &str| {
+            page.get(field)
+                .and_then(Value::as_u64)
+                .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX))
+        };
+        cursor
+            .handle_page(number("offset"), number("total"), batch.len())
+            .map_err(CliError::js(format!("JetStream API {subject}")))?;
         items.extend(batch);
-        if empty || items.len() >= total {
-            return Ok(items);
-        }
     }
+    Ok(items)
 }
 
 /// Reads a JSON config file (`--config FILE`).

@@ -5,7 +5,7 @@ use rnats::jetstream::Context;
 use rnats::jetstream::stream::{ClusterInfo, Info, StorageType};
 use serde_json::{Value, json};
 
-use super::{bytes, raw_list};
+use super::{bytes, raw_list_for};
 use crate::error::CliError;
 use crate::out::{self, Table};
 use crate::stats::human;
@@ -128,22 +128,7 @@ pub(crate) async fn run(js: &Context, args: ReportArgs) -> Result<(), CliError> 
 
 /// Every stream the server lists for `request` (a subject filter or none), page by page.
 pub(super) async fn list(js: &Context, request: &Value) -> Result<Vec<Value>, CliError> {
-    if request.get("subject").is_none() {
-        return raw_list(js, "STREAM.LIST", "streams").await;
-    }
-    let mut items = Vec::new();
-    loop {
-        let mut page_request = request.clone();
-        page_request["offset"] = json!(items.len());
-        let page = super::raw(js, "STREAM.LIST", &page_request).await?;
-        let batch = page["streams"].as_array().cloned().unwrap_or_default();
-        let total = page["total"].as_u64().unwrap_or(0) as usize;
-        let empty = batch.is_empty();
-        items.extend(batch);
-        if empty || items.len() >= total {
-            return Ok(items);
-        }
-    }
+    raw_list_for(js, "STREAM.LIST", request, "streams").await
 }
 
 /// natscli's order: by the flag given, else by the bytes stored, smallest first.
