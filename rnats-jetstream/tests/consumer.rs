@@ -270,6 +270,39 @@ async fn consumers_are_created_found_listed_paused_and_deleted() {
 }
 
 #[tokio::test]
+async fn consumer_listings_page_through_every_consumer() {
+    // More than a page of infos (256 each); the names come in one page (1024).
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "MANY", &["many.>"], StorageType::Memory).await;
+    let count = 300;
+    futures_util::stream::iter(0..count)
+        .map(|i| {
+            let stream = stream.clone();
+            async move {
+                stream
+                    .create_consumer(pull::Config {
+                        durable_name: Some(format!("c{i}")),
+                        ..Default::default()
+                    })
+                    .await
+                    .unwrap();
+            }
+        })
+        .buffer_unordered(32)
+        .collect::<()>()
+        .await;
+
+    let names: HashSet<String> = stream.consumer_names().try_collect().await.unwrap();
+    assert_eq!(names.len(), count);
+    let infos: Vec<consumer::Info> = stream.consumers().try_collect().await.unwrap();
+    assert_eq!(infos.len(), count);
+    let names: HashSet<String> = infos.into_iter().map(|info| info.name).collect();
+    assert_eq!(names.len(), count);
+    assert!(names.contains("c0") && names.contains("c299"));
+}
+
+#[tokio::test]
 async fn fetch_takes_what_is_there_and_batch_waits_until_expiry() {
     let server = jetstream_server();
     let js = rnats_jetstream::new(connect(&server.url()).await);
