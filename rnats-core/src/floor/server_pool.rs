@@ -277,19 +277,15 @@ impl ServerPool {
     /// The URLs of `info` naming servers that neither the last announcement nor the pool
     /// has, each once.
     fn new_in(&self, info: &ServerInfo) -> Vec<String> {
-        let (urls, implied_scheme) = self.announced_urls(info);
+        let announced = self.announced_urls(info);
         let before: FastSet<&str> = match &self.announced {
-            Some(last) => self
-                .announced_urls(last)
-                .0
-                .iter()
-                .map(String::as_str)
-                .collect(),
+            Some(last) => self.announced_urls(last).urls.into_iter().collect(),
             None => FastSet::default(),
         };
-        let mut fresh = urls
+        let mut fresh = announced
+            .urls
             .iter()
-            .filter(|url| !before.contains(url.as_str()))
+            .filter(|url| !before.contains(*url))
             .peekable();
         if fresh.peek().is_none() {
             return Vec::new();
@@ -299,12 +295,13 @@ impl ServerPool {
             .iter()
             .map(|s| (Cow::Borrowed(s.addr.host()), s.addr.port()))
             .collect();
-        let websocket = matches!(implied_scheme, Some("ws" | "wss"));
+        let implied_scheme = announced.implied_scheme;
+        let websocket = is_websocket(implied_scheme);
         fresh
             .filter(|url| {
                 announced_key(url, implied_scheme, websocket).is_some_and(|key| seen.insert(key))
             })
-            .cloned()
+            .map(|url| (*url).to_owned())
             .collect()
     }
 
@@ -319,9 +316,16 @@ impl ServerPool {
         }
     }
 
-    /// The URLs of `info` a pool like this one learns servers from, and the scheme they
-    /// take when announced bare (see [`ServerPool::add_discovered`]).
-    fn announced_urls<'a>(&self, info: &'a ServerInfo) -> (&'a [String], Option<&'static str>) {
+    /// The URLs of `info` a pool like this one learns servers from, up to
+    /// [`MAX_ANNOUNCED`] servers, and the scheme they take when announced bare (see
+    /// [`ServerPool::add_discovered`]).
+    ///
+    /// A list no longer than the limit is taken whole (its duplicates and unusable URLs are
+    /// skipped where it is used). A longer one is cut here, before anything is parsed or
+    /// stored per URL: each server once, by host and port as [`announced_key`] finds them
+    /// without parsing the usual `host:port`, and the user's own servers do not count
+    /// against the limit. What is past it costs no more than that look.
+    fn announced_urls<'a>(&self, info: &'a ServerInfo) -> Announced<'a> {
         let websocket_scheme = self
             .servers
             .first()
@@ -343,7 +347,42 @@ impl ServerPool {
             Some(_) if !info.ws_connect_urls.is_empty() => &info.ws_connect_urls,
             _ => &info.connect_urls,
         };
-        (urls, implied_scheme)
+        let mut announced = Announced {
+            urls: Vec::new(),
+            implied_scheme,
+            left_out: 0,
+        };
+        if urls.len() <= MAX_ANNOUNCED {
+            announced.urls = urls.iter().map(String::as_str).collect();
+            return announced;
+        }
+        let websocket = is_websocket(implied_scheme);
+        let named: FastSet<(Cow<'_, str>, u16)> = self
+            .servers
+            .iter()
+            .filter(|s| !s.is_discovered)
+            .map(|s| (Cow::Borrowed(s.addr.host()), s.addr.port()))
+            .collect();
+        let mut seen = FastSet::default();
+        let mut counted = 0;
+        for (at, url) in urls.iter().enumerate() {
+            let Some(server) = announced_key(url, implied_scheme, websocket) else {
+                continue;
+            };
+            if seen.contains(&server) {
+                continue;
+            }
+            if !named.contains(&server) {
+                if counted == MAX_ANNOUNCED {
+                    announced.left_out = urls.len() - at;
+                    break;
+                }
+                counted += 1;
+            }
+            seen.insert(server);
+            announced.urls.push(url);
+        }
+        announced
     }
 
     /// Adds the servers `info` advertises that the pool does not know yet; returns them
@@ -360,10 +399,22 @@ impl ServerPool {
     ///
     /// A discovered server the cluster no longer advertises leaves the pool (as in nats.go),
     /// so the pool does not only grow; servers the user named, and the one connected to,
-    /// always stay.
+    /// always stay. An announcement gives the pool at most [`MAX_ANNOUNCED`] servers.
     pub(crate) fn add_discovered(&mut self, info: &ServerInfo) -> Vec<String> {
-        let (urls, implied_scheme) = self.announced_urls(info);
-        let websocket = matches!(implied_scheme, Some("ws" | "wss"));
+        let Announced {
+            urls,
+            implied_scheme,
+            left_out,
+        } = self.announced_urls(info);
+        if left_out > 0 {
+            tracing::debug!(
+                taken = MAX_ANNOUNCED,
+                left_out,
+                "an INFO announced more servers than the pool takes from one announcement; \
+                 the URLs past the limit are left out"
+            );
+        }
+        let websocket = is_websocket(implied_scheme);
         // Sets of (host, port), as `same_server` compares: a cluster may announce thousands
         // of servers, and this runs on the connection's engine, so it must stay linear.
         let mut known: HashSet<ServerKey> = self.servers.iter().map(|s| key(&s.addr)).collect();
@@ -374,25 +425,12 @@ impl ServerPool {
             {
                 self.parsed += 1;
             }
-            let parsed = match (implied_scheme, url.split_once("://")) {
-                (Some(scheme), None) => format!("{scheme}://{url}").parse(),
-                // A pool reached over TLS takes no server in the clear whatever the
-                // announcement names (the INFO that names it is read before the upgrade,
-                // where anyone in between may have written it): its scheme is the pool's.
-                (Some(scheme @ ("tls" | "wss")), Some((_, rest))) => {
-                    format!("{scheme}://{rest}").parse()
-                }
-                _ => url.parse::<ServerAddr>(),
-            };
-            let Ok(addr) = parsed else {
+            let Some(addr) = parse_announced(url, implied_scheme, websocket) else {
                 continue;
             };
-            if websocket != addr.is_websocket() {
-                continue;
-            }
             let server = key(&addr);
             if known.insert(server.clone()) {
-                added.push(url.clone());
+                added.push(url.to_owned());
                 self.servers.push(Server::new(addr, true));
             }
             advertised.insert(server);
@@ -410,6 +448,30 @@ impl ServerPool {
         }
         added
     }
+}
+
+/// The most servers one announcement gives the pool, besides those the user named.
+///
+/// nats-server's `connect_urls` (and `ws_connect_urls`) list the client addresses of the
+/// servers of its own cluster: one per server that sets `client_advertise`, else one per
+/// address of each server's interfaces when it listens on all of them. The clusters of a
+/// supercluster, reached through gateways, and leaf nodes are not in it. Routes make a
+/// full mesh (each server holds a route to every other), which keeps clusters to tens of
+/// servers, announcing at most a few hundred URLs; 4,096 leaves ten times that. What it bounds is an INFO of up to 8 MiB
+/// (`max_info_line`), which a misbehaving server, or anyone in between on a plaintext link,
+/// can fill with 700,000 short URLs: merged whole, they held some 40 times the INFO's size
+/// (a parsed `ServerAddr`, a `Server` and hash set entries each), again after every
+/// reconnect. nats.go (`processInfo`) and nats.js (`Servers.update`) take every URL.
+const MAX_ANNOUNCED: usize = 4096;
+
+/// The part of an announcement a pool takes in ([`ServerPool::announced_urls`]).
+struct Announced<'a> {
+    /// The URLs, in the announcement's order.
+    urls: Vec<&'a str>,
+    /// The scheme they take when announced bare.
+    implied_scheme: Option<&'static str>,
+    /// The URLs past [`MAX_ANNOUNCED`] servers, left out.
+    left_out: usize,
 }
 
 /// INFO updates whose servers are still to be taken into the pool, newest last.
@@ -526,15 +588,28 @@ fn announced_key<'a>(
     if let Some((host, port)) = plain_host_port(url) {
         return Some((Cow::Borrowed(host), port));
     }
-    let parsed = match implied_scheme {
-        Some(scheme) if !url.contains("://") => format!("{scheme}://{url}").parse(),
+    let ServerKey { host, port } = key(&parse_announced(url, implied_scheme, websocket)?);
+    Some((Cow::Owned(host), port))
+}
+
+/// An announced URL as the pool takes it, or `None` where it does not parse or is a
+/// WebSocket address for a plain pool or the other way round (see
+/// [`ServerPool::add_discovered`]).
+fn parse_announced(url: &str, implied_scheme: Option<&str>, websocket: bool) -> Option<ServerAddr> {
+    let parsed = match (implied_scheme, url.split_once("://")) {
+        (Some(scheme), None) => format!("{scheme}://{url}").parse(),
+        // A pool reached over TLS takes no server in the clear whatever the announcement
+        // names (the INFO that names it is read before the upgrade, where anyone in between
+        // may have written it): its scheme is the pool's.
+        (Some(scheme @ ("tls" | "wss")), Some((_, rest))) => format!("{scheme}://{rest}").parse(),
         _ => url.parse::<ServerAddr>(),
     };
-    let addr = parsed
-        .ok()
-        .filter(|addr| addr.is_websocket() == websocket)?;
-    let ServerKey { host, port } = key(&addr);
-    Some((Cow::Owned(host), port))
+    parsed.ok().filter(|addr| addr.is_websocket() == websocket)
+}
+
+/// Whether a pool whose announced URLs take `implied_scheme` is one of WebSocket servers.
+fn is_websocket(implied_scheme: Option<&str>) -> bool {
+    matches!(implied_scheme, Some("ws" | "wss"))
 }
 
 /// `host:port` with an explicit port and a host that `Url` keeps as it is: a canonical
@@ -850,7 +925,8 @@ mod tests {
         // Guards the complexity by counting what a quadratic merge would multiply, not by
         // timing it (a busy machine stretches one size's time and not the other's): the merge
         // used to compare every announced URL with every known server, 4 x 10^8 comparisons
-        // for 20,000 URLs. Hashed, it makes about one per URL and set it goes through.
+        // for 20,000 URLs. Hashed, it makes about one per URL and set it goes through. The
+        // larger size is the most servers an announcement gives the pool.
         let merge = |servers: usize| {
             let urls: Vec<String> = (0..servers)
                 .map(|i| format!("10.{}.{}.{}:4222", i / 65536, (i / 256) % 256, i % 256))
@@ -869,7 +945,7 @@ mod tests {
             assert_eq!(pool.parsed, servers * 5 / 2);
             comparisons() - before
         };
-        for servers in [2_000, 20_000] {
+        for servers in [MAX_ANNOUNCED / 8, MAX_ANNOUNCED] {
             let compared = merge(servers);
             // Per URL of the three announcements, a hit costs one comparison in each set
             // it meets (known, advertised, then the pruning's lookup), a miss a rare false
@@ -909,11 +985,11 @@ mod tests {
 
     #[test]
     fn an_announcement_is_taken_in_without_parsing_its_urls() {
-        // A cluster of 10,000 re-announces every member whenever one joins: taking that in
-        // used to parse all 10,000 URLs on every update (milliseconds of CPU next to the
+        // A cluster of thousands re-announces every member whenever one joins: taking that
+        // in used to parse every URL on every update (milliseconds of CPU next to the
         // traffic behind the INFO, issue 22). Now nothing is parsed until the pool is used,
         // and then only the newest announcement.
-        let urls: Vec<String> = (0..10_000)
+        let urls: Vec<String> = (0..4_000)
             .map(|i| format!("10.0.{}.{}:4222", i / 256, i % 256))
             .collect();
         let mut pool = ServerPool::new(vec!["nats://seed:4222".parse().unwrap()], true);
@@ -922,16 +998,87 @@ mod tests {
             pool.take_announced(Arc::new(advertising(&urls, &[])), true)
                 .len()
         };
-        assert_eq!(announce(&urls), 10_000);
+        assert_eq!(announce(&urls), 4_000);
         let mut grown = urls.clone();
         grown.push("10.1.0.0:4222".to_owned());
         assert_eq!(announce(&grown), 1);
         assert_eq!(announce(&urls), 0);
         assert_eq!(pool.parsed, 0, "taking in announcements parses nothing");
-        assert_eq!(pool.len(), 10_001);
-        assert_eq!(pool.parsed, 10_000, "the newest announcement, once");
-        assert_eq!(pool.len(), 10_001);
-        assert_eq!(pool.parsed, 10_000);
+        assert_eq!(pool.len(), 4_001);
+        assert_eq!(pool.parsed, 4_000, "the newest announcement, once");
+        assert_eq!(pool.len(), 4_001);
+        assert_eq!(pool.parsed, 4_000);
+    }
+
+    #[test]
+    fn an_announcement_gives_the_pool_at_most_max_announced_servers() {
+        // An INFO of 8 MiB holds some 700,000 short URLs; merged whole, they held about 40
+        // times its size. The pool takes MAX_ANNOUNCED servers of it, cut before anything
+        // is parsed, and the user's servers and repeats do not count against the limit.
+        let user =
+            |pool: &mut ServerPool| pool.snapshot().iter().filter(|s| !s.is_discovered).count();
+        let announcing = |generation: usize| {
+            (0..100_000).flat_map(move |i| {
+                let url = format!("g{generation}-{i}.example:4222");
+                [url.clone(), url]
+            })
+        };
+        let mut pool = ServerPool::new(vec!["a:1".parse().unwrap(), "b:2".parse().unwrap()], true);
+        let urls: Vec<String> = ["a:1".to_owned(), "b:2".to_owned()]
+            .into_iter()
+            .chain(announcing(1))
+            .collect();
+        let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+        let reported = pool.take_announced(Arc::new(advertising(&urls, &[])), true);
+        assert_eq!(reported.len(), MAX_ANNOUNCED, "reported as taken");
+        assert_eq!(
+            reported.first().map(String::as_str),
+            Some("g1-0.example:4222")
+        );
+        assert_eq!(pool.len(), MAX_ANNOUNCED + 2);
+        assert_eq!(user(&mut pool), 2);
+        assert_eq!(
+            pool.parsed,
+            MAX_ANNOUNCED + 2,
+            "nothing past the limit is parsed"
+        );
+        let last = &pool.snapshot()[MAX_ANNOUNCED + 1];
+        assert_eq!(
+            last.addr.host(),
+            format!("g1-{}.example", MAX_ANNOUNCED - 1)
+        );
+
+        // Servers the pool holds count too: another announcement does not add to them.
+        let urls: Vec<String> = announcing(2).chain(announcing(1)).collect();
+        let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+        pool.add_discovered(&advertising(&urls, &[]));
+        assert_eq!(pool.len(), MAX_ANNOUNCED + 2);
+        assert!(
+            pool.snapshot()
+                .iter()
+                .all(|s| !s.is_discovered || s.addr.host().starts_with("g2-")),
+            "the newest announcement's first servers"
+        );
+
+        // A cluster's announcement merges as it always did.
+        let added = pool.add_discovered(&advertising(&["b:2", "c:3", "d:4", "e:5"], &[]));
+        assert_eq!(added, ["c:3", "d:4", "e:5"]);
+        let hosts: Vec<_> = pool
+            .snapshot()
+            .iter()
+            .map(|s| s.addr.host().to_owned())
+            .collect();
+        assert_eq!(hosts, ["a", "b", "c", "d", "e"]);
+
+        // Cut or not, a TLS pool's discovered servers are TLS.
+        let mut pool = ServerPool::new(vec!["tls://a:1".parse().unwrap()], true);
+        let urls: Vec<String> = (0..2 * MAX_ANNOUNCED)
+            .map(|i| format!("nats://10.0.{}.{}:4222", i / 256, i % 256))
+            .collect();
+        let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+        pool.add_discovered(&advertising(&urls, &[]));
+        assert_eq!(pool.len(), MAX_ANNOUNCED + 1);
+        assert!(pool.snapshot().iter().all(|s| s.addr.scheme() == "tls"));
     }
 
     #[test]
