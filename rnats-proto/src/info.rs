@@ -3,12 +3,17 @@
 
 use std::fmt;
 
+use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 /// What the server says about itself in `INFO`.
 ///
 /// Every field defaults when absent and unknown fields are ignored, so newer
 /// or older servers still parse.
+///
+/// Of the URL lists, only the first 16,384 entries are kept. An INFO may be up to 8 MiB
+/// (`ParserLimits::max_info_line`), room for some 700,000 short URLs, and read whole into
+/// strings they took up to five times the line's size; a cluster announces a few hundred.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default)]
 pub struct ServerInfo {
@@ -40,9 +45,13 @@ pub struct ServerInfo {
     pub tls_verify: bool,
     /// Whether the server offers TLS without requiring it.
     pub tls_available: bool,
-    /// Other cluster members a client may connect to.
+    /// Other cluster members a client may connect to: at most the first 16,384 the INFO
+    /// lists (no cluster comes near; the rest are read past, see [`ServerInfo`]).
+    #[serde(deserialize_with = "first_urls")]
     pub connect_urls: Vec<String>,
-    /// Other cluster members reachable over WebSocket.
+    /// Other cluster members reachable over WebSocket, at most the first 16,384 as for
+    /// `connect_urls`.
+    #[serde(deserialize_with = "first_urls")]
     pub ws_connect_urls: Vec<String>,
     /// Whether the server is in lame duck mode and about to shut down.
     #[serde(rename = "ldm")]
@@ -67,6 +76,40 @@ pub struct ServerInfo {
     /// nats-server 2.12 and later), 0 when not announced.
     #[serde(rename = "api_lvl")]
     pub api_level: u32,
+}
+
+/// The most entries kept of an INFO's `connect_urls` or `ws_connect_urls` (see
+/// [`ServerInfo`]): four times what rnats-core's server pool takes from one announcement
+/// (4,096 servers, repeats not counted), leaving room for repeats before the servers it
+/// would take.
+const MAX_CONNECT_URLS: usize = 16_384;
+
+/// Deserializes a list of URLs, keeping the first [`MAX_CONNECT_URLS`] and reading past the
+/// rest without storing them.
+fn first_urls<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    struct FirstUrls;
+
+    impl<'de> Visitor<'de> for FirstUrls {
+        type Value = Vec<String>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a list of URLs")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+            let mut urls = Vec::new();
+            while urls.len() < MAX_CONNECT_URLS {
+                match seq.next_element()? {
+                    Some(url) => urls.push(url),
+                    None => return Ok(urls),
+                }
+            }
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(urls)
+        }
+    }
+
+    deserializer.deserialize_seq(FirstUrls)
 }
 
 /// The options and credentials the client sends in `CONNECT`.
@@ -180,6 +223,33 @@ mod tests {
         assert_eq!(info.api_level, 0);
         let info: ServerInfo = serde_json::from_str(r#"{"api_lvl":5}"#).unwrap();
         assert_eq!(info.api_level, 5);
+    }
+
+    #[test]
+    fn server_info_keeps_the_first_urls_of_a_list_longer_than_any_cluster_s() {
+        let list = |n: usize| {
+            let urls: Vec<String> = (0..n).map(|i| format!("\"h{i}:4222\"")).collect();
+            urls.join(",")
+        };
+        let json = format!(
+            r#"{{"connect_urls":[{}],"ws_connect_urls":[{}],"max_payload":1}}"#,
+            list(MAX_CONNECT_URLS + 10),
+            list(MAX_CONNECT_URLS),
+        );
+        let info: ServerInfo = serde_json::from_str(&json).unwrap();
+        assert_eq!(info.connect_urls.len(), MAX_CONNECT_URLS);
+        assert_eq!(info.connect_urls[0], "h0:4222");
+        assert_eq!(
+            info.connect_urls.last().map(String::as_str),
+            Some(format!("h{}:4222", MAX_CONNECT_URLS - 1).as_str())
+        );
+        assert_eq!(info.ws_connect_urls.len(), MAX_CONNECT_URLS);
+        assert_eq!(info.max_payload, 1, "what follows the list is read");
+        // A list of a cluster's size is kept as it is.
+        let info: ServerInfo =
+            serde_json::from_str(r#"{"connect_urls":["a:1","b:2","a:1"]}"#).unwrap();
+        assert_eq!(info.connect_urls, ["a:1", "b:2", "a:1"]);
+        assert!(serde_json::from_str::<ServerInfo>(r#"{"connect_urls":"a:1"}"#).is_err());
     }
 
     #[test]
