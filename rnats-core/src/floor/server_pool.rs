@@ -461,7 +461,9 @@ impl ServerPool {
 /// (`max_info_line`), which a misbehaving server, or anyone in between on a plaintext link,
 /// can fill with 700,000 short URLs: merged whole, they held some 40 times the INFO's size
 /// (a parsed `ServerAddr`, a `Server` and hash set entries each), again after every
-/// reconnect. nats.go (`processInfo`) and nats.js (`Servers.update`) take every URL.
+/// reconnect. The decoder now keeps the first 16,384 URLs of each list (see
+/// `rnats_proto::ServerInfo`), leaving room for repeats before the servers taken here.
+/// nats.go (`processInfo`) and nats.js (`Servers.update`) take every URL.
 const MAX_ANNOUNCED: usize = 4096;
 
 /// The part of an announcement a pool takes in ([`ServerPool::announced_urls`]).
