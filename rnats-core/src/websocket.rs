@@ -33,7 +33,8 @@ pub(crate) struct WebSocket<S> {
     stream: WebSocketStream<S>,
     /// What is left of the last message received, when it did not fit the reader's buffer.
     pending: Bytes,
-    /// Pings received since the queue of frames to send was last empty: their pongs wait.
+    /// Pings received since the queue of frames to send was last seen empty (by a flush,
+    /// ours or the engine's): their pongs may still wait.
     pongs_waiting: u32,
 }
 
@@ -236,9 +237,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for WebSocket<S> {
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream)
-            .poll_flush(cx)
-            .map_err(io_error)
+        let this = self.get_mut();
+        let flushed = ready!(Pin::new(&mut this.stream).poll_flush(cx)).map_err(io_error);
+        if flushed.is_ok() {
+            // Every pong queued so far has left with the rest.
+            this.pongs_waiting = 0;
+        }
+        Poll::Ready(flushed)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -299,27 +304,6 @@ mod tests {
         assert!(bytes.is_empty() && error.is_some(), "{error:?}");
     }
 
-    /// A connection whose far end takes nothing.
-    struct TakesNothing;
-
-    impl AsyncWrite for TakesNothing {
-        fn poll_write(
-            self: Pin<&mut Self>,
-            _: &mut Context<'_>,
-            _: &[u8],
-        ) -> Poll<io::Result<usize>> {
-            Poll::Pending
-        }
-
-        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Poll::Pending
-        }
-
-        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Poll::Pending
-        }
-    }
-
     /// Reads `pings` empty ping frames, then `INFO {}`, over a connection whose far end
     /// takes what the client sends, or (`takes_nothing`) nothing.
     fn read_pings(pings: usize, takes_nothing: bool) -> io::Result<Vec<u8>> {
@@ -327,7 +311,7 @@ mod tests {
         frames.extend_from_slice(&[0x82, 9]);
         frames.extend_from_slice(b"INFO {}\r\n");
         match takes_nothing {
-            true => read_once(tokio::io::join(&frames[..], TakesNothing)),
+            true => read_once(tokio::io::join(&frames[..], Gate::default())),
             false => read_once(tokio::io::join(&frames[..], tokio::io::sink())),
         }
     }
@@ -345,6 +329,84 @@ mod tests {
         match Pin::new(&mut ws).poll_read(&mut cx, &mut buf) {
             Poll::Ready(result) => result.map(|()| buf.filled().to_vec()),
             Poll::Pending => panic!("memory never makes a reader wait"),
+        }
+    }
+
+    #[test]
+    fn a_flush_that_empties_the_queue_clears_the_count() {
+        let mut frames = [0x89, 0].repeat(MAX_PONGS_WAITING as usize);
+        frames.extend_from_slice(&[0x82, 9]);
+        frames.extend_from_slice(b"INFO {}\r\n");
+        frames.extend_from_slice(&[0x89, 0].repeat(MAX_PONGS_WAITING as usize));
+        frames.extend_from_slice(&[0x82, 9]);
+        frames.extend_from_slice(b"INFO {}\r\n");
+        let gate = Gate::default();
+        let mut ws = WebSocket {
+            stream: ClientBuilder::new().take_over(tokio::io::join(&frames[..], gate.clone())),
+            pending: Bytes::new(),
+            pongs_waiting: 0,
+        };
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut read = |ws: &mut WebSocket<_>| {
+            let mut scratch = [0; 64];
+            let mut buf = ReadBuf::new(&mut scratch);
+            match Pin::new(ws).poll_read(&mut cx, &mut buf) {
+                Poll::Ready(result) => result.map(|()| buf.filled().to_vec()),
+                Poll::Pending => panic!("memory never makes a reader wait"),
+            }
+        };
+        // The limit's worth of pings whose pongs wait, then the engine's own flush gets
+        // them out: as many again are allowed.
+        assert_eq!(read(&mut ws).unwrap(), b"INFO {}\r\n");
+        gate.open();
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        assert!(matches!(
+            Pin::new(&mut ws).poll_flush(&mut cx),
+            Poll::Ready(Ok(()))
+        ));
+        gate.close();
+        assert_eq!(read(&mut ws).unwrap(), b"INFO {}\r\n");
+    }
+
+    /// A far end that takes nothing until opened (closed when made).
+    #[derive(Clone, Default)]
+    struct Gate(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+    impl Gate {
+        fn open(&self) {
+            self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+
+        fn close(&self) {
+            self.0.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+
+        fn is_open(&self) -> bool {
+            self.0.load(std::sync::atomic::Ordering::Relaxed)
+        }
+    }
+
+    impl AsyncWrite for Gate {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            match self.is_open() {
+                true => Poll::Ready(Ok(buf.len())),
+                false => Poll::Pending,
+            }
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            match self.is_open() {
+                true => Poll::Ready(Ok(())),
+                false => Poll::Pending,
+            }
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Pending
         }
     }
 

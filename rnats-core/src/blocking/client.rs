@@ -47,6 +47,11 @@ impl Client {
         self.handle.inner()
     }
 
+    #[cfg(test)]
+    pub(super) fn inner_arc(&self) -> &Arc<Inner> {
+        self.handle.inner_arc()
+    }
+
     /// Publishes `payload` to `subject`.
     ///
     /// Returns once the message is in the write buffer: written at once when the

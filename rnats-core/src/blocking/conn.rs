@@ -117,14 +117,17 @@ impl Conn {
         until: Option<Instant>,
     ) -> io::Result<Written> {
         let mut unsent = self.tls.as_ref().map(|tls| lock(&tls.unsent));
+        // The clock is read from the second write on: most batches leave in one.
+        let mut first = true;
         loop {
             let encrypted = unsent.as_deref().is_some_and(|unsent| !unsent.is_empty());
             if frames.is_empty() && !encrypted {
                 return Ok(Written::All);
             }
-            if until.is_some_and(|until| Instant::now() >= until) {
+            if !first && until.is_some_and(|until| Instant::now() >= until) {
                 return Ok(Written::Stopped);
             }
+            first = false;
             let written = match (&self.tls, unsent.as_deref_mut()) {
                 (Some(tls), Some(unsent)) => {
                     if unsent.is_empty() {
@@ -178,61 +181,6 @@ impl Conn {
         #[cfg(test)]
         self.stall.shut();
         let _ = self.read.shutdown(Shutdown::Both);
-    }
-}
-
-/// Test-only: writes that wait as on a socket whose peer reads nothing, until the
-/// connection is shut. (Filling a real socket does not stay full: the kernel grows its
-/// buffers and finds a little room as it waits.)
-#[cfg(test)]
-#[derive(Default)]
-pub(super) struct Stall {
-    /// Whether writes wait, and whether the connection was shut.
-    state: Mutex<(bool, bool)>,
-    changed: std::sync::Condvar,
-}
-
-#[cfg(test)]
-impl Stall {
-    /// Writes wait from now on.
-    pub(super) fn start(&self) {
-        lock(&self.state).0 = true;
-    }
-
-    /// Writes go on.
-    pub(super) fn end(&self) {
-        lock(&self.state).0 = false;
-        self.changed.notify_all();
-    }
-
-    /// Waits while writes are stalled, up to the socket's write timeout as a socket would
-    /// (then `WouldBlock`); an error once the connection is shut.
-    fn wait(&self, timeout: Option<Duration>) -> io::Result<()> {
-        let mut state = lock(&self.state);
-        if state.0 && !state.1 {
-            state = match timeout {
-                Some(timeout) => {
-                    self.changed
-                        .wait_timeout(state, timeout)
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .0
-                }
-                None => self
-                    .changed
-                    .wait_while(state, |state| state.0 && !state.1)
-                    .unwrap_or_else(std::sync::PoisonError::into_inner),
-            };
-        }
-        match *state {
-            (_, true) => Err(io::ErrorKind::BrokenPipe.into()),
-            (true, false) => Err(io::ErrorKind::WouldBlock.into()),
-            (false, false) => Ok(()),
-        }
-    }
-
-    fn shut(&self) {
-        lock(&self.state).1 = true;
-        self.changed.notify_all();
     }
 }
 
@@ -569,5 +517,101 @@ impl Write for Stream {
             Stream::Tcp(tcp) => tcp.flush(),
             Stream::Tls(tls) => tls.flush(),
         }
+    }
+}
+
+/// Test-only: writes that wait as on a socket whose peer reads nothing, until the
+/// connection is shut. (Filling a real socket does not stay full: the kernel grows its
+/// buffers and finds a little room as it waits.)
+#[cfg(test)]
+#[derive(Default)]
+pub(super) struct Stall {
+    state: Mutex<StallState>,
+    changed: std::sync::Condvar,
+}
+
+#[cfg(test)]
+#[derive(Default)]
+struct StallState {
+    /// Writes wait.
+    stalled: bool,
+    /// Stalled writes wait past the socket's write timeout too, until released.
+    held: bool,
+    /// The connection was shut: writes fail.
+    shut: bool,
+    /// Writes that came to the gate while it was stalled.
+    entered: usize,
+}
+
+#[cfg(test)]
+impl Stall {
+    /// Writes wait from now on.
+    pub(super) fn start(&self) {
+        lock(&self.state).stalled = true;
+    }
+
+    /// Writes wait from now on, and none gives up at the socket's write timeout until
+    /// [`Stall::release`].
+    pub(super) fn hold(&self) {
+        let mut state = lock(&self.state);
+        state.stalled = true;
+        state.held = true;
+    }
+
+    /// Stalled writes give up at the socket's write timeout again.
+    pub(super) fn release(&self) {
+        lock(&self.state).held = false;
+        self.changed.notify_all();
+    }
+
+    /// Writes go on.
+    pub(super) fn end(&self) {
+        lock(&self.state).stalled = false;
+        self.changed.notify_all();
+    }
+
+    /// Waits up to `timeout` until `writes` writes have come to the stalled gate; whether
+    /// they did.
+    pub(super) fn wait_entered(&self, writes: usize, timeout: Duration) -> bool {
+        let state = lock(&self.state);
+        let (state, _) = self
+            .changed
+            .wait_timeout_while(state, timeout, |state| state.entered < writes)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.entered >= writes
+    }
+
+    /// Waits while writes are stalled, up to the socket's write timeout as a socket would
+    /// (then `WouldBlock`); an error once the connection is shut.
+    fn wait(&self, timeout: Option<Duration>) -> io::Result<()> {
+        let mut state = lock(&self.state);
+        if state.stalled && !state.shut {
+            state.entered += 1;
+            self.changed.notify_all();
+            state = match (state.held, timeout) {
+                (false, Some(timeout)) => {
+                    self.changed
+                        .wait_timeout(state, timeout)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .0
+                }
+                _ => self
+                    .changed
+                    .wait_while(state, |state| {
+                        state.stalled && !state.shut && (state.held || timeout.is_none())
+                    })
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            };
+        }
+        match (state.shut, state.stalled) {
+            (true, _) => Err(io::ErrorKind::BrokenPipe.into()),
+            (false, true) => Err(io::ErrorKind::WouldBlock.into()),
+            (false, false) => Ok(()),
+        }
+    }
+
+    fn shut(&self) {
+        lock(&self.state).shut = true;
+        self.changed.notify_all();
     }
 }

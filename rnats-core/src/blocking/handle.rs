@@ -32,6 +32,12 @@ impl Handle {
     pub(super) fn inner(&self) -> &Inner {
         &self.inner
     }
+
+    /// The shared state itself: its count of holders tells a test when a thread ended.
+    #[cfg(test)]
+    pub(super) fn inner_arc(&self) -> &Arc<Inner> {
+        &self.inner
+    }
 }
 
 /// Queues a PING once a link is up and waits for its PONG, until `deadline`

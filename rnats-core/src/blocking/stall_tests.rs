@@ -61,7 +61,9 @@ impl StopsReading {
                 }
             }
         });
+        // A close waits for its writes this long: far past what any test needs.
         let client = ConnectOptions::new()
+            .connection_timeout(Duration::from_secs(60))
             .ping_interval(ping_interval)
             .max_pings_outstanding(2)
             .connect_blocking(addr.to_string())
@@ -212,5 +214,58 @@ fn records_encrypted_before_a_hand_off_leave_first_and_whole() {
             (message.subject.as_str(), &message.payload[..]),
             (subject, payload.as_bytes())
         );
+    }
+}
+
+#[test]
+fn a_batch_handed_over_while_closing_is_written_by_the_close() {
+    let server = StopsReading::start(Duration::from_secs(3600));
+    let conn = server.conn();
+    let inner = Arc::clone(server.client.inner_arc());
+    // The request's caller waits in its first write, past its slice, until released.
+    conn.stall.hold();
+    let requester = server.client.clone();
+    let request = thread::spawn(move || {
+        let request = Request::new()
+            .payload("first".into())
+            .timeout(Some(Duration::from_secs(60)));
+        requester.send_request("service", request)
+    });
+    assert!(
+        conn.stall.wait_entered(1, WAIT),
+        "the request was not written"
+    );
+    // The close refuses the queue; the flusher thread ends (its handle on the client goes)
+    // while the caller still holds the writer's role.
+    let threads = Arc::strong_count(&inner);
+    let closer = server.client.clone();
+    let close = thread::spawn(move || closer.close());
+    wait_until(|| Arc::strong_count(&inner) < threads);
+    // The caller's slice is over: it hands its batch over, and the close, with nobody else
+    // left to, writes it.
+    conn.stall.release();
+    assert!(
+        conn.stall.wait_entered(3, WAIT),
+        "nobody took the batch handed over"
+    );
+    conn.stall.end();
+    server.say.send(Say::ReadUntil(b"first\r\n")).unwrap();
+    let read = String::from_utf8(server.read.recv_timeout(WAIT).unwrap()).unwrap();
+    assert!(read.contains("PUB service"), "{read:?}");
+    close.join().unwrap();
+    let _ = request.join().unwrap();
+    drop(inner);
+    server.finish();
+}
+
+/// Waits until `done` holds, failing the test after [`WAIT`].
+fn wait_until(mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + WAIT;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "condition not reached"
+        );
+        thread::park_timeout(Duration::from_millis(1));
     }
 }

@@ -9,9 +9,10 @@
 //! a publishing loop makes one write per tens of KiB, not one per message. Past the write
 //! limit publishers wait for room.
 //!
-//! A caller with an answer to wait for (urgent frames) is never held by a socket that takes
+//! A caller with an answer to wait for (urgent frames) is not held by a socket that takes
 //! nothing: after [`WRITE_SLICE`] it hands the rest of its batch, and the writer's role, to
-//! the flusher thread. The background thread never writes (`Urgency::Soon`).
+//! the flusher thread (a planned move's old link aside, written up to the move's deadline
+//! by whoever started it). The background thread never writes (`Urgency::Soon`).
 //!
 //! A planned move ([`WriteSide::handle_move`]) splits the queue (see [`Writes`]).
 //!
@@ -233,9 +234,14 @@ impl WriteSide {
         urgency: Urgency,
         was_empty: bool,
     ) -> bool {
-        if urgency == Urgency::Now {
-            writes.last_urgent = Instant::now();
-        }
+        let now = match urgency {
+            Urgency::Now => {
+                let now = Instant::now();
+                writes.last_urgent = now;
+                Some(now)
+            }
+            Urgency::Normal | Urgency::Soon => None,
+        };
         if writes.writing || !writes.queue.is_live() {
             // The writer's next round takes it (or the next link does).
             return false;
@@ -261,11 +267,7 @@ impl WriteSide {
             // A caller with an answer to wait for (a request, a flush) is not held by a
             // socket that takes nothing: after a slice the flusher writes on. A publisher
             // is: its wait is the back-pressure.
-            let hand_off = match urgency {
-                Urgency::Now => Some(Instant::now() + WRITE_SLICE),
-                Urgency::Normal | Urgency::Soon => None,
-            };
-            self.write_now(host, writes, hand_off);
+            self.write_now(host, writes, now.map(|now| now + WRITE_SLICE));
         } else if !writes.flusher_kicked {
             writes.flusher_kicked = true;
             self.flusher.notify_one();
@@ -312,31 +314,33 @@ impl WriteSide {
                 conn,
                 generation,
                 mut frames,
-                handover,
+                handover_until,
                 ..
             } = batch;
-            let until = match handover {
-                Some(deadline) => Some(deadline),
-                None => hand_off,
-            };
+            let until = handover_until.or(hand_off);
             let result = conn.write_frames(&mut frames, until);
             writes = self.writes();
             match result {
-                Ok(Written::Stopped) if handover.is_none() => {
+                Ok(Written::Stopped) if handover_until.is_none() => {
                     writes.hand_off = Some(Batch {
                         conn,
                         generation,
                         frames,
                         messages: 0,
-                        handover: None,
+                        handover_until: None,
                     });
                     writes.flusher_kicked = true;
                     self.flusher.notify_one();
+                    // A close waiting for the writer takes it if the flusher has ended.
+                    if writes.space_waiters > 0 {
+                        self.space.notify_all();
+                    }
                     return writes;
                 }
                 Ok(Written::Stopped) => {
                     drop(writes);
-                    host.link_failed(generation, "the old link took nothing until the move's end");
+                    let reason = "the old link had not taken everything by the move's deadline";
+                    host.link_failed(generation, reason);
                     writes = self.writes();
                 }
                 Err(error) => {
@@ -344,7 +348,7 @@ impl WriteSide {
                     host.link_failed(generation, &format!("write failed: {error}"));
                     writes = self.writes();
                 }
-                Ok(Written::All) if handover.is_some() => {
+                Ok(Written::All) if handover_until.is_some() => {
                     self.note_handover_written(host, writes, generation);
                     writes = self.writes();
                 }
@@ -470,13 +474,19 @@ impl WriteSide {
             if !writes.has_batch() && !writes.writing {
                 return;
             }
-            if !writes.writing {
-                writes = self.write_out(host, writes, None, Some(deadline));
-                continue;
-            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return;
+            }
+            // A batch handed over now has nobody else to take it: the flusher may have
+            // ended as the queue closed.
+            if let Some(batch) = writes.hand_off.take() {
+                writes = self.write_out(host, writes, Some(batch), Some(deadline));
+                continue;
+            }
+            if !writes.writing {
+                writes = self.write_out(host, writes, None, Some(deadline));
+                continue;
             }
             writes.space_waiters += 1;
             writes = self

@@ -144,7 +144,7 @@ impl Writes {
                 generation: handover.generation,
                 frames,
                 messages: handover.messages,
-                handover: Some(handover.until),
+                handover_until: Some(handover.until),
             });
         }
         let mut frames = mem::take(&mut self.spare);
@@ -159,7 +159,7 @@ impl Writes {
             generation: taken.link_id,
             frames,
             messages: taken.messages,
-            handover: None,
+            handover_until: None,
         })
     }
 
@@ -189,6 +189,7 @@ pub(super) struct Batch {
     pub(super) generation: u64,
     pub(super) frames: Frames,
     pub(super) messages: u64,
-    /// The old link's frames of a planned move: the move's deadline.
-    pub(super) handover: Option<Instant>,
+    /// The old link's frames of a planned move: the move's deadline, past which the old
+    /// link is given up on.
+    pub(super) handover_until: Option<Instant>,
 }
