@@ -5,15 +5,14 @@
 //! small multiple of its size, counted by this binary's allocator.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use rnats_test_server::NatsServer;
+use rnats_test_server::heap::{self, CountingAlloc};
 
 /// A server whose INFO line is about 100 KiB.
 fn server_with_a_large_info() -> NatsServer {
@@ -133,7 +132,7 @@ fn serve_once(info: Arc<[u8]>) -> SocketAddr {
 /// Checks that the heap grew at most [`MAX_COST`] times `info_len` since [`start_counting`]
 /// returned `from`, and that the pool took a bounded part of the announced servers.
 fn assert_costs_a_small_multiple(from: usize, info_len: usize, pool: &[rnats_core::Server]) {
-    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(from);
+    let peak = heap::peak().saturating_sub(from);
     assert!(
         peak <= MAX_COST * info_len,
         "an INFO of {info_len} bytes cost {peak} bytes at the peak ({:.1} times)",
@@ -152,64 +151,10 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     TURN.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Bytes allocated and not yet freed.
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-/// The highest [`LIVE`] reached since [`start_counting`].
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+#[global_allocator]
+static HEAP: CountingAlloc = CountingAlloc;
 
 /// Starts measuring the peak from now; returns the bytes live now.
 fn start_counting() -> usize {
-    let live = LIVE.load(Ordering::Relaxed);
-    PEAK.store(live, Ordering::Relaxed);
-    live
-}
-
-/// The system allocator, counting what it hands out.
-struct Counting;
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-// SAFETY: every call is forwarded unchanged to `System`; the counters only observe sizes.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as ours.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            grew(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as ours.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
-        if !ptr.is_null() {
-            grew(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: same contract as ours.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new.is_null() {
-            // Counted as a move: the old block and the new one may both be live at once.
-            grew(new_size);
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        }
-        new
-    }
-}
-
-fn grew(size: usize) {
-    let live = LIVE.fetch_add(size, Ordering::Relaxed) + size;
-    PEAK.fetch_max(live, Ordering::Relaxed);
+    heap::reset_peak()
 }

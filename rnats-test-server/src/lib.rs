@@ -39,6 +39,7 @@ mod auth;
 mod builder;
 mod cluster;
 mod error;
+pub mod heap;
 mod hub_and_leaf;
 mod info;
 mod log;

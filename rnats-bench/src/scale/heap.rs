@@ -5,75 +5,22 @@
 //! Live heap bytes do not depend on what the allocator keeps cached or on page granularity,
 //! so "bytes per subscription" is a count, not a noisy difference of two RSS readings.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use rnats_test_server::heap as counted;
+pub use rnats_test_server::heap::CountingAlloc;
 
 use crate::memory;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-static INSTALLED: AtomicBool = AtomicBool::new(false);
-
-/// The system allocator, counting the bytes it has handed out and not yet taken back, and
-/// the highest that count reached since [`reset_peak`].
-#[derive(Debug, Default, Clone, Copy)]
-pub struct CountingAlloc;
-
-// SAFETY: every call is forwarded unchanged to `System`; the counters only observe sizes.
-#[allow(unsafe_code)]
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as ours.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            grew(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: same contract as ours.
-        let ptr = unsafe { System.alloc_zeroed(layout) };
-        if !ptr.is_null() {
-            grew(layout.size());
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: same contract as ours.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new.is_null() {
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-            grew(new_size);
-        }
-        new
-    }
-}
-
-fn grew(size: usize) {
-    INSTALLED.store(true, Ordering::Relaxed);
-    let live = LIVE.fetch_add(size, Ordering::Relaxed) + size;
-    PEAK.fetch_max(live, Ordering::Relaxed);
-}
 
 /// Whether [`CountingAlloc`] is the global allocator of this process (it has counted an
 /// allocation).
 pub fn counting() -> bool {
-    INSTALLED.load(Ordering::Relaxed)
+    counted::counting()
 }
 
 /// Bytes in use now: live heap bytes when counting, resident bytes otherwise (0 when neither
 /// can be read).
 pub fn in_use() -> usize {
     if counting() {
-        LIVE.load(Ordering::Relaxed)
+        counted::live()
     } else {
         kib_to_bytes(memory::self_status_kib(memory::RSS).unwrap_or(0))
     }
@@ -83,7 +30,7 @@ pub fn in_use() -> usize {
 /// counting, the resident one (`VmHWM`) otherwise.
 pub fn peak() -> usize {
     if counting() {
-        PEAK.load(Ordering::Relaxed)
+        counted::peak()
     } else {
         kib_to_bytes(memory::self_status_kib(memory::PEAK_RSS).unwrap_or(0))
     }
@@ -94,7 +41,7 @@ pub fn peak() -> usize {
 /// its older, higher value, which the caller sees as a larger figure, never a smaller one.
 pub fn reset_peak() {
     if counting() {
-        PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+        counted::reset_peak();
     } else {
         let _ = std::fs::write("/proc/self/clear_refs", "5");
     }
