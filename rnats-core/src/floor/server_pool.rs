@@ -457,13 +457,13 @@ impl ServerPool {
 /// address of each server's interfaces when it listens on all of them. The clusters of a
 /// supercluster, reached through gateways, and leaf nodes are not in it. Routes make a
 /// full mesh (each server holds a route to every other), which keeps clusters to tens of
-/// servers, announcing at most a few hundred URLs; 4,096 leaves ten times that. What it bounds is an INFO of up to 8 MiB
-/// (`max_info_line`), which a misbehaving server, or anyone in between on a plaintext link,
-/// can fill with 700,000 short URLs: merged whole, they held some 40 times the INFO's size
-/// (a parsed `ServerAddr`, a `Server` and hash set entries each), again after every
-/// reconnect. The decoder now keeps the first 16,384 URLs of each list (see
-/// `rnats_proto::ServerInfo`), leaving room for repeats before the servers taken here.
-/// nats.go (`processInfo`) and nats.js (`Servers.update`) take every URL.
+/// servers, announcing at most a few hundred URLs; 4,096 leaves ten times that. What it
+/// bounds is an INFO of up to 8 MiB (`max_info_line`), which a misbehaving server, or anyone
+/// in between on a plaintext link, can fill with 700,000 short URLs: merged whole, they held
+/// some 40 times the INFO's size (a parsed `ServerAddr`, a `Server` and hash set entries
+/// each), again after every reconnect. The decoder keeps the first 16,384 URLs of each
+/// list (see `rnats_proto::ServerInfo`), leaving room for repeats before the servers taken
+/// here. nats.go (`processInfo`) and nats.js (`Servers.update`) take every URL.
 const MAX_ANNOUNCED: usize = 4096;
 
 /// The part of an announcement a pool takes in ([`ServerPool::announced_urls`]).
