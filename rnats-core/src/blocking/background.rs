@@ -9,9 +9,9 @@
 //! for it; server PINGs are answered and subscription queues fill while nobody calls
 //! `next`. It gives the role back after every read.
 //!
-//! It never writes to the socket itself (`Urgency::Soon`; a lame duck move's old link,
-//! written up to the move's deadline, aside): it is what finds a link whose server stopped
-//! reading stale, and shuts the socket every blocked writer waits on.
+//! It never waits on the socket to write (`Urgency::Soon`; a lame duck move's old link it
+//! writes for one slice at most, then hands to the flusher thread): it is what finds a link
+//! whose server stopped reading stale, and shuts the socket every blocked writer waits on.
 
 use std::sync::{Arc, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};

@@ -269,3 +269,22 @@ fn wait_until(mut done: impl FnMut() -> bool) {
         thread::park_timeout(Duration::from_millis(1));
     }
 }
+
+#[test]
+fn a_planned_move_does_not_hold_its_caller_on_a_socket_that_takes_nothing() {
+    // The move's deadline, the connection timeout, is a minute: far past the test's wait.
+    let server = StopsReading::start(Duration::from_secs(3600));
+    let conn = server.conn();
+    conn.stall.start();
+    let mover = server.client.clone();
+    let (done, moved) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = done.send(mover.force_reconnect());
+    });
+    // The old link's batch (the move's last PING) cannot leave: the caller hands it to the
+    // flusher thread after a slice, which gives the old link up at the move's deadline.
+    let moved = moved.recv_timeout(WAIT).expect("the move held its caller");
+    assert!(moved.is_ok(), "{moved:?}");
+    conn.stall.end();
+    server.finish();
+}

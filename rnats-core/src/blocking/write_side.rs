@@ -9,10 +9,10 @@
 //! a publishing loop makes one write per tens of KiB, not one per message. Past the write
 //! limit publishers wait for room.
 //!
-//! A caller with an answer to wait for (urgent frames) is not held by a socket that takes
-//! nothing: after [`WRITE_SLICE`] it hands the rest of its batch, and the writer's role, to
-//! the flusher thread (a planned move's old link aside, written up to the move's deadline
-//! by whoever started it). The background thread never writes (`Urgency::Soon`).
+//! A caller with an answer to wait for (urgent frames), and whoever starts a planned move,
+//! is not held by a socket that takes nothing: after [`WRITE_SLICE`] it hands the rest of
+//! its batch, and the writer's role, to the flusher thread. The background thread never
+//! writes more than that slice (`Urgency::Soon`).
 //!
 //! A planned move ([`WriteSide::handle_move`]) splits the queue (see [`Writes`]).
 //!
@@ -295,7 +295,7 @@ impl WriteSide {
     /// A writer that is still writing at `hand_off` leaves the rest of its batch, and the
     /// writer's role with it, to the flusher thread ([`Writes::hand_off`]), and returns:
     /// nobody else writes meanwhile, so no byte changes places. A planned move's old link
-    /// is written up to the move's deadline instead, then dropped.
+    /// is dropped if it has not taken its batch by the move's deadline.
     fn write_out<'a>(
         &'a self,
         host: &impl Host,
@@ -317,17 +317,22 @@ impl WriteSide {
                 handover_until,
                 ..
             } = batch;
-            let until = handover_until.or(hand_off);
+            // A planned move's old link is given up at the move's deadline, whoever writes
+            // it; a writer with a slice of its own hands it over sooner, as any batch.
+            let until = match (handover_until, hand_off) {
+                (Some(end), Some(slice)) => Some(end.min(slice)),
+                (end, slice) => end.or(slice),
+            };
             let result = conn.write_frames(&mut frames, until);
             writes = self.writes();
             match result {
-                Ok(Written::Stopped) if handover_until.is_none() => {
+                Ok(Written::Stopped) if handover_until.is_none_or(|end| Instant::now() < end) => {
                     writes.hand_off = Some(Batch {
                         conn,
                         generation,
                         frames,
                         messages: 0,
-                        handover_until: None,
+                        handover_until,
                     });
                     writes.flusher_kicked = true;
                     self.flusher.notify_one();
