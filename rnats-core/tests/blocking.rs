@@ -1079,17 +1079,9 @@ fn blocking_publishes_reach_an_async_subscriber() {
 }
 
 /// Polls until `done` holds, failing the test after [`WAIT`]: for what the client's events
-/// do not tell (a proxy's count of connections). The pause between polls only spares the
-/// CPU; nothing relies on its length.
-fn wait_until(mut done: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + WAIT;
-    while !done() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "condition not reached"
-        );
-        thread::park_timeout(Duration::from_millis(1));
-    }
+/// do not tell (a proxy's count of connections).
+fn wait_until(done: impl FnMut() -> bool) {
+    rnats_test_server::wait_until(WAIT, done);
 }
 
 #[test]

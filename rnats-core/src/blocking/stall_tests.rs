@@ -240,7 +240,7 @@ fn a_batch_handed_over_while_closing_is_written_by_the_close() {
     let threads = Arc::strong_count(&inner);
     let closer = server.client.clone();
     let close = thread::spawn(move || closer.close());
-    wait_until(|| Arc::strong_count(&inner) < threads);
+    rnats_test_server::wait_until(WAIT, || Arc::strong_count(&inner) < threads);
     // The caller's slice is over: it hands its batch over, and the close, with nobody else
     // left to, writes it.
     conn.stall.release();
@@ -256,18 +256,6 @@ fn a_batch_handed_over_while_closing_is_written_by_the_close() {
     let _ = request.join().unwrap();
     drop(inner);
     server.finish();
-}
-
-/// Waits until `done` holds, failing the test after [`WAIT`].
-fn wait_until(mut done: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + WAIT;
-    while !done() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "condition not reached"
-        );
-        thread::park_timeout(Duration::from_millis(1));
-    }
 }
 
 #[test]
