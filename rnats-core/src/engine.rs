@@ -284,6 +284,10 @@ impl Engine {
                 break;
             }
             if self.shared.state() == LinkState::Connected {
+                // A link the client left on purpose is not one the server dropped.
+                let planned = self.shared.session().link.moving().is_some();
+                crate::floor::sync::lock(&self.shared.pool)
+                    .link_ended(self.shared.rt.now(), planned);
                 self.disconnected(reason.clone());
             }
             // A client closed (or every handle dropped) meanwhile never dials again.

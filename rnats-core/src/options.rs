@@ -510,7 +510,12 @@ impl ConnectOptions {
     ///
     /// Without it, rnats tries the whole pool at once after a disconnect, then waits before
     /// each later pass: 100 ms doubling up to 5 s, plus up to 50% random jitter, so a fleet
-    /// of clients does not reconnect in lockstep.
+    /// of clients does not reconnect in lockstep. After a link lost within 2 s of coming up
+    /// (a server that takes the handshake and drops the connection at once), the waits go on
+    /// from where they were when it was made, so such a server is dialled with the backoff,
+    /// not as fast as handshakes go; a `force_reconnect` or a lame duck move is followed by
+    /// an attempt at once whatever the link's age. This callback, when set, is asked instead,
+    /// with the attempts numbered from 1 after every connect, as in async-nats.
     pub fn reconnect_delay_callback(
         mut self,
         delay: impl Fn(usize) -> Duration + Send + Sync + 'static,

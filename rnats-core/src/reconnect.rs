@@ -36,7 +36,7 @@ pub(crate) async fn reconnect(shared: &Shared) -> Option<Established> {
         let outcome = unless_closed(shared, dialing).await?;
         match outcome {
             Ok(established) => {
-                lock(&shared.pool).record(&attempt.addr, Ok(()));
+                lock(&shared.pool).connected(&attempt.addr, shared.rt.now());
                 return Some(established);
             }
             Err(error) => {
@@ -87,7 +87,7 @@ pub(crate) async fn first_connect(
         }
         match dial::connect(rt, &attempt.addr, options).await {
             Ok(established) => {
-                pool.record(&attempt.addr, Ok(()));
+                pool.connected(&attempt.addr, rt.now());
                 return Ok(established);
             }
             Err(error) => {

@@ -1792,3 +1792,12 @@ fn a_flush_right_after_a_publish_still_covers_another_connections_messages() {
         );
     }
 }
+
+#[test]
+fn a_server_that_closes_every_link_at_once_is_dialled_with_backoff() {
+    // Fake server: see `closing_server`.
+    let (url, accepted) = common::closing_server();
+    let client = blocking::connect(url).unwrap();
+    common::assert_backed_off(&accepted);
+    drop(client);
+}

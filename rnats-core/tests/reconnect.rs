@@ -700,3 +700,14 @@ async fn drain_while_disconnected_closes_at_once_and_says_nothing_was_drained() 
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn a_server_that_closes_every_link_at_once_is_dialled_with_backoff() {
+    // Fake server: see `closing_server`.
+    let (url, accepted) = closing_server();
+    let client = rnats_core::connect(url).await.unwrap();
+    tokio::task::spawn_blocking(move || assert_backed_off(&accepted))
+        .await
+        .unwrap();
+    drop(client);
+}

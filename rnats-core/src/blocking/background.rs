@@ -281,7 +281,7 @@ impl Inner {
             }
             match conn::dial(&attempt.addr, &self.options) {
                 Ok(dialed) => {
-                    lock(&self.pool).record(&attempt.addr, Ok(()));
+                    lock(&self.pool).connected(&attempt.addr, Instant::now());
                     self.install(dialed, Urgency::Soon);
                     return;
                 }
@@ -327,7 +327,7 @@ impl Inner {
             }
             match conn::dial(&attempt.addr, &self.options) {
                 Ok(dialed) => {
-                    lock(&self.pool).record(&attempt.addr, Ok(()));
+                    lock(&self.pool).connected(&attempt.addr, Instant::now());
                     self.install(dialed, Urgency::Now);
                     return Ok(());
                 }

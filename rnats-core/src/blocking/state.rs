@@ -627,6 +627,10 @@ impl Inner {
             return;
         }
         tracing::debug!(reason, "connection lost");
+        // A link the client left on purpose is not one the server dropped. (The pool's
+        // lock is never held while this one is taken.)
+        let planned = core.session.link.moving().is_some();
+        lock(&self.pool).link_ended(Instant::now(), planned);
         core.state = LinkState::Disconnected;
         // The next link gets the next number; the ended one's PONG count stays for
         // flushes that look late. No waiters come back (flushes look their PINGs up).

@@ -2,7 +2,7 @@
 //! connection, and what one attempt is. The pool plans them
 //! ([`ServerPool::plan_attempt`](super::server_pool::ServerPool::plan_attempt)).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::error::ConnectError;
 use crate::events::ConnectionEvent;
@@ -17,8 +17,9 @@ use crate::server_addr::ServerAddr;
 /// The wait before an attempt is what the `reconnect_delay_callback` says for its number,
 /// when one is set (as in async-nats, the first attempt included). rnats' default waits
 /// only before a try, none before the first, then [`default_delay`] by the try's number,
-/// and never between the servers of one pass. A server the callback chose with a delay of
-/// its own waits that long instead.
+/// and never between the servers of one pass; after a link that ended soon after it came
+/// up, the tries go on counting from the one that made it ([`LastLink`]). A server the
+/// callback chose with a delay of its own waits that long instead.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Attempts {
     /// Attempts since the last connection, the one under way included.
@@ -33,6 +34,43 @@ impl Attempts {
     /// Whether the next attempt starts a try (and so asks the reconnect-to-server callback).
     pub(crate) fn starts_try(&self) -> bool {
         self.pass_left == 0
+    }
+}
+
+/// How long a link must have been up for the default backoff to start afresh when it ends:
+/// the wait nats.go and nats.js keep between two attempts on one server (their default
+/// `ReconnectWait`, 2 s).
+pub(crate) const SETTLED: Duration = Duration::from_secs(2);
+
+/// The last link's start, for the default backoff after it ends. A server that takes the
+/// handshake and then closes the connection (its account over a limit, say, or a proxy in
+/// front of a dead one) would otherwise be dialled again at once, every time, as fast as
+/// the handshake goes; nats.go and nats.js wait between attempts on one server instead. A
+/// link lost within [`SETTLED`] of its start does not reset the tries: the next one waits as
+/// a try after the one that made the link would, so such a server is dialled after 100 ms,
+/// then 200 ms, up to the backoff's 5 s. A link that lasted, or one the client left on
+/// purpose (a planned move: `force_reconnect`, lame duck mode), is followed by a try at
+/// once. The `reconnect_delay_callback`, when set, still gets its attempts numbered from 1
+/// after every connect, as in async-nats.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct LastLink {
+    /// When the link came up, and the try that made it.
+    made: Option<(Instant, usize)>,
+}
+
+impl LastLink {
+    /// The link the try `tries` dialled came up at `now`.
+    pub(super) fn connected(&mut self, now: Instant, tries: usize) {
+        self.made = Some((now, tries));
+    }
+
+    /// The link ended at `now` (`planned`: the client left it). Returns the tries to count
+    /// from: the number of the try that made it if it was lost within [`SETTLED`], else 0.
+    pub(super) fn ended(&mut self, now: Instant, planned: bool) -> usize {
+        match self.made.take() {
+            Some((at, tries)) if !planned && now.saturating_duration_since(at) < SETTLED => tries,
+            _ => 0,
+        }
     }
 }
 

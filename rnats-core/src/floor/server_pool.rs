@@ -10,11 +10,13 @@ use std::future::Future;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rnats_proto::ServerInfo;
 
-use super::attempts::{Attempt, Attempts, Plan};
+#[cfg(test)]
+use super::attempts::SETTLED;
+use super::attempts::{Attempt, Attempts, LastLink, Plan};
 use super::backoff::{default_delay, shuffle};
 use super::sync::{lock, try_lock};
 use crate::error::{
@@ -80,6 +82,8 @@ pub(crate) struct ServerPool {
     current: Option<ServerAddr>,
     /// The attempts since the last connection (or the last replacement of the pool).
     pub(crate) attempts: Attempts,
+    /// When the last link came up, for the backoff after it ends.
+    last_link: LastLink,
     /// The newest list of servers the cluster announced, taken in by
     /// [`ServerPool::take_announced`] (its new servers reported).
     announced: Option<Arc<ServerInfo>>,
@@ -126,6 +130,7 @@ impl ServerPool {
             next: 0,
             current: None,
             attempts: Attempts::default(),
+            last_link: LastLink::default(),
             announced: None,
             unmerged: false,
             #[cfg(test)]
@@ -198,8 +203,21 @@ impl ServerPool {
         self.servers.iter().any(|s| s.addr.same_server(addr))
     }
 
+    /// An attempt on `addr` made the link, which came up at `now`.
+    pub(crate) fn connected(&mut self, addr: &ServerAddr, now: Instant) {
+        self.last_link.connected(now, self.attempts.tries);
+        self.record(addr, Ok(()));
+    }
+
+    /// The link ended at `now`; `planned`: the client left it (a planned move). After a
+    /// link lost soon after it came up, the default backoff goes on from the try that made
+    /// it ([`LastLink`]).
+    pub(crate) fn link_ended(&mut self, now: Instant, planned: bool) {
+        self.attempts.tries = self.last_link.ended(now, planned);
+    }
+
     /// Notes how an attempt on `addr` went.
-    pub(crate) fn record(&mut self, addr: &ServerAddr, outcome: Result<(), String>) {
+    fn record(&mut self, addr: &ServerAddr, outcome: Result<(), String>) {
         self.settle();
         let Some(server) = self.servers.iter_mut().find(|s| s.addr.same_server(addr)) else {
             return;
@@ -1282,5 +1300,61 @@ mod attempt_tests {
         );
         assert!(pool.note_failure(&attempt, &refused()).is_none());
         assert!(!pool.attempts.starts_try(), "mid-pass");
+    }
+
+    /// The attempt after `attempt`'s link, which came up at `start` and ended `after` it.
+    fn after_link(
+        pool: &mut ServerPool,
+        policy: &ReconnectPolicy,
+        attempt: &Attempt,
+        (start, after): (Instant, Duration),
+        planned: bool,
+    ) -> Attempt {
+        pool.connected(&attempt.addr, start);
+        pool.link_ended(start + after, planned);
+        dial(pool.plan_attempt(policy, None, true, drop))
+    }
+
+    #[test]
+    fn links_lost_soon_after_they_came_up_back_off() {
+        let policy = ReconnectPolicy::default();
+        let mut pool = pool(&["a:1"]);
+        let quick = (Instant::now(), Duration::from_millis(10));
+        let mut attempt = dial(pool.plan_attempt(&policy, None, false, drop));
+        // The first link came from the first try: the next waits as a second try would,
+        // and each quick loss after that doubles the wait, as failed tries do.
+        let mut waits = Vec::new();
+        for _ in 0..4 {
+            attempt = after_link(&mut pool, &policy, &attempt, quick, false);
+            waits.push(attempt.delay);
+        }
+        for (wait, floor) in waits.iter().zip([100, 200, 400, 800]) {
+            let floor = Duration::from_millis(floor);
+            assert!(*wait >= floor && *wait <= floor * 3 / 2, "{waits:?}");
+        }
+        // A link that lasted is followed by an attempt at once, and the count starts over.
+        let lasted = (quick.0, SETTLED);
+        attempt = after_link(&mut pool, &policy, &attempt, lasted, false);
+        assert_eq!(attempt.delay, Duration::ZERO);
+        attempt = after_link(&mut pool, &policy, &attempt, quick, false);
+        let wait = attempt.delay;
+        assert!(wait >= Duration::from_millis(100) && wait <= Duration::from_millis(150));
+    }
+
+    #[test]
+    fn a_planned_move_or_a_delay_callback_is_not_held_back_by_a_short_link() {
+        let quick = (Instant::now(), Duration::from_millis(10));
+        let policy = ReconnectPolicy::default();
+        let mut pool = pool(&["a:1"]);
+        let first = dial(pool.plan_attempt(&policy, None, false, drop));
+        let moved = after_link(&mut pool, &policy, &first, quick, true);
+        assert_eq!(moved.delay, Duration::ZERO);
+        // The callback numbers its attempts from 1 after every connect, as in async-nats.
+        let policy = ReconnectPolicy {
+            delay: Some(Arc::new(|n| Duration::from_millis(n as u64))),
+            ..ReconnectPolicy::default()
+        };
+        let next = after_link(&mut pool, &policy, &moved, quick, false);
+        assert_eq!((next.number, next.delay), (1, Duration::from_millis(1)));
     }
 }

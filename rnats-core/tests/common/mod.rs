@@ -124,3 +124,48 @@ impl Drop for ScratchDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// A fake server (a real nats-server never does this) that takes every connection through
+/// the handshake (INFO; the client's CONNECT and PING; PONG) and closes it at once, as a
+/// server whose account is over a limit, or a proxy in front of a dying one, may. Sends the
+/// moment each connection was accepted; runs until the test process ends.
+pub fn closing_server() -> (String, std::sync::mpsc::Receiver<std::time::Instant>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("nats://{}", listener.local_addr().unwrap());
+    let (accepted, times) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for socket in listener.incoming() {
+            let Ok(mut socket) = socket else { return };
+            if accepted.send(std::time::Instant::now()).is_err() {
+                return;
+            }
+            let info = b"INFO {\"server_id\":\"closing\",\"version\":\"2.15.1\",\"max_payload\":1048576}\r\n";
+            if socket.write_all(info).is_err() {
+                continue;
+            }
+            let mut reader = BufReader::new(socket.try_clone().unwrap());
+            let mut line = String::new();
+            while matches!(reader.read_line(&mut line), Ok(n) if n > 0) && !line.starts_with("PING")
+            {
+                line.clear();
+            }
+            let _ = socket.write_all(b"PONG\r\n");
+            let _ = socket.shutdown(std::net::Shutdown::Both);
+        }
+    });
+    (url, times)
+}
+
+/// Checks the connections a [`closing_server`] accepted, as the default backoff spaces
+/// them: the fifth (the fourth reconnect) comes at least 100 + 200 + 400 ms after the
+/// second (the first reconnect), the waits before the third, fourth and fifth tries since
+/// the first link; without backoff they come as fast as handshakes go.
+pub fn assert_backed_off(times: &std::sync::mpsc::Receiver<std::time::Instant>) {
+    let accepted: Vec<_> = (0..5).map(|_| times.recv_timeout(WAIT).unwrap()).collect();
+    let spread = accepted[4] - accepted[1];
+    assert!(
+        spread >= Duration::from_millis(700),
+        "four reconnects to a server that closes every link at once within {spread:?}"
+    );
+}
