@@ -168,9 +168,8 @@ fn ping_and_list_hear_every_node_of_a_cluster() {
         3,
         "{out}"
     );
-    // Without `--expect`, a list waits for as many servers as the answers say are active
-    // (`active_servers`), and a node may still count two a moment after all three answer a
-    // ping: list until every answer counts three, within the same deadline.
+    // A node's interest can still lag as the ping's did: list until all three answer,
+    // within the same deadline.
     let list = loop {
         let list = rnats.json(&[&["server", "list", "--json"][..], &sys[..]].concat());
         if list.as_array().map(Vec::len) == Some(3) || std::time::Instant::now() > deadline {
@@ -216,6 +215,56 @@ fn ping_and_list_hear_every_node_of_a_cluster() {
         .filter_map(|c| c["server_name"].as_str())
         .collect();
     assert!(!servers.is_empty(), "{conns}");
+}
+
+#[test]
+fn ping_and_list_take_answers_beyond_a_count_that_lags() {
+    let server = NatsServer::builder()
+        .config(ACCOUNTS)
+        .spawn()
+        .expect("nats-server starts");
+    let url = server.url();
+    // Two more answers to every ping in the system account, each from a "server" that
+    // counts one active server, as a node may just after a cluster grew: the count is
+    // reached by the first of them, and the others still come.
+    let sys = rnats::ConnectOptions::with_user_and_password("sys".into(), "pass".into())
+        .connect_blocking(url.as_str())
+        .expect("connect as sys");
+    let mut pings = sys.subscribe("$SYS.REQ.SERVER.PING").expect("subscribe");
+    sys.flush().expect("flush");
+    let closer = sys.clone();
+    let answering = std::thread::spawn(move || {
+        while let Ok(Some(ping)) = pings.next_timeout(std::time::Duration::from_secs(60)) {
+            let Some(reply) = ping.reply else { continue };
+            for name in ["lagging-a", "lagging-b"] {
+                let stats = format!(
+                    r#"{{"server":{{"name":"{name}","id":"{name}"}},"statsz":{{"active_servers":1}}}}"#
+                );
+                sys.publish(reply.clone(), stats.into()).expect("answer");
+            }
+            sys.flush().expect("flush");
+        }
+    });
+    let rnats = Rnats::new();
+    let creds = ["-s", url.as_str(), "--user", "sys", "--password", "pass"];
+    let list = rnats.json(&[&["server", "list", "--json"][..], &creds[..]].concat());
+    let mut names: Vec<&str> = list
+        .as_array()
+        .expect("an array")
+        .iter()
+        .filter_map(|a| a["server"]["name"].as_str())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names.len(), 3, "{list}");
+    assert!(
+        names.contains(&"lagging-a") && names.contains(&"lagging-b"),
+        "{list}"
+    );
+    let out = rnats.ok(&[&["server", "ping"][..], &creds[..]].concat());
+    assert!(out.contains("3 replies"), "{out}");
+    // The subscription ends with the client.
+    closer.close();
+    assert!(answering.join().is_ok());
 }
 
 #[test]

@@ -186,9 +186,14 @@ pub(crate) async fn list(conn: &ConnArgs, args: ListArgs) -> Result<(), CliError
     out::print(&text)
 }
 
-/// How long a ping without `expect` waits for more answers after the last one, once the
-/// answers so far have not reached the count they report (natscli waits 300 ms after each).
+/// How long a ping without `expect` waits for more answers after the last one while the
+/// answers so far are fewer than the count they report.
 const QUIET_AFTER_LAST_ANSWER: Duration = Duration::from_secs(1);
+
+/// How long it waits after the last one once they are as many: natscli's adaptive wait
+/// (300 ms after each answer). A count can lag just after a server joins, so reaching it
+/// does not end the wait at once.
+const QUIET_ONCE_ALL_COUNTED: Duration = Duration::from_millis(300);
 
 /// Sends the ping and gathers answers until `expect` (or as many as the first answer
 /// reports active) came, or the timeout passed; the answers and how many were expected.
@@ -217,17 +222,16 @@ pub(crate) async fn ask_every_server(
     let deadline = rnats::deadline::after(timeout);
     let mut expected = expect.unwrap_or(0);
     let mut answers = Vec::new();
-    // With a count learned from the answers, an answer that never comes (a server that went
-    // away, or one lost on a route) ends the wait a moment after the last one, as natscli's
-    // adaptive wait does, not at the timeout; an `expect` given waits the timeout out.
+    // Without `expect`, the wait ends a moment after the last answer, as natscli's adaptive
+    // wait does, not at the timeout: an answer that never comes (a server that went away,
+    // or one lost on a route) costs a second, and one more than the servers counted so far
+    // (a count that lags a joining server) is still taken. An `expect` given ends the wait
+    // when that many came, or else at the timeout.
     let mut until = deadline;
-    while expected == 0 || answers.len() < expected {
+    while expect.is_none_or(|n| answers.len() < n) {
         let Ok(Some(message)) = tokio::time::timeout_at(until, replies.next()).await else {
             break;
         };
-        if expect.is_none() {
-            until = deadline.min(tokio::time::Instant::now() + QUIET_AFTER_LAST_ANSWER);
-        }
         let rtt = started.elapsed();
         // A status instead of statistics: no responders, so no system account.
         if message.status.is_some() || message.payload.is_empty() {
@@ -243,6 +247,13 @@ pub(crate) async fn ask_every_server(
             expected = expected.max(usize::try_from(active).unwrap_or(usize::MAX));
         }
         answers.push(Answer { rtt, stats });
+        if expect.is_none() {
+            let quiet = match answers.len() >= expected && expected > 0 {
+                true => QUIET_ONCE_ALL_COUNTED,
+                false => QUIET_AFTER_LAST_ANSWER,
+            };
+            until = deadline.min(tokio::time::Instant::now() + quiet);
+        }
     }
     if answers.is_empty() {
         return Err(CliError::NoSystemAccount { subject });
