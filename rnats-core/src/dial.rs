@@ -41,16 +41,21 @@ impl ServerAddr {
     }
 }
 
-/// Connects to `addr` on `rt` and completes the handshake within the connection timeout.
+/// Connects to `addr` on `rt` and completes the handshake within the connection timeout;
+/// a TLS certificate must name `tls_name` (the attempt's, see `Attempt::tls_name`).
 pub(crate) async fn connect(
     rt: Rt,
     addr: &ServerAddr,
+    tls_name: &str,
     options: &ConnectOptions,
 ) -> Result<Established, ConnectError> {
     let socket_addr = addr.socket_addr();
     let timeout = options.connection_timeout;
     match rt
-        .timeout(timeout, handshake(rt, &socket_addr, addr, options))
+        .timeout(
+            timeout,
+            handshake(rt, &socket_addr, addr, tls_name, options),
+        )
         .await
     {
         Ok(result) => result,
@@ -67,12 +72,13 @@ pub(crate) async fn connect(
 async fn websocket_under(
     under: Transport,
     addr: &ServerAddr,
+    tls_name: &str,
     options: &ConnectOptions,
     tls_wanted: bool,
 ) -> Result<Transport, ConnectError> {
     let under = if tls_wanted {
         let config = options.tls.client_config()?;
-        Transport::Tls(Box::new(tls::upgrade(under, addr.host(), config).await?))
+        Transport::Tls(Box::new(tls::upgrade(under, tls_name, config).await?))
     } else {
         under
     };
@@ -88,6 +94,7 @@ async fn websocket_under(
 async fn websocket_under(
     _under: Transport,
     addr: &ServerAddr,
+    _tls_name: &str,
     _options: &ConnectOptions,
     _tls_wanted: bool,
 ) -> Result<Transport, ConnectError> {
@@ -101,6 +108,7 @@ async fn handshake(
     rt: Rt,
     socket_addr: &str,
     addr: &ServerAddr,
+    tls_name: &str,
     options: &ConnectOptions,
 ) -> Result<Established, ConnectError> {
     let io_error = |source| ConnectCause::Io {
@@ -120,10 +128,10 @@ async fn handshake(
     let mut stream = if addr.is_websocket() {
         // Over WebSocket, TLS belongs to the connection under it (`wss://`), never to the
         // NATS protocol: the server's INFO does not ask for an upgrade.
-        websocket_under(under, addr, options, tls_wanted).await?
+        websocket_under(under, addr, tls_name, options, tls_wanted).await?
     } else if options.tls.first {
         let config = options.tls.client_config()?;
-        Transport::Tls(Box::new(tls::upgrade(under, addr.host(), config).await?))
+        Transport::Tls(Box::new(tls::upgrade(under, tls_name, config).await?))
     } else {
         under
     };
@@ -160,7 +168,7 @@ async fn handshake(
                 if upgradable {
                     let config = options.tls.client_config()?;
                     stream =
-                        Transport::Tls(Box::new(tls::upgrade(stream, addr.host(), config).await?));
+                        Transport::Tls(Box::new(tls::upgrade(stream, tls_name, config).await?));
                 }
                 handshake.handle_tls_upgraded();
             }

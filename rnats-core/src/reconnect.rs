@@ -32,7 +32,12 @@ pub(crate) async fn reconnect(shared: &Shared) -> Option<Established> {
         if !attempt.delay.is_zero() {
             unless_closed(shared, shared.rt.sleep(attempt.delay)).await?;
         }
-        let dialing = dial::connect(shared.rt, &attempt.addr, &shared.options);
+        let dialing = dial::connect(
+            shared.rt,
+            &attempt.addr,
+            attempt.tls_name(),
+            &shared.options,
+        );
         let outcome = unless_closed(shared, dialing).await?;
         match outcome {
             Ok(established) => {
@@ -85,7 +90,7 @@ pub(crate) async fn first_connect(
         if !attempt.delay.is_zero() {
             rt.sleep(attempt.delay).await;
         }
-        match dial::connect(rt, &attempt.addr, options).await {
+        match dial::connect(rt, &attempt.addr, attempt.tls_name(), options).await {
             Ok(established) => {
                 pool.connected(&attempt.addr, rt.now());
                 return Ok(established);

@@ -373,3 +373,73 @@ async fn web_pki_roots_add_to_the_given_roots() {
     let err = connect_err(ConnectOptions::new().add_web_pki_roots(), tls_url(&server)).await;
     assert!(matches!(err.cause(), Some(ConnectCause::Tls(_))), "{err:?}");
 }
+
+/// Certificates from a fresh CA whose server certificate names `localhost` only, not the
+/// loopback address, as a cluster's certificate names its host names, not its nodes' IPs.
+fn certificates_for_localhost_only() -> (ScratchDir, TlsFiles) {
+    let dir = ScratchDir::new();
+    let ca = TestCa::new();
+    let files = ca.write_to(dir.path()).unwrap();
+    let server = ca.issue_server(&["localhost"]);
+    std::fs::write(&files.server_cert, server.cert_pem).unwrap();
+    std::fs::write(&files.server_key, server.key_pem).unwrap();
+    (dir, files)
+}
+
+/// A cluster of two nodes serving TLS to clients (and, with `allow_non_tls`, the plain
+/// connections that tell the test server when the cluster is formed): each announces the
+/// other by IP address, `127.0.0.1:<port>`, which its certificate does not name.
+fn tls_cluster(files: &TlsFiles) -> rnats_test_server::Cluster {
+    rnats_test_server::Cluster::start_with(2, |node| {
+        node.tls(files, false, false)
+            .append_config("allow_non_tls: true\n")
+    })
+    .unwrap()
+}
+
+#[tokio::test]
+async fn failover_to_a_server_announced_by_ip_checks_the_name_first_dialled() {
+    let (_dir, files) = certificates_for_localhost_only();
+    let mut cluster = tls_cluster(&files);
+    let first = cluster.nodes()[0].port();
+    let client = trusting(&files)
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+        .connect(format!("tls://localhost:{first}"))
+        .await
+        .unwrap();
+    let mut events = client.events();
+    round_trip(&client).await;
+    // The only way on is the other node, `tls://127.0.0.1:<port>` as announced: its
+    // certificate is checked against `localhost`, the name of the server the client was
+    // on when it learnt of it, as nats.go does.
+    cluster.node_mut(0).kill();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    assert_eq!(client.server_info().port, cluster.nodes()[1].port());
+    round_trip(&client).await;
+}
+
+#[test]
+fn blocking_failover_to_a_server_announced_by_ip_checks_the_name_first_dialled() {
+    let (_dir, files) = certificates_for_localhost_only();
+    let mut cluster = tls_cluster(&files);
+    let first = cluster.nodes()[0].port();
+    let client = trusting(&files)
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+        .connect_blocking(format!("tls://localhost:{first}"))
+        .unwrap();
+    let mut events = client.events();
+    client.flush().unwrap();
+    cluster.node_mut(0).kill();
+    // Failed attempts come as events too: the wait for the reconnect is bounded as a whole.
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match events.next_timeout(left) {
+            Ok(Some(ConnectionEvent::Reconnected)) => break,
+            Ok(Some(_)) => {}
+            other => panic!("no reconnect: {other:?}"),
+        }
+    }
+    assert_eq!(client.server_info().port, cluster.nodes()[1].port());
+    client.flush().unwrap();
+}

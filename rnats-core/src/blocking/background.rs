@@ -279,7 +279,7 @@ impl Inner {
             if !attempt.delay.is_zero() && !self.sleep_unless_closed(attempt.delay) {
                 return;
             }
-            match conn::dial(&attempt.addr, &self.options) {
+            match conn::dial(&attempt.addr, attempt.tls_name(), &self.options) {
                 Ok(dialed) => {
                     lock(&self.pool).connected(&attempt.addr, Instant::now());
                     self.install(dialed, Urgency::Soon);
@@ -325,7 +325,7 @@ impl Inner {
             if !attempt.delay.is_zero() && !self.sleep_unless_closed(attempt.delay) {
                 break;
             }
-            match conn::dial(&attempt.addr, &self.options) {
+            match conn::dial(&attempt.addr, attempt.tls_name(), &self.options) {
                 Ok(dialed) => {
                     lock(&self.pool).connected(&attempt.addr, Instant::now());
                     self.install(dialed, Urgency::Now);

@@ -202,8 +202,13 @@ fn encrypt(
     Ok(len)
 }
 
-/// Connects to `addr` and completes the handshake within the connection timeout.
-pub(super) fn dial(addr: &ServerAddr, options: &ConnectOptions) -> Result<Dialed, ConnectError> {
+/// Connects to `addr` and completes the handshake within the connection timeout; a TLS
+/// certificate must name `tls_name` (the attempt's, see `Attempt::tls_name`).
+pub(super) fn dial(
+    addr: &ServerAddr,
+    tls_name: &str,
+    options: &ConnectOptions,
+) -> Result<Dialed, ConnectError> {
     if addr.is_websocket() {
         return Err(ConnectCause::WebSocket(
             "the blocking client does not support WebSocket".to_owned(),
@@ -212,6 +217,7 @@ pub(super) fn dial(addr: &ServerAddr, options: &ConnectOptions) -> Result<Dialed
     }
     let dialer = Dialer {
         addr,
+        tls_name,
         options,
         socket_addr: addr.socket_addr(),
         deadline: super::time::saturating_deadline(options.connection_timeout),
@@ -220,7 +226,7 @@ pub(super) fn dial(addr: &ServerAddr, options: &ConnectOptions) -> Result<Dialed
     tcp.set_nodelay(true).map_err(|e| dialer.io_error(e))?;
     let mut stream = Stream::Tcp(tcp);
     if options.tls.first {
-        stream = stream.upgrade(addr.host(), options.tls.client_config()?, dialer.deadline)?;
+        stream = stream.upgrade(tls_name, options.tls.client_config()?, dialer.deadline)?;
     }
     let (stream, handshake) = dialer.handshake(stream)?;
     let (mut read_buf, parser, info, traffic) = handshake.finish()?;
@@ -239,6 +245,7 @@ pub(super) fn dial(addr: &ServerAddr, options: &ConnectOptions) -> Result<Dialed
 /// One connection attempt: the blocking driver of the sans-IO [`Handshake`].
 struct Dialer<'a> {
     addr: &'a ServerAddr,
+    tls_name: &'a str,
     options: &'a ConnectOptions,
     socket_addr: String,
     deadline: Instant,
@@ -279,7 +286,7 @@ impl Dialer<'_> {
                 }
                 Output::UpgradeTls => {
                     let config = self.options.tls.client_config()?;
-                    stream = stream.upgrade(self.addr.host(), config, self.deadline)?;
+                    stream = stream.upgrade(self.tls_name, config, self.deadline)?;
                     handshake.handle_tls_upgraded();
                 }
                 Output::SendConnect => {

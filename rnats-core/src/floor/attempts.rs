@@ -2,6 +2,7 @@
 //! connection, and what one attempt is. The pool plans them
 //! ([`ServerPool::plan_attempt`](super::server_pool::ServerPool::plan_attempt)).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::ConnectError;
@@ -87,6 +88,10 @@ pub(crate) enum Plan {
 #[derive(Debug)]
 pub(crate) struct Attempt {
     pub(crate) addr: ServerAddr,
+    /// The name its TLS certificate is checked against when that is not its host: the
+    /// host name of the server the client was on when the cluster announced this one by
+    /// IP address ([`ServerPool::add_discovered`](super::server_pool::ServerPool::add_discovered)).
+    pub(super) tls_name: Option<Arc<str>>,
     /// The wait before it.
     pub(crate) delay: Duration,
     /// Its number since the last connection, from 1.
@@ -96,6 +101,11 @@ pub(crate) struct Attempt {
 }
 
 impl Attempt {
+    /// The name the server's TLS certificate must carry.
+    pub(crate) fn tls_name(&self) -> &str {
+        self.tls_name.as_deref().unwrap_or(self.addr.host())
+    }
+
     /// The event for listeners when this attempt failed with `error`.
     pub(crate) fn failed(&self, error: &ConnectError) -> ConnectionEvent {
         ConnectionEvent::ReconnectFailed {

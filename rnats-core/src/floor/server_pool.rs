@@ -84,6 +84,9 @@ pub(crate) struct ServerPool {
     pub(crate) attempts: Attempts,
     /// When the last link came up, for the backoff after it ends.
     last_link: LastLink,
+    /// The names the TLS certificates of discovered servers announced by IP address are
+    /// checked against (see [`ServerPool::add_discovered`]).
+    tls_names: HashMap<ServerKey, Arc<str>>,
     /// The newest list of servers the cluster announced, taken in by
     /// [`ServerPool::take_announced`] (its new servers reported).
     announced: Option<Arc<ServerInfo>>,
@@ -131,6 +134,7 @@ impl ServerPool {
             current: None,
             attempts: Attempts::default(),
             last_link: LastLink::default(),
+            tls_names: HashMap::new(),
             announced: None,
             unmerged: false,
             #[cfg(test)]
@@ -265,6 +269,8 @@ impl ServerPool {
             })
             .collect();
         self.next = 0;
+        // Servers the user names are checked against their own names.
+        self.tls_names.clear();
         // The attempts start afresh, as in async-nats: `max_reconnects` counts from here.
         self.attempts = Attempts::default();
         // The cluster's next announcement is compared with this pool, not with the last
@@ -418,6 +424,11 @@ impl ServerPool {
     /// A discovered server the cluster no longer advertises leaves the pool (as in nats.go),
     /// so the pool does not only grow; servers the user named, and the one connected to,
     /// always stay. An announcement gives the pool at most [`MAX_ANNOUNCED`] servers.
+    ///
+    /// A server announced by IP address while the client is on one it reached by host
+    /// name has its TLS certificate checked against that host name, as nats.go does: a
+    /// cluster's certificates name its hosts, while nats-server announces the addresses
+    /// its nodes listen on, and a Kubernetes pod's address is in no certificate.
     pub(crate) fn add_discovered(&mut self, info: &ServerInfo) -> Vec<String> {
         let Announced {
             urls,
@@ -433,6 +444,14 @@ impl ServerPool {
             );
         }
         let websocket = is_websocket(implied_scheme);
+        let name_for_ips =
+            self.current
+                .as_ref()
+                .and_then(|current| match self.tls_names.get(&key(current)) {
+                    Some(name) => Some(Arc::clone(name)),
+                    None if !is_ip(current.host()) => Some(Arc::from(current.host())),
+                    None => None,
+                });
         // Sets of (host, port), as `same_server` compares: a cluster may announce thousands
         // of servers, and this runs on the connection's engine, so it must stay linear.
         let mut known: HashSet<ServerKey> = self.servers.iter().map(|s| key(&s.addr)).collect();
@@ -449,6 +468,9 @@ impl ServerPool {
             let server = key(&addr);
             if known.insert(server.clone()) {
                 added.push(url.to_owned());
+                if let Some(name) = name_for_ips.as_ref().filter(|_| is_ip(addr.host())) {
+                    self.tls_names.insert(server.clone(), Arc::clone(name));
+                }
                 self.servers.push(Server::new(addr, true));
             }
             advertised.insert(server);
@@ -461,6 +483,9 @@ impl ServerPool {
                 }
                 let server = key(&s.addr);
                 advertised.contains(&server) || current.as_ref() == Some(&server)
+            });
+            self.tls_names.retain(|server, _| {
+                advertised.contains(server) || current.as_ref() == Some(server)
             });
             self.next %= self.servers.len().max(1);
         }
@@ -566,6 +591,12 @@ impl std::hash::Hash for ServerKey {
         self.host.hash(state);
         self.port.hash(state);
     }
+}
+
+/// Whether `host` is an IP address (IPv6 without its brackets, as [`ServerAddr::host`]
+/// gives it).
+fn is_ip(host: &str) -> bool {
+    host.parse::<core::net::IpAddr>().is_ok()
 }
 
 fn key(addr: &ServerAddr) -> ServerKey {
@@ -779,6 +810,7 @@ impl ServerPool {
                 self.attempts.pass_left = 0;
                 Attempt {
                     delay: choice.delay.unwrap_or_else(|| delay(true)),
+                    tls_name: self.tls_names.get(&key(&choice.addr)).cloned(),
                     addr: choice.addr,
                     number: count,
                     ends_try: true,
@@ -790,8 +822,10 @@ impl ServerPool {
                     self.start_pass_after_current();
                 }
                 self.attempts.pass_left -= 1;
+                let addr = self.next_server()?;
                 Attempt {
-                    addr: self.next_server()?,
+                    tls_name: self.tls_names.get(&key(&addr)).cloned(),
+                    addr,
                     delay: delay(starts),
                     number: count,
                     ends_try: self.attempts.pass_left == 0,
@@ -1132,7 +1166,7 @@ mod tests {
         }
     }
 
-    fn advertising(connect_urls: &[&str], ws_connect_urls: &[&str]) -> ServerInfo {
+    pub(super) fn advertising(connect_urls: &[&str], ws_connect_urls: &[&str]) -> ServerInfo {
         let owned = |urls: &[&str]| urls.iter().map(|u| (*u).to_owned()).collect();
         ServerInfo {
             connect_urls: owned(connect_urls),
@@ -1180,6 +1214,7 @@ mod tests {
 
 #[cfg(test)]
 mod attempt_tests {
+    use super::tests::advertising;
     use super::*;
 
     fn pool(servers: &[&str]) -> ServerPool {
@@ -1269,6 +1304,72 @@ mod attempt_tests {
         assert_eq!(delays[..2], [Duration::ZERO; 2]);
         assert!(delays[2] >= Duration::from_millis(100));
         assert_eq!(delays[3], Duration::ZERO);
+    }
+
+    /// The TLS name of each server of a pass over `pool`, by host.
+    fn tls_names(pool: &mut ServerPool) -> Vec<(String, String)> {
+        let policy = ReconnectPolicy::default();
+        let mut names = Vec::new();
+        for _ in 0..pool.len() {
+            let attempt = dial(pool.plan_attempt(&policy, None, true, drop));
+            names.push((
+                attempt.addr.host().to_owned(),
+                attempt.tls_name().to_owned(),
+            ));
+            pool.note_failure(&attempt, &refused());
+        }
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn servers_announced_by_ip_are_checked_against_the_host_name_the_client_is_on() {
+        let named = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(h, n)| ((*h).to_owned(), (*n).to_owned()))
+                .collect()
+        };
+        let mut pool = pool(&["tls://nats.example:4222"]);
+        let first = dial(pool.plan_attempt(&ReconnectPolicy::default(), None, false, drop));
+        pool.connected(&first.addr, Instant::now());
+        pool.add_discovered(&advertising(
+            &["10.0.0.2:4222", "other.example:4222", "[fd00::3]:4222"],
+            &[],
+        ));
+        assert_eq!(
+            tls_names(&mut pool),
+            named(&[
+                ("10.0.0.2", "nats.example"),
+                ("fd00::3", "nats.example"),
+                ("nats.example", "nats.example"),
+                ("other.example", "other.example"),
+            ])
+        );
+        // On a server reached by IP under a name, that name goes on to the next ones; a
+        // server no longer announced takes its name with it.
+        let on_ip: ServerAddr = "tls://10.0.0.2:4222".parse().unwrap();
+        pool.connected(&on_ip, Instant::now());
+        pool.add_discovered(&advertising(&["10.0.0.2:4222", "10.0.0.4:4222"], &[]));
+        assert_eq!(
+            tls_names(&mut pool),
+            named(&[
+                ("10.0.0.2", "nats.example"),
+                ("10.0.0.4", "nats.example"),
+                ("nats.example", "nats.example"),
+            ])
+        );
+        assert_eq!(pool.tls_names.len(), 2);
+        // Servers the user names are checked against their own names.
+        pool.replace(vec![on_ip.clone()]);
+        assert_eq!(tls_names(&mut pool), named(&[("10.0.0.2", "10.0.0.2")]));
+        // On a server the user named by IP, announced IPs keep their own names too.
+        pool.connected(&on_ip, Instant::now());
+        pool.add_discovered(&advertising(&["10.0.0.5:4222"], &[]));
+        assert_eq!(
+            tls_names(&mut pool),
+            named(&[("10.0.0.2", "10.0.0.2"), ("10.0.0.5", "10.0.0.5")])
+        );
     }
 
     #[test]
