@@ -10,6 +10,7 @@ use rnats::{Client, ConnectOptions};
 
 use crate::context::store::{ContextFile, Store};
 use crate::error::CliError;
+use crate::socks::SocksProxy;
 
 /// The server natscli and nats.go use when nothing names one.
 pub(crate) const DEFAULT_URL: &str = "nats://127.0.0.1:4222";
@@ -69,6 +70,9 @@ pub(crate) struct ConnArgs {
     /// Do the TLS handshake before the server's INFO.
     #[arg(long = "tlsfirst", visible_alias = "tls-first", global = true)]
     pub(crate) tls_first: bool,
+    /// SOCKS5 proxy to reach the servers through: socks5://[user:password@]host[:port].
+    #[arg(long, env = "NATS_SOCKS_PROXY", value_name = "PROXY", global = true)]
+    pub(crate) socks_proxy: Option<String>,
     /// Connect and request timeout, e.g. 2s or 500ms [default: 5s].
     #[arg(long, env = "NATS_TIMEOUT", value_name = "DURATION", value_parser = parse_duration, global = true)]
     pub(crate) timeout: Option<Duration>,
@@ -118,6 +122,7 @@ pub(crate) struct Settings {
     cert: Option<PathBuf>,
     key: Option<PathBuf>,
     tls_first: bool,
+    socks_proxy: Option<SocksProxy>,
     inbox_prefix: Option<String>,
     js_domain: Option<String>,
     js_api_prefix: Option<String>,
@@ -136,21 +141,14 @@ impl ConnArgs {
                 .and_then(|c| c.1.text(field).map(str::to_owned))
         };
         let ctx_path = |field: &str| context.as_ref().and_then(|c| c.1.path(field));
-        if let Some((name, file)) = &context {
-            if file.text("nsc").is_some()
-                || file.text("creds").is_some_and(|c| c.starts_with("nsc://"))
-            {
-                return Err(CliError::UnsupportedContext {
-                    name: name.clone(),
-                    reason: "nsc lookups are not supported; point `creds` at a credentials file",
-                });
-            }
-            if file.text("socks_proxy").is_some() {
-                return Err(CliError::UnsupportedContext {
-                    name: name.clone(),
-                    reason: "SOCKS proxies are not supported",
-                });
-            }
+        if let Some((name, file)) = &context
+            && (file.text("nsc").is_some()
+                || file.text("creds").is_some_and(|c| c.starts_with("nsc://")))
+        {
+            return Err(CliError::UnsupportedContext {
+                name: name.clone(),
+                reason: "nsc lookups are not supported; point `creds` at a credentials file",
+            });
         }
         let user_jwt = context.as_ref().and_then(|(_, c)| {
             Some((
@@ -174,6 +172,13 @@ impl ConnArgs {
             cert: self.tls_cert.clone().or_else(|| ctx_path("cert")),
             key: self.tls_key.clone().or_else(|| ctx_path("key")),
             tls_first: self.tls_first || context.as_ref().is_some_and(|(_, c)| c.flag("tls_first")),
+            socks_proxy: self
+                .socks_proxy
+                .clone()
+                .or_else(|| ctx("socks_proxy"))
+                .filter(|proxy| !proxy.is_empty())
+                .map(|proxy| SocksProxy::parse(&proxy))
+                .transpose()?,
             inbox_prefix: self.inbox_prefix.clone().or_else(|| ctx("inbox_prefix")),
             js_domain: self.js_domain.clone().or_else(|| ctx("jetstream_domain")),
             js_api_prefix: self
@@ -286,7 +291,21 @@ impl Settings {
         if let Some(prefix) = &self.inbox_prefix {
             options = options.custom_inbox_prefix(prefix);
         }
+        if let Some(proxy) = &self.socks_proxy {
+            options = proxy.apply(options);
+        }
         Ok(options)
+    }
+
+    /// Refuses what the blocking client cannot do with these settings: it dials its own
+    /// sockets, so it cannot go through a SOCKS proxy.
+    pub(crate) fn check_blocking(&self) -> Result<(), CliError> {
+        match self.socks_proxy {
+            Some(_) => Err(CliError::Usage(
+                "the blocking client cannot connect through a SOCKS proxy; leave out --blocking",
+            )),
+            None => Ok(()),
+        }
     }
 
     /// `options` with the TLS settings: a CA or a client certificate turns TLS on.

@@ -37,6 +37,7 @@ mod jetstream;
 mod out;
 mod parse;
 mod service;
+mod socks;
 mod stats;
 
 use std::process::ExitCode;

@@ -105,6 +105,7 @@ impl AddArgs {
         let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
         let texts = [
             ("url", conn.server.clone()),
+            ("socks_proxy", conn.socks_proxy.clone()),
             ("description", self.description.clone()),
             ("user", conn.user.clone()),
             ("password", conn.password.clone()),
