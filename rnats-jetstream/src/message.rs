@@ -67,6 +67,16 @@ impl Message {
         self.double_ack_with(AckKind::Ack).await
     }
 
+    /// Tells the server never to redeliver the message, as [`AckKind::Term`] does, and why
+    /// (`+TERM <reason>`), without waiting for the server. The server trims the reason and
+    /// passes it on in the `reason` field of the consumer's `MSG_TERMINATED` advisory.
+    ///
+    /// A reason holding a CR or LF is refused with [`InvalidTermReason`] as the error, and
+    /// nothing is sent.
+    pub async fn term_with_reason(&self, reason: &str) -> Result<(), rnats_core::Error> {
+        send_term(&self.context, self.reply.as_ref(), reason).await
+    }
+
     /// The delivery's metadata, read from the ack subject (no server call).
     pub fn info(&self) -> Result<Info<'_>, rnats_core::Error> {
         info_of(&self.message)
@@ -112,6 +122,11 @@ impl Acker {
     pub async fn double_ack(&self) -> Result<(), rnats_core::Error> {
         self.double_ack_with(AckKind::Ack).await
     }
+
+    /// Terminates the message with a reason, as [`Message::term_with_reason`] does.
+    pub async fn term_with_reason(&self, reason: &str) -> Result<(), rnats_core::Error> {
+        send_term(&self.context, self.reply.as_ref(), reason).await
+    }
 }
 
 impl fmt::Debug for Acker {
@@ -125,11 +140,38 @@ async fn send_ack(
     reply: Option<&Subject>,
     kind: AckKind,
 ) -> Result<(), rnats_core::Error> {
+    send_ack_payload(context, reply, kind.into()).await
+}
+
+/// A `+TERM` with a reason; the reason is checked before anything else, so a bad one is
+/// reported as such even on a message that has no ack subject.
+async fn send_term(
+    context: &Context,
+    reply: Option<&Subject>,
+    reason: &str,
+) -> Result<(), rnats_core::Error> {
+    let payload = term_payload(reason)?;
+    send_ack_payload(context, reply, payload).await
+}
+
+async fn send_ack_payload(
+    context: &Context,
+    reply: Option<&Subject>,
+    payload: Bytes,
+) -> Result<(), rnats_core::Error> {
     let reply = reply.ok_or(MalformedAckSubject(
         "no reply subject: not a JetStream message",
     ))?;
-    context.client.publish(reply.clone(), kind.into()).await?;
+    context.client.publish(reply.clone(), payload).await?;
     Ok(())
+}
+
+/// The ack payload `+TERM <reason>`, the form nats-server reads a reason from.
+fn term_payload(reason: &str) -> Result<Bytes, InvalidTermReason> {
+    if reason.contains(['\r', '\n']) {
+        return Err(InvalidTermReason);
+    }
+    Ok(Bytes::from(format!("+TERM {reason}")))
 }
 
 /// An ack sent as a request: the server answers once it has recorded the ack.
@@ -273,6 +315,20 @@ impl fmt::Display for MalformedAckSubject {
 }
 
 impl std::error::Error for MalformedAckSubject {}
+
+/// A reason given to `term_with_reason` that was not sent: it holds a CR or LF. A reason is
+/// one line of text, like a header value; nats-server does not check it and would copy a
+/// multi-line one (a pasted stack trace, say) into every termination advisory as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvalidTermReason;
+
+impl fmt::Display for InvalidTermReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a termination reason must be one line: it holds a CR or LF")
+    }
+}
+
+impl std::error::Error for InvalidTermReason {}
 
 /// A message read straight from a stream (direct get, `STREAM.MSG.GET`), with its stream
 /// metadata.
@@ -449,5 +505,14 @@ mod tests {
         assert_eq!(Bytes::from(AckKind::Progress), "+WPI");
         assert_eq!(Bytes::from(AckKind::Next), "+NXT");
         assert_eq!(Bytes::from(AckKind::Term), "+TERM");
+    }
+
+    #[test]
+    fn a_term_reason_follows_the_verb_and_stays_on_one_line() {
+        assert_eq!(term_payload("bad input").unwrap(), "+TERM bad input");
+        assert_eq!(term_payload("").unwrap(), "+TERM ");
+        for reason in ["two\nlines", "crlf\r\n", "\r"] {
+            assert_eq!(term_payload(reason), Err(InvalidTermReason), "{reason:?}");
+        }
     }
 }

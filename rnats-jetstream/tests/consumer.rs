@@ -13,6 +13,7 @@ use rnats_jetstream::consumer::{self, AckPolicy, DeliverPolicy, PullConsumer, pu
 use rnats_jetstream::context::{
     ConsumerCreateStrictErrorKind, ConsumerInfoErrorKind, ConsumerUpdateErrorKind,
 };
+use rnats_jetstream::message::InvalidTermReason;
 use rnats_jetstream::stream::{self, StorageType};
 use rnats_jetstream::{AckKind, Context, datetime};
 use rnats_test_server::{NatsServer, Proxy, ServerBuilder};
@@ -489,6 +490,79 @@ async fn acks_nak_term_progress_and_message_info() {
     };
     assert!(not_js.info().is_err());
     assert!(not_js.ack().await.is_err());
+}
+
+#[tokio::test]
+async fn a_term_with_reason_reaches_the_advisory_and_is_not_redelivered() {
+    let server = jetstream_server();
+    let client = connect(&server.url()).await;
+    let js = rnats_jetstream::new(client.clone());
+    let stream = add_stream(&js, "TERMS", &["terms.>"], StorageType::Memory).await;
+    let ack_wait = Duration::from_millis(500);
+    let mut consumer = stream
+        .create_consumer(pull::Config {
+            durable_name: Some("judge".into()),
+            ack_policy: AckPolicy::Explicit,
+            ack_wait,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut advisories = client
+        .subscribe("$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.TERMS.judge")
+        .await
+        .unwrap();
+    client.flush().await.unwrap();
+    publish(&js, "terms.a", 1).await;
+    wait_for_pending(&mut consumer, 1).await;
+
+    let fetched: Vec<_> = consumer
+        .fetch()
+        .max_messages(1)
+        .messages()
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    let message = &fetched[0];
+    // A reason on more than one line is refused before anything is sent.
+    let err = message
+        .term_with_reason("first line\r\nsecond line")
+        .await
+        .unwrap_err();
+    assert!(err.downcast_ref::<InvalidTermReason>().is_some(), "{err}");
+    let reason = "payload failed validation: missing field `id`";
+    message.term_with_reason(reason).await.unwrap();
+
+    let advisory = tokio::time::timeout(WAIT, advisories.next())
+        .await
+        .expect("no termination advisory")
+        .unwrap();
+    let advisory: serde_json::Value = serde_json::from_slice(&advisory.payload).unwrap();
+    assert_eq!(advisory["type"], "io.nats.jetstream.advisory.v1.terminated");
+    assert_eq!(advisory["stream_seq"], 1);
+    assert_eq!(advisory["reason"], reason);
+
+    // Terminated, so no longer waiting for an ack; after more than an ack wait only the
+    // next message comes, not the terminated one again.
+    let info = consumer.info().await.unwrap();
+    assert_eq!((info.num_ack_pending, info.num_redelivered), (0, 0));
+    publish(&js, "terms.b", 1).await;
+    let mut later = consumer
+        .batch()
+        .max_messages(2)
+        .expires(ack_wait * 4)
+        .messages()
+        .await
+        .unwrap();
+    let mut sequences = Vec::new();
+    while let Some(message) = tokio::time::timeout(WAIT, later.next()).await.unwrap() {
+        let message = message.unwrap();
+        sequences.push(message.info().unwrap().stream_sequence);
+        message.double_ack().await.unwrap();
+    }
+    assert_eq!(sequences, [2]);
 }
 
 #[tokio::test]
