@@ -47,11 +47,8 @@ use crate::errors::ErrorCode;
 use crate::features::Feature;
 use crate::publish::{PublishAck, PublishMessage};
 
+pub use crate::publish::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT;
 pub use rnats_core::header::{NATS_BATCH_COMMIT, NATS_BATCH_ID, NATS_BATCH_SEQUENCE};
-
-/// Overrides the subject a `Nats-Expected-Last-Subject-Sequence` check looks at.
-pub const NATS_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: &str =
-    "Nats-Expected-Last-Subject-Sequence-Subject";
 
 /// Messages in one atomic batch that nats-server allows unless configured otherwise
 /// (`jetstream.limits.max_batch_size`; ADR-50 rev. 10).

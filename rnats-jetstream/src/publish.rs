@@ -27,6 +27,11 @@ use crate::context::Context;
 use crate::errors::ErrorCode;
 use crate::message::OutboundMessage;
 
+/// Names the subject, or subject filter, that a `Nats-Expected-Last-Subject-Sequence` check
+/// looks at instead of the subject published to (nats-server 2.11+).
+pub const NATS_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT: &str =
+    "Nats-Expected-Last-Subject-Sequence-Subject";
+
 /// What the server answers a stored publish with.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PublishAck {
@@ -105,6 +110,27 @@ impl PublishMessage {
     /// Stores the message only if the last message on its subject has this sequence.
     pub fn expected_last_subject_sequence(self, sequence: u64) -> Self {
         self.header(NATS_EXPECTED_LAST_SUBJECT_SEQUENCE, sequence)
+    }
+
+    /// Stores the message only if the last message on `subject`, rather than on the subject
+    /// published to, has `sequence`; `subject` may be a filter with wildcards (`orders.*`),
+    /// and then the stream's last message on any subject it matches counts (sequence 0: no
+    /// message matches yet). nats.go's `ExpectLastSequenceForSubject`.
+    ///
+    /// One call sets both headers, `Nats-Expected-Last-Subject-Sequence` and
+    /// [`NATS_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT`], because the subject means nothing
+    /// without the sequence. nats-server reads the subject from 2.11 on; an older server
+    /// ignores it and checks the sequence against the subject published to.
+    pub fn expected_last_subject_sequence_for<T: AsRef<str>>(
+        self,
+        subject: T,
+        sequence: u64,
+    ) -> Self {
+        self.header(NATS_EXPECTED_LAST_SUBJECT_SEQUENCE, sequence)
+            .header(
+                NATS_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
+                subject.as_ref(),
+            )
     }
 
     /// Stores the message only if the subject belongs to this stream.
@@ -510,6 +536,26 @@ mod tests {
         assert_eq!(error.kind(), PublishErrorKind::StreamNotFound);
         let error = decode_ack(br#"{"stream":"S"}"#, None).unwrap_err();
         assert_eq!(error.kind(), PublishErrorKind::Other);
+    }
+
+    #[test]
+    fn the_subject_expectation_names_its_subject_or_filter() {
+        let message = PublishMessage::build().expected_last_subject_sequence_for("s.*", 7);
+        let headers = message.headers.unwrap();
+        assert_eq!(
+            headers
+                .get("Nats-Expected-Last-Subject-Sequence")
+                .unwrap()
+                .as_str(),
+            "7"
+        );
+        assert_eq!(
+            headers
+                .get("Nats-Expected-Last-Subject-Sequence-Subject")
+                .unwrap()
+                .as_str(),
+            "s.*"
+        );
     }
 
     #[test]

@@ -33,13 +33,12 @@ use bytes::Bytes;
 use rnats_core::datetime::{self, DateTime};
 use rnats_core::error::Error;
 use rnats_core::header::{
-    HeaderMap, IntoHeaderName, IntoHeaderValue, NATS_EXPECTED_LAST_SUBJECT_SEQUENCE, NATS_SCHEDULE,
-    NATS_SCHEDULE_NEXT, NATS_SCHEDULE_ROLLUP, NATS_SCHEDULE_SOURCE, NATS_SCHEDULE_TARGET,
-    NATS_SCHEDULE_TIME_ZONE, NATS_SCHEDULE_TTL, NATS_SCHEDULER,
+    HeaderMap, IntoHeaderName, IntoHeaderValue, NATS_SCHEDULE, NATS_SCHEDULE_NEXT,
+    NATS_SCHEDULE_ROLLUP, NATS_SCHEDULE_SOURCE, NATS_SCHEDULE_TARGET, NATS_SCHEDULE_TIME_ZONE,
+    NATS_SCHEDULE_TTL, NATS_SCHEDULER,
 };
 use rnats_core::subject::ToSubject;
 
-use crate::batch::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT;
 use crate::context::{Context, PublishError, PublishErrorKind};
 use crate::errors::ErrorCode;
 use crate::features::Feature;
@@ -414,23 +413,6 @@ fn is_publish_subject(subject: &str) -> bool {
         })
 }
 
-impl PublishMessage {
-    /// Stores the message only if the last message on `subject` (rather than on the subject
-    /// published to) has `sequence` (`Nats-Expected-Last-Subject-Sequence-Subject`; `subject`
-    /// may hold wildcards). An rnats extension.
-    pub fn expected_last_subject_sequence_for<T: AsRef<str>>(
-        self,
-        subject: T,
-        sequence: u64,
-    ) -> PublishMessage {
-        self.header(NATS_EXPECTED_LAST_SUBJECT_SEQUENCE, sequence)
-            .header(
-                NATS_EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT,
-                subject.as_ref(),
-            )
-    }
-}
-
 impl Context {
     /// Publishes the schedule `message` on `subject` (one schedule per subject: a new one
     /// replaces the old) and waits for the stream's ack. An rnats extension.
@@ -698,26 +680,6 @@ mod tests {
         assert_eq!(
             kind(plain().ttl(Duration::from_millis(10))),
             ScheduleErrorKind::InvalidTtl
-        );
-    }
-
-    #[test]
-    fn the_subject_expectation_names_its_subject() {
-        let message = PublishMessage::build().expected_last_subject_sequence_for("s.a", 7);
-        let headers = message.headers.unwrap();
-        assert_eq!(
-            headers
-                .get("Nats-Expected-Last-Subject-Sequence")
-                .unwrap()
-                .as_str(),
-            "7"
-        );
-        assert_eq!(
-            headers
-                .get("Nats-Expected-Last-Subject-Sequence-Subject")
-                .unwrap()
-                .as_str(),
-            "s.a"
         );
     }
 }
