@@ -137,6 +137,51 @@ async fn message_ids_deduplicate_and_expectations_are_checked() {
 }
 
 #[tokio::test]
+async fn the_last_subject_sequence_can_be_expected_for_a_wildcard_filter() {
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(rnats_core::connect(server.url()).await.unwrap());
+    add_stream(&js, "FILTERED", &["a.*"]).await;
+    for (subject, sequence) in [("a.1", 1), ("a.2", 2)] {
+        let ack = js
+            .publish(subject, Bytes::from("x"))
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+        assert_eq!(ack.sequence, sequence);
+    }
+    // a.3 has no message of its own: only the filter makes 2 the last sequence to expect.
+    let ack = js
+        .send_publish(
+            "a.3",
+            Publish::build()
+                .payload("3".into())
+                .expected_last_subject_sequence_for("a.*", 2),
+        )
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(ack.sequence, 3);
+
+    let err = js
+        .send_publish(
+            "a.3",
+            Publish::build()
+                .payload("stale".into())
+                .expected_last_subject_sequence_for("a.*", 1),
+        )
+        .await
+        .unwrap()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), PublishErrorKind::WrongLastSequence);
+    let detail = err.downcast_source::<rnats_jetstream::Error>().unwrap();
+    assert_eq!(detail.error_code(), ErrorCode::STREAM_WRONG_LAST_SEQUENCE);
+    assert_eq!(stream_messages(&js, "FILTERED").await, 3);
+}
+
+#[tokio::test]
 async fn no_stream_is_stream_not_found_after_the_retries() {
     let server = jetstream_server();
     let js = ContextBuilder::new()
