@@ -68,11 +68,9 @@ impl Message {
     }
 
     /// Tells the server never to redeliver the message, as [`AckKind::Term`] does, and why
-    /// (`+TERM <reason>`), without waiting for the server. The server trims the reason and
-    /// passes it on in the `reason` field of the consumer's `MSG_TERMINATED` advisory.
-    ///
-    /// A reason holding a CR or LF is refused with [`InvalidTermReason`] as the error, and
-    /// nothing is sent.
+    /// (`+TERM <reason>`, nats.go's `TermWithReason`), without waiting for the server. The
+    /// server trims the reason and passes it on in the `reason` field of the consumer's
+    /// `MSG_TERMINATED` advisory.
     pub async fn term_with_reason(&self, reason: &str) -> Result<(), rnats_core::Error> {
         send_term(&self.context, self.reply.as_ref(), reason).await
     }
@@ -143,15 +141,13 @@ async fn send_ack(
     send_ack_payload(context, reply, kind.into()).await
 }
 
-/// A `+TERM` with a reason; the reason is checked before anything else, so a bad one is
-/// reported as such even on a message that has no ack subject.
+/// A `+TERM` with a reason.
 async fn send_term(
     context: &Context,
     reply: Option<&Subject>,
     reason: &str,
 ) -> Result<(), rnats_core::Error> {
-    let payload = term_payload(reason)?;
-    send_ack_payload(context, reply, payload).await
+    send_ack_payload(context, reply, term_payload(reason)).await
 }
 
 async fn send_ack_payload(
@@ -166,12 +162,10 @@ async fn send_ack_payload(
     Ok(())
 }
 
-/// The ack payload `+TERM <reason>`, the form nats-server reads a reason from.
-fn term_payload(reason: &str) -> Result<Bytes, InvalidTermReason> {
-    if reason.contains(['\r', '\n']) {
-        return Err(InvalidTermReason);
-    }
-    Ok(Bytes::from(format!("+TERM {reason}")))
+/// The ack payload `+TERM <reason>`, the form nats-server reads a reason from (whatever
+/// follows the space, lines and all: the payload is length-prefixed).
+fn term_payload(reason: &str) -> Bytes {
+    Bytes::from(format!("+TERM {reason}"))
 }
 
 /// An ack sent as a request: the server answers once it has recorded the ack.
@@ -315,20 +309,6 @@ impl fmt::Display for MalformedAckSubject {
 }
 
 impl std::error::Error for MalformedAckSubject {}
-
-/// A reason given to `term_with_reason` that was not sent: it holds a CR or LF. A reason is
-/// one line of text, like a header value; nats-server does not check it and would copy a
-/// multi-line one (a pasted stack trace, say) into every termination advisory as it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InvalidTermReason;
-
-impl fmt::Display for InvalidTermReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a termination reason must be one line: it holds a CR or LF")
-    }
-}
-
-impl std::error::Error for InvalidTermReason {}
 
 /// A message read straight from a stream (direct get, `STREAM.MSG.GET`), with its stream
 /// metadata.
@@ -508,11 +488,8 @@ mod tests {
     }
 
     #[test]
-    fn a_term_reason_follows_the_verb_and_stays_on_one_line() {
-        assert_eq!(term_payload("bad input").unwrap(), "+TERM bad input");
-        assert_eq!(term_payload("").unwrap(), "+TERM ");
-        for reason in ["two\nlines", "crlf\r\n", "\r"] {
-            assert_eq!(term_payload(reason), Err(InvalidTermReason), "{reason:?}");
-        }
+    fn a_term_reason_follows_the_verb() {
+        assert_eq!(term_payload("bad input"), "+TERM bad input");
+        assert_eq!(term_payload("two\nlines"), "+TERM two\nlines");
     }
 }
