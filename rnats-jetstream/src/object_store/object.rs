@@ -50,14 +50,24 @@ impl ObjectStore {
     /// # Ok(()) }
     /// ```
     pub async fn get<T: AsRef<str> + Send>(&self, object_name: T) -> Result<Object, GetError> {
+        let (bucket, info) = self.resolve(object_name.as_ref()).await?;
+        Ok(Object::new(info, bucket.stream))
+    }
+
+    /// The object `object_name` holding the data, with its bucket: a link is followed to the
+    /// object it points to, in this bucket or another.
+    pub(super) async fn resolve(
+        &self,
+        object_name: &str,
+    ) -> Result<(ObjectStore, ObjectInfo), GetError> {
         let mut bucket = self.clone();
-        let mut info = bucket.info(object_name.as_ref()).await.map_err(get_error)?;
+        let mut info = bucket.info(object_name).await.map_err(get_error)?;
         for _ in 0..MAX_LINK_HOPS {
             if info.deleted {
                 return Err(GetError::new(GetErrorKind::NotFound));
             }
             let Some(link) = info.link().cloned() else {
-                return Ok(Object::new(info, bucket.stream));
+                return Ok((bucket, info));
             };
             let Some(name) = link.name else {
                 return Err(GetError::new(GetErrorKind::BucketLink));
