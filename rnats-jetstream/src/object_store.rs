@@ -8,6 +8,8 @@
 //! Memory stays bounded however large an object is: [`ObjectStore::put`] keeps a small window
 //! of chunks in flight (their acks pipelined, or as one fast-ingest batch in a bucket made
 //! with [`Config::fast_ingest`]), and an [`Object`] being read pulls a few chunks at a time.
+//! [`ObjectStore::get_range`] reads part of an object (an HTTP range request, say),
+//! receiving only the chunks that hold it.
 //!
 //! ```no_run
 //! # async fn run(jetstream: rnats_jetstream::Context) -> Result<(), rnats_core::Error> {
@@ -39,6 +41,7 @@ mod metadata;
 mod object;
 mod progress;
 mod put;
+mod range;
 mod watch;
 
 use base64::Engine;
@@ -66,6 +69,7 @@ pub use self::info::{
 };
 pub use self::object::Object;
 pub use self::progress::Progress;
+pub use self::range::RangeNotSatisfiable;
 pub use self::watch::{List, Watch};
 
 /// The chunk size when the metadata names none (ADR-20).

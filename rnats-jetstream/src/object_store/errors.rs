@@ -225,8 +225,9 @@ kinds! {
         Consumer => "creating the consumer that reads the object failed",
         /// Delivering the chunks failed.
         Delivery => "receiving the object's chunks failed",
-        /// The server did not answer the request that starts the read in time; the read
-        /// fails with [`std::io::ErrorKind::TimedOut`].
+        /// The server did not answer the request that starts the read in time (or, for a
+        /// range, the get of one of its chunks); the read fails with
+        /// [`std::io::ErrorKind::TimedOut`].
         TimedOut => "timed out starting to read the object",
     }
 }

@@ -1,6 +1,7 @@
 //! Getting an object: [`ObjectStore::get`] follows links to the object with the data, and
 //! [`Object`] reads that data as an `AsyncRead`, checking its size and SHA-256 digest against
-//! the metadata before it reports the end.
+//! the metadata before it reports the end. [`ObjectStore::get_range`] (in `range.rs`) makes
+//! an [`Object`] that reads part of the data instead.
 //!
 //! The chunks come through an ordered pull consumer (ADR-17), a few at a time: the consumer's
 //! `max_batch` caps each pull request at one window ([`GET_WINDOW_BYTES`]) of chunks, so the
@@ -17,6 +18,7 @@ use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, ReadBuf};
 
@@ -88,11 +90,13 @@ impl ObjectStore {
     }
 }
 
-/// An object's data, read as an [`AsyncRead`]; from [`ObjectStore::get`].
+/// An object's data, read as an [`AsyncRead`]; from [`ObjectStore::get`], or from
+/// [`ObjectStore::get_range`] for part of it.
 ///
 /// The read that would report the end fails instead when the data's size or digest is not
 /// what the metadata says: an [`std::io::ErrorKind::InvalidData`] error whose inner error is
-/// a [`ReadError`] ([`ReadErrorKind::DigestMismatch`], ...).
+/// a [`ReadError`] ([`ReadErrorKind::DigestMismatch`], ...). A range is checked for its
+/// size only: the digest covers the whole object.
 pub struct Object {
     /// The object's metadata.
     pub info: ObjectInfo,
@@ -103,6 +107,8 @@ pub struct Object {
     hash: Sha256,
     received: Progress,
     progress: Option<Box<dyn FnMut(Progress) + Send>>,
+    /// The bytes to read, `start..end`, when only part of the object is read.
+    span: Option<(u64, u64)>,
 }
 
 /// Where a read of the chunks is.
@@ -114,19 +120,21 @@ enum ReadState {
     /// Receiving chunks (boxed: the consumer's state is large, and a read is mostly in this
     /// state, so one allocation per object costs nothing).
     Reading(Box<Reader>),
+    /// Receiving the bytes of a range, cut out of the chunks that hold them.
+    Slices(BoxStream<'static, Result<Bytes, ReadError>>),
     /// Every chunk was read and checked.
     Done,
     /// The read failed; every later read fails the same way.
     Failed(ReadErrorKind),
 }
 
-/// A consumer delivering one object's chunks.
-struct Reader {
-    messages: pull::Ordered,
+/// A consumer delivering one object's chunks (or, for a range, their headers).
+pub(super) struct Reader {
+    pub(super) messages: pull::Ordered,
     context: Context,
     stream_name: String,
     /// Chunks the consumer had to deliver when it was created.
-    pending: u64,
+    pub(super) pending: u64,
 }
 
 impl Object {
@@ -144,7 +152,22 @@ impl Object {
                 total,
             },
             progress: None,
+            span: None,
         }
+    }
+
+    /// A reader of the bytes `start..end` of the object (`start < end <= info.size`, or
+    /// `start == end` for nothing).
+    pub(super) fn new_range(
+        info: ObjectInfo,
+        stream: Stream<StreamInfo>,
+        start: u64,
+        end: u64,
+    ) -> Object {
+        let mut object = Object::new(info, stream);
+        object.received.total = Some(end - start);
+        object.span = Some((start, end));
+        object
     }
 
     /// The object's metadata.
@@ -152,7 +175,8 @@ impl Object {
         &self.info
     }
 
-    /// Calls `progress` after each chunk received (an rnats addition).
+    /// Calls `progress` after each chunk received (an rnats addition). For a range, the
+    /// bytes and the total count the range's bytes only.
     pub fn with_progress(mut self, progress: impl FnMut(Progress) + Send + 'static) -> Object {
         self.progress = Some(Box::new(progress));
         self
@@ -165,6 +189,22 @@ impl Object {
                 return Poll::Ready(Ok(()));
             }
             match &mut self.state {
+                ReadState::Idle if self.span.is_some() => {
+                    self.state = match self.span {
+                        Some((start, end)) if start < end => {
+                            ReadState::Slices(super::range::slices(
+                                self.stream.clone(),
+                                self.info.clone(),
+                                start,
+                                end,
+                            ))
+                        }
+                        _ => ReadState::Done,
+                    };
+                    if matches!(self.state, ReadState::Done) {
+                        self.check_complete()?;
+                    }
+                }
                 ReadState::Idle if self.info.chunks == 0 => {
                     self.state = ReadState::Done;
                     self.check_complete()?;
@@ -199,6 +239,15 @@ impl Object {
                             "the chunk stream ended early",
                         );
                         return Poll::Ready(Err(self.fail(error)));
+                    }
+                },
+                ReadState::Slices(slices) => match slices.poll_next_unpin(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Some(Ok(bytes))) => self.handle_slice(bytes)?,
+                    Poll::Ready(Some(Err(error))) => return Poll::Ready(Err(self.fail(error))),
+                    Poll::Ready(None) => {
+                        self.state = ReadState::Done;
+                        self.check_complete()?;
                     }
                 },
                 ReadState::Done => return Poll::Ready(Ok(())),
@@ -239,8 +288,30 @@ impl Object {
         Ok(())
     }
 
-    /// Checks the data read against the metadata: chunk count, size, then digest.
+    /// Takes in the part of one chunk that a range wants: counts it (no more than the range
+    /// holds) and hands it out.
+    fn handle_slice(&mut self, bytes: Bytes) -> Result<(), ReadError> {
+        self.received.bytes += bytes.len() as u64;
+        self.received.chunks += 1;
+        if Some(self.received.bytes) > self.received.total {
+            return Err(self.fail(ReadError::new(ReadErrorKind::SizeMismatch)));
+        }
+        if let Some(progress) = self.progress.as_mut() {
+            progress(self.received);
+        }
+        self.buffered = bytes;
+        Ok(())
+    }
+
+    /// Checks the data read against the metadata: chunk count, size, then digest; for a
+    /// range, its size only.
     fn check_complete(&mut self) -> Result<(), ReadError> {
+        if self.span.is_some() {
+            if Some(self.received.bytes) != self.received.total {
+                return Err(self.fail(ReadError::new(ReadErrorKind::SizeMismatch)));
+            }
+            return Ok(());
+        }
         let sized = self.received.bytes == self.info.size as u64
             && self.received.chunks == self.info.chunks;
         if !sized {
@@ -315,32 +386,47 @@ impl Drop for Reader {
     }
 }
 
-/// Creates the consumer of `info`'s chunks and starts pulling them, a window at a time.
-async fn start_reader(stream: Stream<StreamInfo>, info: ObjectInfo) -> Result<Reader, ReadError> {
+/// How many chunks of `info` make one window of [`GET_WINDOW_BYTES`], 2 to 64: what a reader
+/// asks for at once.
+pub(super) fn chunk_window(info: &ObjectInfo) -> usize {
     let chunk_size = info
         .options
         .as_ref()
         .and_then(|options| options.max_chunk_size)
         .filter(|&size| size > 0)
         .unwrap_or_else(|| info.size.div_ceil(info.chunks.max(1)).max(1));
-    let window = (GET_WINDOW_BYTES / chunk_size).clamp(2, 64);
-    let consumer = stream
-        .create_consumer(pull::OrderedConfig {
+    (GET_WINDOW_BYTES / chunk_size).clamp(2, 64)
+}
+
+/// Creates the consumer of `info`'s chunks and starts pulling them, a window at a time.
+async fn start_reader(stream: Stream<StreamInfo>, info: ObjectInfo) -> Result<Reader, ReadError> {
+    let window = chunk_window(&info);
+    open_reader(
+        &stream,
+        pull::OrderedConfig {
             description: Some("object store reader".to_owned()),
             filter_subject: format!("$O.{}.C.{}", info.bucket, info.nuid),
             deliver_policy: DeliverPolicy::All,
             // The ordered stream asks for at most this many chunks per pull request.
             max_batch: i64::try_from(window).unwrap_or(64),
             ..Default::default()
-        })
-        .await
-        .map_err(|error| {
-            let kind = match error.kind() {
-                ConsumerErrorKind::TimedOut => ReadErrorKind::TimedOut,
-                _ => ReadErrorKind::Consumer,
-            };
-            ReadError::with_source(kind, error)
-        })?;
+        },
+    )
+    .await
+}
+
+/// Creates an ordered consumer on the bucket's stream and starts pulling its messages.
+pub(super) async fn open_reader(
+    stream: &Stream<StreamInfo>,
+    config: pull::OrderedConfig,
+) -> Result<Reader, ReadError> {
+    let consumer = stream.create_consumer(config).await.map_err(|error| {
+        let kind = match error.kind() {
+            ConsumerErrorKind::TimedOut => ReadErrorKind::TimedOut,
+            _ => ReadErrorKind::Consumer,
+        };
+        ReadError::with_source(kind, error)
+    })?;
     let pending = consumer.info.num_pending;
     let messages = consumer.messages().await.map_err(|error| {
         let kind = match error.kind() {
