@@ -1,6 +1,6 @@
 //! Object Store interchange with a second, independent client, nats-py: objects nats-py puts
-//! are read (digest checked) by rnats, and objects, metadata and links rnats writes are read
-//! by nats-py, which checks the digest itself.
+//! are read (digest checked) by rnats, whole and in part, and objects, metadata and links
+//! rnats writes are read by nats-py, which checks the digest itself.
 #![cfg(feature = "object-store")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
@@ -101,6 +101,15 @@ async fn rnats_reads_what_nats_py_puts() {
     let mut big = Vec::new();
     object.read_to_end(&mut big).await.unwrap();
     assert_eq!(hex_sha256(&big), expected_sha);
+    // A range of it, across a chunk boundary near the end (an rnats addition).
+    let (start, end) = (size - 200_000, size - 100);
+    let mut part = Vec::new();
+    let mut object = store
+        .get_range("dir/big.bin", start as u64..end as u64)
+        .await
+        .unwrap();
+    object.read_to_end(&mut part).await.unwrap();
+    assert!(part == big[start..end]);
 
     let mut names: Vec<String> = futures_util::TryStreamExt::try_collect::<Vec<_>>(
         futures_util::TryStreamExt::map_ok(store.list().await.unwrap(), |i| i.name),
