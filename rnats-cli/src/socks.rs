@@ -34,7 +34,7 @@ impl SocksProxy {
     pub(crate) fn parse(text: &str) -> Result<SocksProxy, CliError> {
         let invalid = |reason: String| CliError::InvalidArgument {
             what: "SOCKS proxy",
-            given: text.to_owned(),
+            given: without_password(text),
             reason,
         };
         let url = match text.contains("://") {
@@ -72,21 +72,38 @@ impl SocksProxy {
         })
     }
 
-    /// A stream to `server` through the proxy: TLS, if any, goes over it end to end.
+    /// A stream to `server` through the proxy: TLS, if any, goes over it end to end. The
+    /// socket to the proxy is tokio's (its name resolved without blocking a worker) and
+    /// sends small writes at once, as the client's own sockets do.
     async fn open(&self, server: &ServerAddr) -> io::Result<TcpStream> {
         let proxy = self.0.addr.as_str();
+        // Said as the proxy's: the CLI shortens a refused connection to the server to
+        // "connection refused", which would send the user looking at the wrong end.
+        let at_proxy = |e: io::Error| io::Error::other(format!("SOCKS proxy {proxy}: {e}"));
+        let socket = TcpStream::connect(proxy).await.map_err(at_proxy)?;
+        socket.set_nodelay(true).map_err(at_proxy)?;
         let target = (server.host(), server.port());
         let tunnel = match &self.0.login {
-            None => Socks5Stream::connect(proxy, target).await,
+            None => Socks5Stream::connect_with_socket(socket, target).await,
             Some((user, password)) => {
-                Socks5Stream::connect_with_password(proxy, target, user, password).await
+                Socks5Stream::connect_with_password_and_socket(socket, target, user, password).await
             }
         };
         let tunnel = tunnel.map_err(|e| match e {
-            tokio_socks::Error::Io(e) => e,
+            tokio_socks::Error::Io(e) => at_proxy(e),
             other => io::Error::other(format!("SOCKS proxy {proxy}: {other}")),
         })?;
         Ok(tunnel.into_inner())
+    }
+}
+
+/// `text` with what lies between the scheme and an `@` shown as `***`: an error message
+/// must not repeat a password.
+fn without_password(text: &str) -> String {
+    let after_scheme = text.find("://").map_or(0, |at| at + 3);
+    match text[after_scheme..].rfind('@') {
+        Some(at) => format!("{}***{}", &text[..after_scheme], &text[after_scheme + at..]),
+        None => text.to_owned(),
     }
 }
 
@@ -110,5 +127,8 @@ mod tests {
             let err = SocksProxy::parse(bad).expect_err(bad);
             assert!(err.to_string().contains("SOCKS proxy"), "{err}");
         }
+        let err = SocksProxy::parse("http://me:secret@proxy:3128").expect_err("http");
+        assert!(!err.to_string().contains("secret"), "{err}");
+        assert!(err.to_string().contains("http://***@proxy:3128"), "{err}");
     }
 }

@@ -41,7 +41,7 @@ pub(crate) async fn reconnect(shared: &Shared) -> Option<Established> {
         let outcome = unless_closed(shared, dialing).await?;
         match outcome {
             Ok(established) => {
-                lock(&shared.pool).connected(&attempt.addr, shared.rt.now());
+                lock(&shared.pool).connected(&attempt, shared.rt.now());
                 return Some(established);
             }
             Err(error) => {
@@ -92,7 +92,7 @@ pub(crate) async fn first_connect(
         }
         match dial::connect(rt, &attempt.addr, attempt.tls_name(), options).await {
             Ok(established) => {
-                pool.connected(&attempt.addr, rt.now());
+                pool.connected(&attempt, rt.now());
                 return Ok(established);
             }
             Err(error) => {

@@ -281,7 +281,7 @@ impl Inner {
             }
             match conn::dial(&attempt.addr, attempt.tls_name(), &self.options) {
                 Ok(dialed) => {
-                    lock(&self.pool).connected(&attempt.addr, Instant::now());
+                    lock(&self.pool).connected(&attempt, Instant::now());
                     self.install(dialed, Urgency::Soon);
                     return;
                 }
@@ -327,7 +327,7 @@ impl Inner {
             }
             match conn::dial(&attempt.addr, attempt.tls_name(), &self.options) {
                 Ok(dialed) => {
-                    lock(&self.pool).connected(&attempt.addr, Instant::now());
+                    lock(&self.pool).connected(&attempt, Instant::now());
                     self.install(dialed, Urgency::Now);
                     return Ok(());
                 }

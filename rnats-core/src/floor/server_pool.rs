@@ -87,6 +87,8 @@ pub(crate) struct ServerPool {
     /// The names the TLS certificates of discovered servers announced by IP address are
     /// checked against (see [`ServerPool::add_discovered`]).
     tls_names: HashMap<ServerKey, Arc<str>>,
+    /// The name the certificate of the server of the last connection was checked against.
+    current_tls_name: Option<Arc<str>>,
     /// The newest list of servers the cluster announced, taken in by
     /// [`ServerPool::take_announced`] (its new servers reported).
     announced: Option<Arc<ServerInfo>>,
@@ -135,6 +137,7 @@ impl ServerPool {
             attempts: Attempts::default(),
             last_link: LastLink::default(),
             tls_names: HashMap::new(),
+            current_tls_name: None,
             announced: None,
             unmerged: false,
             #[cfg(test)]
@@ -207,10 +210,11 @@ impl ServerPool {
         self.servers.iter().any(|s| s.addr.same_server(addr))
     }
 
-    /// An attempt on `addr` made the link, which came up at `now`.
-    pub(crate) fn connected(&mut self, addr: &ServerAddr, now: Instant) {
+    /// `attempt` made the link, which came up at `now`.
+    pub(crate) fn connected(&mut self, attempt: &Attempt, now: Instant) {
         self.last_link.connected(now, self.attempts.tries);
-        self.record(addr, Ok(()));
+        self.current_tls_name = Some(Arc::from(attempt.tls_name()));
+        self.record(&attempt.addr, Ok(()));
     }
 
     /// The link ended at `now`; `planned`: the client left it (a planned move). After a
@@ -269,7 +273,8 @@ impl ServerPool {
             })
             .collect();
         self.next = 0;
-        // Servers the user names are checked against their own names.
+        // Servers the user names are checked against their own names (the link's name
+        // stays, for the servers the cluster announces next).
         self.tls_names.clear();
         // The attempts start afresh, as in async-nats: `max_reconnects` counts from here.
         self.attempts = Attempts::default();
@@ -425,10 +430,11 @@ impl ServerPool {
     /// so the pool does not only grow; servers the user named, and the one connected to,
     /// always stay. An announcement gives the pool at most [`MAX_ANNOUNCED`] servers.
     ///
-    /// A server announced by IP address while the client is on one it reached by host
-    /// name has its TLS certificate checked against that host name, as nats.go does: a
-    /// cluster's certificates name its hosts, while nats-server announces the addresses
-    /// its nodes listen on, and a Kubernetes pod's address is in no certificate.
+    /// A server announced by IP address while the client's link was checked against a host
+    /// name (the one it dialled, or the one a server announced by IP took on) has its TLS
+    /// certificate checked against that host name, as nats.go does: a cluster's certificates
+    /// name its hosts, while nats-server announces the addresses its nodes listen on, and a
+    /// Kubernetes pod's address is in no certificate.
     pub(crate) fn add_discovered(&mut self, info: &ServerInfo) -> Vec<String> {
         let Announced {
             urls,
@@ -444,14 +450,7 @@ impl ServerPool {
             );
         }
         let websocket = is_websocket(implied_scheme);
-        let name_for_ips =
-            self.current
-                .as_ref()
-                .and_then(|current| match self.tls_names.get(&key(current)) {
-                    Some(name) => Some(Arc::clone(name)),
-                    None if !is_ip(current.host()) => Some(Arc::from(current.host())),
-                    None => None,
-                });
+        let name_for_ips = self.current_tls_name.clone().filter(|name| !is_ip(name));
         // Sets of (host, port), as `same_server` compares: a cluster may announce thousands
         // of servers, and this runs on the connection's engine, so it must stay linear.
         let mut known: HashSet<ServerKey> = self.servers.iter().map(|s| key(&s.addr)).collect();
@@ -1322,6 +1321,17 @@ mod attempt_tests {
         names
     }
 
+    /// An attempt on `addr` checked against `tls_name`.
+    fn attempt_on(addr: &ServerAddr, tls_name: &str) -> Attempt {
+        Attempt {
+            addr: addr.clone(),
+            tls_name: Some(Arc::from(tls_name)),
+            delay: Duration::ZERO,
+            number: 1,
+            ends_try: true,
+        }
+    }
+
     #[test]
     fn servers_announced_by_ip_are_checked_against_the_host_name_the_client_is_on() {
         let named = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
@@ -1332,7 +1342,7 @@ mod attempt_tests {
         };
         let mut pool = pool(&["tls://nats.example:4222"]);
         let first = dial(pool.plan_attempt(&ReconnectPolicy::default(), None, false, drop));
-        pool.connected(&first.addr, Instant::now());
+        pool.connected(&first, Instant::now());
         pool.add_discovered(&advertising(
             &["10.0.0.2:4222", "other.example:4222", "[fd00::3]:4222"],
             &[],
@@ -1349,7 +1359,7 @@ mod attempt_tests {
         // On a server reached by IP under a name, that name goes on to the next ones; a
         // server no longer announced takes its name with it.
         let on_ip: ServerAddr = "tls://10.0.0.2:4222".parse().unwrap();
-        pool.connected(&on_ip, Instant::now());
+        pool.connected(&attempt_on(&on_ip, "nats.example"), Instant::now());
         pool.add_discovered(&advertising(&["10.0.0.2:4222", "10.0.0.4:4222"], &[]));
         assert_eq!(
             tls_names(&mut pool),
@@ -1360,12 +1370,18 @@ mod attempt_tests {
             ])
         );
         assert_eq!(pool.tls_names.len(), 2);
-        // Servers the user names are checked against their own names.
+        // Servers the user names are checked against their own names, while the link's
+        // name still goes to those the cluster announces next.
         pool.replace(vec![on_ip.clone()]);
         assert_eq!(tls_names(&mut pool), named(&[("10.0.0.2", "10.0.0.2")]));
-        // On a server the user named by IP, announced IPs keep their own names too.
-        pool.connected(&on_ip, Instant::now());
-        pool.add_discovered(&advertising(&["10.0.0.5:4222"], &[]));
+        pool.add_discovered(&advertising(&["10.0.0.2:4222", "10.0.0.6:4222"], &[]));
+        assert_eq!(
+            tls_names(&mut pool),
+            named(&[("10.0.0.2", "10.0.0.2"), ("10.0.0.6", "nats.example")])
+        );
+        // On a link checked against an IP address, announced IPs keep their own names.
+        pool.connected(&attempt_on(&on_ip, "10.0.0.2"), Instant::now());
+        pool.add_discovered(&advertising(&["10.0.0.2:4222", "10.0.0.5:4222"], &[]));
         assert_eq!(
             tls_names(&mut pool),
             named(&[("10.0.0.2", "10.0.0.2"), ("10.0.0.5", "10.0.0.5")])
@@ -1411,7 +1427,7 @@ mod attempt_tests {
         (start, after): (Instant, Duration),
         planned: bool,
     ) -> Attempt {
-        pool.connected(&attempt.addr, start);
+        pool.connected(attempt, start);
         pool.link_ended(start + after, planned);
         dial(pool.plan_attempt(policy, None, true, drop))
     }

@@ -398,6 +398,11 @@ pub(super) fn chunk_window(info: &ObjectInfo) -> usize {
     (GET_WINDOW_BYTES / chunk_size).clamp(2, 64)
 }
 
+/// The subject `info`'s chunks are stored on.
+pub(super) fn chunk_subject(info: &ObjectInfo) -> String {
+    format!("$O.{}.C.{}", info.bucket, info.nuid)
+}
+
 /// Creates the consumer of `info`'s chunks and starts pulling them, a window at a time.
 async fn start_reader(stream: Stream<StreamInfo>, info: ObjectInfo) -> Result<Reader, ReadError> {
     let window = chunk_window(&info);
@@ -405,7 +410,7 @@ async fn start_reader(stream: Stream<StreamInfo>, info: ObjectInfo) -> Result<Re
         &stream,
         pull::OrderedConfig {
             description: Some("object store reader".to_owned()),
-            filter_subject: format!("$O.{}.C.{}", info.bucket, info.nuid),
+            filter_subject: chunk_subject(&info),
             deliver_policy: DeliverPolicy::All,
             // The ordered stream asks for at most this many chunks per pull request.
             max_batch: i64::try_from(window).unwrap_or(64),

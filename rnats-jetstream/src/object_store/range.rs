@@ -21,7 +21,7 @@ use futures_util::{StreamExt, TryStreamExt};
 use super::ObjectStore;
 use super::errors::{GetError, GetErrorKind, ReadError, ReadErrorKind};
 use super::info::ObjectInfo;
-use super::object::{Object, Reader, chunk_window, open_reader};
+use super::object::{Object, Reader, chunk_subject, chunk_window, open_reader};
 use crate::consumer::{DeliverPolicy, pull};
 use crate::stream::{DirectGetErrorKind, Info as StreamInfo, RawMessageErrorKind, Stream};
 
@@ -294,10 +294,6 @@ async fn fetch(
         return Err(ReadError::new(ReadErrorKind::SizeMismatch));
     }
     Ok(message.payload)
-}
-
-fn chunk_subject(info: &ObjectInfo) -> String {
-    format!("$O.{}.C.{}", info.bucket, info.nuid)
 }
 
 /// An offset within one chunk (which is in memory, so it fits a `usize`).
