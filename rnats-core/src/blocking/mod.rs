@@ -98,6 +98,7 @@ mod conn;
 mod events;
 mod executor;
 mod handle;
+mod link;
 mod pool;
 mod request_many;
 #[cfg(test)]
