@@ -16,7 +16,7 @@ use crate::auth::Secret;
 use crate::auth::{Auth, AuthError, Credentials, SignedAuth};
 use crate::connector::{AsyncStream, Connector};
 use crate::events::{Event, EventCallback};
-use crate::floor::attempts::ReconnectPolicy;
+use crate::floor::plan::ReconnectPolicy;
 use crate::floor::server_pool::{ReconnectToServer, Server};
 use crate::tls::TlsOptions;
 #[cfg(feature = "websockets")]

@@ -16,6 +16,7 @@ pub(crate) mod frames;
 pub(crate) mod handshake;
 pub(crate) mod keepalive;
 pub(crate) mod link;
+pub(crate) mod plan;
 pub(crate) mod read_buffers;
 pub(crate) mod replies;
 pub(crate) mod server_pool;

@@ -1,7 +1,7 @@
 //! The server pool: the servers given at connect plus those the cluster advertised, with what
 //! the client has learnt about each (failed attempts, last error), as
 //! [`Client::server_pool`](crate::Client::server_pool) reports it. The reconnect policy and
-//! the plan of each attempt over the pool are in [`super::attempts`].
+//! the plan of each attempt over the pool are in [`super::plan`].
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -13,15 +13,11 @@ use std::time::{Duration, Instant};
 use rnats_proto::ServerInfo;
 
 use super::attempts::{Attempt, Attempts, LastLink};
-#[cfg(test)]
-use super::attempts::{Plan, ReconnectPolicy, SETTLED};
 use super::backoff::shuffle;
 use super::sync::{lock, try_lock};
 use crate::error::{
     ConnectCause, ConnectError, ConnectErrorKind, SetServerPoolError, SetServerPoolErrorKind,
 };
-#[cfg(test)]
-use crate::events::{ClientError, ConnectionEvent};
 use crate::server_addr::{ServerAddr, ToServerAddrs};
 
 /// One server of the pool and what the client knows of it.
@@ -1079,6 +1075,9 @@ mod tests {
 mod attempt_tests {
     use super::tests::advertising;
     use super::*;
+    use crate::events::{ClientError, ConnectionEvent};
+    use crate::floor::attempts::{Plan, SETTLED};
+    use crate::floor::plan::ReconnectPolicy;
 
     fn pool(servers: &[&str]) -> ServerPool {
         ServerPool::new(servers.iter().map(|s| s.parse().unwrap()).collect(), true)
