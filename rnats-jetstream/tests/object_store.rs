@@ -5,6 +5,8 @@
 #![cfg(feature = "object-store")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod consumers;
+
 use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::sync::{Arc, Mutex};
@@ -23,6 +25,8 @@ use rnats_jetstream::{Context, ErrorCode};
 use rnats_test_server::NatsServer;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
+
+use consumers::{consumer_names, until_no_consumers};
 
 async fn jetstream() -> (NatsServer, Context) {
     let server = NatsServer::builder().jetstream(true).spawn().unwrap();
@@ -847,31 +851,6 @@ async fn an_object_dropped_mid_read_leaves_the_bucket_readable() {
     assert_eq!(first, bytes[..1000]);
     drop(object);
     assert_eq!(read_all(&store, "obj").await.unwrap(), bytes);
-}
-
-/// The names of `stream`'s consumers.
-async fn consumer_names(js: &Context, stream: &str) -> Vec<String> {
-    let stream = js.get_stream(stream).await.unwrap();
-    stream.consumer_names().try_collect().await.unwrap()
-}
-
-/// Waits until `stream` has no consumers, looking again after each deletion advisory that
-/// `deleted` receives, and every 100 ms besides: the server announces a deletion just before
-/// it takes the consumer off its list. Fails after 10 s with one left.
-async fn until_no_consumers(js: &Context, stream: &str, deleted: &mut rnats_core::Subscriber) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let names = consumer_names(js, stream).await;
-        if names.is_empty() {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "nobody deleted {names:?}"
-        );
-        let advisory = deleted.next();
-        let _ = tokio::time::timeout(std::time::Duration::from_millis(100), advisory).await;
-    }
 }
 
 #[tokio::test]

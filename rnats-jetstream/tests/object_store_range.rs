@@ -6,6 +6,8 @@
 #![cfg(feature = "object-store")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod consumers;
+
 use std::collections::HashMap;
 use std::ops::RangeBounds;
 use std::sync::atomic::Ordering;
@@ -13,7 +15,6 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use bytes::Bytes;
-use futures_util::TryStreamExt;
 use rnats_core::HeaderMap;
 use rnats_jetstream::Context;
 use rnats_jetstream::object_store::{
@@ -24,6 +25,8 @@ use rnats_jetstream::stream::{DiscardPolicy, StorageType};
 use rnats_test_server::NatsServer;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
+
+use consumers::until_no_consumers;
 
 const CHUNK: usize = 64 * 1024;
 
@@ -385,36 +388,25 @@ async fn a_bucket_without_direct_gets_serves_ranges_from_the_leader() {
     assert_eq!(read, bytes[start..end]);
 }
 
-/// Waits until `stream` has no consumers; fails after 10 s with one left.
-async fn until_no_consumers(js: &Context, stream: &str) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let stream_handle = js.get_stream(stream).await.unwrap();
-        let names: Vec<String> = stream_handle.consumer_names().try_collect().await.unwrap();
-        if names.is_empty() {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "nobody deleted {names:?}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn a_range_read_leaves_no_consumer_behind() {
     let (_server, js) = jetstream().await;
     let store = bucket(&js, "tidy").await;
     let bytes = data(20 * CHUNK, 8);
     put(&store, "obj", &bytes).await;
+    let mut deleted = js
+        .client()
+        .subscribe("$JS.EVENT.ADVISORY.CONSUMER.DELETED.OBJ_tidy.*")
+        .await
+        .unwrap();
+    js.client().flush().await.unwrap();
 
     // Read to the end: the locator is gone once it found the range's last chunk.
     let read = read_range(&store, "obj", 3 * CHUNK as u64..5 * CHUNK as u64)
         .await
         .unwrap();
     assert_eq!(read, bytes[3 * CHUNK..5 * CHUNK]);
-    until_no_consumers(&js, "OBJ_tidy").await;
+    until_no_consumers(&js, "OBJ_tidy", &mut deleted).await;
 
     // Dropped after the first bytes of a long range.
     let mut object = store.get_range("obj", 100..).await.unwrap();
@@ -422,7 +414,7 @@ async fn a_range_read_leaves_no_consumer_behind() {
     object.read_exact(&mut first).await.unwrap();
     assert_eq!(first, bytes[100..1100]);
     drop(object);
-    until_no_consumers(&js, "OBJ_tidy").await;
+    until_no_consumers(&js, "OBJ_tidy", &mut deleted).await;
     // And the object still reads whole.
     let mut whole = Vec::new();
     let mut object = store.get("obj").await.unwrap();
