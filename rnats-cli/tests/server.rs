@@ -247,7 +247,17 @@ fn ping_and_list_take_answers_beyond_a_count_that_lags() {
     });
     let rnats = Rnats::new();
     let creds = ["-s", url.as_str(), "--user", "sys", "--password", "pass"];
-    let list = rnats.json(&[&["server", "list", "--json"][..], &creds[..]].concat());
+    // The wait past the count is 300 ms after each answer: on a loaded machine the answering
+    // thread may miss it now and then, so list again until all three come, for as long as
+    // the ping test's cluster may take. The old wait never took more than the first answer.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let names_in = |list: &serde_json::Value| -> usize { list.as_array().map_or(0, Vec::len) };
+    let list = loop {
+        let list = rnats.json(&[&["server", "list", "--json"][..], &creds[..]].concat());
+        if names_in(&list) == 3 || std::time::Instant::now() > deadline {
+            break list;
+        }
+    };
     let mut names: Vec<&str> = list
         .as_array()
         .expect("an array")
@@ -260,7 +270,12 @@ fn ping_and_list_take_answers_beyond_a_count_that_lags() {
         names.contains(&"lagging-a") && names.contains(&"lagging-b"),
         "{list}"
     );
-    let out = rnats.ok(&[&["server", "ping"][..], &creds[..]].concat());
+    let out = loop {
+        let out = rnats.ok(&[&["server", "ping"][..], &creds[..]].concat());
+        if out.contains("3 replies") || std::time::Instant::now() > deadline {
+            break out;
+        }
+    };
     assert!(out.contains("3 replies"), "{out}");
     // The subscription ends with the client.
     closer.close();
