@@ -70,6 +70,7 @@ pub(crate) async fn connect(
 /// The WebSocket (`ws://`, `wss://`) transport over `tcp`.
 #[cfg(feature = "websockets")]
 async fn websocket_under(
+    rt: Rt,
     under: Transport,
     addr: &ServerAddr,
     tls_name: &str,
@@ -77,7 +78,7 @@ async fn websocket_under(
     tls_wanted: bool,
 ) -> Result<Transport, ConnectError> {
     let under = if tls_wanted {
-        let config = options.tls.client_config()?;
+        let config = options.tls.client_config_off_runtime(rt).await?;
         Transport::Tls(Box::new(tls::upgrade(under, tls_name, config).await?))
     } else {
         under
@@ -92,6 +93,7 @@ async fn websocket_under(
 /// Without the `websockets` feature a WebSocket address is refused, as async-nats refuses it.
 #[cfg(not(feature = "websockets"))]
 async fn websocket_under(
+    _rt: Rt,
     _under: Transport,
     addr: &ServerAddr,
     _tls_name: &str,
@@ -128,9 +130,9 @@ async fn handshake(
     let mut stream = if addr.is_websocket() {
         // Over WebSocket, TLS belongs to the connection under it (`wss://`), never to the
         // NATS protocol: the server's INFO does not ask for an upgrade.
-        websocket_under(under, addr, tls_name, options, tls_wanted).await?
+        websocket_under(rt, under, addr, tls_name, options, tls_wanted).await?
     } else if options.tls.first {
-        let config = options.tls.client_config()?;
+        let config = options.tls.client_config_off_runtime(rt).await?;
         Transport::Tls(Box::new(tls::upgrade(under, tls_name, config).await?))
     } else {
         under
@@ -166,7 +168,7 @@ async fn handshake(
             Output::Write(bytes) => write(&mut stream, &bytes).await.map_err(io_error)?,
             Output::UpgradeTls => {
                 if upgradable {
-                    let config = options.tls.client_config()?;
+                    let config = options.tls.client_config_off_runtime(rt).await?;
                     stream =
                         Transport::Tls(Box::new(tls::upgrade(stream, tls_name, config).await?));
                 }

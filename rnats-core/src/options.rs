@@ -368,13 +368,17 @@ impl ConnectOptions {
     /// Trusts the CA certificates in this PEM file instead of the operating system's
     /// certificate store, which is what TLS connections trust by default (as in async-nats).
     /// Call it again to trust several files; [`add_web_pki_roots`](Self::add_web_pki_roots)
-    /// adds the web PKI roots on top. Server host names are always verified.
+    /// adds the web PKI roots on top. Server host names are always verified. The file is read
+    /// at every connect and reconnect, so a CA renewed on disk is trusted from then on.
     pub fn add_root_certificates(mut self, pem_file: PathBuf) -> Self {
         self.tls.root_files.push(pem_file);
         self
     }
 
-    /// Presents this certificate chain and private key (PEM files) for mutual TLS.
+    /// Presents this certificate chain and private key (PEM files) for mutual TLS. The files
+    /// are read at every connect and reconnect, so a certificate renewed on disk is presented
+    /// from the next reconnect on (an attempt that finds the two files mismatched, halfway
+    /// through a renewal, fails, and the next one reads them again).
     pub fn add_client_certificate(mut self, cert: PathBuf, key: PathBuf) -> Self {
         self.tls.client_cert = Some((cert, key));
         self

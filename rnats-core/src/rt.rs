@@ -143,7 +143,6 @@ impl Rt {
     }
 
     /// Runs `work`, which may block, off the caller's thread and waits for its result.
-    #[cfg(feature = "nkeys")]
     pub(crate) async fn unblock<T: Send + 'static>(
         self,
         work: impl FnOnce() -> T + Send + 'static,

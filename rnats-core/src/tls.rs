@@ -13,8 +13,8 @@
 //! a TLS connect fails with a [`ConnectCause::Tls`] that says so, where rustls would panic.
 
 use std::fmt;
-use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use rustls::crypto::CryptoProvider;
 use rustls::{ClientConfig, RootCertStore};
@@ -41,11 +41,27 @@ pub(crate) struct TlsOptions {
     pub(crate) client_cert: Option<(PathBuf, PathBuf)>,
     /// A complete configuration that replaces everything above but `required` and `first`.
     pub(crate) config: Option<Arc<ClientConfig>>,
-    /// The configuration built from the files above, once: PEM files are read on the first
-    /// connect that needs them, not again at every reconnect (a blocking read on the
-    /// runtime). Shared by clones of the options. A failed build is not kept, so a fixed
-    /// file is picked up by the next attempt.
-    built: Arc<OnceLock<Arc<ClientConfig>>>,
+    /// The configuration last built from the files above, with the bytes it was built
+    /// from. Every connect reads the files again, so a certificate renewed on disk (a
+    /// short-lived client certificate, a rotated CA) is used from the next reconnect on, as
+    /// async-nats and nats.go do; the configuration is rebuilt only when a file's bytes
+    /// changed, so TLS sessions resume across reconnects in between. Shared by clones of the
+    /// options. A failed build is not kept, so a fixed file is picked up by the next attempt.
+    built: Arc<Mutex<Option<Built>>>,
+}
+
+/// A configuration and the PEM bytes it came from.
+struct Built {
+    pem: PemFiles,
+    config: Arc<ClientConfig>,
+}
+
+/// The contents of the PEM files the options name, in order: the CA files, then the
+/// client's certificate chain and key.
+#[derive(PartialEq, Eq)]
+struct PemFiles {
+    roots: Vec<Vec<u8>>,
+    client: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl fmt::Debug for TlsOptions {
@@ -65,37 +81,75 @@ impl fmt::Debug for TlsOptions {
 }
 
 impl TlsOptions {
-    /// The rustls configuration these options describe.
+    /// The rustls configuration these options describe, reading the PEM files they name
+    /// (a blocking read: see [`TlsOptions::client_config_off_runtime`]).
     pub(crate) fn client_config(&self) -> Result<Arc<ClientConfig>, ConnectError> {
         if let Some(config) = &self.config {
             return Ok(Arc::clone(config));
         }
-        if let Some(built) = self.built.get() {
-            return Ok(Arc::clone(built));
+        let pem = self.read_files()?;
+        let mut built = self.built.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(last) = built.as_ref().filter(|last| last.pem == pem) {
+            return Ok(Arc::clone(&last.config));
         }
-        let config = self.build_config()?;
-        // Two first connects racing build it twice; either result is the same.
-        Ok(Arc::clone(self.built.get_or_init(|| config)))
+        let config = self.build_config(&pem)?;
+        *built = Some(Built {
+            pem,
+            config: Arc::clone(&config),
+        });
+        Ok(config)
     }
 
-    /// Builds the configuration from the files and flags, reading the PEM files.
-    fn build_config(&self) -> Result<Arc<ClientConfig>, ConnectError> {
+    /// [`TlsOptions::client_config`] for a connect on `rt`: when there are files to read, they
+    /// are read on the runtime's blocking pool, not on the thread that drives connections.
+    pub(crate) async fn client_config_off_runtime(
+        &self,
+        rt: crate::rt::Rt,
+    ) -> Result<Arc<ClientConfig>, ConnectError> {
+        if self.config.is_some() || (self.root_files.is_empty() && self.client_cert.is_none()) {
+            return self.client_config();
+        }
+        let options = self.clone();
+        rt.unblock(move || options.client_config())
+            .await
+            .map_err(|e| tls_error(format!("cannot read the TLS files: {e}")))?
+    }
+
+    /// Reads the CA files and the client's certificate and key.
+    fn read_files(&self) -> Result<PemFiles, ConnectError> {
+        let read = |file: &Path, what: &str| {
+            std::fs::read(file)
+                .map_err(|e| tls_error(format!("cannot read {what} {}: {e}", file.display())))
+        };
+        let roots = self
+            .root_files
+            .iter()
+            .map(|file| read(file, "CA file"))
+            .collect::<Result<_, _>>()?;
+        let client = match &self.client_cert {
+            None => None,
+            Some((cert, key)) => Some((read(cert, "certificate")?, read(key, "private key")?)),
+        };
+        Ok(PemFiles { roots, client })
+    }
+
+    /// Builds the configuration from the files' contents and the flags.
+    fn build_config(&self, pem: &PemFiles) -> Result<Arc<ClientConfig>, ConnectError> {
         let builder = ClientConfig::builder_with_provider(crypto_provider()?)
             .with_safe_default_protocol_versions()
             .map_err(|e| tls_error(format!("the crypto provider cannot do TLS: {e}")))?
-            .with_root_certificates(self.root_store()?);
-        let config = match &self.client_cert {
-            None => builder.with_no_client_auth(),
-            Some((cert_file, key_file)) => {
-                let chain = CertificateDer::pem_file_iter(cert_file)
-                    .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+            .with_root_certificates(self.root_store(&pem.roots)?);
+        let config = match (&self.client_cert, &pem.client) {
+            (Some((cert_file, key_file)), Some((cert, key))) => {
+                let chain = CertificateDer::pem_slice_iter(cert)
+                    .collect::<Result<Vec<_>, _>>()
                     .map_err(|e| {
                         tls_error(format!(
                             "cannot read certificate {}: {e}",
                             cert_file.display()
                         ))
                     })?;
-                let key = PrivateKeyDer::from_pem_file(key_file).map_err(|e| {
+                let key = PrivateKeyDer::from_pem_slice(key).map_err(|e| {
                     tls_error(format!(
                         "cannot read private key {}: {e}",
                         key_file.display()
@@ -105,6 +159,7 @@ impl TlsOptions {
                     .with_client_auth_cert(chain, key)
                     .map_err(|e| tls_error(format!("client certificate rejected: {e}")))?
             }
+            _ => builder.with_no_client_auth(),
         };
         Ok(Arc::new(config))
     }
@@ -112,7 +167,7 @@ impl TlsOptions {
     /// The CAs to trust: the user's files, or else the operating system's store; plus the
     /// web PKI roots if asked for. An empty store is an error here rather than an
     /// "unknown issuer" at every handshake.
-    fn root_store(&self) -> Result<RootCertStore, ConnectError> {
+    fn root_store(&self, files: &[Vec<u8>]) -> Result<RootCertStore, ConnectError> {
         let mut roots = RootCertStore::empty();
         let mut native_errors = None;
         if self.root_files.is_empty() {
@@ -125,10 +180,8 @@ impl TlsOptions {
         if self.web_pki_roots {
             roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         }
-        for file in &self.root_files {
-            let certs = CertificateDer::pem_file_iter(file)
-                .map_err(|e| tls_error(format!("cannot read CA file {}: {e}", file.display())))?;
-            for cert in certs {
+        for (file, pem) in self.root_files.iter().zip(files) {
+            for cert in CertificateDer::pem_slice_iter(pem) {
                 let cert = cert.map_err(|e| {
                     tls_error(format!(
                         "bad certificate in CA file {}: {e}",
@@ -243,12 +296,13 @@ mod tests {
             root_files: vec![ca.clone()],
             ..TlsOptions::default()
         };
-        let given_only = given.root_store();
+        let pem = given.read_files().unwrap();
+        let given_only = given.root_store(&pem.roots);
         let with_web_pki = TlsOptions {
             web_pki_roots: true,
             ..given
         }
-        .root_store();
+        .root_store(&pem.roots);
         std::fs::remove_file(&ca).unwrap();
 
         // Only the given CA: the operating system's store is not loaded.
@@ -261,18 +315,29 @@ mod tests {
 
     #[test]
     #[cfg(any(feature = "ring", feature = "aws-lc-rs"))]
-    fn pem_files_are_read_once_not_at_every_reconnect() {
-        let ca = std::env::temp_dir().join(format!("rnats-tls-once-{}.pem", std::process::id()));
+    fn files_are_read_at_every_connect_and_rebuilt_only_when_they_change() {
+        let ca = std::env::temp_dir().join(format!("rnats-tls-again-{}.pem", std::process::id()));
         std::fs::write(&ca, rnats_test_server::TestCa::new().ca_cert_pem()).unwrap();
         let options = TlsOptions {
             root_files: vec![ca.clone()],
             ..TlsOptions::default()
         };
-        let first = options.client_config();
+        let first = options.client_config().unwrap();
+        // A reconnect (with a clone of the options, as the engine holds) finds the same
+        // bytes and keeps the configuration, and with it the TLS sessions to resume.
+        let same = options.clone().client_config().unwrap();
+        assert!(Arc::ptr_eq(&first, &same));
+
+        // A CA renewed on disk is what the next connect trusts.
+        std::fs::write(&ca, rnats_test_server::TestCa::new().ca_cert_pem()).unwrap();
+        let renewed = options.clone().client_config().unwrap();
+        assert!(!Arc::ptr_eq(&first, &renewed));
+
+        // A file gone fails that connect, and the last good configuration is not used.
         std::fs::remove_file(&ca).unwrap();
-        // A reconnect (with a clone of the options, as the engine holds) reads nothing.
-        let again = options.clone().client_config();
-        assert!(Arc::ptr_eq(&first.unwrap(), &again.unwrap()));
+        let gone = options.client_config().unwrap_err();
+        assert_eq!(gone.kind(), crate::ConnectErrorKind::Tls);
+        assert!(gone.to_string().contains("cannot read CA file"), "{gone}");
     }
 
     /// Without `ring` or `aws-lc-rs` (and no provider installed), TLS is a typed error that

@@ -443,3 +443,69 @@ fn blocking_failover_to_a_server_announced_by_ip_checks_the_name_first_dialled()
     assert_eq!(client.server_info().port, cluster.nodes()[1].port());
     client.flush().unwrap();
 }
+
+/// A server that checks client certificates, its certificates issued by a CA of their own.
+fn mutual_tls_server(files: &TlsFiles) -> NatsServer {
+    NatsServer::builder()
+        .tls(files, true, false)
+        .spawn()
+        .unwrap()
+}
+
+/// Options trusting `files`' CA and presenting its client certificate.
+fn with_client_certificate(files: &TlsFiles) -> ConnectOptions {
+    trusting(files)
+        .add_client_certificate(files.client_cert.clone(), files.client_key.clone())
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+}
+
+/// Every certificate renewed on disk, by a new CA: the one the server is issued and trusts,
+/// the one the client is to trust, and the client's own pair. The server reads its files
+/// at the restart that follows; a client that kept what it read at its first connect would
+/// trust the wrong CA and present a certificate the server no longer accepts.
+fn renew_every_certificate(dir: &ScratchDir, files: &TlsFiles) {
+    let renewed = TestCa::new().write_to(dir.path()).unwrap();
+    assert_eq!(renewed.ca, files.ca);
+    assert_eq!(renewed.client_cert, files.client_cert);
+}
+
+#[tokio::test]
+async fn reconnects_with_certificates_renewed_on_disk() {
+    let (dir, files) = certificates();
+    let mut server = mutual_tls_server(&files);
+    let client = with_client_certificate(&files)
+        .connect(tls_url(&server))
+        .await
+        .unwrap();
+    let mut events = client.events();
+    round_trip(&client).await;
+
+    renew_every_certificate(&dir, &files);
+    server.restart().unwrap();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    round_trip(&client).await;
+}
+
+#[test]
+fn blocking_reconnects_with_certificates_renewed_on_disk() {
+    let (dir, files) = certificates();
+    let mut server = mutual_tls_server(&files);
+    let client = with_client_certificate(&files)
+        .connect_blocking(tls_url(&server))
+        .unwrap();
+    let mut events = client.events();
+    client.flush().unwrap();
+
+    renew_every_certificate(&dir, &files);
+    server.restart().unwrap();
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match events.next_timeout(left) {
+            Ok(Some(ConnectionEvent::Reconnected)) => break,
+            Ok(Some(_)) => {}
+            other => panic!("no reconnect: {other:?}"),
+        }
+    }
+    client.flush().unwrap();
+}
