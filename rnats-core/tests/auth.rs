@@ -641,3 +641,46 @@ async fn debug_of_options_never_shows_the_seed_or_the_jwt() {
 fn auth_error(err: &std::io::Error) -> Option<&AuthError> {
     err.get_ref()?.downcast_ref::<AuthError>()
 }
+
+/// A server with a system account and an application account, a user in each.
+fn server_with_a_system_account() -> NatsServer {
+    NatsServer::builder()
+        .config(
+            "accounts {\n  SYS { users [{user: sys, password: pw}] }\n  \
+             APP { users [{user: app, password: pw}] }\n}\nsystem_account: SYS\n",
+        )
+        .spawn()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_server_says_whether_the_user_is_in_the_system_account() {
+    let server = server_with_a_system_account();
+    let url = format!("nats://127.0.0.1:{}", server.port());
+    for (user, system) in [("sys", true), ("app", false)] {
+        let client = ConnectOptions::with_user_and_password(user.into(), "pw".into())
+            .connect(&url)
+            .await
+            .unwrap();
+        // The answer to CONNECT came right behind the handshake's PONG; a flush makes sure
+        // it is in even when it came in a read of its own.
+        client.flush().await.unwrap();
+        assert_eq!(client.is_system_account(), system, "{user}");
+        let account = if system { "SYS" } else { "APP" };
+        assert_eq!(
+            client.server_info().remote_account.as_deref(),
+            Some(account)
+        );
+
+        let blocking = ConnectOptions::with_user_and_password(user.into(), "pw".into())
+            .connect_blocking(&url)
+            .unwrap();
+        blocking.flush().unwrap();
+        assert_eq!(blocking.is_system_account(), system, "blocking {user}");
+        assert_eq!(
+            blocking.server_info().remote_account.as_deref(),
+            Some(account)
+        );
+        blocking.close();
+    }
+}

@@ -76,6 +76,17 @@ pub struct ServerInfo {
     /// nats-server 2.12 and later), 0 when not announced.
     #[serde(rename = "api_lvl")]
     pub api_level: u32,
+    /// This INFO answers the client's CONNECT (nats-server 2.12 and later send one right
+    /// behind the PONG to the CONNECT's PING): it tells the connection which account its
+    /// user is bound to.
+    pub connect_info: bool,
+    /// The account the connection's user is bound to, from the INFO that answers CONNECT;
+    /// `None` from older servers.
+    pub remote_account: Option<String>,
+    /// Whether that account is the server's system account (`acc_is_sys`), from the INFO
+    /// that answers CONNECT; `false` from older servers.
+    #[serde(rename = "acc_is_sys")]
+    pub is_system_account: bool,
 }
 
 /// The most entries kept of an INFO's `connect_urls` or `ws_connect_urls` (see
@@ -223,6 +234,14 @@ mod tests {
         assert_eq!(info.api_level, 0);
         let info: ServerInfo = serde_json::from_str(r#"{"api_lvl":5}"#).unwrap();
         assert_eq!(info.api_level, 5);
+        assert!(!info.connect_info && !info.is_system_account);
+        assert_eq!(info.remote_account, None);
+        // The INFO that answers CONNECT (nats-server 2.12+), as the server writes it.
+        let json = r#"{"server_id":"S1","client_id":6,"connect_info":true,
+            "remote_account":"SYS","acc_is_sys":true,"api_lvl":5}"#;
+        let info: ServerInfo = serde_json::from_str(json).unwrap();
+        assert!(info.connect_info && info.is_system_account);
+        assert_eq!(info.remote_account.as_deref(), Some("SYS"));
     }
 
     #[test]

@@ -470,6 +470,17 @@ impl Client {
         ServerInfo::clone(&info)
     }
 
+    /// Whether the connection's user is bound to the server's system account (the one that
+    /// may ask the `$SYS.REQ.>` requests), as the server said in answer to the CONNECT:
+    /// nats-server 2.12 and later say so right behind the handshake's PONG, so it is known
+    /// once the connect returns, or at the latest once a `flush` after it returns. `false`
+    /// from older servers and while disconnected; the account's name is
+    /// [`ServerInfo::remote_account`].
+    pub fn is_system_account(&self) -> bool {
+        let core = self.inner().core();
+        core.state == LinkState::Connected && core.session.info().is_system_account
+    }
+
     /// The largest message (headers and payload) the server accepts.
     pub fn max_payload(&self) -> usize {
         self.inner()

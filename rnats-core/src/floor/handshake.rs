@@ -153,7 +153,20 @@ impl Handshake {
             match self.step {
                 Step::UpgradeTls => return Ok(Output::UpgradeTls),
                 Step::SendConnect => return Ok(Output::SendConnect),
-                Step::Done => return Ok(Output::Done),
+                Step::Done => {
+                    // nats-server 2.12+ answers CONNECT with an INFO of its own (the account the
+                    // user is bound to) right behind the PONG: when it came in the same read,
+                    // the connection starts out knowing it. One still on its way is taken in by
+                    // the driver like any later INFO.
+                    if !self.read_buf.starts_with(b"INFO") {
+                        return Ok(Output::Done);
+                    }
+                    match self.parser.decode(&mut self.read_buf)? {
+                        Some(ServerOp::Info(info)) => self.info = Some(*info),
+                        Some(op) => return Err(ConnectCause::UnexpectedOp(op_name(&op)).into()),
+                        None => return Ok(Output::Done),
+                    }
+                }
                 Step::ExpectInfo | Step::ExpectPong => {
                     let Some(op) = self.parser.decode(&mut self.read_buf)? else {
                         return Ok(Output::Read);
@@ -281,6 +294,48 @@ mod tests {
         let after = b"PING\r\n+OK\r\nPONG\r\nMSG a 1 0\r\n\r\n".len();
         assert_eq!(traffic.read, (info_len + after) as u64);
         assert_eq!(traffic.written, (bytes.len() + b"PONG\r\n".len()) as u64);
+    }
+
+    /// A handshake that has sent its CONNECT and PING.
+    fn expecting_pong() -> Handshake {
+        let mut hs = Handshake::new(false, true, "localhost", 1024);
+        hs.handle_read(b"INFO {\"server_id\":\"a\"}\r\n");
+        assert_eq!(hs.poll_output().unwrap(), Output::SendConnect);
+        hs.handle_connect_info(&connect_body());
+        assert!(matches!(hs.poll_output().unwrap(), Output::Write(_)));
+        hs
+    }
+
+    #[test]
+    fn the_info_that_answers_connect_behind_the_pong_is_taken_in() {
+        let answer = br#"INFO {"server_id":"a","connect_info":true,"remote_account":"SYS","acc_is_sys":true}"#;
+        let mut hs = expecting_pong();
+        let mut read = b"PONG\r\n".to_vec();
+        read.extend_from_slice(answer);
+        read.extend_from_slice(b"\r\nPING\r\n");
+        hs.handle_read(&read);
+        assert_eq!(hs.poll_output().unwrap(), Output::Done);
+        let (rest, _, info, _) = hs.finish().unwrap();
+        assert!(info.connect_info && info.is_system_account);
+        assert_eq!(info.remote_account.as_deref(), Some("SYS"));
+        // What follows it is the driver's.
+        assert_eq!(&rest[..], b"PING\r\n");
+
+        // Half of it in this read: the handshake ends with the first INFO, and the parser it
+        // hands over finishes the second once the rest comes.
+        let mut hs = expecting_pong();
+        let mut read = b"PONG\r\n".to_vec();
+        read.extend_from_slice(&answer[..20]);
+        hs.handle_read(&read);
+        assert_eq!(hs.poll_output().unwrap(), Output::Done);
+        let (mut rest, mut parser, info, _) = hs.finish().unwrap();
+        assert!(!info.connect_info);
+        rest.extend_from_slice(&answer[20..]);
+        rest.extend_from_slice(b"\r\n");
+        let Some(ServerOp::Info(later)) = parser.decode(&mut rest).unwrap() else {
+            panic!("the INFO expected")
+        };
+        assert!(later.is_system_account);
     }
 
     #[test]

@@ -571,7 +571,15 @@ impl<S, W: PongWaiter> Session<S, W> {
         info: impl Into<Arc<ServerInfo>>,
         lame_duck_delay: impl FnOnce() -> Duration,
     ) -> InfoNews {
-        let info = info.into();
+        let mut info = info.into();
+        // Only the INFO that answers CONNECT names the user's account; the ones the server
+        // sends later (a cluster change, lame duck) leave it out, and it has not changed.
+        if !info.connect_info && self.info.connect_info {
+            let info = Arc::make_mut(&mut info);
+            info.connect_info = true;
+            info.remote_account.clone_from(&self.info.remote_account);
+            info.is_system_account = self.info.is_system_account;
+        }
         let lame_duck = info.lame_duck_mode && self.link.handle_lame_duck(now, lame_duck_delay());
         let cluster_changed = info.connect_urls != self.info.connect_urls
             || info.ws_connect_urls != self.info.ws_connect_urls;
@@ -1049,6 +1057,33 @@ mod tests {
                 .handle_info(start, peers(&["a:4222", "b:4222"]), || MS)
                 .cluster_changed
         );
+    }
+
+    #[test]
+    fn the_account_named_by_the_connect_answer_outlives_later_infos() {
+        let start = Instant::now();
+        let mut session = session(start);
+        session.handle_connected(start, ServerInfo::default());
+        let answer = ServerInfo {
+            connect_info: true,
+            remote_account: Some("SYS".to_owned()),
+            is_system_account: true,
+            ..ServerInfo::default()
+        };
+        session.handle_info(start, answer, || MS);
+        // A cluster change: a full INFO, without the account.
+        let later = ServerInfo {
+            connect_urls: vec!["b:4222".to_owned()],
+            ..ServerInfo::default()
+        };
+        session.handle_info(start, later, || MS);
+        assert!(session.info().is_system_account);
+        assert_eq!(session.info().remote_account.as_deref(), Some("SYS"));
+        assert_eq!(session.info().connect_urls, ["b:4222"]);
+        // A new link starts from its own handshake's INFO.
+        session.handle_connected(start, ServerInfo::default());
+        assert!(!session.info().is_system_account);
+        assert_eq!(session.info().remote_account, None);
     }
 
     #[test]
