@@ -176,6 +176,12 @@ impl SubQueue {
         self.waker.wake();
     }
 
+    /// The messages queued and their bytes.
+    pub(crate) fn queued(&self) -> (usize, usize) {
+        let inner = lock(&self.inner);
+        (inner.messages.len(), inner.bytes)
+    }
+
     /// Messages dropped so far because the queue was full.
     pub(crate) fn dropped(&self) -> u64 {
         lock(&self.inner).dropped

@@ -22,6 +22,9 @@ pub struct Subscriber {
     /// Messages taken from the queue in one go, handed out one by one (each cut from its
     /// frame as it goes).
     local: VecDeque<MsgFrame>,
+    /// Messages taken from the queue so far: those handed out are these less `local`'s, so
+    /// counting them costs nothing a message.
+    taken: u64,
     /// UNSUB already sent (or the subscription ended on its own); nothing to do on drop.
     unsubscribed: bool,
 }
@@ -33,6 +36,7 @@ impl Subscriber {
             sid,
             queue,
             local: VecDeque::new(),
+            taken: 0,
             unsubscribed: false,
         }
     }
@@ -93,6 +97,20 @@ impl Subscriber {
         self.queue.dropped()
     }
 
+    /// Messages received for this subscription and not yet handed out, and their bytes
+    /// (headers and payloads, as the server sent them): how far it lags (nats.go's
+    /// `Pending`). What the client has not read off the socket yet is not counted.
+    pub fn pending(&self) -> (usize, usize) {
+        let (messages, bytes) = self.queue.queued();
+        let taken: usize = self.local.iter().map(MsgFrame::length).sum();
+        (messages + self.local.len(), bytes + taken)
+    }
+
+    /// Messages handed out so far (nats.go's `Delivered`).
+    pub fn delivered(&self) -> u64 {
+        self.taken - self.local.len() as u64
+    }
+
     /// Why the subscription ended early (permission denied, connection lost), if it did.
     pub fn take_error(&mut self) -> Option<SubscriberError> {
         self.queue.take_error()
@@ -128,7 +146,10 @@ impl Stream for Subscriber {
             return Poll::Ready(Some(Message::from_frame(frame)));
         }
         match this.queue.poll_take(cx, &mut this.local) {
-            Poll::Ready(true) => Poll::Ready(this.local.pop_front().map(Message::from_frame)),
+            Poll::Ready(true) => {
+                this.taken += this.local.len() as u64;
+                Poll::Ready(this.local.pop_front().map(Message::from_frame))
+            }
             Poll::Ready(false) => Poll::Ready(None),
             Poll::Pending => Poll::Pending,
         }

@@ -859,3 +859,63 @@ async fn publishes_waiting_for_room_arrive_in_order_from_small_futures() {
     }
     assert_eq!(next_of, vec![each; tasks]);
 }
+
+#[tokio::test]
+async fn a_subscriber_counts_what_waits_for_it_and_what_it_handed_out() {
+    let server = NatsServer::start();
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    let mut sub = client.subscribe("lag").await.unwrap();
+    let mut headers = HeaderMap::new();
+    headers.insert("K", "v");
+    for _ in 0..9 {
+        client.publish("lag", "12345".into()).await.unwrap();
+    }
+    client
+        .publish_with_headers("lag", headers.clone(), "12345".into())
+        .await
+        .unwrap();
+    // The server sent the messages before the PONG that ends the flush.
+    client.flush().await.unwrap();
+    // The header block as sent: `NATS/1.0`, `K: v` and an empty line, each ended by CRLF.
+    let with_headers = 5 + "NATS/1.0\r\nK: v\r\n\r\n".len();
+    assert_eq!(sub.pending(), (10, 9 * 5 + with_headers));
+    assert_eq!(sub.delivered(), 0);
+
+    for _ in 0..3 {
+        next(&mut sub).await;
+    }
+    assert_eq!(sub.pending(), (7, 6 * 5 + with_headers));
+    assert_eq!(sub.delivered(), 3);
+
+    // More behind the ones taken: both parts count.
+    client.publish("lag", "123".into()).await.unwrap();
+    client.flush().await.unwrap();
+    assert_eq!(sub.pending(), (8, 6 * 5 + with_headers + 3));
+    while sub.delivered() < 11 {
+        next(&mut sub).await;
+    }
+    assert_eq!(sub.pending(), (0, 0));
+}
+
+#[test]
+fn a_blocking_subscriber_counts_what_waits_for_it_and_what_it_handed_out() {
+    let server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut sub = client.subscribe("lag").unwrap();
+    for _ in 0..10 {
+        client.publish("lag", "12345".into()).unwrap();
+    }
+    client.flush().unwrap();
+    assert_eq!(sub.pending(), (10, 50));
+    for _ in 0..3 {
+        sub.next_timeout(Duration::from_secs(10)).unwrap().unwrap();
+    }
+    assert_eq!((sub.pending(), sub.delivered()), ((7, 35), 3));
+    client.publish("lag", "123".into()).unwrap();
+    client.flush().unwrap();
+    assert_eq!(sub.pending(), (8, 38));
+    while sub.try_next().is_some() {}
+    assert_eq!((sub.pending(), sub.delivered()), ((0, 0), 11));
+}

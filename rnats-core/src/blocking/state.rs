@@ -137,6 +137,11 @@ impl SubState {
         true
     }
 
+    /// The messages queued and their bytes.
+    pub(super) fn queued(&self) -> (usize, usize) {
+        (self.messages.len(), self.bytes)
+    }
+
     /// Whether the subscription is live on the server (replayed after a reconnect).
     pub(super) fn active(&self) -> bool {
         !self.ended && !self.draining

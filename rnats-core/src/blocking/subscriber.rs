@@ -27,6 +27,8 @@ pub struct Subscriber {
     /// Messages taken from the queue in one go, handed out one by one (each cut from its
     /// frame as it goes).
     local: VecDeque<MsgFrame>,
+    /// Messages taken from the queue so far: those handed out are these less `local`'s.
+    taken: u64,
 }
 
 impl Subscriber {
@@ -35,6 +37,7 @@ impl Subscriber {
             client,
             sid,
             local: VecDeque::new(),
+            taken: 0,
         }
     }
 
@@ -60,6 +63,7 @@ impl Subscriber {
         if self.local.is_empty() {
             let local = &mut self.local;
             queue_of(&self.client, self.sid, |queue| queue.take_all(local));
+            self.taken += self.local.len() as u64;
         }
         self.local.pop_front().map(Message::from_frame)
     }
@@ -94,6 +98,20 @@ impl Subscriber {
     /// Messages dropped because this subscriber fell behind its queue limits.
     pub fn dropped(&self) -> u64 {
         self.with_queue(|queue| queue.dropped).unwrap_or(0)
+    }
+
+    /// Messages received for this subscription and not yet handed out, and their bytes
+    /// (headers and payloads, as the server sent them): how far it lags (nats.go's
+    /// `Pending`). What the client has not read off the socket yet is not counted.
+    pub fn pending(&self) -> (usize, usize) {
+        let (messages, bytes) = self.with_queue(|queue| queue.queued()).unwrap_or((0, 0));
+        let taken: usize = self.local.iter().map(MsgFrame::length).sum();
+        (messages + self.local.len(), bytes + taken)
+    }
+
+    /// Messages handed out so far (nats.go's `Delivered`).
+    pub fn delivered(&self) -> u64 {
+        self.taken - self.local.len() as u64
     }
 
     /// Why the subscription ended early (permission denied), if it did.
@@ -134,6 +152,7 @@ impl Subscriber {
             }
             (sub.ended || closed).then_some(false)
         })?;
+        self.taken += self.local.len() as u64;
         // Cut outside the state lock, which the reader needs to deliver the next ones.
         Some(match taken {
             true => self.local.pop_front().map(Message::from_frame),
