@@ -642,6 +642,19 @@ impl Client {
         Ok(crate::floor::sync::lock(&shared.pool).snapshot())
     }
 
+    /// The server the connection is up to, as the pool names it (the URL given at connect, or
+    /// the one the cluster announced; shown without credentials), as nats.go's
+    /// `ConnectedUrl`: which node of a cluster a client landed on after a failover. `None`
+    /// while not connected. `server_info()` says what the server says of itself, whose
+    /// `host` is often the address it listens on (`0.0.0.0`).
+    pub fn connected_server(&self) -> Option<crate::ServerAddr> {
+        let shared = self.shared();
+        if shared.state() != LinkState::Connected {
+            return None;
+        }
+        crate::floor::sync::lock(&shared.pool).current().cloned()
+    }
+
     /// Replaces the servers the client reconnects to (the current connection stays up). All
     /// must be WebSocket addresses or none; servers the cluster advertises are added to the
     /// new pool as before.

@@ -711,3 +711,46 @@ async fn a_server_that_closes_every_link_at_once_is_dialled_with_backoff() {
         .unwrap();
     drop(client);
 }
+
+#[tokio::test]
+async fn the_client_names_the_server_it_is_connected_to() {
+    let mut cluster = Cluster::start(2).unwrap();
+    let (first, second) = (cluster.nodes()[0].port(), cluster.nodes()[1].port());
+    let client = quick()
+        .retain_servers_order()
+        .connect(cluster.urls().join(","))
+        .await
+        .unwrap();
+    let mut events = client.events();
+    assert_eq!(client.connected_server().map(|s| s.port()), Some(first));
+    cluster.node_mut(0).kill();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    assert_eq!(client.connected_server().map(|s| s.port()), Some(second));
+    client.close().await;
+    assert_eq!(client.connected_server(), None);
+}
+
+#[test]
+fn the_blocking_client_names_the_server_it_is_connected_to() {
+    let mut cluster = Cluster::start(2).unwrap();
+    let (first, second) = (cluster.nodes()[0].port(), cluster.nodes()[1].port());
+    let client = quick()
+        .retain_servers_order()
+        .connect_blocking(cluster.urls().join(","))
+        .unwrap();
+    let mut events = client.events();
+    assert_eq!(client.connected_server().map(|s| s.port()), Some(first));
+    cluster.node_mut(0).kill();
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match events.next_timeout(left) {
+            Ok(Some(ConnectionEvent::Reconnected)) => break,
+            Ok(Some(_)) => {}
+            other => panic!("no reconnect: {other:?}"),
+        }
+    }
+    assert_eq!(client.connected_server().map(|s| s.port()), Some(second));
+    client.close();
+    assert_eq!(client.connected_server(), None);
+}

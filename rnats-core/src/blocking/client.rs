@@ -437,6 +437,19 @@ impl Client {
         Ok(lock(&inner.pool).snapshot())
     }
 
+    /// The server the connection is up to, as the pool names it (the URL given at connect, or
+    /// the one the cluster announced; shown without credentials), as nats.go's
+    /// `ConnectedUrl`: which node of a cluster a client landed on after a failover. `None`
+    /// while not connected. `server_info()` says what the server says of itself, whose
+    /// `host` is often the address it listens on (`0.0.0.0`).
+    pub fn connected_server(&self) -> Option<crate::ServerAddr> {
+        let inner = self.inner();
+        if inner.core().state != LinkState::Connected {
+            return None;
+        }
+        lock(&inner.pool).current().cloned()
+    }
+
     /// Replaces the servers the client reconnects to; the current connection stays up, and
     /// the next reconnect (after a loss, a lame duck move or [`Client::force_reconnect`])
     /// starts with the first of them. Servers the cluster advertises are added to the new

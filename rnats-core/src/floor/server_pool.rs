@@ -210,6 +210,8 @@ impl ServerPool {
         self.last_link.connected(now, self.attempts.tries);
         self.current_tls_name = Some(Arc::from(attempt.tls_name()));
         self.record(&attempt.addr, Ok(()));
+        // The address dialled, even one the pool no longer holds (replaced meanwhile).
+        self.current = Some(attempt.addr.clone());
     }
 
     /// The link ended at `now`; `planned`: the client left it (a planned move). After a
@@ -217,6 +219,11 @@ impl ServerPool {
     /// it ([`LastLink`]).
     pub(crate) fn link_ended(&mut self, now: Instant, planned: bool) {
         self.attempts.tries = self.last_link.ended(now, planned);
+    }
+
+    /// The server of the last successful connect.
+    pub(crate) fn current(&self) -> Option<&ServerAddr> {
+        self.current.as_ref()
     }
 
     /// The name `addr`'s TLS certificate is checked against when that is not its host (see
