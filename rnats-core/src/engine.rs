@@ -302,15 +302,22 @@ impl Engine {
                 reconnecting.as_mut().poll(cx)
             })
             .await;
-            let Some(conn) = reconnected else {
-                ending = if self.shared.close_requested.load(Ordering::Acquire) {
-                    Ending::Requested
-                } else {
-                    self.shared
-                        .emit(ConnectionEvent::ClientError(ClientError::MaxReconnects));
-                    Ending::Lost("reconnect attempts exhausted".to_owned())
-                };
-                break;
+            let conn = match reconnected {
+                Ok(conn) => conn,
+                Err(why) => {
+                    ending = match why {
+                        Some(why) if !self.shared.close_requested.load(Ordering::Acquire) => {
+                            let reason = match &why {
+                                ClientError::Other(refused) => refused.clone(),
+                                _ => "reconnect attempts exhausted".to_owned(),
+                            };
+                            self.shared.emit(ConnectionEvent::ClientError(why));
+                            Ending::Lost(reason)
+                        }
+                        _ => Ending::Requested,
+                    };
+                    break;
+                }
             };
             self.resume(conn);
             ending = self.drive_connection().await;

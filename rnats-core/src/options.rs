@@ -566,6 +566,17 @@ impl ConnectOptions {
         self
     }
 
+    /// Stop reconnecting, and close the client, when a server refuses the login on two
+    /// attempts in a row with the same error (a user removed or revoked, a password
+    /// changed): nats.go's default, where async-nats, and rnats without this, keep dialling
+    /// for ever. The event callback is told with a `ClientError::Other` naming the server
+    /// and the error, then the client closes. A refusal followed by a connect, or by another
+    /// error, starts the count again.
+    pub fn close_on_repeated_auth_error(mut self) -> Self {
+        self.reconnect.close_on_repeated_auth_error = true;
+        self
+    }
+
     /// Do not add the servers a cluster advertises (INFO `connect_urls`) to the pool.
     pub fn ignore_discovered_servers(mut self) -> Self {
         self.reconnect.ignore_discovered_servers = true;

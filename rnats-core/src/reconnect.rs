@@ -11,26 +11,31 @@ use std::task::Poll;
 use rnats_proto::ServerInfo;
 
 use crate::dial::{self, Established};
-use crate::events::ConnectionEvent;
+use crate::events::{ClientError, ConnectionEvent};
 use crate::floor::attempts::Plan;
 use crate::floor::server_pool::{ReconnectToServer, ServerPool};
 use crate::floor::sync::lock;
 use crate::rt::Rt;
 use crate::shared::Shared;
 
-/// Tries servers until one accepts, as the policy says (see [`Attempts`]). Returns `None`
-/// when the client is closed meanwhile or the attempts run out.
-pub(crate) async fn reconnect(shared: &Shared) -> Option<Established> {
+/// Tries servers until one accepts, as the policy says (see [`Attempts`]). Fails with
+/// `None` when the client is closed meanwhile, or with what to report when it gives up (the
+/// attempts ran out, or a server refused the same login twice).
+pub(crate) async fn reconnect(shared: &Shared) -> Result<Established, Option<ClientError>> {
     let policy = &shared.options.reconnect;
     loop {
-        let choice = ask_callback(shared).await?;
+        let choice = ask_callback(shared).await.ok_or(None)?;
         let plan =
             lock(&shared.pool).plan_attempt(policy, choice, true, |event| shared.emit(event));
-        let Some(Plan::Dial(attempt)) = plan else {
-            return None;
+        let attempt = match plan {
+            Some(Plan::Dial(attempt)) => attempt,
+            Some(Plan::GiveUp(why)) => return Err(Some(why)),
+            None => return Err(Some(ClientError::MaxReconnects)),
         };
         if !attempt.delay.is_zero() {
-            unless_closed(shared, shared.rt.sleep(attempt.delay)).await?;
+            unless_closed(shared, shared.rt.sleep(attempt.delay))
+                .await
+                .ok_or(None)?;
         }
         let dialing = dial::connect(
             shared.rt,
@@ -38,11 +43,11 @@ pub(crate) async fn reconnect(shared: &Shared) -> Option<Established> {
             attempt.tls_name(),
             &shared.options,
         );
-        let outcome = unless_closed(shared, dialing).await?;
+        let outcome = unless_closed(shared, dialing).await.ok_or(None)?;
         match outcome {
             Ok(established) => {
                 lock(&shared.pool).connected(&attempt, shared.rt.now());
-                return Some(established);
+                return Ok(established);
             }
             Err(error) => {
                 tracing::debug!(attempt = attempt.number, server = ?attempt.addr, %error, "reconnect failed");

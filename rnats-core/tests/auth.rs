@@ -13,7 +13,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use rnats_core::{
-    AuthError, ConnectCause, ConnectErrorKind, ConnectOptions, ConnectionEvent, SignedAuth,
+    AuthError, ClientError, ConnectCause, ConnectErrorKind, ConnectOptions, ConnectionEvent,
+    SignedAuth,
 };
 use rnats_test_server::{Account, NatsServer, Operator, nkey_user, sign_nonce};
 
@@ -683,4 +684,79 @@ async fn the_server_says_whether_the_user_is_in_the_system_account() {
         );
         blocking.close();
     }
+}
+
+/// A server whose configuration file names the users `keep` and `gone` (password `pw`), and
+/// the file, rewritten by [`drop_user_gone`].
+fn server_with_two_users() -> (NatsServer, ScratchDir, std::path::PathBuf) {
+    let dir = ScratchDir::new();
+    let conf = dir.path().join("users.conf");
+    std::fs::write(
+        &conf,
+        "authorization { users [{user: keep, password: pw}, {user: gone, password: pw}] }\n",
+    )
+    .unwrap();
+    let server = NatsServer::builder().config_file(&conf).spawn().unwrap();
+    (server, dir, conf)
+}
+
+/// Removes the user `gone` and has the server reload its configuration: it closes that
+/// user's connections and refuses the login from then on.
+fn drop_user_gone(server: &NatsServer, conf: &std::path::Path) {
+    std::fs::write(
+        conf,
+        "authorization { users [{user: keep, password: pw}] }\n",
+    )
+    .unwrap();
+    server.signal("reload").unwrap();
+}
+
+#[tokio::test]
+async fn a_login_refused_twice_in_a_row_closes_the_client_when_asked() {
+    let (server, _dir, conf) = server_with_two_users();
+    let client = ConnectOptions::with_user_and_password("gone".into(), "pw".into())
+        .close_on_repeated_auth_error()
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    client.flush().await.unwrap();
+
+    drop_user_gone(&server, &conf);
+    wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::ClientError(ClientError::Other(why)) if why.contains("twice"))
+    })
+    .await;
+    wait_for(&mut events, |e| *e == ConnectionEvent::Closed).await;
+    assert!(client.is_closed());
+}
+
+#[test]
+fn a_login_refused_twice_in_a_row_closes_the_blocking_client_when_asked() {
+    let (server, _dir, conf) = server_with_two_users();
+    let client = ConnectOptions::with_user_and_password("gone".into(), "pw".into())
+        .close_on_repeated_auth_error()
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut events = client.events();
+    client.flush().unwrap();
+
+    drop_user_gone(&server, &conf);
+    let deadline = std::time::Instant::now() + WAIT;
+    let mut told = false;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match events.next_timeout(left) {
+            Ok(Some(ConnectionEvent::ClientError(ClientError::Other(why)))) => {
+                told |= why.contains("twice");
+            }
+            Ok(Some(ConnectionEvent::Closed)) => break,
+            Ok(Some(_)) => {}
+            other => panic!("not closed: {other:?}"),
+        }
+    }
+    assert!(told, "the give-up was not reported");
+    assert!(client.is_closed());
 }

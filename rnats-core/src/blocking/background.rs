@@ -22,7 +22,7 @@ use super::time::saturating_deadline;
 use super::writer::Urgency;
 use crate::connection::LinkState;
 use crate::error::{ConnectCause, ConnectError};
-use crate::events::{ClientError, ConnectionEvent};
+use crate::events::ConnectionEvent;
 use crate::floor::attempts::Plan;
 use crate::floor::link::LinkAction;
 use crate::floor::sync::lock;
@@ -260,13 +260,12 @@ impl Inner {
             }
             let attempt = match self.next_attempt(true) {
                 Some(Plan::Dial(attempt)) => attempt,
-                Some(Plan::GiveUp) => {
-                    tracing::warn!("giving up reconnecting");
+                Some(Plan::GiveUp(why)) => {
+                    tracing::warn!(%why, "giving up reconnecting");
                     // As in the async client: reported when attempts ran out, not when none
                     // were allowed.
                     if self.options.reconnect.max_reconnects != Some(0) {
-                        self.events
-                            .emit(ConnectionEvent::ClientError(ClientError::MaxReconnects));
+                        self.events.emit(ConnectionEvent::ClientError(why));
                     }
                     self.close();
                     return;

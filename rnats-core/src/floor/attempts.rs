@@ -21,7 +21,7 @@ use crate::server_addr::ServerAddr;
 /// and never between the servers of one pass; after a link that ended soon after it came
 /// up, the tries go on counting from the one that made it ([`LastLink`]). A server the
 /// callback chose with a delay of its own waits that long instead.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Attempts {
     /// Attempts since the last connection, the one under way included.
     pub(super) count: usize,
@@ -29,6 +29,9 @@ pub(crate) struct Attempts {
     pub(super) tries: usize,
     /// Attempts left in the pass under way.
     pub(super) pass_left: usize,
+    /// A server refused the login on two attempts in a row with the same error: what it
+    /// said (see [`ReconnectPolicy::close_on_repeated_auth_error`](super::plan::ReconnectPolicy)).
+    pub(super) refused_twice: Option<String>,
 }
 
 impl Attempts {
@@ -80,8 +83,9 @@ impl LastLink {
 pub(crate) enum Plan {
     /// Make this attempt.
     Dial(Attempt),
-    /// `max_reconnects` attempts were made: give up.
-    GiveUp,
+    /// Give up, reporting this to the event callback: `max_reconnects` attempts were made,
+    /// or a server refused the same login twice in a row.
+    GiveUp(crate::events::ClientError),
 }
 
 /// One connection attempt.

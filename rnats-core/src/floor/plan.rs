@@ -33,6 +33,9 @@ pub(crate) struct ReconnectPolicy {
     pub(crate) fail_requests_on_disconnect: bool,
     /// The user's `reconnect_to_server_callback`.
     pub(crate) choose_server: Option<Arc<ChooseServerFn>>,
+    /// Give up when a server refuses the login twice in a row with the same error (nats.go's
+    /// default; async-nats retries for ever, as rnats does unless asked).
+    pub(crate) close_on_repeated_auth_error: bool,
 }
 
 /// A `reconnect_to_server_callback`, boxed.
@@ -59,6 +62,7 @@ impl Default for ReconnectPolicy {
             ignore_discovered_servers: false,
             fail_requests_on_disconnect: false,
             choose_server: None,
+            close_on_repeated_auth_error: false,
         }
     }
 }
@@ -88,6 +92,11 @@ impl ServerPool {
         if self.len() == 0 {
             return None;
         }
+        if policy.close_on_repeated_auth_error
+            && let Some(refused) = &self.attempts.refused_twice
+        {
+            return Some(Plan::GiveUp(ClientError::Other(refused.clone())));
+        }
         let attempts = &mut self.attempts;
         attempts.count += 1;
         if starts {
@@ -98,7 +107,7 @@ impl ServerPool {
                 .max_reconnects
                 .is_some_and(|max| attempts.count > max)
         {
-            return Some(Plan::GiveUp);
+            return Some(Plan::GiveUp(ClientError::MaxReconnects));
         }
         let (count, tries) = (attempts.count, attempts.tries);
         let delay = |starts: bool| match &policy.delay {
@@ -144,11 +153,18 @@ impl ServerPool {
         attempt: &Attempt,
         error: &ConnectError,
     ) -> Option<Event> {
-        self.record(&attempt.addr, Err(error.to_string()));
+        let error_text = error.to_string();
         let rejected = matches!(
             error.kind(),
             ConnectErrorKind::AuthorizationViolation | ConnectErrorKind::Authentication
         );
+        if rejected && self.last_error_of(&attempt.addr) == Some(error_text.as_str()) {
+            self.attempts.refused_twice = Some(format!(
+                "{} refused the login twice in a row ({error_text}): not reconnecting",
+                attempt.addr
+            ));
+        }
+        self.record(&attempt.addr, Err(error_text));
         if rejected {
             self.attempts.pass_left = 0;
         }

@@ -232,6 +232,13 @@ impl ServerPool {
         self.tls_names.get(&key(addr)).cloned()
     }
 
+    /// Why the last attempt on `addr` failed, if it did (cleared by a connect).
+    pub(super) fn last_error_of(&mut self, addr: &ServerAddr) -> Option<&str> {
+        self.settle();
+        let server = self.servers.iter().find(|s| s.addr.same_server(addr))?;
+        server.last_error.as_deref()
+    }
+
     /// Notes how an attempt on `addr` went.
     pub(super) fn record(&mut self, addr: &ServerAddr, outcome: Result<(), String>) {
         self.settle();
@@ -1102,6 +1109,45 @@ mod attempt_tests {
     }
 
     #[test]
+    fn the_same_login_refused_twice_in_a_row_gives_up_when_asked() {
+        let refused_login =
+            || ConnectError::from(crate::error::ConnectCause::AuthorizationViolation);
+        let asked = ReconnectPolicy {
+            close_on_repeated_auth_error: true,
+            ..ReconnectPolicy::default()
+        };
+        for policy in [ReconnectPolicy::default(), asked] {
+            let mut once = pool(&["a:1"]);
+            // Refused, then another error, then refused: not twice in a row.
+            for error in [refused_login(), refused(), refused_login()] {
+                let attempt = dial(once.plan_attempt(&policy, None, true, drop));
+                once.note_failure(&attempt, &error);
+            }
+            let attempt = dial(once.plan_attempt(&policy, None, true, drop));
+            once.note_failure(&attempt, &refused_login());
+            let next = once.plan_attempt(&policy, None, true, drop);
+            if !policy.close_on_repeated_auth_error {
+                // async-nats' way: dial on.
+                dial(next);
+                continue;
+            }
+            let Some(Plan::GiveUp(ClientError::Other(why))) = next else {
+                panic!("given up expected, not {next:?}");
+            };
+            assert!(why.contains("nats://a:1") && why.contains("twice"), "{why}");
+            // A connect in between starts the count again.
+            let mut again = pool(&["a:1"]);
+            let attempt = dial(again.plan_attempt(&policy, None, true, drop));
+            again.note_failure(&attempt, &refused_login());
+            let attempt = dial(again.plan_attempt(&policy, None, true, drop));
+            again.connected(&attempt, Instant::now());
+            let attempt = dial(again.plan_attempt(&policy, None, true, drop));
+            again.note_failure(&attempt, &refused_login());
+            dial(again.plan_attempt(&policy, None, true, drop));
+        }
+    }
+
+    #[test]
     fn a_delay_callback_is_asked_before_every_attempt_by_its_number() {
         let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
         let policy = ReconnectPolicy {
@@ -1128,7 +1174,7 @@ mod attempt_tests {
         }
         assert!(matches!(
             pool.plan_attempt(&policy, None, true, drop),
-            Some(Plan::GiveUp)
+            Some(Plan::GiveUp(ClientError::MaxReconnects))
         ));
         // Given up before asking for a fourth delay.
         assert_eq!(*seen.lock().unwrap(), [1, 2, 3]);
