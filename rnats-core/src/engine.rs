@@ -80,7 +80,7 @@ use crate::connection::LinkState;
 use crate::delivery::Deliveries;
 use crate::dial::Established;
 use crate::error::{FlushCause, SubscriberError};
-use crate::events::{ClientError, ConnectionEvent};
+use crate::events::ConnectionEvent;
 use crate::floor::frames::{Frames, IOVECS};
 use crate::floor::handshake::inbound_limit;
 use crate::floor::link::LinkAction;
@@ -304,18 +304,8 @@ impl Engine {
             .await;
             let conn = match reconnected {
                 Ok(conn) => conn,
-                Err(why) => {
-                    ending = match why {
-                        Some(why) if !self.shared.close_requested.load(Ordering::Acquire) => {
-                            let reason = match &why {
-                                ClientError::Other(refused) => refused.clone(),
-                                _ => "reconnect attempts exhausted".to_owned(),
-                            };
-                            self.shared.emit(ConnectionEvent::ClientError(why));
-                            Ending::Lost(reason)
-                        }
-                        _ => Ending::Requested,
-                    };
+                Err(gave_up) => {
+                    ending = gave_up.map_or(Ending::Requested, Ending::Lost);
                     break;
                 }
             };

@@ -19,9 +19,10 @@ use crate::rt::Rt;
 use crate::shared::Shared;
 
 /// Tries servers until one accepts, as the policy says (see [`Attempts`]). Fails with
-/// `None` when the client is closed meanwhile, or with what to report when it gives up (the
-/// attempts ran out, or a server refused the same login twice).
-pub(crate) async fn reconnect(shared: &Shared) -> Result<Established, Option<ClientError>> {
+/// `None` when the client is closed meanwhile, or with the reason the connection is lost
+/// when it gives up (the attempts ran out, or a server refused the same login twice), which
+/// it has told the event listeners.
+pub(crate) async fn reconnect(shared: &Shared) -> Result<Established, Option<String>> {
     let policy = &shared.options.reconnect;
     loop {
         let choice = ask_callback(shared).await.ok_or(None)?;
@@ -29,8 +30,8 @@ pub(crate) async fn reconnect(shared: &Shared) -> Result<Established, Option<Cli
             lock(&shared.pool).plan_attempt(policy, choice, true, |event| shared.emit(event));
         let attempt = match plan {
             Some(Plan::Dial(attempt)) => attempt,
-            Some(Plan::GiveUp(why)) => return Err(Some(why)),
-            None => return Err(Some(ClientError::MaxReconnects)),
+            Some(Plan::GiveUp(why)) => return Err(give_up(shared, why)),
+            None => return Err(give_up(shared, ClientError::MaxReconnects)),
         };
         if !attempt.delay.is_zero() {
             unless_closed(shared, shared.rt.sleep(attempt.delay))
@@ -59,6 +60,20 @@ pub(crate) async fn reconnect(shared: &Shared) -> Result<Established, Option<Cli
             }
         }
     }
+}
+
+/// Giving up: the listeners are told why, unless the client is being closed anyway. The
+/// reason the connection is lost, `None` when it is closed.
+fn give_up(shared: &Shared, why: ClientError) -> Option<String> {
+    if shared.close_requested.load(Ordering::Acquire) {
+        return None;
+    }
+    let reason = match &why {
+        ClientError::Other(refused) => refused.clone(),
+        _ => "reconnect attempts exhausted".to_owned(),
+    };
+    shared.emit(ConnectionEvent::ClientError(why));
+    Some(reason)
 }
 
 /// The `reconnect_to_server_callback`'s choice at the start of a try, if one is set
