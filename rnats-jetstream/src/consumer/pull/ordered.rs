@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
+use rnats_core::UnsubscribeError;
 
 use super::builders::BatchConfig;
 use super::errors::ordered_error;
@@ -51,6 +52,7 @@ impl Consumer<OrderedConfig> {
             stream_sequence: 0,
             limit_exceeded: false,
             recovered: Recoveries::default(),
+            draining: false,
         })
     }
 
@@ -94,6 +96,9 @@ pub struct Ordered {
     limit_exceeded: bool,
     /// What the consumers replaced so far recovered from, and the recreations.
     recovered: Recoveries,
+    /// Draining: the stream ends after the current consumer's last message, and a gap
+    /// ends it too (nothing is recreated to fill it).
+    draining: bool,
 }
 
 impl Ordered {
@@ -109,10 +114,27 @@ impl Ordered {
         self.recovered.add(current.unwrap_or_default())
     }
 
-    /// Replaces the consumer with one that starts after the last message delivered.
+    /// Stops gracefully, as [`Stream::drain`] does: no more pull requests, and the stream
+    /// ends with `None` after the messages the server already sent. A recreation under way
+    /// is abandoned (its consumer, unused, lapses at the server), and a gap found while
+    /// draining ends the stream rather than recreating the consumer.
+    pub async fn drain(&mut self) -> Result<(), UnsubscribeError> {
+        self.draining = true;
+        self.recreate = None;
+        match self.stream.as_mut() {
+            Some(stream) => stream.drain().await,
+            None => Ok(()),
+        }
+    }
+
+    /// Replaces the consumer with one that starts after the last message delivered; while
+    /// draining, only lets the current one go.
     fn start_recreate(&mut self) {
         if let Some(stream) = self.stream.take() {
             self.recovered = self.recovered.add(stream.recoveries());
+        }
+        if self.draining {
+            return;
         }
         self.recovered.recreations += 1;
         self.consumer_sequence = 0;
@@ -200,6 +222,9 @@ impl futures_util::Stream for Ordered {
                 }
             }
             let Some(stream) = this.stream.as_mut() else {
+                if this.draining {
+                    return Poll::Ready(None);
+                }
                 this.start_recreate();
                 continue;
             };

@@ -12,7 +12,7 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::Select;
 use futures_util::{FutureExt, StreamExt};
 use rnats_core::header::NATS_PIN_ID;
-use rnats_core::{ConnectionEvent, Events, PublishError, Subject, Subscriber};
+use rnats_core::{ConnectionEvent, Events, PublishError, Subject, Subscriber, UnsubscribeError};
 use tokio::time::{Instant, Sleep};
 
 use super::batch::reply_error;
@@ -47,6 +47,11 @@ const RETRY_WAIT: Duration = Duration::from_secs(1);
 /// backoff, without an error item; [`recoveries`](Self::recoveries) counts these. No
 /// responders lasting two idle heartbeats is reported as
 /// [`NoResponders`](MessagesErrorKind::NoResponders), and the stream keeps asking.
+///
+/// [`drain`](Self::drain) stops it gracefully: no more pull requests, and the stream ends
+/// after the last message the server sent, so that every message delivered can be acked
+/// (ADR-37 "Stop and Drain"). Dropping the stream instead loses what it held, which the
+/// server sends again only after the consumer's `ack_wait`.
 pub struct Stream {
     subscriber: Subscriber,
     context: Context,
@@ -76,6 +81,9 @@ pub struct Stream {
     /// Whether no responders is reported at once (an ordered consumer recreates itself).
     eager_no_responders: bool,
     recoveries: Recoveries,
+    /// Draining (ADR-37): no pull requests, no heartbeats owed, warnings of what would only
+    /// matter to the next request kept back; the subscription ends after its last message.
+    draining: bool,
     terminated: bool,
 }
 
@@ -137,8 +145,50 @@ impl Stream {
             no_responders: None,
             eager_no_responders: false,
             recoveries: Recoveries::default(),
+            draining: false,
             terminated: false,
         })
+    }
+
+    /// Stops the stream gracefully (ADR-37 "Stop and Drain"): sends no more pull requests,
+    /// unsubscribes the reply inbox and waits (a PING/PONG round trip) until every message the
+    /// server sent before that has arrived. The stream then yields what it holds, to be acked
+    /// as usual, and ends with `None`. Requests still open at the server lapse: it delivers
+    /// nothing to an inbox nobody listens on.
+    ///
+    /// On an error (the connection went down or closed) the stream ends after what already
+    /// arrived; messages the server sent meanwhile come again after the consumer's
+    /// `ack_wait`.
+    ///
+    /// ```no_run
+    /// # async fn run(consumer: rnats_jetstream::consumer::PullConsumer) -> Result<(), rnats_core::Error> {
+    /// use futures_util::StreamExt;
+    /// let mut messages = consumer.messages().await?;
+    /// let shutdown = tokio::signal::ctrl_c();
+    /// tokio::pin!(shutdown);
+    /// loop {
+    ///     tokio::select! {
+    ///         _ = &mut shutdown => break,
+    ///         Some(message) = messages.next() => message?.ack().await?,
+    ///     }
+    /// }
+    /// messages.drain().await?;
+    /// while let Some(message) = messages.next().await {
+    ///     message?.ack().await?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn drain(&mut self) -> Result<(), UnsubscribeError> {
+        self.draining = true;
+        self.hold = None;
+        self.advisories = None;
+        self.heartbeat.pause();
+        // A request being published goes out ahead of the UNSUB, so whatever the server
+        // sends for it before the UNSUB is in by the flush. Its failure changes nothing now.
+        if let Some(pull) = self.pull.take() {
+            let _ = pull.await;
+        }
+        self.subscriber.drain().await
     }
 
     /// What this stream recovered from without an error item.
@@ -235,7 +285,7 @@ impl Stream {
             }
             self.hold = None;
         }
-        if self.pull.is_none() && self.connected && self.pending.wants_pull() {
+        if self.pull.is_none() && self.connected && !self.draining && self.pending.wants_pull() {
             let pin_id = self.pin_id.as_ref().and_then(|pin| pin.as_deref());
             let request = PullRequest {
                 batch: &self.request,
@@ -352,17 +402,21 @@ impl futures_util::Stream for Stream {
         if this.terminated {
             return Poll::Ready(None);
         }
-        this.drive_events(cx);
+        // A drained stream pulls no more, so reconnects and leader changes are nothing to it.
+        if !this.draining {
+            this.drive_events(cx);
+        }
         for _ in 0..MAX_ROUNDS {
             if let Some(error) = this.drive_pull(cx) {
                 return Poll::Ready(Some(Err(error)));
             }
             match this.subscriber.poll_next_unpin(cx) {
-                Poll::Ready(Some(message)) => {
-                    if let Some(item) = this.handle_reply(message) {
-                        return Poll::Ready(Some(item));
-                    }
-                }
+                Poll::Ready(Some(message)) => match this.handle_reply(message) {
+                    // A warning asks for nothing once no request is to follow.
+                    Some(Err(_)) if this.draining && !this.terminated => {}
+                    Some(item) => return Poll::Ready(Some(item)),
+                    None => {}
+                },
                 Poll::Ready(None) => {
                     this.terminated = true;
                     return Poll::Ready(None);

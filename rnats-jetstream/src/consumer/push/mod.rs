@@ -42,7 +42,7 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
 use rnats_core::error::Error;
-use rnats_core::{HeaderMap, PublishError, StatusCode, Subject, Subscriber};
+use rnats_core::{HeaderMap, PublishError, StatusCode, Subject, Subscriber, UnsubscribeError};
 
 pub use self::config::{Config, OrderedConfig};
 pub use self::ordered::Ordered;
@@ -87,6 +87,10 @@ impl Consumer<Config> {
 }
 
 /// A push consumer's messages; from [`Consumer::messages`].
+///
+/// [`drain`](Self::drain) stops it gracefully, so that every message the server delivered
+/// can still be read and acked; dropping it loses what it held until the consumer's
+/// `ack_wait` brings it back.
 pub struct Messages {
     context: Context,
     subscriber: Subscriber,
@@ -97,6 +101,24 @@ pub struct Messages {
     /// The stream and delivery sequences of the last message yielded.
     last: Option<(u64, u64)>,
     terminated: bool,
+}
+
+impl Messages {
+    /// Stops gracefully (as ADR-37's "Stop and Drain" does for pull consumers): unsubscribes
+    /// the deliver subject and waits (a PING/PONG round trip) until every message the server
+    /// sent before that has arrived. The stream then yields what it holds, to be acked as
+    /// usual, and ends with `None`. A durable consumer stays on the server, inactive until
+    /// someone subscribes again; an ephemeral one goes after its inactive threshold.
+    ///
+    /// On an error (the connection went down or closed) the stream ends after what already
+    /// arrived; messages the server sent meanwhile come again after the consumer's
+    /// `ack_wait`.
+    pub async fn drain(&mut self) -> Result<(), UnsubscribeError> {
+        // Heartbeats stop with the interest: their silence means nothing now (nothing resumes
+        // the monitor of a push stream).
+        self.heartbeat.pause();
+        self.subscriber.drain().await
+    }
 }
 
 impl futures_util::Stream for Messages {

@@ -1,0 +1,240 @@
+//! Draining consumer message streams (ADR-37 "Stop and Drain") against a real nats-server:
+//! after `drain` the streams yield every message the server delivered, so all of them can be
+//! acked, and then end; nothing is left pending for `ack_wait` to bring back.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{FutureExt, StreamExt};
+use rnats_jetstream::consumer::{self, AckPolicy, pull, push};
+use rnats_jetstream::{Context, stream};
+use rnats_test_server::NatsServer;
+
+/// How long any single wait in these tests may take before the test fails.
+const WAIT: Duration = Duration::from_secs(20);
+/// Long enough that no message comes again while a test runs, however slow the machine:
+/// anything still unacked at the end was lost by the drain, not redelivered.
+const ACK_WAIT: Duration = Duration::from_secs(600);
+/// Messages stored before consuming.
+const STORED: u64 = 1000;
+/// Messages per pull request, and the push consumer's `max_ack_pending`: what the server
+/// delivers before it waits for the client.
+const WINDOW: u64 = 100;
+
+fn jetstream_server() -> NatsServer {
+    NatsServer::builder().jetstream(true).spawn().unwrap()
+}
+
+/// A JetStream context on a fresh server, with `STORED` messages on `drain.<n>`.
+async fn stored_messages(server: &NatsServer) -> (rnats_core::Client, stream::Stream) {
+    let client = rnats_core::connect(server.client_url()).await.unwrap();
+    let js = rnats_jetstream::new(client.clone());
+    let stream = js
+        .create_stream(stream::Config {
+            name: "DRAIN".to_owned(),
+            subjects: vec!["drain.>".to_owned()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    publish(&js, STORED).await;
+    (client, stream)
+}
+
+async fn publish(js: &Context, count: u64) {
+    let mut acks = Vec::new();
+    for i in 0..count {
+        let ack = js.publish(format!("drain.{i}"), Bytes::from(i.to_string()));
+        acks.push(ack.await.unwrap());
+    }
+    for ack in acks {
+        ack.await.unwrap();
+    }
+}
+
+async fn next<S, T, E>(messages: &mut S) -> Option<Result<T, E>>
+where
+    S: futures_util::Stream<Item = Result<T, E>> + Unpin,
+{
+    tokio::time::timeout(WAIT, messages.next())
+        .await
+        .expect("timed out waiting for the next item")
+}
+
+/// Waits until the server has sent the consumer's first `WINDOW` messages, all it sends
+/// before the client asks again (pull) or acks (push): a drain then races no delivery.
+async fn wait_for_window<C: consumer::IntoConsumerConfig>(consumer: &mut consumer::Consumer<C>) {
+    tokio::time::timeout(WAIT, async {
+        while consumer.info().await.unwrap().delivered.consumer_sequence < WINDOW {}
+    })
+    .await
+    .unwrap();
+}
+
+/// Reads and acks (with the server's confirmation) until the stream ends; how many.
+async fn ack_until_end<S, E>(messages: &mut S, mut sequence: u64) -> u64
+where
+    S: futures_util::Stream<Item = Result<rnats_jetstream::Message, E>> + Unpin,
+    E: std::fmt::Debug,
+{
+    let mut count = 0;
+    while let Some(message) = next(messages).await {
+        let message = message.expect("no error item while draining");
+        sequence += 1;
+        assert_eq!(message.info().unwrap().stream_sequence, sequence);
+        message.double_ack().await.unwrap();
+        count += 1;
+    }
+    count
+}
+
+/// What the server says is left once everything the drained stream yielded was acked:
+/// nothing pending an ack, nothing redelivered, and no more taken than the first window.
+async fn assert_all_acked<C: consumer::IntoConsumerConfig>(consumer: &mut consumer::Consumer<C>) {
+    let info = consumer.info().await.unwrap();
+    assert_eq!(info.num_ack_pending, 0, "delivered but never yielded");
+    assert_eq!(info.num_redelivered, 0);
+    assert_eq!(info.delivered.consumer_sequence, WINDOW);
+    assert_eq!(info.ack_floor.stream_sequence, WINDOW);
+    assert_eq!(info.num_pending, STORED - WINDOW);
+}
+
+#[tokio::test]
+async fn a_drained_pull_stream_yields_every_delivered_message_then_ends() {
+    let server = jetstream_server();
+    let (_client, stream) = stored_messages(&server).await;
+    let mut consumer: consumer::PullConsumer = stream
+        .create_consumer(pull::Config {
+            durable_name: Some("worker".to_owned()),
+            ack_policy: AckPolicy::Explicit,
+            ack_wait: ACK_WAIT,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut messages = consumer
+        .stream()
+        .max_messages_per_batch(WINDOW as usize)
+        .heartbeat(Duration::from_secs(1))
+        .messages()
+        .await
+        .unwrap();
+    // A tenth of the first request: the stream asks again only at half, so one is open.
+    for sequence in 1..=10 {
+        let message = next(&mut messages).await.unwrap().unwrap();
+        assert_eq!(message.info().unwrap().stream_sequence, sequence);
+        message.double_ack().await.unwrap();
+    }
+    wait_for_window(&mut consumer).await;
+
+    messages.drain().await.unwrap();
+    let rest = ack_until_end(&mut messages, 10).await;
+    assert_eq!(rest, WINDOW - 10);
+    assert!(
+        next(&mut messages).await.is_none(),
+        "a drained stream stays ended"
+    );
+    assert_all_acked(&mut consumer).await;
+}
+
+#[tokio::test]
+async fn draining_an_idle_pull_stream_ends_it_without_an_error() {
+    let server = jetstream_server();
+    let client = rnats_core::connect(server.client_url()).await.unwrap();
+    let js = rnats_jetstream::new(client);
+    let stream = js
+        .create_stream(stream::Config {
+            name: "IDLE".to_owned(),
+            subjects: vec!["idle".to_owned()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut consumer: consumer::PullConsumer = stream
+        .create_consumer(pull::Config {
+            durable_name: Some("idle".to_owned()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut messages = consumer
+        .stream()
+        .heartbeat(Duration::from_secs(1))
+        .messages()
+        .await
+        .unwrap();
+    // The first poll sends the pull request; wait until the server holds it.
+    assert!(
+        messages.next().now_or_never().is_none(),
+        "nothing is stored"
+    );
+    tokio::time::timeout(WAIT, async {
+        while consumer.info().await.unwrap().num_waiting == 0 {}
+    })
+    .await
+    .unwrap();
+
+    messages.drain().await.unwrap();
+    assert!(next(&mut messages).await.is_none());
+}
+
+#[tokio::test]
+async fn a_drained_ordered_pull_stream_ends_after_what_was_delivered_in_order() {
+    let server = jetstream_server();
+    let (_client, stream) = stored_messages(&server).await;
+    let consumer = stream
+        .create_consumer(pull::OrderedConfig::default())
+        .await
+        .unwrap();
+    let mut messages = consumer.messages().await.unwrap();
+    for sequence in 1..=10 {
+        let message = next(&mut messages).await.unwrap().unwrap();
+        assert_eq!(message.info().unwrap().stream_sequence, sequence);
+    }
+
+    messages.drain().await.unwrap();
+    let mut last = 10;
+    while let Some(message) = next(&mut messages).await {
+        let sequence = message.unwrap().info().unwrap().stream_sequence;
+        assert_eq!(sequence, last + 1, "in order, without gaps");
+        last = sequence;
+    }
+    assert!(last <= STORED);
+}
+
+#[tokio::test]
+async fn a_drained_push_stream_yields_every_delivered_message_then_ends() {
+    let server = jetstream_server();
+    let (client, stream) = stored_messages(&server).await;
+    let mut consumer: consumer::PushConsumer = stream
+        .create_consumer(push::Config {
+            durable_name: Some("pusher".to_owned()),
+            deliver_subject: client.new_inbox(),
+            ack_policy: AckPolicy::Explicit,
+            ack_wait: ACK_WAIT,
+            max_ack_pending: WINDOW as i64,
+            idle_heartbeat: Duration::from_secs(1),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut messages = consumer.messages().await.unwrap();
+    // Held unacked until the drain: the server sends the window and waits for acks.
+    let mut first = Vec::new();
+    for sequence in 1..=10 {
+        let message = next(&mut messages).await.unwrap().unwrap();
+        assert_eq!(message.info().unwrap().stream_sequence, sequence);
+        first.push(message);
+    }
+    wait_for_window(&mut consumer).await;
+
+    messages.drain().await.unwrap();
+    for message in first {
+        message.double_ack().await.unwrap();
+    }
+    let rest = ack_until_end(&mut messages, 10).await;
+    assert_eq!(rest, WINDOW - 10);
+    // Acks freed the window, but nobody listens any more: nothing more was sent.
+    assert_all_acked(&mut consumer).await;
+}
