@@ -712,6 +712,33 @@ async fn watch_options_select_history_deletes_values_and_start() {
 }
 
 #[tokio::test]
+async fn a_watch_asks_for_its_heartbeat_also_of_the_consumer_replacing_its_first() {
+    let (_server, js) = jetstream().await;
+    let kv = bucket(&js, "beat", 1).await;
+    let heartbeat = Duration::from_millis(700);
+    let options = WatchOptions::new().updates_only().heartbeat(heartbeat);
+    let mut watch = kv.watch_with_options([">"], options).await.unwrap();
+    let stream = js.get_stream("KV_beat").await.unwrap();
+    let consumers = |stream: stream::Stream| async move {
+        let infos: Vec<_> = stream.consumers().try_collect().await.unwrap();
+        infos
+    };
+    let first = consumers(stream.clone()).await;
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].config.idle_heartbeat, heartbeat);
+
+    // Deleted under the watch, the consumer is made again after the last revision; the
+    // entry put meanwhile comes through the new one.
+    stream.delete_consumer(&first[0].name).await.unwrap();
+    kv.put("k", "v".into()).await.unwrap();
+    assert_eq!(next(&mut watch).await.key, "k");
+    let second = consumers(stream).await;
+    assert_eq!(second.len(), 1);
+    assert_ne!(second[0].name, first[0].name);
+    assert_eq!(second[0].config.idle_heartbeat, heartbeat);
+}
+
+#[tokio::test]
 async fn a_watch_resumes_after_a_server_restart_without_gaps_or_repeats() {
     let mut server = NatsServer::builder().jetstream(true).spawn().unwrap();
     let client = connect(&server.url()).await;

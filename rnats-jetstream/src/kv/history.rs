@@ -70,7 +70,7 @@ impl Store {
         K: IntoIterator<Item = T>,
     {
         let (messages, pending) = self
-            .ordered_consumer(keys, deliver_policy, headers_only, purpose)
+            .ordered_consumer(keys, deliver_policy, headers_only, None, purpose)
             .await?;
         Ok(History {
             messages: Some(messages),

@@ -7,6 +7,7 @@
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
 
@@ -44,6 +45,7 @@ pub struct WatchOptions {
     meta_only: bool,
     updates_only: bool,
     from_revision: Option<u64>,
+    heartbeat: Option<Duration>,
 }
 
 impl WatchOptions {
@@ -79,6 +81,16 @@ impl WatchOptions {
     /// Starts at `revision` (the bucket's stream sequence) and goes on from there.
     pub fn from_revision(mut self, revision: u64) -> WatchOptions {
         self.from_revision = Some(revision);
+        self
+    }
+
+    /// How often the server sends the watch's consumer an idle heartbeat while nothing
+    /// changes (5 s when not set or zero). A missing heartbeat is how the watch notices a
+    /// consumer that is gone, so a shorter one finds that out (and recreates the consumer)
+    /// sooner, for a heartbeat's traffic on an idle bucket; a longer one costs less traffic
+    /// and notices later (nats.c issue 988).
+    pub fn heartbeat(mut self, heartbeat: Duration) -> WatchOptions {
+        self.heartbeat = (!heartbeat.is_zero()).then_some(heartbeat);
         self
     }
 
@@ -155,7 +167,13 @@ impl Store {
         K: IntoIterator<Item = T>,
     {
         let (messages, initial_pending) = self
-            .ordered_consumer(keys, options.deliver_policy(), options.meta_only, "watch")
+            .ordered_consumer(
+                keys,
+                options.deliver_policy(),
+                options.meta_only,
+                options.heartbeat,
+                "watch",
+            )
             .await?;
         Ok(Watch {
             messages,
@@ -167,13 +185,14 @@ impl Store {
         })
     }
 
-    /// Starts an ordered push consumer on `keys` and its messages; the messages it had to
-    /// deliver when created.
+    /// Starts an ordered push consumer on `keys` (with `heartbeat`, else the default) and
+    /// its messages; the messages it had to deliver when created.
     pub(crate) async fn ordered_consumer<T, K>(
         &self,
         keys: K,
         deliver_policy: DeliverPolicy,
         headers_only: bool,
+        heartbeat: Option<Duration>,
         purpose: &str,
     ) -> Result<(Ordered, u64), WatchError>
     where
@@ -193,20 +212,21 @@ impl Store {
             1 => (subjects.remove(0), Vec::new()),
             _ => (String::new(), subjects),
         };
-        let consumer = self
-            .stream
-            .create_consumer(OrderedConfig {
-                deliver_subject: self.stream.context.client.new_inbox(),
-                description: Some(format!("kv {purpose} consumer")),
-                filter_subject,
-                filter_subjects,
-                replay_policy: ReplayPolicy::Instant,
-                deliver_policy,
-                headers_only,
-                ..Default::default()
-            })
-            .await
-            .map_err(watch_of_consumer)?;
+        let config = OrderedConfig {
+            deliver_subject: self.stream.context.client.new_inbox(),
+            description: Some(format!("kv {purpose} consumer")),
+            filter_subject,
+            filter_subjects,
+            replay_policy: ReplayPolicy::Instant,
+            deliver_policy,
+            headers_only,
+            ..Default::default()
+        };
+        let consumer = match heartbeat {
+            Some(heartbeat) => self.stream.create_ordered_push(config, heartbeat).await,
+            None => self.stream.create_consumer(config).await,
+        }
+        .map_err(watch_of_consumer)?;
         let pending = consumer.cached_info().num_pending;
         let messages = consumer.messages().await.map_err(watch_of_stream)?;
         Ok((messages, pending))

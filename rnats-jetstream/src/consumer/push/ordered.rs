@@ -22,7 +22,8 @@ use super::{
 };
 use crate::consumer::heartbeat::Monitor;
 use crate::consumer::recreate::{create_resending, delete_replaced, first_start, restart_at};
-use crate::consumer::{Consumer, StreamError, StreamErrorKind};
+use crate::consumer::{Consumer, IntoConsumerConfig, StreamError, StreamErrorKind};
+use crate::consumer_errors::ConsumerError;
 use crate::context::Context;
 use crate::message::Message;
 
@@ -63,6 +64,12 @@ impl Consumer<OrderedConfig> {
             .await
             .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
         let events = Some(self.context.client.events());
+        // The heartbeat the consumer was made with (a KV watch may choose its own), kept for
+        // the consumers that replace it.
+        let idle_heartbeat = match self.info.config.idle_heartbeat {
+            heartbeat if heartbeat.is_zero() => ORDERED_IDLE_HEARTBEAT,
+            heartbeat => heartbeat,
+        };
         let mut config = self.config;
         // A recreation before the first delivery starts where this consumer did.
         config.deliver_policy = first_start(config.deliver_policy, &self.info);
@@ -77,11 +84,28 @@ impl Consumer<OrderedConfig> {
             subscriber: Some(subscriber),
             recreate: None,
             attempt: 0,
-            heartbeat: Monitor::new(ORDERED_IDLE_HEARTBEAT),
+            idle_heartbeat,
+            heartbeat: Monitor::new(idle_heartbeat),
             control: Control::default(),
             consumer_sequence: 0,
             stream_sequence: 0,
         })
+    }
+}
+
+impl<I> crate::stream::Stream<I> {
+    /// Creates an ordered push consumer that sends idle heartbeats every `idle_heartbeat`
+    /// rather than every 5 s (`OrderedConfig`, async-nats' type, has no field for it). Its
+    /// stream watches for that heartbeat and asks the same of the consumers replacing it.
+    pub(crate) async fn create_ordered_push(
+        &self,
+        config: OrderedConfig,
+        idle_heartbeat: Duration,
+    ) -> Result<Consumer<OrderedConfig>, ConsumerError> {
+        let mut server_config = config.clone().into_consumer_config();
+        server_config.idle_heartbeat = idle_heartbeat;
+        let consumer = self.create_consumer(server_config).await?;
+        Ok(Consumer::new(config, consumer.info, consumer.context))
     }
 }
 
@@ -98,6 +122,8 @@ pub struct Ordered {
     subscriber: Option<Subscriber>,
     recreate: Option<BoxFuture<'static, Result<Subscriber, ConsumerRecreateError>>>,
     attempt: u32,
+    /// The consumer's idle heartbeat, asked of every consumer made again.
+    idle_heartbeat: Duration,
     heartbeat: Monitor,
     control: Control,
     consumer_sequence: u64,
@@ -136,7 +162,9 @@ impl Ordered {
             name: Some(name),
             deliver_policy,
             ..self.config.clone()
-        };
+        }
+        .into_consumer_config();
+        config.idle_heartbeat = self.idle_heartbeat;
         // Bounded even when nothing else bounds requests: a lost create is sent again.
         let context = self.context.recovery_context();
         let stream_name = self.stream_name.clone();
@@ -150,15 +178,12 @@ impl Ordered {
                 tokio::time::sleep(delay).await;
             }
             delete_replaced(&context, &stream_name, &old).await;
-            config.deliver_subject = context.client.new_inbox();
+            let deliver_subject = context.client.new_inbox();
+            config.deliver_subject = Some(deliver_subject.clone());
             // Subscribe before creating, so the first messages find the subscription.
             let subscriber = context
                 .client
-                .subscribe_with_capacity(
-                    config.deliver_subject.clone(),
-                    QUEUE_MESSAGES,
-                    QUEUE_BYTES,
-                )
+                .subscribe_with_capacity(deliver_subject, QUEUE_MESSAGES, QUEUE_BYTES)
                 .await
                 .map_err(|e| {
                     ConsumerRecreateError::with_source(ConsumerRecreateErrorKind::Subscription, e)
