@@ -70,7 +70,7 @@ pub use self::info::{
 pub use self::object::Object;
 pub use self::progress::Progress;
 pub use self::range::RangeNotSatisfiable;
-pub use self::watch::{List, Watch};
+pub use self::watch::{List, Watch, WatchOptions};
 
 /// The chunk size when the metadata names none (ADR-20).
 const DEFAULT_CHUNK_SIZE: usize = 128 * 1024;

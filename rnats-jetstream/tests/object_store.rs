@@ -583,6 +583,97 @@ async fn watch_sees_puts_updates_and_deletes() {
 }
 
 #[tokio::test]
+async fn list_with_deleted_shows_deleted_objects_marked() {
+    let (_server, js) = jetstream().await;
+    let store = bucket(&js, "ld").await;
+    assert!(
+        store
+            .list_with_deleted()
+            .await
+            .unwrap()
+            .next()
+            .await
+            .is_none()
+    );
+    store.put("a", &mut &b"1"[..]).await.unwrap();
+    store.put("b", &mut &b"2"[..]).await.unwrap();
+    store.delete("a").await.unwrap();
+
+    let mut all: Vec<(String, bool)> = store
+        .list_with_deleted()
+        .await
+        .unwrap()
+        .map_ok(|info| (info.name, info.deleted))
+        .try_collect()
+        .await
+        .unwrap();
+    all.sort();
+    assert_eq!(all, [("a".to_owned(), true), ("b".to_owned(), false)]);
+    let live: Vec<String> = store
+        .list()
+        .await
+        .unwrap()
+        .map_ok(|info| info.name)
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(live, ["b"]);
+}
+
+#[tokio::test]
+async fn watch_options_choose_the_start_and_whether_deletes_show() {
+    use rnats_jetstream::object_store::{Watch, WatchOptions};
+
+    /// The next `count` changes a watch sees, as (name, deleted).
+    async fn changes(watch: &mut Watch, count: usize) -> Vec<(String, bool)> {
+        let mut seen = Vec::new();
+        for _ in 0..count {
+            let info = tokio::time::timeout(std::time::Duration::from_secs(20), watch.next())
+                .await
+                .expect("timed out waiting for a change")
+                .expect("the watch ended")
+                .unwrap();
+            seen.push((info.name, info.deleted));
+        }
+        seen
+    }
+    let change = |name: &str, deleted| (name.to_owned(), deleted);
+
+    let (_server, js) = jetstream().await;
+    let store = bucket(&js, "wo").await;
+    store.put("a", &mut &b"1"[..]).await.unwrap();
+    store.put("b", &mut &b"2"[..]).await.unwrap();
+    store.delete("a").await.unwrap();
+
+    let start = |options| store.watch_with_options(options);
+    let mut current = start(WatchOptions::new()).await.unwrap();
+    let mut history = start(WatchOptions::new().include_history()).await.unwrap();
+    let mut live = start(WatchOptions::new().ignore_deletes()).await.unwrap();
+    let mut updates = start(WatchOptions::new().updates_only()).await.unwrap();
+    let mut live_updates = start(WatchOptions::new().updates_only().ignore_deletes())
+        .await
+        .unwrap();
+    // What each starts with, all in before anything changes: a later delete rolls up the
+    // metadata of its object, and a watch the server had not sent it to yet would skip it.
+    let before = [change("b", false), change("a", true)];
+    assert_eq!(changes(&mut current, 2).await, before);
+    assert_eq!(changes(&mut history, 2).await, before);
+    assert_eq!(changes(&mut live, 1).await, [change("b", false)]);
+
+    store.put("c", &mut &b"3"[..]).await.unwrap();
+    store.delete("b").await.unwrap();
+    store.put("d", &mut &b"4"[..]).await.unwrap();
+    let after = [change("c", false), change("b", true), change("d", false)];
+    assert_eq!(changes(&mut current, 3).await, after);
+    assert_eq!(changes(&mut history, 3).await, after);
+    assert_eq!(changes(&mut updates, 3).await, after);
+    // The delete of b is left out: d follows c.
+    let puts = [change("c", false), change("d", false)];
+    assert_eq!(changes(&mut live, 2).await, puts);
+    assert_eq!(changes(&mut live_updates, 2).await, puts);
+}
+
+#[tokio::test]
 async fn metadata_is_updated_and_objects_renamed() {
     let (_server, js) = jetstream().await;
     let store = bucket(&js, "u").await;

@@ -1,5 +1,7 @@
-//! [`Watch`] (changes to a bucket's metadata as they happen) and [`List`] (every live object
-//! once), both on an ordered push consumer of the meta subjects `$O.<bucket>.M.>`.
+//! [`Watch`] (changes to a bucket's metadata as they happen, started as [`WatchOptions`]
+//! say) and [`List`] (every live object once, or every object with
+//! [`list_with_deleted`](ObjectStore::list_with_deleted)), both on an ordered push consumer
+//! of the meta subjects `$O.<bucket>.M.>`.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -15,20 +17,109 @@ use super::info::ObjectInfo;
 use crate::consumer::DeliverPolicy;
 use crate::consumer::push::{Ordered, OrderedConfig};
 
+/// How an Object Store watch starts and what it passes on; nats.go's object watch options
+/// (`UpdatesOnly`, `IncludeHistory`, `IgnoreDeletes`), shaped as
+/// [`kv::WatchOptions`](crate::kv::WatchOptions) is where they mean the same. The default is
+/// nats.go's default watch: the current metadata of each object, deleted ones included, then
+/// every change.
+///
+/// ```no_run
+/// # async fn run(store: rnats_jetstream::object_store::ObjectStore) -> Result<(), rnats_core::Error> {
+/// use futures_util::StreamExt;
+/// use rnats_jetstream::object_store::WatchOptions;
+/// let options = WatchOptions::new().updates_only().ignore_deletes();
+/// let mut changes = store.watch_with_options(options).await?;
+/// while let Some(info) = changes.next().await {
+///     let info = info?;
+///     println!("{} is now {} bytes", info.name, info.size);
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WatchOptions {
+    include_history: bool,
+    updates_only: bool,
+    ignore_deletes: bool,
+}
+
+impl WatchOptions {
+    /// The default: current metadata, then changes.
+    pub fn new() -> WatchOptions {
+        WatchOptions::default()
+    }
+
+    /// Starts with every metadata message the bucket holds, not only each object's last.
+    /// A put rolls up the object's earlier metadata, so in a bucket written by rnats,
+    /// nats.go or async-nats this differs from the default only for metadata stored while
+    /// the watch starts.
+    pub fn include_history(mut self) -> WatchOptions {
+        self.include_history = true;
+        self
+    }
+
+    /// Starts with nothing: only changes made after the watch started (what
+    /// [`ObjectStore::watch`] does). It wins over [`include_history`](Self::include_history).
+    pub fn updates_only(mut self) -> WatchOptions {
+        self.updates_only = true;
+        self
+    }
+
+    /// Leaves out deleted objects: deletes, and the markers deleted objects left behind.
+    pub fn ignore_deletes(mut self) -> WatchOptions {
+        self.ignore_deletes = true;
+        self
+    }
+
+    /// Where the consumer starts: updates only, then the whole history, else the last
+    /// metadata per object.
+    fn deliver_policy(&self) -> DeliverPolicy {
+        match (self.updates_only, self.include_history) {
+            (true, _) => DeliverPolicy::New,
+            (false, true) => DeliverPolicy::All,
+            (false, false) => DeliverPolicy::LastPerSubject,
+        }
+    }
+}
+
 impl ObjectStore {
     /// Changes to the bucket from now on: each new, updated or deleted object's metadata.
     pub async fn watch(&self) -> Result<Watch, WatchError> {
-        self.watch_from(DeliverPolicy::New).await
+        self.watch_with_options(WatchOptions::new().updates_only())
+            .await
     }
 
     /// Like [`ObjectStore::watch`], starting with the current metadata of every object
     /// (deleted ones included).
     pub async fn watch_with_history(&self) -> Result<Watch, WatchError> {
-        self.watch_from(DeliverPolicy::LastPerSubject).await
+        self.watch_with_options(WatchOptions::new()).await
+    }
+
+    /// Watches the bucket as `options` say.
+    pub async fn watch_with_options(&self, options: WatchOptions) -> Result<Watch, WatchError> {
+        let config = self.meta_consumer(options.deliver_policy(), "object store watcher");
+        let consumer = self
+            .stream
+            .create_consumer(config)
+            .await
+            .map_err(watch_consumer_error)?;
+        Ok(Watch {
+            messages: consumer.messages().await.map_err(watch_stream_error)?,
+            ignore_deletes: options.ignore_deletes,
+        })
     }
 
     /// Every live object's metadata, once.
     pub async fn list(&self) -> Result<List, ListError> {
+        self.list_objects(false).await
+    }
+
+    /// Every object's metadata, once, deleted ones included (with
+    /// [`deleted`](ObjectInfo::deleted) set): nats.go's `List(ListObjectsShowDeleted())`.
+    pub async fn list_with_deleted(&self) -> Result<List, ListError> {
+        self.list_objects(true).await
+    }
+
+    async fn list_objects(&self, include_deleted: bool) -> Result<List, ListError> {
         let consumer = self
             .stream
             .create_consumer(self.meta_consumer(DeliverPolicy::All, "object store list"))
@@ -38,17 +129,7 @@ impl ObjectStore {
         Ok(List {
             messages: Some(consumer.messages().await.map_err(watch_stream_error)?),
             done,
-        })
-    }
-
-    async fn watch_from(&self, deliver_policy: DeliverPolicy) -> Result<Watch, WatchError> {
-        let consumer = self
-            .stream
-            .create_consumer(self.meta_consumer(deliver_policy, "object store watcher"))
-            .await
-            .map_err(watch_consumer_error)?;
-        Ok(Watch {
-            messages: consumer.messages().await.map_err(watch_stream_error)?,
+            include_deleted,
         })
     }
 
@@ -64,29 +145,38 @@ impl ObjectStore {
 }
 
 /// Changes to a bucket, as a [`futures_util::Stream`] of metadata; from
-/// [`ObjectStore::watch`]. It ends only if the consumer fails for good.
+/// [`ObjectStore::watch`] and [`ObjectStore::watch_with_options`]. It ends only if the
+/// consumer fails for good.
 pub struct Watch {
     messages: Ordered,
+    ignore_deletes: bool,
 }
 
 impl futures_util::Stream for Watch {
     type Item = Result<ObjectInfo, WatcherError>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
-        match self.messages.poll_next_unpin(cx) {
-            Poll::Ready(Some(Ok(message))) => Poll::Ready(Some(decode(&message.payload))),
-            Poll::Ready(Some(Err(error))) => Poll::Ready(Some(Err(watcher_error(error)))),
-            Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => Poll::Pending,
+        loop {
+            let message = match std::task::ready!(self.messages.poll_next_unpin(cx)) {
+                Some(Ok(message)) => message,
+                Some(Err(error)) => return Poll::Ready(Some(Err(watcher_error(error)))),
+                None => return Poll::Ready(None),
+            };
+            match decode(&message.payload) {
+                Ok(info) if info.deleted && self.ignore_deletes => continue,
+                item => return Poll::Ready(Some(item)),
+            }
         }
     }
 }
 
-/// A bucket's live objects, as a [`futures_util::Stream`] of metadata; from
-/// [`ObjectStore::list`]. It ends after the last object.
+/// A bucket's objects, as a [`futures_util::Stream`] of metadata; from
+/// [`ObjectStore::list`] (live objects) and [`ObjectStore::list_with_deleted`]. It ends
+/// after the last object.
 pub struct List {
     messages: Option<Ordered>,
     done: bool,
+    include_deleted: bool,
 }
 
 impl futures_util::Stream for List {
@@ -118,7 +208,7 @@ impl futures_util::Stream for List {
                 }
             }
             match decode(&message.payload) {
-                Ok(info) if info.deleted => continue,
+                Ok(info) if info.deleted && !self.include_deleted => continue,
                 item => return Poll::Ready(Some(item)),
             }
         }
