@@ -36,7 +36,7 @@ use crate::reconnect;
 pub use crate::request::PendingReply;
 pub use crate::request_builder::Request;
 use crate::rt::Rt;
-use crate::server_addr::ToServerAddrs;
+use crate::server_addr::{ServerAddr, ToServerAddrs};
 use crate::shared::{ClientHandle, Shared, Sink, SubEntry, outside_workers};
 pub use crate::statistics::Statistics;
 use crate::sub_queue::{Limits, SubQueue};
@@ -647,7 +647,7 @@ impl Client {
     /// `ConnectedUrl`: which node of a cluster a client landed on after a failover. `None`
     /// while not connected. `server_info()` says what the server says of itself, whose
     /// `host` is often the address it listens on (`0.0.0.0`).
-    pub fn connected_server(&self) -> Option<crate::ServerAddr> {
+    pub fn connected_server(&self) -> Option<ServerAddr> {
         let shared = self.shared();
         if shared.state() != LinkState::Connected {
             return None;

@@ -24,7 +24,7 @@ use crate::floor::server_pool::{Server, ServerPool};
 use crate::floor::session::SubEntry;
 use crate::floor::sync::lock;
 use crate::message::Message;
-use crate::server_addr::ToServerAddrs;
+use crate::server_addr::{ServerAddr, ToServerAddrs};
 use crate::statistics::Statistics;
 use crate::subject::{SubjectCheck, ToSubject, check_publish};
 
@@ -442,7 +442,7 @@ impl Client {
     /// `ConnectedUrl`: which node of a cluster a client landed on after a failover. `None`
     /// while not connected. `server_info()` says what the server says of itself, whose
     /// `host` is often the address it listens on (`0.0.0.0`).
-    pub fn connected_server(&self) -> Option<crate::ServerAddr> {
+    pub fn connected_server(&self) -> Option<ServerAddr> {
         let inner = self.inner();
         if inner.core().state != LinkState::Connected {
             return None;
