@@ -94,6 +94,9 @@ pub enum Feature {
     ConsumerActions,
     /// Pausing consumers (`pause_until`, `CONSUMER.PAUSE`).
     ConsumerPause,
+    /// Choosing where a stream's or consumer's leader goes on a step-down: a preferred
+    /// server, a cluster or tags (`LeaderPlacement`).
+    LeaderPlacement,
     /// Pull consumer priority groups: overflow and pinned clients (ADR-42).
     PriorityGroups,
     /// Per-message TTLs: stream `allow_msg_ttl` and the `Nats-TTL` header (ADR-43).
@@ -131,6 +134,7 @@ impl Feature {
             | Feature::MultipleFilterSubjects
             | Feature::ConsumerActions => ServerVersion::new(2, 10, 0),
             Feature::ConsumerPause
+            | Feature::LeaderPlacement
             | Feature::PriorityGroups
             | Feature::MessageTtl
             | Feature::SubjectDeleteMarkers => ServerVersion::new(2, 11, 0),
@@ -160,6 +164,7 @@ impl Feature {
             Feature::MultipleFilterSubjects => "several consumer filter subjects",
             Feature::ConsumerActions => "create-only and update-only consumer requests",
             Feature::ConsumerPause => "pausing consumers",
+            Feature::LeaderPlacement => "placing a leader on step-down",
             Feature::PriorityGroups => "consumer priority groups",
             Feature::MessageTtl => "per-message TTLs",
             Feature::SubjectDeleteMarkers => "subject delete markers",

@@ -19,6 +19,7 @@
 //! ```
 
 mod batch;
+pub(crate) mod cluster;
 mod config;
 mod direct;
 mod errors;
@@ -35,6 +36,9 @@ use crate::message::StreamMessage;
 use crate::response::Response;
 
 pub use self::batch::{BatchGetBuilder, DirectBatch, MultiLastBuilder};
+pub use self::cluster::{
+    LeaderPlacement, RemovePeerError, RemovePeerErrorKind, StepDownError, StepDownErrorKind,
+};
 pub use self::config::{
     Compression, Config, ConsumerLimits, DiscardPolicy, External, PersistenceMode, Placement,
     Republish, RetentionPolicy, Source, StorageType, StreamConsumerSource, SubjectTransform,

@@ -5,6 +5,7 @@
 //! ordered variants. Managing consumers (create, get, delete, list) goes through
 //! [`Stream`](crate::stream::Stream) or [`Context`].
 
+mod cluster;
 mod config;
 mod heartbeat;
 mod listing;

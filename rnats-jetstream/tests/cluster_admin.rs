@@ -1,0 +1,226 @@
+//! Managing clustered streams and consumers on a three-node cluster: moving a leader to a
+//! named server, removing a peer (the cluster places a new replica), and the typed error of
+//! a server that is not clustered.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::time::Duration;
+
+use common::{ACCOUNTS, create_placed_stream};
+use futures_util::StreamExt;
+use rnats_jetstream::Context;
+use rnats_jetstream::consumer::pull;
+use rnats_jetstream::stream::{
+    ClusterInfo, Config, LeaderPlacement, StepDownErrorKind, StorageType, Stream,
+};
+use rnats_test_server::{Cluster, NatsServer};
+
+/// Bound on every wait of this file: elections on a loaded 2-core machine take seconds.
+const WAIT: Duration = Duration::from_secs(60);
+/// The API timeout of calls that may wait on an election.
+const API_TIMEOUT: Duration = Duration::from_secs(30);
+
+async fn start_cluster() -> (Cluster, Context) {
+    let cluster =
+        Cluster::start_with(3, |node| node.jetstream(true).append_config(ACCOUNTS)).unwrap();
+    let client = rnats_core::ConnectOptions::new()
+        .retry_on_initial_connect()
+        .connect(cluster.urls().as_slice())
+        .await
+        .unwrap();
+    let js = rnats_jetstream::ContextBuilder::new()
+        .timeout(API_TIMEOUT)
+        .build(client);
+    (cluster, js)
+}
+
+async fn create_stream(cluster: &Cluster, js: &Context, name: &str, replicas: usize) -> Stream {
+    let config = Config {
+        name: name.to_owned(),
+        subjects: vec![format!("{name}.>")],
+        storage: StorageType::File,
+        num_replicas: replicas,
+        ..Default::default()
+    };
+    create_placed_stream(cluster, js, config, WAIT).await
+}
+
+/// The servers of a group: its leader and the other replicas.
+fn members(cluster: &ClusterInfo) -> BTreeSet<String> {
+    let replicas = cluster.replicas.iter().map(|peer| peer.name.clone());
+    cluster.leader.iter().cloned().chain(replicas).collect()
+}
+
+/// Retries `check` until it gives a value, within [`WAIT`]; each try is a round trip to the
+/// cluster, which is the event waited for.
+async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    tokio::time::timeout(WAIT, async {
+        loop {
+            if let Some(value) = check().await {
+                return value;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{what} never happened"))
+}
+
+/// Waits for the `LEADER_ELECTED` advisory on `advisories` that names `leader`.
+async fn wait_elected(advisories: &mut rnats_core::Subscriber, leader: &str) {
+    tokio::time::timeout(WAIT, async {
+        while let Some(message) = advisories.next().await {
+            let advisory: serde_json::Value = serde_json::from_slice(&message.payload).unwrap();
+            if advisory["leader"] == leader {
+                return;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{leader} was never elected"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaders_move_to_a_preferred_server_and_removed_peers_are_replaced() {
+    let (cluster, js) = start_cluster().await;
+    let stream = create_stream(&cluster, &js, "MOVE", 3).await;
+    let before = stream.get_info().await.unwrap().cluster.unwrap();
+    let old = before.leader.clone().unwrap();
+    let preferred = before.replicas[0].name.clone();
+    assert_ne!(old, preferred);
+
+    // The stream's leader moves to the server asked for, not just to any other one.
+    let client = js.client();
+    let mut elections = client
+        .subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.MOVE")
+        .await
+        .unwrap();
+    client.flush().await.unwrap();
+    stream
+        .step_down_leader(Some(LeaderPlacement::preferred(&preferred)))
+        .await
+        .unwrap();
+    wait_elected(&mut elections, &preferred).await;
+    let leader = eventually("the stream info naming the new leader", || async {
+        let info = stream.get_info().await.ok()?;
+        info.cluster?.leader.filter(|leader| *leader != old)
+    })
+    .await;
+    assert_eq!(leader, preferred);
+
+    // Its leader cannot be preferred again: the server says why.
+    let error = js
+        .step_down_stream_leader("MOVE", Some(LeaderPlacement::preferred(&preferred)))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error.kind(), StepDownErrorKind::JetStream(_)),
+        "{error}"
+    );
+
+    // A consumer's leader moves on its own step-down.
+    let consumer = stream
+        .create_consumer(pull::Config {
+            durable_name: Some("C".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let old = consumer
+        .cached_info()
+        .cluster
+        .clone()
+        .unwrap()
+        .leader
+        .unwrap();
+    let mut elections = client
+        .subscribe("$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.MOVE.C")
+        .await
+        .unwrap();
+    client.flush().await.unwrap();
+    consumer.step_down_leader(None).await.unwrap();
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let info = consumer.get_info().await;
+            let leader = info.ok().and_then(|info| info.cluster?.leader);
+            if leader.is_some_and(|leader| leader != old) {
+                return;
+            }
+            // Not elected yet, as far as this answer goes: wait for an election.
+            elections.next().await.unwrap();
+        }
+    })
+    .await
+    .expect("the consumer's leader never moved");
+    let missing = js
+        .step_down_consumer_leader("MOVE", "NONE", None)
+        .await
+        .unwrap_err();
+    assert_eq!(missing.kind(), StepDownErrorKind::NotFound, "{missing}");
+
+    // An R2 stream on three servers: removing a follower puts the third server in its place.
+    let pair = create_stream(&cluster, &js, "PAIR", 2).await;
+    let group = pair.get_info().await.unwrap().cluster.unwrap();
+    let before = members(&group);
+    let removed = group.replicas[0].name.clone();
+    let outsider = cluster
+        .nodes()
+        .iter()
+        .enumerate()
+        .map(|(i, _)| format!("rnats-node-{i}"))
+        .find(|name| !before.contains(name))
+        .unwrap();
+    pair.remove_peer(&removed).await.unwrap();
+    let after = eventually("the removed peer's replacement", || async {
+        let members = members(&pair.get_info().await.ok()?.cluster?);
+        (members.len() == 2 && !members.contains(&removed)).then_some(members)
+    })
+    .await;
+    assert!(after.contains(&outsider), "{after:?}");
+    let error = js.remove_stream_peer("PAIR", &removed).await.unwrap_err();
+    assert_eq!(error.kind(), StepDownErrorKind::PeerNotMember, "{error}");
+}
+
+#[tokio::test]
+async fn a_server_without_clustering_refuses_with_a_typed_error() {
+    let server = NatsServer::with_jetstream();
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    let js = rnats_jetstream::new(client);
+    let stream = js
+        .create_stream(Config {
+            name: "SOLO".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    stream
+        .create_consumer(pull::Config {
+            durable_name: Some("C".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+
+    let error = stream.step_down_leader(None).await.unwrap_err();
+    assert_eq!(error.kind(), StepDownErrorKind::NotClustered, "{error}");
+    let error = js
+        .step_down_consumer_leader("SOLO", "C", Some(LeaderPlacement::preferred("x")))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), StepDownErrorKind::NotClustered, "{error}");
+    let error = stream.remove_peer("x").await.unwrap_err();
+    assert_eq!(error.kind(), StepDownErrorKind::NotClustered, "{error}");
+    let code = error.downcast_source::<rnats_jetstream::Error>().unwrap();
+    assert_eq!(
+        code.error_code(),
+        rnats_jetstream::ErrorCode::CLUSTER_REQUIRED
+    );
+    let error = js.step_down_stream_leader("a.b", None).await.unwrap_err();
+    assert_eq!(error.kind(), StepDownErrorKind::InvalidName);
+}
