@@ -2,14 +2,17 @@
 //! `CONSUMER.NAMES.<stream>`, `CONSUMER.LIST.<stream>`, the subject counts of `STREAM.INFO`):
 //! which offset to ask for next, and when the listing is over.
 //!
-//! Each reply carries its place (`total`, `offset`, `limit`) and a page of items. nats-server
+//! Each reply carries its place (`total`, `offset`, `limit`) and a page of items; from
+//! nats-server 2.12 a stream or consumer listing also names the items of the page it could
+//! not include (`missing`: their servers did not answer in time, or hold them offline, with
+//! the reason in `offline`). Those still count towards the page's place. nats-server
 //! echoes the offset asked for in every one (`ApiPaged` in `server/jetstream_api.go`, a field
 //! without `omitempty`), so a reply naming another offset is not the page asked for. Taking it
 //! anyway would let a peer that ignores the offset hand back the same page until its `total`
 //! is reached, and a caller collecting every page would loop and grow for as long as that
 //! `total` says.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::task::{Context as TaskContext, Poll};
 
@@ -48,8 +51,9 @@ impl PageCursor {
     }
 
     /// Takes in the reply to a request for [`offset`](Self::offset): the `offset` and `total`
-    /// it names and how many items it carries. A page naming another offset is refused and
-    /// ends the listing; its items must not be used.
+    /// it names and how many items it covers: those it carries, and those it names `missing`
+    /// or `offline` without carrying them, each once. A page naming another offset is refused
+    /// and ends the listing; its items must not be used.
     pub fn handle_page(
         &mut self,
         offset: usize,
@@ -137,6 +141,40 @@ pub(crate) struct Page<T> {
     /// The items; the server names the array for what it lists, and sends `null` for none.
     #[serde(rename = "streams", alias = "consumers")]
     items: Option<Vec<T>>,
+    /// The names of the page's items that could not be listed (nats-server 2.12+).
+    #[serde(default)]
+    missing: Option<Vec<String>>,
+    /// The page's items that are offline, by name, with the reason (nats-server 2.12+).
+    #[serde(default)]
+    offline: Option<BTreeMap<String, String>>,
+}
+
+/// An item of a paged listing, by the name the listing's `missing` and `offline` use.
+pub(crate) trait Listed {
+    /// The stream's or consumer's name.
+    fn listed_name(&self) -> &str;
+}
+
+impl Listed for String {
+    fn listed_name(&self) -> &str {
+        self
+    }
+}
+
+impl<T: Listed> Page<T> {
+    /// How many places of the listing the page covers: its items, and the names it could not
+    /// include. A name can be both an item and missing (the server lists a stream whose
+    /// replicas are all offline from its assignment and calls it missing too), and an offline
+    /// name is missing as well: each counts once.
+    fn covered(&self, items: &[T]) -> usize {
+        let not_listed = |name: &&String| !items.iter().any(|item| item.listed_name() == *name);
+        let missing = self.missing.iter().flatten();
+        let offline = self.offline.iter().flat_map(BTreeMap::keys);
+        let mut extra: Vec<&String> = missing.chain(offline).filter(not_listed).collect();
+        extra.sort_unstable();
+        extra.dedup();
+        items.len().saturating_add(extra.len())
+    }
 }
 
 /// Items of a paged listing, one page requested when the last is used up.
@@ -145,9 +183,13 @@ pub(crate) struct Pages<T> {
     cursor: PageCursor,
     items: VecDeque<T>,
     pending: Option<BoxFuture<'static, Result<Page<T>, RequestError>>>,
+    /// The names the pages so far reported missing, in the order reported.
+    missing: Vec<String>,
+    /// The items the pages so far reported offline, with the reason.
+    offline: BTreeMap<String, String>,
 }
 
-impl<T: DeserializeOwned + Send + 'static> Pages<T> {
+impl<T: Listed + DeserializeOwned + Send + 'static> Pages<T> {
     /// Pages of `subject`'s listing; each request is `body` with the page's `offset` added.
     pub(crate) fn new<B>(context: Context, subject: String, body: B) -> Pages<T>
     where
@@ -176,7 +218,19 @@ impl<T: DeserializeOwned + Send + 'static> Pages<T> {
             cursor: PageCursor::new(),
             items: VecDeque::new(),
             pending: None,
+            missing: Vec::new(),
+            offline: BTreeMap::new(),
         }
+    }
+
+    /// The names the pages fetched so far could not list.
+    pub(crate) fn missing(&self) -> &[String] {
+        &self.missing
+    }
+
+    /// The items the pages fetched so far found offline, with the reason.
+    pub(crate) fn offline(&self) -> &BTreeMap<String, String> {
+        &self.offline
     }
 
     /// The next item, fetching the next page when needed; `None` after the last page or
@@ -199,22 +253,37 @@ impl<T: DeserializeOwned + Send + 'static> Pages<T> {
                 Poll::Pending => return Poll::Pending,
             };
             self.pending = None;
-            let page = match result {
+            let mut page = match result {
                 Ok(page) => page,
                 Err(error) => {
                     self.cursor.finish();
                     return Poll::Ready(Some(Err(error)));
                 }
             };
-            let items = page.items.unwrap_or_default();
-            if let Err(error) = self
-                .cursor
-                .handle_page(page.offset, page.total, items.len())
-            {
+            let items = page.items.take().unwrap_or_default();
+            // A page the server left items out of moves past them too, or the next page
+            // would start early and repeat items.
+            let covered = page.covered(&items);
+            if let Err(error) = self.cursor.handle_page(page.offset, page.total, covered) {
                 return Poll::Ready(Some(Err(error.into())));
             }
+            self.handle_missing(page.missing, page.offline);
             self.items = items.into();
         }
+    }
+
+    /// Keeps what a page reported missing or offline; a name is kept once.
+    fn handle_missing(
+        &mut self,
+        missing: Option<Vec<String>>,
+        offline: Option<BTreeMap<String, String>>,
+    ) {
+        for name in missing.into_iter().flatten() {
+            if !self.missing.contains(&name) {
+                self.missing.push(name);
+            }
+        }
+        self.offline.extend(offline.into_iter().flatten());
     }
 }
 
@@ -266,5 +335,38 @@ mod tests {
         cursor.handle_page(page.offset, page.total, 2).unwrap();
         let error = cursor.handle_page(page.offset, page.total, 2).unwrap_err();
         assert_eq!((error.asked(), error.got()), (2, 0));
+    }
+
+    #[test]
+    fn names_a_page_could_not_list_count_towards_its_place_once() {
+        // nats-server 2.12's reply when one stream's server was gone and another's
+        // configuration needs a newer server: `B` listed from its assignment and missing,
+        // `C` missing and offline.
+        let page = br#"{"type":"io.nats.jetstream.api.v1.stream_list_response","total":4,
+            "offset":0,"limit":3,"streams":["A","B"],"missing":["B","C"],
+            "offline":{"C":"unsupported - required API level: 9, current API level: 2"}}"#;
+        let page: Page<String> = serde_json::from_slice(page).unwrap();
+        let items = page.items.clone().unwrap();
+        assert_eq!(page.covered(&items), 3);
+        assert_eq!(page.missing.as_deref(), Some(&["B".into(), "C".into()][..]));
+        let offline = page.offline.as_ref().unwrap();
+        assert!(offline["C"].starts_with("unsupported"), "{offline:?}");
+        // Without them (every server before 2.12), the items alone.
+        let page: Page<String> =
+            serde_json::from_str(r#"{"total": 2, "offset": 0, "streams": ["A", "B"]}"#).unwrap();
+        assert_eq!(page.covered(page.items.as_ref().unwrap()), 2);
+        assert!(page.missing.is_none() && page.offline.is_none());
+    }
+
+    #[test]
+    fn a_page_of_missing_names_only_does_not_end_the_listing() {
+        let page = r#"{"total": 3, "offset": 0, "streams": [], "missing": ["A", "B"]}"#;
+        let page: Page<String> = serde_json::from_str(page).unwrap();
+        let mut cursor = PageCursor::new();
+        let covered = page.covered(&[]);
+        cursor
+            .handle_page(page.offset, page.total, covered)
+            .unwrap();
+        assert_eq!((cursor.offset(), cursor.is_done()), (2, false));
     }
 }

@@ -1,6 +1,7 @@
 //! Managing clustered streams and consumers on a three-node cluster: moving a leader to a
-//! named server, removing a peer (the cluster places a new replica), and the typed error of
-//! a server that is not clustered.
+//! named server, removing a peer (the cluster places a new replica), listing streams whose
+//! server is gone (nats-server 2.12's `missing`), and the typed error of a server that is
+//! not clustered.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;
@@ -20,7 +21,8 @@ use rnats_test_server::{Cluster, NatsServer};
 
 /// Bound on every wait of this file: elections on a loaded 2-core machine take seconds.
 const WAIT: Duration = Duration::from_secs(60);
-/// The API timeout of calls that may wait on an election.
+/// The API timeout of calls that may wait on an election or on a server that is gone (a
+/// stream listing waits up to 4 s for each stream's servers).
 const API_TIMEOUT: Duration = Duration::from_secs(30);
 
 async fn start_cluster() -> (Cluster, Context) {
@@ -185,6 +187,47 @@ async fn leaders_move_to_a_preferred_server_and_removed_peers_are_replaced() {
     assert!(after.contains(&outsider), "{after:?}");
     let error = js.remove_stream_peer("PAIR", &removed).await.unwrap_err();
     assert_eq!(error.kind(), StepDownErrorKind::PeerNotMember, "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_whose_server_is_gone_is_listed_as_missing() {
+    let (mut cluster, js) = start_cluster().await;
+    let lone = create_stream(&cluster, &js, "LONE", 1).await;
+    create_stream(&cluster, &js, "EVERYWHERE", 3).await;
+    let host = lone
+        .get_info()
+        .await
+        .unwrap()
+        .cluster
+        .unwrap()
+        .leader
+        .unwrap();
+    let index: usize = host
+        .strip_prefix("rnats-node-")
+        .and_then(|i| i.parse().ok())
+        .unwrap_or_else(|| panic!("unexpected server name {host}"));
+    cluster.node_mut(index).kill();
+
+    // Whether the listing waits out the gone server or the meta leader already counts it
+    // offline, the stream is named missing. The R3 stream may be missing for a while too,
+    // while it elects a new leader, but every stream is accounted for.
+    let (listed, missing) = eventually("LONE listed as missing", || async {
+        let mut streams = js.streams();
+        let mut listed = BTreeSet::new();
+        while let Some(info) = streams.next().await {
+            listed.insert(info.ok()?.config.name);
+        }
+        let missing = streams.missing().to_vec();
+        missing
+            .contains(&"LONE".to_owned())
+            .then_some((listed, missing))
+    })
+    .await;
+    let accounted: BTreeSet<String> = listed.into_iter().chain(missing).collect();
+    assert_eq!(
+        accounted,
+        BTreeSet::from(["EVERYWHERE".into(), "LONE".into()])
+    );
 }
 
 #[tokio::test]

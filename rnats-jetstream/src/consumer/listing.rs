@@ -1,6 +1,7 @@
 //! Listing a stream's consumers (`CONSUMER.NAMES`, `CONSUMER.LIST`), page by page, and the
 //! answer to pausing one.
 
+use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
@@ -11,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Info;
 use crate::context::{Context, RequestError};
-use crate::paging::Pages;
+use crate::paging::{Listed, Pages};
 
 /// The answer to pausing or resuming a consumer.
 #[derive(Debug, Clone, Deserialize)]
@@ -32,6 +33,10 @@ pub struct ConsumerNames {
 }
 
 /// The infos of a stream's consumers, from `Stream::consumers`.
+///
+/// A clustered nats-server (2.12+) lists a consumer it could not reach in time, or holds
+/// offline, by name only: read those from [`missing`](Self::missing) and
+/// [`offline`](Self::offline) as the listing goes, and after it ends.
 pub struct Consumers {
     pages: Pages<Info>,
 }
@@ -49,6 +54,23 @@ impl Consumers {
         Consumers {
             pages: Pages::new(context, format!("CONSUMER.LIST.{stream}"), Unfiltered {}),
         }
+    }
+
+    /// The consumers the pages read so far could not list: their servers did not answer in
+    /// time, or hold them offline (those are in [`offline`](Self::offline) too).
+    pub fn missing(&self) -> &[String] {
+        self.pages.missing()
+    }
+
+    /// The consumers the pages read so far found offline, with the server's reason.
+    pub fn offline(&self) -> &BTreeMap<String, String> {
+        self.pages.offline()
+    }
+}
+
+impl Listed for Info {
+    fn listed_name(&self) -> &str {
+        &self.name
     }
 }
 

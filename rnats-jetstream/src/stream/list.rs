@@ -1,6 +1,7 @@
 //! Listing streams page by page (`STREAM.NAMES`, `STREAM.LIST`) as `futures` streams, on the
 //! pager the consumer listings share.
 
+use std::collections::BTreeMap;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
@@ -8,7 +9,7 @@ use serde::Serialize;
 
 use super::Info;
 use crate::context::Context;
-use crate::paging::Pages;
+use crate::paging::{Listed, Pages};
 use crate::stream_errors::StreamsError;
 
 /// The names of the account's streams (or of those holding a subject), as a
@@ -41,6 +42,23 @@ impl futures_util::Stream for StreamNames {
 }
 
 /// The infos of the account's streams, as a [`futures_util::Stream`].
+///
+/// A clustered nats-server (2.12+) lists a stream it could not reach in time, or holds
+/// offline, by name only: read those from [`missing`](Self::missing) and
+/// [`offline`](Self::offline) as the listing goes, and after it ends.
+///
+/// ```no_run
+/// # async fn run(jetstream: rnats_jetstream::Context) -> Result<(), rnats_core::Error> {
+/// use futures_util::TryStreamExt;
+/// let mut streams = jetstream.streams();
+/// while let Some(info) = streams.try_next().await? {
+///     println!("{}", info.config.name);
+/// }
+/// for name in streams.missing() {
+///     println!("{name}: no answer");
+/// }
+/// # Ok(()) }
+/// ```
 pub struct Streams {
     pages: Pages<Info>,
 }
@@ -54,6 +72,26 @@ impl Streams {
                 NamesFilter { subject: None },
             ),
         }
+    }
+
+    /// The streams the pages read so far could not list: their servers did not answer in
+    /// time, or hold them offline (those are in [`offline`](Self::offline) too). A stream
+    /// whose replicas are all offline can be listed, from its configuration alone, and be
+    /// missing as well.
+    pub fn missing(&self) -> &[String] {
+        self.pages.missing()
+    }
+
+    /// The streams the pages read so far found offline, with the server's reason (e.g. a
+    /// configuration this server's version cannot run).
+    pub fn offline(&self) -> &BTreeMap<String, String> {
+        self.pages.offline()
+    }
+}
+
+impl Listed for Info {
+    fn listed_name(&self) -> &str {
+        &self.config.name
     }
 }
 
