@@ -9,6 +9,7 @@ mod object;
 mod stream;
 mod stream_backup;
 mod stream_config;
+mod stream_read;
 mod stream_report;
 mod stream_subjects;
 
