@@ -83,11 +83,63 @@ pub(crate) async fn raw_list_for(
                 .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX))
         };
         cursor
-            .handle_page(number("offset"), number("total"), batch.len())
+            .handle_page(number("offset"), number("total"), covered(&page, &batch))
             .map_err(CliError::js(format!("JetStream API {subject}")))?;
         items.extend(batch);
     }
     Ok(items)
+}
+
+/// What a listing could not list (nats-server 2.12+), under the table: the names no server
+/// answered for, then those offline with the server's reason. Empty when there are none.
+pub(crate) fn render_unlisted(
+    noun: &str,
+    missing: &[String],
+    offline: &std::collections::BTreeMap<String, String>,
+) -> String {
+    let mut text = String::new();
+    let mut inaccessible: Vec<&String> = missing
+        .iter()
+        .filter(|name| !offline.contains_key(*name))
+        .collect();
+    inaccessible.sort();
+    if !inaccessible.is_empty() {
+        let names: Vec<&str> = inaccessible.iter().map(|n| n.as_str()).collect();
+        text.push_str(&format!("\nInaccessible {noun}: {}\n", names.join(", ")));
+    }
+    if !offline.is_empty() {
+        let mut table = out::Table::new(["Offline", "Reason"]);
+        for (name, reason) in offline {
+            table.row(vec![name.clone(), reason.clone()]);
+        }
+        text.push('\n');
+        text.push_str(&table.render());
+    }
+    text
+}
+
+/// How many places of a listing a raw page covers: its items, and the names it reports
+/// `missing` or `offline` without carrying them (nats-server 2.12+), each once, as the
+/// library counts them.
+fn covered(page: &Value, items: &[Value]) -> usize {
+    let listed = |item: &Value| {
+        let name = item.pointer("/config/name").or_else(|| item.get("name"));
+        name.and_then(Value::as_str).map(str::to_owned)
+    };
+    let listed: Vec<String> = items.iter().filter_map(listed).collect();
+    let missing = page.get("missing").and_then(Value::as_array);
+    let missing = missing.into_iter().flatten().filter_map(Value::as_str);
+    let offline = page.get("offline").and_then(Value::as_object);
+    let offline = offline
+        .into_iter()
+        .flat_map(|o| o.keys().map(String::as_str));
+    let mut extra: Vec<&str> = missing
+        .chain(offline)
+        .filter(|name| !listed.iter().any(|l| l == name))
+        .collect();
+    extra.sort_unstable();
+    extra.dedup();
+    items.len().saturating_add(extra.len())
 }
 
 /// Reads a JSON config file (`--config FILE`).

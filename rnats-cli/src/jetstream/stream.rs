@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::stream_config::StreamFlags;
 use super::stream_read::{get, view};
-use super::{bytes, duration, limit, limit_bytes, raw, raw_list, read_json, time};
+use super::{bytes, duration, limit, limit_bytes, raw, raw_list, read_json, render_unlisted, time};
 use crate::conn::{ConnArgs, parse_duration};
 use crate::error::CliError;
 use crate::out::{self, Fields, Table};
@@ -341,6 +341,7 @@ async fn list(
     subject: Option<String>,
 ) -> Result<(), CliError> {
     let mut infos = Vec::new();
+    let mut unlisted = String::new();
     match subject {
         // The server filters: a stream is listed when its subjects overlap `subject`.
         Some(subject) => {
@@ -358,6 +359,7 @@ async fn list(
             while let Some(info) = streams.next().await {
                 infos.push(info.map_err(CliError::js("cannot list streams"))?);
             }
+            unlisted = render_unlisted("streams", streams.missing(), streams.offline());
         }
     }
     infos.sort_by(|a, b| a.config.name.cmp(&b.config.name));
@@ -366,9 +368,11 @@ async fn list(
             .iter()
             .map(|i| format!("{}\n", i.config.name))
             .collect();
+        // The names are for scripts: what could not be listed goes to stderr.
+        eprint!("{unlisted}");
         return out::print(&text);
     }
-    if infos.is_empty() {
+    if infos.is_empty() && unlisted.is_empty() {
         eprintln!("No streams defined");
         return Ok(());
     }
@@ -390,7 +394,10 @@ async fn list(
             time(info.created),
         ]);
     }
-    table.print()
+    if !infos.is_empty() {
+        table.print()?;
+    }
+    out::print(&unlisted)
 }
 
 async fn add(

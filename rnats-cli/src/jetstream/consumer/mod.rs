@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::{ago, duration, raw, raw_list, read_json, time};
+use super::{ago, duration, raw, raw_list, read_json, render_unlisted, time};
 use crate::conn::{ConnArgs, parse_duration};
 use crate::core::show::Shown;
 use crate::error::CliError;
@@ -477,8 +477,11 @@ async fn list(js: &Context, stream: String, json: bool, names: bool) -> Result<(
     while let Some(info) = consumers.next().await {
         infos.push(info.map_err(CliError::js(format!("cannot list consumers of {stream}")))?);
     }
+    let unlisted = render_unlisted("consumers", consumers.missing(), consumers.offline());
     infos.sort_by(|a, b| a.name.cmp(&b.name));
     if names {
+        // The names are for scripts: what could not be listed goes to stderr.
+        eprint!("{unlisted}");
         return out::print(
             &infos
                 .iter()
@@ -486,7 +489,7 @@ async fn list(js: &Context, stream: String, json: bool, names: bool) -> Result<(
                 .collect::<String>(),
         );
     }
-    if infos.is_empty() {
+    if infos.is_empty() && unlisted.is_empty() {
         eprintln!("No consumers on {stream}");
         return Ok(());
     }
@@ -513,7 +516,10 @@ async fn list(js: &Context, stream: String, json: bool, names: bool) -> Result<(
                 .unwrap_or_else(|| "never".to_owned()),
         ]);
     }
-    table.print()
+    if !infos.is_empty() {
+        table.print()?;
+    }
+    out::print(&unlisted)
 }
 
 async fn add(
