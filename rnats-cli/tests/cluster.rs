@@ -1,8 +1,10 @@
-//! rnats on a three-node JetStream cluster: `stream ls` naming a stream whose only server is
-//! gone.
+//! `rnats stream cluster` and `consumer cluster` on a three-node JetStream cluster: moving a
+//! stream's leader to a named server and a consumer's to another one, removing a stream's
+//! peer, and `stream ls` naming a stream whose only server is gone.
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use common::Rnats;
@@ -64,6 +66,87 @@ fn add_stream(rnats: &Rnats, url: &str, name: &str, replicas: &str) {
 /// The `cluster` object of `stream info --json`.
 fn stream_cluster(rnats: &Rnats, url: &str, name: &str) -> Value {
     rnats.json(&with_server(&["stream", "info", name, "--json"], url))["cluster"].clone()
+}
+
+/// The servers of a group: its leader and the other replicas.
+fn members(cluster: &Value) -> BTreeSet<String> {
+    let leader = cluster["leader"].as_str().map(str::to_owned);
+    let replicas = cluster["replicas"].as_array().into_iter().flatten();
+    let replicas = replicas.filter_map(|r| r["name"].as_str().map(str::to_owned));
+    leader.into_iter().chain(replicas).collect()
+}
+
+#[test]
+fn step_down_moves_leaders_and_peer_remove_replaces_a_replica() {
+    let cluster = start_cluster();
+    let url = cluster.urls().join(",");
+    let rnats = Rnats::new();
+    add_stream(&rnats, &url, "MOVE", "3");
+
+    // To the server asked for.
+    let before = stream_cluster(&rnats, &url, "MOVE");
+    let old = before["leader"].as_str().expect("a leader").to_owned();
+    let preferred = before["replicas"][0]["name"].as_str().expect("a replica");
+    let args = ["stream", "cluster", "step-down", "MOVE", "--preferred", preferred];
+    let out = rnats.run(&with_server(&args, &url));
+    common::assert_success(&out, &args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("New leader elected {preferred:?}")),
+        "{stderr}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("Leader: {preferred}")),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let after = stream_cluster(&rnats, &url, "MOVE");
+    assert_eq!(after["leader"], preferred, "{after}");
+    assert_ne!(after["leader"], old.as_str());
+
+    // A consumer's leader, to any other replica.
+    rnats.ok(&with_server(&["consumer", "add", "MOVE", "C"], &url));
+    let info = rnats.json(&with_server(&["consumer", "info", "MOVE", "C", "--json"], &url));
+    let old = info["cluster"]["leader"].as_str().expect("a leader").to_owned();
+    let out = rnats.ok(&with_server(
+        &["consumer", "cluster", "step-down", "MOVE", "C"],
+        &url,
+    ));
+    assert!(out.contains("Cluster:"), "{out}");
+    let info = rnats.json(&with_server(&["consumer", "info", "MOVE", "C", "--json"], &url));
+    assert_ne!(info["cluster"]["leader"], old.as_str(), "{info}");
+
+    // A lone replica has no group to move.
+    add_stream(&rnats, &url, "LONE", "1");
+    let error = rnats.fails(&with_server(
+        &["stream", "cluster", "step-down", "LONE"],
+        &url,
+    ));
+    assert!(error.contains("not clustered"), "{error}");
+
+    // An R2 stream on three servers: the third server replaces the removed one.
+    add_stream(&rnats, &url, "PAIR", "2");
+    let before = members(&stream_cluster(&rnats, &url, "PAIR"));
+    let removed = stream_cluster(&rnats, &url, "PAIR")["replicas"][0]["name"]
+        .as_str()
+        .expect("a replica")
+        .to_owned();
+    let args = ["stream", "cluster", "peer-remove", "PAIR", &removed];
+    let error = rnats.fails(&with_server(&args, &url));
+    assert!(error.contains("--force"), "{error}");
+    let out = rnats.ok(&with_server(&[&args[..], &["-f"]].concat(), &url));
+    assert!(out.contains("Requested removal"), "{out}");
+    // Each look is a round trip to the cluster, the event waited for.
+    let deadline = Instant::now() + SETTLE;
+    let after = loop {
+        let now = members(&stream_cluster(&rnats, &url, "PAIR"));
+        if (now.len() == 2 && !now.contains(&removed)) || Instant::now() > deadline {
+            break now;
+        }
+    };
+    assert!(!after.contains(&removed), "{after:?}");
+    assert_eq!(after.len(), 2, "{after:?}");
+    assert_ne!(after, before);
 }
 
 #[test]

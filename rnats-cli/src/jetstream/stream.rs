@@ -1,5 +1,5 @@
 //! `rnats stream`: list, add, inspect, edit, copy, back up, restore, remove, purge and read
-//! streams.
+//! streams, and manage a clustered one's leader and peers.
 
 use std::time::Duration;
 
@@ -226,6 +226,11 @@ enum StreamCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Manages a clustered stream: moves its leader, removes a peer.
+    ///
+    /// Example: rnats stream cluster step-down ORDERS --preferred n2
+    #[command(alias = "c")]
+    Cluster(crate::jetstream::stream_cluster::ClusterArgs),
 }
 
 /// Runs a stream command.
@@ -331,6 +336,9 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
             subject,
             json,
         } => view(&js, &name, count, start, since, subject, json).await,
+        StreamCommand::Cluster(args) => {
+            crate::jetstream::stream_cluster::run(&js, args, conn).await
+        }
     }
 }
 
@@ -522,7 +530,7 @@ fn sealed(mut info: Value) -> Option<Value> {
 }
 
 /// `stream info` for people.
-fn render_info(info: &Info) -> String {
+pub(super) fn render_info(info: &Info) -> String {
     let c = &info.config;
     let s = &info.state;
     let mut config = Fields::new();
@@ -613,8 +621,8 @@ fn render_info(info: &Info) -> String {
     text
 }
 
-/// Where a replicated stream lives: its cluster, leader and replicas.
-fn render_cluster(cluster: &ClusterInfo) -> String {
+/// Where a replicated stream or consumer lives: its cluster, leader and replicas.
+pub(super) fn render_cluster(cluster: &ClusterInfo) -> String {
     let mut fields = Fields::new();
     fields.add_some("Name", cluster.name.as_deref());
     fields.add_some("Leader", cluster.leader.as_deref());

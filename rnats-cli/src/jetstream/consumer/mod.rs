@@ -1,7 +1,8 @@
 //! `rnats consumer`: list, add, edit, inspect, pause and remove consumers, report on a
-//! stream's consumers, and read from them.
+//! stream's consumers, read from them, and move a clustered one's leader.
 
 mod backoff;
+mod cluster;
 mod manage;
 mod next;
 mod report;
@@ -115,6 +116,11 @@ enum ConsumerCommand {
     ///
     /// Example: rnats consumer unpin ORDERS workers jobs --force
     Unpin(manage::UnpinArgs),
+    /// Manages a clustered consumer: moves its leader.
+    ///
+    /// Example: rnats consumer cluster step-down ORDERS billing --preferred n2
+    #[command(alias = "c")]
+    Cluster(cluster::ClusterArgs),
     /// Reports on every consumer of a stream: mode, acks, pending and redelivered.
     ///
     /// Example: rnats consumer report ORDERS
@@ -461,6 +467,7 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
         ConsumerCommand::Pause(pause) => manage::pause(&js, pause).await,
         ConsumerCommand::Resume(resume) => manage::resume(&js, resume).await,
         ConsumerCommand::Unpin(unpin) => manage::unpin(&js, unpin).await,
+        ConsumerCommand::Cluster(args) => cluster::run(&js, args, conn).await,
         ConsumerCommand::Report(report) => report::run(&js, report).await,
         ConsumerCommand::Sub(sub) => sub::run(&js, sub).await,
     }
@@ -625,6 +632,18 @@ fn render_info(info: &consumer::Info) -> String {
     config.add("Max deliver", super::limit(c.max_deliver));
     config.add("Max ack pending", super::limit(c.max_ack_pending));
     config.add("Replay policy", format!("{:?}", c.replay_policy));
+    format!(
+        "Consumer {} on {} created {}\n\nConfiguration:\n{}\n{}",
+        info.name,
+        info.stream_name,
+        time(info.created),
+        config.render(),
+        render_state(info)
+    )
+}
+
+/// A consumer's state and, when replicated, where its replicas are.
+fn render_state(info: &consumer::Info) -> String {
     let mut state = Fields::new();
     state.add(
         "Last delivered",
@@ -644,14 +663,11 @@ fn render_info(info: &consumer::Info) -> String {
     state.add("Ack pending", human::count(info.num_ack_pending as u64));
     state.add("Redelivered", human::count(info.num_redelivered as u64));
     state.add("Waiting pulls", info.num_waiting);
-    format!(
-        "Consumer {} on {} created {}\n\nConfiguration:\n{}\nState:\n{}",
-        info.name,
-        info.stream_name,
-        time(info.created),
-        config.render(),
-        state.render()
-    )
+    let mut text = format!("State:\n{}", state.render());
+    if let Some(cluster) = &info.cluster {
+        text.push_str(&super::stream::render_cluster(cluster));
+    }
+    text
 }
 
 fn deliver_text(policy: &DeliverPolicy) -> String {
