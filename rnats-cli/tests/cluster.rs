@@ -87,7 +87,14 @@ fn step_down_moves_leaders_and_peer_remove_replaces_a_replica() {
     let before = stream_cluster(&rnats, &url, "MOVE");
     let old = before["leader"].as_str().expect("a leader").to_owned();
     let preferred = before["replicas"][0]["name"].as_str().expect("a replica");
-    let args = ["stream", "cluster", "step-down", "MOVE", "--preferred", preferred];
+    let args = [
+        "stream",
+        "cluster",
+        "step-down",
+        "MOVE",
+        "--preferred",
+        preferred,
+    ];
     let out = rnats.run(&with_server(&args, &url));
     common::assert_success(&out, &args);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -106,14 +113,23 @@ fn step_down_moves_leaders_and_peer_remove_replaces_a_replica() {
 
     // A consumer's leader, to any other replica.
     rnats.ok(&with_server(&["consumer", "add", "MOVE", "C"], &url));
-    let info = rnats.json(&with_server(&["consumer", "info", "MOVE", "C", "--json"], &url));
-    let old = info["cluster"]["leader"].as_str().expect("a leader").to_owned();
+    let info = rnats.json(&with_server(
+        &["consumer", "info", "MOVE", "C", "--json"],
+        &url,
+    ));
+    let old = info["cluster"]["leader"]
+        .as_str()
+        .expect("a leader")
+        .to_owned();
     let out = rnats.ok(&with_server(
         &["consumer", "cluster", "step-down", "MOVE", "C"],
         &url,
     ));
     assert!(out.contains("Cluster:"), "{out}");
-    let info = rnats.json(&with_server(&["consumer", "info", "MOVE", "C", "--json"], &url));
+    let info = rnats.json(&with_server(
+        &["consumer", "info", "MOVE", "C", "--json"],
+        &url,
+    ));
     assert_ne!(info["cluster"]["leader"], old.as_str(), "{info}");
 
     // A lone replica has no group to move.

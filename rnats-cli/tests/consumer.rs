@@ -1,4 +1,4 @@
-//! `rnats consumer edit|pause|resume|unpin|report|sub` against a real nats-server.
+//! `rnats consumer edit|pause|resume|unpin|reset|report|sub` against a real nats-server.
 
 mod common;
 
@@ -524,4 +524,64 @@ fn add_takes_natscli_push_pull_and_lifetime_flags() {
     assert_eq!(c["subject_delete_marker_ttl"], 60_000_000_000u64, "{c}");
     let text = run(&["stream", "info", "ORDERS"]);
     assert!(text.contains("owner=ops"), "{text}");
+}
+
+#[test]
+fn reset_moves_a_consumer_back_and_shows_its_state() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 5);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&["consumer", "add", "ORDERS", "billing", "--defaults"]);
+    run(&["consumer", "next", "ORDERS", "billing", "--count", "5"]);
+    let info = rnats.json(
+        &[
+            &["consumer", "info", "ORDERS", "billing", "--json"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(info["ack_floor"]["stream_seq"], 5, "{info}");
+
+    let line = rnats.fails(&[&["consumer", "reset", "ORDERS", "billing"][..], &s[..]].concat());
+    assert!(line.contains("--force"), "{line}");
+    let out = rnats.run(
+        &[
+            &[
+                "consumer",
+                "reset",
+                "ORDERS",
+                "billing",
+                "--sequence",
+                "3",
+                "-f",
+            ][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_success(&out, &["consumer", "reset"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Reset consumer billing on ORDERS to stream sequence 3"),
+        "{stderr}"
+    );
+    let state = String::from_utf8_lossy(&out.stdout);
+    assert!(state.starts_with("State:\n"), "{state}");
+    assert!(state.contains("Pending:"), "{state}");
+    let info = rnats.json(
+        &[
+            &["consumer", "info", "ORDERS", "billing", "--json"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(info["num_pending"], 3, "{info}");
+    let next = run(&["consumer", "next", "ORDERS", "billing"]);
+    assert!(next.contains("[ORDERS#3]"), "{next}");
+
+    let line =
+        rnats.fails(&[&["consumer", "reset", "ORDERS", "nobody", "-f"][..], &s[..]].concat());
+    assert!(line.contains("nobody"), "{line}");
 }

@@ -1,4 +1,5 @@
-//! `consumer edit`, `pause`, `resume` and `unpin`: changes to a consumer that exists.
+//! `consumer edit`, `pause`, `resume`, `unpin` and `reset`: changes to a consumer that
+//! exists.
 
 use clap::Args;
 use rnats::jetstream::Context;
@@ -6,7 +7,7 @@ use rnats::jetstream::consumer::{self, PauseResponse};
 use time::macros::format_description;
 use time::{OffsetDateTime, PrimitiveDateTime};
 
-use super::{ConsumerFlags, get_stream, render_info};
+use super::{ConsumerFlags, get_stream, render_info, render_state};
 use crate::error::CliError;
 use crate::jetstream::{duration, read_json, time};
 use crate::out;
@@ -69,6 +70,24 @@ pub(super) struct UnpinArgs {
     /// Do not ask for confirmation.
     #[arg(long, short = 'f')]
     force: bool,
+}
+
+/// Options of `consumer reset`.
+#[derive(Debug, Args)]
+pub(super) struct ResetArgs {
+    /// The stream.
+    stream: String,
+    /// The consumer.
+    name: String,
+    /// The stream sequence to deliver from again [default: the consumer's ack floor].
+    #[arg(long, value_name = "SEQ")]
+    sequence: Option<u64>,
+    /// Do not ask for confirmation.
+    #[arg(long, short = 'f')]
+    force: bool,
+    /// The consumer's info after the reset, as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// `consumer edit`: the consumer's config (or `--config`'s) with the flags written in.
@@ -168,6 +187,44 @@ pub(super) async fn unpin(js: &Context, args: UnpinArgs) -> Result<(), CliError>
         "Unpinned group {} of consumer {} on {}\n",
         args.group, args.name, args.stream
     ))
+}
+
+/// `consumer reset` (ADR-60): asks, resets, and shows the consumer's state after.
+pub(super) async fn reset(js: &Context, args: ResetArgs) -> Result<(), CliError> {
+    let ResetArgs {
+        stream,
+        name,
+        sequence,
+        force,
+        json,
+    } = args;
+    let handle = get_stream(js, &stream).await?;
+    let action = format!("cannot reset consumer {name} on {stream}");
+    // Fail on a missing consumer before asking anything.
+    handle
+        .consumer_info(&name)
+        .await
+        .map_err(CliError::js(&action))?;
+    let target = match sequence {
+        Some(sequence) => format!("stream sequence {sequence}"),
+        None => "its ack floor".to_owned(),
+    };
+    out::confirm(
+        &format!("Really reset consumer {name} on {stream} to {target}"),
+        force,
+    )?;
+    let response = handle
+        .reset_consumer(&name, sequence)
+        .await
+        .map_err(CliError::js(&action))?;
+    if json {
+        return super::info_json(js, &stream, &name).await;
+    }
+    eprintln!(
+        "Reset consumer {name} on {stream} to stream sequence {}",
+        response.reset_seq
+    );
+    out::print(&render_state(&response.info))
 }
 
 fn print_pause(stream: &str, name: &str, response: &PauseResponse) -> Result<(), CliError> {

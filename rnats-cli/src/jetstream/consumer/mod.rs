@@ -1,4 +1,4 @@
-//! `rnats consumer`: list, add, edit, inspect, pause and remove consumers, report on a
+//! `rnats consumer`: list, add, edit, inspect, pause, reset and remove consumers, report on a
 //! stream's consumers, read from them, and move a clustered one's leader.
 
 mod backoff;
@@ -116,6 +116,11 @@ enum ConsumerCommand {
     ///
     /// Example: rnats consumer unpin ORDERS workers jobs --force
     Unpin(manage::UnpinArgs),
+    /// Moves a consumer's ack floor back to a stream sequence (or to where it is), so that it
+    /// delivers again from there (nats-server 2.14+).
+    ///
+    /// Example: rnats consumer reset ORDERS billing --sequence 100 --force
+    Reset(manage::ResetArgs),
     /// Manages a clustered consumer: moves its leader.
     ///
     /// Example: rnats consumer cluster step-down ORDERS billing --preferred n2
@@ -467,6 +472,7 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
         ConsumerCommand::Pause(pause) => manage::pause(&js, pause).await,
         ConsumerCommand::Resume(resume) => manage::resume(&js, resume).await,
         ConsumerCommand::Unpin(unpin) => manage::unpin(&js, unpin).await,
+        ConsumerCommand::Reset(reset) => manage::reset(&js, reset).await,
         ConsumerCommand::Cluster(args) => cluster::run(&js, args, conn).await,
         ConsumerCommand::Report(report) => report::run(&js, report).await,
         ConsumerCommand::Sub(sub) => sub::run(&js, sub).await,
