@@ -274,3 +274,60 @@ fn kv_add_takes_metadata_and_shows_it() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("KEY=VALUE"));
 }
+
+#[test]
+fn kv_edit_changes_only_the_settings_given() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&[
+        "kv",
+        "add",
+        "config",
+        "--history",
+        "2",
+        "--ttl",
+        "1h",
+        "--description",
+        "old",
+        "--storage",
+        "memory",
+        "--compress",
+        "--metadata",
+        "owner=ops",
+    ]);
+    run(&["kv", "put", "config", "app.color", "blue"]);
+
+    let edited = run(&[
+        "kv",
+        "edit",
+        "config",
+        "--history",
+        "10",
+        "--ttl",
+        "2h",
+        "--description",
+        "new",
+    ]);
+    assert!(edited.contains("History:"), "{edited}");
+    let stream = rnats.json(&[&["kv", "info", "config", "--json"][..], &s[..]].concat());
+    let config = &stream["config"];
+    assert_eq!(config["max_msgs_per_subject"], 10, "{config}");
+    assert_eq!(config["max_age"], 2 * 3600 * 1_000_000_000u64, "{config}");
+    assert_eq!(config["description"], "new", "{config}");
+    // What was not given stays as it was.
+    assert_eq!(config["storage"], "memory", "{config}");
+    assert_eq!(config["compression"], "s2", "{config}");
+    assert_eq!(config["metadata"]["owner"], "ops", "{config}");
+    assert_eq!(run(&["kv", "get", "config", "app.color", "--raw"]), "blue\n");
+
+    run(&["kv", "edit", "config", "--compression=false"]);
+    let stream = rnats.json(&[&["kv", "info", "config", "--json"][..], &s[..]].concat());
+    assert_eq!(stream["config"]["max_msgs_per_subject"], 10, "{stream}");
+    assert_ne!(stream["config"]["compression"], "s2", "{stream}");
+
+    let line = rnats.fails(&[&["kv", "edit", "nothing", "--history", "3"][..], &s[..]].concat());
+    assert!(line.contains("nothing"), "{line}");
+}

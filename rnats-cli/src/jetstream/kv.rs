@@ -1,22 +1,22 @@
-//! `rnats kv`: Key-Value buckets, their keys, values and histories.
+//! `rnats kv`: Key-Value buckets, their keys, values and histories (the buckets' settings and
+//! status are in `kv_bucket.rs`).
 
 use std::time::Duration;
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use futures_util::StreamExt;
 use rnats::jetstream::Context;
-use rnats::jetstream::kv::{
-    Config, Entry, Operation, Status, Store, UpdateErrorKind, WatchEvent, WatchOptions,
-};
-use rnats::jetstream::stream::StorageType;
+use rnats::jetstream::kv::{Entry, Operation, Store, UpdateErrorKind, WatchEvent, WatchOptions};
 use serde_json::{Value, json};
 use time::format_description::well_known::Rfc3339;
 
-use super::{bytes, duration, time};
+use super::kv_bucket::{
+    AddArgs, EditArgs, create_bucket, edit_bucket, list_buckets, list_names, render_status,
+};
+use super::{bytes, time};
 use crate::conn::{ConnArgs, parse_duration};
 use crate::error::CliError;
-use crate::out::{self, Fields, Table};
-use crate::stats::human;
+use crate::out::{self, Table};
 
 /// Options of `rnats kv`.
 #[derive(Debug, Args)]
@@ -51,6 +51,10 @@ enum KvCommand {
     /// Example: rnats kv add config --history 5 --ttl 24h
     #[command(alias = "new")]
     Add(AddArgs),
+    /// Changes the settings given of a bucket, keeping the others.
+    ///
+    /// Example: rnats kv edit config --history 10 --ttl 1h
+    Edit(EditArgs),
     /// Stores a value (from standard input when VALUE is absent or `-`); prints the value,
     /// as natscli does.
     ///
@@ -237,54 +241,6 @@ enum KvCommand {
     },
 }
 
-/// Options of `kv add`.
-#[derive(Debug, Args)]
-struct AddArgs {
-    /// The bucket's name: A-Z a-z 0-9 _ -.
-    bucket: String,
-    /// Values kept per key, 1 to 64.
-    #[arg(long, default_value_t = 1)]
-    history: i64,
-    /// How long values are kept, e.g. 24h (0: for ever).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    ttl: Option<Duration>,
-    /// Bytes the bucket may hold, e.g. 1GB (-1: no limit).
-    #[arg(long, alias = "max-bucket-size", value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
-    max_bytes: Option<i64>,
-    /// The largest value, e.g. 1MB (-1: no limit).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
-    max_value_size: Option<i64>,
-    /// Where values are stored.
-    #[arg(long, value_enum, default_value = "file")]
-    storage: Storage,
-    /// Copies of each value in a cluster.
-    #[arg(long, default_value_t = 1)]
-    replicas: usize,
-    /// What the bucket is for.
-    #[arg(long)]
-    description: Option<String>,
-    /// Compress the values.
-    #[arg(long, alias = "compress")]
-    compression: bool,
-    /// Metadata, KEY=VALUE; repeat for more.
-    #[arg(long, value_name = "KEY=VALUE", value_parser = crate::parse::metadata)]
-    metadata: Vec<(String, String)>,
-    /// Enable per-key TTLs and limit markers, kept this long (nats-server 2.11).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    marker_ttl: Option<Duration>,
-}
-
-/// `--storage`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Storage {
-    File,
-    Memory,
-}
-
-fn parse_size(text: &str) -> Result<i64, String> {
-    crate::parse::size(text).map_err(|e| e.to_string())
-}
-
 /// Runs a Key-Value command.
 pub(crate) async fn run(args: KvArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let js = crate::conn::jetstream(conn).await?;
@@ -305,6 +261,7 @@ pub(crate) async fn run(args: KvArgs, conn: &ConnArgs) -> Result<(), CliError> {
             ..
         } => list_keys(&js, &bucket, key.as_slice(), json).await,
         KvCommand::Add(add) => create_bucket(&js, add).await,
+        KvCommand::Edit(edit) => edit_bucket(&js, edit).await,
         KvCommand::Put { bucket, key, value } => {
             let store = open(&js, &bucket).await?;
             let value = crate::core::body_or_stdin(value.as_deref())?;
@@ -454,44 +411,6 @@ async fn open(js: &Context, bucket: &str) -> Result<Store, CliError> {
         .map_err(CliError::js(format!("cannot open bucket {bucket}")))
 }
 
-async fn list_buckets(js: &Context, json: bool) -> Result<(), CliError> {
-    let mut stores = js.key_value_stores();
-    let mut all = Vec::new();
-    while let Some(status) = stores.next().await {
-        all.push(status.map_err(CliError::js("cannot list Key-Value buckets"))?);
-    }
-    all.sort_by(|a, b| a.bucket().cmp(b.bucket()));
-    if json {
-        return out::json(&all.iter().map(status_json).collect::<Vec<_>>());
-    }
-    if all.is_empty() {
-        eprintln!("No Key-Value buckets");
-        return Ok(());
-    }
-    let mut table = Table::new(["Bucket", "Description", "Values", "Size", "History", "TTL"]);
-    for s in &all {
-        table.row(vec![
-            s.bucket().to_owned(),
-            s.description().unwrap_or_default().to_owned(),
-            human::count(s.values()),
-            bytes(s.bytes()),
-            s.history().to_string(),
-            ttl(s.max_age()),
-        ]);
-    }
-    table.print()
-}
-
-async fn list_names(js: &Context) -> Result<(), CliError> {
-    let mut names = js.key_value_store_names();
-    let mut all = Vec::new();
-    while let Some(name) = names.next().await {
-        all.push(name.map_err(CliError::js("cannot list Key-Value buckets"))?);
-    }
-    all.sort();
-    out::print(&all.iter().map(|n| format!("{n}\n")).collect::<String>())
-}
-
 /// Prints a stored value as natscli's `kv put`, `create` and `update` do: the value and a
 /// newline.
 fn echo(value: &[u8]) -> Result<(), CliError> {
@@ -559,38 +478,6 @@ async fn list_keys(
         return Ok(());
     }
     out::print(&all.iter().map(|k| format!("{k}\n")).collect::<String>())
-}
-
-async fn create_bucket(js: &Context, add: AddArgs) -> Result<(), CliError> {
-    let bucket = add.bucket;
-    let store = js
-        .create_key_value(Config {
-            bucket: bucket.clone(),
-            description: add.description.unwrap_or_default(),
-            history: add.history,
-            max_age: add.ttl.unwrap_or_default(),
-            max_bytes: add.max_bytes.unwrap_or(-1),
-            max_value_size: add
-                .max_value_size
-                .map_or(-1, |n| i32::try_from(n).unwrap_or(i32::MAX)),
-            storage: match add.storage {
-                Storage::File => StorageType::File,
-                Storage::Memory => StorageType::Memory,
-            },
-            num_replicas: add.replicas,
-            compression: add.compression,
-            metadata: add.metadata.into_iter().collect(),
-            limit_markers: add.marker_ttl,
-            ..Default::default()
-        })
-        .await
-        .map_err(CliError::js(format!("cannot create bucket {bucket}")))?;
-    eprintln!("Created Key-Value bucket {bucket}");
-    let status = store
-        .status()
-        .await
-        .map_err(CliError::js(format!("cannot read bucket {bucket}")))?;
-    out::print(&render_status(&status))
 }
 
 async fn get(
@@ -766,14 +653,6 @@ fn preview(value: &[u8]) -> String {
     out
 }
 
-fn ttl(max_age: Duration) -> String {
-    if max_age.is_zero() {
-        "forever".to_owned()
-    } else {
-        duration(max_age)
-    }
-}
-
 fn entry_json(e: &Entry) -> serde_json::Map<String, Value> {
     let mut object = serde_json::Map::new();
     object.insert("bucket".into(), json!(e.bucket));
@@ -795,44 +674,4 @@ fn entry_json(e: &Entry) -> serde_json::Map<String, Value> {
         ),
     };
     object
-}
-
-fn status_json(s: &Status) -> Value {
-    json!({
-        "bucket": s.bucket(),
-        "description": s.description(),
-        "values": s.values(),
-        "bytes": s.bytes(),
-        "history": s.history(),
-        "ttl": s.max_age().as_nanos() as u64,
-        "storage": match s.storage() { StorageType::File => "file", StorageType::Memory => "memory" },
-        "replicas": s.replicas(),
-        "compressed": s.is_compressed(),
-        "stream": s.stream_name(),
-        "metadata": s.metadata(),
-    })
-}
-
-fn render_status(s: &Status) -> String {
-    let mut fields = Fields::new();
-    fields.add_some("Description", s.description());
-    fields.add("Values", human::count(s.values()));
-    fields.add("Size", bytes(s.bytes()));
-    fields.add("History", s.history());
-    fields.add("TTL", ttl(s.max_age()));
-    fields.add(
-        "Storage",
-        match s.storage() {
-            StorageType::File => "file",
-            StorageType::Memory => "memory",
-        },
-    );
-    fields.add("Replicas", s.replicas());
-    fields.add("Compressed", if s.is_compressed() { "yes" } else { "no" });
-    fields.add("Stream", s.stream_name());
-    fields.add_some("Limit markers", s.limit_marker_ttl().map(duration));
-    if let Some(metadata) = super::user_metadata(s.metadata()) {
-        fields.add("Metadata", metadata);
-    }
-    format!("Key-Value bucket {}\n\n{}", s.bucket(), fields.render())
 }

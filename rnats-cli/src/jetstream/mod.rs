@@ -5,6 +5,7 @@ mod account;
 mod consumer;
 mod counter;
 mod kv;
+mod kv_bucket;
 mod leader;
 mod object;
 mod stream;

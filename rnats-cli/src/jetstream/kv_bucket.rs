@@ -1,0 +1,283 @@
+//! `kv add`, `kv edit`, `kv ls` and `kv info` of buckets: their settings and status.
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use futures_util::StreamExt;
+use rnats::jetstream::Context;
+use rnats::jetstream::kv::{Config, Status};
+use rnats::jetstream::stream::{Compression, StorageType};
+use serde_json::{Value, json};
+
+use super::{bytes, duration};
+use crate::conn::parse_duration;
+use crate::error::CliError;
+use crate::out::{self, Fields, Table};
+use crate::stats::human;
+
+/// The settings `kv add` and `kv edit` take (natscli's); an edit changes only those given.
+#[derive(Debug, Args)]
+pub(super) struct BucketFlags {
+    /// Values kept per key, 1 to 64 [add's default: 1].
+    #[arg(long)]
+    history: Option<i64>,
+    /// How long values are kept, e.g. 24h (0: for ever).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    ttl: Option<Duration>,
+    /// Bytes the bucket may hold, e.g. 1GB (-1: no limit).
+    #[arg(long, alias = "max-bucket-size", value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
+    max_bytes: Option<i64>,
+    /// The largest value, e.g. 1MB (-1: no limit).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
+    max_value_size: Option<i64>,
+    /// Copies of each value in a cluster [add's default: 1].
+    #[arg(long)]
+    replicas: Option<usize>,
+    /// What the bucket is for.
+    #[arg(long)]
+    description: Option<String>,
+    /// Compress the values (`--compression=false` to stop).
+    #[arg(
+        long,
+        alias = "compress",
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    compression: Option<bool>,
+    /// Metadata, KEY=VALUE; repeat for more (an edit replaces all of it).
+    #[arg(long, value_name = "KEY=VALUE", value_parser = crate::parse::metadata)]
+    metadata: Vec<(String, String)>,
+    /// Enable per-key TTLs and limit markers, kept this long (nats-server 2.11).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    marker_ttl: Option<Duration>,
+}
+
+impl BucketFlags {
+    /// Writes the settings given into `config`, leaving the others as they are.
+    fn apply(self, config: &mut Config) {
+        if let Some(history) = self.history {
+            config.history = history;
+        }
+        if let Some(ttl) = self.ttl {
+            config.max_age = ttl;
+        }
+        if let Some(max_bytes) = self.max_bytes {
+            config.max_bytes = max_bytes;
+        }
+        if let Some(size) = self.max_value_size {
+            config.max_value_size = i32::try_from(size).unwrap_or(i32::MAX);
+        }
+        if let Some(replicas) = self.replicas {
+            config.num_replicas = replicas;
+        }
+        if let Some(description) = self.description {
+            config.description = description;
+        }
+        if let Some(compression) = self.compression {
+            config.compression = compression;
+        }
+        if !self.metadata.is_empty() {
+            config.metadata = self.metadata.into_iter().collect();
+        }
+        if let Some(ttl) = self.marker_ttl {
+            config.limit_markers = Some(ttl);
+        }
+    }
+}
+
+/// Options of `kv add`.
+#[derive(Debug, Args)]
+pub(super) struct AddArgs {
+    /// The bucket's name: A-Z a-z 0-9 _ -.
+    bucket: String,
+    #[command(flatten)]
+    flags: BucketFlags,
+    /// Where values are stored.
+    #[arg(long, value_enum, default_value = "file")]
+    storage: Storage,
+}
+
+/// Options of `kv edit`: `kv add`'s, but for the storage, which a bucket keeps for life.
+#[derive(Debug, Args)]
+pub(super) struct EditArgs {
+    /// The bucket.
+    bucket: String,
+    #[command(flatten)]
+    flags: BucketFlags,
+}
+
+/// `--storage`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Storage {
+    File,
+    Memory,
+}
+
+fn parse_size(text: &str) -> Result<i64, String> {
+    crate::parse::size(text).map_err(|e| e.to_string())
+}
+
+/// `kv add`: a bucket with the settings given and natscli's defaults for the rest.
+pub(super) async fn create_bucket(js: &Context, add: AddArgs) -> Result<(), CliError> {
+    let bucket = add.bucket;
+    let mut config = Config {
+        bucket: bucket.clone(),
+        history: 1,
+        max_bytes: -1,
+        max_value_size: -1,
+        storage: match add.storage {
+            Storage::File => StorageType::File,
+            Storage::Memory => StorageType::Memory,
+        },
+        num_replicas: 1,
+        ..Default::default()
+    };
+    add.flags.apply(&mut config);
+    let store = js
+        .create_key_value(config)
+        .await
+        .map_err(CliError::js(format!("cannot create bucket {bucket}")))?;
+    eprintln!("Created Key-Value bucket {bucket}");
+    let status = store
+        .status()
+        .await
+        .map_err(CliError::js(format!("cannot read bucket {bucket}")))?;
+    out::print(&render_status(&status))
+}
+
+/// `kv edit`: the bucket's configuration as it is, with the settings given changed.
+pub(super) async fn edit_bucket(js: &Context, edit: EditArgs) -> Result<(), CliError> {
+    let bucket = edit.bucket;
+    let store = js
+        .get_key_value(&bucket)
+        .await
+        .map_err(CliError::js(format!("cannot open bucket {bucket}")))?;
+    let status = store
+        .status()
+        .await
+        .map_err(CliError::js(format!("cannot read bucket {bucket}")))?;
+    let mut config = current_config(&status);
+    edit.flags.apply(&mut config);
+    let store = js
+        .update_key_value(config)
+        .await
+        .map_err(CliError::js(format!("cannot update bucket {bucket}")))?;
+    eprintln!("Updated Key-Value bucket {bucket}");
+    let status = store
+        .status()
+        .await
+        .map_err(CliError::js(format!("cannot read bucket {bucket}")))?;
+    out::print(&render_status(&status))
+}
+
+/// A bucket's configuration read back from its stream, as natscli's edit reads it: what the
+/// bucket settings cover, so that an update keeps them.
+fn current_config(status: &Status) -> Config {
+    let stream = &status.info.config;
+    Config {
+        bucket: status.bucket.clone(),
+        description: stream.description.clone().unwrap_or_default(),
+        max_value_size: stream.max_message_size,
+        history: stream.max_messages_per_subject,
+        max_age: stream.max_age,
+        max_bytes: stream.max_bytes,
+        storage: stream.storage,
+        num_replicas: stream.num_replicas,
+        republish: stream.republish.clone(),
+        mirror: stream.mirror.clone(),
+        sources: stream.sources.clone(),
+        mirror_direct: stream.mirror_direct,
+        compression: matches!(stream.compression, Some(Compression::S2)),
+        placement: stream.placement.clone(),
+        limit_markers: stream.subject_delete_marker_ttl,
+        metadata: stream.metadata.clone(),
+    }
+}
+
+pub(super) async fn list_buckets(js: &Context, json: bool) -> Result<(), CliError> {
+    let mut stores = js.key_value_stores();
+    let mut all = Vec::new();
+    while let Some(status) = stores.next().await {
+        all.push(status.map_err(CliError::js("cannot list Key-Value buckets"))?);
+    }
+    all.sort_by(|a, b| a.bucket().cmp(b.bucket()));
+    if json {
+        return out::json(&all.iter().map(status_json).collect::<Vec<_>>());
+    }
+    if all.is_empty() {
+        eprintln!("No Key-Value buckets");
+        return Ok(());
+    }
+    let mut table = Table::new(["Bucket", "Description", "Values", "Size", "History", "TTL"]);
+    for s in &all {
+        table.row(vec![
+            s.bucket().to_owned(),
+            s.description().unwrap_or_default().to_owned(),
+            human::count(s.values()),
+            bytes(s.bytes()),
+            s.history().to_string(),
+            ttl(s.max_age()),
+        ]);
+    }
+    table.print()
+}
+
+pub(super) async fn list_names(js: &Context) -> Result<(), CliError> {
+    let mut names = js.key_value_store_names();
+    let mut all = Vec::new();
+    while let Some(name) = names.next().await {
+        all.push(name.map_err(CliError::js("cannot list Key-Value buckets"))?);
+    }
+    all.sort();
+    out::print(&all.iter().map(|n| format!("{n}\n")).collect::<String>())
+}
+
+fn ttl(max_age: Duration) -> String {
+    if max_age.is_zero() {
+        "forever".to_owned()
+    } else {
+        duration(max_age)
+    }
+}
+
+fn status_json(s: &Status) -> Value {
+    json!({
+        "bucket": s.bucket(),
+        "description": s.description(),
+        "values": s.values(),
+        "bytes": s.bytes(),
+        "history": s.history(),
+        "ttl": s.max_age().as_nanos() as u64,
+        "storage": match s.storage() { StorageType::File => "file", StorageType::Memory => "memory" },
+        "replicas": s.replicas(),
+        "compressed": s.is_compressed(),
+        "stream": s.stream_name(),
+        "metadata": s.metadata(),
+    })
+}
+
+pub(super) fn render_status(s: &Status) -> String {
+    let mut fields = Fields::new();
+    fields.add_some("Description", s.description());
+    fields.add("Values", human::count(s.values()));
+    fields.add("Size", bytes(s.bytes()));
+    fields.add("History", s.history());
+    fields.add("TTL", ttl(s.max_age()));
+    fields.add(
+        "Storage",
+        match s.storage() {
+            StorageType::File => "file",
+            StorageType::Memory => "memory",
+        },
+    );
+    fields.add("Replicas", s.replicas());
+    fields.add("Compressed", if s.is_compressed() { "yes" } else { "no" });
+    fields.add("Stream", s.stream_name());
+    fields.add_some("Limit markers", s.limit_marker_ttl().map(duration));
+    if let Some(metadata) = super::user_metadata(s.metadata()) {
+        fields.add("Metadata", metadata);
+    }
+    format!("Key-Value bucket {}\n\n{}", s.bucket(), fields.render())
+}
