@@ -321,7 +321,10 @@ fn kv_edit_changes_only_the_settings_given() {
     assert_eq!(config["storage"], "memory", "{config}");
     assert_eq!(config["compression"], "s2", "{config}");
     assert_eq!(config["metadata"]["owner"], "ops", "{config}");
-    assert_eq!(run(&["kv", "get", "config", "app.color", "--raw"]), "blue\n");
+    assert_eq!(
+        run(&["kv", "get", "config", "app.color", "--raw"]),
+        "blue\n"
+    );
 
     run(&["kv", "edit", "config", "--compression=false"]);
     let stream = rnats.json(&[&["kv", "info", "config", "--json"][..], &s[..]].concat());

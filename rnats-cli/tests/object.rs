@@ -152,3 +152,54 @@ fn object_watch_seal_status_and_names() {
         "{stderr}"
     );
 }
+
+#[test]
+fn object_edit_changes_only_the_settings_given() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&[
+        "object",
+        "add",
+        "files",
+        "--storage",
+        "memory",
+        "--description",
+        "old",
+        "--max-age",
+        "1h",
+        "--compress",
+        "--metadata",
+        "owner=ops",
+    ]);
+    run(&["object", "put", "files", "--name", "note.txt", "--json"]);
+
+    let edited = run(&[
+        "object",
+        "edit",
+        "files",
+        "--ttl",
+        "2h",
+        "--description",
+        "new",
+        "--max-bucket-size",
+        "1MB",
+    ]);
+    assert!(edited.contains("Description: new"), "{edited}");
+    let stream = rnats.json(&[&["stream", "info", "OBJ_files", "--json"][..], &s[..]].concat());
+    let config = &stream["config"];
+    assert_eq!(config["max_age"], 2 * 3600 * 1_000_000_000u64, "{config}");
+    assert_eq!(config["description"], "new", "{config}");
+    assert_eq!(config["max_bytes"], 1024 * 1024, "{config}");
+    // What was not given stays as it was.
+    assert_eq!(config["storage"], "memory", "{config}");
+    assert_eq!(config["compression"], "s2", "{config}");
+    assert_eq!(config["metadata"]["owner"], "ops", "{config}");
+    let status = rnats.json(&[&["object", "status", "files", "--json"][..], &s[..]].concat());
+    assert_eq!(status["description"], "new", "{status}");
+
+    let line = rnats.fails(&[&["object", "edit", "nothing", "--ttl", "1h"][..], &s[..]].concat());
+    assert!(line.contains("nothing"), "{line}");
+}

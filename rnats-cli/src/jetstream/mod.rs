@@ -8,6 +8,7 @@ mod kv;
 mod kv_bucket;
 mod leader;
 mod object;
+mod object_bucket;
 mod stream;
 mod stream_backup;
 mod stream_cluster;

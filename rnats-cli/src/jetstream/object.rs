@@ -1,21 +1,20 @@
-//! `rnats object`: Object Store buckets and the files in them.
+//! `rnats object`: Object Store buckets and the files in them (creating and editing buckets is
+//! in `object_bucket.rs`).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use futures_util::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 use rnats::jetstream::Context;
-use rnats::jetstream::object_store::{
-    Config, ObjectInfo, ObjectMetadata, ObjectStore, ObjectStoreStatus,
-};
+use rnats::jetstream::object_store::{ObjectInfo, ObjectMetadata, ObjectStore, ObjectStoreStatus};
 use rnats::jetstream::stream::StorageType;
 use serde_json::json;
 
+use super::object_bucket::{AddArgs, EditArgs, create, edit_bucket};
 use super::{bytes, duration, time};
-use crate::conn::{ConnArgs, parse_duration};
+use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::out::{self, Fields, Table};
 
@@ -49,6 +48,10 @@ enum ObjectCommand {
     /// Example: rnats object add files --max-bytes 1GB --storage file
     #[command(alias = "create")]
     Add(AddArgs),
+    /// Changes the settings given of a bucket, keeping the others.
+    ///
+    /// Example: rnats object edit files --max-age 30d --description Reports
+    Edit(EditArgs),
     /// Stores a file (or standard input) as an object, with a progress bar on a terminal.
     ///
     /// Example: rnats object put files ./report.pdf   |   tar c . | rnats object put files --name backup.tar
@@ -125,34 +128,6 @@ enum ObjectCommand {
     },
 }
 
-/// Options of `object add`.
-#[derive(Debug, Args)]
-struct AddArgs {
-    /// The bucket's name.
-    bucket: String,
-    /// What the bucket is for.
-    #[arg(long)]
-    description: Option<String>,
-    /// How long objects are kept, e.g. 30d (0: for ever).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    max_age: Option<Duration>,
-    /// Bytes the bucket may hold, e.g. 1GB (-1: no limit).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
-    max_bytes: Option<i64>,
-    /// Where the data is stored.
-    #[arg(long, value_enum, default_value = "file")]
-    storage: Storage,
-    /// Copies of each chunk in a cluster.
-    #[arg(long, default_value_t = 1)]
-    replicas: usize,
-    /// Compress the data.
-    #[arg(long)]
-    compression: bool,
-    /// Metadata, KEY=VALUE; repeat for more.
-    #[arg(long, value_name = "KEY=VALUE", value_parser = crate::parse::metadata)]
-    metadata: Vec<(String, String)>,
-}
-
 /// Options of `object put`.
 #[derive(Debug, Args)]
 struct PutArgs {
@@ -169,17 +144,6 @@ struct PutArgs {
     /// The object's info as JSON.
     #[arg(long)]
     json: bool,
-}
-
-/// `--storage`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Storage {
-    File,
-    Memory,
-}
-
-fn parse_size(text: &str) -> Result<i64, String> {
-    crate::parse::size(text).map_err(|e| e.to_string())
 }
 
 /// Runs an Object Store command.
@@ -225,6 +189,7 @@ pub(crate) async fn run(args: ObjectArgs, conn: &ConnArgs) -> Result<(), CliErro
             out::print(&render_status(&status))
         }
         ObjectCommand::Add(add) => create(&js, add).await,
+        ObjectCommand::Edit(edit) => edit_bucket(&js, edit).await,
         ObjectCommand::Put(put_args) => put(&js, put_args).await,
         ObjectCommand::Get {
             bucket,
@@ -355,33 +320,6 @@ async fn list_objects(js: &Context, bucket: &str, json: bool) -> Result<(), CliE
         ]);
     }
     table.print()
-}
-
-async fn create(js: &Context, add: AddArgs) -> Result<(), CliError> {
-    let bucket = add.bucket;
-    let store = js
-        .create_object_store(Config {
-            bucket: bucket.clone(),
-            description: add.description,
-            max_age: add.max_age.unwrap_or_default(),
-            max_bytes: add.max_bytes.unwrap_or(-1),
-            storage: match add.storage {
-                Storage::File => StorageType::File,
-                Storage::Memory => StorageType::Memory,
-            },
-            num_replicas: add.replicas,
-            compression: add.compression,
-            metadata: add.metadata.into_iter().collect(),
-            ..Default::default()
-        })
-        .await
-        .map_err(CliError::js(format!("cannot create bucket {bucket}")))?;
-    eprintln!("Created Object Store bucket {bucket}");
-    let status = store
-        .status()
-        .await
-        .map_err(CliError::js(format!("cannot read bucket {bucket}")))?;
-    out::print(&render_status(&status))
 }
 
 async fn put(js: &Context, args: PutArgs) -> Result<(), CliError> {
@@ -625,7 +563,7 @@ fn status_json(s: &ObjectStoreStatus) -> serde_json::Value {
     })
 }
 
-fn render_status(s: &ObjectStoreStatus) -> String {
+pub(super) fn render_status(s: &ObjectStoreStatus) -> String {
     let mut fields = Fields::new();
     fields.add_some("Description", s.description.as_deref());
     fields.add("Size", bytes(s.size));
