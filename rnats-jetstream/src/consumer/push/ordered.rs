@@ -23,7 +23,6 @@ use super::{
 use crate::consumer::heartbeat::Monitor;
 use crate::consumer::recreate::{create_resending, delete_replaced, first_start, restart_at};
 use crate::consumer::{Consumer, IntoConsumerConfig, StreamError, StreamErrorKind};
-use crate::consumer_errors::ConsumerError;
 use crate::context::Context;
 use crate::message::Message;
 
@@ -93,6 +92,7 @@ impl Consumer<OrderedConfig> {
     }
 }
 
+#[cfg(feature = "kv")]
 impl<I> crate::stream::Stream<I> {
     /// Creates an ordered push consumer that sends idle heartbeats every `idle_heartbeat`
     /// rather than every 5 s (`OrderedConfig`, async-nats' type, has no field for it). Its
@@ -101,7 +101,7 @@ impl<I> crate::stream::Stream<I> {
         &self,
         config: OrderedConfig,
         idle_heartbeat: Duration,
-    ) -> Result<Consumer<OrderedConfig>, ConsumerError> {
+    ) -> Result<Consumer<OrderedConfig>, crate::consumer_errors::ConsumerError> {
         let mut server_config = config.clone().into_consumer_config();
         server_config.idle_heartbeat = idle_heartbeat;
         let consumer = self.create_consumer(server_config).await?;
