@@ -237,6 +237,11 @@ impl ConnArgs {
 }
 
 impl Settings {
+    /// The JetStream domain of the flags or the context, if any.
+    pub(crate) fn js_domain(&self) -> Option<&str> {
+        self.js_domain.as_deref()
+    }
+
     /// Connects, failing at once when the server cannot be reached (no retry on the first
     /// connect) or refuses the credentials.
     pub(crate) async fn connect(&self) -> Result<Client, CliError> {

@@ -209,11 +209,34 @@ pub(crate) enum CliError {
     /// code (1 warning, 2 critical, 3 unknown) and prints nothing more.
     #[error("check status {0}")]
     CheckStatus(u8),
-    /// No server answered a system request: the user is not in the system account.
+    /// A system request met no responders: the user is not in the system account.
     #[error("no server answered on {subject}: these requests need a user of the system account")]
     NoSystemAccount {
         /// The request subject.
-        subject: &'static str,
+        subject: String,
+    },
+    /// No server answered a system request before the timeout: the filters matched none,
+    /// or the account cannot reach the servers (the server said nothing, not "no
+    /// responders").
+    #[error(
+        "no server answered on {subject} within {timeout:?}: no server matched the filters, \
+         or the user is not in the system account"
+    )]
+    NoServerAnswered {
+        /// The request subject.
+        subject: String,
+        /// How long it waited.
+        timeout: Duration,
+    },
+    /// A server answered a system request with an error.
+    #[error("{server} answered {subject} with an error: {description}")]
+    SystemRequestFailed {
+        /// The request subject.
+        subject: String,
+        /// The server's name.
+        server: String,
+        /// The server's description of the error.
+        description: String,
     },
     /// A consumer is not of the kind a command needs.
     #[error("consumer {consumer} on {stream} is a push consumer; `next` needs a pull consumer")]

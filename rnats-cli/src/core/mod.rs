@@ -11,6 +11,7 @@ mod schedule_flags;
 mod server;
 mod server_ping;
 mod server_report;
+mod server_request;
 pub(crate) mod show;
 mod subscribe;
 pub(crate) mod template;

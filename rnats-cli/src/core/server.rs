@@ -52,6 +52,13 @@ enum ServerCommand {
     /// Example: rnats server report connections --top 10
     #[command(alias = "rep")]
     Report(super::server_report::ReportArgs),
+    /// One kind of monitoring data from every server, as JSON: variables, connections,
+    /// routes, gateways, leafnodes, subscriptions, accounts, jetstream, jetstream-health,
+    /// raft, ipqueue; and kick (needs a system account user).
+    ///
+    /// Example: rnats server request variables --name n1
+    #[command(alias = "req")]
+    Request(super::server_request::RequestArgs),
     /// Health checks for monitoring systems, exiting 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
     ///
     /// Example: rnats server check connection
@@ -78,6 +85,7 @@ pub(crate) async fn run(args: ServerArgs, conn: &ConnArgs) -> Result<(), CliErro
         ServerCommand::List(list) => super::server_ping::list(conn, list).await,
         ServerCommand::Check(check) => crate::check::run(check, conn).await,
         ServerCommand::Report(report) => super::server_report::run(report, conn).await,
+        ServerCommand::Request(request) => super::server_request::run(request, conn).await,
     }
 }
 

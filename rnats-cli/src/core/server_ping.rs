@@ -206,19 +206,23 @@ async fn collect(conn: &ConnArgs, expect: Option<usize>) -> Result<(Vec<Answer>,
 /// `expect` came (for a ping with no `expect`: as many as the answers report active),
 /// or `timeout` passed; the answers and how many were expected.
 ///
-/// No answer at all, or a status instead of one, means the account is not the system
-/// account: [`CliError::NoSystemAccount`].
+/// A status instead of an answer ("no responders") means the account is not the system
+/// account: [`CliError::NoSystemAccount`]; no answer at all before the timeout is
+/// [`CliError::NoServerAnswered`] (filters that matched no server, or an account the
+/// server tells nothing).
 pub(crate) async fn ask_every_server(
     client: &rnats::Client,
     timeout: Duration,
-    subject: &'static str,
+    subject: &str,
     body: Bytes,
     expect: Option<usize>,
 ) -> Result<(Vec<Answer>, usize), CliError> {
     let inbox = client.new_inbox();
     let mut replies = client.subscribe(inbox.clone()).await?;
     let started = Instant::now();
-    client.publish_with_reply(subject, inbox, body).await?;
+    client
+        .publish_with_reply(subject.to_owned(), inbox, body)
+        .await?;
     let deadline = rnats::deadline::after(timeout);
     let mut expected = expect.unwrap_or(0);
     let mut answers = Vec::new();
@@ -235,7 +239,9 @@ pub(crate) async fn ask_every_server(
         let rtt = started.elapsed();
         // A status instead of statistics: no responders, so no system account.
         if message.status.is_some() || message.payload.is_empty() {
-            return Err(CliError::NoSystemAccount { subject });
+            return Err(CliError::NoSystemAccount {
+                subject: subject.to_owned(),
+            });
         }
         let Ok(stats) = serde_json::from_slice::<Value>(&message.payload) else {
             continue;
@@ -256,7 +262,10 @@ pub(crate) async fn ask_every_server(
         }
     }
     if answers.is_empty() {
-        return Err(CliError::NoSystemAccount { subject });
+        return Err(CliError::NoServerAnswered {
+            subject: subject.to_owned(),
+            timeout,
+        });
     }
     Ok((answers, expected))
 }

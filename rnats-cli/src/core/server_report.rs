@@ -201,7 +201,7 @@ async fn ask(
         .await
         .or_else(|e| match e {
             // Filters can leave every server out.
-            CliError::NoSystemAccount { .. } if filter.narrows() => Ok((Vec::new(), 0)),
+            CliError::NoServerAnswered { .. } if filter.narrows() => Ok((Vec::new(), 0)),
             e => Err(e),
         })?;
     for answer in &answers {

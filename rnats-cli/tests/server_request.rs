@@ -1,0 +1,185 @@
+//! `rnats server request <kind>` against real nats-servers with a system account: one JSON
+//! answer per server for each kind of monitoring data, the server filters, and the error a
+//! user outside the system account gets.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::Rnats;
+use rnats_test_server::{Cluster, NatsServer};
+use serde_json::Value;
+
+/// Accounts with a system account (user `sys`) and an application account (user `app`).
+const ACCOUNTS: &str = r#"
+accounts {
+  SYS { users = [ { user: sys, password: pass } ] }
+  APP { jetstream: enabled, users = [ { user: app, password: pass } ] }
+}
+system_account: SYS
+"#;
+
+/// The indented JSON values `server request` printed, one per server.
+fn answers(out: &str) -> Vec<Value> {
+    serde_json::Deserializer::from_str(out)
+        .into_iter::<Value>()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+fn names(answers: &[Value]) -> Vec<&str> {
+    answers
+        .iter()
+        .map(|a| a["server"]["name"].as_str().expect("a server name"))
+        .collect()
+}
+
+#[test]
+fn every_kind_answers_with_each_servers_json() {
+    let server = NatsServer::builder()
+        .jetstream(true)
+        .config(ACCOUNTS)
+        .spawn()
+        .expect("nats-server starts");
+    let url = server.url();
+    let rnats = Rnats::new();
+    let sys = ["-s", url.as_str(), "--user", "sys", "--password", "pass"];
+    let ask =
+        |args: &[&str]| answers(&rnats.ok(&[&["server", "request"][..], args, &sys].concat()));
+
+    // Without a count, as many answers as a ping finds servers: here one.
+    let varz = ask(&["variables"]);
+    assert_eq!(varz.len(), 1, "{varz:?}");
+    let server_id = varz[0]["data"]["server_id"].as_str().expect("server_id");
+    assert_eq!(varz[0]["data"]["version"], "2.15.1", "{varz:?}");
+    assert_eq!(varz[0]["server"]["id"], server_id, "{varz:?}");
+
+    // Each kind, by natscli's name or alias, with a field only its answer has.
+    for (kind, field) in [
+        ("varz", "version"),
+        ("connections", "num_connections"),
+        ("routes", "num_routes"),
+        ("gateways", "outbound_gateways"),
+        ("leafnodes", "leafnodes"),
+        ("subscriptions", "num_subscriptions"),
+        ("accounts", "system_account"),
+        ("jetstream", "api"),
+        ("healthz", "status"),
+        ("ipqueue", "SendQ"),
+    ] {
+        let answers = ask(&[kind, "1"]);
+        assert_eq!(answers.len(), 1, "{kind}: {answers:?}");
+        assert!(
+            answers[0]["data"].get(field).is_some(),
+            "{kind}: no {field}: {answers:?}"
+        );
+        assert_eq!(answers[0]["server"]["id"], server_id, "{kind}");
+    }
+    let raft = ask(&["raft", "1"]);
+    assert!(raft[0]["data"].is_object(), "{raft:?}");
+    let health = ask(&["jetstream-health", "1", "--server-only"]);
+    assert_eq!(health[0]["data"]["status"], "ok", "{health:?}");
+
+    // Kind options reach the server: the system user's own connection, with its
+    // subscriptions, and only JetStream's account details when asked for.
+    let connz = ask(&["conn", "1", "--filter-account", "SYS", "--subscriptions"]);
+    let connections = connz[0]["data"]["connections"].as_array().expect("a list");
+    assert!(!connections.is_empty(), "{connz:?}");
+    assert!(
+        connections
+            .iter()
+            .all(|c| c["account"] == "SYS" && c["subscriptions_list_detail"].is_array()),
+        "{connz:?}"
+    );
+    let jsz = ask(&["js", "1", "--accounts"]);
+    assert!(jsz[0]["data"]["account_details"].is_array(), "{jsz:?}");
+
+    // One server by ID, on its own subject.
+    let by_id = ask(&["variables", "--server-id", server_id]);
+    assert_eq!(names(&by_id).len(), 1, "{by_id:?}");
+    assert_eq!(by_id[0]["data"]["server_id"], server_id);
+
+    // A filter that matches no server: said, not mistaken for a missing system account.
+    let line = rnats.fails(
+        &[
+            &["server", "request", "varz", "--name", "nowhere"][..],
+            &sys,
+        ]
+        .concat(),
+    );
+    assert!(line.contains("no server matched the filters"), "{line}");
+    // A server's error answer is printed and fails the command.
+    let out = rnats.run(
+        &[
+            &["server", "request", "kick", "999999", server_id][..],
+            &sys,
+        ]
+        .concat(),
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no such client"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_user_outside_the_system_account_is_told_so() {
+    let server = NatsServer::builder()
+        .config(ACCOUNTS)
+        .spawn()
+        .expect("nats-server starts");
+    let url = server.url();
+    let rnats = Rnats::new();
+    let app = ["-s", url.as_str(), "--user", "app", "--password", "pass"];
+    for args in [
+        &["variables"][..],
+        &["variables", "1"],
+        &["jsz", "--name", "x"],
+    ] {
+        let line = rnats.fails(&[&["server", "request"][..], args, &app].concat());
+        assert!(
+            line.contains("need a user of the system account"),
+            "{args:?}: {line}"
+        );
+    }
+}
+
+#[test]
+fn every_node_of_a_cluster_answers_and_name_picks_one() {
+    // Cluster::wait_formed connects without credentials: let those in as `app`.
+    let config = format!("{ACCOUNTS}\nno_auth_user: app\n");
+    let cluster = Cluster::start_with(2, |node| node.append_config(&config)).expect("cluster");
+    let url = cluster.urls()[0].clone();
+    let rnats = Rnats::new();
+    let sys = ["-s", url.as_str(), "--user", "sys", "--password", "pass"];
+    // Each node's interest in the system subjects reaches the other a moment after the
+    // routes are up: ask until both answer, for as long as a cluster may take to form.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let varz = loop {
+        let out = rnats.ok(&[&["server", "request", "variables", "2"][..], &sys].concat());
+        let varz = answers(&out);
+        if varz.len() == 2 || Instant::now() > deadline {
+            break varz;
+        }
+    };
+    let mut both = names(&varz);
+    assert_eq!(both.len(), 2, "{varz:?}");
+    assert!(both[0] < both[1], "sorted by name, one each: {both:?}");
+
+    let routes = answers(&rnats.ok(&[&["server", "request", "routes", "2"][..], &sys].concat()));
+    assert_eq!(routes.len(), 2, "{routes:?}");
+    assert!(
+        routes
+            .iter()
+            .all(|r| r["data"]["num_routes"].as_u64() >= Some(1)),
+        "{routes:?}"
+    );
+
+    // --name: only that server answers, and one answer is all there is to wait for.
+    let other = both.pop().expect("two names");
+    let one =
+        answers(&rnats.ok(&[&["server", "request", "varz", "--name", other][..], &sys].concat()));
+    assert_eq!(names(&one), [other], "{one:?}");
+}
