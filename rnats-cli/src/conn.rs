@@ -242,6 +242,11 @@ impl Settings {
         self.js_domain.as_deref()
     }
 
+    /// Whether these settings turn TLS on (a CA, a client certificate or TLS first).
+    pub(crate) fn tls(&self) -> bool {
+        self.ca.is_some() || self.cert.is_some() || self.tls_first
+    }
+
     /// Connects, failing at once when the server cannot be reached (no retry on the first
     /// connect) or refuses the credentials.
     pub(crate) async fn connect(&self) -> Result<Client, CliError> {

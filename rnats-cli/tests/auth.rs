@@ -1,5 +1,5 @@
 //! Connection flags beyond tokens and passwords: NKey seed files, TLS with a CA and a client
-//! certificate, and `NATS_URL`.
+//! certificate, and `NATS_URL`; and who the server says the user is (`account info`).
 
 mod common;
 
@@ -56,6 +56,19 @@ fn tls_with_a_ca_and_a_client_certificate() {
         &url,
     ]);
     assert_eq!(info["tls_required"], true);
+    let text = rnats.ok(&[
+        "account",
+        "info",
+        "--tls-ca",
+        &ca,
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+        "-s",
+        &url,
+    ]);
+    assert_eq!(field(&text, "TLS connection"), "yes", "{text}");
     // Without the client certificate the server refuses us.
     let line = rnats.fails(&["rtt", "--tls-ca", &ca, "-s", &url]);
     assert!(
@@ -85,4 +98,89 @@ fn nats_url_names_the_server() {
     );
     let info: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(info["port"], server.port());
+}
+
+/// `account info` as `user` (password `pass`) with `extra` flags; its output.
+fn account_info(rnats: &Rnats, url: &str, user: &str, extra: &[&str]) -> String {
+    let login = ["-s", url, "--user", user, "--password", "pass"];
+    rnats.ok(&[&["account", "info"][..], &login, extra].concat())
+}
+
+/// The value of the `label: value` line of `text`.
+fn field<'a>(text: &'a str, label: &str) -> &'a str {
+    text.lines()
+        .find_map(|l| l.trim_start().strip_prefix(label)?.strip_prefix(": "))
+        .unwrap_or_else(|| panic!("no {label:?} in {text}"))
+}
+
+#[test]
+fn account_info_says_who_the_user_is() {
+    // `app` may publish only where it needs to: its permissions come back in USER.INFO.
+    let server = NatsServer::builder()
+        .jetstream(true)
+        .config(
+            r#"
+accounts {
+  SYS { users = [ { user: sys, password: pass } ] }
+  APP {
+    jetstream: enabled
+    users = [ {
+      user: app, password: pass,
+      permissions: {
+        publish: { allow: ["orders.>", "$JS.API.>", "$SYS.REQ.USER.INFO"] }
+        subscribe: { allow: ["_INBOX.>", "orders.>"], deny: ["orders.secret"] }
+      }
+    } ]
+  }
+}
+system_account: SYS
+"#,
+        )
+        .spawn()
+        .expect("nats-server starts");
+    let url = server.url();
+    let rnats = Rnats::new();
+    let run = |user: &str| account_info(&rnats, &url, user, &[]);
+    let info_json = |user: &str| -> serde_json::Value {
+        let out = account_info(&rnats, &url, user, &["--json"]);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    };
+
+    let sys = run("sys");
+    assert_eq!(field(&sys, "User"), "sys", "{sys}");
+    assert_eq!(field(&sys, "Account"), "SYS", "{sys}");
+    assert_eq!(field(&sys, "System account"), "yes", "{sys}");
+    assert_eq!(field(&sys, "Expires"), "never", "{sys}");
+    assert_eq!(field(&sys, "Headers supported"), "yes", "{sys}");
+    assert_eq!(field(&sys, "Maximum payload"), "1 MiB", "{sys}");
+    assert_eq!(field(&sys, "Connected URL"), url, "{sys}");
+    assert_eq!(field(&sys, "Connected server version"), "2.15.1", "{sys}");
+    assert_eq!(field(&sys, "TLS connection"), "no", "{sys}");
+    assert!(field(&sys, "Client ID").parse::<u64>().is_ok(), "{sys}");
+    // The system account has no JetStream: said, and not a failure.
+    assert!(sys.contains("JetStream is not available"), "{sys}");
+
+    let app = run("app");
+    assert_eq!(field(&app, "User"), "app", "{app}");
+    assert_eq!(field(&app, "Account"), "APP", "{app}");
+    assert_eq!(field(&app, "System account"), "no", "{app}");
+    assert_eq!(
+        field(&app, "Publish allow"),
+        "$JS.API.>, $SYS.REQ.USER.INFO, orders.>",
+        "{app}"
+    );
+    assert_eq!(field(&app, "Subscribe deny"), "orders.secret", "{app}");
+    assert_eq!(field(&app, "Streams"), "0", "{app}");
+
+    let json = info_json("app");
+    let identity = &json["identity"];
+    assert_eq!(identity["user"]["user"], "app", "{json}");
+    assert_eq!(identity["account"], "APP", "{json}");
+    assert_eq!(identity["system_account"], false, "{json}");
+    assert_eq!(identity["connection"]["server_version"], "2.15.1", "{json}");
+    assert_eq!(json["jetstream"]["streams"], 0, "{json}");
+    let json = info_json("sys");
+    assert_eq!(json["identity"]["system_account"], true, "{json}");
+    assert!(json["jetstream"].is_null(), "{json}");
+    assert!(json["jetstream_error"].is_string(), "{json}");
 }

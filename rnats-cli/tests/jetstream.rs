@@ -307,6 +307,7 @@ fn account_info_shows_usage_and_limits() {
     let rnats = Rnats::new();
     rnats.ok(&["stream", "add", "S", "-s", &url]);
     let account = rnats.json(&["account", "info", "--json", "-s", &url]);
+    let account = &account["jetstream"];
     assert_eq!(account["streams"], 1);
     assert!(account["limits"].is_object(), "{account}");
     assert!(account["api"]["level"].is_u64(), "{account}");

@@ -486,6 +486,7 @@ fn account_and_stream_figures_are_the_servers_jetstream_usage() {
 
     // account info: the JSON is the server's; the text shows the same figures.
     let info = rnats.json(&args(&["account", "info", "--json"], &app));
+    let info = &info["jetstream"];
     assert_eq!(info["memory"], account["memory"], "{info} vs {account}");
     assert_eq!(info["storage"], account["storage"], "{info} vs {account}");
     assert_eq!(info["streams"], 2, "{info}");

@@ -1,9 +1,11 @@
-//! `rnats account info`: the account's JetStream usage and limits.
+//! `rnats account info`: who the connection is (user, account, system account or not), the
+//! connection's facts, and the account's JetStream usage and limits.
 
 use clap::{Args, Subcommand};
 use rnats::jetstream::account::Limits;
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use super::account_identity::Identity;
 use super::{bytes, limit, limit_bytes, raw};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
@@ -20,12 +22,14 @@ pub(crate) struct AccountArgs {
 /// The account commands.
 #[derive(Debug, Subcommand)]
 enum AccountCommand {
-    /// Shows JetStream usage, limits and API level of the account.
+    /// Shows the user and account (and whether it is the system account), the
+    /// connection, and the account's JetStream usage, limits and API level.
     ///
     /// Example: rnats account info
     #[command(alias = "nfo")]
     Info {
-        /// The server's JSON.
+        /// As JSON: `identity` (user, account, connection), and `jetstream`, the server's
+        /// JetStream account INFO (or `jetstream_error`).
         #[arg(long)]
         json: bool,
     },
@@ -51,20 +55,40 @@ enum ReportCommand {
 
 /// Runs an account command.
 pub(crate) async fn run(args: AccountArgs, conn: &ConnArgs) -> Result<(), CliError> {
-    let json = match args.command {
-        AccountCommand::Info { json } => json,
+    match args.command {
+        AccountCommand::Info { json } => info(conn, json).await,
         AccountCommand::Report {
             command: ReportCommand::Connections(report),
-        } => return crate::core::account_connections(conn, report).await,
-    };
-    let js = crate::conn::jetstream(conn).await?;
-    if json {
-        return out::json_pretty(&raw(&js, "INFO", &Value::Null).await?);
+        } => crate::core::account_connections(conn, report).await,
     }
-    let account = js
-        .query_account()
-        .await
-        .map_err(CliError::js("cannot read the JetStream account"))?;
+}
+
+/// `account info`: who the connection is, what it is connected to, and the account's
+/// JetStream usage and limits (or why there are none, as natscli says it).
+async fn info(conn: &ConnArgs, json: bool) -> Result<(), CliError> {
+    let (client, settings) = conn.connect().await?;
+    let identity = Identity::of(&client, &settings).await;
+    let js = settings.jetstream(client);
+    if json {
+        let (jetstream, jetstream_error) = match raw(&js, "INFO", &Value::Null).await {
+            Ok(info) => (Some(info), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        return out::json_pretty(&json!({
+            "identity": identity,
+            "jetstream": jetstream,
+            "jetstream_error": jetstream_error,
+        }));
+    }
+    let jetstream = match js.query_account().await {
+        Ok(account) => jetstream_text(&account),
+        Err(e) => format!("JetStream account\n\n  JetStream is not available: {e}\n"),
+    };
+    out::print(&format!("{}\n{jetstream}", identity.render()))
+}
+
+/// The JetStream section: usage, limits and tiers.
+fn jetstream_text(account: &rnats::jetstream::account::Account) -> String {
     let mut usage = Fields::new();
     usage.add_some("Domain", account.domain.as_deref());
     usage.add("Memory", bytes(account.memory));
@@ -95,7 +119,7 @@ pub(crate) async fn run(args: AccountArgs, conn: &ConnArgs) -> Result<(), CliErr
         fields.add("Consumers", tier.consumers);
         text.push_str(&format!("\nTier {name}:\n{}", fields.render()));
     }
-    out::print(&text)
+    text
 }
 
 fn limits(limits: &Limits) -> Fields {

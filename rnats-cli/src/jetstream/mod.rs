@@ -2,6 +2,7 @@
 //! (raw API JSON for `--json`, human units for limits, durations and times).
 
 mod account;
+mod account_identity;
 mod consumer;
 mod counter;
 mod kv;
