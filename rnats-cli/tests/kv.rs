@@ -98,6 +98,33 @@ fn kv_add_put_get_history_del_rm() {
 }
 
 #[test]
+fn kv_del_without_a_key_removes_the_bucket() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    rnats.ok(&[&["kv", "add", "doomed"][..], &s[..]].concat());
+    rnats.ok(&[&["kv", "put", "doomed", "k", "v"][..], &s[..]].concat());
+    // natscli's form: `kv del BUCKET`, confirmed like `kv rm`.
+    let line = rnats.fails(&[&["kv", "del", "doomed"][..], &s[..]].concat());
+    assert!(line.contains("--force"), "{line}");
+    rnats.ok(&[&["kv", "info", "doomed"][..], &s[..]].concat());
+    let out = rnats.run(&[&["kv", "del", "doomed", "-f"][..], &s[..]].concat());
+    assert_success(&out, &["kv", "del", "doomed", "-f"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Removed Key-Value bucket doomed\n"
+    );
+    let line = rnats.fails(&[&["kv", "info", "doomed"][..], &s[..]].concat());
+    assert!(line.contains("cannot open bucket doomed"), "{line}");
+    let names = rnats.ok(&[&["kv", "ls", "--names"][..], &s[..]].concat());
+    assert!(!names.lines().any(|l| l == "doomed"), "{names}");
+    // A bucket that is not there: said, and nothing removed.
+    let line = rnats.fails(&[&["kv", "del", "doomed", "-f"][..], &s[..]].concat());
+    assert!(line.contains("cannot open bucket doomed"), "{line}");
+}
+
+#[test]
 fn kv_watch_shows_current_values_then_changes() {
     let server = NatsServer::with_jetstream();
     let url = server.url();

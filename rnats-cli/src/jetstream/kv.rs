@@ -125,15 +125,16 @@ enum KvCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Deletes a key (its history stays until purged).
+    /// Deletes a key (its history stays until purged), or without a key the whole bucket,
+    /// as natscli's `kv del` does.
     ///
     /// Example: rnats kv del config app.color --force
     #[command(alias = "delete")]
     Del {
         /// The bucket.
         bucket: String,
-        /// The key.
-        key: String,
+        /// The key (none: remove the bucket and everything in it).
+        key: Option<String>,
         /// Do not ask for confirmation.
         #[arg(long, short = 'f')]
         force: bool,
@@ -304,7 +305,16 @@ pub(crate) async fn run(args: KvArgs, conn: &ConnArgs) -> Result<(), CliError> {
             raw,
             json,
         } => get(&js, &bucket, &key, revision, raw, json).await,
-        KvCommand::Del { bucket, key, force } => {
+        KvCommand::Del {
+            bucket,
+            key: None,
+            force,
+        } => remove_bucket(&js, &bucket, force).await,
+        KvCommand::Del {
+            bucket,
+            key: Some(key),
+            force,
+        } => {
             let store = open(&js, &bucket).await?;
             out::confirm(&format!("Really delete {key} from {bucket}"), force)?;
             store
@@ -390,19 +400,23 @@ pub(crate) async fn run(args: KvArgs, conn: &ConnArgs) -> Result<(), CliError> {
                 .map_err(CliError::js(format!("cannot read bucket {bucket}")))?;
             out::print(&render_status(&status))
         }
-        KvCommand::Rm { bucket, force } => {
-            open(&js, &bucket).await?;
-            out::confirm(
-                &format!("Really remove bucket {bucket} and every key in it"),
-                force,
-            )?;
-            js.delete_key_value(&bucket)
-                .await
-                .map_err(CliError::js(format!("cannot remove bucket {bucket}")))?;
-            eprintln!("Removed Key-Value bucket {bucket}");
-            Ok(())
-        }
+        KvCommand::Rm { bucket, force } => remove_bucket(&js, &bucket, force).await,
     }
+}
+
+/// `kv rm BUCKET` and `kv del BUCKET`: removes the bucket and every key in it, once
+/// confirmed.
+async fn remove_bucket(js: &Context, bucket: &str, force: bool) -> Result<(), CliError> {
+    open(js, bucket).await?;
+    out::confirm(
+        &format!("Really remove bucket {bucket} and every key in it"),
+        force,
+    )?;
+    js.delete_key_value(bucket)
+        .await
+        .map_err(CliError::js(format!("cannot remove bucket {bucket}")))?;
+    eprintln!("Removed Key-Value bucket {bucket}");
+    Ok(())
 }
 
 async fn open(js: &Context, bucket: &str) -> Result<Store, CliError> {
