@@ -231,6 +231,101 @@ async fn a_stream_whose_server_is_gone_is_listed_as_missing() {
     );
 }
 
+/// The meta group's leader and members, as one server's `JSZ` (system account) reports them.
+async fn meta_group(system: &rnats_core::Client) -> Option<(String, BTreeSet<String>)> {
+    let reply = system
+        .request("$SYS.REQ.SERVER.PING.JSZ", "".into())
+        .await
+        .ok()?;
+    let jsz: serde_json::Value = serde_json::from_slice(&reply.payload).ok()?;
+    let meta = &jsz["data"]["meta_cluster"];
+    let leader = meta["leader"]
+        .as_str()
+        .filter(|l| !l.is_empty())?
+        .to_owned();
+    let replicas = meta["replicas"].as_array().cloned().unwrap_or_default();
+    let names = replicas
+        .iter()
+        .filter_map(|peer| peer["name"].as_str().map(str::to_owned))
+        .chain(std::iter::once(leader.clone()))
+        .collect();
+    Some((leader, names))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_system_account_moves_the_meta_leader_and_removes_a_server_for_good() {
+    let (mut cluster, app) = start_cluster().await;
+    let system = rnats_core::ConnectOptions::with_user_and_password("sys".into(), "sys".into())
+        .connect(cluster.urls().as_slice())
+        .await
+        .unwrap();
+    let meta = rnats_jetstream::ContextBuilder::new()
+        .timeout(API_TIMEOUT)
+        .build(system.clone());
+
+    // Only the system account may ask: nats-server 2.12+ says which account a connection is
+    // in, so the request is refused without waiting out a timeout.
+    app.client().flush().await.unwrap();
+    let refused = app.step_down_meta_leader(None).await.unwrap_err();
+    assert_eq!(
+        refused.kind(),
+        StepDownErrorKind::NotSystemAccount,
+        "{refused}"
+    );
+    let refused = app.remove_server("rnats-node-0").await.unwrap_err();
+    assert_eq!(
+        refused.kind(),
+        StepDownErrorKind::NotSystemAccount,
+        "{refused}"
+    );
+
+    let (old, members) = eventually("a meta leader", || meta_group(&system)).await;
+    assert_eq!(members.len(), 3, "{members:?}");
+    let preferred = members.iter().find(|name| **name != old).unwrap().clone();
+    // As for a stream: the preferred server leads once it has caught up, so ask until it
+    // does, each time of a newly elected leader, not again of the one just asked (a request
+    // that reaches the group mid-election goes unanswered).
+    let last_asked = std::sync::Mutex::new(String::new());
+    eventually("the meta leader moving to the preferred server", || async {
+        let (leader, _) = meta_group(&system).await?;
+        if leader == preferred {
+            return Some(());
+        }
+        let ask = std::mem::replace(&mut *last_asked.lock().unwrap(), leader.clone()) != leader;
+        if ask {
+            let placement = LeaderPlacement::preferred(&preferred);
+            let _ = meta.step_down_meta_leader(Some(placement)).await;
+        }
+        None
+    })
+    .await;
+
+    // A server gone for good is removed from the group by name.
+    let gone = cluster
+        .nodes()
+        .iter()
+        .enumerate()
+        .map(|(i, _)| format!("rnats-node-{i}"))
+        .position(|name| name != preferred)
+        .unwrap();
+    let gone_name = format!("rnats-node-{gone}");
+    cluster.node_mut(gone).kill();
+    eventually("the gone server removed from the meta group", || async {
+        if meta.remove_server(&gone_name).await.is_err() {
+            // The group has not noticed the loss yet, or its leader is moving.
+            return None;
+        }
+        let (_, members) = meta_group(&system).await?;
+        (!members.contains(&gone_name)).then_some(())
+    })
+    .await;
+    let error = meta.remove_server("no-such-server").await.unwrap_err();
+    assert!(
+        matches!(error.kind(), StepDownErrorKind::JetStream(_)),
+        "{error}"
+    );
+}
+
 #[tokio::test]
 async fn a_server_without_clustering_refuses_with_a_typed_error() {
     let server = NatsServer::with_jetstream();

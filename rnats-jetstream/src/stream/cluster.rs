@@ -1,7 +1,8 @@
 //! Managing a clustered stream's RAFT group: asking its leader to step down (optionally
 //! towards a preferred server), and removing a peer so that the meta leader places a new
 //! replica elsewhere. Consumers step down through the same request and errors
-//! (`consumer/cluster.rs`).
+//! (`consumer/cluster.rs`); so does the meta group itself, from the system account, whose
+//! members are removed for good the same way.
 
 use std::fmt;
 
@@ -73,6 +74,10 @@ pub enum StepDownErrorKind {
     NotFound,
     /// The peer to remove is not one of the stream's replicas.
     PeerNotMember,
+    /// The meta group is the system account's to manage, and the server said (in answer
+    /// to CONNECT, nats-server 2.12+) that the connection is in another account. An older
+    /// server does not say, and ignores another account's request: it times out.
+    NotSystemAccount,
     /// The connected server is too old for the request (a [`LeaderPlacement`] needs 2.11);
     /// the source is the [`Unsupported`](crate::Unsupported).
     Unsupported,
@@ -92,6 +97,7 @@ impl fmt::Display for StepDownErrorKind {
             Self::NotClustered => f.write_str("JetStream is not clustered"),
             Self::NotFound => f.write_str("stream or consumer not found"),
             Self::PeerNotMember => f.write_str("the peer is not a replica of the stream"),
+            Self::NotSystemAccount => f.write_str("only the system account may ask"),
             Self::Unsupported => f.write_str("the server does not support the request"),
             Self::TimedOut => f.write_str("timed out"),
             Self::Request => f.write_str("request failed"),
@@ -210,6 +216,48 @@ impl Context {
             peer: peer.as_ref(),
         };
         cluster_request(self, subject, &request).await
+    }
+}
+
+impl Context {
+    /// Asks the JetStream meta group's leader (the server that places streams and
+    /// consumers) to step down, so that another server leads it: the one `placement`
+    /// prefers, or any with none (natscli's `server cluster step-down`). Only the system
+    /// account may ask ([`StepDownErrorKind::NotSystemAccount`]).
+    pub async fn step_down_meta_leader(
+        &self,
+        placement: Option<LeaderPlacement>,
+    ) -> Result<(), StepDownError> {
+        self.require_system_account()?;
+        step_down(self, "META.LEADER.STEPDOWN".to_owned(), placement.as_ref()).await
+    }
+
+    /// Removes the server named `server` from the JetStream meta group for good (natscli's
+    /// `server cluster peer-remove`): for a server that is gone and will not come back, so
+    /// that its replicas are placed elsewhere. A server that comes back under the same name
+    /// is not taken in again. Only the system account may ask
+    /// ([`StepDownErrorKind::NotSystemAccount`]).
+    pub async fn remove_server<S: AsRef<str>>(&self, server: S) -> Result<(), RemovePeerError> {
+        self.require_system_account()?;
+        #[derive(Serialize)]
+        struct RemoveServerRequest<'a> {
+            peer: &'a str,
+        }
+        let request = RemoveServerRequest {
+            peer: server.as_ref(),
+        };
+        cluster_request(self, "SERVER.REMOVE".to_owned(), &request).await
+    }
+
+    /// Refuses at once when the server said the connection is not in the system account:
+    /// nats-server ignores the meta group's requests from any other, so they would only
+    /// time out.
+    fn require_system_account(&self) -> Result<(), StepDownError> {
+        let info = self.client.server_info();
+        if info.connect_info && !info.is_system_account {
+            return Err(StepDownError::new(StepDownErrorKind::NotSystemAccount));
+        }
+        Ok(())
     }
 }
 
