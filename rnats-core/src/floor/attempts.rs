@@ -29,8 +29,11 @@ pub(crate) struct Attempts {
     pub(super) tries: usize,
     /// Attempts left in the pass under way.
     pub(super) pass_left: usize,
-    /// A server refused the login on two attempts in a row with the same error: what it
-    /// said (see [`ReconnectPolicy::close_on_repeated_auth_error`](super::plan::ReconnectPolicy)).
+    /// The servers that refused the login on their last attempt since the last connection,
+    /// with what they said.
+    pub(super) refusals: Vec<(ServerAddr, String)>,
+    /// A server refused the login on two attempts in a row with the same error: what to
+    /// report (see [`ReconnectPolicy::close_on_repeated_auth_error`](super::plan::ReconnectPolicy)).
     pub(super) refused_twice: Option<String>,
 }
 

@@ -145,6 +145,24 @@ impl ServerPool {
         Some(Plan::Dial(attempt))
     }
 
+    /// Notes whether `addr` refused the login (`refusal`: what it said) since the last
+    /// connection: the same refusal as on its attempt before gives up, when the policy asks
+    /// for it; any other outcome there starts its count again.
+    fn note_refusal(&mut self, addr: &crate::ServerAddr, refusal: Option<&String>) {
+        let refusals = &mut self.attempts.refusals;
+        let before = refusals.iter().position(|(a, _)| a.same_server(addr));
+        let before = before.map(|i| refusals.swap_remove(i).1);
+        let Some(refusal) = refusal else {
+            return;
+        };
+        if before.as_ref() == Some(refusal) {
+            self.attempts.refused_twice = Some(format!(
+                "{addr} refused the login twice in a row ({refusal}): not reconnecting"
+            ));
+        }
+        refusals.push((addr.clone(), refusal.clone()));
+    }
+
     /// Notes that `attempt` failed with `error`. When that ends its try (a rejected login
     /// ends a pass at once, as in async-nats), returns what the event callback is told,
     /// once per try as async-nats tells it: `ClientError::Other` with the error's kind.
@@ -158,12 +176,7 @@ impl ServerPool {
             error.kind(),
             ConnectErrorKind::AuthorizationViolation | ConnectErrorKind::Authentication
         );
-        if rejected && self.last_error_of(&attempt.addr) == Some(error_text.as_str()) {
-            self.attempts.refused_twice = Some(format!(
-                "{} refused the login twice in a row ({error_text}): not reconnecting",
-                attempt.addr
-            ));
-        }
+        self.note_refusal(&attempt.addr, rejected.then_some(&error_text));
         self.record(&attempt.addr, Err(error_text));
         if rejected {
             self.attempts.pass_left = 0;

@@ -232,13 +232,6 @@ impl ServerPool {
         self.tls_names.get(&key(addr)).cloned()
     }
 
-    /// Why the last attempt on `addr` failed, if it did (cleared by a connect).
-    pub(super) fn last_error_of(&mut self, addr: &ServerAddr) -> Option<&str> {
-        self.settle();
-        let server = self.servers.iter().find(|s| s.addr.same_server(addr))?;
-        server.last_error.as_deref()
-    }
-
     /// Notes how an attempt on `addr` went.
     pub(super) fn record(&mut self, addr: &ServerAddr, outcome: Result<(), String>) {
         self.settle();
@@ -1135,14 +1128,16 @@ mod attempt_tests {
                 panic!("given up expected, not {next:?}");
             };
             assert!(why.contains("nats://a:1") && why.contains("twice"), "{why}");
-            // A connect in between starts the count again.
-            let mut again = pool(&["a:1"]);
-            let attempt = dial(again.plan_attempt(&policy, None, true, drop));
-            again.note_failure(&attempt, &refused_login());
-            let attempt = dial(again.plan_attempt(&policy, None, true, drop));
-            again.connected(&attempt, Instant::now());
-            let attempt = dial(again.plan_attempt(&policy, None, true, drop));
-            again.note_failure(&attempt, &refused_login());
+            // A connect in between starts the count again, the other servers' too: `a`
+            // refuses, `b` takes the client, then `a` refuses once more.
+            let mut again = pool(&["a:1", "b:2"]);
+            let first = dial(again.plan_attempt(&policy, None, true, drop));
+            assert_eq!(first.addr.port(), 1);
+            again.note_failure(&first, &refused_login());
+            let second = dial(again.plan_attempt(&policy, None, true, drop));
+            assert_eq!(second.addr.port(), 2);
+            again.connected(&second, Instant::now());
+            again.note_failure(&first, &refused_login());
             dial(again.plan_attempt(&policy, None, true, drop));
         }
     }
