@@ -50,9 +50,11 @@ pub(crate) struct TlsOptions {
     built: Arc<Mutex<Option<Built>>>,
 }
 
-/// A configuration and the PEM bytes it came from.
+/// A configuration and what it was built from: the PEM bytes, and the one flag a clone of
+/// the options may set differently afterwards (they share this cache).
 struct Built {
     pem: PemFiles,
+    web_pki_roots: bool,
     config: Arc<ClientConfig>,
 }
 
@@ -89,12 +91,14 @@ impl TlsOptions {
         }
         let pem = self.read_files()?;
         let mut built = self.built.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(last) = built.as_ref().filter(|last| last.pem == pem) {
+        let same = |last: &&Built| last.pem == pem && last.web_pki_roots == self.web_pki_roots;
+        if let Some(last) = built.as_ref().filter(same) {
             return Ok(Arc::clone(&last.config));
         }
         let config = self.build_config(&pem)?;
         *built = Some(Built {
             pem,
+            web_pki_roots: self.web_pki_roots,
             config: Arc::clone(&config),
         });
         Ok(config)
@@ -327,6 +331,15 @@ mod tests {
         // bytes and keeps the configuration, and with it the TLS sessions to resume.
         let same = options.clone().client_config().unwrap();
         assert!(Arc::ptr_eq(&first, &same));
+
+        // A clone that adds the web PKI roots gets a configuration with them.
+        let with_web_pki = TlsOptions {
+            web_pki_roots: true,
+            ..options.clone()
+        }
+        .client_config()
+        .unwrap();
+        assert!(!Arc::ptr_eq(&first, &with_web_pki));
 
         // A CA renewed on disk is what the next connect trusts.
         std::fs::write(&ca, rnats_test_server::TestCa::new().ca_cert_pem()).unwrap();
