@@ -643,7 +643,8 @@ impl Client {
     }
 
     /// The server the connection is up to, as the pool names it (the URL given at connect, or
-    /// the one the cluster announced; shown without credentials), as nats.go's
+    /// the one the cluster announced; its `Display` leaves out a user and password the URL
+    /// carries, which `as_url_str` keeps), as nats.go's
     /// `ConnectedUrl`: which node of a cluster a client landed on after a failover. `None`
     /// while not connected. `server_info()` says what the server says of itself, whose
     /// `host` is often the address it listens on (`0.0.0.0`).

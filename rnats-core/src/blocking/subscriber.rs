@@ -102,7 +102,9 @@ impl Subscriber {
 
     /// Messages received for this subscription and not yet handed out, and their bytes
     /// (headers and payloads, as the server sent them): how far it lags (nats.go's
-    /// `Pending`). What the client has not read off the socket yet is not counted.
+    /// `Pending`). What the client has not read off the socket yet is not counted. It
+    /// walks the messages taken from the queue and not yet handed out: a call for a
+    /// periodic metric, not one per message.
     pub fn pending(&self) -> (usize, usize) {
         let (messages, bytes) = self.with_queue(|queue| queue.queued()).unwrap_or((0, 0));
         let taken: usize = self.local.iter().map(MsgFrame::length).sum();
