@@ -162,19 +162,33 @@ impl Listed for String {
 }
 
 impl<T: Listed> Page<T> {
-    /// How many places of the listing the page covers: its items, and the names it could not
-    /// include. A name can be both an item and missing (the server lists a stream whose
-    /// replicas are all offline from its assignment and calls it missing too), and an offline
-    /// name is missing as well: each counts once.
+    /// How many places of the listing the page covers (see [`places_covered`]).
     fn covered(&self, items: &[T]) -> usize {
-        let not_listed = |name: &&String| !items.iter().any(|item| item.listed_name() == *name);
-        let missing = self.missing.iter().flatten();
-        let offline = self.offline.iter().flat_map(BTreeMap::keys);
-        let mut extra: Vec<&String> = missing.chain(offline).filter(not_listed).collect();
-        extra.sort_unstable();
-        extra.dedup();
-        items.len().saturating_add(extra.len())
+        let listed: Vec<&str> = items.iter().map(Listed::listed_name).collect();
+        let missing = self.missing.iter().flatten().map(String::as_str);
+        let offline = self
+            .offline
+            .iter()
+            .flat_map(BTreeMap::keys)
+            .map(String::as_str);
+        places_covered(&listed, missing.chain(offline))
     }
+}
+
+/// How many places of a stream or consumer listing a page covers, for
+/// [`PageCursor::handle_page`]: the names it `listed`, and those it could not list
+/// (`unlisted`: its `missing` and `offline` names, nats-server 2.12+). A name can be both
+/// listed and missing (the server lists a stream whose replicas are all offline from its
+/// assignment and calls it missing too), and an offline name is missing as well: each counts
+/// once.
+pub fn places_covered<'a>(listed: &[&str], unlisted: impl IntoIterator<Item = &'a str>) -> usize {
+    let mut extra: Vec<&str> = unlisted
+        .into_iter()
+        .filter(|name| !listed.contains(name))
+        .collect();
+    extra.sort_unstable();
+    extra.dedup();
+    listed.len().saturating_add(extra.len())
 }
 
 /// Items of a paged listing, one page requested when the last is used up.

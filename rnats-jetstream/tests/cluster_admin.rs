@@ -150,8 +150,11 @@ async fn leaders_move_to_a_preferred_server_and_removed_peers_are_replaced() {
     consumer.step_down_leader(None).await.unwrap();
     tokio::time::timeout(WAIT, async {
         loop {
-            let info = consumer.get_info().await;
-            let leader = info.ok().and_then(|info| info.cluster?.leader);
+            // An answer lost mid-election is asked again, not waited out.
+            let Ok(info) = consumer.get_info().await else {
+                continue;
+            };
+            let leader = info.cluster.and_then(|cluster| cluster.leader);
             if leader.is_some_and(|leader| leader != old) {
                 return;
             }
@@ -231,25 +234,42 @@ async fn a_stream_whose_server_is_gone_is_listed_as_missing() {
     );
 }
 
-/// The meta group's leader and members, as one server's `JSZ` (system account) reports them.
+/// The meta group's leader and members, as the leader's own `JSZ` (system account)
+/// reports them (a follower's view can lag); `None` when no server says it leads within a
+/// few seconds (an election under way).
 async fn meta_group(system: &rnats_core::Client) -> Option<(String, BTreeSet<String>)> {
-    let reply = system
-        .request("$SYS.REQ.SERVER.PING.JSZ", "".into())
+    let inbox = system.new_inbox();
+    let mut answers = system.subscribe(inbox.clone()).await.ok()?;
+    system
+        .publish_with_reply("$SYS.REQ.SERVER.PING.JSZ", inbox, "".into())
         .await
         .ok()?;
-    let jsz: serde_json::Value = serde_json::from_slice(&reply.payload).ok()?;
-    let meta = &jsz["data"]["meta_cluster"];
-    let leader = meta["leader"]
-        .as_str()
-        .filter(|l| !l.is_empty())?
-        .to_owned();
-    let replicas = meta["replicas"].as_array().cloned().unwrap_or_default();
-    let names = replicas
-        .iter()
-        .filter_map(|peer| peer["name"].as_str().map(str::to_owned))
-        .chain(std::iter::once(leader.clone()))
-        .collect();
-    Some((leader, names))
+    let leaders_answer = async {
+        while let Some(answer) = answers.next().await {
+            let Ok(jsz) = serde_json::from_slice::<serde_json::Value>(&answer.payload) else {
+                continue;
+            };
+            let meta = &jsz["data"]["meta_cluster"];
+            let Some(leader) = meta["leader"]
+                .as_str()
+                .filter(|l| *l == jsz["server"]["name"])
+            else {
+                continue;
+            };
+            let replicas = meta["replicas"].as_array().cloned().unwrap_or_default();
+            let names = replicas
+                .iter()
+                .filter_map(|peer| peer["name"].as_str().map(str::to_owned))
+                .chain(std::iter::once(leader.to_owned()))
+                .collect();
+            return Some((leader.to_owned(), names));
+        }
+        None
+    };
+    tokio::time::timeout(Duration::from_secs(5), leaders_answer)
+        .await
+        .ok()
+        .flatten()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -259,8 +279,10 @@ async fn the_system_account_moves_the_meta_leader_and_removes_a_server_for_good(
         .connect(cluster.urls().as_slice())
         .await
         .unwrap();
+    // A request that reaches the group mid-election goes unanswered: each try is bounded
+    // well inside the retries' budget.
     let meta = rnats_jetstream::ContextBuilder::new()
-        .timeout(API_TIMEOUT)
+        .timeout(Duration::from_secs(5))
         .build(system.clone());
 
     // Only the system account may ask: nats-server 2.12+ says which account a connection is
