@@ -63,9 +63,10 @@ impl ServerFilter {
         body.insert("exact_match".into(), json!(true));
     }
 
-    /// Whether at most one server can match, so one answer is all to wait for.
+    /// Whether at most one server can match, so one answer is all to wait for (several
+    /// servers can share a host).
     fn names_one(&self) -> bool {
-        self.name.is_some() || self.host.is_some() || self.server_id.is_some()
+        self.name.is_some() || self.server_id.is_some()
     }
 }
 

@@ -87,7 +87,8 @@ impl Identity {
                 headers: info.headers,
                 max_payload: info.max_payload,
                 cluster: info.cluster.clone(),
-                url: server.map(|s| s.as_url_str().to_owned()),
+                // Its `Display`, which leaves out a user and password the URL carries.
+                url: server.map(|s| s.to_string()),
                 server_id: info.server_id.clone(),
                 server_name: info.server_name.clone(),
                 server_version: info.version.clone(),
