@@ -2,14 +2,14 @@
 
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use futures_util::StreamExt;
 use rnats::jetstream::Context;
 use rnats::jetstream::kv::{Config, Status};
 use rnats::jetstream::stream::{Compression, StorageType};
 use serde_json::{Value, json};
 
-use super::{bytes, duration};
+use super::{Storage, bytes, duration, parse_size};
 use crate::conn::parse_duration;
 use crate::error::CliError;
 use crate::out::{self, Fields, Table};
@@ -108,17 +108,6 @@ pub(super) struct EditArgs {
     flags: BucketFlags,
 }
 
-/// `--storage`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Storage {
-    File,
-    Memory,
-}
-
-fn parse_size(text: &str) -> Result<i64, String> {
-    crate::parse::size(text).map_err(|e| e.to_string())
-}
-
 /// `kv add`: a bucket with the settings given and natscli's defaults for the rest.
 pub(super) async fn create_bucket(js: &Context, add: AddArgs) -> Result<(), CliError> {
     let bucket = add.bucket;
@@ -127,10 +116,7 @@ pub(super) async fn create_bucket(js: &Context, add: AddArgs) -> Result<(), CliE
         history: 1,
         max_bytes: -1,
         max_value_size: -1,
-        storage: match add.storage {
-            Storage::File => StorageType::File,
-            Storage::Memory => StorageType::Memory,
-        },
+        storage: StorageType::from(add.storage),
         num_replicas: 1,
         ..Default::default()
     };

@@ -6,6 +6,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use rnats::Subscriber;
 use rnats::jetstream::Context;
+use rnats::jetstream::stream::ClusterInfo;
 use serde::Deserialize;
 
 use crate::conn::ConnArgs;
@@ -14,6 +15,35 @@ use crate::error::CliError;
 /// How long a step-down waits for the new leader at least, or `--timeout` if longer: an
 /// election on a busy cluster takes seconds (natscli waits five).
 const ELECTION_WAIT: Duration = Duration::from_secs(10);
+
+/// The leader of the group of `what` (`"stream ORDERS"`, `"consumer C on ORDERS"`), whose
+/// `noun` is `"stream"` or `"consumer"`, before it is asked to step down: refused when there
+/// is no group to move, or no leader unless `force`d; the request is announced on stderr.
+pub(super) fn leader_to_move(
+    what: &str,
+    noun: &str,
+    cluster: Option<&ClusterInfo>,
+    force: bool,
+) -> Result<Option<String>, CliError> {
+    let refused = |why: String| CliError::JetStream {
+        action: format!("cannot move the leader of {what}"),
+        source: why.into(),
+    };
+    let Some(cluster) = cluster.filter(|c| !c.replicas.is_empty()) else {
+        return Err(refused(format!("the {noun} is not clustered")));
+    };
+    if cluster.leader.is_none() && !force {
+        return Err(refused(format!(
+            "the {noun} has no leader now (--force to ask anyway)"
+        )));
+    }
+    eprintln!(
+        "Requesting leader step down of {:?} for {what} in a {} peer group",
+        cluster.leader.as_deref().unwrap_or("<unknown>"),
+        cluster.replicas.len() + 1
+    );
+    Ok(cluster.leader.clone())
+}
 
 /// A subscription to a group's leader-elected advisories, made before the step-down so that
 /// the election cannot be missed.

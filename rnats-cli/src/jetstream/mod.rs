@@ -29,7 +29,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use rnats::jetstream::Context;
-use rnats::jetstream::paging::PageCursor;
+use rnats::jetstream::paging::{PageCursor, places_covered};
 use rnats::jetstream::response::Response;
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -124,27 +124,46 @@ pub(crate) fn render_unlisted(
 }
 
 /// How many places of a listing a raw page covers: its items, and the names it reports
-/// `missing` or `offline` without carrying them (nats-server 2.12+), each once, as the
-/// library counts them.
+/// `missing` or `offline` without carrying them (nats-server 2.12+), as the library counts
+/// them.
 fn covered(page: &Value, items: &[Value]) -> usize {
-    let listed = |item: &Value| {
-        let name = item.pointer("/config/name").or_else(|| item.get("name"));
-        name.and_then(Value::as_str).map(str::to_owned)
-    };
-    let listed: Vec<String> = items.iter().filter_map(listed).collect();
+    let listed: Vec<&str> = items.iter().filter_map(listed_name).collect();
     let missing = page.get("missing").and_then(Value::as_array);
     let missing = missing.into_iter().flatten().filter_map(Value::as_str);
     let offline = page.get("offline").and_then(Value::as_object);
     let offline = offline
         .into_iter()
         .flat_map(|o| o.keys().map(String::as_str));
-    let mut extra: Vec<&str> = missing
-        .chain(offline)
-        .filter(|name| !listed.iter().any(|l| l == name))
-        .collect();
-    extra.sort_unstable();
-    extra.dedup();
-    items.len().saturating_add(extra.len())
+    // An item without a name still takes its place.
+    let unnamed = items.len() - listed.len();
+    places_covered(&listed, missing.chain(offline)) + unnamed
+}
+
+/// `--storage` of `stream add`, `kv add` and `object add`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum Storage {
+    File,
+    Memory,
+}
+
+impl From<Storage> for rnats::jetstream::stream::StorageType {
+    fn from(storage: Storage) -> Self {
+        match storage {
+            Storage::File => Self::File,
+            Storage::Memory => Self::Memory,
+        }
+    }
+}
+
+/// A size flag (`--max-bytes 1GB`), for clap.
+pub(crate) fn parse_size(text: &str) -> Result<i64, String> {
+    crate::parse::size(text).map_err(|e| e.to_string())
+}
+
+/// The name an item of a raw stream or consumer listing goes by.
+fn listed_name(item: &Value) -> Option<&str> {
+    let name = item.pointer("/config/name").or_else(|| item.get("name"));
+    name.and_then(Value::as_str)
 }
 
 /// Reads a JSON config file (`--config FILE`).

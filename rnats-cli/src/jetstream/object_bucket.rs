@@ -2,12 +2,13 @@
 
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use rnats::jetstream::Context;
 use rnats::jetstream::object_store::Config;
 use rnats::jetstream::stream::{Compression, StorageType};
 
 use super::object::render_status;
+use super::{Storage, parse_size};
 use crate::conn::parse_duration;
 use crate::error::CliError;
 use crate::out;
@@ -88,27 +89,13 @@ pub(super) struct EditArgs {
     flags: BucketFlags,
 }
 
-/// `--storage`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Storage {
-    File,
-    Memory,
-}
-
-fn parse_size(text: &str) -> Result<i64, String> {
-    crate::parse::size(text).map_err(|e| e.to_string())
-}
-
 /// `object add`: a bucket with the settings given and the defaults for the rest.
 pub(super) async fn create(js: &Context, add: AddArgs) -> Result<(), CliError> {
     let bucket = add.bucket;
     let mut config = Config {
         bucket: bucket.clone(),
         max_bytes: -1,
-        storage: match add.storage {
-            Storage::File => StorageType::File,
-            Storage::Memory => StorageType::Memory,
-        },
+        storage: StorageType::from(add.storage),
         num_replicas: 1,
         ..Default::default()
     };

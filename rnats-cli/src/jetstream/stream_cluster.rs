@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use rnats::jetstream::Context;
 use rnats::jetstream::stream::{Info, LeaderPlacement};
 
-use super::leader::ElectionWatch;
+use super::leader::{ElectionWatch, leader_to_move};
 use super::stream::render_info;
 use crate::conn::ConnArgs;
 use crate::error::CliError;
@@ -83,23 +83,8 @@ async fn step_down(
     force: bool,
 ) -> Result<(), CliError> {
     let info = stream_info(js, name).await?;
-    let (leader, replicas) = match &info.cluster {
-        Some(cluster) if !cluster.replicas.is_empty() => {
-            (cluster.leader.clone(), cluster.replicas.len())
-        }
-        _ => return Err(not_clustered(name)),
-    };
-    if leader.is_none() && !force {
-        return Err(CliError::JetStream {
-            action: format!("cannot move the leader of stream {name}"),
-            source: "the stream has no leader now (--force to ask anyway)".into(),
-        });
-    }
-    eprintln!(
-        "Requesting leader step down of {:?} for stream {name} in a {} peer group",
-        leader.as_deref().unwrap_or("<unknown>"),
-        replicas + 1
-    );
+    let what = format!("stream {name}");
+    let leader = leader_to_move(&what, "stream", info.cluster.as_ref(), force)?;
     let mut watch = ElectionWatch::start(js, conn, "STREAM", name).await?;
     js.step_down_stream_leader(name, preferred.map(LeaderPlacement::preferred))
         .await
@@ -109,7 +94,7 @@ async fn step_down(
     watch.wait_for_election(leader.as_deref()).await;
     let info = stream_info(js, name).await?;
     let now = info.cluster.as_ref().and_then(|c| c.leader.as_deref());
-    watch.judge(&format!("stream {name}"), leader.as_deref(), now)?;
+    watch.judge(&what, leader.as_deref(), now)?;
     out::print(&render_info(&info))
 }
 

@@ -9,6 +9,7 @@ use rnats::jetstream::stream::{
     RetentionPolicy, Source, StorageType, SubjectTransform,
 };
 
+use super::{Storage, parse_size};
 use crate::conn::parse_duration;
 
 /// Stream settings; only those given change the config.
@@ -167,13 +168,6 @@ enum PersistMode {
     Async,
 }
 
-/// `--storage`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Storage {
-    File,
-    Memory,
-}
-
 /// `--retention`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Retention {
@@ -190,10 +184,6 @@ enum Discard {
     New,
 }
 
-fn parse_size(text: &str) -> Result<i64, String> {
-    crate::parse::size(text).map_err(|e| e.to_string())
-}
-
 impl StreamFlags {
     /// Writes the settings given into `config`.
     pub(crate) fn apply(&self, config: &mut Config) {
@@ -204,10 +194,7 @@ impl StreamFlags {
             config.description = Some(description.clone()).filter(|d| !d.is_empty());
         }
         if let Some(storage) = self.storage {
-            config.storage = match storage {
-                Storage::File => StorageType::File,
-                Storage::Memory => StorageType::Memory,
-            };
+            config.storage = StorageType::from(storage);
         }
         if let Some(replicas) = self.replicas {
             config.num_replicas = replicas;

@@ -8,7 +8,7 @@ use rnats::jetstream::stream::LeaderPlacement;
 use super::{get_stream, render_info};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
-use crate::jetstream::leader::ElectionWatch;
+use crate::jetstream::leader::{ElectionWatch, leader_to_move};
 use crate::out;
 
 /// Options of `consumer cluster`.
@@ -50,28 +50,7 @@ pub(super) async fn run(js: &Context, args: ClusterArgs, conn: &ConnArgs) -> Res
     } = args.command;
     let what = format!("consumer {consumer} on {stream}");
     let info = consumer_info(js, &stream, &consumer).await?;
-    let (leader, replicas) = match &info.cluster {
-        Some(cluster) if !cluster.replicas.is_empty() => {
-            (cluster.leader.clone(), cluster.replicas.len())
-        }
-        _ => {
-            return Err(CliError::JetStream {
-                action: format!("cannot move the leader of {what}"),
-                source: "the consumer is not clustered".into(),
-            });
-        }
-    };
-    if leader.is_none() && !force {
-        return Err(CliError::JetStream {
-            action: format!("cannot move the leader of {what}"),
-            source: "the consumer has no leader now (--force to ask anyway)".into(),
-        });
-    }
-    eprintln!(
-        "Requesting leader step down of {:?} for {what} in a {} peer group",
-        leader.as_deref().unwrap_or("<unknown>"),
-        replicas + 1
-    );
+    let leader = leader_to_move(&what, "consumer", info.cluster.as_ref(), force)?;
     let mut watch =
         ElectionWatch::start(js, conn, "CONSUMER", &format!("{stream}.{consumer}")).await?;
     js.step_down_consumer_leader(
