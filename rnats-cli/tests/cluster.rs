@@ -1,6 +1,7 @@
-//! `rnats stream cluster` and `consumer cluster` on a three-node JetStream cluster: moving a
-//! stream's leader to a named server and a consumer's to another one, removing a stream's
-//! peer, and `stream ls` naming a stream whose only server is gone.
+//! `rnats stream cluster`, `consumer cluster` and `server cluster` on a three-node
+//! JetStream cluster: moving a stream's leader to a named server and a consumer's to another
+//! one, removing a stream's peer, `stream ls` naming a stream whose only server is gone, and
+//! the meta group's leader moved and a gone server removed from it.
 
 mod common;
 
@@ -83,7 +84,9 @@ fn step_down_moves_leaders_and_peer_remove_replaces_a_replica() {
     let rnats = Rnats::new();
     add_stream(&rnats, &url, "MOVE", "3");
 
-    // To the server asked for.
+    // To the server asked for. nats-server hands the leadership to the preferred replica
+    // once it has caught up; on a busy machine the election can go elsewhere, so the
+    // step-down is asked again (each run waits for its election) until it has.
     let before = stream_cluster(&rnats, &url, "MOVE");
     let old = before["leader"].as_str().expect("a leader").to_owned();
     let preferred = before["replicas"][0]["name"].as_str().expect("a replica");
@@ -95,13 +98,16 @@ fn step_down_moves_leaders_and_peer_remove_replaces_a_replica() {
         "--preferred",
         preferred,
     ];
-    let out = rnats.run(&with_server(&args, &url));
+    let deadline = Instant::now() + SETTLE;
+    let out = loop {
+        let out = rnats.run(&with_server(&args, &url));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains(&format!("New leader elected {preferred:?}")) {
+            break out;
+        }
+        assert!(Instant::now() < deadline, "{preferred} never led: {stderr}");
+    };
     common::assert_success(&out, &args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains(&format!("New leader elected {preferred:?}")),
-        "{stderr}"
-    );
     assert!(
         String::from_utf8_lossy(&out.stdout).contains(&format!("Leader: {preferred}")),
         "{}",
@@ -199,4 +205,110 @@ fn stream_ls_names_a_stream_whose_server_is_gone() {
         }
     };
     assert!(listing.contains("Inaccessible streams: LONE"), "{listing}");
+}
+
+/// `server cluster` as the system account user, on `url`.
+fn as_system<'a>(args: &[&'a str], url: &'a str) -> Vec<&'a str> {
+    [args, &["--user", "sys", "--password", "pass"][..]]
+        .concat()
+        .into_iter()
+        .chain(with_server(&[], url))
+        .collect()
+}
+
+/// The meta leader and the group's servers, as the leader's JSZ reports them; `servers`:
+/// the answers to wait for (a server just gone is still counted active for a while).
+fn meta_group(rnats: &Rnats, url: &str, servers: &str) -> Option<(String, BTreeSet<String>)> {
+    let out = rnats.run(&as_system(
+        &["server", "request", "jetstream", servers],
+        url,
+    ));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let stream = serde_json::Deserializer::from_str(&text).into_iter::<Value>();
+    for answer in stream.flatten() {
+        let meta = &answer["data"]["meta_cluster"];
+        let Some(leader) = meta["leader"]
+            .as_str()
+            .filter(|l| *l == answer["server"]["name"])
+        else {
+            continue;
+        };
+        let replicas = meta["replicas"].as_array().into_iter().flatten();
+        let names = replicas.filter_map(|r| r["name"].as_str().map(str::to_owned));
+        return Some((
+            leader.to_owned(),
+            names.chain([leader.to_owned()]).collect(),
+        ));
+    }
+    None
+}
+
+#[test]
+fn server_cluster_moves_the_meta_leader_and_removes_a_gone_server() {
+    let mut cluster = start_cluster();
+    let url = cluster.urls().join(",");
+    let rnats = Rnats::new();
+
+    // The application account may not.
+    let error = rnats.fails(&with_server(&["server", "cluster", "step-down"], &url));
+    assert!(error.contains("system account"), "{error}");
+
+    let deadline = Instant::now() + SETTLE;
+    let (old, members) = loop {
+        if let Some(group) = meta_group(&rnats, &url, "3") {
+            break group;
+        }
+        assert!(Instant::now() < deadline, "no meta leader");
+    };
+    assert_eq!(members.len(), 3, "{members:?}");
+    let out = rnats.ok(&as_system(
+        &["server", "cluster", "step-down", "--json"],
+        &url,
+    ));
+    let moved: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(moved["previous"], old.as_str(), "{moved}");
+    assert!(
+        moved["leader"].as_str().is_some_and(|new| new != old),
+        "{moved}"
+    );
+
+    // A server gone for good: refused without --force, then removed from the group.
+    let gone = (0..3)
+        .find(|i| format!("rnats-node-{i}") != moved["leader"])
+        .expect("a follower");
+    let gone_name = format!("rnats-node-{gone}");
+    cluster.node_mut(gone).kill();
+    let survivors: Vec<String> = cluster
+        .urls()
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| *i != gone)
+        .map(|(_, url)| url)
+        .collect();
+    let survivors = survivors.join(",");
+    let args = ["server", "cluster", "peer-remove", gone_name.as_str()];
+    let error = rnats.fails(&as_system(&args, &survivors));
+    assert!(error.contains("--force"), "{error}");
+    let forced = [&args[..], &["-f"]].concat();
+    let deadline = Instant::now() + SETTLE;
+    loop {
+        // The group may not have noticed the loss yet, or be electing: each try is a round
+        // trip to it, the event waited for.
+        let out = rnats.run(&as_system(&forced, &survivors));
+        let removed = out.status.success()
+            && meta_group(&rnats, &survivors, "2").is_some_and(|(_, m)| !m.contains(&gone_name));
+        if removed {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{gone_name} never removed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let error = rnats.fails(&as_system(
+        &["server", "cluster", "peer-remove", "no-such-server", "-f"],
+        &survivors,
+    ));
+    assert!(error.contains("no such server"), "{error}");
 }

@@ -9,6 +9,7 @@ mod reply;
 mod request;
 mod schedule_flags;
 mod server;
+mod server_cluster;
 mod server_ping;
 mod server_report;
 mod server_request;

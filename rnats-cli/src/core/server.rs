@@ -59,6 +59,12 @@ enum ServerCommand {
     /// Example: rnats server request variables --name n1
     #[command(alias = "req")]
     Request(super::server_request::RequestArgs),
+    /// Manages the JetStream meta group: moves its leader, removes a server for good (needs
+    /// a system account user).
+    ///
+    /// Example: rnats server cluster step-down --user sys --password pass
+    #[command(alias = "raft", alias = "r")]
+    Cluster(super::server_cluster::ClusterArgs),
     /// Health checks for monitoring systems, exiting 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
     ///
     /// Example: rnats server check connection
@@ -86,6 +92,7 @@ pub(crate) async fn run(args: ServerArgs, conn: &ConnArgs) -> Result<(), CliErro
         ServerCommand::Check(check) => crate::check::run(check, conn).await,
         ServerCommand::Report(report) => super::server_report::run(report, conn).await,
         ServerCommand::Request(request) => super::server_request::run(request, conn).await,
+        ServerCommand::Cluster(cluster) => super::server_cluster::run(cluster, conn).await,
     }
 }
 
