@@ -14,6 +14,7 @@ use super::backoff::default_delay;
 use super::server_pool::{ReconnectToServer, Server, ServerPool};
 use crate::error::{ConnectError, ConnectErrorKind};
 use crate::events::{ClientError, ConnectionEvent, Event};
+use crate::server_addr::ServerAddr;
 
 /// When and how to reconnect; see the reconnect setters on
 /// [`ConnectOptions`](crate::ConnectOptions).
@@ -148,7 +149,7 @@ impl ServerPool {
     /// Notes whether `addr` refused the login (`refusal`: what it said) since the last
     /// connection: the same refusal as on its attempt before gives up, when the policy asks
     /// for it; any other outcome there starts its count again.
-    fn note_refusal(&mut self, addr: &crate::ServerAddr, refusal: Option<&String>) {
+    fn note_refusal(&mut self, addr: &ServerAddr, refusal: Option<&String>) {
         let refusals = &mut self.attempts.refusals;
         let before = refusals.iter().position(|(a, _)| a.same_server(addr));
         let before = before.map(|i| refusals.swap_remove(i).1);
