@@ -741,15 +741,7 @@ fn the_blocking_client_names_the_server_it_is_connected_to() {
     let mut events = client.events();
     assert_eq!(client.connected_server().map(|s| s.port()), Some(first));
     cluster.node_mut(0).kill();
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match events.next_timeout(left) {
-            Ok(Some(ConnectionEvent::Reconnected)) => break,
-            Ok(Some(_)) => {}
-            other => panic!("no reconnect: {other:?}"),
-        }
-    }
+    wait_for_blocking(&mut events, |e| *e == ConnectionEvent::Reconnected);
     assert_eq!(client.connected_server().map(|s| s.port()), Some(second));
     client.close();
     assert_eq!(client.connected_server(), None);

@@ -52,6 +52,24 @@ pub async fn wait_for(
     .expect("event did not come")
 }
 
+/// The blocking client's [`wait_for`]: the first event matching `want`, skipping others,
+/// within [`WAIT`] for the whole wait (failed attempts come as events too, so a bound on
+/// each event alone would never run out).
+pub fn wait_for_blocking(
+    events: &mut rnats_core::blocking::Events,
+    mut want: impl FnMut(&ConnectionEvent) -> bool,
+) -> ConnectionEvent {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match events.next_timeout(left) {
+            Ok(Some(event)) if want(&event) => return event,
+            Ok(Some(_)) => {}
+            other => panic!("the event did not come: {other:?}"),
+        }
+    }
+}
+
 /// The payload of the next message, failing the test instead of hanging.
 pub async fn next_payload(sub: &mut Subscriber) -> Bytes {
     tokio::time::timeout(WAIT, sub.next())
