@@ -11,12 +11,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::{ACCOUNTS, create_placed_stream};
+use common::{ACCOUNTS, create_named_stream};
 use futures_util::{StreamExt, TryStreamExt};
 use rnats_jetstream::Context;
 use rnats_jetstream::consumer::{PriorityPolicy, PullConsumer, pull};
 use rnats_jetstream::context::Publish;
-use rnats_jetstream::stream::{Config, StorageType, Stream};
+use rnats_jetstream::stream::Stream;
 use rnats_test_server::{Cluster, Proxy};
 use tokio::sync::Notify;
 
@@ -27,7 +27,7 @@ const WAIT: Duration = Duration::from_secs(60);
 const API_TIMEOUT: Duration = Duration::from_secs(30);
 const MESSAGES: usize = 1_000;
 
-/// Creates the R3 stream once the cluster can place it (see [`create_placed_stream`]).
+/// Creates the R3 stream once the cluster can place it (see [`create_named_stream`]).
 async fn create_r3_stream(cluster: &Cluster, js: &Context, name: &str) -> Stream {
     create_stream(cluster, js, name, 3).await
 }
@@ -38,14 +38,7 @@ async fn create_stream(cluster: &Cluster, js: &Context, name: &str, replicas: us
     let js = rnats_jetstream::ContextBuilder::new()
         .timeout(API_TIMEOUT)
         .build(js.client());
-    let config = Config {
-        name: name.to_owned(),
-        subjects: vec![format!("{name}.>")],
-        storage: StorageType::File,
-        num_replicas: replicas,
-        ..Default::default()
-    };
-    create_placed_stream(cluster, &js, config, WAIT).await
+    create_named_stream(cluster, &js, name, replicas, WAIT).await
 }
 
 /// Publishes message `i` with message id `i` until the stream acks it; a retried publish that

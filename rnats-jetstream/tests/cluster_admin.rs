@@ -10,13 +10,11 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::time::Duration;
 
-use common::{ACCOUNTS, create_placed_stream};
+use common::{ACCOUNTS, create_named_stream};
 use futures_util::StreamExt;
 use rnats_jetstream::Context;
 use rnats_jetstream::consumer::pull;
-use rnats_jetstream::stream::{
-    ClusterInfo, Config, LeaderPlacement, StepDownErrorKind, StorageType, Stream,
-};
+use rnats_jetstream::stream::{ClusterInfo, Config, LeaderPlacement, StepDownErrorKind, Stream};
 use rnats_test_server::{Cluster, NatsServer};
 
 /// Bound on every wait of this file: elections on a loaded 2-core machine take seconds.
@@ -40,14 +38,7 @@ async fn start_cluster() -> (Cluster, Context) {
 }
 
 async fn create_stream(cluster: &Cluster, js: &Context, name: &str, replicas: usize) -> Stream {
-    let config = Config {
-        name: name.to_owned(),
-        subjects: vec![format!("{name}.>")],
-        storage: StorageType::File,
-        num_replicas: replicas,
-        ..Default::default()
-    };
-    create_placed_stream(cluster, js, config, WAIT).await
+    create_named_stream(cluster, js, name, replicas, WAIT).await
 }
 
 /// The servers of a group: its leader and the other replicas.

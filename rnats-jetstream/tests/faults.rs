@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::{ACCOUNTS, create_placed_stream};
+use common::{ACCOUNTS, create_named_stream};
 use futures_util::StreamExt;
 use rnats_core::header::NATS_MESSAGE_ID;
 use rnats_jetstream::Context;
@@ -402,16 +402,9 @@ fn node_index(name: &str) -> usize {
         .unwrap_or_else(|| panic!("unexpected server name {name}"))
 }
 
-/// Creates the R3 stream once the cluster can place it (see [`create_placed_stream`]).
+/// Creates the R3 stream once the cluster can place it (see [`create_named_stream`]).
 async fn create_stream(cluster: &Cluster, js: &Context, name: &str) -> Stream {
-    let config = Config {
-        name: name.to_owned(),
-        subjects: vec![format!("{name}.>")],
-        storage: StorageType::File,
-        num_replicas: NODES,
-        ..Default::default()
-    };
-    create_placed_stream(cluster, js, config, WAIT).await
+    create_named_stream(cluster, js, name, NODES, WAIT).await
 }
 
 /// The current leader of the stream or of the durable consumer, asked until one is known.

@@ -57,3 +57,22 @@ pub(crate) async fn create_placed_stream(
         }
     }
 }
+
+/// A file stream `name` on the subjects `name.>` with `replicas` copies, created once the
+/// cluster can place them (see [`create_placed_stream`]).
+pub(crate) async fn create_named_stream(
+    cluster: &Cluster,
+    js: &Context,
+    name: &str,
+    replicas: usize,
+    wait: Duration,
+) -> Stream {
+    let config = Config {
+        name: name.to_owned(),
+        subjects: vec![format!("{name}.>")],
+        storage: rnats_jetstream::stream::StorageType::File,
+        num_replicas: replicas,
+        ..Default::default()
+    };
+    create_placed_stream(cluster, js, config, wait).await
+}
