@@ -8,27 +8,22 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use common::Rnats;
+use common::{ACCOUNTS, Rnats};
 use rnats_test_server::Cluster;
 use serde_json::Value;
-
-/// A system account, and an application account with JetStream that clients without
-/// credentials land in.
-const ACCOUNTS: &str = r#"
-accounts {
-  SYS { users = [ { user: sys, password: pass } ] }
-  APP { jetstream: enabled, users = [ { user: app, password: pass } ] }
-}
-system_account: SYS
-no_auth_user: app
-"#;
 
 /// How long a cluster may take to do what a test awaits: elections on a loaded 2-core
 /// machine take seconds.
 const SETTLE: Duration = Duration::from_secs(60);
 
 fn start_cluster() -> Cluster {
-    Cluster::start_with(3, |node| node.jetstream(true).append_config(ACCOUNTS)).expect("cluster")
+    // Clients without credentials land in the application account.
+    Cluster::start_with(3, |node| {
+        node.jetstream(true)
+            .append_config(ACCOUNTS)
+            .append_config("no_auth_user: app\n")
+    })
+    .expect("cluster")
 }
 
 /// `args` with the server and a timeout long enough for an election on a loaded machine.
@@ -53,15 +48,7 @@ fn add_stream(rnats: &Rnats, url: &str, name: &str, replicas: &str) {
         ],
         url,
     );
-    let deadline = Instant::now() + SETTLE;
-    loop {
-        let out = rnats.run(&add);
-        let placing = String::from_utf8_lossy(&out.stderr).contains("no suitable peers");
-        if out.status.success() || !placing || Instant::now() > deadline {
-            common::assert_success(&out, &add);
-            return;
-        }
-    }
+    common::add_once_placed(rnats, &add, SETTLE);
 }
 
 /// The `cluster` object of `stream info --json`.

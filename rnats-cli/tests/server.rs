@@ -6,17 +6,8 @@ mod common;
 
 use std::process::Output;
 
-use common::Rnats;
+use common::{ACCOUNTS, Rnats};
 use rnats_test_server::{Cluster, NatsServer};
-
-/// Accounts with a system account (user `sys`) and an application account (user `app`).
-const ACCOUNTS: &str = r#"
-accounts {
-  SYS { users = [ { user: sys, password: pass } ] }
-  APP { jetstream: enabled, users = [ { user: app, password: pass } ] }
-}
-system_account: SYS
-"#;
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()

@@ -9,18 +9,9 @@ mod common;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::Rnats;
+use common::{ACCOUNTS, Rnats};
 use rnats_test_server::{Cluster, NatsServer, ServerBuilder};
 use serde_json::Value;
-
-/// A system account (user `sys`) and an application account with JetStream (user `app`).
-const ACCOUNTS: &str = r#"
-accounts {
-  SYS { users = [ { user: sys, password: pass } ] }
-  APP { jetstream: enabled, users = [ { user: app, password: pass } ] }
-}
-system_account: SYS
-"#;
 
 /// How long the monitoring endpoints may take to show what a test awaits.
 const SETTLE: Duration = Duration::from_secs(20);
@@ -324,15 +315,7 @@ fn a_clusters_servers_all_answer_with_their_own_figures() {
         ],
         &app,
     );
-    let deadline = Instant::now() + SETTLE;
-    loop {
-        let out = rnats.run(&add);
-        let placing = String::from_utf8_lossy(&out.stderr).contains("no suitable peers");
-        if out.status.success() || !placing || Instant::now() > deadline {
-            common::assert_success(&out, &add);
-            break;
-        }
-    }
+    common::add_once_placed(&rnats, &add, SETTLE);
     rnats.ok(&args(&["pub", "r.x", "hello", "--count", "4", "-J"], &app));
     for node in nodes {
         node.wait_for_monitor("/jsz", SETTLE, |jsz| jsz["messages"] == 4)

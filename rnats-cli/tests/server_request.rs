@@ -6,18 +6,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::Rnats;
+use common::{ACCOUNTS, Rnats};
 use rnats_test_server::{Cluster, NatsServer};
 use serde_json::Value;
-
-/// Accounts with a system account (user `sys`) and an application account (user `app`).
-const ACCOUNTS: &str = r#"
-accounts {
-  SYS { users = [ { user: sys, password: pass } ] }
-  APP { jetstream: enabled, users = [ { user: app, password: pass } ] }
-}
-system_account: SYS
-"#;
 
 /// The indented JSON values `server request` printed, one per server.
 fn answers(out: &str) -> Vec<Value> {

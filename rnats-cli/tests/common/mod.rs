@@ -10,6 +10,16 @@ use std::process::{Child, ChildStderr, Command, Output, Stdio};
 
 use serde_json::Value;
 
+/// A server configuration with a system account (user `sys`) and an application account
+/// with JetStream (user `app`), both with the password `pass`.
+pub const ACCOUNTS: &str = r#"
+accounts {
+  SYS { users = [ { user: sys, password: pass } ] }
+  APP { jetstream: enabled, users = [ { user: app, password: pass } ] }
+}
+system_account: SYS
+"#;
+
 /// The `rnats` binary with its own `XDG_CONFIG_HOME` and `HOME`.
 pub struct Rnats {
     home: tempfile::TempDir,
@@ -189,6 +199,22 @@ pub fn assert_success(out: &Output, args: &[&str]) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Runs `add` (a `stream add` of a replicated stream) again while the meta leader cannot
+/// place the replicas yet ("no suitable peers": a peer can count as current a moment before
+/// the leader will place a replica on it), for at most `settle`; fails the test unless it
+/// succeeded. Each try is a round trip to the cluster, the event waited for.
+pub fn add_once_placed(rnats: &Rnats, add: &[&str], settle: std::time::Duration) {
+    let deadline = std::time::Instant::now() + settle;
+    loop {
+        let out = rnats.run(add);
+        let placing = String::from_utf8_lossy(&out.stderr).contains("no suitable peers");
+        if out.status.success() || !placing || std::time::Instant::now() > deadline {
+            assert_success(&out, add);
+            return;
+        }
+    }
 }
 
 /// Every line of `text` parsed as JSON.
