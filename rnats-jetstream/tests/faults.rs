@@ -580,16 +580,18 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
         .await
         .expect("the first publishes were never acknowledged")
         .unwrap();
-    let bucket = control
-        .create_key_value(kv::Config {
+    // Both calls are asked again on a busy machine: a fresh R3 bucket can take longer to
+    // answer than the publishers' context waits.
+    let bucket = made(|| {
+        control.create_key_value(kv::Config {
             bucket: "cas".into(),
             num_replicas: NODES,
             ..Default::default()
         })
-        .await
-        .unwrap();
+    })
+    .await;
     drop(bucket);
-    let cas_store = publish_js.get_key_value("cas").await.unwrap();
+    let cas_store = made(|| publish_js.get_key_value("cas")).await;
     let cas = Arc::new(CasWins {
         wins: Mutex::new(Vec::new()),
         stop: AtomicBool::new(false),
