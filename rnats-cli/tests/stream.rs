@@ -289,3 +289,114 @@ fn stream_ls_ends_at_a_page_that_ignores_the_offset() {
     let answered = peer.finish();
     assert_success(&answered, &["reply"]);
 }
+
+/// The names `stream find ARGS -n` prints, in order.
+fn found(rnats: &Rnats, url: &str, args: &[&str]) -> Vec<String> {
+    let out = rnats.ok(&[&["stream", "find", "-n"][..], args, &["-s", url][..]].concat());
+    out.lines().map(str::to_owned).collect()
+}
+
+#[test]
+fn find_keeps_the_streams_that_pass_every_filter_and_invert_turns_each_around() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let run = |args: &[&str]| rnats.ok(&[args, &["-s", url.as_str()][..]].concat());
+    // FULL holds a message and has a consumer; EMPTY holds nothing; COPY mirrors FULL and
+    // MERGED sources it (what they hold depends on when they catch up: no test reads it).
+    run(&["stream", "add", "FULL", "--subjects", "full.>"]);
+    run(&["stream", "add", "EMPTY", "--subjects", "empty.*"]);
+    run(&["stream", "add", "COPY", "--mirror", "FULL"]);
+    run(&["stream", "add", "MERGED", "--source", "FULL"]);
+    run(&["pub", "full.x", "hello", "-J"]);
+    run(&["consumer", "add", "FULL", "reader"]);
+    let find = |args: &[&str]| found(&rnats, &url, args);
+    let has = |args: &[&str], name: &str| find(args).iter().any(|n| n == name);
+
+    assert_eq!(find(&[]), ["COPY", "EMPTY", "FULL", "MERGED"]);
+    assert!(has(&["--empty"], "EMPTY") && !has(&["--empty"], "FULL"));
+    assert!(has(&["--empty", "--invert"], "FULL"));
+    assert!(!has(&["--empty", "--invert"], "EMPTY"));
+    // Never used counts as idle; a message stored a moment ago does not.
+    assert!(has(&["--idle", "1h"], "EMPTY") && !has(&["--idle", "1h"], "FULL"));
+    assert!(has(&["--idle", "1h", "--invert"], "FULL"));
+    assert!(!has(&["--idle", "1h", "--invert"], "EMPTY"));
+    assert!(find(&["--created", "1h"]).is_empty());
+    assert_eq!(find(&["--created", "1h", "--invert"]).len(), 4);
+    // At most N consumers; inverted, at least N.
+    assert!(has(&["--consumers", "0"], "EMPTY") && !has(&["--consumers", "0"], "FULL"));
+    assert_eq!(find(&["--consumers", "1", "--invert"]), ["FULL"]);
+    assert_eq!(
+        find(&["--consumers", "-1"]).len(),
+        4,
+        "negative: any number"
+    );
+    // A subject inside the wildcard: the mirror and the sourcing stream have none.
+    assert_eq!(find(&["--subject", "full.>"]), ["FULL"]);
+    assert_eq!(
+        find(&["--subject", "*.*"]),
+        ["EMPTY"],
+        "full.> is wider than *.*"
+    );
+    assert_eq!(
+        find(&["--subject", "full.>", "--invert"]),
+        ["COPY", "EMPTY", "MERGED"]
+    );
+    assert_eq!(find(&["--mirrored"]), ["COPY"]);
+    assert_eq!(find(&["--sourced"]), ["MERGED"]);
+    assert_eq!(
+        find(&["--mirrored", "--invert"]),
+        ["EMPTY", "FULL", "MERGED"]
+    );
+    assert_eq!(find(&["--replicas", "1"]).len(), 4);
+    assert!(find(&["--replicas", "3", "--invert"]).is_empty());
+    // A lone server lists no cluster: no stream has a leader or a server to match, and
+    // inverted, --server-name keeps them all while --leader still wants a cluster.
+    assert!(find(&["--server-name", "."]).is_empty());
+    assert_eq!(find(&["--server-name", ".", "--invert"]).len(), 4);
+    assert!(find(&["--leader", "n1", "--invert"]).is_empty());
+    assert!(find(&["--cluster", "."]).is_empty());
+    // Every filter must pass.
+    assert_eq!(find(&["--empty", "--subject", "empty.>"]), ["EMPTY"]);
+    assert!(find(&["--empty", "--subject", "full.>"]).is_empty());
+
+    // The table (natscli's default), the server's infos, and natscli's alias.
+    let table = run(&["stream", "find", "--subject", "full.>"]);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("Name"), "{table}");
+    assert!(lines[1].starts_with("FULL "), "{table}");
+    assert_eq!(lines.len(), 2, "{table}");
+    let json = rnats.json(&["stream", "query", "--empty", "--json", "-s", &url]);
+    let names: Vec<&str> = json
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|i| i["config"]["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"EMPTY") && !names.contains(&"FULL"),
+        "{json}"
+    );
+    let none = rnats.run(&["stream", "find", "--created", "1h", "-s", &url]);
+    assert_success(&none, &["stream", "find"]);
+    assert!(none.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&none.stderr),
+        "No streams matched\n"
+    );
+
+    // Bad values are clap's usage errors: one line, exit 2.
+    for bad in [
+        &["--idle", "5x"][..],
+        &["--created", "soon"],
+        &["--server-name", "("],
+        &["--replicas", "many"],
+        &["--consumers", "few"],
+    ] {
+        let out = rnats.run(&[&["stream", "find"][..], bad, &["-s", &url][..]].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {stderr}");
+        assert!(stderr.starts_with("error: invalid value"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

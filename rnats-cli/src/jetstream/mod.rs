@@ -14,6 +14,7 @@ mod stream;
 mod stream_backup;
 mod stream_cluster;
 mod stream_config;
+mod stream_find;
 mod stream_read;
 mod stream_report;
 mod stream_subjects;
@@ -164,6 +165,15 @@ pub(crate) fn parse_size(text: &str) -> Result<i64, String> {
 fn listed_name(item: &Value) -> Option<&str> {
     let name = item.pointer("/config/name").or_else(|| item.get("name"));
     name.and_then(Value::as_str)
+}
+
+/// The JetStream API level a stream or consumer needs, from the `_nats.req.level` the server
+/// puts in its metadata (nats-server 2.11+, ADR-44); 0 when it names none or no number.
+pub(crate) fn required_api_level(metadata: &std::collections::HashMap<String, String>) -> i64 {
+    metadata
+        .get("_nats.req.level")
+        .and_then(|level| level.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Reads a JSON config file (`--config FILE`).

@@ -1,5 +1,5 @@
-//! `rnats stream`: list, add, inspect, edit, copy, back up, restore, remove, purge and read
-//! streams, and manage a clustered one's leader and peers.
+//! `rnats stream`: list, find, add, inspect, edit, copy, back up, restore, remove, purge and
+//! read streams, and manage a clustered one's leader and peers.
 
 use std::time::Duration;
 
@@ -87,6 +87,11 @@ enum StreamCommand {
     ///
     /// Example: rnats stream report --messages
     Report(crate::jetstream::stream_report::ReportArgs),
+    /// Finds the streams that pass every filter given (natscli's filters); a table, or names.
+    ///
+    /// Example: rnats stream find --empty --invert --created 24h
+    #[command(alias = "query")]
+    Find(crate::jetstream::stream_find::FindArgs),
     /// Shows a stream's configuration and state.
     ///
     /// Example: rnats stream info ORDERS
@@ -255,6 +260,7 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
         StreamCommand::Backup(args) => crate::jetstream::stream_backup::backup(&js, args).await,
         StreamCommand::Restore(args) => crate::jetstream::stream_backup::restore(&js, args).await,
         StreamCommand::Report(report) => crate::jetstream::stream_report::run(&js, report).await,
+        StreamCommand::Find(find) => crate::jetstream::stream_find::run(&js, find).await,
         StreamCommand::Subjects(args) => crate::jetstream::stream_subjects::run(&js, args).await,
         StreamCommand::Edit {
             name,
@@ -384,6 +390,14 @@ async fn list(
         eprintln!("No streams defined");
         return Ok(());
     }
+    if !infos.is_empty() {
+        table(&infos).print()?;
+    }
+    out::print(&unlisted)
+}
+
+/// `stream ls`'s table (and `stream find`'s): one row per stream, in the order given.
+pub(super) fn table(infos: &[Info]) -> Table {
     let mut table = Table::new([
         "Name",
         "Subjects",
@@ -392,7 +406,7 @@ async fn list(
         "Consumers",
         "Created",
     ]);
-    for info in &infos {
+    for info in infos {
         table.row(vec![
             info.config.name.clone(),
             info.config.subjects.join(", "),
@@ -402,10 +416,7 @@ async fn list(
             time(info.created),
         ]);
     }
-    if !infos.is_empty() {
-        table.print()?;
-    }
-    out::print(&unlisted)
+    table
 }
 
 async fn add(
