@@ -1,4 +1,4 @@
-//! `rnats consumer edit|pause|resume|unpin|reset|report|sub` against a real nats-server.
+//! `rnats consumer edit|pause|resume|unpin|reset|report|sub|find` against a real nats-server.
 
 mod common;
 
@@ -584,4 +584,137 @@ fn reset_moves_a_consumer_back_and_shows_its_state() {
     let line =
         rnats.fails(&[&["consumer", "reset", "ORDERS", "nobody", "-f"][..], &s[..]].concat());
     assert!(line.contains("nobody"), "{line}");
+}
+
+#[test]
+fn find_keeps_the_consumers_that_pass_every_filter_and_invert_turns_each_around() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 5);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    let find = |args: &[&str]| -> Vec<String> {
+        let out = run(&[&["consumer", "find", "ORDERS"][..], args].concat());
+        out.lines().map(str::to_owned).collect()
+    };
+    // READ has read two messages without acking them; IDLE has read nothing; PUSH is a push
+    // consumer with a subscriber on its deliver subject.
+    run(&["consumer", "add", "ORDERS", "READ", "--pull", "--defaults"]);
+    run(&["consumer", "add", "ORDERS", "IDLE", "--pull", "--defaults"]);
+    run(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "PUSH",
+        "--deliver-subject",
+        "deliver.push",
+        "--deliver",
+        "new",
+    ]);
+    run(&[
+        "consumer", "next", "ORDERS", "READ", "--count", "2", "--no-ack",
+    ]);
+
+    assert_eq!(find(&[]), ["IDLE", "PUSH", "READ"]);
+    assert_eq!(find(&["--pull"]), ["IDLE", "READ"]);
+    assert_eq!(find(&["--push"]), ["PUSH"]);
+    assert_eq!(find(&["--pull", "--invert"]), ["PUSH"]);
+    // Counts keep consumers with at least one, fewer than N (inverted: more than N).
+    assert_eq!(find(&["--ack-pending", "3"]), ["READ"]);
+    assert!(find(&["--ack-pending", "2"]).is_empty());
+    assert_eq!(find(&["--ack-pending", "1", "--invert"]), ["READ"]);
+    assert_eq!(find(&["--pending", "4"]), ["READ"], "3 left of 5");
+    assert_eq!(find(&["--pending", "4", "--invert"]), ["IDLE"]);
+    assert!(find(&["--waiting", "5"]).is_empty(), "no pull is waiting");
+    assert!(find(&["--waiting", "5", "--invert"]).is_empty());
+    // Never delivered counts as idle; a delivery a moment ago does not.
+    assert_eq!(find(&["--idle", "1h"]), ["IDLE", "PUSH"]);
+    assert_eq!(find(&["--idle", "1h", "--invert"]), ["READ"]);
+    assert!(find(&["--created", "1h"]).is_empty());
+    assert_eq!(find(&["--created", "1h", "--invert"]).len(), 3);
+    assert_eq!(find(&["--replicas", "1"]).len(), 3);
+    assert!(find(&["--replicas", "3", "--invert"]).is_empty());
+    assert_eq!(find(&["--pull", "--idle", "1h"]), ["IDLE"], "every filter");
+
+    // Bound: a push consumer once its subscriber is in place (the server notes the interest
+    // on its own; the wait is on that event, bounded).
+    assert!(find(&["--bound"]).is_empty());
+    let _subscriber = rnats.spawn_ready(
+        &["sub", "deliver.push", "--count", "100", "-s", &url],
+        "Subscribed to",
+    );
+    let bound = || {
+        let info = run(&["consumer", "info", "ORDERS", "PUSH", "--json"]);
+        info.contains(r#""push_bound": true"#)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !bound() {
+        assert!(std::time::Instant::now() < deadline, "PUSH never bound");
+    }
+    assert_eq!(find(&["--bound"]), ["PUSH"]);
+    assert_eq!(find(&["--bound", "--invert"]), ["IDLE", "READ"]);
+
+    // Pinned: a client is pinned in each group of ONE, in one of the two groups of TWO.
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, groups) in [("ONE", r#"["jobs"]"#), ("TWO", r#"["jobs", "other"]"#)] {
+        let config = dir.path().join(format!("{name}.json"));
+        write(
+            &config,
+            &format!(
+                r#"{{"durable_name": "{name}", "ack_policy": "explicit", "deliver_policy": "all",
+                    "priority_policy": "pinned_client", "priority_groups": {groups},
+                    "priority_timeout": 600000000000}}"#
+            ),
+        );
+        let config = config.to_string_lossy().into_owned();
+        run(&["consumer", "add", "ORDERS", name, "--config", &config]);
+        // A pull in group jobs pins its client: its message arrives with the pin.
+        let inbox = format!("pin.{name}");
+        let mut puller = rnats.spawn_ready(
+            &["sub", &inbox, "--count", "1", "-s", &url],
+            "Subscribed to",
+        );
+        let pull = format!("$JS.API.CONSUMER.MSG.NEXT.ORDERS.{name}");
+        run(&[
+            "pub",
+            &pull,
+            r#"{"batch":1,"group":"jobs"}"#,
+            "--reply",
+            &inbox,
+        ]);
+        let pulled = puller.finish();
+        assert_success(&pulled, &["sub", &inbox]);
+        assert!(
+            String::from_utf8_lossy(&pulled.stdout).contains("Nats-Pin-Id"),
+            "{}",
+            String::from_utf8_lossy(&pulled.stdout)
+        );
+    }
+    assert_eq!(find(&["--pinned"]), ["ONE"]);
+    assert_eq!(find(&["--pinned", "--invert"]), ["TWO"]);
+
+    // The server's infos, natscli's alias, a missing stream, and bad values.
+    let json = rnats.json(
+        &[
+            &["consumer", "query", "ORDERS", "--push", "--json"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(json[0]["name"], "PUSH", "{json}");
+    assert_eq!(json.as_array().map(Vec::len), Some(1), "{json}");
+    let line = rnats.fails(&[&["consumer", "find", "NOPE"][..], &s[..]].concat());
+    assert!(line.contains("stream not found"), "{line}");
+    for bad in [
+        &["--idle", "soon"][..],
+        &["--waiting", "0"],
+        &["--pending", "lots"],
+        &["--pull", "--push"],
+    ] {
+        let out = rnats.run(&[&["consumer", "find", "ORDERS"][..], bad, &s[..]].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
 }

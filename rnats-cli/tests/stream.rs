@@ -1,4 +1,5 @@
-//! `rnats stream report` and `stream copy` against a real nats-server.
+//! `rnats stream report`, `stream copy`, `stream get`, `stream ls` and `stream find` against a
+//! real nats-server.
 
 mod common;
 

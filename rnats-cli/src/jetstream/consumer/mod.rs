@@ -1,8 +1,9 @@
-//! `rnats consumer`: list, add, edit, inspect, pause, reset and remove consumers, report on a
-//! stream's consumers, read from them, and move a clustered one's leader.
+//! `rnats consumer`: list, find, add, edit, inspect, pause, reset and remove consumers, report
+//! on a stream's consumers, read from them, and move a clustered one's leader.
 
 mod backoff;
 mod cluster;
+mod find;
 mod manage;
 mod next;
 mod report;
@@ -51,6 +52,12 @@ enum ConsumerCommand {
         #[arg(long, short = 'n', conflicts_with = "json")]
         names: bool,
     },
+    /// Finds a stream's consumers that pass every filter given (natscli's filters); one name
+    /// a line.
+    ///
+    /// Example: rnats consumer find ORDERS --pull --idle 24h
+    #[command(alias = "query")]
+    Find(find::FindArgs),
     /// Creates a durable consumer (pull unless --deliver-subject is given).
     ///
     /// Example: rnats consumer add ORDERS billing --filter 'orders.new' --ack explicit --deliver all
@@ -475,6 +482,7 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
         ConsumerCommand::Reset(reset) => manage::reset(&js, reset).await,
         ConsumerCommand::Cluster(args) => cluster::run(&js, args, conn).await,
         ConsumerCommand::Report(report) => report::run(&js, report).await,
+        ConsumerCommand::Find(find) => find::run(&js, find).await,
         ConsumerCommand::Sub(sub) => sub::run(&js, sub).await,
     }
 }
