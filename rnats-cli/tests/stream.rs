@@ -401,3 +401,48 @@ fn find_keeps_the_streams_that_pass_every_filter_and_invert_turns_each_around() 
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn state_shows_the_state_block_alone_as_info_state_does() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let run = |args: &[&str]| rnats.ok(&[args, &["-s", url.as_str()][..]].concat());
+    run(&["stream", "add", "ORDERS", "--subjects", "orders.>"]);
+    run(&["pub", "orders.{{Count}}", "x", "--count", "3", "-J"]);
+    run(&["stream", "rmm", "ORDERS", "2", "-f"]);
+    run(&["consumer", "add", "ORDERS", "billing"]);
+
+    let state = run(&["stream", "state", "ORDERS"]);
+    assert!(
+        state.starts_with("State of stream ORDERS created "),
+        "{state}"
+    );
+    for fact in [
+        "\nState:\n",
+        "Messages: 2\n",
+        "First sequence: 1 @ ",
+        "Last sequence: 3 @ ",
+        "Subjects: 2\n",
+        "Deleted: 1\n",
+        "Consumers: 1\n",
+    ] {
+        assert!(state.contains(fact), "{fact:?} in {state}");
+    }
+    assert!(!state.contains("Configuration:"), "{state}");
+    assert_eq!(run(&["stream", "info", "ORDERS", "--state"]), state);
+    // The whole info holds the same state block after its configuration.
+    let info = run(&["stream", "info", "ORDERS"]);
+    let block = &state[state.find("\nState:\n").expect("a state block")..];
+    assert!(
+        info.contains("Configuration:") && info.ends_with(block),
+        "{info}"
+    );
+
+    // natscli prints the whole info as JSON.
+    let json = rnats.json(&["stream", "state", "ORDERS", "--json", "-s", &url]);
+    assert_eq!(json["state"]["messages"], 2, "{json}");
+    assert_eq!(json["config"]["name"], "ORDERS", "{json}");
+    let line = rnats.fails(&["stream", "state", "NOPE", "-s", &url]);
+    assert!(line.contains("stream not found"), "{line}");
+}

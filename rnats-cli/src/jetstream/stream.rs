@@ -102,6 +102,19 @@ enum StreamCommand {
         /// The server's JSON.
         #[arg(long)]
         json: bool,
+        /// Only the state: messages, bytes, sequences, consumers (and the cluster).
+        #[arg(long)]
+        state: bool,
+    },
+    /// Shows a stream's state: messages, bytes, sequences, consumers (and the cluster).
+    ///
+    /// Example: rnats stream state ORDERS
+    State {
+        /// The stream.
+        name: String,
+        /// The server's JSON (the whole stream info, as natscli prints it).
+        #[arg(long)]
+        json: bool,
     },
     /// Changes the settings given of a stream, keeping the others.
     ///
@@ -250,7 +263,14 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
         StreamCommand::Add {
             name, flags, json, ..
         } => add(&js, name, flags, json).await,
-        StreamCommand::Info { name, json } => info(&js, name, json).await,
+        StreamCommand::Info { name, json, state } => {
+            if state {
+                state_info(&js, name, json).await
+            } else {
+                info(&js, name, json).await
+            }
+        }
+        StreamCommand::State { name, json } => state_info(&js, name, json).await,
         StreamCommand::Copy {
             source,
             destination,
@@ -487,6 +507,29 @@ async fn info(js: &Context, name: String, json: bool) -> Result<(), CliError> {
     out::print(&render_info(stream.cached_info()))
 }
 
+/// `stream state` and `stream info --state`: the state alone, for people; `--json` gives the
+/// whole info, as natscli's does.
+async fn state_info(js: &Context, name: String, json: bool) -> Result<(), CliError> {
+    if json {
+        return info(js, name, json).await;
+    }
+    let stream = js
+        .get_stream(&name)
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    let info = stream.cached_info();
+    let mut text = format!(
+        "State of stream {} created {}\n\n{}",
+        info.config.name,
+        time(info.created),
+        render_state(info)
+    );
+    if let Some(cluster) = &info.cluster {
+        text.push_str(&render_cluster(cluster));
+    }
+    out::print(&text)
+}
+
 async fn edit(
     js: &Context,
     name: String,
@@ -543,7 +586,6 @@ fn sealed(mut info: Value) -> Option<Value> {
 /// `stream info` for people.
 pub(super) fn render_info(info: &Info) -> String {
     let c = &info.config;
-    let s = &info.state;
     let mut config = Fields::new();
     config.add_some("Description", c.description.as_deref());
     config.add(
@@ -605,6 +647,22 @@ pub(super) fn render_info(info: &Info) -> String {
     if c.sealed {
         config.add("Sealed", "yes");
     }
+    let mut text = format!(
+        "Stream {} created {}\n\nConfiguration:\n{}\n{}",
+        c.name,
+        time(info.created),
+        config.render(),
+        render_state(info)
+    );
+    if let Some(cluster) = &info.cluster {
+        text.push_str(&render_cluster(cluster));
+    }
+    text
+}
+
+/// The `State:` section of `stream info`, which `stream state` shows alone.
+fn render_state(info: &Info) -> String {
+    let s = &info.state;
     let mut state = Fields::new();
     state.add("Messages", human::count(s.messages));
     state.add("Bytes", bytes(s.bytes));
@@ -619,17 +677,7 @@ pub(super) fn render_info(info: &Info) -> String {
     state.add("Subjects", human::count(s.subjects_count));
     state.add("Deleted", human::count(s.deleted_count.unwrap_or(0)));
     state.add("Consumers", s.consumer_count);
-    let mut text = format!(
-        "Stream {} created {}\n\nConfiguration:\n{}\nState:\n{}",
-        c.name,
-        time(info.created),
-        config.render(),
-        state.render()
-    );
-    if let Some(cluster) = &info.cluster {
-        text.push_str(&render_cluster(cluster));
-    }
-    text
+    format!("State:\n{}", state.render())
 }
 
 /// Where a replicated stream or consumer lives: its cluster, leader and replicas.
