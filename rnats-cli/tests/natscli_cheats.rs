@@ -161,6 +161,16 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
         ],
         "Orders Archive",
     );
+    let empty = sheet.run(&["stream", "find", "--empty"], None);
+    assert!(
+        empty.contains("ARCHIVE") && !empty.contains("ORDERS"),
+        "{empty}"
+    );
+    let full = sheet.run(&["stream", "find", "--empty", "--invert"], None);
+    assert!(
+        full.contains("ORDERS") && !full.contains("ARCHIVE"),
+        "{full}"
+    );
     sheet.check(&["stream", "get", "ORDERS", "12"], "order 12");
     // Not on the sheet, but in natscli's stream commands: per-subject counts.
     sheet.check(&["stream", "subjects", "ORDERS"], "ORDERS.new  20");
