@@ -18,6 +18,7 @@ mod stream_find;
 mod stream_read;
 mod stream_report;
 mod stream_subjects;
+mod stream_table;
 
 pub(crate) use account::{AccountArgs, run as account};
 pub(crate) use consumer::{ConsumerArgs, run as consumer};

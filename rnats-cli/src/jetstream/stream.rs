@@ -14,7 +14,7 @@ use super::stream_read::{get, view};
 use super::{bytes, duration, limit, limit_bytes, raw, raw_list, read_json, render_unlisted, time};
 use crate::conn::{ConnArgs, parse_duration};
 use crate::error::CliError;
-use crate::out::{self, Fields, Table};
+use crate::out::{self, Fields};
 use crate::stats::human;
 
 /// Options of `rnats stream`.
@@ -411,32 +411,9 @@ async fn list(
         return Ok(());
     }
     if !infos.is_empty() {
-        table(&infos).print()?;
+        super::stream_table::table(&infos).print()?;
     }
     out::print(&unlisted)
-}
-
-/// `stream ls`'s table (and `stream find`'s): one row per stream, in the order given.
-pub(super) fn table(infos: &[Info]) -> Table {
-    let mut table = Table::new([
-        "Name",
-        "Subjects",
-        "Messages",
-        "Bytes",
-        "Consumers",
-        "Created",
-    ]);
-    for info in infos {
-        table.row(vec![
-            info.config.name.clone(),
-            info.config.subjects.join(", "),
-            human::count(info.state.messages),
-            bytes(info.state.bytes),
-            info.state.consumer_count.to_string(),
-            time(info.created),
-        ]);
-    }
-    table
 }
 
 async fn add(

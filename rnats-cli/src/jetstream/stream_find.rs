@@ -111,7 +111,7 @@ pub(crate) async fn run(js: &Context, args: FindArgs) -> Result<(), CliError> {
     }
     // natscli's order: by the bytes stored, smallest first.
     found.sort_by(|a, b| (a.state.bytes, &a.config.name).cmp(&(b.state.bytes, &b.config.name)));
-    super::stream::table(&found).print()?;
+    super::stream_table::table(&found).print()?;
     out::print(&unlisted)
 }
 
@@ -136,7 +136,7 @@ impl FindArgs {
             }),
             self.idle
                 .map(|span| (now - state.last_timestamp > span) != invert),
-            self.empty.then(|| (state.messages == 0) != invert),
+            self.empty.then_some((state.messages == 0) != invert),
             self.consumers
                 .filter(|limit| *limit >= 0)
                 .map(|limit| at_most(count(state.consumer_count), limit)),

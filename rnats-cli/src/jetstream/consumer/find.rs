@@ -119,14 +119,15 @@ impl FindArgs {
     fn keeps(&self, info: &Info, now: OffsetDateTime) -> bool {
         let (config, invert) = (&info.config, self.invert);
         let push = config.deliver_subject.is_some();
+        let pull = !push;
         let fewer = |value: u64, limit: u64| {
             value > 0 && if invert { value > limit } else { value < limit }
         };
         let checks = [
-            self.pull.then(|| !push != invert),
-            self.push.then(|| push != invert),
+            self.pull.then_some(pull != invert),
+            self.push.then_some(push != invert),
             self.bound
-                .then(|| (info.push_bound || info.num_waiting > 0) != invert),
+                .then_some((info.push_bound || info.num_waiting > 0) != invert),
             self.pinned.then(|| {
                 config.priority_policy == PriorityPolicy::PinnedClient
                     && (fully_pinned(info) != invert)
