@@ -1,7 +1,8 @@
 //! `rnats stream cluster`, `consumer cluster` and `server cluster` on a three-node
 //! JetStream cluster: moving a stream's leader to a named server and a consumer's to another
 //! one, removing a stream's peer, `stream ls` naming a stream whose only server is gone, and
-//! the meta group's leader moved and a gone server removed from it.
+//! the meta group's leader moved and a gone server removed from it, and `stream find`'s
+//! placement filters.
 
 mod common;
 
@@ -192,6 +193,41 @@ fn stream_ls_names_a_stream_whose_server_is_gone() {
         }
     };
     assert!(listing.contains("Inaccessible streams: LONE"), "{listing}");
+}
+
+#[test]
+fn stream_find_matches_the_leader_servers_and_cluster_of_each_stream() {
+    let cluster = start_cluster();
+    let url = cluster.urls().join(",");
+    let rnats = Rnats::new();
+    add_stream(&rnats, &url, "LONE", "1");
+    add_stream(&rnats, &url, "TRIPLE", "3");
+    // An R1 stream's leader is its one server, for good: no election can move it.
+    let host = stream_cluster(&rnats, &url, "LONE")["leader"]
+        .as_str()
+        .expect("a leader")
+        .to_owned();
+    let find = |args: &[&str]| -> Vec<String> {
+        let out = rnats.ok(&with_server(
+            &[&["stream", "find", "-n"][..], args].concat(),
+            &url,
+        ));
+        out.lines().map(str::to_owned).collect()
+    };
+    let has_lone = |args: &[&str]| find(args).iter().any(|name| name == "LONE");
+
+    assert!(has_lone(&["--leader", &host]));
+    assert!(!has_lone(&["--leader", &host, "--invert"]));
+    assert_eq!(find(&["--leader", "elsewhere", "--invert"]).len(), 2);
+    let exact = format!("^{host}$");
+    assert!(has_lone(&["--server-name", &exact]));
+    assert!(!has_lone(&["--server-name", &exact, "--invert"]));
+    let in_cluster = format!("^{}$", cluster.name());
+    assert_eq!(find(&["--cluster", &in_cluster]).len(), 2);
+    assert!(find(&["--cluster", &in_cluster, "--invert"]).is_empty());
+    assert!(find(&["--cluster", "^elsewhere$"]).is_empty());
+    assert_eq!(find(&["--replicas", "1"]), ["LONE"]);
+    assert_eq!(find(&["--replicas", "3", "--invert"]), ["TRIPLE"]);
 }
 
 /// `server cluster` as the system account user, on `url`.
