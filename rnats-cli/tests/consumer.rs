@@ -627,6 +627,14 @@ fn find_keeps_the_consumers_that_pass_every_filter_and_invert_turns_each_around(
     assert_eq!(find(&["--pending", "4", "--invert"]), ["IDLE"]);
     assert!(find(&["--waiting", "5"]).is_empty(), "no pull is waiting");
     assert!(find(&["--waiting", "5", "--invert"]).is_empty());
+    // As in natscli, 0 (a count, a span) is no filter at all, inverted or not.
+    for zero in [
+        &["--waiting", "0"][..],
+        &["--ack-pending", "0"],
+        &["--idle", "0s"],
+    ] {
+        assert_eq!(find(&[zero, &["--invert"]].concat()).len(), 3, "{zero:?}");
+    }
     // Never delivered counts as idle; a delivery a moment ago does not.
     assert_eq!(find(&["--idle", "1h"]), ["IDLE", "PUSH"]);
     assert_eq!(find(&["--idle", "1h", "--invert"]), ["READ"]);
@@ -644,8 +652,14 @@ fn find_keeps_the_consumers_that_pass_every_filter_and_invert_turns_each_around(
         "Subscribed to",
     );
     let bound = || {
-        let info = run(&["consumer", "info", "ORDERS", "PUSH", "--json"]);
-        info.contains(r#""push_bound": true"#)
+        let info = rnats.json(
+            &[
+                &["consumer", "info", "ORDERS", "PUSH", "--json"][..],
+                &s[..],
+            ]
+            .concat(),
+        );
+        info["push_bound"] == true
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !bound() {
@@ -707,7 +721,7 @@ fn find_keeps_the_consumers_that_pass_every_filter_and_invert_turns_each_around(
     assert!(line.contains("stream not found"), "{line}");
     for bad in [
         &["--idle", "soon"][..],
-        &["--waiting", "0"],
+        &["--waiting", "-1"],
         &["--pending", "lots"],
         &["--pull", "--push"],
     ] {

@@ -324,6 +324,9 @@ fn find_keeps_the_streams_that_pass_every_filter_and_invert_turns_each_around() 
     assert!(!has(&["--idle", "1h", "--invert"], "EMPTY"));
     assert!(find(&["--created", "1h"]).is_empty());
     assert_eq!(find(&["--created", "1h", "--invert"]).len(), 4);
+    // As in natscli, a span of 0 is no filter, inverted or not.
+    assert_eq!(find(&["--created", "0s", "--invert"]).len(), 4);
+    assert_eq!(find(&["--idle", "0s", "--invert"]).len(), 4);
     // At most N consumers; inverted, at least N.
     assert!(has(&["--consumers", "0"], "EMPTY") && !has(&["--consumers", "0"], "FULL"));
     assert_eq!(find(&["--consumers", "1", "--invert"]), ["FULL"]);

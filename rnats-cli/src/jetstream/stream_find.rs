@@ -130,11 +130,12 @@ impl FindArgs {
             }
         };
         let checks = [
-            self.created.map(|span| {
+            self.created.filter(|span| !span.is_zero()).map(|span| {
                 let age = now - info.created;
                 if invert { age <= span } else { age >= span }
             }),
             self.idle
+                .filter(|span| !span.is_zero())
                 .map(|span| (now - state.last_timestamp > span) != invert),
             self.empty.then_some((state.messages == 0) != invert),
             self.consumers
@@ -194,6 +195,7 @@ fn parse_regex(text: &str) -> Result<Regex, String> {
 
 /// Whether every subject `subject` (which may hold wildcards) stands for lies inside
 /// `wanted`: `orders.*` is inside `orders.>` and `*.*`, `orders.>` is not inside `orders.*`.
+/// An empty token (`a..b`) is in no subject, as in natscli.
 fn subject_within(subject: &str, wanted: &str) -> bool {
     let mut tokens = subject.split('.');
     for want in wanted.split('.') {
@@ -201,6 +203,7 @@ fn subject_within(subject: &str, wanted: &str) -> bool {
             return false;
         };
         match (want, token) {
+            ("", _) | (_, "") => return false,
             (">", _) => return true,
             (_, ">") => return false,
             ("*", _) => {}
@@ -237,6 +240,8 @@ mod tests {
             ("orders.new.x", "orders.*"),
             ("orders.new", "orders.new.x"),
             ("orders.>", "orders.new"),
+            ("orders..new", "orders..new"),
+            ("orders.new", "orders..>"),
         ] {
             assert!(
                 !subject_within(subject, wanted),

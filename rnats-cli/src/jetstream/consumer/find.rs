@@ -29,14 +29,14 @@ pub(super) struct FindArgs {
     /// Push consumers with a subscriber, and pull consumers with pulls waiting.
     #[arg(long)]
     bound: bool,
-    /// Consumers with pulls waiting, fewer than this many.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Consumers with pulls waiting, fewer than this many (0: any).
+    #[arg(long, value_name = "N")]
     waiting: Option<u64>,
-    /// Consumers with messages awaiting their ack, fewer than this many.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Consumers with messages awaiting their ack, fewer than this many (0: any).
+    #[arg(long, value_name = "N")]
     ack_pending: Option<u64>,
-    /// Consumers with messages left to deliver, fewer than this many.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Consumers with messages left to deliver, fewer than this many (0: any).
+    #[arg(long, value_name = "N")]
     pending: Option<u64>,
     /// Consumers that delivered nothing for this long, e.g. 1h (never counts as idle).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
@@ -68,6 +68,9 @@ pub(super) struct FindArgs {
 pub(super) async fn run(js: &Context, args: FindArgs) -> Result<(), CliError> {
     let stream = &args.stream;
     let action = || format!("cannot list consumers of {stream}");
+    // Found first, for the same error either way (a name that is no subject token, or no
+    // such stream).
+    let handle = get_stream(js, stream).await?;
     if args.json {
         let subject = format!("CONSUMER.LIST.{stream}");
         let mut listed = Vec::new();
@@ -85,7 +88,6 @@ pub(super) async fn run(js: &Context, args: FindArgs) -> Result<(), CliError> {
             .collect();
         return out::json(&found);
     }
-    let handle = get_stream(js, stream).await?;
     let mut consumers = handle.consumers();
     let mut listed = Vec::new();
     while let Some(info) = consumers.next().await {
@@ -133,16 +135,20 @@ impl FindArgs {
                     && (fully_pinned(info) != invert)
             }),
             self.ack_pending
+                .filter(|limit| *limit > 0)
                 .map(|limit| fewer(count(info.num_ack_pending), limit)),
             self.waiting
+                .filter(|limit| *limit > 0)
                 .map(|limit| fewer(count(info.num_waiting), limit)),
-            self.pending.map(|limit| fewer(info.num_pending, limit)),
+            self.pending
+                .filter(|limit| *limit > 0)
+                .map(|limit| fewer(info.num_pending, limit)),
             // Year 1 is Go's zero time: a consumer the server gave no creation time.
-            self.created.map(|span| {
+            self.created.filter(|span| !span.is_zero()).map(|span| {
                 let age = now - info.created;
                 info.created.year() > 1 && if invert { age < span } else { age >= span }
             }),
-            self.idle.map(|span| {
+            self.idle.filter(|span| !span.is_zero()).map(|span| {
                 let last = info.delivered.last_active;
                 let idle = last.is_none_or(|last| now - last > span);
                 idle != invert

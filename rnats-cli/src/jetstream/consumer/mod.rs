@@ -488,11 +488,13 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
 }
 
 async fn list(js: &Context, stream: String, json: bool, names: bool) -> Result<(), CliError> {
+    // Found first, for the same error either way (a name that is no subject token, or no
+    // such stream).
+    let handle = get_stream(js, &stream).await?;
     if json {
         let list = raw_list(js, &format!("CONSUMER.LIST.{stream}"), "consumers").await?;
         return out::json(&list);
     }
-    let handle = get_stream(js, &stream).await?;
     let mut consumers = handle.consumers();
     let mut infos = Vec::new();
     while let Some(info) = consumers.next().await {
