@@ -851,6 +851,64 @@ async fn an_ordered_push_consumer_recreated_before_its_first_message_starts_wher
     expect_sequences(&mut messages, 4..=6).await;
 }
 
+/// An ordered consumer whose server sends nothing though its heartbeats say it is in step
+/// (as on a replica left behind by a partition; here a paused consumer gives the same signs)
+/// asks the stream leader once it has been idle for 10 s, and is recreated after its last
+/// message: the pull one with several filters, the push one with none.
+#[tokio::test]
+async fn ordered_consumers_in_step_but_behind_their_stream_are_recreated() {
+    let server = jetstream_server();
+    let client = connect(&server.url()).await;
+    let js = rnats_jetstream::new(client.clone());
+    let stream = add_stream(&js, "STUCK", &["stuck.>"], StorageType::Memory).await;
+    publish(&js, "stuck.a", 3).await;
+    let pull = stream
+        .create_consumer(pull::OrderedConfig {
+            filter_subjects: vec!["stuck.a".into(), "stuck.b".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let push = stream
+        .create_consumer(push::OrderedConfig {
+            deliver_subject: client.new_inbox(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let names = [
+        pull.cached_info().name.clone(),
+        push.cached_info().name.clone(),
+    ];
+    let mut pulled = pull.messages().await.unwrap();
+    let mut pushed = push.messages().await.unwrap();
+    expect_sequences(&mut pulled, 1..=3).await;
+    expect_sequences(&mut pushed, 1..=3).await;
+    let paused_until =
+        datetime::add_std_duration(datetime::now(), Duration::from_secs(3600)).unwrap();
+    for name in &names {
+        let paused = stream.pause_consumer(name, paused_until).await.unwrap();
+        assert!(paused.paused, "{name}");
+    }
+    // Nothing comes while the message waits (the paused consumers keep heartbeating), then
+    // both consumers are recreated and deliver it, and the next.
+    publish(&js, "stuck.b", 1).await;
+    tokio::join!(
+        expect_sequences(&mut pulled, 4..=4),
+        expect_sequences(&mut pushed, 4..=4)
+    );
+    publish(&js, "stuck.a", 1).await;
+    tokio::join!(
+        expect_sequences(&mut pulled, 5..=5),
+        expect_sequences(&mut pushed, 5..=5)
+    );
+    assert_eq!(pulled.recoveries().recreations, 1);
+    let consumers: Vec<String> = stream.consumer_names().try_collect().await.unwrap();
+    for name in &names {
+        assert!(!consumers.contains(name), "{name} was not replaced");
+    }
+}
+
 #[tokio::test]
 async fn ordered_push_consumer_delivers_in_order_from_a_start_sequence() {
     let server = jetstream_server();

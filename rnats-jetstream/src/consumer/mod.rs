@@ -14,6 +14,7 @@ pub mod pull;
 pub mod push;
 pub(crate) mod recreate;
 mod reset;
+pub(crate) mod stale;
 
 use std::fmt;
 use std::sync::{Arc, Mutex};

@@ -1,8 +1,9 @@
 //! The ordered pull consumer (ADR-17): messages in stream order without gaps, kept so by
 //! recreating the consumer from the last stream sequence seen whenever a delivery goes
-//! missing, heartbeats stop, or the consumer disappears. The create is sent again every
-//! second while unanswered (see `consumer/recreate.rs`), and a recreation the server refuses
-//! is retried with a backoff until one succeeds.
+//! missing, heartbeats stop, the consumer disappears, or it idles while the stream leader
+//! holds a message it owes (its replica fell behind; see `consumer/stale.rs`). The create is
+//! sent again every second while unanswered (see `consumer/recreate.rs`), and a recreation
+//! the server refuses is retried with a backoff until one succeeds.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -22,6 +23,7 @@ use super::{
     OrderedErrorKind, clamp_batch, clamp_expires, clamp_heartbeat,
 };
 use crate::consumer::recreate::{create_resending, delete_replaced, first_start, restart_at};
+use crate::consumer::stale::{self, Position, StaleCheck};
 use crate::consumer::{Consumer, Info, StreamError};
 use crate::context::Context;
 use crate::message::Message;
@@ -38,6 +40,15 @@ impl Consumer<OrderedConfig> {
         let mut config = self.config;
         // A recreation before the first delivery starts where this consumer did.
         config.deliver_policy = first_start(config.deliver_policy, &self.info);
+        let stale = StaleCheck::new(
+            stale::checked(config.replay_policy, config.rate_limit),
+            Position::new(
+                self.info.stream_name.clone(),
+                &config.filter_subject,
+                &config.filter_subjects,
+                config.deliver_policy,
+            ),
+        );
         Ok(Ordered {
             context: self.context,
             stream_name: self.info.stream_name,
@@ -53,6 +64,7 @@ impl Consumer<OrderedConfig> {
             limit_exceeded: false,
             recovered: Recoveries::default(),
             draining: false,
+            stale,
         })
     }
 
@@ -99,6 +111,8 @@ pub struct Ordered {
     /// Draining: the stream ends after the current consumer's last message, and a gap
     /// ends it too (nothing is recreated to fill it).
     draining: bool,
+    /// Notices a consumer on a replica left behind (see `consumer/stale.rs`).
+    stale: StaleCheck,
 }
 
 impl Ordered {
@@ -130,6 +144,7 @@ impl Ordered {
     /// Replaces the consumer with one that starts after the last message delivered; while
     /// draining, only lets the current one go.
     fn start_recreate(&mut self) {
+        self.stale.restart();
         if let Some(stream) = self.stream.take() {
             self.recovered = self.recovered.add(stream.recoveries());
         }
@@ -209,6 +224,7 @@ impl futures_util::Stream for Ordered {
                 match result {
                     Ok(stream) => {
                         this.attempt = 0;
+                        this.stale.restart();
                         this.stream = Some(stream);
                     }
                     // Not an item, as in async-nats: the attempts go on (backing off) until
@@ -228,10 +244,26 @@ impl futures_util::Stream for Ordered {
                 this.start_recreate();
                 continue;
             };
-            match std::task::ready!(stream.poll_next_unpin(cx)) {
+            let next = match stream.poll_next_unpin(cx) {
+                Poll::Ready(next) => next,
+                Poll::Pending
+                    if !this.draining
+                        && this
+                            .stale
+                            .poll_behind(cx, &this.context, this.stream_sequence) =>
+                {
+                    this.start_recreate();
+                    continue;
+                }
+                Poll::Pending => return Poll::Pending,
+            };
+            match next {
                 None => return Poll::Ready(None),
                 Some(Ok(message)) => match this.handle_message(&message) {
-                    Ok(true) => return Poll::Ready(Some(Ok(message))),
+                    Ok(true) => {
+                        this.stale.delivered_at(tokio::time::Instant::now());
+                        return Poll::Ready(Some(Ok(message)));
+                    }
                     Ok(false) => this.start_recreate(),
                     Err(error) => return Poll::Ready(Some(Err(error))),
                 },

@@ -1,8 +1,10 @@
 //! The ordered push consumer (ADR-17): a flow-controlled ephemeral consumer on a fresh inbox,
 //! recreated from the last stream sequence seen when a delivery goes missing (a gap, or a
 //! message its subscription dropped as a slow consumer), the heartbeats'
-//! `Nats-Last-Consumer` disagrees, heartbeats stop, the consumer disappears, or the client
-//! reconnects (the server may have restarted without the consumer, as nats.go assumes too).
+//! `Nats-Last-Consumer` disagrees, heartbeats stop, the consumer disappears, the client
+//! reconnects (the server may have restarted without the consumer, as nats.go assumes too),
+//! or it idles while the stream leader holds a message it owes (its replica fell behind; see
+//! `consumer/stale.rs`).
 //! The create is sent again every second while unanswered (see `consumer/recreate.rs`), and
 //! a recreation the server refuses is retried with a backoff until one succeeds.
 
@@ -14,6 +16,7 @@ use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
 use rnats_core::header::NATS_LAST_CONSUMER;
 use rnats_core::{ConnectionEvent, Events, Subscriber};
+use tokio::time::Instant;
 
 use super::config::ORDERED_IDLE_HEARTBEAT;
 use super::{
@@ -22,6 +25,7 @@ use super::{
 };
 use crate::consumer::heartbeat::Monitor;
 use crate::consumer::recreate::{create_resending, delete_replaced, first_start, restart_at};
+use crate::consumer::stale::{self, Position, StaleCheck};
 use crate::consumer::{Consumer, IntoConsumerConfig, StreamError, StreamErrorKind};
 use crate::context::Context;
 use crate::message::Message;
@@ -72,6 +76,15 @@ impl Consumer<OrderedConfig> {
         let mut config = self.config;
         // A recreation before the first delivery starts where this consumer did.
         config.deliver_policy = first_start(config.deliver_policy, &self.info);
+        let stale = StaleCheck::new(
+            stale::checked(config.replay_policy, config.rate_limit),
+            Position::new(
+                self.info.stream_name.clone(),
+                &config.filter_subject,
+                &config.filter_subjects,
+                config.deliver_policy,
+            ),
+        );
         Ok(Ordered {
             events,
             context: self.context,
@@ -85,6 +98,7 @@ impl Consumer<OrderedConfig> {
             attempt: 0,
             idle_heartbeat,
             heartbeat: Monitor::new(idle_heartbeat),
+            stale,
             control: Control::default(),
             consumer_sequence: 0,
             stream_sequence: 0,
@@ -125,6 +139,8 @@ pub struct Ordered {
     /// The consumer's idle heartbeat, asked of every consumer made again.
     idle_heartbeat: Duration,
     heartbeat: Monitor,
+    /// Notices a consumer on a replica left behind (see `consumer/stale.rs`).
+    stale: StaleCheck,
     control: Control,
     consumer_sequence: u64,
     stream_sequence: u64,
@@ -153,6 +169,7 @@ impl Ordered {
     /// Replaces the consumer with one on a fresh inbox, starting after the last message.
     fn start_recreate(&mut self) {
         self.subscriber = None;
+        self.stale.restart();
         self.consumer_sequence = 0;
         self.serial += 1;
         let name = format!("{}_{}", self.name_prefix, self.serial);
@@ -252,6 +269,7 @@ impl futures_util::Stream for Ordered {
                     Ok(subscriber) => {
                         this.attempt = 0;
                         this.heartbeat.seen();
+                        this.stale.restart();
                         this.subscriber = Some(subscriber);
                     }
                     // Not an item, as in async-nats: the attempts go on (backing off) until
@@ -294,15 +312,27 @@ impl futures_util::Stream for Ordered {
                     this.start_recreate();
                     continue;
                 }
+                Poll::Pending
+                    if this
+                        .stale
+                        .poll_behind(cx, &this.context, this.stream_sequence) =>
+                {
+                    this.start_recreate();
+                    continue;
+                }
                 Poll::Pending => return Poll::Pending,
             };
-            this.heartbeat.seen();
+            let now = Instant::now();
+            this.heartbeat.seen_at(now);
             match Control::classify(&message) {
                 Delivery::Message => {
                     let context = this.context.clone();
                     let message = Message { message, context };
                     match this.in_order(&message) {
-                        Ok(true) => return Poll::Ready(Some(Ok(message))),
+                        Ok(true) => {
+                            this.stale.delivered_at(now);
+                            return Poll::Ready(Some(Ok(message)));
+                        }
                         Ok(false) => this.start_recreate(),
                         Err(error) => return Poll::Ready(Some(Err(error))),
                     }
