@@ -853,8 +853,9 @@ async fn an_ordered_push_consumer_recreated_before_its_first_message_starts_wher
 
 /// An ordered consumer whose server sends nothing though its heartbeats say it is in step
 /// (as on a replica left behind by a partition; here a paused consumer gives the same signs)
-/// asks the stream leader once it has been idle for 10 s, and is recreated after its last
-/// message: the pull one with several filters, the push one with none.
+/// asks the stream leader once it has been idle for 10 s (8-12 s), asks again a second later,
+/// and is recreated after its last message: the pull one with several filters, the push one
+/// with none.
 #[tokio::test]
 async fn ordered_consumers_in_step_but_behind_their_stream_are_recreated() {
     let server = jetstream_server();
@@ -890,8 +891,8 @@ async fn ordered_consumers_in_step_but_behind_their_stream_are_recreated() {
         let paused = stream.pause_consumer(name, paused_until).await.unwrap();
         assert!(paused.paused, "{name}");
     }
-    // Nothing comes while the message waits (the paused consumers keep heartbeating), then
-    // both consumers are recreated and deliver it, and the next.
+    // The paused consumers keep heartbeating in step and send nothing; once idle long
+    // enough, both ask, are recreated, and deliver the message, and the next.
     publish(&js, "stuck.b", 1).await;
     tokio::join!(
         expect_sequences(&mut pulled, 4..=4),

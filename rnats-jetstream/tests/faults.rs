@@ -393,10 +393,10 @@ async fn client_through(proxies: &[Proxy], first: usize) -> rnats_core::Client {
         .unwrap()
 }
 
-/// What `make` makes, asked up to five times (the last error fails the test). For the
-/// set-up calls of the readers' context, which keeps the default five-second timeout since
-/// its recoveries are what the test measures: on a busy machine a consumer created on a fresh
-/// R3 cluster can take longer than that to answer. A count, not a deadline, so that an error
+/// What `make` makes, asked up to five times (the last error fails the test). For set-up
+/// calls with a short timeout: the readers' context keeps the default five seconds, and the
+/// publishers' two, since their recoveries are what the test measures, and on a busy machine
+/// a consumer or bucket made on a fresh R3 cluster can take longer than that to answer. A count, not a deadline, so that an error
 /// the server gives at once is not asked again in a tight loop.
 async fn made<T, E: std::fmt::Debug, F: std::future::Future<Output = Result<T, E>>>(
     mut make: impl FnMut() -> F,

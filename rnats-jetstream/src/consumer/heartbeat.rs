@@ -61,6 +61,12 @@ impl Monitor {
         self.seen();
     }
 
+    /// Makes `limit` the silence that is a miss from now on, keeping the timer (re-armed for
+    /// the new deadline when next polled).
+    pub(crate) fn set_limit(&mut self, limit: Duration) {
+        self.limit = limit;
+    }
+
     /// How long a silence may last before it is a miss; zero when never.
     pub(crate) fn limit(&self) -> Duration {
         self.limit

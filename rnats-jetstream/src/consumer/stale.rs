@@ -9,29 +9,40 @@
 //! there is, so neither a gap nor a missed heartbeat shows it (async-nats' ordered consumers
 //! wait it out the same way).
 //!
-//! So an ordered consumer that has delivered nothing for a while asks the stream leader,
-//! which is current by definition, whether a message it should have had is stored
-//! (`STREAM.MSG.GET` of the first message at or after the next sequence, on each of its
-//! filters). One is: the consumer is recreated after the last message delivered, which puts
-//! it on a replica picked afresh. The first question comes after 10 s with no delivery (two
-//! of a push consumer's idle heartbeats); each answer that finds nothing doubles the wait, up
-//! to a minute, so an idle consumer (a watch of a quiet bucket) asks about once a minute; a
-//! delivery starts over. A question left unanswered (3 s without an answer, or the 503 a
+//! So an ordered consumer that has had nothing to deliver for a while asks the stream leader
+//! (which holds what the majority stored) whether a message it owes is stored:
+//! `STREAM.MSG.GET` of the first message after its last one, filter by filter. The first
+//! question comes after 10 s with nothing to deliver (two of a push consumer's idle
+//! heartbeats), counted from the moment its queue ran dry; each answer that finds nothing
+//! doubles the wait, up to a minute, so an idle consumer (a watch of a quiet bucket) asks
+//! about once a minute, one request a filter; a delivery starts over. Waits vary by a fifth
+//! either way, so that watches recreated together do not ask together for ever after.
+//!
+//! A message found is asked about once more a second later, and only if it is still owed
+//! then (no delivery in between: one may have been on its way) is the consumer recreated
+//! after its last message, which puts it on a replica picked afresh. The next question comes
+//! 3 s after the new consumer is in place, in case it landed on the same replica; should it
+//! find the new one behind too, the wait doubles, so that nothing can make a consumer
+//! recreate itself in a tight loop.
+//!
+//! A question left unanswered (3 s without an answer to one filter's request, or the 503 a
 //! server gives while it catches up after a partition, as the consumer's own server did for
 //! 8 s after the heal in the suite) is asked again 2 s later, ten times in a row at most;
-//! then the waits double as above, so a client not allowed to ask costs one request a
-//! minute. After a recreation this made, the next question comes 3 s after the new consumer
-//! is in place, in case it landed on the same replica.
+//! then the waits double as above, and deliveries do not start them over until a question
+//! is answered. A consumer that never had an answer stops asking after three: a client that
+//! may not send `STREAM.MSG.GET` (a least-privilege Key-Value user) gets three permission
+//! errors, not one a minute for ever. Nothing is asked while the connection is down.
 //!
-//! A consumer that delivers at a pace of its own (`ReplayPolicy::Original`, a `rate_limit`)
-//! may lag the stream by design and never asks.
+//! A consumer asks only once it knows where it is: after its first delivery, or from the
+//! start for one that starts at the first message or at a named sequence. A consumer that
+//! delivers at a pace of its own (`ReplayPolicy::Original`, a `rate_limit`) may lag the
+//! stream by design and never asks.
 
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use tokio::time::Instant;
 
 use super::heartbeat::Monitor;
 use super::recreate::restart_at;
@@ -39,17 +50,22 @@ use super::{DeliverPolicy, ReplayPolicy};
 use crate::context::Context;
 use crate::stream::RawMessageErrorKind;
 
-/// The wait after the last delivery before the first question.
+/// The wait after the queue ran dry before the first question.
 const FIRST_WAIT: Duration = Duration::from_secs(10);
-/// The wait after a question that found the consumer behind, once it is made again.
+/// The wait before asking again about a message found owed.
+const GRACE: Duration = Duration::from_secs(1);
+/// The wait after a recreation this made, before the new consumer is asked about.
 const AFTER_RECREATION: Duration = Duration::from_secs(3);
 /// The wait after a question left unanswered...
 const RETRY: Duration = Duration::from_secs(2);
 /// ...so many times in a row at most; then the waits double.
 const MOST_RETRIES: u32 = 10;
+/// Questions in a row left unanswered after which a consumer that never had an answer stops
+/// asking.
+const NEVER_ANSWERED: u32 = 3;
 /// The longest wait between two questions of an idle consumer.
 const MOST_WAIT: Duration = Duration::from_secs(60);
-/// How long one question may take before it counts as unanswered.
+/// How long one filter's request may take before the question counts as unanswered.
 const ASK_BOUND: Duration = Duration::from_secs(3);
 
 /// What the stream leader said.
@@ -59,22 +75,94 @@ pub(crate) enum Answer {
     Behind,
     /// Nothing stored after what the consumer delivered matches it.
     InStep,
-    /// No answer (a timeout, no leader, a server catching up).
+    /// No answer (a timeout, no leader, a server catching up, no permission).
     Unknown,
 }
 
-impl Answer {
-    /// The wait before the next question after this answer, the last wait having been
-    /// `wait` and `unanswered` questions in a row having gone unanswered before this one.
-    /// Also the new count of those.
-    fn next_wait(self, wait: Duration, unanswered: u32) -> (Duration, u32) {
-        let doubled = wait.saturating_mul(2).clamp(FIRST_WAIT, MOST_WAIT);
-        match self {
-            Answer::Behind => (AFTER_RECREATION, 0),
-            Answer::InStep => (doubled, 0),
-            Answer::Unknown if unanswered < MOST_RETRIES => (RETRY, unanswered + 1),
-            Answer::Unknown => (doubled, unanswered),
+/// The waits between questions: what the answers so far make of the next one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pace {
+    wait: Duration,
+    /// Questions in a row left unanswered.
+    unanswered: u32,
+    /// A message was found owed and is asked about once more.
+    suspect: bool,
+    /// The last recreation this asked for was followed by no delivery.
+    recreated: bool,
+    /// Some question was answered.
+    answered_once: bool,
+}
+
+impl Pace {
+    const fn new() -> Pace {
+        Pace {
+            wait: FIRST_WAIT,
+            unanswered: 0,
+            suspect: false,
+            recreated: false,
+            answered_once: false,
         }
+    }
+
+    /// A delivery: the waits start over, but for a streak of unanswered questions, which only
+    /// an answer ends.
+    fn delivered(&mut self) {
+        let exhausted = self.unanswered >= MOST_RETRIES;
+        *self = Pace {
+            unanswered: self.unanswered,
+            answered_once: self.answered_once,
+            ..Pace::new()
+        };
+        if exhausted {
+            self.wait = MOST_WAIT;
+        }
+    }
+
+    /// Takes in an answer; whether the consumer is to be recreated now.
+    fn answered(&mut self, answer: Answer) -> bool {
+        let doubled = self.wait.saturating_mul(2).clamp(FIRST_WAIT, MOST_WAIT);
+        if answer != Answer::Unknown {
+            self.unanswered = 0;
+            self.answered_once = true;
+        }
+        match answer {
+            Answer::Behind if self.suspect => {
+                self.suspect = false;
+                self.wait = match self.recreated {
+                    true => self
+                        .wait
+                        .saturating_mul(2)
+                        .clamp(AFTER_RECREATION, MOST_WAIT),
+                    false => AFTER_RECREATION,
+                };
+                self.recreated = true;
+                return true;
+            }
+            Answer::Behind => {
+                // Kept for the wait after a recreation; restored below.
+                self.suspect = true;
+                return false;
+            }
+            Answer::InStep => self.wait = doubled,
+            Answer::Unknown if self.unanswered < MOST_RETRIES => {
+                self.unanswered += 1;
+                self.wait = RETRY;
+            }
+            Answer::Unknown => self.wait = doubled,
+        }
+        self.suspect = false;
+        false
+    }
+
+    /// Whether asking is pointless: no question was ever answered, and the last few went
+    /// unanswered.
+    fn given_up(&self) -> bool {
+        !self.answered_once && self.unanswered >= NEVER_ANSWERED
+    }
+
+    /// The wait before the next question.
+    fn next(&self) -> Duration {
+        if self.suspect { GRACE } else { self.wait }
     }
 }
 
@@ -119,6 +207,19 @@ impl Position {
             _ => None,
         }
     }
+
+    /// The question for a consumer whose last message was at `last_delivered`, if it can
+    /// be asked.
+    fn question(
+        &self,
+        context: &Context,
+        last_delivered: u64,
+    ) -> Option<BoxFuture<'static, Answer>> {
+        let after = self.after(last_delivered)?;
+        let context = context.recovery_context();
+        let position = self.clone();
+        Some(Box::pin(ask(context, position, after)))
+    }
 }
 
 /// Whether a consumer with this pace may be checked at all (see the module docs).
@@ -126,31 +227,29 @@ pub(crate) fn checked(replay_policy: ReplayPolicy, rate_limit: u64) -> bool {
     replay_policy != ReplayPolicy::Original && rate_limit == 0
 }
 
-/// Asks the stream leader whether a message after `position` matches one of its filters.
+/// Asks the stream leader, filter by filter, whether a message after stream sequence
+/// `after` matches. The leader's answer carries the message itself (payload and all, which
+/// `STREAM.MSG.GET` cannot leave out); the question is rare enough for that.
 async fn ask(context: Context, position: Position, after: u64) -> Answer {
-    tokio::time::timeout(ASK_BOUND, ask_each(context, position, after))
-        .await
-        .unwrap_or(Answer::Unknown)
-}
-
-/// [`ask`], filter by filter.
-async fn ask_each(context: Context, position: Position, after: u64) -> Answer {
     let all = [String::from(">")];
     let filters = match position.filters.as_slice() {
         [] => &all[..],
         filters => filters,
     };
     for filter in filters {
-        let answer =
+        let request =
             crate::stream::RawMessageBuilder::new(context.clone(), position.stream_name.clone())
                 .without_headers()
                 .sequence(after.saturating_add(1))
                 .next_by_subject(filter.as_str())
-                .send()
-                .await;
-        match answer {
-            Ok(_) => return Answer::Behind,
-            Err(error) if matches!(error.kind(), RawMessageErrorKind::NoMessageFound) => {}
+                .send();
+        match tokio::time::timeout(ASK_BOUND, request).await {
+            Ok(Ok(_)) => return Answer::Behind,
+            Ok(Err(error)) if matches!(error.kind(), RawMessageErrorKind::NoMessageFound) => {}
+            Ok(Err(error)) => {
+                tracing::debug!(%error, "an ordered consumer's question went unanswered");
+                return Answer::Unknown;
+            }
             Err(_) => return Answer::Unknown,
         }
     }
@@ -161,10 +260,11 @@ async fn ask_each(context: Context, position: Position, after: u64) -> Answer {
 pub(crate) struct StaleCheck {
     /// Off for a consumer with a pace of its own.
     enabled: bool,
-    /// The wait after the last delivery (or answer) before the next question.
-    wait: Duration,
-    /// Questions in a row left unanswered.
-    unanswered: u32,
+    /// Off while the connection is down.
+    paused: bool,
+    pace: Pace,
+    /// A delivery came since the queue last ran dry: the idle spell starts at the next.
+    fresh: bool,
     idle: Monitor,
     position: Position,
     asking: Option<BoxFuture<'static, Answer>>,
@@ -174,8 +274,8 @@ impl std::fmt::Debug for StaleCheck {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StaleCheck")
             .field("enabled", &self.enabled)
-            .field("wait", &self.wait)
-            .field("unanswered", &self.unanswered)
+            .field("paused", &self.paused)
+            .field("pace", &self.pace)
             .field("asking", &self.asking.is_some())
             .finish()
     }
@@ -186,29 +286,42 @@ impl StaleCheck {
     pub(crate) fn new(enabled: bool, position: Position) -> StaleCheck {
         StaleCheck {
             enabled,
-            wait: FIRST_WAIT,
-            unanswered: 0,
-            idle: Monitor::with_limit(FIRST_WAIT),
+            paused: false,
+            pace: Pace::new(),
+            fresh: false,
+            idle: Monitor::with_limit(jittered(FIRST_WAIT)),
             position,
             asking: None,
         }
     }
 
-    /// A message was delivered at `now`: the idle spell, and any question, start over.
-    pub(crate) fn delivered_at(&mut self, now: Instant) {
-        self.asking = None;
-        self.unanswered = 0;
-        if self.wait != FIRST_WAIT {
-            self.set_wait(FIRST_WAIT);
-        }
-        self.idle.seen_at(now);
+    /// A message was delivered: the waits, and any question, start over once the queue
+    /// runs dry again. No clock is read here, on the path of every message.
+    pub(crate) fn delivered(&mut self) {
+        self.fresh = true;
     }
 
-    /// The consumer was replaced: no question about the old one is pending, and the idle
-    /// spell counts from now.
+    /// The consumer was replaced: no question about the old one is pending, unanswered ones
+    /// are forgotten (once one was answered), and the idle spell counts from now.
     pub(crate) fn restart(&mut self) {
         self.asking = None;
-        self.idle = Monitor::with_limit(self.wait);
+        if self.pace.answered_once {
+            self.pace.unanswered = 0;
+        }
+        self.pace.suspect = false;
+        self.rearm();
+    }
+
+    /// The connection went down: nothing is asked until it is back.
+    pub(crate) fn pause(&mut self) {
+        self.paused = true;
+        self.asking = None;
+    }
+
+    /// The connection is back.
+    pub(crate) fn resume(&mut self) {
+        self.paused = false;
+        self.rearm();
     }
 
     /// Called while the consumer has nothing to deliver, the last message it delivered
@@ -220,8 +333,18 @@ impl StaleCheck {
         context: &Context,
         last_delivered: u64,
     ) -> bool {
-        if !self.enabled {
+        if !self.enabled || self.paused {
             return false;
+        }
+        if std::mem::take(&mut self.fresh) {
+            self.asking = None;
+            let before = self.pace;
+            self.pace.delivered();
+            // The usual case keeps its wait (and its timer): only the clock is read.
+            match self.pace == before {
+                true => self.idle.seen(),
+                false => self.rearm(),
+            }
         }
         loop {
             if let Some(asking) = self.asking.as_mut() {
@@ -229,10 +352,14 @@ impl StaleCheck {
                     return false;
                 };
                 self.asking = None;
-                let (wait, unanswered) = answer.next_wait(self.wait, self.unanswered);
-                self.unanswered = unanswered;
-                self.set_wait(wait);
-                if answer == Answer::Behind {
+                let recreate = self.pace.answered(answer);
+                if self.pace.given_up() {
+                    tracing::debug!("an ordered consumer's questions are never answered; stopped");
+                    self.enabled = false;
+                    return false;
+                }
+                self.rearm();
+                if recreate {
                     tracing::debug!("an ordered consumer's replica is behind its stream");
                     return true;
                 }
@@ -241,22 +368,27 @@ impl StaleCheck {
             if !self.idle.poll_missed(cx) {
                 return false;
             }
-            match self.position.after(last_delivered) {
-                Some(after) => {
-                    let context = context.recovery_context();
-                    let position = self.position.clone();
-                    self.asking = Some(Box::pin(ask(context, position, after)));
+            match self.position.question(context, last_delivered) {
+                Some(question) => self.asking = Some(question),
+                // Nothing to compare with until a first delivery, which starts over.
+                None => {
+                    self.pace.wait = MOST_WAIT;
+                    self.rearm();
                 }
-                // Nothing to compare with until a first delivery; ask again then.
-                None => self.set_wait(MOST_WAIT),
             }
         }
     }
 
-    fn set_wait(&mut self, wait: Duration) {
-        self.wait = wait;
-        self.idle = Monitor::with_limit(wait);
+    /// Counts the idle spell from now, to the wait the pace says.
+    fn rearm(&mut self) {
+        self.idle.set_limit(jittered(self.pace.next()));
+        self.idle.seen();
     }
+}
+
+/// `wait`, a fifth longer or shorter at most, at random.
+fn jittered(wait: Duration) -> Duration {
+    wait.mul_f64(0.8 + 0.4 * fastrand::f64())
 }
 
 #[cfg(test)]
@@ -292,31 +424,96 @@ mod tests {
     }
 
     #[test]
-    fn waits_double_while_in_step_retry_soon_while_unanswered_and_start_over_when_behind() {
-        let secs = Duration::from_secs;
-        // In step: 10, 20, 40, 60, 60 s.
-        let mut wait = FIRST_WAIT;
+    fn waits_double_while_in_step_up_to_a_minute() {
+        let mut pace = Pace::new();
         let mut waits = Vec::new();
         for _ in 0..4 {
-            (wait, _) = Answer::InStep.next_wait(wait, 0);
-            waits.push(wait);
+            assert!(!pace.answered(Answer::InStep));
+            waits.push(pace.next().as_secs());
         }
-        assert_eq!(waits, [secs(20), secs(40), secs(60), secs(60)]);
-        // Unanswered: 2 s ten times, then doubling; an answer resets the count.
-        let (mut wait, mut unanswered) = (FIRST_WAIT, 0);
+        assert_eq!(waits, [20, 40, 60, 60]);
+        pace.delivered();
+        assert_eq!(pace.next(), FIRST_WAIT);
+    }
+
+    #[test]
+    fn a_message_owed_twice_in_a_row_recreates_and_again_only_after_longer_waits() {
+        let mut pace = Pace::new();
+        assert!(!pace.answered(Answer::Behind), "asked again first");
+        assert_eq!(pace.next(), GRACE);
+        assert!(pace.answered(Answer::Behind));
+        assert_eq!(pace.next(), AFTER_RECREATION);
+        // The new consumer delivers nothing and is behind too: the wait doubles.
+        assert!(!pace.answered(Answer::Behind));
+        assert!(pace.answered(Answer::Behind));
+        assert_eq!(pace.next(), AFTER_RECREATION * 2);
+        // A delivery in between clears both the suspicion and the doubling.
+        assert!(!pace.answered(Answer::Behind));
+        pace.delivered();
+        assert!(!pace.answered(Answer::Behind));
+        assert!(pace.answered(Answer::Behind));
+        assert_eq!(pace.next(), AFTER_RECREATION);
+        // In step at the second question: nothing was owed after all.
+        let mut pace = Pace::new();
+        assert!(!pace.answered(Answer::Behind));
+        assert!(!pace.answered(Answer::InStep));
+        assert_eq!(pace.next(), FIRST_WAIT * 2);
+    }
+
+    #[test]
+    fn a_consumer_never_answered_gives_up_after_three() {
+        let mut pace = Pace::new();
+        for _ in 0..NEVER_ANSWERED - 1 {
+            pace.answered(Answer::Unknown);
+            assert!(!pace.given_up());
+        }
+        pace.delivered();
+        pace.answered(Answer::Unknown);
+        assert!(pace.given_up(), "deliveries do not end the streak");
+        // Answered once, it keeps asking through any streak.
+        let mut pace = Pace::new();
+        pace.answered(Answer::InStep);
+        for _ in 0..2 * MOST_RETRIES {
+            pace.answered(Answer::Unknown);
+            assert!(!pace.given_up());
+        }
+    }
+
+    #[test]
+    fn unanswered_questions_retry_soon_ten_times_then_once_a_minute_across_deliveries() {
+        let mut pace = Pace::new();
+        pace.answered(Answer::InStep);
+        pace.delivered();
         for n in 1..=MOST_RETRIES {
-            (wait, unanswered) = Answer::Unknown.next_wait(wait, unanswered);
-            assert_eq!((wait, unanswered), (RETRY, n));
+            assert!(!pace.answered(Answer::Unknown));
+            assert_eq!((pace.next(), pace.unanswered), (RETRY, n));
         }
-        (wait, unanswered) = Answer::Unknown.next_wait(wait, unanswered);
-        assert_eq!((wait, unanswered), (FIRST_WAIT, MOST_RETRIES));
-        (wait, unanswered) = Answer::Unknown.next_wait(wait, unanswered);
-        assert_eq!(wait, secs(20));
-        assert_eq!(Answer::InStep.next_wait(wait, unanswered), (secs(40), 0));
-        assert_eq!(
-            Answer::Behind.next_wait(MOST_WAIT, 3),
-            (AFTER_RECREATION, 0)
-        );
+        let waits: Vec<u64> = (0..3)
+            .map(|_| {
+                pace.answered(Answer::Unknown);
+                pace.next().as_secs()
+            })
+            .collect();
+        assert_eq!(waits, [10, 20, 40]);
+        // A delivery does not start the retries over: a client that may not ask keeps
+        // asking once a minute.
+        pace.delivered();
+        assert_eq!(pace.next(), MOST_WAIT);
+        pace.answered(Answer::Unknown);
+        assert_eq!(pace.next(), MOST_WAIT);
+        // An answer ends the streak.
+        pace.answered(Answer::InStep);
+        assert_eq!(pace.unanswered, 0);
+        pace.delivered();
+        assert_eq!(pace.next(), FIRST_WAIT);
+    }
+
+    #[test]
+    fn waits_vary_by_a_fifth_at_most() {
+        for _ in 0..1000 {
+            let wait = jittered(FIRST_WAIT);
+            assert!(wait >= FIRST_WAIT.mul_f64(0.8) && wait <= FIRST_WAIT.mul_f64(1.2));
+        }
     }
 
     #[test]

@@ -261,7 +261,7 @@ impl futures_util::Stream for Ordered {
                 None => return Poll::Ready(None),
                 Some(Ok(message)) => match this.handle_message(&message) {
                     Ok(true) => {
-                        this.stale.delivered_at(tokio::time::Instant::now());
+                        this.stale.delivered();
                         return Poll::Ready(Some(Ok(message)));
                     }
                     Ok(false) => this.start_recreate(),

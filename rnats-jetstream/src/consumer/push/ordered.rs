@@ -16,7 +16,6 @@ use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
 use rnats_core::header::NATS_LAST_CONSUMER;
 use rnats_core::{ConnectionEvent, Events, Subscriber};
-use tokio::time::Instant;
 
 use super::config::ORDERED_IDLE_HEARTBEAT;
 use super::{
@@ -219,9 +218,13 @@ impl Ordered {
     fn drive_events(&mut self, cx: &mut TaskContext<'_>) {
         while let Some(events) = self.events.as_mut() {
             match events.poll_next_unpin(cx) {
-                Poll::Ready(Some(ConnectionEvent::Disconnected { .. })) => self.heartbeat.pause(),
+                Poll::Ready(Some(ConnectionEvent::Disconnected { .. })) => {
+                    self.heartbeat.pause();
+                    self.stale.pause();
+                }
                 Poll::Ready(Some(ConnectionEvent::Reconnected)) => {
                     self.heartbeat.resume();
+                    self.stale.resume();
                     self.start_recreate();
                 }
                 Poll::Ready(Some(_)) => {}
@@ -322,15 +325,14 @@ impl futures_util::Stream for Ordered {
                 }
                 Poll::Pending => return Poll::Pending,
             };
-            let now = Instant::now();
-            this.heartbeat.seen_at(now);
+            this.heartbeat.seen();
             match Control::classify(&message) {
                 Delivery::Message => {
                     let context = this.context.clone();
                     let message = Message { message, context };
                     match this.in_order(&message) {
                         Ok(true) => {
-                            this.stale.delivered_at(now);
+                            this.stale.delivered();
                             return Poll::Ready(Some(Ok(message)));
                         }
                         Ok(false) => this.start_recreate(),
