@@ -21,17 +21,22 @@
 //! A message found is asked about once more a second later, and only if it is still owed
 //! then (no delivery in between: one may have been on its way) is the consumer recreated
 //! after its last message, which puts it on a replica picked afresh. The next question comes
-//! 3 s after the new consumer is in place, in case it landed on the same replica; should it
-//! find the new one behind too, the wait doubles, so that nothing can make a consumer
-//! recreate itself in a tight loop.
+//! 3 s after the new consumer is in place, in case it landed on the same replica (one chance
+//! in three on an R3 stream). From the fourth recreation in a row without a delivery between
+//! them the wait doubles, so that nothing can make a consumer recreate itself in a tight
+//! loop.
 //!
 //! A question left unanswered (3 s without an answer to one filter's request, or the 503 a
 //! server gives while it catches up after a partition, as the consumer's own server did for
 //! 8 s after the heal in the suite) is asked again 2 s later, ten times in a row at most;
 //! then the waits double as above, and deliveries do not start them over until a question
-//! is answered. A consumer that never had an answer stops asking after three: a client that
-//! may not send `STREAM.MSG.GET` (a least-privilege Key-Value user) gets three permission
-//! errors, not one a minute for ever. Nothing is asked while the connection is down.
+//! is answered. A consumer that never had an answer stops asking once five questions in a
+//! row got no reply at all, which is what a missing permission gives (the server drops the
+//! request and tells the connection): a client that may not send `STREAM.MSG.GET` (a
+//! least-privilege Key-Value user) gets five permission errors, not one a minute for ever.
+//! A refusal (the 503 of a cut-off server) does not count towards that: the consumer that
+//! most needs the question is the one cut off when it first idles. Nothing is asked while
+//! the connection is down.
 //!
 //! A consumer asks only once it knows where it is: after its first delivery, or from the
 //! start for one that starts at the first message or at a named sequence. A consumer that
@@ -54,15 +59,17 @@ use crate::stream::RawMessageErrorKind;
 const FIRST_WAIT: Duration = Duration::from_secs(10);
 /// The wait before asking again about a message found owed.
 const GRACE: Duration = Duration::from_secs(1);
-/// The wait after a recreation this made, before the new consumer is asked about.
+/// The wait after a recreation this made, before the new consumer is asked about...
 const AFTER_RECREATION: Duration = Duration::from_secs(3);
+/// ...for so many recreations in a row without a delivery; then the wait doubles.
+const QUICK_RECREATIONS: u32 = 3;
 /// The wait after a question left unanswered...
 const RETRY: Duration = Duration::from_secs(2);
 /// ...so many times in a row at most; then the waits double.
 const MOST_RETRIES: u32 = 10;
-/// Questions in a row left unanswered after which a consumer that never had an answer stops
-/// asking.
-const NEVER_ANSWERED: u32 = 3;
+/// Questions in a row without any reply after which a consumer that never had an answer
+/// stops asking.
+const NEVER_ANSWERED: u32 = 5;
 /// The longest wait between two questions of an idle consumer.
 const MOST_WAIT: Duration = Duration::from_secs(60);
 /// How long one filter's request may take before the question counts as unanswered.
@@ -75,20 +82,24 @@ pub(crate) enum Answer {
     Behind,
     /// Nothing stored after what the consumer delivered matches it.
     InStep,
-    /// No answer (a timeout, no leader, a server catching up, no permission).
-    Unknown,
+    /// An error for an answer: no leader, a server catching up (503), no responders.
+    Refused,
+    /// No reply within [`ASK_BOUND`]: a leader cut off, or no permission to ask.
+    Silent,
 }
 
 /// The waits between questions: what the answers so far make of the next one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Pace {
     wait: Duration,
-    /// Questions in a row left unanswered.
+    /// Questions in a row left unanswered (refused or silent).
     unanswered: u32,
+    /// Questions in a row with no reply at all.
+    silent: u32,
     /// A message was found owed and is asked about once more.
     suspect: bool,
-    /// The last recreation this asked for was followed by no delivery.
-    recreated: bool,
+    /// Recreations this asked for in a row, without a delivery between them.
+    recreated: u32,
     /// Some question was answered.
     answered_once: bool,
 }
@@ -98,8 +109,9 @@ impl Pace {
         Pace {
             wait: FIRST_WAIT,
             unanswered: 0,
+            silent: 0,
             suspect: false,
-            recreated: false,
+            recreated: 0,
             answered_once: false,
         }
     }
@@ -110,6 +122,7 @@ impl Pace {
         let exhausted = self.unanswered >= MOST_RETRIES;
         *self = Pace {
             unanswered: self.unanswered,
+            silent: self.silent,
             answered_once: self.answered_once,
             ..Pace::new()
         };
@@ -121,21 +134,26 @@ impl Pace {
     /// Takes in an answer; whether the consumer is to be recreated now.
     fn answered(&mut self, answer: Answer) -> bool {
         let doubled = self.wait.saturating_mul(2).clamp(FIRST_WAIT, MOST_WAIT);
-        if answer != Answer::Unknown {
+        let unanswered = matches!(answer, Answer::Refused | Answer::Silent);
+        self.silent = match answer {
+            Answer::Silent => self.silent.saturating_add(1),
+            _ => 0,
+        };
+        if !unanswered {
             self.unanswered = 0;
             self.answered_once = true;
         }
         match answer {
             Answer::Behind if self.suspect => {
                 self.suspect = false;
+                self.recreated = self.recreated.saturating_add(1);
                 self.wait = match self.recreated {
-                    true => self
+                    n if n <= QUICK_RECREATIONS => AFTER_RECREATION,
+                    _ => self
                         .wait
                         .saturating_mul(2)
                         .clamp(AFTER_RECREATION, MOST_WAIT),
-                    false => AFTER_RECREATION,
                 };
-                self.recreated = true;
                 return true;
             }
             Answer::Behind => {
@@ -144,20 +162,20 @@ impl Pace {
                 return false;
             }
             Answer::InStep => self.wait = doubled,
-            Answer::Unknown if self.unanswered < MOST_RETRIES => {
+            _ if self.unanswered < MOST_RETRIES => {
                 self.unanswered += 1;
                 self.wait = RETRY;
             }
-            Answer::Unknown => self.wait = doubled,
+            _ => self.wait = doubled,
         }
         self.suspect = false;
         false
     }
 
-    /// Whether asking is pointless: no question was ever answered, and the last few went
-    /// unanswered.
+    /// Whether asking looks pointless: no question was ever answered, and the last few got
+    /// no reply at all.
     fn given_up(&self) -> bool {
-        !self.answered_once && self.unanswered >= NEVER_ANSWERED
+        !self.answered_once && self.silent >= NEVER_ANSWERED
     }
 
     /// The wait before the next question.
@@ -216,7 +234,10 @@ impl Position {
         last_delivered: u64,
     ) -> Option<BoxFuture<'static, Answer>> {
         let after = self.after(last_delivered)?;
-        let context = context.recovery_context();
+        // Longer than the bound, so that a request with no reply ends at the bound (silent)
+        // rather than as the context's timeout error (which would read as refused).
+        let mut context = context.clone();
+        context.timeout = Some(ASK_BOUND.saturating_mul(2));
         let position = self.clone();
         Some(Box::pin(ask(context, position, after)))
     }
@@ -247,10 +268,10 @@ async fn ask(context: Context, position: Position, after: u64) -> Answer {
             Ok(Ok(_)) => return Answer::Behind,
             Ok(Err(error)) if matches!(error.kind(), RawMessageErrorKind::NoMessageFound) => {}
             Ok(Err(error)) => {
-                tracing::debug!(%error, "an ordered consumer's question went unanswered");
-                return Answer::Unknown;
+                tracing::debug!(%error, "an ordered consumer's question was refused");
+                return Answer::Refused;
             }
-            Err(_) => return Answer::Unknown,
+            Err(_) => return Answer::Silent,
         }
     }
     Answer::InStep
@@ -443,10 +464,16 @@ mod tests {
         assert_eq!(pace.next(), GRACE);
         assert!(pace.answered(Answer::Behind));
         assert_eq!(pace.next(), AFTER_RECREATION);
-        // The new consumer delivers nothing and is behind too: the wait doubles.
-        assert!(!pace.answered(Answer::Behind));
-        assert!(pace.answered(Answer::Behind));
-        assert_eq!(pace.next(), AFTER_RECREATION * 2);
+        // The new consumers deliver nothing and are behind too: from the fourth recreation in
+        // a row the wait doubles.
+        let waits: Vec<u64> = (0..5)
+            .map(|_| {
+                assert!(!pace.answered(Answer::Behind));
+                assert!(pace.answered(Answer::Behind));
+                pace.next().as_secs()
+            })
+            .collect();
+        assert_eq!(waits, [3, 3, 6, 12, 24]);
         // A delivery in between clears both the suspicion and the doubling.
         assert!(!pace.answered(Answer::Behind));
         pace.delivered();
@@ -461,20 +488,33 @@ mod tests {
     }
 
     #[test]
-    fn a_consumer_never_answered_gives_up_after_three() {
+    fn a_consumer_never_answered_gives_up_after_five_silent_questions_not_refusals() {
         let mut pace = Pace::new();
+        // Refusals (a cut-off server's 503) never give up.
+        for _ in 0..2 * MOST_RETRIES {
+            pace.answered(Answer::Refused);
+            assert!(!pace.given_up());
+        }
         for _ in 0..NEVER_ANSWERED - 1 {
-            pace.answered(Answer::Unknown);
+            pace.answered(Answer::Silent);
             assert!(!pace.given_up());
         }
         pace.delivered();
-        pace.answered(Answer::Unknown);
+        pace.answered(Answer::Silent);
         assert!(pace.given_up(), "deliveries do not end the streak");
+        // A refusal in between starts the count of silent ones over.
+        let mut pace = Pace::new();
+        for _ in 0..NEVER_ANSWERED - 1 {
+            pace.answered(Answer::Silent);
+        }
+        pace.answered(Answer::Refused);
+        pace.answered(Answer::Silent);
+        assert!(!pace.given_up());
         // Answered once, it keeps asking through any streak.
         let mut pace = Pace::new();
         pace.answered(Answer::InStep);
         for _ in 0..2 * MOST_RETRIES {
-            pace.answered(Answer::Unknown);
+            pace.answered(Answer::Silent);
             assert!(!pace.given_up());
         }
     }
@@ -485,12 +525,12 @@ mod tests {
         pace.answered(Answer::InStep);
         pace.delivered();
         for n in 1..=MOST_RETRIES {
-            assert!(!pace.answered(Answer::Unknown));
+            assert!(!pace.answered(Answer::Refused));
             assert_eq!((pace.next(), pace.unanswered), (RETRY, n));
         }
         let waits: Vec<u64> = (0..3)
             .map(|_| {
-                pace.answered(Answer::Unknown);
+                pace.answered(Answer::Silent);
                 pace.next().as_secs()
             })
             .collect();
@@ -499,7 +539,7 @@ mod tests {
         // asking once a minute.
         pace.delivered();
         assert_eq!(pace.next(), MOST_WAIT);
-        pace.answered(Answer::Unknown);
+        pace.answered(Answer::Refused);
         assert_eq!(pace.next(), MOST_WAIT);
         // An answer ends the streak.
         pace.answered(Answer::InStep);
