@@ -910,6 +910,60 @@ async fn ordered_consumers_in_step_but_behind_their_stream_are_recreated() {
     }
 }
 
+/// A user who may not send `STREAM.MSG.GET` hears so once, from the idle ordered consumer's
+/// first question, and the consumer goes on delivering (it stops asking; see
+/// `consumer/stale.rs`).
+#[tokio::test]
+async fn an_ordered_consumer_not_allowed_to_ask_is_refused_once_and_keeps_delivering() {
+    let server = NatsServer::builder()
+        .jetstream(true)
+        .append_config(
+            r#"accounts: { APP: { jetstream: enabled, users: [{ user: watcher, password: w,
+                permissions: { publish: { allow: ">", deny: "$JS.API.STREAM.MSG.GET.>" } } }] } }"#,
+        )
+        .spawn()
+        .unwrap();
+    let client = ConnectOptions::new()
+        .user_and_password("watcher".into(), "w".into())
+        .connect(server.url())
+        .await
+        .unwrap();
+    let js = rnats_jetstream::new(client.clone());
+    let stream = add_stream(&js, "DENY", &["deny.>"], StorageType::Memory).await;
+    publish(&js, "deny.a", 1).await;
+    let consumer = stream
+        .create_consumer(push::OrderedConfig {
+            deliver_subject: client.new_inbox(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut messages = consumer.messages().await.unwrap();
+    expect_sequences(&mut messages, 1..=1).await;
+    // The question comes once the consumer has been idle for 8-12 s; its refusal is the
+    // server's word on the connection. The stream is polled meanwhile, as a reader would.
+    let mut events = client.events();
+    let refused = async {
+        while let Some(event) = events.next().await {
+            if let rnats_core::ConnectionEvent::ServerError(error) = event {
+                return error.to_string();
+            }
+        }
+        panic!("the events ended");
+    };
+    let idle = async {
+        let item = messages.next().await;
+        panic!("an item while idle: {item:?}");
+    };
+    let error = tokio::select! {
+        error = tokio::time::timeout(WAIT, refused) => error.expect("no question was refused"),
+        () = idle => unreachable!(),
+    };
+    assert!(error.contains("STREAM.MSG.GET.DENY"), "{error}");
+    publish(&js, "deny.b", 1).await;
+    expect_sequences(&mut messages, 2..=2).await;
+}
+
 #[tokio::test]
 async fn ordered_push_consumer_delivers_in_order_from_a_start_sequence() {
     let server = jetstream_server();

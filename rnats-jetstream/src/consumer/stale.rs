@@ -30,13 +30,10 @@
 //! server gives while it catches up after a partition, as the consumer's own server did for
 //! 8 s after the heal in the suite) is asked again 2 s later, ten times in a row at most;
 //! then the waits double as above, and deliveries do not start them over until a question
-//! is answered. A consumer that never had an answer stops asking once five questions in a
-//! row got no reply at all, which is what a missing permission gives (the server drops the
-//! request and tells the connection): a client that may not send `STREAM.MSG.GET` (a
-//! least-privilege Key-Value user) gets five permission errors, not one a minute for ever.
-//! A refusal (the 503 of a cut-off server) does not count towards that: the consumer that
-//! most needs the question is the one cut off when it first idles. Nothing is asked while
-//! the connection is down.
+//! is answered. A client that may not send `STREAM.MSG.GET` (a least-privilege Key-Value
+//! user) hears so from its server (`-ERR 'Permissions Violation for Publish to ...'`, a
+//! [`ConnectionEvent::ServerError`]) and its consumer stops asking for good after that one
+//! error. Nothing is asked while the connection is down.
 //!
 //! A consumer asks only once it knows where it is: after its first delivery, or from the
 //! start for one that starts at the first message or at a named sequence. A consumer that
@@ -46,8 +43,10 @@
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, StreamExt};
+use rnats_core::ConnectionEvent;
+use rnats_core::proto::{PermissionOp, ServerError};
 
 use super::heartbeat::Monitor;
 use super::recreate::restart_at;
@@ -67,9 +66,6 @@ const QUICK_RECREATIONS: u32 = 3;
 const RETRY: Duration = Duration::from_secs(2);
 /// ...so many times in a row at most; then the waits double.
 const MOST_RETRIES: u32 = 10;
-/// Questions in a row without any reply after which a consumer that never had an answer
-/// stops asking.
-const NEVER_ANSWERED: u32 = 5;
 /// The longest wait between two questions of an idle consumer.
 const MOST_WAIT: Duration = Duration::from_secs(60);
 /// How long one filter's request may take before the question counts as unanswered.
@@ -82,26 +78,23 @@ pub(crate) enum Answer {
     Behind,
     /// Nothing stored after what the consumer delivered matches it.
     InStep,
-    /// An error for an answer: no leader, a server catching up (503), no responders.
-    Refused,
-    /// No reply within [`ASK_BOUND`]: a leader cut off, or no permission to ask.
-    Silent,
+    /// No answer: an error (no leader, a server catching up, no responders), or no reply
+    /// within [`ASK_BOUND`].
+    Unknown,
+    /// The client may not ask (the server refused the publish).
+    Forbidden,
 }
 
 /// The waits between questions: what the answers so far make of the next one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Pace {
     wait: Duration,
-    /// Questions in a row left unanswered (refused or silent).
+    /// Questions in a row left unanswered.
     unanswered: u32,
-    /// Questions in a row with no reply at all.
-    silent: u32,
     /// A message was found owed and is asked about once more.
     suspect: bool,
     /// Recreations this asked for in a row, without a delivery between them.
     recreated: u32,
-    /// Some question was answered.
-    answered_once: bool,
 }
 
 impl Pace {
@@ -109,10 +102,8 @@ impl Pace {
         Pace {
             wait: FIRST_WAIT,
             unanswered: 0,
-            silent: 0,
             suspect: false,
             recreated: 0,
-            answered_once: false,
         }
     }
 
@@ -122,8 +113,6 @@ impl Pace {
         let exhausted = self.unanswered >= MOST_RETRIES;
         *self = Pace {
             unanswered: self.unanswered,
-            silent: self.silent,
-            answered_once: self.answered_once,
             ..Pace::new()
         };
         if exhausted {
@@ -134,14 +123,8 @@ impl Pace {
     /// Takes in an answer; whether the consumer is to be recreated now.
     fn answered(&mut self, answer: Answer) -> bool {
         let doubled = self.wait.saturating_mul(2).clamp(FIRST_WAIT, MOST_WAIT);
-        let unanswered = matches!(answer, Answer::Refused | Answer::Silent);
-        self.silent = match answer {
-            Answer::Silent => self.silent.saturating_add(1),
-            _ => 0,
-        };
-        if !unanswered {
+        if matches!(answer, Answer::Behind | Answer::InStep) {
             self.unanswered = 0;
-            self.answered_once = true;
         }
         match answer {
             Answer::Behind if self.suspect => {
@@ -170,12 +153,6 @@ impl Pace {
         }
         self.suspect = false;
         false
-    }
-
-    /// Whether asking looks pointless: no question was ever answered, and the last few got
-    /// no reply at all.
-    fn given_up(&self) -> bool {
-        !self.answered_once && self.silent >= NEVER_ANSWERED
     }
 
     /// The wait before the next question.
@@ -234,10 +211,7 @@ impl Position {
         last_delivered: u64,
     ) -> Option<BoxFuture<'static, Answer>> {
         let after = self.after(last_delivered)?;
-        // Longer than the bound, so that a request with no reply ends at the bound (silent)
-        // rather than as the context's timeout error (which would read as refused).
-        let mut context = context.clone();
-        context.timeout = Some(ASK_BOUND.saturating_mul(2));
+        let context = context.recovery_context();
         let position = self.clone();
         Some(Box::pin(ask(context, position, after)))
     }
@@ -252,6 +226,9 @@ pub(crate) fn checked(replay_policy: ReplayPolicy, rate_limit: u64) -> bool {
 /// `after` matches. The leader's answer carries the message itself (payload and all, which
 /// `STREAM.MSG.GET` cannot leave out); the question is rare enough for that.
 async fn ask(context: Context, position: Position, after: u64) -> Answer {
+    // Listened to before the first request: a refused publish is told only this way.
+    let mut events = context.client.events();
+    let refused = format!(".STREAM.MSG.GET.{}", position.stream_name);
     let all = [String::from(">")];
     let filters = match position.filters.as_slice() {
         [] => &all[..],
@@ -264,14 +241,32 @@ async fn ask(context: Context, position: Position, after: u64) -> Answer {
                 .sequence(after.saturating_add(1))
                 .next_by_subject(filter.as_str())
                 .send();
-        match tokio::time::timeout(ASK_BOUND, request).await {
+        let forbidden = async {
+            while let Some(event) = events.next().await {
+                if let ConnectionEvent::ServerError(ServerError::PermissionViolation {
+                    operation: PermissionOp::Publish,
+                    subject,
+                    ..
+                }) = event
+                    && subject.ends_with(&refused)
+                {
+                    return;
+                }
+            }
+            std::future::pending::<()>().await;
+        };
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(ASK_BOUND, request) => answer,
+            () = forbidden => return Answer::Forbidden,
+        };
+        match answer {
             Ok(Ok(_)) => return Answer::Behind,
             Ok(Err(error)) if matches!(error.kind(), RawMessageErrorKind::NoMessageFound) => {}
             Ok(Err(error)) => {
-                tracing::debug!(%error, "an ordered consumer's question was refused");
-                return Answer::Refused;
+                tracing::debug!(%error, "an ordered consumer's question went unanswered");
+                return Answer::Unknown;
             }
-            Err(_) => return Answer::Silent,
+            Err(_) => return Answer::Unknown,
         }
     }
     Answer::InStep
@@ -323,12 +318,10 @@ impl StaleCheck {
     }
 
     /// The consumer was replaced: no question about the old one is pending, unanswered ones
-    /// are forgotten (once one was answered), and the idle spell counts from now.
+    /// are forgotten, and the idle spell counts from now.
     pub(crate) fn restart(&mut self) {
         self.asking = None;
-        if self.pace.answered_once {
-            self.pace.unanswered = 0;
-        }
+        self.pace.unanswered = 0;
         self.pace.suspect = false;
         self.rearm();
     }
@@ -373,12 +366,12 @@ impl StaleCheck {
                     return false;
                 };
                 self.asking = None;
-                let recreate = self.pace.answered(answer);
-                if self.pace.given_up() {
-                    tracing::debug!("an ordered consumer's questions are never answered; stopped");
+                if answer == Answer::Forbidden {
+                    tracing::debug!("an ordered consumer may not ask its stream leader; stopped");
                     self.enabled = false;
                     return false;
                 }
+                let recreate = self.pace.answered(answer);
                 self.rearm();
                 if recreate {
                     tracing::debug!("an ordered consumer's replica is behind its stream");
@@ -488,49 +481,15 @@ mod tests {
     }
 
     #[test]
-    fn a_consumer_never_answered_gives_up_after_five_silent_questions_not_refusals() {
-        let mut pace = Pace::new();
-        // Refusals (a cut-off server's 503) never give up.
-        for _ in 0..2 * MOST_RETRIES {
-            pace.answered(Answer::Refused);
-            assert!(!pace.given_up());
-        }
-        for _ in 0..NEVER_ANSWERED - 1 {
-            pace.answered(Answer::Silent);
-            assert!(!pace.given_up());
-        }
-        pace.delivered();
-        pace.answered(Answer::Silent);
-        assert!(pace.given_up(), "deliveries do not end the streak");
-        // A refusal in between starts the count of silent ones over.
-        let mut pace = Pace::new();
-        for _ in 0..NEVER_ANSWERED - 1 {
-            pace.answered(Answer::Silent);
-        }
-        pace.answered(Answer::Refused);
-        pace.answered(Answer::Silent);
-        assert!(!pace.given_up());
-        // Answered once, it keeps asking through any streak.
-        let mut pace = Pace::new();
-        pace.answered(Answer::InStep);
-        for _ in 0..2 * MOST_RETRIES {
-            pace.answered(Answer::Silent);
-            assert!(!pace.given_up());
-        }
-    }
-
-    #[test]
     fn unanswered_questions_retry_soon_ten_times_then_once_a_minute_across_deliveries() {
         let mut pace = Pace::new();
-        pace.answered(Answer::InStep);
-        pace.delivered();
         for n in 1..=MOST_RETRIES {
-            assert!(!pace.answered(Answer::Refused));
+            assert!(!pace.answered(Answer::Unknown));
             assert_eq!((pace.next(), pace.unanswered), (RETRY, n));
         }
         let waits: Vec<u64> = (0..3)
             .map(|_| {
-                pace.answered(Answer::Silent);
+                pace.answered(Answer::Unknown);
                 pace.next().as_secs()
             })
             .collect();
@@ -539,7 +498,7 @@ mod tests {
         // asking once a minute.
         pace.delivered();
         assert_eq!(pace.next(), MOST_WAIT);
-        pace.answered(Answer::Refused);
+        pace.answered(Answer::Unknown);
         assert_eq!(pace.next(), MOST_WAIT);
         // An answer ends the streak.
         pace.answered(Answer::InStep);
