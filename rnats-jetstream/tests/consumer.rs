@@ -904,6 +904,8 @@ async fn ordered_consumers_in_step_but_behind_their_stream_are_recreated() {
         expect_sequences(&mut pushed, 5..=5)
     );
     assert_eq!(pulled.recoveries().recreations, 1);
+    // The question, not a missed heartbeat, made the pull consumer again.
+    assert_eq!(pulled.recoveries().missed_heartbeats, 0);
     let consumers: Vec<String> = stream.consumer_names().try_collect().await.unwrap();
     for name in &names {
         assert!(!consumers.contains(name), "{name} was not replaced");
@@ -943,7 +945,7 @@ async fn an_ordered_consumer_not_allowed_to_ask_is_refused_once_and_keeps_delive
     // The question comes once the consumer has been idle for 8-12 s; its refusal is the
     // server's word on the connection. The stream is polled meanwhile, as a reader would.
     let mut events = client.events();
-    let refused = async {
+    let mut refused = async || {
         while let Some(event) = events.next().await {
             if let rnats_core::ConnectionEvent::ServerError(error) = event {
                 return error.to_string();
@@ -951,15 +953,22 @@ async fn an_ordered_consumer_not_allowed_to_ask_is_refused_once_and_keeps_delive
         }
         panic!("the events ended");
     };
-    let idle = async {
+    let mut idle = async || {
         let item = messages.next().await;
         panic!("an item while idle: {item:?}");
     };
     let error = tokio::select! {
-        error = tokio::time::timeout(WAIT, refused) => error.expect("no question was refused"),
-        () = idle => unreachable!(),
+        error = tokio::time::timeout(WAIT, refused()) => error.expect("no question was refused"),
+        () = idle() => unreachable!(),
     };
     assert!(error.contains("STREAM.MSG.GET.DENY"), "{error}");
+    // Refused, it asks no more: treated as unanswered, the next question would come 1.6-2.4 s
+    // later and be refused at once, so 8 s without a second refusal tells the two apart.
+    let again = tokio::select! {
+        again = tokio::time::timeout(Duration::from_secs(8), refused()) => again,
+        () = idle() => unreachable!(),
+    };
+    assert!(again.is_err(), "asked again after a refusal: {again:?}");
     publish(&js, "deny.b", 1).await;
     expect_sequences(&mut messages, 2..=2).await;
 }

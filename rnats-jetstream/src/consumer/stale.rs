@@ -29,14 +29,16 @@
 //! A question left unanswered (3 s without an answer to one filter's request, or the 503 a
 //! server gives while it catches up after a partition, as the consumer's own server did for
 //! 8 s after the heal in the suite) is asked again 2 s later, ten times in a row at most;
-//! then the waits double as above, and deliveries do not start them over until a question
-//! is answered. A client that may not send `STREAM.MSG.GET` (a least-privilege Key-Value
+//! then the wait goes to 10 s and doubles from there, and deliveries do not start the
+//! retries over until a question is answered or the consumer is recreated. A client that may not send `STREAM.MSG.GET` (a least-privilege Key-Value
 //! user) hears so from its server (`-ERR 'Permissions Violation for Publish to ...'`, a
 //! [`ConnectionEvent::ServerError`]) and its consumer stops asking for good after that one
-//! error. Nothing is asked while the connection is down.
+//! error. Nothing is asked while the connection is down: the question waits (2 s at a time)
+//! without counting as unanswered.
 //!
 //! A consumer asks only once it knows where it is: after its first delivery, or from the
-//! start for one that starts at the first message or at a named sequence. A consumer that
+//! start for one that starts at the first message or at a named sequence (which `New` and
+//! `Last` starts become, see `recreate::first_start`). A consumer that
 //! delivers at a pace of its own (`ReplayPolicy::Original`, a `rate_limit`) may lag the
 //! stream by design and never asks.
 
@@ -228,7 +230,11 @@ pub(crate) fn checked(replay_policy: ReplayPolicy, rate_limit: u64) -> bool {
 async fn ask(context: Context, position: Position, after: u64) -> Answer {
     // Listened to before the first request: a refused publish is told only this way.
     let mut events = context.client.events();
-    let refused = format!(".STREAM.MSG.GET.{}", position.stream_name);
+    let refused = format!(
+        "{}.STREAM.MSG.GET.{}",
+        context.prefix(),
+        position.stream_name
+    );
     let all = [String::from(">")];
     let filters = match position.filters.as_slice() {
         [] => &all[..],
@@ -248,7 +254,7 @@ async fn ask(context: Context, position: Position, after: u64) -> Answer {
                     subject,
                     ..
                 }) = event
-                    && subject.ends_with(&refused)
+                    && subject == refused
                 {
                     return;
                 }
@@ -256,8 +262,10 @@ async fn ask(context: Context, position: Position, after: u64) -> Answer {
             std::future::pending::<()>().await;
         };
         let answer = tokio::select! {
-            answer = tokio::time::timeout(ASK_BOUND, request) => answer,
+            // A refusal ready with the timeout is still a refusal.
+            biased;
             () = forbidden => return Answer::Forbidden,
+            answer = tokio::time::timeout(ASK_BOUND, request) => answer,
         };
         match answer {
             Ok(Ok(_)) => return Answer::Behind,
@@ -381,6 +389,13 @@ impl StaleCheck {
             }
             if !self.idle.poll_missed(cx) {
                 return false;
+            }
+            // Asked while disconnected, a question would wait in the client's buffer and
+            // count as unanswered: wait until the connection is back.
+            if context.client.connection_state() != rnats_core::State::Connected {
+                self.idle.set_limit(RETRY);
+                self.idle.seen();
+                continue;
             }
             match self.position.question(context, last_delivered) {
                 Some(question) => self.asking = Some(question),
