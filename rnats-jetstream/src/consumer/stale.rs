@@ -52,7 +52,7 @@ use rnats_core::proto::{PermissionOp, ServerError};
 
 use super::heartbeat::Monitor;
 use super::recreate::restart_at;
-use super::{DeliverPolicy, ReplayPolicy};
+use super::{Config, DeliverPolicy, ReplayPolicy};
 use crate::context::Context;
 use crate::stream::RawMessageErrorKind;
 
@@ -165,17 +165,17 @@ impl Pace {
 
 /// What the question needs to know of an ordered consumer besides how far it got.
 #[derive(Debug, Clone)]
-pub(crate) struct Position {
-    pub(crate) stream_name: String,
+struct Position {
+    stream_name: String,
     /// The consumer's filters; none means every subject.
-    pub(crate) filters: Vec<String>,
+    filters: Vec<String>,
     /// Where the consumer starts (or started again) while it has delivered nothing.
-    pub(crate) deliver_policy: DeliverPolicy,
+    deliver_policy: DeliverPolicy,
 }
 
 impl Position {
     /// A consumer's position from its filters (the single one, or the several).
-    pub(crate) fn new(
+    fn new(
         stream_name: String,
         filter_subject: &str,
         filter_subjects: &[String],
@@ -220,7 +220,7 @@ impl Position {
 }
 
 /// Whether a consumer with this pace may be checked at all (see the module docs).
-pub(crate) fn checked(replay_policy: ReplayPolicy, rate_limit: u64) -> bool {
+fn checked(replay_policy: ReplayPolicy, rate_limit: u64) -> bool {
     replay_policy != ReplayPolicy::Original && rate_limit == 0
 }
 
@@ -306,8 +306,20 @@ impl std::fmt::Debug for StaleCheck {
 }
 
 impl StaleCheck {
+    /// The check for an ordered consumer of `stream_name` made with `config` (its start
+    /// already the one a recreation before the first delivery would take).
+    pub(crate) fn for_consumer(stream_name: String, config: &Config) -> StaleCheck {
+        let position = Position::new(
+            stream_name,
+            &config.filter_subject,
+            &config.filter_subjects,
+            config.deliver_policy,
+        );
+        StaleCheck::new(checked(config.replay_policy, config.rate_limit), position)
+    }
+
     /// A check for a consumer at `position`; `enabled` as [`checked`] says.
-    pub(crate) fn new(enabled: bool, position: Position) -> StaleCheck {
+    fn new(enabled: bool, position: Position) -> StaleCheck {
         StaleCheck {
             enabled,
             paused: false,

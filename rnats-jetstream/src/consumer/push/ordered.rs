@@ -24,7 +24,7 @@ use super::{
 };
 use crate::consumer::heartbeat::Monitor;
 use crate::consumer::recreate::{create_resending, delete_replaced, first_start, restart_at};
-use crate::consumer::stale::{self, Position, StaleCheck};
+use crate::consumer::stale::StaleCheck;
 use crate::consumer::{Consumer, IntoConsumerConfig, StreamError, StreamErrorKind};
 use crate::context::Context;
 use crate::message::Message;
@@ -75,15 +75,8 @@ impl Consumer<OrderedConfig> {
         let mut config = self.config;
         // A recreation before the first delivery starts where this consumer did.
         config.deliver_policy = first_start(config.deliver_policy, &self.info);
-        let stale = StaleCheck::new(
-            stale::checked(config.replay_policy, config.rate_limit),
-            Position::new(
-                self.info.stream_name.clone(),
-                &config.filter_subject,
-                &config.filter_subjects,
-                config.deliver_policy,
-            ),
-        );
+        let server_config = config.clone().into_consumer_config();
+        let stale = StaleCheck::for_consumer(self.info.stream_name.clone(), &server_config);
         Ok(Ordered {
             events,
             context: self.context,
