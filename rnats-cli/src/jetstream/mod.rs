@@ -177,6 +177,31 @@ pub(crate) fn required_api_level(metadata: &std::collections::HashMap<String, St
         .unwrap_or(0)
 }
 
+/// `find`'s `--leader`: whether `leader` leads (or, inverted, does not lead) what `cluster`
+/// describes. Only clustered streams and consumers have a leader to compare, inverted or not.
+pub(crate) fn led_by(
+    cluster: Option<&rnats::jetstream::stream::ClusterInfo>,
+    leader: &str,
+    invert: bool,
+) -> bool {
+    cluster.is_some_and(|c| (c.leader.as_deref().unwrap_or("") == leader) != invert)
+}
+
+/// `find`'s `--api-level`: whether what carries `metadata` needs API level `level` or more
+/// (inverted: less).
+pub(crate) fn needs_api_level(
+    metadata: &std::collections::HashMap<String, String>,
+    level: i64,
+    invert: bool,
+) -> bool {
+    let required = required_api_level(metadata);
+    if invert {
+        required < level
+    } else {
+        required >= level
+    }
+}
+
 /// Reads a JSON config file (`--config FILE`).
 pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, CliError> {
     let bytes = std::fs::read(path).map_err(|source| CliError::ReadFile {

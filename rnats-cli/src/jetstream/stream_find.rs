@@ -10,7 +10,7 @@ use rnats::jetstream::Context;
 use rnats::jetstream::stream::Info;
 use time::OffsetDateTime;
 
-use super::{raw_list, render_unlisted, required_api_level};
+use super::{led_by, needs_api_level, raw_list, render_unlisted};
 use crate::conn::parse_duration;
 use crate::error::CliError;
 use crate::out;
@@ -165,20 +165,12 @@ impl FindArgs {
             self.sourced
                 .then(|| config.sources.as_ref().is_some_and(|s| !s.is_empty()) != invert),
             self.mirrored.then(|| config.mirror.is_some() != invert),
-            // Only clustered streams have a leader to compare, inverted or not.
-            self.leader.as_deref().map(|leader| {
-                info.cluster
-                    .as_ref()
-                    .is_some_and(|c| (c.leader.as_deref().unwrap_or("") == leader) != invert)
-            }),
-            self.api_level.filter(|level| *level > 0).map(|level| {
-                let required = required_api_level(&config.metadata);
-                if invert {
-                    required < level
-                } else {
-                    required >= level
-                }
-            }),
+            self.leader
+                .as_deref()
+                .map(|leader| led_by(info.cluster.as_ref(), leader, invert)),
+            self.api_level
+                .filter(|level| *level > 0)
+                .map(|level| needs_api_level(&config.metadata, level, invert)),
         ];
         checks.into_iter().all(|check| check.unwrap_or(true))
     }

@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 use super::get_stream;
 use crate::conn::parse_duration;
 use crate::error::CliError;
-use crate::jetstream::{raw_list, render_unlisted, required_api_level};
+use crate::jetstream::{led_by, needs_api_level, raw_list, render_unlisted};
 use crate::out;
 
 /// Options of `consumer find`: each filter given must pass; `--invert` turns each around.
@@ -161,20 +161,12 @@ impl FindArgs {
                     replicas <= limit
                 }
             }),
-            // Only clustered consumers have a leader to compare, inverted or not.
-            self.leader.as_deref().map(|leader| {
-                info.cluster
-                    .as_ref()
-                    .is_some_and(|c| (c.leader.as_deref().unwrap_or("") == leader) != invert)
-            }),
-            self.api_level.filter(|level| *level > 0).map(|level| {
-                let required = required_api_level(&config.metadata);
-                if invert {
-                    required < level
-                } else {
-                    required >= level
-                }
-            }),
+            self.leader
+                .as_deref()
+                .map(|leader| led_by(info.cluster.as_ref(), leader, invert)),
+            self.api_level
+                .filter(|level| *level > 0)
+                .map(|level| needs_api_level(&config.metadata, level, invert)),
         ];
         checks.into_iter().all(|check| check.unwrap_or(true))
     }
