@@ -110,7 +110,7 @@ impl Pace {
     }
 
     /// A delivery: the waits start over, but for a streak of unanswered questions, which only
-    /// an answer ends.
+    /// an answer (or a recreation, see [`StaleCheck::restart`]) ends.
     fn delivered(&mut self) {
         let exhausted = self.unanswered >= MOST_RETRIES;
         *self = Pace {
@@ -142,7 +142,7 @@ impl Pace {
                 return true;
             }
             Answer::Behind => {
-                // Kept for the wait after a recreation; restored below.
+                // The wait stays as it was: the next question comes after the grace (`next`).
                 self.suspect = true;
                 return false;
             }
