@@ -2,8 +2,6 @@
 //! consumers: moving its leader, and removing a server that is gone for good (both need a
 //! system account user, as in natscli).
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use clap::{Args, Subcommand};
 use futures_util::StreamExt;
@@ -13,11 +11,8 @@ use serde_json::{Value, json};
 use super::server_ping::ask_every_server;
 use crate::conn::{ConnArgs, Settings};
 use crate::error::CliError;
+use crate::jetstream::leader::ELECTION_WAIT;
 use crate::out::{self, Fields};
-
-/// How long a step-down waits for the new leader at least, or `--timeout` if longer, as
-/// `stream cluster step-down` does.
-const ELECTION_WAIT: Duration = Duration::from_secs(10);
 
 /// Where the system account hears of every meta leader election.
 const META_ELECTED: &str = "$JS.EVENT.ADVISORY.DOMAIN.LEADER_ELECTED";

@@ -14,7 +14,7 @@ use crate::error::CliError;
 
 /// How long a step-down waits for the new leader at least, or `--timeout` if longer: an
 /// election on a busy cluster takes seconds (natscli waits five).
-const ELECTION_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const ELECTION_WAIT: Duration = Duration::from_secs(10);
 
 /// The leader of the group of `what` (`"stream ORDERS"`, `"consumer C on ORDERS"`), whose
 /// `noun` is `"stream"` or `"consumer"`, before it is asked to step down: refused when there

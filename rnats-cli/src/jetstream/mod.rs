@@ -7,7 +7,7 @@ mod consumer;
 mod counter;
 mod kv;
 mod kv_bucket;
-mod leader;
+pub(crate) mod leader;
 mod object;
 mod object_bucket;
 mod stream;
@@ -51,6 +51,31 @@ pub(crate) async fn raw(js: &Context, subject: &str, body: &Value) -> Result<Val
     let value = response.into_result().map_err(CliError::js(action))?;
     out::trace("<<<", subject, &value);
     Ok(value)
+}
+
+/// `find --json`: the items of a paged listing (as [`raw_list`] reads them) that `keeps`
+/// keeps, printed as the server sent them. Each is read as a `T` for `keeps`, with the time
+/// taken once the listing is in, as natscli judges ages; `action` names what failed when an
+/// item cannot be read.
+pub(crate) async fn print_raw_found<T: serde::de::DeserializeOwned>(
+    js: &Context,
+    subject: &str,
+    key: &str,
+    action: &str,
+    keeps: impl Fn(&T, OffsetDateTime) -> bool,
+) -> Result<(), CliError> {
+    let mut listed = Vec::new();
+    for value in raw_list(js, subject, key).await? {
+        let item: T = serde_json::from_value(value.clone()).map_err(CliError::js(action))?;
+        listed.push((item, value));
+    }
+    let now = OffsetDateTime::now_utc();
+    let found: Vec<Value> = listed
+        .into_iter()
+        .filter(|(item, _)| keeps(item, now))
+        .map(|(_, value)| value)
+        .collect();
+    out::json(&found)
 }
 
 /// Every item of a paged JetStream listing (`STREAM.LIST`, `CONSUMER.LIST.<stream>`).

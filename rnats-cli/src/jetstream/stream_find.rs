@@ -10,7 +10,7 @@ use rnats::jetstream::Context;
 use rnats::jetstream::stream::Info;
 use time::OffsetDateTime;
 
-use super::{led_by, needs_api_level, raw_list, render_unlisted};
+use super::{led_by, needs_api_level, print_raw_found, render_unlisted};
 use crate::conn::parse_duration;
 use crate::error::CliError;
 use crate::out;
@@ -69,20 +69,9 @@ pub(crate) struct FindArgs {
 /// Runs `stream find`.
 pub(crate) async fn run(js: &Context, args: FindArgs) -> Result<(), CliError> {
     if args.json {
-        let mut listed = Vec::new();
-        for value in raw_list(js, "STREAM.LIST", "streams").await? {
-            let info: Info = serde_json::from_value(value.clone())
-                .map_err(CliError::js("cannot read the server's stream list"))?;
-            listed.push((info, value));
-        }
-        // Ages are judged once the listing is in, as natscli judges them.
-        let now = OffsetDateTime::now_utc();
-        let found: Vec<_> = listed
-            .into_iter()
-            .filter(|(info, _)| args.keeps(info, now))
-            .map(|(_, value)| value)
-            .collect();
-        return out::json(&found);
+        let action = "cannot read the server's stream list";
+        let keeps = |info: &Info, now| args.keeps(info, now);
+        return print_raw_found(js, "STREAM.LIST", "streams", action, keeps).await;
     }
     let mut streams = js.streams();
     let mut listed = Vec::new();

@@ -12,7 +12,7 @@ use time::OffsetDateTime;
 use super::get_stream;
 use crate::conn::parse_duration;
 use crate::error::CliError;
-use crate::jetstream::{led_by, needs_api_level, raw_list, render_unlisted};
+use crate::jetstream::{led_by, needs_api_level, print_raw_found, render_unlisted};
 use crate::out;
 
 /// Options of `consumer find`: each filter given must pass; `--invert` turns each around.
@@ -73,20 +73,8 @@ pub(super) async fn run(js: &Context, args: FindArgs) -> Result<(), CliError> {
     let handle = get_stream(js, stream).await?;
     if args.json {
         let subject = format!("CONSUMER.LIST.{stream}");
-        let mut listed = Vec::new();
-        for value in raw_list(js, &subject, "consumers").await? {
-            let info: Info =
-                serde_json::from_value(value.clone()).map_err(CliError::js(action()))?;
-            listed.push((info, value));
-        }
-        // Ages are judged once the listing is in, as natscli judges them.
-        let now = OffsetDateTime::now_utc();
-        let found: Vec<_> = listed
-            .into_iter()
-            .filter(|(info, _)| args.keeps(info, now))
-            .map(|(_, value)| value)
-            .collect();
-        return out::json(&found);
+        let keeps = |info: &Info, now| args.keeps(info, now);
+        return print_raw_found(js, &subject, "consumers", &action(), keeps).await;
     }
     let mut consumers = handle.consumers();
     let mut listed = Vec::new();
