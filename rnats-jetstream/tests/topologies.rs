@@ -193,7 +193,108 @@ async fn hub_and_leaf_nodes_with_jetstream_domains() {
     mirrors_and_sources_across_domains(&hub, &leaf).await;
     interest_comes_back_after_a_client_reconnect(&topology, hub_node, &hub).await;
     consumers_and_watchers_across_a_leaf_link_cut(&topology, hub_node, &hub, &leaf).await;
+    a_pull_dropped_across_a_cut_is_asked_after(&topology, hub_node, &hub, &leaf).await;
     println!("hub and leaf: all steps in {:?}", started.elapsed());
+}
+
+/// A pull request the hub dropped while the leaf link was down goes without a word to the
+/// client: its own connection never dropped, and nothing ends the request. With a heartbeat
+/// late (one and a half intervals without one), the stream asks the consumer's leader whether
+/// anybody waits, hears nobody does, and pulls again before the heartbeats count as missed
+/// (two intervals, 30 s at the default 15 s that this step keeps).
+async fn a_pull_dropped_across_a_cut_is_asked_after(
+    topology: &HubAndLeaf,
+    hub_node: &NatsServer,
+    hub: &Client,
+    leaf: &Client,
+) {
+    let step = "a pull dropped across a cut";
+    let heartbeat = Duration::from_secs(15);
+    let hub_js = rnats_jetstream::new(hub.clone());
+    let leaf_js = rnats_jetstream::with_domain(leaf.clone(), HUB_DOMAIN);
+    let stream = hub_js
+        .create_stream(memory_stream("DROPPED", &["dropped.>"]))
+        .await
+        .unwrap();
+    stream
+        .create_consumer(pull::Config {
+            durable_name: Some("dropped".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let consumer = leaf_js
+        .get_stream("DROPPED")
+        .await
+        .unwrap()
+        .get_consumer::<pull::Config>("dropped")
+        .await
+        .unwrap();
+    let mut messages = consumer
+        .stream()
+        .heartbeat(heartbeat)
+        .expires(Duration::from_secs(120))
+        .messages()
+        .await
+        .unwrap();
+    // Read by a task of its own, so that the stream's timers run while this step waits.
+    let (delivered, mut deliveries) = tokio::sync::mpsc::unbounded_channel();
+    let reader = tokio::spawn(async move {
+        while let Some(message) = messages.next().await {
+            let payload = message.map(|m| m.payload.clone());
+            if delivered.send((payload, messages.recoveries())).is_err() {
+                break;
+            }
+        }
+    });
+    let waiting = |count: usize| {
+        let stream = stream.clone();
+        async move {
+            let deadline = Instant::now() + WAIT;
+            let mut pace = tokio::time::interval(Duration::from_millis(100));
+            loop {
+                pace.tick().await;
+                let info = stream.consumer_info("dropped").await.unwrap();
+                if info.num_waiting == count {
+                    return;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "{step}: {} requests wait, not {count}",
+                    info.num_waiting
+                );
+            }
+        }
+    };
+    waiting(1).await;
+
+    let cut_at = Instant::now();
+    topology.cut_leaf_links();
+    hub_node
+        .wait_for_monitor("/leafz", WAIT, |l| l["leafnodes"] == 0)
+        .unwrap();
+    // The hub drops the request when it next looks at it, at its next heartbeat.
+    waiting(0).await;
+    println!("{step}: dropped {:?} after the cut", cut_at.elapsed());
+    topology.restore_leaf_links().unwrap();
+    hub_js
+        .publish("dropped.a", Bytes::from("after"))
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let (payload, recoveries) = tokio::time::timeout(heartbeat * 3, deliveries.recv())
+        .await
+        .unwrap_or_else(|_| panic!("{step}: nothing delivered"))
+        .unwrap();
+    println!(
+        "{step}: delivered {:?} after the cut, {recoveries:?}",
+        cut_at.elapsed()
+    );
+    assert_eq!(payload.unwrap(), "after", "{step}");
+    assert_eq!(recoveries.lost_pulls, 1, "{step}: asked and pulled again");
+    assert_eq!(recoveries.missed_heartbeats, 0, "{step}: before a miss");
+    reader.abort();
 }
 
 /// Request/reply both ways, and queue groups whose members on each side of the link get the
@@ -669,9 +770,9 @@ async fn consumers_and_watchers_across_a_leaf_link_cut(
         .await
         .unwrap();
     // The hub drops a pull request once its reply subject loses interest, as it does when
-    // the leaf link goes; the client, whose own connection never dropped, notices by the
-    // missed heartbeats and pulls again. A short heartbeat keeps that wait short here (the
-    // default, 15 s, means up to 30 s).
+    // the leaf link goes; the client, whose own connection never dropped, notices when a
+    // heartbeat is late (its question fails while the link is down) or missed, and pulls
+    // again. A short heartbeat keeps that wait short here; the next step times the default.
     let mut pending = pending
         .stream()
         .heartbeat(Duration::from_secs(1))

@@ -17,6 +17,11 @@ use tokio::time::{Instant, Sleep};
 pub(crate) struct Monitor {
     /// Silence longer than this is a miss; zero turns monitoring off.
     limit: Duration,
+    /// Silence longer than this, once a spell, is worth a question before it is a miss;
+    /// zero for never.
+    warn_after: Duration,
+    /// Whether this spell of silence was warned of.
+    warned: bool,
     last_seen: Instant,
     timer: Option<Pin<Box<Sleep>>>,
     /// While the connection is down nothing can arrive; misses are not counted (ADR-37).
@@ -33,10 +38,19 @@ impl Monitor {
     pub(crate) fn with_limit(limit: Duration) -> Monitor {
         Monitor {
             limit,
+            warn_after: Duration::ZERO,
+            warned: false,
             last_seen: Instant::now(),
             timer: None,
             paused: false,
         }
+    }
+
+    /// Also tells of a silence past three quarters of the limit (one and a half idle
+    /// heartbeats), once a spell: [`Silence::Overdue`] from [`Monitor::poll_silence`].
+    pub(crate) fn warning_when_overdue(mut self) -> Monitor {
+        self.warn_after = self.limit / 4 * 3;
+        self
     }
 
     /// Records a sign of life: any message, status or heartbeat.
@@ -47,6 +61,7 @@ impl Monitor {
     /// Records a sign of life at `now`.
     pub(crate) fn seen_at(&mut self, now: Instant) {
         self.last_seen = now;
+        self.warned = false;
     }
 
     /// Stops counting (disconnected).
@@ -79,24 +94,51 @@ impl Monitor {
         counted.then(|| self.last_seen.checked_add(self.limit))?
     }
 
-    /// Whether the silence passed the limit at `now`; then counting restarts from `now`.
-    pub(crate) fn handle_timeout(&mut self, now: Instant) -> bool {
-        match self.deadline() {
-            Some(deadline) if now >= deadline => {
-                self.seen_at(now);
-                true
+    /// The next thing silence will be, and when.
+    fn next_silence(&self) -> Option<(Instant, Silence)> {
+        let missed = self.deadline()?;
+        let warn = (!self.warn_after.is_zero() && !self.warned)
+            .then(|| self.last_seen.checked_add(self.warn_after))
+            .flatten();
+        Some(match warn {
+            Some(warn) => (warn, Silence::Overdue),
+            None => (missed, Silence::Missed),
+        })
+    }
+
+    /// What the silence is at `now`, if anything yet: after a miss counting restarts from
+    /// `now`, after a warning the next is the miss.
+    pub(crate) fn handle_silence(&mut self, now: Instant) -> Option<Silence> {
+        match self.next_silence()? {
+            (at, Silence::Overdue) if now >= at => {
+                self.warned = true;
+                Some(Silence::Overdue)
             }
-            _ => false,
+            (at, Silence::Missed) if now >= at => {
+                self.seen_at(now);
+                Some(Silence::Missed)
+            }
+            _ => None,
         }
     }
 
-    /// [`Monitor::handle_timeout`] driven by a tokio timer: registers the waker for the
-    /// deadline unless it has passed.
+    /// Whether the silence passed the limit, driven by a tokio timer: registers the waker for
+    /// the deadline unless it has passed. Counting restarts from a miss.
     pub(crate) fn poll_missed(&mut self, cx: &mut Context<'_>) -> bool {
         loop {
-            let Some(deadline) = self.deadline() else {
-                return false;
-            };
+            match self.poll_silence(cx) {
+                None => return false,
+                Some(Silence::Missed) => return true,
+                Some(Silence::Overdue) => {}
+            }
+        }
+    }
+
+    /// [`Monitor::handle_silence`] driven by a tokio timer: registers the waker for the next
+    /// deadline unless it has passed.
+    pub(crate) fn poll_silence(&mut self, cx: &mut Context<'_>) -> Option<Silence> {
+        loop {
+            let (deadline, _) = self.next_silence()?;
             let timer = self
                 .timer
                 .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
@@ -104,14 +146,23 @@ impl Monitor {
                 timer.as_mut().reset(deadline);
             }
             if timer.poll_unpin(cx).is_pending() {
-                return false;
+                return None;
             }
             // The timer fired; activity may have moved the deadline on meanwhile.
-            if self.handle_timeout(Instant::now()) {
-                return true;
+            if let Some(silence) = self.handle_silence(Instant::now()) {
+                return Some(silence);
             }
         }
     }
+}
+
+/// What a silence has become.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Silence {
+    /// Past the warning: a heartbeat is late, not yet missed.
+    Overdue,
+    /// Past the limit: heartbeats were missed.
+    Missed,
 }
 
 #[cfg(test)]
@@ -125,21 +176,46 @@ mod tests {
         monitor.seen_at(start);
         let at = |ms| start + Duration::from_millis(ms);
         assert_eq!(monitor.deadline(), Some(at(2000)));
-        assert!(!monitor.handle_timeout(at(1500)));
+        assert_eq!(monitor.handle_silence(at(1500)), None);
         monitor.seen_at(at(1500));
-        assert!(!monitor.handle_timeout(at(3000)));
-        assert!(monitor.handle_timeout(at(3600)));
+        assert_eq!(monitor.handle_silence(at(3000)), None);
+        assert_eq!(monitor.handle_silence(at(3600)), Some(Silence::Missed));
         // Counting restarted at the miss.
-        assert!(!monitor.handle_timeout(at(4000)));
+        assert_eq!(monitor.handle_silence(at(4000)), None);
         monitor.pause();
         assert_eq!(monitor.deadline(), None);
-        assert!(!monitor.handle_timeout(at(60_000)));
+        assert_eq!(monitor.handle_silence(at(60_000)), None);
+    }
+
+    #[test]
+    fn a_warning_comes_once_a_spell_before_the_miss() {
+        let mut monitor = Monitor::new(Duration::from_secs(10)).warning_when_overdue();
+        let start = Instant::now();
+        monitor.seen_at(start);
+        let at = |ms| start + Duration::from_millis(ms);
+        assert_eq!(monitor.handle_silence(at(14_000)), None);
+        assert_eq!(monitor.handle_silence(at(15_000)), Some(Silence::Overdue));
+        assert_eq!(monitor.handle_silence(at(16_000)), None);
+        assert_eq!(monitor.handle_silence(at(20_000)), Some(Silence::Missed));
+        // A new spell from the miss, and from any sign of life.
+        assert_eq!(monitor.handle_silence(at(35_000)), Some(Silence::Overdue));
+        monitor.seen_at(at(36_000));
+        assert_eq!(monitor.handle_silence(at(50_000)), None);
+        assert_eq!(monitor.handle_silence(at(51_000)), Some(Silence::Overdue));
+        // Without the warning, only misses.
+        let mut plain = Monitor::new(Duration::from_secs(10));
+        plain.seen_at(start);
+        assert_eq!(plain.handle_silence(at(19_000)), None);
+        assert_eq!(plain.handle_silence(at(20_000)), Some(Silence::Missed));
     }
 
     #[test]
     fn a_zero_interval_never_misses() {
         let mut monitor = Monitor::new(Duration::ZERO);
         assert_eq!(monitor.deadline(), None);
-        assert!(!monitor.handle_timeout(Instant::now() + Duration::from_secs(3600)));
+        assert_eq!(
+            monitor.handle_silence(Instant::now() + Duration::from_secs(3600)),
+            None
+        );
     }
 }

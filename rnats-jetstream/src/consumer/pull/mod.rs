@@ -6,6 +6,7 @@ mod batch;
 mod builders;
 mod config;
 mod errors;
+mod lost;
 mod ordered;
 mod pending;
 mod recovery;

@@ -152,6 +152,11 @@ impl Pending {
         self.bytes = self.bytes.saturating_sub(bytes);
     }
 
+    /// Whether a request is open with room left, by these books.
+    pub(crate) fn has_open(&self) -> bool {
+        self.messages > 0
+    }
+
     /// Every open request is presumed gone (reconnect, missed heartbeats).
     pub(crate) fn reset(&mut self) {
         self.messages = 0;

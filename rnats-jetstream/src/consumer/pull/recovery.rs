@@ -6,7 +6,8 @@
 //! while nobody serves the consumer (its leader is being elected), rather than waiting for two
 //! idle heartbeats to go missing. None of this is an error item: async-nats' streams do not
 //! yield one for what they recover from either, so a `let message = message?;` loop keeps
-//! going. [`Recoveries`] counts it instead.
+//! going. [`Recoveries`] counts it instead. A request sent after a fault that nothing ends
+//! and nothing serves is asked after (`lost`).
 
 use std::time::Duration;
 
@@ -44,6 +45,10 @@ pub struct Recoveries {
     /// the client's server and the consumer's leader was cut or came back, and a request
     /// that went through it may be gone without a word.
     pub cluster_changes: u64,
+    /// Pull requests sent again because one sent after a fault was gone without a word:
+    /// asked whether anybody waits, the consumer's leader said nobody (see
+    /// [`Stream`](super::Stream)).
+    pub lost_pulls: u64,
 }
 
 impl Recoveries {
@@ -56,6 +61,7 @@ impl Recoveries {
             missed_heartbeats: self.missed_heartbeats + other.missed_heartbeats,
             recreations: self.recreations + other.recreations,
             cluster_changes: self.cluster_changes + other.cluster_changes,
+            lost_pulls: self.lost_pulls + other.lost_pulls,
         }
     }
 }

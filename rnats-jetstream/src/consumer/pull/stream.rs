@@ -17,10 +17,11 @@ use tokio::time::{Instant, Sleep};
 
 use super::batch::reply_error;
 use super::builders::{BatchConfig, PullRequest};
+use super::lost::LostPull;
 use super::pending::{Pending, Reply, message_size};
 use super::recovery::{Recoveries, is_leader_change, leader_advisories, retry_wait};
 use super::{Config, MessagesError, MessagesErrorKind};
-use crate::consumer::heartbeat::Monitor;
+use crate::consumer::heartbeat::{Monitor, Silence};
 use crate::consumer::{Consumer, PriorityPolicy, StreamError, StreamErrorKind};
 use crate::context::Context;
 use crate::message::Message;
@@ -81,6 +82,8 @@ pub struct Stream {
     /// Whether no responders is reported at once (an ordered consumer recreates itself).
     eager_no_responders: bool,
     recoveries: Recoveries,
+    /// Questions after a pull sent because of a fault, until it shows it lives.
+    lost: LostPull,
     /// Draining (ADR-37): no pull requests, no heartbeats owed, warnings of what would only
     /// matter to the next request kept back; the subscription ends after its last message.
     draining: bool,
@@ -102,7 +105,9 @@ impl Stream {
             .await
             .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
         let (heartbeat, report_missed) = match (request.idle_heartbeat, request.expires) {
-            (heartbeat, _) if !heartbeat.is_zero() => (Monitor::new(heartbeat), true),
+            (heartbeat, _) if !heartbeat.is_zero() => {
+                (Monitor::new(heartbeat).warning_when_overdue(), true)
+            }
             (_, Some(expires)) if !expires.is_zero() => (
                 Monitor::with_limit(expires.saturating_add(EXPIRY_SLACK)),
                 false,
@@ -127,6 +132,12 @@ impl Stream {
             }
             None => None,
         };
+        let lost = LostPull::new(
+            consumer.context.clone(),
+            &consumer.info.stream_name,
+            &consumer.info.name,
+            heartbeat.limit(),
+        );
         Ok(Stream {
             subscriber,
             context: consumer.context.clone(),
@@ -145,6 +156,7 @@ impl Stream {
             no_responders: None,
             eager_no_responders: false,
             recoveries: Recoveries::default(),
+            lost,
             draining: false,
             terminated: false,
         })
@@ -182,6 +194,7 @@ impl Stream {
         self.draining = true;
         self.hold = None;
         self.advisories = None;
+        self.lost.alive();
         self.heartbeat.pause();
         // A request being published goes out ahead of the UNSUB, so whatever the server
         // sends for it before the UNSUB is in by the flush. Its failure changes nothing now.
@@ -202,10 +215,24 @@ impl Stream {
         self
     }
 
-    /// Every open request is presumed gone: the next poll asks again without waiting.
+    /// Every open request is presumed gone after a fault: the next poll asks again without
+    /// waiting, and the new request is watched until it shows it lives.
     fn pull_again_now(&mut self) {
         self.pending.reset();
         self.hold = None;
+        self.lost.watch();
+    }
+
+    /// Pulls again at once when the last request is known to be gone without a word.
+    fn poll_lost(&mut self, cx: &mut TaskContext<'_>) {
+        if self
+            .lost
+            .poll_lost(cx, self.connected, self.pending.has_open())
+        {
+            self.pending.reset();
+            self.hold = None;
+            self.recoveries.lost_pulls += 1;
+        }
     }
 
     /// Follows the connection: pause on disconnect, pull anew on reconnect (ADR-37).
@@ -251,6 +278,8 @@ impl Stream {
     fn handle_no_responders(&mut self) -> Option<Result<Message, MessagesError>> {
         self.pending.handle_ended(None, None);
         self.recoveries.no_responders += 1;
+        // The retry may reach a leader about to step down (see `lost`).
+        self.lost.watch();
         let now = Instant::now();
         let (since, attempt, reported) = self.no_responders.get_or_insert((now, 0, false));
         let wait = retry_wait(*attempt, self.request.idle_heartbeat);
@@ -335,6 +364,7 @@ impl Stream {
         let reply = Reply::classify(&message);
         if matches!(reply, Reply::Message | Reply::Heartbeat) {
             self.no_responders = None;
+            self.lost.alive();
         }
         match reply {
             Reply::Message => {
@@ -405,6 +435,7 @@ impl futures_util::Stream for Stream {
         // A drained stream pulls no more, so reconnects and leader changes are nothing to it.
         if !this.draining {
             this.drive_events(cx);
+            this.poll_lost(cx);
         }
         for _ in 0..MAX_ROUNDS {
             if let Some(error) = this.drive_pull(cx) {
@@ -423,8 +454,16 @@ impl futures_util::Stream for Stream {
                 }
                 // Drained: only now does silence count (buffered messages prove life).
                 Poll::Pending => {
-                    if !this.heartbeat.poll_missed(cx) {
-                        return Poll::Pending;
+                    match this.heartbeat.poll_silence(cx) {
+                        None => return Poll::Pending,
+                        Some(Silence::Missed) => {}
+                        // A heartbeat is late: ask whether the request is still there (see
+                        // `lost`), then wait for the miss as before.
+                        Some(Silence::Overdue) => {
+                            this.lost.ask_now();
+                            this.poll_lost(cx);
+                            continue;
+                        }
                     }
                     // Whatever requests were open are presumed lost: pull anew.
                     this.pending.reset();
