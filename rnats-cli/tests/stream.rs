@@ -449,3 +449,52 @@ fn state_shows_the_state_block_alone_as_info_state_does() {
     let line = rnats.fails(&["stream", "state", "NOPE", "-s", &url]);
     assert!(line.contains("stream not found"), "{line}");
 }
+
+#[test]
+fn gaps_lists_the_runs_of_deleted_messages_between_first_and_last() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let run = |args: &[&str]| rnats.ok(&[args, &["-s", url.as_str()][..]].concat());
+    run(&[
+        "stream",
+        "add",
+        "GAPS",
+        "--subjects",
+        "gaps.>",
+        "--storage",
+        "file",
+    ]);
+    run(&["pub", "gaps.{{Count}}", "x", "--count", "12", "-J"]);
+    assert_eq!(
+        run(&["stream", "gaps", "GAPS"]),
+        "No deleted messages in GAPS\n"
+    );
+    assert_eq!(run(&["stream", "gaps", "GAPS", "--json"]), "[]\n");
+
+    // 1 moves the first sequence on and is no gap; 3 to 5 and 9 are.
+    for seq in ["1", "3", "4", "5", "9"] {
+        run(&["stream", "rmm", "GAPS", seq, "-f"]);
+    }
+    let text = run(&["stream", "gaps", "GAPS"]);
+    let lines: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(lines[0].join(" "), "2 gaps found in stream GAPS", "{text}");
+    assert_eq!(lines[3], ["3", "5", "3"], "{text}");
+    assert_eq!(lines[4], ["9", "9", "1"], "{text}");
+    assert_eq!(lines.len(), 5, "{text}");
+    // natscli's flags are taken; the answer is the same.
+    assert_eq!(
+        run(&["stream", "gaps", "GAPS", "--json", "-f", "--no-progress"]),
+        "[[3,5],[9,9]]\n"
+    );
+
+    let line = rnats.fails(&["stream", "gaps", "NOPE", "-s", &url]);
+    assert!(
+        line.starts_with("error: cannot read the deleted messages of stream NOPE")
+            && line.contains("stream not found"),
+        "{line}"
+    );
+}

@@ -15,6 +15,7 @@ mod stream_backup;
 mod stream_cluster;
 mod stream_config;
 mod stream_find;
+mod stream_gaps;
 mod stream_read;
 mod stream_report;
 mod stream_subjects;

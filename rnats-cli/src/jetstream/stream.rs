@@ -1,5 +1,5 @@
 //! `rnats stream`: list, find, add, inspect, edit, copy, back up, restore, remove, purge and
-//! read streams, and manage a clustered one's leader and peers.
+//! read streams, list their gaps, and manage a clustered one's leader and peers.
 
 use std::time::Duration;
 
@@ -151,6 +151,10 @@ enum StreamCommand {
     /// Example: rnats stream subjects ORDERS 'orders.>' --sort name
     #[command(alias = "subj")]
     Subjects(crate::jetstream::stream_subjects::SubjectsArgs),
+    /// Lists the gaps in a stream: runs of deleted messages between its first and last.
+    ///
+    /// Example: rnats stream gaps ORDERS
+    Gaps(crate::jetstream::stream_gaps::GapsArgs),
     /// Removes one message, overwriting its data (natscli's `rmm`).
     ///
     /// Example: rnats stream rmm ORDERS 42 --force
@@ -282,6 +286,7 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
         StreamCommand::Report(report) => crate::jetstream::stream_report::run(&js, report).await,
         StreamCommand::Find(find) => crate::jetstream::stream_find::run(&js, find).await,
         StreamCommand::Subjects(args) => crate::jetstream::stream_subjects::run(&js, args).await,
+        StreamCommand::Gaps(args) => crate::jetstream::stream_gaps::run(&js, args).await,
         StreamCommand::Edit {
             name,
             flags,
