@@ -7,7 +7,8 @@ use rnats::jetstream::consumer::{self, PauseResponse};
 use time::macros::format_description;
 use time::{OffsetDateTime, PrimitiveDateTime};
 
-use super::{ConsumerFlags, get_stream, render_info, render_state};
+use super::flags::ConsumerFlags;
+use super::{get_stream, render_info, render_state};
 use crate::error::CliError;
 use crate::jetstream::{duration, read_json, time};
 use crate::out;

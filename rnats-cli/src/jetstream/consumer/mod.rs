@@ -4,24 +4,23 @@
 mod backoff;
 mod cluster;
 mod find;
+mod flags;
 mod manage;
 mod next;
 mod report;
 mod sub;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use futures_util::StreamExt;
 use rnats::jetstream::Context;
-use rnats::jetstream::consumer::{self, AckPolicy, DeliverPolicy, ReplayPolicy};
+use rnats::jetstream::consumer::{self, DeliverPolicy};
 use serde_json::{Value, json};
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
-use super::{ago, duration, raw, raw_list, read_json, render_unlisted, time};
-use crate::conn::{ConnArgs, parse_duration};
+use self::flags::ConsumerFlags;
+use super::{ago, duration, raw, raw_list, render_unlisted, time};
+use crate::conn::ConnArgs;
 use crate::core::show::Shown;
 use crate::error::CliError;
 use crate::out::{self, Fields, Table};
@@ -141,315 +140,6 @@ enum ConsumerCommand {
     ///
     /// Example: rnats consumer sub ORDERS billing --count 10
     Sub(sub::SubArgs),
-}
-
-/// Consumer settings of `consumer add`.
-#[derive(Debug, Clone, Default, Args)]
-#[command(next_help_heading = "Consumer settings")]
-struct ConsumerFlags {
-    /// Take the config from this JSON file (the server's ConsumerConfig); flags override it.
-    #[arg(long = "config", value_name = "FILE")]
-    config_file: Option<PathBuf>,
-    /// A pull consumer (the default).
-    #[arg(long, conflicts_with = "deliver_subject")]
-    pull: bool,
-    /// Make a push consumer delivering to this subject.
-    #[arg(long, visible_alias = "target", value_name = "SUBJECT")]
-    deliver_subject: Option<String>,
-    /// Queue group of a push consumer's subscribers.
-    #[arg(long, value_name = "GROUP", requires = "deliver_subject")]
-    deliver_group: Option<String>,
-    /// Only messages on this subject; repeat for several.
-    #[arg(long, value_name = "SUBJECT")]
-    filter: Vec<String>,
-    /// How messages are acknowledged.
-    #[arg(long, value_enum)]
-    ack: Option<Ack>,
-    /// Where to start: all, new, last, last-per-subject, a sequence, a duration ago (1h) or
-    /// an RFC 3339 time.
-    #[arg(long, value_name = "POLICY")]
-    deliver: Option<String>,
-    /// Deliveries of a message at most (-1: no limit).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    max_deliver: Option<i64>,
-    /// How long a delivery waits for its ack, e.g. 30s.
-    #[arg(long, visible_alias = "wait", value_name = "DURATION", value_parser = parse_duration)]
-    ack_wait: Option<Duration>,
-    /// Unacknowledged messages allowed at once.
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    max_pending: Option<i64>,
-    /// Percentage of acks the server samples as advisories for monitoring, 0 to 100
-    /// (0: none).
-    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
-    sample: Option<u8>,
-    #[command(flatten)]
-    backoff: backoff::BackoffFlags,
-    /// Make the consumer paused until this time: a duration from now (2h), an RFC 3339
-    /// time or `YYYY-MM-DD hh:mm:ss` (UTC).
-    #[arg(long, value_name = "UNTIL")]
-    pause: Option<String>,
-    /// Replay at the pace messages were stored instead of at once.
-    #[arg(long, value_enum)]
-    replay: Option<Replay>,
-    /// Replicas (0: the stream's).
-    #[arg(long, value_name = "N")]
-    replicas: Option<usize>,
-    /// What the consumer is for.
-    #[arg(long)]
-    description: Option<String>,
-    /// Idle heartbeats of a push consumer, this often, e.g. 5s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    heartbeat: Option<Duration>,
-    /// Flow control for a push consumer.
-    #[arg(long)]
-    flow_control: bool,
-    /// How long the consumer may go unused before the server removes it, e.g. 1h.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    inactive_threshold: Option<Duration>,
-    /// Deliver only headers, no bodies.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
-    headers_only: Option<bool>,
-    /// Pull requests waiting at once, at most.
-    #[arg(long, value_name = "PULLS")]
-    max_waiting: Option<i64>,
-    /// The largest batch a pull request may ask for.
-    #[arg(long, value_name = "BATCH_SIZE")]
-    max_pull_batch: Option<i64>,
-    /// The longest expiry a pull request may ask for.
-    #[arg(long, value_name = "EXPIRES", value_parser = parse_duration)]
-    max_pull_expire: Option<Duration>,
-    /// The most bytes a pull request may ask for.
-    #[arg(long, value_name = "BYTES")]
-    max_pull_bytes: Option<i64>,
-    /// Deliver at most this many bits per second (push consumers).
-    #[arg(long, value_name = "BPS")]
-    bps: Option<u64>,
-    /// Keep the consumer's state in memory whatever the stream's storage.
-    #[arg(long)]
-    memory: bool,
-    /// Metadata, KEY=VALUE; repeat for more (replaces the consumer's metadata).
-    #[arg(long, value_name = "KEY=VALUE", value_parser = crate::parse::metadata)]
-    metadata: Vec<(String, String)>,
-    /// A pinned-client consumer (ADR-42) with these priority groups (comma separated or
-    /// repeated): the server delivers to one pinned client per group.
-    #[arg(long, value_name = "GROUPS", value_delimiter = ',', conflicts_with_all = ["overflow_groups", "prioritized_groups", "priority_groups"])]
-    pinned_groups: Vec<String>,
-    /// How long a pinned client keeps its pin without pulling, e.g. 2m.
-    #[arg(long, value_name = "TTL", value_parser = parse_duration)]
-    pinned_ttl: Option<Duration>,
-    /// An overflow consumer (ADR-42) with these priority groups: pulls with min-pending or
-    /// min-ack-pending only get messages past those marks.
-    #[arg(long, value_name = "GROUPS", value_delimiter = ',', conflicts_with_all = ["prioritized_groups", "priority_groups"])]
-    overflow_groups: Vec<String>,
-    /// A prioritized consumer (ADR-42) with these priority groups: pulls with a lower
-    /// priority number are served first.
-    #[arg(
-        long,
-        value_name = "GROUPS",
-        value_delimiter = ',',
-        conflicts_with = "priority_groups"
-    )]
-    prioritized_groups: Vec<String>,
-    /// Priority groups, with --priority-policy (the generic form of the three above).
-    #[arg(
-        long,
-        value_name = "GROUPS",
-        value_delimiter = ',',
-        requires = "priority_policy"
-    )]
-    priority_groups: Vec<String>,
-    /// The priority policy of --priority-groups.
-    #[arg(long, value_enum, value_name = "POLICY")]
-    priority_policy: Option<Priority>,
-}
-
-/// `--priority-policy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Priority {
-    /// No priority groups.
-    None,
-    /// Overflow: past min-pending or min-ack-pending marks.
-    Overflow,
-    /// One pinned client per group.
-    #[value(name = "pinned_client", alias = "pinned-client", alias = "pinned")]
-    PinnedClient,
-    /// Lower priority numbers first.
-    Prioritized,
-}
-
-/// `--ack`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Ack {
-    Explicit,
-    None,
-    All,
-    /// Acked by the answers to flow control (ADR-60; push consumers, nats-server 2.14+).
-    #[value(name = "flow_control", alias = "flowcontrol", alias = "fc")]
-    FlowControl,
-}
-
-/// `--replay`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Replay {
-    Instant,
-    Original,
-}
-
-impl ConsumerFlags {
-    /// The config: the file's or a durable default, with the flags given written in.
-    fn config(&self, name: &str) -> Result<consumer::Config, CliError> {
-        let config: consumer::Config = match &self.config_file {
-            Some(path) => read_json(path)?,
-            None => consumer::Config::default(),
-        };
-        self.applied_to(config, name)
-    }
-
-    /// `config` named `name`, with the flags given written in.
-    fn applied_to(
-        &self,
-        mut config: consumer::Config,
-        name: &str,
-    ) -> Result<consumer::Config, CliError> {
-        config.durable_name = Some(name.to_owned());
-        config.name = Some(name.to_owned());
-        if let Some(subject) = &self.deliver_subject {
-            config.deliver_subject = Some(subject.clone());
-        }
-        if let Some(group) = &self.deliver_group {
-            config.deliver_group = Some(group.clone());
-        }
-        match self.filter.as_slice() {
-            [] => {}
-            [one] => config.filter_subject = one.clone(),
-            many => config.filter_subjects = many.to_vec(),
-        }
-        if let Some(ack) = self.ack {
-            config.ack_policy = match ack {
-                Ack::Explicit => AckPolicy::Explicit,
-                Ack::None => AckPolicy::None,
-                Ack::All => AckPolicy::All,
-                Ack::FlowControl => AckPolicy::FlowControl,
-            };
-        }
-        if let Some(deliver) = &self.deliver {
-            config.deliver_policy = deliver_policy(deliver)?;
-        }
-        if let Some(n) = self.max_deliver {
-            config.max_deliver = n;
-        }
-        if let Some(wait) = self.ack_wait {
-            config.ack_wait = wait;
-        }
-        if let Some(n) = self.max_pending {
-            config.max_ack_pending = n;
-        }
-        if let Some(percent) = self.sample {
-            config.sample_frequency = percent;
-        }
-        if let Some(delays) = self.backoff.delays()? {
-            config.backoff = delays;
-        }
-        if let Some(until) = &self.pause {
-            config.pause_until = Some(manage::pause_until(until)?);
-        }
-        if let Some(replay) = self.replay {
-            config.replay_policy = match replay {
-                Replay::Instant => ReplayPolicy::Instant,
-                Replay::Original => ReplayPolicy::Original,
-            };
-        }
-        if let Some(n) = self.replicas {
-            config.num_replicas = n;
-        }
-        if let Some(d) = &self.description {
-            config.description = Some(d.clone());
-        }
-        self.apply_delivery(&mut config);
-        Ok(config)
-    }
-
-    /// The push, pull and lifetime settings natscli also takes as flags.
-    fn apply_delivery(&self, config: &mut consumer::Config) {
-        set(&mut config.idle_heartbeat, self.heartbeat);
-        config.flow_control |= self.flow_control;
-        set(&mut config.inactive_threshold, self.inactive_threshold);
-        set(&mut config.headers_only, self.headers_only);
-        set(&mut config.max_waiting, self.max_waiting);
-        set(&mut config.max_batch, self.max_pull_batch);
-        set(&mut config.max_expires, self.max_pull_expire);
-        set(&mut config.max_bytes, self.max_pull_bytes);
-        set(&mut config.rate_limit, self.bps);
-        config.memory_storage |= self.memory;
-        if !self.metadata.is_empty() {
-            config.metadata = self.metadata.iter().cloned().collect();
-        }
-        self.apply_priority(config);
-    }
-
-    /// The priority groups and policy (ADR-42), natscli's flags or the generic pair.
-    fn apply_priority(&self, config: &mut consumer::Config) {
-        use consumer::PriorityPolicy as P;
-        let chosen = [
-            (&self.pinned_groups, Some(P::PinnedClient)),
-            (&self.overflow_groups, Some(P::Overflow)),
-            (&self.prioritized_groups, Some(P::Prioritized)),
-            (
-                &self.priority_groups,
-                self.priority_policy.map(|p| match p {
-                    Priority::None => P::None,
-                    Priority::Overflow => P::Overflow,
-                    Priority::PinnedClient => P::PinnedClient,
-                    Priority::Prioritized => P::Prioritized,
-                }),
-            ),
-        ]
-        .into_iter()
-        .find(|(groups, _)| !groups.is_empty());
-        if let Some((groups, Some(policy))) = chosen {
-            config.priority_groups = groups.clone();
-            config.priority_policy = policy;
-        } else if self.priority_policy == Some(Priority::None) {
-            config.priority_groups.clear();
-            config.priority_policy = P::None;
-        }
-        set(&mut config.priority_timeout, self.pinned_ttl);
-    }
-}
-
-fn set<T>(field: &mut T, value: Option<T>) {
-    if let Some(value) = value {
-        *field = value;
-    }
-}
-
-/// natscli's `--deliver` values.
-fn deliver_policy(text: &str) -> Result<DeliverPolicy, CliError> {
-    Ok(match text {
-        "all" => DeliverPolicy::All,
-        "new" => DeliverPolicy::New,
-        "last" => DeliverPolicy::Last,
-        "last-per-subject" | "last_per_subject" => DeliverPolicy::LastPerSubject,
-        _ => {
-            if let Ok(seq) = text.parse::<u64>() {
-                DeliverPolicy::ByStartSequence {
-                    start_sequence: seq.max(1),
-                }
-            } else if let Ok(start_time) = OffsetDateTime::parse(text, &Rfc3339) {
-                DeliverPolicy::ByStartTime { start_time }
-            } else if let Ok(ago) = crate::parse::duration(text) {
-                DeliverPolicy::ByStartTime {
-                    start_time: crate::parse::time_ago("--deliver", ago)?,
-                }
-            } else {
-                return Err(CliError::InvalidArgument {
-                    what: "--deliver",
-                    given: text.to_owned(),
-                    reason: "use all, new, last, last-per-subject, a sequence, a duration or an RFC 3339 time".to_owned(),
-                });
-            }
-        }
-    })
 }
 
 /// Runs a consumer command.
@@ -734,19 +424,5 @@ fn print_fetched(
             "[{stream}#{seq}] Received on {:?}{label}",
             shown.subject
         ))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn deliver_times_before_year_minus_9999_are_refused() {
-        assert!(deliver_policy("20000y").is_err());
-        assert!(matches!(
-            deliver_policy("1h"),
-            Ok(DeliverPolicy::ByStartTime { .. })
-        ));
     }
 }
