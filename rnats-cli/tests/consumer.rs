@@ -732,3 +732,191 @@ fn find_keeps_the_consumers_that_pass_every_filter_and_invert_turns_each_around(
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn state_shows_the_state_block_alone_as_info_does() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 5);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&["consumer", "add", "ORDERS", "billing", "--ack", "explicit"]);
+    // Two fetched and acked (each ack confirmed by the server), three left.
+    run(&["consumer", "next", "ORDERS", "billing", "--count", "2"]);
+
+    let state = run(&["consumer", "state", "ORDERS", "billing"]);
+    assert!(
+        state.starts_with("State of consumer billing on ORDERS created "),
+        "{state}"
+    );
+    for fact in [
+        "\nState:\n",
+        "Last delivered: consumer seq 2, stream seq 2\n",
+        "Ack floor: consumer seq 2, stream seq 2\n",
+        "Pending: 3\n",
+        "Ack pending: 0\n",
+        "Redelivered: 0\n",
+    ] {
+        assert!(state.contains(fact), "{fact:?} in {state}");
+    }
+    assert!(!state.contains("Configuration:"), "{state}");
+    // The whole info ends with the same block.
+    let info = run(&["consumer", "info", "ORDERS", "billing"]);
+    let block = &state[state.find("\nState:\n").expect("a state block")..];
+    assert!(
+        info.contains("Configuration:") && info.ends_with(block),
+        "{info}"
+    );
+
+    // natscli prints the whole info as JSON.
+    let json = rnats.json(
+        &[
+            &["consumer", "state", "ORDERS", "billing", "--json"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(json["num_pending"], 3, "{json}");
+    assert_eq!(json["config"]["durable_name"], "billing", "{json}");
+
+    let line = rnats.fails(&[&["consumer", "state", "ORDERS", "nobody"][..], &s[..]].concat());
+    assert!(
+        line.starts_with("error: cannot read consumer nobody on ORDERS")
+            && line.contains("consumer not found"),
+        "{line}"
+    );
+}
+
+#[test]
+fn copy_makes_a_consumer_from_another_config_with_the_flags_over_it() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 3);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    let json = |args: &[&str]| rnats.json(&[args, &s[..]].concat());
+    run(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "billing",
+        "--filter",
+        "orders.2",
+        "--max-deliver",
+        "5",
+        "--description",
+        "Billing",
+    ]);
+    run(&["consumer", "next", "ORDERS", "billing"]);
+
+    // natscli's override flags: --description, --wait (the ack wait), --max-deliver, ...
+    let copy = json(&[
+        "consumer",
+        "copy",
+        "ORDERS",
+        "billing",
+        "audit",
+        "--description",
+        "Audit",
+        "--wait",
+        "45s",
+        "--json",
+    ]);
+    assert_eq!(copy["name"], "audit", "{copy}");
+    assert_eq!(copy["config"]["durable_name"], "audit", "{copy}");
+    assert_eq!(copy["config"]["description"], "Audit", "{copy}");
+    assert_eq!(copy["config"]["ack_wait"], 45_000_000_000u64, "{copy}");
+    assert_eq!(copy["config"]["filter_subject"], "orders.2", "kept: {copy}");
+    assert_eq!(copy["config"]["max_deliver"], 5, "kept: {copy}");
+    // The configuration, not the state: the copy has delivered nothing yet.
+    assert_eq!(copy["delivered"]["stream_seq"], 0, "{copy}");
+    assert_eq!(copy["num_pending"], 1, "{copy}");
+    let source = json(&["consumer", "info", "ORDERS", "billing", "--json"]);
+    assert_eq!(source["config"]["description"], "Billing", "{source}");
+    assert_eq!(source["delivered"]["stream_seq"], 2, "{source}");
+
+    // The `cp` alias, and the human form.
+    let out = rnats.run(
+        &[
+            &["consumer", "cp", "ORDERS", "billing", "audit2"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_success(&out, &["consumer", "cp"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Created consumer audit2 on ORDERS\n"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("Consumer audit2 on ORDERS created ") && text.contains("Billing"),
+        "{text}"
+    );
+
+    // A push consumer copied with --pull loses what only push delivery has.
+    run(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "pusher",
+        "--deliver-subject",
+        "out.push",
+        "--deliver-group",
+        "workers",
+        "--heartbeat",
+        "5s",
+        "--flow-control",
+    ]);
+    let pulled = json(&[
+        "consumer", "copy", "ORDERS", "pusher", "puller", "--pull", "--json",
+    ]);
+    for field in [
+        "deliver_subject",
+        "deliver_group",
+        "idle_heartbeat",
+        "flow_control",
+    ] {
+        assert!(pulled["config"].get(field).is_none(), "{field}: {pulled}");
+    }
+
+    let line = rnats.fails(&[&["consumer", "copy", "ORDERS", "nobody", "x"][..], &s[..]].concat());
+    assert!(
+        line.starts_with("error: cannot read consumer nobody on ORDERS")
+            && line.contains("consumer not found"),
+        "{line}"
+    );
+    // The destination must be new (or the same configuration).
+    let line = rnats.fails(
+        &[
+            &[
+                "consumer",
+                "copy",
+                "ORDERS",
+                "billing",
+                "audit",
+                "--description",
+                "Other",
+            ][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert!(
+        line.starts_with("error: cannot create consumer audit on ORDERS"),
+        "{line}"
+    );
+    let line = rnats.fails(
+        &[
+            &[
+                "consumer", "copy", "ORDERS", "billing", "other", "--config", "c.json",
+            ][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert!(
+        line.contains("--config is for consumer add and edit"),
+        "{line}"
+    );
+}

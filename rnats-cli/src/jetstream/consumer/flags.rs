@@ -1,4 +1,4 @@
-//! The consumer settings `consumer add` and `edit` take as flags, natscli's names
+//! The consumer settings `consumer add`, `edit` and `copy` take as flags, natscli's names
 //! for them, and how they are written into a consumer's config.
 
 use std::path::PathBuf;
@@ -14,14 +14,14 @@ use crate::conn::parse_duration;
 use crate::error::CliError;
 use crate::jetstream::read_json;
 
-/// Consumer settings of `consumer add` and `edit`.
+/// Consumer settings of `consumer add`, `edit` and `copy`.
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Consumer settings")]
 pub(super) struct ConsumerFlags {
     /// Take the config from this JSON file (the server's ConsumerConfig); flags override it.
     #[arg(long = "config", value_name = "FILE")]
     pub(super) config_file: Option<PathBuf>,
-    /// A pull consumer (the default).
+    /// A pull consumer (the default; on `copy` of a push consumer, drops its push settings).
     #[arg(long, conflicts_with = "deliver_subject")]
     pull: bool,
     /// Make a push consumer delivering to this subject.
@@ -184,6 +184,15 @@ impl ConsumerFlags {
     ) -> Result<consumer::Config, CliError> {
         config.durable_name = Some(name.to_owned());
         config.name = Some(name.to_owned());
+        if self.pull {
+            // A push consumer's config made pull (natscli's `copy --pull`): the settings
+            // only push delivery has go too, as the server refuses them on a pull consumer.
+            config.deliver_subject = None;
+            config.deliver_group = None;
+            config.idle_heartbeat = Duration::ZERO;
+            config.flow_control = false;
+            config.rate_limit = 0;
+        }
         if let Some(subject) = &self.deliver_subject {
             config.deliver_subject = Some(subject.clone());
         }

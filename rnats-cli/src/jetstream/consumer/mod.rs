@@ -1,8 +1,9 @@
-//! `rnats consumer`: list, find, add, edit, inspect, pause, reset and remove consumers, report
-//! on a stream's consumers, read from them, and move a clustered one's leader.
+//! `rnats consumer`: list, find, add, copy, edit, inspect, pause, reset and remove consumers,
+//! report on a stream's consumers, read from them, and move a clustered one's leader.
 
 mod backoff;
 mod cluster;
+mod copy;
 mod find;
 mod flags;
 mod manage;
@@ -88,6 +89,25 @@ enum ConsumerCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Shows a consumer's state: deliveries, acks, pending messages, waiting pulls (and its
+    /// cluster).
+    ///
+    /// Example: rnats consumer state ORDERS billing
+    State {
+        /// The stream.
+        stream: String,
+        /// The consumer.
+        name: String,
+        /// The server's JSON (the whole consumer info, as natscli prints it).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Creates a consumer on the same stream with another's configuration (not its state);
+    /// flags override it.
+    ///
+    /// Example: rnats consumer copy ORDERS billing audit --description Audit
+    #[command(alias = "cp")]
+    Copy(copy::CopyArgs),
     /// Removes a consumer.
     ///
     /// Example: rnats consumer rm ORDERS billing --force
@@ -159,6 +179,8 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
             ..
         } => add(&js, stream, name, flags, json).await,
         ConsumerCommand::Info { stream, name, json } => info(&js, stream, name, json).await,
+        ConsumerCommand::State { stream, name, json } => state(&js, stream, name, json).await,
+        ConsumerCommand::Copy(args) => copy::run(&js, args).await,
         ConsumerCommand::Rm {
             stream,
             name,
@@ -250,11 +272,23 @@ async fn add(
         .map_err(CliError::js(format!(
             "cannot create consumer {name} on {stream}"
         )))?;
+    show_created(js, &stream, &name, consumer.cached_info(), json).await
+}
+
+/// Shows the consumer `name` just made on `stream`, whose info is `info`: for people, or as
+/// the server's JSON.
+async fn show_created(
+    js: &Context,
+    stream: &str,
+    name: &str,
+    info: &consumer::Info,
+    json: bool,
+) -> Result<(), CliError> {
     if json {
-        return info_json(js, &stream, &name).await;
+        return info_json(js, stream, name).await;
     }
     eprintln!("Created consumer {name} on {stream}");
-    out::print(&render_info(consumer.cached_info()))
+    out::print(&render_info(info))
 }
 
 async fn info(js: &Context, stream: String, name: String, json: bool) -> Result<(), CliError> {
@@ -269,6 +303,28 @@ async fn info(js: &Context, stream: String, name: String, json: bool) -> Result<
             "cannot read consumer {name} on {stream}"
         )))?;
     out::print(&render_info(&info))
+}
+
+/// `consumer state`: the state alone, for people; `--json` gives the whole info, as natscli's
+/// does.
+async fn state(js: &Context, stream: String, name: String, json: bool) -> Result<(), CliError> {
+    if json {
+        return info_json(js, &stream, &name).await;
+    }
+    let handle = get_stream(js, &stream).await?;
+    let info = handle
+        .consumer_info(&name)
+        .await
+        .map_err(CliError::js(format!(
+            "cannot read consumer {name} on {stream}"
+        )))?;
+    out::print(&format!(
+        "State of consumer {} on {} created {}\n\n{}",
+        info.name,
+        info.stream_name,
+        time(info.created),
+        render_state(&info)
+    ))
 }
 
 async fn remove(js: &Context, stream: String, name: String, force: bool) -> Result<(), CliError> {
