@@ -361,3 +361,139 @@ fn kv_edit_changes_only_the_settings_given() {
     let line = rnats.fails(&[&["kv", "edit", "nothing", "--history", "3"][..], &s[..]].concat());
     assert!(line.contains("nothing"), "{line}");
 }
+
+#[test]
+fn kv_ls_verbose_shows_each_key_and_display_value_its_value() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&["kv", "add", "config", "--history", "5"]);
+    run(&["kv", "put", "config", "app.color", "blue"]);
+    run(&["kv", "put", "config", "app.color", "green"]);
+    run(&["kv", "put", "config", "db.host", "two\nlines"]);
+    run(&["kv", "put", "config", "gone", "x"]);
+    run(&["kv", "del", "config", "gone", "-f"]);
+
+    let rows = |text: &str| -> Vec<Vec<String>> {
+        text.lines()
+            .skip(3)
+            .map(|l| {
+                let cells: Vec<&str> = l.split_whitespace().collect();
+                // Key, then the time (`2026-12-06 22:50:55 UTC`), then the rest.
+                let mut row = vec![cells[0].to_owned()];
+                row.extend(cells[4..].iter().map(|c| (*c).to_owned()));
+                row
+            })
+            .collect()
+    };
+    let text = run(&["kv", "ls", "config", "-v"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "Keys in bucket config", "{text}");
+    assert_eq!(
+        lines[2].split_whitespace().collect::<Vec<_>>(),
+        ["Key", "Created", "Revision"],
+        "{text}"
+    );
+    assert_eq!(
+        rows(&text),
+        [vec!["app.color", "2"], vec!["db.host", "3"]],
+        "{text}"
+    );
+    assert!(lines[3].contains(" UTC "), "{text}");
+
+    let text = run(&["kv", "ls", "config", "--verbose", "--display-value"]);
+    assert!(
+        text.lines().nth(2).is_some_and(|l| l.ends_with("Value")),
+        "{text}"
+    );
+    assert_eq!(
+        rows(&text),
+        [
+            vec!["app.color", "2", "green"],
+            vec!["db.host", "3", "two\\nlines"]
+        ],
+        "{text}"
+    );
+    // --display-value alone lists as -v does, and a filter narrows it.
+    let text = run(&["kv", "ls", "config", "app.>", "--display-value"]);
+    assert_eq!(rows(&text), [vec!["app.color", "2", "green"]], "{text}");
+
+    let listed = rnats.json(&[&["kv", "ls", "config", "-v", "--json"][..], &s[..]].concat());
+    let keys: Vec<&str> = listed
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|e| e["key"].as_str())
+        .collect();
+    assert_eq!(keys, ["app.color", "db.host"], "{listed}");
+    assert_eq!(listed[0]["revision"], 2, "{listed}");
+    assert!(listed[0].get("value").is_none(), "{listed}");
+    let listed = rnats.json(
+        &[
+            &["kv", "ls", "config", "-v", "--display-value", "--json"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(listed[1]["value"], "two\nlines", "{listed}");
+
+    // -v lists keys, so it needs a bucket; an unknown bucket is said.
+    let out = rnats.run(&[&["kv", "ls", "-v"][..], &s[..]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("<BUCKET>"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = rnats.fails(&[&["kv", "ls", "nobucket", "-v"][..], &s[..]].concat());
+    assert!(line.contains("cannot open bucket nobucket"), "{line}");
+}
+
+#[test]
+fn kv_watch_deletes_shows_deletes_as_natscli_does_by_default() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&["kv", "add", "live"]);
+    run(&["kv", "put", "live", "a", "1"]);
+    run(&["kv", "del", "live", "a", "-f"]);
+    run(&["kv", "put", "live", "b", "2"]);
+    let ends = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| l.split_once("] ").map_or(l, |(_, rest)| rest).to_owned())
+            .collect()
+    };
+
+    // The current values: a's delete, then b.
+    let out = run(&["kv", "watch", "live", "--deletes", "--count", "2"]);
+    assert_eq!(
+        ends(&out),
+        ["DEL live > a: DEL", "PUT live > b: 2"],
+        "{out}"
+    );
+    // As in natscli, the last of --deletes and --no-deletes counts.
+    let out = run(&[
+        "kv",
+        "watch",
+        "live",
+        "--deletes",
+        "--no-deletes",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(ends(&out), ["PUT live > b: 2"], "{out}");
+    let out = run(&[
+        "kv",
+        "watch",
+        "live",
+        "--no-deletes",
+        "--deletes",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(ends(&out), ["DEL live > a: DEL"], "{out}");
+}

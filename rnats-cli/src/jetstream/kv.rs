@@ -31,7 +31,7 @@ pub(crate) struct KvArgs {
 enum KvCommand {
     /// Lists the buckets, or the keys in BUCKET (those matching KEY when given).
     ///
-    /// Example: rnats kv ls --names   |   rnats kv ls config 'app.>'
+    /// Example: rnats kv ls --names   |   rnats kv ls config 'app.>' -v --display-value
     #[command(alias = "list")]
     Ls {
         /// The bucket whose keys to list.
@@ -45,6 +45,12 @@ enum KvCommand {
         /// JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// The keys in a table with each one's revision and when it was written.
+        #[arg(long, short = 'v', requires = "bucket")]
+        verbose: bool,
+        /// The keys' values too (implies --verbose).
+        #[arg(long, requires = "bucket")]
+        display_value: bool,
     },
     /// Creates a bucket.
     ///
@@ -185,8 +191,11 @@ enum KvCommand {
         /// Start with every stored revision, not only the last of each key.
         #[arg(long)]
         history: bool,
+        /// Show deletes and purges (the default; natscli's flag).
+        #[arg(long, overrides_with = "no_deletes")]
+        deletes: bool,
         /// Leave out deletes and purges.
-        #[arg(long)]
+        #[arg(long, overrides_with = "deletes")]
         no_deletes: bool,
         /// Start at this revision.
         #[arg(long, value_name = "N", conflicts_with = "history")]
@@ -259,8 +268,16 @@ pub(crate) async fn run(args: KvArgs, conn: &ConnArgs) -> Result<(), CliError> {
             bucket: Some(bucket),
             key,
             json,
+            verbose,
+            display_value,
             ..
-        } => list_keys(&js, &bucket, key.as_slice(), json).await,
+        } => {
+            if verbose || display_value {
+                list_entries(&js, &bucket, key.as_slice(), display_value, json).await
+            } else {
+                list_keys(&js, &bucket, key.as_slice(), json).await
+            }
+        }
         KvCommand::Add(add) => create_bucket(&js, add).await,
         KvCommand::Edit(edit) => edit_bucket(&js, edit).await,
         KvCommand::Put { bucket, key, value } => {
@@ -353,6 +370,7 @@ pub(crate) async fn run(args: KvArgs, conn: &ConnArgs) -> Result<(), CliError> {
             no_deletes,
             revision,
             json,
+            ..
         } => {
             let mut options = WatchOptions::new();
             if updates_only {
@@ -470,6 +488,76 @@ async fn list_keys(
     json: bool,
 ) -> Result<(), CliError> {
     let store = open(js, bucket).await?;
+    let all = sorted_keys(&store, bucket, filters).await?;
+    if json {
+        return out::json(&all);
+    }
+    if all.is_empty() {
+        eprintln!("No keys in {bucket}");
+        return Ok(());
+    }
+    out::print(&all.iter().map(|k| format!("{k}\n")).collect::<String>())
+}
+
+/// `kv ls BUCKET -v`: each key with its revision and time (and value, with
+/// `--display-value`), as natscli's verbose listing; the Delta column it adds is left out,
+/// as a single read never has one.
+async fn list_entries(
+    js: &Context,
+    bucket: &str,
+    filters: &[String],
+    values: bool,
+    json: bool,
+) -> Result<(), CliError> {
+    let store = open(js, bucket).await?;
+    let action = format!("cannot read the keys of {bucket}");
+    let mut entries = Vec::new();
+    for key in sorted_keys(&store, bucket, filters).await? {
+        // A key deleted since the listing has no value left to show.
+        match store.entry(&key).await.map_err(CliError::js(&action))? {
+            Some(entry) if entry.operation == Operation::Put => entries.push(entry),
+            _ => {}
+        }
+    }
+    if json {
+        let objects: Vec<Value> = entries
+            .iter()
+            .map(|e| {
+                let mut object = entry_json(e);
+                if !values {
+                    object.remove("value");
+                    object.remove("value_base64");
+                }
+                Value::Object(object)
+            })
+            .collect();
+        return out::json(&objects);
+    }
+    if entries.is_empty() {
+        eprintln!("No keys in {bucket}");
+        return Ok(());
+    }
+    let mut table = if values {
+        Table::new(["Key", "Created", "Revision", "Value"])
+    } else {
+        Table::new(["Key", "Created", "Revision"])
+    };
+    for e in &entries {
+        let mut row = vec![e.key.clone(), time(e.created), e.revision.to_string()];
+        if values {
+            row.push(one_line(&e.value));
+        }
+        table.row(row);
+    }
+    out::print(&format!("Keys in bucket {bucket}\n\n{}", table.render()))
+}
+
+/// The keys of `store` matching any of `filters` (every key when there are none), sorted.
+async fn sorted_keys(
+    store: &Store,
+    bucket: &str,
+    filters: &[String],
+) -> Result<Vec<String>, CliError> {
     let action = format!("cannot list the keys of {bucket}");
     let mut keys = if filters.is_empty() {
         store.keys().await
@@ -484,14 +572,7 @@ async fn list_keys(
         all.push(key.map_err(CliError::js(&action))?);
     }
     all.sort();
-    if json {
-        return out::json(&all);
-    }
-    if all.is_empty() {
-        eprintln!("No keys in {bucket}");
-        return Ok(());
-    }
-    out::print(&all.iter().map(|k| format!("{k}\n")).collect::<String>())
+    Ok(all)
 }
 
 async fn get(
@@ -667,6 +748,20 @@ fn preview(value: &[u8]) -> String {
     out
 }
 
+/// A value on one table line: control characters (a newline, a tab) written as escapes.
+fn one_line(value: &[u8]) -> String {
+    let text = String::from_utf8_lossy(value);
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn entry_json(e: &Entry) -> serde_json::Map<String, Value> {
     let mut object = serde_json::Map::new();
     object.insert("bucket".into(), json!(e.bucket));
@@ -688,4 +783,17 @@ fn entry_json(e: &Entry) -> serde_json::Map<String, Value> {
         ),
     };
     object
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_keeps_to_one_table_line() {
+        assert_eq!(one_line(b"plain value"), "plain value");
+        assert_eq!(one_line(b"two\nlines\tand\x07"), "two\\nlines\\tand\\u{7}");
+        assert_eq!(one_line("héllo".as_bytes()), "héllo");
+        assert_eq!(one_line(&[0xff, b'a']), "\u{fffd}a");
+    }
 }
