@@ -122,6 +122,14 @@ pub(crate) enum CliError {
         #[source]
         source: io::Error,
     },
+    /// `--validate` or `--output` found a stream or consumer configuration at fault.
+    #[error("invalid {noun} configuration: {}", problems.join("; "))]
+    InvalidConfig {
+        /// What the configuration is for: `stream` or `consumer`.
+        noun: &'static str,
+        /// What is wrong with it, one phrase each.
+        problems: Vec<String>,
+    },
     /// A JSON file (context, stream or consumer config) did not parse.
     #[error("cannot parse {}: {source}", path.display())]
     ParseFile {

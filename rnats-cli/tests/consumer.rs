@@ -920,3 +920,69 @@ fn copy_makes_a_consumer_from_another_config_with_the_flags_over_it() {
         "{line}"
     );
 }
+
+#[test]
+fn add_validate_and_output_check_the_config_and_make_nothing() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 0);
+    let url = server.url();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("billing.json");
+    let file = file.to_str().expect("utf-8 path");
+    // Neither needs a server: this address has none.
+    let offline = ["-s", "nats://127.0.0.1:1"];
+    let add = [
+        "consumer",
+        "add",
+        "ORDERS",
+        "billing",
+        "--filter",
+        "orders.new",
+        "--max-deliver",
+        "5",
+    ];
+
+    let out = rnats.ok(&[&add[..], &["--validate"], &offline[..]].concat());
+    let (json, verdict) = out.split_once("\n\n").expect("a blank line");
+    assert_eq!(verdict, "Configuration is a valid consumer\n", "{out}");
+    let config: serde_json::Value = serde_json::from_str(json).expect("JSON");
+    assert_eq!(config["durable_name"], "billing", "{out}");
+    assert_eq!(config["filter_subject"], "orders.new", "{out}");
+
+    let run = rnats.run(&[&add[..], &["--output", file], &offline[..]].concat());
+    assert_success(&run, &["consumer", "add", "--output"]);
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(file).expect("read")).expect("JSON");
+    assert_eq!(saved, config);
+    // Nothing was made, and the saved file makes the consumer.
+    assert_eq!(
+        rnats.ok(&["consumer", "ls", "ORDERS", "-n", "-s", &url]),
+        ""
+    );
+    rnats.ok(&[
+        "consumer", "add", "ORDERS", "billing", "--config", file, "-s", &url,
+    ]);
+    let info = rnats.json(&[
+        "consumer", "info", "ORDERS", "billing", "--json", "-s", &url,
+    ]);
+    assert_eq!(info["config"]["max_deliver"], 5, "{info}");
+    assert_eq!(info["config"]["filter_subject"], "orders.new", "{info}");
+
+    let line = rnats.fails(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "bad name",
+        "--max-waiting=-1",
+        "--validate",
+        "-s",
+        "nats://127.0.0.1:1",
+    ]);
+    assert_eq!(
+        line,
+        "error: invalid consumer configuration: the consumer name \"bad name\" holds ' '; \
+         max_waiting is -1, below 0"
+    );
+    let out = rnats.run(&[&add[..], &["--validate", "--json"], &offline[..]].concat());
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -498,3 +498,107 @@ fn gaps_lists_the_runs_of_deleted_messages_between_first_and_last() {
         "{line}"
     );
 }
+
+/// The configuration `--validate` printed before its verdict, and the verdict.
+fn validated(out: &str) -> (serde_json::Value, &str) {
+    let (json, verdict) = out
+        .split_once("\n\n")
+        .expect("a blank line before the verdict");
+    let config = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {out}"));
+    (config, verdict)
+}
+
+#[test]
+fn add_validate_and_output_check_the_config_and_make_nothing() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("orders.json");
+    let file = file.to_str().expect("utf-8 path");
+    // Neither needs a server: this address has none.
+    let offline = ["-s", "nats://127.0.0.1:1"];
+    let add = [
+        "stream",
+        "add",
+        "ORDERS",
+        "--subjects",
+        "orders.>",
+        "--max-msgs",
+        "100",
+    ];
+
+    let out = rnats.ok(&[&add[..], &["--validate"], &offline[..]].concat());
+    let (config, verdict) = validated(&out);
+    assert_eq!(verdict, "Configuration is a valid stream\n", "{out}");
+    assert_eq!(config["name"], "ORDERS", "{out}");
+    assert_eq!(config["max_msgs"], 100, "{out}");
+
+    let run = rnats.run(&[&add[..], &["--output", file], &offline[..]].concat());
+    assert_success(&run, &["stream", "add", "--output"]);
+    assert_eq!(
+        String::from_utf8_lossy(&run.stderr),
+        format!("Wrote the stream configuration to {file}\n")
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(file)
+            .expect("written")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(file).expect("read")).expect("JSON");
+    assert_eq!(saved, config);
+    // Nothing was made, and the saved file makes the stream.
+    assert_eq!(rnats.ok(&["stream", "ls", "-n", "-s", &url]), "");
+    rnats.ok(&["stream", "add", "--config", file, "-s", &url]);
+    let info = rnats.json(&["stream", "info", "ORDERS", "--json", "-s", &url]);
+    assert_eq!(info["config"]["max_msgs"], 100, "{info}");
+    assert_eq!(info["config"]["subjects"][0], "orders.>", "{info}");
+
+    // What the server would refuse fails, after the printed configuration.
+    let bad = ["stream", "add", "BAD.NAME", "--subjects", ">"];
+    let line = rnats.fails(&[&bad[..], &["--validate"], &offline[..]].concat());
+    assert_eq!(
+        line,
+        "error: invalid stream configuration: the stream name \"BAD.NAME\" holds '.'; \
+         the subject '>' needs acknowledgements off (--ack=false)"
+    );
+    let out = rnats.run(&[&bad[..], &["--validate"], &offline[..]].concat());
+    assert_eq!(validated(&String::from_utf8_lossy(&out.stdout)).1, "");
+    // ... and nothing is written.
+    let other = dir.path().join("bad.json");
+    let other = other.to_str().expect("utf-8 path");
+    rnats.fails(&[&bad[..], &["--output", other], &offline[..]].concat());
+    assert!(!std::path::Path::new(other).exists());
+    // --ack=false is what makes '>' right.
+    let out = rnats.ok(&[
+        "stream",
+        "add",
+        "ALL",
+        "--subjects",
+        ">",
+        "--ack=false",
+        "--validate",
+    ]);
+    assert!(
+        out.ends_with("\n\nConfiguration is a valid stream\n"),
+        "{out}"
+    );
+
+    for both in [
+        &["--validate", "--output", file][..],
+        &["--validate", "--json"][..],
+        &["--output", file, "--json"][..],
+    ] {
+        let out = rnats.run(&[&add[..], both, &offline[..]].concat());
+        assert_eq!(out.status.code(), Some(2), "{both:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("cannot be used with"),
+            "{both:?}"
+        );
+    }
+}

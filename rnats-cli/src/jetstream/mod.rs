@@ -3,6 +3,7 @@
 
 mod account;
 mod account_identity;
+mod config_check;
 mod consumer;
 mod counter;
 mod kv;

@@ -9,6 +9,7 @@ use rnats::jetstream::Context;
 use rnats::jetstream::stream::{ClusterInfo, Config, Info};
 use serde_json::{Value, json};
 
+use super::config_check::{CheckFlags, stream_problems};
 use super::stream_config::StreamFlags;
 use super::stream_read::{get, view};
 use super::{bytes, duration, limit, limit_bytes, raw, raw_list, read_json, render_unlisted, time};
@@ -43,7 +44,7 @@ enum StreamCommand {
         #[arg(long, value_name = "SUBJECT")]
         subject: Option<String>,
     },
-    /// Creates a stream.
+    /// Creates a stream (or, with --validate or --output, only checks its configuration).
     ///
     /// Example: rnats stream add ORDERS --subjects 'orders.>' --storage file --max-age 24h
     #[command(alias = "create", alias = "new")]
@@ -58,6 +59,8 @@ enum StreamCommand {
         /// Accept the defaults for what is not given (natscli's flag; rnats never prompts).
         #[arg(long)]
         defaults: bool,
+        #[command(flatten)]
+        check: CheckFlags,
     },
     /// Creates a stream with another's configuration (not its messages); flags override it.
     ///
@@ -257,8 +260,18 @@ enum StreamCommand {
 
 /// Runs a stream command.
 pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let command = match args.command {
+        // Checking or saving a configuration makes nothing, so it needs no server.
+        StreamCommand::Add {
+            name, flags, check, ..
+        } if check.wanted() => {
+            let config = add_config(name, &flags)?;
+            return check.finish("stream", &config, stream_problems(&config));
+        }
+        command => command,
+    };
     let js = crate::conn::jetstream(conn).await?;
-    match args.command {
+    match command {
         StreamCommand::Ls {
             json,
             names,
@@ -427,6 +440,12 @@ async fn add(
     flags: StreamFlags,
     json: bool,
 ) -> Result<(), CliError> {
+    create(js, add_config(name, &flags)?, json).await
+}
+
+/// The configuration `stream add` makes: the `--config` file's (or the defaults) named
+/// `name`, with the flags given written in.
+fn add_config(name: Option<String>, flags: &StreamFlags) -> Result<Config, CliError> {
     let mut config: Config = match &flags.config_file {
         Some(path) => read_json(path)?,
         None => Config::default(),
@@ -440,7 +459,7 @@ async fn add(
         ));
     }
     flags.apply(&mut config);
-    create(js, config, json).await
+    Ok(config)
 }
 
 /// Creates the stream `config` describes and shows it.

@@ -20,6 +20,7 @@ use rnats::jetstream::consumer::{self, DeliverPolicy};
 use serde_json::{Value, json};
 
 use self::flags::ConsumerFlags;
+use super::config_check::{CheckFlags, consumer_problems};
 use super::{ago, duration, raw, raw_list, render_unlisted, time};
 use crate::conn::ConnArgs;
 use crate::core::show::Shown;
@@ -58,7 +59,8 @@ enum ConsumerCommand {
     /// Example: rnats consumer find ORDERS --pull --idle 24h
     #[command(alias = "query")]
     Find(find::FindArgs),
-    /// Creates a durable consumer (pull unless --deliver-subject is given).
+    /// Creates a durable consumer (pull unless --deliver-subject is given), or with
+    /// --validate or --output only checks its configuration.
     ///
     /// Example: rnats consumer add ORDERS billing --filter 'orders.new' --ack explicit --deliver all
     #[command(alias = "create", alias = "new")]
@@ -75,6 +77,8 @@ enum ConsumerCommand {
         /// Accept the defaults for what is not given (natscli's flag; rnats never prompts).
         #[arg(long)]
         defaults: bool,
+        #[command(flatten)]
+        check: CheckFlags,
     },
     /// Shows a consumer's configuration and state.
     ///
@@ -164,8 +168,18 @@ enum ConsumerCommand {
 
 /// Runs a consumer command.
 pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliError> {
+    let command = match args.command {
+        // Checking or saving a configuration makes nothing, so it needs no server.
+        ConsumerCommand::Add {
+            name, flags, check, ..
+        } if check.wanted() => {
+            let config = flags.config(&name)?;
+            return check.finish("consumer", &config, consumer_problems(&config));
+        }
+        command => command,
+    };
     let js = crate::conn::jetstream(conn).await?;
-    match args.command {
+    match command {
         ConsumerCommand::Ls {
             stream,
             json,
