@@ -428,7 +428,7 @@ impl StaleCheck {
 }
 
 /// `wait`, a fifth longer or shorter at most, at random.
-fn jittered(wait: Duration) -> Duration {
+pub(crate) fn jittered(wait: Duration) -> Duration {
     wait.mul_f64(0.8 + 0.4 * fastrand::f64())
 }
 

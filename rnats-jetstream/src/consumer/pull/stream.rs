@@ -194,7 +194,7 @@ impl Stream {
         self.draining = true;
         self.hold = None;
         self.advisories = None;
-        self.lost.alive();
+        self.lost.end();
         self.heartbeat.pause();
         // A request being published goes out ahead of the UNSUB, so whatever the server
         // sends for it before the UNSUB is in by the flush. Its failure changes nothing now.
@@ -223,16 +223,18 @@ impl Stream {
         self.lost.watch();
     }
 
-    /// Pulls again at once when the last request is known to be gone without a word.
-    fn poll_lost(&mut self, cx: &mut TaskContext<'_>) {
-        if self
+    /// Whether the last request is known to be gone without a word; then the next
+    /// [`drive_pull`](Self::drive_pull) pulls again at once.
+    fn poll_lost(&mut self, cx: &mut TaskContext<'_>) -> bool {
+        let lost = self
             .lost
-            .poll_lost(cx, self.connected, self.pending.has_open())
-        {
+            .poll_lost(cx, self.connected, self.pending.has_open());
+        if lost {
             self.pending.reset();
             self.hold = None;
             self.recoveries.lost_pulls += 1;
         }
+        lost
     }
 
     /// Follows the connection: pause on disconnect, pull anew on reconnect (ADR-37).
@@ -364,7 +366,7 @@ impl Stream {
         let reply = Reply::classify(&message);
         if matches!(reply, Reply::Message | Reply::Heartbeat) {
             self.no_responders = None;
-            self.lost.alive();
+            self.lost.end();
         }
         match reply {
             Reply::Message => {
@@ -435,7 +437,6 @@ impl futures_util::Stream for Stream {
         // A drained stream pulls no more, so reconnects and leader changes are nothing to it.
         if !this.draining {
             this.drive_events(cx);
-            this.poll_lost(cx);
         }
         for _ in 0..MAX_ROUNDS {
             if let Some(error) = this.drive_pull(cx) {
@@ -454,6 +455,11 @@ impl futures_util::Stream for Stream {
                 }
                 // Drained: only now does silence count (buffered messages prove life).
                 Poll::Pending => {
+                    // Asked after only now, so that an answer is weighed against every
+                    // reply that came before it.
+                    if !this.draining && this.poll_lost(cx) {
+                        continue;
+                    }
                     match this.heartbeat.poll_silence(cx) {
                         None => return Poll::Pending,
                         Some(Silence::Missed) => {}
@@ -461,10 +467,10 @@ impl futures_util::Stream for Stream {
                         // `lost`), then wait for the miss as before.
                         Some(Silence::Overdue) => {
                             this.lost.ask_now();
-                            this.poll_lost(cx);
                             continue;
                         }
                     }
+                    this.lost.end();
                     // Whatever requests were open are presumed lost: pull anew.
                     this.pending.reset();
                     this.recoveries.missed_heartbeats += 1;
