@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_util::{FutureExt, StreamExt};
+use futures_util::{FutureExt, StreamExt, TryStreamExt};
 use rnats_jetstream::consumer::{self, AckPolicy, pull, push};
 use rnats_jetstream::{Context, stream};
 use rnats_test_server::NatsServer;
@@ -237,4 +237,67 @@ async fn a_drained_push_stream_yields_every_delivered_message_then_ends() {
     assert_eq!(rest, WINDOW - 10);
     // Acks freed the window, but nobody listens any more: nothing more was sent.
     assert_all_acked(&mut consumer).await;
+}
+
+#[tokio::test]
+async fn a_drained_ordered_push_stream_ends_after_what_was_delivered_in_order() {
+    let server = jetstream_server();
+    let (client, stream) = stored_messages(&server).await;
+    let consumer = stream
+        .create_consumer(push::OrderedConfig {
+            deliver_subject: client.new_inbox(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let name = consumer.cached_info().name.clone();
+    let mut messages = consumer.messages().await.unwrap();
+    for sequence in 1..=10 {
+        let message = next(&mut messages).await.unwrap().unwrap();
+        assert_eq!(message.info().unwrap().stream_sequence, sequence);
+    }
+
+    messages.drain().await.unwrap();
+    let mut last = 10;
+    while let Some(message) = next(&mut messages).await {
+        let sequence = message.unwrap().info().unwrap().stream_sequence;
+        assert_eq!(sequence, last + 1, "in order, without gaps");
+        last = sequence;
+    }
+    assert!(last <= STORED);
+    // Ended for good: no consumer made again, and the one drained is the only one.
+    assert!(messages.next().now_or_never().flatten().is_none());
+    let names: Vec<String> = stream.consumer_names().try_collect().await.unwrap();
+    assert_eq!(names, [name]);
+}
+
+#[tokio::test]
+async fn draining_an_ordered_push_stream_while_it_recreates_its_consumer_ends_it() {
+    let server = jetstream_server();
+    let (client, stream) = stored_messages(&server).await;
+    let consumer = stream
+        .create_consumer(push::OrderedConfig {
+            deliver_subject: client.new_inbox(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut messages = consumer.messages().await.unwrap();
+    let first = next(&mut messages).await.unwrap().unwrap();
+    assert_eq!(first.info().unwrap().stream_sequence, 1);
+    let mut events = client.events();
+    client.force_reconnect().await.unwrap();
+    tokio::time::timeout(WAIT, async {
+        while events.next().await != Some(rnats_core::ConnectionEvent::Reconnected) {}
+    })
+    .await
+    .expect("no reconnect");
+    // One poll: the stream hears of the reconnect and starts making its consumer again.
+    assert!(messages.next().now_or_never().is_none());
+
+    messages.drain().await.unwrap();
+    assert!(
+        next(&mut messages).await.is_none(),
+        "ended, no consumer made again"
+    );
 }

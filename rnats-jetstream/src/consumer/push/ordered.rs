@@ -15,7 +15,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
 use rnats_core::header::NATS_LAST_CONSUMER;
-use rnats_core::{ConnectionEvent, Events, Subscriber};
+use rnats_core::{ConnectionEvent, Events, Subscriber, UnsubscribeError};
 
 use super::config::ORDERED_IDLE_HEARTBEAT;
 use super::{
@@ -94,6 +94,7 @@ impl Consumer<OrderedConfig> {
             control: Control::default(),
             consumer_sequence: 0,
             stream_sequence: 0,
+            draining: false,
         })
     }
 }
@@ -136,9 +137,52 @@ pub struct Ordered {
     control: Control,
     consumer_sequence: u64,
     stream_sequence: u64,
+    /// Draining (ADR-37): no recreation, nothing owed to flow control or heartbeats; the
+    /// stream ends after the last message of the subscription, or at a gap.
+    draining: bool,
 }
 
 impl Ordered {
+    /// Stops gracefully (ADR-37 "Stop and Drain"), as the push consumer's
+    /// [`Messages::drain`](super::Messages::drain) does: unsubscribes the delivery inbox and
+    /// waits (a PING/PONG round trip) until every message the server sent before has
+    /// arrived; the stream then yields those, in order, and ends with `None`. A recreation
+    /// under way is abandoned, and a gap, a missed heartbeat or a heartbeat out of step found
+    /// while draining ends the stream rather than recreating the consumer. The ephemeral
+    /// consumer, with nobody listening, lapses at the server after its inactive threshold.
+    ///
+    /// ```no_run
+    /// # async fn run(stream: rnats_jetstream::stream::Stream) -> Result<(), rnats_core::Error> {
+    /// use futures_util::StreamExt;
+    /// use rnats_jetstream::consumer::push::OrderedConfig;
+    /// let consumer = stream
+    ///     .create_consumer(OrderedConfig {
+    ///         deliver_subject: "deliver.orders".into(),
+    ///         ..Default::default()
+    ///     })
+    ///     .await?;
+    /// let mut messages = consumer.messages().await?;
+    /// if let Some(message) = messages.next().await {
+    ///     println!("first: {:?}", message?.payload);
+    /// }
+    /// messages.drain().await?;
+    /// while let Some(message) = messages.next().await {
+    ///     println!("left: {:?}", message?.payload);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn drain(&mut self) -> Result<(), UnsubscribeError> {
+        self.draining = true;
+        self.recreate = None;
+        self.events = None;
+        self.heartbeat.pause();
+        self.stale.pause();
+        match self.subscriber.as_mut() {
+            Some(subscriber) => subscriber.drain().await,
+            None => Ok(()),
+        }
+    }
+
     /// The name of the consumer delivering now (it changes when the consumer is recreated).
     #[cfg_attr(not(feature = "kv"), allow(dead_code))]
     pub(crate) fn consumer_name(&self) -> &str {
@@ -251,6 +295,18 @@ impl Ordered {
     }
 }
 
+impl Ordered {
+    /// Replaces the consumer, or ends the stream while draining: `None` to go on.
+    fn recreate_or_end(&mut self) -> Option<Poll<Option<Result<Message, OrderedError>>>> {
+        if self.draining {
+            self.subscriber = None;
+            return Some(Poll::Ready(None));
+        }
+        self.start_recreate();
+        None
+    }
+}
+
 impl futures_util::Stream for Ordered {
     type Item = Result<Message, OrderedError>;
 
@@ -285,7 +341,9 @@ impl futures_util::Stream for Ordered {
                 ))));
             }
             let Some(subscriber) = this.subscriber.as_mut() else {
-                this.start_recreate();
+                if let Some(end) = this.recreate_or_end() {
+                    return end;
+                }
                 continue;
             };
             let message = match subscriber.poll_next_unpin(cx) {
@@ -301,7 +359,9 @@ impl futures_util::Stream for Ordered {
                         dropped = subscriber.dropped(),
                         "an ordered consumer's subscription dropped messages; recreating it"
                     );
-                    this.start_recreate();
+                    if let Some(end) = this.recreate_or_end() {
+                        return end;
+                    }
                     continue;
                 }
                 Poll::Pending if this.heartbeat.poll_missed(cx) => {
@@ -309,9 +369,10 @@ impl futures_util::Stream for Ordered {
                     continue;
                 }
                 Poll::Pending
-                    if this
-                        .stale
-                        .poll_behind(cx, &this.context, this.stream_sequence) =>
+                    if !this.draining
+                        && this
+                            .stale
+                            .poll_behind(cx, &this.context, this.stream_sequence) =>
                 {
                     this.start_recreate();
                     continue;
@@ -328,10 +389,16 @@ impl futures_util::Stream for Ordered {
                             this.stale.delivered();
                             return Poll::Ready(Some(Ok(message)));
                         }
-                        Ok(false) => this.start_recreate(),
+                        Ok(false) => {
+                            if let Some(end) = this.recreate_or_end() {
+                                return end;
+                            }
+                        }
                         Err(error) => return Poll::Ready(Some(Err(error))),
                     }
                 }
+                // Nothing more comes to a drained inbox: flow control is owed nothing.
+                Delivery::Control(_) if this.draining => {}
                 Delivery::Control(reply) => {
                     // Flow control from a consumer about to be replaced is owed nothing.
                     if message.reply.is_none() && !this.heartbeat_in_step(&message) {
@@ -340,9 +407,14 @@ impl futures_util::Stream for Ordered {
                         this.control.queue(reply, None);
                     }
                 }
+                Delivery::Heartbeat if this.draining => {}
                 Delivery::Heartbeat if !this.heartbeat_in_step(&message) => this.start_recreate(),
                 Delivery::Heartbeat => {}
-                Delivery::ConsumerDeleted => this.start_recreate(),
+                Delivery::ConsumerDeleted => {
+                    if let Some(end) = this.recreate_or_end() {
+                        return end;
+                    }
+                }
             }
         }
     }
