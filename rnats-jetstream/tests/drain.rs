@@ -62,6 +62,44 @@ where
         .expect("timed out waiting for the next item")
 }
 
+/// Reads the first ten messages of an ordered stream, drains it and reads the rest: in
+/// order, without gaps, until it ends.
+async fn drain_after_ten_in_order<S, E>(messages: &mut S)
+where
+    S: futures_util::Stream<Item = Result<rnats_jetstream::Message, E>> + Drain + Unpin,
+    E: std::fmt::Debug,
+{
+    for sequence in 1..=10 {
+        let message = next(messages).await.unwrap().unwrap();
+        assert_eq!(message.info().unwrap().stream_sequence, sequence);
+    }
+    messages.drain().await.unwrap();
+    let mut last = 10;
+    while let Some(message) = next(messages).await {
+        let sequence = message.unwrap().info().unwrap().stream_sequence;
+        assert_eq!(sequence, last + 1, "in order, without gaps");
+        last = sequence;
+    }
+    assert!(last <= STORED);
+}
+
+/// The ordered streams' `drain`, for [`drain_after_ten_in_order`].
+trait Drain {
+    async fn drain(&mut self) -> Result<(), rnats_core::UnsubscribeError>;
+}
+
+impl Drain for pull::Ordered {
+    async fn drain(&mut self) -> Result<(), rnats_core::UnsubscribeError> {
+        pull::Ordered::drain(self).await
+    }
+}
+
+impl Drain for push::Ordered {
+    async fn drain(&mut self) -> Result<(), rnats_core::UnsubscribeError> {
+        push::Ordered::drain(self).await
+    }
+}
+
 /// Waits until the server has sent the consumer's first `WINDOW` messages, all it sends
 /// before the client asks again (pull) or acks (push): a drain then races no delivery.
 async fn wait_for_window<C: consumer::IntoConsumerConfig>(consumer: &mut consumer::Consumer<C>) {
@@ -188,19 +226,7 @@ async fn a_drained_ordered_pull_stream_ends_after_what_was_delivered_in_order() 
         .await
         .unwrap();
     let mut messages = consumer.messages().await.unwrap();
-    for sequence in 1..=10 {
-        let message = next(&mut messages).await.unwrap().unwrap();
-        assert_eq!(message.info().unwrap().stream_sequence, sequence);
-    }
-
-    messages.drain().await.unwrap();
-    let mut last = 10;
-    while let Some(message) = next(&mut messages).await {
-        let sequence = message.unwrap().info().unwrap().stream_sequence;
-        assert_eq!(sequence, last + 1, "in order, without gaps");
-        last = sequence;
-    }
-    assert!(last <= STORED);
+    drain_after_ten_in_order(&mut messages).await;
 }
 
 #[tokio::test]
@@ -252,19 +278,7 @@ async fn a_drained_ordered_push_stream_ends_after_what_was_delivered_in_order() 
         .unwrap();
     let name = consumer.cached_info().name.clone();
     let mut messages = consumer.messages().await.unwrap();
-    for sequence in 1..=10 {
-        let message = next(&mut messages).await.unwrap().unwrap();
-        assert_eq!(message.info().unwrap().stream_sequence, sequence);
-    }
-
-    messages.drain().await.unwrap();
-    let mut last = 10;
-    while let Some(message) = next(&mut messages).await {
-        let sequence = message.unwrap().info().unwrap().stream_sequence;
-        assert_eq!(sequence, last + 1, "in order, without gaps");
-        last = sequence;
-    }
-    assert!(last <= STORED);
+    drain_after_ten_in_order(&mut messages).await;
     // Ended for good: no consumer made again, and the one drained is the only one.
     assert!(messages.next().now_or_never().flatten().is_none());
     let names: Vec<String> = stream.consumer_names().try_collect().await.unwrap();
