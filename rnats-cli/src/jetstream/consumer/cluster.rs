@@ -2,10 +2,9 @@
 
 use clap::{Args, Subcommand};
 use rnats::jetstream::Context;
-use rnats::jetstream::consumer;
 use rnats::jetstream::stream::LeaderPlacement;
 
-use super::{get_stream, render_info};
+use super::{consumer_info, render_info};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::jetstream::leader::{ElectionWatch, leader_to_move};
@@ -65,14 +64,4 @@ pub(super) async fn run(js: &Context, args: ClusterArgs, conn: &ConnArgs) -> Res
     let now = info.cluster.as_ref().and_then(|c| c.leader.as_deref());
     watch.judge(&what, leader.as_deref(), now)?;
     out::print(&render_info(&info))
-}
-
-async fn consumer_info(js: &Context, stream: &str, name: &str) -> Result<consumer::Info, CliError> {
-    get_stream(js, stream)
-        .await?
-        .consumer_info(name)
-        .await
-        .map_err(CliError::js(format!(
-            "cannot read consumer {name} on {stream}"
-        )))
 }

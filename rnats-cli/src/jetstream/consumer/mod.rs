@@ -309,13 +309,7 @@ async fn info(js: &Context, stream: String, name: String, json: bool) -> Result<
     if json {
         return info_json(js, &stream, &name).await;
     }
-    let handle = get_stream(js, &stream).await?;
-    let info = handle
-        .consumer_info(&name)
-        .await
-        .map_err(CliError::js(format!(
-            "cannot read consumer {name} on {stream}"
-        )))?;
+    let info = consumer_info(js, &stream, &name).await?;
     out::print(&render_info(&info))
 }
 
@@ -325,13 +319,7 @@ async fn state(js: &Context, stream: String, name: String, json: bool) -> Result
     if json {
         return info_json(js, &stream, &name).await;
     }
-    let handle = get_stream(js, &stream).await?;
-    let info = handle
-        .consumer_info(&name)
-        .await
-        .map_err(CliError::js(format!(
-            "cannot read consumer {name} on {stream}"
-        )))?;
+    let info = consumer_info(js, &stream, &name).await?;
     out::print(&format!(
         "State of consumer {} on {} created {}\n\n{}",
         info.name,
@@ -365,6 +353,17 @@ async fn get_stream(
     js.get_stream_no_info(stream)
         .await
         .map_err(CliError::js(format!("cannot read stream {stream}")))
+}
+
+/// The info of the consumer `name` on `stream`, failing as `consumer info` does.
+async fn consumer_info(js: &Context, stream: &str, name: &str) -> Result<consumer::Info, CliError> {
+    get_stream(js, stream)
+        .await?
+        .consumer_info(name)
+        .await
+        .map_err(CliError::js(format!(
+            "cannot read consumer {name} on {stream}"
+        )))
 }
 
 async fn info_json(js: &Context, stream: &str, name: &str) -> Result<(), CliError> {
