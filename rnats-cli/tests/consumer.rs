@@ -922,6 +922,67 @@ fn copy_makes_a_consumer_from_another_config_with_the_flags_over_it() {
 }
 
 #[test]
+fn copy_and_edit_filters_replace_one_filter_field_with_the_other() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 0);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    let json = |args: &[&str]| rnats.json(&[args, &s[..]].concat());
+    run(&["consumer", "add", "ORDERS", "one", "--filter", "orders.1"]);
+    run(&[
+        "consumer", "add", "ORDERS", "two", "--filter", "orders.1", "--filter", "orders.2",
+    ]);
+
+    // The server refuses filter_subject and filter_subjects both set.
+    let many = json(&[
+        "consumer", "copy", "ORDERS", "one", "many", "--filter", "orders.3", "--filter",
+        "orders.4", "--json",
+    ]);
+    assert!(many["config"].get("filter_subject").is_none(), "{many}");
+    assert_eq!(
+        many["config"]["filter_subjects"],
+        serde_json::json!(["orders.3", "orders.4"]),
+        "{many}"
+    );
+    let single = json(&[
+        "consumer", "copy", "ORDERS", "two", "single", "--filter", "orders.3", "--json",
+    ]);
+    assert_eq!(single["config"]["filter_subject"], "orders.3", "{single}");
+    assert!(
+        single["config"].get("filter_subjects").is_none(),
+        "{single}"
+    );
+    // A lone empty filter leaves none.
+    let all = json(&[
+        "consumer", "copy", "ORDERS", "two", "all", "--filter", "", "--json",
+    ]);
+    for field in ["filter_subject", "filter_subjects"] {
+        assert!(all["config"].get(field).is_none(), "{field}: {all}");
+    }
+
+    // The same flags on edit.
+    let edited = json(&[
+        "consumer", "edit", "ORDERS", "two", "--filter", "orders.5", "--json",
+    ]);
+    assert_eq!(edited["config"]["filter_subject"], "orders.5", "{edited}");
+    assert!(
+        edited["config"].get("filter_subjects").is_none(),
+        "{edited}"
+    );
+    let edited = json(&[
+        "consumer", "edit", "ORDERS", "one", "--filter", "orders.6", "--filter", "orders.7",
+        "--json",
+    ]);
+    assert!(edited["config"].get("filter_subject").is_none(), "{edited}");
+    assert_eq!(
+        edited["config"]["filter_subjects"],
+        serde_json::json!(["orders.6", "orders.7"]),
+        "{edited}"
+    );
+}
+
+#[test]
 fn add_validate_and_output_check_the_config_and_make_nothing() {
     let rnats = Rnats::new();
     let server = orders(&rnats, 0);

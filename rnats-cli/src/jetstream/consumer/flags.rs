@@ -30,7 +30,7 @@ pub(super) struct ConsumerFlags {
     /// Queue group of a push consumer's subscribers.
     #[arg(long, value_name = "GROUP", requires = "deliver_subject")]
     deliver_group: Option<String>,
-    /// Only messages on this subject; repeat for several.
+    /// Only messages on this subject; repeat for several (a lone '' removes the filter).
     #[arg(long, value_name = "SUBJECT")]
     filter: Vec<String>,
     /// How messages are acknowledged.
@@ -199,10 +199,17 @@ impl ConsumerFlags {
         if let Some(group) = &self.deliver_group {
             config.deliver_group = Some(group.clone());
         }
+        // The server refuses a config with both fields set, so one replaces the other.
         match self.filter.as_slice() {
             [] => {}
-            [one] => config.filter_subject = one.clone(),
-            many => config.filter_subjects = many.to_vec(),
+            [one] => {
+                config.filter_subject = one.clone();
+                config.filter_subjects.clear();
+            }
+            many => {
+                config.filter_subjects = many.to_vec();
+                config.filter_subject.clear();
+            }
         }
         if let Some(ack) = self.ack {
             config.ack_policy = match ack {
