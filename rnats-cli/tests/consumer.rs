@@ -867,7 +867,13 @@ fn copy_makes_a_consumer_from_another_config_with_the_flags_over_it() {
         "--heartbeat",
         "5s",
         "--flow-control",
+        "--bps",
+        "100000",
+        "--max-deliver",
+        "7",
     ]);
+    let pushed = json(&["consumer", "info", "ORDERS", "pusher", "--json"]);
+    assert_eq!(pushed["config"]["rate_limit_bps"], 100_000, "{pushed}");
     let pulled = json(&[
         "consumer", "copy", "ORDERS", "pusher", "puller", "--pull", "--json",
     ]);
@@ -876,9 +882,30 @@ fn copy_makes_a_consumer_from_another_config_with_the_flags_over_it() {
         "deliver_group",
         "idle_heartbeat",
         "flow_control",
+        "rate_limit_bps",
     ] {
         assert!(pulled["config"].get(field).is_none(), "{field}: {pulled}");
     }
+    assert_eq!(pulled["config"]["max_deliver"], 7, "kept: {pulled}");
+    assert_eq!(pulled["config"]["max_waiting"], 512, "{pulled}");
+    // Acks by flow control need push delivery (ADR-60): the pull copy acks explicitly.
+    run(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "fcpush",
+        "--target",
+        "out.fc",
+        "--ack",
+        "flow_control",
+        "--max-pending",
+        "100",
+    ]);
+    let fcpull = json(&[
+        "consumer", "copy", "ORDERS", "fcpush", "fcpull", "--pull", "--json",
+    ]);
+    assert_eq!(fcpull["config"]["ack_policy"], "explicit", "{fcpull}");
+    assert!(fcpull["config"].get("idle_heartbeat").is_none(), "{fcpull}");
 
     let line = rnats.fails(&[&["consumer", "copy", "ORDERS", "nobody", "x"][..], &s[..]].concat());
     assert!(
@@ -886,7 +913,8 @@ fn copy_makes_a_consumer_from_another_config_with_the_flags_over_it() {
             && line.contains("consumer not found"),
         "{line}"
     );
-    // The destination must be new (or the same configuration).
+    // The destination must be new (or the same configuration): the server's answer to a
+    // create-only request for a consumer that is there with another configuration.
     let line = rnats.fails(
         &[
             &[
@@ -903,10 +931,17 @@ fn copy_makes_a_consumer_from_another_config_with_the_flags_over_it() {
         .concat(),
     );
     assert!(
-        line.starts_with("error: cannot create consumer audit on ORDERS"),
+        line.starts_with("error: cannot create consumer audit on ORDERS")
+            && line.contains("consumer already exists"),
         "{line}"
     );
-    let line = rnats.fails(
+    let audit = json(&["consumer", "info", "ORDERS", "audit", "--json"]);
+    assert_eq!(
+        audit["config"]["description"], "Audit",
+        "unchanged: {audit}"
+    );
+    // The configuration is SOURCE's: copy has no --config at all (a usage error).
+    let out = rnats.run(
         &[
             &[
                 "consumer", "copy", "ORDERS", "billing", "other", "--config", "c.json",
@@ -915,10 +950,9 @@ fn copy_makes_a_consumer_from_another_config_with_the_flags_over_it() {
         ]
         .concat(),
     );
-    assert!(
-        line.contains("--config is for consumer add and edit"),
-        "{line}"
-    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let help = run(&["consumer", "copy", "--help"]);
+    assert!(!help.contains("--config <FILE>"), "{help}");
 }
 
 #[test]
@@ -980,6 +1014,77 @@ fn copy_and_edit_filters_replace_one_filter_field_with_the_other() {
         serde_json::json!(["orders.6", "orders.7"]),
         "{edited}"
     );
+}
+
+#[test]
+fn a_new_consumer_changing_mode_drops_the_other_modes_settings_and_edit_has_no_pull() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 0);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    let json = |args: &[&str]| rnats.json(&[args, &s[..]].concat());
+    run(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "workers",
+        "--pull",
+        "--max-pull-batch",
+        "10",
+        "--max-pull-expire",
+        "30s",
+        "--pinned-groups",
+        "jobs",
+        "--pinned-ttl",
+        "2m",
+        "--max-deliver",
+        "4",
+    ]);
+    let pull = json(&["consumer", "info", "ORDERS", "workers", "--json"]);
+    assert_eq!(pull["config"]["max_waiting"], 512, "the server's: {pull}");
+
+    // The server refuses max_waiting and priority groups on a push consumer.
+    let push = json(&[
+        "consumer", "copy", "ORDERS", "workers", "pusher", "--target", "out.push", "--json",
+    ]);
+    assert_eq!(push["config"]["deliver_subject"], "out.push", "{push}");
+    assert_eq!(push["config"]["max_deliver"], 4, "kept: {push}");
+    for field in [
+        "max_waiting",
+        "max_batch",
+        "max_expires",
+        "priority_groups",
+        "priority_policy",
+        "priority_timeout",
+    ] {
+        assert!(push["config"].get(field).is_none(), "{field}: {push}");
+    }
+
+    // add --config with --pull makes a push file pull; a flag over a file, as elsewhere.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("push.json");
+    write(&file, &push["config"].to_string());
+    let file = file.to_str().expect("utf-8 path");
+    let made = json(&[
+        "consumer", "add", "ORDERS", "fromfile", "--config", file, "--pull", "--json",
+    ]);
+    assert!(made["config"].get("deliver_subject").is_none(), "{made}");
+    assert_eq!(made["config"]["max_deliver"], 4, "{made}");
+
+    // natscli's edit has no --pull (the server never turns a consumer pull or push).
+    let out = rnats.run(
+        &[
+            &["consumer", "edit", "ORDERS", "pusher", "--pull"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let help = run(&["consumer", "edit", "--help"]);
+    assert!(!help.contains("--pull\n"), "{help}");
+    let kept = json(&["consumer", "info", "ORDERS", "pusher", "--json"]);
+    assert_eq!(kept["config"]["deliver_subject"], "out.push", "{kept}");
 }
 
 #[test]

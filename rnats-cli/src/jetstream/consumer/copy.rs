@@ -8,10 +8,11 @@ use rnats::jetstream::Context;
 use rnats::jetstream::consumer;
 
 use super::flags::ConsumerFlags;
-use super::{get_stream, show_created};
+use super::{consumer_info, show_created};
 use crate::error::CliError;
 
-/// Options of `consumer copy`.
+/// Options of `consumer copy`; `--config` is `add`'s and `edit`'s, as the configuration here
+/// is SOURCE's.
 #[derive(Debug, Args)]
 pub(super) struct CopyArgs {
     /// The stream of both consumers.
@@ -20,6 +21,13 @@ pub(super) struct CopyArgs {
     source: String,
     /// The new consumer.
     destination: String,
+    /// Make the copy a pull consumer, dropping a push source's push settings.
+    #[arg(
+        long,
+        conflicts_with = "deliver_subject",
+        help_heading = "Consumer settings"
+    )]
+    pull: bool,
     #[command(flatten)]
     flags: Box<ConsumerFlags>,
     /// Print the server's consumer info as JSON.
@@ -33,27 +41,16 @@ pub(super) async fn run(js: &Context, args: CopyArgs) -> Result<(), CliError> {
         stream,
         source,
         destination,
+        pull,
         flags,
         json,
     } = args;
-    if flags.config_file.is_some() {
-        return Err(CliError::Usage(
-            "consumer copy takes its configuration from SOURCE; --config is for consumer add and edit",
-        ));
-    }
-    let handle = get_stream(js, &stream).await?;
-    let original = handle
-        .consumer_info(&source)
-        .await
-        .map_err(CliError::js(format!(
-            "cannot read consumer {source} on {stream}"
-        )))?
-        .config;
-    let config = flags.applied_to(original, &destination)?;
+    let original = consumer_info(js, &stream, &source).await?.config;
+    let config = flags.applied_to_new(original, &destination, pull)?;
     // Create only: a copy never rewrites a consumer that is already there (one with the
     // very same configuration is taken as it is, as the server does).
-    let copy: consumer::Consumer<consumer::Config> = handle
-        .create_consumer_strict(config)
+    let copy: consumer::Consumer<consumer::Config> = js
+        .create_consumer_strict_on_stream(config, &stream)
         .await
         .map_err(CliError::js(format!(
             "cannot create consumer {destination} on {stream}"

@@ -1,7 +1,7 @@
 //! The consumer settings `consumer add`, `edit` and `copy` take as flags, natscli's names
 //! for them, and how they are written into a consumer's config.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
@@ -18,13 +18,8 @@ use crate::jetstream::read_json;
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Consumer settings")]
 pub(super) struct ConsumerFlags {
-    /// Take the config from this JSON file (the server's ConsumerConfig); flags override it.
-    #[arg(long = "config", value_name = "FILE")]
-    pub(super) config_file: Option<PathBuf>,
-    /// A pull consumer (the default; on `copy` of a push consumer, drops its push settings).
-    #[arg(long, conflicts_with = "deliver_subject")]
-    pull: bool,
-    /// Make a push consumer delivering to this subject.
+    /// Make a push consumer delivering to this subject (`add` and `copy` drop the pull
+    /// settings of a pull configuration they start from).
     #[arg(long, visible_alias = "target", value_name = "SUBJECT")]
     deliver_subject: Option<String>,
     /// Queue group of a push consumer's subscribers.
@@ -167,12 +162,39 @@ enum Replay {
 }
 
 impl ConsumerFlags {
-    /// The config: the file's or a durable default, with the flags given written in.
-    pub(super) fn config(&self, name: &str) -> Result<consumer::Config, CliError> {
-        let config: consumer::Config = match &self.config_file {
+    /// The config of a new consumer `name`: the `file`'s or a durable default, made pull
+    /// (`pull`) or push as [`ConsumerFlags::applied_to_new`] does, with the flags written in.
+    pub(super) fn new_config(
+        &self,
+        file: Option<&Path>,
+        name: &str,
+        pull: bool,
+    ) -> Result<consumer::Config, CliError> {
+        let config: consumer::Config = match file {
             Some(path) => read_json(path)?,
             None => consumer::Config::default(),
         };
+        self.applied_to_new(config, name, pull)
+    }
+
+    /// `config`, the base of a new consumer (`add --config`, `copy`), named `name` and with
+    /// the flags written in. `pull` (natscli's `--pull`) makes a push configuration pull;
+    /// a deliver subject given to a pull configuration makes it push. Either way the
+    /// settings only the other mode has go, as the server refuses them (a push consumer
+    /// with `max_waiting` or priority groups, a pull one with a heartbeat, flow control, a
+    /// rate limit or flow-control acks); flags given for them still apply. `edit` leaves
+    /// this out: the server never turns an existing consumer pull or push.
+    pub(super) fn applied_to_new(
+        &self,
+        mut config: consumer::Config,
+        name: &str,
+        pull: bool,
+    ) -> Result<consumer::Config, CliError> {
+        if pull {
+            drop_push_settings(&mut config);
+        } else if config.deliver_subject.is_none() && self.deliver_subject.is_some() {
+            drop_pull_settings(&mut config);
+        }
         self.applied_to(config, name)
     }
 
@@ -184,15 +206,6 @@ impl ConsumerFlags {
     ) -> Result<consumer::Config, CliError> {
         config.durable_name = Some(name.to_owned());
         config.name = Some(name.to_owned());
-        if self.pull {
-            // A push consumer's config made pull (natscli's `copy --pull`): the settings
-            // only push delivery has go too, as the server refuses them on a pull consumer.
-            config.deliver_subject = None;
-            config.deliver_group = None;
-            config.idle_heartbeat = Duration::ZERO;
-            config.flow_control = false;
-            config.rate_limit = 0;
-        }
         if let Some(subject) = &self.deliver_subject {
             config.deliver_subject = Some(subject.clone());
         }
@@ -302,6 +315,31 @@ impl ConsumerFlags {
         }
         set(&mut config.priority_timeout, self.pinned_ttl);
     }
+}
+
+/// A push configuration made pull: what only push delivery has goes (`--pull`).
+fn drop_push_settings(config: &mut consumer::Config) {
+    config.deliver_subject = None;
+    config.deliver_group = None;
+    config.idle_heartbeat = Duration::ZERO;
+    config.flow_control = false;
+    config.rate_limit = 0;
+    // Acks by flow control need push delivery (ADR-60).
+    if config.ack_policy == AckPolicy::FlowControl {
+        config.ack_policy = AckPolicy::Explicit;
+    }
+}
+
+/// A pull configuration made push: what only pull requests use goes, the server's own
+/// `max_waiting` default (512) with it.
+fn drop_pull_settings(config: &mut consumer::Config) {
+    config.max_waiting = 0;
+    config.max_batch = 0;
+    config.max_expires = Duration::ZERO;
+    config.max_bytes = 0;
+    config.priority_groups.clear();
+    config.priority_policy = consumer::PriorityPolicy::None;
+    config.priority_timeout = Duration::ZERO;
 }
 
 fn set<T>(field: &mut T, value: Option<T>) {

@@ -1,6 +1,8 @@
 //! `consumer edit`, `pause`, `resume`, `unpin` and `reset`: changes to a consumer that
 //! exists.
 
+use std::path::PathBuf;
+
 use clap::Args;
 use rnats::jetstream::Context;
 use rnats::jetstream::consumer::{self, PauseResponse};
@@ -20,6 +22,14 @@ pub(super) struct EditArgs {
     stream: String,
     /// The consumer.
     name: String,
+    /// Take the config from this JSON file (the server's ConsumerConfig) instead of the
+    /// consumer's; flags override it.
+    #[arg(
+        long = "config",
+        value_name = "FILE",
+        help_heading = "Consumer settings"
+    )]
+    config_file: Option<PathBuf>,
     #[command(flatten)]
     flags: Box<ConsumerFlags>,
     /// Print the configuration the edit would send, and change nothing.
@@ -96,6 +106,7 @@ pub(super) async fn edit(js: &Context, args: EditArgs) -> Result<(), CliError> {
     let EditArgs {
         stream,
         name,
+        config_file,
         flags,
         dry_run,
         json,
@@ -108,7 +119,7 @@ pub(super) async fn edit(js: &Context, args: EditArgs) -> Result<(), CliError> {
         .await
         .map_err(CliError::js(&action))?
         .config;
-    let base = match &flags.config_file {
+    let base = match &config_file {
         Some(path) => read_json(path)?,
         None => current,
     };

@@ -11,6 +11,7 @@ mod next;
 mod report;
 mod sub;
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
@@ -69,6 +70,22 @@ enum ConsumerCommand {
         stream: String,
         /// The consumer's (durable) name.
         name: String,
+        /// Take the config from this JSON file (the server's ConsumerConfig); flags override
+        /// it.
+        #[arg(
+            long = "config",
+            value_name = "FILE",
+            help_heading = "Consumer settings"
+        )]
+        config_file: Option<PathBuf>,
+        /// A pull consumer (the default; makes a push --config file pull, dropping its push
+        /// settings).
+        #[arg(
+            long,
+            conflicts_with = "deliver_subject",
+            help_heading = "Consumer settings"
+        )]
+        pull: bool,
         #[command(flatten)]
         flags: Box<ConsumerFlags>,
         /// Print the server's consumer info as JSON.
@@ -171,9 +188,14 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
     let command = match args.command {
         // Checking or saving a configuration makes nothing, so it needs no server.
         ConsumerCommand::Add {
-            name, flags, check, ..
+            name,
+            config_file,
+            pull,
+            flags,
+            check,
+            ..
         } if check.wanted() => {
-            let config = flags.config(&name)?;
+            let config = flags.new_config(config_file.as_deref(), &name, pull)?;
             return check.finish("consumer", &config, consumer_problems(&config));
         }
         command => command,
@@ -188,10 +210,15 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
         ConsumerCommand::Add {
             stream,
             name,
+            config_file,
+            pull,
             flags,
             json,
             ..
-        } => add(&js, stream, name, flags, json).await,
+        } => {
+            let config = flags.new_config(config_file.as_deref(), &name, pull)?;
+            add(&js, stream, name, config, json).await
+        }
         ConsumerCommand::Info { stream, name, json } => info(&js, stream, name, json).await,
         ConsumerCommand::State { stream, name, json } => state(&js, stream, name, json).await,
         ConsumerCommand::Copy(args) => copy::run(&js, args).await,
@@ -275,10 +302,9 @@ async fn add(
     js: &Context,
     stream: String,
     name: String,
-    flags: Box<ConsumerFlags>,
+    config: consumer::Config,
     json: bool,
 ) -> Result<(), CliError> {
-    let config = flags.config(&name)?;
     let handle = get_stream(js, &stream).await?;
     let consumer: consumer::Consumer<consumer::Config> = handle
         .create_consumer(config)
