@@ -8,7 +8,7 @@ use rnats::jetstream::Context;
 use rnats::jetstream::consumer;
 
 use super::flags::ConsumerFlags;
-use super::{consumer_info, show_created};
+use super::{consumer_info, show_consumer};
 use crate::error::CliError;
 
 /// Options of `consumer copy`; `--config` is `add`'s and `edit`'s, as the configuration here
@@ -55,5 +55,5 @@ pub(super) async fn run(js: &Context, args: CopyArgs) -> Result<(), CliError> {
         .map_err(CliError::js(format!(
             "cannot create consumer {destination} on {stream}"
         )))?;
-    show_created(js, &stream, &destination, copy.cached_info(), json).await
+    show_consumer(js, &stream, &destination, copy.cached_info(), json).await
 }

@@ -312,12 +312,14 @@ async fn add(
         .map_err(CliError::js(format!(
             "cannot create consumer {name} on {stream}"
         )))?;
-    show_created(js, &stream, &name, consumer.cached_info(), json).await
+    show_consumer(js, &stream, &name, consumer.cached_info(), json).await
 }
 
-/// Shows the consumer `name` just made on `stream`, whose info is `info`: for people, or as
-/// the server's JSON.
-async fn show_created(
+/// Shows the consumer `name` on `stream` that `add` or `copy` asked for, whose info is
+/// `info`: for people, or as the server's JSON. Nothing says it was created, as the server
+/// answers alike when a consumer with that configuration was already there; natscli too
+/// prints the info alone.
+async fn show_consumer(
     js: &Context,
     stream: &str,
     name: &str,
@@ -327,7 +329,6 @@ async fn show_created(
     if json {
         return info_json(js, stream, name).await;
     }
-    eprintln!("Created consumer {name} on {stream}");
     out::print(&render_info(info))
 }
 
