@@ -602,3 +602,59 @@ fn add_validate_and_output_check_the_config_and_make_nothing() {
         );
     }
 }
+
+#[test]
+fn validate_counts_name_and_description_bytes_as_the_server_does() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let long_name = "A".repeat(256);
+    // 2049 two-byte characters: 4098 bytes, though fewer than 4096 characters.
+    let long_description = "é".repeat(2049);
+    for (args, fault, refusal) in [
+        (
+            ["stream", "add", long_name.as_str(), "--subjects", "long.>"],
+            "the stream name is 256 bytes long, more than 255",
+            "stream name is too long",
+        ),
+        (
+            [
+                "stream",
+                "add",
+                "DESCRIBED",
+                "--description",
+                long_description.as_str(),
+            ],
+            "the description is 4098 bytes long, more than 4096",
+            "stream description is too long",
+        ),
+    ] {
+        let line = rnats.fails(&[&args[..], &["--validate"]].concat());
+        assert_eq!(
+            line,
+            format!("error: invalid stream configuration: {fault}"),
+            "{args:?}"
+        );
+        // The server refuses what --validate does.
+        let line = rnats.fails(&[&args[..], &["-s", &url]].concat());
+        assert!(line.contains(refusal), "{line}");
+    }
+    // At the limits, both take it.
+    let name = "A".repeat(255);
+    let description = "é".repeat(2048);
+    let add = [
+        "stream",
+        "add",
+        name.as_str(),
+        "--subjects",
+        "long.>",
+        "--description",
+        description.as_str(),
+    ];
+    assert!(
+        rnats
+            .ok(&[&add[..], &["--validate"]].concat())
+            .ends_with("\n\nConfiguration is a valid stream\n")
+    );
+    rnats.ok(&[&add[..], &["-s", &url]].concat());
+}

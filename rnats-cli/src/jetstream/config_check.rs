@@ -128,19 +128,27 @@ pub(crate) fn consumer_problems(config: &consumer::Config) -> Vec<String> {
     problems
 }
 
-/// The longest description the schema takes, in characters.
+/// The longest description the server takes, in bytes (nats-server's `JSMaxDescriptionLen`).
 const MAX_DESCRIPTION: usize = 4096;
+
+/// The longest stream or consumer name the server takes, in bytes (`JSMaxNameLen`).
+const MAX_NAME: usize = 255;
 
 /// The most replicas the schema (and a JetStream cluster) takes.
 const MAX_REPLICAS: usize = 5;
 
 /// ADR-6: a stream or consumer name is not empty and holds no whitespace, `.`, `*`, `>`,
-/// path separator or control character.
+/// path separator or control character; and the server takes at most `MAX_NAME` bytes.
 fn name_problem(problems: &mut Vec<String>, what: &str, name: &str) {
     if name.is_empty() {
         problems.push(format!("the {what} is empty"));
     } else if let Some(c) = name.chars().find(|&c| !allowed_in_name(c)) {
         problems.push(format!("the {what} {name:?} holds {c:?}"));
+    } else if name.len() > MAX_NAME {
+        problems.push(format!(
+            "the {what} is {} bytes long, more than {MAX_NAME}",
+            name.len()
+        ));
     }
 }
 
@@ -148,11 +156,12 @@ fn allowed_in_name(c: char) -> bool {
     !(c.is_whitespace() || c.is_control() || matches!(c, '.' | '*' | '>' | '/' | '\\'))
 }
 
+/// The server counts a description's bytes, not its characters.
 fn description_problem(problems: &mut Vec<String>, description: Option<&str>) {
-    let length = description.map_or(0, |d| d.chars().count());
+    let length = description.map_or(0, str::len);
     if length > MAX_DESCRIPTION {
         problems.push(format!(
-            "the description is {length} characters long, more than {MAX_DESCRIPTION}"
+            "the description is {length} bytes long, more than {MAX_DESCRIPTION}"
         ));
     }
 }
@@ -216,6 +225,24 @@ mod tests {
     }
 
     #[test]
+    fn names_and_descriptions_are_measured_in_bytes_as_the_server_does() {
+        let mut problems = Vec::new();
+        name_problem(&mut problems, "stream name", &"a".repeat(MAX_NAME));
+        // 128 two-byte characters: 256 bytes.
+        name_problem(&mut problems, "consumer name", &"é".repeat(128));
+        description_problem(&mut problems, Some(&"d".repeat(MAX_DESCRIPTION)));
+        // 2049 two-byte characters: 4098 bytes, though fewer than 4096 characters.
+        description_problem(&mut problems, Some(&"é".repeat(2049)));
+        assert_eq!(
+            problems,
+            [
+                "the consumer name is 256 bytes long, more than 255",
+                "the description is 4098 bytes long, more than 4096",
+            ]
+        );
+    }
+
+    #[test]
     fn stream_limits_replicas_and_the_full_wildcard_are_checked() {
         let stream = stream::Config {
             name: "ALL".into(),
@@ -229,7 +256,7 @@ mod tests {
         assert_eq!(
             stream_problems(&stream),
             [
-                "the description is 4097 characters long, more than 4096",
+                "the description is 4097 bytes long, more than 4096",
                 "the subject '>' needs acknowledgements off (--ack=false)",
                 "max_consumers is -7, below -1 (no limit)",
                 "max_msgs is -2, below -1 (no limit)",
