@@ -7,13 +7,13 @@
 //! keep to the schema's enums and number kinds), natscli's own rule against a stream on `>`
 //! that acknowledges publishes, and ADR-6's rules for names, which the server applies too.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use rnats::jetstream::{consumer, stream};
 use serde::Serialize;
 
+use crate::context::store::write_private;
 use crate::error::CliError;
 use crate::out;
 
@@ -54,7 +54,10 @@ impl CheckFlags {
         }
         match &self.output {
             Some(path) if !self.validate => {
-                write_private(path, text.as_bytes())?;
+                write_private(path, text.as_bytes()).map_err(|source| CliError::WriteFile {
+                    path: path.clone(),
+                    source,
+                })?;
                 eprintln!("Wrote the {noun} configuration to {}", path.display());
                 Ok(())
             }
@@ -172,22 +175,6 @@ fn replicas_problem(problems: &mut Vec<String>, replicas: usize) {
             "num_replicas is {replicas}, more than {MAX_REPLICAS}"
         ));
     }
-}
-
-/// Writes `bytes` to `path`, replacing what is there; a new file is readable by its owner
-/// only, as natscli makes it.
-fn write_private(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options
-        .open(path)
-        .and_then(|mut file| file.write_all(bytes))
-        .map_err(|source| CliError::WriteFile {
-            path: path.to_owned(),
-            source,
-        })
 }
 
 #[cfg(test)]
