@@ -8,6 +8,7 @@ mod consumer;
 mod counter;
 mod kv;
 mod kv_bucket;
+mod kv_list;
 pub(crate) mod leader;
 mod object;
 mod object_bucket;
