@@ -50,14 +50,7 @@ pub(super) async fn list_entries(
     if json {
         let objects: Vec<Value> = entries
             .iter()
-            .map(|e| {
-                let mut object = entry_json(e);
-                if !values {
-                    object.remove("value");
-                    object.remove("value_base64");
-                }
-                Value::Object(object)
-            })
+            .map(|e| Value::Object(entry_fields_json(e, values)))
             .collect();
         return out::json(&objects);
     }
@@ -119,6 +112,12 @@ fn one_line(value: &[u8]) -> String {
 
 /// An entry as `--json` prints it: a UTF-8 value as text, any other in base64.
 pub(super) fn entry_json(e: &Entry) -> serde_json::Map<String, Value> {
+    entry_fields_json(e, true)
+}
+
+/// [`entry_json`], with the value only when `value` (`kv ls -v --json` leaves it out unless
+/// `--display-value`, and then never copies or encodes it).
+fn entry_fields_json(e: &Entry, value: bool) -> serde_json::Map<String, Value> {
     let mut object = serde_json::Map::new();
     object.insert("bucket".into(), json!(e.bucket));
     object.insert("key".into(), json!(e.key));
@@ -128,6 +127,9 @@ pub(super) fn entry_json(e: &Entry) -> serde_json::Map<String, Value> {
         "created".into(),
         json!(e.created.format(&Rfc3339).unwrap_or_default()),
     );
+    if !value {
+        return object;
+    }
     match std::str::from_utf8(&e.value) {
         Ok(text) => object.insert("value".into(), json!(text)),
         Err(_) => object.insert(
@@ -151,5 +153,25 @@ mod tests {
         assert_eq!(one_line(b"two\nlines\tand\x07"), "two\\nlines\\tand\\u{7}");
         assert_eq!(one_line("héllo".as_bytes()), "héllo");
         assert_eq!(one_line(&[0xff, b'a']), "\u{fffd}a");
+    }
+
+    #[test]
+    fn the_json_value_is_left_out_unless_asked_for() {
+        let entry = Entry {
+            bucket: "config".into(),
+            key: "blob".into(),
+            value: vec![0xff, 0x00].into(),
+            revision: 3,
+            delta: 0,
+            created: time::OffsetDateTime::UNIX_EPOCH,
+            operation: Operation::Put,
+            seen_current: true,
+        };
+        let bare = entry_fields_json(&entry, false);
+        assert!(!bare.contains_key("value") && !bare.contains_key("value_base64"));
+        assert_eq!(bare["revision"], 3);
+        let full = entry_json(&entry);
+        assert_eq!(full["value_base64"], "/wA=");
+        assert_eq!(bare.len() + 1, full.len());
     }
 }
