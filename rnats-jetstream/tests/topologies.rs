@@ -311,10 +311,10 @@ fn read_on_a_task(mut messages: pull::Stream) -> (tokio::task::JoinHandle<()>, D
 }
 
 /// A pull sent again after a reconnect, then dropped by the hub without a word (the leaf
-/// link cut and back), is asked after within seconds of the reconnect: the questions that
-/// follow a fault's pull (3, 9 and 21 s after it, a fifth either way) come before the one a
-/// late heartbeat would bring (45 s after it with the 30 s heartbeat of this step, long so
-/// that a slow restore of the link still leaves the later questions time to tell).
+/// link cut and back), is found out within seconds of the reconnect: requests sent after a
+/// fault ask for a heartbeat a second, and three silent seconds mean the request is gone.
+/// The question a late heartbeat would bring comes 45 s after the pull with this step's
+/// 30 s heartbeat, long so that a slow restore of the link cannot blur the two.
 async fn a_pull_sent_after_a_reconnect_is_watched(
     topology: &HubAndLeaf,
     hub_node: &NatsServer,
@@ -385,11 +385,14 @@ async fn a_pull_sent_after_a_reconnect_is_watched(
     println!("{step}: delivered {took:?} after the reconnect, {recoveries:?}");
     assert_eq!(payload.unwrap(), "after", "{step}");
     assert_eq!(recoveries.reconnects, 1, "{step}");
-    assert_eq!(recoveries.lost_pulls, 1, "{step}: asked and pulled again");
+    assert!(
+        recoveries.lost_pulls >= 1,
+        "{step}: found out and pulled again"
+    );
     assert_eq!(recoveries.missed_heartbeats, 0, "{step}: before a miss");
     assert!(
         took < Duration::from_secs(40),
-        "{step}: asked only when the heartbeat was late, {took:?} after the reconnect"
+        "{step}: found out only when the heartbeat was late, {took:?} after the reconnect"
     );
     reader.abort();
 }

@@ -17,9 +17,9 @@ use tokio::time::{Instant, Sleep};
 pub(crate) struct Monitor {
     /// Silence longer than this is a miss; zero turns monitoring off.
     limit: Duration,
-    /// Silence longer than this, once a spell, is worth a question before it is a miss;
-    /// zero for never.
-    warn_after: Duration,
+    /// Whether silence past three quarters of the limit, once a spell, is told before it is
+    /// a miss.
+    warns: bool,
     /// Whether this spell of silence was warned of.
     warned: bool,
     last_seen: Instant,
@@ -38,7 +38,7 @@ impl Monitor {
     pub(crate) fn with_limit(limit: Duration) -> Monitor {
         Monitor {
             limit,
-            warn_after: Duration::ZERO,
+            warns: false,
             warned: false,
             last_seen: Instant::now(),
             timer: None,
@@ -49,8 +49,13 @@ impl Monitor {
     /// Also tells of a silence past three quarters of the limit (one and a half idle
     /// heartbeats), once a spell: [`Silence::Overdue`] from [`Monitor::poll_silence`].
     pub(crate) fn warning_when_overdue(mut self) -> Monitor {
-        self.warn_after = self.limit / 4 * 3;
+        self.warns = true;
         self
+    }
+
+    /// Turns the warning of [`Monitor::warning_when_overdue`] on or off.
+    pub(crate) fn set_warning(&mut self, on: bool) {
+        self.warns = on;
     }
 
     /// Records a sign of life: any message, status or heartbeat.
@@ -97,8 +102,8 @@ impl Monitor {
     /// The next thing silence will be, and when.
     fn next_silence(&self) -> Option<(Instant, Silence)> {
         let missed = self.deadline()?;
-        let warn = (!self.warn_after.is_zero() && !self.warned)
-            .then(|| self.last_seen.checked_add(self.warn_after))
+        let warn = (self.warns && !self.warned)
+            .then(|| self.last_seen.checked_add(self.limit / 4 * 3))
             .flatten();
         Some(match warn {
             Some(warn) => (warn, Silence::Overdue),

@@ -13,32 +13,29 @@
 //! count. `tests/faults.rs` measured durable consumers 30 s late, and once not back within
 //! 90 s, after 9-12 s partitions of the readers' server.
 //!
-//! So the stream asks the consumer's leader whether anybody waits (`CONSUMER.INFO`), in two
-//! kinds of spell:
+//! Two watches shorten that, neither of which costs anything in steady state:
 //!
-//! - after a pull sent again because of a fault (a reconnect, a cluster change, a leader
-//!   change, no responders): 3 s after the pull, then 6 and 12 s later, while twice the idle
-//!   heartbeat has not passed since the pull;
-//! - when one and a half heartbeat intervals have passed without a message or heartbeat
-//!   (half an interval past the heartbeat due): at once, then 6 s later and so on, until the
-//!   heartbeat is missed.
+//! - [`Probe`]: after a fault (a reconnect, a cluster change, a leader change, no
+//!   responders), for as long as missed heartbeats would take to tell (twice the idle
+//!   heartbeat), the stream's pull requests ask for a heartbeat every second, and three
+//!   seconds without a message or a heartbeat mean the request is gone: the stream pulls
+//!   again at once, without an error item, three times a watch at most. The server itself
+//!   proves each request alive, and a leader that took a request and then stepped down is
+//!   found out within seconds of its step-down. A stream whose idle heartbeat is a second or
+//!   less, or whose requests expire within two seconds, gains nothing from it and does
+//!   without.
+//! - [`LostPull`]: without a fault to go by, when one and a half heartbeat intervals pass
+//!   without a message or a heartbeat (half an interval past the heartbeat due), the stream
+//!   asks the consumer's leader whether anybody waits (`CONSUMER.INFO`): at once, then 6 and
+//!   12 s later (a fifth either way), until the heartbeat is missed. Nobody waiting while the
+//!   stream's books hold a request with room left means the request is gone: it pulls again,
+//!   twice a spell at most. Somebody waiting proves nothing (other clients may pull from the
+//!   same consumer), so the missed heartbeat stays the last resort. The answer counts only
+//!   when it names a leader: a server that is in the consumer's group but has not started it
+//!   answers with a blank state. An answer to a question asked before the latest fault's pull
+//!   is dropped.
 //!
-//! A message or a heartbeat ends a spell, and so does a missed heartbeat (the stream pulls
-//! again then anyway). Nobody waiting while the stream's books hold a request with room left
-//! means the request is gone: the stream pulls again (counted in
-//! [`Recoveries::lost_pulls`](super::Recoveries::lost_pulls)) and goes on asking, twice at
-//! most a spell. Somebody waiting proves nothing (other clients may pull from the same
-//! consumer, and a leader cut off from its peers still holds the request it is about to
-//! forget), so the questions go on until the spell ends. The answer counts only when it
-//! names a leader: a server that is in the consumer's group but has not started it answers
-//! with a blank state. An answer to a question asked before the latest pull is dropped.
-//!
-//! Nothing is asked in steady state, nor while the connection is down. Waits vary by a fifth
-//! either way, so that the streams of many clients that saw the same cluster change do not
-//! ask together, and faults in a burst move the spell's next question later rather than
-//! adding questions; the first wait, 3 s, is longer than the longest retry after no
-//! responders (2 s), so nothing is asked while the consumer is electing a leader. A stream
-//! whose idle heartbeat is under 1.5 s misses it before the first question after a fault.
+//! Both count what they find in [`Recoveries::lost_pulls`](super::Recoveries::lost_pulls).
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -53,16 +50,106 @@ use crate::consumer::stale::jittered;
 use crate::context::Context;
 use crate::response::Response;
 
-/// The wait after a pull before the first question, and the least between two: longer than
-/// the longest retry after no responders (2 s), so that no question goes out while the
-/// consumer has no leader to answer it.
+/// The wait between the first two questions; each next one doubles it.
 const FIRST_WAIT: Duration = Duration::from_secs(3);
 /// How long one question may take before it counts as unanswered.
 const ASK_BOUND: Duration = Duration::from_secs(3);
 /// The horizon when the stream has no heartbeats or expiry to go by.
 const DEFAULT_HORIZON: Duration = Duration::from_secs(30);
-/// Pulls sent again in one spell, at most.
+/// Pulls sent again in one spell of questions, at most.
 const MOST_LOSSES: u32 = 2;
+/// The idle heartbeat a [`Probe`] asks of each request.
+pub(crate) const PROBE_HEARTBEAT: Duration = Duration::from_secs(1);
+/// The silence that tells a probing request is gone: three of its heartbeats.
+pub(crate) const PROBE_LIMIT: Duration = Duration::from_secs(3);
+/// Pulls sent again in one [`Probe`] watch, at most.
+const MOST_PROBE_LOSSES: u32 = 3;
+
+/// Watches the requests sent after a fault by asking each for a heartbeat a second; see the
+/// module documentation. Pure bookkeeping: the stream asks for the heartbeat and watches the
+/// silence.
+#[derive(Debug)]
+pub(crate) struct Probe {
+    /// How long a watch lasts; zero for a stream that does without.
+    window: Duration,
+    /// Until when the watch lasts, while one does.
+    until: Option<Instant>,
+    losses: u32,
+}
+
+/// What a [`PROBE_LIMIT`] silence means to a [`Probe`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProbeSilence {
+    /// No watch: the silence is a plain miss.
+    Unwatched,
+    /// The request is gone: pull again at once.
+    Lost,
+    /// The watch found as many losses as it may: the usual heartbeat again, and the silence
+    /// judged by it.
+    Over,
+}
+
+impl Probe {
+    /// A probe for a stream whose requests have `idle_heartbeat` and expire after
+    /// `expires`, and whose heartbeats are missed after `window`.
+    pub(crate) fn new(
+        idle_heartbeat: Duration,
+        expires: Option<Duration>,
+        window: Duration,
+    ) -> Probe {
+        let worth_it = idle_heartbeat > PROBE_HEARTBEAT
+            && expires.is_some_and(|expires| expires >= PROBE_HEARTBEAT * 2);
+        Probe {
+            window: if worth_it { window } else { Duration::ZERO },
+            until: None,
+            losses: 0,
+        }
+    }
+
+    /// A fault: watch from `now`. Whether the stream now probes (it does not without a
+    /// window).
+    pub(crate) fn start(&mut self, now: Instant) -> bool {
+        if self.window.is_zero() {
+            return false;
+        }
+        self.until = Some(now + self.window);
+        self.losses = 0;
+        true
+    }
+
+    /// Whether a watch is on.
+    pub(crate) fn is_on(&self) -> bool {
+        self.until.is_some()
+    }
+
+    /// Whether a request sent at `now` probes; a watch whose window passed ends here.
+    pub(crate) fn request(&mut self, now: Instant) -> bool {
+        match self.until {
+            Some(until) if now < until => true,
+            _ => {
+                self.until = None;
+                false
+            }
+        }
+    }
+
+    /// What [`PROBE_LIMIT`] of silence means. While a watch is on, every request sent since
+    /// the fault asked for a heartbeat a second (a plain request sent after the window ends
+    /// the watch first), so the silence is a loss, whenever it comes, up to the watch's limit.
+    pub(crate) fn silence(&mut self) -> ProbeSilence {
+        match self.until {
+            None => ProbeSilence::Unwatched,
+            Some(_) if self.losses >= MOST_PROBE_LOSSES => {
+                self.until = None;
+                ProbeSilence::Over
+            }
+            Some(_) => {
+                self.losses += 1;
+                ProbeSilence::Lost
+            }
+        }
+    }
+}
 
 /// What the question reads of the consumer's info.
 #[derive(Deserialize)]
@@ -79,7 +166,7 @@ struct Leader {
 /// The question: the consumer leader's count of waiting requests, `None` when unanswered.
 type Ask = Box<dyn Fn() -> BoxFuture<'static, Option<usize>> + Send>;
 
-/// Questions about a pull request that may be gone; see the module documentation.
+/// Questions about a pull request whose heartbeat is late; see the module documentation.
 pub(crate) struct LostPull {
     ask: Ask,
     /// How long after a fault's pull missed heartbeats would tell (twice the interval).
@@ -87,7 +174,7 @@ pub(crate) struct LostPull {
     spell: Option<Spell>,
 }
 
-/// One spell of questions, until a sign of life, a miss, or its horizon.
+/// One spell of questions, until a sign of life, a fault, a miss, or its horizon.
 struct Spell {
     since: Instant,
     /// The wait before the next question; doubles after each.
@@ -111,8 +198,8 @@ impl Spell {
 }
 
 impl LostPull {
-    /// Asks nothing yet; `horizon` is how long missed heartbeats take to tell (zero for a
-    /// stream with none, which gets [`DEFAULT_HORIZON`]).
+    /// Asks nothing yet; `horizon` bounds a spell (the stream's missed-heartbeat limit; zero
+    /// for a stream with none, which gets [`DEFAULT_HORIZON`]).
     pub(crate) fn new(context: Context, stream: &str, consumer: &str, horizon: Duration) -> Self {
         let subject = format!("CONSUMER.INFO.{stream}.{consumer}");
         Self::asking(
@@ -133,14 +220,8 @@ impl LostPull {
         }
     }
 
-    /// A pull goes out again because of a fault: a spell from now, in place of any other (a
-    /// question on its way was asked before this pull, and its answer would mislead).
-    pub(crate) fn watch(&mut self) {
-        let now = Instant::now();
-        self.spell = Some(Spell::new(now, now + jittered(FIRST_WAIT)));
-    }
-
-    /// A heartbeat is late: ask at once, unless a question is on its way.
+    /// A heartbeat is late: a spell of questions from now, the first at once, unless one is
+    /// under way.
     pub(crate) fn ask_now(&mut self) {
         let now = Instant::now();
         match self.spell.as_mut() {
@@ -150,8 +231,9 @@ impl LostPull {
         }
     }
 
-    /// The request showed it lives (a message or a heartbeat came), or a missed heartbeat
-    /// sent a new one: the spell ends.
+    /// The request showed it lives (a message or a heartbeat came), or a fault or a missed
+    /// heartbeat sent a new one: the spell ends, and an answer on its way, which would speak
+    /// of the old request, is dropped.
     pub(crate) fn end(&mut self) {
         self.spell = None;
     }
@@ -257,18 +339,19 @@ mod tests {
 
     use super::*;
 
-    /// Questions answered with what the cell holds, and counted; a cell holding `None` stays
-    /// unanswered until it holds an answer.
-    type Answers = Arc<Mutex<Option<usize>>>;
+    /// What the next question gets: `Some(answer)`, or `None` for no reply ever.
+    type Answers = Arc<Mutex<Option<Option<usize>>>>;
 
     fn check(answer: Option<usize>) -> (LostPull, Arc<AtomicUsize>, Answers) {
         let asked = Arc::new(AtomicUsize::new(0));
-        let answer = Arc::new(Mutex::new(answer));
+        let answer = Arc::new(Mutex::new(Some(answer)));
         let (count, reply) = (asked.clone(), answer.clone());
         let ask: Ask = Box::new(move || {
             count.fetch_add(1, Ordering::SeqCst);
-            let reply = *reply.lock().unwrap();
-            async move { reply }.boxed()
+            match *reply.lock().unwrap() {
+                Some(reply) => async move { reply }.boxed(),
+                None => futures_util::future::pending().boxed(),
+            }
         });
         (
             LostPull::asking(ask, Duration::from_secs(30)),
@@ -288,13 +371,14 @@ mod tests {
         poll(check, open)
     }
 
-    /// Polls every 100 ms for `secs` seconds: the times of the questions, in tenths of a
-    /// second, and how many polls said lost.
+    /// Polls at once and then every 100 ms for `secs` seconds: the times of the questions,
+    /// in tenths of a second, and how many polls said lost.
     async fn run(check: &mut LostPull, asked: &AtomicUsize, secs: u64) -> (Vec<u64>, usize) {
         let (mut at, mut lost) = (Vec::new(), 0);
-        for tenth in 1..=secs * 10 {
+        for tenth in 0..=secs * 10 {
             let before = asked.load(Ordering::SeqCst);
-            lost += usize::from(after(check, 100, true).await);
+            let ms = if tenth == 0 { 0 } else { 100 };
+            lost += usize::from(after(check, ms, true).await);
             if asked.load(Ordering::SeqCst) > before {
                 at.push(tenth);
             }
@@ -303,23 +387,23 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn nothing_is_asked_until_a_fault_nor_after_a_sign_of_life() {
+    async fn nothing_is_asked_until_a_heartbeat_is_late_nor_after_a_sign_of_life() {
         let (mut check, asked, _) = check(Some(0));
         assert!(!after(&mut check, 60_000, true).await);
-        check.watch();
+        check.ask_now();
         check.end();
         assert!(!after(&mut check, 60_000, true).await);
         assert_eq!(asked.load(Ordering::SeqCst), 0);
     }
 
     #[tokio::test(start_paused = true)]
-    async fn questions_after_a_fault_come_at_3_then_6_then_12_s_apart_a_fifth_either_way() {
+    async fn questions_come_at_once_then_6_then_12_s_apart_a_fifth_either_way() {
         let (mut check, asked, _) = check(Some(1));
-        check.watch();
+        check.ask_now();
         let (at, lost) = run(&mut check, &asked, 60).await;
         assert_eq!(lost, 0, "somebody waits");
         assert_eq!(at.len(), 3, "asked at {at:?} tenths");
-        assert!((24..=36).contains(&at[0]), "{at:?}");
+        assert_eq!(at[0], 0, "{at:?}");
         assert!((48..=72).contains(&(at[1] - at[0])), "{at:?}");
         assert!((96..=144).contains(&(at[2] - at[1])), "{at:?}");
         // 24 s more would pass the 30 s horizon.
@@ -328,11 +412,11 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn nobody_waiting_for_an_open_request_is_a_loss_twice_a_spell_at_most() {
         let (mut check, asked, _) = check(Some(0));
-        check.watch();
+        check.ask_now();
         let (at, lost) = run(&mut check, &asked, 60).await;
         assert_eq!((at.len(), lost), (2, 2), "asked at {at:?} tenths");
-        // A new fault starts a new spell.
-        check.watch();
+        // The next late heartbeat starts a new spell.
+        check.ask_now();
         let (_, lost) = run(&mut check, &asked, 60).await;
         assert_eq!(lost, 2);
     }
@@ -340,53 +424,34 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn nobody_waiting_is_no_loss_without_an_open_request() {
         let (mut check, asked, _) = check(Some(0));
-        check.watch();
-        assert!(!after(&mut check, 3_600, false).await);
-        assert_eq!(asked.load(Ordering::SeqCst), 1);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_answer_to_a_question_from_before_the_latest_pull_is_dropped() {
-        let (mut check, asked, answer) = check(None);
-        check.watch();
-        assert!(!after(&mut check, 3_600, true).await);
-        assert_eq!(asked.load(Ordering::SeqCst), 1, "on its way, unanswered");
-        // A new pull goes out; the question on its way would now answer for the old one.
-        check.watch();
-        *answer.lock().unwrap() = Some(0);
-        assert!(!after(&mut check, 2_000, true).await);
-        assert_eq!(asked.load(Ordering::SeqCst), 1);
-        assert!(after(&mut check, 1_600, true).await, "asked afresh");
-        assert_eq!(asked.load(Ordering::SeqCst), 2);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_burst_of_faults_moves_the_question_later() {
-        let (mut check, asked, _) = check(Some(1));
-        check.watch();
-        for _ in 0..5 {
-            // A no-responders retry every 2 s keeps the question back.
-            assert!(!after(&mut check, 2_000, true).await);
-            check.watch();
-        }
-        assert_eq!(asked.load(Ordering::SeqCst), 0);
-        assert!(!after(&mut check, 3_600, true).await);
-        assert_eq!(asked.load(Ordering::SeqCst), 1);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_late_heartbeat_asks_at_once() {
-        let (mut check, asked, _) = check(Some(0));
         check.ask_now();
-        assert!(poll(&mut check, true));
+        assert!(!poll(&mut check, false));
         assert_eq!(asked.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_to_a_question_from_before_a_fault_is_dropped() {
+        let (mut check, asked, answer) = check(Some(0));
+        *answer.lock().unwrap() = None;
+        check.ask_now();
+        assert!(!poll(&mut check, true));
+        assert_eq!(asked.load(Ordering::SeqCst), 1, "on its way, unanswered");
+        // A later heartbeat while it is on its way asks nothing more.
+        check.ask_now();
+        assert!(!poll(&mut check, true));
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        // A fault sends a new pull: the question on its way would speak of the old one.
+        check.end();
+        *answer.lock().unwrap() = Some(Some(0));
+        check.ask_now();
+        assert!(poll(&mut check, true), "asked afresh");
+        assert_eq!(asked.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_lost_connection_ends_the_spell() {
         let (mut check, asked, _) = check(Some(0));
-        check.watch();
-        tokio::time::advance(Duration::from_secs(4)).await;
+        check.ask_now();
         let mut cx = TaskContext::from_waker(noop_waker_ref());
         assert!(!check.poll_lost(&mut cx, false, true));
         assert!(!after(&mut check, 60_000, true).await);
@@ -402,19 +467,16 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn the_task_is_woken_for_each_question_and_after_a_loss() {
+    async fn the_task_is_woken_for_the_next_question_after_a_loss() {
         let (mut check, asked, _) = check(Some(0));
         let woken = Arc::new(Count(AtomicUsize::new(0)));
         let waker = waker(woken.clone());
         let mut cx = TaskContext::from_waker(&waker);
-        check.watch();
-        assert!(!check.poll_lost(&mut cx, true, true));
-        tokio::time::advance(Duration::from_millis(3_600)).await;
-        assert_eq!(woken.0.load(Ordering::SeqCst), 1, "woken for the question");
+        check.ask_now();
         assert!(check.poll_lost(&mut cx, true, true));
         // The next question's timer was armed before the loss was told.
         tokio::time::advance(Duration::from_millis(7_200)).await;
-        assert_eq!(woken.0.load(Ordering::SeqCst), 2, "woken for the next");
+        assert_eq!(woken.0.load(Ordering::SeqCst), 1, "woken for the next");
         assert!(check.poll_lost(&mut cx, true, true));
         assert_eq!(asked.load(Ordering::SeqCst), 2);
     }
@@ -431,5 +493,44 @@ mod tests {
         let error = r#"{"error":{"code":503,"err_code":10008,"description":"unavailable"}}"#;
         assert_eq!(parse(error), None);
         assert!(serde_json::from_str::<Response<Waiting>>(r#"{"cluster":{}}"#).is_err());
+    }
+
+    fn secs(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
+    #[test]
+    fn a_probe_needs_a_longer_heartbeat_and_room_in_the_expiry() {
+        let now = Instant::now();
+        for (heartbeat, expires) in [(1, Some(30)), (15, Some(1)), (15, None)] {
+            let mut probe = Probe::new(secs(heartbeat), expires.map(secs), secs(30));
+            assert!(!probe.start(now), "{heartbeat} s, {expires:?}");
+            assert!(!probe.request(now));
+            assert_eq!(probe.silence(), ProbeSilence::Unwatched);
+        }
+    }
+
+    #[test]
+    fn a_probe_watches_its_window_and_finds_three_losses_at_most() {
+        let now = Instant::now();
+        let mut probe = Probe::new(secs(15), Some(secs(30)), secs(30));
+        assert_eq!(probe.silence(), ProbeSilence::Unwatched);
+        assert!(probe.start(now));
+        assert!(probe.request(now + secs(29)));
+        for _ in 0..3 {
+            assert_eq!(probe.silence(), ProbeSilence::Lost);
+        }
+        assert_eq!(probe.silence(), ProbeSilence::Over);
+        assert!(!probe.is_on());
+        // A new fault, a new watch; past its window, requests are plain again and the
+        // watch is over.
+        assert!(probe.start(now + secs(10)));
+        assert_eq!(probe.silence(), ProbeSilence::Lost);
+        assert!(!probe.request(now + secs(40)));
+        assert!(!probe.is_on());
+        assert_eq!(probe.silence(), ProbeSilence::Unwatched);
+        // Silence after the window, with only probing requests sent, is still a loss.
+        assert!(probe.start(now + secs(50)));
+        assert_eq!(probe.silence(), ProbeSilence::Lost);
     }
 }

@@ -6,8 +6,8 @@
 //! while nobody serves the consumer (its leader is being elected), rather than waiting for two
 //! idle heartbeats to go missing. None of this is an error item: async-nats' streams do not
 //! yield one for what they recover from either, so a `let message = message?;` loop keeps
-//! going. [`Recoveries`] counts it instead. A request sent after a fault that nothing ends
-//! and nothing serves is asked after (`lost`).
+//! going. [`Recoveries`] counts it instead. A request the server dropped without a word is
+//! found out by the watches in `lost`.
 
 use std::time::Duration;
 
@@ -45,9 +45,9 @@ pub struct Recoveries {
     /// the client's server and the consumer's leader was cut or came back, and a request
     /// that went through it may be gone without a word.
     pub cluster_changes: u64,
-    /// Pull requests sent again because one sent after a fault was gone without a word:
-    /// asked whether anybody waits, the consumer's leader said nobody (see
-    /// [`Stream`](super::Stream)).
+    /// Pull requests sent again because one was gone without a word: after a fault, its
+    /// heartbeats (asked for every second then) stopped; or, with a heartbeat late, the
+    /// consumer's leader said nobody waits. Neither is an error item.
     pub lost_pulls: u64,
 }
 

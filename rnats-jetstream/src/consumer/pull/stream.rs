@@ -17,7 +17,7 @@ use tokio::time::{Instant, Sleep};
 
 use super::batch::reply_error;
 use super::builders::{BatchConfig, PullRequest};
-use super::lost::LostPull;
+use super::lost::{LostPull, PROBE_HEARTBEAT, PROBE_LIMIT, Probe, ProbeSilence};
 use super::pending::{Pending, Reply, message_size};
 use super::recovery::{Recoveries, is_leader_change, leader_advisories, retry_wait};
 use super::{Config, MessagesError, MessagesErrorKind};
@@ -82,7 +82,11 @@ pub struct Stream {
     /// Whether no responders is reported at once (an ordered consumer recreates itself).
     eager_no_responders: bool,
     recoveries: Recoveries,
-    /// Questions after a pull sent because of a fault, until it shows it lives.
+    /// Requests after a fault ask for a heartbeat a second (see `lost`).
+    probe: Probe,
+    /// The silence that is a miss outside a probe's watch.
+    usual_limit: Duration,
+    /// Questions after a late heartbeat (see `lost`).
     lost: LostPull,
     /// Draining (ADR-37): no pull requests, no heartbeats owed, warnings of what would only
     /// matter to the next request kept back; the subscription ends after its last message.
@@ -138,6 +142,13 @@ impl Stream {
             &consumer.info.name,
             heartbeat.limit(),
         );
+        let window = if report_missed {
+            heartbeat.limit()
+        } else {
+            Duration::ZERO
+        };
+        let probe = Probe::new(request.idle_heartbeat, request.expires, window);
+        let usual_limit = heartbeat.limit();
         Ok(Stream {
             subscriber,
             context: consumer.context.clone(),
@@ -156,6 +167,8 @@ impl Stream {
             no_responders: None,
             eager_no_responders: false,
             recoveries: Recoveries::default(),
+            probe,
+            usual_limit,
             lost,
             draining: false,
             terminated: false,
@@ -216,11 +229,27 @@ impl Stream {
     }
 
     /// Every open request is presumed gone after a fault: the next poll asks again without
-    /// waiting, and the new request is watched until it shows it lives.
+    /// waiting, with a probe's heartbeat.
     fn pull_again_now(&mut self) {
         self.pending.reset();
         self.hold = None;
-        self.lost.watch();
+        self.start_probe();
+    }
+
+    /// A fault: the requests of the next while ask for a heartbeat a second, and a few
+    /// seconds of silence tell that one is gone (see `lost`).
+    fn start_probe(&mut self) {
+        self.lost.end();
+        if self.probe.start(Instant::now()) {
+            self.heartbeat.set_limit(PROBE_LIMIT);
+            self.heartbeat.set_warning(false);
+        }
+    }
+
+    /// The probe's watch is over: silence is judged by the requests' own heartbeat again.
+    fn end_probe(&mut self) {
+        self.heartbeat.set_limit(self.usual_limit);
+        self.heartbeat.set_warning(true);
     }
 
     /// Whether the last request is known to be gone without a word; then the next
@@ -281,7 +310,7 @@ impl Stream {
         self.pending.handle_ended(None, None);
         self.recoveries.no_responders += 1;
         // The retry may reach a leader about to step down (see `lost`).
-        self.lost.watch();
+        self.start_probe();
         let now = Instant::now();
         let (since, attempt, reported) = self.no_responders.get_or_insert((now, 0, false));
         let wait = retry_wait(*attempt, self.request.idle_heartbeat);
@@ -317,11 +346,24 @@ impl Stream {
             self.hold = None;
         }
         if self.pull.is_none() && self.connected && !self.draining && self.pending.wants_pull() {
-            let pin_id = self.pin_id.as_ref().and_then(|pin| pin.as_deref());
-            let request = PullRequest {
-                batch: &self.request,
-                pin_id,
+            let now = Instant::now();
+            let was_probing = self.probe.is_on();
+            let probing = self.probe.request(now);
+            if was_probing && !probing {
+                self.end_probe();
+            }
+            let probe_batch;
+            let batch = if probing {
+                probe_batch = BatchConfig {
+                    idle_heartbeat: PROBE_HEARTBEAT,
+                    ..self.request.clone()
+                };
+                &probe_batch
+            } else {
+                &self.request
             };
+            let pin_id = self.pin_id.as_ref().and_then(|pin| pin.as_deref());
+            let request = PullRequest { batch, pin_id };
             let payload = match serde_json::to_vec(&request) {
                 Ok(payload) => Bytes::from(payload),
                 Err(error) => {
@@ -336,7 +378,7 @@ impl Stream {
             self.pending.handle_pull_sent();
             // Heartbeats are counted from the request on: an idle consumer between requests
             // owes none.
-            self.heartbeat.seen();
+            self.heartbeat.seen_at(now);
             self.pull = Some(Box::pin(async move {
                 client.publish_with_reply(subject, inbox, payload).await
             }));
@@ -467,6 +509,20 @@ impl futures_util::Stream for Stream {
                         // `lost`), then wait for the miss as before.
                         Some(Silence::Overdue) => {
                             this.lost.ask_now();
+                            continue;
+                        }
+                    }
+                    match this.probe.silence() {
+                        ProbeSilence::Unwatched => {}
+                        // A request sent after a fault is gone: again at once, quietly.
+                        ProbeSilence::Lost => {
+                            this.pending.reset();
+                            this.recoveries.lost_pulls += 1;
+                            continue;
+                        }
+                        // Judged by the usual heartbeat from here.
+                        ProbeSilence::Over => {
+                            this.end_probe();
                             continue;
                         }
                     }
