@@ -1,0 +1,244 @@
+//! `rnats server report connections` and `account report connections`: every server's
+//! connections (`$SYS.REQ.SERVER.PING.CONNZ`, or the account's own
+//! `$SYS.REQ.ACCOUNT.PING.CONNZ`), the busiest first.
+
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::gather::{ACCOUNT_CONNZ, ServerFilter, ask};
+use crate::conn::ConnArgs;
+use crate::error::CliError;
+use crate::jetstream::bytes as size;
+use crate::out::{self, Table};
+use crate::stats::human;
+
+/// Every server's connections.
+const CONNZ: &str = "$SYS.REQ.SERVER.PING.CONNZ";
+/// Connections asked of each server at most.
+const CONNZ_LIMIT: usize = 1024;
+
+/// Options of `server report connections` and `account report connections`.
+#[derive(Debug, Args)]
+pub(crate) struct ConnectionsArgs {
+    #[command(flatten)]
+    filter: ServerFilter,
+    /// Only connections of this account.
+    #[arg(long, value_name = "ACCOUNT")]
+    account: Option<String>,
+    /// Sort by this property.
+    #[arg(long, value_enum, default_value_t = ConnSort::Subs)]
+    sort: ConnSort,
+    /// Show this many connections at most.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    top: usize,
+    /// Only connections with interest in this subject.
+    #[arg(long, value_name = "SUBJECT")]
+    subject: Option<String>,
+    /// Only connections of this user.
+    #[arg(long, value_name = "USER")]
+    username: Option<String>,
+    /// Which connections: open, closed or all.
+    #[arg(long, value_enum, default_value_t = ConnState::Open)]
+    state: ConnState,
+}
+
+/// `--sort` of the connections report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ConnSort {
+    InBytes,
+    OutBytes,
+    InMsgs,
+    OutMsgs,
+    Uptime,
+    Cid,
+    Subs,
+}
+
+/// `--state` of the connections report, as the server numbers them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ConnState {
+    Open,
+    Closed,
+    All,
+}
+
+/// `server report connections`: every server's connections.
+pub(super) async fn server_connections(
+    conn: &ConnArgs,
+    args: ConnectionsArgs,
+) -> Result<(), CliError> {
+    connections(conn, args, CONNZ).await
+}
+
+/// `account report connections`: the connections of the account the user is in.
+pub(crate) async fn account_connections(
+    conn: &ConnArgs,
+    args: ConnectionsArgs,
+) -> Result<(), CliError> {
+    connections(conn, args, ACCOUNT_CONNZ).await
+}
+
+/// `server report connections` (`subject` [`CONNZ`]) and `account report connections`
+/// ([`ACCOUNT_CONNZ`]).
+async fn connections(
+    conn: &ConnArgs,
+    args: ConnectionsArgs,
+    subject: &'static str,
+) -> Result<(), CliError> {
+    let mut body = json!({
+        "subscriptions": true,
+        "auth": true,
+        "state": args.state as u8,
+        "limit": CONNZ_LIMIT,
+    });
+    if let Some(account) = &args.account {
+        body["acc"] = json!(account);
+    }
+    if let Some(user) = &args.username {
+        body["user"] = json!(user);
+    }
+    if let Some(subject) = &args.subject {
+        body["filter_subject"] = json!(subject);
+    }
+    args.filter.apply(&mut body);
+    let answers = ask(conn, subject, body, &args.filter).await?;
+    let mut rows: Vec<Value> = Vec::new();
+    for answer in &answers {
+        connection_rows(&answer.stats, &mut rows);
+    }
+    sort_connections(&mut rows, args.sort);
+    if args.filter.reverse {
+        rows.reverse();
+    }
+    let total = rows.len();
+    rows.truncate(args.top);
+    if args.filter.json {
+        return out::json(&rows);
+    }
+    let number = |row: &Value, field: &str| row[field].as_u64().unwrap_or(0);
+    let text = |row: &Value, field: &str| row[field].as_str().unwrap_or_default().to_owned();
+    let mut table = Table::new([
+        "CID",
+        "Name",
+        "Server",
+        "Cluster",
+        "IP",
+        "Account",
+        "Uptime",
+        "In Msgs",
+        "Out Msgs",
+        "In Bytes",
+        "Out Bytes",
+        "Subs",
+    ]);
+    for row in &rows {
+        table.row(vec![
+            number(row, "cid").to_string(),
+            text(row, "name"),
+            text(row, "server_name"),
+            text(row, "cluster"),
+            text(row, "ip"),
+            text(row, "account"),
+            text(row, "uptime"),
+            human::count(number(row, "in_msgs")),
+            human::count(number(row, "out_msgs")),
+            size(number(row, "in_bytes")),
+            size(number(row, "out_bytes")),
+            human::count(number(row, "subscriptions")),
+        ]);
+    }
+    // Counts are the servers' word: a bogus one saturates the total rather than overflow.
+    let (in_msgs, out_msgs) = rows.iter().fold((0u64, 0u64), |(i, o), row| {
+        (
+            i.saturating_add(number(row, "in_msgs")),
+            o.saturating_add(number(row, "out_msgs")),
+        )
+    });
+    out::print(&format!(
+        "Top {} connections out of {} by {}\n\n{}\nTotal: {} in msgs, {} out msgs\n",
+        rows.len(),
+        human::count(total as u64),
+        sort_name(args.sort),
+        table.render(),
+        human::count(in_msgs),
+        human::count(out_msgs),
+    ))
+}
+
+/// The busiest first: the largest value of `key` leads.
+fn sort_connections(rows: &mut [Value], key: ConnSort) {
+    let number = |row: &Value, field: &str| row[field].as_u64().unwrap_or(0);
+    let started = |row: &Value| {
+        row["start"]
+            .as_str()
+            .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
+            .map_or(i128::MAX, OffsetDateTime::unix_timestamp_nanos)
+    };
+    rows.sort_by(|a, b| match key {
+        ConnSort::InBytes => number(b, "in_bytes").cmp(&number(a, "in_bytes")),
+        ConnSort::OutBytes => number(b, "out_bytes").cmp(&number(a, "out_bytes")),
+        ConnSort::InMsgs => number(b, "in_msgs").cmp(&number(a, "in_msgs")),
+        ConnSort::OutMsgs => number(b, "out_msgs").cmp(&number(a, "out_msgs")),
+        // The longest-lived first.
+        ConnSort::Uptime => started(a).cmp(&started(b)),
+        ConnSort::Cid => number(a, "cid").cmp(&number(b, "cid")),
+        ConnSort::Subs => number(b, "subscriptions").cmp(&number(a, "subscriptions")),
+    });
+}
+
+/// `--sort`'s value as the title says it.
+fn sort_name(key: ConnSort) -> &'static str {
+    match key {
+        ConnSort::InBytes => "in-bytes",
+        ConnSort::OutBytes => "out-bytes",
+        ConnSort::InMsgs => "in-msgs",
+        ConnSort::OutMsgs => "out-msgs",
+        ConnSort::Uptime => "uptime",
+        ConnSort::Cid => "cid",
+        ConnSort::Subs => "subs",
+    }
+}
+
+/// One server's row of the JetStream report.
+/// The connections of one server's CONNZ answer (`stats`), each with the server's name and
+/// cluster added, onto `rows`. An entry that is not an object is no connection: left out.
+fn connection_rows(stats: &Value, rows: &mut Vec<Value>) {
+    let server = &stats["server"];
+    let Some(list) = stats["data"]["connections"].as_array() else {
+        return;
+    };
+    for connection in list {
+        let mut connection = connection.clone();
+        let Some(fields) = connection.as_object_mut() else {
+            continue;
+        };
+        fields.insert("server_name".into(), server["name"].clone());
+        fields.insert("cluster".into(), server["cluster"].clone());
+        rows.push(connection);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_carry_their_server_and_entries_that_are_not_objects_are_left_out() {
+        let stats = json!({
+            "server": { "name": "n1", "cluster": "c" },
+            "data": { "connections": [0, { "cid": 4 }, "x", { "cid": 5 }] },
+        });
+        let mut rows = Vec::new();
+        connection_rows(&stats, &mut rows);
+        connection_rows(&json!({ "data": { "connections": 7 } }), &mut rows);
+        assert_eq!(
+            rows,
+            [
+                json!({ "cid": 4, "server_name": "n1", "cluster": "c" }),
+                json!({ "cid": 5, "server_name": "n1", "cluster": "c" }),
+            ]
+        );
+    }
+}
