@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{ACCOUNTS, Rnats};
@@ -15,12 +14,6 @@ use serde_json::Value;
 
 /// How long the monitoring endpoints may take to show what a test awaits.
 const SETTLE: Duration = Duration::from_secs(20);
-
-/// Far longer than any command here needs: a command still running after
-/// [`HANG_LIMIT`] is waiting out this timeout, which is the bug under test.
-const LONG_TIMEOUT: &str = "10m";
-/// How long a test lets a command with [`LONG_TIMEOUT`] run before calling it hung.
-const HANG_LIMIT: Duration = Duration::from_secs(120);
 
 fn sys(url: &str) -> Vec<String> {
     ["-s", url, "--user", "sys", "--password", "pass"]
@@ -46,39 +39,6 @@ fn number(value: &Value) -> u64 {
     value
         .as_u64()
         .unwrap_or_else(|| panic!("a number expected: {value}"))
-}
-
-/// Runs `rnats args` with `--timeout` [`LONG_TIMEOUT`] and fails the test if it is still
-/// running after [`HANG_LIMIT`]: it must end as soon as the servers answered.
-fn run_without_waiting_out(rnats: &Rnats, args: &[&str]) -> String {
-    let mut command = rnats.command(&[args, &["--timeout", LONG_TIMEOUT][..]].concat());
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("rnats runs");
-    // The child is waited for on a thread of its own (reading its pipes, so a full pipe
-    // never looks like a hang); this thread waits for the outcome, at most HANG_LIMIT.
-    let pid = child.id();
-    let (done, outcome) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(child.wait_with_output());
-    });
-    let out: Output = match outcome.recv_timeout(HANG_LIMIT) {
-        Ok(out) => out.expect("rnats ends"),
-        Err(_) => {
-            // Only the child this test started, by its PID.
-            let _ = std::process::Command::new("kill")
-                .arg(pid.to_string())
-                .status();
-            panic!(
-                "{args:?} waited out its --timeout {LONG_TIMEOUT} although every server answered"
-            );
-        }
-    };
-    common::assert_success(&out, args);
-    String::from_utf8(out.stdout).expect("utf-8")
 }
 
 /// The cells of the table row whose first cell is `name`, keyed by the header's column
@@ -166,10 +126,9 @@ fn list_and_ping_show_a_lone_servers_own_figures_without_waiting_out_the_timeout
     let sys = sys(&url);
 
     let varz = server.monitor("/varz").expect("varz");
-    let list: Value = serde_json::from_str(&run_without_waiting_out(
-        &rnats,
-        &args(&["server", "list", "--json"], &sys),
-    ))
+    let list: Value = serde_json::from_str(
+        &rnats.ok_without_waiting_out(&args(&["server", "list", "--json"], &sys)),
+    )
     .expect("JSON");
     let answers = list.as_array().expect("an array");
     assert_eq!(answers.len(), 1, "{list}");
@@ -177,7 +136,7 @@ fn list_and_ping_show_a_lone_servers_own_figures_without_waiting_out_the_timeout
     check_statsz(&answers[0], &varz, true);
 
     // The table shows the same figures (the command's own connection included).
-    let table = run_without_waiting_out(&rnats, &args(&["server", "list"], &sys));
+    let table = rnats.ok_without_waiting_out(&args(&["server", "list"], &sys));
     let name = varz["server_name"].as_str().expect("a name");
     let row = row_of(&table, name);
     assert_eq!(
@@ -197,7 +156,7 @@ fn list_and_ping_show_a_lone_servers_own_figures_without_waiting_out_the_timeout
     assert_ne!(cell(&row, "Mem"), "0 B", "{table}");
     assert!(!table.contains("Missing"), "{table}");
 
-    let ping = run_without_waiting_out(&rnats, &args(&["server", "ping"], &sys));
+    let ping = rnats.ok_without_waiting_out(&args(&["server", "ping"], &sys));
     assert!(ping.starts_with(name), "{ping}");
     assert!(ping.contains("\n1 replies max: "), "{ping}");
     assert!(!ping.contains("Missing"), "{ping}");
@@ -326,10 +285,9 @@ fn a_clusters_servers_all_answer_with_their_own_figures() {
         .iter()
         .map(|n| n.monitor("/varz").expect("varz"))
         .collect();
-    let list: Value = serde_json::from_str(&run_without_waiting_out(
-        &rnats,
-        &args(&["server", "list", "--json"], &sys),
-    ))
+    let list: Value = serde_json::from_str(
+        &rnats.ok_without_waiting_out(&args(&["server", "list", "--json"], &sys)),
+    )
     .expect("JSON");
     let answers = list.as_array().expect("an array");
     assert_eq!(answers.len(), 3, "{list}");
@@ -342,14 +300,14 @@ fn a_clusters_servers_all_answer_with_their_own_figures() {
         assert_eq!(answer["server"]["cluster"], varz["cluster"]["name"]);
         check_statsz(answer, varz, i == 0);
     }
-    let table = run_without_waiting_out(&rnats, &args(&["server", "list"], &sys));
+    let table = rnats.ok_without_waiting_out(&args(&["server", "list"], &sys));
     assert!(table.starts_with("Server overview: 3 servers"), "{table}");
     for varz in &varz {
         let row = row_of(&table, varz["server_name"].as_str().expect("a name"));
         assert_eq!(cell(&row, "Routes"), varz["routes"].to_string(), "{table}");
         assert_eq!(cell(&row, "Cores"), varz["cores"].to_string(), "{table}");
     }
-    let ping = run_without_waiting_out(&rnats, &args(&["server", "ping"], &sys));
+    let ping = rnats.ok_without_waiting_out(&args(&["server", "ping"], &sys));
     assert!(ping.contains("\n3 replies max: "), "{ping}");
     assert!(!ping.contains("Missing"), "{ping}");
 
@@ -409,10 +367,10 @@ fn a_server_that_does_not_answer_ends_the_list_soon_after_the_others() {
     // Frozen, the third node is still counted by the others, and never answers.
     let frozen = nodes[2].monitor("/varz").expect("varz")["server_name"].clone();
     nodes[2].freeze().expect("freeze");
-    let table = run_without_waiting_out(&rnats, &args(&["server", "list"], &sys));
+    let table = rnats.ok_without_waiting_out(&args(&["server", "list"], &sys));
     assert!(table.contains("Server overview: 2 servers"), "{table}");
     assert!(table.contains("Missing 1 server(s)"), "{table}");
-    let json = run_without_waiting_out(&rnats, &list);
+    let json = rnats.ok_without_waiting_out(&list);
     let answers: Value = serde_json::from_str(&json).expect("JSON");
     let names: Vec<&Value> = answers
         .as_array()

@@ -174,3 +174,56 @@ fn every_node_of_a_cluster_answers_and_name_picks_one() {
         answers(&rnats.ok(&[&["server", "request", "varz", "--name", other][..], &sys].concat()));
     assert_eq!(names(&one), [other], "{one:?}");
 }
+
+#[test]
+fn without_a_count_only_the_servers_that_answer_a_ping_are_waited_for() {
+    let config = format!("{ACCOUNTS}\nno_auth_user: app\n");
+    let cluster = Cluster::start_with(3, |node| node.append_config(&config).monitoring())
+        .expect("cluster starts");
+    let nodes = cluster.nodes();
+    let url = nodes[0].url();
+    let rnats = Rnats::new();
+    let sys = ["-s", url.as_str(), "--user", "sys", "--password", "pass"];
+    // Every node counts the other two in the system account before one of them goes quiet.
+    let list = [&["server", "list", "--json"][..], &sys].concat();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let answers: Value = serde_json::from_str(&rnats.ok(&list)).expect("JSON");
+        let answers = answers.as_array().expect("an array");
+        let counted = |a: &Value| a["statsz"]["active_servers"] == 3;
+        if answers.len() == 3 && answers.iter().all(counted) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never all counted: {answers:?}");
+    }
+
+    // Frozen, the third node is still counted by the others, and never answers: the
+    // request ends once the two that answered the ping have answered it, long before its
+    // timeout, with or without a filter.
+    let frozen = nodes[2].monitor("/varz").expect("varz")["server_name"].clone();
+    nodes[2].freeze().expect("freeze");
+    let request = |args: &[&str]| {
+        answers(&rnats.ok_without_waiting_out(&[&["server", "request"][..], args, &sys].concat()))
+    };
+    for args in [&["variables"][..], &["routes", "--cluster", cluster.name()]] {
+        let got = request(args);
+        assert_eq!(got.len(), 2, "{args:?}: {got:?}");
+        assert!(
+            got.iter().all(|a| a["server"]["name"] != frozen),
+            "{args:?}: {got:?}"
+        );
+    }
+    // The reports count the same way.
+    let report = rnats.ok_without_waiting_out(
+        &[&["server", "report", "connections", "--json"][..], &sys].concat(),
+    );
+    let report: Value = serde_json::from_str(&report).expect("JSON");
+    assert!(
+        report
+            .as_array()
+            .expect("an array")
+            .iter()
+            .all(|c| c["server_name"] != frozen),
+        "{report}"
+    );
+}

@@ -270,20 +270,29 @@ pub(crate) async fn ask_every_server(
     Ok((answers, expected))
 }
 
-/// How many servers the system has: `expect` when given, else what a ping finds.
+/// How many answers to wait for: `expect` when given, else how many servers answer a ping
+/// that carries `filter` (nats-server's `EventFilterOptions`, which the ping honours as the
+/// monitoring requests do): the servers that are up and that the filter selects.
+///
+/// Not the count the answers report active: a server the others still count but that no
+/// longer answers (stopped, frozen, cut off) would make the request that follows wait out
+/// its whole timeout for an answer that never comes. The ping itself waits a moment for
+/// such a server (see [`ask_every_server`]).
 pub(crate) async fn server_count(
     client: &rnats::Client,
     timeout: Duration,
     expect: Option<usize>,
+    filter: &Value,
 ) -> Result<usize, CliError> {
-    match expect {
-        Some(n) => Ok(n),
-        None => {
-            let (answers, expected) =
-                ask_every_server(client, timeout, PING, Bytes::new(), None).await?;
-            Ok(expected.max(answers.len()))
-        }
+    if let Some(n) = expect {
+        return Ok(n);
     }
+    let body = match filter.as_object() {
+        Some(fields) if !fields.is_empty() => Bytes::from(serde_json::to_vec(filter)?),
+        _ => Bytes::new(),
+    };
+    let (answers, _) = ask_every_server(client, timeout, PING, body, None).await?;
+    Ok(answers.len())
 }
 
 fn sort(answers: &mut [Answer], key: SortKey) {

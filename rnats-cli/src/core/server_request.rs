@@ -445,7 +445,21 @@ pub(crate) async fn run(args: RequestArgs, conn: &ConnArgs) -> Result<(), CliErr
     let expect = match request.wait {
         Some(n) => n,
         None if server_id.is_some() || args.filter.names_one() => 1,
-        None => server_count(&client, settings.timeout, None).await?,
+        None => {
+            // The ping carries the same filter, so only the servers it selects are counted.
+            let mut filter = Map::new();
+            args.filter.apply(&mut filter, settings.js_domain());
+            server_count(&client, settings.timeout, None, &Value::Object(filter))
+                .await
+                .map_err(|e| match e {
+                    // Said of the request asked for, not of the ping that counts servers.
+                    CliError::NoServerAnswered { timeout, .. } => CliError::NoServerAnswered {
+                        subject: subject.clone(),
+                        timeout,
+                    },
+                    e => e,
+                })?
+        }
     };
     let body = Bytes::from(serde_json::to_vec(&body)?);
     let (mut answers, _) =

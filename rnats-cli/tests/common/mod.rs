@@ -7,6 +7,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, Command, Output, Stdio};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -19,6 +20,12 @@ accounts {
 }
 system_account: SYS
 "#;
+
+/// Far longer than any command a test runs needs: a command still running after
+/// [`HANG_LIMIT`] is waiting out this timeout, a bug where every server has answered.
+pub const LONG_TIMEOUT: &str = "10m";
+/// How long a test lets a command with [`LONG_TIMEOUT`] run before calling it hung.
+pub const HANG_LIMIT: Duration = Duration::from_secs(120);
 
 /// The `rnats` binary with its own `XDG_CONFIG_HOME` and `HOME`.
 pub struct Rnats {
@@ -95,6 +102,39 @@ impl Rnats {
     pub fn json(&self, args: &[&str]) -> Value {
         let stdout = self.ok(args);
         serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {stdout}"))
+    }
+
+    /// Runs `rnats args` with `--timeout` [`LONG_TIMEOUT`] and fails the test if it is still
+    /// running after [`HANG_LIMIT`]: it must end as soon as the servers answered.
+    pub fn ok_without_waiting_out(&self, args: &[&str]) -> String {
+        let mut command = self.command(&[args, &["--timeout", LONG_TIMEOUT][..]].concat());
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("rnats runs");
+        // The child is waited for on a thread of its own (reading its pipes, so a full pipe
+        // never looks like a hang); this thread waits for the outcome, at most HANG_LIMIT.
+        let pid = child.id();
+        let (done, outcome) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(child.wait_with_output());
+        });
+        let out: Output = match outcome.recv_timeout(HANG_LIMIT) {
+            Ok(out) => out.expect("rnats ends"),
+            Err(_) => {
+                // Only the child this test started, by its PID.
+                let _ = std::process::Command::new("kill")
+                    .arg(pid.to_string())
+                    .status();
+                panic!(
+                    "{args:?} waited out its --timeout {LONG_TIMEOUT} although every server answered"
+                );
+            }
+        };
+        assert_success(&out, args);
+        String::from_utf8(out.stdout).expect("utf-8")
     }
 
     /// Runs `rnats args`, checks it failed with one line on stderr and returns that line.

@@ -102,7 +102,6 @@ async fn connections(
     if let Some(subject) = &args.subject {
         body["filter_subject"] = json!(subject);
     }
-    args.filter.apply(&mut body);
     let answers = ask(conn, subject, body, &args.filter).await?;
     let mut rows: Vec<Value> = Vec::new();
     for answer in &answers {

@@ -36,8 +36,9 @@ pub(super) struct ServerFilter {
 }
 
 impl ServerFilter {
-    /// The server filter fields of a system request body.
-    pub(super) fn apply(&self, body: &mut Value) {
+    /// The server filter fields (nats-server's `EventFilterOptions`, matched exactly as
+    /// natscli asks) of a system request body; `domain` is the context's JetStream domain.
+    fn apply(&self, body: &mut Value, domain: Option<&str>) {
         if let Some(host) = &self.host {
             body["server_name"] = json!(host);
         }
@@ -47,45 +48,63 @@ impl ServerFilter {
         if !self.tags.is_empty() {
             body["tags"] = json!(self.tags);
         }
+        if let Some(domain) = domain {
+            body["domain"] = json!(domain);
+        }
+        body["exact_match"] = json!(true);
     }
 
-    /// Whether the filters may leave servers out (so a short count is not a problem).
+    /// Whether the filters may leave servers out (so no answer at all is no error).
     fn narrows(&self) -> bool {
         self.host.is_some() || self.cluster.is_some() || !self.tags.is_empty()
     }
 }
 
-/// Asks every server `subject` with `body`; the answers, each with its `server` and `data`.
-/// A system request waits for as many servers as a ping finds; an account's (which cannot
-/// ping) for the count given, else until the timeout.
+/// Asks every server `subject` with `body` and `filter`'s server filter; the answers, each
+/// with its `server` and `data`. A system request waits for the count given, else for as
+/// many servers as answer a ping with the same filter; an account's (which cannot ping) for
+/// the count given, else until the timeout. A server's error answer fails the report.
 pub(super) async fn ask(
     conn: &ConnArgs,
     subject: &'static str,
-    body: Value,
+    mut body: Value,
     filter: &ServerFilter,
 ) -> Result<Vec<Answer>, CliError> {
     let (client, settings) = conn.connect().await?;
+    filter.apply(&mut body, settings.js_domain());
+    // Filters can leave every server out: then there is nothing to report.
+    let none_matched =
+        |e: &CliError| matches!(e, CliError::NoServerAnswered { .. }) && filter.narrows();
     let expected = if subject == ACCOUNT_CONNZ {
         filter.limit.unwrap_or(usize::MAX)
     } else {
-        server_count(&client, settings.timeout, filter.limit).await?
+        let mut ping = json!({});
+        filter.apply(&mut ping, settings.js_domain());
+        match server_count(&client, settings.timeout, filter.limit, &ping).await {
+            Ok(n) => n,
+            Err(e) if none_matched(&e) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        }
     };
     let body = Bytes::from(serde_json::to_vec(&body)?);
-    let (answers, _) = ask_every_server(&client, settings.timeout, subject, body, Some(expected))
-        .await
-        .or_else(|e| match e {
-            // Filters can leave every server out.
-            CliError::NoServerAnswered { .. } if filter.narrows() => Ok((Vec::new(), 0)),
-            e => Err(e),
-        })?;
-    for answer in &answers {
-        if let Some(error) = answer.stats.get("error") {
-            let description = error["description"].as_str().unwrap_or("unknown error");
-            return Err(CliError::JetStream {
-                action: format!("{subject} failed"),
-                source: description.to_owned().into(),
-            });
-        }
+    let answers =
+        match ask_every_server(&client, settings.timeout, subject, body, Some(expected)).await {
+            Ok((answers, _)) => answers,
+            Err(e) if none_matched(&e) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+    match answers.iter().find(|a| a.stats.get("error").is_some()) {
+        Some(failed) => Err(CliError::SystemRequestFailed {
+            subject: subject.to_owned(),
+            server: failed.stats["server"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            description: failed.stats["error"]["description"]
+                .as_str()
+                .unwrap_or("an error without a description")
+                .to_owned(),
+        }),
+        None => Ok(answers),
     }
-    Ok(answers)
 }

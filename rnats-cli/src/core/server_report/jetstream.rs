@@ -137,7 +137,6 @@ pub(super) async fn run(conn: &ConnArgs, args: JetStreamArgs) -> Result<(), CliE
         body["consumer"] = json!(true);
         body["limit"] = json!(10_000);
     }
-    args.filter.apply(&mut body);
     let answers = ask(conn, JSZ, body, &args.filter).await?;
     if args.filter.json {
         return out::json(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
