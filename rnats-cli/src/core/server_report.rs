@@ -2,9 +2,11 @@
 //! (`$SYS.REQ.SERVER.PING.<KIND>`) and tabled as natscli does. Each view is a file of its
 //! own; [`gather`] asks the servers for all of them.
 
+mod cells;
 mod connections;
 mod gather;
 mod jetstream;
+mod routes;
 
 use clap::{Args, Subcommand};
 
@@ -33,6 +35,11 @@ enum ReportCommand {
     /// Example: rnats server report jetstream --sort streams
     #[command(visible_alias = "js", alias = "jsz")]
     Jetstream(jetstream::JetStreamArgs),
+    /// Cluster routes of every server, grouped by server (needs a system account user).
+    ///
+    /// Example: rnats server report routes --sort in-bytes
+    #[command(visible_alias = "route")]
+    Routes(routes::RoutesArgs),
 }
 
 /// Runs `server report ...`.
@@ -40,5 +47,6 @@ pub(crate) async fn run(args: ReportArgs, conn: &ConnArgs) -> Result<(), CliErro
     match args.command {
         ReportCommand::Connections(args) => connections::server_connections(conn, args).await,
         ReportCommand::Jetstream(args) => jetstream::run(conn, args).await,
+        ReportCommand::Routes(args) => routes::run(conn, args).await,
     }
 }

@@ -108,3 +108,14 @@ pub(super) async fn ask(
         None => Ok(answers),
     }
 }
+
+/// Orders answers by the name of the server that gave them.
+pub(super) fn by_server_name(a: &Answer, b: &Answer) -> std::cmp::Ordering {
+    let name = |x: &Answer| {
+        x.stats["server"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    name(a).cmp(&name(b))
+}

@@ -1,0 +1,165 @@
+//! natscli's `server report` views beyond connections and JetStream, against real servers
+//! with a system account: routes in a three-node cluster, leaf nodes of a hub, gateways of
+//! a supercluster, CPU and memory, accounts and health. Each view's figures are checked
+//! against what the servers say on their own monitoring endpoints.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use common::{ACCOUNTS, Rnats};
+use rnats_test_server::Cluster;
+use serde_json::Value;
+
+/// How long the servers may take to show what a test awaits.
+const SETTLE: Duration = Duration::from_secs(30);
+
+fn sys(url: &str) -> Vec<String> {
+    ["-s", url, "--user", "sys", "--password", "pass"]
+        .map(str::to_owned)
+        .to_vec()
+}
+
+fn args<'a>(words: &[&'a str], conn: &'a [String]) -> Vec<&'a str> {
+    words
+        .iter()
+        .copied()
+        .chain(conn.iter().map(String::as_str))
+        .collect()
+}
+
+/// The rows of a grouped report table (below its header, above its Total row), each
+/// group keyed by the first cell of its first row: natscli leaves that cell blank on the
+/// rows that follow.
+fn groups(table: &str, header: &str) -> BTreeMap<String, Vec<String>> {
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut current = None;
+    let rows = table
+        .lines()
+        .skip_while(|l| !l.starts_with(header))
+        .skip(1)
+        .take_while(|l| !l.starts_with("Total"));
+    for row in rows {
+        if !row.starts_with(' ') {
+            current = row.split_whitespace().next().map(str::to_owned);
+        }
+        let key = current
+            .clone()
+            .unwrap_or_else(|| panic!("no group: {table}"));
+        groups.entry(key).or_default().push(row.to_owned());
+    }
+    groups
+}
+
+/// Waits until `server list` shows `n` servers each counting `n` active in the system
+/// account: then every server answers the system requests.
+fn wait_all_counted(rnats: &Rnats, sys: &[String], n: u64) {
+    let list = args(&["server", "list", "--json"], sys);
+    let deadline = Instant::now() + SETTLE;
+    loop {
+        let answers = rnats.json(&list);
+        let answers = answers.as_array().expect("an array");
+        let counted = |a: &Value| a["statsz"]["active_servers"] == n;
+        if answers.len() as u64 == n && answers.iter().all(counted) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "never all counted: {answers:?}");
+    }
+}
+
+#[test]
+fn routes_are_each_servers_routez_grouped_by_server() {
+    let config = format!("{ACCOUNTS}\nno_auth_user: app\n");
+    let cluster = Cluster::start_with(3, |node| node.append_config(&config).monitoring())
+        .expect("cluster starts");
+    let nodes = cluster.nodes();
+    let rnats = Rnats::new();
+    let sys = sys(&nodes[0].url());
+    wait_all_counted(&rnats, &sys, 3);
+
+    // Routes of a pool come up one by one: read until the report and every node's /routez
+    // agree on each node's count.
+    let json = args(&["server", "report", "routes", "--json"], &sys);
+    let deadline = Instant::now() + SETTLE;
+    let counts: BTreeMap<String, u64> = loop {
+        let report = rnats.json(&json);
+        let answers = report.as_array().expect("an array");
+        let mut counts = BTreeMap::new();
+        for node in nodes {
+            let routez = node.monitor("/routez").expect("routez");
+            let answer = answers
+                .iter()
+                .find(|a| a["server"]["id"] == routez["server_id"]);
+            if let Some(answer) = answer
+                && answer["data"]["num_routes"] == routez["num_routes"]
+            {
+                let name = answer["server"]["name"].as_str().expect("a name");
+                counts.insert(name.to_owned(), routez["num_routes"].as_u64().expect("n"));
+            }
+        }
+        if counts.len() == 3 {
+            break counts;
+        }
+        assert!(Instant::now() < deadline, "routes never settled: {report}");
+    };
+
+    let table = rnats.ok(&args(&["server", "report", "routes"], &sys));
+    let total: u64 = counts.values().sum();
+    assert!(
+        table.starts_with(&format!(
+            "Cluster report: {total} routes of 3 servers in 1 clusters\n"
+        )),
+        "{table}"
+    );
+    let groups = groups(&table, "Server  ");
+    assert_eq!(groups.len(), 3, "{table}");
+    for (name, rows) in &groups {
+        assert_eq!(rows.len() as u64, counts[name], "{name}: {table}");
+        // Every route leads to one of the two other nodes, each named once in the group.
+        let remotes: Vec<&str> = counts
+            .keys()
+            .filter(|n| *n != name)
+            .map(String::as_str)
+            .collect();
+        for remote in &remotes {
+            let named = rows
+                .iter()
+                .filter(|r| r.contains(&format!(" {remote} ")))
+                .count();
+            assert_eq!(named, 1, "{name} -> {remote}: {table}");
+        }
+        assert!(rows.iter().all(|r| r.contains("rid:")), "{table}");
+    }
+    assert!(table.lines().any(|l| l.starts_with("Total")), "{table}");
+
+    // Reversed, the last server by name leads.
+    let reversed = rnats.ok(&args(&["server", "report", "routes", "-R"], &sys));
+    let first = reversed
+        .lines()
+        .nth(3)
+        .and_then(|l| l.split_whitespace().next());
+    assert_eq!(
+        first,
+        counts.keys().last().map(String::as_str),
+        "{reversed}"
+    );
+
+    // A cluster filter that matches no server: an empty report, not an error.
+    let none = rnats.ok(&args(
+        &[
+            "server",
+            "report",
+            "routes",
+            "--cluster",
+            "nowhere",
+            "--timeout",
+            "1s",
+        ],
+        &sys,
+    ));
+    assert!(
+        none.starts_with("Cluster report: 0 routes of 0 servers"),
+        "{none}"
+    );
+}
