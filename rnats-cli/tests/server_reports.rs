@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use common::{ACCOUNTS, Rnats};
-use rnats_test_server::Cluster;
+use rnats_test_server::{Cluster, HubAndLeaf, LEAF_DOMAIN, Role};
 use serde_json::Value;
 
 /// How long the servers may take to show what a test awaits.
@@ -160,6 +160,68 @@ fn routes_are_each_servers_routez_grouped_by_server() {
     ));
     assert!(
         none.starts_with("Cluster report: 0 routes of 0 servers"),
+        "{none}"
+    );
+}
+
+#[test]
+fn leafnodes_are_the_hubs_leafz() {
+    // The hub lets the leaf in as `app`, so its link lands in APP.
+    let config = format!("{ACCOUNTS}\nno_auth_user: app\n");
+    let topology = HubAndLeaf::builder()
+        .hub_nodes(1)
+        .configure(move |role, node| match role {
+            Role::Hub(_) => node.append_config(&config),
+            _ => node,
+        })
+        .start()
+        .expect("hub and leaf start");
+    let hub = &topology.hub().nodes()[0];
+    let rnats = Rnats::new();
+    let sys = sys(&hub.url());
+    let leafz = hub.monitor("/leafz").expect("leafz");
+    let link = &leafz["leafs"][0];
+    assert_eq!(link["name"], LEAF_DOMAIN, "{leafz}");
+
+    // Only the hub answers: the leaf's system account is its own.
+    let report = rnats.json(&args(&["server", "report", "leafnodes", "--json"], &sys));
+    let answers = report.as_array().expect("an array");
+    assert_eq!(answers.len(), 1, "{report}");
+    assert_eq!(answers[0]["server"]["id"], leafz["server_id"], "{report}");
+    assert_eq!(answers[0]["data"]["leafnodes"], 1, "{report}");
+    let leaf = &answers[0]["data"]["leafs"][0];
+    for field in ["name", "account", "ip", "port", "is_spoke"] {
+        assert_eq!(leaf[field], link[field], "{field}: {report}");
+    }
+
+    let table = rnats.ok(&args(&["server", "report", "leaf"], &sys));
+    assert!(
+        table.starts_with("Leafnode report: 1 leaf node connections on 1 servers\n"),
+        "{table}"
+    );
+    let hub_name = answers[0]["server"]["name"].as_str().expect("a name");
+    let row: Vec<&str> = table
+        .lines()
+        .find(|l| l.starts_with(hub_name))
+        .unwrap_or_else(|| panic!("no row for {hub_name}: {table}"))
+        .split_whitespace()
+        .collect();
+    let address = format!("{}:{}", link["ip"].as_str().expect("ip"), link["port"]);
+    assert_eq!(row[1..4], [LEAF_DOMAIN, "APP", address.as_str()], "{table}");
+    let spoke = if link["is_spoke"] == true {
+        "yes"
+    } else {
+        "no"
+    };
+    assert_eq!(row.last(), Some(&spoke), "{table}");
+
+    // The server filters by account: none in SYS.
+    let none = rnats.ok(&args(
+        &["server", "report", "leafnodes", "--account", "SYS"],
+        &sys,
+    ));
+    assert!(
+        none.starts_with("Leafnode report: 0 leaf node connections on 1 servers"),
         "{none}"
     );
 }

@@ -6,6 +6,7 @@ mod cells;
 mod connections;
 mod gather;
 mod jetstream;
+mod leafnodes;
 mod routes;
 
 use clap::{Args, Subcommand};
@@ -40,6 +41,11 @@ enum ReportCommand {
     /// Example: rnats server report routes --sort in-bytes
     #[command(visible_alias = "route")]
     Routes(routes::RoutesArgs),
+    /// Leaf node connections of every server (needs a system account user).
+    ///
+    /// Example: rnats server report leafnodes --account APP --sort in-msgs
+    #[command(visible_alias = "leaf", alias = "leafz")]
+    Leafnodes(leafnodes::LeafnodesArgs),
 }
 
 /// Runs `server report ...`.
@@ -48,5 +54,6 @@ pub(crate) async fn run(args: ReportArgs, conn: &ConnArgs) -> Result<(), CliErro
         ReportCommand::Connections(args) => connections::server_connections(conn, args).await,
         ReportCommand::Jetstream(args) => jetstream::run(conn, args).await,
         ReportCommand::Routes(args) => routes::run(conn, args).await,
+        ReportCommand::Leafnodes(args) => leafnodes::run(conn, args).await,
     }
 }
