@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use common::{ACCOUNTS, Rnats};
-use rnats_test_server::{Cluster, HubAndLeaf, LEAF_DOMAIN, Role};
+use rnats_test_server::{Cluster, HubAndLeaf, LEAF_DOMAIN, Role, Supercluster};
 use serde_json::Value;
 
 /// How long the servers may take to show what a test awaits.
@@ -224,4 +224,101 @@ fn leafnodes_are_the_hubs_leafz() {
         none.starts_with("Leafnode report: 0 leaf node connections on 1 servers"),
         "{none}"
     );
+}
+
+#[test]
+fn gateways_are_each_servers_gatewayz_under_its_name() {
+    let config = format!("{ACCOUNTS}\nno_auth_user: app\n");
+    let supercluster = Supercluster::builder()
+        .nodes(1)
+        .configure(move |_, _, node| node.append_config(&config))
+        .start()
+        .expect("supercluster starts");
+    let (east, west) = (
+        &supercluster.cluster(0).nodes()[0],
+        &supercluster.cluster(1).nodes()[0],
+    );
+    let rnats = Rnats::new();
+    let sys = sys(&east.url());
+    wait_all_counted(&rnats, &sys, 2);
+
+    let report = rnats.json(&args(&["server", "report", "gateways", "--json"], &sys));
+    let answers = report.as_array().expect("an array");
+    assert_eq!(answers.len(), 2, "{report}");
+    // East's cluster sorts first.
+    assert_eq!(answers[0]["server"]["cluster"], "east", "{report}");
+    for (answer, node, other) in [(&answers[0], east, "west"), (&answers[1], west, "east")] {
+        let gatewayz = node.monitor("/gatewayz").expect("gatewayz");
+        assert_eq!(answer["server"]["id"], gatewayz["server_id"], "{report}");
+        assert_eq!(answer["data"]["port"], gatewayz["port"], "{report}");
+        for direction in ["outbound_gateways", "inbound_gateways"] {
+            let keys = |v: &Value| -> Vec<String> {
+                v[direction]
+                    .as_object()
+                    .expect("an object")
+                    .keys()
+                    .cloned()
+                    .collect()
+            };
+            assert_eq!(keys(&answer["data"]), [other], "{direction}: {report}");
+            assert_eq!(keys(&answer["data"]), keys(&gatewayz), "{direction}");
+        }
+    }
+
+    let table = rnats.ok(&args(&["server", "report", "gateways"], &sys));
+    assert!(
+        table.starts_with(
+            "Super cluster report: 4 gateway connections of 2 servers in 2 clusters\n"
+        ),
+        "{table}"
+    );
+    let groups = groups(&table, "Server  ");
+    let names: Vec<&str> = groups.keys().map(String::as_str).collect();
+    assert_eq!(names, ["east-0", "west-0"], "{table}");
+    for (name, other) in [("east-0", "west"), ("west-0", "east")] {
+        let rows = &groups[name];
+        assert_eq!(rows.len(), 3, "{table}");
+        assert!(
+            rows[0].split_whitespace().nth(1) == name.split('-').next(),
+            "{table}"
+        );
+        for (row, kind) in rows[1..].iter().zip(["Inbound", "Outbound"]) {
+            let cells: Vec<&str> = row.split_whitespace().collect();
+            assert_eq!(cells[..2], [kind, other], "{table}");
+            assert!(cells[3].starts_with("gid:"), "{table}");
+        }
+    }
+
+    // Only the connections to west: east's two, none of west's own.
+    let to_west = rnats.ok(&args(
+        &[
+            "server",
+            "report",
+            "gateways",
+            "--filter-name",
+            "west",
+            "--sort",
+            "server",
+            "-R",
+        ],
+        &sys,
+    ));
+    assert!(
+        to_west.starts_with("Super cluster report: 2 gateway connections of 2 servers"),
+        "{to_west}"
+    );
+    let groups: Vec<String> = groups_in_order(&to_west);
+    assert_eq!(groups, ["west-0", "east-0"], "{to_west}");
+}
+
+/// The first cells of the rows that start a group, in the table's order.
+fn groups_in_order(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .skip_while(|l| !l.starts_with("Server  "))
+        .skip(1)
+        .take_while(|l| !l.starts_with("Total"))
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect()
 }

@@ -4,6 +4,7 @@
 
 mod cells;
 mod connections;
+mod gateways;
 mod gather;
 mod jetstream;
 mod leafnodes;
@@ -46,6 +47,12 @@ enum ReportCommand {
     /// Example: rnats server report leafnodes --account APP --sort in-msgs
     #[command(visible_alias = "leaf", alias = "leafz")]
     Leafnodes(leafnodes::LeafnodesArgs),
+    /// Gateway connections of every server of a supercluster (needs a system account
+    /// user).
+    ///
+    /// Example: rnats server report gateways --filter-name west
+    #[command(visible_alias = "gateway", alias = "super")]
+    Gateways(gateways::GatewaysArgs),
 }
 
 /// Runs `server report ...`.
@@ -55,5 +62,6 @@ pub(crate) async fn run(args: ReportArgs, conn: &ConnArgs) -> Result<(), CliErro
         ReportCommand::Jetstream(args) => jetstream::run(conn, args).await,
         ReportCommand::Routes(args) => routes::run(conn, args).await,
         ReportCommand::Leafnodes(args) => leafnodes::run(conn, args).await,
+        ReportCommand::Gateways(args) => gateways::run(conn, args).await,
     }
 }
