@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use common::{ACCOUNTS, Rnats};
-use rnats_test_server::{Cluster, HubAndLeaf, LEAF_DOMAIN, Role, Supercluster};
+use rnats_test_server::{Cluster, HubAndLeaf, LEAF_DOMAIN, NatsServer, Role, Supercluster};
 use serde_json::Value;
 
 /// How long the servers may take to show what a test awaits.
@@ -321,4 +321,61 @@ fn groups_in_order(table: &str) -> Vec<String> {
         .filter(|l| !l.starts_with(' '))
         .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
         .collect()
+}
+
+/// One server with JetStream, the accounts and monitoring.
+fn lone_server() -> NatsServer {
+    NatsServer::builder()
+        .jetstream(true)
+        .config(ACCOUNTS)
+        .monitoring()
+        .spawn()
+        .expect("nats-server starts")
+}
+
+#[test]
+fn cpu_and_mem_draw_a_bar_of_each_servers_statsz() {
+    let server = lone_server();
+    let rnats = Rnats::new();
+    let sys = sys(&server.url());
+    let name = server.monitor("/varz").expect("varz")["server_name"]
+        .as_str()
+        .expect("a name")
+        .to_owned();
+
+    let json = rnats.json(&args(&["server", "report", "mem", "--json"], &sys));
+    assert_eq!(json.as_array().map(Vec::len), Some(1), "{json}");
+    assert_eq!(json[0]["server"]["name"], name.as_str(), "{json}");
+    assert!(json[0]["statsz"]["mem"].as_u64() > Some(0), "{json}");
+
+    // One server: its bar is full, unless its figure is zero (an idle server's CPU).
+    let full = format!("  {name}: {} (", "█".repeat(30));
+    let text = rnats.ok(&args(&["server", "report", "mem", "1"], &sys));
+    assert_eq!(
+        text.lines().collect::<Vec<_>>()[..2],
+        ["Memory Usage", ""],
+        "{text}"
+    );
+    let bar = text.lines().nth(2).expect("a bar");
+    assert!(bar.starts_with(&full) && bar.ends_with("iB)"), "{text}");
+    let text = rnats.ok(&args(&["server", "report", "cpu", "1"], &sys));
+    assert_eq!(text.lines().count(), 3, "{text}");
+    let bar = text.lines().nth(2).expect("a bar");
+    let idle = format!("  {name}: ▏ (0.0)");
+    assert!(bar.starts_with(&full) || bar == idle, "{text}");
+
+    // A filter that matches no server: the caption alone.
+    let none = rnats.ok(&args(
+        &[
+            "server",
+            "report",
+            "cpu",
+            "--host",
+            "nowhere",
+            "--timeout",
+            "1s",
+        ],
+        &sys,
+    ));
+    assert_eq!(none, "CPU Usage\n\n");
 }

@@ -17,7 +17,7 @@ use crate::out::{self, Table};
 use crate::stats::human;
 
 /// The request every server answers with its statistics.
-const PING: &str = "$SYS.REQ.SERVER.PING";
+pub(crate) const PING: &str = "$SYS.REQ.SERVER.PING";
 /// The field of a ping's answer that holds the server's statistics (nats-server's
 /// `ServerStatsMsg`).
 const STATSZ: &str = "statsz";

@@ -9,6 +9,7 @@ mod gather;
 mod jetstream;
 mod leafnodes;
 mod routes;
+mod usage;
 
 use clap::{Args, Subcommand};
 
@@ -53,6 +54,14 @@ enum ReportCommand {
     /// Example: rnats server report gateways --filter-name west
     #[command(visible_alias = "gateway", alias = "super")]
     Gateways(gateways::GatewaysArgs),
+    /// CPU use of every server, a bar each (needs a system account user).
+    ///
+    /// Example: rnats server report cpu --cluster east
+    Cpu(usage::UsageArgs),
+    /// Memory use of every server, a bar each (needs a system account user).
+    ///
+    /// Example: rnats server report mem
+    Mem(usage::UsageArgs),
 }
 
 /// Runs `server report ...`.
@@ -63,5 +72,7 @@ pub(crate) async fn run(args: ReportArgs, conn: &ConnArgs) -> Result<(), CliErro
         ReportCommand::Routes(args) => routes::run(conn, args).await,
         ReportCommand::Leafnodes(args) => leafnodes::run(conn, args).await,
         ReportCommand::Gateways(args) => gateways::run(conn, args).await,
+        ReportCommand::Cpu(args) => usage::run(conn, args, usage::Usage::Cpu).await,
+        ReportCommand::Mem(args) => usage::run(conn, args, usage::Usage::Memory).await,
     }
 }

@@ -6,7 +6,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use crate::conn::ConnArgs;
-use crate::core::server_ping::{Answer, ask_every_server, server_count};
+use crate::core::server_ping::{Answer, PING, ask_every_server, server_count};
 use crate::error::CliError;
 
 /// Every server's connections of the asking account: any account may ask (the server
@@ -106,6 +106,21 @@ pub(super) async fn ask(
                 .to_owned(),
         }),
         None => Ok(answers),
+    }
+}
+
+/// Pings every server `filter` selects for its statistics (`$SYS.REQ.SERVER.PING`, whose
+/// answers carry `statsz`), waiting for the count given or as a ping does.
+pub(super) async fn ping(conn: &ConnArgs, filter: &ServerFilter) -> Result<Vec<Answer>, CliError> {
+    let (client, settings) = conn.connect().await?;
+    let mut body = json!({});
+    filter.apply(&mut body, settings.js_domain());
+    let body = Bytes::from(serde_json::to_vec(&body)?);
+    match ask_every_server(&client, settings.timeout, PING, body, filter.limit).await {
+        Ok((answers, _)) => Ok(answers),
+        // Filters can leave every server out: then there is nothing to report.
+        Err(CliError::NoServerAnswered { .. }) if filter.narrows() => Ok(Vec::new()),
+        Err(e) => Err(e),
     }
 }
 
