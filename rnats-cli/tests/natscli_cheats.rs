@@ -512,6 +512,24 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
         ])),
         "JetStream summary",
     );
+    sheet.check(
+        &as_strs(&system(&["server", "report", "accounts"])),
+        "accounts out of",
+    );
+    sheet.check(
+        &as_strs(&system(&[
+            "server",
+            "report",
+            "accounts",
+            "--account",
+            "APP",
+            "--sort",
+            "in-msgs",
+            "--top",
+            "10",
+        ])),
+        "CID",
+    );
 
     // latency.md (one server plays both; 1s instead of 10s keeps the test short)
     let out = sheet.run_plain(&[

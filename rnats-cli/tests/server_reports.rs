@@ -379,3 +379,109 @@ fn cpu_and_mem_draw_a_bar_of_each_servers_statsz() {
     ));
     assert_eq!(none, "CPU Usage\n\n");
 }
+
+#[test]
+fn accounts_sum_each_accounts_connections_as_connz_lists_them() {
+    let server = lone_server();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let sys = sys(&url);
+    let app = ["-s", url.as_str(), "--user", "app", "--password", "pass"];
+    // One APP connection with one subscription that received three messages.
+    let _sub = rnats.spawn_ready(
+        &[&["sub", "orders.>", "--count", "100"][..], &app].concat(),
+        "Subscribed to",
+    );
+    rnats.ok(&[&["pub", "orders.new", "x", "--count", "3"][..], &app].concat());
+    let connz = server
+        .wait_for_monitor("/connz?acc=APP", SETTLE, |c| {
+            c["num_connections"] == 1 && c["connections"][0]["out_msgs"] == 3
+        })
+        .expect("the subscriber got the messages");
+    let own = &connz["connections"][0];
+
+    let report = rnats.json(&args(&["server", "report", "accounts", "--json"], &sys));
+    let accounts = report.as_array().expect("an array");
+    let app_usage = accounts
+        .iter()
+        .find(|a| a["account"] == "APP")
+        .unwrap_or_else(|| panic!("no APP: {report}"));
+    assert_eq!(app_usage["connections"], 1, "{report}");
+    for field in ["out_msgs", "subscriptions"] {
+        assert_eq!(app_usage[field], own[field], "{field}: {report}");
+    }
+    assert_eq!(
+        app_usage["connection_info"][0]["cid"], own["cid"],
+        "{report}"
+    );
+    assert_eq!(app_usage["server"][0]["id"], connz["server_id"], "{report}");
+    // The report's own connection is the system account's.
+    assert!(accounts.iter().any(|a| a["account"] == "SYS"), "{report}");
+
+    let table = rnats.ok(&args(
+        &["server", "report", "acct", "--sort", "conns"],
+        &sys,
+    ));
+    assert!(
+        table.starts_with("Top 2 accounts out of 2 by conns\n"),
+        "{table}"
+    );
+    let row: Vec<&str> = table
+        .lines()
+        .find(|l| l.starts_with("APP "))
+        .unwrap_or_else(|| panic!("no APP row: {table}"))
+        .split_whitespace()
+        .collect();
+    // Account, Connections, In Msgs, Out Msgs, ... Subs.
+    assert_eq!(row[1], "1", "{table}");
+    assert_eq!(row[3], "3", "{table}");
+    let subs = own["subscriptions"].to_string();
+    assert_eq!(row.last(), Some(&subs.as_str()), "{table}");
+    let top = rnats.ok(&args(
+        &[
+            "server", "report", "acct", "--top", "1", "--sort", "out-msgs",
+        ],
+        &sys,
+    ));
+    assert!(
+        top.starts_with("Top 1 accounts out of 2 by out-msgs\n"),
+        "{top}"
+    );
+    assert!(
+        top.lines().nth(3).is_some_and(|l| l.starts_with("APP ")),
+        "{top}"
+    );
+
+    // One account: its connections, by argument or (natscli's cheat sheet) by flag.
+    for one in [
+        &["server", "report", "accounts", "APP"][..],
+        &[
+            "server",
+            "report",
+            "accounts",
+            "--account",
+            "APP",
+            "--sort",
+            "in-msgs",
+            "--top",
+            "10",
+        ],
+    ] {
+        let table = rnats.ok(&args(one, &sys));
+        assert!(
+            table.starts_with("Top 1 connections out of 1 by "),
+            "{one:?}: {table}"
+        );
+        let cid = own["cid"].to_string();
+        assert!(
+            table.lines().any(|l| l.starts_with(&format!("{cid} "))),
+            "{table}"
+        );
+    }
+    let nobody = rnats.json(&args(
+        &["server", "report", "accounts", "NOBODY", "--json"],
+        &sys,
+    ));
+    assert_eq!(nobody["account"], "NOBODY", "{nobody}");
+    assert_eq!(nobody["connections"], 0, "{nobody}");
+}

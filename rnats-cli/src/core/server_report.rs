@@ -2,6 +2,7 @@
 //! (`$SYS.REQ.SERVER.PING.<KIND>`) and tabled as natscli does. Each view is a file of its
 //! own; [`gather`] asks the servers for all of them.
 
+mod accounts;
 mod cells;
 mod connections;
 mod gateways;
@@ -62,6 +63,12 @@ enum ReportCommand {
     ///
     /// Example: rnats server report mem
     Mem(usage::UsageArgs),
+    /// Connections, messages and subscriptions of every server summed per account, or one
+    /// account's connections (needs a system account user).
+    ///
+    /// Example: rnats server report accounts --sort in-msgs --top 10
+    #[command(visible_alias = "acct")]
+    Accounts(accounts::AccountsArgs),
 }
 
 /// Runs `server report ...`.
@@ -74,5 +81,6 @@ pub(crate) async fn run(args: ReportArgs, conn: &ConnArgs) -> Result<(), CliErro
         ReportCommand::Gateways(args) => gateways::run(conn, args).await,
         ReportCommand::Cpu(args) => usage::run(conn, args, usage::Usage::Cpu).await,
         ReportCommand::Mem(args) => usage::run(conn, args, usage::Usage::Memory).await,
+        ReportCommand::Accounts(args) => accounts::run(conn, args).await,
     }
 }

@@ -15,9 +15,9 @@ use crate::out::{self, Table};
 use crate::stats::human;
 
 /// Every server's connections.
-const CONNZ: &str = "$SYS.REQ.SERVER.PING.CONNZ";
+pub(super) const CONNZ: &str = "$SYS.REQ.SERVER.PING.CONNZ";
 /// Connections asked of each server at most.
-const CONNZ_LIMIT: usize = 1024;
+pub(super) const CONNZ_LIMIT: usize = 1024;
 
 /// Options of `server report connections` and `account report connections`.
 #[derive(Debug, Args)]
@@ -46,7 +46,7 @@ pub(crate) struct ConnectionsArgs {
 
 /// `--sort` of the connections report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ConnSort {
+pub(super) enum ConnSort {
     InBytes,
     OutBytes,
     InMsgs,
@@ -107,15 +107,28 @@ async fn connections(
     for answer in &answers {
         connection_rows(&answer.stats, &mut rows);
     }
-    sort_connections(&mut rows, args.sort);
-    if args.filter.reverse {
-        rows.reverse();
-    }
-    let total = rows.len();
-    rows.truncate(args.top);
+    let total = rank(&mut rows, args.sort, args.filter.reverse, args.top);
     if args.filter.json {
         return out::json(&rows);
     }
+    out::print(&table_text(&rows, total, args.sort))
+}
+
+/// Orders `rows` busiest first by `key` (the other way round with `reverse`) and keeps
+/// the first `top`; how many there were.
+pub(super) fn rank(rows: &mut Vec<Value>, key: ConnSort, reverse: bool, top: usize) -> usize {
+    sort_connections(rows, key);
+    if reverse {
+        rows.reverse();
+    }
+    let total = rows.len();
+    rows.truncate(top);
+    total
+}
+
+/// natscli's connections table of `rows` (ranked by `key`, `total` before the cut), with
+/// its title and the message totals.
+pub(super) fn table_text(rows: &[Value], total: usize, key: ConnSort) -> String {
     let number = |row: &Value, field: &str| row[field].as_u64().unwrap_or(0);
     let text = |row: &Value, field: &str| row[field].as_str().unwrap_or_default().to_owned();
     let mut table = Table::new([
@@ -132,7 +145,7 @@ async fn connections(
         "Out Bytes",
         "Subs",
     ]);
-    for row in &rows {
+    for row in rows {
         table.row(vec![
             number(row, "cid").to_string(),
             text(row, "name"),
@@ -155,15 +168,15 @@ async fn connections(
             o.saturating_add(number(row, "out_msgs")),
         )
     });
-    out::print(&format!(
+    format!(
         "Top {} connections out of {} by {}\n\n{}\nTotal: {} in msgs, {} out msgs\n",
         rows.len(),
         human::count(total as u64),
-        sort_name(args.sort),
+        sort_name(key),
         table.render(),
         human::count(in_msgs),
         human::count(out_msgs),
-    ))
+    )
 }
 
 /// The busiest first: the largest value of `key` leads.
@@ -203,7 +216,7 @@ fn sort_name(key: ConnSort) -> &'static str {
 /// One server's row of the JetStream report.
 /// The connections of one server's CONNZ answer (`stats`), each with the server's name and
 /// cluster added, onto `rows`. An entry that is not an object is no connection: left out.
-fn connection_rows(stats: &Value, rows: &mut Vec<Value>) {
+pub(super) fn connection_rows(stats: &Value, rows: &mut Vec<Value>) {
     let server = &stats["server"];
     let Some(list) = stats["data"]["connections"].as_array() else {
         return;
