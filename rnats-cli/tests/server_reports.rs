@@ -485,3 +485,94 @@ fn accounts_sum_each_accounts_connections_as_connz_lists_them() {
     assert_eq!(nobody["account"], "NOBODY", "{nobody}");
     assert_eq!(nobody["connections"], 0, "{nobody}");
 }
+
+#[test]
+fn health_shows_each_servers_healthz_and_the_errors_it_lists() {
+    let server = lone_server();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let sys = sys(&url);
+    let healthz = server.monitor("/healthz").expect("healthz");
+    assert_eq!(healthz["status"], "ok", "{healthz}");
+    let name = server.monitor("/varz").expect("varz")["server_name"]
+        .as_str()
+        .expect("a name")
+        .to_owned();
+
+    let json = rnats.json(&args(&["server", "report", "health", "--json"], &sys));
+    assert_eq!(json.as_array().map(Vec::len), Some(1), "{json}");
+    assert_eq!(json[0]["data"]["status"], healthz["status"], "{json}");
+    assert_eq!(json[0]["data"]["status_code"], 200, "{json}");
+
+    let table = rnats.ok(&args(&["server", "report", "health"], &sys));
+    assert!(
+        table.starts_with("Health report: 1 ok, 0 not ok of 1 servers in 1 clusters\n"),
+        "{table}"
+    );
+    let row: Vec<&str> = table
+        .lines()
+        .find(|l| l.starts_with(&name))
+        .unwrap_or_else(|| panic!("no row: {table}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[1..], ["ok", "(200)"], "{table}");
+
+    // One stream in APP: it is healthy, and one that does not exist is an error the server
+    // lists, a row under its own.
+    let app = ["-s", url.as_str(), "--user", "app", "--password", "pass"];
+    rnats.ok(&[
+        &["stream", "add", "R", "--subjects", "r.>", "--defaults"][..],
+        &app,
+    ]
+    .concat());
+    let table = rnats.ok(&args(
+        &[
+            "server",
+            "report",
+            "health",
+            "--account",
+            "APP",
+            "--stream",
+            "R",
+        ],
+        &sys,
+    ));
+    assert!(
+        table.starts_with("Health report: 1 ok, 0 not ok"),
+        "{table}"
+    );
+    let table = rnats.ok(&args(
+        &[
+            "server",
+            "report",
+            "health",
+            "--account",
+            "APP",
+            "--stream",
+            "NOPE",
+        ],
+        &sys,
+    ));
+    assert!(
+        table.starts_with("Health report: 0 ok, 1 not ok of 1 servers"),
+        "{table}"
+    );
+    let lines: Vec<&str> = table.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with(&name))
+        .unwrap_or_else(|| panic!("no row: {table}"));
+    assert!(
+        lines[at].contains("(404)") || lines[at].contains("(503)"),
+        "{table}"
+    );
+    let error: Vec<&str> = lines[at + 1].split_whitespace().collect();
+    assert_eq!(error[0], "STREAM", "{table}");
+    assert!(error.iter().any(|w| w.contains("NOPE")), "{table}");
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.starts_with("Total") && l.ends_with("1 errors")),
+        "{table}"
+    );
+}

@@ -46,8 +46,8 @@ enum ServerCommand {
     /// Example: rnats server list --sort conns
     #[command(alias = "ls")]
     List(super::server_ping::ListArgs),
-    /// Reports gathered from every server: connections, JetStream (needs a system account
-    /// user).
+    /// Reports gathered from every server: connections, accounts, JetStream, routes, leaf
+    /// nodes, gateways, CPU, memory and health (needs a system account user).
     ///
     /// Example: rnats server report connections --top 10
     #[command(alias = "rep")]

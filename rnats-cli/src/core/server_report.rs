@@ -7,6 +7,7 @@ mod cells;
 mod connections;
 mod gateways;
 mod gather;
+mod health;
 mod jetstream;
 mod leafnodes;
 mod routes;
@@ -69,6 +70,10 @@ enum ReportCommand {
     /// Example: rnats server report accounts --sort in-msgs --top 10
     #[command(visible_alias = "acct")]
     Accounts(accounts::AccountsArgs),
+    /// Health of every server, with the errors each reports (needs a system account user).
+    ///
+    /// Example: rnats server report health --js-enabled
+    Health(health::HealthArgs),
 }
 
 /// Runs `server report ...`.
@@ -82,5 +87,6 @@ pub(crate) async fn run(args: ReportArgs, conn: &ConnArgs) -> Result<(), CliErro
         ReportCommand::Cpu(args) => usage::run(conn, args, usage::Usage::Cpu).await,
         ReportCommand::Mem(args) => usage::run(conn, args, usage::Usage::Memory).await,
         ReportCommand::Accounts(args) => accounts::run(conn, args).await,
+        ReportCommand::Health(args) => health::run(conn, args).await,
     }
 }
