@@ -16,7 +16,7 @@ pub(super) const ACCOUNT_CONNZ: &str = "$SYS.REQ.ACCOUNT.PING.CONNZ";
 /// Filters natscli's reports share.
 #[derive(Debug, Args)]
 pub(super) struct ServerFilter {
-    /// Servers to wait for (default: as many as a ping finds).
+    /// Servers to wait for (default: as many as answer a ping with the same filters).
     pub(super) limit: Option<usize>,
     /// Only the server with this name.
     #[arg(long, value_name = "NAME")]
