@@ -663,6 +663,35 @@ async fn a_pull_stream_without_a_consumer_retries_quietly_then_reports_no_respon
 }
 
 #[tokio::test]
+async fn no_responders_after_a_probe_starts_is_still_told_after_two_heartbeats() {
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "GONE3", &["gone3.>"], StorageType::Memory).await;
+    let consumer = durable(&stream, "gone").await;
+    stream.delete_consumer("gone").await.unwrap();
+    // A heartbeat long enough that the requests after a fault probe (see `pull::Recoveries`'
+    // `lost_pulls`), whose 4 s of silence must not shorten the two heartbeats (6 s) that
+    // no responders waits out before it is an item.
+    let heartbeat = Duration::from_secs(3);
+    let mut messages = consumer
+        .stream()
+        .heartbeat(heartbeat)
+        .expires(Duration::from_secs(30))
+        .messages()
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let error = tokio::time::timeout(WAIT, messages.next()).await.unwrap();
+    let waited = started.elapsed();
+    assert_eq!(
+        error.unwrap().unwrap_err().kind(),
+        pull::MessagesErrorKind::NoResponders
+    );
+    assert!(waited >= heartbeat * 2, "told after {waited:?}");
+    assert_eq!(messages.recoveries().missed_heartbeats, 0);
+}
+
+#[tokio::test]
 async fn messages_continue_after_a_server_restart() {
     let mut server = jetstream_server();
     let client = connect(&server.url()).await;

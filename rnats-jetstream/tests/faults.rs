@@ -258,11 +258,23 @@ impl Reader {
     }
 
     /// Waits until a message at `sequence` or later was delivered; the time since `start`.
+    /// A failure says what the stream last told: its highest sequence, its error items and
+    /// its recoveries.
     async fn reached(&mut self, sequence: u64, what: &str, start: Instant) -> Duration {
-        tokio::time::timeout(WAIT, self.highest.wait_for(|h| *h >= sequence))
+        if tokio::time::timeout(WAIT, self.highest.wait_for(|h| *h >= sequence))
             .await
-            .unwrap_or_else(|_| panic!("the {what} consumer never reached sequence {sequence}"))
-            .unwrap();
+            .is_err()
+        {
+            let highest = *self.highest.borrow();
+            let seen = self.seen.lock().unwrap();
+            panic!(
+                "the {what} consumer never reached sequence {sequence} (highest {highest}, \
+                 {:.1} s from the start); error items {:?}; {:?}",
+                epoch().elapsed().as_secs_f64(),
+                seen.errors,
+                seen.recoveries
+            );
+        }
         start.elapsed()
     }
 }
@@ -615,6 +627,30 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
     let cas_writers: Vec<_> = (0..2)
         .map(|w| tokio::spawn(cas_writer(cas_store.clone(), w, cas.clone())))
         .collect();
+    // RNATS_FAULT_TRACE=1: the durable as its leader sees it, every 2 s, to trace a slow
+    // round against the rounds' heal times.
+    if std::env::var_os("RNATS_FAULT_TRACE").is_some() {
+        let stream = stream.clone();
+        tokio::spawn(async move {
+            let mut pace = tokio::time::interval(Duration::from_secs(2));
+            loop {
+                pace.tick().await;
+                let at = epoch().elapsed().as_secs_f64();
+                match stream.consumer_info("durable").await {
+                    Ok(info) => eprintln!(
+                        "trace {at:.1} s: durable leader {:?}, waiting {}, pending {}, \
+                         ack pending {}, delivered up to {}",
+                        info.cluster.and_then(|c| c.leader),
+                        info.num_waiting,
+                        info.num_pending,
+                        info.num_ack_pending,
+                        info.delivered.stream_sequence
+                    ),
+                    Err(error) => eprintln!("trace {at:.1} s: durable info: {error}"),
+                }
+            }
+        });
+    }
     // Memory once everything runs; what follows must not grow it without bound.
     let rss_before = rss_kib();
 
@@ -685,6 +721,10 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
         };
         // Healed: time the first ack for a publish after this point, and its delivery.
         let healed = Instant::now();
+        if std::env::var_os("RNATS_FAULT_TRACE").is_some() {
+            let at = epoch().elapsed().as_secs_f64();
+            eprintln!("trace {at:.1} s: healed {fault:?} on node {node}");
+        }
         let before = *highest_acked.borrow_and_update();
         let target = *tokio::time::timeout(WAIT, highest_acked.wait_for(|h| *h > before))
             .await

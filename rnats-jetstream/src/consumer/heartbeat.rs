@@ -214,6 +214,31 @@ mod tests {
         assert_eq!(plain.handle_silence(at(20_000)), Some(Silence::Missed));
     }
 
+    /// Moves the paused clock on by `ms` and polls the monitor's timer.
+    async fn after(monitor: &mut Monitor, ms: u64) -> Option<Silence> {
+        tokio::time::advance(Duration::from_millis(ms)).await;
+        let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
+        monitor.poll_silence(&mut cx)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_timer_follows_a_limit_switched_either_way() {
+        let mut monitor = Monitor::new(Duration::from_secs(15)).warning_when_overdue();
+        assert_eq!(after(&mut monitor, 0).await, None, "armed for 22.5 s");
+        // A probe: 4 s of silence is a miss, with no warning first.
+        monitor.set_limit(Duration::from_secs(4));
+        monitor.set_warning(false);
+        assert_eq!(after(&mut monitor, 3_900).await, None);
+        assert_eq!(after(&mut monitor, 100).await, Some(Silence::Missed));
+        // Back to the usual heartbeat: the warning at 22.5 s, the miss at 30 s.
+        monitor.set_limit(Duration::from_secs(30));
+        monitor.set_warning(true);
+        assert_eq!(after(&mut monitor, 22_400).await, None);
+        assert_eq!(after(&mut monitor, 100).await, Some(Silence::Overdue));
+        assert_eq!(after(&mut monitor, 7_400).await, None);
+        assert_eq!(after(&mut monitor, 100).await, Some(Silence::Missed));
+    }
+
     #[test]
     fn a_zero_interval_never_misses() {
         let mut monitor = Monitor::new(Duration::ZERO);

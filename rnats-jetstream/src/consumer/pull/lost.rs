@@ -17,13 +17,15 @@
 //!
 //! - [`Probe`]: after a fault (a reconnect, a cluster change, a leader change, no
 //!   responders), for as long as missed heartbeats would take to tell (twice the idle
-//!   heartbeat), the stream's pull requests ask for a heartbeat every second, and three
+//!   heartbeat), the stream's pull requests ask for a heartbeat every second, and four
 //!   seconds without a message or a heartbeat mean the request is gone: the stream pulls
-//!   again at once, without an error item, three times a watch at most. The server itself
+//!   again at once, without an error item, three times a watch at most. A probing request
+//!   keeps its heartbeat until it ends, so the heartbeats can outlast the window by the
+//!   request's expiry. The server itself
 //!   proves each request alive, and a leader that took a request and then stepped down is
-//!   found out within seconds of its step-down. A stream whose idle heartbeat is a second or
-//!   less, or whose requests expire within two seconds, gains nothing from it and does
-//!   without.
+//!   found out within seconds of its step-down. A stream whose own heartbeats would tell as
+//!   soon (an idle heartbeat of 2 s or less), or whose requests expire within two seconds,
+//!   does without.
 //! - [`LostPull`]: without a fault to go by, when one and a half heartbeat intervals pass
 //!   without a message or a heartbeat (half an interval past the heartbeat due), the stream
 //!   asks the consumer's leader whether anybody waits (`CONSUMER.INFO`): at once, then 6 and
@@ -60,8 +62,9 @@ const DEFAULT_HORIZON: Duration = Duration::from_secs(30);
 const MOST_LOSSES: u32 = 2;
 /// The idle heartbeat a [`Probe`] asks of each request.
 pub(crate) const PROBE_HEARTBEAT: Duration = Duration::from_secs(1);
-/// The silence that tells a probing request is gone: three of its heartbeats.
-pub(crate) const PROBE_LIMIT: Duration = Duration::from_secs(3);
+/// The silence that tells a probing request is gone: four of its heartbeats, as a leader
+/// that has just been elected may be slow to send them.
+pub(crate) const PROBE_LIMIT: Duration = Duration::from_secs(4);
 /// Pulls sent again in one [`Probe`] watch, at most.
 const MOST_PROBE_LOSSES: u32 = 3;
 
@@ -84,8 +87,8 @@ pub(crate) enum ProbeSilence {
     Unwatched,
     /// The request is gone: pull again at once.
     Lost,
-    /// The watch found as many losses as it may: the usual heartbeat again, and the silence
-    /// judged by it.
+    /// The watch is over (it found as many losses as it may, or nothing was open): the usual
+    /// heartbeat again, and the silence judged by it.
     Over,
 }
 
@@ -97,7 +100,8 @@ impl Probe {
         expires: Option<Duration>,
         window: Duration,
     ) -> Probe {
-        let worth_it = idle_heartbeat > PROBE_HEARTBEAT
+        // Worth it where a probe tells sooner than the request's own heartbeats would.
+        let worth_it = idle_heartbeat.saturating_mul(2) > PROBE_LIMIT
             && expires.is_some_and(|expires| expires >= PROBE_HEARTBEAT * 2);
         Probe {
             window: if worth_it { window } else { Duration::ZERO },
@@ -133,13 +137,16 @@ impl Probe {
         }
     }
 
-    /// What [`PROBE_LIMIT`] of silence means. While a watch is on, every request sent since
-    /// the fault asked for a heartbeat a second (a plain request sent after the window ends
-    /// the watch first), so the silence is a loss, whenever it comes, up to the watch's limit.
-    pub(crate) fn silence(&mut self) -> ProbeSilence {
+    /// What [`PROBE_LIMIT`] of silence means, `open` telling whether the stream counts a
+    /// request open with room left. While a watch is on, every request sent since the fault
+    /// asked for a heartbeat a second (a plain request sent after the window ends the watch
+    /// first), so the silence is a loss, whenever it comes, up to the watch's limit. With no
+    /// request of its own open (a batch delivered whole, waiting for its reader), the
+    /// silence is nothing, and the usual heartbeat judges from there.
+    pub(crate) fn silence(&mut self, open: bool) -> ProbeSilence {
         match self.until {
             None => ProbeSilence::Unwatched,
-            Some(_) if self.losses >= MOST_PROBE_LOSSES => {
+            Some(_) if self.losses >= MOST_PROBE_LOSSES || !open => {
                 self.until = None;
                 ProbeSilence::Over
             }
@@ -502,11 +509,11 @@ mod tests {
     #[test]
     fn a_probe_needs_a_longer_heartbeat_and_room_in_the_expiry() {
         let now = Instant::now();
-        for (heartbeat, expires) in [(1, Some(30)), (15, Some(1)), (15, None)] {
+        for (heartbeat, expires) in [(2, Some(30)), (15, Some(1)), (15, None)] {
             let mut probe = Probe::new(secs(heartbeat), expires.map(secs), secs(30));
             assert!(!probe.start(now), "{heartbeat} s, {expires:?}");
             assert!(!probe.request(now));
-            assert_eq!(probe.silence(), ProbeSilence::Unwatched);
+            assert_eq!(probe.silence(true), ProbeSilence::Unwatched);
         }
     }
 
@@ -514,23 +521,27 @@ mod tests {
     fn a_probe_watches_its_window_and_finds_three_losses_at_most() {
         let now = Instant::now();
         let mut probe = Probe::new(secs(15), Some(secs(30)), secs(30));
-        assert_eq!(probe.silence(), ProbeSilence::Unwatched);
+        assert_eq!(probe.silence(true), ProbeSilence::Unwatched);
         assert!(probe.start(now));
         assert!(probe.request(now + secs(29)));
         for _ in 0..3 {
-            assert_eq!(probe.silence(), ProbeSilence::Lost);
+            assert_eq!(probe.silence(true), ProbeSilence::Lost);
         }
-        assert_eq!(probe.silence(), ProbeSilence::Over);
+        assert_eq!(probe.silence(true), ProbeSilence::Over);
         assert!(!probe.is_on());
         // A new fault, a new watch; past its window, requests are plain again and the
         // watch is over.
         assert!(probe.start(now + secs(10)));
-        assert_eq!(probe.silence(), ProbeSilence::Lost);
+        assert_eq!(probe.silence(true), ProbeSilence::Lost);
         assert!(!probe.request(now + secs(40)));
         assert!(!probe.is_on());
-        assert_eq!(probe.silence(), ProbeSilence::Unwatched);
-        // Silence after the window, with only probing requests sent, is still a loss.
+        assert_eq!(probe.silence(true), ProbeSilence::Unwatched);
+        // Silence with only probing requests sent is a loss whenever it comes: the probe
+        // keeps no clock of its own for it.
         assert!(probe.start(now + secs(50)));
-        assert_eq!(probe.silence(), ProbeSilence::Lost);
+        assert_eq!(probe.silence(true), ProbeSilence::Lost);
+        // Nothing open: nothing lost, and the watch is over.
+        assert_eq!(probe.silence(false), ProbeSilence::Over);
+        assert!(!probe.is_on());
     }
 }

@@ -236,8 +236,8 @@ impl Stream {
         self.start_probe();
     }
 
-    /// A fault: the requests of the next while ask for a heartbeat a second, and a few
-    /// seconds of silence tell that one is gone (see `lost`).
+    /// A fault: for a while the requests ask for a heartbeat a second, and a few seconds of
+    /// silence tell that one is gone (see `lost`).
     fn start_probe(&mut self) {
         self.lost.end();
         if self.probe.start(Instant::now()) {
@@ -315,7 +315,8 @@ impl Stream {
         let (since, attempt, reported) = self.no_responders.get_or_insert((now, 0, false));
         let wait = retry_wait(*attempt, self.request.idle_heartbeat);
         *attempt = attempt.saturating_add(1);
-        let report = match self.heartbeat.limit() {
+        // Judged by the requests' own heartbeat, not a probe's.
+        let report = match self.usual_limit {
             _ if self.eager_no_responders => true,
             limit if limit.is_zero() => true,
             limit if now.duration_since(*since) >= limit => {
@@ -512,7 +513,7 @@ impl futures_util::Stream for Stream {
                             continue;
                         }
                     }
-                    match this.probe.silence() {
+                    match this.probe.silence(this.pending.has_open()) {
                         ProbeSilence::Unwatched => {}
                         // A request sent after a fault is gone: again at once, quietly.
                         ProbeSilence::Lost => {
