@@ -312,7 +312,7 @@ fn read_on_a_task(mut messages: pull::Stream) -> (tokio::task::JoinHandle<()>, D
 
 /// A pull sent again after a reconnect, then dropped by the hub without a word (the leaf
 /// link cut and back), is found out within seconds of the reconnect: requests sent after a
-/// fault ask for a heartbeat a second, and three silent seconds mean the request is gone.
+/// fault ask for a heartbeat a second, and four silent seconds mean the request is gone.
 /// The question a late heartbeat would bring comes 45 s after the pull with this step's
 /// 30 s heartbeat, long so that a slow restore of the link cannot blur the two.
 async fn a_pull_sent_after_a_reconnect_is_watched(
