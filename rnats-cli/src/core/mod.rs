@@ -1,5 +1,6 @@
 //! Core NATS commands: `pub`, `sub`, `req`, `reply`, `trace`, `server info` and `rtt`.
 
+mod event_filter;
 mod events;
 mod js_publish;
 mod latency;

@@ -6,10 +6,11 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use clap::{Args, ValueEnum};
 use futures_util::StreamExt;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use super::event_filter::EventFilter;
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::jetstream::{bytes as size, duration};
@@ -282,14 +283,17 @@ pub(crate) async fn server_count(
     client: &rnats::Client,
     timeout: Duration,
     expect: Option<usize>,
-    filter: &Value,
+    filter: &EventFilter,
 ) -> Result<usize, CliError> {
     if let Some(n) = expect {
         return Ok(n);
     }
-    let body = match filter.as_object() {
-        Some(fields) if !fields.is_empty() => Bytes::from(serde_json::to_vec(filter)?),
-        _ => Bytes::new(),
+    let body = if filter.selects_all() {
+        Bytes::new()
+    } else {
+        let mut fields = Map::new();
+        filter.apply(&mut fields);
+        Bytes::from(serde_json::to_vec(&fields)?)
     };
     let (answers, _) = ask_every_server(client, timeout, PING, body, None).await?;
     Ok(answers.len())

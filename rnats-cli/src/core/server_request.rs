@@ -7,6 +7,7 @@ use bytes::Bytes;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
+use super::event_filter::EventFilter;
 use super::server_ping::{Answer, ask_every_server, server_count};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
@@ -50,17 +51,15 @@ struct ServerFilter {
 }
 
 impl ServerFilter {
-    /// Adds the server filter fields (nats-server's `EventFilterOptions`, matched exactly
-    /// as natscli asks) to a request body; `domain` is the context's JetStream domain.
-    fn apply(&self, body: &mut Map<String, Value>, domain: Option<&str>) {
-        put(body, "server_name", self.name.as_deref());
-        put(body, "host", self.host.as_deref());
-        put(body, "cluster", self.cluster.as_deref());
-        put(body, "domain", domain);
-        if !self.tags.is_empty() {
-            body.insert("tags".into(), json!(self.tags));
+    /// The servers these flags select; `domain` is the context's JetStream domain.
+    fn event_filter(&self, domain: Option<&str>) -> EventFilter {
+        EventFilter {
+            name: self.name.clone(),
+            host: self.host.clone(),
+            cluster: self.cluster.clone(),
+            tags: self.tags.clone(),
+            domain: domain.map(str::to_owned),
         }
-        body.insert("exact_match".into(), json!(true));
     }
 
     /// Whether at most one server can match, so one answer is all to wait for (several
@@ -439,17 +438,16 @@ pub(crate) async fn run(args: RequestArgs, conn: &ConnArgs) -> Result<(), CliErr
     };
     let (client, settings) = conn.connect().await?;
     let mut body = request.options;
+    let filter = args.filter.event_filter(settings.js_domain());
     if !matches!(args.kind, Kind::Kick { .. }) {
-        args.filter.apply(&mut body, settings.js_domain());
+        filter.apply(&mut body);
     }
     let expect = match request.wait {
         Some(n) => n,
         None if server_id.is_some() || args.filter.names_one() => 1,
         None => {
             // The ping carries the same filter, so only the servers it selects are counted.
-            let mut filter = Map::new();
-            args.filter.apply(&mut filter, settings.js_domain());
-            server_count(&client, settings.timeout, None, &Value::Object(filter))
+            server_count(&client, settings.timeout, None, &filter)
                 .await
                 .map_err(|e| match e {
                     // Said of the request asked for, not of the ping that counts servers.
@@ -584,7 +582,7 @@ mod tests {
     fn body(args: &[&str]) -> Value {
         let cli = Cli::try_parse_from([&["request"][..], args].concat()).expect("parses");
         let mut request = cli.request.kind.request(&cli.request.filter);
-        cli.request.filter.apply(&mut request.options, None);
+        (cli.request.filter.event_filter(None)).apply(&mut request.options);
         Value::Object(request.options)
     }
 

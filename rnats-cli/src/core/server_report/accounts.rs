@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::cells::{number, text};
 use super::connections::{CONNZ, CONNZ_LIMIT, ConnSort, connection_rows, rank, table_text};
-use super::gather::{ServerFilter, ask};
+use super::gather::{ReportFilter, ask};
 use crate::conn::ConnArgs;
 use crate::core::server_ping::Answer;
 use crate::error::CliError;
@@ -25,7 +25,7 @@ pub(super) struct AccountsArgs {
     #[arg(value_name = "ACCOUNT")]
     account: Option<String>,
     #[command(flatten)]
-    filter: ServerFilter,
+    filter: ReportFilter,
     /// The account, as a flag (natscli's cheat sheet writes it so).
     #[arg(long = "account", value_name = "ACCOUNT", conflicts_with = "account")]
     account_flag: Option<String>,

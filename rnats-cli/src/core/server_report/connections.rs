@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::gather::{ACCOUNT_CONNZ, ServerFilter, ask};
+use super::gather::{ACCOUNT_CONNZ, ReportFilter, ask};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::jetstream::bytes as size;
@@ -23,7 +23,7 @@ pub(super) const CONNZ_LIMIT: usize = 1024;
 #[derive(Debug, Args)]
 pub(crate) struct ConnectionsArgs {
     #[command(flatten)]
-    filter: ServerFilter,
+    filter: ReportFilter,
     /// Only connections of this account.
     #[arg(long, value_name = "ACCOUNT")]
     account: Option<String>,

@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
 
 use super::cells::{self, number, text};
-use super::gather::{ServerFilter, ask};
+use super::gather::{ReportFilter, ask};
 use crate::conn::ConnArgs;
 use crate::core::server_ping::Answer;
 use crate::error::CliError;
@@ -23,7 +23,7 @@ const GATEWAYZ: &str = "$SYS.REQ.SERVER.PING.GATEWAYZ";
 #[derive(Debug, Args)]
 pub(super) struct GatewaysArgs {
     #[command(flatten)]
-    filter: ServerFilter,
+    filter: ReportFilter,
     /// Only the connections to the gateway (cluster) with this name.
     #[arg(long, value_name = "NAME")]
     filter_name: Option<String>,

@@ -3,9 +3,10 @@
 
 use bytes::Bytes;
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 
 use crate::conn::ConnArgs;
+use crate::core::event_filter::EventFilter;
 use crate::core::server_ping::{Answer, PING, ask_every_server, server_count};
 use crate::error::CliError;
 
@@ -13,9 +14,9 @@ use crate::error::CliError;
 /// imports this subject into each), as natscli's `account report connections` does.
 pub(super) const ACCOUNT_CONNZ: &str = "$SYS.REQ.ACCOUNT.PING.CONNZ";
 
-/// Filters natscli's reports share.
+/// Flags natscli's reports share: the servers to ask, how many to wait for, and the output.
 #[derive(Debug, Args)]
-pub(super) struct ServerFilter {
+pub(super) struct ReportFilter {
     /// Servers to wait for (default: as many as answer a ping with the same filters).
     pub(super) limit: Option<usize>,
     /// Only the server with this name.
@@ -35,26 +36,20 @@ pub(super) struct ServerFilter {
     pub(super) reverse: bool,
 }
 
-impl ServerFilter {
-    /// The server filter fields (nats-server's `EventFilterOptions`, matched exactly as
-    /// natscli asks) of a system request body; `domain` is the context's JetStream domain.
-    fn apply(&self, body: &mut Value, domain: Option<&str>) {
-        if let Some(host) = &self.host {
-            body["server_name"] = json!(host);
+impl ReportFilter {
+    /// The servers these flags select (natscli's `--host` is the server's name); `domain`
+    /// is the context's JetStream domain.
+    fn event_filter(&self, domain: Option<&str>) -> EventFilter {
+        EventFilter {
+            name: self.host.clone(),
+            host: None,
+            cluster: self.cluster.clone(),
+            tags: self.tags.clone(),
+            domain: domain.map(str::to_owned),
         }
-        if let Some(cluster) = &self.cluster {
-            body["cluster"] = json!(cluster);
-        }
-        if !self.tags.is_empty() {
-            body["tags"] = json!(self.tags);
-        }
-        if let Some(domain) = domain {
-            body["domain"] = json!(domain);
-        }
-        body["exact_match"] = json!(true);
     }
 
-    /// Whether the filters may leave servers out (so no answer at all is no error).
+    /// Whether the flags may leave servers out (so no answer at all is no error).
     fn narrows(&self) -> bool {
         self.host.is_some() || self.cluster.is_some() || !self.tags.is_empty()
     }
@@ -68,19 +63,20 @@ pub(super) async fn ask(
     conn: &ConnArgs,
     subject: &'static str,
     mut body: Value,
-    filter: &ServerFilter,
+    filter: &ReportFilter,
 ) -> Result<Vec<Answer>, CliError> {
     let (client, settings) = conn.connect().await?;
-    filter.apply(&mut body, settings.js_domain());
+    let event = filter.event_filter(settings.js_domain());
+    if let Some(fields) = body.as_object_mut() {
+        event.apply(fields);
+    }
     // Filters can leave every server out: then there is nothing to report.
     let none_matched =
         |e: &CliError| matches!(e, CliError::NoServerAnswered { .. }) && filter.narrows();
     let expected = if subject == ACCOUNT_CONNZ {
         filter.limit.unwrap_or(usize::MAX)
     } else {
-        let mut ping = json!({});
-        filter.apply(&mut ping, settings.js_domain());
-        match server_count(&client, settings.timeout, filter.limit, &ping).await {
+        match server_count(&client, settings.timeout, filter.limit, &event).await {
             Ok(n) => n,
             Err(e) if none_matched(&e) => return Ok(Vec::new()),
             Err(e) => return Err(e),
@@ -111,10 +107,10 @@ pub(super) async fn ask(
 
 /// Pings every server `filter` selects for its statistics (`$SYS.REQ.SERVER.PING`, whose
 /// answers carry `statsz`), waiting for the count given or as a ping does.
-pub(super) async fn ping(conn: &ConnArgs, filter: &ServerFilter) -> Result<Vec<Answer>, CliError> {
+pub(super) async fn ping(conn: &ConnArgs, filter: &ReportFilter) -> Result<Vec<Answer>, CliError> {
     let (client, settings) = conn.connect().await?;
-    let mut body = json!({});
-    filter.apply(&mut body, settings.js_domain());
+    let mut body = Map::new();
+    filter.event_filter(settings.js_domain()).apply(&mut body);
     let body = Bytes::from(serde_json::to_vec(&body)?);
     match ask_every_server(&client, settings.timeout, PING, body, filter.limit).await {
         Ok((answers, _)) => Ok(answers),

@@ -9,7 +9,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::cells::{number, text};
-use super::gather::{ServerFilter, ask, by_server_name};
+use super::gather::{ReportFilter, ask, by_server_name};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::out::{self, Table};
@@ -24,7 +24,7 @@ const SHOWN_ERRORS: usize = 10;
 #[derive(Debug, Args)]
 pub(super) struct HealthArgs {
     #[command(flatten)]
-    filter: ServerFilter,
+    filter: ReportFilter,
     /// Unhealthy unless JetStream is enabled.
     #[arg(long, short = 'J')]
     js_enabled: bool,

@@ -4,7 +4,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use super::gather::{ServerFilter, ask};
+use super::gather::{ReportFilter, ask};
 use crate::conn::ConnArgs;
 use crate::core::server_ping::Answer;
 use crate::error::CliError;
@@ -19,7 +19,7 @@ const JSZ: &str = "$SYS.REQ.SERVER.PING.JSZ";
 #[derive(Debug, Args)]
 pub(super) struct JetStreamArgs {
     #[command(flatten)]
-    filter: ServerFilter,
+    filter: ReportFilter,
     /// Only this account's usage.
     #[arg(long, value_name = "ACCOUNT")]
     account: Option<String>,

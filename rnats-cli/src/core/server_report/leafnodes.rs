@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use super::cells::{self, number, text};
-use super::gather::{ServerFilter, ask, by_server_name};
+use super::gather::{ReportFilter, ask, by_server_name};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::jetstream::bytes as size;
@@ -19,7 +19,7 @@ const LEAFZ: &str = "$SYS.REQ.SERVER.PING.LEAFZ";
 #[derive(Debug, Args)]
 pub(super) struct LeafnodesArgs {
     #[command(flatten)]
-    filter: ServerFilter,
+    filter: ReportFilter,
     /// Only the leaf node connections of this account.
     #[arg(long, value_name = "ACCOUNT")]
     account: Option<String>,

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use super::cells::{self, Grouped, number, text};
-use super::gather::{ServerFilter, ask, by_server_name};
+use super::gather::{ReportFilter, ask, by_server_name};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::jetstream::{bytes as size, duration};
@@ -23,7 +23,7 @@ const ROUTEZ: &str = "$SYS.REQ.SERVER.PING.ROUTEZ";
 #[derive(Debug, Args)]
 pub(super) struct RoutesArgs {
     #[command(flatten)]
-    filter: ServerFilter,
+    filter: ReportFilter,
     /// Sort by this property, smallest first; ties go by server, cluster, remote name and
     /// account.
     #[arg(long, value_enum, default_value_t = RouteSort::Server)]

@@ -4,7 +4,7 @@
 
 use clap::Args;
 
-use super::gather::{ServerFilter, by_server_name, ping};
+use super::gather::{ReportFilter, by_server_name, ping};
 use crate::conn::ConnArgs;
 use crate::core::server_ping::Answer;
 use crate::error::CliError;
@@ -18,7 +18,7 @@ const WIDTH: usize = 30;
 #[derive(Debug, Args)]
 pub(super) struct UsageArgs {
     #[command(flatten)]
-    filter: ServerFilter,
+    filter: ReportFilter,
 }
 
 /// What the bars measure.
