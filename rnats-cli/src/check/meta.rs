@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::Outcome;
 use crate::conn::{ConnArgs, parse_duration};
-use crate::core::ask_every_server;
+use crate::core::{Wait, ask_every_server};
 use crate::jetstream::duration as show;
 
 /// Every server's JetStream information; with `leader_only` only the meta leader answers.
@@ -42,8 +42,8 @@ pub(super) async fn check(conn: &ConnArgs, t: &MetaArgs) -> Outcome {
         }
     };
     let body = Bytes::from(json!({ "leader_only": true }).to_string());
-    let jsz = match ask_every_server(&client, settings.timeout, JSZ, body, Some(1)).await {
-        Ok((answers, _)) => answers.into_iter().next().map(|a| a.stats),
+    let jsz = match ask_every_server(&client, settings.timeout, JSZ, body, &Wait::Count(1)).await {
+        Ok(answers) => answers.into_iter().next().map(|a| a.stats),
         Err(e) => {
             outcome.critical(format!("JSZ API request failed: {e}"));
             return outcome;

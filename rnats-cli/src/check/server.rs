@@ -12,7 +12,7 @@ use time::format_description::well_known::Rfc3339;
 
 use super::Outcome;
 use crate::conn::{ConnArgs, parse_duration};
-use crate::core::ask_every_server;
+use crate::core::{Wait, ask_every_server};
 use crate::jetstream::duration as show;
 
 /// Every server's general information.
@@ -77,8 +77,9 @@ pub(super) async fn check(conn: &ConnArgs, t: &ServerArgs) -> Outcome {
     };
     let body = json!({ "server_name": t.name, "exact_match": true });
     let body = Bytes::from(body.to_string());
-    let varz = match ask_every_server(&client, settings.timeout, VARZ, body, Some(1)).await {
-        Ok((answers, _)) => answers.into_iter().next().map(|a| a.stats["data"].clone()),
+    let varz = match ask_every_server(&client, settings.timeout, VARZ, body, &Wait::Count(1)).await
+    {
+        Ok(answers) => answers.into_iter().next().map(|a| a.stats["data"].clone()),
         Err(e) => {
             outcome.critical(e.to_string());
             return outcome;

@@ -8,7 +8,7 @@ use futures_util::StreamExt;
 use rnats::jetstream::stream::LeaderPlacement;
 use serde_json::{Value, json};
 
-use super::server_ping::ask_every_server;
+use super::server_ping::{Wait, ask_every_server};
 use crate::conn::{ConnArgs, Settings};
 use crate::error::CliError;
 use crate::jetstream::leader::ELECTION_WAIT;
@@ -214,12 +214,12 @@ async fn meta_group(
     // No count to wait for: a server that just went away (the one `peer-remove` is for)
     // is still counted active for a while, and waiting for its answer would take the whole
     // timeout. The answers end a moment after the last one, as natscli's wait does.
-    let (answers, _) = ask_every_server(
+    let answers = ask_every_server(
         client,
         settings.timeout,
         "$SYS.REQ.SERVER.PING.JSZ",
         Bytes::new(),
-        None,
+        &Wait::Adaptive,
     )
     .await?;
     for answer in &answers {

@@ -1,11 +1,13 @@
 //! `rnats server ping` and `server list`: every server of the system answers
 //! `$SYS.REQ.SERVER.PING` with its statistics (a system account request).
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use clap::{Args, ValueEnum};
 use futures_util::StreamExt;
+use serde::Serialize;
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -81,6 +83,11 @@ impl Answer {
         self.server("name").as_str().unwrap_or_default()
     }
 
+    /// The ID of the server that answered; empty when the answer has none.
+    fn id(&self) -> &str {
+        self.server("id").as_str().unwrap_or_default()
+    }
+
     fn count(&self, field: &str) -> u64 {
         self.statsz(field).as_u64().unwrap_or(0)
     }
@@ -105,7 +112,7 @@ impl Answer {
 
 /// Runs `server ping`: one line per server as it answers, then the statistics.
 pub(crate) async fn ping(conn: &ConnArgs, expect: Option<usize>, id: bool) -> Result<(), CliError> {
-    let (answers, expected) = collect(conn, expect).await?;
+    let (answers, missing) = collect(conn, expect).await?;
     let mut text = String::new();
     for answer in &answers {
         if id {
@@ -125,18 +132,12 @@ pub(crate) async fn ping(conn: &ConnArgs, expect: Option<usize>, id: bool) -> Re
             times.len()
         ));
     }
-    if expected > answers.len() {
-        text.push_str(&format!(
-            "\nMissing {} server(s)\n",
-            expected - answers.len()
-        ));
-    }
-    out::print(&text)
+    missing.print_under(&text)
 }
 
 /// Runs `server list`: one row per server, sorted.
 pub(crate) async fn list(conn: &ConnArgs, args: ListArgs) -> Result<(), CliError> {
-    let (mut answers, expected) = collect(conn, args.expect).await?;
+    let (mut answers, missing) = collect(conn, args.expect).await?;
     if args.json {
         return out::json(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
     }
@@ -173,21 +174,14 @@ pub(crate) async fn list(conn: &ConnArgs, args: ListArgs) -> Result<(), CliError
             format!("{:.2?}", a.rtt),
         ]);
     }
-    let mut text = format!(
+    missing.print_under(&format!(
         "Server overview: {} servers\n\n{}",
         answers.len(),
         table.render()
-    );
-    if expected > answers.len() {
-        text.push_str(&format!(
-            "\nMissing {} server(s)\n",
-            expected - answers.len()
-        ));
-    }
-    out::print(&text)
+    ))
 }
 
-/// How long a ping without `expect` waits for more answers after the last one while the
+/// How long a ping without a count waits for more answers after the last one while the
 /// answers so far are fewer than the count they report.
 const QUIET_AFTER_LAST_ANSWER: Duration = Duration::from_secs(1);
 
@@ -196,16 +190,151 @@ const QUIET_AFTER_LAST_ANSWER: Duration = Duration::from_secs(1);
 /// does not end the wait at once.
 const QUIET_ONCE_ALL_COUNTED: Duration = Duration::from_millis(300);
 
-/// Sends the ping and gathers answers until `expect` (or as many as the first answer
-/// reports active) came, or the timeout passed; the answers and how many were expected.
-async fn collect(conn: &ConnArgs, expect: Option<usize>) -> Result<(Vec<Answer>, usize), CliError> {
+/// Sends the ping and gathers answers until `expect` (or as many as the answers report
+/// active) came, or the timeout passed; the answers and how many servers they leave out.
+async fn collect(
+    conn: &ConnArgs,
+    expect: Option<usize>,
+) -> Result<(Vec<Answer>, Missing), CliError> {
     let (client, settings) = conn.connect().await?;
-    ask_every_server(&client, settings.timeout, PING, Bytes::new(), expect).await
+    let wait = match expect {
+        Some(n) => Wait::Count(n),
+        None => Wait::Adaptive,
+    };
+    let answers = ask_every_server(&client, settings.timeout, PING, Bytes::new(), &wait).await?;
+    let missing = wait.missing(&answers);
+    Ok((answers, missing))
+}
+
+/// When [`ask_every_server`] stops waiting for answers (the timeout ends every wait).
+#[derive(Debug)]
+pub(crate) enum Wait {
+    /// A ping's adaptive wait: until a moment after the last answer, a longer moment while
+    /// the answers are fewer than the servers they report active.
+    Adaptive,
+    /// Until this many answered.
+    Count(usize),
+    /// Until every server a ping found answered, or as many as it counts active; others
+    /// that answer meanwhile are taken too.
+    Census(Census),
+    /// Until the timeout: an account's request, which has no ping to count servers by.
+    Timeout,
+}
+
+impl Wait {
+    /// Whether `answers` are all there is to wait for.
+    fn satisfied_by(&self, answers: &[Answer]) -> bool {
+        match self {
+            Wait::Adaptive | Wait::Timeout => false,
+            Wait::Count(n) => answers.len() >= *n,
+            Wait::Census(census) => census.answered_by(answers),
+        }
+    }
+
+    /// How many servers `answers` leave out: short of the count, the servers the census
+    /// found, or, for a ping, the servers its answers count active.
+    pub(crate) fn missing(&self, answers: &[Answer]) -> Missing {
+        match self {
+            Wait::Adaptive => Census::of(answers, false).missing(answers),
+            Wait::Count(n) => Missing(n.saturating_sub(answers.len())),
+            Wait::Census(census) => census.missing(answers),
+            Wait::Timeout => Missing(0),
+        }
+    }
+}
+
+/// The servers that answered a ping: who the request that follows waits for.
+///
+/// Not merely how many: the request takes the first answers that come, and a server that
+/// missed the ping's wait may answer the request before one that did not, so only the
+/// servers' IDs tell whether each of them answered.
+#[derive(Debug)]
+pub(crate) struct Census {
+    /// The IDs of the servers that answered.
+    ids: BTreeSet<String>,
+    /// The most servers an answer counted active (`statsz.active_servers`), and at least
+    /// as many as answered.
+    active: usize,
+    /// Whether the ping carried a filter: then the servers it left out are not missing,
+    /// and the count of active servers, which counts every server, is no target.
+    filtered: bool,
+}
+
+impl Census {
+    /// The census a ping's `answers` take; `filtered` says the ping carried a filter.
+    pub(crate) fn of(answers: &[Answer], filtered: bool) -> Census {
+        let ids: BTreeSet<String> = answers.iter().map(|a| a.id().to_owned()).collect();
+        let counted = answers
+            .iter()
+            .filter_map(|a| a.statsz("active_servers").as_u64())
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+            .max()
+            .unwrap_or(0);
+        Census {
+            active: counted.max(ids.len()),
+            ids,
+            filtered,
+        }
+    }
+
+    /// Whether `answers` include every server the census found, or, unfiltered, as many
+    /// servers as it counts active (a server that restarted answers under a new ID).
+    fn answered_by(&self, answers: &[Answer]) -> bool {
+        let answered: BTreeSet<&str> = answers.iter().map(Answer::id).collect();
+        self.ids.iter().all(|id| answered.contains(id.as_str()))
+            || (!self.filtered && answered.len() >= self.active)
+    }
+
+    /// The servers the census found that did not answer, and, unfiltered, those counted
+    /// active beyond every server that answered either.
+    pub(crate) fn missing(&self, answers: &[Answer]) -> Missing {
+        let answered: BTreeSet<&str> = answers.iter().map(Answer::id).collect();
+        let silent = (self.ids.iter())
+            .filter(|id| !answered.contains(id.as_str()))
+            .count();
+        let beyond = match self.filtered {
+            true => 0,
+            false => self.active.saturating_sub(answered.len() + silent),
+        };
+        Missing(silent + beyond)
+    }
+}
+
+/// How many servers a command's answers leave out, said as `server list` says it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Missing(pub(crate) usize);
+
+impl Missing {
+    /// `Missing N server(s)` after an empty line, or nothing when none is missing.
+    pub(crate) fn line(self) -> String {
+        match self.0 {
+            0 => String::new(),
+            n => format!("\nMissing {n} server(s)\n"),
+        }
+    }
+
+    /// Prints `text` with the line under it.
+    pub(crate) fn print_under(self, text: &str) -> Result<(), CliError> {
+        out::print(&format!("{text}{}", self.line()))
+    }
+
+    /// Prints `value` as JSON, and the line on stderr, so the JSON stays whole.
+    pub(crate) fn json_with<T: Serialize + ?Sized>(self, value: &T) -> Result<(), CliError> {
+        out::json(value)?;
+        self.tell();
+        Ok(())
+    }
+
+    /// Says the line on stderr.
+    pub(crate) fn tell(self) {
+        if self.0 > 0 {
+            eprint!("{}", self.line());
+        }
+    }
 }
 
 /// Publishes `body` to the system request `subject` and gathers the servers' answers until
-/// `expect` came (for a ping with no `expect`: as many as the answers report active),
-/// or `timeout` passed; the answers and how many were expected.
+/// `wait` is satisfied or `timeout` passed.
 ///
 /// A status instead of an answer ("no responders") means the account is not the system
 /// account: [`CliError::NoSystemAccount`]; no answer at all before the timeout is
@@ -216,8 +345,8 @@ pub(crate) async fn ask_every_server(
     timeout: Duration,
     subject: &str,
     body: Bytes,
-    expect: Option<usize>,
-) -> Result<(Vec<Answer>, usize), CliError> {
+    wait: &Wait,
+) -> Result<Vec<Answer>, CliError> {
     let inbox = client.new_inbox();
     let mut replies = client.subscribe(inbox.clone()).await?;
     let started = Instant::now();
@@ -225,15 +354,15 @@ pub(crate) async fn ask_every_server(
         .publish_with_reply(subject.to_owned(), inbox, body)
         .await?;
     let deadline = rnats::deadline::after(timeout);
-    let mut expected = expect.unwrap_or(0);
+    let mut active = 0;
     let mut answers = Vec::new();
-    // Without `expect`, the wait ends a moment after the last answer, as natscli's adaptive
-    // wait does, not at the timeout: an answer that never comes (a server that went away,
-    // or one lost on a route) costs a second, and one more than the servers counted so far
-    // (a count that lags a joining server) is still taken. An `expect` given ends the wait
-    // when that many came, or else at the timeout.
+    // The adaptive wait ends a moment after the last answer, as natscli's does, not at the
+    // timeout: an answer that never comes (a server that went away, or one lost on a
+    // route) costs a second, and one more than the servers counted so far (a count that
+    // lags a joining server) is still taken. The other waits end when satisfied, or else
+    // at the timeout.
     let mut until = deadline;
-    while expect.is_none_or(|n| answers.len() < n) {
+    while !wait.satisfied_by(&answers) {
         let Ok(Some(message)) = tokio::time::timeout_at(until, replies.next()).await else {
             break;
         };
@@ -247,20 +376,18 @@ pub(crate) async fn ask_every_server(
         let Ok(stats) = serde_json::from_slice::<Value>(&message.payload) else {
             continue;
         };
-        if expect.is_none() {
+        if let Wait::Adaptive = wait {
             // Every answer tells how many servers its sender knows; the largest count
             // wins, so one server that has not yet heard of a peer does not end the wait.
-            let active = stats[STATSZ]["active_servers"].as_u64().unwrap_or(0);
-            expected = expected.max(usize::try_from(active).unwrap_or(usize::MAX));
-        }
-        answers.push(Answer { rtt, stats });
-        if expect.is_none() {
-            let quiet = match answers.len() >= expected && expected > 0 {
+            let counted = stats[STATSZ]["active_servers"].as_u64().unwrap_or(0);
+            active = active.max(usize::try_from(counted).unwrap_or(usize::MAX));
+            let quiet = match answers.len() + 1 >= active && active > 0 {
                 true => QUIET_ONCE_ALL_COUNTED,
                 false => QUIET_AFTER_LAST_ANSWER,
             };
             until = deadline.min(tokio::time::Instant::now() + quiet);
         }
+        answers.push(Answer { rtt, stats });
     }
     if answers.is_empty() {
         return Err(CliError::NoServerAnswered {
@@ -268,26 +395,23 @@ pub(crate) async fn ask_every_server(
             timeout,
         });
     }
-    Ok((answers, expected))
+    Ok(answers)
 }
 
-/// How many answers to wait for: `expect` when given, else how many servers answer a ping
-/// that carries `filter` (nats-server's `EventFilterOptions`, which the ping honours as the
-/// monitoring requests do): the servers that are up and that the filter selects.
+/// Pings the servers `filter` selects (nats-server's `EventFilterOptions`, which the ping
+/// honours as the monitoring requests do) for the census of the request `asked`: the
+/// servers that are up and selected. No answer is said of `asked`, not of the ping.
 ///
 /// Not the count the answers report active: a server the others still count but that no
 /// longer answers (stopped, frozen, cut off) would make the request that follows wait out
 /// its whole timeout for an answer that never comes. The ping itself waits a moment for
-/// such a server (see [`ask_every_server`]).
-pub(crate) async fn server_count(
+/// such a server (see [`Wait::Adaptive`]).
+pub(crate) async fn census(
     client: &rnats::Client,
     timeout: Duration,
-    expect: Option<usize>,
     filter: &EventFilter,
-) -> Result<usize, CliError> {
-    if let Some(n) = expect {
-        return Ok(n);
-    }
+    asked: &str,
+) -> Result<Census, CliError> {
     let body = if filter.selects_all() {
         Bytes::new()
     } else {
@@ -295,8 +419,16 @@ pub(crate) async fn server_count(
         filter.apply(&mut fields);
         Bytes::from(serde_json::to_vec(&fields)?)
     };
-    let (answers, _) = ask_every_server(client, timeout, PING, body, None).await?;
-    Ok(answers.len())
+    let answers = ask_every_server(client, timeout, PING, body, &Wait::Adaptive)
+        .await
+        .map_err(|e| match e {
+            CliError::NoServerAnswered { timeout, .. } => CliError::NoServerAnswered {
+                subject: asked.to_owned(),
+                timeout,
+            },
+            e => e,
+        })?;
+    Ok(Census::of(&answers, !filter.selects_all()))
 }
 
 fn sort(answers: &mut [Answer], key: SortKey) {
@@ -324,4 +456,62 @@ fn sort(answers: &mut [Answer], key: SortKey) {
         }
         .then_with(|| a.name().cmp(b.name()))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// An answer from the server `id`, which counts `active` servers.
+    fn answer(id: &str, active: u64) -> Answer {
+        Answer {
+            rtt: Duration::ZERO,
+            stats: json!({ "server": { "id": id }, "statsz": { "active_servers": active } }),
+        }
+    }
+
+    #[test]
+    fn a_census_waits_for_each_server_it_found_not_for_as_many_answers() {
+        // The ping heard A and B; C, counted but slow, missed its wait.
+        let census = Census::of(&[answer("A", 3), answer("B", 3)], false);
+        let wait = Wait::Census(census);
+        // C answers the request first: two answers, but B's is still to come.
+        let mut answers = vec![answer("C", 0), answer("A", 0)];
+        assert!(!wait.satisfied_by(&answers));
+        answers.push(answer("B", 0));
+        assert!(wait.satisfied_by(&answers));
+        assert_eq!(wait.missing(&answers), Missing(0));
+        // Had B never answered: B is missing, and C stood in for nobody.
+        assert_eq!(wait.missing(&answers[..2]), Missing(1));
+        // Nor had C: B, and the third server the answers count active.
+        assert_eq!(wait.missing(&answers[1..2]), Missing(2));
+    }
+
+    #[test]
+    fn as_many_as_are_active_end_the_wait_unless_the_ping_was_filtered() {
+        // A restarted under a new ID (A2): every active server has answered.
+        let answers = [answer("A2", 0), answer("B", 0)];
+        let census = Census::of(&[answer("A", 2), answer("B", 2)], false);
+        assert!(census.answered_by(&answers));
+        assert_eq!(census.missing(&answers), Missing(1));
+        // Filtered, the count of active servers counts servers the filter left out: only
+        // the servers found count, and none beyond them is missing.
+        let census = Census::of(&[answer("A", 5)], true);
+        assert!(!census.answered_by(&[answer("B", 0)]));
+        assert!(census.answered_by(&[answer("A", 0)]));
+        assert_eq!(census.missing(&[answer("A", 0)]), Missing(0));
+    }
+
+    #[test]
+    fn a_ping_counts_the_active_servers() {
+        assert_eq!(Wait::Count(3).missing(&[answer("A", 0)]), Missing(2));
+        assert_eq!(
+            Wait::Adaptive.missing(&[answer("A", 3), answer("B", 2)]),
+            Missing(1)
+        );
+        assert_eq!(Missing(1).line(), "\nMissing 1 server(s)\n");
+        assert_eq!(Missing(0).line(), "");
+    }
 }

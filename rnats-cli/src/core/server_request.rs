@@ -8,7 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
 use super::event_filter::EventFilter;
-use super::server_ping::{Answer, ask_every_server, server_count};
+use super::server_ping::{Answer, Wait, ask_every_server, census};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::out;
@@ -442,26 +442,15 @@ pub(crate) async fn run(args: RequestArgs, conn: &ConnArgs) -> Result<(), CliErr
     if !matches!(args.kind, Kind::Kick { .. }) {
         filter.apply(&mut body);
     }
-    let expect = match request.wait {
-        Some(n) => n,
-        None if server_id.is_some() || args.filter.names_one() => 1,
-        None => {
-            // The ping carries the same filter, so only the servers it selects are counted.
-            server_count(&client, settings.timeout, None, &filter)
-                .await
-                .map_err(|e| match e {
-                    // Said of the request asked for, not of the ping that counts servers.
-                    CliError::NoServerAnswered { timeout, .. } => CliError::NoServerAnswered {
-                        subject: subject.clone(),
-                        timeout,
-                    },
-                    e => e,
-                })?
-        }
+    let wait = match request.wait {
+        Some(n) => Wait::Count(n),
+        None if server_id.is_some() || args.filter.names_one() => Wait::Count(1),
+        // The ping carries the same filter, so only the servers it selects are waited for.
+        None => Wait::Census(census(&client, settings.timeout, &filter, &subject).await?),
     };
     let body = Bytes::from(serde_json::to_vec(&body)?);
-    let (mut answers, _) =
-        ask_every_server(&client, settings.timeout, &subject, body, Some(expect)).await?;
+    let mut answers = ask_every_server(&client, settings.timeout, &subject, body, &wait).await?;
+    let missing = wait.missing(&answers);
     if let Kind::Connections(connz) = &args.kind
         && connz.filter_empty
     {
@@ -474,6 +463,8 @@ pub(crate) async fn run(args: RequestArgs, conn: &ConnArgs) -> Result<(), CliErr
         text.push('\n');
     }
     out::print(&text)?;
+    // On stderr: the answers on stdout are JSON.
+    missing.tell();
     match answers.iter().find(|a| a.stats.get("error").is_some()) {
         Some(failed) => Err(CliError::SystemRequestFailed {
             subject,

@@ -107,6 +107,12 @@ impl Rnats {
     /// Runs `rnats args` with `--timeout` [`LONG_TIMEOUT`] and fails the test if it is still
     /// running after [`HANG_LIMIT`]: it must end as soon as the servers answered.
     pub fn ok_without_waiting_out(&self, args: &[&str]) -> String {
+        self.ok_without_waiting_out_with_stderr(args).0
+    }
+
+    /// [`Rnats::ok_without_waiting_out`], returning its standard output and its standard
+    /// error.
+    pub fn ok_without_waiting_out_with_stderr(&self, args: &[&str]) -> (String, String) {
         let mut command = self.command(&[args, &["--timeout", LONG_TIMEOUT][..]].concat());
         let child = command
             .stdin(Stdio::null())
@@ -134,7 +140,10 @@ impl Rnats {
             }
         };
         assert_success(&out, args);
-        String::from_utf8(out.stdout).expect("utf-8")
+        (
+            String::from_utf8(out.stdout).expect("utf-8"),
+            String::from_utf8(out.stderr).expect("utf-8"),
+        )
     }
 
     /// Runs `rnats args`, checks it failed with one line on stderr and returns that line.

@@ -12,10 +12,10 @@ use super::cells::{number, text};
 use super::connections::{CONNZ, CONNZ_LIMIT, ConnSort, connection_rows, rank, table_text};
 use super::gather::{ReportFilter, ask};
 use crate::conn::ConnArgs;
-use crate::core::server_ping::Answer;
+use crate::core::server_ping::{Answer, Missing};
 use crate::error::CliError;
 use crate::jetstream::bytes as size;
-use crate::out::{self, Table};
+use crate::out::Table;
 use crate::stats::human;
 
 /// Options of `server report accounts`.
@@ -130,10 +130,10 @@ pub(super) async fn run(conn: &ConnArgs, args: AccountsArgs) -> Result<(), CliEr
     if let Some(account) = account {
         body["acc"] = json!(account);
     }
-    let answers = ask(conn, CONNZ, body, &args.filter).await?;
+    let (answers, missing) = ask(conn, CONNZ, body, &args.filter).await?;
     let mut accounts = sum_by_account(&answers);
     if let Some(name) = account {
-        return one_account(accounts.remove(name), name, &args);
+        return one_account(accounts.remove(name), name, &args, missing);
     }
     let mut accounts: Vec<AccountUsage> = accounts.into_values().collect();
     // The largest first, ties by name (they came by name).
@@ -144,7 +144,7 @@ pub(super) async fn run(conn: &ConnArgs, args: AccountsArgs) -> Result<(), CliEr
     let total = accounts.len();
     accounts.truncate(args.top);
     if args.filter.json {
-        return out::json(&accounts);
+        return missing.json_with(&accounts);
     }
     let mut table = Table::new([
         "Account",
@@ -166,7 +166,7 @@ pub(super) async fn run(conn: &ConnArgs, args: AccountsArgs) -> Result<(), CliEr
             human::count(a.subscriptions),
         ]);
     }
-    out::print(&format!(
+    missing.print_under(&format!(
         "Top {} accounts out of {} by {}\n\n{}",
         accounts.len(),
         human::count(total as u64),
@@ -176,23 +176,24 @@ pub(super) async fn run(conn: &ConnArgs, args: AccountsArgs) -> Result<(), CliEr
 }
 
 /// One account's sums (`usage`, none when it has no connections): as JSON, or its
-/// connections as a table.
+/// connections as a table; then the servers `missing`.
 fn one_account(
     usage: Option<AccountUsage>,
     name: &str,
     args: &AccountsArgs,
+    missing: Missing,
 ) -> Result<(), CliError> {
     let usage = usage.unwrap_or_else(|| AccountUsage {
         account: name.to_owned(),
         ..AccountUsage::default()
     });
     if args.filter.json {
-        return out::json(&usage);
+        return missing.json_with(&usage);
     }
     let mut rows = usage.connection_info;
     let key = args.sort.connections();
     let total = rank(&mut rows, key, args.filter.reverse, args.top);
-    out::print(&table_text(&rows, total, key))
+    missing.print_under(&table_text(&rows, total, key))
 }
 
 /// Every connection in `answers`, summed per account, by account name.

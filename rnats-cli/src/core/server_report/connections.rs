@@ -11,7 +11,7 @@ use super::gather::{ACCOUNT_CONNZ, ReportFilter, ask};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::jetstream::bytes as size;
-use crate::out::{self, Table};
+use crate::out::Table;
 use crate::stats::human;
 
 /// Every server's connections.
@@ -102,16 +102,16 @@ async fn connections(
     if let Some(subject) = &args.subject {
         body["filter_subject"] = json!(subject);
     }
-    let answers = ask(conn, subject, body, &args.filter).await?;
+    let (answers, missing) = ask(conn, subject, body, &args.filter).await?;
     let mut rows: Vec<Value> = Vec::new();
     for answer in &answers {
         connection_rows(&answer.stats, &mut rows);
     }
     let total = rank(&mut rows, args.sort, args.filter.reverse, args.top);
     if args.filter.json {
-        return out::json(&rows);
+        return missing.json_with(&rows);
     }
-    out::print(&table_text(&rows, total, args.sort))
+    missing.print_under(&table_text(&rows, total, args.sort))
 }
 
 /// Orders `rows` busiest first by `key` (the other way round with `reverse`) and keeps

@@ -13,7 +13,7 @@ use crate::conn::ConnArgs;
 use crate::core::server_ping::Answer;
 use crate::error::CliError;
 use crate::jetstream::bytes as size;
-use crate::out::{self, Table};
+use crate::out::Table;
 use crate::stats::human;
 
 /// Every server's gateways.
@@ -106,20 +106,20 @@ pub(super) async fn run(conn: &ConnArgs, args: GatewaysArgs) -> Result<(), CliEr
     if let Some(name) = &args.filter_name {
         body["name"] = json!(name);
     }
-    let mut answers = ask(conn, GATEWAYZ, body, &args.filter).await?;
+    let (mut answers, missing) = ask(conn, GATEWAYZ, body, &args.filter).await?;
     sort(&mut answers, args.sort);
     if args.filter.reverse {
         answers.reverse();
     }
     if args.filter.json {
-        return out::json(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
+        return missing.json_with(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
     }
     let clusters: BTreeSet<String> = answers
         .iter()
         .map(|a| text(&a.stats["server"]["cluster"]))
         .collect();
     let (table, connections) = table(&answers);
-    out::print(&format!(
+    missing.print_under(&format!(
         "Super cluster report: {connections} gateway connections of {} servers in {} clusters\n\n{}",
         answers.len(),
         clusters.len(),

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::conn::ConnArgs;
 use crate::core::event_filter::EventFilter;
-use crate::core::server_ping::{Answer, PING, ask_every_server, server_count};
+use crate::core::server_ping::{Answer, Census, Missing, PING, Wait, ask_every_server, census};
 use crate::error::CliError;
 
 /// Every server's connections of the asking account: any account may ask (the server
@@ -56,77 +56,92 @@ impl ReportFilter {
 }
 
 /// Asks every server `subject` with `body` and `filter`'s server filter; the answers, each
-/// with its `server` and `data`. A system request waits for the count given, else for as
-/// many servers as answer a ping with the same filter; an account's (which cannot ping) for
-/// the count given, else until the timeout. A server's error answer fails the report.
+/// with its `server` and `data`, and how many servers they leave out. A system request
+/// waits for the count given, else for each server that answers a ping with the same
+/// filter; an account's (which cannot ping) for the count given, else until the timeout.
+/// A server's error answer fails the report.
 pub(super) async fn ask(
     conn: &ConnArgs,
     subject: &'static str,
     mut body: Value,
     filter: &ReportFilter,
-) -> Result<Vec<Answer>, CliError> {
+) -> Result<(Vec<Answer>, Missing), CliError> {
     let (client, settings) = conn.connect().await?;
     let event = filter.event_filter(settings.js_domain());
     if let Some(fields) = body.as_object_mut() {
         event.apply(fields);
     }
-    // Filters can leave every server out: then there is nothing to report.
+    // The flags can leave every server out: then there is nothing to report.
     let none_matched =
         |e: &CliError| matches!(e, CliError::NoServerAnswered { .. }) && filter.narrows();
-    let expected = if subject == ACCOUNT_CONNZ {
-        filter.limit.unwrap_or(usize::MAX)
-    } else {
-        match server_count(&client, settings.timeout, filter.limit, &event).await {
-            Ok(n) => n,
-            Err(e) if none_matched(&e) => return Ok(Vec::new()),
+    let wait = match filter.limit {
+        Some(n) => Wait::Count(n),
+        None if subject == ACCOUNT_CONNZ => Wait::Timeout,
+        None => match census(&client, settings.timeout, &event, subject).await {
+            Ok(census) => Wait::Census(census),
+            Err(e) if none_matched(&e) => return Ok((Vec::new(), Missing::default())),
             Err(e) => return Err(e),
-        }
+        },
     };
     let body = Bytes::from(serde_json::to_vec(&body)?);
-    let answers =
-        match ask_every_server(&client, settings.timeout, subject, body, Some(expected)).await {
-            Ok((answers, _)) => answers,
-            Err(e) if none_matched(&e) => return Ok(Vec::new()),
-            Err(e) => return Err(e),
-        };
+    let answers = match ask_every_server(&client, settings.timeout, subject, body, &wait).await {
+        Ok(answers) => answers,
+        Err(e) if none_matched(&e) => return Ok((Vec::new(), Missing::default())),
+        Err(e) => return Err(e),
+    };
     match answers.iter().find(|a| a.stats.get("error").is_some()) {
         Some(failed) => Err(CliError::SystemRequestFailed {
             subject: subject.to_owned(),
-            server: failed.stats["server"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
+            server: server_name(failed).to_owned(),
             description: failed.stats["error"]["description"]
                 .as_str()
                 .unwrap_or("an error without a description")
                 .to_owned(),
         }),
-        None => Ok(answers),
+        None => {
+            let missing = wait.missing(&answers);
+            Ok((answers, missing))
+        }
     }
 }
 
 /// Pings every server `filter` selects for its statistics (`$SYS.REQ.SERVER.PING`, whose
-/// answers carry `statsz`), waiting for the count given or as a ping does.
-pub(super) async fn ping(conn: &ConnArgs, filter: &ReportFilter) -> Result<Vec<Answer>, CliError> {
+/// answers carry `statsz`), waiting for the count given or as a ping does; the answers
+/// and how many servers they leave out.
+pub(super) async fn ping(
+    conn: &ConnArgs,
+    filter: &ReportFilter,
+) -> Result<(Vec<Answer>, Missing), CliError> {
     let (client, settings) = conn.connect().await?;
+    let event = filter.event_filter(settings.js_domain());
     let mut body = Map::new();
-    filter.event_filter(settings.js_domain()).apply(&mut body);
+    event.apply(&mut body);
     let body = Bytes::from(serde_json::to_vec(&body)?);
-    match ask_every_server(&client, settings.timeout, PING, body, filter.limit).await {
-        Ok((answers, _)) => Ok(answers),
-        // Filters can leave every server out: then there is nothing to report.
-        Err(CliError::NoServerAnswered { .. }) if filter.narrows() => Ok(Vec::new()),
+    let count = filter.limit;
+    let wait = count.map_or(Wait::Adaptive, Wait::Count);
+    match ask_every_server(&client, settings.timeout, PING, body, &wait).await {
+        // The ping is its own census: with a filter, only a count tells who is missing.
+        Ok(answers) => {
+            let missing = match count {
+                Some(_) => wait.missing(&answers),
+                None => Census::of(&answers, !event.selects_all()).missing(&answers),
+            };
+            Ok((answers, missing))
+        }
+        // The flags can leave every server out: then there is nothing to report.
+        Err(CliError::NoServerAnswered { .. }) if filter.narrows() => {
+            Ok((Vec::new(), Missing::default()))
+        }
         Err(e) => Err(e),
     }
 }
 
+/// The name of the server that gave `answer`.
+pub(super) fn server_name(answer: &Answer) -> &str {
+    answer.stats["server"]["name"].as_str().unwrap_or_default()
+}
+
 /// Orders answers by the name of the server that gave them.
 pub(super) fn by_server_name(a: &Answer, b: &Answer) -> std::cmp::Ordering {
-    let name = |x: &Answer| {
-        x.stats["server"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    };
-    name(a).cmp(&name(b))
+    server_name(a).cmp(server_name(b))
 }

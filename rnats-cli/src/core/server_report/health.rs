@@ -12,7 +12,7 @@ use super::cells::{number, text};
 use super::gather::{ReportFilter, ask, by_server_name};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
-use crate::out::{self, Table};
+use crate::out::Table;
 use crate::stats::human;
 
 /// Every server's health.
@@ -58,13 +58,13 @@ pub(super) async fn run(conn: &ConnArgs, args: HealthArgs) -> Result<(), CliErro
             body[key] = json!(value);
         }
     }
-    let mut answers = ask(conn, HEALTHZ, body, &args.filter).await?;
+    let (mut answers, missing) = ask(conn, HEALTHZ, body, &args.filter).await?;
     answers.sort_by(by_server_name);
     if args.filter.reverse {
         answers.reverse();
     }
     if args.filter.json {
-        return out::json(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
+        return missing.json_with(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
     }
     let replies: Vec<&Value> = answers.iter().map(|a| &a.stats).collect();
     let healthy = replies.iter().filter(|r| is_ok(r)).count();
@@ -72,7 +72,7 @@ pub(super) async fn run(conn: &ConnArgs, args: HealthArgs) -> Result<(), CliErro
         .iter()
         .map(|r| text(&r["server"]["cluster"]))
         .collect();
-    out::print(&format!(
+    missing.print_under(&format!(
         "Health report: {healthy} ok, {} not ok of {} servers in {} clusters\n\n{}",
         replies.len() - healthy,
         replies.len(),

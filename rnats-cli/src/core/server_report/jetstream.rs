@@ -9,7 +9,7 @@ use crate::conn::ConnArgs;
 use crate::core::server_ping::Answer;
 use crate::error::CliError;
 use crate::jetstream::bytes as size;
-use crate::out::{self, Table};
+use crate::out::Table;
 use crate::stats::human;
 
 /// Every server's JetStream usage.
@@ -137,9 +137,9 @@ pub(super) async fn run(conn: &ConnArgs, args: JetStreamArgs) -> Result<(), CliE
         body["consumer"] = json!(true);
         body["limit"] = json!(10_000);
     }
-    let answers = ask(conn, JSZ, body, &args.filter).await?;
+    let (answers, missing) = ask(conn, JSZ, body, &args.filter).await?;
     if args.filter.json {
-        return out::json(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
+        return missing.json_with(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
     }
     let mut rows: Vec<JsRow> = answers
         .iter()
@@ -191,7 +191,7 @@ pub(super) async fn run(conn: &ConnArgs, args: JetStreamArgs) -> Result<(), CliE
         Some(account) => format!("JetStream summary for account {account}"),
         None => "JetStream summary".to_owned(),
     };
-    out::print(&format!(
+    missing.print_under(&format!(
         "{title}: {} servers (* the meta leader)\n\n{}",
         rows.len(),
         table.render()

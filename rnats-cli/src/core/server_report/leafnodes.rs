@@ -9,7 +9,7 @@ use super::gather::{ReportFilter, ask, by_server_name};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::jetstream::bytes as size;
-use crate::out::{self, Table};
+use crate::out::Table;
 use crate::stats::human;
 
 /// Every server's leaf node connections.
@@ -95,17 +95,17 @@ pub(super) async fn run(conn: &ConnArgs, args: LeafnodesArgs) -> Result<(), CliE
     if let Some(account) = &args.account {
         body["account"] = json!(account);
     }
-    let mut answers = ask(conn, LEAFZ, body, &args.filter).await?;
+    let (mut answers, missing) = ask(conn, LEAFZ, body, &args.filter).await?;
     answers.sort_by(by_server_name);
     if args.filter.json {
-        return out::json(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
+        return missing.json_with(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
     }
     let mut leafs: Vec<Leaf> = answers.iter().flat_map(|a| Leaf::of(&a.stats)).collect();
     sort(&mut leafs, args.sort);
     if args.filter.reverse {
         leafs.reverse();
     }
-    out::print(&format!(
+    missing.print_under(&format!(
         "Leafnode report: {} leaf node connections on {} servers\n\n{}",
         leafs.len(),
         answers.len(),

@@ -13,7 +13,7 @@ use super::gather::{ReportFilter, ask, by_server_name};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::jetstream::{bytes as size, duration};
-use crate::out::{self, Table};
+use crate::out::Table;
 use crate::stats::human;
 
 /// Every server's routes.
@@ -91,10 +91,10 @@ impl Route {
 
 /// Runs `server report routes`.
 pub(super) async fn run(conn: &ConnArgs, args: RoutesArgs) -> Result<(), CliError> {
-    let mut answers = ask(conn, ROUTEZ, json!({}), &args.filter).await?;
+    let (mut answers, missing) = ask(conn, ROUTEZ, json!({}), &args.filter).await?;
     answers.sort_by(by_server_name);
     if args.filter.json {
-        return out::json(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
+        return missing.json_with(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
     }
     let mut routes: Vec<Route> = answers.iter().flat_map(|a| Route::of(&a.stats)).collect();
     sort(&mut routes, args.sort);
@@ -105,7 +105,7 @@ pub(super) async fn run(conn: &ConnArgs, args: RoutesArgs) -> Result<(), CliErro
         .iter()
         .map(|a| text(&a.stats["server"]["cluster"]))
         .collect();
-    out::print(&format!(
+    missing.print_under(&format!(
         "Cluster report: {} routes of {} servers in {} clusters\n\n{}",
         routes.len(),
         answers.len(),

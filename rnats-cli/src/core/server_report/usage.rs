@@ -9,7 +9,6 @@ use crate::conn::ConnArgs;
 use crate::core::server_ping::Answer;
 use crate::error::CliError;
 use crate::jetstream::bytes as size;
-use crate::out;
 
 /// The longest bar, in blocks (natscli's at most 30).
 const WIDTH: usize = 30;
@@ -60,10 +59,10 @@ impl Usage {
 
 /// Runs `server report cpu` or `server report mem`.
 pub(super) async fn run(conn: &ConnArgs, args: UsageArgs, usage: Usage) -> Result<(), CliError> {
-    let mut answers = ping(conn, &args.filter).await?;
+    let (mut answers, missing) = ping(conn, &args.filter).await?;
     answers.sort_by(by_server_name);
     if args.filter.json {
-        return out::json(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
+        return missing.json_with(&answers.iter().map(|a| &a.stats).collect::<Vec<_>>());
     }
     let mut figures: Vec<(String, f64)> = answers
         .iter()
@@ -77,7 +76,7 @@ pub(super) async fn run(conn: &ConnArgs, args: UsageArgs, usage: Usage) -> Resul
     if args.filter.reverse {
         figures.reverse();
     }
-    out::print(&bars(usage, &figures))
+    missing.print_under(&bars(usage, &figures))
 }
 
 /// The caption and a bar per server: `name: ████ (figure)`, names aligned on the right.
