@@ -112,6 +112,9 @@ fn routes_are_each_servers_routez_grouped_by_server() {
         )),
         "{table}"
     );
+    // A count of 0 is no count, as in natscli: every server the ping finds, not none.
+    let zero = rnats.ok(&args(&["server", "report", "routes", "0"], &sys));
+    assert_eq!(zero.lines().next(), table.lines().next(), "{zero}");
     let groups = groups(&table, "Server  ");
     assert_eq!(groups.len(), 3, "{table}");
     for (name, rows) in &groups {

@@ -39,9 +39,11 @@ fn every_kind_answers_with_each_servers_json() {
     let ask =
         |args: &[&str]| answers(&rnats.ok(&[&["server", "request"][..], args, &sys].concat()));
 
-    // Without a count, as many answers as a ping finds servers: here one.
+    // Without a count (0 is none, as in natscli), one answer from each server a ping
+    // finds: here one.
     let varz = ask(&["variables"]);
     assert_eq!(varz.len(), 1, "{varz:?}");
+    assert_eq!(ask(&["variables", "0"]).len(), 1);
     let server_id = varz[0]["data"]["server_id"].as_str().expect("server_id");
     assert_eq!(varz[0]["data"]["version"], "2.15.1", "{varz:?}");
     assert_eq!(varz[0]["server"]["id"], server_id, "{varz:?}");

@@ -35,7 +35,7 @@ enum ServerCommand {
     ///
     /// Example: rnats server ping 3 --user sys --password pass
     Ping {
-        /// Servers to wait for (default: as many as the first answer says are active).
+        /// Servers to wait for (0 or none: as many as the answers count active).
         expect: Option<usize>,
         /// Show each server's ID too.
         #[arg(long)]

@@ -28,7 +28,7 @@ const STATSZ: &str = "statsz";
 /// Options of `server list`.
 #[derive(Debug, Args)]
 pub(crate) struct ListArgs {
-    /// Servers to wait for (default: as many as the first answer says are active).
+    /// Servers to wait for (0 or none: as many as the answers count active).
     expect: Option<usize>,
     /// The servers' answers as a JSON array.
     #[arg(long)]
@@ -197,13 +197,19 @@ async fn collect(
     expect: Option<usize>,
 ) -> Result<(Vec<Answer>, Missing), CliError> {
     let (client, settings) = conn.connect().await?;
-    let wait = match expect {
+    let wait = match count_given(expect) {
         Some(n) => Wait::Count(n),
         None => Wait::Adaptive,
     };
     let answers = ask_every_server(&client, settings.timeout, PING, Bytes::new(), &wait).await?;
     let missing = wait.missing(&answers);
     Ok((answers, missing))
+}
+
+/// A count of answers to wait for, as the command line gave it: 0 is no count, natscli's
+/// default wait.
+pub(crate) fn count_given(count: Option<usize>) -> Option<usize> {
+    count.filter(|&n| n > 0)
 }
 
 /// When [`ask_every_server`] stops waiting for answers (the timeout ends every wait).
@@ -505,7 +511,9 @@ mod tests {
     }
 
     #[test]
-    fn a_ping_counts_the_active_servers() {
+    fn a_count_of_zero_is_no_count_and_a_ping_counts_the_active_servers() {
+        assert_eq!(count_given(Some(0)), None);
+        assert_eq!(count_given(Some(2)), Some(2));
         assert_eq!(Wait::Count(3).missing(&[answer("A", 0)]), Missing(2));
         assert_eq!(
             Wait::Adaptive.missing(&[answer("A", 3), answer("B", 2)]),

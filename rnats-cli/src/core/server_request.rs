@@ -8,7 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
 use super::event_filter::EventFilter;
-use super::server_ping::{Answer, Wait, ask_every_server, census};
+use super::server_ping::{Answer, Wait, ask_every_server, census, count_given};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::out;
@@ -77,7 +77,7 @@ enum Kind {
     /// Example: rnats server request subscriptions --detail --filter-account APP
     #[command(visible_alias = "sub", alias = "subsz")]
     Subscriptions {
-        /// Answers to wait for (default: one per server a ping finds).
+        /// Answers to wait for (0 or none: one from each server a ping finds).
         wait: Option<usize>,
         /// Every subscription, not only the counts.
         #[arg(long)]
@@ -94,7 +94,7 @@ enum Kind {
     /// Example: rnats server request variables --name n1
     #[command(visible_alias = "var", alias = "varz")]
     Variables {
-        /// Answers to wait for (default: one per server a ping finds).
+        /// Answers to wait for (0 or none: one from each server a ping finds).
         wait: Option<usize>,
     },
     /// Client connections (CONNZ).
@@ -105,7 +105,7 @@ enum Kind {
     /// Cluster routes (ROUTEZ).
     #[command(visible_alias = "route", alias = "routez")]
     Routes {
-        /// Answers to wait for (default: one per server a ping finds).
+        /// Answers to wait for (0 or none: one from each server a ping finds).
         wait: Option<usize>,
         /// Each route's subscriptions too.
         #[arg(long)]
@@ -117,7 +117,7 @@ enum Kind {
     /// Leaf node connections (LEAFZ).
     #[command(visible_alias = "leaf", alias = "leafz")]
     Leafnodes {
-        /// Answers to wait for (default: one per server a ping finds).
+        /// Answers to wait for (0 or none: one from each server a ping finds).
         wait: Option<usize>,
         /// Each leaf node's subscriptions too.
         #[arg(long)]
@@ -126,7 +126,7 @@ enum Kind {
     /// Accounts, or one account's details with --account (ACCOUNTZ).
     #[command(visible_alias = "acct", alias = "accountz")]
     Accounts {
-        /// Answers to wait for (default: one per server a ping finds).
+        /// Answers to wait for (0 or none: one from each server a ping finds).
         wait: Option<usize>,
         /// Details of this account.
         #[arg(long, value_name = "ACCOUNT")]
@@ -145,7 +145,7 @@ enum Kind {
     /// RAFT groups and their state (RAFTZ).
     #[command(alias = "raftz")]
     Raft {
-        /// Answers to wait for (default: one per server a ping finds).
+        /// Answers to wait for (0 or none: one from each server a ping finds).
         wait: Option<usize>,
         /// Only this account's groups.
         #[arg(long, value_name = "ACCOUNT")]
@@ -157,7 +157,7 @@ enum Kind {
     /// The servers' internal queues (IPQUEUESZ).
     #[command(visible_alias = "ipq", alias = "ipqueuesz")]
     Ipqueue {
-        /// Answers to wait for (default: one per server a ping finds).
+        /// Answers to wait for (0 or none: one from each server a ping finds).
         wait: Option<usize>,
         /// Only the queues whose names contain this text.
         #[arg(long, value_name = "TEXT")]
@@ -186,7 +186,7 @@ enum Kind {
 /// Options of `server request connections`.
 #[derive(Debug, Args)]
 struct ConnectionsArgs {
-    /// Answers to wait for (default: one per server a ping finds).
+    /// Answers to wait for (0 or none: one from each server a ping finds).
     wait: Option<usize>,
     /// Order of each server's connections.
     #[arg(long, value_enum, default_value_t = ConnzSort::Cid)]
@@ -245,7 +245,7 @@ enum ConnzState {
 /// Options of `server request gateways`.
 #[derive(Debug, Args)]
 struct GatewaysArgs {
-    /// Answers to wait for (default: one per server a ping finds).
+    /// Answers to wait for (0 or none: one from each server a ping finds).
     wait: Option<usize>,
     /// Only the gateway with this name.
     #[arg(value_name = "NAME")]
@@ -264,7 +264,7 @@ struct GatewaysArgs {
 /// Options of `server request jetstream`.
 #[derive(Debug, Args)]
 struct JetStreamArgs {
-    /// Answers to wait for (default: one per server a ping finds).
+    /// Answers to wait for (0 or none: one from each server a ping finds).
     wait: Option<usize>,
     /// Only this account's usage.
     #[arg(long, value_name = "ACCOUNT")]
@@ -298,7 +298,7 @@ struct JetStreamArgs {
 /// Options of `server request jetstream-health`.
 #[derive(Debug, Args)]
 struct HealthArgs {
-    /// Answers to wait for (default: one per server a ping finds).
+    /// Answers to wait for (0 or none: one from each server a ping finds).
     wait: Option<usize>,
     /// Unhealthy unless JetStream is enabled.
     #[arg(long, short = 'J')]
@@ -326,7 +326,7 @@ struct Request {
     endpoint: &'static str,
     /// The endpoint's options; the server filter joins them.
     options: Map<String, Value>,
-    /// Answers to wait for, when the command says.
+    /// Answers to wait for, when the command says (0 says nothing).
     wait: Option<usize>,
 }
 
@@ -380,7 +380,7 @@ impl Kind {
                 window(&mut options, filter);
                 jsz_options(&mut options, args);
                 // Only the meta leader answers: one answer is all there is.
-                ("JSZ", args.wait.or(args.leader.then_some(1)))
+                ("JSZ", count_given(args.wait).or(args.leader.then_some(1)))
             }
             Kind::JetstreamHealth(args) => {
                 options.insert("js-enabled-only".into(), json!(args.js_enabled));
@@ -418,7 +418,7 @@ impl Kind {
         Request {
             endpoint,
             options,
-            wait,
+            wait: count_given(wait),
         }
     }
 }

@@ -7,7 +7,9 @@ use serde_json::{Map, Value};
 
 use crate::conn::ConnArgs;
 use crate::core::event_filter::EventFilter;
-use crate::core::server_ping::{Answer, Census, Missing, PING, Wait, ask_every_server, census};
+use crate::core::server_ping::{
+    Answer, Census, Missing, PING, Wait, ask_every_server, census, count_given,
+};
 use crate::error::CliError;
 
 /// Every server's connections of the asking account: any account may ask (the server
@@ -17,7 +19,7 @@ pub(super) const ACCOUNT_CONNZ: &str = "$SYS.REQ.ACCOUNT.PING.CONNZ";
 /// Flags natscli's reports share: the servers to ask, how many to wait for, and the output.
 #[derive(Debug, Args)]
 pub(super) struct ReportFilter {
-    /// Servers to wait for (default: as many as answer a ping with the same filters).
+    /// Servers to wait for (0 or none: each server that answers a ping with the same filters).
     pub(super) limit: Option<usize>,
     /// Only the server with this name.
     #[arg(long, value_name = "NAME")]
@@ -74,7 +76,7 @@ pub(super) async fn ask(
     // The flags can leave every server out: then there is nothing to report.
     let none_matched =
         |e: &CliError| matches!(e, CliError::NoServerAnswered { .. }) && filter.narrows();
-    let wait = match filter.limit {
+    let wait = match count_given(filter.limit) {
         Some(n) => Wait::Count(n),
         None if subject == ACCOUNT_CONNZ => Wait::Timeout,
         None => match census(&client, settings.timeout, &event, subject).await {
@@ -117,7 +119,7 @@ pub(super) async fn ping(
     let mut body = Map::new();
     event.apply(&mut body);
     let body = Bytes::from(serde_json::to_vec(&body)?);
-    let count = filter.limit;
+    let count = count_given(filter.limit);
     let wait = count.map_or(Wait::Adaptive, Wait::Count);
     match ask_every_server(&client, settings.timeout, PING, body, &wait).await {
         // The ping is its own census: with a filter, only a count tells who is missing.
