@@ -454,6 +454,23 @@ fn accounts_sum_each_accounts_connections_as_connz_lists_them() {
         top.lines().nth(3).is_some_and(|l| l.starts_with("APP ")),
         "{top}"
     );
+    // -R turns the order round but keeps the largest, as natscli does: APP's three
+    // messages out against the one answer the report's own connection got.
+    let reversed = |words: &[&str]| {
+        let table = rnats.ok(&args(&[&["server", "report"][..], words].concat(), &sys));
+        let rows: Vec<String> = (table.lines().skip(3))
+            .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+            .collect();
+        (table, rows)
+    };
+    let (table, rows) = reversed(&["acct", "--sort", "out-msgs", "-R"]);
+    assert_eq!(rows, ["SYS", "APP"], "{table}");
+    let (table, rows) = reversed(&["acct", "--top", "1", "--sort", "out-msgs", "-R"]);
+    assert_eq!(rows, ["APP"], "{table}");
+    // So do the connections: the subscriber's, not the report's own.
+    let cid = own["cid"].to_string();
+    let (table, rows) = reversed(&["conns", "--top", "1", "--sort", "out-msgs", "-R"]);
+    assert_eq!(rows.first(), Some(&cid), "{table}");
 
     // One account: its connections, by argument or (natscli's cheat sheet) by flag.
     for one in [

@@ -136,13 +136,14 @@ pub(super) async fn run(conn: &ConnArgs, args: AccountsArgs) -> Result<(), CliEr
         return one_account(accounts.remove(name), name, &args, missing);
     }
     let mut accounts: Vec<AccountUsage> = accounts.into_values().collect();
-    // The largest first, ties by name (they came by name).
+    // The largest first, ties by name (they came by name); the largest `top` are kept,
+    // and -R only shows them the other way round, as natscli keeps them.
     accounts.sort_by_key(|a| std::cmp::Reverse(a.figure(args.sort)));
+    let total = accounts.len();
+    accounts.truncate(args.top);
     if args.filter.reverse {
         accounts.reverse();
     }
-    let total = accounts.len();
-    accounts.truncate(args.top);
     if args.filter.json {
         return missing.json_with(&accounts);
     }

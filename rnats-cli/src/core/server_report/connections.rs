@@ -114,15 +114,15 @@ async fn connections(
     missing.print_under(&table_text(&rows, total, args.sort))
 }
 
-/// Orders `rows` busiest first by `key` (the other way round with `reverse`) and keeps
-/// the first `top`; how many there were.
+/// Orders `rows` busiest first by `key`, keeps the first `top`, and turns them round with
+/// `reverse`: the busiest `top` either way, as natscli keeps them; how many there were.
 pub(super) fn rank(rows: &mut Vec<Value>, key: ConnSort, reverse: bool, top: usize) -> usize {
     sort_connections(rows, key);
+    let total = rows.len();
+    rows.truncate(top);
     if reverse {
         rows.reverse();
     }
-    let total = rows.len();
-    rows.truncate(top);
     total
 }
 
