@@ -2,7 +2,29 @@
 
 /// An integer with `,` between groups of three digits: `1234567` becomes `1,234,567`.
 pub(crate) fn count(n: u64) -> String {
-    let digits = n.to_string();
+    grouped(&n.to_string())
+}
+
+/// A figure as Go's `humanize.Commaf` writes it (natscli's bar chart labels): every digit
+/// it takes and no more, `,` between groups of three in the whole part: `1234.5` becomes
+/// `1,234.5`, `2.0` becomes `2`. `NaN` and the infinities are written as Rust writes them.
+pub(crate) fn figure(value: f64) -> String {
+    if !value.is_finite() {
+        return value.to_string();
+    }
+    // Rust writes a float with the fewest digits that read back the same, never with an
+    // exponent, as Go's `strconv.FormatFloat(v, 'f', -1, 64)` that Commaf starts from.
+    let text = value.abs().to_string();
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let sign = if value < 0.0 { "-" } else { "" };
+    match fraction {
+        "" => format!("{sign}{}", grouped(whole)),
+        _ => format!("{sign}{}.{fraction}", grouped(whole)),
+    }
+}
+
+/// A string of digits with `,` between groups of three, counted from the right.
+fn grouped(digits: &str) -> String {
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
@@ -73,6 +95,16 @@ mod tests {
         assert_eq!(count(123_456), "123,456");
         assert_eq!(count(1_234_567), "1,234,567");
         assert_eq!(count(u64::MAX), "18,446,744,073,709,551,615");
+    }
+
+    #[test]
+    fn figures_take_the_digits_they_need_and_are_grouped() {
+        assert_eq!(figure(2.0), "2");
+        assert_eq!(figure(0.5), "0.5");
+        assert_eq!(figure(12.125), "12.125");
+        assert_eq!(figure(1234.5), "1,234.5");
+        assert_eq!(figure(-1234567.0), "-1,234,567");
+        assert_eq!(figure(f64::NAN), "NaN");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::conn::ConnArgs;
 use crate::core::server_ping::Answer;
 use crate::error::CliError;
 use crate::jetstream::bytes as size;
+use crate::stats::human;
 
 /// The longest bar, in blocks (natscli's at most 30).
 const WIDTH: usize = 30;
@@ -47,10 +48,10 @@ impl Usage {
         }
     }
 
-    /// A figure as the bar's label shows it.
+    /// A figure as the bar's label shows it, as natscli writes it.
     fn label(self, value: f64) -> String {
         match self {
-            Usage::Cpu => format!("{value:.1}"),
+            Usage::Cpu => human::figure(value),
             // A memory figure was read as a whole number of bytes.
             Usage::Memory => size(value as u64),
         }
@@ -80,9 +81,10 @@ pub(super) async fn run(conn: &ConnArgs, args: UsageArgs, usage: Usage) -> Resul
 }
 
 /// The caption and a bar per server: `name: ████ (figure)`, names aligned on the right.
-/// A bar's length is its figure's place between the smallest and the largest, so the
-/// largest fills [`WIDTH`] and the smallest shows as `▏`; when all are the same, every
-/// bar is full (and a zero is always `▏`), as natscli draws them.
+/// A bar's length is its figure's place between the smallest and the largest, in whole
+/// blocks (cut short, as natscli cuts them), so the largest fills [`WIDTH`] and the
+/// smallest shows as `▏`; when all are the same, every bar is full (and a zero is always
+/// `▏`), as natscli draws them.
 fn bars(usage: Usage, figures: &[(String, f64)]) -> String {
     let finite = || figures.iter().map(|f| f.1).filter(|v| v.is_finite());
     let min = finite().fold(f64::INFINITY, f64::min);
@@ -97,9 +99,11 @@ fn bars(usage: Usage, figures: &[(String, f64)]) -> String {
         let blocks = if *value == 0.0 || !value.is_finite() {
             0
         } else if max > min {
-            // Rounded, so float error cannot leave the largest one block short; the cast
-            // saturates, and the bar never passes the width.
-            (((value - min) / (max - min)) * WIDTH as f64).round() as usize
+            // natscli divides by the width of a block, (max - min) / WIDTH, which float
+            // error can leave the largest one block short of; the share of the range is
+            // exactly 1 for the largest. The cast cuts short and saturates, and the bar
+            // never passes the width.
+            (((value - min) / (max - min)) * WIDTH as f64) as usize
         } else {
             WIDTH
         };
@@ -122,13 +126,23 @@ mod tests {
     }
 
     #[test]
-    fn the_largest_bar_is_full_and_the_smallest_a_sliver() {
-        let text = bars(Usage::Cpu, &figures(&[("a", 1.0), ("bb", 2.0), ("c", 4.0)]));
+    fn the_largest_bar_is_full_the_smallest_a_sliver_and_the_rest_cut_short() {
+        let text = bars(
+            Usage::Cpu,
+            &figures(&[("a", 1.0), ("bb", 2.5), ("c", 1001.0)]),
+        );
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[..2], ["CPU Usage", ""]);
-        assert_eq!(lines[2], "   a: ▏ (1.0)");
-        assert_eq!(lines[3], format!("  bb: {} (2.0)", "█".repeat(10)));
-        assert_eq!(lines[4], format!("   c: {} (4.0)", "█".repeat(WIDTH)));
+        assert_eq!(lines[2], "   a: ▏ (1)");
+        // 1.5 of 1000 is 0.045 blocks: none, a sliver.
+        assert_eq!(lines[3], "  bb: ▏ (2.5)");
+        assert_eq!(lines[4], format!("   c: {} (1,001)", "█".repeat(WIDTH)));
+        // 1.5 of 2 is 22.5 blocks: 22.
+        let text = bars(Usage::Cpu, &figures(&[("a", 1.0), ("b", 2.5), ("c", 3.0)]));
+        assert!(
+            text.contains(&format!("  b: {} (2.5)\n", "█".repeat(22))),
+            "{text}"
+        );
     }
 
     #[test]
@@ -145,7 +159,7 @@ mod tests {
         let text = bars(Usage::Cpu, &figures(&[("n", f64::NAN), ("m", 1.0)]));
         assert!(text.contains("  n: ▏ (NaN)"), "{text}");
         assert!(
-            text.contains(&format!("  m: {} (1.0)", "█".repeat(WIDTH))),
+            text.contains(&format!("  m: {} (1)", "█".repeat(WIDTH))),
             "{text}"
         );
     }
