@@ -7,6 +7,7 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use crate::jetstream::duration;
 use crate::stats::human;
 
 /// `value` as text; anything but a string is empty.
@@ -45,6 +46,17 @@ pub(super) fn age(start: &Value, now: &Value) -> Option<Duration> {
     };
     let elapsed = at(now)? - at(start)?;
     Duration::try_from(elapsed).ok()
+}
+
+/// An uptime as the server writes it (a Go duration with days and years, `"1d2h3m4s"`),
+/// written as the reports write a duration, as natscli rewrites it; text that is no
+/// duration is shown as it came.
+pub(super) fn uptime(value: &Value) -> String {
+    let text = value.as_str().unwrap_or_default();
+    match crate::parse::duration(text) {
+        Ok(d) => duration(d),
+        Err(_) => text.to_owned(),
+    }
 }
 
 /// A round trip time as the server writes it (a Go duration, `"1.127119ms"`), to three

@@ -88,7 +88,7 @@ impl Gateway {
                     name: name.clone(),
                     address: cells::address(connection),
                     cid: number(&connection["cid"]),
-                    uptime: text(&connection["uptime"]),
+                    uptime: cells::uptime(&connection["uptime"]),
                     rtt: cells::rtt(&connection["rtt"]),
                     bytes: number(bytes),
                     accounts: gateway["accounts"].as_array().map_or(0, Vec::len),
@@ -208,7 +208,8 @@ mod tests {
                 "broken": { "configured": true },
             },
             "inbound_gateways": {
-                "west": [ { "connection": { "cid": 3, "in_bytes": 30, "out_bytes": 4 } }, 9 ],
+                "west": [ { "connection": { "cid": 3, "in_bytes": 30, "out_bytes": 4,
+                            "uptime": "1h0m5s" } }, 9 ],
             },
         });
         let gateways = Gateway::of(&data);
@@ -224,6 +225,9 @@ mod tests {
             ]
         );
         assert_eq!(gateways[1].address, "10.0.0.2:7222");
+        assert_eq!(gateways[0].uptime, "1h5s");
+        assert_eq!(cells::uptime(&json!("1y2d0h0m1s")), "367d1s");
+        assert_eq!(cells::uptime(&json!("a while")), "a while");
         assert!(Gateway::of(&json!({ "outbound_gateways": [] })).is_empty());
     }
 }
