@@ -58,7 +58,8 @@ struct Leaf {
     out_bytes: u64,
     subs: u64,
     compression: String,
-    /// Whether the other end is a spoke (it connected to this server as a remote).
+    /// Whether the reporting server is this connection's spoke (nats-server's `is_spoke`):
+    /// it made the connection, to a remote of its own, and the other end is its hub.
     spoke: bool,
 }
 
@@ -132,7 +133,7 @@ fn sort(leafs: &mut [Leaf], key: LeafSort) {
     });
 }
 
-/// natscli's columns and a Total row.
+/// natscli's columns and a Total row, which natscli's table lacks.
 fn table(leafs: &[Leaf]) -> Table {
     let mut table = Table::new([
         "Server",
