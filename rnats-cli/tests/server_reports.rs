@@ -549,6 +549,24 @@ fn health_shows_each_servers_healthz_and_the_errors_it_lists() {
         .split_whitespace()
         .collect();
     assert_eq!(row[1..], ["ok", "(200)"], "{table}");
+    // A JetStream domain no server is in: the report fails naming its own request, not the
+    // ping that found no server to ask.
+    let line = rnats.fails(&args(
+        &[
+            "server",
+            "report",
+            "health",
+            "--js-domain",
+            "nowhere",
+            "--timeout",
+            "1s",
+        ],
+        &sys,
+    ));
+    assert!(
+        line.contains("no server answered on $SYS.REQ.SERVER.PING.HEALTHZ within"),
+        "{line}"
+    );
 
     // One stream in APP: it is healthy, and one that does not exist is an error the server
     // lists, a row under its own.
