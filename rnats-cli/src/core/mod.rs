@@ -11,6 +11,7 @@ mod request;
 mod schedule_flags;
 mod server;
 mod server_cluster;
+mod server_json;
 mod server_ping;
 mod server_report;
 mod server_request;

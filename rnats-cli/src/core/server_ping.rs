@@ -9,10 +9,9 @@ use clap::{Args, ValueEnum};
 use futures_util::StreamExt;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use super::event_filter::EventFilter;
+use super::server_json::{number, since, text};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::jetstream::{bytes as size, duration};
@@ -89,24 +88,17 @@ impl Answer {
     }
 
     fn count(&self, field: &str) -> u64 {
-        self.statsz(field).as_u64().unwrap_or(0)
+        number(self.statsz(field))
     }
 
     fn len(&self, field: &str) -> u64 {
         self.statsz(field).as_array().map_or(0, |a| a.len() as u64)
     }
 
-    /// From the server's start (`statsz.start`) to the moment it answered (`server.time`).
+    /// From the server's start (`statsz.start`) to the moment it answered (`server.time`);
+    /// zero when either is unreadable.
     fn uptime(&self) -> Duration {
-        let at = |field: &Value| {
-            field
-                .as_str()
-                .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
-        };
-        match (at(self.statsz("start")), at(self.server("time"))) {
-            (Some(start), Some(now)) => (now - start).unsigned_abs(),
-            _ => Duration::ZERO,
-        }
+        since(self.statsz("start"), self.server("time")).unwrap_or_default()
     }
 }
 
@@ -150,7 +142,6 @@ pub(crate) async fn list(conn: &ConnArgs, args: ListArgs) -> Result<(), CliError
         "CPU %", "Cores", "Slow", "Uptime", "RTT",
     ]);
     for a in &answers {
-        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
         table.row(vec![
             a.name().to_owned(),
             text(a.server("cluster")),

@@ -1,24 +1,12 @@
-//! The cells the link reports share: text and numbers read leniently from a server's JSON,
-//! long account names shortened, repeated values left blank, and ages.
-
-use std::time::Duration;
+//! The cells the link reports share: text and numbers read leniently from a server's JSON
+//! (see [`crate::core::server_json`]), long account names shortened, repeated values left
+//! blank, uptimes and round trip times.
 
 use serde_json::Value;
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
+pub(super) use crate::core::server_json::{number, text};
 use crate::jetstream::duration;
 use crate::stats::human;
-
-/// `value` as text; anything but a string is empty.
-pub(super) fn text(value: &Value) -> String {
-    value.as_str().unwrap_or_default().to_owned()
-}
-
-/// `value` as a count; anything but a non-negative integer is 0.
-pub(super) fn number(value: &Value) -> u64 {
-    value.as_u64().unwrap_or(0)
-}
 
 /// An account name that fits a column: one longer than 23 characters (an account's public
 /// key is 56) as its first and last ten, as natscli shortens it.
@@ -35,17 +23,6 @@ pub(super) fn account(name: &str) -> String {
 /// `ip:port` of a connection entry.
 pub(super) fn address(entry: &Value) -> String {
     format!("{}:{}", text(&entry["ip"]), number(&entry["port"]))
-}
-
-/// How long from `start` to `now`, both RFC 3339 times as the server writes them; `None`
-/// when either is missing or unreadable, or `start` is later.
-pub(super) fn age(start: &Value, now: &Value) -> Option<Duration> {
-    let at = |v: &Value| {
-        v.as_str()
-            .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
-    };
-    let elapsed = at(now)? - at(start)?;
-    Duration::try_from(elapsed).ok()
 }
 
 /// An uptime as the server writes it (a Go duration with days and years, `"1d2h3m4s"`),

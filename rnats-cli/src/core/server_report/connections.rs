@@ -4,11 +4,11 @@
 
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
+use super::cells::{number, text};
 use super::gather::{ACCOUNT_CONNZ, ReportFilter, ask};
 use crate::conn::ConnArgs;
+use crate::core::server_json::time;
 use crate::error::CliError;
 use crate::jetstream::bytes as size;
 use crate::out::Table;
@@ -129,8 +129,6 @@ pub(super) fn rank(rows: &mut Vec<Value>, key: ConnSort, reverse: bool, top: usi
 /// natscli's connections table of `rows` (ranked by `key`, `total` before the cut), with
 /// its title and the message totals.
 pub(super) fn table_text(rows: &[Value], total: usize, key: ConnSort) -> String {
-    let number = |row: &Value, field: &str| row[field].as_u64().unwrap_or(0);
-    let text = |row: &Value, field: &str| row[field].as_str().unwrap_or_default().to_owned();
     let mut table = Table::new([
         "CID",
         "Name",
@@ -147,25 +145,25 @@ pub(super) fn table_text(rows: &[Value], total: usize, key: ConnSort) -> String 
     ]);
     for row in rows {
         table.row(vec![
-            number(row, "cid").to_string(),
-            text(row, "name"),
-            text(row, "server_name"),
-            text(row, "cluster"),
-            text(row, "ip"),
-            text(row, "account"),
-            text(row, "uptime"),
-            human::count(number(row, "in_msgs")),
-            human::count(number(row, "out_msgs")),
-            size(number(row, "in_bytes")),
-            size(number(row, "out_bytes")),
-            human::count(number(row, "subscriptions")),
+            number(&row["cid"]).to_string(),
+            text(&row["name"]),
+            text(&row["server_name"]),
+            text(&row["cluster"]),
+            text(&row["ip"]),
+            text(&row["account"]),
+            text(&row["uptime"]),
+            human::count(number(&row["in_msgs"])),
+            human::count(number(&row["out_msgs"])),
+            size(number(&row["in_bytes"])),
+            size(number(&row["out_bytes"])),
+            human::count(number(&row["subscriptions"])),
         ]);
     }
     // Counts are the servers' word: a bogus one saturates the total rather than overflow.
     let (in_msgs, out_msgs) = rows.iter().fold((0u64, 0u64), |(i, o), row| {
         (
-            i.saturating_add(number(row, "in_msgs")),
-            o.saturating_add(number(row, "out_msgs")),
+            i.saturating_add(number(&row["in_msgs"])),
+            o.saturating_add(number(&row["out_msgs"])),
         )
     });
     format!(
@@ -181,22 +179,17 @@ pub(super) fn table_text(rows: &[Value], total: usize, key: ConnSort) -> String 
 
 /// The busiest first: the largest value of `key` leads.
 fn sort_connections(rows: &mut [Value], key: ConnSort) {
-    let number = |row: &Value, field: &str| row[field].as_u64().unwrap_or(0);
-    let started = |row: &Value| {
-        row["start"]
-            .as_str()
-            .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
-            .map_or(i128::MAX, OffsetDateTime::unix_timestamp_nanos)
-    };
+    // A connection without a start (none should lack one) sorts as the newest.
+    let started = |row: &Value| time(&row["start"]).map_or(i128::MAX, |t| t.unix_timestamp_nanos());
     rows.sort_by(|a, b| match key {
-        ConnSort::InBytes => number(b, "in_bytes").cmp(&number(a, "in_bytes")),
-        ConnSort::OutBytes => number(b, "out_bytes").cmp(&number(a, "out_bytes")),
-        ConnSort::InMsgs => number(b, "in_msgs").cmp(&number(a, "in_msgs")),
-        ConnSort::OutMsgs => number(b, "out_msgs").cmp(&number(a, "out_msgs")),
+        ConnSort::InBytes => number(&b["in_bytes"]).cmp(&number(&a["in_bytes"])),
+        ConnSort::OutBytes => number(&b["out_bytes"]).cmp(&number(&a["out_bytes"])),
+        ConnSort::InMsgs => number(&b["in_msgs"]).cmp(&number(&a["in_msgs"])),
+        ConnSort::OutMsgs => number(&b["out_msgs"]).cmp(&number(&a["out_msgs"])),
         // The longest-lived first.
         ConnSort::Uptime => started(a).cmp(&started(b)),
-        ConnSort::Cid => number(a, "cid").cmp(&number(b, "cid")),
-        ConnSort::Subs => number(b, "subscriptions").cmp(&number(a, "subscriptions")),
+        ConnSort::Cid => number(&a["cid"]).cmp(&number(&b["cid"])),
+        ConnSort::Subs => number(&b["subscriptions"]).cmp(&number(&a["subscriptions"])),
     });
 }
 
@@ -213,7 +206,6 @@ fn sort_name(key: ConnSort) -> &'static str {
     }
 }
 
-/// One server's row of the JetStream report.
 /// The connections of one server's CONNZ answer (`stats`), each with the server's name and
 /// cluster added, onto `rows`. An entry that is not an object is no connection: left out.
 pub(super) fn connection_rows(stats: &Value, rows: &mut Vec<Value>) {

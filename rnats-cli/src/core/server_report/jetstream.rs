@@ -2,8 +2,9 @@
 //! (`$SYS.REQ.SERVER.PING.JSZ`), with totals and the meta leader marked.
 
 use clap::{Args, ValueEnum};
-use serde_json::{Value, json};
+use serde_json::json;
 
+use super::cells::{number, text};
 use super::gather::{ReportFilter, ask};
 use crate::conn::ConnArgs;
 use crate::core::server_ping::Answer;
@@ -67,17 +68,16 @@ impl JsRow {
     fn of(answer: &Answer, account: Option<&str>) -> JsRow {
         let server = &answer.stats["server"];
         let data = &answer.stats["data"];
-        let n = |v: &Value| v.as_u64().unwrap_or(0);
-        let name = server["name"].as_str().unwrap_or_default().to_owned();
+        let name = text(&server["name"]);
         let mut row = JsRow {
             leader: data["meta_cluster"]["leader"].as_str() == Some(name.as_str()),
-            cluster: server["cluster"].as_str().unwrap_or_default().to_owned(),
+            cluster: text(&server["cluster"]),
             name,
-            memory: n(&data["memory"]),
-            file: n(&data["storage"]),
-            api: n(&data["api"]["total"]),
-            errors: n(&data["api"]["errors"]),
-            pending: n(&data["meta_cluster"]["pending"]),
+            memory: number(&data["memory"]),
+            file: number(&data["storage"]),
+            api: number(&data["api"]["total"]),
+            errors: number(&data["api"]["errors"]),
+            pending: number(&data["meta_cluster"]["pending"]),
             ..JsRow::default()
         };
         let detail = account.and_then(|_| data["account_details"].as_array()?.first());
@@ -90,20 +90,20 @@ impl JsRow {
                 row.streams = streams.len() as u64;
                 let total = |field: &str| {
                     (streams.iter())
-                        .map(|s| n(&s["state"][field]))
+                        .map(|s| number(&s["state"][field]))
                         .fold(0, u64::saturating_add)
                 };
                 row.consumers = total("consumer_count");
                 row.messages = total("messages");
-                row.bytes = n(&detail["memory"]).saturating_add(n(&detail["storage"]));
-                row.memory = n(&detail["memory"]);
-                row.file = n(&detail["storage"]);
+                row.bytes = number(&detail["memory"]).saturating_add(number(&detail["storage"]));
+                row.memory = number(&detail["memory"]);
+                row.file = number(&detail["storage"]);
             }
             None => {
-                row.streams = n(&data["streams"]);
-                row.consumers = n(&data["consumers"]);
-                row.messages = n(&data["messages"]);
-                row.bytes = n(&data["bytes"]);
+                row.streams = number(&data["streams"]);
+                row.consumers = number(&data["consumers"]);
+                row.messages = number(&data["messages"]);
+                row.bytes = number(&data["bytes"]);
             }
         }
         row

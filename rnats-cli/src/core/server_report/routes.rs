@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::cells::{self, Grouped, number, text};
 use super::gather::{ReportFilter, ask, by_server_name};
 use crate::conn::ConnArgs;
+use crate::core::server_json::since;
 use crate::error::CliError;
 use crate::jetstream::{bytes as size, duration};
 use crate::out::Table;
@@ -79,7 +80,7 @@ impl Route {
                 account: text(&r["account"]),
                 address: cells::address(r),
                 rid: number(&r["rid"]),
-                uptime: cells::age(&r["start"], &server["time"]),
+                uptime: since(&r["start"], &server["time"]),
                 rtt: cells::rtt(&r["rtt"]),
                 subs: number(&r["subscriptions"]),
                 in_bytes: number(&r["in_bytes"]),

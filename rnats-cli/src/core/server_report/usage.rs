@@ -4,6 +4,7 @@
 
 use clap::Args;
 
+use super::cells::number;
 use super::gather::{ReportFilter, by_server_name, ping};
 use crate::conn::ConnArgs;
 use crate::core::server_ping::Answer;
@@ -44,7 +45,7 @@ impl Usage {
         let statsz = &answer.stats["statsz"];
         match self {
             Usage::Cpu => statsz["cpu"].as_f64().unwrap_or(0.0),
-            Usage::Memory => statsz["mem"].as_u64().unwrap_or(0) as f64,
+            Usage::Memory => number(&statsz["mem"]) as f64,
         }
     }
 
