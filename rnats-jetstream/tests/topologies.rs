@@ -247,7 +247,9 @@ async fn a_pull_dropped_across_a_cut_is_asked_after(
         .wait_for_monitor("/leafz", WAIT, |l| l["leafnodes"] == 0)
         .unwrap();
     // The hub drops the request once its 2 s grace for interest across a link has passed,
-    // when it next looks at its requests (a heartbeat due, or a consumer info).
+    // when it next looks at its requests (a heartbeat due, or a consumer info). The link
+    // must be back before the question at 22.5 s for the stream to hear the answer before
+    // the miss at 30 s: seconds, where restoring it takes about one.
     waiting(&stream, "dropped", 0, step).await;
     println!("{step}: dropped {:?} after the cut", cut_at.elapsed());
     topology.restore_leaf_links().unwrap();
@@ -390,6 +392,8 @@ async fn a_pull_sent_after_a_reconnect_is_watched(
         "{step}: found out and pulled again"
     );
     assert_eq!(recoveries.missed_heartbeats, 0, "{step}: before a miss");
+    // Which watch found it: the probe within seconds, the late-heartbeat question only at
+    // 45 s. The bound lies between them with room on either side for a slow machine.
     assert!(
         took < Duration::from_secs(40),
         "{step}: found out only when the heartbeat was late, {took:?} after the reconnect"

@@ -21,9 +21,8 @@
 //!   seconds without a message or a heartbeat mean the request is gone: the stream pulls
 //!   again at once, without an error item, three times a watch at most. A probing request
 //!   keeps its heartbeat until it ends, so the heartbeats can outlast the window by the
-//!   request's expiry. The server itself
-//!   proves each request alive, and a leader that took a request and then stepped down is
-//!   found out within seconds of its step-down. A stream whose own heartbeats would tell as
+//!   request's expiry. The server itself proves each request alive, and a leader that took
+//!   a request and then stepped down is found out within seconds of its step-down. A stream whose own heartbeats would tell as
 //!   soon (an idle heartbeat of 2 s or less), or whose requests expire within two seconds,
 //!   does without.
 //! - [`LostPull`]: without a fault to go by, when one and a half heartbeat intervals pass
@@ -34,8 +33,8 @@
 //!   twice a spell at most. Somebody waiting proves nothing (other clients may pull from the
 //!   same consumer), so the missed heartbeat stays the last resort. The answer counts only
 //!   when it names a leader: a server that is in the consumer's group but has not started it
-//!   answers with a blank state. An answer to a question asked before the latest fault's pull
-//!   is dropped.
+//!   answers with a blank state. An answer to a question asked before the latest pull is
+//!   dropped.
 //!
 //! Both count what they find in [`Recoveries::lost_pulls`](super::Recoveries::lost_pulls).
 
@@ -52,7 +51,8 @@ use crate::consumer::stale::jittered;
 use crate::context::Context;
 use crate::response::Response;
 
-/// The wait between the first two questions; each next one doubles it.
+/// Half the wait between the first two questions (the wait doubles before each use), and
+/// the wait after a pull before a question may follow it.
 const FIRST_WAIT: Duration = Duration::from_secs(3);
 /// How long one question may take before it counts as unanswered.
 const ASK_BOUND: Duration = Duration::from_secs(3);
@@ -243,6 +243,19 @@ impl LostPull {
     /// of the old request, is dropped.
     pub(crate) fn end(&mut self) {
         self.spell = None;
+    }
+
+    /// A pull went out (any pull: after an expiry, a refusal, a loss): an answer on its way
+    /// speaks of the requests before it and is dropped, and the next question waits until
+    /// the leader has had time to take the new one.
+    pub(crate) fn pulled(&mut self) {
+        if let Some(spell) = self.spell.as_mut() {
+            spell.asking = None;
+            spell
+                .next
+                .as_mut()
+                .reset(Instant::now() + jittered(FIRST_WAIT));
+        }
     }
 
     /// Whether the request is gone, so that the caller pulls again at once; registers the
@@ -452,6 +465,28 @@ mod tests {
         *answer.lock().unwrap() = Some(Some(0));
         check.ask_now();
         assert!(poll(&mut check, true), "asked afresh");
+        assert_eq!(asked.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_on_its_way_when_any_pull_goes_out_is_dropped() {
+        let (mut check, asked, answer) = check(Some(0));
+        *answer.lock().unwrap() = None;
+        check.ask_now();
+        assert!(!poll(&mut check, true));
+        // A 408 ends the request and the stream pulls again while the question is out.
+        check.pulled();
+        *answer.lock().unwrap() = Some(Some(0));
+        assert!(
+            !poll(&mut check, true),
+            "the old question's answer is not waited for"
+        );
+        assert!(
+            !after(&mut check, 2_300, true).await,
+            "nothing asked right after the pull"
+        );
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        assert!(after(&mut check, 1_300, true).await, "asked afresh");
         assert_eq!(asked.load(Ordering::SeqCst), 2);
     }
 

@@ -49,6 +49,13 @@ const RETRY_WAIT: Duration = Duration::from_secs(1);
 /// responders lasting two idle heartbeats is reported as
 /// [`NoResponders`](MessagesErrorKind::NoResponders), and the stream keeps asking.
 ///
+/// A request the server dropped without a word is found out sooner than by two missed
+/// heartbeats: for a while after a fault the requests ask for a heartbeat every second, and
+/// a heartbeat late by half an interval is asked after with `$JS.API.CONSUMER.INFO` (a
+/// client that may not send it gets a permissions error for the question, and the missed
+/// heartbeat then tells as before). Both are counted in
+/// [`Recoveries::lost_pulls`](super::Recoveries::lost_pulls).
+///
 /// [`drain`](Self::drain) stops it gracefully: no more pull requests, and the stream ends
 /// after the last message the server sent, so that every message delivered can be acked
 /// (ADR-37 "Stop and Drain"). Dropping the stream instead loses what it held, which the
@@ -380,6 +387,7 @@ impl Stream {
             // Heartbeats are counted from the request on: an idle consumer between requests
             // owes none.
             self.heartbeat.seen_at(now);
+            self.lost.pulled();
             self.pull = Some(Box::pin(async move {
                 client.publish_with_reply(subject, inbox, payload).await
             }));
@@ -469,6 +477,60 @@ impl Stream {
     }
 }
 
+/// What a quiet subscription comes to, for [`Stream::poll_next`].
+enum Quiet {
+    /// Nothing to do until woken.
+    Pending,
+    /// Something changed (a pull to send, a question asked): go round again.
+    Again,
+    /// Heartbeats were missed: tell the caller.
+    Missed,
+}
+
+impl Stream {
+    /// Judges a silence: the questions and probes of `lost`, then the missed heartbeat.
+    fn drive_silence(&mut self, cx: &mut TaskContext<'_>) -> Quiet {
+        // Asked after only now, so that an answer is weighed against every reply that came
+        // before it.
+        if !self.draining && self.poll_lost(cx) {
+            return Quiet::Again;
+        }
+        match self.heartbeat.poll_silence(cx) {
+            None => return Quiet::Pending,
+            Some(Silence::Missed) => {}
+            // A heartbeat is late: ask whether the request is still there, then wait for the
+            // miss as before.
+            Some(Silence::Overdue) => {
+                self.lost.ask_now();
+                return Quiet::Again;
+            }
+        }
+        match self.probe.silence(self.pending.has_open()) {
+            ProbeSilence::Unwatched => {}
+            // A request sent after a fault is gone: again at once, quietly.
+            ProbeSilence::Lost => {
+                self.pending.reset();
+                self.recoveries.lost_pulls += 1;
+                return Quiet::Again;
+            }
+            // Judged by the usual heartbeat from here.
+            ProbeSilence::Over => {
+                self.end_probe();
+                return Quiet::Again;
+            }
+        }
+        self.lost.end();
+        // Whatever requests were open are presumed lost: pull anew.
+        self.pending.reset();
+        self.recoveries.missed_heartbeats += 1;
+        if self.report_missed {
+            Quiet::Missed
+        } else {
+            Quiet::Again
+        }
+    }
+}
+
 impl futures_util::Stream for Stream {
     type Item = Result<Message, MessagesError>;
 
@@ -497,46 +559,15 @@ impl futures_util::Stream for Stream {
                     return Poll::Ready(None);
                 }
                 // Drained: only now does silence count (buffered messages prove life).
-                Poll::Pending => {
-                    // Asked after only now, so that an answer is weighed against every
-                    // reply that came before it.
-                    if !this.draining && this.poll_lost(cx) {
-                        continue;
-                    }
-                    match this.heartbeat.poll_silence(cx) {
-                        None => return Poll::Pending,
-                        Some(Silence::Missed) => {}
-                        // A heartbeat is late: ask whether the request is still there (see
-                        // `lost`), then wait for the miss as before.
-                        Some(Silence::Overdue) => {
-                            this.lost.ask_now();
-                            continue;
-                        }
-                    }
-                    match this.probe.silence(this.pending.has_open()) {
-                        ProbeSilence::Unwatched => {}
-                        // A request sent after a fault is gone: again at once, quietly.
-                        ProbeSilence::Lost => {
-                            this.pending.reset();
-                            this.recoveries.lost_pulls += 1;
-                            continue;
-                        }
-                        // Judged by the usual heartbeat from here.
-                        ProbeSilence::Over => {
-                            this.end_probe();
-                            continue;
-                        }
-                    }
-                    this.lost.end();
-                    // Whatever requests were open are presumed lost: pull anew.
-                    this.pending.reset();
-                    this.recoveries.missed_heartbeats += 1;
-                    if this.report_missed {
+                Poll::Pending => match this.drive_silence(cx) {
+                    Quiet::Pending => return Poll::Pending,
+                    Quiet::Again => {}
+                    Quiet::Missed => {
                         return Poll::Ready(Some(Err(MessagesError::new(
                             MessagesErrorKind::MissingHeartbeat,
                         ))));
                     }
-                }
+                },
             }
         }
         cx.waker().wake_by_ref();

@@ -147,9 +147,10 @@ impl Ordered {
     /// [`Messages::drain`](super::Messages::drain) does: unsubscribes the delivery inbox and
     /// waits (a PING/PONG round trip) until every message the server sent before has
     /// arrived; the stream then yields those, in order, and ends with `None`. A recreation
-    /// under way is abandoned, and a gap, a missed heartbeat or a heartbeat out of step found
-    /// while draining ends the stream rather than recreating the consumer. The ephemeral
-    /// consumer, with nobody listening, lapses at the server after its inactive threshold.
+    /// under way is abandoned; heartbeats and flow control are ignored while draining; and a
+    /// gap, a message the subscription dropped or the consumer's deletion ends the stream
+    /// rather than recreating the consumer. The ephemeral consumer, with nobody listening,
+    /// lapses at the server after its inactive threshold.
     ///
     /// ```no_run
     /// # async fn run(stream: rnats_jetstream::stream::Stream) -> Result<(), rnats_core::Error> {
