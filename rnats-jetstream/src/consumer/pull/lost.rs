@@ -176,7 +176,7 @@ type Ask = Box<dyn Fn() -> BoxFuture<'static, Option<usize>> + Send>;
 /// Questions about a pull request whose heartbeat is late; see the module documentation.
 pub(crate) struct LostPull {
     ask: Ask,
-    /// How long after a fault's pull missed heartbeats would tell (twice the interval).
+    /// How long a spell may last: as long as missed heartbeats take to tell.
     horizon: Duration,
     spell: Option<Spell>,
 }
@@ -260,7 +260,7 @@ impl LostPull {
 
     /// Whether the request is gone, so that the caller pulls again at once; registers the
     /// waker for the next question or answer. `connected` ends the spell while the
-    /// connection is down (its return brings a pull and a spell of its own); `open` is
+    /// connection is down (its return brings a pull, watched by a [`Probe`]); `open` is
     /// whether the caller's books hold a request with room left, without which nobody
     /// waiting tells nothing.
     pub(crate) fn poll_lost(
