@@ -2,6 +2,7 @@
 
 mod event_filter;
 mod events;
+mod health_checks;
 mod js_publish;
 mod latency;
 mod messages;

@@ -8,6 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Map, Value, json};
 
 use super::event_filter::EventFilter;
+use super::health_checks::HealthChecks;
 use super::server_ping::{Answer, Wait, ask_every_server, census, count_given};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
@@ -300,21 +301,8 @@ struct JetStreamArgs {
 struct HealthArgs {
     /// Answers to wait for (0 or none: one from each server a ping finds).
     wait: Option<usize>,
-    /// Unhealthy unless JetStream is enabled.
-    #[arg(long, short = 'J')]
-    js_enabled: bool,
-    /// Check the JetStream server only, not its streams and consumers.
-    #[arg(long, short = 'S')]
-    server_only: bool,
-    /// Check only this account.
-    #[arg(long, value_name = "ACCOUNT")]
-    account: Option<String>,
-    /// Check only this stream.
-    #[arg(long, value_name = "STREAM")]
-    stream: Option<String>,
-    /// Check only this consumer.
-    #[arg(long, value_name = "CONSUMER")]
-    consumer: Option<String>,
+    #[command(flatten)]
+    checks: HealthChecks,
     /// Leave out the details of failures (included by default).
     #[arg(long)]
     no_details: bool,
@@ -383,12 +371,7 @@ impl Kind {
                 ("JSZ", count_given(args.wait).or(args.leader.then_some(1)))
             }
             Kind::JetstreamHealth(args) => {
-                options.insert("js-enabled-only".into(), json!(args.js_enabled));
-                options.insert("js-server-only".into(), json!(args.server_only));
-                options.insert("details".into(), json!(!args.no_details));
-                put(&mut options, "account", args.account.as_deref());
-                put(&mut options, "stream", args.stream.as_deref());
-                put(&mut options, "consumer", args.consumer.as_deref());
+                options.extend(args.checks.options(!args.no_details));
                 ("HEALTHZ", args.wait)
             }
             Kind::Raft {

@@ -6,8 +6,9 @@
 use std::collections::BTreeSet;
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::super::health_checks::HealthChecks;
 use super::cells::{number, text};
 use super::gather::{ReportFilter, ask, by_server_name};
 use crate::conn::ConnArgs;
@@ -25,39 +26,13 @@ const SHOWN_ERRORS: usize = 10;
 pub(super) struct HealthArgs {
     #[command(flatten)]
     filter: ReportFilter,
-    /// Unhealthy unless JetStream is enabled.
-    #[arg(long, short = 'J')]
-    js_enabled: bool,
-    /// Check the JetStream server only, not its streams and consumers.
-    #[arg(long, short = 'S')]
-    server_only: bool,
-    /// Check only this account.
-    #[arg(long, value_name = "ACCOUNT")]
-    account: Option<String>,
-    /// Check only this stream (with --account).
-    #[arg(long, value_name = "STREAM")]
-    stream: Option<String>,
-    /// Check only this consumer (with --account and --stream).
-    #[arg(long, value_name = "CONSUMER")]
-    consumer: Option<String>,
+    #[command(flatten)]
+    checks: HealthChecks,
 }
 
 /// Runs `server report health`.
 pub(super) async fn run(conn: &ConnArgs, args: HealthArgs) -> Result<(), CliError> {
-    let mut body = json!({
-        "js-enabled-only": args.js_enabled,
-        "js-server-only": args.server_only,
-        "details": true,
-    });
-    for (key, value) in [
-        ("account", &args.account),
-        ("stream", &args.stream),
-        ("consumer", &args.consumer),
-    ] {
-        if let Some(value) = value {
-            body[key] = json!(value);
-        }
-    }
+    let body = Value::Object(args.checks.options(true));
     let (mut answers, missing) = ask(conn, HEALTHZ, body, &args.filter).await?;
     answers.sort_by(by_server_name);
     if args.filter.reverse {
@@ -151,6 +126,8 @@ fn table(replies: &[&Value]) -> Table {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
