@@ -280,7 +280,7 @@ async fn a_drained_ordered_push_stream_ends_after_what_was_delivered_in_order() 
     let mut messages = consumer.messages().await.unwrap();
     drain_after_ten_in_order(&mut messages).await;
     // Ended for good: no consumer made again, and the one drained is the only one.
-    assert!(messages.next().now_or_never().flatten().is_none());
+    assert!(matches!(messages.next().now_or_never(), Some(None)));
     let names: Vec<String> = stream.consumer_names().try_collect().await.unwrap();
     assert_eq!(names, [name]);
 }
