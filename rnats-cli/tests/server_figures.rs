@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{ACCOUNTS, Rnats};
+use common::{ACCOUNTS, Rnats, args, login};
 use rnats_test_server::{Cluster, NatsServer, ServerBuilder};
 use serde_json::Value;
 
@@ -16,23 +16,11 @@ use serde_json::Value;
 const SETTLE: Duration = Duration::from_secs(20);
 
 fn sys(url: &str) -> Vec<String> {
-    ["-s", url, "--user", "sys", "--password", "pass"]
-        .map(str::to_owned)
-        .to_vec()
+    login(url, "sys")
 }
 
 fn app(url: &str) -> Vec<String> {
-    ["-s", url, "--user", "app", "--password", "pass"]
-        .map(str::to_owned)
-        .to_vec()
-}
-
-fn args<'a>(words: &[&'a str], conn: &'a [String]) -> Vec<&'a str> {
-    words
-        .iter()
-        .copied()
-        .chain(conn.iter().map(String::as_str))
-        .collect()
+    login(url, "app")
 }
 
 fn number(value: &Value) -> u64 {

@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use common::{ACCOUNTS, Rnats};
+use common::{ACCOUNTS, Rnats, args, login};
 use rnats_test_server::{Cluster, HubAndLeaf, LEAF_DOMAIN, NatsServer, Role, Supercluster};
 use serde_json::Value;
 
@@ -16,17 +16,7 @@ use serde_json::Value;
 const SETTLE: Duration = Duration::from_secs(30);
 
 fn sys(url: &str) -> Vec<String> {
-    ["-s", url, "--user", "sys", "--password", "pass"]
-        .map(str::to_owned)
-        .to_vec()
-}
-
-fn args<'a>(words: &[&'a str], conn: &'a [String]) -> Vec<&'a str> {
-    words
-        .iter()
-        .copied()
-        .chain(conn.iter().map(String::as_str))
-        .collect()
+    login(url, "sys")
 }
 
 /// The rows of a grouped report table (below its header, above its Total row), each

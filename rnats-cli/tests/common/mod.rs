@@ -241,6 +241,22 @@ impl Drop for Running {
 }
 
 /// Panics with both streams unless `out` is a success.
+/// Connection flags for `url` as `user` of [`ACCOUNTS`].
+pub fn login(url: &str, user: &str) -> Vec<String> {
+    ["-s", url, "--user", user, "--password", "pass"]
+        .map(str::to_owned)
+        .to_vec()
+}
+
+/// `words` followed by the connection flags `conn`.
+pub fn args<'a>(words: &[&'a str], conn: &'a [String]) -> Vec<&'a str> {
+    words
+        .iter()
+        .copied()
+        .chain(conn.iter().map(String::as_str))
+        .collect()
+}
+
 pub fn assert_success(out: &Output, args: &[&str]) {
     assert!(
         out.status.success(),
