@@ -1,4 +1,5 @@
-//! `rnats consumer edit|pause|resume|unpin|reset|report|sub|find` against a real nats-server.
+//! `rnats consumer edit|pause|resume|unpin|reset|report|sub|find`, and
+//! `req` to a pull consumer, against a real nats-server.
 
 mod common;
 
@@ -370,6 +371,28 @@ fn unpin_a_pinned_client_group() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("cannot be used with"), "{stderr}");
+}
+
+/// natscli's way to read one message from a pull consumer by hand: a request to its
+/// next-message API. The answer comes on the stored message's subject, not the inbox's.
+#[test]
+fn req_to_a_pull_consumers_next_message_api_prints_the_stored_message() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 2);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    rnats.ok(&[
+        &["consumer", "add", "ORDERS", "picker", "--pull"][..],
+        &s[..],
+    ]
+    .concat());
+    let next = "$JS.API.CONSUMER.MSG.NEXT.ORDERS.picker";
+    let first =
+        rnats.json(&[&["req", next, "", "--json", "--timeout", "10s"][..], &s[..]].concat());
+    assert_eq!(first["subject"], "orders.1", "{first}");
+    assert_eq!(first["data"], "order 1", "{first}");
+    let second = rnats.ok(&[&["req", next, "", "--raw", "--timeout", "10s"][..], &s[..]].concat());
+    assert_eq!(second, "order 2\n");
 }
 
 #[test]

@@ -5,7 +5,6 @@ use std::time::Instant;
 
 use clap::Args;
 use futures_util::StreamExt;
-use rnats::Request;
 
 use super::messages::{Message, Messages, SendOn};
 use super::show::Shown;
@@ -69,26 +68,10 @@ pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> 
     let mut received = 0u64;
     while let Some(Message { subject, payload }) = requests.next_message()? {
         let started = Instant::now();
-        if args.replies == 1 {
-            let mut request = Request::new().payload(payload).timeout(Some(timeout));
-            if let Some(h) = &headers {
-                request = request.headers(h.clone());
-            }
-            let reply =
-                client
-                    .send_request(subject, request)
-                    .await
-                    .map_err(|e| match e.kind() {
-                        rnats::RequestErrorKind::TimedOut => CliError::NothingReceived {
-                            what: "no reply",
-                            timeout,
-                        },
-                        _ => CliError::Request(e),
-                    })?;
-            received += 1;
-            print_reply(&args, &reply, started, received)?;
-            continue;
-        }
+        // Every request gathers its replies on an inbox of its own, as natscli's does, not
+        // on the connection's shared one: a reply that comes back on another subject (a
+        // pull consumer's `$JS.API.CONSUMER.MSG.NEXT` answers with the stored message's
+        // subject) still reaches it.
         let replies = Replies {
             subject,
             headers: headers.as_ref(),
