@@ -373,6 +373,69 @@ fn unpin_a_pinned_client_group() {
     assert!(stderr.contains("cannot be used with"), "{stderr}");
 }
 
+/// A consumer's `--config` file as natscli reads one: fields left out are the server's
+/// defaults, the name may come from the file, and `consumer info --json`'s output will do.
+#[test]
+fn add_takes_a_sparse_config_file_or_another_consumers_info() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 0);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sparse = dir.path().join("sparse.json");
+    write(
+        &sparse,
+        r#"{"durable_name":"fromfile","filter_subject":"orders.eu.>"}"#,
+    );
+    let sparse = sparse.to_string_lossy().into_owned();
+    let made = rnats.json(
+        &[
+            &["consumer", "add", "ORDERS", "--config", &sparse, "--json"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(made["name"], "fromfile", "{made}");
+    assert_eq!(made["config"]["deliver_policy"], "all", "{made}");
+    assert_eq!(made["config"]["ack_policy"], "none", "{made}");
+    assert_eq!(made["config"]["filter_subject"], "orders.eu.>", "{made}");
+
+    let info = dir.path().join("info.json");
+    write(&info, &made.to_string());
+    let info = info.to_string_lossy().into_owned();
+    let copied = rnats.json(
+        &[
+            &[
+                "consumer", "add", "ORDERS", "again", "--config", &info, "--json",
+            ][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(copied["name"], "again", "{copied}");
+    assert_eq!(
+        copied["config"]["filter_subject"], "orders.eu.>",
+        "{copied}"
+    );
+    assert_eq!(copied["config"]["ack_policy"], "none", "{copied}");
+
+    let nameless = dir.path().join("nameless.json");
+    write(&nameless, "{}");
+    let nameless = nameless.to_string_lossy().into_owned();
+    let line = rnats.fails(
+        &[
+            &["consumer", "add", "ORDERS", "--config", &nameless][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert!(line.contains("give a NAME"), "{line}");
+    let out = rnats.run(&[&["consumer", "add", "ORDERS"][..], &s[..]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("<NAME>"), "{stderr}");
+}
+
 /// natscli's way to read one message from a pull consumer by hand: a request to its
 /// next-message API. The answer comes on the stored message's subject, not the inbox's.
 #[test]

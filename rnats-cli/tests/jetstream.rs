@@ -168,6 +168,27 @@ fn stream_add_takes_a_json_config_file() {
     let info = rnats.json(&["stream", "add", "--config", &path, "--json", "-s", &url]);
     assert_eq!(info["config"]["name"], "EVENTS");
     assert_eq!(info["config"]["max_msgs_per_subject"], 5);
+
+    // `stream info --json`'s output is a config file too (natscli takes either), here
+    // renamed with its subjects given over it.
+    let copy = dir.path().join("info.json");
+    std::fs::write(&copy, info.to_string()).expect("write info");
+    let copy = copy.to_string_lossy().into_owned();
+    let info = rnats.json(&[
+        "stream",
+        "add",
+        "COPY",
+        "--config",
+        &copy,
+        "--subjects",
+        "copy.>",
+        "--json",
+        "-s",
+        &url,
+    ]);
+    assert_eq!(info["config"]["name"], "COPY");
+    assert_eq!(info["config"]["subjects"], serde_json::json!(["copy.>"]));
+    assert_eq!(info["config"]["max_msgs_per_subject"], 5);
 }
 
 #[test]

@@ -243,6 +243,38 @@ pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T
     })
 }
 
+/// Reads a stream's or consumer's `--config FILE`: the configuration itself, or an info
+/// document that holds it under `config` (what `stream info --json` and `consumer info
+/// --json` print), as natscli takes either. `defaults` fill the fields the file leaves out
+/// that the configuration's type cannot do without (natscli, in Go, reads a missing field as
+/// its zero value, which the server takes as the default).
+pub(crate) fn read_config<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    defaults: &[(&str, &str)],
+) -> Result<T, CliError> {
+    let parse_error = |source| CliError::ParseFile {
+        path: path.to_owned(),
+        source,
+    };
+    let mut document: serde_json::Value = read_json(path)?;
+    if let Some(config) = document.get_mut("config").filter(|c| c.is_object()) {
+        document = config.take();
+    }
+    if let Some(fields) = document.as_object_mut() {
+        for (field, value) in defaults {
+            fields
+                .entry(*field)
+                .or_insert_with(|| serde_json::Value::from(*value));
+        }
+    }
+    serde_json::from_value(document).map_err(parse_error)
+}
+
+/// What a consumer's `--config` file may leave out, as the server reads it: every consumer
+/// delivers from the start and acknowledges nothing unless told otherwise.
+pub(crate) const CONSUMER_FILE_DEFAULTS: &[(&str, &str)] =
+    &[("deliver_policy", "all"), ("ack_policy", "none")];
+
 /// A count limit: `unlimited` at -1 or 0.
 pub(crate) fn limit(n: i64) -> String {
     if n <= 0 {

@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 use super::config_check::{CheckFlags, stream_problems};
 use super::stream_config::StreamFlags;
 use super::stream_read::{get, view};
-use super::{bytes, duration, limit, limit_bytes, raw, raw_list, read_json, render_unlisted, time};
+use super::{
+    bytes, duration, limit, limit_bytes, raw, raw_list, read_config, render_unlisted, time,
+};
 use crate::conn::{ConnArgs, parse_duration};
 use crate::error::CliError;
 use crate::out::{self, Fields};
@@ -447,7 +449,7 @@ async fn add(
 /// `name`, with the flags given written in.
 fn add_config(name: Option<String>, flags: &StreamFlags) -> Result<Config, CliError> {
     let mut config: Config = match &flags.config_file {
-        Some(path) => read_json(path)?,
+        Some(path) => read_config(path, &[])?,
         None => Config::default(),
     };
     if let Some(name) = name {
@@ -543,7 +545,7 @@ async fn edit(
         .await
         .map_err(CliError::js(format!("cannot read stream {name}")))?;
     let mut config = match &flags.config_file {
-        Some(path) => read_json(path)?,
+        Some(path) => read_config(path, &[])?,
         None => stream.cached_info().config.clone(),
     };
     config.name = name.clone();

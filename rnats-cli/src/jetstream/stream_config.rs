@@ -16,8 +16,8 @@ use crate::conn::parse_duration;
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "Stream settings")]
 pub(crate) struct StreamFlags {
-    /// Take the whole config from this JSON file (the server's StreamConfig); flags given
-    /// too override it.
+    /// Take the whole config from this JSON file (the server's StreamConfig, or `stream
+    /// info --json`'s output); flags given too override it.
     #[arg(long = "config", value_name = "FILE")]
     pub(crate) config_file: Option<PathBuf>,
     /// Subjects the stream stores, comma separated (default: the stream's name).

@@ -12,7 +12,7 @@ use time::format_description::well_known::Rfc3339;
 use super::{backoff, manage};
 use crate::conn::parse_duration;
 use crate::error::CliError;
-use crate::jetstream::read_json;
+use crate::jetstream::{CONSUMER_FILE_DEFAULTS, read_config};
 
 /// Consumer settings of `consumer add`, `edit` and `copy`.
 #[derive(Debug, Clone, Default, Args)]
@@ -162,19 +162,29 @@ enum Replay {
 }
 
 impl ConsumerFlags {
-    /// The config of a new consumer `name`: the `file`'s or a durable default, made pull
+    /// The name and config of a new consumer: the `file`'s or a durable default, made pull
     /// (`pull`) or push as [`ConsumerFlags::applied_to_new`] does, with the flags written in.
+    /// The name is `name`, or else the file's durable name or name, as natscli takes it.
     pub(super) fn new_config(
         &self,
         file: Option<&Path>,
-        name: &str,
+        name: Option<&str>,
         pull: bool,
-    ) -> Result<consumer::Config, CliError> {
+    ) -> Result<(String, consumer::Config), CliError> {
         let config: consumer::Config = match file {
-            Some(path) => read_json(path)?,
+            Some(path) => read_config(path, CONSUMER_FILE_DEFAULTS)?,
             None => consumer::Config::default(),
         };
-        self.applied_to_new(config, name, pull)
+        let name = name
+            .or(config.durable_name.as_deref())
+            .or(config.name.as_deref())
+            .filter(|name| !name.is_empty())
+            .ok_or(CliError::Usage(
+                "give a NAME or a --config file with a durable_name",
+            ))?
+            .to_owned();
+        let config = self.applied_to_new(config, &name, pull)?;
+        Ok((name, config))
     }
 
     /// `config`, the base of a new consumer (`add --config`, `copy`), named `name` and with

@@ -12,7 +12,7 @@ use time::{OffsetDateTime, PrimitiveDateTime};
 use super::flags::ConsumerFlags;
 use super::{get_stream, render_info, render_state};
 use crate::error::CliError;
-use crate::jetstream::{duration, read_json, time};
+use crate::jetstream::{CONSUMER_FILE_DEFAULTS, duration, read_config, time};
 use crate::out;
 
 /// Options of `consumer edit`.
@@ -120,7 +120,7 @@ pub(super) async fn edit(js: &Context, args: EditArgs) -> Result<(), CliError> {
         .map_err(CliError::js(&action))?
         .config;
     let base = match &config_file {
-        Some(path) => read_json(path)?,
+        Some(path) => read_config(path, CONSUMER_FILE_DEFAULTS)?,
         None => current,
     };
     let config = flags.applied_to(base, &name)?;

@@ -68,10 +68,11 @@ enum ConsumerCommand {
     Add {
         /// The stream.
         stream: String,
-        /// The consumer's (durable) name.
-        name: String,
-        /// Take the config from this JSON file (the server's ConsumerConfig); flags override
-        /// it.
+        /// The consumer's (durable) name (may come from --config instead).
+        #[arg(required_unless_present = "config_file")]
+        name: Option<String>,
+        /// Take the config from this JSON file (the server's ConsumerConfig, or `consumer
+        /// info --json`'s output); flags override it.
         #[arg(
             long = "config",
             value_name = "FILE",
@@ -195,7 +196,7 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
             check,
             ..
         } if check.wanted() => {
-            let config = flags.new_config(config_file.as_deref(), &name, pull)?;
+            let (_, config) = flags.new_config(config_file.as_deref(), name.as_deref(), pull)?;
             return check.finish("consumer", &config, consumer_problems(&config));
         }
         command => command,
@@ -216,7 +217,7 @@ pub(crate) async fn run(args: ConsumerArgs, conn: &ConnArgs) -> Result<(), CliEr
             json,
             ..
         } => {
-            let config = flags.new_config(config_file.as_deref(), &name, pull)?;
+            let (name, config) = flags.new_config(config_file.as_deref(), name.as_deref(), pull)?;
             add(&js, stream, name, config, json).await
         }
         ConsumerCommand::Info { stream, name, json } => info(&js, stream, name, json).await,
