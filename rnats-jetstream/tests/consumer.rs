@@ -808,6 +808,54 @@ async fn ordered_pull_consumer_survives_its_deletion_without_gaps() {
     expect_sequences(&mut messages, 51..=150).await;
 }
 
+/// An ordered stream dropped by its owner deletes its consumer then, rather than leaving it
+/// to deliver heartbeats to nobody until its 30 s inactive threshold: pull and push alike.
+#[tokio::test]
+async fn dropped_ordered_streams_delete_their_consumers() {
+    let server = jetstream_server();
+    let client = connect(&server.url()).await;
+    let js = rnats_jetstream::new(client.clone());
+    let stream = add_stream(&js, "GONE", &["gone.>"], StorageType::Memory).await;
+    publish(&js, "gone.a", 3).await;
+    let mut deleted = client
+        .subscribe("$JS.EVENT.ADVISORY.CONSUMER.DELETED.GONE.*")
+        .await
+        .unwrap();
+    client.flush().await.unwrap();
+    let deleted_name = async |deleted: &mut rnats_core::Subscriber| {
+        let advisory = tokio::time::timeout(Duration::from_secs(10), deleted.next())
+            .await
+            .expect("no deletion within 10 s (the inactive threshold is 30 s)")
+            .unwrap();
+        let advisory: serde_json::Value = serde_json::from_slice(&advisory.payload).unwrap();
+        advisory["consumer"].as_str().unwrap().to_owned()
+    };
+
+    let pull = stream
+        .create_consumer(pull::OrderedConfig::default())
+        .await
+        .unwrap();
+    let name = pull.cached_info().name.clone();
+    let mut messages = pull.messages().await.unwrap();
+    expect_sequences(&mut messages, 1..=1).await;
+    drop(messages);
+    assert_eq!(deleted_name(&mut deleted).await, name);
+
+    let push = stream
+        .create_consumer(push::OrderedConfig {
+            deliver_subject: client.new_inbox(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let name = push.cached_info().name.clone();
+    let mut messages = push.messages().await.unwrap();
+    expect_sequences(&mut messages, 1..=3).await;
+    drop(messages);
+    assert_eq!(deleted_name(&mut deleted).await, name);
+    assert_eq!(stream.clone().info().await.unwrap().state.consumer_count, 0);
+}
+
 /// A stream `name` with three messages on `<name>.old` and none on `<name>.new`.
 async fn stream_with_old_messages(js: &Context, name: &str) -> stream::Stream {
     let subjects = format!("{name}.>");

@@ -95,6 +95,24 @@ pub(crate) async fn delete_replaced(context: &Context, stream: &str, old: &str) 
         .await;
 }
 
+/// Deletes the ordered consumer `name` on `stream` in the background, for an ordered
+/// stream dropped by its owner: the server would remove it after its inactive threshold
+/// (30 s), delivering heartbeats to nobody and counting against the stream's and the
+/// account's consumer limits meanwhile, which adds up for code that opens and drops watches
+/// often. As nats.go does when its library-made consumers are unsubscribed. Nothing is sent
+/// outside a tokio runtime (a stream dropped after its runtime ended).
+pub(crate) fn delete_when_dropped(context: &Context, stream: &str, name: &str) {
+    if name.is_empty() {
+        return;
+    }
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let context = context.clone();
+        let stream = stream.to_owned();
+        let name = name.to_owned();
+        runtime.spawn(async move { delete_replaced(&context, &stream, &name).await });
+    }
+}
+
 /// Creates (or finds) the consumer `config` describes on `stream`. Each send is bounded by
 /// `context`'s timeout and by [`SEND_BOUND`]; the same create is sent again when every send
 /// timed out, or at once on news that a send may have been lost and every

@@ -22,7 +22,9 @@ use super::{
     DEFAULT_IDLE_HEARTBEAT, MessagesErrorKind, ORDERED_BATCH, OrderedConfig, OrderedError,
     OrderedErrorKind, clamp_batch, clamp_expires, clamp_heartbeat,
 };
-use crate::consumer::recreate::{create_resending, delete_replaced, first_start, restart_at};
+use crate::consumer::recreate::{
+    create_resending, delete_replaced, delete_when_dropped, first_start, restart_at,
+};
 use crate::consumer::stale::StaleCheck;
 use crate::consumer::{Consumer, Info, IntoConsumerConfig, StreamError};
 use crate::context::Context;
@@ -123,8 +125,8 @@ impl Ordered {
 
     /// Stops gracefully, as [`Stream::drain`] does: no more pull requests, and the stream
     /// ends with `None` after the messages the server already sent. A recreation under way
-    /// is abandoned (its consumer, unused, lapses at the server), and a gap found while
-    /// draining ends the stream rather than recreating the consumer.
+    /// is abandoned, and a gap found while draining ends the stream rather than recreating
+    /// the consumer. Dropping the stream deletes the consumer in use.
     pub async fn drain(&mut self) -> Result<(), UnsubscribeError> {
         self.draining = true;
         self.recreate = None;
@@ -202,6 +204,15 @@ fn backoff(attempt: u32) -> Duration {
         0 => Duration::ZERO,
         1..=4 => Duration::from_millis(250 * u64::from(attempt)),
         _ => Duration::from_secs(2),
+    }
+}
+
+impl Drop for Ordered {
+    /// Deletes the consumer in use, in the background (see `recreate::delete_when_dropped`).
+    /// Dropped while a recreation is under way, the one deleted is the replacement; the
+    /// consumer it replaces, if the recreation had not deleted it yet, lapses at the server.
+    fn drop(&mut self) {
+        delete_when_dropped(&self.context, &self.stream_name, &self.consumer_name);
     }
 }
 

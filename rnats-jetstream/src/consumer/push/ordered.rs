@@ -23,7 +23,9 @@ use super::{
     OrderedError, OrderedErrorKind,
 };
 use crate::consumer::heartbeat::Monitor;
-use crate::consumer::recreate::{create_resending, delete_replaced, first_start, restart_at};
+use crate::consumer::recreate::{
+    create_resending, delete_replaced, delete_when_dropped, first_start, restart_at,
+};
 use crate::consumer::stale::StaleCheck;
 use crate::consumer::{Consumer, IntoConsumerConfig, StreamError, StreamErrorKind};
 use crate::context::Context;
@@ -149,8 +151,8 @@ impl Ordered {
     /// arrived; the stream then yields those, in order, and ends with `None`. A recreation
     /// under way is abandoned; heartbeats and flow control are ignored while draining; and a
     /// gap, a message the subscription dropped or the consumer's deletion ends the stream
-    /// rather than recreating the consumer. The ephemeral consumer, with nobody listening,
-    /// lapses at the server after its inactive threshold.
+    /// rather than recreating the consumer. The ephemeral consumer stays until the stream is
+    /// dropped, which deletes it.
     ///
     /// ```no_run
     /// # async fn run(stream: rnats_jetstream::stream::Stream) -> Result<(), rnats_core::Error> {
@@ -305,6 +307,15 @@ impl Ordered {
         }
         self.start_recreate();
         None
+    }
+}
+
+impl Drop for Ordered {
+    /// Deletes the consumer in use, in the background (see `recreate::delete_when_dropped`).
+    /// Dropped while a recreation is under way, the one deleted is the replacement; the
+    /// consumer it replaces, if the recreation had not deleted it yet, lapses at the server.
+    fn drop(&mut self) {
+        delete_when_dropped(&self.context, &self.stream_name, &self.consumer_name);
     }
 }
 
