@@ -192,6 +192,25 @@ async fn bad_names_and_configs_are_refused() {
 }
 
 #[tokio::test]
+async fn callers_racing_to_get_or_create_a_stream_all_get_it() {
+    let (_server, js) = jetstream().await;
+    // Their lookups all reach the server before any create does: the first create wins,
+    // the others are refused as the name exists with another config, and get the winner.
+    let callers = (1..=8).map(|i| {
+        js.get_or_create_stream(Config {
+            max_messages: i,
+            ..memory_config("RACE", &["race"])
+        })
+    });
+    let mut limits = Vec::new();
+    for stream in futures_util::future::join_all(callers).await {
+        limits.push(stream.unwrap().cached_info().config.max_messages);
+    }
+    limits.dedup();
+    assert_eq!(limits.len(), 1, "{limits:?}");
+}
+
+#[tokio::test]
 async fn listings_page_through_every_stream() {
     let (_server, js) = jetstream().await;
     // More than a page of names (1024) and several pages of infos (256 each).

@@ -89,7 +89,8 @@ impl Context {
     }
 
     /// The stream named in `stream_config` if it exists (its config left as it is),
-    /// otherwise a new one with this config.
+    /// otherwise a new one with this config. Callers racing to make the same stream all get
+    /// it: the one the server creates first, whatever config each asked for.
     pub async fn get_or_create_stream<S>(
         &self,
         stream_config: S,
@@ -99,18 +100,36 @@ impl Context {
     {
         let config: Config = stream_config.into();
         checked_config(&config)?;
+        if let Some(stream) = self.existing_stream(&config.name).await? {
+            return Ok(stream);
+        }
+        // Racing callers with the same config all succeed here (a create of an identical
+        // stream is no error); one that asked for another config is refused as the name
+        // exists, and takes the stream that won.
+        let name = config.name.clone();
+        match self.create_stream(config).await {
+            Err(error) if name_exists(&error) => self
+                .existing_stream(&name)
+                .await?
+                .ok_or_else(|| CreateStreamError::new(CreateStreamErrorKind::NotFound)),
+            result => result,
+        }
+    }
+
+    /// The stream `name` with its info, or `None` when the server has no such stream.
+    async fn existing_stream(&self, name: &str) -> Result<Option<Stream>, CreateStreamError> {
         let response: Response<Info> = self
-            .request(format!("STREAM.INFO.{}", config.name), &())
+            .request(format!("STREAM.INFO.{name}"), &())
             .await
             .map_err(create_request_error)?;
         match response {
-            Response::Ok(info) => Ok(Stream {
+            Response::Ok(info) => Ok(Some(Stream {
                 info,
                 context: self.clone(),
-                name: config.name,
-            }),
+                name: name.to_owned(),
+            })),
             Response::Err { error } if error.error_code() == ErrorCode::STREAM_NOT_FOUND => {
-                self.create_stream(config).await
+                Ok(None)
             }
             Response::Err { error } => Err(error.into()),
         }
@@ -200,6 +219,12 @@ impl Context {
     pub fn streams(&self) -> Streams {
         Streams::new(self.clone())
     }
+}
+
+/// Whether the server refused a create as a stream of that name exists with another config.
+fn name_exists(error: &CreateStreamError) -> bool {
+    matches!(error.kind(), CreateStreamErrorKind::JetStream(refusal)
+        if refusal.error_code() == ErrorCode::STREAM_NAME_EXIST)
 }
 
 /// `name` if it can name a stream.
