@@ -11,6 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
 use rnats_jetstream::Context;
+use rnats_jetstream::context::CreateKeyValueErrorKind;
 use rnats_jetstream::kv::{self, Operation, Store, WatchOptions};
 use rnats_jetstream::stream::{self, Source, StorageType, SubjectTransform};
 use rnats_test_server::{NatsServer, run_nats_py};
@@ -78,6 +79,93 @@ async fn status_carries_metadata_and_limit_marker_ttl() {
     let status = plain.status().await.unwrap();
     assert_eq!(status.limit_marker_ttl(), None);
     assert!(!status.metadata().contains_key("owner"));
+}
+
+#[tokio::test]
+async fn get_or_create_keeps_an_existing_bucket_and_makes_a_missing_one() {
+    let (_server, js) = jetstream().await;
+    js.create_key_value(kv::Config {
+        history: 5,
+        ..memory("kept")
+    })
+    .await
+    .unwrap();
+    let kept = js
+        .get_or_create_key_value(kv::Config {
+            history: 2,
+            ..memory("kept")
+        })
+        .await
+        .unwrap();
+    assert_eq!(kept.status().await.unwrap().history(), 5);
+
+    let made = js
+        .get_or_create_key_value(kv::Config {
+            history: 3,
+            ..memory("made")
+        })
+        .await
+        .unwrap();
+    assert_eq!(made.status().await.unwrap().history(), 3);
+    made.put("k", "v".into()).await.unwrap();
+    assert_eq!(made.get("k").await.unwrap().unwrap(), "v");
+
+    // A stream under a bucket's name that is not a bucket is not taken, nor replaced.
+    js.create_stream(stream::Config {
+        name: "KV_plain".into(),
+        subjects: vec!["plain.>".into()],
+        storage: StorageType::Memory,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let error = js
+        .get_or_create_key_value(memory("plain"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), CreateKeyValueErrorKind::InvalidStoreName);
+
+    // Configs that could never make the bucket are refused before anything is sent.
+    let error = js
+        .get_or_create_key_value(kv::Config {
+            history: 65,
+            ..memory("kept")
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), CreateKeyValueErrorKind::TooLongHistory);
+    let error = js
+        .get_or_create_key_value(memory("no.dots"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), CreateKeyValueErrorKind::InvalidStoreName);
+}
+
+#[tokio::test]
+async fn callers_racing_to_get_or_create_a_bucket_all_get_it() {
+    let (_server, js) = jetstream().await;
+    // Eight callers at once, on one connection: their lookups reach the server before any
+    // create does, so all find no bucket and all create. Asking for the same config, every
+    // create succeeds; asking for different ones, all but the first are refused as the name
+    // exists, and get the bucket that won.
+    for (bucket, same_config) in [("same", true), ("differ", false)] {
+        let callers = (1..=8).map(|i| {
+            js.get_or_create_key_value(kv::Config {
+                history: if same_config { 4 } else { i },
+                ..memory(bucket)
+            })
+        });
+        let stores = futures_util::future::join_all(callers).await;
+        let mut histories = Vec::new();
+        for store in stores {
+            let store = store.unwrap_or_else(|e| panic!("{bucket}: {e}"));
+            histories.push(store.status().await.unwrap().history());
+        }
+        histories.dedup();
+        assert_eq!(histories.len(), 1, "{bucket}: {histories:?}");
+    }
+    let names: Vec<String> = js.key_value_store_names().try_collect().await.unwrap();
+    assert_eq!(names.len(), 2, "{names:?}");
 }
 
 #[tokio::test]

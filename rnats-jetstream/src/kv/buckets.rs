@@ -8,13 +8,14 @@ use serde::Serialize;
 
 use super::Store;
 use super::bucket::Status;
-use super::config::{Config, ConfigError};
+use super::config::{Config, ConfigError, MAX_HISTORY};
 use super::errors::{
-    CreateKeyValueError, CreateKeyValueErrorKind, KeyValueError, KeyValueErrorKind,
+    CreateKeyValueError, CreateKeyValueErrorKind, KeyValueError, KeyValueErrorKind, ServerRefusal,
     UpdateKeyValueError, UpdateKeyValueErrorKind,
 };
 use super::name::BucketName;
-use crate::context::Context;
+use crate::context::{Context, RequestError, RequestErrorKind};
+use crate::errors::ErrorCode;
 use crate::paging::Pages;
 use crate::stream::list::StreamNames;
 use crate::stream::{DeleteStatus, Info, Stream as JsStream};
@@ -90,6 +91,53 @@ impl Context {
                 CreateKeyValueError::with_source(kind, error)
             })?;
         Ok(Store::new(config.bucket, self.stream_handle(name, info)))
+    }
+
+    /// The bucket `config.bucket` if it exists, its config left as it is; otherwise a new one
+    /// with `config`. Callers racing to make the same bucket all get it: the one the server
+    /// creates first, whatever config each asked for.
+    ///
+    /// A stream `KV_<bucket>` that is not a bucket fails with
+    /// [`CreateKeyValueErrorKind::InvalidStoreName`], as with [`Context::get_key_value`].
+    ///
+    /// ```no_run
+    /// # async fn run(jetstream: rnats_jetstream::Context) -> Result<(), rnats_core::Error> {
+    /// use rnats_jetstream::kv;
+    /// let kv = jetstream
+    ///     .get_or_create_key_value(kv::Config {
+    ///         bucket: "sessions".to_string(),
+    ///         ..Default::default()
+    ///     })
+    ///     .await?;
+    /// kv.put("sue", "online".into()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_or_create_key_value(
+        &self,
+        config: Config,
+    ) -> Result<Store, CreateKeyValueError> {
+        // A config that could never create the bucket is refused even when the bucket exists.
+        if config.history > MAX_HISTORY {
+            return Err(CreateKeyValueError::new(
+                CreateKeyValueErrorKind::TooLongHistory,
+            ));
+        }
+        match self.get_key_value(config.bucket.as_str()).await {
+            Ok(store) => return Ok(store),
+            Err(error) if error.error_code() == Some(ErrorCode::STREAM_NOT_FOUND) => {}
+            Err(error) => return Err(create_error_of_get(error)),
+        }
+        let bucket = config.bucket.clone();
+        // Callers racing with the same config all succeed here (a create of an identical
+        // stream is no error, as for `get_or_create_stream`); one that asked for another
+        // config is refused as the name exists, and takes the bucket that won.
+        match self.create_key_value(config).await {
+            Err(error) if error.error_code() == Some(ErrorCode::STREAM_NAME_EXIST) => self
+                .get_key_value(bucket)
+                .await
+                .map_err(create_error_of_get),
+            result => result,
+        }
     }
 
     /// The bucket `bucket`. A stream that is not a bucket (no per-key history) fails with
@@ -203,6 +251,21 @@ fn update_error_of_create(error: CreateKeyValueError) -> UpdateKeyValueError {
         }
     };
     UpdateKeyValueError::with_source(kind, error)
+}
+
+/// A failed get of a bucket as the same failure of a get-or-create.
+fn create_error_of_get(error: KeyValueError) -> CreateKeyValueError {
+    let timed_out = error
+        .downcast_source::<RequestError>()
+        .is_some_and(|request| request.kind() == RequestErrorKind::TimedOut);
+    let kind = match error.kind() {
+        KeyValueErrorKind::InvalidStoreName => CreateKeyValueErrorKind::InvalidStoreName,
+        _ if timed_out => CreateKeyValueErrorKind::TimedOut,
+        KeyValueErrorKind::GetBucket | KeyValueErrorKind::JetStream => {
+            CreateKeyValueErrorKind::JetStream
+        }
+    };
+    CreateKeyValueError::with_source(kind, error)
 }
 
 /// The names of the account's buckets; from [`Context::key_value_store_names`].
