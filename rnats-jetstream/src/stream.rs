@@ -17,6 +17,38 @@
 //! println!("{} messages, first {:?}", stream.info().await?.state.messages, message.payload);
 //! # Ok(()) }
 //! ```
+//!
+//! No two streams hold the same subject: a create or update whose subjects overlap another
+//! stream's is refused with [`ErrorCode::STREAM_SUBJECT_OVERLAP`](crate::ErrorCode) (10065),
+//! the error kind `CreateStreamErrorKind::JetStream` as in async-nats. The server does not
+//! say which stream it clashes with, so rnats asks (`STREAM.NAMES` by subject, a few
+//! requests at most) and names it in the message, "... overlaps stream `ORDERS` on
+//! `orders.new`", with the details in a [`SubjectOverlap`] in the source chain:
+//!
+//! ```no_run
+//! # async fn run(jetstream: rnats_jetstream::Context) {
+//! use rnats_jetstream::context::CreateStreamErrorKind;
+//! use rnats_jetstream::stream::{Config, SubjectOverlap};
+//! use rnats_jetstream::ErrorCode;
+//! let config = Config {
+//!     name: "NEW_ORDERS".to_string(),
+//!     subjects: vec!["orders.new".to_string()],
+//!     ..Default::default()
+//! };
+//! match jetstream.create_stream(config).await {
+//!     Err(error) => match error.kind() {
+//!         CreateStreamErrorKind::JetStream(refusal)
+//!             if refusal.error_code() == ErrorCode::STREAM_SUBJECT_OVERLAP =>
+//!         {
+//!             let clashes = error.downcast_source::<SubjectOverlap>().map(|o| o.streams());
+//!             println!("taken by {clashes:?}: {error}");
+//!         }
+//!         _ => println!("refused: {error}"),
+//!     },
+//!     Ok(_) => println!("created"),
+//! }
+//! # }
+//! ```
 
 mod batch;
 pub(crate) mod cluster;
@@ -26,6 +58,7 @@ mod errors;
 mod info;
 pub(crate) mod list;
 mod manage;
+mod overlap;
 mod purge;
 mod raw;
 
@@ -55,6 +88,7 @@ pub use self::info::{
     ClusterInfo, DeleteStatus, Info, InfoWithSubjects, PagedInfo, PeerInfo, SourceInfo, State,
     StreamInfoBuilder, StreamInfoRequest,
 };
+pub use self::overlap::{Clash, SubjectOverlap};
 pub use self::purge::{No, Purge, PurgeRequest, PurgeResponse, ToAssign, Yes};
 pub use self::raw::{RawMessage, RawMessageBuilder, RawMessageRequest};
 pub use crate::consumer::{

@@ -23,7 +23,9 @@ pub enum CreateStreamErrorKind {
     DomainAndExternalSet,
     /// Nobody answered: JetStream is not enabled.
     JetStreamUnavailable,
-    /// The server refused, with this error.
+    /// The server refused, with this error. A refusal for subjects that overlap another
+    /// stream's has a [`SubjectOverlap`](crate::stream::SubjectOverlap) naming that stream
+    /// as the error's source.
     JetStream(crate::Error),
     /// No answer within the timeout.
     TimedOut,

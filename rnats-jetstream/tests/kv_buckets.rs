@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
-use rnats_jetstream::Context;
 use rnats_jetstream::context::CreateKeyValueErrorKind;
-use rnats_jetstream::kv::{self, Operation, Store, WatchOptions};
+use rnats_jetstream::kv::{self, Operation, ServerRefusal, Store, WatchOptions};
 use rnats_jetstream::stream::{self, Source, StorageType, SubjectTransform};
+use rnats_jetstream::{Context, ErrorCode};
 use rnats_test_server::{NatsServer, run_nats_py};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -166,6 +166,42 @@ async fn callers_racing_to_get_or_create_a_bucket_all_get_it() {
     }
     let names: Vec<String> = js.key_value_store_names().try_collect().await.unwrap();
     assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[tokio::test]
+async fn a_bucket_whose_subjects_a_stream_holds_names_that_stream() {
+    let (_server, js) = jetstream().await;
+    js.create_stream(stream::Config {
+        name: "SQUATTER".into(),
+        subjects: vec!["$KV.taken.>".into()],
+        storage: StorageType::Memory,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let error = js.create_key_value(memory("taken")).await.unwrap_err();
+    assert_eq!(error.kind(), CreateKeyValueErrorKind::BucketCreate);
+    assert_eq!(error.error_code(), Some(ErrorCode::STREAM_SUBJECT_OVERLAP));
+    let overlap = error.downcast_source::<stream::SubjectOverlap>().unwrap();
+    assert_eq!(overlap.stream(), "KV_taken");
+    assert_eq!(overlap.streams(), ["SQUATTER"]);
+    let message = error.to_string();
+    assert!(
+        message.starts_with("bucket creation failed: JetStream error:"),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(
+            "stream `KV_taken` (subjects `$KV.taken.>`) overlaps stream `SQUATTER` on `$KV.taken.>`"
+        ),
+        "{message}"
+    );
+    let error = js
+        .get_or_create_key_value(memory("taken"))
+        .await
+        .unwrap_err();
+    assert_eq!(error.error_code(), Some(ErrorCode::STREAM_SUBJECT_OVERLAP));
+    assert!(error.to_string().contains("`SQUATTER`"), "{error}");
 }
 
 #[tokio::test]

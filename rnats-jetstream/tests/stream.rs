@@ -14,7 +14,7 @@ use rnats_jetstream::context::{
 };
 use rnats_jetstream::stream::{
     Config, DeleteMessageErrorKind, DirectGetErrorKind, DiscardPolicy, LastRawMessageErrorKind,
-    RawMessageErrorKind, StorageType, Stream,
+    RawMessageErrorKind, StorageType, Stream, SubjectOverlap,
 };
 use rnats_jetstream::{Context, ErrorCode};
 use rnats_test_server::NatsServer;
@@ -208,6 +208,109 @@ async fn callers_racing_to_get_or_create_a_stream_all_get_it() {
     }
     limits.dedup();
     assert_eq!(limits.len(), 1, "{limits:?}");
+}
+
+/// The overlap a create or update was refused for: the server's refusal kept as the kind and
+/// as the source of the error's source, untouched, and the streams it overlaps named.
+fn refused_overlap(error: &rnats_jetstream::context::CreateStreamError) -> &SubjectOverlap {
+    let CreateStreamErrorKind::JetStream(kind) = error.kind() else {
+        panic!("not a refusal: {error}");
+    };
+    assert_eq!(
+        kind.error_code(),
+        ErrorCode::STREAM_SUBJECT_OVERLAP,
+        "{error}"
+    );
+    assert_eq!(kind.error_code(), ErrorCode(10065));
+    let refusal = error.downcast_source::<rnats_jetstream::Error>().unwrap();
+    assert_eq!(*refusal, kind);
+    assert_eq!(refusal.code(), 400);
+    assert_eq!(
+        refusal.description(),
+        Some("subjects overlap with an existing stream")
+    );
+    let overlap = error.downcast_source::<SubjectOverlap>().unwrap();
+    assert_eq!(*overlap.refusal(), kind);
+    overlap
+}
+
+#[tokio::test]
+async fn an_overlap_refusal_names_the_streams_it_clashes_with() {
+    let (_server, js) = jetstream().await;
+    js.create_stream(memory_config("A", &["a.>"]))
+        .await
+        .unwrap();
+    js.create_stream(memory_config("C", &["c.*"]))
+        .await
+        .unwrap();
+
+    // A narrower subject inside another stream's wildcard.
+    let error = js
+        .create_stream(memory_config("B", &["a.x"]))
+        .await
+        .unwrap_err();
+    let overlap = refused_overlap(&error);
+    assert_eq!(overlap.stream(), "B");
+    assert_eq!(overlap.subjects(), ["a.x"]);
+    assert_eq!(overlap.streams(), ["A"]);
+    assert!(overlap.is_complete());
+    assert_eq!(
+        error.to_string(),
+        "JetStream error: subjects overlap with an existing stream (code 400, error code 10065): \
+         stream `B` (subjects `a.x`) overlaps stream `A` on `a.x`"
+    );
+
+    // A wider one over two streams' subjects, and one that overlaps none.
+    js.create_stream(memory_config("E", &["w.e.>"]))
+        .await
+        .unwrap();
+    js.create_stream(memory_config("F", &["w.f.*"]))
+        .await
+        .unwrap();
+    let error = js
+        .create_stream(memory_config("WIDE", &["free.x", "w.*.y"]))
+        .await
+        .unwrap_err();
+    let overlap = refused_overlap(&error);
+    assert_eq!(overlap.streams(), ["E", "F"]);
+    let clashes: Vec<(&str, &str)> = overlap
+        .clashes()
+        .iter()
+        .map(|c| (c.subject.as_str(), c.stream.as_str()))
+        .collect();
+    assert_eq!(clashes, [("w.*.y", "E"), ("w.*.y", "F")]);
+
+    // An update that adds an overlapping subject: the stream itself is not named.
+    let error = js
+        .update_stream(memory_config("C", &["c.*", "a.z"]))
+        .await
+        .unwrap_err();
+    let overlap = refused_overlap(&error);
+    assert_eq!(overlap.stream(), "C");
+    assert_eq!(overlap.streams(), ["A"]);
+    assert!(
+        error.to_string().ends_with("overlaps stream `A` on `a.z`"),
+        "{error}"
+    );
+    let error = js
+        .create_or_update_stream(memory_config("C", &["c.*", "a.z"]))
+        .await
+        .unwrap_err();
+    assert_eq!(refused_overlap(&error).streams(), ["A"]);
+    let error = js
+        .get_or_create_stream(memory_config("D", &["a.d"]))
+        .await
+        .unwrap_err();
+    assert_eq!(refused_overlap(&error).streams(), ["A"]);
+
+    // Other refusals are as they were: the server's error is the source itself.
+    let error = js
+        .create_stream(memory_config("A", &["other.>"]))
+        .await
+        .unwrap_err();
+    let source = std::error::Error::source(&error).unwrap();
+    let refusal = source.downcast_ref::<rnats_jetstream::Error>().unwrap();
+    assert_eq!(refusal.error_code(), ErrorCode::STREAM_NAME_EXIST);
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use futures_util::StreamExt;
 use super::config::{Config, External, Source};
 use super::info::{DeleteStatus, Info};
 use super::list::{StreamNames, Streams};
+use super::overlap::SubjectOverlap;
 use super::{Stream, is_valid_subject};
 use crate::context::Context;
 use crate::errors::ErrorCode;
@@ -22,7 +23,9 @@ use crate::stream_errors::{
 impl Context {
     /// Creates a stream and returns a handle with its info. Creating a stream that exists
     /// with the same config succeeds; with another config the server refuses
-    /// (`ErrorCode::STREAM_NAME_EXIST`).
+    /// (`ErrorCode::STREAM_NAME_EXIST`). Subjects that overlap another stream's are refused
+    /// (`ErrorCode::STREAM_SUBJECT_OVERLAP`), and the error names that stream: see
+    /// [`SubjectOverlap`].
     ///
     /// ```no_run
     /// # async fn run(jetstream: rnats_jetstream::Context) -> Result<(), rnats_core::Error> {
@@ -51,7 +54,10 @@ impl Context {
             .request(subject, &*config)
             .await
             .map_err(create_request_error)?;
-        let info = response.into_result()?;
+        let info = match response.into_result() {
+            Ok(info) => info,
+            Err(refusal) => return Err(self.refusal_error(&config, refusal).await),
+        };
         Ok(Stream {
             info,
             context: self.clone(),
@@ -150,7 +156,8 @@ impl Context {
 
     /// Changes the config of an existing stream; a missing one fails with
     /// `CreateStreamErrorKind::NotFound`. The server refuses changes it does not allow
-    /// (storage, retention to or from work queue, ...).
+    /// (storage, retention to or from work queue, ...), and subjects that overlap another
+    /// stream's, as [`Context::create_stream`] does.
     pub async fn update_stream<S>(&self, config: S) -> Result<Info, UpdateStreamError>
     where
         S: Borrow<Config>,
@@ -161,7 +168,10 @@ impl Context {
             .request(format!("STREAM.UPDATE.{}", config.name), &*config)
             .await
             .map_err(create_request_error)?;
-        Ok(response.into_result()?)
+        match response.into_result() {
+            Ok(info) => Ok(info),
+            Err(refusal) => Err(self.refusal_error(&config, refusal).await),
+        }
     }
 
     /// Updates the stream, creating it when it does not exist.
@@ -239,6 +249,17 @@ fn checked_name(name: &str) -> Result<&str, GetStreamError> {
 }
 
 impl Context {
+    /// The server's refusal of `config` as a create or update error. One for overlapping
+    /// subjects has a [`SubjectOverlap`] naming the streams they overlap as its source, and
+    /// the refusal itself as the kind, as any other.
+    async fn refusal_error(&self, config: &Config, refusal: crate::Error) -> CreateStreamError {
+        if refusal.error_code() != ErrorCode::STREAM_SUBJECT_OVERLAP {
+            return refusal.into();
+        }
+        let overlap = SubjectOverlap::look_up(self, config, refusal.clone()).await;
+        CreateStreamError::with_source(CreateStreamErrorKind::JetStream(refusal), overlap)
+    }
+
     /// Refuses a configuration whose features the connected server would drop (ADR-44).
     fn require_stream_features(&self, config: &Config) -> Result<(), CreateStreamError> {
         self.require(crate::features::stream_features(config))
