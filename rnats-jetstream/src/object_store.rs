@@ -93,15 +93,15 @@ impl ObjectStore {
     }
 
     /// The metadata of the object `object_name` (deleted ones included, with `deleted` set).
+    /// Its [`modified`](ObjectInfo::modified) is when the server stored this metadata.
     pub async fn info<T: AsRef<str>>(&self, object_name: T) -> Result<ObjectInfo, InfoError> {
         let object_name = object_name.as_ref();
         if !is_valid_object_name(object_name) {
             return Err(InfoError::new(InfoErrorKind::InvalidName));
         }
         let subject = self.meta_subject(object_name);
-        let payload = if self.stream.info.config.allow_direct {
-            let message = self
-                .stream
+        let message = if self.stream.info.config.allow_direct {
+            self.stream
                 .direct_get_last_for_subject(subject)
                 .await
                 .map_err(|error| match error.kind() {
@@ -110,11 +110,9 @@ impl ObjectStore {
                         InfoError::with_source(InfoErrorKind::TimedOut, error)
                     }
                     _ => InfoError::with_source(InfoErrorKind::Other, error),
-                })?;
-            message.payload
+                })?
         } else {
-            let message = self
-                .stream
+            self.stream
                 .get_last_raw_message_by_subject(&subject)
                 .await
                 .map_err(|error| match error.kind() {
@@ -122,10 +120,9 @@ impl ObjectStore {
                         InfoError::new(InfoErrorKind::NotFound)
                     }
                     _ => InfoError::with_source(InfoErrorKind::Other, error),
-                })?;
-            message.payload
+                })?
         };
-        serde_json::from_slice(&payload)
+        ObjectInfo::from_stored(&message.payload, message.time)
             .map_err(|error| InfoError::with_source(InfoErrorKind::Other, error))
     }
 

@@ -52,7 +52,12 @@ pub struct ObjectInfo {
     /// How many chunks the data is stored in.
     #[serde(default)]
     pub chunks: usize,
-    /// When this version was stored.
+    /// When this version of the metadata was stored: the server's timestamp of the meta
+    /// message, on every read ([`info`](super::ObjectStore::info), `get`, list, watch), as
+    /// ADR-20 and nats.go have it. The JSON's own `mtime` is not read back: nats.go writes
+    /// the zero time there. On what a write returns (`put`, `delete`, `update_metadata`,
+    /// links) it is this client's clock at the write, which is also what rnats stores in
+    /// the JSON, as async-nats does, for readers that take the time from there.
     #[serde(
         default,
         rename = "mtime",
@@ -69,6 +74,14 @@ pub struct ObjectInfo {
 }
 
 impl ObjectInfo {
+    /// The metadata a meta message holds, `modified` being `stored`, the message's timestamp
+    /// in the stream (ADR-20: the object's time is the server's, whatever the JSON says).
+    pub(super) fn from_stored(payload: &[u8], stored: DateTime) -> serde_json::Result<ObjectInfo> {
+        let mut info: ObjectInfo = serde_json::from_slice(payload)?;
+        info.modified = Some(stored);
+        Ok(info)
+    }
+
     /// Whether this object is a link (to an object or a whole bucket).
     pub fn is_link(&self) -> bool {
         self.link().is_some()

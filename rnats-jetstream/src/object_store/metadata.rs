@@ -61,6 +61,8 @@ impl ObjectStore {
         info.description = metadata.description;
         info.metadata = metadata.metadata;
         info.headers = metadata.headers;
+        // A new version of the metadata: the time read back was the old one's.
+        info.modified = Some(rnats_core::datetime::now());
         self.publish_meta(&info).await.map_err(|error| {
             UpdateMetadataError::with_source(UpdateMetadataErrorKind::PublishMetadata, error)
         })?;

@@ -16,6 +16,7 @@ use super::errors::{
 use super::info::ObjectInfo;
 use crate::consumer::DeliverPolicy;
 use crate::consumer::push::{Ordered, OrderedConfig};
+use crate::message::Message;
 
 /// How an Object Store watch starts and what it passes on; nats.go's object watch options
 /// (`UpdatesOnly`, `IncludeHistory`, `IgnoreDeletes`), shaped as
@@ -162,7 +163,7 @@ impl futures_util::Stream for Watch {
                 Some(Err(error)) => return Poll::Ready(Some(Err(watcher_error(error)))),
                 None => return Poll::Ready(None),
             };
-            match decode(&message.payload) {
+            match decode(&message) {
                 Ok(info) if info.deleted && self.ignore_deletes => continue,
                 item => return Poll::Ready(Some(item)),
             }
@@ -207,7 +208,7 @@ impl futures_util::Stream for List {
                     return Poll::Ready(Some(Err(error)));
                 }
             }
-            match decode(&message.payload) {
+            match decode(&message) {
                 Ok(info) if info.deleted && !self.include_deleted => continue,
                 item => return Poll::Ready(Some(item)),
             }
@@ -215,7 +216,13 @@ impl futures_util::Stream for List {
     }
 }
 
-fn decode(payload: &[u8]) -> Result<ObjectInfo, WatcherError> {
-    serde_json::from_slice(payload)
+/// The metadata a delivered meta message holds, `modified` being when the server stored it
+/// (the timestamp in its ack subject), as nats.go's watcher has it.
+fn decode(message: &Message) -> Result<ObjectInfo, WatcherError> {
+    let stored = message
+        .info()
+        .map_err(|error| WatcherError::with_source(WatcherErrorKind::Other, error))?
+        .published;
+    ObjectInfo::from_stored(&message.payload, stored)
         .map_err(|error| WatcherError::with_source(WatcherErrorKind::Other, error))
 }
