@@ -1,11 +1,14 @@
 //! Object Store interchange with a second, independent client, nats-py: objects nats-py puts
-//! are read (digest checked) by rnats, whole and in part, and objects, metadata and links
-//! rnats writes are read by nats-py, which checks the digest itself.
+//! are read (digest checked) by rnats, whole and in part, with the time the server stored
+//! their metadata, its deletion markers too; and objects, metadata and links rnats writes are
+//! read by nats-py, which checks the digest itself.
 #![cfg(feature = "object-store")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::collections::HashMap;
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE;
 use rnats_jetstream::object_store::{Config, ObjectMetadata};
 use rnats_jetstream::stream::StorageType;
 use rnats_test_server::{NatsServer, run_nats_py};
@@ -26,6 +29,9 @@ async def main():
     await obs.put("small", b"hello from python")
     big = random.Random(42).randbytes(int(sys.argv[1]))
     await obs.put("dir/big.bin", big, meta=ObjectMeta(description="made in python"))
+    # nats-py's deletion marker holds `"mtime": ""` (and `"digest": ""`).
+    await obs.put("gone", b"deleted by python")
+    await obs.delete("gone")
     print(hashlib.sha256(big).hexdigest())
     await nc.close()
 
@@ -118,6 +124,31 @@ async fn rnats_reads_what_nats_py_puts() {
     .unwrap();
     names.sort();
     assert_eq!(names, ["dir/big.bin", "small"]);
+
+    // `modified` is when the server stored each object's metadata, whatever nats-py wrote
+    // into `mtime` (its clock on a put, "" on a delete).
+    let stream = js.get_stream("OBJ_frompy").await.unwrap();
+    for name in ["small", "gone"] {
+        let meta_subject = format!("$O.frompy.M.{}", URL_SAFE.encode(name));
+        let stored = stream
+            .get_last_raw_message_by_subject(&meta_subject)
+            .await
+            .unwrap()
+            .time;
+        let info = store.info(name).await.unwrap();
+        assert_eq!(info.modified, Some(stored), "{name}");
+    }
+    assert!(store.info("gone").await.unwrap().deleted);
+    let mut all =
+        futures_util::TryStreamExt::try_collect::<Vec<_>>(store.list_with_deleted().await.unwrap())
+            .await
+            .unwrap();
+    all.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(all[1].name, "gone");
+    assert!(all.iter().all(|info| info.modified.is_some()));
+    // The name nats-py deleted takes a new object.
+    store.put("gone", &mut &b"back"[..]).await.unwrap();
+    assert_eq!(store.get_bytes("gone").await.unwrap(), "back");
 }
 
 #[tokio::test]

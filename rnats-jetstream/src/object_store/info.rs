@@ -57,11 +57,14 @@ pub struct ObjectInfo {
     /// ADR-20 and nats.go have it. The JSON's own `mtime` is not read back: nats.go writes
     /// the zero time there. On what a write returns (`put`, `delete`, `update_metadata`,
     /// links) it is this client's clock at the write, which is also what rnats stores in
-    /// the JSON, as async-nats does, for readers that take the time from there.
+    /// the JSON, as async-nats does, for readers that take the time from there. Read from
+    /// JSON alone, an `mtime` that is not an RFC 3339 time (nats-py's deletion marker has
+    /// `""`) is `None`.
     #[serde(
         default,
         rename = "mtime",
-        with = "rnats_core::datetime::rfc3339::option",
+        serialize_with = "rnats_core::datetime::rfc3339::option::serialize",
+        deserialize_with = "stored_mtime",
         skip_serializing_if = "Option::is_none"
     )]
     pub modified: Option<DateTime>,
@@ -192,6 +195,17 @@ where
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
+/// Reads the JSON's `mtime` without failing the metadata over it, as it is not read back
+/// (ADR-20): text that is not an RFC 3339 time, such as the `""` nats-py writes on a delete,
+/// is `None`.
+fn stored_mtime<'de, D>(deserializer: D) -> Result<Option<DateTime>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let text = Option::<std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+    Ok(text.and_then(|text| rnats_core::datetime::parse_rfc3339(&text).ok()))
+}
+
 /// Reads an object's headers in each form clients have stored them: a map of names to lists
 /// of values (today's form), the same map wrapped as `{"inner": {..}}` (older async-nats
 /// releases), or a map of names to single values.
@@ -273,6 +287,24 @@ mod tests {
             123_456_789
         );
         assert!(!info.deleted);
+    }
+
+    #[test]
+    fn an_mtime_that_is_not_a_time_does_not_fail_the_metadata() {
+        // nats-py's deletion marker.
+        let json = r#"{"name":"n","bucket":"b","nuid":"N","mtime":"","digest":"","deleted":true}"#;
+        let info: ObjectInfo = serde_json::from_str(json).unwrap();
+        assert!(info.deleted);
+        assert_eq!(info.modified, None);
+        // nats.go's zero time, and nats-py's clock on a put, are times.
+        for mtime in ["0001-01-01T00:00:00Z", "2026-05-01T10:11:12.123456+00:00"] {
+            let json = format!(r#"{{"name":"n","mtime":"{mtime}"}}"#);
+            let info: ObjectInfo = serde_json::from_str(&json).unwrap();
+            assert!(info.modified.is_some(), "{mtime}");
+        }
+        let epoch = rnats_core::datetime::from_nanos(0).unwrap();
+        let info = ObjectInfo::from_stored(br#"{"name":"n","mtime":""}"#, epoch);
+        assert_eq!(info.unwrap().modified, Some(epoch));
     }
 
     #[test]
