@@ -33,6 +33,7 @@
 //! ```
 
 mod bucket;
+mod chunks;
 mod convenience;
 mod errors;
 mod info;
@@ -55,6 +56,7 @@ use crate::context::Context;
 use crate::stream::{DirectGetErrorKind, Info as StreamInfo, LastRawMessageErrorKind, Stream};
 
 pub use self::bucket::{Config, ObjectStoreNames, ObjectStoreStatus, ObjectStores};
+pub use self::chunks::Chunks;
 pub use self::errors::{
     AddLinkError, AddLinkErrorKind, CreateObjectStoreError, CreateObjectStoreErrorKind,
     DeleteError, DeleteErrorKind, DeleteObjectStore, DeleteObjectStoreKind, GetError, GetErrorKind,

@@ -1,6 +1,7 @@
 //! Getting an object: [`ObjectStore::get`] follows links to the object with the data, and
-//! [`Object`] reads that data as an `AsyncRead`, checking its size and SHA-256 digest against
-//! the metadata before it reports the end. [`ObjectStore::get_range`] (in `range.rs`) makes
+//! [`Object`] reads that data as an `AsyncRead` (or, through [`Object::into_chunks`], as a
+//! stream of its chunks), checking its size and SHA-256 digest against the metadata before
+//! it reports the end. [`ObjectStore::get_range`] (in `range.rs`) makes
 //! an [`Object`] that reads part of the data instead.
 //!
 //! The chunks come through an ordered pull consumer (ADR-17), a few at a time: the consumer's
@@ -91,7 +92,8 @@ impl ObjectStore {
 }
 
 /// An object's data, read as an [`AsyncRead`]; from [`ObjectStore::get`], or from
-/// [`ObjectStore::get_range`] for part of it.
+/// [`ObjectStore::get_range`] for part of it. [`Object::into_chunks`] takes the data as a
+/// [`futures_util::Stream`] of its chunks instead.
 ///
 /// The read that would report the end fails instead when the data's size or digest is not
 /// what the metadata says: an [`std::io::ErrorKind::InvalidData`] error whose inner error is
@@ -180,6 +182,18 @@ impl Object {
     pub fn with_progress(mut self, progress: impl FnMut(Progress) + Send + 'static) -> Object {
         self.progress = Some(Box::new(progress));
         self
+    }
+
+    /// The next bytes of the data as they came, without a copy: a whole chunk (or a range's
+    /// part of one), or what a read left of one; `None` at the end, once it was checked.
+    pub(super) fn poll_bytes(
+        &mut self,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Result<Option<Bytes>, ReadError>> {
+        std::task::ready!(self.poll_fill(cx))?;
+        // `poll_fill` leaves nothing buffered only at the checked end.
+        let bytes = std::mem::take(&mut self.buffered);
+        Poll::Ready(Ok((!bytes.is_empty()).then_some(bytes)))
     }
 
     /// Moves the read on until there are bytes to hand out, the end, or an error.
