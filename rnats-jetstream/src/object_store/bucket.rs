@@ -163,6 +163,57 @@ impl Context {
         })
     }
 
+    /// The bucket `config` names if it exists, its configuration left as it is; otherwise a
+    /// new one as `config` describes (an rnats addition, as
+    /// [`get_or_create_stream`](Context::get_or_create_stream) is for streams). Callers
+    /// racing to create the bucket all get it, whichever configuration won.
+    ///
+    /// ```no_run
+    /// # async fn run(jetstream: rnats_jetstream::Context) -> Result<(), rnats_core::Error> {
+    /// let bucket = jetstream
+    ///     .get_or_create_object_store(rnats_jetstream::object_store::Config {
+    ///         bucket: "images".to_string(),
+    ///         ..Default::default()
+    ///     })
+    ///     .await?;
+    /// # drop(bucket); Ok(()) }
+    /// ```
+    pub async fn get_or_create_object_store(
+        &self,
+        config: Config,
+    ) -> Result<ObjectStore, CreateObjectStoreError> {
+        if !is_valid_bucket_name(&config.bucket) {
+            return Err(CreateObjectStoreError::new(
+                CreateObjectStoreErrorKind::InvalidStoreName,
+            ));
+        }
+        let stream = match self.get_or_create_stream(config.stream_config()).await {
+            Ok(stream) => stream,
+            // Created by another caller between this one's look and its create, with another
+            // configuration (with the same one the server accepts the create as it is).
+            Err(error) if is_name_taken(&error) => self
+                .get_stream(stream_name(&config.bucket))
+                .await
+                .map_err(|error| {
+                    CreateObjectStoreError::with_source(
+                        CreateObjectStoreErrorKind::BucketCreate,
+                        error,
+                    )
+                })?,
+            Err(error) if error.kind() == CreateStreamErrorKind::TimedOut => {
+                return Err(CreateObjectStoreError::with_source(
+                    CreateObjectStoreErrorKind::TimedOut,
+                    error,
+                ));
+            }
+            Err(error) => return Err(create_error(error)),
+        };
+        Ok(ObjectStore {
+            name: config.bucket,
+            stream,
+        })
+    }
+
     /// The bucket `bucket_name`.
     pub async fn get_object_store<T: AsRef<str>>(
         &self,
@@ -336,6 +387,15 @@ fn checked_bucket(bucket: &str) -> Result<&str, ObjectStoreError> {
             ObjectStoreErrorKind::InvalidBucketName,
         ))
     }
+}
+
+/// Whether the server refused a stream creation because a stream of that name exists.
+fn is_name_taken(error: &CreateStreamError) -> bool {
+    matches!(
+        error.kind(),
+        CreateStreamErrorKind::JetStream(refusal)
+            if refusal.error_code() == crate::ErrorCode::STREAM_NAME_EXIST
+    )
 }
 
 /// A failed stream creation as a bucket creation error: `BucketCreate`, as async-nats
