@@ -30,7 +30,6 @@ use super::progress::Progress;
 use crate::consumer::pull;
 use crate::consumer::{DeliverPolicy, StreamErrorKind};
 use crate::consumer_errors::ConsumerErrorKind;
-use crate::context::Context;
 use crate::stream::{Info as StreamInfo, Stream};
 
 /// Chunk bytes a reader asks for per pull request; it asks again at half, so about 1.5 of
@@ -130,11 +129,12 @@ enum ReadState {
     Failed(ReadErrorKind),
 }
 
-/// A consumer delivering one object's chunks (or, for a range, their headers).
+/// A consumer delivering one object's chunks (or, for a range, their headers). Dropping it
+/// deletes the consumer (the ordered stream's own clean-up), once the read ends, fails or is
+/// abandoned; `Object` has no `Drop` of its own, so callers can move fields (`object.info`)
+/// out of it, as they can with async-nats.
 pub(super) struct Reader {
     pub(super) messages: pull::Ordered,
-    context: Context,
-    stream_name: String,
     /// Chunks the consumer had to deliver when it was created.
     pub(super) pending: u64,
 }
@@ -377,29 +377,6 @@ impl fmt::Debug for Object {
     }
 }
 
-// The reader, not `Object`, owns the clean-up: `Object` has no `Drop` of its own, so callers
-// can move fields (`object.info`) out of it, as they can with async-nats.
-impl Drop for Reader {
-    /// Deletes the consumer in the background once the read ends, fails or is abandoned; the
-    /// server would remove it when inactive anyway, this only tidies up sooner. The one
-    /// deleted is the one in use now, which differs from the first after a recreation (a
-    /// missed heartbeat or a deleted consumer): the ordered stream deletes each one it
-    /// replaces as its recreation begins. A reader dropped in the middle of a recreation
-    /// may leave one of the two to the server's inactivity timeout.
-    fn drop(&mut self) {
-        let context = self.context.clone();
-        let stream_name = std::mem::take(&mut self.stream_name);
-        let consumer_name = self.messages.consumer_name().to_owned();
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let _ = context
-                    .delete_consumer_from_stream(&consumer_name, &stream_name)
-                    .await;
-            });
-        }
-    }
-}
-
 /// How many chunks of `info` make one window of [`GET_WINDOW_BYTES`], 2 to 64: what a reader
 /// asks for at once.
 pub(super) fn chunk_window(info: &ObjectInfo) -> usize {
@@ -456,8 +433,6 @@ pub(super) async fn open_reader(
     })?;
     Ok(Reader {
         messages,
-        context: stream.context.clone(),
-        stream_name: stream.name.clone(),
         pending,
     })
 }

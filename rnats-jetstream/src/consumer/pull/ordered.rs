@@ -111,12 +111,6 @@ pub struct Ordered {
 }
 
 impl Ordered {
-    /// The consumer in use now: a recreation replaces it with one of a new name.
-    #[cfg(feature = "object-store")]
-    pub(crate) fn consumer_name(&self) -> &str {
-        &self.consumer_name
-    }
-
     /// What this stream recovered from without an error item, recreations included.
     pub fn recoveries(&self) -> Recoveries {
         let current = self.stream.as_ref().map(Stream::recoveries);
