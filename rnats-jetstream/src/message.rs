@@ -75,6 +75,37 @@ impl Message {
         send_term(&self.context, self.reply.as_ref(), reason).await
     }
 
+    /// Runs `work`, telling the server every `every` that the message is still being worked
+    /// on ([`AckKind::Progress`], `+WPI`, which restarts its ack wait), and returns what
+    /// `work` returns. For work that may outlast the consumer's `ack_wait`: without it, the
+    /// server redelivers the message meanwhile (to another worker, or to this one after it
+    /// acks), and an ack sent after the wait is not refused, so nothing tells the first
+    /// worker. Pick `every` well inside the ack wait, a third of it say, so that one late
+    /// tick does not let it lapse; it is at least 10 ms. Nothing is sent once `work` is
+    /// done: ack (or nak) the message after it, by what it returned. A progress that cannot
+    /// be sent (the client closed) is skipped; the ack after the work reports the
+    /// connection's state. A message without an ack subject just runs `work`.
+    ///
+    /// ```no_run
+    /// # async fn run(message: rnats_jetstream::Message) -> Result<(), rnats_core::Error> {
+    /// use std::time::Duration;
+    /// // The consumer's ack_wait is 30 s; rendering may take minutes.
+    /// let rendered = message
+    ///     .with_progress(Duration::from_secs(10), async {
+    ///         tokio::time::sleep(Duration::from_secs(90)).await; // the long work
+    ///         Ok::<_, std::io::Error>(())
+    ///     })
+    ///     .await;
+    /// match rendered {
+    ///     Ok(()) => message.double_ack().await?,
+    ///     Err(_) => message.ack_with(rnats_jetstream::AckKind::Nak(None)).await?,
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn with_progress<F: Future>(&self, every: Duration, work: F) -> F::Output {
+        with_progress(&self.context, self.reply.as_ref(), every, work).await
+    }
+
     /// The delivery's metadata, read from the ack subject (no server call).
     pub fn info(&self) -> Result<Info<'_>, rnats_core::Error> {
         info_of(&self.message)
@@ -124,6 +155,42 @@ impl Acker {
     /// Terminates the message with a reason, as [`Message::term_with_reason`] does.
     pub async fn term_with_reason(&self, reason: &str) -> Result<(), rnats_core::Error> {
         send_term(&self.context, self.reply.as_ref(), reason).await
+    }
+
+    /// Runs `work` while telling the server the message is in progress, as
+    /// [`Message::with_progress`] does.
+    pub async fn with_progress<F: Future>(&self, every: Duration, work: F) -> F::Output {
+        with_progress(&self.context, self.reply.as_ref(), every, work).await
+    }
+}
+
+/// The shortest wait between two progress acks of [`Message::with_progress`].
+const SHORTEST_PROGRESS: Duration = Duration::from_millis(10);
+
+async fn with_progress<F: Future>(
+    context: &Context,
+    reply: Option<&Subject>,
+    every: Duration,
+    work: F,
+) -> F::Output {
+    let Some(reply) = reply else {
+        return work.await;
+    };
+    let every = every.max(SHORTEST_PROGRESS);
+    let mut work = std::pin::pin!(work);
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    // A tick missed while the task was busy is sent once, not made up for in a burst.
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            biased;
+            output = &mut work => return output,
+            _ = ticks.tick() => {
+                // Skipped when it cannot be sent: the work goes on, and the ack after it
+                // tells the caller about the connection.
+                let _ = send_ack(context, Some(reply), AckKind::Progress).await;
+            }
+        }
     }
 }
 

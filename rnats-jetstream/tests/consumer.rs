@@ -491,6 +491,51 @@ async fn acks_nak_term_progress_and_message_info() {
     assert!(not_js.ack().await.is_err());
 }
 
+/// Work longer than the ack wait, run with progress acks, is not redelivered meanwhile; the
+/// same work without them is.
+#[tokio::test]
+async fn work_run_with_progress_outlasts_the_ack_wait_without_a_redelivery() {
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "SLOW", &["slow.>"], StorageType::Memory).await;
+    let ack_wait = Duration::from_secs(1);
+    let mut consumer = stream
+        .create_consumer(pull::Config {
+            durable_name: Some("renderer".into()),
+            ack_policy: AckPolicy::Explicit,
+            ack_wait,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    publish(&js, "slow.job", 1).await;
+    wait_for_pending(&mut consumer, 1).await;
+    // The stream keeps a pull open, so a lapsed ack wait redelivers at once.
+    let mut messages = consumer.messages().await.unwrap();
+    let long_work = || tokio::time::sleep(ack_wait * 5 / 2);
+
+    let first = next(&mut messages).await.unwrap();
+    let done = first
+        .with_progress(ack_wait / 4, async {
+            long_work().await;
+            "rendered"
+        })
+        .await;
+    assert_eq!(done, "rendered");
+    first.double_ack().await.unwrap();
+    let info = consumer.info().await.unwrap();
+    assert_eq!(info.num_redelivered, 0, "{info:?}");
+
+    publish(&js, "slow.job", 1).await;
+    let second = next(&mut messages).await.unwrap();
+    assert_eq!(second.info().unwrap().stream_sequence, 2);
+    long_work().await;
+    let again = next(&mut messages).await.unwrap();
+    let again_info = again.info().unwrap();
+    assert_eq!((again_info.stream_sequence, again_info.delivered), (2, 2));
+    again.double_ack().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_term_with_reason_reaches_the_advisory_and_is_not_redelivered() {
     let server = jetstream_server();

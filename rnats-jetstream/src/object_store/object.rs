@@ -431,10 +431,7 @@ pub(super) async fn open_reader(
         };
         ReadError::with_source(kind, error)
     })?;
-    Ok(Reader {
-        messages,
-        pending,
-    })
+    Ok(Reader { messages, pending })
 }
 
 /// Whether `digest` (`SHA-256=<base64url>`, any case of the prefix, padded or not) is `hash`.
