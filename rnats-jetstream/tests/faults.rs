@@ -627,8 +627,9 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
     let cas_writers: Vec<_> = (0..2)
         .map(|w| tokio::spawn(cas_writer(cas_store.clone(), w, cas.clone())))
         .collect();
-    // RNATS_FAULT_TRACE=1: the durable as its leader sees it, every 2 s, to trace a slow
-    // round against the rounds' heal times.
+    // RNATS_FAULT_TRACE=1: every consumer of the stream as its leader sees it (the durable
+    // and the ordered ones, which are recreated under new names), every 2 s, to trace a
+    // slow round against the rounds' heal times.
     if std::env::var_os("RNATS_FAULT_TRACE").is_some() {
         let stream = stream.clone();
         tokio::spawn(async move {
@@ -636,17 +637,24 @@ async fn consumers_come_back_after_each_fault_and_lose_nothing() {
             loop {
                 pace.tick().await;
                 let at = epoch().elapsed().as_secs_f64();
-                match stream.consumer_info("durable").await {
-                    Ok(info) => eprintln!(
-                        "trace {at:.1} s: durable leader {:?}, waiting {}, pending {}, \
-                         ack pending {}, delivered up to {}",
-                        info.cluster.and_then(|c| c.leader),
-                        info.num_waiting,
-                        info.num_pending,
-                        info.num_ack_pending,
-                        info.delivered.stream_sequence
-                    ),
-                    Err(error) => eprintln!("trace {at:.1} s: durable info: {error}"),
+                let mut consumers = stream.consumers();
+                while let Some(info) = consumers.next().await {
+                    match info {
+                        Ok(info) => eprintln!(
+                            "trace {at:.1} s: {} on {:?}, waiting {}, pending {}, \
+                             ack pending {}, delivered up to {}",
+                            info.name,
+                            info.cluster.and_then(|c| c.leader),
+                            info.num_waiting,
+                            info.num_pending,
+                            info.num_ack_pending,
+                            info.delivered.stream_sequence
+                        ),
+                        Err(error) => {
+                            eprintln!("trace {at:.1} s: consumer listing: {error}");
+                            break;
+                        }
+                    }
                 }
             }
         });
