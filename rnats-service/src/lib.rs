@@ -36,8 +36,14 @@
 //! ```
 //!
 //! Finding and watching services from the client side is [`discovery`]'s job (an rnats
-//! extension; async-nats has no client-side helper).
+//! extension; async-nats has no client-side helper). With the `auth-callout` feature,
+//! `auth_callout` answers a server's authorization callouts (ADR-26), another rnats extension.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "auth-callout")]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth-callout")))]
+pub mod auth_callout;
 pub mod discovery;
 pub mod endpoint;
 pub mod error;

@@ -1,0 +1,144 @@
+//! What can go wrong: with a token ([`JwtError`]), with the keys a callout is given
+//! ([`KeyError`]), with one request ([`CalloutError`]).
+
+use nkeys::KeyPairType;
+
+/// A NATS JWT that cannot be read, verified or signed.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum JwtError {
+    /// The token is longer than [`MAX_TOKEN_SIZE`](super::jwt::MAX_TOKEN_SIZE).
+    #[error("token of {0} bytes is too large")]
+    TooLarge(usize),
+    /// The token is not three dot-separated parts.
+    #[error("a JWT has three dot-separated parts")]
+    NotThreeParts,
+    /// A part is not base64url without padding.
+    #[error("a JWT part is not base64url without padding")]
+    Base64,
+    /// The header or the claims are not JSON of the expected shape.
+    #[error("JWT JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    /// The header is not `{"typ":"JWT","alg":"ed25519-nkey"}` (v1 tokens included).
+    #[error("unsupported JWT header: typ {typ:?}, alg {alg:?}")]
+    Header {
+        /// The `typ` found.
+        typ: String,
+        /// The `alg` found.
+        alg: String,
+    },
+    /// `nats.version` is newer than this module knows.
+    #[error("JWT claims version {0} is newer than 2")]
+    Version(u64),
+    /// `nats.type` is not the kind of claims asked for.
+    #[error("JWT claims are of type {found:?}, not {expected:?}")]
+    ClaimType {
+        /// The type asked for.
+        expected: &'static str,
+        /// The type found.
+        found: String,
+    },
+    /// `iss` is not a public nkey.
+    #[error("JWT issuer {0:?} is not a public nkey")]
+    Issuer(String),
+    /// The issuer (or the signing key) is not the kind of key that issues these claims.
+    #[error("JWT issuer is a {found:?} key, not a {expected:?} key")]
+    IssuerKind {
+        /// The kind of key these claims need.
+        expected: KeyPairType,
+        /// The kind of key found.
+        found: KeyPairType,
+    },
+    /// The signature does not verify: the token was altered or signed by another key.
+    #[error("JWT signature does not verify")]
+    Signature,
+    /// Claims without a subject cannot be signed.
+    #[error("JWT claims have no subject")]
+    NoSubject,
+    /// The signing key could not sign (it has no seed).
+    #[error("signing the JWT: {0}")]
+    Sign(#[source] nkeys::error::Error),
+}
+
+/// A key a callout cannot work with.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KeyError {
+    /// The issuer must be an account key pair (seed `SA...`).
+    #[error("the callout issuer must be an account key, not a {0:?} key")]
+    IssuerNotAccount(KeyPairType),
+    /// The issuer was built from a public key: it cannot sign.
+    #[error("the callout issuer has no seed, so it cannot sign")]
+    IssuerWithoutSeed,
+    /// `issuer_account` is not an account public key.
+    #[error("issuer account {0:?} is not an account public key")]
+    IssuerAccount(String),
+    /// The xkey was built from a public key: it cannot open requests.
+    #[error("the callout xkey has no seed, so it cannot open requests")]
+    XkeyWithoutSeed,
+}
+
+/// Why one authorization request went unanswered. Nothing is sent back for these: the
+/// server refuses the connecting client once its auth timeout passes, and the client sees an
+/// authorization violation.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum CalloutError {
+    /// The request came without a reply subject.
+    #[error("authorization request without a reply subject")]
+    NoReply,
+    /// The request is sealed but this callout has no xkey: configure one with
+    /// [`Responder::with_xkey`](super::Responder::with_xkey).
+    #[error("authorization request is encrypted but the callout has no xkey")]
+    Encrypted,
+    /// The callout has an xkey but the request came in clear: the server's `auth_callout`
+    /// block has no `xkey`, or something else published the request.
+    #[error("authorization request is not encrypted but the callout has an xkey")]
+    NotEncrypted,
+    /// A sealed request without the `Nats-Server-Xkey` header naming the server's xkey.
+    #[error("encrypted authorization request without a valid Nats-Server-Xkey header")]
+    NoServerXkey,
+    /// The request does not open with this callout's xkey and the server's.
+    #[error("authorization request does not decrypt: {0}")]
+    Decrypt(#[source] nkeys::error::Error),
+    /// The request is not a valid authorization request JWT signed by a server.
+    #[error("authorization request: {0}")]
+    Request(#[source] JwtError),
+    /// The request's issuer is not the server id it names.
+    #[error("authorization request issued by {issuer:?}, not by its server {server:?}")]
+    NotFromServer {
+        /// The request's `iss`.
+        issuer: String,
+        /// The request's `server_id.id`.
+        server: String,
+    },
+    /// The request's audience is not `nats-authorization-request`.
+    #[error("authorization request for audience {0:?}")]
+    Audience(Option<String>),
+    /// The request's server xkey differs from the `Nats-Server-Xkey` header it was opened with.
+    #[error("authorization request names xkey {signed:?}, its header {header:?}")]
+    XkeyMismatch {
+        /// The xkey in the signed request.
+        signed: Option<String>,
+        /// The xkey in the header.
+        header: String,
+    },
+    /// The request expired before it was read.
+    #[error("authorization request expired")]
+    Expired,
+    /// The request's `user_nkey` is not a user public key.
+    #[error("authorization request's user nkey {0:?} is not a user public key")]
+    UserNkey(String),
+    /// The user JWT or the response could not be signed.
+    #[error("signing the authorization response: {0}")]
+    Sign(#[source] JwtError),
+    /// The response could not be sealed for the server.
+    #[error("encrypting the authorization response: {0}")]
+    Seal(#[source] nkeys::error::Error),
+    /// The handler panicked.
+    #[error("the authorization handler panicked")]
+    HandlerPanicked,
+    /// The response could not be published.
+    #[error("publishing the authorization response: {0}")]
+    Publish(#[source] rnats_core::PublishError),
+}

@@ -1,0 +1,493 @@
+//! The callout's two protocol steps, free of I/O and of the clock: [`Responder::open`] reads
+//! a request as it arrived (sealed or not) and checks it, [`Responder::answer`] turns the
+//! handler's verdict into the bytes to reply with. Whatever receives the requests drives
+//! them.
+
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use nkeys::XKey;
+use nkeys::{KeyPair, KeyPairType};
+
+use super::error::{CalloutError, KeyError};
+use super::jwt::Claims;
+use super::{AuthorizationRequest, AuthorizationResponse, REQUEST_AUDIENCE, UserClaims};
+
+/// The reason sent when a handler refuses a client without giving one: the server takes an
+/// empty error for no answer at all.
+const DEFAULT_DENIAL: &str = "not authorized";
+
+/// The keys a callout answers with: the account key that signs user JWTs and responses, and
+/// the xkey that opens sealed requests.
+#[derive(Debug, Clone)]
+pub struct Responder {
+    issuer: KeyPair,
+    issuer_account: Option<String>,
+    xkey: Option<XKey>,
+}
+
+/// A request that opened and passed the checks; [`Responder::answer`] replies to it.
+#[derive(Debug, Clone)]
+pub struct OpenedRequest {
+    claims: Claims<AuthorizationRequest>,
+    /// The server's xkey, when the request came sealed: the answer is sealed to it too.
+    server_xkey: Option<XKey>,
+}
+
+impl Responder {
+    /// Signs with `issuer`, an account key pair with its seed: in a server configured with
+    /// accounts, the key whose public half is the `auth_callout` block's `issuer`; in operator
+    /// mode, the account's key or one of its signing keys (see
+    /// [`with_issuer_account`](Self::with_issuer_account)).
+    pub fn new(issuer: KeyPair) -> Result<Responder, KeyError> {
+        if issuer.key_pair_type() != KeyPairType::Account {
+            return Err(KeyError::IssuerNotAccount(issuer.key_pair_type()));
+        }
+        if issuer.seed().is_err() {
+            return Err(KeyError::IssuerWithoutSeed);
+        }
+        Ok(Responder {
+            issuer,
+            issuer_account: None,
+            xkey: None,
+        })
+    }
+
+    /// Opens sealed requests with `xkey`, the curve key pair whose public half is the
+    /// `auth_callout` block's `xkey`. With one set, requests in clear are refused.
+    pub fn with_xkey(mut self, xkey: XKey) -> Result<Responder, KeyError> {
+        if xkey.seed().is_err() {
+            return Err(KeyError::XkeyWithoutSeed);
+        }
+        self.xkey = Some(xkey);
+        Ok(self)
+    }
+
+    /// Names the account the issuer signs for, when the issuer is one of its signing keys
+    /// (operator mode): written as `issuer_account` in user JWTs and responses.
+    pub fn with_issuer_account(
+        mut self,
+        account: impl Into<String>,
+    ) -> Result<Responder, KeyError> {
+        let account = account.into();
+        let is_account = KeyPair::from_public_key(&account)
+            .is_ok_and(|key| key.key_pair_type() == KeyPairType::Account);
+        if !is_account {
+            return Err(KeyError::IssuerAccount(account));
+        }
+        self.issuer_account = Some(account);
+        Ok(self)
+    }
+
+    /// The issuer's public key.
+    pub fn issuer(&self) -> String {
+        self.issuer.public_key()
+    }
+
+    /// Reads a request's payload: opens it with the server's xkey from the
+    /// `Nats-Server-Xkey` header when it is sealed, verifies the server's signature, and
+    /// checks that it is an authorization request (ADR-26) issued by the server it names, for
+    /// the audience `nats-authorization-request`, not expired at `now`, for a user nkey.
+    pub fn open(
+        &self,
+        payload: &[u8],
+        server_xkey: Option<&str>,
+        now: SystemTime,
+    ) -> Result<OpenedRequest, CalloutError> {
+        // A JWT starts with the base64 of `{"`; anything else is sealed (`xkv1...`), the test
+        // the server applies to responses.
+        let sealed = !payload.starts_with(b"eyJ");
+        let (token, server_xkey) = match (sealed, &self.xkey) {
+            (false, None) => (payload.to_vec(), None),
+            (false, Some(_)) => return Err(CalloutError::NotEncrypted),
+            (true, None) => return Err(CalloutError::Encrypted),
+            (true, Some(xkey)) => {
+                let server = server_xkey
+                    .and_then(|key| XKey::from_public_key(key).ok())
+                    .ok_or(CalloutError::NoServerXkey)?;
+                let opened = xkey.open(payload, &server).map_err(CalloutError::Decrypt)?;
+                (opened, Some(server))
+            }
+        };
+        // Bytes that are not UTF-8 are not base64 either: decoding refuses them.
+        let claims = Claims::<AuthorizationRequest>::decode(&String::from_utf8_lossy(&token))
+            .map_err(CalloutError::Request)?;
+        let request = &claims.nats;
+        if claims.issuer != request.server.id {
+            return Err(CalloutError::NotFromServer {
+                issuer: claims.issuer.clone(),
+                server: request.server.id.clone(),
+            });
+        }
+        if claims.audience.as_deref() != Some(REQUEST_AUDIENCE) {
+            return Err(CalloutError::Audience(claims.audience.clone()));
+        }
+        if let Some(server) = &server_xkey {
+            let header = server.public_key();
+            if request.server.xkey.as_deref() != Some(header.as_str()) {
+                return Err(CalloutError::XkeyMismatch {
+                    signed: request.server.xkey.clone(),
+                    header,
+                });
+            }
+        }
+        if claims.is_expired(now) {
+            return Err(CalloutError::Expired);
+        }
+        let is_user = KeyPair::from_public_key(&request.user_nkey)
+            .is_ok_and(|key| key.key_pair_type() == KeyPairType::User);
+        if !is_user {
+            return Err(CalloutError::UserNkey(request.user_nkey.clone()));
+        }
+        Ok(OpenedRequest {
+            claims,
+            server_xkey,
+        })
+    }
+
+    /// The reply to `request`: with `Ok(user)`, a user JWT for the request's `user_nkey`
+    /// signed by the issuer, inside a signed response for the server; with `Err(reason)`, a
+    /// signed refusal. Sealed for the server when the request was.
+    pub fn answer(
+        &self,
+        request: &OpenedRequest,
+        verdict: Result<UserClaims, String>,
+        now: SystemTime,
+    ) -> Result<Bytes, CalloutError> {
+        let user_nkey = &request.claims.nats.user_nkey;
+        let mut response = match verdict {
+            Ok(user) => {
+                let mut claims = user.into_claims(user_nkey, now);
+                if claims.nats.issuer_account.is_none() {
+                    claims.nats.issuer_account.clone_from(&self.issuer_account);
+                }
+                let jwt = claims.encode(&self.issuer).map_err(CalloutError::Sign)?;
+                AuthorizationResponse::allow(jwt)
+            }
+            Err(reason) if reason.is_empty() => AuthorizationResponse::deny(DEFAULT_DENIAL),
+            Err(reason) => AuthorizationResponse::deny(reason),
+        };
+        response.issuer_account.clone_from(&self.issuer_account);
+        let mut claims = Claims::new(user_nkey.as_str(), now, response);
+        claims.audience = Some(request.claims.nats.server.id.clone());
+        let token = claims.encode(&self.issuer).map_err(CalloutError::Sign)?;
+        match (&request.server_xkey, &self.xkey) {
+            (Some(server), Some(xkey)) => xkey
+                .seal(token.as_bytes(), server)
+                .map(Bytes::from)
+                .map_err(CalloutError::Seal),
+            _ => Ok(Bytes::from(token)),
+        }
+    }
+}
+
+impl OpenedRequest {
+    /// The request's `nats` section: the server, the client, its CONNECT options.
+    pub fn request(&self) -> &AuthorizationRequest {
+        &self.claims.nats
+    }
+
+    /// The whole request claims (issuer, expiry, ...).
+    pub fn claims(&self) -> &Claims<AuthorizationRequest> {
+        &self.claims
+    }
+
+    /// Whether the request came sealed (and the answer will be).
+    pub fn is_sealed(&self) -> bool {
+        self.server_xkey.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use super::*;
+    use crate::auth_callout::jwt::unix_seconds;
+    use crate::auth_callout::{ConnectOpts, ServerId, User};
+
+    /// The server's side of the exchange, as nats-server plays it.
+    struct FakeServer {
+        key: KeyPair,
+        xkey: XKey,
+        user_nkey: String,
+    }
+
+    impl FakeServer {
+        fn new() -> FakeServer {
+            FakeServer {
+                key: KeyPair::new_server(),
+                xkey: XKey::new(),
+                user_nkey: KeyPair::new_user().public_key(),
+            }
+        }
+
+        /// The request claims for a client that sent `user`/`pass`, issued at `now`.
+        fn claims(&self, now: SystemTime, sealed: bool) -> Claims<AuthorizationRequest> {
+            let request = AuthorizationRequest {
+                server: ServerId {
+                    name: "A".into(),
+                    host: "127.0.0.1".into(),
+                    id: self.key.public_key(),
+                    xkey: sealed.then(|| self.xkey.public_key()),
+                    ..ServerId::default()
+                },
+                user_nkey: self.user_nkey.clone(),
+                connect_opts: ConnectOpts {
+                    username: Some("alice".into()),
+                    password: Some("secret".into()),
+                    protocol: 1,
+                    ..ConnectOpts::default()
+                },
+                ..AuthorizationRequest::default()
+            };
+            let mut claims = Claims::new("ACALLOUTISSUER", now, request);
+            claims.audience = Some(REQUEST_AUDIENCE.into());
+            claims.expires = Some(unix_seconds(now) + 2);
+            claims
+        }
+
+        /// Signs `claims`, and seals them to `callout` when given.
+        fn request(
+            &self,
+            mut claims: Claims<AuthorizationRequest>,
+            callout: Option<&XKey>,
+        ) -> Vec<u8> {
+            let token = claims.encode(&self.key).unwrap();
+            match callout {
+                Some(callout) => self.xkey.seal(token.as_bytes(), callout).unwrap(),
+                None => token.into_bytes(),
+            }
+        }
+
+        /// Reads a reply as the server does: opens it if sealed, checks subject, audience and
+        /// issuer, and returns the response.
+        fn read(
+            &self,
+            reply: &[u8],
+            callout: Option<&XKey>,
+            issuer: &str,
+        ) -> AuthorizationResponse {
+            let token = if reply.starts_with(b"eyJ") {
+                reply.to_vec()
+            } else {
+                self.xkey.open(reply, callout.unwrap()).unwrap()
+            };
+            let claims =
+                Claims::<AuthorizationResponse>::decode(std::str::from_utf8(&token).unwrap())
+                    .unwrap();
+            assert_eq!(claims.subject, self.user_nkey);
+            assert_eq!(
+                claims.audience.as_deref(),
+                Some(self.key.public_key().as_str())
+            );
+            assert_eq!(claims.issuer, issuer);
+            claims.nats
+        }
+    }
+
+    fn now() -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(1_700_000_000)
+    }
+
+    #[test]
+    fn answers_a_request_in_clear_with_a_user_jwt() {
+        let server = FakeServer::new();
+        let issuer = KeyPair::new_account();
+        let responder = Responder::new(issuer.clone()).unwrap();
+        let payload = server.request(server.claims(now(), false), None);
+        let opened = responder.open(&payload, None, now()).unwrap();
+        assert!(!opened.is_sealed());
+        assert_eq!(
+            opened.request().connect_opts.username.as_deref(),
+            Some("alice")
+        );
+        assert_eq!(opened.request().server.name, "A");
+
+        let user = UserClaims::new()
+            .name("alice")
+            .account("APP")
+            .allow_publish("orders.>")
+            .deny_publish("orders.secret")
+            .allow_subscribe("_INBOX.>")
+            .allow_responses(1, Duration::from_secs(2))
+            .max_payload(1024)
+            .expires_after(Duration::from_secs(60));
+        let reply = responder.answer(&opened, Ok(user), now()).unwrap();
+        let response = server.read(&reply, None, &issuer.public_key());
+        assert_eq!(response.error, None);
+        let user = Claims::<User>::decode(&response.jwt.unwrap()).unwrap();
+        assert_eq!(user.subject, server.user_nkey);
+        assert_eq!(user.issuer, issuer.public_key());
+        assert_eq!(user.audience.as_deref(), Some("APP"));
+        assert_eq!(user.name.as_deref(), Some("alice"));
+        assert_eq!(user.expires, Some(unix_seconds(now()) + 60));
+        assert_eq!(user.nats.publish.allow, ["orders.>"]);
+        assert_eq!(user.nats.publish.deny, ["orders.secret"]);
+        assert_eq!(user.nats.subscribe.allow, ["_INBOX.>"]);
+        assert_eq!(user.nats.payload, 1024);
+        assert_eq!(user.nats.subs, crate::auth_callout::NO_LIMIT);
+        let responses = user.nats.responses.unwrap();
+        assert_eq!((responses.max, responses.ttl), (1, Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn a_refusal_is_a_signed_error_response() {
+        let server = FakeServer::new();
+        let issuer = KeyPair::new_account();
+        let responder = Responder::new(issuer.clone()).unwrap();
+        let opened = responder
+            .open(
+                &server.request(server.claims(now(), false), None),
+                None,
+                now(),
+            )
+            .unwrap();
+        let reply = responder
+            .answer(&opened, Err("wrong password".into()), now())
+            .unwrap();
+        let response = server.read(&reply, None, &issuer.public_key());
+        assert_eq!(
+            (response.jwt, response.error.as_deref()),
+            (None, Some("wrong password"))
+        );
+        // An empty reason still refuses: the server takes an empty error for no answer.
+        let reply = responder
+            .answer(&opened, Err(String::new()), now())
+            .unwrap();
+        let response = server.read(&reply, None, &issuer.public_key());
+        assert_eq!(response.error.as_deref(), Some(DEFAULT_DENIAL));
+    }
+
+    #[test]
+    fn a_sealed_request_is_opened_and_answered_sealed() {
+        let server = FakeServer::new();
+        let issuer = KeyPair::new_account();
+        let callout_xkey = XKey::new();
+        let responder = Responder::new(issuer.clone())
+            .unwrap()
+            .with_xkey(callout_xkey.clone())
+            .unwrap();
+        let callout_public = XKey::from_public_key(&callout_xkey.public_key()).unwrap();
+        let payload = server.request(server.claims(now(), true), Some(&callout_public));
+        assert!(!payload.starts_with(b"eyJ"));
+        let header = server.xkey.public_key();
+        let opened = responder.open(&payload, Some(&header), now()).unwrap();
+        assert!(opened.is_sealed());
+        let reply = responder
+            .answer(&opened, Ok(UserClaims::new()), now())
+            .unwrap();
+        assert!(reply.starts_with(b"xkv1"), "sealed for the server");
+        let response = server.read(&reply, Some(&callout_public), &issuer.public_key());
+        assert!(response.jwt.is_some());
+    }
+
+    #[test]
+    fn requests_that_do_not_check_out_are_refused() {
+        let server = FakeServer::new();
+        let callout_xkey = XKey::new();
+        let callout_public = XKey::from_public_key(&callout_xkey.public_key()).unwrap();
+        let plain = Responder::new(KeyPair::new_account()).unwrap();
+        let sealing = plain.clone().with_xkey(callout_xkey.clone()).unwrap();
+        let header = server.xkey.public_key();
+        let sealed = server.request(server.claims(now(), true), Some(&callout_public));
+        let clear = server.request(server.claims(now(), false), None);
+
+        assert!(matches!(
+            plain.open(&sealed, Some(&header), now()),
+            Err(CalloutError::Encrypted)
+        ));
+        assert!(matches!(
+            sealing.open(&clear, None, now()),
+            Err(CalloutError::NotEncrypted)
+        ));
+        assert!(matches!(
+            sealing.open(&sealed, None, now()),
+            Err(CalloutError::NoServerXkey)
+        ));
+        let stranger = XKey::new().public_key();
+        assert!(matches!(
+            sealing.open(&sealed, Some(&stranger), now()),
+            Err(CalloutError::Decrypt(_))
+        ));
+        // Sealed by the server, but the signed request names another xkey.
+        let mut claims = server.claims(now(), true);
+        claims.nats.server.xkey = Some(stranger.clone());
+        let mismatched = server.request(claims, Some(&callout_public));
+        assert!(matches!(
+            sealing.open(&mismatched, Some(&header), now()),
+            Err(CalloutError::XkeyMismatch { .. })
+        ));
+
+        let later = now() + Duration::from_secs(3);
+        assert!(matches!(
+            plain.open(&clear, None, later),
+            Err(CalloutError::Expired)
+        ));
+
+        let mut claims = server.claims(now(), false);
+        claims.audience = Some("somebody-else".into());
+        assert!(matches!(
+            plain.open(&server.request(claims, None), None, now()),
+            Err(CalloutError::Audience(_))
+        ));
+        let mut claims = server.claims(now(), false);
+        claims.nats.server.id = KeyPair::new_server().public_key();
+        assert!(matches!(
+            plain.open(&server.request(claims, None), None, now()),
+            Err(CalloutError::NotFromServer { .. })
+        ));
+        let mut claims = server.claims(now(), false);
+        claims.nats.user_nkey = KeyPair::new_account().public_key();
+        assert!(matches!(
+            plain.open(&server.request(claims, None), None, now()),
+            Err(CalloutError::UserNkey(_))
+        ));
+        assert!(matches!(
+            plain.open(b"eyJnot a jwt", None, now()),
+            Err(CalloutError::Request(_))
+        ));
+    }
+
+    #[test]
+    fn keys_that_cannot_serve_are_refused() {
+        assert!(matches!(
+            Responder::new(KeyPair::new_user()),
+            Err(KeyError::IssuerNotAccount(KeyPairType::User))
+        ));
+        let public = KeyPair::from_public_key(&KeyPair::new_account().public_key()).unwrap();
+        assert_eq!(
+            Responder::new(public).unwrap_err(),
+            KeyError::IssuerWithoutSeed
+        );
+        let responder = Responder::new(KeyPair::new_account()).unwrap();
+        let public_xkey = XKey::from_public_key(&XKey::new().public_key()).unwrap();
+        assert_eq!(
+            responder.clone().with_xkey(public_xkey).unwrap_err(),
+            KeyError::XkeyWithoutSeed
+        );
+        assert!(matches!(
+            responder.clone().with_issuer_account("APP"),
+            Err(KeyError::IssuerAccount(_))
+        ));
+        let account = KeyPair::new_account().public_key();
+        let responder = responder.with_issuer_account(account.clone()).unwrap();
+        let server = FakeServer::new();
+        let opened = responder
+            .open(
+                &server.request(server.claims(now(), false), None),
+                None,
+                now(),
+            )
+            .unwrap();
+        let reply = responder
+            .answer(&opened, Ok(UserClaims::new()), now())
+            .unwrap();
+        let response = server.read(&reply, None, &responder.issuer());
+        assert_eq!(response.issuer_account.as_deref(), Some(account.as_str()));
+        let user = Claims::<User>::decode(&response.jwt.unwrap()).unwrap();
+        assert_eq!(user.nats.issuer_account, Some(account));
+    }
+}

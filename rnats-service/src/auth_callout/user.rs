@@ -1,0 +1,279 @@
+//! The user a callout lets in: [`UserClaims`], what the handler decides, and [`User`], the
+//! `nats` section of the user JWT it becomes.
+
+use std::time::{Duration, SystemTime};
+
+use nkeys::KeyPairType;
+use serde::{Deserialize, Serialize};
+
+use super::jwt::{ClaimType, Claims, unix_seconds};
+
+/// A limit that is not set: the user JWT's `-1`.
+pub const NO_LIMIT: i64 = -1;
+
+/// What an authorization handler grants a client: the account it is bound to, its
+/// permissions, limits and lifetime. The callout signs it into a user JWT whose subject is
+/// the request's `user_nkey`.
+///
+/// ```
+/// use std::time::Duration;
+/// use rnats_service::auth_callout::UserClaims;
+///
+/// let claims = UserClaims::new()
+///     .account("APP")
+///     .allow_publish("orders.>")
+///     .allow_subscribe("_INBOX.>")
+///     .allow_responses(1, Duration::from_secs(5))
+///     .max_payload(64 * 1024)
+///     .expires_after(Duration::from_secs(3600));
+/// # let _ = claims;
+/// ```
+#[non_exhaustive]
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UserClaims {
+    /// The user's name (the JWT's `name`); the server shows it as the connection's user.
+    pub name: Option<String>,
+    /// The account the client is bound to (the JWT's `aud`). A server configured with
+    /// accounts in its file (not in operator mode) places the user in the account of this
+    /// name; left unset, in the callout's own account. In operator mode the issuer decides and
+    /// this is ignored.
+    pub account: Option<String>,
+    /// When the user's connection ends: the server closes it then.
+    pub expires: Option<Expiry>,
+    /// Permissions, limits and the rest of the JWT's `nats` section.
+    pub user: User,
+}
+
+/// When a user JWT expires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// At this time (an OAuth token's own expiry, say).
+    At(SystemTime),
+    /// This long after the callout signs it.
+    After(Duration),
+}
+
+impl UserClaims {
+    /// A user with no name, bound to the callout's account, with the account's default
+    /// permissions, no limits and no expiry.
+    pub fn new() -> UserClaims {
+        UserClaims::default()
+    }
+
+    /// Sets the user's name.
+    pub fn name(mut self, name: impl Into<String>) -> UserClaims {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Binds the user to the account of this name (see [`account`](Self::account)).
+    pub fn account(mut self, account: impl Into<String>) -> UserClaims {
+        self.account = Some(account.into());
+        self
+    }
+
+    /// Ends the user's connection at `time`.
+    pub fn expires_at(mut self, time: SystemTime) -> UserClaims {
+        self.expires = Some(Expiry::At(time));
+        self
+    }
+
+    /// Ends the user's connection `lifetime` after the callout signs the JWT.
+    pub fn expires_after(mut self, lifetime: Duration) -> UserClaims {
+        self.expires = Some(Expiry::After(lifetime));
+        self
+    }
+
+    /// Lets the user publish to `subject` (wildcards allowed).
+    pub fn allow_publish(mut self, subject: impl Into<String>) -> UserClaims {
+        self.user.publish.allow.push(subject.into());
+        self
+    }
+
+    /// Forbids the user to publish to `subject`, even where an allow matches.
+    pub fn deny_publish(mut self, subject: impl Into<String>) -> UserClaims {
+        self.user.publish.deny.push(subject.into());
+        self
+    }
+
+    /// Lets the user subscribe to `subject` (wildcards, and `subject queue` for one queue
+    /// group, allowed).
+    pub fn allow_subscribe(mut self, subject: impl Into<String>) -> UserClaims {
+        self.user.subscribe.allow.push(subject.into());
+        self
+    }
+
+    /// Forbids the user to subscribe to `subject`, even where an allow matches.
+    pub fn deny_subscribe(mut self, subject: impl Into<String>) -> UserClaims {
+        self.user.subscribe.deny.push(subject.into());
+        self
+    }
+
+    /// Lets the user answer the requests it receives, `max` replies to each within `ttl`,
+    /// whatever its publish permissions.
+    pub fn allow_responses(mut self, max: i64, ttl: Duration) -> UserClaims {
+        self.user.responses = Some(ResponsePermission { max, ttl });
+        self
+    }
+
+    /// Caps the user's subscriptions.
+    pub fn max_subscriptions(mut self, max: i64) -> UserClaims {
+        self.user.subs = max;
+        self
+    }
+
+    /// Caps the user's message payload, in bytes.
+    pub fn max_payload(mut self, max: i64) -> UserClaims {
+        self.user.payload = max;
+        self
+    }
+
+    /// Caps the bytes the user may send.
+    pub fn max_data(mut self, max: i64) -> UserClaims {
+        self.user.data = max;
+        self
+    }
+
+    /// Lets the user connect only from this network (a CIDR such as `10.0.0.0/8`).
+    pub fn allow_source_network(mut self, cidr: impl Into<String>) -> UserClaims {
+        self.user.source_networks.push(cidr.into());
+        self
+    }
+
+    /// Lets the user connect only over this kind of connection (`STANDARD`, `WEBSOCKET`,
+    /// `LEAFNODE`, `MQTT`, ...).
+    pub fn allow_connection_type(mut self, kind: impl Into<String>) -> UserClaims {
+        self.user.allowed_connection_types.push(kind.into());
+        self
+    }
+
+    /// Adds a tag.
+    pub fn tag(mut self, tag: impl Into<String>) -> UserClaims {
+        self.user.tags.push(tag.into());
+        self
+    }
+
+    /// The user JWT's claims for `user_nkey`, signed at `now`.
+    pub(crate) fn into_claims(self, user_nkey: &str, now: SystemTime) -> Claims<User> {
+        let mut claims = Claims::new(user_nkey, now, self.user);
+        claims.name = self.name;
+        claims.audience = self.account;
+        claims.expires = self.expires.map(|expiry| match expiry {
+            Expiry::At(time) => unix_seconds(time),
+            Expiry::After(lifetime) => now.checked_add(lifetime).map_or(i64::MAX, unix_seconds),
+        });
+        claims
+    }
+}
+
+/// The `nats` section of a user JWT: permissions, limits and connection rules.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct User {
+    /// What the user may publish to.
+    #[serde(rename = "pub", default, skip_serializing_if = "Permission::is_empty")]
+    pub publish: Permission,
+    /// What the user may subscribe to.
+    #[serde(rename = "sub", default, skip_serializing_if = "Permission::is_empty")]
+    pub subscribe: Permission,
+    /// Whether, and how much, the user may answer the requests it receives.
+    #[serde(rename = "resp", default, skip_serializing_if = "Option::is_none")]
+    pub responses: Option<ResponsePermission>,
+    /// The most subscriptions ([`NO_LIMIT`] for any number).
+    #[serde(default = "no_limit")]
+    pub subs: i64,
+    /// The most bytes the user may send ([`NO_LIMIT`] for any number).
+    #[serde(default = "no_limit")]
+    pub data: i64,
+    /// The largest payload ([`NO_LIMIT`] for the server's own limit).
+    #[serde(default = "no_limit")]
+    pub payload: i64,
+    /// The networks (CIDRs) the user may connect from; empty for any.
+    #[serde(rename = "src", default, skip_serializing_if = "Vec::is_empty")]
+    pub source_networks: Vec<String>,
+    /// Whether the JWT alone is enough, without signing the server's nonce.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bearer_token: bool,
+    /// The kinds of connection the user may use; empty for any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_connection_types: Vec<String>,
+    /// The account the issuer signs for, when the issuer is one of its signing keys
+    /// (operator mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer_account: Option<String>,
+    /// Tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+}
+
+impl Default for User {
+    fn default() -> User {
+        User {
+            publish: Permission::default(),
+            subscribe: Permission::default(),
+            responses: None,
+            subs: NO_LIMIT,
+            data: NO_LIMIT,
+            payload: NO_LIMIT,
+            source_networks: Vec::new(),
+            bearer_token: false,
+            allowed_connection_types: Vec::new(),
+            issuer_account: None,
+            tags: Vec::new(),
+        }
+    }
+}
+
+impl ClaimType for User {
+    const TYPE: &'static str = "user";
+    const ISSUER: KeyPairType = KeyPairType::Account;
+}
+
+/// Subjects allowed and denied for publishing or subscribing. Empty on both sides means the
+/// account's default permissions apply.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Permission {
+    /// The subjects allowed (none listed: all but the denied).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// The subjects denied, even where an allow matches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+}
+
+impl Permission {
+    /// Whether nothing is allowed or denied explicitly.
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_empty() && self.deny.is_empty()
+    }
+}
+
+/// Leave to answer the requests received: up to `max` replies each, within `ttl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResponsePermission {
+    /// Replies allowed per request.
+    pub max: i64,
+    /// How long after the request a reply is allowed (nanoseconds on the wire).
+    #[serde(with = "nanos")]
+    pub ttl: Duration,
+}
+
+fn no_limit() -> i64 {
+    NO_LIMIT
+}
+
+/// A `Duration` as Go's `time.Duration`: whole nanoseconds.
+mod nanos {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i64(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let nanos = i64::deserialize(d)?;
+        Ok(Duration::from_nanos(u64::try_from(nanos).unwrap_or(0)))
+    }
+}
