@@ -1,5 +1,5 @@
 //! What can go wrong: with a token ([`JwtError`]), with the keys a callout is given
-//! ([`KeyError`]), with one request ([`CalloutError`]).
+//! ([`KeyError`]), with one request ([`CalloutError`]), and when starting ([`StartError`]).
 
 use nkeys::KeyPairType;
 
@@ -88,7 +88,7 @@ pub enum CalloutError {
     #[error("authorization request without a reply subject")]
     NoReply,
     /// The request is sealed but this callout has no xkey: configure one with
-    /// [`Responder::with_xkey`](super::Responder::with_xkey).
+    /// [`AuthCalloutBuilder::xkey`](super::AuthCalloutBuilder::xkey).
     #[error("authorization request is encrypted but the callout has no xkey")]
     Encrypted,
     /// The callout has an xkey but the request came in clear: the server's `auth_callout`
@@ -141,4 +141,22 @@ pub enum CalloutError {
     /// The response could not be published.
     #[error("publishing the authorization response: {0}")]
     Publish(#[source] rnats_core::PublishError),
+}
+
+/// Why an [`AuthCallout`](super::AuthCallout) did not start.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The issuer or xkey cannot be used.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// The queue group is not a valid queue group name.
+    #[error("invalid queue group {0:?}")]
+    QueueGroup(String),
+    /// Subscribing to the callout subject failed (the client is closed).
+    #[error("subscribing to the callout subject: {0}")]
+    Subscribe(#[source] rnats_core::SubscribeError),
+    /// The subscription could not be confirmed with the server (the connection closed).
+    #[error("flushing the callout subscription: {0}")]
+    Flush(#[source] rnats_core::FlushError),
 }

@@ -11,14 +11,46 @@
 //! server names as `issuer`, granting an account, permissions, limits and an expiry; or with
 //! the reason it refuses the client, who then gets an authorization violation.
 //!
-//! [`Responder`] holds the protocol, without I/O: it opens and checks a request, sealed or
-//! not, and turns a verdict, the [`UserClaims`] to grant or a reason to refuse, into the
-//! signed (and, if need be, sealed) reply. [`jwt::Claims`] encodes and decodes NATS JWTs.
+//! [`AuthCallout`] is that service: it verifies each request, opens it when the server seals
+//! requests with an xkey, calls an async handler with the [`AuthorizationRequest`], signs the
+//! [`UserClaims`] it returns and replies, sealed if the request was. The handler only decides.
+//!
+//! ```no_run
+//! use rnats_service::auth_callout::{AuthCallout, UserClaims, nkeys::KeyPair};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // The account key whose public half is the `auth_callout` block's `issuer`.
+//! let issuer = KeyPair::from_seed(&std::env::var("CALLOUT_ISSUER_SEED")?)?;
+//! // Connect as one of the block's `auth_users`.
+//! let client = rnats_core::ConnectOptions::new()
+//!     .user_and_password("auth".into(), "auth-password".into())
+//!     .connect("nats://127.0.0.1:4222")
+//!     .await?;
+//! let callout = AuthCallout::new(client, issuer, |request| async move {
+//!     match request.connect_opts.token.as_deref() {
+//!         Some("let-me-in") => Ok(UserClaims::new()
+//!             .name("token-user")
+//!             .account("APP")
+//!             .allow_publish("app.>")
+//!             .allow_subscribe("app.>")
+//!             .allow_subscribe("_INBOX.>")),
+//!         _ => Err("unknown token".to_string()),
+//!     }
+//! })
+//! .await?;
+//! # callout.stop().await;
+//! # Ok(()) }
+//! ```
+//!
+//! The pieces are usable alone: [`Responder`] is the protocol without I/O (open a request,
+//! answer it), for a program that drives its own subscription; [`jwt::Claims`] encodes and
+//! decodes NATS JWTs. The user guide is `rnats::guides::auth_callout`.
 //!
 //! Tested against servers configured with accounts in their file. In operator mode the same
 //! messages flow, but the account, its signing keys and the allowed accounts come from the
-//! account JWT; [`Responder::with_issuer_account`] covers a signing key.
+//! account JWT; [`AuthCalloutBuilder::issuer_account`] covers a signing key.
 
+mod callout;
 mod error;
 pub mod jwt;
 mod request;
@@ -30,7 +62,8 @@ mod user;
 /// [`XKey`](nkeys::XKey).
 pub use nkeys;
 
-pub use error::{CalloutError, JwtError, KeyError};
+pub use callout::{AuthCallout, AuthCalloutBuilder};
+pub use error::{CalloutError, JwtError, KeyError, StartError};
 pub use request::{AuthorizationRequest, ClientInfo, ClientTls, ConnectOpts, ServerId};
 pub use responder::{OpenedRequest, Responder};
 pub use response::AuthorizationResponse;

@@ -1,7 +1,8 @@
 //! The callout's two protocol steps, free of I/O and of the clock: [`Responder::open`] reads
 //! a request as it arrived (sealed or not) and checks it, [`Responder::answer`] turns the
-//! handler's verdict into the bytes to reply with. Whatever receives the requests drives
-//! them.
+//! handler's verdict into the bytes to reply with. [`AuthCallout`](super::AuthCallout) drives
+//! them over a subscription; a program with its own loop (a Service API endpoint, say) can
+//! drive them itself.
 
 use std::time::SystemTime;
 

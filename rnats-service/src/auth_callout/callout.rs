@@ -1,0 +1,310 @@
+//! [`AuthCallout`]: the service that answers a server's authorization requests, driving a
+//! [`Responder`] over a queue subscription to `$SYS.REQ.USER.AUTH`.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use futures_util::StreamExt;
+use nkeys::KeyPair;
+use nkeys::XKey;
+use rnats_core::{Client, Message, Subscriber};
+use tokio::sync::oneshot;
+use tokio::task::{JoinHandle, JoinSet};
+
+use super::error::{CalloutError, KeyError, StartError};
+use super::responder::Responder;
+use super::{AUTH_CALLOUT_SUBJECT, AuthorizationRequest, SERVER_XKEY_HEADER, UserClaims};
+use crate::DEFAULT_QUEUE_GROUP;
+
+/// What a request that could not be answered is reported to.
+type ErrorCallback = Arc<dyn Fn(CalloutError) + Send + Sync>;
+
+/// A running authorization callout service (ADR-26): it receives the server's authorization
+/// requests on `$SYS.REQ.USER.AUTH`, checks them, asks the handler about each client, and
+/// replies with a signed user JWT or a refusal.
+///
+/// Instances join one queue group (default `q`), so several of them share the requests.
+/// Each request is handled in a task of its own: a slow handler (a directory lookup, a token
+/// introspection call) holds up only its own client.
+///
+/// A request that cannot be answered (malformed, not signed by the server it names, sealed
+/// when no xkey was given, ...) is not replied to: the server refuses that client when its
+/// auth timeout passes. The [`CalloutError`] goes to the callback given to
+/// [`AuthCalloutBuilder::on_error`], or to a `tracing` warning without one. A handler's
+/// refusal is not an error: it is answered, and the client gets an authorization violation.
+///
+/// Dropping the handle stops the service as [`stop`](Self::stop) does, without waiting.
+///
+/// ```no_run
+/// use rnats_service::auth_callout::{AuthCallout, UserClaims, nkeys::KeyPair};
+///
+/// # async fn run(client: rnats_core::Client) -> Result<(), Box<dyn std::error::Error>> {
+/// let issuer = KeyPair::from_seed(&std::env::var("CALLOUT_ISSUER_SEED")?)?;
+/// let callout = AuthCallout::new(client, issuer, |request| async move {
+///     let opts = request.connect_opts;
+///     match (opts.username.as_deref(), opts.password.as_deref()) {
+///         (Some("alice"), Some("secret")) => Ok(UserClaims::new()
+///             .account("APP")
+///             .allow_publish("orders.>")
+///             .allow_subscribe("_INBOX.>")),
+///         _ => Err("unknown user or wrong password".to_string()),
+///     }
+/// })
+/// .await?;
+/// # callout.stop().await;
+/// # Ok(()) }
+/// ```
+pub struct AuthCallout {
+    stop: Option<oneshot::Sender<()>>,
+    done: Option<JoinHandle<()>>,
+}
+
+/// Configures and starts an [`AuthCallout`]; from [`AuthCallout::builder`].
+pub struct AuthCalloutBuilder {
+    issuer: KeyPair,
+    xkey: Option<XKey>,
+    issuer_account: Option<String>,
+    queue_group: String,
+    on_error: Option<ErrorCallback>,
+}
+
+impl AuthCallout {
+    /// Starts a callout that signs with `issuer` and asks `handler` about each client, with
+    /// the defaults: requests in clear, queue group `q`, errors logged.
+    ///
+    /// `issuer` is an account key pair with its seed; in a server configured with accounts
+    /// its public key is the `auth_callout` block's `issuer`. `handler` gets each request and
+    /// returns the user to let in, or the reason to refuse.
+    pub async fn new<F, Fut>(
+        client: Client,
+        issuer: KeyPair,
+        handler: F,
+    ) -> Result<AuthCallout, StartError>
+    where
+        F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<UserClaims, String>> + Send + 'static,
+    {
+        AuthCallout::builder(issuer).start(client, handler).await
+    }
+
+    /// A builder for a callout that signs with `issuer`, for an xkey, a queue group or an
+    /// error callback.
+    pub fn builder(issuer: KeyPair) -> AuthCalloutBuilder {
+        AuthCalloutBuilder {
+            issuer,
+            xkey: None,
+            issuer_account: None,
+            queue_group: DEFAULT_QUEUE_GROUP.to_owned(),
+            on_error: None,
+        }
+    }
+
+    /// Stops taking requests and returns once every request already received has been
+    /// answered (or reported). Other instances in the queue group take the next ones.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            // Fails only if the task already ended (the client closed): nothing to stop then.
+            let _ = stop.send(());
+        }
+        if let Some(done) = self.done.take()
+            && let Err(error) = done.await
+        {
+            tracing::debug!(%error, "auth callout task ended abnormally");
+        }
+    }
+}
+
+impl fmt::Debug for AuthCallout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthCallout")
+            .field("running", &self.stop.is_some())
+            .finish()
+    }
+}
+
+impl AuthCalloutBuilder {
+    /// Opens sealed requests with `xkey` and seals the answers: the curve key pair (seed
+    /// `SX...`) whose public key is the `auth_callout` block's `xkey`. With one set, requests
+    /// in clear are refused, and without one, sealed requests are.
+    pub fn xkey(mut self, xkey: XKey) -> AuthCalloutBuilder {
+        self.xkey = Some(xkey);
+        self
+    }
+
+    /// Names the account the issuer signs for, when the issuer is one of its signing keys
+    /// (operator mode).
+    pub fn issuer_account(mut self, account: impl Into<String>) -> AuthCalloutBuilder {
+        self.issuer_account = Some(account.into());
+        self
+    }
+
+    /// The queue group to join (default `q`, as the Service API's endpoints).
+    pub fn queue_group(mut self, queue_group: impl Into<String>) -> AuthCalloutBuilder {
+        self.queue_group = queue_group.into();
+        self
+    }
+
+    /// Calls `callback` with each request that could not be answered, instead of logging it.
+    pub fn on_error<F>(mut self, callback: F) -> AuthCalloutBuilder
+    where
+        F: Fn(CalloutError) + Send + Sync + 'static,
+    {
+        self.on_error = Some(Arc::new(callback));
+        self
+    }
+
+    /// Checks the keys, subscribes to `$SYS.REQ.USER.AUTH` and starts answering. Returns once
+    /// the server has the subscription, so a client connecting afterwards is asked about.
+    pub async fn start<F, Fut>(self, client: Client, handler: F) -> Result<AuthCallout, StartError>
+    where
+        F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<UserClaims, String>> + Send + 'static,
+    {
+        let responder = self.responder()?;
+        let subscriber = client
+            .queue_subscribe(AUTH_CALLOUT_SUBJECT, self.queue_group.clone())
+            .await
+            .map_err(|error| match error.kind() {
+                rnats_core::SubscribeErrorKind::InvalidQueueName => {
+                    StartError::QueueGroup(self.queue_group.clone())
+                }
+                _ => StartError::Subscribe(error),
+            })?;
+        client.flush().await.map_err(StartError::Flush)?;
+        let on_error = self.on_error.unwrap_or_else(|| {
+            Arc::new(|error| tracing::warn!(%error, "auth callout request not answered"))
+        });
+        let context = Arc::new(Context {
+            client,
+            responder,
+            handler,
+            on_error,
+        });
+        let (stop, stopped) = oneshot::channel();
+        let done = tokio::spawn(serve(subscriber, context, stopped));
+        Ok(AuthCallout {
+            stop: Some(stop),
+            done: Some(done),
+        })
+    }
+
+    fn responder(&self) -> Result<Responder, KeyError> {
+        let mut responder = Responder::new(self.issuer.clone())?;
+        if let Some(xkey) = &self.xkey {
+            responder = responder.with_xkey(xkey.clone())?;
+        }
+        if let Some(account) = &self.issuer_account {
+            responder = responder.with_issuer_account(account.clone())?;
+        }
+        Ok(responder)
+    }
+}
+
+impl fmt::Debug for AuthCalloutBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthCalloutBuilder")
+            .field("issuer", &self.issuer.public_key())
+            .field("xkey", &self.xkey.as_ref().map(XKey::public_key))
+            .field("issuer_account", &self.issuer_account)
+            .field("queue_group", &self.queue_group)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What every request's task shares.
+struct Context<F> {
+    client: Client,
+    responder: Responder,
+    handler: F,
+    on_error: ErrorCallback,
+}
+
+/// The service's task: one answering task per request, until stopped; then drains the
+/// subscription, answers what was already on its way, and waits for every answer.
+async fn serve<F, Fut>(
+    mut subscriber: Subscriber,
+    context: Arc<Context<F>>,
+    mut stopped: oneshot::Receiver<()>,
+) where
+    F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<UserClaims, String>> + Send + 'static,
+{
+    let mut answering = JoinSet::new();
+    let mut draining = false;
+    loop {
+        tokio::select! {
+            message = subscriber.next() => match message {
+                Some(message) => {
+                    answering.spawn(answer(Arc::clone(&context), message));
+                }
+                None => break,
+            },
+            Some(joined) = answering.join_next(), if !answering.is_empty() => {
+                report_panic(&context, joined);
+            }
+            // A stop, or the handle dropped.
+            _ = &mut stopped, if !draining => {
+                draining = true;
+                if let Err(error) = subscriber.drain().await {
+                    // The connection is gone: nothing more is on its way.
+                    tracing::debug!(%error, "auth callout subscription did not drain");
+                    break;
+                }
+            }
+        }
+    }
+    while let Some(joined) = answering.join_next().await {
+        report_panic(&context, joined);
+    }
+    tracing::debug!("auth callout stopped");
+}
+
+/// Answers one request, or reports why not.
+async fn answer<F, Fut>(context: Arc<Context<F>>, message: Message)
+where
+    F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<UserClaims, String>> + Send + 'static,
+{
+    if let Err(error) = try_answer(&context, message).await {
+        (context.on_error)(error);
+    }
+}
+
+async fn try_answer<F, Fut>(context: &Context<F>, message: Message) -> Result<(), CalloutError>
+where
+    F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<UserClaims, String>> + Send + 'static,
+{
+    let reply = message.reply.ok_or(CalloutError::NoReply)?;
+    let server_xkey = message
+        .headers
+        .as_ref()
+        .and_then(|headers| headers.get(SERVER_XKEY_HEADER))
+        .map(|value| value.as_str());
+    let request = context
+        .responder
+        .open(&message.payload, server_xkey, SystemTime::now())?;
+    let verdict = (context.handler)(request.request().clone()).await;
+    if let Err(reason) = &verdict {
+        tracing::debug!(user_nkey = %request.request().user_nkey, %reason, "auth callout refused a client");
+    }
+    let payload = context
+        .responder
+        .answer(&request, verdict, SystemTime::now())?;
+    context
+        .client
+        .publish(reply, payload)
+        .await
+        .map_err(CalloutError::Publish)
+}
+
+/// A handler that panicked left its request unanswered: say so.
+fn report_panic<F>(context: &Context<F>, joined: Result<(), tokio::task::JoinError>) {
+    if let Err(error) = joined
+        && error.is_panic()
+    {
+        (context.on_error)(CalloutError::HandlerPanicked);
+    }
+}

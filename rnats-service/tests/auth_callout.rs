@@ -1,0 +1,239 @@
+//! Authorization callouts (ADR-26) against a real nats-server configured with accounts in its
+//! file: the callout connects as the `auth` user of account AUTH and binds the clients it
+//! lets in to account APP, with the permissions it grants.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use rnats_core::proto::{PermissionOp, ServerError};
+use rnats_core::{Client, ConnectErrorKind, ConnectOptions, ConnectionEvent};
+use rnats_service::auth_callout::nkeys::{KeyPair, XKey};
+use rnats_service::auth_callout::{AuthCallout, AuthorizationRequest, CalloutError, UserClaims};
+use rnats_test_server::NatsServer;
+use tokio::sync::mpsc;
+
+/// How long any single wait may take before the test fails instead of hanging.
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A server whose `auth_callout` names `issuer` (and `xkey`, when given). The auth timeout is
+/// long, so a busy machine never makes the server give up on an answer that is coming.
+fn server(issuer: &KeyPair, xkey: Option<&XKey>) -> NatsServer {
+    let xkey = xkey.map_or(String::new(), |x| format!("xkey: {}", x.public_key()));
+    let config = format!(
+        r#"
+accounts {{
+  AUTH {{ users: [ {{ user: auth, password: pwd }} ] }}
+  APP {{}}
+}}
+authorization {{
+  timeout: 15
+  auth_callout {{
+    issuer: {issuer}
+    auth_users: [ auth ]
+    account: AUTH
+    {xkey}
+  }}
+}}
+"#,
+        issuer = issuer.public_key(),
+    );
+    NatsServer::builder().config(config).spawn().unwrap()
+}
+
+async fn connect_as_callout(server: &NatsServer) -> Client {
+    ConnectOptions::new()
+        .user_and_password("auth".into(), "pwd".into())
+        .connect(server.url())
+        .await
+        .unwrap()
+}
+
+/// Lets in `alice` with password `secret` and `bob` with token `bob-token`, both in APP;
+/// refuses everyone else. Sends every request's CONNECT options to `seen`.
+async fn decide(
+    request: AuthorizationRequest,
+    seen: mpsc::UnboundedSender<AuthorizationRequest>,
+) -> Result<UserClaims, String> {
+    let _ = seen.send(request.clone());
+    let opts = request.connect_opts;
+    match (
+        opts.username.as_deref(),
+        opts.password.as_deref(),
+        opts.token.as_deref(),
+    ) {
+        (Some("alice"), Some("secret"), _) => Ok(UserClaims::new()
+            .name("alice")
+            .account("APP")
+            .allow_publish("allowed.>")
+            .allow_subscribe("allowed.>")
+            .allow_subscribe("_INBOX.>")),
+        (_, _, Some("bob-token")) => Ok(UserClaims::new().account("APP").allow_subscribe(">")),
+        _ => Err("unknown user".into()),
+    }
+}
+
+/// Starts a callout deciding with [`decide`]; returns it and the requests it sees.
+async fn start_callout(
+    server: &NatsServer,
+    issuer: KeyPair,
+    xkey: Option<XKey>,
+) -> (AuthCallout, mpsc::UnboundedReceiver<AuthorizationRequest>) {
+    let (seen, requests) = mpsc::unbounded_channel();
+    let mut builder = AuthCallout::builder(issuer);
+    if let Some(xkey) = xkey {
+        builder = builder.xkey(xkey);
+    }
+    let callout = builder
+        .start(connect_as_callout(server).await, move |request| {
+            decide(request, seen.clone())
+        })
+        .await
+        .unwrap();
+    (callout, requests)
+}
+
+async fn connect_alice(
+    server: &NatsServer,
+    password: &str,
+) -> Result<Client, rnats_core::ConnectError> {
+    ConnectOptions::new()
+        .name("alice-app")
+        .user_and_password("alice".into(), password.into())
+        .connect(server.url())
+        .await
+}
+
+/// The client `alice` gets in, is bound to APP (where `bob` sees what she publishes), may
+/// publish under `allowed.>` and is refused anything else.
+async fn alice_gets_what_she_was_granted(server: &NatsServer) {
+    let alice = connect_alice(server, "secret").await.unwrap();
+    let bob = ConnectOptions::with_token("bob-token".into())
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut bob_sees = bob.subscribe("allowed.greeting").await.unwrap();
+    bob.flush().await.unwrap();
+    let mut events = alice.events();
+    alice.publish("denied.greeting", "no".into()).await.unwrap();
+    alice
+        .publish("allowed.greeting", "hello".into())
+        .await
+        .unwrap();
+    alice.flush().await.unwrap();
+    let message = tokio::time::timeout(WAIT, bob_sees.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(message.payload, "hello");
+    let event = tokio::time::timeout(WAIT, events.next()).await.unwrap();
+    assert_eq!(
+        event,
+        Some(ConnectionEvent::ServerError(
+            ServerError::PermissionViolation {
+                operation: PermissionOp::Publish,
+                subject: "denied.greeting".into(),
+                queue: None,
+            }
+        ))
+    );
+}
+
+#[tokio::test]
+async fn a_callout_lets_in_the_clients_it_accepts_with_what_it_grants() {
+    let issuer = KeyPair::new_account();
+    let server = server(&issuer, None);
+    let (callout, mut requests) = start_callout(&server, issuer, None).await;
+
+    alice_gets_what_she_was_granted(&server).await;
+    let request = requests.recv().await.unwrap();
+    assert_eq!(
+        (
+            request.connect_opts.username.as_deref(),
+            request.connect_opts.password.as_deref(),
+            request.connect_opts.name.as_deref(),
+            request.connect_opts.lang.as_deref(),
+        ),
+        (
+            Some("alice"),
+            Some("secret"),
+            Some("alice-app"),
+            Some("rust")
+        )
+    );
+    assert_eq!(request.connect_opts.protocol, 1);
+    assert_eq!(request.client_info.host.as_deref(), Some("127.0.0.1"));
+    assert!(request.server.id.starts_with('N'));
+    assert_eq!(request.server.xkey, None, "requests come in clear");
+    assert!(request.user_nkey.starts_with('U'));
+
+    let refused = connect_alice(&server, "guess").await.unwrap_err();
+    assert_eq!(
+        refused.kind(),
+        ConnectErrorKind::AuthorizationViolation,
+        "{refused}"
+    );
+    let bob = requests.recv().await.unwrap();
+    assert_eq!(bob.connect_opts.token.as_deref(), Some("bob-token"));
+    let refused = requests.recv().await.unwrap();
+    let mut expected = request.connect_opts;
+    expected.password = Some("guess".into());
+    assert_eq!(refused.connect_opts, expected);
+    callout.stop().await;
+}
+
+#[tokio::test]
+async fn a_callout_with_the_xkey_answers_sealed_requests() {
+    let issuer = KeyPair::new_account();
+    let xkey = XKey::new();
+    let server = server(&issuer, Some(&xkey));
+    let (callout, mut requests) = start_callout(&server, issuer, Some(xkey)).await;
+
+    alice_gets_what_she_was_granted(&server).await;
+    let request = requests.recv().await.unwrap();
+    assert!(
+        request
+            .server
+            .xkey
+            .as_deref()
+            .is_some_and(|x| x.starts_with('X'))
+    );
+    let refused = connect_alice(&server, "guess").await.unwrap_err();
+    assert_eq!(
+        refused.kind(),
+        ConnectErrorKind::AuthorizationViolation,
+        "{refused}"
+    );
+    callout.stop().await;
+}
+
+#[tokio::test]
+async fn a_callout_without_the_xkey_reports_the_sealed_requests_it_cannot_open() {
+    let issuer = KeyPair::new_account();
+    let server = server(&issuer, Some(&XKey::new()));
+    let (errors, mut reported) = mpsc::unbounded_channel();
+    let callout = AuthCallout::builder(issuer)
+        .on_error(move |error| {
+            let _ = errors.send(error);
+        })
+        .start(connect_as_callout(&server).await, |_| async {
+            Ok(UserClaims::new())
+        })
+        .await
+        .unwrap();
+    // The client waits for an answer that never comes; the report is what the test awaits.
+    let url = server.url();
+    let client = tokio::spawn(async move {
+        ConnectOptions::new()
+            .user_and_password("alice".into(), "secret".into())
+            .connect(url)
+            .await
+    });
+    let error = tokio::time::timeout(WAIT, reported.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(error, CalloutError::Encrypted), "{error}");
+    client.abort();
+    callout.stop().await;
+}
