@@ -15,6 +15,8 @@
 //! - [`topologies`]: superclusters, leaf nodes and JetStream domains.
 //! - [`opentelemetry`]: traces across publish, request and JetStream (the `opentelemetry`
 //!   feature).
+//! - [`auth_callout`]: an authentication service of your own for nats-server (ADR-26, the
+//!   `auth-callout` feature).
 //!
 //! Three documents stay with the repository rather than the crate, since they describe the
 //! workspace more than the library: the [performance figures and tuning guide], the
@@ -68,3 +70,7 @@ pub mod topologies {}
 #[cfg(not(doctest))]
 #[doc = include_str!("../guides/opentelemetry.md")]
 pub mod opentelemetry {}
+
+#[cfg(not(doctest))]
+#[doc = include_str!("../guides/auth-callout.md")]
+pub mod auth_callout {}

@@ -91,6 +91,7 @@
 //! | `experimental` | no | accepted; nothing is behind it |
 //! | `runtime-neutral` | no | not async-nats': a client connected outside any tokio runtime runs on async-io and a thread of its own instead, so it works under smol or any executor (see the README's "Any executor, any transport") |
 //! | `opentelemetry` | no | not async-nats': W3C trace context (`traceparent`, `tracestate`) in what the async client publishes and requests, `tracing` spans for OpenTelemetry, and `otel::MessageExt` to continue a trace from a received message ([`guides::opentelemetry`]) |
+//! | `auth-callout` | no | not async-nats': `auth_callout`, a service that answers the server's authorization callouts (ADR-26) with user JWTs it signs, requests sealed with xkeys included ([`guides::auth_callout`]); turns on `service` |
 //!
 //! With `default-features = false` the crate is the Core client alone: no JetStream, Service,
 //! WebSocket or nkeys code, and no TLS crypto provider, so a `tls://` connect fails with a
@@ -113,6 +114,12 @@ pub use rnats_jetstream as jetstream;
 #[cfg(feature = "service")]
 #[cfg_attr(docsrs, doc(cfg(feature = "service")))]
 pub use rnats_service as service;
+
+/// Authorization callouts (the `auth-callout` feature): your own authentication service for
+/// nats-server (ADR-26). The same module as `service::auth_callout`.
+#[cfg(feature = "auth-callout")]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth-callout")))]
+pub use rnats_service::auth_callout;
 
 pub mod guides;
 
@@ -153,6 +160,10 @@ struct CountersGuide;
 #[cfg(all(doctest, feature = "jetstream"))]
 #[doc = include_str!("../../docs/schedules.md")]
 struct SchedulesGuide;
+
+#[cfg(all(doctest, feature = "auth-callout"))]
+#[doc = include_str!("../../docs/auth-callout.md")]
+struct AuthCalloutGuide;
 
 #[cfg(all(doctest, feature = "opentelemetry", feature = "jetstream"))]
 #[doc = include_str!("../../docs/opentelemetry.md")]
