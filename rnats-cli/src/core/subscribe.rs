@@ -1,4 +1,4 @@
-//! `rnats sub`: print the messages on a subject, for people or as JSON lines; with
+//! `rnats sub`: print the messages on one or more subjects, for people or as JSON lines; with
 //! `--stream` or a deliver policy (`--all`, `--last`, `--since`, ...), the messages a
 //! stream holds and then the new ones, read with an ordered consumer as natscli does.
 
@@ -30,10 +30,11 @@ mod stream;
         rnats sub --stream ORDERS --last\n  rnats sub 'orders.eu.>' --since 1h --headers-only -t"
 )]
 pub(crate) struct SubArgs {
-    /// Subject to subscribe to; wildcards `*` and `>` allowed. With --stream: the stream's
-    /// subjects to read (default: all of them).
-    #[arg(required_unless_present_any = ["inbox", "stream"])]
-    subject: Option<String>,
+    /// Subjects to subscribe to, one subscription each, their messages in one output;
+    /// wildcards `*` and `>` allowed. With --stream (or a deliver flag): the one subject of
+    /// the stream to read (default: all of them).
+    #[arg(value_name = "SUBJECT", required_unless_present_any = ["inbox", "stream"])]
+    subjects: Vec<String>,
     /// Read this stream (JetStream) with an ordered consumer, from its first message unless
     /// a deliver flag says otherwise; without it, a deliver flag reads the stream that holds
     /// SUBJECT.
@@ -71,11 +72,14 @@ pub(crate) struct SubArgs {
     #[arg(long, short = 'T')]
     terminate_at_end: bool,
     /// Subscribe to a new inbox subject (printed when subscribed) instead.
-    #[arg(long, short = 'i', conflicts_with = "subject")]
+    #[arg(long, short = 'i', conflicts_with = "subjects")]
     inbox: bool,
     /// Acknowledge JetStream messages (those whose reply is a `$JS.ACK.` subject).
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_ack")]
     ack: bool,
+    /// Do not acknowledge them (the default; natscli's negation of --ack).
+    #[arg(long, overrides_with = "ack")]
+    no_ack: bool,
     /// Write each message as natscli does into DIR, one `N.json` file per message (N its
     /// count, or its stream sequence), or, with `-`, to stdout, each followed by a NUL
     /// (for `xargs -0`).
@@ -84,21 +88,34 @@ pub(crate) struct SubArgs {
     /// Join this queue group.
     #[arg(long, short = 'q', value_name = "GROUP")]
     queue: Option<String>,
-    /// Exit after this many messages.
-    #[arg(long, short = 'c', value_parser = clap::value_parser!(u64).range(1..))]
+    /// Exit after this many messages (0: no limit), of all the subjects together.
+    #[arg(long, short = 'c')]
     count: Option<u64>,
     /// One JSON object per message: subject, reply, headers, data.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
     /// Print only the bodies, one per line.
     #[arg(long, short = 'r', conflicts_with = "json")]
     raw: bool,
 }
 
+impl SubArgs {
+    /// The `--count` limit; 0 means none, as in natscli.
+    fn limit(&self) -> Option<u64> {
+        self.count.filter(|n| *n > 0)
+    }
+}
+
 /// Runs `rnats sub`.
 pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let deliver = args.deliver.policy()?;
     if args.stream.is_some() || deliver.is_some() {
+        if args.subjects.len() > 1 {
+            // natscli's rule: a stream is read through one consumer with one filter.
+            return Err(CliError::Usage(
+                "reading a stream takes one subject; give one, or run one sub per subject",
+            ));
+        }
         return stream::read(&args, deliver.unwrap_or(DeliverPolicy::All), conn).await;
     }
     if args.terminate_at_end {
@@ -107,18 +124,24 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
         ));
     }
     let (client, _) = conn.connect().await?;
-    let subject = match &args.subject {
-        Some(subject) => subject.clone(),
-        None => client.new_inbox(),
+    let subjects = if args.subjects.is_empty() {
+        vec![client.new_inbox()]
+    } else {
+        args.subjects.clone()
     };
-    let mut subscriber = match &args.queue {
-        Some(group) => {
-            client
-                .queue_subscribe(subject.clone(), group.clone())
-                .await?
-        }
-        None => client.subscribe(subject.clone()).await?,
-    };
+    let mut subscribers = Vec::with_capacity(subjects.len());
+    for subject in &subjects {
+        subscribers.push(match &args.queue {
+            Some(group) => {
+                client
+                    .queue_subscribe(subject.clone(), group.clone())
+                    .await?
+            }
+            None => client.subscribe(subject.clone()).await?,
+        });
+    }
+    // Every subscription's messages in one output, numbered and counted together.
+    let mut subscriber = futures_util::stream::select_all(subscribers);
     client.flush().await?;
     if let Some(dir) = args.dump.as_deref().filter(|d| !is_stdout(d)) {
         std::fs::create_dir_all(dir).map_err(|source| CliError::WriteFile {
@@ -127,9 +150,14 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
         })?;
     }
     // Scripts and tests wait for this line before publishing.
+    let names = subjects
+        .iter()
+        .map(|subject| format!("{subject:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     match &args.queue {
-        Some(group) => eprintln!("Subscribed to {subject:?} in queue group {group:?}"),
-        None => eprintln!("Subscribed to {subject:?}"),
+        Some(group) => eprintln!("Subscribed to {names} in queue group {group:?}"),
+        None => eprintln!("Subscribed to {names}"),
     }
     let started = Instant::now();
     let mut received = 0u64;
@@ -174,7 +202,7 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
             }
             print_human(&args, &shown, &title)?;
         }
-        if args.count == Some(received) {
+        if args.limit() == Some(received) {
             // The acks above are publishes: they must leave before the process does.
             client.flush().await?;
             return Ok(());

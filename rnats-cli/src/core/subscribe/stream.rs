@@ -74,7 +74,7 @@ pub(super) async fn read(
 ) -> Result<(), CliError> {
     let (client, settings) = conn.connect().await?;
     let js = settings.jetstream(client);
-    let filter = args.subject.clone().unwrap_or_default();
+    let filter = args.subjects.first().cloned().unwrap_or_default();
     let name = match &args.stream {
         Some(name) => name.clone(),
         None => js
@@ -132,7 +132,7 @@ pub(super) async fn read(
             received += 1;
             show_stored(args, &message, received)?;
         }
-        if args.count == Some(received) || (args.terminate_at_end && pending == 0) {
+        if args.limit() == Some(received) || (args.terminate_at_end && pending == 0) {
             return Ok(());
         }
     }
