@@ -6,7 +6,7 @@ use std::io::BufRead;
 use bytes::Bytes;
 use clap::ValueEnum;
 
-use super::template::Template;
+use super::template::{Template, Use};
 use crate::error::CliError;
 
 /// `--send-on`: when what standard input gives is sent (natscli's flag).
@@ -55,15 +55,25 @@ enum Body {
 }
 
 impl Messages {
-    /// Messages to `subject` with `body` (standard input when absent or `-`).
+    /// Messages to `subject` with `body` (standard input when absent or `-`); with
+    /// `templates`, placeholders in both are expanded (a text that does not parse is sent as
+    /// it is, with a warning, as natscli does).
     pub(crate) fn new(
         subject: &str,
         body: Option<&str>,
         count: u64,
         send_on: SendOn,
+        templates: bool,
     ) -> Result<Messages, CliError> {
+        let template = |text: &str, what: &str| {
+            if templates {
+                Template::lenient(text, what, Use::Message)
+            } else {
+                Template::literal(text)
+            }
+        };
         let body = match body {
-            Some(text) if text != "-" => Body::Template(Template::parse(text)?),
+            Some(text) if text != "-" => Body::Template(template(text, "body")),
             _ if send_on == SendOn::Newline => {
                 if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
                     eprintln!("Reading messages from standard input, one per line");
@@ -76,7 +86,7 @@ impl Messages {
             _ => Body::Bytes(super::body_or_stdin(None)?),
         };
         Ok(Messages {
-            subject: Template::parse(subject)?,
+            subject: template(subject, "subject"),
             body,
             count: count.max(1),
             produced: 0,
@@ -88,7 +98,7 @@ impl Messages {
     #[cfg(test)]
     fn lines(subject: &str, input: &'static [u8], count: u64) -> Messages {
         Messages {
-            subject: Template::parse(subject).expect("template"),
+            subject: Template::parse(subject, Use::Message).expect("template"),
             body: Body::Lines {
                 input: Box::new(input),
                 line: Bytes::new(),
@@ -190,8 +200,17 @@ mod tests {
 
     #[test]
     fn a_template_body_renders_per_message() {
-        let messages = Messages::new("s", Some("n{{Count}}"), 3, SendOn::Eof).expect("messages");
+        let messages =
+            Messages::new("s", Some("n{{Count}}"), 3, SendOn::Eof, true).expect("messages");
         let bodies: Vec<String> = all(messages).into_iter().map(|(_, b)| b).collect();
         assert_eq!(bodies, ["n1", "n2", "n3"]);
+    }
+
+    #[test]
+    fn without_templates_subject_and_body_go_as_they_are() {
+        let messages = Messages::new("s.{{Count}}", Some("n{{Count}}"), 2, SendOn::Eof, false)
+            .expect("messages");
+        let got = all(messages);
+        assert_eq!(got[1], ("s.{{Count}}".to_owned(), "n{{Count}}".to_owned()));
     }
 }

@@ -10,6 +10,7 @@ use clap::Args;
 use super::js_publish::{self, AckOutput};
 use super::messages::{Messages, SendOn};
 use super::schedule_flags::{ScheduleFlags, Scheduling};
+use super::template::TemplateFlags;
 use crate::conn::{ConnArgs, parse_duration};
 use crate::error::CliError;
 
@@ -59,6 +60,8 @@ pub(crate) struct PubArgs {
     #[arg(long, short = 'j')]
     json: bool,
     #[command(flatten)]
+    templates: TemplateFlags,
+    #[command(flatten)]
     schedule: ScheduleFlags,
 }
 
@@ -82,7 +85,13 @@ pub(crate) async fn run(args: PubArgs, conn: &ConnArgs) -> Result<(), CliError> 
     } else {
         args.send_on
     };
-    let messages = Messages::new(&args.subject, body, args.count, send_on)?;
+    let messages = Messages::new(
+        &args.subject,
+        body,
+        args.count,
+        send_on,
+        args.templates.on(),
+    )?;
     let output = AckOutput {
         json: args.json,
         quiet: args.quiet,

@@ -9,7 +9,7 @@ use clap::Args;
 use futures_util::StreamExt;
 
 use super::show::Shown;
-use super::template::Template;
+use super::template::{Template, Use};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::out;
@@ -18,15 +18,19 @@ use crate::out;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  rnats reply svc.echo\n  \
     rnats reply time.now --command date\n  \
-    rnats reply greet 'hello #{{Count}}' --count 1")]
+    rnats reply greet 'hello #{{Count}}' --count 1\n  \
+    rnats reply svc.echo 'got {{Request}}'\n  \
+    rnats reply 'weather.>' --command 'curl -s wttr.in/{{1}}?format=3'")]
 pub(crate) struct ReplyArgs {
     /// Subject to answer on; wildcards allowed.
     subject: String,
-    /// Reply body (templates as in `pub`); without it the request is echoed back.
+    /// Reply body (templates as in `pub`, and {{Request}}, the request's body); without it
+    /// the request is echoed back.
     body: Option<String>,
     /// Run this shell command per request, the request body on its standard input; its
     /// standard output is the reply. `{{0}}`, `{{1}}`, ... in it are the request subject's
-    /// tokens, and the command sees NATS_REQUEST_SUBJECT and NATS_REQUEST_BODY, as in natscli.
+    /// tokens and {{Request}} its body (each put in as one shell word), other templates as in
+    /// the body; the command sees NATS_REQUEST_SUBJECT and NATS_REQUEST_BODY, as in natscli.
     #[arg(long, value_name = "CMD", conflicts_with = "body")]
     command: Option<String>,
     /// Echo each request back (the default without a body or command).
@@ -43,21 +47,25 @@ pub(crate) struct ReplyArgs {
         value_name = "GROUP"
     )]
     queue: String,
-    /// Exit after this many requests.
-    #[arg(long, short = 'c', value_parser = clap::value_parser!(u64).range(1..))]
+    /// Exit after this many requests (0: no limit).
+    #[arg(long, short = 'c')]
     count: Option<u64>,
     /// A header to send with each reply, KEY:VALUE; repeat for more.
     #[arg(long = "header", short = 'H', value_name = "KEY:VALUE")]
     headers: Vec<String>,
     /// Print each request as a JSON object.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
 }
 
 /// Runs `rnats reply`.
 pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let extra_headers = crate::parse::headers(&args.headers)?;
-    let body = args.body.as_deref().map(Template::parse).transpose()?;
+    let body = args
+        .body
+        .as_deref()
+        .map(|body| Template::lenient(body, "body", Use::Reply));
+    let limit = args.count.filter(|n| *n > 0);
     let (client, _) = conn.connect().await?;
     let mut requests = client
         .queue_subscribe(args.subject.clone(), args.queue.clone())
@@ -89,9 +97,12 @@ pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError
             tokio::time::sleep(max.mul_f64(fastrand::f64())).await;
         }
         let (payload, echo_headers) = match (&body, &args.command) {
-            (Some(template), _) => (Bytes::from(template.render(answered)), None),
+            (Some(template), _) => (
+                Bytes::from(template.render_reply(answered, &request.payload)),
+                None,
+            ),
             (None, Some(command)) => {
-                let command = with_subject_tokens(command, request.subject.as_str());
+                let command = command_line(command, &request, answered);
                 let output = run_command(&command, request.subject.as_str(), &request.payload);
                 (output.await?, None)
             }
@@ -106,11 +117,21 @@ pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError
             None => client.publish(reply_to, payload).await?,
         }
         client.flush().await?;
-        if args.count == Some(answered) {
+        if limit == Some(answered) {
             return Ok(());
         }
     }
     Err(CliError::SubscriptionEnded)
+}
+
+/// The shell command for request number `n`: `command` with the subject's tokens put in
+/// for `{{0}}`, `{{1}}`, ..., then its templates expanded, `{{Request}}` being the request's
+/// body, in that order, as natscli does. What comes from the request goes in as one shell
+/// word, so a requester cannot make the shell run something else.
+fn command_line(command: &str, request: &rnats::Message, n: u64) -> String {
+    let command = with_subject_tokens(command, request.subject.as_str());
+    let body = shell_word(&String::from_utf8_lossy(&request.payload)).into_owned();
+    Template::lenient(&command, "command", Use::Reply).render_reply(n, body.as_bytes())
 }
 
 /// `command` with each `{{N}}` replaced by token N (from 0) of `subject`, as natscli does.
@@ -119,8 +140,18 @@ fn with_subject_tokens(command: &str, subject: &str) -> String {
         .split('.')
         .enumerate()
         .fold(command.to_owned(), |command, (i, token)| {
-            command.replace(&format!("{{{{{i}}}}}"), token)
+            command.replace(&format!("{{{{{i}}}}}"), &shell_word(token))
         })
+}
+
+/// `text` as one word of `sh`: as it is when it holds only characters the shell takes
+/// literally, else in single quotes (a quote inside written `'\''`).
+fn shell_word(text: &str) -> std::borrow::Cow<'_, str> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-.,:/=@%+".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return text.into();
+    }
+    format!("'{}'", text.replace('\'', r"'\''")).into()
 }
 
 /// Runs `command` through the shell with the request body on its standard input and in
@@ -169,5 +200,27 @@ mod tests {
             "curl wttr.in/london?weatherlondon"
         );
         assert_eq!(with_subject_tokens("echo {{5}}", "a.b"), "echo {{5}}");
+        assert_eq!(with_subject_tokens("echo {{1}}", "a.$(id)"), "echo '$(id)'");
+    }
+
+    #[test]
+    fn what_comes_from_a_request_is_one_shell_word() {
+        assert_eq!(shell_word("london"), "london");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("a b; rm x"), "'a b; rm x'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        let request = rnats::Message {
+            subject: "svc.x".into(),
+            reply: None,
+            payload: Bytes::from_static(b"hi there"),
+            headers: None,
+            status: None,
+            description: None,
+            length: 0,
+        };
+        assert_eq!(
+            command_line("echo {{1}} req={{.Request}} n={{Count}}", &request, 3),
+            "echo x req='hi there' n=3"
+        );
     }
 }

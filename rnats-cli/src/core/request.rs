@@ -1,5 +1,7 @@
 //! `rnats req`: send a request and print the reply, or every reply that comes before the
-//! timeout with `--replies`.
+//! timeout with `--replies`. As natscli's, the human output keeps stdout for the reply bodies
+//! (`rnats req svc '' | jq` works): the `Received with rtt` line and the headers go to
+//! stderr.
 
 use std::time::Instant;
 
@@ -8,6 +10,7 @@ use futures_util::StreamExt;
 
 use super::messages::{Message, Messages, SendOn};
 use super::show::Shown;
+use super::template::TemplateFlags;
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::out;
@@ -40,7 +43,7 @@ pub(crate) struct ReqArgs {
     #[arg(long)]
     wait_for_empty: bool,
     /// One JSON object per reply.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
     /// Print only the reply bodies.
     #[arg(long, short = 'r', conflicts_with = "json")]
@@ -51,6 +54,8 @@ pub(crate) struct ReqArgs {
     /// Read the body from standard input even when one is given (natscli's flag).
     #[arg(long)]
     force_stdin: bool,
+    #[command(flatten)]
+    templates: TemplateFlags,
 }
 
 /// Runs `rnats req`.
@@ -61,7 +66,13 @@ pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> 
     } else {
         args.body.as_deref()
     };
-    let mut requests = Messages::new(&args.subject, body, args.count, args.send_on)?;
+    let mut requests = Messages::new(
+        &args.subject,
+        body,
+        args.count,
+        args.send_on,
+        args.templates.on(),
+    )?;
     let (client, settings) = conn.connect().await?;
     let timeout = settings.timeout;
     // Replies are numbered across the whole run: `--count 3` shows #1, #2 and #3.
@@ -79,9 +90,21 @@ pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> 
             timeout,
             started,
         };
-        collect_replies(&client, &args, replies, &mut received).await?;
+        if let Answered::Nobody = collect_replies(&client, &args, replies, &mut received).await? {
+            // natscli's words, and its exit code: nobody listening is not a failure.
+            eprintln!("No responders are available");
+            return Ok(());
+        }
     }
     Ok(())
+}
+
+/// How a request went.
+enum Answered {
+    /// Replies came.
+    Replied,
+    /// The server said nobody subscribes to the subject (a 503 status).
+    Nobody,
 }
 
 /// Sends one request that may have many replies (ADR-47's request-many) and prints them as
@@ -93,7 +116,7 @@ async fn collect_replies(
     args: &ReqArgs,
     request: Replies<'_>,
     received: &mut u64,
-) -> Result<(), CliError> {
+) -> Result<Answered, CliError> {
     let Replies {
         subject,
         headers,
@@ -119,9 +142,16 @@ async fn collect_replies(
     let mut replies = request.await.map_err(CliError::Request)?;
     let mut got = 0u64;
     while let Some(reply) = replies.next().await {
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(e) if e.kind() == rnats::RequestErrorKind::NoResponders => {
+                return Ok(Answered::Nobody);
+            }
+            Err(e) => return Err(CliError::Request(e)),
+        };
         got += 1;
         *received += 1;
-        print_reply(args, &reply.map_err(CliError::Request)?, started, *received)?;
+        print_reply(args, &reply, started, *received)?;
     }
     if got == 0 {
         return Err(CliError::NothingReceived {
@@ -129,7 +159,7 @@ async fn collect_replies(
             timeout,
         });
     }
-    Ok(())
+    Ok(Answered::Replied)
 }
 
 /// One request of `collect_replies`: what it sends and when it started.
@@ -160,14 +190,30 @@ fn print_reply(
             serde_json::Value::from(started.elapsed().as_micros() as u64),
         );
         out::json(&object)
-    } else if args.raw {
+    } else {
+        if !args.raw {
+            // On stderr, as natscli logs them: stdout holds the bodies alone.
+            eprint!("{}", received_lines(&shown, n, started.elapsed()));
+        }
         out::print_bytes(&reply.payload)?;
         out::print("\n")
-    } else {
-        let title = format!(
-            "[#{n}] Received with rtt {}",
-            crate::stats::human::latency_us(started.elapsed().as_secs_f64() * 1e6)
-        );
-        out::print(&shown.human(&title))
     }
+}
+
+/// The lines natscli logs before a reply's body: `[#N] Received with rtt 1.2ms`, then
+/// `Key: value` per header and a blank line after them.
+fn received_lines(shown: &Shown<'_>, n: u64, rtt: std::time::Duration) -> String {
+    let mut text = format!(
+        "[#{n}] Received with rtt {}\n",
+        crate::stats::human::latency_us(rtt.as_secs_f64() * 1e6)
+    );
+    if let Some(headers) = shown.headers.filter(|h| !h.is_empty()) {
+        for (name, values) in headers.iter() {
+            for value in values {
+                text.push_str(&format!("{}: {}\n", name.as_str(), value.as_str()));
+            }
+        }
+        text.push('\n');
+    }
+    text
 }

@@ -1,12 +1,45 @@
 //! natscli's body and subject templates: `{{Count}}` (or `{{.Count}}`, `{{Cnt}}`) is the
 //! 1-based message number, `{{TimeStamp}}` the time in RFC 3339, `{{Unix}}` and
-//! `{{UnixNano}}` the Unix time, `{{Time}}` the time of day, `{{ID}}` a unique id and
-//! `{{Random MIN MAX}}` between MIN and MAX random letters.
+//! `{{UnixNano}}` the Unix time, `{{Time}}` the time of day, `{{ID}}` a unique id,
+//! `{{Random MIN MAX}}` between MIN and MAX random letters and, in `reply`'s body and
+//! command, `{{Request}}` the request's body.
+//!
+//! natscli runs these through Go's templates and sends a text that fails to expand as it is,
+//! with a warning on stderr; [`Template::lenient`] does the same.
 
+use clap::{ArgAction, Args};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::error::CliError;
+
+/// natscli's `--templates` switch of `pub` and `req`, on by default.
+#[derive(Debug, Clone, Copy, Args)]
+pub(crate) struct TemplateFlags {
+    /// Expand templates in the subject and body (the default; --no-templates or
+    /// --templates=false sends them as written).
+    #[arg(
+        long,
+        default_value_t = true,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_name = "BOOL",
+        overrides_with = "no_templates"
+    )]
+    templates: bool,
+    /// Send the subject and body as written, `{{...}}` and all.
+    #[arg(long, overrides_with = "templates")]
+    no_templates: bool,
+}
+
+impl TemplateFlags {
+    /// Whether templates are expanded.
+    pub(crate) fn on(self) -> bool {
+        self.templates && !self.no_templates
+    }
+}
 
 /// A text with `{{...}}` placeholders, checked once and rendered per message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,11 +57,41 @@ enum Part {
     Time,
     Id,
     Random(usize, usize),
+    Request,
+}
+
+/// Where a template is used, which decides whether `{{Request}}` means something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Use {
+    /// A published message or a request: `{{.Request}}` is empty, and `{{Request}}` is
+    /// unknown, as in natscli.
+    Message,
+    /// A reply's body or command: `{{Request}}` and `{{.Request}}` are the request's body.
+    Reply,
 }
 
 impl Template {
+    /// `text` as it is, no placeholder expanded (`--no-templates`).
+    pub(crate) fn literal(text: &str) -> Template {
+        let parts = if text.is_empty() {
+            Vec::new()
+        } else {
+            vec![Part::Text(text.to_owned())]
+        };
+        Template { parts }
+    }
+
+    /// Parses `text`, or, when it holds an unknown or unclosed placeholder, warns on stderr
+    /// (naming `what`: "body", "subject", ...) and takes it as it is, as natscli does.
+    pub(crate) fn lenient(text: &str, what: &str, used: Use) -> Template {
+        Template::parse(text, used).unwrap_or_else(|e| {
+            eprintln!("Could not parse {what} template, sending it as it is: {e}");
+            Template::literal(text)
+        })
+    }
+
     /// Parses `text`; an unknown or unclosed placeholder is an error.
-    pub(crate) fn parse(text: &str) -> Result<Template, CliError> {
+    pub(crate) fn parse(text: &str, used: Use) -> Result<Template, CliError> {
         let bad = |reason: &str| CliError::InvalidArgument {
             what: "template",
             given: text.to_owned(),
@@ -43,8 +106,12 @@ impl Template {
             let after = &rest[start + 2..];
             let end = after.find("}}").ok_or_else(|| bad("unclosed {{"))?;
             let words: Vec<&str> = after[..end].split_whitespace().collect();
-            let name = words.first().map(|w| w.trim_start_matches('.'));
+            let first = words.first().copied();
+            let name = first.map(|w| w.trim_start_matches('.'));
             let part = match (name, &words[words.len().min(1)..]) {
+                // A field (`.Request`) is always there; the function (`Request`) only
+                // where there is a request.
+                (Some("Request"), []) if used == Use::Reply || first != name => Part::Request,
                 (Some("Count" | "Cnt"), []) => Part::Count,
                 (Some("TimeStamp"), []) => Part::TimeStamp,
                 (Some("Unix"), []) => Part::Unix,
@@ -61,7 +128,8 @@ impl Template {
                 }
                 _ => {
                     return Err(bad(
-                        "placeholders are Count, TimeStamp, Unix, UnixNano, Time, ID and Random MIN MAX",
+                        "placeholders are Count, TimeStamp, Unix, UnixNano, Time, ID, Random MIN MAX \
+                         and, in reply, Request",
                     ));
                 }
             };
@@ -76,6 +144,11 @@ impl Template {
 
     /// The text for message number `count` (from 1).
     pub(crate) fn render(&self, count: u64) -> String {
+        self.render_reply(count, &[])
+    }
+
+    /// The text for message number `count` answering a request with body `request`.
+    pub(crate) fn render_reply(&self, count: u64, request: &[u8]) -> String {
         let mut out = String::new();
         let now = OffsetDateTime::now_utc();
         for part in &self.parts {
@@ -93,6 +166,7 @@ impl Template {
                 )),
                 Part::Id => out.push_str(&nuid::next()),
                 Part::Random(min, max) => out.push_str(&random_letters(*min, *max)),
+                Part::Request => out.push_str(&String::from_utf8_lossy(request)),
             }
         }
         out
@@ -113,14 +187,20 @@ mod tests {
 
     #[test]
     fn count_is_expanded_in_every_spelling() {
-        let t = Template::parse("msg {{Count}} {{ .Count }} {{Cnt}}").expect("parses");
+        let t =
+            Template::parse("msg {{Count}} {{ .Count }} {{Cnt}}", Use::Message).expect("parses");
         assert_eq!(t.render(7), "msg 7 7 7");
-        assert_eq!(Template::parse("plain").expect("parses").render(3), "plain");
+        assert_eq!(
+            Template::parse("plain", Use::Message)
+                .expect("parses")
+                .render(3),
+            "plain"
+        );
     }
 
     #[test]
     fn random_respects_its_bounds() {
-        let t = Template::parse("{{Random 3 5}}").expect("parses");
+        let t = Template::parse("{{Random 3 5}}", Use::Message).expect("parses");
         for _ in 0..20 {
             let len = t.render(1).len();
             assert!((3..=5).contains(&len), "{len}");
@@ -129,10 +209,34 @@ mod tests {
 
     #[test]
     fn bad_placeholders_are_errors() {
-        assert!(Template::parse("{{Nope}}").is_err());
-        assert!(Template::parse("{{Count").is_err());
-        assert!(Template::parse("{{Random 5 3}}").is_err());
-        assert!(Template::parse("{{Random x}}").is_err());
-        assert!(Template::parse("{{}}").is_err());
+        assert!(Template::parse("{{Nope}}", Use::Message).is_err());
+        assert!(Template::parse("{{Count", Use::Message).is_err());
+        assert!(Template::parse("{{Random 5 3}}", Use::Message).is_err());
+        assert!(Template::parse("{{Random x}}", Use::Message).is_err());
+        assert!(Template::parse("{{}}", Use::Message).is_err());
+    }
+
+    #[test]
+    fn request_is_the_request_body_in_replies_only() {
+        let reply = Template::parse("got {{Request}} {{ .Request }}", Use::Reply).expect("parses");
+        assert_eq!(reply.render_reply(1, b"ping"), "got ping ping");
+        // natscli defines the Request function only for replies; the field is always there.
+        assert!(Template::parse("{{Request}}", Use::Message).is_err());
+        let field = Template::parse("[{{.Request}}]", Use::Message).expect("parses");
+        assert_eq!(field.render(1), "[]");
+    }
+
+    #[test]
+    fn a_text_that_does_not_parse_is_sent_as_it_is() {
+        assert_eq!(
+            Template::lenient("a {{Nope}} {{Count}}", "body", Use::Message).render(2),
+            "a {{Nope}} {{Count}}"
+        );
+        assert_eq!(
+            Template::lenient("{{Count}}", "body", Use::Message).render(2),
+            "2"
+        );
+        assert_eq!(Template::literal("{{Count}}").render(2), "{{Count}}");
+        assert_eq!(Template::literal("").render(2), "");
     }
 }
