@@ -8,6 +8,7 @@ use clap::Args;
 use rnats::jetstream::{self, ContextBuilder};
 use rnats::{Client, ConnectOptions};
 
+use crate::context::secret::{self, Material};
 use crate::context::store::{ContextFile, Store};
 use crate::error::CliError;
 use crate::socks::SocksProxy;
@@ -25,7 +26,7 @@ pub(crate) struct ConnArgs {
     /// Server URL(s), comma separated [default: the context's, else nats://127.0.0.1:4222].
     #[arg(long, short = 's', env = "NATS_URL", value_name = "URL", global = true)]
     pub(crate) server: Option<String>,
-    /// User name.
+    /// User name; without --password, a token (as natscli takes it).
     #[arg(long, env = "NATS_USER", global = true)]
     pub(crate) user: Option<String>,
     /// Password.
@@ -40,6 +41,24 @@ pub(crate) struct ConnArgs {
     /// NKey seed file.
     #[arg(long, env = "NATS_NKEY", value_name = "FILE", global = true)]
     pub(crate) nkey: Option<PathBuf>,
+    /// User JWT (the JWT itself, or env://NAME, file://PATH), with --seed.
+    #[arg(
+        long,
+        env = "NATS_JWT",
+        hide_env_values = true,
+        value_name = "LOCATION",
+        global = true
+    )]
+    pub(crate) jwt: Option<String>,
+    /// User NKey seed signing for --jwt (the seed itself, or env://NAME, file://PATH).
+    #[arg(
+        long,
+        env = "NATS_SEED",
+        hide_env_values = true,
+        value_name = "LOCATION",
+        global = true
+    )]
+    pub(crate) seed: Option<String>,
     /// CA certificate(s) to verify the server with (turns TLS on).
     #[arg(
         long = "tlsca",
@@ -115,9 +134,10 @@ pub(crate) struct Settings {
     user: Option<String>,
     password: Option<String>,
     token: Option<String>,
-    creds: Option<PathBuf>,
-    nkey: Option<PathBuf>,
-    user_jwt: Option<(String, String)>,
+    creds: Option<Material>,
+    nkey: Option<Material>,
+    /// A user JWT and, unless it is a bearer JWT, the seed that signs for it.
+    user_jwt: Option<(String, Option<String>)>,
     ca: Option<PathBuf>,
     cert: Option<PathBuf>,
     key: Option<PathBuf>,
@@ -132,7 +152,9 @@ pub(crate) struct Settings {
 }
 
 impl ConnArgs {
-    /// The settings: flags first, then the context, then the defaults.
+    /// The settings: flags first, then the context, then the defaults. Credentials may be
+    /// references (`env://NAME`, `file://PATH`, `data:;base64,...`), resolved here as natscli
+    /// resolves them.
     pub(crate) fn settings(&self) -> Result<Settings, CliError> {
         let context = self.load_context()?;
         let ctx = |field: &str| {
@@ -150,24 +172,34 @@ impl ConnArgs {
                 reason: "nsc lookups are not supported; point `creds` at a credentials file",
             });
         }
-        let user_jwt = context.as_ref().and_then(|(_, c)| {
-            Some((
-                c.text("user_jwt")?.to_owned(),
-                c.text("user_seed")?.to_owned(),
-            ))
-        });
+        let (user, password, token) = self.identity(&ctx);
+        let value = |what: &'static str, text: Option<String>| {
+            text.map(|text| secret::value(what, &text)).transpose()
+        };
+        let material = |what: &'static str, text: Option<String>| {
+            text.map(|text| secret::material(what, &text)).transpose()
+        };
+        let path_text = |p: &PathBuf| p.to_string_lossy().into_owned();
+        let jwt = value("user JWT", self.jwt.clone().or_else(|| ctx("user_jwt")))?;
+        let seed = value("user seed", self.seed.clone().or_else(|| ctx("user_seed")))?;
         Ok(Settings {
             url: self
                 .server
                 .clone()
                 .or_else(|| ctx("url"))
                 .unwrap_or_else(|| DEFAULT_URL.to_owned()),
-            user: self.user.clone().or_else(|| ctx("user")),
-            password: self.password.clone().or_else(|| ctx("password")),
-            token: self.token.clone().or_else(|| ctx("token")),
-            creds: self.creds.clone().or_else(|| ctx_path("creds")),
-            nkey: self.nkey.clone().or_else(|| ctx_path("nkey")),
-            user_jwt,
+            user,
+            password: value("password", password)?,
+            token: value("token", token)?,
+            creds: material(
+                "creds",
+                self.creds.as_ref().map(path_text).or_else(|| ctx("creds")),
+            )?,
+            nkey: material(
+                "nkey",
+                self.nkey.as_ref().map(path_text).or_else(|| ctx("nkey")),
+            )?,
+            user_jwt: jwt.map(|jwt| (jwt, seed)),
             ca: self.tls_ca.clone().or_else(|| ctx_path("ca")),
             cert: self.tls_cert.clone().or_else(|| ctx_path("cert")),
             key: self.tls_key.clone().or_else(|| ctx_path("key")),
@@ -191,6 +223,23 @@ impl ConnArgs {
                 .unwrap_or_else(|| "rnats".to_owned()),
             timeout: self.timeout.unwrap_or(Duration::from_secs(5)),
         })
+    }
+
+    /// User, password and token, unresolved: natscli's rule first, `--user` without
+    /// `--password` is a token (the context's user and password then stay unused); else the
+    /// flags, then the context.
+    fn identity(
+        &self,
+        ctx: &dyn Fn(&str) -> Option<String>,
+    ) -> (Option<String>, Option<String>, Option<String>) {
+        if let (Some(token), None) = (&self.user, &self.password) {
+            return (None, None, Some(token.clone()));
+        }
+        (
+            self.user.clone().or_else(|| ctx("user")),
+            self.password.clone().or_else(|| ctx("password")),
+            self.token.clone().or_else(|| ctx("token")),
+        )
     }
 
     /// The context in force, with its name: `--context`, else the selected one, else none.
@@ -276,22 +325,27 @@ impl Settings {
             options = options.token(token.clone());
         }
         if let Some(creds) = &self.creds {
-            let read_failed = |source| CliError::ReadFile {
-                what: "credentials file",
-                path: creds.clone(),
-                source,
-            };
-            let text = std::fs::read_to_string(creds).map_err(read_failed)?;
-            options = options.credentials(&text).map_err(read_failed)?;
+            let text = read_material("credentials file", creds)?;
+            options = options.credentials(&text).map_err(|source| {
+                let path = match creds {
+                    Material::File(path) => path.clone(),
+                    Material::Inline(_) => PathBuf::from("(inline credentials)"),
+                };
+                CliError::ReadFile {
+                    what: "credentials file",
+                    path,
+                    source,
+                }
+            })?;
         } else if let Some((jwt, seed)) = &self.user_jwt {
-            options = options.jwt_and_seed(jwt.clone(), seed.clone());
+            options = match seed {
+                Some(seed) => options.jwt_and_seed(jwt.clone(), seed.clone()),
+                // A bearer JWT: the server asks for no signature (natscli's `--jwt` alone).
+                None => options.jwt(jwt.clone(), |_nonce| async { Ok(Vec::new()) }),
+            };
         }
         if let Some(nkey) = &self.nkey {
-            let seed = std::fs::read_to_string(nkey).map_err(|source| CliError::ReadFile {
-                what: "NKey seed file",
-                path: nkey.clone(),
-                source,
-            })?;
+            let seed = read_material("NKey seed file", nkey)?;
             options = options.nkey(seed.trim().to_owned());
         }
         options = self.with_tls(options)?;
@@ -348,6 +402,20 @@ impl Settings {
                 .build(client),
             (None, None) => builder.timeout(self.timeout).build(client),
         }
+    }
+}
+
+/// The text of a credentials file or NKey seed: the file's, or the resolved contents.
+fn read_material(what: &'static str, material: &Material) -> Result<String, CliError> {
+    match material {
+        Material::File(path) => {
+            std::fs::read_to_string(path).map_err(|source| CliError::ReadFile {
+                what,
+                path: path.clone(),
+                source,
+            })
+        }
+        Material::Inline(text) => Ok(text.clone()),
     }
 }
 

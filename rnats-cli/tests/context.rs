@@ -214,3 +214,120 @@ fn validate_loads_connects_and_names_what_is_wrong() {
     let out = rnats.ok(&["context", "validate", "badtoken"]);
     assert!(out.contains("OK, settings load"), "{out}");
 }
+
+#[test]
+fn unselect_leaves_no_context_selected() {
+    let rnats = Rnats::new();
+    rnats.ok(&[
+        "context",
+        "add",
+        "a",
+        "--server",
+        "nats://127.0.0.1:1",
+        "--select",
+    ]);
+    let out = rnats.run(&["context", "unselect"]);
+    common::assert_success(&out, &["context", "unselect"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Unselected context \"a\"\n"
+    );
+    assert!(!rnats.nats_dir().join("context.txt").exists());
+    assert_eq!(rnats.ok(&["context", "select"]), "");
+    let out = rnats.run(&["context", "unselect"]);
+    common::assert_success(&out, &["context", "unselect"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "No context is selected\n"
+    );
+}
+
+/// `rnats context edit NAME` with `$EDITOR` set to `editor`; its output.
+fn edit_with(rnats: &Rnats, name: &str, editor: Option<&str>) -> std::process::Output {
+    let mut command = rnats.command(&["context", "edit", name]);
+    match editor {
+        Some(editor) => command.env("EDITOR", editor),
+        None => command.env_remove("EDITOR"),
+    };
+    command
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("rnats runs")
+}
+
+#[test]
+fn edit_without_settings_opens_the_editor_and_checks_what_comes_back() {
+    let rnats = Rnats::new();
+    rnats.ok(&["context", "add", "e", "--server", "nats://127.0.0.1:1"]);
+    let path = rnats.nats_dir().join("context/e.json");
+    let url = |rnats: &Rnats| {
+        let file: Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("JSON");
+        assert_eq!(file, rnats.json(&["context", "info", "e", "--json"]));
+        file["url"].as_str().map(str::to_owned)
+    };
+
+    // natscli needs EDITOR too.
+    let out = edit_with(&rnats, "e", None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("set EDITOR"));
+
+    // The editor's change is saved.
+    let out = edit_with(&rnats, "e", Some("sed -i s/127.0.0.1:1/127.0.0.1:2/"));
+    common::assert_success(&out, &["context", "edit"]);
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("Updated context \"e\""));
+    assert_eq!(url(&rnats).as_deref(), Some("nats://127.0.0.1:2"));
+
+    // Nothing changed: nothing written, and no "Updated".
+    let before = std::fs::read(&path).expect("read");
+    let out = edit_with(&rnats, "e", Some("true"));
+    common::assert_success(&out, &["context", "edit"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "No changes to context \"e\"\n"
+    );
+    let out = rnats.run(&["context", "edit", "e", "--server", "nats://127.0.0.1:2"]);
+    common::assert_success(&out, &["context", "edit", "--server"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "No changes to context \"e\"\n"
+    );
+    assert_eq!(std::fs::read(&path).expect("read"), before);
+
+    // What is not a JSON object, or an editor that fails, leaves the context as it was.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{ not json").expect("write");
+    let out = edit_with(&rnats, "e", Some(&format!("cp {}", bad.display())));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot parse"));
+    let out = edit_with(&rnats, "e", Some("false"));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read(&path).expect("read"), before);
+}
+
+#[test]
+fn add_saves_a_user_without_password_as_a_token_and_the_jwt_and_seed() {
+    let rnats = Rnats::new();
+    rnats.ok(&[
+        "context",
+        "add",
+        "t",
+        "--server",
+        "nats://127.0.0.1:1",
+        "--user",
+        "s3cret",
+        "--jwt",
+        "env://MY_JWT",
+        "--seed",
+        "env://MY_SEED",
+    ]);
+    let file: Value = serde_json::from_slice(
+        &std::fs::read(rnats.nats_dir().join("context/t.json")).expect("written"),
+    )
+    .expect("JSON");
+    assert_eq!(file["token"], "s3cret");
+    assert_eq!(file["user"], "");
+    assert_eq!(file["user_jwt"], "env://MY_JWT");
+    assert_eq!(file["user_seed"], "env://MY_SEED");
+}

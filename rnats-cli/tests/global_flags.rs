@@ -127,3 +127,98 @@ fn trace_shows_the_api_traffic_on_stderr() {
     assert!(stderr.contains("<<< STREAM.LIST "), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
 }
+
+#[test]
+fn a_user_without_a_password_is_a_token_as_in_natscli() {
+    let server = NatsServer::builder()
+        .token("s3cret")
+        .spawn()
+        .expect("server");
+    let url = server.url();
+    let rnats = Rnats::new();
+    rnats.ok(&["rtt", "1", "--user", "s3cret", "-s", &url]);
+    let out = rnats
+        .command(&["rtt", "1", "-s", &url])
+        .env("NATS_USER", "s3cret")
+        .output()
+        .expect("rnats runs");
+    assert_success(&out, &["rtt", "NATS_USER"]);
+    let line = rnats.fails(&["rtt", "1", "--user", "wrong", "-s", &url]);
+    assert!(line.contains("authorization violation"), "{line}");
+}
+
+#[test]
+fn jwt_and_seed_flags_environment_and_references_authenticate() {
+    let operator = rnats_test_server::Operator::new();
+    let app = operator.account("APP");
+    let server = NatsServer::builder()
+        .config(operator.server_config(&[&app]))
+        .spawn()
+        .expect("server");
+    let url = server.url();
+    let alice = app.user("alice");
+    let rnats = Rnats::new();
+    let line = rnats.fails(&["rtt", "1", "-s", &url]);
+    assert!(line.contains("authorization violation"), "{line}");
+
+    // natscli's --jwt and --seed, and their NATS_JWT and NATS_SEED.
+    rnats.ok(&[
+        "rtt",
+        "1",
+        "--jwt",
+        alice.jwt(),
+        "--seed",
+        &alice.seed(),
+        "-s",
+        &url,
+    ]);
+    let run = |args: &[&str], env: &[(&str, String)]| {
+        let mut command = rnats.command(args);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        command.output().expect("rnats runs")
+    };
+    let jwt_env = [
+        ("NATS_JWT", alice.jwt().to_owned()),
+        ("NATS_SEED", alice.seed()),
+    ];
+    assert_success(
+        &run(&["rtt", "1", "-s", &url], &jwt_env),
+        &["rtt", "NATS_JWT"],
+    );
+
+    // natscli's credential references: env://NAME for the JWT and seed...
+    let refs = [
+        ("ALICE_JWT", alice.jwt().to_owned()),
+        ("ALICE_SEED", alice.seed()),
+    ];
+    let args = [
+        "rtt",
+        "1",
+        "--jwt",
+        "env://ALICE_JWT",
+        "--seed",
+        "env://ALICE_SEED",
+        "-s",
+        &url,
+    ];
+    assert_success(&run(&args, &refs), &args);
+    // ... and for a context's credentials, read from the variable instead of a file.
+    rnats.ok(&[
+        "context",
+        "add",
+        "ci",
+        "--server",
+        &url,
+        "--creds",
+        "env://ALICE_CREDS",
+    ]);
+    let creds = [("ALICE_CREDS", alice.creds())];
+    let args = ["rtt", "1", "--context", "ci"];
+    assert_success(&run(&args, &creds), &args);
+    let out = rnats.run(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ALICE_CREDS is not set"), "{stderr}");
+}

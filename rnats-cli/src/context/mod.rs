@@ -1,6 +1,8 @@
 //! `rnats context`: natscli's contexts, read and written in natscli's own files, so a
 //! context made with `nats context add` works with rnats and the other way round.
 
+mod edit;
+pub(crate) mod secret;
 pub(crate) mod store;
 mod validate;
 
@@ -29,7 +31,7 @@ enum ContextCommand {
     #[command(alias = "list", alias = "l")]
     Ls {
         /// One JSON object per context instead of a table.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Creates a context, or updates the settings given of an existing one.
@@ -37,7 +39,8 @@ enum ContextCommand {
     /// Example: rnats context add prod --server nats://prod:4222 --creds ~/prod.creds --select
     #[command(alias = "save", alias = "create")]
     Add(AddArgs),
-    /// Changes the settings given of an existing context.
+    /// Changes the settings given of an existing context; with none, opens its file in
+    /// $EDITOR and checks the result before saving it.
     ///
     /// Example: rnats context edit prod --server nats://prod2:4222
     #[command(alias = "vi")]
@@ -50,6 +53,10 @@ enum ContextCommand {
         /// The context to select.
         name: Option<String>,
     },
+    /// Leaves no context selected, so only flags and the environment say how to connect.
+    ///
+    /// Example: rnats context unselect
+    Unselect,
     /// Shows a context's settings, secrets masked (the selected one without NAME).
     ///
     /// Example: rnats context info prod
@@ -58,7 +65,7 @@ enum ContextCommand {
         /// The context.
         name: Option<String>,
         /// The settings as JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Checks every context (or NAME): it loads, the files it names exist and, with
@@ -100,16 +107,23 @@ struct AddArgs {
 }
 
 impl AddArgs {
-    /// Writes the settings given into `context`: this command's and the connection flags.
-    fn apply(&self, conn: &ConnArgs, context: &mut ContextFile) {
+    /// Writes the settings given into `context`: this command's and the connection flags;
+    /// how many were given. `--user` without `--password` is a token, as natscli saves it.
+    fn apply(&self, conn: &ConnArgs, context: &mut ContextFile) -> usize {
         let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        let (user, token) = match (&conn.user, &conn.password) {
+            (Some(token), None) => (None, Some(token.clone())),
+            _ => (conn.user.clone(), conn.token.clone()),
+        };
         let texts = [
             ("url", conn.server.clone()),
             ("socks_proxy", conn.socks_proxy.clone()),
             ("description", self.description.clone()),
-            ("user", conn.user.clone()),
+            ("user", user),
             ("password", conn.password.clone()),
-            ("token", conn.token.clone()),
+            ("token", token),
+            ("user_jwt", conn.jwt.clone()),
+            ("user_seed", conn.seed.clone()),
             ("creds", path(&conn.creds)),
             ("nkey", path(&conn.nkey)),
             ("ca", path(&conn.tls_ca)),
@@ -120,14 +134,18 @@ impl AddArgs {
             ("jetstream_event_prefix", conn.js_event_prefix.clone()),
             ("inbox_prefix", conn.inbox_prefix.clone()),
         ];
+        let mut given = 0;
         for (field, value) in texts {
             if let Some(value) = value {
                 context.set_text(field, &value);
+                given += 1;
             }
         }
         if conn.tls_first {
             context.set_flag("tls_first", true);
+            given += 1;
         }
+        given
     }
 }
 
@@ -148,6 +166,17 @@ pub(crate) fn run(args: ContextArgs, conn: &ConnArgs) -> Result<(), CliError> {
         }
         ContextCommand::Select { name: None } => match store.selected()? {
             Some(name) => out::print(&format!("{name}\n")),
+            None => {
+                eprintln!("No context is selected");
+                Ok(())
+            }
+        },
+        ContextCommand::Unselect => match store.selected()? {
+            Some(name) => {
+                store.select(None)?;
+                eprintln!("Unselected context {name:?}");
+                Ok(())
+            }
             None => {
                 eprintln!("No context is selected");
                 Ok(())
@@ -223,14 +252,22 @@ fn save(store: &Store, add: &AddArgs, conn: &ConnArgs, must_exist: bool) -> Resu
     } else {
         ContextFile::new()
     };
-    add.apply(conn, &mut context);
-    store.save(&add.name, &context)?;
-    let verb = if existing { "Updated" } else { "Created" };
-    eprintln!(
-        "{verb} context {:?} in {}",
-        add.name,
-        store.path(&add.name).display()
-    );
+    let before = context.clone();
+    let given = add.apply(conn, &mut context);
+    if must_exist && given == 0 && !add.select {
+        // natscli's `context edit NAME`: the file in $EDITOR.
+        edit::in_editor(store, &add.name, before)?;
+    } else if existing && context == before {
+        eprintln!("No changes to context {:?}", add.name);
+    } else {
+        store.save(&add.name, &context)?;
+        let verb = if existing { "Updated" } else { "Created" };
+        eprintln!(
+            "{verb} context {:?} in {}",
+            add.name,
+            store.path(&add.name).display()
+        );
+    }
     if add.select {
         store.select(Some(&add.name))?;
         eprintln!("Selected context {:?}", add.name);

@@ -2,6 +2,7 @@
 //! checks that the files it names exist and, with `--connect`, connects with it, as
 //! natscli's does. One line per context; exit code 1 if any failed.
 
+use super::secret::{self, Material};
 use super::store::Store;
 use crate::conn::ConnArgs;
 use crate::error::CliError;
@@ -43,7 +44,17 @@ pub(super) fn run(store: &Store, name: Option<String>, connect: bool) -> Result<
 fn check(store: &Store, name: &str, connect: bool) -> Result<String, String> {
     let context = store.load(name).map_err(|e| e.to_string())?;
     for (field, what) in FILE_FIELDS {
-        if let Some(path) = context.path(field)
+        // Credentials and seeds may be references (`env://NAME`) rather than files.
+        let path = match (field, context.text(field)) {
+            (_, None) => None,
+            ("creds" | "nkey", Some(text)) => match secret::material(what, text) {
+                Ok(Material::File(path)) => Some(path),
+                Ok(Material::Inline(_)) => None,
+                Err(e) => return Err(e.to_string()),
+            },
+            _ => context.path(field),
+        };
+        if let Some(path) = path
             && !path.is_file()
         {
             return Err(format!("its {what} file {} does not exist", path.display()));
