@@ -41,10 +41,13 @@ enum ErrorsCommand {
         #[arg(value_enum, default_value_t = SortKey::Code)]
         sort: SortKey,
         /// Reverse the order.
-        #[arg(long, short = 'R')]
+        #[arg(long, short = 'R', overrides_with = "no_reverse")]
         reverse: bool,
+        /// Keep the order (the default; natscli's negation of --reverse).
+        #[arg(long, overrides_with = "reverse", hide = true)]
+        no_reverse: bool,
         /// The codes as a JSON array.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Shows one error code: its HTTP-like code, description, and the server's constant.
@@ -61,7 +64,7 @@ enum ErrorsCommand {
         /// The JetStream error code (`err_code`), e.g. 10059.
         code: u16,
         /// The code as JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
 }
@@ -109,6 +112,7 @@ pub(crate) fn run(args: ErrorsArgs) -> Result<(), CliError> {
             sort,
             reverse,
             json,
+            ..
         } => list(codes, matching.as_deref(), sort, reverse, json),
         ErrorsCommand::Lookup { code, json } => lookup(&codes, code, json),
     }

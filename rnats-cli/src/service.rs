@@ -37,7 +37,7 @@ enum ServiceCommand {
         /// Only instances of this service.
         name: Option<String>,
         /// Every instance's INFO as a JSON array.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Shows each instance of a service with its endpoints.
@@ -50,7 +50,7 @@ enum ServiceCommand {
         /// Only this instance.
         id: Option<String>,
         /// The INFO replies as a JSON array.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Shows request counts, errors and processing times per endpoint.
@@ -62,7 +62,7 @@ enum ServiceCommand {
         /// Only this instance.
         id: Option<String>,
         /// The STATS replies as a JSON array.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// PINGs the instances and lists those that answer.
@@ -72,7 +72,7 @@ enum ServiceCommand {
         /// Only instances of this service.
         name: Option<String>,
         /// The PING replies as a JSON array.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
 }

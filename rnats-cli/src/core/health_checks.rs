@@ -8,11 +8,17 @@ use serde_json::{Map, Value, json};
 #[derive(Debug, Args)]
 pub(super) struct HealthChecks {
     /// Unhealthy unless JetStream is enabled.
-    #[arg(long, short = 'J')]
+    #[arg(long, short = 'J', overrides_with = "no_js_enabled")]
     js_enabled: bool,
+    /// Leave --js-enabled off (the default; natscli's negation).
+    #[arg(long, overrides_with = "js_enabled", hide = true)]
+    no_js_enabled: bool,
     /// Check the JetStream server only, not its streams and consumers.
-    #[arg(long, short = 'S')]
+    #[arg(long, short = 'S', overrides_with = "no_server_only")]
     server_only: bool,
+    /// Leave --server-only off (the default; natscli's negation).
+    #[arg(long, overrides_with = "server_only", hide = true)]
+    no_server_only: bool,
     /// Check only this account.
     #[arg(long, value_name = "ACCOUNT")]
     account: Option<String>,

@@ -25,9 +25,10 @@ enum ServerCommand {
     /// Shows the INFO the server sent: name, version, limits, JetStream, cluster.
     ///
     /// Example: rnats server info -s nats://127.0.0.1:4222
+    #[command(alias = "i")]
     Info {
         /// The INFO as JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Pings every server of the system and shows how long each took to answer (needs a
@@ -73,13 +74,16 @@ enum ServerCommand {
 
 /// Options of `rnats rtt`.
 #[derive(Debug, Args)]
-#[command(after_help = "Example:\n  rnats rtt --count 10")]
+#[command(after_help = "Examples:\n  rnats rtt 10\n  rnats rtt --count 3 --json")]
 pub(crate) struct RttArgs {
-    /// Round trips to time.
-    #[arg(long, short = 'c', default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
-    count: u64,
+    /// Round trips to time (natscli's argument) [default: 5].
+    #[arg(value_name = "ITERATIONS", value_parser = clap::value_parser!(u64).range(1..))]
+    iterations: Option<u64>,
+    /// Round trips to time, as a flag.
+    #[arg(long, short = 'c', conflicts_with = "iterations", value_parser = clap::value_parser!(u64).range(1..))]
+    count: Option<u64>,
     /// The samples and their average as JSON.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
 }
 
@@ -145,8 +149,9 @@ async fn info(conn: &ConnArgs, json: bool) -> Result<(), CliError> {
 /// Runs `rnats rtt`.
 pub(crate) async fn rtt(args: RttArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let (client, settings) = conn.connect().await?;
+    let rounds = args.iterations.or(args.count).unwrap_or(5);
     let mut samples = Vec::new();
-    for _ in 0..args.count {
+    for _ in 0..rounds {
         let started = Instant::now();
         client.flush().await?;
         samples.push(started.elapsed().as_secs_f64() * 1e6);

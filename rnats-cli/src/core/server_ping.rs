@@ -30,7 +30,7 @@ pub(crate) struct ListArgs {
     /// Servers to wait for (0 or none: as many as the answers count active).
     expect: Option<usize>,
     /// The servers' answers as a JSON array.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
     /// Sort by this column.
     #[arg(long, value_enum, default_value_t = SortKey::Rtt)]

@@ -30,7 +30,7 @@ pub(crate) struct TraceArgs {
     #[arg(long = "header", short = 'H', value_name = "KEY:VALUE")]
     headers: Vec<String>,
     /// The servers' reports as a JSON array, as they came.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
 }
 
