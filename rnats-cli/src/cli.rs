@@ -97,6 +97,10 @@ pub(crate) enum Command {
     /// Measures publish, subscribe, request, round-trip, JetStream and Key-Value performance,
     /// with natscli's `bench` command lines.
     Bench(BenchArgs),
+    /// Shows example command lines per topic (natscli's `cheat`).
+    ///
+    /// Example: rnats cheat sub
+    Cheat(crate::cheat::CheatArgs),
     /// Prints a shell completion script.
     ///
     /// Example: rnats completions bash > /etc/bash_completion.d/rnats
@@ -121,6 +125,7 @@ impl Cli {
             Command::Bench(args) => crate::bench::run(args, conn),
             Command::Context(args) => crate::context::run(args, conn),
             Command::Errors(args) => crate::errors::run(args),
+            Command::Cheat(args) => crate::cheat::run(args),
             Command::Completions(args) => {
                 let mut command = Cli::command();
                 clap_complete::generate(args.shell, &mut command, "rnats", &mut std::io::stdout());

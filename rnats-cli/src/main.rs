@@ -12,13 +12,13 @@
 //!   Services: `service ls|info|stats|ping`.
 //! - Connection flags are global ([`conn`]), before or after the subcommand, as in natscli;
 //!   commands and subcommands take natscli's aliases (`s`, `c`, `obj`, `ctx`, `sys`, ...).
-//! - `context ls|add|edit|select|info|validate|rm` on natscli's own context files, whose selected
+//! - `context ls|add|edit|select|unselect|info|validate|rm` on natscli's own context files, whose selected
 //!   context supplies the connection flags' defaults ([`conn`]).
 //! - `bench pub|sub|request|reply|service|lat|js pub|fetch|consume|ordered|get|kv put|get` (natscli's
 //!   forms, plus `pubsub`, `req`, `js-pub`, `js-fetch`, `scale`) measures the client against
 //!   the server the connection flags or the context name, or else a private `nats-server`
 //!   started for the run.
-//! - `errors ls|lookup` explains JetStream API error codes.
+//! - `errors ls|lookup` explains JetStream API error codes; `cheat` shows example sheets.
 //! - `completions <shell>` prints a shell completion script.
 //!
 //! Output is for people by default and JSON with `--json`; every failure is one
@@ -26,6 +26,7 @@
 //! the monitoring-plugin code of its result. See `docs/cli.md`.
 
 mod bench;
+mod cheat;
 mod check;
 mod cli;
 mod conn;
