@@ -619,3 +619,66 @@ fn req_sends_each_line_with_send_on_newline_and_reads_stdin_when_forced() {
     assert_eq!(stdout(&out), "from stdin\n");
     assert_success(&echo.finish(), &["reply"]);
 }
+
+#[test]
+fn natscli_short_json_flag_and_negations_are_taken() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    // natscli gives every --json the short -j.
+    for args in [
+        &["server", "info", "-j"][..],
+        &["rtt", "1", "-j"],
+        &["trace", "nobody", "-j"],
+        &["service", "ls", "-j"],
+        &["service", "ping", "-j"],
+        &["errors", "lookup", "10059", "-j"],
+    ] {
+        let out = rnats.ok(&[args, &s[..]].concat());
+        serde_json::from_str::<Value>(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"));
+    }
+    rnats.ok(&["context", "add", "j", "--server", &url]);
+    let list = rnats.json(&["context", "ls", "-j"]);
+    assert_eq!(list[0]["name"], "j", "{list}");
+    let info = rnats.json(&["context", "info", "j", "-j"]);
+    assert_eq!(info["url"], url.as_str(), "{info}");
+
+    // fisk's --no-FLAG for natscli's boolean flags: the last of the pair wins.
+    let plain = rnats.ok(&["errors", "ls"]);
+    assert_eq!(rnats.ok(&["errors", "ls", "-R", "--no-reverse"]), plain);
+    assert_ne!(rnats.ok(&["errors", "ls", "--no-reverse", "-R"]), plain);
+    let mut sub = rnats.spawn_ready(
+        &[
+            &["sub", "neg", "--ack", "--no-ack", "--count", "1", "-j"][..],
+            &s[..],
+        ]
+        .concat(),
+        "Subscribed to",
+    );
+    rnats.ok(&[&["pub", "neg", "{{Count}}", "--no-templates"][..], &s[..]].concat());
+    let out = sub.finish();
+    assert_success(&out, &["sub", "--no-ack"]);
+    assert_eq!(json_lines(&stdout(&out))[0]["data"], "{{Count}}");
+}
+
+#[test]
+fn cheat_shows_rnats_own_sheets() {
+    let rnats = Rnats::new();
+    let sections = rnats.ok(&["cheat", "--sections"]);
+    for section in ["publish", "subscribe", "reply", "stream", "kv", "context"] {
+        assert!(sections.lines().any(|l| l == section), "{sections}");
+    }
+    // By natscli's section name or by the command's.
+    let sheet = rnats.ok(&["cheat", "subscribe"]);
+    assert_eq!(rnats.ok(&["cheat", "sub"]), sheet);
+    assert!(sheet.contains("rnats sub "), "{sheet}");
+    let all = rnats.ok(&["cheat"]);
+    assert!(all.contains("## publish") && all.contains(&sheet), "{all}");
+    let line = rnats.fails(&["cheat", "nope"]);
+    assert!(line.contains("the sections are"), "{line}");
+    let dir = tempfile::tempdir().expect("temp dir");
+    rnats.ok(&["cheat", "--save", &dir.path().to_string_lossy()]);
+    let saved = std::fs::read_to_string(dir.path().join("rnats/subscribe")).expect("saved");
+    assert_eq!(saved, sheet);
+}
