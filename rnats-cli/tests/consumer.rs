@@ -1237,3 +1237,31 @@ fn add_validate_and_output_check_the_config_and_make_nothing() {
     let out = rnats.run(&[&add[..], &["--validate", "--json"], &offline[..]].concat());
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn ls_json_prints_the_names_as_natscli_does() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 0);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    let json = |args: &[&str]| rnats.json(&[args, &s[..]].concat());
+    assert_eq!(
+        json(&["consumer", "ls", "ORDERS", "-j"]),
+        serde_json::json!([])
+    );
+    for name in ["zeta", "alpha", "mid"] {
+        rnats.ok(&[&["consumer", "add", "ORDERS", name][..], &s[..]].concat());
+    }
+    let sorted = serde_json::json!(["alpha", "mid", "zeta"]);
+    assert_eq!(json(&["consumer", "ls", "ORDERS", "--json"]), sorted);
+    // natscli's -a (its stream picker's) is taken, before or after the command.
+    assert_eq!(json(&["consumer", "-a", "ls", "ORDERS", "-j"]), sorted);
+    assert_eq!(
+        json(&["consumer", "info", "ORDERS", "mid", "-j"])["name"],
+        "mid"
+    );
+    assert_eq!(
+        json(&["consumer", "state", "ORDERS", "mid", "-j"])["name"],
+        "mid"
+    );
+}

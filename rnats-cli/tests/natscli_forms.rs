@@ -531,8 +531,7 @@ fn stream_ls_keeps_the_streams_of_a_subject() {
     let table = run(&["stream", "ls", "--subject", "t.>"]);
     assert!(table.contains("T ") && !table.contains("s.>"), "{table}");
     let json = rnats.json(&[&["stream", "ls", "--subject", "s.*", "--json"][..], &s[..]].concat());
-    assert_eq!(json.as_array().map(Vec::len), Some(1), "{json}");
-    assert_eq!(json[0]["config"]["name"], "S", "{json}");
+    assert_eq!(json, serde_json::json!(["S"]));
 }
 
 #[test]

@@ -658,3 +658,93 @@ fn validate_counts_name_and_description_bytes_as_the_server_does() {
     );
     rnats.ok(&[&add[..], &["-s", &url]].concat());
 }
+
+#[test]
+fn ls_leaves_the_system_streams_out_unless_all() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    let json = |args: &[&str]| rnats.json(&[args, &s[..]].concat());
+    run(&["kv", "add", "config"]);
+    run(&["object", "add", "files"]);
+    // Only the buckets' streams: natscli's hint, on stderr.
+    let out = rnats.run(&[&["stream", "ls"][..], &s[..]].concat());
+    assert_success(&out, &["stream", "ls"]);
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "No streams defined, pass -a to include system streams\n"
+    );
+    assert_eq!(json(&["stream", "ls", "-j"]), serde_json::json!([]));
+
+    run(&["stream", "add", "ORDERS", "--subjects", "orders.>"]);
+    // natscli's --json: the names alone; -j for short.
+    assert_eq!(
+        json(&["stream", "ls", "--json"]),
+        serde_json::json!(["ORDERS"])
+    );
+    let table = run(&["stream", "ls"]);
+    assert!(
+        table.contains("ORDERS") && !table.contains("KV_"),
+        "{table}"
+    );
+    // -a is the stream command's, before or after ls.
+    let all = serde_json::json!(["KV_config", "OBJ_files", "ORDERS"]);
+    assert_eq!(json(&["stream", "ls", "-j", "-a"]), all);
+    assert_eq!(json(&["stream", "--all", "ls", "-j"]), all);
+    let table = run(&["stream", "-a", "ls"]);
+    assert!(
+        table.contains("KV_config") && table.contains("OBJ_files"),
+        "{table}"
+    );
+    // natscli's --names lists every stream.
+    assert_eq!(
+        run(&["stream", "ls", "-n"]),
+        "KV_config\nOBJ_files\nORDERS\n"
+    );
+    // --subject narrows the names too.
+    assert_eq!(
+        json(&["stream", "ls", "--subject", "orders.x", "-j"]),
+        serde_json::json!(["ORDERS"])
+    );
+}
+
+#[test]
+fn json_has_natscli_s_short_flag() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let json = |args: &[&str]| rnats.json(&[args, &s[..]].concat());
+    let info = json(&["stream", "add", "ORDERS", "--subjects", "orders.>", "-j"]);
+    assert_eq!(info["config"]["name"], "ORDERS");
+    rnats.ok(&[&["pub", "orders.new", "hi"][..], &s[..]].concat());
+    assert_eq!(
+        json(&["stream", "info", "ORDERS", "-j"])["state"]["messages"],
+        1
+    );
+    assert_eq!(
+        json(&["stream", "state", "ORDERS", "-j"])["state"]["messages"],
+        1
+    );
+    assert_eq!(json(&["stream", "get", "ORDERS", "1", "-j"])["data"], "hi");
+    assert_eq!(
+        json(&["stream", "report", "-j"])[0]["config"]["name"],
+        "ORDERS"
+    );
+    assert_eq!(
+        json(&["stream", "find", "-j"])[0]["config"]["name"],
+        "ORDERS"
+    );
+    assert_eq!(
+        json(&["stream", "gaps", "ORDERS", "-j"]),
+        serde_json::json!([])
+    );
+    assert_eq!(
+        json(&["stream", "purge", "ORDERS", "-f", "-j"])["purged"],
+        1
+    );
+    assert_eq!(json(&["account", "info", "-j"])["jetstream"]["streams"], 1);
+}

@@ -30,7 +30,7 @@ enum AccountCommand {
     Info {
         /// As JSON: `identity` (user, account, connection), and `jetstream`, the server's
         /// JetStream account INFO (or `jetstream_error`).
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Reports on the account's connections.

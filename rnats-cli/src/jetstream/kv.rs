@@ -43,7 +43,7 @@ enum KvCommand {
         #[arg(long, short = 'n')]
         names: bool,
         /// JSON instead of a table.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
         /// The keys in a table with each one's revision and when it was written.
         #[arg(long, short = 'v', requires = "bucket")]
@@ -110,7 +110,7 @@ enum KvCommand {
         /// Subjects the keys must match (wildcards allowed); repeat for more.
         filters: Vec<String>,
         /// A JSON array instead of lines.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Prints a key's value (or the value at --revision).
@@ -128,7 +128,7 @@ enum KvCommand {
         #[arg(long, conflicts_with = "json")]
         raw: bool,
         /// The entry as JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Deletes a key (its history stays until purged), or without a key the whole bucket,
@@ -170,7 +170,7 @@ enum KvCommand {
         /// The key.
         key: String,
         /// One JSON object per revision.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Prints the current values, then every change, of keys matching KEY (default: all).
@@ -201,7 +201,7 @@ enum KvCommand {
         #[arg(long, value_name = "N", conflicts_with = "history")]
         revision: Option<u64>,
         /// One JSON object per entry.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Shows a bucket's configuration and state.
@@ -212,7 +212,7 @@ enum KvCommand {
         /// The bucket.
         bucket: String,
         /// The bucket's stream info as the server's JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Removes the history of deleted keys, reclaiming their space.

@@ -18,6 +18,7 @@ mod stream_cluster;
 mod stream_config;
 mod stream_find;
 mod stream_gaps;
+mod stream_list;
 mod stream_read;
 mod stream_report;
 mod stream_subjects;

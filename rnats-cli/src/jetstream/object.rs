@@ -40,7 +40,7 @@ enum ObjectCommand {
         #[arg(long, short = 'n', conflicts_with = "bucket")]
         names: bool,
         /// JSON instead of a table.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Creates a bucket.
@@ -84,7 +84,7 @@ enum ObjectCommand {
         /// The object.
         name: Option<String>,
         /// JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Prints the bucket's objects, then every change to them (puts and deletes).
@@ -100,7 +100,7 @@ enum ObjectCommand {
         #[arg(long)]
         updates_only: bool,
         /// One JSON object (the object's info) per change.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Seals a bucket: it refuses every change from then on, for good.
@@ -142,7 +142,7 @@ struct PutArgs {
     #[arg(long)]
     description: Option<String>,
     /// The object's info as JSON.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
 }
 

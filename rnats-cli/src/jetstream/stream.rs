@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use futures_util::StreamExt;
 use rnats::jetstream::Context;
 use rnats::jetstream::stream::{ClusterInfo, Config, Info};
 use serde_json::{Value, json};
@@ -12,9 +11,7 @@ use serde_json::{Value, json};
 use super::config_check::{CheckFlags, stream_problems};
 use super::stream_config::StreamFlags;
 use super::stream_read::{get, view};
-use super::{
-    bytes, duration, limit, limit_bytes, raw, raw_list, read_config, render_unlisted, time,
-};
+use super::{bytes, duration, limit, limit_bytes, raw, read_config, time};
 use crate::conn::{ConnArgs, parse_duration};
 use crate::error::CliError;
 use crate::out::{self, Fields};
@@ -23,6 +20,10 @@ use crate::stats::human;
 /// Options of `rnats stream`.
 #[derive(Debug, Args)]
 pub(crate) struct StreamArgs {
+    /// Include the streams the system keeps for itself (KV_*, OBJ_*, $MQTT_*) in `stream
+    /// ls` (natscli's flag).
+    #[arg(long, short = 'a', global = true)]
+    all: bool,
     /// What to do with streams.
     #[command(subcommand)]
     command: StreamCommand,
@@ -35,17 +36,7 @@ enum StreamCommand {
     ///
     /// Example: rnats stream ls
     #[command(alias = "list", alias = "l")]
-    Ls {
-        /// The server's stream infos as a JSON array.
-        #[arg(long)]
-        json: bool,
-        /// Only the names, one per line.
-        #[arg(long, short = 'n')]
-        names: bool,
-        /// Only the streams that hold messages on this subject (wildcards allowed).
-        #[arg(long, value_name = "SUBJECT")]
-        subject: Option<String>,
-    },
+    Ls(crate::jetstream::stream_list::LsArgs),
     /// Creates a stream (or, with --validate or --output, only checks its configuration).
     ///
     /// Example: rnats stream add ORDERS --subjects 'orders.>' --storage file --max-age 24h
@@ -56,7 +47,7 @@ enum StreamCommand {
         #[command(flatten)]
         flags: StreamFlags,
         /// Print the server's stream info as JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
         /// Accept the defaults for what is not given (natscli's flag; rnats never prompts).
         #[arg(long)]
@@ -76,7 +67,7 @@ enum StreamCommand {
         #[command(flatten)]
         flags: StreamFlags,
         /// Print the server's stream info as JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Backs a stream up into a directory over the NATS connection (the server's snapshot).
@@ -105,7 +96,7 @@ enum StreamCommand {
         /// The stream.
         name: String,
         /// The server's JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
         /// Only the state: messages, bytes, sequences, consumers (and the cluster).
         #[arg(long)]
@@ -118,7 +109,7 @@ enum StreamCommand {
         /// The stream.
         name: String,
         /// The server's JSON (the whole stream info, as natscli prints it).
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Changes the settings given of a stream, keeping the others.
@@ -131,7 +122,7 @@ enum StreamCommand {
         #[command(flatten)]
         flags: StreamFlags,
         /// Print the server's stream info as JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
         /// Print the configuration the edit would send, and change nothing.
         #[arg(long)]
@@ -182,7 +173,7 @@ enum StreamCommand {
         #[arg(long, short = 'f')]
         force: bool,
         /// The sealed stream's info as JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Removes messages: all, those on a subject, up to a sequence, or all but the newest.
@@ -204,7 +195,7 @@ enum StreamCommand {
         #[arg(long, short = 'f')]
         force: bool,
         /// The server's reply as JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Reads one message by sequence, or the last one on a subject.
@@ -223,7 +214,7 @@ enum StreamCommand {
         #[arg(long, short = 'S', value_name = "SUBJECT")]
         last_for: Option<String>,
         /// The message as JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Pages through messages in order with an ordered consumer.
@@ -250,7 +241,7 @@ enum StreamCommand {
         #[arg(long, value_name = "SUBJECT")]
         subject: Option<String>,
         /// One JSON object per message.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Manages a clustered stream: moves its leader, removes a peer.
@@ -274,11 +265,7 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
     };
     let js = crate::conn::jetstream(conn).await?;
     match command {
-        StreamCommand::Ls {
-            json,
-            names,
-            subject,
-        } => list(&js, json, names, subject).await,
+        StreamCommand::Ls(ls) => crate::jetstream::stream_list::run(&js, ls, args.all).await,
         StreamCommand::Add {
             name, flags, json, ..
         } => add(&js, name, flags, json).await,
@@ -386,54 +373,6 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
             crate::jetstream::stream_cluster::run(&js, args, conn).await
         }
     }
-}
-
-async fn list(
-    js: &Context,
-    json: bool,
-    names: bool,
-    subject: Option<String>,
-) -> Result<(), CliError> {
-    let mut infos = Vec::new();
-    let mut unlisted = String::new();
-    match subject {
-        // The server filters: a stream is listed when its subjects overlap `subject`.
-        Some(subject) => {
-            let raw = super::stream_report::list(js, &json!({ "subject": subject })).await?;
-            if json {
-                return out::json(&raw);
-            }
-            for item in raw {
-                infos.push(serde_json::from_value::<Info>(item)?);
-            }
-        }
-        None if json => return out::json(&raw_list(js, "STREAM.LIST", "streams").await?),
-        None => {
-            let mut streams = js.streams();
-            while let Some(info) = streams.next().await {
-                infos.push(info.map_err(CliError::js("cannot list streams"))?);
-            }
-            unlisted = render_unlisted("streams", streams.missing(), streams.offline());
-        }
-    }
-    infos.sort_by(|a, b| a.config.name.cmp(&b.config.name));
-    if names {
-        let text: String = infos
-            .iter()
-            .map(|i| format!("{}\n", i.config.name))
-            .collect();
-        // The names are for scripts: what could not be listed goes to stderr.
-        eprint!("{unlisted}");
-        return out::print(&text);
-    }
-    if infos.is_empty() && unlisted.is_empty() {
-        eprintln!("No streams defined");
-        return Ok(());
-    }
-    if !infos.is_empty() {
-        super::stream_table::table(&infos).print()?;
-    }
-    out::print(&unlisted)
 }
 
 async fn add(

@@ -66,7 +66,7 @@ pub(crate) struct BackupArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     window_size: Option<u64>,
     /// Print what was written as JSON.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
 }
 
@@ -97,7 +97,7 @@ pub(crate) struct RestoreArgs {
     #[arg(long, value_name = "N")]
     replicas: Option<u64>,
     /// Print the restored stream's info as JSON.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
 }
 

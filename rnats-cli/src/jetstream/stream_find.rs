@@ -62,7 +62,7 @@ pub(crate) struct FindArgs {
     #[arg(long, short = 'n')]
     names: bool,
     /// The server's infos of the streams found, as a JSON array.
-    #[arg(long, conflicts_with = "names")]
+    #[arg(long, short = 'j', conflicts_with = "names")]
     json: bool,
 }
 

@@ -15,7 +15,7 @@ pub(crate) struct GapsArgs {
     /// The stream.
     stream: String,
     /// The gaps as a JSON array of `[first, last]` pairs.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
     /// Accepted as natscli has it: rnats reads the gaps in one request and does not ask.
     #[arg(long, short = 'f')]

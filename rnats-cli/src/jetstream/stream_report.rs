@@ -38,7 +38,7 @@ pub(crate) struct ReportArgs {
     #[arg(long, short = 'l')]
     leaders: bool,
     /// The server's stream infos as a JSON array.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
 }
 

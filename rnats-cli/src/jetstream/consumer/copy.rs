@@ -31,7 +31,7 @@ pub(super) struct CopyArgs {
     #[command(flatten)]
     flags: Box<ConsumerFlags>,
     /// Print the server's consumer info as JSON.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
 }
 

@@ -60,7 +60,7 @@ pub(super) struct FindArgs {
     #[arg(long)]
     invert: bool,
     /// The server's infos of the consumers found, as a JSON array.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
 }
 

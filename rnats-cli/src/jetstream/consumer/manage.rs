@@ -39,7 +39,7 @@ pub(super) struct EditArgs {
     #[arg(long, short = 'f')]
     force: bool,
     /// Print the server's consumer info as JSON.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
 }
 
@@ -97,7 +97,7 @@ pub(super) struct ResetArgs {
     #[arg(long, short = 'f')]
     force: bool,
     /// The consumer's info after the reset, as JSON.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
 }
 

@@ -32,6 +32,10 @@ use crate::stats::human;
 /// Options of `rnats consumer`.
 #[derive(Debug, Args)]
 pub(crate) struct ConsumerArgs {
+    /// natscli's flag for its stream picker, which lists the system's streams too with it;
+    /// rnats never picks, so it changes nothing.
+    #[arg(long, short = 'a', global = true)]
+    all: bool,
     /// What to do with consumers.
     #[command(subcommand)]
     command: ConsumerCommand,
@@ -47,8 +51,8 @@ enum ConsumerCommand {
     Ls {
         /// The stream.
         stream: String,
-        /// The server's consumer infos as a JSON array.
-        #[arg(long)]
+        /// The consumers' names as a JSON array (natscli's form).
+        #[arg(long, short = 'j')]
         json: bool,
         /// Only the names, one per line.
         #[arg(long, short = 'n', conflicts_with = "json")]
@@ -90,7 +94,7 @@ enum ConsumerCommand {
         #[command(flatten)]
         flags: Box<ConsumerFlags>,
         /// Print the server's consumer info as JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
         /// Accept the defaults for what is not given (natscli's flag; rnats never prompts).
         #[arg(long)]
@@ -108,7 +112,7 @@ enum ConsumerCommand {
         /// The consumer.
         name: String,
         /// The server's JSON.
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Shows a consumer's state: deliveries, acks, pending messages, waiting pulls (and its
@@ -121,7 +125,7 @@ enum ConsumerCommand {
         /// The consumer.
         name: String,
         /// The server's JSON (the whole consumer info, as natscli prints it).
-        #[arg(long)]
+        #[arg(long, short = 'j')]
         json: bool,
     },
     /// Creates a consumer on the same stream with another's configuration (not its state);
@@ -246,8 +250,11 @@ async fn list(js: &Context, stream: String, json: bool, names: bool) -> Result<(
     // such stream).
     let handle = get_stream(js, &stream).await?;
     if json {
-        let list = raw_list(js, &format!("CONSUMER.LIST.{stream}"), "consumers").await?;
-        return out::json(&list);
+        // natscli prints the names alone, as the server lists them, sorted.
+        let listed = raw_list(js, &format!("CONSUMER.NAMES.{stream}"), "consumers").await?;
+        let mut names: Vec<&str> = listed.iter().filter_map(Value::as_str).collect();
+        names.sort_unstable();
+        return out::json(&names);
     }
     let mut consumers = handle.consumers();
     let mut infos = Vec::new();

@@ -37,7 +37,7 @@ pub(super) struct NextArgs {
     #[arg(long, conflicts_with = "no_ack")]
     term: bool,
     /// One JSON object per message.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
     /// Print only the bodies.
     #[arg(long, short = 'r', conflicts_with = "json")]

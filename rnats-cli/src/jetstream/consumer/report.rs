@@ -24,7 +24,7 @@ pub(super) struct ReportArgs {
     #[arg(long, short = 'l')]
     leaders: bool,
     /// The server's consumer infos as a JSON array.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
 }
 

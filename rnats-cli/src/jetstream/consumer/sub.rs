@@ -31,7 +31,7 @@ pub(super) struct SubArgs {
     #[arg(long, short = 'r', conflicts_with = "json")]
     raw: bool,
     /// One JSON object per message.
-    #[arg(long)]
+    #[arg(long, short = 'j')]
     json: bool,
 }
 
