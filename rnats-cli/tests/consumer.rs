@@ -1265,3 +1265,85 @@ fn ls_json_prints_the_names_as_natscli_does() {
         "mid"
     );
 }
+
+#[test]
+fn add_takes_natscli_spellings_of_deliver_filter_and_negated_flags() {
+    let rnats = Rnats::new();
+    let server = orders(&rnats, 3);
+    let url = server.url();
+    let s = ["-s", url.as_str()];
+    let config = |args: &[&str]| {
+        let info = rnats.json(&[args, &["-j"], &s[..]].concat());
+        info["config"].clone()
+    };
+    // natscli's `subject` is the last message of each subject; with no filter natscli
+    // filters on every subject.
+    let c = config(&["consumer", "add", "ORDERS", "per", "--deliver", "subject"]);
+    assert_eq!(c["deliver_policy"], "last_per_subject", "{c}");
+    assert_eq!(c["filter_subject"], ">", "{c}");
+    let c = config(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "last",
+        "--deliver",
+        "last-per-subject",
+    ]);
+    assert_eq!(c["filter_subject"], ">", "{c}");
+    // `next` is natscli's `new`; filters split on spaces and commas.
+    let c = config(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "fresh",
+        "--deliver",
+        "next",
+        "--filter",
+        "orders.1 orders.2",
+        "--filter",
+        "orders.3,orders.4",
+        "--headers-only",
+        "--no-headers-only",
+    ]);
+    assert_eq!(c["deliver_policy"], "new", "{c}");
+    assert_eq!(
+        c["filter_subjects"],
+        serde_json::json!(["orders.1", "orders.2", "orders.3", "orders.4"]),
+        "{c}"
+    );
+    assert!(c.get("headers_only").is_none_or(|h| h == false), "{c}");
+    let c = config(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "one",
+        "--filter",
+        "orders.1, ",
+        "--headers-only",
+    ]);
+    assert_eq!(c["filter_subject"], "orders.1", "{c}");
+    assert_eq!(c["headers_only"], true, "{c}");
+    // natscli's -1: no heartbeats.
+    let c = config(&[
+        "consumer",
+        "add",
+        "ORDERS",
+        "pushed",
+        "--target",
+        "pushed.out",
+        "--heartbeat",
+        "-1",
+    ]);
+    assert!(c.get("idle_heartbeat").is_none_or(|h| h == 0), "{c}");
+    let c = config(&["consumer", "edit", "ORDERS", "one", "--no-headers-only"]);
+    assert!(c.get("headers_only").is_none_or(|h| h == false), "{c}");
+    // find's --no-invert is the filters as they are.
+    assert_eq!(
+        rnats.ok(&[
+            &["consumer", "find", "ORDERS", "--pull", "--no-invert"][..],
+            &s[..]
+        ]
+        .concat()),
+        "fresh\nlast\none\nper\n"
+    );
+}

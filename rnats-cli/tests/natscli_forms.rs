@@ -681,3 +681,63 @@ fn cheat_shows_rnats_own_sheets() {
     let saved = std::fs::read_to_string(dir.path().join("rnats/subscribe")).expect("saved");
     assert_eq!(saved, sheet);
 }
+
+#[test]
+fn the_docs_walkthrough_stream_line_runs_as_it_is() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let info = rnats.json(&[
+        "str",
+        "add",
+        "ORDERS",
+        "--subjects",
+        "ORDERS.*",
+        "--ack",
+        "--max-msgs=-1",
+        "--max-bytes=-1",
+        "--max-age=1y",
+        "--storage",
+        "file",
+        "--retention",
+        "limits",
+        "--max-msg-size=-1",
+        "--discard=old",
+        "--dupe-window=0s",
+        "--replicas",
+        "1",
+        "--max-msgs-per-subject=-1",
+        "--no-allow-rollup",
+        "--no-deny-delete",
+        "--no-deny-purge",
+        "-j",
+        "-s",
+        &url,
+    ]);
+    let config = &info["config"];
+    assert_eq!(config["subjects"], serde_json::json!(["ORDERS.*"]));
+    assert_eq!(config["max_msgs"], -1, "{config}");
+    assert!(
+        config["max_age"].as_u64().is_some_and(|age| age > 0),
+        "{config}"
+    );
+    assert_eq!(config["allow_direct"], true, "{config}");
+    for field in ["allow_rollup_hdrs", "deny_delete", "deny_purge"] {
+        assert!(
+            config.get(field).is_none_or(|v| v == false),
+            "{field}: {config}"
+        );
+    }
+    // And natscli's unlimited age.
+    let info = rnats.json(&[
+        "str",
+        "edit",
+        "ORDERS",
+        "--max-age=-1",
+        "-f",
+        "-j",
+        "-s",
+        &url,
+    ]);
+    assert_eq!(info["config"]["max_age"], 0);
+}

@@ -203,3 +203,27 @@ fn object_edit_changes_only_the_settings_given() {
     let line = rnats.fails(&[&["object", "edit", "nothing", "--ttl", "1h"][..], &s[..]].concat());
     assert!(line.contains("nothing"), "{line}");
 }
+
+#[test]
+fn add_takes_natscli_storage_and_compress_spellings() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&[
+        "object",
+        "add",
+        "files",
+        "--storage",
+        "m",
+        "--compress",
+        "--no-compress",
+    ]);
+    let stream = rnats.json(&[&["stream", "info", "OBJ_files", "-j"][..], &s[..]].concat());
+    assert_eq!(stream["config"]["storage"], "memory", "{stream}");
+    assert_ne!(stream["config"]["compression"], "s2", "{stream}");
+    run(&["object", "edit", "files", "--compress"]);
+    let status = rnats.json(&[&["object", "info", "files", "-j"][..], &s[..]].concat());
+    assert_eq!(status["compressed"], true, "{status}");
+}

@@ -196,7 +196,14 @@ fn get_last_for_a_wildcard_shows_each_subjects_last_message() {
     let all = run(&["stream", "get", "ORDERS", "--last-for", ">"]);
     assert_eq!(all.matches("[ORDERS#").count(), 3, "{all}");
 
-    run(&["stream", "add", "NODIRECT", "--subjects", "nd.>"]);
+    run(&[
+        "stream",
+        "add",
+        "NODIRECT",
+        "--subjects",
+        "nd.>",
+        "--no-allow-direct",
+    ]);
     let err = rnats.fails(&[&["stream", "get", "NODIRECT", "-S", "nd.>"][..], &s[..]].concat());
     assert!(err.contains("direct gets"), "{err}");
 
@@ -659,6 +666,11 @@ fn validate_counts_name_and_description_bytes_as_the_server_does() {
     rnats.ok(&[&add[..], &["-s", &url]].concat());
 }
 
+/// A boolean of a stream or consumer configuration; the server leaves out the false ones.
+fn on(config: &serde_json::Value, field: &str) -> bool {
+    config.get(field).and_then(serde_json::Value::as_bool) == Some(true)
+}
+
 #[test]
 fn ls_leaves_the_system_streams_out_unless_all() {
     let server = NatsServer::with_jetstream();
@@ -709,6 +721,132 @@ fn ls_leaves_the_system_streams_out_unless_all() {
         json(&["stream", "ls", "--subject", "orders.x", "-j"]),
         serde_json::json!(["ORDERS"])
     );
+}
+
+#[test]
+fn add_takes_natscli_spellings_of_subjects_storage_retention_and_limits() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let json = |args: &[&str]| rnats.json(&[args, &s[..]].concat());
+    // The walkthrough's line in natscli's docs.
+    let info = json(&[
+        "str",
+        "add",
+        "ORDERS",
+        "--subjects",
+        "orders.1 orders.2",
+        "--subjects",
+        "d.1, d.2",
+        "--storage",
+        "m",
+        "--retention",
+        "workq",
+        "--max-age=-1",
+        "--no-allow-rollup",
+        "--no-deny-delete",
+        "--no-deny-purge",
+        "--defaults",
+        "-j",
+    ]);
+    let config = &info["config"];
+    assert_eq!(
+        config["subjects"],
+        serde_json::json!(["orders.1", "orders.2", "d.1", "d.2"])
+    );
+    assert_eq!(config["storage"], "memory", "{config}");
+    assert_eq!(config["retention"], "workqueue", "{config}");
+    assert_eq!(config["max_age"], 0, "{config}");
+    for field in ["allow_rollup_hdrs", "deny_delete", "deny_purge"] {
+        assert!(!on(config, field), "{field}: {config}");
+    }
+    let info = json(&[
+        "stream",
+        "add",
+        "LOGS",
+        "--subjects",
+        "logs.>",
+        "--storage",
+        "f",
+        "--max-age",
+        "-1",
+        "--no-allow-direct",
+        "--allow-rollup",
+        "--deny-delete",
+        "--no-deny-delete",
+        "--no-ack",
+        "--json",
+    ]);
+    let config = &info["config"];
+    assert_eq!(config["storage"], "file", "{config}");
+    assert!(!on(config, "allow_direct"), "{config}");
+    assert!(on(config, "allow_rollup_hdrs"), "{config}");
+    // The last of a flag and its negation counts.
+    assert!(!on(config, "deny_delete"), "{config}");
+    assert!(on(config, "no_ack"), "{config}");
+    let info = json(&[
+        "stream",
+        "edit",
+        "LOGS",
+        "--no-allow-rollup",
+        "--allow-direct",
+        "--ack",
+        "-j",
+    ]);
+    let config = &info["config"];
+    assert!(!on(config, "allow_rollup_hdrs"), "{config}");
+    assert!(on(config, "allow_direct"), "{config}");
+    assert!(!on(config, "no_ack"), "{config}");
+}
+
+#[test]
+fn add_defaults_are_natscli_s() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let json = |args: &[&str]| rnats.json(&[args, &s[..]].concat());
+    let info = json(&[
+        "stream",
+        "add",
+        "ORDERS",
+        "--subjects",
+        "orders.>",
+        "--defaults",
+        "-j",
+    ]);
+    let config = &info["config"];
+    // natscli's --allow-direct defaults to true; the rest are the server's defaults, which
+    // natscli's --defaults sends as they are.
+    assert!(on(config, "allow_direct"), "{config}");
+    for field in ["allow_rollup_hdrs", "deny_delete", "deny_purge", "no_ack"] {
+        assert!(!on(config, field), "{field}: {config}");
+    }
+    for field in [
+        "max_msgs",
+        "max_bytes",
+        "max_msgs_per_subject",
+        "max_msg_size",
+        "max_consumers",
+    ] {
+        assert_eq!(config[field], -1, "{field}: {config}");
+    }
+    assert_eq!(config["max_age"], 0, "{config}");
+    assert_eq!(config["duplicate_window"], 120_000_000_000u64, "{config}");
+    assert_eq!(config["num_replicas"], 1, "{config}");
+    assert_eq!(config["storage"], "file", "{config}");
+    assert_eq!(config["retention"], "limits", "{config}");
+    assert_eq!(config["discard"], "old", "{config}");
+    // A shorter max age is the duplicate window, as natscli sets it.
+    let info = json(&["stream", "add", "SHORT", "--max-age", "30s", "-j"]);
+    assert_eq!(info["config"]["duplicate_window"], 30_000_000_000u64);
+    // A configuration file is taken as it is.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("plain.json");
+    common::write(&file, r#"{"name": "PLAIN", "subjects": ["plain.>"]}"#);
+    let info = json(&["stream", "add", "--config", &file.to_string_lossy(), "-j"]);
+    assert!(!on(&info["config"], "allow_direct"), "{info}");
 }
 
 #[test]

@@ -236,8 +236,11 @@ enum KvCommand {
         /// The revision whose value to restore.
         revision: u64,
         /// Do not ask for confirmation.
-        #[arg(long, short = 'f')]
+        #[arg(long, short = 'f', overrides_with = "no_force")]
         force: bool,
+        /// natscli's `--no-force`: ask (the default).
+        #[arg(long, hide = true)]
+        no_force: bool,
     },
     /// Removes a bucket and everything in it.
     ///
@@ -406,6 +409,7 @@ pub(crate) async fn run(args: KvArgs, conn: &ConnArgs) -> Result<(), CliError> {
             key,
             revision,
             force,
+            ..
         } => revert(&js, &bucket, &key, revision, force).await,
         KvCommand::Info { bucket, json } => {
             if json {

@@ -9,6 +9,7 @@ use rnats::jetstream::kv::{Config, Status};
 use rnats::jetstream::stream::{Compression, StorageType};
 use serde_json::{Value, json};
 
+use super::natscli_values::negatable;
 use super::{Storage, bytes, duration, parse_size};
 use crate::conn::parse_duration;
 use crate::error::CliError;
@@ -43,9 +44,13 @@ pub(super) struct BucketFlags {
         value_name = "BOOL",
         num_args = 0..=1,
         require_equals = true,
-        default_missing_value = "true"
+        default_missing_value = "true",
+        overrides_with = "no_compression"
     )]
     compression: Option<bool>,
+    /// natscli's `--no-compress`: the same as `--compression=false`.
+    #[arg(long = "no-compress", alias = "no-compression", hide = true)]
+    no_compression: bool,
     /// Metadata, KEY=VALUE; repeat for more (an edit replaces all of it).
     #[arg(long, value_name = "KEY=VALUE", value_parser = crate::parse::metadata)]
     metadata: Vec<(String, String)>,
@@ -75,7 +80,7 @@ impl BucketFlags {
         if let Some(description) = self.description {
             config.description = description;
         }
-        if let Some(compression) = self.compression {
+        if let Some(compression) = negatable(self.compression, self.no_compression) {
             config.compression = compression;
         }
         if !self.metadata.is_empty() {

@@ -10,6 +10,7 @@ mod kv;
 mod kv_bucket;
 mod kv_list;
 pub(crate) mod leader;
+mod natscli_values;
 mod object;
 mod object_bucket;
 mod stream;
@@ -170,10 +171,12 @@ fn covered(page: &Value, items: &[Value]) -> usize {
     places_covered(&listed, missing.chain(offline)) + unnamed
 }
 
-/// `--storage` of `stream add`, `kv add` and `object add`.
+/// `--storage` of `stream add`, `kv add` and `object add`, with natscli's short spellings.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub(crate) enum Storage {
+    #[value(alias = "f")]
     File,
+    #[value(alias = "m")]
     Memory,
 }
 

@@ -389,7 +389,11 @@ async fn add(
 fn add_config(name: Option<String>, flags: &StreamFlags) -> Result<Config, CliError> {
     let mut config: Config = match &flags.config_file {
         Some(path) => read_config(path, &[])?,
-        None => Config::default(),
+        // natscli's default for a new stream lets every replica answer direct gets.
+        None => Config {
+            allow_direct: true,
+            ..Config::default()
+        },
     };
     if let Some(name) = name {
         config.name = name;

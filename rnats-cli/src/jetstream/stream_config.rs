@@ -9,6 +9,7 @@ use rnats::jetstream::stream::{
     RetentionPolicy, Source, StorageType, SubjectTransform,
 };
 
+use super::natscli_values::{duration_or_none, negatable, split_subjects};
 use super::{Storage, parse_size};
 use crate::conn::parse_duration;
 
@@ -20,8 +21,9 @@ pub(crate) struct StreamFlags {
     /// info --json`'s output); flags given too override it.
     #[arg(long = "config", value_name = "FILE")]
     pub(crate) config_file: Option<PathBuf>,
-    /// Subjects the stream stores, comma separated (default: the stream's name).
-    #[arg(long, value_delimiter = ',', value_name = "SUBJECTS")]
+    /// Subjects the stream stores, separated by commas or spaces, or repeated (default: the
+    /// stream's name).
+    #[arg(long, value_name = "SUBJECTS")]
     subjects: Option<Vec<String>>,
     /// What the stream is for.
     #[arg(long)]
@@ -44,8 +46,8 @@ pub(crate) struct StreamFlags {
     /// Bytes kept at most, e.g. 1GB (-1: no limit).
     #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
     max_bytes: Option<i64>,
-    /// Oldest message kept, e.g. 24h (0: no limit).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// Oldest message kept, e.g. 24h (0 or -1: no limit).
+    #[arg(long, value_name = "DURATION", value_parser = duration_or_none, allow_negative_numbers = true)]
     max_age: Option<Duration>,
     /// Largest message accepted, e.g. 1MB (-1: no limit).
     #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
@@ -60,26 +62,47 @@ pub(crate) struct StreamFlags {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     dupe_window: Option<Duration>,
     /// Allow Nats-Rollup headers.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", overrides_with = "no_allow_rollup")]
     allow_rollup: Option<bool>,
+    /// natscli's `--no-allow-rollup`: the same as `--allow-rollup=false`.
+    #[arg(long, hide = true)]
+    no_allow_rollup: bool,
     /// Refuse message deletes.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", overrides_with = "no_deny_delete")]
     deny_delete: Option<bool>,
+    /// natscli's `--no-deny-delete`: the same as `--deny-delete=false`.
+    #[arg(long, hide = true)]
+    no_deny_delete: bool,
     /// Refuse purges.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", overrides_with = "no_deny_purge")]
     deny_purge: Option<bool>,
+    /// natscli's `--no-deny-purge`: the same as `--deny-purge=false`.
+    #[arg(long, hide = true)]
+    no_deny_purge: bool,
     /// Let every replica answer direct gets.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", overrides_with = "no_allow_direct")]
     allow_direct: Option<bool>,
+    /// natscli's `--no-allow-direct`: the same as `--allow-direct=false`.
+    #[arg(long, hide = true)]
+    no_allow_direct: bool,
     /// Let a mirror answer direct gets for the stream it mirrors.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", overrides_with = "no_allow_mirror_direct")]
     allow_mirror_direct: Option<bool>,
+    /// natscli's `--no-allow-mirror-direct`: the same as `--allow-mirror-direct=false`.
+    #[arg(long, hide = true)]
+    no_allow_mirror_direct: bool,
     /// Allow atomic batch publishing (ADR-50, nats-server 2.12).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", overrides_with = "no_allow_batch")]
     allow_batch: Option<bool>,
+    /// natscli's `--no-allow-batch`: the same as `--allow-batch=false`.
+    #[arg(long, hide = true)]
+    no_allow_batch: bool,
     /// Allow fast-ingest batch publishing (ADR-50, nats-server 2.14).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", overrides_with = "no_allow_fast")]
     allow_fast: Option<bool>,
+    /// natscli's `--no-allow-fast`: the same as `--allow-fast=false`.
+    #[arg(long, hide = true)]
+    no_allow_fast: bool,
     /// Make the stream a distributed counter (ADR-49; cannot be turned off later).
     #[arg(long)]
     allow_counter: bool,
@@ -87,11 +110,17 @@ pub(crate) struct StreamFlags {
     #[arg(long)]
     allow_msg_ttl: bool,
     /// Allow message schedules (ADR-51, nats-server 2.12).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", overrides_with = "no_allow_schedules")]
     allow_schedules: Option<bool>,
+    /// natscli's `--no-allow-schedules`: the same as `--allow-schedules=false`.
+    #[arg(long, hide = true)]
+    no_allow_schedules: bool,
     /// Discard new messages per subject once --max-msgs-per-subject is reached.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL", overrides_with = "no_discard_per_subject")]
     discard_per_subject: Option<bool>,
+    /// natscli's `--no-discard-per-subject`: the same as `--discard-per-subject=false`.
+    #[arg(long, hide = true)]
+    no_discard_per_subject: bool,
     /// Storage compression (file storage only).
     #[arg(long, value_enum)]
     compression: Option<CompressionFlag>,
@@ -120,8 +149,17 @@ pub(crate) struct StreamFlags {
     #[arg(long, value_name = "N")]
     limit_consumer_max_pending: Option<i64>,
     /// Acknowledge publishes (`--ack=false`: the stream stores them without answering).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        default_missing_value = "true",
+        overrides_with = "no_ack"
+    )]
     ack: Option<bool>,
+    /// natscli's `--no-ack`: the same as `--ack=false`.
+    #[arg(long, hide = true)]
+    no_ack: bool,
     /// Mirror this stream (all of it, nothing else).
     #[arg(long, value_name = "STREAM", conflicts_with = "no_mirror")]
     mirror: Option<String>,
@@ -173,7 +211,7 @@ enum PersistMode {
 enum Retention {
     Limits,
     Interest,
-    #[value(alias = "work-queue", alias = "work")]
+    #[value(alias = "workq", alias = "work-queue", alias = "work")]
     Workqueue,
 }
 
@@ -188,7 +226,7 @@ impl StreamFlags {
     /// Writes the settings given into `config`.
     pub(crate) fn apply(&self, config: &mut Config) {
         if let Some(subjects) = &self.subjects {
-            config.subjects = subjects.iter().filter(|s| !s.is_empty()).cloned().collect();
+            config.subjects = split_subjects(subjects);
         }
         if let Some(description) = &self.description {
             config.description = Some(description.clone()).filter(|d| !d.is_empty());
@@ -224,17 +262,41 @@ impl StreamFlags {
         );
         set(&mut config.max_consumers, self.max_consumers);
         set(&mut config.duplicate_window, self.dupe_window);
-        set(&mut config.allow_rollup, self.allow_rollup);
-        set(&mut config.deny_delete, self.deny_delete);
-        set(&mut config.deny_purge, self.deny_purge);
-        set(&mut config.allow_direct, self.allow_direct);
-        set(&mut config.mirror_direct, self.allow_mirror_direct);
-        set(&mut config.allow_atomic_publish, self.allow_batch);
-        set(&mut config.allow_batch_publish, self.allow_fast);
-        set(&mut config.allow_message_schedules, self.allow_schedules);
+        set(
+            &mut config.allow_rollup,
+            negatable(self.allow_rollup, self.no_allow_rollup),
+        );
+        set(
+            &mut config.deny_delete,
+            negatable(self.deny_delete, self.no_deny_delete),
+        );
+        set(
+            &mut config.deny_purge,
+            negatable(self.deny_purge, self.no_deny_purge),
+        );
+        set(
+            &mut config.allow_direct,
+            negatable(self.allow_direct, self.no_allow_direct),
+        );
+        set(
+            &mut config.mirror_direct,
+            negatable(self.allow_mirror_direct, self.no_allow_mirror_direct),
+        );
+        set(
+            &mut config.allow_atomic_publish,
+            negatable(self.allow_batch, self.no_allow_batch),
+        );
+        set(
+            &mut config.allow_batch_publish,
+            negatable(self.allow_fast, self.no_allow_fast),
+        );
+        set(
+            &mut config.allow_message_schedules,
+            negatable(self.allow_schedules, self.no_allow_schedules),
+        );
         set(
             &mut config.discard_new_per_subject,
-            self.discard_per_subject,
+            negatable(self.discard_per_subject, self.no_discard_per_subject),
         );
         // Counters and TTLs cannot be turned off once on, so the flags only turn them on.
         config.allow_message_counter |= self.allow_counter;
@@ -268,7 +330,7 @@ impl StreamFlags {
     /// Where messages come from and go to besides publishes: mirror, sources, subject
     /// transform, republishing; and whether publishes are acknowledged.
     fn apply_flow(&self, config: &mut Config) {
-        if let Some(ack) = self.ack {
+        if let Some(ack) = negatable(self.ack, self.no_ack) {
             config.no_ack = !ack;
         }
         if let Some(mirror) = &self.mirror {

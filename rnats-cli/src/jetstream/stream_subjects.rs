@@ -29,8 +29,11 @@ pub(crate) struct SubjectsArgs {
     #[arg(long, short = 'R')]
     reverse: bool,
     /// Only the subjects' names, one a line.
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_names")]
     names: bool,
+    /// natscli's `--no-names`: the counts too (the default).
+    #[arg(long, hide = true)]
+    no_names: bool,
 }
 
 /// `--sort` of `stream subjects`, with natscli's spellings.

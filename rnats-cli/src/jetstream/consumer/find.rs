@@ -57,8 +57,11 @@ pub(super) struct FindArgs {
     #[arg(long, value_name = "LEVEL")]
     api_level: Option<i64>,
     /// Turn each filter around: older becomes newer, with becomes without.
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_invert")]
     invert: bool,
+    /// natscli's `--no-invert`: the filters as they are (the default).
+    #[arg(long, hide = true)]
+    no_invert: bool,
     /// The server's infos of the consumers found, as a JSON array.
     #[arg(long, short = 'j')]
     json: bool,

@@ -12,6 +12,7 @@ use time::format_description::well_known::Rfc3339;
 use super::{backoff, manage};
 use crate::conn::parse_duration;
 use crate::error::CliError;
+use crate::jetstream::natscli_values::{duration_or_none, negatable, split_subjects};
 use crate::jetstream::{CONSUMER_FILE_DEFAULTS, read_config};
 
 /// Consumer settings of `consumer add`, `edit` and `copy`.
@@ -25,14 +26,15 @@ pub(super) struct ConsumerFlags {
     /// Queue group of a push consumer's subscribers.
     #[arg(long, value_name = "GROUP", requires = "deliver_subject")]
     deliver_group: Option<String>,
-    /// Only messages on this subject; repeat for several (a lone '' removes the filter).
-    #[arg(long, value_name = "SUBJECT")]
+    /// Only messages on these subjects: separated by commas or spaces, or repeated (a lone
+    /// '' removes the filter).
+    #[arg(long, value_name = "SUBJECTS")]
     filter: Vec<String>,
     /// How messages are acknowledged.
     #[arg(long, value_enum)]
     ack: Option<Ack>,
-    /// Where to start: all, new, last, last-per-subject, a sequence, a duration ago (1h) or
-    /// an RFC 3339 time.
+    /// Where to start: all, new (or next), last, last-per-subject (or subject), a sequence, a
+    /// duration ago (1h) or an RFC 3339 time.
     #[arg(long, value_name = "POLICY")]
     deliver: Option<String>,
     /// Deliveries of a message at most (-1: no limit).
@@ -63,8 +65,8 @@ pub(super) struct ConsumerFlags {
     /// What the consumer is for.
     #[arg(long)]
     description: Option<String>,
-    /// Idle heartbeats of a push consumer, this often, e.g. 5s.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// Idle heartbeats of a push consumer, this often, e.g. 5s (-1: none).
+    #[arg(long, value_name = "DURATION", value_parser = duration_or_none, allow_negative_numbers = true)]
     heartbeat: Option<Duration>,
     /// Flow control for a push consumer.
     #[arg(long)]
@@ -73,8 +75,17 @@ pub(super) struct ConsumerFlags {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     inactive_threshold: Option<Duration>,
     /// Deliver only headers, no bodies.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    #[arg(
+        long,
+        num_args = 0..=1,
+        default_missing_value = "true",
+        value_name = "BOOL",
+        overrides_with = "no_headers_only"
+    )]
     headers_only: Option<bool>,
+    /// natscli's `--no-headers-only`: the same as `--headers-only=false`.
+    #[arg(long, hide = true)]
+    no_headers_only: bool,
     /// Pull requests waiting at once, at most.
     #[arg(long, value_name = "PULLS")]
     max_waiting: Option<i64>,
@@ -183,7 +194,15 @@ impl ConsumerFlags {
                 "give a NAME or a --config file with a durable_name",
             ))?
             .to_owned();
-        let config = self.applied_to_new(config, &name, pull)?;
+        let mut config = self.applied_to_new(config, &name, pull)?;
+        // natscli's add reads every subject when delivering the last message of each and no
+        // filter is given.
+        if config.deliver_policy == DeliverPolicy::LastPerSubject
+            && config.filter_subject.is_empty()
+            && config.filter_subjects.is_empty()
+        {
+            config.filter_subject = ">".to_owned();
+        }
         Ok((name, config))
     }
 
@@ -223,15 +242,20 @@ impl ConsumerFlags {
             config.deliver_group = Some(group.clone());
         }
         // The server refuses a config with both fields set, so one replaces the other.
-        match self.filter.as_slice() {
-            [] => {}
-            [one] => {
-                config.filter_subject = one.clone();
-                config.filter_subjects.clear();
-            }
-            many => {
-                config.filter_subjects = many.to_vec();
-                config.filter_subject.clear();
+        if !self.filter.is_empty() {
+            match split_subjects(&self.filter).as_slice() {
+                [] => {
+                    config.filter_subject.clear();
+                    config.filter_subjects.clear();
+                }
+                [one] => {
+                    config.filter_subject = one.clone();
+                    config.filter_subjects.clear();
+                }
+                many => {
+                    config.filter_subjects = many.to_vec();
+                    config.filter_subject.clear();
+                }
             }
         }
         if let Some(ack) = self.ack {
@@ -284,7 +308,10 @@ impl ConsumerFlags {
         set(&mut config.idle_heartbeat, self.heartbeat);
         config.flow_control |= self.flow_control;
         set(&mut config.inactive_threshold, self.inactive_threshold);
-        set(&mut config.headers_only, self.headers_only);
+        set(
+            &mut config.headers_only,
+            negatable(self.headers_only, self.no_headers_only),
+        );
         set(&mut config.max_waiting, self.max_waiting);
         set(&mut config.max_batch, self.max_pull_batch);
         set(&mut config.max_expires, self.max_pull_expire);
@@ -362,9 +389,9 @@ fn set<T>(field: &mut T, value: Option<T>) {
 fn deliver_policy(text: &str) -> Result<DeliverPolicy, CliError> {
     Ok(match text {
         "all" => DeliverPolicy::All,
-        "new" => DeliverPolicy::New,
+        "new" | "next" => DeliverPolicy::New,
         "last" => DeliverPolicy::Last,
-        "last-per-subject" | "last_per_subject" => DeliverPolicy::LastPerSubject,
+        "last-per-subject" | "last_per_subject" | "subject" => DeliverPolicy::LastPerSubject,
         _ => {
             if let Ok(seq) = text.parse::<u64>() {
                 DeliverPolicy::ByStartSequence {
@@ -380,7 +407,7 @@ fn deliver_policy(text: &str) -> Result<DeliverPolicy, CliError> {
                 return Err(CliError::InvalidArgument {
                     what: "--deliver",
                     given: text.to_owned(),
-                    reason: "use all, new, last, last-per-subject, a sequence, a duration or an RFC 3339 time".to_owned(),
+                    reason: "use all, new, next, last, last-per-subject, subject, a sequence, a duration or an RFC 3339 time".to_owned(),
                 });
             }
         }
