@@ -850,6 +850,100 @@ fn add_defaults_are_natscli_s() {
 }
 
 #[test]
+fn view_takes_a_page_size_and_raw_bodies() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&["stream", "add", "LOG", "--subjects", "log.>"]);
+    run(&["pub", "log.{{Count}}", "line {{Count}}", "--count", "5"]);
+    // natscli's positional page size.
+    let page = run(&["stream", "view", "LOG", "2", "-j"]);
+    let seqs: Vec<u64> = common::json_lines(&page)
+        .iter()
+        .filter_map(|m| m["seq"].as_u64())
+        .collect();
+    assert_eq!(seqs, [1, 2]);
+    assert_eq!(
+        run(&["stream", "view", "LOG", "3", "--raw", "--id", "2"]),
+        "line 2\nline 3\nline 4\n"
+    );
+    let out = rnats.run(&[&["stream", "view", "LOG", "--raw", "--json"][..], &s[..]].concat());
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+}
+
+#[test]
+fn view_reads_work_queue_and_interest_streams_without_consuming_them() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    let json = |args: &[&str]| rnats.json(&[args, &s[..]].concat());
+    run(&[
+        "stream",
+        "add",
+        "JOBS",
+        "--subjects",
+        "jobs.>",
+        "--retention",
+        "workq",
+    ]);
+    run(&[
+        "stream",
+        "add",
+        "EVENTS",
+        "--subjects",
+        "events.>",
+        "--retention",
+        "interest",
+        "--no-allow-direct",
+    ]);
+    run(&["consumer", "add", "EVENTS", "audit", "--ack", "explicit"]);
+    for stream in ["jobs", "events"] {
+        let subject = format!("{stream}.{{{{Count}}}}");
+        run(&["pub", &subject, "job {{Count}}", "--count", "4"]);
+    }
+    for (stream, prefix) in [("JOBS", "jobs"), ("EVENTS", "events")] {
+        assert_eq!(
+            run(&["stream", "view", stream, "--raw"]),
+            "job 1\njob 2\njob 3\njob 4\n",
+            "{stream}"
+        );
+        let page = common::json_lines(&run(&["stream", "view", stream, "2", "--start", "2", "-j"]));
+        let seqs: Vec<u64> = page.iter().filter_map(|m| m["seq"].as_u64()).collect();
+        assert_eq!(seqs, [2, 3], "{stream}");
+        let filtered = run(&[
+            "stream",
+            "view",
+            stream,
+            "--subject",
+            &format!("{prefix}.3"),
+            "--since",
+            "1h",
+            "--raw",
+        ]);
+        assert_eq!(filtered, "job 3\n", "{stream}");
+        let human = run(&["stream", "view", stream, "1"]);
+        assert!(
+            human.starts_with(&format!("[{stream}#1] ")) && human.contains("job 1"),
+            "{human}"
+        );
+        // Nothing was consumed, and nothing was left behind.
+        let info = json(&["stream", "info", stream, "-j"]);
+        assert_eq!(info["state"]["messages"], 4, "{info}");
+        let consumers = json(&["consumer", "ls", stream, "-j"]);
+        let expected: &[&str] = if stream == "EVENTS" { &["audit"] } else { &[] };
+        assert_eq!(consumers, serde_json::json!(expected), "{stream}");
+    }
+    // Past the end: nothing to show, and no error.
+    let out = rnats.run(&[&["stream", "view", "JOBS", "--start", "9"][..], &s[..]].concat());
+    assert_success(&out, &["stream", "view"]);
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
 fn json_has_natscli_s_short_flag() {
     let server = NatsServer::with_jetstream();
     let url = server.url();

@@ -1,8 +1,6 @@
 //! `rnats stream`: list, find, add, inspect, edit, copy, back up, restore, remove, purge and
 //! read streams, list their gaps, and manage a clustered one's leader and peers.
 
-use std::time::Duration;
-
 use clap::{Args, Subcommand};
 use rnats::jetstream::Context;
 use rnats::jetstream::stream::{ClusterInfo, Config, Info};
@@ -12,7 +10,7 @@ use super::config_check::{CheckFlags, stream_problems};
 use super::stream_config::StreamFlags;
 use super::stream_read::{get, view};
 use super::{bytes, duration, limit, limit_bytes, raw, read_config, time};
-use crate::conn::{ConnArgs, parse_duration};
+use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::out::{self, Fields};
 use crate::stats::human;
@@ -217,33 +215,11 @@ enum StreamCommand {
         #[arg(long, short = 'j')]
         json: bool,
     },
-    /// Pages through messages in order with an ordered consumer.
+    /// Shows a page of messages in order: with an ordered consumer, or one get at a time
+    /// from a work-queue or interest stream (which a consumer would change).
     ///
-    /// Example: rnats stream view ORDERS --since 1h --count 20
-    View {
-        /// The stream.
-        name: String,
-        /// Messages to show at most.
-        #[arg(long, short = 'c', default_value_t = 10)]
-        count: usize,
-        /// Start at this sequence.
-        #[arg(
-            long,
-            visible_alias = "id",
-            value_name = "SEQ",
-            conflicts_with = "since"
-        )]
-        start: Option<u64>,
-        /// Start with messages this recent, e.g. 1h.
-        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-        since: Option<Duration>,
-        /// Only messages on this subject.
-        #[arg(long, value_name = "SUBJECT")]
-        subject: Option<String>,
-        /// One JSON object per message.
-        #[arg(long, short = 'j')]
-        json: bool,
-    },
+    /// Example: rnats stream view ORDERS 20 --since 1h
+    View(crate::jetstream::stream_read::ViewArgs),
     /// Manages a clustered stream: moves its leader, removes a peer.
     ///
     /// Example: rnats stream cluster step-down ORDERS --preferred n2
@@ -361,14 +337,7 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
             last_for,
             json,
         } => get(&js, name, seq, last_for, json).await,
-        StreamCommand::View {
-            name,
-            count,
-            start,
-            since,
-            subject,
-            json,
-        } => view(&js, &name, count, start, since, subject, json).await,
+        StreamCommand::View(args) => view(&js, args).await,
         StreamCommand::Cluster(args) => {
             crate::jetstream::stream_cluster::run(&js, args, conn).await
         }

@@ -3,15 +3,20 @@
 
 use std::time::Duration;
 
+use clap::Args;
 use futures_util::StreamExt;
 use rnats::jetstream::Context;
 use rnats::jetstream::consumer::DeliverPolicy;
 use rnats::jetstream::consumer::pull::OrderedConfig;
 use rnats::jetstream::message::StreamMessage;
+use rnats::jetstream::response::Response;
+use rnats::jetstream::stream::{LastRawMessageErrorKind, RetentionPolicy, Stream};
 use serde_json::json;
 use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 use super::time;
+use crate::conn::parse_duration;
 use crate::core::show::Shown;
 use crate::error::CliError;
 use crate::out;
@@ -92,33 +97,108 @@ async fn last_per_subject(
     Ok(())
 }
 
-/// `stream view`: up to `count` messages in order, from a sequence, a time or the start.
-pub(super) async fn view(
-    js: &Context,
-    name: &str,
+/// Options of `stream view`.
+#[derive(Debug, Args)]
+pub(crate) struct ViewArgs {
+    /// The stream.
+    name: String,
+    /// Messages to show at most: natscli's page size, the same as --count.
+    #[arg(value_name = "SIZE", conflicts_with = "count")]
+    size: Option<usize>,
+    /// Messages to show at most.
+    #[arg(long, short = 'c', default_value_t = 10)]
     count: usize,
+    /// Start at this sequence.
+    #[arg(
+        long,
+        visible_alias = "id",
+        value_name = "SEQ",
+        conflicts_with = "since"
+    )]
     start: Option<u64>,
+    /// Start with messages this recent, e.g. 1h.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     since: Option<Duration>,
+    /// Only messages on this subject (wildcards allowed).
+    #[arg(long, value_name = "SUBJECT")]
     subject: Option<String>,
+    /// One JSON object per message.
+    #[arg(long, short = 'j')]
     json: bool,
-) -> Result<(), CliError> {
+    /// Only the bodies, each followed by a newline (natscli's `--raw`).
+    #[arg(long, conflicts_with = "json")]
+    raw: bool,
+}
+
+/// How a stored message is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Title, headers and body, for people.
+    Human,
+    /// One JSON object.
+    Json,
+    /// The body alone and a newline.
+    Raw,
+}
+
+/// `stream view`: up to a page of messages in order, from a sequence, a time or the start.
+/// A limits stream is read with an ordered consumer. A work-queue or interest stream is
+/// read one get at a time (`STREAM.MSG.GET`, next message on the subject): the server
+/// refuses an ordered consumer on a work-queue stream, and a consumer that acknowledges
+/// nothing would count as having consumed an interest stream's messages (jsm.go refuses
+/// such streams unless they allow direct gets, for the same reason).
+pub(super) async fn view(js: &Context, args: ViewArgs) -> Result<(), CliError> {
+    let name = args.name.as_str();
     let stream = js
-        .get_stream_no_info(name)
+        .get_stream(name)
         .await
         .map_err(CliError::js(format!("cannot read stream {name}")))?;
-    let deliver_policy = match (start, since) {
-        (Some(seq), _) => DeliverPolicy::ByStartSequence {
-            start_sequence: seq.max(1),
-        },
-        (None, Some(since)) => DeliverPolicy::ByStartTime {
-            start_time: crate::parse::time_ago("--since", since)?,
-        },
-        (None, None) => DeliverPolicy::All,
+    let count = args.size.unwrap_or(args.count) as u64;
+    let shape = match (args.json, args.raw) {
+        (true, _) => Shape::Json,
+        (false, true) => Shape::Raw,
+        (false, false) => Shape::Human,
+    };
+    let filter = args.subject.as_deref().filter(|s| !s.is_empty());
+    let start = match (args.start, args.since) {
+        (Some(seq), _) => Start::Sequence(seq.max(1)),
+        (None, Some(since)) => Start::Time(crate::parse::time_ago("--since", since)?),
+        (None, None) => Start::First,
+    };
+    match stream.cached_info().config.retention {
+        RetentionPolicy::Limits => view_ordered(&stream, name, count, start, filter, shape).await,
+        RetentionPolicy::WorkQueue | RetentionPolicy::Interest => {
+            view_by_gets(js, &stream, name, count, start, filter, shape).await
+        }
+    }
+}
+
+/// Where `stream view` starts.
+#[derive(Debug, Clone, Copy)]
+enum Start {
+    First,
+    Sequence(u64),
+    Time(OffsetDateTime),
+}
+
+/// `stream view` of a limits stream, through an ordered consumer.
+async fn view_ordered(
+    stream: &Stream,
+    name: &str,
+    count: u64,
+    start: Start,
+    filter: Option<&str>,
+    shape: Shape,
+) -> Result<(), CliError> {
+    let deliver_policy = match start {
+        Start::Sequence(start_sequence) => DeliverPolicy::ByStartSequence { start_sequence },
+        Start::Time(start_time) => DeliverPolicy::ByStartTime { start_time },
+        Start::First => DeliverPolicy::All,
     };
     let consumer = stream
         .create_consumer(OrderedConfig {
             deliver_policy,
-            filter_subject: subject.unwrap_or_default(),
+            filter_subject: filter.unwrap_or_default().to_owned(),
             ..Default::default()
         })
         .await
@@ -127,7 +207,7 @@ pub(super) async fn view(
     // than wait for messages that may never come.
     let available = consumer.cached_info().num_pending;
     let consumer_name = consumer.cached_info().name.clone();
-    let wanted = (count as u64).min(available);
+    let wanted = count.min(available);
     if wanted == 0 {
         let _ = stream.delete_consumer(&consumer_name).await;
         eprintln!("No messages to show");
@@ -138,18 +218,91 @@ pub(super) async fn view(
         .await
         .map_err(CliError::js(format!("cannot read stream {name}")))?;
     let mut shown = 0u64;
-    let result = show_messages(&mut messages, name, wanted, json, &mut shown).await;
+    let result = show_messages(&mut messages, name, wanted, shape, &mut shown).await;
     // The ordered consumer is ephemeral; remove it now rather than leave it to time out.
     drop(messages);
     let _ = stream.delete_consumer(&consumer_name).await;
     result
 }
 
+/// `stream view` of a work-queue or interest stream: each message asked of the leader by
+/// the sequence after the last one shown, which reads without consuming anything.
+async fn view_by_gets(
+    js: &Context,
+    stream: &Stream,
+    name: &str,
+    count: u64,
+    start: Start,
+    filter: Option<&str>,
+    shape: Shape,
+) -> Result<(), CliError> {
+    let filter = filter.unwrap_or(">");
+    let action = format!("cannot read stream {name}");
+    // The sequence to read from next; none when nothing is left.
+    let mut next = match start {
+        Start::First => Some(1),
+        Start::Sequence(seq) => Some(seq),
+        Start::Time(since) => first_since(js, name, since, filter).await?,
+    };
+    let mut shown = 0u64;
+    while let Some(seq) = next
+        && shown < count
+    {
+        let message = match stream.get_first_raw_message_by_subject(filter, seq).await {
+            Ok(message) => message,
+            Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => break,
+            Err(e) => return Err(CliError::js(action)(e)),
+        };
+        print_stored(name, &message, shape)?;
+        shown += 1;
+        next = message.sequence.checked_add(1);
+    }
+    if shown == 0 {
+        eprintln!("No messages to show");
+    }
+    Ok(())
+}
+
+/// The sequence of the first message on `filter` stored at or after `since`, by a get with a
+/// start time (which the library's get builder does not offer); `None` when there is none.
+async fn first_since(
+    js: &Context,
+    name: &str,
+    since: OffsetDateTime,
+    filter: &str,
+) -> Result<Option<u64>, CliError> {
+    let start = since
+        .format(&Rfc3339)
+        .map_err(|e| CliError::InvalidArgument {
+            what: "--since",
+            given: since.to_string(),
+            reason: e.to_string(),
+        })?;
+    let request = json!({ "start_time": start, "next_by_subj": filter });
+    let subject = format!("STREAM.MSG.GET.{name}");
+    out::trace(">>>", &subject, &request);
+    let response: Response<serde_json::Value> = js
+        .request(subject.clone(), &request)
+        .await
+        .map_err(CliError::js(format!("cannot read stream {name}")))?;
+    match response.into_result() {
+        Ok(found) => {
+            out::trace("<<<", &subject, &found);
+            Ok(found
+                .pointer("/message/seq")
+                .and_then(serde_json::Value::as_u64))
+        }
+        // 10037: no message found.
+        Err(error) if error.error_code().0 == 10037 => Ok(None),
+        Err(error) => Err(CliError::js(format!("cannot read stream {name}"))(error)),
+    }
+}
+
 async fn show_messages(
     messages: &mut rnats::jetstream::consumer::pull::Ordered,
     name: &str,
     wanted: u64,
-    json: bool,
+    shape: Shape,
     shown: &mut u64,
 ) -> Result<(), CliError> {
     while let Some(message) = messages.next().await {
@@ -165,13 +318,25 @@ async fn show_messages(
             payload: message.payload.clone(),
             time: published,
         };
-        print_stream_message(name, &as_stream, json)?;
+        print_stored(name, &as_stream, shape)?;
         *shown += 1;
         if *shown >= wanted || pending == 0 {
             break;
         }
     }
     Ok(())
+}
+
+/// A message `stream view` read, in the shape asked for.
+fn print_stored(stream: &str, message: &StreamMessage, shape: Shape) -> Result<(), CliError> {
+    match shape {
+        Shape::Raw => {
+            out::print_bytes(&message.payload)?;
+            out::print("\n")
+        }
+        Shape::Json => print_stream_message(stream, message, true),
+        Shape::Human => print_stream_message(stream, message, false),
+    }
 }
 
 /// A stored message: `[NAME#SEQ] time on subject`, headers, body; or JSON.
