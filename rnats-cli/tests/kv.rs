@@ -47,7 +47,7 @@ fn kv_add_put_get_history_del_rm() {
 
     assert_eq!(
         rnats.ok(&[&["kv", "get", "config", "app.color", "--raw"][..], &s[..]].concat()),
-        "green\n"
+        "green"
     );
     let old = rnats.json(
         &[
@@ -91,7 +91,7 @@ fn kv_add_put_get_history_del_rm() {
     assert!(line.contains("key not found"), "{line}");
 
     let info = rnats.ok(&[&["kv", "info", "config"][..], &s[..]].concat());
-    assert!(info.contains("History: 5"), "{info}");
+    assert!(info.contains("History Kept: 5"), "{info}");
     rnats.ok(&[&["kv", "rm", "config", "-f"][..], &s[..]].concat());
     let line = rnats.fails(&[&["kv", "info", "config"][..], &s[..]].concat());
     assert!(line.contains("cannot open bucket config"), "{line}");
@@ -169,17 +169,17 @@ fn kv_status_ls_names_revert_and_compact() {
     assert_eq!(run(&["kv", "ls", "config", "app.>"]), "app.color\n");
 
     let status = run(&["kv", "status", "config"]);
-    assert!(status.starts_with("Key-Value bucket config"), "{status}");
-    assert!(status.contains("Values: 3"), "{status}");
+    assert!(
+        status.starts_with("Information for Key-Value Store Bucket config created "),
+        "{status}"
+    );
+    assert!(status.contains("Values Stored: 3"), "{status}");
 
     let line = rnats.fails(&[&["kv", "revert", "config", "app.color", "1"][..], &s[..]].concat());
     assert!(line.contains("--force"), "{line}");
     let history = run(&["kv", "revert", "config", "app.color", "1", "--force"]);
     assert!(history.lines().count() >= 4, "{history}");
-    assert_eq!(
-        run(&["kv", "get", "config", "app.color", "--raw"]),
-        "blue\n"
-    );
+    assert_eq!(run(&["kv", "get", "config", "app.color", "--raw"]), "blue");
     let entry = rnats.json(&[&["kv", "get", "config", "app.color", "--json"][..], &s[..]].concat());
     assert_eq!(entry["revision"], 4);
     let line = rnats.fails(
@@ -200,10 +200,7 @@ fn kv_status_ls_names_revert_and_compact() {
     let after = json_lines(&run(&["kv", "history", "config", "db.host", "--json"]));
     assert_eq!(after.len(), 1, "{after:?}");
     assert_eq!(after[0]["operation"], "DEL");
-    assert_eq!(
-        run(&["kv", "get", "config", "app.color", "--raw"]),
-        "blue\n"
-    );
+    assert_eq!(run(&["kv", "get", "config", "app.color", "--raw"]), "blue");
 }
 
 #[test]
@@ -292,7 +289,7 @@ fn kv_add_takes_metadata_and_shows_it() {
     ]
     .concat());
     assert!(added.contains("owner=ops, tier=gold"), "{added}");
-    assert!(added.contains("Limit markers"), "{added}");
+    assert!(added.contains("Limit Marker TTL: 1m"), "{added}");
     let status = rnats.ok(&[&["kv", "status", "config"][..], &s[..]].concat());
     assert!(status.contains("owner=ops, tier=gold"), "{status}");
     let listed = rnats.json(&[&["kv", "ls", "--json"][..], &s[..]].concat());
@@ -338,7 +335,7 @@ fn kv_edit_changes_only_the_settings_given() {
         "--description",
         "new",
     ]);
-    assert!(edited.contains("History:"), "{edited}");
+    assert!(edited.contains("History Kept: 10"), "{edited}");
     let stream = rnats.json(&[&["kv", "info", "config", "--json"][..], &s[..]].concat());
     let config = &stream["config"];
     assert_eq!(config["max_msgs_per_subject"], 10, "{config}");
@@ -348,10 +345,7 @@ fn kv_edit_changes_only_the_settings_given() {
     assert_eq!(config["storage"], "memory", "{config}");
     assert_eq!(config["compression"], "s2", "{config}");
     assert_eq!(config["metadata"]["owner"], "ops", "{config}");
-    assert_eq!(
-        run(&["kv", "get", "config", "app.color", "--raw"]),
-        "blue\n"
-    );
+    assert_eq!(run(&["kv", "get", "config", "app.color", "--raw"]), "blue");
 
     run(&["kv", "edit", "config", "--compression=false"]);
     let stream = rnats.json(&[&["kv", "info", "config", "--json"][..], &s[..]].concat());
@@ -496,4 +490,103 @@ fn kv_watch_deletes_shows_deletes_as_natscli_does_by_default() {
         "1",
     ]);
     assert_eq!(ends(&out), ["DEL live > a: DEL"], "{out}");
+}
+
+#[test]
+fn get_raw_writes_the_value_byte_for_byte() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    rnats.ok(&[&["kv", "add", "blobs"][..], &s[..]].concat());
+    let value = b"\x00\xffbinary\nwith a newline at the end\n";
+    let out = rnats.run_with_input(&[&["kv", "put", "blobs", "b"][..], &s[..]].concat(), value);
+    assert_success(&out, &["kv", "put"]);
+    let out = rnats.run(&[&["kv", "get", "blobs", "b", "--raw"][..], &s[..]].concat());
+    assert_success(&out, &["kv", "get"]);
+    assert_eq!(out.stdout, value);
+    let out = rnats.run(
+        &[
+            &["kv", "get", "blobs", "b", "--raw", "--revision", "1"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(out.stdout, value);
+}
+
+#[test]
+fn info_shows_the_bucket_s_limits_as_natscli_does() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    run(&[
+        "kv",
+        "add",
+        "config",
+        "--storage",
+        "m",
+        "--history",
+        "4",
+        "--max-bucket-size",
+        "1MB",
+        "--max-value-size",
+        "1KB",
+        "--ttl",
+        "1h",
+        "--description",
+        "settings",
+    ]);
+    run(&["kv", "put", "config", "a", "1"]);
+    for command in ["info", "status"] {
+        let info = run(&["kv", command, "config"]);
+        let fields: Vec<(&str, &str)> = info
+            .lines()
+            .filter_map(|line| line.split_once(": "))
+            .map(|(label, value)| (label.trim(), value))
+            .collect();
+        for expected in [
+            ("Bucket Name", "config"),
+            ("History Kept", "4"),
+            ("Values Stored", "1"),
+            ("Compressed", "false"),
+            ("Per-Key TTL Supported", "false"),
+            ("Backing Store Kind", "JetStream"),
+            ("Description", "settings"),
+            ("Maximum Bucket Size", "1 MiB"),
+            ("Maximum Value Size", "1 KiB"),
+            ("Maximum Age", "1h"),
+            ("JetStream Stream", "KV_config"),
+            ("Storage", "Memory"),
+        ] {
+            assert!(fields.contains(&expected), "{expected:?}: {info}");
+        }
+        assert!(
+            info.starts_with("Information for Key-Value Store Bucket config created "),
+            "{info}"
+        );
+    }
+    let unlimited = run(&["kv", "add", "open", "--compress", "--marker-ttl", "1m"]);
+    for row in [
+        "Maximum Bucket Size: unlimited",
+        "Maximum Value Size: unlimited",
+        "Maximum Age: unlimited",
+        "Compressed: true",
+        "Per-Key TTL Supported: true",
+        "Limit Marker TTL: 1m",
+        "Storage: File",
+    ] {
+        assert!(unlimited.contains(row), "{row}: {unlimited}");
+    }
+    // natscli's --no-compress, and -j for --json.
+    let edited = run(&["kv", "edit", "open", "--no-compress"]);
+    assert!(edited.contains("Compressed: false"), "{edited}");
+    let stream = rnats.json(&[&["kv", "info", "open", "-j"][..], &s[..]].concat());
+    assert_ne!(stream["config"]["compression"], "s2", "{stream}");
+    assert_eq!(
+        rnats.json(&[&["kv", "ls", "-j"][..], &s[..]].concat())[0]["bucket"],
+        "config"
+    );
 }

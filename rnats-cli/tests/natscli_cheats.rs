@@ -258,7 +258,7 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
     sheet.run(&["kv", "put", "CONFIG", "username", "bob"], None);
     assert_eq!(
         sheet.run(&["kv", "get", "CONFIG", "username", "--raw"], None),
-        "bob\n"
+        "bob"
     );
     sheet.check(&["kv", "history", "CONFIG", "username"], "bob");
     sheet.check(&["kv", "status", "CONFIG"], "CONFIG");
@@ -270,7 +270,7 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
     sheet.check(&["stream", "restore", "KV_CONFIG", &kv_backup], "KV_CONFIG");
     assert_eq!(
         sheet.run(&["kv", "get", "CONFIG", "username", "--raw"], None),
-        "bob\n"
+        "bob"
     );
 
     // object.md

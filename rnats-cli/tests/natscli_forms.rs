@@ -111,7 +111,7 @@ fn kv_put_echoes_update_checks_the_revision_and_keys_filters() {
         line,
         "error: cannot update app.color in cfg: revision 1 is not its latest (it is at revision 4); read it again and retry"
     );
-    assert_eq!(run(&["kv", "get", "cfg", "app.color", "--raw"]), "red\n");
+    assert_eq!(run(&["kv", "get", "cfg", "app.color", "--raw"]), "red");
 
     assert_eq!(
         run(&["kv", "keys", "cfg"]),

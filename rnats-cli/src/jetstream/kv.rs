@@ -513,8 +513,8 @@ async fn get(
         return out::json(&entry_json(&entry));
     }
     if raw {
-        out::print_bytes(&entry.value)?;
-        return out::print("\n");
+        // The value byte for byte, as natscli writes it: no newline added.
+        return out::print_bytes(&entry.value);
     }
     out::print(&format!(
         "{bucket} > {key} revision {} created {}\n\n{}\n",

@@ -249,26 +249,79 @@ fn status_json(s: &Status) -> Value {
     })
 }
 
+/// `kv info`, `kv status` and what `kv add` and `kv edit` print: natscli's `showStatus`
+/// rows, the bucket's limits among them, in rnats' units.
 pub(super) fn render_status(s: &Status) -> String {
+    let config = &s.info.config;
+    let yes_no = |on: bool| if on { "true" } else { "false" };
     let mut fields = Fields::new();
+    fields.add("Bucket Name", s.bucket());
+    fields.add("History Kept", s.history());
+    fields.add("Values Stored", human::count(s.values()));
+    fields.add("Compressed", yes_no(s.is_compressed()));
+    fields.add(
+        "Per-Key TTL Supported",
+        yes_no(s.limit_marker_ttl().is_some_and(|ttl| !ttl.is_zero())),
+    );
+    fields.add_some("Limit Marker TTL", s.limit_marker_ttl().map(duration));
+    fields.add("Backing Store Kind", s.backing_store());
     fields.add_some("Description", s.description());
-    fields.add("Values", human::count(s.values()));
-    fields.add("Size", bytes(s.bytes()));
-    fields.add("History", s.history());
-    fields.add("TTL", ttl(s.max_age()));
+    fields.add("Bucket Size", bytes(s.bytes()));
+    fields.add("Maximum Bucket Size", super::limit_bytes(config.max_bytes));
+    fields.add(
+        "Maximum Value Size",
+        super::limit_bytes(i64::from(config.max_message_size)),
+    );
+    fields.add(
+        "Maximum Age",
+        if s.max_age().is_zero() {
+            "unlimited".to_owned()
+        } else {
+            duration(s.max_age())
+        },
+    );
+    fields.add("JetStream Stream", s.stream_name());
     fields.add(
         "Storage",
         match s.storage() {
-            StorageType::File => "file",
-            StorageType::Memory => "memory",
+            StorageType::File => "File",
+            StorageType::Memory => "Memory",
         },
     );
     fields.add("Replicas", s.replicas());
-    fields.add("Compressed", if s.is_compressed() { "yes" } else { "no" });
-    fields.add("Stream", s.stream_name());
-    fields.add_some("Limit markers", s.limit_marker_ttl().map(duration));
+    if let Some(republish) = &config.republish {
+        let label = if republish.headers_only {
+            "Republishing Headers"
+        } else {
+            "Republishing"
+        };
+        fields.add(
+            label,
+            format!("{} to {}", republish.source, republish.destination),
+        );
+    }
+    if let Some(mirror) = &config.mirror {
+        fields.add("Origin Bucket", bucket_of(&mirror.name));
+    }
+    for source in config.sources.iter().flatten() {
+        fields.add("Source Bucket", bucket_of(&source.name));
+    }
     if let Some(metadata) = super::user_metadata(s.metadata()) {
         fields.add("Metadata", metadata);
     }
-    format!("Key-Value bucket {}\n\n{}", s.bucket(), fields.render())
+    let mut text = format!(
+        "Information for Key-Value Store Bucket {} created {}\n\nConfiguration:\n{}",
+        s.bucket(),
+        super::time(s.info.created),
+        fields.render()
+    );
+    if let Some(cluster) = &s.info.cluster {
+        text.push_str(&super::stream::render_cluster(cluster));
+    }
+    text
+}
+
+/// The bucket a `KV_` stream holds.
+fn bucket_of(stream: &str) -> &str {
+    stream.strip_prefix("KV_").unwrap_or(stream)
 }
