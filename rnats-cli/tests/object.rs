@@ -17,8 +17,14 @@ fn object_add_put_get_ls_info_rm() {
     // Several chunks (128 KiB each), not a multiple of the chunk size.
     let data: Vec<u8> = (0..300_001u32).map(|i| (i % 251) as u8).collect();
     std::fs::write(&source, &data).expect("write source");
-    let source = source.to_string_lossy().into_owned();
-    rnats.ok(&["object", "put", "files", &source, "-s", &url]);
+    // The object is named after the path as given (natscli's), so put it from its directory.
+    let out = rnats
+        .command(&["object", "put", "files", "blob.bin", "-s", &url])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("rnats runs");
+    assert_success(&out, &["object", "put"]);
     let out = rnats.run_with_input(
         &[
             "object", "put", "files", "--name", "note.txt", "--json", "-s", &url,
@@ -202,6 +208,76 @@ fn object_edit_changes_only_the_settings_given() {
 
     let line = rnats.fails(&[&["object", "edit", "nothing", "--ttl", "1h"][..], &s[..]].concat());
     assert!(line.contains("nothing"), "{line}");
+}
+
+#[test]
+fn put_names_the_object_after_the_cleaned_path_and_asks_before_replacing() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    rnats.ok(&[&["object", "add", "files", "--storage", "m"][..], &s[..]].concat());
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("docs")).expect("mkdir");
+    std::fs::write(dir.path().join("docs/a.txt"), b"first").expect("write");
+    let put = |args: &[&str]| {
+        rnats
+            .command(&[&["object", "put", "files"][..], args, &s[..]].concat())
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("rnats runs")
+    };
+    let out = put(&["docs/a.txt"]);
+    assert_success(&out, &["object", "put"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Stored docs/a.txt in files: 5 B in 1 chunks\n"
+    );
+    // The same path written otherwise is the same object: replacing it needs -f without a
+    // terminal, and nothing changes until then.
+    std::fs::write(dir.path().join("docs/a.txt"), b"second").expect("write");
+    let out = put(&["./docs//a.txt"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: Replace existing object files > docs/a.txt: pass --force to confirm (no terminal to ask on)\n"
+    );
+    let get =
+        |name: &str| rnats.ok(&[&["object", "get", "files", name, "-O", "-"][..], &s[..]].concat());
+    assert_eq!(get("docs/a.txt"), "first");
+    assert_success(&put(&["./docs//a.txt", "-f", "--no-progress"]), &["put"]);
+    assert_eq!(get("docs/a.txt"), "second");
+    // --name is cleaned too; a deleted object is replaced without asking.
+    assert_success(&put(&["docs/a.txt", "--name", "copies/../b.txt"]), &["put"]);
+    rnats.ok(&[&["object", "rm", "files", "b.txt", "-f"][..], &s[..]].concat());
+    assert_success(&put(&["docs/a.txt", "--name", "b.txt"]), &["put"]);
+    let names: Vec<String> = rnats
+        .json(&[&["object", "ls", "files", "-j"][..], &s[..]].concat())
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|o| o["name"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(names, ["b.txt", "docs/a.txt"]);
+    // natscli's get --no-progress and -f.
+    assert_eq!(
+        rnats.ok(&[
+            &[
+                "object",
+                "get",
+                "files",
+                "b.txt",
+                "-O",
+                "-",
+                "--no-progress",
+                "-f"
+            ][..],
+            &s[..]
+        ]
+        .concat()),
+        "second"
+    );
 }
 
 #[test]

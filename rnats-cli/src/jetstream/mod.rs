@@ -13,6 +13,8 @@ pub(crate) mod leader;
 mod natscli_values;
 mod object;
 mod object_bucket;
+mod object_progress;
+mod object_put;
 mod stream;
 mod stream_backup;
 mod stream_cluster;

@@ -1,18 +1,17 @@
 //! `rnats object`: Object Store buckets and the files in them (creating and editing buckets is
 //! in `object_bucket.rs`).
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use futures_util::StreamExt;
-use indicatif::{ProgressBar, ProgressStyle};
 use rnats::jetstream::Context;
-use rnats::jetstream::object_store::{ObjectInfo, ObjectMetadata, ObjectStore, ObjectStoreStatus};
+use rnats::jetstream::object_store::{ObjectInfo, ObjectStore, ObjectStoreStatus};
 use rnats::jetstream::stream::StorageType;
 use serde_json::json;
 
 use super::object_bucket::{AddArgs, EditArgs, create, edit_bucket};
+use super::object_progress::progress_bar;
 use super::{bytes, duration, time};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
@@ -55,7 +54,7 @@ enum ObjectCommand {
     /// Stores a file (or standard input) as an object, with a progress bar on a terminal.
     ///
     /// Example: rnats object put files ./report.pdf   |   tar c . | rnats object put files --name backup.tar
-    Put(PutArgs),
+    Put(super::object_put::PutArgs),
     /// Reads an object into a file named after it in the current directory (as natscli
     /// does), or where `--output` says (`-` for standard output), checking its digest.
     ///
@@ -73,6 +72,12 @@ enum ObjectCommand {
         /// asks).
         #[arg(long, short = 'f')]
         force: bool,
+        /// Draw a progress bar on a terminal (the default; never when piped).
+        #[arg(long, overrides_with = "no_progress")]
+        progress: bool,
+        /// No progress bar, not even on a terminal (natscli's `--no-progress`).
+        #[arg(long)]
+        no_progress: bool,
     },
     /// Shows a bucket's status, or an object's info.
     ///
@@ -128,24 +133,6 @@ enum ObjectCommand {
     },
 }
 
-/// Options of `object put`.
-#[derive(Debug, Args)]
-struct PutArgs {
-    /// The bucket.
-    bucket: String,
-    /// The file to store; standard input when absent or `-`.
-    file: Option<PathBuf>,
-    /// The object's name (default: the file's name; required for standard input).
-    #[arg(long)]
-    name: Option<String>,
-    /// What the object is.
-    #[arg(long)]
-    description: Option<String>,
-    /// The object's info as JSON.
-    #[arg(long, short = 'j')]
-    json: bool,
-}
-
 /// Runs an Object Store command.
 pub(crate) async fn run(args: ObjectArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let js = crate::conn::jetstream(conn).await?;
@@ -190,13 +177,17 @@ pub(crate) async fn run(args: ObjectArgs, conn: &ConnArgs) -> Result<(), CliErro
         }
         ObjectCommand::Add(add) => create(&js, add).await,
         ObjectCommand::Edit(edit) => edit_bucket(&js, edit).await,
-        ObjectCommand::Put(put_args) => put(&js, put_args).await,
+        ObjectCommand::Put(put_args) => {
+            let store = open(&js, &put_args.bucket).await?;
+            super::object_put::run(&store, put_args).await
+        }
         ObjectCommand::Get {
             bucket,
             name,
             output,
-            force: _,
-        } => get(&js, &bucket, &name, output).await,
+            no_progress,
+            ..
+        } => get(&js, &bucket, &name, output, !no_progress).await,
         ObjectCommand::Info { bucket, name, json } => info(&js, &bucket, name, json).await,
         ObjectCommand::Rm {
             bucket,
@@ -322,81 +313,12 @@ async fn list_objects(js: &Context, bucket: &str, json: bool) -> Result<(), CliE
     table.print()
 }
 
-async fn put(js: &Context, args: PutArgs) -> Result<(), CliError> {
-    let bucket = args.bucket;
-    let store = open(js, &bucket).await?;
-    let file = args.file.filter(|f| f.as_os_str() != "-");
-    let name = match (args.name, &file) {
-        (Some(name), _) => name,
-        (None, Some(path)) => path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(|| CliError::InvalidArgument {
-                what: "file",
-                given: path.display().to_string(),
-                reason: "has no file name; pass --name".to_owned(),
-            })?,
-        (None, None) => {
-            return Err(CliError::Usage(
-                "--name is needed when reading standard input",
-            ));
-        }
-    };
-    let meta = ObjectMetadata {
-        name: name.clone(),
-        description: args.description,
-        ..Default::default()
-    };
-    let action = format!("cannot put {name} into {bucket}");
-    let info = match &file {
-        Some(path) => {
-            let mut reader =
-                tokio::fs::File::open(path)
-                    .await
-                    .map_err(|source| CliError::ReadFile {
-                        what: "file",
-                        path: path.clone(),
-                        source,
-                    })?;
-            let total = reader.metadata().await.ok().map(|m| m.len());
-            put_from(&store, meta, &mut reader, total, action).await?
-        }
-        None => put_from(&store, meta, &mut tokio::io::stdin(), None, action).await?,
-    };
-    if args.json {
-        return out::json(&info);
-    }
-    eprintln!(
-        "Stored {name} in {bucket}: {} in {} chunks",
-        bytes(info.size as u64),
-        info.chunks
-    );
-    Ok(())
-}
-
-/// Puts what `reader` gives, with a progress bar of `total` bytes (a spinner when unknown).
-async fn put_from(
-    store: &ObjectStore,
-    meta: ObjectMetadata,
-    reader: &mut (impl tokio::io::AsyncRead + Unpin),
-    total: Option<u64>,
-    action: String,
-) -> Result<ObjectInfo, CliError> {
-    let bar = progress_bar(total);
-    let shown = bar.clone();
-    let info = store
-        .put_with_progress(meta, reader, move |p| shown.set_position(p.bytes))
-        .await
-        .map_err(CliError::js(action));
-    bar.finish_and_clear();
-    info
-}
-
 async fn get(
     js: &Context,
     bucket: &str,
     name: &str,
     output: Option<PathBuf>,
+    progress: bool,
 ) -> Result<(), CliError> {
     let store = open(js, bucket).await?;
     let object = store
@@ -434,7 +356,7 @@ async fn get(
         path: path.clone(),
         source,
     };
-    let bar = progress_bar(Some(total));
+    let bar = progress_bar(Some(total), progress);
     let shown = bar.clone();
     let mut object = object.with_progress(move |p| shown.set_position(p.bytes));
     let mut file = tokio::fs::File::create(&path).await.map_err(write_failed)?;
@@ -509,32 +431,6 @@ async fn open(js: &Context, bucket: &str) -> Result<ObjectStore, CliError> {
     js.get_object_store(bucket)
         .await
         .map_err(CliError::js(format!("cannot open bucket {bucket}")))
-}
-
-/// A bar on stderr when it is a terminal, hidden otherwise; a spinner with a byte count
-/// when the size is not known.
-fn progress_bar(total: Option<u64>) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    match total {
-        Some(total) => {
-            let bar = ProgressBar::new(total);
-            if let Ok(style) =
-                ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} {eta}")
-            {
-                bar.set_style(style);
-            }
-            bar
-        }
-        None => {
-            let bar = ProgressBar::new_spinner();
-            if let Ok(style) = ProgressStyle::with_template("{spinner} {bytes} {bytes_per_sec}") {
-                bar.set_style(style);
-            }
-            bar
-        }
-    }
 }
 
 fn storage_name(storage: StorageType) -> &'static str {
