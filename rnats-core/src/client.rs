@@ -382,7 +382,7 @@ impl Client {
         // The span lasts until the reply comes: the request's whole round trip.
         let (_span, headers) =
             crate::otel::request(self.header_support(), subject, headers, payload.len());
-        let pending = request::Pending::register(self.handle.shared());
+        let pending = request::Pending::register_timed(self.handle.shared());
         let out = Outbound {
             subject,
             reply: Some(pending.reply()),

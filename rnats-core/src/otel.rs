@@ -82,6 +82,11 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 use crate::Message;
 use crate::header::HeaderMap;
 
+mod durations;
+pub mod metrics;
+
+pub(crate) use durations::{RequestClock, RequestDurations};
+
 /// The W3C header with the trace id, the sender's span id and the sampled flag.
 pub const TRACEPARENT: &str = "traceparent";
 /// The W3C header with vendors' own trace data, passed on as it came.

@@ -5,6 +5,9 @@ use std::sync::atomic::AtomicBool;
 
 use rnats_proto::HeaderMap;
 
+use crate::Message;
+use crate::error::RequestError;
+
 /// Stands where the feature keeps its span alive; holds nothing.
 pub(crate) struct NoSpan;
 
@@ -49,4 +52,32 @@ pub(crate) fn request(
     _payload_len: usize,
 ) -> (NoSpan, Option<HeaderMap>) {
     (NoSpan, headers)
+}
+
+/// Stands where the feature keeps a client's request-duration histograms; holds nothing.
+#[derive(Debug, Default)]
+pub(crate) struct RequestDurations;
+
+impl RequestDurations {
+    /// A clock that reads no time.
+    #[inline(always)]
+    pub(crate) fn start(&self) -> RequestClock {
+        RequestClock
+    }
+}
+
+/// Stands where the feature keeps a request's start; holds nothing.
+#[derive(Default)]
+pub(crate) struct RequestClock;
+
+impl RequestClock {
+    /// The clock of a request that is not timed.
+    #[inline(always)]
+    pub(crate) fn untimed() -> RequestClock {
+        RequestClock
+    }
+
+    /// Records nothing.
+    #[inline(always)]
+    pub(crate) fn finish(self, _outcome: &Result<Message, RequestError>) {}
 }

@@ -21,6 +21,7 @@ use tokio::sync::oneshot;
 
 use crate::Message;
 use crate::error::{RequestCause, RequestError};
+use crate::otel::RequestClock;
 use crate::request_table::Answer;
 use crate::shared::{Shared, Sink, SubEntry};
 
@@ -87,19 +88,41 @@ pub(crate) struct Pending {
     /// The engine answered the request (a reply, or its deadline) and removed the entry
     /// itself.
     answered: bool,
+    /// The request's start, for the metrics registrations that time requests (none
+    /// without the `opentelemetry` feature, or when none does).
+    clock: RequestClock,
 }
 
 impl Pending {
+    /// A request whose reply is awaited later ([`Client::start_request`]): not timed, since
+    /// when the caller awaits it is the caller's business.
+    ///
+    /// [`Client::start_request`]: crate::Client::start_request
     pub(crate) fn register(shared: &Arc<Shared>) -> Pending {
+        Pending::register_inner(shared, false)
+    }
+
+    /// A request awaited at once: its duration goes to the client's metrics, if it has any
+    /// that ask for it.
+    pub(crate) fn register_timed(shared: &Arc<Shared>) -> Pending {
+        Pending::register_inner(shared, true)
+    }
+
+    fn register_inner(shared: &Arc<Shared>, timed: bool) -> Pending {
         let token = shared.next_token.fetch_add(1, Ordering::Relaxed);
         let mut reply = String::with_capacity(shared.reply_prefix.len() + 20);
         reply.push_str(&shared.reply_prefix);
         reply.push_str(itoa::Buffer::new().format(token));
         let (tx, rx) = oneshot::channel();
-        let disconnects_at_start = {
+        let (disconnects_at_start, clock) = {
             let mut requests = shared.requests();
             requests.insert(token, tx);
-            shared.requests_failed_by_disconnect.load(Ordering::Relaxed)
+            let clock = match timed {
+                true => requests.durations.start(),
+                false => RequestClock::untimed(),
+            };
+            let failures = shared.requests_failed_by_disconnect.load(Ordering::Relaxed);
+            (failures, clock)
         };
         Pending {
             disconnects_at_start,
@@ -108,6 +131,7 @@ impl Pending {
             reply,
             rx: Some(rx),
             answered: false,
+            clock,
         }
     }
 
@@ -116,6 +140,13 @@ impl Pending {
     }
 
     pub(crate) async fn wait(mut self, timeout: Option<Duration>) -> Result<Message, RequestError> {
+        let clock = std::mem::take(&mut self.clock);
+        let outcome = self.answer(timeout).await;
+        clock.finish(&outcome);
+        outcome
+    }
+
+    async fn answer(&mut self, timeout: Option<Duration>) -> Result<Message, RequestError> {
         let Some(rx) = self.rx.take() else {
             return Err(RequestCause::Closed.into());
         };

@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 
 use crate::Message;
 use crate::floor::session::SidMap;
+use crate::otel::RequestDurations;
 
 /// What ends a request's wait, sent by the engine.
 #[derive(Debug)]
@@ -39,6 +40,10 @@ pub(crate) struct Waiting {
     /// never later than the earliest live deadline. A heap, so that requests timing out one
     /// after the other cost a pop each, not a pass over everything in flight.
     deadlines: BinaryHeap<Reverse<(Instant, u64)>>,
+    /// The request-duration histograms of the client's metrics registrations
+    /// (`otel::metrics`): here so that a request finds them under the lock it takes anyway.
+    /// Without the `opentelemetry` feature, an empty type.
+    pub(crate) durations: RequestDurations,
 }
 
 #[derive(Debug)]

@@ -1,0 +1,361 @@
+//! OpenTelemetry metrics for a [`Client`]: its message, byte and reconnect counters, its
+//! connection state and the duration of its requests, reported to a [`Meter`] the
+//! application chose.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = rnats_core::connect("nats://127.0.0.1:4222").await?;
+//! // The application's meter (here the global provider's; any SDK and exporter).
+//! let meter = opentelemetry::global::meter("rnats");
+//! let metrics = rnats_core::otel::metrics::observe(&client, &meter);
+//! // ... the client works; every collection reads its counters ...
+//! drop(metrics); // the client's series are reported no more
+//! # Ok(()) }
+//! ```
+//!
+//! Nearly everything is an *observable* instrument: its callback runs when the SDK collects
+//! (every export interval), and reads the counters the client keeps anyway
+//! ([`Client::statistics`], [`Client::connection_state`]). Publishing and receiving do no
+//! work for metrics at all. The one exception is [`OPERATION_DURATION`], a histogram that
+//! each `request` records into when it ends; only a client with a registration that asks for
+//! it ([`Options::request_duration`], on by default) reads a clock for it.
+//!
+//! | Instrument | Kind | Unit | Value |
+//! |---|---|---|---|
+//! | [`SENT_MESSAGES`] | counter | `{message}` | messages published, requests included |
+//! | [`CONSUMED_MESSAGES`] | counter | `{message}` | messages received from the server |
+//! | [`SENT_BYTES`] | counter | `By` | protocol bytes written to the server |
+//! | [`RECEIVED_BYTES`] | counter | `By` | protocol bytes read from the server |
+//! | [`RECONNECTS`] | counter | `{reconnect}` | connections made after the first |
+//! | [`CONNECTION_COUNT`] | up-down counter | `{connection}` | 1 for the state the connection is in, 0 for the others |
+//! | [`OPERATION_DURATION`] | histogram | `s` | a request's time from sending to its reply or failure |
+//!
+//! Every point carries `messaging.system = "nats"`, `messaging.client.id` (one per
+//! registration unless [`Options::client_id`] says otherwise, so that the series of several
+//! clients stay apart), `nats.client.name` when the client has a
+//! [name](crate::ConnectOptions::name), and the [`Options::attribute`]s. The guide
+//! (`rnats::guides::opentelemetry`) lists the attributes of each instrument.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+use opentelemetry::KeyValue;
+use opentelemetry::metrics::{AsyncInstrument, Meter};
+
+use crate::Client;
+use crate::client::Statistics;
+use crate::connection::LinkState;
+use crate::floor::sync::lock;
+use crate::otel::durations::Recorder;
+use crate::shared::Shared;
+
+/// Messages the client published, requests included (a request is a publish with a reply
+/// subject): OpenTelemetry's messaging metric, with `messaging.operation.name = "publish"`.
+pub const SENT_MESSAGES: &str = "messaging.client.sent.messages";
+/// Messages the client received from the server (every subscription's, request replies
+/// included): OpenTelemetry's messaging metric, with `messaging.operation.name = "receive"`.
+pub const CONSUMED_MESSAGES: &str = "messaging.client.consumed.messages";
+/// Protocol bytes written to the server.
+pub const SENT_BYTES: &str = "nats.client.sent.bytes";
+/// Protocol bytes read from the server.
+pub const RECEIVED_BYTES: &str = "nats.client.received.bytes";
+/// Connections made after the first one.
+pub const RECONNECTS: &str = "nats.client.reconnects";
+/// The client's connection by state (`nats.client.connection.state`): 1 for the state it is
+/// in, 0 for the others.
+pub const CONNECTION_COUNT: &str = "nats.client.connection.count";
+/// How long requests took: OpenTelemetry's messaging metric, with
+/// `messaging.operation.name = "request"`.
+pub const OPERATION_DURATION: &str = "messaging.client.operation.duration";
+
+/// The histogram's bucket bounds, in seconds: the messaging conventions' bounds (from 5 ms),
+/// with finer ones below them, where most NATS requests end.
+const DURATION_BOUNDS: [f64; 19] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75,
+    1.0, 2.5, 5.0, 7.5, 10.0,
+];
+
+/// The states [`CONNECTION_COUNT`] reports, by their attribute value.
+const STATES: [(LinkState, &str); 4] = [
+    (LinkState::Pending, "pending"),
+    (LinkState::Connected, "connected"),
+    (LinkState::Disconnected, "disconnected"),
+    (LinkState::Closed, "closed"),
+];
+
+/// Registrations made in this process, for the default `messaging.client.id`.
+static REGISTRATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// Reports `client`'s metrics to `meter` with the default [`Options`], until the returned
+/// [`Registration`] is dropped.
+pub fn observe(client: &Client, meter: &Meter) -> Registration {
+    observe_with(client, meter, Options::default())
+}
+
+/// Reports `client`'s metrics to `meter` as `options` say, until the returned
+/// [`Registration`] is dropped. Each call makes a registration of its own: observe a client
+/// once per meter.
+pub fn observe_with(client: &Client, meter: &Meter, options: Options) -> Registration {
+    let number = REGISTRATIONS.fetch_add(1, Ordering::Relaxed) + 1;
+    let shared = client.shared_arc();
+    let client_id = (options.client_id).unwrap_or_else(|| format!("rnats-{number}"));
+    let mut attributes = vec![
+        KeyValue::new("messaging.system", "nats"),
+        KeyValue::new("messaging.client.id", client_id.clone()),
+    ];
+    if let Some(name) = &shared.options.name {
+        attributes.push(KeyValue::new("nats.client.name", name.clone()));
+    }
+    attributes.extend(options.attributes);
+    let source = Arc::new(Source {
+        shared: Arc::downgrade(shared),
+        attributes,
+    });
+    register_counters(meter, &source);
+    register_connection_count(meter, &source);
+    let recorder = options.request_duration.then(|| {
+        let recorder = Recorder {
+            id: number,
+            histogram: meter
+                .f64_histogram(OPERATION_DURATION)
+                .with_unit("s")
+                .with_description("Duration of requests, from sending to the reply or failure")
+                .with_boundaries(DURATION_BOUNDS.to_vec())
+                .build(),
+            attributes: source.with(&[
+                KeyValue::new("messaging.operation.name", "request"),
+                KeyValue::new("messaging.operation.type", "send"),
+            ]),
+        };
+        shared.requests().durations.add(Arc::new(recorder));
+        number
+    });
+    Registration {
+        source,
+        client_id,
+        recorder,
+    }
+}
+
+/// What a registration reports, beyond the defaults. Every setting has a default; change
+/// only those that matter.
+#[derive(Debug, Clone)]
+pub struct Options {
+    client_id: Option<String>,
+    attributes: Vec<KeyValue>,
+    request_duration: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            client_id: None,
+            attributes: Vec::new(),
+            request_duration: true,
+        }
+    }
+}
+
+impl Options {
+    /// The default options: a generated client id, no attributes of the application's, and
+    /// request durations recorded.
+    pub fn new() -> Options {
+        Options::default()
+    }
+
+    /// The `messaging.client.id` of every point, instead of `rnats-<n>` (`n` counting the
+    /// registrations made in the process). Two clients observed with the same id and
+    /// attributes on one meter report into one series, each hiding the other: keep ids
+    /// unique.
+    pub fn client_id(mut self, id: impl Into<String>) -> Options {
+        self.client_id = Some(id.into());
+        self
+    }
+
+    /// An attribute of the application's on every point (a tenant, a role); added after the
+    /// client's own.
+    pub fn attribute(mut self, attribute: KeyValue) -> Options {
+        self.attributes.push(attribute);
+        self
+    }
+
+    /// Whether requests record their duration ([`OPERATION_DURATION`]; default on). Off,
+    /// the registration adds nothing to a request: no clock read, no histogram.
+    pub fn request_duration(mut self, on: bool) -> Options {
+        self.request_duration = on;
+        self
+    }
+}
+
+/// A client's metrics being reported: they stop when it is dropped (the client's series are
+/// left out of every collection from then on). It does not keep the client open: once the
+/// client is gone, nothing is reported either.
+///
+/// OpenTelemetry 0.33 cannot take an instrument's callback back out of the SDK, so a dropped
+/// registration leaves a few callbacks behind that report nothing (a few bytes each, until
+/// the meter provider is dropped).
+#[must_use = "the metrics are reported only while the registration is kept"]
+pub struct Registration {
+    source: Arc<Source>,
+    client_id: String,
+    /// This registration's recorder in the client's request table, if it times requests.
+    recorder: Option<u64>,
+}
+
+impl Registration {
+    /// The `messaging.client.id` of this registration's points.
+    pub fn client_id(&self) -> &str {
+        &self.client_id
+    }
+}
+
+impl std::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("client_id", &self.client_id)
+            .field("request_duration", &self.recorder.is_some())
+            .finish()
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let (Some(id), Some(shared)) = (self.recorder, self.source.shared.upgrade()) {
+            shared.requests().durations.remove(id);
+        }
+    }
+}
+
+/// What a registration's callbacks read: the client (without keeping it alive) and the
+/// attributes of every point. The callbacks hold it weakly, the [`Registration`] strongly.
+struct Source {
+    shared: Weak<Shared>,
+    attributes: Vec<KeyValue>,
+}
+
+impl Source {
+    /// The common attributes followed by `more`.
+    fn with(&self, more: &[KeyValue]) -> Vec<KeyValue> {
+        let mut attributes = self.attributes.clone();
+        attributes.extend_from_slice(more);
+        attributes
+    }
+}
+
+/// The client behind a callback's source, while both the registration and the client live.
+fn client_of(source: &Weak<Source>) -> Option<Arc<Shared>> {
+    source.upgrade()?.shared.upgrade()
+}
+
+/// One counter over [`Statistics`].
+struct Counter {
+    name: &'static str,
+    unit: &'static str,
+    description: &'static str,
+    /// Attributes of this counter's points beyond the common ones.
+    operation: Option<&'static str>,
+    read: fn(&Statistics) -> u64,
+}
+
+const COUNTERS: [Counter; 5] = [
+    Counter {
+        name: SENT_MESSAGES,
+        unit: "{message}",
+        description: "Messages published, requests included",
+        operation: Some("publish"),
+        read: |s| s.out_messages.load(Ordering::Relaxed),
+    },
+    Counter {
+        name: CONSUMED_MESSAGES,
+        unit: "{message}",
+        description: "Messages received from the server",
+        operation: Some("receive"),
+        read: |s| s.in_messages.load(Ordering::Relaxed),
+    },
+    Counter {
+        name: SENT_BYTES,
+        unit: "By",
+        description: "Protocol bytes written to the server",
+        operation: None,
+        read: |s| s.out_bytes.load(Ordering::Relaxed),
+    },
+    Counter {
+        name: RECEIVED_BYTES,
+        unit: "By",
+        description: "Protocol bytes read from the server",
+        operation: None,
+        read: |s| s.in_bytes.load(Ordering::Relaxed),
+    },
+    Counter {
+        name: RECONNECTS,
+        unit: "{reconnect}",
+        description: "Connections made after the first",
+        operation: None,
+        read: |s| s.connects.load(Ordering::Relaxed).saturating_sub(1),
+    },
+];
+
+fn register_counters(meter: &Meter, source: &Arc<Source>) {
+    for counter in COUNTERS {
+        let operation = counter
+            .operation
+            .map(|name| KeyValue::new("messaging.operation.name", name));
+        let attributes = source.with(operation.as_slice());
+        let weak = Arc::downgrade(source);
+        let read = counter.read;
+        meter
+            .u64_observable_counter(counter.name)
+            .with_unit(counter.unit)
+            .with_description(counter.description)
+            .with_callback(move |observer: &dyn AsyncInstrument<u64>| {
+                if let Some(shared) = client_of(&weak) {
+                    observer.observe(read(&shared.statistics), &attributes);
+                }
+            })
+            .build();
+    }
+}
+
+fn register_connection_count(meter: &Meter, source: &Arc<Source>) {
+    let by_state: Vec<(LinkState, Vec<KeyValue>)> = (STATES.iter())
+        .map(|&(state, name)| {
+            let attribute = KeyValue::new("nats.client.connection.state", name);
+            (state, source.with(&[attribute]))
+        })
+        .collect();
+    let weak = Arc::downgrade(source);
+    meter
+        .i64_observable_up_down_counter(CONNECTION_COUNT)
+        .with_unit("{connection}")
+        .with_description("The client's connection, by state")
+        .with_callback(move |observer: &dyn AsyncInstrument<i64>| {
+            let Some(shared) = client_of(&weak) else {
+                return;
+            };
+            let now = shared.state();
+            for (state, attributes) in &by_state {
+                if *state != now {
+                    observer.observe(0, attributes);
+                    continue;
+                }
+                match server_of(&shared) {
+                    Some(server) => observer.observe(1, &[attributes.as_slice(), &server].concat()),
+                    None => observer.observe(1, attributes),
+                }
+            }
+        })
+        .build();
+}
+
+/// `server.address` and `server.port` of the server the client is connected to, if it is.
+fn server_of(shared: &Shared) -> Option<[KeyValue; 2]> {
+    if shared.state() != LinkState::Connected {
+        return None;
+    }
+    let pool = lock(&shared.pool);
+    let addr = pool.current()?;
+    Some([
+        KeyValue::new("server.address", addr.host().to_owned()),
+        KeyValue::new("server.port", i64::from(addr.port())),
+    ])
+}
