@@ -382,7 +382,7 @@ impl Client {
         // The span lasts until the reply comes: the request's whole round trip.
         let (_span, headers) =
             crate::otel::request(self.header_support(), subject, headers, payload.len());
-        let pending = request::Pending::register_timed(self.handle.shared());
+        let (pending, clock) = request::Pending::register_timed(self.handle.shared());
         let out = Outbound {
             subject,
             reply: Some(pending.reply()),
@@ -392,7 +392,7 @@ impl Client {
         };
         // Never held back by linger; written by the caller when the connection is idle.
         self.send(out, Urgency::Request).await?;
-        pending.wait(timeout).await
+        pending.wait(timeout, clock).await
     }
 
     /// Subscribes to `subject`, which may contain wildcards.

@@ -251,7 +251,10 @@ async fn a_driver_that_panics_releases_every_waiter() {
     });
     assert!(task.await.is_err(), "the task panicked");
     assert!(flush.await.is_err(), "the flush is released (Closed)");
-    let err = pending.wait(None).await.unwrap_err();
+    let err = pending
+        .wait(None, crate::otel::RequestClock::untimed())
+        .await
+        .unwrap_err();
     assert_eq!(err.cause(), Some(&crate::error::RequestCause::Closed));
     shared.wait_done().await;
     assert_eq!(shared.state(), LinkState::Closed);

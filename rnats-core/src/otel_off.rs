@@ -5,8 +5,7 @@ use std::sync::atomic::AtomicBool;
 
 use rnats_proto::HeaderMap;
 
-use crate::Message;
-use crate::error::RequestError;
+use crate::error::RequestCause;
 
 /// Stands where the feature keeps its span alive; holds nothing.
 pub(crate) struct NoSpan;
@@ -64,10 +63,13 @@ impl RequestDurations {
     pub(crate) fn start(&self) -> RequestClock {
         RequestClock
     }
+
+    /// Nothing to record into (never called: the clock records nothing).
+    #[inline(always)]
+    pub(crate) fn recorders(&self) {}
 }
 
 /// Stands where the feature keeps a request's start; holds nothing.
-#[derive(Default)]
 pub(crate) struct RequestClock;
 
 impl RequestClock {
@@ -77,7 +79,12 @@ impl RequestClock {
         RequestClock
     }
 
-    /// Records nothing.
+    /// Records nothing, and calls neither closure.
     #[inline(always)]
-    pub(crate) fn finish(self, _outcome: &Result<Message, RequestError>) {}
+    pub(crate) fn finish<R>(
+        &mut self,
+        _recorders: impl FnOnce() -> R,
+        _failure: impl FnOnce() -> Option<RequestCause>,
+    ) {
+    }
 }

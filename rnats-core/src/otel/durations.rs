@@ -1,18 +1,18 @@
 //! The request-duration histograms a client records into while [`observe`] registrations ask
-//! for them: held in the client's request table, so that a request picks them up under the
-//! lock it takes anyway to register, and a client without metrics pays no atomic and no lock
-//! for them (only a look at an empty `Option`).
+//! for them: held in the client's request table, so that a request learns whether to read
+//! the clock under the lock it takes anyway to register. A client without them pays no
+//! atomic, no lock and no clock read (a look at an empty `Option`); a timed request takes the
+//! table's lock once more at its end, to find the histograms.
 //!
 //! [`observe`]: super::metrics::observe
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::Histogram;
 
-use crate::Message;
-use crate::error::{RequestCause, RequestError};
+use crate::error::RequestCause;
 
 /// One registration's histogram and the attributes its points carry.
 pub(crate) struct Recorder {
@@ -23,9 +23,9 @@ pub(crate) struct Recorder {
     pub(crate) attributes: Vec<KeyValue>,
 }
 
-/// Every recorder of one client; replaced, never changed, so that a request in flight keeps
-/// the set it started with.
-type Recorders = Arc<[Arc<Recorder>]>;
+/// Every recorder of one client; replaced, never changed, so that it is taken out of the
+/// table's lock with one reference count.
+pub(crate) type Recorders = Arc<[Arc<Recorder>]>;
 
 /// The recorders of one client, in its request table: `None` without a registration that
 /// times requests.
@@ -37,11 +37,12 @@ impl RequestDurations {
     /// one that does nothing (and read no clock) otherwise.
     #[inline]
     pub(crate) fn start(&self) -> RequestClock {
-        RequestClock(
-            self.0
-                .as_ref()
-                .map(|recorders| (Arc::clone(recorders), Instant::now())),
-        )
+        RequestClock(self.0.as_ref().map(|_| Instant::now()))
+    }
+
+    /// Every recorder of the moment.
+    pub(crate) fn recorders(&self) -> Option<Recorders> {
+        self.0.clone()
     }
 
     /// Adds a registration's recorder.
@@ -69,9 +70,9 @@ impl std::fmt::Debug for RequestDurations {
     }
 }
 
-/// A request's start, for the registrations timing it; empty when none is.
-#[derive(Default)]
-pub(crate) struct RequestClock(Option<(Recorders, Instant)>);
+/// A request's start, when some registration times it: an `Instant` alone (no drop glue
+/// in every request's future); the recorders are looked up again when the request ends.
+pub(crate) struct RequestClock(Option<Instant>);
 
 impl RequestClock {
     /// The clock of a request that is not timed.
@@ -79,23 +80,41 @@ impl RequestClock {
         RequestClock(None)
     }
 
-    /// Records the time since the start into every recorder, with the outcome's `error.type`
-    /// when it failed. A request dropped before its answer is not recorded (it has no outcome).
-    #[inline]
-    pub(crate) fn finish(self, outcome: &Result<Message, RequestError>) {
-        if let Some((recorders, start)) = self.0 {
-            record(&recorders, start.elapsed().as_secs_f64(), outcome);
+    /// Records the time since the start into the `recorders()` of the moment, with the
+    /// `error.type` of `failure()` (the cause, when the request failed). Neither is called
+    /// for a request that was not timed. A request dropped before its answer is not recorded
+    /// (it has no outcome).
+    #[inline(always)]
+    pub(crate) fn finish(
+        &mut self,
+        recorders: impl FnOnce() -> Option<Recorders>,
+        failure: impl FnOnce() -> Option<RequestCause>,
+    ) {
+        if let Some(at) = self.0.take() {
+            record(at.elapsed(), recorders, failure());
         }
     }
 }
 
-fn record(recorders: &[Arc<Recorder>], seconds: f64, outcome: &Result<Message, RequestError>) {
-    for recorder in recorders {
-        match outcome {
-            Ok(_) => recorder.histogram.record(seconds, &recorder.attributes),
-            Err(error) => {
+/// Out of line: only a timed request comes here.
+#[inline(never)]
+fn record(
+    elapsed: Duration,
+    recorders: impl FnOnce() -> Option<Recorders>,
+    failure: Option<RequestCause>,
+) {
+    // Taken out of the request table (under its lock) before recording, so that the SDK's
+    // work does not hold a lock the engine takes for every reply.
+    let Some(recorders) = recorders() else {
+        return;
+    };
+    let seconds = elapsed.as_secs_f64();
+    for recorder in recorders.iter() {
+        match &failure {
+            None => recorder.histogram.record(seconds, &recorder.attributes),
+            Some(cause) => {
                 let mut attributes = recorder.attributes.clone();
-                attributes.push(KeyValue::new("error.type", error_type(error)));
+                attributes.push(KeyValue::new("error.type", error_type(cause)));
                 recorder.histogram.record(seconds, &attributes);
             }
         }
@@ -103,13 +122,12 @@ fn record(recorders: &[Arc<Recorder>], seconds: f64, outcome: &Result<Message, R
 }
 
 /// The conventions' `error.type` for a failed request: a short, low-cardinality name of the
-/// cause, `_OTHER` (the conventions' fallback) for one that could not be sent.
-fn error_type(error: &RequestError) -> &'static str {
-    match error.cause() {
-        Some(RequestCause::TimedOut(_)) => "timeout",
-        Some(RequestCause::NoResponders) => "no_responders",
-        Some(RequestCause::Closed) => "closed",
-        Some(RequestCause::Disconnected) => "disconnected",
-        _ => "_OTHER",
+/// cause.
+fn error_type(cause: &RequestCause) -> &'static str {
+    match cause {
+        RequestCause::TimedOut(_) => "timeout",
+        RequestCause::NoResponders => "no_responders",
+        RequestCause::Closed => "closed",
+        RequestCause::Disconnected => "disconnected",
     }
 }
