@@ -321,6 +321,13 @@ async fn requests_record_their_duration_and_outcome() {
         .await
         .unwrap_err();
     assert_eq!(error.kind(), rnats::RequestErrorKind::NoResponders);
+    let _silent = client.subscribe("metrics.silent").await.unwrap();
+    client.flush().await.unwrap();
+    let limit = Some(Duration::from_millis(50));
+    let error = (client.request_with_timeout("metrics.silent", "hi".into(), limit))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), rnats::RequestErrorKind::TimedOut);
     // A request awaited later is not timed: when it is awaited is the caller's choice.
     let pending = (client.start_request("metrics.echo", None, "later".into()))
         .await
@@ -329,7 +336,7 @@ async fn requests_record_their_duration_and_outcome() {
 
     let points = collector.collect();
     let durations = of(&points, metrics::OPERATION_DURATION, &timed);
-    assert_eq!(durations.len(), 2, "{durations:?}");
+    assert_eq!(durations.len(), 3, "{durations:?}");
     let ok = (durations.iter())
         .find(|p| p.attribute("error.type").is_none())
         .unwrap();
@@ -341,9 +348,13 @@ async fn requests_record_their_duration_and_outcome() {
         .find(|p| p.is("error.type", "no_responders"))
         .unwrap();
     assert_eq!(failed.value, 1);
+    let timed_out = (durations.iter())
+        .find(|p| p.is("error.type", "timeout"))
+        .unwrap();
+    assert_eq!(timed_out.value, 1);
     assert!(of(&points, metrics::OPERATION_DURATION, &untimed).is_empty());
     // The untimed registration reports everything else.
-    assert_eq!(value(&points, metrics::SENT_MESSAGES, &untimed), 5);
+    assert_eq!(value(&points, metrics::SENT_MESSAGES, &untimed), 6);
     responder.abort();
 }
 
