@@ -1,6 +1,7 @@
 //! OpenTelemetry for NATS messages (the `opentelemetry` feature): the W3C trace context
 //! (`traceparent`, `tracestate`) travels in message headers, and `tracing` spans mark each
-//! publish, request and processed message.
+//! publish, request and processed message; [`metrics`] reports a client's counters,
+//! connection state and request durations as OpenTelemetry instruments.
 //!
 //! # Sending
 //!

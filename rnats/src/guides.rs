@@ -13,8 +13,8 @@
 //! - [`counters`]: distributed counters (ADR-49).
 //! - [`schedules`]: messages a stream publishes later (ADR-51).
 //! - [`topologies`]: superclusters, leaf nodes and JetStream domains.
-//! - [`opentelemetry`]: traces across publish, request and JetStream (the `opentelemetry`
-//!   feature).
+//! - [`opentelemetry`]: traces across publish, request and JetStream, and the client's
+//!   metrics (the `opentelemetry` feature).
 //! - [`auth_callout`]: an authentication service of your own for nats-server (ADR-26, the
 //!   `auth-callout` feature).
 //!

@@ -90,7 +90,7 @@
 //! | `server_2_10`, `server_2_11`, `server_2_12`, `server_2_14` | yes | accepted, gating nothing: async-nats hides newer servers' fields and calls behind them, rnats always offers them (an older server ignores a field it does not know or refuses the call, and [`jetstream::Context::supports`] tells beforehand) |
 //! | `experimental` | no | accepted; nothing is behind it |
 //! | `runtime-neutral` | no | not async-nats': a client connected outside any tokio runtime runs on async-io and a thread of its own instead, so it works under smol or any executor (see the README's "Any executor, any transport") |
-//! | `opentelemetry` | no | not async-nats': W3C trace context (`traceparent`, `tracestate`) in what the async client publishes and requests, `tracing` spans for OpenTelemetry, and `otel::MessageExt` to continue a trace from a received message ([`guides::opentelemetry`]) |
+//! | `opentelemetry` | no | not async-nats': W3C trace context (`traceparent`, `tracestate`) in what the async client publishes and requests, `tracing` spans for OpenTelemetry, `otel::MessageExt` to continue a trace from a received message, and `otel::metrics` for the client's counters, connection state and request durations as OpenTelemetry metrics ([`guides::opentelemetry`]) |
 //! | `auth-callout` | no | not async-nats': `auth_callout`, a service that answers the server's authorization callouts (ADR-26) with user JWTs it signs, requests sealed with xkeys included ([`guides::auth_callout`]); turns on `service` |
 //!
 //! With `default-features = false` the crate is the Core client alone: no JetStream, Service,

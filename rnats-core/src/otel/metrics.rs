@@ -17,8 +17,10 @@
 //! (every export interval), and reads the counters the client keeps anyway
 //! ([`Client::statistics`], [`Client::connection_state`]). Publishing and receiving do no
 //! work for metrics at all. The one exception is [`OPERATION_DURATION`], a histogram that
-//! each `request` records into when it ends; only a client with a registration that asks for
-//! it ([`Options::request_duration`], on by default) reads a clock for it.
+//! each request awaited at once (`request*`, `send_request` without an inbox of its own; not
+//! `start_request`) records into when it ends; only a client with a registration that asks
+//! for it ([`Options::request_duration`], on by default) reads a clock for it, and a request
+//! of a client without one adds no atomic, lock or clock read.
 //!
 //! | Instrument | Kind | Unit | Value |
 //! |---|---|---|---|
