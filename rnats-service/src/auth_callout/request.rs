@@ -1,6 +1,8 @@
 //! The authorization request a server sends for each client it needs a verdict on (ADR-26):
 //! who the server is, what it knows of the client, and the client's CONNECT options.
 
+use std::fmt;
+
 use nkeys::KeyPairType;
 use serde::{Deserialize, Serialize};
 
@@ -105,9 +107,11 @@ pub struct ClientInfo {
     pub nonce: Option<String>,
 }
 
-/// The options the client sent in its CONNECT.
+/// The options the client sent in its CONNECT. Its `Debug` shows `[REDACTED]` for the
+/// credentials (`jwt`, `signed_nonce`, `token`, `password`), so that logging a request leaks
+/// none of them.
 #[non_exhaustive]
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConnectOpts {
     /// A user JWT.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -145,6 +149,23 @@ pub struct ConnectOpts {
     pub protocol: i64,
 }
 
+impl fmt::Debug for ConnectOpts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectOpts")
+            .field("jwt", &redacted(self.jwt.as_ref()))
+            .field("nkey", &self.nkey)
+            .field("signed_nonce", &redacted(self.signed_nonce.as_ref()))
+            .field("token", &redacted(self.token.as_ref()))
+            .field("username", &self.username)
+            .field("password", &redacted(self.password.as_ref()))
+            .field("name", &self.name)
+            .field("lang", &self.lang)
+            .field("version", &self.version)
+            .field("protocol", &self.protocol)
+            .finish()
+    }
+}
+
 /// The TLS state of a client connected over TLS. Certificates are PEM; a verified peer's
 /// chains are in `verified_chains` (the peer first), an unverified peer's certificates in
 /// `certs`.
@@ -163,4 +184,36 @@ pub struct ClientTls {
     /// The verified chains.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verified_chains: Vec<Vec<String>>,
+}
+
+/// What `Debug` shows for a credential: whether there is one, not what it is.
+fn redacted(secret: Option<&String>) -> Option<&'static str> {
+    secret.map(|_| "[REDACTED]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_hides_the_credentials() {
+        let request = AuthorizationRequest {
+            connect_opts: ConnectOpts {
+                jwt: Some("eyJ-the-jwt".into()),
+                signed_nonce: Some("the-signature".into()),
+                token: Some("the-token".into()),
+                username: Some("alice".into()),
+                password: Some("the-password".into()),
+                ..ConnectOpts::default()
+            },
+            ..AuthorizationRequest::default()
+        };
+        let shown = format!("{request:?}");
+        for secret in ["eyJ-the-jwt", "the-signature", "the-token", "the-password"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        assert!(shown.contains(r#"username: Some("alice")"#), "{shown}");
+        assert!(shown.contains(r#"password: Some("[REDACTED]")"#), "{shown}");
+        assert!(shown.contains("nkey: None"), "{shown}");
+    }
 }
