@@ -184,7 +184,8 @@ impl<T: ClaimType> Claims<T> {
     }
 
     /// The `jti` the Go library gives: SHA-512/256 of the registered claims with `jti` left
-    /// out, in base32 without padding. Nothing checks it; it names the token in tools.
+    /// out, as Go's `encoding/json` writes them (`<`, `>`, `&`, U+2028 and U+2029 escaped),
+    /// in base32 without padding. Nothing checks it; it names the token in tools.
     fn hash(&self) -> Result<String, JwtError> {
         let basis = IdBasis {
             aud: self.audience.as_deref(),
@@ -195,8 +196,8 @@ impl<T: ClaimType> Claims<T> {
             nbf: self.not_before,
             sub: &self.subject,
         };
-        let json = serde_json::to_vec(&basis).map_err(JwtError::Json)?;
-        Ok(BASE32_NOPAD.encode(&Sha512_256::digest(json)))
+        let json = serde_json::to_string(&basis).map_err(JwtError::Json)?;
+        Ok(BASE32_NOPAD.encode(&Sha512_256::digest(go_json_escape(&json))))
     }
 }
 
@@ -252,6 +253,25 @@ fn is_zero(n: &i64) -> bool {
     *n == 0
 }
 
+/// serde_json's output as Go's `json.Marshal` writes the same value: Go also escapes the HTML
+/// characters and the two JavaScript line separators. They can only occur inside strings, so
+/// replacing them anywhere is safe. (Control characters are escaped alike: `\n`, `\t`, `\r`,
+/// `\b`, `\f` short, the rest as `\u00xx`; `\b` and `\f` as Go writes them since 1.22.)
+fn go_json_escape(json: &str) -> String {
+    let mut escaped = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => escaped.push_str("\\u003c"),
+            '>' => escaped.push_str("\\u003e"),
+            '&' => escaped.push_str("\\u0026"),
+            '\u{2028}' => escaped.push_str("\\u2028"),
+            '\u{2029}' => escaped.push_str("\\u2029"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
 /// One base64url part, read as JSON.
 fn parse<D: DeserializeOwned>(part: &str) -> Result<D, JwtError> {
     let bytes = BASE64URL_NOPAD
@@ -304,6 +324,25 @@ mod tests {
         let mut unsigned = claims.clone();
         unsigned.id.clear();
         assert_eq!(unsigned.hash().unwrap(), claims.id);
+    }
+
+    #[test]
+    fn the_jti_escapes_as_go_does() {
+        // The hash Go's `json.Marshal` and SHA-512/256 give for these claims (printed by a Go
+        // program; Go writes `\u003c` for `<` and so on).
+        let mut claims = Claims::new(
+            "UDCIBGGGHCJBQPOO4SCJJBHZDR37NQGGCIWMNG2DDAKJ6WMKBMAKXIMO",
+            at(1_700_000_000),
+            User::default(),
+        );
+        claims.audience = Some("A&B".into());
+        claims.expires = Some(1_700_003_600);
+        claims.issuer = "ABVRZKJ6Z7NIMPIYJRCHEYFRUO7ENN6NWOKQDFLFDFVPSM36UPX2UCPP".into();
+        claims.name = Some("<alice> & \"bob\"\u{2028}\u{2029}\n\té\u{1}".into());
+        assert_eq!(
+            claims.hash().unwrap(),
+            "4FDT3HVZWYEQ23U6CJ3EXKAV3HJS2W2HN7TFFMVUZQAWD6BREJQA"
+        );
     }
 
     #[test]
