@@ -237,3 +237,68 @@ async fn a_callout_without_the_xkey_reports_the_sealed_requests_it_cannot_open()
     client.abort();
     callout.stop().await;
 }
+
+/// Starts a callout that grants every client `UserClaims::new()` with nothing changed.
+async fn start_granting_nothing_in_particular(
+    server: &NatsServer,
+    issuer: KeyPair,
+    default_account: Option<&str>,
+) -> AuthCallout {
+    let mut builder = AuthCallout::builder(issuer);
+    if let Some(account) = default_account {
+        builder = builder.default_account(account);
+    }
+    builder
+        .start(connect_as_callout(server).await, |request| async move {
+            match request.connect_opts.token.as_deref() {
+                Some("bob-token") => Ok(UserClaims::new().account("APP")),
+                _ => Ok(UserClaims::new()),
+            }
+        })
+        .await
+        .unwrap()
+}
+
+/// `client` gets back what it publishes to itself, so it is in and may use its account.
+async fn echoes(client: &Client) {
+    let mut echo = client.subscribe("echo").await.unwrap();
+    client.publish("echo", "hi".into()).await.unwrap();
+    let message = tokio::time::timeout(WAIT, echo.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(message.payload, "hi");
+}
+
+#[tokio::test]
+async fn a_user_granted_no_account_joins_the_global_account() {
+    let issuer = KeyPair::new_account();
+    let server = server(&issuer, None);
+    let callout = start_granting_nothing_in_particular(&server, issuer, None).await;
+    // The server looks the user JWT's `aud` up as an account: an empty one is never found.
+    let client = connect_alice(&server, "anything").await.unwrap();
+    echoes(&client).await;
+    callout.stop().await;
+}
+
+#[tokio::test]
+async fn a_user_granted_no_account_joins_the_default_account_set() {
+    let issuer = KeyPair::new_account();
+    let server = server(&issuer, None);
+    let callout = start_granting_nothing_in_particular(&server, issuer, Some("APP")).await;
+    let alice = connect_alice(&server, "anything").await.unwrap();
+    // Bob is placed in APP explicitly: he sees what alice publishes there.
+    let bob = ConnectOptions::with_token("bob-token".into())
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut bob_sees = bob.subscribe("greeting").await.unwrap();
+    bob.flush().await.unwrap();
+    alice.publish("greeting", "hello".into()).await.unwrap();
+    let message = tokio::time::timeout(WAIT, bob_sees.next())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(message.payload, "hello");
+    callout.stop().await;
+}

@@ -15,7 +15,9 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use super::error::{CalloutError, KeyError, StartError};
 use super::responder::Responder;
-use super::{AUTH_CALLOUT_SUBJECT, AuthorizationRequest, SERVER_XKEY_HEADER, UserClaims};
+use super::{
+    AUTH_CALLOUT_SUBJECT, AuthorizationRequest, GLOBAL_ACCOUNT, SERVER_XKEY_HEADER, UserClaims,
+};
 use crate::DEFAULT_QUEUE_GROUP;
 
 /// What a request that could not be answered is reported to.
@@ -68,6 +70,7 @@ pub struct AuthCalloutBuilder {
     issuer_account: Option<String>,
     queue_group: String,
     on_error: Option<ErrorCallback>,
+    default_account: String,
 }
 
 impl AuthCallout {
@@ -98,6 +101,7 @@ impl AuthCallout {
             issuer_account: None,
             queue_group: DEFAULT_QUEUE_GROUP.to_owned(),
             on_error: None,
+            default_account: GLOBAL_ACCOUNT.to_owned(),
         }
     }
 
@@ -146,6 +150,14 @@ impl AuthCalloutBuilder {
         self
     }
 
+    /// The account a user is placed in when the handler's [`UserClaims`] name none (default
+    /// `$G`, the global account, which a server configured with accounts always has; a user
+    /// JWT without an account is refused). Ignored in operator mode, where the issuer decides.
+    pub fn default_account(mut self, account: impl Into<String>) -> AuthCalloutBuilder {
+        self.default_account = account.into();
+        self
+    }
+
     /// Calls `callback` with each request that could not be answered, instead of logging it.
     pub fn on_error<F>(mut self, callback: F) -> AuthCalloutBuilder
     where
@@ -191,7 +203,8 @@ impl AuthCalloutBuilder {
     }
 
     fn responder(&self) -> Result<Responder, KeyError> {
-        let mut responder = Responder::new(self.issuer.clone())?;
+        let mut responder =
+            Responder::new(self.issuer.clone())?.with_default_account(self.default_account.clone());
         if let Some(xkey) = &self.xkey {
             responder = responder.with_xkey(xkey.clone())?;
         }
@@ -209,6 +222,7 @@ impl fmt::Debug for AuthCalloutBuilder {
             .field("xkey", &self.xkey.as_ref().map(XKey::public_key))
             .field("issuer_account", &self.issuer_account)
             .field("queue_group", &self.queue_group)
+            .field("default_account", &self.default_account)
             .finish_non_exhaustive()
     }
 }

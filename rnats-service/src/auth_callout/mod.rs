@@ -75,3 +75,7 @@ pub const AUTH_CALLOUT_SUBJECT: &str = "$SYS.REQ.USER.AUTH";
 pub const SERVER_XKEY_HEADER: &str = "Nats-Server-Xkey";
 /// The audience of every authorization request.
 pub const REQUEST_AUDIENCE: &str = "nats-authorization-request";
+/// The global account of a server configured without operator: where a user whose claims
+/// name no account is placed unless
+/// [`AuthCalloutBuilder::default_account`] says otherwise.
+pub const GLOBAL_ACCOUNT: &str = "$G";

@@ -12,19 +12,23 @@ use nkeys::{KeyPair, KeyPairType};
 
 use super::error::{CalloutError, KeyError};
 use super::jwt::Claims;
-use super::{AuthorizationRequest, AuthorizationResponse, REQUEST_AUDIENCE, UserClaims};
+use super::{
+    AuthorizationRequest, AuthorizationResponse, GLOBAL_ACCOUNT, REQUEST_AUDIENCE, UserClaims,
+};
 
 /// The reason sent when a handler refuses a client without giving one: the server takes an
 /// empty error for no answer at all.
 const DEFAULT_DENIAL: &str = "not authorized";
 
 /// The keys a callout answers with: the account key that signs user JWTs and responses, and
-/// the xkey that opens sealed requests.
+/// the xkey that opens sealed requests; and the account a user is placed in when the handler
+/// names none.
 #[derive(Debug, Clone)]
 pub struct Responder {
     issuer: KeyPair,
     issuer_account: Option<String>,
     xkey: Option<XKey>,
+    default_account: String,
 }
 
 /// A request that opened and passed the checks; [`Responder::answer`] replies to it.
@@ -51,6 +55,7 @@ impl Responder {
             issuer,
             issuer_account: None,
             xkey: None,
+            default_account: GLOBAL_ACCOUNT.to_owned(),
         })
     }
 
@@ -78,6 +83,14 @@ impl Responder {
         }
         self.issuer_account = Some(account);
         Ok(self)
+    }
+
+    /// The account written as the user JWT's `aud` when the handler names none (default
+    /// `$G`, the global account, which a server configured with accounts always has). Such a
+    /// server places the user in the account of that name; in operator mode it is ignored.
+    pub fn with_default_account(mut self, account: impl Into<String>) -> Responder {
+        self.default_account = account.into();
+        self
     }
 
     /// The issuer's public key.
@@ -147,8 +160,9 @@ impl Responder {
     }
 
     /// The reply to `request`: with `Ok(user)`, a user JWT for the request's `user_nkey`
-    /// signed by the issuer, inside a signed response for the server; with `Err(reason)`, a
-    /// signed refusal. Sealed for the server when the request was.
+    /// signed by the issuer (in the [default account](Self::with_default_account) when `user`
+    /// names none), inside a signed response for the server; with `Err(reason)`, a signed
+    /// refusal. Sealed for the server when the request was.
     pub fn answer(
         &self,
         request: &OpenedRequest,
@@ -158,7 +172,7 @@ impl Responder {
         let user_nkey = &request.claims.nats.user_nkey;
         let mut response = match verdict {
             Ok(user) => {
-                let mut claims = user.into_claims(user_nkey, now);
+                let mut claims = user.into_claims(user_nkey, now, &self.default_account);
                 if claims.nats.issuer_account.is_none() {
                     claims.nats.issuer_account.clone_from(&self.issuer_account);
                 }
@@ -450,6 +464,41 @@ mod tests {
             plain.open(b"eyJnot a jwt", None, now()),
             Err(CalloutError::Request(_))
         ));
+    }
+
+    #[test]
+    fn a_user_without_an_account_is_placed_in_the_default_account() {
+        let server = FakeServer::new();
+        let issuer = KeyPair::new_account();
+        let responder = Responder::new(issuer.clone()).unwrap();
+        let opened = responder
+            .open(
+                &server.request(server.claims(now(), false), None),
+                None,
+                now(),
+            )
+            .unwrap();
+        let account_of = |responder: &Responder, user: UserClaims| {
+            let reply = responder.answer(&opened, Ok(user), now()).unwrap();
+            let response = server.read(&reply, None, &issuer.public_key());
+            Claims::<User>::decode(&response.jwt.unwrap())
+                .unwrap()
+                .audience
+        };
+        assert_eq!(
+            account_of(&responder, UserClaims::new()).as_deref(),
+            Some("$G")
+        );
+        assert_eq!(
+            account_of(&responder, UserClaims::new().account("")).as_deref(),
+            Some("$G")
+        );
+        let app = responder.clone().with_default_account("APP");
+        assert_eq!(account_of(&app, UserClaims::new()).as_deref(), Some("APP"));
+        assert_eq!(
+            account_of(&app, UserClaims::new().account("OTHER")).as_deref(),
+            Some("OTHER")
+        );
     }
 
     #[test]

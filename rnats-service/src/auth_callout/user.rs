@@ -35,8 +35,10 @@ pub struct UserClaims {
     pub name: Option<String>,
     /// The account the client is bound to (the JWT's `aud`). A server configured with
     /// accounts in its file (not in operator mode) places the user in the account of this
-    /// name; left unset, in the callout's own account. In operator mode the issuer decides and
-    /// this is ignored.
+    /// name, and refuses the client when there is none. Left unset (or empty), the callout
+    /// writes its default account: the global account `$G` unless
+    /// [`AuthCalloutBuilder::default_account`](super::AuthCalloutBuilder::default_account)
+    /// names another. In operator mode the issuer decides and this is ignored.
     pub account: Option<String>,
     /// When the user's connection ends: the server closes it then.
     pub expires: Option<Expiry>,
@@ -54,8 +56,8 @@ pub enum Expiry {
 }
 
 impl UserClaims {
-    /// A user with no name, bound to the callout's account, with the account's default
-    /// permissions, no limits and no expiry.
+    /// A user with no name, bound to the callout's default account (`$G` unless set), with the
+    /// account's default permissions, no limits and no expiry.
     pub fn new() -> UserClaims {
         UserClaims::default()
     }
@@ -153,11 +155,21 @@ impl UserClaims {
         self
     }
 
-    /// The user JWT's claims for `user_nkey`, signed at `now`.
-    pub(crate) fn into_claims(self, user_nkey: &str, now: SystemTime) -> Claims<User> {
+    /// The user JWT's claims for `user_nkey`, signed at `now`, in `default_account` when no
+    /// account is named.
+    pub(crate) fn into_claims(
+        self,
+        user_nkey: &str,
+        now: SystemTime,
+        default_account: &str,
+    ) -> Claims<User> {
         let mut claims = Claims::new(user_nkey, now, self.user);
         claims.name = self.name;
-        claims.audience = self.account;
+        claims.audience = Some(
+            self.account
+                .filter(|account| !account.is_empty())
+                .unwrap_or_else(|| default_account.to_owned()),
+        );
         claims.expires = self.expires.map(|expiry| match expiry {
             Expiry::At(time) => unix_seconds(time),
             Expiry::After(lifetime) => now.checked_add(lifetime).map_or(i64::MAX, unix_seconds),
