@@ -4,7 +4,7 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use futures_util::StreamExt;
 use nkeys::KeyPair;
@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::error::{CalloutError, KeyError, StartError};
-use super::responder::Responder;
+use super::responder::{DEFAULT_CLOCK_SKEW, Responder};
 use super::{
     AUTH_CALLOUT_SUBJECT, AuthorizationRequest, GLOBAL_ACCOUNT, SERVER_XKEY_HEADER, UserClaims,
 };
@@ -70,6 +70,7 @@ pub struct AuthCalloutBuilder {
     issuer_account: Option<String>,
     queue_group: String,
     on_error: Option<ErrorCallback>,
+    clock_skew: Duration,
     default_account: String,
 }
 
@@ -101,6 +102,7 @@ impl AuthCallout {
             issuer_account: None,
             queue_group: DEFAULT_QUEUE_GROUP.to_owned(),
             on_error: None,
+            clock_skew: DEFAULT_CLOCK_SKEW,
             default_account: GLOBAL_ACCOUNT.to_owned(),
         }
     }
@@ -158,6 +160,15 @@ impl AuthCalloutBuilder {
         self
     }
 
+    /// How far this host's clock may be ahead of the server's (default 10 s). The server
+    /// gives each request its auth timeout (2 s unless configured) in whole seconds; the
+    /// callout reads a request as expired only this long after. Replay is no concern: each
+    /// answer is bound to one connection's `user_nkey`.
+    pub fn clock_skew(mut self, skew: Duration) -> AuthCalloutBuilder {
+        self.clock_skew = skew;
+        self
+    }
+
     /// Calls `callback` with each request that could not be answered, instead of logging it.
     pub fn on_error<F>(mut self, callback: F) -> AuthCalloutBuilder
     where
@@ -203,8 +214,9 @@ impl AuthCalloutBuilder {
     }
 
     fn responder(&self) -> Result<Responder, KeyError> {
-        let mut responder =
-            Responder::new(self.issuer.clone())?.with_default_account(self.default_account.clone());
+        let mut responder = Responder::new(self.issuer.clone())?
+            .with_clock_skew(self.clock_skew)
+            .with_default_account(self.default_account.clone());
         if let Some(xkey) = &self.xkey {
             responder = responder.with_xkey(xkey.clone())?;
         }
@@ -222,6 +234,7 @@ impl fmt::Debug for AuthCalloutBuilder {
             .field("xkey", &self.xkey.as_ref().map(XKey::public_key))
             .field("issuer_account", &self.issuer_account)
             .field("queue_group", &self.queue_group)
+            .field("clock_skew", &self.clock_skew)
             .field("default_account", &self.default_account)
             .finish_non_exhaustive()
     }

@@ -123,7 +123,7 @@ pub enum CalloutError {
         /// The xkey in the header.
         header: String,
     },
-    /// The request expired before it was read.
+    /// The request expired, clock skew allowed for, before it was read.
     #[error("authorization request expired")]
     Expired,
     /// The request's `user_nkey` is not a user public key.

@@ -178,7 +178,8 @@ impl<T: ClaimType> Claims<T> {
         Ok(claims)
     }
 
-    /// Whether the claims have expired at `now` (an unset `exp` never does).
+    /// Whether the claims have expired at `now` (an unset `exp` never does). To allow for
+    /// clock skew, pass a `now` that much earlier, as [`Responder`](super::Responder) does.
     pub fn is_expired(&self, now: SystemTime) -> bool {
         self.expires.is_some_and(|exp| unix_seconds(now) > exp)
     }

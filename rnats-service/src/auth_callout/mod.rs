@@ -65,7 +65,7 @@ pub use nkeys;
 pub use callout::{AuthCallout, AuthCalloutBuilder};
 pub use error::{CalloutError, JwtError, KeyError, StartError};
 pub use request::{AuthorizationRequest, ClientInfo, ClientTls, ConnectOpts, ServerId};
-pub use responder::{OpenedRequest, Responder};
+pub use responder::{DEFAULT_CLOCK_SKEW, OpenedRequest, Responder};
 pub use response::AuthorizationResponse;
 pub use user::{Expiry, NO_LIMIT, Permission, ResponsePermission, User, UserClaims};
 

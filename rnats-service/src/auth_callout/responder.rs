@@ -4,7 +4,7 @@
 //! them over a subscription; a program with its own loop (a Service API endpoint, say) can
 //! drive them itself.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use nkeys::XKey;
@@ -20,14 +20,21 @@ use super::{
 /// empty error for no answer at all.
 const DEFAULT_DENIAL: &str = "not authorized";
 
+/// How far the callout's clock may be ahead of the server's by default. The server gives a
+/// request its auth timeout (2 s unless configured) in whole seconds, so a callout host a
+/// second or two ahead would otherwise find every request expired. Replay is no concern: the
+/// answer is bound to the connection's one-time `user_nkey`.
+pub const DEFAULT_CLOCK_SKEW: Duration = Duration::from_secs(10);
+
 /// The keys a callout answers with: the account key that signs user JWTs and responses, and
-/// the xkey that opens sealed requests; and the account a user is placed in when the handler
-/// names none.
+/// the xkey that opens sealed requests; and two settings: the clock skew allowed for a
+/// request's expiry, and the account a user is placed in when the handler names none.
 #[derive(Debug, Clone)]
 pub struct Responder {
     issuer: KeyPair,
     issuer_account: Option<String>,
     xkey: Option<XKey>,
+    clock_skew: Duration,
     default_account: String,
 }
 
@@ -55,6 +62,7 @@ impl Responder {
             issuer,
             issuer_account: None,
             xkey: None,
+            clock_skew: DEFAULT_CLOCK_SKEW,
             default_account: GLOBAL_ACCOUNT.to_owned(),
         })
     }
@@ -85,6 +93,13 @@ impl Responder {
         Ok(self)
     }
 
+    /// Allows this much clock difference with the server (default [`DEFAULT_CLOCK_SKEW`]):
+    /// a request is taken as expired only `skew` after its `exp`.
+    pub fn with_clock_skew(mut self, skew: Duration) -> Responder {
+        self.clock_skew = skew;
+        self
+    }
+
     /// The account written as the user JWT's `aud` when the handler names none (default
     /// `$G`, the global account, which a server configured with accounts always has). Such a
     /// server places the user in the account of that name; in operator mode it is ignored.
@@ -101,7 +116,8 @@ impl Responder {
     /// Reads a request's payload: opens it with the server's xkey from the
     /// `Nats-Server-Xkey` header when it is sealed, verifies the server's signature, and
     /// checks that it is an authorization request (ADR-26) issued by the server it names, for
-    /// the audience `nats-authorization-request`, not expired at `now`, for a user nkey.
+    /// the audience `nats-authorization-request`, not expired at `now` (allowing for the
+    /// [clock skew](Self::with_clock_skew)), for a user nkey.
     pub fn open(
         &self,
         payload: &[u8],
@@ -145,7 +161,9 @@ impl Responder {
                 });
             }
         }
-        if claims.is_expired(now) {
+        // Seen from a clock `skew` behind ours, as the server's may be.
+        let server_now = now.checked_sub(self.clock_skew).unwrap_or(UNIX_EPOCH);
+        if claims.is_expired(server_now) {
             return Err(CalloutError::Expired);
         }
         let is_user = KeyPair::from_public_key(&request.user_nkey)
@@ -436,12 +454,6 @@ mod tests {
             Err(CalloutError::XkeyMismatch { .. })
         ));
 
-        let later = now() + Duration::from_secs(3);
-        assert!(matches!(
-            plain.open(&clear, None, later),
-            Err(CalloutError::Expired)
-        ));
-
         let mut claims = server.claims(now(), false);
         claims.audience = Some("somebody-else".into());
         assert!(matches!(
@@ -463,6 +475,37 @@ mod tests {
         assert!(matches!(
             plain.open(b"eyJnot a jwt", None, now()),
             Err(CalloutError::Request(_))
+        ));
+    }
+
+    #[test]
+    fn expiry_allows_for_clock_skew() {
+        // The request expires 2 s after `now()`, in whole seconds as the server writes it.
+        let server = FakeServer::new();
+        let payload = server.request(server.claims(now(), false), None);
+        let exp = UNIX_EPOCH + Duration::from_secs(1_700_000_002);
+        let skewed = Responder::new(KeyPair::new_account()).unwrap();
+        let exact = skewed.clone().with_clock_skew(Duration::ZERO);
+        let open = |responder: &Responder, at: SystemTime| responder.open(&payload, None, at);
+
+        // Without allowance: valid through the second `exp` names, expired after it.
+        assert!(open(&exact, exp + Duration::from_millis(999)).is_ok());
+        assert!(matches!(
+            open(&exact, exp + Duration::from_secs(1)),
+            Err(CalloutError::Expired)
+        ));
+        // A callout clock up to 10 s ahead (the default) still reads it.
+        assert!(open(&skewed, exp + DEFAULT_CLOCK_SKEW).is_ok());
+        assert!(
+            open(
+                &skewed,
+                exp + DEFAULT_CLOCK_SKEW + Duration::from_millis(999)
+            )
+            .is_ok()
+        );
+        assert!(matches!(
+            open(&skewed, exp + DEFAULT_CLOCK_SKEW + Duration::from_secs(1)),
+            Err(CalloutError::Expired)
         ));
     }
 
