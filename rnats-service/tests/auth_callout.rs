@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use rnats_core::proto::{PermissionOp, ServerError};
 use rnats_core::{Client, ConnectErrorKind, ConnectOptions, ConnectionEvent};
 use rnats_service::auth_callout::nkeys::{KeyPair, XKey};
@@ -300,5 +300,27 @@ async fn a_user_granted_no_account_joins_the_default_account_set() {
         .unwrap()
         .unwrap();
     assert_eq!(message.payload, "hello");
+    callout.stop().await;
+}
+
+#[tokio::test]
+async fn a_user_who_never_expires_stays_connected() {
+    let issuer = KeyPair::new_account();
+    let server = server(&issuer, None);
+    let callout = AuthCallout::new(connect_as_callout(&server).await, issuer, |_| async {
+        Ok(UserClaims::new()
+            .account("APP")
+            .expires_after(Duration::MAX))
+    })
+    .await
+    .unwrap();
+    // Written as `exp` = i64::MAX, the server's nanosecond arithmetic overflowed and it closed
+    // the connection at once as expired.
+    let client = connect_alice(&server, "anything").await.unwrap();
+    let mut events = client.events();
+    echoes(&client).await;
+    client.flush().await.unwrap();
+    let event = events.next().now_or_never();
+    assert_eq!(event, None, "no disconnect, no server error");
     callout.stop().await;
 }

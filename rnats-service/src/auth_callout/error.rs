@@ -129,6 +129,11 @@ pub enum CalloutError {
     /// The request's `user_nkey` is not a user public key.
     #[error("authorization request's user nkey {0:?} is not a user public key")]
     UserNkey(String),
+    /// The handler's [`UserClaims::expires_at`](super::UserClaims::expires_at) is within the
+    /// first second of the Unix epoch or before it: a user JWT's `exp` would be 0, which means
+    /// "never expires".
+    #[error("user expiry {0:?} is not after the Unix epoch")]
+    ExpiryBeforeEpoch(std::time::SystemTime),
     /// The user JWT or the response could not be signed.
     #[error("signing the authorization response: {0}")]
     Sign(#[source] JwtError),

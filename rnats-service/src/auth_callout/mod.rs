@@ -67,7 +67,7 @@ pub use error::{CalloutError, JwtError, KeyError, StartError};
 pub use request::{AuthorizationRequest, ClientInfo, ClientTls, ConnectOpts, ServerId};
 pub use responder::{DEFAULT_CLOCK_SKEW, OpenedRequest, Responder};
 pub use response::AuthorizationResponse;
-pub use user::{Expiry, NO_LIMIT, Permission, ResponsePermission, User, UserClaims};
+pub use user::{Expiry, MAX_LIFETIME, NO_LIMIT, Permission, ResponsePermission, User, UserClaims};
 
 /// The subject servers send authorization requests to, in the callout's account.
 pub const AUTH_CALLOUT_SUBJECT: &str = "$SYS.REQ.USER.AUTH";

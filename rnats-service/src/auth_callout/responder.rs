@@ -190,7 +190,7 @@ impl Responder {
         let user_nkey = &request.claims.nats.user_nkey;
         let mut response = match verdict {
             Ok(user) => {
-                let mut claims = user.into_claims(user_nkey, now, &self.default_account);
+                let mut claims = user.into_claims(user_nkey, now, &self.default_account)?;
                 if claims.nats.issuer_account.is_none() {
                     claims.nats.issuer_account.clone_from(&self.issuer_account);
                 }
@@ -542,6 +542,24 @@ mod tests {
             account_of(&app, UserClaims::new().account("OTHER")).as_deref(),
             Some("OTHER")
         );
+    }
+
+    #[test]
+    fn an_expiry_at_the_epoch_is_refused() {
+        let server = FakeServer::new();
+        let responder = Responder::new(KeyPair::new_account()).unwrap();
+        let opened = responder
+            .open(
+                &server.request(server.claims(now(), false), None),
+                None,
+                now(),
+            )
+            .unwrap();
+        let at_epoch = UserClaims::new().expires_at(UNIX_EPOCH);
+        assert!(matches!(
+            responder.answer(&opened, Ok(at_epoch), now()),
+            Err(CalloutError::ExpiryBeforeEpoch(time)) if time == UNIX_EPOCH
+        ));
     }
 
     #[test]

@@ -6,10 +6,16 @@ use std::time::{Duration, SystemTime};
 use nkeys::KeyPairType;
 use serde::{Deserialize, Serialize};
 
+use super::error::CalloutError;
 use super::jwt::{ClaimType, Claims, unix_seconds};
 
 /// A limit that is not set: the user JWT's `-1`.
 pub const NO_LIMIT: i64 = -1;
+
+/// The longest a user JWT is written to last: 100 years. The server counts the time left in
+/// nanoseconds in an `i64`, which overflows past 292 years and makes it close the connection
+/// at once.
+pub const MAX_LIFETIME: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// What an authorization handler grants a client: the account it is bound to, its
 /// permissions, limits and lifetime. The callout signs it into a user JWT whose subject is
@@ -40,7 +46,8 @@ pub struct UserClaims {
     /// [`AuthCalloutBuilder::default_account`](super::AuthCalloutBuilder::default_account)
     /// names another. In operator mode the issuer decides and this is ignored.
     pub account: Option<String>,
-    /// When the user's connection ends: the server closes it then.
+    /// When the user's connection ends: the server closes it then. Capped at
+    /// [`MAX_LIFETIME`] after signing, past which the server's arithmetic overflows.
     pub expires: Option<Expiry>,
     /// Permissions, limits and the rest of the JWT's `nats` section.
     pub user: User,
@@ -74,13 +81,16 @@ impl UserClaims {
         self
     }
 
-    /// Ends the user's connection at `time`.
+    /// Ends the user's connection at `time` (at most [`MAX_LIFETIME`] after signing). A time
+    /// not after the Unix epoch cannot be written (`exp` 0 means "never"): the request is
+    /// then not answered, and reported as [`CalloutError::ExpiryBeforeEpoch`].
     pub fn expires_at(mut self, time: SystemTime) -> UserClaims {
         self.expires = Some(Expiry::At(time));
         self
     }
 
-    /// Ends the user's connection `lifetime` after the callout signs the JWT.
+    /// Ends the user's connection `lifetime` after the callout signs the JWT (at most
+    /// [`MAX_LIFETIME`]).
     pub fn expires_after(mut self, lifetime: Duration) -> UserClaims {
         self.expires = Some(Expiry::After(lifetime));
         self
@@ -162,7 +172,7 @@ impl UserClaims {
         user_nkey: &str,
         now: SystemTime,
         default_account: &str,
-    ) -> Claims<User> {
+    ) -> Result<Claims<User>, CalloutError> {
         let mut claims = Claims::new(user_nkey, now, self.user);
         claims.name = self.name;
         claims.audience = Some(
@@ -170,11 +180,29 @@ impl UserClaims {
                 .filter(|account| !account.is_empty())
                 .unwrap_or_else(|| default_account.to_owned()),
         );
-        claims.expires = self.expires.map(|expiry| match expiry {
-            Expiry::At(time) => unix_seconds(time),
-            Expiry::After(lifetime) => now.checked_add(lifetime).map_or(i64::MAX, unix_seconds),
-        });
-        claims
+        claims.expires = self
+            .expires
+            .map(|expiry| expiry.unix_seconds(now))
+            .transpose()?;
+        Ok(claims)
+    }
+}
+
+impl Expiry {
+    /// The JWT's `exp` for this expiry, signed at `now`: at most [`MAX_LIFETIME`] from `now`,
+    /// and never 0 (which would mean "never").
+    fn unix_seconds(self, now: SystemTime) -> Result<i64, CalloutError> {
+        let latest = now.checked_add(MAX_LIFETIME).map_or(i64::MAX, unix_seconds);
+        match self {
+            Expiry::At(time) if unix_seconds(time) < 1 => {
+                Err(CalloutError::ExpiryBeforeEpoch(time))
+            }
+            Expiry::At(time) => Ok(unix_seconds(time).min(latest)),
+            Expiry::After(lifetime) => Ok(now
+                .checked_add(lifetime.min(MAX_LIFETIME))
+                .map_or(latest, unix_seconds)
+                .max(1)),
+        }
     }
 }
 
@@ -287,5 +315,68 @@ mod nanos {
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let nanos = i64::deserialize(d)?;
         Ok(Duration::from_nanos(u64::try_from(nanos).unwrap_or(0)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::time::UNIX_EPOCH;
+
+    use super::*;
+
+    fn now() -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(1_700_000_000_500)
+    }
+
+    fn exp(user: UserClaims) -> Result<Option<i64>, CalloutError> {
+        user.into_claims("U", now(), "$G")
+            .map(|claims| claims.expires)
+    }
+
+    #[test]
+    fn expiry_is_capped_at_the_max_lifetime() {
+        let latest = 1_700_000_000 + i64::try_from(MAX_LIFETIME.as_secs()).unwrap();
+        // `Duration::MAX` would be `i64::MAX` seconds, which the server overflows on.
+        assert_eq!(
+            exp(UserClaims::new().expires_after(Duration::MAX)).unwrap(),
+            Some(latest)
+        );
+        assert_eq!(
+            exp(UserClaims::new().expires_at(now() + MAX_LIFETIME * 2)).unwrap(),
+            Some(latest)
+        );
+        assert_eq!(
+            exp(UserClaims::new().expires_after(MAX_LIFETIME)).unwrap(),
+            Some(latest)
+        );
+        // Below the cap, as asked (the half second of `now` counts).
+        assert_eq!(
+            exp(UserClaims::new().expires_after(Duration::from_millis(1500))).unwrap(),
+            Some(1_700_000_002)
+        );
+        assert_eq!(exp(UserClaims::new()).unwrap(), None);
+    }
+
+    #[test]
+    fn an_expiry_not_after_the_epoch_is_refused() {
+        // `exp` 0 means "never expires": a time in the epoch's first second or before it
+        // cannot be written.
+        let before = UNIX_EPOCH - Duration::from_secs(3600);
+        for time in [before, UNIX_EPOCH, UNIX_EPOCH + Duration::from_millis(999)] {
+            assert!(
+                matches!(
+                    exp(UserClaims::new().expires_at(time)),
+                    Err(CalloutError::ExpiryBeforeEpoch(t)) if t == time
+                ),
+                "{time:?}"
+            );
+        }
+        // One second after the epoch is long past: written as is, the server refuses it.
+        assert_eq!(
+            exp(UserClaims::new().expires_at(UNIX_EPOCH + Duration::from_secs(1))).unwrap(),
+            Some(1)
+        );
     }
 }
