@@ -88,7 +88,9 @@ pub enum CalloutError {
     #[error("authorization request without a reply subject")]
     NoReply,
     /// The request is sealed but this callout has no xkey: configure one with
-    /// [`AuthCalloutBuilder::xkey`](super::AuthCalloutBuilder::xkey).
+    /// [`AuthCalloutBuilder::xkey`](super::AuthCalloutBuilder::xkey). Also the answer of a
+    /// [`Responder`](super::Responder) without an xkey to a sealed request: it is not sent in
+    /// clear.
     #[error("authorization request is encrypted but the callout has no xkey")]
     Encrypted,
     /// The callout has an xkey but the request came in clear: the server's `auth_callout`

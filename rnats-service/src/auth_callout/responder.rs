@@ -180,7 +180,8 @@ impl Responder {
     /// The reply to `request`: with `Ok(user)`, a user JWT for the request's `user_nkey`
     /// signed by the issuer (in the [default account](Self::with_default_account) when `user`
     /// names none), inside a signed response for the server; with `Err(reason)`, a signed
-    /// refusal. Sealed for the server when the request was.
+    /// refusal. Sealed for the server when the request was; a sealed request is not answered
+    /// in clear by a responder without an xkey ([`CalloutError::Encrypted`]).
     pub fn answer(
         &self,
         request: &OpenedRequest,
@@ -209,7 +210,9 @@ impl Responder {
                 .seal(token.as_bytes(), server)
                 .map(Bytes::from)
                 .map_err(CalloutError::Seal),
-            _ => Ok(Bytes::from(token)),
+            // Opened by another responder: the answer would carry the user JWT in clear.
+            (Some(_), None) => Err(CalloutError::Encrypted),
+            (None, _) => Ok(Bytes::from(token)),
         }
     }
 }
@@ -542,6 +545,28 @@ mod tests {
             account_of(&app, UserClaims::new().account("OTHER")).as_deref(),
             Some("OTHER")
         );
+    }
+
+    #[test]
+    fn a_sealed_request_is_never_answered_in_clear() {
+        let server = FakeServer::new();
+        let callout_xkey = XKey::new();
+        let callout_public = XKey::from_public_key(&callout_xkey.public_key()).unwrap();
+        let plain = Responder::new(KeyPair::new_account()).unwrap();
+        let sealing = plain.clone().with_xkey(callout_xkey).unwrap();
+        let payload = server.request(server.claims(now(), true), Some(&callout_public));
+        let opened = sealing
+            .open(&payload, Some(&server.xkey.public_key()), now())
+            .unwrap();
+        // Answered by a responder that cannot seal: refused, not sent with the JWT in clear.
+        assert!(matches!(
+            plain.answer(&opened, Ok(UserClaims::new()), now()),
+            Err(CalloutError::Encrypted)
+        ));
+        assert!(matches!(
+            plain.answer(&opened, Err("no".into()), now()),
+            Err(CalloutError::Encrypted)
+        ));
     }
 
     #[test]
