@@ -19,6 +19,12 @@ const WAIT: Duration = Duration::from_secs(20);
 /// A server whose `auth_callout` names `issuer` (and `xkey`, when given). The auth timeout is
 /// long, so a busy machine never makes the server give up on an answer that is coming.
 fn server(issuer: &KeyPair, xkey: Option<&XKey>) -> NatsServer {
+    server_with_timeout(issuer, xkey, 15)
+}
+
+/// A server as [`server`] makes, whose requests expire `auth_timeout` seconds after it sends
+/// them.
+fn server_with_timeout(issuer: &KeyPair, xkey: Option<&XKey>, auth_timeout: u32) -> NatsServer {
     let xkey = xkey.map_or(String::new(), |x| format!("xkey: {}", x.public_key()));
     let config = format!(
         r#"
@@ -27,7 +33,7 @@ accounts {{
   APP {{}}
 }}
 authorization {{
-  timeout: 15
+  timeout: {auth_timeout}
   auth_callout {{
     issuer: {issuer}
     auth_users: [ auth ]
@@ -323,4 +329,90 @@ async fn a_user_who_never_expires_stays_connected() {
     let event = events.next().now_or_never();
     assert_eq!(event, None, "no disconnect, no server error");
     callout.stop().await;
+}
+
+/// A callout whose handler never decides: it tells `entered` each time it is called, and
+/// reports to `errors`. Requests expire 2 s after the server sends them (its default), and
+/// the callout allows 4 s of clock skew on top, so a busy machine still reads them in time.
+async fn start_hung_callout(
+    server: &NatsServer,
+    issuer: KeyPair,
+    max_concurrent: usize,
+) -> (
+    AuthCallout,
+    mpsc::UnboundedReceiver<()>,
+    mpsc::UnboundedReceiver<CalloutError>,
+) {
+    let (entered, called) = mpsc::unbounded_channel();
+    let (errors, reported) = mpsc::unbounded_channel();
+    let callout = AuthCallout::builder(issuer)
+        .clock_skew(Duration::from_secs(4))
+        .max_concurrent_requests(max_concurrent)
+        .on_error(move |error| {
+            let _ = errors.send(error);
+        })
+        .start(connect_as_callout(server).await, move |_| {
+            let _ = entered.send(());
+            std::future::pending::<Result<UserClaims, String>>()
+        })
+        .await
+        .unwrap();
+    (callout, called, reported)
+}
+
+/// Connects in a task of its own: the client waits for an answer that may never come.
+fn connect_in_background(
+    server: &NatsServer,
+) -> tokio::task::JoinHandle<Result<Client, rnats_core::ConnectError>> {
+    let url = server.url();
+    tokio::spawn(async move {
+        ConnectOptions::new()
+            .user_and_password("alice".into(), "secret".into())
+            .connect(url)
+            .await
+    })
+}
+
+#[tokio::test]
+async fn a_hung_handler_is_cut_off_when_its_request_expires() {
+    let issuer = KeyPair::new_account();
+    let server = server_with_timeout(&issuer, None, 2);
+    let (callout, mut called, mut reported) = start_hung_callout(&server, issuer, 16).await;
+    let client = connect_in_background(&server);
+    tokio::time::timeout(WAIT, called.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    // `stop` waits for the request in progress, but only until it expires.
+    tokio::time::timeout(WAIT, callout.stop())
+        .await
+        .expect("stop returns once the hung request expires");
+    let error = reported.try_recv().unwrap();
+    assert!(matches!(error, CalloutError::Timeout), "{error}");
+    client.abort();
+}
+
+#[tokio::test]
+async fn requests_beyond_the_concurrency_cap_are_dropped_and_reported() {
+    let issuer = KeyPair::new_account();
+    let server = server_with_timeout(&issuer, None, 2);
+    let (callout, mut called, mut reported) = start_hung_callout(&server, issuer, 1).await;
+    let first = connect_in_background(&server);
+    tokio::time::timeout(WAIT, called.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let second = connect_in_background(&server);
+    let error = tokio::time::timeout(WAIT, reported.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(error, CalloutError::Busy(1)), "{error}");
+    assert!(
+        called.try_recv().is_err(),
+        "the second request was not handled"
+    );
+    tokio::time::timeout(WAIT, callout.stop()).await.unwrap();
+    first.abort();
+    second.abort();
 }

@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::error::{CalloutError, KeyError, StartError};
-use super::responder::{DEFAULT_CLOCK_SKEW, Responder};
+use super::responder::{DEFAULT_CLOCK_SKEW, OpenedRequest, Responder};
 use super::{
     AUTH_CALLOUT_SUBJECT, AuthorizationRequest, GLOBAL_ACCOUNT, SERVER_XKEY_HEADER, UserClaims,
 };
@@ -23,19 +23,28 @@ use crate::DEFAULT_QUEUE_GROUP;
 /// What a request that could not be answered is reported to.
 type ErrorCallback = Arc<dyn Fn(CalloutError) + Send + Sync>;
 
+/// How many requests are answered at once unless
+/// [`AuthCalloutBuilder::max_concurrent_requests`] says otherwise.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 1024;
+
 /// A running authorization callout service (ADR-26): it receives the server's authorization
 /// requests on `$SYS.REQ.USER.AUTH`, checks them, asks the handler about each client, and
 /// replies with a signed user JWT or a refusal.
 ///
 /// Instances join one queue group (default `q`), so several of them share the requests.
 /// Each request is handled in a task of its own: a slow handler (a directory lookup, a token
-/// introspection call) holds up only its own client.
+/// introspection call) holds up only its own client. A handler gets until the request
+/// expires, [clock skew](AuthCalloutBuilder::clock_skew) allowed for; past that its future is
+/// dropped, as the server no longer waits. At most
+/// [`max_concurrent_requests`](AuthCalloutBuilder::max_concurrent_requests) are handled at
+/// once; requests beyond that are dropped.
 ///
 /// A request that cannot be answered (malformed, not signed by the server it names, sealed
-/// when no xkey was given, ...) is not replied to: the server refuses that client when its
-/// auth timeout passes. The [`CalloutError`] goes to the callback given to
-/// [`AuthCalloutBuilder::on_error`], or to a `tracing` warning without one. A handler's
-/// refusal is not an error: it is answered, and the client gets an authorization violation.
+/// when no xkey was given, expired, its handler too slow, ...) is not replied to: the server
+/// refuses that client when its auth timeout passes. The [`CalloutError`] goes to the
+/// callback given to [`AuthCalloutBuilder::on_error`], or to a `tracing` warning without one.
+/// A handler's refusal is not an error: it is answered, and the client gets an authorization
+/// violation.
 ///
 /// Dropping the handle stops the service as [`stop`](Self::stop) does, without waiting.
 ///
@@ -72,6 +81,7 @@ pub struct AuthCalloutBuilder {
     on_error: Option<ErrorCallback>,
     clock_skew: Duration,
     default_account: String,
+    max_concurrent_requests: usize,
 }
 
 impl AuthCallout {
@@ -93,8 +103,8 @@ impl AuthCallout {
         AuthCallout::builder(issuer).start(client, handler).await
     }
 
-    /// A builder for a callout that signs with `issuer`, for an xkey, a queue group or an
-    /// error callback.
+    /// A builder for a callout that signs with `issuer`, for an xkey, a queue group, an error
+    /// callback and the rest.
     pub fn builder(issuer: KeyPair) -> AuthCalloutBuilder {
         AuthCalloutBuilder {
             issuer,
@@ -104,11 +114,14 @@ impl AuthCallout {
             on_error: None,
             clock_skew: DEFAULT_CLOCK_SKEW,
             default_account: GLOBAL_ACCOUNT.to_owned(),
+            max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
         }
     }
 
     /// Stops taking requests and returns once every request already received has been
-    /// answered (or reported). Other instances in the queue group take the next ones.
+    /// answered or reported, which takes at most until the last of them expires (clock skew
+    /// allowed for): a handler still running then is dropped and reported as
+    /// [`CalloutError::Timeout`]. Other instances in the queue group take the next ones.
     pub async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {
             // Fails only if the task already ended (the client closed): nothing to stop then.
@@ -152,9 +165,10 @@ impl AuthCalloutBuilder {
         self
     }
 
-    /// The account a user is placed in when the handler's [`UserClaims`] name none (default
-    /// `$G`, the global account, which a server configured with accounts always has; a user
-    /// JWT without an account is refused). Ignored in operator mode, where the issuer decides.
+    /// The account a user is placed in when the handler's [`UserClaims`](super::UserClaims)
+    /// name none (default `$G`, the global account, which a server configured with accounts
+    /// always has; a user JWT without an account is refused). Ignored in operator mode, where
+    /// the issuer decides.
     pub fn default_account(mut self, account: impl Into<String>) -> AuthCalloutBuilder {
         self.default_account = account.into();
         self
@@ -162,10 +176,18 @@ impl AuthCalloutBuilder {
 
     /// How far this host's clock may be ahead of the server's (default 10 s). The server
     /// gives each request its auth timeout (2 s unless configured) in whole seconds; the
-    /// callout reads a request as expired only this long after. Replay is no concern: each
-    /// answer is bound to one connection's `user_nkey`.
+    /// callout reads a request as expired, and cuts its handler off, only this long after.
+    /// Replay is no concern: each answer is bound to one connection's `user_nkey`.
     pub fn clock_skew(mut self, skew: Duration) -> AuthCalloutBuilder {
         self.clock_skew = skew;
+        self
+    }
+
+    /// How many requests are handled at once (default 1024, at least 1). One more is
+    /// dropped and reported as [`CalloutError::Busy`]; the server refuses that client when
+    /// its auth timeout passes.
+    pub fn max_concurrent_requests(mut self, max: usize) -> AuthCalloutBuilder {
+        self.max_concurrent_requests = max.max(1);
         self
     }
 
@@ -204,6 +226,7 @@ impl AuthCalloutBuilder {
             responder,
             handler,
             on_error,
+            max_concurrent_requests: self.max_concurrent_requests,
         });
         let (stop, stopped) = oneshot::channel();
         let done = tokio::spawn(serve(subscriber, context, stopped));
@@ -236,6 +259,7 @@ impl fmt::Debug for AuthCalloutBuilder {
             .field("queue_group", &self.queue_group)
             .field("clock_skew", &self.clock_skew)
             .field("default_account", &self.default_account)
+            .field("max_concurrent_requests", &self.max_concurrent_requests)
             .finish_non_exhaustive()
     }
 }
@@ -246,10 +270,28 @@ struct Context<F> {
     responder: Responder,
     handler: F,
     on_error: ErrorCallback,
+    max_concurrent_requests: usize,
 }
 
-/// The service's task: one answering task per request, until stopped; then drains the
-/// subscription, answers what was already on its way, and waits for every answer.
+impl<F> Context<F> {
+    /// Hands `error` to the callback.
+    fn report(&self, error: CalloutError) {
+        (self.on_error)(error);
+    }
+
+    /// A handler that panicked left its request unanswered: say so.
+    fn report_panic(&self, joined: Result<(), tokio::task::JoinError>) {
+        if let Err(error) = joined
+            && error.is_panic()
+        {
+            self.report(CalloutError::HandlerPanicked);
+        }
+    }
+}
+
+/// The service's task: one answering task per request (up to the cap), until stopped; then
+/// drains the subscription, answers what was already on its way, and waits for every answer.
+/// Each answering task ends by its request's deadline, so the wait is bounded.
 async fn serve<F, Fut>(
     mut subscriber: Subscriber,
     context: Arc<Context<F>>,
@@ -264,12 +306,20 @@ async fn serve<F, Fut>(
         tokio::select! {
             message = subscriber.next() => match message {
                 Some(message) => {
-                    answering.spawn(answer(Arc::clone(&context), message));
+                    // Count only the requests still in progress.
+                    while let Some(joined) = answering.try_join_next() {
+                        context.report_panic(joined);
+                    }
+                    if answering.len() >= context.max_concurrent_requests {
+                        context.report(CalloutError::Busy(context.max_concurrent_requests));
+                    } else {
+                        answering.spawn(answer(Arc::clone(&context), message));
+                    }
                 }
                 None => break,
             },
             Some(joined) = answering.join_next(), if !answering.is_empty() => {
-                report_panic(&context, joined);
+                context.report_panic(joined);
             }
             // A stop, or the handle dropped.
             _ = &mut stopped, if !draining => {
@@ -283,7 +333,7 @@ async fn serve<F, Fut>(
         }
     }
     while let Some(joined) = answering.join_next().await {
-        report_panic(&context, joined);
+        context.report_panic(joined);
     }
     tracing::debug!("auth callout stopped");
 }
@@ -295,10 +345,11 @@ where
     Fut: Future<Output = Result<UserClaims, String>> + Send + 'static,
 {
     if let Err(error) = try_answer(&context, message).await {
-        (context.on_error)(error);
+        context.report(error);
     }
 }
 
+/// Opens the request, then decides and replies by its deadline.
 async fn try_answer<F, Fut>(context: &Context<F>, message: Message) -> Result<(), CalloutError>
 where
     F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
@@ -310,28 +361,40 @@ where
         .as_ref()
         .and_then(|headers| headers.get(SERVER_XKEY_HEADER))
         .map(|value| value.as_str());
-    let request = context
+    let now = SystemTime::now();
+    let request = context.responder.open(&message.payload, server_xkey, now)?;
+    // Past the deadline the server has refused the client: stop waiting for the handler.
+    let time_left = context
         .responder
-        .open(&message.payload, server_xkey, SystemTime::now())?;
+        .deadline(&request, now)
+        .duration_since(now)
+        .unwrap_or(Duration::ZERO);
+    tokio::time::timeout(time_left, decide_and_reply(context, &request, reply))
+        .await
+        .map_err(|_| CalloutError::Timeout)?
+}
+
+/// Asks the handler about an opened request and sends its verdict.
+async fn decide_and_reply<F, Fut>(
+    context: &Context<F>,
+    request: &OpenedRequest,
+    reply: rnats_core::Subject,
+) -> Result<(), CalloutError>
+where
+    F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<UserClaims, String>> + Send + 'static,
+{
     let verdict = (context.handler)(request.request().clone()).await;
     if let Err(reason) = &verdict {
-        tracing::debug!(user_nkey = %request.request().user_nkey, %reason, "auth callout refused a client");
+        let user_nkey = &request.request().user_nkey;
+        tracing::debug!(%user_nkey, %reason, "auth callout refused a client");
     }
     let payload = context
         .responder
-        .answer(&request, verdict, SystemTime::now())?;
+        .answer(request, verdict, SystemTime::now())?;
     context
         .client
         .publish(reply, payload)
         .await
         .map_err(CalloutError::Publish)
-}
-
-/// A handler that panicked left its request unanswered: say so.
-fn report_panic<F>(context: &Context<F>, joined: Result<(), tokio::task::JoinError>) {
-    if let Err(error) = joined
-        && error.is_panic()
-    {
-        (context.on_error)(CalloutError::HandlerPanicked);
-    }
 }

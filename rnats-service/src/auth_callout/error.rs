@@ -145,6 +145,15 @@ pub enum CalloutError {
     /// The handler panicked.
     #[error("the authorization handler panicked")]
     HandlerPanicked,
+    /// The handler had not decided, or the answer had not gone out, when the request
+    /// expired (clock skew allowed for): the server no longer waits for it, so none is sent.
+    #[error("the authorization handler did not decide before the request expired")]
+    Timeout,
+    /// This many requests were already being answered
+    /// ([`AuthCalloutBuilder::max_concurrent_requests`](super::AuthCalloutBuilder::max_concurrent_requests)):
+    /// the request was dropped.
+    #[error("{0} authorization requests already in progress; request dropped")]
+    Busy(usize),
     /// The response could not be published.
     #[error("publishing the authorization response: {0}")]
     Publish(#[source] rnats_core::PublishError),

@@ -62,7 +62,7 @@ mod user;
 /// [`XKey`](nkeys::XKey).
 pub use nkeys;
 
-pub use callout::{AuthCallout, AuthCalloutBuilder};
+pub use callout::{AuthCallout, AuthCalloutBuilder, DEFAULT_MAX_CONCURRENT_REQUESTS};
 pub use error::{CalloutError, JwtError, KeyError, StartError};
 pub use request::{AuthorizationRequest, ClientInfo, ClientTls, ConnectOpts, ServerId};
 pub use responder::{DEFAULT_CLOCK_SKEW, OpenedRequest, Responder};

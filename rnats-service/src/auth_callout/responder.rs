@@ -94,7 +94,8 @@ impl Responder {
     }
 
     /// Allows this much clock difference with the server (default [`DEFAULT_CLOCK_SKEW`]):
-    /// a request is taken as expired only `skew` after its `exp`.
+    /// a request is taken as expired only `skew` after its `exp`, and
+    /// [`deadline`](Self::deadline) is as much later.
     pub fn with_clock_skew(mut self, skew: Duration) -> Responder {
         self.clock_skew = skew;
         self
@@ -111,6 +112,18 @@ impl Responder {
     /// The issuer's public key.
     pub fn issuer(&self) -> String {
         self.issuer.public_key()
+    }
+
+    /// When an answer to `request` is no longer worth sending: its `exp` plus the clock skew
+    /// allowed for. A request without `exp` (nats-server always sets one) gets the skew from
+    /// `now`.
+    pub fn deadline(&self, request: &OpenedRequest, now: SystemTime) -> SystemTime {
+        let expires = request
+            .claims
+            .expires
+            .and_then(|exp| u64::try_from(exp).ok())
+            .map_or(now, |exp| UNIX_EPOCH + Duration::from_secs(exp));
+        expires.checked_add(self.clock_skew).unwrap_or(expires)
     }
 
     /// Reads a request's payload: opens it with the server's xkey from the
@@ -510,6 +523,16 @@ mod tests {
             open(&skewed, exp + DEFAULT_CLOCK_SKEW + Duration::from_secs(1)),
             Err(CalloutError::Expired)
         ));
+        // And its handler has until then.
+        let opened = open(&skewed, now()).unwrap();
+        assert_eq!(skewed.deadline(&opened, now()), exp + DEFAULT_CLOCK_SKEW);
+        assert_eq!(exact.deadline(&opened, now()), exp);
+        let mut claims = server.claims(now(), false);
+        claims.expires = None;
+        let opened = skewed
+            .open(&server.request(claims, None), None, now())
+            .unwrap();
+        assert_eq!(skewed.deadline(&opened, now()), now() + DEFAULT_CLOCK_SKEW);
     }
 
     #[test]
