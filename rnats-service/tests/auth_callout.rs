@@ -416,3 +416,42 @@ async fn requests_beyond_the_concurrency_cap_are_dropped_and_reported() {
     first.abort();
     second.abort();
 }
+
+#[tokio::test]
+async fn a_panicking_error_callback_does_not_stop_the_callout() {
+    let issuer = KeyPair::new_account();
+    let server = server(&issuer, None);
+    let (errors, mut reported) = mpsc::unbounded_channel();
+    let callout = AuthCallout::builder(issuer)
+        .on_error(move |error| {
+            let _ = errors.send(error);
+            panic!("the error callback panics");
+        })
+        .start(connect_as_callout(&server).await, |request| async move {
+            assert_ne!(
+                request.connect_opts.username.as_deref(),
+                Some("boom"),
+                "the handler panics"
+            );
+            Ok(UserClaims::new().account("APP"))
+        })
+        .await
+        .unwrap();
+    let url = server.url();
+    let boom = tokio::spawn(async move {
+        ConnectOptions::new()
+            .user_and_password("boom".into(), "boom".into())
+            .connect(url)
+            .await
+    });
+    let error = tokio::time::timeout(WAIT, reported.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(error, CalloutError::HandlerPanicked), "{error}");
+    // The callback panicked reporting that; the callout still answers.
+    let alice = connect_alice(&server, "anything").await.unwrap();
+    echoes(&alice).await;
+    boom.abort();
+    callout.stop().await;
+}

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -192,6 +193,7 @@ impl AuthCalloutBuilder {
     }
 
     /// Calls `callback` with each request that could not be answered, instead of logging it.
+    /// A callback that panics is logged and does not stop the callout.
     pub fn on_error<F>(mut self, callback: F) -> AuthCalloutBuilder
     where
         F: Fn(CalloutError) + Send + Sync + 'static,
@@ -274,9 +276,14 @@ struct Context<F> {
 }
 
 impl<F> Context<F> {
-    /// Hands `error` to the callback.
+    /// Hands `error` to the callback. A callback that panics must not take the serving task
+    /// down with it: the panic is caught and logged.
     fn report(&self, error: CalloutError) {
-        (self.on_error)(error);
+        let text = error.to_string();
+        let on_error = &self.on_error;
+        if std::panic::catch_unwind(AssertUnwindSafe(|| on_error(error))).is_err() {
+            tracing::error!(error = %text, "the auth callout's on_error callback panicked");
+        }
     }
 
     /// A handler that panicked left its request unanswered: say so.
