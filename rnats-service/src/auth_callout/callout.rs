@@ -68,6 +68,7 @@ pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 1024;
 /// # callout.stop().await;
 /// # Ok(()) }
 /// ```
+#[must_use = "dropping an AuthCallout stops it"]
 pub struct AuthCallout {
     stop: Option<oneshot::Sender<()>>,
     done: Option<JoinHandle<()>>,
