@@ -8,8 +8,11 @@ use std::time::Duration;
 use futures_util::{FutureExt, StreamExt};
 use rnats_core::proto::{PermissionOp, ServerError};
 use rnats_core::{Client, ConnectErrorKind, ConnectOptions, ConnectionEvent};
+use rnats_service::auth_callout::jwt::Claims;
 use rnats_service::auth_callout::nkeys::{KeyPair, XKey};
-use rnats_service::auth_callout::{AuthCallout, AuthorizationRequest, CalloutError, UserClaims};
+use rnats_service::auth_callout::{
+    AuthCallout, AuthorizationRequest, AuthorizationResponse, CalloutError, UserClaims, Verdict,
+};
 use rnats_test_server::NatsServer;
 use tokio::sync::mpsc;
 
@@ -453,5 +456,55 @@ async fn a_panicking_error_callback_does_not_stop_the_callout() {
     let alice = connect_alice(&server, "anything").await.unwrap();
     echoes(&alice).await;
     boom.abort();
+    callout.stop().await;
+}
+
+#[tokio::test]
+async fn an_aborting_handler_sends_no_answer() {
+    let issuer = KeyPair::new_account();
+    let server = server(&issuer, None);
+    let (aborted, mut aborts) = mpsc::unbounded_channel();
+    let callout = AuthCallout::builder(issuer)
+        .start(connect_as_callout(&server).await, move |request| {
+            let aborted = aborted.clone();
+            async move {
+                if request.connect_opts.password.as_deref() == Some("guess") {
+                    let _ = aborted.send(());
+                    return Verdict::Abort;
+                }
+                Verdict::Allow(UserClaims::new().account("APP"))
+            }
+        })
+        .await
+        .unwrap();
+    // The server's replies travel in the callout's account, on `$SYS._INBOX.>`.
+    let monitor = connect_as_callout(&server).await;
+    let mut replies = monitor.subscribe("$SYS._INBOX.>").await.unwrap();
+    monitor.flush().await.unwrap();
+
+    let url = server.url();
+    let guesser = tokio::spawn(async move {
+        ConnectOptions::new()
+            .user_and_password("alice".into(), "guess".into())
+            .connect(url)
+            .await
+    });
+    tokio::time::timeout(WAIT, aborts.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    connect_alice(&server, "secret").await.unwrap();
+    // The first reply the callout sent is alice's welcome: nothing went to the guesser.
+    let reply = tokio::time::timeout(WAIT, replies.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let response =
+        Claims::<AuthorizationResponse>::decode(std::str::from_utf8(&reply.payload).unwrap())
+            .unwrap();
+    assert_eq!(response.nats.error, None);
+    assert!(response.nats.jwt.is_some());
+    assert!(!guesser.is_finished(), "the guesser still waits");
+    guesser.abort();
     callout.stop().await;
 }

@@ -17,7 +17,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use super::error::{CalloutError, KeyError, StartError};
 use super::responder::{DEFAULT_CLOCK_SKEW, OpenedRequest, Responder};
 use super::{
-    AUTH_CALLOUT_SUBJECT, AuthorizationRequest, GLOBAL_ACCOUNT, SERVER_XKEY_HEADER, UserClaims,
+    AUTH_CALLOUT_SUBJECT, AuthorizationRequest, GLOBAL_ACCOUNT, SERVER_XKEY_HEADER, Verdict,
 };
 use crate::DEFAULT_QUEUE_GROUP;
 
@@ -45,7 +45,7 @@ pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 1024;
 /// refuses that client when its auth timeout passes. The [`CalloutError`] goes to the
 /// callback given to [`AuthCalloutBuilder::on_error`], or to a `tracing` warning without one.
 /// A handler's refusal is not an error: it is answered, and the client gets an authorization
-/// violation.
+/// violation; nor is its [`Verdict::Abort`].
 ///
 /// Dropping the handle stops the service as [`stop`](Self::stop) does, without waiting.
 ///
@@ -92,7 +92,8 @@ impl AuthCallout {
     ///
     /// `issuer` is an account key pair with its seed; in a server configured with accounts
     /// its public key is the `auth_callout` block's `issuer`. `handler` gets each request and
-    /// returns the user to let in, or the reason to refuse.
+    /// returns the user to let in, or the reason to refuse (`Result<UserClaims, String>`), or
+    /// a [`Verdict`].
     pub async fn new<F, Fut>(
         client: Client,
         issuer: KeyPair,
@@ -100,7 +101,8 @@ impl AuthCallout {
     ) -> Result<AuthCallout, StartError>
     where
         F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<UserClaims, String>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: Into<Verdict>,
     {
         AuthCallout::builder(issuer).start(client, handler).await
     }
@@ -208,7 +210,8 @@ impl AuthCalloutBuilder {
     pub async fn start<F, Fut>(self, client: Client, handler: F) -> Result<AuthCallout, StartError>
     where
         F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<UserClaims, String>> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: Into<Verdict>,
     {
         let responder = self.responder()?;
         let subscriber = client
@@ -306,7 +309,8 @@ async fn serve<F, Fut>(
     mut stopped: oneshot::Receiver<()>,
 ) where
     F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<UserClaims, String>> + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Into<Verdict>,
 {
     let mut answering = JoinSet::new();
     let mut draining = false;
@@ -350,7 +354,8 @@ async fn serve<F, Fut>(
 async fn answer<F, Fut>(context: Arc<Context<F>>, message: Message)
 where
     F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<UserClaims, String>> + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Into<Verdict>,
 {
     if let Err(error) = try_answer(&context, message).await {
         context.report(error);
@@ -361,7 +366,8 @@ where
 async fn try_answer<F, Fut>(context: &Context<F>, message: Message) -> Result<(), CalloutError>
 where
     F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<UserClaims, String>> + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Into<Verdict>,
 {
     let reply = message.reply.ok_or(CalloutError::NoReply)?;
     let server_xkey = message
@@ -382,7 +388,7 @@ where
         .map_err(|_| CalloutError::Timeout)?
 }
 
-/// Asks the handler about an opened request and sends its verdict.
+/// Asks the handler about an opened request and sends its verdict, unless it aborts.
 async fn decide_and_reply<F, Fut>(
     context: &Context<F>,
     request: &OpenedRequest,
@@ -390,13 +396,21 @@ async fn decide_and_reply<F, Fut>(
 ) -> Result<(), CalloutError>
 where
     F: Fn(AuthorizationRequest) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<UserClaims, String>> + Send + 'static,
+    Fut: Future + Send + 'static,
+    Fut::Output: Into<Verdict>,
 {
-    let verdict = (context.handler)(request.request().clone()).await;
-    if let Err(reason) = &verdict {
-        let user_nkey = &request.request().user_nkey;
-        tracing::debug!(%user_nkey, %reason, "auth callout refused a client");
-    }
+    let user_nkey = &request.request().user_nkey;
+    let verdict = match (context.handler)(request.request().clone()).await.into() {
+        Verdict::Allow(user) => Ok(user),
+        Verdict::Deny(reason) => {
+            tracing::debug!(%user_nkey, %reason, "auth callout refused a client");
+            Err(reason)
+        }
+        Verdict::Abort => {
+            tracing::debug!(%user_nkey, "auth callout left a request unanswered");
+            return Ok(());
+        }
+    };
     let payload = context
         .responder
         .answer(request, verdict, SystemTime::now())?;

@@ -13,7 +13,8 @@
 //!
 //! [`AuthCallout`] is that service: it verifies each request, opens it when the server seals
 //! requests with an xkey, calls an async handler with the [`AuthorizationRequest`], signs the
-//! [`UserClaims`] it returns and replies, sealed if the request was. The handler only decides.
+//! [`UserClaims`] it returns and replies, sealed if the request was. The handler only decides
+//! (and may [`Verdict::Abort`], not to answer at all).
 //!
 //! ```no_run
 //! use rnats_service::auth_callout::{AuthCallout, UserClaims, nkeys::KeyPair};
@@ -57,6 +58,7 @@ mod request;
 mod responder;
 mod response;
 mod user;
+mod verdict;
 
 /// The nkeys crate this module signs and seals with, for its [`KeyPair`](nkeys::KeyPair) and
 /// [`XKey`](nkeys::XKey).
@@ -68,6 +70,7 @@ pub use request::{AuthorizationRequest, ClientInfo, ClientTls, ConnectOpts, Serv
 pub use responder::{DEFAULT_CLOCK_SKEW, OpenedRequest, Responder};
 pub use response::AuthorizationResponse;
 pub use user::{Expiry, MAX_LIFETIME, NO_LIMIT, Permission, ResponsePermission, User, UserClaims};
+pub use verdict::Verdict;
 
 /// The subject servers send authorization requests to, in the callout's account.
 pub const AUTH_CALLOUT_SUBJECT: &str = "$SYS.REQ.USER.AUTH";
