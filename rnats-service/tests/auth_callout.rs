@@ -508,3 +508,35 @@ async fn an_aborting_handler_sends_no_answer() {
     guesser.abort();
     callout.stop().await;
 }
+
+#[tokio::test]
+async fn a_user_that_requires_a_proxy_is_refused_a_direct_connection() {
+    let issuer = KeyPair::new_account();
+    let server = server(&issuer, None);
+    let callout = AuthCallout::new(
+        connect_as_callout(&server).await,
+        issuer,
+        |request| async move {
+            let user = UserClaims::new().account("APP");
+            match request.connect_opts.username.as_deref() {
+                Some("alice") => Ok(user.require_proxy()),
+                _ => Ok(user),
+            }
+        },
+    )
+    .await
+    .unwrap();
+    let refused = connect_alice(&server, "secret").await.unwrap_err();
+    assert_eq!(
+        refused.kind(),
+        ConnectErrorKind::AuthorizationViolation,
+        "{refused}"
+    );
+    let bob = ConnectOptions::new()
+        .user_and_password("bob".into(), "secret".into())
+        .connect(server.url())
+        .await
+        .unwrap();
+    echoes(&bob).await;
+    callout.stop().await;
+}

@@ -159,6 +159,13 @@ impl UserClaims {
         self
     }
 
+    /// Lets the user in only through a trusted proxy (the JWT's `proxy_required`): a server
+    /// with `proxies { trusted: [...] }` refuses the client when it connects directly.
+    pub fn require_proxy(mut self) -> UserClaims {
+        self.user.proxy_required = true;
+        self
+    }
+
     /// Adds a tag.
     pub fn tag(mut self, tag: impl Into<String>) -> UserClaims {
         self.user.tags.push(tag.into());
@@ -234,6 +241,9 @@ pub struct User {
     /// Whether the JWT alone is enough, without signing the server's nonce.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub bearer_token: bool,
+    /// Whether the user must connect through a trusted proxy (nats-server 2.12+).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub proxy_required: bool,
     /// The kinds of connection the user may use; empty for any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_connection_types: Vec<String>,
@@ -257,6 +267,7 @@ impl Default for User {
             payload: NO_LIMIT,
             source_networks: Vec::new(),
             bearer_token: false,
+            proxy_required: false,
             allowed_connection_types: Vec::new(),
             issuer_account: None,
             tags: Vec::new(),
