@@ -49,7 +49,9 @@
 //!
 //! Tested against servers configured with accounts in their file. In operator mode the same
 //! messages flow, but the account, its signing keys and the allowed accounts come from the
-//! account JWT; [`AuthCalloutBuilder::issuer_account`] covers a signing key.
+//! account JWT; [`AuthCalloutBuilder::issuer_account`] covers a signing key. Not supported:
+//! placing a user in another account in operator mode, signing with an external signer, and
+//! connect-time windows (`times`, `times_location`).
 
 mod callout;
 mod error;
