@@ -632,6 +632,30 @@ fn reply_templates_take_the_request() {
     assert_eq!(out, "req=a b; echo injected token=cmd\n\n");
     assert_success(&command.finish(), &["reply", "--command"]);
 
+    // The command is split into words once and runs without a shell: a placeholder the user
+    // quoted stays one word, and neither the body nor a subject token that is itself a
+    // placeholder can run anything.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let witness = dir.path().join("ran");
+    let mut quoted = rnats.spawn_ready(
+        &[
+            "reply",
+            "quoted.*",
+            "--command",
+            "echo 'said: {{Request}}' {{1}}",
+            "--count",
+            "1",
+            "-s",
+            &url,
+        ],
+        "Listening on",
+    );
+    let body = format!("$(touch {0}); touch {0}", witness.display());
+    let out = rnats.ok(&["req", "quoted.{{Request}}", &body, "--raw", "-s", &url]);
+    assert_eq!(out, format!("said: {body} {body}\n\n"));
+    assert_success(&quoted.finish(), &["reply", "--command"]);
+    assert!(!witness.exists(), "the request ran a command");
+
     // A placeholder natscli does not know: a warning, and the text as it is.
     let mut unknown = rnats.spawn_ready(
         &["reply", "svc.raw", "{{Nope}}", "--count", "1", "-s", &url],

@@ -27,10 +27,12 @@ pub(crate) struct ReplyArgs {
     /// Reply body (templates as in `pub`, and {{Request}}, the request's body); without it
     /// the request is echoed back.
     body: Option<String>,
-    /// Run this shell command per request, the request body on its standard input; its
-    /// standard output is the reply. `{{0}}`, `{{1}}`, ... in it are the request subject's
-    /// tokens and {{Request}} its body (each put in as one shell word), other templates as in
-    /// the body; the command sees NATS_REQUEST_SUBJECT and NATS_REQUEST_BODY, as in natscli.
+    /// Run this command per request, the request body on its standard input; its standard
+    /// output is the reply. It is split into words as a shell would (quotes kept together)
+    /// and run without a shell, as natscli runs it: no pipes or `;`. `{{0}}`, `{{1}}`, ... in
+    /// it are the request subject's tokens and {{Request}} its body, other templates as in
+    /// the body, filled in within the word that holds them (a request never adds words);
+    /// the command sees NATS_REQUEST_SUBJECT and NATS_REQUEST_BODY, as in natscli.
     #[arg(long, value_name = "CMD", conflicts_with = "body")]
     command: Option<String>,
     /// Echo each request back (the default without a body or command).
@@ -65,6 +67,7 @@ pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError
         .body
         .as_deref()
         .map(|body| Template::lenient(body, "body", Use::Reply));
+    let command = args.command.as_deref().map(command_words).transpose()?;
     let limit = args.count.filter(|n| *n > 0);
     let (client, _) = conn.connect().await?;
     let mut requests = client
@@ -96,14 +99,14 @@ pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError
         if let Some(max) = args.sleep.filter(|max| !max.is_zero()) {
             tokio::time::sleep(max.mul_f64(fastrand::f64())).await;
         }
-        let (payload, echo_headers) = match (&body, &args.command) {
+        let (payload, echo_headers) = match (&body, &command) {
             (Some(template), _) => (
                 Bytes::from(template.render_reply(answered, &request.payload)),
                 None,
             ),
-            (None, Some(command)) => {
-                let command = command_line(command, &request, answered);
-                let output = run_command(&command, request.subject.as_str(), &request.payload);
+            (None, Some(words)) => {
+                let argv = command_argv(words, &request, answered);
+                let output = run_command(argv, request.subject.as_str(), &request.payload);
                 (output.await?, None)
             }
             (None, None) => (request.payload.clone(), request.headers.clone()),
@@ -124,51 +127,62 @@ pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError
     Err(CliError::SubscriptionEnded)
 }
 
-/// The shell command for request number `n`: `command` with the subject's tokens put in
-/// for `{{0}}`, `{{1}}`, ..., then its templates expanded, `{{Request}}` being the request's
-/// body, in that order, as natscli does. What comes from the request goes in as one shell
-/// word, so a requester cannot make the shell run something else.
-fn command_line(command: &str, request: &rnats::Message, n: u64) -> String {
-    let command = with_subject_tokens(command, request.subject.as_str());
-    let body = shell_word(&String::from_utf8_lossy(&request.payload)).into_owned();
-    Template::lenient(&command, "command", Use::Reply).render_reply(n, body.as_bytes())
+/// `--command` split into words as a POSIX shell splits them (quotes and backslashes kept
+/// together, removed from the words), once, before any request fills them in: a request's
+/// subject or body then only changes the text inside a word, so it can neither add words
+/// nor reach a shell. `shlex` does the splitting: a well-kept crate for exactly this.
+fn command_words(command: &str) -> Result<Vec<String>, CliError> {
+    match shlex::split(command) {
+        Some(words) if !words.is_empty() => Ok(words),
+        Some(_) => Err(CliError::Usage("--command is empty")),
+        None => Err(CliError::InvalidArgument {
+            what: "--command",
+            given: command.to_owned(),
+            reason: "a quote is not closed".into(),
+        }),
+    }
 }
 
-/// `command` with each `{{N}}` replaced by token N (from 0) of `subject`, as natscli does.
-fn with_subject_tokens(command: &str, subject: &str) -> String {
+/// The program and arguments for request number `n`: in each word, the subject's tokens put
+/// in for `{{0}}`, `{{1}}`, ..., then its templates expanded, `{{Request}}` being the
+/// request's body, in that order, as natscli does.
+fn command_argv(words: &[String], request: &rnats::Message, n: u64) -> Vec<String> {
+    words
+        .iter()
+        .map(|word| {
+            let word = with_subject_tokens(word, request.subject.as_str());
+            Template::lenient(&word, "command", Use::Reply).render_reply(n, &request.payload)
+        })
+        .collect()
+}
+
+/// `word` with each `{{N}}` replaced by token N (from 0) of `subject`, as natscli does.
+fn with_subject_tokens(word: &str, subject: &str) -> String {
     subject
         .split('.')
         .enumerate()
-        .fold(command.to_owned(), |command, (i, token)| {
-            command.replace(&format!("{{{{{i}}}}}"), &shell_word(token))
+        .fold(word.to_owned(), |word, (i, token)| {
+            word.replace(&format!("{{{{{i}}}}}"), token)
         })
 }
 
-/// `text` as one word of `sh`: as it is when it holds only characters the shell takes
-/// literally, else in single quotes (a quote inside written `'\''`).
-fn shell_word(text: &str) -> std::borrow::Cow<'_, str> {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_-.,:/=@%+".contains(c);
-    if !text.is_empty() && text.chars().all(plain) {
-        return text.into();
-    }
-    format!("'{}'", text.replace('\'', r"'\''")).into()
-}
-
-/// Runs `command` through the shell with the request body on its standard input and in
-/// NATS_REQUEST_BODY, and the subject in NATS_REQUEST_SUBJECT; its standard output is the
-/// reply. A command that fails still answers, with what it printed.
-async fn run_command(command: &str, subject: &str, body: &Bytes) -> Result<Bytes, CliError> {
-    let command = command.to_owned();
+/// Runs the program `argv[0]` with the rest as its arguments, no shell between, the request
+/// body on its standard input and in NATS_REQUEST_BODY, and the subject in
+/// NATS_REQUEST_SUBJECT; its standard output is the reply. A command that fails still
+/// answers, with what it printed.
+async fn run_command(argv: Vec<String>, subject: &str, body: &Bytes) -> Result<Bytes, CliError> {
     let subject = subject.to_owned();
     let input = body.clone();
     let failed = {
-        let command = command.clone();
+        let command = argv.join(" ");
         move |source| CliError::Command { command, source }
     };
     tokio::task::spawn_blocking(move || {
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(&command)
+        let Some((program, arguments)) = argv.split_first() else {
+            return Err(std::io::Error::other("no program to run"));
+        };
+        let mut child = Command::new(program)
+            .args(arguments)
             .env("NATS_REQUEST_SUBJECT", &subject)
             .env(
                 "NATS_REQUEST_BODY",
@@ -193,34 +207,52 @@ async fn run_command(command: &str, subject: &str, body: &Bytes) -> Result<Bytes
 mod tests {
     use super::*;
 
-    #[test]
-    fn subject_tokens_fill_the_command() {
-        assert_eq!(
-            with_subject_tokens("curl wttr.in/{{1}}?{{0}}{{1}}", "weather.london"),
-            "curl wttr.in/london?weatherlondon"
-        );
-        assert_eq!(with_subject_tokens("echo {{5}}", "a.b"), "echo {{5}}");
-        assert_eq!(with_subject_tokens("echo {{1}}", "a.$(id)"), "echo '$(id)'");
-    }
-
-    #[test]
-    fn what_comes_from_a_request_is_one_shell_word() {
-        assert_eq!(shell_word("london"), "london");
-        assert_eq!(shell_word(""), "''");
-        assert_eq!(shell_word("a b; rm x"), "'a b; rm x'");
-        assert_eq!(shell_word("it's"), r"'it'\''s'");
-        let request = rnats::Message {
-            subject: "svc.x".into(),
+    fn request(subject: &str, body: &'static [u8]) -> rnats::Message {
+        rnats::Message {
+            subject: subject.into(),
             reply: None,
-            payload: Bytes::from_static(b"hi there"),
+            payload: Bytes::from_static(body),
             headers: None,
             status: None,
             description: None,
             length: 0,
-        };
+        }
+    }
+
+    #[test]
+    fn subject_tokens_fill_a_word() {
         assert_eq!(
-            command_line("echo {{1}} req={{.Request}} n={{Count}}", &request, 3),
-            "echo x req='hi there' n=3"
+            with_subject_tokens("wttr.in/{{1}}?{{0}}{{1}}", "weather.london"),
+            "wttr.in/london?weatherlondon"
         );
+        assert_eq!(with_subject_tokens("{{5}}", "a.b"), "{{5}}");
+    }
+
+    #[test]
+    fn a_command_is_split_once_and_filled_in_word_by_word() {
+        let words = command_words("echo {{1}} 'req: {{.Request}}' n={{Count}}").unwrap();
+        assert_eq!(words, ["echo", "{{1}}", "req: {{.Request}}", "n={{Count}}"]);
+        let argv = command_argv(&words, &request("svc.x", b"hi there"), 3);
+        assert_eq!(argv, ["echo", "x", "req: hi there", "n=3"]);
+    }
+
+    #[test]
+    fn a_request_never_adds_words_or_reaches_a_shell() {
+        let words = command_words("echo {{1}} {{Request}}").unwrap();
+        // A token that is a placeholder itself, and a body a shell would run: each stays
+        // inside the word it was put in.
+        let argv = command_argv(&words, &request("svc.{{Request}}", b"a b; id $(id)"), 1);
+        assert_eq!(argv, ["echo", "a b; id $(id)", "a b; id $(id)"]);
+        let argv = command_argv(&words, &request("svc.x';y", b"'\"; rm -rf x"), 1);
+        assert_eq!(argv, ["echo", "x';y", "'\"; rm -rf x"]);
+    }
+
+    #[test]
+    fn an_unclosed_quote_or_an_empty_command_is_refused() {
+        assert!(matches!(
+            command_words("echo 'oops"),
+            Err(CliError::InvalidArgument { .. })
+        ));
+        assert!(matches!(command_words("  "), Err(CliError::Usage(_))));
     }
 }
