@@ -139,6 +139,30 @@ fn add_select_ls_rm_round_trip_in_natscli_format() {
     assert_eq!(file["windows_cert_store"], "user");
     assert_eq!(file["user"], "bob");
 
+    // One way to log in replaces the other: a token over the user and password, and back.
+    rnats.ok(&["context", "edit", "local", "--user", "tok"]);
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("written")).expect("JSON");
+    assert_eq!(
+        (&file["token"], &file["user"], &file["password"]),
+        (&Value::from("tok"), &Value::from(""), &Value::from(""))
+    );
+    rnats.ok(&[
+        "context",
+        "edit",
+        "local",
+        "--user",
+        "bob",
+        "--password",
+        "pw",
+    ]);
+    let file: Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("written")).expect("JSON");
+    assert_eq!(
+        (&file["token"], &file["user"], &file["password"]),
+        (&Value::from(""), &Value::from("bob"), &Value::from("pw"))
+    );
+
     rnats.ok(&["context", "add", "other", "--server", "nats://127.0.0.1:1"]);
     let list = rnats.json(&["context", "ls", "--json"]);
     let names: Vec<(&str, bool)> = list

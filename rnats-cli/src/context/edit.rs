@@ -9,7 +9,7 @@ use crate::error::CliError;
 
 /// Opens a copy of the context `name` (now `current`) in `$EDITOR` and saves what comes
 /// back when it is a JSON object that differs. A copy that no longer parses changes
-/// nothing and is kept for another try; an unchanged one is not written back.
+/// nothing and is kept beside it to recover by hand; an unchanged one is not written back.
 pub(super) fn in_editor(store: &Store, name: &str, current: ContextFile) -> Result<(), CliError> {
     let editor = std::env::var("EDITOR")
         .ok()
@@ -44,7 +44,8 @@ pub(super) fn in_editor(store: &Store, name: &str, current: ContextFile) -> Resu
             return Err(e);
         }
     };
-    // Kept on a parse error, so the edit is not lost; the context stays as it was.
+    // Kept on a parse error, so the edit can be recovered by hand until the next `context
+    // edit`, which starts over from the context; the context stays as it was.
     let context = ContextFile::parse(&edited, &copy)?;
     let _ = std::fs::remove_file(&copy);
     if context == current {

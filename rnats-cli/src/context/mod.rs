@@ -115,6 +115,16 @@ impl AddArgs {
             (Some(token), None) => (None, Some(token.clone())),
             _ => (conn.user.clone(), conn.token.clone()),
         };
+        // One way to log in replaces the other: a token saved over a user and password (or
+        // the other way round) would otherwise send both at the next connect.
+        let replaced: &[&str] = match (&user, &token) {
+            (_, Some(_)) => &["user", "password"],
+            (Some(_), None) => &["token"],
+            (None, None) => &[],
+        };
+        for field in replaced {
+            context.set_text(field, "");
+        }
         let texts = [
             ("url", conn.server.clone()),
             ("socks_proxy", conn.socks_proxy.clone()),
