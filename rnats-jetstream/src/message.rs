@@ -2,9 +2,11 @@
 //! subject) and the acknowledgements sent back on it.
 
 use std::fmt;
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use rnats_core::datetime::DateTime;
 use rnats_core::header::{self, HeaderMap};
 use rnats_core::{Request, Subject};
@@ -173,25 +175,46 @@ async fn with_progress<F: Future>(
     every: Duration,
     work: F,
 ) -> F::Output {
-    let Some(reply) = reply else {
+    let every = every.max(SHORTEST_PROGRESS);
+    let first = tokio::time::Instant::now().checked_add(every);
+    let (Some(reply), Some(first)) = (reply, first) else {
+        // No ack subject, or a wait too long to count: nothing to send.
         return work.await;
     };
-    let every = every.max(SHORTEST_PROGRESS);
     let mut work = std::pin::pin!(work);
-    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    let mut ticks = tokio::time::interval_at(first, every);
     // A tick missed while the task was busy is sent once, not made up for in a burst.
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            biased;
-            output = &mut work => return output,
-            _ = ticks.tick() => {
-                // Skipped when it cannot be sent: the work goes on, and the ack after it
-                // tells the caller about the connection.
-                let _ = send_ack(context, Some(reply), AckKind::Progress).await;
+    // The progress being sent, polled beside the work so that a publish waiting for room in
+    // the write queue (a disconnected client's, say) never holds the work up; a tick that
+    // comes while one is still on its way is skipped.
+    let mut sending: Option<BoxFuture<'static, ()>> = None;
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(output) = work.as_mut().poll(cx) {
+            return Poll::Ready(output);
+        }
+        if let Some(send) = sending.as_mut()
+            && send.as_mut().poll(cx).is_ready()
+        {
+            sending = None;
+        }
+        while ticks.poll_tick(cx).is_ready() {
+            if sending.is_none() {
+                let context = context.clone();
+                let reply = reply.clone();
+                let mut send: BoxFuture<'static, ()> = Box::pin(async move {
+                    // Skipped when it cannot be sent: the work goes on, and the ack after
+                    // it tells the caller about the connection.
+                    let _ = send_ack(&context, Some(&reply), AckKind::Progress).await;
+                });
+                if send.as_mut().poll(cx).is_pending() {
+                    sending = Some(send);
+                }
             }
         }
-    }
+        Poll::Pending
+    })
+    .await
 }
 
 impl fmt::Debug for Acker {

@@ -498,7 +498,9 @@ async fn work_run_with_progress_outlasts_the_ack_wait_without_a_redelivery() {
     let server = jetstream_server();
     let js = rnats_jetstream::new(connect(&server.url()).await);
     let stream = add_stream(&js, "SLOW", &["slow.>"], StorageType::Memory).await;
-    let ack_wait = Duration::from_secs(1);
+    // Progress every tenth of the ack wait: a busy machine would have to hold the task up
+    // for most of the wait (1.8 s) before one came late.
+    let ack_wait = Duration::from_secs(2);
     let mut consumer = stream
         .create_consumer(pull::Config {
             durable_name: Some("renderer".into()),
@@ -516,7 +518,7 @@ async fn work_run_with_progress_outlasts_the_ack_wait_without_a_redelivery() {
 
     let first = next(&mut messages).await.unwrap();
     let done = first
-        .with_progress(ack_wait / 4, async {
+        .with_progress(ack_wait / 10, async {
             long_work().await;
             "rendered"
         })
@@ -899,6 +901,33 @@ async fn dropped_ordered_streams_delete_their_consumers() {
     drop(messages);
     assert_eq!(deleted_name(&mut deleted).await, name);
     assert_eq!(stream.clone().info().await.unwrap().state.consumer_count, 0);
+
+    // A durable read as an ordered consumer is not the stream's to delete: dropped first,
+    // it is still there once an ephemeral one dropped after it is gone.
+    stream
+        .create_consumer(consumer::Config {
+            durable_name: Some("keeper".into()),
+            ack_policy: AckPolicy::None,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let durable = stream
+        .get_consumer::<pull::OrderedConfig>("keeper")
+        .await
+        .unwrap();
+    let mut messages = durable.messages().await.unwrap();
+    expect_sequences(&mut messages, 1..=1).await;
+    drop(messages);
+    let ephemeral = stream
+        .create_consumer(pull::OrderedConfig::default())
+        .await
+        .unwrap();
+    let name = ephemeral.cached_info().name.clone();
+    drop(ephemeral.messages().await.unwrap());
+    assert_eq!(deleted_name(&mut deleted).await, name);
+    let names: Vec<String> = stream.consumer_names().try_collect().await.unwrap();
+    assert_eq!(names, ["keeper"]);
 }
 
 /// A stream `name` with three messages on `<name>.old` and none on `<name>.new`.
