@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use rnats::jetstream::object_store::{ObjectInfo, ObjectMetadata, ObjectStore};
+use rnats::jetstream::object_store::{InfoErrorKind, ObjectInfo, ObjectMetadata, ObjectStore};
 
 use super::bytes;
 use super::object_progress::progress_bar;
@@ -54,10 +54,14 @@ pub(super) async fn run(store: &ObjectStore, args: PutArgs) -> Result<(), CliErr
     };
     let name = clean_path(&given);
     // natscli asks before replacing an object that is there (a deleted one is not), and
-    // cannot ask without a terminal.
-    if let Ok(existing) = store.info(&name).await
-        && !existing.deleted
-    {
+    // cannot ask without a terminal. Only a server that says there is none spares the
+    // question: a lookup that failed (a timeout) may have missed one.
+    let there = match store.info(&name).await {
+        Ok(existing) => !existing.deleted,
+        Err(error) if error.kind() == InfoErrorKind::NotFound => false,
+        Err(_) => true,
+    };
+    if there {
         out::confirm(
             &format!("Replace existing object {bucket} > {name}"),
             args.force,

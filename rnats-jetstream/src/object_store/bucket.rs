@@ -187,19 +187,10 @@ impl Context {
                 CreateObjectStoreErrorKind::InvalidStoreName,
             ));
         }
+        // `get_or_create_stream` takes the stream of a caller that created it between this
+        // one's look and its create, whatever configuration either asked for.
         let stream = match self.get_or_create_stream(config.stream_config()).await {
             Ok(stream) => stream,
-            // Created by another caller between this one's look and its create, with another
-            // configuration (with the same one the server accepts the create as it is).
-            Err(error) if is_name_taken(&error) => self
-                .get_stream(stream_name(&config.bucket))
-                .await
-                .map_err(|error| {
-                    CreateObjectStoreError::with_source(
-                        CreateObjectStoreErrorKind::BucketCreate,
-                        error,
-                    )
-                })?,
             Err(error) if error.kind() == CreateStreamErrorKind::TimedOut => {
                 return Err(CreateObjectStoreError::with_source(
                     CreateObjectStoreErrorKind::TimedOut,
@@ -387,15 +378,6 @@ fn checked_bucket(bucket: &str) -> Result<&str, ObjectStoreError> {
             ObjectStoreErrorKind::InvalidBucketName,
         ))
     }
-}
-
-/// Whether the server refused a stream creation because a stream of that name exists.
-fn is_name_taken(error: &CreateStreamError) -> bool {
-    matches!(
-        error.kind(),
-        CreateStreamErrorKind::JetStream(refusal)
-            if refusal.error_code() == crate::ErrorCode::STREAM_NAME_EXIST
-    )
 }
 
 /// A failed stream creation as a bucket creation error: `BucketCreate`, as async-nats
