@@ -130,7 +130,8 @@ pub struct Ordered {
     consumer_name: String,
     name_prefix: String,
     serial: u64,
-    /// Whether the consumer the stream started with is ephemeral, so it goes when the stream is dropped.
+    /// Whether the consumer the stream started with is ephemeral, so it goes when the stream
+    /// is dropped.
     first_is_ephemeral: bool,
     subscriber: Option<Subscriber>,
     recreate: Option<BoxFuture<'static, Result<Subscriber, ConsumerRecreateError>>>,
@@ -317,9 +318,9 @@ impl Ordered {
 impl Drop for Ordered {
     /// Deletes the consumer in use, in the background (see `recreate::delete_when_dropped`):
     /// one this stream made again, or the ephemeral one it started with. A durable consumer
-    /// read as an ordered one (`get_consumer::<OrderedConfig>`) is left as it is. Dropped while a
-    /// recreation is under way, the one deleted is the replacement; the consumer it replaces,
-    /// if the recreation had not deleted it yet, lapses at the server.
+    /// read as an ordered one (`get_consumer::<OrderedConfig>`) is left as it is. Dropped
+    /// while a recreation is under way, the one deleted is the replacement; the consumer it
+    /// replaces, if the recreation had not deleted it yet, lapses at the server.
     fn drop(&mut self) {
         if self.serial > 0 || self.first_is_ephemeral {
             delete_when_dropped(&self.context, &self.stream_name, &self.consumer_name);
