@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod consumers;
+mod objects;
 
 use std::collections::HashMap;
 use std::io::ErrorKind;
@@ -22,40 +23,11 @@ use rnats_jetstream::object_store::{
 };
 use rnats_jetstream::stream::{DiscardPolicy, StorageType};
 use rnats_jetstream::{Context, ErrorCode};
-use rnats_test_server::NatsServer;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
 
 use consumers::{consumer_names, until_no_consumers};
-
-async fn jetstream() -> (NatsServer, Context) {
-    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
-    let client = rnats_core::connect(server.url()).await.unwrap();
-    (server, rnats_jetstream::new(client))
-}
-
-async fn bucket(js: &Context, name: &str) -> ObjectStore {
-    js.create_object_store(Config {
-        bucket: name.to_owned(),
-        storage: StorageType::Memory,
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-}
-
-/// `len` bytes that differ with `seed`, from a xorshift generator.
-fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect()
-}
+use objects::{bucket, bucket_without_direct_gets, data, jetstream};
 
 fn digest_of(bytes: &[u8]) -> String {
     let hash = Sha256::digest(bytes);
@@ -890,18 +862,7 @@ async fn progress_is_reported_chunk_by_chunk() {
 #[tokio::test]
 async fn a_bucket_without_direct_gets_is_read_from_the_leader() {
     let (_server, js) = jetstream().await;
-    // As an older client may have made it: the bucket's stream without `allow_direct`.
-    js.create_stream(rnats_jetstream::stream::Config {
-        name: "OBJ_old".into(),
-        subjects: vec!["$O.old.C.>".into(), "$O.old.M.>".into()],
-        storage: StorageType::Memory,
-        allow_rollup: true,
-        discard: DiscardPolicy::New,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let store = js.get_object_store("old").await.unwrap();
+    let store = bucket_without_direct_gets(&js).await;
     let bytes = data(150_000, 14);
     store.put("obj", &mut bytes.as_slice()).await.unwrap();
     assert_eq!(store.info("obj").await.unwrap().size, 150_000);

@@ -5,48 +5,19 @@
 #![cfg(feature = "object-store")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod objects;
+
 use base64::Engine;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::stream::FusedStream;
+use objects::{bucket, data, jetstream};
 use rnats_core::HeaderMap;
-use rnats_jetstream::Context;
 use rnats_jetstream::object_store::{
-    Chunks, Config, ObjectInfo, ObjectMetadata, ObjectStore, ReadError, ReadErrorKind,
+    Chunks, ObjectInfo, ObjectMetadata, ObjectStore, ReadError, ReadErrorKind,
 };
-use rnats_jetstream::stream::StorageType;
-use rnats_test_server::NatsServer;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
-
-async fn jetstream() -> (NatsServer, Context) {
-    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
-    let client = rnats_core::connect(server.url()).await.unwrap();
-    (server, rnats_jetstream::new(client))
-}
-
-async fn bucket(js: &Context, name: &str) -> ObjectStore {
-    js.create_object_store(Config {
-        bucket: name.to_owned(),
-        storage: StorageType::Memory,
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-}
-
-/// `len` bytes that differ with `seed`, from a xorshift generator.
-fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state as u8
-        })
-        .collect()
-}
 
 /// Puts `bytes` as `name` in chunks of `chunk_size`.
 async fn put(store: &ObjectStore, name: &str, bytes: &[u8], chunk_size: usize) -> ObjectInfo {

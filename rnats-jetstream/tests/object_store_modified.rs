@@ -6,32 +6,17 @@
 #![cfg(feature = "object-store")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod objects;
+
 use base64::Engine;
 use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
+use objects::{bucket, bucket_without_direct_gets, jetstream};
 use rnats_core::HeaderMap;
 use rnats_core::datetime::DateTime;
 use rnats_jetstream::Context;
-use rnats_jetstream::object_store::{Config, ObjectInfo, ObjectStore, WatchOptions};
-use rnats_jetstream::stream::{DiscardPolicy, StorageType};
-use rnats_test_server::NatsServer;
+use rnats_jetstream::object_store::{ObjectInfo, ObjectStore, WatchOptions};
 use tokio::io::AsyncReadExt;
-
-async fn jetstream() -> (NatsServer, Context) {
-    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
-    let client = rnats_core::connect(server.url()).await.unwrap();
-    (server, rnats_jetstream::new(client))
-}
-
-async fn bucket(js: &Context, name: &str) -> ObjectStore {
-    js.create_object_store(Config {
-        bucket: name.to_owned(),
-        storage: StorageType::Memory,
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-}
 
 fn meta_subject(bucket: &str, name: &str) -> String {
     let name = base64::engine::general_purpose::URL_SAFE.encode(name);
@@ -170,18 +155,7 @@ async fn a_watch_sees_each_change_at_the_time_the_server_stored_it() {
 #[tokio::test]
 async fn a_bucket_without_direct_gets_reads_the_time_from_the_leader() {
     let (_server, js) = jetstream().await;
-    // As an older client may have made it: the bucket's stream without `allow_direct`.
-    js.create_stream(rnats_jetstream::stream::Config {
-        name: "OBJ_old".into(),
-        subjects: vec!["$O.old.C.>".into(), "$O.old.M.>".into()],
-        storage: StorageType::Memory,
-        allow_rollup: true,
-        discard: DiscardPolicy::New,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let store = js.get_object_store("old").await.unwrap();
+    let store = bucket_without_direct_gets(&js).await;
     store.put("obj", &mut &b"some data"[..]).await.unwrap();
     let stored = restore_meta_by_hand(&js, &store, "obj", None).await;
     assert_eq!(store.info("obj").await.unwrap().modified, Some(stored));

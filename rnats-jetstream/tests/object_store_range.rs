@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod consumers;
+mod objects;
 
 use std::collections::HashMap;
 use std::ops::RangeBounds;
@@ -18,33 +19,16 @@ use bytes::Bytes;
 use rnats_core::HeaderMap;
 use rnats_jetstream::Context;
 use rnats_jetstream::object_store::{
-    Config, GetErrorKind, ObjectInfo, ObjectMetadata, ObjectOptions, ObjectStore, Progress,
+    GetErrorKind, ObjectInfo, ObjectMetadata, ObjectOptions, ObjectStore, Progress,
     RangeNotSatisfiable, ReadError, ReadErrorKind,
 };
-use rnats_jetstream::stream::{DiscardPolicy, StorageType};
-use rnats_test_server::NatsServer;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
 
 use consumers::until_no_consumers;
+use objects::{bucket, bucket_without_direct_gets, jetstream};
 
 const CHUNK: usize = 64 * 1024;
-
-async fn jetstream() -> (NatsServer, Context) {
-    let server = NatsServer::builder().jetstream(true).spawn().unwrap();
-    let client = rnats_core::connect(server.url()).await.unwrap();
-    (server, rnats_jetstream::new(client))
-}
-
-async fn bucket(js: &Context, name: &str) -> ObjectStore {
-    js.create_object_store(Config {
-        bucket: name.to_owned(),
-        storage: StorageType::Memory,
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-}
 
 /// `len` bytes that do not repeat within any range read here: each 8-byte word is its own
 /// offset mixed with `seed`, so a slice read from the wrong place cannot pass for the right
@@ -367,18 +351,7 @@ async fn a_range_with_a_chunk_gone_fails_the_read() {
 #[tokio::test]
 async fn a_bucket_without_direct_gets_serves_ranges_from_the_leader() {
     let (_server, js) = jetstream().await;
-    // As an older client may have made it: the bucket's stream without `allow_direct`.
-    js.create_stream(rnats_jetstream::stream::Config {
-        name: "OBJ_old".into(),
-        subjects: vec!["$O.old.C.>".into(), "$O.old.M.>".into()],
-        storage: StorageType::Memory,
-        allow_rollup: true,
-        discard: DiscardPolicy::New,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
-    let store = js.get_object_store("old").await.unwrap();
+    let store = bucket_without_direct_gets(&js).await;
     let bytes = data(5 * CHUNK + 77, 7);
     put(&store, "obj", &bytes).await;
     let (start, end) = (2 * CHUNK - 3, 4 * CHUNK + 3);
