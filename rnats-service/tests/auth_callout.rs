@@ -231,13 +231,7 @@ async fn a_callout_without_the_xkey_reports_the_sealed_requests_it_cannot_open()
         .await
         .unwrap();
     // The client waits for an answer that never comes; the report is what the test awaits.
-    let url = server.url();
-    let client = tokio::spawn(async move {
-        ConnectOptions::new()
-            .user_and_password("alice".into(), "secret".into())
-            .connect(url)
-            .await
-    });
+    let client = connect_in_background(&server, "alice", "secret");
     let error = tokio::time::timeout(WAIT, reported.recv())
         .await
         .unwrap()
@@ -363,14 +357,18 @@ async fn start_hung_callout(
     (callout, called, reported)
 }
 
-/// Connects in a task of its own: the client waits for an answer that may never come.
+/// Connects as `user` with `password` in a task of its own: the client waits for an answer
+/// that may never come.
 fn connect_in_background(
     server: &NatsServer,
+    user: &str,
+    password: &str,
 ) -> tokio::task::JoinHandle<Result<Client, rnats_core::ConnectError>> {
     let url = server.url();
+    let (user, password) = (user.to_owned(), password.to_owned());
     tokio::spawn(async move {
         ConnectOptions::new()
-            .user_and_password("alice".into(), "secret".into())
+            .user_and_password(user, password)
             .connect(url)
             .await
     })
@@ -381,7 +379,7 @@ async fn a_hung_handler_is_cut_off_when_its_request_expires() {
     let issuer = KeyPair::new_account();
     let server = server_with_timeout(&issuer, None, 2);
     let (callout, mut called, mut reported) = start_hung_callout(&server, issuer, 16).await;
-    let client = connect_in_background(&server);
+    let client = connect_in_background(&server, "alice", "secret");
     tokio::time::timeout(WAIT, called.recv())
         .await
         .unwrap()
@@ -400,12 +398,12 @@ async fn requests_beyond_the_concurrency_cap_are_dropped_and_reported() {
     let issuer = KeyPair::new_account();
     let server = server_with_timeout(&issuer, None, 2);
     let (callout, mut called, mut reported) = start_hung_callout(&server, issuer, 1).await;
-    let first = connect_in_background(&server);
+    let first = connect_in_background(&server, "alice", "secret");
     tokio::time::timeout(WAIT, called.recv())
         .await
         .unwrap()
         .unwrap();
-    let second = connect_in_background(&server);
+    let second = connect_in_background(&server, "alice", "secret");
     let error = tokio::time::timeout(WAIT, reported.recv())
         .await
         .unwrap()
@@ -440,13 +438,7 @@ async fn a_panicking_error_callback_does_not_stop_the_callout() {
         })
         .await
         .unwrap();
-    let url = server.url();
-    let boom = tokio::spawn(async move {
-        ConnectOptions::new()
-            .user_and_password("boom".into(), "boom".into())
-            .connect(url)
-            .await
-    });
+    let boom = connect_in_background(&server, "boom", "boom");
     let error = tokio::time::timeout(WAIT, reported.recv())
         .await
         .unwrap()
@@ -482,13 +474,7 @@ async fn an_aborting_handler_sends_no_answer() {
     let mut replies = monitor.subscribe("$SYS._INBOX.>").await.unwrap();
     monitor.flush().await.unwrap();
 
-    let url = server.url();
-    let guesser = tokio::spawn(async move {
-        ConnectOptions::new()
-            .user_and_password("alice".into(), "guess".into())
-            .connect(url)
-            .await
-    });
+    let guesser = connect_in_background(&server, "alice", "guess");
     tokio::time::timeout(WAIT, aborts.recv())
         .await
         .unwrap()
