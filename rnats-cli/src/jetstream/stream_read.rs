@@ -219,7 +219,8 @@ async fn view_ordered(
         .map_err(CliError::js(format!("cannot read stream {name}")))?;
     let mut shown = 0u64;
     let result = show_messages(&mut messages, name, wanted, shape, &mut shown).await;
-    // The ordered consumer is ephemeral; remove it now rather than leave it to time out.
+    // Dropping the stream deletes its ephemeral consumer in the background, which the
+    // process may exit before; the delete awaited here makes sure it goes.
     drop(messages);
     let _ = stream.delete_consumer(&consumer_name).await;
     result
