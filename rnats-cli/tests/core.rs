@@ -23,6 +23,8 @@ fn pub_and_sub_round_trip_with_templates_and_headers() {
         "2",
         "-H",
         "Source:test",
+        "-H",
+        "Nats-Msg-Id:order-{{Count}}",
         "-s",
         &url,
     ]);
@@ -35,6 +37,8 @@ fn pub_and_sub_round_trip_with_templates_and_headers() {
         assert_eq!(message["subject"], format!("orders.{n}"));
         assert_eq!(message["data"], format!("order {n}"));
         assert_eq!(message["headers"]["Source"][0], "test");
+        // Header values are templates too, as natscli's are.
+        assert_eq!(message["headers"]["Nats-Msg-Id"][0], format!("order-{n}"));
     }
 }
 
@@ -73,7 +77,8 @@ fn req_gets_what_reply_answers() {
         "Listening on",
     );
     let json = rnats.json(&["req", "svc.time", "ping", "--json", "-s", &url]);
-    assert_eq!(json["data"], "pong 1");
+    // natscli numbers a responder's requests from 0.
+    assert_eq!(json["data"], "pong 0");
     assert!(json["rtt_us"].is_u64());
     let out = reply.finish();
     assert_success(&out, &["reply"]);
@@ -86,15 +91,31 @@ fn reply_echoes_without_a_body_and_runs_a_command() {
     let url = server.url();
     let rnats = Rnats::new();
     let mut echo = rnats.spawn_ready(
-        &["reply", "echo", "--count", "1", "-s", &url],
+        &[
+            "reply",
+            "echo",
+            "--count",
+            "2",
+            "-H",
+            "By:n{{Count}}",
+            "-s",
+            &url,
+        ],
         "Listening on",
     );
     let out = rnats.run(&["req", "echo", "same back", "-H", "Trace:7", "-s", &url]);
     assert_success(&out, &["req"]);
-    // As natscli: the headers are logged on stderr, the body alone is on stdout.
+    // As natscli: the headers are logged on stderr, the body alone is on stdout. The echo
+    // carries the request's headers, the responder's own (templates expanded) and
+    // NATS-Reply-Counter, natscli's count of the requests answered, from 0.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("Trace: 7"), "{stderr}");
+    assert!(stderr.contains("By: n0"), "{stderr}");
+    assert!(stderr.contains("NATS-Reply-Counter: 0"), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "same back\n");
+    let json = rnats.json(&["req", "echo", "again", "--json", "-s", &url]);
+    assert_eq!(json["headers"]["NATS-Reply-Counter"][0], "1", "{json}");
+    assert_eq!(json["headers"]["By"][0], "n1", "{json}");
     assert_success(&echo.finish(), &["reply"]);
 
     let mut upper = rnats.spawn_ready(
@@ -566,7 +587,7 @@ fn sub_and_reply_take_count_0_as_no_limit() {
         "Listening on",
     );
     let out = rnats.ok(&["req", "svc", "x", "--count", "2", "--raw", "-s", &url]);
-    assert_eq!(out, "n1\nn2\n");
+    assert_eq!(out, "n0\nn1\n");
 
     rnats.ok(&[
         "stream",
@@ -611,7 +632,7 @@ fn reply_templates_take_the_request() {
         "Listening on",
     );
     let out = rnats.ok(&["req", "svc.body", "hi", "--raw", "-s", &url]);
-    assert_eq!(out, "got hi #1\n");
+    assert_eq!(out, "got hi #0\n");
     assert_success(&body.finish(), &["reply", "{{Request}}"]);
 
     // In --command, natscli's {{.Request}} form too; the body goes in as one shell word.

@@ -329,12 +329,13 @@ fn natscli_cheat_sheet_lines_run_unchanged() {
             "Content-type:text/plain",
             "--raw",
         ],
-        "echo 1",
+        // natscli's responder counts the requests it answered, from 0.
+        "echo 0",
     );
     sheet.check_answered(
         &["reply", "service.requests", "Message {{Count}} @ {{Time}}"],
         &["req", "service.requests", ""],
-        "Message 1 @ ",
+        "Message 0 @ ",
     );
     sheet.check_answered(
         &[

@@ -76,7 +76,8 @@ fn req_count_numbers_every_reply() {
             "{log}"
         );
     }
-    assert_eq!(stdout(&out), "pong 1\npong 2\npong 3\n");
+    // The requester numbers replies from 1, the responder its requests from 0 (natscli's).
+    assert_eq!(stdout(&out), "pong 0\npong 1\npong 2\n");
     assert_success(&reply.finish(), &["reply"]);
 }
 

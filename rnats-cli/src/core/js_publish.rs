@@ -27,18 +27,22 @@ pub(crate) struct AckOutput {
 pub(crate) async fn publish(
     js: &Context,
     mut messages: Messages,
-    headers: Option<&HeaderMap>,
     scheduling: &Scheduling,
     sleep: Option<Duration>,
     output: AckOutput,
 ) -> Result<(), CliError> {
     let mut first = true;
-    while let Some(Message { subject, payload }) = messages.next_message()? {
+    while let Some(Message {
+        subject,
+        payload,
+        headers,
+    }) = messages.next_message()?
+    {
         if let (Some(pause), false) = (sleep, first) {
             tokio::time::sleep(pause).await;
         }
         first = false;
-        let ack = publish_one(js, &subject, payload, headers, scheduling).await?;
+        let ack = publish_one(js, &subject, payload, headers.as_ref(), scheduling).await?;
         print_ack(&ack, output)?;
     }
     Ok(())
@@ -82,7 +86,6 @@ async fn publish_one(
 pub(crate) async fn publish_atomic(
     js: &Context,
     messages: Vec<Message>,
-    headers: Option<&HeaderMap>,
     output: AckOutput,
 ) -> Result<(), CliError> {
     let Some(first) = messages.first() else {
@@ -106,9 +109,10 @@ pub(crate) async fn publish_atomic(
             .atomic_batch()
             .map_err(CliError::js(action.clone()))?,
     );
-    let batch = messages
-        .into_iter()
-        .map(|Message { subject, payload }| (subject, publish_message(payload, headers)));
+    let batch = messages.into_iter().map(|message| {
+        let payload = publish_message(message.payload, message.headers.as_ref());
+        (message.subject, payload)
+    });
     let ack = js
         .publish_atomic_batch(batch)
         .await

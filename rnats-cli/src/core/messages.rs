@@ -6,7 +6,9 @@ use std::io::BufRead;
 use bytes::Bytes;
 use clap::ValueEnum;
 
-use super::template::{Template, Use};
+use rnats::HeaderMap;
+
+use super::template::{HeaderTemplates, Template, Use};
 use crate::error::CliError;
 
 /// `--send-on`: when what standard input gives is sent (natscli's flag).
@@ -26,12 +28,15 @@ pub(crate) struct Message {
     pub(crate) subject: String,
     /// Its body.
     pub(crate) payload: Bytes,
+    /// Its headers, templates rendered; `None` when no `--header` was given.
+    pub(crate) headers: Option<HeaderMap>,
 }
 
 /// The messages of one `pub` run, produced one at a time so standard input is read only as
 /// far as publishing got.
 pub(crate) struct Messages {
     subject: Template,
+    headers: HeaderTemplates,
     body: Body,
     /// Copies of each body (`--count`).
     count: u64,
@@ -55,16 +60,18 @@ enum Body {
 }
 
 impl Messages {
-    /// Messages to `subject` with `body` (standard input when absent or `-`); with
-    /// `templates`, placeholders in both are expanded (a text that does not parse is sent as
-    /// it is, with a warning, as natscli does).
+    /// Messages to `subject` with `body` (standard input when absent or `-`) and `headers`
+    /// (`KEY:VALUE` flags); with `templates`, placeholders in all three are expanded (a text
+    /// that does not parse is sent as it is, with a warning, as natscli does).
     pub(crate) fn new(
         subject: &str,
         body: Option<&str>,
+        headers: &[String],
         count: u64,
         send_on: SendOn,
         templates: bool,
     ) -> Result<Messages, CliError> {
+        let headers = HeaderTemplates::new(headers, templates)?;
         let template = |text: &str, what: &str| {
             if templates {
                 Template::lenient(text, what, Use::Message)
@@ -87,6 +94,7 @@ impl Messages {
         };
         Ok(Messages {
             subject: template(subject, "subject"),
+            headers,
             body,
             count: count.max(1),
             produced: 0,
@@ -99,6 +107,7 @@ impl Messages {
     fn lines(subject: &str, input: &'static [u8], count: u64) -> Messages {
         Messages {
             subject: Template::parse(subject, Use::Message).expect("template"),
+            headers: HeaderTemplates::new(&[], true).expect("no headers"),
             body: Body::Lines {
                 input: Box::new(input),
                 line: Bytes::new(),
@@ -131,6 +140,7 @@ impl Messages {
         Ok(Some(Message {
             subject: self.subject.render(self.produced),
             payload,
+            headers: self.headers.render(self.produced)?,
         }))
     }
 
@@ -201,16 +211,55 @@ mod tests {
     #[test]
     fn a_template_body_renders_per_message() {
         let messages =
-            Messages::new("s", Some("n{{Count}}"), 3, SendOn::Eof, true).expect("messages");
+            Messages::new("s", Some("n{{Count}}"), &[], 3, SendOn::Eof, true).expect("messages");
         let bodies: Vec<String> = all(messages).into_iter().map(|(_, b)| b).collect();
         assert_eq!(bodies, ["n1", "n2", "n3"]);
     }
 
     #[test]
     fn without_templates_subject_and_body_go_as_they_are() {
-        let messages = Messages::new("s.{{Count}}", Some("n{{Count}}"), 2, SendOn::Eof, false)
-            .expect("messages");
+        let flags = ["Nats-Msg-Id: m{{Count}}".to_owned()];
+        let mut messages = Messages::new(
+            "s.{{Count}}",
+            Some("n{{Count}}"),
+            &flags,
+            2,
+            SendOn::Eof,
+            false,
+        )
+        .expect("messages");
+        let first = messages.next_message().expect("message").expect("one");
+        let id = first.headers.as_ref().and_then(|h| h.get("Nats-Msg-Id"));
+        assert_eq!(id.map(|v| v.as_str()), Some("m{{Count}}"));
         let got = all(messages);
-        assert_eq!(got[1], ("s.{{Count}}".to_owned(), "n{{Count}}".to_owned()));
+        assert_eq!(got[0], ("s.{{Count}}".to_owned(), "n{{Count}}".to_owned()));
+    }
+
+    #[test]
+    fn header_values_render_per_message_as_natscli_renders_them() {
+        let flags = [
+            "Nats-Msg-Id:order-{{Count}}".to_owned(),
+            "Source: shell ".to_owned(),
+        ];
+        let mut messages =
+            Messages::new("s", Some("b"), &flags, 3, SendOn::Eof, true).expect("messages");
+        let mut ids = Vec::new();
+        while let Some(message) = messages.next_message().expect("message") {
+            let headers = message.headers.expect("headers");
+            assert_eq!(headers.get("Source").map(|v| v.as_str()), Some("shell"));
+            ids.push(headers.get("Nats-Msg-Id").map(|v| v.to_string()));
+        }
+        let want = ["order-1", "order-2", "order-3"].map(|id| Some(id.to_owned()));
+        assert_eq!(ids, want);
+        // No flag, no headers at all (not an empty map).
+        let mut plain = Messages::new("s", Some("b"), &[], 1, SendOn::Eof, true).expect("messages");
+        assert!(
+            plain
+                .next_message()
+                .expect("message")
+                .expect("one")
+                .headers
+                .is_none()
+        );
     }
 }

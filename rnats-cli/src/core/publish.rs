@@ -31,7 +31,7 @@ pub(crate) struct PubArgs {
     /// Publish this many messages.
     #[arg(long, short = 'c', default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     count: u64,
-    /// A header, KEY:VALUE; repeat for more.
+    /// A header, KEY:VALUE; the value may hold templates such as {{Count}}; repeat for more.
     #[arg(long = "header", short = 'H', value_name = "KEY:VALUE")]
     headers: Vec<String>,
     /// Reply subject to send with the message.
@@ -67,7 +67,6 @@ pub(crate) struct PubArgs {
 
 /// Runs `rnats pub`.
 pub(crate) async fn run(args: PubArgs, conn: &ConnArgs) -> Result<(), CliError> {
-    let headers = crate::parse::headers(&args.headers)?;
     let scheduling = args.schedule.scheduling()?;
     if args.atomic && !matches!(scheduling, Scheduling::None) {
         return Err(CliError::Usage(
@@ -88,6 +87,7 @@ pub(crate) async fn run(args: PubArgs, conn: &ConnArgs) -> Result<(), CliError> 
     let messages = Messages::new(
         &args.subject,
         body,
+        &args.headers,
         args.count,
         send_on,
         args.templates.on(),
@@ -100,26 +100,17 @@ pub(crate) async fn run(args: PubArgs, conn: &ConnArgs) -> Result<(), CliError> 
         let js = crate::conn::jetstream(conn).await?;
         if args.atomic {
             let messages = messages.collect()?;
-            return js_publish::publish_atomic(&js, messages, headers.as_ref(), output).await;
+            return js_publish::publish_atomic(&js, messages, output).await;
         }
-        return js_publish::publish(
-            &js,
-            messages,
-            headers.as_ref(),
-            &scheduling,
-            args.sleep,
-            output,
-        )
-        .await;
+        return js_publish::publish(&js, messages, &scheduling, args.sleep, output).await;
     }
-    publish_core(&args, messages, headers, conn).await
+    publish_core(&args, messages, conn).await
 }
 
 /// Publishes on Core NATS, without acks, then flushes.
 async fn publish_core(
     args: &PubArgs,
     mut messages: Messages,
-    headers: Option<rnats::HeaderMap>,
     conn: &ConnArgs,
 ) -> Result<(), CliError> {
     let (client, _) = conn.connect().await?;
@@ -138,7 +129,7 @@ async fn publish_core(
         if sent.is_multiple_of(PROGRESS_STEP) {
             bar.set_position(sent);
         }
-        let (subject, payload) = (message.subject, message.payload);
+        let (subject, payload, headers) = (message.subject, message.payload, message.headers);
         let size = payload.len();
         bytes += size;
         match &mut subjects {
@@ -146,13 +137,9 @@ async fn publish_core(
             Some((_, last)) => last.clone_from(&subject),
         }
         let shown = each.then(|| subject.clone());
-        match (&args.reply, &headers) {
+        match (&args.reply, headers) {
             (None, None) => client.publish(subject, payload).await?,
-            (None, Some(h)) => {
-                client
-                    .publish_with_headers(subject, h.clone(), payload)
-                    .await?
-            }
+            (None, Some(h)) => client.publish_with_headers(subject, h, payload).await?,
             (Some(r), None) => {
                 client
                     .publish_with_reply(subject, r.clone(), payload)
@@ -160,7 +147,7 @@ async fn publish_core(
             }
             (Some(r), Some(h)) => {
                 client
-                    .publish_with_reply_and_headers(subject, r.clone(), h.clone(), payload)
+                    .publish_with_reply_and_headers(subject, r.clone(), h, payload)
                     .await?
             }
         }

@@ -7,9 +7,10 @@ use std::process::{Command, Stdio};
 use bytes::Bytes;
 use clap::Args;
 use futures_util::StreamExt;
+use rnats::HeaderMap;
 
 use super::show::Shown;
-use super::template::{Template, Use};
+use super::template::{HeaderTemplates, Template, Use};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::out;
@@ -24,8 +25,9 @@ use crate::out;
 pub(crate) struct ReplyArgs {
     /// Subject to answer on; wildcards allowed.
     subject: String,
-    /// Reply body (templates as in `pub`, and {{Request}}, the request's body); without it
-    /// the request is echoed back.
+    /// Reply body (templates as in `pub`, and {{Request}}, the request's body; {{Count}}
+    /// counts requests from 0, as natscli's does); without it the request is echoed back,
+    /// headers too, with NATS-Reply-Counter added.
     body: Option<String>,
     /// Run this command per request, the request body on its standard input; its standard
     /// output is the reply. It is split into words as a shell would (quotes kept together)
@@ -52,7 +54,8 @@ pub(crate) struct ReplyArgs {
     /// Exit after this many requests (0: no limit).
     #[arg(long, short = 'c')]
     count: Option<u64>,
-    /// A header to send with each reply, KEY:VALUE; repeat for more.
+    /// A header to send with each reply, KEY:VALUE (the value may hold templates, such as
+    /// {{Count}}); repeat for more.
     #[arg(long = "header", short = 'H', value_name = "KEY:VALUE")]
     headers: Vec<String>,
     /// Print each request as a JSON object.
@@ -62,7 +65,7 @@ pub(crate) struct ReplyArgs {
 
 /// Runs `rnats reply`.
 pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError> {
-    let extra_headers = crate::parse::headers(&args.headers)?;
+    let extra_headers = HeaderTemplates::new(&args.headers, true)?;
     let body = args
         .body
         .as_deref()
@@ -78,9 +81,11 @@ pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError
         "Listening on {:?} in queue group {:?}",
         args.subject, args.queue
     );
+    // Requests answered so far, which is also the next one's number: natscli counts a
+    // reply's {{Count}}, its header templates and its NATS-Reply-Counter from 0.
     let mut answered = 0u64;
     while let Some(request) = requests.next().await {
-        answered += 1;
+        let n = answered;
         let shown = Shown {
             subject: request.subject.as_str(),
             reply: request.reply.as_ref().map(|r| r.as_str()),
@@ -90,28 +95,28 @@ pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError
         if args.json {
             out::json(&shown.json())?;
         } else {
-            out::print(&shown.human(&format!("[#{answered}] Received on {:?}", shown.subject)))?;
+            out::print(&shown.human(&format!("[#{n}] Received on {:?}", shown.subject)))?;
         }
         let Some(reply_to) = request.reply.clone() else {
-            eprintln!("[#{answered}] no reply subject, not answered");
+            eprintln!("[#{n}] no reply subject, not answered");
             continue;
         };
         if let Some(max) = args.sleep.filter(|max| !max.is_zero()) {
             tokio::time::sleep(max.mul_f64(fastrand::f64())).await;
         }
-        let (payload, echo_headers) = match (&body, &command) {
-            (Some(template), _) => (
-                Bytes::from(template.render_reply(answered, &request.payload)),
-                None,
-            ),
+        let mut headers = extra_headers.render(n)?;
+        let payload = match (&body, &command) {
+            (Some(template), _) => Bytes::from(template.render_reply(n, &request.payload)),
             (None, Some(words)) => {
-                let argv = command_argv(words, &request, answered);
-                let output = run_command(argv, request.subject.as_str(), &request.payload);
-                (output.await?, None)
+                let argv = command_argv(words, &request, n);
+                run_command(argv, request.subject.as_str(), &request.payload).await?
             }
-            (None, None) => (request.payload.clone(), request.headers.clone()),
+            (None, None) => {
+                headers = Some(echoed_headers(headers, request.headers.as_ref(), n));
+                request.payload.clone()
+            }
         };
-        match extra_headers.clone().or(echo_headers) {
+        match headers {
             Some(headers) => {
                 client
                     .publish_with_headers(reply_to, headers, payload)
@@ -120,11 +125,25 @@ pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError
             None => client.publish(reply_to, payload).await?,
         }
         client.flush().await?;
+        answered += 1;
         if limit == Some(answered) {
             return Ok(());
         }
     }
     Err(CliError::SubscriptionEnded)
+}
+
+/// An echo's headers, as natscli sends them: the `--header` ones, then the request's own,
+/// then `NATS-Reply-Counter` with the request's number.
+fn echoed_headers(extra: Option<HeaderMap>, request: Option<&HeaderMap>, n: u64) -> HeaderMap {
+    let mut headers = extra.unwrap_or_default();
+    for (name, values) in request.into_iter().flatten() {
+        for value in values {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    headers.append("NATS-Reply-Counter", n.to_string());
+    headers
 }
 
 /// `--command` split into words as a POSIX shell splits them (quotes and backslashes kept

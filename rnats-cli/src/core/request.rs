@@ -26,7 +26,7 @@ pub(crate) struct ReqArgs {
     subject: String,
     /// Request body; read from standard input when absent or `-`. Templates as in `pub`.
     body: Option<String>,
-    /// A header, KEY:VALUE; repeat for more.
+    /// A header, KEY:VALUE; the value may hold templates such as {{Count}}; repeat for more.
     #[arg(long = "header", short = 'H', value_name = "KEY:VALUE")]
     headers: Vec<String>,
     /// Send this many requests, one after the other.
@@ -60,7 +60,6 @@ pub(crate) struct ReqArgs {
 
 /// Runs `rnats req`.
 pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> {
-    let headers = crate::parse::headers(&args.headers)?;
     let body = if args.force_stdin {
         None
     } else {
@@ -69,6 +68,7 @@ pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> 
     let mut requests = Messages::new(
         &args.subject,
         body,
+        &args.headers,
         args.count,
         args.send_on,
         args.templates.on(),
@@ -77,7 +77,12 @@ pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> 
     let timeout = settings.timeout;
     // Replies are numbered across the whole run: `--count 3` shows #1, #2 and #3.
     let mut received = 0u64;
-    while let Some(Message { subject, payload }) = requests.next_message()? {
+    while let Some(Message {
+        subject,
+        payload,
+        headers,
+    }) = requests.next_message()?
+    {
         let started = Instant::now();
         // Every request gathers its replies on an inbox of its own, as natscli's does, not
         // on the connection's shared one: a reply that comes back on another subject (a
@@ -85,7 +90,7 @@ pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> 
         // subject) still reaches it.
         let replies = Replies {
             subject,
-            headers: headers.as_ref(),
+            headers,
             payload,
             timeout,
             started,
@@ -114,7 +119,7 @@ enum Answered {
 async fn collect_replies(
     client: &rnats::Client,
     args: &ReqArgs,
-    request: Replies<'_>,
+    request: Replies,
     received: &mut u64,
 ) -> Result<Answered, CliError> {
     let Replies {
@@ -137,7 +142,7 @@ async fn collect_replies(
         request = request.sentinel_empty();
     }
     if let Some(h) = headers {
-        request = request.headers(h.clone());
+        request = request.headers(h);
     }
     let mut replies = request.await.map_err(CliError::Request)?;
     let mut got = 0u64;
@@ -163,9 +168,9 @@ async fn collect_replies(
 }
 
 /// One request of `collect_replies`: what it sends and when it started.
-struct Replies<'a> {
+struct Replies {
     subject: String,
-    headers: Option<&'a rnats::HeaderMap>,
+    headers: Option<rnats::HeaderMap>,
     payload: bytes::Bytes,
     timeout: std::time::Duration,
     started: Instant,

@@ -1,5 +1,6 @@
-//! natscli's body and subject templates: `{{Count}}` (or `{{.Count}}`, `{{Cnt}}`) is the
-//! 1-based message number, `{{TimeStamp}}` the time in RFC 3339, `{{Unix}}` and
+//! natscli's body, subject and header-value templates: `{{Count}}` (or `{{.Count}}`,
+//! `{{Cnt}}`) is the message number (from 1; in `reply`, from 0, as natscli counts a
+//! responder's requests), `{{TimeStamp}}` the time in RFC 3339, `{{Unix}}` and
 //! `{{UnixNano}}` the Unix time, `{{Time}}` the time of day, `{{ID}}` a unique id,
 //! `{{Random MIN MAX}}` between MIN and MAX random letters and, in `reply`'s body and
 //! command, `{{Request}}` the request's body.
@@ -8,6 +9,7 @@
 //! with a warning on stderr; [`Template::lenient`] does the same.
 
 use clap::{ArgAction, Args};
+use rnats::HeaderMap;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -142,6 +144,11 @@ impl Template {
         Ok(Template { parts })
     }
 
+    /// Whether the text has no placeholder: it renders the same for every message.
+    pub(crate) fn is_literal(&self) -> bool {
+        self.parts.iter().all(|part| matches!(part, Part::Text(_)))
+    }
+
     /// The text for message number `count` (from 1).
     pub(crate) fn render(&self, count: u64) -> String {
         self.render_reply(count, &[])
@@ -170,6 +177,66 @@ impl Template {
             }
         }
         out
+    }
+}
+
+/// `--header KEY:VALUE` flags whose values are templates, as natscli's are in `pub`, `req`
+/// and `reply` (the keys are taken as written): `-H Nats-Msg-Id:{{Count}}` gives each
+/// message of a `--count` run an id of its own.
+#[derive(Debug, Clone)]
+pub(crate) struct HeaderTemplates {
+    entries: Vec<(String, Template)>,
+    /// The headers once and for all when no value holds a placeholder.
+    fixed: Option<HeaderMap>,
+}
+
+impl HeaderTemplates {
+    /// The `flags` (`KEY:VALUE`, checked as [`crate::parse::headers`] checks them); with
+    /// `templates`, their values are expanded per message, a value that does not parse being
+    /// sent as it is with a warning.
+    pub(crate) fn new(flags: &[String], templates: bool) -> Result<HeaderTemplates, CliError> {
+        let fixed = crate::parse::headers(flags)?;
+        let entries: Vec<(String, Template)> = flags
+            .iter()
+            .filter_map(|flag| flag.split_once(':'))
+            .map(|(name, value)| {
+                let value = value.trim();
+                let template = if templates {
+                    Template::lenient(value, &format!("{} header", name.trim()), Use::Message)
+                } else {
+                    Template::literal(value)
+                };
+                (name.trim().to_owned(), template)
+            })
+            .collect();
+        let literal = entries.iter().all(|(_, t)| t.is_literal());
+        Ok(HeaderTemplates {
+            fixed: if literal { fixed } else { None },
+            entries,
+        })
+    }
+
+    /// The headers of message number `count`, or `None` when no flag was given. A value
+    /// that expands to what a header cannot hold is an error.
+    pub(crate) fn render(&self, count: u64) -> Result<Option<HeaderMap>, CliError> {
+        if self.entries.is_empty() {
+            return Ok(None);
+        }
+        if let Some(fixed) = &self.fixed {
+            return Ok(Some(fixed.clone()));
+        }
+        let mut map = HeaderMap::new();
+        for (name, template) in &self.entries {
+            let value = template.render(count);
+            map.try_append(name.as_str(), value.as_str()).map_err(|e| {
+                CliError::InvalidArgument {
+                    what: "header",
+                    given: format!("{name}:{value}"),
+                    reason: e.to_string(),
+                }
+            })?;
+        }
+        Ok(Some(map))
     }
 }
 
