@@ -79,6 +79,7 @@ pub struct AuthCalloutBuilder {
     issuer: KeyPair,
     xkey: Option<XKey>,
     issuer_account: Option<String>,
+    account_signers: Vec<(String, KeyPair)>,
     queue_group: String,
     on_error: Option<ErrorCallback>,
     clock_skew: Duration,
@@ -114,6 +115,7 @@ impl AuthCallout {
             issuer,
             xkey: None,
             issuer_account: None,
+            account_signers: Vec::new(),
             queue_group: DEFAULT_QUEUE_GROUP.to_owned(),
             on_error: None,
             clock_skew: DEFAULT_CLOCK_SKEW,
@@ -160,6 +162,23 @@ impl AuthCalloutBuilder {
     /// (operator mode).
     pub fn issuer_account(mut self, account: impl Into<String>) -> AuthCalloutBuilder {
         self.issuer_account = Some(account.into());
+        self
+    }
+
+    /// Lets the callout place users in `account` (operator mode): the handler names it by its
+    /// public key with [`UserClaims::account`](super::UserClaims::account), and the user JWT
+    /// is signed by `signer`, the account's key pair or one of its signing keys (then named
+    /// in the JWT's `issuer_account`), while the response stays signed by the issuer. The
+    /// callout's account JWT must list `account` in `authorization.allowed_accounts`. Without
+    /// a signer for the account a handler names, the client is refused and
+    /// [`CalloutError::NoAccountSigner`] reported. Checked by [`start`](Self::start)
+    /// ([`KeyError`]).
+    pub fn account_signer(
+        mut self,
+        account: impl Into<String>,
+        signer: KeyPair,
+    ) -> AuthCalloutBuilder {
+        self.account_signers.push((account.into(), signer));
         self
     }
 
@@ -252,6 +271,9 @@ impl AuthCalloutBuilder {
         if let Some(account) = &self.issuer_account {
             responder = responder.with_issuer_account(account.clone())?;
         }
+        for (account, signer) in &self.account_signers {
+            responder = responder.with_account_signer(account.clone(), signer.clone())?;
+        }
         Ok(responder)
     }
 }
@@ -262,6 +284,14 @@ impl fmt::Debug for AuthCalloutBuilder {
             .field("issuer", &self.issuer.public_key())
             .field("xkey", &self.xkey.as_ref().map(XKey::public_key))
             .field("issuer_account", &self.issuer_account)
+            .field(
+                "account_signers",
+                &self
+                    .account_signers
+                    .iter()
+                    .map(|(account, signer)| (account, signer.public_key()))
+                    .collect::<Vec<_>>(),
+            )
             .field("queue_group", &self.queue_group)
             .field("clock_skew", &self.clock_skew)
             .field("default_account", &self.default_account)
@@ -411,9 +441,22 @@ where
             return Ok(());
         }
     };
-    let payload = context
+    let payload = match context
         .responder
-        .answer(request, verdict, SystemTime::now())?;
+        .answer(request, verdict, SystemTime::now())
+    {
+        // The server would refuse a user JWT signed by any other key: refuse the client now
+        // rather than leave it waiting for its auth timeout.
+        Err(error @ CalloutError::NoAccountSigner(_)) => {
+            let refusal =
+                context
+                    .responder
+                    .answer(request, Err(error.to_string()), SystemTime::now())?;
+            context.report(error);
+            refusal
+        }
+        answer => answer?,
+    };
     context
         .client
         .publish(reply, payload)

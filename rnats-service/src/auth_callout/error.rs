@@ -1,5 +1,6 @@
 //! What can go wrong: with a token ([`JwtError`]), with the keys a callout is given
-//! ([`KeyError`]), with one request ([`CalloutError`]), and when starting ([`StartError`]).
+//! ([`KeyError`]), with one request ([`CalloutError`]), when starting ([`StartError`]), and
+//! with a connect-time window's bound ([`TimeOfDayError`]).
 
 use nkeys::KeyPairType;
 
@@ -76,11 +77,27 @@ pub enum KeyError {
     /// The xkey was built from a public key: it cannot open requests.
     #[error("the callout xkey has no seed, so it cannot open requests")]
     XkeyWithoutSeed,
+    /// An account signer was given for something that is not an account public key.
+    #[error("account signer given for {0:?}, which is not an account public key")]
+    SignerAccount(String),
+    /// An account signer is not an account key pair (the account's own, or one of its signing
+    /// keys: seed `SA...`).
+    #[error("the signer for account {account:?} must be an account key, not a {kind:?} key")]
+    SignerNotAccount {
+        /// The account it was given for.
+        account: String,
+        /// The kind of key it is.
+        kind: KeyPairType,
+    },
+    /// An account signer was built from a public key: it cannot sign.
+    #[error("the signer for account {0:?} has no seed, so it cannot sign")]
+    SignerWithoutSeed(String),
 }
 
-/// Why one authorization request went unanswered. Nothing is sent back for these: the
-/// server refuses the connecting client once its auth timeout passes, and the client sees an
-/// authorization violation.
+/// Why one authorization request went unanswered. Nothing is sent back for these, but for
+/// [`NoAccountSigner`](Self::NoAccountSigner), which [`AuthCallout`](super::AuthCallout)
+/// answers with a refusal: the server refuses the connecting client once its auth timeout
+/// passes, and the client sees an authorization violation.
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum CalloutError {
@@ -136,6 +153,15 @@ pub enum CalloutError {
     /// "never expires".
     #[error("user expiry {0:?} is not after the Unix epoch")]
     ExpiryBeforeEpoch(std::time::SystemTime),
+    /// The handler placed the user in an account by its public key (operator mode), and the
+    /// callout holds no key of that account: the server would refuse a user JWT signed by
+    /// any other. Give one with
+    /// [`AuthCalloutBuilder::account_signer`](super::AuthCalloutBuilder::account_signer).
+    /// [`AuthCallout`](super::AuthCallout) refuses the client at once, with this error's
+    /// text as the reason, and reports it; a [`Responder`](super::Responder) leaves the
+    /// refusal to its caller.
+    #[error("no signing key for account {0:?}, so no user can be placed in it")]
+    NoAccountSigner(String),
     /// The user JWT or the response could not be signed.
     #[error("signing the authorization response: {0}")]
     Sign(#[source] JwtError),
@@ -175,4 +201,16 @@ pub enum StartError {
     /// The subscription could not be confirmed with the server (the connection closed).
     #[error("flushing the callout subscription: {0}")]
     Flush(#[source] rnats_core::FlushError),
+}
+
+/// A connect-time window's bound that is not a time of day.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimeOfDayError {
+    /// Not `HH:MM:SS` (one or two digits of hour, two of minute and second).
+    #[error("time of day {0:?} is not HH:MM:SS")]
+    Format(String),
+    /// An hour past 23, or a minute or second past 59.
+    #[error("time of day {0:?} is out of range (00:00:00 to 23:59:59)")]
+    OutOfRange(String),
 }

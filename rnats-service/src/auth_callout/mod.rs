@@ -59,6 +59,7 @@ pub mod jwt;
 mod request;
 mod responder;
 mod response;
+mod times;
 mod user;
 mod verdict;
 
@@ -67,10 +68,11 @@ mod verdict;
 pub use nkeys;
 
 pub use callout::{AuthCallout, AuthCalloutBuilder, DEFAULT_MAX_CONCURRENT_REQUESTS};
-pub use error::{CalloutError, JwtError, KeyError, StartError};
+pub use error::{CalloutError, JwtError, KeyError, StartError, TimeOfDayError};
 pub use request::{AuthorizationRequest, ClientInfo, ClientTls, ConnectOpts, ServerId};
 pub use responder::{DEFAULT_CLOCK_SKEW, OpenedRequest, Responder};
 pub use response::AuthorizationResponse;
+pub use times::{TimeOfDay, TimeRange};
 pub use user::{Expiry, MAX_LIFETIME, NO_LIMIT, Permission, ResponsePermission, User, UserClaims};
 pub use verdict::Verdict;
 

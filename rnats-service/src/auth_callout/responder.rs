@@ -4,6 +4,7 @@
 //! them over a subscription; a program with its own loop (a Service API endpoint, say) can
 //! drive them itself.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
@@ -13,7 +14,7 @@ use nkeys::{KeyPair, KeyPairType};
 use super::error::{CalloutError, KeyError};
 use super::jwt::Claims;
 use super::{
-    AuthorizationRequest, AuthorizationResponse, GLOBAL_ACCOUNT, REQUEST_AUDIENCE, UserClaims,
+    AuthorizationRequest, AuthorizationResponse, GLOBAL_ACCOUNT, REQUEST_AUDIENCE, User, UserClaims,
 };
 
 /// The reason sent when a handler refuses a client without giving one: the server takes an
@@ -26,13 +27,17 @@ const DEFAULT_DENIAL: &str = "not authorized";
 /// answer is bound to the connection's one-time `user_nkey`.
 pub const DEFAULT_CLOCK_SKEW: Duration = Duration::from_secs(10);
 
-/// The keys a callout answers with: the account key that signs user JWTs and responses, and
-/// the xkey that opens sealed requests; and two settings: the clock skew allowed for a
-/// request's expiry, and the account a user is placed in when the handler names none.
+/// The keys a callout answers with: the account key that signs user JWTs and responses, the
+/// keys of other accounts it places users in (operator mode), and the xkey that opens sealed
+/// requests; and two settings: the clock skew allowed for a request's expiry, and the account
+/// a user is placed in when the handler names none.
 #[derive(Debug, Clone)]
 pub struct Responder {
     issuer: KeyPair,
     issuer_account: Option<String>,
+    /// Account public key to the key that signs its users: the account's own, or one of its
+    /// signing keys.
+    account_signers: BTreeMap<String, KeyPair>,
     xkey: Option<XKey>,
     clock_skew: Duration,
     default_account: String,
@@ -61,6 +66,7 @@ impl Responder {
         Ok(Responder {
             issuer,
             issuer_account: None,
+            account_signers: BTreeMap::new(),
             xkey: None,
             clock_skew: DEFAULT_CLOCK_SKEW,
             default_account: GLOBAL_ACCOUNT.to_owned(),
@@ -84,12 +90,39 @@ impl Responder {
         account: impl Into<String>,
     ) -> Result<Responder, KeyError> {
         let account = account.into();
-        let is_account = KeyPair::from_public_key(&account)
-            .is_ok_and(|key| key.key_pair_type() == KeyPairType::Account);
-        if !is_account {
+        if !is_public_key(&account, KeyPairType::Account) {
             return Err(KeyError::IssuerAccount(account));
         }
         self.issuer_account = Some(account);
+        Ok(self)
+    }
+
+    /// Signs the users placed in `account` (an account public key) with `signer`: the
+    /// account's own key pair, or one of its signing keys, with its seed. In operator mode the
+    /// server places a user in the account that issued its JWT, so this is how a callout lets
+    /// users into accounts other than its own; the callout's account must list `account` in
+    /// its `authorization.allowed_accounts`. A signing key is written as the user JWT's
+    /// issuer, with `issuer_account` naming the account; the response is still signed by the
+    /// callout's issuer. A second signer for the same account replaces the first.
+    pub fn with_account_signer(
+        mut self,
+        account: impl Into<String>,
+        signer: KeyPair,
+    ) -> Result<Responder, KeyError> {
+        let account = account.into();
+        if !is_public_key(&account, KeyPairType::Account) {
+            return Err(KeyError::SignerAccount(account));
+        }
+        if signer.key_pair_type() != KeyPairType::Account {
+            return Err(KeyError::SignerNotAccount {
+                account,
+                kind: signer.key_pair_type(),
+            });
+        }
+        if signer.seed().is_err() {
+            return Err(KeyError::SignerWithoutSeed(account));
+        }
+        self.account_signers.insert(account, signer);
         Ok(self)
     }
 
@@ -179,9 +212,7 @@ impl Responder {
         if claims.is_expired(server_now) {
             return Err(CalloutError::Expired);
         }
-        let is_user = KeyPair::from_public_key(&request.user_nkey)
-            .is_ok_and(|key| key.key_pair_type() == KeyPairType::User);
-        if !is_user {
+        if !is_public_key(&request.user_nkey, KeyPairType::User) {
             return Err(CalloutError::UserNkey(request.user_nkey.clone()));
         }
         Ok(OpenedRequest {
@@ -191,10 +222,13 @@ impl Responder {
     }
 
     /// The reply to `request`: with `Ok(user)`, a user JWT for the request's `user_nkey`
-    /// signed by the issuer (in the [default account](Self::with_default_account) when `user`
-    /// names none), inside a signed response for the server; with `Err(reason)`, a signed
-    /// refusal. Sealed for the server when the request was; a sealed request is not answered
-    /// in clear by a responder without an xkey ([`CalloutError::Encrypted`]).
+    /// (in the [default account](Self::with_default_account) when `user` names none), inside
+    /// a response for the server signed by the issuer; with `Err(reason)`, a signed refusal.
+    /// The user JWT is signed by the issuer, unless `user` names another account by its
+    /// public key: then by that account's [signer](Self::with_account_signer), and without
+    /// one it is [`CalloutError::NoAccountSigner`] (answer `Err(error.to_string())` to refuse
+    /// the client at once). Sealed for the server when the request was; a sealed request is
+    /// not answered in clear by a responder without an xkey ([`CalloutError::Encrypted`]).
     pub fn answer(
         &self,
         request: &OpenedRequest,
@@ -205,10 +239,8 @@ impl Responder {
         let mut response = match verdict {
             Ok(user) => {
                 let mut claims = user.into_claims(user_nkey, now, &self.default_account)?;
-                if claims.nats.issuer_account.is_none() {
-                    claims.nats.issuer_account.clone_from(&self.issuer_account);
-                }
-                let jwt = claims.encode(&self.issuer).map_err(CalloutError::Sign)?;
+                let signer = self.user_signer(&mut claims)?;
+                let jwt = claims.encode(signer).map_err(CalloutError::Sign)?;
                 AuthorizationResponse::allow(jwt)
             }
             Err(reason) if reason.is_empty() => AuthorizationResponse::deny(DEFAULT_DENIAL),
@@ -228,6 +260,38 @@ impl Responder {
             (None, _) => Ok(Bytes::from(token)),
         }
     }
+
+    /// The key that signs `claims`, by the account they place the user in (their `aud`),
+    /// with `issuer_account` set to match. The issuer signs users of its own account and of
+    /// accounts named by name (a server configured with accounts places them by `aud`); an
+    /// account named by its public key needs a key of that account, as the server checks in
+    /// operator mode.
+    fn user_signer(&self, claims: &mut Claims<User>) -> Result<&KeyPair, CalloutError> {
+        let issuers_own = |claims: &mut Claims<User>| {
+            if claims.nats.issuer_account.is_none() {
+                claims.nats.issuer_account.clone_from(&self.issuer_account);
+            }
+            Ok(&self.issuer)
+        };
+        let Some(account) = claims
+            .audience
+            .clone()
+            .filter(|account| is_public_key(account, KeyPairType::Account))
+        else {
+            return issuers_own(claims);
+        };
+        let home = self.issuer_account.clone().unwrap_or_else(|| self.issuer());
+        if account == home {
+            return issuers_own(claims);
+        }
+        let signer = self
+            .account_signers
+            .get(&account)
+            .ok_or_else(|| CalloutError::NoAccountSigner(account.clone()))?;
+        // The server takes `issuer_account` as the account a signing key signs for.
+        claims.nats.issuer_account = (signer.public_key() != account).then_some(account);
+        Ok(signer)
+    }
 }
 
 impl OpenedRequest {
@@ -245,6 +309,11 @@ impl OpenedRequest {
     pub fn is_sealed(&self) -> bool {
         self.server_xkey.is_some()
     }
+}
+
+/// Whether `key` is a public nkey of this kind.
+fn is_public_key(key: &str, kind: KeyPairType) -> bool {
+    KeyPair::from_public_key(key).is_ok_and(|key| key.key_pair_type() == kind)
 }
 
 #[cfg(test)]
@@ -648,5 +717,138 @@ mod tests {
         assert_eq!(response.issuer_account.as_deref(), Some(account.as_str()));
         let user = Claims::<User>::decode(&response.jwt.unwrap()).unwrap();
         assert_eq!(user.nats.issuer_account, Some(account));
+    }
+
+    /// The user JWT `responder` answers `opened` with for `user`, and the response's issuer.
+    fn user_jwt(
+        responder: &Responder,
+        server: &FakeServer,
+        user: UserClaims,
+    ) -> Result<Claims<User>, CalloutError> {
+        let opened = responder
+            .open(
+                &server.request(server.claims(now(), false), None),
+                None,
+                now(),
+            )
+            .unwrap();
+        let reply = responder.answer(&opened, Ok(user), now())?;
+        // The response is the callout's, whoever signed the user.
+        let response = server.read(&reply, None, &responder.issuer());
+        Ok(Claims::<User>::decode(&response.jwt.unwrap()).unwrap())
+    }
+
+    #[test]
+    fn a_user_placed_in_an_account_by_key_is_signed_by_that_account() {
+        let server = FakeServer::new();
+        let callout = KeyPair::new_account();
+        let (target, target_signing) = (KeyPair::new_account(), KeyPair::new_account());
+        let other = KeyPair::new_account();
+        let responder = Responder::new(callout.clone())
+            .unwrap()
+            .with_account_signer(target.public_key(), target.clone())
+            .unwrap()
+            .with_account_signer(other.public_key(), target_signing.clone())
+            .unwrap();
+
+        // The account's own key: the user JWT's issuer, no issuer_account.
+        let user = user_jwt(
+            &responder,
+            &server,
+            UserClaims::new().account(target.public_key()),
+        )
+        .unwrap();
+        assert_eq!(user.issuer, target.public_key());
+        assert_eq!(user.nats.issuer_account, None);
+        assert_eq!(user.audience, Some(target.public_key()));
+
+        // A signing key: the issuer, with issuer_account naming the account.
+        let user = user_jwt(
+            &responder,
+            &server,
+            UserClaims::new().account(other.public_key()),
+        )
+        .unwrap();
+        assert_eq!(user.issuer, target_signing.public_key());
+        assert_eq!(user.nats.issuer_account, Some(other.public_key()));
+
+        // The callout's own account, by key or by name: the issuer signs.
+        for account in [callout.public_key(), "APP".to_owned()] {
+            let user = user_jwt(&responder, &server, UserClaims::new().account(account)).unwrap();
+            assert_eq!(user.issuer, callout.public_key());
+            assert_eq!(user.nats.issuer_account, None);
+        }
+
+        // An account it holds no key for: refused, not signed with a key the server rejects.
+        let stranger = KeyPair::new_account().public_key();
+        let error = user_jwt(
+            &responder,
+            &server,
+            UserClaims::new().account(stranger.clone()),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&error, CalloutError::NoAccountSigner(a) if *a == stranger),
+            "{error}"
+        );
+        // So is a default account named by a key without a signer.
+        let error = user_jwt(
+            &responder.clone().with_default_account(stranger.clone()),
+            &server,
+            UserClaims::new(),
+        )
+        .unwrap_err();
+        assert!(matches!(error, CalloutError::NoAccountSigner(_)), "{error}");
+    }
+
+    #[test]
+    fn a_callout_signing_key_places_users_in_its_own_account_by_key() {
+        let server = FakeServer::new();
+        let (home, home_signing) = (KeyPair::new_account(), KeyPair::new_account());
+        let responder = Responder::new(home_signing.clone())
+            .unwrap()
+            .with_issuer_account(home.public_key())
+            .unwrap();
+        let user = user_jwt(
+            &responder,
+            &server,
+            UserClaims::new().account(home.public_key()),
+        )
+        .unwrap();
+        assert_eq!(user.issuer, home_signing.public_key());
+        assert_eq!(user.nats.issuer_account, Some(home.public_key()));
+    }
+
+    #[test]
+    fn account_signers_that_cannot_sign_are_refused() {
+        let responder = Responder::new(KeyPair::new_account()).unwrap();
+        let account = KeyPair::new_account();
+        let user_key = KeyPair::new_user().public_key();
+        for name in ["APP", user_key.as_str()] {
+            assert_eq!(
+                responder
+                    .clone()
+                    .with_account_signer(name, account.clone())
+                    .unwrap_err(),
+                KeyError::SignerAccount(name.into())
+            );
+        }
+        assert_eq!(
+            responder
+                .clone()
+                .with_account_signer(account.public_key(), KeyPair::new_user())
+                .unwrap_err(),
+            KeyError::SignerNotAccount {
+                account: account.public_key(),
+                kind: KeyPairType::User
+            }
+        );
+        let public = KeyPair::from_public_key(&account.public_key()).unwrap();
+        assert_eq!(
+            responder
+                .with_account_signer(account.public_key(), public)
+                .unwrap_err(),
+            KeyError::SignerWithoutSeed(account.public_key())
+        );
     }
 }

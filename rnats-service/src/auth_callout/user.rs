@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::CalloutError;
 use super::jwt::{ClaimType, Claims, unix_seconds};
+use super::times::{TimeOfDay, TimeRange};
 
 /// A limit that is not set: the user JWT's `-1`.
 pub const NO_LIMIT: i64 = -1;
@@ -39,12 +40,17 @@ pub const MAX_LIFETIME: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 pub struct UserClaims {
     /// The user's name (the JWT's `name`); the server shows it as the connection's user.
     pub name: Option<String>,
-    /// The account the client is bound to (the JWT's `aud`). A server configured with
-    /// accounts in its file (not in operator mode) places the user in the account of this
-    /// name, and refuses the client when there is none. Left unset (or empty), the callout
-    /// writes its default account: the global account `$G` unless
+    /// The account the client is bound to. A server configured with accounts in its file
+    /// places the user in the account of this name (the JWT's `aud`), and refuses the client
+    /// when there is none. In operator mode the server places the user in the account that
+    /// issued the user JWT, so name the account by its public key (`A...`): the callout signs
+    /// with the key it holds for that account, the issuer's own or one given with
+    /// [`AuthCalloutBuilder::account_signer`](super::AuthCalloutBuilder::account_signer), and
+    /// refuses the client ([`CalloutError::NoAccountSigner`]) when it holds none. Left unset
+    /// (or empty), the callout writes its default account: the global account `$G` unless
     /// [`AuthCalloutBuilder::default_account`](super::AuthCalloutBuilder::default_account)
-    /// names another. In operator mode the issuer decides and this is ignored.
+    /// names another; in operator mode, a name is ignored and the user joins the issuer's
+    /// account.
     pub account: Option<String>,
     /// When the user's connection ends: the server closes it then. Capped at
     /// [`MAX_LIFETIME`] after signing, past which the server's arithmetic overflows.
@@ -75,7 +81,8 @@ impl UserClaims {
         self
     }
 
-    /// Binds the user to the account of this name (see [`account`](Self::account)).
+    /// Binds the user to the account of this name, or in operator mode of this public key
+    /// (see [`account`](Self::account)).
     pub fn account(mut self, account: impl Into<String>) -> UserClaims {
         self.account = Some(account.into());
         self
@@ -159,6 +166,33 @@ impl UserClaims {
         self
     }
 
+    /// Lets the user connect only between `start` and `end` each day (the JWT's `times`),
+    /// in the [`times_location`](Self::times_location) time zone; an `end` before the `start`
+    /// spans midnight. With several windows, any of them will do. The server refuses the
+    /// client outside them, and closes the connection when its window ends.
+    ///
+    /// ```
+    /// use rnats_service::auth_callout::{TimeOfDay, UserClaims};
+    ///
+    /// let office_hours = UserClaims::new()
+    ///     .allow_connect_between("08:00:00".parse()?, "18:00:00".parse()?)
+    ///     .times_location("Europe/Berlin");
+    /// # let _ = office_hours;
+    /// # Ok::<(), rnats_service::auth_callout::TimeOfDayError>(())
+    /// ```
+    pub fn allow_connect_between(mut self, start: TimeOfDay, end: TimeOfDay) -> UserClaims {
+        self.user.times.push(TimeRange::new(start, end));
+        self
+    }
+
+    /// The time zone of the connect-time windows (the JWT's `times_location`): an IANA name
+    /// such as `Europe/Berlin`, or `UTC`. Unset, the server reads the windows in its own
+    /// local time zone. The server refuses a client whose JWT names a zone it does not know.
+    pub fn times_location(mut self, zone: impl Into<String>) -> UserClaims {
+        self.user.times_location = Some(zone.into());
+        self
+    }
+
     /// Lets the user in only through a trusted proxy (the JWT's `proxy_required`): a server
     /// with `proxies { trusted: [...] }` refuses the client when it connects directly.
     pub fn require_proxy(mut self) -> UserClaims {
@@ -238,6 +272,12 @@ pub struct User {
     /// The networks (CIDRs) the user may connect from; empty for any.
     #[serde(rename = "src", default, skip_serializing_if = "Vec::is_empty")]
     pub source_networks: Vec<String>,
+    /// The windows of the day in which the user may connect; empty for any time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub times: Vec<TimeRange>,
+    /// The time zone of [`times`](Self::times) (an IANA name); unset, the server's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times_location: Option<String>,
     /// Whether the JWT alone is enough, without signing the server's nonce.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub bearer_token: bool,
@@ -266,6 +306,8 @@ impl Default for User {
             data: NO_LIMIT,
             payload: NO_LIMIT,
             source_networks: Vec::new(),
+            times: Vec::new(),
+            times_location: None,
             bearer_token: false,
             proxy_required: false,
             allowed_connection_types: Vec::new(),
@@ -335,7 +377,10 @@ mod tests {
 
     use std::time::UNIX_EPOCH;
 
+    use nkeys::KeyPair;
+
     use super::*;
+    use crate::auth_callout::JwtError;
 
     fn now() -> SystemTime {
         UNIX_EPOCH + Duration::from_millis(1_700_000_000_500)
@@ -389,5 +434,78 @@ mod tests {
             exp(UserClaims::new().expires_at(UNIX_EPOCH + Duration::from_secs(1))).unwrap(),
             Some(1)
         );
+    }
+
+    #[test]
+    fn connect_windows_are_written_as_the_server_reads_them() {
+        let claims = UserClaims::new()
+            .allow_connect_between("8:00:00".parse().unwrap(), "18:30:00".parse().unwrap())
+            .allow_connect_between(TimeOfDay::new(22, 0, 0).unwrap(), TimeOfDay::MIDNIGHT)
+            .times_location("Europe/Berlin")
+            .into_claims("U", now(), "$G")
+            .unwrap();
+        let json = serde_json::to_value(&claims.nats).unwrap();
+        // nats-io/jwt's `UserLimits`: `times` a list of {start, end} in Go's `15:04:05`,
+        // `times_location` an IANA zone name.
+        assert_eq!(
+            json["times"],
+            serde_json::json!([
+                {"start": "08:00:00", "end": "18:30:00"},
+                {"start": "22:00:00", "end": "00:00:00"},
+            ])
+        );
+        assert_eq!(json["times_location"], "Europe/Berlin");
+        // Left out when unset, as Go's `omitempty` does.
+        let json = serde_json::to_value(User::default()).unwrap();
+        assert!(json.get("times").is_none() && json.get("times_location").is_none());
+    }
+
+    #[test]
+    fn a_user_jwt_with_issuer_account_and_times_decodes() {
+        let (account, signing_key) = (KeyPair::new_account(), KeyPair::new_account());
+        let user = KeyPair::new_user().public_key();
+        // The shape nats-io/jwt writes for a user a signing key issued, with connect times.
+        let payload = serde_json::json!({
+            "jti": "", "iat": 1_700_000_000, "iss": signing_key.public_key(), "sub": user,
+            "nats": {
+                "pub": {}, "sub": {}, "subs": -1, "data": -1, "payload": -1,
+                "times": [{"start": "09:00:00", "end": "17:00:00"}],
+                "times_location": "America/New_York",
+                "issuer_account": account.public_key(),
+                "type": "user", "version": 2,
+            },
+        });
+        let token = sign(&payload, &signing_key);
+        let claims = Claims::<User>::decode(&token).unwrap();
+        assert_eq!(claims.issuer, signing_key.public_key());
+        assert_eq!(claims.nats.issuer_account, Some(account.public_key()));
+        assert_eq!(
+            claims.nats.times,
+            vec![TimeRange::new(
+                TimeOfDay::new(9, 0, 0).unwrap(),
+                TimeOfDay::new(17, 0, 0).unwrap()
+            )]
+        );
+        assert_eq!(
+            claims.nats.times_location.as_deref(),
+            Some("America/New_York")
+        );
+        // A window that is not a time of day is a decode error, not a panic.
+        let mut bad = payload;
+        bad["nats"]["times"][0]["end"] = "17h".into();
+        assert!(matches!(
+            Claims::<User>::decode(&sign(&bad, &signing_key)),
+            Err(JwtError::Json(_))
+        ));
+    }
+
+    /// `payload` as a JWT signed by `key`.
+    fn sign(payload: &serde_json::Value, key: &KeyPair) -> String {
+        use data_encoding::BASE64URL_NOPAD;
+        let header = BASE64URL_NOPAD.encode(br#"{"typ":"JWT","alg":"ed25519-nkey"}"#);
+        let body = BASE64URL_NOPAD.encode(&serde_json::to_vec(payload).unwrap());
+        let signed = format!("{header}.{body}");
+        let signature = BASE64URL_NOPAD.encode(&key.sign(signed.as_bytes()).unwrap());
+        format!("{signed}.{signature}")
     }
 }
