@@ -1,9 +1,13 @@
 //! Authorization callouts (ADR-26) against a real nats-server configured with accounts in its
 //! file: the callout connects as the `auth` user of account AUTH and binds the clients it
-//! lets in to account APP, with the permissions it grants.
+//! lets in to account APP, with the permissions it grants. `operator_mode` runs them against
+//! a server in operator mode.
 #![allow(clippy::unwrap_used)]
 
-use std::time::Duration;
+#[path = "auth_callout/operator_mode.rs"]
+mod operator_mode;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures_util::{FutureExt, StreamExt};
 use rnats_core::proto::{PermissionOp, ServerError};
@@ -11,7 +15,8 @@ use rnats_core::{Client, ConnectErrorKind, ConnectOptions, ConnectionEvent};
 use rnats_service::auth_callout::jwt::Claims;
 use rnats_service::auth_callout::nkeys::{KeyPair, XKey};
 use rnats_service::auth_callout::{
-    AuthCallout, AuthorizationRequest, AuthorizationResponse, CalloutError, UserClaims, Verdict,
+    AuthCallout, AuthorizationRequest, AuthorizationResponse, CalloutError, TimeOfDay, UserClaims,
+    Verdict,
 };
 use rnats_test_server::NatsServer;
 use tokio::sync::mpsc;
@@ -525,4 +530,56 @@ async fn a_user_that_requires_a_proxy_is_refused_a_direct_connection() {
         .unwrap();
     echoes(&bob).await;
     callout.stop().await;
+}
+
+#[tokio::test]
+async fn the_server_lets_users_in_only_within_their_connect_windows() {
+    let issuer = KeyPair::new_account();
+    let server = server(&issuer, None);
+    // The time of day in UTC `hours` from now; windows two hours wide around now, or an hour
+    // away from it, do not move across it while the test runs.
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let in_hours = move |hours: u64| TimeOfDay::from_seconds_after_midnight(now + hours * 3600);
+    let callout = AuthCallout::new(
+        connect_as_callout(&server).await,
+        issuer,
+        move |request| async move {
+            let user = UserClaims::new().account("APP");
+            let (window, zone) = match request.connect_opts.username.as_deref() {
+                // From an hour ago (23 hours ahead) to an hour ahead.
+                Some("open") => ((in_hours(23), in_hours(1)), "UTC"),
+                Some("closed") => ((in_hours(1), in_hours(2)), "UTC"),
+                _ => ((in_hours(23), in_hours(1)), "Nowhere/Atlantis"),
+            };
+            Ok(user
+                .allow_connect_between(window.0, window.1)
+                .times_location(zone))
+        },
+    )
+    .await
+    .unwrap();
+    let open = connect_alice_as(&server, "open").await.unwrap();
+    echoes(&open).await;
+    for user in ["closed", "nowhere"] {
+        let refused = connect_alice_as(&server, user).await.unwrap_err();
+        assert_eq!(
+            refused.kind(),
+            ConnectErrorKind::AuthorizationViolation,
+            "{user}: {refused}"
+        );
+    }
+    callout.stop().await;
+}
+
+async fn connect_alice_as(
+    server: &NatsServer,
+    user: &str,
+) -> Result<Client, rnats_core::ConnectError> {
+    ConnectOptions::new()
+        .user_and_password(user.into(), "secret".into())
+        .connect(server.url())
+        .await
 }
