@@ -47,11 +47,15 @@
 //! answer it), for a program that drives its own subscription; [`jwt::Claims`] encodes and
 //! decodes NATS JWTs. The user guide is `rnats::guides::auth_callout`.
 //!
-//! Tested against servers configured with accounts in their file. In operator mode the same
-//! messages flow, but the account, its signing keys and the allowed accounts come from the
-//! account JWT; [`AuthCalloutBuilder::issuer_account`] covers a signing key. Not supported:
-//! placing a user in another account in operator mode, signing with an external signer, and
-//! connect-time windows (`times`, `times_location`).
+//! Tested against servers configured with accounts in their file and against servers in
+//! operator mode. In operator mode the callout is switched on in its account's JWT (its
+//! `authorization`: the service's users, the accounts it may place users in, the xkey), the
+//! issuer is that account's key or, with [`AuthCalloutBuilder::issuer_account`], one of its
+//! signing keys, and the server places a user in the account whose key signed the user JWT:
+//! [`UserClaims::account`] names it by its public key, and
+//! [`AuthCalloutBuilder::account_signer`] gives the callout a key of each account other than
+//! its own. [`UserClaims::allow_connect_between`] limits the hours a user may connect. Not
+//! supported: signing with an external signer, and scoped signing keys.
 
 mod callout;
 mod error;
