@@ -45,7 +45,9 @@ pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 1024;
 /// refuses that client when its auth timeout passes. The [`CalloutError`] goes to the
 /// callback given to [`AuthCalloutBuilder::on_error`], or to a `tracing` warning without one.
 /// A handler's refusal is not an error: it is answered, and the client gets an authorization
-/// violation; nor is its [`Verdict::Abort`].
+/// violation; nor is its [`Verdict::Abort`]. A user the handler places in an account the
+/// callout holds no key for (operator mode) is refused at once and reported as
+/// [`CalloutError::NoAccountSigner`].
 ///
 /// Dropping the handle stops the service as [`stop`](Self::stop) does, without waiting.
 ///
@@ -190,8 +192,9 @@ impl AuthCalloutBuilder {
 
     /// The account a user is placed in when the handler's [`UserClaims`](super::UserClaims)
     /// name none (default `$G`, the global account, which a server configured with accounts
-    /// always has; a user JWT without an account is refused). Ignored in operator mode, where
-    /// the issuer decides.
+    /// always has; a user JWT without an account is refused). In operator mode a name is
+    /// ignored and the user joins the issuer's account; an account public key places the
+    /// user there, as [`UserClaims::account`](super::UserClaims::account) does.
     pub fn default_account(mut self, account: impl Into<String>) -> AuthCalloutBuilder {
         self.default_account = account.into();
         self

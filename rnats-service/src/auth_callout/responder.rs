@@ -136,7 +136,9 @@ impl Responder {
 
     /// The account written as the user JWT's `aud` when the handler names none (default
     /// `$G`, the global account, which a server configured with accounts always has). Such a
-    /// server places the user in the account of that name; in operator mode it is ignored.
+    /// server places the user in the account of that name; in operator mode a name is
+    /// ignored, and an account public key places the user as
+    /// [`UserClaims::account`](super::UserClaims::account) does.
     pub fn with_default_account(mut self, account: impl Into<String>) -> Responder {
         self.default_account = account.into();
         self
