@@ -13,6 +13,7 @@ use std::time::Duration;
 use rnats_proto::{DecodeError, HeaderError, QueueGroupError, ServerError, SubjectCause};
 
 use crate::auth::AuthError;
+use crate::proxy::ProxyError;
 
 /// An error of one failure domain: a kind to match on and, usually, the cause behind it.
 pub struct Error<Kind>
@@ -376,6 +377,10 @@ pub enum ConnectCause {
          feature: connect inside a Tokio runtime, or turn that feature on"
     )]
     NoRuntime,
+    /// The proxy ([`ConnectOptions::proxy`](crate::ConnectOptions::proxy)) could not be
+    /// used: a bad URL, unreachable, credentials refused, the tunnel refused.
+    #[error("proxy: {0}")]
+    Proxy(#[from] ProxyError),
 }
 
 impl ConnectCause {
@@ -390,13 +395,15 @@ impl ConnectCause {
             ConnectCause::Auth(_) => ConnectErrorKind::Authentication,
             ConnectCause::Tls(_) => ConnectErrorKind::Tls,
             ConnectCause::MaxReconnects(_) => ConnectErrorKind::MaxReconnects,
+            ConnectCause::Proxy(ProxyError::InvalidUrl { .. }) => ConnectErrorKind::ServerParse,
             ConnectCause::Io { .. }
             | ConnectCause::Server(_)
             | ConnectCause::Protocol(_)
             | ConnectCause::UnexpectedOp(_)
             | ConnectCause::ClosedByServer
             | ConnectCause::WebSocket(_)
-            | ConnectCause::NoRuntime => ConnectErrorKind::Io,
+            | ConnectCause::NoRuntime
+            | ConnectCause::Proxy(_) => ConnectErrorKind::Io,
         }
     }
 }
@@ -404,6 +411,12 @@ impl ConnectCause {
 impl From<DecodeError> for ConnectError {
     fn from(error: DecodeError) -> Self {
         ConnectCause::Protocol(error).into()
+    }
+}
+
+impl From<ProxyError> for ConnectError {
+    fn from(error: ProxyError) -> Self {
+        ConnectCause::Proxy(error).into()
     }
 }
 

@@ -70,6 +70,7 @@ mod events;
 pub mod header;
 pub mod id;
 pub mod message;
+pub mod proxy;
 mod request_builder;
 mod server_addr;
 mod statistics;

@@ -92,6 +92,13 @@ impl ServerAddr {
         self.0.port_or_known_default().unwrap_or(DEFAULT_PORT)
     }
 
+    /// The host as the URL parsed it: a name or an address, for a proxy to connect to.
+    pub(crate) fn url_host(&self) -> Host<String> {
+        self.0
+            .host()
+            .map_or_else(|| Host::Domain(String::new()), |host| host.to_owned())
+    }
+
     /// The whole URL as text (credentials included: do not log it).
     pub fn as_url_str(&self) -> &str {
         self.0.as_str()

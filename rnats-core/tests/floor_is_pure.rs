@@ -20,6 +20,7 @@ const VOCABULARY: &[&str] = &[
     "header",
     "id",
     "message",
+    "proxy",
     "request_builder",
     "server_addr",
     "statistics",

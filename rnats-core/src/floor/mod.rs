@@ -22,4 +22,5 @@ pub(crate) mod replies;
 pub(crate) mod server_pool;
 pub(crate) mod session;
 pub(crate) mod sync;
+pub(crate) mod tunnel;
 pub(crate) mod write_queue;
