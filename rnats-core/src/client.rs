@@ -103,6 +103,8 @@ impl Client {
             &options.inbox_prefix,
             options.reconnect.retain_servers_order,
         )?;
+        // A bad proxy URL fails here, as a bad server URL does, before any connection.
+        options.proxy_to_use()?;
         // With `retry_on_initial_connect` the client comes back at once and connects in the
         // background, from its first attempt on, as in async-nats. Unless it may not
         // reconnect at all: then the one try is made here.

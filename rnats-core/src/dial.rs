@@ -5,16 +5,19 @@
 //! returned from `connect()`.
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use bytes::BytesMut;
 use rnats_proto::{Parser, ServerInfo};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use url::Host;
 
 use crate::connect_info::{connect_info, prove};
 use crate::error::{ConnectCause, ConnectError};
 use crate::floor::handshake::{Handshake, Output, Traffic};
+use crate::floor::tunnel::{self, Tunnel};
 use crate::options::ConnectOptions;
+use crate::proxy::{Proxy, ProxyError};
 use crate::rt::{Rt, SocketSettings, Tcp};
 use crate::server_addr::ServerAddr;
 use crate::tls;
@@ -117,14 +120,24 @@ async fn handshake(
         addr: socket_addr.to_owned(),
         source,
     };
+    let proxy = options.proxy_to_use()?;
     let under = match &options.connector {
         // The application's own stream: TLS and WebSocket still go over it as asked.
         Some(connector) => Transport::Stream(connector.dial(addr.clone()).await.map_err(io_error)?),
-        None => match open_socket(rt, addr, options).await.map_err(io_error)? {
-            Tcp::Tokio(tcp) => Transport::Tcp(tcp),
-            #[cfg(feature = "runtime-neutral")]
-            Tcp::Neutral(tcp) => Transport::Neutral(tcp),
-        },
+        None => {
+            let tcp = match proxy {
+                None => open_socket(rt, addr.host(), addr.port(), options)
+                    .await
+                    .map_err(io_error)?,
+                // The tunnel is a plain TCP socket to all above it (see `floor::tunnel`).
+                Some(proxy) => through_proxy(rt, proxy, addr, options).await?,
+            };
+            match tcp {
+                Tcp::Tokio(tcp) => Transport::Tcp(tcp),
+                #[cfg(feature = "runtime-neutral")]
+                Tcp::Neutral(tcp) => Transport::Neutral(tcp),
+            }
+        }
     };
     let tls_wanted = options.tls.required || addr.tls_required();
     let mut stream = if addr.is_websocket() {
@@ -203,13 +216,89 @@ async fn write(stream: &mut Transport, bytes: &[u8]) -> io::Result<()> {
     stream.flush().await
 }
 
-/// Resolves the host of `addr` and connects to the first address that answers, applying the
-/// socket buffer sizes and the local address from the options.
-async fn open_socket(rt: Rt, addr: &ServerAddr, options: &ConnectOptions) -> io::Result<Tcp> {
+/// Connects to `proxy` and opens a tunnel through it to the server at `addr`.
+async fn through_proxy(
+    rt: Rt,
+    proxy: &Proxy,
+    addr: &ServerAddr,
+    options: &ConnectOptions,
+) -> Result<Tcp, ConnectError> {
+    let mut tcp = open_socket(rt, &proxy.host(), proxy.port(), options)
+        .await
+        .map_err(|source| ProxyError::Unreachable {
+            proxy: proxy.authority(),
+            source,
+        })?;
+    let host = if proxy.resolves_names() {
+        addr.url_host()
+    } else {
+        // `socks5://`: this side resolves, and picks one of the addresses at random
+        // (ADR-11); the proxy is asked for that one.
+        let mut addrs = rt
+            .lookup(addr.host(), addr.port())
+            .await
+            .map_err(|source| ConnectCause::Io {
+                addr: addr.socket_addr(),
+                source,
+            })?;
+        crate::floor::backoff::shuffle(&mut addrs);
+        match addrs.first().map(SocketAddr::ip) {
+            Some(IpAddr::V4(ip)) => Host::Ipv4(ip),
+            Some(IpAddr::V6(ip)) => Host::Ipv6(ip),
+            None => addr.url_host(),
+        }
+    };
+    let tunnel = Tunnel::new(proxy, host, addr.port())?;
+    let failed = |source| ProxyError::Io {
+        proxy: proxy.authority(),
+        source,
+    };
+    match &mut tcp {
+        Tcp::Tokio(stream) => open_tunnel(stream, tunnel, failed).await?,
+        #[cfg(feature = "runtime-neutral")]
+        Tcp::Neutral(stream) => open_tunnel(stream, tunnel, failed).await?,
+    }
+    Ok(tcp)
+}
+
+/// Drives `tunnel` over `stream`, the connection to the proxy, until it is open; a socket
+/// error becomes `failed(error)`.
+async fn open_tunnel<S>(
+    stream: &mut S,
+    mut tunnel: Tunnel,
+    failed: impl Fn(io::Error) -> ProxyError,
+) -> Result<(), ProxyError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    // The longest answer read at once: a SOCKS5 reply's bound name and port.
+    let mut chunk = [0; 257];
+    loop {
+        match tunnel.poll_output()? {
+            tunnel::Output::Write(bytes) => {
+                stream.write_all(&bytes).await.map_err(&failed)?;
+                stream.flush().await.map_err(&failed)?;
+            }
+            tunnel::Output::Read(room) => {
+                let room = room.min(chunk.len());
+                let n = stream.read(&mut chunk[..room]).await.map_err(&failed)?;
+                if n == 0 {
+                    return Err(ProxyError::Closed);
+                }
+                tunnel.handle_read(&chunk[..n])?;
+            }
+            tunnel::Output::Done => return Ok(()),
+        }
+    }
+}
+
+/// Resolves `host` and connects to the first of its addresses that answers on `port`,
+/// applying the socket buffer sizes and the local address from the options.
+async fn open_socket(rt: Rt, host: &str, port: u16, options: &ConnectOptions) -> io::Result<Tcp> {
     let mut last_error = None;
     // A name may resolve to several servers: try them all, in random order (ADR-11), so
     // that clients spread over them.
-    let mut addrs = rt.lookup(addr.host(), addr.port()).await?;
+    let mut addrs = rt.lookup(host, port).await?;
     crate::floor::backoff::shuffle(&mut addrs);
     let settings = SocketSettings {
         send_buffer: options.send_buffer_size,

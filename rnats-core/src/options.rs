@@ -18,6 +18,7 @@ use crate::connector::{AsyncStream, Connector};
 use crate::events::{Event, EventCallback};
 use crate::floor::plan::ReconnectPolicy;
 use crate::floor::server_pool::{ReconnectToServer, Server};
+use crate::proxy::{InvalidProxyUrl, Proxy, ProxyError};
 use crate::tls::TlsOptions;
 #[cfg(feature = "websockets")]
 use crate::websocket_headers::WebSocketHeaders;
@@ -61,6 +62,7 @@ pub struct ConnectOptions {
     pub(crate) skip_subject_validation: bool,
     pub(crate) local_address: Option<SocketAddr>,
     pub(crate) connector: Option<Connector>,
+    pub(crate) proxy: Option<Result<Proxy, InvalidProxyUrl>>,
     #[cfg(feature = "websockets")]
     pub(crate) websocket_headers: WebSocketHeaders,
 }
@@ -99,6 +101,7 @@ impl Default for ConnectOptions {
             skip_subject_validation: false,
             local_address: None,
             connector: None,
+            proxy: None,
             #[cfg(feature = "websockets")]
             websocket_headers: WebSocketHeaders::None,
         }
@@ -237,6 +240,51 @@ impl ConnectOptions {
     {
         self.connector = Some(Connector::new(connect));
         self
+    }
+
+    /// Connects to every server through a proxy: `socks5://[user:password@]host[:port]`,
+    /// `socks5h://...` (the proxy resolves the servers' names) or
+    /// `http://[user:password@]host[:port]` (an HTTP proxy that tunnels with `CONNECT`); see
+    /// [`Proxy`](crate::proxy::Proxy). The first connect, every reconnect and the servers a
+    /// cluster advertises all go through it. TLS and the WebSocket upgrade go on top of the
+    /// tunnel as on a direct connection, and the server's certificate must name the server,
+    /// not the proxy. The socket options (buffer sizes, local address) apply to the
+    /// connection to the proxy, which counts towards the connection timeout.
+    ///
+    /// A URL that does not parse fails `connect` with [`ConnectErrorKind::ServerParse`]
+    /// and a [`ProxyError::InvalidUrl`] cause, before any connection is tried. Failures
+    /// through the proxy (unreachable, credentials refused, the tunnel refused) are
+    /// [`ConnectCause::Proxy`](crate::ConnectCause::Proxy). Works on tokio, on the
+    /// `runtime-neutral` backend and in the [blocking client](crate::blocking); not with a
+    /// [`transport`](Self::transport) function, which opens its own connections (connect
+    /// then fails with [`ProxyError::WithTransport`]).
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), rnats_core::ConnectError> {
+    /// let client = rnats_core::ConnectOptions::new()
+    ///     .proxy("socks5h://alice:s3cret@127.0.0.1:1080")
+    ///     .connect("nats://nats.internal:4222")
+    ///     .await?;
+    /// # drop(client); Ok(()) }
+    /// ```
+    ///
+    /// [`ConnectErrorKind::ServerParse`]: crate::ConnectErrorKind::ServerParse
+    /// [`ProxyError::InvalidUrl`]: crate::proxy::ProxyError::InvalidUrl
+    /// [`ProxyError::WithTransport`]: crate::proxy::ProxyError::WithTransport
+    pub fn proxy(mut self, url: impl AsRef<str>) -> ConnectOptions {
+        self.proxy = Some(Proxy::parse(url.as_ref()));
+        self
+    }
+
+    /// The proxy to connect through, if any; an error if its URL did not parse or a
+    /// transport function would bypass it.
+    pub(crate) fn proxy_to_use(&self) -> Result<Option<&Proxy>, ProxyError> {
+        match &self.proxy {
+            None => Ok(None),
+            Some(Err(invalid)) => Err(invalid.clone().into()),
+            Some(Ok(_)) if self.connector.is_some() => Err(ProxyError::WithTransport),
+            Some(Ok(proxy)) => Ok(Some(proxy)),
+        }
     }
 
     /// Binds the client's socket to this local address before connecting (port 0: any).
@@ -644,7 +692,8 @@ impl fmt::Debug for ConnectOptions {
                 "fail_requests_on_disconnect",
                 &self.reconnect.fail_requests_on_disconnect,
             )
-            .field("transport", &self.connector);
+            .field("transport", &self.connector)
+            .field("proxy", &self.proxy);
         #[cfg(feature = "websockets")]
         f.field("websocket_headers", &self.websocket_headers);
         f.finish()

@@ -9,7 +9,7 @@
 //! writer rule in `write_side.rs`), so records leave in order.
 
 use std::io::{self, IoSlice, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,7 @@ use bytes::{Buf, BufMut, BytesMut};
 use rnats_proto::{ConnectInfo, Parser, ServerInfo};
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use rustls_pki_types::ServerName;
+use url::Host;
 
 use super::executor::block_on;
 use crate::connect_info::{connect_info, prove};
@@ -24,7 +25,9 @@ use crate::error::{ConnectCause, ConnectError};
 use crate::floor::frames::{Frames, IOVECS};
 use crate::floor::handshake::{Handshake, Output, Traffic};
 use crate::floor::sync::lock;
+use crate::floor::tunnel::{self, Tunnel};
 use crate::options::ConnectOptions;
+use crate::proxy::{Proxy, ProxyError};
 use crate::server_addr::ServerAddr;
 
 /// The longest one socket write waits for room: writers with a deadline (`write_frames`)
@@ -222,7 +225,12 @@ pub(super) fn dial(
         socket_addr: addr.socket_addr(),
         deadline: super::time::saturating_deadline(options.connection_timeout),
     };
-    let tcp = open_socket(&dialer.socket_addr, dialer.deadline).map_err(|e| dialer.io_error(e))?;
+    let tcp = match options.proxy_to_use()? {
+        None => {
+            open_socket(&dialer.socket_addr, dialer.deadline).map_err(|e| dialer.io_error(e))?
+        }
+        Some(proxy) => dialer.through_proxy(proxy)?,
+    };
     tcp.set_nodelay(true).map_err(|e| dialer.io_error(e))?;
     let mut stream = Stream::Tcp(tcp);
     if options.tls.first {
@@ -294,6 +302,72 @@ impl Dialer<'_> {
                     handshake.handle_connect_info(&connect);
                 }
                 Output::Done => return Ok((stream, handshake)),
+            }
+        }
+    }
+
+    /// Connects to `proxy` and opens a tunnel through it to the server (see
+    /// `floor::tunnel`): the socket it returns reaches the server, with nothing of the
+    /// server's read yet.
+    fn through_proxy(&self, proxy: &Proxy) -> Result<TcpStream, ConnectError> {
+        let tcp = open_socket(&proxy.authority(), self.deadline).map_err(|source| {
+            if is_timeout(&source) {
+                return self.timed_out();
+            }
+            ProxyError::Unreachable {
+                proxy: proxy.authority(),
+                source,
+            }
+            .into()
+        })?;
+        let host = if proxy.resolves_names() {
+            self.addr.url_host()
+        } else {
+            // `socks5://`: this side resolves, and picks one of the addresses at random
+            // (ADR-11); the proxy is asked for that one.
+            let mut addrs: Vec<SocketAddr> = (self.addr.host(), self.addr.port())
+                .to_socket_addrs()
+                .map_err(|e| self.io_error(e))?
+                .collect();
+            crate::floor::backoff::shuffle(&mut addrs);
+            match addrs.first().map(SocketAddr::ip) {
+                Some(IpAddr::V4(ip)) => Host::Ipv4(ip),
+                Some(IpAddr::V6(ip)) => Host::Ipv6(ip),
+                None => self.addr.url_host(),
+            }
+        };
+        let mut tunnel = Tunnel::new(proxy, host, self.addr.port())?;
+        let failed = |source: io::Error| -> ConnectError {
+            if is_timeout(&source) {
+                return self.timed_out();
+            }
+            ProxyError::Io {
+                proxy: proxy.authority(),
+                source,
+            }
+            .into()
+        };
+        // The longest answer read at once: a SOCKS5 reply's bound name and port.
+        let mut chunk = [0; 257];
+        loop {
+            let left = self
+                .deadline
+                .checked_duration_since(Instant::now())
+                .filter(|left| !left.is_zero())
+                .ok_or_else(|| self.timed_out())?;
+            tcp.set_read_timeout(Some(left)).map_err(failed)?;
+            tcp.set_write_timeout(Some(left)).map_err(failed)?;
+            match tunnel.poll_output()? {
+                tunnel::Output::Write(bytes) => (&tcp).write_all(&bytes).map_err(failed)?,
+                tunnel::Output::Read(room) => {
+                    let room = room.min(chunk.len());
+                    let n = (&tcp).read(&mut chunk[..room]).map_err(failed)?;
+                    if n == 0 {
+                        return Err(ProxyError::Closed.into());
+                    }
+                    tunnel.handle_read(&chunk[..n])?;
+                }
+                tunnel::Output::Done => return Ok(tcp),
             }
         }
     }

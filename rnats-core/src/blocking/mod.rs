@@ -139,6 +139,8 @@ pub fn connect_with_options<A: ToServerAddrs>(
         &options.inbox_prefix,
         options.reconnect.retain_servers_order,
     )?;
+    // A bad proxy URL fails here, as a bad server URL does, before any connection.
+    options.proxy_to_use()?;
     let inner = Arc::new(Inner::new(options, pool));
     if let Some(callback) = inner.options.event_callback.clone() {
         // Listening before the first connect, so the callback sees the first `Connected`.
