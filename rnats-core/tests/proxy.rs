@@ -502,7 +502,9 @@ fn the_blocking_client_goes_through_the_proxy_and_back_after_a_cut() {
     let wrong = ConnectOptions::new()
         .proxy(proxy.url("http", "alice:guess@"))
         .connect_blocking(server.url());
-    let error = wrong.err().expect("a refused login connected");
+    let Err(error) = wrong else {
+        panic!("a refused login connected");
+    };
     assert!(
         matches!(proxy_error(&error), ProxyError::AuthRefused),
         "{error}"
