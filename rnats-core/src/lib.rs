@@ -21,8 +21,9 @@
 //! queue encoded frames for it and never wait on the network to publish.
 //!
 //! The cargo features are async-nats' (`ring`, `aws-lc-rs`, `fips`, `websockets`, `nkeys`,
-//! `nuid`, `chrono`), plus rnats' own `runtime-neutral` and `opentelemetry` (the `otel`
-//! module); the `rnats` facade forwards its features of the same names and lists them all.
+//! `nuid`, `chrono`), plus rnats' own `runtime-neutral`, `opentelemetry` (the `otel`
+//! module) and `context` (the `context` module: natscli's contexts); the `rnats` facade
+//! forwards its features of the same names and lists them all.
 //!
 //! # Map of the crate
 //!
@@ -80,6 +81,9 @@ pub mod subject;
 // Support both drivers share.
 mod connect_info;
 pub mod connector;
+#[cfg(feature = "context")]
+#[cfg_attr(docsrs, doc(cfg(feature = "context")))]
+pub mod context;
 pub mod datetime;
 mod options;
 mod tls;
