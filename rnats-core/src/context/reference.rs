@@ -354,8 +354,10 @@ mod tests {
             Material::parse_in("nkey", "DATA:text/plain;base64,U1VBQQ==", &env).ok(),
             Some(Material::Inline("SUAA".to_owned()))
         );
+        // Not base64 (even where the payload would decode), no comma, bad base64, not UTF-8.
         for bad in [
             "data:,plain",
+            "data:text/plain,czNjcmV0",
             "data:;base64,***",
             "data:;base64",
             "data:;base64,/w==",
