@@ -91,6 +91,7 @@
 //! | `experimental` | no | accepted; nothing is behind it |
 //! | `runtime-neutral` | no | not async-nats': a client connected outside any tokio runtime runs on async-io and a thread of its own instead, so it works under smol or any executor (see the README's "Any executor, any transport") |
 //! | `opentelemetry` | no | not async-nats': W3C trace context (`traceparent`, `tracestate`) in what the async client publishes and requests, `tracing` spans for OpenTelemetry, `otel::MessageExt` to continue a trace from a received message, and `otel::metrics` for the client's counters, connection state and request durations as OpenTelemetry metrics ([`guides::opentelemetry`]) |
+//! | `context` | no | not async-nats': `context`, natscli's contexts (`~/.config/nats/context/NAME.json`, the selected one in `context.txt`) loaded and made connect options, as jsm.go's `natscontext` does for nats.go programs; turns on `nkeys` |
 //! | `auth-callout` | no | not async-nats': `auth_callout`, a service that answers the server's authorization callouts (ADR-26) with user JWTs it signs, requests sealed with xkeys included ([`guides::auth_callout`]); turns on `service` |
 //!
 //! With `default-features = false` the crate is the Core client alone: no JetStream, Service,
