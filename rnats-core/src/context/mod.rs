@@ -145,7 +145,7 @@ impl Context {
     }
 
     fn parse(name: &str, json: &[u8], path: Option<PathBuf>) -> Result<Context, ContextError> {
-        match serde_json::from_slice::<Settings>(json) {
+        match Settings::parse(json) {
             Ok(settings) => Ok(Context {
                 name: name.to_owned(),
                 path,
@@ -307,6 +307,20 @@ impl fmt::Debug for Context {
             .field("jetstream_domain", &self.jetstream_domain())
             .field("jetstream_api_prefix", &self.jetstream_api_prefix())
             .finish_non_exhaustive()
+    }
+}
+
+impl Settings {
+    /// The settings of a context file, which must hold a JSON object (a derived struct
+    /// would take an array as well).
+    fn parse(json: &[u8]) -> Result<Settings, serde_json::Error> {
+        let first = json.iter().find(|b| !b.is_ascii_whitespace());
+        if first.is_some_and(|b| *b != b'{') {
+            return Err(serde::de::Error::custom(
+                "a context file holds a JSON object",
+            ));
+        }
+        serde_json::from_slice(json)
     }
 }
 

@@ -111,6 +111,9 @@ fn bad_json_and_wrong_types_are_parse_errors() {
     for bad in [
         &b"{"[..],
         b"[1]",
+        b"[]",
+        b"null",
+        b"\"x\"",
         b"",
         br#"{"url": 4222}"#,
         br#"{"tls_first": "yes"}"#,
