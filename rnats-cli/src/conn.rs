@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
+use rnats::context::{Context, Material, expand_path, resolve_secret};
 use rnats::jetstream::{self, ContextBuilder};
 use rnats::{Client, ConnectOptions};
 
-use crate::context::secret::{self, Material};
-use crate::context::store::{ContextFile, Store};
+use crate::context::store::Store;
 use crate::error::CliError;
 use crate::socks::SocksProxy;
 
@@ -126,6 +126,9 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     crate::parse::duration(text).map_err(|e| e.to_string())
 }
 
+/// A setting of a context, by its accessor.
+type Setting = fn(&Context) -> Option<&str>;
+
 /// Flags and context merged: what a connect uses.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Settings {
@@ -153,19 +156,18 @@ pub(crate) struct Settings {
 
 impl ConnArgs {
     /// The settings: flags first, then the context, then the defaults. Credentials may be
-    /// references (`env://NAME`, `file://PATH`, `data:;base64,...`), resolved here as natscli
-    /// resolves them.
+    /// references (`env://NAME`, `file://PATH`, `data:;base64,...`), resolved here by the
+    /// library as natscli resolves them.
     pub(crate) fn settings(&self) -> Result<Settings, CliError> {
         let context = self.load_context()?;
-        let ctx = |field: &str| {
+        let ctx = |setting: Setting| {
             context
                 .as_ref()
-                .and_then(|c| c.1.text(field).map(str::to_owned))
+                .and_then(|(_, c)| setting(c).map(str::to_owned))
         };
-        let ctx_path = |field: &str| context.as_ref().and_then(|c| c.1.path(field));
+        let ctx_path = |setting: Setting| ctx(setting).map(|path| expand_path(&path));
         if let Some((name, file)) = &context
-            && (file.text("nsc").is_some()
-                || file.text("creds").is_some_and(|c| c.starts_with("nsc://")))
+            && (file.nsc().is_some() || file.creds().is_some_and(|c| c.starts_with("nsc://")))
         {
             return Err(CliError::UnsupportedContext {
                 name: name.clone(),
@@ -173,50 +175,68 @@ impl ConnArgs {
             });
         }
         let (user, password, token) = self.identity(&ctx);
-        let value = |what: &'static str, text: Option<String>| {
-            text.map(|text| secret::value(what, &text)).transpose()
+        let value = |field: &'static str, text: Option<String>| {
+            text.map(|text| resolve_secret(field, &text)).transpose()
         };
-        let material = |what: &'static str, text: Option<String>| {
-            text.map(|text| secret::material(what, &text)).transpose()
+        let material = |field: &'static str, text: Option<String>| {
+            text.map(|text| Material::parse(field, &text)).transpose()
         };
         let path_text = |p: &PathBuf| p.to_string_lossy().into_owned();
-        let jwt = value("user JWT", self.jwt.clone().or_else(|| ctx("user_jwt")))?;
-        let seed = value("user seed", self.seed.clone().or_else(|| ctx("user_seed")))?;
+        let jwt = value(
+            "user_jwt",
+            self.jwt.clone().or_else(|| ctx(Context::user_jwt)),
+        )?;
+        let seed = value(
+            "user_seed",
+            self.seed.clone().or_else(|| ctx(Context::user_seed)),
+        )?;
         Ok(Settings {
             url: self
                 .server
                 .clone()
-                .or_else(|| ctx("url"))
+                .or_else(|| ctx(Context::url))
                 .unwrap_or_else(|| DEFAULT_URL.to_owned()),
             user,
             password: value("password", password)?,
             token: value("token", token)?,
             creds: material(
                 "creds",
-                self.creds.as_ref().map(path_text).or_else(|| ctx("creds")),
+                self.creds
+                    .as_ref()
+                    .map(path_text)
+                    .or_else(|| ctx(Context::creds)),
             )?,
             nkey: material(
                 "nkey",
-                self.nkey.as_ref().map(path_text).or_else(|| ctx("nkey")),
+                self.nkey
+                    .as_ref()
+                    .map(path_text)
+                    .or_else(|| ctx(Context::nkey)),
             )?,
             user_jwt: jwt.map(|jwt| (jwt, seed)),
-            ca: self.tls_ca.clone().or_else(|| ctx_path("ca")),
-            cert: self.tls_cert.clone().or_else(|| ctx_path("cert")),
-            key: self.tls_key.clone().or_else(|| ctx_path("key")),
-            tls_first: self.tls_first || context.as_ref().is_some_and(|(_, c)| c.flag("tls_first")),
+            ca: self.tls_ca.clone().or_else(|| ctx_path(Context::ca)),
+            cert: self.tls_cert.clone().or_else(|| ctx_path(Context::cert)),
+            key: self.tls_key.clone().or_else(|| ctx_path(Context::key)),
+            tls_first: self.tls_first || context.as_ref().is_some_and(|(_, c)| c.tls_first()),
             socks_proxy: self
                 .socks_proxy
                 .clone()
-                .or_else(|| ctx("socks_proxy"))
+                .or_else(|| ctx(Context::socks_proxy))
                 .filter(|proxy| !proxy.is_empty())
                 .map(|proxy| SocksProxy::parse(&proxy))
                 .transpose()?,
-            inbox_prefix: self.inbox_prefix.clone().or_else(|| ctx("inbox_prefix")),
-            js_domain: self.js_domain.clone().or_else(|| ctx("jetstream_domain")),
+            inbox_prefix: self
+                .inbox_prefix
+                .clone()
+                .or_else(|| ctx(Context::inbox_prefix)),
+            js_domain: self
+                .js_domain
+                .clone()
+                .or_else(|| ctx(Context::jetstream_domain)),
             js_api_prefix: self
                 .js_api_prefix
                 .clone()
-                .or_else(|| ctx("jetstream_api_prefix")),
+                .or_else(|| ctx(Context::jetstream_api_prefix)),
             connection_name: self
                 .connection_name
                 .clone()
@@ -230,20 +250,20 @@ impl ConnArgs {
     /// flags, then the context.
     fn identity(
         &self,
-        ctx: &dyn Fn(&str) -> Option<String>,
+        ctx: &dyn Fn(Setting) -> Option<String>,
     ) -> (Option<String>, Option<String>, Option<String>) {
         if let (Some(token), None) = (&self.user, &self.password) {
             return (None, None, Some(token.clone()));
         }
         (
-            self.user.clone().or_else(|| ctx("user")),
-            self.password.clone().or_else(|| ctx("password")),
-            self.token.clone().or_else(|| ctx("token")),
+            self.user.clone().or_else(|| ctx(Context::user)),
+            self.password.clone().or_else(|| ctx(Context::password)),
+            self.token.clone().or_else(|| ctx(Context::token)),
         )
     }
 
     /// The context in force, with its name: `--context`, else the selected one, else none.
-    fn load_context(&self) -> Result<Option<(String, ContextFile)>, CliError> {
+    fn load_context(&self) -> Result<Option<(String, Context)>, CliError> {
         if self.no_context {
             return Ok(None);
         }
@@ -251,23 +271,19 @@ impl ConnArgs {
             if name.ends_with(".json") || name.contains('/') {
                 return Ok(Some((
                     name.to_owned(),
-                    ContextFile::load_path(Path::new(name))?,
+                    Context::from_file(Path::new(name))?,
                 )));
             }
             let store = Store::locate()?;
-            return Ok(Some((name.to_owned(), store.load(name)?)));
+            return Ok(Some((name.to_owned(), store.context(name)?)));
         }
         // No config directory means no selected context, not an error.
         let Ok(store) = Store::locate() else {
             return Ok(None);
         };
-        match store.selected()? {
-            Some(name) => {
-                let file = store.load(&name)?;
-                Ok(Some((name, file)))
-            }
-            None => Ok(None),
-        }
+        Ok(store
+            .selected_context()?
+            .map(|context| (context.name().to_owned(), context)))
     }
 
     /// Whether these flags name a server: `--server` (or `NATS_URL`), or a context in force
@@ -325,7 +341,7 @@ impl Settings {
             options = options.token(token.clone());
         }
         if let Some(creds) = &self.creds {
-            let text = read_material("credentials file", creds)?;
+            let text = creds.read()?;
             options = options.credentials(&text).map_err(|source| {
                 let path = match creds {
                     Material::File(path) => path.clone(),
@@ -345,7 +361,7 @@ impl Settings {
             };
         }
         if let Some(nkey) = &self.nkey {
-            let seed = read_material("NKey seed file", nkey)?;
+            let seed = nkey.read()?;
             options = options.nkey(seed.trim().to_owned());
         }
         options = self.with_tls(options)?;
@@ -402,20 +418,6 @@ impl Settings {
                 .build(client),
             (None, None) => builder.timeout(self.timeout).build(client),
         }
-    }
-}
-
-/// The text of a credentials file or NKey seed: the file's, or the resolved contents.
-fn read_material(what: &'static str, material: &Material) -> Result<String, CliError> {
-    match material {
-        Material::File(path) => {
-            std::fs::read_to_string(path).map_err(|source| CliError::ReadFile {
-                what,
-                path: path.clone(),
-                source,
-            })
-        }
-        Material::Inline(text) => Ok(text.clone()),
     }
 }
 

@@ -5,6 +5,7 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use rnats::context::ContextError;
 use rnats::{ConnectCause, ConnectError, FlushError, PublishError, RequestError, SubscribeError};
 use rnats_test_server::TestServerError;
 use tokio::task::JoinError;
@@ -151,6 +152,9 @@ pub(crate) enum CliError {
     /// A context named on the command line or in `context.txt` does not exist.
     #[error("unknown context {0:?} (see `rnats context ls`)")]
     UnknownContext(String),
+    /// A context could not be read, or a setting (or a flag's reference) resolved.
+    #[error("{0}")]
+    Context(#[source] ContextError),
     /// A context setting rnats cannot honour.
     #[error("context {name:?}: {reason}")]
     UnsupportedContext {
@@ -300,6 +304,18 @@ fn connect_reason(error: &ConnectError) -> String {
         Some(ConnectCause::AuthorizationViolation) => "authorization violation".to_owned(),
         Some(other) => other.to_string(),
         None => error.to_string(),
+    }
+}
+
+/// The library's errors for a missing context and a missing config directory keep the
+/// command line's wording (and its hint); the rest are shown as the library words them.
+impl From<ContextError> for CliError {
+    fn from(e: ContextError) -> CliError {
+        match e {
+            ContextError::NotFound { name, .. } => CliError::UnknownContext(name),
+            ContextError::NoConfigDir => CliError::NoConfigDir,
+            other => CliError::Context(other),
+        }
     }
 }
 

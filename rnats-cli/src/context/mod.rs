@@ -2,7 +2,6 @@
 //! context made with `nats context add` works with rnats and the other way round.
 
 mod edit;
-pub(crate) mod secret;
 pub(crate) mod store;
 mod validate;
 
@@ -212,7 +211,7 @@ fn list(store: &Store, json: bool) -> Result<(), CliError> {
     if json {
         let mut all = Vec::new();
         for name in names {
-            let context = store.load(&name)?;
+            let context = store.context(&name)?;
             let mut entry = Map::new();
             entry.insert("name".into(), Value::String(name.clone()));
             entry.insert(
@@ -221,11 +220,11 @@ fn list(store: &Store, json: bool) -> Result<(), CliError> {
             );
             entry.insert(
                 "description".into(),
-                Value::String(context.text("description").unwrap_or_default().to_owned()),
+                Value::String(context.description().unwrap_or_default().to_owned()),
             );
             entry.insert(
                 "url".into(),
-                Value::String(context.text("url").unwrap_or_default().to_owned()),
+                Value::String(context.url().unwrap_or_default().to_owned()),
             );
             all.push(Value::Object(entry));
         }
@@ -237,7 +236,7 @@ fn list(store: &Store, json: bool) -> Result<(), CliError> {
     }
     let mut table = Table::new(["Name", "Description", "URL"]);
     for name in names {
-        let context = store.load(&name)?;
+        let context = store.context(&name)?;
         let mark = if selected.as_deref() == Some(&name) {
             "*"
         } else {
@@ -245,8 +244,8 @@ fn list(store: &Store, json: bool) -> Result<(), CliError> {
         };
         table.row(vec![
             format!("{name}{mark}"),
-            context.text("description").unwrap_or_default().to_owned(),
-            context.text("url").unwrap_or_default().to_owned(),
+            context.description().unwrap_or_default().to_owned(),
+            context.url().unwrap_or_default().to_owned(),
         ]);
     }
     table.print()

@@ -1,13 +1,15 @@
-//! natscli's context files, read and written the way natscli (jsm.go's `natscontext`) does:
+//! natscli's context files, written the way natscli (jsm.go's `natscontext`) writes them:
 //! `$XDG_CONFIG_HOME/nats/context/<name>.json` (else `~/.config/nats/...`), the selected
-//! name in `nats/context.txt`, the one before it in `nats/previous-context.txt`. Files are
-//! kept as JSON objects, so fields rnats does not know (Windows cert store, newer
-//! natscli settings) survive a rewrite.
+//! name in `nats/context.txt`, the one before it in `nats/previous-context.txt`. Finding
+//! and reading them is the library's (`rnats::context`); here files are kept as JSON
+//! objects for editing, so fields rnats does not know (Windows cert store, newer natscli
+//! settings) survive a rewrite.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use rnats::context::{Context, ContextError, ContextStore};
 use serde_json::{Map, Value};
 
 use crate::error::CliError;
@@ -38,10 +40,11 @@ pub(crate) const STRING_FIELDS: [&str; 19] = [
 /// Settings shown masked by `context info`.
 pub(crate) const SECRET_FIELDS: [&str; 4] = ["password", "token", "user_jwt", "user_seed"];
 
-/// The directory of natscli's configuration, `<config>/nats`.
+/// The directory of natscli's configuration, `<config>/nats`: the library's reader, and
+/// the writes.
 #[derive(Debug, Clone)]
 pub(crate) struct Store {
-    root: PathBuf,
+    contexts: ContextStore,
 }
 
 /// One context: the JSON object of its file.
@@ -53,76 +56,54 @@ pub(crate) struct ContextFile {
 impl Store {
     /// The store natscli uses: `$XDG_CONFIG_HOME/nats`, else `$HOME/.config/nats`.
     pub(crate) fn locate() -> Result<Store, CliError> {
-        let config = match std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-            Some(xdg) => PathBuf::from(xdg),
-            None => home_dir().ok_or(CliError::NoConfigDir)?.join(".config"),
-        };
         Ok(Store {
-            root: config.join("nats"),
+            contexts: ContextStore::locate()?,
         })
     }
 
     /// Where the context `name` is stored.
     pub(crate) fn path(&self, name: &str) -> PathBuf {
-        self.root.join("context").join(format!("{name}.json"))
+        self.contexts.path(name)
     }
 
     /// The names of the stored contexts, sorted; empty and badly named files are skipped as
     /// natscli skips them.
     pub(crate) fn list(&self) -> Result<Vec<String>, CliError> {
-        let dir = self.root.join("context");
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => {
-                return Err(CliError::ReadFile {
-                    what: "context directory",
-                    path: dir,
-                    source,
-                });
-            }
-        };
-        let mut names: Vec<String> = entries
-            .filter_map(Result::ok)
-            .filter(|e| e.metadata().is_ok_and(|m| m.is_file() && m.len() > 0))
-            .filter_map(|e| {
-                let file = e.file_name().into_string().ok()?;
-                let name = file.strip_suffix(".json")?;
-                valid_name(name).then(|| name.to_owned())
-            })
-            .collect();
-        names.sort();
-        Ok(names)
+        Ok(self.contexts.names()?)
     }
 
     /// Whether the context `name` exists.
     pub(crate) fn exists(&self, name: &str) -> bool {
-        valid_name(name) && self.path(name).is_file()
+        self.contexts.contains(name)
     }
 
-    /// Reads the context `name`.
+    /// The settings of the context `name`, to connect with or show.
+    pub(crate) fn context(&self, name: &str) -> Result<Context, CliError> {
+        Ok(self.contexts.load(name)?)
+    }
+
+    /// The selected context's settings, if one is selected.
+    pub(crate) fn selected_context(&self) -> Result<Option<Context>, CliError> {
+        Ok(self.contexts.load_selected()?)
+    }
+
+    /// The file of the context `name`, to edit.
     pub(crate) fn load(&self, name: &str) -> Result<ContextFile, CliError> {
-        if !valid_name(name) {
-            return Err(invalid_name(name));
-        }
+        // The library's load says whether it exists and holds natscli's settings.
+        self.context(name)?;
         let path = self.path(name);
-        match fs::read(&path) {
-            Ok(bytes) => ContextFile::parse(&bytes, &path),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                Err(CliError::UnknownContext(name.to_owned()))
-            }
-            Err(source) => Err(CliError::ReadFile {
-                what: "context",
-                path,
-                source,
-            }),
-        }
+        let bytes = fs::read(&path).map_err(|source| CliError::ReadFile {
+            what: "context",
+            path: path.clone(),
+            source,
+        })?;
+        ContextFile::parse(&bytes, &path)
     }
 
     /// Writes the context `name` (mode 0600, through a temporary file so a reader never sees
     /// half of it).
     pub(crate) fn save(&self, name: &str, context: &ContextFile) -> Result<(), CliError> {
-        if !valid_name(name) {
+        if !ContextStore::is_valid_name(name) {
             return Err(invalid_name(name));
         }
         let mut text = serde_json::to_string_pretty(&Value::Object(context.fields.clone()))?;
@@ -144,23 +125,15 @@ impl Store {
 
     /// The selected context's name, if one is selected.
     pub(crate) fn selected(&self) -> Result<Option<String>, CliError> {
-        let path = self.root.join("context.txt");
-        match fs::read_to_string(&path) {
-            Ok(text) => Ok(Some(text.trim().to_owned()).filter(|n| !n.is_empty())),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(CliError::ReadFile {
-                what: "selected context",
-                path,
-                source,
-            }),
-        }
+        Ok(self.contexts.selected()?)
     }
 
     /// Selects `name` (or nothing), remembering the previous selection as natscli does.
     pub(crate) fn select(&self, name: Option<&str>) -> Result<(), CliError> {
-        let selected = self.root.join("context.txt");
+        let root = self.contexts.nats_dir();
+        let selected = root.join("context.txt");
         if let Some(previous) = self.selected()? {
-            write_atomic(&self.root.join("previous-context.txt"), previous.as_bytes())?;
+            write_atomic(&root.join("previous-context.txt"), previous.as_bytes())?;
         }
         match name {
             Some(name) => write_atomic(&selected, name.as_bytes()),
@@ -187,49 +160,24 @@ impl ContextFile {
         ContextFile { fields }
     }
 
-    /// Parses a context file's bytes; `path` is for the error.
+    /// Parses a context file's bytes; `path` is for the error. The library reads the
+    /// settings (so a file it would refuse is refused here too); the object is kept whole.
     pub(crate) fn parse(bytes: &[u8], path: &Path) -> Result<ContextFile, CliError> {
         let parse = |source| CliError::ParseFile {
             path: path.to_owned(),
             source,
         };
+        match Context::from_json("", bytes) {
+            Err(ContextError::Parse { source, .. }) => return Err(parse(source)),
+            Err(other) => return Err(other.into()),
+            Ok(_) => {}
+        }
         match serde_json::from_slice(bytes).map_err(parse)? {
             Value::Object(fields) => Ok(ContextFile { fields }),
             _ => Err(parse(serde::de::Error::custom(
                 "a context file holds a JSON object",
             ))),
         }
-    }
-
-    /// Reads a context from a file named by path (`--context ./ctx.json`).
-    pub(crate) fn load_path(path: &Path) -> Result<ContextFile, CliError> {
-        let bytes = fs::read(path).map_err(|source| CliError::ReadFile {
-            what: "context",
-            path: path.to_owned(),
-            source,
-        })?;
-        ContextFile::parse(&bytes, path)
-    }
-
-    /// A string setting, `None` when absent or empty.
-    pub(crate) fn text(&self, field: &str) -> Option<&str> {
-        self.fields
-            .get(field)
-            .and_then(Value::as_str)
-            .filter(|v| !v.is_empty())
-    }
-
-    /// A boolean setting, false when absent.
-    pub(crate) fn flag(&self, field: &str) -> bool {
-        self.fields
-            .get(field)
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-    }
-
-    /// A path setting with `~` expanded, as natscli expands it.
-    pub(crate) fn path(&self, field: &str) -> Option<PathBuf> {
-        self.text(field).map(expand_home)
     }
 
     /// Sets a string setting (natscli keeps unset ones as `""`).
@@ -257,32 +205,11 @@ impl ContextFile {
     }
 }
 
-/// natscli's rule for names (jsm.go `ValidateName`): not empty, no `..`, `/` or `\`.
-pub(crate) fn valid_name(name: &str) -> bool {
-    !name.is_empty() && !name.contains("..") && !name.contains(['/', '\\'])
-}
-
 fn invalid_name(name: &str) -> CliError {
     CliError::InvalidArgument {
         what: "context name",
         given: name.to_owned(),
         reason: "must not be empty or contain \"..\", \"/\" or \"\\\"".to_owned(),
-    }
-}
-
-/// The user's home directory, from `$HOME`.
-fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-}
-
-/// `~/x` made `$HOME/x`.
-pub(crate) fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), home_dir()) {
-        (Some(rest), Some(home)) => home.join(rest),
-        _ if path == "~" => home_dir().unwrap_or_else(|| PathBuf::from(path)),
-        _ => PathBuf::from(path),
     }
 }
 
@@ -346,16 +273,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_follow_natscli() {
-        assert!(valid_name("prod"));
-        assert!(valid_name("my.ctx"));
-        assert!(!valid_name(""));
-        assert!(!valid_name("../x"));
-        assert!(!valid_name("a/b"));
-        assert!(!valid_name("a\\b"));
-    }
-
-    #[test]
     fn unknown_fields_survive_and_secrets_are_masked() {
         let path = Path::new("x.json");
         let mut ctx = ContextFile::parse(
@@ -364,10 +281,13 @@ mod tests {
         )
         .expect("parses");
         ctx.set_text("user", "bob");
-        assert_eq!(ctx.text("url"), Some("nats://a:4222"));
+        assert_eq!(ctx.fields["url"], "nats://a:4222");
+        assert_eq!(ctx.fields["user"], "bob");
         assert_eq!(ctx.fields["windows_cert_store"], "user");
         assert_eq!(ctx.masked()["password"], "*****");
         assert!(ContextFile::parse(b"[1]", path).is_err());
         assert!(ContextFile::parse(b"{", path).is_err());
+        // A setting of the wrong type is refused, as the library refuses it when reading.
+        assert!(ContextFile::parse(br#"{"url": 4222}"#, path).is_err());
     }
 }

@@ -2,19 +2,23 @@
 //! checks that the files it names exist and, with `--connect`, connects with it, as
 //! natscli's does. One line per context; exit code 1 if any failed.
 
-use super::secret::{self, Material};
+use rnats::context::{Context, Material, expand_path};
+
 use super::store::Store;
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::out;
 
-/// The context fields that name files.
-const FILE_FIELDS: [(&str, &str); 5] = [
-    ("creds", "credentials"),
-    ("nkey", "NKey seed"),
-    ("ca", "CA certificate"),
-    ("cert", "client certificate"),
-    ("key", "client key"),
+/// A setting of a context.
+type Setting = fn(&Context) -> Option<&str>;
+
+/// The context settings that name files.
+const FILE_FIELDS: [(&str, Setting, &str); 5] = [
+    ("creds", Context::creds, "credentials"),
+    ("nkey", Context::nkey, "NKey seed"),
+    ("ca", Context::ca, "CA certificate"),
+    ("cert", Context::cert, "client certificate"),
+    ("key", Context::key, "client key"),
 ];
 
 /// Validates `name`, or every context when `None`.
@@ -42,17 +46,17 @@ pub(super) fn run(store: &Store, name: Option<String>, connect: bool) -> Result<
 
 /// Checks one context; what was checked, or why it fails.
 fn check(store: &Store, name: &str, connect: bool) -> Result<String, String> {
-    let context = store.load(name).map_err(|e| e.to_string())?;
-    for (field, what) in FILE_FIELDS {
+    let context = store.context(name).map_err(|e| e.to_string())?;
+    for (field, setting, what) in FILE_FIELDS {
         // Credentials and seeds may be references (`env://NAME`) rather than files.
-        let path = match (field, context.text(field)) {
+        let path = match (field, setting(&context)) {
             (_, None) => None,
-            ("creds" | "nkey", Some(text)) => match secret::material(what, text) {
+            ("creds" | "nkey", Some(text)) => match Material::parse(field, text) {
                 Ok(Material::File(path)) => Some(path),
                 Ok(Material::Inline(_)) => None,
                 Err(e) => return Err(e.to_string()),
             },
-            _ => context.path(field),
+            (_, Some(text)) => Some(expand_path(text)),
         };
         if let Some(path) = path
             && !path.is_file()
