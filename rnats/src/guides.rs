@@ -17,6 +17,8 @@
 //!   metrics (the `opentelemetry` feature).
 //! - [`auth_callout`]: an authentication service of your own for nats-server (ADR-26, the
 //!   `auth-callout` feature).
+//! - [`contexts`]: connecting with the settings of the `nats` command line's contexts (the
+//!   `context` feature).
 //!
 //! Three documents stay with the repository rather than the crate, since they describe the
 //! workspace more than the library: the [performance figures and tuning guide], the
@@ -74,3 +76,7 @@ pub mod opentelemetry {}
 #[cfg(not(doctest))]
 #[doc = include_str!("../guides/auth-callout.md")]
 pub mod auth_callout {}
+
+#[cfg(not(doctest))]
+#[doc = include_str!("../guides/contexts.md")]
+pub mod contexts {}

@@ -169,3 +169,7 @@ struct AuthCalloutGuide;
 #[cfg(all(doctest, feature = "opentelemetry", feature = "jetstream"))]
 #[doc = include_str!("../../docs/opentelemetry.md")]
 struct OpenTelemetryGuide;
+
+#[cfg(all(doctest, feature = "context", feature = "jetstream"))]
+#[doc = include_str!("../../docs/contexts.md")]
+struct ContextsGuide;
