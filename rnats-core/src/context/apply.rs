@@ -1,8 +1,9 @@
 //! A context's settings made [`ConnectOptions`], with natscli's rules (jsm.go
 //! `natscontext`'s `NATSOptions`): which login wins, what turns TLS on.
 
+use super::error::ContextError;
 use super::reference::{Env, Material, process_env, resolve_secret_in, tls_path};
-use super::{Context, ContextError};
+use super::settings::Context;
 use crate::auth::Credentials;
 use crate::{Client, ConnectOptions};
 

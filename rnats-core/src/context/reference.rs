@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use base64::Engine;
 
-use super::ContextError;
+use super::error::ContextError;
 
 /// Where a credentials file or NKey seed comes from.
 #[derive(Clone, PartialEq, Eq)]

@@ -7,7 +7,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{Context, ContextError};
+use super::error::ContextError;
+use super::settings::Context;
 
 /// The natscli contexts of one configuration directory. Reads only; `nats context add`
 /// (or `rnats context add`) writes them.
@@ -15,6 +16,25 @@ use super::{Context, ContextError};
 pub struct ContextStore {
     /// `<config>/nats`.
     root: PathBuf,
+}
+
+/// The shorthands for natscli's own directory.
+impl Context {
+    /// Loads the context `name` from natscli's directory ([`ContextStore::locate`]).
+    pub fn load(name: &str) -> Result<Context, ContextError> {
+        ContextStore::locate()?.load(name)
+    }
+
+    /// Loads the selected context from natscli's directory; `None` when none is selected
+    /// (natscli then uses the defaults: `Context::default()`).
+    pub fn load_selected() -> Result<Option<Context>, ContextError> {
+        ContextStore::locate()?.load_selected()
+    }
+
+    /// The names of the contexts in natscli's directory, sorted.
+    pub fn names() -> Result<Vec<String>, ContextError> {
+        ContextStore::locate()?.names()
+    }
 }
 
 impl ContextStore {
