@@ -5,12 +5,11 @@
 //! returned from `connect()`.
 
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 use bytes::BytesMut;
 use rnats_proto::{Parser, ServerInfo};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use url::Host;
 
 use crate::connect_info::{connect_info, prove};
 use crate::error::{ConnectCause, ConnectError};
@@ -232,21 +231,15 @@ async fn through_proxy(
     let host = if proxy.resolves_names() {
         addr.url_host()
     } else {
-        // `socks5://`: this side resolves, and picks one of the addresses at random
-        // (ADR-11); the proxy is asked for that one.
-        let mut addrs = rt
+        // `socks5://`: this side resolves the name for the proxy.
+        let addrs = rt
             .lookup(addr.host(), addr.port())
             .await
             .map_err(|source| ConnectCause::Io {
                 addr: addr.socket_addr(),
                 source,
             })?;
-        crate::floor::backoff::shuffle(&mut addrs);
-        match addrs.first().map(SocketAddr::ip) {
-            Some(IpAddr::V4(ip)) => Host::Ipv4(ip),
-            Some(IpAddr::V6(ip)) => Host::Ipv6(ip),
-            None => addr.url_host(),
-        }
+        tunnel::resolved_target(addrs, addr.url_host())
     };
     let tunnel = Tunnel::new(proxy, host, addr.port())?;
     let failed = |source| ProxyError::Io {

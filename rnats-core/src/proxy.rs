@@ -299,20 +299,22 @@ impl fmt::Debug for Proxy {
 
 /// `text` with the password of its URL, if any, replaced by `***`: errors must not leak it.
 fn without_password(text: &str) -> String {
-    match Url::parse(text) {
-        Ok(mut url) if url.password().is_some() => {
-            // Fails only for URLs that cannot have credentials, which this one has.
-            let _ = url.set_password(Some("***"));
-            url.to_string()
+    if let Ok(mut url) = Url::parse(text)
+        && url.password().is_some()
+    {
+        // Fails only for URLs that cannot have credentials, which this one has.
+        let _ = url.set_password(Some("***"));
+        return url.to_string();
+    }
+    // Any other text with an `@` may hold a password before it (`user:pw@proxy` parses as a
+    // URL of scheme `user`, `socks5:user:pw@proxy` with the credentials in its path): all of
+    // what stands between the scheme's `://`, if any, and the last `@` goes.
+    match text.rfind('@') {
+        Some(at) => {
+            let start = text.find("://").map_or(0, |i| i + 3).min(at);
+            format!("{}***{}", &text[..start], &text[at..])
         }
-        Ok(_) => text.to_owned(),
-        // Unparseable: cut whatever stands between `://` and `@`.
-        Err(_) => match (text.find("://"), text.rfind('@')) {
-            (Some(start), Some(at)) if start < at => {
-                format!("{}***{}", &text[..start + 3], &text[at..])
-            }
-            _ => text.to_owned(),
-        },
+        None => text.to_owned(),
     }
 }
 
@@ -369,6 +371,9 @@ mod tests {
             "socks5://",
             "http://proxy:3128/path",
             "socks5://user:secret@proxy:99999",
+            "user:secret@proxy:1080",
+            "socks5:user:secret@proxy",
+            "http:/user:secret@proxy/x",
         ] {
             let Err(ProxyError::InvalidUrl { url, .. }) = parse(bad) else {
                 panic!("{bad} parsed");

@@ -9,7 +9,7 @@
 //! writer rule in `write_side.rs`), so records leave in order.
 
 use std::io::{self, IoSlice, Read, Write};
-use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,6 @@ use bytes::{Buf, BufMut, BytesMut};
 use rnats_proto::{ConnectInfo, Parser, ServerInfo};
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use rustls_pki_types::ServerName;
-use url::Host;
 
 use super::executor::block_on;
 use crate::connect_info::{connect_info, prove};
@@ -323,18 +322,12 @@ impl Dialer<'_> {
         let host = if proxy.resolves_names() {
             self.addr.url_host()
         } else {
-            // `socks5://`: this side resolves, and picks one of the addresses at random
-            // (ADR-11); the proxy is asked for that one.
-            let mut addrs: Vec<SocketAddr> = (self.addr.host(), self.addr.port())
+            // `socks5://`: this side resolves the name for the proxy.
+            let addrs = (self.addr.host(), self.addr.port())
                 .to_socket_addrs()
                 .map_err(|e| self.io_error(e))?
                 .collect();
-            crate::floor::backoff::shuffle(&mut addrs);
-            match addrs.first().map(SocketAddr::ip) {
-                Some(IpAddr::V4(ip)) => Host::Ipv4(ip),
-                Some(IpAddr::V6(ip)) => Host::Ipv6(ip),
-                None => self.addr.url_host(),
-            }
+            tunnel::resolved_target(addrs, self.addr.url_host())
         };
         let mut tunnel = Tunnel::new(proxy, host, self.addr.port())?;
         let failed = |source: io::Error| -> ConnectError {

@@ -23,6 +23,8 @@
 //!  HTTP:   SendConnect ─▶ ExpectAnswer ─▶ Done
 //! ```
 
+use std::net::{IpAddr, SocketAddr};
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use url::Host;
@@ -234,13 +236,19 @@ impl Tunnel {
             httparse::Error::TooManyHeaders => ProxyError::Malformed("over 64 header lines"),
             _ => ProxyError::Malformed("not an HTTP answer"),
         })?;
-        if parsed.is_partial() {
-            if self.answer.len() >= MAX_HTTP_ANSWER {
+        let end = match parsed {
+            httparse::Status::Partial if self.answer.len() >= MAX_HTTP_ANSWER => {
                 return Err(ProxyError::AnswerTooLong {
                     limit: MAX_HTTP_ANSWER,
                 });
             }
-            return Ok(());
+            httparse::Status::Partial => return Ok(()),
+            httparse::Status::Complete(end) => end,
+        };
+        // Bytes after the answer would be the server's, lost to it: `http_room` keeps every
+        // read short of them, and this says so loudly should it ever not.
+        if end != self.answer.len() {
+            return Err(ProxyError::Malformed("bytes after the HTTP answer"));
         }
         let status = response.code.unwrap_or_default();
         match (status, &self.login) {
@@ -309,19 +317,32 @@ impl Tunnel {
     }
 }
 
+/// The host a `socks5://` proxy (one that is given addresses, not names) is asked to connect
+/// to: one of the server's resolved `addrs` at random (ADR-11), or `name` when there are none.
+pub(crate) fn resolved_target(mut addrs: Vec<SocketAddr>, name: Host) -> Host {
+    crate::floor::backoff::shuffle(&mut addrs);
+    match addrs.first().map(SocketAddr::ip) {
+        Some(IpAddr::V4(ip)) => Host::Ipv4(ip),
+        Some(IpAddr::V6(ip)) => Host::Ipv6(ip),
+        None => name,
+    }
+}
+
 /// How many bytes may be read of an HTTP answer that has `answer` so far without reading
-/// past its end: the header block ends with an empty line (`\r\n\r\n`, or `\n\n` from a
-/// lenient proxy), so as long as `answer` ends with the first `k` bytes of an end, no more
-/// than the rest of that end may come before it can be complete.
+/// past its end: the header block ends with an empty line (`\r\n\r\n`, or, from a lenient
+/// proxy, any of the other ends `httparse` takes: `\n\n`, `\r\n\n`, `\n\r\n`), so as
+/// long as `answer` ends with the first `k` bytes of an end, no more than the rest of that
+/// end may come before it can be complete.
 fn http_room(answer: &[u8]) -> usize {
-    let room = |end: &[u8]| {
+    let room = |end: &&[u8]| {
         let matched = (1..end.len())
             .rev()
             .find(|&k| answer.ends_with(&end[..k]))
             .unwrap_or(0);
         end.len() - matched
     };
-    room(b"\r\n\r\n").min(room(b"\n\n"))
+    let ends: [&[u8]; 4] = [b"\r\n\r\n", b"\n\n", b"\r\n\n", b"\n\r\n"];
+    ends.iter().map(room).min().unwrap_or(1)
 }
 
 /// RFC 1928's name for a reply code.
@@ -496,6 +517,15 @@ mod tests {
         .unwrap();
         let request: &[u8] = b"CONNECT [::1]:1 HTTP/1.1\r\nHost: [::1]:1\r\n\r\n";
         run(&mut tunnel, &[(request, b"HTTP/1.0 200 OK\n\nINFO")]).unwrap();
+        // The mixed ends httparse takes as well.
+        for answer in [
+            &b"HTTP/1.1 200 OK\n\r\nINFO"[..],
+            b"HTTP/1.1 200 OK\r\n\nINFO",
+        ] {
+            let mut tunnel = Tunnel::new(&proxy("http://p"), name("n"), 1).unwrap();
+            let request: &[u8] = b"CONNECT n:1 HTTP/1.1\r\nHost: n:1\r\n\r\n";
+            run(&mut tunnel, &[(request, answer)]).unwrap();
+        }
     }
 
     #[test]
@@ -565,5 +595,6 @@ mod tests {
         assert_eq!(http_room(b"HTTP/1.1 200 OK\r\n"), 1);
         assert_eq!(http_room(b"HTTP/1.1 200 OK\r\n\r"), 1);
         assert_eq!(http_room(b"HTTP/1.1 200 OK\n"), 1);
+        assert_eq!(http_room(b"HTTP/1.1 200 OK\n\r"), 1);
     }
 }
