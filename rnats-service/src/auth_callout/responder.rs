@@ -269,10 +269,10 @@ impl Responder {
     /// account named by its public key needs a key of that account, as the server checks in
     /// operator mode.
     fn user_signer(&self, claims: &mut Claims<User>) -> Result<&KeyPair, CalloutError> {
+        // `issuer_account` always follows the key that signs: one a handler set by hand
+        // would claim an account for a key that is not that account's.
         let issuers_own = |claims: &mut Claims<User>| {
-            if claims.nats.issuer_account.is_none() {
-                claims.nats.issuer_account.clone_from(&self.issuer_account);
-            }
+            claims.nats.issuer_account.clone_from(&self.issuer_account);
             Ok(&self.issuer)
         };
         let Some(account) = claims
@@ -738,6 +738,19 @@ mod tests {
         // The response is the callout's, whoever signed the user.
         let response = server.read(&reply, None, &responder.issuer());
         Ok(Claims::<User>::decode(&response.jwt.unwrap()).unwrap())
+    }
+
+    #[test]
+    fn an_issuer_account_set_by_hand_follows_the_signing_key() {
+        let server = FakeServer::new();
+        let callout = KeyPair::new_account();
+        let responder = Responder::new(callout.clone()).unwrap();
+        let mut claims = UserClaims::new();
+        claims.user.issuer_account = Some(KeyPair::new_account().public_key());
+        // Signed by the callout's own account key, so no other account is claimed.
+        let user = user_jwt(&responder, &server, claims).unwrap();
+        assert_eq!(user.issuer, callout.public_key());
+        assert_eq!(user.nats.issuer_account, None);
     }
 
     #[test]

@@ -169,7 +169,8 @@ impl UserClaims {
     /// Lets the user connect only between `start` and `end` each day (the JWT's `times`),
     /// in the [`times_location`](Self::times_location) time zone; an `end` before the `start`
     /// spans midnight. With several windows, any of them will do. The server refuses the
-    /// client outside them, and closes the connection when its window ends.
+    /// client outside them, and closes the connection when its window ends. A window whose
+    /// `end` equals its `start` is empty: the server never lets the user in through it.
     ///
     /// ```
     /// use rnats_service::auth_callout::{TimeOfDay, UserClaims};
