@@ -61,8 +61,9 @@ enum Body {
 
 impl Messages {
     /// Messages to `subject` with `body` (standard input when absent or `-`) and `headers`
-    /// (`KEY:VALUE` flags); with `templates`, placeholders in all three are expanded (a text
-    /// that does not parse is sent as it is, with a warning, as natscli does).
+    /// (`KEY:VALUE` flags); with `templates`, placeholders in the subject and the body are
+    /// expanded (a text that does not parse is sent as it is, with a warning, as natscli
+    /// does); in header values always (see [`HeaderTemplates`]).
     pub(crate) fn new(
         subject: &str,
         body: Option<&str>,
@@ -71,7 +72,7 @@ impl Messages {
         send_on: SendOn,
         templates: bool,
     ) -> Result<Messages, CliError> {
-        let headers = HeaderTemplates::new(headers, templates)?;
+        let headers = HeaderTemplates::new(headers)?;
         let template = |text: &str, what: &str| {
             if templates {
                 Template::lenient(text, what, Use::Message)
@@ -107,7 +108,7 @@ impl Messages {
     fn lines(subject: &str, input: &'static [u8], count: u64) -> Messages {
         Messages {
             subject: Template::parse(subject, Use::Message).expect("template"),
-            headers: HeaderTemplates::new(&[], true).expect("no headers"),
+            headers: HeaderTemplates::new(&[]).expect("no headers"),
             body: Body::Lines {
                 input: Box::new(input),
                 line: Bytes::new(),
@@ -228,11 +229,15 @@ mod tests {
             false,
         )
         .expect("messages");
+        // natscli's --templates is about the subject and the body: headers expand anyway.
         let first = messages.next_message().expect("message").expect("one");
         let id = first.headers.as_ref().and_then(|h| h.get("Nats-Msg-Id"));
-        assert_eq!(id.map(|v| v.as_str()), Some("m{{Count}}"));
+        assert_eq!(id.map(|v| v.as_str()), Some("m1"));
         let got = all(messages);
         assert_eq!(got[0], ("s.{{Count}}".to_owned(), "n{{Count}}".to_owned()));
+        // A header template that does not parse stops the run, as in natscli.
+        let bad = ["X:{{Nope}}".to_owned()];
+        assert!(Messages::new("s", Some("b"), &bad, 1, SendOn::Eof, true).is_err());
     }
 
     #[test]

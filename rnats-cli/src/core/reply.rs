@@ -65,7 +65,7 @@ pub(crate) struct ReplyArgs {
 
 /// Runs `rnats reply`.
 pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError> {
-    let extra_headers = HeaderTemplates::new(&args.headers, true)?;
+    let extra_headers = HeaderTemplates::new(&args.headers)?;
     let body = args
         .body
         .as_deref()

@@ -191,24 +191,27 @@ pub(crate) struct HeaderTemplates {
 }
 
 impl HeaderTemplates {
-    /// The `flags` (`KEY:VALUE`, checked as [`crate::parse::headers`] checks them); with
-    /// `templates`, their values are expanded per message, a value that does not parse being
-    /// sent as it is with a warning.
-    pub(crate) fn new(flags: &[String], templates: bool) -> Result<HeaderTemplates, CliError> {
+    /// The `flags` (`KEY:VALUE`, checked as [`crate::parse::headers`] checks them), their
+    /// values expanded per message. As in natscli, `--no-templates` leaves them alone (it is
+    /// about the subject and the body), and a value that does not parse is an error rather
+    /// than a text sent as it is.
+    pub(crate) fn new(flags: &[String]) -> Result<HeaderTemplates, CliError> {
         let fixed = crate::parse::headers(flags)?;
-        let entries: Vec<(String, Template)> = flags
-            .iter()
-            .filter_map(|flag| flag.split_once(':'))
-            .map(|(name, value)| {
-                let value = value.trim();
-                let template = if templates {
-                    Template::lenient(value, &format!("{} header", name.trim()), Use::Message)
-                } else {
-                    Template::literal(value)
-                };
-                (name.trim().to_owned(), template)
-            })
-            .collect();
+        let mut entries = Vec::with_capacity(flags.len());
+        for flag in flags {
+            // `parse::headers` refused a flag without its `:`.
+            let Some((name, value)) = flag.split_once(':') else {
+                continue;
+            };
+            let template = Template::parse(value.trim(), Use::Message).map_err(|e| {
+                CliError::InvalidArgument {
+                    what: "header template",
+                    given: flag.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+            entries.push((name.trim().to_owned(), template));
+        }
         let literal = entries.iter().all(|(_, t)| t.is_literal());
         Ok(HeaderTemplates {
             fixed: if literal { fixed } else { None },
