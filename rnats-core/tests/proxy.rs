@@ -536,3 +536,40 @@ fn the_runtime_neutral_backend_goes_through_the_proxy() {
     });
     assert_eq!(proxy.tunnels(), 1);
 }
+
+/// A proxy that takes the connection and never answers: its connections, kept open.
+fn silent_proxy() -> (SocketAddr, Arc<Mutex<Vec<TcpStream>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keep = Arc::clone(&held);
+    thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            keep.lock().unwrap().push(client);
+        }
+    });
+    (addr, held)
+}
+
+#[tokio::test]
+async fn a_proxy_that_never_answers_is_bounded_by_the_connection_timeout() {
+    let server = NatsServer::start();
+    let (addr, held) = silent_proxy();
+    for scheme in ["socks5h", "http"] {
+        let options = ConnectOptions::new()
+            .proxy(format!("{scheme}://{addr}"))
+            .connection_timeout(std::time::Duration::from_millis(300));
+        let error = connect_err(options, server.url()).await;
+        assert_eq!(error.kind(), ConnectErrorKind::TimedOut, "{scheme}: {error}");
+    }
+    assert_eq!(held.lock().unwrap().len(), 2, "both reached the proxy");
+
+    let blocking = ConnectOptions::new()
+        .proxy(format!("http://{addr}"))
+        .connection_timeout(std::time::Duration::from_millis(300))
+        .connect_blocking(server.url());
+    let Err(error) = blocking else {
+        panic!("connected through a proxy that never answered");
+    };
+    assert_eq!(error.kind(), ConnectErrorKind::TimedOut, "{error}");
+}
