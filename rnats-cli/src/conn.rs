@@ -11,7 +11,6 @@ use rnats::{Client, ConnectOptions};
 
 use crate::context::store::Store;
 use crate::error::CliError;
-use crate::socks::SocksProxy;
 
 /// The server natscli and nats.go use when nothing names one.
 pub(crate) const DEFAULT_URL: &str = "nats://127.0.0.1:4222";
@@ -145,7 +144,8 @@ pub(crate) struct Settings {
     cert: Option<PathBuf>,
     key: Option<PathBuf>,
     tls_first: bool,
-    socks_proxy: Option<SocksProxy>,
+    /// The SOCKS5 proxy as a URL for `ConnectOptions::proxy`, checked.
+    socks_proxy: Option<String>,
     inbox_prefix: Option<String>,
     js_domain: Option<String>,
     js_api_prefix: Option<String>,
@@ -223,7 +223,7 @@ impl ConnArgs {
                 .clone()
                 .or_else(|| ctx(Context::socks_proxy))
                 .filter(|proxy| !proxy.is_empty())
-                .map(|proxy| SocksProxy::parse(&proxy))
+                .map(|proxy| socks_proxy_url(&proxy))
                 .transpose()?,
             inbox_prefix: self
                 .inbox_prefix
@@ -372,20 +372,9 @@ impl Settings {
             options = options.custom_inbox_prefix(prefix);
         }
         if let Some(proxy) = &self.socks_proxy {
-            options = proxy.apply(options);
+            options = options.proxy(proxy);
         }
         Ok(options)
-    }
-
-    /// Refuses what the blocking client cannot do with these settings: it dials its own
-    /// sockets, so it cannot go through a SOCKS proxy.
-    pub(crate) fn check_blocking(&self) -> Result<(), CliError> {
-        match self.socks_proxy {
-            Some(_) => Err(CliError::Usage(
-                "the blocking client cannot connect through a SOCKS proxy; leave out --blocking",
-            )),
-            None => Ok(()),
-        }
     }
 
     /// `options` with the TLS settings: a CA or a client certificate turns TLS on.
@@ -419,6 +408,35 @@ impl Settings {
             (None, None) => builder.timeout(self.timeout).build(client),
         }
     }
+}
+
+/// `--socks-proxy` (natscli's flag, `NATS_SOCKS_PROXY` and a context's `socks_proxy`): a
+/// SOCKS5 proxy, `socks5://[user:password@]host[:port]`, `socks5h://...` or a bare
+/// `host:port`, as a URL for the library's `ConnectOptions::proxy`. The servers' names go to
+/// the proxy to resolve, for either scheme, as natscli sends them: the proxy is often the only
+/// one that can. Checked here, so that a bad one is refused before any connect.
+fn socks_proxy_url(setting: &str) -> Result<String, CliError> {
+    let url = rnats::proxy::natscli_socks_url(setting);
+    let proxy = url.parse::<rnats::proxy::Proxy>().map_err(|e| match e {
+        rnats::proxy::ProxyError::InvalidUrl { url, reason } => CliError::InvalidArgument {
+            what: "SOCKS proxy",
+            given: url,
+            reason,
+        },
+        other => CliError::InvalidArgument {
+            what: "SOCKS proxy",
+            given: String::new(),
+            reason: other.to_string(),
+        },
+    })?;
+    if !url.starts_with("socks5h://") {
+        return Err(CliError::InvalidArgument {
+            what: "SOCKS proxy",
+            given: proxy.to_string(),
+            reason: "a SOCKS5 proxy is socks5://, socks5h:// or host:port".to_owned(),
+        });
+    }
+    Ok(url)
 }
 
 /// Connects and makes a JetStream context, for the JetStream commands.

@@ -38,7 +38,6 @@ mod jetstream;
 mod out;
 mod parse;
 mod service;
-mod socks;
 mod stats;
 
 use std::process::ExitCode;

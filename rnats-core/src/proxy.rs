@@ -297,6 +297,28 @@ impl fmt::Debug for Proxy {
     }
 }
 
+/// natscli's SOCKS proxy setting (`--socks-proxy`, a context's `socks_proxy`) as a URL for
+/// [`ConnectOptions::proxy`](crate::ConnectOptions::proxy): natscli takes a bare `host:port`
+/// or a `socks5://` URL and hands the servers' names to the proxy to resolve, which is
+/// `socks5h://` here. Other schemes are left as they are (`http://` is then an HTTP proxy).
+///
+/// ```
+/// use rnats_core::proxy::natscli_socks_url;
+///
+/// assert_eq!(natscli_socks_url("127.0.0.1:1080"), "socks5h://127.0.0.1:1080");
+/// assert_eq!(natscli_socks_url("socks5://me:pw@jump:1080"), "socks5h://me:pw@jump:1080");
+/// ```
+pub fn natscli_socks_url(setting: &str) -> String {
+    let setting = setting.trim();
+    match setting.split_once("://") {
+        None => format!("socks5h://{setting}"),
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("socks5") => {
+            format!("socks5h://{rest}")
+        }
+        Some(_) => setting.to_owned(),
+    }
+}
+
 /// `text` with the password of its URL, if any, replaced by `***`: errors must not leak it.
 fn without_password(text: &str) -> String {
     if let Ok(mut url) = Url::parse(text)

@@ -211,3 +211,34 @@ async fn the_selected_context_of_a_config_directory_connects() {
     round_trip(&client).await;
     refused(&store.load("other").unwrap()).await;
 }
+
+#[tokio::test]
+async fn a_context_socks_proxy_is_where_the_connection_goes() {
+    let server = NatsServer::start();
+    // A proxy address nothing listens on: the connect fails reaching the proxy, which shows
+    // it went that way; natscli's bare `host:port` is a SOCKS5 proxy.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let proxied = context(
+        "proxied",
+        json!({"url": server.url(), "socks_proxy": closed.to_string()}),
+    );
+    let result = tokio::time::timeout(WAIT, proxied.connect())
+        .await
+        .expect("a refused connect must not hang");
+    match result {
+        Err(ContextError::Connect(e)) => assert!(
+            matches!(
+                e.cause(),
+                Some(rnats_core::ConnectCause::Proxy(
+                    rnats_core::proxy::ProxyError::Unreachable { .. }
+                ))
+            ),
+            "{e}"
+        ),
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("connected around the proxy"),
+    }
+}

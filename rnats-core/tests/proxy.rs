@@ -560,7 +560,11 @@ async fn a_proxy_that_never_answers_is_bounded_by_the_connection_timeout() {
             .proxy(format!("{scheme}://{addr}"))
             .connection_timeout(std::time::Duration::from_millis(300));
         let error = connect_err(options, server.url()).await;
-        assert_eq!(error.kind(), ConnectErrorKind::TimedOut, "{scheme}: {error}");
+        assert_eq!(
+            error.kind(),
+            ConnectErrorKind::TimedOut,
+            "{scheme}: {error}"
+        );
     }
     assert_eq!(held.lock().unwrap().len(), 2, "both reached the proxy");
 

@@ -65,12 +65,4 @@ impl Access {
             None => Ok(options),
         }
     }
-
-    /// Refuses settings the blocking client cannot honour (see [`Settings::check_blocking`]).
-    pub(super) fn check_blocking(&self) -> Result<(), CliError> {
-        match &self.0 {
-            Some(settings) => settings.check_blocking(),
-            None => Ok(()),
-        }
-    }
 }

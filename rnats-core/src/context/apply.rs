@@ -17,7 +17,10 @@ impl Context {
     /// `nkey`, `user_jwt` (signed for by `user_seed`, or a bearer JWT without one); `token`
     /// is sent as well when set. `ca` trusts that CA and requires TLS, `cert` and `key`
     /// together give the client certificate and require TLS (one without the other is
-    /// ignored, as natscli ignores it). `socks_proxy` is not applied.
+    /// ignored, as natscli ignores it). `socks_proxy` sends every connection through that
+    /// SOCKS5 proxy, the servers' names resolved by it, as natscli does (see
+    /// [`natscli_socks_url`](crate::proxy::natscli_socks_url)); a URL that does not parse
+    /// fails the connect.
     pub fn connect_options(&self) -> Result<ConnectOptions, ContextError> {
         self.apply(ConnectOptions::new(), &process_env)
     }
@@ -67,6 +70,9 @@ impl Context {
         }
         if self.tls_first() {
             options = options.tls_first();
+        }
+        if let Some(proxy) = self.socks_proxy() {
+            options = options.proxy(crate::proxy::natscli_socks_url(proxy));
         }
         Ok(options)
     }

@@ -47,9 +47,8 @@
 //! `inbox_prefix`. Secrets may be references (see [`resolve_secret`] and [`Material`]);
 //! paths expand `~`, `$NAME` and `${NAME}` ([`expand_path`]). The JetStream settings are
 //! for the JetStream context the program makes (`jetstream::ContextBuilder::domain`,
-//! `api_prefix`). Not applied: `socks_proxy` (read it with [`Context::socks_proxy`] and
-//! give [`ConnectOptions`](crate::ConnectOptions) a transport of your own), and
-//! `color_scheme`, which is the command line's. Refused with a typed error: `nsc://` and
+//! `api_prefix`). `socks_proxy` sends the connections through that SOCKS5 proxy, as
+//! natscli does. Not applied: `color_scheme`, which is the command line's. Refused with a typed error: `nsc://` and
 //! `op://` references and the old `nsc` setting (natscli runs the `nsc` or 1Password
 //! program for them), and the Windows certificate store.
 

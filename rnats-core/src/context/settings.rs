@@ -113,8 +113,8 @@ impl Context {
         text(&self.settings.url)
     }
 
-    /// `socks_proxy`: the SOCKS5 proxy natscli reaches the servers through. Not applied by
-    /// [`connect_options`](Self::connect_options).
+    /// `socks_proxy`: the SOCKS5 proxy natscli reaches the servers through (`host:port` or a
+    /// `socks5://` URL); [`connect_options`](Self::connect_options) goes through it too.
     pub fn socks_proxy(&self) -> Option<&str> {
         text(&self.settings.socks_proxy)
     }

@@ -65,7 +65,6 @@ pub(super) fn run(plan: &Plan, kind: BenchKind) -> Result<Figures, CliError> {
 impl Plan {
     /// Connects one blocking client named `name` (shown in the server's monitoring).
     fn connect_blocking(&self, options: ConnectOptions, name: String) -> Result<Client, CliError> {
-        self.access.check_blocking()?;
         self.access
             .apply(self.tuning.apply(options))?
             .name(name)
