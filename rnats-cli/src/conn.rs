@@ -361,7 +361,7 @@ impl Settings {
             };
         }
         if let Some(nkey) = &self.nkey {
-            let seed = nkey.read()?;
+            let seed = nkey.read_as("NKey seed file")?;
             options = options.nkey(seed.trim().to_owned());
         }
         options = self.with_tls(options)?;

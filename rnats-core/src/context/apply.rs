@@ -7,6 +7,9 @@ use super::settings::Context;
 use crate::auth::Credentials;
 use crate::{Client, ConnectOptions};
 
+/// What an `nkey` file is called when it cannot be read.
+pub(crate) const NKEY_FILE: &str = "NKey seed file";
+
 impl Context {
     /// Connect options with this context's login, TLS and inbox prefix, references resolved
     /// (environment variables and `file://` secrets are read now; a bare `creds` path is
@@ -107,7 +110,7 @@ impl Context {
             return Ok(options);
         }
         if let Some(nkey) = self.nkey() {
-            let text = Material::parse_in("nkey", nkey, env)?.read()?;
+            let text = Material::parse_in("nkey", nkey, env)?.read_as(NKEY_FILE)?;
             return Ok(options.nkey(seed_in(&text).to_owned()));
         }
         if let Some(jwt) = self.user_jwt() {

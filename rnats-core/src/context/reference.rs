@@ -55,12 +55,19 @@ impl Material {
         }
     }
 
-    /// The text: the file's, or the contents held.
+    /// The text: the file's, or the contents held. A file that cannot be read is a
+    /// [`ContextError::Read`] of a "credentials file"; [`read_as`](Self::read_as) names it.
     pub fn read(&self) -> Result<String, ContextError> {
+        self.read_as("credentials file")
+    }
+
+    /// As [`read`](Self::read), a file that cannot be read being named `what` in the error
+    /// ("NKey seed file", say).
+    pub fn read_as(&self, what: &'static str) -> Result<String, ContextError> {
         match self {
             Material::File(path) => {
                 std::fs::read_to_string(path).map_err(|source| ContextError::Read {
-                    what: "credentials file",
+                    what,
                     path: path.clone(),
                     source,
                 })

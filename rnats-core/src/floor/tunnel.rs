@@ -23,7 +23,7 @@
 //!  HTTP:   SendConnect ─▶ ExpectAnswer ─▶ Done
 //! ```
 
-use std::net::{IpAddr, SocketAddr};
+use core::net::{IpAddr, SocketAddr};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
