@@ -32,6 +32,7 @@ use crate::caller_write::Turn;
 use crate::events::ConnectionEvent;
 use crate::floor::server_pool::ServerPool;
 use crate::options::ConnectOptions;
+use crate::otel::Arrival;
 use crate::reconnect;
 pub use crate::request::PendingReply;
 pub use crate::request_builder::Request;
@@ -325,6 +326,7 @@ impl Client {
         };
         let mut replies = self.subscribe(inbox.as_str()).await?;
         replies.unsubscribe_after(1).await.ok();
+        let mut clock = request::clock_outside_table(self.shared());
         let (_span, headers) = crate::otel::request(
             self.header_support(),
             subject,
@@ -342,10 +344,20 @@ impl Client {
         let reply = match timeout {
             Some(limit) => (self.shared().rt.timeout(limit, replies.next()))
                 .await
-                .map_err(|_| RequestError::from(RequestCause::TimedOut(limit)))?,
-            None => replies.next().await,
+                .map_err(|_| RequestCause::TimedOut(limit)),
+            None => Ok(replies.next().await),
         };
-        crate::floor::replies::inbox_reply_outcome(reply)
+        let outcome = reply.map(crate::floor::replies::inbox_reply_outcome);
+        clock.finish(
+            Arrival::default(),
+            || self.shared().requests().durations.recorders(),
+            || match &outcome {
+                Err(cause) => Some(cause.clone()),
+                Ok(Err(error)) => error.cause().cloned(),
+                Ok(Ok(_)) => None,
+            },
+        );
+        outcome?
     }
 
     /// Sends a request and returns at once with its [`PendingReply`], to be awaited later: for
@@ -362,7 +374,7 @@ impl Client {
         let subject = self.checked_publish_subject(&subject, &mut owned)?;
         let (_span, headers) =
             crate::otel::request(self.header_support(), subject, headers, payload.len());
-        let pending = request::Pending::register(self.handle.shared());
+        let (pending, clock) = request::Pending::register(self.handle.shared());
         let out = Outbound {
             subject,
             reply: Some(pending.reply()),
@@ -371,7 +383,7 @@ impl Client {
             check: SubjectCheck::Done,
         };
         self.send(out, Urgency::Normal).await?;
-        Ok(PendingReply::new(pending))
+        Ok(PendingReply::new(pending, clock))
     }
 
     async fn request_inner(
@@ -384,7 +396,7 @@ impl Client {
         // The span lasts until the reply comes: the request's whole round trip.
         let (_span, headers) =
             crate::otel::request(self.header_support(), subject, headers, payload.len());
-        let (pending, clock) = request::Pending::register_timed(self.handle.shared());
+        let (pending, clock) = request::Pending::register(self.handle.shared());
         let out = Outbound {
             subject,
             reply: Some(pending.reply()),

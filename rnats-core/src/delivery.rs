@@ -139,8 +139,9 @@ fn deliver_reply(shared: &Shared, msg: MsgFrame) {
     let msg = msg.into_msg();
     let token = session::reply_token(&shared.reply_prefix, msg.subject.as_str());
     // Replies to requests that already gave up (timed out, dropped) are discarded.
-    if let Some(sender) = token.and_then(|token| shared.requests().remove(token)) {
-        let _ = sender.send(Answer::Reply(Message::from(msg)));
+    if let Some((sender, timed)) = token.and_then(|token| shared.requests().take_for_reply(token)) {
+        // The clock is read (for a timed request only) once the table is unlocked.
+        let _ = sender.send(Answer::Reply(Message::from(msg), timed.arrival()));
     }
 }
 

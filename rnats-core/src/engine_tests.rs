@@ -243,7 +243,7 @@ async fn flushes_lost_with_their_link_say_so() {
 async fn a_driver_that_panics_releases_every_waiter() {
     let shared = shared();
     let flush = shared.push_ping().expect("not closed");
-    let pending = crate::request::Pending::register(&shared);
+    let (pending, clock) = crate::request::Pending::register(&shared);
     let guard = DriverGuard(Arc::clone(&shared));
     let task = tokio::spawn(async move {
         let _guard = guard;
@@ -251,10 +251,7 @@ async fn a_driver_that_panics_releases_every_waiter() {
     });
     assert!(task.await.is_err(), "the task panicked");
     assert!(flush.await.is_err(), "the flush is released (Closed)");
-    let err = pending
-        .wait(None, crate::otel::RequestClock::untimed())
-        .await
-        .unwrap_err();
+    let err = pending.wait(None, clock).await.unwrap_err();
     assert_eq!(err.cause(), Some(&crate::error::RequestCause::Closed));
     shared.wait_done().await;
     assert_eq!(shared.state(), LinkState::Closed);

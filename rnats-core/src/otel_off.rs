@@ -69,6 +69,22 @@ impl RequestDurations {
     pub(crate) fn recorders(&self) {}
 }
 
+/// Stands where the feature marks a request in the table as timed; holds nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Timed;
+
+impl Timed {
+    /// A reply's arrival, never read.
+    #[inline(always)]
+    pub(crate) fn arrival(self) -> Arrival {
+        Arrival
+    }
+}
+
+/// Stands where the feature keeps the time a reply came; holds nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Arrival;
+
 /// Stands where the feature keeps a request's start; holds nothing.
 pub(crate) struct RequestClock;
 
@@ -79,10 +95,27 @@ impl RequestClock {
         RequestClock
     }
 
+    /// Nothing to mark.
+    #[inline(always)]
+    pub(crate) fn timed(&self) -> Timed {
+        Timed
+    }
+
     /// Records nothing, and calls neither closure.
     #[inline(always)]
     pub(crate) fn finish<R>(
         &mut self,
+        _arrival: Arrival,
+        _recorders: impl FnOnce() -> R,
+        _failure: impl FnOnce() -> Option<RequestCause>,
+    ) {
+    }
+
+    /// Records nothing, and calls neither closure.
+    #[inline(always)]
+    pub(crate) fn finish_as<R>(
+        &mut self,
+        _name: &'static str,
         _recorders: impl FnOnce() -> R,
         _failure: impl FnOnce() -> Option<RequestCause>,
     ) {

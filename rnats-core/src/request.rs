@@ -21,7 +21,7 @@ use tokio::sync::oneshot;
 
 use crate::Message;
 use crate::error::{RequestCause, RequestError};
-use crate::otel::RequestClock;
+use crate::otel::{Arrival, RequestClock};
 use crate::request_table::Answer;
 use crate::shared::{Shared, Sink, SubEntry};
 use crate::status::StatusCode;
@@ -47,9 +47,14 @@ pub(crate) fn subscribe_inbox(shared: &Shared) {
 /// acks are made of these). Dropping it frees its slot; a reply arriving after that is
 /// dropped.
 ///
+/// With the `opentelemetry` feature and a [metrics registration](crate::otel::metrics) that
+/// times requests, its duration runs from sending to the reply's arrival (not to when it is
+/// awaited), and is recorded when [`PendingReply::wait`] ends.
+///
 /// [`Client::start_request`]: crate::Client::start_request
 pub struct PendingReply {
     pending: Pending,
+    clock: RequestClock,
 }
 
 impl std::fmt::Debug for PendingReply {
@@ -61,8 +66,8 @@ impl std::fmt::Debug for PendingReply {
 }
 
 impl PendingReply {
-    pub(crate) fn new(pending: Pending) -> PendingReply {
-        PendingReply { pending }
+    pub(crate) fn new(pending: Pending, clock: RequestClock) -> PendingReply {
+        PendingReply { pending, clock }
     }
 
     /// The reply subject the request was sent with.
@@ -73,7 +78,33 @@ impl PendingReply {
     /// Waits for the reply, up to `timeout` (`None`: until the client closes). A 503 status
     /// becomes `RequestErrorKind::NoResponders`.
     pub async fn wait(self, timeout: Option<Duration>) -> Result<Message, RequestError> {
-        self.pending.wait(timeout, RequestClock::untimed()).await
+        self.pending.wait(timeout, self.clock).await
+    }
+
+    /// Waits as [`PendingReply::wait`] does, and hands back the request's timing instead of
+    /// recording it as a request: for a layer above the client that records the exchange as
+    /// an operation of its own (JetStream's publish, with the stream that acked it). `None`
+    /// while no registration of the client records durations.
+    #[cfg(feature = "opentelemetry")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "opentelemetry")))]
+    pub async fn wait_timed(
+        self,
+        timeout: Option<Duration>,
+    ) -> (
+        Result<Message, RequestError>,
+        Option<crate::otel::metrics::OperationTiming>,
+    ) {
+        let PendingReply {
+            mut pending,
+            mut clock,
+        } = self;
+        let answer = pending.answer(timeout).await;
+        let arrival = match &answer {
+            Ok(Answer::Reply(_, arrival)) => *arrival,
+            _ => Arrival::default(),
+        };
+        let timing = clock.stop(arrival, || pending.shared.requests().durations.recorders());
+        (outcome(answer, timeout), timing)
     }
 }
 
@@ -92,21 +123,9 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    /// A request whose reply is awaited later ([`Client::start_request`]): not timed, since
-    /// when the caller awaits it is the caller's business.
-    ///
-    /// [`Client::start_request`]: crate::Client::start_request
-    pub(crate) fn register(shared: &Arc<Shared>) -> Pending {
-        Pending::register_inner(shared, false).0
-    }
-
-    /// A request awaited at once, with the clock of its duration for the client's metrics
-    /// (one that reads no time when none asks for it), to hand to [`Pending::wait`].
-    pub(crate) fn register_timed(shared: &Arc<Shared>) -> (Pending, RequestClock) {
-        Pending::register_inner(shared, true)
-    }
-
-    fn register_inner(shared: &Arc<Shared>, timed: bool) -> (Pending, RequestClock) {
+    /// A request, with the clock of its duration for the client's metrics (one that reads no
+    /// time when none asks for it), to hand to [`Pending::wait`].
+    pub(crate) fn register(shared: &Arc<Shared>) -> (Pending, RequestClock) {
         let token = shared.next_token.fetch_add(1, Ordering::Relaxed);
         let mut reply = String::with_capacity(shared.reply_prefix.len() + 20);
         reply.push_str(&shared.reply_prefix);
@@ -114,11 +133,8 @@ impl Pending {
         let (tx, rx) = oneshot::channel();
         let (disconnects_at_start, clock) = {
             let mut requests = shared.requests();
-            requests.insert(token, tx);
-            let clock = match timed {
-                true => requests.durations.start(),
-                false => RequestClock::untimed(),
-            };
+            let clock = requests.durations.start();
+            requests.insert(token, tx, clock.timed());
             let failures = shared.requests_failed_by_disconnect.load(Ordering::Relaxed);
             (failures, clock)
         };
@@ -143,8 +159,40 @@ impl Pending {
         timeout: Option<Duration>,
         mut clock: RequestClock,
     ) -> Result<Message, RequestError> {
+        let answer = match self.answer(timeout).await {
+            Ok(answer) => answer,
+            Err(cause) => {
+                clock.finish(
+                    Arrival::default(),
+                    || self.shared.requests().durations.recorders(),
+                    || Some(cause.clone()),
+                );
+                return Err(cause.into());
+            }
+        };
+        // The clock is told the outcome's cause rather than shown the outcome: the result is
+        // made where it is returned, not kept in a local for a look first, which cost every
+        // request, timed or not, a copy of it (one `memcpy`, callgrind).
+        let arrival = match &answer {
+            Answer::Reply(_, arrival) => *arrival,
+            Answer::TimedOut => Arrival::default(),
+        };
+        clock.finish(
+            arrival,
+            || self.shared.requests().durations.recorders(),
+            || failure_of(&answer, timeout),
+        );
+        match answer {
+            Answer::Reply(message, _) => crate::floor::replies::reply_outcome(message),
+            // Only a request with a limit gets a deadline.
+            Answer::TimedOut => Err(RequestCause::TimedOut(timeout.unwrap_or_default()).into()),
+        }
+    }
+
+    /// Waits for the engine's answer, up to `timeout`, or the reason none will come.
+    async fn answer(&mut self, timeout: Option<Duration>) -> Result<Answer, RequestCause> {
         let Some(rx) = self.rx.take() else {
-            return Err(RequestCause::Closed.into());
+            return Err(RequestCause::Closed);
         };
         // A limit past the clock's range never ends the wait.
         if let Some(at) = timeout.and_then(|limit| self.shared.rt.now().checked_add(limit)) {
@@ -158,36 +206,46 @@ impl Pending {
                 .shared
                 .requests_failed_by_disconnect
                 .load(Ordering::Relaxed);
-            let cause = match failures > self.disconnects_at_start {
+            match failures > self.disconnects_at_start {
                 true => RequestCause::Disconnected,
                 false => RequestCause::Closed,
-            };
-            clock.finish(
-                || self.shared.requests().durations.recorders(),
-                || Some(cause.clone()),
-            );
-            cause
+            }
         })?;
         self.answered = true;
-        // The clock is told the outcome's cause rather than shown the outcome: the result is
-        // made where it is returned, not kept in a local for a look first, which cost every
-        // request, timed or not, a copy of it (one `memcpy`, callgrind).
-        clock.finish(
-            || self.shared.requests().durations.recorders(),
-            || failure_of(&answer, timeout),
-        );
-        match answer {
-            Answer::Reply(message) => crate::floor::replies::reply_outcome(message),
-            // Only a request with a limit gets a deadline.
-            Answer::TimedOut => Err(RequestCause::TimedOut(timeout.unwrap_or_default()).into()),
-        }
+        Ok(answer)
+    }
+}
+
+/// The request's result, from its answer.
+#[cfg(feature = "opentelemetry")]
+fn outcome(
+    answer: Result<Answer, RequestCause>,
+    timeout: Option<Duration>,
+) -> Result<Message, RequestError> {
+    match answer? {
+        Answer::Reply(message, _) => crate::floor::replies::reply_outcome(message),
+        Answer::TimedOut => Err(RequestCause::TimedOut(timeout.unwrap_or_default()).into()),
+    }
+}
+
+/// The clock of a request that waits for its reply outside the request table (on an inbox of
+/// its own, or a request-many's gathering): it takes the table's lock to learn whether some
+/// registration times requests, and so only with the `opentelemetry` feature.
+#[inline(always)]
+pub(crate) fn clock_outside_table(shared: &Shared) -> RequestClock {
+    #[cfg(feature = "opentelemetry")]
+    return shared.requests().durations.start();
+    #[cfg(not(feature = "opentelemetry"))]
+    {
+        let _ = shared;
+        RequestClock::untimed()
     }
 }
 
 /// Why `answer` fails its request, if it does: what the outcome's cause will be.
 fn failure_of(answer: &Answer, timeout: Option<Duration>) -> Option<RequestCause> {
     match answer {
-        Answer::Reply(message) => (message.status == Some(StatusCode::NO_RESPONDERS))
+        Answer::Reply(message, _) => (message.status == Some(StatusCode::NO_RESPONDERS))
             .then_some(RequestCause::NoResponders),
         Answer::TimedOut => Some(RequestCause::TimedOut(timeout.unwrap_or_default())),
     }

@@ -10,6 +10,7 @@
 use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -20,7 +21,9 @@ use crate::client::{Client, RequestError};
 use crate::error::RequestCause;
 use crate::header::HeaderMap;
 use crate::message::Message;
+use crate::otel::RequestClock;
 use crate::rt::{Rt, Timer};
+use crate::shared::Shared;
 use crate::subject::{Subject, ToSubject};
 use crate::subscriber::Subscriber;
 
@@ -131,6 +134,10 @@ pub struct Replies {
     gather: Gather,
     sleep: Option<Timer>,
     rt: Rt,
+    /// The gathering's duration for the client's metrics (`request_many`), recorded when it
+    /// ends; reads no time when no registration asks for it.
+    clock: RequestClock,
+    shared: Arc<Shared>,
 }
 
 impl Replies {
@@ -157,6 +164,8 @@ impl Replies {
             sleep: gather.poll_timeout().map(|at| rt.timer(at)),
             gather,
             rt,
+            clock: crate::request::clock_outside_table(client.shared()),
+            shared: Arc::clone(client.shared_arc()),
         };
         Ok((replies, inbox))
     }
@@ -170,13 +179,26 @@ impl Replies {
     pub fn cancel(&mut self) {
         self.subscriber = None;
         self.gather.handle_closed();
+        self.record(None);
     }
 
     fn finish(&mut self) -> Poll<Option<Result<Message, RequestError>>> {
         // Unsubscribes at once rather than leaving the inbox to the server.
         self.subscriber = None;
         self.sleep = None;
+        self.record(None);
         Poll::Ready(None)
+    }
+
+    /// Records the gathering's duration, once: a limit ending it is its normal end, not a
+    /// failure.
+    fn record(&mut self, failure: Option<RequestCause>) {
+        let shared = &self.shared;
+        self.clock.finish_as(
+            "request_many",
+            || shared.requests().durations.recorders(),
+            || failure,
+        );
     }
 
     /// Moves the timer to the gathering's next limit.
@@ -213,6 +235,7 @@ impl Stream for Replies {
                     }
                     Verdict::NoResponders => {
                         this.subscriber = None;
+                        this.record(Some(RequestCause::NoResponders));
                         Poll::Ready(Some(Err(RequestCause::NoResponders.into())))
                     }
                     Verdict::End(_) => this.finish(),

@@ -11,13 +11,13 @@ use tokio::sync::oneshot;
 
 use crate::Message;
 use crate::floor::session::SidMap;
-use crate::otel::RequestDurations;
+use crate::otel::{Arrival, RequestDurations, Timed};
 
 /// What ends a request's wait, sent by the engine.
 #[derive(Debug)]
 pub(crate) enum Answer {
-    /// The reply came.
-    Reply(Message),
+    /// The reply came (at `Arrival`, for a timed request).
+    Reply(Message, Arrival),
     /// Its deadline passed first.
     TimedOut,
 }
@@ -50,18 +50,27 @@ pub(crate) struct Waiting {
 struct Entry {
     sender: ReplySender,
     deadline: Option<Instant>,
+    /// Whether the reply is stamped with the time it came (an empty type without the
+    /// `opentelemetry` feature).
+    timed: Timed,
 }
 
 impl Waiting {
     /// Adds `token`'s request, without a deadline yet.
-    pub(crate) fn insert(&mut self, token: u64, sender: ReplySender) {
+    pub(crate) fn insert(&mut self, token: u64, sender: ReplySender, timed: Timed) {
         self.entries.insert(
             token,
             Entry {
                 sender,
                 deadline: None,
+                timed,
             },
         );
+    }
+
+    /// Takes out `token`'s request to answer it with its reply, and whether to stamp it.
+    pub(crate) fn take_for_reply(&mut self, token: u64) -> Option<(ReplySender, Timed)> {
+        (self.entries.remove(&token)).map(|entry| (entry.sender, entry.timed))
     }
 
     /// Takes out `token`'s request, to answer it. Its deadline stays in the heap until it
@@ -149,7 +158,7 @@ mod tests {
             .iter()
             .map(|&token| {
                 let (tx, rx) = oneshot::channel();
-                table.insert(token, tx);
+                table.insert(token, tx, Timed::default());
                 rx
             })
             .collect();
@@ -216,7 +225,7 @@ mod tests {
         // Sequential requests: each gets a deadline and its reply, one after the other.
         for token in 1..10_000u64 {
             let (tx, _rx) = oneshot::channel();
-            table.insert(token, tx);
+            table.insert(token, tx, Timed::default());
             table.set_deadline(token, t0 + Duration::from_millis(token));
             assert!(table.remove(token).is_some());
             // Bounded by the requests waiting when the last deadline was set (one more).

@@ -24,8 +24,10 @@ use crate::floor::server_pool::{Server, ServerPool};
 use crate::floor::session::SubEntry;
 use crate::floor::sync::lock;
 use crate::message::Message;
+use crate::otel::Arrival;
 use crate::server_addr::{ServerAddr, ToServerAddrs};
 use crate::statistics::Statistics;
+use crate::status::StatusCode;
 use crate::subject::{SubjectCheck, ToSubject, check_publish};
 
 /// A blocking NATS client: every call runs on the calling thread. Cheap to clone; all
@@ -47,7 +49,7 @@ impl Client {
         self.handle.inner()
     }
 
-    #[cfg(test)]
+    #[cfg(any(test, feature = "opentelemetry"))]
     pub(super) fn inner_arc(&self) -> &Arc<Inner> {
         self.handle.inner_arc()
     }
@@ -174,7 +176,7 @@ impl Client {
         let mut reply = String::with_capacity(inner.request_prefix.len() + 20);
         reply.push_str(&inner.request_prefix);
         reply.push_str(itoa::Buffer::new().format(token));
-        let lost = inner
+        let (lost, mut clock) = inner
             .register_request(token)
             .ok_or_else(|| RequestError::from(RequestCause::Closed))?;
         // Never held back: written by this thread when the socket is free.
@@ -191,6 +193,17 @@ impl Client {
         }
         let deadline = timeout.and_then(deadline_after);
         let outcome = inner.wait_for(deadline, |core| Inner::request_outcome(core, token, lost));
+        // Timed from this thread, which waited for the reply: it wakes when the reply comes.
+        clock.finish(
+            Arrival::default(),
+            || inner.core().durations.recorders(),
+            || match &outcome {
+                Some(Ok(reply)) => (reply.status == Some(StatusCode::NO_RESPONDERS))
+                    .then_some(RequestCause::NoResponders),
+                Some(Err(cause)) => Some(cause.clone()),
+                None => Some(RequestCause::TimedOut(timeout.unwrap_or_default())),
+            },
+        );
         match outcome {
             Some(Ok(reply)) => crate::floor::replies::reply_outcome(reply),
             Some(Err(cause)) => {
@@ -230,6 +243,7 @@ impl Client {
         let mut replies = self.subscribe(inbox.as_str())?;
         // The server forgets the inbox after the first reply.
         replies.unsubscribe_after(1).ok();
+        let mut clock = self.inner().clock_outside_table();
         self.send(
             subject,
             Some(&inbox),
@@ -241,10 +255,20 @@ impl Client {
         let reply = match timeout {
             Some(limit) => replies
                 .next_timeout(limit)
-                .map_err(|_| RequestError::from(RequestCause::TimedOut(limit)))?,
-            None => replies.next(),
+                .map_err(|_| RequestCause::TimedOut(limit)),
+            None => Ok(replies.next()),
         };
-        crate::floor::replies::inbox_reply_outcome(reply)
+        let outcome = reply.map(crate::floor::replies::inbox_reply_outcome);
+        clock.finish(
+            Arrival::default(),
+            || self.inner().core().durations.recorders(),
+            || match &outcome {
+                Err(cause) => Some(cause.clone()),
+                Ok(Err(error)) => error.cause().cloned(),
+                Ok(Ok(_)) => None,
+            },
+        );
+        outcome?
     }
 
     /// Subscribes to `subject`, which may contain wildcards.

@@ -34,7 +34,7 @@ impl Handle {
     }
 
     /// The shared state itself: its count of holders tells a test when a thread ended.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "opentelemetry"))]
     pub(super) fn inner_arc(&self) -> &Arc<Inner> {
         &self.inner
     }

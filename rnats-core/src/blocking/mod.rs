@@ -99,6 +99,8 @@ mod events;
 mod executor;
 mod handle;
 mod link;
+#[cfg(feature = "opentelemetry")]
+mod observe;
 mod pool;
 mod request_many;
 #[cfg(test)]
@@ -122,6 +124,9 @@ use crate::floor::server_pool::ServerPool;
 use crate::options::ConnectOptions;
 use crate::server_addr::ToServerAddrs;
 use state::Inner;
+
+#[cfg(feature = "opentelemetry")]
+pub(crate) use observe::Observed;
 
 /// Connects to `addrs` with default options: one URL (`nats://[user:password@]host[:port]`,
 /// `tls://...`), several separated by commas, or any [`ToServerAddrs`].

@@ -38,6 +38,7 @@ use crate::floor::session::{self, Session};
 use crate::floor::sync::lock;
 use crate::message::Message;
 use crate::options::ConnectOptions;
+use crate::otel::{RequestClock, RequestDurations};
 use crate::statistics::Statistics;
 
 /// The longest one read blocks: a reader whose wait has no deadline still comes back this
@@ -98,6 +99,10 @@ pub(super) struct Core {
     pub(super) lost_requests: u64,
     pub(super) conn: Option<Arc<Conn>>,
     requests: HashMap<u64, Option<Message>>,
+    /// The request-duration histograms of the client's metrics registrations
+    /// (`otel::metrics`), found under the lock a request takes anyway. Without the
+    /// `opentelemetry` feature, an empty type.
+    pub(super) durations: RequestDurations,
     /// The protocol state: the link's phase and timers, the subscriptions, the PING/PONG
     /// pairing, the server's INFO. Flushes look their PING up (`Pings::outcome`) rather
     /// than register, so no waiter type.
@@ -218,6 +223,7 @@ impl Inner {
                 lost_requests: 0,
                 conn: None,
                 requests: HashMap::new(),
+                durations: RequestDurations::default(),
                 session,
             }),
             changed: Condvar::new(),
@@ -627,14 +633,27 @@ impl Inner {
         verdict.ends_link
     }
 
-    /// Registers a request and returns the value `request_outcome` compares against.
-    pub(super) fn register_request(&self, token: u64) -> Option<u64> {
+    /// Registers a request and returns the value `request_outcome` compares against, with the
+    /// clock of its duration for the client's metrics (one that reads no time when none asks
+    /// for it).
+    pub(super) fn register_request(&self, token: u64) -> Option<(u64, RequestClock)> {
         let mut core = self.core();
         if core.state == LinkState::Closed {
             return None;
         }
         core.requests.insert(token, None);
-        Some(core.lost_requests)
+        Some((core.lost_requests, core.durations.start()))
+    }
+
+    /// The clock of a request that waits on an inbox of its own: it takes the lock to learn
+    /// whether some registration times requests, and so only with the `opentelemetry`
+    /// feature.
+    #[inline(always)]
+    pub(super) fn clock_outside_table(&self) -> RequestClock {
+        #[cfg(feature = "opentelemetry")]
+        return self.core().durations.start();
+        #[cfg(not(feature = "opentelemetry"))]
+        RequestClock::untimed()
     }
 
     pub(super) fn forget_request(&self, token: u64) {

@@ -45,11 +45,14 @@ use opentelemetry::KeyValue;
 use opentelemetry::metrics::{AsyncInstrument, Meter};
 
 use crate::Client;
+use crate::blocking::Observed;
 use crate::client::Statistics;
 use crate::connection::LinkState;
 use crate::floor::sync::lock;
 use crate::otel::durations::Recorder;
 use crate::shared::Shared;
+
+pub use crate::otel::durations::OperationTiming;
 
 /// Messages the client published, requests included (a request is a publish with a reply
 /// subject): OpenTelemetry's messaging metric, with `messaging.operation.name = "publish"`.
@@ -89,30 +92,28 @@ const STATES: [(LinkState, &str); 4] = [
 static REGISTRATIONS: AtomicU64 = AtomicU64::new(0);
 
 /// Reports `client`'s metrics to `meter` with the default [`Options`], until the returned
-/// [`Registration`] is dropped.
-pub fn observe(client: &Client, meter: &Meter) -> Registration {
+/// [`Registration`] is dropped. `client` is an async [`Client`] or a
+/// [`blocking::Client`](crate::blocking::Client).
+pub fn observe(client: &impl Observable, meter: &Meter) -> Registration {
     observe_with(client, meter, Options::default())
 }
 
 /// Reports `client`'s metrics to `meter` as `options` say, until the returned
 /// [`Registration`] is dropped. Each call makes a registration of its own: observe a client
 /// once per meter.
-pub fn observe_with(client: &Client, meter: &Meter, options: Options) -> Registration {
+pub fn observe_with(client: &impl Observable, meter: &Meter, options: Options) -> Registration {
     let number = REGISTRATIONS.fetch_add(1, Ordering::Relaxed) + 1;
-    let shared = client.shared_arc();
+    let target = client.target().0;
     let client_id = (options.client_id).unwrap_or_else(|| format!("rnats-{number}"));
     let mut attributes = vec![
         KeyValue::new("messaging.system", "nats"),
         KeyValue::new("messaging.client.id", client_id.clone()),
     ];
-    if let Some(name) = &shared.options.name {
-        attributes.push(KeyValue::new("nats.client.name", name.clone()));
+    if let Some(name) = target.name() {
+        attributes.push(KeyValue::new("nats.client.name", name));
     }
     attributes.extend(options.attributes);
-    let source = Arc::new(Source {
-        shared: Arc::downgrade(shared),
-        attributes,
-    });
+    let source = Arc::new(Source { target, attributes });
     register_counters(meter, &source);
     register_connection_count(meter, &source);
     let recorder = options.request_duration.then(|| {
@@ -121,21 +122,123 @@ pub fn observe_with(client: &Client, meter: &Meter, options: Options) -> Registr
             histogram: meter
                 .f64_histogram(OPERATION_DURATION)
                 .with_unit("s")
-                .with_description("Duration of requests, from sending to the reply or failure")
+                .with_description("Duration of messaging operations, from sending to the answer")
                 .with_boundaries(DURATION_BOUNDS.to_vec())
                 .build(),
-            attributes: source.with(&[
+            common: source.attributes.clone(),
+            request: source.with(&[
                 KeyValue::new("messaging.operation.name", "request"),
                 KeyValue::new("messaging.operation.type", "send"),
             ]),
         };
-        shared.requests().durations.add(Arc::new(recorder));
+        source.target.add_recorder(Arc::new(recorder));
         number
     });
     Registration {
         source,
         client_id,
         recorder,
+    }
+}
+
+/// A client that [`observe`] can report: the async [`Client`] and the
+/// [`blocking::Client`](crate::blocking::Client). Sealed: only rnats' clients are.
+pub trait Observable: sealed::Sealed {}
+
+impl Observable for Client {}
+
+impl Observable for crate::blocking::Client {}
+
+mod sealed {
+    /// What a registration reads a client through; unnameable outside the crate.
+    pub struct Target(pub(super) super::Target);
+
+    pub trait Sealed {
+        fn target(&self) -> Target;
+    }
+
+    impl Sealed for crate::Client {
+        fn target(&self) -> Target {
+            Target(super::Target::Async(std::sync::Arc::downgrade(
+                self.shared_arc(),
+            )))
+        }
+    }
+
+    impl Sealed for crate::blocking::Client {
+        fn target(&self) -> Target {
+            Target(super::Target::Blocking(self.observed()))
+        }
+    }
+}
+
+/// The client a registration reads, without keeping it alive.
+enum Target {
+    Async(Weak<Shared>),
+    Blocking(Observed),
+}
+
+impl Target {
+    fn statistics(&self) -> Option<Arc<Statistics>> {
+        match self {
+            Target::Async(shared) => Some(Arc::clone(&shared.upgrade()?.statistics)),
+            Target::Blocking(observed) => observed.statistics(),
+        }
+    }
+
+    fn state(&self) -> Option<LinkState> {
+        match self {
+            Target::Async(shared) => Some(shared.upgrade()?.state()),
+            Target::Blocking(observed) => observed.state(),
+        }
+    }
+
+    /// `server.address` and `server.port` of the server the client is connected to, if it
+    /// is.
+    fn server(&self) -> Option<[KeyValue; 2]> {
+        let addr = match self {
+            Target::Async(shared) => {
+                let shared = shared.upgrade()?;
+                if shared.state() != LinkState::Connected {
+                    return None;
+                }
+                lock(&shared.pool).current()?.clone()
+            }
+            Target::Blocking(observed) => observed.server()?,
+        };
+        Some([
+            KeyValue::new("server.address", addr.host().to_owned()),
+            KeyValue::new("server.port", i64::from(addr.port())),
+        ])
+    }
+
+    fn name(&self) -> Option<String> {
+        match self {
+            Target::Async(shared) => shared.upgrade()?.options.name.clone(),
+            Target::Blocking(observed) => observed.name(),
+        }
+    }
+
+    fn add_recorder(&self, recorder: Arc<Recorder>) {
+        match self {
+            Target::Async(shared) => {
+                if let Some(shared) = shared.upgrade() {
+                    shared.requests().durations.add(recorder);
+                }
+            }
+            Target::Blocking(observed) => observed.add_recorder(recorder),
+        }
+    }
+
+    fn remove_recorder(&self, id: u64) {
+        match self {
+            Target::Async(shared) => {
+                if let Some(shared) = shared.upgrade() {
+                    shared.requests().durations.remove(id);
+                }
+            }
+            Target::Blocking(observed) => observed.remove_recorder(id),
+        }
     }
 }
 
@@ -222,8 +325,8 @@ impl std::fmt::Debug for Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        if let (Some(id), Some(shared)) = (self.recorder, self.source.shared.upgrade()) {
-            shared.requests().durations.remove(id);
+        if let Some(id) = self.recorder {
+            self.source.target.remove_recorder(id);
         }
     }
 }
@@ -231,7 +334,7 @@ impl Drop for Registration {
 /// What a registration's callbacks read: the client (without keeping it alive) and the
 /// attributes of every point. The callbacks hold it weakly, the [`Registration`] strongly.
 struct Source {
-    shared: Weak<Shared>,
+    target: Target,
     attributes: Vec<KeyValue>,
 }
 
@@ -244,9 +347,9 @@ impl Source {
     }
 }
 
-/// The client behind a callback's source, while both the registration and the client live.
-fn client_of(source: &Weak<Source>) -> Option<Arc<Shared>> {
-    source.upgrade()?.shared.upgrade()
+/// The source behind a callback, while the registration lives.
+fn source_of(source: &Weak<Source>) -> Option<Arc<Source>> {
+    source.upgrade()
 }
 
 /// One counter over [`Statistics`].
@@ -310,8 +413,8 @@ fn register_counters(meter: &Meter, source: &Arc<Source>) {
             .with_unit(counter.unit)
             .with_description(counter.description)
             .with_callback(move |observer: &dyn AsyncInstrument<u64>| {
-                if let Some(shared) = client_of(&weak) {
-                    observer.observe(read(&shared.statistics), &attributes);
+                if let Some(statistics) = source_of(&weak).and_then(|s| s.target.statistics()) {
+                    observer.observe(read(&statistics), &attributes);
                 }
             })
             .build();
@@ -331,33 +434,22 @@ fn register_connection_count(meter: &Meter, source: &Arc<Source>) {
         .with_unit("{connection}")
         .with_description("The client's connection, by state")
         .with_callback(move |observer: &dyn AsyncInstrument<i64>| {
-            let Some(shared) = client_of(&weak) else {
+            let Some(source) = source_of(&weak) else {
                 return;
             };
-            let now = shared.state();
+            let Some(now) = source.target.state() else {
+                return;
+            };
             for (state, attributes) in &by_state {
                 if *state != now {
                     observer.observe(0, attributes);
                     continue;
                 }
-                match server_of(&shared) {
+                match source.target.server() {
                     Some(server) => observer.observe(1, &[attributes.as_slice(), &server].concat()),
                     None => observer.observe(1, attributes),
                 }
             }
         })
         .build();
-}
-
-/// `server.address` and `server.port` of the server the client is connected to, if it is.
-fn server_of(shared: &Shared) -> Option<[KeyValue; 2]> {
-    if shared.state() != LinkState::Connected {
-        return None;
-    }
-    let pool = lock(&shared.pool);
-    let addr = pool.current()?;
-    Some([
-        KeyValue::new("server.address", addr.host().to_owned()),
-        KeyValue::new("server.port", i64::from(addr.port())),
-    ])
 }
