@@ -26,6 +26,7 @@ use crate::account::Account;
 use crate::features::{Feature, ServerVersion, Unsupported};
 pub use crate::publish::{PublishAckFuture, PublishError, PublishErrorKind};
 use crate::publish::{PublishMessage, Retry, RetryPolicy};
+use crate::publish_timing::wait_ack;
 use crate::response::Response;
 
 /// The message builder `send_publish` takes (async-nats' name for [`PublishMessage`]).
@@ -515,7 +516,12 @@ fn spawn_acker() -> mpsc::UnboundedSender<Acking> {
             while open {
                 match rx.poll_recv(cx) {
                     Poll::Ready(Some((reply, permit, timeout))) => waiting.push(async move {
-                        let _ = reply.wait(Some(timeout)).await;
+                        let (reply, timing) = wait_ack(reply, timeout).await;
+                        // A publish nobody awaited still ends: timed, its ack is read for
+                        // the record (the stream's name, or the failure).
+                        if timing.is_timed() {
+                            timing.record(&crate::publish::finish(reply));
+                        }
                         drop(permit);
                     }),
                     Poll::Ready(None) => open = false,

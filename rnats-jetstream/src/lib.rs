@@ -35,6 +35,7 @@ pub mod message;
 mod nanos;
 pub mod paging;
 pub mod publish;
+mod publish_timing;
 pub mod response;
 pub mod schedule;
 pub mod stream;

@@ -26,6 +26,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::context::Context;
 use crate::errors::ErrorCode;
 use crate::message::OutboundMessage;
+use crate::publish_timing::{AckTiming, wait_ack};
 
 /// Names the subject, or subject filter, that a `Nats-Expected-Last-Subject-Sequence` check
 /// looks at instead of the subject published to (nats-server 2.11+).
@@ -244,18 +245,30 @@ impl PublishAckFuture {
         let Some(reply) = self.reply.take() else {
             return Err(PublishError::new(PublishErrorKind::BrokenPipe));
         };
-        match reply.wait(Some(self.timeout)).await {
+        let (reply, timing) = wait_ack(reply, self.timeout).await;
+        match reply {
             Err(error) if error.kind() == CoreRequestErrorKind::NoResponders => {
                 // Kept out of line and boxed: the common path's future stays small (it is
                 // boxed and moved once per publish).
-                Box::pin(self.retry()).await
+                Box::pin(self.retry(timing)).await
             }
-            other => finish(other),
+            other => {
+                let result = finish(other);
+                timing.record(&result);
+                result
+            }
         }
     }
 
-    /// Publishes again while no stream answers, as the retry policy allows (ADR-22).
-    async fn retry(self) -> Result<PublishAck, PublishError> {
+    /// Publishes again while no stream answers, as the retry policy allows (ADR-22); the
+    /// publish is timed from its first send (`timing`) to its last answer.
+    async fn retry(self, mut timing: AckTiming) -> Result<PublishAck, PublishError> {
+        let result = self.retry_sends(&mut timing).await;
+        timing.record(&result);
+        result
+    }
+
+    async fn retry_sends(&self, timing: &mut AckTiming) -> Result<PublishAck, PublishError> {
         let Some(retry) = self.retry.as_ref() else {
             return Err(PublishError::new(PublishErrorKind::StreamNotFound));
         };
@@ -265,7 +278,9 @@ impl PublishAckFuture {
                 .context
                 .start_publish(&retry.subject, retry.message.clone())
                 .await?;
-            match reply.wait(Some(self.timeout)).await {
+            let (reply, later) = wait_ack(reply, self.timeout).await;
+            *timing = std::mem::replace(timing, AckTiming::none()).then(later);
+            match reply {
                 Err(error) if error.kind() == CoreRequestErrorKind::NoResponders => continue,
                 other => return finish(other),
             }
@@ -275,7 +290,7 @@ impl PublishAckFuture {
 }
 
 /// A reply (or the failure to get one) as the publish's result.
-fn finish(
+pub(crate) fn finish(
     reply: Result<rnats_core::Message, rnats_core::RequestError>,
 ) -> Result<PublishAck, PublishError> {
     match reply {
