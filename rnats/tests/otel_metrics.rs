@@ -12,6 +12,7 @@ use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, SdkMeterProvider};
 use rnats::ConnectOptions;
+use rnats::jetstream::{self, context::Publish, stream};
 use rnats::otel::metrics::{self, Options, Registration};
 use rnats_test_server::NatsServer;
 
@@ -328,11 +329,6 @@ async fn requests_record_their_duration_and_outcome() {
         .await
         .unwrap_err();
     assert_eq!(error.kind(), rnats::RequestErrorKind::TimedOut);
-    // A request awaited later is not timed: when it is awaited is the caller's choice.
-    let pending = (client.start_request("metrics.echo", None, "later".into()))
-        .await
-        .unwrap();
-    pending.wait(Some(WAIT)).await.unwrap();
 
     let points = collector.collect();
     let durations = of(&points, metrics::OPERATION_DURATION, &timed);
@@ -354,8 +350,239 @@ async fn requests_record_their_duration_and_outcome() {
     assert_eq!(timed_out.value, 1);
     assert!(of(&points, metrics::OPERATION_DURATION, &untimed).is_empty());
     // The untimed registration reports everything else.
-    assert_eq!(value(&points, metrics::SENT_MESSAGES, &untimed), 6);
+    assert_eq!(value(&points, metrics::SENT_MESSAGES, &untimed), 5);
     responder.abort();
+}
+
+/// How many times `registration` recorded operation `name` with `error_type` (`None`: a
+/// success), and the points themselves.
+fn durations<'a>(
+    points: &'a [Point],
+    registration: &Registration,
+    name: &str,
+    error_type: Option<&str>,
+) -> Vec<&'a Point> {
+    (of(points, metrics::OPERATION_DURATION, registration).into_iter())
+        .filter(|p| p.is("messaging.operation.name", name.to_owned()))
+        .filter(|p| match error_type {
+            None => p.attribute("error.type").is_none(),
+            Some(error_type) => p.is("error.type", error_type.to_owned()),
+        })
+        .collect()
+}
+
+/// The count of [`durations`]' points (at most one is expected).
+fn count(points: &[Point], registration: &Registration, name: &str, error: Option<&str>) -> i128 {
+    let found = durations(points, registration, name, error);
+    assert!(found.len() <= 1, "one series: {found:?}");
+    found.first().map_or(0, |p| p.value)
+}
+
+#[tokio::test]
+async fn every_request_shape_records_its_duration_once() {
+    let collector = Collector::install();
+    let server = NatsServer::start();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let registration = metrics::observe(&client, &collector.meter());
+    let responder = answer_requests(&server, "metrics.echo").await;
+    let _silent = client.subscribe("metrics.silent").await.unwrap();
+    client.flush().await.unwrap();
+
+    // Awaited later: timed from sending to the reply's arrival.
+    let first = (client.start_request("metrics.echo", None, "1".into()))
+        .await
+        .unwrap();
+    let second = (client.start_request("metrics.echo", None, "2".into()))
+        .await
+        .unwrap();
+    second.wait(Some(WAIT)).await.unwrap();
+    first.wait(Some(WAIT)).await.unwrap();
+    let nobody = (client.start_request("metrics.nobody", None, "3".into()))
+        .await
+        .unwrap();
+    let error = nobody.wait(Some(WAIT)).await.unwrap_err();
+    assert_eq!(error.kind(), rnats::RequestErrorKind::NoResponders);
+
+    // A request with an inbox of its own.
+    let own = rnats::Request::new()
+        .payload("4".into())
+        .inbox(client.new_inbox());
+    client.send_request("metrics.echo", own).await.unwrap();
+    let own = rnats::Request::new()
+        .inbox(client.new_inbox())
+        .timeout(Some(Duration::from_millis(50)));
+    let error = client.send_request("metrics.silent", own).await.unwrap_err();
+    assert_eq!(error.kind(), rnats::RequestErrorKind::TimedOut);
+
+    // Request-many: one operation per gathering, however many replies.
+    let mut replies = client
+        .request_many("metrics.echo", "5".into())
+        .max_messages(1)
+        .await
+        .unwrap();
+    while let Some(reply) = replies.next().await {
+        reply.unwrap();
+    }
+    let mut replies = (client.request_many("metrics.nobody", "6".into()))
+        .await
+        .unwrap();
+    let error = replies.next().await.unwrap().unwrap_err();
+    assert_eq!(error.kind(), rnats::RequestErrorKind::NoResponders);
+    assert!(replies.next().await.is_none());
+
+    let points = collector.collect();
+    assert_eq!(count(&points, &registration, "request", None), 3);
+    assert_eq!(
+        count(&points, &registration, "request", Some("no_responders")),
+        1
+    );
+    assert_eq!(count(&points, &registration, "request", Some("timeout")), 1);
+    assert_eq!(count(&points, &registration, "request_many", None), 1);
+    assert_eq!(
+        count(&points, &registration, "request_many", Some("no_responders")),
+        1
+    );
+    let all = of(&points, metrics::OPERATION_DURATION, &registration);
+    assert_eq!(all.len(), 5, "nothing else: {all:?}");
+    for point in all {
+        assert!(point.is("messaging.operation.type", "send"), "{point:?}");
+        assert!(point.is("messaging.system", "nats"), "{point:?}");
+        assert_eq!(point.unit, "s");
+    }
+    responder.abort();
+}
+
+#[tokio::test]
+async fn jetstream_publishes_record_their_time_to_the_ack() {
+    let collector = Collector::install();
+    let server = NatsServer::with_jetstream();
+    let client = rnats::connect(server.url()).await.unwrap();
+    let registration = metrics::observe(&client, &collector.meter());
+    let js = jetstream::new(client);
+    js.get_or_create_stream(stream::Config {
+        name: "ORDERS".to_string(),
+        subjects: vec!["orders.>".to_string()],
+        storage: stream::StorageType::Memory,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    // The stream's creation: JetStream API requests, each a request.
+    let requests = count(&collector.collect(), &registration, "request", None);
+    assert!(requests >= 1);
+
+    for i in 0..3 {
+        let ack = js.publish(format!("orders.{i}"), "o".into()).await.unwrap();
+        ack.await.unwrap();
+    }
+    // Pipelined, never awaited: the context's acker sees their acks come.
+    for i in 3..5 {
+        drop(js.publish(format!("orders.{i}"), "o".into()).await.unwrap());
+    }
+    js.wait_for_acks().await;
+    let wrong = Publish::build().payload("o".into()).expected_last_sequence(999);
+    let error = js.send_publish("orders.x", wrong).await.unwrap().await;
+    assert_eq!(
+        error.unwrap_err().kind(),
+        jetstream::context::PublishErrorKind::WrongLastSequence
+    );
+    // No stream: sent again as the retry policy says, and recorded once.
+    let error = js.publish("nowhere.x", "o".into()).await.unwrap().await;
+    assert_eq!(
+        error.unwrap_err().kind(),
+        jetstream::context::PublishErrorKind::StreamNotFound
+    );
+
+    let points = collector.collect();
+    let acked = durations(&points, &registration, "publish", None);
+    assert_eq!(acked.len(), 1, "{acked:?}");
+    assert_eq!(acked[0].value, 5);
+    assert!(acked[0].is("messaging.destination.name", "ORDERS"));
+    assert!(acked[0].is("messaging.operation.type", "send"));
+    let wrong = durations(&points, &registration, "publish", Some("wrong_last_sequence"));
+    assert_eq!(wrong.len(), 1, "{wrong:?}");
+    assert_eq!(wrong[0].value, 1);
+    assert!(wrong[0].attribute("messaging.destination.name").is_none());
+    assert_eq!(
+        count(&points, &registration, "publish", Some("stream_not_found")),
+        1
+    );
+    // The publishes are not counted as the requests they are made of.
+    assert_eq!(count(&points, &registration, "request", None), requests);
+    assert!(durations(&points, &registration, "request", Some("no_responders")).is_empty());
+}
+
+#[test]
+fn a_blocking_client_is_observed() {
+    let collector = Collector::install();
+    let server = NatsServer::start();
+    let client = rnats::blocking::connect(server.url()).unwrap();
+    let registration = metrics::observe(&client, &collector.meter());
+    let responder = rnats::blocking::connect(server.url()).unwrap();
+    let mut requests = responder.subscribe("metrics.blocking").unwrap();
+    responder.flush().unwrap();
+    let answering = std::thread::spawn(move || {
+        let request = requests.next().unwrap();
+        responder
+            .publish(request.reply.unwrap(), request.payload)
+            .unwrap();
+        responder.flush().unwrap();
+    });
+
+    let mut subscriber = client.subscribe("metrics.counted").unwrap();
+    for _ in 0..4 {
+        client.publish("metrics.counted", "m".into()).unwrap();
+    }
+    client.flush().unwrap();
+    for _ in 0..4 {
+        subscriber.next_timeout(WAIT).unwrap().unwrap();
+    }
+    client.request("metrics.blocking", "hi".into()).unwrap();
+    answering.join().unwrap();
+    let error = client.request("metrics.nobody", "hi".into()).unwrap_err();
+    assert_eq!(error.kind(), rnats::RequestErrorKind::NoResponders);
+    let _silent = client.subscribe("metrics.silent").unwrap();
+    client.flush().unwrap();
+    let own = rnats::Request::new()
+        .inbox(client.new_inbox())
+        .timeout(Some(Duration::from_millis(50)));
+    let error = client.send_request("metrics.silent", own).unwrap_err();
+    assert_eq!(error.kind(), rnats::RequestErrorKind::TimedOut);
+
+    let points = collector.collect();
+    let stats = client.statistics();
+    let out = stats.out_messages.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(out, 7);
+    assert_eq!(
+        value(&points, metrics::SENT_MESSAGES, &registration),
+        i128::from(out)
+    );
+    // The four published, the reply, the 503, and the silent subscription's own request.
+    let came = stats.in_messages.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(came, 7);
+    assert_eq!(
+        value(&points, metrics::CONSUMED_MESSAGES, &registration),
+        i128::from(came)
+    );
+    assert_eq!(value(&points, metrics::RECONNECTS, &registration), 0);
+    let states = of(&points, metrics::CONNECTION_COUNT, &registration);
+    let connected: Vec<_> = (states.iter()).filter(|p| p.value == 1).collect();
+    assert_eq!(connected.len(), 1, "{states:?}");
+    assert!(connected[0].is("nats.client.connection.state", "connected"));
+    assert!(connected[0].is("server.port", i64::from(server.port())));
+    assert_eq!(count(&points, &registration, "request", None), 1);
+    assert_eq!(
+        count(&points, &registration, "request", Some("no_responders")),
+        1
+    );
+    assert_eq!(count(&points, &registration, "request", Some("timeout")), 1);
+
+    client.close();
+    let points = collector.collect();
+    let states = of(&points, metrics::CONNECTION_COUNT, &registration);
+    let current: Vec<_> = states.iter().filter(|p| p.value == 1).collect();
+    assert_eq!(current.len(), 1, "{states:?}");
+    assert!(current[0].is("nats.client.connection.state", "closed"));
 }
 
 /// A client of its own that answers every request on `subject` with its payload, until
