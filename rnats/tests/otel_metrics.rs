@@ -411,7 +411,10 @@ async fn every_request_shape_records_its_duration_once() {
     let own = rnats::Request::new()
         .inbox(client.new_inbox())
         .timeout(Some(Duration::from_millis(50)));
-    let error = client.send_request("metrics.silent", own).await.unwrap_err();
+    let error = client
+        .send_request("metrics.silent", own)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), rnats::RequestErrorKind::TimedOut);
 
     // Request-many: one operation per gathering, however many replies.
@@ -439,7 +442,12 @@ async fn every_request_shape_records_its_duration_once() {
     assert_eq!(count(&points, &registration, "request", Some("timeout")), 1);
     assert_eq!(count(&points, &registration, "request_many", None), 1);
     assert_eq!(
-        count(&points, &registration, "request_many", Some("no_responders")),
+        count(
+            &points,
+            &registration,
+            "request_many",
+            Some("no_responders")
+        ),
         1
     );
     let all = of(&points, metrics::OPERATION_DURATION, &registration);
@@ -480,7 +488,9 @@ async fn jetstream_publishes_record_their_time_to_the_ack() {
         drop(js.publish(format!("orders.{i}"), "o".into()).await.unwrap());
     }
     js.wait_for_acks().await;
-    let wrong = Publish::build().payload("o".into()).expected_last_sequence(999);
+    let wrong = Publish::build()
+        .payload("o".into())
+        .expected_last_sequence(999);
     let error = js.send_publish("orders.x", wrong).await.unwrap().await;
     assert_eq!(
         error.unwrap_err().kind(),
@@ -499,7 +509,12 @@ async fn jetstream_publishes_record_their_time_to_the_ack() {
     assert_eq!(acked[0].value, 5);
     assert!(acked[0].is("messaging.destination.name", "ORDERS"));
     assert!(acked[0].is("messaging.operation.type", "send"));
-    let wrong = durations(&points, &registration, "publish", Some("wrong_last_sequence"));
+    let wrong = durations(
+        &points,
+        &registration,
+        "publish",
+        Some("wrong_last_sequence"),
+    );
     assert_eq!(wrong.len(), 1, "{wrong:?}");
     assert_eq!(wrong[0].value, 1);
     assert!(wrong[0].attribute("messaging.destination.name").is_none());
@@ -551,7 +566,9 @@ fn a_blocking_client_is_observed() {
 
     let points = collector.collect();
     let stats = client.statistics();
-    let out = stats.out_messages.load(std::sync::atomic::Ordering::Relaxed);
+    let out = stats
+        .out_messages
+        .load(std::sync::atomic::Ordering::Relaxed);
     assert_eq!(out, 7);
     assert_eq!(
         value(&points, metrics::SENT_MESSAGES, &registration),

@@ -17,10 +17,15 @@
 //! (every export interval), and reads the counters the client keeps anyway
 //! ([`Client::statistics`], [`Client::connection_state`]). Publishing and receiving do no
 //! work for metrics at all. The one exception is [`OPERATION_DURATION`], a histogram that
-//! each request awaited at once (`request*`, `send_request` without an inbox of its own; not
-//! `start_request`) records into when it ends; only a client with a registration that asks
-//! for it ([`Options::request_duration`], on by default) reads a clock for it, and a request
-//! of a client without one adds no atomic, lock or clock read.
+//! each operation records into once when it ends: every request (`request*`,
+//! `send_request`, `start_request` timed to its reply's arrival) as `request`, a
+//! `request_many` gathering as `request_many`, and, with rnats-jetstream's `opentelemetry`
+//! feature, each JetStream publish from send to ack as `publish` (with the stream's name as
+//! `messaging.destination.name`; see [`OperationTiming`]). Only a client with a
+//! registration that asks for it ([`Options::request_duration`], on by default) reads a clock
+//! for it, and an operation of a client without one adds no atomic, lock or clock read.
+//! Works the same for a [`blocking::Client`](crate::blocking::Client) (its `request_many`
+//! is not timed).
 //!
 //! | Instrument | Kind | Unit | Value |
 //! |---|---|---|---|
@@ -69,8 +74,9 @@ pub const RECONNECTS: &str = "nats.client.reconnects";
 /// The client's connection by state (`nats.client.connection.state`): 1 for the state it is
 /// in, 0 for the others.
 pub const CONNECTION_COUNT: &str = "nats.client.connection.count";
-/// How long requests took: OpenTelemetry's messaging metric, with
-/// `messaging.operation.name = "request"`.
+/// How long operations took, from sending to the answer: OpenTelemetry's messaging metric,
+/// with `messaging.operation.name` `request`, `request_many` or (JetStream) `publish`,
+/// `messaging.operation.type = "send"`, and `error.type` when the operation failed.
 pub const OPERATION_DURATION: &str = "messaging.client.operation.duration";
 
 /// The histogram's bucket bounds, in seconds: the messaging conventions' bounds (from 5 ms),
