@@ -349,7 +349,7 @@ impl Client {
         };
         let outcome = reply.map(crate::floor::replies::inbox_reply_outcome);
         clock.finish(
-            Arrival::default(),
+            Arrival::none(),
             || self.shared().requests().durations.recorders(),
             || match &outcome {
                 Err(cause) => Some(cause.clone()),

@@ -86,7 +86,9 @@ use crate::header::HeaderMap;
 mod durations;
 pub mod metrics;
 
-pub(crate) use durations::{Arrival, Recorder, RequestClock, RequestDurations, Timed};
+pub(crate) use durations::{
+    Arrival, OperationTiming, Recorder, RequestClock, RequestDurations, Timed,
+};
 
 /// The W3C header with the trace id, the sender's span id and the sampled flag.
 pub const TRACEPARENT: &str = "traceparent";

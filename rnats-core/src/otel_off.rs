@@ -74,6 +74,12 @@ impl RequestDurations {
 pub(crate) struct Timed;
 
 impl Timed {
+    /// The mark of a request that is not timed.
+    #[cfg(test)]
+    pub(crate) fn untimed() -> Timed {
+        Timed
+    }
+
     /// A reply's arrival, never read.
     #[inline(always)]
     pub(crate) fn arrival(self) -> Arrival {
@@ -84,6 +90,14 @@ impl Timed {
 /// Stands where the feature keeps the time a reply came; holds nothing.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Arrival;
+
+impl Arrival {
+    /// No arrival.
+    #[inline(always)]
+    pub(crate) fn none() -> Arrival {
+        Arrival
+    }
+}
 
 /// Stands where the feature keeps a request's start; holds nothing.
 pub(crate) struct RequestClock;

@@ -92,7 +92,7 @@ impl PendingReply {
         timeout: Option<Duration>,
     ) -> (
         Result<Message, RequestError>,
-        Option<crate::otel::metrics::OperationTiming>,
+        Option<crate::otel::OperationTiming>,
     ) {
         let PendingReply {
             mut pending,
@@ -101,7 +101,7 @@ impl PendingReply {
         let answer = pending.answer(timeout).await;
         let arrival = match &answer {
             Ok(Answer::Reply(_, arrival)) => *arrival,
-            _ => Arrival::default(),
+            _ => Arrival::none(),
         };
         let timing = clock.stop(arrival, || pending.shared.requests().durations.recorders());
         (outcome(answer, timeout), timing)
@@ -163,7 +163,7 @@ impl Pending {
             Ok(answer) => answer,
             Err(cause) => {
                 clock.finish(
-                    Arrival::default(),
+                    Arrival::none(),
                     || self.shared.requests().durations.recorders(),
                     || Some(cause.clone()),
                 );
@@ -175,7 +175,7 @@ impl Pending {
         // request, timed or not, a copy of it (one `memcpy`, callgrind).
         let arrival = match &answer {
             Answer::Reply(_, arrival) => *arrival,
-            Answer::TimedOut => Arrival::default(),
+            Answer::TimedOut => Arrival::none(),
         };
         clock.finish(
             arrival,

@@ -158,7 +158,7 @@ mod tests {
             .iter()
             .map(|&token| {
                 let (tx, rx) = oneshot::channel();
-                table.insert(token, tx, Timed::default());
+                table.insert(token, tx, Timed::untimed());
                 rx
             })
             .collect();
@@ -225,7 +225,7 @@ mod tests {
         // Sequential requests: each gets a deadline and its reply, one after the other.
         for token in 1..10_000u64 {
             let (tx, _rx) = oneshot::channel();
-            table.insert(token, tx, Timed::default());
+            table.insert(token, tx, Timed::untimed());
             table.set_deadline(token, t0 + Duration::from_millis(token));
             assert!(table.remove(token).is_some());
             // Bounded by the requests waiting when the last deadline was set (one more).

@@ -195,7 +195,7 @@ impl Client {
         let outcome = inner.wait_for(deadline, |core| Inner::request_outcome(core, token, lost));
         // Timed from this thread, which waited for the reply: it wakes when the reply comes.
         clock.finish(
-            Arrival::default(),
+            Arrival::none(),
             || inner.core().durations.recorders(),
             || match &outcome {
                 Some(Ok(reply)) => (reply.status == Some(StatusCode::NO_RESPONDERS))
@@ -260,7 +260,7 @@ impl Client {
         };
         let outcome = reply.map(crate::floor::replies::inbox_reply_outcome);
         clock.finish(
-            Arrival::default(),
+            Arrival::none(),
             || self.inner().core().durations.recorders(),
             || match &outcome {
                 Err(cause) => Some(cause.clone()),

@@ -223,7 +223,7 @@ impl Inner {
                 lost_requests: 0,
                 conn: None,
                 requests: HashMap::new(),
-                durations: RequestDurations::default(),
+                durations: Default::default(),
                 session,
             }),
             changed: Condvar::new(),

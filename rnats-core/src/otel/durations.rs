@@ -80,6 +80,12 @@ impl std::fmt::Debug for RequestDurations {
 pub(crate) struct Timed(bool);
 
 impl Timed {
+    /// The mark of a request that is not timed.
+    #[cfg(test)]
+    pub(crate) fn untimed() -> Timed {
+        Timed(false)
+    }
+
     /// The time a reply came, read only for a timed request.
     #[inline(always)]
     pub(crate) fn arrival(self) -> Arrival {
@@ -91,6 +97,14 @@ impl Timed {
 /// reply (its waiter's clock reads the time then).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Arrival(Option<Instant>);
+
+impl Arrival {
+    /// No arrival: the answer is not a reply, or the request is not timed.
+    #[inline(always)]
+    pub(crate) fn none() -> Arrival {
+        Arrival(None)
+    }
+}
 
 /// A request's start, when some registration times it: an `Instant` alone (no drop glue
 /// in every request's future); the recorders are looked up again when the request ends.
