@@ -47,7 +47,7 @@ pub(crate) fn subscribe_inbox(shared: &Shared) {
 /// acks are made of these). Dropping it frees its slot; a reply arriving after that is
 /// dropped.
 ///
-/// With the `opentelemetry` feature and a [metrics registration](crate::otel::metrics) that
+/// With the `opentelemetry` feature and a metrics registration (`otel::metrics`) that
 /// times requests, its duration runs from sending to the reply's arrival (not to when it is
 /// awaited), and is recorded when [`PendingReply::wait`] ends.
 ///
