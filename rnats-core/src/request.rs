@@ -154,22 +154,29 @@ impl Pending {
     }
 
     /// Waits for the answer, up to `timeout`, and tells `clock` how the request ended.
+    ///
+    /// The wait is written out here rather than awaited from a shared `async fn`: a nested
+    /// future, and the answer moved out of it, cost every request, timed or not, three more
+    /// copies of its state (`memcpy`, callgrind).
     pub(crate) async fn wait(
         mut self,
         timeout: Option<Duration>,
         mut clock: RequestClock,
     ) -> Result<Message, RequestError> {
-        let answer = match self.answer(timeout).await {
-            Ok(answer) => answer,
-            Err(cause) => {
-                clock.finish(
-                    Arrival::none(),
-                    || self.shared.requests().durations.recorders(),
-                    || Some(cause.clone()),
-                );
-                return Err(cause.into());
-            }
+        let rx = match self.arm(timeout) {
+            Ok(rx) => rx,
+            Err(cause) => return Err(cause.into()),
         };
+        let answer = rx.await.map_err(|_| {
+            let cause = self.lost();
+            clock.finish(
+                Arrival::none(),
+                || self.shared.requests().durations.recorders(),
+                || Some(cause.clone()),
+            );
+            cause
+        })?;
+        self.answered = true;
         // The clock is told the outcome's cause rather than shown the outcome: the result is
         // made where it is returned, not kept in a local for a look first, which cost every
         // request, timed or not, a copy of it (one `memcpy`, callgrind).
@@ -190,29 +197,41 @@ impl Pending {
     }
 
     /// Waits for the engine's answer, up to `timeout`, or the reason none will come.
+    #[cfg(feature = "opentelemetry")]
     async fn answer(&mut self, timeout: Option<Duration>) -> Result<Answer, RequestCause> {
-        let Some(rx) = self.rx.take() else {
-            return Err(RequestCause::Closed);
-        };
+        let rx = self.arm(timeout)?;
+        let answer = rx.await.map_err(|_| self.lost())?;
+        self.answered = true;
+        Ok(answer)
+    }
+
+    /// The receiver of the engine's answer, its deadline set when there is a `timeout`; a
+    /// request whose receiver was taken already is closed.
+    fn arm(
+        &mut self,
+        timeout: Option<Duration>,
+    ) -> Result<oneshot::Receiver<Answer>, RequestCause> {
+        let rx = self.rx.take().ok_or(RequestCause::Closed)?;
         // A limit past the clock's range never ends the wait.
         if let Some(at) = timeout.and_then(|limit| self.shared.rt.now().checked_add(limit)) {
             self.shared.watch_request(self.token, at);
         }
-        // The engine drops every waiting sender on a disconnect (with
-        // `fail_requests_on_disconnect`) and when the client closes. The state at wake-up may
-        // already be a later one; the disconnect count says which it was.
-        let answer = rx.await.map_err(|_| {
-            let failures = self
-                .shared
-                .requests_failed_by_disconnect
-                .load(Ordering::Relaxed);
-            match failures > self.disconnects_at_start {
-                true => RequestCause::Disconnected,
-                false => RequestCause::Closed,
-            }
-        })?;
-        self.answered = true;
-        Ok(answer)
+        Ok(rx)
+    }
+
+    /// Why the answer's sender went without a word. The engine drops every waiting sender
+    /// on a disconnect (with `fail_requests_on_disconnect`) and when the client closes; the
+    /// state at wake-up may already be a later one, and the disconnect count says which it
+    /// was.
+    fn lost(&self) -> RequestCause {
+        let failures = self
+            .shared
+            .requests_failed_by_disconnect
+            .load(Ordering::Relaxed);
+        match failures > self.disconnects_at_start {
+            true => RequestCause::Disconnected,
+            false => RequestCause::Closed,
+        }
     }
 }
 
