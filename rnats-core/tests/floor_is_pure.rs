@@ -29,8 +29,11 @@ const VOCABULARY: &[&str] = &[
 ];
 
 /// What both drivers share above the floor: the options and the CONNECT they send, TLS
-/// settings, and the date type of the API.
-const DRIVER_SUPPORT: &[&str] = &["connect_info", "datetime", "options", "tls"];
+/// settings, the date type of the API, and the OpenTelemetry hooks (the request clock both
+/// time requests with; `otel::metrics` observes either client, the blocking one through a
+/// trait the blocking driver implements, so that the tokio client's files still name
+/// nothing of it).
+const DRIVER_SUPPORT: &[&str] = &["connect_info", "datetime", "options", "otel", "tls"];
 
 /// Names at the crate root that are not modules: `crate::Error` is the boxed error alias.
 const ROOT_ITEMS: &[&str] = &["Error"];

@@ -125,9 +125,6 @@ use crate::options::ConnectOptions;
 use crate::server_addr::ToServerAddrs;
 use state::Inner;
 
-#[cfg(feature = "opentelemetry")]
-pub(crate) use observe::Observed;
-
 /// Connects to `addrs` with default options: one URL (`nats://[user:password@]host[:port]`,
 /// `tls://...`), several separated by commas, or any [`ToServerAddrs`].
 pub fn connect<A: ToServerAddrs>(addrs: A) -> Result<Client, ConnectError> {

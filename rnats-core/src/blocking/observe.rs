@@ -9,16 +9,52 @@ use super::state::Inner;
 use crate::connection::LinkState;
 use crate::floor::sync::lock;
 use crate::otel::Recorder;
+use crate::otel::metrics::sealed::{Sealed, Target};
+use crate::otel::metrics::{Observable, ObservedClient};
 use crate::server_addr::ServerAddr;
 use crate::statistics::Statistics;
 
 /// A blocking client as a registration sees it.
-pub(crate) struct Observed(Weak<Inner>);
+struct Observed(Weak<Inner>);
 
 impl Client {
     /// The client, for a metrics registration.
-    pub(crate) fn observed(&self) -> Observed {
+    fn observed(&self) -> Observed {
         Observed(Arc::downgrade(self.inner_arc()))
+    }
+}
+
+impl Observable for Client {}
+
+impl Sealed for Client {
+    fn target(&self) -> Target {
+        Target(Box::new(self.observed()))
+    }
+}
+
+impl ObservedClient for Observed {
+    fn statistics(&self) -> Option<Arc<Statistics>> {
+        Observed::statistics(self)
+    }
+
+    fn state(&self) -> Option<LinkState> {
+        Observed::state(self)
+    }
+
+    fn server(&self) -> Option<ServerAddr> {
+        Observed::server(self)
+    }
+
+    fn name(&self) -> Option<String> {
+        Observed::name(self)
+    }
+
+    fn add_recorder(&self, recorder: Arc<Recorder>) {
+        Observed::add_recorder(self, recorder);
+    }
+
+    fn remove_recorder(&self, id: u64) {
+        Observed::remove_recorder(self, id);
     }
 }
 

@@ -50,11 +50,11 @@ use opentelemetry::KeyValue;
 use opentelemetry::metrics::{AsyncInstrument, Meter};
 
 use crate::Client;
-use crate::blocking::Observed;
 use crate::client::Statistics;
 use crate::connection::LinkState;
 use crate::floor::sync::lock;
 use crate::otel::durations::Recorder;
+use crate::server_addr::ServerAddr;
 use crate::shared::Shared;
 
 pub use crate::otel::durations::OperationTiming;
@@ -148,16 +148,15 @@ pub fn observe_with(client: &impl Observable, meter: &Meter, options: Options) -
 }
 
 /// A client that [`observe`] can report: the async [`Client`] and the
-/// [`blocking::Client`](crate::blocking::Client). Sealed: only rnats' clients are.
+/// [`blocking::Client`](crate::blocking::Client) (whose impl lives with the blocking driver,
+/// which this module does not name). Sealed: only rnats' clients are.
 pub trait Observable: sealed::Sealed {}
 
 impl Observable for Client {}
 
-impl Observable for crate::blocking::Client {}
-
-mod sealed {
+pub(crate) mod sealed {
     /// What a registration reads a client through; unnameable outside the crate.
-    pub struct Target(pub(super) super::Target);
+    pub struct Target(pub(crate) Box<dyn super::ObservedClient>);
 
     pub trait Sealed {
         fn target(&self) -> Target;
@@ -165,87 +164,74 @@ mod sealed {
 
     impl Sealed for crate::Client {
         fn target(&self) -> Target {
-            Target(super::Target::Async(std::sync::Arc::downgrade(
+            Target(Box::new(super::AsyncClient(std::sync::Arc::downgrade(
                 self.shared_arc(),
-            )))
-        }
-    }
-
-    impl Sealed for crate::blocking::Client {
-        fn target(&self) -> Target {
-            Target(super::Target::Blocking(self.observed()))
+            ))))
         }
     }
 }
 
-/// The client a registration reads, without keeping it alive.
-enum Target {
-    Async(Weak<Shared>),
-    Blocking(Observed),
+/// What a registration reads of a client it does not keep alive: each `None` once the
+/// client is gone.
+pub(crate) trait ObservedClient: Send + Sync {
+    /// The client's counters.
+    fn statistics(&self) -> Option<Arc<Statistics>>;
+    /// The connection's state.
+    fn state(&self) -> Option<LinkState>;
+    /// The server the connection is up to, if it is.
+    fn server(&self) -> Option<ServerAddr>;
+    /// The name the client connected with.
+    fn name(&self) -> Option<String>;
+    /// Times the client's requests into `recorder` too.
+    fn add_recorder(&self, recorder: Arc<Recorder>);
+    /// Stops timing into registration `id`'s recorder.
+    fn remove_recorder(&self, id: u64);
 }
 
-impl Target {
+/// The async client, held weakly.
+struct AsyncClient(Weak<Shared>);
+
+impl ObservedClient for AsyncClient {
     fn statistics(&self) -> Option<Arc<Statistics>> {
-        match self {
-            Target::Async(shared) => Some(Arc::clone(&shared.upgrade()?.statistics)),
-            Target::Blocking(observed) => observed.statistics(),
-        }
+        Some(Arc::clone(&self.0.upgrade()?.statistics))
     }
 
     fn state(&self) -> Option<LinkState> {
-        match self {
-            Target::Async(shared) => Some(shared.upgrade()?.state()),
-            Target::Blocking(observed) => observed.state(),
-        }
+        Some(self.0.upgrade()?.state())
     }
 
-    /// `server.address` and `server.port` of the server the client is connected to, if it
-    /// is.
-    fn server(&self) -> Option<[KeyValue; 2]> {
-        let addr = match self {
-            Target::Async(shared) => {
-                let shared = shared.upgrade()?;
-                if shared.state() != LinkState::Connected {
-                    return None;
-                }
-                lock(&shared.pool).current()?.clone()
-            }
-            Target::Blocking(observed) => observed.server()?,
-        };
-        Some([
-            KeyValue::new("server.address", addr.host().to_owned()),
-            KeyValue::new("server.port", i64::from(addr.port())),
-        ])
+    fn server(&self) -> Option<ServerAddr> {
+        let shared = self.0.upgrade()?;
+        if shared.state() != LinkState::Connected {
+            return None;
+        }
+        lock(&shared.pool).current().cloned()
     }
 
     fn name(&self) -> Option<String> {
-        match self {
-            Target::Async(shared) => shared.upgrade()?.options.name.clone(),
-            Target::Blocking(observed) => observed.name(),
-        }
+        self.0.upgrade()?.options.name.clone()
     }
 
     fn add_recorder(&self, recorder: Arc<Recorder>) {
-        match self {
-            Target::Async(shared) => {
-                if let Some(shared) = shared.upgrade() {
-                    shared.requests().durations.add(recorder);
-                }
-            }
-            Target::Blocking(observed) => observed.add_recorder(recorder),
+        if let Some(shared) = self.0.upgrade() {
+            shared.requests().durations.add(recorder);
         }
     }
 
     fn remove_recorder(&self, id: u64) {
-        match self {
-            Target::Async(shared) => {
-                if let Some(shared) = shared.upgrade() {
-                    shared.requests().durations.remove(id);
-                }
-            }
-            Target::Blocking(observed) => observed.remove_recorder(id),
+        if let Some(shared) = self.0.upgrade() {
+            shared.requests().durations.remove(id);
         }
     }
+}
+
+/// `server.address` and `server.port` of the server `client` is connected to, if it is.
+fn server_attributes(client: &dyn ObservedClient) -> Option<[KeyValue; 2]> {
+    let addr = client.server()?;
+    Some([
+        KeyValue::new("server.address", addr.host().to_owned()),
+        KeyValue::new("server.port", i64::from(addr.port())),
+    ])
 }
 
 /// What a registration reports, beyond the defaults. Every setting has a default; change
@@ -340,7 +326,7 @@ impl Drop for Registration {
 /// What a registration's callbacks read: the client (without keeping it alive) and the
 /// attributes of every point. The callbacks hold it weakly, the [`Registration`] strongly.
 struct Source {
-    target: Target,
+    target: Box<dyn ObservedClient>,
     attributes: Vec<KeyValue>,
 }
 
@@ -451,7 +437,7 @@ fn register_connection_count(meter: &Meter, source: &Arc<Source>) {
                     observer.observe(0, attributes);
                     continue;
                 }
-                match source.target.server() {
+                match server_attributes(source.target.as_ref()) {
                     Some(server) => observer.observe(1, &[attributes.as_slice(), &server].concat()),
                     None => observer.observe(1, attributes),
                 }
