@@ -15,6 +15,24 @@ pub enum ServerError {
     /// The user's credentials expired (`User Authentication Expired`).
     #[error("user authentication expired")]
     AuthenticationExpired,
+    /// The user was revoked in its account (`User Authentication Revoked`).
+    #[error("user authentication revoked")]
+    AuthenticationRevoked,
+    /// The user's account expired (`Account Authentication Expired`).
+    #[error("account authentication expired")]
+    AccountAuthenticationExpired,
+    /// The server already has its `max_connections` clients
+    /// (`maximum connections exceeded`).
+    #[error("maximum connections exceeded")]
+    MaxConnectionsExceeded,
+    /// The user's account already has its limit of connections
+    /// (`maximum account active connections exceeded`).
+    #[error("maximum account active connections exceeded")]
+    MaxAccountConnectionsExceeded,
+    /// A subscription would pass the connection's or the account's limit of subscriptions
+    /// (`maximum subscriptions exceeded`); the server does not keep it.
+    #[error("maximum subscriptions exceeded")]
+    MaxSubscriptionsExceeded,
     /// The user may not publish or subscribe to a subject.
     #[error("permissions violation for {operation} to {subject:?}{}", queue_suffix(.queue))]
     PermissionViolation {
@@ -53,6 +71,16 @@ impl ServerError {
             ServerError::AuthorizationViolation
         } else if matches("User Authentication Expired") {
             ServerError::AuthenticationExpired
+        } else if matches("User Authentication Revoked") {
+            ServerError::AuthenticationRevoked
+        } else if matches("Account Authentication Expired") {
+            ServerError::AccountAuthenticationExpired
+        } else if matches("Maximum Connections Exceeded") {
+            ServerError::MaxConnectionsExceeded
+        } else if matches("Maximum Account Active Connections Exceeded") {
+            ServerError::MaxAccountConnectionsExceeded
+        } else if matches("Maximum Subscriptions Exceeded") {
+            ServerError::MaxSubscriptionsExceeded
         } else if matches("Stale Connection") {
             ServerError::StaleConnection
         } else if matches("Maximum Payload Violation") {
@@ -143,6 +171,31 @@ mod tests {
         assert_eq!(
             ServerError::from_text("MAXIMUM PAYLOAD VIOLATION"),
             ServerError::MaxPayload
+        );
+        assert_eq!(
+            ServerError::from_text("User Authentication Revoked"),
+            ServerError::AuthenticationRevoked
+        );
+        assert_eq!(
+            ServerError::from_text("Account Authentication Expired"),
+            ServerError::AccountAuthenticationExpired
+        );
+        // nats-server writes the limit errors in lower case.
+        assert_eq!(
+            ServerError::from_text("maximum connections exceeded"),
+            ServerError::MaxConnectionsExceeded
+        );
+        assert_eq!(
+            ServerError::from_text("maximum account active connections exceeded"),
+            ServerError::MaxAccountConnectionsExceeded
+        );
+        assert_eq!(
+            ServerError::from_text("Maximum Subscriptions Exceeded"),
+            ServerError::MaxSubscriptionsExceeded
+        );
+        assert_eq!(
+            ServerError::from_text("maximum connections exceeded!"),
+            ServerError::Other("maximum connections exceeded!".into())
         );
         assert_eq!(
             ServerError::from_text("Unknown Protocol Operation"),

@@ -178,6 +178,26 @@ fn err_texts() {
         ServerError::MaxPayload
     );
     assert_eq!(
+        server_err(b"'maximum connections exceeded'"),
+        ServerError::MaxConnectionsExceeded
+    );
+    assert_eq!(
+        server_err(b"'maximum account active connections exceeded'"),
+        ServerError::MaxAccountConnectionsExceeded
+    );
+    assert_eq!(
+        server_err(b"'maximum subscriptions exceeded'"),
+        ServerError::MaxSubscriptionsExceeded
+    );
+    assert_eq!(
+        server_err(b"'User Authentication Revoked'"),
+        ServerError::AuthenticationRevoked
+    );
+    assert_eq!(
+        server_err(b"'Account Authentication Expired'"),
+        ServerError::AccountAuthenticationExpired
+    );
+    assert_eq!(
         server_err(b"'Permissions Violation for Subscription to \"foo.bar\"'"),
         ServerError::PermissionViolation {
             operation: PermissionOp::Subscribe,
