@@ -342,7 +342,10 @@ pub enum ConnectCause {
     /// The server rejected the credentials ("Authorization Violation").
     #[error("the server rejected the credentials")]
     AuthorizationViolation,
-    /// The server refused the connection with another error.
+    /// The server refused the connection with another error: among them
+    /// `maximum connections exceeded` and `maximum account active connections exceeded`
+    /// (reported with the kind `Io`, as async-nats does: the next attempt may get in), and
+    /// expired or revoked credentials (reported with the kind `AuthorizationViolation`).
     #[error("server refused the connection: {0}")]
     Server(ServerError),
     /// The server sent bytes that are not valid NATS protocol.
@@ -392,6 +395,13 @@ impl ConnectCause {
             | ConnectCause::NoServers => ConnectErrorKind::ServerParse,
             ConnectCause::TimedOut { .. } => ConnectErrorKind::TimedOut,
             ConnectCause::AuthorizationViolation => ConnectErrorKind::AuthorizationViolation,
+            // The server's other refusals of the credentials (nats.go's auth errors): a
+            // login, not the network, failed, and the reconnect policy treats it as one.
+            ConnectCause::Server(
+                ServerError::AuthenticationExpired
+                | ServerError::AuthenticationRevoked
+                | ServerError::AccountAuthenticationExpired,
+            ) => ConnectErrorKind::AuthorizationViolation,
             ConnectCause::Auth(_) => ConnectErrorKind::Authentication,
             ConnectCause::Tls(_) => ConnectErrorKind::Tls,
             ConnectCause::MaxReconnects(_) => ConnectErrorKind::MaxReconnects,

@@ -152,7 +152,11 @@ pub enum ConnectionEvent {
     /// Requests in flight through such a route may have been lost without a reply; a
     /// JetStream pull consumer asks again on this.
     ClusterChanged,
-    /// The server reported an error that did not end the connection.
+    /// The server reported an error. The connection stays up after some (a permission
+    /// violation, `maximum subscriptions exceeded`); after the ones the server closes the
+    /// connection for (authorization and authentication errors, connection limits, a stale
+    /// connection, a payload too large), a `Disconnected` follows at once and the client
+    /// reconnects as after any other loss.
     ServerError(ProtocolError),
     /// A subscription's queue was full and messages were dropped. Reported once per episode:
     /// again only after the queue has accepted a message in between.

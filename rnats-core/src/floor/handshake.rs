@@ -383,4 +383,52 @@ mod tests {
             Some(ConnectCause::AuthorizationViolation)
         ));
     }
+
+    #[test]
+    fn server_refusals_keep_their_kind_and_their_error() {
+        use crate::error::ConnectErrorKind;
+        let refused = |text: &str| {
+            let mut hs = Handshake::new(false, true, "h", 64);
+            hs.handle_read(b"INFO {}\r\n");
+            assert_eq!(hs.poll_output().unwrap(), Output::SendConnect);
+            hs.handle_connect_info(&connect_body());
+            assert!(matches!(hs.poll_output().unwrap(), Output::Write(_)));
+            hs.handle_read(format!("-ERR '{text}'\r\n").as_bytes());
+            hs.poll_output().unwrap_err()
+        };
+        for (text, error, kind) in [
+            (
+                "maximum connections exceeded",
+                ServerError::MaxConnectionsExceeded,
+                ConnectErrorKind::Io,
+            ),
+            (
+                "maximum account active connections exceeded",
+                ServerError::MaxAccountConnectionsExceeded,
+                ConnectErrorKind::Io,
+            ),
+            (
+                "User Authentication Revoked",
+                ServerError::AuthenticationRevoked,
+                ConnectErrorKind::AuthorizationViolation,
+            ),
+            (
+                "Account Authentication Expired",
+                ServerError::AccountAuthenticationExpired,
+                ConnectErrorKind::AuthorizationViolation,
+            ),
+            (
+                "User Authentication Expired",
+                ServerError::AuthenticationExpired,
+                ConnectErrorKind::AuthorizationViolation,
+            ),
+        ] {
+            let err = refused(text);
+            assert!(
+                matches!(err.cause(), Some(ConnectCause::Server(e)) if *e == error),
+                "{text}: {err}"
+            );
+            assert_eq!(err.kind(), kind, "{text}");
+        }
+    }
 }

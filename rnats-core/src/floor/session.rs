@@ -175,12 +175,18 @@ impl<S> SubTable<S> {
 }
 
 /// Whether a server `-ERR` ends the link: after these the server closes the connection, so
-/// the driver does not wait for it to.
+/// the driver does not wait for it to (ADR-40's error list; nats.go reconnects after them
+/// too). The others (a permission violation, `maximum subscriptions exceeded`, an unknown
+/// text) leave the connection up: they are reported, and the link goes on.
 pub(crate) fn ends_link(error: &ServerError) -> bool {
     matches!(
         error,
         ServerError::AuthorizationViolation
             | ServerError::AuthenticationExpired
+            | ServerError::AuthenticationRevoked
+            | ServerError::AccountAuthenticationExpired
+            | ServerError::MaxConnectionsExceeded
+            | ServerError::MaxAccountConnectionsExceeded
             | ServerError::StaleConnection
             | ServerError::MaxPayload
     )
@@ -737,6 +743,14 @@ mod tests {
         assert!(ends_link(&ServerError::AuthorizationViolation));
         assert!(ends_link(&ServerError::StaleConnection));
         assert!(ends_link(&ServerError::MaxPayload));
+        assert!(ends_link(&ServerError::AuthenticationRevoked));
+        assert!(ends_link(&ServerError::AccountAuthenticationExpired));
+        assert!(ends_link(&ServerError::MaxConnectionsExceeded));
+        assert!(ends_link(&ServerError::MaxAccountConnectionsExceeded));
+        assert!(!ends_link(&ServerError::MaxSubscriptionsExceeded));
+        assert!(!ends_link(&ServerError::Other(
+            "Invalid Publish Subject".into()
+        )));
         assert!(!ends_link(&ServerError::PermissionViolation {
             operation: rnats_proto::PermissionOp::Publish,
             subject: "x".into(),
