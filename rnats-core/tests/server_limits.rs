@@ -169,3 +169,49 @@ fn the_blocking_client_is_refused_past_max_connections() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn an_expired_account_is_reported_ends_the_link_and_the_login_is_then_refused() {
+    use rnats_test_server::Operator;
+    let operator = Operator::new();
+    let app = operator.account_expiring("APP", std::time::Duration::from_secs(2));
+    let server = NatsServer::builder()
+        .config(operator.server_config(&[&app]))
+        .spawn()
+        .unwrap();
+    let client = common::quick()
+        .credentials(&app.user("alice").creds())
+        .unwrap()
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    client.flush().await.unwrap();
+
+    // The server ends the connection when the account's JWT expires (ADR-40): the error
+    // is reported, the link ends at once, and the reconnect is refused.
+    assert_eq!(
+        wait_for(&mut events, |e| matches!(
+            e,
+            ConnectionEvent::ServerError(_)
+        ))
+        .await,
+        ConnectionEvent::ServerError(ServerError::AccountAuthenticationExpired)
+    );
+    let next = wait_for(&mut events, |e| {
+        !matches!(e, ConnectionEvent::ServerError(_))
+    })
+    .await;
+    assert!(
+        matches!(&next, ConnectionEvent::Disconnected { reason } if reason.contains("account authentication expired")),
+        "{next:?}"
+    );
+    let refused = wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::ReconnectFailed { .. })
+    })
+    .await;
+    assert!(
+        matches!(&refused, ConnectionEvent::ReconnectFailed { error, .. } if error.contains("authorization violation")),
+        "{refused:?}"
+    );
+}

@@ -5,7 +5,8 @@
 //! unpadded, with header `{"typ":"JWT","alg":"ed25519-nkey"}` and the ed25519 signature of
 //! the issuer over the first two parts. The claims carry `jti`, `iat`, `iss`, `name`, `sub`
 //! and a `nats` object whose `type` is `operator`, `account` or `user` and whose `version`
-//! is 2. Nothing expires.
+//! is 2. Nothing expires but an account made by [`Operator::account_expiring`], whose JWT
+//! carries `exp`.
 
 use data_encoding::{BASE32_NOPAD, BASE64URL_NOPAD};
 use nkeys::KeyPair;
@@ -54,20 +55,31 @@ impl Operator {
     /// A new operator with a fresh key, and its system account.
     pub fn new() -> Operator {
         let key = KeyPair::new_operator();
-        let system = Account::signed_by(&key, SYSTEM_ACCOUNT_NAME, false);
+        let system = Account::signed_by(&key, SYSTEM_ACCOUNT_NAME, false, None);
         let nats = json!({
             "system_account": system.public_key(),
             "type": "operator",
             "version": 2,
         });
         // Operators sign their own JWT: the server trusts it because its config says so.
-        let jwt = encode_jwt(&key, "rnats-test-operator", &key.public_key(), nats);
+        let jwt = encode_jwt(&key, "rnats-test-operator", &key.public_key(), nats, None);
         Operator { key, jwt, system }
     }
 
     /// A new account named `name`, signed by this operator.
     pub fn account(&self, name: &str) -> Account {
-        Account::signed_by(&self.key, name, true)
+        Account::signed_by(&self.key, name, true, None)
+    }
+
+    /// A new account named `name` whose JWT expires `after` from now (rounded up to the
+    /// next whole second, the JWT's resolution): the server then ends its clients'
+    /// connections with `Account Authentication Expired`, and refuses new ones.
+    pub fn account_expiring(&self, name: &str, after: std::time::Duration) -> Account {
+        let at = std::time::SystemTime::now() + after;
+        let secs = at
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() + u64::from(d.subsec_nanos() > 0));
+        Account::signed_by(&self.key, name, true, Some(secs))
     }
 
     /// The system account (named [`SYSTEM_ACCOUNT_NAME`]).
@@ -136,7 +148,7 @@ impl Account {
             "type": "user",
             "version": 2,
         });
-        let jwt = encode_jwt(&self.key, name, &key.public_key(), nats);
+        let jwt = encode_jwt(&self.key, name, &key.public_key(), nats, None);
         User { key, jwt }
     }
 
@@ -155,8 +167,9 @@ impl Account {
         &self.jwt
     }
 
-    /// A new account key and its JWT signed by `operator`, with or without JetStream.
-    fn signed_by(operator: &KeyPair, name: &str, jetstream: bool) -> Account {
+    /// A new account key and its JWT signed by `operator`, with or without JetStream,
+    /// expiring at the unix time `expires` if one is given.
+    fn signed_by(operator: &KeyPair, name: &str, jetstream: bool, expires: Option<u64>) -> Account {
         let key = KeyPair::new_account();
         // Without explicit limits the server would read zeros, and a zero connection limit
         // lets nobody in. Zero JetStream storage means JetStream is off for the account.
@@ -180,7 +193,7 @@ impl Account {
             "type": "account",
             "version": 2,
         });
-        let jwt = encode_jwt(operator, name, &key.public_key(), nats);
+        let jwt = encode_jwt(operator, name, &key.public_key(), nats, expires);
         Account {
             key,
             name: name.to_owned(),
@@ -250,6 +263,8 @@ pub fn sign_nonce(seed: &str, nonce: &str) -> String {
 #[derive(Serialize)]
 struct Claims<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
+    exp: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     jti: Option<String>,
     iat: u64,
     iss: &'a str,
@@ -259,13 +274,21 @@ struct Claims<'a> {
     nats: Option<Value>,
 }
 
-/// A JWT for `subject` signed by `issuer`, carrying the `nats` object.
-fn encode_jwt(issuer: &KeyPair, name: &str, subject: &str, nats: Value) -> String {
+/// A JWT for `subject` signed by `issuer`, carrying the `nats` object, valid until the
+/// unix time `expires` if one is given.
+fn encode_jwt(
+    issuer: &KeyPair,
+    name: &str,
+    subject: &str,
+    nats: Value,
+    expires: Option<u64>,
+) -> String {
     let iss = issuer.public_key();
     let iat = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let mut claims = Claims {
+        exp: expires,
         jti: None,
         iat,
         iss: &iss,
