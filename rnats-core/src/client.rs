@@ -446,6 +446,30 @@ impl Client {
         self.subscribe_inner(checked_subject(&subject)?, Some(queue_group), None)
     }
 
+    /// Joins a queue group with queue bounds of its own (`messages`, `bytes`), as
+    /// [`Client::subscribe_with_capacity`] does for a plain subscription: for a member that
+    /// must shed load sooner (or later) than the client's other subscriptions, such as a
+    /// service endpoint with pending limits of its own. Past either bound, messages are
+    /// dropped and reported as a slow consumer of this subscription.
+    pub async fn queue_subscribe_with_capacity<S: ToSubject>(
+        &self,
+        subject: S,
+        queue_group: String,
+        messages: usize,
+        bytes: usize,
+    ) -> Result<Subscriber, SubscribeError> {
+        let queue_group = QueueGroup::try_from(queue_group.as_str())?;
+        let capacity = Capacity {
+            messages: messages.max(1),
+            bytes: bytes.max(1),
+        };
+        self.subscribe_inner(
+            checked_subject(&subject)?,
+            Some(queue_group),
+            Some(capacity),
+        )
+    }
+
     fn subscribe_inner(
         &self,
         subject: Subject,

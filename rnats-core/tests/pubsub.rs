@@ -352,6 +352,42 @@ async fn a_subscription_with_capacity_of_its_own_keeps_to_it() {
 }
 
 #[tokio::test]
+async fn a_queue_member_with_capacity_of_its_own_keeps_to_it() {
+    let server = NatsServer::start();
+    let client = ConnectOptions::new()
+        .subscription_capacity(10)
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut by_count = client
+        .queue_subscribe_with_capacity("work.count", "q".into(), 30, 1 << 20)
+        .await
+        .unwrap();
+    let by_bytes = client
+        .queue_subscribe_with_capacity("work.bytes", "q".into(), 100, 20)
+        .await
+        .unwrap();
+    let bad_group = client
+        .queue_subscribe_with_capacity("work", "bad group".into(), 1, 1)
+        .await;
+    assert_eq!(
+        bad_group.unwrap_err().kind(),
+        rnats_core::SubscribeErrorKind::InvalidQueueName
+    );
+    client.flush().await.unwrap();
+    for i in 0..100 {
+        let payload = Bytes::from(format!("{i:02}"));
+        client.publish("work.count", payload.clone()).await.unwrap();
+        client.publish("work.bytes", payload).await.unwrap();
+    }
+    client.flush().await.unwrap();
+    // 30 messages, above the client's 10; 20 bytes of 2-byte payloads, under its 100.
+    assert_eq!(by_count.dropped(), 70);
+    assert_eq!(by_bytes.dropped(), 90);
+    assert_eq!(next(&mut by_count).await.payload, Bytes::from("00"));
+}
+
+#[tokio::test]
 async fn the_event_callback_hears_of_every_dropped_message() {
     let server = NatsServer::start();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
