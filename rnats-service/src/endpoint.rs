@@ -117,6 +117,7 @@ pub struct EndpointBuilder {
     name: Option<String>,
     metadata: Option<HashMap<String, String>>,
     queue_group: QueueGroupSetting,
+    capacity: Option<(usize, usize)>,
 }
 
 impl EndpointBuilder {
@@ -131,6 +132,7 @@ impl EndpointBuilder {
             name: None,
             metadata: None,
             queue_group,
+            capacity: None,
         }
     }
 
@@ -159,6 +161,20 @@ impl EndpointBuilder {
         self
     }
 
+    /// Bounds the requests this endpoint holds received and not yet taken from its stream:
+    /// `messages` of them, `bytes` of headers and payloads (each at least 1), instead of the
+    /// client's [`subscription_capacity`](rnats_core::ConnectOptions::subscription_capacity)
+    /// and [`subscription_capacity_bytes`](rnats_core::ConnectOptions::subscription_capacity_bytes)
+    /// (nats.go micro's `WithEndpointPendingLimits`; rnats extension). A request past either
+    /// bound is dropped unanswered, so its caller times out (or another instance of the queue
+    /// group answers a retry): the endpoint's subscription is reported as a slow consumer
+    /// (`ConnectionEvent::SlowConsumer` with the endpoint's subject), and each dropped
+    /// request counts as an error in the endpoint's stats.
+    pub fn capacity(mut self, messages: usize, bytes: usize) -> EndpointBuilder {
+        self.capacity = Some((messages, bytes));
+        self
+    }
+
     /// Subscribes the endpoint on `subject` (after the group prefix, if any) and returns its
     /// request stream.
     pub async fn add<S: ToString>(self, subject: S) -> Result<Endpoint, rnats_core::Error> {
@@ -174,13 +190,28 @@ impl EndpointBuilder {
             None => subject,
         };
         let client = &self.shared.client;
-        let subscribed = match self.queue_group.name() {
-            Some(queue) => {
+        let subscribed = match (self.queue_group.name(), self.capacity) {
+            (Some(queue), None) => {
                 client
                     .queue_subscribe(subject.clone(), queue.to_owned())
                     .await
             }
-            None => client.subscribe(subject.clone()).await,
+            (Some(queue), Some((messages, bytes))) => {
+                client
+                    .queue_subscribe_with_capacity(
+                        subject.clone(),
+                        queue.to_owned(),
+                        messages,
+                        bytes,
+                    )
+                    .await
+            }
+            (None, None) => client.subscribe(subject.clone()).await,
+            (None, Some((messages, bytes))) => {
+                client
+                    .subscribe_with_capacity(subject.clone(), messages, bytes)
+                    .await
+            }
         };
         let subscriber = subscribed.map_err(|e| {
             let kind = match e.kind() {
@@ -224,6 +255,7 @@ impl std::fmt::Debug for EndpointBuilder {
             .field("prefix", &self.prefix)
             .field("name", &self.name)
             .field("queue_group", &self.queue_group)
+            .field("capacity", &self.capacity)
             .finish_non_exhaustive()
     }
 }
@@ -245,6 +277,11 @@ struct Counters {
     processing_time: Duration,
     last_error: Option<error::Error>,
     data: Option<serde_json::Value>,
+    /// Requests the subscription had dropped at the last reset: the stats count the ones
+    /// dropped since.
+    dropped_before: u64,
+    /// Requests the subscription had dropped when last asked, for once its stream is gone.
+    dropped_seen: u64,
 }
 
 impl Record {
@@ -259,8 +296,21 @@ impl Record {
         }
     }
 
-    pub(crate) fn stats(&self) -> Stats {
-        let counters = lock(&self.counters);
+    /// The endpoint's stats, `dropped` being the requests its subscription has dropped so
+    /// far ([`Slot::dropped`]; `None` once its stream is dropped: the last count then):
+    /// those since the last reset count as errors, as nats.go micro counts a slow consumer
+    /// on an endpoint.
+    pub(crate) fn stats(&self, dropped: Option<u64>) -> Stats {
+        let mut counters = lock(&self.counters);
+        if let Some(dropped) = dropped {
+            counters.dropped_seen = dropped;
+        }
+        let dropped = usize::try_from(
+            counters
+                .dropped_seen
+                .saturating_sub(counters.dropped_before),
+        )
+        .unwrap_or(usize::MAX);
         let average = match u32::try_from(counters.requests) {
             Ok(0) => Duration::ZERO,
             Ok(n) => counters.processing_time / n,
@@ -272,7 +322,7 @@ impl Record {
             name: self.info.name.clone(),
             subject: self.info.subject.clone(),
             requests: counters.requests,
-            errors: counters.errors,
+            errors: counters.errors.saturating_add(dropped),
             processing_time: counters.processing_time,
             average_processing_time: average,
             last_error: counters.last_error.clone(),
@@ -285,12 +335,16 @@ impl Record {
         lock(&self.counters).data = Some(data);
     }
 
-    /// Zeroes the counts and timings (the custom data stays until the next STATS).
-    pub(crate) fn reset(&self) {
+    /// Zeroes the counts and timings, `dropped` as for [`Record::stats`] (the custom data
+    /// stays until the next STATS).
+    pub(crate) fn reset(&self, dropped: Option<u64>) {
         let mut counters = lock(&self.counters);
         let data = counters.data.take();
+        let dropped = dropped.unwrap_or(counters.dropped_seen);
         *counters = Counters {
             data,
+            dropped_before: dropped,
+            dropped_seen: dropped,
             ..Counters::default()
         };
     }
@@ -309,6 +363,8 @@ struct SlotState {
     /// The stream's waker while the subscriber is out.
     waker: Option<Waker>,
     drained: bool,
+    /// The subscriber's dropped count when last read, for while a drain has it out.
+    dropped: u64,
 }
 
 impl Slot {
@@ -318,8 +374,18 @@ impl Slot {
                 subscriber: Some(subscriber),
                 waker: None,
                 drained: false,
+                dropped: 0,
             }),
         }
+    }
+
+    /// Requests the endpoint's subscription dropped because its queue was full.
+    pub(crate) fn dropped(&self) -> u64 {
+        let mut state = lock(&self.state);
+        if let Some(subscriber) = &state.subscriber {
+            state.dropped = subscriber.dropped();
+        }
+        state.dropped
     }
 
     fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<Message>> {

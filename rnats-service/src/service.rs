@@ -126,7 +126,7 @@ impl Service {
     /// Zeroes every endpoint's request and error counts and processing times.
     pub async fn reset(&mut self) {
         for entry in lock(&self.shared.endpoints).iter() {
-            entry.record.reset();
+            entry.record.reset(entry.dropped());
         }
     }
 
@@ -135,7 +135,12 @@ impl Service {
     pub async fn stats(&self) -> HashMap<String, endpoint::Stats> {
         lock(&self.shared.endpoints)
             .iter()
-            .map(|entry| (entry.record.key.clone(), entry.record.stats()))
+            .map(|entry| {
+                (
+                    entry.record.key.clone(),
+                    entry.record.stats(entry.dropped()),
+                )
+            })
             .collect()
     }
 
@@ -274,6 +279,13 @@ pub(crate) struct Entry {
     pub(crate) slot: WeakSlot,
 }
 
+impl Entry {
+    /// Requests its subscription dropped so far; `None` once its stream is dropped.
+    fn dropped(&self) -> Option<u64> {
+        self.slot.upgrade().map(|slot| slot.dropped())
+    }
+}
+
 impl Shared {
     pub(crate) fn is_stopped(&self) -> bool {
         self.stopped.load(Ordering::SeqCst)
@@ -320,14 +332,14 @@ impl Shared {
 
     /// The STATS reply, after asking the stats handler for each endpoint's data.
     fn stats(&self) -> Stats {
-        let records: Vec<Arc<Record>> = lock(&self.endpoints)
+        let records: Vec<(Arc<Record>, Option<u64>)> = lock(&self.endpoints)
             .iter()
-            .map(|entry| Arc::clone(&entry.record))
+            .map(|entry| (Arc::clone(&entry.record), entry.dropped()))
             .collect();
         // The handler is user code: called with no lock held but its own.
         if let Some(handler) = lock(&self.stats_handler).as_mut() {
-            for record in &records {
-                let data = (handler.0)(record.key.clone(), record.stats());
+            for (record, dropped) in &records {
+                let data = (handler.0)(record.key.clone(), record.stats(*dropped));
                 record.set_data(data);
             }
         }
@@ -338,7 +350,10 @@ impl Shared {
             version: self.version.clone(),
             metadata: self.metadata.clone(),
             started: self.started,
-            endpoints: records.iter().map(|record| record.stats()).collect(),
+            endpoints: records
+                .iter()
+                .map(|(record, dropped)| record.stats(*dropped))
+                .collect(),
         }
     }
 

@@ -821,3 +821,77 @@ async fn stopping_one_instance_leaves_the_other_and_a_dropped_handle_keeps_servi
     assert_eq!(pings.len(), 1);
     assert_eq!(pings[0].id, second_id);
 }
+
+#[tokio::test]
+async fn an_endpoint_with_a_capacity_of_its_own_drops_past_it_and_counts_the_drops() {
+    let server = NatsServer::start();
+    let client = connect(&server.url()).await;
+    let mut events = client.events();
+    let mut service = client
+        .service_builder()
+        .start("bounded", "1.0.0")
+        .await
+        .unwrap();
+    // Neither stream is read until the flood is in: a handler blocked for the duration.
+    let mut small = service
+        .endpoint_builder()
+        .name("small")
+        .capacity(5, 1 << 20)
+        .add("bounded.small")
+        .await
+        .unwrap();
+    let mut open = service.endpoint("bounded.open").await.unwrap();
+    client.flush().await.unwrap();
+
+    let caller = connect(&server.url()).await;
+    for n in 0..50 {
+        for subject in ["bounded.small", "bounded.open"] {
+            caller
+                .publish_with_reply(subject, "nobody.listens", n.to_string().into())
+                .await
+                .unwrap();
+        }
+    }
+    // The server has routed the flood once the caller's flush returns, and the service's
+    // client has read it once its own flush returns after that.
+    caller.flush().await.unwrap();
+    client.flush().await.unwrap();
+
+    let slow = within(async {
+        loop {
+            if let rnats_core::ConnectionEvent::SlowConsumer { subject, .. } =
+                events.next().await.unwrap()
+            {
+                return subject;
+            }
+        }
+    })
+    .await;
+    assert_eq!(slow.as_str(), "bounded.small");
+
+    let stats = service.stats().await;
+    assert_eq!((stats["small"].requests, stats["small"].errors), (0, 45));
+    assert_eq!(stats["bounded.open"].errors, 0);
+    let wire = request_json(&caller, "$SRV.STATS.bounded").await;
+    let small_entry = wire["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "small")
+        .unwrap();
+    assert_eq!(small_entry["num_errors"], 45);
+
+    // The bounded endpoint kept its first five; the other kept all fifty.
+    for n in 0..5 {
+        let request = within(small.next()).await.unwrap();
+        assert_eq!(request.message.payload, Bytes::from(n.to_string()));
+    }
+    for n in 0..50 {
+        let request = within(open.next()).await.unwrap();
+        assert_eq!(request.message.payload, Bytes::from(n.to_string()));
+    }
+
+    // A reset starts the count of drops again.
+    service.reset().await;
+    assert_eq!(service.stats().await["small"].errors, 0);
+}
