@@ -161,8 +161,7 @@ fn the_blocking_client_is_refused_past_max_connections() {
     first.flush().unwrap();
     let err = ConnectOptions::new()
         .connect_blocking(server.url())
-        .err()
-        .expect("the second connection is refused");
+        .expect_err("the second connection is refused");
     assert_eq!(
         refused_by(&err),
         Some(&ServerError::MaxConnectionsExceeded),
