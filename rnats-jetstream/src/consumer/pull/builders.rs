@@ -7,13 +7,14 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::batch::Batch;
-use super::stream::Stream;
+use super::pending::Pending;
+use super::stream::{Heartbeats, Stream};
 use super::{
     BYTES_ONLY_BATCH, BatchError, Config, DEFAULT_BATCH, DEFAULT_EXPIRES, clamp_batch,
     clamp_expires, clamp_heartbeat,
 };
 use crate::consumer::config::is_default;
-use crate::consumer::{Consumer, StreamError};
+use crate::consumer::{Consumer, StreamError, StreamErrorKind};
 
 /// One pull request, as sent to `CONSUMER.MSG.NEXT`.
 #[derive(Debug, Default, Serialize, Clone, PartialEq, Eq)]
@@ -124,10 +125,18 @@ macro_rules! pull_options {
 }
 
 /// A continuous message stream's settings; from [`Consumer::stream`].
+///
+/// Without [`heartbeat`](Self::heartbeat), the pull requests still ask for idle heartbeats
+/// (ADR-37: half the expiry, at most 30 s, as nats.go does), but a missed one is only acted
+/// on, never reported: the stream pulls again quietly, as async-nats' stream without
+/// heartbeats would after the request's expiry. A heartbeat set here is reported when
+/// missed ([`MissingHeartbeat`](super::MessagesErrorKind::MissingHeartbeat)).
 #[derive(Debug, Clone)]
 pub struct StreamBuilder<'a> {
     consumer: &'a Consumer<Config>,
     options: Options,
+    threshold_messages: Option<usize>,
+    threshold_bytes: Option<usize>,
 }
 
 pull_options!(StreamBuilder);
@@ -138,10 +147,13 @@ impl<'a> StreamBuilder<'a> {
         StreamBuilder {
             consumer,
             options: Options::default(),
+            threshold_messages: None,
+            threshold_bytes: None,
         }
     }
 
-    /// Bytes per pull request; the buffer is refilled when half of them arrived. Without
+    /// Bytes per pull request; the buffer is refilled when half of them arrived (see
+    /// [`threshold_bytes`](Self::threshold_bytes)). Without
     /// [`max_messages_per_batch`](Self::max_messages_per_batch), only bytes count.
     pub fn max_bytes_per_batch(mut self, max_bytes: usize) -> Self {
         self.options.max_bytes = max_bytes;
@@ -149,9 +161,31 @@ impl<'a> StreamBuilder<'a> {
     }
 
     /// Messages per pull request (default 200); the buffer is refilled when half of them
-    /// arrived.
+    /// arrived (see [`threshold_messages`](Self::threshold_messages)).
     pub fn max_messages_per_batch(mut self, batch: usize) -> Self {
         self.options.batch = Some(batch);
+        self
+    }
+
+    /// The next pull request goes out once at most this many messages asked for are still
+    /// to come (ADR-37 `threshold_messages`, nats.go's `PullThresholdMessages`; an rnats
+    /// extension). Default: half the messages per request. Must be below the messages per
+    /// request, or [`messages`](Self::messages) fails with
+    /// [`StreamErrorKind::Other`](crate::consumer::StreamErrorKind::Other) and an
+    /// [`InvalidThreshold`] source.
+    pub fn threshold_messages(mut self, messages: usize) -> Self {
+        self.threshold_messages = Some(messages);
+        self
+    }
+
+    /// The next pull request goes out once at most this many bytes asked for are still to
+    /// come (ADR-37 `threshold_bytes`, nats.go's `PullThresholdBytes`; an rnats extension).
+    /// Default: half the bytes per request. Needs
+    /// [`max_bytes_per_batch`](Self::max_bytes_per_batch) and must be below it, or
+    /// [`messages`](Self::messages) fails as for
+    /// [`threshold_messages`](Self::threshold_messages).
+    pub fn threshold_bytes(mut self, bytes: usize) -> Self {
+        self.threshold_bytes = Some(bytes);
         self
     }
 
@@ -177,16 +211,67 @@ impl<'a> StreamBuilder<'a> {
             .options
             .expires
             .unwrap_or_else(|| clamp_expires(DEFAULT_EXPIRES, limits.max_expires));
-        let heartbeat = match (self.options.heartbeat, self.options.expires) {
+        let (heartbeat, heartbeats) = match (self.options.heartbeat, self.options.expires) {
             // Both chosen by the user: the server judges the pair.
-            (Some(heartbeat), Some(_)) => heartbeat,
-            (Some(heartbeat), None) => clamp_heartbeat(heartbeat, expires),
-            (None, _) => Duration::ZERO,
+            (Some(heartbeat), Some(_)) => (heartbeat, Heartbeats::Reported),
+            (Some(heartbeat), None) => (clamp_heartbeat(heartbeat, expires), Heartbeats::Reported),
+            // ADR-37: a continuous stream always asks for heartbeats. async-nats asks for
+            // none here, so a program written for it expects no error from a silence: a
+            // miss only makes the stream pull again.
+            (None, _) => (clamp_heartbeat(expires / 2, expires), Heartbeats::Quiet),
         };
+        let max_bytes = self.options.max_bytes;
+        let pending = Pending::new(batch, max_bytes).with_thresholds(
+            check_threshold(self.threshold_messages, batch, "threshold_messages")?,
+            check_threshold(self.threshold_bytes, max_bytes, "threshold_bytes")?,
+        );
         let mut options = self.options;
         options.heartbeat = Some(heartbeat);
         let request = options.request(batch, Some(expires), false);
-        Stream::start(self.consumer, request).await
+        Stream::start_with(self.consumer, request, pending, heartbeats).await
+    }
+}
+
+/// A refill threshold set on a [`StreamBuilder`] that is not below the request size it
+/// belongs to (a pull request would go out after every message, or never stop going out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvalidThreshold {
+    /// `threshold_messages` or `threshold_bytes`.
+    pub setting: &'static str,
+    /// The threshold set.
+    pub threshold: usize,
+    /// The messages or bytes per pull request (0: no byte limit).
+    pub request_size: usize,
+}
+
+impl std::fmt::Display for InvalidThreshold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} must be below the pull request's size {}",
+            self.setting, self.threshold, self.request_size
+        )
+    }
+}
+
+impl std::error::Error for InvalidThreshold {}
+
+/// The threshold `setting` if it is below `request_size`; `None` if not set.
+fn check_threshold(
+    threshold: Option<usize>,
+    request_size: usize,
+    setting: &'static str,
+) -> Result<Option<usize>, StreamError> {
+    match threshold {
+        Some(threshold) if threshold >= request_size => Err(StreamError::with_source(
+            StreamErrorKind::Other,
+            InvalidThreshold {
+                setting,
+                threshold,
+                request_size,
+            },
+        )),
+        threshold => Ok(threshold),
     }
 }
 

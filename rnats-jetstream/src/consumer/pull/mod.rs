@@ -18,7 +18,9 @@ use bytes::Bytes;
 use rnats_core::Subject;
 
 pub use self::batch::{Batch, Sequence};
-pub use self::builders::{BatchBuilder, BatchConfig, FetchBuilder, StreamBuilder};
+pub use self::builders::{
+    BatchBuilder, BatchConfig, FetchBuilder, InvalidThreshold, StreamBuilder,
+};
 pub use self::config::{Config, OrderedConfig};
 pub use self::errors::{
     BatchError, BatchErrorKind, BatchRequestError, BatchRequestErrorKind, ConsumerRecreateError,

@@ -105,24 +105,44 @@ pub(crate) struct Pending {
     batch: usize,
     /// `max_bytes` of each request; 0 for none.
     max_bytes: usize,
+    /// A request goes out once no more than this many messages are still to come.
+    threshold_messages: usize,
+    /// Or once no more than this many bytes are (with `max_bytes` only).
+    threshold_bytes: usize,
     messages: usize,
     bytes: usize,
 }
 
 impl Pending {
-    /// Nothing asked for yet, with requests of `batch` messages and `max_bytes` bytes.
+    /// Nothing asked for yet, with requests of `batch` messages and `max_bytes` bytes,
+    /// refilled at half of each (ADR-37's default thresholds).
     pub(crate) fn new(batch: usize, max_bytes: usize) -> Pending {
         Pending {
             batch,
             max_bytes,
+            threshold_messages: batch / 2,
+            threshold_bytes: max_bytes / 2,
             messages: 0,
             bytes: 0,
         }
     }
 
-    /// Whether the buffer ran down to a threshold (half of a request) and should be filled.
+    /// Refills at these thresholds instead of half a request, where set (ADR-37
+    /// `threshold_messages`, `threshold_bytes`; the builder keeps them below the request).
+    pub(crate) fn with_thresholds(
+        mut self,
+        messages: Option<usize>,
+        bytes: Option<usize>,
+    ) -> Pending {
+        self.threshold_messages = messages.unwrap_or(self.threshold_messages);
+        self.threshold_bytes = bytes.unwrap_or(self.threshold_bytes);
+        self
+    }
+
+    /// Whether the buffer ran down to a threshold and should be filled.
     pub(crate) fn wants_pull(&self) -> bool {
-        self.messages <= self.batch / 2 || (self.max_bytes > 0 && self.bytes <= self.max_bytes / 2)
+        self.messages <= self.threshold_messages
+            || (self.max_bytes > 0 && self.bytes <= self.threshold_bytes)
     }
 
     /// A request went out.
@@ -304,6 +324,24 @@ mod tests {
         pending.handle_pull_sent();
         assert!(!pending.wants_pull());
         pending.handle_message(10);
+        assert!(pending.wants_pull());
+    }
+
+    #[test]
+    fn set_thresholds_replace_the_halves() {
+        let mut pending = Pending::new(10, 1000).with_thresholds(Some(2), Some(100));
+        pending.handle_pull_sent();
+        for _ in 0..7 {
+            pending.handle_message(10);
+        }
+        assert!(!pending.wants_pull(), "3 to come, 930 bytes");
+        pending.handle_message(10);
+        assert!(pending.wants_pull(), "2 to come");
+        let mut pending = Pending::new(1_000_000, 1000).with_thresholds(None, Some(100));
+        pending.handle_pull_sent();
+        pending.handle_message(800);
+        assert!(!pending.wants_pull());
+        pending.handle_message(100);
         assert!(pending.wants_pull());
     }
 

@@ -1,7 +1,7 @@
 //! Continuous pull consumption (ADR-37): one reply subscription, pull requests sent whenever
-//! the buffered count falls to half a request, idle heartbeats watched, and recovery from
-//! expiries, missed heartbeats, reconnects, leader changes and no responders without ending
-//! the stream (see [`recovery`](super::recovery) for what is recovered silently).
+//! the buffered count falls to a threshold (half a request unless set), idle heartbeats
+//! watched, and recovery from expiries, missed heartbeats, reconnects, leader changes and no
+//! responders without ending the stream (see [`recovery`](super::recovery) for what is recovered silently).
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -40,7 +40,9 @@ const RETRY_WAIT: Duration = Duration::from_secs(1);
 ///
 /// Error items are warnings unless said otherwise: after
 /// [`MissingHeartbeat`](MessagesErrorKind::MissingHeartbeat) a new pull request goes out and
-/// the stream goes on. It ends after `ConsumerDeleted`, `PushBasedConsumer`, a request over
+/// the stream goes on. That item comes only for a heartbeat the caller asked for
+/// ([`Consumer::messages`](Consumer::messages) asks for 15 s); the heartbeats a
+/// [`StreamBuilder`](super::StreamBuilder) asks for without being told are missed quietly. It ends after `ConsumerDeleted`, `PushBasedConsumer`, a request over
 /// the consumer's limits, and 400 Bad Request.
 ///
 /// A request the client knows to be lost (after a reconnect, a leader change, or a reply of
@@ -101,11 +103,32 @@ pub struct Stream {
     terminated: bool,
 }
 
+/// What a stream makes of the idle heartbeats its requests ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Heartbeats {
+    /// Chosen by the user: a miss is an error item, and a late one is asked after.
+    Reported,
+    /// Chosen by the client (ADR-37): a miss only makes the stream pull again.
+    Quiet,
+}
+
 impl Stream {
     /// Subscribes to a fresh inbox; the first pull request goes out on the first poll.
+    /// Requests are refilled at half a request, and missed heartbeats reported.
     pub(crate) async fn start(
         consumer: &Consumer<Config>,
         request: BatchConfig,
+    ) -> Result<Stream, StreamError> {
+        let pending = Pending::new(request.batch, request.max_bytes);
+        Stream::start_with(consumer, request, pending, Heartbeats::Reported).await
+    }
+
+    /// [`start`](Self::start), refilled as `pending` says and with `heartbeats`.
+    pub(crate) async fn start_with(
+        consumer: &Consumer<Config>,
+        request: BatchConfig,
+        pending: Pending,
+        heartbeats: Heartbeats,
     ) -> Result<Stream, StreamError> {
         let client = &consumer.context.client;
         // Subscribe to the events before the inbox so that no reconnect falls between.
@@ -116,9 +139,13 @@ impl Stream {
             .await
             .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
         let (heartbeat, report_missed) = match (request.idle_heartbeat, request.expires) {
-            (heartbeat, _) if !heartbeat.is_zero() => {
+            (heartbeat, _) if !heartbeat.is_zero() && heartbeats == Heartbeats::Reported => {
                 (Monitor::new(heartbeat).warning_when_overdue(), true)
             }
+            // No questions and no probes either: a program written for async-nats sees no
+            // more traffic after a fault than it did (a client without the permission to
+            // ask would see a permissions error).
+            (heartbeat, _) if !heartbeat.is_zero() => (Monitor::new(heartbeat), false),
             (_, Some(expires)) if !expires.is_zero() => (
                 Monitor::with_limit(expires.saturating_add(EXPIRY_SLACK)),
                 false,
@@ -161,7 +188,7 @@ impl Stream {
             context: consumer.context.clone(),
             subject: consumer.next_subject(),
             inbox,
-            pending: Pending::new(request.batch, request.max_bytes),
+            pending,
             request,
             heartbeat,
             report_missed,
