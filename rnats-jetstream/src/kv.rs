@@ -75,7 +75,8 @@ pub fn is_valid_bucket_name(bucket: &str) -> bool {
 }
 
 /// Whether `key` can name a key (ADR-8: `A-Z a-z 0-9 - / _ = .`, not starting or ending with
-/// `.`).
+/// `.`, and no empty token such as `a..b`, which no stream's subjects match: nats.go refuses
+/// it too, async-nats sends it and fails at the server).
 pub fn is_valid_key(key: &str) -> bool {
     name::is_valid_key(key)
 }

@@ -322,7 +322,7 @@ async fn values_are_put_and_read_by_key_and_revision() {
     let entry = kv.entry("empty").await.unwrap().unwrap();
     assert_eq!((entry.revision, entry.value.len()), (empty, 0));
 
-    for bad in ["", ".a", "a.", "a b", "a*", "a.>"] {
+    for bad in ["", ".a", "a.", "a b", "a*", "a.>", "a..b"] {
         let error = kv.put(bad, "x".into()).await.unwrap_err();
         assert_eq!(error.kind(), PutErrorKind::InvalidKey, "{bad:?}");
         let error = kv.get(bad).await.unwrap_err();

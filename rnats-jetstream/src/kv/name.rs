@@ -92,8 +92,8 @@ impl fmt::Display for BucketName {
 /// A key or bucket name that ADR-8 does not allow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InvalidName {
-    /// Not a key: empty, starting or ending with `.`, or with a character outside
-    /// `A-Z a-z 0-9 - / _ = .`.
+    /// Not a key: empty, starting or ending with `.`, with an empty token (`a..b`), or with
+    /// a character outside `A-Z a-z 0-9 - / _ = .`.
     Key,
     /// Not a bucket name: empty, or with a character outside `A-Z a-z 0-9 _ -`.
     Bucket,
@@ -123,9 +123,15 @@ pub(crate) fn is_valid_bucket_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// Whether `key` can be stored under.
+/// Whether `key` can be stored under. No empty token either (`a..b`, as nats.go's
+/// `keyValid`): no stream's subjects match such a subject, so the server would answer a put
+/// with no responders and a get with an invalid subject.
 pub(crate) fn is_valid_key(key: &str) -> bool {
-    !key.is_empty() && !key.starts_with('.') && !key.ends_with('.') && key.bytes().all(is_key_byte)
+    !key.is_empty()
+        && !key.starts_with('.')
+        && !key.ends_with('.')
+        && !key.contains("..")
+        && key.bytes().all(is_key_byte)
 }
 
 /// Whether `filter` can select keys to watch or list: tokens of key characters, `*`, or a
@@ -167,10 +173,12 @@ mod tests {
 
     #[test]
     fn keys_follow_adr_8() {
-        for good in ["a", "a.b", "a/b=c_d-e", "A.1.z", "a..b"] {
+        for good in ["a", "a.b", "a/b=c_d-e", "A.1.z", "a.-.b"] {
             assert!(is_valid_key(good), "{good}");
         }
-        for bad in ["", ".a", "a.", "a b", "a*", "a.>", "ü", "a\r\n", "a\tb"] {
+        for bad in [
+            "", ".a", "a.", "a..b", "a...b", "a b", "a*", "a.>", "ü", "a\r\n", "a\tb",
+        ] {
             assert!(!is_valid_key(bad), "{bad}");
         }
     }
