@@ -139,9 +139,21 @@ impl PublishMessage {
         self.header(NATS_EXPECTED_STREAM, stream.as_ref())
     }
 
-    /// A time to live for this message, in whole seconds (streams with `allow_message_ttl`).
+    /// A time to live for this message (ADR-43; streams with `allow_message_ttl`), sent in
+    /// whole seconds as async-nats sends it. The server counts whole seconds too: a fraction
+    /// is dropped (1.5 s lives 1 s, as nats.go's `WithMsgTTL` gets from the server), and a
+    /// TTL under a second is refused with `invalid per-message TTL` (error code 10165), as
+    /// the server refuses nats.go's. For a message that never expires, see
+    /// [`ttl_never`](Self::ttl_never).
     pub fn ttl(self, ttl: Duration) -> Self {
         self.header(header::NATS_MESSAGE_TTL, ttl.as_secs())
+    }
+
+    /// Keeps this message past the stream's `max_age` (ADR-43 `Nats-TTL: never`; streams with
+    /// `allow_message_ttl`): it goes only when removed, purged or pushed out by the stream's
+    /// other limits. An rnats extension; nats.go spells it `WithMsgTTL` of `never`.
+    pub fn ttl_never(self) -> Self {
+        self.header(header::NATS_MESSAGE_TTL, "never")
     }
 
     /// The message as an [`OutboundMessage`] to `subject`.

@@ -266,10 +266,17 @@ pub struct ScheduledMessage {
     schedule: Schedule,
     target: String,
     source: Option<String>,
-    ttl: Option<Duration>,
+    ttl: Option<Ttl>,
     rollup: bool,
     payload: Bytes,
     headers: HeaderMap,
+}
+
+/// The TTL of the messages a schedule publishes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ttl {
+    After(Duration),
+    Never,
 }
 
 impl ScheduledMessage {
@@ -309,7 +316,15 @@ impl ScheduledMessage {
     /// A TTL for each published message, at least a second (the stream needs
     /// `allow_message_ttl`).
     pub fn ttl(mut self, ttl: Duration) -> ScheduledMessage {
-        self.ttl = Some(ttl);
+        self.ttl = Some(Ttl::After(ttl));
+        self
+    }
+
+    /// Keeps each published message past the stream's `max_age` (`Nats-Schedule-TTL: never`,
+    /// nats.go's `WithScheduleTTLNever`; the stream needs `allow_message_ttl`). Replaces a
+    /// [`ttl`](Self::ttl).
+    pub fn ttl_never(mut self) -> ScheduledMessage {
+        self.ttl = Some(Ttl::Never);
         self
     }
 
@@ -347,7 +362,7 @@ impl ScheduledMessage {
                 ),
             ));
         }
-        if let Some(ttl) = self.ttl
+        if let Some(Ttl::After(ttl)) = self.ttl
             && ttl < Duration::from_secs(1)
         {
             return Err(invalid(
@@ -368,8 +383,10 @@ impl ScheduledMessage {
         if let Some(source) = &self.source {
             headers.insert(NATS_SCHEDULE_SOURCE, source.as_str());
         }
-        if let Some(ttl) = self.ttl {
-            headers.insert(NATS_SCHEDULE_TTL, go_duration(ttl));
+        match self.ttl {
+            Some(Ttl::After(ttl)) => headers.insert(NATS_SCHEDULE_TTL, go_duration(ttl)),
+            Some(Ttl::Never) => headers.insert(NATS_SCHEDULE_TTL, "never"),
+            None => {}
         }
         if self.rollup {
             headers.insert(NATS_SCHEDULE_ROLLUP, "sub");

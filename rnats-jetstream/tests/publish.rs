@@ -336,3 +336,59 @@ async fn a_domain_context_sends_under_the_domain_prefix() {
     assert_eq!(prefixed.prefix(), "$JS.hub.API");
     assert_eq!(prefixed.query_account().await.unwrap().streams, 1);
 }
+
+#[tokio::test]
+async fn a_message_with_ttl_never_outlives_the_streams_max_age() {
+    let server = jetstream_server();
+    let client = rnats_core::connect(server.url()).await.unwrap();
+    let js = rnats_jetstream::new(client);
+    let stream = js
+        .create_stream(rnats_jetstream::stream::Config {
+            name: "AGED".into(),
+            subjects: vec!["aged.>".into()],
+            storage: rnats_jetstream::stream::StorageType::Memory,
+            max_age: Duration::from_secs(1),
+            allow_message_ttl: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let publish = |subject: &'static str, publish: Publish| {
+        let js = js.clone();
+        async move {
+            js.send_publish(subject, publish)
+                .await
+                .unwrap()
+                .await
+                .unwrap()
+                .sequence
+        }
+    };
+    let kept = publish("aged.kept", Publish::build().ttl_never()).await;
+    let aged = publish("aged.plain", Publish::build()).await;
+    // The later message goes with max_age; the earlier one would have gone before it. The
+    // server ages messages out on its own clock, so its store is looked at until then.
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while stream.get_raw_message(aged).await.is_ok() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("max_age removed nothing");
+    let message = stream.get_raw_message(kept).await.unwrap();
+    assert_eq!(message.headers.get("Nats-TTL").unwrap().as_str(), "never");
+
+    // Whole seconds, as the server counts them: under one is refused there, as nats.go's is.
+    let error = js
+        .send_publish(
+            "aged.short",
+            Publish::build().ttl(Duration::from_millis(500)),
+        )
+        .await
+        .unwrap()
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), PublishErrorKind::Other);
+    let detail = error.downcast_source::<rnats_jetstream::Error>().unwrap();
+    assert_eq!(detail.error_code(), ErrorCode::MESSAGE_TTL_INVALID);
+}

@@ -247,6 +247,52 @@ async fn the_server_refuses_what_the_client_cannot_know() {
 }
 
 #[tokio::test]
+async fn a_schedule_with_ttl_never_publishes_messages_that_outlive_max_age() {
+    let (_server, js) = jetstream().await;
+    let stream = js
+        .create_stream(Config {
+            name: "NEVER".into(),
+            subjects: vec!["sched.>".into(), "orders.>".into()],
+            storage: StorageType::Memory,
+            allow_message_schedules: true,
+            allow_message_ttl: true,
+            max_age: Duration::from_secs(1),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut fired = watch(&stream, "orders.n").await;
+    js.publish_schedule(
+        "sched.n",
+        ScheduledMessage::new(Schedule::at(in_seconds(1)), "orders.n")
+            .payload("kept".into())
+            .ttl_never(),
+    )
+    .await
+    .unwrap();
+    let message = next(&mut fired).await;
+    let headers = message.headers.as_ref().unwrap();
+    assert_eq!(headers.get("Nats-TTL").unwrap().as_str(), "never");
+    let kept = message.info().unwrap().stream_sequence;
+    // A plain message stored after it goes with max_age, and the fired one stays.
+    let plain = js
+        .publish("orders.plain", "aged".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap()
+        .sequence;
+    tokio::time::timeout(WAIT, async {
+        while stream.get_raw_message(plain).await.is_ok() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("max_age removed nothing");
+    assert!(stream.get_raw_message(kept).await.is_ok());
+}
+
+#[tokio::test]
 async fn ordinary_publishes_take_the_subject_expectation() {
     let (_server, js) = jetstream().await;
     schedule_stream(&js, "EXPECT", false).await;
