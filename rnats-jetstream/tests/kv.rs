@@ -6,6 +6,7 @@
 #![cfg(feature = "kv")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -1120,4 +1121,42 @@ async fn a_bucket_is_used_through_its_jetstream_domain() {
     kv.update("k", "w".into(), revision).await.unwrap();
     kv.delete("k").await.unwrap();
     assert_eq!(kv.get("k").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn keys_lists_each_key_once_while_they_are_rewritten() {
+    let (server, js) = jetstream().await;
+    let kv = bucket(&js, "rewritten", 5).await;
+    const KEYS: usize = 500;
+    for i in 0..KEYS {
+        kv.put(format!("k{i}"), "0".into()).await.unwrap();
+    }
+    // A second connection rewrites every key, over and over, while the listings run: a
+    // rewrite stored after a listing started is delivered to it too (a later revision of a
+    // key it already had).
+    let writer = rnats_jetstream::new(connect(&server.url()).await)
+        .get_key_value("rewritten")
+        .await
+        .unwrap();
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    let rewrites = tokio::spawn(async move {
+        for round in 1u64.. {
+            for i in 0..KEYS {
+                if stopped.try_recv().is_ok() {
+                    return;
+                }
+                writer
+                    .put(format!("k{i}"), round.to_string().into())
+                    .await
+                    .unwrap();
+            }
+        }
+    });
+    for _ in 0..20 {
+        let keys: Vec<String> = collect(kv.keys().await.unwrap()).await;
+        let unique: HashSet<&String> = keys.iter().collect();
+        assert_eq!(unique.len(), keys.len(), "a key listed twice");
+    }
+    stop.send(()).unwrap();
+    rewrites.await.unwrap();
 }

@@ -3,6 +3,7 @@
 //! was pending when it started. If what was pending goes away before it is delivered (aged
 //! out, purged), no last message says so: after a quiet second the consumer's info decides.
 
+use std::collections::HashSet;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
@@ -55,7 +56,10 @@ impl Store {
         let inner = self
             .read_through(filters, DeliverPolicy::LastPerSubject, true, "keys")
             .await?;
-        Ok(Keys { inner })
+        Ok(Keys {
+            inner,
+            seen: HashSet::new(),
+        })
     }
 
     async fn read_through<T, K>(
@@ -205,8 +209,16 @@ impl Stream for History {
 }
 
 /// The keys with a value, read through to the last; from [`Store::keys`].
+///
+/// Each key comes once, also when it is written while the listing runs (the server then
+/// delivers the new revision after the one the listing started with). That takes a set of the
+/// keys listed so far, as nats.go's `ListKeys` keeps one (v1.50): memory in proportion to the
+/// keys listed, some tens of bytes a key beside the key itself. async-nats lists a key
+/// written meanwhile twice.
 pub struct Keys {
     inner: History,
+    /// The keys yielded so far.
+    seen: HashSet<String>,
 }
 
 impl Stream for Keys {
@@ -216,7 +228,11 @@ impl Stream for Keys {
         loop {
             match std::task::ready!(self.inner.poll_next_unpin(cx)) {
                 Some(Ok(entry)) if entry.operation != Operation::Put => continue,
-                Some(Ok(entry)) => return Poll::Ready(Some(Ok(entry.key))),
+                Some(Ok(entry)) if self.seen.contains(&entry.key) => continue,
+                Some(Ok(entry)) => {
+                    self.seen.insert(entry.key.clone());
+                    return Poll::Ready(Some(Ok(entry.key)));
+                }
                 Some(Err(error)) => return Poll::Ready(Some(Err(error))),
                 None => return Poll::Ready(None),
             }
