@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
-use rnats::context::{Context, Material, expand_path, resolve_secret};
+use rnats::context::{Context, Material, nkey_seed, resolve_path, resolve_secret};
 use rnats::jetstream::{self, ContextBuilder};
 use rnats::{Client, ConnectOptions};
 
@@ -165,7 +165,12 @@ impl ConnArgs {
                 .as_ref()
                 .and_then(|(_, c)| setting(c).map(str::to_owned))
         };
-        let ctx_path = |setting: Setting| ctx(setting).map(|path| expand_path(&path));
+        // A context's TLS paths as natscli reads them (`file://` too); the flags' are paths.
+        let ctx_path = |field: &'static str, setting: Setting| {
+            ctx(setting)
+                .map(|path| resolve_path(field, &path))
+                .transpose()
+        };
         if let Some((name, file)) = &context
             && (file.nsc().is_some() || file.creds().is_some_and(|c| c.starts_with("nsc://")))
         {
@@ -214,9 +219,14 @@ impl ConnArgs {
                     .or_else(|| ctx(Context::nkey)),
             )?,
             user_jwt: jwt.map(|jwt| (jwt, seed)),
-            ca: self.tls_ca.clone().or_else(|| ctx_path(Context::ca)),
-            cert: self.tls_cert.clone().or_else(|| ctx_path(Context::cert)),
-            key: self.tls_key.clone().or_else(|| ctx_path(Context::key)),
+            ca: self
+                .tls_ca
+                .clone()
+                .map_or_else(|| ctx_path("ca", Context::ca), |p| Ok(Some(p)))?,
+            cert: (self.tls_cert.clone())
+                .map_or_else(|| ctx_path("cert", Context::cert), |p| Ok(Some(p)))?,
+            key: (self.tls_key.clone())
+                .map_or_else(|| ctx_path("key", Context::key), |p| Ok(Some(p)))?,
             tls_first: self.tls_first || context.as_ref().is_some_and(|(_, c)| c.tls_first()),
             socks_proxy: self
                 .socks_proxy
@@ -361,8 +371,9 @@ impl Settings {
             };
         }
         if let Some(nkey) = &self.nkey {
+            // The seed alone, or decorated between dashed lines as `nsc` writes it.
             let seed = nkey.read_as("NKey seed file")?;
-            options = options.nkey(seed.trim().to_owned());
+            options = options.nkey(nkey_seed(&seed).to_owned());
         }
         options = self.with_tls(options)?;
         if self.tls_first {
@@ -416,8 +427,7 @@ impl Settings {
 /// the proxy to resolve, for either scheme, as natscli sends them: the proxy is often the only
 /// one that can. Checked here, so that a bad one is refused before any connect.
 fn socks_proxy_url(setting: &str) -> Result<String, CliError> {
-    let url = rnats::proxy::natscli_socks_url(setting);
-    let proxy = url.parse::<rnats::proxy::Proxy>().map_err(|e| match e {
+    let invalid = |e: rnats::proxy::ProxyError| match e {
         rnats::proxy::ProxyError::InvalidUrl { url, reason } => CliError::InvalidArgument {
             what: "SOCKS proxy",
             given: url,
@@ -428,14 +438,9 @@ fn socks_proxy_url(setting: &str) -> Result<String, CliError> {
             given: String::new(),
             reason: other.to_string(),
         },
-    })?;
-    if !url.starts_with("socks5h://") {
-        return Err(CliError::InvalidArgument {
-            what: "SOCKS proxy",
-            given: proxy.to_string(),
-            reason: "a SOCKS5 proxy is socks5://, socks5h:// or host:port".to_owned(),
-        });
-    }
+    };
+    let url = rnats::proxy::natscli_socks_url(setting).map_err(invalid)?;
+    url.parse::<rnats::proxy::Proxy>().map_err(invalid)?;
     Ok(url)
 }
 

@@ -80,6 +80,18 @@ fn tls_with_a_ca_and_a_client_certificate() {
         line.contains("--tls-cert and --tls-key go together"),
         "{line}"
     );
+
+    // A natscli context may name its files as file:// URLs.
+    let context = dir.path().join("tls.json");
+    let text = serde_json::json!({
+        "url": url,
+        "ca": format!("file://{ca}"),
+        "cert": format!("file://{cert}"),
+        "key": format!("file://{key}"),
+    });
+    std::fs::write(&context, text.to_string()).expect("context written");
+    let context = path(&context);
+    rnats.ok(&["rtt", "--count", "1", "--context", &context]);
 }
 
 #[test]

@@ -298,24 +298,32 @@ impl fmt::Debug for Proxy {
 }
 
 /// natscli's SOCKS proxy setting (`--socks-proxy`, a context's `socks_proxy`) as a URL for
-/// [`ConnectOptions::proxy`](crate::ConnectOptions::proxy): natscli takes a bare `host:port`
-/// or a `socks5://` URL and hands the servers' names to the proxy to resolve, which is
-/// `socks5h://` here. Other schemes are left as they are (`http://` is then an HTTP proxy).
+/// [`ConnectOptions::proxy`](crate::ConnectOptions::proxy): a `socks5://` or `socks5h://`
+/// URL, whose servers' names natscli hands to the proxy to resolve (so `socks5h://` here), or,
+/// an rnats extension, a bare `host:port`. Another scheme is refused, as natscli refuses it:
+/// [`ProxyError::InvalidUrl`], without the password.
 ///
 /// ```
 /// use rnats_core::proxy::natscli_socks_url;
 ///
-/// assert_eq!(natscli_socks_url("127.0.0.1:1080"), "socks5h://127.0.0.1:1080");
-/// assert_eq!(natscli_socks_url("socks5://me:pw@jump:1080"), "socks5h://me:pw@jump:1080");
+/// assert_eq!(natscli_socks_url("127.0.0.1:1080")?, "socks5h://127.0.0.1:1080");
+/// assert_eq!(natscli_socks_url("socks5://me:pw@jump:1080")?, "socks5h://me:pw@jump:1080");
+/// assert!(natscli_socks_url("http://proxy:3128").is_err());
+/// # Ok::<(), rnats_core::proxy::ProxyError>(())
 /// ```
-pub fn natscli_socks_url(setting: &str) -> String {
+pub fn natscli_socks_url(setting: &str) -> Result<String, ProxyError> {
     let setting = setting.trim();
     match setting.split_once("://") {
-        None => format!("socks5h://{setting}"),
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("socks5") => {
-            format!("socks5h://{rest}")
+        None => Ok(format!("socks5h://{setting}")),
+        Some((scheme, rest))
+            if scheme.eq_ignore_ascii_case("socks5") || scheme.eq_ignore_ascii_case("socks5h") =>
+        {
+            Ok(format!("socks5h://{rest}"))
         }
-        Some(_) => setting.to_owned(),
+        Some(_) => Err(ProxyError::InvalidUrl {
+            url: without_password(setting),
+            reason: "a SOCKS proxy is socks5://, socks5h:// or host:port".to_owned(),
+        }),
     }
 }
 

@@ -167,8 +167,19 @@ impl ContextFile {
             path: path.to_owned(),
             source,
         };
-        match Context::from_json("", bytes) {
-            Err(ContextError::Parse { source, .. }) => return Err(parse(source)),
+        let name = path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match Context::from_json(name, bytes) {
+            // The library's words, which never quote the file's text (a secret, perhaps).
+            Err(ContextError::Parse { name, reason, .. }) => {
+                return Err(CliError::Context(ContextError::Parse {
+                    name,
+                    path: Some(path.to_owned()),
+                    reason,
+                }));
+            }
             Err(other) => return Err(other.into()),
             Ok(_) => {}
         }

@@ -2,7 +2,7 @@
 //! checks that the files it names exist and, with `--connect`, connects with it, as
 //! natscli's does. One line per context; exit code 1 if any failed.
 
-use rnats::context::{Context, Material, expand_path};
+use rnats::context::{Context, Material, resolve_path};
 
 use super::store::Store;
 use crate::conn::ConnArgs;
@@ -56,7 +56,7 @@ fn check(store: &Store, name: &str, connect: bool) -> Result<String, String> {
                 Ok(Material::Inline(_)) => None,
                 Err(e) => return Err(e.to_string()),
             },
-            (_, Some(text)) => Some(expand_path(text)),
+            (_, Some(text)) => Some(resolve_path(field, text).map_err(|e| e.to_string())?),
         };
         if let Some(path) = path
             && !path.is_file()

@@ -75,7 +75,13 @@ impl Context {
             options = options.tls_first();
         }
         if let Some(proxy) = self.socks_proxy() {
-            options = options.proxy(crate::proxy::natscli_socks_url(proxy));
+            let url = crate::proxy::natscli_socks_url(proxy).map_err(|_| {
+                ContextError::UnsupportedScheme {
+                    field: "socks_proxy",
+                    scheme: proxy.split_once("://").map_or("", |(s, _)| s).to_owned(),
+                }
+            })?;
+            options = options.proxy(url);
         }
         Ok(options)
     }
@@ -111,7 +117,7 @@ impl Context {
         }
         if let Some(nkey) = self.nkey() {
             let text = Material::parse_in("nkey", nkey, env)?.read_as(NKEY_FILE)?;
-            return Ok(options.nkey(seed_in(&text).to_owned()));
+            return Ok(options.nkey(nkey_seed(&text).to_owned()));
         }
         if let Some(jwt) = self.user_jwt() {
             let jwt = resolve_secret_in("user_jwt", jwt, env)?;
@@ -133,9 +139,9 @@ impl ConnectOptions {
     }
 }
 
-/// The seed in an NKey seed file: the file may hold the seed alone or decorated, as `nsc`
-/// writes keys, between dashed lines; the first line starting with `SU` is the seed.
-fn seed_in(text: &str) -> &str {
+/// The seed in an NKey seed file's `text`: the file may hold the seed alone or decorated, as
+/// `nsc` writes keys, between dashed lines; the first line starting with `SU` is the seed.
+pub fn nkey_seed(text: &str) -> &str {
     text.lines()
         .map(str::trim)
         .find(|line| line.starts_with("SU"))

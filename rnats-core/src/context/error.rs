@@ -41,15 +41,15 @@ pub enum ContextError {
     },
     /// A context is not the JSON object natscli writes (bad JSON, or a setting of the wrong
     /// type).
-    #[error("cannot parse context {name:?}{}: {source}", in_file(path.as_deref()))]
+    #[error("cannot parse context {name:?}{}: {reason}", in_file(path.as_deref()))]
     Parse {
         /// The context.
         name: String,
         /// Its file, when it came from one.
         path: Option<PathBuf>,
-        /// What is wrong with it.
-        #[source]
-        source: serde_json::Error,
+        /// What is wrong with it, and where: the kind of fault and its line and column, never
+        /// the text found there (a password of the wrong type would be shown).
+        reason: String,
     },
     /// An `env://NAME` reference names a variable that is not set, or is empty.
     #[error("{field}: the environment variable {variable} is not set or is empty")]

@@ -58,8 +58,9 @@ mod reference;
 mod settings;
 mod store;
 
+pub use apply::nkey_seed;
 pub use error::ContextError;
-pub use reference::{Material, expand_path, resolve_secret};
+pub use reference::{Material, expand_path, resolve_path, resolve_secret};
 pub use settings::{Context, DEFAULT_URL};
 pub use store::ContextStore;
 

@@ -144,6 +144,13 @@ fn unsupported(field: &'static str, scheme: &str) -> ContextError {
     }
 }
 
+/// A path setting (`cert`, `key`, `ca`, named `field` in errors) as natscli reads it: bare or
+/// `file://`, with `$NAME`, `${NAME}` and a leading `~` expanded; other schemes
+/// (`env://`, `data:`, ...) are [`ContextError::UnsupportedScheme`].
+pub fn resolve_path(field: &'static str, reference: &str) -> Result<PathBuf, ContextError> {
+    tls_path(field, reference, &process_env)
+}
+
 /// `path` with `$NAME` and `${NAME}` replaced by the variables' values (unset ones by
 /// nothing), then a leading `~` by `$HOME`, as natscli expands the paths in a context.
 pub fn expand_path(path: &str) -> PathBuf {

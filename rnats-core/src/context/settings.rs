@@ -79,10 +79,10 @@ impl Context {
                 path,
                 settings,
             }),
-            Err(source) => Err(ContextError::Parse {
+            Err(error) => Err(ContextError::Parse {
                 name: name.to_owned(),
                 path,
-                source,
+                reason: parse_fault(&error),
             }),
         }
     }
@@ -279,5 +279,21 @@ fn redact_inline(reference: &str) -> &str {
         "data:*****"
     } else {
         reference
+    }
+}
+
+/// What is wrong with a context's JSON, without serde's words for it, which quote the value
+/// found (a secret, perhaps).
+fn parse_fault(error: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let what = match error.classify() {
+        Category::Syntax => "not valid JSON",
+        Category::Eof => "the JSON ends early",
+        Category::Data => "not the JSON object natscli writes (a setting of the wrong type?)",
+        Category::Io => "unreadable",
+    };
+    match error.line() {
+        0 => what.to_owned(),
+        line => format!("{what} at line {line}, column {}", error.column()),
     }
 }

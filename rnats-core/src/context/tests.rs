@@ -125,6 +125,11 @@ fn bad_json_and_wrong_types_are_parse_errors() {
             other => panic!("{:?}: {other:?}", String::from_utf8_lossy(bad)),
         }
     }
+    // A secret of the wrong type is not quoted back.
+    let error = Context::from_json("bad", br#"{"password": 918273645}"#).unwrap_err();
+    let text = error.to_string();
+    assert!(!text.contains("918273645"), "{text}");
+    assert!(text.contains("line 1"), "{text}");
 }
 
 #[test]
