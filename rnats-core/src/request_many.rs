@@ -242,7 +242,10 @@ impl Stream for Replies {
                 };
             }
             Poll::Ready(None) => {
+                // The subscription ended under the gathering: the client closed, which
+                // cut it short, unlike a limit.
                 this.gather.handle_closed();
+                this.record(Some(RequestCause::Closed));
                 return this.finish();
             }
             Poll::Pending => {}

@@ -151,7 +151,8 @@ impl PublishMessage {
 
     /// Keeps this message past the stream's `max_age` (ADR-43 `Nats-TTL: never`; streams with
     /// `allow_message_ttl`): it goes only when removed, purged or pushed out by the stream's
-    /// other limits. An rnats extension; nats.go spells it `WithMsgTTL` of `never`.
+    /// other limits. An rnats extension: nats.go sends `never` for schedules only
+    /// (`WithScheduleTTLNever`).
     pub fn ttl_never(self) -> Self {
         self.header(header::NATS_MESSAGE_TTL, "never")
     }

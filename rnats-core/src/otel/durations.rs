@@ -1,8 +1,10 @@
 //! The operation-duration histograms a client records into while [`observe`] registrations
 //! ask for them: held in the client's request table, so that a request learns whether to
 //! read the clock under the lock it takes anyway to register. A client without them pays no
-//! atomic, no lock and no clock read (a look at an empty `Option`, and at a `bool` in the
-//! request's entry when its reply comes); a timed request reads the clock when it starts,
+//! atomic, no lock and no clock read on a request through the table (a look at an empty
+//! `Option`, and at a `bool` in the request's entry when its reply comes); a request with an
+//! inbox of its own and a request-many, which subscribe and unsubscribe anyway, take the
+//! table's lock once to learn it. A timed request reads the clock when it starts,
 //! when its reply comes (in the engine, so that a reply awaited late is not timed late) and
 //! takes the table's lock once more at its end, to find the histograms.
 //!

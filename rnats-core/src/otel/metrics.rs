@@ -23,7 +23,9 @@
 //! feature, each JetStream publish from send to ack as `publish` (with the stream's name as
 //! `messaging.destination.name`; see [`OperationTiming`]). Only a client with a
 //! registration that asks for it ([`Options::request_duration`], on by default) reads a clock
-//! for it, and an operation of a client without one adds no atomic, lock or clock read.
+//! for it; an operation of a client without one adds no atomic, lock or clock read, but for a
+//! request with an inbox of its own and a request-many (which subscribe and unsubscribe
+//! anyway): they take the request table's lock once to learn it.
 //! Works the same for a [`blocking::Client`](crate::blocking::Client) (its `request_many`
 //! is not timed).
 //!
