@@ -269,9 +269,14 @@ fn a_clusters_servers_all_answer_with_their_own_figures() {
             .expect("every replica holds the messages");
     }
 
+    // The commands above have exited, but a server may count a connection until it sees
+    // the socket close: read each node's figures once it has none left.
     let varz: Vec<Value> = nodes
         .iter()
-        .map(|n| n.monitor("/varz").expect("varz"))
+        .map(|n| {
+            n.wait_for_monitor("/varz", SETTLE, |varz| varz["connections"] == 0)
+                .expect("the earlier commands' connections gone")
+        })
         .collect();
     let list: Value = serde_json::from_str(
         &rnats.ok_without_waiting_out(&args(&["server", "list", "--json"], &sys)),
