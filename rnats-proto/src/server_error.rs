@@ -156,51 +156,51 @@ mod tests {
 
     #[test]
     fn classifies_known_texts_case_insensitively() {
-        assert_eq!(
-            ServerError::from_text("authorization violation"),
-            ServerError::AuthorizationViolation
-        );
-        assert_eq!(
-            ServerError::from_text("User Authentication Expired"),
-            ServerError::AuthenticationExpired
-        );
-        assert_eq!(
-            ServerError::from_text("Stale Connection"),
-            ServerError::StaleConnection
-        );
-        assert_eq!(
-            ServerError::from_text("MAXIMUM PAYLOAD VIOLATION"),
-            ServerError::MaxPayload
-        );
-        assert_eq!(
-            ServerError::from_text("User Authentication Revoked"),
-            ServerError::AuthenticationRevoked
-        );
-        assert_eq!(
-            ServerError::from_text("Account Authentication Expired"),
-            ServerError::AccountAuthenticationExpired
-        );
         // nats-server writes the limit errors in lower case.
-        assert_eq!(
-            ServerError::from_text("maximum connections exceeded"),
-            ServerError::MaxConnectionsExceeded
-        );
-        assert_eq!(
-            ServerError::from_text("maximum account active connections exceeded"),
-            ServerError::MaxAccountConnectionsExceeded
-        );
-        assert_eq!(
-            ServerError::from_text("Maximum Subscriptions Exceeded"),
-            ServerError::MaxSubscriptionsExceeded
-        );
-        assert_eq!(
-            ServerError::from_text("maximum connections exceeded!"),
-            ServerError::Other("maximum connections exceeded!".into())
-        );
-        assert_eq!(
-            ServerError::from_text("Unknown Protocol Operation"),
-            ServerError::Other("Unknown Protocol Operation".into())
-        );
+        let known = [
+            (
+                "authorization violation",
+                ServerError::AuthorizationViolation,
+            ),
+            (
+                "User Authentication Expired",
+                ServerError::AuthenticationExpired,
+            ),
+            ("Stale Connection", ServerError::StaleConnection),
+            ("MAXIMUM PAYLOAD VIOLATION", ServerError::MaxPayload),
+            (
+                "User Authentication Revoked",
+                ServerError::AuthenticationRevoked,
+            ),
+            (
+                "Account Authentication Expired",
+                ServerError::AccountAuthenticationExpired,
+            ),
+            (
+                "maximum connections exceeded",
+                ServerError::MaxConnectionsExceeded,
+            ),
+            (
+                "maximum account active connections exceeded",
+                ServerError::MaxAccountConnectionsExceeded,
+            ),
+            (
+                "Maximum Subscriptions Exceeded",
+                ServerError::MaxSubscriptionsExceeded,
+            ),
+        ];
+        for (text, kind) in known {
+            assert_eq!(ServerError::from_text(text), kind, "{text}");
+        }
+        for other in [
+            "maximum connections exceeded!",
+            "Unknown Protocol Operation",
+        ] {
+            assert_eq!(
+                ServerError::from_text(other),
+                ServerError::Other(other.into())
+            );
+        }
     }
 
     #[test]

@@ -309,16 +309,20 @@ impl Dialer<'_> {
     /// `floor::tunnel`): the socket it returns reaches the server, with nothing of the
     /// server's read yet.
     fn through_proxy(&self, proxy: &Proxy) -> Result<TcpStream, ConnectError> {
-        let tcp = open_socket(&proxy.authority(), self.deadline).map_err(|source| {
+        // A socket error on the way: the connect's deadline passing, or the proxy's fault
+        // (`reaching` it, or once connected).
+        let failed = |source: io::Error, reaching: bool| -> ConnectError {
             if is_timeout(&source) {
                 return self.timed_out();
             }
-            ProxyError::Unreachable {
-                proxy: proxy.authority(),
-                source,
+            let proxy = proxy.authority();
+            match reaching {
+                true => ProxyError::Unreachable { proxy, source },
+                false => ProxyError::Io { proxy, source },
             }
             .into()
-        })?;
+        };
+        let tcp = open_socket(&proxy.authority(), self.deadline).map_err(|e| failed(e, true))?;
         let host = if proxy.resolves_names() {
             self.addr.url_host()
         } else {
@@ -330,16 +334,7 @@ impl Dialer<'_> {
             tunnel::resolved_target(addrs, self.addr.url_host())
         };
         let mut tunnel = Tunnel::new(proxy, host, self.addr.port())?;
-        let failed = |source: io::Error| -> ConnectError {
-            if is_timeout(&source) {
-                return self.timed_out();
-            }
-            ProxyError::Io {
-                proxy: proxy.authority(),
-                source,
-            }
-            .into()
-        };
+        let failed = |source: io::Error| failed(source, false);
         // The longest answer read at once: a SOCKS5 reply's bound name and port.
         let mut chunk = [0; 257];
         loop {
