@@ -263,6 +263,24 @@ fn proxy_error(error: &ConnectError) -> &ProxyError {
     }
 }
 
+/// Connects to `url` through `proxy` (`scheme`) with a wrong password, then with no login:
+/// refused and required, both as `Io` (the next attempt may be let in).
+async fn refuses_wrong_and_missing_logins(proxy: &TestProxy, scheme: &str, url: String) {
+    let wrong = ConnectOptions::new().proxy(proxy.url(scheme, "alice:guess@"));
+    let error = connect_err(wrong, url.clone()).await;
+    assert!(
+        matches!(proxy_error(&error), ProxyError::AuthRefused),
+        "{scheme}: {error}"
+    );
+    assert_eq!(error.kind(), ConnectErrorKind::Io);
+    let none = ConnectOptions::new().proxy(proxy.url(scheme, ""));
+    let error = connect_err(none, url).await;
+    assert!(
+        matches!(proxy_error(&error), ProxyError::AuthRequired),
+        "{scheme}: {error}"
+    );
+}
+
 /// A port nothing listens on.
 fn closed_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -299,19 +317,7 @@ async fn socks5_with_a_login_resolves_here_and_refuses_a_wrong_one() {
     let target = &proxy.targets()[0];
     assert!(target.parse::<SocketAddr>().is_ok(), "{target}");
 
-    let wrong = ConnectOptions::new().proxy(proxy.url("socks5", "alice:guess@"));
-    let error = connect_err(wrong, url.clone()).await;
-    assert!(
-        matches!(proxy_error(&error), ProxyError::AuthRefused),
-        "{error}"
-    );
-    assert_eq!(error.kind(), ConnectErrorKind::Io);
-    let none = ConnectOptions::new().proxy(proxy.url("socks5", ""));
-    let error = connect_err(none, url).await;
-    assert!(
-        matches!(proxy_error(&error), ProxyError::AuthRequired),
-        "{error}"
-    );
+    refuses_wrong_and_missing_logins(&proxy, "socks5", url).await;
     assert_eq!(proxy.tunnels(), 1);
 }
 
@@ -331,18 +337,7 @@ async fn http_connect_with_basic_auth_carries_the_connection() {
     round_trip(&client).await;
     assert_eq!(proxy.targets(), [format!("localhost:{}", server.port())]);
 
-    let wrong = ConnectOptions::new().proxy(proxy.url("http", "alice:guess@"));
-    let error = connect_err(wrong, url.clone()).await;
-    assert!(
-        matches!(proxy_error(&error), ProxyError::AuthRefused),
-        "{error}"
-    );
-    let none = ConnectOptions::new().proxy(proxy.url("http", ""));
-    let error = connect_err(none, url).await;
-    assert!(
-        matches!(proxy_error(&error), ProxyError::AuthRequired),
-        "{error}"
-    );
+    refuses_wrong_and_missing_logins(&proxy, "http", url).await;
     assert_eq!(proxy.tunnels(), 1);
 }
 
