@@ -382,6 +382,13 @@ mod tests {
             }
         }
 
+        /// A plain (unsealed) request signed now, opened by `responder`.
+        fn opened_by(&self, responder: &Responder) -> OpenedRequest {
+            responder
+                .open(&self.request(self.claims(now(), false), None), None, now())
+                .unwrap()
+        }
+
         /// Reads a reply as the server does: opens it if sealed, checks subject, audience and
         /// issuer, and returns the response.
         fn read(
@@ -458,13 +465,7 @@ mod tests {
         let server = FakeServer::new();
         let issuer = KeyPair::new_account();
         let responder = Responder::new(issuer.clone()).unwrap();
-        let opened = responder
-            .open(
-                &server.request(server.claims(now(), false), None),
-                None,
-                now(),
-            )
-            .unwrap();
+        let opened = server.opened_by(&responder);
         let reply = responder
             .answer(&opened, Err("wrong password".into()), now())
             .unwrap();
@@ -611,13 +612,7 @@ mod tests {
         let server = FakeServer::new();
         let issuer = KeyPair::new_account();
         let responder = Responder::new(issuer.clone()).unwrap();
-        let opened = responder
-            .open(
-                &server.request(server.claims(now(), false), None),
-                None,
-                now(),
-            )
-            .unwrap();
+        let opened = server.opened_by(&responder);
         let account_of = |responder: &Responder, user: UserClaims| {
             let reply = responder.answer(&opened, Ok(user), now()).unwrap();
             let response = server.read(&reply, None, &issuer.public_key());
@@ -667,13 +662,7 @@ mod tests {
     fn an_expiry_at_the_epoch_is_refused() {
         let server = FakeServer::new();
         let responder = Responder::new(KeyPair::new_account()).unwrap();
-        let opened = responder
-            .open(
-                &server.request(server.claims(now(), false), None),
-                None,
-                now(),
-            )
-            .unwrap();
+        let opened = server.opened_by(&responder);
         let at_epoch = UserClaims::new().expires_at(UNIX_EPOCH);
         assert!(matches!(
             responder.answer(&opened, Ok(at_epoch), now()),
@@ -705,13 +694,7 @@ mod tests {
         let account = KeyPair::new_account().public_key();
         let responder = responder.with_issuer_account(account.clone()).unwrap();
         let server = FakeServer::new();
-        let opened = responder
-            .open(
-                &server.request(server.claims(now(), false), None),
-                None,
-                now(),
-            )
-            .unwrap();
+        let opened = server.opened_by(&responder);
         let reply = responder
             .answer(&opened, Ok(UserClaims::new()), now())
             .unwrap();
@@ -727,13 +710,7 @@ mod tests {
         server: &FakeServer,
         user: UserClaims,
     ) -> Result<Claims<User>, CalloutError> {
-        let opened = responder
-            .open(
-                &server.request(server.claims(now(), false), None),
-                None,
-                now(),
-            )
-            .unwrap();
+        let opened = server.opened_by(responder);
         let reply = responder.answer(&opened, Ok(user), now())?;
         // The response is the callout's, whoever signed the user.
         let response = server.read(&reply, None, &responder.issuer());
