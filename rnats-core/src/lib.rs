@@ -123,6 +123,10 @@ mod writer;
 // The blocking driver.
 pub mod blocking;
 
+// Timers and tasks on the caller's runtime, for the crates built on this one.
+#[doc(hidden)]
+pub mod runtime;
+
 // Entry points for the fuzz targets in `fuzz/`.
 #[doc(hidden)]
 pub mod fuzzing;

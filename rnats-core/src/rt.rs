@@ -25,6 +25,8 @@ mod neutral;
 
 #[cfg(feature = "runtime-neutral")]
 pub(crate) use neutral::off_the_task_thread;
+#[cfg(feature = "runtime-neutral")]
+pub(crate) use neutral::spawn_task as neutral_spawn_task;
 
 /// Which runtime a client runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +40,15 @@ pub(crate) enum Rt {
 
 /// A deadline passed before the work was done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Elapsed;
+pub struct Elapsed;
+
+impl std::fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("deadline has elapsed")
+    }
+}
+
+impl std::error::Error for Elapsed {}
 
 impl Rt {
     /// The backend for a client made here and now: tokio when a tokio runtime is current,
@@ -53,6 +63,17 @@ impl Rt {
         }
         #[cfg(not(feature = "runtime-neutral"))]
         Err(ConnectCause::NoRuntime.into())
+    }
+
+    /// The backend for a timer or a task made here and now, by a crate built on the client
+    /// (`crate::runtime`): tokio when a tokio runtime is current, else the runtime-neutral
+    /// one when built with it, else tokio (whose timers then panic, as they always did).
+    pub(crate) fn here() -> Rt {
+        #[cfg(feature = "runtime-neutral")]
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Rt::Neutral;
+        }
+        Rt::Tokio
     }
 
     /// Runs `task` in the background until it ends.
@@ -113,6 +134,23 @@ impl Rt {
                 let Some(at) = Instant::now().checked_add(limit) else {
                     return Ok(work.await);
                 };
+                self.timeout_at(at, work).await
+            }
+        }
+    }
+
+    /// Runs `work` until it is done or the clock reaches `at`, whichever comes first.
+    pub(crate) async fn timeout_at<F: Future>(
+        self,
+        at: Instant,
+        work: F,
+    ) -> Result<F::Output, Elapsed> {
+        match self {
+            Rt::Tokio => tokio::time::timeout_at(at.into(), work)
+                .await
+                .map_err(|_| Elapsed),
+            #[cfg(feature = "runtime-neutral")]
+            Rt::Neutral => {
                 let mut work = std::pin::pin!(work);
                 let mut timer = self.timer(at);
                 std::future::poll_fn(|cx| {
@@ -170,15 +208,19 @@ pub(crate) enum Timer {
 }
 
 impl Timer {
+    /// When it fires.
+    pub(crate) fn deadline(&self) -> Instant {
+        match self {
+            Timer::Tokio(sleep) => sleep.deadline().into_std(),
+            #[cfg(feature = "runtime-neutral")]
+            Timer::Neutral(_, deadline) => *deadline,
+        }
+    }
+
     /// Moves the deadline to `at` unless it is there already (a reset registers the timer
     /// with the runtime's timer wheel anew, under its lock).
     pub(crate) fn arm(&mut self, at: Instant) {
-        let there = match self {
-            Timer::Tokio(sleep) => sleep.deadline().into_std() == at,
-            #[cfg(feature = "runtime-neutral")]
-            Timer::Neutral(_, deadline) => *deadline == at,
-        };
-        if !there {
+        if self.deadline() != at {
             self.reset(at);
         }
     }

@@ -57,6 +57,15 @@ pub(crate) fn spawn(task: impl Future<Output = ()> + Send + 'static) {
     TASKS.spawn(task).detach();
 }
 
+/// Runs `task` on rnats' task thread; the handle gives its output, and dropping the handle
+/// cancels it.
+pub(crate) fn spawn_task<T: Send + 'static>(
+    task: impl Future<Output = T> + Send + 'static,
+) -> async_executor::Task<T> {
+    start();
+    TASKS.spawn(task)
+}
+
 /// Opens a TCP connection to `addr` with `settings`, without blocking the caller's thread.
 pub(crate) async fn connect(addr: SocketAddr, settings: SocketSettings) -> io::Result<Stream> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
