@@ -509,7 +509,8 @@ impl fmt::Debug for Context {
 fn spawn_acker() -> mpsc::UnboundedSender<Acking> {
     // Unbounded is bounded here: every item holds one of the context's in-flight permits.
     let (tx, mut rx) = mpsc::unbounded_channel::<Acking>();
-    tokio::spawn(async move {
+    // The handle is let go: the task ends by itself once every sender is gone.
+    drop(rnats_core::runtime::spawn(async move {
         let mut waiting = FuturesUnordered::new();
         let mut open = true;
         poll_fn(|cx| {
@@ -535,7 +536,7 @@ fn spawn_acker() -> mpsc::UnboundedSender<Acking> {
             }
         })
         .await;
-    });
+    }));
     tx
 }
 

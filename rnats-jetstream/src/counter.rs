@@ -497,7 +497,7 @@ impl MultiGet {
             let Some(page) = self.page.as_mut() else {
                 continue;
             };
-            let message = tokio::time::timeout(timeout, page.next())
+            let message = rnats_core::runtime::timeout(timeout, page.next())
                 .await
                 .map_err(|e| CounterError::with_source(CounterErrorKind::TimedOut, e))?
                 .ok_or_else(|| CounterError::new(CounterErrorKind::Request))?;

@@ -470,7 +470,7 @@ impl FastIngest {
         let mut pinged = false;
         let mut wait = Wait::new(self);
         while !done(self) && self.final_ack.is_none() && self.failure.is_none() && !self.ending {
-            match tokio::time::timeout_at(wait.deadline, self.replies.next()).await {
+            match rnats_core::runtime::timeout_at(wait.deadline, self.replies.next()).await {
                 Ok(Some(message)) => {
                     self.handle(&message)?;
                     wait.after_reply(self);
@@ -507,7 +507,7 @@ impl FastIngest {
                     None => FastIngestError::new(*kind),
                 });
             }
-            match tokio::time::timeout_at(wait.deadline, self.replies.next()).await {
+            match rnats_core::runtime::timeout_at(wait.deadline, self.replies.next()).await {
                 Ok(Some(message)) => {
                     self.handle(&message)?;
                     wait.after_reply(&self);
@@ -864,7 +864,7 @@ fn kind_of(code: ErrorCode) -> FastIngestErrorKind {
 /// later ack, the start, the end) puts off: replies that change nothing (a repeated ack, a
 /// gap notice), however often they come, do not keep a wait going past its timeout.
 struct Wait {
-    deadline: tokio::time::Instant,
+    deadline: std::time::Instant,
     seen: Progress,
 }
 
@@ -889,7 +889,7 @@ impl Progress {
 impl Wait {
     fn new(ingest: &FastIngest) -> Wait {
         Wait {
-            deadline: rnats_core::deadline::after(ingest.timeout),
+            deadline: rnats_core::runtime::deadline_after(ingest.timeout),
             seen: Progress::of(ingest),
         }
     }

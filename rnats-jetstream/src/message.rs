@@ -2,6 +2,7 @@
 //! subject) and the acknowledgements sent back on it.
 
 use std::fmt;
+use std::pin::Pin;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -94,7 +95,7 @@ impl Message {
     /// // The consumer's ack_wait is 30 s; rendering may take minutes.
     /// let rendered = message
     ///     .with_progress(Duration::from_secs(10), async {
-    ///         tokio::time::sleep(Duration::from_secs(90)).await; // the long work
+    ///         rnats_core::runtime::sleep(Duration::from_secs(90)).await; // the long work
     ///         Ok::<_, std::io::Error>(())
     ///     })
     ///     .await;
@@ -176,15 +177,15 @@ async fn with_progress<F: Future>(
     work: F,
 ) -> F::Output {
     let every = every.max(SHORTEST_PROGRESS);
-    let first = tokio::time::Instant::now().checked_add(every);
+    let first = rnats_core::runtime::now().checked_add(every);
     let (Some(reply), Some(first)) = (reply, first) else {
         // No ack subject, or a wait too long to count: nothing to send.
         return work.await;
     };
     let mut work = std::pin::pin!(work);
-    let mut ticks = tokio::time::interval_at(first, every);
-    // A tick missed while the task was busy is sent once, not made up for in a burst.
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Each tick is due `every` after the one before was seen, so a tick missed while the task
+    // was busy is sent once, not made up for in a burst.
+    let mut tick = rnats_core::runtime::sleep_until(first);
     // The progress being sent, polled beside the work so that a publish waiting for room in
     // the write queue (a disconnected client's, say) never holds the work up; a tick that
     // comes while one is still on its way is skipped.
@@ -198,7 +199,11 @@ async fn with_progress<F: Future>(
         {
             sending = None;
         }
-        while ticks.poll_tick(cx).is_ready() {
+        while Pin::new(&mut tick).poll(cx).is_ready() {
+            tick.reset(rnats_core::deadline::saturating_add(
+                rnats_core::runtime::now(),
+                every,
+            ));
             if sending.is_none() {
                 let context = context.clone();
                 let reply = reply.clone();

@@ -286,7 +286,7 @@ impl PublishAckFuture {
             return Err(PublishError::new(PublishErrorKind::StreamNotFound));
         };
         for _ in 0..retry.policy.attempts {
-            tokio::time::sleep(retry.policy.wait).await;
+            rnats_core::runtime::sleep(retry.policy.wait).await;
             let reply = self
                 .context
                 .start_publish(&retry.subject, retry.message.clone())

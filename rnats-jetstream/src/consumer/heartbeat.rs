@@ -3,10 +3,10 @@
 
 use std::pin::Pin;
 use std::task::Context;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
-use tokio::time::{Instant, Sleep};
+use rnats_core::runtime::{self, Sleep};
 
 /// Tracks the last sign of life and says when it is too long ago.
 ///
@@ -40,7 +40,7 @@ impl Monitor {
             limit,
             warns: false,
             warned: false,
-            last_seen: Instant::now(),
+            last_seen: runtime::now(),
             timer: None,
             paused: false,
         }
@@ -60,7 +60,7 @@ impl Monitor {
 
     /// Records a sign of life: any message, status or heartbeat.
     pub(crate) fn seen(&mut self) {
-        self.seen_at(Instant::now());
+        self.seen_at(runtime::now());
     }
 
     /// Records a sign of life at `now`.
@@ -146,7 +146,7 @@ impl Monitor {
             let (deadline, _) = self.next_silence()?;
             let timer = self
                 .timer
-                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+                .get_or_insert_with(|| Box::pin(rnats_core::runtime::sleep_until(deadline)));
             if timer.deadline() != deadline {
                 timer.as_mut().reset(deadline);
             }
@@ -154,7 +154,7 @@ impl Monitor {
                 return None;
             }
             // The timer fired; activity may have moved the deadline on meanwhile.
-            if let Some(silence) = self.handle_silence(Instant::now()) {
+            if let Some(silence) = self.handle_silence(runtime::now()) {
                 return Some(silence);
             }
         }
@@ -177,7 +177,7 @@ mod tests {
     #[test]
     fn silence_past_twice_the_interval_is_a_miss_activity_is_not() {
         let mut monitor = Monitor::new(Duration::from_secs(1));
-        let start = Instant::now();
+        let start = runtime::now();
         monitor.seen_at(start);
         let at = |ms| start + Duration::from_millis(ms);
         assert_eq!(monitor.deadline(), Some(at(2000)));
@@ -195,7 +195,7 @@ mod tests {
     #[test]
     fn a_warning_comes_once_a_spell_before_the_miss() {
         let mut monitor = Monitor::new(Duration::from_secs(10)).warning_when_overdue();
-        let start = Instant::now();
+        let start = runtime::now();
         monitor.seen_at(start);
         let at = |ms| start + Duration::from_millis(ms);
         assert_eq!(monitor.handle_silence(at(14_000)), None);
@@ -244,7 +244,7 @@ mod tests {
         let mut monitor = Monitor::new(Duration::ZERO);
         assert_eq!(monitor.deadline(), None);
         assert_eq!(
-            monitor.handle_silence(Instant::now() + Duration::from_secs(3600)),
+            monitor.handle_silence(runtime::now() + Duration::from_secs(3600)),
             None
         );
     }

@@ -135,12 +135,12 @@ where
         if sends.len() < MOST_IN_FLIGHT {
             let send = context.create_consumer_on_stream(config.clone(), stream);
             sends.push(async move {
-                tokio::time::timeout(SEND_BOUND, send)
+                rnats_core::runtime::timeout(SEND_BOUND, send)
                     .await
                     .unwrap_or_else(|_| Err(ConsumerError::new(ConsumerErrorKind::TimedOut)))
             });
         }
-        let mut resend = std::pin::pin!(tokio::time::sleep(RESEND_IN_FLUX));
+        let mut resend = std::pin::pin!(rnats_core::runtime::sleep(RESEND_IN_FLUX));
         loop {
             tokio::select! {
                 answer = sends.next() => match answer {

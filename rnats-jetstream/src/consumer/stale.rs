@@ -265,7 +265,7 @@ async fn ask(context: Context, position: Position, after: u64) -> Answer {
             // A refusal ready with the timeout is still a refusal.
             biased;
             () = forbidden => return Answer::Forbidden,
-            answer = tokio::time::timeout(ASK_BOUND, request) => answer,
+            answer = rnats_core::runtime::timeout(ASK_BOUND, request) => answer,
         };
         match answer {
             Ok(Ok(_)) => return Answer::Behind,

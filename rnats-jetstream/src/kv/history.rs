@@ -11,7 +11,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, Stream, StreamExt, TryStreamExt};
 use rnats_core::datetime::to_nanos;
-use tokio::time::{Instant, Sleep};
+use rnats_core::runtime::{self, Sleep};
 
 use super::Store;
 use super::entry::{Entry, Operation};
@@ -82,7 +82,7 @@ impl Store {
             bucket: self.name.clone(),
             done: pending == 0,
             stream: self.stream.clone(),
-            quiet: Box::pin(tokio::time::sleep(QUIET)),
+            quiet: Box::pin(rnats_core::runtime::sleep(QUIET)),
             check: None,
         })
     }
@@ -162,7 +162,7 @@ impl History {
                 return Poll::Ready(drained);
             }
             std::task::ready!(self.quiet.as_mut().poll(cx));
-            self.quiet.as_mut().reset(Instant::now() + QUIET);
+            self.quiet.as_mut().reset(runtime::now() + QUIET);
             let Some(messages) = self.messages.as_ref() else {
                 return Poll::Ready(true);
             };
@@ -196,7 +196,7 @@ impl Stream for History {
                     continue;
                 }
             };
-            this.quiet.as_mut().reset(Instant::now() + QUIET);
+            this.quiet.as_mut().reset(runtime::now() + QUIET);
             this.check = None;
             let mut entry = entry_of(&message, &this.prefix, &this.bucket)?;
             if entry.delta == 0 {

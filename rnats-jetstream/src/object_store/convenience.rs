@@ -52,7 +52,7 @@ impl ObjectStore {
     where
         ObjectMetadata: From<T>,
     {
-        let mut file = tokio::fs::File::open(path)
+        let mut file = rnats_core::runtime::open_file(path.as_ref())
             .await
             .map_err(|e| PutError::with_source(PutErrorKind::ReadChunks, e))?;
         self.put(meta, &mut file).await
@@ -68,7 +68,7 @@ impl ObjectStore {
         path: impl AsRef<Path>,
     ) -> Result<ObjectInfo, GetError> {
         let mut object = self.get(name).await?;
-        let mut file = tokio::fs::File::create(path)
+        let mut file = rnats_core::runtime::create_file(path.as_ref())
             .await
             .map_err(|e| GetError::with_source(GetErrorKind::Other, e))?;
         tokio::io::copy(&mut object, &mut file)

@@ -16,7 +16,7 @@ use std::task::{Context as TaskContext, Poll, ready};
 use std::time::Duration;
 
 use futures_util::Stream;
-use tokio::time::Sleep;
+use rnats_core::runtime::Sleep;
 
 use super::elastic::{self, ElasticConfig, elastic_stream_name};
 use super::{
@@ -286,7 +286,7 @@ impl Stream for ElasticMember {
                         (this.joiner.template.ack_wait).saturating_add(Duration::from_millis(500));
                     let retry = this
                         .retry
-                        .get_or_insert_with(|| Box::pin(tokio::time::sleep(again)));
+                        .get_or_insert_with(|| Box::pin(rnats_core::runtime::sleep(again)));
                     ready!(retry.as_mut().poll(cx));
                     this.retry = None;
                     let join = this.joiner.clone().join(this.config.clone());
@@ -391,7 +391,7 @@ impl Joiner {
             }
         } else {
             let jitter = RandomState::new().hash_one(&self.member) % 100;
-            tokio::time::sleep(STANDBY_BACKOFF + Duration::from_millis(jitter)).await;
+            rnats_core::runtime::sleep(STANDBY_BACKOFF + Duration::from_millis(jitter)).await;
         }
         self.join(config).await
     }

@@ -415,20 +415,21 @@ impl Pager {
             if self.done {
                 return None;
             }
-            let message = match tokio::time::timeout(self.timeout, self.subscriber.next()).await {
-                Ok(Some(message)) => message,
-                Ok(None) => {
-                    self.done = true;
-                    return Some(Err(DirectGetError::new(DirectGetErrorKind::Request)));
-                }
-                Err(elapsed) => {
-                    self.done = true;
-                    return Some(Err(DirectGetError::with_source(
-                        DirectGetErrorKind::TimedOut,
-                        elapsed,
-                    )));
-                }
-            };
+            let message =
+                match rnats_core::runtime::timeout(self.timeout, self.subscriber.next()).await {
+                    Ok(Some(message)) => message,
+                    Ok(None) => {
+                        self.done = true;
+                        return Some(Err(DirectGetError::new(DirectGetErrorKind::Request)));
+                    }
+                    Err(elapsed) => {
+                        self.done = true;
+                        return Some(Err(DirectGetError::with_source(
+                            DirectGetErrorKind::TimedOut,
+                            elapsed,
+                        )));
+                    }
+                };
             match self.handle(message) {
                 Step::Yield(message) => return Some(Ok(message)),
                 Step::NextPage => {

@@ -11,8 +11,8 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
 use rnats_core::header::NATS_PIN_ID;
+use rnats_core::runtime::Sleep;
 use rnats_core::{Subject, Subscriber};
-use tokio::time::Sleep;
 
 use super::builders::{BatchConfig, PullRequest};
 use super::pending::Reply;
@@ -87,8 +87,11 @@ impl Batch {
             subscriber,
             context: consumer.context.clone(),
             remaining: request.batch,
-            deadline: wait
-                .map(|wait| Box::pin(tokio::time::sleep(wait.saturating_add(EXPIRY_SLACK)))),
+            deadline: wait.map(|wait| {
+                Box::pin(rnats_core::runtime::sleep(
+                    wait.saturating_add(EXPIRY_SLACK),
+                ))
+            }),
             heartbeat: Monitor::new(request.idle_heartbeat),
             pin,
             done: false,

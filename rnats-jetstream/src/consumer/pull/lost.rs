@@ -40,12 +40,12 @@
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
+use rnats_core::runtime::{self, Sleep};
 use serde::Deserialize;
-use tokio::time::{Instant, Sleep};
 
 use crate::consumer::stale::jittered;
 use crate::context::Context;
@@ -197,7 +197,7 @@ impl Spell {
         Spell {
             since,
             gap: FIRST_WAIT,
-            next: Box::pin(tokio::time::sleep_until(first)),
+            next: Box::pin(rnats_core::runtime::sleep_until(first)),
             asking: None,
             losses: 0,
         }
@@ -230,7 +230,7 @@ impl LostPull {
     /// A heartbeat is late: a spell of questions from now, the first at once, unless one is
     /// under way.
     pub(crate) fn ask_now(&mut self) {
-        let now = Instant::now();
+        let now = runtime::now();
         match self.spell.as_mut() {
             Some(spell) if spell.asking.is_none() => spell.next.as_mut().reset(now),
             Some(_) => {}
@@ -254,7 +254,7 @@ impl LostPull {
             spell
                 .next
                 .as_mut()
-                .reset(Instant::now() + jittered(FIRST_WAIT));
+                .reset(runtime::now() + jittered(FIRST_WAIT));
         }
     }
 
@@ -297,7 +297,7 @@ impl Spell {
                     return (false, false);
                 };
                 self.asking = None;
-                let now = Instant::now();
+                let now = runtime::now();
                 let lost = waiting == Some(0) && open;
                 if lost {
                     self.losses += 1;
@@ -317,7 +317,7 @@ impl Spell {
             if self.next.poll_unpin(cx).is_pending() {
                 return (false, false);
             }
-            if Instant::now().duration_since(self.since) > horizon {
+            if runtime::now().duration_since(self.since) > horizon {
                 return (false, true);
             }
             self.asking = Some(ask());
@@ -331,7 +331,7 @@ impl Spell {
 async fn ask(context: Context, subject: String) -> Option<usize> {
     let empty = serde_json::json!({});
     let request = context.request::<_, _, Response<Waiting>>(subject, &empty);
-    match tokio::time::timeout(ASK_BOUND, request).await {
+    match rnats_core::runtime::timeout(ASK_BOUND, request).await {
         Ok(Ok(response)) => answer(response),
         _ => None,
     }
@@ -543,7 +543,7 @@ mod tests {
 
     #[test]
     fn a_probe_needs_a_longer_heartbeat_and_room_in_the_expiry() {
-        let now = Instant::now();
+        let now = runtime::now();
         for (heartbeat, expires) in [(2, Some(30)), (15, Some(1)), (15, None)] {
             let mut probe = Probe::new(secs(heartbeat), expires.map(secs), secs(30));
             assert!(!probe.start(now), "{heartbeat} s, {expires:?}");
@@ -554,7 +554,7 @@ mod tests {
 
     #[test]
     fn a_probe_watches_its_window_and_finds_three_losses_at_most() {
-        let now = Instant::now();
+        let now = runtime::now();
         let mut probe = Probe::new(secs(15), Some(secs(30)), secs(30));
         assert_eq!(probe.silence(true), ProbeSilence::Unwatched);
         assert!(probe.start(now));

@@ -162,7 +162,7 @@ impl Ordered {
         let delay = backoff(self.attempt);
         self.recreate = Some(Box::pin(async move {
             if !delay.is_zero() {
-                tokio::time::sleep(delay).await;
+                rnats_core::runtime::sleep(delay).await;
             }
             delete_replaced(&context, &stream_name, &old).await;
             let consumer = create_resending(&context, &config, &stream_name)

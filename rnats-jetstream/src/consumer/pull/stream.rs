@@ -5,15 +5,15 @@
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::stream::Select;
 use futures_util::{FutureExt, StreamExt};
 use rnats_core::header::NATS_PIN_ID;
+use rnats_core::runtime::{self, Sleep};
 use rnats_core::{ConnectionEvent, Events, PublishError, Subject, Subscriber, UnsubscribeError};
-use tokio::time::{Instant, Sleep};
 
 use super::batch::reply_error;
 use super::builders::{BatchConfig, PullRequest};
@@ -274,7 +274,7 @@ impl Stream {
     /// silence tell that one is gone (see `lost`).
     fn start_probe(&mut self) {
         self.lost.end();
-        if self.probe.start(Instant::now()) {
+        if self.probe.start(runtime::now()) {
             self.heartbeat.set_limit(PROBE_LIMIT);
             self.heartbeat.set_warning(false);
         }
@@ -345,7 +345,7 @@ impl Stream {
         self.recoveries.no_responders += 1;
         // The retry may reach a leader about to step down (see `lost`).
         self.start_probe();
-        let now = Instant::now();
+        let now = runtime::now();
         let (since, attempt, reported) = self.no_responders.get_or_insert((now, 0, false));
         let wait = retry_wait(*attempt, self.request.idle_heartbeat);
         *attempt = attempt.saturating_add(1);
@@ -359,7 +359,7 @@ impl Stream {
             }
             _ => false,
         };
-        self.hold = Some(Box::pin(tokio::time::sleep(wait)));
+        self.hold = Some(Box::pin(rnats_core::runtime::sleep(wait)));
         if !report {
             return None;
         }
@@ -381,7 +381,7 @@ impl Stream {
             self.hold = None;
         }
         if self.pull.is_none() && self.connected && !self.draining && self.pending.wants_pull() {
-            let now = Instant::now();
+            let now = runtime::now();
             let was_probing = self.probe.is_on();
             let probing = self.probe.request(now);
             if was_probing && !probing {
@@ -491,7 +491,7 @@ impl Stream {
                     heartbeat if heartbeat.is_zero() => RETRY_WAIT,
                     heartbeat => heartbeat.min(RETRY_WAIT),
                 };
-                self.hold = Some(Box::pin(tokio::time::sleep(wait)));
+                self.hold = Some(Box::pin(rnats_core::runtime::sleep(wait)));
                 Some(Err(reply_error(reply)))
             }
             // Terminal (ADR-37); a request over the consumer's limits would be refused again

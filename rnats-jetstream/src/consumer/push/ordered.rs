@@ -236,7 +236,7 @@ impl Ordered {
         };
         self.recreate = Some(Box::pin(async move {
             if !delay.is_zero() {
-                tokio::time::sleep(delay).await;
+                rnats_core::runtime::sleep(delay).await;
             }
             delete_replaced(&context, &stream_name, &old).await;
             let deliver_subject = context.client.new_inbox();
