@@ -162,10 +162,10 @@ impl Discovery {
             .publish_with_reply(subject.clone(), inbox, Bytes::new())
             .await
             .map_err(|e| DiscoveryError::with_source(DiscoveryErrorKind::Publish, e))?;
-        let deadline = rnats_core::deadline::after(self.timeout);
+        let deadline = rnats_core::runtime::deadline_after(self.timeout);
         let mut found = Vec::new();
         while self.max_replies.is_none_or(|max| found.len() < max) {
-            let message = match tokio::time::timeout_at(deadline, replies.next()).await {
+            let message = match rnats_core::runtime::timeout_at(deadline, replies.next()).await {
                 Ok(Some(message)) => message,
                 Ok(None) | Err(_) => break,
             };

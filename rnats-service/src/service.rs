@@ -11,7 +11,6 @@ use futures_util::stream::SelectAll;
 use rnats_core::datetime::DateTime;
 use rnats_core::{Client, Message, QueueGroup, Subscriber};
 use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 use crate::endpoint::{self, Endpoint, EndpointBuilder, Record, WeakSlot, lock};
 use crate::error::{ServiceError, ServiceErrorKind};
@@ -35,7 +34,7 @@ pub struct Service {
 #[derive(Debug)]
 struct VerbTask {
     stop: oneshot::Sender<()>,
-    done: JoinHandle<()>,
+    done: rnats_core::runtime::JoinHandle<()>,
 }
 
 impl Service {
@@ -80,7 +79,7 @@ impl Service {
             stopped: AtomicBool::new(false),
         });
         let (stop, stopped) = oneshot::channel();
-        let done = tokio::spawn(answer_verbs(
+        let done = rnats_core::runtime::spawn(answer_verbs(
             Arc::clone(&shared),
             futures_util::stream::select_all(subscribers),
             stopped,

@@ -7,12 +7,13 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt, StreamExt};
 use nkeys::KeyPair;
 use nkeys::XKey;
+use rnats_core::runtime::{JoinError, JoinHandle};
 use rnats_core::{Client, Message, Subscriber};
 use tokio::sync::oneshot;
-use tokio::task::{JoinHandle, JoinSet};
 
 use super::error::{CalloutError, KeyError, StartError};
 use super::responder::{DEFAULT_CLOCK_SKEW, OpenedRequest, Responder};
@@ -257,7 +258,7 @@ impl AuthCalloutBuilder {
             max_concurrent_requests: self.max_concurrent_requests,
         });
         let (stop, stopped) = oneshot::channel();
-        let done = tokio::spawn(serve(subscriber, context, stopped));
+        let done = rnats_core::runtime::spawn(serve(subscriber, context, stopped));
         Ok(AuthCallout {
             stop: Some(stop),
             done: Some(done),
@@ -324,7 +325,7 @@ impl<F> Context<F> {
     }
 
     /// A handler that panicked left its request unanswered: say so.
-    fn report_panic(&self, joined: Result<(), tokio::task::JoinError>) {
+    fn report_panic(&self, joined: Result<(), JoinError>) {
         if let Err(error) = joined
             && error.is_panic()
         {
@@ -345,25 +346,29 @@ async fn serve<F, Fut>(
     Fut: Future + Send + 'static,
     Fut::Output: Into<Verdict>,
 {
-    let mut answering = JoinSet::new();
+    // The answering tasks, each on the caller's runtime (tokio's, or the runtime-neutral one).
+    let mut answering = FuturesUnordered::new();
     let mut draining = false;
     loop {
         tokio::select! {
             message = subscriber.next() => match message {
                 Some(message) => {
                     // Count only the requests still in progress.
-                    while let Some(joined) = answering.try_join_next() {
+                    while let Some(Some(joined)) = answering.next().now_or_never() {
                         context.report_panic(joined);
                     }
                     if answering.len() >= context.max_concurrent_requests {
                         context.report(CalloutError::Busy(context.max_concurrent_requests));
                     } else {
-                        answering.spawn(answer(Arc::clone(&context), message));
+                        answering.push(rnats_core::runtime::spawn(answer(
+                            Arc::clone(&context),
+                            message,
+                        )));
                     }
                 }
                 None => break,
             },
-            Some(joined) = answering.join_next(), if !answering.is_empty() => {
+            Some(joined) = answering.next(), if !answering.is_empty() => {
                 context.report_panic(joined);
             }
             // A stop, or the handle dropped.
@@ -377,7 +382,7 @@ async fn serve<F, Fut>(
             }
         }
     }
-    while let Some(joined) = answering.join_next().await {
+    while let Some(joined) = answering.next().await {
         context.report_panic(joined);
     }
     tracing::debug!("auth callout stopped");
@@ -416,7 +421,7 @@ where
         .deadline(&request, now)
         .duration_since(now)
         .unwrap_or(Duration::ZERO);
-    tokio::time::timeout(time_left, decide_and_reply(context, &request, reply))
+    rnats_core::runtime::timeout(time_left, decide_and_reply(context, &request, reply))
         .await
         .map_err(|_| CalloutError::Timeout)?
 }
