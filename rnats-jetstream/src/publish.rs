@@ -353,7 +353,10 @@ pub(crate) fn decode_ack(
     if let Some(error) = reply.error {
         let kind = match error.error_code() {
             ErrorCode::STREAM_WRONG_LAST_MESSAGE_ID => PublishErrorKind::WrongLastMessageId,
-            ErrorCode::STREAM_WRONG_LAST_SEQUENCE => PublishErrorKind::WrongLastSequence,
+            // A replicated stream refuses an expectation that a write still being
+            // replicated already fails with 10164 (no sequence in it), before 10071.
+            ErrorCode::STREAM_WRONG_LAST_SEQUENCE
+            | ErrorCode::STREAM_WRONG_LAST_SEQUENCE_CONSTANT => PublishErrorKind::WrongLastSequence,
             ErrorCode::STREAM_NOT_FOUND => PublishErrorKind::StreamNotFound,
             _ => PublishErrorKind::Other,
         };
@@ -560,6 +563,11 @@ mod tests {
         let detail = error.downcast_source::<crate::Error>().unwrap();
         assert_eq!(detail.error_code(), ErrorCode::STREAM_WRONG_LAST_SEQUENCE);
         assert_eq!(detail.code(), 400);
+        // A replicated stream's early refusal of the same expectation.
+        let refused =
+            br#"{"error":{"code":400,"err_code":10164,"description":"wrong last sequence"}}"#;
+        let error = decode_ack(refused, None).unwrap_err();
+        assert_eq!(error.kind(), PublishErrorKind::WrongLastSequence);
         let error = decode_ack(b"", Some(StatusCode::NO_RESPONDERS)).unwrap_err();
         assert_eq!(error.kind(), PublishErrorKind::StreamNotFound);
         let error = decode_ack(br#"{"stream":"S"}"#, None).unwrap_err();
