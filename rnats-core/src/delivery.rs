@@ -8,6 +8,7 @@ use crate::events::{ConnectionEvent, Event, LISTENER_CAPACITY};
 use crate::floor::session;
 use crate::request_table::Answer;
 use crate::shared::{ClientSession, Shared, SidMap, Sink};
+use crate::statistics::Statistics;
 use crate::sub_queue::SubQueue;
 use crate::{Message, Subject};
 use rnats_proto::MsgFrame;
@@ -114,6 +115,7 @@ impl Deliveries {
             let pushed = pending
                 .queue
                 .push_batch(&mut pending.messages, pending.bytes, buffer);
+            Statistics::add(&shared.statistics.dropped_messages, pushed.dropped);
             let reports = pushed.dropped.min(LISTENER_CAPACITY as u64);
             for _ in 0..reports {
                 shared.emit_to_callback(Event::SlowConsumer(pending.sid));

@@ -23,6 +23,10 @@ pub struct Statistics {
     pub out_messages: AtomicU64,
     /// Successful connections, the first one included.
     pub connects: AtomicU64,
+    /// Messages the client dropped because a subscription's queue was full (a slow
+    /// consumer), over all its subscriptions: the sum of every `Subscriber::dropped`, those
+    /// of subscriptions since gone included. Not in async-nats' `Statistics`.
+    pub dropped_messages: AtomicU64,
 }
 
 impl Statistics {

@@ -236,6 +236,17 @@ fn a_slow_consumer_is_reported_once_per_episode() {
     );
     assert_eq!(events.try_next(), None, "one report per episode");
     assert_eq!(sub.dropped(), 8);
+    let dropped = || {
+        client
+            .statistics()
+            .dropped_messages
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    assert_eq!(
+        dropped(),
+        8,
+        "the client's count of every subscription's drops"
+    );
     // The queue takes a message again, which ends the episode; the next overflow is new.
     while sub.try_next().is_some() {}
     publish(4);
@@ -248,6 +259,7 @@ fn a_slow_consumer_is_reported_once_per_episode() {
         }
     );
     assert_eq!(events.try_next(), None);
+    assert_eq!(dropped(), sub.dropped());
 }
 
 #[test]

@@ -297,6 +297,14 @@ async fn slow_consumer_drops_are_counted_and_reported_once() {
     assert_eq!(next(&mut fast).await.payload, Bytes::from("still flowing"));
     // The PONG came after every message, and the engine dispatched them in order.
     assert_eq!(slow.dropped(), 90);
+    // The client counts every subscription's drops, and only drops.
+    let dropped = |client: &rnats_core::Client| {
+        client
+            .statistics()
+            .dropped_messages
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    assert_eq!(dropped(&client), 90);
     for i in 0..10 {
         assert_eq!(next(&mut slow).await.payload, Bytes::from(i.to_string()));
     }
@@ -319,6 +327,17 @@ async fn slow_consumer_drops_are_counted_and_reported_once() {
         }
     }
     assert_eq!(reports, 1);
+    // A subscription's drops stay counted once it is gone, and a second one's add to them.
+    let second = client.subscribe("slow.*").await.unwrap();
+    for i in 0..15 {
+        client
+            .publish(format!("slow.{i}"), "x".into())
+            .await
+            .unwrap();
+    }
+    client.flush().await.unwrap();
+    assert_eq!(second.dropped(), 5);
+    assert_eq!(dropped(&client), 95);
 }
 
 #[tokio::test]

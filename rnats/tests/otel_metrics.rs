@@ -186,10 +186,38 @@ async fn counts_match_the_client_statistics() {
     assert!(received_bytes > i128::from(N) * 20);
 
     assert_eq!(value(&points, metrics::RECONNECTS, &registration), 0);
+    assert_eq!(value(&points, metrics::DROPPED_MESSAGES, &registration), 0);
     let unit = |name: &str| of(&points, name, &registration)[0].unit.clone();
     assert_eq!(unit(metrics::SENT_BYTES), "By");
     assert_eq!(unit(metrics::RECONNECTS), "{reconnect}");
     assert_eq!(unit(metrics::CONNECTION_COUNT), "{connection}");
+}
+
+#[tokio::test]
+async fn messages_dropped_for_slow_consumers_are_counted() {
+    let collector = Collector::install();
+    let server = NatsServer::start();
+    let client = rnats::ConnectOptions::new()
+        .subscription_capacity(5)
+        .connect(server.url())
+        .await
+        .unwrap();
+    let registration = metrics::observe(&client, &collector.meter());
+    // Nobody reads: five are queued, the rest dropped.
+    let subscriber = client.subscribe("metrics.slow").await.unwrap();
+    for i in 0..20 {
+        client
+            .publish("metrics.slow", Bytes::from(i.to_string()))
+            .await
+            .unwrap();
+    }
+    client.flush().await.unwrap();
+    let points = collector.collect();
+    let dropped = of(&points, metrics::DROPPED_MESSAGES, &registration);
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    assert_eq!(dropped[0].value, 15);
+    assert_eq!(dropped[0].unit, "{message}");
+    assert_eq!(subscriber.dropped(), 15);
 }
 
 #[tokio::test]

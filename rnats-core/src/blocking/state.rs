@@ -537,6 +537,7 @@ impl Inner {
             // message is dropped, counted, and the episode reported once to listeners; the
             // event callback hears of every dropped message, as in async-nats.
             sub.dropped += 1;
+            Statistics::add(&self.statistics.dropped_messages, 1);
             self.events
                 .emit_to_callback(crate::events::Event::SlowConsumer(sid));
             if !sub.slow {

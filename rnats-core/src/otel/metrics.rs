@@ -36,6 +36,7 @@
 //! | [`SENT_BYTES`] | counter | `By` | protocol bytes written to the server |
 //! | [`RECEIVED_BYTES`] | counter | `By` | protocol bytes read from the server |
 //! | [`RECONNECTS`] | counter | `{reconnect}` | connections made after the first |
+//! | [`DROPPED_MESSAGES`] | counter | `{message}` | messages dropped because a subscription's queue was full (slow consumers) |
 //! | [`CONNECTION_COUNT`] | up-down counter | `{connection}` | 1 for the state the connection is in, 0 for the others |
 //! | [`OPERATION_DURATION`] | histogram | `s` | a request's time from sending to its reply or failure |
 //!
@@ -73,6 +74,9 @@ pub const SENT_BYTES: &str = "nats.client.sent.bytes";
 pub const RECEIVED_BYTES: &str = "nats.client.received.bytes";
 /// Connections made after the first one.
 pub const RECONNECTS: &str = "nats.client.reconnects";
+/// Messages the client dropped because a subscription's queue was full (slow consumers),
+/// over all its subscriptions ([`Statistics::dropped_messages`]).
+pub const DROPPED_MESSAGES: &str = "nats.client.dropped.messages";
 /// The client's connection by state (`nats.client.connection.state`): 1 for the state it is
 /// in, 0 for the others.
 pub const CONNECTION_COUNT: &str = "nats.client.connection.count";
@@ -356,7 +360,7 @@ struct Counter {
     read: fn(&Statistics) -> u64,
 }
 
-const COUNTERS: [Counter; 5] = [
+const COUNTERS: [Counter; 6] = [
     Counter {
         name: SENT_MESSAGES,
         unit: "{message}",
@@ -391,6 +395,13 @@ const COUNTERS: [Counter; 5] = [
         description: "Connections made after the first",
         operation: None,
         read: |s| s.connects.load(Ordering::Relaxed).saturating_sub(1),
+    },
+    Counter {
+        name: DROPPED_MESSAGES,
+        unit: "{message}",
+        description: "Messages dropped because a subscription's queue was full",
+        operation: None,
+        read: |s| s.dropped_messages.load(Ordering::Relaxed),
     },
 ];
 
