@@ -20,6 +20,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod account;
+pub mod advisory;
 pub mod batch;
 pub mod capability;
 pub mod consumer;
