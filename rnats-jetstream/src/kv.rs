@@ -43,11 +43,11 @@
 pub mod bucket;
 mod buckets;
 pub mod codec;
-mod config;
-mod entry;
-mod errors;
+pub(crate) mod config;
+pub(crate) mod entry;
+pub(crate) mod errors;
 mod history;
-mod name;
+pub(crate) mod name;
 mod store;
 mod watch;
 

@@ -22,6 +22,7 @@
 pub mod account;
 pub mod advisory;
 pub mod batch;
+pub mod blocking;
 pub mod capability;
 pub mod consumer;
 mod consumer_errors;

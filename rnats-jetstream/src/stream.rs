@@ -53,11 +53,11 @@
 mod batch;
 pub(crate) mod cluster;
 mod config;
-mod direct;
-mod errors;
+pub(crate) mod direct;
+pub(crate) mod errors;
 mod info;
 pub(crate) mod list;
-mod manage;
+pub(crate) mod manage;
 mod overlap;
 mod purge;
 mod raw;

@@ -153,7 +153,7 @@ impl<T> DirectGetBuilder<T> {
 
 /// A failed request as a direct get error; no responders means no replica serves direct
 /// gets (the stream is missing or has `allow_direct` off).
-fn direct_get_request_error(error: RequestError) -> DirectGetError {
+pub(crate) fn direct_get_request_error(error: RequestError) -> DirectGetError {
     match error.kind() {
         RequestErrorKind::TimedOut => {
             DirectGetError::with_source(DirectGetErrorKind::TimedOut, error)

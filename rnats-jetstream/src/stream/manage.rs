@@ -232,13 +232,13 @@ impl Context {
 }
 
 /// Whether the server refused a create as a stream of that name exists with another config.
-fn name_exists(error: &CreateStreamError) -> bool {
+pub(crate) fn name_exists(error: &CreateStreamError) -> bool {
     matches!(error.kind(), CreateStreamErrorKind::JetStream(refusal)
         if refusal.error_code() == ErrorCode::STREAM_NAME_EXIST)
 }
 
 /// `name` if it can name a stream.
-fn checked_name(name: &str) -> Result<&str, GetStreamError> {
+pub(crate) fn checked_name(name: &str) -> Result<&str, GetStreamError> {
     if name.is_empty() {
         return Err(GetStreamError::new(GetStreamErrorKind::EmptyName));
     }
@@ -269,7 +269,7 @@ impl Context {
 
 /// `config` checked, with each mirror or source `domain` turned into the `external` API
 /// prefix the server reads (`$JS.<domain>.API`); copied only when there is one.
-fn checked_config(config: &Config) -> Result<Cow<'_, Config>, CreateStreamError> {
+pub(crate) fn checked_config(config: &Config) -> Result<Cow<'_, Config>, CreateStreamError> {
     if config.name.is_empty() {
         return Err(CreateStreamError::new(
             CreateStreamErrorKind::EmptyStreamName,

@@ -172,7 +172,7 @@ fn set_pin(pin: &Mutex<Option<String>>, id: Option<String>) {
 }
 
 /// The error a terminal or warning reply stands for.
-pub(super) fn reply_error(reply: Reply) -> MessagesError {
+pub(crate) fn reply_error(reply: Reply) -> MessagesError {
     match reply {
         Reply::ConsumerDeleted => MessagesError::new(MessagesErrorKind::ConsumerDeleted),
         Reply::PushBased => MessagesError::new(MessagesErrorKind::PushBasedConsumer),

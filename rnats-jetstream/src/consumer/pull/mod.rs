@@ -2,13 +2,13 @@
 //! `CONSUMER.MSG.NEXT.<stream>.<consumer>`, one at a time ([`fetch`](Consumer::fetch),
 //! [`batch`](Consumer::batch)) or continuously ([`messages`](Consumer::messages), ADR-37).
 
-mod batch;
+pub(crate) mod batch;
 mod builders;
 mod config;
 mod errors;
 mod lost;
 mod ordered;
-mod pending;
+pub(crate) mod pending;
 mod recovery;
 mod stream;
 

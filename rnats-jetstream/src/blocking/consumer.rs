@@ -1,0 +1,495 @@
+//! Consumers from a blocking [`Stream`]: create, get and delete them over the
+//! `CONSUMER.*` API, and pull messages from one: a single pull request ([`Batch`]) or one
+//! request after another ([`Messages`]).
+//!
+//! Pull requests (ADR-13) go to `CONSUMER.MSG.NEXT.<stream>.<consumer>` with an inbox of
+//! their own as the reply subject. The server answers on that inbox with the messages and
+//! with status messages (ADR-37): 100 heartbeats, 404 and 408 ending a request, 409 for
+//! the rest. Those are read here, never handed to the user as messages.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use rnats_core::blocking::Subscriber;
+use serde_json::json;
+
+use super::context::Context;
+use super::message::Message;
+use super::stream::Stream;
+use crate::consumer::pull::batch::reply_error;
+use crate::consumer::pull::pending::{Pending, Reply, message_size};
+use crate::consumer::pull::{
+    BatchConfig, BatchError, BatchErrorKind, Config as PullConfig, MessagesError, MessagesErrorKind,
+};
+use crate::consumer::{
+    FromConsumer, Info, IntoConsumerConfig, PriorityPolicy, StreamError, StreamErrorKind,
+};
+use crate::consumer_errors::{consumer_request_error, info_request_error};
+use crate::context::{ConsumerError, ConsumerErrorKind, ConsumerInfoError};
+use crate::is_valid_name;
+use crate::response::Response;
+use crate::stream::DeleteStatus;
+
+/// How long past its expiry a request's end is waited for, in case the server's 408 was
+/// lost.
+const EXPIRY_SLACK: Duration = Duration::from_secs(5);
+/// Messages per pull request of [`Consumer::messages`].
+const DEFAULT_BATCH: usize = 200;
+/// How long each pull request of [`Consumer::messages`] stays open on the server.
+const DEFAULT_EXPIRES: Duration = Duration::from_secs(30);
+/// The idle heartbeat asked for by [`Consumer::messages`].
+const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(15);
+
+impl Stream {
+    /// Creates the consumer `config` describes on this stream, or updates it if it exists.
+    pub fn create_consumer<C: IntoConsumerConfig + FromConsumer>(
+        &self,
+        config: C,
+    ) -> Result<Consumer<C>, ConsumerError> {
+        let config = config.into_consumer_config();
+        let name = config.name.as_deref().or(config.durable_name.as_deref());
+        // The name and a single plain filter go into the subject, so that permissions can
+        // be scoped to them (ADR-34).
+        let subject = match name {
+            Some(name) if !is_valid_name(name) => {
+                return Err(ConsumerError::new(ConsumerErrorKind::InvalidName));
+            }
+            Some(name)
+                if config.filter_subject.is_empty()
+                    || config.filter_subject.contains(['*', '>']) =>
+            {
+                format!("CONSUMER.CREATE.{}.{name}", self.name)
+            }
+            Some(name) => format!(
+                "CONSUMER.CREATE.{}.{name}.{}",
+                self.name, config.filter_subject
+            ),
+            None => format!("CONSUMER.CREATE.{}", self.name),
+        };
+        let request = json!({ "stream_name": self.name, "config": config, "action": "" });
+        let response: Response<Info> = self
+            .context
+            .request(subject, &request)
+            .map_err(consumer_request_error)?;
+        typed_consumer(response.into_result()?, &self.context)
+    }
+
+    /// A handle to the consumer `name` of this stream, typed as `T` (its configuration must
+    /// fit: a pull consumer for `pull::Config`).
+    pub fn get_consumer<T: FromConsumer + IntoConsumerConfig>(
+        &self,
+        name: &str,
+    ) -> Result<Consumer<T>, ConsumerError> {
+        if !is_valid_name(name) {
+            return Err(ConsumerError::new(ConsumerErrorKind::InvalidName));
+        }
+        let response: Response<Info> = self
+            .context
+            .request(format!("CONSUMER.INFO.{}.{name}", self.name), &json!({}))
+            .map_err(consumer_request_error)?;
+        typed_consumer(response.into_result()?, &self.context)
+    }
+
+    /// The info of the consumer `name` of this stream.
+    pub fn consumer_info<T: AsRef<str>>(&self, name: T) -> Result<Info, ConsumerInfoError> {
+        let subject = format!("CONSUMER.INFO.{}.{}", self.name, name.as_ref());
+        let response: Response<Info> = self
+            .context
+            .request(subject, &json!({}))
+            .map_err(info_request_error)?;
+        Ok(response.into_result()?)
+    }
+
+    /// Deletes the consumer `name` of this stream.
+    pub fn delete_consumer(&self, name: &str) -> Result<DeleteStatus, ConsumerError> {
+        if !is_valid_name(name) {
+            return Err(ConsumerError::new(ConsumerErrorKind::InvalidName));
+        }
+        let response: Response<DeleteStatus> = self
+            .context
+            .request(format!("CONSUMER.DELETE.{}.{name}", self.name), &json!({}))
+            .map_err(consumer_request_error)?;
+        Ok(response.into_result()?)
+    }
+}
+
+/// The consumer `info` describes as a `Consumer<T>`, if its configuration fits `T`.
+fn typed_consumer<T: FromConsumer + IntoConsumerConfig>(
+    info: Info,
+    context: &Context,
+) -> Result<Consumer<T>, ConsumerError> {
+    let config = T::try_from_consumer_config(info.config.clone()).map_err(|error| {
+        ConsumerError::with_source(ConsumerErrorKind::InvalidConsumerType, error)
+    })?;
+    Ok(Consumer {
+        context: context.clone(),
+        config,
+        info,
+    })
+}
+
+/// A consumer on the server, handled through its configuration type `T`.
+#[derive(Debug, Clone)]
+pub struct Consumer<T: IntoConsumerConfig = PullConfig> {
+    context: Context,
+    config: T,
+    info: Info,
+}
+
+/// A pull consumer.
+pub type PullConsumer = Consumer<PullConfig>;
+
+impl<T: IntoConsumerConfig> Consumer<T> {
+    /// Fetches the consumer's info, keeps it as the cached info, and returns it.
+    pub fn info(&mut self) -> Result<&Info, ConsumerInfoError> {
+        self.info = self.get_info()?;
+        Ok(&self.info)
+    }
+
+    /// Fetches the consumer's info, leaving the cached info alone.
+    pub fn get_info(&self) -> Result<Info, ConsumerInfoError> {
+        let subject = format!("CONSUMER.INFO.{}.{}", self.info.stream_name, self.info.name);
+        let response: Response<Info> = self
+            .context
+            .request(subject, &json!({}))
+            .map_err(info_request_error)?;
+        Ok(response.into_result()?)
+    }
+
+    /// The info as of creation, retrieval or the last [`Consumer::info`] call.
+    pub fn cached_info(&self) -> &Info {
+        &self.info
+    }
+}
+
+impl Consumer<PullConfig> {
+    /// One pull request for up to `max_messages`, open on the server for `expires`: an
+    /// iterator over the messages, which ends once that many came, or the request expired
+    /// (the server's 408), or the server ended it otherwise.
+    ///
+    /// ```no_run
+    /// # fn run(consumer: rnats_jetstream::blocking::PullConsumer) -> Result<(), rnats_core::Error> {
+    /// use std::time::Duration;
+    /// for message in consumer.fetch(10, Duration::from_secs(2))? {
+    ///     let message = message?;
+    ///     message.ack()?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn fetch(&self, max_messages: usize, expires: Duration) -> Result<Batch, BatchError> {
+        self.batch(BatchConfig {
+            batch: max_messages,
+            expires: Some(expires),
+            ..Default::default()
+        })
+    }
+
+    /// One pull request for up to `max_messages` of those already there: ends at once
+    /// (the server's 404) when there are none.
+    pub fn fetch_no_wait(&self, max_messages: usize) -> Result<Batch, BatchError> {
+        self.batch(BatchConfig {
+            batch: max_messages,
+            no_wait: true,
+            ..Default::default()
+        })
+    }
+
+    /// One pull request as `request` says (batch, bytes, expiry, heartbeat, ...). A request
+    /// without `expires` (nor `no_wait`) stays open on the server until it is filled; its
+    /// iterator waits as long.
+    pub fn batch(&self, request: BatchConfig) -> Result<Batch, BatchError> {
+        // A one-shot pull would take a pin it never renews (ADR-42); as in async-nats.
+        if self.config.priority_policy == PriorityPolicy::PinnedClient {
+            return Err(BatchError::new(BatchErrorKind::PinnedClient));
+        }
+        let client = &self.context.client;
+        let inbox = client.new_inbox();
+        let subscriber = client
+            .subscribe(inbox.as_str())
+            .map_err(|error| BatchError::with_source(BatchErrorKind::Subscribe, error))?;
+        let payload = serde_json::to_vec(&request)
+            .map_err(|error| BatchError::with_source(BatchErrorKind::Serialize, error))?;
+        client
+            .publish_with_reply(self.next_subject(), inbox.as_str(), Bytes::from(payload))
+            .map_err(|error| BatchError::with_source(BatchErrorKind::Pull, error))?;
+        let wait = match request.expires {
+            Some(expires) if !expires.is_zero() => Some(expires),
+            // A no-wait request is answered at once; the API timeout bounds the wait.
+            None if request.no_wait => Some(self.context.timeout()),
+            _ => None,
+        };
+        let now = Instant::now();
+        Ok(Batch {
+            subscriber,
+            context: self.context.clone(),
+            remaining: request.batch,
+            deadline: wait.and_then(|wait| now.checked_add(wait.saturating_add(EXPIRY_SLACK))),
+            heartbeat: heartbeat_of(request.idle_heartbeat),
+            done: false,
+        })
+    }
+
+    /// The consumer's messages, one pull request after another (ADR-37): 200 messages per
+    /// request, 30 s expiry and 15 s idle heartbeats. Iterating waits for the next message
+    /// as long as it takes; [`Messages::next_timeout`] waits a bounded time.
+    pub fn messages(&self) -> Result<Messages, StreamError> {
+        self.messages_with(BatchConfig {
+            batch: DEFAULT_BATCH,
+            expires: Some(DEFAULT_EXPIRES),
+            idle_heartbeat: DEFAULT_HEARTBEAT,
+            ..Default::default()
+        })
+    }
+
+    /// [`Consumer::messages`] with each pull request as `request` says. Without
+    /// `expires`, each request asks for 30 s; without a heartbeat, missing requests are
+    /// noticed only when the next one is due.
+    pub fn messages_with(&self, mut request: BatchConfig) -> Result<Messages, StreamError> {
+        request.no_wait = false;
+        request.batch = request.batch.max(1);
+        request.expires = request.expires.or(Some(DEFAULT_EXPIRES));
+        let inbox = self.context.client.new_inbox();
+        let subscriber = self
+            .context
+            .client
+            .subscribe(inbox.as_str())
+            .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
+        Ok(Messages {
+            pending: Pending::new(request.batch, request.max_bytes),
+            heartbeat: heartbeat_of(request.idle_heartbeat),
+            // A request also ends at its expiry: waiting past it means it is lost.
+            expiry: request
+                .expires
+                .unwrap_or(DEFAULT_EXPIRES)
+                .saturating_add(EXPIRY_SLACK),
+            request,
+            subscriber,
+            inbox,
+            subject: self.next_subject(),
+            context: self.context.clone(),
+            done: false,
+        })
+    }
+
+    /// `<prefix>.CONSUMER.MSG.NEXT.<stream>.<consumer>`.
+    fn next_subject(&self) -> String {
+        format!(
+            "{}.CONSUMER.MSG.NEXT.{}.{}",
+            self.context.prefix(),
+            self.info.stream_name,
+            self.info.name
+        )
+    }
+}
+
+/// The silence after which heartbeats count as missed: two intervals (ADR-9).
+fn heartbeat_of(interval: Duration) -> Option<Duration> {
+    (!interval.is_zero()).then(|| interval.saturating_mul(2))
+}
+
+/// The messages of one pull request, from [`Consumer::fetch`] or [`Consumer::batch`]: an
+/// iterator that ends when the request is fulfilled, expires or is ended by the server. A
+/// terminal status (consumer deleted, request refused, ...) is its last item, an error.
+pub struct Batch {
+    subscriber: Subscriber,
+    context: Context,
+    /// Messages the request may still deliver.
+    remaining: usize,
+    /// The request's end by this client's clock, in case the server's end never comes.
+    deadline: Option<Instant>,
+    /// Silence that counts as missed heartbeats, if the request asked for heartbeats.
+    heartbeat: Option<Duration>,
+    done: bool,
+}
+
+impl Iterator for Batch {
+    type Item = Result<Message, MessagesError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done && self.remaining > 0 {
+            let now = Instant::now();
+            let left = self.deadline.map(|d| d.saturating_duration_since(now));
+            if left.is_some_and(|left| left.is_zero()) {
+                break;
+            }
+            let wait = match (left, self.heartbeat) {
+                (Some(left), Some(beat)) => Some(left.min(beat)),
+                (left, beat) => left.or(beat),
+            };
+            let message = match wait {
+                None => self.subscriber.next(),
+                Some(wait) => match self.subscriber.next_timeout(wait) {
+                    Ok(message) => message,
+                    // The deadline is checked again at the top.
+                    Err(_) if self.deadline.is_some_and(|d| Instant::now() >= d) => break,
+                    Err(_) => {
+                        self.done = true;
+                        let error = MessagesError::new(MessagesErrorKind::MissingHeartbeat);
+                        return Some(Err(error));
+                    }
+                },
+            };
+            let Some(message) = message else { break };
+            match Reply::classify(&message) {
+                Reply::Message => {
+                    self.remaining -= 1;
+                    let context = self.context.clone();
+                    return Some(Ok(Message { message, context }));
+                }
+                Reply::Heartbeat => {}
+                // 404, 408 and the 409s that only end a request: it is over, no error.
+                Reply::Ended { .. } => break,
+                other => {
+                    self.done = true;
+                    return Some(Err(reply_error(other)));
+                }
+            }
+        }
+        self.done = true;
+        None
+    }
+}
+
+impl std::fmt::Debug for Batch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batch")
+            .field("remaining", &self.remaining)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A pull consumer's messages, one pull request after another, from
+/// [`Consumer::messages`]. A new request goes out when half of what was asked for has come
+/// (ADR-37). Missed heartbeats and `Exceeded MaxWaiting` are errors the iteration goes on
+/// after; a deleted consumer, a refused request or no responders end it.
+pub struct Messages {
+    subscriber: Subscriber,
+    inbox: String,
+    subject: String,
+    context: Context,
+    request: BatchConfig,
+    pending: Pending,
+    heartbeat: Option<Duration>,
+    /// How long a pull request may stay unanswered before it counts as lost.
+    expiry: Duration,
+    done: bool,
+}
+
+impl Messages {
+    /// The next message, waiting up to `timeout`: `Ok(None)` if none came in time or the
+    /// iteration ended (a terminal error is returned first).
+    pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<Message>, MessagesError> {
+        let deadline = Instant::now().checked_add(timeout);
+        self.next_until(deadline).transpose().map(Option::flatten)
+    }
+
+    /// The next message or error; `Some(Ok(None))` when `deadline` passed first, `None`
+    /// when the iteration is over.
+    fn next_until(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Option<Result<Option<Message>, MessagesError>> {
+        while !self.done {
+            if let Err(error) = self.pull_if_due() {
+                return Some(Err(error));
+            }
+            let now = Instant::now();
+            // Heartbeats are missed when none came for two intervals; without heartbeats
+            // a request is given up once its expiry passed.
+            let silence = self.heartbeat.unwrap_or(self.expiry);
+            let mut wait = silence;
+            if let Some(deadline) = deadline {
+                wait = wait.min(deadline.saturating_duration_since(now));
+            }
+            let message = match self.subscriber.next_timeout(wait) {
+                Ok(Some(message)) => message,
+                Ok(None) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(_) if deadline.is_some_and(|d| Instant::now() >= d) => {
+                    return Some(Ok(None));
+                }
+                Err(_) => {
+                    // Every open request is presumed gone; the next call pulls again.
+                    self.pending.reset();
+                    if self.heartbeat.is_some() {
+                        let error = MessagesError::new(MessagesErrorKind::MissingHeartbeat);
+                        return Some(Err(error));
+                    }
+                    continue;
+                }
+            };
+            match Reply::classify(&message) {
+                Reply::Message => {
+                    self.pending.handle_message(message_size(&message));
+                    let context = self.context.clone();
+                    return Some(Ok(Some(Message { message, context })));
+                }
+                Reply::Heartbeat => {}
+                Reply::Ended {
+                    messages, bytes, ..
+                } => self.pending.handle_ended(messages, bytes),
+                Reply::TooManyWaiting(description) => {
+                    // This request was refused; another goes out on the next call.
+                    self.pending.handle_ended(None, None);
+                    let error = MessagesError::with_source(
+                        MessagesErrorKind::RequestLimitExceeded,
+                        description,
+                    );
+                    return Some(Err(error));
+                }
+                other => {
+                    self.done = true;
+                    return Some(Err(reply_error(other)));
+                }
+            }
+        }
+        None
+    }
+
+    /// Sends a pull request when what is still to come ran down to the threshold.
+    fn pull_if_due(&mut self) -> Result<(), MessagesError> {
+        if !self.pending.wants_pull() {
+            return Ok(());
+        }
+        let payload = serde_json::to_vec(&self.request)
+            .map_err(|error| MessagesError::with_source(MessagesErrorKind::Pull, error))?;
+        self.context
+            .client
+            .publish_with_reply(
+                self.subject.as_str(),
+                self.inbox.as_str(),
+                Bytes::from(payload),
+            )
+            .map_err(|error| MessagesError::with_source(MessagesErrorKind::Pull, error))?;
+        self.pending.handle_pull_sent();
+        Ok(())
+    }
+}
+
+impl Iterator for Messages {
+    type Item = Result<Message, MessagesError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            match self.next_until(None)? {
+                Ok(Some(message)) => return Some(Ok(message)),
+                // No deadline: only a lost request gets here; pull again.
+                Ok(None) => continue,
+                Err(error) => return Some(Err(error)),
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Messages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Messages")
+            .field("subject", &self.subject)
+            .field("pending", &self.pending)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,402 @@
+//! Blocking JetStream (`rnats_jetstream::blocking`) against a real nats-server, with no async
+//! runtime: publish with acks and expectations, stream management and message reads, pull
+//! consumers (fetch, continuous messages, the server's status messages) and acks.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use rnats_core::HeaderMap;
+use rnats_jetstream::ErrorCode;
+use rnats_jetstream::blocking::{self, Context, PullConsumer, Stream};
+use rnats_jetstream::consumer::AckPolicy;
+use rnats_jetstream::consumer::pull::{self, BatchConfig, MessagesErrorKind};
+use rnats_jetstream::context::{CreateStreamErrorKind, GetStreamErrorKind, PublishErrorKind};
+use rnats_jetstream::publish::PublishMessage;
+use rnats_jetstream::stream::{self, DirectGetErrorKind, PurgeRequest, RawMessageErrorKind};
+use rnats_test_server::NatsServer;
+
+/// How long any single wait in these tests may take before the test fails.
+const WAIT: Duration = Duration::from_secs(10);
+
+fn jetstream() -> (NatsServer, Context) {
+    let server = NatsServer::with_jetstream();
+    let client = rnats_core::blocking::connect(server.url()).unwrap();
+    let mut context = blocking::new(client);
+    context.set_timeout(WAIT);
+    (server, context)
+}
+
+/// The stream `name` on `name.>`, with direct gets allowed.
+fn stream(js: &Context, name: &str) -> Stream {
+    js.create_stream(stream::Config {
+        name: name.to_owned(),
+        subjects: vec![format!("{name}.>")],
+        allow_direct: true,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn durable(stream: &Stream, name: &str) -> PullConsumer {
+    stream
+        .create_consumer(pull::Config {
+            durable_name: Some(name.to_owned()),
+            ack_policy: AckPolicy::Explicit,
+            ..Default::default()
+        })
+        .unwrap()
+}
+
+#[test]
+fn publish_then_fetch_gives_those_messages_in_order() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "ORDERS");
+    for (i, payload) in ["one", "two", "three"].into_iter().enumerate() {
+        let ack = js.publish("ORDERS.new", payload.into()).unwrap();
+        assert_eq!(ack.stream, "ORDERS");
+        assert_eq!(ack.sequence, i as u64 + 1);
+        assert!(!ack.duplicate);
+    }
+    let consumer = durable(&stream, "worker");
+    let mut seen = Vec::new();
+    for message in consumer.fetch(3, WAIT).unwrap() {
+        let message = message.unwrap();
+        let info = message.info().unwrap();
+        assert_eq!((info.stream, info.consumer), ("ORDERS", "worker"));
+        seen.push((info.stream_sequence, message.payload.clone()));
+        message.ack().unwrap();
+    }
+    let want: Vec<(u64, Bytes)> = vec![(1, "one".into()), (2, "two".into()), (3, "three".into())];
+    assert_eq!(seen, want);
+}
+
+#[test]
+fn an_expired_fetch_ends_without_a_message() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "EVENTS");
+    js.publish("EVENTS.a", "only".into()).unwrap();
+    let consumer = durable(&stream, "reader");
+    // Asks for more than there is: the server ends the request with a 408 at its expiry.
+    let items: Vec<_> = consumer
+        .fetch(10, Duration::from_millis(300))
+        .unwrap()
+        .collect();
+    assert_eq!(items.len(), 1, "only the stored message: {items:?}");
+    assert_eq!(items[0].as_ref().unwrap().payload, "only");
+}
+
+#[test]
+fn a_no_wait_fetch_of_nothing_ends_on_the_404() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "EMPTY");
+    let consumer = durable(&stream, "reader");
+    let mut batch = consumer.fetch_no_wait(5).unwrap();
+    assert!(batch.next().is_none());
+    // The fetch with a message first ends the same way, after it.
+    js.publish("EMPTY.x", "x".into()).unwrap();
+    let items: Vec<_> = consumer.fetch_no_wait(5).unwrap().collect();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0].as_ref().unwrap().payload, "x");
+}
+
+#[test]
+fn a_repeated_message_id_is_reported_duplicate() {
+    let (_server, js) = jetstream();
+    let _stream = stream(&js, "DEDUP");
+    let publish = || {
+        js.send_publish(
+            "DEDUP.a",
+            PublishMessage::build()
+                .payload("once".into())
+                .message_id("id-1"),
+        )
+        .unwrap()
+    };
+    let first = publish();
+    let second = publish();
+    assert!(!first.duplicate);
+    assert!(second.duplicate);
+    assert_eq!(second.sequence, first.sequence);
+    let mut headers = HeaderMap::new();
+    headers.insert("Nats-Msg-Id", "id-1");
+    let third = js
+        .publish_with_headers("DEDUP.a", headers, "again".into())
+        .unwrap();
+    assert!(third.duplicate);
+}
+
+#[test]
+fn a_stale_expected_sequence_is_refused() {
+    let (_server, js) = jetstream();
+    let _stream = stream(&js, "SEQ");
+    let first = js.publish("SEQ.a", "1".into()).unwrap();
+    let second = js
+        .send_publish(
+            "SEQ.a",
+            PublishMessage::build()
+                .payload("2".into())
+                .expected_last_sequence(first.sequence),
+        )
+        .unwrap();
+    let stale = js
+        .send_publish(
+            "SEQ.a",
+            PublishMessage::build()
+                .payload("3".into())
+                .expected_last_subject_sequence(first.sequence),
+        )
+        .unwrap_err();
+    assert_eq!(stale.kind(), PublishErrorKind::WrongLastSequence);
+    assert_eq!(second.sequence, 2);
+}
+
+#[test]
+fn a_publish_no_stream_stores_fails_as_stream_not_found() {
+    let (_server, js) = jetstream();
+    let error = js.publish("nowhere", "lost".into()).unwrap_err();
+    assert_eq!(error.kind(), PublishErrorKind::StreamNotFound);
+}
+
+#[test]
+fn streams_are_created_read_updated_and_deleted() {
+    let (_server, js) = jetstream();
+    let mut stream = stream(&js, "MANAGED");
+    assert_eq!(stream.cached_info().config.name, "MANAGED");
+    // Another config for the same name: the existing stream, unchanged.
+    let existing = js
+        .get_or_create_stream(stream::Config {
+            name: "MANAGED".to_owned(),
+            subjects: vec!["other.>".to_owned()],
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(existing.cached_info().config.subjects, ["MANAGED.>"]);
+    // The same name with a different config through create is refused.
+    let refused = js
+        .create_stream(stream::Config {
+            name: "MANAGED".to_owned(),
+            subjects: vec!["other.>".to_owned()],
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(matches!(
+        refused.kind(),
+        CreateStreamErrorKind::JetStream(e) if e.error_code() == ErrorCode::STREAM_NAME_EXIST
+    ));
+
+    let mut config = stream.cached_info().config.clone();
+    config.max_messages = 100;
+    let info = js.update_stream(&config).unwrap();
+    assert_eq!(info.config.max_messages, 100);
+
+    js.publish("MANAGED.a", "a".into()).unwrap();
+    js.publish("MANAGED.b", "b".into()).unwrap();
+    assert_eq!(stream.info().unwrap().state.messages, 2);
+    assert_eq!(
+        js.get_stream("MANAGED")
+            .unwrap()
+            .cached_info()
+            .state
+            .messages,
+        2
+    );
+
+    let status = js.delete_stream("MANAGED").unwrap();
+    assert!(status.success);
+    let missing = js.get_stream("MANAGED").unwrap_err();
+    assert!(matches!(
+        missing.kind(),
+        GetStreamErrorKind::JetStream(e) if e.error_code() == ErrorCode::STREAM_NOT_FOUND
+    ));
+    let missing = js.update_stream(&config).unwrap_err();
+    assert_eq!(missing.kind(), CreateStreamErrorKind::NotFound);
+}
+
+#[test]
+fn messages_are_read_deleted_and_purged() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "STORE");
+    let mut headers = HeaderMap::new();
+    headers.insert("X-Kind", "first");
+    js.publish_with_headers("STORE.a", headers, "a1".into())
+        .unwrap();
+    js.publish("STORE.b", "b1".into()).unwrap();
+    js.publish("STORE.a", "a2".into()).unwrap();
+
+    let raw = stream.get_raw_message(1).unwrap();
+    assert_eq!((raw.sequence, raw.payload.clone()), (1, "a1".into()));
+    assert_eq!(raw.headers.get("X-Kind").unwrap().as_str(), "first");
+    let direct = stream.direct_get(2).unwrap();
+    assert_eq!(
+        (direct.subject.as_str(), direct.payload.clone()),
+        ("STORE.b", "b1".into())
+    );
+    let last = stream.get_last_raw_message_by_subject("STORE.a").unwrap();
+    assert_eq!((last.sequence, last.payload.clone()), (3, "a2".into()));
+    let last = stream.direct_get_last_for_subject("STORE.a").unwrap();
+    assert_eq!((last.sequence, last.payload.clone()), (3, "a2".into()));
+
+    assert!(stream.delete_message(2).unwrap());
+    let gone = stream.get_raw_message(2).unwrap_err();
+    assert_eq!(gone.kind(), RawMessageErrorKind::NoMessageFound);
+    let gone = stream.direct_get(2).unwrap_err();
+    assert_eq!(gone.kind(), DirectGetErrorKind::NotFound);
+
+    let purged = stream
+        .purge_with(PurgeRequest {
+            filter: Some("STORE.a".to_owned()),
+            keep: Some(1),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(purged.purged, 1);
+    let purged = stream.purge().unwrap();
+    assert!(purged.success);
+    assert_eq!(purged.purged, 1);
+    assert_eq!(stream.get_info().unwrap().state.messages, 0);
+}
+
+#[test]
+fn consumers_are_created_found_and_deleted() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "CONS");
+    let created = durable(&stream, "durable");
+    assert_eq!(created.cached_info().name, "durable");
+    let mut found: PullConsumer = stream.get_consumer("durable").unwrap();
+    js.publish("CONS.a", "a".into()).unwrap();
+    assert_eq!(found.info().unwrap().num_pending, 1);
+    assert_eq!(stream.consumer_info("durable").unwrap().num_pending, 1);
+    assert!(stream.delete_consumer("durable").unwrap().success);
+    assert!(stream.get_consumer::<pull::Config>("durable").is_err());
+    // A push consumer is not a pull consumer.
+    stream
+        .create_consumer(rnats_jetstream::consumer::push::Config {
+            durable_name: Some("pushed".to_owned()),
+            deliver_subject: "deliver.here".to_owned(),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(stream.get_consumer::<pull::Config>("pushed").is_err());
+}
+
+#[test]
+fn nak_redelivers_term_does_not_and_double_ack_waits_for_the_server() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "ACKS");
+    js.publish("ACKS.a", "nak me".into()).unwrap();
+    js.publish("ACKS.b", "term me".into()).unwrap();
+    js.publish("ACKS.c", "ack me".into()).unwrap();
+    let mut consumer = durable(&stream, "acker");
+
+    let first: Vec<_> = consumer
+        .fetch(3, WAIT)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(first.len(), 3);
+    first[0].nak().unwrap();
+    first[1].in_progress().unwrap();
+    first[1].term().unwrap();
+    first[2].double_ack().unwrap();
+
+    // Only the nak'd one comes back, as its second delivery.
+    let again: Vec<_> = consumer
+        .fetch(3, Duration::from_millis(500))
+        .unwrap()
+        .collect();
+    assert_eq!(again.len(), 1, "{again:?}");
+    let again = again.into_iter().next().unwrap().unwrap();
+    assert_eq!(again.payload, "nak me");
+    assert_eq!(again.info().unwrap().delivered, 2);
+    again.double_ack().unwrap();
+    let info = consumer.info().unwrap();
+    assert_eq!((info.num_ack_pending, info.num_pending), (0, 0));
+}
+
+#[test]
+fn messages_pulls_again_and_skips_heartbeats() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "FLOW");
+    for i in 0..5 {
+        js.publish("FLOW.a", format!("{i}").into()).unwrap();
+    }
+    let consumer = durable(&stream, "flow");
+    // Small requests with frequent heartbeats: many pulls and heartbeats in this test.
+    let mut messages = consumer
+        .messages_with(BatchConfig {
+            batch: 2,
+            expires: Some(Duration::from_millis(600)),
+            idle_heartbeat: Duration::from_millis(200),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut payloads = Vec::new();
+    for _ in 0..5 {
+        let message = messages.next_timeout(WAIT).unwrap().expect("a message");
+        message.ack().unwrap();
+        payloads.push(message.payload.clone());
+    }
+    // Past an expiry and a few heartbeats with nothing to deliver: no message, no error.
+    assert!(
+        messages
+            .next_timeout(Duration::from_millis(900))
+            .unwrap()
+            .is_none()
+    );
+    for i in 5..8 {
+        js.publish("FLOW.a", format!("{i}").into()).unwrap();
+    }
+    for _ in 5..8 {
+        let message = messages.next().unwrap().unwrap();
+        message.ack().unwrap();
+        payloads.push(message.payload.clone());
+    }
+    let want: Vec<Bytes> = (0..8).map(|i| Bytes::from(format!("{i}"))).collect();
+    assert_eq!(payloads, want);
+}
+
+#[test]
+fn a_deleted_consumer_ends_its_messages_with_an_error() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "GONE");
+    let consumer = durable(&stream, "doomed");
+    let mut messages = consumer.messages().unwrap();
+    // The pull request goes out with the first wait; nothing is stored yet.
+    assert!(
+        messages
+            .next_timeout(Duration::from_millis(100))
+            .unwrap()
+            .is_none()
+    );
+    // Wait until the server holds the pull request, then delete the consumer under it.
+    let mut waiting = 0;
+    for _ in 0..200 {
+        waiting = stream.consumer_info("doomed").unwrap().num_waiting;
+        if waiting > 0 {
+            break;
+        }
+    }
+    assert_eq!(waiting, 1);
+    stream.delete_consumer("doomed").unwrap();
+    let error = messages.next().unwrap().unwrap_err();
+    assert_eq!(error.kind(), MessagesErrorKind::ConsumerDeleted);
+    assert!(messages.next().is_none());
+}
+
+#[test]
+fn a_domain_context_talks_to_that_domain() {
+    let server = NatsServer::builder()
+        .jetstream(true)
+        .config("jetstream { domain: hub }")
+        .spawn()
+        .unwrap();
+    let client = rnats_core::blocking::connect(server.url()).unwrap();
+    let js = blocking::with_domain(client.clone(), "hub");
+    assert_eq!(js.prefix(), "$JS.hub.API");
+    let stream = stream(&js, "DOMAIN");
+    assert_eq!(js.publish("DOMAIN.a", "a".into()).unwrap().domain, "hub");
+    assert_eq!(stream.get_info().unwrap().state.messages, 1);
+    let elsewhere = blocking::with_domain(client, "nowhere");
+    assert!(elsewhere.get_stream("DOMAIN").is_err());
+}
