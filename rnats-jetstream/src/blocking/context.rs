@@ -11,9 +11,13 @@ use rnats_core::subject::ToSubject;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::context::{RequestError, RequestErrorKind, request_error};
+use crate::account::Account;
+use crate::context::{
+    AccountError, AccountErrorKind, RequestError, RequestErrorKind, request_error,
+};
 use crate::features::{Feature, ServerVersion, Unsupported};
 use crate::publish::{PublishAck, PublishError, PublishErrorKind, PublishMessage};
+use crate::response::Response;
 
 /// The wait for API replies and publish acks when neither the context nor the client sets
 /// one: every call of a blocking context is bounded.
@@ -161,6 +165,23 @@ impl Context {
                 reply => return crate::publish::finish(reply),
             }
         }
+    }
+
+    /// The account's JetStream usage and limits.
+    pub fn query_account(&self) -> Result<Account, AccountError> {
+        let response: Response<Account> = self.request("INFO", &()).map_err(|e| {
+            let kind = match e.kind() {
+                RequestErrorKind::NoResponders => AccountErrorKind::JetStreamUnavailable,
+                RequestErrorKind::TimedOut => AccountErrorKind::TimedOut,
+                RequestErrorKind::InvalidSubject | RequestErrorKind::Other => {
+                    AccountErrorKind::Other
+                }
+            };
+            AccountError::with_source(kind, e)
+        })?;
+        response
+            .into_result()
+            .map_err(|error| AccountError::new(AccountErrorKind::JetStream(error)))
     }
 
     /// Sends a JetStream API request: `payload` as JSON to `<prefix>.<subject>`, the reply

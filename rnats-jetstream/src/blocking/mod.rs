@@ -42,13 +42,23 @@
 
 mod consumer;
 mod context;
+#[cfg(feature = "kv")]
+mod kv;
 mod message;
 mod stream;
+#[cfg(feature = "kv")]
+mod watch;
 
 pub use self::consumer::{Batch, Consumer, Messages, PullConsumer};
 pub use self::context::Context;
+#[cfg(feature = "kv")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kv")))]
+pub use self::kv::Store;
 pub use self::message::Message;
 pub use self::stream::Stream;
+#[cfg(feature = "kv")]
+#[cfg_attr(docsrs, doc(cfg(feature = "kv")))]
+pub use self::watch::{History, Keys, Watch};
 
 use rnats_core::blocking::Client;
 

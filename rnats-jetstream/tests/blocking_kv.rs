@@ -1,0 +1,222 @@
+//! Blocking Key-Value (`rnats_jetstream::blocking::Store`) against a real nats-server, with no
+//! async runtime: puts and reads (direct and from the leader), create and update with their
+//! expectations, deletes and purges, history, keys, watches, and agreement with the async
+//! store on the same bucket.
+#![cfg(feature = "kv")]
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use bytes::Bytes;
+use rnats_jetstream::blocking::{self, Context, Store};
+use rnats_jetstream::context::KeyValueErrorKind;
+use rnats_jetstream::kv::{self, CreateErrorKind, Operation, ServerRefusal, UpdateErrorKind};
+use rnats_jetstream::{ErrorCode, stream};
+use rnats_test_server::NatsServer;
+
+/// How long any single wait in these tests may take before the test fails.
+const WAIT: Duration = Duration::from_secs(10);
+
+fn jetstream() -> (NatsServer, Context) {
+    let server = NatsServer::with_jetstream();
+    let client = rnats_core::blocking::connect(server.url()).unwrap();
+    let mut context = blocking::new(client);
+    context.set_timeout(WAIT);
+    (server, context)
+}
+
+fn bucket(js: &Context, name: &str, history: i64) -> Store {
+    js.create_key_value(kv::Config {
+        bucket: name.to_owned(),
+        history,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn put_get_update_create_delete_and_purge() {
+    let (_server, js) = jetstream();
+    let kv = bucket(&js, "profiles", 5);
+    assert!(kv.get("sue").unwrap().is_none());
+    let first = kv.put("sue", "blue".into()).unwrap();
+    assert_eq!(kv.get("sue").unwrap().unwrap(), "blue");
+
+    // An update must name the key's last revision.
+    let second = kv.update("sue", "green".into(), first).unwrap();
+    let stale = kv.update("sue", "red".into(), first).unwrap_err();
+    assert_eq!(stale.kind(), UpdateErrorKind::WrongLastRevision);
+    assert_eq!(
+        stale.error_code(),
+        Some(ErrorCode::STREAM_WRONG_LAST_SEQUENCE)
+    );
+    let entry = kv.entry("sue").unwrap().unwrap();
+    assert_eq!(
+        (entry.revision, entry.value.clone()),
+        (second, "green".into())
+    );
+    assert_eq!(entry.operation, Operation::Put);
+    let old = kv.entry_for_revision("sue", first).unwrap().unwrap();
+    assert_eq!(old.value, "blue");
+
+    // Create takes only a key without a value.
+    let exists = kv.create("sue", "x".into()).unwrap_err();
+    assert_eq!(exists.kind(), CreateErrorKind::AlreadyExists);
+    kv.delete("sue").unwrap();
+    assert!(kv.get("sue").unwrap().is_none());
+    assert_eq!(
+        kv.entry("sue").unwrap().unwrap().operation,
+        Operation::Delete
+    );
+    let revived = kv.create("sue", "yellow".into()).unwrap();
+    assert_eq!(kv.get("sue").unwrap().unwrap(), "yellow");
+    assert!(revived > second);
+
+    kv.purge("sue").unwrap();
+    let history: Vec<_> = kv.history("sue").unwrap().map(Result::unwrap).collect();
+    assert_eq!(history.len(), 1, "only the purge marker: {history:?}");
+    assert_eq!(history[0].operation, Operation::Purge);
+    assert!(kv.get("sue").unwrap().is_none());
+
+    assert!(kv.put("bad..key", "x".into()).is_err());
+}
+
+#[test]
+fn history_and_keys_end_at_the_last_entry() {
+    let (_server, js) = jetstream();
+    let kv = bucket(&js, "listing", 10);
+    // Nothing stored: both end at once.
+    assert_eq!(kv.keys().unwrap().count(), 0);
+    assert_eq!(kv.history("a").unwrap().count(), 0);
+
+    kv.put("a", "1".into()).unwrap();
+    kv.put("b", "1".into()).unwrap();
+    kv.put("a", "2".into()).unwrap();
+    kv.put("c", "1".into()).unwrap();
+    kv.delete("c").unwrap();
+    let keys: HashSet<String> = kv.keys().unwrap().map(Result::unwrap).collect();
+    assert_eq!(keys, HashSet::from(["a".to_owned(), "b".to_owned()]));
+
+    let history: Vec<(u64, Bytes)> = kv
+        .history("a")
+        .unwrap()
+        .map(|entry| entry.map(|e| (e.revision, e.value)).unwrap())
+        .collect();
+    assert_eq!(history, [(1, "1".into()), (3, "2".into())]);
+}
+
+#[test]
+fn a_watch_sees_changes_made_after_it_started() {
+    let (_server, js) = jetstream();
+    let kv = bucket(&js, "watched", 1);
+    kv.put("before", "old".into()).unwrap();
+    let mut watch = kv.watch_all().unwrap();
+    // Updates only: nothing was current to send.
+    assert!(watch.seen_current());
+    kv.put("after", "new".into()).unwrap();
+    kv.delete("before").unwrap();
+    let put = watch.next().unwrap().unwrap();
+    assert_eq!(
+        (put.key.as_str(), put.value.clone()),
+        ("after", "new".into())
+    );
+    assert_eq!(put.operation, Operation::Put);
+    let deleted = watch.next_timeout(WAIT).unwrap().unwrap();
+    assert_eq!(
+        (deleted.key.as_str(), deleted.operation),
+        ("before", Operation::Delete)
+    );
+
+    // A watch of one key with its current value first.
+    let mut one = kv.watch_with_history("after").unwrap();
+    assert!(!one.seen_current());
+    let current = one.next().unwrap().unwrap();
+    assert_eq!(current.value, "new");
+    assert!(current.seen_current);
+    kv.put("other", "x".into()).unwrap();
+    kv.put("after", "newer".into()).unwrap();
+    let next = one.next().unwrap().unwrap();
+    assert_eq!(
+        (next.key.as_str(), next.value.clone()),
+        ("after", "newer".into())
+    );
+
+    let mut replay = kv.watch_from_revision("after", next.revision).unwrap();
+    assert_eq!(replay.next().unwrap().unwrap().value, "newer");
+}
+
+#[test]
+fn a_bucket_without_direct_gets_reads_from_the_leader() {
+    let (_server, js) = jetstream();
+    // A bucket made by hand, as an older client would have made it: no direct gets.
+    js.create_stream(stream::Config {
+        name: "KV_plain".to_owned(),
+        subjects: vec!["$KV.plain.>".to_owned()],
+        max_messages_per_subject: 3,
+        allow_direct: false,
+        allow_rollup: true,
+        deny_delete: true,
+        ..Default::default()
+    })
+    .unwrap();
+    let kv = js.get_key_value("plain").unwrap();
+    let revision = kv.put("k", "v".into()).unwrap();
+    let entry = kv.entry("k").unwrap().unwrap();
+    assert_eq!((entry.revision, entry.value), (revision, "v".into()));
+    assert!(kv.get("missing").unwrap().is_none());
+}
+
+#[test]
+fn buckets_are_created_found_and_deleted() {
+    let (_server, js) = jetstream();
+    let kv = bucket(&js, "managed", 3);
+    let status = kv.status().unwrap();
+    assert_eq!((status.bucket(), status.history()), ("managed", 3));
+    assert_eq!(
+        js.get_key_value("managed").unwrap().stream_name,
+        "KV_managed"
+    );
+    assert!(js.delete_key_value("managed").unwrap().success);
+    let missing = js.get_key_value("managed").unwrap_err();
+    assert_eq!(missing.kind(), KeyValueErrorKind::GetBucket);
+    assert_eq!(missing.error_code(), Some(ErrorCode::STREAM_NOT_FOUND));
+    let invalid = js.get_key_value("no.dots").unwrap_err();
+    assert_eq!(invalid.kind(), KeyValueErrorKind::InvalidStoreName);
+}
+
+#[test]
+fn the_blocking_and_async_stores_agree() {
+    let (server, js) = jetstream();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let async_kv = runtime.block_on(async {
+        let client = rnats_core::connect(server.url()).await.unwrap();
+        rnats_jetstream::new(client)
+            .create_key_value(kv::Config {
+                bucket: "shared".to_owned(),
+                history: 2,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+    });
+    let revision = runtime
+        .block_on(async_kv.put("from.async", "a".into()))
+        .unwrap();
+    let kv = js.get_key_value("shared").unwrap();
+    let entry = kv.entry("from.async").unwrap().unwrap();
+    assert_eq!((entry.revision, entry.value), (revision, "a".into()));
+
+    kv.put("from.blocking", "b".into()).unwrap();
+    kv.delete("from.async").unwrap();
+    let (value, deleted) = runtime.block_on(async {
+        let value = async_kv.get("from.blocking").await.unwrap();
+        let deleted = async_kv.entry("from.async").await.unwrap().unwrap();
+        (value, deleted)
+    });
+    assert_eq!(value.unwrap(), "b");
+    assert_eq!(deleted.operation, Operation::Delete);
+}
