@@ -220,3 +220,31 @@ fn the_blocking_and_async_stores_agree() {
     assert_eq!(value.unwrap(), "b");
     assert_eq!(deleted.operation, Operation::Delete);
 }
+
+#[test]
+fn a_watch_whose_consumer_vanished_makes_it_again_and_misses_nothing() {
+    let (_server, js) = jetstream();
+    let kv = bucket(&js, "recovering", 1);
+    let mut watch = kv.watch_all().unwrap();
+    // Delete the consumer under the watch: its heartbeats stop.
+    let names: serde_json::Value = js
+        .request("CONSUMER.NAMES.KV_recovering", &serde_json::json!({}))
+        .unwrap();
+    let names = names["consumers"].as_array().unwrap();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let name = names[0].as_str().unwrap();
+    assert!(kv.stream.delete_consumer(name).unwrap().success);
+    // Made while no consumer delivers: the watch's next consumer must start before it.
+    kv.put("while.gone", "kept".into()).unwrap();
+    // Two missed heartbeats (10 s) pass before the watch makes its consumer again.
+    let entry = watch
+        .next_timeout(Duration::from_secs(30))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (entry.key.as_str(), entry.value),
+        ("while.gone", "kept".into())
+    );
+    kv.put("after", "too".into()).unwrap();
+    assert_eq!(watch.next().unwrap().unwrap().key, "after");
+}

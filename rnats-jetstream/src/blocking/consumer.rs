@@ -267,6 +267,7 @@ impl Consumer<PullConfig> {
             inbox,
             subject: self.next_subject(),
             context: self.context.clone(),
+            last_heard: Instant::now(),
             done: false,
         })
     }
@@ -373,6 +374,8 @@ pub struct Messages {
     heartbeat: Option<Duration>,
     /// How long a pull request may stay unanswered before it counts as lost.
     expiry: Duration,
+    /// When the server last sent something (or the last pull request went out).
+    last_heard: Instant,
     done: bool,
 }
 
@@ -395,10 +398,22 @@ impl Messages {
                 return Some(Err(error));
             }
             let now = Instant::now();
-            // Heartbeats are missed when none came for two intervals; without heartbeats
-            // a request is given up once its expiry passed.
+            // Heartbeats are missed when none came for two intervals since the server was
+            // last heard (over as many calls as it takes); without heartbeats a request is
+            // given up once its expiry passed.
             let silence = self.heartbeat.unwrap_or(self.expiry);
-            let mut wait = silence;
+            let quiet_until = self.last_heard.checked_add(silence).unwrap_or(now);
+            if now >= quiet_until {
+                // Every open request is presumed gone; the next round pulls again.
+                self.pending.reset();
+                self.last_heard = now;
+                if self.heartbeat.is_some() {
+                    let error = MessagesError::new(MessagesErrorKind::MissingHeartbeat);
+                    return Some(Err(error));
+                }
+                continue;
+            }
+            let mut wait = quiet_until - now;
             if let Some(deadline) = deadline {
                 wait = wait.min(deadline.saturating_duration_since(now));
             }
@@ -411,16 +426,10 @@ impl Messages {
                 Err(_) if deadline.is_some_and(|d| Instant::now() >= d) => {
                     return Some(Ok(None));
                 }
-                Err(_) => {
-                    // Every open request is presumed gone; the next call pulls again.
-                    self.pending.reset();
-                    if self.heartbeat.is_some() {
-                        let error = MessagesError::new(MessagesErrorKind::MissingHeartbeat);
-                        return Some(Err(error));
-                    }
-                    continue;
-                }
+                // The silence is judged at the top.
+                Err(_) => continue,
             };
+            self.last_heard = Instant::now();
             match Reply::classify(&message) {
                 Reply::Message => {
                     self.pending.handle_message(message_size(&message));
@@ -465,6 +474,8 @@ impl Messages {
             )
             .map_err(|error| MessagesError::with_source(MessagesErrorKind::Pull, error))?;
         self.pending.handle_pull_sent();
+        // A request just sent has had no time to be answered: its silence starts now.
+        self.last_heard = Instant::now();
         Ok(())
     }
 }

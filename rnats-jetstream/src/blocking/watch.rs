@@ -220,11 +220,16 @@ struct Feed {
     subscriber: Subscriber,
     /// The consumer now delivering.
     consumer: String,
-    /// The last delivery and stream sequences seen (0: none yet).
+    /// The last delivery sequence seen from this consumer (0: none yet).
     consumer_sequence: u64,
-    stream_sequence: u64,
+    /// The stream sequence a consumer made again starts after: the last one seen, or for
+    /// a watch of new changes the stream's last when it started; `None` to start as the
+    /// first consumer did.
+    resume_after: Option<u64>,
     /// Messages the first consumer had to deliver when it was made.
     pending_at_start: u64,
+    /// When the server last sent something (or the consumer was made).
+    last_heard: Instant,
     /// The subscription ended: the client closed.
     closed: bool,
 }
@@ -252,8 +257,14 @@ impl Feed {
             subscriber,
             consumer: info.name,
             consumer_sequence: 0,
-            stream_sequence: 0,
+            // A consumer of new messages only starts after the stream's last: a consumer
+            // made again must start there too, not at what is new by then.
+            resume_after: match deliver_policy {
+                DeliverPolicy::New => Some(info.delivered.stream_sequence),
+                _ => None,
+            },
             pending_at_start: info.num_pending,
+            last_heard: Instant::now(),
             closed: false,
         })
     }
@@ -265,27 +276,35 @@ impl Feed {
         deadline: Option<Instant>,
     ) -> Result<Option<rnats_core::Message>, WatcherError> {
         loop {
-            let silence = HEARTBEAT.saturating_mul(2);
-            let wait = match deadline {
-                Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
-                    Some(left) if !left.is_zero() => left.min(silence),
+            let now = Instant::now();
+            // Two heartbeats missed since the server was last heard (over as many calls as
+            // it takes): the consumer is gone.
+            let quiet_until = self
+                .last_heard
+                .checked_add(HEARTBEAT.saturating_mul(2))
+                .unwrap_or(now);
+            if now >= quiet_until {
+                self.last_heard = now;
+                self.recreate()?;
+                continue;
+            }
+            let mut wait = quiet_until - now;
+            if let Some(deadline) = deadline {
+                match deadline.checked_duration_since(now) {
+                    Some(left) if !left.is_zero() => wait = wait.min(left),
                     _ => return Ok(None),
-                },
-                None => silence,
-            };
+                }
+            }
             let message = match self.subscriber.next_timeout(wait) {
                 Ok(Some(message)) => message,
                 Ok(None) => {
                     self.closed = true;
                     return Ok(None);
                 }
-                Err(_) if deadline.is_some_and(|d| Instant::now() >= d) => return Ok(None),
-                // Two heartbeats missed: the consumer is gone.
-                Err(_) => {
-                    self.recreate()?;
-                    continue;
-                }
+                // The deadline and the silence are judged at the top.
+                Err(_) => continue,
             };
+            self.last_heard = Instant::now();
             match message.status {
                 None | Some(StatusCode::OK) => {}
                 Some(StatusCode::IDLE_HEARTBEAT) => continue,
@@ -306,7 +325,7 @@ impl Feed {
                 continue;
             }
             self.consumer_sequence = delivery;
-            self.stream_sequence = sequence;
+            self.resume_after = Some(sequence);
             return Ok(Some(message));
         }
     }
@@ -314,9 +333,9 @@ impl Feed {
     /// Replaces the consumer by one that starts after the last stream sequence seen. On
     /// failure the old one stays in place, and the next wait tries again.
     fn recreate(&mut self) -> Result<(), WatcherError> {
-        let policy = match self.stream_sequence {
-            0 => self.deliver_policy,
-            last => DeliverPolicy::ByStartSequence {
+        let policy = match self.resume_after {
+            None => self.deliver_policy,
+            Some(last) => DeliverPolicy::ByStartSequence {
                 start_sequence: last + 1,
             },
         };
@@ -333,6 +352,7 @@ impl Feed {
         self.subscriber = subscriber;
         self.consumer = info.name;
         self.consumer_sequence = 0;
+        self.last_heard = Instant::now();
         Ok(())
     }
 }
@@ -342,7 +362,7 @@ impl std::fmt::Debug for Feed {
         f.debug_struct("Feed")
             .field("filter", &self.filter)
             .field("consumer", &self.consumer)
-            .field("stream_sequence", &self.stream_sequence)
+            .field("resume_after", &self.resume_after)
             .finish_non_exhaustive()
     }
 }
