@@ -9,8 +9,8 @@ use bytes::Bytes;
 use rnats_core::HeaderMap;
 use rnats_jetstream::ErrorCode;
 use rnats_jetstream::blocking::{self, Context, PullConsumer, Stream};
-use rnats_jetstream::consumer::AckPolicy;
 use rnats_jetstream::consumer::pull::{self, BatchConfig, MessagesErrorKind};
+use rnats_jetstream::consumer::{AckPolicy, push};
 use rnats_jetstream::context::{CreateStreamErrorKind, GetStreamErrorKind, PublishErrorKind};
 use rnats_jetstream::publish::PublishMessage;
 use rnats_jetstream::stream::{self, DirectGetErrorKind, PurgeRequest, RawMessageErrorKind};
@@ -399,4 +399,39 @@ fn a_domain_context_talks_to_that_domain() {
     assert_eq!(stream.get_info().unwrap().state.messages, 1);
     let elsewhere = blocking::with_domain(client, "nowhere");
     assert!(elsewhere.get_stream("DOMAIN").is_err());
+}
+
+#[test]
+fn an_ordered_consumer_delivers_the_filtered_messages_in_order() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "ORDERED");
+    for i in 0..5 {
+        js.publish(format!("ORDERED.{}", i % 2), format!("{i}").into())
+            .unwrap();
+    }
+    let consumer = stream
+        .create_consumer(push::OrderedConfig {
+            deliver_subject: js.client().new_inbox(),
+            filter_subject: "ORDERED.0".to_owned(),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut messages = consumer.messages().unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let message = messages.next_timeout(WAIT).unwrap().expect("a message");
+        seen.push((
+            message.info().unwrap().stream_sequence,
+            message.payload.clone(),
+        ));
+    }
+    let want: Vec<(u64, Bytes)> = vec![(1, "0".into()), (3, "2".into()), (5, "4".into())];
+    assert_eq!(seen, want);
+    js.publish("ORDERED.1", "skipped".into()).unwrap();
+    js.publish("ORDERED.0", "later".into()).unwrap();
+    let later = messages.next().unwrap().unwrap();
+    assert_eq!(
+        (later.info().unwrap().stream_sequence, later.payload.clone()),
+        (7, "later".into())
+    );
 }

@@ -40,12 +40,14 @@ const DEFAULT_EXPIRES: Duration = Duration::from_secs(30);
 /// The idle heartbeat asked for by [`Consumer::messages`].
 const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(15);
 
-impl Stream {
-    /// Creates the consumer `config` describes on this stream, or updates it if it exists.
-    pub fn create_consumer<C: IntoConsumerConfig + FromConsumer>(
+impl Context {
+    /// Creates the consumer `config` describes on `stream`, or updates it if it exists.
+    pub fn create_consumer_on_stream<C: IntoConsumerConfig + FromConsumer, S: AsRef<str>>(
         &self,
         config: C,
+        stream: S,
     ) -> Result<Consumer<C>, ConsumerError> {
+        let stream = checked_stream(stream.as_ref())?;
         let config = config.into_consumer_config();
         let name = config.name.as_deref().or(config.durable_name.as_deref());
         // The name and a single plain filter go into the subject, so that permissions can
@@ -58,20 +60,60 @@ impl Stream {
                 if config.filter_subject.is_empty()
                     || config.filter_subject.contains(['*', '>']) =>
             {
-                format!("CONSUMER.CREATE.{}.{name}", self.name)
+                format!("CONSUMER.CREATE.{stream}.{name}")
             }
-            Some(name) => format!(
-                "CONSUMER.CREATE.{}.{name}.{}",
-                self.name, config.filter_subject
-            ),
-            None => format!("CONSUMER.CREATE.{}", self.name),
+            Some(name) => format!("CONSUMER.CREATE.{stream}.{name}.{}", config.filter_subject),
+            None => format!("CONSUMER.CREATE.{stream}"),
         };
-        let request = json!({ "stream_name": self.name, "config": config, "action": "" });
+        let request = json!({ "stream_name": stream, "config": config, "action": "" });
         let response: Response<Info> = self
-            .context
             .request(subject, &request)
             .map_err(consumer_request_error)?;
-        typed_consumer(response.into_result()?, &self.context)
+        typed_consumer(response.into_result()?, self)
+    }
+
+    /// A handle to the consumer `consumer` of `stream`, typed as `T` (its configuration
+    /// must fit: a pull consumer for `pull::Config`).
+    pub fn get_consumer_from_stream<T, C, S>(
+        &self,
+        consumer: C,
+        stream: S,
+    ) -> Result<Consumer<T>, ConsumerError>
+    where
+        T: FromConsumer + IntoConsumerConfig,
+        C: AsRef<str>,
+        S: AsRef<str>,
+    {
+        let stream = checked_stream(stream.as_ref())?;
+        let consumer = checked_consumer(consumer.as_ref())?;
+        let response: Response<Info> = self
+            .request(format!("CONSUMER.INFO.{stream}.{consumer}"), &json!({}))
+            .map_err(consumer_request_error)?;
+        typed_consumer(response.into_result()?, self)
+    }
+
+    /// Deletes the consumer `consumer` of `stream`.
+    pub fn delete_consumer_from_stream<C: AsRef<str>, S: AsRef<str>>(
+        &self,
+        consumer: C,
+        stream: S,
+    ) -> Result<DeleteStatus, ConsumerError> {
+        let stream = checked_stream(stream.as_ref())?;
+        let consumer = checked_consumer(consumer.as_ref())?;
+        let response: Response<DeleteStatus> = self
+            .request(format!("CONSUMER.DELETE.{stream}.{consumer}"), &json!({}))
+            .map_err(consumer_request_error)?;
+        Ok(response.into_result()?)
+    }
+}
+
+impl Stream {
+    /// Creates the consumer `config` describes on this stream, or updates it if it exists.
+    pub fn create_consumer<C: IntoConsumerConfig + FromConsumer>(
+        &self,
+        config: C,
+    ) -> Result<Consumer<C>, ConsumerError> {
+        self.context.create_consumer_on_stream(config, &self.name)
     }
 
     /// A handle to the consumer `name` of this stream, typed as `T` (its configuration must
@@ -80,14 +122,7 @@ impl Stream {
         &self,
         name: &str,
     ) -> Result<Consumer<T>, ConsumerError> {
-        if !is_valid_name(name) {
-            return Err(ConsumerError::new(ConsumerErrorKind::InvalidName));
-        }
-        let response: Response<Info> = self
-            .context
-            .request(format!("CONSUMER.INFO.{}.{name}", self.name), &json!({}))
-            .map_err(consumer_request_error)?;
-        typed_consumer(response.into_result()?, &self.context)
+        self.context.get_consumer_from_stream(name, &self.name)
     }
 
     /// The info of the consumer `name` of this stream.
@@ -102,14 +137,26 @@ impl Stream {
 
     /// Deletes the consumer `name` of this stream.
     pub fn delete_consumer(&self, name: &str) -> Result<DeleteStatus, ConsumerError> {
-        if !is_valid_name(name) {
-            return Err(ConsumerError::new(ConsumerErrorKind::InvalidName));
-        }
-        let response: Response<DeleteStatus> = self
-            .context
-            .request(format!("CONSUMER.DELETE.{}.{name}", self.name), &json!({}))
-            .map_err(consumer_request_error)?;
-        Ok(response.into_result()?)
+        self.context.delete_consumer_from_stream(name, &self.name)
+    }
+}
+
+/// `name` if it can name a stream.
+fn checked_stream(name: &str) -> Result<&str, ConsumerError> {
+    match is_valid_name(name) {
+        true => Ok(name),
+        false => Err(ConsumerError::with_source(
+            ConsumerErrorKind::InvalidName,
+            "invalid stream name",
+        )),
+    }
+}
+
+/// `name` if it can name a consumer.
+fn checked_consumer(name: &str) -> Result<&str, ConsumerError> {
+    match is_valid_name(name) {
+        true => Ok(name),
+        false => Err(ConsumerError::new(ConsumerErrorKind::InvalidName)),
     }
 }
 
@@ -159,6 +206,16 @@ impl<T: IntoConsumerConfig> Consumer<T> {
     /// The info as of creation, retrieval or the last [`Consumer::info`] call.
     pub fn cached_info(&self) -> &Info {
         &self.info
+    }
+
+    /// The configuration the handle was made with.
+    pub(super) fn config(&self) -> &T {
+        &self.config
+    }
+
+    /// The context the handle calls through.
+    pub(super) fn context(&self) -> &Context {
+        &self.context
     }
 }
 

@@ -37,14 +37,15 @@
 //! and every wait is bounded by the context's timeout, except a Key-Value watch, which
 //! waits for the next change as long as it takes.
 //!
-//! Left out for now: ordered and push consumers, Object Store, listings of streams and
-//! consumers.
+//! Left out for now: ordered pull consumers, push consumers other than the ordered one,
+//! Object Store, listings of streams and consumers.
 
 mod consumer;
 mod context;
 #[cfg(feature = "kv")]
 mod kv;
 mod message;
+mod ordered;
 mod stream;
 #[cfg(feature = "kv")]
 mod watch;
@@ -55,6 +56,7 @@ pub use self::context::Context;
 #[cfg_attr(docsrs, doc(cfg(feature = "kv")))]
 pub use self::kv::Store;
 pub use self::message::Message;
+pub use self::ordered::Ordered;
 pub use self::stream::Stream;
 #[cfg(feature = "kv")]
 #[cfg_attr(docsrs, doc(cfg(feature = "kv")))]

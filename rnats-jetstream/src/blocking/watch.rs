@@ -1,28 +1,20 @@
 //! Reading a bucket's keys as they change ([`Watch`]) or through to their end ([`History`],
-//! [`Keys`]), each over an ordered push consumer (ADR-17) on the keys' subjects.
-//!
-//! The consumer delivers without acks to an inbox of its own. A gap in its delivery
-//! sequence, missed heartbeats or a 409 mean deliveries were lost: the consumer is then
-//! made again from the stream sequence after the last one seen, so every revision comes
-//! once, in order.
+//! [`Keys`]), each over an ordered push consumer (ADR-17, `ordered.rs`) on the keys'
+//! subjects, so every revision comes once, in order, across lost deliveries.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use rnats_core::StatusCode;
-use rnats_core::blocking::Subscriber;
-
 use super::kv::Store;
-use crate::consumer::{AckPolicy, DeliverPolicy, ReplayPolicy, push};
-use crate::kv::errors::watch_of_consumer;
+use super::ordered::Ordered;
+use crate::consumer::push::OrderedConfig;
+use crate::consumer::{DeliverPolicy, ReplayPolicy};
+use crate::kv::errors::{watch_of_consumer, watcher_of_ordered};
 use crate::kv::name::is_valid_filter;
 use crate::kv::{
     Entry, HistoryError, HistoryErrorKind, Key, Operation, WatchError, WatchErrorKind,
     WatcherError, WatcherErrorKind, entry_of,
 };
-
-/// How often an idle watch's consumer sends a heartbeat; two missed mean it is gone.
-const HEARTBEAT: Duration = Duration::from_secs(5);
 
 impl Store {
     /// Watches `key` (wildcards allowed) for updates made from now on. Iterating waits for
@@ -210,27 +202,14 @@ impl Iterator for Keys {
     }
 }
 
-/// An ordered push consumer on some of a bucket's keys and the subscription it delivers to.
+/// An ordered consumer on some of a bucket's keys, and where its entries' keys start.
+#[derive(Debug)]
 struct Feed {
     store: Store,
-    filter: String,
-    deliver_policy: DeliverPolicy,
-    headers_only: bool,
-    purpose: &'static str,
-    subscriber: Subscriber,
-    /// The consumer now delivering.
-    consumer: String,
-    /// The last delivery sequence seen from this consumer (0: none yet).
-    consumer_sequence: u64,
-    /// The stream sequence a consumer made again starts after: the last one seen, or for
-    /// a watch of new changes the stream's last when it started; `None` to start as the
-    /// first consumer did.
-    resume_after: Option<u64>,
-    /// Messages the first consumer had to deliver when it was made.
+    messages: Ordered,
+    /// Messages the consumer had to deliver when it was made.
     pending_at_start: u64,
-    /// When the server last sent something (or the consumer was made).
-    last_heard: Instant,
-    /// The subscription ended: the client closed.
+    /// The client closed.
     closed: bool,
 }
 
@@ -240,163 +219,39 @@ impl Feed {
         key: &str,
         deliver_policy: DeliverPolicy,
         headers_only: bool,
-        purpose: &'static str,
+        purpose: &str,
     ) -> Result<Feed, WatchError> {
         if !is_valid_filter(key) {
             return Err(WatchError::new(WatchErrorKind::InvalidKey));
         }
-        let filter = format!("{}{key}", store.prefix);
-        let (subscriber, info) =
-            open_consumer(store, &filter, deliver_policy, headers_only, purpose)?;
-        Ok(Feed {
-            store: store.clone(),
-            filter,
+        let config = OrderedConfig {
+            description: Some(format!("kv {purpose} consumer")),
+            filter_subject: format!("{}{key}", store.prefix),
+            replay_policy: ReplayPolicy::Instant,
             deliver_policy,
             headers_only,
-            purpose,
-            subscriber,
-            consumer: info.name,
-            consumer_sequence: 0,
-            // A consumer of new messages only starts after the stream's last: a consumer
-            // made again must start there too, not at what is new by then.
-            resume_after: match deliver_policy {
-                DeliverPolicy::New => Some(info.delivered.stream_sequence),
-                _ => None,
-            },
-            pending_at_start: info.num_pending,
-            last_heard: Instant::now(),
+            ..Default::default()
+        };
+        let messages = store.stream.ordered(config).map_err(watch_of_consumer)?;
+        Ok(Feed {
+            store: store.clone(),
+            pending_at_start: messages.pending_at_start,
+            messages,
             closed: false,
         })
     }
 
     /// The next stream message, waiting until `deadline` (for ever with none): `Ok(None)`
-    /// once it passed or the client closed. Status messages are read here, not returned.
+    /// once it passed or the client closed.
     fn next_message(
         &mut self,
         deadline: Option<Instant>,
     ) -> Result<Option<rnats_core::Message>, WatcherError> {
-        loop {
-            let now = Instant::now();
-            // Two heartbeats missed since the server was last heard (over as many calls as
-            // it takes): the consumer is gone.
-            let quiet_until = self
-                .last_heard
-                .checked_add(HEARTBEAT.saturating_mul(2))
-                .unwrap_or(now);
-            if now >= quiet_until {
-                self.last_heard = now;
-                self.recreate()?;
-                continue;
-            }
-            let mut wait = quiet_until - now;
-            if let Some(deadline) = deadline {
-                match deadline.checked_duration_since(now) {
-                    Some(left) if !left.is_zero() => wait = wait.min(left),
-                    _ => return Ok(None),
-                }
-            }
-            let message = match self.subscriber.next_timeout(wait) {
-                Ok(Some(message)) => message,
-                Ok(None) => {
-                    self.closed = true;
-                    return Ok(None);
-                }
-                // The deadline and the silence are judged at the top.
-                Err(_) => continue,
-            };
-            self.last_heard = Instant::now();
-            match message.status {
-                None | Some(StatusCode::OK) => {}
-                Some(StatusCode::IDLE_HEARTBEAT) => continue,
-                // A 409 (consumer deleted, ...) or anything unexpected: start over.
-                Some(_) => {
-                    self.recreate()?;
-                    continue;
-                }
-            }
-            let info = crate::message::info_of(&message)
-                .map_err(|e| WatcherError::with_source(WatcherErrorKind::Other, e))?;
-            let (delivery, sequence) = (info.consumer_sequence, info.stream_sequence);
-            if delivery != self.consumer_sequence + 1 {
-                // A delivery went missing, or came from a consumer replaced since.
-                if delivery > self.consumer_sequence + 1 {
-                    self.recreate()?;
-                }
-                continue;
-            }
-            self.consumer_sequence = delivery;
-            self.resume_after = Some(sequence);
-            return Ok(Some(message));
-        }
+        let message = self
+            .messages
+            .next_message(deadline)
+            .map_err(watcher_of_ordered)?;
+        self.closed = self.messages.is_closed();
+        Ok(message)
     }
-
-    /// Replaces the consumer by one that starts after the last stream sequence seen. On
-    /// failure the old one stays in place, and the next wait tries again.
-    fn recreate(&mut self) -> Result<(), WatcherError> {
-        let policy = match self.resume_after {
-            None => self.deliver_policy,
-            Some(last) => DeliverPolicy::ByStartSequence {
-                start_sequence: last + 1,
-            },
-        };
-        let (subscriber, info) = open_consumer(
-            &self.store,
-            &self.filter,
-            policy,
-            self.headers_only,
-            self.purpose,
-        )
-        .map_err(|e| WatcherError::with_source(WatcherErrorKind::Consumer, e))?;
-        // The old one goes when its subscription does; deleting it is only tidier.
-        let _ = self.store.stream.delete_consumer(&self.consumer);
-        self.subscriber = subscriber;
-        self.consumer = info.name;
-        self.consumer_sequence = 0;
-        self.last_heard = Instant::now();
-        Ok(())
-    }
-}
-
-impl std::fmt::Debug for Feed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Feed")
-            .field("filter", &self.filter)
-            .field("consumer", &self.consumer)
-            .field("resume_after", &self.resume_after)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Subscribes to a fresh inbox, then makes a consumer delivering `filter` there.
-fn open_consumer(
-    store: &Store,
-    filter: &str,
-    deliver_policy: DeliverPolicy,
-    headers_only: bool,
-    purpose: &str,
-) -> Result<(Subscriber, crate::consumer::Info), WatchError> {
-    let client = &store.context().client;
-    let inbox = client.new_inbox();
-    let subscriber = client
-        .subscribe(inbox.as_str())
-        .map_err(|e| WatchError::with_source(WatchErrorKind::Other, e))?;
-    let config = push::Config {
-        deliver_subject: inbox,
-        description: Some(format!("kv {purpose} consumer")),
-        filter_subject: filter.to_owned(),
-        deliver_policy,
-        ack_policy: AckPolicy::None,
-        replay_policy: ReplayPolicy::Instant,
-        headers_only,
-        idle_heartbeat: HEARTBEAT,
-        max_deliver: 1,
-        memory_storage: true,
-        num_replicas: 1,
-        ..Default::default()
-    };
-    let consumer = store
-        .stream
-        .create_consumer(config)
-        .map_err(watch_of_consumer)?;
-    Ok((subscriber, consumer.cached_info().clone()))
 }
