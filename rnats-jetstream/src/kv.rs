@@ -49,7 +49,7 @@ pub(crate) mod errors;
 mod history;
 pub(crate) mod name;
 mod store;
-mod watch;
+pub(crate) mod watch;
 
 pub(crate) use self::watch::entry_of;
 

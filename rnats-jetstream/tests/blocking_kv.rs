@@ -248,3 +248,49 @@ fn a_watch_whose_consumer_vanished_makes_it_again_and_misses_nothing() {
     kv.put("after", "too".into()).unwrap();
     assert_eq!(watch.next().unwrap().unwrap().key, "after");
 }
+
+#[test]
+fn watch_options_pick_keys_start_and_what_is_left_out() {
+    let (_server, js) = jetstream();
+    let kv = bucket(&js, "options", 5);
+    kv.put("a", "a1".into()).unwrap();
+    kv.put("a", "a2".into()).unwrap();
+    kv.put("b", "b1".into()).unwrap();
+    kv.put("c", "c1".into()).unwrap();
+    kv.delete("b").unwrap();
+
+    // Two keys, their whole history, without deletes, without values.
+    let options = kv::WatchOptions::new()
+        .include_history()
+        .ignore_deletes()
+        .meta_only();
+    let mut watch = kv.watch_with_options(["a", "b"], options).unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let entry = watch.next_timeout(WAIT).unwrap().expect("an entry");
+        assert!(entry.value.is_empty(), "meta only: {entry:?}");
+        assert!(!entry.seen_current, "the delete of `b` is still to come");
+        seen.push((entry.key, entry.revision));
+    }
+    assert_eq!(
+        seen,
+        [
+            ("a".to_owned(), 1),
+            ("a".to_owned(), 2),
+            ("b".to_owned(), 3)
+        ]
+    );
+    // The delete of `b` (revision 5) is left out, `c` is not watched: this put of `b` is
+    // next, the first after the initial values.
+    kv.put("c", "c2".into()).unwrap();
+    kv.put("b", "b2".into()).unwrap();
+    let next = watch.next().unwrap().unwrap();
+    assert_eq!((next.key.as_str(), next.revision), ("b", 7));
+    assert!(next.seen_current && watch.seen_current());
+
+    // Several keys, updates only.
+    let mut many = kv.watch_many(["a", "c"]).unwrap();
+    kv.put("b", "b3".into()).unwrap();
+    kv.put("c", "c3".into()).unwrap();
+    assert_eq!(many.next().unwrap().unwrap().value, "c3");
+}

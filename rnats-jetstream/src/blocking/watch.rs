@@ -13,14 +13,14 @@ use crate::kv::errors::{watch_of_consumer, watcher_of_ordered};
 use crate::kv::name::is_valid_filter;
 use crate::kv::{
     Entry, HistoryError, HistoryErrorKind, Key, Operation, WatchError, WatchErrorKind,
-    WatcherError, WatcherErrorKind, entry_of,
+    WatchOptions, WatcherError, WatcherErrorKind, entry_of,
 };
 
 impl Store {
     /// Watches `key` (wildcards allowed) for updates made from now on. Iterating waits for
     /// the next change as long as it takes; [`Watch::next_timeout`] waits a bounded time.
     pub fn watch<T: AsRef<str>>(&self, key: T) -> Result<Watch, WatchError> {
-        self.watch_with(key.as_ref(), DeliverPolicy::New)
+        self.watch_with_options([key], WatchOptions::new().updates_only())
     }
 
     /// Watches every key for updates made from now on.
@@ -30,7 +30,7 @@ impl Store {
 
     /// Watches `key`, starting with its current value (the last of each matching key).
     pub fn watch_with_history<T: AsRef<str>>(&self, key: T) -> Result<Watch, WatchError> {
-        self.watch_with(key.as_ref(), DeliverPolicy::LastPerSubject)
+        self.watch_with_options([key], WatchOptions::new())
     }
 
     /// Watches `key` from `revision` on.
@@ -39,10 +39,7 @@ impl Store {
         key: T,
         revision: u64,
     ) -> Result<Watch, WatchError> {
-        let policy = DeliverPolicy::ByStartSequence {
-            start_sequence: revision,
-        };
-        self.watch_with(key.as_ref(), policy)
+        self.watch_with_options([key], WatchOptions::new().from_revision(revision))
     }
 
     /// Every stored revision of `key`, oldest first; the iterator ends at the last.
@@ -51,7 +48,7 @@ impl Store {
         if Key::try_from(key).is_err() {
             return Err(HistoryError::new(HistoryErrorKind::InvalidKey));
         }
-        let feed = Feed::start(self, key, DeliverPolicy::All, false, "history")?;
+        let feed = Feed::start(self, [key], DeliverPolicy::All, false, "history")?;
         Ok(History {
             done: feed.pending_at_start == 0,
             feed,
@@ -60,7 +57,7 @@ impl Store {
 
     /// The keys that have a value (not deleted or purged); the iterator ends at the last.
     pub fn keys(&self) -> Result<Keys, HistoryError> {
-        let feed = Feed::start(self, ">", DeliverPolicy::LastPerSubject, true, "keys")?;
+        let feed = Feed::start(self, [">"], DeliverPolicy::LastPerSubject, true, "keys")?;
         Ok(Keys {
             history: History {
                 done: feed.pending_at_start == 0,
@@ -70,11 +67,34 @@ impl Store {
         })
     }
 
-    fn watch_with(&self, key: &str, policy: DeliverPolicy) -> Result<Watch, WatchError> {
-        let feed = Feed::start(self, key, policy, false, "watch")?;
+    /// Watches several keys (wildcards allowed) for updates made from now on.
+    pub fn watch_many<T, K>(&self, keys: K) -> Result<Watch, WatchError>
+    where
+        T: AsRef<str>,
+        K: IntoIterator<Item = T>,
+    {
+        self.watch_with_options(keys, WatchOptions::new().updates_only())
+    }
+
+    /// Watches `keys` (wildcards allowed; `[">"]` for all) as `options` say: where to
+    /// start (current values, whole history, a revision, updates only), without deletes,
+    /// without values. The options' heartbeat is not used: the blocking watch's consumer
+    /// sends one every 5 s.
+    pub fn watch_with_options<T, K>(
+        &self,
+        keys: K,
+        options: WatchOptions,
+    ) -> Result<Watch, WatchError>
+    where
+        T: AsRef<str>,
+        K: IntoIterator<Item = T>,
+    {
+        let policy = options.deliver_policy();
+        let feed = Feed::start(self, keys, policy, options.meta_only, "watch")?;
         Ok(Watch {
             // Nothing to send at the start: the initial values are all there (none).
             seen_current: feed.pending_at_start == 0,
+            ignore_deletes: options.ignore_deletes,
             feed,
             done: false,
         })
@@ -89,6 +109,8 @@ impl Store {
 pub struct Watch {
     feed: Feed,
     seen_current: bool,
+    /// Deletes and purges are left out.
+    ignore_deletes: bool,
     done: bool,
 }
 
@@ -105,19 +127,21 @@ impl Watch {
     }
 
     fn next_until(&mut self, deadline: Option<Instant>) -> Result<Option<Entry>, WatcherError> {
-        if self.done {
-            return Ok(None);
+        while !self.done {
+            let Some(message) = self.feed.next_message(deadline)? else {
+                self.done = self.feed.closed;
+                return Ok(None);
+            };
+            let mut entry = entry_of(&message, &self.feed.store.prefix, &self.feed.store.name)?;
+            if entry.delta == 0 {
+                self.seen_current = true;
+            }
+            entry.seen_current = self.seen_current;
+            if !(self.ignore_deletes && entry.operation != Operation::Put) {
+                return Ok(Some(entry));
+            }
         }
-        let Some(message) = self.feed.next_message(deadline)? else {
-            self.done = self.feed.closed;
-            return Ok(None);
-        };
-        let mut entry = entry_of(&message, &self.feed.store.prefix, &self.feed.store.name)?;
-        if entry.delta == 0 {
-            self.seen_current = true;
-        }
-        entry.seen_current = self.seen_current;
-        Ok(Some(entry))
+        Ok(None)
     }
 }
 
@@ -214,19 +238,30 @@ struct Feed {
 }
 
 impl Feed {
-    fn start(
+    fn start<T: AsRef<str>>(
         store: &Store,
-        key: &str,
+        keys: impl IntoIterator<Item = T>,
         deliver_policy: DeliverPolicy,
         headers_only: bool,
         purpose: &str,
     ) -> Result<Feed, WatchError> {
-        if !is_valid_filter(key) {
-            return Err(WatchError::new(WatchErrorKind::InvalidKey));
+        let mut subjects = Vec::new();
+        for key in keys {
+            let key = key.as_ref();
+            if !is_valid_filter(key) {
+                return Err(WatchError::new(WatchErrorKind::InvalidKey));
+            }
+            subjects.push(format!("{}{key}", store.prefix));
         }
+        let (filter_subject, filter_subjects) = match subjects.len() {
+            0 => return Err(WatchError::new(WatchErrorKind::InvalidKey)),
+            1 => (subjects.remove(0), Vec::new()),
+            _ => (String::new(), subjects),
+        };
         let config = OrderedConfig {
             description: Some(format!("kv {purpose} consumer")),
-            filter_subject: format!("{}{key}", store.prefix),
+            filter_subject,
+            filter_subjects,
             replay_policy: ReplayPolicy::Instant,
             deliver_policy,
             headers_only,

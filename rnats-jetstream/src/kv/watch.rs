@@ -41,8 +41,8 @@ use crate::consumer::{DeliverPolicy, ReplayPolicy};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WatchOptions {
     include_history: bool,
-    ignore_deletes: bool,
-    meta_only: bool,
+    pub(crate) ignore_deletes: bool,
+    pub(crate) meta_only: bool,
     updates_only: bool,
     from_revision: Option<u64>,
     heartbeat: Option<Duration>,
@@ -96,7 +96,7 @@ impl WatchOptions {
 
     /// Where the consumer starts: a revision, then updates only, then the whole history,
     /// else the last value per key.
-    fn deliver_policy(&self) -> DeliverPolicy {
+    pub(crate) fn deliver_policy(&self) -> DeliverPolicy {
         match (self.from_revision, self.updates_only, self.include_history) {
             (Some(start_sequence), _, _) => DeliverPolicy::ByStartSequence { start_sequence },
             (None, true, _) => DeliverPolicy::New,
