@@ -132,21 +132,21 @@ type FetchPage<T> =
 /// One page of a paged API listing: its place and its items.
 #[derive(Debug, Deserialize)]
 pub(crate) struct Page<T> {
-    total: usize,
+    pub(crate) total: usize,
     /// Read as 0 when missing. Every nats-server sends it; 0 is right for the first page
     /// only, so a later page without it is refused as not the page asked for, never taken
     /// for it.
     #[serde(default)]
-    offset: usize,
+    pub(crate) offset: usize,
     /// The items; the server names the array for what it lists, and sends `null` for none.
     #[serde(rename = "streams", alias = "consumers")]
-    items: Option<Vec<T>>,
+    pub(crate) items: Option<Vec<T>>,
     /// The names of the page's items that could not be listed (nats-server 2.12+).
     #[serde(default)]
-    missing: Option<Vec<String>>,
+    pub(crate) missing: Option<Vec<String>>,
     /// The page's items that are offline, by name, with the reason (nats-server 2.12+).
     #[serde(default)]
-    offline: Option<BTreeMap<String, String>>,
+    pub(crate) offline: Option<BTreeMap<String, String>>,
 }
 
 /// An item of a paged listing, by the name the listing's `missing` and `offline` use.
@@ -163,7 +163,7 @@ impl Listed for String {
 
 impl<T: Listed> Page<T> {
     /// How many places of the listing the page covers (see [`places_covered`]).
-    fn covered(&self, items: &[T]) -> usize {
+    pub(crate) fn covered(&self, items: &[T]) -> usize {
         let listed: Vec<&str> = items.iter().map(Listed::listed_name).collect();
         let missing = self.missing.iter().flatten().map(String::as_str);
         let offline = self

@@ -435,3 +435,31 @@ fn an_ordered_consumer_delivers_the_filtered_messages_in_order() {
         (7, "later".into())
     );
 }
+
+#[test]
+fn streams_and_consumers_are_listed() {
+    let (_server, js) = jetstream();
+    let first = stream(&js, "LIST_A");
+    stream(&js, "LIST_B");
+    let mut names: Vec<String> = js.stream_names().map(Result::unwrap).collect();
+    names.sort();
+    assert_eq!(names, ["LIST_A", "LIST_B"]);
+    let found: Vec<String> = js
+        .stream_names_for_subject("LIST_B.x")
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(found, ["LIST_B"]);
+    assert_eq!(js.streams().count(), 2);
+
+    durable(&first, "one");
+    durable(&first, "two");
+    let mut consumers: Vec<String> = first.consumer_names().map(Result::unwrap).collect();
+    consumers.sort();
+    assert_eq!(consumers, ["one", "two"]);
+    let infos: Vec<_> = first.consumers().map(Result::unwrap).collect();
+    assert_eq!(infos.len(), 2);
+    assert!(infos.iter().all(|info| info.stream_name == "LIST_A"));
+    let mut names = js.stream_names();
+    while names.next().is_some() {}
+    assert!(names.missing().is_empty() && names.offline().is_empty());
+}

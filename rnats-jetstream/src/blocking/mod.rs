@@ -38,12 +38,13 @@
 //! waits for the next change as long as it takes.
 //!
 //! Left out for now: ordered pull consumers, push consumers other than the ordered one,
-//! Object Store, listings of streams and consumers.
+//! Object Store.
 
 mod consumer;
 mod context;
 #[cfg(feature = "kv")]
 mod kv;
+mod list;
 mod message;
 mod ordered;
 mod stream;
@@ -55,6 +56,7 @@ pub use self::context::Context;
 #[cfg(feature = "kv")]
 #[cfg_attr(docsrs, doc(cfg(feature = "kv")))]
 pub use self::kv::Store;
+pub use self::list::{ConsumerNames, Consumers, StreamNames, Streams};
 pub use self::message::Message;
 pub use self::ordered::Ordered;
 pub use self::stream::Stream;
