@@ -41,7 +41,7 @@
 //! ```
 
 pub mod bucket;
-mod buckets;
+pub(crate) mod buckets;
 pub mod codec;
 pub(crate) mod config;
 pub(crate) mod entry;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use rnats_jetstream::blocking::{self, Context, Store};
-use rnats_jetstream::context::KeyValueErrorKind;
+use rnats_jetstream::context::{KeyValueErrorKind, UpdateKeyValueErrorKind};
 use rnats_jetstream::kv::{self, CreateErrorKind, Operation, ServerRefusal, UpdateErrorKind};
 use rnats_jetstream::{ErrorCode, stream};
 use rnats_test_server::NatsServer;
@@ -183,6 +183,35 @@ fn buckets_are_created_found_and_deleted() {
     assert_eq!(missing.error_code(), Some(ErrorCode::STREAM_NOT_FOUND));
     let invalid = js.get_key_value("no.dots").unwrap_err();
     assert_eq!(invalid.kind(), KeyValueErrorKind::InvalidStoreName);
+
+    // Get or create: made once, then found with its first config.
+    let config = |history| kv::Config {
+        bucket: "settings".to_owned(),
+        history,
+        ..Default::default()
+    };
+    let made = js.get_or_create_key_value(config(2)).unwrap();
+    assert_eq!(made.status().unwrap().history(), 2);
+    let found = js.get_or_create_key_value(config(4)).unwrap();
+    assert_eq!(found.status().unwrap().history(), 2);
+    let updated = js.update_key_value(config(4)).unwrap();
+    assert_eq!(updated.status().unwrap().history(), 4);
+    let missing = js
+        .update_key_value(kv::Config {
+            bucket: "nowhere".to_owned(),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert_eq!(missing.kind(), UpdateKeyValueErrorKind::NotFound);
+
+    // Buckets are listed, other streams are not.
+    js.create_stream(stream::Config {
+        name: "PLAIN".to_owned(),
+        ..Default::default()
+    })
+    .unwrap();
+    let names: Vec<String> = js.key_value_store_names().map(Result::unwrap).collect();
+    assert_eq!(names, ["settings"]);
 }
 
 #[test]

@@ -37,6 +37,8 @@ const EXPIRY_SLACK: Duration = Duration::from_secs(5);
 const DEFAULT_BATCH: usize = 200;
 /// How long each pull request of [`Consumer::messages`] stays open on the server.
 const DEFAULT_EXPIRES: Duration = Duration::from_secs(30);
+/// Messages per pull request of [`Consumer::messages_with`] when only a byte limit is set.
+const BYTES_ONLY_BATCH: usize = 1_000_000;
 /// The idle heartbeat asked for by [`Consumer::messages`].
 const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(15);
 
@@ -303,7 +305,11 @@ impl Consumer<PullConfig> {
     /// noticed only when the next one is due.
     pub fn messages_with(&self, mut request: BatchConfig) -> Result<Messages, StreamError> {
         request.no_wait = false;
-        request.batch = request.batch.max(1);
+        request.batch = match (request.batch, request.max_bytes) {
+            // Only a byte limit: the bytes decide (ADR-37, as the async consumer does).
+            (0, bytes) if bytes > 0 => BYTES_ONLY_BATCH,
+            (batch, _) => batch.max(1),
+        };
         request.expires = request.expires.or(Some(DEFAULT_EXPIRES));
         let inbox = self.context.client.new_inbox();
         let subscriber = self

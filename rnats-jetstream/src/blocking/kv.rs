@@ -6,21 +6,23 @@ use bytes::Bytes;
 use rnats_core::header::{HeaderMap, NATS_EXPECTED_LAST_SUBJECT_SEQUENCE, NATS_ROLLUP};
 
 use super::context::Context;
+use super::list::StreamNames;
 use super::stream::Stream;
 use crate::context::{PublishErrorKind, RequestErrorKind};
 use crate::errors::ErrorCode;
-use crate::kv::config::ConfigError;
+use crate::kv::buckets::{create_error_of_get, update_error_of_create};
+use crate::kv::config::{ConfigError, MAX_HISTORY};
 use crate::kv::entry::KV_OPERATION;
 use crate::kv::errors::{create_of_entry, create_of_update, entry_of_direct, update_error};
 use crate::kv::{
     BucketName, Config, CreateError, CreateErrorKind, CreateKeyValueError, CreateKeyValueErrorKind,
     DeleteError, Entry, EntryError, EntryErrorKind, Key, KeyValueError, KeyValueErrorKind,
     Operation, PurgeError, PutError, PutErrorKind, ServerRefusal, Status, StatusError,
-    StatusErrorKind, UpdateError, UpdateErrorKind,
+    StatusErrorKind, UpdateError, UpdateErrorKind, UpdateKeyValueError, UpdateKeyValueErrorKind,
 };
 use crate::message::StreamMessage;
 use crate::stream::{DeleteStatus, DirectGetErrorKind, RawMessageErrorKind};
-use crate::stream_errors::CreateStreamErrorKind;
+use crate::stream_errors::{CreateStreamErrorKind, StreamsError};
 
 impl Context {
     /// Creates the bucket `config` describes (its stream `KV_<bucket>`). Creating a bucket
@@ -51,6 +53,57 @@ impl Context {
             return Err(KeyValueError::new(KeyValueErrorKind::InvalidStoreName));
         }
         Ok(Store::new(bucket.into(), stream))
+    }
+
+    /// Changes an existing bucket's config; a missing bucket fails with
+    /// [`UpdateKeyValueErrorKind::NotFound`].
+    pub fn update_key_value(&self, config: Config) -> Result<Store, UpdateKeyValueError> {
+        let stream_config = self
+            .bucket_stream_config(&config)
+            .map_err(update_error_of_create)?;
+        let name = stream_config.name.clone();
+        let info = self.update_stream(&stream_config).map_err(|error| {
+            let kind = match error.kind() {
+                CreateStreamErrorKind::NotFound => UpdateKeyValueErrorKind::NotFound,
+                CreateStreamErrorKind::TimedOut => UpdateKeyValueErrorKind::TimedOut,
+                _ => UpdateKeyValueErrorKind::BucketUpdate,
+            };
+            UpdateKeyValueError::with_source(kind, error)
+        })?;
+        Ok(Store::new(config.bucket, self.stream_handle(name, info)))
+    }
+
+    /// The bucket `config.bucket` if it exists, its config left as it is; otherwise a new
+    /// one with `config`. Callers racing to make the same bucket all get the one the server
+    /// created first.
+    pub fn get_or_create_key_value(&self, config: Config) -> Result<Store, CreateKeyValueError> {
+        // A config that could never create the bucket is refused even when it exists.
+        if config.history > MAX_HISTORY {
+            return Err(CreateKeyValueError::new(
+                CreateKeyValueErrorKind::TooLongHistory,
+            ));
+        }
+        match self.get_key_value(config.bucket.as_str()) {
+            Ok(store) => return Ok(store),
+            Err(error) if error.error_code() == Some(ErrorCode::STREAM_NOT_FOUND) => {}
+            Err(error) => return Err(create_error_of_get(error)),
+        }
+        let bucket = config.bucket.clone();
+        match self.create_key_value(config) {
+            // Another caller made it first, with another config: take theirs.
+            Err(error) if error.error_code() == Some(ErrorCode::STREAM_NAME_EXIST) => {
+                self.get_key_value(bucket).map_err(create_error_of_get)
+            }
+            result => result,
+        }
+    }
+
+    /// The names of the account's buckets (mirrors included), fetched page by page as they
+    /// are read.
+    pub fn key_value_store_names(&self) -> KeyValueNames {
+        KeyValueNames {
+            names: self.stream_names(),
+        }
     }
 
     /// Deletes the bucket `bucket` with all its keys.
@@ -97,6 +150,30 @@ impl Context {
                     CreateKeyValueError::new(CreateKeyValueErrorKind::LimitMarkersNotSupported)
                 }
             })
+    }
+}
+
+/// The names of the account's buckets; from [`Context::key_value_store_names`].
+#[derive(Debug)]
+pub struct KeyValueNames {
+    names: StreamNames,
+}
+
+impl Iterator for KeyValueNames {
+    type Item = Result<String, StreamsError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            // Buckets are the streams named `KV_*` (a mirror bucket's stream has no
+            // subjects of its own to list it by).
+            match self.names.next()? {
+                Ok(name) => match name.strip_prefix("KV_") {
+                    Some(bucket) => return Some(Ok(bucket.to_owned())),
+                    None => continue,
+                },
+                Err(error) => return Some(Err(error)),
+            }
+        }
     }
 }
 

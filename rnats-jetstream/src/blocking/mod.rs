@@ -55,7 +55,7 @@ pub use self::consumer::{Batch, Consumer, Messages, PullConsumer};
 pub use self::context::Context;
 #[cfg(feature = "kv")]
 #[cfg_attr(docsrs, doc(cfg(feature = "kv")))]
-pub use self::kv::Store;
+pub use self::kv::{KeyValueNames, Store};
 pub use self::list::{ConsumerNames, Consumers, StreamNames, Streams};
 pub use self::message::Message;
 pub use self::ordered::Ordered;

@@ -238,7 +238,7 @@ impl Context {
 }
 
 /// A config error of a create as the same error of an update.
-fn update_error_of_create(error: CreateKeyValueError) -> UpdateKeyValueError {
+pub(crate) fn update_error_of_create(error: CreateKeyValueError) -> UpdateKeyValueError {
     let kind = match error.kind() {
         CreateKeyValueErrorKind::InvalidStoreName => UpdateKeyValueErrorKind::InvalidStoreName,
         CreateKeyValueErrorKind::TooLongHistory => UpdateKeyValueErrorKind::TooLongHistory,
@@ -254,7 +254,7 @@ fn update_error_of_create(error: CreateKeyValueError) -> UpdateKeyValueError {
 }
 
 /// A failed get of a bucket as the same failure of a get-or-create.
-fn create_error_of_get(error: KeyValueError) -> CreateKeyValueError {
+pub(crate) fn create_error_of_get(error: KeyValueError) -> CreateKeyValueError {
     let timed_out = error
         .downcast_source::<RequestError>()
         .is_some_and(|request| request.kind() == RequestErrorKind::TimedOut);
