@@ -493,32 +493,42 @@ impl Messages {
                 Err(_) => continue,
             };
             self.last_heard = Instant::now();
-            match Reply::classify(&message) {
-                Reply::Message => {
-                    self.pending.handle_message(message_size(&message));
-                    let context = self.context.clone();
-                    return Some(Ok(Some(Message { message, context })));
-                }
-                Reply::Heartbeat => {}
-                Reply::Ended {
-                    messages, bytes, ..
-                } => self.pending.handle_ended(messages, bytes),
-                Reply::TooManyWaiting(description) => {
-                    // This request was refused; another goes out on the next call.
-                    self.pending.handle_ended(None, None);
-                    let error = MessagesError::with_source(
-                        MessagesErrorKind::RequestLimitExceeded,
-                        description,
-                    );
-                    return Some(Err(error));
-                }
-                other => {
-                    self.done = true;
-                    return Some(Err(reply_error(other)));
-                }
+            if let Some(result) = self.handle(message) {
+                return Some(result.map(Some));
             }
         }
         None
+    }
+
+    /// Reads one message of the pull subscription: a stream message or an error for the
+    /// caller, or `None` for a status that only changes the books.
+    fn handle(&mut self, message: rnats_core::Message) -> Option<Result<Message, MessagesError>> {
+        match Reply::classify(&message) {
+            Reply::Message => {
+                self.pending.handle_message(message_size(&message));
+                let context = self.context.clone();
+                Some(Ok(Message { message, context }))
+            }
+            Reply::Heartbeat => None,
+            Reply::Ended {
+                messages, bytes, ..
+            } => {
+                self.pending.handle_ended(messages, bytes);
+                None
+            }
+            Reply::TooManyWaiting(description) => {
+                // This request was refused; another goes out on the next call.
+                self.pending.handle_ended(None, None);
+                Some(Err(MessagesError::with_source(
+                    MessagesErrorKind::RequestLimitExceeded,
+                    description,
+                )))
+            }
+            other => {
+                self.done = true;
+                Some(Err(reply_error(other)))
+            }
+        }
     }
 
     /// Sends a pull request when what is still to come ran down to the threshold.
