@@ -463,3 +463,42 @@ fn streams_and_consumers_are_listed() {
     while names.next().is_some() {}
     assert!(names.missing().is_empty() && names.offline().is_empty());
 }
+
+#[test]
+fn a_push_consumer_delivers_answers_flow_control_and_drains() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "PUSHED");
+    for i in 0..3 {
+        js.publish("PUSHED.a", format!("{i}").into()).unwrap();
+    }
+    let consumer = stream
+        .create_consumer(push::Config {
+            durable_name: Some("pushed".to_owned()),
+            deliver_subject: js.client().new_inbox(),
+            ack_policy: AckPolicy::Explicit,
+            flow_control: true,
+            idle_heartbeat: Duration::from_millis(200),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut messages = consumer.messages().unwrap();
+    for i in 0..3 {
+        let message = messages.next_timeout(WAIT).unwrap().expect("a message");
+        assert_eq!(message.payload, format!("{i}"));
+        message.double_ack().unwrap();
+    }
+    // Heartbeats come while idle: no message, no error.
+    assert!(
+        messages
+            .next_timeout(Duration::from_millis(700))
+            .unwrap()
+            .is_none()
+    );
+    js.publish("PUSHED.a", "last".into()).unwrap();
+    let last = messages.next().unwrap().unwrap();
+    assert_eq!(last.payload, "last");
+    last.double_ack().unwrap();
+    messages.drain().unwrap();
+    assert!(messages.next().is_none());
+    assert_eq!(stream.consumer_info("pushed").unwrap().num_ack_pending, 0);
+}

@@ -37,8 +37,7 @@
 //! and every wait is bounded by the context's timeout, except a Key-Value watch, which
 //! waits for the next change as long as it takes.
 //!
-//! Left out for now: ordered pull consumers, push consumers other than the ordered one,
-//! Object Store.
+//! Left out for now: ordered pull consumers, Object Store.
 
 mod consumer;
 mod context;
@@ -47,6 +46,7 @@ mod kv;
 mod list;
 mod message;
 mod ordered;
+mod push;
 mod stream;
 #[cfg(feature = "kv")]
 mod watch;
@@ -59,6 +59,7 @@ pub use self::kv::{KeyValueNames, Store};
 pub use self::list::{ConsumerNames, Consumers, StreamNames, Streams};
 pub use self::message::Message;
 pub use self::ordered::Ordered;
+pub use self::push::PushMessages;
 pub use self::stream::Stream;
 #[cfg(feature = "kv")]
 #[cfg_attr(docsrs, doc(cfg(feature = "kv")))]

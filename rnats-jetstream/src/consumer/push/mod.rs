@@ -191,7 +191,7 @@ pub(crate) enum Delivery {
 
 /// The headers of a flow-control answer that acknowledges up to `last` (stream and delivery
 /// sequences); zeros before any message, which the server takes as no ack.
-fn acked_up_to(last: Option<(u64, u64)>) -> HeaderMap {
+pub(crate) fn acked_up_to(last: Option<(u64, u64)>) -> HeaderMap {
     let (stream, delivered) = last.unwrap_or_default();
     let mut headers = HeaderMap::new();
     headers.insert(LAST_STREAM, stream.to_string());
