@@ -306,6 +306,30 @@ fn blocking_client_publishes_subscribes_and_requests() {
     );
 }
 
+#[cfg(feature = "kv")]
+#[test]
+fn blocking_jetstream_fetches_acks_and_watches_a_bucket() {
+    let server = NatsServer::with_jetstream();
+    let output = run("blocking_jetstream", &server.url(), &[]);
+    output.expect_lines(
+        "blocking_jetstream",
+        &[
+            "order 1 stored as sequence 1",
+            "order 3 stored as sequence 3",
+            "fetched order 1",
+            "fetched order 2",
+            "fetched order 3",
+            "put color = blue at revision 1",
+            "update color = green at revision 2",
+            "update from a stale revision refused: wrong last revision",
+            "get color: green",
+            "watched color = blue",
+            "watched color = green",
+            "done",
+        ],
+    );
+}
+
 #[cfg(feature = "jetstream")]
 #[test]
 fn jetstream_publish_stores_acks_and_deduplicates() {
