@@ -49,6 +49,7 @@ pub(crate) mod errors;
 mod history;
 pub(crate) mod name;
 mod store;
+mod update_with;
 pub(crate) mod watch;
 
 pub(crate) use self::watch::entry_of;

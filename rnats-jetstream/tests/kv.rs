@@ -1160,3 +1160,60 @@ async fn keys_lists_each_key_once_while_they_are_rewritten() {
     stop.send(()).unwrap();
     rewrites.await.unwrap();
 }
+
+#[tokio::test]
+async fn update_with_loses_no_change_among_concurrent_writers() {
+    let (_server, js) = jetstream().await;
+    let store = js
+        .create_key_value(kv::Config {
+            bucket: "counters".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let add_one = |entry: Option<&Entry>| -> Option<Bytes> {
+        let now: u64 = entry
+            .map(|entry| std::str::from_utf8(&entry.value).unwrap().parse().unwrap())
+            .unwrap_or(0);
+        Some((now + 1).to_string().into())
+    };
+    // Eight writers, ten increments each, all at once: every one lands exactly once.
+    let writers: Vec<_> = (0..8)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for _ in 0..10 {
+                    store.update_with("visits", add_one).await.unwrap().unwrap();
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        tokio::time::timeout(WAIT, writer).await.unwrap().unwrap();
+    }
+    assert_eq!(store.get("visits").await.unwrap().unwrap(), "80");
+
+    // Declining writes nothing; a deleted key reads as no value, and the write after it
+    // expects the delete marker.
+    let last = store.entry("visits").await.unwrap().unwrap().revision;
+    assert_eq!(store.update_with("visits", |_| None).await.unwrap(), None);
+    assert_eq!(store.entry("visits").await.unwrap().unwrap().revision, last);
+    store.delete("visits").await.unwrap();
+    let mut saw = Vec::new();
+    let written = store
+        .update_with("visits", |entry| {
+            saw.push(entry.map(|entry| entry.value.clone()));
+            Some("fresh".into())
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(saw, [None]);
+    assert_eq!(written, last + 2);
+    assert_eq!(store.get("visits").await.unwrap().unwrap(), "fresh");
+    let error = store
+        .update_with("bad key!", |_| Some("x".into()))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), UpdateErrorKind::InvalidKey);
+}
