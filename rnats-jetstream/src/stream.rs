@@ -61,6 +61,7 @@ pub(crate) mod manage;
 mod overlap;
 mod purge;
 mod raw;
+mod snapshot;
 
 use serde::Serialize;
 
@@ -91,6 +92,10 @@ pub use self::info::{
 pub use self::overlap::{Clash, SubjectOverlap};
 pub use self::purge::{No, Purge, PurgeRequest, PurgeResponse, ToAssign, Yes};
 pub use self::raw::{RawMessage, RawMessageBuilder, RawMessageRequest};
+pub use self::snapshot::{
+    BACKUP_DATA_FILE, BACKUP_METADATA_FILE, RestoreError, RestoreErrorKind, Snapshot,
+    SnapshotBuilder, SnapshotError, SnapshotErrorKind,
+};
 pub use crate::consumer::{
     ConsumerNames, ConsumerResetError, ConsumerResetErrorKind, ConsumerResetResponse, Consumers,
     PauseResponse,

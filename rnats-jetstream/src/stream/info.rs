@@ -60,8 +60,9 @@ pub struct PagedInfo {
     limit: usize,
 }
 
-/// A stream's contents at the time of the info.
-#[derive(Debug, Deserialize, Clone, PartialEq, Eq)]
+/// A stream's contents at the time of the info. Serialized as the server writes it, for a
+/// restore request and a backup's `backup.json` (see [`Stream::snapshot`](super::Stream::snapshot)).
+#[derive(Debug, Serialize, Deserialize, Clone, PartialEq, Eq)]
 pub struct State {
     /// Messages stored.
     pub messages: u64,
@@ -85,14 +86,18 @@ pub struct State {
     #[serde(default, rename = "num_subjects")]
     pub subjects_count: u64,
     /// Sequences deleted between the first and the last.
-    #[serde(default, rename = "num_deleted")]
+    #[serde(
+        default,
+        rename = "num_deleted",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub deleted_count: Option<u64>,
     /// The deleted sequences, when asked for with `StreamInfoBuilder::with_deleted`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted: Option<Vec<u64>>,
     /// Messages per subject, when asked for with a subjects filter; read through
     /// [`InfoWithSubjects`].
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) subjects: Option<HashMap<String, usize>>,
 }
 
