@@ -184,6 +184,9 @@ async fn a_backup_directory_without_consumers_restores_the_messages_alone() {
         serde_json::from_slice(&std::fs::read(target.join("backup.json")).unwrap()).unwrap();
     assert_eq!(metadata["config"]["name"], "DIR");
     assert_eq!(metadata["state"]["messages"], 200);
+    // The server's JSON as sent: fields at their defaults too, which rnats' typed config
+    // leaves out when it writes one.
+    assert_eq!(metadata["config"]["sealed"], false);
 
     js.delete_stream("DIR").await.unwrap();
     let info = js.restore_stream_from_directory(&target).await.unwrap();

@@ -78,11 +78,13 @@ struct SnapshotRequest<'a> {
     jsck: bool,
 }
 
-/// What the server answers a snapshot request with, before the data.
-#[derive(Deserialize)]
-struct SnapshotAnswer {
-    config: Config,
-    state: State,
+/// What the server answers a snapshot request with, before the data: kept as the server
+/// wrote it for `backup.json` (fields rnats does not model survive a backup), and read typed.
+#[derive(Serialize, Deserialize)]
+struct RawMetadata {
+    config: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    state: Option<serde_json::Value>,
 }
 
 impl SnapshotBuilder {
@@ -150,7 +152,7 @@ impl SnapshotBuilder {
             window_size: self.window_size,
             jsck: self.check,
         };
-        let answer: Response<SnapshotAnswer> = self
+        let answer: Response<RawMetadata> = self
             .context
             .request(format!("STREAM.SNAPSHOT.{}", self.stream), &request)
             .await
@@ -164,6 +166,11 @@ impl SnapshotBuilder {
             };
             SnapshotError::with_source(kind, error)
         })?;
+        let unreadable = |e| SnapshotError::with_source(SnapshotErrorKind::Other, e);
+        let config = Config::deserialize(&answer.config).map_err(unreadable)?;
+        let state = State::deserialize(answer.state.as_ref().unwrap_or(&serde_json::Value::Null))
+            .map_err(unreadable)?;
+        let backup_json = serde_json::to_vec_pretty(&answer).map_err(unreadable)?;
         let transfer = Transfer {
             client,
             chunks,
@@ -171,8 +178,9 @@ impl SnapshotBuilder {
             ended: false,
         };
         Ok(Snapshot {
-            config: answer.config,
-            state: answer.state,
+            config,
+            state,
+            backup_json: Bytes::from(backup_json),
             chunks: transfer.into_stream(),
         })
     }
@@ -188,6 +196,7 @@ impl SnapshotBuilder {
 pub struct Snapshot {
     config: Config,
     state: State,
+    backup_json: Bytes,
     chunks: BoxStream<'static, Result<Bytes, SnapshotError>>,
 }
 
@@ -200,6 +209,15 @@ impl Snapshot {
     /// The stream's state when the snapshot was taken.
     pub fn state(&self) -> &State {
         &self.state
+    }
+
+    /// The contents of a backup directory's `backup.json` for this snapshot: the
+    /// configuration and state exactly as the server sent them (fields rnats does not know
+    /// included), as indented JSON `{"config": .., "state": ..}`, which natscli and
+    /// [`Context::restore_stream_from_directory`] read. For writing a backup directory
+    /// yourself, say with a progress bar; [`Snapshot::to_directory`] writes this too.
+    pub fn backup_json(&self) -> Bytes {
+        self.backup_json.clone()
     }
 
     /// Writes the rest of the data to `writer` and flushes it; the bytes written. An error
@@ -242,16 +260,12 @@ impl Snapshot {
             .map_err(write_failed)?;
         let written = self.write_to(&mut data).await?;
         data.shutdown().await.map_err(write_failed)?;
-        let metadata = BackupMetadata {
-            config: self.config,
-            state: Some(self.state),
-        };
-        let text = serde_json::to_vec_pretty(&metadata)
-            .map_err(|e| SnapshotError::with_source(SnapshotErrorKind::Other, e))?;
         let mut file = runtime::create_file(&dir.join(BACKUP_METADATA_FILE))
             .await
             .map_err(write_failed)?;
-        file.write_all(&text).await.map_err(write_failed)?;
+        file.write_all(&self.backup_json)
+            .await
+            .map_err(write_failed)?;
         file.shutdown().await.map_err(write_failed)?;
         Ok(written)
     }
@@ -357,9 +371,9 @@ impl<I> Stream<I> {
     }
 }
 
-/// The body of `$JS.API.STREAM.RESTORE.<stream>`, and the contents of `backup.json`.
-#[derive(Serialize, Deserialize)]
-struct BackupMetadata {
+/// The body of `$JS.API.STREAM.RESTORE.<stream>`.
+#[derive(Serialize)]
+struct RestoreRequest {
     config: Config,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     state: Option<State>,
@@ -377,8 +391,9 @@ impl Context {
     /// stream of that name may exist ([`RestoreErrorKind::AlreadyExists`]). `state` is the
     /// snapshot's ([`Snapshot::state`]), which lets a clustered server reserve room for it;
     /// `None` sends none. `data` is read and sent 128 KiB at a time, each chunk acked by the
-    /// server before the next is read. The configuration may differ from the snapshot's (say,
-    /// in placement or replicas), but not in the name. An rnats extension.
+    /// server before the next is read; the server waits about five seconds for each next
+    /// chunk, so `data` should not stall. The configuration may differ from the snapshot's
+    /// (say, in placement or replicas), but not in the name. An rnats extension.
     ///
     /// ```no_run
     /// # async fn run(js: rnats_jetstream::Context, stream: rnats_jetstream::stream::Stream) -> Result<(), rnats_core::Error> {
@@ -395,17 +410,70 @@ impl Context {
         &self,
         config: Config,
         state: Option<State>,
+        data: R,
+    ) -> Result<Info, RestoreError>
+    where
+        R: AsyncRead + Unpin,
+    {
+        let name = config.name.clone();
+        self.restore_with(&name, &RestoreRequest { config, state }, data)
+            .await
+    }
+
+    /// Restores the stream backed up in the directory `path` in natscli's format (as
+    /// [`Snapshot::to_directory`] writes it): the configuration and state from `backup.json`,
+    /// sent as the file has them, and the data from `stream.tar.s2`. See
+    /// [`Context::restore_stream`]. An rnats extension.
+    ///
+    /// ```no_run
+    /// # async fn run(js: rnats_jetstream::Context) -> Result<(), rnats_core::Error> {
+    /// let info = js.restore_stream_from_directory("backups/orders").await?;
+    /// println!("restored {}", info.config.name);
+    /// # Ok(()) }
+    /// ```
+    pub async fn restore_stream_from_directory(
+        &self,
+        path: impl AsRef<Path>,
+    ) -> Result<Info, RestoreError> {
+        let dir = path.as_ref();
+        let read_failed = |e| RestoreError::with_source(RestoreErrorKind::Read, e);
+        let mut text = Vec::new();
+        runtime::open_file(&dir.join(BACKUP_METADATA_FILE))
+            .await
+            .map_err(read_failed)?
+            .read_to_end(&mut text)
+            .await
+            .map_err(read_failed)?;
+        let metadata: RawMetadata = serde_json::from_slice(&text)
+            .map_err(|e| RestoreError::with_source(RestoreErrorKind::InvalidBackup, e))?;
+        let Some(name) = metadata.config.get("name").and_then(|n| n.as_str()) else {
+            return Err(RestoreError::with_source(
+                RestoreErrorKind::InvalidBackup,
+                "the backup's configuration names no stream",
+            ));
+        };
+        let name = name.to_owned();
+        let data = runtime::open_file(&dir.join(BACKUP_DATA_FILE))
+            .await
+            .map_err(read_failed)?;
+        self.restore_with(&name, &metadata, data).await
+    }
+
+    /// Sends the restore `request` for stream `name`, then `data`; the restored stream's info.
+    async fn restore_with<R>(
+        &self,
+        name: &str,
+        request: &impl Serialize,
         mut data: R,
     ) -> Result<Info, RestoreError>
     where
         R: AsyncRead + Unpin,
     {
-        if !crate::is_valid_name(&config.name) {
+        if !crate::is_valid_name(name) {
             return Err(RestoreError::new(RestoreErrorKind::InvalidStreamName));
         }
-        let subject = format!("STREAM.RESTORE.{}", config.name);
         let answer: Response<RestoreAnswer> = self
-            .request(subject, &BackupMetadata { config, state })
+            .request(format!("STREAM.RESTORE.{name}"), request)
             .await
             .map_err(|e| {
                 request_failed(e, RestoreErrorKind::TimedOut, RestoreErrorKind::Request)
@@ -429,37 +497,6 @@ impl Context {
         let info: Response<Info> = serde_json::from_slice(&done)
             .map_err(|e| RestoreError::with_source(RestoreErrorKind::Other, e))?;
         info.into_result().map_err(refused)
-    }
-
-    /// Restores the stream backed up in the directory `path` in natscli's format (as
-    /// [`Snapshot::to_directory`] writes it): the configuration and state from `backup.json`,
-    /// the data from `stream.tar.s2`. See [`Context::restore_stream`]. An rnats extension.
-    ///
-    /// ```no_run
-    /// # async fn run(js: rnats_jetstream::Context) -> Result<(), rnats_core::Error> {
-    /// let info = js.restore_stream_from_directory("backups/orders").await?;
-    /// println!("restored {}", info.config.name);
-    /// # Ok(()) }
-    /// ```
-    pub async fn restore_stream_from_directory(
-        &self,
-        path: impl AsRef<Path>,
-    ) -> Result<Info, RestoreError> {
-        let dir = path.as_ref();
-        let mut text = Vec::new();
-        runtime::open_file(&dir.join(BACKUP_METADATA_FILE))
-            .await
-            .map_err(|e| RestoreError::with_source(RestoreErrorKind::Read, e))?
-            .read_to_end(&mut text)
-            .await
-            .map_err(|e| RestoreError::with_source(RestoreErrorKind::Read, e))?;
-        let metadata: BackupMetadata = serde_json::from_slice(&text)
-            .map_err(|e| RestoreError::with_source(RestoreErrorKind::InvalidBackup, e))?;
-        let data = runtime::open_file(&dir.join(BACKUP_DATA_FILE))
-            .await
-            .map_err(|e| RestoreError::with_source(RestoreErrorKind::Read, e))?;
-        self.restore_stream(metadata.config, metadata.state, data)
-            .await
     }
 }
 
