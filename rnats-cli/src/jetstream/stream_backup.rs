@@ -3,38 +3,35 @@
 //! stream's configuration and state, `stream.tar.s2` with the snapshot's bytes), so either
 //! tool restores the other's backups.
 //!
-//! Backup: `$JS.API.STREAM.SNAPSHOT.<stream>` names an inbox; the server sends the snapshot
-//! there in chunks, each with a reply subject the client acks to open the window for more,
-//! and ends with an empty message (a status of 408 or 500 in its headers means it failed).
-//! Restore: `$JS.API.STREAM.RESTORE.<stream>` answers with a subject to send chunks to,
-//! each a request the server acks with an empty reply; an empty chunk ends the upload and
-//! is answered with the restored stream's info or an error.
+//! The transfer is the library's: `Stream::snapshot` (the data as a stream of chunks, acked
+//! as they are taken) and `Context::restore_stream` (the data read and sent in chunks, each
+//! acked by the server); this file adds the directory, the progress bar and the report.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
 use clap::Args;
 use futures_util::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
-use rnats::Request;
 use rnats::jetstream::Context;
+use rnats::jetstream::stream::{
+    BACKUP_DATA_FILE, BACKUP_METADATA_FILE, Config, RestoreErrorKind, State,
+};
 use serde_json::{Value, json};
+use tokio::io::{AsyncRead, ReadBuf};
 
-use super::raw;
 use crate::error::CliError;
 use crate::out;
 use crate::stats::human;
 
 /// The file with the stream's configuration and state, natscli's name.
-const METADATA_FILE: &str = "backup.json";
+const METADATA_FILE: &str = BACKUP_METADATA_FILE;
 /// The file with the snapshot's bytes (an s2-compressed tar), natscli's name.
-const DATA_FILE: &str = "stream.tar.s2";
-/// Bytes per restore chunk.
-const RESTORE_CHUNK: usize = 128 * 1024;
-/// How long to wait for the next snapshot chunk, or the server's answer to the last
-/// restore chunk (it restores the stream before answering).
+const DATA_FILE: &str = BACKUP_DATA_FILE;
+/// How long to wait for the next snapshot chunk.
 const TRANSFER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Options of `rnats stream backup`.
@@ -110,11 +107,27 @@ fn parse_size(text: &str) -> Result<u64, String> {
 /// Backs `args.stream` up into `args.target`.
 pub(crate) async fn backup(js: &Context, args: BackupArgs) -> Result<(), CliError> {
     let name = args.stream.as_str();
-    let info = raw(js, &format!("STREAM.INFO.{name}"), &Value::Null).await?;
-    let expected = info
-        .pointer("/state/bytes")
-        .and_then(Value::as_u64)
-        .unwrap_or(0);
+    let stream = js
+        .get_stream_no_info(name)
+        .await
+        .map_err(CliError::js(format!("cannot back up stream {name}")))?;
+    let mut snapshot = stream
+        .snapshot()
+        .no_consumers(args.no_consumers)
+        .check(args.check)
+        .timeout(TRANSFER_TIMEOUT);
+    // The server clamps both sizes into its range, so a larger one is its maximum.
+    if let Some(size) = args.chunk_size {
+        snapshot = snapshot.chunk_size(u32::try_from(size).unwrap_or(u32::MAX));
+    }
+    if let Some(size) = args.window_size {
+        snapshot = snapshot.window_size(u32::try_from(size).unwrap_or(u32::MAX));
+    }
+    let mut snapshot = snapshot
+        .start()
+        .await
+        .map_err(CliError::js(format!("cannot back up stream {name}")))?;
+
     make_private_dir(&args.target)?;
     // An older backup's metadata would vouch for data this run may not finish writing.
     let _ = std::fs::remove_file(args.target.join(METADATA_FILE));
@@ -123,60 +136,22 @@ pub(crate) async fn backup(js: &Context, args: BackupArgs) -> Result<(), CliErro
         path: data_path.clone(),
         source,
     })?;
-
-    let client = js.client();
-    let inbox = client.new_inbox();
-    let mut chunks = client.subscribe(inbox.clone()).await?;
-    client.flush().await?;
-    let mut request = json!({
-        "deliver_subject": inbox,
-        "no_consumers": args.no_consumers,
-        "jsck": args.check,
-    });
-    if let Some(size) = args.chunk_size {
-        request["chunk_size"] = json!(size);
-    }
-    if let Some(size) = args.window_size {
-        request["window_size"] = json!(size);
-    }
-    let started = raw(js, &format!("STREAM.SNAPSHOT.{name}"), &request).await?;
-
     let bar = bar(
         "backup",
-        expected,
+        snapshot.state().bytes,
         !args.json && !args.no_progress && std::io::stderr().is_terminal(),
     );
-    let failed = |reason: String| CliError::JetStream {
-        action: format!("backup of stream {name} failed"),
-        source: reason.into(),
-    };
     let (mut received, mut count) = (0u64, 0u64);
-    loop {
-        let chunk = match tokio::time::timeout(TRANSFER_TIMEOUT, chunks.next()).await {
-            Ok(Some(chunk)) => chunk,
-            Ok(None) => return Err(failed("the connection closed".to_owned())),
-            Err(_) => return Err(failed(format!("no data for {TRANSFER_TIMEOUT:?}"))),
-        };
-        if chunk.payload.is_empty() {
-            match chunk.status {
-                Some(status) if status.as_u16() >= 400 => {
-                    let reason = chunk.description.unwrap_or_default();
-                    return Err(failed(format!("the server said {status} {reason}")));
-                }
-                _ => break,
-            }
-        }
-        data.write_all(&chunk.payload)
+    while let Some(chunk) = snapshot.next().await {
+        let chunk = chunk.map_err(CliError::js(format!("backup of stream {name} failed")))?;
+        data.write_all(&chunk)
             .map_err(|source| CliError::WriteFile {
                 path: data_path.clone(),
                 source,
             })?;
-        received += chunk.payload.len() as u64;
+        received += chunk.len() as u64;
         count += 1;
         bar.set_position(received);
-        if let Some(reply) = chunk.reply {
-            client.publish(reply, Bytes::new()).await?;
-        }
     }
     bar.finish_and_clear();
     data.sync_all().map_err(|source| CliError::WriteFile {
@@ -185,13 +160,15 @@ pub(crate) async fn backup(js: &Context, args: BackupArgs) -> Result<(), CliErro
     })?;
     // As natscli: the metadata only once the data is complete, so a directory with a
     // `backup.json` holds a whole backup. Its keys, `config` and `state`, are the snapshot
-    // answer's, which natscli's restore reads into its restore request.
-    let metadata = json!({ "config": started["config"], "state": started["state"] });
-    write_json(&args.target.join(METADATA_FILE), &metadata)?;
-    let messages = started
-        .pointer("/state/messages")
-        .and_then(Value::as_u64)
-        .unwrap_or(0);
+    // answer's as the server wrote them, which natscli's restore reads into its request.
+    let metadata_path = args.target.join(METADATA_FILE);
+    std::fs::write(&metadata_path, snapshot.backup_json()).map_err(|source| {
+        CliError::WriteFile {
+            path: metadata_path.clone(),
+            source,
+        }
+    })?;
+    let messages = snapshot.state().messages;
     if args.json {
         return out::json(&json!({
             "stream": name,
@@ -253,117 +230,88 @@ pub(crate) async fn restore(js: &Context, args: RestoreArgs) -> Result<(), CliEr
     if let Some(replicas) = args.replicas {
         config["num_replicas"] = json!(replicas);
     }
-    if raw(js, &format!("STREAM.INFO.{name}"), &Value::Null)
-        .await
-        .is_ok()
-    {
-        return Err(CliError::JetStream {
-            action: format!("cannot restore stream {name}"),
-            source: "a stream of that name exists; remove it first".into(),
-        });
-    }
-    let data_path = dir.join(DATA_FILE);
-    let mut data = std::fs::File::open(&data_path).map_err(|source| CliError::ReadFile {
-        what: "backup data",
-        path: data_path.clone(),
-        source,
-    })?;
-    let total = data.metadata().map(|m| m.len()).unwrap_or(0);
-
-    let request = json!({ "config": config, "state": metadata["state"] });
-    let started = raw(js, &format!("STREAM.RESTORE.{name}"), &request).await?;
-    let Some(deliver) = started["deliver_subject"].as_str() else {
-        return Err(CliError::JetStream {
-            action: format!("cannot restore stream {name}"),
-            source: "the server named no subject to send the backup to".into(),
-        });
+    let cannot = |reason: String| CliError::JetStream {
+        action: format!("cannot restore stream {name}"),
+        source: reason.into(),
     };
+    let config: Config = serde_json::from_value(config)
+        .map_err(|e| cannot(format!("the configuration is not a stream's: {e}")))?;
+    let state: Option<State> = match &metadata["state"] {
+        Value::Null => None,
+        state => Some(
+            serde_json::from_value(state.clone())
+                .map_err(|e| cannot(format!("the backed-up state is not a stream's: {e}")))?,
+        ),
+    };
+    let data_path = dir.join(DATA_FILE);
+    let file = tokio::fs::File::open(&data_path)
+        .await
+        .map_err(|source| CliError::ReadFile {
+            what: "backup data",
+            path: data_path.clone(),
+            source,
+        })?;
+    let total = file.metadata().await.map(|m| m.len()).unwrap_or(0);
     let bar = bar(
         "restore",
         total,
         !args.json && !args.no_progress && std::io::stderr().is_terminal(),
     );
-    let client = js.client();
-    let failed = |reason: String| CliError::JetStream {
-        action: format!("restore of stream {name} failed"),
-        source: reason.into(),
+    let mut data = Progress {
+        inner: file,
+        bar: bar.clone(),
+        read: 0,
     };
-    let mut sent = 0u64;
-    let mut buffer = vec![0u8; RESTORE_CHUNK];
-    loop {
-        let n = read_full(&mut data, &mut buffer).map_err(|source| CliError::ReadFile {
-            what: "backup data",
-            path: data_path.clone(),
-            source,
-        })?;
-        if n == 0 {
-            break;
-        }
-        let ack = client
-            .send_request(
-                deliver.to_owned(),
-                Request::new()
-                    .payload(Bytes::copy_from_slice(&buffer[..n]))
-                    .timeout(Some(TRANSFER_TIMEOUT)),
-            )
-            .await?;
-        if !ack.payload.is_empty() {
-            return Err(failed(api_error(&ack.payload)));
-        }
-        sent += n as u64;
-        bar.set_position(sent);
-    }
-    let done = client
-        .send_request(
-            deliver.to_owned(),
-            Request::new().timeout(Some(TRANSFER_TIMEOUT)),
-        )
-        .await?;
+    let restored = js.restore_stream(config, state, &mut data).await;
     bar.finish_and_clear();
-    let info: Value = serde_json::from_slice(&done.payload)
-        .map_err(|e| failed(format!("the server's answer is not JSON: {e}")))?;
-    if info.get("error").is_some() {
-        return Err(failed(api_error(&done.payload)));
-    }
+    let info = match restored {
+        Ok(info) => info,
+        Err(error) if error.kind() == RestoreErrorKind::AlreadyExists => {
+            return Err(cannot(
+                "a stream of that name exists; remove it first".to_owned(),
+            ));
+        }
+        Err(error) => {
+            return Err(CliError::js(format!("restore of stream {name} failed"))(
+                error,
+            ));
+        }
+    };
     if args.json {
+        // The server's JSON, as `stream info --json` prints it.
+        let info = super::raw(js, &format!("STREAM.INFO.{name}"), &Value::Null).await?;
         return out::json_pretty(&info);
     }
-    let messages = info
-        .pointer("/state/messages")
-        .and_then(Value::as_u64)
-        .unwrap_or(0);
     out::print(&format!(
         "Restored stream {name} ({} messages) from {}: {} sent\n",
-        human::count(messages),
+        human::count(info.state.messages),
         dir.display(),
-        super::bytes(sent),
+        super::bytes(data.read),
     ))
 }
 
-/// The description of a JetStream API error reply, or the reply itself.
-fn api_error(payload: &[u8]) -> String {
-    let text = String::from_utf8_lossy(payload);
-    serde_json::from_slice::<Value>(payload)
-        .ok()
-        .and_then(|v| {
-            let error = v.get("error")?;
-            let description = error.get("description")?.as_str()?;
-            let code = error.get("err_code").and_then(Value::as_u64).unwrap_or(0);
-            Some(format!("{description} (error code {code})"))
-        })
-        .unwrap_or_else(|| text.into_owned())
+/// The backup data as it is read for the restore, moving the progress bar.
+struct Progress<R> {
+    inner: R,
+    bar: ProgressBar,
+    /// Bytes read so far.
+    read: u64,
 }
 
-/// Reads until `buffer` is full or the file ends; the bytes read.
-fn read_full(file: &mut std::fs::File, buffer: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match file.read(&mut buffer[filled..])? {
-            0 => break,
-            n => filled += n,
+impl<R: AsyncRead + Unpin> AsyncRead for Progress<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = polled {
+            self.read += (buf.filled().len() - before) as u64;
+            self.bar.set_position(self.read);
         }
+        polled
     }
-    Ok(filled)
 }
 
 /// Makes the backup directory, readable by its owner only as natscli makes it (the backup
@@ -374,15 +322,6 @@ fn make_private_dir(path: &Path) -> Result<(), CliError> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(path).map_err(|source| CliError::WriteFile {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
-/// Writes `value` to `path` as indented JSON.
-fn write_json(path: &Path, value: &Value) -> Result<(), CliError> {
-    let text = serde_json::to_string_pretty(value)?;
-    std::fs::write(path, text).map_err(|source| CliError::WriteFile {
         path: path.to_path_buf(),
         source,
     })
