@@ -249,3 +249,38 @@ fn object_store_round_trips_bytes_and_files_under_smol() {
         assert_eq!(std::fs::read(&copy).unwrap(), data);
     });
 }
+
+#[test]
+fn a_stream_snapshot_round_trips_through_a_directory_under_smol() {
+    let server = spawn_server();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("backup");
+    on_smol(async {
+        let js = jetstream(&server).await;
+        let stream = within(js.create_stream(stream::Config {
+            name: "SNAP".into(),
+            subjects: vec!["snap.>".into()],
+            storage: stream::StorageType::File,
+            ..Default::default()
+        }))
+        .await
+        .unwrap();
+        for i in 0..50 {
+            within(async { js.publish("snap.a", format!("{i}").into()).await?.await })
+                .await
+                .unwrap();
+        }
+        // Small chunks: the wait for each (a timer of the runtime-neutral backend) and the
+        // files (written off the caller's thread there) are what this checks.
+        let snapshot = within(stream.snapshot().chunk_size(1024).start())
+            .await
+            .unwrap();
+        within(snapshot.to_directory(&target)).await.unwrap();
+        within(js.delete_stream("SNAP")).await.unwrap();
+        let info = within(js.restore_stream_from_directory(&target))
+            .await
+            .unwrap();
+        assert_eq!(info.state.messages, 50);
+        assert_eq!(info.state.last_sequence, 50);
+    });
+}

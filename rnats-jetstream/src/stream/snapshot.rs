@@ -672,3 +672,61 @@ impl fmt::Display for RestoreErrorKind {
 
 /// Why a stream restore failed.
 pub type RestoreError = Error<RestoreErrorKind>;
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_snapshot_request_sends_only_the_options_set() {
+        let mut request = SnapshotRequest {
+            deliver_subject: "_INBOX.a",
+            no_consumers: false,
+            chunk_size: None,
+            window_size: None,
+            jsck: false,
+        };
+        assert_eq!(
+            serde_json::to_string(&request).unwrap(),
+            r#"{"deliver_subject":"_INBOX.a"}"#
+        );
+        request.no_consumers = true;
+        request.chunk_size = Some(1024);
+        request.window_size = Some(4096);
+        request.jsck = true;
+        assert_eq!(
+            serde_json::to_string(&request).unwrap(),
+            r#"{"deliver_subject":"_INBOX.a","no_consumers":true,"chunk_size":1024,"window_size":4096,"jsck":true}"#
+        );
+    }
+
+    #[test]
+    fn a_restore_request_without_state_sends_none() {
+        let request = RestoreRequest {
+            config: Config::from("ORDERS".to_owned()),
+            state: None,
+        };
+        let json: serde_json::Value = serde_json::to_value(&request).unwrap();
+        assert_eq!(json["config"]["name"], "ORDERS");
+        assert!(json.get("state").is_none(), "{json}");
+    }
+
+    #[test]
+    fn a_chunk_reply_with_an_error_is_the_servers_refusal() {
+        let reply =
+            br#"{"error":{"code":500,"err_code":10062,"description":"restore failed: EOF"}}"#;
+        let error = refusal_in(reply);
+        match error.kind() {
+            RestoreErrorKind::JetStream(refusal) => {
+                assert_eq!(refusal.error_code(), ErrorCode::STREAM_RESTORE);
+                assert_eq!(refusal.description(), Some("restore failed: EOF"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let taken = br#"{"error":{"code":400,"err_code":10130,"description":"stream name already in use, cannot restore"}}"#;
+        assert_eq!(refusal_in(taken).kind(), RestoreErrorKind::AlreadyExists);
+        assert_eq!(refusal_in(b"+OK?").kind(), RestoreErrorKind::Other);
+    }
+}
