@@ -49,6 +49,10 @@
 //! }
 //! # }
 //! ```
+//!
+//! Beyond async-nats, a stream can be backed up and restored with the server's snapshots:
+//! [`Stream::snapshot`] and [`Context::restore_stream`], natscli's backup directories
+//! included ([`Snapshot::to_directory`], [`Context::restore_stream_from_directory`]).
 
 mod batch;
 pub(crate) mod cluster;

@@ -389,7 +389,7 @@ impl Context {
     /// Restores a stream from a snapshot's data (see [`Stream::snapshot`]): creates the stream
     /// `config` describes, with the messages and consumers in `data`, and returns its info. No
     /// stream of that name may exist ([`RestoreErrorKind::AlreadyExists`]). `state` is the
-    /// snapshot's ([`Snapshot::state`]), which lets a clustered server reserve room for it;
+    /// snapshot's ([`Snapshot::state`]), sent with the configuration as natscli sends it;
     /// `None` sends none. `data` is read and sent 128 KiB at a time, each chunk acked by the
     /// server before the next is read; the server waits about five seconds for each next
     /// chunk, so `data` should not stall. The configuration may differ from the snapshot's
