@@ -263,3 +263,46 @@ async fn data_that_is_not_a_snapshot_is_refused() {
     }
     assert!(js.get_stream("JUNK").await.is_err());
 }
+
+#[tokio::test]
+async fn a_restore_from_json_sends_the_configuration_as_given() {
+    let (_server, js) = jetstream().await;
+    let stream = file_stream(&js, "EDITED").await;
+    let stored = fill(&js, "EDITED", 20).await;
+    let mut snapshot = stream.snapshot().start().await.unwrap();
+    let mut data = Vec::new();
+    snapshot.write_to(&mut data).await.unwrap();
+    let backup: serde_json::Value = serde_json::from_slice(&snapshot.backup_json()).unwrap();
+    js.delete_stream("EDITED").await.unwrap();
+
+    // The JSON goes as given, not through the typed configuration (which would drop a field
+    // it has no name for): a field no server knows reaches the server, which refuses it.
+    let mut config = backup["config"].clone();
+    config["some_future_field"] = serde_json::json!({ "on": true });
+    let refused = js
+        .restore_stream_json(config.clone(), Some(backup["state"].clone()), &data[..])
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("some_future_field"),
+        "{refused}"
+    );
+    // Edited as a tool would, it restores.
+    config.as_object_mut().unwrap().remove("some_future_field");
+    config["description"] = "restored from JSON".into();
+    let info = js
+        .restore_stream_json(config, Some(backup["state"].clone()), &data[..])
+        .await
+        .unwrap();
+    assert_eq!(
+        info.config.description.as_deref(),
+        Some("restored from JSON")
+    );
+    assert_eq!(read_all(&js, "EDITED", stored.len()).await, stored);
+
+    let nameless = js
+        .restore_stream_json(serde_json::json!({ "subjects": ["x"] }), None, &data[..])
+        .await
+        .unwrap_err();
+    assert_eq!(nameless.kind(), RestoreErrorKind::InvalidBackup);
+}

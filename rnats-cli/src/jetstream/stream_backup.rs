@@ -234,14 +234,17 @@ pub(crate) async fn restore(js: &Context, args: RestoreArgs) -> Result<(), CliEr
         action: format!("cannot restore stream {name}"),
         source: reason.into(),
     };
-    let config: Config = serde_json::from_value(config)
+    // Checked as a stream's configuration and state, but sent as the JSON they are, so that
+    // fields this version has no name for (a newer server's) are restored too.
+    serde_json::from_value::<Config>(config.clone())
         .map_err(|e| cannot(format!("the configuration is not a stream's: {e}")))?;
-    let state: Option<State> = match &metadata["state"] {
+    let state = match &metadata["state"] {
         Value::Null => None,
-        state => Some(
-            serde_json::from_value(state.clone())
-                .map_err(|e| cannot(format!("the backed-up state is not a stream's: {e}")))?,
-        ),
+        state => {
+            serde_json::from_value::<State>(state.clone())
+                .map_err(|e| cannot(format!("the backed-up state is not a stream's: {e}")))?;
+            Some(state.clone())
+        }
     };
     let data_path = dir.join(DATA_FILE);
     let file = tokio::fs::File::open(&data_path)
@@ -262,7 +265,7 @@ pub(crate) async fn restore(js: &Context, args: RestoreArgs) -> Result<(), CliEr
         bar: bar.clone(),
         read: 0,
     };
-    let restored = js.restore_stream(config, state, &mut data).await;
+    let restored = js.restore_stream_json(config, state, &mut data).await;
     bar.finish_and_clear();
     let info = match restored {
         Ok(info) => info,

@@ -420,6 +420,30 @@ impl Context {
             .await
     }
 
+    /// [`Context::restore_stream`] with the configuration and state as JSON, sent as given:
+    /// what a newer server writes into a backup and this version has no field for is kept
+    /// (`backup.json`'s `config` and `state`, edited as the caller likes). An rnats
+    /// extension.
+    pub async fn restore_stream_json<R>(
+        &self,
+        config: serde_json::Value,
+        state: Option<serde_json::Value>,
+        data: R,
+    ) -> Result<Info, RestoreError>
+    where
+        R: AsyncRead + Unpin,
+    {
+        let Some(name) = config.get("name").and_then(|n| n.as_str()) else {
+            return Err(RestoreError::with_source(
+                RestoreErrorKind::InvalidBackup,
+                "the configuration names no stream",
+            ));
+        };
+        let name = name.to_owned();
+        self.restore_with(&name, &RawMetadata { config, state }, data)
+            .await
+    }
+
     /// Restores the stream backed up in the directory `path` in natscli's format (as
     /// [`Snapshot::to_directory`] writes it): the configuration and state from `backup.json`,
     /// sent as the file has them, and the data from `stream.tar.s2`. See
