@@ -85,6 +85,14 @@ pub fn deadline_after(timeout: Duration) -> Instant {
     saturating_add(now(), timeout)
 }
 
+/// Runs `work`, which may block (an `fsync`, say), off the caller's thread and waits for its
+/// result: tokio's blocking pool, or the `blocking` crate's on the runtime-neutral backend.
+pub async fn unblock<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> io::Result<T> {
+    Rt::here().unblock(work).await
+}
+
 /// Opens the file at `path` to read, off the caller's thread (tokio's file, or the
 /// `blocking` pool's on the runtime-neutral backend).
 pub async fn open_file(path: &Path) -> io::Result<BoxedStream> {

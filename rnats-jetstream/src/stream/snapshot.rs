@@ -260,6 +260,12 @@ impl Snapshot {
             .map_err(write_failed)?;
         let written = self.write_to(&mut data).await?;
         data.shutdown().await.map_err(write_failed)?;
+        // On disk before the metadata that vouches for it.
+        let data_path = dir.join(BACKUP_DATA_FILE);
+        runtime::unblock(move || std::fs::File::open(data_path)?.sync_all())
+            .await
+            .and_then(|synced| synced)
+            .map_err(write_failed)?;
         let mut file = runtime::create_file(&dir.join(BACKUP_METADATA_FILE))
             .await
             .map_err(write_failed)?;
