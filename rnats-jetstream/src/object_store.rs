@@ -32,18 +32,18 @@
 //! # Ok(()) }
 //! ```
 
-mod bucket;
+pub(crate) mod bucket;
 mod chunks;
 mod convenience;
-mod errors;
-mod info;
+pub(crate) mod errors;
+pub(crate) mod info;
 mod link;
 mod metadata;
-mod object;
+pub(crate) mod object;
 mod progress;
-mod put;
+pub(crate) mod put;
 mod range;
-mod watch;
+pub(crate) mod watch;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE;
@@ -75,10 +75,10 @@ pub use self::range::RangeNotSatisfiable;
 pub use self::watch::{List, Watch, WatchOptions};
 
 /// The chunk size when the metadata names none (ADR-20).
-const DEFAULT_CHUNK_SIZE: usize = 128 * 1024;
+pub(crate) const DEFAULT_CHUNK_SIZE: usize = 128 * 1024;
 
 /// The rollup of the meta subject: each new metadata replaces the old.
-const ROLLUP_SUBJECT: &str = "sub";
+pub(crate) const ROLLUP_SUBJECT: &str = "sub";
 
 /// A bucket of objects: a handle to put, get, list, watch, link and delete them. Cheap to
 /// clone.
@@ -217,17 +217,17 @@ pub(crate) fn is_valid_bucket_name(name: &str) -> bool {
 }
 
 /// Whether `name` may name an object: any non-empty text, as it travels base64-encoded.
-fn is_valid_object_name(name: &str) -> bool {
+pub(crate) fn is_valid_object_name(name: &str) -> bool {
     !name.is_empty()
 }
 
 /// An object name as its meta subject's last token: base64url with padding, as nats.go.
-fn encode_object_name(name: &str) -> String {
+pub(crate) fn encode_object_name(name: &str) -> String {
     URL_SAFE.encode(name)
 }
 
 /// `SHA-256=<base64url>`, the digest form of ADR-20.
-fn format_digest(hash: &[u8]) -> String {
+pub(crate) fn format_digest(hash: &[u8]) -> String {
     format!("SHA-256={}", URL_SAFE.encode(hash))
 }
 

@@ -1,4 +1,4 @@
-//! JetStream and Key-Value for the blocking client ([`rnats_core::blocking::Client`]): the
+//! JetStream, Key-Value and Object Store for the blocking client ([`rnats_core::blocking::Client`]): the
 //! same calls as the async API, without `async`, on threads and no runtime. For programs
 //! leaving the sync `nats` crate (`nats::jetstream`, `nats::kv`).
 //!
@@ -32,12 +32,15 @@
 //!
 //! The types of the async API serve here too: stream and consumer configs and infos,
 //! [`PublishAck`](crate::publish::PublishAck), [`StreamMessage`](crate::message::StreamMessage),
-//! the error types and their kinds, the Key-Value [`Entry`](crate::kv::Entry). What differs:
-//! a publish waits for its ack (there is no ack future), message streams are iterators,
-//! and every wait is bounded by the context's timeout, except a Key-Value watch, which
-//! waits for the next change as long as it takes.
+//! the error types and their kinds, the Key-Value [`Entry`](crate::kv::Entry), the Object
+//! Store's `Config` and `ObjectInfo`. What differs: a publish waits for its ack (there is
+//! no ack future), message streams are iterators, an object is a [`std::io::Read`], and
+//! every wait is bounded by the context's timeout, except a Key-Value or Object Store
+//! watch, which waits for the next change as long as it takes.
 //!
-//! Left out for now: ordered pull consumers, Object Store.
+//! Left out for now: ordered pull consumers; of the Object Store, reading part of an object
+//! (`get_range`), fast-ingest puts, progress callbacks, `update_object_store` and
+//! `object_stores`.
 
 mod consumer;
 mod context;
@@ -45,6 +48,9 @@ mod context;
 mod kv;
 mod list;
 mod message;
+#[cfg(feature = "object-store")]
+#[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
+pub mod object_store;
 mod ordered;
 mod push;
 mod stream;
@@ -58,6 +64,9 @@ pub use self::context::Context;
 pub use self::kv::{KeyValueNames, Store};
 pub use self::list::{ConsumerNames, Consumers, StreamNames, Streams};
 pub use self::message::Message;
+#[cfg(feature = "object-store")]
+#[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
+pub use self::object_store::{Object, ObjectStore};
 pub use self::ordered::Ordered;
 pub use self::push::PushMessages;
 pub use self::stream::Stream;

@@ -55,7 +55,7 @@ impl Consumer<OrderedConfig> {
 impl Stream {
     /// Subscribes to a fresh inbox and makes an ordered consumer delivering there, as
     /// `config` says; its messages.
-    #[cfg(feature = "kv")]
+    #[cfg(any(feature = "kv", feature = "object-store"))]
     pub(super) fn ordered(&self, mut config: OrderedConfig) -> Result<Ordered, ConsumerError> {
         let (subscriber, info) = open(&self.context, &self.name, &mut config)?;
         Ok(Ordered::new(
@@ -86,7 +86,7 @@ pub struct Ordered {
     /// the first consumer did.
     resume_after: Option<u64>,
     /// Messages the first consumer had to deliver when it was made (for Key-Value).
-    #[cfg_attr(not(feature = "kv"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "kv", feature = "object-store")), allow(dead_code))]
     pub(super) pending_at_start: u64,
     /// When the server last sent something (or the consumer was made).
     last_heard: Instant,

@@ -54,7 +54,7 @@ pub struct Config {
 
 impl Config {
     /// The stream configuration of this bucket, as nats.go makes it.
-    fn stream_config(&self) -> stream::Config {
+    pub(crate) fn stream_config(&self) -> stream::Config {
         stream::Config {
             name: stream_name(&self.bucket),
             description: self.description.clone(),
@@ -366,11 +366,11 @@ fn bucket_of(info: &stream::Info) -> Option<&str> {
     info.config.subjects.contains(&chunks).then_some(bucket)
 }
 
-fn stream_name(bucket: &str) -> String {
+pub(crate) fn stream_name(bucket: &str) -> String {
     format!("OBJ_{bucket}")
 }
 
-fn checked_bucket(bucket: &str) -> Result<&str, ObjectStoreError> {
+pub(crate) fn checked_bucket(bucket: &str) -> Result<&str, ObjectStoreError> {
     if is_valid_bucket_name(bucket) {
         Ok(bucket)
     } else {
@@ -382,6 +382,6 @@ fn checked_bucket(bucket: &str) -> Result<&str, ObjectStoreError> {
 
 /// A failed stream creation as a bucket creation error: `BucketCreate`, as async-nats
 /// reports it, with the stream error (and any JetStream error behind it) as the source.
-fn create_error(error: CreateStreamError) -> CreateObjectStoreError {
+pub(crate) fn create_error(error: CreateStreamError) -> CreateObjectStoreError {
     CreateObjectStoreError::with_source(CreateObjectStoreErrorKind::BucketCreate, error)
 }

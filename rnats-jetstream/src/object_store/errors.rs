@@ -312,7 +312,7 @@ pub fn server_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<
 }
 
 /// An info failure as a get failure.
-pub(super) fn get_error(error: InfoError) -> GetError {
+pub(crate) fn get_error(error: InfoError) -> GetError {
     match error.kind() {
         InfoErrorKind::InvalidName => GetError::new(GetErrorKind::InvalidName),
         InfoErrorKind::NotFound => GetError::new(GetErrorKind::NotFound),
@@ -322,7 +322,7 @@ pub(super) fn get_error(error: InfoError) -> GetError {
 }
 
 /// An info failure as a delete failure.
-pub(super) fn delete_error(error: InfoError) -> DeleteError {
+pub(crate) fn delete_error(error: InfoError) -> DeleteError {
     match error.kind() {
         InfoErrorKind::InvalidName => DeleteError::new(DeleteErrorKind::InvalidName),
         InfoErrorKind::NotFound => DeleteError::new(DeleteErrorKind::NotFound),
@@ -332,7 +332,7 @@ pub(super) fn delete_error(error: InfoError) -> DeleteError {
 }
 
 /// An info failure as a metadata update failure.
-pub(super) fn update_metadata_error(error: InfoError) -> UpdateMetadataError {
+pub(crate) fn update_metadata_error(error: InfoError) -> UpdateMetadataError {
     let kind = match error.kind() {
         InfoErrorKind::InvalidName => UpdateMetadataErrorKind::InvalidName,
         InfoErrorKind::NotFound => UpdateMetadataErrorKind::NotFound,
@@ -343,7 +343,7 @@ pub(super) fn update_metadata_error(error: InfoError) -> UpdateMetadataError {
 }
 
 /// A failed consumer creation as a watch (or list) failure.
-pub(super) fn watch_consumer_error(error: ConsumerError) -> WatchError {
+pub(crate) fn watch_consumer_error(error: ConsumerError) -> WatchError {
     let kind = match error.kind() {
         ConsumerErrorKind::TimedOut => WatchErrorKind::TimedOut,
         _ => WatchErrorKind::ConsumerCreate,
@@ -361,7 +361,7 @@ pub(super) fn watch_stream_error(error: StreamError) -> WatchError {
 }
 
 /// A failed stream update as a seal failure.
-pub(super) fn seal_error(error: UpdateStreamError) -> SealError {
+pub(crate) fn seal_error(error: UpdateStreamError) -> SealError {
     let kind = match error.kind() {
         CreateStreamErrorKind::TimedOut => SealErrorKind::TimedOut,
         _ => SealErrorKind::Update,
@@ -370,6 +370,6 @@ pub(super) fn seal_error(error: UpdateStreamError) -> SealError {
 }
 
 /// A failed delivery as a watch (or list) item failure.
-pub(super) fn watcher_error(error: crate::consumer::push::OrderedError) -> WatcherError {
+pub(crate) fn watcher_error(error: crate::consumer::push::OrderedError) -> WatcherError {
     WatcherError::with_source(WatcherErrorKind::ConsumerError, error)
 }

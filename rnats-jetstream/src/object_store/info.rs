@@ -79,7 +79,7 @@ pub struct ObjectInfo {
 impl ObjectInfo {
     /// The metadata a meta message holds, `modified` being `stored`, the message's timestamp
     /// in the stream (ADR-20: the object's time is the server's, whatever the JSON says).
-    pub(super) fn from_stored(payload: &[u8], stored: DateTime) -> serde_json::Result<ObjectInfo> {
+    pub(crate) fn from_stored(payload: &[u8], stored: DateTime) -> serde_json::Result<ObjectInfo> {
         let mut info: ObjectInfo = serde_json::from_slice(payload)?;
         info.modified = Some(stored);
         Ok(info)

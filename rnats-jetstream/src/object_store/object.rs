@@ -37,7 +37,7 @@ use crate::stream::{Info as StreamInfo, Stream};
 const GET_WINDOW_BYTES: usize = 2 * 1024 * 1024;
 
 /// Links followed at most, so that links made by hand into a cycle end.
-const MAX_LINK_HOPS: usize = 8;
+pub(crate) const MAX_LINK_HOPS: usize = 8;
 
 impl ObjectStore {
     /// The object `object_name`, to read as an `AsyncRead`; a link is followed to the
@@ -390,7 +390,7 @@ pub(super) fn chunk_window(info: &ObjectInfo) -> usize {
 }
 
 /// The subject `info`'s chunks are stored on.
-pub(super) fn chunk_subject(info: &ObjectInfo) -> String {
+pub(crate) fn chunk_subject(info: &ObjectInfo) -> String {
     format!("$O.{}.C.{}", info.bucket, info.nuid)
 }
 
@@ -435,7 +435,7 @@ pub(super) async fn open_reader(
 }
 
 /// Whether `digest` (`SHA-256=<base64url>`, any case of the prefix, padded or not) is `hash`.
-fn digest_matches(digest: &str, hash: &[u8; 32]) -> bool {
+pub(crate) fn digest_matches(digest: &str, hash: &[u8; 32]) -> bool {
     let Some((algorithm, encoded)) = digest.split_once('=') else {
         return false;
     };
@@ -449,7 +449,7 @@ fn digest_matches(digest: &str, hash: &[u8; 32]) -> bool {
 }
 
 /// A read failure as the `io::Error` `AsyncRead` returns, the [`ReadError`] inside.
-fn io_error(error: ReadError) -> std::io::Error {
+pub(crate) fn io_error(error: ReadError) -> std::io::Error {
     let kind = match error.kind() {
         ReadErrorKind::DigestMismatch
         | ReadErrorKind::SizeMismatch

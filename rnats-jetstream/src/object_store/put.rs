@@ -26,7 +26,7 @@ use crate::publish::{PublishAckFuture, PublishMessage};
 
 /// Chunk bytes whose ack may be outstanding at once: enough to keep the link busy, few
 /// enough that a put of any size holds only a few MiB.
-const PUT_WINDOW_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const PUT_WINDOW_BYTES: usize = 4 * 1024 * 1024;
 
 /// Flow acks of half a [`PUT_WINDOW_BYTES`] each that a fast-ingest put may owe: a flow ack
 /// frees a whole window at once, so one more than two keeps at least the pipelined upload's
@@ -406,7 +406,7 @@ impl Sent {
 }
 
 /// The most a nats-server's `max_payload` may be set to.
-const MAX_PAYLOAD_CEILING: usize = 64 << 20;
+pub(crate) const MAX_PAYLOAD_CEILING: usize = 64 << 20;
 
 /// Waits for one chunk's ack and reports the progress it makes.
 async fn wait_ack(

@@ -40,7 +40,7 @@ use crate::message::Message;
 pub struct WatchOptions {
     include_history: bool,
     updates_only: bool,
-    ignore_deletes: bool,
+    pub(crate) ignore_deletes: bool,
 }
 
 impl WatchOptions {
@@ -73,7 +73,7 @@ impl WatchOptions {
 
     /// Where the consumer starts: updates only, then the whole history, else the last
     /// metadata per object.
-    fn deliver_policy(&self) -> DeliverPolicy {
+    pub(crate) fn deliver_policy(&self) -> DeliverPolicy {
         match (self.updates_only, self.include_history) {
             (true, _) => DeliverPolicy::New,
             (false, true) => DeliverPolicy::All,
