@@ -121,6 +121,14 @@ fn an_object_of_several_chunks_round_trips() {
     assert_eq!(object.read(&mut piece).unwrap(), 0, "the end stays the end");
     assert_eq!(store.get_bytes("a/b.bin").unwrap(), bytes);
 
+    // More chunks than the put keeps unacked at once (256): the window moves on.
+    let many = data(300 * 64);
+    let info = store
+        .put_bytes(with_chunk_size("many", 64), many.clone().into())
+        .unwrap();
+    assert_eq!(info.chunks, 300);
+    assert_eq!(store.get_bytes("many").unwrap(), many);
+
     // An empty object has no chunks and reads as nothing.
     let empty = store.put_bytes("empty", Bytes::new()).unwrap();
     assert_eq!((empty.size, empty.chunks), (0, 0));
@@ -320,6 +328,29 @@ fn a_digest_that_does_not_match_fails_the_read() {
         store.get_bytes("victim").unwrap_err().kind(),
         GetErrorKind::Other
     );
+}
+
+#[test]
+fn an_object_whose_chunks_are_gone_fails_to_read() {
+    let (_server, js) = jetstream();
+    let store = bucket(&js, "lossy");
+    let info = store
+        .put_bytes(with_chunk_size("hollow", 10), data(25).into())
+        .unwrap();
+    // The chunks purged by hand, the metadata left: nothing to read, at once.
+    let purge = rnats_jetstream::stream::PurgeRequest {
+        filter: Some(format!("$O.lossy.C.{}", info.nuid)),
+        ..Default::default()
+    };
+    assert_eq!(store.stream().purge_with(purge).unwrap().purged, 3);
+    let error = store.get("hollow").unwrap().read(&mut [0; 8]).unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
+    let inner = error
+        .get_ref()
+        .unwrap()
+        .downcast_ref::<ReadError>()
+        .unwrap();
+    assert_eq!(inner.kind(), ReadErrorKind::ChunksMissing);
 }
 
 #[test]
