@@ -153,6 +153,59 @@ fn an_object_of_several_chunks_round_trips() {
 }
 
 #[test]
+fn a_large_object_streams_through_with_flow_control() {
+    let (_server, js) = jetstream();
+    let store = bucket(&js, "large");
+    // 48 chunks of 128 KiB: more than a push consumer sends before it asks for flow control.
+    let bytes = data(6 * 1024 * 1024);
+    let info = store.put_bytes("video", bytes.clone().into()).unwrap();
+    assert_eq!(info.chunks, 48);
+    let mut object = store.get("video").unwrap();
+    let mut hasher = Sha256::new();
+    let copied = std::io::copy(&mut object, &mut HashWriter(&mut hasher)).unwrap();
+    assert_eq!(copied, bytes.len() as u64);
+    assert_eq!(
+        format!("SHA-256={}", URL_SAFE.encode(hasher.finalize())),
+        digest(&bytes)
+    );
+}
+
+/// Hashes what is written to it.
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_bucket_without_direct_gets_reads_from_the_leader() {
+    let (_server, js) = jetstream();
+    // A bucket made by hand, as an older client would have made it: no direct gets.
+    js.create_stream(rnats_jetstream::stream::Config {
+        name: "OBJ_plain".to_owned(),
+        subjects: vec!["$O.plain.C.>".to_owned(), "$O.plain.M.>".to_owned()],
+        allow_rollup: true,
+        allow_direct: false,
+        discard: rnats_jetstream::stream::DiscardPolicy::New,
+        ..Default::default()
+    })
+    .unwrap();
+    let store = js.get_object_store("plain").unwrap();
+    assert!(!store.stream().cached_info().config.allow_direct);
+    store.put_bytes("n", "v".into()).unwrap();
+    assert_eq!(store.info("n").unwrap().size, 1);
+    assert_eq!(store.get_bytes("n").unwrap(), "v");
+    assert_eq!(store.info("m").unwrap_err().kind(), InfoErrorKind::NotFound);
+}
+
+#[test]
 fn replacing_an_object_purges_its_old_chunks() {
     let (_server, js) = jetstream();
     let store = bucket(&js, "versions");
