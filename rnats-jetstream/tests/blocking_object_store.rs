@@ -120,6 +120,8 @@ fn an_object_of_several_chunks_round_trips() {
     assert_eq!(read, bytes);
     assert_eq!(object.read(&mut piece).unwrap(), 0, "the end stays the end");
     assert_eq!(store.get_bytes("a/b.bin").unwrap(), bytes);
+    // Each read deleted the consumer it read through.
+    assert_eq!(store.stream().consumer_names().count(), 0);
 
     // More chunks than the put keeps unacked at once (256): the window moves on.
     let many = data(300 * 64);
@@ -247,6 +249,8 @@ fn a_deleted_object_is_not_found_and_not_listed() {
 
     let listed: Vec<String> = store.list().unwrap().map(|i| i.unwrap().name).collect();
     assert_eq!(listed, ["kept"]);
+    // A listing read to its end deleted its consumer.
+    assert_eq!(store.stream().consumer_names().count(), 0);
     let all: HashSet<(String, bool)> = store
         .list_with_deleted()
         .unwrap()

@@ -204,6 +204,15 @@ impl Ordered {
         Ok(None)
     }
 
+    /// Deletes the consumer now delivering, for a reader done with it before its
+    /// inactivity threshold would have the server remove it.
+    #[cfg(feature = "object-store")]
+    pub(super) fn delete_consumer(&self) -> Result<(), ConsumerError> {
+        self.context
+            .delete_consumer_from_stream(&self.consumer, &self.stream)
+            .map(drop)
+    }
+
     /// Replaces the consumer by one that starts after the last stream sequence delivered.
     /// On failure the old one stays in place, and the next silence tries again.
     fn recreate(&mut self) -> Result<(), OrderedError> {

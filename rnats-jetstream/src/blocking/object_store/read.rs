@@ -143,8 +143,13 @@ impl ObjectStore {
 
     fn list_objects(&self, include_deleted: bool) -> Result<List, ListError> {
         let messages = self.meta_feed(DeliverPolicy::All, "object store list")?;
+        // An empty bucket: nothing to list, and no consumer to keep.
+        let done = messages.pending_at_start == 0;
+        if done {
+            let _ = messages.delete_consumer();
+        }
         Ok(List {
-            done: messages.pending_at_start == 0,
+            done,
             messages,
             include_deleted,
             timeout: self.context().timeout(),
@@ -232,6 +237,7 @@ impl Object {
                 ReadState::Idle => {
                     let messages = self.start().map_err(|error| self.fail(error))?;
                     if messages.pending_at_start == 0 {
+                        let _ = messages.delete_consumer();
                         return Err(self.fail(ReadError::new(ReadErrorKind::ChunksMissing)));
                     }
                     self.state = ReadState::Reading(Box::new(messages));
@@ -299,9 +305,7 @@ impl Object {
             return Err(self.fail(ReadError::new(ReadErrorKind::SizeMismatch)));
         }
         if pending == 0 {
-            // Dropping the consumer's subscription ends its interest; the server removes
-            // the consumer after its inactivity threshold.
-            self.state = ReadState::Done;
+            self.end_reading(ReadState::Done);
             self.check_complete()?;
         }
         self.buffered = payload;
@@ -325,9 +329,19 @@ impl Object {
 
     /// Ends the read with `error`: later reads fail with its kind.
     fn fail(&mut self, error: ReadError) -> ReadError {
-        self.state = ReadState::Failed(error.kind());
+        self.end_reading(ReadState::Failed(error.kind()));
         self.buffered = Bytes::new();
         error
+    }
+
+    /// Moves to `state`, deleting the consumer of the chunks if one was reading them, as
+    /// the async reader does. An object dropped halfway leaves its consumer to the server,
+    /// which removes it once its inactivity threshold (30 s) passes.
+    fn end_reading(&mut self, state: ReadState) {
+        if let ReadState::Reading(messages) = std::mem::replace(&mut self.state, state) {
+            // Best effort: the data is read (or the read failed) either way.
+            let _ = messages.delete_consumer();
+        }
     }
 }
 
@@ -394,7 +408,12 @@ impl Iterator for List {
             };
             // The server's count of what is still to come: none left means this is the last.
             match crate::message::info_of(&message) {
-                Ok(info) => self.done = info.pending == 0,
+                Ok(info) if info.pending == 0 => {
+                    self.done = true;
+                    // Best effort, as for a read: the server would remove it in time.
+                    let _ = self.messages.delete_consumer();
+                }
+                Ok(_) => {}
                 Err(error) => {
                     self.done = true;
                     return Some(Err(ListerError::with_source(
