@@ -5,9 +5,11 @@
 //! `$O.b.C.<nuid>`, a fresh NUID per version, and its [`ObjectInfo`] (with the SHA-256
 //! digest of the data) goes to `$O.b.M.<base64url(name)>` with a subject rollup.
 //!
-//! This file has the buckets, the [`ObjectStore`] handle and everything that writes:
-//! puts, deletes, metadata updates, links and sealing. Reading ([`ObjectStore::get`] and
-//! its [`Object`], listings and watches) is in `object_store/read.rs`.
+//! Buckets are made, found and deleted on the [`Context`]; an [`ObjectStore`] handle puts,
+//! deletes, renames, links and seals. [`ObjectStore::get`] returns an [`Object`], a
+//! [`std::io::Read`] that checks the digest at the end; [`List`] and [`Watch`] read the
+//! metadata (in `object_store/read.rs`). The async module's types serve here:
+//! [`Config`], [`ObjectMetadata`], [`ObjectInfo`], [`UpdateMetadata`], the errors.
 //!
 //! ```no_run
 //! # fn run(jetstream: rnats_jetstream::blocking::Context) -> Result<(), rnats_core::Error> {
