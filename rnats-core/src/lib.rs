@@ -104,6 +104,7 @@ mod sink;
 mod socket;
 mod sub_queue;
 mod subscriber;
+pub mod system;
 pub mod trace;
 mod transport;
 // The publish and request paths' hooks: W3C trace context and spans with the feature, no-ops

@@ -1,0 +1,148 @@
+//! Answers as servers send them, decoded: unknown fields kept, missing ones defaulted,
+//! errors and undecodable text reported.
+
+use serde_json::json;
+
+use super::*;
+
+/// An answer with `data`, as a 2.15 server sends it, plus fields no server sends yet at
+/// every level.
+fn varz_answer() -> Vec<u8> {
+    json!({
+        "server": {
+            "name": "n1", "host": "0.0.0.0", "id": "NID1", "cluster": "c1", "ver": "2.15.1",
+            "jetstream": true, "flags": 3, "seq": 42, "time": "2026-12-07T07:00:00.5Z",
+            "from_the_future": {"a": 1}
+        },
+        "data": {
+            "server_id": "NID1", "server_name": "n1", "version": "2.15.1", "go": "go1.25",
+            "host": "0.0.0.0", "port": 4222, "max_connections": 65536, "connections": 3,
+            "total_connections": 9, "routes": 2, "remotes": 2, "leafnodes": 0,
+            "in_msgs": 10, "out_msgs": 11, "in_bytes": 100, "out_bytes": 110,
+            "slow_consumers": 0, "subscriptions": 57, "mem": 12345, "cpu": 1.5, "cores": 2,
+            "start": "2026-12-07T06:00:00Z", "now": "2026-12-07T07:00:00Z", "uptime": "1h",
+            "jetstream": {
+                "config": {"max_memory": -1, "max_storage": 1024, "store_dir": "/tmp/js",
+                           "sync_interval": 120_000_000_000_i64},
+                "stats": {"memory": 0, "storage": 5, "accounts": 1, "ha_assets": 2,
+                          "api": {"level": 2, "total": 7, "errors": 1, "brand_new": true}},
+                "meta": {"name": "c1", "leader": "n2", "cluster_size": 3, "pending": 0}
+            },
+            "cluster": {"name": "c1", "cluster_port": 6222},
+            "a_new_counter": 99
+        },
+        "another_envelope_field": "x"
+    })
+    .to_string()
+    .into_bytes()
+}
+
+#[test]
+fn unknown_fields_do_not_break_decoding_and_are_kept() {
+    let answer = decode_answer::<Varz>(&varz_answer()).unwrap();
+    assert_eq!(answer.server.id, "NID1");
+    assert_eq!(answer.server.version, "2.15.1");
+    assert_eq!(answer.server.seq, 42);
+    assert!(answer.server.time.is_some());
+    assert_eq!(answer.server.extra["from_the_future"], json!({"a": 1}));
+    assert_eq!(answer.error, None);
+    let varz = answer.data.unwrap();
+    assert_eq!(
+        (varz.server_name.as_str(), varz.port, varz.connections),
+        ("n1", 4222, 3)
+    );
+    assert_eq!(varz.extra["a_new_counter"], 99);
+    assert_eq!(varz.extra["cluster"]["cluster_port"], 6222);
+    let stats = varz.jetstream.stats.unwrap();
+    assert_eq!((stats.storage, stats.api.total), (5, 7));
+    assert_eq!(stats.api.extra["brand_new"], true);
+    assert_eq!(varz.jetstream.config.unwrap().max_memory, -1);
+    assert_eq!(varz.jetstream.meta.unwrap().leader, "n2");
+}
+
+#[test]
+fn a_pings_statsz_is_the_data_and_missing_fields_default() {
+    let text = json!({
+        "server": {"name": "n1", "id": "NID1"},
+        "statsz": {"connections": 2, "active_servers": 3, "sent": {"msgs": 4, "bytes": 5}}
+    });
+    let answer = decode_answer::<ServerStats>(text.to_string().as_bytes()).unwrap();
+    let stats = answer.data.unwrap();
+    assert_eq!((stats.connections, stats.active_servers), (2, 3));
+    assert_eq!((stats.sent.msgs, stats.sent.bytes), (4, 5));
+    assert_eq!(stats.start, None);
+    assert_eq!(answer.server.version, "");
+}
+
+#[test]
+fn an_error_answer_has_no_data_and_says_why() {
+    let text = r#"{"server":{"name":"n1","id":"NID1"},"error":{"code":400,"description":"invalid character 'x'"}}"#;
+    let answer = decode_answer::<Connz>(text.as_bytes()).unwrap();
+    assert!(answer.data.is_none());
+    let error = answer.into_result().unwrap_err();
+    assert_eq!(error.code, 400);
+    assert!(error.to_string().contains("invalid character"), "{error}");
+}
+
+#[test]
+fn an_answer_that_does_not_decode_is_a_decode_error_with_its_text() {
+    for text in [
+        &b"not json"[..],
+        br#"{"server":{"id":7}}"#,
+        br#"{"data":{"port":"x"}}"#,
+    ] {
+        let error = decode_answer::<Varz>(text).unwrap_err();
+        assert_eq!(error.kind(), SystemErrorKind::Decode);
+        let source = std::error::Error::source(&error)
+            .and_then(|e| e.downcast_ref::<AnswerDecodeError>())
+            .expect("the answer's error as the source");
+        assert_eq!(source.text().as_bytes(), text);
+    }
+}
+
+#[test]
+fn options_are_sent_with_the_servers_names_and_only_when_set() {
+    let value = |o: &dyn erased::Options| o.to_json();
+    assert_eq!(value(&ConnzOptions::new()), json!({}));
+    assert_eq!(
+        value(
+            &ConnzOptions::new()
+                .sort(ConnzSort::MsgsTo)
+                .subscriptions(true)
+                .state(ConnState::All)
+                .account("APP")
+                .limit(5)
+        ),
+        json!({"sort": "msgs_to", "subscriptions": true, "state": 2, "acc": "APP", "limit": 5})
+    );
+    assert_eq!(
+        value(&HealthzOptions::new().js_server_only(true)),
+        json!({"js-server-only": true})
+    );
+    assert_eq!(
+        value(&JszOptions::new().streams(true).account("APP")),
+        json!({"streams": true, "account": "APP"})
+    );
+}
+
+/// Options of any kind, as the JSON they send.
+mod erased {
+    pub(super) trait Options {
+        fn to_json(&self) -> serde_json::Value;
+    }
+
+    impl<T: serde::Serialize> Options for T {
+        fn to_json(&self) -> serde_json::Value {
+            serde_json::to_value(self).unwrap()
+        }
+    }
+}
+
+#[test]
+fn kinds_and_server_ids_must_be_single_tokens() {
+    assert!(is_token("VARZ"));
+    assert!(is_token("NCXYZ123"));
+    for bad in ["", "A.B", "*", ">", "A B"] {
+        assert!(!is_token(bad), "{bad:?}");
+    }
+}

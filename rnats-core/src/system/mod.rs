@@ -1,0 +1,356 @@
+//! The system account's monitoring requests, typed: every server's (or one server's)
+//! statistics, variables, connections, JetStream usage and health, asked over NATS as
+//! nats-server's HTTP monitoring endpoints answer them, without an HTTP port.
+//!
+//! A connection in the system account sends `$SYS.REQ.SERVER.PING.<KIND>` (`VARZ`,
+//! `CONNZ`, `JSZ`, `HEALTHZ`, ...) to every server, or `$SYS.REQ.SERVER.<ID>.<KIND>` to one,
+//! with the kind's options as a JSON body, and each server answers with a
+//! [`ServerAnswer`]: who answered, and the data or an error. A ping
+//! (`$SYS.REQ.SERVER.PING`) gets each server's [`ServerStats`].
+//!
+//! [`System`] gathers the answers. It stops waiting when the servers it expects have
+//! answered, or when the timeout passes:
+//!
+//! - [`System::expect`]: that many answers;
+//! - [`System::server`]: the one server asked;
+//! - otherwise a ping ends once as many servers answered as the answers count up
+//!   (`statsz.active_servers`), and any other request first pings the servers (with the
+//!   same [`ServerFilter`]) and then waits for every server that answered that ping. An
+//!   answer that never comes (a server that went away) costs the timeout, no more.
+//!
+//! ```no_run
+//! use rnats_core::system::{ConnzOptions, System};
+//!
+//! # async fn run() -> Result<(), rnats_core::Error> {
+//! let client = rnats_core::ConnectOptions::with_user_and_password("sys".into(), "pw".into())
+//!     .connect("nats://127.0.0.1:4222")
+//!     .await?;
+//! let system = System::new(client);
+//! for answer in system.varz().await? {
+//!     if let Some(varz) = answer.data {
+//!         println!("{} {}: {} connections", varz.server_name, varz.version, varz.connections);
+//!     }
+//! }
+//! // One server, by the ID a ping told.
+//! let first = system.ping().await?.remove(0);
+//! let connz = system
+//!     .server(first.server.id)
+//!     .connz(ConnzOptions::new().subscriptions(true).limit(10))
+//!     .await?;
+//! println!("{:?}", connz[0].data.as_ref().map(|c| c.total));
+//! # Ok(()) }
+//! ```
+//!
+//! The typed answers hold the fields most used; every field this version does not know
+//! lands in the struct's `extra` map, so a newer server never breaks decoding. Every other
+//! kind (`ROUTEZ`, `GATEWAYZ`, `LEAFZ`, `SUBSZ`, `ACCOUNTZ`, `IPQUEUESZ`, `RAFTZ`, ...) is
+//! [`System::request_raw`], or [`System::request`] into a type of your own.
+//!
+//! A user outside the system account gets [`SystemErrorKind::NotSystemAccount`] at once:
+//! the servers answer "no responders" to it. (nats-server imports `CONNZ` into every
+//! account, so `connz` on [`System::server`] or with [`System::expect`], which send no
+//! ping first, answers such a user with its own account's connections.)
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::client::{Client, RequestError};
+use crate::error::RequestErrorKind;
+use crate::request_many::ManyEnd;
+
+mod answer;
+mod census;
+mod connz;
+mod error;
+mod filter;
+mod healthz;
+mod jetstream;
+mod jsz;
+mod stats;
+mod varz;
+
+pub use answer::{ApiError, ServerAnswer, ServerIdentity};
+use census::{Census, Gathering, Until};
+pub use connz::{ConnInfo, ConnState, Connz, ConnzOptions, ConnzSort};
+pub use error::{AnswerDecodeError, SystemError, SystemErrorKind};
+pub use filter::ServerFilter;
+pub use healthz::{Healthz, HealthzError, HealthzOptions};
+pub use jetstream::{
+    JetStreamApiStats, JetStreamConfig, JetStreamStats, JetStreamVarz, MetaCluster,
+};
+pub use jsz::{AccountDetail, Jsz, JszOptions, StreamDetail, StreamDetailState};
+pub use stats::{DataStats, GatewayStat, RouteStat, ServerStats};
+pub use varz::Varz;
+
+/// The subject every server answers with its statistics.
+const PING: &str = "$SYS.REQ.SERVER.PING";
+
+/// How long a gathering waits for answers by default.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The system account's monitoring requests on a connection: see the [module](self).
+///
+/// Cheap to clone; the setters return a changed copy.
+#[derive(Debug, Clone)]
+pub struct System {
+    client: Client,
+    timeout: Duration,
+    expect: Option<usize>,
+    filter: ServerFilter,
+    /// The one server asked, by ID; every server when `None`.
+    server: Option<String>,
+}
+
+impl System {
+    /// Monitoring requests on `client`, which should be connected as a user of the system
+    /// account. Waits 2 seconds at most for answers, for the servers a ping finds.
+    pub fn new(client: Client) -> System {
+        System {
+            client,
+            timeout: DEFAULT_TIMEOUT,
+            expect: None,
+            filter: ServerFilter::default(),
+            server: None,
+        }
+    }
+
+    /// How long to wait for answers at most (default: 2 seconds). A request to every
+    /// server without [`expect`](Self::expect) pings first: each of the two waits as long.
+    pub fn timeout(mut self, timeout: Duration) -> System {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Stops waiting once `count` servers answered (0: the default, the servers a ping
+    /// finds), and sends no ping first.
+    pub fn expect(mut self, count: usize) -> System {
+        self.expect = (count > 0).then_some(count);
+        self
+    }
+
+    /// Only the servers `filter` selects answer (default: every server).
+    pub fn filter(mut self, filter: ServerFilter) -> System {
+        self.filter = filter;
+        self
+    }
+
+    /// The same requests, asked of the one server whose ID is `id` (see
+    /// [`ServerIdentity::id`]) on its own subject.
+    pub fn server(&self, id: impl Into<String>) -> System {
+        System {
+            server: Some(id.into()),
+            ..self.clone()
+        }
+    }
+
+    /// The connection the requests go on.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Every server's statistics (`$SYS.REQ.SERVER.PING`, or `STATSZ` of one server).
+    pub async fn ping(&self) -> Result<Vec<ServerAnswer<ServerStats>>, SystemError> {
+        let subject = match &self.server {
+            Some(_) => self.subject("STATSZ")?,
+            None => PING.to_owned(),
+        };
+        let until = self
+            .fixed_count()
+            .unwrap_or(match self.filter.selects_all() {
+                true => Until::Counted,
+                false => Until::Timeout,
+            });
+        let body = self.body(Map::new())?;
+        self.gather(subject, body, until, active_servers).await
+    }
+
+    /// Each server's general state and configuration (`VARZ`).
+    pub async fn varz(&self) -> Result<Vec<ServerAnswer<Varz>>, SystemError> {
+        self.request("VARZ", Map::new()).await
+    }
+
+    /// Each server's client connections (`CONNZ`), as `options` select them.
+    pub async fn connz(
+        &self,
+        options: ConnzOptions,
+    ) -> Result<Vec<ServerAnswer<Connz>>, SystemError> {
+        self.request("CONNZ", options).await
+    }
+
+    /// Each server's JetStream (`JSZ`), in as much detail as `options` ask.
+    pub async fn jsz(&self, options: JszOptions) -> Result<Vec<ServerAnswer<Jsz>>, SystemError> {
+        self.request("JSZ", options).await
+    }
+
+    /// Each server's health (`HEALTHZ`), as `options` check it.
+    pub async fn healthz(
+        &self,
+        options: HealthzOptions,
+    ) -> Result<Vec<ServerAnswer<Healthz>>, SystemError> {
+        self.request("HEALTHZ", options).await
+    }
+
+    /// Any kind (`ROUTEZ`, `SUBSZ`, `RAFTZ`, ...) with `options` (a JSON object, or
+    /// anything that serializes to one; `()` for none), each answer's data decoded as `T`.
+    pub async fn request<T, O>(
+        &self,
+        kind: &str,
+        options: O,
+    ) -> Result<Vec<ServerAnswer<T>>, SystemError>
+    where
+        T: DeserializeOwned,
+        O: Serialize,
+    {
+        let fields = match serde_json::to_value(options) {
+            Ok(Value::Object(fields)) => fields,
+            Ok(Value::Null) => Map::new(),
+            Ok(_) => return Err(SystemErrorKind::InvalidOptions.into()),
+            Err(e) => return Err(SystemError::with_source(SystemErrorKind::InvalidOptions, e)),
+        };
+        let subject = self.subject(kind)?;
+        let body = self.body(fields)?;
+        let until = match self.fixed_count() {
+            Some(until) => until,
+            None => Until::Census(self.census().await?),
+        };
+        self.gather(subject, body, until, |_| 0).await
+    }
+
+    /// Any kind with `options` (a JSON object, or `Value::Null` for none), each answer's
+    /// data as JSON.
+    pub async fn request_raw(
+        &self,
+        kind: &str,
+        options: Value,
+    ) -> Result<Vec<ServerAnswer<Value>>, SystemError> {
+        self.request(kind, options).await
+    }
+
+    /// The wait that needs no ping: a count given, or the one server asked.
+    fn fixed_count(&self) -> Option<Until> {
+        match (&self.server, self.expect) {
+            (_, Some(n)) => Some(Until::Count(n)),
+            (Some(_), None) => Some(Until::Count(1)),
+            (None, None) => None,
+        }
+    }
+
+    /// The servers that a ping with the filter finds, for a request to all of them.
+    async fn census(&self) -> Result<Census, SystemError> {
+        let answers = self.ping().await?;
+        let answers = answers.iter().map(|answer| {
+            let active = answer.data.as_ref().map_or(0, |stats| stats.active_servers);
+            (answer.server.id.as_str(), active)
+        });
+        Ok(Census::of(answers, !self.filter.selects_all()))
+    }
+
+    /// The subject of `kind` for every server, or for the one asked.
+    fn subject(&self, kind: &str) -> Result<String, SystemError> {
+        let tokens = [Some(kind), self.server.as_deref()];
+        if tokens.into_iter().flatten().any(|token| !is_token(token)) {
+            return Err(SystemErrorKind::InvalidSubject.into());
+        }
+        Ok(match &self.server {
+            Some(id) => format!("$SYS.REQ.SERVER.{id}.{kind}"),
+            None => format!("{PING}.{kind}"),
+        })
+    }
+
+    /// A request's body: its options and the filter in one object, or nothing when both
+    /// are empty.
+    fn body(&self, mut fields: Map<String, Value>) -> Result<Bytes, SystemError> {
+        self.filter.add_to(&mut fields);
+        if fields.is_empty() {
+            return Ok(Bytes::new());
+        }
+        serde_json::to_vec(&fields)
+            .map(Bytes::from)
+            .map_err(|e| SystemError::with_source(SystemErrorKind::InvalidOptions, e))
+    }
+
+    /// Sends the request and gathers the answers until `until` or the timeout;
+    /// `active` reads how many servers an answer counts up.
+    async fn gather<T: DeserializeOwned>(
+        &self,
+        subject: String,
+        body: Bytes,
+        until: Until,
+        active: fn(&ServerAnswer<T>) -> u64,
+    ) -> Result<Vec<ServerAnswer<T>>, SystemError> {
+        let mut request = self
+            .client
+            .request_many(subject, body)
+            .timeout(self.timeout);
+        if let Until::Count(n) = until {
+            request = request.max_messages(n);
+        }
+        let mut replies = request.await.map_err(request_failed)?;
+        let mut gathering = Gathering::new(until);
+        let mut answers = Vec::new();
+        while !gathering.is_complete() {
+            let Some(reply) = replies.next().await else {
+                break;
+            };
+            let message = reply.map_err(request_failed)?;
+            let answer = decode_answer::<T>(&message.payload)?;
+            gathering.handle_answer(&answer.server.id, active(&answer));
+            answers.push(answer);
+        }
+        if answers.is_empty() {
+            return Err(match replies.ended() {
+                Some(ManyEnd::Closed) => SystemErrorKind::Request.into(),
+                _ => SystemErrorKind::NoAnswer.into(),
+            });
+        }
+        Ok(answers)
+    }
+}
+
+impl From<Client> for System {
+    fn from(client: Client) -> System {
+        System::new(client)
+    }
+}
+
+/// How many servers a ping's answer counts up.
+fn active_servers(answer: &ServerAnswer<ServerStats>) -> u64 {
+    answer.data.as_ref().map_or(0, |stats| stats.active_servers)
+}
+
+/// One server's answer, decoded; a [`SystemErrorKind::Decode`] error with the text when it
+/// is not the JSON expected.
+fn decode_answer<T: DeserializeOwned>(payload: &[u8]) -> Result<ServerAnswer<T>, SystemError> {
+    serde_json::from_slice(payload).map_err(|e| {
+        SystemError::with_source(SystemErrorKind::Decode, AnswerDecodeError::new(payload, e))
+    })
+}
+
+/// A request's failure: no responders means no system account.
+fn request_failed(e: RequestError) -> SystemError {
+    match e.kind() {
+        RequestErrorKind::NoResponders => {
+            SystemError::with_source(SystemErrorKind::NotSystemAccount, e)
+        }
+        RequestErrorKind::InvalidSubject => {
+            SystemError::with_source(SystemErrorKind::InvalidSubject, e)
+        }
+        _ => SystemError::with_source(SystemErrorKind::Request, e),
+    }
+}
+
+/// Whether `text` is one subject token: not empty, no dot, wildcard or white space.
+fn is_token(text: &str) -> bool {
+    !text.is_empty()
+        && !text
+            .chars()
+            .any(|c| matches!(c, '.' | '*' | '>') || c.is_whitespace())
+}
+
+#[cfg(test)]
+mod decode_tests;
