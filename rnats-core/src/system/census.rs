@@ -1,19 +1,31 @@
 //! When a gathering of answers is complete: the decision, pure, fed with each answer.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// How long a ping waits for more answers once as many servers answered as they count up:
+/// natscli's wait after each answer.
+const COUNTED_LINGER: Duration = Duration::from_millis(300);
+
+/// How long a ping waits for more answers after the last one while they are fewer: a
+/// server the others still count but that no longer answers costs this, not the timeout.
+const QUIET_LINGER: Duration = Duration::from_secs(1);
 
 /// What a gathering waits for (the timeout ends every wait).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Until {
     /// This many answers.
     Count(usize),
-    /// A ping to every server: as many answers as the answers count servers up.
-    Counted,
+    /// A ping to every server: as many answers as the answers count servers up, then a
+    /// moment more (see [`Gathering::linger`]). A `filtered` ping has nothing to count by:
+    /// it ends a moment after the last answer.
+    Ping {
+        /// Whether the ping carried a filter.
+        filtered: bool,
+    },
     /// Every server a ping found, or, unless the ping was filtered, as many as it counted
     /// up (a server that restarted answers under a new ID).
     Census(Census),
-    /// Nothing to count by (a filtered ping): the timeout.
-    Timeout,
 }
 
 /// The servers that answered a ping: who the request that follows waits for.
@@ -85,16 +97,36 @@ impl Gathering {
             .max(usize::try_from(active).unwrap_or(usize::MAX));
     }
 
+    /// How long to wait for more answers after the last one; `None` to wait for the next
+    /// one (or the timeout) until complete, and to end at once when complete.
+    ///
+    /// Only a ping lingers. Its count of servers up lags just after a server joins (each
+    /// server counts the servers it has heard from, and the first to answer may not have
+    /// heard from every other yet), so once complete it still takes the answers that come
+    /// within a moment of the last, as natscli's does; and while incomplete it ends a
+    /// second after the last answer rather than at the timeout. A count given or a census
+    /// is exact.
+    pub(crate) fn linger(&self) -> Option<Duration> {
+        match &self.until {
+            Until::Ping { .. } if self.count > 0 => Some(match self.is_complete() {
+                true => COUNTED_LINGER,
+                false => QUIET_LINGER,
+            }),
+            _ => None,
+        }
+    }
+
     /// Whether the answers so far are all there is to wait for.
     pub(crate) fn is_complete(&self) -> bool {
         match &self.until {
             Until::Count(n) => self.count >= *n,
-            Until::Counted => self.active > 0 && self.answered.len() >= self.active,
+            Until::Ping { filtered } => {
+                !filtered && self.active > 0 && self.answered.len() >= self.active
+            }
             Until::Census(census) => {
                 census.ids.is_subset(&self.answered)
                     || (!census.filtered && self.answered.len() >= census.active)
             }
-            Until::Timeout => false,
         }
     }
 }
@@ -111,17 +143,33 @@ mod tests {
         gathering
     }
 
+    const PING: Until = Until::Ping { filtered: false };
+
     #[test]
-    fn a_ping_ends_once_as_many_servers_answered_as_the_answers_count() {
-        assert!(!gather(Until::Counted, &[]).is_complete());
-        assert!(!gather(Until::Counted, &[("A", 3), ("B", 2)]).is_complete());
+    fn a_ping_is_complete_once_as_many_servers_answered_as_the_answers_count() {
+        assert!(!gather(PING, &[]).is_complete());
+        assert!(!gather(PING, &[("A", 3), ("B", 2)]).is_complete());
         // The largest count wins: C, which knows only itself, does not end it early...
-        assert!(!gather(Until::Counted, &[("C", 1), ("A", 3)]).is_complete());
-        assert!(gather(Until::Counted, &[("C", 1), ("A", 3), ("B", 3)]).is_complete());
+        assert!(!gather(PING, &[("C", 1), ("A", 3)]).is_complete());
+        assert!(gather(PING, &[("C", 1), ("A", 3), ("B", 3)]).is_complete());
         // ...and a server that answers twice is one server.
-        assert!(!gather(Until::Counted, &[("A", 3), ("A", 3), ("B", 3)]).is_complete());
-        // A server that does not count: nothing to end it but the timeout.
-        assert!(!gather(Until::Counted, &[("A", 0)]).is_complete());
+        assert!(!gather(PING, &[("A", 3), ("A", 3), ("B", 3)]).is_complete());
+        // A server that does not count, or a filtered ping: never complete.
+        assert!(!gather(PING, &[("A", 0)]).is_complete());
+        let filtered = Until::Ping { filtered: true };
+        assert!(!gather(filtered, &[("A", 1)]).is_complete());
+    }
+
+    #[test]
+    fn a_ping_lingers_after_each_answer_and_nothing_else_does() {
+        assert_eq!(gather(PING, &[]).linger(), None);
+        assert_eq!(gather(PING, &[("A", 2)]).linger(), Some(QUIET_LINGER));
+        assert_eq!(gather(PING, &[("A", 1)]).linger(), Some(COUNTED_LINGER));
+        let filtered = Until::Ping { filtered: true };
+        assert_eq!(gather(filtered, &[("A", 1)]).linger(), Some(QUIET_LINGER));
+        assert_eq!(gather(Until::Count(1), &[("A", 1)]).linger(), None);
+        let census = Until::Census(Census::of([("A", 1)], false));
+        assert_eq!(gather(census, &[("A", 1)]).linger(), None);
     }
 
     #[test]
@@ -141,9 +189,8 @@ mod tests {
     }
 
     #[test]
-    fn a_count_ends_at_the_count_and_a_timeout_never() {
+    fn a_count_is_complete_at_the_count() {
         assert!(!gather(Until::Count(2), &[("A", 0)]).is_complete());
         assert!(gather(Until::Count(2), &[("A", 0), ("A", 0)]).is_complete());
-        assert!(!gather(Until::Timeout, &[("A", 1), ("B", 1)]).is_complete());
     }
 }

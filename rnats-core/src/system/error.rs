@@ -14,9 +14,9 @@ pub enum SystemErrorKind {
     /// responders"): the user is not in the system account, or the servers have none.
     #[error("no responders: the user is not in the system account")]
     NotSystemAccount,
-    /// No server answered before the timeout: a filter that matched no server, or a server
-    /// ID that is not up.
-    #[error("no server answered in time")]
+    /// No server answered: before the timeout (a filter that matched no server), or at
+    /// all (a server ID that is not up).
+    #[error("no server answered")]
     NoAnswer,
     /// A server's answer is not the JSON expected; the source is an [`AnswerDecodeError`]
     /// with the answer's text.

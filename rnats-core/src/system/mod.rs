@@ -55,6 +55,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
+use futures_util::future::{Either, select};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -62,6 +63,7 @@ use serde_json::{Map, Value};
 use crate::client::{Client, RequestError};
 use crate::error::RequestErrorKind;
 use crate::request_many::ManyEnd;
+use crate::rt::Timer;
 
 mod answer;
 mod census;
@@ -159,12 +161,9 @@ impl System {
             Some(_) => self.subject("STATSZ")?,
             None => PING.to_owned(),
         };
-        let until = self
-            .fixed_count()
-            .unwrap_or(match self.filter.selects_all() {
-                true => Until::Counted,
-                false => Until::Timeout,
-            });
+        let until = self.fixed_count().unwrap_or(Until::Ping {
+            filtered: !self.filter.selects_all(),
+        });
         let body = self.body(Map::new())?;
         self.gather(subject, body, until, active_servers).await
     }
@@ -231,6 +230,21 @@ impl System {
         self.request(kind, options).await
     }
 
+    /// A request's failure. No responders means no system account, unless the server said
+    /// the user is in it: then nobody answers the subject there, which is a server ID that
+    /// is not up.
+    fn failed(&self, e: RequestError) -> SystemError {
+        let kind = match e.kind() {
+            RequestErrorKind::NoResponders if self.client.is_system_account() => {
+                SystemErrorKind::NoAnswer
+            }
+            RequestErrorKind::NoResponders => SystemErrorKind::NotSystemAccount,
+            RequestErrorKind::InvalidSubject => SystemErrorKind::InvalidSubject,
+            _ => SystemErrorKind::Request,
+        };
+        SystemError::with_source(kind, e)
+    }
+
     /// The wait that needs no ping: a count given, or the one server asked.
     fn fixed_count(&self) -> Option<Until> {
         match (&self.server, self.expect) {
@@ -290,17 +304,30 @@ impl System {
         if let Until::Count(n) = until {
             request = request.max_messages(n);
         }
-        let mut replies = request.await.map_err(request_failed)?;
+        let mut replies = request.await.map_err(|e| self.failed(e))?;
         let mut gathering = Gathering::new(until);
         let mut answers = Vec::new();
-        while !gathering.is_complete() {
-            let Some(reply) = replies.next().await else {
+        let rt = self.client.shared().rt;
+        // A gathering that lingers takes the answers that come within the linger of the
+        // last one (see `Gathering::linger`); the others end once complete.
+        let mut linger: Option<Timer> = None;
+        loop {
+            let reply = match linger.as_mut() {
+                Some(timer) => match select(replies.next(), timer).await {
+                    Either::Left((reply, _)) => reply,
+                    Either::Right(_) => break,
+                },
+                None if gathering.is_complete() => break,
+                None => replies.next().await,
+            };
+            let Some(reply) = reply else {
                 break;
             };
-            let message = reply.map_err(request_failed)?;
+            let message = reply.map_err(|e| self.failed(e))?;
             let answer = decode_answer::<T>(&message.payload)?;
             gathering.handle_answer(&answer.server.id, active(&answer));
             answers.push(answer);
+            linger = gathering.linger().map(|wait| rt.timer(rt.now() + wait));
         }
         if answers.is_empty() {
             return Err(match replies.ended() {
@@ -329,19 +356,6 @@ fn decode_answer<T: DeserializeOwned>(payload: &[u8]) -> Result<ServerAnswer<T>,
     serde_json::from_slice(payload).map_err(|e| {
         SystemError::with_source(SystemErrorKind::Decode, AnswerDecodeError::new(payload, e))
     })
-}
-
-/// A request's failure: no responders means no system account.
-fn request_failed(e: RequestError) -> SystemError {
-    match e.kind() {
-        RequestErrorKind::NoResponders => {
-            SystemError::with_source(SystemErrorKind::NotSystemAccount, e)
-        }
-        RequestErrorKind::InvalidSubject => {
-            SystemError::with_source(SystemErrorKind::InvalidSubject, e)
-        }
-        _ => SystemError::with_source(SystemErrorKind::Request, e),
-    }
 }
 
 /// Whether `text` is one subject token: not empty, no dot, wildcard or white space.

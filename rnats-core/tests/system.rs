@@ -1,0 +1,256 @@
+//! The system account's monitoring requests (`rnats_core::system`) against real
+//! nats-servers: a three-node cluster for the requests to every server and to one, a
+//! JetStream server for `JSZ`, and a user outside the system account.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use rnats_core::system::{
+    ConnzOptions, HealthzOptions, JszOptions, ServerFilter, System, SystemErrorKind,
+};
+use rnats_core::{Client, ConnectOptions};
+use rnats_test_server::{Cluster, NatsServer};
+
+/// How long any one wait may take before the test fails instead of hanging.
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A system account with a user, and an application account with one, where clients
+/// without credentials (the cluster's readiness checks) land.
+const ACCOUNTS: &str = "accounts {
+  SYS { users: [{ user: sys, password: sys }] }
+  APP { users: [{ user: app, password: app }] }
+}
+system_account: SYS
+no_auth_user: app
+";
+
+/// The same, with JetStream for the application account.
+const JS_ACCOUNTS: &str = "accounts {
+  SYS { users: [{ user: sys, password: sys }] }
+  APP { jetstream: enabled, users: [{ user: app, password: app }] }
+}
+system_account: SYS
+";
+
+/// The name the application's client gives, which `CONNZ` must show.
+const APP_NAME: &str = "system-test-app";
+
+fn cluster() -> Cluster {
+    Cluster::start_with(3, |node| node.append_config(ACCOUNTS)).unwrap()
+}
+
+/// A client of `user` (password the same) on the server at `url` only.
+async fn connect(user: &str, url: &str) -> Client {
+    let client = ConnectOptions::with_user_and_password(user.into(), user.into())
+        .name(APP_NAME)
+        .connect(url)
+        .await
+        .unwrap();
+    client.flush().await.unwrap();
+    client
+}
+
+/// Monitoring on a system user's client on node 1; the wait for answers is long, so that a
+/// gathering that missed its end would fail the test's own wait rather than return.
+async fn system_on(url: &str) -> System {
+    System::new(connect("sys", url).await).timeout(Duration::from_secs(60))
+}
+
+/// Runs `future`, failing the test if it takes longer than [`WAIT`].
+async fn within<F: std::future::Future>(future: F) -> F::Output {
+    tokio::time::timeout(WAIT, future)
+        .await
+        .expect("the system request hung")
+}
+
+#[tokio::test]
+async fn ping_varz_and_healthz_hear_every_server_of_the_cluster() {
+    let cluster = cluster();
+    let urls = cluster.urls();
+    // The application's client on node 0, the system's on node 1, nobody on node 2.
+    let _app = connect("app", &urls[0]).await;
+    let system = system_on(&urls[1]).await;
+
+    let pings = within(system.ping()).await.unwrap();
+    assert_eq!(pings.len(), 3, "{pings:#?}");
+    let ids: BTreeSet<&str> = pings.iter().map(|a| a.server.id.as_str()).collect();
+    let names: BTreeSet<&str> = pings.iter().map(|a| a.server.name.as_str()).collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert_eq!(
+        names,
+        BTreeSet::from(["rnats-node-0", "rnats-node-1", "rnats-node-2"])
+    );
+    for ping in &pings {
+        let stats = ping.data.as_ref().unwrap();
+        assert_eq!(ping.server.cluster, cluster.name());
+        assert!(stats.start.is_some() && stats.mem > 0, "{stats:?}");
+    }
+
+    let varz = within(system.varz()).await.unwrap();
+    assert_eq!(varz.len(), 3, "{varz:#?}");
+    let mut by_port = Vec::new();
+    for answer in &varz {
+        let data = answer.data.as_ref().unwrap();
+        assert_eq!(data.server_id, answer.server.id);
+        assert_eq!(data.version, answer.server.version);
+        assert!(!data.version.is_empty());
+        // Route connections are pooled (several per peer); remote servers are the peers.
+        assert_eq!(data.remotes, 2, "{}: {data:?}", data.server_name);
+        by_port.push((u16::try_from(data.port).unwrap(), data.connections));
+    }
+    by_port.sort();
+    let mut expected: Vec<(u16, u64)> = cluster
+        .nodes()
+        .iter()
+        .zip([1, 1, 0])
+        .map(|(node, connections)| (node.port(), connections))
+        .collect();
+    expected.sort();
+    assert_eq!(by_port, expected, "(port, connections) of each server");
+
+    let health = within(system.healthz(HealthzOptions::new())).await.unwrap();
+    assert_eq!(health.len(), 3);
+    for answer in health {
+        let healthz = answer.into_result().unwrap();
+        assert!(healthz.is_ok(), "{healthz:?}");
+    }
+}
+
+#[tokio::test]
+async fn connz_lists_a_named_client_and_one_server_answers_alone() {
+    let cluster = cluster();
+    let urls = cluster.urls();
+    let app = connect("app", &urls[0]).await;
+    let _subscriber = app.subscribe("orders.>").await.unwrap();
+    app.flush().await.unwrap();
+    let system = system_on(&urls[1]).await;
+
+    let options = ConnzOptions::new()
+        .subscriptions(true)
+        .auth(true)
+        .account("APP");
+    let connz = within(system.connz(options.clone())).await.unwrap();
+    assert_eq!(connz.len(), 3, "{connz:#?}");
+    let listed: Vec<_> = connz
+        .iter()
+        .flat_map(|answer| answer.data.as_ref().unwrap().connections.iter())
+        .collect();
+    assert_eq!(
+        listed.len(),
+        1,
+        "only the application's client is in APP: {listed:#?}"
+    );
+    let client = listed[0];
+    assert_eq!(client.name, APP_NAME);
+    assert_eq!(client.account, "APP");
+    assert_eq!(client.authorized_user, "app");
+    assert_eq!(client.lang, "rust");
+    assert!(
+        client.subscriptions_list.iter().any(|s| s == "orders.>"),
+        "{client:#?}"
+    );
+
+    // The server the application is on, asked alone by its ID.
+    let node_0 = connz
+        .iter()
+        .find(|answer| !answer.data.as_ref().unwrap().connections.is_empty())
+        .unwrap()
+        .server
+        .clone();
+    assert_eq!(node_0.name, "rnats-node-0");
+    let alone = system.server(node_0.id.clone());
+    let one = within(alone.connz(options)).await.unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].server.id, node_0.id);
+    assert_eq!(one[0].data.as_ref().unwrap().connections[0].name, APP_NAME);
+    let ping = within(alone.ping()).await.unwrap();
+    assert_eq!(ping.len(), 1);
+    assert_eq!(ping[0].server.id, node_0.id);
+
+    // A filter: only node 2 answers.
+    let filtered = system.filter(ServerFilter::new().name("rnats-node-2").exact_match(true));
+    let varz = within(filtered.varz()).await.unwrap();
+    let names: Vec<&str> = varz.iter().map(|a| a.server.name.as_str()).collect();
+    assert_eq!(names, ["rnats-node-2"]);
+}
+
+#[tokio::test]
+async fn jsz_shows_a_stream_the_test_created() {
+    let server = NatsServer::builder()
+        .jetstream(true)
+        .config(JS_ACCOUNTS)
+        .spawn()
+        .unwrap();
+    let app = connect("app", &server.url()).await;
+    let created = app
+        .request(
+            "$JS.API.STREAM.CREATE.ORDERS",
+            r#"{"name":"ORDERS","subjects":["orders.>"],"storage":"memory"}"#.into(),
+        )
+        .await
+        .unwrap();
+    let created: serde_json::Value = serde_json::from_slice(&created.payload).unwrap();
+    assert!(created.get("error").is_none(), "{created}");
+    // A request, so that the stream's ack says it is stored.
+    let ack = app.request("orders.new", "order 1".into()).await.unwrap();
+    let ack: serde_json::Value = serde_json::from_slice(&ack.payload).unwrap();
+    assert_eq!(ack["seq"], 1, "{ack}");
+
+    let system = system_on(&server.url()).await;
+    let jsz = within(system.jsz(JszOptions::new().streams(true)))
+        .await
+        .unwrap();
+    assert_eq!(jsz.len(), 1);
+    let jsz = jsz[0].data.as_ref().unwrap();
+    assert!(!jsz.disabled);
+    assert_eq!(jsz.streams, 1, "{jsz:#?}");
+    let app_account = jsz
+        .account_details
+        .iter()
+        .find(|account| account.name == "APP")
+        .unwrap_or_else(|| panic!("no APP in {jsz:#?}"));
+    let orders = app_account
+        .streams
+        .iter()
+        .find(|stream| stream.name == "ORDERS")
+        .unwrap_or_else(|| panic!("no ORDERS in {app_account:#?}"));
+    assert_eq!((orders.state.messages, orders.state.last_seq), (1, 1));
+    assert!(orders.created.is_some());
+}
+
+#[tokio::test]
+async fn a_user_outside_the_system_account_is_told_so_at_once() {
+    let server = NatsServer::builder().config(ACCOUNTS).spawn().unwrap();
+    let app = System::new(connect("app", &server.url()).await).timeout(Duration::from_secs(60));
+    let ping = within(app.ping()).await.unwrap_err();
+    assert_eq!(ping.kind(), SystemErrorKind::NotSystemAccount, "{ping}");
+    let varz = within(app.varz()).await.unwrap_err();
+    assert_eq!(varz.kind(), SystemErrorKind::NotSystemAccount, "{varz}");
+    let raw = within(app.expect(1).request_raw("VARZ", serde_json::Value::Null))
+        .await
+        .unwrap_err();
+    assert_eq!(raw.kind(), SystemErrorKind::NotSystemAccount, "{raw}");
+}
+
+#[tokio::test]
+async fn an_unknown_server_id_gets_no_answer_and_a_bad_kind_is_refused() {
+    let server = NatsServer::builder().config(ACCOUNTS).spawn().unwrap();
+    let system = System::new(connect("sys", &server.url()).await);
+    let none = within(
+        system
+            .clone()
+            .timeout(Duration::from_secs(60))
+            .server("NOSUCHSERVER")
+            .varz(),
+    )
+    .await
+    .unwrap_err();
+    // Nobody answers that server's subject in the system account.
+    assert_eq!(none.kind(), SystemErrorKind::NoAnswer, "{none}");
+    let bad = system
+        .request_raw("VAR.Z", serde_json::Value::Null)
+        .await
+        .unwrap_err();
+    assert_eq!(bad.kind(), SystemErrorKind::InvalidSubject, "{bad}");
+}
