@@ -47,7 +47,8 @@
 //!   task that owns the socket (`engine.rs`), what the callers and the engine share
 //!   (`shared.rs`), the rule for who writes the socket (`writer.rs`), dialing and the
 //!   transports (`dial.rs`, `transport.rs`, `websocket.rs`), reconnecting, deliveries to
-//!   subscribers, requests, [`request_many`], [`trace`], the `Sink` of messages, the
+//!   subscribers, requests, [`request_many`], [`trace`], [`system`] (the system
+//!   account's monitoring requests, on `request_many`), the `Sink` of messages, the
 //!   OpenTelemetry hooks on publish and request (`otel.rs` with the `opentelemetry`
 //!   feature, the no-ops of `otel_off.rs` without it). What it
 //!   asks of a runtime (spawn, timers, DNS and TCP, blocking work) goes through `rt.rs`:

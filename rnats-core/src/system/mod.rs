@@ -14,9 +14,15 @@
 //! - [`System::expect`]: that many answers;
 //! - [`System::server`]: the one server asked;
 //! - otherwise a ping ends once as many servers answered as the answers count up
-//!   (`statsz.active_servers`), and any other request first pings the servers (with the
-//!   same [`ServerFilter`]) and then waits for every server that answered that ping. An
-//!   answer that never comes (a server that went away) costs the timeout, no more.
+//!   (`statsz.active_servers`, which lags just after a server joins, so the ping still
+//!   takes what comes within 300 ms of the last answer), or a second after the last answer
+//!   while they are fewer (a server the others still count but that is gone costs that
+//!   second, not the timeout; a filtered ping, which has nothing to count by, always ends
+//!   so). Any other request first pings the servers (with the same [`ServerFilter`]) and
+//!   then waits for every server that answered that ping, as the `rnats` CLI's
+//!   `server request` does.
+//!
+//! The answers come in the order they arrived.
 //!
 //! ```no_run
 //! use rnats_core::system::{ConnzOptions, System};
