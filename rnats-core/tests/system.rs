@@ -109,6 +109,28 @@ async fn ping_varz_and_healthz_hear_every_server_of_the_cluster() {
     expected.sort();
     assert_eq!(by_port, expected, "(port, connections) of each server");
 
+    // A count given: that many answers, no more.
+    let two = within(system.clone().expect(2).ping()).await.unwrap();
+    assert_eq!(two.len(), 2, "{two:#?}");
+
+    // Any other kind, as JSON: each server's routes, to its two peers.
+    let routez = within(system.request_raw("ROUTEZ", serde_json::Value::Null))
+        .await
+        .unwrap();
+    assert_eq!(routez.len(), 3, "{routez:#?}");
+    for answer in &routez {
+        let data = answer.data.as_ref().unwrap();
+        assert_eq!(data["server_id"], answer.server.id.as_str());
+        let peers: BTreeSet<&str> = data["routes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|route| route["remote_name"].as_str().unwrap())
+            .collect();
+        assert_eq!(peers.len(), 2, "{data}");
+        assert!(!peers.contains(answer.server.name.as_str()), "{data}");
+    }
+
     let health = within(system.healthz(HealthzOptions::new())).await.unwrap();
     assert_eq!(health.len(), 3);
     for answer in health {
