@@ -9,7 +9,8 @@ use crate::datetime::{DateTime, rfc3339};
 /// (`{"server": {...}, "data": {...}, "error": {...}}`), with the data decoded as `T`.
 ///
 /// A ping's answer carries its statistics under `statsz` instead of `data`; both land in
-/// [`data`](Self::data).
+/// [`data`](Self::data) (and serialize as `data`). An answer holds the server's data only:
+/// the order of a gathering's answers is the order they arrived in.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ServerAnswer<T> {
@@ -105,6 +106,6 @@ pub struct ApiError {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub err_code: Option<u16>,
     /// What went wrong, in the server's words.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
 }

@@ -139,6 +139,25 @@ mod erased {
 }
 
 #[test]
+fn requests_go_to_every_server_or_to_one_with_options_and_filter_in_one_body() {
+    assert_eq!(subject(None, "VARZ").unwrap(), "$SYS.REQ.SERVER.PING.VARZ");
+    assert_eq!(
+        subject(Some("NID1"), "JSZ").unwrap(),
+        "$SYS.REQ.SERVER.NID1.JSZ"
+    );
+    let bad = subject(Some("N.ID"), "VARZ").unwrap_err();
+    assert_eq!(bad.kind(), SystemErrorKind::InvalidSubject);
+
+    assert!(body(Map::new(), &ServerFilter::new()).unwrap().is_empty());
+    let Value::Object(options) = erased::Options::to_json(&JszOptions::new().accounts(true)) else {
+        panic!("options are an object");
+    };
+    let sent = body(options, &ServerFilter::new().cluster("east")).unwrap();
+    let sent: Value = serde_json::from_slice(&sent).unwrap();
+    assert_eq!(sent, json!({"accounts": true, "cluster": "east"}));
+}
+
+#[test]
 fn kinds_and_server_ids_must_be_single_tokens() {
     assert!(is_token("VARZ"));
     assert!(is_token("NCXYZ123"));

@@ -272,26 +272,12 @@ impl System {
 
     /// The subject of `kind` for every server, or for the one asked.
     fn subject(&self, kind: &str) -> Result<String, SystemError> {
-        let tokens = [Some(kind), self.server.as_deref()];
-        if tokens.into_iter().flatten().any(|token| !is_token(token)) {
-            return Err(SystemErrorKind::InvalidSubject.into());
-        }
-        Ok(match &self.server {
-            Some(id) => format!("$SYS.REQ.SERVER.{id}.{kind}"),
-            None => format!("{PING}.{kind}"),
-        })
+        subject(self.server.as_deref(), kind)
     }
 
-    /// A request's body: its options and the filter in one object, or nothing when both
-    /// are empty.
-    fn body(&self, mut fields: Map<String, Value>) -> Result<Bytes, SystemError> {
-        self.filter.add_to(&mut fields);
-        if fields.is_empty() {
-            return Ok(Bytes::new());
-        }
-        serde_json::to_vec(&fields)
-            .map(Bytes::from)
-            .map_err(|e| SystemError::with_source(SystemErrorKind::InvalidOptions, e))
+    /// A request's body: its options and the filter in one object.
+    fn body(&self, fields: Map<String, Value>) -> Result<Bytes, SystemError> {
+        body(fields, &self.filter)
     }
 
     /// Sends the request and gathers the answers until `until` or the timeout;
@@ -354,6 +340,33 @@ impl From<Client> for System {
 /// How many servers a ping's answer counts up.
 fn active_servers(answer: &ServerAnswer<ServerStats>) -> u64 {
     answer.data.as_ref().map_or(0, |stats| stats.active_servers)
+}
+
+/// The subject of `kind` for the server `server`, or for every server.
+fn subject(server: Option<&str>, kind: &str) -> Result<String, SystemError> {
+    if [Some(kind), server]
+        .into_iter()
+        .flatten()
+        .any(|token| !is_token(token))
+    {
+        return Err(SystemErrorKind::InvalidSubject.into());
+    }
+    Ok(match server {
+        Some(id) => format!("$SYS.REQ.SERVER.{id}.{kind}"),
+        None => format!("{PING}.{kind}"),
+    })
+}
+
+/// A request's body: its options and `filter` in one object, as nats-server reads them, or
+/// nothing when both are empty.
+fn body(mut fields: Map<String, Value>, filter: &ServerFilter) -> Result<Bytes, SystemError> {
+    filter.add_to(&mut fields);
+    if fields.is_empty() {
+        return Ok(Bytes::new());
+    }
+    serde_json::to_vec(&fields)
+        .map(Bytes::from)
+        .map_err(|e| SystemError::with_source(SystemErrorKind::InvalidOptions, e))
 }
 
 /// One server's answer, decoded; a [`SystemErrorKind::Decode`] error with the text when it
