@@ -82,6 +82,7 @@ async fn ping_varz_and_healthz_hear_every_server_of_the_cluster() {
         BTreeSet::from(["rnats-node-0", "rnats-node-1", "rnats-node-2"])
     );
     for ping in &pings {
+        assert!(ping.rtt.is_some(), "{ping:?}");
         let stats = ping.data.as_ref().unwrap();
         assert_eq!(ping.server.cluster, cluster.name());
         assert!(stats.start.is_some() && stats.mem > 0, "{stats:?}");
@@ -108,6 +109,14 @@ async fn ping_varz_and_healthz_hear_every_server_of_the_cluster() {
         .collect();
     expected.sort();
     assert_eq!(by_port, expected, "(port, connections) of each server");
+
+    // The same, as JSON.
+    let raw = within(system.ping_raw()).await.unwrap();
+    assert_eq!(raw.len(), 3, "{raw:#?}");
+    for answer in &raw {
+        let stats = answer.data.as_ref().unwrap();
+        assert!(stats["connections"].is_u64(), "{stats}");
+    }
 
     // A count given: that many answers, no more.
     let two = within(system.clone().expect(2).ping()).await.unwrap();

@@ -1,5 +1,7 @@
 //! The envelope every server's answer comes in: who answered, the data, or an error.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -27,6 +29,10 @@ pub struct ServerAnswer<T> {
     /// Why the server could not answer (a request body it could not read, say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ApiError>,
+    /// How long after the request went out this answer came in (the round trip natscli's
+    /// `server ping` shows); `None` for an answer decoded from text. Not part of the JSON.
+    #[serde(skip)]
+    pub rtt: Option<Duration>,
 }
 
 impl<T> ServerAnswer<T> {

@@ -46,6 +46,7 @@ fn unknown_fields_do_not_break_decoding_and_are_kept() {
     assert!(answer.server.time.is_some());
     assert_eq!(answer.server.extra["from_the_future"], json!({"a": 1}));
     assert_eq!(answer.error, None);
+    assert_eq!(answer.rtt, None, "decoded from text, not received");
     let varz = answer.data.unwrap();
     assert_eq!(
         (varz.server_name.as_str(), varz.port, varz.connections),

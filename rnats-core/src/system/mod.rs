@@ -163,6 +163,20 @@ impl System {
 
     /// Every server's statistics (`$SYS.REQ.SERVER.PING`, or `STATSZ` of one server).
     pub async fn ping(&self) -> Result<Vec<ServerAnswer<ServerStats>>, SystemError> {
+        self.ping_as(active_servers).await
+    }
+
+    /// [`ping`](Self::ping), each server's statistics as JSON, whole.
+    pub async fn ping_raw(&self) -> Result<Vec<ServerAnswer<Value>>, SystemError> {
+        self.ping_as(active_servers_in_json).await
+    }
+
+    /// A ping, each answer's statistics decoded as `T`; `active` reads how many servers an
+    /// answer counts up.
+    async fn ping_as<T: DeserializeOwned>(
+        &self,
+        active: fn(&ServerAnswer<T>) -> u64,
+    ) -> Result<Vec<ServerAnswer<T>>, SystemError> {
         let subject = match &self.server {
             Some(_) => self.subject("STATSZ")?,
             None => PING.to_owned(),
@@ -171,7 +185,7 @@ impl System {
             filtered: !self.filter.selects_all(),
         });
         let body = self.body(Map::new())?;
-        self.gather(subject, body, until, active_servers).await
+        self.gather(subject, body, until, active).await
     }
 
     /// Each server's general state and configuration (`VARZ`).
@@ -289,6 +303,8 @@ impl System {
         until: Until,
         active: fn(&ServerAnswer<T>) -> u64,
     ) -> Result<Vec<ServerAnswer<T>>, SystemError> {
+        let rt = self.client.shared().rt;
+        let sent = rt.now();
         let mut request = self
             .client
             .request_many(subject, body)
@@ -299,7 +315,6 @@ impl System {
         let mut replies = request.await.map_err(|e| self.failed(e))?;
         let mut gathering = Gathering::new(until);
         let mut answers = Vec::new();
-        let rt = self.client.shared().rt;
         // A gathering that lingers takes the answers that come within the linger of the
         // last one (see `Gathering::linger`); the others end once complete.
         let mut linger: Option<Timer> = None;
@@ -316,7 +331,8 @@ impl System {
                 break;
             };
             let message = reply.map_err(|e| self.failed(e))?;
-            let answer = decode_answer::<T>(&message.payload)?;
+            let mut answer = decode_answer::<T>(&message.payload)?;
+            answer.rtt = Some(rt.now().saturating_duration_since(sent));
             gathering.handle_answer(&answer.server.id, active(&answer));
             answers.push(answer);
             linger = gathering.linger().map(|wait| rt.timer(rt.now() + wait));
@@ -340,6 +356,14 @@ impl From<Client> for System {
 /// How many servers a ping's answer counts up.
 fn active_servers(answer: &ServerAnswer<ServerStats>) -> u64 {
     answer.data.as_ref().map_or(0, |stats| stats.active_servers)
+}
+
+/// How many servers a ping's answer, as JSON, counts up.
+fn active_servers_in_json(answer: &ServerAnswer<Value>) -> u64 {
+    let stats = answer.data.as_ref();
+    stats
+        .and_then(|stats| stats["active_servers"].as_u64())
+        .unwrap_or(0)
 }
 
 /// The subject of `kind` for the server `server`, or for every server.
