@@ -57,6 +57,25 @@ async fn system_on(url: &str) -> System {
     System::new(connect("sys", url).await).timeout(Duration::from_secs(60))
 }
 
+/// Waits until each of the cluster's `nodes` answers a ping. The routes are up once the
+/// cluster has started, but each node's interest in the system account's subjects reaches
+/// the others a moment later, and a request sent before that never reaches the node: so
+/// this asks again, for at most [`WAIT`], until every node answers.
+async fn wait_for_every_node(system: &System, nodes: usize) {
+    let probe = system
+        .clone()
+        .expect(nodes)
+        .timeout(Duration::from_millis(500));
+    within(async {
+        while !probe
+            .ping()
+            .await
+            .is_ok_and(|answers| answers.len() == nodes)
+        {}
+    })
+    .await;
+}
+
 /// Runs `future`, failing the test if it takes longer than [`WAIT`].
 async fn within<F: std::future::Future>(future: F) -> F::Output {
     tokio::time::timeout(WAIT, future)
@@ -71,6 +90,7 @@ async fn ping_varz_and_healthz_hear_every_server_of_the_cluster() {
     // The application's client on node 0, the system's on node 1, nobody on node 2.
     let _app = connect("app", &urls[0]).await;
     let system = system_on(&urls[1]).await;
+    wait_for_every_node(&system, 3).await;
 
     let pings = within(system.ping()).await.unwrap();
     assert_eq!(pings.len(), 3, "{pings:#?}");
@@ -156,6 +176,7 @@ async fn connz_lists_a_named_client_and_one_server_answers_alone() {
     let _subscriber = app.subscribe("orders.>").await.unwrap();
     app.flush().await.unwrap();
     let system = system_on(&urls[1]).await;
+    wait_for_every_node(&system, 3).await;
 
     let options = ConnzOptions::new()
         .subscriptions(true)
