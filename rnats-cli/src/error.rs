@@ -240,6 +240,10 @@ pub(crate) enum CliError {
         /// How long it waited.
         timeout: Duration,
     },
+    /// A system request through the library's system client failed otherwise (an answer
+    /// that is not JSON, the connection closed).
+    #[error("system request failed: {0}")]
+    System(#[from] rnats::system::SystemError),
     /// A server answered a system request with an error.
     #[error("{server} answered {subject} with an error: {description}")]
     SystemRequestFailed {

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use clap::{Args, ValueEnum};
 use futures_util::StreamExt;
+use rnats::system::{ServerAnswer, System, SystemError, SystemErrorKind};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -70,6 +71,23 @@ pub(crate) struct Answer {
 }
 
 impl Answer {
+    /// A ping's answer from the library's system client, as the JSON the server sent it:
+    /// `server` and `statsz` (and `error`, had it sent one).
+    fn of_ping(answer: ServerAnswer<Value>) -> Result<Answer, CliError> {
+        let mut stats = Map::new();
+        stats.insert("server".to_owned(), serde_json::to_value(&answer.server)?);
+        if let Some(data) = answer.data {
+            stats.insert(STATSZ.to_owned(), data);
+        }
+        if let Some(error) = answer.error {
+            stats.insert("error".to_owned(), serde_json::to_value(error)?);
+        }
+        Ok(Answer {
+            rtt: answer.rtt.unwrap_or_default(),
+            stats: Value::Object(stats),
+        })
+    }
+
     fn server(&self, field: &str) -> &Value {
         &self.stats["server"][field]
     }
@@ -181,20 +199,45 @@ const QUIET_AFTER_LAST_ANSWER: Duration = Duration::from_secs(1);
 /// does not end the wait at once.
 const QUIET_ONCE_ALL_COUNTED: Duration = Duration::from_millis(300);
 
-/// Sends the ping and gathers answers until `expect` (or as many as the answers report
-/// active) came, or the timeout passed; the answers and how many servers they leave out.
+/// Pings every server through the library's system client ([`rnats::system::System`]),
+/// which gathers answers until `expect` (or as many as the answers report active) came, or
+/// the timeout passed, with the same adaptive wait as [`Wait::Adaptive`]; the answers and
+/// how many servers they leave out.
 async fn collect(
     conn: &ConnArgs,
     expect: Option<usize>,
 ) -> Result<(Vec<Answer>, Missing), CliError> {
     let (client, settings) = conn.connect().await?;
+    let system = System::new(client)
+        .timeout(settings.timeout)
+        .expect(count_given(expect).unwrap_or(0));
+    let answers = (system.ping_raw().await)
+        .map_err(|e| system_failed(e, PING, settings.timeout))?
+        .into_iter()
+        .map(Answer::of_ping)
+        .collect::<Result<Vec<_>, _>>()?;
     let wait = match count_given(expect) {
         Some(n) => Wait::Count(n),
         None => Wait::Adaptive,
     };
-    let answers = ask_every_server(&client, settings.timeout, PING, Bytes::new(), &wait).await?;
     let missing = wait.missing(&answers);
     Ok((answers, missing))
+}
+
+/// The command's error for a system request that failed: "no responders" is a user outside
+/// the system account, no answer is [`CliError::NoServerAnswered`], as
+/// [`ask_every_server`] says them.
+fn system_failed(e: SystemError, subject: &str, timeout: Duration) -> CliError {
+    match e.kind() {
+        SystemErrorKind::NotSystemAccount => CliError::NoSystemAccount {
+            subject: subject.to_owned(),
+        },
+        SystemErrorKind::NoAnswer => CliError::NoServerAnswered {
+            subject: subject.to_owned(),
+            timeout,
+        },
+        _ => CliError::System(e),
+    }
 }
 
 /// A count of answers to wait for, as the command line gave it: 0 is no count, natscli's
