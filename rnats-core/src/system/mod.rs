@@ -50,7 +50,9 @@
 //! The typed answers hold the fields most used; every field this version does not know
 //! lands in the struct's `extra` map, so a newer server never breaks decoding. Every other
 //! kind (`ROUTEZ`, `GATEWAYZ`, `LEAFZ`, `SUBSZ`, `ACCOUNTZ`, `IPQUEUESZ`, `RAFTZ`, ...) is
-//! [`System::request_raw`], or [`System::request`] into a type of your own.
+//! [`System::request_raw`], or [`System::request`] into a type of your own; a ping's
+//! statistics as JSON are [`System::ping_raw`]. Each answer also tells how long it took to
+//! come ([`ServerAnswer::rtt`]).
 //!
 //! A user outside the system account gets [`SystemErrorKind::NotSystemAccount`] at once:
 //! the servers answer "no responders" to it. (nats-server imports `CONNZ` into every
