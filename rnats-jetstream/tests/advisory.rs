@@ -52,6 +52,12 @@ async fn a_stream_and_consumer_life_reads_as_typed_advisories() {
     let client = rnats_core::connect(server.url()).await.unwrap();
     let js = rnats_jetstream::new(client.clone());
     let mut events = js.advisories().await.unwrap();
+    // The API audit of a request and the advisory of what it did come in either order: the
+    // audit is read from a subscription of its own.
+    let mut audits = js
+        .advisories_on(advisory::subjects::API_AUDIT)
+        .await
+        .unwrap();
     client.flush().await.unwrap();
 
     let orders = js
@@ -75,7 +81,7 @@ async fn a_stream_and_consumer_life_reads_as_typed_advisories() {
         created.header.kind,
         "io.nats.jetstream.advisory.v1.stream_action"
     );
-    let audit = next_of(&mut events, |e| match e {
+    let audit = next_of(&mut audits, |e| match e {
         Advisory::ApiAudit(a) if a.subject == "$JS.API.STREAM.CREATE.ORDERS" => Some(a),
         _ => None,
     })
