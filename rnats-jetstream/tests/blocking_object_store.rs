@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 use std::io::Read;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE;
@@ -122,6 +122,19 @@ fn an_object_of_several_chunks_round_trips() {
     assert_eq!(store.get_bytes("a/b.bin").unwrap(), bytes);
     // Each read deleted the consumer it read through.
     assert_eq!(store.stream().consumer_names().count(), 0);
+    // So does a reader dropped half-way, without waiting for the server in its drop: its
+    // consumer is gone once the server has taken the request.
+    let mut half = store.get("a/b.bin").unwrap();
+    half.read_exact(&mut piece).unwrap();
+    assert_eq!(store.stream().consumer_names().count(), 1);
+    drop(half);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while store.stream().consumer_names().count() != 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the dropped reader's consumer stays"
+        );
+    }
 
     // More chunks than the put keeps unacked at once (256): the window moves on.
     let many = data(300 * 64);

@@ -213,6 +213,21 @@ impl Ordered {
             .map(drop)
     }
 
+    /// Asks the server to delete the consumer now delivering without waiting for its answer:
+    /// for a reader dropped half-way, whose drop must not wait on the network (the server
+    /// deletes a consumer on a request with no reply subject all the same). Best effort: a
+    /// request that cannot be sent leaves the consumer to its inactivity threshold.
+    #[cfg(feature = "object-store")]
+    pub(super) fn delete_consumer_unanswered(&self) {
+        let subject = format!(
+            "{}.CONSUMER.DELETE.{}.{}",
+            self.context.prefix(),
+            self.stream,
+            self.consumer
+        );
+        let _ = self.context.client().publish(subject, Bytes::new());
+    }
+
     /// Replaces the consumer by one that starts after the last stream sequence delivered.
     /// On failure the old one stays in place, and the next silence tries again.
     fn recreate(&mut self) -> Result<(), OrderedError> {

@@ -74,7 +74,7 @@ impl ObjectStore {
             .map_err(|e| GetError::with_source(GetErrorKind::Other, e))?;
         std::io::Write::flush(&mut file)
             .map_err(|e| GetError::with_source(GetErrorKind::Other, e))?;
-        Ok(object.info)
+        Ok(object.info.clone())
     }
 
     /// Every live object's metadata, once; the iterator ends after the last. Each wait is
@@ -190,6 +190,16 @@ pub struct Object {
     /// Bytes and chunks received so far.
     bytes: u64,
     chunks: usize,
+}
+
+impl Drop for Object {
+    /// A reader dropped before its end deletes the consumer it read through, as the async
+    /// reader does, rather than leave it to the server's inactivity threshold.
+    fn drop(&mut self) {
+        if let ReadState::Reading(messages) = &self.state {
+            messages.delete_consumer_unanswered();
+        }
+    }
 }
 
 /// Where a read of the chunks is.
@@ -335,8 +345,8 @@ impl Object {
     }
 
     /// Moves to `state`, deleting the consumer of the chunks if one was reading them, as
-    /// the async reader does. An object dropped halfway leaves its consumer to the server,
-    /// which removes it once its inactivity threshold (30 s) passes.
+    /// the async reader does (an object dropped halfway asks for the delete in its drop,
+    /// without waiting for the answer).
     fn end_reading(&mut self, state: ReadState) {
         if let ReadState::Reading(messages) = std::mem::replace(&mut self.state, state) {
             // Best effort: the data is read (or the read failed) either way.
