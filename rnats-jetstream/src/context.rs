@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use rnats_core::client::PendingReply;
 use rnats_core::error::Error;
-use rnats_core::header::{HeaderMap, NATS_MESSAGE_TTL, NATS_REQUIRED_API_LEVEL};
+use rnats_core::header::{HeaderMap, NATS_REQUIRED_API_LEVEL};
 use rnats_core::subject::ToSubject;
 use rnats_core::{Client, Request};
 use rnats_core::{Message, RequestErrorKind as CoreRequestErrorKind};
@@ -337,11 +337,7 @@ impl Context {
         publish: Publish,
     ) -> Result<PublishAckFuture, PublishError> {
         // An older server would store the message and ignore its TTL (ADR-43, ADR-44).
-        let has_ttl = publish
-            .headers
-            .as_ref()
-            .is_some_and(|headers| headers.get(NATS_MESSAGE_TTL).is_some());
-        if has_ttl {
+        if publish.has_ttl() {
             self.require([Feature::MessageTtl])
                 .map_err(|e| PublishError::with_source(PublishErrorKind::Other, e))?;
         }

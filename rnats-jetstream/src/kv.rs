@@ -48,7 +48,7 @@ pub(crate) mod entry;
 pub(crate) mod errors;
 mod history;
 pub(crate) mod name;
-mod store;
+pub(crate) mod store;
 mod update_with;
 pub(crate) mod watch;
 

@@ -37,7 +37,7 @@ mod chunks;
 mod convenience;
 pub(crate) mod errors;
 pub(crate) mod info;
-mod link;
+pub(crate) mod link;
 mod metadata;
 pub(crate) mod object;
 mod progress;

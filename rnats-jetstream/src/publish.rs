@@ -68,6 +68,16 @@ pub struct PublishMessage {
 }
 
 impl PublishMessage {
+    /// Whether it carries a per-message TTL, which an older server would store and ignore
+    /// (ADR-43): a publish asks the server's feature first.
+    pub(crate) fn has_ttl(&self) -> bool {
+        self.headers
+            .as_ref()
+            .is_some_and(|headers| headers.get(header::NATS_MESSAGE_TTL).is_some())
+    }
+}
+
+impl PublishMessage {
     /// An empty message.
     pub fn build() -> PublishMessage {
         PublishMessage::default()

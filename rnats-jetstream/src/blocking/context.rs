@@ -6,7 +6,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use rnats_core::RequestErrorKind as CoreRequestErrorKind;
 use rnats_core::blocking::Client;
-use rnats_core::header::{HeaderMap, NATS_MESSAGE_TTL};
+use rnats_core::header::HeaderMap;
 use rnats_core::subject::ToSubject;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -130,11 +130,7 @@ impl Context {
         publish: PublishMessage,
     ) -> Result<PublishAck, PublishError> {
         // An older server would store the message and ignore its TTL (ADR-43).
-        let has_ttl = publish
-            .headers
-            .as_ref()
-            .is_some_and(|headers| headers.get(NATS_MESSAGE_TTL).is_some());
-        if has_ttl {
+        if publish.has_ttl() {
             self.require([Feature::MessageTtl])
                 .map_err(|e| PublishError::with_source(PublishErrorKind::Other, e))?;
         }

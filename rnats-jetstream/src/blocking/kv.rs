@@ -8,17 +8,20 @@ use rnats_core::header::{HeaderMap, NATS_EXPECTED_LAST_SUBJECT_SEQUENCE, NATS_RO
 use super::context::Context;
 use super::list::StreamNames;
 use super::stream::Stream;
-use crate::context::{PublishErrorKind, RequestErrorKind};
+use crate::context::PublishErrorKind;
 use crate::errors::ErrorCode;
-use crate::kv::buckets::{create_error_of_get, update_error_of_create};
-use crate::kv::config::{ConfigError, MAX_HISTORY};
+use crate::kv::buckets::{
+    check_bucket_name, create_error_of_config, create_error_of_get, update_error_of_create,
+};
+use crate::kv::config::MAX_HISTORY;
 use crate::kv::entry::KV_OPERATION;
 use crate::kv::errors::{create_of_entry, create_of_update, entry_of_direct, update_error};
+use crate::kv::store::{Subjects, status_error};
 use crate::kv::{
     BucketName, Config, CreateError, CreateErrorKind, CreateKeyValueError, CreateKeyValueErrorKind,
     DeleteError, Entry, EntryError, EntryErrorKind, Key, KeyValueError, KeyValueErrorKind,
-    Operation, PurgeError, PutError, PutErrorKind, ServerRefusal, Status, StatusError,
-    StatusErrorKind, UpdateError, UpdateErrorKind, UpdateKeyValueError, UpdateKeyValueErrorKind,
+    Operation, PurgeError, PutError, PutErrorKind, ServerRefusal, Status, StatusError, UpdateError,
+    UpdateErrorKind, UpdateKeyValueError, UpdateKeyValueErrorKind,
 };
 use crate::message::StreamMessage;
 use crate::stream::{DeleteStatus, DirectGetErrorKind, RawMessageErrorKind};
@@ -123,11 +126,7 @@ impl Context {
         &self,
         config: &Config,
     ) -> Result<crate::stream::Config, CreateKeyValueError> {
-        if BucketName::try_from(config.bucket.as_str()).is_err() {
-            return Err(CreateKeyValueError::new(
-                CreateKeyValueErrorKind::InvalidStoreName,
-            ));
-        }
+        check_bucket_name(config)?;
         // Only limit markers depend on the server (API level 1, nats-server 2.11).
         let api_level = match config.limit_markers {
             Some(_) => {
@@ -142,14 +141,7 @@ impl Context {
         };
         config
             .to_stream_config(api_level)
-            .map_err(|error| match error {
-                ConfigError::TooLongHistory => {
-                    CreateKeyValueError::new(CreateKeyValueErrorKind::TooLongHistory)
-                }
-                ConfigError::LimitMarkersNotSupported => {
-                    CreateKeyValueError::new(CreateKeyValueErrorKind::LimitMarkersNotSupported)
-                }
-            })
+            .map_err(create_error_of_config)
     }
 }
 
@@ -208,26 +200,15 @@ impl Store {
     /// A handle to the bucket `bucket` stored in `stream`, read and written where the
     /// async store would (a mirror through the bucket it mirrors).
     fn new(bucket: String, stream: Stream) -> Store {
-        let mut store = Store {
-            prefix: format!("$KV.{bucket}."),
+        let subjects = Subjects::of(&bucket, &stream.info.config, stream.context.prefix());
+        Store {
+            prefix: subjects.prefix,
             name: bucket,
             stream_name: stream.info.config.name.clone(),
-            put_prefix: None,
-            use_jetstream_prefix: stream.context.prefix() != "$JS.API",
+            put_prefix: subjects.put_prefix,
+            use_jetstream_prefix: subjects.use_jetstream_prefix,
             stream,
-        };
-        if let Some(mirror) = &store.stream.info.config.mirror {
-            let origin = mirror.name.strip_prefix("KV_").unwrap_or(&mirror.name);
-            store.prefix = format!("$KV.{origin}.");
-            match &mirror.external {
-                Some(external) if !external.api_prefix.is_empty() => {
-                    store.use_jetstream_prefix = false;
-                    store.put_prefix = Some(format!("{}.$KV.{origin}.", external.api_prefix));
-                }
-                _ => store.put_prefix = Some(format!("$KV.{origin}.")),
-            }
         }
-        store
     }
 
     pub(super) fn context(&self) -> &Context {
@@ -236,19 +217,7 @@ impl Store {
 
     /// The bucket's current status, fetched from the server.
     pub fn status(&self) -> Result<Status, StatusError> {
-        let info = self.stream.get_info().map_err(|error| {
-            let kind = match (error.kind(), error.jetstream_error()) {
-                (_, Some(refusal)) => StatusErrorKind::JetStream(refusal.clone()),
-                (RequestErrorKind::TimedOut, None) => StatusErrorKind::TimedOut,
-                // The kind has no room for a local failure; it is described as one.
-                (_, None) => StatusErrorKind::JetStream(crate::Error::new(
-                    0,
-                    ErrorCode::default(),
-                    error.to_string(),
-                )),
-            };
-            StatusError::with_source(kind, error)
-        })?;
+        let info = self.stream.get_info().map_err(status_error)?;
         Ok(Status {
             info,
             bucket: self.name.clone(),

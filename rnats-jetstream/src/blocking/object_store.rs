@@ -29,7 +29,6 @@
 
 mod read;
 
-use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 use std::time::Duration;
@@ -44,15 +43,15 @@ use super::list::StreamNames;
 use super::stream::Stream;
 use crate::object_store::bucket::{checked_bucket, create_error, stream_name};
 use crate::object_store::errors::{delete_error, seal_error, update_metadata_error};
-use crate::object_store::put::{MAX_PAYLOAD_CEILING, PUT_WINDOW_BYTES};
+use crate::object_store::link::{link_info, may_link_over};
+use crate::object_store::put::{MAX_PAYLOAD_CEILING, PUT_WINDOW_BYTES, put_info};
 use crate::object_store::{
     AddLinkError, AddLinkErrorKind, AsObjectInfo, Config, CreateObjectStoreError,
     CreateObjectStoreErrorKind, DEFAULT_CHUNK_SIZE, DeleteError, DeleteErrorKind,
     DeleteObjectStore, InfoError, InfoErrorKind, ObjectInfo, ObjectLink, ObjectMetadata,
-    ObjectOptions, ObjectStoreError, ObjectStoreErrorKind, ObjectStoreStatus, PutError,
-    PutErrorKind, ROLLUP_SUBJECT, SealError, SealErrorKind, StatusError, UpdateMetadata,
-    UpdateMetadataError, UpdateMetadataErrorKind, encode_object_name, format_digest,
-    is_valid_bucket_name, is_valid_object_name,
+    ObjectStoreError, ObjectStoreErrorKind, ObjectStoreStatus, PutError, PutErrorKind,
+    ROLLUP_SUBJECT, SealError, SealErrorKind, StatusError, UpdateMetadata, UpdateMetadataError,
+    UpdateMetadataErrorKind, encode_object_name, is_valid_bucket_name, is_valid_object_name,
 };
 use crate::stream::{DirectGetErrorKind, PurgeError, PurgeRequest, RawMessageErrorKind};
 use crate::stream_errors::{CreateStreamErrorKind, StreamsError};
@@ -266,23 +265,15 @@ impl ObjectStore {
                 return Err(error);
             }
         };
-        let info = ObjectInfo {
-            name: meta.name,
-            description: meta.description,
-            metadata: meta.metadata,
-            headers: meta.headers,
-            options: Some(ObjectOptions {
-                link: None,
-                max_chunk_size: Some(chunk_size),
-            }),
-            bucket: self.name.clone(),
+        let info = put_info(
+            meta,
+            self.name.clone(),
             nuid,
-            size: sent.size,
-            chunks: sent.chunks,
-            modified: Some(rnats_core::datetime::now()),
-            digest: Some(format_digest(&sent.hash.finalize())),
-            deleted: false,
-        };
+            chunk_size,
+            sent.size,
+            sent.chunks,
+            sent.hash,
+        );
         if let Err(error) = self.publish_meta(&info) {
             let _ = self.purge_chunks(&info.nuid);
             return Err(PutError::with_source(PutErrorKind::PublishMetadata, error));
@@ -559,31 +550,8 @@ impl ObjectStore {
 
     /// Stores the link `name` unless a live object (not a link) has that name.
     fn store_link(&self, name: String, link: ObjectLink) -> Result<ObjectInfo, AddLinkError> {
-        match self.info(&name) {
-            Ok(existing) if !existing.deleted && !existing.is_link() => {
-                return Err(AddLinkError::new(AddLinkErrorKind::AlreadyExists));
-            }
-            Ok(_) => {}
-            Err(error) if error.kind() == InfoErrorKind::NotFound => {}
-            Err(error) => return Err(AddLinkError::with_source(AddLinkErrorKind::Other, error)),
-        }
-        let info = ObjectInfo {
-            name,
-            description: None,
-            metadata: HashMap::new(),
-            headers: None,
-            options: Some(ObjectOptions {
-                link: Some(link),
-                max_chunk_size: None,
-            }),
-            bucket: self.name.clone(),
-            nuid: rnats_core::id::next(),
-            size: 0,
-            chunks: 0,
-            modified: Some(rnats_core::datetime::now()),
-            digest: None,
-            deleted: false,
-        };
+        may_link_over(self.info(&name))?;
+        let info = link_info(name, self.name.clone(), link);
         self.publish_meta(&info)
             .map_err(|error| AddLinkError::with_source(AddLinkErrorKind::PublishMetadata, error))?;
         Ok(info)

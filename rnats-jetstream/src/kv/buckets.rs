@@ -198,11 +198,7 @@ impl Context {
         &self,
         config: &Config,
     ) -> Result<crate::stream::Config, CreateKeyValueError> {
-        if BucketName::try_from(config.bucket.as_str()).is_err() {
-            return Err(CreateKeyValueError::new(
-                CreateKeyValueErrorKind::InvalidStoreName,
-            ));
-        }
+        check_bucket_name(config)?;
         // Only limit markers depend on the server (API level 1, nats-server 2.11).
         let api_level = match config.limit_markers {
             Some(_) => {
@@ -218,14 +214,7 @@ impl Context {
         };
         config
             .to_stream_config(api_level)
-            .map_err(|error| match error {
-                ConfigError::TooLongHistory => {
-                    CreateKeyValueError::new(CreateKeyValueErrorKind::TooLongHistory)
-                }
-                ConfigError::LimitMarkersNotSupported => {
-                    CreateKeyValueError::new(CreateKeyValueErrorKind::LimitMarkersNotSupported)
-                }
-            })
+            .map_err(create_error_of_config)
     }
 
     fn stream_handle(&self, name: String, info: Info) -> JsStream {
@@ -310,6 +299,28 @@ impl Stream for KeyValueStores {
                 Some(Err(error)) => return Poll::Ready(Some(Err(error))),
                 None => return Poll::Ready(None),
             }
+        }
+    }
+}
+
+/// A bucket name that is not one (ADR-8), refused before anything is asked of the server.
+pub(crate) fn check_bucket_name(config: &Config) -> Result<(), CreateKeyValueError> {
+    match BucketName::try_from(config.bucket.as_str()) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(CreateKeyValueError::new(
+            CreateKeyValueErrorKind::InvalidStoreName,
+        )),
+    }
+}
+
+/// A bucket config the server cannot take, as a create failure.
+pub(crate) fn create_error_of_config(error: ConfigError) -> CreateKeyValueError {
+    match error {
+        ConfigError::TooLongHistory => {
+            CreateKeyValueError::new(CreateKeyValueErrorKind::TooLongHistory)
+        }
+        ConfigError::LimitMarkersNotSupported => {
+            CreateKeyValueError::new(CreateKeyValueErrorKind::LimitMarkersNotSupported)
         }
     }
 }

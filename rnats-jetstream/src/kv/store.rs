@@ -52,31 +52,15 @@ pub struct Store {
 impl Store {
     /// A handle to the bucket `bucket` stored in `stream`.
     pub(crate) fn new(bucket: String, stream: Stream) -> Store {
-        let context = &stream.context;
-        let mut store = Store {
-            prefix: format!("$KV.{bucket}."),
+        let subjects = Subjects::of(&bucket, &stream.info.config, stream.context.prefix());
+        Store {
+            prefix: subjects.prefix,
             name: bucket,
             stream_name: stream.info.config.name.clone(),
-            put_prefix: None,
-            use_jetstream_prefix: context.prefix() != "$JS.API",
-            stream: stream.clone(),
-        };
-        // A mirror holds the subjects of the bucket it mirrors and is written through that
-        // bucket (in its domain when it is in another one). nats.go and async-nats read a
-        // same-domain mirror under its own name, which finds nothing; rnats reads it under
-        // the origin's subjects, which it stores.
-        if let Some(mirror) = &stream.info.config.mirror {
-            let origin = mirror.name.strip_prefix("KV_").unwrap_or(&mirror.name);
-            store.prefix = format!("$KV.{origin}.");
-            match &mirror.external {
-                Some(external) if !external.api_prefix.is_empty() => {
-                    store.use_jetstream_prefix = false;
-                    store.put_prefix = Some(format!("{}.$KV.{origin}.", external.api_prefix));
-                }
-                _ => store.put_prefix = Some(format!("$KV.{origin}.")),
-            }
+            put_prefix: subjects.put_prefix,
+            use_jetstream_prefix: subjects.use_jetstream_prefix,
+            stream,
         }
-        store
     }
 
     fn context(&self) -> &Context {
@@ -85,19 +69,7 @@ impl Store {
 
     /// The bucket's current status, fetched from the server.
     pub async fn status(&self) -> Result<Status, StatusError> {
-        let info = self.stream.get_info().await.map_err(|error| {
-            let kind = match (error.kind(), error.jetstream_error()) {
-                (_, Some(refusal)) => StatusErrorKind::JetStream(refusal.clone()),
-                (RequestErrorKind::TimedOut, None) => StatusErrorKind::TimedOut,
-                // StatusErrorKind has no room for a local failure; describe it as one.
-                (_, None) => StatusErrorKind::JetStream(crate::Error::new(
-                    0,
-                    ErrorCode::default(),
-                    error.to_string(),
-                )),
-            };
-            StatusError::with_source(kind, error)
-        })?;
+        let info = self.stream.get_info().await.map_err(status_error)?;
         Ok(Status {
             info,
             bucket: self.name.clone(),
@@ -418,4 +390,60 @@ impl Store {
 fn ttl_header(ttl: Duration) -> String {
     let seconds = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
     format!("{}s", seconds.max(1))
+}
+
+/// Where a bucket's keys are read and written, for the async and blocking stores alike.
+pub(crate) struct Subjects {
+    /// The subject prefix keys are read under.
+    pub(crate) prefix: String,
+    /// The subject prefix writes go to, when it is not `prefix`.
+    pub(crate) put_prefix: Option<String>,
+    /// Whether writes go under the context's API prefix.
+    pub(crate) use_jetstream_prefix: bool,
+}
+
+impl Subjects {
+    /// The subjects of the bucket `bucket` kept in a stream configured as `config`, for a
+    /// context whose API prefix is `api_prefix`.
+    pub(crate) fn of(bucket: &str, config: &crate::stream::Config, api_prefix: &str) -> Subjects {
+        // A mirror holds the subjects of the bucket it mirrors and is written through that
+        // bucket (in its domain when it is in another one). nats.go and async-nats read a
+        // same-domain mirror under its own name, which finds nothing; rnats reads it under
+        // the origin's subjects, which it stores.
+        let Some(mirror) = &config.mirror else {
+            return Subjects {
+                prefix: format!("$KV.{bucket}."),
+                put_prefix: None,
+                use_jetstream_prefix: api_prefix != "$JS.API",
+            };
+        };
+        let origin = mirror.name.strip_prefix("KV_").unwrap_or(&mirror.name);
+        match &mirror.external {
+            Some(external) if !external.api_prefix.is_empty() => Subjects {
+                prefix: format!("$KV.{origin}."),
+                put_prefix: Some(format!("{}.$KV.{origin}.", external.api_prefix)),
+                use_jetstream_prefix: false,
+            },
+            _ => Subjects {
+                prefix: format!("$KV.{origin}."),
+                put_prefix: Some(format!("$KV.{origin}.")),
+                use_jetstream_prefix: api_prefix != "$JS.API",
+            },
+        }
+    }
+}
+
+/// A failed read of the stream's info as a status failure.
+pub(crate) fn status_error(error: crate::stream::InfoError) -> StatusError {
+    let kind = match (error.kind(), error.jetstream_error()) {
+        (_, Some(refusal)) => StatusErrorKind::JetStream(refusal.clone()),
+        (RequestErrorKind::TimedOut, None) => StatusErrorKind::TimedOut,
+        // StatusErrorKind has no room for a local failure; describe it as one.
+        (_, None) => StatusErrorKind::JetStream(crate::Error::new(
+            0,
+            ErrorCode::default(),
+            error.to_string(),
+        )),
+    };
+    StatusError::with_source(kind, error)
 }

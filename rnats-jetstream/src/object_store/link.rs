@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::ObjectStore;
-use super::errors::{AddLinkError, AddLinkErrorKind, InfoErrorKind};
+use super::errors::{AddLinkError, AddLinkErrorKind, InfoError, InfoErrorKind};
 use super::info::{AsObjectInfo, ObjectInfo, ObjectLink, ObjectOptions};
 
 impl ObjectStore {
@@ -64,34 +64,45 @@ impl ObjectStore {
 
     /// Stores the link `name` unless a live object (not a link) has that name.
     async fn store_link(&self, name: String, link: ObjectLink) -> Result<ObjectInfo, AddLinkError> {
-        match self.info(&name).await {
-            Ok(existing) if !existing.deleted && !existing.is_link() => {
-                return Err(AddLinkError::new(AddLinkErrorKind::AlreadyExists));
-            }
-            Ok(_) => {}
-            Err(error) if error.kind() == InfoErrorKind::NotFound => {}
-            Err(error) => return Err(AddLinkError::with_source(AddLinkErrorKind::Other, error)),
-        }
-        let info = ObjectInfo {
-            name,
-            description: None,
-            metadata: HashMap::new(),
-            headers: None,
-            options: Some(ObjectOptions {
-                link: Some(link),
-                max_chunk_size: None,
-            }),
-            bucket: self.name.clone(),
-            nuid: rnats_core::id::next(),
-            size: 0,
-            chunks: 0,
-            modified: Some(rnats_core::datetime::now()),
-            digest: None,
-            deleted: false,
-        };
+        may_link_over(self.info(&name).await)?;
+        let info = link_info(name, self.name.clone(), link);
         self.publish_meta(&info)
             .await
             .map_err(|error| AddLinkError::with_source(AddLinkErrorKind::PublishMetadata, error))?;
         Ok(info)
+    }
+}
+
+/// Whether a link may take a name whose current metadata is `existing`: not over a live
+/// object that is not a link. For the async and blocking stores alike.
+pub(crate) fn may_link_over(existing: Result<ObjectInfo, InfoError>) -> Result<(), AddLinkError> {
+    match existing {
+        Ok(existing) if !existing.deleted && !existing.is_link() => {
+            Err(AddLinkError::new(AddLinkErrorKind::AlreadyExists))
+        }
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == InfoErrorKind::NotFound => Ok(()),
+        Err(error) => Err(AddLinkError::with_source(AddLinkErrorKind::Other, error)),
+    }
+}
+
+/// The metadata of the link `name` in `bucket`, pointing at `link`.
+pub(crate) fn link_info(name: String, bucket: String, link: ObjectLink) -> ObjectInfo {
+    ObjectInfo {
+        name,
+        description: None,
+        metadata: HashMap::new(),
+        headers: None,
+        options: Some(ObjectOptions {
+            link: Some(link),
+            max_chunk_size: None,
+        }),
+        bucket,
+        nuid: rnats_core::id::next(),
+        size: 0,
+        chunks: 0,
+        modified: Some(rnats_core::datetime::now()),
+        digest: None,
+        deleted: false,
     }
 }

@@ -112,23 +112,15 @@ impl ObjectStore {
             }
         };
 
-        let info = ObjectInfo {
-            name: meta.name,
-            description: meta.description,
-            metadata: meta.metadata,
-            headers: meta.headers,
-            options: Some(ObjectOptions {
-                link: None,
-                max_chunk_size: Some(chunk_size),
-            }),
-            bucket: self.name.clone(),
+        let info = put_info(
+            meta,
+            self.name.clone(),
             nuid,
-            size: sent.size,
-            chunks: sent.chunks,
-            modified: Some(rnats_core::datetime::now()),
-            digest: Some(format_digest(&sent.hash.finalize())),
-            deleted: false,
-        };
+            chunk_size,
+            sent.size,
+            sent.chunks,
+            sent.hash,
+        );
         let stored = match batch {
             Some(batch) => self.commit_meta(batch, &info, &mut progress).await,
             None => self
@@ -374,6 +366,37 @@ fn chunk_error(error: FastIngestError) -> PutError {
         _ => PutErrorKind::PublishChunks,
     };
     PutError::with_source(kind, error)
+}
+
+/// The metadata of an object whose chunks are all stored: `size` bytes in `chunks` chunks
+/// of at most `chunk_size` under `nuid`, hashed into `hash`. For the async and blocking puts
+/// alike.
+pub(crate) fn put_info(
+    meta: ObjectMetadata,
+    bucket: String,
+    nuid: String,
+    chunk_size: usize,
+    size: usize,
+    chunks: usize,
+    hash: Sha256,
+) -> ObjectInfo {
+    ObjectInfo {
+        name: meta.name,
+        description: meta.description,
+        metadata: meta.metadata,
+        headers: meta.headers,
+        options: Some(ObjectOptions {
+            link: None,
+            max_chunk_size: Some(chunk_size),
+        }),
+        bucket,
+        nuid,
+        size,
+        chunks,
+        modified: Some(rnats_core::datetime::now()),
+        digest: Some(format_digest(&hash.finalize())),
+        deleted: false,
+    }
 }
 
 /// What a put's chunks came to, counted as they are read.
