@@ -43,7 +43,7 @@ use super::list::StreamNames;
 use super::stream::Stream;
 use crate::object_store::bucket::{checked_bucket, create_error, stream_name};
 use crate::object_store::errors::{delete_error, seal_error, update_metadata_error};
-use crate::object_store::link::{link_info, may_link_over};
+use crate::object_store::link::{link_info, may_link_over, object_link};
 use crate::object_store::put::{MAX_PAYLOAD_CEILING, PUT_WINDOW_BYTES, put_info};
 use crate::object_store::{
     AddLinkError, AddLinkErrorKind, AsObjectInfo, Config, CreateObjectStoreError,
@@ -380,22 +380,7 @@ impl ObjectStore {
     {
         let name = name.to_string();
         let object = object.as_info();
-        if name.is_empty() {
-            return Err(AddLinkError::new(AddLinkErrorKind::EmptyName));
-        }
-        if object.name.is_empty() {
-            return Err(AddLinkError::new(AddLinkErrorKind::ObjectRequired));
-        }
-        if object.deleted {
-            return Err(AddLinkError::new(AddLinkErrorKind::Deleted));
-        }
-        if object.is_link() {
-            return Err(AddLinkError::new(AddLinkErrorKind::LinkToLink));
-        }
-        let link = ObjectLink {
-            name: Some(object.name.clone()),
-            bucket: object.bucket.clone(),
-        };
+        let link = object_link(&name, object)?;
         self.store_link(name, link)
     }
 

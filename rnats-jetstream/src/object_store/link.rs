@@ -25,22 +25,7 @@ impl ObjectStore {
     {
         let name = name.to_string();
         let object = object.as_info();
-        if name.is_empty() {
-            return Err(AddLinkError::new(AddLinkErrorKind::EmptyName));
-        }
-        if object.name.is_empty() {
-            return Err(AddLinkError::new(AddLinkErrorKind::ObjectRequired));
-        }
-        if object.deleted {
-            return Err(AddLinkError::new(AddLinkErrorKind::Deleted));
-        }
-        if object.is_link() {
-            return Err(AddLinkError::new(AddLinkErrorKind::LinkToLink));
-        }
-        let link = ObjectLink {
-            name: Some(object.name.clone()),
-            bucket: object.bucket.clone(),
-        };
+        let link = object_link(&name, object)?;
         self.store_link(name, link).await
     }
 
@@ -105,4 +90,24 @@ pub(crate) fn link_info(name: String, bucket: String, link: ObjectLink) -> Objec
         digest: None,
         deleted: false,
     }
+}
+
+/// The link a new link `name` holds to `object`, which must be a live object, not a link.
+pub(crate) fn object_link(name: &str, object: &ObjectInfo) -> Result<ObjectLink, AddLinkError> {
+    if name.is_empty() {
+        return Err(AddLinkError::new(AddLinkErrorKind::EmptyName));
+    }
+    if object.name.is_empty() {
+        return Err(AddLinkError::new(AddLinkErrorKind::ObjectRequired));
+    }
+    if object.deleted {
+        return Err(AddLinkError::new(AddLinkErrorKind::Deleted));
+    }
+    if object.is_link() {
+        return Err(AddLinkError::new(AddLinkErrorKind::LinkToLink));
+    }
+    Ok(ObjectLink {
+        name: Some(object.name.clone()),
+        bucket: object.bucket.clone(),
+    })
 }
