@@ -710,6 +710,90 @@ async fn a_pull_stream_without_a_consumer_retries_quietly_then_reports_no_respon
 }
 
 #[tokio::test]
+async fn a_stream_told_to_end_if_its_consumer_is_missing_ends_after_a_reconnect_without_it() {
+    let server = jetstream_server();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    let client = connect(&proxy.url()).await;
+    let js = rnats_jetstream::new(client.clone());
+    let admin = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&admin, "MISSING", &["missing.>"], StorageType::Memory).await;
+    // Read through the proxied connection, managed through the direct one.
+    let consumer = durable(&js.get_stream("MISSING").await.unwrap(), "missing").await;
+    // The heartbeats of the default stream (15 s) are far longer than the wait below: the
+    // end must come from the question, not from missed heartbeats.
+    let mut messages = consumer
+        .stream()
+        .end_if_consumer_missing()
+        .messages()
+        .await
+        .unwrap();
+    publish(&admin, "missing.a", 1).await;
+    next(&mut messages).await.unwrap().ack().await.unwrap();
+
+    // The consumer goes while the stream's connection is down, so no request waits at the
+    // server to be told of it.
+    let mut events = client.events();
+    proxy.refuse(true);
+    proxy.cut();
+    tokio::time::timeout(WAIT, async {
+        while let Some(event) = events.next().await {
+            if matches!(event, rnats_core::ConnectionEvent::Disconnected { .. }) {
+                break;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    stream.delete_consumer("missing").await.unwrap();
+    proxy.refuse(false);
+    reconnected(&mut events).await;
+
+    let started = std::time::Instant::now();
+    let error = next(&mut messages).await.unwrap_err();
+    assert_eq!(error.kind(), pull::MessagesErrorKind::ConsumerDeleted);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let end = tokio::time::timeout(WAIT, messages.next()).await.unwrap();
+    assert!(end.is_none());
+}
+
+#[tokio::test]
+async fn a_stream_told_to_end_if_its_stream_is_missing_ends_without_waiting_for_heartbeats() {
+    let server = jetstream_server();
+    let js = rnats_jetstream::new(connect(&server.url()).await);
+    let stream = add_stream(&js, "MISSING2", &["missing2.>"], StorageType::Memory).await;
+    let consumer = durable(&stream, "gone").await;
+    js.delete_stream("MISSING2").await.unwrap();
+    let mut messages = consumer
+        .stream()
+        .heartbeat(Duration::from_secs(10))
+        .expires(Duration::from_secs(30))
+        .end_if_consumer_missing()
+        .messages()
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let error = next(&mut messages).await.unwrap_err();
+    assert_eq!(error.kind(), pull::MessagesErrorKind::ConsumerDeleted);
+    // Two missed heartbeats would take 20 s; the second unserved request comes after 250 ms.
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(messages.recoveries().no_responders >= 2);
+    assert!(
+        tokio::time::timeout(WAIT, messages.next())
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
 async fn no_responders_after_a_probe_starts_is_still_told_after_two_heartbeats() {
     let server = jetstream_server();
     let js = rnats_jetstream::new(connect(&server.url()).await);

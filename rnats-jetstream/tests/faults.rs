@@ -1016,6 +1016,76 @@ async fn a_consumer_leader_stepdown_moves_the_pull_without_an_error_item() {
     assert!(recoveries.leader_changes >= 1, "{recoveries:?}");
 }
 
+/// A stream told to end if its consumer is missing asks the servers whether it is, while
+/// nobody serves its pulls; a consumer whose only server is down is offline, not missing,
+/// and the stream delivers again once the server is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_told_to_end_if_its_consumer_is_missing_outlasts_its_server_being_down() {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let mut cluster =
+        Cluster::start_with(NODES, |node| node.jetstream(true).append_config(ACCOUNTS)).unwrap();
+    let client = rnats_core::ConnectOptions::new()
+        .retry_on_initial_connect()
+        .reconnect_delay_callback(|_| Duration::from_millis(50))
+        .connect(cluster.urls().as_slice())
+        .await
+        .unwrap();
+    let js = rnats_jetstream::ContextBuilder::new()
+        .timeout(API_TIMEOUT)
+        .build(client.clone());
+    let stream = create_stream(&cluster, &js, "OFFLINE").await;
+    // One replica: while its server is down, nobody serves it and no other can take over.
+    let consumer = stream
+        .create_consumer(pull::Config {
+            durable_name: Some("durable".into()),
+            ack_policy: AckPolicy::None,
+            num_replicas: 1,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut messages = consumer
+        .stream()
+        .heartbeat(Duration::from_secs(15))
+        .end_if_consumer_missing()
+        .messages()
+        .await
+        .unwrap();
+    js.publish("OFFLINE.a", "before".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(WAIT, messages.next()).await.unwrap();
+    assert_eq!(first.unwrap().unwrap().payload, "before");
+
+    let node = leader(&stream, Some("durable")).await;
+    cluster.node_mut(node).kill();
+    // Four unserved pulls in a row (about 1.75 s) mean the stream asked twice.
+    let deadline = Instant::now() + WAIT;
+    while messages.recoveries().no_responders < 4 {
+        assert!(Instant::now() < deadline, "{:?}", messages.recoveries());
+        if let Ok(item) = tokio::time::timeout(Duration::from_millis(100), messages.next()).await {
+            panic!("an item while the consumer's server is down: {item:?}");
+        }
+    }
+    cluster.node_mut(node).restart().unwrap();
+
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Ok(ack) = js.publish("OFFLINE.a", "after".into()).await
+            && ack.await.is_ok()
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the stream never took a publish");
+    }
+    match tokio::time::timeout(WAIT, messages.next()).await.unwrap() {
+        Some(Ok(message)) => assert_eq!(message.payload, "after"),
+        other => panic!("not the message after the restart: {other:?}"),
+    }
+}
+
 /// How long the leaf link stays down in the leaf scenario, as in the run.
 const LEAF_CUT: Duration = Duration::from_secs(5);
 

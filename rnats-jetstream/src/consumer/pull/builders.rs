@@ -137,6 +137,7 @@ pub struct StreamBuilder<'a> {
     options: Options,
     threshold_messages: Option<usize>,
     threshold_bytes: Option<usize>,
+    end_if_missing: bool,
 }
 
 pull_options!(StreamBuilder);
@@ -149,6 +150,7 @@ impl<'a> StreamBuilder<'a> {
             options: Options::default(),
             threshold_messages: None,
             threshold_bytes: None,
+            end_if_missing: false,
         }
     }
 
@@ -195,6 +197,24 @@ impl<'a> StreamBuilder<'a> {
         self
     }
 
+    /// Ends the stream when its consumer is gone for good, as it ends when the consumer is
+    /// deleted under a waiting request (an rnats extension, nats.js's
+    /// `abort_on_missing_resource`). Without it, a stream whose consumer was deleted while
+    /// no request waited (the connection was down, or the server restarted without it; an
+    /// ephemeral consumer past its `inactive_threshold`) goes on asking, as async-nats' and
+    /// nats.go's do, and delivers again if the consumer is made anew under the same name.
+    ///
+    /// With it, when nobody serves two requests in a row (and again after four, eight...),
+    /// the stream asks `$JS.API.CONSUMER.INFO`; if the server answers that the consumer or
+    /// its stream does not exist, the stream yields
+    /// [`ConsumerDeleted`](super::MessagesErrorKind::ConsumerDeleted) and ends. A consumer
+    /// whose leader is being elected is not missing: in a cluster only the meta leader
+    /// answers so, and only for a consumer it has no record of.
+    pub fn end_if_consumer_missing(mut self) -> Self {
+        self.end_if_missing = true;
+        self
+    }
+
     /// Subscribes and starts pulling.
     pub async fn messages(self) -> Result<Stream, StreamError> {
         let limits = &self.consumer.info.config;
@@ -228,7 +248,11 @@ impl<'a> StreamBuilder<'a> {
         let mut options = self.options;
         options.heartbeat = Some(heartbeat);
         let request = options.request(batch, Some(expires), false);
-        Stream::start_with(self.consumer, request, pending, heartbeats).await
+        let stream = Stream::start_with(self.consumer, request, pending, heartbeats).await?;
+        Ok(match self.end_if_missing {
+            true => stream.end_if_consumer_missing(self.consumer),
+            false => stream,
+        })
     }
 }
 

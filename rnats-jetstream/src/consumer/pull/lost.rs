@@ -49,6 +49,7 @@ use serde::Deserialize;
 
 use crate::consumer::stale::jittered;
 use crate::context::Context;
+use crate::errors::ErrorCode;
 use crate::response::Response;
 
 /// Half the wait between the first two questions (the wait doubles before each use), and
@@ -334,6 +335,22 @@ async fn ask(context: Context, subject: String) -> Option<usize> {
     match rnats_core::runtime::timeout(ASK_BOUND, request).await {
         Ok(Ok(response)) => answer(response),
         _ => None,
+    }
+}
+
+/// Whether the server says that the consumer (or its stream) does not exist: 10014 or 10059
+/// from a server that knows (a standalone server, or the cluster's meta leader, which alone
+/// answers so in a cluster). No answer in time, an error of any other kind (no leader yet,
+/// no permission to ask) or the consumer's info is not that.
+pub(crate) async fn is_missing(context: Context, subject: String) -> bool {
+    let empty = serde_json::json!({});
+    let request = context.request::<_, _, Response<serde::de::IgnoredAny>>(subject, &empty);
+    match rnats_core::runtime::timeout(ASK_BOUND, request).await {
+        Ok(Ok(Response::Err { error })) => matches!(
+            error.error_code(),
+            ErrorCode::CONSUMER_NOT_FOUND | ErrorCode::STREAM_NOT_FOUND
+        ),
+        _ => false,
     }
 }
 

@@ -17,7 +17,7 @@ use rnats_core::{ConnectionEvent, Events, PublishError, Subject, Subscriber, Uns
 
 use super::batch::reply_error;
 use super::builders::{BatchConfig, PullRequest};
-use super::lost::{LostPull, PROBE_HEARTBEAT, PROBE_LIMIT, Probe, ProbeSilence};
+use super::lost::{LostPull, PROBE_HEARTBEAT, PROBE_LIMIT, Probe, ProbeSilence, is_missing};
 use super::pending::{Pending, Reply, message_size};
 use super::recovery::{Recoveries, is_leader_change, leader_advisories, retry_wait};
 use super::{Config, MessagesError, MessagesErrorKind};
@@ -43,7 +43,9 @@ const RETRY_WAIT: Duration = Duration::from_secs(1);
 /// the stream goes on. That item comes only for a heartbeat the caller asked for
 /// ([`Consumer::messages`](Consumer::messages) asks for 15 s); the heartbeats a
 /// [`StreamBuilder`](super::StreamBuilder) asks for without being told are missed quietly. It ends after `ConsumerDeleted`, `PushBasedConsumer`, a request over
-/// the consumer's limits, and 400 Bad Request.
+/// the consumer's limits, and 400 Bad Request; with
+/// [`end_if_consumer_missing`](super::StreamBuilder::end_if_consumer_missing), also when the
+/// server says the consumer is gone (as `ConsumerDeleted`).
 ///
 /// A request the client knows to be lost (after a reconnect, a leader change, or a reply of
 /// no responders while the consumer elects a leader) is sent again at once or after a short
@@ -100,6 +102,11 @@ pub struct Stream {
     /// Draining (ADR-37): no pull requests, no heartbeats owed, warnings of what would only
     /// matter to the next request kept back; the subscription ends after its last message.
     draining: bool,
+    /// With [`StreamBuilder::end_if_consumer_missing`](super::StreamBuilder::end_if_consumer_missing):
+    /// the consumer's `CONSUMER.INFO` subject, asked while nobody serves its requests.
+    missing: Option<String>,
+    /// That question on its way: whether the consumer or its stream is gone.
+    asking_missing: Option<BoxFuture<'static, bool>>,
     terminated: bool,
 }
 
@@ -205,6 +212,8 @@ impl Stream {
             usual_limit,
             lost,
             draining: false,
+            missing: None,
+            asking_missing: None,
             terminated: false,
         })
     }
@@ -240,6 +249,7 @@ impl Stream {
     pub async fn drain(&mut self) -> Result<(), UnsubscribeError> {
         self.draining = true;
         self.hold = None;
+        self.asking_missing = None;
         self.advisories = None;
         self.lost.end();
         self.heartbeat.pause();
@@ -254,6 +264,17 @@ impl Stream {
     /// What this stream recovered from without an error item.
     pub fn recoveries(&self) -> Recoveries {
         self.recoveries
+    }
+
+    /// Ends with [`ConsumerDeleted`](MessagesErrorKind::ConsumerDeleted) once the server
+    /// says that the consumer or its stream does not exist (see
+    /// [`StreamBuilder::end_if_consumer_missing`](super::StreamBuilder::end_if_consumer_missing)).
+    pub(crate) fn end_if_consumer_missing(mut self, consumer: &Consumer<Config>) -> Stream {
+        self.missing = Some(format!(
+            "CONSUMER.INFO.{}.{}",
+            consumer.info.stream_name, consumer.info.name
+        ));
+        self
     }
 
     /// Reports no responders at once, for a caller that recreates the consumer on it.
@@ -284,6 +305,20 @@ impl Stream {
     fn end_probe(&mut self) {
         self.heartbeat.set_limit(self.usual_limit);
         self.heartbeat.set_warning(true);
+    }
+
+    /// Whether the server said that the consumer or its stream is gone.
+    fn poll_missing(&mut self, cx: &mut TaskContext<'_>) -> bool {
+        let Some(asking) = self.asking_missing.as_mut() else {
+            return false;
+        };
+        match asking.poll_unpin(cx) {
+            Poll::Pending => false,
+            Poll::Ready(missing) => {
+                self.asking_missing = None;
+                missing && !self.draining
+            }
+        }
     }
 
     /// Whether the last request is known to be gone without a word; then the next
@@ -349,6 +384,15 @@ impl Stream {
         let (since, attempt, reported) = self.no_responders.get_or_insert((now, 0, false));
         let wait = retry_wait(*attempt, self.request.idle_heartbeat);
         *attempt = attempt.saturating_add(1);
+        // The second, fourth, eighth... request in a row that nobody served: is the consumer
+        // there at all? (Not at the first: a leader may be a moment from elected.)
+        if let Some(subject) = self
+            .missing
+            .as_ref()
+            .filter(|_| *attempt >= 2 && attempt.is_power_of_two() && self.asking_missing.is_none())
+        {
+            self.asking_missing = Some(is_missing(self.context.clone(), subject.clone()).boxed());
+        }
         // Judged by the requests' own heartbeat, not a probe's.
         let report = match self.usual_limit {
             _ if self.eager_no_responders => true,
@@ -444,6 +488,7 @@ impl Stream {
         let reply = Reply::classify(&message);
         if matches!(reply, Reply::Message | Reply::Heartbeat) {
             self.no_responders = None;
+            self.asking_missing = None;
             self.lost.end();
         }
         match reply {
@@ -571,6 +616,12 @@ impl futures_util::Stream for Stream {
             this.drive_events(cx);
         }
         for _ in 0..MAX_ROUNDS {
+            if this.poll_missing(cx) {
+                this.terminated = true;
+                return Poll::Ready(Some(Err(MessagesError::new(
+                    MessagesErrorKind::ConsumerDeleted,
+                ))));
+            }
             if let Some(error) = this.drive_pull(cx) {
                 return Poll::Ready(Some(Err(error)));
             }
