@@ -385,6 +385,112 @@ fn a_deleted_consumer_ends_its_messages_with_an_error() {
 }
 
 #[test]
+fn messages_pull_again_at_once_after_a_server_restart() {
+    let mut server = NatsServer::with_jetstream();
+    let client = rnats_core::ConnectOptions::new()
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut js = blocking::new(client.clone());
+    js.set_timeout(WAIT);
+    let stream = stream(&js, "RESTART");
+    let consumer = durable(&stream, "restart");
+    // The default heartbeats (15 s): two of them missed would take longer than `WAIT`.
+    let mut messages = consumer.messages().unwrap();
+    js.publish("RESTART.a", "before".into()).unwrap();
+    let message = messages.next_timeout(WAIT).unwrap().expect("a message");
+    assert_eq!(message.payload, "before");
+    message.ack().unwrap();
+
+    let mut events = client.events();
+    server.restart().unwrap();
+    loop {
+        match events.next_timeout(WAIT).unwrap() {
+            Some(rnats_core::ConnectionEvent::Reconnected) => break,
+            Some(_) => {}
+            None => panic!("the client closed"),
+        }
+    }
+    // JetStream answers once it has recovered the stream.
+    let deadline = std::time::Instant::now() + WAIT;
+    while js.publish("RESTART.a", "after".into()).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no publish was stored"
+        );
+    }
+    // The server may not have stored the first ack before it was killed: that message
+    // may come again first.
+    loop {
+        let message = messages
+            .next_timeout(WAIT)
+            .expect("no error item")
+            .expect("the message after the restart");
+        if message.payload == "after" {
+            break;
+        }
+        assert_eq!(message.payload, "before");
+    }
+    let recoveries = messages.recoveries();
+    assert!(recoveries.reconnects >= 1, "{recoveries:?}");
+    assert_eq!(recoveries.missed_heartbeats, 0, "{recoveries:?}");
+}
+
+#[test]
+fn messages_without_a_consumer_retry_then_deliver_once_it_is_made_again() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "AGAIN");
+    durable(&stream, "again");
+    let consumer = stream.get_consumer::<pull::Config>("again").unwrap();
+    stream.delete_consumer("again").unwrap();
+    let mut messages = consumer
+        .messages_with(BatchConfig {
+            batch: 10,
+            expires: Some(Duration::from_secs(2)),
+            idle_heartbeat: Duration::from_millis(500),
+            ..Default::default()
+        })
+        .unwrap();
+    // Nobody serves the pulls: retried with a backoff, and told once it lasted two
+    // heartbeats; the iteration goes on.
+    let error = messages.next_timeout(WAIT).unwrap_err();
+    assert_eq!(error.kind(), MessagesErrorKind::NoResponders);
+    assert!(messages.recoveries().no_responders >= 2);
+
+    durable(&stream, "again");
+    js.publish("AGAIN.a", "back".into()).unwrap();
+    let deadline = std::time::Instant::now() + WAIT;
+    let message = loop {
+        match messages.next_timeout(WAIT) {
+            Ok(Some(message)) => break message,
+            Ok(None) => panic!("no message within {WAIT:?}"),
+            Err(error) => assert_eq!(error.kind(), MessagesErrorKind::MissingHeartbeat),
+        }
+        assert!(std::time::Instant::now() < deadline);
+    };
+    assert_eq!(message.payload, "back");
+}
+
+#[test]
+fn messages_told_to_end_if_the_consumer_is_missing_end_when_it_is() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "ABSENT");
+    let consumer = durable(&stream, "absent");
+    stream.delete_consumer("absent").unwrap();
+    let mut messages = consumer.messages().unwrap().end_if_consumer_missing();
+    let started = std::time::Instant::now();
+    let error = messages.next_timeout(WAIT).unwrap_err();
+    assert_eq!(error.kind(), MessagesErrorKind::ConsumerDeleted);
+    // Two missed heartbeats would take 30 s; the second unserved pull comes after 250 ms.
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(messages.next().is_none());
+}
+
+#[test]
 fn a_domain_context_talks_to_that_domain() {
     let server = NatsServer::builder()
         .jetstream(true)

@@ -117,6 +117,8 @@ pub use client::Client;
 pub use events::Events;
 pub use request_many::{Replies, RequestMany};
 pub use subscriber::Subscriber;
+#[doc(hidden)]
+pub use subscriber::Woken;
 pub use time::TimedOut;
 
 use crate::error::{ConnectCause, ConnectError};

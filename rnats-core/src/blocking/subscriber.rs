@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::handle::Handle;
@@ -137,6 +138,53 @@ impl Subscriber {
         Ok(())
     }
 
+    /// The next message, waiting until `deadline` (`None`: as long as it takes), or until the
+    /// client has made a connection since it had made `connects` of them
+    /// ([`Statistics::connects`](crate::Statistics::connects)): for rnats' crates (a pull
+    /// consumer's request is gone with the connection it went out on).
+    #[doc(hidden)]
+    pub fn next_or_reconnect(&mut self, deadline: Option<Instant>, connects: u64) -> Woken {
+        if let Some(frame) = self.local.pop_front() {
+            return Woken::Message(Message::from_frame(frame));
+        }
+        let sid = self.sid;
+        let local = &mut self.local;
+        let inner = self.client.inner();
+        /// What the wait found, before the messages are cut outside the state lock.
+        enum Found {
+            Messages,
+            Ended,
+            Reconnected,
+        }
+        let found = inner.wait_for(deadline, |core| {
+            let closed = core.state == LinkState::Closed;
+            let Some(sub) = core.session.subs.get_mut(sid).map(|entry| &mut entry.sink) else {
+                return Some(Found::Ended);
+            };
+            if sub.take_all(local) {
+                return Some(Found::Messages);
+            }
+            if sub.ended || closed {
+                return Some(Found::Ended);
+            }
+            // Bumped under this lock when a link is made, and the waiters woken.
+            (inner.statistics.connects.load(Ordering::Relaxed) != connects)
+                .then_some(Found::Reconnected)
+        });
+        match found {
+            None => Woken::TimedOut,
+            Some(Found::Messages) => {
+                self.taken += self.local.len() as u64;
+                match self.local.pop_front() {
+                    Some(frame) => Woken::Message(Message::from_frame(frame)),
+                    None => Woken::Ended,
+                }
+            }
+            Some(Found::Ended) => Woken::Ended,
+            Some(Found::Reconnected) => Woken::Reconnected,
+        }
+    }
+
     /// The next message (`Some(None)`: ended), or `None` when the deadline passed.
     fn next_until(&mut self, deadline: Option<Instant>) -> Option<Option<Message>> {
         if let Some(frame) = self.local.pop_front() {
@@ -171,6 +219,20 @@ fn queue_of<T>(client: &Handle, sid: u64, f: impl FnOnce(&mut SubState) -> T) ->
         .subs
         .get_mut(sid)
         .map(|entry| f(&mut entry.sink))
+}
+
+/// What [`Subscriber::next_or_reconnect`] came back with.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum Woken {
+    /// The next message.
+    Message(Message),
+    /// The subscription ended (unsubscribed, refused, or the client closed).
+    Ended,
+    /// The deadline passed first.
+    TimedOut,
+    /// The client connected again first.
+    Reconnected,
 }
 
 impl Iterator for Subscriber {

@@ -10,7 +10,9 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use rnats_core::blocking::Subscriber;
+use std::sync::atomic::Ordering;
+
+use rnats_core::blocking::{Subscriber, Woken};
 use serde_json::json;
 
 use super::context::Context;
@@ -18,14 +20,17 @@ use super::message::Message;
 use super::stream::Stream;
 use crate::consumer::pull::batch::reply_error;
 use crate::consumer::pull::pending::{Pending, Reply, message_size};
+use crate::consumer::pull::recovery::{is_leader_change, retry_wait};
 use crate::consumer::pull::{
-    BatchConfig, BatchError, BatchErrorKind, Config as PullConfig, MessagesError, MessagesErrorKind,
+    BatchConfig, BatchError, BatchErrorKind, Config as PullConfig, MessagesError,
+    MessagesErrorKind, Recoveries,
 };
 use crate::consumer::{
     FromConsumer, Info, IntoConsumerConfig, PriorityPolicy, StreamError, StreamErrorKind,
 };
 use crate::consumer_errors::{consumer_request_error, info_request_error};
 use crate::context::{ConsumerError, ConsumerErrorKind, ConsumerInfoError};
+use crate::errors::ErrorCode;
 use crate::is_valid_name;
 use crate::response::Response;
 use crate::stream::DeleteStatus;
@@ -41,6 +46,8 @@ const DEFAULT_EXPIRES: Duration = Duration::from_secs(30);
 const BYTES_ONLY_BATCH: usize = 1_000_000;
 /// The idle heartbeat asked for by [`Consumer::messages`].
 const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(15);
+/// How long the question whether a consumer is missing may take.
+const MISSING_BOUND: Duration = Duration::from_secs(3);
 
 impl Context {
     /// Creates the consumer `config` describes on `stream`, or updates it if it exists.
@@ -329,8 +336,19 @@ impl Consumer<PullConfig> {
             subscriber,
             inbox,
             subject: self.next_subject(),
+            connects: self
+                .context
+                .client
+                .statistics()
+                .connects
+                .load(Ordering::Relaxed),
             context: self.context.clone(),
             last_heard: Instant::now(),
+            hold_until: None,
+            no_responders: None,
+            recoveries: Recoveries::default(),
+            info_subject: format!("CONSUMER.INFO.{}.{}", self.info.stream_name, self.info.name),
+            end_if_missing: false,
             done: false,
         })
     }
@@ -426,7 +444,15 @@ impl std::fmt::Debug for Batch {
 /// A pull consumer's messages, one pull request after another, from
 /// [`Consumer::messages`]. A new request goes out when half of what was asked for has come
 /// (ADR-37). Missed heartbeats and `Exceeded MaxWaiting` are errors the iteration goes on
-/// after; a deleted consumer, a refused request or no responders end it.
+/// after; a deleted consumer or a refused request end it.
+///
+/// It recovers as the async stream does from what it can tell of: after a reconnect it pulls
+/// again at once (the request went with the old connection), and no pulls go out while the
+/// connection is down; a request nobody serves (503: the consumer has no leader during an
+/// election, or does not exist) is asked again after 250 ms, doubling to 2 s, and is an
+/// error item ([`NoResponders`](MessagesErrorKind::NoResponders)) only once it has lasted
+/// as long as two idle heartbeats, the iteration going on; a 409 `Leadership Change` pulls
+/// again at once. [`recoveries`](Self::recoveries) counts these.
 pub struct Messages {
     subscriber: Subscriber,
     inbox: String,
@@ -439,6 +465,19 @@ pub struct Messages {
     expiry: Duration,
     /// When the server last sent something (or the last pull request went out).
     last_heard: Instant,
+    /// The client's connections made when the requests open now went out
+    /// ([`Statistics::connects`](rnats_core::Statistics::connects)).
+    connects: u64,
+    /// No pull before this (after no responders).
+    hold_until: Option<Instant>,
+    /// Since when (or since the last report), and how many times in a row, nobody served a
+    /// request, and whether that was reported yet.
+    no_responders: Option<(Instant, u32, bool)>,
+    recoveries: Recoveries,
+    /// `CONSUMER.INFO.<stream>.<consumer>`, without the prefix.
+    info_subject: String,
+    /// [`end_if_consumer_missing`](Messages::end_if_consumer_missing) was asked for.
+    end_if_missing: bool,
     done: bool,
 }
 
@@ -450,6 +489,22 @@ impl Messages {
         self.next_until(deadline).transpose().map(Option::flatten)
     }
 
+    /// What this iteration recovered from without an error item.
+    pub fn recoveries(&self) -> Recoveries {
+        self.recoveries
+    }
+
+    /// Ends the iteration with [`ConsumerDeleted`](MessagesErrorKind::ConsumerDeleted)
+    /// when the server says that the consumer or its stream does not exist, as the async
+    /// [`StreamBuilder::end_if_consumer_missing`](crate::consumer::pull::StreamBuilder::end_if_consumer_missing)
+    /// does: asked (`$JS.API.CONSUMER.INFO`, waiting up to 3 s) when nobody served two
+    /// requests in a row, and again after four, eight... Without it, a consumer deleted
+    /// while the connection was down is asked for again and again.
+    pub fn end_if_consumer_missing(mut self) -> Messages {
+        self.end_if_missing = true;
+        self
+    }
+
     /// The next message or error; `Some(Ok(None))` when `deadline` passed first, `None`
     /// when the iteration is over.
     fn next_until(
@@ -457,10 +512,15 @@ impl Messages {
         deadline: Option<Instant>,
     ) -> Option<Result<Option<Message>, MessagesError>> {
         while !self.done {
-            if let Err(error) = self.pull_if_due() {
+            let connected = self.context.client.is_connected();
+            if connected && let Err(error) = self.pull_if_due() {
                 return Some(Err(error));
             }
             let now = Instant::now();
+            if !connected {
+                // Silence while the connection is down is nobody's fault.
+                self.last_heard = now;
+            }
             // Heartbeats are missed when none came for two intervals since the server was
             // last heard (over as many calls as it takes); without heartbeats a request is
             // given up once its expiry passed.
@@ -470,27 +530,48 @@ impl Messages {
                 // Every open request is presumed gone; the next round pulls again.
                 self.pending.reset();
                 self.last_heard = now;
+                self.recoveries.missed_heartbeats += 1;
                 if self.heartbeat.is_some() {
                     let error = MessagesError::new(MessagesErrorKind::MissingHeartbeat);
                     return Some(Err(error));
                 }
                 continue;
             }
-            let mut wait = quiet_until - now;
-            if let Some(deadline) = deadline {
-                wait = wait.min(deadline.saturating_duration_since(now));
+            let mut until = quiet_until;
+            if let Some(hold) = self.hold_until {
+                until = until.min(hold);
             }
-            let message = match self.subscriber.next_timeout(wait) {
-                Ok(Some(message)) => message,
-                Ok(None) => {
+            if let Some(deadline) = deadline {
+                until = until.min(deadline);
+            }
+            let message = match self
+                .subscriber
+                .next_or_reconnect(Some(until), self.connects)
+            {
+                Woken::Message(message) => message,
+                Woken::Ended => {
                     self.done = true;
                     return None;
                 }
-                Err(_) if deadline.is_some_and(|d| Instant::now() >= d) => {
+                Woken::TimedOut if deadline.is_some_and(|d| Instant::now() >= d) => {
                     return Some(Ok(None));
                 }
-                // The silence is judged at the top.
-                Err(_) => continue,
+                // The silence and the hold are judged at the top.
+                Woken::TimedOut => continue,
+                Woken::Reconnected => {
+                    // The open requests went with the old connection: pull again at once.
+                    self.connects = self
+                        .context
+                        .client
+                        .statistics()
+                        .connects
+                        .load(Ordering::Relaxed);
+                    self.pending.reset();
+                    self.hold_until = None;
+                    self.last_heard = Instant::now();
+                    self.recoveries.reconnects += 1;
+                    continue;
+                }
             };
             self.last_heard = Instant::now();
             if let Some(result) = self.handle(message) {
@@ -503,7 +584,11 @@ impl Messages {
     /// Reads one message of the pull subscription: a stream message or an error for the
     /// caller, or `None` for a status that only changes the books.
     fn handle(&mut self, message: rnats_core::Message) -> Option<Result<Message, MessagesError>> {
-        match Reply::classify(&message) {
+        let reply = Reply::classify(&message);
+        if matches!(reply, Reply::Message | Reply::Heartbeat) {
+            self.no_responders = None;
+        }
+        match reply {
             Reply::Message => {
                 self.pending.handle_message(message_size(&message));
                 let context = self.context.clone();
@@ -513,7 +598,14 @@ impl Messages {
             Reply::Ended {
                 messages, bytes, ..
             } => {
-                self.pending.handle_ended(messages, bytes);
+                if is_leader_change(&message) {
+                    // Every open request lived on the leader that stepped down.
+                    self.pending.reset();
+                    self.hold_until = None;
+                    self.recoveries.leader_changes += 1;
+                } else {
+                    self.pending.handle_ended(messages, bytes);
+                }
                 None
             }
             Reply::TooManyWaiting(description) => {
@@ -524,11 +616,71 @@ impl Messages {
                     description,
                 )))
             }
+            Reply::NoResponders => self.handle_no_responders(),
             other => {
                 self.done = true;
                 Some(Err(reply_error(other)))
             }
         }
+    }
+
+    /// Nobody served a request: ask again after a backoff; an error item only once it has
+    /// lasted as long as missed heartbeats would take to tell (at once without heartbeats),
+    /// and the end when asked to end on a missing consumer and the server says it is.
+    fn handle_no_responders(&mut self) -> Option<Result<Message, MessagesError>> {
+        self.pending.handle_ended(None, None);
+        self.recoveries.no_responders += 1;
+        let now = Instant::now();
+        let interval = self.request.idle_heartbeat;
+        let (since, attempt, reported) = self.no_responders.get_or_insert((now, 0, false));
+        self.hold_until = now.checked_add(retry_wait(*attempt, interval));
+        *attempt = attempt.saturating_add(1);
+        let ask = *attempt >= 2 && attempt.is_power_of_two();
+        let report = match self.heartbeat {
+            None => true,
+            Some(limit) if now.duration_since(*since) >= limit => {
+                *since = now;
+                true
+            }
+            Some(_) => false,
+        };
+        // Told once; while it lasts, what the iteration lacks next is a heartbeat.
+        let item = match (report, std::mem::replace(reported, *reported || report)) {
+            (false, _) => None,
+            (true, true) if self.heartbeat.is_some() => {
+                self.recoveries.missed_heartbeats += 1;
+                Some(MessagesError::new(MessagesErrorKind::MissingHeartbeat))
+            }
+            (true, _) => Some(reply_error(Reply::NoResponders)),
+        };
+        if ask && self.consumer_missing() {
+            self.done = true;
+            return Some(Err(MessagesError::new(MessagesErrorKind::ConsumerDeleted)));
+        }
+        item.map(Err)
+    }
+
+    /// Whether, asked to end on a missing consumer, the server says that the consumer or
+    /// its stream does not exist (10014, 10059; see `pull::lost::is_missing`).
+    fn consumer_missing(&self) -> bool {
+        if !self.end_if_missing {
+            return false;
+        }
+        let answer = self
+            .context
+            .api_request_within(&self.info_subject, Bytes::new(), MISSING_BOUND)
+            .ok()
+            .and_then(|message| {
+                serde_json::from_slice::<Response<serde::de::IgnoredAny>>(&message.payload).ok()
+            });
+        matches!(
+            answer,
+            Some(Response::Err { error })
+                if matches!(
+                    error.error_code(),
+                    ErrorCode::CONSUMER_NOT_FOUND | ErrorCode::STREAM_NOT_FOUND
+                )
+        )
     }
 
     /// Sends a pull request when what is still to come ran down to the threshold.

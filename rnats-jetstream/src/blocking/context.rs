@@ -209,6 +209,21 @@ impl Context {
             .map_err(request_error)
     }
 
+    /// [`api_request`](Self::api_request), waiting at most `bound` (or the context's
+    /// timeout, if shorter).
+    pub(super) fn api_request_within(
+        &self,
+        subject: &str,
+        payload: Bytes,
+        bound: Duration,
+    ) -> Result<rnats_core::Message, RequestError> {
+        let subject = format!("{}.{subject}", self.prefix);
+        let timeout = self.timeout().min(bound);
+        self.client
+            .request_with_timeout(subject, payload, Some(timeout))
+            .map_err(request_error)
+    }
+
     /// Fails with [`Unsupported`] when the connected server lacks one of `needed`.
     fn require(&self, needed: impl IntoIterator<Item = Feature>) -> Result<(), Unsupported> {
         crate::features::first_missing(self.server_version(), needed)

@@ -9,7 +9,7 @@ mod errors;
 mod lost;
 mod ordered;
 pub(crate) mod pending;
-mod recovery;
+pub(crate) mod recovery;
 mod stream;
 
 use std::time::Duration;
