@@ -384,6 +384,19 @@ fn a_deleted_consumer_ends_its_messages_with_an_error() {
     assert!(messages.next().is_none());
 }
 
+/// Restarts `server` (same port and store) and waits until `js`'s client is back.
+fn reconnect_after_restart(server: &mut NatsServer, js: &Context) {
+    let mut events = js.client().events();
+    server.restart().unwrap();
+    loop {
+        match events.next_timeout(WAIT).unwrap() {
+            Some(rnats_core::ConnectionEvent::Reconnected) => break,
+            Some(_) => {}
+            None => panic!("the client closed"),
+        }
+    }
+}
+
 #[test]
 fn messages_pull_again_at_once_after_a_server_restart() {
     let mut server = NatsServer::with_jetstream();
@@ -391,7 +404,7 @@ fn messages_pull_again_at_once_after_a_server_restart() {
         .reconnect_delay_callback(|_| Duration::from_millis(20))
         .connect_blocking(server.url())
         .unwrap();
-    let mut js = blocking::new(client.clone());
+    let mut js = blocking::new(client);
     js.set_timeout(WAIT);
     let stream = stream(&js, "RESTART");
     let consumer = durable(&stream, "restart");
@@ -402,15 +415,7 @@ fn messages_pull_again_at_once_after_a_server_restart() {
     assert_eq!(message.payload, "before");
     message.ack().unwrap();
 
-    let mut events = client.events();
-    server.restart().unwrap();
-    loop {
-        match events.next_timeout(WAIT).unwrap() {
-            Some(rnats_core::ConnectionEvent::Reconnected) => break,
-            Some(_) => {}
-            None => panic!("the client closed"),
-        }
-    }
+    reconnect_after_restart(&mut server, &js);
     // JetStream answers once it has recovered the stream.
     let deadline = std::time::Instant::now() + WAIT;
     while js.publish("RESTART.a", "after".into()).is_err() {
@@ -540,6 +545,94 @@ fn an_ordered_consumer_delivers_the_filtered_messages_in_order() {
         (later.info().unwrap().stream_sequence, later.payload.clone()),
         (7, "later".into())
     );
+}
+
+/// The stream sequences of the next `count` messages of an ordered pull consumer, letting
+/// a failed recreation (the server still recovering) go by as the iterator allows.
+fn ordered_sequences(messages: &mut blocking::OrderedPull, count: usize) -> Vec<u64> {
+    let deadline = std::time::Instant::now() + WAIT;
+    let mut sequences = Vec::new();
+    while sequences.len() < count {
+        assert!(std::time::Instant::now() < deadline, "only {sequences:?}");
+        match messages.next_timeout(WAIT) {
+            Ok(Some(message)) => sequences.push(message.info().unwrap().stream_sequence),
+            Ok(None) => panic!("no message within {WAIT:?} after {sequences:?}"),
+            Err(error) => assert_eq!(error.kind(), pull::OrderedErrorKind::Recreate),
+        }
+    }
+    sequences
+}
+
+#[test]
+fn an_ordered_pull_consumer_is_made_again_after_the_next_message_when_deleted() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "OPULL");
+    for i in 0..10 {
+        js.publish(format!("OPULL.{}", i % 2), format!("{i}").into())
+            .unwrap();
+    }
+    let consumer = stream
+        .create_consumer(pull::OrderedConfig {
+            filter_subject: "OPULL.0".to_owned(),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut messages = consumer.messages().unwrap();
+    assert_eq!(ordered_sequences(&mut messages, 5), [1, 3, 5, 7, 9]);
+
+    // The consumer goes under its waiting pull: the server's 409 makes it again, starting
+    // after the last message delivered.
+    let names: Vec<String> = stream.consumer_names().map(Result::unwrap).collect();
+    assert_eq!(names.len(), 1);
+    stream.delete_consumer(&names[0]).unwrap();
+    for i in 10..14 {
+        js.publish(format!("OPULL.{}", i % 2), format!("{i}").into())
+            .unwrap();
+    }
+    assert_eq!(ordered_sequences(&mut messages, 2), [11, 13]);
+    assert!(messages.recoveries().recreations >= 1);
+    let names: Vec<String> = stream.consumer_names().map(Result::unwrap).collect();
+    assert_eq!(names, [format!("{}_1", consumer.cached_info().name)]);
+
+    // Dropped, it deletes the consumer it reads.
+    drop(messages);
+    let deadline = std::time::Instant::now() + WAIT;
+    while stream.consumer_names().count() > 0 {
+        assert!(std::time::Instant::now() < deadline, "the consumer stayed");
+    }
+}
+
+#[test]
+fn an_ordered_pull_consumer_reads_on_after_a_server_restart_lost_it() {
+    let mut server = NatsServer::with_jetstream();
+    let client = rnats_core::ConnectOptions::new()
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut js = blocking::new(client);
+    js.set_timeout(WAIT);
+    let stream = stream(&js, "OLOST");
+    for i in 0..3 {
+        js.publish("OLOST.a", format!("{i}").into()).unwrap();
+    }
+    let consumer = stream
+        .create_consumer(pull::OrderedConfig::default())
+        .unwrap();
+    let mut messages = consumer.messages().unwrap();
+    assert_eq!(ordered_sequences(&mut messages, 3), [1, 2, 3]);
+
+    // An ordered consumer lives in memory: the restarted server has none, and nobody
+    // serves the pull the reconnect sends.
+    reconnect_after_restart(&mut server, &js);
+    let deadline = std::time::Instant::now() + WAIT;
+    while js.publish("OLOST.a", "after".into()).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no publish was stored"
+        );
+    }
+    assert_eq!(ordered_sequences(&mut messages, 1), [4]);
+    assert!(messages.recoveries().recreations >= 1);
 }
 
 #[test]

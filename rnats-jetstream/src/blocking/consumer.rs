@@ -217,6 +217,15 @@ impl<T: IntoConsumerConfig> Consumer<T> {
         &self.info
     }
 
+    /// A handle from its parts.
+    pub(super) fn from_parts(context: Context, config: T, info: Info) -> Consumer<T> {
+        Consumer {
+            context,
+            config,
+            info,
+        }
+    }
+
     /// The configuration the handle was made with.
     pub(super) fn config(&self) -> &T {
         &self.config
@@ -349,6 +358,7 @@ impl Consumer<PullConfig> {
             recoveries: Recoveries::default(),
             info_subject: format!("CONSUMER.INFO.{}.{}", self.info.stream_name, self.info.name),
             end_if_missing: false,
+            eager_no_responders: false,
             done: false,
         })
     }
@@ -478,6 +488,8 @@ pub struct Messages {
     info_subject: String,
     /// [`end_if_consumer_missing`](Messages::end_if_consumer_missing) was asked for.
     end_if_missing: bool,
+    /// No responders is an item at once (an ordered consumer makes itself again on it).
+    eager_no_responders: bool,
     done: bool,
 }
 
@@ -505,9 +517,15 @@ impl Messages {
         self
     }
 
+    /// Reports no responders at once, for a caller that makes the consumer again on it.
+    pub(super) fn eager_no_responders(mut self) -> Messages {
+        self.eager_no_responders = true;
+        self
+    }
+
     /// The next message or error; `Some(Ok(None))` when `deadline` passed first, `None`
     /// when the iteration is over.
-    fn next_until(
+    pub(super) fn next_until(
         &mut self,
         deadline: Option<Instant>,
     ) -> Option<Result<Option<Message>, MessagesError>> {
@@ -637,6 +655,7 @@ impl Messages {
         *attempt = attempt.saturating_add(1);
         let ask = *attempt >= 2 && attempt.is_power_of_two();
         let report = match self.heartbeat {
+            _ if self.eager_no_responders => true,
             None => true,
             Some(limit) if now.duration_since(*since) >= limit => {
                 *since = now;
@@ -647,7 +666,7 @@ impl Messages {
         // Told once; while it lasts, what the iteration lacks next is a heartbeat.
         let item = match (report, std::mem::replace(reported, *reported || report)) {
             (false, _) => None,
-            (true, true) if self.heartbeat.is_some() => {
+            (true, true) if self.heartbeat.is_some() && !self.eager_no_responders => {
                 self.recoveries.missed_heartbeats += 1;
                 Some(MessagesError::new(MessagesErrorKind::MissingHeartbeat))
             }

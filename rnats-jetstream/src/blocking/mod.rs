@@ -38,7 +38,7 @@
 //! every wait is bounded by the context's timeout, except a Key-Value or Object Store
 //! watch, which waits for the next change as long as it takes.
 //!
-//! Left out for now: ordered pull consumers; of the Object Store, reading part of an object
+//! Left out for now: of the Object Store, reading part of an object
 //! (`get_range`), fast-ingest puts, progress callbacks, `update_object_store` and
 //! `object_stores`.
 
@@ -52,6 +52,7 @@ mod message;
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub mod object_store;
 mod ordered;
+mod ordered_pull;
 mod push;
 mod stream;
 #[cfg(feature = "kv")]
@@ -68,6 +69,7 @@ pub use self::message::Message;
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use self::object_store::{Object, ObjectStore};
 pub use self::ordered::Ordered;
+pub use self::ordered_pull::OrderedPull;
 pub use self::push::PushMessages;
 pub use self::stream::Stream;
 #[cfg(feature = "kv")]

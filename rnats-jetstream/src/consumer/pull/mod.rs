@@ -7,7 +7,7 @@ mod builders;
 mod config;
 mod errors;
 mod lost;
-mod ordered;
+pub(crate) mod ordered;
 pub(crate) mod pending;
 pub(crate) mod recovery;
 mod stream;

@@ -75,7 +75,7 @@ impl Consumer<OrderedConfig> {
 }
 
 /// The pull requests of an ordered consumer, within its limits.
-fn ordered_request(info: &Info) -> BatchConfig {
+pub(crate) fn ordered_request(info: &Info) -> BatchConfig {
     let expires = clamp_expires(DEFAULT_EXPIRES, info.config.max_expires);
     BatchConfig {
         batch: clamp_batch(ORDERED_BATCH, info.config.max_batch),
