@@ -279,6 +279,49 @@ fn a_watch_whose_consumer_vanished_makes_it_again_and_misses_nothing() {
 }
 
 #[test]
+fn a_watch_is_made_again_at_once_after_a_server_restart_lost_its_consumer() {
+    let mut server = NatsServer::with_jetstream();
+    let client = rnats_core::ConnectOptions::new()
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut js = blocking::new(client);
+    js.set_timeout(WAIT);
+    let kv = bucket(&js, "restarted", 1);
+    let mut watch = kv.watch_all().unwrap();
+    kv.put("before", "1".into()).unwrap();
+    assert_eq!(watch.next_timeout(WAIT).unwrap().unwrap().key, "before");
+
+    // The watch's consumer lives in the server's memory: the restarted server has none.
+    let mut events = js.client().events();
+    server.restart().unwrap();
+    loop {
+        match events.next_timeout(WAIT).unwrap() {
+            Some(rnats_core::ConnectionEvent::Reconnected) => break,
+            Some(_) => {}
+            None => panic!("the client closed"),
+        }
+    }
+    let deadline = std::time::Instant::now() + WAIT;
+    while kv.put("after", "2".into()).is_err() {
+        assert!(std::time::Instant::now() < deadline, "no put was stored");
+    }
+    // Two missed heartbeats (10 s) would pass before a watch that waits for them made its
+    // consumer again.
+    let started = std::time::Instant::now();
+    let entry = watch
+        .next_timeout(WAIT)
+        .unwrap()
+        .expect("the entry after the restart");
+    assert_eq!((entry.key.as_str(), entry.value), ("after", "2".into()));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
 fn watch_options_pick_keys_start_and_what_is_left_out() {
     let (_server, js) = jetstream();
     let kv = bucket(&js, "options", 5);

@@ -3,14 +3,17 @@
 //! listings read through it too.
 //!
 //! The consumer delivers to an inbox of this client's. A gap in its delivery sequence, two
-//! missed heartbeats or a 409 mean deliveries were lost: the consumer is then made again
-//! from the stream sequence after the last one delivered, on a fresh inbox, and the old
-//! one deleted. Flow control requests are answered as they come.
+//! missed heartbeats or a 409 mean deliveries were lost, and a reconnect may have lost the
+//! consumer (a restarted server has none: it lives in memory): the consumer is then made
+//! again from the stream sequence after the last one delivered, on a fresh inbox, and the
+//! old one deleted. Flow control requests are answered as they come.
 
 use std::time::{Duration, Instant};
 
+use std::sync::atomic::Ordering;
+
 use bytes::Bytes;
-use rnats_core::blocking::Subscriber;
+use rnats_core::blocking::{Subscriber, Woken};
 
 use super::consumer::Consumer;
 use super::context::Context;
@@ -90,6 +93,9 @@ pub struct Ordered {
     pub(super) pending_at_start: u64,
     /// When the server last sent something (or the consumer was made).
     last_heard: Instant,
+    /// The client's connections made when the consumer was made
+    /// ([`Statistics::connects`](rnats_core::Statistics::connects)).
+    connects: u64,
     /// The subscription ended: the client closed.
     closed: bool,
 }
@@ -101,6 +107,7 @@ impl Ordered {
         subscriber: Subscriber,
         info: &Info,
     ) -> Ordered {
+        let connects = context.client.statistics().connects.load(Ordering::Relaxed);
         Ordered {
             resume_after: match config.deliver_policy {
                 // A consumer made again must start where this one did, not at what is new
@@ -120,6 +127,7 @@ impl Ordered {
             consumer_sequence: 0,
             pending_at_start: info.num_pending,
             last_heard: Instant::now(),
+            connects,
             closed: false,
         }
     }
@@ -156,21 +164,37 @@ impl Ordered {
                 self.recreate()?;
                 continue;
             }
-            let mut wait = quiet_until - now;
+            let mut until = quiet_until;
             if let Some(deadline) = deadline {
-                match deadline.checked_duration_since(now) {
-                    Some(left) if !left.is_zero() => wait = wait.min(left),
-                    _ => return Ok(None),
+                if deadline <= now {
+                    return Ok(None);
                 }
+                until = until.min(deadline);
             }
-            let message = match self.subscriber.next_timeout(wait) {
-                Ok(Some(message)) => message,
-                Ok(None) => {
+            let message = match self
+                .subscriber
+                .next_or_reconnect(Some(until), self.connects)
+            {
+                Woken::Message(message) => message,
+                Woken::Ended => {
                     self.closed = true;
                     break;
                 }
                 // The deadline and the silence are judged at the top.
-                Err(_) => continue,
+                Woken::TimedOut => continue,
+                // The server may have restarted without the consumer (it lives in memory),
+                // as the async ordered consumer and nats.go assume: made again at once. If
+                // that fails (the server still recovering), the silence tries again after
+                // one heartbeat rather than two.
+                Woken::Reconnected => {
+                    self.connects = self.current_connects();
+                    if self.recreate().is_err() {
+                        self.last_heard = Instant::now()
+                            .checked_sub(self.heartbeat)
+                            .unwrap_or_else(Instant::now);
+                    }
+                    continue;
+                }
             };
             self.last_heard = Instant::now();
             match Control::classify(&message) {
@@ -228,6 +252,15 @@ impl Ordered {
         let _ = self.context.client().publish(subject, Bytes::new());
     }
 
+    /// The client's connections made so far.
+    fn current_connects(&self) -> u64 {
+        self.context
+            .client
+            .statistics()
+            .connects
+            .load(Ordering::Relaxed)
+    }
+
     /// Replaces the consumer by one that starts after the last stream sequence delivered.
     /// On failure the old one stays in place, and the next silence tries again.
     fn recreate(&mut self) -> Result<(), OrderedError> {
@@ -247,6 +280,7 @@ impl Ordered {
         self.consumer = info.name;
         self.consumer_sequence = 0;
         self.last_heard = Instant::now();
+        self.connects = self.current_connects();
         Ok(())
     }
 }
