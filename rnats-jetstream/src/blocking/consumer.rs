@@ -530,24 +530,28 @@ impl Messages {
         deadline: Option<Instant>,
     ) -> Option<Result<Option<Message>, MessagesError>> {
         while !self.done {
-            let connected = self.context.client.is_connected();
-            if connected && let Err(error) = self.pull_if_due() {
+            // No pulls while the connection is down (the state's lock, so only when one is
+            // due): the reconnect wakes the wait below, and a pull goes out then.
+            if self.pending.wants_pull()
+                && self.context.client.is_connected()
+                && let Err(error) = self.pull_if_due()
+            {
                 return Some(Err(error));
             }
             let now = Instant::now();
-            if !connected {
-                // Silence while the connection is down is nobody's fault.
-                self.last_heard = now;
-            }
             // Heartbeats are missed when none came for two intervals since the server was
             // last heard (over as many calls as it takes); without heartbeats a request is
             // given up once its expiry passed.
             let silence = self.heartbeat.unwrap_or(self.expiry);
             let quiet_until = self.last_heard.checked_add(silence).unwrap_or(now);
             if now >= quiet_until {
+                self.last_heard = now;
+                if !self.context.client.is_connected() {
+                    // Silence while the connection is down is nobody's fault.
+                    continue;
+                }
                 // Every open request is presumed gone; the next round pulls again.
                 self.pending.reset();
-                self.last_heard = now;
                 self.recoveries.missed_heartbeats += 1;
                 if self.heartbeat.is_some() {
                     let error = MessagesError::new(MessagesErrorKind::MissingHeartbeat);
