@@ -460,7 +460,10 @@ fn messages_without_a_consumer_retry_then_deliver_once_it_is_made_again() {
     // heartbeats; the iteration goes on.
     let error = messages.next_timeout(WAIT).unwrap_err();
     assert_eq!(error.kind(), MessagesErrorKind::NoResponders);
-    assert!(messages.recoveries().no_responders >= 2);
+    // Asked again after 250 ms, then 500 ms (the heartbeat caps the wait): a handful of
+    // times in the second it takes, not once a round trip.
+    let asked = messages.recoveries().no_responders;
+    assert!((2..=10).contains(&asked), "{asked}");
 
     durable(&stream, "again");
     js.publish("AGAIN.a", "back".into()).unwrap();

@@ -48,6 +48,9 @@ const BYTES_ONLY_BATCH: usize = 1_000_000;
 const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(15);
 /// How long the question whether a consumer is missing may take.
 const MISSING_BOUND: Duration = Duration::from_secs(3);
+/// The pause before pulling again after `Exceeded MaxWaiting`, at most (the idle heartbeat
+/// if shorter).
+const TOO_MANY_WAITING_PAUSE: Duration = Duration::from_secs(1);
 
 impl Context {
     /// Creates the consumer `config` describes on `stream`, or updates it if it exists.
@@ -530,9 +533,19 @@ impl Messages {
         deadline: Option<Instant>,
     ) -> Option<Result<Option<Message>, MessagesError>> {
         while !self.done {
-            // No pulls while the connection is down (the state's lock, so only when one is
-            // due): the reconnect wakes the wait below, and a pull goes out then.
-            if self.pending.wants_pull()
+            // A reconnect between two calls: the open requests went with the old link, and
+            // the next pull must not go out before the books are reset.
+            if self.current_connects() != self.connects {
+                self.reconnected();
+            }
+            if self.hold_until.is_some_and(|hold| Instant::now() >= hold) {
+                self.hold_until = None;
+            }
+            // No pulls while held back after a refusal, nor while the connection is down
+            // (the state's lock, so only when one is due): the reconnect wakes the wait
+            // below, and a pull goes out then.
+            if self.hold_until.is_none()
+                && self.pending.wants_pull()
                 && self.context.client.is_connected()
                 && let Err(error) = self.pull_if_due()
             {
@@ -581,31 +594,45 @@ impl Messages {
                 // The silence and the hold are judged at the top.
                 Woken::TimedOut => continue,
                 Woken::Reconnected => {
-                    // The open requests went with the old connection: pull again at once.
-                    self.connects = self
-                        .context
-                        .client
-                        .statistics()
-                        .connects
-                        .load(Ordering::Relaxed);
-                    self.pending.reset();
-                    self.hold_until = None;
-                    self.last_heard = Instant::now();
-                    self.recoveries.reconnects += 1;
+                    self.reconnected();
                     continue;
                 }
             };
             self.last_heard = Instant::now();
-            if let Some(result) = self.handle(message) {
+            if let Some(result) = self.handle(message, deadline) {
                 return Some(result.map(Some));
             }
         }
         None
     }
 
+    /// The client's connections made so far.
+    fn current_connects(&self) -> u64 {
+        self.context
+            .client
+            .statistics()
+            .connects
+            .load(Ordering::Relaxed)
+    }
+
+    /// The client connected again: the open requests went with the old connection, so the
+    /// next round pulls again at once.
+    fn reconnected(&mut self) {
+        self.connects = self.current_connects();
+        self.pending.reset();
+        self.hold_until = None;
+        self.last_heard = Instant::now();
+        self.recoveries.reconnects += 1;
+    }
+
     /// Reads one message of the pull subscription: a stream message or an error for the
-    /// caller, or `None` for a status that only changes the books.
-    fn handle(&mut self, message: rnats_core::Message) -> Option<Result<Message, MessagesError>> {
+    /// caller, or `None` for a status that only changes the books. `deadline` bounds the
+    /// question [`end_if_consumer_missing`](Self::end_if_consumer_missing) may ask.
+    fn handle(
+        &mut self,
+        message: rnats_core::Message,
+        deadline: Option<Instant>,
+    ) -> Option<Result<Message, MessagesError>> {
         let reply = Reply::classify(&message);
         if matches!(reply, Reply::Message | Reply::Heartbeat) {
             self.no_responders = None;
@@ -631,14 +658,20 @@ impl Messages {
                 None
             }
             Reply::TooManyWaiting(description) => {
-                // This request was refused; another goes out on the next call.
+                // This request was refused; another goes out after a pause, so that a busy
+                // consumer is not hammered (as the async stream does).
                 self.pending.handle_ended(None, None);
+                let pause = match self.request.idle_heartbeat {
+                    beat if beat.is_zero() => TOO_MANY_WAITING_PAUSE,
+                    beat => beat.min(TOO_MANY_WAITING_PAUSE),
+                };
+                self.hold_until = Instant::now().checked_add(pause);
                 Some(Err(MessagesError::with_source(
                     MessagesErrorKind::RequestLimitExceeded,
                     description,
                 )))
             }
-            Reply::NoResponders => self.handle_no_responders(),
+            Reply::NoResponders => self.handle_no_responders(deadline),
             other => {
                 self.done = true;
                 Some(Err(reply_error(other)))
@@ -649,7 +682,10 @@ impl Messages {
     /// Nobody served a request: ask again after a backoff; an error item only once it has
     /// lasted as long as missed heartbeats would take to tell (at once without heartbeats),
     /// and the end when asked to end on a missing consumer and the server says it is.
-    fn handle_no_responders(&mut self) -> Option<Result<Message, MessagesError>> {
+    fn handle_no_responders(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Option<Result<Message, MessagesError>> {
         self.pending.handle_ended(None, None);
         self.recoveries.no_responders += 1;
         let now = Instant::now();
@@ -676,7 +712,7 @@ impl Messages {
             }
             (true, _) => Some(reply_error(Reply::NoResponders)),
         };
-        if ask && self.consumer_missing() {
+        if ask && self.consumer_missing(deadline) {
             self.done = true;
             return Some(Err(MessagesError::new(MessagesErrorKind::ConsumerDeleted)));
         }
@@ -684,14 +720,22 @@ impl Messages {
     }
 
     /// Whether, asked to end on a missing consumer, the server says that the consumer or
-    /// its stream does not exist (10014, 10059; see `pull::lost::is_missing`).
-    fn consumer_missing(&self) -> bool {
+    /// its stream does not exist (10014, 10059; see `pull::lost::is_missing`). The question
+    /// waits at most 3 s, and not past `deadline`.
+    fn consumer_missing(&self, deadline: Option<Instant>) -> bool {
         if !self.end_if_missing {
+            return false;
+        }
+        let bound = match deadline {
+            Some(deadline) => MISSING_BOUND.min(deadline.saturating_duration_since(Instant::now())),
+            None => MISSING_BOUND,
+        };
+        if bound.is_zero() {
             return false;
         }
         let answer = self
             .context
-            .api_request_within(&self.info_subject, Bytes::new(), MISSING_BOUND)
+            .api_request_within(&self.info_subject, Bytes::new(), bound)
             .ok()
             .and_then(|message| {
                 serde_json::from_slice::<Response<serde::de::IgnoredAny>>(&message.payload).ok()

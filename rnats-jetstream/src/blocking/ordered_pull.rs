@@ -18,6 +18,7 @@ use super::context::Context;
 use super::message::Message;
 use crate::consumer::StreamError;
 use crate::consumer::pull::ordered::ordered_request;
+use crate::consumer::pull::recovery::retry_wait;
 use crate::consumer::pull::{
     Config as PullConfig, MessagesError, MessagesErrorKind, OrderedConfig, OrderedError,
     OrderedErrorKind, Recoveries,
@@ -60,6 +61,9 @@ impl Consumer<OrderedConfig> {
             consumer_sequence: 0,
             stream_sequence: 0,
             recovered: Recoveries::default(),
+            failed_recreations: 0,
+            retry_at: None,
+            closed: false,
         })
     }
 }
@@ -74,9 +78,11 @@ fn as_pull(consumer: &Consumer<OrderedConfig>) -> Consumer<PullConfig> {
 }
 
 /// An ordered pull consumer's messages, from [`Consumer<OrderedConfig>::messages`]: each
-/// once, in stream order, across lost deliveries, reconnects and restarts. An error item
-/// (the consumer could not be made again) does not end it: the next call tries again.
-/// Dropping it deletes the consumer it reads (unless the first one was a durable).
+/// once, in stream order, across lost deliveries, reconnects and restarts. A consumer that
+/// cannot be made again (the server still recovering) is tried again after 250 ms, doubling
+/// to 2 s, without an error item, as the async ordered consumer does; each try waits up to
+/// the context's timeout. Dropping it deletes the consumer it reads (unless the first one
+/// was a durable).
 pub struct OrderedPull {
     context: Context,
     stream: String,
@@ -98,6 +104,12 @@ pub struct OrderedPull {
     stream_sequence: u64,
     /// What the consumers replaced so far recovered from, and the recreations.
     recovered: Recoveries,
+    /// Recreations that failed in a row.
+    failed_recreations: u32,
+    /// No recreation before this (after one failed).
+    retry_at: Option<Instant>,
+    /// The client closed: no more messages.
+    closed: bool,
 }
 
 impl OrderedPull {
@@ -105,6 +117,11 @@ impl OrderedPull {
     /// client closed.
     pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<Message>, OrderedError> {
         self.next_message(Instant::now().checked_add(timeout))
+    }
+
+    /// Whether the client closed, which ends the messages.
+    pub fn is_closed(&self) -> bool {
+        self.closed
     }
 
     /// What this iteration recovered from without an error item, recreations included.
@@ -116,20 +133,24 @@ impl OrderedPull {
     /// The next message, waiting until `deadline` (for ever with none): `Ok(None)` once it
     /// passed or the client closed.
     fn next_message(&mut self, deadline: Option<Instant>) -> Result<Option<Message>, OrderedError> {
-        loop {
+        while !self.closed {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return Ok(None);
             }
             let Some(messages) = self.messages.as_mut() else {
-                self.recreate()?;
+                self.recreate_when_due(deadline);
                 continue;
             };
             let message = match messages.next_until(deadline) {
-                None => return Ok(None),
+                None => {
+                    // The subscription ended: the client closed.
+                    self.closed = true;
+                    return Ok(None);
+                }
                 Some(Ok(None)) => return Ok(None),
                 Some(Ok(Some(message))) => message,
                 Some(Err(error)) if lost(&error) => {
-                    self.recreate()?;
+                    self.replace();
                     continue;
                 }
                 Some(Err(error)) => return Err(ordered(error)),
@@ -141,7 +162,7 @@ impl OrderedPull {
             if delivery != self.consumer_sequence + 1 {
                 // A delivery went missing; an older one comes from a consumer replaced since.
                 if delivery > self.consumer_sequence + 1 {
-                    self.recreate()?;
+                    self.replace();
                 }
                 continue;
             }
@@ -149,17 +170,46 @@ impl OrderedPull {
             self.stream_sequence = sequence;
             return Ok(Some(message));
         }
+        Ok(None)
     }
 
-    /// Replaces the consumer by one that starts after the last message delivered, deleting
-    /// the old one first (a consumer of the same name cannot change its start). On failure
-    /// the error is the item, and the next call tries again.
-    fn recreate(&mut self) -> Result<(), OrderedError> {
+    /// Lets the current consumer go (asking the server to delete it) and makes the next one
+    /// at once.
+    fn replace(&mut self) {
         if let Some(old) = self.messages.take() {
             self.recovered = self.recovered.add(old.recoveries());
             self.delete_current();
         }
-        self.recovered.recreations += 1;
+        self.retry_at = None;
+        self.recreate_when_due(None);
+    }
+
+    /// Makes the next consumer once a failed try's backoff is over, waiting for it (not past
+    /// `deadline`).
+    fn recreate_when_due(&mut self, deadline: Option<Instant>) {
+        if let Some(at) = self.retry_at {
+            let until = deadline.map_or(at, |deadline| deadline.min(at));
+            std::thread::sleep(until.saturating_duration_since(Instant::now()));
+            if Instant::now() < at {
+                return;
+            }
+        }
+        match self.recreate() {
+            Ok(()) => {
+                self.failed_recreations = 0;
+                self.retry_at = None;
+            }
+            Err(_) => {
+                let wait = retry_wait(self.failed_recreations, Duration::ZERO);
+                self.failed_recreations = self.failed_recreations.saturating_add(1);
+                self.retry_at = Instant::now().checked_add(wait);
+            }
+        }
+    }
+
+    /// Makes a consumer that starts after the last message delivered, as the current one.
+    fn recreate(&mut self) -> Result<(), OrderedError> {
+        // A new name for every try: a try whose answer was lost may have made its consumer.
         self.serial += 1;
         let mut config = self.config.clone();
         config.deliver_policy = restart_at(config.deliver_policy, self.stream_sequence);
@@ -169,13 +219,18 @@ impl OrderedPull {
             .create_consumer_on_stream(config, self.stream.as_str())
             .map_err(|e| OrderedError::with_source(OrderedErrorKind::Recreate, e))?;
         let info = consumer.cached_info().clone();
-        let messages = as_pull(&consumer)
-            .messages_with(ordered_request(&info))
-            .map_err(|e| OrderedError::with_source(OrderedErrorKind::Recreate, e))?
-            .eager_no_responders();
-        self.consumer = info.name;
+        self.consumer = info.name.clone();
+        let messages = match as_pull(&consumer).messages_with(ordered_request(&info)) {
+            Ok(messages) => messages.eager_no_responders(),
+            Err(error) => {
+                // Made but not read: no reason to keep it until its inactivity threshold.
+                self.delete_current();
+                return Err(OrderedError::with_source(OrderedErrorKind::Recreate, error));
+            }
+        };
         self.consumer_sequence = 0;
         self.messages = Some(messages);
+        self.recovered.recreations += 1;
         Ok(())
     }
 
