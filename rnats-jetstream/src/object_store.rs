@@ -42,7 +42,7 @@ mod metadata;
 pub(crate) mod object;
 mod progress;
 pub(crate) mod put;
-mod range;
+pub(crate) mod range;
 pub(crate) mod watch;
 
 use base64::Engine;

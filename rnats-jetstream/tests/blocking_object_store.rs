@@ -199,6 +199,130 @@ impl std::io::Write for HashWriter<'_> {
     }
 }
 
+/// The bytes `get_range` reads of `name` in `range`.
+fn read_range(
+    store: &ObjectStore,
+    name: &str,
+    range: impl std::ops::RangeBounds<u64>,
+) -> Result<Vec<u8>, std::io::Error> {
+    let mut part = Vec::new();
+    store
+        .get_range(name, range)
+        .map_err(std::io::Error::other)?
+        .read_to_end(&mut part)?;
+    Ok(part)
+}
+
+/// The consumers on the bucket's stream (none once every reader is done).
+fn consumers(js: &Context, bucket: &str) -> usize {
+    let names: serde_json::Value = js
+        .request(
+            format!("CONSUMER.NAMES.OBJ_{bucket}"),
+            &serde_json::json!({}),
+        )
+        .unwrap();
+    names["consumers"].as_array().map_or(0, Vec::len)
+}
+
+#[test]
+fn ranges_read_exactly_the_bytes_asked_for_and_leave_no_consumer() {
+    let (_server, js) = jetstream();
+    let store = bucket(&js, "ranges");
+    let bytes = data(10_000);
+    store
+        .put(with_chunk_size("obj", 1024), &mut &bytes[..])
+        .unwrap();
+    let cases: [(u64, u64); 7] = [
+        (0, 10_000),
+        (0, 1),
+        (1023, 1025),
+        (1024, 2048),
+        (5_000, 9_999),
+        (9_999, 10_000),
+        (4_321, 4_321),
+    ];
+    for (start, end) in cases {
+        let part = read_range(&store, "obj", start..end).unwrap();
+        assert_eq!(part, bytes[start as usize..end as usize], "{start}..{end}");
+    }
+    assert_eq!(read_range(&store, "obj", 9_000..).unwrap(), bytes[9_000..]);
+    assert_eq!(read_range(&store, "obj", ..=99).unwrap(), bytes[..100]);
+    assert_eq!(consumers(&js, "ranges"), 0);
+
+    // Past the end: refused with the object's size, as in the async store.
+    let error = store.get_range("obj", 9_000..10_001).unwrap_err();
+    assert_eq!(error.kind(), GetErrorKind::Other);
+    let refused = error
+        .downcast_source::<rnats_jetstream::object_store::RangeNotSatisfiable>()
+        .unwrap();
+    assert_eq!(
+        (refused.start, refused.end, refused.size),
+        (9_000, 10_001, 10_000)
+    );
+    let missing = store.get_range("none", 0..1).unwrap_err();
+    assert_eq!(missing.kind(), GetErrorKind::NotFound);
+
+    // Only the chunk holding a range near the end is received whole: the others' headers
+    // and the API's answers are a fraction of the object.
+    let big = data(100_000);
+    store
+        .put(with_chunk_size("big", 8 * 1024), &mut &big[..])
+        .unwrap();
+    let statistics = js.client().statistics();
+    let before = statistics
+        .in_bytes
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(read_range(&store, "big", 99_990..).unwrap(), big[99_990..]);
+    let received = statistics
+        .in_bytes
+        .load(std::sync::atomic::Ordering::Relaxed)
+        - before;
+    assert!(
+        received < 40_000,
+        "{received} bytes received for a 10-byte range"
+    );
+
+    // A reader dropped half-way deletes its consumer without waiting.
+    let mut reader = store.get_range("obj", 0..10_000).unwrap();
+    let mut first = [0; 10];
+    reader.read_exact(&mut first).unwrap();
+    drop(reader);
+    let deadline = Instant::now() + WAIT;
+    while consumers(&js, "ranges") > 0 {
+        assert!(Instant::now() < deadline, "the range's consumer stayed");
+    }
+}
+
+#[test]
+fn a_range_in_a_bucket_without_direct_gets_and_one_through_a_link() {
+    let (_server, js) = jetstream();
+    // A bucket made by hand, as an older client would have made it: no direct gets.
+    js.create_stream(rnats_jetstream::stream::Config {
+        name: "OBJ_leader".to_owned(),
+        subjects: vec!["$O.leader.C.>".to_owned(), "$O.leader.M.>".to_owned()],
+        allow_rollup: true,
+        allow_direct: false,
+        discard: rnats_jetstream::stream::DiscardPolicy::New,
+        ..Default::default()
+    })
+    .unwrap();
+    let store = js.get_object_store("leader").unwrap();
+    let bytes = data(5_000);
+    store
+        .put(with_chunk_size("obj", 700), &mut &bytes[..])
+        .unwrap();
+    assert_eq!(
+        read_range(&store, "obj", 1_000..3_500).unwrap(),
+        bytes[1_000..3_500]
+    );
+    let info = store.info("obj").unwrap();
+    store.add_link("alias", &info).unwrap();
+    assert_eq!(
+        read_range(&store, "alias", 4_900..).unwrap(),
+        bytes[4_900..]
+    );
+}
+
 #[test]
 fn a_bucket_without_direct_gets_reads_from_the_leader() {
     let (_server, js) = jetstream();

@@ -38,8 +38,7 @@
 //! every wait is bounded by the context's timeout, except a Key-Value or Object Store
 //! watch, which waits for the next change as long as it takes.
 //!
-//! Left out for now: of the Object Store, reading part of an object
-//! (`get_range`), fast-ingest puts, progress callbacks, `update_object_store` and
+//! Left out for now: of the Object Store, fast-ingest puts, progress callbacks, `update_object_store` and
 //! `object_stores`.
 
 mod consumer;

@@ -27,6 +27,7 @@
 //! # Ok(()) }
 //! ```
 
+mod range;
 mod read;
 
 use std::io::Read;

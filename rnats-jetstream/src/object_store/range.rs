@@ -26,7 +26,7 @@ use crate::consumer::{DeliverPolicy, pull};
 use crate::stream::{DirectGetErrorKind, Info as StreamInfo, RawMessageErrorKind, Stream};
 
 /// The header a headers-only delivery carries the payload's size in.
-const MSG_SIZE: &str = "Nats-Msg-Size";
+pub(crate) const MSG_SIZE: &str = "Nats-Msg-Size";
 
 impl ObjectStore {
     /// Part of the object `object_name`: the bytes in `range` (offsets into the object's
@@ -74,7 +74,7 @@ impl ObjectStore {
 }
 
 /// `start..end` as offsets into an object of `size` bytes, or why not.
-fn span(start: Bound<u64>, end: Bound<u64>, size: u64) -> Result<(u64, u64), GetError> {
+pub(crate) fn span(start: Bound<u64>, end: Bound<u64>, size: u64) -> Result<(u64, u64), GetError> {
     let first = match start {
         Bound::Included(start) => Some(start),
         Bound::Excluded(start) => start.checked_add(1),

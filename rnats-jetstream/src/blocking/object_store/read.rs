@@ -13,6 +13,7 @@ use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
 use super::ObjectStore;
+use super::range::RangeRead;
 use crate::blocking::ordered::Ordered;
 use crate::blocking::stream::Stream;
 use crate::consumer::DeliverPolicy;
@@ -114,7 +115,7 @@ impl ObjectStore {
 
     /// The object `object_name` holding the data, with its bucket: a link is followed to
     /// the object it points to, in this bucket or another.
-    fn resolve(&self, object_name: &str) -> Result<(ObjectStore, ObjectInfo), GetError> {
+    pub(super) fn resolve(&self, object_name: &str) -> Result<(ObjectStore, ObjectInfo), GetError> {
         let mut bucket = self.clone();
         let mut info = bucket.info(object_name).map_err(get_error)?;
         for _ in 0..MAX_LINK_HOPS {
@@ -187,17 +188,21 @@ pub struct Object {
     /// What is left of the chunk the caller is reading.
     buffered: Bytes,
     hash: Sha256,
-    /// Bytes and chunks received so far.
+    /// Bytes and chunks received so far (for a range, the range's bytes handed out).
     bytes: u64,
     chunks: usize,
+    /// For [`ObjectStore::get_range`]: the offsets `start..end` of the bytes to read.
+    span: Option<(u64, u64)>,
 }
 
 impl Drop for Object {
     /// A reader dropped before its end deletes the consumer it read through, as the async
     /// reader does, rather than leave it to the server's inactivity threshold.
     fn drop(&mut self) {
-        if let ReadState::Reading(messages) = &self.state {
-            messages.delete_consumer_unanswered();
+        match &self.state {
+            ReadState::Reading(messages) => messages.delete_consumer_unanswered(),
+            ReadState::Ranging(range) => range.abandon(),
+            _ => {}
         }
     }
 }
@@ -209,6 +214,8 @@ enum ReadState {
     /// Receiving chunks from an ordered consumer (boxed: most of a read is spent here, and
     /// the consumer's state is large).
     Reading(Box<Ordered>),
+    /// Locating and fetching the chunks of a range.
+    Ranging(Box<RangeRead>),
     /// Every chunk was read and checked.
     Done,
     /// The read failed; every later read fails the same way.
@@ -225,7 +232,15 @@ impl Object {
             hash: Sha256::new(),
             bytes: 0,
             chunks: 0,
+            span: None,
         }
+    }
+
+    /// A reader of the bytes `start..end` of `info`'s data (`start <= end <= size`).
+    pub(super) fn new_range(info: ObjectInfo, stream: Stream, start: u64, end: u64) -> Object {
+        let mut object = Object::new(info, stream);
+        object.span = Some((start, end));
+        object
     }
 
     /// The object's metadata.
@@ -240,6 +255,14 @@ impl Object {
                 return Ok(());
             }
             let messages = match &mut self.state {
+                ReadState::Idle if self.span.is_some() => {
+                    self.start_range()?;
+                    continue;
+                }
+                ReadState::Ranging(_) => {
+                    self.fill_range()?;
+                    continue;
+                }
                 ReadState::Idle if self.info.chunks == 0 => {
                     self.state = ReadState::Done;
                     return self.check_complete();
@@ -275,6 +298,54 @@ impl Object {
                     return Err(self.fail(error));
                 }
             }
+        }
+    }
+
+    /// Starts reading the range: nothing to read for an empty one.
+    fn start_range(&mut self) -> Result<(), ReadError> {
+        let Some((start, end)) = self.span else {
+            return Ok(());
+        };
+        if start == end {
+            self.state = ReadState::Done;
+            return Ok(());
+        }
+        match RangeRead::start(&self.stream, &self.info, start, end) {
+            Ok(range) => {
+                self.state = ReadState::Ranging(Box::new(range));
+                Ok(())
+            }
+            Err(error) => Err(self.fail(error)),
+        }
+    }
+
+    /// Takes the range's bytes in its next chunk, or ends the read once the range came out
+    /// whole.
+    fn fill_range(&mut self) -> Result<(), ReadError> {
+        let ReadState::Ranging(range) = &mut self.state else {
+            return Ok(());
+        };
+        let deadline = Instant::now().checked_add(self.stream.context.timeout());
+        match range.next(&self.stream, deadline) {
+            Ok(Some(bytes)) => {
+                self.bytes += bytes.len() as u64;
+                self.chunks += 1;
+                self.buffered = bytes;
+                Ok(())
+            }
+            Ok(None) => {
+                let whole = self
+                    .span
+                    .is_some_and(|(start, end)| self.bytes == end - start);
+                match whole {
+                    true => {
+                        self.end_reading(ReadState::Done);
+                        Ok(())
+                    }
+                    false => Err(self.fail(ReadError::new(ReadErrorKind::ChunksMissing))),
+                }
+            }
+            Err(error) => Err(self.fail(error)),
         }
     }
 
@@ -348,9 +419,13 @@ impl Object {
     /// the async reader does (an object dropped halfway asks for the delete in its drop,
     /// without waiting for the answer).
     fn end_reading(&mut self, state: ReadState) {
-        if let ReadState::Reading(messages) = std::mem::replace(&mut self.state, state) {
+        match std::mem::replace(&mut self.state, state) {
             // Best effort: the data is read (or the read failed) either way.
-            let _ = messages.delete_consumer();
+            ReadState::Reading(messages) => {
+                let _ = messages.delete_consumer();
+            }
+            ReadState::Ranging(mut range) => range.finish(),
+            _ => {}
         }
     }
 }
