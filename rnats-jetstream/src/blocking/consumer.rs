@@ -10,8 +10,6 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use std::sync::atomic::Ordering;
-
 use rnats_core::blocking::{Subscriber, Woken};
 use serde_json::json;
 
@@ -348,12 +346,7 @@ impl Consumer<PullConfig> {
             subscriber,
             inbox,
             subject: self.next_subject(),
-            connects: self
-                .context
-                .client
-                .statistics()
-                .connects
-                .load(Ordering::Relaxed),
+            connects: self.context.connects(),
             context: self.context.clone(),
             last_heard: Instant::now(),
             hold_until: None,
@@ -535,7 +528,7 @@ impl Messages {
         while !self.done {
             // A reconnect between two calls: the open requests went with the old link, and
             // the next pull must not go out before the books are reset.
-            if self.current_connects() != self.connects {
+            if self.context.connects() != self.connects {
                 self.reconnected();
             }
             if self.hold_until.is_some_and(|hold| Instant::now() >= hold) {
@@ -606,19 +599,10 @@ impl Messages {
         None
     }
 
-    /// The client's connections made so far.
-    fn current_connects(&self) -> u64 {
-        self.context
-            .client
-            .statistics()
-            .connects
-            .load(Ordering::Relaxed)
-    }
-
     /// The client connected again: the open requests went with the old connection, so the
     /// next round pulls again at once.
     fn reconnected(&mut self) {
-        self.connects = self.current_connects();
+        self.connects = self.context.connects();
         self.pending.reset();
         self.hold_until = None;
         self.last_heard = Instant::now();

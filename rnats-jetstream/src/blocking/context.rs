@@ -209,6 +209,25 @@ impl Context {
             .map_err(request_error)
     }
 
+    /// The connections the client has made so far
+    /// ([`Statistics::connects`](rnats_core::Statistics::connects)): a consumer's reader
+    /// compares it with the count when its requests went out.
+    pub(super) fn connects(&self) -> u64 {
+        self.client
+            .statistics()
+            .connects
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Asks the server to delete `consumer` of `stream` without waiting for its answer (the
+    /// server deletes a consumer on a request with no reply subject all the same): for a
+    /// reader that must not wait on the network, as in a drop. Best effort: a request that
+    /// cannot be sent leaves the consumer to its inactivity threshold.
+    pub(super) fn delete_consumer_unanswered(&self, stream: &str, consumer: &str) {
+        let subject = format!("{}.CONSUMER.DELETE.{stream}.{consumer}", self.prefix);
+        let _ = self.client.publish(subject, Bytes::new());
+    }
+
     /// [`api_request`](Self::api_request), waiting at most `bound` (or the context's
     /// timeout, if shorter).
     pub(super) fn api_request_within(

@@ -10,8 +10,6 @@
 
 use std::time::{Duration, Instant};
 
-use std::sync::atomic::Ordering;
-
 use bytes::Bytes;
 use rnats_core::blocking::{Subscriber, Woken};
 
@@ -107,7 +105,7 @@ impl Ordered {
         subscriber: Subscriber,
         info: &Info,
     ) -> Ordered {
-        let connects = context.client.statistics().connects.load(Ordering::Relaxed);
+        let connects = context.connects();
         Ordered {
             resume_after: match config.deliver_policy {
                 // A consumer made again must start where this one did, not at what is new
@@ -187,7 +185,7 @@ impl Ordered {
                 // that fails (the server still recovering), the silence tries again after
                 // one heartbeat rather than two.
                 Woken::Reconnected => {
-                    self.connects = self.current_connects();
+                    self.connects = self.context.connects();
                     if self.recreate().is_err() {
                         self.last_heard = Instant::now()
                             .checked_sub(self.heartbeat)
@@ -237,28 +235,12 @@ impl Ordered {
             .map(drop)
     }
 
-    /// Asks the server to delete the consumer now delivering without waiting for its answer:
-    /// for a reader dropped half-way, whose drop must not wait on the network (the server
-    /// deletes a consumer on a request with no reply subject all the same). Best effort: a
-    /// request that cannot be sent leaves the consumer to its inactivity threshold.
+    /// Asks the server to delete the consumer now delivering without waiting for its answer,
+    /// for a reader dropped half-way (see [`Context::delete_consumer_unanswered`]).
     #[cfg(feature = "object-store")]
     pub(super) fn delete_consumer_unanswered(&self) {
-        let subject = format!(
-            "{}.CONSUMER.DELETE.{}.{}",
-            self.context.prefix(),
-            self.stream,
-            self.consumer
-        );
-        let _ = self.context.client().publish(subject, Bytes::new());
-    }
-
-    /// The client's connections made so far.
-    fn current_connects(&self) -> u64 {
         self.context
-            .client
-            .statistics()
-            .connects
-            .load(Ordering::Relaxed)
+            .delete_consumer_unanswered(&self.stream, &self.consumer);
     }
 
     /// Replaces the consumer by one that starts after the last stream sequence delivered.
@@ -280,7 +262,7 @@ impl Ordered {
         self.consumer = info.name;
         self.consumer_sequence = 0;
         self.last_heard = Instant::now();
-        self.connects = self.current_connects();
+        self.connects = self.context.connects();
         Ok(())
     }
 }

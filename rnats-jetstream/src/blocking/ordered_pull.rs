@@ -11,8 +11,6 @@
 
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-
 use super::consumer::{Consumer, Messages};
 use super::context::Context;
 use super::message::Message;
@@ -241,13 +239,8 @@ impl OrderedPull {
         if self.serial == 0 && !self.first_is_ephemeral {
             return;
         }
-        let subject = format!(
-            "{}.CONSUMER.DELETE.{}.{}",
-            self.context.prefix(),
-            self.stream,
-            self.consumer
-        );
-        let _ = self.context.client().publish(subject, Bytes::new());
+        self.context
+            .delete_consumer_unanswered(&self.stream, &self.consumer);
     }
 }
 

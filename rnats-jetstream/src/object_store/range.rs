@@ -23,10 +23,14 @@ use super::errors::{GetError, GetErrorKind, ReadError, ReadErrorKind};
 use super::info::ObjectInfo;
 use super::object::{Object, Reader, chunk_subject, chunk_window, open_reader};
 use crate::consumer::{DeliverPolicy, pull};
-use crate::stream::{DirectGetErrorKind, Info as StreamInfo, RawMessageErrorKind, Stream};
+use crate::message::StreamMessage;
+use crate::stream::{
+    DirectGetError, DirectGetErrorKind, Info as StreamInfo, RawMessageError, RawMessageErrorKind,
+    Stream,
+};
 
 /// The header a headers-only delivery carries the payload's size in.
-pub(crate) const MSG_SIZE: &str = "Nats-Msg-Size";
+const MSG_SIZE: &str = "Nats-Msg-Size";
 
 impl ObjectStore {
     /// Part of the object `object_name`: the bytes in `range` (offsets into the object's
@@ -239,8 +243,12 @@ async fn next_header(reader: &mut Reader) -> Result<(u64, u64, u64), ReadError> 
         Ok(info) => (info.stream_sequence, info.pending),
         Err(error) => return Err(ReadError::with_source(ReadErrorKind::Delivery, error)),
     };
-    let size = message
-        .message
+    Ok((sequence, header_size(&message.message)?, pending))
+}
+
+/// The size of the chunk whose header-only delivery `message` is (`Nats-Msg-Size`).
+pub(crate) fn header_size(message: &rnats_core::Message) -> Result<u64, ReadError> {
+    message
         .headers
         .as_ref()
         .and_then(|headers| headers.get_last(MSG_SIZE))
@@ -250,8 +258,7 @@ async fn next_header(reader: &mut Reader) -> Result<(u64, u64, u64), ReadError> 
                 ReadErrorKind::Delivery,
                 "a chunk's header came without its size (Nats-Msg-Size)",
             )
-        })?;
-    Ok((sequence, size, pending))
+        })
 }
 
 /// The chunk `chunk`, by its sequence: a direct get where the bucket allows them (then from
@@ -262,42 +269,63 @@ async fn fetch(
     subject: &str,
     chunk: Located,
 ) -> Result<Bytes, ReadError> {
-    let direct = if stream.info.config.allow_direct {
-        match stream.direct_get(chunk.sequence).await {
-            Ok(message) => Some(message),
-            Err(error) if error.kind() == DirectGetErrorKind::NotFound => None,
-            Err(error) => {
-                let kind = match error.kind() {
-                    DirectGetErrorKind::TimedOut => ReadErrorKind::TimedOut,
-                    _ => ReadErrorKind::Delivery,
-                };
-                return Err(ReadError::with_source(kind, error));
-            }
-        }
-    } else {
-        None
+    let direct = match stream.info.config.allow_direct {
+        true => direct_chunk(stream.direct_get(chunk.sequence).await)?,
+        false => None,
     };
     let message = match direct {
         Some(message) => message,
-        None => stream
-            .get_raw_message(chunk.sequence)
-            .await
-            .map_err(|error| match error.kind() {
-                RawMessageErrorKind::NoMessageFound => ReadError::new(ReadErrorKind::ChunksMissing),
-                _ => ReadError::with_source(ReadErrorKind::Delivery, error),
-            })?,
+        None => leader_chunk(stream.get_raw_message(chunk.sequence).await)?,
     };
+    checked_chunk(message, subject, chunk.size)
+}
+
+/// A direct get's chunk; `None` when the replica that answered has not got it (ask the
+/// leader then).
+pub(crate) fn direct_chunk(
+    answer: Result<StreamMessage, DirectGetError>,
+) -> Result<Option<StreamMessage>, ReadError> {
+    match answer {
+        Ok(message) => Ok(Some(message)),
+        Err(error) if error.kind() == DirectGetErrorKind::NotFound => Ok(None),
+        Err(error) => {
+            let kind = match error.kind() {
+                DirectGetErrorKind::TimedOut => ReadErrorKind::TimedOut,
+                _ => ReadErrorKind::Delivery,
+            };
+            Err(ReadError::with_source(kind, error))
+        }
+    }
+}
+
+/// The leader's `STREAM.MSG.GET` answer's chunk.
+pub(crate) fn leader_chunk(
+    answer: Result<StreamMessage, RawMessageError>,
+) -> Result<StreamMessage, ReadError> {
+    answer.map_err(|error| match error.kind() {
+        RawMessageErrorKind::NoMessageFound => ReadError::new(ReadErrorKind::ChunksMissing),
+        _ => ReadError::with_source(ReadErrorKind::Delivery, error),
+    })
+}
+
+/// The chunk's data, if `message` is on the object's chunk `subject` and of the `size` its
+/// header announced.
+pub(crate) fn checked_chunk(
+    message: StreamMessage,
+    subject: &str,
+    size: u64,
+) -> Result<Bytes, ReadError> {
     if message.subject.as_str() != subject {
         return Err(ReadError::new(ReadErrorKind::ChunksMissing));
     }
-    if message.payload.len() as u64 != chunk.size {
+    if message.payload.len() as u64 != size {
         return Err(ReadError::new(ReadErrorKind::SizeMismatch));
     }
     Ok(message.payload)
 }
 
 /// An offset within one chunk (which is in memory, so it fits a `usize`).
-fn as_index(offset: u64) -> usize {
+pub(crate) fn as_index(offset: u64) -> usize {
     usize::try_from(offset).unwrap_or(usize::MAX)
 }
 

@@ -18,9 +18,10 @@ use crate::blocking::stream::Stream;
 use crate::consumer::DeliverPolicy;
 use crate::consumer::push::OrderedConfig;
 use crate::object_store::object::chunk_subject;
-use crate::object_store::range::{MSG_SIZE, span};
+use crate::object_store::range::{
+    as_index, checked_chunk, direct_chunk, header_size, leader_chunk, span,
+};
 use crate::object_store::{GetError, ObjectInfo, ReadError, ReadErrorKind};
-use crate::stream::{DirectGetErrorKind, RawMessageErrorKind};
 
 impl ObjectStore {
     /// Part of the object `object_name`: the bytes in `range` (offsets into the object's
@@ -177,17 +178,7 @@ impl RangeRead {
             Ok(info) => (info.stream_sequence, info.pending),
             Err(error) => return Err(ReadError::with_source(ReadErrorKind::Delivery, error)),
         };
-        let size = message
-            .headers
-            .as_ref()
-            .and_then(|headers| headers.get_last(MSG_SIZE))
-            .and_then(|size| size.as_str().trim().parse::<u64>().ok())
-            .ok_or_else(|| {
-                ReadError::with_source(
-                    ReadErrorKind::Delivery,
-                    "a chunk's header came without its size (Nats-Msg-Size)",
-                )
-            })?;
+        let size = header_size(&message)?;
         Ok((sequence, size, pending))
     }
 }
@@ -197,38 +188,12 @@ impl RangeRead {
 /// subject and size must be what its header said.
 fn fetch(stream: &Stream, subject: &str, sequence: u64, size: u64) -> Result<Bytes, ReadError> {
     let direct = match stream.cached_info().config.allow_direct {
-        true => match stream.direct_get(sequence) {
-            Ok(message) => Some(message),
-            Err(error) if error.kind() == DirectGetErrorKind::NotFound => None,
-            Err(error) => {
-                let kind = match error.kind() {
-                    DirectGetErrorKind::TimedOut => ReadErrorKind::TimedOut,
-                    _ => ReadErrorKind::Delivery,
-                };
-                return Err(ReadError::with_source(kind, error));
-            }
-        },
+        true => direct_chunk(stream.direct_get(sequence))?,
         false => None,
     };
     let message = match direct {
         Some(message) => message,
-        None => stream
-            .get_raw_message(sequence)
-            .map_err(|error| match error.kind() {
-                RawMessageErrorKind::NoMessageFound => ReadError::new(ReadErrorKind::ChunksMissing),
-                _ => ReadError::with_source(ReadErrorKind::Delivery, error),
-            })?,
+        None => leader_chunk(stream.get_raw_message(sequence))?,
     };
-    if message.subject.as_str() != subject {
-        return Err(ReadError::new(ReadErrorKind::ChunksMissing));
-    }
-    if message.payload.len() as u64 != size {
-        return Err(ReadError::new(ReadErrorKind::SizeMismatch));
-    }
-    Ok(message.payload)
-}
-
-/// An offset within one chunk (which is in memory, so it fits a `usize`).
-fn as_index(offset: u64) -> usize {
-    usize::try_from(offset).unwrap_or(usize::MAX)
+    checked_chunk(message, subject, size)
 }
