@@ -384,6 +384,19 @@ fn a_deleted_consumer_ends_its_messages_with_an_error() {
     assert!(messages.next().is_none());
 }
 
+/// A server to restart, and a context whose client reconnects at once (the default backs
+/// off for seconds).
+fn restartable() -> (NatsServer, Context) {
+    let server = NatsServer::with_jetstream();
+    let client = rnats_core::ConnectOptions::new()
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+        .connect_blocking(server.url())
+        .unwrap();
+    let mut js = blocking::new(client);
+    js.set_timeout(WAIT);
+    (server, js)
+}
+
 /// Restarts `server` (same port and store) and waits until `js`'s client is back.
 fn reconnect_after_restart(server: &mut NatsServer, js: &Context) {
     let mut events = js.client().events();
@@ -399,13 +412,7 @@ fn reconnect_after_restart(server: &mut NatsServer, js: &Context) {
 
 #[test]
 fn messages_pull_again_at_once_after_a_server_restart() {
-    let mut server = NatsServer::with_jetstream();
-    let client = rnats_core::ConnectOptions::new()
-        .reconnect_delay_callback(|_| Duration::from_millis(20))
-        .connect_blocking(server.url())
-        .unwrap();
-    let mut js = blocking::new(client);
-    js.set_timeout(WAIT);
+    let (mut server, js) = restartable();
     let stream = stream(&js, "RESTART");
     let consumer = durable(&stream, "restart");
     // The default heartbeats (15 s): two of them missed would take longer than `WAIT`.
@@ -607,13 +614,7 @@ fn an_ordered_pull_consumer_is_made_again_after_the_next_message_when_deleted() 
 
 #[test]
 fn an_ordered_pull_consumer_reads_on_after_a_server_restart_lost_it() {
-    let mut server = NatsServer::with_jetstream();
-    let client = rnats_core::ConnectOptions::new()
-        .reconnect_delay_callback(|_| Duration::from_millis(20))
-        .connect_blocking(server.url())
-        .unwrap();
-    let mut js = blocking::new(client);
-    js.set_timeout(WAIT);
+    let (mut server, js) = restartable();
     let stream = stream(&js, "OLOST");
     for i in 0..3 {
         js.publish("OLOST.a", format!("{i}").into()).unwrap();
