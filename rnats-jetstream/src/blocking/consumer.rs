@@ -7,9 +7,12 @@
 //! with status messages (ADR-37): 100 heartbeats, 404 and 408 ending a request, 409 for
 //! the rest. Those are read here, never handed to the user as messages.
 
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use rnats_core::Statistics;
 use rnats_core::blocking::{Subscriber, Woken};
 use serde_json::json;
 
@@ -347,6 +350,7 @@ impl Consumer<PullConfig> {
             inbox,
             subject: self.next_subject(),
             connects: self.context.connects(),
+            statistics: self.context.client.statistics(),
             context: self.context.clone(),
             last_heard: Instant::now(),
             hold_until: None,
@@ -474,6 +478,9 @@ pub struct Messages {
     /// The client's connections made when the requests open now went out
     /// ([`Statistics::connects`](rnats_core::Statistics::connects)).
     connects: u64,
+    /// The client's counters, looked at each round for a new connection (kept, so that the
+    /// look is one load, not a count of references up and down).
+    statistics: Arc<Statistics>,
     /// No pull before this (after no responders).
     hold_until: Option<Instant>,
     /// Since when (or since the last report), and how many times in a row, nobody served a
@@ -528,7 +535,7 @@ impl Messages {
         while !self.done {
             // A reconnect between two calls: the open requests went with the old link, and
             // the next pull must not go out before the books are reset.
-            if self.context.connects() != self.connects {
+            if self.statistics.connects.load(Ordering::Relaxed) != self.connects {
                 self.reconnected();
             }
             if self.hold_until.is_some_and(|hold| Instant::now() >= hold) {
