@@ -20,8 +20,9 @@ use super::context::Context;
 use super::message::Message;
 use super::stream::Stream;
 use crate::consumer::pull::batch::reply_error;
+use crate::consumer::pull::lost::says_missing;
 use crate::consumer::pull::pending::{Pending, Reply, message_size};
-use crate::consumer::pull::recovery::{is_leader_change, retry_wait};
+use crate::consumer::pull::recovery::{Unserved, is_leader_change};
 use crate::consumer::pull::{
     BatchConfig, BatchError, BatchErrorKind, Config as PullConfig, MessagesError,
     MessagesErrorKind, Recoveries,
@@ -31,7 +32,6 @@ use crate::consumer::{
 };
 use crate::consumer_errors::{consumer_request_error, info_request_error};
 use crate::context::{ConsumerError, ConsumerErrorKind, ConsumerInfoError};
-use crate::errors::ErrorCode;
 use crate::is_valid_name;
 use crate::response::Response;
 use crate::stream::DeleteStatus;
@@ -483,9 +483,8 @@ pub struct Messages {
     statistics: Arc<Statistics>,
     /// No pull before this (after no responders).
     hold_until: Option<Instant>,
-    /// Since when (or since the last report), and how many times in a row, nobody served a
-    /// request, and whether that was reported yet.
-    no_responders: Option<(Instant, u32, bool)>,
+    /// The requests nobody served, in a row.
+    no_responders: Option<Unserved>,
     recoveries: Recoveries,
     /// `CONSUMER.INFO.<stream>.<consumer>`, without the prefix.
     info_subject: String,
@@ -680,34 +679,25 @@ impl Messages {
         self.pending.handle_ended(None, None);
         self.recoveries.no_responders += 1;
         let now = Instant::now();
-        let interval = self.request.idle_heartbeat;
-        let (since, attempt, reported) = self.no_responders.get_or_insert((now, 0, false));
-        self.hold_until = now.checked_add(retry_wait(*attempt, interval));
-        *attempt = attempt.saturating_add(1);
-        let ask = *attempt >= 2 && attempt.is_power_of_two();
-        let report = match self.heartbeat {
-            _ if self.eager_no_responders => true,
-            None => true,
-            Some(limit) if now.duration_since(*since) >= limit => {
-                *since = now;
-                true
-            }
-            Some(_) => false,
-        };
-        // Told once; while it lasts, what the iteration lacks next is a heartbeat.
-        let item = match (report, std::mem::replace(reported, *reported || report)) {
-            (false, _) => None,
-            (true, true) if self.heartbeat.is_some() && !self.eager_no_responders => {
-                self.recoveries.missed_heartbeats += 1;
-                Some(MessagesError::new(MessagesErrorKind::MissingHeartbeat))
-            }
-            (true, _) => Some(reply_error(Reply::NoResponders)),
-        };
-        if ask && self.consumer_missing(deadline) {
+        let step = self
+            .no_responders
+            .get_or_insert_with(|| Unserved::new(now))
+            .next(
+                now,
+                self.request.idle_heartbeat,
+                self.heartbeat.unwrap_or_default(),
+                self.eager_no_responders,
+            );
+        self.hold_until = now.checked_add(step.wait);
+        if step.ask_missing && self.consumer_missing(deadline) {
             self.done = true;
             return Some(Err(MessagesError::new(MessagesErrorKind::ConsumerDeleted)));
         }
-        item.map(Err)
+        let kind = step.report?;
+        if kind == MessagesErrorKind::MissingHeartbeat {
+            self.recoveries.missed_heartbeats += 1;
+        }
+        Some(Err(MessagesError::new(kind)))
     }
 
     /// Whether, asked to end on a missing consumer, the server says that the consumer or
@@ -728,17 +718,8 @@ impl Messages {
             .context
             .api_request_within(&self.info_subject, Bytes::new(), bound)
             .ok()
-            .and_then(|message| {
-                serde_json::from_slice::<Response<serde::de::IgnoredAny>>(&message.payload).ok()
-            });
-        matches!(
-            answer,
-            Some(Response::Err { error })
-                if matches!(
-                    error.error_code(),
-                    ErrorCode::CONSUMER_NOT_FOUND | ErrorCode::STREAM_NOT_FOUND
-                )
-        )
+            .and_then(|message| serde_json::from_slice(&message.payload).ok());
+        answer.is_some_and(|answer| says_missing(&answer))
     }
 
     /// Sends a pull request when what is still to come ran down to the threshold.

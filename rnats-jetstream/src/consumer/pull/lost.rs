@@ -46,6 +46,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use rnats_core::runtime::{self, Sleep};
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 
 use crate::consumer::stale::jittered;
 use crate::context::Context;
@@ -344,14 +345,24 @@ async fn ask(context: Context, subject: String) -> Option<usize> {
 /// no permission to ask) or the consumer's info is not that.
 pub(crate) async fn is_missing(context: Context, subject: String) -> bool {
     let empty = serde_json::json!({});
-    let request = context.request::<_, _, Response<serde::de::IgnoredAny>>(subject, &empty);
+    let request = context.request::<_, _, Response<IgnoredAny>>(subject, &empty);
     match rnats_core::runtime::timeout(ASK_BOUND, request).await {
-        Ok(Ok(Response::Err { error })) => matches!(
-            error.error_code(),
-            ErrorCode::CONSUMER_NOT_FOUND | ErrorCode::STREAM_NOT_FOUND
-        ),
+        Ok(Ok(answer)) => says_missing(&answer),
         _ => false,
     }
+}
+
+/// Whether a `CONSUMER.INFO` answer says that the consumer or its stream does not exist
+/// (10014, 10059); shared with the blocking consumer's question.
+pub(crate) fn says_missing(answer: &Response<IgnoredAny>) -> bool {
+    matches!(
+        answer,
+        Response::Err { error }
+            if matches!(
+                error.error_code(),
+                ErrorCode::CONSUMER_NOT_FOUND | ErrorCode::STREAM_NOT_FOUND
+            )
+    )
 }
 
 /// The count of waiting requests, if the response is a leader's.

@@ -6,7 +6,7 @@ pub(crate) mod batch;
 mod builders;
 mod config;
 mod errors;
-mod lost;
+pub(crate) mod lost;
 pub(crate) mod ordered;
 pub(crate) mod pending;
 pub(crate) mod recovery;

@@ -9,9 +9,11 @@
 //! going. [`Recoveries`] counts it instead. A request the server dropped without a word is
 //! found out by the watches in `lost`.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rnats_core::{Message, StatusCode};
+
+use super::MessagesErrorKind;
 
 /// The first wait before asking again after no responders.
 const FIRST_RETRY: Duration = Duration::from_millis(250);
@@ -79,6 +81,83 @@ pub(crate) fn retry_wait(attempt: u32, idle_heartbeat: Duration) -> Duration {
     }
 }
 
+/// Pull requests that nobody served (503 no responders), in a row: when to ask again,
+/// whether to ask if the consumer exists at all, and what to tell the caller. Shared by the
+/// async stream and the blocking `Messages`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Unserved {
+    /// Since when it lasts, or since it was last told.
+    since: Instant,
+    /// Requests nobody served so far in this run.
+    attempt: u32,
+    /// Whether it was told yet.
+    reported: bool,
+}
+
+/// What one more unserved request means; from [`Unserved::next`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct UnservedStep {
+    /// The wait before the next request.
+    pub(crate) wait: Duration,
+    /// Whether to ask whether the consumer exists (the second, fourth, eighth... in a row;
+    /// not the first: a leader may be a moment from elected).
+    pub(crate) ask_missing: bool,
+    /// The item to tell the caller, if any: `NoResponders` once it has lasted `limit`;
+    /// while it lasts on, a `MissingHeartbeat` every `limit`, as async-nats reports it (no
+    /// pull lives at the server to send one).
+    pub(crate) report: Option<MessagesErrorKind>,
+}
+
+impl Unserved {
+    /// A run starting at `now`.
+    pub(crate) fn new(now: Instant) -> Unserved {
+        Unserved {
+            since: now,
+            attempt: 0,
+            reported: false,
+        }
+    }
+
+    /// One more request nobody served, at `now`, for requests with `idle_heartbeat`. `limit`
+    /// is how long it may last before it is told (two heartbeats; zero for requests without
+    /// heartbeats: told every time, as `NoResponders`); `eager` tells `NoResponders` at
+    /// every one (an ordered consumer makes itself again on it).
+    pub(crate) fn next(
+        &mut self,
+        now: Instant,
+        idle_heartbeat: Duration,
+        limit: Duration,
+        eager: bool,
+    ) -> UnservedStep {
+        let wait = retry_wait(self.attempt, idle_heartbeat);
+        self.attempt = self.attempt.saturating_add(1);
+        let ask_missing = self.attempt >= 2 && self.attempt.is_power_of_two();
+        let report = match limit {
+            _ if eager => true,
+            limit if limit.is_zero() => true,
+            limit if now.duration_since(self.since) >= limit => {
+                self.since = now;
+                true
+            }
+            _ => false,
+        };
+        let told_before = self.reported;
+        self.reported |= report;
+        let report = match report {
+            false => None,
+            true if told_before && !eager && !limit.is_zero() => {
+                Some(MessagesErrorKind::MissingHeartbeat)
+            }
+            true => Some(MessagesErrorKind::NoResponders),
+        };
+        UnservedStep {
+            wait,
+            ask_missing,
+            report,
+        }
+    }
+}
+
 /// Whether a status ends a pull request because its consumer's leader stepped down.
 pub(crate) fn is_leader_change(message: &Message) -> bool {
     message.status == Some(StatusCode::CONFLICT)
@@ -103,6 +182,48 @@ pub(crate) fn leader_advisories(prefix: &str, stream: &str, consumer: &str) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The steps of unserved requests at the given offsets (ms) from the first.
+    fn steps(
+        at_ms: &[u64],
+        heartbeat: Duration,
+        limit: Duration,
+        eager: bool,
+    ) -> Vec<UnservedStep> {
+        let start = Instant::now();
+        let mut run = Unserved::new(start);
+        at_ms
+            .iter()
+            .map(|ms| run.next(start + Duration::from_millis(*ms), heartbeat, limit, eager))
+            .collect()
+    }
+
+    #[test]
+    fn an_unserved_run_backs_off_asks_at_powers_of_two_and_is_told_after_its_limit() {
+        let beat = Duration::from_secs(1);
+        let got = steps(&[0, 250, 750, 1_750, 2_750, 3_750], beat, beat * 2, false);
+        let waits: Vec<u64> = got.iter().map(|s| s.wait.as_millis() as u64).collect();
+        assert_eq!(waits, [250, 500, 1000, 1000, 1000, 1000]);
+        let asks: Vec<bool> = got.iter().map(|s| s.ask_missing).collect();
+        assert_eq!(asks, [false, true, false, true, false, false]);
+        let reports: Vec<_> = got.iter().map(|s| s.report).collect();
+        // Told at 2 s, then again two seconds on, as a missed heartbeat.
+        use MessagesErrorKind::{MissingHeartbeat, NoResponders};
+        assert_eq!(reports, [None, None, None, None, Some(NoResponders), None]);
+        let later = steps(&[0, 2_000, 4_000], beat, beat * 2, false);
+        let later: Vec<_> = later.iter().map(|s| s.report).collect();
+        assert_eq!(later, [None, Some(NoResponders), Some(MissingHeartbeat)]);
+    }
+
+    #[test]
+    fn an_unserved_run_without_heartbeats_or_an_eager_one_is_told_every_time() {
+        use MessagesErrorKind::NoResponders;
+        for (limit, eager) in [(Duration::ZERO, false), (Duration::from_secs(30), true)] {
+            let got = steps(&[0, 250, 750], Duration::ZERO, limit, eager);
+            let reports: Vec<_> = got.iter().map(|s| s.report).collect();
+            assert_eq!(reports, [Some(NoResponders); 3], "{limit:?} {eager}");
+        }
+    }
 
     #[test]
     fn retries_double_up_to_a_cap_and_the_heartbeat() {

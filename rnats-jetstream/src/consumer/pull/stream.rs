@@ -5,7 +5,7 @@
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
@@ -19,7 +19,7 @@ use super::batch::reply_error;
 use super::builders::{BatchConfig, PullRequest};
 use super::lost::{LostPull, PROBE_HEARTBEAT, PROBE_LIMIT, Probe, ProbeSilence, is_missing};
 use super::pending::{Pending, Reply, message_size};
-use super::recovery::{Recoveries, is_leader_change, leader_advisories, retry_wait};
+use super::recovery::{Recoveries, Unserved, is_leader_change, leader_advisories};
 use super::{Config, MessagesError, MessagesErrorKind};
 use crate::consumer::heartbeat::{Monitor, Silence};
 use crate::consumer::{Consumer, PriorityPolicy, StreamError, StreamErrorKind};
@@ -87,9 +87,8 @@ pub struct Stream {
     pin_id: Option<Option<String>>,
     /// New leaders of the consumer and its stream: a request at the old one may be gone.
     advisories: Option<Select<Subscriber, Subscriber>>,
-    /// Since when (or since the last report), and how many times in a row, nobody served a
-    /// request, and whether that was reported yet.
-    no_responders: Option<(Instant, u32, bool)>,
+    /// The requests nobody served, in a row.
+    no_responders: Option<Unserved>,
     /// Whether no responders is reported at once (an ordered consumer recreates itself).
     eager_no_responders: bool,
     recoveries: Recoveries,
@@ -381,39 +380,29 @@ impl Stream {
         // The retry may reach a leader about to step down (see `lost`).
         self.start_probe();
         let now = runtime::now();
-        let (since, attempt, reported) = self.no_responders.get_or_insert((now, 0, false));
-        let wait = retry_wait(*attempt, self.request.idle_heartbeat);
-        *attempt = attempt.saturating_add(1);
-        // The second, fourth, eighth... request in a row that nobody served: is the consumer
-        // there at all? (Not at the first: a leader may be a moment from elected.)
+        // Judged by the requests' own heartbeat, not a probe's.
+        let step = self
+            .no_responders
+            .get_or_insert_with(|| Unserved::new(now))
+            .next(
+                now,
+                self.request.idle_heartbeat,
+                self.usual_limit,
+                self.eager_no_responders,
+            );
         if let Some(subject) = self
             .missing
             .as_ref()
-            .filter(|_| *attempt >= 2 && attempt.is_power_of_two() && self.asking_missing.is_none())
+            .filter(|_| step.ask_missing && self.asking_missing.is_none())
         {
             self.asking_missing = Some(is_missing(self.context.clone(), subject.clone()).boxed());
         }
-        // Judged by the requests' own heartbeat, not a probe's.
-        let report = match self.usual_limit {
-            _ if self.eager_no_responders => true,
-            limit if limit.is_zero() => true,
-            limit if now.duration_since(*since) >= limit => {
-                *since = now;
-                true
-            }
-            _ => false,
-        };
-        self.hold = Some(Box::pin(rnats_core::runtime::sleep(wait)));
-        if !report {
-            return None;
-        }
-        // Told once; while it lasts, what the stream lacks next is a heartbeat, as
-        // async-nats reports it (no pull lives at the server to send one).
-        if std::mem::replace(reported, true) && !self.eager_no_responders {
+        self.hold = Some(Box::pin(rnats_core::runtime::sleep(step.wait)));
+        let kind = step.report?;
+        if kind == MessagesErrorKind::MissingHeartbeat {
             self.recoveries.missed_heartbeats += 1;
-            return Some(Err(MessagesError::new(MessagesErrorKind::MissingHeartbeat)));
         }
-        Some(Err(reply_error(Reply::NoResponders)))
+        Some(Err(MessagesError::new(kind)))
     }
 
     /// Sends a pull request when the buffer ran low; an error if one could not be sent.
