@@ -29,7 +29,7 @@ use super::info::ObjectInfo;
 use super::progress::Progress;
 use crate::consumer::pull;
 use crate::consumer::{DeliverPolicy, StreamErrorKind};
-use crate::consumer_errors::ConsumerErrorKind;
+use crate::consumer_errors::{ConsumerError, ConsumerErrorKind};
 use crate::stream::{Info as StreamInfo, Stream};
 
 /// Chunk bytes a reader asks for per pull request; it asks again at half, so about 1.5 of
@@ -411,18 +411,24 @@ async fn start_reader(stream: Stream<StreamInfo>, info: ObjectInfo) -> Result<Re
     .await
 }
 
+/// A reader's consumer that could not be made, as the read's error: timed out, or not.
+pub(crate) fn reader_consumer_error(error: ConsumerError) -> ReadError {
+    let kind = match error.kind() {
+        ConsumerErrorKind::TimedOut => ReadErrorKind::TimedOut,
+        _ => ReadErrorKind::Consumer,
+    };
+    ReadError::with_source(kind, error)
+}
+
 /// Creates an ordered consumer on the bucket's stream and starts pulling its messages.
 pub(super) async fn open_reader(
     stream: &Stream<StreamInfo>,
     config: pull::OrderedConfig,
 ) -> Result<Reader, ReadError> {
-    let consumer = stream.create_consumer(config).await.map_err(|error| {
-        let kind = match error.kind() {
-            ConsumerErrorKind::TimedOut => ReadErrorKind::TimedOut,
-            _ => ReadErrorKind::Consumer,
-        };
-        ReadError::with_source(kind, error)
-    })?;
+    let consumer = stream
+        .create_consumer(config)
+        .await
+        .map_err(reader_consumer_error)?;
     let pending = consumer.info.num_pending;
     let messages = consumer.messages().await.map_err(|error| {
         let kind = match error.kind() {

@@ -186,12 +186,7 @@ fn located(
             },
         )
         .await?;
-        match reader.pending {
-            0 => Err(ReadError::new(ReadErrorKind::ChunksMissing)),
-            pending if pending < expected => Err(ReadError::new(ReadErrorKind::ChunksMissing)),
-            pending if pending > expected => Err(ReadError::new(ReadErrorKind::SizeMismatch)),
-            _ => Ok(reader),
-        }
+        locator_check(reader.pending, expected).map(|()| reader)
     })
     .map_ok(move |reader| {
         stream::try_unfold(Some((reader, 0_u64)), move |walk| async move {
@@ -224,6 +219,17 @@ fn located(
         })
     })
     .try_flatten()
+}
+
+/// Whether a range locator that starts with `pending` chunk headers to deliver can read an
+/// object of `expected` chunks (a range read is of a non-empty range, so it needs some).
+pub(crate) fn locator_check(pending: u64, expected: u64) -> Result<(), ReadError> {
+    match pending {
+        0 => Err(ReadError::new(ReadErrorKind::ChunksMissing)),
+        pending if pending < expected => Err(ReadError::new(ReadErrorKind::ChunksMissing)),
+        pending if pending > expected => Err(ReadError::new(ReadErrorKind::SizeMismatch)),
+        _ => Ok(()),
+    }
 }
 
 /// The next chunk header the locator delivers: the chunk's stream sequence, its size, and

@@ -17,9 +17,9 @@ use crate::blocking::ordered::Ordered;
 use crate::blocking::stream::Stream;
 use crate::consumer::DeliverPolicy;
 use crate::consumer::push::OrderedConfig;
-use crate::object_store::object::chunk_subject;
+use crate::object_store::object::{chunk_subject, reader_consumer_error};
 use crate::object_store::range::{
-    as_index, checked_chunk, direct_chunk, header_size, leader_chunk, span,
+    as_index, checked_chunk, direct_chunk, header_size, leader_chunk, locator_check, span,
 };
 use crate::object_store::{GetError, ObjectInfo, ReadError, ReadErrorKind};
 
@@ -90,18 +90,10 @@ impl RangeRead {
             headers_only: true,
             ..Default::default()
         };
-        let locator = stream
-            .ordered(config)
-            .map_err(|error| ReadError::with_source(ReadErrorKind::Consumer, error))?;
-        let expected = info.chunks as u64;
-        let problem = match locator.pending_at_start {
-            pending if pending < expected => Some(ReadErrorKind::ChunksMissing),
-            pending if pending > expected => Some(ReadErrorKind::SizeMismatch),
-            _ => None,
-        };
-        if let Some(kind) = problem {
+        let locator = stream.ordered(config).map_err(reader_consumer_error)?;
+        if let Err(error) = locator_check(locator.pending_at_start, info.chunks as u64) {
             let _ = locator.delete_consumer();
-            return Err(ReadError::new(kind));
+            return Err(error);
         }
         Ok(RangeRead {
             locator,

@@ -19,7 +19,9 @@ use crate::blocking::stream::Stream;
 use crate::consumer::DeliverPolicy;
 use crate::consumer::push::OrderedConfig;
 use crate::object_store::errors::{get_error, watch_consumer_error, watcher_error};
-use crate::object_store::object::{MAX_LINK_HOPS, chunk_subject, digest_matches, io_error};
+use crate::object_store::object::{
+    MAX_LINK_HOPS, chunk_subject, digest_matches, io_error, reader_consumer_error,
+};
 use crate::object_store::{
     AsObjectInfo, GetError, GetErrorKind, ListError, ListerError, ObjectInfo, ReadError,
     ReadErrorKind, WatchError, WatchOptions, WatcherError, WatcherErrorKind,
@@ -357,13 +359,7 @@ impl Object {
             deliver_policy: DeliverPolicy::All,
             ..Default::default()
         };
-        self.stream.ordered(config).map_err(|error| {
-            let kind = match error.kind() {
-                crate::context::ConsumerErrorKind::TimedOut => ReadErrorKind::TimedOut,
-                _ => ReadErrorKind::Consumer,
-            };
-            ReadError::with_source(kind, error)
-        })
+        self.stream.ordered(config).map_err(reader_consumer_error)
     }
 
     /// Takes in one chunk: hashes and counts it, and after the last one checks the whole
