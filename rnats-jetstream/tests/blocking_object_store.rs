@@ -555,7 +555,7 @@ fn a_watch_sees_puts_and_deletes_made_after_it_started() {
     let mut watch = store.watch().unwrap();
     store.put_bytes("after", "a".into()).unwrap();
     store.delete("before").unwrap();
-    let put = watch.next().unwrap().unwrap();
+    let put = watch.next_timeout(WAIT).unwrap().unwrap();
     assert_eq!(
         (put.name.as_str(), put.size, put.deleted),
         ("after", 1, false)

@@ -748,14 +748,11 @@ async fn a_stream_told_to_end_if_its_consumer_is_missing_ends_after_a_reconnect_
     proxy.refuse(false);
     reconnected(&mut events).await;
 
-    let started = std::time::Instant::now();
+    // Told at the second unserved pull, not after two missed heartbeats (30 s, past `WAIT`).
     let error = next(&mut messages).await.unwrap_err();
     assert_eq!(error.kind(), pull::MessagesErrorKind::ConsumerDeleted);
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
-    );
+    let unserved = messages.recoveries().no_responders;
+    assert!((2..=3).contains(&unserved), "{unserved}");
     let end = tokio::time::timeout(WAIT, messages.next()).await.unwrap();
     assert!(end.is_none());
 }
@@ -775,16 +772,12 @@ async fn a_stream_told_to_end_if_its_stream_is_missing_ends_without_waiting_for_
         .messages()
         .await
         .unwrap();
-    let started = std::time::Instant::now();
     let error = next(&mut messages).await.unwrap_err();
     assert_eq!(error.kind(), pull::MessagesErrorKind::ConsumerDeleted);
-    // Two missed heartbeats would take 20 s; the second unserved request comes after 250 ms.
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
-    assert!(messages.recoveries().no_responders >= 2);
+    // Asked after the second unserved request (250 ms on), not after two missed heartbeats
+    // (20 s): a waiting stream would have sent a dozen by then.
+    let unserved = messages.recoveries().no_responders;
+    assert!((2..=3).contains(&unserved), "{unserved}");
     assert!(
         tokio::time::timeout(WAIT, messages.next())
             .await
