@@ -25,13 +25,13 @@ pub struct ConnzOptions {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub subscriptions_detail: bool,
     /// Connections to skip first.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub offset: u64,
     /// Connections at most (the server's default is 1024).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub limit: u64,
     /// Only the connection with this ID.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "super::is_zero")]
     pub cid: u64,
     /// Open connections, closed ones the server still remembers, or both (default: open).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -45,10 +45,6 @@ pub struct ConnzOptions {
     /// Only connections with interest in this subject (with `account`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filter_subject: Option<String>,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 impl ConnzOptions {

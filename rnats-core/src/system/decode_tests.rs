@@ -103,10 +103,9 @@ fn an_answer_that_does_not_decode_is_a_decode_error_with_its_text() {
 
 #[test]
 fn options_are_sent_with_the_servers_names_and_only_when_set() {
-    let value = |o: &dyn erased::Options| o.to_json();
-    assert_eq!(value(&ConnzOptions::new()), json!({}));
+    assert_eq!(json_of(&ConnzOptions::new()), json!({}));
     assert_eq!(
-        value(
+        json_of(
             &ConnzOptions::new()
                 .sort(ConnzSort::MsgsTo)
                 .subscriptions(true)
@@ -117,26 +116,18 @@ fn options_are_sent_with_the_servers_names_and_only_when_set() {
         json!({"sort": "msgs_to", "subscriptions": true, "state": 2, "acc": "APP", "limit": 5})
     );
     assert_eq!(
-        value(&HealthzOptions::new().js_server_only(true)),
+        json_of(&HealthzOptions::new().js_server_only(true)),
         json!({"js-server-only": true})
     );
     assert_eq!(
-        value(&JszOptions::new().streams(true).account("APP")),
+        json_of(&JszOptions::new().streams(true).account("APP")),
         json!({"streams": true, "account": "APP"})
     );
 }
 
 /// Options of any kind, as the JSON they send.
-mod erased {
-    pub(super) trait Options {
-        fn to_json(&self) -> serde_json::Value;
-    }
-
-    impl<T: serde::Serialize> Options for T {
-        fn to_json(&self) -> serde_json::Value {
-            serde_json::to_value(self).unwrap()
-        }
-    }
+fn json_of<T: serde::Serialize>(options: &T) -> Value {
+    serde_json::to_value(options).unwrap()
 }
 
 #[test]
@@ -150,7 +141,7 @@ fn requests_go_to_every_server_or_to_one_with_options_and_filter_in_one_body() {
     assert_eq!(bad.kind(), SystemErrorKind::InvalidSubject);
 
     assert!(body(Map::new(), &ServerFilter::new()).unwrap().is_empty());
-    let Value::Object(options) = erased::Options::to_json(&JszOptions::new().accounts(true)) else {
+    let Value::Object(options) = json_of(&JszOptions::new().accounts(true)) else {
         panic!("options are an object");
     };
     let sent = body(options, &ServerFilter::new().cluster("east")).unwrap();

@@ -30,10 +30,10 @@ pub struct JszOptions {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub leader_only: bool,
     /// Accounts to skip first.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub offset: u64,
     /// Accounts at most.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub limit: u64,
     /// Each stream's and consumer's RAFT group too.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -41,10 +41,6 @@ pub struct JszOptions {
     /// Only the streams this server leads.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stream_leader_only: bool,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 impl JszOptions {

@@ -411,5 +411,10 @@ fn is_token(text: &str) -> bool {
             .any(|c| matches!(c, '.' | '*' | '>') || c.is_whitespace())
 }
 
+/// Whether a count option is left out of the request (zero: the server's default).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod decode_tests;
