@@ -265,6 +265,15 @@ fn consumers_are_created_found_and_deleted() {
     assert_eq!(created.cached_info().name, "durable");
     let mut found: PullConsumer = stream.get_consumer("durable").unwrap();
     js.publish("CONS.a", "a".into()).unwrap();
+    // The stored message reaches the consumer's count a moment after the ack: asked until
+    // it does (bounded), then read both ways.
+    let deadline = std::time::Instant::now() + WAIT;
+    while found.info().unwrap().num_pending == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the consumer never counted it"
+        );
+    }
     assert_eq!(found.info().unwrap().num_pending, 1);
     assert_eq!(stream.consumer_info("durable").unwrap().num_pending, 1);
     assert!(stream.delete_consumer("durable").unwrap().success);
