@@ -195,6 +195,8 @@ async fn hub_and_leaf_nodes_with_jetstream_domains() {
     consumers_and_watchers_across_a_leaf_link_cut(&topology, hub_node, &hub, &leaf).await;
     a_pull_dropped_across_a_cut_is_asked_after(&topology, hub_node, &hub, &leaf).await;
     a_pull_sent_after_a_reconnect_is_watched(&topology, hub_node, &hub).await;
+    a_blocking_pull_dropped_across_a_cut_is_asked_after(&topology, hub_node, &hub).await;
+    a_blocking_pull_sent_after_a_reconnect_is_watched(&topology, hub_node, &hub).await;
     println!("hub and leaf: all steps in {:?}", started.elapsed());
 }
 
@@ -399,6 +401,206 @@ async fn a_pull_sent_after_a_reconnect_is_watched(
         "{step}: found out only when the heartbeat was late, {took:?} after the reconnect"
     );
     reader.abort();
+}
+
+/// What [`read_blocking`] hands over: each payload (or error) and the recoveries then.
+type BlockingReader = (
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<()>,
+    Deliveries,
+);
+
+/// Reads the blocking consumer `name` of `stream` (over `client`, in the hub's domain) with
+/// `heartbeat` and a 120 s expiry on a thread of its own, handing over each payload with the
+/// recoveries at the time, until the flag is set.
+fn read_blocking(
+    client: rnats_core::blocking::Client,
+    stream: &str,
+    name: &str,
+    heartbeat: Duration,
+) -> BlockingReader {
+    let js = rnats_jetstream::blocking::with_domain(client, HUB_DOMAIN);
+    let consumer = js
+        .get_stream(stream)
+        .unwrap()
+        .get_consumer::<pull::Config>(name)
+        .unwrap();
+    let mut messages = consumer
+        .messages_with(pull::BatchConfig {
+            batch: 10,
+            expires: Some(Duration::from_secs(120)),
+            idle_heartbeat: heartbeat,
+            ..Default::default()
+        })
+        .unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (delivered, deliveries) = tokio::sync::mpsc::unbounded_channel();
+    let stopped = stop.clone();
+    let reader = std::thread::spawn(move || {
+        while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            let item = match messages.next_timeout(Duration::from_secs(5)) {
+                Ok(None) => continue,
+                Ok(Some(message)) => Ok(message.payload.clone()),
+                Err(error) => Err(error.to_string()),
+            };
+            if delivered.send((item, messages.recoveries())).is_err() {
+                break;
+            }
+        }
+    });
+    (stop, reader, deliveries)
+}
+
+/// Ends a [`read_blocking`] thread (within its 5 s wait).
+fn stop_reading((stop, reader, _): BlockingReader) {
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    reader.join().unwrap();
+}
+
+/// The blocking consumer's `Messages`, as the async stream in
+/// [`a_pull_dropped_across_a_cut_is_asked_after`]: a request the hub dropped while the leaf
+/// link was down is found out by asking the consumer's leader once a heartbeat is late
+/// (15 s after the pull with this step's 10 s heartbeat), before the miss at 20 s, and
+/// without an error item.
+async fn a_blocking_pull_dropped_across_a_cut_is_asked_after(
+    topology: &HubAndLeaf,
+    hub_node: &NatsServer,
+    hub: &Client,
+) {
+    let step = "a blocking pull dropped across a cut";
+    let hub_js = rnats_jetstream::new(hub.clone());
+    let stream = hub_js
+        .create_stream(memory_stream("BDROPPED", &["bdropped.>"]))
+        .await
+        .unwrap();
+    stream
+        .create_consumer(pull::Config {
+            durable_name: Some("bdropped".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let url = topology.leaf().url();
+    let reader = tokio::task::spawn_blocking(move || {
+        let client = rnats_core::blocking::connect(url).unwrap();
+        read_blocking(client, "BDROPPED", "bdropped", Duration::from_secs(10))
+    })
+    .await
+    .unwrap();
+    // Cut right after the pull is taken, so that its last word is the pull itself.
+    waiting(&stream, "bdropped", 1, step).await;
+    let cut_at = Instant::now();
+    topology.cut_leaf_links();
+    hub_node
+        .wait_for_monitor("/leafz", WAIT, |l| l["leafnodes"] == 0)
+        .unwrap();
+    waiting(&stream, "bdropped", 0, step).await;
+    topology.restore_leaf_links().unwrap();
+    println!(
+        "{step}: dropped and back {:?} after the cut",
+        cut_at.elapsed()
+    );
+    hub_js
+        .publish("bdropped.a", Bytes::from("after"))
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let mut reader = reader;
+    let (payload, recoveries) = tokio::time::timeout(WAIT, reader.2.recv())
+        .await
+        .unwrap_or_else(|_| panic!("{step}: nothing delivered"))
+        .unwrap();
+    println!(
+        "{step}: delivered {:?} after the cut, {recoveries:?}",
+        cut_at.elapsed()
+    );
+    assert_eq!(payload.unwrap(), "after", "{step}: no error item first");
+    assert_eq!(recoveries.lost_pulls, 1, "{step}: asked and pulled again");
+    assert_eq!(recoveries.missed_heartbeats, 0, "{step}: before a miss");
+    tokio::task::spawn_blocking(move || stop_reading(reader))
+        .await
+        .unwrap();
+}
+
+/// The blocking consumer's `Messages`, as the async stream in
+/// [`a_pull_sent_after_a_reconnect_is_watched`]: after a reconnect its requests ask for a
+/// heartbeat a second, so one the hub then drops without a word is found out within
+/// seconds, where the question a late heartbeat brings would come 45 s after the pull.
+async fn a_blocking_pull_sent_after_a_reconnect_is_watched(
+    topology: &HubAndLeaf,
+    hub_node: &NatsServer,
+    hub: &Client,
+) {
+    let step = "a blocking pull sent after a reconnect";
+    let hub_js = rnats_jetstream::new(hub.clone());
+    let stream = hub_js
+        .create_stream(memory_stream("BWATCHED", &["bwatched.>"]))
+        .await
+        .unwrap();
+    stream
+        .create_consumer(pull::Config {
+            durable_name: Some("bwatched".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let proxy = Proxy::start(&topology.leaf().url()).unwrap();
+    let url = proxy.url();
+    let reader = tokio::task::spawn_blocking(move || {
+        let client = ConnectOptions::new()
+            .reconnect_delay_callback(|_| Duration::from_millis(20))
+            .connect_blocking(url)
+            .unwrap();
+        read_blocking(client, "BWATCHED", "bwatched", Duration::from_secs(30))
+    })
+    .await
+    .unwrap();
+    waiting(&stream, "bwatched", 1, step).await;
+
+    // Cut off until the hub has dropped the request, then back: it pulls again.
+    proxy.refuse(true);
+    proxy.cut();
+    waiting(&stream, "bwatched", 0, step).await;
+    proxy.refuse(false);
+    waiting(&stream, "bwatched", 1, step).await;
+    let back_at = Instant::now();
+
+    // The new request goes the same way, and nothing tells the client.
+    topology.cut_leaf_links();
+    hub_node
+        .wait_for_monitor("/leafz", WAIT, |l| l["leafnodes"] == 0)
+        .unwrap();
+    waiting(&stream, "bwatched", 0, step).await;
+    topology.restore_leaf_links().unwrap();
+    hub_js
+        .publish("bwatched.a", Bytes::from("after"))
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let mut reader = reader;
+    let (payload, recoveries) = tokio::time::timeout(WAIT * 2, reader.2.recv())
+        .await
+        .unwrap_or_else(|_| panic!("{step}: nothing delivered"))
+        .unwrap();
+    let took = back_at.elapsed();
+    println!("{step}: delivered {took:?} after the reconnect, {recoveries:?}");
+    assert_eq!(payload.unwrap(), "after", "{step}: no error item first");
+    assert_eq!(recoveries.reconnects, 1, "{step}");
+    assert!(
+        recoveries.lost_pulls >= 1,
+        "{step}: found out and pulled again"
+    );
+    assert_eq!(recoveries.missed_heartbeats, 0, "{step}: before a miss");
+    // The probe finds it within seconds; the late-heartbeat question would come at 45 s.
+    assert!(
+        took < Duration::from_secs(40),
+        "{step}: found out only when the heartbeat was late, {took:?} after the reconnect"
+    );
+    tokio::task::spawn_blocking(move || stop_reading(reader))
+        .await
+        .unwrap();
 }
 
 /// Request/reply both ways, and queue groups whose members on each side of the link get the

@@ -20,7 +20,10 @@ use super::context::Context;
 use super::message::Message;
 use super::stream::Stream;
 use crate::consumer::pull::batch::reply_error;
-use crate::consumer::pull::lost::says_missing;
+use crate::consumer::pull::lost::{
+    ASK_BOUND, PROBE_HEARTBEAT, PROBE_LIMIT, Probe, ProbeSilence, Questions, Verdict, says_missing,
+    waiting_in,
+};
 use crate::consumer::pull::pending::{Pending, Reply, message_size};
 use crate::consumer::pull::recovery::{Unserved, is_leader_change};
 use crate::consumer::pull::{
@@ -337,9 +340,12 @@ impl Consumer<PullConfig> {
             .client
             .subscribe(inbox.as_str())
             .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
+        let heartbeat = heartbeat_of(request.idle_heartbeat);
+        let window = heartbeat.unwrap_or_default();
         Ok(Messages {
             pending: Pending::new(request.batch, request.max_bytes),
-            heartbeat: heartbeat_of(request.idle_heartbeat),
+            probe: Probe::new(request.idle_heartbeat, request.expires, window),
+            heartbeat,
             // A request also ends at its expiry: waiting past it means it is lost.
             expiry: request
                 .expires
@@ -353,6 +359,9 @@ impl Consumer<PullConfig> {
             statistics: self.context.client.statistics(),
             context: self.context.clone(),
             last_heard: Instant::now(),
+            late_told: false,
+            questions: None,
+            verdict: None,
             hold_until: None,
             no_responders: None,
             recoveries: Recoveries::default(),
@@ -463,6 +472,17 @@ impl std::fmt::Debug for Batch {
 /// error item ([`NoResponders`](MessagesErrorKind::NoResponders)) only once it has lasted
 /// as long as two idle heartbeats, the iteration going on; a 409 `Leadership Change` pulls
 /// again at once. [`recoveries`](Self::recoveries) counts these.
+///
+/// A request the server dropped without a word (a leader that stepped down before it could
+/// hand the request on, a request whose reply interest was lost across a cut route or leaf
+/// link) is found out before two heartbeats are missed, as in the async stream (see
+/// [`Recoveries::lost_pulls`]): after a fault (a reconnect, a leader change, no
+/// responders) requests ask for a heartbeat a second for as long as missed heartbeats would
+/// take to tell, and four silent seconds mean the request is gone; otherwise, when a
+/// heartbeat is late (one and a half intervals without a word), the consumer's leader is
+/// asked whether anybody waits (`CONSUMER.INFO`, at once and then about 6 and 12 s later,
+/// each question waiting up to 3 s), and nobody waiting for a request still open means it
+/// is gone. Either way the iteration pulls again at once, without an error item.
 pub struct Messages {
     subscriber: Subscriber,
     inbox: String,
@@ -475,6 +495,14 @@ pub struct Messages {
     expiry: Duration,
     /// When the server last sent something (or the last pull request went out).
     last_heard: Instant,
+    /// Whether this silence was found late yet (questions are asked once a silence).
+    late_told: bool,
+    /// Requests after a fault ask for a heartbeat a second (see `pull::lost`).
+    probe: Probe,
+    /// The questions after a late heartbeat, while a spell of them is on.
+    questions: Option<Questions>,
+    /// The last answer, weighed once the replies that came before it are read.
+    verdict: Option<Verdict>,
     /// The client's connections made when the requests open now went out
     /// ([`Statistics::connects`](rnats_core::Statistics::connects)).
     connects: u64,
@@ -553,14 +581,31 @@ impl Messages {
             let now = Instant::now();
             // Heartbeats are missed when none came for two intervals since the server was
             // last heard (over as many calls as it takes); without heartbeats a request is
-            // given up once its expiry passed.
-            let silence = self.heartbeat.unwrap_or(self.expiry);
+            // given up once its expiry passed. After a fault a probing request's four silent
+            // seconds tell sooner.
+            let silence = match self.probe.is_on() {
+                true => PROBE_LIMIT,
+                false => self.heartbeat.unwrap_or(self.expiry),
+            };
             let quiet_until = self.last_heard.checked_add(silence).unwrap_or(now);
             if now >= quiet_until {
-                self.last_heard = now;
+                self.heard(now);
+                self.questions = None;
+                self.verdict = None;
                 if !self.context.client.is_connected() {
                     // Silence while the connection is down is nobody's fault.
                     continue;
+                }
+                match self.probe.silence(self.pending.has_open()) {
+                    ProbeSilence::Unwatched => {}
+                    // A request sent after a fault is gone: again at once, quietly.
+                    ProbeSilence::Lost => {
+                        self.pending.reset();
+                        self.recoveries.lost_pulls += 1;
+                        continue;
+                    }
+                    // Judged by the usual heartbeat from here.
+                    ProbeSilence::Over => continue,
                 }
                 // Every open request is presumed gone; the next round pulls again.
                 self.pending.reset();
@@ -572,6 +617,13 @@ impl Messages {
                 continue;
             }
             let mut until = quiet_until;
+            if let Some(question) = self.drive_questions(now, deadline) {
+                until = until.min(question);
+            }
+            if self.verdict.is_some() {
+                // Only what came before the answer is read before it is weighed.
+                until = now;
+            }
             if let Some(hold) = self.hold_until {
                 until = until.min(hold);
             }
@@ -587,17 +639,22 @@ impl Messages {
                     self.done = true;
                     return None;
                 }
-                Woken::TimedOut if deadline.is_some_and(|d| Instant::now() >= d) => {
-                    return Some(Ok(None));
+                Woken::TimedOut => {
+                    if let Some(verdict) = self.verdict.take() {
+                        self.weigh(verdict);
+                    }
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Some(Ok(None));
+                    }
+                    // The silence and the hold are judged at the top.
+                    continue;
                 }
-                // The silence and the hold are judged at the top.
-                Woken::TimedOut => continue,
                 Woken::Reconnected => {
                     self.reconnected();
                     continue;
                 }
             };
-            self.last_heard = Instant::now();
+            self.heard(Instant::now());
             if let Some(result) = self.handle(message, deadline) {
                 return Some(result.map(Some));
             }
@@ -611,8 +668,91 @@ impl Messages {
         self.connects = self.context.connects();
         self.pending.reset();
         self.hold_until = None;
-        self.last_heard = Instant::now();
+        self.heard(Instant::now());
+        self.start_probe();
         self.recoveries.reconnects += 1;
+    }
+
+    /// The server was heard from (or a request just went out) at `now`: the silence starts
+    /// again.
+    fn heard(&mut self, now: Instant) {
+        self.last_heard = now;
+        self.late_told = false;
+    }
+
+    /// A fault: for a while the requests ask for a heartbeat a second, and four seconds of
+    /// silence tell that one is gone; questions about the old requests are dropped.
+    fn start_probe(&mut self) {
+        self.questions = None;
+        self.verdict = None;
+        self.probe.start(Instant::now());
+    }
+
+    /// Asks the consumer's leader whether the request still waits when a heartbeat is late
+    /// (three quarters of the missed-heartbeat limit without a word, once a silence): at
+    /// once, then about 6 and 12 s later, until the silence ends or is a miss (see
+    /// `pull::lost`). The answer is left in `verdict`. Returns when to look again, while a
+    /// question may still come this silence.
+    fn drive_questions(&mut self, now: Instant, deadline: Option<Instant>) -> Option<Instant> {
+        let limit = self.heartbeat?;
+        if self.probe.is_on() || self.verdict.is_some() {
+            return None;
+        }
+        if self.questions.is_none() {
+            if self.late_told {
+                return None;
+            }
+            let late_at = self.last_heard.checked_add(limit / 4 * 3)?;
+            if now < late_at {
+                return Some(late_at);
+            }
+            self.late_told = true;
+            self.questions = Some(Questions::new(now, limit));
+        }
+        let next = self.questions.as_ref()?.next_at();
+        if now < next {
+            return Some(next);
+        }
+        let over = self.questions.as_ref()?.is_over(now);
+        if over || !self.context.client.is_connected() {
+            // The connection's return brings a pull, and a probe watches it.
+            self.questions = None;
+            return None;
+        }
+        let waiting = self.ask_waiting(deadline);
+        let open = self.pending.has_open();
+        let questions = self.questions.as_mut()?;
+        self.verdict = Some(questions.answered(Instant::now(), waiting, open));
+        None
+    }
+
+    /// The leader's count of waiting requests (see `pull::lost::waiting_in`), asked within
+    /// 3 s and not past `deadline`; `None` for no answer that counts.
+    fn ask_waiting(&self, deadline: Option<Instant>) -> Option<usize> {
+        let bound = match deadline {
+            Some(deadline) => ASK_BOUND.min(deadline.saturating_duration_since(Instant::now())),
+            None => ASK_BOUND,
+        };
+        if bound.is_zero() {
+            return None;
+        }
+        let answer = self
+            .context
+            .api_request_within(&self.info_subject, Bytes::new(), bound)
+            .ok()?;
+        waiting_in(&answer.payload)
+    }
+
+    /// Acts on the leader's answer, now that the replies before it are read: nobody waits
+    /// for a request still open, so it is gone and the next round pulls again.
+    fn weigh(&mut self, verdict: Verdict) {
+        if verdict.over {
+            self.questions = None;
+        }
+        if verdict.lost && self.pending.has_open() {
+            self.pending.reset();
+            self.recoveries.lost_pulls += 1;
+        }
     }
 
     /// Reads one message of the pull subscription: a stream message or an error for the
@@ -625,7 +765,10 @@ impl Messages {
     ) -> Option<Result<Message, MessagesError>> {
         let reply = Reply::classify(&message);
         if matches!(reply, Reply::Message | Reply::Heartbeat) {
+            // The request lives: a question about it, or its answer, is beside the point.
             self.no_responders = None;
+            self.questions = None;
+            self.verdict = None;
         }
         match reply {
             Reply::Message => {
@@ -641,6 +784,7 @@ impl Messages {
                     // Every open request lived on the leader that stepped down.
                     self.pending.reset();
                     self.hold_until = None;
+                    self.start_probe();
                     self.recoveries.leader_changes += 1;
                 } else {
                     self.pending.handle_ended(messages, bytes);
@@ -678,6 +822,8 @@ impl Messages {
     ) -> Option<Result<Message, MessagesError>> {
         self.pending.handle_ended(None, None);
         self.recoveries.no_responders += 1;
+        // The retry may reach a leader about to step down (see `pull::lost`).
+        self.start_probe();
         let now = Instant::now();
         let step = self
             .no_responders
@@ -727,7 +873,20 @@ impl Messages {
         if !self.pending.wants_pull() {
             return Ok(());
         }
-        let payload = serde_json::to_vec(&self.request)
+        let now = Instant::now();
+        // After a fault, a heartbeat a second (see `pull::lost`).
+        let probe;
+        let request = match self.probe.request(now) {
+            true => {
+                probe = BatchConfig {
+                    idle_heartbeat: PROBE_HEARTBEAT,
+                    ..self.request.clone()
+                };
+                &probe
+            }
+            false => &self.request,
+        };
+        let payload = serde_json::to_vec(request)
             .map_err(|error| MessagesError::with_source(MessagesErrorKind::Pull, error))?;
         self.context
             .client
@@ -738,8 +897,13 @@ impl Messages {
             )
             .map_err(|error| MessagesError::with_source(MessagesErrorKind::Pull, error))?;
         self.pending.handle_pull_sent();
-        // A request just sent has had no time to be answered: its silence starts now.
-        self.last_heard = Instant::now();
+        // A request just sent has had no time to be answered: its silence starts now, and
+        // an answer about the requests before it is beside the point.
+        self.heard(now);
+        self.verdict = None;
+        if let Some(questions) = self.questions.as_mut() {
+            questions.pulled(now);
+        }
         Ok(())
     }
 }

@@ -57,7 +57,7 @@ use crate::response::Response;
 /// the wait after a pull before a question may follow it.
 const FIRST_WAIT: Duration = Duration::from_secs(3);
 /// How long one question may take before it counts as unanswered.
-const ASK_BOUND: Duration = Duration::from_secs(3);
+pub(crate) const ASK_BOUND: Duration = Duration::from_secs(3);
 /// The horizon when the stream has no heartbeats or expiry to go by.
 const DEFAULT_HORIZON: Duration = Duration::from_secs(30);
 /// Pulls sent again in one spell of questions, at most.
@@ -185,24 +185,97 @@ pub(crate) struct LostPull {
 
 /// One spell of questions, until a sign of life, a fault, a miss, or its horizon.
 struct Spell {
-    since: Instant,
-    /// The wait before the next question; doubles after each.
-    gap: Duration,
+    questions: Questions,
+    /// Fires at [`Questions::next_at`].
     next: Pin<Box<Sleep>>,
     /// The question on its way.
     asking: Option<BoxFuture<'static, Option<usize>>>,
-    losses: u32,
 }
 
 impl Spell {
-    fn new(since: Instant, first: Instant) -> Spell {
+    fn new(now: Instant, horizon: Duration) -> Spell {
+        let questions = Questions::new(now, horizon);
         Spell {
-            since,
-            gap: FIRST_WAIT,
-            next: Box::pin(rnats_core::runtime::sleep_until(first)),
+            next: Box::pin(rnats_core::runtime::sleep_until(questions.next_at())),
+            questions,
             asking: None,
+        }
+    }
+}
+
+/// When the questions of one spell are due and what each answer means, without a clock or
+/// I/O: the async [`LostPull`] and the blocking consumer's `Messages` ask by it.
+#[derive(Debug, Clone)]
+pub(crate) struct Questions {
+    since: Instant,
+    /// How long the spell may last.
+    horizon: Duration,
+    /// The wait before the next question; doubles after each.
+    gap: Duration,
+    next: Instant,
+    losses: u32,
+}
+
+/// What one answer means; from [`Questions::answered`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    /// The request is gone: pull again at once.
+    pub(crate) lost: bool,
+    /// The spell is over: no more questions until the next late heartbeat.
+    pub(crate) over: bool,
+}
+
+impl Questions {
+    /// A spell starting at `now`, the first question at once, lasting at most `horizon`
+    /// (zero: [`DEFAULT_HORIZON`]).
+    pub(crate) fn new(now: Instant, horizon: Duration) -> Questions {
+        Questions {
+            since: now,
+            horizon: if horizon.is_zero() {
+                DEFAULT_HORIZON
+            } else {
+                horizon
+            },
+            gap: FIRST_WAIT,
+            next: now,
             losses: 0,
         }
+    }
+
+    /// When the next question is due.
+    pub(crate) fn next_at(&self) -> Instant {
+        self.next
+    }
+
+    /// The next question is due at once (a heartbeat is late again).
+    pub(crate) fn ask_now(&mut self, now: Instant) {
+        self.next = now;
+    }
+
+    /// Whether the spell has outlasted its horizon at `now`.
+    pub(crate) fn is_over(&self, now: Instant) -> bool {
+        now.duration_since(self.since) > self.horizon
+    }
+
+    /// A pull went out at `now`: the next question waits until the leader has had time to
+    /// take it.
+    pub(crate) fn pulled(&mut self, now: Instant) {
+        self.next = now + jittered(FIRST_WAIT);
+    }
+
+    /// The leader answered at `now` that `waiting` requests wait (`None`: no answer that
+    /// counts); `open` is whether the caller's books hold a request with room left, without
+    /// which nobody waiting tells nothing.
+    pub(crate) fn answered(&mut self, now: Instant, waiting: Option<usize>, open: bool) -> Verdict {
+        let lost = waiting == Some(0) && open;
+        if lost {
+            self.losses += 1;
+        }
+        self.gap = self.gap.saturating_mul(2);
+        self.next = now + jittered(self.gap);
+        let over =
+            self.losses >= MOST_LOSSES || self.next.duration_since(self.since) > self.horizon;
+        Verdict { lost, over }
     }
 }
 
@@ -220,11 +293,7 @@ impl LostPull {
     fn asking(ask: Ask, horizon: Duration) -> Self {
         LostPull {
             ask,
-            horizon: if horizon.is_zero() {
-                DEFAULT_HORIZON
-            } else {
-                horizon
-            },
+            horizon,
             spell: None,
         }
     }
@@ -234,9 +303,12 @@ impl LostPull {
     pub(crate) fn ask_now(&mut self) {
         let now = runtime::now();
         match self.spell.as_mut() {
-            Some(spell) if spell.asking.is_none() => spell.next.as_mut().reset(now),
+            Some(spell) if spell.asking.is_none() => {
+                spell.questions.ask_now(now);
+                spell.next.as_mut().reset(now);
+            }
             Some(_) => {}
-            None => self.spell = Some(Spell::new(now, now)),
+            None => self.spell = Some(Spell::new(now, self.horizon)),
         }
     }
 
@@ -253,10 +325,8 @@ impl LostPull {
     pub(crate) fn pulled(&mut self) {
         if let Some(spell) = self.spell.as_mut() {
             spell.asking = None;
-            spell
-                .next
-                .as_mut()
-                .reset(runtime::now() + jittered(FIRST_WAIT));
+            spell.questions.pulled(runtime::now());
+            spell.next.as_mut().reset(spell.questions.next_at());
         }
     }
 
@@ -271,11 +341,10 @@ impl LostPull {
         connected: bool,
         open: bool,
     ) -> bool {
-        let horizon = self.horizon;
         let (lost, over) = match self.spell.as_mut() {
             None => return false,
             Some(_) if !connected => (false, true),
-            Some(spell) => spell.poll(cx, &self.ask, horizon, open),
+            Some(spell) => spell.poll(cx, &self.ask, open),
         };
         if over {
             self.spell = None;
@@ -286,31 +355,19 @@ impl LostPull {
 
 impl Spell {
     /// Drives the spell: `(lost, over)`.
-    fn poll(
-        &mut self,
-        cx: &mut TaskContext<'_>,
-        ask: &Ask,
-        horizon: Duration,
-        open: bool,
-    ) -> (bool, bool) {
+    fn poll(&mut self, cx: &mut TaskContext<'_>, ask: &Ask, open: bool) -> (bool, bool) {
         loop {
             if let Some(asking) = self.asking.as_mut() {
                 let Poll::Ready(waiting) = asking.poll_unpin(cx) else {
                     return (false, false);
                 };
                 self.asking = None;
-                let now = runtime::now();
-                let lost = waiting == Some(0) && open;
-                if lost {
-                    self.losses += 1;
+                let verdict = self.questions.answered(runtime::now(), waiting, open);
+                if verdict.over {
+                    return (verdict.lost, true);
                 }
-                self.gap = self.gap.saturating_mul(2);
-                let next = now + jittered(self.gap);
-                if self.losses >= MOST_LOSSES || next.duration_since(self.since) > horizon {
-                    return (lost, true);
-                }
-                self.next.as_mut().reset(next);
-                if lost {
+                self.next.as_mut().reset(self.questions.next_at());
+                if verdict.lost {
                     // Armed for the next question before the caller pulls again.
                     let _ = self.next.poll_unpin(cx);
                     return (true, false);
@@ -319,7 +376,7 @@ impl Spell {
             if self.next.poll_unpin(cx).is_pending() {
                 return (false, false);
             }
-            if runtime::now().duration_since(self.since) > horizon {
+            if self.questions.is_over(runtime::now()) {
                 return (false, true);
             }
             self.asking = Some(ask());
@@ -363,6 +420,12 @@ pub(crate) fn says_missing(answer: &Response<IgnoredAny>) -> bool {
                 ErrorCode::CONSUMER_NOT_FOUND | ErrorCode::STREAM_NOT_FOUND
             )
     )
+}
+
+/// The count of waiting requests in the text of a `CONSUMER.INFO` answer, if it is a
+/// leader's (the blocking consumer's question).
+pub(crate) fn waiting_in(payload: &[u8]) -> Option<usize> {
+    serde_json::from_slice(payload).ok().and_then(answer)
 }
 
 /// The count of waiting requests, if the response is a leader's.
@@ -553,7 +616,7 @@ mod tests {
 
     #[test]
     fn only_a_leader_answer_counts() {
-        let parse = |json: &str| answer(serde_json::from_str(json).unwrap());
+        let parse = |json: &str| waiting_in(json.as_bytes());
         let led = r#"{"num_waiting":2,"cluster":{"leader":"n1"}}"#;
         assert_eq!(parse(led), Some(2));
         // A group member that has not started the consumer answers with a blank state.
@@ -563,6 +626,75 @@ mod tests {
         let error = r#"{"error":{"code":503,"err_code":10008,"description":"unavailable"}}"#;
         assert_eq!(parse(error), None);
         assert!(serde_json::from_str::<Response<Waiting>>(r#"{"cluster":{}}"#).is_err());
+        assert_eq!(parse("not json"), None);
+    }
+
+    #[test]
+    fn a_spell_asks_at_once_then_doubles_its_gap_until_its_horizon() {
+        let start = runtime::now();
+        let mut questions = Questions::new(start, secs(30));
+        assert_eq!(questions.next_at(), start, "the first at once");
+        let mut gaps = Vec::new();
+        let mut at = start;
+        loop {
+            let verdict = questions.answered(at, Some(1), true);
+            assert!(!verdict.lost, "somebody waits");
+            gaps.push(questions.next_at() - at);
+            if verdict.over {
+                break;
+            }
+            at = questions.next_at();
+        }
+        // 6 s and 12 s, a fifth either way; the third (24 s) would pass the horizon.
+        assert_eq!(gaps.len(), 3, "{gaps:?}");
+        let six = Duration::from_millis(4_800)..=Duration::from_millis(7_200);
+        assert!(six.contains(&gaps[0]), "{gaps:?}");
+        assert!(gaps[1] > gaps[0] && gaps[2] > gaps[1], "{gaps:?}");
+        assert!(questions.is_over(start + secs(31)));
+        assert!(!questions.is_over(start + secs(29)));
+    }
+
+    #[test]
+    fn nobody_waiting_is_a_loss_only_with_a_request_open_and_twice_at_most() {
+        let start = runtime::now();
+        let mut questions = Questions::new(start, secs(60));
+        let idle = questions.answered(start, Some(0), false);
+        assert_eq!(
+            idle,
+            Verdict {
+                lost: false,
+                over: false
+            }
+        );
+        let unanswered = questions.answered(start, None, true);
+        assert!(!unanswered.lost);
+        let first = questions.answered(start, Some(0), true);
+        assert_eq!(
+            first,
+            Verdict {
+                lost: true,
+                over: false
+            }
+        );
+        let second = questions.answered(start, Some(0), true);
+        assert_eq!(
+            second,
+            Verdict {
+                lost: true,
+                over: true
+            }
+        );
+    }
+
+    #[test]
+    fn a_pull_puts_the_next_question_off_and_a_late_heartbeat_brings_it_on() {
+        let start = runtime::now();
+        let mut questions = Questions::new(start, secs(30));
+        questions.pulled(start);
+        let wait = questions.next_at() - start;
+        assert!((secs(2)..=secs(4)).contains(&wait), "{wait:?}");
+        questions.ask_now(start + secs(1));
+        assert_eq!(questions.next_at(), start + secs(1));
     }
 
     fn secs(n: u64) -> Duration {
