@@ -47,6 +47,7 @@ mod context;
 mod kv;
 mod list;
 mod message;
+mod messages;
 #[cfg(feature = "object-store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub mod object_store;
@@ -57,13 +58,14 @@ mod stream;
 #[cfg(feature = "kv")]
 mod watch;
 
-pub use self::consumer::{Batch, Consumer, Messages, PullConsumer};
+pub use self::consumer::{Batch, Consumer, PullConsumer};
 pub use self::context::Context;
 #[cfg(feature = "kv")]
 #[cfg_attr(docsrs, doc(cfg(feature = "kv")))]
 pub use self::kv::{KeyValueNames, Store};
 pub use self::list::{ConsumerNames, Consumers, StreamNames, Streams};
 pub use self::message::Message;
+pub use self::messages::Messages;
 #[cfg(feature = "object-store")]
 #[cfg_attr(docsrs, doc(cfg(feature = "object-store")))]
 pub use self::object_store::{Object, ObjectStore};

@@ -11,9 +11,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::consumer::{Consumer, Messages};
+use super::consumer::Consumer;
 use super::context::Context;
 use super::message::Message;
+use super::messages::Messages;
 use crate::consumer::StreamError;
 use crate::consumer::pull::ordered::ordered_request;
 use crate::consumer::pull::recovery::retry_wait;

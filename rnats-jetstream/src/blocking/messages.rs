@@ -1,0 +1,545 @@
+//! [`Messages`]: a pull consumer's messages, one pull request after another (ADR-37), and
+//! the recoveries that keep them coming after a fault, as the async stream's
+//! (`consumer::pull::stream`): the same books (`Pending`), the same no-responders run
+//! (`Unserved`), the same probes and questions (`consumer::pull::lost`), driven by the
+//! caller's thread instead of a task.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use rnats_core::Statistics;
+use rnats_core::blocking::{Subscriber, Woken};
+
+use super::consumer::{DEFAULT_EXPIRES, EXPIRY_SLACK, heartbeat_of};
+use super::context::Context;
+use super::message::Message;
+use crate::consumer::pull::batch::reply_error;
+use crate::consumer::pull::lost::{
+    ASK_BOUND, PROBE_HEARTBEAT, PROBE_LIMIT, Probe, ProbeSilence, Questions, Verdict, says_missing,
+    waiting_in,
+};
+use crate::consumer::pull::pending::{Pending, Reply, message_size};
+use crate::consumer::pull::recovery::{Unserved, is_leader_change};
+use crate::consumer::pull::{BatchConfig, MessagesError, MessagesErrorKind, Recoveries};
+
+/// The pause before pulling again after `Exceeded MaxWaiting`, at most (the idle heartbeat
+/// if shorter).
+const TOO_MANY_WAITING_PAUSE: Duration = Duration::from_secs(1);
+
+/// A pull consumer's messages, one pull request after another, from
+/// [`Consumer::messages`](super::Consumer::messages). A new request goes out when half of what was asked for has come
+/// (ADR-37). Missed heartbeats and `Exceeded MaxWaiting` are errors the iteration goes on
+/// after; a deleted consumer or a refused request end it.
+///
+/// It recovers as the async stream does from what it can tell of: after a reconnect it pulls
+/// again at once (the request went with the old connection), and no pulls go out while the
+/// connection is down; a request nobody serves (503: the consumer has no leader during an
+/// election, or does not exist) is asked again after 250 ms, doubling to 2 s, and is an
+/// error item ([`NoResponders`](MessagesErrorKind::NoResponders)) only once it has lasted
+/// as long as two idle heartbeats, the iteration going on; a 409 `Leadership Change` pulls
+/// again at once. [`recoveries`](Self::recoveries) counts these.
+///
+/// A request the server dropped without a word (a leader that stepped down before it could
+/// hand the request on, a request whose reply interest was lost across a cut route or leaf
+/// link) is found out before two heartbeats are missed, as in the async stream (see
+/// [`Recoveries::lost_pulls`]): after a fault (a reconnect, a leader change, no
+/// responders) requests ask for a heartbeat a second for as long as missed heartbeats would
+/// take to tell, and four silent seconds mean the request is gone; otherwise, when a
+/// heartbeat is late (one and a half intervals without a word), the consumer's leader is
+/// asked whether anybody waits (`CONSUMER.INFO`, at once and then about 6 and 12 s later,
+/// each question waiting up to 3 s), and nobody waiting for a request still open means it
+/// is gone. Either way the iteration pulls again at once, without an error item.
+pub struct Messages {
+    subscriber: Subscriber,
+    inbox: String,
+    subject: String,
+    context: Context,
+    request: BatchConfig,
+    pending: Pending,
+    heartbeat: Option<Duration>,
+    /// How long a pull request may stay unanswered before it counts as lost.
+    expiry: Duration,
+    /// When the server last sent something (or the last pull request went out).
+    last_heard: Instant,
+    /// Whether this silence was found late yet (questions are asked once a silence).
+    late_told: bool,
+    /// Requests after a fault ask for a heartbeat a second (see `pull::lost`).
+    probe: Probe,
+    /// The questions after a late heartbeat, while a spell of them is on.
+    questions: Option<Questions>,
+    /// The last answer, weighed once the replies that came before it are read.
+    verdict: Option<Verdict>,
+    /// The client's connections made when the requests open now went out
+    /// ([`Statistics::connects`](rnats_core::Statistics::connects)).
+    connects: u64,
+    /// The client's counters, looked at each round for a new connection (kept, so that the
+    /// look is one load, not a count of references up and down).
+    statistics: Arc<Statistics>,
+    /// No pull before this (after no responders).
+    hold_until: Option<Instant>,
+    /// The requests nobody served, in a row.
+    no_responders: Option<Unserved>,
+    recoveries: Recoveries,
+    /// `CONSUMER.INFO.<stream>.<consumer>`, without the prefix.
+    info_subject: String,
+    /// [`end_if_consumer_missing`](Messages::end_if_consumer_missing) was asked for.
+    end_if_missing: bool,
+    /// No responders is an item at once (an ordered consumer makes itself again on it).
+    eager_no_responders: bool,
+    done: bool,
+}
+
+impl Messages {
+    /// Pulls from the consumer whose next-message subject is `subject` (and whose info is
+    /// `info_subject`, without the prefix) with `request`, the replies coming to `inbox`,
+    /// which `subscriber` reads. Nothing is sent before the first call.
+    pub(super) fn new(
+        context: Context,
+        request: BatchConfig,
+        subscriber: Subscriber,
+        inbox: String,
+        subject: String,
+        info_subject: String,
+    ) -> Messages {
+        let heartbeat = heartbeat_of(request.idle_heartbeat);
+        let window = heartbeat.unwrap_or_default();
+        Messages {
+            pending: Pending::new(request.batch, request.max_bytes),
+            probe: Probe::new(request.idle_heartbeat, request.expires, window),
+            heartbeat,
+            // A request also ends at its expiry: waiting past it means it is lost.
+            expiry: request
+                .expires
+                .unwrap_or(DEFAULT_EXPIRES)
+                .saturating_add(EXPIRY_SLACK),
+            request,
+            subscriber,
+            inbox,
+            subject,
+            connects: context.connects(),
+            statistics: context.client.statistics(),
+            context,
+            last_heard: Instant::now(),
+            late_told: false,
+            questions: None,
+            verdict: None,
+            hold_until: None,
+            no_responders: None,
+            recoveries: Recoveries::default(),
+            info_subject,
+            end_if_missing: false,
+            eager_no_responders: false,
+            done: false,
+        }
+    }
+
+    /// The next message, waiting up to `timeout`: `Ok(None)` if none came in time or the
+    /// iteration ended (a terminal error is returned first).
+    pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<Message>, MessagesError> {
+        let deadline = Instant::now().checked_add(timeout);
+        self.next_until(deadline).transpose().map(Option::flatten)
+    }
+
+    /// What this iteration recovered from without an error item.
+    pub fn recoveries(&self) -> Recoveries {
+        self.recoveries
+    }
+
+    /// Ends the iteration with [`ConsumerDeleted`](MessagesErrorKind::ConsumerDeleted)
+    /// when the server says that the consumer or its stream does not exist, as the async
+    /// [`StreamBuilder::end_if_consumer_missing`](crate::consumer::pull::StreamBuilder::end_if_consumer_missing)
+    /// does: asked (`$JS.API.CONSUMER.INFO`, waiting up to 3 s) when nobody served two
+    /// requests in a row, and again after four, eight... Without it, a consumer deleted
+    /// while the connection was down is asked for again and again.
+    pub fn end_if_consumer_missing(mut self) -> Messages {
+        self.end_if_missing = true;
+        self
+    }
+
+    /// Reports no responders at once, for a caller that makes the consumer again on it.
+    pub(super) fn eager_no_responders(mut self) -> Messages {
+        self.eager_no_responders = true;
+        self
+    }
+
+    /// The next message or error; `Some(Ok(None))` when `deadline` passed first, `None`
+    /// when the iteration is over.
+    pub(super) fn next_until(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Option<Result<Option<Message>, MessagesError>> {
+        while !self.done {
+            // A reconnect between two calls: the open requests went with the old link, and
+            // the next pull must not go out before the books are reset.
+            if self.statistics.connects.load(Ordering::Relaxed) != self.connects {
+                self.reconnected();
+            }
+            if self.hold_until.is_some_and(|hold| Instant::now() >= hold) {
+                self.hold_until = None;
+            }
+            // No pulls while held back after a refusal, nor while the connection is down
+            // (the state's lock, so only when one is due): the reconnect wakes the wait
+            // below, and a pull goes out then.
+            if self.hold_until.is_none()
+                && self.pending.wants_pull()
+                && self.context.client.is_connected()
+                && let Err(error) = self.pull_if_due()
+            {
+                return Some(Err(error));
+            }
+            let now = Instant::now();
+            // Heartbeats are missed when none came for two intervals since the server was
+            // last heard (over as many calls as it takes); without heartbeats a request is
+            // given up once its expiry passed. After a fault a probing request's four silent
+            // seconds tell sooner.
+            let silence = match self.probe.is_on() {
+                true => PROBE_LIMIT,
+                false => self.heartbeat.unwrap_or(self.expiry),
+            };
+            let quiet_until = self.last_heard.checked_add(silence).unwrap_or(now);
+            if now >= quiet_until {
+                self.heard(now);
+                self.questions = None;
+                self.verdict = None;
+                if !self.context.client.is_connected() {
+                    // Silence while the connection is down is nobody's fault.
+                    continue;
+                }
+                match self.probe.silence(self.pending.has_open()) {
+                    ProbeSilence::Unwatched => {}
+                    // A request sent after a fault is gone: again at once, quietly.
+                    ProbeSilence::Lost => {
+                        self.pending.reset();
+                        self.recoveries.lost_pulls += 1;
+                        continue;
+                    }
+                    // Judged by the usual heartbeat from here.
+                    ProbeSilence::Over => continue,
+                }
+                // Every open request is presumed gone; the next round pulls again.
+                self.pending.reset();
+                self.recoveries.missed_heartbeats += 1;
+                if self.heartbeat.is_some() {
+                    let error = MessagesError::new(MessagesErrorKind::MissingHeartbeat);
+                    return Some(Err(error));
+                }
+                continue;
+            }
+            let mut until = quiet_until;
+            if let Some(question) = self.drive_questions(now, deadline) {
+                until = until.min(question);
+            }
+            if self.verdict.is_some() {
+                // Only what came before the answer is read before it is weighed.
+                until = now;
+            }
+            if let Some(hold) = self.hold_until {
+                until = until.min(hold);
+            }
+            if let Some(deadline) = deadline {
+                until = until.min(deadline);
+            }
+            let message = match self
+                .subscriber
+                .next_or_reconnect(Some(until), self.connects)
+            {
+                Woken::Message(message) => message,
+                Woken::Ended => {
+                    self.done = true;
+                    return None;
+                }
+                Woken::TimedOut => {
+                    if let Some(verdict) = self.verdict.take() {
+                        self.weigh(verdict);
+                    }
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Some(Ok(None));
+                    }
+                    // The silence and the hold are judged at the top.
+                    continue;
+                }
+                Woken::Reconnected => {
+                    self.reconnected();
+                    continue;
+                }
+            };
+            self.heard(Instant::now());
+            if let Some(result) = self.handle(message, deadline) {
+                return Some(result.map(Some));
+            }
+        }
+        None
+    }
+
+    /// The client connected again: the open requests went with the old connection, so the
+    /// next round pulls again at once.
+    fn reconnected(&mut self) {
+        self.connects = self.context.connects();
+        self.pending.reset();
+        self.hold_until = None;
+        self.heard(Instant::now());
+        self.start_probe();
+        self.recoveries.reconnects += 1;
+    }
+
+    /// The server was heard from (or a request just went out) at `now`: the silence starts
+    /// again.
+    fn heard(&mut self, now: Instant) {
+        self.last_heard = now;
+        self.late_told = false;
+    }
+
+    /// A fault: for a while the requests ask for a heartbeat a second, and four seconds of
+    /// silence tell that one is gone; questions about the old requests are dropped.
+    fn start_probe(&mut self) {
+        self.questions = None;
+        self.verdict = None;
+        self.probe.start(Instant::now());
+    }
+
+    /// Asks the consumer's leader whether the request still waits when a heartbeat is late
+    /// (three quarters of the missed-heartbeat limit without a word, once a silence): at
+    /// once, then about 6 and 12 s later, until the silence ends or is a miss (see
+    /// `pull::lost`). The answer is left in `verdict`. Returns when to look again, while a
+    /// question may still come this silence.
+    fn drive_questions(&mut self, now: Instant, deadline: Option<Instant>) -> Option<Instant> {
+        let limit = self.heartbeat?;
+        if self.probe.is_on() || self.verdict.is_some() {
+            return None;
+        }
+        if self.questions.is_none() {
+            if self.late_told {
+                return None;
+            }
+            let late_at = self.last_heard.checked_add(limit / 4 * 3)?;
+            if now < late_at {
+                return Some(late_at);
+            }
+            self.late_told = true;
+            self.questions = Some(Questions::new(now, limit));
+        }
+        let next = self.questions.as_ref()?.next_at();
+        if now < next {
+            return Some(next);
+        }
+        let over = self.questions.as_ref()?.is_over(now);
+        if over || !self.context.client.is_connected() {
+            // The connection's return brings a pull, and a probe watches it.
+            self.questions = None;
+            return None;
+        }
+        let waiting = self.ask_waiting(deadline);
+        let open = self.pending.has_open();
+        let questions = self.questions.as_mut()?;
+        self.verdict = Some(questions.answered(Instant::now(), waiting, open));
+        None
+    }
+
+    /// The leader's count of waiting requests (see `pull::lost::waiting_in`), asked within
+    /// 3 s and not past `deadline`; `None` for no answer that counts.
+    fn ask_waiting(&self, deadline: Option<Instant>) -> Option<usize> {
+        let bound = question_bound(deadline)?;
+        let answer = self
+            .context
+            .api_request_within(&self.info_subject, Bytes::new(), bound)
+            .ok()?;
+        waiting_in(&answer.payload)
+    }
+
+    /// Acts on the leader's answer, now that the replies before it are read: nobody waits
+    /// for a request still open, so it is gone and the next round pulls again.
+    fn weigh(&mut self, verdict: Verdict) {
+        if verdict.over {
+            self.questions = None;
+        }
+        if verdict.lost && self.pending.has_open() {
+            self.pending.reset();
+            self.recoveries.lost_pulls += 1;
+        }
+    }
+
+    /// Reads one message of the pull subscription: a stream message or an error for the
+    /// caller, or `None` for a status that only changes the books. `deadline` bounds the
+    /// question [`end_if_consumer_missing`](Self::end_if_consumer_missing) may ask.
+    fn handle(
+        &mut self,
+        message: rnats_core::Message,
+        deadline: Option<Instant>,
+    ) -> Option<Result<Message, MessagesError>> {
+        let reply = Reply::classify(&message);
+        if matches!(reply, Reply::Message | Reply::Heartbeat) {
+            // The request lives: a question about it, or its answer, is beside the point.
+            self.no_responders = None;
+            self.questions = None;
+            self.verdict = None;
+        }
+        match reply {
+            Reply::Message => {
+                self.pending.handle_message(message_size(&message));
+                let context = self.context.clone();
+                Some(Ok(Message { message, context }))
+            }
+            Reply::Heartbeat => None,
+            Reply::Ended {
+                messages, bytes, ..
+            } => {
+                if is_leader_change(&message) {
+                    // Every open request lived on the leader that stepped down.
+                    self.pending.reset();
+                    self.hold_until = None;
+                    self.start_probe();
+                    self.recoveries.leader_changes += 1;
+                } else {
+                    self.pending.handle_ended(messages, bytes);
+                }
+                None
+            }
+            Reply::TooManyWaiting(description) => {
+                // This request was refused; another goes out after a pause, so that a busy
+                // consumer is not hammered (as the async stream does).
+                self.pending.handle_ended(None, None);
+                let pause = match self.request.idle_heartbeat {
+                    beat if beat.is_zero() => TOO_MANY_WAITING_PAUSE,
+                    beat => beat.min(TOO_MANY_WAITING_PAUSE),
+                };
+                self.hold_until = Instant::now().checked_add(pause);
+                Some(Err(MessagesError::with_source(
+                    MessagesErrorKind::RequestLimitExceeded,
+                    description,
+                )))
+            }
+            Reply::NoResponders => self.handle_no_responders(deadline),
+            other => {
+                self.done = true;
+                Some(Err(reply_error(other)))
+            }
+        }
+    }
+
+    /// Nobody served a request: ask again after a backoff; an error item only once it has
+    /// lasted as long as missed heartbeats would take to tell (at once without heartbeats),
+    /// and the end when asked to end on a missing consumer and the server says it is.
+    fn handle_no_responders(
+        &mut self,
+        deadline: Option<Instant>,
+    ) -> Option<Result<Message, MessagesError>> {
+        self.pending.handle_ended(None, None);
+        self.recoveries.no_responders += 1;
+        // The retry may reach a leader about to step down (see `pull::lost`).
+        self.start_probe();
+        let now = Instant::now();
+        let step = self
+            .no_responders
+            .get_or_insert_with(|| Unserved::new(now))
+            .next(
+                now,
+                self.request.idle_heartbeat,
+                self.heartbeat.unwrap_or_default(),
+                self.eager_no_responders,
+            );
+        self.hold_until = now.checked_add(step.wait);
+        if step.ask_missing && self.consumer_missing(deadline) {
+            self.done = true;
+            return Some(Err(MessagesError::new(MessagesErrorKind::ConsumerDeleted)));
+        }
+        let kind = step.report?;
+        if kind == MessagesErrorKind::MissingHeartbeat {
+            self.recoveries.missed_heartbeats += 1;
+        }
+        Some(Err(MessagesError::new(kind)))
+    }
+
+    /// Whether, asked to end on a missing consumer, the server says that the consumer or
+    /// its stream does not exist (10014, 10059; see `pull::lost::is_missing`). The question
+    /// waits at most 3 s, and not past `deadline`.
+    fn consumer_missing(&self, deadline: Option<Instant>) -> bool {
+        if !self.end_if_missing {
+            return false;
+        }
+        let Some(bound) = question_bound(deadline) else {
+            return false;
+        };
+        let answer = self
+            .context
+            .api_request_within(&self.info_subject, Bytes::new(), bound)
+            .ok()
+            .and_then(|message| serde_json::from_slice(&message.payload).ok());
+        answer.is_some_and(|answer| says_missing(&answer))
+    }
+
+    /// Sends a pull request when what is still to come ran down to the threshold.
+    fn pull_if_due(&mut self) -> Result<(), MessagesError> {
+        if !self.pending.wants_pull() {
+            return Ok(());
+        }
+        let now = Instant::now();
+        // After a fault, a heartbeat a second (see `pull::lost`).
+        let probe;
+        let request = match self.probe.request(now) {
+            true => {
+                probe = BatchConfig {
+                    idle_heartbeat: PROBE_HEARTBEAT,
+                    ..self.request.clone()
+                };
+                &probe
+            }
+            false => &self.request,
+        };
+        let payload = serde_json::to_vec(request)
+            .map_err(|error| MessagesError::with_source(MessagesErrorKind::Pull, error))?;
+        self.context
+            .client
+            .publish_with_reply(
+                self.subject.as_str(),
+                self.inbox.as_str(),
+                Bytes::from(payload),
+            )
+            .map_err(|error| MessagesError::with_source(MessagesErrorKind::Pull, error))?;
+        self.pending.handle_pull_sent();
+        // A request just sent has had no time to be answered: its silence starts now, and
+        // an answer about the requests before it is beside the point.
+        self.heard(now);
+        self.verdict = None;
+        if let Some(questions) = self.questions.as_mut() {
+            questions.pulled(now);
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for Messages {
+    type Item = Result<Message, MessagesError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            match self.next_until(None)? {
+                Ok(Some(message)) => return Some(Ok(message)),
+                // No deadline: only a lost request gets here; pull again.
+                Ok(None) => continue,
+                Err(error) => return Some(Err(error)),
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Messages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Messages")
+            .field("subject", &self.subject)
+            .field("pending", &self.pending)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How long a question to the server may wait: 3 s, and not past `deadline`; `None` when
+/// the deadline has passed.
+fn question_bound(deadline: Option<Instant>) -> Option<Duration> {
+    let bound = match deadline {
+        Some(deadline) => ASK_BOUND.min(deadline.saturating_duration_since(Instant::now())),
+        None => ASK_BOUND,
+    };
+    (!bound.is_zero()).then_some(bound)
+}
