@@ -369,3 +369,49 @@ fn watch_options_pick_keys_start_and_what_is_left_out() {
     kv.put("c", "c3".into()).unwrap();
     assert_eq!(many.next().unwrap().unwrap().value, "c3");
 }
+
+/// As the async listing: in a bucket that keeps one revision, keys rewritten in turn by two
+/// other connections while the listings run are each listed once, none left out.
+#[test]
+fn keys_of_a_one_revision_bucket_leave_none_out_while_they_are_rewritten() {
+    let (server, js) = jetstream();
+    let kv = bucket(&js, "one", 1);
+    const KEYS: usize = 400;
+    for i in 0..KEYS {
+        kv.put(format!("k{i}"), "0".into()).unwrap();
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..2)
+        .map(|half| {
+            let client = rnats_core::blocking::connect(server.url()).unwrap();
+            let writer = blocking::new(client).get_key_value("one").unwrap();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                for round in 1u64.. {
+                    for i in (half..KEYS).step_by(2) {
+                        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                            return;
+                        }
+                        writer
+                            .put(format!("k{i}"), round.to_string().into())
+                            .unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for listing in 0..40 {
+        let keys: Vec<String> = kv.keys().unwrap().map(Result::unwrap).collect();
+        let unique: HashSet<&String> = keys.iter().collect();
+        assert_eq!(
+            unique.len(),
+            keys.len(),
+            "listing {listing}: a key listed twice"
+        );
+        assert_eq!(keys.len(), KEYS, "listing {listing}: a key left out");
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for writer in writers {
+        writer.join().unwrap();
+    }
+}

@@ -12,7 +12,7 @@ use crate::consumer::{DeliverPolicy, ReplayPolicy};
 use crate::kv::errors::{watch_of_consumer, watcher_of_ordered};
 use crate::kv::name::is_valid_filter;
 use crate::kv::{
-    Entry, HistoryError, HistoryErrorKind, Key, Operation, WatchError, WatchErrorKind,
+    Entry, HistoryError, HistoryErrorKind, Key, MOST_PASSES, Operation, WatchError, WatchErrorKind,
     WatchOptions, WatcherError, WatcherErrorKind, entry_of,
 };
 
@@ -49,22 +49,23 @@ impl Store {
             return Err(HistoryError::new(HistoryErrorKind::InvalidKey));
         }
         let feed = Feed::start(self, [key], DeliverPolicy::All, false, "history")?;
-        Ok(History {
-            done: feed.pending_at_start == 0,
-            feed,
-        })
+        Ok(History::new(feed))
     }
 
     /// The keys that have a value (not deleted or purged); the iterator ends at the last.
     pub fn keys(&self) -> Result<Keys, HistoryError> {
-        let feed = Feed::start(self, [">"], DeliverPolicy::LastPerSubject, true, "keys")?;
         Ok(Keys {
-            history: History {
-                done: feed.pending_at_start == 0,
-                feed,
-            },
+            history: self.list_keys()?,
             seen: HashSet::new(),
+            passes: 1,
+            failed: false,
         })
+    }
+
+    /// One pass of a listing of the keys.
+    fn list_keys(&self) -> Result<History, WatchError> {
+        let feed = Feed::start(self, [">"], DeliverPolicy::LastPerSubject, true, "keys")?;
+        Ok(History::new(feed))
     }
 
     /// Watches several keys (wildcards allowed) for updates made from now on.
@@ -168,6 +169,24 @@ impl Iterator for Watch {
 pub struct History {
     feed: Feed,
     done: bool,
+    /// Entries delivered so far.
+    delivered: u64,
+}
+
+impl History {
+    fn new(feed: Feed) -> History {
+        History {
+            done: feed.pending_at_start == 0,
+            feed,
+            delivered: 0,
+        }
+    }
+
+    /// Whether fewer entries came than were pending at the start: one went away on the way
+    /// (see the async `kv::history`).
+    fn came_short(&self) -> bool {
+        self.delivered < self.feed.pending_at_start
+    }
 }
 
 impl Iterator for History {
@@ -194,6 +213,7 @@ impl Iterator for History {
                 return Some(Err(error));
             }
         };
+        self.delivered += 1;
         let entry = entry_of(&message, &self.feed.store.prefix, &self.feed.store.name);
         // The server's count of what is still to come: none left means this is the last.
         self.done = entry.as_ref().map_or(true, |entry| entry.delta == 0);
@@ -202,11 +222,39 @@ impl Iterator for History {
 }
 
 /// The keys of a bucket that have a value, from [`Store::keys`]; ends at the last. Waits
-/// are bounded as [`History`]'s.
+/// are bounded as [`History`]'s. A pass that lost an entry on the way is read again, as the
+/// async listing is (a key rewritten while the listing starts is not left out), each key
+/// still yielded once.
 #[derive(Debug)]
 pub struct Keys {
     history: History,
     seen: HashSet<String>,
+    /// Passes started so far.
+    passes: u32,
+    /// The last pass ended in an error: not read again.
+    failed: bool,
+}
+
+impl Keys {
+    /// Starts another pass if the last one came short and passes are left: `None` if not,
+    /// else whether the new pass's consumer was made.
+    fn pass_again(&mut self) -> Option<Result<(), WatcherError>> {
+        if self.failed || !self.history.came_short() || self.passes >= MOST_PASSES {
+            return None;
+        }
+        self.passes += 1;
+        let store = self.history.feed.store.clone();
+        Some(match store.list_keys() {
+            Ok(history) => {
+                self.history = history;
+                Ok(())
+            }
+            Err(error) => {
+                self.failed = true;
+                Err(WatcherError::with_source(WatcherErrorKind::Consumer, error))
+            }
+        })
+    }
 }
 
 impl Iterator for Keys {
@@ -214,9 +262,16 @@ impl Iterator for Keys {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            let entry = match self.history.next()? {
-                Ok(entry) => entry,
-                Err(error) => return Some(Err(error)),
+            let entry = match self.history.next() {
+                Some(Ok(entry)) => entry,
+                Some(Err(error)) => {
+                    self.failed = true;
+                    return Some(Err(error));
+                }
+                None => match self.pass_again()? {
+                    Ok(()) => continue,
+                    Err(error) => return Some(Err(error)),
+                },
             };
             // A recreated consumer may deliver a key again.
             if entry.operation == Operation::Put && self.seen.insert(entry.key.clone()) {
