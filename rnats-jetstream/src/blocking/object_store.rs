@@ -37,7 +37,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use rnats_core::blocking::Subscriber;
 use rnats_core::header::{HeaderMap, NATS_ROLLUP};
-use sha2::{Digest, Sha256};
 
 use super::context::Context;
 use super::list::StreamNames;
@@ -45,14 +44,16 @@ use super::stream::Stream;
 use crate::object_store::bucket::{checked_bucket, create_error, stream_name};
 use crate::object_store::errors::{delete_error, seal_error, update_metadata_error};
 use crate::object_store::link::{link_info, may_link_over, object_link};
-use crate::object_store::put::{MAX_PAYLOAD_CEILING, PUT_WINDOW_BYTES, put_info};
+use crate::object_store::put::{
+    Sent, put_chunk_size, put_window, replaced_chunks, replaced_version,
+};
 use crate::object_store::{
     AddLinkError, AddLinkErrorKind, AsObjectInfo, Config, CreateObjectStoreError,
-    CreateObjectStoreErrorKind, DEFAULT_CHUNK_SIZE, DeleteError, DeleteErrorKind,
-    DeleteObjectStore, InfoError, InfoErrorKind, ObjectInfo, ObjectLink, ObjectMetadata,
-    ObjectStoreError, ObjectStoreErrorKind, ObjectStoreStatus, PutError, PutErrorKind,
-    ROLLUP_SUBJECT, SealError, SealErrorKind, StatusError, UpdateMetadata, UpdateMetadataError,
-    UpdateMetadataErrorKind, encode_object_name, is_valid_bucket_name, is_valid_object_name,
+    CreateObjectStoreErrorKind, DeleteError, DeleteErrorKind, DeleteObjectStore, InfoError,
+    InfoErrorKind, ObjectInfo, ObjectLink, ObjectMetadata, ObjectStoreError, ObjectStoreErrorKind,
+    ObjectStoreStatus, PutError, PutErrorKind, ROLLUP_SUBJECT, SealError, SealErrorKind,
+    StatusError, UpdateMetadata, UpdateMetadataError, UpdateMetadataErrorKind, encode_object_name,
+    is_valid_bucket_name, is_valid_object_name,
 };
 use crate::stream::{DirectGetErrorKind, PurgeError, PurgeRequest, RawMessageErrorKind};
 use crate::stream_errors::{CreateStreamErrorKind, StreamsError};
@@ -245,17 +246,8 @@ impl ObjectStore {
         if !is_valid_object_name(&meta.name) {
             return Err(PutError::new(PutErrorKind::InvalidName));
         }
-        let chunk_size = match meta.chunk_size {
-            Some(size) if size > 0 => size,
-            _ => DEFAULT_CHUNK_SIZE,
-        };
-        // No chunk larger than the server takes (as the async put).
-        let max_payload = match self.context().client.max_payload() {
-            0 => MAX_PAYLOAD_CEILING,
-            max => max,
-        };
-        let chunk_size = chunk_size.min(max_payload);
-        let replaced = self.replaced_version(&meta.name)?;
+        let chunk_size = put_chunk_size(&meta, self.context().client.max_payload());
+        let replaced = replaced_version(self.info(&meta.name))?;
 
         let nuid = rnats_core::id::next();
         let sent = match self.send_chunks(&nuid, chunk_size, data) {
@@ -266,21 +258,13 @@ impl ObjectStore {
                 return Err(error);
             }
         };
-        let info = put_info(
-            meta,
-            self.name.clone(),
-            nuid,
-            chunk_size,
-            sent.size,
-            sent.chunks,
-            sent.hash,
-        );
+        let info = sent.into_info(meta, self.name.clone(), nuid, chunk_size);
         if let Err(error) = self.publish_meta(&info) {
             let _ = self.purge_chunks(&info.nuid);
             return Err(PutError::with_source(PutErrorKind::PublishMetadata, error));
         }
-        if let Some(replaced) = replaced.filter(|old| !old.nuid.is_empty()) {
-            self.purge_chunks(&replaced.nuid)
+        if let Some(nuid) = replaced_chunks(replaced) {
+            self.purge_chunks(&nuid)
                 .map_err(|error| PutError::with_source(PutErrorKind::PurgeOldChunks, error))?;
         }
         Ok(info)
@@ -438,24 +422,8 @@ impl ObjectStore {
         format!("$O.{}.C.{}", self.name, nuid)
     }
 
-    /// The version a put of `name` replaces, whose chunks go once the new metadata is in.
-    /// Not knowing it would orphan its chunks, so only "not found" lets the put go on.
-    fn replaced_version(&self, name: &str) -> Result<Option<ObjectInfo>, PutError> {
-        match self.info(name) {
-            Ok(info) => Ok(Some(info)),
-            Err(error) if error.kind() == InfoErrorKind::NotFound => Ok(None),
-            Err(error) => {
-                let kind = match error.kind() {
-                    InfoErrorKind::TimedOut => PutErrorKind::TimedOut,
-                    _ => PutErrorKind::Other,
-                };
-                Err(PutError::with_source(kind, error))
-            }
-        }
-    }
-
     /// Reads `data` to its end in chunks of `chunk_size` and publishes them under `nuid`,
-    /// with at most [`PUT_WINDOW_BYTES`] of them unacked. The acks come back to an inbox of
+    /// with at most a [`put_window`] of them unacked. The acks come back to an inbox of
     /// the put's own, in any order; counting them is enough, as each chunk gets one.
     fn send_chunks(
         &self,
@@ -474,10 +442,10 @@ impl ObjectStore {
             timeout: self.context().ack_timeout(),
         };
         let subject = self.chunk_subject(nuid);
-        let window = (PUT_WINDOW_BYTES / chunk_size).clamp(2, 256);
+        let window = put_window(chunk_size);
         let mut sent = Sent::default();
         let result = (|| {
-            while let Some(chunk) = sent.next_chunk(data, chunk_size)? {
+            while let Some(chunk) = next_chunk(&mut sent, data, chunk_size)? {
                 if upload.owed == window {
                     upload.wait_ack()?;
                 }
@@ -573,35 +541,23 @@ impl Upload {
     }
 }
 
-/// What a put's chunks came to, counted as they are read.
-#[derive(Default)]
-struct Sent {
-    size: usize,
-    chunks: usize,
-    hash: Sha256,
-}
-
-impl Sent {
-    /// Reads the next chunk of `data`, `chunk_size` bytes unless `data` ends first, and
-    /// counts it in; `None` at the end of `data`.
-    fn next_chunk(
-        &mut self,
-        data: &mut impl Read,
-        chunk_size: usize,
-    ) -> Result<Option<Bytes>, PutError> {
-        let mut chunk = Vec::with_capacity(chunk_size);
-        // `read_to_end` of a `take` fills the chunk from readers that return a little at a
-        // time (sockets, pipes), and retries interrupted reads.
-        data.by_ref()
-            .take(chunk_size as u64)
-            .read_to_end(&mut chunk)
-            .map_err(|error| PutError::with_source(PutErrorKind::ReadChunks, error))?;
-        if chunk.is_empty() {
-            return Ok(None);
-        }
-        self.hash.update(&chunk);
-        self.size += chunk.len();
-        self.chunks += 1;
-        Ok(Some(Bytes::from(chunk)))
+/// Reads the next chunk of `data`, `chunk_size` bytes unless `data` ends first, and counts
+/// it into `sent`; `None` at the end of `data`.
+fn next_chunk(
+    sent: &mut Sent,
+    data: &mut impl Read,
+    chunk_size: usize,
+) -> Result<Option<Bytes>, PutError> {
+    let mut chunk = Vec::with_capacity(chunk_size);
+    // `read_to_end` of a `take` fills the chunk from readers that return a little at a time
+    // (sockets, pipes), and retries interrupted reads.
+    data.by_ref()
+        .take(chunk_size as u64)
+        .read_to_end(&mut chunk)
+        .map_err(|error| PutError::with_source(PutErrorKind::ReadChunks, error))?;
+    if chunk.is_empty() {
+        return Ok(None);
     }
+    sent.count(&chunk);
+    Ok(Some(Bytes::from(chunk)))
 }

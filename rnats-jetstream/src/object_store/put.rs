@@ -16,7 +16,7 @@ use rnats_core::header::NATS_ROLLUP;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use super::errors::{InfoErrorKind, PutError, PutErrorKind};
+use super::errors::{InfoError, InfoErrorKind, PutError, PutErrorKind};
 use super::info::{ObjectInfo, ObjectMetadata, ObjectOptions};
 use super::progress::Progress;
 use super::{DEFAULT_CHUNK_SIZE, ObjectStore, ROLLUP_SUBJECT, format_digest, is_valid_object_name};
@@ -26,7 +26,7 @@ use crate::publish::{PublishAckFuture, PublishMessage};
 
 /// Chunk bytes whose ack may be outstanding at once: enough to keep the link busy, few
 /// enough that a put of any size holds only a few MiB.
-pub(crate) const PUT_WINDOW_BYTES: usize = 4 * 1024 * 1024;
+const PUT_WINDOW_BYTES: usize = 4 * 1024 * 1024;
 
 /// Flow acks of half a [`PUT_WINDOW_BYTES`] each that a fast-ingest put may owe: a flow ack
 /// frees a whole window at once, so one more than two keeps at least the pipelined upload's
@@ -79,20 +79,8 @@ impl ObjectStore {
         if !is_valid_object_name(&meta.name) {
             return Err(PutError::new(PutErrorKind::InvalidName));
         }
-        let chunk_size = match meta.chunk_size {
-            Some(size) if size > 0 => size,
-            _ => DEFAULT_CHUNK_SIZE,
-        };
-        // No chunk larger than the server takes, as nats.js does: room is made for a whole
-        // chunk before reading (a `usize::MAX` chunk size would not fit in memory), and a
-        // larger one could never be stored. Before the server's word (zero), its hard
-        // ceiling of 64 MiB.
-        let max_payload = match self.stream.context.client.max_payload() {
-            0 => MAX_PAYLOAD_CEILING,
-            max => max,
-        };
-        let chunk_size = chunk_size.min(max_payload);
-        let replaced = self.replaced_version(&meta.name).await?;
+        let chunk_size = put_chunk_size(&meta, self.stream.context.client.max_payload());
+        let replaced = replaced_version(self.info(&meta.name).await)?;
 
         let nuid = rnats_core::id::next();
         let upload = if self.uses_fast_ingest() {
@@ -112,15 +100,7 @@ impl ObjectStore {
             }
         };
 
-        let info = put_info(
-            meta,
-            self.name.clone(),
-            nuid,
-            chunk_size,
-            sent.size,
-            sent.chunks,
-            sent.hash,
-        );
+        let info = sent.into_info(meta, self.name.clone(), nuid, chunk_size);
         let stored = match batch {
             Some(batch) => self.commit_meta(batch, &info, &mut progress).await,
             None => self
@@ -132,8 +112,8 @@ impl ObjectStore {
             let _ = self.purge_chunks(&info.nuid).await;
             return Err(error);
         }
-        if let Some(replaced) = replaced.filter(|old| !old.nuid.is_empty()) {
-            self.purge_chunks(&replaced.nuid)
+        if let Some(nuid) = replaced_chunks(replaced) {
+            self.purge_chunks(&nuid)
                 .await
                 .map_err(|error| PutError::with_source(PutErrorKind::PurgeOldChunks, error))?;
         }
@@ -147,22 +127,6 @@ impl ObjectStore {
             && self.context().has_capability(Feature::BatchPublish)
     }
 
-    /// The version a put of `name` replaces, whose chunks go once the new metadata is in.
-    /// Not knowing it would orphan its chunks, so only "not found" lets the put go on.
-    async fn replaced_version(&self, name: &str) -> Result<Option<ObjectInfo>, PutError> {
-        match self.info(name).await {
-            Ok(info) => Ok(Some(info)),
-            Err(error) if error.kind() == InfoErrorKind::NotFound => Ok(None),
-            Err(error) => {
-                let kind = match error.kind() {
-                    InfoErrorKind::TimedOut => PutErrorKind::TimedOut,
-                    _ => PutErrorKind::Other,
-                };
-                Err(PutError::with_source(kind, error))
-            }
-        }
-    }
-
     /// Reads `data` to its end in chunks of `chunk_size` and publishes them under `nuid`,
     /// with at most [`PUT_WINDOW_BYTES`] of them unacked.
     async fn send_chunks(
@@ -173,7 +137,7 @@ impl ObjectStore {
         progress: &mut impl FnMut(Progress),
     ) -> Result<Sent, PutError> {
         let subject = self.chunk_subject(nuid);
-        let window = (PUT_WINDOW_BYTES / chunk_size).clamp(2, 256);
+        let window = put_window(chunk_size);
         let mut acks: VecDeque<(PublishAckFuture, usize)> = VecDeque::with_capacity(window);
         let mut sent = Sent::default();
         let mut acked = Progress {
@@ -368,46 +332,99 @@ fn chunk_error(error: FastIngestError) -> PutError {
     PutError::with_source(kind, error)
 }
 
-/// The metadata of an object whose chunks are all stored: `size` bytes in `chunks` chunks
-/// of at most `chunk_size` under `nuid`, hashed into `hash`. For the async and blocking puts
-/// alike.
-pub(crate) fn put_info(
-    meta: ObjectMetadata,
-    bucket: String,
-    nuid: String,
-    chunk_size: usize,
-    size: usize,
-    chunks: usize,
-    hash: Sha256,
-) -> ObjectInfo {
-    ObjectInfo {
-        name: meta.name,
-        description: meta.description,
-        metadata: meta.metadata,
-        headers: meta.headers,
-        options: Some(ObjectOptions {
-            link: None,
-            max_chunk_size: Some(chunk_size),
-        }),
-        bucket,
-        nuid,
-        size,
-        chunks,
-        modified: Some(rnats_core::datetime::now()),
-        digest: Some(format_digest(&hash.finalize())),
-        deleted: false,
+/// The chunk size of a put of `meta`: the one it names (the default when it names none, or
+/// zero), cut to the server's `max_payload`. For the async and blocking puts alike.
+pub(crate) fn put_chunk_size(meta: &ObjectMetadata, max_payload: usize) -> usize {
+    let chunk_size = match meta.chunk_size {
+        Some(size) if size > 0 => size,
+        _ => DEFAULT_CHUNK_SIZE,
+    };
+    // No chunk larger than the server takes, as nats.js does: room is made for a whole
+    // chunk before reading (a `usize::MAX` chunk size would not fit in memory), and a
+    // larger one could never be stored. Before the server's word (zero), its hard ceiling.
+    let max_payload = match max_payload {
+        0 => MAX_PAYLOAD_CEILING,
+        max => max,
+    };
+    chunk_size.min(max_payload)
+}
+
+/// How many chunks of `chunk_size` a pipelined put may have unacked: a
+/// [`PUT_WINDOW_BYTES`] of them, 2 to 256.
+pub(crate) fn put_window(chunk_size: usize) -> usize {
+    (PUT_WINDOW_BYTES / chunk_size).clamp(2, 256)
+}
+
+/// The version a put replaces, from `found`, the lookup of its name: its chunks go once the
+/// new metadata is in. Not knowing it would orphan its chunks, so only "not found" lets the
+/// put go on.
+pub(crate) fn replaced_version(
+    found: Result<ObjectInfo, InfoError>,
+) -> Result<Option<ObjectInfo>, PutError> {
+    match found {
+        Ok(info) => Ok(Some(info)),
+        Err(error) if error.kind() == InfoErrorKind::NotFound => Ok(None),
+        Err(error) => {
+            let kind = match error.kind() {
+                InfoErrorKind::TimedOut => PutErrorKind::TimedOut,
+                _ => PutErrorKind::Other,
+            };
+            Err(PutError::with_source(kind, error))
+        }
     }
 }
 
-/// What a put's chunks came to, counted as they are read.
+/// The NUID whose chunks a put purges once its metadata is in: the replaced version's, if
+/// it has one.
+pub(crate) fn replaced_chunks(replaced: Option<ObjectInfo>) -> Option<String> {
+    replaced.map(|old| old.nuid).filter(|nuid| !nuid.is_empty())
+}
+
+/// What a put's chunks came to, counted as they are read: the size, the chunk count and
+/// the SHA-256 of the data. For the async and blocking puts alike.
 #[derive(Default)]
-struct Sent {
+pub(crate) struct Sent {
     size: usize,
     chunks: usize,
     hash: Sha256,
 }
 
 impl Sent {
+    /// Counts in `chunk`, the next chunk of the data.
+    pub(crate) fn count(&mut self, chunk: &[u8]) {
+        self.hash.update(chunk);
+        self.size += chunk.len();
+        self.chunks += 1;
+    }
+
+    /// The metadata of the object whose chunks were all sent, under `nuid` in `bucket`, cut
+    /// at `chunk_size`.
+    pub(crate) fn into_info(
+        self,
+        meta: ObjectMetadata,
+        bucket: String,
+        nuid: String,
+        chunk_size: usize,
+    ) -> ObjectInfo {
+        ObjectInfo {
+            name: meta.name,
+            description: meta.description,
+            metadata: meta.metadata,
+            headers: meta.headers,
+            options: Some(ObjectOptions {
+                link: None,
+                max_chunk_size: Some(chunk_size),
+            }),
+            bucket,
+            nuid,
+            size: self.size,
+            chunks: self.chunks,
+            modified: Some(rnats_core::datetime::now()),
+            digest: Some(format_digest(&self.hash.finalize())),
+            deleted: false,
+        }
+    }
+
     /// Reads the next chunk of `data` and counts it in; `None` at the end of `data`.
     async fn next_chunk(
         &mut self,
@@ -421,15 +438,13 @@ impl Sent {
             return Ok(None);
         }
         let chunk = chunk.freeze();
-        self.hash.update(&chunk);
-        self.size += chunk.len();
-        self.chunks += 1;
+        self.count(&chunk);
         Ok(Some(chunk))
     }
 }
 
 /// The most a nats-server's `max_payload` may be set to.
-pub(crate) const MAX_PAYLOAD_CEILING: usize = 64 << 20;
+const MAX_PAYLOAD_CEILING: usize = 64 << 20;
 
 /// Waits for one chunk's ack and reports the progress it makes.
 async fn wait_ack(
@@ -461,4 +476,73 @@ async fn read_chunk(
         }
     }
     Ok(chunk)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(chunk_size: Option<usize>) -> ObjectMetadata {
+        ObjectMetadata {
+            name: "a".to_owned(),
+            chunk_size,
+            ..Default::default()
+        }
+    }
+
+    /// The metadata of a put under `nuid`.
+    fn stored(nuid: &str) -> ObjectInfo {
+        Sent::default().into_info(meta(None), "b".to_owned(), nuid.to_owned(), 1)
+    }
+
+    #[test]
+    fn the_chunk_size_is_the_named_one_or_the_default_within_max_payload() {
+        assert_eq!(put_chunk_size(&meta(None), 1 << 20), DEFAULT_CHUNK_SIZE);
+        assert_eq!(put_chunk_size(&meta(Some(0)), 1 << 20), DEFAULT_CHUNK_SIZE);
+        assert_eq!(put_chunk_size(&meta(Some(1000)), 1 << 20), 1000);
+        assert_eq!(put_chunk_size(&meta(Some(2 << 20)), 1 << 20), 1 << 20);
+        // Before the server's INFO, the ceiling of any server.
+        assert_eq!(
+            put_chunk_size(&meta(Some(usize::MAX)), 0),
+            MAX_PAYLOAD_CEILING
+        );
+    }
+
+    #[test]
+    fn the_window_holds_a_few_mib_of_chunks_within_its_bounds() {
+        assert_eq!(put_window(DEFAULT_CHUNK_SIZE), 32);
+        assert_eq!(put_window(1), 256);
+        assert_eq!(put_window(MAX_PAYLOAD_CEILING), 2);
+    }
+
+    #[test]
+    fn only_a_missing_object_lets_a_put_go_on_without_a_replaced_version() {
+        let replaced = replaced_version(Ok(stored("old"))).unwrap();
+        assert_eq!(replaced_chunks(replaced), Some("old".to_owned()));
+        let missing = replaced_version(Err(InfoError::new(InfoErrorKind::NotFound))).unwrap();
+        assert_eq!(replaced_chunks(missing), None);
+        let timed_out = replaced_version(Err(InfoError::new(InfoErrorKind::TimedOut)));
+        assert_eq!(timed_out.unwrap_err().kind(), PutErrorKind::TimedOut);
+        let other = replaced_version(Err(InfoError::new(InfoErrorKind::Other)));
+        assert_eq!(other.unwrap_err().kind(), PutErrorKind::Other);
+    }
+
+    #[test]
+    fn a_replaced_version_without_a_nuid_has_no_chunks_to_purge() {
+        assert_eq!(replaced_chunks(Some(stored(""))), None);
+    }
+
+    #[test]
+    fn the_sent_chunks_make_the_size_count_and_digest_of_the_whole() {
+        let mut sent = Sent::default();
+        sent.count(b"hel");
+        sent.count(b"lo");
+        let info = sent.into_info(meta(None), "b".to_owned(), "n".to_owned(), 3);
+        assert_eq!((info.size, info.chunks), (5, 2));
+        let whole = format_digest(&Sha256::digest(b"hello"));
+        assert_eq!(info.digest, Some(whole));
+        assert_eq!(info.options.unwrap().max_chunk_size, Some(3));
+        assert_eq!((info.bucket.as_str(), info.nuid.as_str()), ("b", "n"));
+        assert!(!info.deleted);
+    }
 }
