@@ -38,7 +38,7 @@ mod convenience;
 pub(crate) mod errors;
 pub(crate) mod info;
 pub(crate) mod link;
-mod metadata;
+pub(crate) mod metadata;
 pub(crate) mod object;
 mod progress;
 pub(crate) mod put;
@@ -131,12 +131,7 @@ impl ObjectStore {
     /// Deletes the object `object_name`: its metadata becomes a deletion marker and its
     /// chunks are purged.
     pub async fn delete<T: AsRef<str>>(&self, object_name: T) -> Result<(), DeleteError> {
-        let mut info = self.info(object_name).await.map_err(delete_error)?;
-        info.deleted = true;
-        info.size = 0;
-        info.chunks = 0;
-        info.digest = None;
-        info.modified = Some(rnats_core::datetime::now());
+        let info = deletion_marker(self.info(object_name).await.map_err(delete_error)?);
         self.publish_meta(&info)
             .await
             .map_err(|error| DeleteError::with_source(DeleteErrorKind::Metadata, error))?;
@@ -208,6 +203,19 @@ impl ObjectStore {
     }
 }
 
+/// The deletion marker that replaces the metadata `info`: deleted, with no size, chunks or
+/// digest, as a new version. Its NUID stays, to find the chunks to purge.
+pub(crate) fn deletion_marker(info: ObjectInfo) -> ObjectInfo {
+    ObjectInfo {
+        deleted: true,
+        size: 0,
+        chunks: 0,
+        digest: None,
+        modified: Some(rnats_core::datetime::now()),
+        ..info
+    }
+}
+
 /// Whether `name` may name a bucket: letters, digits, `-` and `_` (ADR-20).
 pub(crate) fn is_valid_bucket_name(name: &str) -> bool {
     !name.is_empty()
@@ -247,6 +255,20 @@ mod tests {
     fn object_names_are_encoded_as_nats_go_encodes_them() {
         assert_eq!(encode_object_name("a/b.txt"), "YS9iLnR4dA==");
         assert_eq!(encode_object_name("??>"), "Pz8-");
+    }
+
+    #[test]
+    fn a_deletion_marker_keeps_the_name_and_nuid_and_drops_the_data() {
+        let mut sent = put::Sent::default();
+        sent.count(b"data");
+        let info = sent.into_info(ObjectMetadata::from("a"), "b".into(), "n".into(), 4);
+        let marker = deletion_marker(info.clone());
+        assert!(marker.deleted);
+        assert_eq!((marker.size, marker.chunks, marker.digest), (0, 0, None));
+        assert_eq!(
+            (marker.name, marker.bucket, marker.nuid),
+            (info.name, info.bucket, info.nuid)
+        );
     }
 
     #[test]

@@ -44,6 +44,7 @@ use super::stream::Stream;
 use crate::object_store::bucket::{checked_bucket, create_error, stream_name};
 use crate::object_store::errors::{delete_error, seal_error, update_metadata_error};
 use crate::object_store::link::{link_info, may_link_over, object_link};
+use crate::object_store::metadata::{check_update, may_rename_over, updated_info};
 use crate::object_store::put::{
     Sent, put_chunk_size, put_window, replaced_chunks, replaced_version,
 };
@@ -52,8 +53,8 @@ use crate::object_store::{
     CreateObjectStoreErrorKind, DeleteError, DeleteErrorKind, DeleteObjectStore, InfoError,
     InfoErrorKind, ObjectInfo, ObjectLink, ObjectMetadata, ObjectStoreError, ObjectStoreErrorKind,
     ObjectStoreStatus, PutError, PutErrorKind, ROLLUP_SUBJECT, SealError, SealErrorKind,
-    StatusError, UpdateMetadata, UpdateMetadataError, UpdateMetadataErrorKind, encode_object_name,
-    is_valid_bucket_name, is_valid_object_name,
+    StatusError, UpdateMetadata, UpdateMetadataError, UpdateMetadataErrorKind, deletion_marker,
+    encode_object_name, is_valid_bucket_name, is_valid_object_name,
 };
 use crate::stream::{DirectGetErrorKind, PurgeError, PurgeRequest, RawMessageErrorKind};
 use crate::stream_errors::{CreateStreamErrorKind, StreamsError};
@@ -293,12 +294,7 @@ impl ObjectStore {
     /// Deletes the object `object_name`: its metadata becomes a deletion marker
     /// (`deleted: true`, no size, chunks or digest) and its chunks are purged.
     pub fn delete<T: AsRef<str>>(&self, object_name: T) -> Result<(), DeleteError> {
-        let mut info = self.info(object_name).map_err(delete_error)?;
-        info.deleted = true;
-        info.size = 0;
-        info.chunks = 0;
-        info.digest = None;
-        info.modified = Some(rnats_core::datetime::now());
+        let info = deletion_marker(self.info(object_name).map_err(delete_error)?);
         self.publish_meta(&info)
             .map_err(|error| DeleteError::with_source(DeleteErrorKind::Metadata, error))?;
         self.purge_chunks(&info.nuid)
@@ -314,34 +310,13 @@ impl ObjectStore {
         object: A,
         metadata: UpdateMetadata,
     ) -> Result<ObjectInfo, UpdateMetadataError> {
-        let mut info = self.info(object.as_ref()).map_err(update_metadata_error)?;
-        if info.deleted {
-            return Err(UpdateMetadataError::new(UpdateMetadataErrorKind::NotFound));
+        let info = self.info(object.as_ref()).map_err(update_metadata_error)?;
+        let renamed = check_update(&info, &metadata)?;
+        if renamed {
+            may_rename_over(self.info(&metadata.name))?;
         }
         let old_name = info.name.clone();
-        let renamed = metadata.name != old_name;
-        if renamed {
-            if !is_valid_object_name(&metadata.name) {
-                return Err(UpdateMetadataError::new(
-                    UpdateMetadataErrorKind::InvalidName,
-                ));
-            }
-            match self.info(&metadata.name) {
-                Ok(existing) if !existing.deleted => {
-                    return Err(UpdateMetadataError::new(
-                        UpdateMetadataErrorKind::NameAlreadyInUse,
-                    ));
-                }
-                Ok(_) => {}
-                Err(error) if error.kind() == InfoErrorKind::NotFound => {}
-                Err(error) => return Err(update_metadata_error(error)),
-            }
-        }
-        info.name = metadata.name;
-        info.description = metadata.description;
-        info.metadata = metadata.metadata;
-        info.headers = metadata.headers;
-        info.modified = Some(rnats_core::datetime::now());
+        let info = updated_info(info, metadata);
         self.publish_meta(&info).map_err(|error| {
             UpdateMetadataError::with_source(UpdateMetadataErrorKind::PublishMetadata, error)
         })?;
