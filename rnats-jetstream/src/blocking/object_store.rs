@@ -43,7 +43,7 @@ use super::list::StreamNames;
 use super::stream::Stream;
 use crate::object_store::bucket::{checked_bucket, create_error, stream_name};
 use crate::object_store::errors::{delete_error, seal_error, update_metadata_error};
-use crate::object_store::link::{link_info, may_link_over, object_link};
+use crate::object_store::link::{bucket_link, link_info, may_link_over, object_link};
 use crate::object_store::metadata::{check_update, may_rename_over, updated_info};
 use crate::object_store::put::{
     Sent, put_chunk_size, put_window, replaced_chunks, replaced_version,
@@ -352,13 +352,7 @@ impl ObjectStore {
         bucket: U,
     ) -> Result<ObjectInfo, AddLinkError> {
         let name = name.to_string();
-        if name.is_empty() {
-            return Err(AddLinkError::new(AddLinkErrorKind::EmptyName));
-        }
-        let link = ObjectLink {
-            name: None,
-            bucket: bucket.to_string(),
-        };
+        let link = bucket_link(&name, bucket.to_string())?;
         self.store_link(name, link)
     }
 

@@ -37,13 +37,7 @@ impl ObjectStore {
         bucket: U,
     ) -> Result<ObjectInfo, AddLinkError> {
         let name = name.to_string();
-        if name.is_empty() {
-            return Err(AddLinkError::new(AddLinkErrorKind::EmptyName));
-        }
-        let link = ObjectLink {
-            name: None,
-            bucket: bucket.to_string(),
-        };
+        let link = bucket_link(&name, bucket.to_string())?;
         self.store_link(name, link).await
     }
 
@@ -110,4 +104,62 @@ pub(crate) fn object_link(name: &str, object: &ObjectInfo) -> Result<ObjectLink,
         name: Some(object.name.clone()),
         bucket: object.bucket.clone(),
     })
+}
+
+/// The link a new link `name` holds to the whole bucket `bucket`.
+pub(crate) fn bucket_link(name: &str, bucket: String) -> Result<ObjectLink, AddLinkError> {
+    if name.is_empty() {
+        return Err(AddLinkError::new(AddLinkErrorKind::EmptyName));
+    }
+    Ok(ObjectLink { name: None, bucket })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::object_store::deletion_marker;
+    use crate::object_store::put::Sent;
+
+    /// A live object `name` in the bucket `b`.
+    fn object(name: &str) -> ObjectInfo {
+        Sent::default().into_info(name.into(), "b".to_owned(), "n".to_owned(), 1)
+    }
+
+    #[test]
+    fn a_link_points_at_a_live_object_not_at_a_deleted_one_or_a_link() {
+        let link = object_link("l", &object("a")).unwrap();
+        assert_eq!(
+            (link.name.as_deref(), link.bucket.as_str()),
+            (Some("a"), "b")
+        );
+        let deleted = object_link("l", &deletion_marker(object("a"))).unwrap_err();
+        assert_eq!(deleted.kind(), AddLinkErrorKind::Deleted);
+        let to_link = link_info("m".to_owned(), "b".to_owned(), link);
+        let twice = object_link("l", &to_link).unwrap_err();
+        assert_eq!(twice.kind(), AddLinkErrorKind::LinkToLink);
+        let unnamed = object_link("", &object("a")).unwrap_err();
+        assert_eq!(unnamed.kind(), AddLinkErrorKind::EmptyName);
+    }
+
+    #[test]
+    fn a_bucket_link_needs_a_name_and_names_no_object() {
+        let link = bucket_link("l", "other".to_owned()).unwrap();
+        assert_eq!((link.name, link.bucket.as_str()), (None, "other"));
+        let unnamed = bucket_link("", "other".to_owned()).unwrap_err();
+        assert_eq!(unnamed.kind(), AddLinkErrorKind::EmptyName);
+    }
+
+    #[test]
+    fn a_link_replaces_a_link_or_a_deleted_object_but_not_a_live_one() {
+        let taken = may_link_over(Ok(object("a"))).unwrap_err();
+        assert_eq!(taken.kind(), AddLinkErrorKind::AlreadyExists);
+        assert!(may_link_over(Ok(deletion_marker(object("a")))).is_ok());
+        let link = link_info(
+            "l".to_owned(),
+            "b".to_owned(),
+            bucket_link("l", "c".into()).unwrap(),
+        );
+        assert!(may_link_over(Ok(link)).is_ok());
+        assert!(may_link_over(Err(InfoError::new(InfoErrorKind::NotFound))).is_ok());
+    }
 }

@@ -65,29 +65,52 @@ impl ObjectStore {
         let mut bucket = self.clone();
         let mut info = bucket.info(object_name).await.map_err(get_error)?;
         for _ in 0..MAX_LINK_HOPS {
-            if info.deleted {
-                return Err(GetError::new(GetErrorKind::NotFound));
-            }
-            let Some(link) = info.link().cloned() else {
+            let Some(target) = link_target(&info)? else {
                 return Ok((bucket, info));
             };
-            let Some(name) = link.name else {
-                return Err(GetError::new(GetErrorKind::BucketLink));
-            };
-            if link.bucket != bucket.name {
+            if target.bucket != bucket.name {
                 bucket = bucket
                     .context()
-                    .get_object_store(&link.bucket)
+                    .get_object_store(&target.bucket)
                     .await
                     .map_err(|error| GetError::with_source(GetErrorKind::Other, error))?;
             }
-            info = bucket.info(&name).await.map_err(get_error)?;
+            info = bucket.info(&target.name).await.map_err(get_error)?;
         }
-        Err(GetError::with_source(
-            GetErrorKind::Other,
-            "too many links in a row",
-        ))
+        Err(too_many_links())
     }
+}
+
+/// The object a link leads to.
+pub(crate) struct LinkTarget {
+    /// The bucket it is in.
+    pub(crate) bucket: String,
+    /// Its name.
+    pub(crate) name: String,
+}
+
+/// Where a get of `info` goes on to: nowhere (`None`) when `info` holds the data itself, the
+/// object it links to when it is a link. A deleted object and a bucket link have no data.
+/// For the async and blocking stores alike.
+pub(crate) fn link_target(info: &ObjectInfo) -> Result<Option<LinkTarget>, GetError> {
+    if info.deleted {
+        return Err(GetError::new(GetErrorKind::NotFound));
+    }
+    let Some(link) = info.link() else {
+        return Ok(None);
+    };
+    let Some(name) = link.name.clone() else {
+        return Err(GetError::new(GetErrorKind::BucketLink));
+    };
+    Ok(Some(LinkTarget {
+        bucket: link.bucket.clone(),
+        name,
+    }))
+}
+
+/// The error of a get that met more than [`MAX_LINK_HOPS`] links in a row.
+pub(crate) fn too_many_links() -> GetError {
+    GetError::with_source(GetErrorKind::Other, "too many links in a row")
 }
 
 /// An object's data, read as an [`AsyncRead`]; from [`ObjectStore::get`], or from
@@ -470,6 +493,35 @@ pub(crate) fn io_error(error: ReadError) -> std::io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::object_store::deletion_marker;
+    use crate::object_store::link::{bucket_link, link_info, object_link};
+    use crate::object_store::put::Sent;
+
+    /// A live object `name` in the bucket `b`.
+    fn object(name: &str) -> ObjectInfo {
+        Sent::default().into_info(name.into(), "b".to_owned(), "n".to_owned(), 1)
+    }
+
+    #[test]
+    fn a_get_follows_a_link_to_its_object_and_stops_at_the_data() {
+        assert!(link_target(&object("a")).unwrap().is_none());
+        let link = object_link("l", &object("a")).unwrap();
+        let target = link_target(&link_info("l".into(), "c".into(), link))
+            .unwrap()
+            .unwrap();
+        assert_eq!((target.bucket.as_str(), target.name.as_str()), ("b", "a"));
+    }
+
+    #[test]
+    fn a_get_of_a_deleted_object_or_a_bucket_link_finds_no_data() {
+        let deleted = link_target(&deletion_marker(object("a"))).err().unwrap();
+        assert_eq!(deleted.kind(), GetErrorKind::NotFound);
+        let link = bucket_link("l", "c".into()).unwrap();
+        let to_bucket = link_target(&link_info("l".into(), "b".into(), link))
+            .err()
+            .unwrap();
+        assert_eq!(to_bucket.kind(), GetErrorKind::BucketLink);
+    }
 
     #[test]
     fn digests_match_in_either_padding_and_prefix_case() {

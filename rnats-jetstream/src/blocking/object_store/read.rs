@@ -20,7 +20,8 @@ use crate::consumer::DeliverPolicy;
 use crate::consumer::push::OrderedConfig;
 use crate::object_store::errors::{get_error, watch_consumer_error, watcher_error};
 use crate::object_store::object::{
-    MAX_LINK_HOPS, chunk_subject, digest_matches, io_error, reader_consumer_error,
+    MAX_LINK_HOPS, chunk_subject, digest_matches, io_error, link_target, reader_consumer_error,
+    too_many_links,
 };
 use crate::object_store::{
     AsObjectInfo, GetError, GetErrorKind, ListError, ListerError, ObjectInfo, ReadError,
@@ -121,27 +122,18 @@ impl ObjectStore {
         let mut bucket = self.clone();
         let mut info = bucket.info(object_name).map_err(get_error)?;
         for _ in 0..MAX_LINK_HOPS {
-            if info.deleted {
-                return Err(GetError::new(GetErrorKind::NotFound));
-            }
-            let Some(link) = info.link().cloned() else {
+            let Some(target) = link_target(&info)? else {
                 return Ok((bucket, info));
             };
-            let Some(name) = link.name else {
-                return Err(GetError::new(GetErrorKind::BucketLink));
-            };
-            if link.bucket != bucket.name {
+            if target.bucket != bucket.name {
                 bucket = bucket
                     .context()
-                    .get_object_store(&link.bucket)
+                    .get_object_store(&target.bucket)
                     .map_err(|error| GetError::with_source(GetErrorKind::Other, error))?;
             }
-            info = bucket.info(&name).map_err(get_error)?;
+            info = bucket.info(&target.name).map_err(get_error)?;
         }
-        Err(GetError::with_source(
-            GetErrorKind::Other,
-            "too many links in a row",
-        ))
+        Err(too_many_links())
     }
 
     fn list_objects(&self, include_deleted: bool) -> Result<List, ListError> {
