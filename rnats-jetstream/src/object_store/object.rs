@@ -310,7 +310,7 @@ impl Object {
         // More than the metadata announced is an error at once, not after the last chunk: a
         // stream that keeps saying more are pending would otherwise be read (and, by
         // `get_bytes`, kept) for ever.
-        if self.received.bytes > self.info.size as u64 || self.received.chunks > self.info.chunks {
+        if overruns(&self.info, self.received.bytes, self.received.chunks) {
             return Err(self.fail(ReadError::new(ReadErrorKind::SizeMismatch)));
         }
         if let Some(progress) = self.progress.as_mut() {
@@ -349,18 +349,9 @@ impl Object {
             }
             return Ok(());
         }
-        let sized = self.received.bytes == self.info.size as u64
-            && self.received.chunks == self.info.chunks;
-        if !sized {
-            return Err(self.fail(ReadError::new(ReadErrorKind::SizeMismatch)));
-        }
-        let hash: [u8; 32] = std::mem::take(&mut self.hash).finalize().into();
-        match self.info.digest.as_deref() {
-            // Metadata without a digest (very old writers) has nothing to check against.
-            None => Ok(()),
-            Some(digest) if digest_matches(digest, &hash) => Ok(()),
-            Some(_) => Err(self.fail(ReadError::new(ReadErrorKind::DigestMismatch))),
-        }
+        let hash = std::mem::take(&mut self.hash);
+        check_whole(&self.info, self.received.bytes, self.received.chunks, hash)
+            .map_err(|kind| self.fail(ReadError::new(kind)))
     }
 
     /// Ends the read with `error`: later reads fail with its kind.
@@ -463,6 +454,33 @@ pub(super) async fn open_reader(
     Ok(Reader { messages, pending })
 }
 
+/// Whether `bytes` in `chunks` chunks are already more than the metadata `info` announced.
+/// For the async and blocking readers alike.
+pub(crate) fn overruns(info: &ObjectInfo, bytes: u64, chunks: usize) -> bool {
+    bytes > info.size as u64 || chunks > info.chunks
+}
+
+/// Checks the whole data of `info`, read as `bytes` in `chunks` chunks hashed into `hash`,
+/// against its metadata: chunk count and size, then digest. For the async and blocking
+/// readers alike.
+pub(crate) fn check_whole(
+    info: &ObjectInfo,
+    bytes: u64,
+    chunks: usize,
+    hash: Sha256,
+) -> Result<(), ReadErrorKind> {
+    if bytes != info.size as u64 || chunks != info.chunks {
+        return Err(ReadErrorKind::SizeMismatch);
+    }
+    let hash: [u8; 32] = hash.finalize().into();
+    match info.digest.as_deref() {
+        // Metadata without a digest (very old writers) has nothing to check against.
+        None => Ok(()),
+        Some(digest) if digest_matches(digest, &hash) => Ok(()),
+        Some(_) => Err(ReadErrorKind::DigestMismatch),
+    }
+}
+
 /// Whether `digest` (`SHA-256=<base64url>`, any case of the prefix, padded or not) is `hash`.
 pub(crate) fn digest_matches(digest: &str, hash: &[u8; 32]) -> bool {
     let Some((algorithm, encoded)) = digest.split_once('=') else {
@@ -500,6 +518,45 @@ mod tests {
     /// A live object `name` in the bucket `b`.
     fn object(name: &str) -> ObjectInfo {
         Sent::default().into_info(name.into(), "b".to_owned(), "n".to_owned(), 1)
+    }
+
+    /// "hello" as it was put, in chunks "hel" and "lo".
+    fn hello() -> ObjectInfo {
+        let mut sent = Sent::default();
+        sent.count(b"hel");
+        sent.count(b"lo");
+        sent.into_info("a".into(), "b".to_owned(), "n".to_owned(), 3)
+    }
+
+    fn hash_of(data: &[u8]) -> Sha256 {
+        let mut hash = Sha256::new();
+        hash.update(data);
+        hash
+    }
+
+    #[test]
+    fn a_whole_read_is_checked_for_size_then_digest() {
+        let info = hello();
+        assert_eq!(check_whole(&info, 5, 2, hash_of(b"hello")), Ok(()));
+        let short = check_whole(&info, 4, 2, hash_of(b"hell"));
+        assert_eq!(short, Err(ReadErrorKind::SizeMismatch));
+        let one_chunk = check_whole(&info, 5, 1, hash_of(b"hello"));
+        assert_eq!(one_chunk, Err(ReadErrorKind::SizeMismatch));
+        let tampered = check_whole(&info, 5, 2, hash_of(b"jello"));
+        assert_eq!(tampered, Err(ReadErrorKind::DigestMismatch));
+        let unhashed = ObjectInfo {
+            digest: None,
+            ..info
+        };
+        assert_eq!(check_whole(&unhashed, 5, 2, hash_of(b"jello")), Ok(()));
+    }
+
+    #[test]
+    fn more_bytes_or_chunks_than_announced_overrun_at_once() {
+        let info = hello();
+        assert!(!overruns(&info, 5, 2));
+        assert!(overruns(&info, 6, 2));
+        assert!(overruns(&info, 5, 3));
     }
 
     #[test]

@@ -20,8 +20,8 @@ use crate::consumer::DeliverPolicy;
 use crate::consumer::push::OrderedConfig;
 use crate::object_store::errors::{get_error, watch_consumer_error, watcher_error};
 use crate::object_store::object::{
-    MAX_LINK_HOPS, chunk_subject, digest_matches, io_error, link_target, reader_consumer_error,
-    too_many_links,
+    MAX_LINK_HOPS, check_whole, chunk_subject, io_error, link_target, overruns,
+    reader_consumer_error, too_many_links,
 };
 use crate::object_store::{
     AsObjectInfo, GetError, GetErrorKind, ListError, ListerError, ObjectInfo, ReadError,
@@ -370,7 +370,7 @@ impl Object {
         self.chunks += 1;
         // More than the metadata announced fails at once, not after the last chunk: a
         // consumer that keeps saying more are pending would otherwise be read for ever.
-        if self.bytes > self.info.size as u64 || self.chunks > self.info.chunks {
+        if overruns(&self.info, self.bytes, self.chunks) {
             return Err(self.fail(ReadError::new(ReadErrorKind::SizeMismatch)));
         }
         if pending == 0 {
@@ -383,17 +383,9 @@ impl Object {
 
     /// Checks the data read against the metadata: chunk count, size, then digest.
     fn check_complete(&mut self) -> Result<(), ReadError> {
-        let sized = self.bytes == self.info.size as u64 && self.chunks == self.info.chunks;
-        if !sized {
-            return Err(self.fail(ReadError::new(ReadErrorKind::SizeMismatch)));
-        }
-        let hash: [u8; 32] = std::mem::take(&mut self.hash).finalize().into();
-        match self.info.digest.as_deref() {
-            // Metadata without a digest (very old writers) has nothing to check against.
-            None => Ok(()),
-            Some(digest) if digest_matches(digest, &hash) => Ok(()),
-            Some(_) => Err(self.fail(ReadError::new(ReadErrorKind::DigestMismatch))),
-        }
+        let hash = std::mem::take(&mut self.hash);
+        check_whole(&self.info, self.bytes, self.chunks, hash)
+            .map_err(|kind| self.fail(ReadError::new(kind)))
     }
 
     /// Ends the read with `error`: later reads fail with its kind.
