@@ -51,9 +51,9 @@ use bytes::Bytes;
 use rnats_core::HeaderMap;
 use rnats_core::header::NATS_ROLLUP;
 
-use self::errors::{delete_error, seal_error};
+use self::errors::{delete_error, direct_info_error, leader_info_error, seal_error};
 use crate::context::Context;
-use crate::stream::{DirectGetErrorKind, Info as StreamInfo, LastRawMessageErrorKind, Stream};
+use crate::stream::{Info as StreamInfo, Stream};
 
 pub use self::bucket::{Config, ObjectStoreNames, ObjectStoreStatus, ObjectStores};
 pub use self::chunks::Chunks;
@@ -106,23 +106,12 @@ impl ObjectStore {
             self.stream
                 .direct_get_last_for_subject(subject)
                 .await
-                .map_err(|error| match error.kind() {
-                    DirectGetErrorKind::NotFound => InfoError::new(InfoErrorKind::NotFound),
-                    DirectGetErrorKind::TimedOut => {
-                        InfoError::with_source(InfoErrorKind::TimedOut, error)
-                    }
-                    _ => InfoError::with_source(InfoErrorKind::Other, error),
-                })?
+                .map_err(direct_info_error)?
         } else {
             self.stream
                 .get_last_raw_message_by_subject(&subject)
                 .await
-                .map_err(|error| match error.kind() {
-                    LastRawMessageErrorKind::NoMessageFound => {
-                        InfoError::new(InfoErrorKind::NotFound)
-                    }
-                    _ => InfoError::with_source(InfoErrorKind::Other, error),
-                })?
+                .map_err(leader_info_error)?
         };
         ObjectInfo::from_stored(&message.payload, message.time)
             .map_err(|error| InfoError::with_source(InfoErrorKind::Other, error))

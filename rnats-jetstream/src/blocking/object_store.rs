@@ -41,23 +41,27 @@ use rnats_core::header::{HeaderMap, NATS_ROLLUP};
 use super::context::Context;
 use super::list::StreamNames;
 use super::stream::Stream;
-use crate::object_store::bucket::{checked_bucket, create_error, stream_name};
-use crate::object_store::errors::{delete_error, seal_error, update_metadata_error};
+use crate::object_store::bucket::{
+    check_new_bucket, checked_bucket, create_error, get_or_create_error, stream_name,
+};
+use crate::object_store::errors::{
+    delete_error, direct_info_error, leader_info_error, seal_error, update_metadata_error,
+};
 use crate::object_store::link::{bucket_link, link_info, may_link_over, object_link};
 use crate::object_store::metadata::{check_update, may_rename_over, updated_info};
 use crate::object_store::put::{
     Sent, put_chunk_size, put_window, replaced_chunks, replaced_version,
 };
 use crate::object_store::{
-    AddLinkError, AddLinkErrorKind, AsObjectInfo, Config, CreateObjectStoreError,
-    CreateObjectStoreErrorKind, DeleteError, DeleteErrorKind, DeleteObjectStore, InfoError,
-    InfoErrorKind, ObjectInfo, ObjectLink, ObjectMetadata, ObjectStoreError, ObjectStoreErrorKind,
-    ObjectStoreStatus, PutError, PutErrorKind, ROLLUP_SUBJECT, SealError, SealErrorKind,
-    StatusError, UpdateMetadata, UpdateMetadataError, UpdateMetadataErrorKind, deletion_marker,
-    encode_object_name, is_valid_bucket_name, is_valid_object_name,
+    AddLinkError, AddLinkErrorKind, AsObjectInfo, Config, CreateObjectStoreError, DeleteError,
+    DeleteErrorKind, DeleteObjectStore, InfoError, InfoErrorKind, ObjectInfo, ObjectLink,
+    ObjectMetadata, ObjectStoreError, ObjectStoreErrorKind, ObjectStoreStatus, PutError,
+    PutErrorKind, ROLLUP_SUBJECT, SealError, SealErrorKind, StatusError, UpdateMetadata,
+    UpdateMetadataError, UpdateMetadataErrorKind, deletion_marker, encode_object_name,
+    is_valid_object_name,
 };
-use crate::stream::{DirectGetErrorKind, PurgeError, PurgeRequest, RawMessageErrorKind};
-use crate::stream_errors::{CreateStreamErrorKind, StreamsError};
+use crate::stream::{PurgeError, PurgeRequest};
+use crate::stream_errors::StreamsError;
 
 pub use self::read::{List, Object, Watch};
 
@@ -71,11 +75,7 @@ impl Context {
         &self,
         config: Config,
     ) -> Result<ObjectStore, CreateObjectStoreError> {
-        if !is_valid_bucket_name(&config.bucket) {
-            return Err(CreateObjectStoreError::new(
-                CreateObjectStoreErrorKind::InvalidStoreName,
-            ));
-        }
+        check_new_bucket(&config)?;
         let stream = self
             .create_stream(config.stream_config())
             .map_err(create_error)?;
@@ -88,21 +88,10 @@ impl Context {
         &self,
         config: Config,
     ) -> Result<ObjectStore, CreateObjectStoreError> {
-        if !is_valid_bucket_name(&config.bucket) {
-            return Err(CreateObjectStoreError::new(
-                CreateObjectStoreErrorKind::InvalidStoreName,
-            ));
-        }
-        let stream = match self.get_or_create_stream(config.stream_config()) {
-            Ok(stream) => stream,
-            Err(error) if error.kind() == CreateStreamErrorKind::TimedOut => {
-                return Err(CreateObjectStoreError::with_source(
-                    CreateObjectStoreErrorKind::TimedOut,
-                    error,
-                ));
-            }
-            Err(error) => return Err(create_error(error)),
-        };
+        check_new_bucket(&config)?;
+        let stream = self
+            .get_or_create_stream(config.stream_config())
+            .map_err(get_or_create_error)?;
         Ok(ObjectStore::new(config.bucket, stream))
     }
 
@@ -207,20 +196,11 @@ impl ObjectStore {
         let message = if self.stream.info.config.allow_direct {
             self.stream
                 .direct_get_last_for_subject(&subject)
-                .map_err(|error| match error.kind() {
-                    DirectGetErrorKind::NotFound => InfoError::new(InfoErrorKind::NotFound),
-                    DirectGetErrorKind::TimedOut => {
-                        InfoError::with_source(InfoErrorKind::TimedOut, error)
-                    }
-                    _ => InfoError::with_source(InfoErrorKind::Other, error),
-                })?
+                .map_err(direct_info_error)?
         } else {
             self.stream
                 .get_last_raw_message_by_subject(&subject)
-                .map_err(|error| match error.kind() {
-                    RawMessageErrorKind::NoMessageFound => InfoError::new(InfoErrorKind::NotFound),
-                    _ => InfoError::with_source(InfoErrorKind::Other, error),
-                })?
+                .map_err(leader_info_error)?
         };
         ObjectInfo::from_stored(&message.payload, message.time)
             .map_err(|error| InfoError::with_source(InfoErrorKind::Other, error))

@@ -148,11 +148,7 @@ impl Context {
         &self,
         config: Config,
     ) -> Result<ObjectStore, CreateObjectStoreError> {
-        if !is_valid_bucket_name(&config.bucket) {
-            return Err(CreateObjectStoreError::new(
-                CreateObjectStoreErrorKind::InvalidStoreName,
-            ));
-        }
+        check_new_bucket(&config)?;
         let stream = self
             .create_stream(config.stream_config())
             .await
@@ -182,23 +178,13 @@ impl Context {
         &self,
         config: Config,
     ) -> Result<ObjectStore, CreateObjectStoreError> {
-        if !is_valid_bucket_name(&config.bucket) {
-            return Err(CreateObjectStoreError::new(
-                CreateObjectStoreErrorKind::InvalidStoreName,
-            ));
-        }
+        check_new_bucket(&config)?;
         // `get_or_create_stream` takes the stream of a caller that created it between this
         // one's look and its create, whatever configuration either asked for.
-        let stream = match self.get_or_create_stream(config.stream_config()).await {
-            Ok(stream) => stream,
-            Err(error) if error.kind() == CreateStreamErrorKind::TimedOut => {
-                return Err(CreateObjectStoreError::with_source(
-                    CreateObjectStoreErrorKind::TimedOut,
-                    error,
-                ));
-            }
-            Err(error) => return Err(create_error(error)),
-        };
+        let stream = self
+            .get_or_create_stream(config.stream_config())
+            .await
+            .map_err(get_or_create_error)?;
         Ok(ObjectStore {
             name: config.bucket,
             stream,
@@ -384,4 +370,54 @@ pub(crate) fn checked_bucket(bucket: &str) -> Result<&str, ObjectStoreError> {
 /// reports it, with the stream error (and any JetStream error behind it) as the source.
 pub(crate) fn create_error(error: CreateStreamError) -> CreateObjectStoreError {
     CreateObjectStoreError::with_source(CreateObjectStoreErrorKind::BucketCreate, error)
+}
+
+/// Checks, before any request, that `config` names a valid bucket to create.
+pub(crate) fn check_new_bucket(config: &Config) -> Result<(), CreateObjectStoreError> {
+    if !is_valid_bucket_name(&config.bucket) {
+        return Err(CreateObjectStoreError::new(
+            CreateObjectStoreErrorKind::InvalidStoreName,
+        ));
+    }
+    Ok(())
+}
+
+/// A failed get-or-create of a bucket's stream as a bucket creation error: a timeout stays
+/// one, anything else is [`create_error`]'s.
+pub(crate) fn get_or_create_error(error: CreateStreamError) -> CreateObjectStoreError {
+    match error.kind() {
+        CreateStreamErrorKind::TimedOut => {
+            CreateObjectStoreError::with_source(CreateObjectStoreErrorKind::TimedOut, error)
+        }
+        _ => create_error(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(bucket: &str) -> Config {
+        Config {
+            bucket: bucket.to_owned(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_new_bucket_needs_a_valid_name() {
+        assert!(check_new_bucket(&config("files")).is_ok());
+        let invalid = check_new_bucket(&config("a.b")).unwrap_err();
+        assert_eq!(invalid.kind(), CreateObjectStoreErrorKind::InvalidStoreName);
+    }
+
+    #[test]
+    fn a_get_or_create_keeps_a_timeout_and_reports_the_rest_as_bucket_create() {
+        let timed_out = CreateStreamError::new(CreateStreamErrorKind::TimedOut);
+        let kind = get_or_create_error(timed_out).kind();
+        assert_eq!(kind, CreateObjectStoreErrorKind::TimedOut);
+        let refused = CreateStreamError::new(CreateStreamErrorKind::JetStreamUnavailable);
+        let kind = get_or_create_error(refused).kind();
+        assert_eq!(kind, CreateObjectStoreErrorKind::BucketCreate);
+    }
 }

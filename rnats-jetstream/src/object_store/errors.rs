@@ -7,6 +7,9 @@ use rnats_core::error::Error;
 
 use crate::consumer::{StreamError, StreamErrorKind};
 use crate::consumer_errors::{ConsumerError, ConsumerErrorKind};
+use crate::stream::{
+    DirectGetError, DirectGetErrorKind, LastRawMessageError, LastRawMessageErrorKind,
+};
 use crate::stream_errors::{CreateStreamErrorKind, UpdateStreamError};
 
 /// Declares a `Copy` kind enum with a doc line and a message per variant.
@@ -311,6 +314,23 @@ pub fn server_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<
     None
 }
 
+/// A failed direct get of an object's metadata as an info failure.
+pub(crate) fn direct_info_error(error: DirectGetError) -> InfoError {
+    match error.kind() {
+        DirectGetErrorKind::NotFound => InfoError::new(InfoErrorKind::NotFound),
+        DirectGetErrorKind::TimedOut => InfoError::with_source(InfoErrorKind::TimedOut, error),
+        _ => InfoError::with_source(InfoErrorKind::Other, error),
+    }
+}
+
+/// A failed get of an object's metadata from the stream's leader as an info failure.
+pub(crate) fn leader_info_error(error: LastRawMessageError) -> InfoError {
+    match error.kind() {
+        LastRawMessageErrorKind::NoMessageFound => InfoError::new(InfoErrorKind::NotFound),
+        _ => InfoError::with_source(InfoErrorKind::Other, error),
+    }
+}
+
 /// An info failure as a get failure.
 pub(crate) fn get_error(error: InfoError) -> GetError {
     match error.kind() {
@@ -372,4 +392,25 @@ pub(crate) fn seal_error(error: UpdateStreamError) -> SealError {
 /// A failed delivery as a watch (or list) item failure.
 pub(crate) fn watcher_error(error: crate::consumer::push::OrderedError) -> WatcherError {
     WatcherError::with_source(WatcherErrorKind::ConsumerError, error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_meta_message_is_a_missing_object_either_way() {
+        let direct = direct_info_error(DirectGetError::new(DirectGetErrorKind::NotFound));
+        assert_eq!(direct.kind(), InfoErrorKind::NotFound);
+        let leader = LastRawMessageError::new(LastRawMessageErrorKind::NoMessageFound);
+        assert_eq!(leader_info_error(leader).kind(), InfoErrorKind::NotFound);
+    }
+
+    #[test]
+    fn a_direct_get_timeout_stays_a_timeout_and_the_rest_is_other() {
+        let timed_out = direct_info_error(DirectGetError::new(DirectGetErrorKind::TimedOut));
+        assert_eq!(timed_out.kind(), InfoErrorKind::TimedOut);
+        let leader = LastRawMessageError::new(LastRawMessageErrorKind::Other);
+        assert_eq!(leader_info_error(leader).kind(), InfoErrorKind::Other);
+    }
 }
