@@ -12,7 +12,7 @@
 //! without direct gets), and only their bytes in the range are handed out.
 
 use std::fmt;
-use std::ops::{Bound, RangeBounds};
+use std::ops::{Bound, Range, RangeBounds};
 
 use bytes::Bytes;
 use futures_util::stream::{self, BoxStream};
@@ -128,13 +128,71 @@ impl fmt::Display for RangeNotSatisfiable {
 
 impl std::error::Error for RangeNotSatisfiable {}
 
-/// Where one chunk of the object is: its stream sequence, and the bytes of the object's
-/// data it holds, `offset..offset + size`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Located {
-    sequence: u64,
-    offset: u64,
+/// The walk over an object's chunk headers, in order, that finds the chunks holding the
+/// bytes `start..end`. For the async and blocking range reads alike.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Locator {
+    start: u64,
+    end: u64,
+    /// The object's size.
     size: u64,
+    /// The object's offset past the chunks walked so far.
+    offset: u64,
+}
+
+impl Locator {
+    /// A walk from the first chunk, for the bytes `start..end` (`start < end <= size`) of an
+    /// object of `size` bytes.
+    pub(crate) fn new(start: u64, end: u64, size: u64) -> Locator {
+        Locator {
+            start,
+            end,
+            size,
+            offset: 0,
+        }
+    }
+
+    /// Takes in the next chunk's header: its stream `sequence`, its `size`, and how many
+    /// chunks are `pending` after it. The chunk if it holds bytes of the range, `None` if it
+    /// lies before it; an error if the chunks do not add up to the object's size.
+    pub(crate) fn handle_header(
+        &mut self,
+        sequence: u64,
+        size: u64,
+        pending: u64,
+    ) -> Result<Option<Located>, ReadError> {
+        let offset = self.offset;
+        self.offset = offset
+            .checked_add(size)
+            .filter(|&past| past <= self.size)
+            .ok_or_else(|| ReadError::new(ReadErrorKind::SizeMismatch))?;
+        let last = self.offset >= self.end;
+        if pending == 0 && !last {
+            // The chunks hold fewer bytes than the metadata says.
+            return Err(ReadError::new(ReadErrorKind::SizeMismatch));
+        }
+        if self.offset <= self.start {
+            return Ok(None);
+        }
+        let from = self.start.saturating_sub(offset);
+        let to = self.end.min(self.offset) - offset;
+        Ok(Some(Located {
+            sequence,
+            size,
+            part: as_index(from)..as_index(to),
+            last,
+        }))
+    }
+}
+
+/// A chunk that holds bytes of a range: its stream sequence and size, which of its bytes
+/// are the range's, and whether it holds the range's last byte.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Located {
+    pub(crate) sequence: u64,
+    pub(crate) size: u64,
+    pub(crate) part: Range<usize>,
+    pub(crate) last: bool,
 }
 
 /// The bytes `start..end` (`start < end <= info.size`) of `info`'s data, in order, a piece
@@ -154,10 +212,8 @@ pub(super) fn slices(
             let stream = fetcher.clone();
             let subject = subject.clone();
             async move {
-                let payload = fetch(&stream, &subject, chunk).await?;
-                let from = start.saturating_sub(chunk.offset);
-                let to = end.min(chunk.offset + chunk.size) - chunk.offset;
-                Ok(payload.slice(as_index(from)..as_index(to)))
+                let payload = fetch(&stream, &subject, chunk.sequence, chunk.size).await?;
+                Ok(payload.slice(chunk.part))
             }
         })
         .try_buffered(window)
@@ -189,30 +245,17 @@ fn located(
         locator_check(reader.pending, expected).map(|()| reader)
     })
     .map_ok(move |reader| {
-        stream::try_unfold(Some((reader, 0_u64)), move |walk| async move {
+        let locator = Locator::new(start, end, size);
+        stream::try_unfold(Some((reader, locator)), move |walk| async move {
             // `None` once the chunk holding the range's last byte was yielded: the reader
             // is dropped there, which deletes its consumer.
-            let Some((mut reader, mut offset)) = walk else {
+            let Some((mut reader, mut locator)) = walk else {
                 return Ok(None);
             };
             loop {
                 let (sequence, chunk_size, pending) = next_header(&mut reader).await?;
-                let chunk = Located {
-                    sequence,
-                    offset,
-                    size: chunk_size,
-                };
-                offset = offset
-                    .checked_add(chunk_size)
-                    .filter(|&offset| offset <= size)
-                    .ok_or_else(|| ReadError::new(ReadErrorKind::SizeMismatch))?;
-                let last = offset >= end;
-                if pending == 0 && !last {
-                    // The chunks hold fewer bytes than the metadata says.
-                    return Err(ReadError::new(ReadErrorKind::SizeMismatch));
-                }
-                if offset > start {
-                    let next = (!last).then_some((reader, offset));
+                if let Some(chunk) = locator.handle_header(sequence, chunk_size, pending)? {
+                    let next = (!chunk.last).then_some((reader, locator));
                     return Ok(Some((chunk, next)));
                 }
             }
@@ -267,23 +310,24 @@ pub(crate) fn header_size(message: &rnats_core::Message) -> Result<u64, ReadErro
         })
 }
 
-/// The chunk `chunk`, by its sequence: a direct get where the bucket allows them (then from
-/// the leader if the replica that answered has not got it yet), else the leader's
-/// `STREAM.MSG.GET`. Its subject and size must be what its header said.
+/// The chunk at `sequence`: a direct get where the bucket allows them (then from the leader
+/// if the replica that answered has not got it yet), else the leader's `STREAM.MSG.GET`. Its
+/// subject and `size` must be what its header said.
 async fn fetch(
     stream: &Stream<StreamInfo>,
     subject: &str,
-    chunk: Located,
+    sequence: u64,
+    size: u64,
 ) -> Result<Bytes, ReadError> {
     let direct = match stream.info.config.allow_direct {
-        true => direct_chunk(stream.direct_get(chunk.sequence).await)?,
+        true => direct_chunk(stream.direct_get(sequence).await)?,
         false => None,
     };
     let message = match direct {
         Some(message) => message,
-        None => leader_chunk(stream.get_raw_message(chunk.sequence).await)?,
+        None => leader_chunk(stream.get_raw_message(sequence).await)?,
     };
-    checked_chunk(message, subject, chunk.size)
+    checked_chunk(message, subject, size)
 }
 
 /// A direct get's chunk; `None` when the replica that answered has not got it (ask the
@@ -331,13 +375,48 @@ pub(crate) fn checked_chunk(
 }
 
 /// An offset within one chunk (which is in memory, so it fits a `usize`).
-pub(crate) fn as_index(offset: u64) -> usize {
+fn as_index(offset: u64) -> usize {
     usize::try_from(offset).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Walks the headers of chunks of `sizes` (sequences from 1) for `start..end`: the parts
+    /// handed out, with their sequences, until the one holding the last byte.
+    fn walk(sizes: &[u64], start: u64, end: u64) -> Result<Vec<(u64, Range<usize>)>, ReadError> {
+        let mut locator = Locator::new(start, end, sizes.iter().sum());
+        let mut parts = Vec::new();
+        for (index, &size) in sizes.iter().enumerate() {
+            let pending = (sizes.len() - index - 1) as u64;
+            if let Some(chunk) = locator.handle_header(index as u64 + 1, size, pending)? {
+                parts.push((chunk.sequence, chunk.part));
+                if chunk.last {
+                    break;
+                }
+            }
+        }
+        Ok(parts)
+    }
+
+    #[test]
+    fn the_locator_hands_out_only_the_range_s_bytes_of_the_chunks_holding_it() {
+        assert_eq!(walk(&[3, 3, 3], 4, 7).unwrap(), vec![(2, 1..3), (3, 0..1)]);
+        assert_eq!(walk(&[3, 3, 3], 0, 3).unwrap(), vec![(1, 0..3)]);
+        // A short chunk in the middle, as a reader that returned little at a time makes.
+        assert_eq!(walk(&[3, 1, 3], 3, 5).unwrap(), vec![(2, 0..1), (3, 0..1)]);
+    }
+
+    #[test]
+    fn chunks_that_do_not_add_up_to_the_object_fail_the_walk() {
+        let mut over = Locator::new(0, 4, 4);
+        let error = over.handle_header(1, 5, 0).unwrap_err();
+        assert_eq!(error.kind(), ReadErrorKind::SizeMismatch);
+        let mut short = Locator::new(2, 4, 4);
+        let error = short.handle_header(1, 3, 0).unwrap_err();
+        assert_eq!(error.kind(), ReadErrorKind::SizeMismatch);
+    }
 
     fn bounds(range: impl RangeBounds<u64>, size: u64) -> Result<(u64, u64), RangeNotSatisfiable> {
         span(

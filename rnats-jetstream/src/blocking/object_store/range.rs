@@ -19,7 +19,7 @@ use crate::consumer::DeliverPolicy;
 use crate::consumer::push::OrderedConfig;
 use crate::object_store::object::{chunk_subject, reader_consumer_error};
 use crate::object_store::range::{
-    as_index, checked_chunk, direct_chunk, header_size, leader_chunk, locator_check, span,
+    Locator, checked_chunk, direct_chunk, header_size, leader_chunk, locator_check, span,
 };
 use crate::object_store::{GetError, ObjectInfo, ReadError, ReadErrorKind};
 
@@ -63,12 +63,8 @@ pub(super) struct RangeRead {
     /// Delivers the chunks' headers, in order.
     locator: Ordered,
     subject: String,
-    start: u64,
-    end: u64,
-    /// The object's size.
-    size: u64,
-    /// The object's offset past the chunks located so far.
-    offset: u64,
+    /// How far the walk over the chunk headers got.
+    walk: Locator,
     /// The chunk holding the range's last byte was handed out.
     done: bool,
 }
@@ -98,10 +94,7 @@ impl RangeRead {
         Ok(RangeRead {
             locator,
             subject,
-            start,
-            end,
-            size: info.size as u64,
-            offset: 0,
+            walk: Locator::new(start, end, info.size as u64),
             done: false,
         })
     }
@@ -115,26 +108,14 @@ impl RangeRead {
     ) -> Result<Option<Bytes>, ReadError> {
         while !self.done {
             let (sequence, size, pending) = self.next_header(deadline)?;
-            let offset = self.offset;
-            self.offset = offset
-                .checked_add(size)
-                .filter(|&past| past <= self.size)
-                .ok_or_else(|| ReadError::new(ReadErrorKind::SizeMismatch))?;
-            let last = self.offset >= self.end;
-            if pending == 0 && !last {
-                // The chunks hold fewer bytes than the metadata says.
-                return Err(ReadError::new(ReadErrorKind::SizeMismatch));
-            }
-            if self.offset <= self.start {
+            let Some(chunk) = self.walk.handle_header(sequence, size, pending)? else {
                 continue;
-            }
-            if last {
+            };
+            if chunk.last {
                 self.finish();
             }
-            let payload = fetch(stream, &self.subject, sequence, size)?;
-            let from = self.start.saturating_sub(offset);
-            let to = self.end.min(self.offset) - offset;
-            return Ok(Some(payload.slice(as_index(from)..as_index(to))));
+            let payload = fetch(stream, &self.subject, chunk.sequence, chunk.size)?;
+            return Ok(Some(payload.slice(chunk.part)));
         }
         Ok(None)
     }
