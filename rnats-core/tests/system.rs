@@ -306,3 +306,63 @@ async fn an_unknown_server_id_gets_no_answer_and_a_bad_kind_is_refused() {
         .unwrap_err();
     assert_eq!(bad.kind(), SystemErrorKind::InvalidSubject, "{bad}");
 }
+
+#[tokio::test]
+async fn an_answer_that_does_not_decode_leaves_the_servers_answer_whole() {
+    use futures_util::StreamExt;
+
+    let server = NatsServer::builder().config(ACCOUNTS).spawn().unwrap();
+    // A responder in the system account that answers VARZ with text no server sends.
+    let impostor = connect("sys", &server.url()).await;
+    let mut requests = impostor
+        .subscribe("$SYS.REQ.SERVER.PING.VARZ".to_owned())
+        .await
+        .unwrap();
+    impostor.flush().await.unwrap();
+    let replier = impostor.clone();
+    tokio::spawn(async move {
+        while let Some(request) = requests.next().await {
+            let Some(reply) = request.reply else { continue };
+            replier.publish(reply, "not json".into()).await.unwrap();
+            replier.flush().await.unwrap();
+        }
+    });
+
+    let system = system_on(&server.url()).await.expect(2);
+    let got = within(system.gather::<rnats_core::system::Varz, _>("VARZ", ()))
+        .await
+        .unwrap();
+    assert_eq!(got.answers.len(), 2, "{got:#?}");
+    assert_eq!(got.missing, 0, "{got:#?}");
+    let (good, bad): (Vec<_>, Vec<_>) = got
+        .answers
+        .into_iter()
+        .partition(|answer| answer.decode_error.is_none());
+    assert_eq!(good[0].data.as_ref().unwrap().version, "2.15.1");
+    assert_eq!(bad[0].decode_error.as_ref().unwrap().text(), "not json");
+    assert!(bad[0].server.id.is_empty(), "from nobody known");
+
+    // Decoded as a type the server's data does not fit, every answer keeps its sender.
+    #[derive(Debug, serde::Deserialize)]
+    struct Wrong {
+        #[allow(dead_code)]
+        version: u64,
+    }
+    let wrong = within(system.request::<Wrong, _>("VARZ", ()))
+        .await
+        .unwrap();
+    let server_answer = wrong
+        .iter()
+        .find(|answer| !answer.server.id.is_empty())
+        .expect("the server's answer");
+    assert!(server_answer.data.is_none());
+    assert!(
+        server_answer
+            .decode_error
+            .as_ref()
+            .unwrap()
+            .text()
+            .contains("2.15.1"),
+        "{server_answer:?}"
+    );
+}

@@ -1,10 +1,13 @@
-//! The envelope every server's answer comes in: who answered, the data, or an error.
+//! The envelope every server's answer comes in: who answered, the data, or an error; and
+//! what a gathering of them yields.
 
 use std::time::Duration;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::error::AnswerDecodeError;
 use crate::datetime::{DateTime, rfc3339};
 
 /// One server's answer to a system request: nats-server's `ServerAPIResponse`
@@ -19,7 +22,8 @@ pub struct ServerAnswer<T> {
     /// The server that answered.
     #[serde(default)]
     pub server: ServerIdentity,
-    /// What the server answered with; `None` when it answered with an error.
+    /// What the server answered with; `None` when it answered with an error, or when
+    /// its data did not decode (then [`decode_error`](Self::decode_error) says why).
     #[serde(
         default = "none",
         alias = "statsz",
@@ -33,18 +37,84 @@ pub struct ServerAnswer<T> {
     /// `server ping` shows); `None` for an answer decoded from text. Not part of the JSON.
     #[serde(skip)]
     pub rtt: Option<Duration>,
+    /// Why this answer holds no data although the server sent some: its data did not decode
+    /// as `T` (the rest of the answer did), or the whole answer is not a server's answer
+    /// (then [`server`](Self::server) is empty too, as nobody can tell who sent it). A
+    /// gathering keeps such an answer among the others rather than failing. Not part of
+    /// the JSON.
+    #[serde(skip)]
+    pub decode_error: Option<AnswerDecodeError>,
 }
 
 impl<T> ServerAnswer<T> {
-    /// The data, or the server's error when it sent one instead (an answer with neither is an
-    /// error with code 0 and no description).
-    pub fn into_result(self) -> Result<T, ApiError> {
-        match (self.data, self.error) {
-            (_, Some(error)) => Err(error),
-            (Some(data), None) => Ok(data),
-            (None, None) => Err(ApiError::default()),
+    /// The data; or the server's error when it sent one instead, or the decode error when
+    /// its data did not decode (an answer with none of them is a server error with code 0
+    /// and no description).
+    pub fn into_result(self) -> Result<T, AnswerError> {
+        match (self.data, self.error, self.decode_error) {
+            (_, Some(error), _) => Err(AnswerError::Server(error)),
+            (_, None, Some(error)) => Err(AnswerError::Decode(error)),
+            (Some(data), None, None) => Ok(data),
+            (None, None, None) => Err(AnswerError::Server(ApiError::default())),
         }
     }
+
+    /// An answer that did not decode at all: from nobody known, with nothing but the
+    /// error.
+    pub(crate) fn undecoded(error: AnswerDecodeError) -> ServerAnswer<T> {
+        ServerAnswer {
+            server: ServerIdentity::default(),
+            data: None,
+            error: None,
+            rtt: None,
+            decode_error: Some(error),
+        }
+    }
+}
+
+impl ServerAnswer<Value> {
+    /// The envelope of one answer, its data left as JSON: the first of the two steps a
+    /// gathering decodes each answer in, so that data of an unexpected shape costs that
+    /// answer's data, not the answer (see the [module](super)).
+    pub(crate) fn decode_envelope(
+        payload: &[u8],
+    ) -> Result<ServerAnswer<Value>, AnswerDecodeError> {
+        serde_json::from_slice(payload).map_err(|e| AnswerDecodeError::new(payload, e))
+    }
+
+    /// The same answer with its data decoded as `T`; without data, with the decode error,
+    /// when it does not decode.
+    pub(crate) fn decode_data<T: DeserializeOwned>(self) -> ServerAnswer<T> {
+        let (data, decode_error) = match self.data.map(|data| (T::deserialize(&data), data)) {
+            None => (None, self.decode_error),
+            Some((Ok(data), _)) => (Some(data), self.decode_error),
+            Some((Err(e), data)) => (None, Some(AnswerDecodeError::of_data(&data, e))),
+        };
+        ServerAnswer {
+            server: self.server,
+            data,
+            error: self.error,
+            rtt: self.rtt,
+            decode_error,
+        }
+    }
+}
+
+/// What one gathering yields: the answers, and how many of the servers it waited for did
+/// not answer.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Gathered<T> {
+    /// The answers, in the order they arrived; one that did not decode holds its
+    /// [`decode_error`](ServerAnswer::decode_error).
+    pub answers: Vec<ServerAnswer<T>>,
+    /// The servers waited for that did not answer before the timeout: short of
+    /// [`System::expect`](super::System::expect)'s count; of a ping, short of the most
+    /// servers its answers count up; of any other request, the servers its ping found
+    /// that stayed silent, and those counted up beyond every server heard. A filtered
+    /// ping, and a request to the user's own account without a count, have no count of
+    /// servers to miss: 0.
+    pub missing: usize,
 }
 
 /// `Option::None` for any `T`: serde's `default` would ask `T: Default` of the generic field.
@@ -114,4 +184,17 @@ pub struct ApiError {
     /// What went wrong, in the server's words.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+}
+
+/// Why an answer holds no data: the error of [`ServerAnswer::into_result`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnswerError {
+    /// The server answered with an error instead of data (an answer with neither is one
+    /// with code 0 and no description).
+    #[error(transparent)]
+    Server(ApiError),
+    /// The server sent data, or an answer, that did not decode as the type asked for.
+    #[error("the answer did not decode: {0}")]
+    Decode(AnswerDecodeError),
 }

@@ -26,6 +26,9 @@ pub(crate) enum Until {
     /// Every server a ping found, or, unless the ping was filtered, as many as it counted
     /// up (a server that restarted answers under a new ID).
     Census(Census),
+    /// The timeout: a request to the user's own account, which has no ping to count the
+    /// servers by.
+    Timeout,
 }
 
 /// The servers that answered a ping: who the request that follows waits for.
@@ -70,7 +73,8 @@ pub(crate) struct Gathering {
     until: Until,
     /// The IDs of the servers that answered.
     answered: BTreeSet<String>,
-    /// The answers, one per server or not (a server that answered twice counts twice).
+    /// The answers, one per server or not (a server that answered twice counts twice, and
+    /// one that did not decode counts too).
     count: usize,
     /// The most servers an answer counted up.
     active: usize,
@@ -95,6 +99,17 @@ impl Gathering {
         self.active = self
             .active
             .max(usize::try_from(active).unwrap_or(usize::MAX));
+    }
+
+    /// Takes an answer that did not decode: it counts toward a count given, but for no
+    /// server, since nobody can tell who sent it.
+    pub(crate) fn handle_undecoded(&mut self) {
+        self.count += 1;
+    }
+
+    /// Whether any answer it took decoded, and so came from a server it can name.
+    pub(crate) fn decoded_any(&self) -> bool {
+        !self.answered.is_empty()
     }
 
     /// How long to wait for more answers after the last one; `None` to wait for the next
@@ -126,6 +141,29 @@ impl Gathering {
             Until::Census(census) => {
                 census.ids.is_subset(&self.answered)
                     || (!census.filtered && self.answered.len() >= census.active)
+            }
+            Until::Timeout => false,
+        }
+    }
+
+    /// How many of the servers waited for did not answer: short of the count; of a ping,
+    /// short of the most servers the answers count up; of a census, the servers it found
+    /// that stayed silent and, unfiltered, those it counted up beyond every server heard.
+    /// A filtered ping, or the timeout, has nothing to count by: none.
+    pub(crate) fn missing(&self) -> usize {
+        match &self.until {
+            Until::Count(n) => n.saturating_sub(self.count),
+            Until::Ping { filtered: false } => self.active.saturating_sub(self.answered.len()),
+            Until::Ping { filtered: true } | Until::Timeout => 0,
+            Until::Census(census) => {
+                let silent = census.ids.difference(&self.answered).count();
+                match census.filtered {
+                    true => silent,
+                    false => census
+                        .active
+                        .saturating_sub(self.answered.len() + silent)
+                        .saturating_add(silent),
+                }
             }
         }
     }
@@ -192,5 +230,45 @@ mod tests {
     fn a_count_is_complete_at_the_count() {
         assert!(!gather(Until::Count(2), &[("A", 0)]).is_complete());
         assert!(gather(Until::Count(2), &[("A", 0), ("A", 0)]).is_complete());
+    }
+
+    #[test]
+    fn the_timeout_is_never_complete_and_misses_nobody() {
+        let gathering = gather(Until::Timeout, &[("A", 3)]);
+        assert!(!gathering.is_complete());
+        assert_eq!(gathering.linger(), None);
+        assert_eq!(gathering.missing(), 0);
+    }
+
+    #[test]
+    fn missing_servers_are_counted_by_what_the_gathering_waited_for() {
+        assert_eq!(gather(Until::Count(3), &[("A", 0)]).missing(), 2);
+        assert_eq!(gather(Until::Count(1), &[("A", 0), ("B", 0)]).missing(), 0);
+        // A ping: the most servers an answer counts up, less those heard.
+        assert_eq!(gather(PING, &[("A", 3), ("B", 2)]).missing(), 1);
+        assert_eq!(gather(PING, &[("A", 2), ("B", 2)]).missing(), 0);
+        let filtered = Until::Ping { filtered: true };
+        assert_eq!(gather(filtered, &[("A", 5)]).missing(), 0);
+        // A census of A and B, which count three: C answering stands in for nobody.
+        let census = || Until::Census(Census::of([("A", 3), ("B", 3)], false));
+        assert_eq!(
+            gather(census(), &[("C", 0), ("A", 0), ("B", 0)]).missing(),
+            0
+        );
+        assert_eq!(gather(census(), &[("C", 0), ("A", 0)]).missing(), 1);
+        assert_eq!(gather(census(), &[("A", 0)]).missing(), 2);
+        // A restarted as A2, and B answered: A is silent, though as many as counted answered.
+        let census = Census::of([("A", 2), ("B", 2)], false);
+        assert_eq!(
+            gather(Until::Census(census), &[("A2", 0), ("B", 0)]).missing(),
+            1
+        );
+        // Filtered, only the servers found count.
+        let census = Census::of([("A", 5)], true);
+        assert_eq!(
+            gather(Until::Census(census.clone()), &[("A", 0)]).missing(),
+            0
+        );
+        assert_eq!(gather(Until::Census(census), &[("B", 0)]).missing(), 1);
     }
 }

@@ -3,7 +3,15 @@
 
 use serde_json::json;
 
+use super::census::{Gathering, Until};
 use super::*;
+
+/// One answer decoded as a gathering decodes it: its envelope, then its data as `T`.
+fn decode_answer<T: DeserializeOwned>(
+    payload: &[u8],
+) -> Result<ServerAnswer<T>, AnswerDecodeError> {
+    ServerAnswer::decode_envelope(payload).map(ServerAnswer::decode_data)
+}
 
 /// An answer with `data`, as a 2.15 server sends it, plus fields no server sends yet at
 /// every level.
@@ -80,25 +88,119 @@ fn an_error_answer_has_no_data_and_says_why() {
     let text = r#"{"server":{"name":"n1","id":"NID1"},"error":{"code":400,"description":"invalid character 'x'"}}"#;
     let answer = decode_answer::<Connz>(text.as_bytes()).unwrap();
     assert!(answer.data.is_none());
-    let error = answer.into_result().unwrap_err();
+    assert_eq!(answer.decode_error, None);
+    let AnswerError::Server(error) = answer.into_result().unwrap_err() else {
+        panic!("the server's error");
+    };
     assert_eq!(error.code, 400);
     assert!(error.to_string().contains("invalid character"), "{error}");
 }
 
 #[test]
-fn an_answer_that_does_not_decode_is_a_decode_error_with_its_text() {
-    for text in [
-        &b"not json"[..],
-        br#"{"server":{"id":7}}"#,
-        br#"{"data":{"port":"x"}}"#,
-    ] {
+fn an_answer_that_is_no_envelope_is_a_decode_error_with_its_text() {
+    for text in [&b"not json"[..], br#"{"server":{"id":7}}"#, b"[1]"] {
         let error = decode_answer::<Varz>(text).unwrap_err();
-        assert_eq!(error.kind(), SystemErrorKind::Decode);
-        let source = std::error::Error::source(&error)
-            .and_then(|e| e.downcast_ref::<AnswerDecodeError>())
-            .expect("the answer's error as the source");
-        assert_eq!(source.text().as_bytes(), text);
+        assert_eq!(error.text().as_bytes(), text);
+        assert!(std::error::Error::source(&error).is_some());
     }
+}
+
+#[test]
+fn data_of_another_shape_costs_the_data_alone_and_says_why() {
+    let text = br#"{"server":{"name":"n1","id":"NID1"},"data":{"port":"x"}}"#;
+    let answer = decode_answer::<Varz>(text).unwrap();
+    assert_eq!(answer.server.id, "NID1", "the envelope decoded");
+    assert_eq!(answer.data, None);
+    let error = answer
+        .decode_error
+        .clone()
+        .expect("why the data is missing");
+    assert_eq!(
+        error.text(),
+        r#"{"port":"x"}"#,
+        "the data's text, not the answer's"
+    );
+    assert!(error.to_string().contains("port") || error.to_string().contains("string"));
+    assert_eq!(answer.into_result(), Err(AnswerError::Decode(error)));
+    // The same answer as JSON decodes whole.
+    let raw = decode_answer::<Value>(text).unwrap();
+    assert_eq!(raw.data, Some(json!({"port": "x"})));
+    assert_eq!(raw.decode_error, None);
+}
+
+/// A ping's answer from `id`, which counts `active` servers up.
+fn ping_from(id: &str, active: u64) -> Vec<u8> {
+    json!({"server": {"name": id, "id": id}, "statsz": {"active_servers": active}})
+        .to_string()
+        .into_bytes()
+}
+
+/// Gathers `payloads` as they would arrive, until `until`, decoding each as `T`.
+fn gather_payloads<T: DeserializeOwned>(
+    until: Until,
+    payloads: &[&[u8]],
+    ended: Option<ManyEnd>,
+) -> Result<Gathered<T>, SystemError> {
+    let mut gathering = Gathering::new(until);
+    let answers = payloads
+        .iter()
+        .map(|payload| handle_payload(&mut gathering, payload))
+        .collect();
+    gathered(answers, &gathering, ended)
+}
+
+#[test]
+fn one_answer_that_does_not_decode_keeps_the_others() {
+    let a = ping_from("A", 3);
+    let b_bad_data = br#"{"server":{"name":"B","id":"B"},"statsz":{"active_servers":"three"}}"#;
+    let garbage = b"\x00 not json";
+    let ping = Until::Ping { filtered: false };
+    let got = gather_payloads::<ServerStats>(ping, &[&a, b_bad_data, garbage], None).unwrap();
+    assert_eq!(got.answers.len(), 3, "every answer is kept");
+    assert_eq!(got.answers[0].data.as_ref().unwrap().active_servers, 3);
+    // B's envelope decoded: it answered, its statistics did not decode.
+    assert_eq!(got.answers[1].server.id, "B");
+    assert!(got.answers[1].data.is_none());
+    assert!(got.answers[1].decode_error.is_some());
+    // The garbage is from nobody known, with its text.
+    assert_eq!(got.answers[2].server, ServerIdentity::default());
+    let error = got.answers[2].decode_error.as_ref().unwrap();
+    assert_eq!(error.text().as_bytes(), garbage);
+    // A and B answered of the three A counts; the garbage stands in for nobody.
+    assert_eq!(got.missing, 1);
+    // As JSON, B's statistics are whole.
+    let ping = Until::Ping { filtered: false };
+    let raw = gather_payloads::<Value>(ping, &[&a, b_bad_data, garbage], None).unwrap();
+    assert_eq!(
+        raw.answers[1].data.as_ref().unwrap()["active_servers"],
+        "three"
+    );
+}
+
+#[test]
+fn only_answers_that_all_fail_to_decode_fail_the_gathering() {
+    let error = gather_payloads::<Varz>(Until::Count(2), &[b"nope", b"{"], None).unwrap_err();
+    assert_eq!(error.kind(), SystemErrorKind::Decode);
+    let source = std::error::Error::source(&error)
+        .and_then(|e| e.downcast_ref::<AnswerDecodeError>())
+        .expect("the first answer's error as the source");
+    assert_eq!(source.text(), "nope");
+    // An answer whose data alone failed is still an answer from a known server.
+    let bad_data = br#"{"server":{"id":"A"},"data":{"port":"x"}}"#;
+    let got = gather_payloads::<Varz>(Until::Count(2), &[b"nope", bad_data], None).unwrap();
+    assert_eq!(got.answers.len(), 2);
+    assert_eq!(
+        got.missing, 0,
+        "both answers came, though one is from nobody known"
+    );
+}
+
+#[test]
+fn no_answer_is_no_answer_unless_the_client_closed() {
+    let none = gather_payloads::<Varz>(Until::Count(1), &[], Some(ManyEnd::Timeout));
+    assert_eq!(none.unwrap_err().kind(), SystemErrorKind::NoAnswer);
+    let closed = gather_payloads::<Varz>(Until::Count(1), &[], Some(ManyEnd::Closed));
+    assert_eq!(closed.unwrap_err().kind(), SystemErrorKind::Request);
 }
 
 #[test]

@@ -1,6 +1,7 @@
-//! Why a system request failed.
+//! Why a system request failed, and why one server's answer did not decode.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// A system request's failure: what kind ([`SystemError::kind`]) and its cause
 /// ([`std::error::Error::source`]).
@@ -18,9 +19,13 @@ pub enum SystemErrorKind {
     /// all (a server ID that is not up).
     #[error("no server answered")]
     NoAnswer,
-    /// A server's answer is not the JSON expected; the source is an [`AnswerDecodeError`]
-    /// with the answer's text.
-    #[error("a server's answer did not decode")]
+    /// Answers came, but not one of them is a server's answer (each is not JSON, or not
+    /// the envelope every server sends); the source is the first one's
+    /// [`AnswerDecodeError`], with its text. Once any answer is readable, the others are
+    /// kept in the answers instead (see [`ServerAnswer::decode_error`]).
+    ///
+    /// [`ServerAnswer::decode_error`]: super::ServerAnswer::decode_error
+    #[error("no server's answer decoded")]
     Decode,
     /// The kind or the server ID is not a single subject token.
     #[error("the kind or server ID is not a subject token")]
@@ -34,12 +39,16 @@ pub enum SystemErrorKind {
     Request,
 }
 
-/// A server's answer that did not decode, with its text: the source of a
+/// A server's answer, or its data, that did not decode, with its text: kept in the answer
+/// ([`ServerAnswer::decode_error`](super::ServerAnswer::decode_error)), and the source of a
 /// [`SystemErrorKind::Decode`] error.
-#[derive(Debug)]
+///
+/// Two of them are equal when their texts and their messages are.
+#[derive(Debug, Clone)]
 pub struct AnswerDecodeError {
     text: String,
-    source: serde_json::Error,
+    /// Shared, so that an answer that holds it stays cheap to clone.
+    source: Arc<serde_json::Error>,
 }
 
 /// How much of an answer's text the error's message quotes.
@@ -49,11 +58,23 @@ impl AnswerDecodeError {
     pub(crate) fn new(payload: &[u8], source: serde_json::Error) -> AnswerDecodeError {
         AnswerDecodeError {
             text: String::from_utf8_lossy(payload).into_owned(),
-            source,
+            source: Arc::new(source),
         }
     }
 
-    /// The answer's text, whole (invalid UTF-8 replaced).
+    /// The error of data that is JSON but not the type asked for.
+    pub(crate) fn of_data(
+        data: &serde_json::Value,
+        source: serde_json::Error,
+    ) -> AnswerDecodeError {
+        AnswerDecodeError {
+            text: data.to_string(),
+            source: Arc::new(source),
+        }
+    }
+
+    /// The text that did not decode, whole (invalid UTF-8 replaced): the whole answer when
+    /// its envelope did not decode, the data alone (as JSON) when only the data did not.
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -72,6 +93,12 @@ impl fmt::Display for AnswerDecodeError {
 
 impl std::error::Error for AnswerDecodeError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
+        Some(&*self.source)
+    }
+}
+
+impl PartialEq for AnswerDecodeError {
+    fn eq(&self, other: &AnswerDecodeError) -> bool {
+        self.text == other.text && self.source.to_string() == other.source.to_string()
     }
 }

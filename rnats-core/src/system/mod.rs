@@ -22,7 +22,21 @@
 //!   then waits for every server that answered that ping, as the `rnats` CLI's
 //!   `server request` does.
 //!
-//! The answers come in the order they arrived.
+//! The answers come in the order they arrived. [`System::gather`] and
+//! [`System::gather_ping`] also tell how many of the servers waited for did not answer
+//! ([`Gathered::missing`]); [`System::gather_account`] asks what nats-server answers any
+//! account about itself (`$SYS.REQ.ACCOUNT.PING.CONNZ`), for a user outside the system
+//! account.
+//!
+//! One answer that does not decode costs that answer, not the gathering. Each is decoded
+//! in two steps: the envelope (who answered, the error), then its data as the type asked
+//! for. Data of another shape leaves that answer with `data: None` and a
+//! [`ServerAnswer::decode_error`] with the data's text; an answer that is not an envelope
+//! at all is kept as one from an unknown server (an empty [`ServerAnswer::server`]), with
+//! its text in the same field; it counts toward [`System::expect`]'s count, but stands
+//! for no server a ping counted or found. The other answers stay as they are. Only when no answer's envelope decoded does the request fail,
+//! with [`SystemErrorKind::Decode`]. [`ServerAnswer::into_result`] tells the two kinds of
+//! missing data apart: [`AnswerError::Server`] or [`AnswerError::Decode`].
 //!
 //! ```no_run
 //! use rnats_core::system::{ConnzOptions, System};
@@ -84,7 +98,7 @@ mod jsz;
 mod stats;
 mod varz;
 
-pub use answer::{ApiError, ServerAnswer, ServerIdentity};
+pub use answer::{AnswerError, ApiError, Gathered, ServerAnswer, ServerIdentity};
 use census::{Census, Gathering, Until};
 pub use connz::{ConnInfo, ConnState, Connz, ConnzOptions, ConnzSort};
 pub use error::{AnswerDecodeError, SystemError, SystemErrorKind};
@@ -99,6 +113,9 @@ pub use varz::Varz;
 
 /// The subject every server answers with its statistics.
 const PING: &str = "$SYS.REQ.SERVER.PING";
+
+/// The subjects under which every server answers for the asking user's own account.
+const ACCOUNT_PING: &str = "$SYS.REQ.ACCOUNT.PING";
 
 /// How long a gathering waits for answers by default.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -165,20 +182,17 @@ impl System {
 
     /// Every server's statistics (`$SYS.REQ.SERVER.PING`, or `STATSZ` of one server).
     pub async fn ping(&self) -> Result<Vec<ServerAnswer<ServerStats>>, SystemError> {
-        self.ping_as(active_servers).await
+        Ok(self.gather_ping().await?.answers)
     }
 
     /// [`ping`](Self::ping), each server's statistics as JSON, whole.
     pub async fn ping_raw(&self) -> Result<Vec<ServerAnswer<Value>>, SystemError> {
-        self.ping_as(active_servers_in_json).await
+        Ok(self.gather_ping().await?.answers)
     }
 
-    /// A ping, each answer's statistics decoded as `T`; `active` reads how many servers an
-    /// answer counts up.
-    async fn ping_as<T: DeserializeOwned>(
-        &self,
-        active: fn(&ServerAnswer<T>) -> u64,
-    ) -> Result<Vec<ServerAnswer<T>>, SystemError> {
+    /// A ping, each answer's statistics decoded as `T` ([`ServerStats`], `Value`, or a type
+    /// of your own), with how many servers did not answer.
+    pub async fn gather_ping<T: DeserializeOwned>(&self) -> Result<Gathered<T>, SystemError> {
         let subject = match &self.server {
             Some(_) => self.subject("STATSZ")?,
             None => PING.to_owned(),
@@ -187,7 +201,7 @@ impl System {
             filtered: !self.filter.selects_all(),
         });
         let body = self.body(Map::new())?;
-        self.gather(subject, body, until, active).await
+        self.collect(subject, body, until).await
     }
 
     /// Each server's general state and configuration (`VARZ`).
@@ -227,19 +241,7 @@ impl System {
         T: DeserializeOwned,
         O: Serialize,
     {
-        let fields = match serde_json::to_value(options) {
-            Ok(Value::Object(fields)) => fields,
-            Ok(Value::Null) => Map::new(),
-            Ok(_) => return Err(SystemErrorKind::InvalidOptions.into()),
-            Err(e) => return Err(SystemError::with_source(SystemErrorKind::InvalidOptions, e)),
-        };
-        let subject = self.subject(kind)?;
-        let body = self.body(fields)?;
-        let until = match self.fixed_count() {
-            Some(until) => until,
-            None => Until::Census(self.census().await?),
-        };
-        self.gather(subject, body, until, |_| 0).await
+        Ok(self.gather(kind, options).await?.answers)
     }
 
     /// Any kind with `options` (a JSON object, or `Value::Null` for none), each answer's
@@ -250,6 +252,45 @@ impl System {
         options: Value,
     ) -> Result<Vec<ServerAnswer<Value>>, SystemError> {
         self.request(kind, options).await
+    }
+
+    /// [`request`](Self::request), with how many servers did not answer.
+    pub async fn gather<T, O>(&self, kind: &str, options: O) -> Result<Gathered<T>, SystemError>
+    where
+        T: DeserializeOwned,
+        O: Serialize,
+    {
+        let subject = self.subject(kind)?;
+        let body = self.body(options_fields(options)?)?;
+        let until = match self.fixed_count() {
+            Some(until) => until,
+            None => Until::Census(self.census().await?),
+        };
+        self.collect(subject, body, until).await
+    }
+
+    /// A kind that nats-server answers for the user's own account, whatever it is
+    /// (`CONNZ`, `STATZ`), on `$SYS.REQ.ACCOUNT.PING.<KIND>`: every server answers with
+    /// what it holds of that account (the connections, say). No ping can count the servers
+    /// outside the system account, so this waits for [`expect`](Self::expect) answers, or
+    /// else until the timeout; [`server`](Self::server) does not narrow it, the
+    /// [`ServerFilter`] does.
+    pub async fn gather_account<T, O>(
+        &self,
+        kind: &str,
+        options: O,
+    ) -> Result<Gathered<T>, SystemError>
+    where
+        T: DeserializeOwned,
+        O: Serialize,
+    {
+        if !is_token(kind) {
+            return Err(SystemErrorKind::InvalidSubject.into());
+        }
+        let subject = format!("{ACCOUNT_PING}.{kind}");
+        let body = self.body(options_fields(options)?)?;
+        let until = self.expect.map_or(Until::Timeout, Until::Count);
+        self.collect(subject, body, until).await
     }
 
     /// A request's failure. No responders means no system account, unless the server said
@@ -296,15 +337,13 @@ impl System {
         body(fields, &self.filter)
     }
 
-    /// Sends the request and gathers the answers until `until` or the timeout;
-    /// `active` reads how many servers an answer counts up.
-    async fn gather<T: DeserializeOwned>(
+    /// Sends the request and gathers the answers until `until` or the timeout.
+    async fn collect<T: DeserializeOwned>(
         &self,
         subject: String,
         body: Bytes,
         until: Until,
-        active: fn(&ServerAnswer<T>) -> u64,
-    ) -> Result<Vec<ServerAnswer<T>>, SystemError> {
+    ) -> Result<Gathered<T>, SystemError> {
         let rt = self.client.shared().rt;
         let sent = rt.now();
         let mut request = self
@@ -333,19 +372,12 @@ impl System {
                 break;
             };
             let message = reply.map_err(|e| self.failed(e))?;
-            let mut answer = decode_answer::<T>(&message.payload)?;
+            let mut answer = handle_payload(&mut gathering, &message.payload);
             answer.rtt = Some(rt.now().saturating_duration_since(sent));
-            gathering.handle_answer(&answer.server.id, active(&answer));
             answers.push(answer);
             linger = gathering.linger().map(|wait| rt.timer(rt.now() + wait));
         }
-        if answers.is_empty() {
-            return Err(match replies.ended() {
-                Some(ManyEnd::Closed) => SystemErrorKind::Request.into(),
-                _ => SystemErrorKind::NoAnswer.into(),
-            });
-        }
-        Ok(answers)
+        gathered(answers, &gathering, replies.ended())
     }
 }
 
@@ -355,17 +387,70 @@ impl From<Client> for System {
     }
 }
 
-/// How many servers a ping's answer counts up.
-fn active_servers(answer: &ServerAnswer<ServerStats>) -> u64 {
-    answer.data.as_ref().map_or(0, |stats| stats.active_servers)
+/// Decodes one answer and tells the gathering who sent it, in two steps: the envelope,
+/// whose data stays JSON, then the data as `T`. Data of another shape costs that answer its
+/// data, and an answer that is not an envelope at all is kept as one from nobody known;
+/// either holds its [`ServerAnswer::decode_error`], and neither costs the other answers.
+fn handle_payload<T: DeserializeOwned>(
+    gathering: &mut Gathering,
+    payload: &[u8],
+) -> ServerAnswer<T> {
+    match ServerAnswer::decode_envelope(payload) {
+        Ok(envelope) => {
+            gathering.handle_answer(&envelope.server.id, active_servers(&envelope));
+            envelope.decode_data()
+        }
+        Err(e) => {
+            gathering.handle_undecoded();
+            ServerAnswer::undecoded(e)
+        }
+    }
 }
 
-/// How many servers a ping's answer, as JSON, counts up.
-fn active_servers_in_json(answer: &ServerAnswer<Value>) -> u64 {
+/// The end of a gathering: its answers and the servers it missed. No answer is a failure:
+/// of the request when the client closed before the timeout, else nobody answered; and so
+/// is a gathering where no answer decoded at all (the first one's error is the source).
+fn gathered<T>(
+    answers: Vec<ServerAnswer<T>>,
+    gathering: &Gathering,
+    ended: Option<ManyEnd>,
+) -> Result<Gathered<T>, SystemError> {
+    if answers.is_empty() {
+        return Err(match ended {
+            Some(ManyEnd::Closed) => SystemErrorKind::Request.into(),
+            _ => SystemErrorKind::NoAnswer.into(),
+        });
+    }
+    if !gathering.decoded_any() {
+        let first = answers.into_iter().find_map(|answer| answer.decode_error);
+        return Err(match first {
+            Some(e) => SystemError::with_source(SystemErrorKind::Decode, e),
+            None => SystemErrorKind::Decode.into(),
+        });
+    }
+    Ok(Gathered {
+        answers,
+        missing: gathering.missing(),
+    })
+}
+
+/// How many servers an answer's data (a ping's statistics) counts up; 0 for any other
+/// data.
+fn active_servers(answer: &ServerAnswer<Value>) -> u64 {
     let stats = answer.data.as_ref();
     stats
         .and_then(|stats| stats["active_servers"].as_u64())
         .unwrap_or(0)
+}
+
+/// A request's options as the fields of its body: a JSON object, or nothing for `null`.
+fn options_fields<O: Serialize>(options: O) -> Result<Map<String, Value>, SystemError> {
+    match serde_json::to_value(options) {
+        Ok(Value::Object(fields)) => Ok(fields),
+        Ok(Value::Null) => Ok(Map::new()),
+        Ok(_) => Err(SystemErrorKind::InvalidOptions.into()),
+        Err(e) => Err(SystemError::with_source(SystemErrorKind::InvalidOptions, e)),
+    }
 }
 
 /// The subject of `kind` for the server `server`, or for every server.
@@ -393,14 +478,6 @@ fn body(mut fields: Map<String, Value>, filter: &ServerFilter) -> Result<Bytes, 
     serde_json::to_vec(&fields)
         .map(Bytes::from)
         .map_err(|e| SystemError::with_source(SystemErrorKind::InvalidOptions, e))
-}
-
-/// One server's answer, decoded; a [`SystemErrorKind::Decode`] error with the text when it
-/// is not the JSON expected.
-fn decode_answer<T: DeserializeOwned>(payload: &[u8]) -> Result<ServerAnswer<T>, SystemError> {
-    serde_json::from_slice(payload).map_err(|e| {
-        SystemError::with_source(SystemErrorKind::Decode, AnswerDecodeError::new(payload, e))
-    })
 }
 
 /// Whether `text` is one subject token: not empty, no dot, wildcard or white space.
