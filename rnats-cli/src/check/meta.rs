@@ -5,13 +5,13 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use clap::Args;
+use rnats::system::System;
 use serde_json::{Value, json};
 
 use super::Outcome;
 use crate::conn::{ConnArgs, parse_duration};
-use crate::core::{Wait, ask_every_server};
+use crate::core::{Answer, DATA, system_failed};
 use crate::jetstream::duration as show;
 
 /// Every server's JetStream information; with `leader_only` only the meta leader answers.
@@ -41,8 +41,15 @@ pub(super) async fn check(conn: &ConnArgs, t: &MetaArgs) -> Outcome {
             return outcome;
         }
     };
-    let body = Bytes::from(json!({ "leader_only": true }).to_string());
-    let jsz = match ask_every_server(&client, settings.timeout, JSZ, body, &Wait::Count(1)).await {
+    let system = System::new(client).timeout(settings.timeout).expect(1);
+    let answers = match system
+        .request_raw("JSZ", json!({ "leader_only": true }))
+        .await
+    {
+        Ok(answers) => Answer::all_of(answers, DATA),
+        Err(e) => Err(system_failed(e, JSZ, settings.timeout)),
+    };
+    let jsz = match answers {
         Ok(answers) => answers.into_iter().next().map(|a| a.stats),
         Err(e) => {
             outcome.critical(format!("JSZ API request failed: {e}"));

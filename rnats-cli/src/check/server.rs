@@ -4,15 +4,15 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use clap::Args;
-use serde_json::{Value, json};
+use rnats::system::{ServerFilter, System};
+use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::Outcome;
 use crate::conn::{ConnArgs, parse_duration};
-use crate::core::{Wait, ask_every_server};
+use crate::core::system_failed;
 use crate::jetstream::duration as show;
 
 /// Every server's general information.
@@ -75,13 +75,14 @@ pub(super) async fn check(conn: &ConnArgs, t: &ServerArgs) -> Outcome {
             return outcome;
         }
     };
-    let body = json!({ "server_name": t.name, "exact_match": true });
-    let body = Bytes::from(body.to_string());
-    let varz = match ask_every_server(&client, settings.timeout, VARZ, body, &Wait::Count(1)).await
-    {
-        Ok(answers) => answers.into_iter().next().map(|a| a.stats["data"].clone()),
+    let system = System::new(client)
+        .timeout(settings.timeout)
+        .filter(ServerFilter::new().name(&t.name).exact_match(true))
+        .expect(1);
+    let varz = match system.request_raw("VARZ", Value::Null).await {
+        Ok(answers) => answers.into_iter().next().and_then(|a| a.data),
         Err(e) => {
-            outcome.critical(e.to_string());
+            outcome.critical(system_failed(e, VARZ, settings.timeout).to_string());
             return outcome;
         }
     };

@@ -1,69 +1,48 @@
-//! Which servers a system request reaches: nats-server's `EventFilterOptions`, the filter
-//! fields natscli adds to the body of every `$SYS.REQ.SERVER.PING.*` request it sends.
+//! Which servers a system request reaches: the library's [`ServerFilter`]
+//! (nats-server's `EventFilterOptions`), matched exactly, as natscli matches it.
 
-use serde_json::{Map, Value, json};
+use rnats::system::ServerFilter;
 
-/// The servers a system request selects: each field set must match, exactly, as natscli
-/// asks. `server request` and the reports spell their flags differently (the reports'
-/// `--host` is the server's name, as natscli's is) and both build this.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct EventFilter {
-    /// The server's name.
-    pub(crate) name: Option<String>,
-    /// The server's host.
-    pub(crate) host: Option<String>,
-    /// The server's cluster.
-    pub(crate) cluster: Option<String>,
-    /// Tags the server must all have.
-    pub(crate) tags: Vec<String>,
-    /// The server's JetStream domain: the context's, as natscli narrows to it.
-    pub(crate) domain: Option<String>,
+/// The servers `filter` selects, each field set matched exactly as natscli asks (the
+/// library matches a part of the name by default). A filter that selects every server
+/// stays as it is, so that a ping still counts every server.
+pub(crate) fn exactly(filter: ServerFilter) -> ServerFilter {
+    let exact = !filter.selects_all();
+    filter.exact_match(exact)
 }
 
-impl EventFilter {
-    /// Adds the filter's fields to a request body, with `exact_match`.
-    pub(crate) fn apply(&self, body: &mut Map<String, Value>) {
-        for (key, value) in [
-            ("server_name", &self.name),
-            ("host", &self.host),
-            ("cluster", &self.cluster),
-            ("domain", &self.domain),
-        ] {
-            if let Some(value) = value {
-                body.insert(key.into(), json!(value));
-            }
-        }
-        if !self.tags.is_empty() {
-            body.insert("tags".into(), json!(self.tags));
-        }
-        body.insert("exact_match".into(), json!(true));
-    }
-
-    /// Whether every server is selected: no field is set.
-    pub(crate) fn selects_all(&self) -> bool {
-        *self == EventFilter::default()
-    }
+/// A filter of the fields the command line gave: the server's `name`, `host` and
+/// `cluster`, its `tags`, and the context's JetStream `domain`.
+pub(crate) fn server_filter(
+    name: Option<&str>,
+    host: Option<&str>,
+    cluster: Option<&str>,
+    tags: &[String],
+    domain: Option<&str>,
+) -> ServerFilter {
+    let mut filter = ServerFilter::new().tags(tags.iter().cloned());
+    filter.name = name.map(str::to_owned);
+    filter.host = host.map(str::to_owned);
+    filter.cluster = cluster.map(str::to_owned);
+    filter.domain = domain.map(str::to_owned);
+    exactly(filter)
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
     fn only_the_fields_set_are_sent_and_matched_exactly() {
-        let filter = EventFilter {
-            name: Some("n1".into()),
-            tags: vec!["a".into(), "b".into()],
-            domain: Some("hub".into()),
-            ..EventFilter::default()
-        };
-        let mut body = Map::new();
-        filter.apply(&mut body);
+        let tags = ["a".to_owned(), "b".to_owned()];
+        let filter = server_filter(Some("n1"), None, None, &tags, Some("hub"));
         assert_eq!(
-            Value::Object(body),
+            serde_json::to_value(&filter).unwrap(),
             json!({ "server_name": "n1", "tags": ["a", "b"], "domain": "hub", "exact_match": true })
         );
-        assert!(!filter.selects_all());
-        assert!(EventFilter::default().selects_all());
+        let every = server_filter(None, None, None, &[], None);
+        assert!(every.selects_all(), "{every:?}");
     }
 }

@@ -27,7 +27,7 @@ pub(crate) use publish::{PubArgs, run as publish};
 pub(crate) use reply::{ReplyArgs, run as reply};
 pub(crate) use request::{ReqArgs, run as request};
 pub(crate) use server::{RttArgs, ServerArgs, rtt, run as server};
-pub(crate) use server_ping::{Wait, ask_every_server};
+pub(crate) use server_ping::{Answer, DATA, system_failed};
 pub(crate) use server_report::{ConnectionsArgs, account_connections};
 pub(crate) use subscribe::{SubArgs, run as subscribe};
 pub(crate) use trace::{TraceArgs, run as trace};

@@ -2,13 +2,14 @@
 //! consumers: moving its leader, and removing a server that is gone for good (both need a
 //! system account user, as in natscli).
 
-use bytes::Bytes;
 use clap::{Args, Subcommand};
 use futures_util::StreamExt;
 use rnats::jetstream::stream::LeaderPlacement;
 use serde_json::{Value, json};
 
-use super::server_ping::{Wait, ask_every_server};
+use rnats::system::System;
+
+use super::server_ping::system_failed;
 use crate::conn::{ConnArgs, Settings};
 use crate::error::CliError;
 use crate::jetstream::leader::ELECTION_WAIT;
@@ -213,18 +214,16 @@ async fn meta_group(
 ) -> Result<Option<(String, Vec<Member>)>, CliError> {
     // No count to wait for: a server that just went away (the one `peer-remove` is for)
     // is still counted active for a while, and waiting for its answer would take the whole
-    // timeout. The answers end a moment after the last one, as natscli's wait does.
-    let answers = ask_every_server(
-        client,
-        settings.timeout,
-        "$SYS.REQ.SERVER.PING.JSZ",
-        Bytes::new(),
-        &Wait::Adaptive,
-    )
-    .await?;
+    // timeout. The library's census waits only for the servers that answer a ping.
+    let system = System::new(client.clone()).timeout(settings.timeout);
+    let answers = (system.request_raw("JSZ", Value::Null).await)
+        .map_err(|e| system_failed(e, "$SYS.REQ.SERVER.PING.JSZ", settings.timeout))?;
     for answer in &answers {
-        let name = answer.stats["server"]["name"].as_str().unwrap_or_default();
-        let meta = &answer.stats["data"]["meta_cluster"];
+        let name = answer.server.name.as_str();
+        let Some(data) = &answer.data else {
+            continue;
+        };
+        let meta = &data["meta_cluster"];
         if name.is_empty() || meta["leader"].as_str() != Some(name) {
             continue;
         }

@@ -1,17 +1,13 @@
 //! `rnats server ping` and `server list`: every server of the system answers
 //! `$SYS.REQ.SERVER.PING` with its statistics (a system account request).
 
-use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bytes::Bytes;
 use clap::{Args, ValueEnum};
-use futures_util::StreamExt;
 use rnats::system::{ServerAnswer, System, SystemError, SystemErrorKind};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::event_filter::EventFilter;
 use super::server_json::{number, since, text};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
@@ -23,7 +19,9 @@ use crate::stats::human;
 pub(crate) const PING: &str = "$SYS.REQ.SERVER.PING";
 /// The field of a ping's answer that holds the server's statistics (nats-server's
 /// `ServerStatsMsg`).
-const STATSZ: &str = "statsz";
+pub(crate) const STATSZ: &str = "statsz";
+/// The field of a monitoring request's answer that holds the server's data.
+pub(crate) const DATA: &str = "data";
 
 /// Options of `server list`.
 #[derive(Debug, Args)]
@@ -71,13 +69,30 @@ pub(crate) struct Answer {
 }
 
 impl Answer {
-    /// A ping's answer from the library's system client, as the JSON the server sent it:
-    /// `server` and `statsz` (and `error`, had it sent one).
-    fn of_ping(answer: ServerAnswer<Value>) -> Result<Answer, CliError> {
+    /// The answers of a gathering through the library's system client, each as the JSON
+    /// the server sent: `server`, the data under `field` ([`STATSZ`] for a ping, [`DATA`]
+    /// otherwise), and `error` when it sent one. An answer that did not decode is no
+    /// server's: it is left out, and said on stderr.
+    pub(crate) fn all_of(
+        answers: Vec<ServerAnswer<Value>>,
+        field: &str,
+    ) -> Result<Vec<Answer>, CliError> {
+        let mut kept = Vec::with_capacity(answers.len());
+        for answer in answers {
+            match &answer.decode_error {
+                Some(e) => eprintln!("an answer did not decode and is left out: {e}"),
+                None => kept.push(Answer::of(answer, field)?),
+            }
+        }
+        Ok(kept)
+    }
+
+    /// One answer as the JSON the server sent, its data under `field`.
+    fn of(answer: ServerAnswer<Value>, field: &str) -> Result<Answer, CliError> {
         let mut stats = Map::new();
         stats.insert("server".to_owned(), serde_json::to_value(&answer.server)?);
         if let Some(data) = answer.data {
-            stats.insert(STATSZ.to_owned(), data);
+            stats.insert(field.to_owned(), data);
         }
         if let Some(error) = answer.error {
             stats.insert("error".to_owned(), serde_json::to_value(error)?);
@@ -98,11 +113,6 @@ impl Answer {
 
     fn name(&self) -> &str {
         self.server("name").as_str().unwrap_or_default()
-    }
-
-    /// The ID of the server that answered; empty when the answer has none.
-    fn id(&self) -> &str {
-        self.server("id").as_str().unwrap_or_default()
     }
 
     fn count(&self, field: &str) -> u64 {
@@ -190,19 +200,9 @@ pub(crate) async fn list(conn: &ConnArgs, args: ListArgs) -> Result<(), CliError
     ))
 }
 
-/// How long a ping without a count waits for more answers after the last one while the
-/// answers so far are fewer than the count they report.
-const QUIET_AFTER_LAST_ANSWER: Duration = Duration::from_secs(1);
-
-/// How long it waits after the last one once they are as many: natscli's adaptive wait
-/// (300 ms after each answer). A count can lag just after a server joins, so reaching it
-/// does not end the wait at once.
-const QUIET_ONCE_ALL_COUNTED: Duration = Duration::from_millis(300);
-
 /// Pings every server through the library's system client ([`rnats::system::System`]),
-/// which gathers answers until `expect` (or as many as the answers report active) came, or
-/// the timeout passed, with the same adaptive wait as [`Wait::Adaptive`]; the answers and
-/// how many servers they leave out.
+/// which gathers answers until `expect` (or as many as the answers count up) came, or the
+/// timeout passed; the answers and how many servers they leave out.
 async fn collect(
     conn: &ConnArgs,
     expect: Option<usize>,
@@ -211,23 +211,15 @@ async fn collect(
     let system = System::new(client)
         .timeout(settings.timeout)
         .expect(count_given(expect).unwrap_or(0));
-    let answers = (system.ping_raw().await)
-        .map_err(|e| system_failed(e, PING, settings.timeout))?
-        .into_iter()
-        .map(Answer::of_ping)
-        .collect::<Result<Vec<_>, _>>()?;
-    let wait = match count_given(expect) {
-        Some(n) => Wait::Count(n),
-        None => Wait::Adaptive,
-    };
-    let missing = wait.missing(&answers);
-    Ok((answers, missing))
+    let gathered =
+        (system.gather_ping().await).map_err(|e| system_failed(e, PING, settings.timeout))?;
+    let answers = Answer::all_of(gathered.answers, STATSZ)?;
+    Ok((answers, Missing(gathered.missing)))
 }
 
-/// The command's error for a system request that failed: "no responders" is a user outside
-/// the system account, no answer is [`CliError::NoServerAnswered`], as
-/// [`ask_every_server`] says them.
-fn system_failed(e: SystemError, subject: &str, timeout: Duration) -> CliError {
+/// The command's error for a system request on `subject` that failed: "no responders" is a
+/// user outside the system account, no answer is [`CliError::NoServerAnswered`].
+pub(crate) fn system_failed(e: SystemError, subject: &str, timeout: Duration) -> CliError {
     match e.kind() {
         SystemErrorKind::NotSystemAccount => CliError::NoSystemAccount {
             subject: subject.to_owned(),
@@ -244,100 +236,6 @@ fn system_failed(e: SystemError, subject: &str, timeout: Duration) -> CliError {
 /// default wait.
 pub(crate) fn count_given(count: Option<usize>) -> Option<usize> {
     count.filter(|&n| n > 0)
-}
-
-/// When [`ask_every_server`] stops waiting for answers (the timeout ends every wait).
-#[derive(Debug)]
-pub(crate) enum Wait {
-    /// A ping's adaptive wait: until a moment after the last answer, a longer moment while
-    /// the answers are fewer than the servers they report active.
-    Adaptive,
-    /// Until this many answered.
-    Count(usize),
-    /// Until every server a ping found answered, or as many as it counts active; others
-    /// that answer meanwhile are taken too.
-    Census(Census),
-    /// Until the timeout: an account's request, which has no ping to count servers by.
-    Timeout,
-}
-
-impl Wait {
-    /// Whether `answers` are all there is to wait for.
-    fn satisfied_by(&self, answers: &[Answer]) -> bool {
-        match self {
-            Wait::Adaptive | Wait::Timeout => false,
-            Wait::Count(n) => answers.len() >= *n,
-            Wait::Census(census) => census.answered_by(answers),
-        }
-    }
-
-    /// How many servers `answers` leave out: short of the count, the servers the census
-    /// found, or, for a ping, the servers its answers count active.
-    pub(crate) fn missing(&self, answers: &[Answer]) -> Missing {
-        match self {
-            Wait::Adaptive => Census::of(answers, false).missing(answers),
-            Wait::Count(n) => Missing(n.saturating_sub(answers.len())),
-            Wait::Census(census) => census.missing(answers),
-            Wait::Timeout => Missing(0),
-        }
-    }
-}
-
-/// The servers that answered a ping: who the request that follows waits for.
-///
-/// Not merely how many: the request takes the first answers that come, and a server that
-/// missed the ping's wait may answer the request before one that did not, so only the
-/// servers' IDs tell whether each of them answered.
-#[derive(Debug)]
-pub(crate) struct Census {
-    /// The IDs of the servers that answered.
-    ids: BTreeSet<String>,
-    /// The most servers an answer counted active (`statsz.active_servers`), and at least
-    /// as many as answered.
-    active: usize,
-    /// Whether the ping carried a filter: then the servers it left out are not missing,
-    /// and the count of active servers, which counts every server, is no target.
-    filtered: bool,
-}
-
-impl Census {
-    /// The census a ping's `answers` take; `filtered` says the ping carried a filter.
-    pub(crate) fn of(answers: &[Answer], filtered: bool) -> Census {
-        let ids: BTreeSet<String> = answers.iter().map(|a| a.id().to_owned()).collect();
-        let counted = answers
-            .iter()
-            .filter_map(|a| a.statsz("active_servers").as_u64())
-            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
-            .max()
-            .unwrap_or(0);
-        Census {
-            active: counted.max(ids.len()),
-            ids,
-            filtered,
-        }
-    }
-
-    /// Whether `answers` include every server the census found, or, unfiltered, as many
-    /// servers as it counts active (a server that restarted answers under a new ID).
-    fn answered_by(&self, answers: &[Answer]) -> bool {
-        let answered: BTreeSet<&str> = answers.iter().map(Answer::id).collect();
-        self.ids.iter().all(|id| answered.contains(id.as_str()))
-            || (!self.filtered && answered.len() >= self.active)
-    }
-
-    /// The servers the census found that did not answer, and, unfiltered, those counted
-    /// active beyond every server that answered either.
-    pub(crate) fn missing(&self, answers: &[Answer]) -> Missing {
-        let answered: BTreeSet<&str> = answers.iter().map(Answer::id).collect();
-        let silent = (self.ids.iter())
-            .filter(|id| !answered.contains(id.as_str()))
-            .count();
-        let beyond = match self.filtered {
-            true => 0,
-            false => self.active.saturating_sub(answered.len() + silent),
-        };
-        Missing(silent + beyond)
-    }
 }
 
 /// How many servers a command's answers leave out, said as `server list` says it.
@@ -373,104 +271,6 @@ impl Missing {
     }
 }
 
-/// Publishes `body` to the system request `subject` and gathers the servers' answers until
-/// `wait` is satisfied or `timeout` passed.
-///
-/// A status instead of an answer ("no responders") means the account is not the system
-/// account: [`CliError::NoSystemAccount`]; no answer at all before the timeout is
-/// [`CliError::NoServerAnswered`] (filters that matched no server, or an account the
-/// server tells nothing).
-pub(crate) async fn ask_every_server(
-    client: &rnats::Client,
-    timeout: Duration,
-    subject: &str,
-    body: Bytes,
-    wait: &Wait,
-) -> Result<Vec<Answer>, CliError> {
-    let inbox = client.new_inbox();
-    let mut replies = client.subscribe(inbox.clone()).await?;
-    let started = Instant::now();
-    client
-        .publish_with_reply(subject.to_owned(), inbox, body)
-        .await?;
-    let deadline = rnats::deadline::after(timeout);
-    let mut active = 0;
-    let mut answers = Vec::new();
-    // The adaptive wait ends a moment after the last answer, as natscli's does, not at the
-    // timeout: an answer that never comes (a server that went away, or one lost on a
-    // route) costs a second, and one more than the servers counted so far (a count that
-    // lags a joining server) is still taken. The other waits end when satisfied, or else
-    // at the timeout.
-    let mut until = deadline;
-    while !wait.satisfied_by(&answers) {
-        let Ok(Some(message)) = tokio::time::timeout_at(until, replies.next()).await else {
-            break;
-        };
-        let rtt = started.elapsed();
-        // A status instead of statistics: no responders, so no system account.
-        if message.status.is_some() || message.payload.is_empty() {
-            return Err(CliError::NoSystemAccount {
-                subject: subject.to_owned(),
-            });
-        }
-        let Ok(stats) = serde_json::from_slice::<Value>(&message.payload) else {
-            continue;
-        };
-        if let Wait::Adaptive = wait {
-            // Every answer tells how many servers its sender knows; the largest count
-            // wins, so one server that has not yet heard of a peer does not end the wait.
-            let counted = stats[STATSZ]["active_servers"].as_u64().unwrap_or(0);
-            active = active.max(usize::try_from(counted).unwrap_or(usize::MAX));
-            let quiet = match answers.len() + 1 >= active && active > 0 {
-                true => QUIET_ONCE_ALL_COUNTED,
-                false => QUIET_AFTER_LAST_ANSWER,
-            };
-            until = deadline.min(tokio::time::Instant::now() + quiet);
-        }
-        answers.push(Answer { rtt, stats });
-    }
-    if answers.is_empty() {
-        return Err(CliError::NoServerAnswered {
-            subject: subject.to_owned(),
-            timeout,
-        });
-    }
-    Ok(answers)
-}
-
-/// Pings the servers `filter` selects (nats-server's `EventFilterOptions`, which the ping
-/// honours as the monitoring requests do) for the census of the request `asked`: the
-/// servers that are up and selected. No answer is said of `asked`, not of the ping.
-///
-/// Not the count the answers report active: a server the others still count but that no
-/// longer answers (stopped, frozen, cut off) would make the request that follows wait out
-/// its whole timeout for an answer that never comes. The ping itself waits a moment for
-/// such a server (see [`Wait::Adaptive`]).
-pub(crate) async fn census(
-    client: &rnats::Client,
-    timeout: Duration,
-    filter: &EventFilter,
-    asked: &str,
-) -> Result<Census, CliError> {
-    let body = if filter.selects_all() {
-        Bytes::new()
-    } else {
-        let mut fields = Map::new();
-        filter.apply(&mut fields);
-        Bytes::from(serde_json::to_vec(&fields)?)
-    };
-    let answers = ask_every_server(client, timeout, PING, body, &Wait::Adaptive)
-        .await
-        .map_err(|e| match e {
-            CliError::NoServerAnswered { timeout, .. } => CliError::NoServerAnswered {
-                subject: asked.to_owned(),
-                timeout,
-            },
-            e => e,
-        })?;
-    Ok(Census::of(&answers, !filter.selects_all()))
-}
-
 fn sort(answers: &mut [Answer], key: SortKey) {
     answers.sort_by(|a, b| {
         let by = |f: &dyn Fn(&Answer) -> u64| f(a).cmp(&f(b));
@@ -498,62 +298,57 @@ fn sort(answers: &mut [Answer], key: SortKey) {
     });
 }
 
+/// The first answer that carries a server's error, as the command's failure.
+pub(crate) fn first_error(answers: &[Answer], subject: &str) -> Result<(), CliError> {
+    match answers.iter().find(|a| a.stats.get("error").is_some()) {
+        Some(failed) => Err(CliError::SystemRequestFailed {
+            subject: subject.to_owned(),
+            server: failed.name().to_owned(),
+            description: failed.stats["error"]["description"]
+                .as_str()
+                .unwrap_or("an error without a description")
+                .to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
 
-    /// An answer from the server `id`, which counts `active` servers.
-    fn answer(id: &str, active: u64) -> Answer {
-        Answer {
-            rtt: Duration::ZERO,
-            stats: json!({ "server": { "id": id }, "statsz": { "active_servers": active } }),
-        }
-    }
-
     #[test]
-    fn a_census_waits_for_each_server_it_found_not_for_as_many_answers() {
-        // The ping heard A and B; C, counted but slow, missed its wait.
-        let census = Census::of(&[answer("A", 3), answer("B", 3)], false);
-        let wait = Wait::Census(census);
-        // C answers the request first: two answers, but B's is still to come.
-        let mut answers = vec![answer("C", 0), answer("A", 0)];
-        assert!(!wait.satisfied_by(&answers));
-        answers.push(answer("B", 0));
-        assert!(wait.satisfied_by(&answers));
-        assert_eq!(wait.missing(&answers), Missing(0));
-        // Had B never answered: B is missing, and C stood in for nobody.
-        assert_eq!(wait.missing(&answers[..2]), Missing(1));
-        // Nor had C: B, and the third server the answers count active.
-        assert_eq!(wait.missing(&answers[1..2]), Missing(2));
-    }
-
-    #[test]
-    fn as_many_as_are_active_end_the_wait_unless_the_ping_was_filtered() {
-        // A restarted under a new ID (A2): every active server has answered.
-        let answers = [answer("A2", 0), answer("B", 0)];
-        let census = Census::of(&[answer("A", 2), answer("B", 2)], false);
-        assert!(census.answered_by(&answers));
-        assert_eq!(census.missing(&answers), Missing(1));
-        // Filtered, the count of active servers counts servers the filter left out: only
-        // the servers found count, and none beyond them is missing.
-        let census = Census::of(&[answer("A", 5)], true);
-        assert!(!census.answered_by(&[answer("B", 0)]));
-        assert!(census.answered_by(&[answer("A", 0)]));
-        assert_eq!(census.missing(&[answer("A", 0)]), Missing(0));
-    }
-
-    #[test]
-    fn a_count_of_zero_is_no_count_and_a_ping_counts_the_active_servers() {
+    fn a_count_of_zero_is_no_count_and_missing_servers_are_said_under_the_text() {
         assert_eq!(count_given(Some(0)), None);
         assert_eq!(count_given(Some(2)), Some(2));
-        assert_eq!(Wait::Count(3).missing(&[answer("A", 0)]), Missing(2));
-        assert_eq!(
-            Wait::Adaptive.missing(&[answer("A", 3), answer("B", 2)]),
-            Missing(1)
-        );
         assert_eq!(Missing(1).line(), "\nMissing 1 server(s)\n");
         assert_eq!(Missing(0).line(), "");
+    }
+
+    /// An answer decoded from `text` by the library, as a gathering yields it.
+    fn decoded(text: Value) -> ServerAnswer<Value> {
+        serde_json::from_value(text).expect("an answer")
+    }
+
+    #[test]
+    fn answers_keep_the_servers_json_under_the_field_and_fail_on_an_error() {
+        let answers = vec![
+            decoded(json!({"server": {"name": "n1", "id": "A"}, "data": {"x": 1}})),
+            decoded(
+                json!({"server": {"name": "n2", "id": "B"}, "error": {"code": 500, "description": "boom"}}),
+            ),
+        ];
+        let answers = Answer::all_of(answers, DATA).unwrap();
+        assert_eq!(answers[0].stats["data"]["x"], 1);
+        assert_eq!(answers[0].stats["server"]["id"], "A");
+        assert_eq!(answers[1].name(), "n2");
+        let failed = first_error(&answers, "S").unwrap_err().to_string();
+        assert!(
+            failed.contains("n2 answered S") && failed.contains("boom"),
+            "{failed}"
+        );
+        assert!(first_error(&answers[..1], "S").is_ok());
     }
 }

@@ -3,13 +3,14 @@
 //! `$SYS.REQ.SERVER.<id>.<KIND>` for one server), with natscli's filter body; each server's
 //! JSON answer is printed whole, as natscli's `server request` does.
 
-use bytes::Bytes;
+use clap::builder::PossibleValue;
 use clap::{Args, Subcommand, ValueEnum};
+use rnats::system::{ConnState, ConnzSort, System};
 use serde_json::{Map, Value, json};
 
-use super::event_filter::EventFilter;
+use super::event_filter::server_filter;
 use super::health_checks::HealthChecks;
-use super::server_ping::{Answer, Wait, ask_every_server, census, count_given};
+use super::server_ping::{Answer, DATA, Missing, count_given, first_error, system_failed};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::out;
@@ -53,14 +54,14 @@ struct ServerFilter {
 
 impl ServerFilter {
     /// The servers these flags select; `domain` is the context's JetStream domain.
-    fn event_filter(&self, domain: Option<&str>) -> EventFilter {
-        EventFilter {
-            name: self.name.clone(),
-            host: self.host.clone(),
-            cluster: self.cluster.clone(),
-            tags: self.tags.clone(),
-            domain: domain.map(str::to_owned),
-        }
+    fn server_filter(&self, domain: Option<&str>) -> rnats::system::ServerFilter {
+        server_filter(
+            self.name.as_deref(),
+            self.host.as_deref(),
+            self.cluster.as_deref(),
+            &self.tags,
+            domain,
+        )
     }
 
     /// Whether at most one server can match, so one answer is all to wait for (several
@@ -190,8 +191,8 @@ struct ConnectionsArgs {
     /// Answers to wait for (0 or none: one from each server a ping finds).
     wait: Option<usize>,
     /// Order of each server's connections.
-    #[arg(long, value_enum, default_value_t = ConnzSort::Cid)]
-    sort: ConnzSort,
+    #[arg(long, value_enum, default_value_t = SortArg(ConnzSort::Cid))]
+    sort: SortArg,
     /// Each connection's subscriptions too.
     #[arg(long)]
     subscriptions: bool,
@@ -199,8 +200,8 @@ struct ConnectionsArgs {
     #[arg(long, value_name = "CID")]
     filter_cid: Option<u64>,
     /// Which connections: open, closed or all.
-    #[arg(long, value_enum, default_value_t = ConnzState::Open)]
-    filter_state: ConnzState,
+    #[arg(long, value_enum, default_value_t = StateArg(ConnState::Open))]
+    filter_state: StateArg,
     /// Only connections of this user.
     #[arg(long, value_name = "USER")]
     filter_user: Option<String>,
@@ -215,32 +216,76 @@ struct ConnectionsArgs {
     filter_empty: bool,
 }
 
-/// CONNZ's `sort`, spelled as the server takes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-#[value(rename_all = "snake_case")]
-enum ConnzSort {
-    Cid,
-    Start,
-    Subs,
-    Pending,
-    MsgsTo,
-    MsgsFrom,
-    BytesTo,
-    BytesFrom,
-    Last,
-    Idle,
-    Uptime,
-    Stop,
-    Reason,
-    Rtt,
+/// CONNZ's `sort` on the command line: the library's [`ConnzSort`], spelled as the server
+/// takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SortArg(ConnzSort);
+
+impl ValueEnum for SortArg {
+    fn value_variants<'a>() -> &'a [SortArg] {
+        use ConnzSort::*;
+        &[
+            SortArg(Cid),
+            SortArg(Start),
+            SortArg(Subs),
+            SortArg(Pending),
+            SortArg(MsgsTo),
+            SortArg(MsgsFrom),
+            SortArg(BytesTo),
+            SortArg(BytesFrom),
+            SortArg(Last),
+            SortArg(Idle),
+            SortArg(Uptime),
+            SortArg(Stop),
+            SortArg(Reason),
+            SortArg(Rtt),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let name = match self.0 {
+            ConnzSort::Cid => "cid",
+            ConnzSort::Start => "start",
+            ConnzSort::Subs => "subs",
+            ConnzSort::Pending => "pending",
+            ConnzSort::MsgsTo => "msgs_to",
+            ConnzSort::MsgsFrom => "msgs_from",
+            ConnzSort::BytesTo => "bytes_to",
+            ConnzSort::BytesFrom => "bytes_from",
+            ConnzSort::Last => "last",
+            ConnzSort::Idle => "idle",
+            ConnzSort::Uptime => "uptime",
+            ConnzSort::Stop => "stop",
+            ConnzSort::Reason => "reason",
+            ConnzSort::Rtt => "rtt",
+            // A sort this version of the CLI does not offer.
+            _ => return None,
+        };
+        Some(PossibleValue::new(name))
+    }
 }
 
-/// CONNZ's `state`, numbered as the server numbers it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ConnzState {
-    Open = 0,
-    Closed = 1,
-    All = 2,
+/// CONNZ's `state` on the command line: the library's [`ConnState`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StateArg(ConnState);
+
+impl ValueEnum for StateArg {
+    fn value_variants<'a>() -> &'a [StateArg] {
+        &[
+            StateArg(ConnState::Open),
+            StateArg(ConnState::Closed),
+            StateArg(ConnState::All),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(match self.0 {
+            ConnState::Open => "open",
+            ConnState::Closed => "closed",
+            ConnState::All => "all",
+            _ => return None,
+        }))
+    }
 }
 
 /// Options of `server request gateways`.
@@ -420,20 +465,23 @@ pub(crate) async fn run(args: RequestArgs, conn: &ConnArgs) -> Result<(), CliErr
         None => format!("$SYS.REQ.SERVER.PING.{}", request.endpoint),
     };
     let (client, settings) = conn.connect().await?;
-    let mut body = request.options;
-    let filter = args.filter.event_filter(settings.js_domain());
+    let mut system = System::new(client).timeout(settings.timeout);
     if !matches!(args.kind, Kind::Kick { .. }) {
-        filter.apply(&mut body);
+        // The census ping carries the same filter, so only the servers it selects are
+        // waited for.
+        system = system.filter(args.filter.server_filter(settings.js_domain()));
     }
-    let wait = match request.wait {
-        Some(n) => Wait::Count(n),
-        None if server_id.is_some() || args.filter.names_one() => Wait::Count(1),
-        // The ping carries the same filter, so only the servers it selects are waited for.
-        None => Wait::Census(census(&client, settings.timeout, &filter, &subject).await?),
-    };
-    let body = Bytes::from(serde_json::to_vec(&body)?);
-    let mut answers = ask_every_server(&client, settings.timeout, &subject, body, &wait).await?;
-    let missing = wait.missing(&answers);
+    if let Some(id) = server_id {
+        system = system.server(id);
+    }
+    // One server named: one answer is all there is to wait for.
+    let expect = request.wait.or(args.filter.names_one().then_some(1));
+    let gathered = (system.expect(expect.unwrap_or(0)))
+        .gather(request.endpoint, Value::Object(request.options))
+        .await
+        .map_err(|e| system_failed(e, &subject, settings.timeout))?;
+    let missing = Missing(gathered.missing);
+    let mut answers = Answer::all_of(gathered.answers, DATA)?;
     if let Kind::Connections(connz) = &args.kind
         && connz.filter_empty
     {
@@ -448,17 +496,7 @@ pub(crate) async fn run(args: RequestArgs, conn: &ConnArgs) -> Result<(), CliErr
     out::print(&text)?;
     // On stderr: the answers on stdout are JSON.
     missing.tell();
-    match answers.iter().find(|a| a.stats.get("error").is_some()) {
-        Some(failed) => Err(CliError::SystemRequestFailed {
-            subject,
-            server: server_name(failed).to_owned(),
-            description: failed.stats["error"]["description"]
-                .as_str()
-                .unwrap_or("an error without a description")
-                .to_owned(),
-        }),
-        None => Ok(()),
-    }
+    first_error(&answers, &subject)
 }
 
 /// The name of the server that gave `answer`.
@@ -494,16 +532,12 @@ fn window(options: &mut Map<String, Value>, filter: &ServerFilter) {
 
 /// CONNZ's options (nats-server's `ConnzOptions`).
 fn connz_options(options: &mut Map<String, Value>, args: &ConnectionsArgs) {
-    let sort = args
-        .sort
-        .to_possible_value()
-        .map(|v| v.get_name().to_owned());
-    options.insert("sort".into(), json!(sort));
+    options.insert("sort".into(), json!(args.sort.0));
     // User names, as natscli always asks for them.
     options.insert("auth".into(), json!(true));
     options.insert("subscriptions".into(), json!(args.subscriptions));
     options.insert("subscriptions_detail".into(), json!(args.subscriptions));
-    options.insert("state".into(), json!(args.filter_state as u8));
+    options.insert("state".into(), json!(args.filter_state.0));
     if let Some(cid) = args.filter_cid {
         options.insert("cid".into(), json!(cid));
     }
@@ -556,7 +590,11 @@ mod tests {
     fn body(args: &[&str]) -> Value {
         let cli = Cli::try_parse_from([&["request"][..], args].concat()).expect("parses");
         let mut request = cli.request.kind.request(&cli.request.filter);
-        (cli.request.filter.event_filter(None)).apply(&mut request.options);
+        let filter = serde_json::to_value(cli.request.filter.server_filter(None));
+        let Ok(Value::Object(filter)) = filter else {
+            panic!("a filter is an object: {filter:?}");
+        };
+        request.options.extend(filter);
         Value::Object(request.options)
     }
 

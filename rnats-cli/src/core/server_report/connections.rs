@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use super::cells::{number, text};
-use super::gather::{ACCOUNT_CONNZ, ReportFilter, ask};
+use super::gather::{ACCOUNT_CONNZ, Endpoint, ReportFilter, ask};
 use crate::conn::ConnArgs;
 use crate::core::server_json::time;
 use crate::error::CliError;
@@ -15,7 +15,7 @@ use crate::out::Table;
 use crate::stats::human;
 
 /// Every server's connections.
-pub(super) const CONNZ: &str = "$SYS.REQ.SERVER.PING.CONNZ";
+pub(super) const CONNZ: Endpoint = Endpoint::server("CONNZ");
 /// Connections asked of each server at most.
 pub(super) const CONNZ_LIMIT: usize = 1024;
 
@@ -80,12 +80,12 @@ pub(crate) async fn account_connections(
     connections(conn, args, ACCOUNT_CONNZ).await
 }
 
-/// `server report connections` (`subject` [`CONNZ`]) and `account report connections`
+/// `server report connections` (`endpoint` [`CONNZ`]) and `account report connections`
 /// ([`ACCOUNT_CONNZ`]).
 async fn connections(
     conn: &ConnArgs,
     args: ConnectionsArgs,
-    subject: &'static str,
+    endpoint: Endpoint,
 ) -> Result<(), CliError> {
     let mut body = json!({
         "subscriptions": true,
@@ -102,7 +102,7 @@ async fn connections(
     if let Some(subject) = &args.subject {
         body["filter_subject"] = json!(subject);
     }
-    let (answers, missing) = ask(conn, subject, body, &args.filter).await?;
+    let (answers, missing) = ask(conn, endpoint, body, &args.filter).await?;
     let mut rows: Vec<Value> = Vec::new();
     for answer in &answers {
         connection_rows(&answer.stats, &mut rows);

@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
 
 use super::cells::{self, number, text};
-use super::gather::{ReportFilter, ask};
+use super::gather::{Endpoint, ReportFilter, ask};
 use crate::conn::ConnArgs;
 use crate::core::server_ping::Answer;
 use crate::error::CliError;
@@ -17,7 +17,7 @@ use crate::out::Table;
 use crate::stats::human;
 
 /// Every server's gateways.
-const GATEWAYZ: &str = "$SYS.REQ.SERVER.PING.GATEWAYZ";
+const GATEWAYZ: Endpoint = Endpoint::server("GATEWAYZ");
 
 /// Options of `server report gateways`.
 #[derive(Debug, Args)]

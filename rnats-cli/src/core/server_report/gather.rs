@@ -1,20 +1,49 @@
 //! Asking every server for one report's data: natscli's server filters and the count of
 //! answers to wait for.
 
-use bytes::Bytes;
 use clap::Args;
-use serde_json::{Map, Value};
+use rnats::system::{ServerFilter, System, SystemError, SystemErrorKind};
+use serde_json::Value;
 
 use crate::conn::ConnArgs;
-use crate::core::event_filter::EventFilter;
+use crate::core::event_filter::server_filter;
 use crate::core::server_ping::{
-    Answer, Census, Missing, PING, Wait, ask_every_server, census, count_given,
+    Answer, DATA, Missing, PING, STATSZ, count_given, first_error, system_failed,
 };
 use crate::error::CliError;
 
+/// What a report asks for: one kind of monitoring data, of every server (through the
+/// system account) or of the user's own account (which any account may ask).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Endpoint {
+    /// The kind (`CONNZ`, `ROUTEZ`, ...).
+    kind: &'static str,
+    /// Whether it is the account's own request (`$SYS.REQ.ACCOUNT.PING.<KIND>`).
+    account: bool,
+}
+
+impl Endpoint {
+    /// `kind` of every server, on `$SYS.REQ.SERVER.PING.<KIND>`.
+    pub(super) const fn server(kind: &'static str) -> Endpoint {
+        Endpoint {
+            kind,
+            account: false,
+        }
+    }
+
+    /// The subject the request goes on, as the errors name it.
+    fn subject(self) -> String {
+        let scope = if self.account { "ACCOUNT" } else { "SERVER" };
+        format!("$SYS.REQ.{scope}.PING.{}", self.kind)
+    }
+}
+
 /// Every server's connections of the asking account: any account may ask (the server
 /// imports this subject into each), as natscli's `account report connections` does.
-pub(super) const ACCOUNT_CONNZ: &str = "$SYS.REQ.ACCOUNT.PING.CONNZ";
+pub(super) const ACCOUNT_CONNZ: Endpoint = Endpoint {
+    kind: "CONNZ",
+    account: true,
+};
 
 /// Flags natscli's reports share: the servers to ask, how many to wait for, and the output.
 #[derive(Debug, Args)]
@@ -41,14 +70,26 @@ pub(super) struct ReportFilter {
 impl ReportFilter {
     /// The servers these flags select (natscli's `--host` is the server's name); `domain`
     /// is the context's JetStream domain.
-    fn event_filter(&self, domain: Option<&str>) -> EventFilter {
-        EventFilter {
-            name: self.host.clone(),
-            host: None,
-            cluster: self.cluster.clone(),
-            tags: self.tags.clone(),
-            domain: domain.map(str::to_owned),
-        }
+    fn server_filter(&self, domain: Option<&str>) -> ServerFilter {
+        let (name, cluster) = (self.host.as_deref(), self.cluster.as_deref());
+        server_filter(name, None, cluster, &self.tags, domain)
+    }
+
+    /// The library's system client on `conn`, asking the servers these flags select and
+    /// waiting for the count given; with the command's error for a failure to connect.
+    async fn system(&self, conn: &ConnArgs) -> Result<(System, std::time::Duration), CliError> {
+        let (client, settings) = conn.connect().await?;
+        let system = System::new(client)
+            .timeout(settings.timeout)
+            .filter(self.server_filter(settings.js_domain()))
+            .expect(count_given(self.limit).unwrap_or(0));
+        Ok((system, settings.timeout))
+    }
+
+    /// Whether `e` says that no server answered and the flags may have left them all out:
+    /// then there is nothing to report, and no failure.
+    fn none_matched(&self, e: &SystemError) -> bool {
+        e.kind() == SystemErrorKind::NoAnswer && self.narrows()
     }
 
     /// Whether the flags may leave servers out (so no answer at all is no error).
@@ -57,84 +98,48 @@ impl ReportFilter {
     }
 }
 
-/// Asks every server `subject` with `body` and `filter`'s server filter; the answers, each
-/// with its `server` and `data`, and how many servers they leave out. A system request
-/// waits for the count given, else for each server that answers a ping with the same
-/// filter; an account's (which cannot ping) for the count given, else until the timeout.
-/// A server's error answer fails the report.
+/// Asks every server `endpoint` with `body` and `filter`'s server filter through the
+/// library's system client; the answers, each with its `server` and `data`, and how many
+/// servers they leave out. A system request waits for the count given, else for each
+/// server that answers a ping with the same filter; an account's (which cannot ping) for
+/// the count given, else until the timeout. A server's error answer fails the report.
 pub(super) async fn ask(
     conn: &ConnArgs,
-    subject: &'static str,
-    mut body: Value,
+    endpoint: Endpoint,
+    body: Value,
     filter: &ReportFilter,
 ) -> Result<(Vec<Answer>, Missing), CliError> {
-    let (client, settings) = conn.connect().await?;
-    let event = filter.event_filter(settings.js_domain());
-    if let Some(fields) = body.as_object_mut() {
-        event.apply(fields);
-    }
-    // The flags can leave every server out: then there is nothing to report.
-    let none_matched =
-        |e: &CliError| matches!(e, CliError::NoServerAnswered { .. }) && filter.narrows();
-    let wait = match count_given(filter.limit) {
-        Some(n) => Wait::Count(n),
-        None if subject == ACCOUNT_CONNZ => Wait::Timeout,
-        None => match census(&client, settings.timeout, &event, subject).await {
-            Ok(census) => Wait::Census(census),
-            Err(e) if none_matched(&e) => return Ok((Vec::new(), Missing::default())),
-            Err(e) => return Err(e),
-        },
+    let (system, timeout) = filter.system(conn).await?;
+    let subject = endpoint.subject();
+    let gathered = match endpoint.account {
+        true => system.gather_account(endpoint.kind, body).await,
+        false => system.gather(endpoint.kind, body).await,
     };
-    let body = Bytes::from(serde_json::to_vec(&body)?);
-    let answers = match ask_every_server(&client, settings.timeout, subject, body, &wait).await {
-        Ok(answers) => answers,
-        Err(e) if none_matched(&e) => return Ok((Vec::new(), Missing::default())),
-        Err(e) => return Err(e),
+    let gathered = match gathered {
+        Ok(gathered) => gathered,
+        Err(e) if filter.none_matched(&e) => return Ok((Vec::new(), Missing::default())),
+        Err(e) => return Err(system_failed(e, &subject, timeout)),
     };
-    match answers.iter().find(|a| a.stats.get("error").is_some()) {
-        Some(failed) => Err(CliError::SystemRequestFailed {
-            subject: subject.to_owned(),
-            server: server_name(failed).to_owned(),
-            description: failed.stats["error"]["description"]
-                .as_str()
-                .unwrap_or("an error without a description")
-                .to_owned(),
-        }),
-        None => {
-            let missing = wait.missing(&answers);
-            Ok((answers, missing))
-        }
-    }
+    let answers = Answer::all_of(gathered.answers, DATA)?;
+    first_error(&answers, &subject)?;
+    Ok((answers, Missing(gathered.missing)))
 }
 
 /// Pings every server `filter` selects for its statistics (`$SYS.REQ.SERVER.PING`, whose
 /// answers carry `statsz`), waiting for the count given or as a ping does; the answers
-/// and how many servers they leave out.
+/// and how many servers they leave out (with a filter, only a count tells).
 pub(super) async fn ping(
     conn: &ConnArgs,
     filter: &ReportFilter,
 ) -> Result<(Vec<Answer>, Missing), CliError> {
-    let (client, settings) = conn.connect().await?;
-    let event = filter.event_filter(settings.js_domain());
-    let mut body = Map::new();
-    event.apply(&mut body);
-    let body = Bytes::from(serde_json::to_vec(&body)?);
-    let count = count_given(filter.limit);
-    let wait = count.map_or(Wait::Adaptive, Wait::Count);
-    match ask_every_server(&client, settings.timeout, PING, body, &wait).await {
-        // The ping is its own census: with a filter, only a count tells who is missing.
-        Ok(answers) => {
-            let missing = match count {
-                Some(_) => wait.missing(&answers),
-                None => Census::of(&answers, !event.selects_all()).missing(&answers),
-            };
-            Ok((answers, missing))
+    let (system, timeout) = filter.system(conn).await?;
+    match system.gather_ping().await {
+        Ok(gathered) => {
+            let answers = Answer::all_of(gathered.answers, STATSZ)?;
+            Ok((answers, Missing(gathered.missing)))
         }
-        // The flags can leave every server out: then there is nothing to report.
-        Err(CliError::NoServerAnswered { .. }) if filter.narrows() => {
-            Ok((Vec::new(), Missing::default()))
-        }
-        Err(e) => Err(e),
+        Err(e) if filter.none_matched(&e) => Ok((Vec::new(), Missing::default())),
+        Err(e) => Err(system_failed(e, PING, timeout)),
     }
 }
 

@@ -10,14 +10,14 @@ use serde_json::Value;
 
 use super::super::health_checks::HealthChecks;
 use super::cells::{number, text};
-use super::gather::{ReportFilter, ask, by_server_name};
+use super::gather::{Endpoint, ReportFilter, ask, by_server_name};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::out::Table;
 use crate::stats::human;
 
 /// Every server's health.
-const HEALTHZ: &str = "$SYS.REQ.SERVER.PING.HEALTHZ";
+const HEALTHZ: Endpoint = Endpoint::server("HEALTHZ");
 /// Errors shown under one server at most; past that, the first ones and a count of the rest.
 const SHOWN_ERRORS: usize = 10;
 

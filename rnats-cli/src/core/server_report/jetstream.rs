@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use super::cells::{number, text};
-use super::gather::{ReportFilter, ask};
+use super::gather::{Endpoint, ReportFilter, ask};
 use crate::conn::ConnArgs;
 use crate::core::server_ping::Answer;
 use crate::error::CliError;
@@ -14,7 +14,7 @@ use crate::out::Table;
 use crate::stats::human;
 
 /// Every server's JetStream usage.
-const JSZ: &str = "$SYS.REQ.SERVER.PING.JSZ";
+const JSZ: Endpoint = Endpoint::server("JSZ");
 
 /// Options of `server report jetstream`.
 #[derive(Debug, Args)]

@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use super::cells::{self, number, text};
-use super::gather::{ReportFilter, ask, by_server_name};
+use super::gather::{Endpoint, ReportFilter, ask, by_server_name};
 use crate::conn::ConnArgs;
 use crate::error::CliError;
 use crate::jetstream::bytes as size;
@@ -13,7 +13,7 @@ use crate::out::Table;
 use crate::stats::human;
 
 /// Every server's leaf node connections.
-const LEAFZ: &str = "$SYS.REQ.SERVER.PING.LEAFZ";
+const LEAFZ: Endpoint = Endpoint::server("LEAFZ");
 
 /// Options of `server report leafnodes`.
 #[derive(Debug, Args)]

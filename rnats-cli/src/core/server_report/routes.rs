@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
 use super::cells::{self, Grouped, number, text};
-use super::gather::{ReportFilter, ask, by_server_name};
+use super::gather::{Endpoint, ReportFilter, ask, by_server_name};
 use crate::conn::ConnArgs;
 use crate::core::server_json::since;
 use crate::error::CliError;
@@ -18,7 +18,7 @@ use crate::out::Table;
 use crate::stats::human;
 
 /// Every server's routes.
-const ROUTEZ: &str = "$SYS.REQ.SERVER.PING.ROUTEZ";
+const ROUTEZ: Endpoint = Endpoint::server("ROUTEZ");
 
 /// Options of `server report routes`.
 #[derive(Debug, Args)]
