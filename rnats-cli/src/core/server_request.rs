@@ -265,9 +265,10 @@ impl ValueEnum for SortArg {
     }
 }
 
-/// CONNZ's `state` on the command line: the library's [`ConnState`].
+/// CONNZ's `state` on the command line (here and in the connections report): the
+/// library's [`ConnState`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct StateArg(ConnState);
+pub(crate) struct StateArg(pub(crate) ConnState);
 
 impl ValueEnum for StateArg {
     fn value_variants<'a>() -> &'a [StateArg] {

@@ -3,12 +3,14 @@
 //! `$SYS.REQ.ACCOUNT.PING.CONNZ`), the busiest first.
 
 use clap::{Args, ValueEnum};
+use rnats::system::ConnState;
 use serde_json::{Value, json};
 
 use super::cells::{number, text};
 use super::gather::{ACCOUNT_CONNZ, Endpoint, ReportFilter, ask};
 use crate::conn::ConnArgs;
 use crate::core::server_json::time;
+use crate::core::server_request::StateArg;
 use crate::error::CliError;
 use crate::jetstream::bytes as size;
 use crate::out::Table;
@@ -40,8 +42,8 @@ pub(crate) struct ConnectionsArgs {
     #[arg(long, value_name = "USER")]
     username: Option<String>,
     /// Which connections: open, closed or all.
-    #[arg(long, value_enum, default_value_t = ConnState::Open)]
-    state: ConnState,
+    #[arg(long, value_enum, default_value_t = StateArg(ConnState::Open))]
+    state: StateArg,
 }
 
 /// `--sort` of the connections report.
@@ -54,14 +56,6 @@ pub(super) enum ConnSort {
     Uptime,
     Cid,
     Subs,
-}
-
-/// `--state` of the connections report, as the server numbers them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ConnState {
-    Open,
-    Closed,
-    All,
 }
 
 /// `server report connections`: every server's connections.
@@ -90,7 +84,7 @@ async fn connections(
     let mut body = json!({
         "subscriptions": true,
         "auth": true,
-        "state": args.state as u8,
+        "state": args.state.0,
         "limit": CONNZ_LIMIT,
     });
     if let Some(account) = &args.account {
