@@ -34,9 +34,10 @@
 //! [`ServerAnswer::decode_error`] with the data's text; an answer that is not an envelope
 //! at all is kept as one from an unknown server (an empty [`ServerAnswer::server`]), with
 //! its text in the same field; it counts toward [`System::expect`]'s count, but stands
-//! for no server a ping counted or found. The other answers stay as they are. Only when no answer's envelope decoded does the request fail,
-//! with [`SystemErrorKind::Decode`]. [`ServerAnswer::into_result`] tells the two kinds of
-//! missing data apart: [`AnswerError::Server`] or [`AnswerError::Decode`].
+//! for no server a ping counted or found. The other answers stay as they are. Only when no
+//! answer's envelope decoded does the request fail, with [`SystemErrorKind::Decode`].
+//! [`ServerAnswer::into_result`] tells the two kinds of missing data apart:
+//! [`AnswerError::Server`] or [`AnswerError::Decode`].
 //!
 //! ```no_run
 //! use rnats_core::system::{ConnzOptions, System};

@@ -29,9 +29,9 @@ use crate::consumer::pull::{BatchConfig, MessagesError, MessagesErrorKind, Recov
 const TOO_MANY_WAITING_PAUSE: Duration = Duration::from_secs(1);
 
 /// A pull consumer's messages, one pull request after another, from
-/// [`Consumer::messages`](super::Consumer::messages). A new request goes out when half of what was asked for has come
-/// (ADR-37). Missed heartbeats and `Exceeded MaxWaiting` are errors the iteration goes on
-/// after; a deleted consumer or a refused request end it.
+/// [`Consumer::messages`](super::Consumer::messages). A new request goes out when half of
+/// what was asked for has come (ADR-37). Missed heartbeats and `Exceeded MaxWaiting` are
+/// errors the iteration goes on after; a deleted consumer or a refused request end it.
 ///
 /// It recovers as the async stream does from what it can tell of: after a reconnect it pulls
 /// again at once (the request went with the old connection), and no pulls go out while the
