@@ -248,8 +248,9 @@ impl Stream for History {
 /// delivers the new revision after the one the listing started with). That takes a set of the
 /// keys listed so far, as nats.go's `ListKeys` keeps one (v1.50): memory in proportion to the
 /// keys listed, some tens of bytes a key beside the key itself. async-nats lists a key
-/// written meanwhile twice. A pass that lost an entry on the way is read again (see the
-/// [module](self)), so a key rewritten while the listing starts is not left out.
+/// written meanwhile twice. A pass that delivered fewer entries than were pending when it
+/// started is read again (four passes at most), so that a key rewritten as the listing
+/// starts is not left out.
 pub struct Keys {
     inner: History,
     /// The keys yielded so far.
