@@ -52,7 +52,6 @@ pub(crate) mod store;
 mod update_with;
 pub(crate) mod watch;
 
-pub(crate) use self::history::MOST_PASSES;
 pub(crate) use self::watch::entry_of;
 
 pub use self::bucket::Status;

@@ -629,3 +629,58 @@ fn metadata_updates_status_seal_and_buckets() {
         ObjectStoreErrorKind::InvalidBucketName
     );
 }
+
+/// As the async listing: objects put again by two other connections while listings run are
+/// each listed once, none left out.
+#[test]
+fn a_listing_leaves_no_object_out_while_they_are_put_again() {
+    let (server, js) = jetstream();
+    let store = bucket(&js, "again");
+    const OBJECTS: usize = 200;
+    for i in 0..OBJECTS {
+        store
+            .put(format!("o{i}").as_str(), &mut "x".as_bytes())
+            .unwrap();
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..2)
+        .map(|half| {
+            let client = rnats_core::blocking::connect(server.url()).unwrap();
+            let writer = blocking::new(client).get_object_store("again").unwrap();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                loop {
+                    for i in (half..OBJECTS).step_by(2) {
+                        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                            return;
+                        }
+                        let name = format!("o{i}");
+                        writer.put(name.as_str(), &mut "y".as_bytes()).unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for listing in 0..40 {
+        let names: Vec<String> = store
+            .list()
+            .unwrap()
+            .map(|info| info.unwrap().name)
+            .collect();
+        let unique: std::collections::HashSet<&String> = names.iter().collect();
+        assert_eq!(
+            unique.len(),
+            names.len(),
+            "listing {listing}: an object twice"
+        );
+        assert_eq!(
+            names.len(),
+            OBJECTS,
+            "listing {listing}: an object left out"
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for writer in writers {
+        writer.join().unwrap();
+    }
+}

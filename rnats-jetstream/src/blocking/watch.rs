@@ -8,11 +8,12 @@ use std::time::{Duration, Instant};
 use super::kv::Store;
 use super::ordered::Ordered;
 use crate::consumer::push::OrderedConfig;
+use crate::consumer::push::passes::Passes;
 use crate::consumer::{DeliverPolicy, ReplayPolicy};
 use crate::kv::errors::{watch_of_consumer, watcher_of_ordered};
 use crate::kv::name::is_valid_filter;
 use crate::kv::{
-    Entry, HistoryError, HistoryErrorKind, Key, MOST_PASSES, Operation, WatchError, WatchErrorKind,
+    Entry, HistoryError, HistoryErrorKind, Key, Operation, WatchError, WatchErrorKind,
     WatchOptions, WatcherError, WatcherErrorKind, entry_of,
 };
 
@@ -57,8 +58,7 @@ impl Store {
         Ok(Keys {
             history: self.list_keys()?,
             seen: HashSet::new(),
-            passes: 1,
-            failed: false,
+            passes: Passes::new(),
         })
     }
 
@@ -182,10 +182,9 @@ impl History {
         }
     }
 
-    /// Whether fewer entries came than were pending at the start: one went away on the way
-    /// (see the async `kv::history`).
-    fn came_short(&self) -> bool {
-        self.delivered < self.feed.pending_at_start
+    /// Whether to read the listing again (see `consumer::push::passes`).
+    fn read_again(&self, passes: &mut Passes) -> bool {
+        passes.again(self.delivered, self.feed.pending_at_start)
     }
 }
 
@@ -229,20 +228,16 @@ impl Iterator for History {
 pub struct Keys {
     history: History,
     seen: HashSet<String>,
-    /// Passes started so far.
-    passes: u32,
-    /// The last pass ended in an error: not read again.
-    failed: bool,
+    passes: Passes,
 }
 
 impl Keys {
     /// Starts another pass if the last one came short and passes are left: `None` if not,
     /// else whether the new pass's consumer was made.
     fn pass_again(&mut self) -> Option<Result<(), WatcherError>> {
-        if self.failed || !self.history.came_short() || self.passes >= MOST_PASSES {
+        if !self.history.read_again(&mut self.passes) {
             return None;
         }
-        self.passes += 1;
         let store = self.history.feed.store.clone();
         Some(match store.list_keys() {
             Ok(history) => {
@@ -250,7 +245,7 @@ impl Keys {
                 Ok(())
             }
             Err(error) => {
-                self.failed = true;
+                self.passes.fail();
                 Err(WatcherError::with_source(WatcherErrorKind::Consumer, error))
             }
         })
@@ -265,7 +260,7 @@ impl Iterator for Keys {
             let entry = match self.history.next() {
                 Some(Ok(entry)) => entry,
                 Some(Err(error)) => {
-                    self.failed = true;
+                    self.passes.fail();
                     return Some(Err(error));
                 }
                 None => match self.pass_again()? {

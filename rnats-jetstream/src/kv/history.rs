@@ -3,12 +3,8 @@
 //! was pending when it started. If what was pending goes away before it is delivered (aged
 //! out, purged), no last message says so: after a quiet second the consumer's info decides.
 //!
-//! A listing of the keys that delivered fewer entries than were pending when it started lost
-//! one on the way, and not always one that is gone: in a bucket that keeps one revision, a key
-//! rewritten just as the listing's consumer is made can have its listed revision removed
-//! before delivery while the server counts the new one as already listed (nats-server 2.15;
-//! a one-revision bucket rewritten in a loop lost a key in 5-20% of listings). Such a listing
-//! is read again, up to [`MOST_PASSES`] times in all, each key still yielded once.
+//! A listing of the keys that delivered fewer entries than were pending when it started is
+//! read again (`consumer::push::passes`): a key rewritten just as it starts can be left out.
 
 use std::collections::HashSet;
 use std::pin::Pin;
@@ -29,6 +25,7 @@ use super::errors::{
 use super::name::Key;
 use super::watch::entry_of;
 use crate::consumer::push::Ordered;
+use crate::consumer::push::passes::Passes;
 use crate::consumer::{self, DeliverPolicy};
 use crate::context::ConsumerInfoError;
 
@@ -38,10 +35,6 @@ const DELETE_MARKER_AGE: Duration = Duration::from_secs(30 * 60);
 
 /// Silence after which a read-through asks the server whether anything is left.
 const QUIET: Duration = Duration::from_secs(1);
-
-/// How many times a listing of the keys is read in all, at most, while each pass delivers
-/// fewer entries than were pending when it started.
-pub(crate) const MOST_PASSES: u32 = 4;
 
 impl Store {
     /// Every stored revision of `key`, oldest first, as a stream that ends at the last.
@@ -72,8 +65,7 @@ impl Store {
             seen: HashSet::new(),
             store: self.clone(),
             filters,
-            passes: 1,
-            failed: false,
+            passes: Passes::new(),
             next_pass: None,
         })
     }
@@ -174,11 +166,6 @@ pub struct History {
 }
 
 impl History {
-    /// Whether fewer entries came than were pending at the start: one went away on the way.
-    fn came_short(&self) -> bool {
-        self.delivered < self.pending_at_start
-    }
-
     /// Whether the server has nothing left to send, after a quiet spell; asks it once per
     /// spell. `Poll::Pending` while waiting for the spell or the answer.
     fn poll_quiet_and_drained(&mut self, cx: &mut TaskContext<'_>) -> Poll<bool> {
@@ -258,10 +245,7 @@ pub struct Keys {
     /// The bucket and the filters, for a pass again.
     store: Store,
     filters: Vec<String>,
-    /// Passes started so far.
-    passes: u32,
-    /// A pass ended in an error: not read again.
-    failed: bool,
+    passes: Passes,
     /// The next pass's consumer, while it is made.
     next_pass: Option<BoxFuture<'static, Result<History, HistoryError>>>,
 }
@@ -269,10 +253,12 @@ pub struct Keys {
 impl Keys {
     /// Starts another pass if the last one came short and passes are left.
     fn pass_again(&mut self) -> bool {
-        if self.failed || !self.inner.came_short() || self.passes >= MOST_PASSES {
+        if !self
+            .passes
+            .again(self.inner.delivered, self.inner.pending_at_start)
+        {
             return false;
         }
-        self.passes += 1;
         let (store, filters) = (self.store.clone(), self.filters.clone());
         self.next_pass = Some(async move { store.list_keys(filters).await }.boxed());
         true
@@ -290,7 +276,7 @@ impl Stream for Keys {
                 match made {
                     Ok(history) => self.inner = history,
                     Err(error) => {
-                        self.failed = true;
+                        self.passes.fail();
                         let error = WatcherError::with_source(WatcherErrorKind::Consumer, error);
                         return Poll::Ready(Some(Err(error)));
                     }
@@ -304,7 +290,7 @@ impl Stream for Keys {
                     return Poll::Ready(Some(Ok(entry.key)));
                 }
                 Some(Err(error)) => {
-                    self.failed = true;
+                    self.passes.fail();
                     return Poll::Ready(Some(Err(error)));
                 }
                 None if self.pass_again() => continue,

@@ -3,10 +3,12 @@
 //! [`list_with_deleted`](ObjectStore::list_with_deleted)), both on an ordered push consumer
 //! of the meta subjects `$O.<bucket>.M.>`.
 
+use std::collections::HashSet;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
-use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, StreamExt};
 
 use super::ObjectStore;
 use super::errors::{
@@ -15,6 +17,7 @@ use super::errors::{
 };
 use super::info::ObjectInfo;
 use crate::consumer::DeliverPolicy;
+use crate::consumer::push::passes::Passes;
 use crate::consumer::push::{Ordered, OrderedConfig};
 use crate::message::Message;
 
@@ -121,17 +124,31 @@ impl ObjectStore {
     }
 
     async fn list_objects(&self, include_deleted: bool) -> Result<List, ListError> {
+        let (messages, pending) = self.list_pass().await?;
+        Ok(List {
+            messages: Some(messages),
+            done: pending == 0,
+            include_deleted,
+            pending_at_start: pending,
+            delivered: 0,
+            seen: HashSet::new(),
+            store: self.clone(),
+            passes: Passes::new(),
+            next_pass: None,
+        })
+    }
+
+    /// One pass of a listing: an ordered consumer on the metadata, and how many messages it
+    /// had pending when it was made.
+    async fn list_pass(&self) -> Result<(Ordered, u64), ListError> {
         let consumer = self
             .stream
             .create_consumer(self.meta_consumer(DeliverPolicy::All, "object store list"))
             .await
             .map_err(watch_consumer_error)?;
-        let done = consumer.info.num_pending == 0;
-        Ok(List {
-            messages: Some(consumer.messages().await.map_err(watch_stream_error)?),
-            done,
-            include_deleted,
-        })
+        let pending = consumer.info.num_pending;
+        let messages = consumer.messages().await.map_err(watch_stream_error)?;
+        Ok((messages, pending))
     }
 
     fn meta_consumer(&self, deliver_policy: DeliverPolicy, description: &str) -> OrderedConfig {
@@ -173,11 +190,37 @@ impl futures_util::Stream for Watch {
 
 /// A bucket's objects, as a [`futures_util::Stream`] of metadata; from
 /// [`ObjectStore::list`] (live objects) and [`ObjectStore::list_with_deleted`]. It ends
-/// after the last object.
+/// after the last object. Each object comes once, also one put again while the listing
+/// runs; a pass that delivered fewer objects than were pending when it started is read
+/// again (four passes at most), so that an object put again just as the listing starts is
+/// not left out.
 pub struct List {
     messages: Option<Ordered>,
     done: bool,
     include_deleted: bool,
+    /// Metadata messages the pass's consumer had to deliver when it was made.
+    pending_at_start: u64,
+    /// Metadata messages this pass delivered so far.
+    delivered: u64,
+    /// The names listed so far.
+    seen: HashSet<String>,
+    /// The bucket, for a pass again.
+    store: ObjectStore,
+    passes: Passes,
+    /// The next pass's consumer, while it is made.
+    next_pass: Option<BoxFuture<'static, Result<(Ordered, u64), ListError>>>,
+}
+
+impl List {
+    /// Starts another pass if the last one came short and passes are left.
+    fn pass_again(&mut self) -> bool {
+        if !self.passes.again(self.delivered, self.pending_at_start) {
+            return false;
+        }
+        let store = self.store.clone();
+        self.next_pass = Some(async move { store.list_pass().await }.boxed());
+        true
+    }
 }
 
 impl futures_util::Stream for List {
@@ -185,9 +228,29 @@ impl futures_util::Stream for List {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
         loop {
+            if let Some(pass) = self.next_pass.as_mut() {
+                let made = std::task::ready!(pass.poll_unpin(cx));
+                self.next_pass = None;
+                match made {
+                    Ok((messages, pending)) => {
+                        self.messages = Some(messages);
+                        self.done = pending == 0;
+                        self.pending_at_start = pending;
+                        self.delivered = 0;
+                    }
+                    Err(error) => {
+                        self.passes.fail();
+                        let error = WatcherError::with_source(WatcherErrorKind::Other, error);
+                        return Poll::Ready(Some(Err(error)));
+                    }
+                }
+            }
             if self.done {
                 // Dropping the subscription ends the ephemeral consumer's interest.
                 self.messages = None;
+                if self.pass_again() {
+                    continue;
+                }
                 return Poll::Ready(None);
             }
             let Some(messages) = self.messages.as_mut() else {
@@ -196,6 +259,7 @@ impl futures_util::Stream for List {
             let message = match messages.poll_next_unpin(cx) {
                 Poll::Ready(Some(Ok(message))) => message,
                 Poll::Ready(Some(Err(error))) => {
+                    self.passes.fail();
                     return Poll::Ready(Some(Err(watcher_error(error))));
                 }
                 Poll::Ready(None) => return Poll::Ready(None),
@@ -208,8 +272,10 @@ impl futures_util::Stream for List {
                     return Poll::Ready(Some(Err(error)));
                 }
             }
+            self.delivered += 1;
             match decode(&message) {
                 Ok(info) if info.deleted && !self.include_deleted => continue,
+                Ok(info) if !self.seen.insert(info.name.clone()) => continue,
                 item => return Poll::Ready(Some(item)),
             }
         }

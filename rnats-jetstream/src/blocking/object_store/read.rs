@@ -5,6 +5,7 @@
 //! a lost delivery has the consumer made again from the last message seen, so no chunk or
 //! metadata goes missing silently, and flow control keeps what is in flight bounded.
 
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -18,6 +19,7 @@ use crate::blocking::ordered::Ordered;
 use crate::blocking::stream::Stream;
 use crate::consumer::DeliverPolicy;
 use crate::consumer::push::OrderedConfig;
+use crate::consumer::push::passes::Passes;
 use crate::object_store::errors::{get_error, watch_consumer_error, watcher_error};
 use crate::object_store::object::{
     MAX_LINK_HOPS, check_whole, chunk_subject, io_error, link_target, overruns,
@@ -137,18 +139,29 @@ impl ObjectStore {
     }
 
     fn list_objects(&self, include_deleted: bool) -> Result<List, ListError> {
+        let (messages, done) = self.list_pass()?;
+        Ok(List {
+            done,
+            messages,
+            include_deleted,
+            timeout: self.context().timeout(),
+            delivered: 0,
+            seen: HashSet::new(),
+            store: self.clone(),
+            passes: Passes::new(),
+        })
+    }
+
+    /// One pass of a listing: an ordered consumer on the metadata, and whether it had
+    /// nothing to deliver (then it is deleted at once).
+    fn list_pass(&self) -> Result<(Ordered, bool), ListError> {
         let messages = self.meta_feed(DeliverPolicy::All, "object store list")?;
         // An empty bucket: nothing to list, and no consumer to keep.
         let done = messages.pending_at_start == 0;
         if done {
             let _ = messages.delete_consumer();
         }
-        Ok(List {
-            done,
-            messages,
-            include_deleted,
-            timeout: self.context().timeout(),
-        })
+        Ok((messages, done))
     }
 
     /// An ordered consumer of the bucket's metadata, `$O.<bucket>.M.>`.
@@ -440,7 +453,9 @@ impl AsObjectInfo for &Object {
 
 /// A bucket's objects' metadata; from [`ObjectStore::list`] (live objects) and
 /// [`ObjectStore::list_with_deleted`]. Ends after the last object; each wait is bounded by
-/// the context's timeout, past which the item is an error and the listing ends.
+/// the context's timeout, past which the item is an error and the listing ends. Each
+/// object comes once; a pass that delivered fewer objects than were pending when it
+/// started is read again, as the async listing is.
 #[derive(Debug)]
 pub struct List {
     messages: Ordered,
@@ -448,18 +463,65 @@ pub struct List {
     done: bool,
     include_deleted: bool,
     timeout: Duration,
+    /// Metadata messages this pass delivered so far.
+    delivered: u64,
+    /// The names listed so far.
+    seen: HashSet<String>,
+    /// The bucket, for a pass again.
+    store: ObjectStore,
+    passes: Passes,
+}
+
+impl List {
+    /// Starts another pass if the last one came short and passes are left: `None` if not,
+    /// else whether the new pass's consumer was made.
+    fn pass_again(&mut self) -> Option<Result<(), ListerError>> {
+        if !self
+            .passes
+            .again(self.delivered, self.messages.pending_at_start)
+        {
+            return None;
+        }
+        Some(match self.store.list_pass() {
+            Ok((messages, done)) => {
+                self.messages = messages;
+                self.done = done;
+                self.delivered = 0;
+                Ok(())
+            }
+            Err(error) => {
+                self.passes.fail();
+                Err(ListerError::with_source(WatcherErrorKind::Other, error))
+            }
+        })
+    }
 }
 
 impl Iterator for List {
     type Item = Result<ObjectInfo, ListerError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(item) = self.next_of_pass() {
+                return Some(item);
+            }
+            if let Err(error) = self.pass_again()? {
+                return Some(Err(error));
+            }
+        }
+    }
+}
+
+impl List {
+    /// The next object of this pass; `None` once the pass is over.
+    fn next_of_pass(&mut self) -> Option<Result<ObjectInfo, ListerError>> {
         while !self.done {
             let deadline = Instant::now().checked_add(self.timeout);
             let message = match self.messages.next_message(deadline) {
                 Ok(Some(message)) => message,
                 Ok(None) => {
                     self.done = true;
+                    self.passes.fail();
                     let why = match self.messages.is_closed() {
                         true => "the client closed",
                         false => "timed out waiting for the bucket's metadata",
@@ -468,6 +530,7 @@ impl Iterator for List {
                 }
                 Err(error) => {
                     self.done = true;
+                    self.passes.fail();
                     return Some(Err(watcher_error(error)));
                 }
             };
@@ -481,14 +544,17 @@ impl Iterator for List {
                 Ok(_) => {}
                 Err(error) => {
                     self.done = true;
+                    self.passes.fail();
                     return Some(Err(ListerError::with_source(
                         WatcherErrorKind::Other,
                         error,
                     )));
                 }
             }
+            self.delivered += 1;
             match decode(&message) {
                 Ok(info) if info.deleted && !self.include_deleted => continue,
+                Ok(info) if !self.seen.insert(info.name.clone()) => continue,
                 item => return Some(item),
             }
         }

@@ -33,6 +33,8 @@
 
 mod config;
 mod ordered;
+#[cfg(any(feature = "kv", feature = "object-store"))]
+pub(crate) mod passes;
 
 use std::fmt;
 use std::pin::Pin;
