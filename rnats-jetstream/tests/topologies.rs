@@ -228,19 +228,8 @@ async fn a_pull_dropped_across_a_cut_is_asked_after(
 ) {
     let step = "a pull dropped across a cut";
     let heartbeat = Duration::from_secs(15);
-    let hub_js = rnats_jetstream::new(hub.clone());
+    let (hub_js, stream) = stream_with_durable(hub, "DROPPED", "dropped").await;
     let leaf_js = rnats_jetstream::with_domain(leaf.clone(), HUB_DOMAIN);
-    let stream = hub_js
-        .create_stream(memory_stream("DROPPED", &["dropped.>"]))
-        .await
-        .unwrap();
-    stream
-        .create_consumer(pull::Config {
-            durable_name: Some("dropped".into()),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
     let consumer = leaf_js
         .get_stream("DROPPED")
         .await
@@ -288,6 +277,29 @@ async fn a_pull_dropped_across_a_cut_is_asked_after(
     assert_eq!(recoveries.lost_pulls, 1, "{step}: asked and pulled again");
     assert_eq!(recoveries.missed_heartbeats, 0, "{step}: before a miss");
     reader.abort();
+}
+
+/// A context on `hub`, and the memory stream `name` on `<durable>.>` with the pull consumer
+/// `durable`.
+async fn stream_with_durable(
+    hub: &Client,
+    name: &str,
+    durable: &str,
+) -> (rnats_jetstream::Context, stream::Stream) {
+    let hub_js = rnats_jetstream::new(hub.clone());
+    let subjects = format!("{durable}.>");
+    let stream = hub_js
+        .create_stream(memory_stream(name, &[subjects.as_str()]))
+        .await
+        .unwrap();
+    stream
+        .create_consumer(pull::Config {
+            durable_name: Some(durable.into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    (hub_js, stream)
 }
 
 /// Waits until `count` pull requests wait at the consumer `name` of `stream`, as its leader
@@ -340,18 +352,7 @@ async fn a_pull_sent_after_a_reconnect_is_watched(
     hub: &Client,
 ) {
     let step = "a pull sent after a reconnect";
-    let hub_js = rnats_jetstream::new(hub.clone());
-    let stream = hub_js
-        .create_stream(memory_stream("WATCHED", &["watched.>"]))
-        .await
-        .unwrap();
-    stream
-        .create_consumer(pull::Config {
-            durable_name: Some("watched".into()),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let (hub_js, stream) = stream_with_durable(hub, "WATCHED", "watched").await;
     // The client reaches the leaf through a proxy, to be cut off and let back in.
     let proxy = Proxy::start(&topology.leaf().url()).unwrap();
     let client = connect(&proxy.url()).await;
@@ -483,18 +484,7 @@ async fn a_blocking_pull_dropped_across_a_cut_is_asked_after(
     hub: &Client,
 ) {
     let step = "a blocking pull dropped across a cut";
-    let hub_js = rnats_jetstream::new(hub.clone());
-    let stream = hub_js
-        .create_stream(memory_stream("BDROPPED", &["bdropped.>"]))
-        .await
-        .unwrap();
-    stream
-        .create_consumer(pull::Config {
-            durable_name: Some("bdropped".into()),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let (hub_js, stream) = stream_with_durable(hub, "BDROPPED", "bdropped").await;
     let url = topology.leaf().url();
     let reader = tokio::task::spawn_blocking(move || {
         let client = rnats_core::blocking::connect(url).unwrap();
@@ -548,18 +538,7 @@ async fn a_blocking_pull_sent_after_a_reconnect_is_watched(
     hub: &Client,
 ) {
     let step = "a blocking pull sent after a reconnect";
-    let hub_js = rnats_jetstream::new(hub.clone());
-    let stream = hub_js
-        .create_stream(memory_stream("BWATCHED", &["bwatched.>"]))
-        .await
-        .unwrap();
-    stream
-        .create_consumer(pull::Config {
-            durable_name: Some("bwatched".into()),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let (hub_js, stream) = stream_with_durable(hub, "BWATCHED", "bwatched").await;
     let proxy = Proxy::start(&topology.leaf().url()).unwrap();
     let url = proxy.url();
     let reader = tokio::task::spawn_blocking(move || {
