@@ -1090,6 +1090,159 @@ async fn a_stream_told_to_end_if_its_consumer_is_missing_outlasts_its_server_bei
     }
 }
 
+/// The blocking pull consumer pulls again when its server tells of a changed cluster: a
+/// route partition between the client's server and the consumer's leader loses the open
+/// request without a word (the leader no longer sees the inbox), and once the route is back
+/// the next message comes within seconds, where without the news only the question a late
+/// heartbeat brings (45 s after the pull with this test's 30 s heartbeat) would find it out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocking_pull_comes_back_when_a_partitioned_route_heals() {
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let cluster = Cluster::builder(NODES)
+        .route_proxies(true)
+        .configure(|_, node| node.jetstream(true).append_config(ACCOUNTS))
+        .start()
+        .unwrap();
+    // The cluster's waits block: off the runtime's worker.
+    let healthy = |cluster: &Cluster| {
+        tokio::task::block_in_place(|| {
+            cluster.wait_formed(WAIT).unwrap();
+            cluster.wait_routes_proxied(WAIT).unwrap();
+            cluster.wait_jetstream(WAIT).unwrap();
+        })
+    };
+    healthy(&cluster);
+    let urls = cluster.urls();
+    let connect = |urls: Vec<String>| {
+        rnats_core::ConnectOptions::new()
+            .retry_on_initial_connect()
+            .ignore_discovered_servers()
+            .connect(urls)
+    };
+    let js = rnats_jetstream::ContextBuilder::new()
+        .timeout(API_TIMEOUT)
+        .build(connect(urls.clone()).await.unwrap());
+    let stream = create_stream(&cluster, &js, "ROUTED").await;
+    stream
+        .create_consumer(pull::Config {
+            durable_name: Some("durable".into()),
+            ack_policy: AckPolicy::None,
+            num_replicas: 1,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let consumer_node = leader(&stream, Some("durable")).await;
+    let client_node = (consumer_node + 1) % NODES;
+    // Asks about the consumer through its own server, which the partition leaves alone.
+    let beside = rnats_jetstream::ContextBuilder::new()
+        .timeout(Duration::from_secs(2))
+        .build(connect(vec![urls[consumer_node].clone()]).await.unwrap());
+
+    // The blocking reader, on a thread of its own, connected to the client node only.
+    let url = urls[client_node].clone();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (delivered, mut deliveries) = tokio::sync::mpsc::unbounded_channel();
+    let reader = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let client = rnats_core::ConnectOptions::new()
+                .ignore_discovered_servers()
+                .connect_blocking(url)
+                .unwrap();
+            let consumer = rnats_jetstream::blocking::new(client)
+                .get_stream("ROUTED")
+                .unwrap()
+                .get_consumer::<pull::Config>("durable")
+                .unwrap();
+            let mut messages = consumer
+                .messages_with(pull::BatchConfig {
+                    batch: 10,
+                    expires: Some(Duration::from_secs(120)),
+                    idle_heartbeat: Duration::from_secs(30),
+                    ..Default::default()
+                })
+                .unwrap();
+            while !stop.load(Ordering::SeqCst) {
+                let item = match messages.next_timeout(Duration::from_secs(2)) {
+                    Ok(None) => continue,
+                    Ok(Some(message)) => Ok(message.payload.clone()),
+                    Err(error) => Err(error.to_string()),
+                };
+                if delivered.send((item, messages.recoveries())).is_err() {
+                    break;
+                }
+            }
+        })
+    };
+    js.publish("ROUTED.a", "before".into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let (first, _) = tokio::time::timeout(WAIT, deliveries.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.unwrap(), "before");
+
+    cluster.partition(&[client_node], &[consumer_node]).unwrap();
+    tokio::task::block_in_place(|| {
+        cluster
+            .wait_partitioned(&[client_node], &[consumer_node], WAIT)
+            .unwrap();
+    });
+    // The leader has let the request go (and any sent while cut off found nobody).
+    let deadline = Instant::now() + WAIT;
+    let mut pace = tokio::time::interval(Duration::from_millis(100));
+    loop {
+        pace.tick().await;
+        let info = beside
+            .get_stream("ROUTED")
+            .await
+            .ok()
+            .map(|stream| async move { stream.consumer_info("durable").await.ok() });
+        let waiting = match info {
+            Some(info) => info.await.map(|info| info.num_waiting),
+            None => None,
+        };
+        if waiting == Some(0) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the request still waits: {waiting:?}"
+        );
+    }
+    cluster.heal_routes().unwrap();
+    healthy(&cluster);
+    let healed = Instant::now();
+    let deadline = healed + WAIT;
+    loop {
+        if let Ok(ack) = js.publish("ROUTED.a", "after".into()).await
+            && ack.await.is_ok()
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the stream never took a publish");
+    }
+    let (item, recoveries) = tokio::time::timeout(WAIT, deliveries.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let took = healed.elapsed();
+    println!("blocking pull after the partition: {took:?} after the heal, {recoveries:?}");
+    assert_eq!(item.unwrap(), "after", "no error item first");
+    assert!(recoveries.cluster_changes >= 1, "{recoveries:?}");
+    assert_eq!(recoveries.missed_heartbeats, 0, "{recoveries:?}");
+    // The late-heartbeat question would come 45 s after the last pull.
+    assert!(took < Duration::from_secs(30), "{took:?} after the heal");
+    stop.store(true, Ordering::SeqCst);
+    tokio::task::spawn_blocking(move || reader.join().unwrap())
+        .await
+        .unwrap();
+}
+
 /// How long the leaf link stays down in the leaf scenario, as in the run.
 const LEAF_CUT: Duration = Duration::from_secs(5);
 

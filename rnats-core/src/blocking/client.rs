@@ -541,6 +541,14 @@ impl Client {
         self.inner().core().state == LinkState::Closed
     }
 
+    /// How many times the server told of a changed cluster (each a
+    /// [`ConnectionEvent::ClusterChanged`](crate::ConnectionEvent::ClusterChanged)): for
+    /// rnats' crates, with [`Subscriber::next_or_news`](super::Subscriber::next_or_news).
+    #[doc(hidden)]
+    pub fn cluster_changes(&self) -> u64 {
+        self.inner().core().cluster_changes
+    }
+
     /// The client's counters, shared by every clone.
     pub fn statistics(&self) -> Arc<Statistics> {
         Arc::clone(&self.inner().statistics)

@@ -97,6 +97,9 @@ pub(super) struct Core {
     inbound_for_nobody: bool,
     /// Bumped when requests are failed at a disconnect (`fail_requests_on_disconnect`).
     pub(super) lost_requests: u64,
+    /// Bumped at each INFO that tells of a changed cluster (a `ClusterChanged` event), for
+    /// the waiters of `Subscriber::next_or_news`.
+    pub(super) cluster_changes: u64,
     pub(super) conn: Option<Arc<Conn>>,
     requests: HashMap<u64, Option<Message>>,
     /// The request-duration histograms of the client's metrics registrations
@@ -221,6 +224,7 @@ impl Inner {
                 last_user_read: Instant::now(),
                 inbound_for_nobody: false,
                 lost_requests: 0,
+                cluster_changes: 0,
                 conn: None,
                 requests: HashMap::new(),
                 durations: Default::default(),
@@ -583,6 +587,8 @@ impl Inner {
             core.session
                 .handle_info(Instant::now(), info, crate::floor::backoff::lame_duck_delay);
         if news.cluster_changed {
+            // Under the state lock; the reader wakes the waiters once the batch is in.
+            core.cluster_changes += 1;
             self.events.emit(ConnectionEvent::ClusterChanged);
         }
         if news.lame_duck {

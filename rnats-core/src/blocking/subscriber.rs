@@ -144,6 +144,29 @@ impl Subscriber {
     /// consumer's request is gone with the connection it went out on).
     #[doc(hidden)]
     pub fn next_or_reconnect(&mut self, deadline: Option<Instant>, connects: u64) -> Woken {
+        self.next_or(deadline, connects, None)
+    }
+
+    /// [`next_or_reconnect`](Self::next_or_reconnect), also woken when the server has told
+    /// of a changed cluster since the client counted `cluster_changes` of them
+    /// ([`Client::cluster_changes`](super::Client::cluster_changes)): for rnats' crates (a
+    /// pull request routed through a cut route may be gone without a word).
+    #[doc(hidden)]
+    pub fn next_or_news(
+        &mut self,
+        deadline: Option<Instant>,
+        connects: u64,
+        cluster_changes: u64,
+    ) -> Woken {
+        self.next_or(deadline, connects, Some(cluster_changes))
+    }
+
+    fn next_or(
+        &mut self,
+        deadline: Option<Instant>,
+        connects: u64,
+        cluster_changes: Option<u64>,
+    ) -> Woken {
         if let Some(frame) = self.local.pop_front() {
             return Woken::Message(Message::from_frame(frame));
         }
@@ -155,6 +178,7 @@ impl Subscriber {
             Messages,
             Ended,
             Reconnected,
+            ClusterChanged,
         }
         let found = inner.wait_for(deadline, |core| {
             let closed = core.state == LinkState::Closed;
@@ -168,8 +192,12 @@ impl Subscriber {
                 return Some(Found::Ended);
             }
             // Bumped under this lock when a link is made, and the waiters woken.
-            (inner.statistics.connects.load(Ordering::Relaxed) != connects)
-                .then_some(Found::Reconnected)
+            if inner.statistics.connects.load(Ordering::Relaxed) != connects {
+                return Some(Found::Reconnected);
+            }
+            cluster_changes
+                .is_some_and(|seen| core.cluster_changes != seen)
+                .then_some(Found::ClusterChanged)
         });
         match found {
             None => Woken::TimedOut,
@@ -182,6 +210,7 @@ impl Subscriber {
             }
             Some(Found::Ended) => Woken::Ended,
             Some(Found::Reconnected) => Woken::Reconnected,
+            Some(Found::ClusterChanged) => Woken::ClusterChanged,
         }
     }
 
@@ -233,6 +262,9 @@ pub enum Woken {
     TimedOut,
     /// The client connected again first.
     Reconnected,
+    /// The server told of a changed cluster first (only from
+    /// [`Subscriber::next_or_news`]).
+    ClusterChanged,
 }
 
 impl Iterator for Subscriber {

@@ -77,6 +77,10 @@ pub struct Messages {
     /// The client's counters, looked at each round for a new connection (kept, so that the
     /// look is one load, not a count of references up and down).
     statistics: Arc<Statistics>,
+    /// The changes of the server's cluster the client had been told of when the requests
+    /// open now went out
+    /// ([`Client::cluster_changes`](rnats_core::blocking::Client::cluster_changes)).
+    cluster_changes: u64,
     /// No pull before this (after no responders).
     hold_until: Option<Instant>,
     /// The requests nobody served, in a row.
@@ -120,6 +124,7 @@ impl Messages {
             subject,
             connects: context.connects(),
             statistics: context.client.statistics(),
+            cluster_changes: context.client.cluster_changes(),
             context,
             last_heard: Instant::now(),
             late_told: false,
@@ -241,30 +246,41 @@ impl Messages {
             if let Some(deadline) = deadline {
                 until = until.min(deadline);
             }
-            let message = match self
-                .subscriber
-                .next_or_reconnect(Some(until), self.connects)
-            {
-                Woken::Message(message) => message,
-                Woken::Ended => {
-                    self.done = true;
-                    return None;
-                }
-                Woken::TimedOut => {
-                    if let Some(verdict) = self.verdict.take() {
-                        self.weigh(verdict);
+            let message =
+                match self
+                    .subscriber
+                    .next_or_news(Some(until), self.connects, self.cluster_changes)
+                {
+                    Woken::Message(message) => message,
+                    Woken::Ended => {
+                        self.done = true;
+                        return None;
                     }
-                    if deadline.is_some_and(|d| Instant::now() >= d) {
-                        return Some(Ok(None));
+                    Woken::TimedOut => {
+                        if let Some(verdict) = self.verdict.take() {
+                            self.weigh(verdict);
+                        }
+                        if deadline.is_some_and(|d| Instant::now() >= d) {
+                            return Some(Ok(None));
+                        }
+                        // The silence and the hold are judged at the top.
+                        continue;
                     }
-                    // The silence and the hold are judged at the top.
-                    continue;
-                }
-                Woken::Reconnected => {
-                    self.reconnected();
-                    continue;
-                }
-            };
+                    Woken::Reconnected => {
+                        self.reconnected();
+                        continue;
+                    }
+                    // A request routed to the consumer's leader may have died with a cut route,
+                    // and the leader, still leader, elects nobody: nothing else would tell.
+                    Woken::ClusterChanged => {
+                        self.cluster_changes = self.context.client.cluster_changes();
+                        self.pending.reset();
+                        self.hold_until = None;
+                        self.start_probe();
+                        self.recoveries.cluster_changes += 1;
+                        continue;
+                    }
+                };
             self.heard(Instant::now());
             if let Some(result) = self.handle(message, deadline) {
                 return Some(result.map(Some));

@@ -184,6 +184,8 @@ impl Ordered {
                 // as the async ordered consumer and nats.go assume: made again at once. If
                 // that fails (the server still recovering), the silence tries again after
                 // one heartbeat rather than two.
+                // Not asked for (`next_or_reconnect`).
+                Woken::ClusterChanged => continue,
                 Woken::Reconnected => {
                     self.connects = self.context.connects();
                     if self.recreate().is_err() {
