@@ -328,12 +328,17 @@ async fn an_answer_that_does_not_decode_leaves_the_servers_answer_whole() {
         }
     });
 
-    let system = system_on(&server.url()).await.expect(2);
+    // Two answers expected: the text counts for no server, so the gathering takes both and
+    // waits its timeout for a second server that is not there.
+    let system = system_on(&server.url())
+        .await
+        .expect(2)
+        .timeout(Duration::from_secs(2));
     let got = within(system.gather::<rnats_core::system::Varz, _>("VARZ", ()))
         .await
         .unwrap();
     assert_eq!(got.answers.len(), 2, "{got:#?}");
-    assert_eq!(got.missing, 0, "{got:#?}");
+    assert_eq!(got.missing, 1, "the text is no server: {got:#?}");
     let (good, bad): (Vec<_>, Vec<_>) = got
         .answers
         .into_iter()
@@ -365,4 +370,43 @@ async fn an_answer_that_does_not_decode_leaves_the_servers_answer_whole() {
             .contains("2.15.1"),
         "{server_answer:?}"
     );
+}
+
+/// A text in answer to the census's ping stands for no server: the request that follows waits
+/// for the servers that answered the ping, not for one without a name (which would hold it up
+/// for its whole 60 s timeout).
+#[tokio::test]
+async fn a_ping_answered_with_text_does_not_hold_up_the_request_after_it() {
+    use futures_util::StreamExt;
+
+    let server = NatsServer::builder().config(ACCOUNTS).spawn().unwrap();
+    let impostor = connect("sys", &server.url()).await;
+    let mut pings = impostor
+        .subscribe("$SYS.REQ.SERVER.PING".to_owned())
+        .await
+        .unwrap();
+    impostor.flush().await.unwrap();
+    let replier = impostor.clone();
+    tokio::spawn(async move {
+        while let Some(ping) = pings.next().await {
+            let Some(reply) = ping.reply else { continue };
+            replier.publish(reply, "not json".into()).await.unwrap();
+            replier.flush().await.unwrap();
+        }
+    });
+
+    let system = system_on(&server.url()).await;
+    let pinged = within(system.gather_ping::<serde_json::Value>())
+        .await
+        .unwrap();
+    assert_eq!(
+        pinged.answers.len(),
+        2,
+        "the server and the text: {pinged:#?}"
+    );
+    let got = within(system.gather::<rnats_core::system::Varz, _>("VARZ", ()))
+        .await
+        .unwrap();
+    assert_eq!(got.answers.len(), 1, "{got:#?}");
+    assert_eq!(got.missing, 0, "{got:#?}");
 }

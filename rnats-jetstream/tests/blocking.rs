@@ -457,6 +457,54 @@ fn messages_pull_again_at_once_after_a_server_restart() {
     assert_eq!(recoveries.missed_heartbeats, 0, "{recoveries:?}");
 }
 
+/// A caller slower than the probe's four seconds after a fault: what came meanwhile (the
+/// messages, the probe's heartbeats) is read before any silence is judged, so nothing is
+/// taken for a lost request and pulled again.
+#[test]
+fn a_slow_caller_after_a_fault_is_not_taken_for_silence() {
+    let (mut server, js) = restartable();
+    let stream = stream(&js, "SLOW");
+    let consumer = durable(&stream, "slow");
+    let mut messages = consumer
+        .messages_with(BatchConfig {
+            batch: 10,
+            expires: Some(Duration::from_secs(60)),
+            idle_heartbeat: Duration::from_secs(15),
+            ..Default::default()
+        })
+        .unwrap();
+    js.publish("SLOW.a", "first".into()).unwrap();
+    let first = messages.next_timeout(WAIT).unwrap().expect("a message");
+    first.ack().unwrap();
+
+    // A reconnect: the requests after it ask for a heartbeat a second for a while.
+    reconnect_after_restart(&mut server, &js);
+    let deadline = std::time::Instant::now() + WAIT;
+    while js.publish("SLOW.a", "second".into()).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no publish was stored"
+        );
+    }
+    js.publish("SLOW.a", "third".into()).unwrap();
+    let mut read = |what: &str| loop {
+        let message = messages.next_timeout(WAIT).unwrap().expect(what);
+        message.ack().unwrap();
+        // "first" may come again: the server may not have stored its ack.
+        if message.payload != "first" {
+            return message.payload.clone();
+        }
+    };
+    assert_eq!(read("second"), "second");
+    // The caller is busy for longer than the probe's silence; the third message and the
+    // probe's heartbeats wait in the subscription meanwhile.
+    std::thread::sleep(Duration::from_secs(5));
+    assert_eq!(read("third"), "third");
+    let recoveries = messages.recoveries();
+    assert_eq!(recoveries.lost_pulls, 0, "{recoveries:?}");
+    assert_eq!(recoveries.missed_heartbeats, 0, "{recoveries:?}");
+}
+
 #[test]
 fn messages_without_a_consumer_retry_then_deliver_once_it_is_made_again() {
     let (_server, js) = jetstream();

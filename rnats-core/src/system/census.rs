@@ -101,12 +101,6 @@ impl Gathering {
             .max(usize::try_from(active).unwrap_or(usize::MAX));
     }
 
-    /// Takes an answer that did not decode: it counts toward a count given, but for no
-    /// server, since nobody can tell who sent it.
-    pub(crate) fn handle_undecoded(&mut self) {
-        self.count += 1;
-    }
-
     /// Whether any answer it took decoded, and so came from a server it can name.
     pub(crate) fn decoded_any(&self) -> bool {
         !self.answered.is_empty()

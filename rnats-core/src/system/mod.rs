@@ -33,8 +33,9 @@
 //! for. Data of another shape leaves that answer with `data: None` and a
 //! [`ServerAnswer::decode_error`] with the data's text; an answer that is not an envelope
 //! at all is kept as one from an unknown server (an empty [`ServerAnswer::server`]), with
-//! its text in the same field; it counts toward [`System::expect`]'s count, but stands
-//! for no server a ping counted or found. The other answers stay as they are. Only when no
+//! its text in the same field; it stands for no server, so it neither counts toward
+//! [`System::expect`]'s count nor for a server a ping counted or found. The other answers
+//! stay as they are. Only when no
 //! answer's envelope decoded does the request fail, with [`SystemErrorKind::Decode`].
 //! [`ServerAnswer::into_result`] tells the two kinds of missing data apart:
 //! [`AnswerError::Server`] or [`AnswerError::Decode`].
@@ -321,7 +322,9 @@ impl System {
     /// The servers that a ping with the filter finds, for a request to all of them.
     async fn census(&self) -> Result<Census, SystemError> {
         let answers = self.ping().await?;
-        let answers = answers.iter().map(|answer| {
+        // An answer that was no envelope at all names no server to wait for.
+        let answers = answers.iter().filter(|answer| !answer.server.id.is_empty());
+        let answers = answers.map(|answer| {
             let active = answer.data.as_ref().map_or(0, |stats| stats.active_servers);
             (answer.server.id.as_str(), active)
         });
@@ -347,13 +350,12 @@ impl System {
     ) -> Result<Gathered<T>, SystemError> {
         let rt = self.client.shared().rt;
         let sent = rt.now();
-        let mut request = self
+        // No `max_messages` for a count: an answer that does not decode counts for no
+        // server, and the gathering ends once complete.
+        let request = self
             .client
             .request_many(subject, body)
             .timeout(self.timeout);
-        if let Until::Count(n) = until {
-            request = request.max_messages(n);
-        }
         let mut replies = request.await.map_err(|e| self.failed(e))?;
         let mut gathering = Gathering::new(until);
         let mut answers = Vec::new();
@@ -401,10 +403,8 @@ fn handle_payload<T: DeserializeOwned>(
             gathering.handle_answer(&envelope.server.id, active_servers(&envelope));
             envelope.decode_data()
         }
-        Err(e) => {
-            gathering.handle_undecoded();
-            ServerAnswer::undecoded(e)
-        }
+        // Nobody can tell who sent it: it counts for no server.
+        Err(e) => ServerAnswer::undecoded(e),
     }
 }
 

@@ -48,9 +48,12 @@ const TOO_MANY_WAITING_PAUSE: Duration = Duration::from_secs(1);
 /// responders) requests ask for a heartbeat a second for as long as missed heartbeats would
 /// take to tell, and four silent seconds mean the request is gone; otherwise, when a
 /// heartbeat is late (one and a half intervals without a word), the consumer's leader is
-/// asked whether anybody waits (`CONSUMER.INFO`, at once and then about 6 and 12 s later,
-/// each question waiting up to 3 s), and nobody waiting for a request still open means it
-/// is gone. Either way the iteration pulls again at once, without an error item.
+/// asked whether anybody waits (`CONSUMER.INFO`, at once and then about 6 and 12 s later),
+/// and nobody waiting for a request still open means it is gone. Either way the iteration
+/// pulls again at once, without an error item. A question may take 3 s, so it is asked
+/// only when the caller's wait (and the miss) leave that long: a caller that only ever
+/// waits less, with [`next_timeout`](Self::next_timeout), is left to the missed heartbeat.
+/// Silence is judged only once what came while the caller was away has been read.
 pub struct Messages {
     subscriber: Subscriber,
     inbox: String,
@@ -61,8 +64,12 @@ pub struct Messages {
     heartbeat: Option<Duration>,
     /// How long a pull request may stay unanswered before it counts as lost.
     expiry: Duration,
-    /// When the server last sent something (or the last pull request went out).
+    /// When the last message or status was read (or the last pull request went out).
+    /// Silence is judged only once the subscription was found empty (`drained`), so what
+    /// came while the caller was away is read first.
     last_heard: Instant,
+    /// Whether the subscription was found empty since the last message read in this call.
+    drained: bool,
     /// Whether this silence was found late yet (questions are asked once a silence).
     late_told: bool,
     /// Requests after a fault ask for a heartbeat a second (see `pull::lost`).
@@ -127,6 +134,7 @@ impl Messages {
             cluster_changes: context.client.cluster_changes(),
             context,
             last_heard: Instant::now(),
+            drained: false,
             late_told: false,
             questions: None,
             verdict: None,
@@ -175,6 +183,8 @@ impl Messages {
         &mut self,
         deadline: Option<Instant>,
     ) -> Option<Result<Option<Message>, MessagesError>> {
+        // What came while the caller was away is read before any silence is judged.
+        self.drained = false;
         while !self.done {
             // A reconnect between two calls: the open requests went with the old link, and
             // the next pull must not go out before the books are reset.
@@ -204,7 +214,7 @@ impl Messages {
                 false => self.heartbeat.unwrap_or(self.expiry),
             };
             let quiet_until = self.last_heard.checked_add(silence).unwrap_or(now);
-            if now >= quiet_until {
+            if self.drained && now >= quiet_until {
                 self.heard(now);
                 self.questions = None;
                 self.verdict = None;
@@ -233,11 +243,18 @@ impl Messages {
                 continue;
             }
             let mut until = quiet_until;
-            if let Some(question) = self.drive_questions(now, deadline) {
+            if self.drained
+                && let Some(question) = self.drive_questions(now, deadline, quiet_until)
+            {
                 until = until.min(question);
             }
             if self.verdict.is_some() {
-                // Only what came before the answer is read before it is weighed.
+                // What came before the answer (during the question) is read before it is
+                // weighed.
+                self.drained = false;
+            }
+            if !self.drained {
+                // Only a look at what is already here.
                 until = now;
             }
             if let Some(hold) = self.hold_until {
@@ -257,6 +274,7 @@ impl Messages {
                         return None;
                     }
                     Woken::TimedOut => {
+                        self.drained = true;
                         if let Some(verdict) = self.verdict.take() {
                             self.weigh(verdict);
                         }
@@ -281,6 +299,7 @@ impl Messages {
                         continue;
                     }
                 };
+            self.drained = false;
             self.heard(Instant::now());
             if let Some(result) = self.handle(message, deadline) {
                 return Some(result.map(Some));
@@ -320,23 +339,32 @@ impl Messages {
     /// once, then about 6 and 12 s later, until the silence ends or is a miss (see
     /// `pull::lost`). The answer is left in `verdict`. Returns when to look again, while a
     /// question may still come this silence.
-    fn drive_questions(&mut self, now: Instant, deadline: Option<Instant>) -> Option<Instant> {
+    ///
+    /// A question may take 3 s: it is asked only when neither the caller's `deadline` nor
+    /// the miss at `quiet_until` comes sooner; otherwise it waits for the next call, and a
+    /// caller that only ever waits less is left to the missed heartbeat.
+    fn drive_questions(
+        &mut self,
+        now: Instant,
+        deadline: Option<Instant>,
+        quiet_until: Instant,
+    ) -> Option<Instant> {
         let limit = self.heartbeat?;
         if self.probe.is_on() || self.verdict.is_some() {
             return None;
         }
-        if self.questions.is_none() {
-            if self.late_told {
-                return None;
-            }
-            let late_at = self.last_heard.checked_add(limit / 4 * 3)?;
-            if now < late_at {
-                return Some(late_at);
-            }
+        let late_at = self.last_heard.checked_add(limit / 4 * 3)?;
+        if !self.late_told && now >= late_at {
+            // Late again within a spell (a status in between) brings its question on.
             self.late_told = true;
-            self.questions = Some(Questions::new(now, limit));
+            match self.questions.as_mut() {
+                Some(questions) => questions.ask_now(now),
+                None => self.questions = Some(Questions::new(now, limit)),
+            }
         }
-        let next = self.questions.as_ref()?.next_at();
+        let Some(next) = self.questions.as_ref().map(Questions::next_at) else {
+            return (!self.late_told).then_some(late_at);
+        };
         if now < next {
             return Some(next);
         }
@@ -346,7 +374,16 @@ impl Messages {
             self.questions = None;
             return None;
         }
-        let waiting = self.ask_waiting(deadline);
+        let room = [deadline, Some(quiet_until)]
+            .into_iter()
+            .flatten()
+            .map(|until| until.saturating_duration_since(now))
+            .min()
+            .unwrap_or(ASK_BOUND);
+        if room < ASK_BOUND {
+            return None;
+        }
+        let waiting = self.ask_waiting();
         let open = self.pending.has_open();
         let questions = self.questions.as_mut()?;
         self.verdict = Some(questions.answered(Instant::now(), waiting, open));
@@ -354,12 +391,11 @@ impl Messages {
     }
 
     /// The leader's count of waiting requests (see `pull::lost::waiting_in`), asked within
-    /// 3 s and not past `deadline`; `None` for no answer that counts.
-    fn ask_waiting(&self, deadline: Option<Instant>) -> Option<usize> {
-        let bound = question_bound(deadline)?;
+    /// 3 s; `None` for no answer that counts.
+    fn ask_waiting(&self) -> Option<usize> {
         let answer = self
             .context
-            .api_request_within(&self.info_subject, Bytes::new(), bound)
+            .api_request_within(&self.info_subject, Bytes::new(), ASK_BOUND)
             .ok()?;
         waiting_in(&answer.payload)
     }

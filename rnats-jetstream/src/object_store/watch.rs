@@ -268,6 +268,7 @@ impl futures_util::Stream for List {
             match message.info() {
                 Ok(info) => self.done = info.pending == 0,
                 Err(error) => {
+                    self.passes.fail();
                     let error = WatcherError::with_source(WatcherErrorKind::Other, error);
                     return Poll::Ready(Some(Err(error)));
                 }
