@@ -611,6 +611,36 @@ fn an_ordered_consumer_delivers_the_filtered_messages_in_order() {
     );
 }
 
+/// A caller of an ordered push consumer slower than two of its heartbeats: what came
+/// meanwhile is read before any silence is judged, so the consumer is not made again.
+#[test]
+fn an_ordered_consumer_read_slowly_is_not_made_again() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "LEISURE");
+    for i in 0..3 {
+        js.publish("LEISURE.a", format!("{i}").into()).unwrap();
+    }
+    let consumer = stream
+        .create_consumer(push::OrderedConfig {
+            deliver_subject: js.client().new_inbox(),
+            ..Default::default()
+        })
+        .unwrap();
+    let names = || -> Vec<String> { stream.consumer_names().map(Result::unwrap).collect() };
+    let mut messages = consumer.messages().unwrap();
+    let first = messages.next_timeout(WAIT).unwrap().expect("a message");
+    assert_eq!(first.payload, "0");
+    let made = names();
+    // Busy for longer than two of its heartbeats (5 s each), the other messages and the
+    // heartbeats waiting meanwhile.
+    std::thread::sleep(Duration::from_secs(11));
+    for want in ["1", "2"] {
+        let message = messages.next_timeout(WAIT).unwrap().expect("a message");
+        assert_eq!(message.payload, want);
+    }
+    assert_eq!(names(), made, "the consumer was made again");
+}
+
 /// The stream sequences of the next `count` messages of an ordered pull consumer, letting
 /// a failed recreation (the server still recovering) go by as the iterator allows.
 fn ordered_sequences(messages: &mut blocking::OrderedPull, count: usize) -> Vec<u64> {

@@ -91,6 +91,9 @@ pub struct Ordered {
     pub(super) pending_at_start: u64,
     /// When the server last sent something (or the consumer was made).
     last_heard: Instant,
+    /// Whether the subscription was found empty since the last message read in this call:
+    /// silence is judged only then, so what came while the caller was away is read first.
+    drained: bool,
     /// The client's connections made when the consumer was made
     /// ([`Statistics::connects`](rnats_core::Statistics::connects)).
     connects: u64,
@@ -125,6 +128,7 @@ impl Ordered {
             consumer_sequence: 0,
             pending_at_start: info.num_pending,
             last_heard: Instant::now(),
+            drained: false,
             connects,
             closed: false,
         }
@@ -151,23 +155,28 @@ impl Ordered {
         &mut self,
         deadline: Option<Instant>,
     ) -> Result<Option<rnats_core::Message>, OrderedError> {
+        self.drained = false;
         while !self.closed {
             let now = Instant::now();
-            // Two heartbeats missed since the server was last heard (over as many calls
-            // as it takes): the consumer is gone.
-            let silence = self.heartbeat.saturating_mul(2);
-            let quiet_until = self.last_heard.checked_add(silence).unwrap_or(now);
-            if now >= quiet_until {
-                self.last_heard = now;
-                self.recreate()?;
-                continue;
-            }
-            let mut until = quiet_until;
-            if let Some(deadline) = deadline {
-                if deadline <= now {
-                    return Ok(None);
+            // First a look at what is already here.
+            let mut until = now;
+            if self.drained {
+                // Two heartbeats missed since the server was last heard (over as many
+                // calls as it takes): the consumer is gone.
+                let silence = self.heartbeat.saturating_mul(2);
+                let quiet_until = self.last_heard.checked_add(silence).unwrap_or(now);
+                if now >= quiet_until {
+                    self.last_heard = now;
+                    self.recreate()?;
+                    continue;
                 }
-                until = until.min(deadline);
+                until = quiet_until;
+                if let Some(deadline) = deadline {
+                    if deadline <= now {
+                        return Ok(None);
+                    }
+                    until = until.min(deadline);
+                }
             }
             let message = match self
                 .subscriber
@@ -179,13 +188,16 @@ impl Ordered {
                     break;
                 }
                 // The deadline and the silence are judged at the top.
-                Woken::TimedOut => continue,
+                Woken::TimedOut => {
+                    self.drained = true;
+                    continue;
+                }
+                // Not asked for (`next_or_reconnect`).
+                Woken::ClusterChanged => continue,
                 // The server may have restarted without the consumer (it lives in memory),
                 // as the async ordered consumer and nats.go assume: made again at once. If
                 // that fails (the server still recovering), the silence tries again after
                 // one heartbeat rather than two.
-                // Not asked for (`next_or_reconnect`).
-                Woken::ClusterChanged => continue,
                 Woken::Reconnected => {
                     self.connects = self.context.connects();
                     if self.recreate().is_err() {
@@ -196,6 +208,7 @@ impl Ordered {
                     continue;
                 }
             };
+            self.drained = false;
             self.last_heard = Instant::now();
             match Control::classify(&message) {
                 Delivery::Message => {}
