@@ -751,6 +751,33 @@ fn streams_and_consumers_are_listed() {
     assert!(names.missing().is_empty() && names.offline().is_empty());
 }
 
+/// A caller of a push consumer slower than two of its heartbeats: what came meanwhile is
+/// read first, so the wait is no missed heartbeat.
+#[test]
+fn a_push_consumer_read_slowly_misses_no_heartbeat() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "SLOWPUSH");
+    for i in 0..2 {
+        js.publish("SLOWPUSH.a", format!("{i}").into()).unwrap();
+    }
+    let consumer = stream
+        .create_consumer(push::Config {
+            durable_name: Some("slowpush".to_owned()),
+            deliver_subject: js.client().new_inbox(),
+            ack_policy: AckPolicy::None,
+            idle_heartbeat: Duration::from_millis(500),
+            ..Default::default()
+        })
+        .unwrap();
+    let mut messages = consumer.messages().unwrap();
+    let first = messages.next_timeout(WAIT).unwrap().expect("a message");
+    assert_eq!(first.payload, "0");
+    // Busy for longer than two heartbeats (1 s), the second message waiting meanwhile.
+    std::thread::sleep(Duration::from_millis(1_500));
+    let second = messages.next_timeout(WAIT).expect("no missed heartbeat");
+    assert_eq!(second.expect("a message").payload, "1");
+}
+
 #[test]
 fn a_push_consumer_delivers_answers_flow_control_and_drains() {
     let (_server, js) = jetstream();

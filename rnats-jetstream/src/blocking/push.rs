@@ -89,16 +89,20 @@ impl PushMessages {
         &mut self,
         deadline: Option<Instant>,
     ) -> Option<Result<Option<Message>, MessagesError>> {
+        // What came while the caller was away is read before any silence is judged.
+        let mut drained = false;
         while !self.done {
             let now = Instant::now();
             let quiet_until = self
                 .silence
                 .and_then(|silence| self.last_heard.checked_add(silence));
-            if quiet_until.is_some_and(|quiet_until| now >= quiet_until) {
+            if drained && quiet_until.is_some_and(|quiet_until| now >= quiet_until) {
                 self.last_heard = now;
                 return Some(Err(MessagesError::new(MessagesErrorKind::MissingHeartbeat)));
             }
             let wait = match (quiet_until, deadline) {
+                // First a look at what is already here.
+                _ if !drained => Some(now),
                 (Some(quiet), Some(deadline)) => Some(quiet.min(deadline)),
                 (quiet, deadline) => quiet.or(deadline),
             };
@@ -113,9 +117,13 @@ impl PushMessages {
                         return Some(Ok(None));
                     }
                     // The silence is judged at the top.
-                    Err(_) => continue,
+                    Err(_) => {
+                        drained = true;
+                        continue;
+                    }
                 },
             };
+            drained = false;
             let Some(message) = message else {
                 self.done = true;
                 return None;
