@@ -71,6 +71,26 @@ fn publish_then_fetch_gives_those_messages_in_order() {
     assert_eq!(seen, want);
 }
 
+/// A caller that reads a fetched batch slowly, past the request's end: the messages that
+/// came are all still handed out before the batch ends.
+#[test]
+fn a_batch_read_past_its_request_end_hands_out_what_came() {
+    let (_server, js) = jetstream();
+    let stream = stream(&js, "LATE");
+    for i in 0..3 {
+        js.publish("LATE.a", format!("{i}").into()).unwrap();
+    }
+    let consumer = durable(&stream, "late");
+    // Asks for more than there is, for 1 s: the request ends 1 s (plus the client's 5 s
+    // slack for a lost end) from now, the three messages already here.
+    let mut batch = consumer.fetch(10, Duration::from_secs(1)).unwrap();
+    let first = batch.next().unwrap().unwrap();
+    assert_eq!(first.payload, "0");
+    std::thread::sleep(Duration::from_secs(7));
+    let rest: Vec<Bytes> = batch.map(|m| m.unwrap().payload.clone()).collect();
+    assert_eq!(rest, [Bytes::from("1"), Bytes::from("2")]);
+}
+
 #[test]
 fn an_expired_fetch_ends_without_a_message() {
     let (_server, js) = jetstream();

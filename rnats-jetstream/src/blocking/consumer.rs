@@ -375,10 +375,9 @@ impl Iterator for Batch {
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done && self.remaining > 0 {
             let now = Instant::now();
+            // Past the request's end, what already came is still taken (a wait of zero)
+            // before the batch ends.
             let left = self.deadline.map(|d| d.saturating_duration_since(now));
-            if left.is_some_and(|left| left.is_zero()) {
-                break;
-            }
             let wait = match (left, self.heartbeat) {
                 (Some(left), Some(beat)) => Some(left.min(beat)),
                 (left, beat) => left.or(beat),
