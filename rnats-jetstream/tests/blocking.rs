@@ -71,9 +71,25 @@ fn publish_then_fetch_gives_those_messages_in_order() {
     assert_eq!(seen, want);
 }
 
+/// Readers slower than the silences their consumers judge: each waits seconds (as long as
+/// it must outlast), so they run side by side and cost the suite one wait, not four.
+#[test]
+fn slow_readers_get_what_came_while_they_were_away() {
+    let readers: [fn(); 4] = [
+        a_batch_read_past_its_request_end_hands_out_what_came,
+        a_slow_caller_after_a_fault_is_not_taken_for_silence,
+        an_ordered_consumer_read_slowly_is_not_made_again,
+        a_push_consumer_read_slowly_misses_no_heartbeat,
+    ];
+    std::thread::scope(|scope| {
+        for reader in readers {
+            scope.spawn(reader);
+        }
+    });
+}
+
 /// A caller that reads a fetched batch slowly, past the request's end: the messages that
 /// came are all still handed out before the batch ends.
-#[test]
 fn a_batch_read_past_its_request_end_hands_out_what_came() {
     let (_server, js) = jetstream();
     let stream = stream(&js, "LATE");
@@ -480,7 +496,6 @@ fn messages_pull_again_at_once_after_a_server_restart() {
 /// A caller slower than the probe's four seconds after a fault: what came meanwhile (the
 /// messages, the probe's heartbeats) is read before any silence is judged, so nothing is
 /// taken for a lost request and pulled again.
-#[test]
 fn a_slow_caller_after_a_fault_is_not_taken_for_silence() {
     let (mut server, js) = restartable();
     let stream = stream(&js, "SLOW");
@@ -633,7 +648,6 @@ fn an_ordered_consumer_delivers_the_filtered_messages_in_order() {
 
 /// A caller of an ordered push consumer slower than two of its heartbeats: what came
 /// meanwhile is read before any silence is judged, so the consumer is not made again.
-#[test]
 fn an_ordered_consumer_read_slowly_is_not_made_again() {
     let (_server, js) = jetstream();
     let stream = stream(&js, "LEISURE");
@@ -773,7 +787,6 @@ fn streams_and_consumers_are_listed() {
 
 /// A caller of a push consumer slower than two of its heartbeats: what came meanwhile is
 /// read first, so the wait is no missed heartbeat.
-#[test]
 fn a_push_consumer_read_slowly_misses_no_heartbeat() {
     let (_server, js) = jetstream();
     let stream = stream(&js, "SLOWPUSH");
