@@ -1233,10 +1233,10 @@ async fn a_blocking_pull_comes_back_when_a_partitioned_route_heals() {
     let took = healed.elapsed();
     println!("blocking pull after the partition: {took:?} after the heal, {recoveries:?}");
     assert_eq!(item.unwrap(), "after", "no error item first");
+    // Pulled again on the news, not found out by the question a late heartbeat brings
+    // (45 s after the last pull), which would count a lost pull and no cluster change.
     assert!(recoveries.cluster_changes >= 1, "{recoveries:?}");
     assert_eq!(recoveries.missed_heartbeats, 0, "{recoveries:?}");
-    // The late-heartbeat question would come 45 s after the last pull.
-    assert!(took < Duration::from_secs(30), "{took:?} after the heal");
     stop.store(true, Ordering::SeqCst);
     tokio::task::spawn_blocking(move || reader.join().unwrap())
         .await
