@@ -65,7 +65,7 @@
 
 use std::future::Future;
 use std::future::poll_fn;
-use std::io::{self, IoSlice};
+use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -74,15 +74,15 @@ use std::time::Instant;
 
 use bytes::BytesMut;
 use rnats_proto::{Parser, ServerError, ServerInfo, ServerOp};
-use tokio::io::AsyncWrite;
 
 use crate::connection::LinkState;
 use crate::delivery::Deliveries;
 use crate::dial::Established;
 use crate::error::{FlushCause, SubscriberError};
 use crate::events::ConnectionEvent;
-use crate::floor::frames::{Frames, IOVECS};
+use crate::floor::frames::Frames;
 use crate::floor::handshake::inbound_limit;
+use crate::floor::keepalive::WriteWatch;
 use crate::floor::link::LinkAction;
 use crate::floor::read_buffers::ReadBuffers;
 use crate::floor::session::Pong;
@@ -90,10 +90,12 @@ use crate::reconnect;
 use crate::request_table::Answer;
 use crate::rt::Timer;
 use crate::shared::{ClientSession, Shared, Sink};
-use crate::socket::{Socket, try_write};
+use crate::socket::Socket;
 use crate::statistics::Statistics;
 use crate::transport::Transport;
 use crate::writer::{Look, Writer, Writes};
+
+mod write;
 
 /// Passes through the loop before yielding to the runtime: each may read a full buffer, so
 /// this bounds how far the engine reads ahead of a subscriber it woke on its own worker (a
@@ -163,6 +165,9 @@ pub(crate) struct Engine {
     seen_kicks: u64,
     /// The engine took a batch since its last read (`Writes::quiet` is false).
     took_since_read: bool,
+    /// Ends a link whose socket takes none of the bytes owed to it for
+    /// `ConnectOptions::write_timeout`; told only when a write finds the socket full.
+    write_watch: WriteWatch,
 }
 
 impl Engine {
@@ -172,6 +177,7 @@ impl Engine {
     pub(crate) fn new(shared: Arc<Shared>, conn: Option<Established>) -> Engine {
         let read_capacity = shared.options.read_buffer_capacity;
         let write_limit = shared.options.write_buffer_limit;
+        let shared_write_timeout = shared.options.write_timeout;
         let timer = shared.rt.timer(shared.rt.now());
         let (stream, read_buf, parser, info) = match conn {
             Some(conn) => {
@@ -206,6 +212,7 @@ impl Engine {
             writer_idle: false,
             seen_kicks: 0,
             took_since_read: false,
+            write_watch: WriteWatch::new(shared_write_timeout),
         };
         engine.reserve_read_buffer();
         // The servers the greeting advertises join the pool now (the server sends INFO again
@@ -329,6 +336,7 @@ impl Engine {
     /// reconnect, and tell the application.
     fn disconnected(&mut self, reason: String) {
         self.writer_idle = false;
+        self.write_watch.handle_link_changed();
         // A bulk run ends with its link; the next link's queue is the engine's.
         self.tail_at = None;
         let shared = Arc::clone(&self.shared);
@@ -374,6 +382,7 @@ impl Engine {
     /// while disconnected, then one PING for the flushes that waited.
     fn resume(&mut self, conn: Established) {
         self.writer_idle = false;
+        self.write_watch.handle_link_changed();
         let shared = Arc::clone(&self.shared);
         conn.traffic.count_in(&shared.statistics);
         let direct = self.install(conn.stream);
@@ -682,57 +691,6 @@ impl Engine {
         }
     }
 
-    /// Writes queued frames: takes the shared queue when the previous batch is fully written,
-    /// so frames queued meanwhile go out together in one (vectored) write. Goes until the
-    /// queue is empty or the socket full, so it leaves nothing for another pass.
-    fn drive_write(&mut self, cx: &mut Context<'_>) -> Result<bool, Ending> {
-        loop {
-            if self.out.is_empty() && !self.take_queued(cx) {
-                return self.flush_stream(cx).map(|()| false);
-            }
-            if let Some(stream) = &mut self.stream {
-                let mut slices = [IoSlice::new(&[]); IOVECS];
-                let count = self.out.io_slices(&mut slices);
-                match Pin::new(stream).poll_write_vectored(cx, &slices[..count]) {
-                    Poll::Pending => return self.flush_stream(cx).map(|()| false),
-                    Poll::Ready(Ok(0)) => {
-                        return Err(Ending::Lost("write failed: no bytes taken".into()));
-                    }
-                    Poll::Ready(Ok(n)) => {
-                        self.out.advance(n);
-                        Statistics::add(&self.shared.statistics.out_bytes, n as u64);
-                        self.stream_needs_flush = true;
-                    }
-                    Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("write failed: {e}"))),
-                }
-                continue;
-            }
-            let socket = self.socket.as_ref().ok_or_else(no_socket)?;
-            match socket.poll_write_ready(cx) {
-                Poll::Pending => return Ok(false),
-                Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("write failed: {e}"))),
-                Poll::Ready(Ok(())) => {}
-            }
-            match try_write(&mut self.out, socket) {
-                Ok(0) => {} // stale readiness: the next poll registers for a wake-up
-                Ok(n) => Statistics::add(&self.shared.statistics.out_bytes, n as u64),
-                Err(e) => return Err(Ending::Lost(format!("write failed: {e}"))),
-            }
-        }
-    }
-
-    /// Pushes what rustls or the WebSocket layer buffered onto the socket.
-    fn flush_stream(&mut self, cx: &mut Context<'_>) -> Result<(), Ending> {
-        if let (Some(stream), true) = (&mut self.stream, self.stream_needs_flush) {
-            match Pin::new(stream).poll_flush(cx) {
-                Poll::Pending => {}
-                Poll::Ready(Ok(())) => self.stream_needs_flush = false,
-                Poll::Ready(Err(e)) => return Err(Ending::Lost(format!("write failed: {e}"))),
-            }
-        }
-        Ok(())
-    }
-
     /// Moves the shared queue into `out`. Returns false, and marks the engine idle so callers
     /// may write directly again, when nothing is queued; also false while lingering.
     fn take_queued(&mut self, cx: &mut Context<'_>) -> bool {
@@ -879,6 +837,7 @@ impl Engine {
                 .poll_timeout()
                 .into_iter()
                 .chain(self.request_at)
+                .chain(self.write_watch.poll_timeout())
                 .min()
             else {
                 return Ok(progress);
@@ -891,6 +850,11 @@ impl Engine {
             if self.request_at.is_some_and(|at| at <= now) {
                 acted = true;
                 self.request_at = expire_requests(shared, now);
+            }
+            if self.write_watch.poll_timeout().is_some_and(|at| at <= now) {
+                acted = true;
+                let owed = !self.out.is_empty() || self.stream_needs_flush;
+                write::watch_writes(&mut self.write_watch, shared, now, owed)?;
             }
             while let Some(action) = session.handle_timeout(now) {
                 acted = true;

@@ -52,6 +52,7 @@ pub struct ConnectOptions {
     pub(crate) subscription_capacity: usize,
     pub(crate) subscription_capacity_bytes: usize,
     pub(crate) write_buffer_limit: usize,
+    pub(crate) write_timeout: Option<Duration>,
     pub(crate) linger: Option<Linger>,
     pub(crate) send_buffer_size: Option<usize>,
     pub(crate) recv_buffer_size: Option<usize>,
@@ -91,6 +92,7 @@ impl Default for ConnectOptions {
             subscription_capacity: 64 * 1024,
             subscription_capacity_bytes: 64 * 1024 * 1024,
             write_buffer_limit: 128 * 1024,
+            write_timeout: None,
             linger: None,
             send_buffer_size: None,
             recv_buffer_size: None,
@@ -521,6 +523,22 @@ impl ConnectOptions {
         self.write_buffer_limit = bytes.max(1024);
         self
     }
+
+    /// Ends a connection whose server takes none of the bytes waiting for it for `timeout`,
+    /// and reconnects as after any lost link (off by default, as in async-nats). A server
+    /// that stops reading (a frozen process, a network path that drops everything) is
+    /// otherwise found by keepalive PINGs alone, two or three
+    /// [`ping_interval`](Self::ping_interval)s later (2-3 minutes by default), while
+    /// publishers wait for room; nats.go's `FlusherTimeout` with
+    /// `ReconnectOnFlusherError` is the same policy (its timeout is one minute). The clock
+    /// runs only while bytes are owed and the socket is full, and any byte taken restarts
+    /// it, so a slow link that keeps moving is never ended; a stalled one ends between
+    /// `timeout` and twice that after the last byte the socket took. The `Disconnected` event's
+    /// reason says `write stalled`. See docs/faults.md.
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.write_timeout = Some(timeout);
+        self
+    }
 }
 
 impl ConnectOptions {
@@ -674,6 +692,7 @@ impl fmt::Debug for ConnectOptions {
                 &self.subscription_capacity_bytes,
             )
             .field("write_buffer_limit", &self.write_buffer_limit)
+            .field("write_timeout", &self.write_timeout)
             .field("linger", &self.linger)
             .field("send_buffer_size", &self.send_buffer_size)
             .field("recv_buffer_size", &self.recv_buffer_size)

@@ -480,3 +480,50 @@ fn a_flush_right_after_a_publish_still_covers_another_connections_messages() {
         }
     });
 }
+
+/// A publisher in `block_on` writes its own batches (`caller_write`): when the server stops
+/// reading, its turns hand the queue to the engine, whose write timeout then ends the link
+/// (pings, every minute, cannot be what ends it here).
+#[test]
+fn a_write_timeout_ends_a_stalled_link_under_a_publisher_in_block_on() {
+    let server = NatsServer::start();
+    let proxy = rnats_test_server::Proxy::start(&server.url()).unwrap();
+    main_runtime().block_on(async {
+        let timeout = Duration::from_millis(500);
+        let client = quick()
+            .write_timeout(timeout)
+            .ignore_discovered_servers()
+            .connect(proxy.url())
+            .await
+            .unwrap();
+        let mut events = client.events();
+        let mut sub = client.subscribe("after").await.unwrap();
+        client.flush().await.unwrap();
+        proxy.stall();
+        let stalled = std::time::Instant::now();
+        let filler = Bytes::from(vec![b'x'; 16 * 1024]);
+        // Publishes wait for room once the sockets are full; the lost link releases them.
+        while client.connection_state() == rnats_core::State::Connected {
+            client.publish("filler", filler.clone()).await.unwrap();
+        }
+        let event = wait_for(&mut events, |e| {
+            matches!(e, rnats_core::ConnectionEvent::Disconnected { .. })
+        })
+        .await;
+        let took = stalled.elapsed();
+        assert!(event.to_string().contains("write stalled"), "{event}");
+        assert!(took >= timeout, "ended after {took:?}, before its timeout");
+        assert!(took < Duration::from_secs(10), "ended only after {took:?}");
+        proxy.cut();
+        proxy.resume();
+        wait_for(&mut events, |e| {
+            *e == rnats_core::ConnectionEvent::Reconnected
+        })
+        .await;
+        client
+            .publish("after", "moving again".into())
+            .await
+            .unwrap();
+        assert_eq!(next_payload(&mut sub).await, Bytes::from("moving again"));
+    });
+}

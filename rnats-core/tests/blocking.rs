@@ -8,10 +8,10 @@ mod common;
 use common::{ScratchDir, WAIT};
 
 use std::collections::HashSet;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use rnats_core::blocking::{self, Client, Events, Subscriber};
@@ -1109,6 +1109,66 @@ fn a_stalled_link_goes_stale_and_the_client_reconnects() {
     proxy.resume();
     wait_for_event(&mut events, |event| *event == ConnectionEvent::Reconnected);
     assert!(client.statistics().connects.load(Ordering::Relaxed) >= 2);
+    client.publish("after.stall", "back".into()).unwrap();
+    assert_eq!(next(&mut sub).payload, Bytes::from("back"));
+}
+
+/// A server that stops reading while publishers have bytes for it: with a write timeout the
+/// link ends once the socket has taken nothing for that long (pings, every minute, cannot
+/// be what ends it); a client beside it without one still holds its stalled link.
+#[test]
+fn a_write_timeout_ends_a_link_whose_server_stopped_reading() {
+    let server = NatsServer::start();
+    let proxy = rnats_test_server::Proxy::start(&format!("127.0.0.1:{}", server.port())).unwrap();
+    let timeout = Duration::from_millis(500);
+    let client = quick()
+        .write_timeout(timeout)
+        .connection_timeout(Duration::from_millis(500))
+        .connect_blocking(proxy.url())
+        .unwrap();
+    let untimed = quick().connect_blocking(proxy.url()).unwrap();
+    let mut sub = client.subscribe("after.stall").unwrap();
+    client.flush().unwrap();
+    untimed.flush().unwrap();
+    let mut events = client.events();
+    proxy.stall();
+    let stalled = Instant::now();
+    // Each publisher fills its socket, and the proxy's, then waits for room.
+    let stop = Arc::new(AtomicBool::new(false));
+    let payload = Bytes::from(vec![b'x'; 16 * 1024]);
+    let publishers: Vec<_> = [client.clone(), untimed.clone()]
+        .into_iter()
+        .map(|publisher| {
+            let (stop, payload) = (Arc::clone(&stop), payload.clone());
+            thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed)
+                    && publisher.publish("filler", payload.clone()).is_ok()
+                {}
+            })
+        })
+        .collect();
+    let mut reason = String::new();
+    wait_for_event(&mut events, |event| match event {
+        ConnectionEvent::Disconnected { reason: why } => {
+            reason = why.clone();
+            true
+        }
+        _ => false,
+    });
+    let took = stalled.elapsed();
+    assert!(reason.contains("write stalled"), "{reason}");
+    assert!(took >= timeout, "ended after {took:?}, before its timeout");
+    assert!(took < Duration::from_secs(10), "ended only after {took:?}");
+    assert_eq!(untimed.connection_state(), State::Connected);
+    assert_eq!(untimed.statistics().connects.load(Ordering::Relaxed), 1);
+    // Cutting the stalled links frees the untimed publisher too.
+    stop.store(true, Ordering::Relaxed);
+    proxy.cut();
+    proxy.resume();
+    wait_for_event(&mut events, |event| *event == ConnectionEvent::Reconnected);
+    for publisher in publishers {
+        publisher.join().unwrap();
+    }
     client.publish("after.stall", "back".into()).unwrap();
     assert_eq!(next(&mut sub).payload, Bytes::from("back"));
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_util::{FutureExt, StreamExt};
 use rnats_core::{
-    ConnectionEvent, FlushCause, FlushError, PublishCause, RequestCause, RequestErrorKind,
+    ConnectionEvent, FlushCause, FlushError, PublishCause, RequestCause, RequestErrorKind, State,
 };
 use rnats_test_server::{Cluster, NatsServer, Proxy};
 
@@ -422,6 +422,67 @@ async fn a_stalled_connection_is_detected_by_the_ping_timer_and_replaced() {
     wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
     client.publish("alive", "again".into()).await.unwrap();
     assert_eq!(next_payload(&mut sub).await, Bytes::from("again"));
+}
+
+/// A server that stops reading while a publisher has bytes for it: with a write timeout the
+/// link ends once the socket has taken nothing for that long, far inside the ping interval;
+/// a client beside it without one (the default) is still waiting on the same stalled link.
+#[tokio::test]
+async fn a_write_timeout_ends_a_link_whose_server_stopped_reading() {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    let timeout = Duration::from_millis(500);
+    // Pings every minute (the default): they cannot be what ends the link here.
+    let client = quick()
+        .write_timeout(timeout)
+        .ignore_discovered_servers()
+        .connect(proxy.url())
+        .await
+        .unwrap();
+    let untimed = quick()
+        .ignore_discovered_servers()
+        .connect(proxy.url())
+        .await
+        .unwrap();
+    let mut events = client.events();
+    let mut sub = client.subscribe("after").await.unwrap();
+    client.flush().await.unwrap();
+    untimed.flush().await.unwrap();
+    proxy.stall();
+    let stalled = Instant::now();
+    // Each publisher fills its socket, and the proxy's, then waits for room.
+    let payload = Bytes::from(vec![b'x'; 16 * 1024]);
+    let publishers: Vec<_> = [client.clone(), untimed.clone()]
+        .into_iter()
+        .map(|publisher| {
+            let payload = payload.clone();
+            tokio::spawn(async move {
+                while publisher.publish("filler", payload.clone()).await.is_ok() {}
+            })
+        })
+        .collect();
+    let event = wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
+    let took = stalled.elapsed();
+    assert!(event.to_string().contains("write stalled"), "{event}");
+    assert!(took >= timeout, "ended after {took:?}, before its timeout");
+    assert!(took < Duration::from_secs(10), "ended only after {took:?}");
+    // The same stall, no write timeout: its link stands (and would until pings end it).
+    assert_eq!(untimed.connection_state(), State::Connected);
+    assert_eq!(untimed.statistics().connects.load(Ordering::Relaxed), 1);
+    for publisher in publishers {
+        publisher.abort();
+    }
+    proxy.cut();
+    proxy.resume();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    client
+        .publish("after", "moving again".into())
+        .await
+        .unwrap();
+    assert_eq!(next_payload(&mut sub).await, Bytes::from("moving again"));
 }
 
 #[tokio::test]

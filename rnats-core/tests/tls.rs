@@ -6,12 +6,12 @@ mod common;
 
 use common::*;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
 use rnats_core::{ConnectCause, ConnectOptions, ConnectionEvent};
-use rnats_test_server::{NatsServer, TestCa, TlsFiles};
+use rnats_test_server::{NatsServer, Proxy, TestCa, TlsFiles};
 
 /// Certificates from a fresh CA, in a directory that lives as long as the returned guard
 /// (keep it alive as long as the server: a restart reads the files again).
@@ -491,4 +491,44 @@ fn blocking_reconnects_with_certificates_renewed_on_disk() {
     server.restart().unwrap();
     wait_for_blocking(&mut events, |e| *e == ConnectionEvent::Reconnected);
     client.flush().unwrap();
+}
+
+/// Over TLS the engine writes through rustls, not the socket: a server that stops reading
+/// still ends the link at the write timeout.
+#[tokio::test]
+async fn a_write_timeout_ends_a_tls_link_whose_server_stopped_reading() {
+    let (_dir, files) = certificates();
+    let server = NatsServer::builder()
+        .tls(&files, false, false)
+        .spawn()
+        .unwrap();
+    let proxy = Proxy::start(&format!("127.0.0.1:{}", server.port())).unwrap();
+    let client = trusting(&files)
+        .write_timeout(Duration::from_millis(500))
+        .ignore_discovered_servers()
+        .connect(format!("tls://localhost:{}", proxy.port()))
+        .await
+        .unwrap();
+    let mut events = client.events();
+    client.flush().await.unwrap();
+    proxy.stall();
+    let stalled = Instant::now();
+    let publisher = client.clone();
+    let payload = Bytes::from(vec![b'x'; 16 * 1024]);
+    let publishing =
+        tokio::spawn(
+            async move { while publisher.publish("filler", payload.clone()).await.is_ok() {} },
+        );
+    let event = wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
+    let took = stalled.elapsed();
+    assert!(event.to_string().contains("write stalled"), "{event}");
+    assert!(took < Duration::from_secs(10), "ended only after {took:?}");
+    publishing.abort();
+    proxy.cut();
+    proxy.resume();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    round_trip(&client).await;
 }

@@ -38,6 +38,8 @@ pub(super) struct Conn {
     read: TcpStream,
     write: TcpStream,
     tls: Option<Tls>,
+    /// `ConnectOptions::write_timeout`: how long a write may find no room before it fails.
+    write_timeout: Option<Duration>,
     #[cfg(test)]
     pub(super) stall: Stall,
 }
@@ -108,7 +110,8 @@ impl Conn {
 
     /// Writes all of `frames`, or up to `until`: past it (checked between socket writes,
     /// each of which waits at most [`WRITE_SLICE`] for room) it stops and leaves the rest
-    /// in `frames`, for the next writer. Over plain TCP one vectored write takes many
+    /// in `frames`, for the next writer. With a write timeout, a socket that takes no byte
+    /// for that long fails the write (`TimedOut`, "write stalled"), which ends the link. Over plain TCP one vectored write takes many
     /// frames, large payloads by reference; under TLS a round of slices is encrypted under
     /// the lock and written without it, so a reader processing records never waits for
     /// the socket to take a large write (records not written yet wait in the connection
@@ -121,6 +124,8 @@ impl Conn {
         let mut unsent = self.tls.as_ref().map(|tls| lock(&tls.unsent));
         // The clock is read from the second write on: most batches leave in one.
         let mut first = true;
+        // When the socket first had no room since it last took a byte.
+        let mut refused_since: Option<Instant> = None;
         loop {
             let encrypted = unsent.as_deref().is_some_and(|unsent| !unsent.is_empty());
             if frames.is_empty() && !encrypted {
@@ -148,12 +153,29 @@ impl Conn {
             };
             match written {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => match unsent.as_deref_mut() {
-                    Some(unsent) => unsent.advance(n),
-                    None => frames.advance(n),
-                },
-                // No room within the slice: try again, unless `until` has passed.
-                Err(e) if is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {}
+                Ok(n) => {
+                    refused_since = None;
+                    match unsent.as_deref_mut() {
+                        Some(unsent) => unsent.advance(n),
+                        None => frames.advance(n),
+                    }
+                }
+                // No room within the slice: try again, unless `until` has passed or the
+                // socket has taken nothing for the write timeout.
+                Err(e) if is_timeout(&e) => {
+                    if let Some(timeout) = self.write_timeout {
+                        let now = Instant::now();
+                        let since = *refused_since.get_or_insert(now);
+                        let stalled = now.saturating_duration_since(since);
+                        if stalled >= timeout {
+                            return Err(io::Error::new(
+                                io::ErrorKind::TimedOut,
+                                format!("write stalled: the server took no byte for {stalled:.1?}"),
+                            ));
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
         }
@@ -238,7 +260,7 @@ pub(super) fn dial(
     let (stream, handshake) = dialer.handshake(stream)?;
     let (mut read_buf, parser, info, traffic) = handshake.finish()?;
     let conn = stream
-        .into_conn(&mut read_buf)
+        .into_conn(&mut read_buf, options.write_timeout)
         .map_err(|e| dialer.io_error(e))?;
     Ok(Dialed {
         conn: Arc::new(conn),
@@ -506,7 +528,11 @@ impl Stream {
 
     /// The shared [`Conn`] for the accepted connection; plaintext rustls still holds goes
     /// to `read_buf`.
-    fn into_conn(self, read_buf: &mut BytesMut) -> io::Result<Conn> {
+    fn into_conn(
+        self,
+        read_buf: &mut BytesMut,
+        write_timeout: Option<Duration>,
+    ) -> io::Result<Conn> {
         match self {
             Stream::Tcp(tcp) => {
                 tcp.set_write_timeout(Some(WRITE_SLICE))?;
@@ -514,6 +540,7 @@ impl Stream {
                     read: tcp.try_clone()?,
                     write: tcp,
                     tls: None,
+                    write_timeout,
                     #[cfg(test)]
                     stall: Stall::default(),
                 })
@@ -539,6 +566,7 @@ impl Stream {
                         conn: Mutex::new(conn),
                         unsent: Mutex::new(BytesMut::new()),
                     }),
+                    write_timeout,
                     #[cfg(test)]
                     stall: Stall::default(),
                 })

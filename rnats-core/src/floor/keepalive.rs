@@ -77,6 +77,84 @@ impl Keepalive {
     }
 }
 
+/// The write side's watch for a peer that stops reading (opt-in,
+/// `ConnectOptions::write_timeout`): once the socket refuses bytes the driver owes it, the
+/// link counts as lost if a whole `timeout` passes without the socket taking one. nats.go
+/// calls this its flusher timeout; pings alone find such a peer only after two or three
+/// ping intervals.
+///
+/// Progress is read from the count of bytes written (any writer's, the engine's or a
+/// caller's), so the hot path only tells the watch when a write found no room.
+#[derive(Debug, Clone)]
+pub(crate) struct WriteWatch {
+    timeout: Option<Duration>,
+    /// When the socket was first seen refusing bytes with the count written then; `None`
+    /// while nothing is owed (or nothing has been refused since the last progress).
+    since: Option<(Instant, u64)>,
+}
+
+impl WriteWatch {
+    /// A watch that ends a link after `timeout` without progress; `None`: never.
+    pub(crate) fn new(timeout: Option<Duration>) -> WriteWatch {
+        WriteWatch {
+            timeout,
+            since: None,
+        }
+    }
+
+    /// A write found the socket full with bytes still owed, `written` bytes written so
+    /// far. Starts the clock, unless it already runs from the same count; reads the clock
+    /// (`now`) only then.
+    pub(crate) fn handle_refused(&mut self, written: u64, now: impl FnOnce() -> Instant) {
+        if self.timeout.is_none() {
+            return;
+        }
+        match self.since {
+            Some((_, at)) if at == written => {}
+            _ => self.since = Some((now(), written)),
+        }
+    }
+
+    /// A new link, or a lost one: nothing is owed to it yet.
+    pub(crate) fn handle_link_changed(&mut self) {
+        self.since = None;
+    }
+
+    /// When the driver must call [`WriteWatch::handle_timeout`]; `None`: not watching.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        let (since, _) = self.since?;
+        since.checked_add(self.timeout?)
+    }
+
+    /// The watch's time came: `written` bytes written by now, `owed` whether any are
+    /// still waiting for the socket. Returns how long the socket took nothing when that
+    /// is the whole timeout (the link is to end); otherwise the watch stops or, after
+    /// progress, starts again from now.
+    pub(crate) fn handle_timeout(
+        &mut self,
+        now: Instant,
+        written: u64,
+        owed: bool,
+    ) -> Option<Duration> {
+        let (since, at) = self.since?;
+        let timeout = self.timeout?;
+        let stalled = now.saturating_duration_since(since);
+        if stalled < timeout {
+            return None;
+        }
+        if !owed {
+            self.since = None;
+            return None;
+        }
+        if at != written {
+            self.since = Some((now, written));
+            return None;
+        }
+        self.since = None;
+        Some(stalled)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,5 +238,51 @@ mod tests {
         keepalive.handle_connected(start);
         assert_eq!(keepalive.poll_timeout(), None);
         assert_eq!(keepalive.handle_timeout(start + 1000 * SECOND), None);
+    }
+
+    #[test]
+    fn a_write_watch_ends_a_link_only_after_a_whole_timeout_without_progress() {
+        let start = Instant::now();
+        let mut watch = WriteWatch::new(Some(SECOND));
+        assert_eq!(watch.poll_timeout(), None, "nothing refused yet");
+        watch.handle_refused(100, || start);
+        assert_eq!(watch.poll_timeout(), Some(start + SECOND));
+        // Refused again with the same count: the clock keeps its start.
+        watch.handle_refused(100, || unreachable!("the clock runs already"));
+        assert_eq!(watch.handle_timeout(start + SECOND / 2, 100, true), None);
+        assert_eq!(
+            watch.handle_timeout(start + SECOND, 100, true),
+            Some(SECOND),
+            "a whole second with bytes owed and none taken"
+        );
+        assert_eq!(watch.poll_timeout(), None, "reported once");
+    }
+
+    #[test]
+    fn a_write_watch_starts_over_after_progress_and_stops_when_nothing_is_owed() {
+        let start = Instant::now();
+        let mut watch = WriteWatch::new(Some(SECOND));
+        watch.handle_refused(100, || start);
+        // The socket took bytes meanwhile and is full again: watched from now.
+        assert_eq!(watch.handle_timeout(start + SECOND, 150, true), None);
+        assert_eq!(watch.poll_timeout(), Some(start + 2 * SECOND));
+        // Refused later with a newer count: the clock starts at that refusal.
+        watch.handle_refused(200, || start + 3 * SECOND / 2);
+        assert_eq!(watch.poll_timeout(), Some(start + 5 * SECOND / 2));
+        // Everything went out before the time came: nothing to watch.
+        assert_eq!(watch.handle_timeout(start + 3 * SECOND, 200, false), None);
+        assert_eq!(watch.poll_timeout(), None);
+        // A link change forgets a running clock.
+        watch.handle_refused(300, || start + 4 * SECOND);
+        watch.handle_link_changed();
+        assert_eq!(watch.poll_timeout(), None);
+    }
+
+    #[test]
+    fn a_write_watch_without_a_timeout_never_reads_the_clock() {
+        let mut watch = WriteWatch::new(None);
+        watch.handle_refused(1, || unreachable!("off: no clock"));
+        assert_eq!(watch.poll_timeout(), None);
+        assert_eq!(watch.handle_timeout(Instant::now(), 1, true), None);
     }
 }
