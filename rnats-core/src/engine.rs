@@ -168,6 +168,8 @@ pub(crate) struct Engine {
     /// Ends a link whose socket takes none of the bytes owed to it for
     /// `ConnectOptions::write_timeout`; told only when a write finds the socket full.
     write_watch: WriteWatch,
+    /// Bytes the engine itself has written, what the write watch counts progress by.
+    written: u64,
 }
 
 impl Engine {
@@ -213,6 +215,7 @@ impl Engine {
             seen_kicks: 0,
             took_since_read: false,
             write_watch: WriteWatch::new(shared_write_timeout),
+            written: 0,
         };
         engine.reserve_read_buffer();
         // The servers the greeting advertises join the pool now (the server sends INFO again
@@ -853,8 +856,8 @@ impl Engine {
             }
             if self.write_watch.poll_timeout().is_some_and(|at| at <= now) {
                 acted = true;
-                let owed = !self.out.is_empty() || self.stream_needs_flush;
-                write::watch_writes(&mut self.write_watch, shared, now, owed)?;
+                let owed = !self.out.is_empty();
+                write::watch_writes(&mut self.write_watch, now, self.written, owed)?;
             }
             while let Some(action) = session.handle_timeout(now) {
                 acted = true;

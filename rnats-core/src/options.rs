@@ -524,19 +524,24 @@ impl ConnectOptions {
         self
     }
 
-    /// Ends a connection whose server takes none of the bytes waiting for it for `timeout`,
-    /// and reconnects as after any lost link (off by default, as in async-nats). A server
-    /// that stops reading (a frozen process, a network path that drops everything) is
-    /// otherwise found by keepalive PINGs alone, two or three
+    /// Ends a connection whose socket takes none of the bytes waiting for it for `timeout`
+    /// (at least 100 ms), and reconnects as after any lost link (off by default, as in
+    /// async-nats). A server that stops reading (a frozen process, a network path that
+    /// drops everything) is otherwise found by keepalive PINGs alone, two or three
     /// [`ping_interval`](Self::ping_interval)s later (2-3 minutes by default), while
-    /// publishers wait for room; nats.go's `FlusherTimeout` with
-    /// `ReconnectOnFlusherError` is the same policy (its timeout is one minute). The clock
-    /// runs only while bytes are owed and the socket is full, and any byte taken restarts
-    /// it, so a slow link that keeps moving is never ended; a stalled one ends between
-    /// `timeout` and twice that after the last byte the socket took. The `Disconnected` event's
-    /// reason says `write stalled`. See docs/faults.md.
+    /// publishers wait for room; nats.go's `FlusherTimeout` with `ReconnectOnFlusherError`
+    /// is a similar policy (one minute by default there).
+    ///
+    /// The clock runs only while the client has bytes the socket has no room for, and
+    /// restarts whenever the socket takes some: a link ends between `timeout` and twice
+    /// that after it last took bytes (the blocking client: `timeout` after). Room comes
+    /// back in pieces (the kernel reports it once about a third of the socket's send
+    /// buffer has gone, a megabyte or more on a fast path; TLS and WebSocket pass bytes on
+    /// in up to 64 KiB and 512 KiB), so choose a timeout in which the slowest link you
+    /// expect moves a few megabytes. The `Disconnected` event's reason starts with
+    /// `write stalled`. See docs/faults.md.
     pub fn write_timeout(mut self, timeout: Duration) -> Self {
-        self.write_timeout = Some(timeout);
+        self.write_timeout = Some(timeout.max(Duration::from_millis(100)));
         self
     }
 }

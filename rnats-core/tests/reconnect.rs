@@ -485,6 +485,45 @@ async fn a_write_timeout_ends_a_link_whose_server_stopped_reading() {
     assert_eq!(next_payload(&mut sub).await, Bytes::from("moving again"));
 }
 
+/// A link that stops and goes (the proxy holds its bytes for 300 ms at a time) keeps taking
+/// bytes within every write timeout of 500 ms: it is slow, not stalled, and stays up.
+#[tokio::test]
+async fn a_write_timeout_leaves_a_link_that_keeps_moving() {
+    let server = NatsServer::start();
+    let proxy = Proxy::start(&server.url()).unwrap();
+    let client = quick()
+        .write_timeout(Duration::from_millis(500))
+        .ignore_discovered_servers()
+        .connect(proxy.url())
+        .await
+        .unwrap();
+    client.flush().await.unwrap();
+    let publisher = client.clone();
+    let payload = Bytes::from(vec![b'x'; 16 * 1024]);
+    let publishing =
+        tokio::spawn(
+            async move { while publisher.publish("filler", payload.clone()).await.is_ok() {} },
+        );
+    let before = client.statistics().out_bytes.load(Ordering::Relaxed);
+    let stop_and_go = tokio::task::spawn_blocking(move || {
+        for _ in 0..8 {
+            proxy.stall();
+            std::thread::sleep(Duration::from_millis(300));
+            proxy.resume();
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        proxy
+    });
+    let proxy = stop_and_go.await.unwrap();
+    let moved = client.statistics().out_bytes.load(Ordering::Relaxed) - before;
+    publishing.abort();
+    assert_eq!(client.statistics().connects.load(Ordering::Relaxed), 1);
+    assert_eq!(client.connection_state(), State::Connected);
+    // The socket was full at every stall: the watch was running and saw the bytes move.
+    assert!(moved > 8 << 20, "only {moved} bytes went out");
+    drop(proxy);
+}
+
 #[tokio::test]
 async fn cluster_failover_keeps_subscriptions_and_requests_working() {
     let mut cluster = Cluster::start(3).unwrap();

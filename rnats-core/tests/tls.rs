@@ -525,6 +525,10 @@ async fn a_write_timeout_ends_a_tls_link_whose_server_stopped_reading() {
     .await;
     let took = stalled.elapsed();
     assert!(event.to_string().contains("write stalled"), "{event}");
+    assert!(
+        took >= Duration::from_millis(500),
+        "ended after {took:?}, before its timeout"
+    );
     assert!(took < Duration::from_secs(10), "ended only after {took:?}");
     publishing.abort();
     proxy.cut();

@@ -9,11 +9,12 @@ use common::*;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::StreamExt;
 use rnats_core::{ConnectCause, ConnectOptions, ConnectionEvent, HeaderMap};
-use rnats_test_server::{Cluster, NatsServer, TestCa, TlsFiles};
+use rnats_test_server::{Cluster, NatsServer, Proxy, TestCa, TlsFiles};
 
 /// A server with a plain WebSocket listener beside its client port.
 fn websocket_server() -> NatsServer {
@@ -424,4 +425,44 @@ async fn an_upgrade_answered_with_a_malformed_accept_fails_the_connect() {
         "{error}"
     );
     answering.await.unwrap();
+}
+
+/// Over WebSocket the engine writes through the framing layer: a server that stops reading
+/// still ends the link at the write timeout.
+#[tokio::test]
+async fn a_write_timeout_ends_a_websocket_link_whose_server_stopped_reading() {
+    let server = websocket_server();
+    let port = server.websocket_port().expect("a websocket listener");
+    let proxy = Proxy::start(&format!("127.0.0.1:{port}")).unwrap();
+    let timeout = Duration::from_millis(500);
+    let client = ConnectOptions::new()
+        .write_timeout(timeout)
+        .ignore_discovered_servers()
+        .reconnect_delay_callback(|_| Duration::from_millis(20))
+        .connect(format!("ws://127.0.0.1:{}", proxy.port()))
+        .await
+        .unwrap();
+    let mut events = client.events();
+    client.flush().await.unwrap();
+    proxy.stall();
+    let stalled = Instant::now();
+    let publisher = client.clone();
+    let payload = Bytes::from(vec![b'x'; 16 * 1024]);
+    let publishing =
+        tokio::spawn(
+            async move { while publisher.publish("filler", payload.clone()).await.is_ok() {} },
+        );
+    let event = wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
+    let took = stalled.elapsed();
+    assert!(event.to_string().contains("write stalled"), "{event}");
+    assert!(took >= timeout, "ended after {took:?}, before its timeout");
+    assert!(took < Duration::from_secs(10), "ended only after {took:?}");
+    publishing.abort();
+    proxy.cut();
+    proxy.resume();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    round_trip(&client).await;
 }

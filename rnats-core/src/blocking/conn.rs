@@ -111,11 +111,12 @@ impl Conn {
     /// Writes all of `frames`, or up to `until`: past it (checked between socket writes,
     /// each of which waits at most [`WRITE_SLICE`] for room) it stops and leaves the rest
     /// in `frames`, for the next writer. With a write timeout, a socket that takes no byte
-    /// for that long fails the write (`TimedOut`, "write stalled"), which ends the link. Over plain TCP one vectored write takes many
-    /// frames, large payloads by reference; under TLS a round of slices is encrypted under
-    /// the lock and written without it, so a reader processing records never waits for
-    /// the socket to take a large write (records not written yet wait in the connection
-    /// for the next call, ahead of anything else).
+    /// for that long fails the write (`TimedOut`, "write stalled"), which ends the link.
+    /// Over plain TCP one vectored write takes many frames, large payloads by reference;
+    /// under TLS a round of slices is encrypted under the lock and written without it, so
+    /// a reader processing records never waits for the socket to take a large write
+    /// (records not written yet wait in the connection for the next call, ahead of
+    /// anything else).
     pub(super) fn write_frames(
         &self,
         frames: &mut Frames,
@@ -170,7 +171,7 @@ impl Conn {
                         if stalled >= timeout {
                             return Err(io::Error::new(
                                 io::ErrorKind::TimedOut,
-                                format!("write stalled: the server took no byte for {stalled:.1?}"),
+                                format!("write stalled: the socket took no byte for {stalled:.1?}"),
                             ));
                         }
                     }

@@ -20,6 +20,7 @@
 //! protocol state behind `Inner::core`: it locks only its own [`Writes`], and tells the
 //! rest of the client what happened on the wire through [`Host`].
 
+use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -350,7 +351,12 @@ impl WriteSide {
                 }
                 Err(error) => {
                     drop(writes);
-                    host.link_failed(generation, &format!("write failed: {error}"));
+                    // A write stalled past `write_timeout` says so itself (`write_frames`).
+                    let reason = match error.kind() {
+                        io::ErrorKind::TimedOut => error.to_string(),
+                        _ => format!("write failed: {error}"),
+                    };
+                    host.link_failed(generation, &reason);
                     writes = self.writes();
                 }
                 Ok(Written::All) if handover_until.is_some() => {
