@@ -1173,6 +1173,56 @@ fn a_write_timeout_ends_a_link_whose_server_stopped_reading() {
     assert_eq!(next(&mut sub).payload, Bytes::from("back"));
 }
 
+/// The hidden wait a pull consumer uses to follow election advisories: a message on a
+/// watched subscription wakes a thread waiting for its own, which then reads its own first.
+#[test]
+fn a_wait_watching_other_subscriptions_wakes_for_them() {
+    let server = NatsServer::start();
+    let client = quick().connect_blocking(server.url()).unwrap();
+    let mut own = client.subscribe("own").unwrap();
+    let mut watched = vec![
+        client.subscribe("watched.a").unwrap(),
+        client.subscribe("watched.b").unwrap(),
+    ];
+    client.flush().unwrap();
+    let connects = client.statistics().connects.load(Ordering::Relaxed);
+    let changes = client.cluster_changes();
+    let other = quick().connect_blocking(server.url()).unwrap();
+    let started = Instant::now();
+    let publisher = thread::spawn(move || {
+        other.publish("watched.b", "elected".into()).unwrap();
+        other.flush().unwrap();
+        other
+    });
+    let deadline = Instant::now() + WAIT;
+    match own.next_or_news_watching(Some(deadline), connects, changes, &mut watched) {
+        blocking::Woken::Watched(1) => {}
+        woken => panic!("woken by {woken:?}"),
+    }
+    assert!(
+        started.elapsed() < WAIT / 2,
+        "woken only after {:?}",
+        started.elapsed()
+    );
+    let other = publisher.join().unwrap();
+    // Its own messages come first; the watched one's were taken.
+    other.publish("watched.a", "elected".into()).unwrap();
+    other.publish("own", "mine".into()).unwrap();
+    other.flush().unwrap();
+    client.flush().unwrap();
+    let mut woken = Vec::new();
+    for _ in 0..2 {
+        match own.next_or_news_watching(Some(deadline), connects, changes, &mut watched) {
+            blocking::Woken::Message(message) => woken.push(format!("own {:?}", message.payload)),
+            blocking::Woken::Watched(index) => woken.push(format!("watched {index}")),
+            other => panic!("woken by {other:?}"),
+        }
+    }
+    // Both were in before the first wait (the flushes): its own first.
+    assert_eq!(woken, ["own b\"mine\"", "watched 0"]);
+    assert!(watched[1].try_next().is_none(), "taken by the wait");
+}
+
 #[test]
 fn a_refused_subscription_ends_alone() {
     let server = NatsServer::builder()

@@ -144,7 +144,7 @@ impl Subscriber {
     /// consumer's request is gone with the connection it went out on).
     #[doc(hidden)]
     pub fn next_or_reconnect(&mut self, deadline: Option<Instant>, connects: u64) -> Woken {
-        self.next_or(deadline, connects, None)
+        self.next_or(deadline, connects, None, &mut [])
     }
 
     /// [`next_or_reconnect`](Self::next_or_reconnect), also woken when the server has told
@@ -158,7 +158,28 @@ impl Subscriber {
         connects: u64,
         cluster_changes: u64,
     ) -> Woken {
-        self.next_or(deadline, connects, Some(cluster_changes))
+        self.next_or(deadline, connects, Some(cluster_changes), &mut [])
+    }
+
+    /// [`next_or_news`](Self::next_or_news), also woken by a message on any of `watched`,
+    /// other subscriptions of the same client (messages of this one come first): whatever
+    /// they hold then is taken and dropped, and [`Woken::Watched`] says which one had it.
+    /// For rnats' crates (a pull consumer follows its leader's election advisories).
+    #[doc(hidden)]
+    pub fn next_or_news_watching(
+        &mut self,
+        deadline: Option<Instant>,
+        connects: u64,
+        cluster_changes: u64,
+        watched: &mut [Subscriber],
+    ) -> Woken {
+        debug_assert!(
+            watched
+                .iter()
+                .all(|other| Arc::ptr_eq(&other.client, &self.client)),
+            "watched subscriptions belong to the same client"
+        );
+        self.next_or(deadline, connects, Some(cluster_changes), watched)
     }
 
     fn next_or(
@@ -166,9 +187,14 @@ impl Subscriber {
         deadline: Option<Instant>,
         connects: u64,
         cluster_changes: Option<u64>,
+        watched: &mut [Subscriber],
     ) -> Woken {
         if let Some(frame) = self.local.pop_front() {
             return Woken::Message(Message::from_frame(frame));
+        }
+        if let Some(index) = watched.iter().position(|other| !other.local.is_empty()) {
+            watched[index].local.clear();
+            return Woken::Watched(index);
         }
         let sid = self.sid;
         let local = &mut self.local;
@@ -179,6 +205,7 @@ impl Subscriber {
             Ended,
             Reconnected,
             ClusterChanged,
+            Watched(usize),
         }
         let found = inner.wait_for(deadline, |core| {
             let closed = core.state == LinkState::Closed;
@@ -195,9 +222,18 @@ impl Subscriber {
             if inner.statistics.connects.load(Ordering::Relaxed) != connects {
                 return Some(Found::Reconnected);
             }
-            cluster_changes
-                .is_some_and(|seen| core.cluster_changes != seen)
-                .then_some(Found::ClusterChanged)
+            if cluster_changes.is_some_and(|seen| core.cluster_changes != seen) {
+                return Some(Found::ClusterChanged);
+            }
+            // Every delivery wakes every waiter (one condition variable), so a message on
+            // a watched subscription is seen here as soon as one on this one would be.
+            watched.iter_mut().enumerate().find_map(|(index, other)| {
+                let entry = core.session.subs.get_mut(other.sid)?;
+                entry
+                    .sink
+                    .take_all(&mut other.local)
+                    .then_some(Found::Watched(index))
+            })
         });
         match found {
             None => Woken::TimedOut,
@@ -211,6 +247,13 @@ impl Subscriber {
             Some(Found::Ended) => Woken::Ended,
             Some(Found::Reconnected) => Woken::Reconnected,
             Some(Found::ClusterChanged) => Woken::ClusterChanged,
+            Some(Found::Watched(index)) => {
+                // Dropped outside the state lock.
+                let other = &mut watched[index];
+                other.taken += other.local.len() as u64;
+                other.local.clear();
+                Woken::Watched(index)
+            }
         }
     }
 
@@ -263,8 +306,11 @@ pub enum Woken {
     /// The client connected again first.
     Reconnected,
     /// The server told of a changed cluster first (only from
-    /// [`Subscriber::next_or_news`]).
+    /// [`Subscriber::next_or_news`] and [`Subscriber::next_or_news_watching`]).
     ClusterChanged,
+    /// A message came on the watched subscription at this index first (only from
+    /// [`Subscriber::next_or_news_watching`]); what it held was dropped.
+    Watched(usize),
 }
 
 impl Iterator for Subscriber {

@@ -327,14 +327,13 @@ impl Consumer<PullConfig> {
             .client
             .subscribe(inbox.as_str())
             .map_err(|error| StreamError::with_source(StreamErrorKind::Other, error))?;
-        let info_subject = format!("CONSUMER.INFO.{}.{}", self.info.stream_name, self.info.name);
         Ok(Messages::new(
             self.context.clone(),
             request,
             subscriber,
             inbox,
             self.next_subject(),
-            info_subject,
+            [&self.info.stream_name, &self.info.name],
         ))
     }
 

@@ -21,7 +21,7 @@ use crate::consumer::pull::lost::{
     waiting_in,
 };
 use crate::consumer::pull::pending::{Pending, Reply, message_size};
-use crate::consumer::pull::recovery::{Unserved, is_leader_change};
+use crate::consumer::pull::recovery::{Unserved, is_leader_change, leader_advisories};
 use crate::consumer::pull::{BatchConfig, MessagesError, MessagesErrorKind, Recoveries};
 
 /// The pause before pulling again after `Exceeded MaxWaiting`, at most (the idle heartbeat
@@ -38,8 +38,10 @@ const TOO_MANY_WAITING_PAUSE: Duration = Duration::from_secs(1);
 /// connection is down; a request nobody serves (503: the consumer has no leader during an
 /// election, or does not exist) is asked again after 250 ms, doubling to 2 s, and is an
 /// error item ([`NoResponders`](MessagesErrorKind::NoResponders)) only once it has lasted
-/// as long as two idle heartbeats, the iteration going on; a 409 `Leadership Change` pulls
-/// again at once. [`recoveries`](Self::recoveries) counts these.
+/// as long as two idle heartbeats, the iteration going on; a 409 `Leadership Change`, or a
+/// new leader of the consumer or its stream announced on their advisory subjects (under the
+/// default `$JS.API` prefix), pulls again at once. [`recoveries`](Self::recoveries) counts
+/// these.
 ///
 /// A request the server dropped without a word (a leader that stepped down before it could
 /// hand the request on, a request whose reply interest was lost across a cut route or leaf
@@ -99,21 +101,37 @@ pub struct Messages {
     end_if_missing: bool,
     /// No responders is an item at once (an ordered consumer makes itself again on it).
     eager_no_responders: bool,
+    /// The subscriptions to the election advisories of the consumer's and its stream's
+    /// leaders (none under another API prefix, or when they could not be made): a new
+    /// leader holds none of the old one's requests.
+    advisories: Vec<Subscriber>,
     done: bool,
 }
 
 impl Messages {
-    /// Pulls from the consumer whose next-message subject is `subject` (and whose info is
-    /// `info_subject`, without the prefix) with `request`, the replies coming to `inbox`,
-    /// which `subscriber` reads. Nothing is sent before the first call.
+    /// Pulls from `consumer` of `stream`, whose next-message subject is `subject`, with
+    /// `request`, the replies coming to `inbox`, which `subscriber` reads. Nothing is sent
+    /// before the first call but the subscriptions to the leaders' election advisories.
     pub(super) fn new(
         context: Context,
         request: BatchConfig,
         subscriber: Subscriber,
         inbox: String,
         subject: String,
-        info_subject: String,
+        [stream, consumer]: [&str; 2],
     ) -> Messages {
+        // Interest only: the servers publish there on an election, never in steady state.
+        // Without them a lost request is found by the probes, questions and heartbeats.
+        let advisories = leader_advisories(context.prefix(), stream, consumer)
+            .map(|subjects| {
+                subjects
+                    .iter()
+                    .map(|subject| context.client.subscribe(subject.as_str()))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        let info_subject = format!("CONSUMER.INFO.{stream}.{consumer}");
         let heartbeat = heartbeat_of(request.idle_heartbeat);
         let window = heartbeat.unwrap_or_default();
         Messages {
@@ -144,6 +162,7 @@ impl Messages {
             info_subject,
             end_if_missing: false,
             eager_no_responders: false,
+            advisories,
             done: false,
         }
     }
@@ -263,42 +282,52 @@ impl Messages {
             if let Some(deadline) = deadline {
                 until = until.min(deadline);
             }
-            let message =
-                match self
-                    .subscriber
-                    .next_or_news(Some(until), self.connects, self.cluster_changes)
-                {
-                    Woken::Message(message) => message,
-                    Woken::Ended => {
-                        self.done = true;
-                        return None;
+            let message = match self.subscriber.next_or_news_watching(
+                Some(until),
+                self.connects,
+                self.cluster_changes,
+                &mut self.advisories,
+            ) {
+                Woken::Message(message) => message,
+                Woken::Ended => {
+                    self.done = true;
+                    return None;
+                }
+                Woken::TimedOut => {
+                    self.drained = true;
+                    if let Some(verdict) = self.verdict.take() {
+                        self.weigh(verdict);
                     }
-                    Woken::TimedOut => {
-                        self.drained = true;
-                        if let Some(verdict) = self.verdict.take() {
-                            self.weigh(verdict);
-                        }
-                        if deadline.is_some_and(|d| Instant::now() >= d) {
-                            return Some(Ok(None));
-                        }
-                        // The silence and the hold are judged at the top.
-                        continue;
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Some(Ok(None));
                     }
-                    Woken::Reconnected => {
-                        self.reconnected();
-                        continue;
-                    }
-                    // A request routed to the consumer's leader may have died with a cut route,
-                    // and the leader, still leader, elects nobody: nothing else would tell.
-                    Woken::ClusterChanged => {
-                        self.cluster_changes = self.context.client.cluster_changes();
-                        self.pending.reset();
-                        self.hold_until = None;
-                        self.start_probe();
-                        self.recoveries.cluster_changes += 1;
-                        continue;
-                    }
-                };
+                    // The silence and the hold are judged at the top.
+                    continue;
+                }
+                Woken::Reconnected => {
+                    self.reconnected();
+                    continue;
+                }
+                // A request routed to the consumer's leader may have died with a cut route,
+                // and the leader, still leader, elects nobody: nothing else would tell.
+                Woken::ClusterChanged => {
+                    self.cluster_changes = self.context.client.cluster_changes();
+                    self.pending.reset();
+                    self.hold_until = None;
+                    self.start_probe();
+                    self.recoveries.cluster_changes += 1;
+                    continue;
+                }
+                // A new leader of the consumer or its stream: the old one's requests
+                // are gone with its leadership, as after a 409 leader change.
+                Woken::Watched(_) => {
+                    self.pending.reset();
+                    self.hold_until = None;
+                    self.start_probe();
+                    self.recoveries.leader_changes += 1;
+                    continue;
+                }
+            };
             self.drained = false;
             self.heard(Instant::now());
             if let Some(result) = self.handle(message, deadline) {
