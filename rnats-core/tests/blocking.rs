@@ -1173,8 +1173,9 @@ fn a_write_timeout_ends_a_link_whose_server_stopped_reading() {
     assert_eq!(next(&mut sub).payload, Bytes::from("back"));
 }
 
-/// The hidden wait a pull consumer uses to follow election advisories: a message on a
-/// watched subscription wakes a thread waiting for its own, which then reads its own first.
+/// The hidden wait a pull consumer uses to follow election advisories: messages on watched
+/// subscriptions wake a thread waiting for its own, ahead of its own, and wait in those
+/// subscriptions until taken; an unsubscribed one is passed over.
 #[test]
 fn a_wait_watching_other_subscriptions_wakes_for_them() {
     let server = NatsServer::start();
@@ -1195,32 +1196,45 @@ fn a_wait_watching_other_subscriptions_wakes_for_them() {
         other
     });
     let deadline = Instant::now() + WAIT;
-    match own.next_or_news_watching(Some(deadline), connects, changes, &mut watched) {
-        blocking::Woken::Watched(1) => {}
-        woken => panic!("woken by {woken:?}"),
-    }
+    let wait = |own: &mut Subscriber, watched: &mut [Subscriber], deadline| {
+        own.next_or_news_watching(Some(deadline), connects, changes, watched)
+    };
+    let woken = wait(&mut own, &mut watched, deadline);
+    assert!(matches!(woken, blocking::Woken::Watched), "{woken:?}");
     assert!(
         started.elapsed() < WAIT / 2,
         "woken only after {:?}",
         started.elapsed()
     );
+    assert_eq!(watched[1].try_next().unwrap().payload, "elected");
+    assert!(watched[0].try_next().is_none());
     let other = publisher.join().unwrap();
-    // Its own messages come first; the watched one's were taken.
-    other.publish("watched.a", "elected".into()).unwrap();
+    // Both watched ones and its own, all in before the next wait (the flushes): the news
+    // first, both at once, then its own.
+    other.publish("watched.a", "a".into()).unwrap();
     other.publish("own", "mine".into()).unwrap();
+    other.publish("watched.b", "b".into()).unwrap();
     other.flush().unwrap();
     client.flush().unwrap();
-    let mut woken = Vec::new();
-    for _ in 0..2 {
-        match own.next_or_news_watching(Some(deadline), connects, changes, &mut watched) {
-            blocking::Woken::Message(message) => woken.push(format!("own {:?}", message.payload)),
-            blocking::Woken::Watched(index) => woken.push(format!("watched {index}")),
-            other => panic!("woken by {other:?}"),
-        }
+    let woken = wait(&mut own, &mut watched, deadline);
+    assert!(matches!(woken, blocking::Woken::Watched), "{woken:?}");
+    // Not taken yet: the wait returns at once.
+    let woken = wait(&mut own, &mut watched, deadline);
+    assert!(matches!(woken, blocking::Woken::Watched), "{woken:?}");
+    assert_eq!(watched[0].try_next().unwrap().payload, "a");
+    assert_eq!(watched[1].try_next().unwrap().payload, "b");
+    match wait(&mut own, &mut watched, deadline) {
+        blocking::Woken::Message(message) => assert_eq!(message.payload, "mine"),
+        woken => panic!("woken by {woken:?}"),
     }
-    // Both were in before the first wait (the flushes): its own first.
-    assert_eq!(woken, ["own b\"mine\"", "watched 0"]);
-    assert!(watched[1].try_next().is_none(), "taken by the wait");
+    // An unsubscribed watched subscription wakes nobody.
+    watched[0].unsubscribe().unwrap();
+    other.publish("watched.a", "after".into()).unwrap();
+    other.flush().unwrap();
+    client.flush().unwrap();
+    let soon = Instant::now() + Duration::from_millis(100);
+    let woken = wait(&mut own, &mut watched, soon);
+    assert!(matches!(woken, blocking::Woken::TimedOut), "{woken:?}");
 }
 
 #[test]

@@ -401,10 +401,11 @@ fn messages_pulls_again_and_skips_heartbeats() {
     assert_eq!(payloads, want);
 }
 
-/// A leader elected for the consumer (announced on its advisory subject) holds none of the
-/// old leader's requests: the iteration pulls again at once, as after a 409 leader change,
-/// and counts it, with no error item. The announcement comes from a second connection here,
-/// so that no election has to be timed; a third one sees the pull requests go out.
+/// A leader elected for the consumer or its stream (announced on their advisory subjects)
+/// holds none of the old leader's requests: the iteration pulls again at once, once for
+/// both announcements, as after a 409 leader change, counts them, and yields no error item.
+/// The announcements come from a second connection here, so that no election has to be
+/// timed; a third one sees the pull requests go out.
 #[test]
 fn messages_pull_again_when_a_new_consumer_leader_is_announced() {
     let (server, js) = jetstream();
@@ -416,17 +417,26 @@ fn messages_pull_again_when_a_new_consumer_leader_is_announced() {
         .unwrap();
     watcher.flush().unwrap();
     let mut messages = consumer.messages().unwrap();
-    // The subscriptions to the advisories are made with the iteration; the server has
-    // them once the flush is answered.
-    js.client().flush().unwrap();
+    // The first pull goes out, and nothing comes for it.
+    assert!(
+        messages
+            .next_timeout(Duration::from_millis(200))
+            .unwrap()
+            .is_none()
+    );
+    pulls.next_timeout(WAIT).expect("the first pull");
     let announcer = rnats_core::blocking::connect(server.url()).unwrap();
-    announcer
-        .publish(
-            "$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.ELECT.elect",
-            Bytes::from_static(b"{}"),
-        )
-        .unwrap();
+    for subject in [
+        "$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.ELECT.elect",
+        "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.ELECT",
+    ] {
+        announcer
+            .publish(subject, Bytes::from_static(b"{}"))
+            .unwrap();
+    }
     announcer.flush().unwrap();
+    // Both are in this client's queues once its own flush is answered.
+    js.client().flush().unwrap();
     assert!(
         messages
             .next_timeout(Duration::from_millis(300))
@@ -434,29 +444,17 @@ fn messages_pull_again_when_a_new_consumer_leader_is_announced() {
             .is_none()
     );
     let recoveries = messages.recoveries();
-    assert_eq!(recoveries.leader_changes, 1, "{recoveries:?}");
-    // The first pull, and the one after the announcement.
-    for _ in 0..2 {
-        pulls.next_timeout(WAIT).expect("a pull request");
-    }
+    assert_eq!(recoveries.leader_changes, 2, "{recoveries:?}");
+    pulls
+        .next_timeout(WAIT)
+        .expect("the pull after the elections");
+    assert!(
+        pulls.next_timeout(Duration::from_millis(200)).is_err(),
+        "one pull for both announcements"
+    );
     js.publish("ELECT.a", "after".into()).unwrap();
     let message = messages.next_timeout(WAIT).unwrap().expect("a message");
     assert_eq!(message.payload, "after");
-    // Another stream's election is none of this iteration's business.
-    announcer
-        .publish(
-            "$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.OTHER",
-            Bytes::from_static(b"{}"),
-        )
-        .unwrap();
-    announcer.flush().unwrap();
-    assert!(
-        messages
-            .next_timeout(Duration::from_millis(300))
-            .unwrap()
-            .is_none()
-    );
-    assert_eq!(messages.recoveries().leader_changes, 1);
 }
 
 #[test]

@@ -161,10 +161,12 @@ impl Subscriber {
         self.next_or(deadline, connects, Some(cluster_changes), &mut [])
     }
 
-    /// [`next_or_news`](Self::next_or_news), also woken by a message on any of `watched`,
-    /// other subscriptions of the same client (messages of this one come first): whatever
-    /// they hold then is taken and dropped, and [`Woken::Watched`] says which one had it.
-    /// For rnats' crates (a pull consumer follows its leader's election advisories).
+    /// [`next_or_news`](Self::next_or_news), also woken by messages on `watched`, other
+    /// subscriptions of the same client (any of another client is passed over), ahead of
+    /// this one's own: [`Woken::Watched`] says some came, and they wait in those
+    /// `Subscriber`s to be taken ([`try_next`](Self::try_next)); until they are, the wait
+    /// returns at once. For rnats' crates (a pull consumer follows its leaders' election
+    /// advisories).
     #[doc(hidden)]
     pub fn next_or_news_watching(
         &mut self,
@@ -192,22 +194,37 @@ impl Subscriber {
         if let Some(frame) = self.local.pop_front() {
             return Woken::Message(Message::from_frame(frame));
         }
-        if let Some(index) = watched.iter().position(|other| !other.local.is_empty()) {
-            watched[index].local.clear();
-            return Woken::Watched(index);
+        if watched.iter().any(|other| !other.local.is_empty()) {
+            return Woken::Watched;
         }
         let sid = self.sid;
         let local = &mut self.local;
-        let inner = self.client.inner();
+        let client = &self.client;
+        let inner = client.inner();
         /// What the wait found, before the messages are cut outside the state lock.
         enum Found {
             Messages,
             Ended,
             Reconnected,
             ClusterChanged,
-            Watched(usize),
+            Watched,
         }
         let found = inner.wait_for(deadline, |core| {
+            // Every delivery wakes every waiter (one condition variable), so messages on a
+            // watched subscription are seen here as soon as this one's would be, and first,
+            // as news that may change what this one's mean.
+            let mut news = false;
+            for other in watched.iter_mut() {
+                if !Arc::ptr_eq(&other.client, client) {
+                    continue;
+                }
+                if let Some(entry) = core.session.subs.get_mut(other.sid) {
+                    news |= entry.sink.take_all(&mut other.local);
+                }
+            }
+            if news {
+                return Some(Found::Watched);
+            }
             let closed = core.state == LinkState::Closed;
             let Some(sub) = core.session.subs.get_mut(sid).map(|entry| &mut entry.sink) else {
                 return Some(Found::Ended);
@@ -222,18 +239,9 @@ impl Subscriber {
             if inner.statistics.connects.load(Ordering::Relaxed) != connects {
                 return Some(Found::Reconnected);
             }
-            if cluster_changes.is_some_and(|seen| core.cluster_changes != seen) {
-                return Some(Found::ClusterChanged);
-            }
-            // Every delivery wakes every waiter (one condition variable), so a message on
-            // a watched subscription is seen here as soon as one on this one would be.
-            watched.iter_mut().enumerate().find_map(|(index, other)| {
-                let entry = core.session.subs.get_mut(other.sid)?;
-                entry
-                    .sink
-                    .take_all(&mut other.local)
-                    .then_some(Found::Watched(index))
-            })
+            cluster_changes
+                .is_some_and(|seen| core.cluster_changes != seen)
+                .then_some(Found::ClusterChanged)
         });
         match found {
             None => Woken::TimedOut,
@@ -247,12 +255,11 @@ impl Subscriber {
             Some(Found::Ended) => Woken::Ended,
             Some(Found::Reconnected) => Woken::Reconnected,
             Some(Found::ClusterChanged) => Woken::ClusterChanged,
-            Some(Found::Watched(index)) => {
-                // Dropped outside the state lock.
-                let other = &mut watched[index];
-                other.taken += other.local.len() as u64;
-                other.local.clear();
-                Woken::Watched(index)
+            Some(Found::Watched) => {
+                for other in watched.iter_mut() {
+                    other.taken += other.local.len() as u64;
+                }
+                Woken::Watched
             }
         }
     }
@@ -308,9 +315,9 @@ pub enum Woken {
     /// The server told of a changed cluster first (only from
     /// [`Subscriber::next_or_news`] and [`Subscriber::next_or_news_watching`]).
     ClusterChanged,
-    /// A message came on the watched subscription at this index first (only from
-    /// [`Subscriber::next_or_news_watching`]); what it held was dropped.
-    Watched(usize),
+    /// Messages came on watched subscriptions first (only from
+    /// [`Subscriber::next_or_news_watching`]); they wait in those `Subscriber`s.
+    Watched,
 }
 
 impl Iterator for Subscriber {

@@ -102,8 +102,8 @@ pub struct Messages {
     /// No responders is an item at once (an ordered consumer makes itself again on it).
     eager_no_responders: bool,
     /// The subscriptions to the election advisories of the consumer's and its stream's
-    /// leaders (none under another API prefix, or when they could not be made): a new
-    /// leader holds none of the old one's requests.
+    /// leaders (none under another API prefix, or when they could not be made), followed as
+    /// the async stream follows them (`take_news`).
     advisories: Vec<Subscriber>,
     done: bool,
 }
@@ -304,27 +304,11 @@ impl Messages {
                     // The silence and the hold are judged at the top.
                     continue;
                 }
-                Woken::Reconnected => {
-                    self.reconnected();
-                    continue;
-                }
-                // A request routed to the consumer's leader may have died with a cut route,
-                // and the leader, still leader, elects nobody: nothing else would tell.
-                Woken::ClusterChanged => {
-                    self.cluster_changes = self.context.client.cluster_changes();
-                    self.pending.reset();
-                    self.hold_until = None;
-                    self.start_probe();
-                    self.recoveries.cluster_changes += 1;
-                    continue;
-                }
-                // A new leader of the consumer or its stream: the old one's requests
-                // are gone with its leadership, as after a 409 leader change.
-                Woken::Watched(_) => {
-                    self.pending.reset();
-                    self.hold_until = None;
-                    self.start_probe();
-                    self.recoveries.leader_changes += 1;
+                // A reconnect; a changed cluster (a request routed to the consumer's leader
+                // may have died with a cut route, and the leader, still leader, elects
+                // nobody: nothing else would tell); an election advisory.
+                Woken::Reconnected | Woken::ClusterChanged | Woken::Watched => {
+                    self.take_news();
                     continue;
                 }
             };
@@ -346,6 +330,38 @@ impl Messages {
         self.heard(Instant::now());
         self.start_probe();
         self.recoveries.reconnects += 1;
+    }
+
+    /// Takes in every sign of a fault already here (a new connection, a changed cluster,
+    /// election advisories), each counted, and presumes the open requests gone if there was
+    /// one: the next round's one pull covers them all, as one poll of the async stream
+    /// does, rather than one pull each.
+    fn take_news(&mut self) {
+        let mut news = false;
+        if self.statistics.connects.load(Ordering::Relaxed) != self.connects {
+            self.reconnected();
+            news = true;
+        }
+        let changes = self.context.client.cluster_changes();
+        if changes != self.cluster_changes {
+            self.cluster_changes = changes;
+            self.recoveries.cluster_changes += 1;
+            news = true;
+        }
+        // A new leader of the consumer holds none of the old one's requests; one of the
+        // stream is followed as the async stream follows it (a request on a consumer
+        // leader that stays may be pulled again once, which costs a batch's room).
+        for advisory in &mut self.advisories {
+            while advisory.try_next().is_some() {
+                self.recoveries.leader_changes += 1;
+                news = true;
+            }
+        }
+        if news {
+            self.pending.reset();
+            self.hold_until = None;
+            self.start_probe();
+        }
     }
 
     /// The server was heard from (or a request just went out) at `now`: the silence starts
@@ -472,6 +488,8 @@ impl Messages {
                     self.hold_until = None;
                     self.start_probe();
                     self.recoveries.leader_changes += 1;
+                    // The election's advisory, if already here, needs no pull of its own.
+                    self.take_news();
                 } else {
                     self.pending.handle_ended(messages, bytes);
                 }

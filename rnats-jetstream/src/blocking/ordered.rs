@@ -193,7 +193,7 @@ impl Ordered {
                     continue;
                 }
                 // Not asked for (`next_or_reconnect`).
-                Woken::ClusterChanged | Woken::Watched(_) => continue,
+                Woken::ClusterChanged | Woken::Watched => continue,
                 // The server may have restarted without the consumer (it lives in memory),
                 // as the async ordered consumer and nats.go assume: made again at once. If
                 // that fails (the server still recovering), the silence tries again after
