@@ -429,7 +429,9 @@ type BlockingReader = (
 
 /// Reads the blocking consumer `name` of `stream` (over `client`, in the hub's domain) with
 /// `heartbeat` and a 120 s expiry on a thread of its own, handing over each payload with the
-/// recoveries at the time, until the flag is set.
+/// recoveries at the time, until the flag is set. It waits a second at a time, as a reader
+/// with other work between its looks would: shorter than a question to the server may
+/// take, whose answer it reads as it comes.
 fn read_blocking(
     client: rnats_core::blocking::Client,
     stream: &str,
@@ -455,7 +457,7 @@ fn read_blocking(
     let stopped = stop.clone();
     let reader = std::thread::spawn(move || {
         while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
-            let item = match messages.next_timeout(Duration::from_secs(5)) {
+            let item = match messages.next_timeout(Duration::from_secs(1)) {
                 Ok(None) => continue,
                 Ok(Some(message)) => Ok(message.payload.clone()),
                 Err(error) => Err(error.to_string()),
@@ -468,7 +470,7 @@ fn read_blocking(
     (stop, reader, deliveries)
 }
 
-/// Ends a [`read_blocking`] thread (within its 5 s wait).
+/// Ends a [`read_blocking`] thread (within its 1 s wait).
 fn stop_reading((stop, reader, _): BlockingReader) {
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     reader.join().unwrap();

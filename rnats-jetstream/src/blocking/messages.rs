@@ -52,10 +52,10 @@ const TOO_MANY_WAITING_PAUSE: Duration = Duration::from_secs(1);
 /// heartbeat is late (one and a half intervals without a word), the consumer's leader is
 /// asked whether anybody waits (`CONSUMER.INFO`, at once and then about 6 and 12 s later),
 /// and nobody waiting for a request still open means it is gone. Either way the iteration
-/// pulls again at once, without an error item. A question may take 3 s, so it is asked
-/// only when the caller's wait (and the miss) leave that long: a caller that only ever
-/// waits less, with [`next_timeout`](Self::next_timeout), is left to the missed heartbeat.
-/// Silence is judged only once what came while the caller was away has been read.
+/// pulls again at once, without an error item. A question does not hold the caller: its
+/// answer is read when it comes (up to 3 s later), in that call or a later one, so a
+/// caller waiting briefly with [`next_timeout`](Self::next_timeout) gets it too. Silence
+/// is judged only once what came while the caller was away has been read.
 pub struct Messages {
     subscriber: Subscriber,
     inbox: String,
@@ -101,10 +101,19 @@ pub struct Messages {
     end_if_missing: bool,
     /// No responders is an item at once (an ordered consumer makes itself again on it).
     eager_no_responders: bool,
-    /// The subscriptions to the election advisories of the consumer's and its stream's
-    /// leaders (none under another API prefix, or when they could not be made), followed as
-    /// the async stream follows them (`take_news`).
-    advisories: Vec<Subscriber>,
+    /// What the wait for the next reply also watches: first the subscriptions to the
+    /// election advisories of the consumer's and its stream's leaders (`advisories` of them;
+    /// none under another API prefix, or when they could not be made), followed as the
+    /// async stream follows them (`take_news`); then, once a question was asked, the
+    /// subscription its answers come to (`take_answer`).
+    watched: Vec<Subscriber>,
+    advisories: usize,
+    /// The inbox of the questions' answers, each question's own subject under it.
+    answers: Option<String>,
+    /// The question out, by number, and when it was asked.
+    asked: Option<(u64, Instant)>,
+    /// Questions asked so far.
+    questions_asked: u64,
     done: bool,
 }
 
@@ -122,7 +131,7 @@ impl Messages {
     ) -> Messages {
         // Interest only: the servers publish there on an election, never in steady state.
         // Without them a lost request is found by the probes, questions and heartbeats.
-        let advisories = leader_advisories(context.prefix(), stream, consumer)
+        let watched: Vec<Subscriber> = leader_advisories(context.prefix(), stream, consumer)
             .map(|subjects| {
                 subjects
                     .iter()
@@ -162,7 +171,11 @@ impl Messages {
             info_subject,
             end_if_missing: false,
             eager_no_responders: false,
-            advisories,
+            advisories: watched.len(),
+            watched,
+            answers: None,
+            asked: None,
+            questions_asked: 0,
             done: false,
         }
     }
@@ -237,6 +250,7 @@ impl Messages {
                 self.heard(now);
                 self.questions = None;
                 self.verdict = None;
+                self.asked = None;
                 if !self.context.client.is_connected() {
                     // Silence while the connection is down is nobody's fault.
                     continue;
@@ -263,7 +277,7 @@ impl Messages {
             }
             let mut until = quiet_until;
             if self.drained
-                && let Some(question) = self.drive_questions(now, deadline, quiet_until)
+                && let Some(question) = self.drive_questions(now)
             {
                 until = until.min(question);
             }
@@ -286,7 +300,7 @@ impl Messages {
                 Some(until),
                 self.connects,
                 self.cluster_changes,
-                &mut self.advisories,
+                &mut self.watched,
             ) {
                 Woken::Message(message) => message,
                 Woken::Ended => {
@@ -309,6 +323,7 @@ impl Messages {
                 // nobody: nothing else would tell); an election advisory.
                 Woken::Reconnected | Woken::ClusterChanged | Woken::Watched => {
                     self.take_news();
+                    self.take_answer();
                     continue;
                 }
             };
@@ -351,7 +366,7 @@ impl Messages {
         // A new leader of the consumer holds none of the old one's requests; one of the
         // stream is followed as the async stream follows it (a request on a consumer
         // leader that stays may be pulled again once, which costs a batch's room).
-        for advisory in &mut self.advisories {
+        for advisory in &mut self.watched[..self.advisories] {
             while advisory.try_next().is_some() {
                 self.recoveries.leader_changes += 1;
                 news = true;
@@ -376,26 +391,30 @@ impl Messages {
     fn start_probe(&mut self) {
         self.questions = None;
         self.verdict = None;
+        self.asked = None;
         self.probe.start(Instant::now());
     }
 
     /// Asks the consumer's leader whether the request still waits when a heartbeat is late
     /// (three quarters of the missed-heartbeat limit without a word, once a silence): at
     /// once, then about 6 and 12 s later, until the silence ends or is a miss (see
-    /// `pull::lost`). The answer is left in `verdict`. Returns when to look again, while a
-    /// question may still come this silence.
-    ///
-    /// A question may take 3 s: it is asked only when neither the caller's `deadline` nor
-    /// the miss at `quiet_until` comes sooner; otherwise it waits for the next call, and a
-    /// caller that only ever waits less is left to the missed heartbeat.
-    fn drive_questions(
-        &mut self,
-        now: Instant,
-        deadline: Option<Instant>,
-        quiet_until: Instant,
-    ) -> Option<Instant> {
+    /// `pull::lost`). The question goes out without waiting for its answer, which comes to
+    /// a watched subscription and wakes the wait (`take_answer`), in this call or a later
+    /// one, so a caller waiting any time gets it; one not in within 3 s counts as none. The
+    /// verdict is left in `verdict`. Returns when to look again, while a question may still
+    /// come or be answered this silence.
+    fn drive_questions(&mut self, now: Instant) -> Option<Instant> {
         let limit = self.heartbeat?;
         if self.probe.is_on() || self.verdict.is_some() {
+            return None;
+        }
+        if let Some((_, at)) = self.asked {
+            let bound = at.checked_add(ASK_BOUND)?;
+            if now < bound {
+                return Some(bound);
+            }
+            self.asked = None;
+            self.answered(now, None);
             return None;
         }
         let late_at = self.last_heard.checked_add(limit / 4 * 3)?;
@@ -419,30 +438,71 @@ impl Messages {
             self.questions = None;
             return None;
         }
-        let room = [deadline, Some(quiet_until)]
-            .into_iter()
-            .flatten()
-            .map(|until| until.saturating_duration_since(now))
-            .min()
-            .unwrap_or(ASK_BOUND);
-        if room < ASK_BOUND {
-            return None;
+        match self.ask() {
+            Some(id) => {
+                self.asked = Some((id, now));
+                now.checked_add(ASK_BOUND)
+            }
+            None => {
+                self.answered(now, None);
+                None
+            }
         }
-        let waiting = self.ask_waiting();
-        let open = self.pending.has_open();
-        let questions = self.questions.as_mut()?;
-        self.verdict = Some(questions.answered(Instant::now(), waiting, open));
-        None
     }
 
-    /// The leader's count of waiting requests (see `pull::lost::waiting_in`), asked within
-    /// 3 s; `None` for no answer that counts.
-    fn ask_waiting(&self) -> Option<usize> {
-        let answer = self
-            .context
-            .api_request_within(&self.info_subject, Bytes::new(), ASK_BOUND)
+    /// Sends a question for the leader's count of waiting requests (see
+    /// `pull::lost::waiting_in`), to be answered on a subject of its own; its number, or
+    /// `None` when it could not go out.
+    fn ask(&mut self) -> Option<u64> {
+        let client = &self.context.client;
+        let inbox = match &self.answers {
+            Some(inbox) => inbox.clone(),
+            None => {
+                let inbox = client.new_inbox();
+                let subscriber = client.subscribe(format!("{inbox}.*")).ok()?;
+                self.watched.push(subscriber);
+                self.answers = Some(inbox.clone());
+                inbox
+            }
+        };
+        self.questions_asked += 1;
+        let id = self.questions_asked;
+        let subject = format!("{}.{}", self.context.prefix(), self.info_subject);
+        client
+            .publish_with_reply(subject, format!("{inbox}.{id}"), Bytes::new())
             .ok()?;
-        waiting_in(&answer.payload)
+        Some(id)
+    }
+
+    /// Reads the answers that came: the one to the question out gives the verdict; any
+    /// other answers a question about requests since replaced, and is dropped.
+    fn take_answer(&mut self) {
+        let Some(answers) = self.watched.get_mut(self.advisories) else {
+            return;
+        };
+        while let Some(answer) = answers.try_next() {
+            let Some((id, _)) = self.asked else {
+                continue;
+            };
+            let number = answer.subject.as_str().rsplit('.').next();
+            if number.and_then(|n| n.parse::<u64>().ok()) != Some(id) {
+                continue;
+            }
+            self.asked = None;
+            let open = self.pending.has_open();
+            if let Some(questions) = self.questions.as_mut() {
+                let waiting = waiting_in(&answer.payload);
+                self.verdict = Some(questions.answered(Instant::now(), waiting, open));
+            }
+        }
+    }
+
+    /// The question's answer, `waiting` requests (`None`: no answer that counts), at `now`.
+    fn answered(&mut self, now: Instant, waiting: Option<usize>) {
+        let open = self.pending.has_open();
+        if let Some(questions) = self.questions.as_mut() {
+            self.verdict = Some(questions.answered(now, waiting, open));
+        }
     }
 
     /// Acts on the leader's answer, now that the replies before it are read: nobody waits
@@ -471,6 +531,7 @@ impl Messages {
             self.no_responders = None;
             self.questions = None;
             self.verdict = None;
+            self.asked = None;
         }
         match reply {
             Reply::Message => {
@@ -601,6 +662,7 @@ impl Messages {
         // an answer about the requests before it is beside the point.
         self.heard(now);
         self.verdict = None;
+        self.asked = None;
         if let Some(questions) = self.questions.as_mut() {
             questions.pulled(now);
         }
