@@ -162,11 +162,12 @@ impl Subscriber {
     }
 
     /// [`next_or_news`](Self::next_or_news), also woken by messages on `watched`, other
-    /// subscriptions of the same client (any of another client is passed over), ahead of
-    /// this one's own: [`Woken::Watched`] says some came, and they wait in those
-    /// `Subscriber`s to be taken ([`try_next`](Self::try_next)); until they are, the wait
-    /// returns at once. For rnats' crates (a pull consumer follows its leaders' election
-    /// advisories).
+    /// subscriptions of the same client (a debug build asserts it; a release one passes
+    /// over any of another client), ahead of what waits in this one's queue (what this
+    /// `Subscriber` has already taken comes first): [`Woken::Watched`] says some came, and
+    /// they wait in those `Subscriber`s to be taken ([`try_next`](Self::try_next)); until
+    /// they are, the wait returns at once. For rnats' crates (a pull consumer follows its
+    /// leaders' election advisories and reads the answers to its questions).
     #[doc(hidden)]
     pub fn next_or_news_watching(
         &mut self,

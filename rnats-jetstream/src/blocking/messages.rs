@@ -17,7 +17,7 @@ use super::context::Context;
 use super::message::Message;
 use crate::consumer::pull::batch::reply_error;
 use crate::consumer::pull::lost::{
-    ASK_BOUND, PROBE_HEARTBEAT, PROBE_LIMIT, Probe, ProbeSilence, Questions, Verdict, says_missing,
+    ASK_BOUND, PROBE_HEARTBEAT, PROBE_LIMIT, Probe, ProbeSilence, Questions, says_missing,
     waiting_in,
 };
 use crate::consumer::pull::pending::{Pending, Reply, message_size};
@@ -53,9 +53,9 @@ const TOO_MANY_WAITING_PAUSE: Duration = Duration::from_secs(1);
 /// asked whether anybody waits (`CONSUMER.INFO`, at once and then about 6 and 12 s later),
 /// and nobody waiting for a request still open means it is gone. Either way the iteration
 /// pulls again at once, without an error item. A question does not hold the caller: its
-/// answer is read when it comes (up to 3 s later), in that call or a later one, so a
-/// caller waiting briefly with [`next_timeout`](Self::next_timeout) gets it too. Silence
-/// is judged only once what came while the caller was away has been read.
+/// answer is read when it comes (within 3 s, or it counts as none), in that call or a later
+/// one, so a caller waiting briefly with [`next_timeout`](Self::next_timeout) gets it too.
+/// Silence is judged only once what came while the caller was away has been read.
 pub struct Messages {
     subscriber: Subscriber,
     inbox: String,
@@ -78,8 +78,9 @@ pub struct Messages {
     probe: Probe,
     /// The questions after a late heartbeat, while a spell of them is on.
     questions: Option<Questions>,
-    /// The last answer, weighed once the replies that came before it are read.
-    verdict: Option<Verdict>,
+    /// The last question's answer, the leader's count of waiting requests (`None` inside:
+    /// no answer that counts), weighed once the replies that came before it are read.
+    answer: Option<Option<usize>>,
     /// The client's connections made when the requests open now went out
     /// ([`Statistics::connects`](rnats_core::Statistics::connects)).
     connects: u64,
@@ -164,7 +165,7 @@ impl Messages {
             drained: false,
             late_told: false,
             questions: None,
-            verdict: None,
+            answer: None,
             hold_until: None,
             no_responders: None,
             recoveries: Recoveries::default(),
@@ -232,9 +233,13 @@ impl Messages {
             if self.hold_until.is_none()
                 && self.pending.wants_pull()
                 && self.context.client.is_connected()
-                && let Err(error) = self.pull_if_due()
             {
-                return Some(Err(error));
+                // Signs of a fault already in (an advisory behind replies taken earlier,
+                // say) are taken first, so that this pull is the one they call for.
+                self.take_news();
+                if let Err(error) = self.pull_if_due() {
+                    return Some(Err(error));
+                }
             }
             let now = Instant::now();
             // Heartbeats are missed when none came for two intervals since the server was
@@ -249,7 +254,7 @@ impl Messages {
             if self.drained && now >= quiet_until {
                 self.heard(now);
                 self.questions = None;
-                self.verdict = None;
+                self.answer = None;
                 self.asked = None;
                 if !self.context.client.is_connected() {
                     // Silence while the connection is down is nobody's fault.
@@ -281,7 +286,7 @@ impl Messages {
             {
                 until = until.min(question);
             }
-            if self.verdict.is_some() {
+            if self.answer.is_some() {
                 // What came before the answer (during the question) is read before it is
                 // weighed.
                 self.drained = false;
@@ -309,8 +314,8 @@ impl Messages {
                 }
                 Woken::TimedOut => {
                     self.drained = true;
-                    if let Some(verdict) = self.verdict.take() {
-                        self.weigh(verdict);
+                    if let Some(waiting) = self.answer.take() {
+                        self.weigh(waiting);
                     }
                     if deadline.is_some_and(|d| Instant::now() >= d) {
                         return Some(Ok(None));
@@ -324,6 +329,9 @@ impl Messages {
                 Woken::Reconnected | Woken::ClusterChanged | Woken::Watched => {
                     self.take_news();
                     self.take_answer();
+                    // What came on this subscription with the news is read before any
+                    // silence is judged.
+                    self.drained = false;
                     continue;
                 }
             };
@@ -390,7 +398,7 @@ impl Messages {
     /// silence tell that one is gone; questions about the old requests are dropped.
     fn start_probe(&mut self) {
         self.questions = None;
-        self.verdict = None;
+        self.answer = None;
         self.asked = None;
         self.probe.start(Instant::now());
     }
@@ -405,16 +413,16 @@ impl Messages {
     /// come or be answered this silence.
     fn drive_questions(&mut self, now: Instant) -> Option<Instant> {
         let limit = self.heartbeat?;
-        if self.probe.is_on() || self.verdict.is_some() {
+        if self.probe.is_on() || self.answer.is_some() {
             return None;
         }
         if let Some((_, at)) = self.asked {
-            let bound = at.checked_add(ASK_BOUND)?;
+            let bound = at.checked_add(self.ask_bound())?;
             if now < bound {
                 return Some(bound);
             }
             self.asked = None;
-            self.answered(now, None);
+            self.unanswered();
             return None;
         }
         let late_at = self.last_heard.checked_add(limit / 4 * 3)?;
@@ -441,13 +449,18 @@ impl Messages {
         match self.ask() {
             Some(id) => {
                 self.asked = Some((id, now));
-                now.checked_add(ASK_BOUND)
+                now.checked_add(self.ask_bound())
             }
             None => {
-                self.answered(now, None);
+                self.unanswered();
                 None
             }
         }
+    }
+
+    /// How long a question's answer may take: 3 s, or the context's timeout if shorter.
+    fn ask_bound(&self) -> Duration {
+        ASK_BOUND.min(self.context.timeout())
     }
 
     /// Sends a question for the leader's count of waiting requests (see
@@ -489,29 +502,29 @@ impl Messages {
                 continue;
             }
             self.asked = None;
-            let open = self.pending.has_open();
-            if let Some(questions) = self.questions.as_mut() {
-                let waiting = waiting_in(&answer.payload);
-                self.verdict = Some(questions.answered(Instant::now(), waiting, open));
-            }
+            self.answer = Some(waiting_in(&answer.payload));
         }
     }
 
-    /// The question's answer, `waiting` requests (`None`: no answer that counts), at `now`.
-    fn answered(&mut self, now: Instant, waiting: Option<usize>) {
+    /// The question out has no answer that counts (none within its bound, or it could not
+    /// be asked).
+    fn unanswered(&mut self) {
+        self.answer = Some(None);
+    }
+
+    /// Acts on the leader's answer, `waiting` requests, now that the replies before it are
+    /// read: nobody waits for a request still open, so it is gone and the next round pulls
+    /// again.
+    fn weigh(&mut self, waiting: Option<usize>) {
         let open = self.pending.has_open();
-        if let Some(questions) = self.questions.as_mut() {
-            self.verdict = Some(questions.answered(now, waiting, open));
-        }
-    }
-
-    /// Acts on the leader's answer, now that the replies before it are read: nobody waits
-    /// for a request still open, so it is gone and the next round pulls again.
-    fn weigh(&mut self, verdict: Verdict) {
+        let Some(questions) = self.questions.as_mut() else {
+            return;
+        };
+        let verdict = questions.answered(Instant::now(), waiting, open);
         if verdict.over {
             self.questions = None;
         }
-        if verdict.lost && self.pending.has_open() {
+        if verdict.lost {
             self.pending.reset();
             self.recoveries.lost_pulls += 1;
         }
@@ -530,7 +543,7 @@ impl Messages {
             // The request lives: a question about it, or its answer, is beside the point.
             self.no_responders = None;
             self.questions = None;
-            self.verdict = None;
+            self.answer = None;
             self.asked = None;
         }
         match reply {
@@ -661,7 +674,7 @@ impl Messages {
         // A request just sent has had no time to be answered: its silence starts now, and
         // an answer about the requests before it is beside the point.
         self.heard(now);
-        self.verdict = None;
+        self.answer = None;
         self.asked = None;
         if let Some(questions) = self.questions.as_mut() {
             questions.pulled(now);
