@@ -451,16 +451,10 @@ async fn a_write_timeout_ends_a_link_whose_server_stopped_reading() {
     proxy.stall();
     let stalled = Instant::now();
     // Each publisher fills its socket, and the proxy's, then waits for room.
-    let payload = Bytes::from(vec![b'x'; 16 * 1024]);
-    let publishers: Vec<_> = [client.clone(), untimed.clone()]
-        .into_iter()
-        .map(|publisher| {
-            let payload = payload.clone();
-            tokio::spawn(async move {
-                while publisher.publish("filler", payload.clone()).await.is_ok() {}
-            })
-        })
-        .collect();
+    let publishers = [
+        publish_filler(client.clone()),
+        publish_filler(untimed.clone()),
+    ];
     let event = wait_for(&mut events, |e| {
         matches!(e, ConnectionEvent::Disconnected { .. })
     })
@@ -498,12 +492,7 @@ async fn a_write_timeout_leaves_a_link_that_keeps_moving() {
         .await
         .unwrap();
     client.flush().await.unwrap();
-    let publisher = client.clone();
-    let payload = Bytes::from(vec![b'x'; 16 * 1024]);
-    let publishing =
-        tokio::spawn(
-            async move { while publisher.publish("filler", payload.clone()).await.is_ok() {} },
-        );
+    let publishing = publish_filler(client.clone());
     let before = client.statistics().out_bytes.load(Ordering::Relaxed);
     let stop_and_go = tokio::task::spawn_blocking(move || {
         for _ in 0..8 {

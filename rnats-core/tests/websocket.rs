@@ -9,7 +9,7 @@ use common::*;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -435,34 +435,13 @@ async fn a_write_timeout_ends_a_websocket_link_whose_server_stopped_reading() {
     let port = server.websocket_port().expect("a websocket listener");
     let proxy = Proxy::start(&format!("127.0.0.1:{port}")).unwrap();
     let timeout = Duration::from_millis(500);
-    let client = ConnectOptions::new()
+    let client = quick()
         .write_timeout(timeout)
         .ignore_discovered_servers()
-        .reconnect_delay_callback(|_| Duration::from_millis(20))
         .connect(format!("ws://127.0.0.1:{}", proxy.port()))
         .await
         .unwrap();
-    let mut events = client.events();
     client.flush().await.unwrap();
-    proxy.stall();
-    let stalled = Instant::now();
-    let publisher = client.clone();
-    let payload = Bytes::from(vec![b'x'; 16 * 1024]);
-    let publishing =
-        tokio::spawn(
-            async move { while publisher.publish("filler", payload.clone()).await.is_ok() {} },
-        );
-    let event = wait_for(&mut events, |e| {
-        matches!(e, ConnectionEvent::Disconnected { .. })
-    })
-    .await;
-    let took = stalled.elapsed();
-    assert!(event.to_string().contains("write stalled"), "{event}");
-    assert!(took >= timeout, "ended after {took:?}, before its timeout");
-    assert!(took < Duration::from_secs(10), "ended only after {took:?}");
-    publishing.abort();
-    proxy.cut();
-    proxy.resume();
-    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    a_stall_ends_the_link(&client, &proxy, timeout).await;
     round_trip(&client).await;
 }

@@ -190,3 +190,39 @@ pub fn assert_backed_off(times: &std::sync::mpsc::Receiver<std::time::Instant>) 
         );
     }
 }
+
+/// Publishes 16 KiB fillers from `publisher` until a publish fails or the task is aborted:
+/// against a server that stops reading, it fills the socket and then waits for room.
+pub fn publish_filler(publisher: Client) -> tokio::task::JoinHandle<()> {
+    let payload = Bytes::from(vec![b'x'; 16 * 1024]);
+    tokio::spawn(async move { while publisher.publish("filler", payload.clone()).await.is_ok() {} })
+}
+
+/// The write timeout at work: `proxy` stalls (stops reading) under a publisher on `client`,
+/// whose write timeout is `timeout`, and the link must end with `write stalled`, no sooner
+/// than the timeout and well inside the (default, one minute) ping interval. Then the proxy
+/// forwards again, its stalled links cut, and the client reconnects. Returns how long after
+/// the stall the link ended.
+pub async fn a_stall_ends_the_link(
+    client: &Client,
+    proxy: &rnats_test_server::Proxy,
+    timeout: Duration,
+) -> Duration {
+    let mut events = client.events();
+    proxy.stall();
+    let stalled = std::time::Instant::now();
+    let publishing = publish_filler(client.clone());
+    let event = wait_for(&mut events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
+    let took = stalled.elapsed();
+    assert!(event.to_string().contains("write stalled"), "{event}");
+    assert!(took >= timeout, "ended after {took:?}, before its timeout");
+    assert!(took < Duration::from_secs(10), "ended only after {took:?}");
+    publishing.abort();
+    proxy.cut();
+    proxy.resume();
+    wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+    took
+}

@@ -409,7 +409,7 @@ impl Messages {
     /// `pull::lost`). The question goes out without waiting for its answer, which comes to
     /// a watched subscription and wakes the wait (`take_answer`), in this call or a later
     /// one, so a caller waiting any time gets it; one not in within 3 s counts as none. The
-    /// verdict is left in `verdict`. Returns when to look again, while a question may still
+    /// answer is left in `answer`. Returns when to look again, while a question may still
     /// come or be answered this silence.
     fn drive_questions(&mut self, now: Instant) -> Option<Instant> {
         let limit = self.heartbeat?;
