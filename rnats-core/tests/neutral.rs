@@ -266,6 +266,54 @@ fn a_server_restart_keeps_subscriptions_and_outage_publishes() {
     });
 }
 
+/// A server that stops reading under a publisher: the write timeout ends the link on this
+/// backend as on tokio (the engine and its watch are the same; the socket is async-io's).
+#[test]
+fn a_write_timeout_ends_a_link_whose_server_stopped_reading() {
+    let server = NatsServer::start();
+    let proxy = rnats_test_server::Proxy::start(&server.url()).unwrap();
+    let timeout = Duration::from_millis(500);
+    let client = smol::block_on(
+        quick()
+            .write_timeout(timeout)
+            .ignore_discovered_servers()
+            .connect(proxy.url()),
+    )
+    .unwrap();
+    let mut events = client.events();
+    smol::block_on(client.flush()).unwrap();
+    proxy.stall();
+    let stalled = std::time::Instant::now();
+    on_smol(async {
+        let publisher = client.clone();
+        let filler = Bytes::from(vec![b'x'; 16 * 1024]);
+        let publishing = smol::spawn(async move {
+            while publisher.publish("filler", filler.clone()).await.is_ok() {}
+        });
+        let reason = within(async {
+            loop {
+                if let ConnectionEvent::Disconnected { reason } =
+                    events.next().await.expect("events ended")
+                {
+                    return reason;
+                }
+            }
+        })
+        .await;
+        let took = stalled.elapsed();
+        assert!(reason.contains("write stalled"), "{reason}");
+        assert!(took >= timeout, "ended after {took:?}, before its timeout");
+        assert!(took < Duration::from_secs(10), "ended only after {took:?}");
+        drop(publishing);
+    });
+    proxy.cut();
+    proxy.resume();
+    on_smol(async {
+        wait_for(&mut events, |e| *e == ConnectionEvent::Reconnected).await;
+        within(client.flush()).await.unwrap();
+    });
+}
+
 #[test]
 fn cluster_failover_keeps_subscriptions_and_requests_working() {
     let mut cluster = Cluster::start(3).unwrap();
