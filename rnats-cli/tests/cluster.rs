@@ -189,9 +189,12 @@ fn stream_ls_names_a_stream_whose_server_is_gone() {
 
     // The listing waits out the gone server, or the meta leader already counts it offline:
     // either way the stream is named. Each listing is a round trip, the event waited for.
+    // Until the survivors see the meta leader gone (when it was the killed server), a
+    // listing sent to them goes unanswered: each attempt waits 10 s (the meta leader waits
+    // 4 s for the streams' leaders), not the election's 30 s, and the next one goes out.
     let deadline = Instant::now() + SETTLE;
     let listing = loop {
-        let out = rnats.run(&with_server(&["stream", "ls"], &survivors));
+        let out = rnats.run(&["stream", "ls", "-s", &survivors, "--timeout", "10s"]);
         let listing = String::from_utf8_lossy(&out.stdout).into_owned();
         if listing.contains("Inaccessible streams: LONE") || Instant::now() > deadline {
             break listing;
