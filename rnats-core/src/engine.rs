@@ -179,7 +179,7 @@ impl Engine {
     pub(crate) fn new(shared: Arc<Shared>, conn: Option<Established>) -> Engine {
         let read_capacity = shared.options.read_buffer_capacity;
         let write_limit = shared.options.write_buffer_limit;
-        let shared_write_timeout = shared.options.write_timeout;
+        let write_timeout = shared.options.write_timeout;
         let timer = shared.rt.timer(shared.rt.now());
         let (stream, read_buf, parser, info) = match conn {
             Some(conn) => {
@@ -214,7 +214,7 @@ impl Engine {
             writer_idle: false,
             seen_kicks: 0,
             took_since_read: false,
-            write_watch: WriteWatch::new(shared_write_timeout),
+            write_watch: WriteWatch::new(write_timeout),
             written: 0,
         };
         engine.reserve_read_buffer();
