@@ -543,7 +543,8 @@ impl Client {
 
     /// How many times the server told of a changed cluster (each a
     /// [`ConnectionEvent::ClusterChanged`](crate::ConnectionEvent::ClusterChanged)): for
-    /// rnats' crates, with [`Subscriber::next_or_news`](super::Subscriber::next_or_news).
+    /// rnats' crates, with
+    /// [`Subscriber::next_or_news_watching`](super::Subscriber::next_or_news_watching).
     #[doc(hidden)]
     pub fn cluster_changes(&self) -> u64 {
         self.inner().core().cluster_changes

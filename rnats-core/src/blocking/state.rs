@@ -98,7 +98,7 @@ pub(super) struct Core {
     /// Bumped when requests are failed at a disconnect (`fail_requests_on_disconnect`).
     pub(super) lost_requests: u64,
     /// Bumped at each INFO that tells of a changed cluster (a `ClusterChanged` event), for
-    /// the waiters of `Subscriber::next_or_news`.
+    /// the waiters of `Subscriber::next_or_news_watching`.
     pub(super) cluster_changes: u64,
     pub(super) conn: Option<Arc<Conn>>,
     requests: HashMap<u64, Option<Message>>,

@@ -149,20 +149,9 @@ impl Subscriber {
 
     /// [`next_or_reconnect`](Self::next_or_reconnect), also woken when the server has told
     /// of a changed cluster since the client counted `cluster_changes` of them
-    /// ([`Client::cluster_changes`](super::Client::cluster_changes)): for rnats' crates (a
-    /// pull request routed through a cut route may be gone without a word).
-    #[doc(hidden)]
-    pub fn next_or_news(
-        &mut self,
-        deadline: Option<Instant>,
-        connects: u64,
-        cluster_changes: u64,
-    ) -> Woken {
-        self.next_or(deadline, connects, Some(cluster_changes), &mut [])
-    }
-
-    /// [`next_or_news`](Self::next_or_news), also woken by messages on `watched`, other
-    /// subscriptions of the same client (a debug build asserts it; a release one passes
+    /// ([`Client::cluster_changes`](super::Client::cluster_changes)): a pull request routed
+    /// through a cut route may be gone without a word. And woken by messages on `watched`,
+    /// other subscriptions of the same client (a debug build asserts it; a release one passes
     /// over any of another client), ahead of what waits in this one's queue (what this
     /// `Subscriber` has already taken comes first): [`Woken::Watched`] says some came, and
     /// they wait in those `Subscriber`s to be taken ([`try_next`](Self::try_next)); until
@@ -314,7 +303,7 @@ pub enum Woken {
     /// The client connected again first.
     Reconnected,
     /// The server told of a changed cluster first (only from
-    /// [`Subscriber::next_or_news`] and [`Subscriber::next_or_news_watching`]).
+    /// [`Subscriber::next_or_news_watching`]).
     ClusterChanged,
     /// Messages came on watched subscriptions first (only from
     /// [`Subscriber::next_or_news_watching`]); they wait in those `Subscriber`s.
