@@ -198,6 +198,26 @@ pub fn publish_filler(publisher: Client) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move { while publisher.publish("filler", payload.clone()).await.is_ok() {} })
 }
 
+/// Waits for `events` to tell of a link ended by its write timeout, `timeout`: a
+/// `write stalled` disconnect, no sooner than the timeout after `stalled` (when the server
+/// stopped reading) and well inside the (default, one minute) ping interval. Returns how
+/// long after the stall it came.
+pub async fn wait_for_write_stall(
+    events: &mut Events,
+    stalled: std::time::Instant,
+    timeout: Duration,
+) -> Duration {
+    let event = wait_for(events, |e| {
+        matches!(e, ConnectionEvent::Disconnected { .. })
+    })
+    .await;
+    let took = stalled.elapsed();
+    assert!(event.to_string().contains("write stalled"), "{event}");
+    assert!(took >= timeout, "ended after {took:?}, before its timeout");
+    assert!(took < Duration::from_secs(10), "ended only after {took:?}");
+    took
+}
+
 /// The write timeout at work: `proxy` stalls (stops reading) under a publisher on `client`,
 /// whose write timeout is `timeout`, and the link must end with `write stalled`, no sooner
 /// than the timeout and well inside the (default, one minute) ping interval. Then the proxy
@@ -212,14 +232,7 @@ pub async fn a_stall_ends_the_link(
     proxy.stall();
     let stalled = std::time::Instant::now();
     let publishing = publish_filler(client.clone());
-    let event = wait_for(&mut events, |e| {
-        matches!(e, ConnectionEvent::Disconnected { .. })
-    })
-    .await;
-    let took = stalled.elapsed();
-    assert!(event.to_string().contains("write stalled"), "{event}");
-    assert!(took >= timeout, "ended after {took:?}, before its timeout");
-    assert!(took < Duration::from_secs(10), "ended only after {took:?}");
+    let took = wait_for_write_stall(&mut events, stalled, timeout).await;
     publishing.abort();
     proxy.cut();
     proxy.resume();
