@@ -76,6 +76,8 @@ const CATCH_UP: Duration = Duration::from_secs(20);
 const CUT_OFF_CATCH_UP: Duration = Duration::from_secs(40);
 /// The JetStream API timeout of the suite's own calls, which may wait on an election.
 const API_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long [`leader`] waits for one answer before it asks again.
+const ASK: Duration = Duration::from_secs(2);
 
 /// One test of this file at a time: each runs its own cluster, and on a 2-core machine three
 /// at once would measure each other.
@@ -436,18 +438,24 @@ async fn create_stream(cluster: &Cluster, js: &Context, name: &str) -> Stream {
 }
 
 /// The current leader of the stream or of the durable consumer, asked until one is known.
+/// Each question is given [`ASK`]: during an election the servers may leave it unanswered,
+/// and the suite's own API timeout would then hold every loop that polls for a new leader.
 async fn leader(stream: &Stream, consumer: Option<&str>) -> usize {
     let deadline = Instant::now() + WAIT;
     let mut pace = tokio::time::interval(Duration::from_millis(100));
     loop {
         pace.tick().await;
         let cluster = match consumer {
-            Some(name) => stream
-                .consumer_info(name)
+            Some(name) => tokio::time::timeout(ASK, stream.consumer_info(name))
                 .await
                 .ok()
+                .and_then(Result::ok)
                 .and_then(|i| i.cluster),
-            None => stream.get_info().await.ok().and_then(|i| i.cluster),
+            None => tokio::time::timeout(ASK, stream.get_info())
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .and_then(|i| i.cluster),
         };
         if let Some(name) = cluster.and_then(|c| c.leader) {
             return node_index(&name);
