@@ -112,15 +112,18 @@ pub(crate) fn free_ports(n: usize) -> std::io::Result<Vec<u16>> {
     let mut handed_out = HANDED_OUT
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let ceiling = ephemeral_floor();
+    let (floor, ceiling) = pick_range(
+        ephemeral_floor(),
+        std::env::var("RNATS_TEST_PORT_SLICE").ok().as_deref(),
+    );
     let mut listeners = Vec::with_capacity(n);
-    if ceiling > PICK_FLOOR {
-        let span = u64::from(ceiling - PICK_FLOOR);
+    if ceiling > floor {
+        let span = u64::from(ceiling - floor);
         for draw in 0..PICK_TRIES {
             if listeners.len() == n {
                 break;
             }
-            let port = PICK_FLOOR + u16::try_from(random(draw) % span).unwrap_or(0);
+            let port = floor + u16::try_from(random(draw) % span).unwrap_or(0);
             if handed_out.contains(&port) {
                 continue;
             }
@@ -150,6 +153,35 @@ pub(crate) fn free_ports(n: usize) -> std::io::Result<Vec<u16>> {
 }
 
 /// The first port of the kernel's ephemeral range (Linux), 32768 where it cannot be read.
+/// The ports [`free_ports`] draws from: [`PICK_FLOOR`] up to the kernel's ephemeral range, or
+/// the `i`-th of `n` equal slices of it when `RNATS_TEST_PORT_SLICE` is `i/n`.
+///
+/// `HANDED_OUT` keeps one process from drawing a port twice, but two test processes running
+/// at once (scripts/run-tests runs two binaries at a time) could each draw a port the other
+/// has drawn and not yet bound; it gives each of its lanes a slice of its own. A slice it
+/// cannot read is ignored: the whole range is correct, only less safe beside another run.
+fn pick_range(ephemeral_floor: u16, slice: Option<&str>) -> (u16, u16) {
+    let whole = (PICK_FLOOR, ephemeral_floor);
+    let Some((index, count)) = slice.and_then(|s| s.split_once('/')) else {
+        return whole;
+    };
+    let (Ok(index), Ok(count)) = (index.trim().parse::<u32>(), count.trim().parse::<u32>()) else {
+        return whole;
+    };
+    if count == 0 || index >= count || ephemeral_floor <= PICK_FLOOR {
+        return whole;
+    }
+    let span = u32::from(ephemeral_floor - PICK_FLOOR);
+    let width = span / count;
+    if width == 0 {
+        return whole;
+    }
+    let start = u32::from(PICK_FLOOR) + index * width;
+    // Every bound is at most `ephemeral_floor`, a u16.
+    let bound = |port: u32| u16::try_from(port).unwrap_or(ephemeral_floor);
+    (bound(start), bound(start + width))
+}
+
 fn ephemeral_floor() -> u16 {
     std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
@@ -169,7 +201,7 @@ fn random(salt: usize) -> u64 {
 mod tests {
     use std::collections::HashSet;
 
-    use super::{free_port, free_ports};
+    use super::{PICK_FLOOR, free_port, free_ports, pick_range};
 
     #[test]
     fn no_port_is_handed_out_twice() {
@@ -185,5 +217,41 @@ mod tests {
         for port in free_ports(100).expect("loopback ports") {
             assert!(seen.insert(port), "port {port} handed out twice");
         }
+    }
+
+    #[test]
+    fn lanes_draw_from_slices_that_do_not_meet() {
+        let ceiling = 32_768;
+        let slices: Vec<(u16, u16)> = (0..3)
+            .map(|i| pick_range(ceiling, Some(&format!("{i}/3"))))
+            .collect();
+        assert_eq!(slices[0].0, PICK_FLOOR);
+        for pair in slices.windows(2) {
+            assert!(pair[0].0 < pair[0].1, "{slices:?}");
+            assert_eq!(pair[0].1, pair[1].0, "{slices:?}");
+        }
+        assert!(
+            slices[2].1 <= ceiling && slices[2].1 > ceiling - 3,
+            "{slices:?}"
+        );
+        // What cannot be read, or cannot be cut, leaves the whole range.
+        for slice in [
+            None,
+            Some("1"),
+            Some("3/3"),
+            Some("0/0"),
+            Some("a/2"),
+            Some("1/99999"),
+        ] {
+            assert_eq!(
+                pick_range(ceiling, slice),
+                (PICK_FLOOR, ceiling),
+                "{slice:?}"
+            );
+        }
+        assert_eq!(
+            pick_range(PICK_FLOOR, Some("0/2")),
+            (PICK_FLOOR, PICK_FLOOR)
+        );
     }
 }
