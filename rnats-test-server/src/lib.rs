@@ -79,7 +79,9 @@ use std::net::{Ipv4Addr, TcpListener};
 /// will not do (for example a port that must be known before the server starts). It is
 /// drawn below the kernel's ephemeral range where there is room, so that the ports the
 /// kernel hands out meanwhile (to `-p -1` listeners and to every outgoing connection) do not
-/// take it.
+/// take it. With `RNATS_TEST_PORT_SLICE=i/n` in the environment the draw keeps to the `i`-th
+/// of `n` slices of that range, so that `n` test processes started side by side with
+/// `0/n` to `n-1/n` (as `scripts/run-tests` starts them) never draw the same port.
 ///
 /// # Panics
 ///
