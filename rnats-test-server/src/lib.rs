@@ -154,7 +154,6 @@ pub(crate) fn free_ports(n: usize) -> std::io::Result<Vec<u16>> {
     Ok(ports)
 }
 
-/// The first port of the kernel's ephemeral range (Linux), 32768 where it cannot be read.
 /// The ports [`free_ports`] draws from: [`PICK_FLOOR`] up to the kernel's ephemeral range, or
 /// the `i`-th of `n` equal slices of it when `RNATS_TEST_PORT_SLICE` is `i/n`.
 ///
@@ -184,6 +183,7 @@ fn pick_range(ephemeral_floor: u16, slice: Option<&str>) -> (u16, u16) {
     (bound(start), bound(start + width))
 }
 
+/// The first port of the kernel's ephemeral range (Linux), 32768 where it cannot be read.
 fn ephemeral_floor() -> u16 {
     std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
