@@ -26,7 +26,10 @@ no_auth_user: app
 /// The leader may still refuse placement ("no suitable peers", 10005) on a node it has had no
 /// `STATSZ` from yet, and it logs nothing when one arrives. So this listens to those
 /// broadcasts in the system account and tries again after each one (waiting at most `wait`
-/// for it): every retry follows a change on the server.
+/// for it): every retry follows a change on the server. A create that timed out is asked
+/// again, twice at most: on a machine busy enough, a new cluster's first API request can go
+/// unanswered for the whole timeout, and asking again for the same stream is harmless (the
+/// server answers a create of a stream that exists with the same config with its info).
 pub(crate) async fn create_placed_stream(
     cluster: &Cluster,
     js: &Context,
@@ -40,10 +43,12 @@ pub(crate) async fn create_placed_stream(
         .unwrap();
     let mut statsz = system.subscribe("$SYS.SERVER.*.STATSZ").await.unwrap();
     system.flush().await.unwrap();
+    let mut timeouts_left = 2;
     loop {
         match js.create_stream(config.clone()).await {
             Ok(stream) => return stream,
             Err(e) => match e.kind() {
+                CreateStreamErrorKind::TimedOut if timeouts_left > 0 => timeouts_left -= 1,
                 CreateStreamErrorKind::JetStream(js_error)
                     if js_error.error_code() == ErrorCode::CLUSTER_NO_PEERS =>
                 {
