@@ -4,6 +4,7 @@ mod common;
 
 use common::{Rnats, assert_success, json_lines};
 use rnats_test_server::NatsServer;
+use serde_json::json;
 
 #[test]
 fn kv_add_put_get_history_del_rm() {
@@ -589,4 +590,115 @@ fn info_shows_the_bucket_s_limits_as_natscli_does() {
         rnats.json(&[&["kv", "ls", "-j"][..], &s[..]].concat())[0]["bucket"],
         "config"
     );
+}
+
+#[test]
+fn kv_add_makes_mirrors_sources_and_republishing_buckets() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    let config_of = |bucket: &str| {
+        rnats.json(&[&["kv", "info", bucket, "--json"][..], &s[..]].concat())["config"].clone()
+    };
+    // Reads `key` from `bucket` until it has `value`: mirrors and sources copy in the
+    // background.
+    let arrives = |bucket: &str, key: &str, value: &str| {
+        rnats_test_server::wait_until(std::time::Duration::from_secs(20), || {
+            let out = rnats.run(&[&["kv", "get", bucket, key, "--raw"][..], &s[..]].concat());
+            out.status.success() && out.stdout == value.as_bytes()
+        });
+    };
+    run(&["kv", "add", "orders"]);
+    run(&["kv", "add", "refunds"]);
+
+    let mirror = run(&["kv", "add", "orders_copy", "--mirror", "orders"]);
+    assert!(mirror.contains("Origin Bucket: orders"), "{mirror}");
+    assert_eq!(config_of("orders_copy")["mirror"]["name"], "KV_orders");
+    let merged = run(&[
+        "kv", "add", "all", "--source", "orders", "--source", "refunds",
+    ]);
+    assert!(merged.contains("Source Bucket: orders"), "{merged}");
+    assert!(merged.contains("Source Bucket: refunds"), "{merged}");
+    run(&["kv", "put", "orders", "o1", "shipped"]);
+    run(&["kv", "put", "refunds", "r1", "paid"]);
+    arrives("orders_copy", "o1", "shipped");
+    arrives("all", "o1", "shipped");
+    arrives("all", "r1", "paid");
+    // A write to a mirror goes to the bucket it mirrors (ADR-8), and comes back through it.
+    run(&["kv", "put", "orders_copy", "o2", "via-mirror"]);
+    assert_eq!(run(&["kv", "get", "orders", "o2", "--raw"]), "via-mirror");
+    arrives("orders_copy", "o2", "via-mirror");
+    // A bucket is a mirror or has sources, not both.
+    let refused = rnats.run(
+        &[
+            &[
+                "kv", "add", "both", "--mirror", "orders", "--source", "refunds",
+            ][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(refused.status.code(), Some(2), "a usage error");
+    // A mirror of a bucket in another domain reads it through that domain's API.
+    run(&[
+        "kv",
+        "add",
+        "remote",
+        "--mirror",
+        "orders",
+        "--mirror-domain",
+        "hub",
+    ]);
+    let remote = config_of("remote");
+    assert_eq!(
+        remote["mirror"]["external"]["api"], "$JS.hub.API",
+        "{remote}"
+    );
+
+    // Republishing: headers only, so the value's size comes in a header of an empty message.
+    let added = run(&[
+        "kv",
+        "add",
+        "watched",
+        "--republish-destination",
+        "changes.>",
+        "--republish-headers",
+    ]);
+    assert!(added.contains("Republishing Headers"), "{added}");
+    let client = rnats::blocking::connect(url.as_str()).expect("connect");
+    let mut changes = client.subscribe("changes.>").expect("subscribe");
+    client.flush().expect("flush");
+    run(&["kv", "put", "watched", "color", "blue"]);
+    let change = changes
+        .next_timeout(std::time::Duration::from_secs(10))
+        .expect("a republished change")
+        .expect("the subscription is open");
+    assert_eq!(change.subject.as_str(), "changes.$KV.watched.color");
+    assert!(change.payload.is_empty(), "headers only");
+    let headers = change.headers.expect("republished headers");
+    assert_eq!(
+        headers.get("Nats-Msg-Size").map(|v| v.as_str()),
+        Some("4"),
+        "{headers:?}"
+    );
+    run(&["kv", "edit", "watched", "--no-republish"]);
+    assert!(
+        config_of("watched")
+            .get("republish")
+            .is_none_or(|r| r.is_null())
+    );
+
+    // Placement reaches the server (a server outside a cluster keeps it and places anyway).
+    run(&["kv", "add", "placed", "--tags", "ssd", "--tags", "fast"]);
+    let placed = config_of("placed");
+    assert_eq!(
+        placed["placement"]["tags"],
+        json!(["ssd", "fast"]),
+        "{placed}"
+    );
+    run(&["kv", "edit", "placed", "--tags", "hdd"]);
+    let placed = config_of("placed");
+    assert_eq!(placed["placement"]["tags"], json!(["hdd"]), "{placed}");
 }

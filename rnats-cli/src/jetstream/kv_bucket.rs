@@ -6,7 +6,7 @@ use clap::Args;
 use futures_util::StreamExt;
 use rnats::jetstream::Context;
 use rnats::jetstream::kv::{Config, Status};
-use rnats::jetstream::stream::{Compression, StorageType};
+use rnats::jetstream::stream::{Compression, Republish, Source, StorageType};
 use serde_json::{Value, json};
 
 use super::natscli_values::negatable;
@@ -57,6 +57,28 @@ pub(super) struct BucketFlags {
     /// Enable per-key TTLs and limit markers, kept this long (nats-server 2.11).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     marker_ttl: Option<Duration>,
+    /// Place the bucket on servers with this tag; repeat for more (an edit replaces them).
+    #[arg(long = "tags", alias = "tag", value_name = "TAG")]
+    tags: Vec<String>,
+    /// Place the bucket in this cluster.
+    #[arg(long, value_name = "CLUSTER")]
+    cluster: Option<String>,
+    /// Republish each value stored on these of the bucket's subjects (default: all of them)
+    /// to --republish-destination.
+    #[arg(long, value_name = "SRC", requires = "republish_destination")]
+    republish_source: Option<String>,
+    /// Where values are republished, e.g. `changes.>`.
+    #[arg(long, value_name = "DEST", conflicts_with = "no_republish")]
+    republish_destination: Option<String>,
+    /// Republish the headers only, with the value's size in `Nats-Msg-Size`.
+    #[arg(long, requires = "republish_destination")]
+    republish_headers: bool,
+    /// Stop republishing (an edit).
+    #[arg(long)]
+    no_republish: bool,
+    /// Take the values of this bucket too; repeat for more (an edit replaces the sources).
+    #[arg(long = "source", value_name = "BUCKET")]
+    sources: Vec<String>,
 }
 
 impl BucketFlags {
@@ -89,6 +111,26 @@ impl BucketFlags {
         if let Some(ttl) = self.marker_ttl {
             config.limit_markers = Some(ttl);
         }
+        super::apply_placement(&mut config.placement, self.cluster, self.tags);
+        if let Some(destination) = self.republish_destination {
+            config.republish = Some(Republish {
+                // The server takes an empty source for all of the bucket's subjects.
+                source: self.republish_source.unwrap_or_default(),
+                destination,
+                headers_only: self.republish_headers,
+            });
+        }
+        if self.no_republish {
+            config.republish = None;
+        }
+        if !self.sources.is_empty() {
+            // Bare bucket names: rnats-jetstream gives each its stream name and subjects.
+            let sources = self.sources.into_iter().map(|bucket| Source {
+                name: bucket,
+                ..Source::default()
+            });
+            config.sources = Some(sources.collect());
+        }
     }
 }
 
@@ -102,6 +144,12 @@ pub(super) struct AddArgs {
     /// Where values are stored.
     #[arg(long, value_enum, default_value = "file")]
     storage: Storage,
+    /// Make the bucket a read-only copy of this bucket (a mirror keeps no values of its own).
+    #[arg(long, value_name = "BUCKET", conflicts_with = "sources")]
+    mirror: Option<String>,
+    /// The JetStream domain of the bucket --mirror names, when it is not this one's.
+    #[arg(long, value_name = "DOMAIN", requires = "mirror")]
+    mirror_domain: Option<String>,
 }
 
 /// Options of `kv edit`: `kv add`'s, but for the storage, which a bucket keeps for life.
@@ -123,6 +171,11 @@ pub(super) async fn create_bucket(js: &Context, add: AddArgs) -> Result<(), CliE
         max_value_size: -1,
         storage: StorageType::from(add.storage),
         num_replicas: 1,
+        mirror: add.mirror.map(|bucket| Source {
+            name: bucket,
+            domain: add.mirror_domain,
+            ..Source::default()
+        }),
         ..Default::default()
     };
     add.flags.apply(&mut config);

@@ -282,6 +282,25 @@ pub(crate) const CONSUMER_FILE_DEFAULTS: &[(&str, &str)] =
     &[("deliver_policy", "all"), ("ack_policy", "none")];
 
 /// A count limit: `unlimited` at -1 or 0.
+/// Writes a `--cluster` and `--tags` given into a stream's or bucket's placement, keeping
+/// what was not given (an edit that names only tags keeps the cluster).
+pub(crate) fn apply_placement(
+    placement: &mut Option<rnats::jetstream::stream::Placement>,
+    cluster: Option<String>,
+    tags: Vec<String>,
+) {
+    if cluster.is_none() && tags.is_empty() {
+        return;
+    }
+    let placement = placement.get_or_insert_with(Default::default);
+    if cluster.is_some() {
+        placement.cluster = cluster;
+    }
+    if !tags.is_empty() {
+        placement.tags = tags;
+    }
+}
+
 pub(crate) fn limit(n: i64) -> String {
     if n <= 0 {
         "unlimited".to_owned()

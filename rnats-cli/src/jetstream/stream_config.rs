@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use rnats::jetstream::stream::{
-    Compression, Config, ConsumerLimits, DiscardPolicy, PersistenceMode, Placement, Republish,
+    Compression, Config, ConsumerLimits, DiscardPolicy, PersistenceMode, Republish,
     RetentionPolicy, Source, StorageType, SubjectTransform,
 };
 
@@ -316,7 +316,11 @@ impl StreamFlags {
         if self.first_sequence.is_some() {
             config.first_sequence = self.first_sequence;
         }
-        self.apply_placement(config);
+        super::apply_placement(
+            &mut config.placement,
+            self.cluster.clone(),
+            self.tags.clone(),
+        );
         if let Some(mode) = self.persist_mode {
             config.persist_mode = Some(match mode {
                 PersistMode::Default => PersistenceMode::Default,
@@ -375,19 +379,6 @@ impl StreamFlags {
         }
         if self.no_republish {
             config.republish = None;
-        }
-    }
-
-    fn apply_placement(&self, config: &mut Config) {
-        if self.cluster.is_none() && self.tags.is_empty() {
-            return;
-        }
-        let placement = config.placement.get_or_insert_with(Placement::default);
-        if self.cluster.is_some() {
-            placement.cluster = self.cluster.clone();
-        }
-        if !self.tags.is_empty() {
-            placement.tags = self.tags.clone();
         }
     }
 
