@@ -303,3 +303,33 @@ fn add_takes_natscli_storage_and_compress_spellings() {
     let status = rnats.json(&[&["object", "info", "files", "-j"][..], &s[..]].concat());
     assert_eq!(status["compressed"], true, "{status}");
 }
+
+#[test]
+fn object_add_and_edit_place_the_bucket() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let placement = || {
+        let info = rnats.json(&["stream", "info", "OBJ_placed", "--json", "-s", &url]);
+        info["config"]["placement"].clone()
+    };
+    rnats.ok(&[
+        "object", "add", "placed", "--tags", "ssd", "--tags", "eu", "-s", &url,
+    ]);
+    assert_eq!(placement()["tags"], serde_json::json!(["ssd", "eu"]));
+    // An edit changes the tags given and keeps the rest of the bucket.
+    rnats.ok(&[
+        "object",
+        "edit",
+        "placed",
+        "--tags",
+        "hdd",
+        "--description",
+        "moved",
+        "-s",
+        &url,
+    ]);
+    assert_eq!(placement()["tags"], serde_json::json!(["hdd"]));
+    let info = rnats.json(&["stream", "info", "OBJ_placed", "--json", "-s", &url]);
+    assert_eq!(info["config"]["description"], "moved", "{info}");
+}

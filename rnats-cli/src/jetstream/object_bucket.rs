@@ -46,6 +46,12 @@ pub(super) struct BucketFlags {
     /// Metadata, KEY=VALUE; repeat for more (an edit replaces all of it).
     #[arg(long, value_name = "KEY=VALUE", value_parser = crate::parse::metadata)]
     metadata: Vec<(String, String)>,
+    /// Place the bucket on servers with this tag; repeat for more (an edit replaces them).
+    #[arg(long = "tags", alias = "tag", value_name = "TAG")]
+    tags: Vec<String>,
+    /// Place the bucket in this cluster.
+    #[arg(long, value_name = "CLUSTER")]
+    cluster: Option<String>,
 }
 
 impl BucketFlags {
@@ -69,6 +75,7 @@ impl BucketFlags {
         if !self.metadata.is_empty() {
             config.metadata = self.metadata.into_iter().collect();
         }
+        super::apply_placement(&mut config.placement, self.cluster, self.tags);
     }
 }
 
