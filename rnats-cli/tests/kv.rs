@@ -627,9 +627,30 @@ fn kv_add_makes_mirrors_sources_and_republishing_buckets() {
     arrives("all", "o1", "shipped");
     arrives("all", "r1", "paid");
     // A write to a mirror goes to the bucket it mirrors (ADR-8), and comes back through it.
+    // (Read until it is there: a mirror that caught up answers direct gets for its origin
+    // too, and may answer before it has the new value.)
     run(&["kv", "put", "orders_copy", "o2", "via-mirror"]);
-    assert_eq!(run(&["kv", "get", "orders", "o2", "--raw"]), "via-mirror");
+    arrives("orders", "o2", "via-mirror");
     arrives("orders_copy", "o2", "via-mirror");
+    // An edit keeps what it is not given: the mirror, the sources and their transforms.
+    run(&["kv", "edit", "orders_copy", "--description", "copy"]);
+    assert_eq!(config_of("orders_copy")["mirror"]["name"], "KV_orders");
+    run(&["kv", "edit", "all", "--description", "both"]);
+    let all = config_of("all");
+    assert_eq!(all["sources"][1]["name"], "KV_refunds", "{all}");
+    assert_eq!(
+        all["sources"][1]["subject_transforms"][0]["src"], "$KV.refunds.>",
+        "{all}"
+    );
+    // A mirror has no sources: an edit that gives it some is refused, not dropped.
+    let line = rnats.fails(
+        &[
+            &["kv", "edit", "orders_copy", "--source", "refunds"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert!(line.contains("a mirror has no sources"), "{line}");
     // A bucket is a mirror or has sources, not both.
     let refused = rnats.run(
         &[
@@ -683,6 +704,8 @@ fn kv_add_makes_mirrors_sources_and_republishing_buckets() {
         Some("4"),
         "{headers:?}"
     );
+    run(&["kv", "edit", "watched", "--description", "kept"]);
+    assert_eq!(config_of("watched")["republish"]["dest"], "changes.>");
     run(&["kv", "edit", "watched", "--no-republish"]);
     assert!(
         config_of("watched")
@@ -691,8 +714,19 @@ fn kv_add_makes_mirrors_sources_and_republishing_buckets() {
     );
 
     // Placement reaches the server (a server outside a cluster keeps it and places anyway).
-    run(&["kv", "add", "placed", "--tags", "ssd", "--tags", "fast"]);
+    run(&[
+        "kv",
+        "add",
+        "placed",
+        "--tags",
+        "ssd",
+        "--tags",
+        "fast",
+        "--cluster",
+        "east",
+    ]);
     let placed = config_of("placed");
+    assert_eq!(placed["placement"]["cluster"], "east", "{placed}");
     assert_eq!(
         placed["placement"]["tags"],
         json!(["ssd", "fast"]),
@@ -701,4 +735,8 @@ fn kv_add_makes_mirrors_sources_and_republishing_buckets() {
     run(&["kv", "edit", "placed", "--tags", "hdd"]);
     let placed = config_of("placed");
     assert_eq!(placed["placement"]["tags"], json!(["hdd"]), "{placed}");
+    assert_eq!(
+        placed["placement"]["cluster"], "east",
+        "an edit keeps the cluster"
+    );
 }

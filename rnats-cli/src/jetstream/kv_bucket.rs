@@ -63,8 +63,8 @@ pub(super) struct BucketFlags {
     /// Place the bucket in this cluster.
     #[arg(long, value_name = "CLUSTER")]
     cluster: Option<String>,
-    /// Republish each value stored on these of the bucket's subjects (default: all of them)
-    /// to --republish-destination.
+    /// Republish each value stored on these of the bucket's subjects, e.g. `$KV.config.app.>`
+    /// (default: all of them), to --republish-destination.
     #[arg(long, value_name = "SRC", requires = "republish_destination")]
     republish_source: Option<String>,
     /// Where values are republished, e.g. `changes.>`.
@@ -203,6 +203,13 @@ pub(super) async fn edit_bucket(js: &Context, edit: EditArgs) -> Result<(), CliE
         .await
         .map_err(CliError::js(format!("cannot read bucket {bucket}")))?;
     let mut config = current_config(&status);
+    if config.mirror.is_some() && !edit.flags.sources.is_empty() {
+        // The library would drop them (a mirror takes its subjects from its origin), and the
+        // edit would report a success that changed nothing.
+        return Err(CliError::Usage(
+            "a mirror has no sources: --source cannot be given to a mirror's edit",
+        ));
+    }
     edit.flags.apply(&mut config);
     let store = js
         .update_key_value(config)

@@ -281,7 +281,6 @@ pub(crate) fn read_config<T: serde::de::DeserializeOwned>(
 pub(crate) const CONSUMER_FILE_DEFAULTS: &[(&str, &str)] =
     &[("deliver_policy", "all"), ("ack_policy", "none")];
 
-/// A count limit: `unlimited` at -1 or 0.
 /// Writes a `--cluster` and `--tags` given into a stream's or bucket's placement, keeping
 /// what was not given (an edit that names only tags keeps the cluster).
 pub(crate) fn apply_placement(
@@ -301,6 +300,7 @@ pub(crate) fn apply_placement(
     }
 }
 
+/// A count limit: `unlimited` at -1 or 0.
 pub(crate) fn limit(n: i64) -> String {
     if n <= 0 {
         "unlimited".to_owned()
