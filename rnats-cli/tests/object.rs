@@ -333,3 +333,83 @@ fn object_add_and_edit_place_the_bucket() {
     let info = rnats.json(&["stream", "info", "OBJ_placed", "--json", "-s", &url]);
     assert_eq!(info["config"]["description"], "moved", "{info}");
 }
+
+#[test]
+fn object_put_takes_a_chunk_size_and_headers() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    rnats.ok(&["object", "add", "files", "-s", &url]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data: Vec<u8> = (0..3_500u32).map(|i| (i % 253) as u8).collect();
+    std::fs::write(dir.path().join("small.bin"), &data).expect("write source");
+    let out = rnats
+        .command(&[
+            "object",
+            "put",
+            "files",
+            "small.bin",
+            "--chunk-size",
+            "1000",
+            "-H",
+            "Content-Type: application/octet-stream",
+            "--header",
+            "X-Origin:test",
+            "--json",
+            "-s",
+            &url,
+        ])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("rnats runs");
+    assert_success(&out, &["object", "put"]);
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON info");
+    assert_eq!(info["chunks"], 4, "3,500 bytes in chunks of 1,000: {info}");
+    assert_eq!(info["size"], 3_500, "{info}");
+    assert_eq!(
+        info["headers"]["Content-Type"],
+        serde_json::json!(["application/octet-stream"]),
+        "{info}"
+    );
+    assert_eq!(
+        info["headers"]["X-Origin"],
+        serde_json::json!(["test"]),
+        "{info}"
+    );
+    let shown = rnats.ok(&["object", "info", "files", "small.bin", "-s", &url]);
+    assert!(shown.contains("Chunks: 4"), "{shown}");
+    assert!(
+        shown.contains("Headers: Content-Type: application/octet-stream, X-Origin: test"),
+        "{shown}"
+    );
+    let back = rnats
+        .command(&["object", "get", "files", "small.bin", "-O", "-", "-s", &url])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("rnats runs");
+    assert_success(&back, &["object", "get"]);
+    assert_eq!(back.stdout, data, "the object comes back whole");
+
+    // A header that is not KEY:VALUE is refused before anything is stored.
+    let out = rnats
+        .command(&[
+            "object",
+            "put",
+            "files",
+            "small.bin",
+            "--name",
+            "other",
+            "-H",
+            "novalue",
+            "-s",
+            &url,
+        ])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("rnats runs");
+    assert!(!out.status.success());
+    let listed = rnats.ok(&["object", "ls", "files", "-s", &url]);
+    assert!(!listed.contains("other"), "{listed}");
+}

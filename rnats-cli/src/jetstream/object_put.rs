@@ -25,6 +25,13 @@ pub(super) struct PutArgs {
     /// What the object is.
     #[arg(long)]
     description: Option<String>,
+    /// A header stored with the object, KEY:VALUE; repeat for more.
+    #[arg(long = "header", short = 'H', value_name = "KEY:VALUE")]
+    headers: Vec<String>,
+    /// The largest chunk the data is cut into, in bytes [default: 131072]; at most the
+    /// server's largest message.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..))]
+    chunk_size: Option<u32>,
     /// Replace an existing object without asking (without a terminal, replacing needs it).
     #[arg(long, short = 'f')]
     force: bool,
@@ -53,6 +60,8 @@ pub(super) async fn run(store: &ObjectStore, args: PutArgs) -> Result<(), CliErr
         }
     };
     let name = clean_path(&given);
+    // Read before anything is asked of the server, so that a bad header costs nothing.
+    let headers = crate::parse::headers(&args.headers)?;
     // natscli asks before replacing an object that is there (a deleted one is not), and
     // cannot ask without a terminal. Only a server that says there is none spares the
     // question: a lookup that failed (a timeout) may have missed one.
@@ -70,6 +79,8 @@ pub(super) async fn run(store: &ObjectStore, args: PutArgs) -> Result<(), CliErr
     let meta = ObjectMetadata {
         name: name.clone(),
         description: args.description,
+        headers,
+        chunk_size: args.chunk_size.map(|size| size as usize),
         ..Default::default()
     };
     let action = format!("cannot put {name} into {bucket}");
