@@ -152,6 +152,9 @@ pub(crate) enum CliError {
     /// A context named on the command line or in `context.txt` does not exist.
     #[error("unknown context {0:?} (see `rnats context ls`)")]
     UnknownContext(String),
+    /// `context copy` was asked to write over a context that exists.
+    #[error("context {0:?} already exists (edit it with `rnats context edit`, or remove it first)")]
+    ContextExists(String),
     /// A context could not be read, or a setting (or a flag's reference) resolved.
     #[error("{0}")]
     Context(#[source] ContextError),

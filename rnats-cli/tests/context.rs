@@ -355,3 +355,78 @@ fn add_saves_a_user_without_password_as_a_token_and_the_jwt_and_seed() {
     assert_eq!(file["user_jwt"], "env://MY_JWT");
     assert_eq!(file["user_seed"], "env://MY_SEED");
 }
+
+#[test]
+fn previous_goes_back_and_forth_between_the_last_two_selections() {
+    let rnats = Rnats::new();
+    let add = |name: &str, port: &str| {
+        let url = format!("nats://127.0.0.1:{port}");
+        rnats.ok(&["context", "add", name, "--server", &url, "--select"]);
+    };
+    add("a", "1");
+    // Nothing selected before `a`: the current context is shown and stays selected.
+    let shown = rnats.ok(&["context", "previous"]);
+    assert!(shown.contains("nats://127.0.0.1:1"), "{shown}");
+    assert_eq!(rnats.ok(&["context", "select"]), "a\n");
+    add("b", "2");
+    let shown = rnats.ok(&["context", "previous"]);
+    assert!(shown.contains("nats://127.0.0.1:1"), "{shown}");
+    assert_eq!(rnats.ok(&["context", "select"]), "a\n");
+    // natscli's alias; and the files natscli reads say the same.
+    rnats.ok(&["context", "-"]);
+    assert_eq!(rnats.ok(&["context", "select"]), "b\n");
+    let previous = std::fs::read_to_string(rnats.nats_dir().join("previous-context.txt"))
+        .expect("previous-context.txt");
+    assert_eq!(previous.trim(), "a");
+    // A previous context removed since is an error, not a silent selection.
+    rnats.ok(&["context", "rm", "a", "--force"]);
+    let line = rnats.fails(&["context", "previous"]);
+    assert!(line.contains("unknown context \"a\""), "{line}");
+    assert_eq!(rnats.ok(&["context", "select"]), "b\n");
+}
+
+#[test]
+fn copy_makes_a_new_context_from_another_with_the_settings_given() {
+    let rnats = Rnats::new();
+    rnats.ok(&[
+        "context",
+        "add",
+        "prod",
+        "--server",
+        "nats://127.0.0.1:1",
+        "--description",
+        "production",
+        "--user",
+        "app",
+        "--password",
+        "secret",
+    ]);
+    rnats.ok(&[
+        "context",
+        "copy",
+        "prod",
+        "staging",
+        "--server",
+        "nats://127.0.0.1:2",
+        "--select",
+    ]);
+    let staging: Value = serde_json::from_str(
+        &std::fs::read_to_string(rnats.nats_dir().join("context/staging.json"))
+            .expect("staging.json"),
+    )
+    .expect("JSON");
+    assert_eq!(staging["url"], "nats://127.0.0.1:2", "the flag given");
+    assert_eq!(staging["description"], "production", "the rest copied");
+    assert_eq!(staging["user"], "app");
+    assert_eq!(staging["password"], "secret");
+    assert_eq!(rnats.ok(&["context", "select"]), "staging\n");
+    // The source is left as it was.
+    let prod = rnats.json(&["context", "info", "prod", "--json"]);
+    assert_eq!(prod["url"], "nats://127.0.0.1:1");
+
+    let line = rnats.fails(&["context", "cp", "prod", "staging"]);
+    assert!(line.contains("\"staging\" already exists"), "{line}");
+    let line = rnats.fails(&["context", "cp", "nothing", "other"]);
+    assert!(line.contains("unknown context \"nothing\""), "{line}");
+    assert!(!rnats.nats_dir().join("context/other.json").exists());
+}

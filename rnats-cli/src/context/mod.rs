@@ -78,6 +78,16 @@ enum ContextCommand {
         #[arg(long)]
         connect: bool,
     },
+    /// Copies a context to a new name, with the settings given changed.
+    ///
+    /// Example: rnats context copy prod staging --server nats://staging:4222
+    #[command(alias = "cp")]
+    Copy(CopyArgs),
+    /// Selects the context selected before the current one, and shows it.
+    ///
+    /// Example: rnats context previous
+    #[command(alias = "-")]
+    Previous,
     /// Removes a context.
     ///
     /// Example: rnats context rm old --force
@@ -103,6 +113,15 @@ struct AddArgs {
     /// Select the context afterwards.
     #[arg(long)]
     select: bool,
+}
+
+/// Arguments of `context copy`: the context copied, then `context add`'s.
+#[derive(Debug, Args)]
+struct CopyArgs {
+    /// The context to copy.
+    source: String,
+    #[command(flatten)]
+    add: AddArgs,
 }
 
 impl AddArgs {
@@ -191,6 +210,39 @@ pub(crate) fn run(args: ContextArgs, conn: &ConnArgs) -> Result<(), CliError> {
                 Ok(())
             }
         },
+        ContextCommand::Copy(copy) => {
+            if !store.exists(&copy.source) {
+                return Err(CliError::UnknownContext(copy.source));
+            }
+            if store.exists(&copy.add.name) {
+                return Err(CliError::ContextExists(copy.add.name));
+            }
+            let mut context = store.load(&copy.source)?;
+            copy.add.apply(conn, &mut context);
+            store.save(&copy.add.name, &context)?;
+            eprintln!(
+                "Copied context {:?} to {:?} in {}",
+                copy.source,
+                copy.add.name,
+                store.path(&copy.add.name).display()
+            );
+            if copy.add.select {
+                store.select(Some(&copy.add.name))?;
+                eprintln!("Selected context {:?}", copy.add.name);
+            }
+            Ok(())
+        }
+        ContextCommand::Previous => {
+            // natscli's: with nothing selected before, the current one is shown as it is.
+            if let Some(previous) = store.previous()? {
+                if !store.exists(&previous) {
+                    return Err(CliError::UnknownContext(previous));
+                }
+                store.select(Some(&previous))?;
+                eprintln!("Selected context {previous:?}");
+            }
+            info(&store, None, false)
+        }
         ContextCommand::Info { name, json } => info(&store, name, json),
         ContextCommand::Validate { name, connect } => validate::run(&store, name, connect),
         ContextCommand::Rm { name, force } => {

@@ -128,6 +128,11 @@ impl Store {
         Ok(self.contexts.selected()?)
     }
 
+    /// The context selected before the current one, if any.
+    pub(crate) fn previous(&self) -> Result<Option<String>, CliError> {
+        Ok(self.contexts.previous()?)
+    }
+
     /// Selects `name` (or nothing), remembering the previous selection as natscli does.
     pub(crate) fn select(&self, name: Option<&str>) -> Result<(), CliError> {
         let root = self.contexts.nats_dir();
