@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use rnats::service::discovery::Discovery;
 
 use crate::conn::{ConnArgs, parse_duration};
+use crate::core::RequestFlags;
 use crate::error::CliError;
 use crate::out::{self, Table};
 use crate::stats::human;
@@ -65,6 +66,19 @@ enum ServiceCommand {
         #[arg(long, short = 'j')]
         json: bool,
     },
+    /// Sends a request to a service's endpoint, its subject read from the service's INFO,
+    /// and prints the reply as `rnats req` does (its flags too).
+    ///
+    /// Example: rnats service request adder add '[1, 2]'
+    #[command(alias = "req")]
+    Request {
+        /// The service.
+        name: String,
+        /// The endpoint's name.
+        endpoint: String,
+        #[command(flatten)]
+        request: RequestFlags,
+    },
     /// PINGs the instances and lists those that answer.
     ///
     /// Example: rnats service ping adder
@@ -82,12 +96,34 @@ const FAILED: &str = "service discovery failed";
 
 /// Runs a service command.
 pub(crate) async fn run(args: ServiceArgs, conn: &ConnArgs) -> Result<(), CliError> {
-    let (client, _) = conn.connect().await?;
-    let mut discovery = Discovery::new(client).timeout(args.wait);
+    let (client, settings) = conn.connect().await?;
+    let mut discovery = Discovery::new(client.clone()).timeout(args.wait);
     if let Some(n) = args.expect {
         discovery = discovery.max_replies(n);
     }
     match args.command {
+        ServiceCommand::Request {
+            name,
+            endpoint,
+            mut request,
+        } => {
+            // Any instance's INFO names the endpoint's subject: the first to answer does.
+            let discovery = discovery.max_replies(1);
+            let infos = discovery
+                .info(Some(&name))
+                .await
+                .map_err(CliError::js(FAILED))?;
+            let Some(info) = infos.first() else {
+                return Err(CliError::NothingReceived {
+                    what: "no instance of the service answered",
+                    timeout: args.wait,
+                });
+            };
+            let subject = endpoint_subject(info, &endpoint)?;
+            request.empty_unless_piped();
+            let mut requests = crate::core::request_messages(&subject, &request)?;
+            crate::core::send_requests(&client, settings.timeout, &mut requests, &request).await
+        }
         ServiceCommand::Ls { name, json } => list(&discovery, name, json, args.wait).await,
         ServiceCommand::Info { name, id, json } => {
             info(&discovery, name, id, json, args.wait).await
@@ -97,6 +133,24 @@ pub(crate) async fn run(args: ServiceArgs, conn: &ConnArgs) -> Result<(), CliErr
         }
         ServiceCommand::Ping { name, json } => ping(&discovery, name, json, args.wait).await,
     }
+}
+
+/// The subject of the endpoint `name` of the service `info` describes, or an error naming
+/// the endpoints it has.
+fn endpoint_subject(info: &rnats::service::Info, name: &str) -> Result<String, CliError> {
+    if let Some(endpoint) = info.endpoints.iter().find(|e| e.name == name) {
+        return Ok(endpoint.subject.clone());
+    }
+    let names: Vec<&str> = info.endpoints.iter().map(|e| e.name.as_str()).collect();
+    Err(CliError::InvalidArgument {
+        what: "endpoint",
+        given: name.to_owned(),
+        reason: if names.is_empty() {
+            format!("service {:?} has no endpoints", info.name)
+        } else {
+            format!("service {:?} has {}", info.name, names.join(", "))
+        },
+    })
 }
 
 async fn list(

@@ -69,3 +69,90 @@ fn service_ls_info_stats_ping() {
     drop(service);
     drop(runtime);
 }
+
+#[test]
+fn service_request_sends_to_the_endpoint_its_info_names() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let service = runtime.block_on(async {
+        let client = rnats::connect(url.as_str()).await.expect("connect");
+        let service = client
+            .service_builder()
+            .start("adder", "1.0.0")
+            .await
+            .expect("service");
+        // The endpoint's subject is not its name: the request must come from the INFO.
+        let mut sum = service
+            .group("math.v2")
+            .endpoint_builder()
+            .name("sum")
+            .add("total")
+            .await
+            .expect("endpoint");
+        tokio::spawn(async move {
+            while let Some(request) = sum.next().await {
+                let total: i64 = std::str::from_utf8(&request.message.payload)
+                    .unwrap_or_default()
+                    .split(',')
+                    .filter_map(|n| n.trim().parse::<i64>().ok())
+                    .sum();
+                let _ = request.respond(Ok(total.to_string().into())).await;
+            }
+        });
+        client.flush().await.expect("flush");
+        service
+    });
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+
+    assert_eq!(
+        run(&["service", "request", "adder", "sum", "1,2,3", "--raw"]),
+        "6\n"
+    );
+    // `req`'s flags: templates and counts.
+    assert_eq!(
+        run(&[
+            "service",
+            "req",
+            "adder",
+            "sum",
+            "{{Count}},10",
+            "--count",
+            "2",
+            "--raw",
+        ]),
+        "11\n12\n"
+    );
+    // No body and standard input piped: the input is the body.
+    let out = rnats.run_with_input(
+        &[&["service", "request", "adder", "sum", "--raw"][..], &s[..]].concat(),
+        b"4,5",
+    );
+    common::assert_success(&out, &["service", "request"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "9\n");
+
+    let line = rnats.fails(&[&["service", "request", "adder", "nope"][..], &s[..]].concat());
+    assert!(
+        line.contains("\"nope\": service \"adder\" has sum"),
+        "{line}"
+    );
+    let line = rnats.fails(
+        &[
+            &["service", "request", "nobody", "sum", "--wait", "200ms"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert!(
+        line.contains("no instance of the service answered"),
+        "{line}"
+    );
+    drop(service);
+    drop(runtime);
+}

@@ -25,7 +25,9 @@ pub(crate) use events::{EventsArgs, run as events};
 pub(crate) use latency::{LatencyArgs, run as latency};
 pub(crate) use publish::{PubArgs, run as publish};
 pub(crate) use reply::{ReplyArgs, run as reply};
-pub(crate) use request::{ReqArgs, run as request};
+pub(crate) use request::{
+    ReqArgs, RequestFlags, messages as request_messages, run as request, send as send_requests,
+};
 pub(crate) use server::{RttArgs, ServerArgs, rtt, run as server};
 pub(crate) use server_ping::{Answer, DATA, system_failed};
 pub(crate) use server_report::{ConnectionsArgs, account_connections};

@@ -24,6 +24,13 @@ use crate::out;
 pub(crate) struct ReqArgs {
     /// Subject to send the request to; may hold templates such as {{Count}}.
     subject: String,
+    #[command(flatten)]
+    flags: RequestFlags,
+}
+
+/// What `rnats req` takes after its subject, which `service request` takes too.
+#[derive(Debug, Args)]
+pub(crate) struct RequestFlags {
     /// Request body; read from standard input when absent or `-`. Templates as in `pub`.
     body: Option<String>,
     /// A header, KEY:VALUE; the value may hold templates such as {{Count}}; repeat for more.
@@ -58,23 +65,50 @@ pub(crate) struct ReqArgs {
     templates: TemplateFlags,
 }
 
+impl RequestFlags {
+    /// natscli's `service request`: no body given and nothing piped in is an empty request,
+    /// not a wait for a terminal's input.
+    pub(crate) fn empty_unless_piped(&mut self) {
+        if self.body.is_none()
+            && !self.force_stdin
+            && std::io::IsTerminal::is_terminal(&std::io::stdin())
+        {
+            self.body = Some(String::new());
+        }
+    }
+}
+
 /// Runs `rnats req`.
 pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> {
-    let body = if args.force_stdin {
+    let mut requests = messages(&args.subject, &args.flags)?;
+    let (client, settings) = conn.connect().await?;
+    send(&client, settings.timeout, &mut requests, &args.flags).await
+}
+
+/// The requests `flags` make to `subject` (standard input read here, if it is the body).
+pub(crate) fn messages(subject: &str, flags: &RequestFlags) -> Result<Messages, CliError> {
+    let body = if flags.force_stdin {
         None
     } else {
-        args.body.as_deref()
+        flags.body.as_deref()
     };
-    let mut requests = Messages::new(
-        &args.subject,
+    Messages::new(
+        subject,
         body,
-        &args.headers,
-        args.count,
-        args.send_on,
-        args.templates.on(),
-    )?;
-    let (client, settings) = conn.connect().await?;
-    let timeout = settings.timeout;
+        &flags.headers,
+        flags.count,
+        flags.send_on,
+        flags.templates.on(),
+    )
+}
+
+/// Sends `requests` one after the other on `client`, printing their replies.
+pub(crate) async fn send(
+    client: &rnats::Client,
+    timeout: std::time::Duration,
+    requests: &mut Messages,
+    args: &RequestFlags,
+) -> Result<(), CliError> {
     // Replies are numbered across the whole run: `--count 3` shows #1, #2 and #3.
     let mut received = 0u64;
     while let Some(Message {
@@ -95,7 +129,7 @@ pub(crate) async fn run(args: ReqArgs, conn: &ConnArgs) -> Result<(), CliError> 
             timeout,
             started,
         };
-        if let Answered::Nobody = collect_replies(&client, &args, replies, &mut received).await? {
+        if let Answered::Nobody = collect_replies(client, args, replies, &mut received).await? {
             // natscli's words, and its exit code: nobody listening is not a failure.
             eprintln!("No responders are available");
             return Ok(());
@@ -118,7 +152,7 @@ enum Answered {
 /// the replies of the whole run, for their numbers.
 async fn collect_replies(
     client: &rnats::Client,
-    args: &ReqArgs,
+    args: &RequestFlags,
     request: Replies,
     received: &mut u64,
 ) -> Result<Answered, CliError> {
@@ -177,7 +211,7 @@ struct Replies {
 }
 
 fn print_reply(
-    args: &ReqArgs,
+    args: &RequestFlags,
     reply: &rnats::Message,
     started: Instant,
     n: u64,
