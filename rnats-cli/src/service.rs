@@ -79,6 +79,21 @@ enum ServiceCommand {
         #[command(flatten)]
         request: RequestFlags,
     },
+    /// Runs a demo service, NAME with the endpoint `echo` on `NAME.echo`, until interrupted:
+    /// each request is answered with its body and headers, and headers saying who answered.
+    ///
+    /// Example: rnats service serve demo -H Region:eu
+    Serve {
+        /// The service's name.
+        name: String,
+        /// A header added to every reply, KEY:VALUE; repeat for more.
+        #[arg(long = "header", short = 'H', value_name = "KEY:VALUE")]
+        headers: Vec<String>,
+        /// Stop after answering this many requests (rnats' own; natscli runs until
+        /// interrupted).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        count: Option<u64>,
+    },
     /// PINGs the instances and lists those that answer.
     ///
     /// Example: rnats service ping adder
@@ -124,6 +139,11 @@ pub(crate) async fn run(args: ServiceArgs, conn: &ConnArgs) -> Result<(), CliErr
             let mut requests = crate::core::request_messages(&subject, &request)?;
             crate::core::send_requests(&client, settings.timeout, &mut requests, &request).await
         }
+        ServiceCommand::Serve {
+            name,
+            headers,
+            count,
+        } => serve(client, &name, &headers, count).await,
         ServiceCommand::Ls { name, json } => list(&discovery, name, json, args.wait).await,
         ServiceCommand::Info { name, id, json } => {
             info(&discovery, name, id, json, args.wait).await
@@ -133,6 +153,111 @@ pub(crate) async fn run(args: ServiceArgs, conn: &ConnArgs) -> Result<(), CliErr
         }
         ServiceCommand::Ping { name, json } => ping(&discovery, name, json, args.wait).await,
     }
+}
+
+/// `service serve`: the demo service, answering on `NAME.echo` until interrupted or `count`
+/// requests were answered.
+async fn serve(
+    client: rnats::Client,
+    name: &str,
+    headers: &[String],
+    count: Option<u64>,
+) -> Result<(), CliError> {
+    use futures_util::StreamExt;
+    use rnats::service::ServiceExt;
+
+    // Read before anything is started, so that a bad header costs nothing.
+    let extra = crate::parse::headers(headers)?.unwrap_or_default();
+    let metadata = [
+        ("_nats.client.created.library", "rnats"),
+        ("_nats.client.created.version", env!("CARGO_PKG_VERSION")),
+    ];
+    let service = client
+        .service_builder()
+        .description(format!("rnats demo service ({name})"))
+        .metadata(
+            metadata
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        )
+        .start(name, "1.0.0")
+        .await
+        .map_err(CliError::js("cannot start the service"))?;
+    let mut echo = service
+        .group(name)
+        .endpoint_builder()
+        .name("echo")
+        .add("echo")
+        .await
+        .map_err(CliError::js("cannot add the echo endpoint"))?;
+    client
+        .flush()
+        .await
+        .map_err(CliError::js("cannot flush the service's subscriptions"))?;
+    let server = client
+        .connected_server()
+        .map(|s| format!("{}://{}:{}", s.scheme(), s.host(), s.port()))
+        .unwrap_or_default();
+    let mut banner = format!(
+        "rnats service {name} (handler {}) waiting for requests on {server}\n\n\
+         Listening subjects:\n  {name}.echo  echo service\n",
+        std::process::id()
+    );
+    if !extra.is_empty() {
+        banner.push_str("\nCustom response headers:\n");
+        for (key, values) in extra.iter() {
+            for value in values {
+                banner.push_str(&format!("  {key}: {value}\n"));
+            }
+        }
+    }
+    // On stderr, as the other commands that run until interrupted say they are ready.
+    eprint!("{banner}");
+    let cluster = client.server_info().cluster;
+    let mut answered = 0u64;
+    loop {
+        let request = tokio::select! {
+            request = echo.next() => request,
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        let Some(request) = request else { break };
+        let subject = request.message.subject.to_string();
+        eprintln!("Handling request on subject {subject}");
+        let mut reply = rnats::HeaderMap::new();
+        reply.insert("ConnectedUrl", server.as_str());
+        reply.insert("Handler", std::process::id().to_string().as_str());
+        reply.insert("Subject", subject.as_str());
+        reply.insert(
+            "Timestamp",
+            crate::jetstream::time(time::OffsetDateTime::now_utc()).as_str(),
+        );
+        if let Some(cluster) = &cluster {
+            reply.insert("ConnectedCluster", cluster.as_str());
+        }
+        for source in [Some(&extra), request.message.headers.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            for (key, values) in source.iter() {
+                for value in values {
+                    reply.append(key.as_str(), value.as_str());
+                }
+            }
+        }
+        let payload = request.message.payload.clone();
+        if let Err(e) = request.respond_with_headers(Ok(payload), reply).await {
+            eprintln!("cannot answer the request on {subject}: {e}");
+        }
+        answered += 1;
+        if count.is_some_and(|count| answered >= count) {
+            break;
+        }
+    }
+    service
+        .stop()
+        .await
+        .map_err(CliError::js("cannot stop the service"))
 }
 
 /// The subject of the endpoint `name` of the service `info` describes, or an error naming

@@ -156,3 +156,67 @@ fn service_request_sends_to_the_endpoint_its_info_names() {
     drop(service);
     drop(runtime);
 }
+
+#[test]
+fn service_serve_runs_an_echo_service_natscli_s_way() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let mut serving = rnats.spawn_ready(
+        &[
+            &[
+                "service",
+                "serve",
+                "demo",
+                "-H",
+                "Region:eu",
+                "--count",
+                "1",
+            ][..],
+            &s[..],
+        ]
+        .concat(),
+        "waiting for requests",
+    );
+    let info = rnats.json(&[&["service", "info", "demo", "--json"][..], &s[..]].concat());
+    assert_eq!(info[0]["endpoints"][0]["name"], "echo", "{info}");
+    assert_eq!(info[0]["endpoints"][0]["subject"], "demo.echo", "{info}");
+    assert_eq!(info[0]["metadata"]["_nats.client.created.library"], "rnats");
+
+    let reply = rnats.json(
+        &[
+            &[
+                "service", "request", "demo", "echo", "hello", "-H", "Trace:7", "--json",
+            ][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(reply["data"], "hello", "{reply}");
+    let headers = &reply["headers"];
+    assert_eq!(headers["Region"], serde_json::json!(["eu"]), "{reply}");
+    assert_eq!(
+        headers["Trace"],
+        serde_json::json!(["7"]),
+        "the request's own"
+    );
+    assert_eq!(
+        headers["Subject"],
+        serde_json::json!(["demo.echo"]),
+        "{reply}"
+    );
+    assert!(
+        headers["Handler"][0]
+            .as_str()
+            .is_some_and(|pid| pid.parse::<u32>().is_ok())
+    );
+    // `--count 1`: it stops after one answer, and leaves the service.
+    let out = serving.finish();
+    common::assert_success(&out, &["service", "serve"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Handling request on subject demo.echo"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
