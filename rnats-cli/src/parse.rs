@@ -163,6 +163,16 @@ pub(crate) fn metadata(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// One `--header KEY:VALUE` flag's shape, checked as clap reads it (a clap value parser), for
+/// commands that read their headers only after connecting.
+pub(crate) fn header_flag(text: &str) -> Result<String, String> {
+    match text.split_once(':') {
+        Some((key, _)) if !key.trim().is_empty() => Ok(text.to_owned()),
+        Some(_) => Err("the key is empty".to_owned()),
+        None => Err("expected KEY:VALUE".to_owned()),
+    }
+}
+
 /// Headers from repeated `--header Key:Value` flags.
 pub(crate) fn headers(flags: &[String]) -> Result<Option<HeaderMap>, CliError> {
     if flags.is_empty() {

@@ -493,12 +493,11 @@ fn render_object(o: &ObjectInfo) -> String {
     fields.add("Chunks", o.chunks);
     fields.add_some("Modified", o.modified.map(time));
     fields.add_some("Digest", o.digest.as_deref());
-    if let Some(headers) = o.headers.as_ref().filter(|h| !h.is_empty()) {
-        let shown: Vec<String> = headers
-            .iter()
-            .flat_map(|(name, values)| values.iter().map(move |v| format!("{name}: {v}")))
-            .collect();
-        fields.add("Headers", shown.join(", "));
+    // A row a value: a value may hold a comma (`Cache-Control: no-cache, no-store`).
+    for (name, values) in o.headers.iter().flat_map(|h| h.iter()) {
+        for value in values {
+            fields.add("Header", format!("{name}: {value}"));
+        }
     }
     if let Some(link) = o.link() {
         let target = match &link.name {

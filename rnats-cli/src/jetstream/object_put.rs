@@ -25,11 +25,11 @@ pub(super) struct PutArgs {
     /// What the object is.
     #[arg(long)]
     description: Option<String>,
-    /// A header stored with the object, KEY:VALUE; repeat for more.
-    #[arg(long = "header", short = 'H', value_name = "KEY:VALUE")]
+    /// A header stored with the object, KEY:VALUE (no templates); repeat for more.
+    #[arg(long = "header", short = 'H', value_name = "KEY:VALUE", value_parser = crate::parse::header_flag)]
     headers: Vec<String>,
-    /// The largest chunk the data is cut into, in bytes [default: 131072]; at most the
-    /// server's largest message.
+    /// The largest chunk the data is cut into, in bytes [default: 131072]; one larger than
+    /// the server's largest message is cut to it.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..))]
     chunk_size: Option<u32>,
     /// Replace an existing object without asking (without a terminal, replacing needs it).
@@ -60,7 +60,8 @@ pub(super) async fn run(store: &ObjectStore, args: PutArgs) -> Result<(), CliErr
         }
     };
     let name = clean_path(&given);
-    // Read before anything is asked of the server, so that a bad header costs nothing.
+    // Their shape was checked as the command line was read; a name the protocol cannot
+    // carry is refused here, before anything is stored.
     let headers = crate::parse::headers(&args.headers)?;
     // natscli asks before replacing an object that is there (a deleted one is not), and
     // cannot ask without a terminal. Only a server that says there is none spares the
