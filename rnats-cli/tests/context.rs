@@ -359,6 +359,11 @@ fn add_saves_a_user_without_password_as_a_token_and_the_jwt_and_seed() {
 #[test]
 fn previous_goes_back_and_forth_between_the_last_two_selections() {
     let rnats = Rnats::new();
+    let line = rnats.fails(&["context", "previous"]);
+    assert!(
+        line.contains("no context is selected, and none was before"),
+        "{line}"
+    );
     let add = |name: &str, port: &str| {
         let url = format!("nats://127.0.0.1:{port}");
         rnats.ok(&["context", "add", name, "--server", &url, "--select"]);
@@ -382,6 +387,10 @@ fn previous_goes_back_and_forth_between_the_last_two_selections() {
     rnats.ok(&["context", "rm", "a", "--force"]);
     let line = rnats.fails(&["context", "previous"]);
     assert!(line.contains("unknown context \"a\""), "{line}");
+    assert_eq!(rnats.ok(&["context", "select"]), "b\n");
+    // After an unselect, the one unselected is the way back.
+    rnats.ok(&["context", "unselect"]);
+    rnats.ok(&["context", "previous"]);
     assert_eq!(rnats.ok(&["context", "select"]), "b\n");
 }
 
