@@ -143,7 +143,7 @@ pub(crate) async fn run(args: ServiceArgs, conn: &ConnArgs) -> Result<(), CliErr
             name,
             headers,
             count,
-        } => serve(client, &name, &headers, count).await,
+        } => serve(client, settings.timeout, &name, &headers, count).await,
         ServiceCommand::Ls { name, json } => list(&discovery, name, json, args.wait).await,
         ServiceCommand::Info { name, id, json } => {
             info(&discovery, name, id, json, args.wait).await
@@ -159,6 +159,7 @@ pub(crate) async fn run(args: ServiceArgs, conn: &ConnArgs) -> Result<(), CliErr
 /// requests were answered.
 async fn serve(
     client: rnats::Client,
+    timeout: Duration,
     name: &str,
     headers: &[String],
     count: Option<u64>,
@@ -195,10 +196,14 @@ async fn serve(
         .flush()
         .await
         .map_err(CliError::js("cannot flush the service's subscriptions"))?;
-    let server = client
-        .connected_server()
-        .map(|s| format!("{}://{}:{}", s.scheme(), s.host(), s.port()))
-        .unwrap_or_default();
+    // No credentials: the address's own display leaves them out.
+    let connected = || {
+        client
+            .connected_server()
+            .map(|s| s.to_string())
+            .unwrap_or_default()
+    };
+    let server = connected();
     let mut banner = format!(
         "rnats service {name} (handler {}) waiting for requests on {server}\n\n\
          Listening subjects:\n  {name}.echo  echo service\n",
@@ -212,27 +217,36 @@ async fn serve(
             }
         }
     }
+    // One listener for the whole run: a Ctrl-C while a reply is sent is kept for the next
+    // turn, and the first thing each turn looks at. Polled once before the banner, which
+    // puts the handler in place: a Ctrl-C right after "waiting" stops the service cleanly.
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    let already =
+        std::future::poll_fn(|cx| std::task::Poll::Ready(interrupted.as_mut().poll(cx).is_ready()))
+            .await;
     // On stderr, as the other commands that run until interrupted say they are ready.
     eprint!("{banner}");
-    let cluster = client.server_info().cluster;
     let mut answered = 0u64;
-    loop {
+    while !already {
         let request = tokio::select! {
+            biased;
+            _ = &mut interrupted => None,
             request = echo.next() => request,
-            _ = tokio::signal::ctrl_c() => None,
         };
         let Some(request) = request else { break };
         let subject = request.message.subject.to_string();
         eprintln!("Handling request on subject {subject}");
         let mut reply = rnats::HeaderMap::new();
-        reply.insert("ConnectedUrl", server.as_str());
+        // Read for each request: after a reconnect they name the server that answered.
+        reply.insert("ConnectedUrl", connected().as_str());
         reply.insert("Handler", std::process::id().to_string().as_str());
         reply.insert("Subject", subject.as_str());
         reply.insert(
             "Timestamp",
             crate::jetstream::time(time::OffsetDateTime::now_utc()).as_str(),
         );
-        if let Some(cluster) = &cluster {
+        if let Some(cluster) = &client.server_info().cluster {
             reply.insert("ConnectedCluster", cluster.as_str());
         }
         for source in [Some(&extra), request.message.headers.as_ref()]
@@ -254,10 +268,14 @@ async fn serve(
             break;
         }
     }
-    service
-        .stop()
-        .await
-        .map_err(CliError::js("cannot stop the service"))
+    // Bounded: a stop waits for its last flush, which a lost server would hold for ever.
+    match tokio::time::timeout(timeout, service.stop()).await {
+        Ok(stopped) => stopped.map_err(CliError::js("cannot stop the service")),
+        Err(_) => Err(CliError::NothingReceived {
+            what: "the service did not stop (its subscriptions were not flushed)",
+            timeout,
+        }),
+    }
 }
 
 /// The subject of the endpoint `name` of the service `info` describes, or an error naming

@@ -211,12 +211,32 @@ fn service_serve_runs_an_echo_service_natscli_s_way() {
             .as_str()
             .is_some_and(|pid| pid.parse::<u32>().is_ok())
     );
-    // `--count 1`: it stops after one answer, and leaves the service.
-    let out = serving.finish();
+    // `--count 1`: it stops after one answer.
+    let out = serving.finish_within(std::time::Duration::from_secs(30));
     common::assert_success(&out, &["service", "serve"]);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("Handling request on subject demo.echo"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn service_serve_stops_at_a_ctrl_c_and_leaves_the_service() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str(), "--expect", "1"];
+    let mut serving = rnats.spawn_ready(
+        &[&["service", "serve", "demo"][..], &s[..2]].concat(),
+        "waiting for requests",
+    );
+    let listed = rnats.ok(&[&["service", "ls"][..], &s[..]].concat());
+    assert!(listed.contains("demo"), "{listed}");
+    serving.interrupt();
+    let out = serving.finish_within(std::time::Duration::from_secs(30));
+    common::assert_success(&out, &["service", "serve"]);
+    // Stopped: nothing answers for it any more.
+    let listed = rnats.ok(&[&["service", "ls", "--wait", "300ms"][..], &s[..2]].concat());
+    assert!(!listed.contains("demo"), "{listed}");
 }

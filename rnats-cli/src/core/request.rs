@@ -31,7 +31,8 @@ pub(crate) struct ReqArgs {
 /// What `rnats req` takes after its subject, which `service request` takes too.
 #[derive(Debug, Args)]
 pub(crate) struct RequestFlags {
-    /// Request body; read from standard input when absent or `-`. Templates as in `pub`.
+    /// Request body; read from standard input when absent or `-` (`service request`: when
+    /// something is piped in, else an empty body). Templates as in `pub`.
     body: Option<String>,
     /// A header, KEY:VALUE; the value may hold templates such as {{Count}}; repeat for more.
     #[arg(long = "header", short = 'H', value_name = "KEY:VALUE")]

@@ -217,6 +217,39 @@ impl Running {
         &self.ready
     }
 
+    /// Sends the command SIGINT, as a Ctrl-C in its terminal would.
+    pub fn interrupt(&self) {
+        let child = self.child.as_ref().expect("still running");
+        // Only the child this test started, by its PID.
+        let sent = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIGINT sent");
+    }
+
+    /// [`Running::finish`], failing the test (and killing the command) if it has not ended
+    /// within `limit`.
+    pub fn finish_within(&mut self, limit: std::time::Duration) -> Output {
+        let pid = self.child.as_ref().expect("still running").id();
+        let (done, ended) = std::sync::mpsc::channel::<()>();
+        let watchdog = std::thread::spawn(move || {
+            if ended.recv_timeout(limit).is_err() {
+                // Only the child this test started, by its PID.
+                let _ = std::process::Command::new("kill")
+                    .arg(pid.to_string())
+                    .status();
+                return true;
+            }
+            false
+        });
+        let out = self.finish();
+        let _ = done.send(());
+        let killed = watchdog.join().unwrap_or(true);
+        assert!(!killed, "the command did not end within {limit:?}");
+        out
+    }
+
     /// Waits for the command to end and returns its output (stderr after the ready line).
     pub fn finish(&mut self) -> Output {
         let child = self.child.take().expect("still running");
