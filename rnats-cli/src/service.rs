@@ -228,44 +228,47 @@ async fn serve(
     // On stderr, as the other commands that run until interrupted say they are ready.
     eprint!("{banner}");
     let mut answered = 0u64;
-    while !already {
-        let request = tokio::select! {
-            biased;
-            _ = &mut interrupted => None,
-            request = echo.next() => request,
-        };
-        let Some(request) = request else { break };
-        let subject = request.message.subject.to_string();
-        eprintln!("Handling request on subject {subject}");
-        let mut reply = rnats::HeaderMap::new();
-        // Read for each request: after a reconnect they name the server that answered.
-        reply.insert("ConnectedUrl", connected().as_str());
-        reply.insert("Handler", std::process::id().to_string().as_str());
-        reply.insert("Subject", subject.as_str());
-        reply.insert(
-            "Timestamp",
-            crate::jetstream::time(time::OffsetDateTime::now_utc()).as_str(),
-        );
-        if let Some(cluster) = &client.server_info().cluster {
-            reply.insert("ConnectedCluster", cluster.as_str());
-        }
-        for source in [Some(&extra), request.message.headers.as_ref()]
-            .into_iter()
-            .flatten()
-        {
-            for (key, values) in source.iter() {
-                for value in values {
-                    reply.append(key.as_str(), value.as_str());
+    // A Ctrl-C that came before the banner ends the run before any request is taken.
+    if !already {
+        loop {
+            let request = tokio::select! {
+                biased;
+                _ = &mut interrupted => None,
+                request = echo.next() => request,
+            };
+            let Some(request) = request else { break };
+            let subject = request.message.subject.to_string();
+            eprintln!("Handling request on subject {subject}");
+            let mut reply = rnats::HeaderMap::new();
+            // Read for each request: after a reconnect they name the server that answered.
+            reply.insert("ConnectedUrl", connected().as_str());
+            reply.insert("Handler", std::process::id().to_string().as_str());
+            reply.insert("Subject", subject.as_str());
+            reply.insert(
+                "Timestamp",
+                crate::jetstream::time(time::OffsetDateTime::now_utc()).as_str(),
+            );
+            if let Some(cluster) = &client.server_info().cluster {
+                reply.insert("ConnectedCluster", cluster.as_str());
+            }
+            for source in [Some(&extra), request.message.headers.as_ref()]
+                .into_iter()
+                .flatten()
+            {
+                for (key, values) in source.iter() {
+                    for value in values {
+                        reply.append(key.as_str(), value.as_str());
+                    }
                 }
             }
-        }
-        let payload = request.message.payload.clone();
-        if let Err(e) = request.respond_with_headers(Ok(payload), reply).await {
-            eprintln!("cannot answer the request on {subject}: {e}");
-        }
-        answered += 1;
-        if count.is_some_and(|count| answered >= count) {
-            break;
+            let payload = request.message.payload.clone();
+            if let Err(e) = request.respond_with_headers(Ok(payload), reply).await {
+                eprintln!("cannot answer the request on {subject}: {e}");
+            }
+            answered += 1;
+            if count.is_some_and(|count| answered >= count) {
+                break;
+            }
         }
     }
     // Bounded: a stop waits for its last flush, which a lost server would hold for ever.
