@@ -343,28 +343,33 @@ fn object_put_takes_a_chunk_size_and_headers() {
     let dir = tempfile::tempdir().expect("temp dir");
     let data: Vec<u8> = (0..3_500u32).map(|i| (i % 253) as u8).collect();
     std::fs::write(dir.path().join("small.bin"), &data).expect("write source");
-    let out = rnats
-        .command(&[
-            "object",
-            "put",
-            "files",
-            "small.bin",
-            "--chunk-size",
-            "1000",
-            "-H",
-            "Content-Type: application/octet-stream",
-            "--header",
-            "X-Origin:test",
-            "-H",
-            "X-Origin:again",
-            "--json",
-            "-s",
-            &url,
-        ])
-        .current_dir(dir.path())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("rnats runs");
+    // From the file's directory: the object is named after the path as given.
+    let put = |args: &[&str]| {
+        rnats
+            .command(
+                &[
+                    &["object", "put", "files", "small.bin"][..],
+                    args,
+                    &["-s", &url][..],
+                ]
+                .concat(),
+            )
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("rnats runs")
+    };
+    let out = put(&[
+        "--chunk-size",
+        "1000",
+        "-H",
+        "Content-Type: application/octet-stream",
+        "--header",
+        "X-Origin:test",
+        "-H",
+        "X-Origin:again",
+        "--json",
+    ]);
     assert_success(&out, &["object", "put"]);
     let info: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON info");
     assert_eq!(info["chunks"], 4, "3,500 bytes in chunks of 1,000: {info}");
@@ -397,23 +402,7 @@ fn object_put_takes_a_chunk_size_and_headers() {
     assert_eq!(back.stdout, data, "the object comes back whole");
 
     // A header that is not KEY:VALUE is refused before anything is stored.
-    let out = rnats
-        .command(&[
-            "object",
-            "put",
-            "files",
-            "small.bin",
-            "--name",
-            "other",
-            "-H",
-            "novalue",
-            "-s",
-            &url,
-        ])
-        .current_dir(dir.path())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("rnats runs");
+    let out = put(&["--name", "other", "-H", "novalue"]);
     assert_eq!(out.status.code(), Some(2), "a usage error");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("expected KEY:VALUE"), "{stderr}");

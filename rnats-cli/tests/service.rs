@@ -7,6 +7,18 @@ use futures_util::StreamExt;
 use rnats::service::ServiceExt;
 use rnats_test_server::NatsServer;
 
+/// Answers each request on `endpoint` with the sum of the comma-separated numbers it holds.
+async fn answer_with_sums(mut endpoint: rnats::service::endpoint::Endpoint) {
+    while let Some(request) = endpoint.next().await {
+        let total: i64 = std::str::from_utf8(&request.message.payload)
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|n| n.trim().parse::<i64>().ok())
+            .sum();
+        let _ = request.respond(Ok(total.to_string().into())).await;
+    }
+}
+
 #[test]
 fn service_ls_info_stats_ping() {
     let server = NatsServer::start();
@@ -24,21 +36,12 @@ fn service_ls_info_stats_ping() {
             .start("adder", "1.2.3")
             .await
             .expect("service");
-        let mut sum = service
+        let sum = service
             .group("math")
             .endpoint("sum")
             .await
             .expect("endpoint");
-        tokio::spawn(async move {
-            while let Some(request) = sum.next().await {
-                let total: i64 = std::str::from_utf8(&request.message.payload)
-                    .unwrap_or_default()
-                    .split(',')
-                    .filter_map(|n| n.trim().parse::<i64>().ok())
-                    .sum();
-                let _ = request.respond(Ok(total.to_string().into())).await;
-            }
-        });
+        tokio::spawn(answer_with_sums(sum));
         client.flush().await.expect("flush");
         service
     });
@@ -87,23 +90,14 @@ fn service_request_sends_to_the_endpoint_its_info_names() {
             .await
             .expect("service");
         // The endpoint's subject is not its name: the request must come from the INFO.
-        let mut sum = service
+        let sum = service
             .group("math.v2")
             .endpoint_builder()
             .name("sum")
             .add("total")
             .await
             .expect("endpoint");
-        tokio::spawn(async move {
-            while let Some(request) = sum.next().await {
-                let total: i64 = std::str::from_utf8(&request.message.payload)
-                    .unwrap_or_default()
-                    .split(',')
-                    .filter_map(|n| n.trim().parse::<i64>().ok())
-                    .sum();
-                let _ = request.respond(Ok(total.to_string().into())).await;
-            }
-        });
+        tokio::spawn(answer_with_sums(sum));
         client.flush().await.expect("flush");
         service
     });
