@@ -19,32 +19,45 @@ async fn answer_with_sums(mut endpoint: rnats::service::endpoint::Endpoint) {
     }
 }
 
-#[test]
-fn service_ls_info_stats_ping() {
-    let server = NatsServer::start();
-    let url = server.url();
+/// The service `adder` 1.2.3 ("adds numbers") on a runtime of its own, its one endpoint in
+/// `group` on `subject`, named `name` (else after its subject), answering with sums. Keep
+/// both until the test ends: the runtime drives the service.
+fn start_adder(
+    url: &str,
+    group: &str,
+    name: Option<&str>,
+    subject: &str,
+) -> (tokio::runtime::Runtime, rnats::service::Service) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .expect("runtime");
     let service = runtime.block_on(async {
-        let client = rnats::connect(url.as_str()).await.expect("connect");
+        let client = rnats::connect(url).await.expect("connect");
         let service = client
             .service_builder()
             .description("adds numbers")
             .start("adder", "1.2.3")
             .await
             .expect("service");
-        let sum = service
-            .group("math")
-            .endpoint("sum")
-            .await
-            .expect("endpoint");
+        let mut endpoint = service.group(group).endpoint_builder();
+        if let Some(name) = name {
+            endpoint = endpoint.name(name);
+        }
+        let sum = endpoint.add(subject).await.expect("endpoint");
         tokio::spawn(answer_with_sums(sum));
         client.flush().await.expect("flush");
         service
     });
+    (runtime, service)
+}
+
+#[test]
+fn service_ls_info_stats_ping() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let (runtime, service) = start_adder(&url, "math", None, "sum");
     let rnats = Rnats::new();
     let s = ["-s", url.as_str(), "--expect", "1"];
 
@@ -77,30 +90,8 @@ fn service_ls_info_stats_ping() {
 fn service_request_sends_to_the_endpoint_its_info_names() {
     let server = NatsServer::start();
     let url = server.url();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let service = runtime.block_on(async {
-        let client = rnats::connect(url.as_str()).await.expect("connect");
-        let service = client
-            .service_builder()
-            .start("adder", "1.0.0")
-            .await
-            .expect("service");
-        // The endpoint's subject is not its name: the request must come from the INFO.
-        let sum = service
-            .group("math.v2")
-            .endpoint_builder()
-            .name("sum")
-            .add("total")
-            .await
-            .expect("endpoint");
-        tokio::spawn(answer_with_sums(sum));
-        client.flush().await.expect("flush");
-        service
-    });
+    // The endpoint's subject is not its name: the request must come from the INFO.
+    let (runtime, service) = start_adder(&url, "math.v2", Some("sum"), "total");
     let rnats = Rnats::new();
     let s = ["-s", url.as_str()];
     let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
