@@ -234,12 +234,13 @@ pub(crate) fn run(args: ContextArgs, conn: &ConnArgs) -> Result<(), CliError> {
         }
         ContextCommand::Previous => {
             // natscli's: with nothing selected before, the current one is shown as it is.
-            if store.previous()?.is_none() && store.selected()?.is_none() {
+            let previous = store.previous()?;
+            if previous.is_none() && store.selected()?.is_none() {
                 return Err(CliError::Usage(
                     "no context is selected, and none was before",
                 ));
             }
-            if let Some(previous) = store.previous()? {
+            if let Some(previous) = previous {
                 if !store.exists(&previous) {
                     return Err(CliError::UnknownContext(previous));
                 }
