@@ -100,14 +100,42 @@ impl Drain for push::Ordered {
     }
 }
 
-/// Waits until the server has sent the consumer's first `WINDOW` messages, all it sends
-/// before the client asks again (pull) or acks (push): a drain then races no delivery.
-async fn wait_for_window<C: consumer::IntoConsumerConfig>(consumer: &mut consumer::Consumer<C>) {
-    tokio::time::timeout(WAIT, async {
-        while consumer.info().await.unwrap().delivered.consumer_sequence < WINDOW {}
-    })
-    .await
-    .unwrap();
+/// A second subscription on the consumer's connection that sees each message the server
+/// delivers to it (`subject`: the push consumer's deliver subject, or every inbox for a pull
+/// consumer's). The server writes a message to every matching subscription of a connection
+/// in one step, so once the witness has one, the stream's copy is on its way too: a drain
+/// after [`Witness::wait_for_window`] races no delivery. The consumer's own delivered count
+/// is no such proof: it counts what the consumer handed to the server's internal queue.
+struct Witness(rnats_core::Subscriber);
+
+impl Witness {
+    async fn subscribe(client: &rnats_core::Client, subject: String) -> Self {
+        let subscriber = client.subscribe(subject).await.unwrap();
+        client.flush().await.unwrap();
+        Self(subscriber)
+    }
+
+    /// Waits until the witness has seen the consumer's first `WINDOW` messages (those with
+    /// an ack subject: heartbeats and API replies have none), all the server sends before
+    /// the client asks again (pull) or acks (push); then unsubscribes, leaving the stream
+    /// the consumer's only interest.
+    async fn wait_for_window(mut self) {
+        let mut seen = 0;
+        while seen < WINDOW {
+            let message = tokio::time::timeout(WAIT, self.0.next())
+                .await
+                .expect("timed out waiting for the window")
+                .expect("the witness's subscription ended");
+            if message
+                .reply
+                .as_ref()
+                .is_some_and(|reply| reply.starts_with("$JS.ACK."))
+            {
+                seen += 1;
+            }
+        }
+        self.0.unsubscribe().await.unwrap();
+    }
 }
 
 /// Reads and acks (with the server's confirmation) until the stream ends; how many.
@@ -141,7 +169,7 @@ async fn assert_all_acked<C: consumer::IntoConsumerConfig>(consumer: &mut consum
 #[tokio::test]
 async fn a_drained_pull_stream_yields_every_delivered_message_then_ends() {
     let server = jetstream_server();
-    let (_client, stream) = stored_messages(&server).await;
+    let (client, stream) = stored_messages(&server).await;
     let mut consumer: consumer::PullConsumer = stream
         .create_consumer(pull::Config {
             durable_name: Some("worker".to_owned()),
@@ -151,6 +179,7 @@ async fn a_drained_pull_stream_yields_every_delivered_message_then_ends() {
         })
         .await
         .unwrap();
+    let witness = Witness::subscribe(&client, "_INBOX.>".to_owned()).await;
     let mut messages = consumer
         .stream()
         .max_messages_per_batch(WINDOW as usize)
@@ -164,7 +193,7 @@ async fn a_drained_pull_stream_yields_every_delivered_message_then_ends() {
         assert_eq!(message.info().unwrap().stream_sequence, sequence);
         message.double_ack().await.unwrap();
     }
-    wait_for_window(&mut consumer).await;
+    witness.wait_for_window().await;
 
     messages.drain().await.unwrap();
     let rest = ack_until_end(&mut messages, 10).await;
@@ -233,10 +262,18 @@ async fn a_drained_ordered_pull_stream_ends_after_what_was_delivered_in_order() 
 async fn a_drained_push_stream_yields_every_delivered_message_then_ends() {
     let server = jetstream_server();
     let (client, stream) = stored_messages(&server).await;
+    // Paused until both subscriptions are in place, so that the witness sees every message.
+    let paused_until = rnats_core::datetime::add_std_duration(
+        rnats_core::datetime::now(),
+        Duration::from_secs(3600),
+    )
+    .unwrap();
+    let deliver_subject = client.new_inbox();
     let mut consumer: consumer::PushConsumer = stream
         .create_consumer(push::Config {
             durable_name: Some("pusher".to_owned()),
-            deliver_subject: client.new_inbox(),
+            deliver_subject: deliver_subject.clone(),
+            pause_until: Some(paused_until),
             ack_policy: AckPolicy::Explicit,
             ack_wait: ACK_WAIT,
             max_ack_pending: WINDOW as i64,
@@ -246,6 +283,8 @@ async fn a_drained_push_stream_yields_every_delivered_message_then_ends() {
         .await
         .unwrap();
     let mut messages = consumer.messages().await.unwrap();
+    let witness = Witness::subscribe(&client, deliver_subject).await;
+    stream.resume_consumer("pusher").await.unwrap();
     // Held unacked until the drain: the server sends the window and waits for acks.
     let mut first = Vec::new();
     for sequence in 1..=10 {
@@ -253,7 +292,7 @@ async fn a_drained_push_stream_yields_every_delivered_message_then_ends() {
         assert_eq!(message.info().unwrap().stream_sequence, sequence);
         first.push(message);
     }
-    wait_for_window(&mut consumer).await;
+    witness.wait_for_window().await;
 
     messages.drain().await.unwrap();
     for message in first {
