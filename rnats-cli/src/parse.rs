@@ -155,6 +155,11 @@ pub(crate) fn size(text: &str) -> Result<i64, CliError> {
         .ok_or_else(|| bad("out of range"))
 }
 
+/// A regular expression flag (a clap value parser).
+pub(crate) fn regex(text: &str) -> Result<regex::Regex, String> {
+    regex::Regex::new(text).map_err(|e| e.to_string())
+}
+
 /// One `--metadata KEY=VALUE` flag, as natscli takes it (a clap value parser).
 pub(crate) fn metadata(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {

@@ -50,6 +50,9 @@ enum ServiceCommand {
         name: String,
         /// Only this instance.
         id: Option<String>,
+        /// Only the endpoints whose names this regular expression matches.
+        #[arg(long, short = 'e', value_name = "REGEX", value_parser = crate::parse::regex)]
+        endpoint: Option<regex::Regex>,
         /// The INFO replies as a JSON array.
         #[arg(long, short = 'j')]
         json: bool,
@@ -145,9 +148,12 @@ pub(crate) async fn run(args: ServiceArgs, conn: &ConnArgs) -> Result<(), CliErr
             count,
         } => serve(client, settings.timeout, &name, &headers, count).await,
         ServiceCommand::Ls { name, json } => list(&discovery, name, json, args.wait).await,
-        ServiceCommand::Info { name, id, json } => {
-            info(&discovery, name, id, json, args.wait).await
-        }
+        ServiceCommand::Info {
+            name,
+            id,
+            endpoint,
+            json,
+        } => info(&discovery, name, id, endpoint.as_ref(), json, args.wait).await,
         ServiceCommand::Stats { name, id, json } => {
             stats(&discovery, name, id, json, args.wait).await
         }
@@ -341,6 +347,7 @@ async fn info(
     discovery: &Discovery,
     name: String,
     id: Option<String>,
+    endpoint: Option<&regex::Regex>,
     json: bool,
     wait: Duration,
 ) -> Result<(), CliError> {
@@ -357,6 +364,11 @@ async fn info(
             .map_err(CliError::js(FAILED))?,
     };
     infos.sort_by(|a, b| a.id.cmp(&b.id));
+    if let Some(endpoint) = endpoint {
+        for info in &mut infos {
+            info.endpoints.retain(|e| endpoint.is_match(&e.name));
+        }
+    }
     if json {
         return out::json(&infos);
     }

@@ -177,6 +177,24 @@ fn add_select_ls_rm_round_trip_in_natscli_format() {
         })
         .collect();
     assert_eq!(names, [("local", true), ("other", false)]);
+    assert_eq!(rnats.ok(&["context", "ls", "--names"]), "local\nother\n");
+    assert_eq!(
+        rnats.ok(&["context", "ls", "--completion"]),
+        "local*:renamed\nother:\n"
+    );
+    rnats.ok(&[
+        "context",
+        "add",
+        "at:host",
+        "--server",
+        "nats://127.0.0.1:1",
+    ]);
+    assert_eq!(
+        rnats.ok(&["context", "ls", "--completion"]),
+        "at\\:host:\nlocal*:renamed\nother:\n",
+        "a colon in a name is escaped for the shell"
+    );
+    rnats.ok(&["context", "rm", "at:host", "--force"]);
 
     rnats.ok(&["context", "select", "other"]);
     let previous =

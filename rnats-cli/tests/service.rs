@@ -74,6 +74,42 @@ fn service_ls_info_stats_ping() {
     let info = rnats.json(&[&["service", "info", "adder", "--json"][..], &s[..]].concat());
     assert_eq!(info[0]["endpoints"][0]["subject"], "math.sum");
 
+    // A second endpoint, then only the endpoints a pattern names.
+    let _product = runtime.block_on(async {
+        service
+            .group("math")
+            .endpoint_builder()
+            .name("product")
+            .add("mul")
+            .await
+            .expect("endpoint")
+    });
+    let names = |info: &serde_json::Value| -> Vec<String> {
+        info[0]["endpoints"]
+            .as_array()
+            .expect("endpoints")
+            .iter()
+            .map(|e| e["name"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let info = rnats.json(&[&["service", "info", "adder", "--json"][..], &s[..]].concat());
+    assert_eq!(names(&info), ["math-sum", "product"]);
+    let info = rnats.json(
+        &[
+            &["service", "info", "adder", "--endpoint", "^prod", "--json"][..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(names(&info), ["product"]);
+    let table = rnats.ok(&[&["service", "info", "adder", "-e", "su."][..], &s[..]].concat());
+    assert!(table.contains("math.sum"), "{table}");
+    assert!(!table.contains("math.mul"), "{table}");
+    let bad = rnats.run(&["service", "info", "adder", "-e", "(", "-s", &url]);
+    assert_eq!(bad.status.code(), Some(2), "a usage error");
+    let said = String::from_utf8_lossy(&bad.stderr);
+    assert!(said.contains("regex parse error"), "{said}");
+
     let stats = rnats.json(&[&["service", "stats", "adder", "--json"][..], &s[..]].concat());
     assert_eq!(stats[0]["endpoints"][0]["num_requests"], 1);
 

@@ -1,5 +1,5 @@
-//! `rnats stream report`, `stream copy`, `stream get`, `stream ls` and `stream find` against a
-//! real nats-server.
+//! `rnats stream report`, `stream copy`, `stream get`, `stream ls`, `stream find` and the
+//! placement flags against a real nats-server.
 
 mod common;
 
@@ -979,4 +979,38 @@ fn json_has_natscli_s_short_flag() {
         1
     );
     assert_eq!(json(&["account", "info", "-j"])["jetstream"]["streams"], 1);
+}
+
+#[test]
+fn placement_tags_are_set_in_either_spelling_and_removed_by_an_empty_tag() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    let placement = || {
+        rnats.json(&[&["stream", "info", "PLACED", "--json"][..], &s[..]].concat())["config"]
+            ["placement"]
+            .clone()
+    };
+    // natscli's older `--tags` and its `--tag` both add a tag.
+    run(&[
+        "stream",
+        "add",
+        "PLACED",
+        "--subjects",
+        "placed",
+        "--tags",
+        "ssd",
+        "--tag",
+        "fast",
+        "--defaults",
+    ]);
+    assert_eq!(placement()["tags"], serde_json::json!(["ssd", "fast"]));
+    run(&["stream", "edit", "PLACED", "--tag", ""]);
+    assert_eq!(
+        placement(),
+        serde_json::Value::Null,
+        "the placement is gone"
+    );
 }

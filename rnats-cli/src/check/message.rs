@@ -11,7 +11,6 @@ use time::format_description::well_known::Rfc3339;
 
 use super::Outcome;
 use super::probes::connect;
-use super::request::parse_regex;
 use crate::conn::{ConnArgs, parse_duration};
 use crate::jetstream::duration as show;
 
@@ -31,7 +30,7 @@ pub(crate) struct MessageArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     age_critical: Option<Duration>,
     /// Critical unless the body matches this regular expression.
-    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    #[arg(long, value_name = "REGEX", value_parser = crate::parse::regex)]
     content: Option<Regex>,
     /// Take the message's age from its body, a Unix timestamp in seconds, instead of the
     /// time it was stored.

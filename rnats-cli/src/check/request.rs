@@ -24,7 +24,7 @@ pub(crate) struct RequestArgs {
     #[arg(long = "headers", value_name = "K=V", value_parser = parse_pair)]
     headers: Vec<(String, String)>,
     /// Critical unless the reply's body matches this regular expression.
-    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    #[arg(long, value_name = "REGEX", value_parser = crate::parse::regex)]
     match_payload: Option<Regex>,
     /// Critical unless the reply has this header with this value, K=V (repeatable).
     #[arg(long, value_name = "K=V", value_parser = parse_pair)]
@@ -47,11 +47,6 @@ fn parse_pair(text: &str) -> Result<(String, String), String> {
         return Err("expected K=V".to_owned());
     }
     Ok((key.trim().to_owned(), value.trim().to_owned()))
-}
-
-/// Parses a regular expression.
-pub(super) fn parse_regex(text: &str) -> Result<Regex, String> {
-    Regex::new(text).map_err(|e| e.to_string())
 }
 
 /// `check request`.

@@ -30,8 +30,15 @@ enum ContextCommand {
     #[command(alias = "list", alias = "l")]
     Ls {
         /// One JSON object per context instead of a table.
-        #[arg(long, short = 'j')]
+        #[arg(long, short = 'j', conflicts_with_all = ["names", "completion"])]
         json: bool,
+        /// Only the names, one a line (for scripts).
+        #[arg(long, conflicts_with = "completion")]
+        names: bool,
+        /// `NAME:DESCRIPTION` a line, `:` in a name escaped and the selected one marked
+        /// with `*`, as shell completion reads it (natscli's hidden form).
+        #[arg(long, hide = true)]
+        completion: bool,
     },
     /// Creates a context, or updates the settings given of an existing one.
     ///
@@ -181,7 +188,22 @@ impl AddArgs {
 pub(crate) fn run(args: ContextArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let store = Store::locate()?;
     match args.command {
-        ContextCommand::Ls { json } => list(&store, json),
+        ContextCommand::Ls {
+            json,
+            names,
+            completion,
+        } => {
+            let form = if json {
+                ListForm::Json
+            } else if names {
+                ListForm::Names
+            } else if completion {
+                ListForm::Completion
+            } else {
+                ListForm::Table
+            };
+            list(&store, form)
+        }
         ContextCommand::Add(add) => save(&store, &add, conn, false),
         ContextCommand::Edit(add) => save(&store, &add, conn, true),
         ContextCommand::Select { name: Some(name) } => {
@@ -263,10 +285,42 @@ pub(crate) fn run(args: ContextArgs, conn: &ConnArgs) -> Result<(), CliError> {
     }
 }
 
-fn list(store: &Store, json: bool) -> Result<(), CliError> {
+/// How `context ls` prints the contexts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ListForm {
+    Table,
+    Json,
+    Names,
+    Completion,
+}
+
+fn list(store: &Store, form: ListForm) -> Result<(), CliError> {
     let selected = store.selected()?;
     let names = store.list()?;
-    if json {
+    if form == ListForm::Names {
+        for name in names {
+            println!("{name}");
+        }
+        return Ok(());
+    }
+    if form == ListForm::Completion {
+        for name in names {
+            // A context that does not load is left out: completion has no room for errors.
+            let Ok(context) = store.context(&name) else {
+                continue;
+            };
+            let mark = if selected.as_deref() == Some(&name) {
+                "*"
+            } else {
+                ""
+            };
+            let escaped = name.replace(':', "\\:");
+            let description = context.description().unwrap_or_default();
+            println!("{escaped}{mark}:{description}");
+        }
+        return Ok(());
+    }
+    if form == ListForm::Json {
         let mut all = Vec::new();
         for name in names {
             let context = store.context(&name)?;

@@ -56,7 +56,7 @@ pub(crate) struct EventsArgs {
     #[arg(long, short = 'c', value_parser = clap::value_parser!(u64).range(1..))]
     count: Option<u64>,
     /// Only events whose JSON matches this regular expression (natscli's `--filter`).
-    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    #[arg(long, value_name = "REGEX", value_parser = crate::parse::regex)]
     filter: Option<Regex>,
     /// Read the events stored in this stream (one capturing advisories) instead of
     /// subscribing, then follow the new ones.
@@ -65,11 +65,6 @@ pub(crate) struct EventsArgs {
     /// With --stream: start with the events this recent, e.g. 1h (default: all stored).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "stream")]
     since: Option<Duration>,
-}
-
-/// Parses `--filter`.
-fn parse_regex(text: &str) -> Result<Regex, String> {
-    Regex::new(text).map_err(|e| e.to_string())
 }
 
 /// One event as it arrived: its subject and body.

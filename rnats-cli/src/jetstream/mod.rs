@@ -282,7 +282,9 @@ pub(crate) const CONSUMER_FILE_DEFAULTS: &[(&str, &str)] =
     &[("deliver_policy", "all"), ("ack_policy", "none")];
 
 /// Writes a `--cluster` and `--tags` given into a stream's or bucket's placement, keeping
-/// what was not given (an edit that names only tags keeps the cluster).
+/// what was not given (an edit that names only tags keeps the cluster). As in natscli, an
+/// empty `--cluster ""` or a lone `--tag ""` removes that part, and a placement left with
+/// neither is removed.
 pub(crate) fn apply_placement(
     placement: &mut Option<rnats::jetstream::stream::Placement>,
     cluster: Option<String>,
@@ -291,12 +293,15 @@ pub(crate) fn apply_placement(
     if cluster.is_none() && tags.is_empty() {
         return;
     }
-    let placement = placement.get_or_insert_with(Default::default);
-    if cluster.is_some() {
-        placement.cluster = cluster;
+    let target = placement.get_or_insert_with(Default::default);
+    if let Some(cluster) = cluster {
+        target.cluster = (!cluster.is_empty()).then_some(cluster);
     }
     if !tags.is_empty() {
-        placement.tags = tags;
+        target.tags = if tags == [""] { Vec::new() } else { tags };
+    }
+    if target.cluster.is_none() && target.tags.is_empty() {
+        *placement = None;
     }
 }
 
@@ -393,6 +398,35 @@ mod tests {
         assert_eq!(duration(Duration::from_millis(250)), "250ms");
         assert_eq!(duration(Duration::from_secs(120)), "2m");
         assert_eq!(duration(Duration::from_secs(90_061)), "1d1h1m1s");
+    }
+
+    #[test]
+    fn placement_flags_set_keep_and_clear() {
+        use rnats::jetstream::stream::Placement;
+        let placed = |cluster: Option<&str>, tags: &[&str]| {
+            Some(Placement {
+                cluster: cluster.map(str::to_owned),
+                tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+            })
+        };
+        let tags =
+            |tags: &[&str]| -> Vec<String> { tags.iter().map(|t| (*t).to_owned()).collect() };
+
+        let mut placement = None;
+        apply_placement(&mut placement, None, Vec::new());
+        assert_eq!(placement, None, "nothing given, nothing placed");
+        apply_placement(&mut placement, Some("east".to_owned()), tags(&["ssd"]));
+        assert_eq!(placement, placed(Some("east"), &["ssd"]));
+        apply_placement(&mut placement, None, tags(&["ssd", "fast"]));
+        assert_eq!(
+            placement,
+            placed(Some("east"), &["ssd", "fast"]),
+            "cluster kept"
+        );
+        apply_placement(&mut placement, Some(String::new()), Vec::new());
+        assert_eq!(placement, placed(None, &["ssd", "fast"]), "cluster removed");
+        apply_placement(&mut placement, None, tags(&[""]));
+        assert_eq!(placement, None, "tags removed, and with them the placement");
     }
 
     #[test]

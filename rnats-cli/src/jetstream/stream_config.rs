@@ -133,11 +133,12 @@ pub(crate) struct StreamFlags {
     /// The sequence the first message gets (only when adding).
     #[arg(long, value_name = "SEQ")]
     first_sequence: Option<u64>,
-    /// Place the stream in this cluster.
+    /// Place the stream in this cluster (`--cluster ""` removes it).
     #[arg(long, value_name = "CLUSTER")]
     cluster: Option<String>,
-    /// Place the stream on servers with this tag; repeat for more.
-    #[arg(long = "tag", value_name = "TAG")]
+    /// Place the stream on servers with this tag; repeat for more (`--tag ""` removes the
+    /// tags).
+    #[arg(long = "tag", alias = "tags", value_name = "TAG")]
     tags: Vec<String>,
     /// How writes are made durable.
     #[arg(long, value_enum)]

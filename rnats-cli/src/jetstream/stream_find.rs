@@ -20,10 +20,10 @@ use crate::out;
 pub(crate) struct FindArgs {
     /// Streams with their leader or a replica on a server whose name matches this regular
     /// expression.
-    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    #[arg(long, value_name = "REGEX", value_parser = crate::parse::regex)]
     server_name: Option<Regex>,
     /// Streams in a cluster whose name matches this regular expression.
-    #[arg(long, value_name = "REGEX", value_parser = parse_regex)]
+    #[arg(long, value_name = "REGEX", value_parser = crate::parse::regex)]
     cluster: Option<Regex>,
     /// Streams holding no messages.
     #[arg(long)]
@@ -170,11 +170,6 @@ impl FindArgs {
 
 fn count(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-/// A `--server-name` or `--cluster` pattern, for clap.
-fn parse_regex(text: &str) -> Result<Regex, String> {
-    Regex::new(text).map_err(|e| e.to_string())
 }
 
 /// Whether every subject `subject` (which may hold wildcards) stands for lies inside
