@@ -577,6 +577,119 @@ fn sub_takes_several_subjects_in_one_output() {
 }
 
 #[test]
+fn sub_match_replies_shows_each_request_with_its_reply() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let _reply = rnats.spawn_ready(
+        &["reply", "svc.echo", "pong {{Count}}", "-s", &url],
+        "Listening on",
+    );
+    let mut sub = rnats.spawn_ready(
+        &[
+            "sub",
+            "svc.>",
+            "--match-replies",
+            "--count",
+            "3",
+            "-j",
+            "-s",
+            &url,
+        ],
+        "Subscribed to",
+    );
+    // A plain message is shown at once; each request waits for its reply. The count is
+    // reached with the second request, and the sub still waits for its reply.
+    rnats.ok(&["req", "svc.echo", "ping", "-s", &url]);
+    rnats.ok(&["pub", "svc.note", "hello", "-s", &url]);
+    rnats.ok(&["req", "svc.echo", "again", "-s", &url]);
+    let out = sub.finish();
+    assert_success(&out, &["sub", "--match-replies"]);
+    let shown = json_lines(&String::from_utf8_lossy(&out.stdout));
+    let summary: Vec<(&str, &str, Option<&str>)> = shown
+        .iter()
+        .map(|m| {
+            (
+                m["subject"].as_str().unwrap_or_default(),
+                m["data"].as_str().unwrap_or_default(),
+                m["matched_reply"]["data"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("svc.echo", "ping", Some("pong 0")),
+            ("svc.note", "hello", None),
+            ("svc.echo", "again", Some("pong 1")),
+        ]
+    );
+    assert_eq!(
+        shown[0]["reply"], shown[0]["matched_reply"]["subject"],
+        "the reply came on the request's reply subject"
+    );
+
+    // For people: the request, then the reply under the same number.
+    let mut sub = rnats.spawn_ready(
+        &[
+            "sub",
+            "svc.echo",
+            "--match-replies",
+            "--count",
+            "1",
+            "-s",
+            &url,
+        ],
+        "Subscribed to",
+    );
+    rnats.ok(&["req", "svc.echo", "ping", "-s", &url]);
+    let out = sub.finish();
+    assert_success(&out, &["sub", "--match-replies"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let titles: Vec<&str> = text.lines().filter(|l| l.starts_with("[#")).collect();
+    assert_eq!(titles.len(), 2, "{text}");
+    assert!(
+        titles[0].starts_with("[#1] Received on \"svc.echo\" with reply \"_INBOX."),
+        "{text}"
+    );
+    assert!(
+        titles[1].starts_with("[#1] Matched reply on \"_INBOX."),
+        "{text}"
+    );
+    assert!(text.contains("pong 2"), "{text}");
+
+    // Dumped as natscli does: the request as N.json, its reply as N_reply.json.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dump = dir.path().to_string_lossy().into_owned();
+    let mut sub = rnats.spawn_ready(
+        &[
+            "sub",
+            "svc.echo",
+            "--match-replies",
+            "--count",
+            "1",
+            "--dump",
+            &dump,
+            "-s",
+            &url,
+        ],
+        "Subscribed to",
+    );
+    rnats.ok(&["req", "svc.echo", "dumped", "-s", &url]);
+    assert_success(&sub.finish(), &["sub", "--match-replies", "--dump"]);
+    let read = |name: &str| -> serde_json::Value {
+        let path = dir.path().join(name);
+        serde_json::from_slice(&std::fs::read(&path).expect("dumped")).expect("JSON")
+    };
+    assert_eq!(read("1.json")["Subject"], "svc.echo");
+    assert_eq!(read("1_reply.json")["Subject"], read("1.json")["Reply"]);
+    assert_eq!(read("1_reply.json")["Data"], "cG9uZyAz", "pong 3 in base64");
+
+    let line = rnats.fails(&["sub", "s", "--all", "--match-replies", "-s", &url]);
+    assert!(line.contains("Core NATS"), "{line}");
+}
+
+#[test]
 fn sub_and_reply_take_count_0_as_no_limit() {
     let server = NatsServer::with_jetstream();
     let url = server.url();

@@ -2,6 +2,7 @@
 //! `--stream` or a deliver policy (`--all`, `--last`, `--since`, ...), the messages a
 //! stream holds and then the new ones, read with an ordered consumer as natscli does.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
@@ -97,6 +98,11 @@ pub(crate) struct SubArgs {
     /// Print only the bodies, one per line.
     #[arg(long, short = 'r', conflicts_with = "json")]
     raw: bool,
+    /// Hold each request (a message with a reply subject under the client's inbox prefix)
+    /// until its reply comes, then show the two together; with --count, wait for the
+    /// replies of the requests counted before exiting (Core NATS only).
+    #[arg(long, conflicts_with_all = ["stream", "inbox"])]
+    match_replies: bool,
 }
 
 impl SubArgs {
@@ -110,6 +116,11 @@ impl SubArgs {
 pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let deliver = args.deliver.policy()?;
     if args.stream.is_some() || deliver.is_some() {
+        if args.match_replies {
+            return Err(CliError::Usage(
+                "--match-replies matches Core NATS requests, not a stream's messages",
+            ));
+        }
         if args.subjects.len() > 1 {
             // natscli's rule: a stream is read through one consumer with one filter.
             return Err(CliError::Usage(
@@ -142,6 +153,20 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
     }
     // Every subscription's messages in one output, numbered and counted together.
     let mut subscriber = futures_util::stream::select_all(subscribers);
+    let mut replies = if args.match_replies {
+        let prefix = inbox_prefix(&client);
+        let inboxes = client.subscribe(format!("{prefix}.>")).await?;
+        if !args.raw && !args.json && args.dump.is_none() {
+            eprintln!("Matching replies with inbox prefix {prefix:?}");
+        }
+        Some(Matching {
+            prefix: format!("{prefix}."),
+            inboxes,
+            waiting: HashMap::new(),
+        })
+    } else {
+        None
+    };
     client.flush().await?;
     if let Some(dir) = args.dump.as_deref().filter(|d| !is_stdout(d)) {
         std::fs::create_dir_all(dir).map_err(|source| CliError::WriteFile {
@@ -161,9 +186,43 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
     }
     let started = Instant::now();
     let mut received = 0u64;
+    // Whether --count was reached: no more messages are read, only replies still owed.
+    let mut counted_out = false;
     loop {
-        let message = match next_within(&mut subscriber, args.wait).await {
-            Next::Item(message) => message,
+        if counted_out && replies.as_ref().is_none_or(|m| m.waiting.is_empty()) {
+            // The acks are publishes: they must leave before the process does.
+            client.flush().await?;
+            return Ok(());
+        }
+        let incoming = match replies.as_mut() {
+            Some(matching) if counted_out => next_within(&mut matching.inboxes, args.wait)
+                .await
+                .map(Incoming::Reply),
+            Some(matching) => {
+                // Messages first: a request is always read before its reply, which the
+                // server sends later on the same connection.
+                tokio::select! {
+                    biased;
+                    next = next_within(&mut subscriber, args.wait) => next.map(Incoming::Message),
+                    next = next_within(&mut matching.inboxes, args.wait) => next.map(Incoming::Reply),
+                }
+            }
+            None => next_within(&mut subscriber, args.wait)
+                .await
+                .map(Incoming::Message),
+        };
+        let message = match incoming {
+            Next::Item(Incoming::Message(message)) => message,
+            Next::Item(Incoming::Reply(reply)) => {
+                // Only a reply to a request held is shown; the client's own inbox traffic
+                // and replies to requests seen before the subscription are not.
+                if let Some(matching) = replies.as_mut()
+                    && let Some((number, request)) = matching.waiting.remove(reply.subject.as_str())
+                {
+                    show(&args, &request, number, started, Some(&reply))?;
+                }
+                continue;
+            }
             Next::Quiet => return Ok(()),
             Next::Ended => return Err(CliError::SubscriptionEnded),
         };
@@ -171,42 +230,121 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
             continue;
         }
         received += 1;
-        let shown = Shown {
-            subject: message.subject.as_str(),
-            reply: message.reply.as_ref().map(|r| r.as_str()),
-            headers: message.headers.as_ref(),
-            payload: if args.headers_only {
-                &[]
-            } else {
-                &message.payload
-            },
-        };
         if args.ack
-            && shown.reply.is_some_and(|r| r.starts_with("$JS.ACK."))
             && let Some(reply) = message.reply.clone()
+            && reply.starts_with("$JS.ACK.")
         {
             client.publish(reply, Bytes::from_static(b"+ACK")).await?;
         }
-        if let Some(dir) = &args.dump {
-            dump(dir, &message, received)?;
-        } else if args.json {
-            out::json(&shown.json())?;
-        } else if args.raw {
-            out::print_bytes(&message.payload)?;
-            out::print("\n")?;
-        } else {
-            let at = stamp(&args, OffsetDateTime::now_utc(), started.elapsed());
-            let mut title = format!("[#{received}]{at} Received on {:?}", shown.subject);
-            if let Some(reply) = shown.reply {
-                title.push_str(&format!(" with reply {reply:?}"));
+        match replies.as_mut() {
+            Some(matching)
+                if message
+                    .reply
+                    .as_ref()
+                    .is_some_and(|reply| reply.starts_with(&matching.prefix)) =>
+            {
+                let reply = message.reply.as_ref().map(ToString::to_string);
+                matching
+                    .waiting
+                    .insert(reply.unwrap_or_default(), (received, message));
             }
-            print_human(&args, &shown, &title)?;
+            _ => show(&args, &message, received, started, None)?,
         }
         if args.limit() == Some(received) {
-            // The acks above are publishes: they must leave before the process does.
-            client.flush().await?;
-            return Ok(());
+            counted_out = true;
+            // Nothing more is read from the subjects: stop the server sending it.
+            drop(subscriber);
+            subscriber = futures_util::stream::select_all(Vec::new());
         }
+    }
+}
+
+/// `--match-replies`: the requests held until their replies come.
+struct Matching {
+    /// The client's inbox prefix with its dot: a request's reply subject that starts with it
+    /// can be seen.
+    prefix: String,
+    /// The subscription to every inbox under the prefix.
+    inboxes: rnats::Subscriber,
+    /// The requests held, by reply subject, with their message numbers.
+    waiting: HashMap<String, (u64, rnats::Message)>,
+}
+
+/// A message on one of the subjects, or a message on an inbox (`--match-replies`).
+enum Incoming {
+    Message(rnats::Message),
+    Reply(rnats::Message),
+}
+
+/// The prefix of the client's inboxes (`_INBOX` unless the connection sets its own).
+fn inbox_prefix(client: &rnats::Client) -> String {
+    let inbox = client.new_inbox();
+    match inbox.rsplit_once('.') {
+        Some((prefix, _)) => prefix.to_owned(),
+        None => inbox,
+    }
+}
+
+/// Writes one message as the output flags ask, the `number`th received; with `reply`, the
+/// reply matched to it after it (`--match-replies`).
+fn show(
+    args: &SubArgs,
+    message: &rnats::Message,
+    number: u64,
+    started: Instant,
+    reply: Option<&rnats::Message>,
+) -> Result<(), CliError> {
+    let shown = shown(args, message);
+    if let Some(dir) = &args.dump {
+        dump(dir, message, &number.to_string())?;
+        if let Some(reply) = reply {
+            dump(dir, reply, &format!("{number}_reply"))?;
+        }
+    } else if args.json {
+        let mut object = shown.json();
+        if let Some(reply) = reply {
+            object.insert(
+                "matched_reply".into(),
+                Value::Object(self::shown(args, reply).json()),
+            );
+        }
+        out::json(&object)?;
+    } else if args.raw {
+        out::print_bytes(&message.payload)?;
+        out::print("\n")?;
+        if let Some(reply) = reply {
+            out::print_bytes(&reply.payload)?;
+            out::print("\n")?;
+        }
+    } else {
+        let at = stamp(args, OffsetDateTime::now_utc(), started.elapsed());
+        let mut title = format!("[#{number}]{at} Received on {:?}", shown.subject);
+        if let Some(reply) = shown.reply {
+            title.push_str(&format!(" with reply {reply:?}"));
+        }
+        print_human(args, &shown, &title)?;
+        if let Some(reply) = reply {
+            let title = format!(
+                "[#{number}]{at} Matched reply on {:?}",
+                reply.subject.as_str()
+            );
+            print_human(args, &self::shown(args, reply), &title)?;
+        }
+    }
+    Ok(())
+}
+
+/// What is shown of `message`: its body left out with --headers-only.
+fn shown<'a>(args: &SubArgs, message: &'a rnats::Message) -> Shown<'a> {
+    Shown {
+        subject: message.subject.as_str(),
+        reply: message.reply.as_ref().map(|r| r.as_str()),
+        headers: message.headers.as_ref(),
+        payload: if args.headers_only {
+            &[]
+        } else {
+            &message.payload
+        },
     }
 }
 
@@ -218,6 +356,17 @@ enum Next<T> {
     Quiet,
     /// The subscription ended.
     Ended,
+}
+
+impl<T> Next<T> {
+    /// The item changed by `f`, or the same outcome without one.
+    fn map<U>(self, f: impl FnOnce(T) -> U) -> Next<U> {
+        match self {
+            Next::Item(item) => Next::Item(f(item)),
+            Next::Quiet => Next::Quiet,
+            Next::Ended => Next::Ended,
+        }
+    }
 }
 
 /// The next item of `messages`, waiting at most `wait` when given.
@@ -297,8 +446,8 @@ fn is_stdout(dir: &Path) -> bool {
 
 /// Writes `message` as natscli's `--dump` does: Go's JSON form of a message (`Subject`,
 /// `Reply`, `Header` as lists of values, `Data` in base64), into `DIR/N.json` (N the stream
-/// sequence of a JetStream message, else `count`), or to stdout ending in a NUL.
-fn dump(dir: &Path, message: &rnats::Message, count: u64) -> Result<(), CliError> {
+/// sequence of a JetStream message, else `name`), or to stdout ending in a NUL.
+fn dump(dir: &Path, message: &rnats::Message, name: &str) -> Result<(), CliError> {
     let headers = message
         .headers
         .as_ref()
@@ -314,8 +463,8 @@ fn dump(dir: &Path, message: &rnats::Message, count: u64) -> Result<(), CliError
     if is_stdout(dir) {
         return out::print(&format!("{text}\0"));
     }
-    let sequence = stream_sequence(message).unwrap_or(count);
-    let path = dir.join(format!("{sequence}.json"));
+    let name = stream_sequence(message).map_or_else(|| name.to_owned(), |seq| seq.to_string());
+    let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, text).map_err(|source| CliError::WriteFile { path, source })
 }
 

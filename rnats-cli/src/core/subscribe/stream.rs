@@ -147,7 +147,7 @@ fn show_stored(
     received: u64,
 ) -> Result<(), CliError> {
     if let Some(dir) = &args.dump {
-        return dump(dir, message, received);
+        return dump(dir, message, &received.to_string());
     }
     if args.raw {
         out::print_bytes(&message.payload)?;
