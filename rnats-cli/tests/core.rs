@@ -690,6 +690,57 @@ fn sub_match_replies_shows_each_request_with_its_reply() {
 }
 
 #[test]
+fn reply_command_takes_any_body_and_outlives_a_command_that_cannot_run() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let rnats = Rnats::new();
+    // A body larger than a pipe holds, and than an environment variable may be: `cat` gets
+    // it all on its standard input and gives it all back (NATS_REQUEST_BODY is left out).
+    let mut cat = rnats.spawn_ready(
+        &[
+            "reply",
+            "svc.cat",
+            "--command",
+            "cat",
+            "--count",
+            "1",
+            "-s",
+            &url,
+        ],
+        "Listening on",
+    );
+    let body = "x".repeat(300_000);
+    let out = rnats.run_with_input(&["req", "svc.cat", "--raw", "-s", &url], body.as_bytes());
+    assert_success(&out, &["req", "svc.cat"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), body);
+    assert_success(&cat.finish(), &["reply", "--command", "cat"]);
+
+    // A program that is not there: an empty answer, a line on stderr, and the responder
+    // goes on to its next request.
+    let mut missing = rnats.spawn_ready(
+        &[
+            "reply",
+            "svc.none",
+            "--command",
+            "/nonexistent/rnats-test-program",
+            "--count",
+            "2",
+            "-s",
+            &url,
+        ],
+        "Listening on",
+    );
+    for _ in 0..2 {
+        let out = rnats.ok(&["req", "svc.none", "x", "--raw", "-s", &url]);
+        assert_eq!(out.trim_end(), "", "an empty answer");
+    }
+    let out = missing.finish();
+    assert_success(&out, &["reply", "--command", "/nonexistent/..."]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(said.matches("cannot run").count(), 2, "{said}");
+}
+
+#[test]
 fn sub_and_reply_take_count_0_as_no_limit() {
     let server = NatsServer::with_jetstream();
     let url = server.url();

@@ -6,6 +6,7 @@ mod health_checks;
 mod js_publish;
 mod latency;
 mod messages;
+pub(crate) mod pipe;
 mod publish;
 mod reply;
 mod request;

@@ -1,14 +1,12 @@
 //! `rnats reply`: answer requests on a subject with a fixed body, the request itself, or
 //! what a command prints.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use bytes::Bytes;
 use clap::Args;
 use futures_util::StreamExt;
 use rnats::HeaderMap;
 
+use super::pipe;
 use super::show::Shown;
 use super::template::{HeaderTemplates, Template, Use};
 use crate::conn::ConnArgs;
@@ -34,7 +32,8 @@ pub(crate) struct ReplyArgs {
     /// and run without a shell, as natscli runs it: no pipes or `;`. `{{0}}`, `{{1}}`, ... in
     /// it are the request subject's tokens and {{Request}} its body, other templates as in
     /// the body, filled in within the word that holds them (a request never adds words);
-    /// the command sees NATS_REQUEST_SUBJECT and NATS_REQUEST_BODY, as in natscli.
+    /// the command sees NATS_REQUEST_SUBJECT and NATS_REQUEST_BODY, as in natscli (the body
+    /// only when it fits in a variable: up to 128 KiB, no NUL byte).
     #[arg(long, value_name = "CMD", conflicts_with = "body")]
     command: Option<String>,
     /// Echo each request back (the default without a body or command).
@@ -109,7 +108,7 @@ pub(crate) async fn run(args: ReplyArgs, conn: &ConnArgs) -> Result<(), CliError
             (Some(template), _) => Bytes::from(template.render_reply(n, &request.payload)),
             (None, Some(words)) => {
                 let argv = command_argv(words, &request, n);
-                run_command(argv, request.subject.as_str(), &request.payload).await?
+                run_command(argv, &request, n).await
             }
             (None, None) => {
                 headers = Some(echoed_headers(headers, request.headers.as_ref(), n));
@@ -186,40 +185,27 @@ fn with_subject_tokens(word: &str, subject: &str) -> String {
 }
 
 /// Runs the program `argv[0]` with the rest as its arguments, no shell between, the request
-/// body on its standard input and in NATS_REQUEST_BODY, and the subject in
+/// body on its standard input and in NATS_REQUEST_BODY (left out when the body cannot be an
+/// environment variable: over 128 KiB, or holding a NUL byte), and the subject in
 /// NATS_REQUEST_SUBJECT; its standard output is the reply. A command that fails still
-/// answers, with what it printed.
-async fn run_command(argv: Vec<String>, subject: &str, body: &Bytes) -> Result<Bytes, CliError> {
-    let subject = subject.to_owned();
-    let input = body.clone();
-    let failed = {
-        let command = argv.join(" ");
-        move |source| CliError::Command { command, source }
-    };
-    tokio::task::spawn_blocking(move || {
-        let Some((program, arguments)) = argv.split_first() else {
-            return Err(std::io::Error::other("no program to run"));
-        };
-        let mut child = Command::new(program)
-            .args(arguments)
-            .env("NATS_REQUEST_SUBJECT", &subject)
-            .env(
-                "NATS_REQUEST_BODY",
-                String::from_utf8_lossy(&input).as_ref(),
-            )
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()?;
-        if let Some(mut stdin) = child.stdin.take() {
-            // A command that does not read its input closes the pipe early; that is fine.
-            let _ = stdin.write_all(&input);
+/// answers, with what it printed; one that cannot be run at all answers with an empty body,
+/// and the responder goes on, as natscli's does.
+async fn run_command(argv: Vec<String>, request: &rnats::Message, n: u64) -> Bytes {
+    let command = argv.join(" ");
+    let variables = [
+        pipe::variable("NATS_REQUEST_SUBJECT", request.subject.as_bytes()),
+        pipe::variable("NATS_REQUEST_BODY", &request.payload),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    match pipe::run(argv, variables, request.payload.clone()).await {
+        Ok(output) => Bytes::from(output.stdout),
+        Err(error) => {
+            eprintln!("[#{n}] cannot run {command:?}: {error}; answered with an empty body");
+            Bytes::new()
         }
-        let output = child.wait_with_output()?;
-        Ok(Bytes::from(output.stdout))
-    })
-    .await?
-    .map_err(failed)
+    }
 }
 
 #[cfg(test)]

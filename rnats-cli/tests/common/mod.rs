@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -177,8 +177,12 @@ impl Rnats {
             .spawn()
             .expect("rnats runs");
         let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+        // Read all along, so that a command printing more than a pipe holds never waits
+        // on the test.
+        let stdout = read_in_background(child.stdout.take().expect("stdout"));
         let mut running = Running {
             child: Some(child),
+            stdout: Some(stdout),
             stderr: None,
             ready: String::new(),
         };
@@ -199,15 +203,30 @@ impl Rnats {
                 break;
             }
         }
-        running.stderr = Some(stderr);
+        running.stderr = Some(read_in_background(stderr));
         running
     }
+}
+
+/// Reads `from` to its end on a thread of its own.
+fn read_in_background(
+    mut from: impl std::io::Read + Send + 'static,
+) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut all = Vec::new();
+        // A read error ends what is kept; the test then sees less output than expected.
+        let _ = from.read_to_end(&mut all);
+        all
+    })
 }
 
 /// A background `rnats`, killed when dropped unfinished.
 pub struct Running {
     child: Option<Child>,
-    stderr: Option<BufReader<ChildStderr>>,
+    /// Its standard output, read as it comes.
+    stdout: Option<std::thread::JoinHandle<Vec<u8>>>,
+    /// Its standard error after the ready line, read as it comes.
+    stderr: Option<std::thread::JoinHandle<Vec<u8>>>,
     ready: String,
 }
 
@@ -252,15 +271,16 @@ impl Running {
 
     /// Waits for the command to end and returns its output (stderr after the ready line).
     pub fn finish(&mut self) -> Output {
-        let child = self.child.take().expect("still running");
-        let mut rest = Vec::new();
-        if let Some(mut stderr) = self.stderr.take() {
-            std::io::Read::read_to_end(&mut stderr, &mut rest).expect("read stderr");
+        let mut child = self.child.take().expect("still running");
+        let status = child.wait().expect("rnats ends");
+        let joined = |reader: Option<std::thread::JoinHandle<Vec<u8>>>| {
+            reader.map_or_else(Vec::new, |reader| reader.join().expect("reader thread"))
+        };
+        Output {
+            status,
+            stdout: joined(self.stdout.take()),
+            stderr: joined(self.stderr.take()),
         }
-        let mut out = child.wait_with_output().expect("rnats ends");
-        rest.extend_from_slice(&out.stderr);
-        out.stderr = rest;
-        out
     }
 }
 

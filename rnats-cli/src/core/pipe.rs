@@ -1,0 +1,104 @@
+//! Running a command over a message body: `reply --command` answers with what it prints, and
+//! the body goes in on its standard input.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use bytes::Bytes;
+
+/// The longest value an environment variable may have on Linux (`MAX_ARG_STRLEN`, 32 pages
+/// of 4 KiB, counting `NAME=` and the closing NUL); a longer one makes the program fail to
+/// start at all (E2BIG).
+const LONGEST_VARIABLE: usize = 32 * 4096;
+
+/// `value` as the variable `name` of a program to start, if it can be one: a body that
+/// holds a NUL byte, or is too long, cannot (the program then starts without it).
+pub(crate) fn variable(name: &'static str, value: &[u8]) -> Option<(&'static str, OsString)> {
+    if value.contains(&0) || name.len() + 1 + value.len() + 1 > LONGEST_VARIABLE {
+        return None;
+    }
+    Some((
+        name,
+        OsString::from(String::from_utf8_lossy(value).into_owned()),
+    ))
+}
+
+/// Runs the program `argv[0]` with the rest as its arguments (no shell between) and the
+/// `variables` added to this process's environment, `input` on its standard input, and
+/// gathers its standard output; its standard error goes to ours. `input` is written from a
+/// thread of its own while the output is read, so a command that prints before it has read
+/// all of its input (`cat`) cannot stall on a full pipe.
+pub(crate) async fn run(
+    argv: Vec<String>,
+    variables: Vec<(&'static str, OsString)>,
+    input: Bytes,
+) -> std::io::Result<Output> {
+    tokio::task::spawn_blocking(move || {
+        let Some((program, arguments)) = argv.split_first() else {
+            return Err(std::io::Error::other("no program to run"));
+        };
+        let mut child = Command::new(program)
+            .args(arguments)
+            .envs(variables)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let writer = child.stdin.take().map(|mut stdin| {
+            std::thread::spawn(move || {
+                // A command that does not read its input closes the pipe early; that is
+                // fine. Dropping `stdin` at the end closes it, which ends the input.
+                let _ = stdin.write_all(&input);
+            })
+        });
+        let output = child.wait_with_output();
+        if let Some(writer) = writer {
+            // The writer ends once the input is written or the pipe closed, and the pipe
+            // closed when the command exited: this does not wait long.
+            let _ = writer.join();
+        }
+        output
+    })
+    .await
+    .map_err(std::io::Error::other)?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_becomes_a_variable_only_when_a_program_can_take_it() {
+        let (name, value) = variable("BODY", b"hello").expect("fits");
+        assert_eq!((name, value), ("BODY", OsString::from("hello")));
+        assert!(variable("BODY", b"a\0b").is_none(), "a NUL ends the text");
+        let longest = vec![b'a'; LONGEST_VARIABLE - "BODY=".len() - 1];
+        assert!(variable("BODY", &longest).is_some());
+        let longer = vec![b'a'; longest.len() + 1];
+        assert!(variable("BODY", &longer).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_command_that_echoes_more_than_a_pipe_holds_is_fed_and_read_at_once() {
+        // Four times what a Linux pipe buffers: writing it all before reading would stall.
+        let input = Bytes::from(vec![b'x'; 256 * 1024]);
+        let output = run(vec!["cat".to_owned()], Vec::new(), input.clone())
+            .await
+            .expect("cat runs");
+        assert!(output.status.success());
+        assert_eq!(output.stdout, input);
+    }
+
+    #[tokio::test]
+    async fn a_program_that_is_not_there_is_an_error_not_a_panic() {
+        let error = run(
+            vec!["/nonexistent/rnats-test-program".to_owned()],
+            Vec::new(),
+            Bytes::new(),
+        )
+        .await
+        .expect_err("nothing to run");
+        assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+    }
+}
