@@ -195,6 +195,15 @@ fn add_select_ls_rm_round_trip_in_natscli_format() {
         "a colon in a name is escaped for the shell"
     );
     rnats.ok(&["context", "rm", "at:host", "--force"]);
+    // A context that does not load is left out of every listing, with a line on stderr.
+    std::fs::write(rnats.nats_dir().join("context/broken.json"), "{").expect("write");
+    let out = rnats.run(&["context", "ls", "--names"]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "local\nother\n");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("Could not load context broken"), "{said}");
+    assert!(rnats.ok(&["context", "ls"]).contains("other"));
+    std::fs::remove_file(rnats.nats_dir().join("context/broken.json")).expect("remove");
 
     rnats.ok(&["context", "select", "other"]);
     let previous =

@@ -6,6 +6,9 @@ mod common;
 use common::{Rnats, assert_success, json_lines};
 use rnats_test_server::NatsServer;
 
+/// The longest a background command in these tests may take to end.
+const WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
 #[test]
 fn pub_and_sub_round_trip_with_templates_and_headers() {
     let server = NatsServer::start();
@@ -603,10 +606,10 @@ fn sub_match_replies_shows_each_request_with_its_reply() {
     rnats.ok(&["req", "svc.echo", "ping", "-s", &url]);
     rnats.ok(&["pub", "svc.note", "hello", "-s", &url]);
     rnats.ok(&["req", "svc.echo", "again", "-s", &url]);
-    let out = sub.finish();
+    let out = sub.finish_within(WAIT);
     assert_success(&out, &["sub", "--match-replies"]);
     let shown = json_lines(&String::from_utf8_lossy(&out.stdout));
-    let summary: Vec<(&str, &str, Option<&str>)> = shown
+    let mut summary: Vec<(&str, &str, Option<&str>)> = shown
         .iter()
         .map(|m| {
             (
@@ -616,16 +619,19 @@ fn sub_match_replies_shows_each_request_with_its_reply() {
             )
         })
         .collect();
+    // Shown as each is complete: the plain message may come before the first match.
+    summary.sort();
     assert_eq!(
         summary,
         [
+            ("svc.echo", "again", Some("pong 1")),
             ("svc.echo", "ping", Some("pong 0")),
             ("svc.note", "hello", None),
-            ("svc.echo", "again", Some("pong 1")),
         ]
     );
+    let ping = shown.iter().find(|m| m["data"] == "ping").expect("ping");
     assert_eq!(
-        shown[0]["reply"], shown[0]["matched_reply"]["subject"],
+        ping["reply"], ping["matched_reply"]["subject"],
         "the reply came on the request's reply subject"
     );
 
@@ -643,7 +649,7 @@ fn sub_match_replies_shows_each_request_with_its_reply() {
         "Subscribed to",
     );
     rnats.ok(&["req", "svc.echo", "ping", "-s", &url]);
-    let out = sub.finish();
+    let out = sub.finish_within(WAIT);
     assert_success(&out, &["sub", "--match-replies"]);
     let text = String::from_utf8_lossy(&out.stdout);
     let titles: Vec<&str> = text.lines().filter(|l| l.starts_with("[#")).collect();
@@ -676,7 +682,10 @@ fn sub_match_replies_shows_each_request_with_its_reply() {
         "Subscribed to",
     );
     rnats.ok(&["req", "svc.echo", "dumped", "-s", &url]);
-    assert_success(&sub.finish(), &["sub", "--match-replies", "--dump"]);
+    assert_success(
+        &sub.finish_within(WAIT),
+        &["sub", "--match-replies", "--dump"],
+    );
     let read = |name: &str| -> serde_json::Value {
         let path = dir.path().join(name);
         serde_json::from_slice(&std::fs::read(&path).expect("dumped")).expect("JSON")
@@ -687,6 +696,64 @@ fn sub_match_replies_shows_each_request_with_its_reply() {
 
     let line = rnats.fails(&["sub", "s", "--all", "--match-replies", "-s", &url]);
     assert!(line.contains("Core NATS"), "{line}");
+}
+
+#[test]
+fn sub_match_replies_shows_unanswered_requests_and_waits_only_for_its_own_traffic() {
+    let server = NatsServer::start();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let mut sub = rnats.spawn_ready(
+        &[
+            "sub",
+            "ask",
+            "--match-replies",
+            "--wait",
+            "1s",
+            "-j",
+            "-s",
+            &url,
+        ],
+        "Subscribed to",
+    );
+    // A request nobody answers is shown, without a reply, when the sub goes quiet.
+    rnats.ok(&[
+        "pub",
+        "ask",
+        "anyone?",
+        "--reply",
+        "_INBOX.nobody",
+        "-s",
+        &url,
+    ]);
+    // Replies to other clients' requests keep coming on the account's inboxes; they match
+    // nothing held, so they must not keep a quiet sub alive past --wait.
+    let mut chatter = rnats
+        .command(&[
+            "pub",
+            "_INBOX.other.reply",
+            "not yours",
+            "--count",
+            "400",
+            "--sleep",
+            "50ms",
+            "-s",
+            &url,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("rnats pub runs");
+    let out = sub.finish_within(WAIT);
+    // Only the child this test started.
+    let _ = chatter.kill();
+    let _ = chatter.wait();
+    assert_success(&out, &["sub", "--match-replies", "--wait"]);
+    let shown = json_lines(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert_eq!(shown[0]["data"], "anyone?");
+    assert_eq!(shown[0]["reply"], "_INBOX.nobody");
+    assert!(shown[0].get("matched_reply").is_none());
 }
 
 #[test]
@@ -738,6 +805,86 @@ fn reply_command_takes_any_body_and_outlives_a_command_that_cannot_run() {
     assert_success(&out, &["reply", "--command", "/nonexistent/..."]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(said.matches("cannot run").count(), 2, "{said}");
+}
+
+#[test]
+fn translate_shows_each_body_as_the_command_prints_it() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    let s = ["-s", url.as_str()];
+    let run = |args: &[&str]| rnats.ok(&[args, &s[..]].concat());
+    let upper = ["--translate", "tr a-z A-Z"];
+
+    // req: each reply's body.
+    let _reply = rnats.spawn_ready(&["reply", "svc.echo", "-s", &url], "Listening on");
+    let out = run(&[&["req", "svc.echo", "hello", "--raw"][..], &upper[..]].concat());
+    assert_eq!(out, "HELLO\n");
+
+    // sub: each message's body; {{Subject}} is the message's subject.
+    let mut sub = rnats.spawn_ready(
+        &[
+            "sub",
+            "t.>",
+            "--count",
+            "2",
+            "--raw",
+            "--translate",
+            "echo {{Subject}}",
+            "-s",
+            &url,
+        ],
+        "Subscribed to",
+    );
+    run(&["pub", "t.a", "ignored"]);
+    run(&["pub", "t.b", "ignored"]);
+    let out = sub.finish();
+    assert_success(&out, &["sub", "--translate"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "t.a\nt.b\n");
+
+    // A stream's messages, in sub, stream view and stream get; {{Stream}} is its name.
+    run(&["stream", "add", "T", "--subjects", "t.>", "--defaults"]);
+    run(&["pub", "t.c", "stored"]);
+    let out = run(&[
+        &["sub", "--stream", "T", "--raw", "--count", "1"][..],
+        &upper[..],
+    ]
+    .concat());
+    assert_eq!(out, "STORED\n");
+    let out = run(&[
+        "stream",
+        "view",
+        "T",
+        "--raw",
+        "--translate",
+        "echo {{Stream}}/{{Subject}}",
+    ]);
+    assert_eq!(out, "T/t.c\n");
+    let got = rnats.json(
+        &[
+            &["stream", "get", "T", "1", "--json"][..],
+            &upper[..],
+            &s[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(got["data"], "STORED");
+
+    // A command that fails leaves the body as it was, and says so.
+    let out = rnats.run(&[
+        "req",
+        "svc.echo",
+        "kept",
+        "--raw",
+        "--translate",
+        "false",
+        "-s",
+        &url,
+    ]);
+    assert_success(&out, &["req", "--translate", "false"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "kept\n");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("Error while translating"), "{said}");
 }
 
 #[test]

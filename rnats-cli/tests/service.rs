@@ -150,6 +150,20 @@ fn service_request_sends_to_the_endpoint_its_info_names() {
         ]),
         "11\n12\n"
     );
+    // natscli's --translate: the reply's body through a command.
+    assert_eq!(
+        run(&[
+            "service",
+            "request",
+            "adder",
+            "sum",
+            "1,2",
+            "--raw",
+            "--translate",
+            "sed s/^/sum=/",
+        ]),
+        "sum=3\n"
+    );
     // No body and standard input piped: the input is the body.
     let out = rnats.run_with_input(
         &[&["service", "request", "adder", "sum", "--raw"][..], &s[..]].concat(),

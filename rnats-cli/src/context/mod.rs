@@ -296,71 +296,79 @@ enum ListForm {
 
 fn list(store: &Store, form: ListForm) -> Result<(), CliError> {
     let selected = store.selected()?;
-    let names = store.list()?;
-    if form == ListForm::Names {
-        for name in names {
-            println!("{name}");
+    // As natscli: a context that does not load is left out, with a line on stderr (none for
+    // completion, which has no room for errors).
+    let mut contexts = Vec::new();
+    for name in store.list()? {
+        match store.context(&name) {
+            Ok(context) => contexts.push((name, context)),
+            Err(error) if form != ListForm::Completion => {
+                eprintln!("Could not load context {name}: {error}");
+            }
+            Err(_) => {}
         }
-        return Ok(());
     }
-    if form == ListForm::Completion {
-        for name in names {
-            // A context that does not load is left out: completion has no room for errors.
-            let Ok(context) = store.context(&name) else {
-                continue;
-            };
-            let mark = if selected.as_deref() == Some(&name) {
-                "*"
-            } else {
-                ""
-            };
-            let escaped = name.replace(':', "\\:");
-            let description = context.description().unwrap_or_default();
-            println!("{escaped}{mark}:{description}");
-        }
-        return Ok(());
-    }
-    if form == ListForm::Json {
-        let mut all = Vec::new();
-        for name in names {
-            let context = store.context(&name)?;
-            let mut entry = Map::new();
-            entry.insert("name".into(), Value::String(name.clone()));
-            entry.insert(
-                "selected".into(),
-                Value::Bool(selected.as_deref() == Some(&name)),
-            );
-            entry.insert(
-                "description".into(),
-                Value::String(context.description().unwrap_or_default().to_owned()),
-            );
-            entry.insert(
-                "url".into(),
-                Value::String(context.url().unwrap_or_default().to_owned()),
-            );
-            all.push(Value::Object(entry));
-        }
-        return out::json(&all);
-    }
-    if names.is_empty() {
-        eprintln!("No contexts; make one with `rnats context add NAME --server URL`");
-        return Ok(());
-    }
-    let mut table = Table::new(["Name", "Description", "URL"]);
-    for name in names {
-        let context = store.context(&name)?;
-        let mark = if selected.as_deref() == Some(&name) {
+    let mark = |name: &str| {
+        if selected.as_deref() == Some(name) {
             "*"
         } else {
             ""
-        };
-        table.row(vec![
-            format!("{name}{mark}"),
-            context.description().unwrap_or_default().to_owned(),
-            context.url().unwrap_or_default().to_owned(),
-        ]);
+        }
+    };
+    match form {
+        ListForm::Names => {
+            for (name, _) in &contexts {
+                println!("{name}");
+            }
+            Ok(())
+        }
+        ListForm::Completion => {
+            for (name, context) in &contexts {
+                let escaped = name.replace(':', "\\:");
+                let description = context.description().unwrap_or_default();
+                println!("{escaped}{}:{description}", mark(name));
+            }
+            Ok(())
+        }
+        ListForm::Json => {
+            let all: Vec<Value> = contexts
+                .iter()
+                .map(|(name, context)| {
+                    let mut entry = Map::new();
+                    entry.insert("name".into(), Value::String(name.clone()));
+                    entry.insert(
+                        "selected".into(),
+                        Value::Bool(selected.as_deref() == Some(name)),
+                    );
+                    entry.insert(
+                        "description".into(),
+                        Value::String(context.description().unwrap_or_default().to_owned()),
+                    );
+                    entry.insert(
+                        "url".into(),
+                        Value::String(context.url().unwrap_or_default().to_owned()),
+                    );
+                    Value::Object(entry)
+                })
+                .collect();
+            out::json(&all)
+        }
+        ListForm::Table if contexts.is_empty() => {
+            eprintln!("No contexts; make one with `rnats context add NAME --server URL`");
+            Ok(())
+        }
+        ListForm::Table => {
+            let mut table = Table::new(["Name", "Description", "URL"]);
+            for (name, context) in &contexts {
+                table.row(vec![
+                    format!("{name}{}", mark(name)),
+                    context.description().unwrap_or_default().to_owned(),
+                    context.url().unwrap_or_default().to_owned(),
+                ]);
+            }
+            table.print()
+        }
     }
-    table.print()
 }
 
 fn save(store: &Store, add: &AddArgs, conn: &ConnArgs, must_exist: bool) -> Result<(), CliError> {

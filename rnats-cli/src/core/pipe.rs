@@ -1,5 +1,6 @@
 //! Running a command over a message body: `reply --command` answers with what it prints, and
-//! the body goes in on its standard input.
+//! `--translate` shows what it prints instead of the body; the body goes in on its standard
+//! input.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -64,9 +65,112 @@ pub(crate) async fn run(
     .map_err(std::io::Error::other)?
 }
 
+/// natscli's `--translate CMD`: each body is shown as CMD prints it, the body on CMD's
+/// standard input. CMD is split into words once, as a shell would split it, and run without
+/// a shell; `{{Subject}}` and `{{Stream}}` in a word are the message's subject and stream
+/// (empty outside a stream), as in natscli.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Translate {
+    words: Vec<String>,
+}
+
+impl Translate {
+    /// Parses `--translate`'s command (a clap value parser).
+    pub(crate) fn parse(command: &str) -> Result<Translate, String> {
+        match shlex::split(command) {
+            Some(words) if !words.is_empty() => Ok(Translate { words }),
+            Some(_) => Err("the command is empty".to_owned()),
+            None => Err("a quote is not closed".to_owned()),
+        }
+    }
+
+    /// `body` as the command prints it for a message on `subject` in `stream`, one trailing
+    /// newline dropped (the body is printed with one). A command that cannot run, or fails,
+    /// leaves the body as it was, with a line on stderr saying why.
+    pub(crate) async fn body(&self, body: &Bytes, subject: &str, stream: &str) -> Bytes {
+        let argv: Vec<String> = self
+            .words
+            .iter()
+            .map(|word| fill(&fill(word, "Subject", subject), "Stream", stream))
+            .collect();
+        let command = argv.join(" ");
+        match run(argv, Vec::new(), body.clone()).await {
+            Ok(output) if output.status.success() => {
+                let mut text = output.stdout;
+                if text.last() == Some(&b'\n') {
+                    text.pop();
+                }
+                Bytes::from(text)
+            }
+            Ok(output) => {
+                eprintln!(
+                    "Error while translating the body on {subject:?}: {command:?} {}",
+                    output.status
+                );
+                body.clone()
+            }
+            Err(error) => {
+                eprintln!(
+                    "Error while translating the body on {subject:?}: cannot run {command:?}: {error}"
+                );
+                body.clone()
+            }
+        }
+    }
+}
+
+/// `word` with `{{NAME}}` (spaces inside the braces allowed) replaced by `value`.
+fn fill(word: &str, name: &str, value: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    let mut rest = word;
+    while let Some(start) = rest.find("{{") {
+        let Some(len) = rest[start..].find("}}") else {
+            break;
+        };
+        let inside = rest[start + 2..start + len].trim();
+        out.push_str(&rest[..start]);
+        if inside == name {
+            out.push_str(value);
+        } else {
+            out.push_str(&rest[start..start + len + 2]);
+        }
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn translate_placeholders_fill_their_word_only() {
+        assert_eq!(fill("s={{Subject}}", "Subject", "a.b"), "s=a.b");
+        assert_eq!(
+            fill("{{ Subject }}{{Stream}}", "Subject", "x"),
+            "x{{Stream}}"
+        );
+        assert_eq!(fill("{{Other}} {{", "Subject", "x"), "{{Other}} {{");
+        let translate = Translate::parse("jq -r '.name' --arg s {{Subject}}").expect("parses");
+        assert_eq!(
+            translate.words,
+            ["jq", "-r", ".name", "--arg", "s", "{{Subject}}"]
+        );
+        assert!(Translate::parse("'open").is_err());
+        assert!(Translate::parse("  ").is_err());
+    }
+
+    #[tokio::test]
+    async fn a_translated_body_is_what_the_command_prints() {
+        let upper = Translate::parse("tr a-z A-Z").expect("parses");
+        let body = Bytes::from_static(b"hello\n");
+        assert_eq!(upper.body(&body, "s", "").await, "HELLO");
+        let named = Translate::parse("echo {{Stream}}/{{Subject}}").expect("parses");
+        assert_eq!(named.body(&body, "a.b", "ORDERS").await, "ORDERS/a.b");
+        let failing = Translate::parse("false").expect("parses");
+        assert_eq!(failing.body(&body, "s", "").await, body, "kept as it was");
+    }
 
     #[test]
     fn a_body_becomes_a_variable_only_when_a_program_can_take_it() {

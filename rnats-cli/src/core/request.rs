@@ -9,6 +9,7 @@ use clap::Args;
 use futures_util::StreamExt;
 
 use super::messages::{Message, Messages, SendOn};
+use super::pipe::Translate;
 use super::show::Shown;
 use super::template::TemplateFlags;
 use crate::conn::ConnArgs;
@@ -62,6 +63,10 @@ pub(crate) struct RequestFlags {
     /// Read the body from standard input even when one is given (natscli's flag).
     #[arg(long)]
     force_stdin: bool,
+    /// Show each reply's body as this command prints it, the body on its standard input
+    /// (split as a shell would, run without one; {{Subject}} is the reply's subject).
+    #[arg(long, value_name = "CMD", value_parser = Translate::parse)]
+    translate: Option<Translate>,
     #[command(flatten)]
     templates: TemplateFlags,
 }
@@ -182,7 +187,7 @@ async fn collect_replies(
     let mut replies = request.await.map_err(CliError::Request)?;
     let mut got = 0u64;
     while let Some(reply) = replies.next().await {
-        let reply = match reply {
+        let mut reply = match reply {
             Ok(reply) => reply,
             Err(e) if e.kind() == rnats::RequestErrorKind::NoResponders => {
                 return Ok(Answered::Nobody);
@@ -191,7 +196,14 @@ async fn collect_replies(
         };
         got += 1;
         *received += 1;
-        print_reply(args, &reply, started, *received)?;
+        // Timed before any translation, which is not the server's doing.
+        let rtt = started.elapsed();
+        if let Some(translate) = &args.translate {
+            reply.payload = translate
+                .body(&reply.payload, reply.subject.as_str(), "")
+                .await;
+        }
+        print_reply(args, &reply, rtt, *received)?;
     }
     if got == 0 {
         return Err(CliError::NothingReceived {
@@ -214,7 +226,7 @@ struct Replies {
 fn print_reply(
     args: &RequestFlags,
     reply: &rnats::Message,
-    started: Instant,
+    rtt: std::time::Duration,
     n: u64,
 ) -> Result<(), CliError> {
     let shown = Shown {
@@ -227,13 +239,13 @@ fn print_reply(
         let mut object = shown.json();
         object.insert(
             "rtt_us".into(),
-            serde_json::Value::from(started.elapsed().as_micros() as u64),
+            serde_json::Value::from(rtt.as_micros() as u64),
         );
         out::json(&object)
     } else {
         if !args.raw {
             // On stderr, as natscli logs them: stdout holds the bodies alone.
-            eprint!("{}", received_lines(&shown, n, started.elapsed()));
+            eprint!("{}", received_lines(&shown, n, rtt));
         }
         out::print_bytes(&reply.payload)?;
         out::print("\n")

@@ -2,7 +2,6 @@
 //! `--stream` or a deliver policy (`--all`, `--last`, `--since`, ...), the messages a
 //! stream holds and then the new ones, read with an ordered consumer as natscli does.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
@@ -16,11 +15,13 @@ use std::time::{Duration, Instant};
 use rnats::jetstream::consumer::DeliverPolicy;
 use time::OffsetDateTime;
 
+use super::pipe::Translate;
 use super::show::Shown;
 use crate::conn::{ConnArgs, parse_duration};
 use crate::error::CliError;
 use crate::out;
 
+mod matching;
 mod stream;
 
 /// Options of `rnats sub`.
@@ -103,12 +104,27 @@ pub(crate) struct SubArgs {
     /// replies of the requests counted before exiting (Core NATS only).
     #[arg(long, conflicts_with_all = ["stream", "inbox"])]
     match_replies: bool,
+    /// Show each body as this command prints it, the body on its standard input (split as
+    /// a shell would, run without one; {{Subject}} and {{Stream}} are the message's). Not
+    /// with --dump, which keeps the bodies as they came.
+    #[arg(long, value_name = "CMD", value_parser = Translate::parse, conflicts_with = "dump")]
+    translate: Option<Translate>,
 }
 
 impl SubArgs {
     /// The `--count` limit; 0 means none, as in natscli.
     fn limit(&self) -> Option<u64> {
         self.count.filter(|n| *n > 0)
+    }
+
+    /// `message` with its body as `--translate` prints it, when given.
+    async fn translated(&self, mut message: rnats::Message) -> rnats::Message {
+        if let Some(translate) = &self.translate {
+            message.payload = translate
+                .body(&message.payload, message.subject.as_str(), "")
+                .await;
+        }
+        message
     }
 }
 
@@ -153,17 +169,8 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
     }
     // Every subscription's messages in one output, numbered and counted together.
     let mut subscriber = futures_util::stream::select_all(subscribers);
-    let mut replies = if args.match_replies {
-        let prefix = inbox_prefix(&client);
-        let inboxes = client.subscribe(format!("{prefix}.>")).await?;
-        if !args.raw && !args.json && args.dump.is_none() {
-            eprintln!("Matching replies with inbox prefix {prefix:?}");
-        }
-        Some(Matching {
-            prefix: format!("{prefix}."),
-            inboxes,
-            waiting: HashMap::new(),
-        })
+    let matching = if args.match_replies {
+        Some(matching::Matching::subscribe(&client, &args).await?)
     } else {
         None
     };
@@ -184,45 +191,14 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
         Some(group) => eprintln!("Subscribed to {names} in queue group {group:?}"),
         None => eprintln!("Subscribed to {names}"),
     }
+    if let Some(matching) = matching {
+        return matching::run(&args, &client, subscriber, matching).await;
+    }
     let started = Instant::now();
     let mut received = 0u64;
-    // Whether --count was reached: no more messages are read, only replies still owed.
-    let mut counted_out = false;
     loop {
-        if counted_out && replies.as_ref().is_none_or(|m| m.waiting.is_empty()) {
-            // The acks are publishes: they must leave before the process does.
-            client.flush().await?;
-            return Ok(());
-        }
-        let incoming = match replies.as_mut() {
-            Some(matching) if counted_out => next_within(&mut matching.inboxes, args.wait)
-                .await
-                .map(Incoming::Reply),
-            Some(matching) => {
-                // Messages first: a request is always read before its reply, which the
-                // server sends later on the same connection.
-                tokio::select! {
-                    biased;
-                    next = next_within(&mut subscriber, args.wait) => next.map(Incoming::Message),
-                    next = next_within(&mut matching.inboxes, args.wait) => next.map(Incoming::Reply),
-                }
-            }
-            None => next_within(&mut subscriber, args.wait)
-                .await
-                .map(Incoming::Message),
-        };
-        let message = match incoming {
-            Next::Item(Incoming::Message(message)) => message,
-            Next::Item(Incoming::Reply(reply)) => {
-                // Only a reply to a request held is shown; the client's own inbox traffic
-                // and replies to requests seen before the subscription are not.
-                if let Some(matching) = replies.as_mut()
-                    && let Some((number, request)) = matching.waiting.remove(reply.subject.as_str())
-                {
-                    show(&args, &request, number, started, Some(&reply))?;
-                }
-                continue;
-            }
+        let message = match next_within(&mut subscriber, args.wait).await {
+            Next::Item(message) => message,
             Next::Quiet => return Ok(()),
             Next::Ended => return Err(CliError::SubscriptionEnded),
         };
@@ -230,59 +206,31 @@ pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> 
             continue;
         }
         received += 1;
-        if args.ack
-            && let Some(reply) = message.reply.clone()
-            && reply.starts_with("$JS.ACK.")
-        {
-            client.publish(reply, Bytes::from_static(b"+ACK")).await?;
-        }
-        match replies.as_mut() {
-            Some(matching)
-                if message
-                    .reply
-                    .as_ref()
-                    .is_some_and(|reply| reply.starts_with(&matching.prefix)) =>
-            {
-                let reply = message.reply.as_ref().map(ToString::to_string);
-                matching
-                    .waiting
-                    .insert(reply.unwrap_or_default(), (received, message));
-            }
-            _ => show(&args, &message, received, started, None)?,
-        }
+        ack(&args, &client, &message).await?;
+        let message = args.translated(message).await;
+        show(&args, &message, received, started, None)?;
         if args.limit() == Some(received) {
-            counted_out = true;
-            // Nothing more is read from the subjects: stop the server sending it.
-            drop(subscriber);
-            subscriber = futures_util::stream::select_all(Vec::new());
+            // The acks above are publishes: they must leave before the process does.
+            client.flush().await?;
+            return Ok(());
         }
     }
 }
 
-/// `--match-replies`: the requests held until their replies come.
-struct Matching {
-    /// The client's inbox prefix with its dot: a request's reply subject that starts with it
-    /// can be seen.
-    prefix: String,
-    /// The subscription to every inbox under the prefix.
-    inboxes: rnats::Subscriber,
-    /// The requests held, by reply subject, with their message numbers.
-    waiting: HashMap<String, (u64, rnats::Message)>,
-}
-
-/// A message on one of the subjects, or a message on an inbox (`--match-replies`).
-enum Incoming {
-    Message(rnats::Message),
-    Reply(rnats::Message),
-}
-
-/// The prefix of the client's inboxes (`_INBOX` unless the connection sets its own).
-fn inbox_prefix(client: &rnats::Client) -> String {
-    let inbox = client.new_inbox();
-    match inbox.rsplit_once('.') {
-        Some((prefix, _)) => prefix.to_owned(),
-        None => inbox,
+/// `--ack`: acknowledges `message` when it is a JetStream message (its reply a `$JS.ACK.`
+/// subject).
+async fn ack(
+    args: &SubArgs,
+    client: &rnats::Client,
+    message: &rnats::Message,
+) -> Result<(), CliError> {
+    if args.ack
+        && let Some(reply) = message.reply.clone()
+        && reply.starts_with("$JS.ACK.")
+    {
+        client.publish(reply, Bytes::from_static(b"+ACK")).await?;
     }
+    Ok(())
 }
 
 /// Writes one message as the output flags ask, the `number`th received; with `reply`, the
@@ -296,9 +244,12 @@ fn show(
 ) -> Result<(), CliError> {
     let shown = shown(args, message);
     if let Some(dir) = &args.dump {
-        dump(dir, message, &number.to_string())?;
+        // natscli's names: the request's stream sequence when it has one, else its number;
+        // its reply beside it.
+        let name = stream_sequence(message).unwrap_or(number).to_string();
+        dump(dir, message, &name)?;
         if let Some(reply) = reply {
-            dump(dir, reply, &format!("{number}_reply"))?;
+            dump(dir, reply, &format!("{name}_reply"))?;
         }
     } else if args.json {
         let mut object = shown.json();
@@ -356,17 +307,6 @@ enum Next<T> {
     Quiet,
     /// The subscription ended.
     Ended,
-}
-
-impl<T> Next<T> {
-    /// The item changed by `f`, or the same outcome without one.
-    fn map<U>(self, f: impl FnOnce(T) -> U) -> Next<U> {
-        match self {
-            Next::Item(item) => Next::Item(f(item)),
-            Next::Quiet => Next::Quiet,
-            Next::Ended => Next::Ended,
-        }
-    }
 }
 
 /// The next item of `messages`, waiting at most `wait` when given.
@@ -445,8 +385,8 @@ fn is_stdout(dir: &Path) -> bool {
 }
 
 /// Writes `message` as natscli's `--dump` does: Go's JSON form of a message (`Subject`,
-/// `Reply`, `Header` as lists of values, `Data` in base64), into `DIR/N.json` (N the stream
-/// sequence of a JetStream message, else `name`), or to stdout ending in a NUL.
+/// `Reply`, `Header` as lists of values, `Data` in base64), into `DIR/NAME.json`, or to
+/// stdout ending in a NUL.
 fn dump(dir: &Path, message: &rnats::Message, name: &str) -> Result<(), CliError> {
     let headers = message
         .headers
@@ -463,7 +403,6 @@ fn dump(dir: &Path, message: &rnats::Message, name: &str) -> Result<(), CliError
     if is_stdout(dir) {
         return out::print(&format!("{text}\0"));
     }
-    let name = stream_sequence(message).map_or_else(|| name.to_owned(), |seq| seq.to_string());
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, text).map_err(|source| CliError::WriteFile { path, source })
 }

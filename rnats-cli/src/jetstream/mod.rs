@@ -282,9 +282,9 @@ pub(crate) const CONSUMER_FILE_DEFAULTS: &[(&str, &str)] =
     &[("deliver_policy", "all"), ("ack_policy", "none")];
 
 /// Writes a `--cluster` and `--tags` given into a stream's or bucket's placement, keeping
-/// what was not given (an edit that names only tags keeps the cluster). As in natscli, an
-/// empty `--cluster ""` or a lone `--tag ""` removes that part, and a placement left with
-/// neither is removed.
+/// what was not given (an edit that names only tags keeps the cluster). As in natscli's
+/// `stream edit`, an empty `--cluster ""` or a lone `--tag ""` removes that part, and a
+/// placement left with neither is removed.
 pub(crate) fn apply_placement(
     placement: &mut Option<rnats::jetstream::stream::Placement>,
     cluster: Option<String>,

@@ -214,6 +214,10 @@ enum StreamCommand {
         /// The message as JSON.
         #[arg(long, short = 'j')]
         json: bool,
+        /// Show the body as this command prints it, the body on its standard input (split
+        /// as a shell would, run without one; {{Subject}} and {{Stream}} are the message's).
+        #[arg(long, value_name = "CMD", value_parser = crate::core::pipe::Translate::parse)]
+        translate: Option<crate::core::pipe::Translate>,
     },
     /// Shows a page of messages in order: with an ordered consumer, or one get at a time
     /// from a work-queue or interest stream (which a consumer would change).
@@ -336,7 +340,8 @@ pub(crate) async fn run(args: StreamArgs, conn: &ConnArgs) -> Result<(), CliErro
             seq,
             last_for,
             json,
-        } => get(&js, name, seq, last_for, json).await,
+            translate,
+        } => get(&js, name, seq, last_for, json, translate).await,
         StreamCommand::View(args) => view(&js, args).await,
         StreamCommand::Cluster(args) => {
             crate::jetstream::stream_cluster::run(&js, args, conn).await

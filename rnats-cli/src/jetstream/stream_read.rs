@@ -17,6 +17,7 @@ use time::format_description::well_known::Rfc3339;
 
 use super::time;
 use crate::conn::parse_duration;
+use crate::core::pipe::Translate;
 use crate::core::show::Shown;
 use crate::error::CliError;
 use crate::out;
@@ -28,14 +29,19 @@ pub(super) async fn get(
     seq: Option<u64>,
     last_for: Option<String>,
     json: bool,
+    translate: Option<Translate>,
 ) -> Result<(), CliError> {
+    let print = Print {
+        shape: if json { Shape::Json } else { Shape::Human },
+        translate: translate.as_ref(),
+    };
     let stream = js
         .get_stream_no_info(&name)
         .await
         .map_err(CliError::js(format!("cannot read stream {name}")))?;
     let message = match (seq, &last_for) {
         (_, Some(filter)) if is_wildcard(filter) => {
-            return last_per_subject(js, &name, filter, json).await;
+            return last_per_subject(js, &name, filter, &print).await;
         }
         (_, Some(subject)) => stream
             .get_last_raw_message_by_subject(subject)
@@ -53,7 +59,7 @@ pub(super) async fn get(
             return Err(CliError::Usage("give a SEQ or --last-for SUBJECT"));
         }
     };
-    print_stream_message(&name, &message, json)
+    print.message(&name, message).await
 }
 
 /// Whether `subject` is a filter rather than one subject.
@@ -67,7 +73,7 @@ async fn last_per_subject(
     js: &Context,
     name: &str,
     filter: &str,
-    json: bool,
+    print: &Print<'_>,
 ) -> Result<(), CliError> {
     let action = format!("cannot get the last messages on {filter} from {name}");
     let stream = js
@@ -88,7 +94,7 @@ async fn last_per_subject(
     let mut shown = 0u64;
     while let Some(message) = messages.next().await {
         let message = message.map_err(CliError::js(action.clone()))?;
-        print_stream_message(name, &message, json)?;
+        print.message(name, message).await?;
         shown += 1;
     }
     if shown == 0 {
@@ -128,6 +134,10 @@ pub(crate) struct ViewArgs {
     /// Only the bodies, each followed by a newline (natscli's `--raw`).
     #[arg(long, conflicts_with = "json")]
     raw: bool,
+    /// Show each body as this command prints it, the body on its standard input (split as
+    /// a shell would, run without one; {{Subject}} and {{Stream}} are the message's).
+    #[arg(long, value_name = "CMD", value_parser = Translate::parse)]
+    translate: Option<Translate>,
 }
 
 /// How a stored message is printed.
@@ -154,10 +164,13 @@ pub(super) async fn view(js: &Context, args: ViewArgs) -> Result<(), CliError> {
         .await
         .map_err(CliError::js(format!("cannot read stream {name}")))?;
     let count = args.size.unwrap_or(args.count) as u64;
-    let shape = match (args.json, args.raw) {
-        (true, _) => Shape::Json,
-        (false, true) => Shape::Raw,
-        (false, false) => Shape::Human,
+    let print = Print {
+        shape: match (args.json, args.raw) {
+            (true, _) => Shape::Json,
+            (false, true) => Shape::Raw,
+            (false, false) => Shape::Human,
+        },
+        translate: args.translate.as_ref(),
     };
     let filter = args.subject.as_deref().filter(|s| !s.is_empty());
     let start = match (args.start, args.since) {
@@ -166,9 +179,9 @@ pub(super) async fn view(js: &Context, args: ViewArgs) -> Result<(), CliError> {
         (None, None) => Start::First,
     };
     match stream.cached_info().config.retention {
-        RetentionPolicy::Limits => view_ordered(&stream, name, count, start, filter, shape).await,
+        RetentionPolicy::Limits => view_ordered(&stream, name, count, start, filter, &print).await,
         RetentionPolicy::WorkQueue | RetentionPolicy::Interest => {
-            view_by_gets(js, &stream, name, count, start, filter, shape).await
+            view_by_gets(js, &stream, name, count, start, filter, &print).await
         }
     }
 }
@@ -188,7 +201,7 @@ async fn view_ordered(
     count: u64,
     start: Start,
     filter: Option<&str>,
-    shape: Shape,
+    print: &Print<'_>,
 ) -> Result<(), CliError> {
     let deliver_policy = match start {
         Start::Sequence(start_sequence) => DeliverPolicy::ByStartSequence { start_sequence },
@@ -218,7 +231,7 @@ async fn view_ordered(
         .await
         .map_err(CliError::js(format!("cannot read stream {name}")))?;
     let mut shown = 0u64;
-    let result = show_messages(&mut messages, name, wanted, shape, &mut shown).await;
+    let result = show_messages(&mut messages, name, wanted, print, &mut shown).await;
     // Dropping the stream deletes its ephemeral consumer in the background, which the
     // process may exit before; the delete awaited here makes sure it goes.
     drop(messages);
@@ -235,7 +248,7 @@ async fn view_by_gets(
     count: u64,
     start: Start,
     filter: Option<&str>,
-    shape: Shape,
+    print: &Print<'_>,
 ) -> Result<(), CliError> {
     let filter = filter.unwrap_or(">");
     let action = format!("cannot read stream {name}");
@@ -254,9 +267,9 @@ async fn view_by_gets(
             Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => break,
             Err(e) => return Err(CliError::js(action)(e)),
         };
-        print_stored(name, &message, shape)?;
-        shown += 1;
         next = message.sequence.checked_add(1);
+        print.message(name, message).await?;
+        shown += 1;
     }
     if shown == 0 {
         eprintln!("No messages to show");
@@ -303,7 +316,7 @@ async fn show_messages(
     messages: &mut rnats::jetstream::consumer::pull::Ordered,
     name: &str,
     wanted: u64,
-    shape: Shape,
+    print: &Print<'_>,
     shown: &mut u64,
 ) -> Result<(), CliError> {
     while let Some(message) = messages.next().await {
@@ -319,7 +332,7 @@ async fn show_messages(
             payload: message.payload.clone(),
             time: published,
         };
-        print_stored(name, &as_stream, shape)?;
+        print.message(name, as_stream).await?;
         *shown += 1;
         if *shown >= wanted || pending == 0 {
             break;
@@ -328,15 +341,29 @@ async fn show_messages(
     Ok(())
 }
 
-/// A message `stream view` read, in the shape asked for.
-fn print_stored(stream: &str, message: &StreamMessage, shape: Shape) -> Result<(), CliError> {
-    match shape {
-        Shape::Raw => {
-            out::print_bytes(&message.payload)?;
-            out::print("\n")
+/// How `stream get` and `stream view` print what they read.
+struct Print<'a> {
+    shape: Shape,
+    /// `--translate`: each body as this command prints it.
+    translate: Option<&'a Translate>,
+}
+
+impl Print<'_> {
+    /// Prints a message read from `stream`, its body translated first when asked.
+    async fn message(&self, stream: &str, mut message: StreamMessage) -> Result<(), CliError> {
+        if let Some(translate) = self.translate {
+            message.payload = translate
+                .body(&message.payload, message.subject.as_str(), stream)
+                .await;
         }
-        Shape::Json => print_stream_message(stream, message, true),
-        Shape::Human => print_stream_message(stream, message, false),
+        match self.shape {
+            Shape::Raw => {
+                out::print_bytes(&message.payload)?;
+                out::print("\n")
+            }
+            Shape::Json => print_stream_message(stream, &message, true),
+            Shape::Human => print_stream_message(stream, &message, false),
+        }
     }
 }
 

@@ -10,7 +10,9 @@ use serde_json::json;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::{Next, SubArgs, dump, ignored, is_stdout, next_within, print_human, stamp};
+use super::{
+    Next, SubArgs, dump, ignored, is_stdout, next_within, print_human, stamp, stream_sequence,
+};
 use crate::conn::{ConnArgs, parse_duration};
 use crate::core::show::Shown;
 use crate::error::CliError;
@@ -130,7 +132,16 @@ pub(super) async fn read(
         let pending = message.info().map_or(0, |info| info.pending);
         if !ignored(&args.ignore, message.subject.as_str()) {
             received += 1;
-            show_stored(args, &message, received)?;
+            let body = match &args.translate {
+                Some(translate) => {
+                    let stream = message.info().map(|info| info.stream).unwrap_or_default();
+                    translate
+                        .body(&message.payload, message.subject.as_str(), stream)
+                        .await
+                }
+                None => message.payload.clone(),
+            };
+            show_stored(args, &message, &body, received)?;
         }
         if args.limit() == Some(received) || (args.terminate_at_end && pending == 0) {
             return Ok(());
@@ -138,19 +149,21 @@ pub(super) async fn read(
     }
 }
 
-/// Prints one message read from a stream: natscli's `Received JetStream message` line with
-/// its stream, sequence, pending count, subject and time, or JSON with those added, or the
-/// body alone, or a dump file.
+/// Prints one message read from a stream, `body` in place of its own (`--translate`):
+/// natscli's `Received JetStream message` line with its stream, sequence, pending count,
+/// subject and time, or JSON with those added, or the body alone, or a dump file.
 fn show_stored(
     args: &SubArgs,
     message: &rnats::jetstream::Message,
+    body: &[u8],
     received: u64,
 ) -> Result<(), CliError> {
     if let Some(dir) = &args.dump {
-        return dump(dir, message, &received.to_string());
+        let name = stream_sequence(message).unwrap_or(received).to_string();
+        return dump(dir, message, &name);
     }
     if args.raw {
-        out::print_bytes(&message.payload)?;
+        out::print_bytes(body)?;
         return out::print("\n");
     }
     let info = message.info().ok();
@@ -158,11 +171,7 @@ fn show_stored(
         subject: message.subject.as_str(),
         reply: None,
         headers: message.headers.as_ref(),
-        payload: if args.headers_only {
-            &[]
-        } else {
-            &message.payload
-        },
+        payload: if args.headers_only { &[] } else { body },
     };
     if args.json {
         let mut object = shown.json();
