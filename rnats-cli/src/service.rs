@@ -179,9 +179,17 @@ async fn serve(
         ("_nats.client.created.library", "rnats"),
         ("_nats.client.created.version", env!("CARGO_PKG_VERSION")),
     ];
+    // natscli's custom stats: the bytes of every request body the echo endpoint took.
+    let total_payload = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = total_payload.clone();
     let service = client
         .service_builder()
         .description(format!("rnats demo service ({name})"))
+        .stats_handler(move |_endpoint, _stats| {
+            serde_json::json!({
+                "total_payload": counted.load(std::sync::atomic::Ordering::Relaxed)
+            })
+        })
         .metadata(
             metadata
                 .iter()
@@ -268,6 +276,7 @@ async fn serve(
                 }
             }
             let payload = request.message.payload.clone();
+            total_payload.fetch_add(payload.len() as u64, std::sync::atomic::Ordering::Relaxed);
             if let Err(e) = request.respond_with_headers(Ok(payload), reply).await {
                 eprintln!("cannot answer the request on {subject}: {e}");
             }

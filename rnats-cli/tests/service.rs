@@ -207,7 +207,7 @@ fn service_serve_runs_an_echo_service_natscli_s_way() {
                 "-H",
                 "Region:eu",
                 "--count",
-                "1",
+                "2",
             ][..],
             &s[..],
         ]
@@ -246,7 +246,21 @@ fn service_serve_runs_an_echo_service_natscli_s_way() {
             .as_str()
             .is_some_and(|pid| pid.parse::<u32>().is_ok())
     );
-    // `--count 1`: it stops after one answer.
+    // natscli's custom stats: the bytes of the request bodies echoed so far.
+    let stats = rnats.json(&[&["service", "stats", "demo", "--json"][..], &s[..]].concat());
+    assert_eq!(
+        stats[0]["endpoints"][0]["data"]["total_payload"], 5,
+        "{stats}"
+    );
+    assert_eq!(
+        rnats.ok(&[
+            &["service", "request", "demo", "echo", "again", "--raw"][..],
+            &s[..]
+        ]
+        .concat()),
+        "again\n"
+    );
+    // `--count 2`: it stops after two answers.
     let out = serving.finish_within(std::time::Duration::from_secs(30));
     common::assert_success(&out, &["service", "serve"]);
     assert!(
