@@ -709,7 +709,7 @@ fn sub_match_replies_shows_unanswered_requests_and_waits_only_for_its_own_traffi
             "ask",
             "--match-replies",
             "--wait",
-            "1s",
+            "3s",
             "-j",
             "-s",
             &url,
@@ -734,7 +734,7 @@ fn sub_match_replies_shows_unanswered_requests_and_waits_only_for_its_own_traffi
             "_INBOX.other.reply",
             "not yours",
             "--count",
-            "400",
+            "1000",
             "--sleep",
             "50ms",
             "-s",
@@ -770,7 +770,7 @@ fn reply_command_takes_any_body_and_outlives_a_command_that_cannot_run() {
             "--command",
             "cat",
             "--count",
-            "1",
+            "2",
             "-s",
             &url,
         ],
@@ -780,7 +780,12 @@ fn reply_command_takes_any_body_and_outlives_a_command_that_cannot_run() {
     let out = rnats.run_with_input(&["req", "svc.cat", "--raw", "-s", &url], body.as_bytes());
     assert_success(&out, &["req", "svc.cat"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), body);
-    assert_success(&cat.finish(), &["reply", "--command", "cat"]);
+    // Not UTF-8: NATS_REQUEST_BODY carries the bytes as they are, so it fits as measured.
+    let binary = vec![0xFF_u8; 50_000];
+    let out = rnats.run_with_input(&["req", "svc.cat", "--raw", "-s", &url], &binary);
+    assert_success(&out, &["req", "svc.cat"]);
+    assert_eq!(&out.stdout[..out.stdout.len() - 1], &binary[..]);
+    assert_success(&cat.finish_within(WAIT), &["reply", "--command", "cat"]);
 
     // A program that is not there: an empty answer, a line on stderr, and the responder
     // goes on to its next request.
@@ -838,7 +843,7 @@ fn translate_shows_each_body_as_the_command_prints_it() {
     );
     run(&["pub", "t.a", "ignored"]);
     run(&["pub", "t.b", "ignored"]);
-    let out = sub.finish();
+    let out = sub.finish_within(WAIT);
     assert_success(&out, &["sub", "--translate"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "t.a\nt.b\n");
 
@@ -869,6 +874,30 @@ fn translate_shows_each_body_as_the_command_prints_it() {
         .concat(),
     );
     assert_eq!(got["data"], "STORED");
+
+    // A slow translation holds no reply back: each is read, and timed, as it arrives.
+    let _more: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|group| {
+            rnats.spawn_ready(
+                &["reply", "svc.many", "hi", "--queue", group, "-s", &url],
+                "Listening on",
+            )
+        })
+        .collect();
+    let out = run(&[
+        "req",
+        "svc.many",
+        "x",
+        "--replies",
+        "0",
+        "--timeout",
+        "5s",
+        "--raw",
+        "--translate",
+        "sh -c 'sleep 0.5; cat'",
+    ]);
+    assert_eq!(out, "hi\nhi\nhi\n");
 
     // A command that fails leaves the body as it was, and says so.
     let out = rnats.run(&[

@@ -14,15 +14,19 @@ use bytes::Bytes;
 const LONGEST_VARIABLE: usize = 32 * 4096;
 
 /// `value` as the variable `name` of a program to start, if it can be one: a body that
-/// holds a NUL byte, or is too long, cannot (the program then starts without it).
+/// holds a NUL byte, or is too long, cannot (the program then starts without it). On Unix
+/// the bytes go as they are; elsewhere as text, invalid UTF-8 replaced.
 pub(crate) fn variable(name: &'static str, value: &[u8]) -> Option<(&'static str, OsString)> {
-    if value.contains(&0) || name.len() + 1 + value.len() + 1 > LONGEST_VARIABLE {
+    if value.contains(&0) {
         return None;
     }
-    Some((
-        name,
-        OsString::from(String::from_utf8_lossy(value).into_owned()),
-    ))
+    #[cfg(unix)]
+    let value = <OsString as std::os::unix::ffi::OsStringExt>::from_vec(value.to_vec());
+    #[cfg(not(unix))]
+    let value = OsString::from(String::from_utf8_lossy(value).into_owned());
+    // `NAME=VALUE` and its closing NUL, measured as passed (off Unix a replacement
+    // character is longer than the byte it replaces).
+    (name.len() + 1 + value.len() < LONGEST_VARIABLE).then_some((name, value))
 }
 
 /// Runs the program `argv[0]` with the rest as its arguments (no shell between) and the
@@ -46,20 +50,16 @@ pub(crate) async fn run(
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()?;
-        let writer = child.stdin.take().map(|mut stdin| {
+        if let Some(mut stdin) = child.stdin.take() {
+            // Not joined: it ends once the input is written or the pipe is closed, which a
+            // program that handed the pipe to a process of its own may never do.
             std::thread::spawn(move || {
                 // A command that does not read its input closes the pipe early; that is
                 // fine. Dropping `stdin` at the end closes it, which ends the input.
                 let _ = stdin.write_all(&input);
-            })
-        });
-        let output = child.wait_with_output();
-        if let Some(writer) = writer {
-            // The writer ends once the input is written or the pipe closed, and the pipe
-            // closed when the command exited: this does not wait long.
-            let _ = writer.join();
+            });
         }
-        output
+        child.wait_with_output()
     })
     .await
     .map_err(std::io::Error::other)?
@@ -68,7 +68,7 @@ pub(crate) async fn run(
 /// natscli's `--translate CMD`: each body is shown as CMD prints it, the body on CMD's
 /// standard input. CMD is split into words once, as a shell would split it, and run without
 /// a shell; `{{Subject}}` and `{{Stream}}` in a word are the message's subject and stream
-/// (empty outside a stream), as in natscli.
+/// (empty unless the message was read from a stream), natscli's template names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Translate {
     words: Vec<String>,
@@ -176,6 +176,10 @@ mod tests {
     fn a_body_becomes_a_variable_only_when_a_program_can_take_it() {
         let (name, value) = variable("BODY", b"hello").expect("fits");
         assert_eq!((name, value), ("BODY", OsString::from("hello")));
+        // Not UTF-8: passed byte for byte, so it fits as measured.
+        let binary = vec![0xFF; 100 * 1024];
+        let (_, value) = variable("BODY", &binary).expect("fits");
+        assert_eq!(value.len(), binary.len());
         assert!(variable("BODY", b"a\0b").is_none(), "a NUL ends the text");
         let longest = vec![b'a'; LONGEST_VARIABLE - "BODY=".len() - 1];
         assert!(variable("BODY", &longest).is_some());

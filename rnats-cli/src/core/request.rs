@@ -185,8 +185,20 @@ async fn collect_replies(
         request = request.headers(h);
     }
     let mut replies = request.await.map_err(CliError::Request)?;
+    // Read on a task of its own, each reply timed as it arrives, so that a slow
+    // --translate neither counts against the gathering's waits nor shows in the rtt.
+    let (arrived, mut taken) = tokio::sync::mpsc::unbounded_channel();
+    let reader = tokio::spawn(async move {
+        while let Some(reply) = replies.next().await {
+            if arrived.send((reply, started.elapsed())).is_err() {
+                break;
+            }
+        }
+    });
+    // Stop the reader when this returns early (an error, nobody listening).
+    let _reader = AbortOnDrop(reader);
     let mut got = 0u64;
-    while let Some(reply) = replies.next().await {
+    while let Some((reply, rtt)) = taken.recv().await {
         let mut reply = match reply {
             Ok(reply) => reply,
             Err(e) if e.kind() == rnats::RequestErrorKind::NoResponders => {
@@ -196,8 +208,6 @@ async fn collect_replies(
         };
         got += 1;
         *received += 1;
-        // Timed before any translation, which is not the server's doing.
-        let rtt = started.elapsed();
         if let Some(translate) = &args.translate {
             reply.payload = translate
                 .body(&reply.payload, reply.subject.as_str(), "")
@@ -212,6 +222,15 @@ async fn collect_replies(
         });
     }
     Ok(Answered::Replied)
+}
+
+/// Aborts its task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// One request of `collect_replies`: what it sends and when it started.

@@ -112,14 +112,19 @@ pub(crate) struct SubArgs {
 }
 
 impl SubArgs {
+    /// Whether bodies are shown at all (not with `--headers-only` or `--subjects-only`).
+    fn shows_bodies(&self) -> bool {
+        !self.headers_only && !self.subjects_only
+    }
+
     /// The `--count` limit; 0 means none, as in natscli.
     fn limit(&self) -> Option<u64> {
         self.count.filter(|n| *n > 0)
     }
 
-    /// `message` with its body as `--translate` prints it, when given.
+    /// `message` with its body as `--translate` prints it, when given and the body is shown.
     async fn translated(&self, mut message: rnats::Message) -> rnats::Message {
-        if let Some(translate) = &self.translate {
+        if let Some(translate) = self.translate.as_ref().filter(|_| self.shows_bodies()) {
             message.payload = translate
                 .body(&message.payload, message.subject.as_str(), "")
                 .await;

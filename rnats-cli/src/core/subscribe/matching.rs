@@ -118,8 +118,8 @@ struct Run<'a> {
     matching: Matching,
     started: Instant,
     received: u64,
-    /// When `--wait` ends the run: moved on by each message shown or held, not by inbox
-    /// traffic that matches nothing.
+    /// When `--wait` ends the run: moved on once each message is shown or held, not by
+    /// inbox traffic that matches nothing.
     quiet_at: Option<tokio::time::Instant>,
 }
 
@@ -209,7 +209,6 @@ impl Run<'_> {
             return Ok(());
         }
         self.received += 1;
-        self.moved_on();
         ack(self.args, self.client, &message).await?;
         let message = self.args.translated(message).await;
         match self.matching.reply_to_match(&message) {
@@ -220,6 +219,9 @@ impl Run<'_> {
             }
             None => show(self.args, &message, self.received, self.started, None)?,
         }
+        // Counted from here, as the plain sub counts from a message shown: a slow
+        // --translate does not use the wait up.
+        self.moved_on();
         if self.args.limit() == Some(self.received) {
             // Nothing more is read from the subjects: stop the server sending it.
             self.subscriber = None;
@@ -233,8 +235,9 @@ impl Run<'_> {
         let Some((number, request)) = self.matching.take(reply.subject.as_str()) else {
             return Ok(());
         };
-        self.moved_on();
         let reply = self.args.translated(reply).await;
-        show(self.args, &request, number, self.started, Some(&reply))
+        show(self.args, &request, number, self.started, Some(&reply))?;
+        self.moved_on();
+        Ok(())
     }
 }

@@ -132,7 +132,7 @@ pub(super) async fn read(
         let pending = message.info().map_or(0, |info| info.pending);
         if !ignored(&args.ignore, message.subject.as_str()) {
             received += 1;
-            let body = match &args.translate {
+            let body = match args.translate.as_ref().filter(|_| args.shows_bodies()) {
                 Some(translate) => {
                     let stream = message.info().map(|info| info.stream).unwrap_or_default();
                     translate
