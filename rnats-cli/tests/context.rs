@@ -203,6 +203,8 @@ fn add_select_ls_rm_round_trip_in_natscli_format() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("Could not load context broken"), "{said}");
     assert!(rnats.ok(&["context", "ls"]).contains("other"));
+    let listed = rnats.json(&["context", "ls", "--json"]);
+    assert_eq!(listed.as_array().map(Vec::len), Some(2), "{listed}");
     std::fs::remove_file(rnats.nats_dir().join("context/broken.json")).expect("remove");
 
     rnats.ok(&["context", "select", "other"]);

@@ -857,6 +857,17 @@ fn translate_shows_each_body_as_the_command_prints_it() {
     .concat());
     assert_eq!(out, "STORED\n");
     let out = run(&[
+        "sub",
+        "--stream",
+        "T",
+        "--raw",
+        "--count",
+        "1",
+        "--translate",
+        "echo {{Stream}}",
+    ]);
+    assert_eq!(out, "T\n", "the stream's name from the message's metadata");
+    let out = run(&[
         "stream",
         "view",
         "T",
