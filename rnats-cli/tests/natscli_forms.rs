@@ -311,6 +311,107 @@ fn sub_reads_a_stream_from_where_the_deliver_flags_say() {
 }
 
 #[test]
+fn sub_reads_by_direct_gets_when_asked_and_on_work_queue_streams() {
+    let server = NatsServer::with_jetstream();
+    let url = server.url();
+    let rnats = Rnats::new();
+    stream_with_messages(&rnats, &url);
+    let direct = |args: &[&str], count: &str| {
+        sub_json(&rnats, &url, &[args, &["--direct"][..]].concat(), count)
+    };
+
+    let all = direct(&["--stream", "S"], "5");
+    assert_eq!(bodies(&all), ["a1", "a2", "a3", "b4", "b5"]);
+    assert_eq!(
+        (&all[0]["stream"], &all[0]["seq"]),
+        (&"S".into(), &1.into())
+    );
+    assert!(all[0]["time"].is_string(), "{}", all[0]);
+    // The message's own headers; the get's (Nats-Sequence, ...) are in the fields already.
+    assert_eq!(all[0]["headers"], serde_json::json!({"K": ["v"]}));
+    assert_eq!(bodies(&direct(&["s.b", "--all"], "2")), ["b4", "b5"]);
+    assert_eq!(bodies(&direct(&["--stream", "S", "--last"], "1")), ["b5"]);
+    assert_eq!(
+        bodies(&direct(&["--stream", "S", "--last-per-subject"], "2")),
+        ["a3", "b5"]
+    );
+    assert_eq!(
+        bodies(&direct(&["--stream", "S", "--start-sequence", "4"], "2")),
+        ["b4", "b5"]
+    );
+    assert_eq!(
+        bodies(&direct(&["s.a", "--since", "1h"], "3")),
+        ["a1", "a2", "a3"]
+    );
+    // -T: what is stored, then the end.
+    let out = rnats.ok(&[
+        "sub", "--stream", "S", "--direct", "-T", "--raw", "-s", &url,
+    ]);
+    assert_eq!(out, "a1\na2\na3\nb4\nb5\n");
+    // --new, then the messages stored after the read began, asked for again and again.
+    let mut new = rnats.spawn_ready(
+        &[
+            "sub", "--stream", "S", "--direct", "--new", "--count", "2", "--json", "-s", &url,
+        ],
+        "Subscribed to",
+    );
+    rnats.ok(&["pub", "s.c", "c6", "-J", "-s", &url]);
+    rnats.ok(&["pub", "s.c", "c7", "-J", "-s", &url]);
+    let out = new.finish_within(std::time::Duration::from_secs(20));
+    assert_success(&out, &["sub", "--direct", "--new"]);
+    let got = json_lines(&stdout(&out));
+    assert_eq!(bodies(&got), ["c6", "c7"]);
+    assert_eq!(got[1]["seq"], 7);
+
+    // A work-queue stream with a worker: read without a consumer, and nothing taken.
+    rnats.ok(&[
+        "stream",
+        "add",
+        "JOBS",
+        "--subjects",
+        "jobs.>",
+        "--retention",
+        "work",
+        "--defaults",
+        "-s",
+        &url,
+    ]);
+    rnats.ok(&["pub", "jobs.a", "one", "-J", "-s", &url]);
+    rnats.ok(&["pub", "jobs.b", "two", "-J", "-s", &url]);
+    rnats.ok(&[
+        "consumer",
+        "add",
+        "JOBS",
+        "worker",
+        "--pull",
+        "--defaults",
+        "-s",
+        &url,
+    ]);
+    let out = rnats.ok(&["sub", "--stream", "JOBS", "-T", "--raw", "-s", &url]);
+    assert_eq!(out, "one\ntwo\n");
+    let info: Value =
+        serde_json::from_str(&rnats.ok(&["stream", "info", "JOBS", "--json", "-s", &url]))
+            .expect("JSON");
+    assert_eq!(info["state"]["messages"], 2, "still there: {info}");
+
+    // A stream that does not allow direct gets says so.
+    rnats.ok(&[
+        "stream",
+        "add",
+        "NODIRECT",
+        "--subjects",
+        "nd.>",
+        "--no-allow-direct",
+        "--defaults",
+        "-s",
+        &url,
+    ]);
+    let line = rnats.fails(&["sub", "--stream", "NODIRECT", "--direct", "-s", &url]);
+    assert!(line.contains("allow-direct"), "{line}");
+}
+
+#[test]
 fn sub_on_a_stream_prints_natscli_lines_headers_only_timestamps_and_raw() {
     let server = NatsServer::with_jetstream();
     let url = server.url();

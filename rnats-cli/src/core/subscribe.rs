@@ -21,6 +21,7 @@ use crate::conn::{ConnArgs, parse_duration};
 use crate::error::CliError;
 use crate::out;
 
+mod direct;
 mod matching;
 mod stream;
 
@@ -109,6 +110,11 @@ pub(crate) struct SubArgs {
     /// with --dump, which keeps the bodies as they came.
     #[arg(long, value_name = "CMD", value_parser = Translate::parse, conflicts_with = "dump")]
     translate: Option<Translate>,
+    /// Read the stream by batched direct gets instead of a consumer, asking again every
+    /// 250 ms once caught up (nats-server 2.11+, the stream must allow direct gets); what
+    /// `sub` does anyway for work-queue and interest streams, as natscli.
+    #[arg(long, conflicts_with_all = ["queue", "inbox", "match_replies"])]
+    direct: bool,
 }
 
 impl SubArgs {
@@ -136,7 +142,7 @@ impl SubArgs {
 /// Runs `rnats sub`.
 pub(crate) async fn run(args: SubArgs, conn: &ConnArgs) -> Result<(), CliError> {
     let deliver = args.deliver.policy()?;
-    if args.stream.is_some() || deliver.is_some() {
+    if args.stream.is_some() || deliver.is_some() || args.direct {
         if args.match_replies {
             return Err(CliError::Usage(
                 "--match-replies matches Core NATS requests, not a stream's messages",

@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::Args;
 use rnats::jetstream::consumer::DeliverPolicy;
 use rnats::jetstream::consumer::pull::OrderedConfig;
+use rnats::jetstream::stream::RetentionPolicy;
 use serde_json::json;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -91,10 +92,18 @@ pub(super) async fn read(
         filter
     };
     let action = format!("cannot read stream {name}");
-    let stream = js
-        .get_stream_no_info(&name)
-        .await
-        .map_err(CliError::js(&action))?;
+    let stream = js.get_stream(&name).await.map_err(CliError::js(&action))?;
+    // natscli's rule: a work-queue or interest stream is read by direct gets, which leave
+    // it as it is, where a consumer would be refused or would hold its messages.
+    let retention = stream.cached_info().config.retention;
+    if args.direct
+        || matches!(
+            retention,
+            RetentionPolicy::WorkQueue | RetentionPolicy::Interest
+        )
+    {
+        return super::direct::read(args, &deliver, &stream, &filter).await;
+    }
     let consumer = stream
         .create_consumer(OrderedConfig {
             deliver_policy: deliver,
@@ -205,7 +214,7 @@ fn show_stored(
 }
 
 /// How `sub`'s ready line names where in the stream it starts.
-fn deliver_words(deliver: &DeliverPolicy) -> String {
+pub(super) fn deliver_words(deliver: &DeliverPolicy) -> String {
     match deliver {
         DeliverPolicy::All => "from its first message".to_owned(),
         DeliverPolicy::New => "for new messages".to_owned(),

@@ -1,0 +1,197 @@
+//! `sub --direct` (natscli's), and what `sub` does with a work-queue or interest stream: the
+//! stream's messages read by batched direct gets (ADR-31, nats-server 2.11+) instead of a
+//! consumer, which such a stream refuses without acks (work queue) or would hold messages
+//! for (interest). Nothing on the server changes: the messages stay where they are. Direct
+//! gets have no push, so once the stored messages are read the stream is asked again every
+//! [`POLL`] for newer ones.
+
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use rnats::jetstream::consumer::DeliverPolicy;
+use rnats::jetstream::message::StreamMessage;
+use rnats::jetstream::stream::Stream;
+use serde_json::json;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::{SubArgs, dump, ignored, print_human, stamp};
+use crate::core::show::Shown;
+use crate::error::CliError;
+use crate::out;
+
+/// How often a caught-up read asks for newer messages.
+const POLL: Duration = Duration::from_millis(250);
+
+/// The headers a direct get adds to say where the message comes from, which the title line
+/// shows already: left out of what is printed, so the message's own headers stand alone.
+const GET_HEADERS: [&str; 7] = [
+    "Nats-Stream",
+    "Nats-Sequence",
+    "Nats-Time-Stamp",
+    "Nats-Subject",
+    "Nats-Num-Pending",
+    "Nats-Last-Sequence",
+    "Nats-UpTo-Sequence",
+];
+
+/// Where the first request starts.
+enum From {
+    Sequence(u64),
+    Time(OffsetDateTime),
+    /// The last message of each subject up to this sequence, then on from the next.
+    LastPerSubject(u64),
+}
+
+/// Reads `stream` (its info fetched) from `deliver` on, filtered to `filter` (all subjects
+/// when empty), printing each message, until `--count`, `--wait`, `-T`, or an error.
+pub(super) async fn read(
+    args: &SubArgs,
+    deliver: &DeliverPolicy,
+    stream: &Stream,
+    filter: &str,
+) -> Result<(), CliError> {
+    let info = stream.cached_info();
+    let name = info.config.name.clone();
+    let action = format!("cannot read stream {name} by direct gets");
+    if !info.config.allow_direct {
+        return Err(CliError::JetStream {
+            action,
+            source: "the stream does not allow direct gets (stream edit --allow-direct)".into(),
+        });
+    }
+    let filter = if filter.is_empty() { ">" } else { filter };
+    let (first, last) = (info.state.first_sequence.max(1), info.state.last_sequence);
+    let mut from = match deliver {
+        DeliverPolicy::All => From::Sequence(first),
+        DeliverPolicy::New => From::Sequence(last + 1),
+        DeliverPolicy::Last => From::Sequence(last.max(first)),
+        DeliverPolicy::LastPerSubject => From::LastPerSubject(last),
+        DeliverPolicy::ByStartSequence { start_sequence } => From::Sequence(*start_sequence),
+        DeliverPolicy::ByStartTime { start_time } => From::Time(*start_time),
+    };
+    eprintln!(
+        "Subscribed to {filter:?} in stream {name} {} (direct)",
+        super::stream::deliver_words(deliver)
+    );
+    let mut received = 0u64;
+    let mut last_shown = Instant::now();
+    loop {
+        let batch = match from {
+            From::Sequence(sequence) => stream.direct_batch(filter).sequence(sequence).send().await,
+            From::Time(at) => stream.direct_batch(filter).start_time(at).send().await,
+            From::LastPerSubject(0) => {
+                // Nothing stored yet: on with what comes.
+                from = From::Sequence(1);
+                continue;
+            }
+            From::LastPerSubject(up_to) => {
+                stream
+                    .direct_multi_last([filter])
+                    .up_to_sequence(up_to)
+                    .send()
+                    .await
+            }
+        };
+        let mut batch = batch.map_err(CliError::js(&action))?;
+        // After a last-per-subject snapshot, the messages stored after it.
+        let mut next = match from {
+            From::LastPerSubject(up_to) => Some(up_to + 1),
+            _ => None,
+        };
+        while let Some(message) = batch.next().await {
+            let message = message.map_err(CliError::js(&action))?;
+            if !matches!(from, From::LastPerSubject(_)) {
+                next = Some(message.sequence + 1);
+            }
+            if ignored(&args.ignore, message.subject.as_str()) {
+                continue;
+            }
+            received += 1;
+            last_shown = Instant::now();
+            show(args, &name, message, received).await?;
+            if args.limit() == Some(received) {
+                return Ok(());
+            }
+        }
+        match next {
+            Some(sequence) => from = From::Sequence(sequence),
+            // Nothing at or after a start time yet: the next message is the next stored.
+            None if matches!(from, From::Time(_)) => from = From::Sequence(last + 1),
+            None => {}
+        }
+        // The batch pages until nothing is pending: the read has caught up.
+        if args.terminate_at_end {
+            return Ok(());
+        }
+        if args.wait.is_some_and(|wait| last_shown.elapsed() >= wait) {
+            return Ok(());
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Prints one message read by direct get: natscli's `Received JetStream message (direct)`
+/// line, JSON with the stream, sequence and time added, the body alone, or a dump file.
+async fn show(
+    args: &SubArgs,
+    stream: &str,
+    mut message: StreamMessage,
+    received: u64,
+) -> Result<(), CliError> {
+    for name in GET_HEADERS {
+        message.headers.remove(name);
+    }
+    if let Some(dir) = &args.dump {
+        let as_core = rnats::Message {
+            subject: message.subject.clone(),
+            reply: None,
+            payload: message.payload.clone(),
+            headers: Some(message.headers.clone()),
+            status: None,
+            description: None,
+            length: message.payload.len(),
+        };
+        return dump(dir, &as_core, &message.sequence.to_string());
+    }
+    if let Some(translate) = args.translate.as_ref().filter(|_| args.shows_bodies()) {
+        message.payload = translate
+            .body(&message.payload, message.subject.as_str(), stream)
+            .await;
+    }
+    if args.raw {
+        out::print_bytes(&message.payload)?;
+        return out::print("\n");
+    }
+    let shown = Shown {
+        subject: message.subject.as_str(),
+        reply: None,
+        headers: Some(&message.headers),
+        payload: if args.shows_bodies() {
+            &message.payload
+        } else {
+            &[]
+        },
+    };
+    if args.json {
+        let mut object = shown.json();
+        object.insert("stream".into(), json!(stream));
+        object.insert("seq".into(), json!(message.sequence));
+        if let Ok(at) = message.time.format(&Rfc3339) {
+            object.insert("time".into(), json!(at));
+        }
+        return out::json(&object);
+    }
+    let title = format!(
+        "[#{received}]{} Received JetStream message (direct): stream: {stream} seq {} / subject: {} / time: {}",
+        stamp(
+            args,
+            message.time,
+            (OffsetDateTime::now_utc() - message.time).unsigned_abs()
+        ),
+        message.sequence,
+        shown.subject,
+        crate::jetstream::time(message.time),
+    );
+    print_human(args, &shown, &title)
+}
