@@ -886,7 +886,9 @@ fn translate_shows_each_body_as_the_command_prints_it() {
     );
     assert_eq!(got["data"], "STORED");
 
-    // A slow translation holds no reply back: each is read, and timed, as it arrives.
+    // A slow translation holds no reply back: each is read, and timed, as it arrives. The
+    // translation outlasts --reply-timeout, so a reply read only after it would count as
+    // one that never came.
     let _more: Vec<_> = ["a", "b", "c"]
         .iter()
         .map(|group| {
@@ -902,11 +904,13 @@ fn translate_shows_each_body_as_the_command_prints_it() {
         "x",
         "--replies",
         "0",
+        "--reply-timeout",
+        "1s",
         "--timeout",
         "5s",
         "--raw",
         "--translate",
-        "sh -c 'sleep 0.5; cat'",
+        "sh -c 'sleep 1.5; cat'",
     ]);
     assert_eq!(out, "hi\nhi\nhi\n");
 

@@ -316,8 +316,14 @@ fn sub_reads_by_direct_gets_when_asked_and_on_work_queue_streams() {
     let url = server.url();
     let rnats = Rnats::new();
     stream_with_messages(&rnats, &url);
+    // --wait bounds every read: a message lost shows as a short list, not a hang.
     let direct = |args: &[&str], count: &str| {
-        sub_json(&rnats, &url, &[args, &["--direct"][..]].concat(), count)
+        sub_json(
+            &rnats,
+            &url,
+            &[args, &["--direct", "--wait", "10s"][..]].concat(),
+            count,
+        )
     };
 
     let all = direct(&["--stream", "S"], "5");
@@ -327,10 +333,20 @@ fn sub_reads_by_direct_gets_when_asked_and_on_work_queue_streams() {
         (&"S".into(), &1.into())
     );
     assert!(all[0]["time"].is_string(), "{}", all[0]);
-    // The message's own headers; the get's (Nats-Sequence, ...) are in the fields already.
-    assert_eq!(all[0]["headers"], serde_json::json!({"K": ["v"]}));
+    assert_eq!(
+        (&all[0]["pending"], &all[4]["pending"]),
+        (&4.into(), &0.into())
+    );
+    // The message's own headers, beside those the get adds (natscli shows them all).
+    assert_eq!(all[0]["headers"]["K"][0], "v");
+    assert_eq!(all[0]["headers"]["Nats-Sequence"][0], "1");
     assert_eq!(bodies(&direct(&["s.b", "--all"], "2")), ["b4", "b5"]);
     assert_eq!(bodies(&direct(&["--stream", "S", "--last"], "1")), ["b5"]);
+    // The last message on the filter, though the stream's last is on another subject.
+    assert_eq!(
+        bodies(&direct(&["s.a", "--stream", "S", "--last"], "1")),
+        ["a3"]
+    );
     assert_eq!(
         bodies(&direct(&["--stream", "S", "--last-per-subject"], "2")),
         ["a3", "b5"]
@@ -348,6 +364,16 @@ fn sub_reads_by_direct_gets_when_asked_and_on_work_queue_streams() {
         "sub", "--stream", "S", "--direct", "-T", "--raw", "-s", &url,
     ]);
     assert_eq!(out, "a1\na2\na3\nb4\nb5\n");
+    // --dump into a folder that is not there yet: made, one file per stream sequence.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dump = dir.path().join("new");
+    let dump_arg = dump.to_string_lossy().into_owned();
+    rnats.ok(&[
+        "sub", "--stream", "S", "--direct", "-T", "--dump", &dump_arg, "-s", &url,
+    ]);
+    let written: Value =
+        serde_json::from_slice(&std::fs::read(dump.join("5.json")).expect("dumped")).expect("JSON");
+    assert_eq!(written["Subject"], "s.b");
     // --new, then the messages stored after the read began, asked for again and again.
     let mut new = rnats.spawn_ready(
         &[

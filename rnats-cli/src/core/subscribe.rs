@@ -1,6 +1,7 @@
 //! `rnats sub`: print the messages on one or more subjects, for people or as JSON lines; with
 //! `--stream` or a deliver policy (`--all`, `--last`, `--since`, ...), the messages a
-//! stream holds and then the new ones, read with an ordered consumer as natscli does.
+//! stream holds and then the new ones, read with an ordered consumer, or by direct gets, as
+//! natscli does.
 
 use std::path::{Path, PathBuf};
 
@@ -38,9 +39,9 @@ pub(crate) struct SubArgs {
     /// the stream to read (default: all of them).
     #[arg(value_name = "SUBJECT", required_unless_present_any = ["inbox", "stream"])]
     subjects: Vec<String>,
-    /// Read this stream (JetStream) with an ordered consumer, from its first message unless
-    /// a deliver flag says otherwise; without it, a deliver flag reads the stream that holds
-    /// SUBJECT.
+    /// Read this stream (JetStream) with an ordered consumer (by direct gets for a work-queue
+    /// or interest stream, or with --direct), from its first message unless a deliver flag
+    /// says otherwise; without it, a deliver flag reads the stream that holds SUBJECT.
     #[arg(long, value_name = "STREAM", conflicts_with_all = ["queue", "inbox"])]
     stream: Option<String>,
     #[command(flatten)]

@@ -8,9 +8,10 @@
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use rnats::jetstream::ServerVersion;
 use rnats::jetstream::consumer::DeliverPolicy;
 use rnats::jetstream::message::StreamMessage;
-use rnats::jetstream::stream::Stream;
+use rnats::jetstream::stream::{DirectGetErrorKind, Stream};
 use serde_json::json;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -23,17 +24,9 @@ use crate::out;
 /// How often a caught-up read asks for newer messages.
 const POLL: Duration = Duration::from_millis(250);
 
-/// The headers a direct get adds to say where the message comes from, which the title line
-/// shows already: left out of what is printed, so the message's own headers stand alone.
-const GET_HEADERS: [&str; 7] = [
-    "Nats-Stream",
-    "Nats-Sequence",
-    "Nats-Time-Stamp",
-    "Nats-Subject",
-    "Nats-Num-Pending",
-    "Nats-Last-Sequence",
-    "Nats-UpTo-Sequence",
-];
+/// The first release with batched direct gets; an older server answers one message a
+/// request, which would read as a stream that ends after its first message.
+const BATCHED_GETS: ServerVersion = ServerVersion::new(2, 11, 0);
 
 /// Where the first request starts.
 enum From {
@@ -45,26 +38,55 @@ enum From {
 
 /// Reads `stream` (its info fetched) from `deliver` on, filtered to `filter` (all subjects
 /// when empty), printing each message, until `--count`, `--wait`, `-T`, or an error.
+/// `server` is the connected server's version.
 pub(super) async fn read(
     args: &SubArgs,
     deliver: &DeliverPolicy,
     stream: &Stream,
     filter: &str,
+    server: &str,
 ) -> Result<(), CliError> {
     let info = stream.cached_info();
     let name = info.config.name.clone();
     let action = format!("cannot read stream {name} by direct gets");
+    let refused = |why: String| CliError::JetStream {
+        action: action.clone(),
+        source: why.into(),
+    };
+    if !server
+        .parse::<ServerVersion>()
+        .is_ok_and(|version| version >= BATCHED_GETS)
+    {
+        return Err(refused(format!(
+            "batched direct gets need nats-server {BATCHED_GETS} or later; this one is {server}"
+        )));
+    }
     if !info.config.allow_direct {
-        return Err(CliError::JetStream {
-            action,
-            source: "the stream does not allow direct gets (stream edit --allow-direct)".into(),
-        });
+        return Err(refused(
+            "the stream does not allow direct gets (stream edit --allow-direct)".to_owned(),
+        ));
+    }
+    if let Some(dir) = args.dump.as_deref().filter(|d| !super::is_stdout(d)) {
+        std::fs::create_dir_all(dir).map_err(|source| CliError::WriteFile {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     }
     let filter = if filter.is_empty() { ">" } else { filter };
     let (first, last) = (info.state.first_sequence.max(1), info.state.last_sequence);
     let mut from = match deliver {
         DeliverPolicy::All => From::Sequence(first),
         DeliverPolicy::New => From::Sequence(last + 1),
+        // The last message on the filter, which need not be the stream's last.
+        DeliverPolicy::Last if filter != ">" => {
+            match stream.direct_get_last_for_subject(filter).await {
+                Ok(message) => From::Sequence(message.sequence),
+                Err(error) if error.kind() == DirectGetErrorKind::NotFound => {
+                    From::Sequence(last + 1)
+                }
+                Err(error) => return Err(CliError::js(&action)(error)),
+            }
+        }
         DeliverPolicy::Last => From::Sequence(last.max(first)),
         DeliverPolicy::LastPerSubject => From::LastPerSubject(last),
         DeliverPolicy::ByStartSequence { start_sequence } => From::Sequence(*start_sequence),
@@ -75,7 +97,10 @@ pub(super) async fn read(
         super::stream::deliver_words(deliver)
     );
     let mut received = 0u64;
-    let mut last_shown = Instant::now();
+    // When a message last came, shown or left out by -I: what --wait counts from.
+    let mut last_read = Instant::now();
+    // Whether any message was read: -T with --new waits for the first, as a consumer does.
+    let mut read_any = false;
     loop {
         let batch = match from {
             From::Sequence(sequence) => stream.direct_batch(filter).sequence(sequence).send().await,
@@ -104,11 +129,12 @@ pub(super) async fn read(
             if !matches!(from, From::LastPerSubject(_)) {
                 next = Some(message.sequence + 1);
             }
+            last_read = Instant::now();
+            read_any = true;
             if ignored(&args.ignore, message.subject.as_str()) {
                 continue;
             }
             received += 1;
-            last_shown = Instant::now();
             show(args, &name, message, received).await?;
             if args.limit() == Some(received) {
                 return Ok(());
@@ -121,10 +147,10 @@ pub(super) async fn read(
             None => {}
         }
         // The batch pages until nothing is pending: the read has caught up.
-        if args.terminate_at_end {
+        if args.terminate_at_end && (read_any || *deliver != DeliverPolicy::New) {
             return Ok(());
         }
-        if args.wait.is_some_and(|wait| last_shown.elapsed() >= wait) {
+        if args.wait.is_some_and(|wait| last_read.elapsed() >= wait) {
             return Ok(());
         }
         tokio::time::sleep(POLL).await;
@@ -139,15 +165,12 @@ async fn show(
     mut message: StreamMessage,
     received: u64,
 ) -> Result<(), CliError> {
-    for name in GET_HEADERS {
-        message.headers.remove(name);
-    }
     if let Some(dir) = &args.dump {
         let as_core = rnats::Message {
             subject: message.subject.clone(),
             reply: None,
             payload: message.payload.clone(),
-            headers: Some(message.headers.clone()),
+            headers: (!message.headers.is_empty()).then(|| message.headers.clone()),
             status: None,
             description: None,
             length: message.payload.len(),
@@ -177,6 +200,14 @@ async fn show(
         let mut object = shown.json();
         object.insert("stream".into(), json!(stream));
         object.insert("seq".into(), json!(message.sequence));
+        // What the server said was left to read after this one, as a consumer's ack says.
+        if let Some(pending) = message
+            .headers
+            .get("Nats-Num-Pending")
+            .and_then(|value| value.as_str().parse::<u64>().ok())
+        {
+            object.insert("pending".into(), json!(pending));
+        }
         if let Ok(at) = message.time.format(&Rfc3339) {
             object.insert("time".into(), json!(at));
         }

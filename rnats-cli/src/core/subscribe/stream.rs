@@ -1,5 +1,6 @@
 //! `rnats sub --stream` and the deliver flags: a stream's messages, then the new ones, read
-//! with an ordered consumer as natscli's `sub` does.
+//! with an ordered consumer as natscli's `sub` does (or, for `--direct` and work-queue and
+//! interest streams, by direct gets: `direct.rs`).
 
 use std::time::Duration;
 
@@ -102,7 +103,8 @@ pub(super) async fn read(
             RetentionPolicy::WorkQueue | RetentionPolicy::Interest
         )
     {
-        return super::direct::read(args, &deliver, &stream, &filter).await;
+        let server = js.client().server_info().version.clone();
+        return super::direct::read(args, &deliver, &stream, &filter, &server).await;
     }
     let consumer = stream
         .create_consumer(OrderedConfig {
