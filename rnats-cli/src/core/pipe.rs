@@ -65,6 +65,36 @@ pub(crate) async fn run(
     .map_err(std::io::Error::other)?
 }
 
+/// Why a command line could not be split into words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BadCommand {
+    /// No words at all.
+    Empty,
+    /// A quote opened and never closed.
+    OpenQuote,
+}
+
+impl std::fmt::Display for BadCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BadCommand::Empty => "the command is empty",
+            BadCommand::OpenQuote => "a quote is not closed",
+        })
+    }
+}
+
+/// `command` split into words as a POSIX shell splits them (quotes and backslashes kept
+/// together, removed from the words), once, before a message fills anything in: a message
+/// then only changes the text inside a word, so it can neither add words nor reach a shell.
+/// `shlex` does the splitting: a well-kept crate for exactly this.
+pub(crate) fn words(command: &str) -> Result<Vec<String>, BadCommand> {
+    match shlex::split(command) {
+        Some(words) if !words.is_empty() => Ok(words),
+        Some(_) => Err(BadCommand::Empty),
+        None => Err(BadCommand::OpenQuote),
+    }
+}
+
 /// natscli's `--translate CMD`: each body is shown as CMD prints it, the body on CMD's
 /// standard input. CMD is split into words once, as a shell would split it, and run without
 /// a shell; `{{Subject}}` and `{{Stream}}` in a word are the message's subject and stream
@@ -77,11 +107,9 @@ pub(crate) struct Translate {
 impl Translate {
     /// Parses `--translate`'s command (a clap value parser).
     pub(crate) fn parse(command: &str) -> Result<Translate, String> {
-        match shlex::split(command) {
-            Some(words) if !words.is_empty() => Ok(Translate { words }),
-            Some(_) => Err("the command is empty".to_owned()),
-            None => Err("a quote is not closed".to_owned()),
-        }
+        words(command)
+            .map(|words| Translate { words })
+            .map_err(|bad| bad.to_string())
     }
 
     /// `body` as the command prints it for a message on `subject` in `stream`, one trailing

@@ -145,20 +145,16 @@ fn echoed_headers(extra: Option<HeaderMap>, request: Option<&HeaderMap>, n: u64)
     headers
 }
 
-/// `--command` split into words as a POSIX shell splits them (quotes and backslashes kept
-/// together, removed from the words), once, before any request fills them in: a request's
-/// subject or body then only changes the text inside a word, so it can neither add words
-/// nor reach a shell. `shlex` does the splitting: a well-kept crate for exactly this.
+/// `--command` split into words once ([`pipe::words`]), before any request fills them in.
 fn command_words(command: &str) -> Result<Vec<String>, CliError> {
-    match shlex::split(command) {
-        Some(words) if !words.is_empty() => Ok(words),
-        Some(_) => Err(CliError::Usage("--command is empty")),
-        None => Err(CliError::InvalidArgument {
+    pipe::words(command).map_err(|bad| match bad {
+        pipe::BadCommand::Empty => CliError::Usage("--command is empty"),
+        pipe::BadCommand::OpenQuote => CliError::InvalidArgument {
             what: "--command",
             given: command.to_owned(),
-            reason: "a quote is not closed".into(),
-        }),
-    }
+            reason: bad.to_string(),
+        },
+    })
 }
 
 /// The program and arguments for request number `n`: in each word, the subject's tokens put

@@ -129,13 +129,19 @@ impl SubArgs {
         self.count.filter(|n| *n > 0)
     }
 
-    /// `message` with its body as `--translate` prints it, when given and the body is shown.
-    async fn translated(&self, mut message: rnats::Message) -> rnats::Message {
-        if let Some(translate) = self.translate.as_ref().filter(|_| self.shows_bodies()) {
-            message.payload = translate
-                .body(&message.payload, message.subject.as_str(), "")
-                .await;
+    /// `body` as `--translate` prints it, when given and bodies are shown; else `body`.
+    async fn translated_body(&self, body: &Bytes, subject: &str, stream: &str) -> Bytes {
+        match self.translate.as_ref().filter(|_| self.shows_bodies()) {
+            Some(translate) => translate.body(body, subject, stream).await,
+            None => body.clone(),
         }
+    }
+
+    /// `message` with its body as `--translate` prints it (Core NATS: no stream).
+    async fn translated(&self, mut message: rnats::Message) -> rnats::Message {
+        message.payload = self
+            .translated_body(&message.payload, message.subject.as_str(), "")
+            .await;
         message
     }
 }

@@ -12,9 +12,7 @@ use rnats::jetstream::ServerVersion;
 use rnats::jetstream::consumer::DeliverPolicy;
 use rnats::jetstream::message::StreamMessage;
 use rnats::jetstream::stream::{DirectGetErrorKind, Stream};
-use serde_json::json;
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use super::{SubArgs, dump, ignored, print_human, stamp};
 use crate::core::show::Shown;
@@ -177,11 +175,9 @@ async fn show(
         };
         return dump(dir, &as_core, &message.sequence.to_string());
     }
-    if let Some(translate) = args.translate.as_ref().filter(|_| args.shows_bodies()) {
-        message.payload = translate
-            .body(&message.payload, message.subject.as_str(), stream)
-            .await;
-    }
+    message.payload = args
+        .translated_body(&message.payload, message.subject.as_str(), stream)
+        .await;
     if args.raw {
         out::print_bytes(&message.payload)?;
         return out::print("\n");
@@ -198,19 +194,12 @@ async fn show(
     };
     if args.json {
         let mut object = shown.json();
-        object.insert("stream".into(), json!(stream));
-        object.insert("seq".into(), json!(message.sequence));
         // What the server said was left to read after this one, as a consumer's ack says.
-        if let Some(pending) = message
+        let pending = message
             .headers
             .get("Nats-Num-Pending")
-            .and_then(|value| value.as_str().parse::<u64>().ok())
-        {
-            object.insert("pending".into(), json!(pending));
-        }
-        if let Ok(at) = message.time.format(&Rfc3339) {
-            object.insert("time".into(), json!(at));
-        }
+            .and_then(|value| value.as_str().parse::<u64>().ok());
+        super::stream::stored_fields(&mut object, stream, message.sequence, pending, message.time);
         return out::json(&object);
     }
     let title = format!(

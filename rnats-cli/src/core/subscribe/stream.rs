@@ -143,15 +143,10 @@ pub(super) async fn read(
         let pending = message.info().map_or(0, |info| info.pending);
         if !ignored(&args.ignore, message.subject.as_str()) {
             received += 1;
-            let body = match args.translate.as_ref().filter(|_| args.shows_bodies()) {
-                Some(translate) => {
-                    let stream = message.info().map(|info| info.stream).unwrap_or_default();
-                    translate
-                        .body(&message.payload, message.subject.as_str(), stream)
-                        .await
-                }
-                None => message.payload.clone(),
-            };
+            let stream = message.info().map(|info| info.stream).unwrap_or_default();
+            let body = args
+                .translated_body(&message.payload, message.subject.as_str(), stream)
+                .await;
             show_stored(args, &message, &body, received)?;
         }
         if args.limit() == Some(received) || (args.terminate_at_end && pending == 0) {
@@ -187,12 +182,13 @@ fn show_stored(
     if args.json {
         let mut object = shown.json();
         if let Some(info) = &info {
-            object.insert("stream".into(), json!(info.stream));
-            object.insert("seq".into(), json!(info.stream_sequence));
-            object.insert("pending".into(), json!(info.pending));
-            if let Ok(at) = info.published.format(&Rfc3339) {
-                object.insert("time".into(), json!(at));
-            }
+            stored_fields(
+                &mut object,
+                info.stream,
+                info.stream_sequence,
+                Some(info.pending),
+                info.published,
+            );
         }
         return out::json(&object);
     }
@@ -213,6 +209,25 @@ fn show_stored(
         None => format!("[#{received}] Received on {:?}", shown.subject),
     };
     print_human(args, &shown, &title)
+}
+
+/// What `--json` adds to a message read from a stream: `stream`, `seq`, `pending` (when
+/// known) and `time`.
+pub(super) fn stored_fields(
+    object: &mut serde_json::Map<String, serde_json::Value>,
+    stream: &str,
+    sequence: u64,
+    pending: Option<u64>,
+    stored: OffsetDateTime,
+) {
+    object.insert("stream".into(), json!(stream));
+    object.insert("seq".into(), json!(sequence));
+    if let Some(pending) = pending {
+        object.insert("pending".into(), json!(pending));
+    }
+    if let Ok(at) = stored.format(&Rfc3339) {
+        object.insert("time".into(), json!(at));
+    }
 }
 
 /// How `sub`'s ready line names where in the stream it starts.
