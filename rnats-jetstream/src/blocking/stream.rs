@@ -194,6 +194,25 @@ impl Stream {
         })
     }
 
+    /// The last sequence that any of `filters` matches, 0 for none, as
+    /// `consumer::push::read_end::last_sequence` asks it; `None` if the stream could not be
+    /// asked.
+    pub(crate) fn last_sequence(&self, filters: &[String]) -> Option<u64> {
+        use crate::consumer::push::read_end::is_whole_stream;
+        if is_whole_stream(&self.info.config.subjects, filters) {
+            return self.get_info().ok().map(|info| info.state.last_sequence);
+        }
+        let mut last = 0;
+        for filter in filters {
+            match self.get_last_raw_message_by_subject(filter) {
+                Ok(message) => last = last.max(message.sequence),
+                Err(error) if error.kind() == RawMessageErrorKind::NoMessageFound => {}
+                Err(_) => return None,
+            }
+        }
+        Some(last)
+    }
+
     /// The message with `sequence` by direct get (ADR-31), from any replica; the stream
     /// needs `allow_direct`.
     pub fn direct_get(&self, sequence: u64) -> Result<StreamMessage, DirectGetError> {

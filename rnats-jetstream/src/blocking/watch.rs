@@ -9,6 +9,7 @@ use super::kv::Store;
 use super::ordered::Ordered;
 use crate::consumer::push::OrderedConfig;
 use crate::consumer::push::passes::Passes;
+use crate::consumer::push::read_end::{ReadEnd, Step};
 use crate::consumer::{DeliverPolicy, ReplayPolicy};
 use crate::kv::errors::{watch_of_consumer, watcher_of_ordered};
 use crate::kv::name::is_valid_filter;
@@ -171,15 +172,31 @@ pub struct History {
     done: bool,
     /// Entries delivered so far.
     delivered: u64,
+    /// Whether the server's "nothing pending" is the stream's end (`read_end`).
+    end: ReadEnd,
 }
 
 impl History {
     fn new(feed: Feed) -> History {
-        History {
-            done: feed.pending_at_start == 0,
+        let mut history = History {
+            done: false,
             feed,
             delivered: 0,
+            end: ReadEnd::default(),
+        };
+        if history.feed.pending_at_start == 0 {
+            // Nothing to send, the server says: the stream confirms it.
+            history.end.delivered(0, 0);
+            history.done = history.ask_the_stream();
         }
+        history
+    }
+
+    /// Asks the stream for its last sequence under the filters (`read_end`); whether the
+    /// read is over.
+    fn ask_the_stream(&mut self) -> bool {
+        let last = self.feed.store.stream.last_sequence(&self.feed.filters);
+        self.end.answered(last)
     }
 
     /// Whether to read the listing again (see `consumer::push::passes`).
@@ -198,6 +215,11 @@ impl Iterator for History {
         let deadline = Instant::now().checked_add(self.feed.store.context().timeout());
         let message = match self.feed.next_message(deadline) {
             Ok(Some(message)) => message,
+            Ok(None) if self.end.reading_on() && !self.feed.closed => {
+                // What the stream held last went before it came: nothing more to read.
+                self.done = true;
+                return None;
+            }
             Ok(None) => {
                 self.done = true;
                 let closed = self.feed.closed;
@@ -214,8 +236,16 @@ impl Iterator for History {
         };
         self.delivered += 1;
         let entry = entry_of(&message, &self.feed.store.prefix, &self.feed.store.name);
-        // The server's count of what is still to come: none left means this is the last.
-        self.done = entry.as_ref().map_or(true, |entry| entry.delta == 0);
+        // The server's count of what is still to come: none left means this is the last,
+        // once the stream agrees.
+        self.done = match &entry {
+            Ok(entry) => match self.end.delivered(entry.revision, entry.delta) {
+                Step::More => false,
+                Step::Over => true,
+                Step::Ask => self.ask_the_stream(),
+            },
+            Err(_) => true,
+        };
         Some(entry)
     }
 }
@@ -283,6 +313,8 @@ struct Feed {
     messages: Ordered,
     /// Messages the consumer had to deliver when it was made.
     pending_at_start: u64,
+    /// The consumer's filter subjects.
+    filters: Vec<String>,
     /// The client closed.
     closed: bool,
 }
@@ -303,6 +335,7 @@ impl Feed {
             }
             subjects.push(format!("{}{key}", store.prefix));
         }
+        let filters = subjects.clone();
         let (filter_subject, filter_subjects) = match subjects.len() {
             0 => return Err(WatchError::new(WatchErrorKind::InvalidKey)),
             1 => (subjects.remove(0), Vec::new()),
@@ -322,6 +355,7 @@ impl Feed {
             store: store.clone(),
             pending_at_start: messages.pending_at_start,
             messages,
+            filters,
             closed: false,
         })
     }

@@ -26,6 +26,7 @@ use super::name::Key;
 use super::watch::entry_of;
 use crate::consumer::push::Ordered;
 use crate::consumer::push::passes::Passes;
+use crate::consumer::push::read_end::{self, ReadEnd, Step};
 use crate::consumer::{self, DeliverPolicy};
 use crate::context::ConsumerInfoError;
 
@@ -87,20 +88,31 @@ impl Store {
         T: AsRef<str>,
         K: IntoIterator<Item = T>,
     {
+        let keys: Vec<String> = keys.into_iter().map(|k| k.as_ref().to_owned()).collect();
         let (messages, pending) = self
-            .ordered_consumer(keys, deliver_policy, headers_only, None, purpose)
+            .ordered_consumer(&keys, deliver_policy, headers_only, None, purpose)
             .await?;
-        Ok(History {
+        let filters = keys.iter().map(|k| format!("{}{k}", self.prefix)).collect();
+        let mut history = History {
             messages: Some(messages),
             prefix: self.prefix.clone(),
             bucket: self.name.clone(),
-            done: pending == 0,
+            done: false,
             pending_at_start: pending,
             delivered: 0,
             stream: self.stream.clone(),
             quiet: Box::pin(rnats_core::runtime::sleep(QUIET)),
             check: None,
-        })
+            filters,
+            end: ReadEnd::default(),
+            asking: None,
+        };
+        if pending == 0 {
+            // Nothing to send, the server says: the stream confirms it.
+            history.end.delivered(0, 0);
+            history.ask_the_stream();
+        }
+        Ok(history)
     }
 
     /// Removes the delete and purge markers older than 30 minutes, and the values kept
@@ -163,9 +175,23 @@ pub struct History {
     quiet: Pin<Box<Sleep>>,
     /// The consumer info asked for after a quiet spell.
     check: Option<BoxFuture<'static, Result<consumer::Info, ConsumerInfoError>>>,
+    /// The consumer's filter subjects.
+    filters: Vec<String>,
+    /// Whether the server's "nothing pending" is the stream's end (`read_end`).
+    end: ReadEnd,
+    /// The stream's last sequence under the filters, while asked for.
+    asking: Option<BoxFuture<'static, Option<u64>>>,
 }
 
 impl History {
+    /// Asks the stream for its last sequence under the filters (`read_end`).
+    fn ask_the_stream(&mut self) {
+        let (stream, filters) = (self.stream.clone(), self.filters.clone());
+        self.asking = Some(Box::pin(async move {
+            read_end::last_sequence(&stream, &filters).await
+        }));
+    }
+
     /// Whether the server has nothing left to send, after a quiet spell; asks it once per
     /// spell. `Poll::Pending` while waiting for the spell or the answer.
     fn poll_quiet_and_drained(&mut self, cx: &mut TaskContext<'_>) -> Poll<bool> {
@@ -198,6 +224,12 @@ impl Stream for History {
     fn poll_next(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         loop {
+            if let Some(asking) = this.asking.as_mut() {
+                let last = std::task::ready!(asking.poll_unpin(cx));
+                this.asking = None;
+                this.done = this.end.answered(last);
+                this.quiet.as_mut().reset(runtime::now() + QUIET);
+            }
             if this.done {
                 this.messages = None;
                 return Poll::Ready(None);
@@ -220,10 +252,12 @@ impl Stream for History {
             this.check = None;
             this.delivered += 1;
             let mut entry = entry_of(&message, &this.prefix, &this.bucket)?;
-            if entry.delta == 0 {
-                this.done = true;
+            match this.end.delivered(entry.revision, entry.delta) {
+                Step::More => {}
+                Step::Over => this.done = true,
+                Step::Ask => this.ask_the_stream(),
             }
-            entry.seen_current = this.done;
+            entry.seen_current = entry.delta == 0;
             return Poll::Ready(Some(Ok(entry)));
         }
     }

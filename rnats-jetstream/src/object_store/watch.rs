@@ -18,6 +18,7 @@ use super::errors::{
 use super::info::ObjectInfo;
 use crate::consumer::DeliverPolicy;
 use crate::consumer::push::passes::Passes;
+use crate::consumer::push::read_end::{self, ReadEnd, Step};
 use crate::consumer::push::{Ordered, OrderedConfig};
 use crate::message::Message;
 
@@ -125,17 +126,21 @@ impl ObjectStore {
 
     async fn list_objects(&self, include_deleted: bool) -> Result<List, ListError> {
         let (messages, pending) = self.list_pass().await?;
-        Ok(List {
-            messages: Some(messages),
-            done: pending == 0,
+        let mut list = List {
+            messages: None,
+            done: false,
             include_deleted,
-            pending_at_start: pending,
+            pending_at_start: 0,
             delivered: 0,
             seen: HashSet::new(),
             store: self.clone(),
             passes: Passes::new(),
             next_pass: None,
-        })
+            end: ReadEnd::default(),
+            asking: None,
+        };
+        list.start_pass(messages, pending);
+        Ok(list)
     }
 
     /// One pass of a listing: an ordered consumer on the metadata, and how many messages it
@@ -155,7 +160,7 @@ impl ObjectStore {
         OrderedConfig {
             deliver_subject: self.context().client.new_inbox(),
             description: Some(description.to_owned()),
-            filter_subject: format!("$O.{}.M.>", self.name),
+            filter_subject: meta_filter(&self.name),
             deliver_policy,
             ..Default::default()
         }
@@ -209,9 +214,36 @@ pub struct List {
     passes: Passes,
     /// The next pass's consumer, while it is made.
     next_pass: Option<BoxFuture<'static, Result<(Ordered, u64), ListError>>>,
+    /// Whether the server's "nothing pending" is the stream's end (`read_end`).
+    end: ReadEnd,
+    /// The stream's last metadata sequence, while asked for.
+    asking: Option<BoxFuture<'static, Option<u64>>>,
 }
 
 impl List {
+    /// Reads a pass's consumer, which had `pending` messages to deliver when it was made.
+    fn start_pass(&mut self, messages: Ordered, pending: u64) {
+        self.messages = Some(messages);
+        self.done = false;
+        self.pending_at_start = pending;
+        self.delivered = 0;
+        self.end = ReadEnd::default();
+        if pending == 0 {
+            // Nothing to send, the server says: the stream confirms it.
+            self.end.delivered(0, 0);
+            self.ask_the_stream();
+        }
+    }
+
+    /// Asks the stream for its last metadata sequence (`read_end`).
+    fn ask_the_stream(&mut self) {
+        let stream = self.store.stream.clone();
+        let filters = [meta_filter(&self.store.name)];
+        self.asking = Some(Box::pin(async move {
+            read_end::last_sequence(&stream, &filters).await
+        }));
+    }
+
     /// Starts another pass if the last one came short and passes are left.
     fn pass_again(&mut self) -> bool {
         if !self.passes.again(self.delivered, self.pending_at_start) {
@@ -232,18 +264,18 @@ impl futures_util::Stream for List {
                 let made = std::task::ready!(pass.poll_unpin(cx));
                 self.next_pass = None;
                 match made {
-                    Ok((messages, pending)) => {
-                        self.messages = Some(messages);
-                        self.done = pending == 0;
-                        self.pending_at_start = pending;
-                        self.delivered = 0;
-                    }
+                    Ok((messages, pending)) => self.start_pass(messages, pending),
                     Err(error) => {
                         self.passes.fail();
                         let error = WatcherError::with_source(WatcherErrorKind::Other, error);
                         return Poll::Ready(Some(Err(error)));
                     }
                 }
+            }
+            if let Some(asking) = self.asking.as_mut() {
+                let last = std::task::ready!(asking.poll_unpin(cx));
+                self.asking = None;
+                self.done = self.end.answered(last);
             }
             if self.done {
                 // Dropping the subscription ends the ephemeral consumer's interest.
@@ -266,7 +298,11 @@ impl futures_util::Stream for List {
                 Poll::Pending => return Poll::Pending,
             };
             match message.info() {
-                Ok(info) => self.done = info.pending == 0,
+                Ok(info) => match self.end.delivered(info.stream_sequence, info.pending) {
+                    Step::More => {}
+                    Step::Over => self.done = true,
+                    Step::Ask => self.ask_the_stream(),
+                },
                 Err(error) => {
                     self.passes.fail();
                     let error = WatcherError::with_source(WatcherErrorKind::Other, error);
@@ -281,6 +317,11 @@ impl futures_util::Stream for List {
             }
         }
     }
+}
+
+/// The subjects of a bucket's metadata.
+pub(crate) fn meta_filter(bucket: &str) -> String {
+    format!("$O.{bucket}.M.>")
 }
 
 /// The metadata a delivered meta message holds, `modified` being when the server stored it

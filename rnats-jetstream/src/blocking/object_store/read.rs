@@ -20,11 +20,13 @@ use crate::blocking::stream::Stream;
 use crate::consumer::DeliverPolicy;
 use crate::consumer::push::OrderedConfig;
 use crate::consumer::push::passes::Passes;
+use crate::consumer::push::read_end::{ReadEnd, Step};
 use crate::object_store::errors::{get_error, watch_consumer_error, watcher_error};
 use crate::object_store::object::{
     MAX_LINK_HOPS, check_whole, chunk_subject, io_error, link_target, overruns,
     reader_consumer_error, too_many_links,
 };
+use crate::object_store::watch::meta_filter;
 use crate::object_store::{
     AsObjectInfo, GetError, GetErrorKind, ListError, ListerError, ObjectInfo, ReadError,
     ReadErrorKind, WatchError, WatchOptions, WatcherError, WatcherErrorKind,
@@ -139,9 +141,10 @@ impl ObjectStore {
     }
 
     fn list_objects(&self, include_deleted: bool) -> Result<List, ListError> {
-        let (messages, done) = self.list_pass()?;
+        let (messages, done, end) = self.list_pass()?;
         Ok(List {
             done,
+            end,
             messages,
             include_deleted,
             timeout: self.context().timeout(),
@@ -152,16 +155,21 @@ impl ObjectStore {
         })
     }
 
-    /// One pass of a listing: an ordered consumer on the metadata, and whether it had
-    /// nothing to deliver (then it is deleted at once).
-    fn list_pass(&self) -> Result<(Ordered, bool), ListError> {
+    /// One pass of a listing: an ordered consumer on the metadata, whether it had nothing
+    /// to deliver (then it is deleted at once), and where it stands against the stream's
+    /// end.
+    fn list_pass(&self) -> Result<(Ordered, bool, ReadEnd), ListError> {
         let messages = self.meta_feed(DeliverPolicy::All, "object store list")?;
-        // An empty bucket: nothing to list, and no consumer to keep.
-        let done = messages.pending_at_start == 0;
+        let mut end = ReadEnd::default();
+        // An empty bucket, if the stream agrees: nothing to list, and no consumer to keep.
+        let done = messages.pending_at_start == 0 && {
+            end.delivered(0, 0);
+            end.answered(self.stream.last_sequence(&[meta_filter(&self.name)]))
+        };
         if done {
             let _ = messages.delete_consumer();
         }
-        Ok((messages, done))
+        Ok((messages, done, end))
     }
 
     /// An ordered consumer of the bucket's metadata, `$O.<bucket>.M.>`.
@@ -172,7 +180,7 @@ impl ObjectStore {
     ) -> Result<Ordered, WatchError> {
         let config = OrderedConfig {
             description: Some(purpose.to_owned()),
-            filter_subject: format!("$O.{}.M.>", self.name),
+            filter_subject: meta_filter(&self.name),
             deliver_policy,
             ..Default::default()
         };
@@ -465,6 +473,8 @@ pub struct List {
     timeout: Duration,
     /// Metadata messages this pass delivered so far.
     delivered: u64,
+    /// Whether the server's "nothing pending" is the stream's end (`read_end`).
+    end: ReadEnd,
     /// The names listed so far.
     seen: HashSet<String>,
     /// The bucket, for a pass again.
@@ -483,9 +493,10 @@ impl List {
             return None;
         }
         Some(match self.store.list_pass() {
-            Ok((messages, done)) => {
+            Ok((messages, done, end)) => {
                 self.messages = messages;
                 self.done = done;
+                self.end = end;
                 self.delivered = 0;
                 Ok(())
             }
@@ -519,6 +530,11 @@ impl List {
             let deadline = Instant::now().checked_add(self.timeout);
             let message = match self.messages.next_message(deadline) {
                 Ok(Some(message)) => message,
+                Ok(None) if self.end.reading_on() && !self.messages.is_closed() => {
+                    // What the stream held last went before it came: nothing more to list.
+                    self.done = true;
+                    return None;
+                }
                 Ok(None) => {
                     self.done = true;
                     self.passes.fail();
@@ -534,14 +550,24 @@ impl List {
                     return Some(Err(watcher_error(error)));
                 }
             };
-            // The server's count of what is still to come: none left means this is the last.
+            // The server's count of what is still to come: none left means this is the last,
+            // once the stream agrees.
             match crate::message::info_of(&message) {
-                Ok(info) if info.pending == 0 => {
-                    self.done = true;
-                    // Best effort, as for a read: the server would remove it in time.
-                    let _ = self.messages.delete_consumer();
+                Ok(info) => {
+                    self.done = match self.end.delivered(info.stream_sequence, info.pending) {
+                        Step::More => false,
+                        Step::Over => true,
+                        Step::Ask => self.end.answered(
+                            self.store
+                                .stream
+                                .last_sequence(&[meta_filter(&self.store.name)]),
+                        ),
+                    };
+                    if self.done {
+                        // Best effort, as for a read: the server would remove it in time.
+                        let _ = self.messages.delete_consumer();
+                    }
                 }
-                Ok(_) => {}
                 Err(error) => {
                     self.done = true;
                     self.passes.fail();
