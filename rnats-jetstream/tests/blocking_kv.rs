@@ -370,6 +370,38 @@ fn watch_options_pick_keys_start_and_what_is_left_out() {
     assert_eq!(many.next().unwrap().unwrap().value, "c3");
 }
 
+/// A listing asks the stream for its last message once the server says nothing more is
+/// pending: with the newest message gone (purged here; aged out would do the same) the
+/// answer is the last one still there, so the listing ends at once rather than waiting out
+/// the context's timeout for a message that will not come.
+#[test]
+fn keys_and_history_end_at_once_when_the_newest_message_was_purged() {
+    let (_server, js) = jetstream();
+    let kv = bucket(&js, "purged", 5);
+    kv.put("a", "1".into()).unwrap();
+    kv.put("a", "2".into()).unwrap();
+    kv.put("b", "1".into()).unwrap();
+    js.get_stream("KV_purged")
+        .unwrap()
+        .purge_with(stream::PurgeRequest {
+            filter: Some("$KV.purged.b".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let started = std::time::Instant::now();
+    let keys: Vec<String> = kv.keys().unwrap().map(Result::unwrap).collect();
+    assert_eq!(keys, ["a"]);
+    let values: Vec<Bytes> = kv.history("a").unwrap().map(|e| e.unwrap().value).collect();
+    assert_eq!(values, ["1", "2"]);
+    let empty: Vec<_> = kv.history("b").unwrap().collect();
+    assert!(empty.is_empty(), "{empty:?}");
+    assert!(
+        started.elapsed() < WAIT / 2,
+        "the listings waited {:?}, as for a message that will not come",
+        started.elapsed()
+    );
+}
+
 /// As the async listing: in a bucket that keeps one revision, keys rewritten in turn by two
 /// other connections while the listings run are each listed once, none left out.
 #[test]

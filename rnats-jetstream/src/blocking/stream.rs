@@ -198,10 +198,6 @@ impl Stream {
     /// `consumer::push::read_end::last_sequence` asks it; `None` if the stream could not be
     /// asked.
     pub(crate) fn last_sequence(&self, filters: &[String]) -> Option<u64> {
-        use crate::consumer::push::read_end::is_whole_stream;
-        if is_whole_stream(&self.info.config.subjects, filters) {
-            return self.get_info().ok().map(|info| info.state.last_sequence);
-        }
         let mut last = 0;
         for filter in filters {
             match self.get_last_raw_message_by_subject(filter) {

@@ -199,6 +199,33 @@ impl History {
         self.end.answered(last)
     }
 
+    /// The next message, waiting up to the context's timeout: `Ok(None)` once it passed or
+    /// the client closed, or, with `done` set, once the stream says that what the read was
+    /// waiting for went (asked after a quiet second).
+    fn next_message(&mut self) -> Result<Option<rnats_core::Message>, WatcherError> {
+        let timeout = self.feed.store.context().timeout();
+        let started = Instant::now();
+        loop {
+            let wait = match self.end.reading_on() {
+                true => QUIET.min(timeout),
+                false => timeout,
+            };
+            match self.feed.next_message(Instant::now().checked_add(wait))? {
+                Some(message) => return Ok(Some(message)),
+                None if self.end.reading_on()
+                    && !self.feed.closed
+                    && started.elapsed() < timeout =>
+                {
+                    if self.ask_the_stream() {
+                        self.done = true;
+                        return Ok(None);
+                    }
+                }
+                None => return Ok(None),
+            }
+        }
+    }
+
     /// Whether to read the listing again (see `consumer::push::passes`).
     fn read_again(&self, passes: &mut Passes) -> bool {
         passes.again(self.delivered, self.feed.pending_at_start)
@@ -212,14 +239,9 @@ impl Iterator for History {
         if self.done {
             return None;
         }
-        let deadline = Instant::now().checked_add(self.feed.store.context().timeout());
-        let message = match self.feed.next_message(deadline) {
+        let message = match self.next_message() {
             Ok(Some(message)) => message,
-            Ok(None) if self.end.reading_on() && !self.feed.closed => {
-                // What the stream held last went before it came: nothing more to read.
-                self.done = true;
-                return None;
-            }
+            Ok(None) if self.done => return None,
             Ok(None) => {
                 self.done = true;
                 let closed = self.feed.closed;
@@ -246,7 +268,10 @@ impl Iterator for History {
             },
             Err(_) => true,
         };
-        Some(entry)
+        Some(entry.map(|mut entry| {
+            entry.seen_current = self.done;
+            entry
+        }))
     }
 }
 
@@ -305,6 +330,9 @@ impl Iterator for Keys {
         }
     }
 }
+
+/// Silence after which a read going on to the stream's last message asks the stream again.
+const QUIET: Duration = Duration::from_secs(1);
 
 /// An ordered consumer on some of a bucket's keys, and where its entries' keys start.
 #[derive(Debug)]

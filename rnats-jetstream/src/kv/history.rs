@@ -106,6 +106,7 @@ impl Store {
             filters,
             end: ReadEnd::default(),
             asking: None,
+            held: None,
         };
         if pending == 0 {
             // Nothing to send, the server says: the stream confirms it.
@@ -181,6 +182,9 @@ pub struct History {
     end: ReadEnd,
     /// The stream's last sequence under the filters, while asked for.
     asking: Option<BoxFuture<'static, Option<u64>>>,
+    /// The entry that led to the ask, yielded with the answer (its `seen_current` says
+    /// whether it is the last).
+    held: Option<Entry>,
 }
 
 impl History {
@@ -229,6 +233,10 @@ impl Stream for History {
                 this.asking = None;
                 this.done = this.end.answered(last);
                 this.quiet.as_mut().reset(runtime::now() + QUIET);
+                if let Some(mut entry) = this.held.take() {
+                    entry.seen_current = this.done;
+                    return Poll::Ready(Some(Ok(entry)));
+                }
             }
             if this.done {
                 this.messages = None;
@@ -255,9 +263,13 @@ impl Stream for History {
             match this.end.delivered(entry.revision, entry.delta) {
                 Step::More => {}
                 Step::Over => this.done = true,
-                Step::Ask => this.ask_the_stream(),
+                Step::Ask => {
+                    this.held = Some(entry);
+                    this.ask_the_stream();
+                    continue;
+                }
             }
-            entry.seen_current = entry.delta == 0;
+            entry.seen_current = this.done;
             return Poll::Ready(Some(Ok(entry)));
         }
     }

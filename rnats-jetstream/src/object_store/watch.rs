@@ -6,9 +6,11 @@
 use std::collections::HashSet;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
+use rnats_core::runtime::{self, Sleep};
 
 use super::ObjectStore;
 use super::errors::{
@@ -138,6 +140,7 @@ impl ObjectStore {
             next_pass: None,
             end: ReadEnd::default(),
             asking: None,
+            quiet: Box::pin(runtime::sleep(QUIET)),
         };
         list.start_pass(messages, pending);
         Ok(list)
@@ -193,6 +196,10 @@ impl futures_util::Stream for Watch {
     }
 }
 
+/// Silence after which a listing going on to the stream's last metadata asks the stream
+/// again.
+const QUIET: Duration = Duration::from_secs(1);
+
 /// A bucket's objects, as a [`futures_util::Stream`] of metadata; from
 /// [`ObjectStore::list`] (live objects) and [`ObjectStore::list_with_deleted`]. It ends
 /// after the last object. Each object comes once, also one put again while the listing
@@ -218,6 +225,8 @@ pub struct List {
     end: ReadEnd,
     /// The stream's last metadata sequence, while asked for.
     asking: Option<BoxFuture<'static, Option<u64>>>,
+    /// Fires after [`QUIET`] without a message, when the stream is asked again.
+    quiet: Pin<Box<Sleep>>,
 }
 
 impl List {
@@ -228,6 +237,8 @@ impl List {
         self.pending_at_start = pending;
         self.delivered = 0;
         self.end = ReadEnd::default();
+        let quiet_until = runtime::now() + QUIET;
+        self.quiet.as_mut().reset(quiet_until);
         if pending == 0 {
             // Nothing to send, the server says: the stream confirms it.
             self.end.delivered(0, 0);
@@ -276,6 +287,8 @@ impl futures_util::Stream for List {
                 let last = std::task::ready!(asking.poll_unpin(cx));
                 self.asking = None;
                 self.done = self.end.answered(last);
+                let quiet_until = runtime::now() + QUIET;
+                self.quiet.as_mut().reset(quiet_until);
             }
             if self.done {
                 // Dropping the subscription ends the ephemeral consumer's interest.
@@ -295,8 +308,16 @@ impl futures_util::Stream for List {
                     return Poll::Ready(Some(Err(watcher_error(error))));
                 }
                 Poll::Ready(None) => return Poll::Ready(None),
+                // Waiting for the stream's last message: it may have gone (aged out, purged).
+                Poll::Pending if self.end.reading_on() => {
+                    std::task::ready!(self.quiet.as_mut().poll(cx));
+                    self.ask_the_stream();
+                    continue;
+                }
                 Poll::Pending => return Poll::Pending,
             };
+            let quiet_until = runtime::now() + QUIET;
+            self.quiet.as_mut().reset(quiet_until);
             match message.info() {
                 Ok(info) => match self.end.delivered(info.stream_sequence, info.pending) {
                     Step::More => {}

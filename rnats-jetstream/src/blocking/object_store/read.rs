@@ -459,6 +459,10 @@ impl AsObjectInfo for &Object {
     }
 }
 
+/// Silence after which a listing going on to the stream's last metadata asks the stream
+/// again.
+const QUIET: Duration = Duration::from_secs(1);
+
 /// A bucket's objects' metadata; from [`ObjectStore::list`] (live objects) and
 /// [`ObjectStore::list_with_deleted`]. Ends after the last object; each wait is bounded by
 /// the context's timeout, past which the item is an error and the listing ends. Each
@@ -524,15 +528,51 @@ impl Iterator for List {
 }
 
 impl List {
+    /// Asks the stream for its last metadata sequence (`read_end`); whether the listing's
+    /// pass is over.
+    fn ask_the_stream(&mut self) -> bool {
+        let filters = [meta_filter(&self.store.name)];
+        self.end.answered(self.store.stream.last_sequence(&filters))
+    }
+
+    /// The next metadata message, waiting up to the timeout: `Ok(None)` once it passed or
+    /// the client closed, or, with `done` set, once the stream says that what the pass was
+    /// waiting for went (asked after a quiet second).
+    fn next_message(
+        &mut self,
+    ) -> Result<Option<rnats_core::Message>, crate::consumer::push::OrderedError> {
+        let started = Instant::now();
+        loop {
+            let wait = match self.end.reading_on() {
+                true => QUIET.min(self.timeout),
+                false => self.timeout,
+            };
+            match self
+                .messages
+                .next_message(Instant::now().checked_add(wait))?
+            {
+                Some(message) => return Ok(Some(message)),
+                None if self.end.reading_on()
+                    && !self.messages.is_closed()
+                    && started.elapsed() < self.timeout =>
+                {
+                    if self.ask_the_stream() {
+                        self.done = true;
+                        return Ok(None);
+                    }
+                }
+                None => return Ok(None),
+            }
+        }
+    }
+
     /// The next object of this pass; `None` once the pass is over.
     fn next_of_pass(&mut self) -> Option<Result<ObjectInfo, ListerError>> {
         while !self.done {
-            let deadline = Instant::now().checked_add(self.timeout);
-            let message = match self.messages.next_message(deadline) {
+            let message = match self.next_message() {
                 Ok(Some(message)) => message,
-                Ok(None) if self.end.reading_on() && !self.messages.is_closed() => {
-                    // What the stream held last went before it came: nothing more to list.
-                    self.done = true;
+                Ok(None) if self.done => {
+                    let _ = self.messages.delete_consumer();
                     return None;
                 }
                 Ok(None) => {
@@ -557,11 +597,7 @@ impl List {
                     self.done = match self.end.delivered(info.stream_sequence, info.pending) {
                         Step::More => false,
                         Step::Over => true,
-                        Step::Ask => self.end.answered(
-                            self.store
-                                .stream
-                                .last_sequence(&[meta_filter(&self.store.name)]),
-                        ),
+                        Step::Ask => self.ask_the_stream(),
                     };
                     if self.done {
                         // Best effort, as for a read: the server would remove it in time.

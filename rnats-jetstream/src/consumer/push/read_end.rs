@@ -12,22 +12,30 @@
 //! machine lost a key that way (`blocking_kv.rs`, `kv.rs`).
 //!
 //! So when the server first says nothing is pending, the read asks the stream for the last
-//! sequence its filters match (one request) and goes on until it has that one, or anything
-//! after it. A message the consumer skips because it was removed meanwhile is followed by its
-//! successor, so the read does not wait for it. If the stream cannot be asked (no
-//! permission, a timeout), the read ends where the server said, as it did before.
+//! sequence its filters match (one `STREAM.MSG.GET` per filter, which finds the last message
+//! that is still there) and goes on until it has that one, or anything after it (a message
+//! the consumer skips because it was removed meanwhile is followed by its successor). There
+//! it asks again, and ends once the stream holds nothing past what was read: a key skipped in
+//! one stretch because it was rewritten comes in the next, unless rewritten once more just
+//! then. Four asks at most; under writes that never pause the read ends at the fourth
+//! target. If the stream cannot be asked (no permission, a timeout), the read ends where the
+//! server said, as it did before. A read that waits on (its target removed before it came,
+//! the consumer stalled) asks again after a quiet spell.
 
-use crate::stream::Stream;
+use crate::stream::{LastRawMessageErrorKind, Stream};
+
+/// How many times one read asks the stream for its end as messages come, at most.
+const MOST_ASKS: u32 = 4;
 
 /// Where a read-through stands against the stream's end.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct ReadEnd {
     /// The highest stream sequence delivered so far.
     last: u64,
-    /// The stream was asked: the sequence to read up to.
+    /// The stream's last sequence, as last asked, while the read goes on to it.
     target: Option<u64>,
-    /// The stream was asked (or can't be): the server's word ends nothing more.
-    asked: bool,
+    /// Times the stream was asked as messages came.
+    asks: u32,
 }
 
 /// What a delivered message means for the end of the read.
@@ -37,8 +45,7 @@ pub(crate) enum Step {
     More,
     /// The read is over.
     Over,
-    /// The server says nothing is pending: ask the stream for its last sequence, then call
-    /// [`ReadEnd::answered`].
+    /// Ask the stream for its last sequence, then call [`ReadEnd::answered`].
     Ask,
 }
 
@@ -47,19 +54,22 @@ impl ReadEnd {
     /// server counts.
     pub(crate) fn delivered(&mut self, sequence: u64, pending: u64) -> Step {
         self.last = self.last.max(sequence);
-        match self.target {
-            Some(target) if self.last >= target => Step::Over,
-            Some(_) => Step::More,
-            None if pending > 0 => Step::More,
-            None if self.asked => Step::Over,
-            None => {
-                self.asked = true;
+        let at_end = match self.target {
+            Some(target) => self.last >= target,
+            None => pending == 0,
+        };
+        match (at_end, self.asks < MOST_ASKS) {
+            (false, _) => Step::More,
+            (true, true) => {
+                self.asks += 1;
                 Step::Ask
             }
+            (true, false) => Step::Over,
         }
     }
 
-    /// Whether the stream was asked and the read goes on to its last sequence.
+    /// Nothing came for a while: whether to ask the stream again (the read is going on to a
+    /// target it may never see).
     pub(crate) fn reading_on(&self) -> bool {
         self.target.is_some()
     }
@@ -77,34 +87,19 @@ impl ReadEnd {
     }
 }
 
-/// The last sequence of `stream` that any of `filters` matches, 0 for none: the stream's
-/// own last when one filter is all its subjects, else the last message under each filter
-/// (from the leader; wildcards allowed). `None` if the stream could not be asked.
+/// The last sequence of `stream` that any of `filters` matches, 0 for none: the last message
+/// under each filter, from the leader (wildcards allowed; the message carries its value).
+/// `None` if the stream could not be asked.
 pub(crate) async fn last_sequence(stream: &Stream, filters: &[String]) -> Option<u64> {
-    if is_whole_stream(&stream.cached_info().config.subjects, filters) {
-        let mut stream = stream.clone();
-        return stream
-            .info()
-            .await
-            .ok()
-            .map(|info| info.state.last_sequence);
-    }
     let mut last = 0;
     for filter in filters {
         match stream.get_last_raw_message_by_subject(filter).await {
             Ok(message) => last = last.max(message.sequence),
-            Err(error)
-                if error.kind() == crate::stream::LastRawMessageErrorKind::NoMessageFound => {}
+            Err(error) if error.kind() == LastRawMessageErrorKind::NoMessageFound => {}
             Err(_) => return None,
         }
     }
     Some(last)
-}
-
-/// Whether `filters` is the one subject the stream holds, so that the stream's own last
-/// sequence is the filter's (the stream's info is small; a message get carries the value).
-pub(crate) fn is_whole_stream(subjects: &[String], filters: &[String]) -> bool {
-    matches!((subjects, filters), ([subject], [filter]) if subject == filter)
 }
 
 #[cfg(test)]
@@ -126,25 +121,38 @@ mod tests {
     }
 
     #[test]
-    fn a_stream_that_holds_more_is_read_up_to_its_last_message_or_past_it() {
+    fn a_stream_that_holds_more_is_read_up_to_its_last_message_or_past_it_then_asked_again() {
         let mut end = ReadEnd::default();
         assert_eq!(end.delivered(5, 0), Step::Ask);
         assert!(!end.answered(Some(9)));
-        assert_eq!(end.delivered(7, 0), Step::More, "no second ask");
+        assert!(end.reading_on());
+        assert_eq!(end.delivered(7, 0), Step::More, "the server's word waits");
         assert_eq!(end.delivered(8, 3), Step::More);
-        // 9 was removed meanwhile: its successor ends the read.
-        assert_eq!(end.delivered(10, 0), Step::Over);
+        // 9 was removed meanwhile: its successor ends the stretch.
+        assert_eq!(end.delivered(10, 0), Step::Ask);
+        assert!(end.answered(Some(10)));
     }
 
     #[test]
-    fn only_a_filter_that_is_all_the_streams_subjects_reads_the_streams_last() {
-        let subjects = ["$KV.b.>".to_owned()];
-        assert!(is_whole_stream(&subjects, &["$KV.b.>".to_owned()]));
-        assert!(!is_whole_stream(&subjects, &["$KV.b.a.>".to_owned()]));
-        assert!(!is_whole_stream(
-            &subjects,
-            &["$KV.b.>".to_owned(), "$KV.b.x".to_owned()]
-        ));
-        assert!(!is_whole_stream(&[], &["$KV.b.>".to_owned()]), "a mirror");
+    fn under_writes_that_never_pause_the_fourth_target_ends_the_read() {
+        let mut end = ReadEnd::default();
+        assert_eq!(end.delivered(1, 0), Step::Ask);
+        for target in [2, 3, 4] {
+            assert!(!end.answered(Some(target)));
+            assert_eq!(end.delivered(target, 5), Step::Ask);
+        }
+        assert!(!end.answered(Some(5)));
+        assert_eq!(end.delivered(5, 0), Step::Over);
+    }
+
+    #[test]
+    fn a_stalled_read_asks_again_without_counting_and_an_empty_one_asks_once() {
+        let mut end = ReadEnd::default();
+        assert!(!end.reading_on(), "nothing asked yet");
+        assert_eq!(end.delivered(0, 0), Step::Ask, "an empty read asks");
+        assert!(!end.answered(Some(4)));
+        assert!(end.reading_on());
+        // Quiet: asked again, the target went.
+        assert!(end.answered(Some(0)));
     }
 }
