@@ -1161,6 +1161,45 @@ async fn keys_lists_each_key_once_while_they_are_rewritten() {
     rewrites.await.unwrap();
 }
 
+/// The listings ask the stream for its last message as a bucket's reads do, by direct get:
+/// a user who may read the bucket but not send `STREAM.MSG.GET` lists without waiting out a
+/// request's timeout for an answer that never comes.
+#[tokio::test]
+async fn a_user_without_leader_gets_lists_keys_and_history_at_once() {
+    let server = NatsServer::builder()
+        .jetstream(true)
+        .append_config(
+            r#"accounts: { APP: { jetstream: enabled, users: [{ user: reader, password: r,
+                permissions: { publish: { allow: ">", deny: "$JS.API.STREAM.MSG.GET.>" } } }] } }"#,
+        )
+        .spawn()
+        .unwrap();
+    let client = ConnectOptions::new()
+        .user_and_password("reader".into(), "r".into())
+        .connect(server.url())
+        .await
+        .unwrap();
+    let mut js = rnats_jetstream::new(client);
+    js.set_timeout(WAIT);
+    let kv = bucket(&js, "direct", 3).await;
+    kv.put("a", "1".into()).await.unwrap();
+    kv.put("b", "1".into()).await.unwrap();
+    kv.put("a", "2".into()).await.unwrap();
+    let started = std::time::Instant::now();
+    let keys: Vec<String> = kv.keys().await.unwrap().try_collect().await.unwrap();
+    assert_eq!(keys, ["b", "a"]);
+    let history: Vec<Entry> = kv.history("a").await.unwrap().try_collect().await.unwrap();
+    assert_eq!(history.len(), 2);
+    assert!(history[1].seen_current && !history[0].seen_current);
+    let none: Vec<Entry> = kv.history("c").await.unwrap().try_collect().await.unwrap();
+    assert!(none.is_empty());
+    assert!(
+        started.elapsed() < WAIT / 2,
+        "the listings took {:?}: an ask went unanswered",
+        started.elapsed()
+    );
+}
+
 /// In a bucket that keeps one revision, a key rewritten just as a listing's consumer is made
 /// lost its listed revision before delivery while the server counted the new one as listed:
 /// 5-20% of these listings left one key out before a listing that came short was read again.

@@ -200,11 +200,26 @@ impl Stream {
     pub(crate) fn last_sequence(&self, filters: &[String]) -> Option<u64> {
         let mut last = 0;
         for filter in filters {
-            match self.get_last_raw_message_by_subject(filter) {
-                Ok(message) => last = last.max(message.sequence),
-                Err(error) if error.kind() == RawMessageErrorKind::NoMessageFound => {}
-                Err(_) => return None,
-            }
+            let sequence = if self.info.config.allow_direct {
+                // The subject goes in the body: the request subject cannot carry a wildcard.
+                let request = MessageGet {
+                    sequence: None,
+                    last_by_subject: Some(filter),
+                };
+                let body = serde_json::to_vec(&request).ok()?;
+                match self.direct(format!("DIRECT.GET.{}", self.name), Bytes::from(body)) {
+                    Ok(message) => Some(message.sequence),
+                    Err(error) if error.kind() == DirectGetErrorKind::NotFound => None,
+                    Err(_) => return None,
+                }
+            } else {
+                match self.get_last_raw_message_by_subject(filter) {
+                    Ok(message) => Some(message.sequence),
+                    Err(error) if error.kind() == RawMessageErrorKind::NoMessageFound => None,
+                    Err(_) => return None,
+                }
+            };
+            last = last.max(sequence.unwrap_or(0));
         }
         Some(last)
     }

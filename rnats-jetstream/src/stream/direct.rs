@@ -136,18 +136,42 @@ impl<T> DirectGetBuilder<T> {
             .api_request(subject, Request::new().payload(payload))
             .await
             .map_err(direct_get_request_error)?;
-        match message.status {
-            None | Some(StatusCode::OK) => Ok(message),
-            Some(StatusCode::NOT_FOUND) => Err(DirectGetError::new(DirectGetErrorKind::NotFound)),
-            // The server answers a malformed or empty request with 408.
-            Some(StatusCode::TIMEOUT) => {
-                Err(DirectGetError::new(DirectGetErrorKind::InvalidSubject))
-            }
-            Some(status) => Err(DirectGetError::new(DirectGetErrorKind::ErrorResponse(
-                status,
-                message.description.unwrap_or_default(),
-            ))),
-        }
+        checked_reply(message)
+    }
+}
+
+/// The last message under `filter`, wildcards allowed, by direct get: the subject goes in the
+/// body (`{"last_by_subj": ...}`), where the request subject's form cannot carry a wildcard.
+pub(crate) async fn last_under_filter(
+    context: &Context,
+    stream: &str,
+    filter: &str,
+) -> Result<StreamMessage, DirectGetError> {
+    if !super::is_valid_subject(filter) {
+        return Err(DirectGetError::new(DirectGetErrorKind::InvalidSubject));
+    }
+    let body = serde_json::to_vec(&serde_json::json!({ "last_by_subj": filter }))
+        .map_err(|e| DirectGetError::with_source(DirectGetErrorKind::Other, e))?;
+    let request = Request::new().payload(Bytes::from(body));
+    let message = context
+        .api_request(format!("DIRECT.GET.{stream}"), request)
+        .await
+        .map_err(direct_get_request_error)?;
+    StreamMessage::try_from(checked_reply(message)?)
+        .map_err(|error| DirectGetError::with_source(DirectGetErrorKind::Other, error))
+}
+
+/// A direct get's reply, its status replies turned into errors.
+fn checked_reply(message: Message) -> Result<Message, DirectGetError> {
+    match message.status {
+        None | Some(StatusCode::OK) => Ok(message),
+        Some(StatusCode::NOT_FOUND) => Err(DirectGetError::new(DirectGetErrorKind::NotFound)),
+        // The server answers a malformed or empty request with 408.
+        Some(StatusCode::TIMEOUT) => Err(DirectGetError::new(DirectGetErrorKind::InvalidSubject)),
+        Some(status) => Err(DirectGetError::new(DirectGetErrorKind::ErrorResponse(
+            status,
+            message.description.unwrap_or_default(),
+        ))),
     }
 }
 

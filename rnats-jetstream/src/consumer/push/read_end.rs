@@ -12,8 +12,8 @@
 //! machine lost a key that way (`blocking_kv.rs`, `kv.rs`).
 //!
 //! So when the server first says nothing is pending, the read asks the stream for the last
-//! sequence its filters match (one `STREAM.MSG.GET` per filter, which finds the last message
-//! that is still there) and goes on until it has that one, or anything after it (a message
+//! sequence its filters match (one direct get per filter where the stream allows them, else
+//! one `STREAM.MSG.GET`; either finds the last message that is still there) and goes on until it has that one, or anything after it (a message
 //! the consumer skips because it was removed meanwhile is followed by its successor). There
 //! it asks again, and ends once the stream holds nothing past what was read: a key skipped in
 //! one stretch because it was rewritten comes in the next, unless rewritten once more just
@@ -22,7 +22,8 @@
 //! server said, as it did before. A read that waits on (its target removed before it came,
 //! the consumer stalled) asks again after a quiet spell.
 
-use crate::stream::{LastRawMessageErrorKind, Stream};
+use crate::stream::direct::last_under_filter;
+use crate::stream::{DirectGetErrorKind, LastRawMessageErrorKind, Stream};
 
 /// How many times one read asks the stream for its end as messages come, at most.
 const MOST_ASKS: u32 = 4;
@@ -88,16 +89,27 @@ impl ReadEnd {
 }
 
 /// The last sequence of `stream` that any of `filters` matches, 0 for none: the last message
-/// under each filter, from the leader (wildcards allowed; the message carries its value).
-/// `None` if the stream could not be asked.
+/// under each filter (wildcards allowed; the message carries its value), by direct get where
+/// the stream allows it, as a bucket's own reads go (so a user who may read the bucket may
+/// ask), else from the leader. `None` if the stream could not be asked.
 pub(crate) async fn last_sequence(stream: &Stream, filters: &[String]) -> Option<u64> {
+    let direct = stream.cached_info().config.allow_direct;
     let mut last = 0;
     for filter in filters {
-        match stream.get_last_raw_message_by_subject(filter).await {
-            Ok(message) => last = last.max(message.sequence),
-            Err(error) if error.kind() == LastRawMessageErrorKind::NoMessageFound => {}
-            Err(_) => return None,
-        }
+        let sequence = if direct {
+            match last_under_filter(&stream.context, &stream.name, filter).await {
+                Ok(message) => Some(message.sequence),
+                Err(error) if error.kind() == DirectGetErrorKind::NotFound => None,
+                Err(_) => return None,
+            }
+        } else {
+            match stream.get_last_raw_message_by_subject(filter).await {
+                Ok(message) => Some(message.sequence),
+                Err(error) if error.kind() == LastRawMessageErrorKind::NoMessageFound => None,
+                Err(_) => return None,
+            }
+        };
+        last = last.max(sequence.unwrap_or(0));
     }
     Some(last)
 }
