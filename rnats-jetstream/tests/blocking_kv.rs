@@ -407,20 +407,80 @@ fn keys_and_history_end_at_once_when_the_newest_message_was_purged() {
 #[test]
 fn keys_of_a_one_revision_bucket_leave_none_out_while_they_are_rewritten() {
     let (server, js) = jetstream();
-    let kv = bucket(&js, "one", 1);
-    const KEYS: usize = 400;
-    for i in 0..KEYS {
+    let (kv, rewriters) = rewritten_bucket(&server, &js);
+    for listing in 0..40 {
+        let keys: Vec<String> = kv.keys().unwrap().map(Result::unwrap).collect();
+        let unique: HashSet<&String> = keys.iter().collect();
+        assert_eq!(
+            unique.len(),
+            keys.len(),
+            "listing {listing}: a key listed twice"
+        );
+        assert_eq!(
+            keys.len(),
+            REWRITTEN_KEYS,
+            "listing {listing}: a key left out"
+        );
+    }
+    rewriters.stop();
+}
+
+/// As the async watch: the initial values hold every key of a one-revision bucket whose keys
+/// are rewritten meanwhile, up to the entry marked `seen_current`.
+#[test]
+fn a_watchs_initial_values_leave_no_key_out_while_they_are_rewritten() {
+    let (server, js) = jetstream();
+    let (kv, rewriters) = rewritten_bucket(&server, &js);
+    for watch in 0..30 {
+        let mut entries = kv
+            .watch_with_options([">"], kv::WatchOptions::new())
+            .unwrap();
+        let mut keys = HashSet::new();
+        loop {
+            let entry = entries.next_timeout(WAIT).unwrap().expect("an entry");
+            keys.insert(entry.key);
+            if entry.seen_current {
+                break;
+            }
+        }
+        assert_eq!(keys.len(), REWRITTEN_KEYS, "watch {watch}: a key left out");
+    }
+    rewriters.stop();
+}
+
+/// Keys in [`rewritten_bucket`].
+const REWRITTEN_KEYS: usize = 400;
+
+/// Two writers on connections of their own, rewriting a bucket's keys in turn until stopped.
+struct Rewriters {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    writers: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Rewriters {
+    fn stop(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        for writer in self.writers {
+            writer.join().unwrap();
+        }
+    }
+}
+
+/// A bucket `one` that keeps one revision, with [`REWRITTEN_KEYS`] keys rewritten in a loop.
+fn rewritten_bucket(server: &NatsServer, js: &Context) -> (Store, Rewriters) {
+    let kv = bucket(js, "one", 1);
+    for i in 0..REWRITTEN_KEYS {
         kv.put(format!("k{i}"), "0".into()).unwrap();
     }
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let writers: Vec<_> = (0..2)
+    let writers = (0..2)
         .map(|half| {
             let client = rnats_core::blocking::connect(server.url()).unwrap();
             let writer = blocking::new(client).get_key_value("one").unwrap();
             let stop = stop.clone();
             std::thread::spawn(move || {
                 for round in 1u64.. {
-                    for i in (half..KEYS).step_by(2) {
+                    for i in (half..REWRITTEN_KEYS).step_by(2) {
                         if stop.load(std::sync::atomic::Ordering::SeqCst) {
                             return;
                         }
@@ -432,18 +492,5 @@ fn keys_of_a_one_revision_bucket_leave_none_out_while_they_are_rewritten() {
             })
         })
         .collect();
-    for listing in 0..40 {
-        let keys: Vec<String> = kv.keys().unwrap().map(Result::unwrap).collect();
-        let unique: HashSet<&String> = keys.iter().collect();
-        assert_eq!(
-            unique.len(),
-            keys.len(),
-            "listing {listing}: a key listed twice"
-        );
-        assert_eq!(keys.len(), KEYS, "listing {listing}: a key left out");
-    }
-    stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    for writer in writers {
-        writer.join().unwrap();
-    }
+    (kv, Rewriters { stop, writers })
 }

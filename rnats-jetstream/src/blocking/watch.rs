@@ -97,6 +97,7 @@ impl Store {
             // Nothing to send at the start: the initial values are all there (none).
             seen_current: feed.pending_at_start == 0,
             ignore_deletes: options.ignore_deletes,
+            initial: (feed.pending_at_start > 0).then(ReadEnd::default),
             feed,
             done: false,
         })
@@ -114,6 +115,10 @@ pub struct Watch {
     /// Deletes and purges are left out.
     ignore_deletes: bool,
     done: bool,
+    /// While the initial values come: where they end, confirmed with the stream as a
+    /// listing's end is (`consumer::push::read_end`); `None` once they did, or if there were
+    /// none.
+    initial: Option<ReadEnd>,
 }
 
 impl Watch {
@@ -130,13 +135,34 @@ impl Watch {
 
     fn next_until(&mut self, deadline: Option<Instant>) -> Result<Option<Entry>, WatcherError> {
         while !self.done {
-            let Some(message) = self.feed.next_message(deadline)? else {
-                self.done = self.feed.closed;
-                return Ok(None);
+            // Reading the initial values on to a message that may have gone (aged out,
+            // purged): the stream is asked again after a quiet second.
+            let reading_on = self.initial.as_ref().is_some_and(ReadEnd::reading_on);
+            let quiet = Instant::now().checked_add(QUIET);
+            let wait = match (reading_on, deadline, quiet) {
+                (true, Some(deadline), Some(quiet)) => Some(deadline.min(quiet)),
+                (true, None, quiet) => quiet,
+                _ => deadline,
+            };
+            let Some(message) = self.feed.next_message(wait)? else {
+                if self.feed.closed || deadline.is_some_and(|d| Instant::now() >= d) {
+                    self.done = self.feed.closed;
+                    return Ok(None);
+                }
+                if reading_on {
+                    self.ask_the_stream();
+                }
+                continue;
             };
             let mut entry = entry_of(&message, &self.feed.store.prefix, &self.feed.store.name)?;
-            if entry.delta == 0 {
-                self.seen_current = true;
+            match self.initial.as_mut() {
+                Some(end) => match end.delivered(entry.revision, entry.delta) {
+                    Step::More => {}
+                    Step::Over => self.initial_values_done(),
+                    Step::Ask => self.ask_the_stream(),
+                },
+                None if entry.delta == 0 => self.seen_current = true,
+                None => {}
             }
             entry.seen_current = self.seen_current;
             if !(self.ignore_deletes && entry.operation != Operation::Put) {
@@ -144,6 +170,21 @@ impl Watch {
             }
         }
         Ok(None)
+    }
+}
+
+impl Watch {
+    /// Asks the stream where the initial values end; marks them done if they have all come.
+    fn ask_the_stream(&mut self) {
+        let last = self.feed.store.stream.last_sequence(&self.feed.filters);
+        if self.initial.as_mut().is_none_or(|end| end.answered(last)) {
+            self.initial_values_done();
+        }
+    }
+
+    fn initial_values_done(&mut self) {
+        self.seen_current = true;
+        self.initial = None;
     }
 }
 

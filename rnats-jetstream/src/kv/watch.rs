@@ -9,7 +9,9 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use futures_util::{Stream, StreamExt};
+use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, Stream, StreamExt};
+use rnats_core::runtime::{self, Sleep};
 
 use super::Store;
 use super::entry::{Entry, Operation};
@@ -18,6 +20,7 @@ use super::errors::{
     watcher_of_ordered,
 };
 use super::name::is_valid_filter;
+use crate::consumer::push::read_end::{self, ReadEnd, Step};
 use crate::consumer::push::{Ordered, OrderedConfig};
 use crate::consumer::{DeliverPolicy, ReplayPolicy};
 
@@ -166,15 +169,17 @@ impl Store {
         T: AsRef<str>,
         K: IntoIterator<Item = T>,
     {
+        let keys: Vec<String> = keys.into_iter().map(|k| k.as_ref().to_owned()).collect();
         let (messages, initial_pending) = self
             .ordered_consumer(
-                keys,
+                &keys,
                 options.deliver_policy(),
                 options.meta_only,
                 options.heartbeat,
                 "watch",
             )
             .await?;
+        let filters = keys.iter().map(|k| format!("{}{k}", self.prefix)).collect();
         Ok(Watch {
             messages,
             prefix: self.prefix.clone(),
@@ -182,6 +187,14 @@ impl Store {
             // Nothing to send at the start: the initial values are all there (none).
             seen_current: initial_pending == 0,
             ignore_deletes: options.ignore_deletes,
+            initial: (initial_pending > 0).then(|| Initial {
+                stream: self.stream.clone(),
+                filters,
+                end: ReadEnd::default(),
+                asking: None,
+                held: None,
+                quiet: Box::pin(runtime::sleep(QUIET)),
+            }),
         })
     }
 
@@ -245,6 +258,38 @@ pub struct Watch {
     bucket: String,
     seen_current: bool,
     ignore_deletes: bool,
+    /// While the initial values come: where they end (`None` once they did, or if there
+    /// were none).
+    initial: Option<Initial>,
+}
+
+/// Silence after which a watch that reads its initial values on to the stream's last
+/// message asks the stream again.
+const QUIET: Duration = Duration::from_secs(1);
+
+/// The end of a watch's initial values, confirmed with the stream as a listing's end is
+/// (`consumer::push::read_end`): the server's count of them can come out one short, and the
+/// value it left out would come after the end was marked, as if it were an update.
+struct Initial {
+    stream: crate::stream::Stream,
+    /// The consumer's filter subjects.
+    filters: Vec<String>,
+    end: ReadEnd,
+    /// The stream's last sequence under the filters, while asked for.
+    asking: Option<BoxFuture<'static, Option<u64>>>,
+    /// The entry that led to the ask, passed on with the answer.
+    held: Option<Entry>,
+    /// Fires after [`QUIET`] without a message while reading on to a target.
+    quiet: Pin<Box<Sleep>>,
+}
+
+impl Initial {
+    fn ask_the_stream(&mut self) {
+        let (stream, filters) = (self.stream.clone(), self.filters.clone());
+        self.asking = Some(Box::pin(async move {
+            read_end::last_sequence(&stream, &filters).await
+        }));
+    }
 }
 
 impl Watch {
@@ -262,28 +307,76 @@ impl Watch {
         }
     }
 
-    /// The next entry, `Ok(None)` for one left out (a delete, with `ignore_deletes`).
+    /// The next entry, `Ok(None)` for none to pass on (a delete left out with
+    /// `ignore_deletes`, or the end of the initial values confirmed with no entry).
     fn poll_entry(
         &mut self,
         cx: &mut TaskContext<'_>,
     ) -> Poll<Option<Result<Option<Entry>, WatcherError>>> {
+        if let Some(initial) = self.initial.as_mut()
+            && let Some(asking) = initial.asking.as_mut()
+        {
+            let last = std::task::ready!(asking.poll_unpin(cx));
+            initial.asking = None;
+            initial.quiet.as_mut().reset(runtime::now() + QUIET);
+            let held = initial.held.take();
+            if initial.end.answered(last) {
+                self.seen_current = true;
+                self.initial = None;
+            }
+            return Poll::Ready(Some(Ok(held.and_then(|entry| self.passed_on(entry)))));
+        }
         // A failed recreation of the consumer is no item: the ordered consumer retries until
         // it succeeds, and the watch goes on from its last revision.
-        let message = match std::task::ready!(self.messages.poll_next_unpin(cx)) {
-            None => return Poll::Ready(None),
-            Some(Ok(message)) => message,
-            Some(Err(error)) => return Poll::Ready(Some(Err(watcher_of_ordered(error)))),
+        let message = match self.messages.poll_next_unpin(cx) {
+            Poll::Ready(None) => return Poll::Ready(None),
+            Poll::Ready(Some(Ok(message))) => message,
+            Poll::Ready(Some(Err(error))) => {
+                return Poll::Ready(Some(Err(watcher_of_ordered(error))));
+            }
+            Poll::Pending => {
+                // Reading the initial values on to a message that may have gone (aged out,
+                // purged): the stream is asked again after a quiet spell.
+                let Some(initial) = self.initial.as_mut() else {
+                    return Poll::Pending;
+                };
+                if !initial.end.reading_on() {
+                    return Poll::Pending;
+                }
+                std::task::ready!(initial.quiet.as_mut().poll(cx));
+                initial.ask_the_stream();
+                return Poll::Ready(Some(Ok(None)));
+            }
         };
-        let mut entry = match entry_of(&message, &self.prefix, &self.bucket) {
+        let entry = match entry_of(&message, &self.prefix, &self.bucket) {
             Ok(entry) => entry,
             Err(error) => return Poll::Ready(Some(Err(error))),
         };
-        if entry.delta == 0 {
+        if let Some(initial) = self.initial.as_mut() {
+            initial.quiet.as_mut().reset(runtime::now() + QUIET);
+            match initial.end.delivered(entry.revision, entry.delta) {
+                Step::More => {}
+                Step::Over => {
+                    self.seen_current = true;
+                    self.initial = None;
+                }
+                Step::Ask => {
+                    initial.held = Some(entry);
+                    initial.ask_the_stream();
+                    return Poll::Ready(Some(Ok(None)));
+                }
+            }
+        } else if entry.delta == 0 {
             self.seen_current = true;
         }
+        Poll::Ready(Some(Ok(self.passed_on(entry))))
+    }
+
+    /// `entry` marked with whether the initial values are all in; `None` if it is left out.
+    fn passed_on(&self, mut entry: Entry) -> Option<Entry> {
         entry.seen_current = self.seen_current;
         let skipped = self.ignore_deletes && entry.operation != Operation::Put;
-        Poll::Ready(Some(Ok((!skipped).then_some(entry))))
+        (!skipped).then_some(entry)
     }
 }
 
