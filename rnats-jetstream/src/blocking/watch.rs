@@ -98,6 +98,7 @@ impl Store {
             seen_current: feed.pending_at_start == 0,
             ignore_deletes: options.ignore_deletes,
             initial: (feed.pending_at_start > 0).then(ReadEnd::default),
+            last_heard: Instant::now(),
             feed,
             done: false,
         })
@@ -119,6 +120,8 @@ pub struct Watch {
     /// listing's end is (`consumer::push::read_end`); `None` once they did, or if there were
     /// none.
     initial: Option<ReadEnd>,
+    /// When the last message or answer from the stream came.
+    last_heard: Instant,
 }
 
 impl Watch {
@@ -137,23 +140,28 @@ impl Watch {
         while !self.done {
             // Reading the initial values on to a message that may have gone (aged out,
             // purged): the stream is asked again after a quiet second.
+            // Measured from the last message or answer, across calls with short deadlines.
             let reading_on = self.initial.as_ref().is_some_and(ReadEnd::reading_on);
-            let quiet = Instant::now().checked_add(QUIET);
+            let quiet = self.last_heard.checked_add(QUIET);
             let wait = match (reading_on, deadline, quiet) {
                 (true, Some(deadline), Some(quiet)) => Some(deadline.min(quiet)),
                 (true, None, quiet) => quiet,
                 _ => deadline,
             };
             let Some(message) = self.feed.next_message(wait)? else {
-                if self.feed.closed || deadline.is_some_and(|d| Instant::now() >= d) {
-                    self.done = self.feed.closed;
+                if self.feed.closed {
+                    self.done = true;
                     return Ok(None);
                 }
-                if reading_on {
+                if reading_on && quiet.is_some_and(|quiet| Instant::now() >= quiet) {
                     self.ask_the_stream();
+                }
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    return Ok(None);
                 }
                 continue;
             };
+            self.last_heard = Instant::now();
             let mut entry = entry_of(&message, &self.feed.store.prefix, &self.feed.store.name)?;
             match self.initial.as_mut() {
                 Some(end) => match end.delivered(entry.revision, entry.delta) {
@@ -177,6 +185,7 @@ impl Watch {
     /// Asks the stream where the initial values end; marks them done if they have all come.
     fn ask_the_stream(&mut self) {
         let last = self.feed.store.stream.last_sequence(&self.feed.filters);
+        self.last_heard = Instant::now();
         if self.initial.as_mut().is_none_or(|end| end.answered(last)) {
             self.initial_values_done();
         }
