@@ -1,5 +1,5 @@
-//! Whether a read-through (a bucket's keys, a key's history, an object store's listing)
-//! that the server says is over has read what the stream held.
+//! Whether a read-through (a bucket's keys, a key's history, an object store's listing, a
+//! watch's initial values) that the server says is over has read what the stream held.
 //!
 //! Such a read ends at the first message the server sends with nothing pending after it.
 //! nats-server 2.15 can count one too few when it makes the consumer: a message removed
@@ -13,8 +13,9 @@
 //!
 //! So when the server first says nothing is pending, the read asks the stream for the last
 //! sequence its filters match (one direct get per filter where the stream allows them, else
-//! one `STREAM.MSG.GET`; either finds the last message that is still there) and goes on until it has that one, or anything after it (a message
-//! the consumer skips because it was removed meanwhile is followed by its successor). There
+//! one `STREAM.MSG.GET`; either finds the last message that is still there) and goes on
+//! until it has that one, or anything after it (a message the consumer skips because it was
+//! removed meanwhile is followed by its successor). There
 //! it asks again, and ends once the stream holds nothing past what was read: a key skipped in
 //! one stretch because it was rewritten comes in the next, unless rewritten once more just
 //! then. Four asks at most; under writes that never pause the read ends at the fourth
