@@ -197,6 +197,7 @@ impl Stream {
     /// The last sequence that any of `filters` matches, 0 for none, as
     /// `consumer::push::read_end::last_sequence` asks it; `None` if the stream could not be
     /// asked.
+    #[cfg(any(feature = "kv", feature = "object-store"))]
     pub(crate) fn last_sequence(&self, filters: &[String]) -> Option<u64> {
         let mut last = 0;
         for filter in filters {

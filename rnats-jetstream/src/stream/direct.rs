@@ -142,6 +142,7 @@ impl<T> DirectGetBuilder<T> {
 
 /// The last message under `filter`, wildcards allowed, by direct get: the subject goes in the
 /// body (`{"last_by_subj": ...}`), where the request subject's form cannot carry a wildcard.
+#[cfg(any(feature = "kv", feature = "object-store"))]
 pub(crate) async fn last_under_filter(
     context: &Context,
     stream: &str,

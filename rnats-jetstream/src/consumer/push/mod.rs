@@ -35,6 +35,7 @@ mod config;
 mod ordered;
 #[cfg(any(feature = "kv", feature = "object-store"))]
 pub(crate) mod passes;
+#[cfg(any(feature = "kv", feature = "object-store"))]
 pub(crate) mod read_end;
 
 use std::fmt;
