@@ -9,7 +9,7 @@ use super::kv::Store;
 use super::ordered::Ordered;
 use crate::consumer::push::OrderedConfig;
 use crate::consumer::push::passes::Passes;
-use crate::consumer::push::read_end::{ReadEnd, Step};
+use crate::consumer::push::read_end::{QUIET, ReadEnd, Step};
 use crate::consumer::{DeliverPolicy, ReplayPolicy};
 use crate::kv::errors::{watch_of_consumer, watcher_of_ordered};
 use crate::kv::name::is_valid_filter;
@@ -236,7 +236,7 @@ impl History {
         };
         if history.feed.pending_at_start == 0 {
             // Nothing to send, the server says: the stream confirms it.
-            history.end.delivered(0, 0);
+            history.end = ReadEnd::empty();
             history.done = history.ask_the_stream();
         }
         history
@@ -380,9 +380,6 @@ impl Iterator for Keys {
         }
     }
 }
-
-/// Silence after which a read going on to the stream's last message asks the stream again.
-const QUIET: Duration = Duration::from_secs(1);
 
 /// An ordered consumer on some of a bucket's keys, and where its entries' keys start.
 #[derive(Debug)]

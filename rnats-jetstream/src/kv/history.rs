@@ -26,16 +26,13 @@ use super::name::Key;
 use super::watch::entry_of;
 use crate::consumer::push::Ordered;
 use crate::consumer::push::passes::Passes;
-use crate::consumer::push::read_end::{self, ReadEnd, Step};
+use crate::consumer::push::read_end::{self, QUIET, ReadEnd, Step};
 use crate::consumer::{self, DeliverPolicy};
 use crate::context::ConsumerInfoError;
 
 /// How old a delete marker must be for [`Store::purge_deletes`] to remove it (nats.go's
 /// default).
 const DELETE_MARKER_AGE: Duration = Duration::from_secs(30 * 60);
-
-/// Silence after which a read-through asks the server whether anything is left.
-const QUIET: Duration = Duration::from_secs(1);
 
 impl Store {
     /// Every stored revision of `key`, oldest first, as a stream that ends at the last.
@@ -110,7 +107,7 @@ impl Store {
         };
         if pending == 0 {
             // Nothing to send, the server says: the stream confirms it.
-            history.end.delivered(0, 0);
+            history.end = ReadEnd::empty();
             history.ask_the_stream();
         }
         Ok(history)
@@ -190,10 +187,7 @@ pub struct History {
 impl History {
     /// Asks the stream for its last sequence under the filters (`read_end`).
     fn ask_the_stream(&mut self) {
-        let (stream, filters) = (self.stream.clone(), self.filters.clone());
-        self.asking = Some(Box::pin(async move {
-            read_end::last_sequence(&stream, &filters).await
-        }));
+        self.asking = Some(read_end::ask(&self.stream, &self.filters));
     }
 
     /// Whether the server has nothing left to send, after a quiet spell; asks it once per

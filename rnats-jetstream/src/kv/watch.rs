@@ -20,7 +20,7 @@ use super::errors::{
     watcher_of_ordered,
 };
 use super::name::is_valid_filter;
-use crate::consumer::push::read_end::{self, ReadEnd, Step};
+use crate::consumer::push::read_end::{self, QUIET, ReadEnd, Step};
 use crate::consumer::push::{Ordered, OrderedConfig};
 use crate::consumer::{DeliverPolicy, ReplayPolicy};
 
@@ -263,10 +263,6 @@ pub struct Watch {
     initial: Option<Initial>,
 }
 
-/// Silence after which a watch that reads its initial values on to the stream's last
-/// message asks the stream again.
-const QUIET: Duration = Duration::from_secs(1);
-
 /// The end of a watch's initial values, confirmed with the stream as a listing's end is
 /// (`consumer::push::read_end`): the server's count of them can come out one short, and the
 /// value it left out would come after the end was marked, as if it were an update.
@@ -285,10 +281,7 @@ struct Initial {
 
 impl Initial {
     fn ask_the_stream(&mut self) {
-        let (stream, filters) = (self.stream.clone(), self.filters.clone());
-        self.asking = Some(Box::pin(async move {
-            read_end::last_sequence(&stream, &filters).await
-        }));
+        self.asking = Some(read_end::ask(&self.stream, &self.filters));
     }
 }
 

@@ -6,7 +6,6 @@
 use std::collections::HashSet;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
-use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
@@ -20,7 +19,7 @@ use super::errors::{
 use super::info::ObjectInfo;
 use crate::consumer::DeliverPolicy;
 use crate::consumer::push::passes::Passes;
-use crate::consumer::push::read_end::{self, ReadEnd, Step};
+use crate::consumer::push::read_end::{self, QUIET, ReadEnd, Step};
 use crate::consumer::push::{Ordered, OrderedConfig};
 use crate::message::Message;
 
@@ -196,10 +195,6 @@ impl futures_util::Stream for Watch {
     }
 }
 
-/// Silence after which a listing going on to the stream's last metadata asks the stream
-/// again.
-const QUIET: Duration = Duration::from_secs(1);
-
 /// A bucket's objects, as a [`futures_util::Stream`] of metadata; from
 /// [`ObjectStore::list`] (live objects) and [`ObjectStore::list_with_deleted`]. It ends
 /// after the last object. Each object comes once, also one put again while the listing
@@ -241,18 +236,15 @@ impl List {
         self.quiet.as_mut().reset(quiet_until);
         if pending == 0 {
             // Nothing to send, the server says: the stream confirms it.
-            self.end.delivered(0, 0);
+            self.end = ReadEnd::empty();
             self.ask_the_stream();
         }
     }
 
     /// Asks the stream for its last metadata sequence (`read_end`).
     fn ask_the_stream(&mut self) {
-        let stream = self.store.stream.clone();
         let filters = [meta_filter(&self.store.name)];
-        self.asking = Some(Box::pin(async move {
-            read_end::last_sequence(&stream, &filters).await
-        }));
+        self.asking = Some(read_end::ask(&self.store.stream, &filters));
     }
 
     /// Starts another pass if the last one came short and passes are left.

@@ -20,7 +20,7 @@ use crate::blocking::stream::Stream;
 use crate::consumer::DeliverPolicy;
 use crate::consumer::push::OrderedConfig;
 use crate::consumer::push::passes::Passes;
-use crate::consumer::push::read_end::{ReadEnd, Step};
+use crate::consumer::push::read_end::{QUIET, ReadEnd, Step};
 use crate::object_store::errors::{get_error, watch_consumer_error, watcher_error};
 use crate::object_store::object::{
     MAX_LINK_HOPS, check_whole, chunk_subject, io_error, link_target, overruns,
@@ -163,7 +163,7 @@ impl ObjectStore {
         let mut end = ReadEnd::default();
         // An empty bucket, if the stream agrees: nothing to list, and no consumer to keep.
         let done = messages.pending_at_start == 0 && {
-            end.delivered(0, 0);
+            end = ReadEnd::empty();
             end.answered(self.stream.last_sequence(&[meta_filter(&self.name)]))
         };
         if done {
@@ -458,10 +458,6 @@ impl AsObjectInfo for &Object {
         &self.info
     }
 }
-
-/// Silence after which a listing going on to the stream's last metadata asks the stream
-/// again.
-const QUIET: Duration = Duration::from_secs(1);
 
 /// A bucket's objects' metadata; from [`ObjectStore::list`] (live objects) and
 /// [`ObjectStore::list_with_deleted`]. Ends after the last object; each wait is bounded by

@@ -23,11 +23,19 @@
 //! server said, as it did before. A read that waits on (its target removed before it came,
 //! the consumer stalled) asks again after a quiet spell.
 
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+
 use crate::stream::direct::last_under_filter;
 use crate::stream::{DirectGetErrorKind, LastRawMessageErrorKind, Stream};
 
 /// How many times one read asks the stream for its end as messages come, at most.
 const MOST_ASKS: u32 = 4;
+
+/// Silence after which a read asks again whether anything is left: the stream, when it is
+/// going on to a target, or (a KV history or listing) the consumer.
+pub(crate) const QUIET: Duration = Duration::from_secs(1);
 
 /// Where a read-through stands against the stream's end.
 #[derive(Debug, Default, Clone)]
@@ -52,6 +60,14 @@ pub(crate) enum Step {
 }
 
 impl ReadEnd {
+    /// A read whose consumer had nothing to send when it was made: the stream is asked
+    /// first ([`ReadEnd::answered`]).
+    pub(crate) fn empty() -> ReadEnd {
+        let mut end = ReadEnd::default();
+        end.delivered(0, 0);
+        end
+    }
+
     /// A message with stream sequence `sequence` came, with `pending` more to come as the
     /// server counts.
     pub(crate) fn delivered(&mut self, sequence: u64, pending: u64) -> Step {
@@ -87,6 +103,12 @@ impl ReadEnd {
             _ => true,
         }
     }
+}
+
+/// [`last_sequence`] as a future of its own, for a read's state machine to hold.
+pub(crate) fn ask(stream: &Stream, filters: &[String]) -> BoxFuture<'static, Option<u64>> {
+    let (stream, filters) = (stream.clone(), filters.to_vec());
+    Box::pin(async move { last_sequence(&stream, &filters).await })
 }
 
 /// The last sequence of `stream` that any of `filters` matches, 0 for none: the last message
@@ -163,6 +185,11 @@ mod tests {
         let mut end = ReadEnd::default();
         assert!(!end.reading_on(), "nothing asked yet");
         assert_eq!(end.delivered(0, 0), Step::Ask, "an empty read asks");
+        let mut empty = ReadEnd::empty();
+        assert!(
+            !empty.reading_on() && empty.answered(Some(0)),
+            "empty() has asked"
+        );
         assert!(!end.answered(Some(4)));
         assert!(end.reading_on());
         // Quiet: asked again, the target went.
